@@ -1,0 +1,335 @@
+/* qrtrack-admin: accounts and API tokens in mod_qrtrack's database.
+ *
+ * Uses the same core (schema, store functions, token hashing) as the module. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_lib.h>
+#include <apr_dbd.h>
+
+#include "qrt_schema.h"
+#include "qrt_store.h"
+#include "qrt_token.h"
+#include "qrt_date.h"
+
+typedef struct {
+    apr_pool_t *p;
+    qrt_db_t db;
+    const char *driver;
+    const char *params;
+} admin_ctx;
+
+static void admin_usage(void)
+{
+    fputs("usage: qrtrack-admin [--driver D] [--params P] COMMAND\n"
+          "  init\n"
+          "  account add NAME [--plan free|starter|professional|enterprise]\n"
+          "  account list\n"
+          "  account plan ACCOUNT PLAN\n"
+          "  token add ACCOUNT [--name LABEL]\n"
+          "  token list ACCOUNT\n"
+          "  token revoke TOKEN_ID\n"
+          "ACCOUNT is an account id or name. Defaults: --driver sqlite3 "
+          "--params var/qrtrack.db\n", stderr);
+}
+
+static int admin_fail(const char *fmt, const char *a, const char *b)
+{
+    fputs("qrtrack-admin: ", stderr);
+    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int admin_open(admin_ctx *c, int init)
+{
+    const apr_dbd_driver_t *driver;
+    const char *err = NULL;
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int from = 0, to = 0;
+
+    apr_dbd_init(c->p);
+    if (apr_dbd_get_driver(c->p, c->driver, &driver) != APR_SUCCESS) {
+        return admin_fail("no database driver '%s' (install libaprutil1-dbd-%s)",
+                          c->driver, c->driver);
+    }
+    c->db.driver = driver;
+    if (apr_dbd_open_ex(driver, c->p, c->params, &c->db.handle, &err) != APR_SUCCESS) {
+        return admin_fail("cannot open the database %s: %s", c->params, err);
+    }
+    if (!strcmp(c->driver, "sqlite3")
+        && apr_dbd_select(driver, c->p, c->db.handle, &res,
+                          "PRAGMA busy_timeout = 10000", 0) == 0) {
+        while (apr_dbd_get_row(driver, c->p, res, &row, -1) == 0) {
+        }
+    }
+    if (!init) {
+        /* An empty database is set up on first use; an older one is left to
+         * `init` (or httpd's start), which migrate it while nothing runs on it. */
+        apr_dbd_results_t *vres = NULL;
+        int v = 0;
+
+        if (apr_dbd_select(driver, c->p, c->db.handle, &vres,
+                           "SELECT MAX(version) FROM qrt_schema", 0) == 0) {
+            while (apr_dbd_get_row(driver, c->p, vres, &row, -1) == 0) {
+                const char *e = apr_dbd_get_entry(driver, row, 0);
+                v = e ? atoi(e) : 0;
+            }
+        }
+        if (v != 0 && v < qrt_schema_latest()) {
+            return admin_fail("the database schema is older than this build: run "
+                              "'qrtrack-admin init'%s%s", NULL, NULL);
+        }
+        init = v == 0;
+    }
+    if (init) {
+        err = qrt_schema_migrate(c->p, driver, c->db.handle, &from, &to);
+        if (err) {
+            return admin_fail("schema migration failed: %s%s", err, NULL);
+        }
+    }
+    err = qrt_db_prepare_all(&c->db, c->p);
+    if (err) {
+        return admin_fail("%s%s", err, NULL);
+    }
+    return 0;
+}
+
+static int admin_account_name_valid(const char *s)
+{
+    apr_size_t n = 0;
+
+    for (; *s; s++, n++) {
+        if (!apr_isalnum(*s) && *s != '.' && *s != '_' && *s != '-') {
+            return 0;
+        }
+    }
+    return n >= 1 && n <= 64 && !apr_isdigit(s[-(long)n]);
+}
+
+static int admin_find_account(admin_ctx *c, const char *ref, qrt_account_t *a)
+{
+    apr_status_t rv = qrt_store_account_find(&c->db, c->p, ref, a);
+
+    if (rv == APR_NOTFOUND) {
+        return admin_fail("no account '%s'%s", ref, NULL);
+    }
+    if (rv != APR_SUCCESS) {
+        return admin_fail("%s%s", c->db.error, NULL);
+    }
+    return 0;
+}
+
+static void admin_time(char *buf, apr_int64_t t)
+{
+    if (t) {
+        qrt_date_format(buf, t, 0);
+    }
+    else {
+        strcpy(buf, "-");
+    }
+}
+
+static int admin_account(admin_ctx *c, int argc, const char *const *argv)
+{
+    qrt_account_t a;
+    int i;
+
+    if (argc >= 2 && !strcmp(argv[0], "add")) {
+        const char *plan = "professional";
+        apr_int64_t id;
+
+        for (i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--plan") && i + 1 < argc) {
+                plan = argv[++i];
+            }
+            else {
+                admin_usage();
+                return 2;
+            }
+        }
+        if (!admin_account_name_valid(argv[1])) {
+            return admin_fail("bad account name '%s': 1 to 64 letters, digits, '.', "
+                              "'_' or '-', not starting with a digit%s", argv[1], NULL);
+        }
+        if (!qrt_plan_valid(plan)) {
+            return admin_fail("bad plan '%s' (one of %s)", plan, QRT_PLANS);
+        }
+        if (admin_open(c, 0)) {
+            return 1;
+        }
+        if (qrt_store_account_find(&c->db, c->p, argv[1], &a) == APR_SUCCESS) {
+            return admin_fail("account '%s' exists already%s", argv[1], NULL);
+        }
+        if (qrt_store_account_add(&c->db, c->p, argv[1], plan, &id) != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error, NULL);
+        }
+        printf("%" APR_INT64_T_FMT "\n", id);
+        return 0;
+    }
+    if (argc == 1 && !strcmp(argv[0], "list")) {
+        apr_array_header_t *list;
+        char buf[QRT_DATE_LEN];
+
+        if (admin_open(c, 0)) {
+            return 1;
+        }
+        if (qrt_store_account_list(&c->db, c->p, &list) != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error, NULL);
+        }
+        printf("id\tname\tplan\tcreated_at\n");
+        for (i = 0; i < list->nelts; i++) {
+            qrt_account_t *x = &APR_ARRAY_IDX(list, i, qrt_account_t);
+
+            admin_time(buf, x->created_at);
+            printf("%" APR_INT64_T_FMT "\t%s\t%s\t%s\n", x->id, x->name, x->plan, buf);
+        }
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[0], "plan")) {
+        if (!qrt_plan_valid(argv[2])) {
+            return admin_fail("bad plan '%s' (one of %s)", argv[2], QRT_PLANS);
+        }
+        if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
+            return 1;
+        }
+        if (qrt_store_account_set_plan(&c->db, c->p, a.id, argv[2]) != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error ? c->db.error : "not updated", NULL);
+        }
+        return 0;
+    }
+    admin_usage();
+    return 2;
+}
+
+static int admin_token(admin_ctx *c, int argc, const char *const *argv)
+{
+    qrt_account_t a;
+    int i;
+
+    if (argc >= 2 && !strcmp(argv[0], "add")) {
+        const char *name = "default", *token;
+        apr_int64_t id;
+
+        for (i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+                name = argv[++i];
+            }
+            else {
+                admin_usage();
+                return 2;
+            }
+        }
+        if (strlen(name) > 128) {
+            return admin_fail("token name longer than 128 bytes%s%s", NULL, NULL);
+        }
+        if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
+            return 1;
+        }
+        token = qrt_token_generate(c->p);
+        if (!token) {
+            return admin_fail("no randomness available%s%s", NULL, NULL);
+        }
+        if (qrt_store_token_add(&c->db, c->p, a.id, name, qrt_token_shown(c->p, token),
+                                qrt_token_digest(c->p, token), &id) != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error, NULL);
+        }
+        printf("%s\n", token);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[0], "list")) {
+        apr_array_header_t *list;
+        char b1[QRT_DATE_LEN], b2[QRT_DATE_LEN];
+
+        if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
+            return 1;
+        }
+        if (qrt_store_token_list(&c->db, c->p, a.id, &list) != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error, NULL);
+        }
+        printf("id\tprefix\tname\tcreated_at\trevoked_at\n");
+        for (i = 0; i < list->nelts; i++) {
+            qrt_token_t *t = &APR_ARRAY_IDX(list, i, qrt_token_t);
+
+            admin_time(b1, t->created_at);
+            admin_time(b2, t->revoked_at);
+            printf("%" APR_INT64_T_FMT "\t%s...\t%s\t%s\t%s\n", t->id, t->prefix,
+                   t->name, b1, b2);
+        }
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[0], "revoke")) {
+        char *end;
+        apr_int64_t id = apr_strtoi64(argv[1], &end, 10);
+        apr_status_t rv;
+
+        if (!*argv[1] || *end || id <= 0) {
+            return admin_fail("bad token id '%s'%s", argv[1], NULL);
+        }
+        if (admin_open(c, 0)) {
+            return 1;
+        }
+        rv = qrt_store_token_revoke(&c->db, c->p, id);
+        if (rv == APR_NOTFOUND) {
+            return admin_fail("no live token with id %s%s", argv[1], NULL);
+        }
+        if (rv != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error, NULL);
+        }
+        return 0;
+    }
+    admin_usage();
+    return 2;
+}
+
+int main(int argc, const char *const *argv)
+{
+    admin_ctx c;
+    int i = 1, rc;
+
+    apr_app_initialize(&argc, &argv, NULL);
+    atexit(apr_terminate);
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&c.p, NULL);
+    c.driver = "sqlite3";
+    c.params = "var/qrtrack.db";
+    while (i + 1 < argc && !strncmp(argv[i], "--", 2)) {
+        if (!strcmp(argv[i], "--driver")) {
+            c.driver = argv[i + 1];
+        }
+        else if (!strcmp(argv[i], "--params")) {
+            c.params = argv[i + 1];
+        }
+        else {
+            break;
+        }
+        i += 2;
+    }
+    if (i >= argc) {
+        admin_usage();
+        return 2;
+    }
+    if (!strcmp(argv[i], "init") && argc == i + 1) {
+        rc = admin_open(&c, 1);
+        if (!rc) {
+            printf("schema version %d\n", qrt_schema_latest());
+        }
+    }
+    else if (!strcmp(argv[i], "account")) {
+        rc = admin_account(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "token")) {
+        rc = admin_token(&c, argc - i - 1, argv + i + 1);
+    }
+    else {
+        admin_usage();
+        rc = 2;
+    }
+    if (c.db.handle) {
+        apr_dbd_close(c.db.driver, c.db.handle);
+    }
+    return rc;
+}

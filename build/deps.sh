@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs the Debian packages mod_qrtrack needs to build, run and test.
+# Runs apt-get only when something is missing, so a second `make test` is quick.
+set -e
+PKGS="apache2 apache2-dev libaprutil1-dbd-sqlite3 libjansson-dev libqrencode-dev
+libpng-dev libssl-dev libsqlite3-dev sqlite3 libmaxminddb-dev libpcre2-dev libyaml-dev
+uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
+python3-pytest python3-requests libmaxmind-db-writer-perl curl procps"
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    echo "deps: installing$missing"
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
+fi

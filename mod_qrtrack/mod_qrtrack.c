@@ -1,0 +1,398 @@
+/* mod_qrtrack: module record, directives and start-up.
+ *
+ * At start-up the parent brings the database schema up to date (before any child
+ * connects), registers every prepared statement with mod_dbd, sets up the
+ * shared-memory rate table and loads the user-agent regexes. */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <apr_dbd.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_main.h"
+#include "ap_mpm.h"
+#include "unixd.h"
+#include "util_mutex.h"
+#include "mod_dbd.h"
+#include <apr_strings.h>
+#include <apr_optional_hooks.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_schema.h"
+#include "qrt_valid.h"
+
+qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL };
+
+static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
+{
+    qrt_server_conf *c = apr_pcalloc(p, sizeof(*c));
+
+    (void)s;
+    c->rate_limit = -1;
+    c->max_body = -1;
+    c->anonymize_ip = -1;
+    return c;
+}
+
+static void *qrt_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    qrt_server_conf *base = basev, *add = addv;
+    qrt_server_conf *c = apr_pcalloc(p, sizeof(*c));
+
+    c->public_url = add->public_url ? add->public_url : base->public_url;
+    c->rate_limit = add->rate_limit != -1 ? add->rate_limit : base->rate_limit;
+    c->account_limits = add->account_limits
+        ? (base->account_limits
+           ? apr_hash_overlay(p, add->account_limits, base->account_limits)
+           : add->account_limits)
+        : base->account_limits;
+    c->max_body = add->max_body != -1 ? add->max_body : base->max_body;
+    c->anonymize_ip = add->anonymize_ip != -1 ? add->anonymize_ip : base->anonymize_ip;
+    c->geoip_path = add->geoip_path ? add->geoip_path : base->geoip_path;
+    c->geoip = add->geoip_path ? add->geoip : base->geoip;
+    return c;
+}
+
+/* Parses a whole number in [min, max] for directive cmd. */
+static const char *qrt_cmd_int(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                               apr_int64_t max, const char *what, apr_int64_t *out)
+{
+    if (qrt_parse_int(arg, min, max, out) != 0) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not %s (a whole number from %"
+                            APR_INT64_T_FMT " to %" APR_INT64_T_FMT ")",
+                            cmd->directive->directive, arg, what, min, max);
+    }
+    return NULL;
+}
+
+static const char *qrt_set_public_url(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    const char *why = qrt_valid_redirect_url(arg);
+    apr_size_t n = strlen(arg);
+
+    (void)dc;
+    if (why) {
+        return apr_psprintf(cmd->pool, "QRTrackPublicURL: '%s' %s", arg, why);
+    }
+    while (n > 0 && arg[n - 1] == '/') {
+        n--;
+    }
+    c->public_url = apr_pstrndup(cmd->pool, arg, n);
+    return NULL;
+}
+
+static const char *qrt_set_rate_limit(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    const char *err = qrt_cmd_int(cmd, arg, 0, 1000000,
+                                  "a number of requests per minute (0 = off)", &v);
+
+    (void)dc;
+    if (!err) {
+        c->rate_limit = (int)v;
+    }
+    return err;
+}
+
+static const char *qrt_set_account_limit(cmd_parms *cmd, void *dc, const char *name,
+                                         const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    int *slot;
+    const char *err = qrt_cmd_int(cmd, arg, 0, 1000000,
+                                  "a number of requests per minute (0 = off)", &v);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!c->account_limits) {
+        c->account_limits = apr_hash_make(cmd->pool);
+    }
+    slot = apr_palloc(cmd->pool, sizeof(*slot));
+    *slot = (int)v;
+    apr_hash_set(c->account_limits, apr_pstrdup(cmd->pool, name),
+                 APR_HASH_KEY_STRING, slot);
+    return NULL;
+}
+
+static const char *qrt_set_max_body(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    const char *err = qrt_cmd_int(cmd, arg, 1024, 64 * 1024 * 1024,
+                                  "a request body limit in bytes", &v);
+
+    (void)dc;
+    if (!err) {
+        c->max_body = (apr_off_t)v;
+    }
+    return err;
+}
+
+static const char *qrt_set_anonymize(cmd_parms *cmd, void *dc, int on)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+
+    (void)dc;
+    c->anonymize_ip = on;
+    return NULL;
+}
+
+static const char *qrt_set_geoip(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    apr_finfo_t fi;
+
+    (void)dc;
+    if (!path || apr_stat(&fi, path, APR_FINFO_TYPE, cmd->pool) != APR_SUCCESS
+        || fi.filetype != APR_REG) {
+        return apr_psprintf(cmd->pool, "QRTrackGeoIPDatabase: '%s' is not a readable file",
+                            arg);
+    }
+    c->geoip_path = path;
+    return NULL;
+}
+
+static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *name = cmd->directive->directive;
+    apr_int64_t v;
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(name, "QRTrackRateLimitSlots")) {
+        err = qrt_cmd_int(cmd, arg, 16, 4 * 1024 * 1024, "a number of slots", &v);
+        if (!err) {
+            qrt_global.rate_slots = (apr_uint32_t)v;
+        }
+    }
+    else {
+        err = qrt_cmd_int(cmd, arg, 1, 1000000, "a number of visits", &v);
+        if (!err) {
+            qrt_global.scan_queue = (int)v;
+        }
+    }
+    return err;
+}
+
+static const char *qrt_set_ua_regexes(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    qrt_global.ua_regexes = ap_server_root_relative(cmd->pool, arg);
+    return NULL;
+}
+
+static const command_rec qrt_cmds[] = {
+    AP_INIT_TAKE1("QRTrackPublicURL", qrt_set_public_url, NULL, RSRC_CONF,
+                  "Base URL of the scan and click links encoded in QR images, "
+                  "e.g. https://qr.example.com (default: from the request)"),
+    AP_INIT_TAKE1("QRTrackRateLimit", qrt_set_rate_limit, NULL, RSRC_CONF,
+                  "API requests per minute per token (default 120, 0 = off)"),
+    AP_INIT_TAKE2("QRTrackAccountRateLimit", qrt_set_account_limit, NULL, RSRC_CONF,
+                  "Per-account override of QRTrackRateLimit: account name and "
+                  "requests per minute"),
+    AP_INIT_TAKE1("QRTrackMaxBody", qrt_set_max_body, NULL, RSRC_CONF,
+                  "Largest API request body in bytes (default 1048576)"),
+    AP_INIT_FLAG("QRTrackAnonymizeIP", qrt_set_anonymize, NULL, RSRC_CONF,
+                 "Store visitor addresses truncated to /24 (IPv4) and /48 (IPv6) "
+                 "(default On)"),
+    AP_INIT_TAKE1("QRTrackGeoIPDatabase", qrt_set_geoip, NULL, RSRC_CONF,
+                  "MaxMind-format City database (.mmdb) for visit country and city"),
+    AP_INIT_TAKE1("QRTrackRateLimitSlots", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Tokens tracked at once by the rate limiter (default 8192)"),
+    AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Visits a child may hold waiting for their commit before scans "
+                  "get 503 (default: 2 per worker thread)"),
+    AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
+                  "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
+    { NULL }
+};
+
+/* The DBDriver and DBDParams of the main server, read from the config tree. */
+static void qrt_find_dbd(const char **driver, const char **params)
+{
+    const ap_directive_t *d;
+
+    *driver = *params = NULL;
+    for (d = ap_conftree; d; d = d->next) {
+        if (!strcasecmp(d->directive, "DBDriver")) {
+            *driver = d->args;
+        }
+        else if (!strcasecmp(d->directive, "DBDParams")) {
+            *params = d->args;
+        }
+    }
+}
+
+/* Strips the surrounding quotes that the config tree keeps in args. */
+static const char *qrt_unquote(apr_pool_t *p, const char *a)
+{
+    return ap_getword_conf(p, &a);
+}
+
+/* Creates or migrates the schema in the parent, before any child connects. */
+static int qrt_schema_setup(apr_pool_t *ptemp, server_rec *s)
+{
+    const char *name, *params, *err;
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    apr_status_t rv;
+    int from = 0, to = 0;
+
+    qrt_find_dbd(&name, &params);
+    if (!name || !params) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00001: mod_qrtrack needs "
+                     "DBDriver and DBDParams (mod_dbd) in the main server config");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    name = qrt_unquote(ptemp, name);
+    params = qrt_unquote(ptemp, params);
+    apr_dbd_init(ptemp);
+    rv = apr_dbd_get_driver(ptemp, name, &driver);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00002: no apr_dbd driver "
+                     "'%s' (install libaprutil1-dbd-%s)", name, name);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00003: cannot open the "
+                     "database (DBDParams %s): %s", params, err ? err : "");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    err = qrt_schema_migrate(ptemp, driver, handle, &from, &to);
+    apr_dbd_close(driver, handle);
+    if (err) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00004: schema migration "
+                     "failed: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (from != to) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00005: database schema "
+                     "brought from version %d to %d", from, to);
+    }
+    if (!strcmp(name, "sqlite3") && geteuid() == 0) {
+        /* The children run as User: the file created here must be theirs. */
+        if (chown(params, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00006: cannot "
+                         "give %s to the server's User", params);
+        }
+    }
+    return OK;
+}
+
+static void qrt_prepare_one(void *ctx, const char *label, const char *sql)
+{
+    ap_dbd_prepare((server_rec *)ctx, sql, label);
+}
+
+static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
+{
+    (void)plog;
+    (void)ptemp;
+    qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
+    qrt_global.ua_regexes = NULL;
+    qrt_global.scan_queue = 0;
+    return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
+}
+
+static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s)
+{
+    server_rec *sp;
+    int rv;
+
+    for (sp = s; sp; sp = sp->next) {
+        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
+
+        if (c->rate_limit == -1) {
+            c->rate_limit = QRT_DEFAULT_RATE_LIMIT;
+        }
+        if (c->max_body == -1) {
+            c->max_body = QRT_DEFAULT_MAX_BODY;
+        }
+        if (c->anonymize_ip == -1) {
+            c->anonymize_ip = 1;
+        }
+        qrt_store_each_statement(qrt_prepare_one, sp);
+    }
+    qrt_api_post_config(pconf);
+    rv = qrt_schema_setup(ptemp, s);
+    if (rv != OK) {
+        return rv;
+    }
+    if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
+static void qrt_child_init(apr_pool_t *p, server_rec *s)
+{
+    qrt_rate_child_init(p, s);
+}
+
+/* Every new database connection: SQLite waits for locks instead of failing. */
+static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+
+    (void)cfg;
+    if (strcmp(apr_dbd_name(dbd->driver), "sqlite3") != 0) {
+        return APR_SUCCESS;
+    }
+    if (apr_dbd_select(dbd->driver, p, dbd->handle, &res,
+                       "PRAGMA busy_timeout = 10000", 0) == 0) {
+        while (apr_dbd_get_row(dbd->driver, p, res, &row, -1) == 0) {
+        }
+    }
+    return APR_SUCCESS;
+}
+
+int qrt_api_handler(request_rec *r);
+
+static void qrt_register_hooks(apr_pool_t *p)
+{
+    static const char *const before_dbd[] = { "mod_dbd.c", NULL };
+
+    (void)p;
+    ap_hook_pre_config(qrt_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(qrt_post_config, NULL, before_dbd, APR_HOOK_MIDDLE);
+    ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
+                      APR_HOOK_MIDDLE);
+}
+
+AP_DECLARE_MODULE(qrtrack) = {
+    STANDARD20_MODULE_STUFF,
+    NULL,
+    NULL,
+    qrt_create_server_conf,
+    qrt_merge_server_conf,
+    qrt_cmds,
+    qrt_register_hooks,
+    AP_MODULE_FLAG_NONE
+};

@@ -1,0 +1,115 @@
+/* mod_qrtrack: the httpd glue shared by the module's files.
+ *
+ * mod_qrtrack.c          module record, directives, start-up and child hooks
+ * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
+ * mod_qrtrack_rate.c     per-token counters in shared memory
+ * mod_qrtrack_account.c  GET /account
+ * mod_qrtrack_<resource>.c  one file per resource of the API
+ */
+#ifndef MOD_QRTRACK_H
+#define MOD_QRTRACK_H
+
+#include <apr_dbd.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "mod_dbd.h"
+#include <apr_global_mutex.h>
+#include <apr_shm.h>
+#include <jansson.h>
+
+#include "qrt_store.h"
+#include "qrt_rate.h"
+
+extern module AP_MODULE_DECLARE_DATA qrtrack_module;
+
+#define QRT_DEFAULT_RATE_LIMIT   120
+#define QRT_DEFAULT_MAX_BODY     (1024 * 1024)
+#define QRT_DEFAULT_RATE_SLOTS   8192
+#define QRT_RATE_WINDOW          apr_time_from_sec(60)
+#define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
+
+/* Per-server configuration; -1 / NULL mean "not set here" for merging. */
+typedef struct {
+    const char *public_url;     /* base of URLs encoded in QR images */
+    int rate_limit;             /* requests per minute per token, 0 = off */
+    apr_hash_t *account_limits; /* account name -> int* */
+    apr_off_t max_body;         /* request body limit of the API, bytes */
+    int anonymize_ip;           /* On by default */
+    const char *geoip_path;     /* QRTrackGeoIPDatabase */
+    void *geoip;                /* opened MMDB_s*, or NULL */
+} qrt_server_conf;
+
+/* Process-wide state, set up in post_config (parent) and child_init. */
+typedef struct {
+    apr_uint32_t rate_slots;        /* QRTrackRateLimitSlots */
+    const char *ua_regexes;         /* QRTrackUserAgentRegexes */
+    int scan_queue;                 /* QRTrackScanQueue */
+    apr_shm_t *rate_shm;
+    qrt_rate_table_t *rate_table;
+    apr_global_mutex_t *rate_mutex;
+    void *ua_db;                    /* qrt_ua_db_t* */
+} qrt_global_t;
+
+extern qrt_global_t qrt_global;
+
+/* An error on its way to the one place that writes error bodies. */
+typedef struct {
+    int status;
+    const char *message;
+    json_t *errors;             /* {"field": ["..."]} for 400/422, else NULL */
+    const char *allow;          /* Allow header for 405 */
+    long retry_after;           /* Retry-After for 429/503, 0 = none */
+} qrt_err_t;
+
+/* One API request as the resource handlers see it. */
+typedef struct {
+    request_rec *r;
+    qrt_server_conf *conf;
+    qrt_db_t db;                /* this request's connection (ap_dbd_acquire) */
+    const char *path;           /* path below the API prefix, e.g. "/tracker/show/7" */
+    const char *const *seg;     /* path segments matched by the route's '*'s */
+    apr_table_t *query;         /* decoded query string (repeated keys kept) */
+    json_t *json;               /* JSON object body, or NULL */
+    apr_table_t *form;          /* urlencoded or multipart body fields, or NULL */
+    qrt_auth_t auth;            /* the caller */
+    long rate_limit;            /* the caller's limit per minute (0 = off) */
+} qrt_req_t;
+
+typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
+
+/* mod_qrtrack_api.c: responses and errors */
+qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message);
+/* 400/422 naming one field: message "<msg>", errors {"field": ["<msg>"]}. */
+qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
+                           const char *msg);
+/* Adds one more field message to an error built by qrt_error_field. */
+void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg);
+/* 500 after logging what the store said. */
+qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what);
+/* Writes a JSON body (takes j's reference) with the status. Returns NULL. */
+qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j);
+/* Writes a whole body of the given type in one brigade (Content-Length set). */
+qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
+                             const char *buf, apr_size_t len);
+/* The first value of a query parameter, or NULL. */
+const char *qrt_query(qrt_req_t *q, const char *name);
+/* A string field of the JSON or form body, or NULL. */
+const char *qrt_body_str(qrt_req_t *q, const char *name);
+/* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
+const char *qrt_public_base(qrt_req_t *q);
+
+/* mod_qrtrack_api.c: start-up (learns the API's <Location> prefixes) */
+void qrt_api_post_config(apr_pool_t *pconf);
+
+/* mod_qrtrack_rate.c */
+apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_rec *s);
+void qrt_rate_child_init(apr_pool_t *p, server_rec *s);
+/* Counts the request; sets the X-RateLimit headers; an error for 429/503. */
+qrt_err_t *qrt_rate_check(qrt_req_t *q);
+
+/* Resource handlers (one file each) */
+qrt_err_t *qrt_account_show(qrt_req_t *q);
+
+#endif

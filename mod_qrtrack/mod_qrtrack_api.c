@@ -1,0 +1,532 @@
+/* mod_qrtrack_api: the qrtrack-api handler.
+ *
+ * read the body (bounded) -> authenticate -> count against the token's limit ->
+ * one route table -> a resource handler -> JSON. Handlers return errors as
+ * values; api_write_error() is the one place that writes an error body. */
+#include <string.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include <apr_dbd.h>
+#include "mod_dbd.h"
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_form.h"
+#include "qrt_json.h"
+#include "qrt_token.h"
+
+#define API_JSON_TYPE "application/json; charset=utf-8"
+#define API_MAX_SEGMENTS 8
+
+typedef struct {
+    const char *method;         /* "GET", "POST", ...; GET also answers HEAD */
+    const char *pattern;        /* "/tracker/show/ *": '*' is one path segment */
+    qrt_handler_fn *handler;
+} api_route;
+
+/* The API: the spec's endpoints (numbered as in the spec) and CONTRACT's extras. */
+static const api_route api_routes[] = {
+    { "GET",    "/account",                           qrt_account_show },
+    { NULL, NULL, NULL }
+};
+
+/* ---- errors and responses -------------------------------------------- */
+
+qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message)
+{
+    qrt_err_t *e = apr_pcalloc(q->r->pool, sizeof(*e));
+
+    e->status = status;
+    e->message = message;
+    return e;
+}
+
+void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg)
+{
+    json_t *list;
+
+    if (!e->errors) {
+        e->errors = qrt_json_own(q->r->pool, json_object());
+    }
+    list = json_object_get(e->errors, field);
+    if (!list) {
+        list = json_array();
+        json_object_set_new(e->errors, field, list);
+    }
+    json_array_append_new(list, json_string(msg));
+}
+
+qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
+                           const char *msg)
+{
+    qrt_err_t *e = qrt_error(q, status, msg);
+
+    qrt_error_add(q, e, field, msg);
+    return e;
+}
+
+qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s",
+                  what, q->db.error ? q->db.error : "unknown");
+    return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+}
+
+qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
+                             const char *buf, apr_size_t len)
+{
+    request_rec *r = q->r;
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+
+    r->status = status;
+    ap_set_content_type(r, type);
+    ap_set_content_length(r, len);
+    if (!r->header_only) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_pool_create(buf, len, r->pool,
+                                                           bb->bucket_alloc));
+    }
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    if (ap_pass_brigade(r->output_filters, bb) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00021: client went away");
+    }
+    return NULL;
+}
+
+qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j)
+{
+    apr_size_t len;
+    char *body;
+
+    qrt_json_own(q->r->pool, j);
+    body = qrt_json_dump(q->r->pool, j, &len);
+    return qrt_respond_bytes(q, status, API_JSON_TYPE, body, len);
+}
+
+/* The one place that writes an error body. */
+static int api_write_error(qrt_req_t *q, qrt_err_t *e)
+{
+    request_rec *r = q->r;
+    json_t *body = json_object();
+
+    json_object_set_new(body, "message", json_string(e->message));
+    if (e->errors) {
+        json_object_set(body, "errors", e->errors);
+    }
+    if (e->allow) {
+        apr_table_setn(r->err_headers_out, "Allow", e->allow);
+    }
+    if (e->retry_after > 0) {
+        apr_table_setn(r->err_headers_out, "Retry-After",
+                       apr_ltoa(r->pool, e->retry_after));
+    }
+    if (e->status == HTTP_REQUEST_ENTITY_TOO_LARGE) {
+        /* The rest of the body stays unread: do not reuse the connection. */
+        r->connection->keepalive = AP_CONN_CLOSE;
+    }
+    qrt_respond_json(q, e->status, body);
+    return OK;
+}
+
+/* ---- request parts ---------------------------------------------------- */
+
+const char *qrt_query(qrt_req_t *q, const char *name)
+{
+    return q->query ? apr_table_get(q->query, name) : NULL;
+}
+
+const char *qrt_body_str(qrt_req_t *q, const char *name)
+{
+    if (q->json) {
+        json_t *v = json_object_get(q->json, name);
+
+        return json_is_string(v) ? json_string_value(v) : NULL;
+    }
+    return q->form ? apr_table_get(q->form, name) : NULL;
+}
+
+const char *qrt_public_base(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+
+    if (q->conf->public_url) {
+        return q->conf->public_url;
+    }
+    return ap_construct_url(r->pool, "", r);
+}
+
+/* The <Location> paths whose SetHandler is qrtrack-api, found in the config
+ * tree at start-up (a section holding only core directives gets no per-dir
+ * config of ours, so the tree is where the prefix can be learnt). */
+static apr_array_header_t *api_prefixes;
+
+static void api_find_prefixes(apr_pool_t *p, const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "<Location") && d->first_child) {
+            const ap_directive_t *c;
+            const char *args = d->args, *path;
+            apr_size_t n;
+
+            path = ap_getword_conf(p, &args);
+            n = strlen(path);
+            if (n && path[n - 1] == '>') {
+                n--;
+            }
+            while (n > 1 && path[n - 1] == '/') {
+                n--;
+            }
+            for (c = d->first_child; c; c = c->next) {
+                if (!strcasecmp(c->directive, "SetHandler")
+                    && ap_strstr_c(c->args, "qrtrack-api") && n > 0 && path[0] == '/') {
+                    APR_ARRAY_PUSH(api_prefixes, const char *) = apr_pstrndup(p, path, n);
+                }
+            }
+        }
+        else if (d->first_child) {
+            api_find_prefixes(p, d->first_child);
+        }
+    }
+}
+
+void qrt_api_post_config(apr_pool_t *pconf)
+{
+    api_prefixes = apr_array_make(pconf, 2, sizeof(const char *));
+    api_find_prefixes(pconf, ap_conftree);
+}
+
+/* The path below the API's <Location>, without a trailing slash. */
+static const char *api_path(request_rec *r)
+{
+    const char *path = r->uri;
+    apr_size_t n, best = 0;
+    int i;
+
+    for (i = 0; api_prefixes && i < api_prefixes->nelts; i++) {
+        const char *pre = APR_ARRAY_IDX(api_prefixes, i, const char *);
+
+        n = strlen(pre);
+        if (n > best && n > 1 && !strncmp(path, pre, n)
+            && (path[n] == '/' || path[n] == '\0')) {
+            best = n;
+        }
+    }
+    path += best;
+    n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') {
+        n--;
+    }
+    return n ? apr_pstrndup(r->pool, path, n) : "/";
+}
+
+/* Reads the whole body, at most max bytes. */
+static qrt_err_t *api_read_body(qrt_req_t *q, char **buf, apr_size_t *len)
+{
+    request_rec *r = q->r;
+    apr_off_t max = q->conf->max_body;
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_bucket_brigade *bb;
+    apr_size_t cap = 8192, n = 0;
+    char *data;
+    int seen_eos = 0;
+
+    *buf = NULL;
+    *len = 0;
+    if (!cl && !apr_table_get(r->headers_in, "Transfer-Encoding")) {
+        return NULL;
+    }
+    if (cl && apr_atoi64(cl) > max) {
+        return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
+                         "The request body is larger than %" APR_OFF_T_FMT " bytes.",
+                         max));
+    }
+    data = apr_palloc(r->pool, cap);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    while (!seen_eos) {
+        apr_bucket *b;
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                                         APR_BLOCK_READ, 8192);
+
+        if (rv != APR_SUCCESS) {
+            return qrt_error(q, HTTP_BAD_REQUEST, "The request body could not be read.");
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+             b = APR_BUCKET_NEXT(b)) {
+            const char *chunk;
+            apr_size_t clen;
+
+            if (APR_BUCKET_IS_EOS(b)) {
+                seen_eos = 1;
+                break;
+            }
+            if (apr_bucket_read(b, &chunk, &clen, APR_BLOCK_READ) != APR_SUCCESS) {
+                return qrt_error(q, HTTP_BAD_REQUEST,
+                                 "The request body could not be read.");
+            }
+            if ((apr_off_t)(n + clen) > max) {
+                return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
+                                 "The request body is larger than %" APR_OFF_T_FMT
+                                 " bytes.", max));
+            }
+            if (n + clen + 1 > cap) {
+                char *bigger;
+
+                while (n + clen + 1 > cap) {
+                    cap *= 2;
+                }
+                bigger = apr_palloc(r->pool, cap);
+                memcpy(bigger, data, n);
+                data = bigger;
+            }
+            memcpy(data + n, chunk, clen);
+            n += clen;
+        }
+        apr_brigade_cleanup(bb);
+    }
+    data[n] = '\0';
+    *buf = data;
+    *len = n;
+    return NULL;
+}
+
+/* Parses the body by its Content-Type into q->json or q->form. */
+static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
+{
+    request_rec *r = q->r;
+    const char *ct = apr_table_get(r->headers_in, "Content-Type");
+    const char *err = NULL;
+
+    if (!buf || len == 0) {
+        return NULL;
+    }
+    if (!ct || !strncasecmp(ct, "application/json", 16)) {
+        json_t *j = qrt_json_parse(r->pool, buf, len, &err);
+
+        if (!j) {
+            return qrt_error(q, HTTP_BAD_REQUEST,
+                             apr_pstrcat(r->pool, "Malformed JSON body: ", err, NULL));
+        }
+        if (!json_is_object(j)) {
+            return qrt_error(q, HTTP_BAD_REQUEST, "The JSON body must be an object.");
+        }
+        q->json = j;
+        return NULL;
+    }
+    if (!strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
+        q->form = apr_table_make(r->pool, 8);
+        if (qrt_form_urlencoded(r->pool, buf, len, q->form, &err) != APR_SUCCESS) {
+            return qrt_error(q, HTTP_BAD_REQUEST,
+                             apr_pstrcat(r->pool, "Malformed form body: ", err, NULL));
+        }
+        return NULL;
+    }
+    if (!strncasecmp(ct, "multipart/form-data", 19)) {
+        qrt_multipart_limits_t lim;
+        qrt_multipart_t *mp;
+        apr_status_t rv;
+
+        qrt_multipart_limits_default(&lim);
+        mp = qrt_multipart_create(r->pool, ct, &lim, &err);
+        if (!mp) {
+            return qrt_error(q, HTTP_BAD_REQUEST,
+                             apr_pstrcat(r->pool, "Malformed multipart body: ", err, NULL));
+        }
+        q->form = apr_table_make(r->pool, 8);
+        rv = qrt_multipart_feed(mp, buf, len, &err);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_multipart_finish(mp, q->form, &err);
+        }
+        if (rv == APR_ENOSPC) {
+            return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE,
+                             apr_pstrcat(r->pool, "Multipart body too large: ", err, NULL));
+        }
+        if (rv != APR_SUCCESS) {
+            q->form = NULL;
+            return qrt_error(q, HTTP_BAD_REQUEST,
+                             apr_pstrcat(r->pool, "Malformed multipart body: ", err, NULL));
+        }
+        return NULL;
+    }
+    return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                     "application/json, application/x-www-form-urlencoded or "
+                     "multipart/form-data.");
+}
+
+/* ---- authentication ---------------------------------------------------- */
+
+/* The presented token: Authorization: Bearer, then ?api_token=, then the body. */
+static const char *api_token(qrt_req_t *q)
+{
+    const char *h = apr_table_get(q->r->headers_in, "Authorization");
+
+    if (h && !strncasecmp(h, "Bearer", 6) && (h[6] == ' ' || h[6] == '\t')) {
+        h += 7;
+        while (*h == ' ' || *h == '\t') {
+            h++;
+        }
+        return *h ? h : NULL;
+    }
+    if (qrt_query(q, "api_token")) {
+        return qrt_query(q, "api_token");
+    }
+    return qrt_body_str(q, "api_token");
+}
+
+static qrt_err_t *api_authenticate(qrt_req_t *q)
+{
+    const char *token = api_token(q);
+    apr_status_t rv;
+
+    if (!token || !qrt_token_plausible(token)) {
+        return qrt_error(q, HTTP_UNAUTHORIZED, "Unauthenticated.");
+    }
+    rv = qrt_store_token_auth(&q->db, q->r->pool, qrt_token_digest(q->r->pool, token),
+                              &q->auth);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_UNAUTHORIZED, "Unauthenticated.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "authenticating");
+    }
+    q->r->user = apr_psprintf(q->r->pool, "%s#%" APR_INT64_T_FMT,
+                              q->auth.account_name, q->auth.token_id);
+    return NULL;
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+/* Matches path against pattern, filling seg with the '*' segments. */
+static int api_match(apr_pool_t *p, const char *pattern, const char *path,
+                     const char **seg)
+{
+    int n = 0;
+
+    while (*pattern && *path) {
+        if (*pattern == '*') {
+            const char *end = strchr(path, '/');
+            apr_size_t len = end ? (apr_size_t)(end - path) : strlen(path);
+
+            if (len == 0 || n >= API_MAX_SEGMENTS) {
+                return 0;
+            }
+            seg[n++] = apr_pstrndup(p, path, len);
+            path += len;
+            pattern++;
+        }
+        else if (*pattern++ != *path++) {
+            return 0;
+        }
+    }
+    seg[n] = NULL;
+    return *pattern == '\0' && *path == '\0';
+}
+
+static qrt_err_t *api_route_request(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    const char **seg = apr_pcalloc(r->pool, (API_MAX_SEGMENTS + 1) * sizeof(char *));
+    const char *method = r->header_only ? "GET" : r->method;
+    const char *allow = NULL;
+    int i;
+
+    for (i = 0; api_routes[i].method; i++) {
+        if (!api_match(r->pool, api_routes[i].pattern, q->path, seg)) {
+            continue;
+        }
+        if (!strcmp(api_routes[i].method, method)) {
+            q->seg = seg;
+            return api_routes[i].handler(q);
+        }
+        allow = allow ? apr_pstrcat(r->pool, allow, ", ", api_routes[i].method, NULL)
+                      : api_routes[i].method;
+        if (!strcmp(api_routes[i].method, "GET")) {
+            allow = apr_pstrcat(r->pool, allow, ", HEAD", NULL);
+        }
+    }
+    if (allow) {
+        qrt_err_t *e = qrt_error(q, HTTP_METHOD_NOT_ALLOWED, apr_psprintf(r->pool,
+                                 "The %s method is not supported for this route. "
+                                 "Supported methods: %s.", r->method, allow));
+        e->allow = allow;
+        return e;
+    }
+    return qrt_error(q, HTTP_NOT_FOUND, "Not Found.");
+}
+
+static qrt_err_t *api_serve(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    ap_dbd_t *dbd;
+    qrt_err_t *e, *body_err;
+    char *body;
+    apr_size_t len;
+    const char *err;
+
+    if (r->args) {
+        q->query = apr_table_make(r->pool, 8);
+        if (qrt_form_urlencoded(r->pool, r->args, strlen(r->args), q->query, &err)
+            != APR_SUCCESS) {
+            q->query = NULL;
+            return qrt_error(q, HTTP_BAD_REQUEST,
+                             apr_pstrcat(r->pool, "Malformed query string: ", err, NULL));
+        }
+    }
+    e = api_read_body(q, &body, &len);
+    if (e) {
+        return e;
+    }
+    /* A body that does not parse may still not be authenticated: 401 first. */
+    body_err = api_parse_body(q, body, len);
+
+    dbd = ap_dbd_acquire(r);
+    if (!dbd) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00022: no database connection "
+                      "(check DBDriver/DBDParams and the file's owner)");
+        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "Database unavailable.");
+        e->retry_after = 5;
+        return e;
+    }
+    q->db.driver = dbd->driver;
+    q->db.handle = dbd->handle;
+    q->db.prepared = dbd->prepared;
+
+    if ((e = api_authenticate(q)) != NULL) {
+        return e;
+    }
+    if ((e = qrt_rate_check(q)) != NULL) {
+        return e;
+    }
+    if (!qrt_plan_has_api(q->auth.plan)) {
+        return qrt_error(q, HTTP_FORBIDDEN, apr_psprintf(r->pool,
+                         "API access requires the Professional or Enterprise plan; "
+                         "this account is on the %s plan.", q->auth.plan));
+    }
+    if (body_err) {
+        return body_err;
+    }
+    return api_route_request(q);
+}
+
+int qrt_api_handler(request_rec *r)
+{
+    qrt_req_t *q;
+    qrt_err_t *e;
+
+    if (!r->handler || strcmp(r->handler, "qrtrack-api")) {
+        return DECLINED;
+    }
+    q = apr_pcalloc(r->pool, sizeof(*q));
+    q->r = r;
+    q->conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
+    q->path = api_path(r);
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    e = api_serve(q);
+    if (e) {
+        return api_write_error(q, e);
+    }
+    return OK;
+}
+

@@ -1,0 +1,108 @@
+/* qrt_rate: fixed-size open-addressing table of per-token request windows. */
+#include <string.h>
+#include "qrt_rate.h"
+
+#define RATE_MAX_PROBE 64
+
+apr_size_t qrt_rate_table_size(apr_uint32_t nslots)
+{
+    return sizeof(qrt_rate_table_t) + (apr_size_t)nslots * sizeof(qrt_rate_slot_t);
+}
+
+void qrt_rate_table_init(qrt_rate_table_t *t, apr_uint32_t nslots)
+{
+    memset(t, 0, qrt_rate_table_size(nslots));
+    t->nslots = nslots;
+    t->probe = nslots < RATE_MAX_PROBE ? nslots : RATE_MAX_PROBE;
+}
+
+static apr_uint32_t rate_hash(apr_uint64_t key, apr_uint32_t n)
+{
+    key ^= key >> 33;
+    key *= APR_UINT64_C(0xff51afd7ed558ccd);
+    key ^= key >> 33;
+    return (apr_uint32_t)(key % n);
+}
+
+static int rate_open(const qrt_rate_slot_t *s, apr_int64_t window_usec, apr_time_t now)
+{
+    return s->key != 0 && now - s->window_start < window_usec && now >= s->window_start;
+}
+
+static long rate_secs_left(apr_int64_t end, apr_time_t now)
+{
+    apr_int64_t left = end - now;
+
+    return left <= 0 ? 1 : (long)((left + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC);
+}
+
+qrt_rate_verdict_t qrt_rate_hit(qrt_rate_table_t *t, apr_uint64_t key, long limit,
+                                apr_int64_t window_usec, apr_time_t now,
+                                qrt_rate_result_t *res)
+{
+    qrt_rate_slot_t *slot = NULL, *spare = NULL;
+    apr_uint32_t i, h = rate_hash(key, t->nslots);
+    apr_int64_t end;
+
+    res->limit = limit;
+    res->remaining = 0;
+    for (i = 0; i < t->probe; i++) {
+        qrt_rate_slot_t *s = &t->slots[(h + i) % t->nslots];
+
+        if (s->key == key) {
+            slot = s;
+            break;
+        }
+        if (!spare && !rate_open(s, window_usec, now)) {
+            spare = s;
+        }
+    }
+    if (!slot) {
+        if (!spare) {
+            /* Every slot near the key holds a live window: refuse rather than
+             * let the token through uncounted. The earliest one ends first. */
+            apr_int64_t first = 0;
+
+            for (i = 0; i < t->probe; i++) {
+                qrt_rate_slot_t *s = &t->slots[(h + i) % t->nslots];
+
+                if (!first || s->window_start < first) {
+                    first = s->window_start;
+                }
+            }
+            res->reset = (first + window_usec) / APR_USEC_PER_SEC + 1;
+            res->retry_after = rate_secs_left(first + window_usec, now);
+            return QRT_RATE_FULL;
+        }
+        slot = spare;
+        slot->key = key;
+        slot->count = 0;
+        slot->window_start = now;
+    }
+    if (!rate_open(slot, window_usec, now)) {
+        slot->count = 0;
+        slot->window_start = now;
+    }
+    slot->limit = (apr_uint32_t)limit;
+    end = slot->window_start + window_usec;
+    res->reset = (end + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC;
+    if ((long)slot->count >= limit) {
+        res->retry_after = rate_secs_left(end, now);
+        return QRT_RATE_LIMITED;
+    }
+    slot->count++;
+    res->remaining = limit - (long)slot->count;
+    res->retry_after = 0;
+    return QRT_RATE_OK;
+}
+
+apr_uint32_t qrt_rate_active(const qrt_rate_table_t *t, apr_int64_t window_usec,
+                             apr_time_t now)
+{
+    apr_uint32_t i, n = 0;
+
+    for (i = 0; i < t->nslots; i++) {
+        n += rate_open(&t->slots[i], window_usec, now);
+    }
+    return n;
+}

@@ -1,0 +1,51 @@
+/* qrt_rate: the per-token request counter table, kept in shared memory.
+ *
+ * Pure algorithm over a caller-supplied memory region; the caller serialises
+ * access (the module holds a global mutex around qrt_rate_hit). Each token gets
+ * a window that opens with its first request and lasts window_usec; at most
+ * `limit` requests are admitted in it. Slots whose window has ended are free. */
+#ifndef QRT_RATE_H
+#define QRT_RATE_H
+
+#include <apr.h>
+#include <apr_time.h>
+
+typedef struct {
+    apr_uint64_t key;           /* token id; 0 = never used */
+    apr_int64_t window_start;   /* apr_time_t of the window's first request */
+    apr_uint32_t count;         /* requests admitted in the window */
+    apr_uint32_t limit;         /* the limit in force when last hit */
+} qrt_rate_slot_t;
+
+typedef struct {
+    apr_uint32_t nslots;
+    apr_uint32_t probe;         /* the longest probe sequence searched */
+    qrt_rate_slot_t slots[1];
+} qrt_rate_table_t;
+
+typedef enum {
+    QRT_RATE_OK = 0,            /* admitted and counted */
+    QRT_RATE_LIMITED,           /* over the limit: answer 429 */
+    QRT_RATE_FULL               /* no free slot near the key: refuse (503) */
+} qrt_rate_verdict_t;
+
+typedef struct {
+    long limit;
+    long remaining;             /* after this request */
+    apr_int64_t reset;          /* epoch seconds at which the window ends */
+    long retry_after;           /* seconds until a new request can pass (LIMITED/FULL) */
+} qrt_rate_result_t;
+
+/* Bytes needed for a table of nslots slots. */
+apr_size_t qrt_rate_table_size(apr_uint32_t nslots);
+/* Clears the region and sets it up for nslots slots. */
+void qrt_rate_table_init(qrt_rate_table_t *t, apr_uint32_t nslots);
+/* Counts one request of key (non-zero) against limit (> 0) at time now. */
+qrt_rate_verdict_t qrt_rate_hit(qrt_rate_table_t *t, apr_uint64_t key, long limit,
+                                apr_int64_t window_usec, apr_time_t now,
+                                qrt_rate_result_t *res);
+/* Slots holding a window still open at now (for status and tests). */
+apr_uint32_t qrt_rate_active(const qrt_rate_table_t *t, apr_int64_t window_usec,
+                             apr_time_t now);
+
+#endif

@@ -1,0 +1,143 @@
+/* qrt_schema: applies the embedded migrations of sql/ to a database. */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_schema.h"
+
+int qrt_schema_latest(void)
+{
+    int i, v = 0;
+
+    for (i = 0; qrt_migrations[i].name; i++) {
+        if (qrt_migrations[i].version > v) {
+            v = qrt_migrations[i].version;
+        }
+    }
+    return v;
+}
+
+static int schema_is_sqlite(const apr_dbd_driver_t *driver)
+{
+    return strcmp(apr_dbd_name(driver), "sqlite3") == 0;
+}
+
+/* The current version, 0 for an empty database. */
+static int schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                          apr_dbd_t *handle)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int v = 0;
+
+    if (apr_dbd_select(driver, p, handle, &res,
+                       "SELECT MAX(version) FROM qrt_schema", 0) != 0) {
+        return 0;
+    }
+    while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
+        const char *e = apr_dbd_get_entry(driver, row, 0);
+        if (e) {
+            v = atoi(e);
+        }
+    }
+    return v;
+}
+
+/* Replaces {{ID}} by the driver's auto-increment primary key. */
+static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                            const char *stmt)
+{
+    const char *id = schema_is_sqlite(driver) ? "INTEGER PRIMARY KEY"
+                                              : "BIGSERIAL PRIMARY KEY";
+    char *out = apr_pstrdup(p, stmt), *at;
+
+    while ((at = strstr(out, "{{ID}}")) != NULL) {
+        *at = '\0';
+        out = apr_pstrcat(p, out, id, at + 6, NULL);
+    }
+    return out;
+}
+
+static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                                apr_dbd_t *handle, const qrt_migration_t *m)
+{
+    apr_dbd_transaction_t *trans = NULL;
+    char *sql = apr_pstrdup(p, m->sql), *line, *last = NULL;
+    char *stmt = apr_pstrdup(p, "");
+    const char *err = NULL;
+    int nrows, rv;
+
+    if (apr_dbd_transaction_start(driver, p, handle, &trans) != 0) {
+        return apr_psprintf(p, "%s: cannot start a transaction: %s", m->name,
+                            apr_dbd_error(driver, handle, 1));
+    }
+    for (line = apr_strtok(sql, "\n", &last); line && !err;
+         line = apr_strtok(NULL, "\n", &last)) {
+        apr_size_t n;
+
+        if (strncmp(line, "--", 2) == 0) {
+            continue;
+        }
+        n = strlen(line);
+        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\r')) {
+            n--;
+        }
+        /* The driver stumbles on anything after the last ';': keep none. */
+        stmt = apr_pstrcat(p, stmt, *stmt ? "\n" : "", apr_pstrndup(p, line, n), NULL);
+        if (n > 0 && line[n - 1] == ';') {
+            rv = apr_dbd_query(driver, handle, &nrows,
+                               schema_dialect(p, driver, stmt));
+            if (rv != 0) {
+                err = apr_psprintf(p, "%s: %s in: %s", m->name,
+                                   apr_dbd_error(driver, handle, rv), stmt);
+            }
+            stmt = apr_pstrdup(p, "");
+        }
+    }
+    if (err) {
+        apr_dbd_transaction_mode_set(driver, trans,
+                                     APR_DBD_TRANSACTION_ROLLBACK);
+    }
+    if (apr_dbd_transaction_end(driver, p, trans) != 0 && !err) {
+        err = apr_psprintf(p, "%s: commit failed: %s", m->name,
+                           apr_dbd_error(driver, handle, 1));
+    }
+    return err;
+}
+
+const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                               apr_dbd_t *handle, int *from, int *to)
+{
+    int i, v;
+
+    if (schema_is_sqlite(driver)) {
+        apr_dbd_results_t *res = NULL;
+        apr_dbd_row_t *row = NULL;
+
+        if (apr_dbd_select(driver, p, handle, &res,
+                           "PRAGMA journal_mode=WAL", 0) == 0) {
+            while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
+            }
+        }
+    }
+    v = schema_version(p, driver, handle);
+    if (from) {
+        *from = v;
+    }
+    for (i = 0; qrt_migrations[i].name; i++) {
+        const qrt_migration_t *m = &qrt_migrations[i];
+        const char *err;
+
+        if (m->version <= v) {
+            continue;
+        }
+        err = schema_apply(p, driver, handle, m);
+        if (err) {
+            return err;
+        }
+        v = m->version;
+    }
+    if (to) {
+        *to = v;
+    }
+    return NULL;
+}

@@ -1,0 +1,26 @@
+/* qrt_schema: versioned schema migrations, embedded from sql/ at build time. */
+#ifndef QRT_SCHEMA_H
+#define QRT_SCHEMA_H
+
+#include <apr_pools.h>
+#include <apr_dbd.h>
+
+typedef struct {
+    int version;        /* the schema version this file brings the database to */
+    const char *name;   /* file name in sql/ */
+    const char *sql;    /* statements, each ending with ';' at the end of a line */
+} qrt_migration_t;
+
+/* Every migration in sql/, in order, ended by an entry whose name is NULL. */
+extern const qrt_migration_t qrt_migrations[];
+
+/* The newest schema version this build knows. */
+int qrt_schema_latest(void);
+
+/* Brings the database to the newest version, one transaction per migration, and
+ * turns on WAL for SQLite. *from and *to (optional) receive the versions before and
+ * after. Returns NULL on success or an error message allocated in p. */
+const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                               apr_dbd_t *handle, int *from, int *to);
+
+#endif

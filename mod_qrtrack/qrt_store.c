@@ -1,0 +1,168 @@
+/* qrt_store: the statement registry and thin helpers over apr_dbd. */
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_store.h"
+
+/* Each store file exports its table; this list is the one place that joins them. */
+extern const qrt_stmt_t qrt_store_account_stmts[];
+extern const qrt_stmt_t qrt_store_tracker_stmts[];
+extern const qrt_stmt_t qrt_store_visit_stmts[];
+
+static const qrt_stmt_t *const store_tables[] = {
+    qrt_store_account_stmts,
+    qrt_store_tracker_stmts,
+    qrt_store_visit_stmts,
+    NULL
+};
+
+void qrt_store_each_statement(qrt_stmt_fn *f, void *ctx)
+{
+    int t, i;
+
+    for (t = 0; store_tables[t]; t++) {
+        for (i = 0; store_tables[t][i].label; i++) {
+            f(ctx, store_tables[t][i].label, store_tables[t][i].sql);
+        }
+    }
+}
+
+typedef struct {
+    qrt_db_t *db;
+    apr_pool_t *p;
+    const char *err;
+} prepare_ctx;
+
+static void store_prepare_one(void *ctx, const char *label, const char *sql)
+{
+    prepare_ctx *c = ctx;
+    apr_dbd_prepared_t *stmt = NULL;
+    int rv;
+
+    if (c->err) {
+        return;
+    }
+    rv = apr_dbd_prepare(c->db->driver, c->p, c->db->handle, sql, label, &stmt);
+    if (rv != 0) {
+        c->err = apr_psprintf(c->p, "cannot prepare %s: %s", label,
+                              apr_dbd_error(c->db->driver, c->db->handle, rv));
+        return;
+    }
+    apr_hash_set(c->db->prepared, label, APR_HASH_KEY_STRING, stmt);
+}
+
+const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
+{
+    prepare_ctx c = { db, p, NULL };
+
+    if (!db->prepared) {
+        db->prepared = apr_hash_make(p);
+    }
+    qrt_store_each_statement(store_prepare_one, &c);
+    return c.err;
+}
+
+static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *label)
+{
+    apr_dbd_prepared_t *stmt = db->prepared
+        ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
+
+    if (!stmt) {
+        db->error = apr_psprintf(p, "no prepared statement %s", label);
+    }
+    return stmt;
+}
+
+apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
+                         int *nrows, const void **args)
+{
+    apr_dbd_prepared_t *stmt = store_stmt(db, p, label);
+    int n = 0, rv;
+
+    if (!stmt) {
+        return APR_EGENERAL;
+    }
+    rv = apr_dbd_pbquery(db->driver, p, db->handle, &n, stmt, args);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "%s: %s", label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return APR_EGENERAL;
+    }
+    if (nrows) {
+        *nrows = n;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
+                           apr_dbd_results_t **res, const void **args)
+{
+    apr_dbd_prepared_t *stmt = store_stmt(db, p, label);
+    int rv;
+
+    *res = NULL;
+    if (!stmt) {
+        return APR_EGENERAL;
+    }
+    rv = apr_dbd_pbselect(db->driver, p, db->handle, res, stmt, 0, args);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "%s: %s", label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
+               apr_dbd_row_t **row)
+{
+    return apr_dbd_get_row(db->driver, p, res, row, -1) == 0 ? 0 : -1;
+}
+
+const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
+{
+    return apr_dbd_get_entry(db->driver, row, col);
+}
+
+apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t dflt)
+{
+    const char *e = apr_dbd_get_entry(db->driver, row, col);
+
+    return (e && *e) ? apr_atoi64(e) : dflt;
+}
+
+apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
+{
+    int rv;
+
+    *t = NULL;
+    rv = apr_dbd_transaction_start(db->driver, p, db->handle, t);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "begin: %s",
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t)
+{
+    if (t) {
+        apr_dbd_transaction_mode_set(db->driver, t, APR_DBD_TRANSACTION_ROLLBACK);
+    }
+}
+
+apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
+{
+    int rv;
+
+    if (!t) {
+        return APR_SUCCESS;
+    }
+    rv = apr_dbd_transaction_end(db->driver, p, t);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "commit: %s",
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}

@@ -1,0 +1,225 @@
+/* qrt_store_account: accounts and API tokens. */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+#include "qrt_store.h"
+
+const qrt_stmt_t qrt_store_account_stmts[] = {
+    { "qrt_account_add",
+      "INSERT INTO accounts (name, plan, created_at) VALUES (%s, %s, %lld) RETURNING id" },
+    { "qrt_account_by_id",
+      "SELECT id, name, plan, created_at FROM accounts WHERE id = %lld" },
+    { "qrt_account_by_name",
+      "SELECT id, name, plan, created_at FROM accounts WHERE name = %s" },
+    { "qrt_account_list",
+      "SELECT id, name, plan, created_at FROM accounts ORDER BY id" },
+    { "qrt_account_set_plan",
+      "UPDATE accounts SET plan = %s WHERE id = %lld" },
+    { "qrt_token_add",
+      "INSERT INTO tokens (account_id, name, prefix, digest, created_at) "
+      "VALUES (%lld, %s, %s, %s, %lld) RETURNING id" },
+    { "qrt_token_list",
+      "SELECT id, account_id, name, prefix, created_at, revoked_at FROM tokens "
+      "WHERE account_id = %lld ORDER BY id" },
+    { "qrt_token_revoke",
+      "UPDATE tokens SET revoked_at = %lld WHERE id = %lld AND revoked_at IS NULL" },
+    { "qrt_token_auth",
+      "SELECT t.id, a.id, a.name, a.plan FROM tokens t JOIN accounts a ON a.id = t.account_id "
+      "WHERE t.digest = %s AND t.revoked_at IS NULL" },
+    { NULL, NULL }
+};
+
+static const char *const plans[] = { "free", "starter", "professional", "enterprise", NULL };
+
+int qrt_plan_valid(const char *plan)
+{
+    int i;
+
+    for (i = 0; plan && plans[i]; i++) {
+        if (strcmp(plan, plans[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int qrt_plan_has_api(const char *plan)
+{
+    return plan && (!strcmp(plan, "professional") || !strcmp(plan, "enterprise"));
+}
+
+static apr_int64_t account_now(void)
+{
+    return apr_time_sec(apr_time_now());
+}
+
+/* Runs an INSERT ... RETURNING id. */
+static apr_status_t account_insert_id(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                      const void **args, apr_int64_t *id)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_EGENERAL;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        *id = qrt_db_int(db, row, 0, 0);
+        rv = APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS && !db->error) {
+        db->error = apr_psprintf(p, "%s returned no id", label);
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_account_add(qrt_db_t *db, apr_pool_t *p, const char *name,
+                                   const char *plan, apr_int64_t *id)
+{
+    apr_int64_t now = account_now();
+    const void *args[] = { name, plan, &now };
+
+    return account_insert_id(db, p, "qrt_account_add", args, id);
+}
+
+static void account_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
+                         qrt_account_t *a)
+{
+    a->id = qrt_db_int(db, row, 0, 0);
+    a->name = apr_pstrdup(p, qrt_db_str(db, row, 1));
+    a->plan = apr_pstrdup(p, qrt_db_str(db, row, 2));
+    a->created_at = qrt_db_int(db, row, 3, 0);
+}
+
+apr_status_t qrt_store_account_find(qrt_db_t *db, apr_pool_t *p,
+                                    const char *id_or_name, qrt_account_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t id = 0;
+    const char *s;
+    const void *args[1];
+    apr_status_t rv;
+    int numeric = *id_or_name != '\0';
+
+    for (s = id_or_name; *s; s++) {
+        if (*s < '0' || *s > '9') {
+            numeric = 0;
+        }
+    }
+    if (numeric && strlen(id_or_name) < 19) {
+        id = apr_atoi64(id_or_name);
+        args[0] = &id;
+        rv = qrt_db_select(db, p, "qrt_account_by_id", &res, args);
+    }
+    else {
+        args[0] = id_or_name;
+        rv = qrt_db_select(db, p, "qrt_account_by_name", &res, args);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        account_read(db, p, row, out);
+        rv = APR_SUCCESS;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_account_list(qrt_db_t *db, apr_pool_t *p,
+                                    apr_array_header_t **out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[1] = { NULL };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_account_list", &res, args);
+
+    *out = apr_array_make(p, 8, sizeof(qrt_account_t));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        account_read(db, p, row, apr_array_push(*out));
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_account_set_plan(qrt_db_t *db, apr_pool_t *p,
+                                        apr_int64_t id, const char *plan)
+{
+    const void *args[] = { plan, &id };
+    int n = 0;
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_account_set_plan", &n, args);
+
+    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+}
+
+apr_status_t qrt_store_token_add(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 const char *name, const char *prefix,
+                                 const char *digest, apr_int64_t *id)
+{
+    apr_int64_t now = account_now();
+    const void *args[] = { &account_id, name, prefix, digest, &now };
+
+    return account_insert_id(db, p, "qrt_token_add", args, id);
+}
+
+apr_status_t qrt_store_token_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                  apr_array_header_t **out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &account_id };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_token_list", &res, args);
+
+    *out = apr_array_make(p, 8, sizeof(qrt_token_t));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        qrt_token_t *t = apr_array_push(*out);
+
+        t->id = qrt_db_int(db, row, 0, 0);
+        t->account_id = qrt_db_int(db, row, 1, 0);
+        t->name = apr_pstrdup(p, qrt_db_str(db, row, 2));
+        t->prefix = apr_pstrdup(p, qrt_db_str(db, row, 3));
+        t->created_at = qrt_db_int(db, row, 4, 0);
+        t->revoked_at = qrt_db_int(db, row, 5, 0);
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_token_revoke(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
+{
+    apr_int64_t now = account_now();
+    const void *args[] = { &now, &id };
+    int n = 0;
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_token_revoke", &n, args);
+
+    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+}
+
+apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *digest,
+                                  qrt_auth_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { digest };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_token_auth", &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        out->token_id = qrt_db_int(db, row, 0, 0);
+        out->account_id = qrt_db_int(db, row, 1, 0);
+        out->account_name = apr_pstrdup(p, qrt_db_str(db, row, 2));
+        out->plan = apr_pstrdup(p, qrt_db_str(db, row, 3));
+        rv = APR_SUCCESS;
+    }
+    return rv;
+}

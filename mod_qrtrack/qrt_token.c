@@ -1,0 +1,58 @@
+/* qrt_token: token generation and hashing (OpenSSL's SHA-256). */
+#include <string.h>
+#include <apr_strings.h>
+#include <openssl/evp.h>
+#include "qrt_code.h"
+#include "qrt_token.h"
+
+char *qrt_token_generate(apr_pool_t *p)
+{
+    char random[QRT_TOKEN_RANDOM + 1];
+
+    if (qrt_code_generate(random, QRT_TOKEN_RANDOM) != APR_SUCCESS) {
+        return NULL;
+    }
+    return apr_pstrcat(p, QRT_TOKEN_PREFIX, random, NULL);
+}
+
+void qrt_sha256_hex(const void *data, apr_size_t len, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0, i;
+
+    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    for (i = 0; i < n; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+const char *qrt_token_digest(apr_pool_t *p, const char *token)
+{
+    char *out = apr_palloc(p, 2 * EVP_MAX_MD_SIZE + 1);
+
+    qrt_sha256_hex(token, strlen(token), out);
+    return out;
+}
+
+const char *qrt_token_shown(apr_pool_t *p, const char *token)
+{
+    return apr_pstrndup(p, token, QRT_TOKEN_SHOWN);
+}
+
+int qrt_token_plausible(const char *t)
+{
+    apr_size_t n = 0;
+
+    if (!t) {
+        return 0;
+    }
+    for (; *t; t++, n++) {
+        if (n >= QRT_TOKEN_MAX || *t <= ' ' || *t > '~') {
+            return 0;
+        }
+    }
+    return n > 0;
+}
