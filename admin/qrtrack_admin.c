@@ -21,7 +21,7 @@ typedef struct {
     const char *params;
 } admin_ctx;
 
-static void admin_usage(void)
+static void admin_help(void)
 {
     fputs("usage: qrtrack-admin [--driver D] [--params P] COMMAND\n"
           "  init\n"
@@ -32,7 +32,14 @@ static void admin_usage(void)
           "  token list ACCOUNT\n"
           "  token revoke TOKEN_ID\n"
           "ACCOUNT is an account id or name. Defaults: --driver sqlite3 "
-          "--params var/qrtrack.db\n", stderr);
+          "--params var/qrtrack.db\n", stdout);
+}
+
+/* Wrong words on the command line: one line on stderr, exit status 2. */
+static void admin_usage(void)
+{
+    fputs("qrtrack-admin: bad arguments (qrtrack-admin --help lists the commands)\n",
+          stderr);
 }
 
 static int admin_fail(const char *fmt, const char *a, const char *b)
@@ -307,6 +314,10 @@ int main(int argc, const char *const *argv)
             break;
         }
         i += 2;
+    }
+    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
+        admin_help();
+        return 0;
     }
     if (i >= argc) {
         admin_usage();
