@@ -20,10 +20,15 @@
 #include <apr_optional_hooks.h>
 
 #include "mod_qrtrack.h"
+#include "qrt_geo.h"
 #include "qrt_schema.h"
+#include "qrt_ua.h"
 #include "qrt_valid.h"
 
-qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL };
+#define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
+
+qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
+                             "/q", "/l" };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -342,6 +347,31 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (rv != OK) {
         return rv;
     }
+    for (sp = s; sp; sp = sp->next) {
+        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
+        const char *err = NULL;
+
+        if (c->geoip_path && !c->geoip) {
+            c->geoip = qrt_geo_open(pconf, c->geoip_path, &err);
+            if (!c->geoip) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
+                             "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+    }
+    {
+        const char *path = qrt_global.ua_regexes ? qrt_global.ua_regexes
+                                                 : QRT_DEFAULT_UA_REGEXES;
+        const char *err = NULL;
+
+        qrt_global.ua_db = qrt_ua_load(pconf, path, &err);
+        if (!qrt_global.ua_db) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00008: "
+                         "QRTrackUserAgentRegexes %s: %s", path, err ? err : "");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -351,6 +381,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     qrt_rate_child_init(p, s);
+    qrt_scan_child_init(p, s);
 }
 
 /* Every new database connection: SQLite waits for locks instead of failing. */
@@ -371,7 +402,6 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
     return APR_SUCCESS;
 }
 
-int qrt_api_handler(request_rec *r);
 
 static void qrt_register_hooks(apr_pool_t *p)
 {
@@ -382,6 +412,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_post_config(qrt_post_config, NULL, before_dbd, APR_HOOK_MIDDLE);
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(qrt_scan_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);
 }

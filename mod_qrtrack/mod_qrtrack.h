@@ -21,6 +21,7 @@
 
 #include "qrt_store.h"
 #include "qrt_rate.h"
+#include "qrt_qr.h"
 
 extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 
@@ -50,6 +51,8 @@ typedef struct {
     qrt_rate_table_t *rate_table;
     apr_global_mutex_t *rate_mutex;
     void *ua_db;                    /* qrt_ua_db_t* */
+    const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
+    const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -100,7 +103,12 @@ const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
 
-/* mod_qrtrack_api.c: start-up (learns the API's <Location> prefixes) */
+/* mod_qrtrack_scan.c: the scan and click handlers and this child's writer */
+int qrt_scan_handler(request_rec *r);
+void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
+
+/* mod_qrtrack_api.c: the qrtrack-api handler; start-up learns its <Location>s */
+int qrt_api_handler(request_rec *r);
 void qrt_api_post_config(apr_pool_t *pconf);
 
 /* mod_qrtrack_rate.c */
@@ -109,7 +117,56 @@ void qrt_rate_child_init(apr_pool_t *p, server_rec *s);
 /* Counts the request; sets the X-RateLimit headers; an error for 429/503. */
 qrt_err_t *qrt_rate_check(qrt_req_t *q);
 
-/* Resource handlers (one file each) */
-qrt_err_t *qrt_account_show(qrt_req_t *q);
+/* mod_qrtrack_params.c: query parameters shared by several endpoints */
+typedef struct {
+    int has_start, has_end;
+    apr_int64_t start, end;     /* epoch seconds, both inclusive */
+    int offset;                 /* seconds east of UTC of visit_start (else of
+                                 * visit_start_end, else 0): days of date rows */
+} qrt_window_t;
+/* visit_start / visit_start_end in every accepted form; 422 naming the parameter
+ * (also when the start is after the end). */
+qrt_err_t *qrt_params_window(qrt_req_t *q, qrt_window_t *w);
+/* Every value of a list parameter: name=1&name=2, name[]=1, name=1,2. */
+apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name);
+/* Tracker ids of a list parameter (name and name[]): 422 for a non-integer, 403 when
+ * any is not the caller's live tracker; none given -> every tracker of the account.
+ * *ids is an array of apr_int64_t. */
+qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_t **ids);
+/* page and rows (rows 1..1000, default 25): 422 naming the parameter. */
+qrt_err_t *qrt_params_paging(qrt_req_t *q, apr_int64_t *page, apr_int64_t *rows);
+/* The paging "meta" object of a list. */
+json_t *qrt_paging_meta(apr_int64_t page, apr_int64_t rows, apr_int64_t total);
+
+/* mod_qrtrack_tracker.c */
+/* The caller's live tracker whose id is the path segment seg: 404 for a
+ * non-numeric, unknown or deleted id, 403 for another account's. */
+qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t);
+/* The public JSON of a tracker. */
+json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t);
+
+/* QR image options size, margin, ecc (NULL = default); errors with status. */
+qrt_err_t *qrt_qr_opts_parse(qrt_req_t *q, int status, const char *size,
+                             const char *margin, const char *ecc, qrt_qr_opts_t *o);
+/* Writes a PNG of text as the response (Content-Length set). */
+qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *o,
+                           int status_on_error);
+
+/* Resource handlers: the route table in mod_qrtrack_api.c maps paths to these. */
+qrt_err_t *qrt_account_show(qrt_req_t *q);          /* mod_qrtrack_account.c */
+qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q);        /* mod_qrtrack_tracker.c */
+qrt_err_t *qrt_tracker_list(qrt_req_t *q);
+qrt_err_t *qrt_tracker_create(qrt_req_t *q);
+qrt_err_t *qrt_tracker_show(qrt_req_t *q);
+qrt_err_t *qrt_tracker_update(qrt_req_t *q);
+qrt_err_t *qrt_tracker_delete(qrt_req_t *q);
+qrt_err_t *qrt_tracker_image(qrt_req_t *q);
+qrt_err_t *qrt_qrcode_plain(qrt_req_t *q);          /* mod_qrtrack_qrcode.c */
+qrt_err_t *qrt_tracker_analytics(qrt_req_t *q);     /* mod_qrtrack_visits.c */
+qrt_err_t *qrt_visits_list(qrt_req_t *q);
+qrt_err_t *qrt_visits_csv(qrt_req_t *q);
+qrt_err_t *qrt_report_show(qrt_req_t *q);           /* mod_qrtrack_report.c */
+qrt_err_t *qrt_report_crosstab(qrt_req_t *q);
+qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);
 
 #endif

@@ -24,13 +24,27 @@
 
 typedef struct {
     const char *method;         /* "GET", "POST", ...; GET also answers HEAD */
-    const char *pattern;        /* "/tracker/show/ *": '*' is one path segment */
+    const char *pattern;        /* '*' is one path segment, '#' one of digits only */
     qrt_handler_fn *handler;
 } api_route;
 
 /* The API: the spec's endpoints (numbered as in the spec) and CONTRACT's extras. */
 static const api_route api_routes[] = {
+    { "POST",   "/tracker/qrcode",                    qrt_tracker_qrcode },     /* 1 */
+    { "GET",    "/tracker",                           qrt_tracker_list },       /* 2 */
+    { "POST",   "/tracker",                           qrt_tracker_create },     /* 3 */
+    { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
+    { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
+    { "GET",    "/report",                            qrt_report_show },        /* 6 */
+    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab },    /* 7 */
+    { "GET",    "/dashboard/scansAnalytics",          qrt_dashboard_scans },    /* 8 */
+    { "GET",    "/visits/tracker/*",                  qrt_visits_list },        /* 9 */
+    { "GET",    "/visits/tracker/*/download/csv",     qrt_visits_csv },         /* 10 */
+    { "POST",   "/qrCode",                            qrt_qrcode_plain },       /* 11 */
     { "GET",    "/account",                           qrt_account_show },
+    { "PATCH",  "/tracker/#",                         qrt_tracker_update },
+    { "DELETE", "/tracker/#",                         qrt_tracker_delete },
+    { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
     { NULL, NULL, NULL }
 };
 
@@ -180,9 +194,20 @@ static void api_find_prefixes(apr_pool_t *p, const ap_directive_t *d)
                 n--;
             }
             for (c = d->first_child; c; c = c->next) {
-                if (!strcasecmp(c->directive, "SetHandler")
-                    && ap_strstr_c(c->args, "qrtrack-api") && n > 0 && path[0] == '/') {
+                const char *h = c->args;
+
+                if (strcasecmp(c->directive, "SetHandler") || n == 0 || path[0] != '/') {
+                    continue;
+                }
+                h = ap_getword_conf(p, &h);
+                if (!strcmp(h, "qrtrack-api")) {
                     APR_ARRAY_PUSH(api_prefixes, const char *) = apr_pstrndup(p, path, n);
+                }
+                else if (!strcmp(h, "qrtrack-scan")) {
+                    qrt_global.scan_prefix = apr_pstrndup(p, path, n);
+                }
+                else if (!strcmp(h, "qrtrack-click")) {
+                    qrt_global.click_prefix = apr_pstrndup(p, path, n);
                 }
             }
         }
@@ -195,6 +220,8 @@ static void api_find_prefixes(apr_pool_t *p, const ap_directive_t *d)
 void qrt_api_post_config(apr_pool_t *pconf)
 {
     api_prefixes = apr_array_make(pconf, 2, sizeof(const char *));
+    qrt_global.scan_prefix = "/q";
+    qrt_global.click_prefix = "/l";
     api_find_prefixes(pconf, ap_conftree);
 }
 
@@ -405,11 +432,12 @@ static int api_match(apr_pool_t *p, const char *pattern, const char *path,
     int n = 0;
 
     while (*pattern && *path) {
-        if (*pattern == '*') {
+        if (*pattern == '*' || *pattern == '#') {
             const char *end = strchr(path, '/');
             apr_size_t len = end ? (apr_size_t)(end - path) : strlen(path);
 
-            if (len == 0 || n >= API_MAX_SEGMENTS) {
+            if (len == 0 || n >= API_MAX_SEGMENTS
+                || (*pattern == '#' && strspn(path, "0123456789") != len)) {
                 return 0;
             }
             seg[n++] = apr_pstrndup(p, path, len);

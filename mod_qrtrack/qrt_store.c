@@ -7,11 +7,15 @@
 extern const qrt_stmt_t qrt_store_account_stmts[];
 extern const qrt_stmt_t qrt_store_tracker_stmts[];
 extern const qrt_stmt_t qrt_store_visit_stmts[];
+extern const qrt_stmt_t qrt_store_visits_read_stmts[];
+extern const qrt_stmt_t qrt_store_report_stmts[];
 
 static const qrt_stmt_t *const store_tables[] = {
     qrt_store_account_stmts,
     qrt_store_tracker_stmts,
     qrt_store_visit_stmts,
+    qrt_store_visits_read_stmts,
+    qrt_store_report_stmts,
     NULL
 };
 

@@ -105,4 +105,82 @@ apr_status_t qrt_store_token_revoke(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
 apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *digest,
                                   qrt_auth_t *out);
 
+/* Trackers */
+#define QRT_TAGS_MAX 20
+
+typedef struct {
+    apr_int64_t id;
+    apr_int64_t account_id;
+    const char *code;
+    const char *name;
+    const char *type;
+    const char *redirect_url;
+    apr_int64_t created_at;
+    apr_int64_t updated_at;
+    apr_int64_t total_scans;
+    apr_int64_t total_clicks;
+    apr_int64_t total_bots;
+    apr_int64_t unique_visitors;
+    apr_int64_t last_visit;         /* 0 when none */
+    apr_array_header_t *tags;       /* const char *, sorted */
+} qrt_tracker_t;
+
+/* Inserts t (code, name, type, redirect_url, tags, account_id set by the caller)
+ * with its tags in one transaction; sets t->id and the times. APR_EEXIST when the
+ * code is taken (the caller picks another). */
+apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
+/* A live (not deleted) tracker by id, with tags and counters; APR_NOTFOUND. */
+apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                   qrt_tracker_t *out);
+/* One page of an account's live trackers, by id; *total gets the count. */
+apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    apr_int64_t offset, apr_int64_t limit,
+                                    apr_array_header_t **out, apr_int64_t *total);
+/* Saves name, redirect_url and tags of t (by t->id) and sets updated_at. */
+apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
+/* Marks a tracker deleted: its code stops redirecting; visits are kept. */
+apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);
+/* The hot path: id and destination of a live tracker by its public code. */
+apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
+                                       apr_int64_t *id, const char **redirect_url);
+/* Ids of the account's live trackers among ids (n of them): *owned gets how many
+ * belong to the account; used to answer 403 for foreign ids in lists. */
+apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     const apr_int64_t *ids, int n, int *owned);
+/* All live tracker ids of an account (array of apr_int64_t). */
+apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                   apr_array_header_t **out);
+
+/* Visits */
+typedef struct {
+    apr_int64_t id;                 /* set when read back */
+    apr_int64_t tracker_id;
+    apr_int64_t visit_start;        /* epoch seconds, UTC */
+    const char *source;             /* "scan" or "click" */
+    const char *ip;                 /* as stored (anonymised by default) */
+    const char *country;            /* ISO code or NULL */
+    const char *city;
+    const char *browser;
+    const char *browser_version;
+    const char *os;
+    const char *device;             /* mobile, tablet, desktop, bot, other */
+    const char *referer;
+    const char *user_agent;
+    int bot;
+    const char *visitor;            /* 16 hex digits identifying (ip, user agent) */
+} qrt_visit_t;
+
+/* Records n visits inside the caller's transaction: the rows, each tracker's
+ * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit) and the
+ * report aggregates (qrt_store_agg_record). The writer thread and the importer
+ * both come through here. */
+apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
+                                     const qrt_visit_t *v, int n);
+/* Report aggregates for n visits; is_new[i] is 1 when visit i is its visitor's
+ * first on that tracker (qrt_store_report.c). */
+apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                  const int *is_new, int n);
+/* Recomputes every report aggregate from the visits table (after a bulk load). */
+apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p);
+
 #endif

@@ -1,6 +1,320 @@
 /* qrt_store_tracker: trackers and their tags. */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_time.h>
 #include "qrt_store.h"
+#include "qrt_valid.h"
+
+#define TRACKER_COLS "t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, " \
+    "t.created_at, t.updated_at, t.total_scans, t.total_clicks, t.total_bots, " \
+    "t.unique_visitors, t.last_visit"
 
 const qrt_stmt_t qrt_store_tracker_stmts[] = {
+    { "qrt_tracker_add",
+      "INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
+      "updated_at) VALUES (%lld, %s, %s, %s, %s, %lld, %lld) RETURNING id" },
+    { "qrt_tracker_code_taken",
+      "SELECT 1 FROM trackers WHERE code = %s" },
+    { "qrt_tracker_tag_add",
+      "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
+      "VALUES (%lld, %s, %s, %s)" },
+    { "qrt_tracker_tags_clear",
+      "DELETE FROM tracker_tags WHERE tracker_id = %lld" },
+    { "qrt_tracker_get",
+      "SELECT " TRACKER_COLS " FROM trackers t WHERE t.id = %lld AND t.deleted_at IS NULL" },
+    { "qrt_tracker_tags",
+      "SELECT tag FROM tracker_tags WHERE tracker_id = %lld ORDER BY tag" },
+    { "qrt_tracker_count",
+      "SELECT COUNT(*) FROM trackers WHERE account_id = %lld AND deleted_at IS NULL" },
+    { "qrt_tracker_page",
+      "SELECT " TRACKER_COLS " FROM trackers t WHERE t.account_id = %lld AND "
+      "t.deleted_at IS NULL ORDER BY t.id LIMIT %lld OFFSET %lld" },
+    { "qrt_tracker_page_tags",
+      "SELECT g.tracker_id, g.tag FROM tracker_tags g WHERE g.tracker_id IN "
+      "(SELECT t.id FROM trackers t WHERE t.account_id = %lld AND t.deleted_at IS NULL "
+      "ORDER BY t.id LIMIT %lld OFFSET %lld) ORDER BY g.tracker_id, g.tag" },
+    { "qrt_tracker_update",
+      "UPDATE trackers SET name = %s, redirect_url = %s, updated_at = %lld "
+      "WHERE id = %lld AND deleted_at IS NULL" },
+    { "qrt_tracker_delete",
+      "UPDATE trackers SET deleted_at = %lld WHERE id = %lld AND deleted_at IS NULL" },
+    { "qrt_tracker_by_code",
+      "SELECT id, redirect_url FROM trackers WHERE code = %s AND deleted_at IS NULL" },
+    { "qrt_tracker_owner",
+      "SELECT account_id FROM trackers WHERE id = %lld AND deleted_at IS NULL" },
+    { "qrt_tracker_ids",
+      "SELECT id FROM trackers WHERE account_id = %lld AND deleted_at IS NULL ORDER BY id" },
     { NULL, NULL }
 };
+
+static apr_int64_t tracker_now(void)
+{
+    return apr_time_sec(apr_time_now());
+}
+
+static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
+                         qrt_tracker_t *t)
+{
+    t->id = qrt_db_int(db, row, 0, 0);
+    t->account_id = qrt_db_int(db, row, 1, 0);
+    t->code = apr_pstrdup(p, qrt_db_str(db, row, 2));
+    t->name = apr_pstrdup(p, qrt_db_str(db, row, 3));
+    t->type = apr_pstrdup(p, qrt_db_str(db, row, 4));
+    t->redirect_url = apr_pstrdup(p, qrt_db_str(db, row, 5));
+    t->created_at = qrt_db_int(db, row, 6, 0);
+    t->updated_at = qrt_db_int(db, row, 7, 0);
+    t->total_scans = qrt_db_int(db, row, 8, 0);
+    t->total_clicks = qrt_db_int(db, row, 9, 0);
+    t->total_bots = qrt_db_int(db, row, 10, 0);
+    t->unique_visitors = qrt_db_int(db, row, 11, 0);
+    t->last_visit = qrt_db_int(db, row, 12, 0);
+    t->tags = apr_array_make(p, 4, sizeof(const char *));
+}
+
+static apr_status_t tracker_tags_save(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    int i;
+
+    for (i = 0; t->tags && i < t->tags->nelts; i++) {
+        const char *tag = APR_ARRAY_IDX(t->tags, i, const char *), *dim, *value;
+        const void *args[4];
+        apr_status_t rv;
+
+        qrt_tag_split(p, tag, &dim, &value);
+        args[0] = &t->id;
+        args[1] = tag;
+        args[2] = dim;
+        args[3] = value;
+        rv = qrt_db_exec(db, p, "qrt_tracker_tag_add", NULL, args);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    apr_dbd_transaction_t *tx;
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *check[] = { t->code };
+    apr_status_t rv;
+    int taken = 0;
+
+    rv = qrt_db_select(db, p, "qrt_tracker_code_taken", &res, check);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        taken = 1;
+    }
+    if (taken) {
+        return APR_EEXIST;
+    }
+    t->created_at = t->updated_at = tracker_now();
+    rv = qrt_db_begin(db, p, &tx);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    {
+        const void *args[] = { &t->account_id, t->code, t->name, t->type,
+                               t->redirect_url, &t->created_at, &t->updated_at };
+
+        rv = qrt_db_select(db, p, "qrt_tracker_add", &res, args);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            t->id = qrt_db_int(db, row, 0, 0);
+            rv = APR_SUCCESS;
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = tracker_tags_save(db, p, t);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                   qrt_tracker_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &id };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_get", &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        tracker_read(db, p, row, out);
+        rv = APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select(db, p, "qrt_tracker_tags", &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        APR_ARRAY_PUSH(out->tags, const char *) = apr_pstrdup(p, qrt_db_str(db, row, 0));
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    apr_int64_t offset, apr_int64_t limit,
+                                    apr_array_header_t **out, apr_int64_t *total)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *cargs[] = { &account_id };
+    const void *args[] = { &account_id, &limit, &offset };
+    apr_status_t rv;
+    int i = 0;
+
+    *out = apr_array_make(p, (int)(limit < 64 ? limit : 64), sizeof(qrt_tracker_t));
+    *total = 0;
+    rv = qrt_db_select(db, p, "qrt_tracker_count", &res, cargs);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        *total = qrt_db_int(db, row, 0, 0);
+    }
+    rv = qrt_db_select(db, p, "qrt_tracker_page", &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        tracker_read(db, p, row, apr_array_push(*out));
+    }
+    rv = qrt_db_select(db, p, "qrt_tracker_page_tags", &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* Both result sets are ordered by tracker id: merge them. */
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        apr_int64_t id = qrt_db_int(db, row, 0, 0);
+
+        while (i < (*out)->nelts && APR_ARRAY_IDX(*out, i, qrt_tracker_t).id < id) {
+            i++;
+        }
+        if (i < (*out)->nelts && APR_ARRAY_IDX(*out, i, qrt_tracker_t).id == id) {
+            APR_ARRAY_PUSH(APR_ARRAY_IDX(*out, i, qrt_tracker_t).tags, const char *) =
+                apr_pstrdup(p, qrt_db_str(db, row, 1));
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    apr_dbd_transaction_t *tx;
+    const void *args[] = { t->name, t->redirect_url, &t->updated_at, &t->id };
+    const void *targs[] = { &t->id };
+    apr_status_t rv;
+    int n = 0;
+
+    t->updated_at = tracker_now();
+    rv = qrt_db_begin(db, p, &tx);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_exec(db, p, "qrt_tracker_update", &n, args);
+    if (rv == APR_SUCCESS && n == 0) {
+        rv = APR_NOTFOUND;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_tracker_tags_clear", NULL, targs);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = tracker_tags_save(db, p, t);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
+{
+    apr_int64_t now = tracker_now();
+    const void *args[] = { &now, &id };
+    int n = 0;
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+
+    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+}
+
+apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
+                                       apr_int64_t *id, const char **redirect_url)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { code };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_by_code", &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        *id = qrt_db_int(db, row, 0, 0);
+        *redirect_url = apr_pstrdup(p, qrt_db_str(db, row, 1));
+        rv = APR_SUCCESS;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     const apr_int64_t *ids, int n, int *owned)
+{
+    int i;
+
+    *owned = 0;
+    for (i = 0; i < n; i++) {
+        apr_dbd_results_t *res;
+        apr_dbd_row_t *row = NULL;
+        const void *args[] = { &ids[i] };
+        apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_owner", &res, args);
+
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            *owned += qrt_db_int(db, row, 0, 0) == account_id;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                   apr_array_header_t **out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &account_id };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_ids", &res, args);
+
+    *out = apr_array_make(p, 16, sizeof(apr_int64_t));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        APR_ARRAY_PUSH(*out, apr_int64_t) = qrt_db_int(db, row, 0, 0);
+    }
+    return APR_SUCCESS;
+}

@@ -1,6 +1,95 @@
-/* qrt_store_visit: visits, counters and aggregates. */
+/* qrt_store_visit: recording visits with their counters. */
+#include <string.h>
+#include <apr_strings.h>
 #include "qrt_store.h"
 
 const qrt_stmt_t qrt_store_visit_stmts[] = {
+    { "qrt_visit_add",
+      "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
+      "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
+      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)" },
+    { "qrt_visitor_add",
+      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) VALUES "
+      "(%lld, %s, %lld) ON CONFLICT (tracker_id, visitor) DO NOTHING" },
+    { "qrt_tracker_counters",
+      "UPDATE trackers SET total_scans = total_scans + %lld, "
+      "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
+      "unique_visitors = unique_visitors + %lld, "
+      "last_visit = CASE WHEN %lld > COALESCE(last_visit, 0) THEN %lld "
+      "ELSE last_visit END WHERE id = %lld" },
     { NULL, NULL }
 };
+
+/* What a batch adds to one tracker's counters. */
+typedef struct {
+    apr_int64_t tracker_id;
+    apr_int64_t scans, clicks, bots, uniques, last;
+} visit_counters;
+
+apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
+                                     const qrt_visit_t *v, int n)
+{
+    visit_counters *acc = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(*acc));
+    int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
+    int i, j, nacc = 0;
+    apr_status_t rv;
+
+    for (i = 0; i < n; i++) {
+        const qrt_visit_t *x = &v[i];
+        const void *args[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
+                               x->country, x->city, x->browser, x->browser_version,
+                               x->os, x->device, x->referer, x->user_agent, &x->bot,
+                               x->visitor };
+        visit_counters *c = NULL;
+
+        rv = qrt_db_exec(db, p, "qrt_visit_add", NULL, args);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (!x->bot) {
+            const void *vargs[] = { &x->tracker_id, x->visitor, &x->visit_start };
+            int added = 0;
+
+            rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, vargs);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            is_new[i] = added > 0;
+        }
+        for (j = 0; j < nacc; j++) {
+            if (acc[j].tracker_id == x->tracker_id) {
+                c = &acc[j];
+                break;
+            }
+        }
+        if (!c) {
+            c = &acc[nacc++];
+            c->tracker_id = x->tracker_id;
+        }
+        if (x->bot) {
+            c->bots++;
+            continue;
+        }
+        if (!strcmp(x->source, "click")) {
+            c->clicks++;
+        }
+        else {
+            c->scans++;
+        }
+        c->uniques += is_new[i];
+        if (x->visit_start > c->last) {
+            c->last = x->visit_start;
+        }
+    }
+    for (j = 0; j < nacc; j++) {
+        visit_counters *c = &acc[j];
+        const void *args[] = { &c->scans, &c->clicks, &c->bots, &c->uniques,
+                               &c->last, &c->last, &c->tracker_id };
+
+        rv = qrt_db_exec(db, p, "qrt_tracker_counters", NULL, args);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    return qrt_store_agg_record(db, p, v, is_new, n);
+}

@@ -30,7 +30,7 @@ const char *qrt_valid_text(const char *s, apr_size_t len, int allow_newlines);
 
 /* redirect_url: absolute http or https URL (scheme case-insensitive), at
  * most QRT_URL_MAX bytes, "//" then a non-empty host (a DNS-style name of
- * letters, digits, '-', '_', '.' and UTF-8 letters; a strict dotted-quad
+ * letters, digits, '-', '_', '.' and non-ASCII UTF-8; a strict dotted-quad
  * IPv4 when the last label is numeric; or an [IPv6] literal), an optional
  * :port 1..65535, optional userinfo of RFC 3986 characters, then any path,
  * query and fragment that is valid UTF-8 without whitespace, control

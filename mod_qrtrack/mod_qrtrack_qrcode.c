@@ -1,0 +1,116 @@
+/* mod_qrtrack_qrcode: POST /qrCode (spec endpoint 11), a plain QR image for a URL
+ * or a Wi-Fi network. Untracked: it creates no tracker. Every bad field is a 400. */
+#include <string.h>
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_valid.h"
+#include "qrt_wifi.h"
+
+#define QRCODE_FIELD_MAX 1024
+
+/* A form field (multipart or urlencoded), or a JSON string field. */
+static const char *qrcode_field(qrt_req_t *q, const char *name)
+{
+    return qrt_body_str(q, name);
+}
+
+static void qrcode_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
+{
+    if (!*e) {
+        *e = qrt_error_field(q, HTTP_BAD_REQUEST, field, msg);
+    }
+    else {
+        qrt_error_add(q, *e, field, msg);
+        (*e)->message = "The given data was invalid.";
+    }
+}
+
+/* A text field: valid UTF-8 without control characters, 1..QRCODE_FIELD_MAX bytes. */
+static const char *qrcode_text(qrt_req_t *q, qrt_err_t **e, const char *field,
+                               int required)
+{
+    const char *v = qrcode_field(q, field);
+    apr_size_t n;
+
+    if (!v || !*v) {
+        if (required) {
+            qrcode_invalid(q, e, field, apr_psprintf(q->r->pool,
+                           "The %s field is required.", field));
+        }
+        return NULL;
+    }
+    n = strlen(v);
+    if (n > QRCODE_FIELD_MAX || qrt_valid_text(v, n, 0)) {
+        qrcode_invalid(q, e, field, apr_psprintf(q->r->pool, "The %s field must be at "
+                       "most %d bytes of text without control characters.", field,
+                       QRCODE_FIELD_MAX));
+        return NULL;
+    }
+    return v;
+}
+
+qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
+{
+    qrt_err_t *e = NULL;
+    qrt_qr_opts_t o;
+    const char *type = qrcode_field(q, "type"), *text = NULL;
+
+    if (!q->form && !q->json) {
+        return qrt_error_field(q, HTTP_BAD_REQUEST, "type", "The type field is required "
+                               "(send multipart/form-data or a urlencoded form).");
+    }
+    e = qrt_qr_opts_parse(q, HTTP_BAD_REQUEST, qrcode_field(q, "size"),
+                          qrcode_field(q, "margin"), qrcode_field(q, "ecc"), &o);
+    if (!type || !*type) {
+        qrcode_invalid(q, &e, "type", "The type field is required.");
+    }
+    else if (!strcmp(type, "url")) {
+        const char *url = qrcode_field(q, "url"), *why;
+
+        if (!url || !*url) {
+            qrcode_invalid(q, &e, "url", "The url field is required.");
+        }
+        else if ((why = qrt_valid_redirect_url(url)) != NULL) {
+            qrcode_invalid(q, &e, "url", apr_pstrcat(q->r->pool, "The url ", why, ".",
+                                                     NULL));
+        }
+        else {
+            text = url;
+        }
+    }
+    else if (!strcmp(type, "wifi")) {
+        const char *name = qrcode_text(q, &e, "network_name", 1);
+        const char *enc_in = qrcode_field(q, "network_encryption");
+        const char *enc = qrt_wifi_encryption(enc_in);
+        const char *hidden = qrcode_field(q, "network_hidden");
+        const char *password;
+        int is_hidden = 0;
+
+        if (!enc) {
+            qrcode_invalid(q, &e, "network_encryption", "The network_encryption must be "
+                           "one of WPA, WPA2, WPA3, WEP, nopass.");
+        }
+        password = qrcode_text(q, &e, "network_password",
+                               enc && strcmp(enc, "nopass") != 0);
+        if (hidden && *hidden) {
+            if (!strcasecmp(hidden, "true") || !strcmp(hidden, "1")) {
+                is_hidden = 1;
+            }
+            else if (strcasecmp(hidden, "false") && strcmp(hidden, "0")) {
+                qrcode_invalid(q, &e, "network_hidden",
+                               "The network_hidden field must be true or false.");
+            }
+        }
+        if (!e) {
+            text = qrt_wifi_payload(q->r->pool, name, password, enc, is_hidden);
+        }
+    }
+    else {
+        qrcode_invalid(q, &e, "type", "The type must be one of: url, wifi.");
+    }
+    if (e) {
+        return e;
+    }
+    return qrt_respond_png(q, text, &o, HTTP_BAD_REQUEST);
+}

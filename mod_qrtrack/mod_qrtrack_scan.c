@@ -1,0 +1,363 @@
+/* mod_qrtrack_scan: the hot path. GET /q/<code> (a scan) and GET /l/<code> (a click).
+ *
+ * look the code up -> hand the visit to this child's writer thread -> wait until
+ * its batch commits (group commit) -> 302. A redirect is only sent for a visit
+ * that is durably stored. The queue is bounded: past QRTrackScanQueue waiting
+ * visits a scan gets 503 with Retry-After instead of memory growing. */
+#include <string.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "ap_mpm.h"
+#include <apr_dbd.h>
+#include "mod_dbd.h"
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_code.h"
+#include "qrt_csv.h"
+#include "qrt_geo.h"
+#include "qrt_ip.h"
+#include "qrt_token.h"
+#include "qrt_ua.h"
+
+#define SCAN_BATCH_MAX   256
+#define SCAN_UA_MAX      1024
+#define SCAN_REFERER_MAX 2048
+
+/* One visit waiting for its commit; lives on the waiting request's stack. */
+typedef struct scan_pending {
+    const qrt_visit_t *visit;
+    int done;
+    apr_status_t status;
+    struct scan_pending *next;
+} scan_pending;
+
+/* This child's writer. */
+static struct {
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t *work;        /* the writer waits for visits */
+    apr_thread_cond_t *done;        /* requests wait for their commit */
+    scan_pending *head, *tail;
+    int queued;
+    int capacity;
+    int stopping;
+    apr_thread_t *thread;
+    apr_pool_t *pool;
+    server_rec *s;
+} writer;
+
+/* ---- the writer thread ------------------------------------------------------------ */
+
+static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **batch,
+                                  int n)
+{
+    qrt_db_t db;
+    apr_dbd_transaction_t *tx;
+    qrt_visit_t *visits = apr_palloc(p, n * sizeof(*visits));
+    apr_status_t rv;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        visits[i] = *batch[i]->visit;
+    }
+    db.driver = dbd->driver;
+    db.handle = dbd->handle;
+    db.prepared = dbd->prepared;
+    db.error = NULL;
+    rv = qrt_db_begin(&db, p, &tx);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_visits_record(&db, p, visits, n);
+        if (rv != APR_SUCCESS) {
+            qrt_db_rollback_only(&db, tx);
+        }
+        if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+            rv = APR_EGENERAL;
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not commit "
+                     "%d visits: %s", n, db.error ? db.error : "unknown error");
+    }
+    return rv;
+}
+
+static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
+{
+    scan_pending *batch[SCAN_BATCH_MAX];
+    apr_pool_t *p = data;
+    ap_dbd_t *dbd = NULL;
+
+    for (;;) {
+        apr_status_t rv;
+        int n = 0, i;
+
+        apr_thread_mutex_lock(writer.lock);
+        while (!writer.head && !writer.stopping) {
+            apr_thread_cond_wait(writer.work, writer.lock);
+        }
+        if (!writer.head) {
+            apr_thread_mutex_unlock(writer.lock);
+            break;
+        }
+        while (writer.head && n < SCAN_BATCH_MAX) {
+            batch[n++] = writer.head;
+            writer.head = writer.head->next;
+        }
+        if (!writer.head) {
+            writer.tail = NULL;
+        }
+        writer.queued -= n;
+        apr_thread_mutex_unlock(writer.lock);
+
+        if (!dbd) {
+            dbd = ap_dbd_open(p, writer.s);
+        }
+        if (!dbd) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00041: the scan writer "
+                         "has no database connection");
+            rv = APR_EGENERAL;
+        }
+        else {
+            rv = writer_commit(dbd, p, batch, n);
+            if (rv != APR_SUCCESS) {
+                /* The connection may be what failed: take a fresh one next time. */
+                ap_dbd_close(writer.s, dbd);
+                dbd = NULL;
+            }
+        }
+
+        apr_thread_mutex_lock(writer.lock);
+        for (i = 0; i < n; i++) {
+            batch[i]->status = rv;
+            batch[i]->done = 1;
+        }
+        apr_thread_cond_broadcast(writer.done);
+        apr_thread_mutex_unlock(writer.lock);
+        apr_pool_clear(p);
+    }
+    if (dbd) {
+        ap_dbd_close(writer.s, dbd);
+    }
+    apr_thread_exit(thread, APR_SUCCESS);
+    return NULL;
+}
+
+/* Runs before the child pool's subpools (mod_dbd's connections) go away. */
+static apr_status_t writer_stop(void *data)
+{
+    apr_status_t rv;
+
+    (void)data;
+    if (!writer.thread) {
+        return APR_SUCCESS;
+    }
+    apr_thread_mutex_lock(writer.lock);
+    writer.stopping = 1;
+    apr_thread_cond_broadcast(writer.work);
+    apr_thread_mutex_unlock(writer.lock);
+    apr_thread_join(&rv, writer.thread);
+    writer.thread = NULL;
+    return APR_SUCCESS;
+}
+
+void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_pool_t *batch_pool;
+    apr_status_t rv;
+    int threads = 0;
+
+    memset(&writer, 0, sizeof(writer));
+    writer.s = s;
+    writer.pool = pchild;
+    if (qrt_global.scan_queue > 0) {
+        writer.capacity = qrt_global.scan_queue;
+    }
+    else {
+        ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
+        writer.capacity = threads > 0 ? 2 * threads : 64;
+    }
+    apr_thread_mutex_create(&writer.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    apr_thread_cond_create(&writer.work, pchild);
+    apr_thread_cond_create(&writer.done, pchild);
+    apr_pool_create(&batch_pool, pchild);
+    apr_pool_tag(batch_pool, "qrtrack-writer");
+    rv = apr_thread_create(&writer.thread, NULL, writer_main, batch_pool, pchild);
+    if (rv != APR_SUCCESS) {
+        writer.thread = NULL;
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00042: cannot start the scan "
+                     "writer thread; scans will answer 503");
+        return;
+    }
+    apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
+}
+
+/* Queues v and waits for its batch to commit. APR_EAGAIN when the queue is full. */
+static apr_status_t scan_submit(const qrt_visit_t *v)
+{
+    scan_pending me;
+
+    if (!writer.thread) {
+        return APR_EGENERAL;
+    }
+    me.visit = v;
+    me.done = 0;
+    me.status = APR_EGENERAL;
+    me.next = NULL;
+    apr_thread_mutex_lock(writer.lock);
+    if (writer.stopping || writer.queued >= writer.capacity) {
+        apr_thread_mutex_unlock(writer.lock);
+        return APR_EAGAIN;
+    }
+    if (writer.tail) {
+        writer.tail->next = &me;
+    }
+    else {
+        writer.head = &me;
+    }
+    writer.tail = &me;
+    writer.queued++;
+    apr_thread_cond_signal(writer.work);
+    while (!me.done) {
+        apr_thread_cond_wait(writer.done, writer.lock);
+    }
+    apr_thread_mutex_unlock(writer.lock);
+    return me.status;
+}
+
+/* ---- the request -------------------------------------------------------------------- */
+
+/* A header value cut to max bytes and made valid UTF-8; NULL stays NULL. */
+static const char *scan_clean(apr_pool_t *p, const char *v, apr_size_t max)
+{
+    apr_size_t n;
+
+    if (!v || !*v) {
+        return NULL;
+    }
+    n = strlen(v);
+    return qrt_csv_utf8_clean(p, v, n > max ? max : n);
+}
+
+static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracker_id,
+                       const char *source, qrt_visit_t *v)
+{
+    const char *ua = apr_table_get(r->headers_in, "User-Agent");
+    const char *ip = r->useragent_ip;
+    qrt_ua_t parsed;
+    char digest[65];
+    const char *key;
+
+    memset(v, 0, sizeof(*v));
+    v->tracker_id = tracker_id;
+    v->visit_start = apr_time_sec(r->request_time);
+    v->source = source;
+    v->ip = conf->anonymize_ip ? qrt_ip_anonymize(r->pool, ip) : qrt_ip_canonical(r->pool, ip);
+    if (conf->geoip) {
+        qrt_geo_lookup(conf->geoip, r->pool, ip, &v->country, &v->city);
+    }
+    else {
+        v->country = scan_clean(r->pool, apr_table_get(r->subprocess_env, "MM_COUNTRY_CODE"), 8);
+        v->city = scan_clean(r->pool, apr_table_get(r->subprocess_env, "MM_CITY_NAME"), 128);
+    }
+    v->user_agent = scan_clean(r->pool, ua, SCAN_UA_MAX);
+    v->referer = scan_clean(r->pool, apr_table_get(r->headers_in, "Referer"),
+                            SCAN_REFERER_MAX);
+    qrt_ua_parse(qrt_global.ua_db, ua, r->pool, &parsed);
+    v->browser = parsed.browser;
+    v->browser_version = parsed.browser_version;
+    v->os = parsed.os;
+    v->device = parsed.device;
+    v->bot = parsed.bot;
+    /* A visitor is an (address as stored, user agent) pair. */
+    key = apr_pstrcat(r->pool, v->ip ? v->ip : "", "\n", ua ? ua : "", NULL);
+    qrt_sha256_hex(key, strlen(key), digest);
+    v->visitor = apr_pstrndup(r->pool, digest, 16);
+}
+
+/* The code of /q/<code>: exactly one segment below the handler's location. */
+static const char *scan_code(request_rec *r, const char *prefix)
+{
+    apr_size_t n = strlen(prefix);
+    const char *code;
+
+    if (strncmp(r->uri, prefix, n) != 0 || r->uri[n] != '/') {
+        code = strrchr(r->uri, '/');
+        return code ? code + 1 : NULL;
+    }
+    code = r->uri + n + 1;
+    return strchr(code, '/') ? NULL : code;
+}
+
+int qrt_scan_handler(request_rec *r)
+{
+    qrt_server_conf *conf;
+    const char *source, *code, *url;
+    apr_int64_t id;
+    ap_dbd_t *dbd;
+    qrt_db_t db;
+    qrt_visit_t visit;
+    apr_status_t rv;
+
+    if (!r->handler) {
+        return DECLINED;
+    }
+    if (!strcmp(r->handler, "qrtrack-scan")) {
+        source = "scan";
+        code = scan_code(r, qrt_global.scan_prefix);
+    }
+    else if (!strcmp(r->handler, "qrtrack-click")) {
+        source = "click";
+        code = scan_code(r, qrt_global.click_prefix);
+    }
+    else {
+        return DECLINED;
+    }
+    if (r->method_number != M_GET) {
+        r->allowed = AP_METHOD_BIT << M_GET;
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    if (!code || !qrt_code_valid(code)) {
+        return HTTP_NOT_FOUND;
+    }
+    conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
+    dbd = ap_dbd_acquire(r);
+    if (!dbd) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    db.driver = dbd->driver;
+    db.handle = dbd->handle;
+    db.prepared = dbd->prepared;
+    db.error = NULL;
+    rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
+    if (rv == APR_NOTFOUND) {
+        return HTTP_NOT_FOUND;
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup failed: %s",
+                      db.error ? db.error : "unknown");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    if (!r->header_only) {
+        scan_visit(r, conf, id, source, &visit);
+        rv = scan_submit(&visit);
+        if (rv != APR_SUCCESS) {
+            if (rv == APR_EAGAIN) {
+                ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
+                              "full (%d); answering 503", writer.capacity);
+            }
+            apr_table_setn(r->err_headers_out, "Retry-After", "1");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+    }
+    apr_table_setn(r->headers_out, "Location", url);
+    return HTTP_MOVED_TEMPORARILY;
+}

@@ -1,0 +1,540 @@
+/* mod_qrtrack_tracker: trackers (spec endpoints 1-4, and PATCH, DELETE and the
+ * image of a tracker from CONTRACT section 4). */
+#include <string.h>
+#include <stdlib.h>
+#include <apr_strings.h>
+#include <apr_base64.h>
+#include <apr_lib.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_code.h"
+#include "qrt_json.h"
+#include "qrt_qr.h"
+#include "qrt_valid.h"
+
+#define TRACKER_CODE_LEN 8
+#define TRACKER_NAME_MAX 255
+
+json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
+{
+    json_t *j = json_object(), *tags = json_array();
+    const char *base = qrt_public_base(q);
+    int i;
+
+    for (i = 0; t->tags && i < t->tags->nelts; i++) {
+        json_array_append_new(tags, json_string(APR_ARRAY_IDX(t->tags, i, const char *)));
+    }
+    json_object_set_new(j, "tracker_id", json_integer(t->id));
+    json_object_set_new(j, "code", json_string(t->code));
+    json_object_set_new(j, "name", json_string(t->name));
+    json_object_set_new(j, "type", json_string(t->type));
+    json_object_set_new(j, "redirect_url", json_string(t->redirect_url));
+    json_object_set_new(j, "tags", tags);
+    json_object_set_new(j, "scan_url", json_string(apr_pstrcat(q->r->pool, base,
+                        qrt_global.scan_prefix, "/", t->code, NULL)));
+    json_object_set_new(j, "short_url", json_string(apr_pstrcat(q->r->pool, base,
+                        qrt_global.click_prefix, "/", t->code, NULL)));
+    json_object_set_new(j, "created_at", qrt_json_time(t->created_at));
+    json_object_set_new(j, "updated_at", qrt_json_time(t->updated_at));
+    json_object_set_new(j, "totalScans", json_integer(t->total_scans));
+    json_object_set_new(j, "totalClicks", json_integer(t->total_clicks));
+    return j;
+}
+
+qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
+{
+    apr_int64_t id;
+    apr_status_t rv;
+
+    if (!seg || qrt_parse_int(seg, 1, APR_INT64_MAX, &id) != 0) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    rv = qrt_store_tracker_get(&q->db, q->r->pool, id, t);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "loading a tracker");
+    }
+    if (t->account_id != q->auth.account_id) {
+        return qrt_error(q, HTTP_FORBIDDEN, "This tracker is not accessible to this account.");
+    }
+    return NULL;
+}
+
+/* ---- reading a tracker from the body ------------------------------------------ */
+
+typedef struct {
+    qrt_req_t *q;
+    qrt_err_t *err;
+} tracker_check;
+
+static void tracker_invalid(tracker_check *c, const char *field, const char *msg)
+{
+    if (!c->err) {
+        c->err = qrt_error_field(c->q, HTTP_UNPROCESSABLE_ENTITY, field, msg);
+    }
+    else {
+        qrt_error_add(c->q, c->err, field, msg);
+        c->err->message = "The given data was invalid.";
+    }
+}
+
+/* A string field: *present says whether it was sent; wrong types are errors. */
+static const char *tracker_str(tracker_check *c, const char *field, int *present)
+{
+    qrt_req_t *q = c->q;
+
+    *present = 0;
+    if (q->json) {
+        json_t *v = json_object_get(q->json, field);
+
+        if (!v || json_is_null(v)) {
+            return NULL;
+        }
+        *present = 1;
+        if (!json_is_string(v)) {
+            tracker_invalid(c, field, apr_psprintf(q->r->pool,
+                            "The %s field must be a string.", field));
+            return NULL;
+        }
+        return json_string_value(v);
+    }
+    if (q->form && apr_table_get(q->form, field)) {
+        *present = 1;
+        return apr_table_get(q->form, field);
+    }
+    return NULL;
+}
+
+static int tracker_tag_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void tracker_tag_push(tracker_check *c, apr_array_header_t *tags, const char *tag)
+{
+    const char *why = qrt_valid_tag(tag);
+    int i;
+
+    if (why) {
+        tracker_invalid(c, "tags", apr_psprintf(c->q->r->pool, "Tag '%.64s' %s.",
+                                                tag, why));
+        return;
+    }
+    for (i = 0; i < tags->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(tags, i, const char *), tag)) {
+            return;
+        }
+    }
+    APR_ARRAY_PUSH(tags, const char *) = tag;
+}
+
+typedef struct {
+    tracker_check *c;
+    apr_array_header_t *tags;
+} tag_form_ctx;
+
+static int tracker_form_tag(void *data, const char *key, const char *value)
+{
+    tag_form_ctx *t = data;
+
+    (void)key;
+    tracker_tag_push(t->c, t->tags, value);
+    return 1;
+}
+
+/* The tags field: a JSON array of strings, or tags[] form fields. NULL if absent. */
+static apr_array_header_t *tracker_tags(tracker_check *c)
+{
+    qrt_req_t *q = c->q;
+    apr_array_header_t *tags = apr_array_make(q->r->pool, 4, sizeof(const char *));
+
+    if (q->json) {
+        json_t *v = json_object_get(q->json, "tags"), *x;
+        size_t i;
+
+        if (!v || json_is_null(v)) {
+            return NULL;
+        }
+        if (!json_is_array(v)) {
+            tracker_invalid(c, "tags", "The tags field must be an array of strings.");
+            return NULL;
+        }
+        json_array_foreach(v, i, x) {
+            if (!json_is_string(x)) {
+                tracker_invalid(c, "tags", "The tags field must be an array of strings.");
+                return NULL;
+            }
+            tracker_tag_push(c, tags, json_string_value(x));
+        }
+    }
+    else if (q->form && (apr_table_get(q->form, "tags[]") || apr_table_get(q->form, "tags"))) {
+        tag_form_ctx t = { c, tags };
+
+        apr_table_do(tracker_form_tag, &t, q->form, "tags[]", "tags", NULL);
+    }
+    else {
+        return NULL;
+    }
+    if (tags->nelts > QRT_TAGS_MAX) {
+        tracker_invalid(c, "tags", apr_psprintf(q->r->pool,
+                        "A tracker may have at most %d tags.", QRT_TAGS_MAX));
+    }
+    qsort(tags->elts, tags->nelts, sizeof(const char *), tracker_tag_cmp);
+    return tags;
+}
+
+/* Fills t from the body. creating: redirect_url is required and defaults apply;
+ * otherwise only the fields sent change. */
+static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating)
+{
+    tracker_check c = { q, NULL };
+    const char *url, *name, *type, *why;
+    apr_array_header_t *tags;
+    int has_url, has_name, has_type;
+
+    url = tracker_str(&c, "redirect_url", &has_url);
+    name = tracker_str(&c, "name", &has_name);
+    type = tracker_str(&c, "type", &has_type);
+    tags = tracker_tags(&c);
+
+    if (has_url && url) {
+        why = qrt_valid_redirect_url(url);
+        if (why) {
+            tracker_invalid(&c, "redirect_url", apr_pstrcat(q->r->pool,
+                            "The redirect_url ", why, ".", NULL));
+        }
+        else {
+            t->redirect_url = url;
+        }
+    }
+    else if (creating && !c.err) {
+        tracker_invalid(&c, "redirect_url", "The redirect_url field is required.");
+    }
+    if (has_name && name) {
+        apr_size_t n = strlen(name);
+
+        why = qrt_valid_text(name, n, 0);
+        if (n == 0 || n > TRACKER_NAME_MAX || why) {
+            tracker_invalid(&c, "name", apr_psprintf(q->r->pool, "The name must be 1 to "
+                            "%d bytes of text without control characters.",
+                            TRACKER_NAME_MAX));
+        }
+        else {
+            t->name = name;
+        }
+    }
+    if (has_type && type) {
+        if (strcmp(type, "website") != 0) {
+            tracker_invalid(&c, "type", "The type must be one of: website.");
+        }
+        else {
+            t->type = type;
+        }
+    }
+    if (tags) {
+        t->tags = tags;
+    }
+    if (c.err) {
+        return c.err;
+    }
+    if (creating) {
+        if (!t->type) {
+            t->type = "website";
+        }
+        if (!t->name) {
+            t->name = qrt_url_host(q->r->pool, t->redirect_url);
+        }
+        if (!t->tags) {
+            t->tags = apr_array_make(q->r->pool, 1, sizeof(const char *));
+        }
+    }
+    return NULL;
+}
+
+static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
+{
+    apr_status_t rv = APR_EEXIST;
+    int tries;
+
+    t->account_id = q->auth.account_id;
+    for (tries = 0; tries < 8 && rv == APR_EEXIST; tries++) {
+        char *code = apr_palloc(q->r->pool, TRACKER_CODE_LEN + 1);
+
+        if (qrt_code_generate(code, TRACKER_CODE_LEN) != APR_SUCCESS) {
+            return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+        }
+        t->code = code;
+        rv = qrt_store_tracker_add(&q->db, q->r->pool, t);
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "creating a tracker");
+    }
+    return NULL;
+}
+
+/* ---- QR images ------------------------------------------------------------------ */
+
+typedef struct {
+    apr_bucket_brigade *bb;
+} png_ctx;
+
+static apr_status_t tracker_png_write(void *ctx, const void *buf, apr_size_t len)
+{
+    png_ctx *c = ctx;
+
+    return apr_brigade_write(c->bb, NULL, NULL, buf, len);
+}
+
+qrt_err_t *qrt_qr_opts_parse(qrt_req_t *q, int status, const char *size,
+                             const char *margin, const char *ecc, qrt_qr_opts_t *o)
+{
+    apr_int64_t v;
+    qrt_err_t *e = NULL;
+
+    qrt_qr_opts_default(o);
+    if (size) {
+        if (qrt_parse_int(size, QRT_QR_SIZE_MIN, QRT_QR_SIZE_MAX, &v) != 0) {
+            e = qrt_error_field(q, status, "size", "The size must be an integer from 64 "
+                                "to 2048 (pixels).");
+        }
+        o->size = (int)v;
+    }
+    if (margin) {
+        if (qrt_parse_int(margin, QRT_QR_MARGIN_MIN, QRT_QR_MARGIN_MAX, &v) != 0) {
+            const char *msg = "The margin must be an integer from 0 to 16 (modules).";
+
+            if (e) {
+                qrt_error_add(q, e, "margin", msg);
+            }
+            else {
+                e = qrt_error_field(q, status, "margin", msg);
+            }
+        }
+        o->margin = (int)v;
+    }
+    if (ecc) {
+        if (strlen(ecc) != 1 || !strchr("LMQHlmqh", ecc[0])) {
+            const char *msg = "The ecc must be one of L, M, Q, H.";
+
+            if (e) {
+                qrt_error_add(q, e, "ecc", msg);
+            }
+            else {
+                e = qrt_error_field(q, status, "ecc", msg);
+            }
+        }
+        else {
+            o->ecc = apr_toupper(ecc[0]);
+        }
+    }
+    if (e && e->errors && json_object_size(e->errors) > 1) {
+        e->message = "The given data was invalid.";
+    }
+    return e;
+}
+
+qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *o,
+                           int status_on_error)
+{
+    request_rec *r = q->r;
+    png_ctx c;
+    const char *err = NULL;
+
+    c.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    if (qrt_qr_png(r->pool, text, strlen(text), o, tracker_png_write, &c, &err)
+        != APR_SUCCESS) {
+        apr_brigade_destroy(c.bb);
+        return qrt_error_field(q, status_on_error, "data",
+                               apr_pstrcat(r->pool, "The QR code cannot be made: ",
+                                           err ? err : "unknown error", ".", NULL));
+    }
+    ap_set_content_type(r, "image/png");
+    r->status = HTTP_OK;
+    if (r->header_only) {
+        apr_off_t len = 0;
+
+        apr_brigade_length(c.bb, 1, &len);
+        ap_set_content_length(r, len);
+        apr_brigade_cleanup(c.bb);
+    }
+    APR_BRIGADE_INSERT_TAIL(c.bb, apr_bucket_eos_create(c.bb->bucket_alloc));
+    ap_pass_brigade(r->output_filters, c.bb);
+    return NULL;
+}
+
+static const char *tracker_scan_url(qrt_req_t *q, const qrt_tracker_t *t)
+{
+    return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_global.scan_prefix, "/",
+                       t->code, NULL);
+}
+
+static int tracker_wants_png(qrt_req_t *q)
+{
+    const char *accept = apr_table_get(q->r->headers_in, "Accept");
+
+    return accept && ap_strcasestr(accept, "image/png") != NULL;
+}
+
+/* ---- endpoints -------------------------------------------------------------------- */
+
+/* 1: POST /tracker/qrcode */
+qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_qr_opts_t o;
+    qrt_err_t *e;
+    const char *png, *err = NULL, *scan;
+    apr_size_t len;
+    json_t *j, *qr;
+    char *b64;
+
+    memset(&t, 0, sizeof(t));
+    e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
+                          qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
+    if (e) {
+        return e;
+    }
+    if ((e = tracker_from_body(q, &t, 1)) != NULL) {
+        return e;
+    }
+    if ((e = tracker_insert(q, &t)) != NULL) {
+        return e;
+    }
+    scan = tracker_scan_url(q, &t);
+    if (tracker_wants_png(q)) {
+        apr_table_setn(q->r->headers_out, "X-Tracker-Id", apr_off_t_toa(q->r->pool, t.id));
+        return qrt_respond_png(q, scan, &o, HTTP_INTERNAL_SERVER_ERROR);
+    }
+    if (qrt_qr_png_buf(q->r->pool, scan, strlen(scan), &o, &png, &len, &err)
+        != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00030: QR image failed: %s",
+                      err ? err : "unknown");
+        return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    }
+    b64 = apr_palloc(q->r->pool, apr_base64_encode_len((int)len));
+    apr_base64_encode(b64, png, (int)len);
+    qr = json_object();
+    json_object_set_new(qr, "content_type", json_string("image/png"));
+    json_object_set_new(qr, "encoding", json_string("base64"));
+    json_object_set_new(qr, "data", json_string(b64));
+    j = json_object();
+    json_object_set_new(j, "tracker", qrt_tracker_json(q, &t));
+    json_object_set_new(j, "qr", qr);
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* 2: GET /tracker */
+qrt_err_t *qrt_tracker_list(qrt_req_t *q)
+{
+    apr_array_header_t *list;
+    apr_int64_t page, rows, total;
+    json_t *data, *j;
+    qrt_err_t *e;
+    int i;
+
+    if ((e = qrt_params_paging(q, &page, &rows)) != NULL) {
+        return e;
+    }
+    if (qrt_store_tracker_list(&q->db, q->r->pool, q->auth.account_id,
+                               (page - 1) * rows, rows, &list, &total) != APR_SUCCESS) {
+        return qrt_error_store(q, "listing trackers");
+    }
+    data = json_array();
+    for (i = 0; i < list->nelts; i++) {
+        json_array_append_new(data, qrt_tracker_json(q, &APR_ARRAY_IDX(list, i,
+                                                                       qrt_tracker_t)));
+    }
+    j = json_object();
+    json_object_set_new(j, "data", data);
+    json_object_set_new(j, "meta", qrt_paging_meta(page, rows, total));
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* 3: POST /tracker */
+qrt_err_t *qrt_tracker_create(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_err_t *e;
+
+    memset(&t, 0, sizeof(t));
+    if ((e = tracker_from_body(q, &t, 1)) != NULL) {
+        return e;
+    }
+    if ((e = tracker_insert(q, &t)) != NULL) {
+        return e;
+    }
+    return qrt_respond_json(q, HTTP_OK, qrt_tracker_json(q, &t));
+}
+
+/* 4: GET /tracker/show/<id> */
+qrt_err_t *qrt_tracker_show(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+
+    return e ? e : qrt_respond_json(q, HTTP_OK, qrt_tracker_json(q, &t));
+}
+
+/* PATCH /tracker/<id>: the printed code keeps working and goes to the new place. */
+qrt_err_t *qrt_tracker_update(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+    apr_status_t rv;
+
+    if (e) {
+        return e;
+    }
+    if ((e = tracker_from_body(q, &t, 0)) != NULL) {
+        return e;
+    }
+    rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "updating a tracker");
+    }
+    return qrt_respond_json(q, HTTP_OK, qrt_tracker_json(q, &t));
+}
+
+/* DELETE /tracker/<id>: 204; the code stops redirecting, visits stay. */
+qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+    apr_status_t rv;
+
+    if (e) {
+        return e;
+    }
+    rv = qrt_store_tracker_delete(&q->db, q->r->pool, t.id);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "deleting a tracker");
+    }
+    q->r->status = HTTP_NO_CONTENT;
+    return NULL;
+}
+
+/* GET /tracker/<id>/qrcode?size=&margin=&ecc= */
+qrt_err_t *qrt_tracker_image(qrt_req_t *q)
+{
+    qrt_tracker_t t;
+    qrt_qr_opts_t o;
+    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+
+    if (e) {
+        return e;
+    }
+    e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
+                          qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
+    if (e) {
+        return e;
+    }
+    return qrt_respond_png(q, tracker_scan_url(q, &t), &o, HTTP_INTERNAL_SERVER_ERROR);
+}

@@ -1,0 +1,26 @@
+/* qrt_csv: RFC 4180 CSV cells and rows, UTF-8, with a formula-injection
+ * guard for spreadsheet programs. */
+#ifndef QRT_CSV_H
+#define QRT_CSV_H
+
+#include <apr_pools.h>
+
+/* A fresh NUL-terminated copy of s (len bytes) in p in which every
+ * ill-formed UTF-8 subpart is replaced by U+FFFD (EF BF BD), one per
+ * maximal subpart as Unicode recommends, and so is every NUL byte (which
+ * could not survive in a C string). A NULL s gives "". */
+const char *qrt_csv_utf8_clean(apr_pool_t *p, const char *s, apr_size_t len);
+
+/* One cell: NULL -> empty. Ill-formed UTF-8 becomes U+FFFD. A value whose
+ * first byte is = + - @ TAB or CR gets a leading apostrophe (formula-
+ * injection guard). Then the cell is wrapped in double quotes, with inner
+ * quotes doubled, when it contains , " CR or LF, starts or ends with a
+ * space or TAB, or got the guard. Result in p (may be v itself when v needs
+ * no change). */
+const char *qrt_csv_cell(apr_pool_t *p, const char *v);
+
+/* A whole row of n cells (each through qrt_csv_cell; a NULL cells array is
+ * n empty cells) joined by ',' and ended by CRLF. n <= 0 gives "\r\n". */
+const char *qrt_csv_row(apr_pool_t *p, const char *const *cells, int n);
+
+#endif /* QRT_CSV_H */

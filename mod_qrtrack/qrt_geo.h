@@ -1,0 +1,16 @@
+/* qrt_geo: country and city of an IP address from a MaxMind-format database. */
+#ifndef QRT_GEO_H
+#define QRT_GEO_H
+
+#include <apr_pools.h>
+
+typedef struct qrt_geo_t qrt_geo_t;
+
+/* Opens path (memory-mapped; closed with p). NULL with *err on failure. */
+qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err);
+/* Looks ip up: *country (ISO code) and *city (English name) in p, NULL when the
+ * database has no answer. Thread-safe. */
+void qrt_geo_lookup(qrt_geo_t *g, apr_pool_t *p, const char *ip, const char **country,
+                    const char **city);
+
+#endif
