@@ -13,6 +13,10 @@
 #include "qrt_store.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
+#include "qrt_valid.h"
+#include <jansson.h>
+
+#define ADMIN_IMPORT_BATCH 1000
 
 typedef struct {
     apr_pool_t *p;
@@ -31,6 +35,8 @@ static void admin_help(void)
           "  token add ACCOUNT [--name LABEL]\n"
           "  token list ACCOUNT\n"
           "  token revoke TOKEN_ID\n"
+          "  visits import FILE      (JSON lines of visits; - for stdin)\n"
+          "  aggregates rebuild      (recompute report aggregates from visits)\n"
           "ACCOUNT is an account id or name. Defaults: --driver sqlite3 "
           "--params var/qrtrack.db\n", stdout);
 }
@@ -292,6 +298,189 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
     return 2;
 }
 
+/* A string member of a visit line; *bad set when it has the wrong type. */
+static const char *admin_jstr(apr_pool_t *p, json_t *o, const char *k, apr_size_t max,
+                              int *bad)
+{
+    json_t *v = json_object_get(o, k);
+    const char *s;
+
+    if (!v || json_is_null(v)) {
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    s = json_string_value(v);
+    if (strlen(s) > max || qrt_valid_text(s, strlen(s), 1)) {
+        *bad = 1;
+        return NULL;
+    }
+    return apr_pstrdup(p, s);
+}
+
+static int admin_import_flush(admin_ctx *c, apr_pool_t *p, qrt_visit_t *v, int n)
+{
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv;
+
+    if (n == 0) {
+        return 0;
+    }
+    if (qrt_db_begin(&c->db, p, &tx) != APR_SUCCESS) {
+        return admin_fail("%s%s", c->db.error, NULL);
+    }
+    rv = qrt_store_visits_record(&c->db, p, v, n);
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(&c->db, tx);
+    }
+    if (qrt_db_end(&c->db, p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
+        return admin_fail("import failed: %s%s", c->db.error ? c->db.error : "", NULL);
+    }
+    return 0;
+}
+
+/* visits import FILE: one JSON visit object per line (CONTRACT section 2 fields). */
+static int admin_visits_import(admin_ctx *c, const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    qrt_visit_t *batch;
+    apr_pool_t *bp;
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0, total = 0;
+    int n = 0;
+
+    if (!f) {
+        return admin_fail("cannot read %s%s", path, NULL);
+    }
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    apr_pool_create(&bp, c->p);
+    batch = apr_pcalloc(c->p, ADMIN_IMPORT_BATCH * sizeof(*batch));
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t je;
+        json_t *o;
+        qrt_visit_t *v = &batch[n];
+        qrt_tracker_t t;
+        const char *when, *err_field = NULL;
+        char *vis;
+        int bad = 0, off;
+        json_t *id, *bot;
+
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == '\0') {
+            continue;
+        }
+        o = json_loads(line, 0, &je);
+        if (!o || !json_is_object(o)) {
+            json_decref(o);
+            return admin_fail("line %s: not a JSON object%s",
+                              apr_ltoa(c->p, lineno), NULL);
+        }
+        memset(v, 0, sizeof(*v));
+        id = json_object_get(o, "tracker_id");
+        bot = json_object_get(o, "bot");
+        when = admin_jstr(bp, o, "visit_start", 64, &bad);
+        v->source = admin_jstr(bp, o, "source", 8, &bad);
+        v->ip = admin_jstr(bp, o, "ip", 64, &bad);
+        v->country = admin_jstr(bp, o, "country", 8, &bad);
+        v->city = admin_jstr(bp, o, "city", 128, &bad);
+        v->browser = admin_jstr(bp, o, "browser", 64, &bad);
+        v->browser_version = admin_jstr(bp, o, "browser_version", 32, &bad);
+        v->os = admin_jstr(bp, o, "os", 64, &bad);
+        v->device = admin_jstr(bp, o, "device", 16, &bad);
+        v->referer = admin_jstr(bp, o, "referer", 2048, &bad);
+        v->user_agent = admin_jstr(bp, o, "user_agent", 1024, &bad);
+        if (!json_is_integer(id) || json_integer_value(id) <= 0) {
+            err_field = "tracker_id";
+        }
+        else if (!when || qrt_date_parse(when, &v->visit_start, &off) != 0) {
+            err_field = "visit_start";
+        }
+        else if (!v->source || (strcmp(v->source, "scan") && strcmp(v->source, "click"))) {
+            err_field = "source (scan or click)";
+        }
+        else if (bot && !json_is_boolean(bot)) {
+            err_field = "bot";
+        }
+        else if (bad) {
+            err_field = "a text field";
+        }
+        if (!err_field) {
+            v->tracker_id = json_integer_value(id);
+            v->bot = json_is_true(bot);
+            if (!v->device) {
+                v->device = v->bot ? "bot" : "other";
+            }
+            if (qrt_store_tracker_get(&c->db, bp, v->tracker_id, &t) != APR_SUCCESS) {
+                err_field = "tracker_id (no such tracker)";
+            }
+        }
+        json_decref(o);
+        if (err_field) {
+            return admin_fail("line %s: bad %s", apr_ltoa(c->p, lineno), err_field);
+        }
+        vis = apr_palloc(bp, 17);
+        qrt_visitor_id(vis, v->ip, v->user_agent);
+        v->visitor = vis;
+        if (++n == ADMIN_IMPORT_BATCH) {
+            if (admin_import_flush(c, bp, batch, n)) {
+                return 1;
+            }
+            total += n;
+            n = 0;
+            apr_pool_clear(bp);
+        }
+    }
+    if (admin_import_flush(c, bp, batch, n)) {
+        return 1;
+    }
+    total += n;
+    free(line);
+    if (f != stdin) {
+        fclose(f);
+    }
+    printf("%ld\n", total);
+    return 0;
+}
+
+static int admin_visits(admin_ctx *c, int argc, const char *const *argv)
+{
+    if (argc == 2 && !strcmp(argv[0], "import")) {
+        return admin_visits_import(c, argv[1]);
+    }
+    admin_usage();
+    return 2;
+}
+
+static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
+{
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv;
+
+    if (argc != 1 || strcmp(argv[0], "rebuild")) {
+        admin_usage();
+        return 2;
+    }
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    if (qrt_db_begin(&c->db, c->p, &tx) != APR_SUCCESS) {
+        return admin_fail("%s%s", c->db.error, NULL);
+    }
+    rv = qrt_store_agg_rebuild(&c->db, c->p);
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(&c->db, tx);
+    }
+    if (qrt_db_end(&c->db, c->p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
+        return admin_fail("rebuild failed: %s%s", c->db.error ? c->db.error : "", NULL);
+    }
+    return 0;
+}
+
 int main(int argc, const char *const *argv)
 {
     admin_ctx c;
@@ -334,6 +523,12 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "token")) {
         rc = admin_token(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "visits")) {
+        rc = admin_visits(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "aggregates")) {
+        rc = admin_aggregates(&c, argc - i - 1, argv + i + 1);
     }
     else {
         admin_usage();

@@ -241,7 +241,14 @@ static const char *scan_clean(apr_pool_t *p, const char *v, apr_size_t max)
         return NULL;
     }
     n = strlen(v);
-    return qrt_csv_utf8_clean(p, v, n > max ? max : n);
+    if (n > max) {
+        /* Cut on a character boundary so no valid character is mangled. */
+        n = max;
+        while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80) {
+            n--;
+        }
+    }
+    return qrt_csv_utf8_clean(p, v, n);
 }
 
 static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracker_id,
@@ -250,8 +257,7 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
     const char *ip = r->useragent_ip;
     qrt_ua_t parsed;
-    char digest[65];
-    const char *key;
+    char *visitor;
 
     memset(v, 0, sizeof(*v));
     v->tracker_id = tracker_id;
@@ -275,9 +281,9 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     v->device = parsed.device;
     v->bot = parsed.bot;
     /* A visitor is an (address as stored, user agent) pair. */
-    key = apr_pstrcat(r->pool, v->ip ? v->ip : "", "\n", ua ? ua : "", NULL);
-    qrt_sha256_hex(key, strlen(key), digest);
-    v->visitor = apr_pstrndup(r->pool, digest, 16);
+    visitor = apr_palloc(r->pool, 17);
+    qrt_visitor_id(visitor, v->ip, v->user_agent);
+    v->visitor = visitor;
 }
 
 /* The code of /q/<code>: exactly one segment below the handler's location. */

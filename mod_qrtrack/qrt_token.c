@@ -56,3 +56,27 @@ int qrt_token_plausible(const char *t)
     }
     return n > 0;
 }
+
+void qrt_visitor_id(char *out, const char *ip, const char *user_agent)
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char md[EVP_MAX_MD_SIZE];
+    static const char hex[] = "0123456789abcdef";
+    unsigned int n = 0, i;
+
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    if (ip) {
+        EVP_DigestUpdate(ctx, ip, strlen(ip));
+    }
+    EVP_DigestUpdate(ctx, "\n", 1);
+    if (user_agent) {
+        EVP_DigestUpdate(ctx, user_agent, strlen(user_agent));
+    }
+    EVP_DigestFinal_ex(ctx, md, &n);
+    EVP_MD_CTX_free(ctx);
+    for (i = 0; i < 8; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[16] = '\0';
+}

@@ -18,6 +18,9 @@ void qrt_sha256_hex(const void *data, apr_size_t len, char *out);
 const char *qrt_token_digest(apr_pool_t *p, const char *token);
 /* The display prefix stored for token. */
 const char *qrt_token_shown(apr_pool_t *p, const char *token);
+/* The visitor id of a visit (17 bytes with NUL): 16 hex digits of SHA-256 over the
+ * address as stored and the user agent. NULLs count as empty. */
+void qrt_visitor_id(char *out, const char *ip, const char *user_agent);
 /* 1 if t could be a token at all: 1..QRT_TOKEN_MAX printable ASCII bytes. */
 int qrt_token_plausible(const char *t);
 

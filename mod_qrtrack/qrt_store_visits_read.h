@@ -1,0 +1,56 @@
+/* qrt_store_visits_read: reading a tracker's visits (listing, search, polling,
+ * export). The writer side is qrt_store_visits_record (qrt_store.h).
+ *
+ * Order everywhere: newest first, visit_start descending, ties by id descending.
+ * Every query is answered from the index visits_tracker_time (tracker_id,
+ * visit_start), whose SQLite entries end with the rowid, so no query sorts. */
+#ifndef QRT_STORE_VISITS_READ_H
+#define QRT_STORE_VISITS_READ_H
+
+#include "qrt_store.h"
+
+/* Which visits of one tracker: all bounds inclusive, open ends as
+ * APR_INT64_MIN / APR_INT64_MAX (qrt_visit_filter_init sets them). */
+typedef struct {
+    apr_int64_t tracker_id;
+    apr_int64_t start;          /* visit_start >= start */
+    apr_int64_t end;            /* visit_start <= end */
+    apr_int64_t since_id;       /* id > since_id (0: all) */
+    const char *search;         /* NULL, or text that one of browser, os, device,
+                                 * country, city, referer, user_agent, ip contains
+                                 * (ASCII letters case-insensitively) */
+} qrt_visit_filter_t;
+
+/* Most visits read per query of an export. */
+#define QRT_VISITS_CHUNK 1000
+
+/* A filter of every visit of tracker_id. */
+void qrt_visit_filter_init(qrt_visit_filter_t *f, apr_int64_t tracker_id);
+
+/* How many visits f selects. */
+apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
+                                    const qrt_visit_filter_t *f, apr_int64_t *total);
+
+/* Visits offset..offset+limit-1 of f in listing order: an array of qrt_visit_t
+ * (visitor left NULL), everything allocated in p. */
+apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
+                                   const qrt_visit_filter_t *f, apr_int64_t offset,
+                                   apr_int64_t limit, apr_array_header_t **out);
+
+/* Keyed paging for exports: at most limit visits of f that come after the
+ * visit (after_start, after_id) in listing order (after_id 0: from the top).
+ * Cost does not grow with the depth. Array of qrt_visit_t in p. */
+apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
+                                    const qrt_visit_filter_t *f, apr_int64_t after_start,
+                                    apr_int64_t after_id, apr_int64_t limit,
+                                    apr_array_header_t **out);
+
+/* The highest visit id of a tracker, 0 when it has none (one index probe). */
+apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                     apr_int64_t *max_id);
+
+/* The LIKE pattern of a search text: ASCII letters lowered, '\\', '%' and '_'
+ * escaped with '\\', wrapped in '%'. In p. */
+const char *qrt_visits_like_pattern(apr_pool_t *p, const char *search);
+
+#endif

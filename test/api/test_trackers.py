@@ -1,0 +1,489 @@
+"""Trackers, scans and QR images: endpoints 1-4 and 11, /q and /l, visit recording."""
+import base64
+import concurrent.futures
+import json
+import os
+import signal
+import struct
+import subprocess
+import tempfile
+
+import pytest
+import requests
+
+from conftest import Api, Server, apxs, start_server
+
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+          "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
+WIN_CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
+              "Gecko) Chrome/120.0.0.0 Safari/537.36")
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def decode_qr(png_bytes):
+    """The text of the one QR code in a PNG, decoded by zbarimg."""
+    assert png_bytes[:8] == b"\x89PNG\r\n\x1a\n"
+    with tempfile.NamedTemporaryFile(suffix=".png") as f:
+        f.write(png_bytes)
+        f.flush()
+        p = subprocess.run(["zbarimg", "--raw", "-q", "-Sbinary", f.name],
+                           capture_output=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.decode("utf-8").rstrip("\n")
+
+
+def png_size(png_bytes):
+    return struct.unpack(">II", png_bytes[16:24])
+
+
+def create(api, **body):
+    body.setdefault("redirect_url", "https://example.com/spring")
+    r = api.post("/tracker", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def scan(server, t, ua=IPHONE, kind="q", **kw):
+    return requests.get("%s/%s/%s" % (server.base, kind, t["code"]), allow_redirects=False,
+                        headers={"User-Agent": ua, **kw.pop("headers", {})}, timeout=30, **kw)
+
+
+# -- endpoint 1: POST /tracker/qrcode -------------------------------------------------
+
+def test_qrcode_json_payload_decodes_to_scan_url(server, api):
+    r = api.post("/tracker/qrcode", json={"redirect_url": "https://www.example.com/x?a=1"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    t, qr = body["tracker"], body["qr"]
+    assert qr["content_type"] == "image/png" and qr["encoding"] == "base64"
+    assert t["name"] == "www.example.com"
+    assert t["scan_url"] == "%s/q/%s" % (server.base, t["code"])
+    assert t["short_url"] == "%s/l/%s" % (server.base, t["code"])
+    assert decode_qr(base64.b64decode(qr["data"])) == t["scan_url"]
+    # Scanning it redirects to the destination.
+    r = requests.get(t["scan_url"], allow_redirects=False, headers={"User-Agent": IPHONE})
+    assert r.status_code == 302 and r.headers["Location"] == "https://www.example.com/x?a=1"
+
+
+def test_qrcode_png_with_accept_header(server, api):
+    r = api.post("/tracker/qrcode", json={"redirect_url": "https://example.org/", "name": "Flyer"},
+                 headers={"Accept": "image/png"})
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "image/png"
+    assert int(r.headers["Content-Length"]) == len(r.content)
+    tid = int(r.headers["X-Tracker-Id"])
+    t = api.get("/tracker/show/%d" % tid).json()
+    assert t["name"] == "Flyer"
+    assert decode_qr(r.content) == t["scan_url"]
+
+
+def test_qrcode_needs_a_token(anon):
+    r = anon.post("/tracker/qrcode", json={"redirect_url": "https://example.org/"})
+    assert r.status_code == 401
+
+
+def test_qrcode_validation(api):
+    for body, field in [({}, "redirect_url"), ({"redirect_url": "ftp://x.org/"}, "redirect_url"),
+                        ({"redirect_url": 5}, "redirect_url"),
+                        ({"redirect_url": "https://x.org/", "name": ["a"]}, "name")]:
+        r = api.post("/tracker/qrcode", json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert field in r.json()["errors"]
+
+
+# -- endpoints 2-4 and the extras -----------------------------------------------------------
+
+def test_create_and_show(api):
+    t = create(api, name="Spring", tags=["region:eu", "campaign:spring", "region:eu"])
+    assert isinstance(t["tracker_id"], int)
+    assert t["type"] == "website" and t["tags"] == ["campaign:spring", "region:eu"]
+    assert len(t["code"]) >= 6 and t["code"].isalnum()
+    assert t["totalScans"] == 0 and t["totalClicks"] == 0
+    assert t["created_at"].endswith("+0000")
+    shown = api.get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert shown == t
+
+
+def test_codes_are_random(api):
+    codes = [create(api)["code"] for _ in range(5)]
+    assert len(set(codes)) == 5
+
+
+def test_urlencoded_create(api):
+    r = api.post("/tracker", data={"redirect_url": "https://example.net/a", "tags[]": ["a:1", "b"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["tags"] == ["a:1", "b"] and r.json()["name"] == "example.net"
+
+
+@pytest.mark.parametrize("body,field", [
+    ({}, "redirect_url"),
+    ({"redirect_url": "javascript:alert(1)"}, "redirect_url"),
+    ({"redirect_url": "https://"}, "redirect_url"),
+    ({"redirect_url": "https://example.com/" + "a" * 2040}, "redirect_url"),
+    ({"redirect_url": "https://exa mple.com/"}, "redirect_url"),
+    ({"redirect_url": ["https://example.com/"]}, "redirect_url"),
+    ({"redirect_url": "https://example.com/", "name": ""}, "name"),
+    ({"redirect_url": "https://example.com/", "name": "x" * 256}, "name"),
+    ({"redirect_url": "https://example.com/", "name": "a\u0001b"}, "name"),
+    ({"redirect_url": "https://example.com/", "type": "vcard"}, "type"),
+    ({"redirect_url": "https://example.com/", "type": 1}, "type"),
+    ({"redirect_url": "https://example.com/", "tags": "a"}, "tags"),
+    ({"redirect_url": "https://example.com/", "tags": [1]}, "tags"),
+    ({"redirect_url": "https://example.com/", "tags": ["x" * 65]}, "tags"),
+    ({"redirect_url": "https://example.com/", "tags": [""]}, "tags"),
+    ({"redirect_url": "https://example.com/", "tags": ["t%d" % i for i in range(21)]}, "tags"),
+])
+def test_create_validation(api, body, field):
+    r = api.post("/tracker", json=body)
+    assert r.status_code == 422, r.text
+    err = r.json()
+    assert field in err["errors"] and err["message"]
+
+
+def test_several_bad_fields_are_all_named(api):
+    r = api.post("/tracker", json={"redirect_url": "ftp://x", "name": 3, "type": "x"})
+    assert r.status_code == 422
+    assert set(r.json()["errors"]) == {"redirect_url", "name", "type"}
+
+
+def test_sql_metacharacters_are_data(api):
+    name = "Robert'); DROP TABLE trackers;--"
+    t = create(api, name=name, tags=["x:'\"%_"])
+    assert api.get("/tracker/show/%d" % t["tracker_id"]).json()["name"] == name
+    assert api.get("/tracker").status_code == 200
+
+
+def test_list_is_paged_and_own_account_only(server):
+    server.account("lister")
+    with Api(server, server.token("lister")) as a:
+        ids = [create(a, name="t%d" % i)["tracker_id"] for i in range(5)]
+        r = a.get("/tracker", params={"rows": 2, "page": 2})
+        assert r.status_code == 200
+        body = r.json()
+        assert [t["tracker_id"] for t in body["data"]] == ids[2:4]
+        assert body["meta"] == {"current_page": 2, "per_page": 2, "total": 5, "last_page": 3}
+        assert a.get("/tracker", params={"page": 9}).json()["data"] == []
+        for bad in [{"rows": 0}, {"rows": 1001}, {"page": 0}, {"page": "x"}]:
+            r = a.get("/tracker", params=bad)
+            assert r.status_code == 422 and list(bad)[0] in r.json()["errors"]
+    with Api(server, server.token("other")) as o:
+        others = {t["tracker_id"] for t in o.get("/tracker", params={"rows": 1000}).json()["data"]}
+        assert not others & set(ids)
+
+
+def test_show_unknown_and_non_numeric_is_404(api):
+    for tid in ["abc", "999999999", "0", "-1", "1.5", "9" * 30]:
+        assert api.get("/tracker/show/" + tid).status_code == 404, tid
+
+
+def test_other_accounts_tracker_is_403_everywhere(api, other_api):
+    t = create(api)
+    tid = t["tracker_id"]
+    for method, path, kw in [("GET", "/tracker/show/%d", {}),
+                             ("PATCH", "/tracker/%d", {"json": {"name": "x"}}),
+                             ("DELETE", "/tracker/%d", {}),
+                             ("GET", "/tracker/%d/qrcode", {})]:
+        r = other_api.request(method, path % tid, **kw)
+        assert r.status_code == 403, (method, path, r.text)
+        assert "not accessible" in r.json()["message"]
+    assert api.get("/tracker/show/%d" % tid).json()["name"] == t["name"]
+
+
+def test_patch_moves_the_destination(server, api):
+    t = create(api, redirect_url="https://old.example.com/", tags=["a:1"])
+    assert scan(server, t).headers["Location"] == "https://old.example.com/"
+    r = api.patch("/tracker/%d" % t["tracker_id"],
+                  json={"redirect_url": "https://new.example.com/", "tags": ["b:2"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["redirect_url"] == "https://new.example.com/"
+    assert r.json()["tags"] == ["b:2"] and r.json()["name"] == t["name"]
+    assert r.json()["code"] == t["code"]
+    assert scan(server, t).headers["Location"] == "https://new.example.com/"
+    assert api.patch("/tracker/%d" % t["tracker_id"],
+                     json={"redirect_url": "mailto:x@y"}).status_code == 422
+
+
+def test_delete(server, api):
+    t = create(api)
+    assert api.delete("/tracker/%d" % t["tracker_id"]).status_code == 204
+    assert api.get("/tracker/show/%d" % t["tracker_id"]).status_code == 404
+    assert scan(server, t).status_code == 404
+    assert api.delete("/tracker/%d" % t["tracker_id"]).status_code == 404
+
+
+def test_tracker_image_options(api):
+    t = create(api)
+    r = api.get("/tracker/%d/qrcode" % t["tracker_id"], params={"size": 512, "margin": 2, "ecc": "H"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "image/png"
+    assert png_size(r.content) == (512, 512)
+    assert decode_qr(r.content) == t["scan_url"]
+    r = api.get("/tracker/%d/qrcode" % t["tracker_id"])
+    assert png_size(r.content) == (300, 300)
+    for bad in [{"size": 10}, {"size": 5000}, {"margin": 17}, {"ecc": "X"}, {"size": "big"}]:
+        r = api.get("/tracker/%d/qrcode" % t["tracker_id"], params=bad)
+        assert r.status_code == 422 and list(bad)[0] in r.json()["errors"]
+
+
+def test_route_errors(api):
+    assert api.get("/tracker/5").status_code == 405
+    assert api.get("/tracker/5").headers["Allow"] == "PATCH, DELETE"
+    assert api.put("/tracker").status_code == 405
+    assert api.get("/tracker/abc/qrcode").status_code == 404
+
+
+# -- scans and clicks ----------------------------------------------------------------------
+
+def test_scans_clicks_and_bots_are_counted(server, api):
+    t = create(api)
+    for _ in range(3):
+        r = scan(server, t)
+        assert r.status_code == 302 and r.headers["Location"] == t["redirect_url"]
+        assert r.headers["Cache-Control"] == "no-store"
+    for _ in range(2):
+        assert scan(server, t, kind="l", ua=WIN_CHROME).status_code == 302
+    assert scan(server, t, ua=GOOGLEBOT).status_code == 302
+    shown = api.get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert shown["totalScans"] == 3 and shown["totalClicks"] == 2
+    rows = server.sql("SELECT source, bot, browser, os, device, ip FROM visits "
+                      "WHERE tracker_id = %d ORDER BY id" % t["tracker_id"]).splitlines()
+    assert rows[:3] == ["scan|0|Mobile Safari|iOS|mobile|127.0.0.0"] * 3
+    assert rows[3:5] == ["click|0|Chrome|Windows|desktop|127.0.0.0"] * 2
+    assert rows[5].startswith("scan|1|Googlebot|") and rows[5].endswith("|bot|127.0.0.0")
+
+
+def test_visit_keeps_referer_and_agent(server, api):
+    t = create(api)
+    scan(server, t, headers={"Referer": "https://news.example/ü?a=1".encode()})
+    # Bytes that are not UTF-8 (here Latin-1) are stored as U+FFFD, never raw.
+    scan(server, t, headers={"Referer": "https://x.example/\xfc".encode("latin-1")})
+    rows = server.sql("SELECT referer, user_agent FROM visits WHERE tracker_id = %d "
+                      "ORDER BY id" % t["tracker_id"]).splitlines()
+    assert rows == ["https://news.example/ü?a=1|" + IPHONE,
+                    "https://x.example/\ufffd|" + IPHONE]
+
+
+def test_head_redirects_without_recording(server, api):
+    t = create(api)
+    r = requests.head(t["scan_url"], allow_redirects=False)
+    assert r.status_code == 302 and r.headers["Location"] == t["redirect_url"]
+    assert server.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d" % t["tracker_id"]).strip() == "0"
+
+
+def test_scan_errors(server, api):
+    t = create(api)
+    assert requests.post(t["scan_url"], allow_redirects=False).status_code == 405
+    for path in ["/q/nope!", "/q/AAAAAAAA", "/q/", "/l/zz", "/q/%s/extra" % t["code"],
+                 "/q/" + "a" * 100]:
+        assert requests.get(server.base + path, allow_redirects=False).status_code == 404, path
+
+
+def test_concurrent_scans_are_all_recorded(server, api):
+    t = create(api)
+
+    def one(i):
+        return scan(server, t, kind="q" if i % 2 else "l").status_code
+    with concurrent.futures.ThreadPoolExecutor(max_workers=32) as ex:
+        codes = list(ex.map(one, range(300)))
+    assert codes.count(302) == 300
+    shown = api.get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert shown["totalScans"] == 150 and shown["totalClicks"] == 150
+    assert server.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d" % t["tracker_id"]).strip() == "300"
+
+
+def children(srv):
+    with open(os.path.join(srv.dir, "run", "httpd.pid")) as f:
+        parent = f.read().strip()
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", parent], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_redirected_scans_survive_killed_children():
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        codes = []
+        with requests.Session() as s:
+            for _ in range(25):
+                codes.append(s.get(t["scan_url"], allow_redirects=False,
+                                   headers={"User-Agent": IPHONE}).status_code)
+        for pid in children(srv):
+            os.kill(pid, signal.SIGKILL)
+        assert codes.count(302) == 25
+        assert srv.sql("SELECT COUNT(*) FROM visits").strip() == "25"
+    finally:
+        srv.cleanup()
+
+
+def test_full_scan_queue_answers_503_and_loses_nothing():
+    srv = start_server(extra="QRTrackScanQueue 1\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+
+        def one(_):
+            return scan(srv, t)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=40) as ex:
+            rs = list(ex.map(one, range(400)))
+        codes = [r.status_code for r in rs]
+        assert set(codes) <= {302, 503}
+        assert codes.count(503) > 0, "a queue of 1 under 40 concurrent scans never filled"
+        assert all(r.headers.get("Retry-After") for r in rs if r.status_code == 503)
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+    finally:
+        srv.cleanup()
+
+
+def test_ip_anonymisation_off_and_geo_from_environment():
+    extra = ("QRTrackAnonymizeIP Off\n"
+             "LoadModule setenvif_module %s/mod_setenvif.so\n"
+             "SetEnvIf X-Test-Country \"^([A-Z]{2})$\" MM_COUNTRY_CODE=$1\n"
+             "SetEnvIf X-Test-City \"^(.+)$\" MM_CITY_NAME=$1\n" % apxs("LIBEXECDIR"))
+    srv = start_server(extra=extra, accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        scan(srv, t, headers={"X-Test-Country": "DE", "X-Test-City": "Berlin"})
+        scan(srv, t)
+        rows = srv.sql("SELECT ip, country, city FROM visits ORDER BY id").splitlines()
+        assert rows == ["127.0.0.1|DE|Berlin", "127.0.0.1||"]
+    finally:
+        srv.cleanup()
+
+
+MMDB_WRITER = r'''
+use strict;
+use MaxMind::DB::Writer::Tree;
+my $tree = MaxMind::DB::Writer::Tree->new(
+    ip_version => 6, record_size => 24, database_type => 'GeoIP2-City',
+    languages => ['en'], description => { en => 'qrtrack test' },
+    remove_reserved_networks => 0,
+    map_key_type_callback => sub { $_[0] =~ /^(country|city|names)$/ ? 'map' : 'utf8_string' },
+    alias_ipv6_to_ipv4 => 1);
+$tree->insert_network('127.0.0.0/8', {
+    country => { iso_code => 'FR' }, city => { names => { en => 'Paris' } } });
+open my $fh, '>:raw', $ARGV[0] or die;
+$tree->write_tree($fh);
+close $fh;
+'''
+
+
+def test_geo_from_mmdb_database():
+    d = tempfile.mkdtemp(prefix="qrtrack-mmdb-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "City.mmdb")
+    subprocess.run(["perl", "-e", MMDB_WRITER, path], check=True)
+    os.chmod(path, 0o644)
+    srv = start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
+                       accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        assert scan(srv, t).status_code == 302
+        assert srv.sql("SELECT ip, country, city FROM visits").strip() == "127.0.0.0|FR|Paris"
+    finally:
+        srv.cleanup()
+        os.unlink(path)
+        os.rmdir(d)
+
+
+# -- endpoint 11: POST /qrCode ----------------------------------------------------------------
+
+def unescape_wifi(payload):
+    """Splits a WIFI: payload into its fields, undoing the backslash escapes."""
+    assert payload.startswith("WIFI:") and payload.endswith(";;")
+    fields, key, cur, i, body = {}, None, "", 0, payload[5:-1]
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            cur += body[i + 1]
+            i += 2
+            continue
+        if c == ":" and key is None:
+            key, cur = cur, ""
+        elif c == ";":
+            fields[key] = cur
+            key, cur = None, ""
+        else:
+            cur += c
+        i += 1
+    return fields
+
+
+def test_plain_url_qr(server, api):
+    before = server.sql("SELECT COUNT(*) FROM trackers").strip()
+    r = api.post("/qrCode", files={"type": (None, "url"), "url": (None, "https://example.com/a?b=c&d=é")})
+    assert r.status_code == 200, r.text
+    assert r.headers["Content-Type"] == "image/png"
+    assert int(r.headers["Content-Length"]) == len(r.content)
+    assert decode_qr(r.content) == "https://example.com/a?b=c&d=é"
+    assert server.sql("SELECT COUNT(*) FROM trackers").strip() == before
+
+
+def test_wifi_qr_with_special_characters(api):
+    name, password = 'Café;Net:"5\\G",x', 'p;a:s"s\\w,d'
+    r = api.post("/qrCode", files={"type": (None, "wifi"), "network_name": (None, name),
+                                   "network_password": (None, password),
+                                   "network_encryption": (None, "wpa2")})
+    assert r.status_code == 200, r.text
+    payload = decode_qr(r.content)
+    fields = unescape_wifi(payload)
+    assert fields == {"T": "WPA", "S": name, "P": password}
+
+
+def test_wifi_nopass_hidden_and_urlencoded(api):
+    r = api.post("/qrCode", data={"type": "wifi", "network_name": "Guest",
+                                  "network_encryption": "nopass", "network_hidden": "true",
+                                  "size": "400", "ecc": "q"})
+    assert r.status_code == 200, r.text
+    assert png_size(r.content) == (400, 400)
+    assert unescape_wifi(decode_qr(r.content)) == {"T": "nopass", "S": "Guest", "H": "true"}
+    r = api.post("/qrCode", data={"type": "wifi", "network_name": "Old", "network_password": "k",
+                                  "network_encryption": "WEP"})
+    assert unescape_wifi(decode_qr(r.content)) == {"T": "WEP", "S": "Old", "P": "k"}
+
+
+@pytest.mark.parametrize("form,field", [
+    ({}, "type"),
+    ({"type": "sms"}, "type"),
+    ({"type": "url"}, "url"),
+    ({"type": "url", "url": "notaurl"}, "url"),
+    ({"type": "url", "url": "ftp://example.com/"}, "url"),
+    ({"type": "wifi"}, "network_name"),
+    ({"type": "wifi", "network_name": "x"}, "network_password"),
+    ({"type": "wifi", "network_name": "x", "network_password": "y", "network_encryption": "WPA9"},
+     "network_encryption"),
+    ({"type": "wifi", "network_name": "x", "network_encryption": "nopass", "network_hidden": "maybe"},
+     "network_hidden"),
+    ({"type": "url", "url": "https://example.com/", "size": "63"}, "size"),
+    ({"type": "url", "url": "https://example.com/", "margin": "-1"}, "margin"),
+    ({"type": "url", "url": "https://example.com/", "ecc": "Z"}, "ecc"),
+    ({"type": "wifi", "network_name": "x" * 2000, "network_encryption": "nopass"}, "network_name"),
+])
+def test_plain_qr_validation_is_400(api, form, field):
+    files = {k: (None, v) for k, v in form.items()} or {"x": (None, "")}
+    r = api.post("/qrCode", files=files)
+    assert r.status_code == 400, r.text
+    assert field in r.json()["errors"]
+
+
+def test_plain_qr_too_much_data_is_400(api):
+    r = api.post("/qrCode", files={"type": (None, "url"),
+                                   "url": (None, "https://example.com/" + "a" * 2000),
+                                   "ecc": (None, "H"), "size": (None, "64")})
+    assert r.status_code in (200, 400)
+    if r.status_code == 200:
+        assert decode_qr(r.content).startswith("https://example.com/")
+
+
+def test_plain_qr_needs_token(anon):
+    r = anon.post("/qrCode", files={"type": (None, "url"), "url": (None, "https://example.com/")})
+    assert r.status_code == 401
+
+
+def test_broken_multipart_is_400_json(api):
+    r = api.post("/qrCode", data=b"--b\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nurl",
+                 headers={"Content-Type": "multipart/form-data; boundary=b"})
+    assert r.status_code == 400 and r.json()["message"]
+    r = api.post("/qrCode", data=b"x", headers={"Content-Type": "multipart/form-data"})
+    assert r.status_code == 400
