@@ -12,6 +12,7 @@
 #include "http_core.h"
 #include "http_log.h"
 #include "http_main.h"
+#include "http_request.h"
 #include "ap_mpm.h"
 #include "unixd.h"
 #include "util_mutex.h"
@@ -307,6 +308,27 @@ static int qrt_schema_setup(apr_pool_t *ptemp, server_rec *s)
     return OK;
 }
 
+apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_t **m)
+{
+    apr_pool_t *pp = s->process->pool;
+    const char *key = apr_pstrcat(pp, "qrtrack-mutex-", type, NULL);
+    apr_global_mutex_t *found = NULL;
+    apr_status_t rv;
+
+    apr_pool_userdata_get((void **)&found, key, pp);
+    if (!found) {
+        rv = ap_global_mutex_create(&found, NULL, type, NULL, s, pp, 0);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00009: cannot create the "
+                         "%s mutex", type);
+            return rv;
+        }
+        apr_pool_userdata_set(found, key, apr_pool_cleanup_null, pp);
+    }
+    *m = found;
+    return APR_SUCCESS;
+}
+
 static void qrt_prepare_one(void *ctx, const char *label, const char *sql)
 {
     ap_dbd_prepare((server_rec *)ctx, sql, label);
@@ -319,6 +341,10 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
+    if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, APR_LOCK_DEFAULT, 0)
+        != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
 }
 
@@ -372,6 +398,9 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
+    if (qrt_scan_post_config(s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -399,6 +428,10 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
         while (apr_dbd_get_row(dbd->driver, p, res, &row, -1) == 0) {
         }
     }
+    {
+        int n;
+        apr_dbd_query(dbd->driver, dbd->handle, &n, "PRAGMA synchronous = NORMAL");
+    }
     return APR_SUCCESS;
 }
 
@@ -413,6 +446,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_scan_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_map_to_storage(qrt_scan_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);
 }

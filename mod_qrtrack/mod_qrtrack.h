@@ -30,6 +30,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_DEFAULT_RATE_SLOTS   8192
 #define QRT_RATE_WINDOW          apr_time_from_sec(60)
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
+#define QRT_MUTEX_WRITER         "qrtrack-writer"
 
 /* Per-server configuration; -1 / NULL mean "not set here" for merging. */
 typedef struct {
@@ -103,9 +104,17 @@ const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
 
+/* mod_qrtrack.c: a global mutex of the given (registered) type, created once in
+ * the process pool so that it survives graceful restarts. */
+apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_t **m);
+
 /* mod_qrtrack_scan.c: the scan and click handlers and this child's writer */
 int qrt_scan_handler(request_rec *r);
+int qrt_scan_map_to_storage(request_rec *r);
 void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
+apr_status_t qrt_scan_post_config(server_rec *s);
+/* Every child forgets its cached codes: call after a tracker changes or goes. */
+void qrt_scan_invalidate(void);
 
 /* mod_qrtrack_api.c: the qrtrack-api handler; start-up learns its <Location>s */
 int qrt_api_handler(request_rec *r);

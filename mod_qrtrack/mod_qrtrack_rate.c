@@ -32,10 +32,8 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
     apr_pool_userdata_get((void **)&st, RATE_USERDATA, pp);
     if (!st) {
         st = apr_pcalloc(pp, sizeof(*st));
-        rv = ap_global_mutex_create(&st->mutex, NULL, QRT_MUTEX_TYPE, NULL, s, pp, 0);
+        rv = qrt_global_mutex(s, QRT_MUTEX_TYPE, &st->mutex);
         if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00010: cannot create "
-                         "the rate-limit mutex");
             return rv;
         }
         apr_pool_userdata_set(st, RATE_USERDATA, apr_pool_cleanup_null, pp);

@@ -17,6 +17,9 @@
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_cond.h>
+#include <apr_atomic.h>
+#include <apr_shm.h>
+#include <stdlib.h>
 
 #include "mod_qrtrack.h"
 #include "qrt_code.h"
@@ -29,10 +32,13 @@
 #define SCAN_BATCH_MAX   256
 #define SCAN_UA_MAX      1024
 #define SCAN_REFERER_MAX 2048
+#define SCAN_CACHE_SLOTS 4096
+#define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 
 /* One visit waiting for its commit; lives on the waiting request's stack. */
 typedef struct scan_pending {
     const qrt_visit_t *visit;
+    apr_thread_cond_t *cond;        /* signalled when done */
     int done;
     apr_status_t status;
     struct scan_pending *next;
@@ -42,7 +48,6 @@ typedef struct scan_pending {
 static struct {
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *work;        /* the writer waits for visits */
-    apr_thread_cond_t *done;        /* requests wait for their commit */
     scan_pending *head, *tail;
     int queued;
     int capacity;
@@ -51,6 +56,124 @@ static struct {
     apr_pool_t *pool;
     server_rec *s;
 } writer;
+
+/* ---- the code cache ----------------------------------------------------------------
+ *
+ * Each child keeps code -> (tracker id, destination) for the codes it has seen, so a
+ * scan costs no database read. A generation number in shared memory, bumped by every
+ * change or deletion of a tracker in any child, makes every cached entry stale at
+ * once: a PATCHed destination is followed by the very next scan. */
+
+typedef struct {
+    volatile apr_uint32_t tracker_gen;
+} scan_shared_t;
+
+typedef struct {
+    char code[QRT_CODE_MAX + 1];
+    apr_int64_t id;
+    char *url;                      /* malloc'd */
+    apr_uint32_t gen;
+} scan_cache_entry;
+
+static scan_shared_t *scan_shared;
+/* Writers of all children take turns on SQLite's single write lock through this
+ * mutex instead of SQLite's sleep-and-retry busy handler. */
+static apr_global_mutex_t *scan_writer_mutex;
+static scan_cache_entry *scan_cache;
+static apr_thread_mutex_t *scan_cache_lock;
+
+apr_status_t qrt_scan_post_config(server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    apr_shm_t *shm = NULL;
+    apr_status_t rv;
+
+    apr_pool_userdata_get((void **)&shm, SCAN_SHARED_KEY, pp);
+    if (!shm) {
+        rv = apr_shm_create(&shm, sizeof(scan_shared_t), NULL, pp);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00046: cannot create "
+                         "shared memory for the scan cache");
+            return rv;
+        }
+        memset(apr_shm_baseaddr_get(shm), 0, sizeof(scan_shared_t));
+        apr_pool_userdata_set(shm, SCAN_SHARED_KEY, apr_pool_cleanup_null, pp);
+    }
+    scan_shared = apr_shm_baseaddr_get(shm);
+    return qrt_global_mutex(s, QRT_MUTEX_WRITER, &scan_writer_mutex);
+}
+
+void qrt_scan_invalidate(void)
+{
+    if (scan_shared) {
+        apr_atomic_inc32(&scan_shared->tracker_gen);
+    }
+}
+
+static apr_uint32_t scan_cache_slot(const char *code)
+{
+    apr_uint32_t h = 2166136261u;
+
+    for (; *code; code++) {
+        h = (h ^ (unsigned char)*code) * 16777619u;
+    }
+    return h % SCAN_CACHE_SLOTS;
+}
+
+/* 1 and the entry's values (url copied into p) when code is cached and current. */
+static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
+                          apr_int64_t *id, const char **url)
+{
+    scan_cache_entry *e;
+    int hit = 0;
+
+    if (!scan_cache) {
+        return 0;
+    }
+    e = &scan_cache[scan_cache_slot(code)];
+    apr_thread_mutex_lock(scan_cache_lock);
+    if (e->url && e->gen == gen && !strcmp(e->code, code)) {
+        *id = e->id;
+        *url = apr_pstrdup(p, e->url);
+        hit = 1;
+    }
+    apr_thread_mutex_unlock(scan_cache_lock);
+    return hit;
+}
+
+/* gen is the generation read before the database lookup, so a change that raced
+ * with the lookup leaves the entry stale rather than wrong. */
+static void scan_cache_put(const char *code, apr_uint32_t gen, apr_int64_t id,
+                           const char *url)
+{
+    scan_cache_entry *e;
+    char *copy;
+
+    if (!scan_cache || strlen(code) > QRT_CODE_MAX || !(copy = strdup(url))) {
+        return;
+    }
+    e = &scan_cache[scan_cache_slot(code)];
+    apr_thread_mutex_lock(scan_cache_lock);
+    free(e->url);
+    e->url = copy;
+    strcpy(e->code, code);
+    e->id = id;
+    e->gen = gen;
+    apr_thread_mutex_unlock(scan_cache_lock);
+}
+
+static apr_status_t scan_cache_free(void *data)
+{
+    int i;
+
+    (void)data;
+    for (i = 0; scan_cache && i < SCAN_CACHE_SLOTS; i++) {
+        free(scan_cache[i].url);
+    }
+    free(scan_cache);
+    scan_cache = NULL;
+    return APR_SUCCESS;
+}
 
 /* ---- the writer thread ------------------------------------------------------------ */
 
@@ -70,6 +193,9 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
     db.handle = dbd->handle;
     db.prepared = dbd->prepared;
     db.error = NULL;
+    if (scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
     rv = qrt_db_begin(&db, p, &tx);
     if (rv == APR_SUCCESS) {
         rv = qrt_store_visits_record(&db, p, visits, n);
@@ -79,6 +205,9 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
         if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
             rv = APR_EGENERAL;
         }
+    }
+    if (scan_writer_mutex) {
+        apr_global_mutex_unlock(scan_writer_mutex);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not commit "
@@ -136,8 +265,8 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         for (i = 0; i < n; i++) {
             batch[i]->status = rv;
             batch[i]->done = 1;
+            apr_thread_cond_signal(batch[i]->cond);
         }
-        apr_thread_cond_broadcast(writer.done);
         apr_thread_mutex_unlock(writer.lock);
         apr_pool_clear(p);
     }
@@ -173,6 +302,16 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     int threads = 0;
 
     memset(&writer, 0, sizeof(writer));
+    if (scan_writer_mutex) {
+        rv = apr_global_mutex_child_init(&scan_writer_mutex,
+                                         apr_global_mutex_lockfile(scan_writer_mutex),
+                                         pchild);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "QRT00047: cannot attach the "
+                         "writer mutex; writers will rely on SQLite's busy wait");
+            scan_writer_mutex = NULL;
+        }
+    }
     writer.s = s;
     writer.pool = pchild;
     if (qrt_global.scan_queue > 0) {
@@ -184,7 +323,6 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
     apr_thread_mutex_create(&writer.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
     apr_thread_cond_create(&writer.work, pchild);
-    apr_thread_cond_create(&writer.done, pchild);
     apr_pool_create(&batch_pool, pchild);
     apr_pool_tag(batch_pool, "qrtrack-writer");
     rv = apr_thread_create(&writer.thread, NULL, writer_main, batch_pool, pchild);
@@ -195,14 +333,27 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
         return;
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
+    scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
+    if (scan_cache
+        && apr_thread_mutex_create(&scan_cache_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+           == APR_SUCCESS) {
+        apr_pool_cleanup_register(pchild, NULL, scan_cache_free, apr_pool_cleanup_null);
+    }
+    else {
+        free(scan_cache);
+        scan_cache = NULL;
+    }
 }
 
 /* Queues v and waits for its batch to commit. APR_EAGAIN when the queue is full. */
-static apr_status_t scan_submit(const qrt_visit_t *v)
+static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
 {
     scan_pending me;
 
     if (!writer.thread) {
+        return APR_EGENERAL;
+    }
+    if (apr_thread_cond_create(&me.cond, r->pool) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
     me.visit = v;
@@ -224,7 +375,7 @@ static apr_status_t scan_submit(const qrt_visit_t *v)
     writer.queued++;
     apr_thread_cond_signal(writer.work);
     while (!me.done) {
-        apr_thread_cond_wait(writer.done, writer.lock);
+        apr_thread_cond_wait(me.cond, writer.lock);
     }
     apr_thread_mutex_unlock(writer.lock);
     return me.status;
@@ -300,6 +451,24 @@ static const char *scan_code(request_rec *r, const char *prefix)
     return strchr(code, '/') ? NULL : code;
 }
 
+/* Scans and clicks map to no file: skip the filesystem walk (as mod_proxy does). */
+int qrt_scan_map_to_storage(request_rec *r)
+{
+    apr_size_t n;
+    const char *pre[2];
+    int i;
+
+    pre[0] = qrt_global.scan_prefix;
+    pre[1] = qrt_global.click_prefix;
+    for (i = 0; i < 2; i++) {
+        n = strlen(pre[i]);
+        if (n > 1 && !strncmp(r->uri, pre[i], n) && r->uri[n] == '/') {
+            return OK;
+        }
+    }
+    return DECLINED;
+}
+
 int qrt_scan_handler(request_rec *r)
 {
     qrt_server_conf *conf;
@@ -309,6 +478,7 @@ int qrt_scan_handler(request_rec *r)
     qrt_db_t db;
     qrt_visit_t visit;
     apr_status_t rv;
+    apr_uint32_t gen;
 
     if (!r->handler) {
         return DECLINED;
@@ -332,29 +502,33 @@ int qrt_scan_handler(request_rec *r)
         return HTTP_NOT_FOUND;
     }
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
-    dbd = ap_dbd_acquire(r);
-    if (!dbd) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
-        apr_table_setn(r->err_headers_out, "Retry-After", "5");
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    db.driver = dbd->driver;
-    db.handle = dbd->handle;
-    db.prepared = dbd->prepared;
-    db.error = NULL;
-    rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
-    if (rv == APR_NOTFOUND) {
-        return HTTP_NOT_FOUND;
-    }
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup failed: %s",
-                      db.error ? db.error : "unknown");
-        return HTTP_INTERNAL_SERVER_ERROR;
+    gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
+    if (!scan_cache_get(r->pool, code, gen, &id, &url)) {
+        dbd = ap_dbd_acquire(r);
+        if (!dbd) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        db.driver = dbd->driver;
+        db.handle = dbd->handle;
+        db.prepared = dbd->prepared;
+        db.error = NULL;
+        rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
+        if (rv == APR_NOTFOUND) {
+            return HTTP_NOT_FOUND;
+        }
+        if (rv != APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup failed: %s",
+                          db.error ? db.error : "unknown");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        scan_cache_put(code, gen, id, url);
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     if (!r->header_only) {
         scan_visit(r, conf, id, source, &visit);
-        rv = scan_submit(&visit);
+        rv = scan_submit(r, &visit);
         if (rv != APR_SUCCESS) {
             if (rv == APR_EAGAIN) {
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "

@@ -491,6 +491,7 @@ qrt_err_t *qrt_tracker_update(qrt_req_t *q)
         return e;
     }
     rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
+    qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
     }
@@ -511,6 +512,7 @@ qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
         return e;
     }
     rv = qrt_store_tracker_delete(&q->db, q->r->pool, t.id);
+    qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
     }

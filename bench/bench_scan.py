@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""make bench, scan path: /q/<code> against a mod_alias Redirect on the same server.
+
+Both run on one two-process httpd, driven by wrk on loopback for BENCH_SECONDS
+(default 10) each. Prints requests per second, the ratio, p99 latency, and checks
+that every 3xx response wrk saw has its visit recorded.
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "api"))
+from conftest import Api, start_server  # noqa: E402
+
+SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
+UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+      "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
+
+
+def wrk(url):
+    out = subprocess.run(["wrk", "-t2", "-c%d" % CONNECTIONS, "-d%ds" % SECONDS,
+                          "-H", "User-Agent: " + UA, "-s", os.path.join(HERE, "count.lua"), url],
+                         capture_output=True, text=True, check=True).stdout
+    res = {"status": {}}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "STATUS":
+            res["status"][int(parts[1])] = int(parts[2])
+        elif parts and parts[0] in ("RPS", "P99_MS", "P50_MS"):
+            res[parts[0]] = float(parts[1])
+    return res
+
+
+def main():
+    srv = start_server(extra="Redirect 302 /r https://example.com/spring\n",
+                       accounts=[("bench", "professional")])
+    try:
+        with Api(srv, srv.token("bench")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/spring"}).json()
+        base = wrk(srv.base + "/r")
+        scan = wrk(t["scan_url"])
+        redirects = sum(v for k, v in scan["status"].items() if 300 <= k < 400)
+        others = {k: v for k, v in scan["status"].items() if not 300 <= k < 400}
+        recorded = int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                               % t["tracker_id"]).strip())
+        lost = max(0, redirects - recorded)
+        print("scan bench: wrk -t2 -c%d -d%ds on loopback, two-process event MPM"
+              % (CONNECTIONS, SECONDS))
+        print("  mod_alias Redirect : %9.0f req/s  p50 %.2f ms  p99 %.2f ms"
+              % (base["RPS"], base["P50_MS"], base["P99_MS"]))
+        print("  /q/<code> scan     : %9.0f req/s  p50 %.2f ms  p99 %.2f ms"
+              % (scan["RPS"], scan["P50_MS"], scan["P99_MS"]))
+        print("  ratio scan/redirect: %.2f (target >= 0.5)" % (scan["RPS"] / base["RPS"]))
+        print("  3xx responses seen : %d   visits recorded: %d   lost: %d   other statuses: %s"
+              % (redirects, recorded, lost, others or "none"))
+        if recorded > redirects:
+            print("  (%d visits more than responses: requests still in flight when wrk "
+                  "stopped were committed; at most one per connection)" % (recorded - redirects))
+        return 0 if lost == 0 else 1
+    finally:
+        srv.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
