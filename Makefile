@@ -63,7 +63,7 @@ build/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) build/libqrt.a
 	    $(notdir $(MOD_SRC)) ../libqrt.a $(PKG_LIBS) >apxs.log 2>&1 \
 	    || { cat apxs.log; exit 1; }
 	@grep -E "warning:|error:" build/apxs/apxs.log || true
-	cp build/apxs/.libs/mod_qrtrack.so $@
+	cp build/apxs/.libs/mod_qrtrack.so $@.tmp && mv -f $@.tmp $@
 
 build/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< build/libqrt.a $(PKG_LIBS) -o $@

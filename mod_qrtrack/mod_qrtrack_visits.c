@@ -19,6 +19,7 @@
 #define VISITS_SEARCH_MIN   3       /* characters */
 #define VISITS_SEARCH_MAX   256     /* characters */
 #define VISITS_CSV_COLUMNS  15
+#define VISITS_CSV_BUF      (64 * 1024 - 64)    /* bytes per bucket of the export */
 
 static const char *const visits_csv_header[VISITS_CSV_COLUMNS] = {
     "id", "visit_start", "source", "tracker_id", "tracker_name", "ip", "country", "city",
@@ -210,7 +211,7 @@ qrt_err_t *qrt_visits_list(qrt_req_t *q)
     request_rec *r = q->r;
     qrt_tracker_t t;
     qrt_visit_filter_t f;
-    apr_int64_t page, rows, total, max_id;
+    apr_int64_t page, rows, offset, total, max_id;
     apr_array_header_t *visits;
     qrt_err_t *e;
     const char *etag;
@@ -234,12 +235,30 @@ qrt_err_t *qrt_visits_list(qrt_req_t *q)
         apr_table_setn(r->err_headers_out, "Cache-Control", "private, no-cache");
         return visits_not_modified(q);
     }
-    if (qrt_store_visits_count(&q->db, r->pool, &f, &total) != APR_SUCCESS) {
-        return qrt_error_store(q, "counting visits");
+    offset = (page - 1) * rows;
+    if (f.since_id >= max_id && f.since_id > 0) {
+        /* The usual poll: nothing above the highest id the poller has. */
+        visits = apr_array_make(r->pool, 1, sizeof(qrt_visit_t));
+        total = 0;
     }
-    if (qrt_store_visits_page(&q->db, r->pool, &f, (page - 1) * rows, rows, &visits)
-        != APR_SUCCESS) {
-        return qrt_error_store(q, "listing visits");
+    else {
+        if (qrt_store_visits_page(&q->db, r->pool, &f, offset, rows, &visits)
+            != APR_SUCCESS) {
+            return qrt_error_store(q, "listing visits");
+        }
+        if (!f.search && !f.since_id && f.start == APR_INT64_MIN
+            && f.end == APR_INT64_MAX) {
+            /* Every visit: the writer counts each in exactly one of these, in the
+             * transaction that stores it. */
+            total = t.total_scans + t.total_clicks + t.total_bots;
+        }
+        else if (visits->nelts < rows && (visits->nelts > 0 || offset == 0)) {
+            /* A page that is not full is the last one. */
+            total = offset + visits->nelts;
+        }
+        else if (qrt_store_visits_count(&q->db, r->pool, &f, &total) != APR_SUCCESS) {
+            return qrt_error_store(q, "counting visits");
+        }
     }
     data = json_array();
     for (i = 0; i < visits->nelts; i++) {
@@ -256,36 +275,87 @@ qrt_err_t *qrt_visits_list(qrt_req_t *q)
 
 /* ---- endpoint 10 ------------------------------------------------------------ */
 
-/* Appends the CSV rows of visits to bb; cells are built in p. */
-static void visits_csv_rows(apr_pool_t *p, apr_bucket_brigade *bb, const char *name,
+/* The export's output buffer: rows are copied into buffers of VISITS_CSV_BUF
+ * bytes that become heap buckets whole (apr_brigade_write would make one small
+ * bucket per write once its first buffer is full). */
+typedef struct {
+    apr_bucket_brigade *bb;
+    char *buf;
+    apr_size_t len;
+} visits_csv_out;
+
+static void visits_csv_drain(visits_csv_out *o)
+{
+    if (o->buf && o->len) {
+        APR_BRIGADE_INSERT_TAIL(o->bb, apr_bucket_heap_create(o->buf, o->len,
+                                                              apr_bucket_free,
+                                                              o->bb->bucket_alloc));
+        o->buf = NULL;
+    }
+    o->len = 0;
+}
+
+static void visits_csv_write(visits_csv_out *o, const char *s, apr_size_t n)
+{
+    while (n > 0) {
+        apr_size_t take;
+
+        if (!o->buf) {
+            o->buf = apr_bucket_alloc(VISITS_CSV_BUF, o->bb->bucket_alloc);
+            o->len = 0;
+        }
+        if (o->len == VISITS_CSV_BUF) {
+            visits_csv_drain(o);
+            continue;
+        }
+        take = VISITS_CSV_BUF - o->len < n ? VISITS_CSV_BUF - o->len : n;
+        memcpy(o->buf + o->len, s, take);
+        o->len += take;
+        s += take;
+        n -= take;
+    }
+}
+
+/* One cell (qrt_csv_cell: quoting, formula guard, UTF-8) and its separator. */
+static void visits_csv_put(visits_csv_out *o, apr_pool_t *p, const char *v, int last)
+{
+    const char *cell = qrt_csv_cell(p, v);
+
+    visits_csv_write(o, cell, strlen(cell));
+    visits_csv_write(o, last ? "\r\n" : ",", last ? 2 : 1);
+}
+
+/* The CSV rows of visits; what cells need is allocated in p. name_cell is the
+ * tracker's name already made a cell. */
+static void visits_csv_rows(visits_csv_out *o, apr_pool_t *p, const char *name_cell,
                             const apr_array_header_t *visits)
 {
-    const char *cells[VISITS_CSV_COLUMNS];
+    apr_size_t name_len = strlen(name_cell);
+    char id[24], tid[24], when[QRT_DATE_LEN];
     int i;
 
     for (i = 0; i < visits->nelts; i++) {
         const qrt_visit_t *v = &APR_ARRAY_IDX(visits, i, qrt_visit_t);
-        char *when = apr_palloc(p, QRT_DATE_LEN);
-        const char *row;
 
+        apr_snprintf(id, sizeof(id), "%" APR_INT64_T_FMT, v->id);
+        apr_snprintf(tid, sizeof(tid), "%" APR_INT64_T_FMT, v->tracker_id);
         qrt_date_format(when, v->visit_start, 0);
-        cells[0] = apr_psprintf(p, "%" APR_INT64_T_FMT, v->id);
-        cells[1] = when;
-        cells[2] = v->source;
-        cells[3] = apr_psprintf(p, "%" APR_INT64_T_FMT, v->tracker_id);
-        cells[4] = name;
-        cells[5] = v->ip;
-        cells[6] = v->country;
-        cells[7] = v->city;
-        cells[8] = v->browser;
-        cells[9] = v->browser_version;
-        cells[10] = v->os;
-        cells[11] = v->device;
-        cells[12] = v->referer;
-        cells[13] = v->user_agent;
-        cells[14] = v->bot ? "true" : "false";
-        row = qrt_csv_row(p, cells, VISITS_CSV_COLUMNS);
-        apr_brigade_write(bb, NULL, NULL, row, strlen(row));
+        visits_csv_put(o, p, id, 0);
+        visits_csv_put(o, p, when, 0);
+        visits_csv_put(o, p, v->source, 0);
+        visits_csv_put(o, p, tid, 0);
+        visits_csv_write(o, name_cell, name_len);
+        visits_csv_write(o, ",", 1);
+        visits_csv_put(o, p, v->ip, 0);
+        visits_csv_put(o, p, v->country, 0);
+        visits_csv_put(o, p, v->city, 0);
+        visits_csv_put(o, p, v->browser, 0);
+        visits_csv_put(o, p, v->browser_version, 0);
+        visits_csv_put(o, p, v->os, 0);
+        visits_csv_put(o, p, v->device, 0);
+        visits_csv_put(o, p, v->referer, 0);
+        visits_csv_put(o, p, v->user_agent, 0);
+        visits_csv_put(o, p, v->bot ? "true" : "false", 1);
     }
 }
 
@@ -310,6 +380,7 @@ qrt_err_t *qrt_visits_csv(qrt_req_t *q)
     qrt_visit_filter_t f;
     apr_array_header_t *visits;
     apr_bucket_brigade *bb;
+    visits_csv_out out;
     apr_pool_t *chunk;
     apr_int64_t last_start = 0, last_id = 0, rows = 0;
     const char *name, *header;
@@ -344,9 +415,12 @@ qrt_err_t *qrt_visits_csv(qrt_req_t *q)
         ap_pass_brigade(r->output_filters, bb);
         return NULL;
     }
-    name = qrt_csv_utf8_clean(r->pool, t.name, strlen(t.name));
+    out.bb = bb;
+    out.buf = NULL;
+    out.len = 0;
+    name = qrt_csv_cell(r->pool, t.name);
     header = qrt_csv_row(r->pool, visits_csv_header, VISITS_CSV_COLUMNS);
-    apr_brigade_write(bb, NULL, NULL, header, strlen(header));
+    visits_csv_write(&out, header, strlen(header));
     for (;;) {
         int n = visits->nelts;
 
@@ -357,7 +431,8 @@ qrt_err_t *qrt_visits_csv(qrt_req_t *q)
             last_id = last->id;
             rows += n;
         }
-        visits_csv_rows(chunk, bb, name, visits);
+        visits_csv_rows(&out, chunk, name, visits);
+        visits_csv_drain(&out);
         if (ap_fflush(r->output_filters, bb) != APR_SUCCESS || r->connection->aborted) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00402: client went away "
                           "after %" APR_INT64_T_FMT " rows of tracker %" APR_INT64_T_FMT,

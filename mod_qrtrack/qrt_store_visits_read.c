@@ -6,38 +6,67 @@
 #define VR_COLS "id, tracker_id, visit_start, source, ip, country, city, browser, " \
                 "browser_version, os, device, referer, user_agent, bot"
 
-/* tracker, window and since_id: 4 arguments, every one a bound of the index. */
+/* tracker, window and since_id: 4 arguments, every one a bound of the index
+ * (tracker_id, visit_start), which also gives the order without a sort. */
 #define VR_FILTER "tracker_id = %lld AND visit_start >= %lld AND visit_start <= %lld " \
                   "AND id > %lld"
-/* One bound LIKE pattern per searched column: 8 arguments. */
-#define VR_LIKE(col) "lower(" col ") LIKE %s ESCAPE '\\'"
-#define VR_SEARCH " AND (" VR_LIKE("browser") " OR " VR_LIKE("os") " OR " \
-                  VR_LIKE("device") " OR " VR_LIKE("country") " OR " VR_LIKE("city") \
-                  " OR " VR_LIKE("referer") " OR " VR_LIKE("user_agent") " OR " \
-                  VR_LIKE("ip") ")"
-#define VR_NSEARCH 8
 #define VR_ORDER " ORDER BY visit_start DESC, id DESC"
+/* Polls (since_id > 0) want the few visits above an id: the '+'s keep SQLite off
+ * the time index, so it takes the id range of (tracker_id, id) and sorts those. */
+#define VR_SINCE "tracker_id = %lld AND +visit_start >= %lld AND +visit_start <= %lld " \
+                 "AND id > %lld"
+#define VR_ORDER_SINCE " ORDER BY +visit_start DESC, +id DESC"
 /* Visits of one second below an id: (tracker_id, visit_start, rowid) is a seek. */
 #define VR_SAME "tracker_id = %lld AND visit_start = %lld AND id > %lld AND id < %lld"
 
+/* Search: one bound LIKE pattern per searched column, 8 arguments. SQLite's LIKE
+ * ignores ASCII case by itself (and its lower() folds nothing more), so its form
+ * skips lower(), which costs 2.5 times the scan; other drivers get lower(). */
+#define VR_NSEARCH 8
+#define VR_LIKE_S(col) col " LIKE %s ESCAPE '\\'"
+#define VR_LIKE_CI(col) "lower(" col ") LIKE %s ESCAPE '\\'"
+#define VR_SEARCH(L) " AND (" L("browser") " OR " L("os") " OR " L("device") " OR " \
+                     L("country") " OR " L("city") " OR " L("referer") " OR " \
+                     L("user_agent") " OR " L("ip") ")"
+#define VR_S  VR_SEARCH(VR_LIKE_S)
+#define VR_CI VR_SEARCH(VR_LIKE_CI)
+
+#define VR_SELECT "SELECT " VR_COLS " FROM visits WHERE "
+#define VR_COUNT "SELECT COUNT(*) FROM visits WHERE "
+#define VR_LIMIT " LIMIT %lld OFFSET %lld"
+
+/* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
-    { "qrt_visits_count",
-      "SELECT COUNT(*) FROM visits WHERE " VR_FILTER },
-    { "qrt_visits_count_search",
-      "SELECT COUNT(*) FROM visits WHERE " VR_FILTER VR_SEARCH },
-    { "qrt_visits_page",
-      "SELECT " VR_COLS " FROM visits WHERE " VR_FILTER VR_ORDER " LIMIT %lld OFFSET %lld" },
-    { "qrt_visits_page_search",
-      "SELECT " VR_COLS " FROM visits WHERE " VR_FILTER VR_SEARCH VR_ORDER
-      " LIMIT %lld OFFSET %lld" },
-    { "qrt_visits_same_second",
-      "SELECT " VR_COLS " FROM visits WHERE " VR_SAME " ORDER BY id DESC LIMIT %lld" },
-    { "qrt_visits_same_second_search",
-      "SELECT " VR_COLS " FROM visits WHERE " VR_SAME VR_SEARCH " ORDER BY id DESC LIMIT %lld" },
+    { "qrt_visits_count",          VR_COUNT VR_FILTER },
+    { "qrt_visits_count_s",        VR_COUNT VR_FILTER VR_S },
+    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
+    { "qrt_visits_page",           VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
+    { "qrt_visits_page_s",         VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
+    { "qrt_visits_page_ci",        VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
+    { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
+    { "qrt_visits_since_count_s",  VR_COUNT VR_SINCE VR_S },
+    { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
+    { "qrt_visits_since_page",     VR_SELECT VR_SINCE VR_ORDER_SINCE VR_LIMIT },
+    { "qrt_visits_since_page_s",   VR_SELECT VR_SINCE VR_S VR_ORDER_SINCE VR_LIMIT },
+    { "qrt_visits_since_page_ci",  VR_SELECT VR_SINCE VR_CI VR_ORDER_SINCE VR_LIMIT },
+    { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY id DESC LIMIT %lld" },
+    { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY id DESC LIMIT %lld" },
+    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY id DESC LIMIT %lld" },
     { "qrt_visits_max_id",
       "SELECT MAX(id) FROM visits WHERE tracker_id = %lld" },
     { NULL, NULL }
 };
+
+/* The label of a query in the form that f and the driver need. */
+static const char *vr_label(qrt_db_t *db, apr_pool_t *p, const char *base,
+                            const qrt_visit_filter_t *f)
+{
+    if (!f->search) {
+        return base;
+    }
+    return apr_pstrcat(p, base, strcmp(apr_dbd_name(db->driver), "sqlite3") ? "_ci" : "_s",
+                       NULL);
+}
 
 void qrt_visit_filter_init(qrt_visit_filter_t *f, apr_int64_t tracker_id)
 {
@@ -154,7 +183,8 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
 
     a.n = 0;
     vr_push_filter(&a, p, f);
-    rv = qrt_db_select(db, p, f->search ? "qrt_visits_count_search" : "qrt_visits_count",
+    rv = qrt_db_select(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
+                                                             : "qrt_visits_count", f),
                        &res, a.v);
     if (rv != APR_SUCCESS) {
         return rv;
@@ -166,20 +196,35 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
-                                   const qrt_visit_filter_t *f, apr_int64_t offset,
-                                   apr_int64_t limit, apr_array_header_t **out)
+/* One page by offset into out: along the time index, or (since) the visits
+ * above since_id found by id and sorted. */
+static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                            int since, apr_int64_t offset, apr_int64_t limit,
+                            apr_array_header_t *out)
 {
     vr_args a;
 
-    *out = apr_array_make(p, limit > 0 && limit < 1000 ? (int)limit : 1000,
-                          sizeof(qrt_visit_t));
     a.n = 0;
     vr_push_filter(&a, p, f);
     vr_push(&a, &limit);
     vr_push(&a, &offset);
-    return vr_read(db, p, f->search ? "qrt_visits_page_search" : "qrt_visits_page",
-                   a.v, *out);
+    return vr_read(db, p, vr_label(db, p, since ? "qrt_visits_since_page"
+                                                : "qrt_visits_page", f), a.v, out);
+}
+
+static apr_array_header_t *vr_array(apr_pool_t *p, apr_int64_t limit)
+{
+    return apr_array_make(p, limit > 0 && limit < QRT_VISITS_CHUNK ? (int)limit
+                                                                   : QRT_VISITS_CHUNK,
+                          sizeof(qrt_visit_t));
+}
+
+apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
+                                   const qrt_visit_filter_t *f, apr_int64_t offset,
+                                   apr_int64_t limit, apr_array_header_t **out)
+{
+    *out = vr_array(p, limit);
+    return vr_page(db, p, f, f->since_id > 0, offset, limit, *out);
 }
 
 apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
@@ -188,22 +233,18 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
                                     apr_array_header_t **out)
 {
     qrt_visit_filter_t older = *f;
-    apr_int64_t zero = 0, rest;
+    apr_int64_t rest;
     vr_args a;
     apr_status_t rv;
 
-    *out = apr_array_make(p, limit > 0 && limit < 1000 ? (int)limit : 1000,
-                          sizeof(qrt_visit_t));
+    *out = vr_array(p, limit);
     if (limit <= 0) {
         return APR_SUCCESS;
     }
+    /* Always along the time index: each chunk starts where the last one ended, so
+     * the whole export reads the index once, since_id or not. */
     if (after_id <= 0) {
-        a.n = 0;
-        vr_push_filter(&a, p, f);
-        vr_push(&a, &limit);
-        vr_push(&a, &zero);
-        return vr_read(db, p, f->search ? "qrt_visits_page_search" : "qrt_visits_page",
-                       a.v, *out);
+        return vr_page(db, p, f, 0, 0, limit, *out);
     }
     /* First the rest of the second of the last visit written (a seek on
      * tracker_id, visit_start, id)... */
@@ -215,24 +256,18 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
         vr_push(&a, &after_id);
         vr_push_search(&a, p, f);
         vr_push(&a, &limit);
-        rv = vr_read(db, p, f->search ? "qrt_visits_same_second_search"
-                                      : "qrt_visits_same_second", a.v, *out);
+        rv = vr_read(db, p, vr_label(db, p, "qrt_visits_same", f), a.v, *out);
         if (rv != APR_SUCCESS) {
             return rv;
         }
     }
     /* ...then the older seconds. */
     rest = limit - (*out)->nelts;
-    if (rest <= 0 || after_start <= f->start || after_start == APR_INT64_MIN) {
+    if (rest <= 0 || after_start <= f->start) {
         return APR_SUCCESS;
     }
     older.end = after_start - 1 < f->end ? after_start - 1 : f->end;
-    a.n = 0;
-    vr_push_filter(&a, p, &older);
-    vr_push(&a, &rest);
-    vr_push(&a, &zero);
-    return vr_read(db, p, f->search ? "qrt_visits_page_search" : "qrt_visits_page",
-                   a.v, *out);
+    return vr_page(db, p, &older, 0, 0, rest, *out);
 }
 
 apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,

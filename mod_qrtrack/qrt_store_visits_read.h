@@ -2,8 +2,9 @@
  * export). The writer side is qrt_store_visits_record (qrt_store.h).
  *
  * Order everywhere: newest first, visit_start descending, ties by id descending.
- * Every query is answered from the index visits_tracker_time (tracker_id,
- * visit_start), whose SQLite entries end with the rowid, so no query sorts. */
+ * Listings and exports walk the index visits_tracker_time (tracker_id,
+ * visit_start), whose SQLite entries end with the rowid: no sort. Polls
+ * (since_id > 0) take the id range of visits_tracker_id and sort what is new. */
 #ifndef QRT_STORE_VISITS_READ_H
 #define QRT_STORE_VISITS_READ_H
 
@@ -27,7 +28,8 @@ typedef struct {
 /* A filter of every visit of tracker_id. */
 void qrt_visit_filter_init(qrt_visit_filter_t *f, apr_int64_t tracker_id);
 
-/* How many visits f selects. */
+/* How many visits f selects (a scan of the index range, or with a search of
+ * the rows: callers avoid it when they know the answer otherwise). */
 apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, apr_int64_t *total);
 

@@ -1,0 +1,308 @@
+/* Unit tests for qrt_store_visits_read: every way of reading a tracker's visits
+ * (pages by offset, polls by since_id, keyed export chunks) against a brute-force
+ * reference, on a real SQLite database with many visits in the same second. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_schema.h"
+#include "qrt_store_visits_read.h"
+
+#define NVISITS 300
+
+typedef struct {
+    apr_int64_t id, tracker_id, t;
+    char ua[64];
+    char referer[64];
+} ref_visit;
+
+static apr_pool_t *pool;
+static qrt_db_t db;
+static char dir[] = "/tmp/qrt-visits-read-XXXXXX";
+static ref_visit ref[NVISITS];
+static int nref;
+
+static void exec_sql(const char *sql)
+{
+    int n = 0;
+
+    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
+                  apr_dbd_error(db.driver, db.handle, 1));
+}
+
+static void setup(void)
+{
+    const char *err = NULL, *path;
+    unsigned int seed = 12345;
+    int from, to;
+
+    apr_pool_create(&pool, NULL);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
+    ck_assert_msg(err == NULL, "%s", err);
+    err = qrt_db_prepare_all(&db, pool);
+    ck_assert_msg(err == NULL, "%s", err);
+    exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
+    exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
+             "updated_at) VALUES (1, 'code01', 't1', 'website', 'https://e.example/', 0, 0)");
+    exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
+             "updated_at) VALUES (1, 'code02', 't2', 'website', 'https://e.example/', 0, 0)");
+    exec_sql("BEGIN");
+    for (nref = 0; nref < NVISITS; nref++) {
+        ref_visit *v = &ref[nref];
+
+        seed = seed * 1103515245 + 12345;
+        v->id = nref + 1;
+        v->tracker_id = (seed >> 8) % 5 == 0 ? 2 : 1;
+        /* Few distinct seconds, out of id order: ties everywhere. */
+        v->t = 1000 + ((seed >> 12) % 9) * 10;
+        apr_snprintf(v->ua, sizeof(v->ua), "Agent/%d %s", (int)((seed >> 4) % 7),
+                     (seed >> 16) % 3 == 0 ? "KIOSK" : "phone");
+        apr_snprintf(v->referer, sizeof(v->referer), "https://r.example/%d%%_x",
+                     (int)((seed >> 20) % 4));
+        exec_sql(apr_psprintf(pool, "INSERT INTO visits (id, tracker_id, visit_start, source, "
+                              "ip, user_agent, referer, bot, visitor) VALUES (%" APR_INT64_T_FMT
+                              ", %" APR_INT64_T_FMT ", %" APR_INT64_T_FMT ", 'scan', "
+                              "'192.0.2.0', '%s', '%s', 0, '0000000000000000')",
+                              v->id, v->tracker_id, v->t, v->ua, v->referer));
+    }
+    exec_sql("COMMIT");
+}
+
+static void teardown(void)
+{
+    apr_dbd_close(db.driver, db.handle);
+    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    rmdir(dir);
+    strcpy(dir, "/tmp/qrt-visits-read-XXXXXX");
+    apr_pool_destroy(pool);
+}
+
+/* ASCII-case-insensitive substring, as the store's search means it. */
+static int ref_contains(const char *hay, const char *needle)
+{
+    apr_size_t n = strlen(needle), i, j;
+
+    for (i = 0; hay[i]; i++) {
+        for (j = 0; j < n && hay[i + j]; j++) {
+            char a = hay[i + j], b = needle[j];
+
+            if (a >= 'A' && a <= 'Z') {
+                a = (char)(a - 'A' + 'a');
+            }
+            if (b >= 'A' && b <= 'Z') {
+                b = (char)(b - 'A' + 'a');
+            }
+            if (a != b) {
+                break;
+            }
+        }
+        if (j == n) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int ref_match(const ref_visit *v, const qrt_visit_filter_t *f)
+{
+    return v->tracker_id == f->tracker_id && v->t >= f->start && v->t <= f->end
+        && v->id > f->since_id
+        && (!f->search || ref_contains(v->ua, f->search)
+            || ref_contains(v->referer, f->search) || ref_contains("192.0.2.0", f->search));
+}
+
+/* The ids f selects, newest first, ties by id descending. */
+static int ref_list(const qrt_visit_filter_t *f, apr_int64_t *out)
+{
+    int n = 0, i, j;
+
+    for (i = 0; i < nref; i++) {
+        if (ref_match(&ref[i], f)) {
+            out[n++] = i;
+        }
+    }
+    for (i = 1; i < n; i++) {
+        for (j = i; j > 0; j--) {
+            const ref_visit *a = &ref[out[j - 1]], *b = &ref[out[j]];
+            apr_int64_t tmp;
+
+            if (a->t > b->t || (a->t == b->t && a->id > b->id)) {
+                break;
+            }
+            tmp = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = tmp;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        out[i] = ref[out[i]].id;
+    }
+    return n;
+}
+
+static void check_filter(const qrt_visit_filter_t *f, const char *what)
+{
+    apr_int64_t want[NVISITS], total = -1;
+    int n = ref_list(f, want), got, limit, i;
+    apr_array_header_t *page;
+    const apr_int64_t limits[] = { 1, 2, 3, 7, 25, 1000 };
+    size_t k;
+
+    ck_assert_int_eq(qrt_store_visits_count(&db, pool, f, &total), APR_SUCCESS);
+    ck_assert_msg(total == n, "%s: count %" APR_INT64_T_FMT ", want %d", what, total, n);
+    for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++) {
+        limit = (int)limits[k];
+        /* By offset. */
+        for (got = 0; got < n || got == 0; got += limit) {
+            ck_assert_int_eq(qrt_store_visits_page(&db, pool, f, got, limit, &page),
+                             APR_SUCCESS);
+            ck_assert_msg(page->nelts == (n - got < limit ? n - got : limit),
+                          "%s: page at %d of %d: %d rows", what, got, limit, page->nelts);
+            for (i = 0; i < page->nelts; i++) {
+                const qrt_visit_t *v = &APR_ARRAY_IDX(page, i, qrt_visit_t);
+
+                ck_assert_msg(v->id == want[got + i], "%s: offset %d limit %d row %d: id %"
+                              APR_INT64_T_FMT ", want %" APR_INT64_T_FMT, what, got, limit,
+                              i, v->id, want[got + i]);
+            }
+            if (n == 0) {
+                break;
+            }
+        }
+        /* By key, as the export reads. */
+        got = 0;
+        page = NULL;
+        for (;;) {
+            apr_int64_t after_t = 0, after_id = 0;
+
+            if (got > 0) {
+                after_id = want[got - 1];
+                after_t = ref[after_id - 1].t;
+            }
+            ck_assert_int_eq(qrt_store_visits_after(&db, pool, f, after_t, after_id, limit,
+                                                    &page), APR_SUCCESS);
+            for (i = 0; i < page->nelts; i++) {
+                const qrt_visit_t *v = &APR_ARRAY_IDX(page, i, qrt_visit_t);
+
+                ck_assert_msg(got + i < n, "%s: keyed limit %d: too many rows", what, limit);
+                ck_assert_msg(v->id == want[got + i], "%s: keyed limit %d row %d: id %"
+                              APR_INT64_T_FMT ", want %" APR_INT64_T_FMT, what, limit,
+                              got + i, v->id, want[got + i]);
+                ck_assert_int_eq(v->visit_start, ref[v->id - 1].t);
+            }
+            got += page->nelts;
+            if (page->nelts < limit) {
+                break;
+            }
+        }
+        ck_assert_msg(got == n, "%s: keyed limit %d: %d rows, want %d", what, limit, got, n);
+    }
+}
+
+START_TEST(every_path_agrees_with_the_reference)
+{
+    const char *searches[] = { NULL, "kiosk", "PHONE", "agent/3", "0%_", "%_x", "___",
+                               "r.example/2", "192.0.2", "nothing" };
+    const apr_int64_t sinces[] = { 0, 1, 150, 299, 300 };
+    const apr_int64_t windows[][2] = { { APR_INT64_MIN, APR_INT64_MAX }, { 1000, 1080 },
+                                       { 1030, 1030 }, { 1031, 1039 }, { 1070, APR_INT64_MAX },
+                                       { APR_INT64_MIN, 1000 } };
+    size_t s, w, k;
+    apr_int64_t tr;
+
+    for (tr = 1; tr <= 3; tr++) {
+        for (s = 0; s < sizeof(searches) / sizeof(searches[0]); s++) {
+            for (w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+                for (k = 0; k < sizeof(sinces) / sizeof(sinces[0]); k++) {
+                    qrt_visit_filter_t f;
+                    const char *what;
+
+                    qrt_visit_filter_init(&f, tr);
+                    f.search = searches[s];
+                    f.start = windows[w][0];
+                    f.end = windows[w][1];
+                    f.since_id = sinces[k];
+                    what = apr_psprintf(pool, "tracker %d search %s window %d since %d",
+                                        (int)tr, f.search ? f.search : "-", (int)w,
+                                        (int)f.since_id);
+                    check_filter(&f, what);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(max_id)
+{
+    apr_int64_t m = -1, want1 = 0, want2 = 0;
+    int i;
+
+    for (i = 0; i < nref; i++) {
+        if (ref[i].tracker_id == 1) {
+            want1 = ref[i].id;
+        }
+        else {
+            want2 = ref[i].id;
+        }
+    }
+    ck_assert_int_eq(qrt_store_visits_max_id(&db, pool, 1, &m), APR_SUCCESS);
+    ck_assert_int_eq(m, want1);
+    ck_assert_int_eq(qrt_store_visits_max_id(&db, pool, 2, &m), APR_SUCCESS);
+    ck_assert_int_eq(m, want2);
+    ck_assert_int_eq(qrt_store_visits_max_id(&db, pool, 3, &m), APR_SUCCESS);
+    ck_assert_int_eq(m, 0);
+}
+END_TEST
+
+START_TEST(like_pattern)
+{
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, "abc"), "%abc%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, "AbC"), "%abc%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, "Zürich"), "%zürich%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, "100%_\\"), "%100\\%\\_\\\\%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, "'; --"), "%'; --%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, ""), "%%");
+    ck_assert_str_eq(qrt_visits_like_pattern(pool, NULL), "%%");
+}
+END_TEST
+
+static Suite *visits_read_suite(void)
+{
+    Suite *s = suite_create("qrt_store_visits_read");
+    TCase *tc = tcase_create("visits_read");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, every_path_agrees_with_the_reference);
+    tcase_add_test(tc, max_id);
+    tcase_add_test(tc, like_pattern);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+
+    apr_initialize();
+    sr = srunner_create(visits_read_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    apr_terminate();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
