@@ -26,6 +26,11 @@
 #include "qrt_ua.h"
 #include "qrt_valid.h"
 
+#if APR_HAS_PROC_PTHREAD_SERIALIZE
+#define QRT_MUTEX_MECH APR_LOCK_PROC_PTHREAD
+#else
+#define QRT_MUTEX_MECH APR_LOCK_DEFAULT
+#endif
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
@@ -341,11 +346,13 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
-    if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, APR_LOCK_DEFAULT, 0)
+    /* Both mutexes are taken on every API request or commit: a process-shared
+     * pthread mutex needs no system call when it is free. `Mutex` can override. */
+    if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)
         != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
+    return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, QRT_MUTEX_MECH, 0);
 }
 
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,

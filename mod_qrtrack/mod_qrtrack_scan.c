@@ -79,8 +79,9 @@ static scan_shared_t *scan_shared;
 /* Writers of all children take turns on SQLite's single write lock through this
  * mutex instead of SQLite's sleep-and-retry busy handler. */
 static apr_global_mutex_t *scan_writer_mutex;
+#define SCAN_CACHE_LOCKS 64
 static scan_cache_entry *scan_cache;
-static apr_thread_mutex_t *scan_cache_lock;
+static apr_thread_mutex_t *scan_cache_locks[SCAN_CACHE_LOCKS];
 
 apr_status_t qrt_scan_post_config(server_rec *s)
 {
@@ -125,19 +126,21 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
                           apr_int64_t *id, const char **url)
 {
     scan_cache_entry *e;
+    apr_uint32_t slot;
     int hit = 0;
 
     if (!scan_cache) {
         return 0;
     }
-    e = &scan_cache[scan_cache_slot(code)];
-    apr_thread_mutex_lock(scan_cache_lock);
+    slot = scan_cache_slot(code);
+    e = &scan_cache[slot];
+    apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
     if (e->url && e->gen == gen && !strcmp(e->code, code)) {
         *id = e->id;
         *url = apr_pstrdup(p, e->url);
         hit = 1;
     }
-    apr_thread_mutex_unlock(scan_cache_lock);
+    apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
     return hit;
 }
 
@@ -147,19 +150,21 @@ static void scan_cache_put(const char *code, apr_uint32_t gen, apr_int64_t id,
                            const char *url)
 {
     scan_cache_entry *e;
+    apr_uint32_t slot;
     char *copy;
 
     if (!scan_cache || strlen(code) > QRT_CODE_MAX || !(copy = strdup(url))) {
         return;
     }
-    e = &scan_cache[scan_cache_slot(code)];
-    apr_thread_mutex_lock(scan_cache_lock);
+    slot = scan_cache_slot(code);
+    e = &scan_cache[slot];
+    apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
     free(e->url);
     e->url = copy;
     strcpy(e->code, code);
     e->id = id;
     e->gen = gen;
-    apr_thread_mutex_unlock(scan_cache_lock);
+    apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
 }
 
 static apr_status_t scan_cache_free(void *data)
@@ -299,7 +304,7 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_pool_t *batch_pool;
     apr_status_t rv;
-    int threads = 0;
+    int threads = 0, i;
 
     memset(&writer, 0, sizeof(writer));
     if (scan_writer_mutex) {
@@ -334,14 +339,15 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
     scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
-    if (scan_cache
-        && apr_thread_mutex_create(&scan_cache_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-           == APR_SUCCESS) {
-        apr_pool_cleanup_register(pchild, NULL, scan_cache_free, apr_pool_cleanup_null);
+    for (i = 0; scan_cache && i < SCAN_CACHE_LOCKS; i++) {
+        if (apr_thread_mutex_create(&scan_cache_locks[i], APR_THREAD_MUTEX_DEFAULT,
+                                    pchild) != APR_SUCCESS) {
+            free(scan_cache);
+            scan_cache = NULL;
+        }
     }
-    else {
-        free(scan_cache);
-        scan_cache = NULL;
+    if (scan_cache) {
+        apr_pool_cleanup_register(pchild, NULL, scan_cache_free, apr_pool_cleanup_null);
     }
 }
 
