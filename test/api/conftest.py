@@ -132,8 +132,11 @@ class Server:
         return [l for l in self.error_log().splitlines() if CRASH.search(l)]
 
     def cleanup(self):
+        """Stops the server and removes its files; fails on any crash line."""
         self.stop()
+        crashes = self.crash_lines()
         shutil.rmtree(self.dir, ignore_errors=True)
+        assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes)
 
     def sql(self, query):
         """Reads the database directly (tests only: checks what was stored)."""
@@ -177,11 +180,9 @@ def server():
                   ("bigco", "enterprise"), ("freebie", "free"), ("startup", "starter")])
     yield srv
     srv.stop()
-    crashes = srv.crash_lines()
     logs = srv.error_log() + srv.access_log()
     leaked = [t for t in srv.tokens if t in logs]
     srv.cleanup()
-    assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes)
     assert not leaked, "a token appears in a log"
 
 
