@@ -1,0 +1,89 @@
+/* qrt_store_report: reads of the report aggregates (qrt_store_report.c).
+ *
+ * The aggregates (see qrt_agg.h) are kept per tracker (kind QRT_AGG_T, valid for any
+ * set of trackers) and per account (the other kinds: valid for "every tracker of the
+ * account" while the account has deleted no tracker and retagged none since they
+ * were built, see qrt_store_agg_state). Windows are inclusive epoch seconds; pass
+ * QRT_AGG_TMIN / QRT_AGG_TMAX for an open bound. */
+#ifndef QRT_STORE_REPORT_H
+#define QRT_STORE_REPORT_H
+
+#include "qrt_store.h"
+#include "qrt_agg.h"
+
+/* One group's totals over a window. */
+typedef struct {
+    apr_int64_t grp;            /* tracker id for QRT_AGG_T, else 0 */
+    const char *val;            /* browser, country, city or tag; "" for none */
+    apr_int64_t scans, clicks;
+    apr_int64_t uniques;        /* distinct visitors (when asked for) */
+} qrt_agg_row_t;
+
+/* Every group of a kind with visits in [s, e] among the account's aggregated
+ * trackers (for QRT_AGG_T: one row per tracker, deleted ones included; the caller
+ * keeps those it covers; with only, the nonly trackers listed are read one by one
+ * when they are few, and other trackers may appear too). Array of qrt_agg_row_t. */
+apr_status_t qrt_store_agg_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                  int kind, const apr_int64_t *only, int nonly,
+                                  apr_int64_t s, apr_int64_t e, int want_uniques,
+                                  apr_array_header_t **out);
+
+/* One local day of the date report. */
+typedef struct {
+    apr_int64_t day;            /* days since 1970-01-01 in the offset */
+    apr_int64_t scans, clicks, uniques;
+} qrt_agg_day_t;
+
+/* The account's visits in [s, e] per local day of the offset (seconds east of UTC),
+ * days with visits only, ascending. APR_ENOTIMPL when the offset is not a multiple
+ * of 15 minutes (the caller counts from the visits). */
+apr_status_t qrt_store_agg_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                apr_int64_t s, apr_int64_t e, int offset,
+                                apr_array_header_t **out);
+
+/* One UTC day of one group: scans and clicks. */
+typedef struct {
+    apr_int64_t day;
+    apr_int64_t grp;
+    apr_int64_t scans, clicks;
+} qrt_agg_daily_t;
+
+/* Scans and clicks per UTC day in [d0, d1] (day numbers) for QRT_AGG_A (grp 0) or
+ * per tracker and day for QRT_AGG_T (only: as for qrt_store_agg_window). Array of
+ * qrt_agg_daily_t. */
+apr_status_t qrt_store_agg_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 int kind, const apr_int64_t *only, int nonly,
+                                 apr_int64_t d0, apr_int64_t d1, apr_array_header_t **out);
+
+/* Whether the account-level aggregates still describe the account's live trackers. */
+typedef struct {
+    int deleted;                /* an aggregated tracker was deleted since */
+    apr_hash_t *dirty_tags;     /* tag -> tag: trackers gained or lost it since */
+} qrt_agg_state_t;
+apr_status_t qrt_store_agg_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 qrt_agg_state_t *st);
+
+/* Visits read one by one (raw paths): non-bot visits of one tracker in [s, e]. */
+typedef void qrt_agg_visit_fn(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
+                              const char *visitor, const char *browser,
+                              const char *country, const char *city);
+apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                               apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
+                               void *ctx);
+
+/* A live tracker as the reports see it. */
+typedef struct {
+    const char *tag, *dimension, *value;    /* dimension NULL without a colon */
+} qrt_report_tag_t;
+typedef struct {
+    apr_int64_t id;
+    const char *name;
+    const char *type;
+    apr_array_header_t *tags;               /* qrt_report_tag_t, by tag */
+} qrt_report_tracker_t;
+
+/* The account's live trackers by id, with their current tags. */
+apr_status_t qrt_store_report_trackers(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       apr_array_header_t **out);
+
+#endif

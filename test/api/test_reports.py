@@ -1,0 +1,657 @@
+"""Reports (6), tag crosstab (7) and portfolio KPIs (8), checked to the visit.
+
+Every test works in an account of its own, seeds visits with `qrtrack-admin visits
+import` (chosen times, sources, browsers, places, bots; a visitor is an (ip, user
+agent) pair) and compares every row, cell and KPI with a plain Python oracle that
+reads the same visits: windows with inclusive bounds, one second outside, offsets
+(whole hours, -0530, +0545, and +0007 that no aggregate aligns with), visits imported
+out of order, trackers listed, deleted and retagged, and the aggregates rebuilt.
+"""
+import calendar
+import json
+import os
+import random
+import time
+import uuid
+
+import pytest
+
+from conftest import Api
+
+T0 = calendar.timegm((2026, 3, 10, 0, 0, 0, 0, 0, 0))      # 2026-03-10T00:00:00+0000
+DAY = 86400
+UA = ["Mozilla/5.0 (iPhone) Safari/604.1 #%d" % i for i in range(8)]
+REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
+
+
+# -- helpers -------------------------------------------------------------------
+
+def fmt(t, off=0):
+    """t (epoch seconds) written in offset off (seconds east of UTC)."""
+    sign = "-" if off < 0 else "+"
+    a = abs(off)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + off)) + \
+        "%s%02d%02d" % (sign, a // 3600, a % 3600 // 60)
+
+
+def day_of(t, off=0):
+    return time.strftime("%Y-%m-%d", time.gmtime(t + off))
+
+
+class Account:
+    """A fresh account with its own trackers; a new token every 100 requests keeps
+    the per-token rate limit out of the way."""
+
+    def __init__(self, server):
+        self.server = server
+        self.name = "rep-" + uuid.uuid4().hex[:12]
+        server.account(self.name)
+        self.trackers = {}          # id -> {"name", "type", "tags", "deleted"}
+        self.visits = []            # what was imported
+        self.calls = 0
+        self.api = None
+        self._renew()
+
+    def _renew(self):
+        if self.api:
+            self.api.close()
+        self.api = Api(self.server, self.server.token(self.name))
+        self.calls = 0
+
+    def get(self, path, **params):
+        self.calls += 1
+        if self.calls > 100:
+            self._renew()
+        return self.api.get(path, params=params)
+
+    def tracker(self, name, tags=()):
+        r = self.api.post("/tracker", json={"redirect_url": "https://example.com/" + name,
+                                            "name": name, "tags": list(tags)})
+        assert r.status_code == 200, r.text
+        t = r.json()
+        self.trackers[t["tracker_id"]] = {"name": name, "type": t["type"],
+                                          "tags": sorted(set(tags)), "deleted": False}
+        return t["tracker_id"]
+
+    def retag(self, tid, tags):
+        r = self.api.patch("/tracker/%d" % tid, json={"tags": list(tags)})
+        assert r.status_code == 200, r.text
+        self.trackers[tid]["tags"] = sorted(set(tags))
+
+    def delete(self, tid):
+        r = self.api.delete("/tracker/%d" % tid)
+        assert r.status_code in (200, 204), r.text
+        self.trackers[tid]["deleted"] = True
+
+    def live(self):
+        return sorted(i for i, t in self.trackers.items() if not t["deleted"])
+
+    def load(self, visits):
+        """Imports visits in the order given."""
+        path = os.path.join(self.server.dir, "rep-%s.jsonl" % uuid.uuid4().hex)
+        with open(path, "w", encoding="utf-8") as f:
+            for v in visits:
+                f.write(json.dumps(v.line()) + "\n")
+        os.chmod(path, 0o644)
+        try:
+            self.server.admin("visits", "import", path)
+        finally:
+            os.unlink(path)
+        self.visits.extend(visits)
+
+    def rebuild(self):
+        self.server.admin("aggregates", "rebuild")
+
+    def close(self):
+        self.api.close()
+
+
+class V:
+    """One visit as imported."""
+
+    def __init__(self, tid, t, source="scan", who=0, ua=0, browser="Chrome", country="DE",
+                 city="Berlin", bot=False):
+        self.tid, self.t, self.source, self.bot = tid, t, source, bot
+        self.ip = "198.51.100.%d" % who
+        self.ua = UA[ua]
+        self.browser, self.country, self.city = browser, country, city
+
+    def visitor(self):
+        return (self.ip, self.ua)
+
+    def line(self):
+        return {"tracker_id": self.tid, "visit_start": fmt(self.t), "source": self.source,
+                "ip": self.ip, "user_agent": self.ua, "browser": self.browser,
+                "country": self.country, "city": self.city, "bot": self.bot,
+                "device": "bot" if self.bot else "mobile"}
+
+
+@pytest.fixture
+def acct(server):
+    a = Account(server)
+    yield a
+    a.close()
+
+
+# -- the oracle ------------------------------------------------------------------
+
+def _bound(x):
+    return x if x else None
+
+
+def oracle_rows(acct, kind, s=None, e=None, off=0, covered=None):
+    cov = covered if covered is not None else acct.live()
+    tr = acct.trackers
+    groups = {}
+
+    def group(key):
+        return groups.setdefault(key, {"scans": 0, "clicks": 0, "who": set()})
+
+    if kind == "name":
+        for tid in cov:
+            group((tid, tr[tid]["name"]))
+    elif kind == "type":
+        for tid in cov:
+            group(tr[tid]["type"])
+    elif kind == "tag":
+        for tid in cov:
+            for tag in tr[tid]["tags"]:
+                group(tag)
+    for v in acct.visits:
+        if v.bot or v.tid not in cov or (s is not None and v.t < s) or \
+                (e is not None and v.t > e):
+            continue
+        if kind == "name":
+            keys = [(v.tid, tr[v.tid]["name"])]
+        elif kind == "type":
+            keys = [tr[v.tid]["type"]]
+        elif kind == "tag":
+            keys = tr[v.tid]["tags"]
+        elif kind == "date":
+            keys = [day_of(v.t, off)]
+        else:
+            keys = [_bound(getattr(v, kind))]
+        for k in keys:
+            g = group(k)
+            g["clicks" if v.source == "click" else "scans"] += 1
+            g["who"].add(v.visitor())
+    rows = []
+    for k, g in groups.items():
+        n = g["scans"] + g["clicks"]
+        if kind in ("date", "browser", "city", "country") and n == 0:
+            continue
+        row = {"visits": n, "scans": g["scans"], "clicks": g["clicks"],
+               "unique_visitors": len(g["who"])}
+        if kind == "name":
+            row["tracker_id"], row["name"] = k
+        else:
+            row[kind] = k
+        rows.append(row)
+    if kind == "date":
+        rows.sort(key=lambda r: r["date"])
+    elif kind == "name":
+        rows.sort(key=lambda r: (-r["visits"], r["tracker_id"]))
+    else:
+        rows.sort(key=lambda r: (-r["visits"], r[kind] is None,
+                                 (r[kind] or "").encode()))
+    return rows
+
+
+def report(acct, kind, s=None, e=None, off=0, covered=None, **extra):
+    params = {"report": kind}
+    if s is not None:
+        params["visit_start"] = fmt(s, off)
+    if e is not None:
+        params["visit_start_end"] = fmt(e, off)
+    if covered is not None:
+        params["trackers[]"] = covered
+    params.update(extra)
+    r = acct.get("/report/", **params)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def check(acct, kind, s=None, e=None, off=0, covered=None):
+    body = report(acct, kind, s, e, off, covered)
+    want = oracle_rows(acct, kind, s, e, off if s is not None or e is not None else 0,
+                       covered)
+    assert body["data"] == want, (kind, s and fmt(s, off), e and fmt(e, off), covered)
+    cov = covered if covered is not None else acct.live()
+    assert body["meta"] == {"report": kind, "tracker_count": len(set(cov)),
+                            "visit_start": fmt(s, off) if s is not None else None,
+                            "visit_start_end": fmt(e, off) if e is not None else None}
+
+
+def check_all(acct, s=None, e=None, off=0, covered=None):
+    for kind in REPORTS:
+        check(acct, kind, s, e, off, covered)
+
+
+def oracle_crosstab(acct, row, col, s=None, e=None, covered=None):
+    cov = covered if covered is not None else acct.live()
+    tr = acct.trackers
+
+    def values(tid, dim):
+        return sorted({t.split(":", 1)[1] for t in tr[tid]["tags"]
+                       if ":" in t and t.split(":", 1)[0] == dim})
+
+    both = [tid for tid in cov if values(tid, row) and values(tid, col)]
+    visits = {tid: 0 for tid in both}
+    for v in acct.visits:
+        if v.tid in visits and not v.bot and (s is None or v.t >= s) and \
+                (e is None or v.t <= e):
+            visits[v.tid] += 1
+    rows = sorted({x for tid in both for x in values(tid, row)}, key=str.encode)
+    cols = sorted({x for tid in both for x in values(tid, col)}, key=str.encode)
+    matrix = [[0] * len(cols) for _ in rows]
+    rt, ct = [0] * len(rows), [0] * len(cols)
+    for tid in both:
+        for r in values(tid, row):
+            rt[rows.index(r)] += visits[tid]
+            for c in values(tid, col):
+                matrix[rows.index(r)][cols.index(c)] += visits[tid]
+        for c in values(tid, col):
+            ct[cols.index(c)] += visits[tid]
+    return {"rows": rows, "cols": cols, "matrix": matrix, "row_totals": rt,
+            "col_totals": ct, "total": sum(visits.values())}
+
+
+def oracle_dashboard(acct, d0, d1, covered=None, compare=True):
+    cov = covered if covered is not None else acct.live()
+
+    def period(a, b):
+        s, e = a * DAY, (b + 1) * DAY - 1
+        vs = [v for v in acct.visits if v.tid in cov and not v.bot and s <= v.t <= e]
+        per = {}
+        for v in vs:
+            x = per.setdefault(v.tid, [0, 0])
+            x[v.source == "click"] += 1
+        return {"scans": sum(1 for v in vs if v.source != "click"),
+                "clicks": sum(1 for v in vs if v.source == "click"),
+                "uniques": len({v.visitor() for v in vs}), "active": len(per),
+                "per": per, "vs": vs}
+
+    n = d1 - d0 + 1
+    cur, prev = period(d0, d1), period(d0 - n, d0 - 1)
+
+    def kpi(key):
+        value, before = cur[key], prev[key]
+        change = None
+        if compare and before:
+            tenths = (abs(value - before) * 1000 * 2 + before) // (2 * before)
+            change = (tenths if value >= before else -tenths) / 10
+        return {"value": value, "previous": before if compare else None, "change": change}
+
+    daily = []
+    for d in range(d0, d1 + 1):
+        vs = [v for v in cur["vs"] if v.t // DAY == d]
+        daily.append({"date": day_of(d * DAY), "scans": sum(v.source != "click" for v in vs),
+                      "clicks": sum(v.source == "click" for v in vs)})
+    top = sorted(cur["per"].items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:10]
+    return {"period": {"dateStart": day_of(d0 * DAY), "dateEnd": day_of(d1 * DAY)},
+            "previousPeriod": ({"dateStart": day_of((d0 - n) * DAY),
+                                "dateEnd": day_of((d0 - 1) * DAY)} if compare else None),
+            "kpis": {"totalScans": kpi("scans"), "totalClicks": kpi("clicks"),
+                     "uniqueVisitors": kpi("uniques"), "activeTrackers": kpi("active")},
+            "daily": daily,
+            "topTrackers": [{"tracker_id": tid, "name": acct.trackers[tid]["name"],
+                             "scans": sc, "clicks": cl} for tid, (sc, cl) in top]}
+
+
+def json_error(r, status, field=None):
+    assert r.status_code == status, (r.status_code, r.text)
+    body = r.json()
+    assert body["message"]
+    if field:
+        assert field in body["errors"], body
+    return body
+
+
+# -- a hand-made account: every number checked -------------------------------------
+
+def seed_small(acct):
+    """Four trackers, visits on both sides of every edge that the tests cut at."""
+    a = acct.tracker("alpha", ["campaign:spring", "region:eu", "vip"])
+    b = acct.tracker("bravo", ["campaign:spring", "region:us"])
+    c = acct.tracker("charlie", ["campaign:fall", "region:eu", "region:us"])
+    d = acct.tracker("delta")
+    h = 3600
+    acct.load([
+        V(a, T0 + 10 * h, who=1, browser="Chrome", country="DE", city="Berlin"),
+        V(a, T0 + 10 * h, who=1, browser="Chrome", country="DE", city="Berlin"),
+        V(a, T0 + 10 * h + 1, "click", who=2, browser="Safari", country="FR", city="Paris"),
+        V(b, T0 + 21 * h + 59 * 60 + 59, who=1, browser="Chrome", country="DE",
+          city="Berlin"),
+        V(b, T0 + 22 * h, who=3, browser="Firefox", country="US", city=None),
+        V(c, T0 + DAY + 1, "click", who=2, browser="Safari", country="FR", city="Paris"),
+        V(c, T0 + DAY + 5 * h, who=4, browser=None, country=None, city=None),
+        V(c, T0 + DAY + 5 * h, who=4, browser="Bot", bot=True),
+        V(a, T0 + 2 * DAY - 1, who=5, browser="Chrome", country="DE", city="Munich"),
+        V(a, T0 + 2 * DAY, who=1, browser="Chrome", country="DE", city="Berlin"),
+        V(b, T0 + 3 * DAY + 12 * h, "click", who=1, browser="Chrome", country="DE",
+          city="Berlin"),
+        V(a, T0 - 1, who=6, browser="Edge", country="AT", city="Wien"),
+        V(d, T0 + 12 * h, who=7, browser="Chrome", country="DE", city="Berlin", bot=True),
+    ])
+    return a, b, c, d
+
+
+def test_known_numbers(acct):
+    a, b, c, d = seed_small(acct)
+    # The whole history, by hand.
+    body = report(acct, "name")
+    assert body["data"] == [
+        {"tracker_id": a, "name": "alpha", "visits": 6, "scans": 5, "clicks": 1,
+         "unique_visitors": 4},
+        {"tracker_id": b, "name": "bravo", "visits": 3, "scans": 2, "clicks": 1,
+         "unique_visitors": 2},
+        {"tracker_id": c, "name": "charlie", "visits": 2, "scans": 1, "clicks": 1,
+         "unique_visitors": 2},
+        {"tracker_id": d, "name": "delta", "visits": 0, "scans": 0, "clicks": 0,
+         "unique_visitors": 0}]
+    assert body["meta"] == {"report": "name", "tracker_count": 4, "visit_start": None,
+                            "visit_start_end": None}
+    assert report(acct, "browser")["data"] == [
+        {"browser": "Chrome", "visits": 6, "scans": 5, "clicks": 1, "unique_visitors": 2},
+        {"browser": "Safari", "visits": 2, "scans": 0, "clicks": 2, "unique_visitors": 1},
+        {"browser": "Edge", "visits": 1, "scans": 1, "clicks": 0, "unique_visitors": 1},
+        {"browser": "Firefox", "visits": 1, "scans": 1, "clicks": 0, "unique_visitors": 1},
+        {"browser": None, "visits": 1, "scans": 1, "clicks": 0, "unique_visitors": 1}]
+    # The first day only, in UTC: inclusive bounds; T0 - 1 is one second outside.
+    tag = report(acct, "tag", T0, T0 + DAY - 1)["data"]
+    assert tag == [
+        {"tag": "campaign:spring", "visits": 5, "scans": 4, "clicks": 1,
+         "unique_visitors": 3},
+        {"tag": "region:eu", "visits": 3, "scans": 2, "clicks": 1, "unique_visitors": 2},
+        {"tag": "vip", "visits": 3, "scans": 2, "clicks": 1, "unique_visitors": 2},
+        {"tag": "region:us", "visits": 2, "scans": 2, "clicks": 0, "unique_visitors": 2},
+        {"tag": "campaign:fall", "visits": 0, "scans": 0, "clicks": 0,
+         "unique_visitors": 0}]
+    # Days in +0200: 22:00 UTC is the next local day.
+    dates = report(acct, "date", T0, T0 + 2 * DAY, off=7200)
+    assert dates["data"] == [
+        {"date": "2026-03-10", "visits": 4, "scans": 3, "clicks": 1, "unique_visitors": 2},
+        {"date": "2026-03-11", "visits": 3, "scans": 2, "clicks": 1, "unique_visitors": 3},
+        {"date": "2026-03-12", "visits": 2, "scans": 2, "clicks": 0, "unique_visitors": 2}]
+    assert dates["meta"]["visit_start"] == "2026-03-10T02:00:00+0200"
+    assert dates["meta"]["visit_start_end"] == "2026-03-12T02:00:00+0200"
+    check_all(acct)
+
+
+@pytest.mark.parametrize("off", [0, 7200, -19800, 20700, 420, -36000])
+def test_windows_and_offsets(acct, off):
+    seed_small(acct)
+    h = 3600
+    edges = [T0 - 1, T0, T0 + 10 * h, T0 + 10 * h + 1, T0 + 21 * h + 59 * 60 + 59,
+             T0 + 22 * h, T0 + DAY + 1, T0 + 2 * DAY - 1, T0 + 2 * DAY, T0 + 3 * DAY + 12 * h]
+    windows = [(None, None), (T0, None), (None, T0 + DAY)]
+    for i, s in enumerate(edges):
+        for e in edges[i:]:
+            windows += [(s, e), (s + 1, e), (s, e - 1)]
+    random.Random(off).shuffle(windows)
+    for s, e in windows[:14]:
+        if s is not None and e is not None and s > e:
+            continue
+        check_all(acct, s, e, off)
+
+
+def test_validation(acct, other_api):
+    a = acct.tracker("mine")
+    foreign = other_api.post("/tracker", json={"redirect_url": "https://example.org/"})
+    fid = foreign.json()["tracker_id"]
+    for params, field in [({}, "report"), ({"report": "names"}, "report"),
+                          ({"report": "NAME"}, "report"), ({"report": ""}, "report"),
+                          ({"report": "name", "visit_start": "2026-03-10"}, "visit_start"),
+                          ({"report": "name", "visit_start_end": "2026-03-10T00:00:00"},
+                           "visit_start_end"),
+                          ({"report": "name", "visit_start": "2026-03-11T00:00:00+0000",
+                            "visit_start_end": "2026-03-10T00:00:00+0000"},
+                           "visit_start_end"),
+                          ({"report": "name", "trackers[]": "x"}, "trackers")]:
+        json_error(acct.get("/report/", **params), 422, field)
+    # Any foreign, deleted or unknown id: 403, and nothing about it in the answer.
+    for ids in [[fid], [a, fid], [999999999]]:
+        for path, extra in [("/report/", {"report": "name"}),
+                            ("/report/tag-crosstab", {"row": "a", "col": "b"}),
+                            ("/dashboard/scansAnalytics", {})]:
+            r = acct.get(path, **dict(extra, **{"trackers[]": ids}))
+            body = json_error(r, 403)
+            assert str(fid) not in r.text and "example.org" not in r.text, body
+    json_error(acct.get("/report/tag-crosstab", col="b"), 422, "row")
+    json_error(acct.get("/report/tag-crosstab", row="a"), 422, "col")
+    json_error(acct.get("/report/tag-crosstab", row="", col="b"), 422, "row")
+    json_error(acct.get("/report/tag-crosstab", row="a", col="b" * 65), 422, "col")
+    json_error(acct.get("/report/tag-crosstab", row="a", col="b", visit_start="x"), 422,
+               "visit_start")
+    for params, field in [({"dateStart": "2026-3-1"}, "dateStart"),
+                          ({"dateEnd": "2026-02-30"}, "dateEnd"),
+                          ({"dateStart": "2026-03-02", "dateEnd": "2026-03-01"}, "dateStart"),
+                          ({"dateStart": "2000-01-01", "dateEnd": "2026-03-01"}, "dateStart"),
+                          ({"compare": "maybe"}, "compare"),
+                          ({"trackers": "1;2"}, "trackers")]:
+        json_error(acct.get("/dashboard/scansAnalytics", **params), 422, field)
+    # The spec's own path with and without the trailing slash.
+    assert acct.get("/report", report="name").status_code == 200
+    r = acct.api.post(acct.server.api_base + "/report/", params={"report": "name"})
+    assert r.status_code == 405
+
+
+def test_tracker_lists_and_deleted_trackers(acct):
+    a, b, c, d = seed_small(acct)
+    for cov in [[a], [b, c], [a, b, c, d], [c, c]]:
+        check_all(acct, covered=cov)
+        check_all(acct, T0 + 10 * 3600 + 1, T0 + 2 * DAY, 7200, covered=cov)
+    # The two other list forms.
+    for params in [{"trackers": "%d,%d" % (b, c)}, {"trackers": [b, c]}]:
+        r = acct.get("/report/", report="browser", **params)
+        assert r.json()["data"] == oracle_rows(acct, "browser", covered=[b, c])
+    # A deleted tracker leaves every report, before and after a rebuild.
+    acct.delete(c)
+    check_all(acct)
+    check_all(acct, T0 + 3600, T0 + 3 * DAY, -19800)
+    acct.rebuild()
+    check_all(acct)
+    check_all(acct, T0 + 3600, T0 + 3 * DAY, -19800)
+    r = acct.get("/report/", report="name", **{"trackers[]": [c]})
+    json_error(r, 403)
+
+
+def test_retagged_trackers(acct):
+    a, b, c, d = seed_small(acct)
+    acct.retag(a, ["campaign:fall", "region:eu"])
+    acct.retag(d, ["vip"])
+    check(acct, "tag")
+    check(acct, "tag", T0 + 3600, T0 + 2 * DAY + 5, 3600)
+    assert acct.get("/report/tag-crosstab", row="campaign", col="region").json()["data"] \
+        == oracle_crosstab(acct, "campaign", "region")
+    acct.rebuild()
+    check(acct, "tag")
+    check(acct, "tag", T0 + 3600, T0 + 2 * DAY + 5, 3600)
+    # New visits after the rebuild follow the new tags.
+    acct.load([V(a, T0 + 4 * DAY, who=9), V(d, T0 + 4 * DAY + 1, who=9)])
+    check_all(acct)
+    check_all(acct, T0 + 2 * DAY, None)
+
+
+def test_crosstab(acct):
+    a, b, c, d = seed_small(acct)
+    e_ = acct.tracker("echo", ["campaign:spring", "campaign:fall", "region:apac"])
+    acct.load([V(e_, T0 + 5, who=11), V(e_, T0 + 6, "click", who=12)])
+    for row, col, s, e in [("campaign", "region", None, None),
+                           ("region", "campaign", T0, T0 + DAY - 1),
+                           ("region", "region", None, None),
+                           ("campaign", "nothing", None, None),
+                           ("vip", "region", None, None)]:
+        params = {"row": row, "col": col}
+        if s is not None:
+            params.update(visit_start=fmt(s), visit_start_end=fmt(e))
+        body = acct.get("/report/tag-crosstab", **params).json()
+        assert body["data"] == oracle_crosstab(acct, row, col, s, e), (row, col)
+        assert body["meta"] == {"row": row, "col": col, "tracker_count": 5,
+                                "visit_start": fmt(s) if s else None,
+                                "visit_start_end": fmt(e) if e else None}
+    body = acct.get("/report/tag-crosstab", row="campaign", col="region").json()["data"]
+    # charlie (region eu and us) counts in both columns; total counts each visit once.
+    assert body["cols"] == ["apac", "eu", "us"] and body["rows"] == ["fall", "spring"]
+    assert body["matrix"] == [[2, 2, 2], [2, 6, 3]]
+    assert body["row_totals"] == [4, 11] and body["col_totals"] == [2, 8, 5]
+    assert body["total"] == 13
+    sub = acct.get("/report/tag-crosstab", row="campaign", col="region",
+                   **{"trackers[]": [b, c]}).json()
+    assert sub["data"] == oracle_crosstab(acct, "campaign", "region", covered=[b, c])
+    assert sub["meta"]["tracker_count"] == 2
+
+
+def test_dashboard(acct):
+    a, b, c, d = seed_small(acct)
+    d0 = T0 // DAY
+    for params, (s, e, cov, cmp) in [
+            ({"dateStart": day_of(T0), "dateEnd": day_of(T0 + 3 * DAY)},
+             (d0, d0 + 3, None, True)),
+            ({"dateStart": day_of(T0 + DAY), "dateEnd": day_of(T0 + 2 * DAY)},
+             (d0 + 1, d0 + 2, None, True)),
+            ({"dateStart": day_of(T0), "dateEnd": day_of(T0), "compare": "0"},
+             (d0, d0, None, False)),
+            ({"dateStart": day_of(T0 + 2 * DAY), "dateEnd": day_of(T0 + 3 * DAY),
+              "trackers": "%d,%d" % (a, b)}, (d0 + 2, d0 + 3, [a, b], True)),
+            ({"dateStart": day_of(T0 + 2 * DAY), "dateEnd": day_of(T0 + 3 * DAY),
+              "trackers[]": [a]}, (d0 + 2, d0 + 3, [a], True)),
+            ({"dateStart": day_of(T0 + DAY), "dateEnd": day_of(T0 + DAY),
+              "trackers": [a, c]}, (d0 + 1, d0 + 1, [a, c], True))]:
+        r = acct.get("/dashboard/scansAnalytics", **params)
+        assert r.status_code == 200, r.text
+        assert r.json() == oracle_dashboard(acct, s, e, cov, cmp), params
+    # Day 2 against day 1: 2 scans after 4 (-50.0 %).
+    k = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0 + DAY),
+                 dateEnd=day_of(T0 + DAY)).json()["kpis"]
+    assert k["totalScans"] == {"value": 2, "previous": 4, "change": -50.0}
+    # Defaults: the 30 days up to today (UTC).
+    now = int(time.time())
+    acct.load([V(a, now - 5, who=20), V(b, now - 3 * DAY, "click", who=21),
+               V(b, now - 40 * DAY, who=21)])
+    today = now // DAY
+    body = acct.get("/dashboard/scansAnalytics").json()
+    assert body == oracle_dashboard(acct, today - 29, today)
+    assert len(body["daily"]) == 30 and body["period"]["dateEnd"] == day_of(now)
+    assert body["kpis"]["uniqueVisitors"] == {"value": 2, "previous": 1, "change": 100.0}
+
+
+def test_live_scans_reach_the_reports(server, acct):
+    a = acct.tracker("live", ["campaign:now"])
+    r = acct.api.get("/tracker/show/%d" % a)
+    code = r.json()["code"]
+    import requests
+    for ua in [UA[0], UA[0], UA[1]]:
+        x = requests.get("%s/q/%s" % (server.base, code), headers={"User-Agent": ua},
+                         allow_redirects=False, timeout=30)
+        assert x.status_code == 302
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        rows = report(acct, "name")["data"]
+        if rows[0]["visits"] == 3:
+            break
+        time.sleep(0.2)
+    assert rows[0]["visits"] == 3 and rows[0]["scans"] == 3
+    assert rows[0]["unique_visitors"] == 2
+    tag = report(acct, "tag")["data"]
+    assert tag == [{"tag": "campaign:now", "visits": 3, "scans": 3, "clicks": 0,
+                    "unique_visitors": 2}]
+
+
+# -- random histories: every report against the oracle -------------------------------
+
+def random_history(acct, rng, n):
+    tags = [["campaign:a", "region:eu"], ["campaign:a", "region:us"],
+            ["campaign:b", "region:eu", "region:us"], ["campaign:b"], ["solo"], []]
+    ids = [acct.tracker("t%d" % i, tg) for i, tg in enumerate(tags)]
+    visits = []
+    for _ in range(n):
+        t = T0 + rng.choice([rng.randrange(0, 6 * DAY),
+                             rng.randrange(DAY - 600, DAY + 600),
+                             2 * DAY + rng.randrange(-5, 5) * 900])
+        visits.append(V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                        who=rng.randrange(12), ua=rng.randrange(3),
+                        browser=rng.choice(["Chrome", "Safari", None]),
+                        country=rng.choice(["DE", "FR", None]),
+                        city=rng.choice(["Berlin", "Paris", "Lyon", None]),
+                        bot=rng.random() < 0.1))
+    return ids, visits
+
+
+def random_windows(rng, k):
+    out = []
+    for _ in range(k):
+        off = rng.choice([0, 0, 3600, 7200, -19800, 20700, 420, -43200, 50400])
+        s = rng.choice([None, T0 + rng.randrange(-DAY, 6 * DAY),
+                        T0 + rng.randrange(-3, 7) * DAY - off + rng.choice([0, 0, -1, 1])])
+        e = rng.choice([None, T0 + rng.randrange(0, 7 * DAY),
+                        T0 + rng.randrange(0, 7) * DAY - off - rng.choice([1, 1, 0, 2])])
+        if s is not None and e is not None and s > e:
+            s, e = e, s
+        out.append((s, e, off))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_histories(acct, seed):
+    rng = random.Random(seed)
+    ids, visits = random_history(acct, rng, 700)
+    # In time order, then shuffled batches that land in the middle of the history.
+    first = sorted(visits[:300], key=lambda v: v.t)
+    acct.load(first)
+    acct.load(visits[300:550])
+    late = visits[550:]
+    rng.shuffle(late)
+    acct.load(late)
+    for s, e, off in random_windows(rng, 10):
+        check_all(acct, s, e, off)
+    sub = ids[1:4]
+    for s, e, off in random_windows(rng, 3):
+        check_all(acct, s, e, off, covered=sub)
+    # The rebuilt aggregates give the same answers as the incremental ones.
+    acct.rebuild()
+    for s, e, off in random_windows(rng, 6):
+        check_all(acct, s, e, off)
+    acct.retag(ids[3], ["campaign:a", "solo"])
+    acct.delete(ids[0])
+    for s, e, off in random_windows(rng, 3):
+        check_all(acct, s, e, off)
+    acct.rebuild()
+    more = random_history(acct, rng, 150)[1]
+    acct.load(more)
+    for s, e, off in random_windows(rng, 6):
+        check_all(acct, s, e, off)
+        for row, col in [("campaign", "region"), ("region", "region")]:
+            params = {"row": row, "col": col}
+            if s is not None:
+                params["visit_start"] = fmt(s, off)
+            if e is not None:
+                params["visit_start_end"] = fmt(e, off)
+            assert acct.get("/report/tag-crosstab", **params).json()["data"] == \
+                oracle_crosstab(acct, row, col, s, e)
+    d = T0 // DAY
+    for d0, d1 in [(d, d + 6), (d + 2, d + 2), (d + 1, d + 4)]:
+        r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(d0 * DAY),
+                     dateEnd=day_of(d1 * DAY))
+        assert r.json() == oracle_dashboard(acct, d0, d1)
+
+
+def test_rebuild_keeps_tables_identical(server, acct):
+    """Incremental aggregates and rebuilt ones are the same rows."""
+    rng = random.Random(7)
+    ids, visits = random_history(acct, rng, 400)
+    acct.load(visits)
+    q = ("SELECT 'c', kind, lvl, b, grp, val, scans, clicks, firsts, rets FROM agg_cnt "
+         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') AND "
+         "(scans <> 0 OR clicks <> 0 OR firsts <> 0 OR rets <> 0) UNION ALL "
+         "SELECT 'l', t, p, flags, tracker_id, browser, country, city, 0, 0 FROM agg_link "
+         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') UNION ALL "
+         "SELECT 'g', kind, t, p, grp, val, 0, 0, 0, 0 FROM agg_gap "
+         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') UNION ALL "
+         "SELECT 'd', q, g, scans, clicks, 0, 0, 0, 0, 0 FROM agg_day "
+         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') AND "
+         "(scans <> 0 OR clicks <> 0)") % ((acct.name,) * 4)
+    before = sorted(server.sql(q).splitlines())
+    acct.rebuild()
+    after = sorted(server.sql(q).splitlines())
+    assert before and before == after
