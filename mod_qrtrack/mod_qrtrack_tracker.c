@@ -341,11 +341,17 @@ qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *
     request_rec *r = q->r;
     png_ctx c;
     const char *err = NULL;
+    apr_status_t rv;
 
     c.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    if (qrt_qr_png(r->pool, text, strlen(text), o, tracker_png_write, &c, &err)
-        != APR_SUCCESS) {
+    rv = qrt_qr_png(r->pool, text, strlen(text), o, tracker_png_write, &c, &err);
+    if (rv != APR_SUCCESS) {
         apr_brigade_destroy(c.bb);
+        if (rv != APR_EINVAL) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00031: QR image failed: %s",
+                          err ? err : "unknown");
+            return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+        }
         return qrt_error_field(q, status_on_error, "data",
                                apr_pstrcat(r->pool, "The QR code cannot be made: ",
                                            err ? err : "unknown error", ".", NULL));

@@ -369,14 +369,13 @@ static apr_status_t qrt_mp_headers(qrt_multipart_t *mp, apr_size_t len)
 {
     const char *s = mp->hdr.data;
     const char *end = s + len;
-    int seen_cd = 0;
+    const char *cd = NULL, *cd_end = NULL;
 
     mp->name = NULL;
     while (s < end) {
         const char *nl = memchr(s, '\n', end - s);
         const char *le = nl ? nl : end;
         const char *colon, *v, *ve;
-        apr_status_t rv;
 
         if (le > s && le[-1] == '\r') {
             le--;
@@ -397,22 +396,20 @@ static apr_status_t qrt_mp_headers(qrt_multipart_t *mp, apr_size_t len)
             ve--;
         }
         if (qrt_form_eq(s, colon - s, "Content-Disposition")) {
-            if (seen_cd) {
+            if (cd) {
                 return qrt_mp_fail(mp, APR_EINVAL,
                                    "part has two Content-Disposition headers");
             }
-            seen_cd = 1;
-            rv = qrt_mp_disposition(mp, v, ve);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
+            cd = v;
+            cd_end = ve;
         }
         s = nl ? nl + 1 : end;
     }
-    if (!seen_cd) {
+    /* parsed once every line is known to be well-formed */
+    if (!cd) {
         return qrt_mp_fail(mp, APR_EINVAL, "part has no Content-Disposition");
     }
-    return APR_SUCCESS;
+    return qrt_mp_disposition(mp, cd, cd_end);
 }
 
 static apr_status_t qrt_mp_start_part(qrt_multipart_t *mp)
@@ -671,7 +668,7 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
                                  const char **err)
 {
     const char *s = body;
-    const char *e = body + len;
+    const char *e;
     apr_array_header_t *pairs;
     const char **kv;
     int i;
@@ -679,6 +676,7 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
     if (len == 0) {
         return APR_SUCCESS;
     }
+    e = body + len;
     pairs = apr_array_make(p, 8, 2 * sizeof(const char *));
     while (s < e) {
         const char *amp = memchr(s, '&', e - s);

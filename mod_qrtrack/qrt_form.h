@@ -52,9 +52,8 @@ apr_status_t qrt_multipart_finish(qrt_multipart_t *mp, apr_table_t *fields,
 /* application/x-www-form-urlencoded (also used for query strings):
  * '&'-separated, '+' -> space, %XX decoded, keys without '=' get "", empty
  * pieces (a&&b) are skipped. apr_table_add keeps repeated keys in order.
- * %00, a raw NUL byte or a bad % escape -> APR_EINVAL with *err; fields
- * may then hold the pairs before the bad one. body may be NULL when len
- * is 0. */
+ * %00, a raw NUL byte or a bad % escape -> APR_EINVAL with *err, and
+ * nothing is added to fields. body may be NULL when len is 0. */
 apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
                                  apr_size_t len, apr_table_t *fields,
                                  const char **err);

@@ -34,7 +34,10 @@ typedef struct {
 void qrt_qr_opts_default(qrt_qr_opts_t *o);
 
 /* Encode len bytes of text (8-bit mode; works for any bytes incl. UTF-8)
- * and write a 1-bit grayscale PNG through write(ctx,...). o may be NULL
+ * and write a 1-bit grayscale PNG through write(ctx,...). Text that is
+ * non-ASCII well-formed UTF-8 is marked with an ECI 26 (UTF-8) header so
+ * readers do not guess another character set; ASCII and other bytes are
+ * plain 8-bit data. o may be NULL
  * for the defaults. Each module is a whole number of pixels; the image is
  * exactly size x size unless the code needs more pixels at scale 1, then
  * it is larger. Thread-safe.
