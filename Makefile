@@ -88,7 +88,7 @@ unit_bins: $(UNIT_BIN)
 
 build/fuzz/%: test/fuzz/%.c $(CORE_SRC) $(CORE_HDR) build/gen/qrt_schema_sql.c
 	@mkdir -p build/fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -Imod_qrtrack -Ibuild/gen $(PKG_CFLAGS) \
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Imod_qrtrack -Ibuild/gen $(PKG_CFLAGS) \
 	    $< $(CORE_SRC) build/gen/qrt_schema_sql.c $(PKG_LIBS) -o $@
 
 # Each fuzz target runs for FUZZ_SECONDS (default 60).
