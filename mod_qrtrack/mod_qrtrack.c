@@ -439,6 +439,12 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
         int n;
         apr_dbd_query(dbd->driver, dbd->handle, &n, "PRAGMA synchronous = NORMAL");
     }
+    /* Reports read large indexes: map the file rather than copy pages. */
+    if (apr_dbd_select(dbd->driver, p, dbd->handle, &res,
+                       "PRAGMA mmap_size = 268435456", 0) == 0) {
+        while (apr_dbd_get_row(dbd->driver, p, res, &row, -1) == 0) {
+        }
+    }
     return APR_SUCCESS;
 }
 

@@ -4,12 +4,34 @@
  *   GET /report/tag-crosstab            qrt_report_crosstab  (7)
  *   GET /dashboard/scansAnalytics       qrt_dashboard_scans  (8)
  *
+ * Decisions (beyond CONTRACT section 4):
+ *   - Bots never count. Tags and types are the trackers' current ones, joined at
+ *     query time: retagging a tracker relabels its past visits too.
+ *   - name, type and tag reports list every covered tracker / type / tag, zeros
+ *     included; date, browser, city and country list groups that have visits. An
+ *     unknown (NULL or empty) browser, city or country is one group, written null,
+ *     sorted after the named ones among equal visit counts. Ties on visits: name by
+ *     tracker_id, others by key (bytes); date rows by date.
+ *   - Crosstab: rows and cols are the values (sorted by bytes) of the two dimensions
+ *     on covered trackers that have both. matrix[r][c] = visits of the trackers
+ *     tagged with both row:r and col:c (a tracker with several values counts in each
+ *     cell). row_totals[r], col_totals[c] and total count every visit once: visits of
+ *     the trackers with value r (resp. c), and of all trackers with both dimensions.
+ *     So total <= the sum of the cells, equal when no tracker has two values of one
+ *     dimension.
+ *   - Dashboard: compare accepts 0/1/false/true; with 0, previousPeriod is null and
+ *     every KPI's previous and change are null. change is the percent change rounded
+ *     to 0.1 (half away from zero), null when previous is 0. topTrackers: up to 10
+ *     covered trackers with visits in the period, by visits then tracker_id. A period
+ *     of more than 3660 days is 422.
+ *
  * Numbers come from the report aggregates (qrt_store_report.h). Per-tracker figures
  * (the name report, every count, the crosstab, the dashboard's scans and clicks) are
- * exact for any set of trackers. Distinct visitors across trackers come from the
- * account-level aggregates when the report covers every tracker of the account and no
- * aggregated tracker was deleted (or, for a tag, retagged) since; otherwise they are
- * counted from the covered trackers' visits in the window. */
+ * exact and fast for any set of trackers. Distinct visitors across trackers come from
+ * the account-level aggregates when the report covers every tracker of the account
+ * and no aggregated tracker was deleted (for a tag: retagged) since; otherwise they
+ * are counted from the covered trackers' visits in the window (by the database for
+ * up to 64 trackers), exact but in proportion to those visits. */
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
@@ -208,31 +230,61 @@ static void rep_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int 
 }
 
 /* Groups of the covered trackers' visits in [s, e] (only trackers with one of tags,
- * when tags is given). */
+ * when tags is given): counted by the database for a few trackers, else here. */
 static qrt_err_t *rep_raw_groups(qrt_req_t *q, rep_scope *sc, int type, int offset,
                                  apr_hash_t *tags, apr_int64_t s, apr_int64_t e,
                                  qrt_agg_groups_t **out)
 {
+    static const int by[] = { QRT_AGG_RAW_ALL, QRT_AGG_RAW_TYPE, QRT_AGG_RAW_TAG,
+                              QRT_AGG_RAW_DATE, QRT_AGG_RAW_BROWSER, QRT_AGG_RAW_CITY,
+                              QRT_AGG_RAW_COUNTRY };
+    apr_pool_t *p = q->r->pool;
+    apr_array_header_t *read = apr_array_make(p, 16, sizeof(qrt_report_tracker_t *));
     rep_raw c;
     int i, j;
 
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        int wanted = !tags;
+
+        for (j = 0; j < t->tags->nelts && !wanted; j++) {
+            wanted = apr_hash_get(tags, APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag,
+                                  APR_HASH_KEY_STRING) != NULL;
+        }
+        if (wanted) {
+            APR_ARRAY_PUSH(read, qrt_report_tracker_t *) = t;
+        }
+    }
     memset(&c, 0, sizeof(c));
-    c.g = *out = qrt_agg_groups_make(q->r->pool);
+    c.g = *out = qrt_agg_groups_make(p);
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00503: counting distinct "
+                  "visitors of %d trackers from their visits", read->nelts);
+    if (read->nelts > 0 && read->nelts <= QRT_AGG_RAW_IDS) {
+        apr_int64_t ids[QRT_AGG_RAW_IDS];
+        apr_array_header_t *rows;
+
+        for (i = 0; i < read->nelts; i++) {
+            ids[i] = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *)->id;
+        }
+        if (qrt_store_agg_raw_groups(&q->db, p, type >= REP_TYPE ? by[type] : by[0], ids,
+                                     read->nelts, s, e, offset, &rows) != APR_SUCCESS) {
+            return rep_store_error(q, "grouping visits");
+        }
+        for (i = 0; i < rows->nelts; i++) {
+            qrt_agg_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_agg_row_t);
+
+            qrt_agg_groups_set(c.g, type == REP_DATE ? apr_psprintf(p, "%" APR_INT64_T_FMT,
+                                                                    r->grp) : r->val,
+                               r->scans, r->clicks, r->uniques);
+        }
+        return NULL;
+    }
     c.type = type;
     c.offset = offset;
     c.tags = tags;
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00503: counting distinct "
-                  "visitors of %d trackers from their visits", sc->list->nelts);
-    for (i = 0; i < sc->list->nelts; i++) {
-        int wanted = !tags;
-
-        c.t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
-        for (j = 0; j < c.t->tags->nelts && !wanted; j++) {
-            wanted = apr_hash_get(tags, APR_ARRAY_IDX(c.t->tags, j, qrt_report_tag_t).tag,
-                                  APR_HASH_KEY_STRING) != NULL;
-        }
-        if (wanted && qrt_store_agg_raw(&q->db, q->r->pool, c.t->id, s, e, rep_raw_visit,
-                                        &c) != APR_SUCCESS) {
+    for (i = 0; i < read->nelts; i++) {
+        c.t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
+        if (qrt_store_agg_raw(&q->db, p, c.t->id, s, e, rep_raw_visit, &c) != APR_SUCCESS) {
             return rep_store_error(q, "reading visits");
         }
     }

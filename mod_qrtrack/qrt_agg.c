@@ -215,8 +215,7 @@ qrt_agg_group_t *qrt_agg_groups_get(qrt_agg_groups_t *g, const char *key)
     return apr_hash_get(g->groups, key, APR_HASH_KEY_STRING);
 }
 
-void qrt_agg_groups_add(qrt_agg_groups_t *g, const char *key, int click,
-                        const char *visitor)
+static qrt_agg_group_t *agg_group(qrt_agg_groups_t *g, const char *key)
 {
     qrt_agg_group_t *grp = apr_hash_get(g->groups, key, APR_HASH_KEY_STRING);
 
@@ -226,6 +225,24 @@ void qrt_agg_groups_add(qrt_agg_groups_t *g, const char *key, int click,
         grp->seen = apr_hash_make(g->p);
         apr_hash_set(g->groups, grp->key, APR_HASH_KEY_STRING, grp);
     }
+    return grp;
+}
+
+void qrt_agg_groups_set(qrt_agg_groups_t *g, const char *key, apr_int64_t scans,
+                        apr_int64_t clicks, apr_int64_t uniques)
+{
+    qrt_agg_group_t *grp = agg_group(g, key);
+
+    grp->scans = scans;
+    grp->clicks = clicks;
+    grp->uniques = uniques;
+}
+
+void qrt_agg_groups_add(qrt_agg_groups_t *g, const char *key, int click,
+                        const char *visitor)
+{
+    qrt_agg_group_t *grp = agg_group(g, key);
+
     if (click) {
         grp->clicks++;
     }

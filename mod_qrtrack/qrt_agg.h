@@ -127,6 +127,9 @@ qrt_agg_groups_t *qrt_agg_groups_make(apr_pool_t *p);
 /* Counts one visit in the group key (created on first use). */
 void qrt_agg_groups_add(qrt_agg_groups_t *g, const char *key, int click,
                         const char *visitor);
+/* Sets the totals of group key (created on first use; no visitor set). */
+void qrt_agg_groups_set(qrt_agg_groups_t *g, const char *key, apr_int64_t scans,
+                        apr_int64_t clicks, apr_int64_t uniques);
 /* The group of key, or NULL. */
 qrt_agg_group_t *qrt_agg_groups_get(qrt_agg_groups_t *g, const char *key);
 

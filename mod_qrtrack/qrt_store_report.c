@@ -26,6 +26,7 @@
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
 #define AGG_LINK_FLUSH  200000      /* pending link rows that make the rebuild write */
 #define AGG_FEW         64          /* listed trackers read one by one up to this many */
+#define AGG_REPAIR_MAX  20000       /* visitors of a tracker repaired in place at most */
 /* Bounds that hold every time of a link. */
 #define AGG_LO (-(APR_INT64_C(1) << 50))
 #define AGG_HI (APR_INT64_C(1) << 50)
@@ -54,6 +55,12 @@
     "WHERE v.visitor = %s AND k.tracker_id = v.tracker_id AND k.account_id = %lld " \
     "AND v.bot = 0 AND v.id < %lld"
 #define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
+#define ID8 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld"
+#define IN64 "(" ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ")"
+#define RG_SUMS "SUM(CASE WHEN v.source = 'click' THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.source = 'click' THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)"
+#define RG_WHERE " WHERE v.tracker_id IN " IN64 " AND v.visit_start BETWEEN %lld AND %lld " \
+    "AND v.bot = 0"
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, v.source, " \
     "COALESCE(v.browser, ''), COALESCE(v.country, ''), COALESCE(v.city, '')"
 
@@ -112,6 +119,18 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "DELETE FROM agg_gap WHERE id = (SELECT id FROM agg_gap WHERE kind = %lld "
       "AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND val = %s "
       "LIMIT 1)" },
+    /* a tracker deleted or retagged */
+    { "qrt_agg_trk_now",
+      "SELECT account_id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM trackers "
+      "WHERE id = %lld" },
+    { "qrt_agg_tags_now",
+      "SELECT tag FROM tracker_tags WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_visitors",
+      "SELECT visitor FROM tracker_visitors WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_nvisitors",
+      "SELECT COUNT(*) FROM tracker_visitors WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_del", "DELETE FROM agg_trk WHERE tracker_id = %lld" },
+    { "qrt_agg_tag_del", "DELETE FROM agg_tag WHERE tracker_id = %lld" },
     /* rebuild */
     { "qrt_agg_clear_cnt", "DELETE FROM agg_cnt" },
     { "qrt_agg_clear_link", "DELETE FROM agg_link" },
@@ -220,6 +239,20 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "COALESCE(country, ''), COALESCE(city, '') FROM visits WHERE tracker_id = %lld "
       "AND visit_start BETWEEN %lld AND %lld AND bot = 0 "
       "AND (visit_start > %lld OR id > %lld) ORDER BY visit_start, id LIMIT %lld" },
+    /* reads: a few listed trackers' visits grouped, with distinct visitors */
+    { "qrt_agg_rg_0", "SELECT 0, '', " RG_SUMS " FROM visits v" RG_WHERE },
+    { "qrt_agg_rg_1", "SELECT 0, t.type, " RG_SUMS " FROM visits v "
+      "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" },
+    { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visits v "
+      "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" },
+    { "qrt_agg_rg_3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS
+      " FROM visits v" RG_WHERE " GROUP BY (v.visit_start + %lld) / 86400" },
+    { "qrt_agg_rg_4", "SELECT 0, COALESCE(v.browser, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.browser, '')" },
+    { "qrt_agg_rg_5", "SELECT 0, COALESCE(v.city, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.city, '')" },
+    { "qrt_agg_rg_6", "SELECT 0, COALESCE(v.country, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.country, '')" },
     { "qrt_agg_rep_trackers",
       "SELECT id, name, type FROM trackers WHERE account_id = %lld "
       "AND deleted_at IS NULL ORDER BY id" },
@@ -812,32 +845,22 @@ static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
+                                apr_hash_t *trk, const char *visitor,
+                                apr_int64_t account, apr_int64_t id,
+                                qrt_agg_visit_t **out, int *n);
+
 /* A visit older than the visitor's latest in the account: the visitor's
  * contributions there are taken away and added again with the new visit. */
 static apr_status_t agg_recompute(agg_acc *a, qrt_db_t *db, apr_pool_t *p,
                                   apr_hash_t *trk, const char *visitor,
                                   apr_int64_t account, apr_int64_t id)
 {
-    agg_list_ctx c;
-    const void *args[] = { visitor, &account, &id };
     qrt_agg_visit_t *all, *old;
     apr_status_t rv;
-    int i, n, nold = 0;
+    int i, n = 0, nold = 0;
 
-    c.p = p;
-    c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
-    rv = agg_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
-    all = (qrt_agg_visit_t *)c.list->elts;
-    n = c.list->nelts;
-    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        agg_trk_t *k;
-
-        rv = agg_trk_get(db, p, trk, all[i].tracker, 0, &k);
-        if (rv == APR_SUCCESS) {
-            all[i].tags = k->tags;
-            all[i].ntags = k->ntags;
-        }
-    }
+    rv = agg_history(db, p, p, trk, visitor, account, id, &all, &n);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -850,6 +873,37 @@ static apr_status_t agg_recompute(agg_acc *a, qrt_db_t *db, apr_pool_t *p,
     agg_emit_list(a, p, -1, account, old, nold);
     agg_emit_list(a, p, 1, account, all, n);
     return APR_SUCCESS;
+}
+
+/* A visitor's visits in the account up to id (in p), with their trackers' snapshot
+ * tags (the tracker cache trk lives in tp). */
+static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
+                                apr_hash_t *trk, const char *visitor,
+                                apr_int64_t account, apr_int64_t id,
+                                qrt_agg_visit_t **out, int *n)
+{
+    agg_list_ctx c;
+    const void *args[] = { visitor, &account, &id };
+    qrt_agg_visit_t *all;
+    apr_status_t rv;
+    int i;
+
+    c.p = p;
+    c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
+    rv = agg_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
+    all = (qrt_agg_visit_t *)c.list->elts;
+    for (i = 0; i < c.list->nelts && rv == APR_SUCCESS; i++) {
+        agg_trk_t *k;
+
+        rv = agg_trk_get(db, tp, trk, all[i].tracker, 0, &k);
+        if (rv == APR_SUCCESS) {
+            all[i].tags = k->tags;
+            all[i].ntags = k->ntags;
+        }
+    }
+    *out = all;
+    *n = c.list->nelts;
+    return rv;
 }
 
 /* Prevs of an in-order visit x (no later visit of its visitor in the account). */
@@ -1001,6 +1055,120 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
     }
     if (rv == APR_SUCCESS) {
         rv = acc_flush_links(a);
+    }
+    apr_pool_destroy(sp);
+    return rv;
+}
+
+/* ---- a tracker deleted or retagged ---------------------------------------- */
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *list;
+} agg_strs_ctx;
+
+static apr_status_t agg_strs_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_strs_ctx *c = ctx;
+
+    APR_ARRAY_PUSH(c->list, const char *) = apr_pstrdup(c->p, agg_str(db, row, 0));
+    return APR_SUCCESS;
+}
+
+static apr_status_t agg_trk_now_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *out = ctx;
+
+    out[0] = qrt_db_int(db, row, 0, 0);
+    out[1] = qrt_db_int(db, row, 1, 1);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_tracker_changed(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t tracker_id)
+{
+    const void *args[] = { &tracker_id }, *none[] = { NULL };
+    apr_int64_t now[2] = { 0, 1 }, nvis = 0, maxid = 0;
+    apr_pool_t *sp, *vp;
+    apr_hash_t *trk;
+    agg_trk_t *k;
+    agg_strs_ctx tags, visitors;
+    agg_acc *a;
+    apr_status_t rv;
+    int i, j;
+
+    apr_pool_create(&sp, p);
+    trk = apr_hash_make(sp);
+    rv = agg_trk_get(db, sp, trk, tracker_id, 0, &k);
+    if (rv == APR_NOTFOUND) {
+        apr_pool_destroy(sp);
+        return APR_SUCCESS;         /* never aggregated: its first visit snapshots it */
+    }
+    tags.p = visitors.p = sp;
+    tags.list = apr_array_make(sp, 4, sizeof(const char *));
+    visitors.list = apr_array_make(sp, 64, sizeof(const char *));
+    if (rv == APR_SUCCESS) {
+        rv = agg_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_each(db, sp, "qrt_agg_trk_nvisitors", args, agg_int_row, &nvis);
+    }
+    if (rv == APR_SUCCESS && nvis > AGG_REPAIR_MAX) {
+        apr_pool_destroy(sp);
+        return APR_EAGAIN;          /* reports count from the visits until a rebuild */
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_each(db, sp, "qrt_agg_trk_visitors", args, agg_strs_row, &visitors);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_each(db, sp, "qrt_agg_max_id", none, agg_int_row, &maxid);
+    }
+    qsort(tags.list->elts, tags.list->nelts, sizeof(const char *), agg_strcmp);
+    a = acc_make(db, sp);
+    apr_pool_create(&vp, sp);
+    for (i = 0; i < visitors.list->nelts && rv == APR_SUCCESS; i++) {
+        const char *visitor = APR_ARRAY_IDX(visitors.list, i, const char *);
+        qrt_agg_visit_t *old, *cur;
+        int n = 0, m = 0;
+
+        rv = agg_history(db, vp, sp, trk, visitor, k->account, maxid, &old, &n);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        cur = apr_palloc(vp, (n > 0 ? n : 1) * sizeof(*cur));
+        for (j = 0; j < n; j++) {
+            if (old[j].tracker != tracker_id) {
+                cur[m++] = old[j];
+            }
+            else if (!now[1] && now[0] == k->account) {
+                cur[m] = old[j];
+                cur[m].tags = (const char *const *)tags.list->elts;
+                cur[m++].ntags = tags.list->nelts;
+            }
+        }
+        agg_emit_list(a, vp, -1, k->account, old, n);
+        agg_emit_list(a, vp, 1, k->account, cur, m);
+        if (a->nlinks > AGG_LINK_FLUSH) {
+            rv = acc_flush_links(a);
+        }
+        apr_pool_clear(vp);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = acc_flush_counts(a);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = acc_flush_links(a);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, sp, "qrt_agg_tag_del", NULL, args);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = (now[1] || now[0] != k->account)
+             ? qrt_db_exec(db, sp, "qrt_agg_trk_del", NULL, args)
+             : qrt_db_exec(db, sp, "qrt_agg_tag_snap", NULL, args);
     }
     apr_pool_destroy(sp);
     return rv;
@@ -1221,7 +1389,7 @@ typedef struct {
 
 typedef struct {
     apr_pool_t *p;
-    apr_hash_t *groups;         /* "grp\tval" -> agg_grp */
+    apr_hash_t *groups;         /* grp bytes + val -> agg_grp */
     int field;                  /* which link count a link query adds to */
 } agg_win;
 
@@ -1229,14 +1397,22 @@ enum { F_PT, F_PP, F_LINK };
 
 static agg_grp *win_group(agg_win *w, apr_int64_t grp, const char *val)
 {
-    char *key = apr_psprintf(w->p, "%" APR_INT64_T_FMT "\t%s", grp, val);
-    agg_grp *g = apr_hash_get(w->groups, key, APR_HASH_KEY_STRING);
+    char buf[320], *key = buf;
+    apr_size_t n = strlen(val);
+    agg_grp *g;
 
+    if (n + sizeof(grp) > sizeof(buf)) {
+        key = apr_palloc(w->p, n + sizeof(grp));
+    }
+    memcpy(key, &grp, sizeof(grp));
+    memcpy(key + sizeof(grp), val, n);
+    g = apr_hash_get(w->groups, key, n + sizeof(grp));
     if (!g) {
         g = apr_pcalloc(w->p, sizeof(*g));
         g->row.grp = grp;
         g->row.val = apr_pstrdup(w->p, val);
-        apr_hash_set(w->groups, key, APR_HASH_KEY_STRING, g);
+        key = apr_pmemdup(w->p, key, n + sizeof(grp));
+        apr_hash_set(w->groups, key, n + sizeof(grp), g);
     }
     return g;
 }
@@ -1710,6 +1886,60 @@ apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_
         from = c.last_t;
     }
     apr_pool_destroy(pp);
+    return rv;
+}
+
+static apr_status_t rg_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_days_ctx *c = ctx;
+    qrt_agg_row_t *r;
+
+    if (qrt_db_int(db, row, 2, 0) + qrt_db_int(db, row, 3, 0) == 0) {
+        return APR_SUCCESS;
+    }
+    r = apr_array_push(c->days);
+    r->grp = qrt_db_int(db, row, 0, 0);
+    r->val = apr_pstrdup(c->p, agg_str(db, row, 1));
+    r->scans = qrt_db_int(db, row, 2, 0);
+    r->clicks = qrt_db_int(db, row, 3, 0);
+    r->uniques = qrt_db_int(db, row, 4, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
+                                      const apr_int64_t *ids, int n, apr_int64_t s,
+                                      apr_int64_t e, int offset, apr_array_header_t **out)
+{
+    apr_int64_t slot[QRT_AGG_RAW_IDS], shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
+    const void *args[QRT_AGG_RAW_IDS + 4];
+    agg_days_ctx c;
+    char label[16];
+    apr_status_t rv;
+    int i, k = 0;
+
+    *out = apr_array_make(p, 16, sizeof(qrt_agg_row_t));
+    if (by < QRT_AGG_RAW_ALL || by > QRT_AGG_RAW_COUNTRY || n > QRT_AGG_RAW_IDS) {
+        return APR_EINVAL;
+    }
+    if (by == QRT_AGG_RAW_DATE) {
+        args[k++] = &shifted;
+    }
+    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+        slot[i] = i < n ? ids[i] : 0;
+        args[k++] = &slot[i];
+    }
+    args[k++] = &s;
+    args[k++] = &e;
+    if (by == QRT_AGG_RAW_DATE) {
+        args[k++] = &shifted;
+    }
+    c.p = p;
+    c.days = *out;
+    apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);
+    rv = agg_each(db, p, label, args, rg_row, &c);
+    for (i = 0; i < (*out)->nelts && by == QRT_AGG_RAW_DATE; i++) {
+        APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;
+    }
     return rv;
 }
 

@@ -11,6 +11,14 @@
 #include "qrt_store.h"
 #include "qrt_agg.h"
 
+/* After a tracker was deleted or its tags changed (in the same transaction): brings
+ * the account-level aggregates in line, visitor by visitor, so that reports over the
+ * whole account stay on the aggregates. APR_EAGAIN when the tracker has more visitors
+ * than is reasonable inside a request: nothing changes, the reports count distinct
+ * visitors from the visits (still exact) until "qrtrack-admin aggregates rebuild". */
+apr_status_t qrt_store_agg_tracker_changed(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t tracker_id);
+
 /* One group's totals over a window. */
 typedef struct {
     apr_int64_t grp;            /* tracker id for QRT_AGG_T, else 0 */
@@ -70,6 +78,17 @@ typedef void qrt_agg_visit_fn(void *ctx, apr_int64_t tracker_id, apr_int64_t t, 
 apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
                                apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
                                void *ctx);
+
+/* The visits of at most QRT_AGG_RAW_IDS trackers in [s, e] grouped by the database,
+ * distinct visitors included: one group (ALL, val ""), per tracker type, per current
+ * tag, per local day of offset (grp = day number, val ""), per browser, city or
+ * country (val "" for none). Groups with visits only. Array of qrt_agg_row_t. */
+#define QRT_AGG_RAW_IDS 64
+enum { QRT_AGG_RAW_ALL, QRT_AGG_RAW_TYPE, QRT_AGG_RAW_TAG, QRT_AGG_RAW_DATE,
+       QRT_AGG_RAW_BROWSER, QRT_AGG_RAW_CITY, QRT_AGG_RAW_COUNTRY };
+apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
+                                      const apr_int64_t *ids, int n, apr_int64_t s,
+                                      apr_int64_t e, int offset, apr_array_header_t **out);
 
 /* A live tracker as the reports see it. */
 typedef struct {

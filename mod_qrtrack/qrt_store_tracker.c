@@ -3,6 +3,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "qrt_store.h"
+#include "qrt_store_report.h"
 #include "qrt_valid.h"
 
 #define TRACKER_COLS "t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, " \
@@ -69,6 +70,15 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     t->unique_visitors = qrt_db_int(db, row, 11, 0);
     t->last_visit = qrt_db_int(db, row, 12, 0);
     t->tags = apr_array_make(p, 4, sizeof(const char *));
+}
+
+/* The report aggregates follow a tracker's new tags or its deletion. Too big a
+ * tracker is left to "qrtrack-admin aggregates rebuild" (reports stay exact). */
+static apr_status_t tracker_aggregates_follow(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
+{
+    apr_status_t rv = qrt_store_agg_tracker_changed(db, p, id);
+
+    return rv == APR_EAGAIN ? APR_SUCCESS : rv;
 }
 
 static apr_status_t tracker_tags_save(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
@@ -240,6 +250,9 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     if (rv == APR_SUCCESS) {
         rv = tracker_tags_save(db, p, t);
     }
+    if (rv == APR_SUCCESS) {
+        rv = tracker_aggregates_follow(db, p, t->id);
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -251,12 +264,29 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
 
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
 {
+    apr_dbd_transaction_t *tx;
     apr_int64_t now = tracker_now();
     const void *args[] = { &now, &id };
     int n = 0;
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
 
-    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+    if (rv == APR_SUCCESS && n == 0) {
+        rv = APR_NOTFOUND;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = tracker_aggregates_follow(db, p, id);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
 }
 
 apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,

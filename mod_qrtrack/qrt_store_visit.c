@@ -7,7 +7,7 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_visit_add",
       "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
       "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
-      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)" },
+      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s) RETURNING id" },
     { "qrt_visitor_add",
       "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) VALUES "
       "(%lld, %s, %lld) ON CONFLICT (tracker_id, visitor) DO NOTHING" },
@@ -27,24 +27,35 @@ typedef struct {
 } visit_counters;
 
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
-                                     const qrt_visit_t *v, int n)
+                                     const qrt_visit_t *in, int n)
 {
     visit_counters *acc = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(*acc));
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
+    qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     int i, j, nacc = 0;
     apr_status_t rv;
 
     for (i = 0; i < n; i++) {
-        const qrt_visit_t *x = &v[i];
+        qrt_visit_t *x = &v[i];
         const void *args[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
                                x->country, x->city, x->browser, x->browser_version,
                                x->os, x->device, x->referer, x->user_agent, &x->bot,
                                x->visitor };
         visit_counters *c = NULL;
+        apr_dbd_results_t *res;
+        apr_dbd_row_t *row = NULL;
 
-        rv = qrt_db_exec(db, p, "qrt_visit_add", NULL, args);
+        rv = qrt_db_select(db, p, "qrt_visit_add", &res, args);
         if (rv != APR_SUCCESS) {
             return rv;
+        }
+        x->id = 0;
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            x->id = qrt_db_int(db, row, 0, 0);
+        }
+        if (x->id <= 0) {
+            db->error = "INSERT INTO visits returned no id";
+            return APR_EGENERAL;
         }
         if (!x->bot) {
             const void *vargs[] = { &x->tracker_id, x->visitor, &x->visit_start };

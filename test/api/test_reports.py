@@ -655,3 +655,31 @@ def test_rebuild_keeps_tables_identical(server, acct):
     acct.rebuild()
     after = sorted(server.sql(q).splitlines())
     assert before and before == after
+
+
+def test_many_trackers_counted_from_visits(acct):
+    """More trackers than one statement lists: distinct visitors of a list of trackers,
+    or of an account whose aggregates went stale, are counted from the visits here."""
+    rng = random.Random(11)
+    ids = [acct.tracker("m%02d" % i, ["campaign:%s" % "xyz"[i % 3], "region:%d" % (i % 2)])
+           for i in range(70)]
+    visits = [V(rng.choice(ids), T0 + rng.randrange(0, 3 * DAY),
+                rng.choice(["scan", "click"]), who=rng.randrange(30), ua=rng.randrange(4),
+                browser=rng.choice(["Chrome", None]), country=rng.choice(["DE", "US"]),
+                city=rng.choice(["Berlin", "Austin", None]), bot=rng.random() < 0.05)
+              for _ in range(500)]
+    acct.load(visits)
+    listed = ids[:66]
+    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 2 * DAY + 5, 7200),
+                      (T0 + 100, T0 + 3 * DAY, 420)]:
+        check_all(acct, s, e, off, covered=listed)
+    acct.delete(ids[-1])
+    acct.retag(ids[0], ["campaign:z"])
+    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 2 * DAY + 5, -19800)]:
+        check_all(acct, s, e, off)
+    d = T0 // DAY
+    r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0), dateEnd=day_of(T0 + DAY))
+    assert r.json() == oracle_dashboard(acct, d, d + 1)
+    r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0), dateEnd=day_of(T0 + DAY),
+                 trackers=listed)
+    assert r.json() == oracle_dashboard(acct, d, d + 1, covered=listed)
