@@ -66,6 +66,7 @@ static struct {
 
 typedef struct {
     volatile apr_uint32_t tracker_gen;
+    apr_int64_t last_visit_start;   /* newest committed visit_start; under the writer mutex */
 } scan_shared_t;
 
 typedef struct {
@@ -188,19 +189,34 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
     qrt_visit_t *visits = apr_palloc(p, n * sizeof(*visits));
+    apr_int64_t last = 0;
     apr_status_t rv;
     int i;
 
     for (i = 0; i < n; i++) {
         visits[i] = *batch[i]->visit;
     }
+    if (scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    if (scan_writer_mutex && scan_shared) {
+        /* Commits follow each other across children; a visit whose request began
+         * a second before the last committed one keeps time order by taking its
+         * time, so visits are recorded in time order (the aggregates rely on it). */
+        apr_int64_t floor = scan_shared->last_visit_start;
+
+        for (i = 0; i < n; i++) {
+            if (visits[i].visit_start < floor) {
+                visits[i].visit_start = floor;
+            }
+            floor = visits[i].visit_start;
+        }
+        last = floor;
+    }
     db.driver = dbd->driver;
     db.handle = dbd->handle;
     db.prepared = dbd->prepared;
     db.error = NULL;
-    if (scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) != APR_SUCCESS) {
-        return APR_EGENERAL;
-    }
     rv = qrt_db_begin(&db, p, &tx);
     if (rv == APR_SUCCESS) {
         rv = qrt_store_visits_record(&db, p, visits, n);
@@ -210,6 +226,9 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
         if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
             rv = APR_EGENERAL;
         }
+    }
+    if (rv == APR_SUCCESS && last && scan_shared) {
+        scan_shared->last_visit_start = last;
     }
     if (scan_writer_mutex) {
         apr_global_mutex_unlock(scan_writer_mutex);

@@ -106,13 +106,22 @@ class Server:
         raise AssertionError("httpd did not come up:\n" + self.error_log())
 
     def stop(self):
+        """graceful-stop (SIGWINCH): children finish their requests, then exit.
+
+        An immediate stop (SIGTERM) while workers are busy makes the event MPM
+        close their sockets from another thread, which can crash a dying child in
+        the MPM itself (apr_os_sock_get); a graceful stop avoids that path."""
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(signal.SIGWINCH)
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
 
     def error_log(self):
         try:
