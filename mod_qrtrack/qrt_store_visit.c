@@ -8,6 +8,10 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
       "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
       "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s) RETURNING id" },
+    { "qrt_visit_add_noid",
+      "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
+      "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
+      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)" },
     { "qrt_visitor_add",
       "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) VALUES "
       "(%lld, %s, %lld) ON CONFLICT (tracker_id, visitor) DO NOTHING" },
@@ -33,6 +37,7 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     int i, j, nacc = 0;
+    int sqlite = !strcmp(apr_dbd_name(db->driver), "sqlite3");
     apr_status_t rv;
 
     for (i = 0; i < n; i++) {
@@ -45,17 +50,27 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         apr_dbd_results_t *res;
         apr_dbd_row_t *row = NULL;
 
-        rv = qrt_db_select(db, p, "qrt_visit_add", &res, args);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
         x->id = 0;
-        while (qrt_db_row(db, p, res, &row) == 0) {
-            x->id = qrt_db_int(db, row, 0, 0);
+        if (sqlite) {
+            /* One writer at a time (SQLite's write lock): the batch's ids follow
+             * one another, and the aggregates read them in one query. */
+            rv = qrt_db_exec(db, p, "qrt_visit_add_noid", NULL, args);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
         }
-        if (x->id <= 0) {
-            db->error = "INSERT INTO visits returned no id";
-            return APR_EGENERAL;
+        else {
+            rv = qrt_db_select(db, p, "qrt_visit_add", &res, args);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            while (qrt_db_row(db, p, res, &row) == 0) {
+                x->id = qrt_db_int(db, row, 0, 0);
+            }
+            if (x->id <= 0) {
+                db->error = "INSERT INTO visits returned no id";
+                return APR_EGENERAL;
+            }
         }
         if (!x->bot) {
             const void *vargs[] = { &x->tracker_id, x->visitor, &x->visit_start };
