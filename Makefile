@@ -68,9 +68,9 @@ build/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) build/libqrt.a
 build/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< build/libqrt.a $(PKG_LIBS) -o $@
 
-build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR)
+build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
 	@mkdir -p build/unit
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $(CHECK_CFLAGS) $< build/libqrt.a \
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< build/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@
 
 unit: $(UNIT_BIN)

@@ -9,6 +9,7 @@
 
 #include "qrt_csv.h"
 #include "qrt_valid.h"
+#include "qrt_check.h"
 
 #define FFFD "\xEF\xBF\xBD"
 
@@ -322,14 +323,5 @@ static Suite *csv_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    apr_initialize();
-    sr = srunner_create(csv_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(csv_suite());
 }

@@ -6,6 +6,7 @@
 #include <apr_general.h>
 
 #include "qrt_date.h"
+#include "qrt_check.h"
 
 #define DAY_9999_12_31 APR_INT64_C(2932896)
 #define T_9999_END APR_INT64_C(253402300799)
@@ -538,14 +539,5 @@ static Suite *date_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    apr_initialize();
-    sr = srunner_create(date_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(date_suite());
 }

@@ -7,6 +7,7 @@
 #include <apr_strings.h>
 
 #include "qrt_etag.h"
+#include "qrt_check.h"
 
 static apr_pool_t *pool;
 
@@ -107,14 +108,5 @@ static Suite *etag_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    apr_initialize();
-    sr = srunner_create(etag_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(etag_suite());
 }

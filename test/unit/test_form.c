@@ -9,6 +9,7 @@
 #include "apr_tables.h"
 
 #include "qrt_form.h"
+#include "qrt_check.h"
 
 #define CT "multipart/form-data; boundary=XyZ123"
 #define B  "XyZ123"
@@ -803,11 +804,5 @@ static Suite *form_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(form_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(form_suite());
 }

@@ -12,6 +12,7 @@
 #include "apr_thread_proc.h"
 
 #include "qrt_qr.h"
+#include "qrt_check.h"
 
 static apr_pool_t *pool;
 
@@ -533,11 +534,5 @@ static Suite *qr_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(qr_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(qr_suite());
 }

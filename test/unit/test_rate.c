@@ -3,6 +3,7 @@
 #include <check.h>
 #include <apr_general.h>
 #include "qrt_rate.h"
+#include "qrt_check.h"
 
 #define MIN apr_time_from_sec(60)
 #define T0 apr_time_from_sec(1700000000)
@@ -92,23 +93,20 @@ START_TEST(no_duplicate_slot_after_reuse)
 }
 END_TEST
 
-int main(void)
+static Suite *rate_suite(void)
 {
     Suite *s = suite_create("qrt_rate");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
-    apr_initialize();
     tcase_add_test(tc, admits_exactly_limit);
     tcase_add_test(tc, keys_are_independent);
     tcase_add_test(tc, full_table_refuses_and_expired_slots_are_reused);
     tcase_add_test(tc, no_duplicate_slot_after_reuse);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(rate_suite());
 }

@@ -7,6 +7,7 @@
 #include <apr_strings.h>
 
 #include "qrt_valid.h"
+#include "qrt_check.h"
 
 static apr_pool_t *pool;
 
@@ -579,14 +580,5 @@ static Suite *valid_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    apr_initialize();
-    sr = srunner_create(valid_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(valid_suite());
 }

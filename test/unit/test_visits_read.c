@@ -12,6 +12,7 @@
 
 #include "qrt_schema.h"
 #include "qrt_store_visits_read.h"
+#include "qrt_check.h"
 
 #define NVISITS 300
 
@@ -295,14 +296,5 @@ static Suite *visits_read_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    apr_initialize();
-    sr = srunner_create(visits_read_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(visits_read_suite());
 }

@@ -12,6 +12,7 @@
 
 #include "qrt_qr.h"
 #include "qrt_wifi.h"
+#include "qrt_check.h"
 
 static apr_pool_t *pool;
 
@@ -235,11 +236,5 @@ static Suite *wifi_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(wifi_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(wifi_suite());
 }
