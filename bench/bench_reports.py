@@ -68,7 +68,7 @@ INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
     SELECT id, 'channel:' || CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END, 'channel',
            CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END FROM bt WHERE i % 7 = 0;
 DROP INDEX visits_tracker_id;
-DROP INDEX visits_tracker_time;
+DROP INDEX visits_tracker_visitor;
 DROP INDEX visits_visitor;
 WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}),
 h AS (SELECT x, (x * 2654435761) % 4294967291 AS h1, (x * 1597334677) % 4294967279 AS h2,
@@ -101,7 +101,7 @@ SELECT bt.id, {t0} + ((x - 1) * {span}) / {n},
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, printf('%016x', vid)
 FROM w JOIN bt ON bt.i = w.ti;
 CREATE INDEX visits_tracker_id ON visits (tracker_id, id);
-CREATE INDEX visits_tracker_time ON visits (tracker_id, visit_start);
+CREATE INDEX visits_tracker_visitor ON visits (tracker_id, visit_start, id, visitor, bot);
 CREATE INDEX visits_visitor ON visits (visitor, visit_start);
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
     SELECT tracker_id, visitor, MIN(visit_start) FROM visits WHERE bot = 0

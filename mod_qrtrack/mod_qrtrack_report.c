@@ -859,6 +859,19 @@ static qrt_err_t *dash_period_load(qrt_req_t *q, rep_scope *sc, dash_period *pd)
         }
         pd->uniques = all->nelts ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
     }
+    else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_RAW_IDS) {
+        /* A few trackers: COUNT(DISTINCT) over an index, no visit row read. */
+        apr_int64_t ids[QRT_AGG_RAW_IDS];
+        int i;
+
+        for (i = 0; i < sc->list->nelts; i++) {
+            ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
+        }
+        if (qrt_store_agg_raw_uniques(&q->db, q->r->pool, ids, sc->list->nelts, s, e,
+                                      &pd->uniques) != APR_SUCCESS) {
+            return rep_store_error(q, "counting distinct visitors");
+        }
+    }
     else if (pd->scans + pd->clicks > 0) {
         qrt_agg_groups_t *g;
         qrt_agg_group_t *x;

@@ -196,9 +196,6 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
     for (i = 0; i < n; i++) {
         visits[i] = *batch[i]->visit;
     }
-    if (scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) != APR_SUCCESS) {
-        return APR_EGENERAL;
-    }
     if (scan_writer_mutex && scan_shared) {
         /* Commits follow each other across children; a visit whose request began
          * a second before the last committed one keeps time order by taking its
@@ -230,9 +227,6 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
     if (rv == APR_SUCCESS && last && scan_shared) {
         scan_shared->last_visit_start = last;
     }
-    if (scan_writer_mutex) {
-        apr_global_mutex_unlock(scan_writer_mutex);
-    }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not commit "
                      "%d visits: %s", n, db.error ? db.error : "unknown error");
@@ -248,7 +242,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 
     for (;;) {
         apr_status_t rv;
-        int n = 0, i;
+        int n = 0, i, locked;
 
         apr_thread_mutex_lock(writer.lock);
         while (!writer.head && !writer.stopping) {
@@ -258,6 +252,11 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             apr_thread_mutex_unlock(writer.lock);
             break;
         }
+        /* Take the writers' turn first, then the batch: what arrived while the
+         * other children committed joins this commit instead of the next. */
+        apr_thread_mutex_unlock(writer.lock);
+        locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
+        apr_thread_mutex_lock(writer.lock);
         while (writer.head && n < SCAN_BATCH_MAX) {
             batch[n++] = writer.head;
             writer.head = writer.head->next;
@@ -276,6 +275,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
                          "has no database connection");
             rv = APR_EGENERAL;
         }
+        else if (scan_writer_mutex && !locked) {
+            rv = APR_EGENERAL;
+        }
         else {
             rv = writer_commit(dbd, p, batch, n);
             if (rv != APR_SUCCESS) {
@@ -283,6 +285,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
                 ap_dbd_close(writer.s, dbd);
                 dbd = NULL;
             }
+        }
+        if (locked) {
+            apr_global_mutex_unlock(scan_writer_mutex);
         }
 
         apr_thread_mutex_lock(writer.lock);

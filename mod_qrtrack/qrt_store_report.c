@@ -253,6 +253,8 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       RG_WHERE " GROUP BY COALESCE(v.city, '')" },
     { "qrt_agg_rg_6", "SELECT 0, COALESCE(v.country, ''), " RG_SUMS " FROM visits v"
       RG_WHERE " GROUP BY COALESCE(v.country, '')" },
+    /* distinct visitors only: answered from the index visits_tracker_visitor */
+    { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visits v" RG_WHERE },
     { "qrt_agg_rep_trackers",
       "SELECT id, name, type FROM trackers WHERE account_id = %lld "
       "AND deleted_at IS NULL ORDER BY id" },
@@ -1941,6 +1943,27 @@ apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
         APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;
     }
     return rv;
+}
+
+apr_status_t qrt_store_agg_raw_uniques(qrt_db_t *db, apr_pool_t *p,
+                                       const apr_int64_t *ids, int n, apr_int64_t s,
+                                       apr_int64_t e, apr_int64_t *out)
+{
+    apr_int64_t slot[QRT_AGG_RAW_IDS];
+    const void *args[QRT_AGG_RAW_IDS + 2];
+    int i;
+
+    *out = 0;
+    if (n > QRT_AGG_RAW_IDS) {
+        return APR_EINVAL;
+    }
+    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+        slot[i] = i < n ? ids[i] : 0;
+        args[i] = &slot[i];
+    }
+    args[QRT_AGG_RAW_IDS] = &s;
+    args[QRT_AGG_RAW_IDS + 1] = &e;
+    return agg_each(db, p, "qrt_agg_rg_u", args, agg_int_row, out);
 }
 
 typedef struct {

@@ -2,8 +2,8 @@
  * export). The writer side is qrt_store_visits_record (qrt_store.h).
  *
  * Order everywhere: newest first, visit_start descending, ties by id descending.
- * Listings and exports walk the index visits_tracker_time (tracker_id,
- * visit_start), whose SQLite entries end with the rowid: no sort. Polls
+ * Listings and exports walk the index visits_tracker_visitor (tracker_id,
+ * visit_start, id, ...): no sort. Polls
  * (since_id > 0) take the id range of visits_tracker_id and sort what is new. */
 #ifndef QRT_STORE_VISITS_READ_H
 #define QRT_STORE_VISITS_READ_H
