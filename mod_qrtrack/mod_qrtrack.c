@@ -34,7 +34,7 @@
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             "/q", "/l" };
+                             NULL, NULL, "/q", "/l" };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -263,7 +263,7 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
 }
 
 /* Creates or migrates the schema in the parent, before any child connects. */
-static int qrt_schema_setup(apr_pool_t *ptemp, server_rec *s)
+static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     const char *name, *params, *err;
     const apr_dbd_driver_t *driver;
@@ -279,6 +279,8 @@ static int qrt_schema_setup(apr_pool_t *ptemp, server_rec *s)
     }
     name = qrt_unquote(ptemp, name);
     params = qrt_unquote(ptemp, params);
+    qrt_global.dbd_driver = apr_pstrdup(pconf, name);
+    qrt_global.dbd_params = apr_pstrdup(pconf, params);
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
     if (rv != APR_SUCCESS) {
@@ -376,7 +378,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         qrt_store_each_statement(qrt_prepare_one, sp);
     }
     qrt_api_post_config(pconf);
-    rv = qrt_schema_setup(ptemp, s);
+    rv = qrt_schema_setup(pconf, ptemp, s);
     if (rv != OK) {
         return rv;
     }
@@ -420,25 +422,30 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_scan_child_init(p, s);
 }
 
-/* Every new database connection: SQLite waits for locks instead of failing. */
-static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
+void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p)
 {
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     int nrows;
 
-    (void)cfg;
-    if (strcmp(apr_dbd_name(dbd->driver), "sqlite3") != 0) {
-        return APR_SUCCESS;
+    if (strcmp(apr_dbd_name(driver), "sqlite3") != 0) {
+        return;
     }
-    if (apr_dbd_select(dbd->driver, p, dbd->handle, &res,
-                       "PRAGMA busy_timeout = 10000", 0) == 0) {
-        while (apr_dbd_get_row(dbd->driver, p, res, &row, -1) == 0) {
+    /* Wait for locks instead of failing. */
+    if (apr_dbd_select(driver, p, handle, &res, "PRAGMA busy_timeout = 10000", 0) == 0) {
+        while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
         }
     }
     /* In WAL mode, NORMAL keeps every commit safe from a crash of the process;
      * only an operating-system crash may lose the last ones (README). */
-    apr_dbd_query(dbd->driver, dbd->handle, &nrows, "PRAGMA synchronous = NORMAL");
+    apr_dbd_query(driver, handle, &nrows, "PRAGMA synchronous = NORMAL");
+}
+
+/* Every connection mod_dbd opens. */
+static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
+{
+    (void)cfg;
+    qrt_db_tune(dbd->driver, dbd->handle, p);
     return APR_SUCCESS;
 }
 

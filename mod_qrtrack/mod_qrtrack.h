@@ -52,6 +52,8 @@ typedef struct {
     qrt_rate_table_t *rate_table;
     apr_global_mutex_t *rate_mutex;
     void *ua_db;                    /* qrt_ua_db_t* */
+    const char *dbd_driver;         /* DBDriver and DBDParams of the main server, for */
+    const char *dbd_params;         /* the writers' own connections */
     const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
     const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
 } qrt_global_t;
@@ -103,6 +105,10 @@ const char *qrt_query(qrt_req_t *q, const char *name);
 const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
+
+/* mod_qrtrack.c: per-connection SQLite settings (busy timeout, synchronous);
+ * nothing for other drivers. */
+void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);
 
 /* mod_qrtrack.c: a global mutex of the given (registered) type, created once in
  * the process pool so that it survives graceful restarts. */

@@ -183,7 +183,7 @@ static apr_status_t scan_cache_free(void *data)
 
 /* ---- the writer thread ------------------------------------------------------------ */
 
-static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **batch,
+static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, scan_pending **batch,
                                   int n)
 {
     qrt_db_t db;
@@ -210,9 +210,7 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
         }
         last = floor;
     }
-    db.driver = dbd->driver;
-    db.handle = dbd->handle;
-    db.prepared = dbd->prepared;
+    db = *dbp;
     db.error = NULL;
     rv = qrt_db_begin(&db, p, &tx);
     if (rv == APR_SUCCESS) {
@@ -234,11 +232,52 @@ static apr_status_t writer_commit(ap_dbd_t *dbd, apr_pool_t *p, scan_pending **b
     return rv;
 }
 
+/* The writer's own connection, outside mod_dbd's pool: a request never waits for
+ * the writer while the writer waits for a connection that request holds. */
+static qrt_db_t *writer_connect(apr_pool_t *cp)
+{
+    const apr_dbd_driver_t *driver;
+    qrt_db_t *db;
+    const char *err = NULL;
+
+    apr_pool_clear(cp);
+    db = apr_pcalloc(cp, sizeof(*db));
+    if (!qrt_global.dbd_driver
+        || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, &err)
+           != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00041: the scan writer "
+                     "cannot open the database: %s", err ? err : "no driver");
+        return NULL;
+    }
+    db->driver = driver;
+    qrt_db_tune(driver, db->handle, cp);
+    err = qrt_db_prepare_all(db, cp);
+    if (err) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00049: the scan writer "
+                     "cannot prepare its statements: %s", err);
+        apr_dbd_close(driver, db->handle);
+        return NULL;
+    }
+    return db;
+}
+
+static void writer_disconnect(qrt_db_t *db)
+{
+    if (db) {
+        apr_dbd_close(db->driver, db->handle);
+    }
+}
+
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
     scan_pending *batch[SCAN_BATCH_MAX];
-    apr_pool_t *p = data;
-    ap_dbd_t *dbd = NULL;
+    apr_pool_t *p = data, *cp;
+    qrt_db_t *dbd;
+
+    apr_pool_create(&cp, p);
+    apr_pool_create(&p, p);
+    dbd = writer_connect(cp);
 
     for (;;) {
         apr_status_t rv;
@@ -268,11 +307,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         apr_thread_mutex_unlock(writer.lock);
 
         if (!dbd) {
-            dbd = ap_dbd_open(p, writer.s);
+            dbd = writer_connect(cp);
         }
         if (!dbd) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00041: the scan writer "
-                         "has no database connection");
             rv = APR_EGENERAL;
         }
         else if (scan_writer_mutex && !locked) {
@@ -282,7 +319,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             rv = writer_commit(dbd, p, batch, n);
             if (rv != APR_SUCCESS) {
                 /* The connection may be what failed: take a fresh one next time. */
-                ap_dbd_close(writer.s, dbd);
+                writer_disconnect(dbd);
                 dbd = NULL;
             }
         }
@@ -299,14 +336,12 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         apr_thread_mutex_unlock(writer.lock);
         apr_pool_clear(p);
     }
-    if (dbd) {
-        ap_dbd_close(writer.s, dbd);
-    }
+    writer_disconnect(dbd);
     apr_thread_exit(thread, APR_SUCCESS);
     return NULL;
 }
 
-/* Runs before the child pool's subpools (mod_dbd's connections) go away. */
+/* Runs before the child pool's subpools go away. */
 static apr_status_t writer_stop(void *data)
 {
     apr_status_t rv;
@@ -534,7 +569,9 @@ int qrt_scan_handler(request_rec *r)
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
     if (!scan_cache_get(r->pool, code, gen, &id, &url)) {
-        dbd = ap_dbd_acquire(r);
+        /* Open and close, not acquire: the connection must be back in the pool
+         * before this request waits for the writer, which may need one. */
+        dbd = ap_dbd_open(r->pool, r->server);
         if (!dbd) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
@@ -545,6 +582,7 @@ int qrt_scan_handler(request_rec *r)
         db.prepared = dbd->prepared;
         db.error = NULL;
         rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
+        ap_dbd_close(r->server, dbd);
         if (rv == APR_NOTFOUND) {
             return HTTP_NOT_FOUND;
         }

@@ -487,3 +487,21 @@ def test_broken_multipart_is_400_json(api):
     assert r.status_code == 400 and r.json()["message"]
     r = api.post("/qrCode", data=b"x", headers={"Content-Type": "multipart/form-data"})
     assert r.status_code == 400
+
+
+def test_cold_burst_with_a_small_connection_pool_does_not_deadlock():
+    # Every scan of a code no child has cached looks it up in the database; those
+    # lookups must not hold connections while their visits wait for the writer.
+    srv = start_server(extra="DBDMin 1\nDBDMax 1\nDBDKeep 1\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            ts = [create(a) for _ in range(3)]
+
+        def one(i):
+            return scan(srv, ts[i % 3]).status_code
+        with concurrent.futures.ThreadPoolExecutor(max_workers=48) as ex:
+            codes = list(ex.map(one, range(240)))
+        assert codes.count(302) == 240
+        assert srv.sql("SELECT COUNT(*) FROM visits").strip() == "240"
+    finally:
+        srv.cleanup()
