@@ -21,4 +21,19 @@ static int qrt_check_run(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* A test case's pool: `QRT_CHECK_POOL` defines `pool` with `setup` and `teardown`
+ * for tcase_add_checked_fixture. */
+#define QRT_CHECK_POOL \
+    static apr_pool_t *pool; \
+    static void setup(void) \
+    { \
+        apr_initialize(); \
+        apr_pool_create(&pool, NULL); \
+    } \
+    static void teardown(void) \
+    { \
+        apr_pool_destroy(pool); \
+        apr_terminate(); \
+    }
+
 #endif

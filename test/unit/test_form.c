@@ -14,19 +14,7 @@
 #define CT "multipart/form-data; boundary=XyZ123"
 #define B  "XyZ123"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    apr_terminate();
-}
+QRT_CHECK_POOL
 
 typedef struct {
     apr_status_t feed_rv;    /* first failing feed, or APR_SUCCESS */

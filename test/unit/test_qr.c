@@ -14,19 +14,7 @@
 #include "qrt_qr.h"
 #include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    apr_terminate();
-}
+QRT_CHECK_POOL
 
 /* Write png to a temp file, run zbarimg on it, return what it printed
  * (without the newline --raw adds) or NULL when nothing was found. */

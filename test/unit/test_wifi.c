@@ -14,19 +14,7 @@
 #include "qrt_wifi.h"
 #include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    apr_terminate();
-}
+QRT_CHECK_POOL
 
 START_TEST(test_encryption)
 {
