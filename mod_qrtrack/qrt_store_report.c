@@ -908,6 +908,23 @@ static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
     return rv;
 }
 
+/* The previous visit in one dimension (browser, country or city): the previous
+ * visit in the account when that one had the same value, else one more seek. */
+static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                 const qrt_agg_visit_t *x, apr_int64_t account,
+                                 const char *last_val, const char *val,
+                                 const char *label, const agg_prev *in_account,
+                                 agg_prev *out)
+{
+    const void *args[] = { v->visitor, &account, &x->id, val };
+
+    if (!strcmp(last_val, val)) {
+        *out = *in_account;
+        return APR_SUCCESS;
+    }
+    return agg_seek(db, p, label, args, out);
+}
+
 /* Prevs of an in-order visit x (no later visit of its visitor in the account). */
 static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                       const qrt_visit_t *v, const qrt_agg_visit_t *x,
@@ -934,34 +951,16 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
         rv = agg_seek(db, p, "qrt_agg_seek_t", args, &pv->tr);
     }
     if (rv == APR_SUCCESS) {
-        if (!strcmp(last->browser, x->browser)) {
-            pv->br = pv->a;
-        }
-        else {
-            const void *args[] = { v->visitor, &account, &x->id, x->browser };
-
-            rv = agg_seek(db, p, "qrt_agg_seek_b", args, &pv->br);
-        }
+        rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
+                          "qrt_agg_seek_b", &pv->a, &pv->br);
     }
     if (rv == APR_SUCCESS) {
-        if (!strcmp(last->country, x->country)) {
-            pv->co = pv->a;
-        }
-        else {
-            const void *args[] = { v->visitor, &account, &x->id, x->country };
-
-            rv = agg_seek(db, p, "qrt_agg_seek_c", args, &pv->co);
-        }
+        rv = agg_prev_dim(db, p, v, x, account, last->country, x->country,
+                          "qrt_agg_seek_c", &pv->a, &pv->co);
     }
     if (rv == APR_SUCCESS) {
-        if (!strcmp(last->city, x->city)) {
-            pv->ci = pv->a;
-        }
-        else {
-            const void *args[] = { v->visitor, &account, &x->id, x->city };
-
-            rv = agg_seek(db, p, "qrt_agg_seek_y", args, &pv->ci);
-        }
+        rv = agg_prev_dim(db, p, v, x, account, last->city, x->city,
+                          "qrt_agg_seek_y", &pv->a, &pv->ci);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_trk_get(db, p, trk, last->tracker, 0, &lk);
