@@ -40,6 +40,12 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
 /* Runs a query; *res gets the results. */
 apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
                            apr_dbd_results_t **res, const void **args);
+/* Called on each row of qrt_db_each. */
+typedef apr_status_t qrt_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
+/* Runs a query and calls fn on every row; every row is read (the SQLite driver
+ * needs it), and the first error fn returns is the result. */
+apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
+                         const void **args, qrt_row_fn *fn, void *ctx);
 /* Next row, 0 when there is one, -1 at the end. */
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
                apr_dbd_row_t **row);

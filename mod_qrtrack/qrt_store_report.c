@@ -267,26 +267,6 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-typedef apr_status_t agg_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
-
-/* Runs a query and calls fn on each row (every row is read, whatever fn says). */
-static apr_status_t agg_each(qrt_db_t *db, apr_pool_t *p, const char *label,
-                             const void **args, agg_row_fn *fn, void *ctx)
-{
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
-    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    while (qrt_db_row(db, p, res, &row) == 0) {
-        if (rv == APR_SUCCESS) {
-            rv = fn(ctx, db, row);
-        }
-    }
-    return rv;
-}
 
 static const char *agg_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
 {
@@ -355,14 +335,14 @@ static apr_status_t agg_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
         *out = k;
         return APR_SUCCESS;
     }
-    rv = agg_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
+    rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
     if (rv == APR_SUCCESS && account == 0 && create) {
         rv = qrt_db_exec(db, p, "qrt_agg_trk_add", NULL, args);
         if (rv == APR_SUCCESS) {
             rv = qrt_db_exec(db, p, "qrt_agg_tag_snap", NULL, args);
         }
         if (rv == APR_SUCCESS) {
-            rv = agg_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
+            rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
         }
     }
     if (rv != APR_SUCCESS) {
@@ -374,7 +354,7 @@ static apr_status_t agg_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
     }
     tc.p = p;
     tc.tags = apr_array_make(p, 4, sizeof(const char *));
-    rv = agg_each(db, p, "qrt_agg_tag_list", args, agg_tag_row, &tc);
+    rv = qrt_db_each(db, p, "qrt_agg_tag_list", args, agg_tag_row, &tc);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -816,7 +796,7 @@ static apr_status_t agg_seek(qrt_db_t *db, apr_pool_t *p, const char *label,
     apr_status_t rv;
 
     memset(&s, 0, sizeof(s));
-    rv = agg_each(db, p, label, args, agg_seek_a_row, &s);
+    rv = qrt_db_each(db, p, label, args, agg_seek_a_row, &s);
     pv->has = s.has;
     pv->same = 0;
     pv->t = s.t;
@@ -892,7 +872,7 @@ static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
 
     c.p = p;
     c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
-    rv = agg_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
+    rv = qrt_db_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
     all = (qrt_agg_visit_t *)c.list->elts;
     for (i = 0; i < c.list->nelts && rv == APR_SUCCESS; i++) {
         agg_trk_t *k;
@@ -1006,7 +986,7 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
         const void *args[] = { NULL };
         apr_int64_t max = 0;
 
-        rv = agg_each(db, sp, "qrt_agg_max_id", args, agg_int_row, &max);
+        rv = qrt_db_each(db, sp, "qrt_agg_max_id", args, agg_int_row, &max);
         base = max - n + 1;
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
@@ -1036,7 +1016,7 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
         {
             const void *args[] = { v[i].visitor, &k->account, &x.id };
 
-            rv = agg_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
+            rv = qrt_db_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
         }
         if (rv != APR_SUCCESS) {
             break;
@@ -1109,23 +1089,23 @@ apr_status_t qrt_store_agg_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     tags.list = apr_array_make(sp, 4, sizeof(const char *));
     visitors.list = apr_array_make(sp, 64, sizeof(const char *));
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
+        rv = qrt_db_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, sp, "qrt_agg_trk_nvisitors", args, agg_int_row, &nvis);
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_nvisitors", args, agg_int_row, &nvis);
     }
     if (rv == APR_SUCCESS && nvis > AGG_REPAIR_MAX) {
         apr_pool_destroy(sp);
         return APR_EAGAIN;          /* reports count from the visits until a rebuild */
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, sp, "qrt_agg_trk_visitors", args, agg_strs_row, &visitors);
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, agg_strs_row, &visitors);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, sp, "qrt_agg_max_id", none, agg_int_row, &maxid);
+        rv = qrt_db_each(db, sp, "qrt_agg_max_id", none, agg_int_row, &maxid);
     }
     qsort(tags.list->elts, tags.list->nelts, sizeof(const char *), agg_strcmp);
     a = acc_make(db, sp);
@@ -1323,10 +1303,10 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
     rb_reset(&c);
     tags = apr_hash_make(rp);
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, pp, "qrt_agg_trk_load", none, rb_trk_row, &c);
+        rv = qrt_db_each(db, pp, "qrt_agg_trk_load", none, rb_trk_row, &c);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, pp, "qrt_agg_tag_load", none, rb_tag_row, tags);
+        rv = qrt_db_each(db, pp, "qrt_agg_tag_load", none, rb_tag_row, tags);
     }
     for (hi = apr_hash_first(rp, tags);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
@@ -1347,7 +1327,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
         const void *args[] = { from, &limit };
         long before = c.rows;
 
-        rv = agg_each(db, pp, "qrt_agg_scan_page", args, rb_row, &c);
+        rv = qrt_db_each(db, pp, "qrt_agg_scan_page", args, rb_row, &c);
         if (rv != APR_SUCCESS || c.rows - before < limit) {
             break;                  /* the last page: its last visitor is whole */
         }
@@ -1357,7 +1337,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
             const void *one[] = { whole };
 
             rb_reset(&c);
-            rv = agg_each(db, pp, "qrt_agg_scan_one", one, rb_row, &c);
+            rv = qrt_db_each(db, pp, "qrt_agg_scan_one", one, rb_row, &c);
             c.last = apr_pstrdup(rp, whole);
         }
         rb_visitor_done(&c);
@@ -1493,7 +1473,7 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
         args[k++] = &vals[i][3];
         args[k++] = &vals[i][4];
     }
-    return agg_each(db, p, grp ? "qrt_agg_cnt_sum1" : "qrt_agg_cnt_sum", args,
+    return qrt_db_each(db, p, grp ? "qrt_agg_cnt_sum1" : "qrt_agg_cnt_sum", args,
                     win_cnt_row, w);
 }
 
@@ -1516,9 +1496,9 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
     largs[3] = gargs[4] = by_p ? &t0 : &p0;
     largs[4] = gargs[5] = by_p ? &t1 : &p1;
     gargs[0] = &k;
-    rv = agg_each(db, p, label, largs, win_link_row, w);
+    rv = qrt_db_each(db, p, label, largs, win_link_row, w);
     if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
-        rv = agg_each(db, p, by_p ? "qrt_agg_gp" : "qrt_agg_gt", gargs, win_link_row, w);
+        rv = qrt_db_each(db, p, by_p ? "qrt_agg_gp" : "qrt_agg_gt", gargs, win_link_row, w);
     }
     return rv;
 }
@@ -1602,7 +1582,7 @@ apr_status_t qrt_store_agg_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t accou
             for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
                 const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
 
-                rv = agg_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
+                rv = qrt_db_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
             }
         }
     }
@@ -1612,7 +1592,7 @@ apr_status_t qrt_store_agg_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t accou
         for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
             const void *args[] = { &account_id, &ws.part[i][0], &ws.part[i][1] };
 
-            rv = agg_each(db, p, label, args, win_raw_row, &w);
+            rv = qrt_db_each(db, p, label, args, win_raw_row, &w);
         }
     }
     if (rv == APR_SUCCESS && want_uniques) {
@@ -1751,7 +1731,7 @@ apr_status_t qrt_store_agg_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
         apr_int64_t q1 = (ld1 * QRT_AGG_DAY - off) / QRT_AGG_QUARTER - 1;
         const void *args[] = { &shifted, &shifted, &shifted, &account_id, &q0, &q1 };
 
-        rv = agg_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
+        rv = qrt_db_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
     }
     if (rv == APR_SUCCESS && s < ld0 * QRT_AGG_DAY - off) {
         rv = days_piece(db, p, account_id, s, ld0 * QRT_AGG_DAY - off - 1, ld0 - 1, *out);
@@ -1798,14 +1778,14 @@ apr_status_t qrt_store_agg_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
         for (i = 0; i < nonly && rv == APR_SUCCESS; i++) {
             const void *args[] = { &k, &account_id, &only[i], &d0, &d1 };
 
-            rv = agg_each(db, p, "qrt_agg_cnt_days1", args, daily_row, *out);
+            rv = qrt_db_each(db, p, "qrt_agg_cnt_days1", args, daily_row, *out);
         }
         return rv;
     }
     {
         const void *args[] = { &k, &account_id, &d0, &d1 };
 
-        return agg_each(db, p, "qrt_agg_cnt_days", args, daily_row, *out);
+        return qrt_db_each(db, p, "qrt_agg_cnt_days", args, daily_row, *out);
     }
 }
 
@@ -1830,10 +1810,10 @@ apr_status_t qrt_store_agg_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
 
     st->deleted = 0;
     st->dirty_tags = apr_hash_make(p);
-    rv = agg_each(db, p, "qrt_agg_deleted", args, agg_int_row, &deleted);
+    rv = qrt_db_each(db, p, "qrt_agg_deleted", args, agg_int_row, &deleted);
     st->deleted = deleted > 0;
     if (rv == APR_SUCCESS) {
-        rv = agg_each(db, p, "qrt_agg_dirty_tags", args, state_tag_row, st);
+        rv = qrt_db_each(db, p, "qrt_agg_dirty_tags", args, state_tag_row, st);
     }
     return rv;
 }
@@ -1879,7 +1859,7 @@ apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_
         const void *args[] = { &tracker_id, &from, &e, &c.last_t, &c.last_id, &limit };
         long before = c.n;
 
-        rv = agg_each(db, pp, "qrt_agg_raw_visits", args, raw_row, &c);
+        rv = qrt_db_each(db, pp, "qrt_agg_raw_visits", args, raw_row, &c);
         apr_pool_clear(pp);
         if (rv != APR_SUCCESS || c.n - before < limit) {
             break;
@@ -1937,7 +1917,7 @@ apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     c.p = p;
     c.days = *out;
     apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);
-    rv = agg_each(db, p, label, args, rg_row, &c);
+    rv = qrt_db_each(db, p, label, args, rg_row, &c);
     for (i = 0; i < (*out)->nelts && by == QRT_AGG_RAW_DATE; i++) {
         APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;
     }
@@ -1962,7 +1942,7 @@ apr_status_t qrt_store_agg_raw_uniques(qrt_db_t *db, apr_pool_t *p,
     }
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    return agg_each(db, p, "qrt_agg_rg_u", args, agg_int_row, out);
+    return qrt_db_each(db, p, "qrt_agg_rg_u", args, agg_int_row, out);
 }
 
 typedef struct {
@@ -2018,7 +1998,7 @@ apr_status_t qrt_store_report_trackers(qrt_db_t *db, apr_pool_t *p,
     c.list = apr_array_make(p, 16, sizeof(qrt_report_tracker_t));
     c.byid = apr_hash_make(p);
     *out = c.list;
-    rv = agg_each(db, p, "qrt_agg_rep_trackers", args, rep_tracker_row, &c);
+    rv = qrt_db_each(db, p, "qrt_agg_rep_trackers", args, rep_tracker_row, &c);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -2027,7 +2007,7 @@ apr_status_t qrt_store_report_trackers(qrt_db_t *db, apr_pool_t *p,
 
         apr_hash_set(c.byid, &t->id, sizeof(t->id), t);
     }
-    rv = agg_each(db, p, "qrt_agg_rep_tags", args, rep_tag_row, &c);
+    rv = qrt_db_each(db, p, "qrt_agg_rep_tags", args, rep_tag_row, &c);
     for (i = 0; i < c.list->nelts; i++) {
         qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);
 
