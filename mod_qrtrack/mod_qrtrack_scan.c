@@ -20,6 +20,7 @@
 #include <apr_atomic.h>
 #include <apr_shm.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 
 #include "mod_qrtrack.h"
 #include "qrt_code.h"
@@ -35,20 +36,27 @@
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 
-/* One visit waiting for its commit; lives on the waiting request's stack. */
+/* One visit waiting for its commit. Slots outlive the requests that use them
+ * (they go back to a free list), so the writer may signal a slot after letting
+ * go of the lock: each waiter is woken once, and never by a lock it then has
+ * to wait for. A signal that arrives late finds the slot's next user, which
+ * sees done == 0 and waits on. */
 typedef struct scan_pending {
     const qrt_visit_t *visit;
     apr_thread_cond_t *cond;        /* signalled when done */
     int done;
     apr_status_t status;
-    struct scan_pending *next;
+    struct scan_pending *next;      /* in the queue, or in the free list */
 } scan_pending;
 
 /* This child's writer. */
 static struct {
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *work;        /* the writer waits for visits */
+    int idle;                       /* the writer is waiting on work */
     scan_pending *head, *tail;
+    scan_pending *free;             /* slots not in use */
+    apr_pool_t *slot_pool;          /* slots; used under lock only */
     int queued;
     int capacity;
     int stopping;
@@ -275,6 +283,8 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
     apr_pool_t *p = data, *cp;
     qrt_db_t *dbd;
 
+    /* Named, so that top -H and ps -L show which thread it is. */
+    prctl(PR_SET_NAME, "qrtrack-writer", 0, 0, 0);
     apr_pool_create(&cp, p);
     apr_pool_create(&p, p);
     dbd = writer_connect(cp);
@@ -285,8 +295,10 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 
         apr_thread_mutex_lock(writer.lock);
         while (!writer.head && !writer.stopping) {
+            writer.idle = 1;
             apr_thread_cond_wait(writer.work, writer.lock);
         }
+        writer.idle = 0;
         if (!writer.head) {
             apr_thread_mutex_unlock(writer.lock);
             break;
@@ -331,9 +343,11 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         for (i = 0; i < n; i++) {
             batch[i]->status = rv;
             batch[i]->done = 1;
-            apr_thread_cond_signal(batch[i]->cond);
         }
         apr_thread_mutex_unlock(writer.lock);
+        for (i = 0; i < n; i++) {
+            apr_thread_cond_signal(batch[i]->cond);
+        }
         apr_pool_clear(p);
     }
     writer_disconnect(dbd);
@@ -387,6 +401,8 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
     apr_thread_mutex_create(&writer.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
     apr_thread_cond_create(&writer.work, pchild);
+    apr_pool_create(&writer.slot_pool, pchild);
+    apr_pool_tag(writer.slot_pool, "qrtrack-waiters");
     apr_pool_create(&batch_pool, pchild);
     apr_pool_tag(batch_pool, "qrtrack-writer");
     rv = apr_thread_create(&writer.thread, NULL, writer_main, batch_pool, pchild);
@@ -410,40 +426,70 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
 }
 
+/* A free slot (under writer.lock): at most one per thread that waits at once. */
+static scan_pending *scan_slot_get(void)
+{
+    scan_pending *me = writer.free;
+
+    if (me) {
+        writer.free = me->next;
+        return me;
+    }
+    me = apr_pcalloc(writer.slot_pool, sizeof(*me));
+    if (apr_thread_cond_create(&me->cond, writer.slot_pool) != APR_SUCCESS) {
+        return NULL;
+    }
+    return me;
+}
+
 /* Queues v and waits for its batch to commit. APR_EAGAIN when the queue is full. */
 static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
 {
-    scan_pending me;
+    scan_pending *me;
+    apr_status_t rv;
+    int wake;
 
+    (void)r;
     if (!writer.thread) {
         return APR_EGENERAL;
     }
-    if (apr_thread_cond_create(&me.cond, r->pool) != APR_SUCCESS) {
-        return APR_EGENERAL;
-    }
-    me.visit = v;
-    me.done = 0;
-    me.status = APR_EGENERAL;
-    me.next = NULL;
     apr_thread_mutex_lock(writer.lock);
     if (writer.stopping || writer.queued >= writer.capacity) {
         apr_thread_mutex_unlock(writer.lock);
         return APR_EAGAIN;
     }
+    me = scan_slot_get();
+    if (!me) {
+        apr_thread_mutex_unlock(writer.lock);
+        return APR_EGENERAL;
+    }
+    me->visit = v;
+    me->done = 0;
+    me->status = APR_EGENERAL;
+    me->next = NULL;
     if (writer.tail) {
-        writer.tail->next = &me;
+        writer.tail->next = me;
     }
     else {
-        writer.head = &me;
+        writer.head = me;
     }
-    writer.tail = &me;
+    writer.tail = me;
     writer.queued++;
-    apr_thread_cond_signal(writer.work);
-    while (!me.done) {
-        apr_thread_cond_wait(me.cond, writer.lock);
+    wake = writer.idle;
+    writer.idle = 0;
+    if (wake) {
+        /* Signalled under the lock: the writer may be stopping. */
+        apr_thread_cond_signal(writer.work);
     }
+    while (!me->done) {
+        apr_thread_cond_wait(me->cond, writer.lock);
+    }
+    rv = me->status;
+    me->visit = NULL;
+    me->next = writer.free;
+    writer.free = me;
     apr_thread_mutex_unlock(writer.lock);
-    return me.status;
+    return rv;
 }
 
 /* ---- the request -------------------------------------------------------------------- */

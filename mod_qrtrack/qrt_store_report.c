@@ -967,7 +967,7 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
 {
     apr_pool_t *sp;
     agg_acc *a;
-    apr_hash_t *trk;
+    apr_hash_t *trk, *batch_last;
     apr_int64_t base = 0;
     apr_status_t rv = APR_SUCCESS;
     int i, need_ids = 0;
@@ -981,6 +981,7 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
     apr_pool_create(&sp, p);
     a = acc_make(db, sp);
     trk = apr_hash_make(sp);
+    batch_last = apr_hash_make(sp);
     if (need_ids) {
         /* The batch's rows are the newest: ids follow the insertion order. */
         const void *args[] = { NULL };
@@ -991,9 +992,10 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         qrt_agg_visit_t x;
-        agg_seek_row last;
+        agg_seek_row last, *seen;
         agg_prevs pv;
         agg_trk_t *k;
+        const char *seen_key;
 
         if (v[i].bot) {
             continue;
@@ -1013,7 +1015,14 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
         x.tags = k->tags;
         x.ntags = k->ntags;
         memset(&last, 0, sizeof(last));
-        {
+        seen_key = apr_psprintf(sp, "%s/%" APR_INT64_T_FMT, v[i].visitor, k->account);
+        seen = apr_hash_get(batch_last, seen_key, APR_HASH_KEY_STRING);
+        if (seen && seen->t <= x.t) {
+            /* The visitor's latest visit in the account is an earlier one of this
+             * batch, recorded in order: no need to look for it. */
+            last = *seen;
+        }
+        else {
             const void *args[] = { v[i].visitor, &k->account, &x.id };
 
             rv = qrt_db_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
@@ -1022,9 +1031,19 @@ apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t
             break;
         }
         if (last.has && last.t > x.t) {
+            apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, NULL);
             rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
             continue;
         }
+        seen = apr_palloc(sp, sizeof(*seen));
+        seen->has = 1;
+        seen->t = x.t;
+        seen->id = x.id;
+        seen->tracker = x.tracker;
+        seen->browser = x.browser;
+        seen->country = x.country;
+        seen->city = x.city;
+        apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, seen);
         rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account,
                                is_new ? is_new[i] : 0, &last, &pv);
         if (rv == APR_SUCCESS) {
