@@ -3,6 +3,8 @@
  * mod_qrtrack.c          module record, directives, start-up and child hooks
  * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
  * mod_qrtrack_rate.c     per-token counters in shared memory
+ * mod_qrtrack_scan.c     the scan and click handlers, the writer thread
+ * mod_qrtrack_wal.c      SQLite WAL checkpoints off the commit path
  * mod_qrtrack_account.c  GET /account
  * mod_qrtrack_<resource>.c  one file per resource of the API
  */
@@ -121,6 +123,12 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t qrt_scan_post_config(server_rec *s);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
+
+/* mod_qrtrack_wal.c: this child's WAL checkpoint thread (SQLite only), started
+ * before the writer; writers is the mutex the scan writers commit under. */
+void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *writers);
+/* 1 when the thread runs: connections then leave checkpoints to it. */
+int qrt_wal_running(void);
 
 /* mod_qrtrack_api.c: the qrtrack-api handler; start-up learns its <Location>s */
 int qrt_api_handler(request_rec *r);

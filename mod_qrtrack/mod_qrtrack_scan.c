@@ -390,6 +390,8 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
             scan_writer_mutex = NULL;
         }
     }
+    /* Before the writer connects: its connection asks whether the thread runs. */
+    qrt_wal_child_init(pchild, s, scan_writer_mutex);
     writer.s = s;
     writer.pool = pchild;
     if (qrt_global.scan_queue > 0) {

@@ -1,0 +1,187 @@
+/* mod_qrtrack_wal: SQLite WAL checkpoints off the commit path.
+ *
+ * By default the connection whose commit makes the WAL long copies it back into the
+ * database file (a checkpoint, with two fsyncs) before its COMMIT returns. For the
+ * scan writer that happens while it holds the writers' mutex, so every scan of
+ * every child waited for the disk. Instead, each child runs one checkpoint thread
+ * with its own connection: every QRT_WAL_PERIOD it copies what the writers have
+ * committed (a PASSIVE checkpoint, which never blocks them), and the module's
+ * connections leave checkpoints to it (wal_autocheckpoint = 0).
+ *
+ * Under steady load the copy never quite catches up, and SQLite only starts the
+ * WAL over once everything in it was copied. When the WAL is longer than
+ * QRT_WAL_LONG frames, the thread therefore copies the rest while holding the
+ * writers' mutex (a short step: the bulk was copied just before), and the next
+ * commit starts the WAL from its beginning.
+ *
+ * The checkpoint is a SQLite call on the thread's own connection, made through the
+ * driver's native handle: through apr_dbd it would hold the driver's process-wide
+ * mutex, and so stall this child's writer, for the whole copy. Other drivers have
+ * nothing to do here. */
+#include <string.h>
+#include <sys/prctl.h>
+#include <sqlite3.h>
+#include "httpd.h"
+#include "http_log.h"
+#include <apr_dbd.h>
+#include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+
+#include "mod_qrtrack.h"
+
+#define QRT_WAL_PERIOD  apr_time_from_msec(100)
+#define QRT_WAL_LONG    8192        /* frames (of one page each) */
+#define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
+#define QRT_WAL_TRIES   8           /* copies to get there */
+
+static struct {
+    apr_thread_t *thread;
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t *wake;
+    int stopping;
+    int running;                    /* the thread has its connection */
+    apr_global_mutex_t *writers;
+    server_rec *s;
+} wal;
+
+int qrt_wal_running(void)
+{
+    return wal.running;
+}
+
+/* A PASSIVE checkpoint: 0 when it ran, with the WAL's length and how much of it is
+ * now copied. */
+static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
+{
+    int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, nlog, ncopied);
+
+    if (rc == SQLITE_OK) {
+        return 0;
+    }
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wal.s, "QRT00050: WAL checkpoint "
+                     "failed: %s", sqlite3_errmsg(h));
+    }
+    return -1;                      /* BUSY: another child's thread is copying */
+}
+
+/* One round: copy what is committed. When the WAL has grown long, copy again until
+ * little is left, and copy that little while holding the writers' mutex. */
+static void wal_round(sqlite3 *h)
+{
+    int nlog = 0, ncopied = 0, i;
+
+    if (wal_copy(h, &nlog, &ncopied) != 0 || nlog <= QRT_WAL_LONG || !wal.writers) {
+        return;
+    }
+    for (i = 0; i < QRT_WAL_TRIES && nlog - ncopied > QRT_WAL_REST; i++) {
+        if (wal_copy(h, &nlog, &ncopied) != 0) {
+            return;
+        }
+    }
+    if (nlog - ncopied <= QRT_WAL_REST
+        && apr_global_mutex_lock(wal.writers) == APR_SUCCESS) {
+        wal_copy(h, &nlog, &ncopied);
+        apr_global_mutex_unlock(wal.writers);
+    }
+}
+
+static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
+{
+    apr_pool_t *p = data;
+    const apr_dbd_driver_t *driver = NULL;
+    apr_dbd_t *handle = NULL;
+    const char *err = NULL;
+    sqlite3 *h;
+
+    prctl(PR_SET_NAME, "qrtrack-wal", 0, 0, 0);
+    h = NULL;
+    if (apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) == APR_SUCCESS
+        && apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err)
+           == APR_SUCCESS) {
+        h = apr_dbd_native_handle(driver, handle);
+    }
+    apr_thread_mutex_lock(wal.lock);
+    if (!h) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, wal.s, "QRT00051: the WAL checkpoint "
+                     "thread cannot open the database (%s); commits will copy the WAL "
+                     "themselves", err ? err : "no driver");
+        wal.stopping = 1;
+    }
+    else {
+        sqlite3_busy_timeout(h, 10000);
+        /* A connection learns that the database is in WAL mode when it first
+         * reads it; until then a checkpoint does nothing. */
+        sqlite3_exec(h, "SELECT COUNT(*) FROM qrt_schema", NULL, NULL, NULL);
+        wal.running = 1;
+    }
+    apr_thread_cond_broadcast(wal.wake);
+    while (!wal.stopping) {
+        apr_thread_cond_timedwait(wal.wake, wal.lock, QRT_WAL_PERIOD);
+        if (wal.stopping) {
+            break;
+        }
+        apr_thread_mutex_unlock(wal.lock);
+        wal_round(h);
+        apr_thread_mutex_lock(wal.lock);
+    }
+    apr_thread_mutex_unlock(wal.lock);
+    if (handle) {
+        /* Last round: leave as little as possible for the next start. */
+        wal_round(h);
+        apr_dbd_close(driver, handle);
+    }
+    apr_thread_exit(thread, APR_SUCCESS);
+    return NULL;
+}
+
+static apr_status_t wal_stop(void *data)
+{
+    apr_status_t rv;
+
+    (void)data;
+    if (!wal.thread) {
+        return APR_SUCCESS;
+    }
+    apr_thread_mutex_lock(wal.lock);
+    wal.stopping = 1;
+    apr_thread_cond_broadcast(wal.wake);
+    apr_thread_mutex_unlock(wal.lock);
+    apr_thread_join(&rv, wal.thread);
+    wal.thread = NULL;
+    wal.running = 0;
+    return APR_SUCCESS;
+}
+
+void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *writers)
+{
+    apr_pool_t *tp;
+    apr_status_t rv;
+
+    memset(&wal, 0, sizeof(wal));
+    wal.s = s;
+    wal.writers = writers;
+    if (!qrt_global.dbd_driver || strcmp(qrt_global.dbd_driver, "sqlite3") != 0) {
+        return;
+    }
+    apr_thread_mutex_create(&wal.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    apr_thread_cond_create(&wal.wake, pchild);
+    apr_pool_create(&tp, pchild);
+    apr_pool_tag(tp, "qrtrack-wal");
+    rv = apr_thread_create(&wal.thread, NULL, wal_main, tp, pchild);
+    if (rv != APR_SUCCESS) {
+        wal.thread = NULL;
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "QRT00052: cannot start the WAL "
+                     "checkpoint thread; commits will copy the WAL themselves");
+        return;
+    }
+    apr_pool_pre_cleanup_register(pchild, NULL, wal_stop);
+    /* Connections opened from here on ask whether the thread runs: wait until it
+     * knows. */
+    apr_thread_mutex_lock(wal.lock);
+    while (!wal.running && !wal.stopping) {
+        apr_thread_cond_wait(wal.wake, wal.lock);
+    }
+    apr_thread_mutex_unlock(wal.lock);
+}
