@@ -21,38 +21,70 @@ static int schema_is_sqlite(const apr_dbd_driver_t *driver)
     return strcmp(apr_dbd_name(driver), "sqlite3") == 0;
 }
 
-/* The current version, 0 for an empty database. */
-static int schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver,
-                          apr_dbd_t *handle)
+/* The first column of the first row of a query into *v; -1 when it fails. */
+static int schema_int(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                      const char *sql, int *v)
 {
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
-    int v = 0;
+    int got = 0;
 
-    if (apr_dbd_select(driver, p, handle, &res,
-                       "SELECT MAX(version) FROM qrt_schema", 0) != 0) {
-        return 0;
+    *v = 0;
+    if (apr_dbd_select(driver, p, handle, &res, sql, 0) != 0) {
+        return -1;
     }
     while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
         const char *e = apr_dbd_get_entry(driver, row, 0);
-        if (e) {
-            v = atoi(e);
+
+        if (!got && e) {
+            *v = atoi(e);
         }
+        got = 1;
+    }
+    return got ? 0 : -1;
+}
+
+/* The current version, 0 for an empty database, -1 when it cannot be read (a
+ * database that is busy must not look empty). */
+static int schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                          apr_dbd_t *handle)
+{
+    const char *has = schema_is_sqlite(driver)
+        ? "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+          "AND name = 'qrt_schema'"
+        : "SELECT COUNT(*) FROM information_schema.tables "
+          "WHERE table_name = 'qrt_schema'";
+    int n, v;
+
+    if (schema_int(p, driver, handle, has, &n) != 0) {
+        return -1;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    if (schema_int(p, driver, handle, "SELECT MAX(version) FROM qrt_schema", &v) != 0) {
+        return -1;
     }
     return v;
 }
 
-/* Replaces {{ID}} by the driver's auto-increment primary key. */
+/* Replaces {{ID}} by the driver's auto-increment primary key, and {{WITHOUT_ROWID}}
+ * (after a table whose primary key is its order) by SQLite's clause for it. */
 static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
                             const char *stmt)
 {
-    const char *id = schema_is_sqlite(driver) ? "INTEGER PRIMARY KEY"
-                                              : "BIGSERIAL PRIMARY KEY";
+    static const char *const marks[] = { "{{ID}}", "{{WITHOUT_ROWID}}" };
+    const char *as[2];
     char *out = apr_pstrdup(p, stmt), *at;
+    int i;
 
-    while ((at = strstr(out, "{{ID}}")) != NULL) {
-        *at = '\0';
-        out = apr_pstrcat(p, out, id, at + 6, NULL);
+    as[0] = schema_is_sqlite(driver) ? "INTEGER PRIMARY KEY" : "BIGSERIAL PRIMARY KEY";
+    as[1] = schema_is_sqlite(driver) ? " WITHOUT ROWID" : "";
+    for (i = 0; i < 2; i++) {
+        while ((at = strstr(out, marks[i])) != NULL) {
+            *at = '\0';
+            out = apr_pstrcat(p, out, as[i], at + strlen(marks[i]), NULL);
+        }
     }
     return out;
 }
@@ -113,6 +145,13 @@ const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
         apr_dbd_results_t *res = NULL;
         apr_dbd_row_t *row = NULL;
 
+        /* Children may be closing their connections (a graceful restart): wait
+         * for their locks rather than fail. */
+        if (apr_dbd_select(driver, p, handle, &res,
+                           "PRAGMA busy_timeout = 10000", 0) == 0) {
+            while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
+            }
+        }
         if (apr_dbd_select(driver, p, handle, &res,
                            "PRAGMA journal_mode=WAL", 0) == 0) {
             while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
@@ -120,6 +159,10 @@ const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
         }
     }
     v = schema_version(p, driver, handle);
+    if (v < 0) {
+        return apr_psprintf(p, "cannot read the schema version: %s",
+                            apr_dbd_error(driver, handle, 1));
+    }
     if (from) {
         *from = v;
     }
