@@ -47,7 +47,7 @@
     "AND +p BETWEEN %lld AND %lld"
 #define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
     "AND +t BETWEEN %lld AND %lld"
-#define LG_FROM "SELECT 0, g.tag, COUNT(*) FROM agg_link l CROSS JOIN agg_tag g " \
+#define LG_FROM "SELECT 0, g.tag, SUM(l.n) FROM agg_link l CROSS JOIN agg_tag g " \
     "WHERE l.account_id = %lld AND "
 #define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
 #define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(v.browser, ''), " \
@@ -106,12 +106,13 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "clicks = agg_day.clicks + excluded.clicks" },
     { "qrt_agg_link_add",
       "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, browser, country, "
-      "city) "
-      "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s)" },
-    { "qrt_agg_link_del",
-      "DELETE FROM agg_link WHERE id = (SELECT id FROM agg_link WHERE account_id = %lld "
-      "AND t = %lld AND p = %lld AND flags = %lld AND tracker_id = %lld AND browser = %s "
-      "AND country = %s AND city = %s LIMIT 1)" },
+      "city, n) VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %lld) "
+      "ON CONFLICT (account_id, t, p, flags, tracker_id, browser, country, city) "
+      "DO UPDATE SET n = agg_link.n + excluded.n" },
+    { "qrt_agg_link_drop",
+      "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
+      "AND flags = %lld AND tracker_id = %lld AND browser = %s AND country = %s "
+      "AND city = %s AND n <= 0" },
     { "qrt_agg_gap_add",
       "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
       "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
@@ -187,25 +188,25 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "AND g.tracker_id = v.tracker_id GROUP BY g.tag" },
     /* reads: links by time (t) and by previous time (p), per kind */
-    { "qrt_agg_lt_1", "SELECT tracker_id, '', COUNT(*) FROM agg_link" LT_WHERE
+    { "qrt_agg_lt_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "qrt_agg_lt_2", "SELECT 0, '', COUNT(*) FROM agg_link" LT_WHERE },
-    { "qrt_agg_lt_3", "SELECT 0, browser, COUNT(*) FROM agg_link" LT_WHERE
+    { "qrt_agg_lt_2", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
+    { "qrt_agg_lt_3", "SELECT 0, browser, SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 2) <> 0 GROUP BY browser" },
-    { "qrt_agg_lt_4", "SELECT 0, country, COUNT(*) FROM agg_link" LT_WHERE
+    { "qrt_agg_lt_4", "SELECT 0, country, SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 4) <> 0 GROUP BY country" },
-    { "qrt_agg_lt_5", "SELECT 0, city, COUNT(*) FROM agg_link" LT_WHERE
+    { "qrt_agg_lt_5", "SELECT 0, city, SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 8) <> 0 GROUP BY city" },
     { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld"
       LG_TAIL },
-    { "qrt_agg_lp_1", "SELECT tracker_id, '', COUNT(*) FROM agg_link" LP_WHERE
+    { "qrt_agg_lp_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "qrt_agg_lp_2", "SELECT 0, '', COUNT(*) FROM agg_link" LP_WHERE },
-    { "qrt_agg_lp_3", "SELECT 0, browser, COUNT(*) FROM agg_link" LP_WHERE
+    { "qrt_agg_lp_2", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
+    { "qrt_agg_lp_3", "SELECT 0, browser, SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 2) <> 0 GROUP BY browser" },
-    { "qrt_agg_lp_4", "SELECT 0, country, COUNT(*) FROM agg_link" LP_WHERE
+    { "qrt_agg_lp_4", "SELECT 0, country, SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 4) <> 0 GROUP BY country" },
-    { "qrt_agg_lp_5", "SELECT 0, city, COUNT(*) FROM agg_link" LP_WHERE
+    { "qrt_agg_lp_5", "SELECT 0, city, SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 8) <> 0 GROUP BY city" },
     { "qrt_agg_lp_6", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
       LG_TAIL },
@@ -624,13 +625,16 @@ static apr_status_t acc_flush_links(agg_acc *a)
     for (hi = apr_hash_first(p, a->lnk);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
-        apr_int64_t flags = e->k.flags, i;
+        apr_int64_t flags = e->k.flags;
         const void *args[] = { &e->k.account, &e->k.t, &e->k.p, &flags, &e->k.tracker,
-                               e->k.browser, e->k.country, e->k.city };
+                               e->k.browser, e->k.country, e->k.city, &e->n };
 
-        for (i = 0; i < (e->n < 0 ? -e->n : e->n) && rv == APR_SUCCESS; i++) {
-            rv = qrt_db_exec(a->db, p, e->n > 0 ? "qrt_agg_link_add" : "qrt_agg_link_del",
-                             NULL, args);
+        if (e->n != 0) {
+            rv = qrt_db_exec(a->db, p, "qrt_agg_link_add", NULL, args);
+        }
+        if (e->n < 0 && rv == APR_SUCCESS) {
+            /* Links taken away: a row that counts none any more goes. */
+            rv = qrt_db_exec(a->db, p, "qrt_agg_link_drop", NULL, args);
         }
     }
     for (hi = apr_hash_first(p, a->gap);
