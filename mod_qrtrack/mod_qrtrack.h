@@ -4,6 +4,7 @@
  * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
  * mod_qrtrack_rate.c     per-token counters in shared memory
  * mod_qrtrack_scan.c     the scan and click handlers, the writer thread
+ * mod_qrtrack_queue.c   the visits waiting for their commit, in shared memory
  * mod_qrtrack_wal.c      SQLite WAL checkpoints off the commit path
  * mod_qrtrack_account.c  GET /account
  * mod_qrtrack_<resource>.c  one file per resource of the API
@@ -123,6 +124,25 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t qrt_scan_post_config(server_rec *s);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
+
+/* mod_qrtrack_queue.c: visits waiting for their commit, shared by all children */
+typedef struct qrt_queue qrt_queue_t;
+/* In post_config: nslots visits may wait at once; kept across graceful restarts. */
+apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **q);
+/* Queues v and sleeps until a writer has committed it: the commit's status, or
+ * APR_EAGAIN at once when every slot is taken. */
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v);
+/* A writer: takes up to max queued visits (copied into p) and the role of
+ * committer, unless another child's writer has it; 0 when there is nothing to do
+ * here (stopping gives the role up). The visits must then go to qrt_queue_done. */
+int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
+                   qrt_visit_t **visits, apr_uint32_t **slots, server_rec *s);
+/* Wakes the requests of visits taken, with the commit's status. */
+void qrt_queue_done(qrt_queue_t *q, const apr_uint32_t *slots, int n, apr_status_t rv);
+/* An idle writer sleeps until a visit needs a committer, or the timeout. */
+void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
+/* Wakes every idle writer (a child stopping). */
+void qrt_queue_wake_all(qrt_queue_t *q);
 
 /* mod_qrtrack_wal.c: this child's WAL checkpoint thread (SQLite only), started
  * before the writer; writers is the mutex the scan writers commit under. */

@@ -35,31 +35,13 @@
 #define SCAN_REFERER_MAX 2048
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
+#define SCAN_WRITER_POLL apr_time_from_sec(1)   /* an idle writer looks again */
 
-/* One visit waiting for its commit. Slots outlive the requests that use them
- * (they go back to a free list), so the writer may signal a slot after letting
- * go of the lock: each waiter is woken once, and never by a lock it then has
- * to wait for. A signal that arrives late finds the slot's next user, which
- * sees done == 0 and waits on. */
-typedef struct scan_pending {
-    const qrt_visit_t *visit;
-    apr_thread_cond_t *cond;        /* signalled when done */
-    int done;
-    apr_status_t status;
-    struct scan_pending *next;      /* in the queue, or in the free list */
-} scan_pending;
-
-/* This child's writer. */
+/* This child's writer thread: one of the writers that may commit the shared
+ * queue of waiting visits (mod_qrtrack_queue.c). */
 static struct {
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t *work;        /* the writer waits for visits */
-    int idle;                       /* the writer is waiting on work */
-    scan_pending *head, *tail;
-    scan_pending *free;             /* slots not in use */
-    apr_pool_t *slot_pool;          /* slots; used under lock only */
-    int queued;
-    int capacity;
-    int stopping;
+    qrt_queue_t *queue;
+    volatile int stopping;
     apr_thread_t *thread;
     apr_pool_t *pool;
     server_rec *s;
@@ -85,12 +67,28 @@ typedef struct {
 } scan_cache_entry;
 
 static scan_shared_t *scan_shared;
+static qrt_queue_t *scan_queue;
 /* Writers of all children take turns on SQLite's single write lock through this
  * mutex instead of SQLite's sleep-and-retry busy handler. */
 static apr_global_mutex_t *scan_writer_mutex;
 #define SCAN_CACHE_LOCKS 64
 static scan_cache_entry *scan_cache;
 static apr_thread_mutex_t *scan_cache_locks[SCAN_CACHE_LOCKS];
+
+/* QRTrackScanQueue, else twice the threads the server may run. */
+static apr_uint32_t scan_queue_slots(void)
+{
+    int daemons = 0, threads = 0;
+    apr_int64_t n;
+
+    if (qrt_global.scan_queue > 0) {
+        return (apr_uint32_t)qrt_global.scan_queue;
+    }
+    ap_mpm_query(AP_MPMQ_MAX_DAEMONS, &daemons);
+    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
+    n = 2 * (apr_int64_t)(daemons > 0 ? daemons : 1) * (threads > 0 ? threads : 32);
+    return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
+}
 
 apr_status_t qrt_scan_post_config(server_rec *s)
 {
@@ -110,6 +108,10 @@ apr_status_t qrt_scan_post_config(server_rec *s)
         apr_pool_userdata_set(shm, SCAN_SHARED_KEY, apr_pool_cleanup_null, pp);
     }
     scan_shared = apr_shm_baseaddr_get(shm);
+    rv = qrt_queue_create(s, scan_queue_slots(), &scan_queue);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     return qrt_global_mutex(s, QRT_MUTEX_WRITER, &scan_writer_mutex);
 }
 
@@ -191,19 +193,15 @@ static apr_status_t scan_cache_free(void *data)
 
 /* ---- the writer thread ------------------------------------------------------------ */
 
-static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, scan_pending **batch,
+static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
                                   int n)
 {
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
-    qrt_visit_t *visits = apr_palloc(p, n * sizeof(*visits));
     apr_int64_t last = 0;
     apr_status_t rv;
     int i;
 
-    for (i = 0; i < n; i++) {
-        visits[i] = *batch[i]->visit;
-    }
     if (scan_writer_mutex && scan_shared) {
         /* Commits follow each other across children; a visit whose request began
          * a second before the last committed one keeps time order by taking its
@@ -279,7 +277,6 @@ static void writer_disconnect(qrt_db_t *db)
 
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
-    scan_pending *batch[SCAN_BATCH_MAX];
     apr_pool_t *p = data, *cp;
     qrt_db_t *dbd;
 
@@ -290,45 +287,36 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
     dbd = writer_connect(cp);
 
     for (;;) {
+        qrt_visit_t *visits;
+        apr_uint32_t *slots;
         apr_status_t rv;
-        int n = 0, i, locked;
+        int n, locked, stopping = writer.stopping;
 
-        apr_thread_mutex_lock(writer.lock);
-        while (!writer.head && !writer.stopping) {
-            writer.idle = 1;
-            apr_thread_cond_wait(writer.work, writer.lock);
+        /* Everything queued by any child, if no other writer is committing. */
+        n = qrt_queue_take(writer.queue, p, stopping || !dbd, SCAN_BATCH_MAX, &visits,
+                           &slots, writer.s);
+        if (n == 0) {
+            apr_pool_clear(p);
+            if (stopping) {
+                break;
+            }
+            if (!dbd) {
+                /* Retry the database now and then; other children commit. */
+                dbd = writer_connect(cp);
+                if (!dbd) {
+                    apr_sleep(apr_time_from_sec(1));
+                }
+                continue;
+            }
+            qrt_queue_wait(writer.queue, SCAN_WRITER_POLL);
+            continue;
         }
-        writer.idle = 0;
-        if (!writer.head) {
-            apr_thread_mutex_unlock(writer.lock);
-            break;
-        }
-        /* Take the writers' turn first, then the batch: what arrived while the
-         * other children committed joins this commit instead of the next. */
-        apr_thread_mutex_unlock(writer.lock);
         locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
-        apr_thread_mutex_lock(writer.lock);
-        while (writer.head && n < SCAN_BATCH_MAX) {
-            batch[n++] = writer.head;
-            writer.head = writer.head->next;
-        }
-        if (!writer.head) {
-            writer.tail = NULL;
-        }
-        writer.queued -= n;
-        apr_thread_mutex_unlock(writer.lock);
-
-        if (!dbd) {
-            dbd = writer_connect(cp);
-        }
-        if (!dbd) {
-            rv = APR_EGENERAL;
-        }
-        else if (scan_writer_mutex && !locked) {
+        if (scan_writer_mutex && !locked) {
             rv = APR_EGENERAL;
         }
         else {
-            rv = writer_commit(dbd, p, batch, n);
+            rv = writer_commit(dbd, p, visits, n);
             if (rv != APR_SUCCESS) {
                 /* The connection may be what failed: take a fresh one next time. */
                 writer_disconnect(dbd);
@@ -338,16 +326,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         if (locked) {
             apr_global_mutex_unlock(scan_writer_mutex);
         }
-
-        apr_thread_mutex_lock(writer.lock);
-        for (i = 0; i < n; i++) {
-            batch[i]->status = rv;
-            batch[i]->done = 1;
-        }
-        apr_thread_mutex_unlock(writer.lock);
-        for (i = 0; i < n; i++) {
-            apr_thread_cond_signal(batch[i]->cond);
-        }
+        qrt_queue_done(writer.queue, slots, n, rv);
         apr_pool_clear(p);
     }
     writer_disconnect(dbd);
@@ -364,10 +343,8 @@ static apr_status_t writer_stop(void *data)
     if (!writer.thread) {
         return APR_SUCCESS;
     }
-    apr_thread_mutex_lock(writer.lock);
     writer.stopping = 1;
-    apr_thread_cond_broadcast(writer.work);
-    apr_thread_mutex_unlock(writer.lock);
+    qrt_queue_wake_all(writer.queue);
     apr_thread_join(&rv, writer.thread);
     writer.thread = NULL;
     return APR_SUCCESS;
@@ -377,7 +354,7 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_pool_t *batch_pool;
     apr_status_t rv;
-    int threads = 0, i;
+    int i;
 
     memset(&writer, 0, sizeof(writer));
     if (scan_writer_mutex) {
@@ -394,17 +371,10 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     qrt_wal_child_init(pchild, s, scan_writer_mutex);
     writer.s = s;
     writer.pool = pchild;
-    if (qrt_global.scan_queue > 0) {
-        writer.capacity = qrt_global.scan_queue;
+    writer.queue = scan_queue;
+    if (!scan_queue) {
+        return;
     }
-    else {
-        ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-        writer.capacity = threads > 0 ? 2 * threads : 64;
-    }
-    apr_thread_mutex_create(&writer.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_thread_cond_create(&writer.work, pchild);
-    apr_pool_create(&writer.slot_pool, pchild);
-    apr_pool_tag(writer.slot_pool, "qrtrack-waiters");
     apr_pool_create(&batch_pool, pchild);
     apr_pool_tag(batch_pool, "qrtrack-writer");
     rv = apr_thread_create(&writer.thread, NULL, writer_main, batch_pool, pchild);
@@ -428,70 +398,15 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
 }
 
-/* A free slot (under writer.lock): at most one per thread that waits at once. */
-static scan_pending *scan_slot_get(void)
-{
-    scan_pending *me = writer.free;
-
-    if (me) {
-        writer.free = me->next;
-        return me;
-    }
-    me = apr_pcalloc(writer.slot_pool, sizeof(*me));
-    if (apr_thread_cond_create(&me->cond, writer.slot_pool) != APR_SUCCESS) {
-        return NULL;
-    }
-    return me;
-}
-
-/* Queues v and waits for its batch to commit. APR_EAGAIN when the queue is full. */
+/* Queues v and waits until a writer has committed it. APR_EAGAIN when the queue is
+ * full. */
 static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
 {
-    scan_pending *me;
-    apr_status_t rv;
-    int wake;
-
     (void)r;
-    if (!writer.thread) {
+    if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
-    apr_thread_mutex_lock(writer.lock);
-    if (writer.stopping || writer.queued >= writer.capacity) {
-        apr_thread_mutex_unlock(writer.lock);
-        return APR_EAGAIN;
-    }
-    me = scan_slot_get();
-    if (!me) {
-        apr_thread_mutex_unlock(writer.lock);
-        return APR_EGENERAL;
-    }
-    me->visit = v;
-    me->done = 0;
-    me->status = APR_EGENERAL;
-    me->next = NULL;
-    if (writer.tail) {
-        writer.tail->next = me;
-    }
-    else {
-        writer.head = me;
-    }
-    writer.tail = me;
-    writer.queued++;
-    wake = writer.idle;
-    writer.idle = 0;
-    if (wake) {
-        /* Signalled under the lock: the writer may be stopping. */
-        apr_thread_cond_signal(writer.work);
-    }
-    while (!me->done) {
-        apr_thread_cond_wait(me->cond, writer.lock);
-    }
-    rv = me->status;
-    me->visit = NULL;
-    me->next = writer.free;
-    writer.free = me;
-    apr_thread_mutex_unlock(writer.lock);
-    return rv;
+    return qrt_queue_submit(writer.queue, v);
 }
 
 /* ---- the request -------------------------------------------------------------------- */
@@ -648,7 +563,7 @@ int qrt_scan_handler(request_rec *r)
         if (rv != APR_SUCCESS) {
             if (rv == APR_EAGAIN) {
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
-                              "full (%d); answering 503", writer.capacity);
+                              "full; answering 503");
             }
             apr_table_setn(r->err_headers_out, "Retry-After", "1");
             return HTTP_SERVICE_UNAVAILABLE;

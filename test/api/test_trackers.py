@@ -315,6 +315,76 @@ def test_redirected_scans_survive_killed_children():
         srv.cleanup()
 
 
+def wait_for_children(srv, n, old=()):
+    import time
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        kids = [p for p in children(srv) if p not in old]
+        if len(kids) >= n:
+            return kids
+        time.sleep(0.1)
+    raise AssertionError("httpd did not start %d new children" % n)
+
+
+def test_scans_go_on_when_the_committing_child_is_killed():
+    """One child's writer commits the visits of all children. Killing each child in
+    turn (so one of them held that role) leaves the others to take over: every
+    later scan is redirected and recorded."""
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        sent = 0
+        for victim in children(srv):
+            with requests.Session() as s:
+                for _ in range(10):
+                    r = s.get(t["scan_url"], allow_redirects=False, timeout=30)
+                    assert r.status_code == 302
+                    sent += 1
+            before = children(srv)
+            os.kill(victim, signal.SIGKILL)
+            wait_for_children(srv, 1, old=before)
+            with requests.Session() as s:
+                for _ in range(10):
+                    r = s.get(t["scan_url"], allow_redirects=False, timeout=30)
+                    assert r.status_code == 302
+                    sent += 1
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == sent
+    finally:
+        srv.cleanup()
+
+
+def test_children_killed_mid_scan_leave_the_queue_usable():
+    """Requests killed while their visits waited leave slots behind; with only four
+    slots, the queue must get them back or every later scan would be a 503."""
+    srv = start_server(extra="QRTrackScanQueue 4\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+
+        def one(_):
+            try:
+                return scan(srv, t).status_code
+            except requests.RequestException:
+                return None
+        import time
+        for _ in range(5):
+            with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
+                futs = [ex.submit(one, i) for i in range(3000)]
+                time.sleep(0.3)
+                before = children(srv)
+                for pid in before:
+                    os.kill(pid, signal.SIGKILL)
+                [f.result() for f in futs]
+            wait_for_children(srv, 2, old=before)
+        codes = [scan(srv, t).status_code for _ in range(20)]
+        assert codes == [302] * 20
+        recorded = int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        assert recorded >= 20
+    finally:
+        srv.cleanup()
+
+
 def test_full_scan_queue_answers_503_and_loses_nothing():
     srv = start_server(extra="QRTrackScanQueue 1\n", accounts=[("acme", "professional")])
     try:

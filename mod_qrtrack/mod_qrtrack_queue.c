@@ -1,0 +1,463 @@
+/* mod_qrtrack_queue: the visits waiting for their commit, shared by all children.
+ *
+ * A scan copies its visit into a slot of this queue in shared memory and sleeps on
+ * the slot until a writer has committed it. Each child runs a writer thread, but
+ * only one at a time commits (the "committer"): it takes every queued visit of
+ * every child into one transaction, and keeps the role while visits keep coming.
+ * So the server makes one stream of large commits instead of one stream per child
+ * taking turns on SQLite's write lock, and the committer's page cache stays warm.
+ *
+ * Waking goes through futexes on words in the shared memory (Linux): a sleeping
+ * request is woken once, by the committer, after its commit. The lists are kept
+ * under a robust process-shared mutex, held for a few list operations only.
+ *
+ * A committer whose process dies leaves the role after QUEUE_STALE: the next
+ * writer to look takes it over, and the visits the dead one had taken answer
+ * 503 (they may or may not be committed; no redirect was sent for them). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include "httpd.h"
+#include "http_log.h"
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+
+#define QUEUE_KEY      "qrtrack-queue"
+#define QUEUE_SLOT     8192                 /* bytes per slot, header included */
+#define QUEUE_STALE    apr_time_from_sec(2) /* a committer silent this long is checked */
+#define QUEUE_NIL      0xFFFFFFFFu
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
+
+typedef struct {
+    volatile apr_uint32_t state;    /* futex word of the waiting request */
+    apr_uint32_t next;              /* next slot in its list, QUEUE_NIL at the end */
+    apr_int32_t status;             /* the commit's apr_status_t */
+    apr_uint32_t len;               /* bytes of data used */
+    pid_t owner;                    /* child of the waiting request */
+    apr_uint32_t pad;
+    char data[QUEUE_SLOT - 24];     /* the packed visit */
+} queue_slot;
+
+struct qrt_queue {
+    pthread_mutex_t lock;           /* the fields below, robust and process-shared */
+    apr_uint32_t nslots;
+    apr_uint32_t free;              /* free slots */
+    apr_uint32_t head, tail;        /* queued slots, oldest first */
+    volatile apr_uint32_t wake;     /* futex word of idle writers: bumped to wake one */
+    volatile apr_uint32_t cwake;    /* futex word of the committer when idle */
+    pid_t committer;                /* child whose writer commits, 0 = none */
+    int committer_idle;             /* it waits for visits on cwake */
+    apr_time_t committer_seen;      /* when it last took visits */
+    queue_slot slots[];
+};
+
+/* ---- futexes and the lock ----------------------------------------------------------- */
+
+static void queue_futex_wait(volatile apr_uint32_t *word, apr_uint32_t seen,
+                             apr_interval_time_t timeout)
+{
+    struct timespec ts;
+
+    ts.tv_sec = timeout / APR_USEC_PER_SEC;
+    ts.tv_nsec = (timeout % APR_USEC_PER_SEC) * 1000;
+    syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+static void queue_futex_wake(volatile apr_uint32_t *word, int n)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+static void queue_lock(qrt_queue_t *q)
+{
+    if (pthread_mutex_lock(&q->lock) == EOWNERDEAD) {
+        /* A process died holding it; the lists were changed a step at a time. */
+        pthread_mutex_consistent(&q->lock);
+    }
+}
+
+static void queue_unlock(qrt_queue_t *q)
+{
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- set-up ------------------------------------------------------------------------- */
+
+apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **out)
+{
+    apr_pool_t *pp = s->process->pool;
+    apr_shm_t *shm = NULL;
+    pthread_mutexattr_t attr;
+    qrt_queue_t *q;
+    apr_status_t rv;
+    apr_uint32_t i;
+
+    /* Created once: a graceful restart keeps it (and the visits waiting in it). */
+    apr_pool_userdata_get((void **)&shm, QUEUE_KEY, pp);
+    if (shm) {
+        q = apr_shm_baseaddr_get(shm);
+        if (q->nslots != nslots) {
+            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00053: QRTrackScanQueue "
+                         "%u takes effect at the next full restart (now %u)",
+                         nslots, q->nslots);
+        }
+        *out = q;
+        return APR_SUCCESS;
+    }
+    rv = apr_shm_create(&shm, sizeof(qrt_queue_t) + (apr_size_t)nslots * sizeof(queue_slot),
+                        NULL, pp);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00054: cannot create shared "
+                     "memory for %u waiting visits", nslots);
+        return rv;
+    }
+    q = apr_shm_baseaddr_get(shm);
+    memset(q, 0, sizeof(*q));
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    if (pthread_mutex_init(&q->lock, &attr) != 0) {
+        pthread_mutexattr_destroy(&attr);
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00055: cannot create the "
+                     "queue's process-shared mutex");
+        return APR_EGENERAL;
+    }
+    pthread_mutexattr_destroy(&attr);
+    q->nslots = nslots;
+    q->head = q->tail = QUEUE_NIL;
+    for (i = 0; i < nslots; i++) {
+        q->slots[i].state = SLOT_FREE;
+        q->slots[i].next = i + 1 < nslots ? i + 1 : QUEUE_NIL;
+    }
+    q->free = nslots ? 0 : QUEUE_NIL;
+    apr_pool_userdata_set(shm, QUEUE_KEY, apr_pool_cleanup_null, pp);
+    *out = q;
+    return APR_SUCCESS;
+}
+
+/* ---- packing a visit into a slot ---------------------------------------------------- */
+
+typedef struct {
+    char *at, *end;
+} queue_buf;
+
+static int pack_bytes(queue_buf *b, const void *v, apr_size_t n)
+{
+    if ((apr_size_t)(b->end - b->at) < n) {
+        return -1;
+    }
+    memcpy(b->at, v, n);
+    b->at += n;
+    return 0;
+}
+
+/* A string as a 16-bit length (0xFFFF for NULL) and its bytes, cut to max. */
+static int pack_str(queue_buf *b, const char *s, apr_size_t max)
+{
+    apr_uint16_t n = 0xFFFF;
+    apr_size_t len = 0;
+
+    if (s) {
+        len = strlen(s);
+        if (len > max) {
+            len = max;
+            while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) {
+                len--;          /* on a character boundary */
+            }
+        }
+        n = (apr_uint16_t)len;
+    }
+    if (pack_bytes(b, &n, sizeof(n)) != 0) {
+        return -1;
+    }
+    return s ? pack_bytes(b, s, len) : 0;
+}
+
+static int queue_pack(queue_slot *slot, const qrt_visit_t *v, apr_size_t max)
+{
+    queue_buf b;
+    int rc = 0;
+
+    b.at = slot->data;
+    b.end = slot->data + sizeof(slot->data);
+    rc |= pack_bytes(&b, &v->tracker_id, sizeof(v->tracker_id));
+    rc |= pack_bytes(&b, &v->visit_start, sizeof(v->visit_start));
+    rc |= pack_bytes(&b, &v->bot, sizeof(v->bot));
+    rc |= pack_str(&b, v->source, max);
+    rc |= pack_str(&b, v->ip, max);
+    rc |= pack_str(&b, v->country, max);
+    rc |= pack_str(&b, v->city, max);
+    rc |= pack_str(&b, v->browser, max);
+    rc |= pack_str(&b, v->browser_version, max);
+    rc |= pack_str(&b, v->os, max);
+    rc |= pack_str(&b, v->device, max);
+    rc |= pack_str(&b, v->referer, max);
+    rc |= pack_str(&b, v->user_agent, max);
+    rc |= pack_str(&b, v->visitor, max);
+    slot->len = (apr_uint32_t)(b.at - slot->data);
+    return rc;
+}
+
+static const char *unpack_str(apr_pool_t *p, const char **at)
+{
+    apr_uint16_t n;
+
+    memcpy(&n, *at, sizeof(n));
+    *at += sizeof(n);
+    if (n == 0xFFFF) {
+        return NULL;
+    }
+    *at += n;
+    return apr_pstrmemdup(p, *at - n, n);
+}
+
+static void queue_unpack(apr_pool_t *p, const queue_slot *slot, qrt_visit_t *v)
+{
+    const char *at = slot->data;
+
+    memset(v, 0, sizeof(*v));
+    memcpy(&v->tracker_id, at, sizeof(v->tracker_id));
+    at += sizeof(v->tracker_id);
+    memcpy(&v->visit_start, at, sizeof(v->visit_start));
+    at += sizeof(v->visit_start);
+    memcpy(&v->bot, at, sizeof(v->bot));
+    at += sizeof(v->bot);
+    v->source = unpack_str(p, &at);
+    v->ip = unpack_str(p, &at);
+    v->country = unpack_str(p, &at);
+    v->city = unpack_str(p, &at);
+    v->browser = unpack_str(p, &at);
+    v->browser_version = unpack_str(p, &at);
+    v->os = unpack_str(p, &at);
+    v->device = unpack_str(p, &at);
+    v->referer = unpack_str(p, &at);
+    v->user_agent = unpack_str(p, &at);
+    v->visitor = unpack_str(p, &at);
+}
+
+/* ---- the request's side ------------------------------------------------------------- */
+
+/* Under the lock, when no slot is free: the slots of requests whose child was
+ * killed (a restart, a crash) go back to the free list, once committed if they
+ * were queued. */
+static void queue_reclaim(qrt_queue_t *q)
+{
+    apr_uint32_t i;
+
+    for (i = 0; i < q->nslots; i++) {
+        queue_slot *slot = &q->slots[i];
+
+        if ((slot->state == SLOT_DONE || slot->state == SLOT_FILLING)
+            && kill(slot->owner, 0) != 0 && errno == ESRCH) {
+            slot->state = SLOT_FREE;
+            slot->next = q->free;
+            q->free = i;
+        }
+    }
+}
+
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
+{
+    queue_slot *slot;
+    apr_uint32_t i, state;
+    apr_status_t rv;
+    int wake;
+
+    queue_lock(q);
+    if (q->free == QUEUE_NIL) {
+        queue_reclaim(q);
+    }
+    i = q->free;
+    if (i == QUEUE_NIL) {
+        queue_unlock(q);
+        return APR_EAGAIN;
+    }
+    slot = &q->slots[i];
+    q->free = slot->next;
+    slot->state = SLOT_FILLING;
+    slot->owner = getpid();
+    queue_unlock(q);
+
+    /* Packed outside the lock: the slot is this request's alone now. Every field
+     * was cut to its limit before; a visit that still does not fit (parsed fields
+     * as long as the User-Agent) has each field cut to 255 bytes. */
+    if (queue_pack(slot, v, QUEUE_SLOT) != 0) {
+        queue_pack(slot, v, 255);
+    }
+    slot->status = APR_EGENERAL;
+    slot->next = QUEUE_NIL;
+
+    queue_lock(q);
+    slot->state = SLOT_QUEUED;
+    if (q->tail == QUEUE_NIL) {
+        q->head = i;
+    }
+    else {
+        q->slots[q->tail].next = i;
+    }
+    q->tail = i;
+    /* A committer at work takes it with its next batch; an idle one is woken;
+     * without one, a writer is. */
+    wake = 0;
+    if (q->committer == 0) {
+        q->wake++;
+        wake = 1;
+    }
+    else if (q->committer_idle) {
+        q->committer_idle = 0;
+        q->cwake++;
+        wake = 2;
+    }
+    queue_unlock(q);
+    if (wake) {
+        queue_futex_wake(wake == 1 ? &q->wake : &q->cwake, 1);
+    }
+
+    while ((state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE)) != SLOT_DONE) {
+        queue_futex_wait(&slot->state, state, QUEUE_STALE);
+    }
+    rv = slot->status;
+    queue_lock(q);
+    slot->state = SLOT_FREE;
+    slot->next = q->free;
+    q->free = i;
+    queue_unlock(q);
+    return rv;
+}
+
+/* ---- the writers' side -------------------------------------------------------------- */
+
+static void queue_finish(qrt_queue_t *q, apr_uint32_t i, apr_status_t rv)
+{
+    queue_slot *slot = &q->slots[i];
+
+    slot->status = rv;
+    __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
+    /* The request may free and reuse the slot at once: a late wake is harmless,
+     * its next user checks the state. */
+    queue_futex_wake(&slot->state, 1);
+}
+
+/* Under the lock: a committer that stopped taking visits and whose process is gone
+ * gives up the role; the visits it had taken get an error. */
+static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
+{
+    apr_uint32_t i;
+
+    if (q->committer == 0 || q->committer == me || q->head == QUEUE_NIL
+        || apr_time_now() - q->committer_seen < QUEUE_STALE
+        || kill(q->committer, 0) == 0 || errno != ESRCH) {
+        return;
+    }
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child %ld "
+                 "died while committing visits; taking over (visits it held answer "
+                 "503)", (long)q->committer);
+    q->committer = 0;
+    q->committer_idle = 0;
+    for (i = 0; i < q->nslots; i++) {
+        if (q->slots[i].state == SLOT_TAKEN) {
+            queue_finish(q, i, APR_EGENERAL);
+        }
+    }
+}
+
+int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
+                   qrt_visit_t **visits, apr_uint32_t **slots, server_rec *s)
+{
+    pid_t me = getpid();
+    apr_uint32_t i;
+    int n = 0, rest;
+
+    queue_lock(q);
+    queue_reap(q, me, s);
+    if (q->committer != 0 && q->committer != me) {
+        queue_unlock(q);
+        return 0;
+    }
+    if (q->head == QUEUE_NIL && !stopping) {
+        /* Nothing to do: a committer keeps its role (and its warm cache) and
+         * waits for the next visit. */
+        q->committer_idle = q->committer == me;
+        queue_unlock(q);
+        return 0;
+    }
+    if (stopping) {
+        /* This child is going: give the role up. */
+        if (q->committer == me) {
+            q->committer = 0;
+            q->committer_idle = 0;
+        }
+        rest = q->head != QUEUE_NIL;
+        if (rest) {
+            q->wake++;
+        }
+        queue_unlock(q);
+        if (rest && stopping) {
+            queue_futex_wake(&q->wake, 1);
+        }
+        return 0;
+    }
+    q->committer = me;
+    q->committer_idle = 0;
+    q->committer_seen = apr_time_now();
+    *slots = apr_palloc(p, max * sizeof(**slots));
+    for (i = q->head; i != QUEUE_NIL && n < max; i = q->slots[i].next) {
+        q->slots[i].state = SLOT_TAKEN;
+        (*slots)[n++] = i;
+    }
+    q->head = i;
+    if (i == QUEUE_NIL) {
+        q->tail = QUEUE_NIL;
+    }
+    queue_unlock(q);
+
+    /* The slots taken are the committer's until it finishes them. */
+    *visits = apr_palloc(p, n * sizeof(**visits));
+    for (i = 0; i < (apr_uint32_t)n; i++) {
+        queue_unpack(p, &q->slots[(*slots)[i]], &(*visits)[i]);
+    }
+    return n;
+}
+
+void qrt_queue_done(qrt_queue_t *q, const apr_uint32_t *slots, int n, apr_status_t rv)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        queue_finish(q, slots[i], rv);
+    }
+}
+
+void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout)
+{
+    volatile apr_uint32_t *word;
+    apr_uint32_t seen;
+    pid_t me = getpid();
+    int pending;
+
+    queue_lock(q);
+    word = q->committer == me ? &q->cwake : &q->wake;
+    seen = *word;
+    pending = q->head != QUEUE_NIL && (q->committer == 0 || q->committer == me);
+    queue_unlock(q);
+    if (!pending) {
+        queue_futex_wait(word, seen, timeout);
+    }
+}
+
+void qrt_queue_wake_all(qrt_queue_t *q)
+{
+    queue_lock(q);
+    q->wake++;
+    q->cwake++;
+    queue_unlock(q);
+    queue_futex_wake(&q->wake, 1 << 30);
+    queue_futex_wake(&q->cwake, 1 << 30);
+}
