@@ -1,5 +1,6 @@
 /* qrt_store_visit: recording visits with their counters. */
 #include <string.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
 
@@ -38,6 +39,7 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     int i, j, nacc = 0;
     int sqlite = !strcmp(apr_dbd_name(db->driver), "sqlite3");
+    apr_hash_t *seen = apr_hash_make(p);
     apr_status_t rv;
 
     for (i = 0; i < n; i++) {
@@ -74,11 +76,17 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         }
         if (!x->bot) {
             const void *vargs[] = { &x->tracker_id, x->visitor, &x->visit_start };
+            const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", x->tracker_id,
+                                           x->visitor);
             int added = 0;
 
-            rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, vargs);
-            if (rv != APR_SUCCESS) {
-                return rv;
+            /* A visitor back on the same tracker within the batch is known. */
+            if (!apr_hash_get(seen, key, APR_HASH_KEY_STRING)) {
+                rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, vargs);
+                if (rv != APR_SUCCESS) {
+                    return rv;
+                }
+                apr_hash_set(seen, key, APR_HASH_KEY_STRING, key);
             }
             is_new[i] = added > 0;
         }

@@ -1,9 +1,26 @@
 /* qrt_token: token generation and hashing (OpenSSL's SHA-256). */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <openssl/evp.h>
 #include "qrt_code.h"
 #include "qrt_token.h"
+
+/* SHA-256 fetched once: EVP_sha256() makes OpenSSL 3 look it up on every digest. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+    pthread_once(&sha256_once, sha256_fetch);
+    return sha256_md ? sha256_md : EVP_sha256();
+}
 
 char *qrt_token_generate(apr_pool_t *p)
 {
@@ -21,7 +38,7 @@ void qrt_sha256_hex(const void *data, apr_size_t len, char *out)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0, i;
 
-    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    EVP_Digest(data, len, md, &n, sha256(), NULL);
     for (i = 0; i < n; i++) {
         out[2 * i] = hex[md[i] >> 4];
         out[2 * i + 1] = hex[md[i] & 15];
@@ -59,21 +76,29 @@ int qrt_token_plausible(const char *t)
 
 void qrt_visitor_id(char *out, const char *ip, const char *user_agent)
 {
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    unsigned char md[EVP_MAX_MD_SIZE];
     static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    apr_size_t ni = ip ? strlen(ip) : 0, nu = user_agent ? strlen(user_agent) : 0;
+    char stack[2048], *buf = stack;
     unsigned int n = 0, i;
 
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    if (ip) {
-        EVP_DigestUpdate(ctx, ip, strlen(ip));
+    /* One digest over "ip\nuser agent" (a heap buffer only for very long ones). */
+    if (ni + nu + 1 > sizeof(stack) && !(buf = malloc(ni + nu + 1))) {
+        memset(out, '0', 16);
+        out[16] = '\0';
+        return;
     }
-    EVP_DigestUpdate(ctx, "\n", 1);
-    if (user_agent) {
-        EVP_DigestUpdate(ctx, user_agent, strlen(user_agent));
+    if (ni) {
+        memcpy(buf, ip, ni);
     }
-    EVP_DigestFinal_ex(ctx, md, &n);
-    EVP_MD_CTX_free(ctx);
+    buf[ni] = '\n';
+    if (nu) {
+        memcpy(buf + ni + 1, user_agent, nu);
+    }
+    EVP_Digest(buf, ni + nu + 1, md, &n, sha256(), NULL);
+    if (buf != stack) {
+        free(buf);
+    }
     for (i = 0; i < 8; i++) {
         out[2 * i] = hex[md[i] >> 4];
         out[2 * i + 1] = hex[md[i] & 15];
