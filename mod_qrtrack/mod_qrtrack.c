@@ -233,8 +233,8 @@ static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackRateLimitSlots", qrt_set_global_int, NULL, RSRC_CONF,
                   "Tokens tracked at once by the rate limiter (default 8192)"),
     AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
-                  "Visits a child may hold waiting for their commit before scans "
-                  "get 503 (default: 2 per worker thread)"),
+                  "Visits the server may hold waiting for their commit before scans "
+                  "get 503 (default: 2 per worker thread of the server)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     { NULL }

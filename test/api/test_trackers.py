@@ -385,6 +385,62 @@ def test_children_killed_mid_scan_leave_the_queue_usable():
         srv.cleanup()
 
 
+def test_scans_across_a_graceful_restart_are_all_answered_and_recorded():
+    """The queue of waiting visits outlives a graceful restart: scans running while the
+    children are replaced get 302 (or 503), and every 302 has its visit."""
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+
+        def one(_):
+            return scan(srv, t).status_code
+        import time
+        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
+            futs = [ex.submit(one, i) for i in range(3000)]
+            time.sleep(0.3)
+            subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf,
+                            "-k", "graceful"], check=True, capture_output=True)
+            codes = [f.result() for f in futs]
+        assert set(codes) <= {302, 503}
+        assert codes.count(302) > 0
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+    finally:
+        srv.cleanup()
+
+
+def test_the_wal_is_copied_back_while_scans_go_on():
+    """Commits leave checkpoints to each child's qrtrack-wal thread: the database file
+    itself grows while scans are committed to the WAL."""
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        db = os.path.join(srv.dir, "qrtrack.db")
+        before = os.path.getsize(db)
+
+        def one(_):
+            return scan(srv, t).status_code
+        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
+            codes = list(ex.map(one, range(3000)))
+        assert codes == [302] * 3000
+        import time
+        deadline = time.time() + 5
+        while os.path.getsize(db) <= before and time.time() < deadline:
+            time.sleep(0.1)
+        assert os.path.getsize(db) > before
+        names = set()
+        for comm in __import__("glob").glob("/proc/[0-9]*/task/*/comm"):
+            try:
+                with open(comm) as f:
+                    names.add(f.read().strip())
+            except OSError:
+                pass
+        assert {"qrtrack-wal", "qrtrack-writer"} <= names
+    finally:
+        srv.cleanup()
+
+
 def test_full_scan_queue_answers_503_and_loses_nothing():
     srv = start_server(extra="QRTrackScanQueue 1\n", accounts=[("acme", "professional")])
     try:
