@@ -127,6 +127,10 @@ void qrt_scan_invalidate(void);
 
 /* mod_qrtrack_queue.c: visits waiting for their commit, shared by all children */
 typedef struct qrt_queue qrt_queue_t;
+/* A visit taken by a writer: its slot, and which use of the slot. */
+typedef struct {
+    apr_uint32_t slot, seq;
+} qrt_queue_ticket_t;
 /* In post_config: nslots visits may wait at once; kept across graceful restarts. */
 apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **q);
 /* Queues v and sleeps until a writer has committed it: the commit's status, or
@@ -136,9 +140,10 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v);
  * committer, unless another child's writer has it; 0 when there is nothing to do
  * here (stopping gives the role up). The visits must then go to qrt_queue_done. */
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
-                   qrt_visit_t **visits, apr_uint32_t **slots, server_rec *s);
+                   qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s);
 /* Wakes the requests of visits taken, with the commit's status. */
-void qrt_queue_done(qrt_queue_t *q, const apr_uint32_t *slots, int n, apr_status_t rv);
+void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                    apr_status_t rv);
 /* An idle writer sleeps until a visit needs a committer, or the timeout. */
 void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
 /* Wakes every idle writer (a child stopping). */

@@ -31,6 +31,7 @@
 #define QUEUE_KEY      "qrtrack-queue"
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
 #define QUEUE_STALE    apr_time_from_sec(2) /* a committer silent this long is checked */
+#define QUEUE_STUCK    apr_time_from_sec(60) /* and this long is replaced even if alive */
 #define QUEUE_NIL      0xFFFFFFFFu
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
@@ -41,7 +42,7 @@ typedef struct {
     apr_int32_t status;             /* the commit's apr_status_t */
     apr_uint32_t len;               /* bytes of data used */
     pid_t owner;                    /* child of the waiting request */
-    apr_uint32_t pad;
+    apr_uint32_t seq;               /* bumped each time the slot is handed out */
     char data[QUEUE_SLOT - 24];     /* the packed visit */
 } queue_slot;
 
@@ -283,6 +284,7 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
     q->free = slot->next;
     slot->state = SLOT_FILLING;
     slot->owner = getpid();
+    slot->seq++;
     queue_unlock(q);
 
     /* Packed outside the lock: the slot is this request's alone now. Every field
@@ -345,20 +347,26 @@ static void queue_finish(qrt_queue_t *q, apr_uint32_t i, apr_status_t rv)
     queue_futex_wake(&slot->state, 1);
 }
 
-/* Under the lock: a committer that stopped taking visits and whose process is gone
- * gives up the role; the visits it had taken get an error. */
+/* Under the lock: a committer that leaves visits waiting, and whose process is gone
+ * (or that has not taken any for QUEUE_STUCK: a stuck one, or its pid reused),
+ * loses the role; the visits it had taken get an error. Should it come back, its
+ * qrt_queue_done finds their slots handed out again and leaves them alone. */
 static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
 {
+    apr_time_t silent;
     apr_uint32_t i;
 
-    if (q->committer == 0 || q->committer == me || q->head == QUEUE_NIL
-        || apr_time_now() - q->committer_seen < QUEUE_STALE
-        || kill(q->committer, 0) == 0 || errno != ESRCH) {
+    if (q->committer == 0 || q->committer == me || q->head == QUEUE_NIL) {
+        return;
+    }
+    silent = apr_time_now() - q->committer_seen;
+    if (silent < QUEUE_STALE
+        || (silent < QUEUE_STUCK && (kill(q->committer, 0) == 0 || errno != ESRCH))) {
         return;
     }
     ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child %ld "
-                 "died while committing visits; taking over (visits it held answer "
-                 "503)", (long)q->committer);
+                 "left visits waiting for %" APR_TIME_T_FMT " s; taking over (visits "
+                 "it held answer 503)", (long)q->committer, apr_time_sec(silent));
     q->committer = 0;
     q->committer_idle = 0;
     for (i = 0; i < q->nslots; i++) {
@@ -369,7 +377,7 @@ static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
 }
 
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
-                   qrt_visit_t **visits, apr_uint32_t **slots, server_rec *s)
+                   qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s)
 {
     pid_t me = getpid();
     apr_uint32_t i;
@@ -410,7 +418,8 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
     *slots = apr_palloc(p, max * sizeof(**slots));
     for (i = q->head; i != QUEUE_NIL && n < max; i = q->slots[i].next) {
         q->slots[i].state = SLOT_TAKEN;
-        (*slots)[n++] = i;
+        (*slots)[n].slot = i;
+        (*slots)[n++].seq = q->slots[i].seq;
     }
     q->head = i;
     if (i == QUEUE_NIL) {
@@ -421,17 +430,32 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
     /* The slots taken are the committer's until it finishes them. */
     *visits = apr_palloc(p, n * sizeof(**visits));
     for (i = 0; i < (apr_uint32_t)n; i++) {
-        queue_unpack(p, &q->slots[(*slots)[i]], &(*visits)[i]);
+        queue_unpack(p, &q->slots[(*slots)[i].slot], &(*visits)[i]);
     }
     return n;
 }
 
-void qrt_queue_done(qrt_queue_t *q, const apr_uint32_t *slots, int n, apr_status_t rv)
+void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                    apr_status_t rv)
 {
     int i;
 
+    /* Only slots still taken under the same ticket: a writer that was replaced
+     * while stuck must not touch slots handed out since. */
+    queue_lock(q);
     for (i = 0; i < n; i++) {
-        queue_finish(q, slots[i], rv);
+        queue_slot *slot = &q->slots[slots[i].slot];
+
+        if (slot->state == SLOT_TAKEN && slot->seq == slots[i].seq) {
+            slot->status = rv;
+            __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
+        }
+    }
+    queue_unlock(q);
+    /* The requests may free and reuse their slots at once: a late wake is
+     * harmless, the slot's next user checks the state. */
+    for (i = 0; i < n; i++) {
+        queue_futex_wake(&q->slots[slots[i].slot].state, 1);
     }
 }
 

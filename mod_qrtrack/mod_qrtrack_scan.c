@@ -288,31 +288,28 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 
     for (;;) {
         qrt_visit_t *visits;
-        apr_uint32_t *slots;
+        qrt_queue_ticket_t *slots;
         apr_status_t rv;
         int n, locked, stopping = writer.stopping;
 
         /* Everything queued by any child, if no other writer is committing. */
-        n = qrt_queue_take(writer.queue, p, stopping || !dbd, SCAN_BATCH_MAX, &visits,
-                           &slots, writer.s);
+        n = qrt_queue_take(writer.queue, p, stopping, SCAN_BATCH_MAX, &visits, &slots,
+                           writer.s);
         if (n == 0) {
             apr_pool_clear(p);
             if (stopping) {
                 break;
             }
-            if (!dbd) {
-                /* Retry the database now and then; other children commit. */
-                dbd = writer_connect(cp);
-                if (!dbd) {
-                    apr_sleep(apr_time_from_sec(1));
-                }
-                continue;
-            }
             qrt_queue_wait(writer.queue, SCAN_WRITER_POLL);
             continue;
         }
-        locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
-        if (scan_writer_mutex && !locked) {
+        if (!dbd) {
+            dbd = writer_connect(cp);
+        }
+        locked = dbd && scan_writer_mutex
+                 && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
+        if (!dbd || (scan_writer_mutex && !locked)) {
+            /* No database: these scans answer 503 rather than wait. */
             rv = APR_EGENERAL;
         }
         else {
