@@ -27,6 +27,7 @@
 #include <apr_strings.h>
 
 #include "mod_qrtrack.h"
+#include "qrt_visitpack.h"
 
 #define QUEUE_KEY      "qrtrack-queue"
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
@@ -43,8 +44,12 @@ typedef struct {
     apr_uint32_t len;               /* bytes of data used */
     pid_t owner;                    /* child of the waiting request */
     apr_uint32_t seq;               /* bumped each time the slot is handed out */
-    char data[QUEUE_SLOT - 24];     /* the packed visit */
+    char data[QUEUE_SLOT - 24];     /* the packed visit (qrt_visitpack) */
 } queue_slot;
+
+/* Any visit fits a slot (qrt_visit_pack cuts long strings). */
+typedef char queue_slot_fits[sizeof(((queue_slot *)0)->data) >= QRT_VISITPACK_MIN_SIZE
+                             ? 1 : -1];
 
 struct qrt_queue {
     pthread_mutex_t lock;           /* the fields below, robust and process-shared */
@@ -143,106 +148,6 @@ apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **
     return APR_SUCCESS;
 }
 
-/* ---- packing a visit into a slot ---------------------------------------------------- */
-
-typedef struct {
-    char *at, *end;
-} queue_buf;
-
-static int pack_bytes(queue_buf *b, const void *v, apr_size_t n)
-{
-    if ((apr_size_t)(b->end - b->at) < n) {
-        return -1;
-    }
-    memcpy(b->at, v, n);
-    b->at += n;
-    return 0;
-}
-
-/* A string as a 16-bit length (0xFFFF for NULL) and its bytes, cut to max. */
-static int pack_str(queue_buf *b, const char *s, apr_size_t max)
-{
-    apr_uint16_t n = 0xFFFF;
-    apr_size_t len = 0;
-
-    if (s) {
-        len = strlen(s);
-        if (len > max) {
-            len = max;
-            while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) {
-                len--;          /* on a character boundary */
-            }
-        }
-        n = (apr_uint16_t)len;
-    }
-    if (pack_bytes(b, &n, sizeof(n)) != 0) {
-        return -1;
-    }
-    return s ? pack_bytes(b, s, len) : 0;
-}
-
-static int queue_pack(queue_slot *slot, const qrt_visit_t *v, apr_size_t max)
-{
-    queue_buf b;
-    int rc = 0;
-
-    b.at = slot->data;
-    b.end = slot->data + sizeof(slot->data);
-    rc |= pack_bytes(&b, &v->tracker_id, sizeof(v->tracker_id));
-    rc |= pack_bytes(&b, &v->visit_start, sizeof(v->visit_start));
-    rc |= pack_bytes(&b, &v->bot, sizeof(v->bot));
-    rc |= pack_str(&b, v->source, max);
-    rc |= pack_str(&b, v->ip, max);
-    rc |= pack_str(&b, v->country, max);
-    rc |= pack_str(&b, v->city, max);
-    rc |= pack_str(&b, v->browser, max);
-    rc |= pack_str(&b, v->browser_version, max);
-    rc |= pack_str(&b, v->os, max);
-    rc |= pack_str(&b, v->device, max);
-    rc |= pack_str(&b, v->referer, max);
-    rc |= pack_str(&b, v->user_agent, max);
-    rc |= pack_str(&b, v->visitor, max);
-    slot->len = (apr_uint32_t)(b.at - slot->data);
-    return rc;
-}
-
-static const char *unpack_str(apr_pool_t *p, const char **at)
-{
-    apr_uint16_t n;
-
-    memcpy(&n, *at, sizeof(n));
-    *at += sizeof(n);
-    if (n == 0xFFFF) {
-        return NULL;
-    }
-    *at += n;
-    return apr_pstrmemdup(p, *at - n, n);
-}
-
-static void queue_unpack(apr_pool_t *p, const queue_slot *slot, qrt_visit_t *v)
-{
-    const char *at = slot->data;
-
-    memset(v, 0, sizeof(*v));
-    memcpy(&v->tracker_id, at, sizeof(v->tracker_id));
-    at += sizeof(v->tracker_id);
-    memcpy(&v->visit_start, at, sizeof(v->visit_start));
-    at += sizeof(v->visit_start);
-    memcpy(&v->bot, at, sizeof(v->bot));
-    at += sizeof(v->bot);
-    v->source = unpack_str(p, &at);
-    v->ip = unpack_str(p, &at);
-    v->country = unpack_str(p, &at);
-    v->city = unpack_str(p, &at);
-    v->browser = unpack_str(p, &at);
-    v->browser_version = unpack_str(p, &at);
-    v->os = unpack_str(p, &at);
-    v->device = unpack_str(p, &at);
-    v->referer = unpack_str(p, &at);
-    v->user_agent = unpack_str(p, &at);
-    v->visitor = unpack_str(p, &at);
-}
-
 /* ---- the request's side ------------------------------------------------------------- */
 
 /* Under the lock, when no slot is free: the slots of requests whose child was
@@ -287,12 +192,8 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
     slot->seq++;
     queue_unlock(q);
 
-    /* Packed outside the lock: the slot is this request's alone now. Every field
-     * was cut to its limit before; a visit that still does not fit (parsed fields
-     * as long as the User-Agent) has each field cut to 255 bytes. */
-    if (queue_pack(slot, v, QUEUE_SLOT) != 0) {
-        queue_pack(slot, v, 255);
-    }
+    /* Packed outside the lock: the slot is this request's alone now. */
+    slot->len = (apr_uint32_t)qrt_visit_pack(slot->data, sizeof(slot->data), v);
     slot->status = APR_EGENERAL;
     slot->next = QUEUE_NIL;
 
@@ -381,7 +282,7 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
 {
     pid_t me = getpid();
     apr_uint32_t i;
-    int n = 0, rest;
+    int n = 0, kept, rest;
 
     queue_lock(q);
     queue_reap(q, me, s);
@@ -429,10 +330,19 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
 
     /* The slots taken are the committer's until it finishes them. */
     *visits = apr_palloc(p, n * sizeof(**visits));
-    for (i = 0; i < (apr_uint32_t)n; i++) {
-        queue_unpack(p, &q->slots[(*slots)[i].slot], &(*visits)[i]);
+    for (i = 0, kept = 0; i < (apr_uint32_t)n; i++) {
+        qrt_queue_ticket_t t = (*slots)[i];
+        const queue_slot *slot = &q->slots[t.slot];
+
+        if (qrt_visit_unpack(p, slot->data, slot->len, &(*visits)[kept]) != 0) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00057: a queued visit could "
+                         "not be read back; its scan answers 503");
+            queue_finish(q, t.slot, APR_EGENERAL);
+            continue;
+        }
+        (*slots)[kept++] = t;
     }
-    return n;
+    return kept;
 }
 
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
