@@ -136,10 +136,10 @@ apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **
 /* Queues v and sleeps until a writer has committed it: the commit's status, or
  * APR_EAGAIN at once when every slot is taken. */
 apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v);
-/* A writer: takes up to max queued visits (copied into p) and the role of
- * committer, unless another child's writer has it; 0 when there is nothing to do
- * here (stopping gives the role up). The visits must then go to qrt_queue_done. */
-int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
+/* A writer: takes every queued visit (copied into p) and the role of committer,
+ * unless another child's writer has it; 0 when there is nothing to do here
+ * (stopping gives the role up). The visits must then go to qrt_queue_done. */
+int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
                    qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s);
 /* Wakes the requests of visits taken, with the commit's status. */
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,

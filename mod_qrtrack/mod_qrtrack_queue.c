@@ -44,7 +44,9 @@ typedef struct {
     apr_uint32_t len;               /* bytes of data used */
     pid_t owner;                    /* child of the waiting request */
     apr_uint32_t seq;               /* bumped each time the slot is handed out */
-    char data[QUEUE_SLOT - 24];     /* the packed visit (qrt_visitpack) */
+    apr_uint32_t batch;             /* the take that takes (or took) it */
+    apr_uint32_t pad;
+    char data[QUEUE_SLOT - 32];     /* the packed visit (qrt_visitpack) */
 } queue_slot;
 
 /* Any visit fits a slot (qrt_visit_pack cuts long strings). */
@@ -58,6 +60,8 @@ struct qrt_queue {
     apr_uint32_t head, tail;        /* queued slots, oldest first */
     volatile apr_uint32_t wake;     /* futex word of idle writers: bumped to wake one */
     volatile apr_uint32_t cwake;    /* futex word of the committer when idle */
+    volatile apr_uint32_t done;     /* futex word of waiting requests: bumped per batch */
+    apr_uint32_t takes;             /* batches taken so far */
     pid_t committer;                /* child whose writer commits, 0 = none */
     int committer_idle;             /* it waits for visits on cwake */
     apr_time_t committer_seen;      /* when it last took visits */
@@ -79,6 +83,36 @@ static void queue_futex_wait(volatile apr_uint32_t *word, apr_uint32_t seen,
 static void queue_futex_wake(volatile apr_uint32_t *word, int n)
 {
     syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+/* The requests of one batch sleep on the word `done` under the batch's bit, so
+ * that the committer wakes them all with one call: the kernel then queues the
+ * wake-ups for the other CPU together instead of interrupting it once per request
+ * (on a virtual machine, each interrupt is an exit to the hypervisor). */
+static apr_uint32_t queue_bit(apr_uint32_t batch)
+{
+    return 1u << (batch % 32);
+}
+
+static void queue_done_wait(qrt_queue_t *q, apr_uint32_t seen, apr_uint32_t bit,
+                            apr_interval_time_t timeout)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout / APR_USEC_PER_SEC;
+    ts.tv_nsec += (timeout % APR_USEC_PER_SEC) * 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    syscall(SYS_futex, &q->done, FUTEX_WAIT_BITSET, seen, &ts, NULL, bit);
+}
+
+static void queue_done_wake(qrt_queue_t *q, apr_uint32_t bits)
+{
+    __atomic_add_fetch(&q->done, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &q->done, FUTEX_WAKE_BITSET, 1 << 30, NULL, NULL, bits);
 }
 
 static void queue_lock(qrt_queue_t *q)
@@ -199,6 +233,7 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
 
     queue_lock(q);
     slot->state = SLOT_QUEUED;
+    slot->batch = q->takes + 1;     /* a take takes everything queued */
     if (q->tail == QUEUE_NIL) {
         q->head = i;
     }
@@ -223,8 +258,14 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
         queue_futex_wake(wake == 1 ? &q->wake : &q->cwake, 1);
     }
 
-    while ((state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE)) != SLOT_DONE) {
-        queue_futex_wait(&slot->state, state, QUEUE_STALE);
+    for (;;) {
+        apr_uint32_t seen = __atomic_load_n(&q->done, __ATOMIC_ACQUIRE);
+
+        state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+        if (state == SLOT_DONE) {
+            break;
+        }
+        queue_done_wait(q, seen, queue_bit(slot->batch), QUEUE_STALE);
     }
     rv = slot->status;
     queue_lock(q);
@@ -243,9 +284,7 @@ static void queue_finish(qrt_queue_t *q, apr_uint32_t i, apr_status_t rv)
 
     slot->status = rv;
     __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
-    /* The request may free and reuse the slot at once: a late wake is harmless,
-     * its next user checks the state. */
-    queue_futex_wake(&slot->state, 1);
+    queue_done_wake(q, queue_bit(slot->batch));
 }
 
 /* Under the lock: a committer that leaves visits waiting, and whose process is gone
@@ -277,7 +316,7 @@ static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
     }
 }
 
-int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
+int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
                    qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s)
 {
     pid_t me = getpid();
@@ -316,16 +355,17 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
     q->committer = me;
     q->committer_idle = 0;
     q->committer_seen = apr_time_now();
-    *slots = apr_palloc(p, max * sizeof(**slots));
-    for (i = q->head; i != QUEUE_NIL && n < max; i = q->slots[i].next) {
+    /* All of them: the requests queued since the last take sleep under this
+     * batch's bit. */
+    q->takes++;
+    *slots = apr_palloc(p, q->nslots * sizeof(**slots));
+    for (i = q->head; i != QUEUE_NIL; i = q->slots[i].next) {
         q->slots[i].state = SLOT_TAKEN;
+        q->slots[i].batch = q->takes;
         (*slots)[n].slot = i;
         (*slots)[n++].seq = q->slots[i].seq;
     }
-    q->head = i;
-    if (i == QUEUE_NIL) {
-        q->tail = QUEUE_NIL;
-    }
+    q->head = q->tail = QUEUE_NIL;
     queue_unlock(q);
 
     /* The slots taken are the committer's until it finishes them. */
@@ -348,6 +388,7 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping, int max,
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                     apr_status_t rv)
 {
+    apr_uint32_t bits = 0;
     int i;
 
     /* Only slots still taken under the same ticket: a writer that was replaced
@@ -358,14 +399,13 @@ void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
 
         if (slot->state == SLOT_TAKEN && slot->seq == slots[i].seq) {
             slot->status = rv;
+            bits |= queue_bit(slot->batch);
             __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
         }
     }
     queue_unlock(q);
-    /* The requests may free and reuse their slots at once: a late wake is
-     * harmless, the slot's next user checks the state. */
-    for (i = 0; i < n; i++) {
-        queue_futex_wake(&q->slots[slots[i].slot].state, 1);
+    if (bits) {
+        queue_done_wake(q, bits);
     }
 }
 

@@ -30,7 +30,6 @@
 #include "qrt_token.h"
 #include "qrt_ua.h"
 
-#define SCAN_BATCH_MAX   256
 #define SCAN_UA_MAX      1024
 #define SCAN_REFERER_MAX 2048
 #define SCAN_CACHE_SLOTS 4096
@@ -293,8 +292,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         int n, locked, stopping = writer.stopping;
 
         /* Everything queued by any child, if no other writer is committing. */
-        n = qrt_queue_take(writer.queue, p, stopping, SCAN_BATCH_MAX, &visits, &slots,
-                           writer.s);
+        n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, writer.s);
         if (n == 0) {
             apr_pool_clear(p);
             if (stopping) {
