@@ -1,19 +1,22 @@
 /* mod_qrtrack_queue: the visits waiting for their commit, shared by all children.
  *
- * A scan copies its visit into a slot of this queue in shared memory and sleeps on
- * the slot until a writer has committed it. Each child runs a writer thread, but
+ * A scan copies its visit into a slot of this queue in shared memory and sleeps
+ * until a writer has committed it. Each child runs a writer thread, but
  * only one at a time commits (the "committer"): it takes every queued visit of
  * every child into one transaction, and keeps the role while visits keep coming.
  * So the server makes one stream of large commits instead of one stream per child
  * taking turns on SQLite's write lock, and the committer's page cache stays warm.
  *
- * Waking goes through futexes on words in the shared memory (Linux): a sleeping
- * request is woken once, by the committer, after its commit. The lists are kept
- * under a robust process-shared mutex, held for a few list operations only.
+ * Waking goes through futexes on words in the shared memory (Linux): the requests
+ * of a batch are woken together, once, by the committer after its commit. The
+ * lists are kept under a robust process-shared mutex, held for a few list
+ * operations only.
  *
  * A committer whose process dies leaves the role after QUEUE_STALE: the next
  * writer to look takes it over, and the visits the dead one had taken answer
- * 503 (they may or may not be committed; no redirect was sent for them). */
+ * 503 (they may or may not be committed; no redirect was sent for them). The
+ * slots of requests whose child was killed are taken back when the queue runs
+ * out of free ones. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,7 +41,7 @@
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
 
 typedef struct {
-    volatile apr_uint32_t state;    /* futex word of the waiting request */
+    volatile apr_uint32_t state;    /* SLOT_* */
     apr_uint32_t next;              /* next slot in its list, QUEUE_NIL at the end */
     apr_int32_t status;             /* the commit's apr_status_t */
     apr_uint32_t len;               /* bytes of data used */
