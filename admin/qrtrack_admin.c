@@ -60,8 +60,6 @@ static int admin_open(admin_ctx *c, int init)
 {
     const apr_dbd_driver_t *driver;
     const char *err = NULL;
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
     int from = 0, to = 0;
 
     apr_dbd_init(c->p);
@@ -73,24 +71,17 @@ static int admin_open(admin_ctx *c, int init)
     if (apr_dbd_open_ex(driver, c->p, c->params, &c->db.handle, &err) != APR_SUCCESS) {
         return admin_fail("cannot open the database %s: %s", c->params, err);
     }
-    if (!strcmp(c->driver, "sqlite3")
-        && apr_dbd_select(driver, c->p, c->db.handle, &res,
-                          "PRAGMA busy_timeout = 10000", 0) == 0) {
-        while (apr_dbd_get_row(driver, c->p, res, &row, -1) == 0) {
-        }
+    if (!strcmp(c->driver, "sqlite3")) {
+        qrt_schema_pragma(c->p, driver, c->db.handle, "PRAGMA busy_timeout = 10000");
     }
     if (!init) {
         /* An empty database is set up on first use; an older one is left to
          * `init` (or httpd's start), which migrate it while nothing runs on it. */
-        apr_dbd_results_t *vres = NULL;
-        int v = 0;
+        int v = qrt_schema_version(c->p, driver, c->db.handle);
 
-        if (apr_dbd_select(driver, c->p, c->db.handle, &vres,
-                           "SELECT MAX(version) FROM qrt_schema", 0) == 0) {
-            while (apr_dbd_get_row(driver, c->p, vres, &row, -1) == 0) {
-                const char *e = apr_dbd_get_entry(driver, row, 0);
-                v = e ? atoi(e) : 0;
-            }
+        if (v < 0) {
+            return admin_fail("cannot read the schema version: %s%s",
+                              apr_dbd_error(driver, c->db.handle, 1), NULL);
         }
         if (v != 0 && v < qrt_schema_latest()) {
             return admin_fail("the database schema is older than this build: run "

@@ -422,19 +422,6 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_scan_child_init(p, s);
 }
 
-/* A PRAGMA that answers with a row. */
-static void qrt_db_pragma(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                          apr_pool_t *p, const char *sql)
-{
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-
-    if (apr_dbd_select(driver, p, handle, &res, sql, 0) == 0) {
-        while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
-        }
-    }
-}
-
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p)
 {
     int nrows;
@@ -443,16 +430,16 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
         return;
     }
     /* Wait for locks instead of failing. */
-    qrt_db_pragma(driver, handle, p, "PRAGMA busy_timeout = 10000");
+    qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = 10000");
     /* In WAL mode, NORMAL keeps every commit safe from a crash of the process;
      * only an operating-system crash may lose the last ones (README). */
     apr_dbd_query(driver, handle, &nrows, "PRAGMA synchronous = NORMAL");
     if (qrt_wal_running()) {
         /* This child's checkpoint thread copies the WAL back (mod_qrtrack_wal.c). */
-        qrt_db_pragma(driver, handle, p, "PRAGMA wal_autocheckpoint = 0");
+        qrt_schema_pragma(p, driver, handle, "PRAGMA wal_autocheckpoint = 0");
     }
     /* A WAL that grew under load is cut back when it starts over. */
-    qrt_db_pragma(driver, handle, p, "PRAGMA journal_size_limit = 67108864");
+    qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 67108864");
 }
 
 /* Every connection mod_dbd opens. */

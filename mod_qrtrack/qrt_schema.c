@@ -44,10 +44,7 @@ static int schema_int(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *
     return got ? 0 : -1;
 }
 
-/* The current version, 0 for an empty database, -1 when it cannot be read (a
- * database that is busy must not look empty). */
-static int schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver,
-                          apr_dbd_t *handle)
+int qrt_schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
     const char *has = schema_is_sqlite(driver)
         ? "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
@@ -66,6 +63,18 @@ static int schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver,
         return -1;
     }
     return v;
+}
+
+void qrt_schema_pragma(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                       const char *sql)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+
+    if (apr_dbd_select(driver, p, handle, &res, sql, 0) == 0) {
+        while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
+        }
+    }
 }
 
 /* Replaces {{ID}} by the driver's auto-increment primary key, and {{WITHOUT_ROWID}}
@@ -142,23 +151,12 @@ const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
     int i, v;
 
     if (schema_is_sqlite(driver)) {
-        apr_dbd_results_t *res = NULL;
-        apr_dbd_row_t *row = NULL;
-
         /* Children may be closing their connections (a graceful restart): wait
          * for their locks rather than fail. */
-        if (apr_dbd_select(driver, p, handle, &res,
-                           "PRAGMA busy_timeout = 10000", 0) == 0) {
-            while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
-            }
-        }
-        if (apr_dbd_select(driver, p, handle, &res,
-                           "PRAGMA journal_mode=WAL", 0) == 0) {
-            while (apr_dbd_get_row(driver, p, res, &row, -1) == 0) {
-            }
-        }
+        qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = 10000");
+        qrt_schema_pragma(p, driver, handle, "PRAGMA journal_mode=WAL");
     }
-    v = schema_version(p, driver, handle);
+    v = qrt_schema_version(p, driver, handle);
     if (v < 0) {
         return apr_psprintf(p, "cannot read the schema version: %s",
                             apr_dbd_error(driver, handle, 1));

@@ -17,6 +17,14 @@ extern const qrt_migration_t qrt_migrations[];
 /* The newest schema version this build knows. */
 int qrt_schema_latest(void);
 
+/* The database's schema version, 0 for an empty database, -1 when it cannot be
+ * read (a busy database must not look empty). */
+int qrt_schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+
+/* Runs a PRAGMA (or any statement) that may answer with rows, reading them. */
+void qrt_schema_pragma(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                       const char *sql);
+
 /* Brings the database to the newest version, one transaction per migration, and
  * turns on WAL for SQLite. *from and *to (optional) receive the versions before and
  * after. Returns NULL on success or an error message allocated in p. */
