@@ -447,16 +447,27 @@ static const char *acc_str(agg_acc *a, const char *s)
     return k;
 }
 
-static cnt_ent *acc_cnt_ent(agg_acc *a, apr_hash_t *h, const cnt_key *k)
+/* The entry of h for a key of klen bytes: an entry of esize bytes that starts with
+ * its key, made zeroed in p when new (*made says so when not NULL). */
+static void *acc_entry(apr_pool_t *p, apr_hash_t *h, const void *key, apr_size_t klen,
+                       apr_size_t esize, int *made)
 {
-    cnt_ent *e = apr_hash_get(h, k, sizeof(*k));
+    void *e = apr_hash_get(h, key, klen);
 
+    if (made) {
+        *made = !e;
+    }
     if (!e) {
-        e = apr_pcalloc(a->p, sizeof(*e));
-        e->k = *k;
-        apr_hash_set(h, &e->k, sizeof(e->k), e);
+        e = apr_pcalloc(p, esize);
+        memcpy(e, key, klen);
+        apr_hash_set(h, e, klen, e);
     }
     return e;
+}
+
+static cnt_ent *acc_cnt_ent(agg_acc *a, apr_hash_t *h, const cnt_key *k)
+{
+    return acc_entry(a->p, h, k, sizeof(*k), sizeof(cnt_ent), NULL);
 }
 
 static void acc_cnt(agg_acc *a, int kind, apr_int64_t account, apr_int64_t grp,
@@ -490,12 +501,7 @@ static void acc_day(agg_acc *a, apr_int64_t account, apr_int64_t q, int g,
     k.account = account;
     k.q = q;
     k.g = g;
-    e = apr_hash_get(a->day, &k, sizeof(k));
-    if (!e) {
-        e = apr_pcalloc(a->p, sizeof(*e));
-        e->k = k;
-        apr_hash_set(a->day, &e->k, sizeof(e->k), e);
-    }
+    e = acc_entry(a->p, a->day, &k, sizeof(k), sizeof(*e), NULL);
     e->scans += scans;
     e->clicks += clicks;
 }
@@ -506,6 +512,7 @@ static void acc_link(agg_acc *a, int sign, apr_int64_t account, apr_int64_t t,
 {
     lnk_key k;
     lnk_ent *e;
+    int made;
 
     memset(&k, 0, sizeof(k));
     k.account = account;
@@ -516,13 +523,8 @@ static void acc_link(agg_acc *a, int sign, apr_int64_t account, apr_int64_t t,
     k.country = country;
     k.city = city;
     k.flags = flags;
-    e = apr_hash_get(a->lnk, &k, sizeof(k));
-    if (!e) {
-        e = apr_pcalloc(a->lp, sizeof(*e));
-        e->k = k;
-        apr_hash_set(a->lnk, &e->k, sizeof(e->k), e);
-        a->nlinks++;
-    }
+    e = acc_entry(a->lp, a->lnk, &k, sizeof(k), sizeof(*e), &made);
+    a->nlinks += made;
     e->n += sign;
 }
 
@@ -531,6 +533,7 @@ static void acc_gap(agg_acc *a, int sign, int kind, apr_int64_t account, apr_int
 {
     gap_key k;
     gap_ent *e;
+    int made;
 
     memset(&k, 0, sizeof(k));
     k.account = account;
@@ -539,13 +542,8 @@ static void acc_gap(agg_acc *a, int sign, int kind, apr_int64_t account, apr_int
     k.grp = grp;
     k.val = val;
     k.kind = kind;
-    e = apr_hash_get(a->gap, &k, sizeof(k));
-    if (!e) {
-        e = apr_pcalloc(a->lp, sizeof(*e));
-        e->k = k;
-        apr_hash_set(a->gap, &e->k, sizeof(e->k), e);
-        a->nlinks++;
-    }
+    e = acc_entry(a->lp, a->gap, &k, sizeof(k), sizeof(*e), &made);
+    a->nlinks += made;
     e->n += sign;
 }
 
