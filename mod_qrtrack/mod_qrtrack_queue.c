@@ -350,7 +350,7 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
             q->wake++;
         }
         queue_unlock(q);
-        if (rest && stopping) {
+        if (rest) {
             queue_futex_wake(&q->wake, 1);
         }
         return 0;

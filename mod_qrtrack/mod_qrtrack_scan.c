@@ -42,7 +42,6 @@ static struct {
     qrt_queue_t *queue;
     volatile int stopping;
     apr_thread_t *thread;
-    apr_pool_t *pool;
     server_rec *s;
 } writer;
 
@@ -67,8 +66,9 @@ typedef struct {
 
 static scan_shared_t *scan_shared;
 static qrt_queue_t *scan_queue;
-/* Writers of all children take turns on SQLite's single write lock through this
- * mutex instead of SQLite's sleep-and-retry busy handler. */
+/* Held for each commit of the scan writers: the queue makes one writer at a time
+ * the committer, and this mutex keeps it so when one is replaced while stuck; the
+ * WAL thread takes it to finish a long WAL (mod_qrtrack_wal.c). */
 static apr_global_mutex_t *scan_writer_mutex;
 #define SCAN_CACHE_LOCKS 64
 static scan_cache_entry *scan_cache;
@@ -365,7 +365,6 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     /* Before the writer connects: its connection asks whether the thread runs. */
     qrt_wal_child_init(pchild, s, scan_writer_mutex);
     writer.s = s;
-    writer.pool = pchild;
     writer.queue = scan_queue;
     if (!scan_queue) {
         return;
@@ -395,9 +394,8 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* Queues v and waits until a writer has committed it. APR_EAGAIN when the queue is
  * full. */
-static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
+static apr_status_t scan_submit(const qrt_visit_t *v)
 {
-    (void)r;
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
@@ -554,7 +552,7 @@ int qrt_scan_handler(request_rec *r)
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     if (!r->header_only) {
         scan_visit(r, conf, id, source, &visit);
-        rv = scan_submit(r, &visit);
+        rv = scan_submit(&visit);
         if (rv != APR_SUCCESS) {
             if (rv == APR_EAGAIN) {
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "

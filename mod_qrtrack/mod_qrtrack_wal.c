@@ -101,6 +101,10 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
         && apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err)
            == APR_SUCCESS) {
         h = apr_dbd_native_handle(driver, handle);
+        if (!h) {
+            apr_dbd_close(driver, handle);
+            handle = NULL;
+        }
     }
     apr_thread_mutex_lock(wal.lock);
     if (!h) {
@@ -127,7 +131,7 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
         apr_thread_mutex_lock(wal.lock);
     }
     apr_thread_mutex_unlock(wal.lock);
-    if (handle) {
+    if (h) {
         /* Last round: leave as little as possible for the next start. */
         wal_round(h);
         apr_dbd_close(driver, handle);

@@ -1,6 +1,5 @@
 /* qrt_token: token generation and hashing (OpenSSL's SHA-256). */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <openssl/evp.h>
@@ -76,29 +75,23 @@ int qrt_token_plausible(const char *t)
 
 void qrt_visitor_id(char *out, const char *ip, const char *user_agent)
 {
-    static const char hex[] = "0123456789abcdef";
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char md[EVP_MAX_MD_SIZE];
-    apr_size_t ni = ip ? strlen(ip) : 0, nu = user_agent ? strlen(user_agent) : 0;
-    char stack[2048], *buf = stack;
+    static const char hex[] = "0123456789abcdef";
     unsigned int n = 0, i;
 
-    /* One digest over "ip\nuser agent" (a heap buffer only for very long ones). */
-    if (ni + nu + 1 > sizeof(stack) && !(buf = malloc(ni + nu + 1))) {
-        memset(out, '0', 16);
-        out[16] = '\0';
-        return;
+    memset(md, 0, sizeof(md));
+    if (ctx && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
+        if (ip) {
+            EVP_DigestUpdate(ctx, ip, strlen(ip));
+        }
+        EVP_DigestUpdate(ctx, "\n", 1);
+        if (user_agent) {
+            EVP_DigestUpdate(ctx, user_agent, strlen(user_agent));
+        }
+        EVP_DigestFinal_ex(ctx, md, &n);
     }
-    if (ni) {
-        memcpy(buf, ip, ni);
-    }
-    buf[ni] = '\n';
-    if (nu) {
-        memcpy(buf + ni + 1, user_agent, nu);
-    }
-    EVP_Digest(buf, ni + nu + 1, md, &n, sha256(), NULL);
-    if (buf != stack) {
-        free(buf);
-    }
+    EVP_MD_CTX_free(ctx);
     for (i = 0; i < 8; i++) {
         out[2 * i] = hex[md[i] >> 4];
         out[2 * i + 1] = hex[md[i] & 15];
