@@ -32,7 +32,7 @@ UNIT_BIN  = $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRC))
 FUZZ_SRC  = $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN  = $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test unit api fuzz bench clean
+.PHONY: all deps run test unit api api-sqlite api-pgsql fuzz bench clean
 
 all: build/mod_qrtrack.so build/qrtrack-admin
 
@@ -77,8 +77,14 @@ build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; (cd test/unit && ../../$$t); done
 
+# The API suite runs on both backends: SQLite, then PostgreSQL (a throwaway cluster
+# that the tests start and stop themselves).
 api: all
-	$(PYTHON) -m pytest -q test/api
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api
+	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api
+
+api-sqlite api-pgsql: api-%: all
+	QRT_TEST_BACKEND=$* $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
 
 test: deps
 	$(MAKE) all unit_bins

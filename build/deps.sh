@@ -5,7 +5,8 @@ set -e
 PKGS="apache2 apache2-dev libaprutil1-dbd-sqlite3 libjansson-dev libqrencode-dev
 libpng-dev libssl-dev libsqlite3-dev sqlite3 libmaxminddb-dev libpcre2-dev libyaml-dev
 uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
-python3-pytest python3-requests libmaxmind-db-writer-perl curl procps"
+python3-pytest python3-requests libmaxmind-db-writer-perl curl procps
+postgresql libaprutil1-dbd-pgsql memcached"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -36,7 +36,8 @@ TOKEN=$(cat "$DATA/demo-token" 2>/dev/null || true)
 
 sed -e "s|@DATA@|$DATA|g" -e "s|@PORT@|$PORT|g" \
     -e "s|@LIBEXEC@|$(apxs -q LIBEXECDIR)|g" -e "s|@MODULE@|$TOP/build/mod_qrtrack.so|g" \
-    -e "s|@LOGLEVEL@|warn|g" -e "s|@EXTRA@||g" "$TOP/conf/httpd.conf.in" \
+    -e "s|@LOGLEVEL@|warn|g" -e "s|@DBDRIVER@|sqlite3|g" \
+    -e "s|@DBDPARAMS@|$DATA/qrtrack.db|g" -e "s|@EXTRA@||g" "$TOP/conf/httpd.conf.in" \
     | awk -v u="$USER_LINES" '{ if ($0 == "@USER@") print u; else print }' > "$DATA/httpd.conf"
 
 B="http://127.0.0.1:$PORT"

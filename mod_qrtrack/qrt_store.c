@@ -107,7 +107,10 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (!stmt) {
         return APR_EGENERAL;
     }
-    rv = apr_dbd_pbselect(db->driver, p, db->handle, res, stmt, 0, args);
+    /* Random access: the whole result is read at once. The pgsql driver's
+     * sequential mode sleeps 100 ms on an empty result and reports a failing
+     * statement as an empty one; SQLite's driver reads the whole result anyway. */
+    rv = apr_dbd_pbselect(db->driver, p, db->handle, res, stmt, 1, args);
     if (rv != 0) {
         db->error = apr_psprintf(p, "%s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
@@ -142,12 +145,18 @@ int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
 
 const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
 {
-    return apr_dbd_get_entry(db->driver, row, col);
+    const char *s = NULL;
+
+    /* Not apr_dbd_get_entry: the pgsql driver gives "" for an SQL NULL. */
+    if (apr_dbd_datum_get(db->driver, row, col, APR_DBD_TYPE_STRING, &s) != APR_SUCCESS) {
+        return NULL;
+    }
+    return s;
 }
 
 apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t dflt)
 {
-    const char *e = apr_dbd_get_entry(db->driver, row, col);
+    const char *e = qrt_db_str(db, row, col);
 
     return (e && *e) ? apr_atoi64(e) : dflt;
 }

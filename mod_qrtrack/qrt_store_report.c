@@ -247,7 +247,7 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
     { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visits v "
       "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" },
     { "qrt_agg_rg_3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS
-      " FROM visits v" RG_WHERE " GROUP BY (v.visit_start + %lld) / 86400" },
+      " FROM visits v" RG_WHERE " GROUP BY 1" },
     { "qrt_agg_rg_4", "SELECT 0, COALESCE(v.browser, ''), " RG_SUMS " FROM visits v"
       RG_WHERE " GROUP BY COALESCE(v.browser, '')" },
     { "qrt_agg_rg_5", "SELECT 0, COALESCE(v.city, ''), " RG_SUMS " FROM visits v"
@@ -1913,7 +1913,7 @@ apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                       apr_int64_t e, int offset, apr_array_header_t **out)
 {
     apr_int64_t slot[QRT_AGG_RAW_IDS], shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
-    const void *args[QRT_AGG_RAW_IDS + 4];
+    const void *args[QRT_AGG_RAW_IDS + 3];
     agg_days_ctx c;
     char label[16];
     apr_status_t rv;
@@ -1932,9 +1932,6 @@ apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     }
     args[k++] = &s;
     args[k++] = &e;
-    if (by == QRT_AGG_RAW_DATE) {
-        args[k++] = &shifted;
-    }
     c.p = p;
     c.days = *out;
     apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);

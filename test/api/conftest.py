@@ -3,7 +3,13 @@
 The server is started once per session on a free loopback port with a config
 generated from conf/httpd.conf.in, and stopped by its PID at the end. Any crash
 line in its error log fails the run.
+
+QRT_TEST_BACKEND=sqlite (default) or pgsql chooses the database. For pgsql the
+session starts a throwaway PostgreSQL cluster from Debian's packages (initdb into a
+temporary directory as the postgres user, a free loopback port) and gives every
+server its own database in it; the cluster is stopped by its PID at the end.
 """
+import atexit
 import os
 import pwd
 import re
@@ -22,6 +28,10 @@ BUILD = os.path.join(TOP, "build")
 ADMIN = os.path.join(BUILD, "qrtrack-admin")
 MODULE = os.path.join(BUILD, "mod_qrtrack.so")
 
+BACKEND = os.environ.get("QRT_TEST_BACKEND", "sqlite")
+assert BACKEND in ("sqlite", "pgsql"), "QRT_TEST_BACKEND is sqlite or pgsql"
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
 CRASH = re.compile(r"exit signal|Segmentation fault|AH00052|double free|"
                    r"AddressSanitizer|Aborted|core dumped|stack smashing")
 
@@ -36,10 +46,143 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Server:
-    """One throwaway httpd with mod_qrtrack, its data in a fresh directory."""
+def _as_postgres(cmd, **kw):
+    """Runs cmd as the postgres user when we are root (initdb refuses root)."""
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
-    def __init__(self, extra="", loglevel="warn"):
+
+class PgCluster:
+    """A throwaway PostgreSQL cluster on a free loopback port, stopped by PID."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="qrtrack-pg-")
+        os.chmod(self.dir, 0o755)
+        self.data = os.path.join(self.dir, "data")
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        self.port = free_port()
+        self.user = "qrtrack"
+        self.proc = None
+        self.ndb = 0
+        p = _as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
+                          "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
+        if p.returncode != 0:
+            raise AssertionError("initdb failed: %s%s" % (p.stdout, p.stderr))
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            # Loopback only; a socket directory of its own; throwaway data needs no fsync.
+            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
+                    "unix_socket_directories = '%s'\nfsync = off\n"
+                    "full_page_writes = off\nmax_connections = 300\n"
+                    "shared_buffers = 128MB\n" % (self.port, self.dir))
+        cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        self.log = open(os.path.join(self.dir, "postgres.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.time() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError("postgres exited:\n" + self.logtext())
+            p = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1",
+                                "-p", str(self.port)], capture_output=True)
+            if p.returncode == 0:
+                break
+            if time.time() > deadline:
+                raise AssertionError("postgres did not come up:\n" + self.logtext())
+            time.sleep(0.1)
+        self.psql("postgres", "CREATE ROLE %s LOGIN CREATEDB" % self.user, user="postgres")
+
+    def logtext(self):
+        with open(os.path.join(self.dir, "postgres.log"), errors="replace") as f:
+            return f.read()
+
+    def psql(self, db, query, user=None):
+        p = subprocess.run(["psql", "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
+                            "-h", "127.0.0.1", "-p", str(self.port), "-U", user or self.user,
+                            "-d", db, "-c", query], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError("psql %s: %s" % (query, p.stderr))
+        return p.stdout
+
+    def new_database(self):
+        """A fresh empty database; its DBDParams."""
+        self.ndb += 1
+        name = "qrt_%d_%d" % (os.getpid(), self.ndb)
+        self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
+                  user="postgres")
+        return name, self.params(name)
+
+    def params(self, name):
+        return "host=127.0.0.1 port=%d dbname=%s user=%s" % (self.port, name, self.user)
+
+    def stop(self):
+        """Fast shutdown (SIGINT to the postmaster, by its PID), then the files go."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_pg = None
+
+
+def pg_cluster():
+    """The session's PostgreSQL cluster, started on first use."""
+    global _pg
+    if _pg is None:
+        _pg = PgCluster()
+        atexit.register(_pg.stop)
+    return _pg
+
+
+class Memcached:
+    """Debian's memcached on a free loopback port, stopped by its PID."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.addr = "127.0.0.1:%d" % self.port
+        cmd = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "16"]
+        if os.geteuid() == 0:
+            cmd += ["-u", "nobody"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise AssertionError("memcached did not come up: %s"
+                                         % self.proc.stderr.read())
+                time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Server:
+    """One throwaway httpd with mod_qrtrack, its data in a fresh directory.
+
+    backend: "sqlite" or "pgsql" (default QRT_TEST_BACKEND); shared_db: another
+    Server whose database this one uses too (a second node of one cluster)."""
+
+    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None):
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
@@ -48,7 +191,15 @@ class Server:
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         self.api_base = self.base + "/api"
-        self.db = os.path.join(self.dir, "qrtrack.db")
+        self.backend = shared_db.backend if shared_db else (backend or BACKEND)
+        if shared_db:
+            self.driver, self.db, self.dbname = shared_db.driver, shared_db.db, shared_db.dbname
+        elif self.backend == "pgsql":
+            self.driver = "pgsql"
+            self.dbname, self.db = pg_cluster().new_database()
+        else:
+            self.driver, self.dbname = "sqlite3", None
+            self.db = os.path.join(self.dir, "qrtrack.db")
         self.as_user = []
         user = ""
         if os.geteuid() == 0:
@@ -65,6 +216,7 @@ class Server:
         conf = (conf.replace("@DATA@", self.dir).replace("@PORT@", str(self.port))
                 .replace("@LIBEXEC@", apxs("LIBEXECDIR")).replace("@MODULE@", MODULE)
                 .replace("@LOGLEVEL@", loglevel).replace("@USER@", user)
+                .replace("@DBDRIVER@", self.driver).replace("@DBDPARAMS@", self.db)
                 .replace("@EXTRA@", extra))
         self.conf = os.path.join(self.dir, "httpd.conf")
         with open(self.conf, "w") as f:
@@ -74,7 +226,7 @@ class Server:
 
     # -- administration ---------------------------------------------------
     def admin(self, *args, check=True):
-        cmd = self.as_user + [ADMIN, "--params", self.db] + list(args)
+        cmd = self.as_user + [ADMIN, "--driver", self.driver, "--params", self.db] + list(args)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if check and p.returncode != 0:
             raise AssertionError("qrtrack-admin %s failed: %s" % (args, p.stderr))
@@ -148,7 +300,10 @@ class Server:
         assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes)
 
     def sql(self, query):
-        """Reads the database directly (tests only: checks what was stored)."""
+        """Reads the database directly (tests only: checks what was stored);
+        rows as lines, columns joined by '|', as sqlite3 prints them."""
+        if self.backend == "pgsql":
+            return pg_cluster().psql(self.dbname, query)
         p = subprocess.run(self.as_user + ["sqlite3", "-cmd", ".timeout 10000",
                                            self.db, query],
                            capture_output=True, text=True, check=True)
@@ -173,8 +328,8 @@ class Api(requests.Session):
         return super().request(method, url, *args, **kwargs)
 
 
-def start_server(extra="", accounts=()):
-    srv = Server(extra=extra)
+def start_server(extra="", accounts=(), **kw):
+    srv = Server(extra=extra, **kw)
     srv.admin("init")
     for name, plan in accounts:
         srv.account(name, plan)
