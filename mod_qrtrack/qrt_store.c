@@ -137,9 +137,28 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
     return rv;
 }
 
+/* The pgsql driver's row (apr-util 1.x, whose ABI is frozen): n is its 0-based
+ * index in the result. */
+typedef struct {
+    int n;
+    void *res;
+} qrt_pg_row;
+
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
                apr_dbd_row_t **row)
 {
+    if (!strcmp(apr_dbd_name(db->driver), "pgsql")) {
+        /* Asked for the row after the last, the driver frees the result at once,
+         * and the strings of its rows with it: stop at the last row instead, so
+         * that they live as long as the select's pool, as SQLite's do. */
+        int next = *row ? ((qrt_pg_row *)*row)->n + 2 : 1;
+
+        if (next > apr_dbd_num_tuples(db->driver, res)) {
+            *row = NULL;
+            return -1;
+        }
+        return apr_dbd_get_row(db->driver, p, res, row, next) == 0 ? 0 : -1;
+    }
     return apr_dbd_get_row(db->driver, p, res, row, -1) == 0 ? 0 : -1;
 }
 

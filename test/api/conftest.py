@@ -46,6 +46,13 @@ def free_port():
         return s.getsockname()[1]
 
 
+def sqlite_only(why):
+    """A test of something only SQLite has (its WAL file, bytes that are not UTF-8
+    in a text column, which PostgreSQL refuses to store): it runs in the SQLite
+    pass of `make api` and says why it does not apply to PostgreSQL."""
+    return pytest.mark.skipif(BACKEND != "sqlite", reason="SQLite only: " + why)
+
+
 def _as_postgres(cmd, **kw):
     """Runs cmd as the postgres user when we are root (initdb refuses root)."""
     if os.geteuid() == 0:

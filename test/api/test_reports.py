@@ -641,17 +641,19 @@ def test_rebuild_keeps_tables_identical(server, acct):
     rng = random.Random(7)
     ids, visits = random_history(acct, rng, 400)
     acct.load(visits)
-    q = ("SELECT 'c', kind, lvl, b, grp, val, scans, clicks, firsts, rets FROM agg_cnt "
-         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') AND "
-         "(scans <> 0 OR clicks <> 0 OR firsts <> 0 OR rets <> 0) UNION ALL "
-         "SELECT 'l', t, p, flags, tracker_id, browser, country, city, n, 0 FROM agg_link "
-         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') AND n <> 0 "
-         "UNION ALL "
-         "SELECT 'g', kind, t, p, grp, val, 0, 0, 0, 0 FROM agg_gap "
-         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') UNION ALL "
-         "SELECT 'd', q, g, scans, clicks, 0, 0, 0, 0, 0 FROM agg_day "
-         "WHERE account_id = (SELECT id FROM accounts WHERE name = '%s') AND "
-         "(scans <> 0 OR clicks <> 0)") % ((acct.name,) * 4)
+    def cols(*names):
+        # Every column as text: the four tables' columns differ in type.
+        return ", ".join("CAST(%s AS TEXT)" % n for n in names)
+    who = "account_id = (SELECT id FROM accounts WHERE name = '%s')" % acct.name
+    q = ("SELECT 'c', " + cols("kind", "lvl", "b", "grp", "val", "scans", "clicks", "firsts",
+                               "rets") + " FROM agg_cnt WHERE " + who +
+         " AND (scans <> 0 OR clicks <> 0 OR firsts <> 0 OR rets <> 0) UNION ALL "
+         "SELECT 'l', " + cols("t", "p", "flags", "tracker_id", "browser", "country", "city",
+                               "n", "0") + " FROM agg_link WHERE " + who + " AND n <> 0 "
+         "UNION ALL SELECT 'g', " + cols("kind", "t", "p", "grp", "val", "0", "0", "0", "0") +
+         " FROM agg_gap WHERE " + who + " UNION ALL "
+         "SELECT 'd', " + cols("q", "g", "scans", "clicks", "0", "0", "0", "0", "0") +
+         " FROM agg_day WHERE " + who + " AND (scans <> 0 OR clicks <> 0)")
     before = sorted(server.sql(q).splitlines())
     acct.rebuild()
     after = sorted(server.sql(q).splitlines())

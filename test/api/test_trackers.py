@@ -11,7 +11,7 @@ import tempfile
 import pytest
 import requests
 
-from conftest import Api, Server, apxs, start_server
+from conftest import Api, Server, apxs, sqlite_only, start_server
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
           "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
@@ -409,6 +409,7 @@ def test_scans_across_a_graceful_restart_are_all_answered_and_recorded():
         srv.cleanup()
 
 
+@sqlite_only("the WAL file and the qrtrack-wal thread are SQLite's")
 def test_the_wal_is_copied_back_while_scans_go_on():
     """Commits leave checkpoints to each child's qrtrack-wal thread: the database file
     itself grows while scans are committed to the WAL."""
