@@ -375,12 +375,14 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         if (c->anonymize_ip == -1) {
             c->anonymize_ip = 1;
         }
-        qrt_store_each_statement(qrt_prepare_one, sp);
     }
     qrt_api_post_config(pconf);
     rv = qrt_schema_setup(pconf, ptemp, s);
     if (rv != OK) {
         return rv;
+    }
+    for (sp = s; sp; sp = sp->next) {
+        qrt_store_each_statement(qrt_global.dbd_driver, qrt_prepare_one, sp);
     }
     for (sp = s; sp; sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
@@ -426,6 +428,7 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
 {
     int nrows;
 
+    qrt_db_setup(driver, handle);
     if (strcmp(apr_dbd_name(driver), "sqlite3") != 0) {
         return;
     }

@@ -35,6 +35,10 @@
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 #define SCAN_WRITER_POLL apr_time_from_sec(1)   /* an idle writer looks again */
+#define SCAN_COMMIT_TRIES 8                      /* a commit that lost a conflict */
+/* A cached code is looked up again after this long: a change made through another
+ * node (several servers on one PostgreSQL database) is followed within it. */
+#define SCAN_CACHE_TTL   apr_time_from_msec(500)
 
 /* This child's writer thread: one of the writers that may commit the shared
  * queue of waiting visits (mod_qrtrack_queue.c). */
@@ -50,7 +54,9 @@ static struct {
  * Each child keeps code -> (tracker id, destination) for the codes it has seen, so a
  * scan costs no database read. A generation number in shared memory, bumped by every
  * change or deletion of a tracker in any child, makes every cached entry stale at
- * once: a PATCHed destination is followed by the very next scan. */
+ * once: a PATCHed destination is followed by the very next scan of this server.
+ * Other servers sharing the database see the change when their entry's time is up
+ * (SCAN_CACHE_TTL). */
 
 typedef struct {
     volatile apr_uint32_t tracker_gen;
@@ -62,6 +68,7 @@ typedef struct {
     apr_int64_t id;
     char *url;                      /* malloc'd */
     apr_uint32_t gen;
+    apr_time_t fetched;             /* when it was read from the database */
 } scan_cache_entry;
 
 static scan_shared_t *scan_shared;
@@ -133,7 +140,7 @@ static apr_uint32_t scan_cache_slot(const char *code)
 
 /* 1 and the entry's values (url copied into p) when code is cached and current. */
 static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
-                          apr_int64_t *id, const char **url)
+                          apr_time_t now, apr_int64_t *id, const char **url)
 {
     scan_cache_entry *e;
     apr_uint32_t slot;
@@ -145,7 +152,8 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
     slot = scan_cache_slot(code);
     e = &scan_cache[slot];
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
-    if (e->url && e->gen == gen && !strcmp(e->code, code)) {
+    if (e->url && e->gen == gen && now - e->fetched < SCAN_CACHE_TTL
+        && !strcmp(e->code, code)) {
         *id = e->id;
         *url = apr_pstrdup(p, e->url);
         hit = 1;
@@ -156,8 +164,8 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
 
 /* gen is the generation read before the database lookup, so a change that raced
  * with the lookup leaves the entry stale rather than wrong. */
-static void scan_cache_put(const char *code, apr_uint32_t gen, apr_int64_t id,
-                           const char *url)
+static void scan_cache_put(const char *code, apr_uint32_t gen, apr_time_t fetched,
+                           apr_int64_t id, const char *url)
 {
     scan_cache_entry *e;
     apr_uint32_t slot;
@@ -174,6 +182,7 @@ static void scan_cache_put(const char *code, apr_uint32_t gen, apr_int64_t id,
     strcpy(e->code, code);
     e->id = id;
     e->gen = gen;
+    e->fetched = fetched;
     apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
 }
 
@@ -199,7 +208,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     apr_dbd_transaction_t *tx;
     apr_int64_t last = 0;
     apr_status_t rv;
-    int i;
+    int i, attempt;
 
     if (scan_writer_mutex && scan_shared) {
         /* Commits follow each other across children; a visit whose request began
@@ -216,16 +225,26 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         last = floor;
     }
     db = *dbp;
-    db.error = NULL;
-    rv = qrt_db_begin(&db, p, &tx);
-    if (rv == APR_SUCCESS) {
-        rv = qrt_store_visits_record(&db, p, visits, n);
-        if (rv != APR_SUCCESS) {
-            qrt_db_rollback_only(&db, tx);
+    for (attempt = 1;; attempt++) {
+        db.error = NULL;
+        rv = qrt_db_begin(&db, p, &tx);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_store_visits_record(&db, p, visits, n);
+            if (rv != APR_SUCCESS) {
+                qrt_db_rollback_only(&db, tx);
+            }
+            if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+                rv = APR_EGENERAL;
+            }
         }
-        if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-            rv = APR_EGENERAL;
+        if (rv == APR_SUCCESS || !qrt_db_retryable(&db) || attempt == SCAN_COMMIT_TRIES) {
+            break;
         }
+        /* Another node's transaction won a deadlock or a serialization conflict:
+         * this one was rolled back whole; run it again (the scans keep waiting). */
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
+                     "of %d visits (attempt %d): %s", n, attempt + 1, db.error);
+        apr_sleep(apr_time_from_msec(attempt * 5));
     }
     if (rv == APR_SUCCESS && last && scan_shared) {
         scan_shared->last_visit_start = last;
@@ -524,7 +543,7 @@ int qrt_scan_handler(request_rec *r)
     }
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
-    if (!scan_cache_get(r->pool, code, gen, &id, &url)) {
+    if (!scan_cache_get(r->pool, code, gen, r->request_time, &id, &url)) {
         /* Open and close, not acquire: the connection must be back in the pool
          * before this request waits for the writer, which may need one. */
         dbd = ap_dbd_open(r->pool, r->server);
@@ -547,7 +566,7 @@ int qrt_scan_handler(request_rec *r)
                           db.error ? db.error : "unknown");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        scan_cache_put(code, gen, id, url);
+        scan_cache_put(code, gen, r->request_time, id, url);
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     if (!r->header_only) {

@@ -1,4 +1,5 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
+#include <dlfcn.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
@@ -19,15 +20,90 @@ static const qrt_stmt_t *const store_tables[] = {
     NULL
 };
 
-void qrt_store_each_statement(qrt_stmt_fn *f, void *ctx)
+/* PostgreSQL's own forms of some statements, by label. */
+extern const qrt_stmt_t qrt_store_visit_pgsql[];
+
+static const qrt_stmt_t *const pgsql_tables[] = {
+    qrt_store_visit_pgsql,
+    NULL
+};
+
+/* The PostgreSQL form of the statement label, or NULL when it has none. */
+static const char *store_pgsql_form(const char *label)
 {
     int t, i;
 
-    for (t = 0; store_tables[t]; t++) {
-        for (i = 0; store_tables[t][i].label; i++) {
-            f(ctx, store_tables[t][i].label, store_tables[t][i].sql);
+    for (t = 0; pgsql_tables[t]; t++) {
+        for (i = 0; pgsql_tables[t][i].label; i++) {
+            if (!strcmp(pgsql_tables[t][i].label, label)) {
+                return pgsql_tables[t][i].sql;
+            }
         }
     }
+    return NULL;
+}
+
+void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
+{
+    int t, i, pg = driver && !strcmp(driver, "pgsql");
+
+    for (t = 0; store_tables[t]; t++) {
+        for (i = 0; store_tables[t][i].label; i++) {
+            const qrt_stmt_t *st = &store_tables[t][i];
+            const char *own = pg ? store_pgsql_form(st->label) : NULL;
+
+            f(ctx, st->label, own ? own : st->sql);
+        }
+    }
+}
+
+int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
+{
+    return !strcmp(apr_dbd_name(driver), "pgsql");
+}
+
+void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    typedef int verbosity_fn(void *conn, int verbosity);
+    verbosity_fn *set;
+
+    if (!qrt_db_is_pgsql(driver)) {
+        return;
+    }
+    /* libpq is loaded with the driver; PQERRORS_VERBOSE (2) puts the SQLSTATE in
+     * every message, whatever the language of the server's messages. */
+    set = (verbosity_fn *)dlsym(RTLD_DEFAULT, "PQsetErrorVerbosity");
+    if (set) {
+        set(apr_dbd_native_handle(driver, handle), 2);
+    }
+}
+
+int qrt_db_retryable(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    return e && (strstr(e, "40P01") || strstr(e, "40001")
+                 || strstr(e, "deadlock detected")
+                 || strstr(e, "could not serialize access"));
+}
+
+static apr_status_t store_ignore_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    (void)ctx;
+    (void)db;
+    (void)row;
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p)
+{
+    static const apr_int64_t key = 0x71727472;      /* "qrtr" */
+    const void *args[] = { &key };
+
+    if (!qrt_db_is_pgsql(db->driver)) {
+        return APR_SUCCESS;
+    }
+    return qrt_db_each(db, p, "qrt_write_lock", args, store_ignore_row, NULL);
 }
 
 typedef struct {
@@ -58,10 +134,11 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
 {
     prepare_ctx c = { db, p, NULL };
 
+    qrt_db_setup(db->driver, db->handle);
     if (!db->prepared) {
         db->prepared = apr_hash_make(p);
     }
-    qrt_store_each_statement(store_prepare_one, &c);
+    qrt_store_each_statement(apr_dbd_name(db->driver), store_prepare_one, &c);
     return c.err;
 }
 
@@ -147,7 +224,7 @@ typedef struct {
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
                apr_dbd_row_t **row)
 {
-    if (!strcmp(apr_dbd_name(db->driver), "pgsql")) {
+    if (qrt_db_is_pgsql(db->driver)) {
         /* Asked for the row after the last, the driver frees the result at once,
          * and the strings of its rows with it: stop at the last row instead, so
          * that they live as long as the select's pool, as SQLite's do. */

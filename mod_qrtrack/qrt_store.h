@@ -25,11 +25,29 @@ typedef struct {
     const char *sql;
 } qrt_stmt_t;
 
-/* All statements, ended by an entry whose label is NULL; fn calls f on each. */
+/* Calls f on every statement, with its SQL in the dialect of the apr_dbd driver
+ * named driver ("sqlite3", "pgsql"): a statement written differently for
+ * PostgreSQL has an entry of the same label in a store file's _pgsql table. */
 typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
-void qrt_store_each_statement(qrt_stmt_fn *f, void *ctx);
+void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
 
-/* Prepares every statement on db (for programs outside httpd). NULL or error. */
+/* 1 when the driver is apr_dbd's pgsql. */
+int qrt_db_is_pgsql(const apr_dbd_driver_t *driver);
+/* Per-connection set-up that every program does: PostgreSQL error messages carry
+ * their SQLSTATE (for qrt_db_retryable). */
+void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+/* 1 when db's last error is a transaction that lost a deadlock or a serialization
+ * conflict (SQLSTATE 40P01, 40001), which must be run again from its start. */
+int qrt_db_retryable(const qrt_db_t *db);
+/* Taken first by every transaction that writes visits, counters or report
+ * aggregates: their writers follow one another across all the nodes that share a
+ * PostgreSQL database (an advisory lock held to the end of the transaction), so
+ * unique visitors and aggregates stay exact and they cannot deadlock each other.
+ * Nothing on SQLite, whose writers already follow one another. */
+apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p);
+
+/* Prepares every statement on db (for programs outside httpd), after
+ * qrt_db_setup. NULL or error. */
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
 
 /* Runs a statement that changes rows; *nrows (optional) gets the count.

@@ -1314,6 +1314,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
 
         apr_dbd_query(db->driver, db->handle, &nrows, "PRAGMA cache_size = -524288");
     }
+    rv = qrt_store_write_lock(db, rp);
     for (i = 0; clear[i] && rv == APR_SUCCESS; i++) {
         rv = qrt_db_exec(db, rp, clear[i], NULL, none);
     }

@@ -240,7 +240,11 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_exec(db, p, "qrt_tracker_update", &n, args);
+    /* The aggregates change too: after the visits' writers, never across them. */
+    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_tracker_update", &n, args);
+    }
     if (rv == APR_SUCCESS && n == 0) {
         rv = APR_NOTFOUND;
     }
@@ -273,7 +277,10 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+    }
     if (rv == APR_SUCCESS && n == 0) {
         rv = APR_NOTFOUND;
     }

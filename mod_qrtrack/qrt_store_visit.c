@@ -1,10 +1,13 @@
 /* qrt_store_visit: recording visits with their counters. */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
 
 const qrt_stmt_t qrt_store_visit_stmts[] = {
+    /* qrt_store_write_lock: SQLite never runs it */
+    { "qrt_write_lock", "SELECT %lld" },
     { "qrt_visit_add",
       "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
       "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
@@ -25,11 +28,25 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { NULL, NULL }
 };
 
+/* PostgreSQL's own forms (qrt_store_each_statement). */
+const qrt_stmt_t qrt_store_visit_pgsql[] = {
+    { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
+    { NULL, NULL }
+};
+
 /* What a batch adds to one tracker's counters. */
 typedef struct {
     apr_int64_t tracker_id;
     apr_int64_t scans, clicks, bots, uniques, last;
 } visit_counters;
+
+static int visit_counters_cmp(const void *a, const void *b)
+{
+    apr_int64_t x = ((const visit_counters *)a)->tracker_id;
+    apr_int64_t y = ((const visit_counters *)b)->tracker_id;
+
+    return x < y ? -1 : x > y;
+}
 
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *in, int n)
@@ -40,8 +57,11 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     int i, j, nacc = 0;
     int sqlite = !strcmp(apr_dbd_name(db->driver), "sqlite3");
     apr_hash_t *seen = apr_hash_make(p);
-    apr_status_t rv;
+    apr_status_t rv = qrt_store_write_lock(db, p);
 
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     for (i = 0; i < n; i++) {
         qrt_visit_t *x = &v[i];
         const void *args[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
@@ -115,6 +135,8 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
             c->last = x->visit_start;
         }
     }
+    /* Rows in one order (by tracker id) whoever writes them. */
+    qsort(acc, nacc, sizeof(*acc), visit_counters_cmp);
     for (j = 0; j < nacc; j++) {
         visit_counters *c = &acc[j];
         const void *args[] = { &c->scans, &c->clicks, &c->bots, &c->uniques,

@@ -1,0 +1,133 @@
+"""Several nodes on one PostgreSQL database (CONTRACT section 5): two httpd servers,
+each with its own config, port, shared memory and committer, share one database.
+
+A tracker made through one node is scanned through the other and counted once; a
+PATCH or DELETE through one node is followed by the other's scans within a second;
+one visitor's scans spread over both nodes at once stay exact (scans, unique
+visitors, reports), every scan gets its 302 and no transaction is lost to a deadlock.
+"""
+import concurrent.futures
+import time
+
+import pytest
+import requests
+
+from conftest import BACKEND, Api, Server
+
+pytestmark = pytest.mark.skipif(
+    BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "
+    "in the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
+
+UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 " \
+     "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1 visitor-%d"
+
+
+@pytest.fixture(scope="module")
+def nodes():
+    a = Server(loglevel="info")
+    b = None
+    try:
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(shared_db=a, loglevel="info")
+        b.start()
+        tok = a.token("acme")
+        yield a, b, tok
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+
+
+def scan(node, code, ua=UA % 0):
+    return requests.get("%s/q/%s" % (node.base, code), headers={"User-Agent": ua},
+                        allow_redirects=False, timeout=30)
+
+
+def create(node, tok, url="https://example.com/a"):
+    with Api(node, tok) as s:
+        r = s.post("/tracker", json={"redirect_url": url})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+
+def analytics(node, tok, tid):
+    with Api(node, tok) as s:
+        r = s.get("/tracker/analytics/%d" % tid)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+
+def test_made_on_one_node_scanned_on_the_other_counted_once(nodes):
+    a, b, tok = nodes
+    t = create(a, tok)
+    r = scan(b, t["code"])
+    assert r.status_code == 302 and r.headers["Location"] == "https://example.com/a"
+    for node in (a, b):
+        got = analytics(node, tok, t["tracker_id"])
+        assert got["totalScans"] == 1 and got["uniqueVisitors"] == 1, got
+
+
+def follows_within(node, code, check, limit=1.0):
+    """Seconds until the node's scans of code satisfy check (fails past limit)."""
+    start = time.monotonic()
+    while True:
+        r = scan(node, code)
+        if check(r):
+            return time.monotonic() - start
+        assert time.monotonic() - start < limit, (r.status_code, r.headers.get("Location"))
+        time.sleep(0.02)
+
+
+def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
+    a, b, tok = nodes
+    t = create(a, tok, "https://example.com/before")
+    for _ in range(3):          # both nodes' children have the code cached
+        assert scan(a, t["code"]).headers["Location"] == "https://example.com/before"
+        assert scan(b, t["code"]).headers["Location"] == "https://example.com/before"
+    with Api(a, tok) as s:
+        r = s.patch("/tracker/%d" % t["tracker_id"],
+                    json={"redirect_url": "https://example.com/after"})
+        assert r.status_code == 200, r.text
+    # At once on the node that made the change, within a second on the other.
+    assert scan(a, t["code"]).headers["Location"] == "https://example.com/after"
+    follows_within(b, t["code"], lambda r: r.headers.get("Location") ==
+                   "https://example.com/after")
+    with Api(b, tok) as s:
+        assert s.delete("/tracker/%d" % t["tracker_id"]).status_code == 204
+    assert scan(b, t["code"]).status_code == 404
+    follows_within(a, t["code"], lambda r: r.status_code == 404)
+    # And it stays gone on both.
+    time.sleep(0.6)
+    assert scan(a, t["code"]).status_code == 404 and scan(b, t["code"]).status_code == 404
+
+
+def test_one_visitors_scans_over_both_nodes_stay_exact(nodes):
+    a, b, tok = nodes
+    t = create(a, tok, "https://example.com/busy")
+    jobs = [(i % 2, v) for v in range(40) for i in range(16)]
+
+    def one(job):
+        node, v = job
+        return scan((a, b)[(node + v) % 2], t["code"], UA % v).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=24) as ex:
+        codes = list(ex.map(one, jobs))
+    assert codes == [302] * 640
+    for node in (a, b):
+        got = analytics(node, tok, t["tracker_id"])
+        assert got["totalScans"] == 640 and got["uniqueVisitors"] == 40, got
+    with Api(b, tok) as s:
+        r = s.get("/report/", params={"report": "name", "trackers[]": t["tracker_id"]})
+        assert r.status_code == 200, r.text
+        row = r.json()["data"][0]
+        assert (row["visits"], row["scans"], row["unique_visitors"]) == (640, 640, 40), row
+        r = s.get("/report/", params={"report": "browser"})
+        assert r.status_code == 200
+    assert int(a.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                     % t["tracker_id"]).strip()) == 640
+    for node in (a, b):
+        log = node.error_log()
+        assert "deadlock" not in log.lower(), log[-2000:]
+        assert "QRT00040" not in log, log[-2000:]
