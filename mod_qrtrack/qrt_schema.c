@@ -78,18 +78,23 @@ void qrt_schema_pragma(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t 
 }
 
 /* Replaces {{ID}} by the driver's auto-increment primary key, and {{WITHOUT_ROWID}}
- * (after a table whose primary key is its order) by SQLite's clause for it. */
+ * (after a table whose primary key is its order) by SQLite's clause for it. A
+ * statement that starts with {{PGSQL}} is PostgreSQL's only: NULL for SQLite. */
 static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
                             const char *stmt)
 {
-    static const char *const marks[] = { "{{ID}}", "{{WITHOUT_ROWID}}" };
-    const char *as[2];
+    static const char *const marks[] = { "{{ID}}", "{{WITHOUT_ROWID}}", "{{PGSQL}}" };
+    const char *as[3];
     char *out = apr_pstrdup(p, stmt), *at;
     int i;
 
+    if (strstr(out, marks[2]) && schema_is_sqlite(driver)) {
+        return NULL;
+    }
     as[0] = schema_is_sqlite(driver) ? "INTEGER PRIMARY KEY" : "BIGSERIAL PRIMARY KEY";
     as[1] = schema_is_sqlite(driver) ? " WITHOUT ROWID" : "";
-    for (i = 0; i < 2; i++) {
+    as[2] = "";
+    for (i = 0; i < 3; i++) {
         while ((at = strstr(out, marks[i])) != NULL) {
             *at = '\0';
             out = apr_pstrcat(p, out, as[i], at + strlen(marks[i]), NULL);
@@ -125,8 +130,9 @@ static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
         /* The driver stumbles on anything after the last ';': keep none. */
         stmt = apr_pstrcat(p, stmt, *stmt ? "\n" : "", apr_pstrndup(p, line, n), NULL);
         if (n > 0 && line[n - 1] == ';') {
-            rv = apr_dbd_query(driver, handle, &nrows,
-                               schema_dialect(p, driver, stmt));
+            const char *own = schema_dialect(p, driver, stmt);
+
+            rv = own ? apr_dbd_query(driver, handle, &nrows, own) : 0;
             if (rv != 0) {
                 err = apr_psprintf(p, "%s: %s in: %s", m->name,
                                    apr_dbd_error(driver, handle, rv), stmt);

@@ -79,11 +79,15 @@ class PgCluster:
         if p.returncode != 0:
             raise AssertionError("initdb failed: %s%s" % (p.stdout, p.stderr))
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            # Loopback only; a socket directory of its own; throwaway data needs no fsync.
+            # Loopback only; a socket directory of its own. Throwaway test data needs
+            # no fsync; benchmarks (QRT_PG_DURABLE=1) keep PostgreSQL's durable defaults.
             f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
-                    "unix_socket_directories = '%s'\nfsync = off\n"
-                    "full_page_writes = off\nmax_connections = 300\n"
-                    "shared_buffers = 128MB\n" % (self.port, self.dir))
+                    "unix_socket_directories = '%s'\nmax_connections = 300\n"
+                    "shared_buffers = 256MB\n" % (self.port, self.dir))
+            if os.environ.get("QRT_PG_DURABLE") != "1":
+                f.write("fsync = off\nfull_page_writes = off\n")
+            # More settings for a diagnosis, e.g. pg_stat_statements.
+            f.write(os.environ.get("QRT_PG_CONF", "").replace(";", "\n") + "\n")
         cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
         if os.geteuid() == 0:
             cmd = ["runuser", "-u", "postgres", "--"] + cmd
