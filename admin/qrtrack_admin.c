@@ -1,4 +1,4 @@
-/* qrtrack-admin: accounts and API tokens in mod_qrtrack's database.
+/* qrtrack-admin: accounts and API tokens in mod_qrtrack's database, and copies of it.
  *
  * Uses the same core (schema, store functions, token hashing) as the module. */
 #include <stdio.h>
@@ -11,6 +11,7 @@
 
 #include "qrt_schema.h"
 #include "qrt_store.h"
+#include "qrt_store_copy.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
 #include "qrt_valid.h"
@@ -37,6 +38,7 @@ static void admin_help(void)
           "  token revoke TOKEN_ID\n"
           "  visits import FILE      (JSON lines of visits; - for stdin)\n"
           "  aggregates rebuild      (recompute report aggregates from visits)\n"
+          "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
           "ACCOUNT is an account id or name. Defaults: --driver sqlite3 "
           "--params var/qrtrack.db\n", stdout);
 }
@@ -56,32 +58,36 @@ static int admin_fail(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
-static int admin_open(admin_ctx *c, int init)
+/* Opens db (driver name and params as mod_dbd's DBDriver and DBDParams), sets up
+ * or checks its schema, and prepares every statement. */
+static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
+                         const char *params, int init)
 {
     const apr_dbd_driver_t *driver;
     const char *err = NULL;
     int from = 0, to = 0;
 
     apr_dbd_init(c->p);
-    if (apr_dbd_get_driver(c->p, c->driver, &driver) != APR_SUCCESS) {
+    if (apr_dbd_get_driver(c->p, name, &driver) != APR_SUCCESS) {
         return admin_fail("no database driver '%s' (install libaprutil1-dbd-%s)",
-                          c->driver, c->driver);
+                          name, name);
     }
-    c->db.driver = driver;
-    if (apr_dbd_open_ex(driver, c->p, c->params, &c->db.handle, &err) != APR_SUCCESS) {
-        return admin_fail("cannot open the database %s: %s", c->params, err);
+    db->driver = driver;
+    if (apr_dbd_open_ex(driver, c->p, params, &db->handle, &err) != APR_SUCCESS) {
+        db->handle = NULL;
+        return admin_fail("cannot open the database %s: %s", params, err);
     }
-    if (!strcmp(c->driver, "sqlite3")) {
-        qrt_schema_pragma(c->p, driver, c->db.handle, "PRAGMA busy_timeout = 10000");
+    if (!strcmp(name, "sqlite3")) {
+        qrt_schema_pragma(c->p, driver, db->handle, "PRAGMA busy_timeout = 10000");
     }
     if (!init) {
         /* An empty database is set up on first use; an older one is left to
          * `init` (or httpd's start), which migrate it while nothing runs on it. */
-        int v = qrt_schema_version(c->p, driver, c->db.handle);
+        int v = qrt_schema_version(c->p, driver, db->handle);
 
         if (v < 0) {
             return admin_fail("cannot read the schema version: %s%s",
-                              apr_dbd_error(driver, c->db.handle, 1), NULL);
+                              apr_dbd_error(driver, db->handle, 1), NULL);
         }
         if (v != 0 && v < qrt_schema_latest()) {
             return admin_fail("the database schema is older than this build: run "
@@ -90,16 +96,21 @@ static int admin_open(admin_ctx *c, int init)
         init = v == 0;
     }
     if (init) {
-        err = qrt_schema_migrate(c->p, driver, c->db.handle, &from, &to);
+        err = qrt_schema_migrate(c->p, driver, db->handle, &from, &to);
         if (err) {
             return admin_fail("schema migration failed: %s%s", err, NULL);
         }
     }
-    err = qrt_db_prepare_all(&c->db, c->p);
+    err = qrt_db_prepare_all(db, c->p);
     if (err) {
         return admin_fail("%s%s", err, NULL);
     }
     return 0;
+}
+
+static int admin_open(admin_ctx *c, int init)
+{
+    return admin_connect(c, &c->db, c->driver, c->params, init);
 }
 
 static int admin_account_name_valid(const char *s)
@@ -447,11 +458,27 @@ static int admin_visits(admin_ctx *c, int argc, const char *const *argv)
     return 2;
 }
 
-static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
+/* Recomputes db's report aggregates from its visits, in one transaction. */
+static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
 {
     apr_dbd_transaction_t *tx;
     apr_status_t rv;
 
+    if (qrt_db_begin(db, c->p, &tx) != APR_SUCCESS) {
+        return admin_fail("%s%s", db->error, NULL);
+    }
+    rv = qrt_store_agg_rebuild(db, c->p);
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, c->p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
+        return admin_fail("rebuild failed: %s%s", db->error ? db->error : "", NULL);
+    }
+    return 0;
+}
+
+static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
+{
     if (argc != 1 || strcmp(argv[0], "rebuild")) {
         admin_usage();
         return 2;
@@ -459,17 +486,78 @@ static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
     if (admin_open(c, 0)) {
         return 1;
     }
-    if (qrt_db_begin(&c->db, c->p, &tx) != APR_SUCCESS) {
+    return admin_rebuild(c, &c->db);
+}
+
+/* copy-to, once both databases are open: the checks, the rows (read in one
+ * transaction of the source, so from one snapshot of it), the sequences, the
+ * aggregates, and the summary. */
+static int admin_copy_run(admin_ctx *c, qrt_db_t *to)
+{
+    qrt_copy_report_t r;
+    apr_dbd_transaction_t *tx;
+    const char *table;
+    apr_status_t rv;
+    int i;
+
+    rv = qrt_store_copy_check_empty(to, c->p, &table);
+    if (rv == APR_EEXIST) {
+        return admin_fail("the target database is not empty (%s has rows): copy-to "
+                          "needs an empty one%s", table, NULL);
+    }
+    if (rv != APR_SUCCESS) {
+        return admin_fail("%s%s", to->error, NULL);
+    }
+    rv = qrt_store_copy_check_empty(&c->db, c->p, &table);
+    if (rv == APR_SUCCESS) {
+        return admin_fail("nothing to copy: the source database %s is empty%s",
+                          c->params, NULL);
+    }
+    if (rv != APR_EEXIST || qrt_db_begin(&c->db, c->p, &tx) != APR_SUCCESS) {
         return admin_fail("%s%s", c->db.error, NULL);
     }
-    rv = qrt_store_agg_rebuild(&c->db, c->p);
+    rv = qrt_store_copy_all(&c->db, to, c->p, &r);
+    qrt_db_end(&c->db, c->p, tx);
     if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(&c->db, tx);
+        return admin_fail("copy failed, the target holds part of it (empty it before "
+                          "trying again): %s%s", r.error, NULL);
     }
-    if (qrt_db_end(&c->db, c->p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
-        return admin_fail("rebuild failed: %s%s", c->db.error ? c->db.error : "", NULL);
+    if (qrt_store_copy_sequences(to, c->p) != APR_SUCCESS) {
+        return admin_fail("%s%s", to->error, NULL);
     }
+    if (admin_rebuild(c, to)) {
+        return 1;
+    }
+    printf("copied");
+    for (i = 0; i < QRT_COPY_TABLES; i++) {
+        printf("%s %s %" APR_INT64_T_FMT, i ? "," : "", r.table[i], r.rows[i]);
+    }
+    printf("; report aggregates rebuilt\n");
     return 0;
+}
+
+/* copy-to DRIVER PARAMS: everything of this database into an empty one. */
+static int admin_copy_to(admin_ctx *c, int argc, const char *const *argv)
+{
+    qrt_db_t to;
+    int rc;
+
+    if (argc != 2) {
+        admin_usage();
+        return 2;
+    }
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    memset(&to, 0, sizeof(to));
+    rc = admin_connect(c, &to, argv[0], argv[1], 1);
+    if (!rc) {
+        rc = admin_copy_run(c, &to);
+    }
+    if (to.handle) {
+        apr_dbd_close(to.driver, to.handle);
+    }
+    return rc;
 }
 
 int main(int argc, const char *const *argv)
@@ -520,6 +608,9 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "aggregates")) {
         rc = admin_aggregates(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "copy-to")) {
+        rc = admin_copy_to(&c, argc - i - 1, argv + i + 1);
     }
     else {
         admin_usage();

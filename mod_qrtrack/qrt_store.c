@@ -10,6 +10,7 @@ extern const qrt_stmt_t qrt_store_tracker_stmts[];
 extern const qrt_stmt_t qrt_store_visit_stmts[];
 extern const qrt_stmt_t qrt_store_visits_read_stmts[];
 extern const qrt_stmt_t qrt_store_report_stmts[];
+extern const qrt_stmt_t qrt_store_copy_stmts[];
 
 static const qrt_stmt_t *const store_tables[] = {
     qrt_store_account_stmts,
@@ -17,6 +18,7 @@ static const qrt_stmt_t *const store_tables[] = {
     qrt_store_visit_stmts,
     qrt_store_visits_read_stmts,
     qrt_store_report_stmts,
+    qrt_store_copy_stmts,
     NULL
 };
 

@@ -1,0 +1,273 @@
+/* qrt_store_copy: a whole database copied into an empty one, ids kept.
+ *
+ * Each table is read in pages keyed by its primary key (WHERE key > last ORDER BY
+ * key LIMIT n): the drivers read a whole result into memory, so a page is what a
+ * read costs, and each page is cleared before the next. Every column travels as
+ * it is stored, NULLs included; integers are bound as integers (%lld), texts as
+ * texts (%s), so both drivers store the types their columns declare. */
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_store_copy.h"
+
+#define COPY_TRACKER_COLS "id, account_id, code, name, type, redirect_url, created_at, " \
+    "updated_at, deleted_at, total_scans, total_clicks, total_bots, unique_visitors, " \
+    "last_visit"
+#define COPY_VISIT_COLS "id, tracker_id, visit_start, source, ip, country, city, " \
+    "browser, browser_version, os, device, referer, user_agent, bot, visitor"
+#define COPY_BY_ID " WHERE id > %lld ORDER BY id LIMIT %lld"
+#define COPY_ANY(t) "SELECT '" t "' FROM (SELECT 1 FROM " t " LIMIT 1) x_" t
+
+const qrt_stmt_t qrt_store_copy_stmts[] = {
+    { "qrt_copy_nonempty",
+      COPY_ANY("accounts") " UNION ALL " COPY_ANY("tokens") " UNION ALL "
+      COPY_ANY("trackers") " UNION ALL " COPY_ANY("tracker_tags") " UNION ALL "
+      COPY_ANY("visits") " UNION ALL " COPY_ANY("tracker_visitors") },
+    { "qrt_copy_accounts_page",
+      "SELECT id, name, plan, created_at FROM accounts" COPY_BY_ID },
+    { "qrt_copy_accounts_add",
+      "INSERT INTO accounts (id, name, plan, created_at) VALUES (%lld, %s, %s, %lld)" },
+    { "qrt_copy_tokens_page",
+      "SELECT id, account_id, name, prefix, digest, created_at, revoked_at FROM tokens"
+      COPY_BY_ID },
+    { "qrt_copy_tokens_add",
+      "INSERT INTO tokens (id, account_id, name, prefix, digest, created_at, revoked_at) "
+      "VALUES (%lld, %lld, %s, %s, %s, %lld, %lld)" },
+    { "qrt_copy_trackers_page",
+      "SELECT " COPY_TRACKER_COLS " FROM trackers" COPY_BY_ID },
+    { "qrt_copy_trackers_add",
+      "INSERT INTO trackers (" COPY_TRACKER_COLS ") VALUES (%lld, %lld, %s, %s, %s, %s, "
+      "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)" },
+    { "qrt_copy_tags_page",
+      "SELECT tracker_id, tag, dimension, value FROM tracker_tags "
+      "WHERE (tracker_id, tag) > (%lld, %s) ORDER BY tracker_id, tag LIMIT %lld" },
+    { "qrt_copy_tags_add",
+      "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
+      "VALUES (%lld, %s, %s, %s)" },
+    { "qrt_copy_visits_page",
+      "SELECT " COPY_VISIT_COLS " FROM visits" COPY_BY_ID },
+    { "qrt_copy_visits_add",
+      "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
+      "%s, %s, %s, %s, %s, %s, %lld, %s)" },
+    /* PostgreSQL: the key's type (CHAR) for the parameter, so that the primary key's
+     * index serves the comparison. */
+    { "qrt_copy_visitors_page",
+      "SELECT tracker_id, visitor, first_visit FROM tracker_visitors "
+      "WHERE (tracker_id, visitor) > (%lld, CAST(%s AS CHAR(16))) "
+      "ORDER BY tracker_id, visitor LIMIT %lld" },
+    { "qrt_copy_visitors_add",
+      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
+      "VALUES (%lld, %s, %lld)" },
+    { NULL, NULL }
+};
+
+/* PostgreSQL only, so not in the table above, which every driver prepares (SQLite
+ * refuses to prepare a call of a function it does not have): prepared on demand. */
+#define COPY_SEQ(t) "setval(pg_get_serial_sequence('" t "', 'id'), " \
+    "COALESCE((SELECT MAX(id) FROM " t "), 0) + 1, false)"
+
+static const qrt_stmt_t copy_pgsql_only[] = {
+    { "qrt_copy_pg_sequences",
+      "SELECT " COPY_SEQ("accounts") ", " COPY_SEQ("tokens") ", " COPY_SEQ("trackers")
+      ", " COPY_SEQ("visits") },
+    { NULL, NULL }
+};
+
+/* One copied table: its statements and the kinds of its columns. */
+typedef struct {
+    const char *name;
+    const char *page;       /* label: the rows after a key, in key order, LIMIT %lld */
+    const char *add;        /* label: one row, its columns in the page's order */
+    const char *cols;       /* per column: 'i' integer, 's' text (NULL kept in both) */
+    int text_key;           /* keyed by (column 0, column 1) rather than column 0 */
+} copy_table;
+
+/* In copy order: a row's references come before it (PostgreSQL checks them). */
+static const copy_table copy_tables[QRT_COPY_TABLES] = {
+    { "accounts", "qrt_copy_accounts_page", "qrt_copy_accounts_add", "issi", 0 },
+    { "tokens", "qrt_copy_tokens_page", "qrt_copy_tokens_add", "iisssii", 0 },
+    { "trackers", "qrt_copy_trackers_page", "qrt_copy_trackers_add",
+      "iissssiiiiiiii", 0 },
+    { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", 1 },
+    { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
+      "iiissssssssssis", 0 },
+    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "isi", 1 },
+};
+
+/* Where a table's copy has got to: the key of the last row copied. */
+typedef struct {
+    apr_int64_t id;         /* column 0 */
+    const char *text;       /* column 1, for a text_key table */
+    apr_pool_t *pool;       /* holds text; cleared per page */
+} copy_key;
+
+apr_status_t qrt_store_copy_check_empty(qrt_db_t *db, apr_pool_t *p, const char **table)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *none[] = { NULL };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_copy_nonempty", &res, none);
+
+    *table = NULL;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        if (!*table) {
+            *table = apr_pstrdup(p, qrt_db_str(db, row, 0));
+        }
+    }
+    return *table ? APR_EEXIST : APR_SUCCESS;
+}
+
+/* Writes one row of the source to the target as it is. */
+static apr_status_t copy_row(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
+                             const copy_table *t, apr_dbd_row_t *row)
+{
+    const void *args[16];
+    int i;
+
+    for (i = 0; t->cols[i]; i++) {
+        const char *s = qrt_db_str(from, row, i);
+
+        if (s && t->cols[i] == 'i') {
+            apr_int64_t *v = apr_palloc(pp, sizeof(*v));
+
+            *v = apr_atoi64(s);
+            args[i] = v;
+        }
+        else {
+            args[i] = s;
+        }
+    }
+    return qrt_db_exec(to, pp, t->add, NULL, args);
+}
+
+/* The page of t after k, written to the target in one transaction; *n gets its
+ * row count and k the key of its last row. Everything lives in pp. */
+static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
+                              const copy_table *t, copy_key *k, int *n)
+{
+    apr_int64_t limit = QRT_COPY_PAGE;
+    const void *by_id[] = { &k->id, &limit };
+    const void *by_text[] = { &k->id, k->text, &limit };
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_dbd_transaction_t *tx;
+    const char *last = NULL;
+    apr_status_t rv;
+
+    *n = 0;
+    rv = qrt_db_select(from, pp, t->page, &res, t->text_key ? by_text : by_id);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_begin(to, pp, &tx);
+    while (qrt_db_row(from, pp, res, &row) == 0) {
+        if (rv == APR_SUCCESS) {
+            rv = copy_row(from, to, pp, t, row);
+            k->id = qrt_db_int(from, row, 0, 0);
+            last = qrt_db_str(from, row, 1);
+            (*n)++;
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(to, tx);
+    }
+    if (qrt_db_end(to, pp, tx) != APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS && t->text_key && last) {
+        apr_pool_clear(k->pool);
+        k->text = apr_pstrdup(k->pool, last);
+    }
+    return rv;
+}
+
+/* Copies every row of t; *rows gets their count, *err what failed. */
+static apr_status_t copy_table_rows(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
+                                    const copy_table *t, apr_int64_t *rows,
+                                    const char **err)
+{
+    apr_pool_t *pp;
+    copy_key k;
+    apr_status_t rv;
+    int n;
+
+    apr_pool_create(&pp, p);
+    apr_pool_create(&k.pool, p);
+    k.id = APR_INT64_MIN;
+    k.text = "";
+    *rows = 0;
+    do {
+        from->error = to->error = NULL;
+        rv = copy_page(from, to, pp, t, &k, &n);
+        if (rv == APR_SUCCESS) {
+            *rows += n;
+        }
+        else {
+            *err = apr_psprintf(p, "%s: %s", t->name, from->error ? from->error
+                                : to->error ? to->error : "failed");
+        }
+        apr_pool_clear(pp);
+    } while (rv == APR_SUCCESS && n == QRT_COPY_PAGE);
+    apr_pool_destroy(pp);
+    apr_pool_destroy(k.pool);
+    return rv;
+}
+
+apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
+                                qrt_copy_report_t *out)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < QRT_COPY_TABLES; i++) {
+        out->table[i] = copy_tables[i].name;
+    }
+    for (i = 0; i < QRT_COPY_TABLES && rv == APR_SUCCESS; i++) {
+        rv = copy_table_rows(from, to, p, &copy_tables[i], &out->rows[i], &out->error);
+    }
+    return rv;
+}
+
+/* Prepares a statement of copy_pgsql_only on db unless it is already. */
+static apr_status_t copy_prepare(qrt_db_t *db, apr_pool_t *p, const qrt_stmt_t *st)
+{
+    apr_dbd_prepared_t *stmt = NULL;
+    int rv;
+
+    if (!db->prepared) {
+        db->prepared = apr_hash_make(p);
+    }
+    if (apr_hash_get(db->prepared, st->label, APR_HASH_KEY_STRING)) {
+        return APR_SUCCESS;
+    }
+    rv = apr_dbd_prepare(db->driver, p, db->handle, st->sql, st->label, &stmt);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "cannot prepare %s: %s", st->label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return APR_EGENERAL;
+    }
+    apr_hash_set(db->prepared, st->label, APR_HASH_KEY_STRING, stmt);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_copy_sequences(qrt_db_t *db, apr_pool_t *p)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *none[] = { NULL };
+    apr_status_t rv;
+
+    if (strcmp(apr_dbd_name(db->driver), "pgsql") != 0) {
+        return APR_SUCCESS;
+    }
+    rv = copy_prepare(db, p, &copy_pgsql_only[0]);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select(db, p, copy_pgsql_only[0].label, &res, none);
+    }
+    while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
+    }
+    return rv;
+}

@@ -1,0 +1,211 @@
+/* Unit tests for qrt_store_copy: a SQLite database copied into an empty one keeps
+ * every row, id, NULL and column type, across page boundaries (ids with gaps, one
+ * tracker's visitors over several pages of the (tracker_id, visitor) key), and a
+ * target with rows is recognised. PostgreSQL is covered by test/api/test_migrate.py. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_schema.h"
+#include "qrt_store_copy.h"
+#include "qrt_check.h"
+
+#define NVISITS (2 * QRT_COPY_PAGE + 345)
+#define NVISITORS (QRT_COPY_PAGE + 77)
+
+static apr_pool_t *pool;
+static qrt_db_t src, dst;
+static char dir[] = "/tmp/qrt-store-copy-XXXXXX";
+
+static void exec_sql(qrt_db_t *db, const char *sql)
+{
+    int n = 0;
+
+    ck_assert_msg(apr_dbd_query(db->driver, db->handle, &n, sql) == 0, "%s: %s", sql,
+                  apr_dbd_error(db->driver, db->handle, 1));
+}
+
+static void open_db(qrt_db_t *db, const char *name)
+{
+    const char *err = NULL;
+    const char *path = apr_pstrcat(pool, dir, "/", name, NULL);
+
+    memset(db, 0, sizeof(*db));
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db->driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db->driver, pool, path, &db->handle, &err),
+                     APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db->driver, db->handle, NULL, NULL);
+    ck_assert_msg(err == NULL, "%s", err);
+    err = qrt_db_prepare_all(db, pool);
+    ck_assert_msg(err == NULL, "%s", err);
+}
+
+static void seed(void)
+{
+    int i;
+
+    exec_sql(&src, "BEGIN");
+    exec_sql(&src, "INSERT INTO accounts VALUES (3, 'acme', 'professional', 100), "
+                   "(7, 'other', 'free', 200)");
+    exec_sql(&src, "INSERT INTO tokens VALUES (5, 3, 'default', 'qrt_abcd', "
+                   "'" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+                   "', 101, NULL), (9, 7, 'old', 'qrt_efgh', "
+                   "'" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+                   "', 201, 300)");
+    exec_sql(&src, "INSERT INTO trackers VALUES "
+                   "(2, 3, 'aaaaaaaa', 'one', 'website', 'https://e.example/1', 110, 120, "
+                   "NULL, 10, 5, 1, 4, 1000), "
+                   "(4, 3, 'bbbbbbbb', 'two', 'website', 'https://e.example/2', 130, 140, "
+                   "150, 0, 0, 0, 0, NULL), "
+                   "(8, 7, 'cccccccc', 'three', 'website', 'https://e.example/3', 210, 210, "
+                   "NULL, 2, 0, 0, 1, 2000)");
+    exec_sql(&src, "INSERT INTO tracker_tags VALUES (2, 'campaign:spring', 'campaign', "
+                   "'spring'), (2, 'plain', NULL, 'plain'), (2, 'region:eu', 'region', 'eu'), "
+                   "(8, 'x', NULL, 'x')");
+    for (i = 0; i < NVISITS; i++) {
+        /* Ids with gaps; every other visit with NULLs, one with empty texts. */
+        exec_sql(&src, apr_psprintf(pool, "INSERT INTO visits VALUES (%d, %d, %d, '%s', "
+                 "%s, %s, %s, 'Chrome', '120', 'Android', 'mobile', %s, 'UA %d', %d, "
+                 "'%016x')", 3 * i + 11, i % 3 ? 2 : 8, 1000 + i, i % 5 ? "scan" : "click",
+                 i % 2 ? "NULL" : "'192.0.2.0'", i == 7 ? "''" : "'DE'",
+                 i % 2 ? "NULL" : "'Berlin'", i % 4 ? "NULL" : "'https://r.example/'", i,
+                 i % 11 == 0, i % 97));
+    }
+    for (i = 0; i < NVISITORS; i++) {
+        exec_sql(&src, apr_psprintf(pool, "INSERT INTO tracker_visitors VALUES (%d, "
+                 "'%016x', %d)", i < NVISITORS - 5 ? 2 : 8, i * 7919, 1000 + i));
+    }
+    exec_sql(&src, "COMMIT");
+}
+
+static void setup(void)
+{
+    apr_pool_create(&pool, NULL);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    apr_dbd_init(pool);
+    open_db(&src, "src.db");
+    open_db(&dst, "dst.db");
+    seed();
+}
+
+static void teardown(void)
+{
+    static const char *const files[] = { "src.db", "src.db-wal", "src.db-shm",
+                                         "dst.db", "dst.db-wal", "dst.db-shm", NULL };
+    int i;
+
+    apr_dbd_close(src.driver, src.handle);
+    apr_dbd_close(dst.driver, dst.handle);
+    for (i = 0; files[i]; i++) {
+        unlink(apr_pstrcat(pool, dir, "/", files[i], NULL));
+    }
+    rmdir(dir);
+    strcpy(dir, "/tmp/qrt-store-copy-XXXXXX");
+    apr_pool_destroy(pool);
+}
+
+/* Every row of a table as text, in key order: quote() tells NULL from '' and an
+ * integer from a text. */
+static const char *dump(qrt_db_t *db, const char *table, const char *cols,
+                        const char *order, int *rows)
+{
+    char *sql = apr_pstrdup(pool, "SELECT ''"), *list = apr_pstrdup(pool, cols);
+    char *col, *last = NULL;
+    apr_array_header_t *out = apr_array_make(pool, 1024, sizeof(const char *));
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+
+    for (col = apr_strtok(list, ",", &last); col; col = apr_strtok(NULL, ",", &last)) {
+        sql = apr_pstrcat(pool, sql, " || '|' || quote(", col, ")", NULL);
+    }
+    sql = apr_pstrcat(pool, sql, " FROM ", table, " ORDER BY ", order, NULL);
+    ck_assert_msg(apr_dbd_select(db->driver, pool, db->handle, &res, sql, 0) == 0, "%s",
+                  sql);
+    *rows = 0;
+    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
+        APR_ARRAY_PUSH(out, const char *) =
+            apr_pstrcat(pool, apr_dbd_get_entry(db->driver, row, 0), "\n", NULL);
+        (*rows)++;
+    }
+    return apr_array_pstrcat(pool, out, 0);
+}
+
+START_TEST(copies_every_row_as_it_is)
+{
+    static const char *const t[][3] = {
+        { "accounts", "id,name,plan,created_at", "id" },
+        { "tokens", "id,account_id,name,prefix,digest,created_at,revoked_at", "id" },
+        { "trackers", "id,account_id,code,name,type,redirect_url,created_at,updated_at,"
+          "deleted_at,total_scans,total_clicks,total_bots,unique_visitors,last_visit", "id" },
+        { "tracker_tags", "tracker_id,tag,dimension,value", "tracker_id, tag" },
+        { "visits", "id,tracker_id,visit_start,source,ip,country,city,browser,"
+          "browser_version,os,device,referer,user_agent,bot,visitor", "id" },
+        { "tracker_visitors", "tracker_id,visitor,first_visit", "tracker_id, visitor" },
+    };
+    static const int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, NVISITS, NVISITORS };
+    qrt_copy_report_t r;
+    const char *table = NULL;
+    int i, na, nb;
+
+    ck_assert_int_eq(qrt_store_copy_check_empty(&dst, pool, &table), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_copy_check_empty(&src, pool, &table), APR_EEXIST);
+    ck_assert_str_eq(table, "accounts");
+    ck_assert_int_eq(qrt_store_copy_all(&src, &dst, pool, &r), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_copy_sequences(&dst, pool), APR_SUCCESS);
+    for (i = 0; i < QRT_COPY_TABLES; i++) {
+        const char *a = dump(&src, t[i][0], t[i][1], t[i][2], &na);
+        const char *b = dump(&dst, t[i][0], t[i][1], t[i][2], &nb);
+
+        ck_assert_str_eq(r.table[i], t[i][0]);
+        ck_assert_int_eq(r.rows[i], expect[i]);
+        ck_assert_int_eq(nb, expect[i]);
+        ck_assert_msg(!strcmp(a, b), "%s differs", t[i][0]);
+    }
+    ck_assert_int_eq(qrt_store_copy_check_empty(&dst, pool, &table), APR_EEXIST);
+    /* New rows get fresh ids above the copied ones. */
+    exec_sql(&dst, "INSERT INTO visits (tracker_id, visit_start, source, bot, visitor) "
+                   "VALUES (2, 1, 'scan', 0, '0000000000000000')");
+    ck_assert_str_eq(dump(&dst, "visits", "id", "id DESC LIMIT 1", &na),
+                     apr_psprintf(pool, "|%d\n", 3 * (NVISITS - 1) + 11 + 1));
+}
+END_TEST
+
+START_TEST(a_failed_page_is_reported_with_its_table)
+{
+    qrt_copy_report_t r;
+
+    /* A tracker already there: the target's unique code refuses the page. */
+    exec_sql(&dst, "INSERT INTO accounts VALUES (99, 'x', 'free', 1)");
+    exec_sql(&dst, "INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "
+                   "created_at, updated_at) VALUES (99, 99, 'bbbbbbbb', 'x', 'website', "
+                   "'https://e.example/', 1, 1)");
+    ck_assert_int_eq(qrt_store_copy_all(&src, &dst, pool, &r), APR_EGENERAL);
+    ck_assert_ptr_nonnull(r.error);
+    ck_assert_msg(!strncmp(r.error, "trackers: qrt_copy_trackers_add", 31), "%s", r.error);
+    ck_assert_int_eq(r.rows[0], 2);
+    ck_assert_int_eq(r.rows[2], 0);
+}
+END_TEST
+
+static Suite *store_copy_suite(void)
+{
+    Suite *s = suite_create("qrt_store_copy");
+    TCase *tc = tcase_create("store_copy");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, copies_every_row_as_it_is);
+    tcase_add_test(tc, a_failed_page_is_reported_with_its_table);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(store_copy_suite());
+}
