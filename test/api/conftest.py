@@ -130,13 +130,30 @@ class PgCluster:
     def params(self, name):
         return "host=127.0.0.1 port=%d dbname=%s user=%s" % (self.port, name, self.user)
 
+    def postmaster_pid(self):
+        """The postmaster's PID (runuser started it: self.proc may be runuser)."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                return int(f.readline().strip())
+        except (OSError, ValueError):
+            return None
+
     def stop(self):
         """Fast shutdown (SIGINT to the postmaster, by its PID), then the files go."""
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            pid = self.postmaster_pid()
+            try:
+                os.kill(pid or self.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
+                if pid:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
