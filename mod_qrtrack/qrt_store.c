@@ -22,11 +22,13 @@ static const qrt_stmt_t *const store_tables[] = {
     NULL
 };
 
-/* PostgreSQL's own forms of some statements, by label. */
+/* PostgreSQL's own forms of some statements, and statements of its own, by label. */
 extern const qrt_stmt_t qrt_store_visit_pgsql[];
+extern const qrt_stmt_t qrt_store_report_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
+    qrt_store_report_pgsql,
     NULL
 };
 
@@ -45,6 +47,21 @@ static const char *store_pgsql_form(const char *label)
     return NULL;
 }
 
+/* 1 when label is one of the statements of every driver. */
+static int store_common(const char *label)
+{
+    int t, i;
+
+    for (t = 0; store_tables[t]; t++) {
+        for (i = 0; store_tables[t][i].label; i++) {
+            if (!strcmp(store_tables[t][i].label, label)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
 {
     int t, i, pg = driver && !strcmp(driver, "pgsql");
@@ -55,6 +72,14 @@ void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
             const char *own = pg ? store_pgsql_form(st->label) : NULL;
 
             f(ctx, st->label, own ? own : st->sql);
+        }
+    }
+    /* PostgreSQL's statements of its own (e.g. those of many rows at once) */
+    for (t = 0; pg && pgsql_tables[t]; t++) {
+        for (i = 0; pgsql_tables[t][i].label; i++) {
+            if (!store_common(pgsql_tables[t][i].label)) {
+                f(ctx, pgsql_tables[t][i].label, pgsql_tables[t][i].sql);
+            }
         }
     }
 }
@@ -212,6 +237,106 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
         if (rv == APR_SUCCESS) {
             rv = fn(ctx, db, row);
         }
+    }
+    return rv;
+}
+
+char *qrt_db_array(apr_pool_t *p, char type, const void **args, int nargs, int col, int n)
+{
+    apr_size_t len = 3;
+    char *out, *o;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const void *v = args[(apr_size_t)i * nargs + col];
+
+        /* a quoted string may double in length; a number takes at most 20 bytes */
+        len += 5 + (!v ? 4 : type == 's' ? 2 * strlen(v) : 20);
+    }
+    o = out = apr_palloc(p, len);
+    *o++ = '{';
+    for (i = 0; i < n; i++) {
+        const void *v = args[(apr_size_t)i * nargs + col];
+        const char *s;
+
+        if (i > 0) {
+            *o++ = ',';
+        }
+        if (!v) {
+            memcpy(o, "NULL", 4);
+            o += 4;
+        }
+        else if (type == 's') {
+            *o++ = '"';
+            for (s = v; *s; s++) {
+                if (*s == '"' || *s == '\\') {
+                    *o++ = '\\';
+                }
+                *o++ = *s;
+            }
+            *o++ = '"';
+        }
+        else {
+            o += apr_snprintf(o, 21, "%" APR_INT64_T_FMT,
+                              type == 'i' ? (apr_int64_t)*(const int *)v
+                                          : *(const apr_int64_t *)v);
+        }
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
+/* PostgreSQL: the statement "<label>_many" and its arguments, one array a column. */
+static const char *store_many(apr_pool_t *p, const char *label, const char *types,
+                              const void **args, int n, const void ***cols)
+{
+    int c, nargs = (int)strlen(types);
+
+    *cols = apr_palloc(p, (nargs > 0 ? nargs : 1) * sizeof(**cols));
+    for (c = 0; c < nargs; c++) {
+        (*cols)[c] = qrt_db_array(p, types[c], args, nargs, c, n);
+    }
+    return apr_pstrcat(p, label, "_many", NULL);
+}
+
+apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                              const char *types, const void **args, int n)
+{
+    apr_status_t rv = APR_SUCCESS;
+    const void **cols;
+    int i, nargs = (int)strlen(types);
+
+    if (n <= 0) {
+        return APR_SUCCESS;
+    }
+    if (qrt_db_is_pgsql(db->driver)) {
+        label = store_many(p, label, types, args, n, &cols);
+        return qrt_db_exec(db, p, label, NULL, cols);
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        rv = qrt_db_exec(db, p, label, NULL, args + (apr_size_t)i * nargs);
+    }
+    return rv;
+}
+
+apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                              const char *types, const void **args, int n,
+                              qrt_row_fn *fn, void *ctx)
+{
+    apr_status_t rv = APR_SUCCESS;
+    const void **cols;
+    int i, nargs = (int)strlen(types);
+
+    if (n <= 0) {
+        return APR_SUCCESS;
+    }
+    if (qrt_db_is_pgsql(db->driver)) {
+        label = store_many(p, label, types, args, n, &cols);
+        return qrt_db_each(db, p, label, cols, fn, ctx);
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        rv = qrt_db_each(db, p, label, args + (apr_size_t)i * nargs, fn, ctx);
     }
     return rv;
 }

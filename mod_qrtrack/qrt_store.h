@@ -55,11 +55,26 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
  * NULL for an SQL NULL). */
 apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
                          int *nrows, const void **args);
+/* Called on each row of qrt_db_each. */
+typedef apr_status_t qrt_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
+/* Runs the one-row statement label for n rows (args: one value per letter of types,
+ * row after row; a letter says what its pointers point to: 'l' apr_int64_t, 'i' int,
+ * 's' a string, NULL an SQL NULL). On PostgreSQL one statement does all the rows:
+ * the statement "<label>_many" of a _pgsql table, which takes each column as an
+ * array (one %s each, written by qrt_db_array). On SQLite, where a statement costs
+ * no round trip, label runs once per row. */
+apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                              const char *types, const void **args, int n);
+/* The same for a query: fn is called on the rows it answers. */
+apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                              const char *types, const void **args, int n,
+                              qrt_row_fn *fn, void *ctx);
+/* Column col of n rows of args (nargs values a row) as a PostgreSQL array literal:
+ * {1,NULL,3} for type 'l' or 'i', {"a\"b",NULL} for 's'. */
+char *qrt_db_array(apr_pool_t *p, char type, const void **args, int nargs, int col, int n);
 /* Runs a query; *res gets the results. */
 apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
                            apr_dbd_results_t **res, const void **args);
-/* Called on each row of qrt_db_each. */
-typedef apr_status_t qrt_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
 /* Runs a query and calls fn on every row; every row is read (the SQLite driver
  * needs it), and the first error fn returns is the result. */
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,

@@ -33,6 +33,12 @@
 /* Shift that keeps the day arithmetic of agg_day on non-negative numbers. */
 #define AGG_DAY_SHIFT APR_INT64_C(10000000)
 
+#define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
+    "clicks, firsts, rets) "
+#define BIGINTS "CAST(%s AS BIGINT[])"
+#define CNT_UPSERT " ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET " \
+    "scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, " \
+    "firsts = agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets"
 #define CNT_RANGE "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
     "WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld"
 #define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
@@ -92,13 +98,8 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "SELECT " VISIT_COLS " FROM visits v CROSS JOIN agg_trk k WHERE v.visitor = %s "
       "AND k.tracker_id = v.tracker_id AND k.account_id = %lld AND v.bot = 0 "
       "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
-    { "qrt_agg_cnt_add",
-      "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, clicks, firsts, "
-      "rets) VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, %lld, %lld) "
-      "ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET "
-      "scans = agg_cnt.scans + excluded.scans, "
-      "clicks = agg_cnt.clicks + excluded.clicks, "
-      "firsts = agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets" },
+    { "qrt_agg_cnt_add", CNT_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, "
+      "%lld, %lld)" CNT_UPSERT },
     { "qrt_agg_day_add",
       "INSERT INTO agg_day (account_id, q, g, scans, clicks) "
       "VALUES (%lld, %lld, %lld, %lld, %lld) ON CONFLICT (account_id, q, g) "
@@ -263,6 +264,14 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "SELECT g.tracker_id, g.tag, g.dimension, g.value FROM tracker_tags g "
       "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
       "AND t.deleted_at IS NULL" },
+    { NULL, NULL }
+};
+
+/* PostgreSQL's statements of many rows (qrt_db_exec_rows). */
+const qrt_stmt_t qrt_store_report_pgsql[] = {
+    { "qrt_agg_cnt_add_many", CNT_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", CAST(%s AS TEXT[]), " BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ")" CNT_UPSERT },
     { NULL, NULL }
 };
 
@@ -547,13 +556,43 @@ static void acc_gap(agg_acc *a, int sign, int kind, apr_int64_t account, apr_int
     e->n += sign;
 }
 
-static apr_status_t acc_cnt_write(agg_acc *a, apr_pool_t *p, const cnt_ent *e)
-{
-    apr_int64_t kind = e->k.kind, lvl = e->k.lvl;
-    const void *args[] = { &kind, &e->k.account, &lvl, &e->k.b, &e->k.grp, e->k.val,
-                           &e->scans, &e->clicks, &e->firsts, &e->rets };
+#define CNT_NARGS 10
+#define CNT_TYPES "lllllsllll"
+#define CNT_RUN   256           /* counters written by one run of statements */
 
-    return qrt_db_exec(a->db, p, "qrt_agg_cnt_add", NULL, args);
+/* Counters on their way to the database, CNT_RUN at most at a time. */
+typedef struct {
+    agg_acc *a;
+    apr_pool_t *p;              /* cleared after each run */
+    const void *args[CNT_RUN * CNT_NARGS];
+    int n;
+} cnt_run;
+
+static apr_status_t cnt_run_flush(cnt_run *r)
+{
+    /* Keys are distinct within a run: no row is upserted twice by one statement. */
+    apr_status_t rv = qrt_db_exec_rows(r->a->db, r->p, "qrt_agg_cnt_add", CNT_TYPES,
+                                       r->args, r->n);
+
+    r->n = 0;
+    apr_pool_clear(r->p);
+    return rv;
+}
+
+static apr_status_t cnt_run_add(cnt_run *r, const cnt_ent *e)
+{
+    apr_int64_t *kl = apr_palloc(r->p, 2 * sizeof(*kl));
+    const void *one[CNT_NARGS] = { &kl[0], &e->k.account, &kl[1], &e->k.b, &e->k.grp,
+                                   e->k.val, &e->scans, &e->clicks, &e->firsts,
+                                   &e->rets };
+
+    if (!e->scans && !e->clicks && !e->firsts && !e->rets) {
+        return APR_SUCCESS;
+    }
+    kl[0] = e->k.kind;
+    kl[1] = e->k.lvl;
+    memcpy(r->args + (apr_size_t)r->n * CNT_NARGS, one, sizeof(one));
+    return ++r->n == CNT_RUN ? cnt_run_flush(r) : APR_SUCCESS;
 }
 
 /* Writes the counters (each day also into its 16- and 256-day buckets) and days. */
@@ -562,19 +601,20 @@ static apr_status_t acc_flush_counts(agg_acc *a)
     apr_pool_t *p;
     apr_hash_t *roll;
     apr_hash_index_t *hi;
+    cnt_run *run;
     apr_status_t rv = APR_SUCCESS;
 
     apr_pool_create(&p, a->p);
     roll = apr_hash_make(p);
+    run = apr_pcalloc(p, sizeof(*run));
+    run->a = a;
+    apr_pool_create(&run->p, p);
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
         int lvl;
 
-        if (!e->scans && !e->clicks && !e->firsts && !e->rets) {
-            continue;
-        }
-        rv = acc_cnt_write(a, p, e);
+        rv = cnt_run_add(run, e);
         for (lvl = 2; lvl <= QRT_AGG_LEVELS; lvl++) {
             cnt_key k = e->k;
             cnt_ent *r;
@@ -590,20 +630,19 @@ static apr_status_t acc_flush_counts(agg_acc *a)
     }
     for (hi = apr_hash_first(p, roll);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
-        cnt_ent *e = apr_hash_this_val(hi);
-
-        if (e->scans || e->clicks || e->firsts || e->rets) {
-            rv = acc_cnt_write(a, p, e);
-        }
+        rv = cnt_run_add(run, apr_hash_this_val(hi));
+    }
+    if (rv == APR_SUCCESS) {
+        rv = cnt_run_flush(run);
     }
     for (hi = apr_hash_first(p, a->day);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         day_ent *e = apr_hash_this_val(hi);
         apr_int64_t g = e->k.g;
-        const void *args[] = { &e->k.account, &e->k.q, &g, &e->scans, &e->clicks };
+        const void *dargs[] = { &e->k.account, &e->k.q, &g, &e->scans, &e->clicks };
 
         if (e->scans || e->clicks) {
-            rv = qrt_db_exec(a->db, p, "qrt_agg_day_add", NULL, args);
+            rv = qrt_db_exec(a->db, p, "qrt_agg_day_add", NULL, dargs);
         }
     }
     apr_hash_clear(a->cnt);

@@ -5,20 +5,20 @@
 #include <apr_strings.h>
 #include "qrt_store.h"
 
+#define VISIT_NARGS 14
+#define VISIT_TYPES "llssssssssssis"       /* qrt_db_exec_rows */
+#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
+#define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
+#define BIGINTS "CAST(%s AS BIGINT[])"
+#define TEXTS "CAST(%s AS TEXT[])"
+
 const qrt_stmt_t qrt_store_visit_stmts[] = {
     /* qrt_store_write_lock: SQLite never runs it */
     { "qrt_write_lock", "SELECT %lld" },
-    { "qrt_visit_add",
-      "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
-      "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
-      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s) RETURNING id" },
-    { "qrt_visit_add_noid",
-      "INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser, "
-      "browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
+    { "qrt_visit_add", "INSERT INTO visits (tracker_id, visit_start, source, ip, country, "
+      "city, browser, browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
       "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)" },
-    { "qrt_visitor_add",
-      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) VALUES "
-      "(%lld, %s, %lld) ON CONFLICT (tracker_id, visitor) DO NOTHING" },
+    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %s, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -28,9 +28,17 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { NULL, NULL }
 };
 
-/* PostgreSQL's own forms (qrt_store_each_statement). */
+/* PostgreSQL's own forms, and its statements of many rows (qrt_db_exec_rows): the
+ * new visits' ids, the visitors new to a tracker come back. */
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
+    { "qrt_visit_add_many", "INSERT INTO visits (tracker_id, visit_start, source, ip, "
+      "country, city, browser, browser_version, os, device, referer, user_agent, bot, "
+      "visitor) SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", " TEXTS ", " TEXTS ", "
+      TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS
+      ", CAST(%s AS SMALLINT[]), " TEXTS ") RETURNING id" },
+    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " TEXTS
+      ", " BIGINTS ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
 };
 
@@ -48,6 +56,119 @@ static int visit_counters_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *ids;    /* apr_int64_t */
+    apr_hash_t *added;          /* "tracker/visitor" of visitors new to a tracker */
+} visit_rows_ctx;
+
+static apr_status_t visit_id_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    visit_rows_ctx *c = ctx;
+
+    APR_ARRAY_PUSH(c->ids, apr_int64_t) = qrt_db_int(db, row, 0, 0);
+    return APR_SUCCESS;
+}
+
+static int visit_id_cmp(const void *a, const void *b)
+{
+    apr_int64_t x = *(const apr_int64_t *)a, y = *(const apr_int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Inserts the visits. On SQLite, whose writers follow one another, the batch's ids
+ * follow one another and the aggregates read them in one query; on PostgreSQL the
+ * ids come back from the inserts of many rows (a statement takes its ids from the
+ * sequence in the order of its rows, and statements run in order). */
+static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, int n)
+{
+    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_NARGS
+                                      * sizeof(*args));
+    visit_rows_ctx c;
+    apr_status_t rv;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        qrt_visit_t *x = &v[i];
+        const void *one[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
+                              x->country, x->city, x->browser, x->browser_version,
+                              x->os, x->device, x->referer, x->user_agent, &x->bot,
+                              x->visitor };
+
+        memcpy(args + (apr_size_t)i * VISIT_NARGS, one, sizeof(one));
+        x->id = 0;
+    }
+    if (!qrt_db_is_pgsql(db->driver)) {
+        return qrt_db_exec_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n);
+    }
+    c.ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
+    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, visit_id_row, &c);
+    if (rv == APR_SUCCESS && c.ids->nelts != n) {
+        db->error = "INSERT INTO visits returned too few ids";
+        rv = APR_EGENERAL;
+    }
+    qsort(c.ids->elts, c.ids->nelts, sizeof(apr_int64_t), visit_id_cmp);
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        v[i].id = APR_ARRAY_IDX(c.ids, i, apr_int64_t);
+    }
+    return rv;
+}
+
+static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    visit_rows_ctx *c = ctx;
+    const char *key = apr_psprintf(c->p, "%s/%s", qrt_db_str(db, row, 0),
+                                   qrt_db_str(db, row, 1));
+
+    apr_hash_set(c->added, key, APR_HASH_KEY_STRING, key);
+    return APR_SUCCESS;
+}
+
+/* is_new[i] = 1 when visit i is its visitor's first on its tracker (the first of
+ * the batch's visits of that visitor there, which alone adds a tracker_visitors row). */
+static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                    int n, int *is_new)
+{
+    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 3 * sizeof(*args));
+    const char **keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
+    int *first = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*first));
+    visit_rows_ctx c;
+    apr_status_t rv = APR_SUCCESS;
+    int i, m = 0, added;
+
+    c.p = p;
+    c.added = apr_hash_make(p);
+    for (i = 0; i < n; i++) {
+        const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", v[i].tracker_id,
+                                       v[i].visitor);
+
+        if (v[i].bot || apr_hash_get(c.added, key, APR_HASH_KEY_STRING)) {
+            continue;           /* a visitor back on the same tracker within the batch */
+        }
+        apr_hash_set(c.added, key, APR_HASH_KEY_STRING, "");
+        args[3 * m] = &v[i].tracker_id;
+        args[3 * m + 1] = v[i].visitor;
+        args[3 * m + 2] = &v[i].visit_start;
+        keys[m] = key;
+        first[m++] = i;
+    }
+    c.added = apr_hash_make(p);
+    if (qrt_db_is_pgsql(db->driver)) {
+        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lsl", args, m, visit_added_row, &c);
+        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+            is_new[first[i]] = apr_hash_get(c.added, keys[i], APR_HASH_KEY_STRING) != NULL;
+        }
+        return rv;
+    }
+    for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+        added = 0;
+        rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, args + 3 * i);
+        is_new[first[i]] = added > 0;
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *in, int n)
 {
@@ -55,61 +176,21 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     int i, j, nacc = 0;
-    int sqlite = !strcmp(apr_dbd_name(db->driver), "sqlite3");
-    apr_hash_t *seen = apr_hash_make(p);
     apr_status_t rv = qrt_store_write_lock(db, p);
 
+    if (rv == APR_SUCCESS) {
+        rv = visits_insert(db, p, v, n);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = visits_visitors(db, p, v, n, is_new);
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < n; i++) {
-        qrt_visit_t *x = &v[i];
-        const void *args[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
-                               x->country, x->city, x->browser, x->browser_version,
-                               x->os, x->device, x->referer, x->user_agent, &x->bot,
-                               x->visitor };
+        const qrt_visit_t *x = &v[i];
         visit_counters *c = NULL;
-        apr_dbd_results_t *res;
-        apr_dbd_row_t *row = NULL;
 
-        x->id = 0;
-        if (sqlite) {
-            /* One writer at a time (SQLite's write lock): the batch's ids follow
-             * one another, and the aggregates read them in one query. */
-            rv = qrt_db_exec(db, p, "qrt_visit_add_noid", NULL, args);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
-        }
-        else {
-            rv = qrt_db_select(db, p, "qrt_visit_add", &res, args);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
-            while (qrt_db_row(db, p, res, &row) == 0) {
-                x->id = qrt_db_int(db, row, 0, 0);
-            }
-            if (x->id <= 0) {
-                db->error = "INSERT INTO visits returned no id";
-                return APR_EGENERAL;
-            }
-        }
-        if (!x->bot) {
-            const void *vargs[] = { &x->tracker_id, x->visitor, &x->visit_start };
-            const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", x->tracker_id,
-                                           x->visitor);
-            int added = 0;
-
-            /* A visitor back on the same tracker within the batch is known. */
-            if (!apr_hash_get(seen, key, APR_HASH_KEY_STRING)) {
-                rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, vargs);
-                if (rv != APR_SUCCESS) {
-                    return rv;
-                }
-                apr_hash_set(seen, key, APR_HASH_KEY_STRING, key);
-            }
-            is_new[i] = added > 0;
-        }
         for (j = 0; j < nacc; j++) {
             if (acc[j].tracker_id == x->tracker_id) {
                 c = &acc[j];
