@@ -262,6 +262,20 @@ def test_visit_keeps_referer_and_agent(server, api):
                     "https://x.example/\ufffd|" + IPHONE]
 
 
+def test_visit_text_with_quotes_braces_and_backslashes_is_stored_as_sent(server, api):
+    """Every character that means something to SQL or to an array literal (the
+    PostgreSQL write path sends a batch's columns as arrays) is stored as sent."""
+    t = create(api)
+    odd = ['Mozilla/5.0 "quoted" \\back\\slash {brace,comma} NULL',
+           "it's; DROP TABLE visits; --", "{}", '"', "\\", "NULL"]
+    for ua in odd:
+        assert scan(server, t, ua=ua, headers={"Referer": "https://r.example/" + ua}
+                    ).status_code == 302
+    r = api.get("/visits/tracker/%d" % t["tracker_id"], params={"rows": 10})
+    got = [(v["user_agent"], v["referer"]) for v in reversed(r.json()["data"])]
+    assert got == [(ua, "https://r.example/" + ua) for ua in odd]
+
+
 def test_head_redirects_without_recording(server, api):
     t = create(api)
     r = requests.head(t["scan_url"], allow_redirects=False)
