@@ -34,7 +34,7 @@
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             NULL, NULL, "/q", "/l" };
+                             NULL, NULL, "/q", "/l", NULL, NULL };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -214,6 +214,39 @@ static const char *qrt_set_ua_regexes(cmd_parms *cmd, void *dc, const char *arg)
     return NULL;
 }
 
+static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind,
+                                      const char *list)
+{
+    const char *name = cmd->directive->directive;
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(kind, "shm") && !list) {
+        qrt_global.rate_mc_servers = NULL;
+        qrt_global.rate_mc_list = NULL;
+        return NULL;
+    }
+    if (strcasecmp(kind, "memcache") != 0) {
+        return apr_psprintf(cmd->pool, "%s: '%s%s%s' is not shm or memcache "
+                            "HOST:PORT[,HOST:PORT...]", name, kind, list ? " " : "",
+                            list ? list : "");
+    }
+    if (!list) {
+        return apr_psprintf(cmd->pool, "%s: memcache needs its servers: memcache "
+                            "HOST:PORT[,HOST:PORT...]", name);
+    }
+    err = qrt_rate_servers_parse(cmd->pool, list, &qrt_global.rate_mc_servers);
+    if (err) {
+        qrt_global.rate_mc_servers = NULL;
+        return apr_psprintf(cmd->pool, "%s: %s", name, err);
+    }
+    qrt_global.rate_mc_list = apr_pstrdup(cmd->pool, list);
+    return NULL;
+}
+
 static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackPublicURL", qrt_set_public_url, NULL, RSRC_CONF,
                   "Base URL of the scan and click links encoded in QR images, "
@@ -232,6 +265,10 @@ static const command_rec qrt_cmds[] = {
                   "MaxMind-format City database (.mmdb) for visit country and city"),
     AP_INIT_TAKE1("QRTrackRateLimitSlots", qrt_set_global_int, NULL, RSRC_CONF,
                   "Tokens tracked at once by the rate limiter (default 8192)"),
+    AP_INIT_TAKE12("QRTrackRateLimitStore", qrt_set_rate_store, NULL, RSRC_CONF,
+                   "Where the per-token windows live: shm (default: this server's "
+                   "shared memory) or memcache HOST:PORT[,HOST:PORT...] (shared by "
+                   "every node naming the same servers)"),
     AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
                   "Visits the server may hold waiting for their commit before scans "
                   "get 503 (default: 2 per worker thread of the server)"),
@@ -348,6 +385,8 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
+    qrt_global.rate_mc_servers = NULL;
+    qrt_global.rate_mc_list = NULL;
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)

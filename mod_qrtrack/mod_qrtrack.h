@@ -3,6 +3,7 @@
  * mod_qrtrack.c          module record, directives, start-up and child hooks
  * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
  * mod_qrtrack_rate.c     per-token counters in shared memory
+ * mod_qrtrack_ratemc.c   per-token windows in memcached (QRTrackRateLimitStore)
  * mod_qrtrack_scan.c     the scan and click handlers, the writer thread
  * mod_qrtrack_queue.c   the visits waiting for their commit, in shared memory
  * mod_qrtrack_wal.c      SQLite WAL checkpoints off the commit path
@@ -59,6 +60,11 @@ typedef struct {
     const char *dbd_params;         /* the writers' own connections */
     const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
     const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
+
+    /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
+     * as written (for log lines); NULL = shm */
+    apr_array_header_t *rate_mc_servers;
+    const char *rate_mc_list;
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -164,6 +170,16 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
 void qrt_rate_child_init(apr_pool_t *p, server_rec *s);
 /* Counts the request; sets the X-RateLimit headers; an error for 429/503. */
 qrt_err_t *qrt_rate_check(qrt_req_t *q);
+
+/* mod_qrtrack_ratemc.c: QRTrackRateLimitStore memcache */
+void qrt_ratemc_child_init(apr_pool_t *pchild, server_rec *s);
+/* 1 when this child counts in memcached. */
+int qrt_ratemc_enabled(void);
+/* Counts the request in the token's window in memcached: APR_SUCCESS with *res and
+ * *verdict (OK or LIMITED), or an error (logged, at most every 30 s) when memcached
+ * cannot be reached: the caller then counts in shared memory. */
+apr_status_t qrt_ratemc_hit(request_rec *r, apr_int64_t token_id, long limit,
+                            qrt_rate_result_t *res, qrt_rate_verdict_t *verdict);
 
 /* mod_qrtrack_params.c: query parameters shared by several endpoints */
 typedef struct {

@@ -3,7 +3,11 @@
  * One anonymous apr_shm segment holds a qrt_rate_table_t; one global mutex
  * serialises every hit across all children, so a limit is exact. Both live in
  * the process pool and survive a graceful restart (counters carry on) unless
- * QRTrackRateLimitSlots changed. */
+ * QRTrackRateLimitSlots changed.
+ *
+ * With QRTrackRateLimitStore memcache the windows live in memcached
+ * (mod_qrtrack_ratemc.c); the table is still set up, and counts whenever
+ * memcached cannot be reached. */
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
@@ -11,6 +15,8 @@
 #include <apr_strings.h>
 
 #include "mod_qrtrack.h"
+
+APLOG_USE_MODULE(qrtrack);
 
 #define RATE_USERDATA "qrtrack-rate-state"
 
@@ -69,6 +75,7 @@ void qrt_rate_child_init(apr_pool_t *p, server_rec *s)
 {
     apr_status_t rv;
 
+    qrt_ratemc_child_init(p, s);
     if (!qrt_global.rate_mutex) {
         return;
     }
@@ -104,15 +111,20 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
     if (q->rate_limit <= 0) {
         return NULL;
     }
-    rv = apr_global_mutex_lock(qrt_global.rate_mutex);
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00014: cannot lock the "
-                      "rate-limit mutex");
-        return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    if (!qrt_ratemc_enabled()
+        || qrt_ratemc_hit(r, q->auth.token_id, q->rate_limit, &res, &verdict)
+           != APR_SUCCESS) {
+        /* The shm store, or memcached cannot be reached (logged there). */
+        rv = apr_global_mutex_lock(qrt_global.rate_mutex);
+        if (rv != APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00014: cannot lock the "
+                          "rate-limit mutex");
+            return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+        }
+        verdict = qrt_rate_hit(qrt_global.rate_table, (apr_uint64_t)q->auth.token_id,
+                               q->rate_limit, QRT_RATE_WINDOW, apr_time_now(), &res);
+        apr_global_mutex_unlock(qrt_global.rate_mutex);
     }
-    verdict = qrt_rate_hit(qrt_global.rate_table, (apr_uint64_t)q->auth.token_id,
-                           q->rate_limit, QRT_RATE_WINDOW, apr_time_now(), &res);
-    apr_global_mutex_unlock(qrt_global.rate_mutex);
 
     apr_table_setn(r->err_headers_out, "X-RateLimit-Limit",
                    apr_ltoa(r->pool, res.limit));

@@ -1,5 +1,6 @@
 /* qrt_rate: fixed-size open-addressing table of per-token request windows. */
 #include <string.h>
+#include <apr_strings.h>
 #include "qrt_rate.h"
 
 #define RATE_MAX_PROBE 64
@@ -42,7 +43,7 @@ qrt_rate_verdict_t qrt_rate_hit(qrt_rate_table_t *t, apr_uint64_t key, long limi
 {
     qrt_rate_slot_t *slot = NULL, *spare = NULL;
     apr_uint32_t i, h = rate_hash(key, t->nslots);
-    apr_int64_t end;
+    qrt_rate_verdict_t verdict;
 
     res->limit = limit;
     res->remaining = 0;
@@ -84,14 +85,28 @@ qrt_rate_verdict_t qrt_rate_hit(qrt_rate_table_t *t, apr_uint64_t key, long limi
         slot->window_start = now;
     }
     slot->limit = (apr_uint32_t)limit;
-    end = slot->window_start + window_usec;
+    verdict = qrt_rate_judge(slot->window_start, (apr_uint64_t)slot->count + 1, limit,
+                             window_usec, now, res);
+    if (verdict == QRT_RATE_OK) {
+        slot->count++;
+    }
+    return verdict;
+}
+
+qrt_rate_verdict_t qrt_rate_judge(apr_int64_t window_start, apr_uint64_t n, long limit,
+                                  apr_int64_t window_usec, apr_time_t now,
+                                  qrt_rate_result_t *res)
+{
+    apr_int64_t end = window_start + window_usec;
+
+    res->limit = limit;
     res->reset = (end + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC;
-    if ((long)slot->count >= limit) {
+    if (n > (apr_uint64_t)limit) {
+        res->remaining = 0;
         res->retry_after = rate_secs_left(end, now);
         return QRT_RATE_LIMITED;
     }
-    slot->count++;
-    res->remaining = limit - (long)slot->count;
+    res->remaining = limit - (long)n;
     res->retry_after = 0;
     return QRT_RATE_OK;
 }
@@ -105,4 +120,61 @@ apr_uint32_t qrt_rate_active(const qrt_rate_table_t *t, apr_int64_t window_usec,
         n += rate_open(&t->slots[i], window_usec, now);
     }
     return n;
+}
+
+/* One "HOST:PORT" of the list. */
+static const char *rate_server_parse(apr_pool_t *p, const char *item,
+                                     qrt_rate_server_t *sv)
+{
+    char *host = NULL, *scope = NULL;
+    apr_port_t port = 0;
+
+    if (*item == '[') {
+        return apr_psprintf(p, "'%s': apr_memcache connects over IPv4 only "
+                            "(give a name or an IPv4 address)", item);
+    }
+    if (apr_parse_addr_port(&host, &scope, &port, item, p) != APR_SUCCESS
+        || !host || !*host || scope || strpbrk(host, " \t")) {
+        return apr_psprintf(p, "'%s' is not HOST:PORT", item);
+    }
+    if (port == 0) {
+        return apr_psprintf(p, "'%s' is not HOST:PORT (the port is missing or 0)",
+                            item);
+    }
+    sv->host = host;
+    sv->port = port;
+    return NULL;
+}
+
+const char *qrt_rate_servers_parse(apr_pool_t *p, const char *list,
+                                   apr_array_header_t **servers)
+{
+    apr_array_header_t *a = apr_array_make(p, 2, sizeof(qrt_rate_server_t));
+    const char *start = list, *end;
+
+    for (;;) {
+        const char *err;
+        char *item;
+
+        end = strchr(start, ',');
+        item = end ? apr_pstrmemdup(p, start, (apr_size_t)(end - start))
+                   : apr_pstrdup(p, start);
+        if (!*item) {
+            return apr_psprintf(p, "'%s' has an empty server (HOST:PORT[,HOST:PORT...])",
+                                list);
+        }
+        if (a->nelts == QRT_RATE_MAX_SERVERS) {
+            return apr_psprintf(p, "more than %d servers", QRT_RATE_MAX_SERVERS);
+        }
+        err = rate_server_parse(p, item, apr_array_push(a));
+        if (err) {
+            return err;
+        }
+        if (!end) {
+            break;
+        }
+        start = end + 1;
+    }
+    *servers = a;
+    return NULL;
 }
