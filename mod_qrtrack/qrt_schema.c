@@ -162,6 +162,11 @@ const char *qrt_schema_migrate(apr_pool_t *p, const apr_dbd_driver_t *driver,
         qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = 10000");
         qrt_schema_pragma(p, driver, handle, "PRAGMA journal_mode=WAL");
     }
+    else {
+        /* Several nodes starting at once on one database: one migrates, the others
+         * wait here and then find it done. Held until this connection closes. */
+        qrt_schema_pragma(p, driver, handle, "SELECT pg_advisory_lock(1903326834)");
+    }
     v = qrt_schema_version(p, driver, handle);
     if (v < 0) {
         return apr_psprintf(p, "cannot read the schema version: %s",

@@ -131,3 +131,34 @@ def test_one_visitors_scans_over_both_nodes_stay_exact(nodes):
         log = node.error_log()
         assert "deadlock" not in log.lower(), log[-2000:]
         assert "QRT00040" not in log, log[-2000:]
+
+
+def test_nodes_started_at_once_on_an_empty_database_both_come_up():
+    """The first start creates the schema: two nodes starting together on an empty
+    database must not both try (one migrates, the other waits for it)."""
+    import threading
+    a = Server()
+    b = Server(shared_db=a)
+    errors = []
+
+    def start(srv):
+        try:
+            srv.start()
+        except AssertionError as e:
+            errors.append(str(e))
+    try:
+        threads = [threading.Thread(target=start, args=(s,)) for s in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        a.account("acme")
+        tok = a.token("acme")
+        t = create(b, tok)
+        assert scan(a, t["code"]).status_code == 302
+        assert a.sql("SELECT MAX(version) FROM qrt_schema").strip() == \
+            b.sql("SELECT MAX(version) FROM qrt_schema").strip()
+    finally:
+        b.cleanup()
+        a.cleanup()
