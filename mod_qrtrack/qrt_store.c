@@ -25,10 +25,12 @@ static const qrt_stmt_t *const store_tables[] = {
 /* PostgreSQL's own forms of some statements, and statements of its own, by label. */
 extern const qrt_stmt_t qrt_store_visit_pgsql[];
 extern const qrt_stmt_t qrt_store_report_pgsql[];
+extern const qrt_stmt_t qrt_store_copy_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
     qrt_store_report_pgsql,
+    qrt_store_copy_pgsql,
     NULL
 };
 

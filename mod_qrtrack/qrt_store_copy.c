@@ -60,12 +60,12 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
     { NULL, NULL }
 };
 
-/* PostgreSQL only, so not in the table above, which every driver prepares (SQLite
- * refuses to prepare a call of a function it does not have): prepared on demand. */
+/* PostgreSQL's statements of its own (qrt_store_each_statement prepares them on
+ * PostgreSQL only: SQLite has no such functions). */
 #define COPY_SEQ(t) "setval(pg_get_serial_sequence('" t "', 'id'), " \
     "COALESCE((SELECT MAX(id) FROM " t "), 0) + 1, false)"
 
-static const qrt_stmt_t copy_pgsql_only[] = {
+const qrt_stmt_t qrt_store_copy_pgsql[] = {
     { "qrt_copy_pg_sequences",
       "SELECT " COPY_SEQ("accounts") ", " COPY_SEQ("tokens") ", " COPY_SEQ("trackers")
       ", " COPY_SEQ("visits") },
@@ -231,28 +231,6 @@ apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
     return rv;
 }
 
-/* Prepares a statement of copy_pgsql_only on db unless it is already. */
-static apr_status_t copy_prepare(qrt_db_t *db, apr_pool_t *p, const qrt_stmt_t *st)
-{
-    apr_dbd_prepared_t *stmt = NULL;
-    int rv;
-
-    if (!db->prepared) {
-        db->prepared = apr_hash_make(p);
-    }
-    if (apr_hash_get(db->prepared, st->label, APR_HASH_KEY_STRING)) {
-        return APR_SUCCESS;
-    }
-    rv = apr_dbd_prepare(db->driver, p, db->handle, st->sql, st->label, &stmt);
-    if (rv != 0) {
-        db->error = apr_psprintf(p, "cannot prepare %s: %s", st->label,
-                                 apr_dbd_error(db->driver, db->handle, rv));
-        return APR_EGENERAL;
-    }
-    apr_hash_set(db->prepared, st->label, APR_HASH_KEY_STRING, stmt);
-    return APR_SUCCESS;
-}
-
 apr_status_t qrt_store_copy_sequences(qrt_db_t *db, apr_pool_t *p)
 {
     apr_dbd_results_t *res;
@@ -263,10 +241,7 @@ apr_status_t qrt_store_copy_sequences(qrt_db_t *db, apr_pool_t *p)
     if (strcmp(apr_dbd_name(db->driver), "pgsql") != 0) {
         return APR_SUCCESS;
     }
-    rv = copy_prepare(db, p, &copy_pgsql_only[0]);
-    if (rv == APR_SUCCESS) {
-        rv = qrt_db_select(db, p, copy_pgsql_only[0].label, &res, none);
-    }
+    rv = qrt_db_select(db, p, "qrt_copy_pg_sequences", &res, none);
     while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
     }
     return rv;
