@@ -85,8 +85,18 @@ qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
 
 qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
 {
+    qrt_err_t *e;
+
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s",
                   what, q->db.error ? q->db.error : "unknown");
+    if (qrt_db_lost(&q->db) || (q->db.handle && apr_dbd_check_conn(q->db.driver,
+                                  q->r->pool, q->db.handle) != APR_SUCCESS)) {
+        /* The database went away (a restart, a network failure): try again later;
+         * mod_dbd opens a new connection for the next request. */
+        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "Database unavailable.");
+        e->retry_after = 5;
+        return e;
+    }
     return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
 }
 

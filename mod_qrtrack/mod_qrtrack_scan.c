@@ -564,6 +564,11 @@ int qrt_scan_handler(request_rec *r)
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup failed: %s",
                           db.error ? db.error : "unknown");
+            if (qrt_db_lost(&db)) {
+                /* The database went away: the next connection is a new one. */
+                apr_table_setn(r->err_headers_out, "Retry-After", "5");
+                return HTTP_SERVICE_UNAVAILABLE;
+            }
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         scan_cache_put(code, gen, r->request_time, id, url);

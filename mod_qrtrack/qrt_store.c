@@ -116,6 +116,51 @@ int qrt_db_retryable(const qrt_db_t *db)
                  || strstr(e, "could not serialize access"));
 }
 
+int qrt_db_lost(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    return e && (strstr(e, "57P01") || strstr(e, "57P02") || strstr(e, "57P03")
+                 || strstr(e, ": 08") || strstr(e, "server closed the connection")
+                 || strstr(e, "no connection to the server"));
+}
+
+static void store_reprepare_one(void *ctx, const char *label, const char *sql)
+{
+    qrt_db_t *db = ((void **)ctx)[0];
+    apr_pool_t *p = ((void **)ctx)[1];
+    apr_dbd_prepared_t *stmt = NULL;
+
+    /* The server knows a statement by its label: the driver's records of the old
+     * ones stay good once it has them again. */
+    apr_dbd_prepare(db->driver, p, db->handle, sql, label, &stmt);
+}
+
+/* PostgreSQL: apr_dbd's check of a pooled connection re-opens a lost one in place
+ * (PQreset), without the prepared statements, which then fail with SQLSTATE 26000.
+ * Prepares them again; 1 when the statement that failed may simply run again (no
+ * transaction was open: a failed statement inside one has ended it). */
+static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
+{
+    typedef int status_fn(const void *conn);
+    status_fn *txstatus;
+    void *ctx[2];
+    const char *error = db->error;
+
+    if (!error || !strstr(error, "26000") || !qrt_db_is_pgsql(db->driver)) {
+        return 0;
+    }
+    txstatus = (status_fn *)dlsym(RTLD_DEFAULT, "PQtransactionStatus");
+    if (txstatus && txstatus(apr_dbd_native_handle(db->driver, db->handle)) != 0) {
+        return 0;           /* in a transaction (PQTRANS_IDLE is 0): it failed */
+    }
+    ctx[0] = db;
+    ctx[1] = p;
+    qrt_store_each_statement("pgsql", store_reprepare_one, ctx);
+    db->error = error;
+    return txstatus != NULL;
+}
+
 static apr_status_t store_ignore_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     (void)ctx;
@@ -195,6 +240,13 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (rv != 0) {
         db->error = apr_psprintf(p, "%s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
+        if (store_reprepare(db, p)) {
+            rv = apr_dbd_pbquery(db->driver, p, db->handle, &n, stmt, args);
+        }
+    }
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "%s: %s", label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
         return APR_EGENERAL;
     }
     if (nrows) {
@@ -217,6 +269,13 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
      * sequential mode sleeps 100 ms on an empty result and reports a failing
      * statement as an empty one; SQLite's driver reads the whole result anyway. */
     rv = apr_dbd_pbselect(db->driver, p, db->handle, res, stmt, 1, args);
+    if (rv != 0) {
+        db->error = apr_psprintf(p, "%s: %s", label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        if (store_reprepare(db, p)) {
+            rv = apr_dbd_pbselect(db->driver, p, db->handle, res, stmt, 1, args);
+        }
+    }
     if (rv != 0) {
         db->error = apr_psprintf(p, "%s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
@@ -388,13 +447,21 @@ apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t df
 
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
-    int rv;
+    int rv, pg = qrt_db_is_pgsql(db->driver);
 
-    *t = NULL;
+    /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
+     * either way: a BEGIN that fails (a lost connection) would crash the process.
+     * Its transaction is three zeroed words (mode, error, handle): give it one. */
+    *t = pg ? apr_pcalloc(p, 8 * sizeof(void *)) : NULL;
     rv = apr_dbd_transaction_start(db->driver, p, db->handle, t);
     if (rv != 0) {
         db->error = apr_psprintf(p, "begin: %s",
                                  apr_dbd_error(db->driver, db->handle, rv));
+        if (pg && *t) {
+            /* The driver took it as the connection's: let go of it again. */
+            apr_dbd_transaction_end(db->driver, p, *t);
+        }
+        *t = NULL;
         return APR_EGENERAL;
     }
     return APR_SUCCESS;

@@ -39,6 +39,9 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 /* 1 when db's last error is a transaction that lost a deadlock or a serialization
  * conflict (SQLSTATE 40P01, 40001), which must be run again from its start. */
 int qrt_db_retryable(const qrt_db_t *db);
+/* 1 when db's last error says the connection to the database was lost (the server
+ * stopped or restarted, the network failed): worth a 503, not a 500. */
+int qrt_db_lost(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

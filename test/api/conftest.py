@@ -30,7 +30,14 @@ MODULE = os.path.join(BUILD, "mod_qrtrack.so")
 
 BACKEND = os.environ.get("QRT_TEST_BACKEND", "sqlite")
 assert BACKEND in ("sqlite", "pgsql"), "QRT_TEST_BACKEND is sqlite or pgsql"
-PG_BIN = "/usr/lib/postgresql/15/bin"
+def _pg_bin():
+    """Debian's PostgreSQL server programs (the newest version installed)."""
+    versions = sorted((d for d in os.listdir("/usr/lib/postgresql") if d.isdigit()), key=int) \
+        if os.path.isdir("/usr/lib/postgresql") else []
+    return "/usr/lib/postgresql/%s/bin" % (versions[-1] if versions else "15")
+
+
+PG_BIN = _pg_bin()
 
 CRASH = re.compile(r"exit signal|Segmentation fault|AH00052|double free|"
                    r"AddressSanitizer|Aborted|core dumped|stack smashing")
@@ -88,10 +95,15 @@ class PgCluster:
                 f.write("fsync = off\nfull_page_writes = off\n")
             # More settings for a diagnosis, e.g. pg_stat_statements.
             f.write(os.environ.get("QRT_PG_CONF", "").replace(";", "\n") + "\n")
+        self.log = open(os.path.join(self.dir, "postgres.log"), "w")
+        self.start()
+        self.psql("postgres", "CREATE ROLE %s LOGIN CREATEDB" % self.user, user="postgres")
+
+    def start(self):
+        """(Re)starts the postmaster on the same data and port."""
         cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
         if os.geteuid() == 0:
             cmd = ["runuser", "-u", "postgres", "--"] + cmd
-        self.log = open(os.path.join(self.dir, "postgres.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.time() + 30
@@ -101,11 +113,17 @@ class PgCluster:
             p = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1",
                                 "-p", str(self.port)], capture_output=True)
             if p.returncode == 0:
-                break
+                return
             if time.time() > deadline:
                 raise AssertionError("postgres did not come up:\n" + self.logtext())
             time.sleep(0.1)
-        self.psql("postgres", "CREATE ROLE %s LOGIN CREATEDB" % self.user, user="postgres")
+
+    def halt(self):
+        """Stops the postmaster (fast shutdown, by its PID), keeping its files."""
+        pid = self.postmaster_pid()
+        if self.proc and self.proc.poll() is None:
+            os.kill(pid or self.proc.pid, signal.SIGINT)
+            self.proc.wait(timeout=30)
 
     def logtext(self):
         with open(os.path.join(self.dir, "postgres.log"), errors="replace") as f:

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Server
+from conftest import BACKEND, Api, PgCluster, Server, pg_cluster
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "
@@ -162,3 +162,50 @@ def test_nodes_started_at_once_on_an_empty_database_both_come_up():
     finally:
         b.cleanup()
         a.cleanup()
+
+
+def test_a_restarted_database_answers_503_meanwhile_and_nothing_is_lost():
+    """While PostgreSQL is down, scans answer 503 (no redirect without a recorded visit)
+    and the API 503; once it is back, both work again without restarting Apache."""
+    import conftest
+    saved = conftest._pg
+    conftest._pg = own = PgCluster()       # a cluster of its own, to stop and start
+    srv = None
+    try:
+        srv = Server()
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        t = create(srv, tok)
+        ok = sum(scan(srv, t["code"], UA % i).status_code == 302 for i in range(20))
+        assert ok == 20
+        own.halt()
+        during = [scan(srv, t["code"], UA % i).status_code for i in range(10)]
+        assert set(during) == {503}, during
+        with Api(srv, tok) as s:
+            assert s.get("/tracker").status_code == 503
+        own.start()
+        deadline = time.time() + 10
+        while scan(srv, t["code"]).status_code != 302:
+            assert time.time() < deadline, "scans did not come back"
+            time.sleep(0.2)
+        ok += 1
+        ok += sum(scan(srv, t["code"], UA % i).status_code == 302 for i in range(20))
+        # A pooled API connection that was open before the restart answers one 503
+        # (with Retry-After) when first used; then the API is back too.
+        with Api(srv, tok) as s:
+            for _ in range(50):
+                r = s.get("/tracker/analytics/%d" % t["tracker_id"])
+                if r.status_code == 200:
+                    break
+                assert r.status_code == 503 and r.headers["Retry-After"], r.text
+            assert r.status_code == 200
+        got = analytics(srv, tok, t["tracker_id"])
+        assert got["totalScans"] == ok == 41, got
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 41
+    finally:
+        if srv:
+            srv.cleanup()
+        own.stop()
+        conftest._pg = saved
