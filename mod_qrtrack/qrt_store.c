@@ -361,45 +361,39 @@ static const char *store_many(apr_pool_t *p, const char *label, const char *type
     return apr_pstrcat(p, label, "_many", NULL);
 }
 
+/* The rows of qrt_db_exec_rows (fn NULL) and of qrt_db_each_rows. */
+static apr_status_t store_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                               const char *types, const void **args, int n,
+                               qrt_row_fn *fn, void *ctx)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i, nargs = (int)strlen(types), many = qrt_db_is_pgsql(db->driver);
+    const void **cols;
+
+    for (i = 0; i < (many ? 1 : n) && rv == APR_SUCCESS; i++) {
+        const void **one = args + (apr_size_t)i * nargs;
+        const char *as = label;
+
+        if (many) {
+            as = store_many(p, label, types, args, n, &cols);
+            one = cols;
+        }
+        rv = fn ? qrt_db_each(db, p, as, one, fn, ctx) : qrt_db_exec(db, p, as, NULL, one);
+    }
+    return rv;
+}
+
 apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n)
 {
-    apr_status_t rv = APR_SUCCESS;
-    const void **cols;
-    int i, nargs = (int)strlen(types);
-
-    if (n <= 0) {
-        return APR_SUCCESS;
-    }
-    if (qrt_db_is_pgsql(db->driver)) {
-        label = store_many(p, label, types, args, n, &cols);
-        return qrt_db_exec(db, p, label, NULL, cols);
-    }
-    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        rv = qrt_db_exec(db, p, label, NULL, args + (apr_size_t)i * nargs);
-    }
-    return rv;
+    return n > 0 ? store_rows(db, p, label, types, args, n, NULL, NULL) : APR_SUCCESS;
 }
 
 apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n,
                               qrt_row_fn *fn, void *ctx)
 {
-    apr_status_t rv = APR_SUCCESS;
-    const void **cols;
-    int i, nargs = (int)strlen(types);
-
-    if (n <= 0) {
-        return APR_SUCCESS;
-    }
-    if (qrt_db_is_pgsql(db->driver)) {
-        label = store_many(p, label, types, args, n, &cols);
-        return qrt_db_each(db, p, label, cols, fn, ctx);
-    }
-    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        rv = qrt_db_each(db, p, label, args + (apr_size_t)i * nargs, fn, ctx);
-    }
-    return rv;
+    return n > 0 ? store_rows(db, p, label, types, args, n, fn, ctx) : APR_SUCCESS;
 }
 
 /* The pgsql driver's row (apr-util 1.x, whose ABI is frozen): n is its 0-based

@@ -192,10 +192,11 @@ def pg_cluster():
 
 
 class Memcached:
-    """Debian's memcached on a free loopback port, stopped by its PID."""
+    """Debian's memcached on a loopback port (a free one, or the given one to start it
+    again where a stopped one was), stopped by its PID."""
 
-    def __init__(self):
-        self.port = free_port()
+    def __init__(self, port=None):
+        self.port = port or free_port()
         self.addr = "127.0.0.1:%d" % self.port
         cmd = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "16"]
         if os.geteuid() == 0:

@@ -26,26 +26,7 @@ BACK = "QRT00018"
 
 
 class MemcachedAt(Memcached):
-    """Debian's memcached on a given loopback port (to start one again where a
-    stopped one was), or on a free one; stopped by its PID."""
-
-    def __init__(self, port=None):
-        self.port = port or free_port()
-        self.addr = "127.0.0.1:%d" % self.port
-        cmd = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "16"]
-        if os.geteuid() == 0:
-            cmd += ["-u", "nobody"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
-            except OSError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise AssertionError("memcached did not come up: %s"
-                                         % self.proc.stderr.read())
-                time.sleep(0.05)
+    """Memcached, and the keys it holds."""
 
     def keys(self):
         """Every live key (memcached's LRU crawler)."""
