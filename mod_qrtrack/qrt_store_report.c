@@ -72,16 +72,17 @@
 
 const qrt_stmt_t qrt_store_report_stmts[] = {
     /* write path */
+    /* the account of an aggregated tracker, once per tag of its snapshot (or once
+     * with a NULL tag) */
     { "qrt_agg_trk_get",
-      "SELECT account_id FROM agg_trk WHERE tracker_id = %lld" },
+      "SELECT k.account_id, g.tag FROM agg_trk k LEFT JOIN agg_tag g "
+      "ON g.tracker_id = k.tracker_id WHERE k.tracker_id = %lld" },
     { "qrt_agg_trk_add",
       "INSERT INTO agg_trk (tracker_id, account_id, type) "
       "SELECT id, account_id, type FROM trackers WHERE id = %lld" },
     { "qrt_agg_tag_snap",
       "INSERT INTO agg_tag (tracker_id, tag) "
       "SELECT tracker_id, tag FROM tracker_tags WHERE tracker_id = %lld" },
-    { "qrt_agg_tag_list",
-      "SELECT tag FROM agg_tag WHERE tracker_id = %lld" },
     { "qrt_agg_max_id",
       "SELECT MAX(id) FROM visits" },
     { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
@@ -319,14 +320,19 @@ static apr_status_t agg_int_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 
 typedef struct {
     apr_pool_t *p;
+    apr_int64_t account;        /* 0 when the tracker is not aggregated */
     apr_array_header_t *tags;
 } agg_tags_ctx;
 
-static apr_status_t agg_tag_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+static apr_status_t agg_trk_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_tags_ctx *c = ctx;
+    const char *tag = qrt_db_str(db, row, 1);
 
-    APR_ARRAY_PUSH(c->tags, const char *) = apr_pstrdup(c->p, agg_str(db, row, 0));
+    c->account = qrt_db_int(db, row, 0, 0);
+    if (tag) {
+        APR_ARRAY_PUSH(c->tags, const char *) = apr_pstrdup(c->p, tag);
+    }
     return APR_SUCCESS;
 }
 
@@ -337,7 +343,6 @@ static apr_status_t agg_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
 {
     agg_trk_t *k = apr_hash_get(cache, &id, sizeof(id));
     const void *args[] = { &id };
-    apr_int64_t account = 0;
     agg_tags_ctx tc;
     apr_status_t rv;
 
@@ -345,33 +350,30 @@ static apr_status_t agg_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
         *out = k;
         return APR_SUCCESS;
     }
-    rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
-    if (rv == APR_SUCCESS && account == 0 && create) {
+    tc.p = p;
+    tc.account = 0;
+    tc.tags = apr_array_make(p, 4, sizeof(const char *));
+    rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
+    if (rv == APR_SUCCESS && tc.account == 0 && create) {
         rv = qrt_db_exec(db, p, "qrt_agg_trk_add", NULL, args);
         if (rv == APR_SUCCESS) {
             rv = qrt_db_exec(db, p, "qrt_agg_tag_snap", NULL, args);
         }
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_int_row, &account);
+            rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
         }
     }
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    if (account == 0) {
+    if (tc.account == 0) {
         db->error = apr_psprintf(p, "no tracker %" APR_INT64_T_FMT, id);
         return APR_NOTFOUND;
-    }
-    tc.p = p;
-    tc.tags = apr_array_make(p, 4, sizeof(const char *));
-    rv = qrt_db_each(db, p, "qrt_agg_tag_list", args, agg_tag_row, &tc);
-    if (rv != APR_SUCCESS) {
-        return rv;
     }
     qsort(tc.tags->elts, tc.tags->nelts, sizeof(const char *), agg_strcmp);
     k = apr_pcalloc(p, sizeof(*k));
     k->id = id;
-    k->account = account;
+    k->account = tc.account;
     k->tags = (const char **)tc.tags->elts;
     k->ntags = tc.tags->nelts;
     apr_hash_set(cache, &k->id, sizeof(k->id), k);
