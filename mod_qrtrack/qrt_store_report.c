@@ -35,7 +35,13 @@
 
 #define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
     "clicks, firsts, rets) "
+#define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, browser, " \
+    "country, city, n) "
+#define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, browser, country, " \
+    "city) DO UPDATE SET n = agg_link.n + excluded.n"
+#define GAP_INSERT "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
 #define BIGINTS "CAST(%s AS BIGINT[])"
+#define TEXTS "CAST(%s AS TEXT[])"
 #define CNT_UPSERT " ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET " \
     "scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, " \
     "firsts = agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets"
@@ -106,18 +112,13 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
       "VALUES (%lld, %lld, %lld, %lld, %lld) ON CONFLICT (account_id, q, g) "
       "DO UPDATE SET scans = agg_day.scans + excluded.scans, "
       "clicks = agg_day.clicks + excluded.clicks" },
-    { "qrt_agg_link_add",
-      "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, browser, country, "
-      "city, n) VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %lld) "
-      "ON CONFLICT (account_id, t, p, flags, tracker_id, browser, country, city) "
-      "DO UPDATE SET n = agg_link.n + excluded.n" },
+    { "qrt_agg_link_add", LINK_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s, "
+      "%lld)" LINK_UPSERT },
     { "qrt_agg_link_drop",
       "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
       "AND flags = %lld AND tracker_id = %lld AND browser = %s AND country = %s "
       "AND city = %s AND n <= 0" },
-    { "qrt_agg_gap_add",
-      "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
-      "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
+    { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
     { "qrt_agg_gap_del",
       "DELETE FROM agg_gap WHERE id = (SELECT id FROM agg_gap WHERE kind = %lld "
       "AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND val = %s "
@@ -271,8 +272,13 @@ const qrt_stmt_t qrt_store_report_stmts[] = {
 /* PostgreSQL's statements of many rows (qrt_db_exec_rows). */
 const qrt_stmt_t qrt_store_report_pgsql[] = {
     { "qrt_agg_cnt_add_many", CNT_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", CAST(%s AS TEXT[]), " BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ")" CNT_UPSERT },
+    { "qrt_agg_link_add_many", LINK_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " TEXTS ", " TEXTS ", " BIGINTS ")"
+      LINK_UPSERT },
+    { "qrt_agg_gap_add_many", GAP_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ")" },
     { NULL, NULL }
 };
 
@@ -558,43 +564,66 @@ static void acc_gap(agg_acc *a, int sign, int kind, apr_int64_t account, apr_int
     e->n += sign;
 }
 
-#define CNT_NARGS 10
-#define CNT_TYPES "lllllsllll"
-#define CNT_RUN   256           /* counters written by one run of statements */
+#define RUN_ROWS 256            /* rows written by one run of statements */
+#define RUN_ARGS 10             /* the most values of a row */
 
-/* Counters on their way to the database, CNT_RUN at most at a time. */
+/* Rows on their way to the database, RUN_ROWS at most at a time: on PostgreSQL one
+ * statement a run (qrt_db_exec_rows). No run may upsert one key twice. */
 typedef struct {
-    agg_acc *a;
-    apr_pool_t *p;              /* cleared after each run */
-    const void *args[CNT_RUN * CNT_NARGS];
-    int n;
-} cnt_run;
+    qrt_db_t *db;
+    apr_pool_t *p;              /* values of the run's rows; cleared after each run */
+    const char *label, *types;
+    int nargs, n;
+    const void *args[RUN_ROWS * RUN_ARGS];
+} row_run;
 
-static apr_status_t cnt_run_flush(cnt_run *r)
+static row_run *run_make(apr_pool_t *p, qrt_db_t *db, const char *label,
+                         const char *types)
 {
-    /* Keys are distinct within a run: no row is upserted twice by one statement. */
-    apr_status_t rv = qrt_db_exec_rows(r->a->db, r->p, "qrt_agg_cnt_add", CNT_TYPES,
-                                       r->args, r->n);
+    row_run *r = apr_pcalloc(p, sizeof(*r));
+
+    r->db = db;
+    r->label = label;
+    r->types = types;
+    r->nargs = (int)strlen(types);
+    apr_pool_create(&r->p, p);
+    return r;
+}
+
+static apr_status_t run_flush(row_run *r)
+{
+    apr_status_t rv = qrt_db_exec_rows(r->db, r->p, r->label, r->types, r->args, r->n);
 
     r->n = 0;
     apr_pool_clear(r->p);
     return rv;
 }
 
-static apr_status_t cnt_run_add(cnt_run *r, const cnt_ent *e)
+static apr_status_t run_add(row_run *r, const void **one)
 {
-    apr_int64_t *kl = apr_palloc(r->p, 2 * sizeof(*kl));
-    const void *one[CNT_NARGS] = { &kl[0], &e->k.account, &kl[1], &e->k.b, &e->k.grp,
-                                   e->k.val, &e->scans, &e->clicks, &e->firsts,
-                                   &e->rets };
+    memcpy(r->args + (apr_size_t)r->n * r->nargs, one, r->nargs * sizeof(*one));
+    return ++r->n == RUN_ROWS ? run_flush(r) : APR_SUCCESS;
+}
+
+/* A small number as a value of the run (it lives until the run is written). */
+static const apr_int64_t *run_int(row_run *r, apr_int64_t v)
+{
+    apr_int64_t *x = apr_palloc(r->p, sizeof(*x));
+
+    *x = v;
+    return x;
+}
+
+static apr_status_t cnt_run_add(row_run *r, const cnt_ent *e)
+{
+    const void *one[] = { run_int(r, e->k.kind), &e->k.account, run_int(r, e->k.lvl),
+                          &e->k.b, &e->k.grp, e->k.val, &e->scans, &e->clicks,
+                          &e->firsts, &e->rets };
 
     if (!e->scans && !e->clicks && !e->firsts && !e->rets) {
         return APR_SUCCESS;
     }
-    kl[0] = e->k.kind;
-    kl[1] = e->k.lvl;
-    memcpy(r->args + (apr_size_t)r->n * CNT_NARGS, one, sizeof(one));
-    return ++r->n == CNT_RUN ? cnt_run_flush(r) : APR_SUCCESS;
+    return run_add(r, one);
 }
 
 /* Writes the counters (each day also into its 16- and 256-day buckets) and days. */
@@ -603,14 +632,12 @@ static apr_status_t acc_flush_counts(agg_acc *a)
     apr_pool_t *p;
     apr_hash_t *roll;
     apr_hash_index_t *hi;
-    cnt_run *run;
+    row_run *run;
     apr_status_t rv = APR_SUCCESS;
 
     apr_pool_create(&p, a->p);
     roll = apr_hash_make(p);
-    run = apr_pcalloc(p, sizeof(*run));
-    run->a = a;
-    apr_pool_create(&run->p, p);
+    run = run_make(p, a->db, "qrt_agg_cnt_add", "lllllsllll");
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
@@ -635,7 +662,7 @@ static apr_status_t acc_flush_counts(agg_acc *a)
         rv = cnt_run_add(run, apr_hash_this_val(hi));
     }
     if (rv == APR_SUCCESS) {
-        rv = cnt_run_flush(run);
+        rv = run_flush(run);
     }
     for (hi = apr_hash_first(p, a->day);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
@@ -658,9 +685,26 @@ static apr_status_t acc_flush_links(agg_acc *a)
 {
     apr_pool_t *p;
     apr_hash_index_t *hi;
+    row_run *links, *gaps;
     apr_status_t rv = APR_SUCCESS;
 
     apr_pool_create(&p, a->p);
+    links = run_make(p, a->db, "qrt_agg_link_add", "lllllsssl");
+    gaps = run_make(p, a->db, "qrt_agg_gap_add", "llllls");
+    for (hi = apr_hash_first(p, a->lnk);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        lnk_ent *e = apr_hash_this_val(hi);
+        const void *args[] = { &e->k.account, &e->k.t, &e->k.p, run_int(links, e->k.flags),
+                               &e->k.tracker, e->k.browser, e->k.country, e->k.city,
+                               &e->n };
+
+        if (e->n != 0) {
+            rv = run_add(links, args);
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = run_flush(links);
+    }
     for (hi = apr_hash_first(p, a->lnk);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
@@ -668,10 +712,7 @@ static apr_status_t acc_flush_links(agg_acc *a)
         const void *args[] = { &e->k.account, &e->k.t, &e->k.p, &flags, &e->k.tracker,
                                e->k.browser, e->k.country, e->k.city, &e->n };
 
-        if (e->n != 0) {
-            rv = qrt_db_exec(a->db, p, "qrt_agg_link_add", NULL, args);
-        }
-        if (e->n < 0 && rv == APR_SUCCESS) {
+        if (e->n < 0) {
             /* Links taken away: a row that counts none any more goes. */
             rv = qrt_db_exec(a->db, p, "qrt_agg_link_drop", NULL, args);
         }
@@ -684,9 +725,17 @@ static apr_status_t acc_flush_links(agg_acc *a)
                                e->k.val };
 
         for (i = 0; i < (e->n < 0 ? -e->n : e->n) && rv == APR_SUCCESS; i++) {
-            rv = qrt_db_exec(a->db, p, e->n > 0 ? "qrt_agg_gap_add" : "qrt_agg_gap_del",
-                             NULL, args);
+            if (e->n > 0) {
+                args[0] = run_int(gaps, kind);
+                rv = run_add(gaps, args);
+            }
+            else {
+                rv = qrt_db_exec(a->db, p, "qrt_agg_gap_del", NULL, args);
+            }
         }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = run_flush(gaps);
     }
     apr_pool_destroy(p);
     apr_pool_clear(a->lp);
