@@ -2,7 +2,7 @@
 #
 #   make          build/mod_qrtrack.so and build/qrtrack-admin
 #   make run      the service in the foreground on 127.0.0.1:$(PORT)
-#   make test     install what is missing, build, run unit and API tests
+#   make test     install what is missing, build, lint the OpenAPI document, run unit and API tests
 #   make bench    benchmarks (never part of make test)
 
 APXS    ?= apxs
@@ -23,16 +23,19 @@ WARN     = -Wall -Wextra
 CFLAGS_CORE = $(OPT) $(WARN) -fPIC -Imod_qrtrack -Ibuild/gen $(PKG_CFLAGS)
 
 CORE_SRC  = $(filter-out $(CORE_EXCLUDE),$(sort $(wildcard mod_qrtrack/qrt_*.c)))
-CORE_OBJ  = $(patsubst mod_qrtrack/%.c,build/obj/%.o,$(CORE_SRC)) build/obj/qrt_schema_sql.o
+CORE_OBJ  = $(patsubst mod_qrtrack/%.c,build/obj/%.o,$(CORE_SRC)) build/obj/qrt_schema_sql.o \
+            build/obj/qrt_assets.o
 CORE_HDR  = $(wildcard mod_qrtrack/*.h)
 MOD_SRC   = $(sort $(wildcard mod_qrtrack/mod_qrtrack*.c))
 SQL_FILES = $(sort $(wildcard sql/[0-9]*.sql))
+# Served by the module: the OpenAPI document (GET <api>/openapi.json).
+ASSET_FILES = openapi/qrtrack.json
 UNIT_SRC  = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BIN  = $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRC))
 FUZZ_SRC  = $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN  = $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test unit api api-sqlite api-pgsql fuzz bench clean
+.PHONY: all deps run test unit lint-openapi api api-sqlite api-pgsql fuzz bench clean
 
 all: build/mod_qrtrack.so build/qrtrack-admin
 
@@ -44,6 +47,14 @@ build/gen/qrt_schema_sql.c: $(SQL_FILES) build/embed_sql.sh
 	sh build/embed_sql.sh $(SQL_FILES) > $@
 
 build/obj/qrt_schema_sql.o: build/gen/qrt_schema_sql.c
+	@mkdir -p build/obj
+	$(CC) $(CFLAGS_CORE) -c $< -o $@
+
+build/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
+	@mkdir -p build/gen
+	sh build/embed_files.sh $(ASSET_FILES) > $@.tmp && mv -f $@.tmp $@
+
+build/obj/qrt_assets.o: build/gen/qrt_assets.c mod_qrtrack/qrt_assets.h
 	@mkdir -p build/obj
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
 
@@ -77,6 +88,14 @@ build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; (cd test/unit && ../../$$t); done
 
+# The OpenAPI document, linted with @redocly/cli (build/deps.sh installs the version pinned
+# in openapi/package-lock.json into build/redocly). No telemetry, no update check.
+REDOCLY = build/redocly/node_modules/.bin/redocly
+lint-openapi:
+	@test -x $(REDOCLY) || sh build/deps.sh
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+	    $(REDOCLY) lint --config openapi/redocly.yaml --format stylish openapi/qrtrack.json
+
 # The API suite runs on both backends: SQLite, then PostgreSQL (a throwaway cluster
 # that the tests start and stop themselves).
 api: all
@@ -88,6 +107,7 @@ api-sqlite api-pgsql: api-%: all
 
 test: deps
 	$(MAKE) all unit_bins
+	$(MAKE) lint-openapi
 	$(MAKE) unit
 	$(MAKE) api
 

@@ -8,6 +8,8 @@
  * mod_qrtrack_queue.c   the visits waiting for their commit, in shared memory
  * mod_qrtrack_wal.c      SQLite WAL checkpoints off the commit path
  * mod_qrtrack_account.c  GET /account
+ * mod_qrtrack_openapi.c  GET /openapi.json, the OpenAPI document (no token)
+ * mod_qrtrack_dashboard.c  the qrtrack-dashboard handler, the analysts' web page
  * mod_qrtrack_<resource>.c  one file per resource of the API
  */
 #ifndef MOD_QRTRACK_H
@@ -164,6 +166,14 @@ int qrt_wal_running(void);
 /* mod_qrtrack_api.c: the qrtrack-api handler; start-up learns its <Location>s */
 int qrt_api_handler(request_rec *r);
 void qrt_api_post_config(apr_pool_t *pconf);
+/* The first <Location> of qrtrack-api, e.g. "/api" (the default when there is none). */
+const char *qrt_api_prefix(void);
+
+/* mod_qrtrack_openapi.c: GET <api>/openapi.json, before any token is asked for */
+qrt_err_t *qrt_openapi_show(qrt_req_t *q);
+
+/* mod_qrtrack_dashboard.c: the qrtrack-dashboard handler, the analysts' web page */
+int qrt_dashboard_handler(request_rec *r);
 
 /* mod_qrtrack_rate.c */
 apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_rec *s);

@@ -235,6 +235,12 @@ void qrt_api_post_config(apr_pool_t *pconf)
     api_find_prefixes(pconf, ap_conftree);
 }
 
+const char *qrt_api_prefix(void)
+{
+    return api_prefixes && api_prefixes->nelts
+           ? APR_ARRAY_IDX(api_prefixes, 0, const char *) : "/api";
+}
+
 /* The path below the API's <Location>, without a trailing slash. */
 static const char *api_path(request_rec *r)
 {
@@ -561,7 +567,8 @@ int qrt_api_handler(request_rec *r)
     q->conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     q->path = api_path(r);
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    e = api_serve(q);
+    /* The API's description needs no token and is not counted (mod_qrtrack_openapi.c). */
+    e = strcmp(q->path, "/openapi.json") ? api_serve(q) : qrt_openapi_show(q);
     if (e) {
         return api_write_error(q, e);
     }

@@ -1,0 +1,176 @@
+"""The OpenAPI document: served without a token, complete, and the same as the code.
+
+Every response the other tests get through `Api` is held to it (conftest.OpenApiDoc);
+the tests here check the document itself and that the checker does fail."""
+import json
+import os
+import re
+
+import pytest
+import requests
+
+from conftest import OPENAPI, TOP, Api, OpenApiDoc, openapi
+
+SPEC_PATHS = ["/tracker/qrcode", "/tracker", "/tracker/show/{tracker_id}",
+              "/tracker/analytics/{tracker_id}", "/report/", "/report/tag-crosstab",
+              "/dashboard/scansAnalytics", "/visits/tracker/{tracker_id}",
+              "/visits/tracker/{tracker_id}/download/csv", "/qrCode"]
+
+
+def test_served_without_a_token(server):
+    r = requests.get(server.api_base + "/openapi.json", timeout=10)
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "application/json; charset=utf-8"
+    doc = r.json()
+    assert doc["openapi"].startswith("3.1.")
+    assert doc["info"]["version"] == "1.0.0"
+    assert doc["servers"] == [{"url": "/api", "description": "This server's API."}]
+    with open(OPENAPI, encoding="utf-8") as f:
+        mine = json.load(f)
+    del doc["servers"], mine["servers"]
+    assert doc == mine
+    assert "X-RateLimit-Limit" not in r.headers
+    assert r.headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_not_counted_by_the_rate_limiter(api):
+    assert api.get("/account").headers["X-RateLimit-Remaining"] == "119"
+    for _ in range(3):
+        r = api.get("/openapi.json")
+        assert r.status_code == 200 and "X-RateLimit-Remaining" not in r.headers
+    assert api.get("/account").headers["X-RateLimit-Remaining"] == "118"
+
+
+def test_head_trailing_slash_and_other_methods(anon):
+    r = anon.head("/openapi.json")
+    assert r.status_code == 200 and r.content == b""
+    assert anon.get("/openapi.json/").json()["openapi"].startswith("3.1.")
+    r = anon.post("/openapi.json", json={})
+    assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD"
+
+
+def test_every_spec_path_is_there():
+    doc = openapi().doc
+    for path in SPEC_PATHS:
+        assert path in doc["paths"], path
+    for path, method in [("/account", "get"), ("/tracker/{tracker_id}", "patch"),
+                         ("/tracker/{tracker_id}", "delete"),
+                         ("/tracker/{tracker_id}/qrcode", "get")]:
+        assert method in doc["paths"][path], (path, method)
+    assert "image/png" in doc["paths"]["/tracker/qrcode"]["post"]["responses"]["200"]["content"]
+    csv = doc["paths"]["/visits/tracker/{tracker_id}/download/csv"]["get"]
+    assert "text/csv" in csv["responses"]["200"]["content"]
+    assert set(doc["components"]["securitySchemes"]) == {"bearerAuth", "apiTokenQuery"}
+    body = doc["components"]["schemas"]["TrackerCreate"]["properties"]
+    assert "api_token" in body
+
+
+def routes_in_code():
+    """(METHOD, path template) of the route table in mod_qrtrack_api.c."""
+    with open(os.path.join(TOP, "mod_qrtrack", "mod_qrtrack_api.c"), encoding="utf-8") as f:
+        src = f.read()
+    table = src[src.index("api_routes[] = {"):]
+    table = table[:table.index("};")]
+    out = set()
+    for method, pattern in re.findall(r'\{\s*"([A-Z]+)",\s*"([^"]+)"', table):
+        out.add((method, re.sub(r"[*#]", "{}", pattern.rstrip("/"))))
+    return out
+
+
+def routes_in_document():
+    out = set()
+    for path, item in openapi().doc["paths"].items():
+        if path == "/openapi.json":
+            continue
+        for method in OpenApiDoc.METHODS:
+            if method in item:
+                out.add((method.upper(), re.sub(r"\{[^}]+\}", "{}", path.rstrip("/"))))
+    return out
+
+
+def test_document_and_route_table_name_the_same_endpoints():
+    code, doc = routes_in_code(), routes_in_document()
+    assert len(code) == 15
+    assert code == doc, ("only in the code", code - doc, "only in the document", doc - code)
+
+
+def test_every_operation_documents_its_errors():
+    doc = openapi().doc
+    for path, item in doc["paths"].items():
+        for method in OpenApiDoc.METHODS:
+            op = item.get(method)
+            if not op or path == "/openapi.json":
+                continue
+            codes = set(op["responses"])
+            assert {"400", "401", "403", "413", "415", "429", "500", "503"} <= codes, (path, method)
+            if "{tracker_id}" in path:
+                assert "404" in codes, (path, method)
+            assert op["description"] and op["operationId"]
+
+
+# -- the checker fails on what the document does not say -------------------------------
+
+class FakeRequest:
+    def __init__(self, method, url):
+        self.method, self.url = method, url
+
+
+def fake(method, path, status, body=None, headers=None, content=None):
+    r = requests.Response()
+    r.status_code = status
+    r.request = FakeRequest(method, "http://x/api" + path)
+    r.headers.update(headers or {})
+    if body is not None:
+        r.headers.setdefault("Content-Type", "application/json; charset=utf-8")
+        content = json.dumps(body).encode()
+    r._content = content if content is not None else b""
+    r._content_consumed = True
+    return r
+
+
+def check(r):
+    openapi().check(r, "http://x/api")
+
+
+ACCOUNT = {"name": "acme", "plan": "professional", "rate_limit": 120}
+
+
+def test_checker_accepts_what_is_documented():
+    check(fake("GET", "/account", 200, ACCOUNT))
+    check(fake("GET", "/account/", 200, ACCOUNT))
+    check(fake("HEAD", "/account", 200, headers={"Content-Type": "application/json; charset=utf-8"}))
+    check(fake("GET", "/nope", 404, {"message": "Not Found."}))
+    check(fake("GET", "/tracker/5", 405, {"message": "x"}, {"Allow": "PATCH, DELETE"}))
+    check(fake("POST", "/account", 415, {"message": "x"}))
+    check(fake("DELETE", "/tracker/5", 204))
+    check(fake("GET", "/report/", 200, {"data": [{"country": None, "visits": 1, "scans": 1,
+                                                   "clicks": 0, "unique_visitors": 1}],
+                                         "meta": {"report": "country", "tracker_count": 1,
+                                                  "visit_start": None, "visit_start_end": None}}))
+
+
+@pytest.mark.parametrize("r", [
+    fake("GET", "/account", 200, dict(ACCOUNT, extra=1)),                 # a field not documented
+    fake("GET", "/account", 200, {"name": "acme", "plan": "professional"}),  # one missing
+    fake("GET", "/account", 200, dict(ACCOUNT, plan="gold")),             # not in the enum
+    fake("GET", "/account", 418, {"message": "teapot"}),                  # a status not documented
+    fake("GET", "/account", 200, content=b"<html>", headers={"Content-Type": "text/html"}),
+    fake("GET", "/account", 200, ACCOUNT, {"Content-Type": "application/json"}),  # no charset
+    fake("GET", "/tracker/show/1", 404, {"message": "x", "errors": {"a": ["b"]}}),  # errors on 404
+    fake("GET", "/tracker/analytics/1", 422, {"message": "x"}),           # not documented there
+    fake("GET", "/report/", 422, {"message": "x"}),                       # 422 without errors
+    fake("GET", "/newthing", 200, {"a": 1}),                               # a path not documented
+    fake("PUT", "/account", 200, ACCOUNT),                                 # a method not documented
+    fake("GET", "/tracker/5", 405, {"message": "x"}, {"Allow": "PATCH, DELETE, PUT"}),
+    fake("GET", "/report/", 200, {"data": [{"browser": "x", "visits": 1, "scans": 1,
+                                             "clicks": 0, "unique_visitors": 1}],
+                                   "meta": {"report": "country", "tracker_count": 1,
+                                            "visit_start": None, "visit_start_end": None}}),
+    fake("GET", "/visits/tracker/1", 304),                                 # no ETag
+    fake("GET", "/account", 429, {"message": "Too Many Attempts."}),       # no Retry-After
+    fake("DELETE", "/tracker/5", 204, {"message": "x"}),                   # a body on 204
+    fake("GET", "/tracker/1/qrcode", 200, content=b"GIF89a", headers={"Content-Type": "image/png"}),
+], ids=lambda r: "%s %s %d" % (r.request.method, r.request.url[12:], r.status_code))
+def test_checker_fails_on_what_is_not(r):
+    with pytest.raises(AssertionError):
+        check(r)
