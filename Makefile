@@ -28,8 +28,9 @@ CORE_OBJ  = $(patsubst mod_qrtrack/%.c,build/obj/%.o,$(CORE_SRC)) build/obj/qrt_
 CORE_HDR  = $(wildcard mod_qrtrack/*.h)
 MOD_SRC   = $(sort $(wildcard mod_qrtrack/mod_qrtrack*.c))
 SQL_FILES = $(sort $(wildcard sql/[0-9]*.sql))
-# Served by the module: the OpenAPI document (GET <api>/openapi.json).
-ASSET_FILES = openapi/qrtrack.json
+# Served by the module: the OpenAPI document (GET <api>/openapi.json) and the dashboard.
+ASSET_FILES = openapi/qrtrack.json dashboard/index.html dashboard/app.js dashboard/app.css \
+            dashboard/favicon.svg
 UNIT_SRC  = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BIN  = $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRC))
 FUZZ_SRC  = $(sort $(wildcard test/fuzz/fuzz_*.c))

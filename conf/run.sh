@@ -45,6 +45,8 @@ cat <<MSG
 
 mod_qrtrack on $B (data in $DATA, log in $DATA/logs/error.log). Ctrl-C stops it.
 Demo token: $TOKEN
+Dashboard:  $B/qrtrack/#token=$TOKEN
+OpenAPI:    $B/api/openapi.json
 
   curl -s -H "Authorization: Bearer $TOKEN" $B/api/account
   curl -s -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\

@@ -502,6 +502,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_scan_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(qrt_dashboard_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_map_to_storage(qrt_scan_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);

@@ -1,0 +1,673 @@
+/* mod_qrtrack dashboard: a page that reads the JSON API with the analyst's token.
+ *
+ * Sign-in: /qrtrack/#token=TOKEN (the token is taken out of the address bar at once
+ * and kept in sessionStorage, this tab only) or the token field. Every call sends it
+ * as `Authorization: Bearer`. Charts are hand-written SVG; nothing comes from
+ * elsewhere. */
+(function () {
+  "use strict";
+
+  var meta = document.querySelector('meta[name="qrtrack-api"]');
+  var API = (meta && meta.content.indexOf("@") < 0 ? meta.content : "/api").replace(/\/+$/, "");
+  var KEY = "qrtrack.token";
+  var TOKEN_FORM = /^qrt_[0-9A-Za-z]{40}$/;
+  var POLL_MS = 15000;
+  var SVG = "http://www.w3.org/2000/svg";
+  var fmt = new Intl.NumberFormat("en-US");
+
+  var state = {
+    token: null, account: null, days: 30, trackers: [], selected: null,
+    poll: null, visits: [], maxId: 0, etag: null, generation: 0
+  };
+
+  function $(id) { return document.getElementById(id); }
+
+  /* An element with attributes and children (strings become text nodes). */
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    var k;
+    for (k in attrs || {}) {
+      if (k === "text") { e.textContent = attrs[k]; }
+      else if (k === "cls") { e.className = attrs[k]; }
+      else { e.setAttribute(k, attrs[k]); }
+    }
+    (children || []).forEach(function (c) {
+      if (c !== null && c !== undefined) {
+        e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+      }
+    });
+    return e;
+  }
+
+  function svg(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    var k;
+    for (k in attrs) { e.setAttribute(k, attrs[k]); }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } return node; }
+  function num(n) { return n === null || n === undefined ? "–" : fmt.format(n); }
+
+  function showMessage(text, info) {
+    var m = $("message");
+    m.textContent = text;
+    m.className = info ? "message info" : "message";
+    m.hidden = !text;
+  }
+
+  /* ---- the API ------------------------------------------------------------ */
+
+  function query(params) {
+    var parts = [];
+    Object.keys(params || {}).forEach(function (k) {
+      var v = params[k];
+      (Array.isArray(v) ? v : [v]).forEach(function (x) {
+        if (x !== undefined && x !== null && x !== "") {
+          parts.push(encodeURIComponent(k) + "=" + encodeURIComponent(x));
+        }
+      });
+    });
+    return parts.length ? "?" + parts.join("&") : "";
+  }
+
+  function ApiError(status, message) {
+    this.status = status;
+    this.message = message;
+  }
+
+  /* GET path: {status, body, headers}; 401 signs out; other errors reject. */
+  function get(path, params, headers, token) {
+    var h = { "Accept": "application/json", "Authorization": "Bearer " + (token || state.token) };
+    var k;
+    for (k in headers || {}) { h[k] = headers[k]; }
+    return fetch(API + path + query(params), { headers: h, cache: "no-store", credentials: "omit" })
+      .then(function (r) {
+        if (r.status === 304) { return { status: 304, body: null, headers: r.headers }; }
+        return r.json().then(function (body) {
+          return { status: r.status, body: body, headers: r.headers };
+        }, function () {
+          return { status: r.status, body: null, headers: r.headers };
+        });
+      }, function () {
+        throw new ApiError(0, "The server cannot be reached.");
+      })
+      .then(function (res) {
+        if (res.status === 200 || res.status === 304) { return res; }
+        var msg = res.body && res.body.message ? res.body.message : "HTTP " + res.status;
+        if (res.status === 429) {
+          msg = "Rate limit reached: try again in " + (res.headers.get("Retry-After") || "a few") + " s.";
+        }
+        throw new ApiError(res.status, msg);
+      });
+  }
+
+  /* A failed call: 401 ends the session, others say what went wrong. */
+  function failed(err) {
+    if (!(err instanceof ApiError)) { err = new ApiError(0, String(err)); }
+    if (err.status === 401) {
+      signOut("Your token was refused (401 Unauthenticated): it is unknown or revoked. Sign in again.");
+    }
+    else {
+      showMessage(err.message);
+    }
+  }
+
+  /* ---- dates ----------------------------------------------------------------- */
+
+  function day(d) { return d.toISOString().slice(0, 10); }
+
+  function period() {
+    var end = new Date();
+    var start = new Date(end.getTime() - (state.days - 1) * 86400000);
+    return { start: day(start), end: day(end) };
+  }
+
+  function window_(p) {
+    return { visit_start: p.start + "T00:00:00+0000", visit_start_end: p.end + "T23:59:59+0000" };
+  }
+
+  /* Every day of p, with the counts of rows (by date) or zeros. */
+  function fillDays(p, rows) {
+    var by = {};
+    var out = [];
+    var t = Date.parse(p.start + "T00:00:00Z");
+    var end = Date.parse(p.end + "T00:00:00Z");
+    (rows || []).forEach(function (r) { by[r.date] = r; });
+    for (; t <= end; t += 86400000) {
+      var d = day(new Date(t));
+      out.push({ date: d, scans: by[d] ? by[d].scans : 0, clicks: by[d] ? by[d].clicks : 0 });
+    }
+    return out;
+  }
+
+  /* ---- the chart: stacked bars of scans and clicks per day ------------------------ */
+
+  /* The top of the scale: four steps of 1, 2 or 5 times a power of ten. */
+  function niceMax(v) {
+    var q = Math.max(1, v / 4);
+    var p = Math.pow(10, Math.floor(Math.log10(q)));
+    var m = [1, 2, 5, 10].find(function (x) { return x * p >= q; });
+    return 4 * m * p;
+  }
+
+  function drawChart(box, days, label) {
+    var W = Math.max(360, Math.round(box.clientWidth || 800)), H = 250, L = 44, R = 10, T = 12, B = 30;
+    var max = niceMax(Math.max.apply(null, days.map(function (d) { return d.scans + d.clicks; }).concat([0])));
+    var step = (W - L - R) / days.length;
+    var bw = Math.max(1, step * 0.72);
+    var s = svg("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "class": "chart-svg",
+                         "aria-label": label, "data-days": String(days.length) });
+    var i, y, g, total = 0;
+    s.appendChild(svg("title", {}, label));
+    for (i = 0; i <= 4; i++) {
+      y = T + (H - T - B) * (1 - i / 4);
+      s.appendChild(svg("line", { x1: L, x2: W - R, y1: y, y2: y, "class": "grid-line" }));
+      s.appendChild(svg("text", { x: L - 6, y: y + 4, "text-anchor": "end", "class": "axis" }, num(max * i / 4)));
+    }
+    days.forEach(function (d, k) {
+      var x = L + k * step + (step - bw) / 2;
+      var hs = (H - T - B) * d.scans / max;
+      var hc = (H - T - B) * d.clicks / max;
+      var base = H - B;
+      total += d.scans + d.clicks;
+      g = svg("g", { "class": "day", "data-date": d.date });
+      g.appendChild(svg("title", {}, d.date + ": " + num(d.scans) + " scans, " + num(d.clicks) + " clicks"));
+      g.appendChild(svg("rect", { x: x, y: base - hs, width: bw, height: hs, "class": "bar-scans" }));
+      g.appendChild(svg("rect", { x: x, y: base - hs - hc, width: bw, height: hc, "class": "bar-clicks" }));
+      /* An invisible full-height target, so that empty days show their tooltip too. */
+      g.appendChild(svg("rect", { x: L + k * step, y: T, width: step, height: H - T - B, fill: "transparent" }));
+      s.appendChild(g);
+      if (k === 0 || k === days.length - 1 || (days.length > 10 && k % Math.ceil(days.length / 8) === 0
+                                              && days.length - 1 - k > days.length / 12)) {
+        s.appendChild(svg("text", { x: L + k * step + step / 2, y: H - 10, "text-anchor": "middle",
+                                    "class": "axis" }, d.date.slice(5)));
+      }
+    });
+    if (!total) {
+      s.appendChild(svg("text", { x: (W + L) / 2, y: (H - B) / 2, "text-anchor": "middle", "class": "empty" },
+                        "No visits in this period"));
+    }
+    clear(box).appendChild(s);
+    box.appendChild(el("div", { cls: "legend" }, [
+      el("span", {}, [el("i", { cls: "scans" }), "scans"]),
+      el("span", {}, [el("i", { cls: "clicks" }), "clicks"])
+    ]));
+  }
+
+  /* ---- portfolio ---------------------------------------------------------------- */
+
+  function kpiCard(label, k) {
+    var change;
+    if (k.change === null || k.change === undefined) {
+      change = el("span", { cls: "change flat", text: k.previous === 0 && k.value > 0 ? "new" : "–" });
+    }
+    else {
+      change = el("span", { cls: "change " + (k.change > 0 ? "up" : k.change < 0 ? "down" : "flat"),
+                            text: (k.change > 0 ? "▲ +" : k.change < 0 ? "▼ " : "") + k.change.toFixed(1) + "%" });
+    }
+    return el("div", { cls: "kpi" }, [
+      el("div", { cls: "label", text: label }),
+      el("div", { cls: "value" }, [num(k.value), change]),
+      el("div", { cls: "prev", text: "previous " + state.days + " days: " + num(k.previous) })
+    ]);
+  }
+
+  function loadPortfolio(gen) {
+    var p = period();
+    return get("/dashboard/scansAnalytics", { dateStart: p.start, dateEnd: p.end }).then(function (res) {
+      var b = res.body;
+      var top = clear($("top-trackers"));
+      if (gen !== state.generation) { return; }
+      clear($("kpis"));
+      [["Scans", b.kpis.totalScans], ["Clicks", b.kpis.totalClicks],
+       ["Unique visitors", b.kpis.uniqueVisitors], ["Active trackers", b.kpis.activeTrackers]]
+        .forEach(function (x) { $("kpis").appendChild(kpiCard(x[0], x[1])); });
+      $("portfolio-sub").textContent = b.period.dateStart + " – " + b.period.dateEnd +
+        (b.previousPeriod ? " (vs " + b.previousPeriod.dateStart + " – " + b.previousPeriod.dateEnd + ")" : "");
+      drawChart($("portfolio-chart"), b.daily, "Scans and clicks per day, all trackers");
+      if (!b.topTrackers.length) {
+        top.appendChild(el("p", { cls: "none", text: "No visits in this period." }));
+        return;
+      }
+      top.appendChild(table(["Tracker", "Scans", "Clicks"], b.topTrackers.map(function (t) {
+        return [trackerLink(t.tracker_id, t.name), num(t.scans), num(t.clicks)];
+      }), [false, true, true]));
+    });
+  }
+
+  /* ---- tables ---------------------------------------------------------------------- */
+
+  function table(heads, rows, numeric, cls) {
+    var t = el("table", { cls: "list" + (cls ? " " + cls : "") });
+    var tr = el("tr");
+    heads.forEach(function (h, i) { tr.appendChild(el("th", { cls: numeric && numeric[i] ? "num" : "", text: h })); });
+    t.appendChild(el("thead", {}, [tr]));
+    var body = el("tbody");
+    rows.forEach(function (r) {
+      var row = el("tr");
+      r.forEach(function (c, i) {
+        row.appendChild(el("td", { cls: numeric && numeric[i] ? "num" : "" },
+                           [c === null ? el("span", { cls: "none", text: "unknown" }) : c]));
+      });
+      body.appendChild(row);
+    });
+    t.appendChild(body);
+    return t;
+  }
+
+  function trackerLink(id, name) {
+    var b = el("button", { type: "button", cls: "link", text: name });
+    b.addEventListener("click", function () { selectTracker(id); });
+    return b;
+  }
+
+  /* ---- trackers ---------------------------------------------------------------------- */
+
+  function loadTrackers(gen) {
+    var all = [];
+    function page(n) {
+      return get("/tracker", { rows: 1000, page: n }).then(function (res) {
+        all = all.concat(res.body.data);
+        if (n < res.body.meta.last_page && n < 50) { return page(n + 1); }
+        return all;
+      });
+    }
+    return page(1).then(function (list) {
+      var tags = {};
+      if (gen !== state.generation) { return; }
+      state.trackers = list;
+      list.forEach(function (t) { t.tags.forEach(function (g) { tags[g] = true; }); });
+      var sel = clear($("filter-tag"));
+      sel.appendChild(el("option", { value: "", text: "All tags" }));
+      Object.keys(tags).sort().forEach(function (g) { sel.appendChild(el("option", { value: g, text: g })); });
+      renderTrackers();
+      fillDimensions();
+      if (list.length && !state.selected) { selectTracker(list[0].tracker_id); }
+    });
+  }
+
+  function trackerMatches(t, text, tag) {
+    var hay;
+    if (tag && t.tags.indexOf(tag) < 0) { return false; }
+    if (!text) { return true; }
+    hay = [t.name, t.redirect_url, t.code].concat(t.tags).join("\n").toLowerCase();
+    return hay.indexOf(text.toLowerCase()) >= 0;
+  }
+
+  function renderTrackers() {
+    var body = clear($("trackers").tBodies[0]);
+    var text = $("filter-text").value.trim();
+    var tag = $("filter-tag").value;
+    var shown = state.trackers.filter(function (t) { return trackerMatches(t, text, tag); });
+    $("tracker-count").textContent = shown.length === state.trackers.length
+      ? "(" + state.trackers.length + ")" : "(" + shown.length + " of " + state.trackers.length + ")";
+    if (!state.trackers.length) {
+      body.appendChild(el("tr", {}, [el("td", { colspan: "6", cls: "none",
+        text: "No trackers yet: create one with POST " + API + "/tracker." })]));
+      return;
+    }
+    shown.forEach(function (t) {
+      var csv = el("button", { type: "button", cls: "small", text: "CSV", title: "Download the visits as CSV" });
+      csv.addEventListener("click", function () { downloadCsv(t); });
+      body.appendChild(el("tr", { "data-id": String(t.tracker_id),
+                                  cls: state.selected === t.tracker_id ? "selected" : "" }, [
+        el("td", { cls: "name" }, [trackerLink(t.tracker_id, t.name)]),
+        el("td", { cls: "dest", text: t.redirect_url }),
+        el("td", { cls: "num", text: num(t.totalScans) }),
+        el("td", { cls: "num", text: num(t.totalClicks) }),
+        el("td", {}, t.tags.map(function (g) { return el("span", { cls: "tag", text: g }); })),
+        el("td", {}, [csv])
+      ]));
+    });
+  }
+
+  function downloadCsv(t) {
+    fetch(API + "/visits/tracker/" + t.tracker_id + "/download/csv",
+          { headers: { "Authorization": "Bearer " + state.token }, cache: "no-store", credentials: "omit" })
+      .then(function (r) {
+        if (!r.ok) { throw new ApiError(r.status, "The CSV export failed (HTTP " + r.status + ")."); }
+        return r.blob();
+      })
+      .then(function (blob) {
+        var url = URL.createObjectURL(blob);
+        var a = el("a", { href: url, download: "tracker-" + t.tracker_id + "-visits.csv" });
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+      })
+      .catch(failed);
+  }
+
+  /* ---- one tracker ------------------------------------------------------------------ */
+
+  function stat(label, value) {
+    return el("div", {}, [el("b", { text: value }), el("span", { text: label })]);
+  }
+
+  function breakdown(title, rows, key) {
+    var box = el("div", { cls: "breakdown" }, [el("h4", { text: title })]);
+    var max = Math.max.apply(null, rows.map(function (r) { return r.visits; }).concat([1]));
+    if (!rows.length) { box.appendChild(el("p", { cls: "none", text: "No visits." })); }
+    rows.slice(0, 8).forEach(function (r) {
+      var bar = el("i");
+      bar.style.width = (100 * r.visits / max).toFixed(1) + "%";
+      box.appendChild(el("div", { cls: "row" }, [
+        el("span", { text: r[key] === null ? "unknown" : r[key], title: r[key] === null ? "unknown" : r[key] }),
+        el("span", { text: num(r.visits) }),
+        el("div", { cls: "bar" }, [bar])
+      ]));
+    });
+    return box;
+  }
+
+  /* OS and device shares of the latest visits (there is no report by them). */
+  function shares(visits, key) {
+    var by = {};
+    visits.forEach(function (v) {
+      if (!v.bot) { var k = v[key] === null ? "\u0000" : v[key]; by[k] = (by[k] || 0) + 1; }
+    });
+    return Object.keys(by).map(function (k) {
+      var r = { visits: by[k] };
+      r[key] = k === "\u0000" ? null : k;
+      return r;
+    }).sort(function (a, b) { return b.visits - a.visits; });
+  }
+
+  function selectTracker(id) {
+    var t = state.trackers.find(function (x) { return x.tracker_id === id; });
+    var p = period();
+    var gen = state.generation;
+    var params = Object.assign({ "trackers[]": id }, window_(p));
+    if (!t) { return; }
+    state.selected = id;
+    stopPolling();
+    Array.prototype.forEach.call($("trackers").tBodies[0].rows, function (r) {
+      r.className = r.getAttribute("data-id") === String(id) ? "selected" : "";
+    });
+    $("detail").hidden = false;
+    $("detail-name").textContent = t.name;
+    clear($("detail-dest")).appendChild(document.createTextNode("→ " + t.redirect_url + "  ·  QR: " + t.scan_url));
+    Promise.all([
+      get("/tracker/analytics/" + id),
+      get("/report/", Object.assign({ report: "date" }, params)),
+      get("/report/", Object.assign({ report: "browser" }, params)),
+      get("/report/", Object.assign({ report: "country" }, params)),
+      get("/report/", Object.assign({ report: "city" }, params)),
+      get("/visits/tracker/" + id, { rows: 100 })
+    ]).then(function (rs) {
+      var a = rs[0].body;
+      if (gen !== state.generation || state.selected !== id) { return; }
+      clear($("detail-stats"));
+      [["scans", num(a.totalScans)], ["clicks", num(a.totalClicks)], ["unique visitors", num(a.uniqueVisitors)],
+       ["bot visits", num(a.bots)], ["last visit (UTC)", a.lastVisit ? a.lastVisit.slice(0, 16).replace("T", " ") : "never"]]
+        .forEach(function (x) { $("detail-stats").appendChild(stat(x[0], x[1])); });
+      drawChart($("detail-chart"), fillDays(p, rs[1].body.data), "Scans and clicks per day of " + t.name);
+      state.visits = rs[5].body.data;
+      state.maxId = state.visits.length ? state.visits[0].id : 0;
+      state.etag = null;
+      clear($("breakdowns"));
+      [breakdown("Browser", rs[2].body.data, "browser"), breakdown("Country", rs[3].body.data, "country"),
+       breakdown("City", rs[4].body.data, "city"),
+       breakdown("OS (latest " + state.visits.length + ")", shares(state.visits, "os"), "os"),
+       breakdown("Device (latest " + state.visits.length + ")", shares(state.visits, "device"), "device")]
+        .forEach(function (b) { $("breakdowns").appendChild(b); });
+      renderVisits();
+      startPolling(id, gen);
+    }).catch(failed);
+  }
+
+  function renderVisits() {
+    var body = clear($("visits").tBodies[0]);
+    if (!state.visits.length) {
+      body.appendChild(el("tr", {}, [el("td", { colspan: "8", cls: "none", text: "No visits yet." })]));
+    }
+    state.visits.slice(0, 100).forEach(function (v) {
+      var cells = [v.visit_start.slice(0, 19).replace("T", " "), v.source + (v.bot ? " (bot)" : ""),
+                   v.country, v.city, v.browser ? v.browser + (v.browser_version ? " " + v.browser_version : "") : null,
+                   v.os, v.device, v.referer];
+      body.appendChild(el("tr", {}, cells.map(function (c) {
+        return el("td", {}, [c === null ? el("span", { cls: "none", text: "–" }) : c]);
+      })));
+    });
+    $("visits-live").textContent = "checked " + new Date().toISOString().slice(11, 19) + " UTC, every " +
+      POLL_MS / 1000 + " s";
+  }
+
+  /* New visits: since_id the highest id seen, If-None-Match the last ETag (304: nothing new). */
+  function poll(id, gen) {
+    var h = state.etag ? { "If-None-Match": state.etag } : {};
+    if (document.hidden) { return; }
+    get("/visits/tracker/" + id, { since_id: state.maxId, rows: 100 }, h).then(function (res) {
+      if (gen !== state.generation || state.selected !== id) { return; }
+      if (res.status === 200) {
+        state.etag = res.headers.get("ETag");
+        if (res.body.data.length) {
+          state.visits = res.body.data.concat(state.visits).slice(0, 100);
+          state.maxId = res.body.data[0].id;
+        }
+      }
+      renderVisits();
+    }).catch(failed);
+  }
+
+  function startPolling(id, gen) {
+    stopPolling();
+    state.poll = setInterval(function () { poll(id, gen); }, POLL_MS);
+  }
+
+  function stopPolling() {
+    if (state.poll) { clearInterval(state.poll); state.poll = null; }
+  }
+
+  /* ---- reports and crosstab ---------------------------------------------------------- */
+
+  var KEYS = { name: "Tracker", type: "Type", tag: "Tag", date: "Date", browser: "Browser",
+               city: "City", country: "Country" };
+
+  function loadReport(gen) {
+    var type = $("report-type").value;
+    return get("/report/", Object.assign({ report: type }, window_(period()))).then(function (res) {
+      var rows = res.body.data;
+      var max = Math.max.apply(null, rows.map(function (r) { return r.visits; }).concat([1]));
+      var box = $("report");
+      if (gen !== state.generation) { return; }
+      clear(box);
+      var t = table([KEYS[type], "Visits", "Scans", "Clicks", "Unique visitors"], rows.map(function (r) {
+        var meter = el("span", { cls: "meter" });
+        meter.style.width = Math.round(60 * r.visits / max) + "px";
+        return [type === "name" ? trackerLink(r.tracker_id, r.name) : r[type],
+                el("span", {}, [meter, num(r.visits)]), num(r.scans), num(r.clicks), num(r.unique_visitors)];
+      }), [false, true, true, true, true]);
+      box.appendChild(t.tHead);
+      box.appendChild(t.tBodies[0]);
+      if (!rows.length) {
+        box.appendChild(el("tbody", {}, [el("tr", {}, [el("td", { colspan: "5", cls: "none",
+          text: "No visits in this period." })])]));
+      }
+    });
+  }
+
+  function dimensions() {
+    var dims = {};
+    state.trackers.forEach(function (t) {
+      t.tags.forEach(function (g) { var i = g.indexOf(":"); if (i > 0) { dims[g.slice(0, i)] = true; } });
+    });
+    return Object.keys(dims).sort();
+  }
+
+  function fillDimensions() {
+    var dims = dimensions();
+    var row = $("xt-row"), col = $("xt-col");
+    var r0 = row.value, c0 = col.value;
+    clear(row);
+    clear(col);
+    dims.forEach(function (d) {
+      row.appendChild(el("option", { value: d, text: d }));
+      col.appendChild(el("option", { value: d, text: d }));
+    });
+    if (dims.indexOf(r0) >= 0) { row.value = r0; }
+    if (dims.indexOf(c0) >= 0) { col.value = c0; }
+    else if (dims.length > 1) { col.value = dims[dims[0] === row.value ? 1 : 0]; }
+    loadCrosstab(state.generation).catch(failed);
+  }
+
+  function loadCrosstab(gen) {
+    var box = $("crosstab");
+    var row = $("xt-row").value, col = $("xt-col").value;
+    if (!row || !col) {
+      clear(box).appendChild(el("p", { cls: "none",
+        text: "Tag trackers with dimension:value tags (e.g. campaign:spring, region:eu) to cross them here." }));
+      return Promise.resolve();
+    }
+    return get("/report/tag-crosstab", Object.assign({ row: row, col: col }, window_(period()))).then(function (res) {
+      var d = res.body.data;
+      var max = Math.max.apply(null, [1].concat.apply([], d.matrix));
+      var t = el("table", { cls: "list heat" });
+      var head = el("tr", {}, [el("th", { text: row + " \\ " + col })]);
+      if (gen !== state.generation) { return; }
+      d.cols.forEach(function (c) { head.appendChild(el("th", { cls: "num", text: c })); });
+      head.appendChild(el("th", { cls: "num total", text: "total" }));
+      t.appendChild(el("thead", {}, [head]));
+      var body = el("tbody");
+      d.rows.forEach(function (r, i) {
+        var tr = el("tr", {}, [el("th", { cls: "rowhead", text: r })]);
+        d.matrix[i].forEach(function (v, j) {
+          var td = el("td", { cls: "cell", text: num(v), title: row + ":" + r + " × " + col + ":" + d.cols[j] });
+          td.style.backgroundColor = "rgba(47, 111, 208, " + (v ? 0.1 + 0.75 * v / max : 0).toFixed(3) + ")";
+          if (v / max > 0.6) { td.style.color = "#fff"; }
+          tr.appendChild(td);
+        });
+        tr.appendChild(el("td", { cls: "cell total", text: num(d.row_totals[i]) }));
+        body.appendChild(tr);
+      });
+      var tot = el("tr", {}, [el("th", { cls: "rowhead total", text: "total" })]);
+      d.col_totals.forEach(function (v) { tot.appendChild(el("td", { cls: "cell total", text: num(v) })); });
+      tot.appendChild(el("td", { cls: "cell total", text: num(d.total) }));
+      body.appendChild(tot);
+      t.appendChild(body);
+      clear(box).appendChild(d.rows.length ? t : el("p", { cls: "none",
+        text: "No tracker has both a " + row + " and a " + col + " tag." }));
+    });
+  }
+
+  /* ---- signing in and out ---------------------------------------------------------------- */
+
+  function showSignIn(message) {
+    $("app").hidden = true;
+    $("who").hidden = true;
+    $("period").hidden = true;
+    $("signout").hidden = true;
+    $("signin").hidden = false;
+    showMessage(message || "");
+    $("token").value = "";
+    $("token").focus();
+  }
+
+  function signOut(message) {
+    stopPolling();
+    sessionStorage.removeItem(KEY);
+    state.generation++;
+    state.token = null;
+    state.account = null;
+    state.trackers = [];
+    state.selected = null;
+    state.visits = [];
+    ["kpis", "portfolio-chart", "top-trackers", "detail-stats", "detail-chart", "breakdowns",
+     "report", "crosstab"].forEach(function (id) { clear($(id)); });
+    clear($("trackers").tBodies[0]);
+    clear($("visits").tBodies[0]);
+    $("detail").hidden = true;
+    showSignIn(message);
+  }
+
+  function signIn(token) {
+    token = (token || "").trim();
+    if (!TOKEN_FORM.test(token)) {
+      signOut("That is not an API token: a token is qrt_ followed by 40 letters and digits.");
+      return;
+    }
+    get("/account", null, null, token).then(function (res) {
+      sessionStorage.setItem(KEY, token);
+      state.token = token;
+      state.account = res.body;
+      $("who").textContent = res.body.name + " · " + res.body.plan + " plan · " +
+        (res.body.rate_limit ? res.body.rate_limit + " requests/min" : "no rate limit");
+      $("signin").hidden = true;
+      $("who").hidden = false;
+      $("period").hidden = false;
+      $("signout").hidden = false;
+      $("app").hidden = false;
+      showMessage("");
+      loadAll();
+    }, function (err) {
+      if (err.status === 401) {
+        signOut("This token was not accepted (401 Unauthenticated): it is unknown or revoked.");
+      }
+      else if (err.status === 403) {
+        signOut("This token cannot use the API: " + err.message);
+      }
+      else {
+        signOut("Signing in failed: " + err.message);
+      }
+    });
+  }
+
+  function loadAll() {
+    var gen = ++state.generation;
+    state.selected = null;
+    stopPolling();
+    $("detail").hidden = true;
+    Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen)]).catch(failed);
+  }
+
+  /* #token=... : taken out of the address (and history) before anything else. */
+  function tokenFromHash() {
+    var m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+    if (!m) { return null; }
+    history.replaceState(null, "", location.pathname + location.search);
+    try { return decodeURIComponent(m[1]); } catch (e) { return m[1]; }
+  }
+
+  function start() {
+    var fromHash = tokenFromHash();
+    $("openapi-link").href = API + "/openapi.json";
+    $("signin-form").addEventListener("submit", function (e) {
+      e.preventDefault();
+      signIn($("token").value);
+    });
+    $("signout").addEventListener("click", function () { signOut("Signed out."); });
+    $("period").addEventListener("click", function (e) {
+      var d = e.target.getAttribute && e.target.getAttribute("data-days");
+      if (!d) { return; }
+      state.days = parseInt(d, 10);
+      Array.prototype.forEach.call($("period").querySelectorAll("button"), function (b) {
+        b.className = b === e.target ? "on" : "";
+      });
+      loadAll();
+    });
+    $("filter-text").addEventListener("input", renderTrackers);
+    $("filter-tag").addEventListener("change", renderTrackers);
+    $("report-type").addEventListener("change", function () { loadReport(state.generation).catch(failed); });
+    $("xt-row").addEventListener("change", function () { loadCrosstab(state.generation).catch(failed); });
+    $("xt-col").addEventListener("change", function () { loadCrosstab(state.generation).catch(failed); });
+    $("detail-csv").addEventListener("click", function () {
+      var t = state.trackers.find(function (x) { return x.tracker_id === state.selected; });
+      if (t) { downloadCsv(t); }
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden && state.selected) { poll(state.selected, state.generation); }
+    });
+    window.addEventListener("hashchange", function () {
+      var t = tokenFromHash();
+      if (t !== null) { signOut(); signIn(t); }
+    });
+    if (fromHash !== null) { signIn(fromHash); }
+    else if (sessionStorage.getItem(KEY)) { signIn(sessionStorage.getItem(KEY)); }
+    else { showSignIn(); }
+  }
+
+  start();
+}());

@@ -1,0 +1,334 @@
+"""The dashboard (SetHandler qrtrack-dashboard): its files over HTTP, and the page in a
+real browser, Debian's headless Chromium driven through chromedriver (python3-selenium),
+one browser session for all the checks. A screenshot goes to build/dashboard.png."""
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+
+import pytest
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import BUILD, Api
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+NAMES = ["Spring flyer", "Summer poster <b>&amp;</b>", "Shop window"]
+DAY = 86400
+
+
+# -- the handler over HTTP -------------------------------------------------------------
+
+def test_page_and_files(server):
+    base = server.base + "/qrtrack"
+    r = requests.get(base, allow_redirects=False, timeout=10)
+    assert r.status_code == 301 and r.headers["Location"] == base + "/"
+    r = requests.get(base + "/", timeout=10)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert '<meta name="qrtrack-api" content="/api">' in r.text
+    csp = r.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "connect-src 'self'" in csp
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    for name, ctype in [("app.js", "text/javascript; charset=utf-8"),
+                        ("app.css", "text/css; charset=utf-8"), ("favicon.svg", "image/svg+xml"),
+                        ("index.html", "text/html; charset=utf-8")]:
+        r = requests.get(base + "/" + name, timeout=10)
+        assert r.status_code == 200 and r.headers["Content-Type"] == ctype, name
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "dashboard", name), "rb") as f:
+            want = f.read()
+        if name != "index.html":
+            assert r.content == want, name
+        etag = r.headers["ETag"]
+        assert requests.get(base + "/" + name, headers={"If-None-Match": etag},
+                            timeout=10).status_code == 304
+        h = requests.head(base + "/" + name, timeout=10)
+        assert h.status_code == 200 and h.content == b""
+    assert requests.get(base + "/qrtrack.json", timeout=10).status_code == 404
+    assert requests.get(base + "/nope.js", timeout=10).status_code == 404
+    r = requests.post(base + "/", timeout=10)
+    assert r.status_code == 405 and "GET" in r.headers["Allow"]
+    # Nothing in the page names another server.
+    page = requests.get(base + "/", timeout=10).text + requests.get(base + "/app.js", timeout=10).text
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+
+
+# -- the page in Chromium --------------------------------------------------------------
+
+def ts(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
+
+
+def import_visits(server, visits):
+    path = os.path.join(server.dir, "visits-%s.jsonl" % uuid.uuid4().hex)
+    with open(path, "w", encoding="utf-8") as f:
+        for v in visits:
+            f.write(json.dumps(v) + "\n")
+    os.chmod(path, 0o644)
+    try:
+        server.admin("visits", "import", path)
+    finally:
+        os.unlink(path)
+
+
+@pytest.fixture(scope="module")
+def account(server):
+    """An account with three tagged trackers and visits over the last 30 days and the
+    30 before (the previous period of the KPIs)."""
+    server.account("dashco")
+    tok = server.token("dashco")
+    tags = [["campaign:spring", "region:eu"], ["campaign:summer", "region:us"],
+            ["campaign:spring", "region:us", "shop"]]
+    trackers = []
+    with Api(server, tok) as api:
+        for name, tg in zip(NAMES, tags):
+            r = api.post("/tracker", json={"redirect_url": "https://example.com/" + tg[0][9:],
+                                           "name": name, "tags": tg})
+            assert r.status_code == 200, r.text
+            trackers.append(r.json())
+    now = int(time.time())
+    browsers = [("Chrome", "Android", "mobile", "DE", "Berlin"), ("Safari", "iOS", "mobile", "FR", "Paris"),
+                ("Firefox", "Linux", "desktop", "US", "Boston")]
+    visits = []
+    for i, t in enumerate(trackers):
+        for k in range(0, 26, i + 1):
+            for n in range(1 + (k % 3)):
+                b = browsers[(k + n + i) % 3]
+                visits.append({"tracker_id": t["tracker_id"], "visit_start": ts(now - k * DAY - n * 60 - 5),
+                               "source": "click" if n == 2 else "scan", "ip": "198.51.100.%d" % (k + n),
+                               "country": b[3], "city": b[4], "browser": b[0], "browser_version": "1",
+                               "os": b[1], "device": b[2], "referer": None, "user_agent": "UA %d" % n,
+                               "bot": False})
+        visits.append({"tracker_id": t["tracker_id"], "visit_start": ts(now - 40 * DAY), "source": "scan",
+                       "ip": "192.0.2.1", "country": "DE", "city": "Berlin", "browser": "Chrome",
+                       "browser_version": "1", "os": "Android", "device": "mobile", "referer": None,
+                       "user_agent": "old", "bot": False})
+    import_visits(server, visits)
+    return {"token": tok, "trackers": trackers}
+
+
+class Browser:
+    """One headless Chromium for the whole module; its console entries are collected."""
+
+    def __init__(self):
+        self.profile = tempfile.mkdtemp(prefix="qrtrack-chromium-")
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--no-default-browser-check",
+                  "--disable-extensions", "--password-store=basic", "--window-size=1280,1000",
+                  "--user-data-dir=" + self.profile]:
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+        self.driver.set_page_load_timeout(30)
+
+    def open(self, url):
+        """A fresh document (not a same-page fragment change)."""
+        self.driver.get("about:blank")
+        self.driver.get(url)
+
+    def wait(self, cond, timeout=15, what=""):
+        return WebDriverWait(self.driver, timeout).until(lambda d: cond(), what)
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def severe(self):
+        return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def quit(self):
+        try:
+            self.driver.quit()
+        finally:
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Browser()
+    yield b
+    b.quit()
+
+
+def rows(b, table_id):
+    return b.driver.find_elements(By.CSS_SELECTOR, "#%s tbody tr" % table_id)
+
+
+def day_bars(b, chart_id):
+    """The chart's <svg> (its data-days and drawn size) and its number of day bars,
+    read at once (a chart may be drawn again at any time)."""
+    return b.js("var s = document.querySelector('#' + arguments[0] + ' svg');"
+                "if (!s) return [null, 0];"
+                "var r = s.getBoundingClientRect();"
+                "return [{days: s.getAttribute('data-days'), width: r.width, height: r.height},"
+                "        s.querySelectorAll('g.day').length];", chart_id)
+
+
+def signed_in(b, account):
+    """Waits for the page to show the account's trackers and the first tracker's chart."""
+    b.wait(lambda: len(rows(b, "trackers")) == len(NAMES), what="the trackers")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#detail-chart svg"), what="a chart")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#kpis .kpi"), what="the KPIs")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#crosstab table"), what="the crosstab")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#report tbody tr"), what="the report")
+    b.wait(lambda: len(rows(b, "visits")) > 1, what="the visits")
+
+
+def test_sign_in_with_the_token_in_the_address(server, account, browser):
+    b = browser
+    b.open(server.base + "/qrtrack/#token=" + account["token"])
+    signed_in(b, account)
+    # The token left the address bar (and the history entry) at once, and lives in
+    # sessionStorage only.
+    assert account["token"] not in b.driver.current_url
+    assert b.js("return location.hash") == ""
+    assert b.js("return sessionStorage.getItem('qrtrack.token')") == account["token"]
+    assert b.js("return localStorage.length") == 0
+    assert b.js("return document.cookie") == ""
+    names = [r.find_element(By.CSS_SELECTOR, "td.name").text for r in rows(b, "trackers")]
+    assert sorted(names) == sorted(NAMES)               # as text: the markup is not markup
+    assert "dashco" in b.driver.find_element(By.ID, "who").text
+    assert b.driver.find_element(By.ID, "message").is_displayed() is False
+    # An icon, served by the module.
+    icon = b.js("return document.querySelector('link[rel=icon]').href")
+    assert icon == server.base + "/qrtrack/favicon.svg"
+    assert b.severe() == []
+
+
+def test_charts_one_bar_a_day(server, account, browser):
+    b = browser
+    for chart in ("portfolio-chart", "detail-chart"):
+        svg, n = day_bars(b, chart)
+        assert n == 30 and svg["days"] == "30", chart
+        assert svg["width"] >= 200 and svg["height"] >= 100, (chart, svg)
+    # The portfolio chart draws what the API says, day by day.
+    with Api(server, account["token"]) as api:
+        daily = api.get("/dashboard/scansAnalytics").json()["daily"]
+    dates = b.js("return Array.from(document.querySelectorAll('#portfolio-chart g.day'))"
+                 ".map(g => g.getAttribute('data-date'))")
+    assert dates == [d["date"] for d in daily]
+    titles = b.js("return Array.from(document.querySelectorAll('#portfolio-chart g.day title'))"
+                  ".map(t => t.textContent)")
+    assert titles[-1] == "%s: %d scans, %d clicks" % (daily[-1]["date"], daily[-1]["scans"],
+                                                       daily[-1]["clicks"])
+    # Another period: 7 bars.
+    b.driver.find_element(By.CSS_SELECTOR, "#period button[data-days='7']").click()
+    b.wait(lambda: day_bars(b, "portfolio-chart")[1] == 7, what="7 days")
+    b.wait(lambda: day_bars(b, "detail-chart")[1] == 7, what="7 days of the tracker")
+    b.driver.find_element(By.CSS_SELECTOR, "#period button[data-days='30']").click()
+    b.wait(lambda: day_bars(b, "portfolio-chart")[1] == 30, what="30 days again")
+    b.wait(lambda: len(rows(b, "visits")) > 1, what="the visits")
+    assert b.severe() == []
+
+
+def test_kpis_breakdowns_reports_crosstab_and_a_screenshot(server, account, browser):
+    b = browser
+    d = b.driver
+    with Api(server, account["token"]) as api:
+        kpis = api.get("/dashboard/scansAnalytics").json()["kpis"]
+    cards = d.find_elements(By.CSS_SELECTOR, "#kpis .kpi")
+    assert len(cards) == 4
+    assert cards[0].find_element(By.CSS_SELECTOR, ".value").text.startswith(
+        "{:,}".format(kpis["totalScans"]["value"]))
+    assert "previous 30 days: " + "{:,}".format(kpis["totalScans"]["previous"]) in cards[0].text
+    # The first tracker's breakdowns: browser, country, city (reports), OS and device.
+    heads = [h.text for h in d.find_elements(By.CSS_SELECTOR, "#breakdowns h4")]
+    assert heads[:3] == ["Browser", "Country", "City"] and heads[3].startswith("OS")
+    assert "Chrome" in d.find_element(By.ID, "breakdowns").text
+    # Every report type, as a table.
+    sel = d.find_element(By.ID, "report-type")
+    for value, key in [("country", "DE"), ("browser", "Safari"), ("tag", "campaign:spring"),
+                       ("name", NAMES[1])]:
+        d.execute_script("arguments[0].value = arguments[1]; "
+                         "arguments[0].dispatchEvent(new Event('change'))", sel, value)
+        b.wait(lambda: key in d.find_element(By.ID, "report").text, what=value)
+    # The crosstab campaign x region.
+    xt = d.find_element(By.ID, "crosstab").text
+    assert "spring" in xt and "summer" in xt and "eu" in xt and "us" in xt
+    # Filtering the trackers.
+    f = d.find_element(By.ID, "filter-text")
+    f.send_keys("summer")
+    b.wait(lambda: len(rows(b, "trackers")) == 1)
+    f.clear()
+    f.send_keys(" ")
+    f.clear()
+    d.execute_script("arguments[0].dispatchEvent(new Event('input'))", f)
+    b.wait(lambda: len(rows(b, "trackers")) == 3)
+    # The screenshot, for a person to look at: the whole page.
+    height = b.js("return document.documentElement.scrollHeight")
+    d.set_window_size(1280, min(max(height + 140, 1000), 4000))
+    time.sleep(0.3)
+    path = os.path.join(BUILD, "dashboard.png")
+    assert d.save_screenshot(path) and os.path.getsize(path) > 10000
+    d.set_window_size(1280, 1000)
+    assert b.severe() == []
+
+
+def test_latest_visits_follow_new_scans(server, account, browser):
+    b = browser
+    t = next(x for x in account["trackers"]
+             if x["tracker_id"] == int(b.driver.find_element(By.CSS_SELECTOR, "#trackers tr.selected")
+                                       .get_attribute("data-id")))
+    before = b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text
+    r = requests.get(t["scan_url"], headers={"User-Agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) "
+                                             "Gecko/20100101 Firefox/120.0", "Referer": "https://poll.example/"},
+                     allow_redirects=False, timeout=10)
+    assert r.status_code == 302
+    # The page polls every 15 s (since_id and If-None-Match) and when it becomes visible.
+    b.js("document.dispatchEvent(new Event('visibilitychange'))")
+    b.wait(lambda: "poll.example" in b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text,
+           what="the new visit on top")
+    assert b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text != before
+    # Nothing new: a 304 changes nothing.
+    b.js("document.dispatchEvent(new Event('visibilitychange'))")
+    time.sleep(0.5)
+    assert "poll.example" in b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text
+    assert b.severe() == []
+
+
+def no_data(b):
+    assert not b.driver.find_element(By.ID, "app").is_displayed()
+    assert rows(b, "trackers") == []
+    assert b.driver.find_elements(By.CSS_SELECTOR, "svg.chart-svg") == []
+    assert b.js("return sessionStorage.getItem('qrtrack.token')") is None
+
+
+def test_a_wrong_token_is_refused(server, account, browser):
+    b = browser
+    # Not a token at all: refused by the page itself, nothing is asked of the API.
+    b.open(server.base + "/qrtrack/#token=qrt_wrong")
+    b.wait(lambda: b.driver.find_element(By.ID, "message").is_displayed(), what="a message")
+    assert "not an API token" in b.driver.find_element(By.ID, "message").text
+    assert "qrt_wrong" not in b.driver.current_url
+    assert b.driver.find_element(By.ID, "signin").is_displayed()
+    no_data(b)
+    assert b.severe() == []
+    # A token of the right form that the server does not know: 401.
+    unknown = "qrt_" + "Z" * 40
+    b.open(server.base + "/qrtrack/#token=" + unknown)
+    b.wait(lambda: b.driver.find_element(By.ID, "message").is_displayed(), what="a message")
+    assert "not accepted" in b.driver.find_element(By.ID, "message").text
+    assert unknown not in b.driver.current_url
+    no_data(b)
+    # The browser records the refused request itself (a network entry), and nothing else.
+    for e in b.severe():
+        assert e["source"] == "network" and "/api/account" in e["message"] and "401" in e["message"], e
+    # The token field signs in too.
+    field = b.driver.find_element(By.ID, "token")
+    field.send_keys(account["token"])
+    b.driver.find_element(By.CSS_SELECTOR, "#signin-form button").click()
+    signed_in(b, account)
+    assert not b.driver.find_element(By.ID, "message").is_displayed()
+    # Signing out forgets the token and the data.
+    b.driver.find_element(By.ID, "signout").click()
+    b.wait(lambda: b.driver.find_element(By.ID, "signin").is_displayed())
+    no_data(b)
+    assert b.severe() == []
