@@ -523,11 +523,11 @@ class OpenApiDoc:
                 assert not h.get("required"), "%s: header %s is missing" % (where, name)
                 continue
             value = r.headers[name]
-            schema = self.inline(h["schema"])
-            if schema.get("type") == "integer":
+            v = self.validator(key + ("header", name), h["schema"])
+            if v.schema.get("type") == "integer":
                 assert re.fullmatch(r"-?[0-9]+", value), "%s: %s: %r" % (where, name, value)
                 value = int(value)
-            errors = list(self.validator(key + ("header", name), schema).iter_errors(value))
+            errors = list(v.iter_errors(value))
             assert not errors, "%s: header %s %r: %s" % (where, name, value, errors[0].message)
 
     def _check_body(self, r, resp, key, where, head):

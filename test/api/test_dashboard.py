@@ -118,8 +118,12 @@ class Browser:
 
     def __init__(self):
         self.profile = tempfile.mkdtemp(prefix="qrtrack-chromium-")
+        self.downloads = os.path.join(self.profile, "downloads")
+        os.mkdir(self.downloads)
         opts = webdriver.ChromeOptions()
         opts.binary_location = CHROMIUM
+        opts.add_experimental_option("prefs", {"download.default_directory": self.downloads,
+                                               "download.prompt_for_download": False})
         for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--no-default-browser-check",
@@ -262,6 +266,15 @@ def test_kpis_breakdowns_reports_crosstab_and_a_screenshot(server, account, brow
     f.clear()
     d.execute_script("arguments[0].dispatchEvent(new Event('input'))", f)
     b.wait(lambda: len(rows(b, "trackers")) == 3)
+    # The selected tracker's visits as CSV (fetched with the token in the header).
+    tid = d.find_element(By.CSS_SELECTOR, "#trackers tr.selected").get_attribute("data-id")
+    d.find_element(By.ID, "detail-csv").click()
+    csv = os.path.join(b.downloads, "tracker-%s-visits.csv" % tid)
+    b.wait(lambda: os.path.exists(csv) and os.path.getsize(csv) > 0, what="the CSV file")
+    with open(csv, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert lines[0].startswith("id,visit_start,source,tracker_id,tracker_name,")
+    assert len(lines) > 10
     # The screenshot, for a person to look at: the whole page.
     height = b.js("return document.documentElement.scrollHeight")
     d.set_window_size(1280, min(max(height + 140, 1000), 4000))
