@@ -174,3 +174,14 @@ def test_checker_accepts_what_is_documented():
 def test_checker_fails_on_what_is_not(r):
     with pytest.raises(AssertionError):
         check(r)
+
+
+def test_the_documents_examples_pass_the_checker():
+    doc = openapi()
+    n = 0
+    for name, schema in doc.doc["components"]["schemas"].items():
+        for example in schema.get("examples", []):
+            errors = list(doc.validator(("example", name), schema).iter_errors(example))
+            assert not errors, (name, errors[0].message)
+            n += 1
+    assert n >= 6
