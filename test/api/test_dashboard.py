@@ -19,7 +19,7 @@ from conftest import BUILD, Api
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-NAMES = ["Spring flyer", "Summer poster <b>&amp;</b>", "Shop window"]
+NAMES = ["Spring flyer", "Summer <b>poster</b>", "Shop window"]     # markup stays text
 DAY = 86400
 
 
@@ -105,10 +105,11 @@ def account(server):
                                "country": b[3], "city": b[4], "browser": b[0], "browser_version": "1",
                                "os": b[1], "device": b[2], "referer": None, "user_agent": "UA %d" % n,
                                "bot": False})
-        visits.append({"tracker_id": t["tracker_id"], "visit_start": ts(now - 40 * DAY), "source": "scan",
-                       "ip": "192.0.2.1", "country": "DE", "city": "Berlin", "browser": "Chrome",
-                       "browser_version": "1", "os": "Android", "device": "mobile", "referer": None,
-                       "user_agent": "old", "bot": False})
+        for k in range(31 + i, 58, 2):
+            visits.append({"tracker_id": t["tracker_id"], "visit_start": ts(now - k * DAY),
+                           "source": "scan", "ip": "192.0.2.%d" % k, "country": "DE", "city": "Berlin",
+                           "browser": "Chrome", "browser_version": "1", "os": "Android",
+                           "device": "mobile", "referer": None, "user_agent": "old", "bot": False})
     import_visits(server, visits)
     return {"token": tok, "trackers": trackers}
 
