@@ -6,20 +6,25 @@ Both run on one two-process httpd, driven by wrk on loopback for BENCH_SECONDS
 machine's speed drifts by several percent from one run to the next, so every round
 is printed and the summary takes the median. Prints requests per second, the ratio,
 p50/p99 latency, and checks that every 3xx response wrk saw has its visit recorded.
+
+QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
+PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
+SQLite; the target ratio is then >= 0.25 (SQLite's is >= 0.5). Exit status 1 when a
+scan is lost (a 3xx without its visit), 2 when only the target ratio is missed.
 """
 import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "test", "api"))
-from conftest import Api, start_server  # noqa: E402
+from benchlib import HERE, NAME, PG, Api
+from conftest import start_server
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
 UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
       "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
+TARGET = 0.25 if PG else 0.5
 
 
 def wrk(url):
@@ -47,8 +52,10 @@ def main():
     try:
         with Api(srv, srv.token("bench")) as a:
             t = a.post("/tracker", json={"redirect_url": "https://example.com/spring"}).json()
-        print("scan bench: wrk -t2 -c%d -d%ds on loopback, two-process event MPM, %d rounds"
-              % (CONNECTIONS, SECONDS, ROUNDS))
+        print("scan bench, %s%s: wrk -t2 -c%d -d%ds on loopback, two-process event MPM, "
+              "%d rounds" % (NAME, " (durable: fsync on)" if PG
+                                   and os.environ.get("QRT_PG_DURABLE") == "1" else "",
+                             CONNECTIONS, SECONDS, ROUNDS), flush=True)
         ratios, bases, scans, redirects, others = [], [], [], 0, {}
         for i in range(ROUNDS):
             base = wrk(srv.base + "/r")
@@ -73,15 +80,17 @@ def main():
         print("  /q/<code> scan     : %9.0f req/s  p50 %.2f ms  p99 %.2f ms  (medians)"
               % (median([x["RPS"] for x in scans]), median([x["P50_MS"] for x in scans]),
                  median([x["P99_MS"] for x in scans])))
-        print("  ratio scan/redirect: %.2f median (rounds: %s; target >= 0.5)"
-              % (median(ratios), ", ".join("%.2f" % r for r in ratios)))
+        ratio = median(ratios)
+        print("  ratio scan/redirect: %.2f median (rounds: %s; %s target >= %.2f: %s)"
+              % (ratio, ", ".join("%.2f" % r for r in ratios), NAME, TARGET,
+                 "met" if ratio >= TARGET else "MISSED"))
         print("  3xx responses seen : %d   visits recorded: %d   lost: %d   other statuses: %s"
               % (redirects, recorded, lost, others or "none"))
         if recorded > redirects:
             print("  (%d visits more than responses: requests still in flight when wrk "
                   "stopped were committed; at most one per connection and round)"
                   % (recorded - redirects))
-        return 0 if lost == 0 else 1
+        return 1 if lost else (0 if ratio >= TARGET else 2)
     finally:
         srv.cleanup()
 
