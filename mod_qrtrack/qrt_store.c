@@ -111,7 +111,7 @@ int qrt_db_retryable(const qrt_db_t *db)
 {
     const char *e = db->error;
 
-    return e && (strstr(e, "40P01") || strstr(e, "40001")
+    return e && (strstr(e, " 40P01:") || strstr(e, " 40001:")
                  || strstr(e, "deadlock detected")
                  || strstr(e, "could not serialize access"));
 }
@@ -120,7 +120,7 @@ int qrt_db_lost(const qrt_db_t *db)
 {
     const char *e = db->error;
 
-    return e && (strstr(e, "57P01") || strstr(e, "57P02") || strstr(e, "57P03")
+    return e && (strstr(e, " 57P01:") || strstr(e, " 57P02:") || strstr(e, " 57P03:")
                  || strstr(e, ": 08") || strstr(e, "server closed the connection")
                  || strstr(e, "no connection to the server"));
 }
@@ -147,7 +147,7 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
     void *ctx[2];
     const char *error = db->error;
 
-    if (!error || !strstr(error, "26000") || !qrt_db_is_pgsql(db->driver)) {
+    if (!error || !strstr(error, " 26000:") || !qrt_db_is_pgsql(db->driver)) {
         return 0;
     }
     txstatus = (status_fn *)dlsym(RTLD_DEFAULT, "PQtransactionStatus");
