@@ -79,6 +79,9 @@ static qrt_queue_t *scan_queue;
 static apr_global_mutex_t *scan_writer_mutex;
 #define SCAN_CACHE_LOCKS 64
 static scan_cache_entry *scan_cache;
+/* SCAN_CACHE_TTL when other servers may share the database; 0 (no limit) on SQLite,
+ * which one server alone uses. */
+static apr_interval_time_t scan_cache_ttl;
 static apr_thread_mutex_t *scan_cache_locks[SCAN_CACHE_LOCKS];
 
 /* QRTrackScanQueue, else twice the threads the server may run. */
@@ -152,7 +155,7 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
     slot = scan_cache_slot(code);
     e = &scan_cache[slot];
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
-    if (e->url && e->gen == gen && now - e->fetched < SCAN_CACHE_TTL
+    if (e->url && e->gen == gen && (!scan_cache_ttl || now - e->fetched < scan_cache_ttl)
         && !strcmp(e->code, code)) {
         *id = e->id;
         *url = apr_pstrdup(p, e->url);
@@ -398,6 +401,8 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
         return;
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
+    scan_cache_ttl = qrt_global.dbd_driver && strcmp(qrt_global.dbd_driver, "sqlite3")
+                     ? SCAN_CACHE_TTL : 0;
     scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
     for (i = 0; scan_cache && i < SCAN_CACHE_LOCKS; i++) {
         if (apr_thread_mutex_create(&scan_cache_locks[i], APR_THREAD_MUTEX_DEFAULT,
