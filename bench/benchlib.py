@@ -8,34 +8,19 @@ import os
 import subprocess
 import sys
 
-import requests
 
 os.environ.setdefault("QRT_PG_DURABLE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "api"))
-from conftest import BACKEND, pg_cluster  # noqa: E402
+from conftest import BACKEND, PlainApi, pg_cluster  # noqa: E402
 
 PG = BACKEND == "pgsql"
 NAME = "PostgreSQL" if PG else "SQLite"
 
 
-class Api(requests.Session):
-    """A session bound to the server's API and one token, like conftest's Api but
-    without holding each response to the OpenAPI document: that check runs in this
-    process and would be timed with every request."""
-
-    def __init__(self, server, token=None):
-        super().__init__()
-        self.server = server
-        if token:
-            self.headers["Authorization"] = "Bearer " + token
-
-    def request(self, method, url, *args, **kwargs):
-        if url.startswith("/"):
-            url = self.server.api_base + url
-        kwargs.setdefault("timeout", 30)
-        kwargs.setdefault("allow_redirects", False)
-        return super().request(method, url, *args, **kwargs)
+# conftest's Api holds every response to the OpenAPI document: that check runs in this
+# process and would be timed with every request.
+Api = PlainApi
 
 
 def psql(srv, sql, capture=False, user=None):

@@ -569,9 +569,9 @@ def openapi():
     return _openapi
 
 
-class Api(requests.Session):
-    """A requests session bound to the API base URL and one token. Every response it
-    gets from the API is held to the OpenAPI document (OpenApiDoc.check)."""
+class PlainApi(requests.Session):
+    """A requests session bound to the API base URL and one token (no checks: the
+    benchmarks time requests with it)."""
 
     def __init__(self, server, token=None):
         super().__init__()
@@ -585,9 +585,27 @@ class Api(requests.Session):
             url = self.server.api_base + url
         kwargs.setdefault("timeout", 30)
         kwargs.setdefault("allow_redirects", False)
+        return super().request(method, url, *args, **kwargs)
+
+
+class Api(PlainApi):
+    """PlainApi whose every response is held to the OpenAPI document."""
+
+    def request(self, method, url, *args, **kwargs):
         r = super().request(method, url, *args, **kwargs)
         openapi().check(r, self.server.api_base)
         return r
+
+
+def configtest(extra):
+    """apache2 -t on a generated config with extra lines: (exit status, output)."""
+    srv = Server(extra=extra)
+    try:
+        p = subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-t", "-f", srv.conf],
+                           capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+    finally:
+        srv.cleanup()
 
 
 def start_server(extra="", accounts=(), **kw):

@@ -5,7 +5,7 @@ import subprocess
 
 import requests
 
-from conftest import Api, Server, apxs
+from conftest import Api, Server, apxs, configtest
 
 
 def json_error(r, status):
@@ -278,16 +278,6 @@ def test_counters_survive_graceful_restart(server):
 
 
 # -- configuration -------------------------------------------------------------------
-
-def configtest(extra):
-    srv = Server(extra=extra)
-    try:
-        p = subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-t", "-f", srv.conf],
-                           capture_output=True, text=True)
-        return p.returncode, p.stdout + p.stderr
-    finally:
-        srv.cleanup()
-
 
 def test_configtest_accepts_the_generated_config():
     rc, out = configtest("")

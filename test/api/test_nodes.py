@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, PgCluster, Server, pg_cluster
+from conftest import BACKEND, Api, PgCluster, Server
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "

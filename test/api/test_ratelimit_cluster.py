@@ -8,17 +8,15 @@ memcached cannot be reached each node counts in its own shared memory (README,
 back to memcached once it answers again. Runs on both backends.
 """
 import concurrent.futures
-import os
 import re
 import signal
 import socket
-import subprocess
 import time
 import urllib.parse
 
 import pytest
 
-from conftest import Api, Memcached, Server, apxs, free_port
+from conftest import Api, Memcached, Server, configtest, free_port
 
 WARN_DOWN = "QRT00016"
 WARN_STALL = "QRT00017"
@@ -312,16 +310,6 @@ def test_memcached_that_hangs_does_not_hold_every_request():
 
 
 # -- configuration ----------------------------------------------------------------------
-
-def configtest(extra):
-    srv = Server(extra=extra)
-    try:
-        p = subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-t", "-f", srv.conf],
-                           capture_output=True, text=True)
-        return p.returncode, p.stdout + p.stderr
-    finally:
-        srv.cleanup()
-
 
 def test_configtest_accepts_the_store_forms():
     for line in ["QRTrackRateLimitStore shm",
