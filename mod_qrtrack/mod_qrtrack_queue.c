@@ -16,7 +16,8 @@
  * writer to look takes it over, and the visits the dead one had taken answer
  * 503 (they may or may not be committed; no redirect was sent for them). The
  * slots of requests whose child was killed are taken back when the queue runs
- * out of free ones. */
+ * out of free ones; a request that finds none free first checks the committer,
+ * whose dead process may hold every slot. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -70,6 +71,11 @@ struct qrt_queue {
     apr_time_t committer_seen;      /* when it last took visits */
     queue_slot slots[];
 };
+
+/* The server for the log lines of requests that find a dead committer's role. */
+static server_rec *queue_server;
+
+static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s);
 
 /* ---- futexes and the lock ----------------------------------------------------------- */
 
@@ -142,6 +148,7 @@ apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **
     apr_status_t rv;
     apr_uint32_t i;
 
+    queue_server = s;
     /* Created once: a graceful restart keeps it (and the visits waiting in it). */
     apr_pool_userdata_get((void **)&shm, QUEUE_KEY, pp);
     if (shm) {
@@ -215,6 +222,7 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
 
     queue_lock(q);
     if (q->free == QUEUE_NIL) {
+        queue_reap(q, getpid(), queue_server);
         queue_reclaim(q);
     }
     i = q->free;
@@ -290,26 +298,51 @@ static void queue_finish(qrt_queue_t *q, apr_uint32_t i, apr_status_t rv)
     queue_done_wake(q, queue_bit(slot->batch));
 }
 
-/* Under the lock: a committer that leaves visits waiting, and whose process is gone
- * (or that has not taken any for QUEUE_STUCK: a stuck one, or its pid reused),
- * loses the role; the visits it had taken get an error. Should it come back, its
- * qrt_queue_done finds their slots handed out again and leaves them alone. */
+/* Under the lock: whether visits wait for a commit (queued or taken). */
+static int queue_waiting(const qrt_queue_t *q)
+{
+    apr_uint32_t i;
+
+    if (q->head != QUEUE_NIL) {
+        return 1;
+    }
+    for (i = 0; i < q->nslots; i++) {
+        if (q->slots[i].state == SLOT_TAKEN) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Under the lock: a committer whose process is gone (or that has left visits
+ * waiting for QUEUE_STUCK: a stuck one, or its pid reused) loses the role; the
+ * visits it had taken get an error. Should it come back, its qrt_queue_done finds
+ * their slots handed out again and leaves them alone. Taken slots count as
+ * waiting: when a dead committer held every slot, nothing can be queued, and only
+ * they say that the role must change hands. */
 static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
 {
     apr_time_t silent;
     apr_uint32_t i;
+    int dead;
 
-    if (q->committer == 0 || q->committer == me || q->head == QUEUE_NIL) {
+    if (q->committer == 0 || q->committer == me) {
         return;
     }
     silent = apr_time_now() - q->committer_seen;
-    if (silent < QUEUE_STALE
-        || (silent < QUEUE_STUCK && (kill(q->committer, 0) == 0 || errno != ESRCH))) {
+    if (silent < QUEUE_STALE) {
         return;
     }
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child %ld "
-                 "left visits waiting for %" APR_TIME_T_FMT " s; taking over (visits "
-                 "it held answer 503)", (long)q->committer, apr_time_sec(silent));
+    dead = kill(q->committer, 0) != 0 && errno == ESRCH;
+    if (!dead && (silent < QUEUE_STUCK || q->committer_idle || !queue_waiting(q))) {
+        return;
+    }
+    if (queue_waiting(q)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child "
+                     "%ld left visits waiting for %" APR_TIME_T_FMT " s; taking over "
+                     "(visits it held answer 503)", (long)q->committer,
+                     apr_time_sec(silent));
+    }
     q->committer = 0;
     q->committer_idle = 0;
     for (i = 0; i < q->nslots; i++) {
