@@ -25,6 +25,7 @@
 #include "qrt_schema.h"
 #include "qrt_ua.h"
 #include "qrt_valid.h"
+#include "qrt_version.h"
 
 #if APR_HAS_PROC_PTHREAD_SERIALIZE
 #define QRT_MUTEX_MECH APR_LOCK_PROC_PTHREAD
@@ -277,6 +278,8 @@ static const command_rec qrt_cmds[] = {
     { NULL }
 };
 
+static const char *qrt_unquote(apr_pool_t *p, const char *a);
+
 /* The DBDriver and DBDParams of the main server, read from the config tree. */
 static void qrt_find_dbd(const char **driver, const char **params)
 {
@@ -291,6 +294,92 @@ static void qrt_find_dbd(const char **driver, const char **params)
             *params = d->args;
         }
     }
+}
+
+/* A DBDriver or DBDParams inside a <VirtualHost> that names another database than
+ * the main server's: NULL when there is none, else the message that refuses it.
+ * The module serves one database per httpd (one schema, one queue of visits). */
+static const char *qrt_vhost_dbd(apr_pool_t *p, const char *driver, const char *params)
+{
+    const ap_directive_t *v, *d;
+
+    for (v = ap_conftree; v; v = v->next) {
+        if (strcasecmp(v->directive, "<VirtualHost")) {
+            continue;
+        }
+        for (d = v->first_child; d; d = d->next) {
+            int is_driver = !strcasecmp(d->directive, "DBDriver");
+            const char *main_value = is_driver ? driver : params;
+
+            if (!is_driver && strcasecmp(d->directive, "DBDParams")) {
+                continue;
+            }
+            if (!main_value || strcmp(qrt_unquote(p, d->args), main_value)) {
+                return apr_psprintf(p, "%s in <VirtualHost %s> (%s line %d) differs "
+                                    "from the main server's: mod_qrtrack uses one "
+                                    "database per server; set DBDriver and DBDParams "
+                                    "once, outside <VirtualHost>", d->directive,
+                                    v->args, d->filename, d->line_num);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Whether the server's User may write path (a directory to create files in, or a
+ * file): the parent runs as root and checks the mode bits the children will meet. */
+static int qrt_user_can_write(const char *path, apr_pool_t *p)
+{
+    struct stat st;
+
+    (void)p;
+    if (stat(path, &st) != 0) {
+        return -1;
+    }
+    if (geteuid() != 0) {
+        return access(path, W_OK) == 0;
+    }
+    if (st.st_uid == ap_unixd_config.user_id) {
+        return (st.st_mode & S_IWUSR) != 0;
+    }
+    if (st.st_gid == ap_unixd_config.group_id) {
+        return (st.st_mode & S_IWGRP) != 0;
+    }
+    return (st.st_mode & S_IWOTH) != 0;
+}
+
+/* SQLite: the database's directory must take the WAL and shared-memory files the
+ * children create, and the database itself (if there) must be writable: else
+ * start-up stops here, naming the path, instead of every request answering 503. */
+static const char *qrt_sqlite_writable(apr_pool_t *p, const char *params)
+{
+    const char *dir, *slash, *who;
+    int ok;
+
+    if (!strcmp(params, ":memory:") || !strncmp(params, "file:", 5)) {
+        return NULL;
+    }
+    slash = strrchr(params, '/');
+    dir = slash ? (slash == params ? "/" : apr_pstrndup(p, params, slash - params)) : ".";
+    who = geteuid() == 0 ? apr_psprintf(p, "the server's User (uid %ld)",
+                                        (long)ap_unixd_config.user_id)
+                         : apr_psprintf(p, "this server (uid %ld)", (long)geteuid());
+    ok = qrt_user_can_write(dir, p);
+    if (ok < 0) {
+        return apr_psprintf(p, "the database directory %s does not exist (DBDParams "
+                            "%s): create it, writable by %s", dir, params, who);
+    }
+    if (!ok) {
+        return apr_psprintf(p, "the database directory %s is not writable by %s "
+                            "(SQLite creates %s-wal and %s-shm there): chown it to "
+                            "the User", dir, who, params, params);
+    }
+    /* As root, the parent gives the file to the User after migrating it. */
+    if (geteuid() != 0 && qrt_user_can_write(params, p) == 0) {
+        return apr_psprintf(p, "the database %s is not writable by %s: chown it to "
+                            "the User", params, who);
+    }
+    return NULL;
 }
 
 /* Strips the surrounding quotes that the config tree keeps in args. */
@@ -316,6 +405,14 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     name = qrt_unquote(ptemp, name);
     params = qrt_unquote(ptemp, params);
+    err = qrt_vhost_dbd(ptemp, name, params);
+    if (!err && !strcmp(name, "sqlite3")) {
+        err = qrt_sqlite_writable(ptemp, params);
+    }
+    if (err) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00060: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     qrt_global.dbd_driver = apr_pstrdup(pconf, name);
     qrt_global.dbd_params = apr_pstrdup(pconf, params);
     apr_dbd_init(ptemp);
@@ -343,10 +440,19 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
                      "brought from version %d to %d", from, to);
     }
     if (!strcmp(name, "sqlite3") && geteuid() == 0) {
-        /* The children run as User: the file created here must be theirs. */
-        if (chown(params, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00006: cannot "
-                         "give %s to the server's User", params);
+        /* The children run as User: the files created here (or by qrtrack-admin
+         * run as root) must be theirs. */
+        static const char *const suffix[] = { "", "-wal", "-shm" };
+        int i;
+
+        for (i = 0; i < 3; i++) {
+            const char *f = apr_pstrcat(ptemp, params, suffix[i], NULL);
+
+            if (chown(f, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
+                && (i == 0 || errno != ENOENT)) {
+                ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00006: cannot "
+                             "give %s to the server's User", f);
+            }
         }
     }
     return OK;
@@ -373,9 +479,68 @@ apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_
     return APR_SUCCESS;
 }
 
+/* mod_dbd's functions, as optional functions: without mod_dbd the module still
+ * loads and says what is missing, instead of "undefined symbol: ap_dbd_acquire". */
+static APR_OPTIONAL_FN_TYPE(ap_dbd_prepare) *dbd_prepare_fn;
+static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
+static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
+static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
+
+ap_dbd_t *qrt_dbd_acquire(request_rec *r)
+{
+    return dbd_acquire_fn ? dbd_acquire_fn(r) : NULL;
+}
+
+ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s)
+{
+    return dbd_open_fn ? dbd_open_fn(p, s) : NULL;
+}
+
+void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd)
+{
+    if (dbd_close_fn) {
+        dbd_close_fn(s, dbd);
+    }
+}
+
+static int qrt_find_dbd_fns(server_rec *s)
+{
+    dbd_prepare_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_prepare);
+    dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
+    dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
+    dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
+    if (!dbd_prepare_fn || !dbd_acquire_fn || !dbd_open_fn || !dbd_close_fn) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00010: mod_qrtrack needs mod_dbd: "
+                     "load it (Debian: a2enmod dbd; else LoadModule dbd_module "
+                     "modules/mod_dbd.so)");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
 static void qrt_prepare_one(void *ctx, const char *label, const char *sql)
 {
-    ap_dbd_prepare((server_rec *)ctx, sql, label);
+    dbd_prepare_fn((server_rec *)ctx, sql, label);
+}
+
+/* Registers the statements with mod_dbd once per mod_dbd configuration: a virtual
+ * host without DBD directives of its own shares the main server's (and so its
+ * statements); preparing them again there would log AH02653 for each one. */
+static void qrt_prepare_statements(apr_pool_t *ptemp, server_rec *s)
+{
+    module *dbd = ap_find_linked_module("mod_dbd.c");
+    apr_hash_t *seen = apr_hash_make(ptemp);
+    server_rec *sp;
+
+    for (sp = s; sp; sp = sp->next) {
+        void *cfg = dbd ? ap_get_module_config(sp->module_config, dbd) : (void *)sp;
+
+        if (apr_hash_get(seen, &cfg, sizeof(cfg))) {
+            continue;
+        }
+        apr_hash_set(seen, apr_pmemdup(ptemp, &cfg, sizeof(cfg)), sizeof(cfg), sp);
+        qrt_store_each_statement(qrt_global.dbd_driver, qrt_prepare_one, sp);
+    }
 }
 
 static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
@@ -416,13 +581,15 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         }
     }
     qrt_api_post_config(pconf);
+    rv = qrt_find_dbd_fns(s);
+    if (rv != OK) {
+        return rv;
+    }
     rv = qrt_schema_setup(pconf, ptemp, s);
     if (rv != OK) {
         return rv;
     }
-    for (sp = s; sp; sp = sp->next) {
-        qrt_store_each_statement(qrt_global.dbd_driver, qrt_prepare_one, sp);
-    }
+    qrt_prepare_statements(ptemp, s);
     for (sp = s; sp; sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
         const char *err = NULL;
@@ -453,6 +620,10 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00065: mod_qrtrack/%s "
+                     "configured (DBDriver %s)", QRTRACK_VERSION, qrt_global.dbd_driver);
     }
     return OK;
 }
@@ -506,6 +677,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(qrt_scan_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);
+    qrt_status_register();
 }
 
 AP_DECLARE_MODULE(qrtrack) = {

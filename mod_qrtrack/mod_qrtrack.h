@@ -10,6 +10,7 @@
  * mod_qrtrack_account.c  GET /account
  * mod_qrtrack_openapi.c  GET /openapi.json, the OpenAPI document (no token)
  * mod_qrtrack_dashboard.c  the qrtrack-dashboard handler, the analysts' web page
+ * mod_qrtrack_status.c   the module's section of mod_status's page
  * mod_qrtrack_<resource>.c  one file per resource of the API
  */
 #ifndef MOD_QRTRACK_H
@@ -117,6 +118,12 @@ const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
 
+/* mod_qrtrack.c: mod_dbd's functions, found at start-up (mod_qrtrack refuses to
+ * start without mod_dbd, so they are set wherever a request runs). */
+ap_dbd_t *qrt_dbd_acquire(request_rec *r);
+ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s);
+void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
+
 /* mod_qrtrack.c: per-connection SQLite settings (busy timeout, synchronous);
  * nothing for other drivers. */
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);
@@ -132,6 +139,42 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t qrt_scan_post_config(server_rec *s);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
+
+/* mod_qrtrack_scan.c: the server's counters since it started (shared memory,
+ * kept across graceful restarts), shown by mod_status (mod_qrtrack_status.c).
+ * Updated with atomic adds; read without a lock. */
+typedef struct {
+    apr_time_t started;             /* when the shared memory was made */
+    apr_uint64_t visits;            /* visits committed */
+    apr_uint64_t commits;           /* transactions committed */
+    apr_uint64_t commit_failures;   /* batches that answered 503 */
+    apr_uint64_t commit_retries;    /* conflicts run again (PostgreSQL) */
+    apr_uint64_t last_batch;        /* visits of the last commit */
+    apr_uint64_t queue_full;        /* scans answered 503: queue full */
+    apr_uint64_t wal_frames;        /* SQLite: WAL length at the last checkpoint */
+    apr_uint64_t wal_copied;        /* and how much of it was copied back */
+    apr_uint64_t checkpoints;       /* checkpoints run */
+    apr_uint64_t rate_limited;      /* API requests answered 429 */
+    apr_uint64_t rate_full;         /* API requests refused: rate table full */
+} qrt_stats_t;
+
+/* The counters, or NULL before post_config made them. */
+qrt_stats_t *qrt_stats(void);
+#define QRT_STAT_ADD(field, n) do {                                              \
+        qrt_stats_t *st_ = qrt_stats();                                          \
+        if (st_) {                                                               \
+            __atomic_add_fetch(&st_->field, (apr_uint64_t)(n), __ATOMIC_RELAXED); \
+        }                                                                        \
+    } while (0)
+#define QRT_STAT_SET(field, v) do {                                              \
+        qrt_stats_t *st_ = qrt_stats();                                          \
+        if (st_) {                                                               \
+            __atomic_store_n(&st_->field, (apr_uint64_t)(v), __ATOMIC_RELAXED);  \
+        }                                                                        \
+    } while (0)
+
+/* mod_qrtrack_status.c: the module's section of mod_status's page */
+void qrt_status_register(void);
 
 /* mod_qrtrack_queue.c: visits waiting for their commit, shared by all children */
 typedef struct qrt_queue qrt_queue_t;
@@ -156,6 +199,15 @@ void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
 void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
 /* Wakes every idle writer (a child stopping). */
 void qrt_queue_wake_all(qrt_queue_t *q);
+/* What the queue holds now (for mod_status). */
+typedef struct {
+    apr_uint32_t capacity, free, queued, taken;
+    pid_t committer;                /* 0 = none */
+    apr_uint64_t batches;           /* takes since the queue was made */
+} qrt_queue_stats_t;
+void qrt_queue_stats(qrt_queue_t *q, qrt_queue_stats_t *st);
+/* mod_qrtrack_scan.c: the server's queue, or NULL */
+qrt_queue_t *qrt_scan_queue(void);
 
 /* mod_qrtrack_wal.c: this child's WAL checkpoint thread (SQLite only), started
  * before the writer; writers is the mutex the scan writers commit under. */

@@ -1,6 +1,8 @@
 /* mod_qrtrack_account: GET /account, who the token belongs to. */
 #include "mod_qrtrack.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 qrt_err_t *qrt_account_show(qrt_req_t *q)
 {
     json_t *j = json_object();

@@ -19,6 +19,8 @@
 #include "qrt_json.h"
 #include "qrt_token.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define API_JSON_TYPE "application/json; charset=utf-8"
 #define API_MAX_SEGMENTS 8
 
@@ -136,6 +138,8 @@ static int api_write_error(qrt_req_t *q, qrt_err_t *e)
     request_rec *r = q->r;
     json_t *body = json_object();
 
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00062: %s %s: %d %s", r->method,
+                  q->path ? q->path : "", e->status, e->message);
     json_object_set_new(body, "message", json_string(e->message));
     if (e->errors) {
         json_object_set(body, "errors", e->errors);
@@ -175,11 +179,24 @@ const char *qrt_body_str(qrt_req_t *q, const char *name)
 const char *qrt_public_base(qrt_req_t *q)
 {
     request_rec *r = q->r;
+    server_rec *s = r->server;
+    const char *scheme = ap_http_scheme(r);
+    apr_port_t port, fallback;
 
     if (q->conf->public_url) {
         return q->conf->public_url;
     }
-    return ap_construct_url(r->pool, "", r);
+    /* The virtual host's own name, never the request's Host header (which anyone
+     * can set): its ServerName's port, else the port the connection came in on. */
+    fallback = ap_default_port(r);
+    port = s->port ? s->port
+                   : (r->connection->local_addr ? r->connection->local_addr->port
+                                                : fallback);
+    if (port == fallback) {
+        return apr_pstrcat(r->pool, scheme, "://", s->server_hostname, NULL);
+    }
+    return apr_psprintf(r->pool, "%s://%s:%u", scheme, s->server_hostname,
+                        (unsigned)port);
 }
 
 /* The <Location> paths whose SetHandler is qrtrack-api, found in the config
@@ -482,6 +499,9 @@ static qrt_err_t *api_route_request(qrt_req_t *q)
         }
         if (!strcmp(api_routes[i].method, method)) {
             q->seg = seg;
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, "
+                          "account %s, token #%" APR_INT64_T_FMT, method, q->path,
+                          api_routes[i].pattern, q->auth.account_name, q->auth.token_id);
             return api_routes[i].handler(q);
         }
         allow = allow ? apr_pstrcat(r->pool, allow, ", ", api_routes[i].method, NULL)
@@ -525,7 +545,7 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     /* A body that does not parse may still not be authenticated: 401 first. */
     body_err = api_parse_body(q, body, len);
 
-    dbd = ap_dbd_acquire(r);
+    dbd = qrt_dbd_acquire(r);
     if (!dbd) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00022: no database connection "
                       "(check DBDriver/DBDParams and the file's owner)");

@@ -99,11 +99,11 @@ int qrt_dashboard_handler(request_rec *r)
         if (strchr(name, '.') || !slash) {
             return HTTP_NOT_FOUND;
         }
-        /* /qrtrack -> /qrtrack/: the page's files are named relative to it. */
-        apr_table_setn(r->headers_out, "Location", ap_construct_url(r->pool,
+        /* /qrtrack -> /qrtrack/: the page's files are named relative to it. A path,
+         * not a URL: nothing taken from the request's Host header. */
+        apr_table_setn(r->headers_out, "Location",
                        apr_pstrcat(r->pool, ap_escape_uri(r->pool, r->uri), "/",
-                                   r->args ? "?" : "", r->args ? r->args : "", NULL),
-                       r));
+                                   r->args ? "?" : "", r->args ? r->args : "", NULL));
         return HTTP_MOVED_PERMANENTLY;
     }
     is_index = !strcmp(a->name, DASH_INDEX);

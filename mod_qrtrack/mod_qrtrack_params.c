@@ -6,6 +6,8 @@
 #include "qrt_date.h"
 #include "qrt_valid.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define PARAMS_DATE_FORM "must be a date-time like 2026-11-20T10:00:00+0000"
 
 static qrt_err_t *params_date(qrt_req_t *q, const char *name, int *has,

@@ -7,6 +7,8 @@
 #include "qrt_valid.h"
 #include "qrt_wifi.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define QRCODE_FIELD_MAX 1024
 
 /* A form field (multipart or urlencoded), or a JSON string field. */

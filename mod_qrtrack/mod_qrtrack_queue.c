@@ -33,6 +33,8 @@
 #include "mod_qrtrack.h"
 #include "qrt_visitpack.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define QUEUE_KEY      "qrtrack-queue"
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
 #define QUEUE_STALE    apr_time_from_sec(2) /* a committer silent this long is checked */
@@ -470,4 +472,31 @@ void qrt_queue_wake_all(qrt_queue_t *q)
     queue_unlock(q);
     queue_futex_wake(&q->wake, 1 << 30);
     queue_futex_wake(&q->cwake, 1 << 30);
+}
+
+void qrt_queue_stats(qrt_queue_t *q, qrt_queue_stats_t *st)
+{
+    apr_uint32_t i;
+
+    memset(st, 0, sizeof(*st));
+    queue_lock(q);
+    st->capacity = q->nslots;
+    for (i = 0; i < q->nslots; i++) {
+        switch (q->slots[i].state) {
+        case SLOT_FREE:
+            st->free++;
+            break;
+        case SLOT_QUEUED:
+            st->queued++;
+            break;
+        case SLOT_TAKEN:
+            st->taken++;
+            break;
+        default:
+            break;
+        }
+    }
+    st->committer = q->committer;
+    st->batches = q->takes;
+    queue_unlock(q);
 }

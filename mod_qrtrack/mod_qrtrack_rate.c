@@ -136,9 +136,11 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
     apr_table_setn(r->err_headers_out, "X-RateLimit-Reset",
                    apr_off_t_toa(r->pool, res.reset));
     if (verdict == QRT_RATE_LIMITED) {
+        QRT_STAT_ADD(rate_limited, 1);
         e = qrt_error(q, HTTP_TOO_MANY_REQUESTS, "Too Many Attempts.");
     }
     else {
+        QRT_STAT_ADD(rate_full, 1);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00015: the rate-limit table "
                       "is full near token id %" APR_INT64_T_FMT "; raise "
                       "QRTrackRateLimitSlots (now %u)", q->auth.token_id,

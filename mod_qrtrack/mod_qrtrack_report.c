@@ -44,6 +44,8 @@
 #include "qrt_store_report.h"
 #include "qrt_valid.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define REP_TOP_TRACKERS 10
 #define REP_MAX_DAYS 3660           /* dashboard period: at most ten years */
 #define REP_DIM_MAX 64

@@ -30,6 +30,8 @@
 #include "qrt_token.h"
 #include "qrt_ua.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define SCAN_UA_MAX      1024
 #define SCAN_REFERER_MAX 2048
 #define SCAN_CACHE_SLOTS 4096
@@ -61,6 +63,7 @@ static struct {
 typedef struct {
     volatile apr_uint32_t tracker_gen;
     apr_int64_t last_visit_start;   /* newest committed visit_start; under the writer mutex */
+    qrt_stats_t stats;
 } scan_shared_t;
 
 typedef struct {
@@ -99,6 +102,16 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
+qrt_stats_t *qrt_stats(void)
+{
+    return scan_shared ? &scan_shared->stats : NULL;
+}
+
+qrt_queue_t *qrt_scan_queue(void)
+{
+    return scan_queue;
+}
+
 apr_status_t qrt_scan_post_config(server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;
@@ -114,6 +127,7 @@ apr_status_t qrt_scan_post_config(server_rec *s)
             return rv;
         }
         memset(apr_shm_baseaddr_get(shm), 0, sizeof(scan_shared_t));
+        ((scan_shared_t *)apr_shm_baseaddr_get(shm))->stats.started = apr_time_now();
         apr_pool_userdata_set(shm, SCAN_SHARED_KEY, apr_pool_cleanup_null, pp);
     }
     scan_shared = apr_shm_baseaddr_get(shm);
@@ -245,6 +259,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         }
         /* Another node's transaction won a deadlock or a serialization conflict:
          * this one was rolled back whole; run it again (the scans keep waiting). */
+        QRT_STAT_ADD(commit_retries, 1);
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
                      "of %d visits (attempt %d): %s", n, attempt + 1, db.error);
         apr_sleep(apr_time_from_msec(attempt * 5));
@@ -252,7 +267,15 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     if (rv == APR_SUCCESS && last && scan_shared) {
         scan_shared->last_visit_start = last;
     }
+    if (rv == APR_SUCCESS) {
+        QRT_STAT_ADD(visits, n);
+        QRT_STAT_ADD(commits, 1);
+        QRT_STAT_SET(last_batch, n);
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00064: committed %d "
+                     "visits (attempt %d)", n, attempt);
+    }
     if (rv != APR_SUCCESS) {
+        QRT_STAT_ADD(commit_failures, 1);
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not commit "
                      "%d visits: %s", n, db.error ? db.error : "unknown error");
     }
@@ -551,7 +574,7 @@ int qrt_scan_handler(request_rec *r)
     if (!scan_cache_get(r->pool, code, gen, r->request_time, &id, &url)) {
         /* Open and close, not acquire: the connection must be back in the pool
          * before this request waits for the writer, which may need one. */
-        dbd = ap_dbd_open(r->pool, r->server);
+        dbd = qrt_dbd_open(r->pool, r->server);
         if (!dbd) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
@@ -562,7 +585,7 @@ int qrt_scan_handler(request_rec *r)
         db.prepared = dbd->prepared;
         db.error = NULL;
         rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
-        ap_dbd_close(r->server, dbd);
+        qrt_dbd_close(r->server, dbd);
         if (rv == APR_NOTFOUND) {
             return HTTP_NOT_FOUND;
         }
@@ -577,6 +600,12 @@ int qrt_scan_handler(request_rec *r)
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         scan_cache_put(code, gen, r->request_time, id, url);
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                      APR_INT64_T_FMT " (looked up)", code, id);
+    }
+    else {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                      APR_INT64_T_FMT " (cached)", code, id);
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     if (!r->header_only) {
@@ -584,6 +613,7 @@ int qrt_scan_handler(request_rec *r)
         rv = scan_submit(&visit);
         if (rv != APR_SUCCESS) {
             if (rv == APR_EAGAIN) {
+                QRT_STAT_ADD(queue_full, 1);
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
                               "full; answering 503");
             }

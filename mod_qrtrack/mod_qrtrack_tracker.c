@@ -12,6 +12,8 @@
 #include "qrt_qr.h"
 #include "qrt_valid.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define TRACKER_CODE_LEN 8
 #define TRACKER_NAME_MAX 255
 

@@ -16,6 +16,8 @@
 #include "qrt_store_visits_read.h"
 #include "qrt_valid.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define VISITS_SEARCH_MIN   3       /* characters */
 #define VISITS_SEARCH_MAX   256     /* characters */
 #define VISITS_CSV_COLUMNS  15

@@ -30,6 +30,8 @@
 
 #include "mod_qrtrack.h"
 
+APLOG_USE_MODULE(qrtrack);
+
 #define QRT_WAL_PERIOD  apr_time_from_msec(100)
 #define QRT_WAL_LONG    8192        /* frames (of one page each) */
 #define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
@@ -57,6 +59,9 @@ static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
     int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, nlog, ncopied);
 
     if (rc == SQLITE_OK) {
+        QRT_STAT_ADD(checkpoints, 1);
+        QRT_STAT_SET(wal_frames, *nlog > 0 ? *nlog : 0);
+        QRT_STAT_SET(wal_copied, *ncopied > 0 ? *ncopied : 0);
         return 0;
     }
     if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {

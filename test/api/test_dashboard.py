@@ -28,7 +28,10 @@ DAY = 86400
 def test_page_and_files(server):
     base = server.base + "/qrtrack"
     r = requests.get(base, allow_redirects=False, timeout=10)
-    assert r.status_code == 301 and r.headers["Location"] == base + "/"
+    # A path, not a URL built from the Host header (which anyone can set).
+    assert r.status_code == 301 and r.headers["Location"] == "/qrtrack/"
+    r = requests.get(base, headers={"Host": "evil.example"}, allow_redirects=False, timeout=10)
+    assert "evil" not in r.headers["Location"]
     r = requests.get(base + "/", timeout=10)
     assert r.status_code == 200 and r.headers["Content-Type"] == "text/html; charset=utf-8"
     assert '<meta name="qrtrack-api" content="/api">' in r.text

@@ -1,0 +1,133 @@
+/* mod_qrtrack_status: the module's section of mod_status's page.
+ *
+ * /server-status shows a table; /server-status?auto adds "QRTrack<Name>: value"
+ * lines that monitoring reads: the queue of visits waiting for their commit, what
+ * the committers did since the server started, SQLite's WAL and the rate limiter. */
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "mod_status.h"
+#include <apr_optional_hooks.h>
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_version.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+typedef struct {
+    const char *name;               /* after "QRTrack" in ?auto */
+    const char *label;              /* the HTML table's */
+    const char *value;
+} status_line;
+
+static void status_add(apr_array_header_t *a, const char *name, const char *label,
+                       const char *value)
+{
+    status_line *l = apr_array_push(a);
+
+    l->name = name;
+    l->label = label;
+    l->value = value;
+}
+
+static void status_num(apr_array_header_t *a, apr_pool_t *p, const char *name,
+                       const char *label, apr_uint64_t v)
+{
+    status_add(a, name, label, apr_psprintf(p, "%" APR_UINT64_T_FMT, v));
+}
+
+static apr_uint64_t status_read(const apr_uint64_t *v)
+{
+    return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+static int qrt_status_hook(request_rec *r, int flags)
+{
+    apr_array_header_t *a = apr_array_make(r->pool, 24, sizeof(status_line));
+    qrt_stats_t *st = qrt_stats();
+    qrt_queue_t *queue = qrt_scan_queue();
+    apr_time_t now = apr_time_now();
+    const status_line *l;
+    int i;
+
+    status_add(a, "Version", "Version", QRTRACK_VERSION);
+    status_add(a, "Database", "Database driver",
+               qrt_global.dbd_driver ? qrt_global.dbd_driver : "none");
+    if (queue) {
+        qrt_queue_stats_t qs;
+
+        qrt_queue_stats(queue, &qs);
+        status_num(a, r->pool, "QueueCapacity", "Scan queue capacity (visits)", qs.capacity);
+        status_num(a, r->pool, "QueueDepth", "Visits waiting for their commit",
+                   qs.queued + qs.taken);
+        status_num(a, r->pool, "QueueQueued", "Visits queued", qs.queued);
+        status_num(a, r->pool, "QueueCommitting", "Visits being committed", qs.taken);
+        status_num(a, r->pool, "Committer", "Committing child (pid, 0 = none)",
+                   (apr_uint64_t)qs.committer);
+        status_num(a, r->pool, "Batches", "Batches taken", qs.batches);
+    }
+    if (st) {
+        status_num(a, r->pool, "Uptime", "Seconds since start",
+                   (apr_uint64_t)apr_time_sec(now - st->started));
+        status_num(a, r->pool, "VisitsCommitted", "Visits committed",
+                   status_read(&st->visits));
+        status_num(a, r->pool, "Commits", "Commits", status_read(&st->commits));
+        status_num(a, r->pool, "LastBatch", "Visits in the last commit",
+                   status_read(&st->last_batch));
+        status_num(a, r->pool, "CommitRetries", "Commits run again after a conflict",
+                   status_read(&st->commit_retries));
+        status_num(a, r->pool, "CommitFailures", "Commits failed (scans answered 503)",
+                   status_read(&st->commit_failures));
+        status_num(a, r->pool, "QueueFull", "Scans refused, queue full (503)",
+                   status_read(&st->queue_full));
+        if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")) {
+            status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
+                       status_read(&st->wal_frames));
+            status_num(a, r->pool, "WALFramesCopied", "WAL frames copied back then",
+                       status_read(&st->wal_copied));
+            status_num(a, r->pool, "Checkpoints", "WAL checkpoints",
+                       status_read(&st->checkpoints));
+        }
+        status_num(a, r->pool, "RateLimited", "API requests over their limit (429)",
+                   status_read(&st->rate_limited));
+        status_num(a, r->pool, "RateLimitRefusals", "API requests refused, rate table "
+                   "full (503)", status_read(&st->rate_full));
+    }
+    status_add(a, "RateLimitStore", "Rate-limit store",
+               qrt_global.rate_mc_list ? "memcache" : "shm");
+    status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_global.rate_slots);
+    if (qrt_global.rate_table) {
+        /* Read without the mutex: a figure for people, not a decision. */
+        status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use",
+                   qrt_rate_active(qrt_global.rate_table, QRT_RATE_WINDOW, now));
+    }
+
+    l = (const status_line *)a->elts;
+    if (flags & AP_STATUS_SHORT) {
+        for (i = 0; i < a->nelts; i++) {
+            ap_rprintf(r, "QRTrack%s: %s\n", l[i].name, l[i].value);
+        }
+        return OK;
+    }
+    ap_rputs("<hr />\n<h2>mod_qrtrack</h2>\n", r);
+    if (flags & AP_STATUS_NOTABLE) {
+        for (i = 0; i < a->nelts; i++) {
+            ap_rprintf(r, "%s: %s<br />\n", l[i].label, ap_escape_html(r->pool, l[i].value));
+        }
+        return OK;
+    }
+    ap_rputs("<table border=\"0\">\n", r);
+    for (i = 0; i < a->nelts; i++) {
+        ap_rprintf(r, "<tr><th align=\"left\">%s</th><td>%s</td></tr>\n", l[i].label,
+                   ap_escape_html(r->pool, l[i].value));
+    }
+    ap_rputs("</table>\n", r);
+    return OK;
+}
+
+void qrt_status_register(void)
+{
+    APR_OPTIONAL_HOOK(ap, status_hook, qrt_status_hook, NULL, NULL, APR_HOOK_MIDDLE);
+}
