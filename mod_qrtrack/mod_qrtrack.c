@@ -481,19 +481,51 @@ apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_
 
 /* mod_dbd's functions, as optional functions: without mod_dbd the module still
  * loads and says what is missing, instead of "undefined symbol: ap_dbd_acquire". */
-static APR_OPTIONAL_FN_TYPE(ap_dbd_prepare) *dbd_prepare_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
 
+/* How many statements a connection prepares (qrt_dbd_post_connect). */
+static int statement_count;
+
+/* A connection whose statements were not all prepared when it was opened (SQLite
+ * busy past its timeout, PostgreSQL restarting) gets the rest now, or is not used. */
+static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
+{
+    qrt_db_t db;
+    const char *err;
+
+    if (!dbd || (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count)) {
+        return dbd;
+    }
+    memset(&db, 0, sizeof(db));
+    db.driver = dbd->driver;
+    db.handle = dbd->handle;
+    db.prepared = dbd->prepared;
+    err = qrt_db_prepare_all(&db, dbd->pool);
+    dbd->prepared = db.prepared;
+    if (err) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00067: a database connection "
+                     "cannot prepare its statements: %s", err);
+        return NULL;
+    }
+    return dbd;
+}
+
 ap_dbd_t *qrt_dbd_acquire(request_rec *r)
 {
-    return dbd_acquire_fn ? dbd_acquire_fn(r) : NULL;
+    return dbd_acquire_fn ? qrt_dbd_ready(dbd_acquire_fn(r), r->server) : NULL;
 }
 
 ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s)
 {
-    return dbd_open_fn ? dbd_open_fn(p, s) : NULL;
+    ap_dbd_t *dbd = dbd_open_fn ? dbd_open_fn(p, s) : NULL;
+
+    if (dbd && !qrt_dbd_ready(dbd, s)) {
+        dbd_close_fn(s, dbd);
+        return NULL;
+    }
+    return dbd;
 }
 
 void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd)
@@ -505,42 +537,16 @@ void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd)
 
 static int qrt_find_dbd_fns(server_rec *s)
 {
-    dbd_prepare_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_prepare);
     dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
     dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
     dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
-    if (!dbd_prepare_fn || !dbd_acquire_fn || !dbd_open_fn || !dbd_close_fn) {
+    if (!dbd_acquire_fn || !dbd_open_fn || !dbd_close_fn) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00010: mod_qrtrack needs mod_dbd: "
                      "load it (Debian: a2enmod dbd; else LoadModule dbd_module "
                      "modules/mod_dbd.so)");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
-}
-
-static void qrt_prepare_one(void *ctx, const char *label, const char *sql)
-{
-    dbd_prepare_fn((server_rec *)ctx, sql, label);
-}
-
-/* Registers the statements with mod_dbd once per mod_dbd configuration: a virtual
- * host without DBD directives of its own shares the main server's (and so its
- * statements); preparing them again there would log AH02653 for each one. */
-static void qrt_prepare_statements(apr_pool_t *ptemp, server_rec *s)
-{
-    module *dbd = ap_find_linked_module("mod_dbd.c");
-    apr_hash_t *seen = apr_hash_make(ptemp);
-    server_rec *sp;
-
-    for (sp = s; sp; sp = sp->next) {
-        void *cfg = dbd ? ap_get_module_config(sp->module_config, dbd) : (void *)sp;
-
-        if (apr_hash_get(seen, &cfg, sizeof(cfg))) {
-            continue;
-        }
-        apr_hash_set(seen, apr_pmemdup(ptemp, &cfg, sizeof(cfg)), sizeof(cfg), sp);
-        qrt_store_each_statement(qrt_global.dbd_driver, qrt_prepare_one, sp);
-    }
 }
 
 static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
@@ -589,7 +595,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (rv != OK) {
         return rv;
     }
-    qrt_prepare_statements(ptemp, s);
+    statement_count = qrt_store_statement_count(qrt_global.dbd_driver);
     for (sp = s; sp; sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
         const char *err = NULL;
@@ -655,11 +661,27 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
     qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 67108864");
 }
 
-/* Every connection mod_dbd opens. */
+/* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
+ * (which mod_dbd would prepare before any hook could set the timeout, failing with
+ * "database is locked" while another connection writes, AH00632). Prepared here,
+ * they are not registered with mod_dbd at all, so virtual hosts need nothing. */
 static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
-    (void)cfg;
+    qrt_db_t db;
+    const char *err;
+
     qrt_db_tune(dbd->driver, dbd->handle, p);
+    memset(&db, 0, sizeof(db));
+    db.driver = dbd->driver;
+    db.handle = dbd->handle;
+    db.prepared = dbd->prepared;
+    err = qrt_db_prepare_all(&db, p);
+    dbd->prepared = db.prepared;
+    if (err) {
+        /* qrt_dbd_ready tries again when a request takes the connection. */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cfg->server, "QRT00066: a new "
+                     "database connection could not prepare its statements yet: %s", err);
+    }
     return APR_SUCCESS;
 }
 

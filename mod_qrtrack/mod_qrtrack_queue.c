@@ -12,8 +12,9 @@
  * lists are kept under a robust process-shared mutex, held for a few list
  * operations only.
  *
- * A committer whose process dies leaves the role after QUEUE_STALE: the next
- * writer to look takes it over, and the visits the dead one had taken answer
+ * A committer whose process dies leaves the role after QUEUE_STALE: the first
+ * waiting request or writer to look (each looks every QUEUE_STALE) finds its
+ * process gone, a writer takes over, and the visits the dead one had taken answer
  * 503 (they may or may not be committed; no redirect was sent for them). The
  * slots of requests whose child was killed are taken back when the queue runs
  * out of free ones; a request that finds none free first checks the committer,
@@ -37,7 +38,7 @@ APLOG_USE_MODULE(qrtrack);
 
 #define QUEUE_KEY      "qrtrack-queue"
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
-#define QUEUE_STALE    apr_time_from_sec(2) /* a committer silent this long is checked */
+#define QUEUE_STALE    apr_time_from_msec(200) /* a committer silent this long is checked */
 #define QUEUE_STUCK    apr_time_from_sec(60) /* and this long is replaced even if alive */
 #define QUEUE_NIL      0xFFFFFFFFu
 
@@ -273,12 +274,27 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
 
     for (;;) {
         apr_uint32_t seen = __atomic_load_n(&q->done, __ATOMIC_ACQUIRE);
+        apr_time_t since = apr_time_now();
 
         state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
         if (state == SLOT_DONE) {
             break;
         }
         queue_done_wait(q, seen, queue_bit(slot->batch), QUEUE_STALE);
+        if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) == seen
+            && apr_time_now() - since >= QUEUE_STALE) {
+            /* No batch finished for a while: is the committer still there? */
+            queue_lock(q);
+            queue_reap(q, getpid(), queue_server);
+            wake = q->committer == 0 && q->head != QUEUE_NIL;
+            if (wake) {
+                q->wake++;
+            }
+            queue_unlock(q);
+            if (wake) {
+                queue_futex_wake(&q->wake, 1);
+            }
+        }
     }
     rv = slot->status;
     queue_lock(q);
@@ -341,9 +357,9 @@ static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
     }
     if (queue_waiting(q)) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child "
-                     "%ld left visits waiting for %" APR_TIME_T_FMT " s; taking over "
-                     "(visits it held answer 503)", (long)q->committer,
-                     apr_time_sec(silent));
+                     "%ld (%s) left visits waiting for %" APR_TIME_T_FMT " ms; taking "
+                     "over (visits it held answer 503)", (long)q->committer,
+                     dead ? "gone" : "stuck", apr_time_as_msec(silent));
     }
     q->committer = 0;
     q->committer_idle = 0;

@@ -192,7 +192,7 @@ static void store_prepare_one(void *ctx, const char *label, const char *sql)
     apr_dbd_prepared_t *stmt = NULL;
     int rv;
 
-    if (c->err) {
+    if (c->err || apr_hash_get(c->db->prepared, label, APR_HASH_KEY_STRING)) {
         return;
     }
     rv = apr_dbd_prepare(c->db->driver, c->p, c->db->handle, sql, label, &stmt);
@@ -202,6 +202,21 @@ static void store_prepare_one(void *ctx, const char *label, const char *sql)
         return;
     }
     apr_hash_set(c->db->prepared, label, APR_HASH_KEY_STRING, stmt);
+}
+
+static void store_count_one(void *ctx, const char *label, const char *sql)
+{
+    (void)label;
+    (void)sql;
+    ++*(int *)ctx;
+}
+
+int qrt_store_statement_count(const char *driver)
+{
+    int n = 0;
+
+    qrt_store_each_statement(driver, store_count_one, &n);
+    return n;
 }
 
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)

@@ -1,8 +1,9 @@
 /* qrt_store: named store functions over apr_dbd prepared statements.
  *
  * Every SQL statement of the project lives in a qrt_store_*.c file as a labelled
- * entry of a statement table. The module registers them with ap_dbd_prepare at
- * start-up; qrtrack-admin and the tests prepare them with qrt_db_prepare_all().
+ * entry of a statement table. Every connection prepares them with
+ * qrt_db_prepare_all(): the module's (mod_dbd's post_connect, after SQLite's busy
+ * timeout is set), the scan writers', qrtrack-admin's and the tests'.
  * Callers never build SQL: they call qrt_store_<thing>_<verb>(). */
 #ifndef QRT_STORE_H
 #define QRT_STORE_H
@@ -49,9 +50,12 @@ int qrt_db_lost(const qrt_db_t *db);
  * Nothing on SQLite, whose writers already follow one another. */
 apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p);
 
-/* Prepares every statement on db (for programs outside httpd), after
- * qrt_db_setup. NULL or error. */
+/* Prepares on db every statement that db->prepared lacks (all of them on a new
+ * connection), after qrt_db_setup; p must live as long as the connection. NULL
+ * or error (the statements prepared before it stay). */
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
+/* How many statements a connection of the named driver prepares. */
+int qrt_store_statement_count(const char *driver);
 
 /* Runs a statement that changes rows; *nrows (optional) gets the count.
  * args holds one pointer per placeholder (char* for %s, apr_int64_t* for %lld,

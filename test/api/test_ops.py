@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from conftest import MODULE, TOP, Api, Server, apxs, free_port
+from conftest import MODULE, TOP, Api, Server, apxs, free_port, start_server
 from test_trackers import IPHONE, decode_qr
 
 VHOSTS = """
@@ -271,3 +271,42 @@ def test_the_readme_config_block_passes_configtest(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "Syntax OK" in p.stdout + p.stderr
+
+
+def test_graceful_restarts_under_scans_prepare_every_connection():
+    """New children's connections prepare their statements after SQLite's busy
+    timeout is set: no AH00632 'failed to prepare' / AH00636 'child init failed'
+    while other children commit scans, and every scan is answered."""
+    import concurrent.futures
+    import threading
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
+        stop = threading.Event()
+
+        def load():
+            # A connection each: a graceful restart closes idle kept-alive ones.
+            codes = []
+            while not stop.is_set():
+                codes.append(requests.get("%s/q/%s" % (srv.base, t["code"]),
+                                          allow_redirects=False, headers={"User-Agent": IPHONE},
+                                          timeout=30).status_code)
+            return codes
+        with concurrent.futures.ThreadPoolExecutor(max_workers=6) as ex:
+            futs = [ex.submit(load) for _ in range(6)]
+            for i in range(6):
+                time.sleep(0.4)
+                subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf,
+                                "-k", "graceful"], check=True, capture_output=True)
+            time.sleep(0.5)
+            stop.set()
+            codes = sum((f.result() for f in futs), [])
+        assert codes and set(codes) <= {302, 503}
+        assert codes.count(302) > 0
+        log = srv.error_log()
+        for bad in ("AH00632", "AH00636", "QRT00066", "QRT00067", "database is locked"):
+            assert bad not in log, log[-4000:]
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+    finally:
+        srv.cleanup()

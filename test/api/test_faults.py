@@ -1,0 +1,80 @@
+"""Faults under load cost nothing acknowledged and end on their own: every 302 has its
+visit, and the service comes back without a restart."""
+import os
+import signal
+import threading
+import time
+
+import requests
+
+from conftest import Api, apxs, start_server
+from test_trackers import IPHONE
+
+STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
+         "    SetHandler server-status\n</Location>\n"
+
+
+def status(srv):
+    r = requests.get(srv.base + "/server-status?auto", timeout=10)
+    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
+
+
+class Load:
+    """Threads scanning one code, a connection per request; each result is
+    (start, end, status or None for a connection cut)."""
+
+    def __init__(self, srv, code, threads=8):
+        self.url = "%s/q/%s" % (srv.base, code)
+        self.stop = threading.Event()
+        self.results = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run) for _ in range(threads)]
+        for t in self.threads:
+            t.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            start = time.monotonic()
+            try:
+                code = requests.get(self.url, allow_redirects=False,
+                                    headers={"User-Agent": IPHONE}, timeout=30).status_code
+            except requests.RequestException:
+                code = None
+            with self.lock:
+                self.results.append((start, time.monotonic(), code))
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+        return self.results
+
+
+def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
+    srv = start_server(extra=STATUS % apxs("LIBEXECDIR"), accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/k"}).json()
+        load = Load(srv, t["code"])
+        time.sleep(1.0)
+        committer = int(status(srv)["QRTrackCommitter"])
+        assert committer > 0
+        killed = time.monotonic()
+        os.kill(committer, signal.SIGKILL)
+        time.sleep(2.0)
+        results = load.finish()
+        # The first scan started after the kill that got its 302: how long it took.
+        after = sorted(end for start, end, code in results if start >= killed and code == 302)
+        assert after, "no scan answered 302 after the kill"
+        assert after[0] - killed < 1.0, after[0] - killed
+        # Nothing acknowledged is lost: every 302 has its visit (the dead child's last
+        # batch, answered 503 or cut, may or may not have been committed).
+        ok = sum(1 for _, _, code in results if code == 302)
+        other = len(results) - ok
+        recorded = int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        assert ok <= recorded <= ok + other, (ok, other, recorded)
+        assert set(code for _, _, code in results) <= {302, 503, None}
+        log = srv.error_log()
+        assert "QRT00056" in log and "(gone)" in log
+    finally:
+        srv.cleanup()
