@@ -35,7 +35,7 @@
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             NULL, NULL, "/q", "/l", NULL, NULL };
+                             NULL, NULL, "/q", "/l", NULL, NULL, 0 };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -194,6 +194,12 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.rate_slots = (apr_uint32_t)v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackScanWait")) {
+        err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
+        if (!err) {
+            qrt_global.scan_wait = (int)v;
+        }
+    }
     else {
         err = qrt_cmd_int(cmd, arg, 1, 1000000, "a number of visits", &v);
         if (!err) {
@@ -273,6 +279,9 @@ static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
                   "Visits the server may hold waiting for their commit before scans "
                   "get 503 (default: 2 per worker thread of the server)"),
+    AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Seconds a scan waits for its commit before it gets 503, unrecorded "
+                  "(default 10)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     { NULL }
@@ -488,6 +497,23 @@ static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
 /* How many statements a connection prepares (qrt_dbd_post_connect). */
 static int statement_count;
 
+/* qrt_db_prepare_all, waiting for table locks (PostgreSQL's PREPARE of a statement
+ * that writes a table waits for a lock on it) no longer than a scan waits. */
+static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
+{
+    const char *err;
+    int nrows;
+
+    if (!qrt_db_is_pgsql(db->driver)) {
+        return qrt_db_prepare_all(db, p);
+    }
+    apr_dbd_query(db->driver, db->handle, &nrows,
+                  apr_psprintf(p, "SET lock_timeout = %d", qrt_scan_wait_seconds() * 1000));
+    err = qrt_db_prepare_all(db, p);
+    apr_dbd_query(db->driver, db->handle, &nrows, "RESET lock_timeout");
+    return err;
+}
+
 /* A connection whose statements were not all prepared when it was opened (SQLite
  * busy past its timeout, PostgreSQL restarting) gets the rest now, or is not used. */
 static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
@@ -502,7 +528,7 @@ static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
     db.driver = dbd->driver;
     db.handle = dbd->handle;
     db.prepared = dbd->prepared;
-    err = qrt_db_prepare_all(&db, dbd->pool);
+    err = qrt_prepare_bounded(&db, dbd->pool);
     dbd->prepared = db.prepared;
     if (err) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00067: a database connection "
@@ -556,6 +582,7 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
+    qrt_global.scan_wait = 0;
     qrt_global.rate_mc_servers = NULL;
     qrt_global.rate_mc_list = NULL;
     /* Both mutexes are taken on every API request or commit: a process-shared
@@ -648,8 +675,9 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
     if (strcmp(apr_dbd_name(driver), "sqlite3") != 0) {
         return;
     }
-    /* Wait for locks instead of failing. */
-    qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = 10000");
+    /* Wait for locks instead of failing: apr_dbd_sqlite3 itself runs a statement
+     * that meets a lock 17 times, 100 ms apart, so this waits about 10 s in all. */
+    qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = " QRT_SQLITE_BUSY_MS_STR);
     /* In WAL mode, NORMAL keeps every commit safe from a crash of the process;
      * only an operating-system crash may lose the last ones (README). */
     apr_dbd_query(driver, handle, &nrows, "PRAGMA synchronous = NORMAL");
@@ -675,7 +703,7 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
     db.driver = dbd->driver;
     db.handle = dbd->handle;
     db.prepared = dbd->prepared;
-    err = qrt_db_prepare_all(&db, p);
+    err = qrt_prepare_bounded(&db, p);
     dbd->prepared = db.prepared;
     if (err) {
         /* qrt_dbd_ready tries again when a request takes the connection. */

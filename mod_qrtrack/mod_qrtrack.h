@@ -35,6 +35,11 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_DEFAULT_RATE_LIMIT   120
 #define QRT_DEFAULT_MAX_BODY     (1024 * 1024)
 #define QRT_DEFAULT_RATE_SLOTS   8192
+#define QRT_DEFAULT_SCAN_WAIT    10         /* seconds */
+/* SQLite's busy timeout per try: apr_dbd_sqlite3 tries a statement that meets a
+ * lock up to 17 times, sleeping 100 ms between tries. */
+#define QRT_SQLITE_TRIES         17
+#define QRT_SQLITE_BUSY_MS_STR   "500"
 #define QRT_RATE_WINDOW          apr_time_from_sec(60)
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
 #define QRT_MUTEX_WRITER         "qrtrack-writer"
@@ -68,6 +73,7 @@ typedef struct {
      * as written (for log lines); NULL = shm */
     apr_array_header_t *rate_mc_servers;
     const char *rate_mc_list;
+    int scan_wait;                  /* QRTrackScanWait, seconds (0 = default) */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -137,6 +143,8 @@ int qrt_scan_handler(request_rec *r);
 int qrt_scan_map_to_storage(request_rec *r);
 void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t qrt_scan_post_config(server_rec *s);
+/* QRTrackScanWait in seconds (its default when not set). */
+int qrt_scan_wait_seconds(void);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
 
@@ -151,6 +159,7 @@ typedef struct {
     apr_uint64_t commit_retries;    /* conflicts run again (PostgreSQL) */
     apr_uint64_t last_batch;        /* visits of the last commit */
     apr_uint64_t queue_full;        /* scans answered 503: queue full */
+    apr_uint64_t scan_timeouts;     /* scans answered 503: no commit in QRTrackScanWait */
     apr_uint64_t wal_frames;        /* SQLite: WAL length at the last checkpoint */
     apr_uint64_t wal_copied;        /* and how much of it was copied back */
     apr_uint64_t checkpoints;       /* checkpoints run */
@@ -186,7 +195,8 @@ typedef struct {
 apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **q);
 /* Queues v and sleeps until a writer has committed it: the commit's status, or
  * APR_EAGAIN at once when every slot is taken. */
-apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v);
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
+                              apr_interval_time_t max_wait);
 /* A writer: takes every queued visit (copied into p) and the role of committer,
  * unless another child's writer has it; 0 when there is nothing to do here
  * (stopping gives the role up). The visits must then go to qrt_queue_done. */

@@ -216,8 +216,37 @@ static void queue_reclaim(qrt_queue_t *q)
     }
 }
 
-apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
+/* Under the lock: takes queued slot i out of the queue (a request that waited too
+ * long); 0 when it was not there (a writer has taken it). */
+static int queue_withdraw(qrt_queue_t *q, apr_uint32_t i)
 {
+    apr_uint32_t prev = QUEUE_NIL, j;
+
+    if (q->slots[i].state != SLOT_QUEUED) {
+        return 0;
+    }
+    for (j = q->head; j != QUEUE_NIL && j != i; j = q->slots[j].next) {
+        prev = j;
+    }
+    if (j != i) {
+        return 0;
+    }
+    if (prev == QUEUE_NIL) {
+        q->head = q->slots[i].next;
+    }
+    else {
+        q->slots[prev].next = q->slots[i].next;
+    }
+    if (q->tail == i) {
+        q->tail = prev;
+    }
+    return 1;
+}
+
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
+                              apr_interval_time_t max_wait)
+{
+    apr_time_t deadline = apr_time_now() + max_wait;
     queue_slot *slot;
     apr_uint32_t i, state;
     apr_status_t rv;
@@ -294,6 +323,20 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v)
             if (wake) {
                 queue_futex_wake(&q->wake, 1);
             }
+        }
+        if (apr_time_now() >= deadline) {
+            /* Waited long enough: a visit no writer has taken yet leaves the queue
+             * unrecorded, and the scan is answered 503. One being committed is
+             * waited for (the writers' own timeouts bound that). */
+            queue_lock(q);
+            if (queue_withdraw(q, i)) {
+                slot->state = SLOT_FREE;
+                slot->next = q->free;
+                q->free = i;
+                queue_unlock(q);
+                return APR_TIMEUP;
+            }
+            queue_unlock(q);
         }
     }
     rv = slot->status;

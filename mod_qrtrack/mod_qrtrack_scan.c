@@ -25,6 +25,7 @@
 #include "mod_qrtrack.h"
 #include "qrt_code.h"
 #include "qrt_csv.h"
+#include "qrt_schema.h"
 #include "qrt_geo.h"
 #include "qrt_ip.h"
 #include "qrt_token.h"
@@ -100,6 +101,39 @@ static apr_uint32_t scan_queue_slots(void)
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
     n = 2 * (apr_int64_t)(daemons > 0 ? daemons : 1) * (threads > 0 ? threads : 32);
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
+}
+
+/* Whether a line of a condition that may repeat for every scan should be logged
+ * now: once per SCAN_LOG_EVERY per child, with how many were left out since. */
+#define SCAN_LOG_EVERY apr_time_from_sec(10)
+
+static int scan_log_now(apr_time_t *last, apr_uint32_t *skipped, apr_uint32_t *was)
+{
+    apr_time_t now = apr_time_now(), seen = __atomic_load_n(last, __ATOMIC_RELAXED);
+
+    if (now - seen < SCAN_LOG_EVERY
+        || !__atomic_compare_exchange_n(last, &seen, now, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+        __atomic_add_fetch(skipped, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    *was = __atomic_exchange_n(skipped, 0, __ATOMIC_RELAXED);
+    return 1;
+}
+
+static struct {
+    apr_time_t last;
+    apr_uint32_t skipped;
+} log_full, log_timeout, log_commit;
+
+static int scan_wait(void)
+{
+    return qrt_global.scan_wait > 0 ? qrt_global.scan_wait : QRT_DEFAULT_SCAN_WAIT;
+}
+
+int qrt_scan_wait_seconds(void)
+{
+    return scan_wait();
 }
 
 qrt_stats_t *qrt_stats(void)
@@ -275,10 +309,17 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
                      "visits (attempt %d)", n, attempt);
     }
     if (rv != APR_SUCCESS) {
+        apr_uint32_t more = 0;
+
         QRT_STAT_ADD(commit_failures, 1);
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not commit "
-                     "%d visits: %s", n, db.error ? db.error : "unknown error");
+        if (scan_log_now(&log_commit.last, &log_commit.skipped, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
+                         "commit %d visits: %s (and %u more failed commits since this "
+                         "line was last logged)", n, db.error ? db.error : "unknown error",
+                         more);
+        }
     }
+    dbp->error = db.error;
     return rv;
 }
 
@@ -302,6 +343,20 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
     }
     db->driver = driver;
     qrt_db_tune(driver, db->handle, cp);
+    /* A commit waits for locks about as long as a scan waits for it (apr_dbd_sqlite3
+     * tries each statement QRT_SQLITE_TRIES times, 100 ms apart). */
+    if (!strcmp(qrt_global.dbd_driver, "sqlite3")) {
+        int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
+
+        qrt_schema_pragma(cp, driver, db->handle,
+                          apr_psprintf(cp, "PRAGMA busy_timeout = %d", ms < 10 ? 10 : ms));
+    }
+    else {
+        int nrows;
+
+        apr_dbd_query(driver, db->handle, &nrows,
+                      apr_psprintf(cp, "SET lock_timeout = %d", scan_wait() * 1000));
+    }
     err = qrt_db_prepare_all(db, cp);
     if (err) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00049: the scan writer "
@@ -357,9 +412,12 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             rv = APR_EGENERAL;
         }
         else {
+            dbd->error = NULL;
             rv = writer_commit(dbd, p, visits, n);
-            if (rv != APR_SUCCESS) {
-                /* The connection may be what failed: take a fresh one next time. */
+            if (rv != APR_SUCCESS && (!qrt_db_is_pgsql(dbd->driver) || qrt_db_lost(dbd))) {
+                /* The connection may be what failed: take a fresh one next time. (A
+                 * PostgreSQL connection that met a lock timeout stays: a new one
+                 * would wait on the same lock to prepare its statements.) */
                 writer_disconnect(dbd);
                 dbd = NULL;
             }
@@ -448,7 +506,7 @@ static apr_status_t scan_submit(const qrt_visit_t *v)
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
-    return qrt_queue_submit(writer.queue, v);
+    return qrt_queue_submit(writer.queue, v, apr_time_from_sec(scan_wait()));
 }
 
 /* ---- the request -------------------------------------------------------------------- */
@@ -614,10 +672,24 @@ int qrt_scan_handler(request_rec *r)
         scan_visit(r, conf, id, source, &visit);
         rv = scan_submit(&visit);
         if (rv != APR_SUCCESS) {
+            apr_uint32_t more = 0;
+
             if (rv == APR_EAGAIN) {
                 QRT_STAT_ADD(queue_full, 1);
-                ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
-                              "full; answering 503");
+                if (scan_log_now(&log_full.last, &log_full.skipped, &more)) {
+                    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
+                                  "full; answering 503 (and to %u more scans since this "
+                                  "line was last logged)", more);
+                }
+            }
+            else if (rv == APR_TIMEUP) {
+                QRT_STAT_ADD(scan_timeouts, 1);
+                if (scan_log_now(&log_timeout.last, &log_timeout.skipped, &more)) {
+                    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00068: no commit "
+                                  "within QRTrackScanWait (%d s); answering 503, the visit "
+                                  "unrecorded (and %u more since this line was last "
+                                  "logged)", scan_wait(), more);
+                }
             }
             apr_table_setn(r->err_headers_out, "Retry-After", "1");
             return HTTP_SERVICE_UNAVAILABLE;

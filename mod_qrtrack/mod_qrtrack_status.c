@@ -82,6 +82,8 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->commit_failures));
         status_num(a, r->pool, "QueueFull", "Scans refused, queue full (503)",
                    status_read(&st->queue_full));
+        status_num(a, r->pool, "ScanTimeouts", "Scans answered 503 after QRTrackScanWait",
+                   status_read(&st->scan_timeouts));
         if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")) {
             status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
                        status_read(&st->wal_frames));

@@ -2,12 +2,14 @@
 visit, and the service comes back without a restart."""
 import os
 import signal
+import sqlite3
+import subprocess
 import threading
 import time
 
 import requests
 
-from conftest import Api, apxs, start_server
+from conftest import Api, apxs, pg_cluster, start_server
 from test_trackers import IPHONE
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -76,5 +78,74 @@ def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
         assert set(code for _, _, code in results) <= {302, 503, None}
         log = srv.error_log()
         assert "QRT00056" in log and "(gone)" in log
+    finally:
+        srv.cleanup()
+
+
+class OutsideLock:
+    """Holds the database's write lock from another program for `seconds`."""
+
+    def __init__(self, srv, seconds):
+        if srv.backend == "pgsql":
+            pg = pg_cluster()
+            self.proc = subprocess.Popen(
+                ["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user,
+                 "-d", srv.dbname, "-c",
+                 "BEGIN; LOCK TABLE visits IN EXCLUSIVE MODE; SELECT pg_sleep(%g); COMMIT;"
+                 % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.thread = None
+        else:
+            self.proc = None
+            self.thread = threading.Thread(target=self._sqlite, args=(srv.db, seconds))
+            self.thread.start()
+        time.sleep(0.3)
+
+    @staticmethod
+    def _sqlite(path, seconds):
+        con = sqlite3.connect(path, isolation_level=None, timeout=10)
+        con.execute("BEGIN IMMEDIATE")
+        time.sleep(seconds)
+        con.execute("COMMIT")
+        con.close()
+
+    def wait(self):
+        if self.proc:
+            self.proc.wait(timeout=60)
+        else:
+            self.thread.join()
+
+
+def test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answers():
+    """Scans wait at most QRTrackScanWait for their commit (twice that when their
+    batch was already being committed), then get 503, unrecorded; the API keeps
+    answering; once the lock goes, scans are recorded again without a restart."""
+    srv = start_server(extra="QRTrackScanWait 2\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/l"}).json()
+            load = Load(srv, t["code"])
+            time.sleep(0.5)
+            locked = time.monotonic()
+            lock = OutsideLock(srv, 6)
+            time.sleep(1.0)
+            started = time.monotonic()
+            r = a.get("/tracker")
+            api_time = time.monotonic() - started
+            assert r.status_code == 200
+            lock.wait()
+            released = time.monotonic()
+            time.sleep(2.0)
+            results = load.finish()
+        assert api_time < 2.0, api_time
+        codes = [code for _, _, code in results]
+        assert set(codes) <= {302, 503}, set(codes)
+        assert max(end - start for start, end, _ in results) < 2 * 2 + 1.5
+        during = [code for start, end, code in results if locked + 0.3 < start and end < released]
+        assert 503 in during
+        after = [code for start, _, code in results if start > released + 0.5]
+        assert after and set(after) == {302}, after
+        # Exact: a scan answered 503 was not recorded, every 302 was.
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+        assert "QRT00068" in srv.error_log() or "QRT00040" in srv.error_log()
     finally:
         srv.cleanup()
