@@ -4,6 +4,7 @@
 #   make run      the service in the foreground on 127.0.0.1:$(PORT)
 #   make test     install what is missing, build, lint the OpenAPI document, run unit and API tests
 #   make bench    benchmarks (never part of make test)
+#   make install  module, qrtrack-admin and configs in Debian's layout (DESTDIR=, PREFIX=, ...)
 
 APXS    ?= apxs
 CC      ?= cc
@@ -36,7 +37,16 @@ UNIT_BIN  = $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRC))
 FUZZ_SRC  = $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN  = $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test unit lint-openapi api api-sqlite api-pgsql fuzz bench clean
+# `make install`: Debian's layout by default; every path can be overridden.
+PREFIX        ?= /usr
+SBINDIR       ?= $(PREFIX)/sbin
+DOCDIR        ?= $(PREFIX)/share/doc/libapache2-mod-qrtrack
+APACHE_MODDIR ?= $(shell $(APXS) -q LIBEXECDIR)
+APACHE_MODCONF ?= /etc/apache2/mods-available
+APACHE_MAINCONF ?= /etc/apache2/apache2.conf
+STATEDIR      ?= /var/lib/qrtrack
+
+.PHONY: all deps run test unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install
 
 all: build/mod_qrtrack.so build/qrtrack-admin
 
@@ -79,7 +89,29 @@ build/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) build/libqrt.a
 	cp build/apxs/.libs/mod_qrtrack.so $@.tmp && mv -f $@.tmp $@
 
 build/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< build/libqrt.a $(PKG_LIBS) -o $@
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< build/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
+
+# The installed qrtrack-admin: without --driver/--params it reads DBDriver/DBDParams from
+# the Apache config ($(APACHE_MAINCONF) and what it includes), else uses
+# $(STATEDIR)/qrtrack.db. build/qrtrack-admin keeps the development default var/qrtrack.db.
+build/installed/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
+	@mkdir -p build/installed
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) -DQRT_ADMIN_INSTALLED \
+	    -DQRT_ADMIN_APACHE_CONF='"$(APACHE_MAINCONF)"' \
+	    -DQRT_ADMIN_DEFAULT_DB='"$(STATEDIR)/qrtrack.db"' \
+	    $< build/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
+
+install: build/mod_qrtrack.so build/installed/qrtrack-admin
+	install -d $(DESTDIR)$(APACHE_MODDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(APACHE_MODCONF) \
+	    $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(STATEDIR)
+	install -m 644 build/mod_qrtrack.so $(DESTDIR)$(APACHE_MODDIR)/mod_qrtrack.so
+	install -m 755 build/installed/qrtrack-admin $(DESTDIR)$(SBINDIR)/qrtrack-admin
+	sed -e 's|/usr/lib/apache2/modules/mod_qrtrack.so|$(APACHE_MODDIR)/mod_qrtrack.so|' \
+	    conf/qrtrack.load > $(DESTDIR)$(APACHE_MODCONF)/qrtrack.load
+	sed -e 's|/var/lib/qrtrack/|$(STATEDIR)/|' \
+	    conf/qrtrack.conf > $(DESTDIR)$(APACHE_MODCONF)/qrtrack.conf
+	chmod 644 $(DESTDIR)$(APACHE_MODCONF)/qrtrack.load $(DESTDIR)$(APACHE_MODCONF)/qrtrack.conf
+	install -m 644 conf/qrtrack-site.conf $(DESTDIR)$(DOCDIR)/examples/qrtrack-site.conf
 
 build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
 	@mkdir -p build/unit
@@ -133,4 +165,4 @@ bench: deps all
 
 clean:
 	rm -rf build/obj build/gen build/apxs build/unit build/fuzz build/corpus \
-	    build/libqrt.a build/mod_qrtrack.so build/qrtrack-admin
+	    build/libqrt.a build/mod_qrtrack.so build/qrtrack-admin build/installed

@@ -9,6 +9,7 @@
 #include <apr_lib.h>
 #include <apr_dbd.h>
 
+#include "qrt_apconf.h"
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_store_copy.h"
@@ -19,6 +20,21 @@
 
 #define ADMIN_IMPORT_BATCH 1000
 
+/* Without --driver/--params: the installed tool (make install, the Debian package)
+ * reads DBDriver/DBDParams from the Apache config, else uses the package's database;
+ * build/qrtrack-admin reads a config only when told to, else uses var/qrtrack.db. */
+#ifdef QRT_ADMIN_INSTALLED
+#ifndef QRT_ADMIN_APACHE_CONF
+#define QRT_ADMIN_APACHE_CONF "/etc/apache2/apache2.conf"
+#endif
+#ifndef QRT_ADMIN_DEFAULT_DB
+#define QRT_ADMIN_DEFAULT_DB "/var/lib/qrtrack/qrtrack.db"
+#endif
+#else
+#define QRT_ADMIN_APACHE_CONF NULL
+#define QRT_ADMIN_DEFAULT_DB "var/qrtrack.db"
+#endif
+
 typedef struct {
     apr_pool_t *p;
     qrt_db_t db;
@@ -26,21 +42,29 @@ typedef struct {
     const char *params;
 } admin_ctx;
 
+static const char *const admin_apache_conf = QRT_ADMIN_APACHE_CONF;
+
 static void admin_help(void)
 {
-    fputs("usage: qrtrack-admin [--driver D] [--params P] COMMAND\n"
-          "  init\n"
-          "  account add NAME [--plan free|starter|professional|enterprise]\n"
-          "  account list\n"
-          "  account plan ACCOUNT PLAN\n"
-          "  token add ACCOUNT [--name LABEL]\n"
-          "  token list ACCOUNT\n"
-          "  token revoke TOKEN_ID\n"
-          "  visits import FILE      (JSON lines of visits; - for stdin)\n"
-          "  aggregates rebuild      (recompute report aggregates from visits)\n"
-          "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
-          "ACCOUNT is an account id or name. Defaults: --driver sqlite3 "
-          "--params var/qrtrack.db\n", stdout);
+    printf("usage: qrtrack-admin [--driver D] [--params P] [--apache-config FILE] COMMAND\n"
+           "  init\n"
+           "  account add NAME [--plan free|starter|professional|enterprise]\n"
+           "  account list\n"
+           "  account plan ACCOUNT PLAN\n"
+           "  token add ACCOUNT [--name LABEL]\n"
+           "  token list ACCOUNT\n"
+           "  token revoke TOKEN_ID\n"
+           "  visits import FILE      (JSON lines of visits; - for stdin)\n"
+           "  aggregates rebuild      (recompute report aggregates from visits)\n"
+           "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
+           "ACCOUNT is an account id or name. --driver and --params mean what mod_dbd's\n"
+           "DBDriver and DBDParams mean. Without them, the database is the one that\n"
+           "DBDriver/DBDParams name at server level in the Apache configuration (and\n"
+           "the files it includes): FILE of --apache-config, else\n"
+           "$APACHE_CONFDIR/apache2.conf, else %s.\n"
+           "When it names none: --driver sqlite3 --params %s\n",
+           admin_apache_conf ? admin_apache_conf : "none (this build reads one only when told)",
+           QRT_ADMIN_DEFAULT_DB);
 }
 
 /* Wrong words on the command line: one line on stderr, exit status 2. */
@@ -560,17 +584,65 @@ static int admin_copy_to(admin_ctx *c, int argc, const char *const *argv)
     return rc;
 }
 
+/* The database when --driver and --params are not both given: DBDriver/DBDParams
+ * from the Apache configuration (an explicit one must be readable), else the default. */
+static int admin_database(admin_ctx *c, const char *conf)
+{
+    const char *confdir = getenv("APACHE_CONFDIR"), *root = NULL, *err;
+    qrt_apconf_dbd_t d;
+    int asked = 1;
+
+    if (c->driver || c->params) {
+        c->driver = c->driver ? c->driver : "sqlite3";
+        c->params = c->params ? c->params : QRT_ADMIN_DEFAULT_DB;
+        return 0;
+    }
+    c->driver = "sqlite3";
+    c->params = QRT_ADMIN_DEFAULT_DB;
+    if (!conf && confdir && *confdir) {
+        conf = apr_pstrcat(c->p, confdir, "/apache2.conf", NULL);
+        root = confdir;
+    }
+    if (!conf) {
+        conf = admin_apache_conf;
+        asked = 0;
+    }
+    if (!conf) {
+        return 0;
+    }
+    err = qrt_apconf_read_dbd(c->p, conf, root, &d);
+    if (err) {
+        if (!asked && d.missing) {
+            return 0;
+        }
+        return admin_fail("%s%s", err, NULL);
+    }
+    if (!d.driver && !d.params) {
+        return 0;
+    }
+    if (!d.driver || !d.params) {
+        return admin_fail("the Apache configuration %s has %s but no DBDriver and "
+                          "DBDParams pair at server level (give --driver and --params)",
+                          conf, d.driver ? apr_pstrcat(c->p, "DBDriver at ", d.driver_at,
+                                                       NULL)
+                                         : apr_pstrcat(c->p, "DBDParams at ", d.params_at,
+                                                       NULL));
+    }
+    c->driver = d.driver;
+    c->params = d.params;
+    return 0;
+}
+
 int main(int argc, const char *const *argv)
 {
     admin_ctx c;
+    const char *apache_conf = NULL;
     int i = 1, rc;
 
     apr_app_initialize(&argc, &argv, NULL);
     atexit(apr_terminate);
     memset(&c, 0, sizeof(c));
     apr_pool_create(&c.p, NULL);
-    c.driver = "sqlite3";
-    c.params = "var/qrtrack.db";
     while (i + 1 < argc && !strncmp(argv[i], "--", 2)) {
         if (!strcmp(argv[i], "--driver")) {
             c.driver = argv[i + 1];
@@ -578,10 +650,17 @@ int main(int argc, const char *const *argv)
         else if (!strcmp(argv[i], "--params")) {
             c.params = argv[i + 1];
         }
+        else if (!strcmp(argv[i], "--apache-config")) {
+            apache_conf = argv[i + 1];
+        }
         else {
             break;
         }
         i += 2;
+    }
+    if (i < argc && strcmp(argv[i], "--help") && strcmp(argv[i], "-h")
+        && admin_database(&c, apache_conf)) {
+        return 1;
     }
     if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
         admin_help();

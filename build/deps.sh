@@ -7,7 +7,10 @@ libpng-dev libssl-dev libsqlite3-dev sqlite3 libmaxminddb-dev libpcre2-dev libya
 uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
 python3-pytest python3-requests libmaxmind-db-writer-perl curl procps
 postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
-chromium chromium-driver python3-selenium"
+chromium chromium-driver python3-selenium
+debhelper dpkg-dev fakeroot build-essential"
+# The Debian package (test/api/test_package.py) builds with debhelper and dh-apache2,
+# which apache2-dev provides.
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -18,8 +21,31 @@ if [ -n "$missing" ]; then
     echo "deps: installing$missing"
     SUDO=""
     [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get update
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
+    # Installing apache2 (or anything with a service) must not leave the system's
+    # server running: invoke-rc.d asks /usr/sbin/policy-rc.d, which says no (101)
+    # while we install; one that was there already stays as it is.
+    pidfile=/var/run/apache2/apache2.pid
+    running_before=""
+    [ -s $pidfile ] && kill -0 "$(cat $pidfile)" 2>/dev/null && running_before=yes
+    policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# mod_qrtrack build/deps.sh: no service starts while it installs\nexit 101\n' \
+            | $SUDO tee $policy >/dev/null
+        $SUDO chmod 755 $policy
+    fi
+    rc=0
+    { $SUDO apt-get update \
+      && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
+             $missing; } || rc=$?
+    [ -z "$policy" ] || $SUDO rm -f "$policy"
+    # Should an apache2 have started anyway, stop it by the PID in its pid file.
+    if [ -z "$running_before" ] && [ -s $pidfile ] && pid=$(cat $pidfile) \
+       && kill -0 "$pid" 2>/dev/null; then
+        echo "deps: stopping the apache2 that the installation started (pid $pid)"
+        $SUDO kill -TERM "$pid" || true
+    fi
+    [ $rc = 0 ] || exit $rc
 fi
 
 # The OpenAPI linter (@redocly/cli, pinned with its whole tree in openapi/package-lock.json)
