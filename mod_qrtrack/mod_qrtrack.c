@@ -64,6 +64,7 @@ static void *qrt_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->anonymize_ip = add->anonymize_ip != -1 ? add->anonymize_ip : base->anonymize_ip;
     c->geoip_path = add->geoip_path ? add->geoip_path : base->geoip_path;
     c->geoip = add->geoip_path ? add->geoip : base->geoip;
+    c->cors_origins = add->cors_origins ? add->cors_origins : base->cors_origins;
     return c;
 }
 
@@ -178,6 +179,35 @@ static const char *qrt_set_geoip(cmd_parms *cmd, void *dc, const char *arg)
     return NULL;
 }
 
+/* QRTrackCORSOrigin: origins allowed to call the API from a browser page. */
+static const char *qrt_set_cors_origin(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_uri_t u;
+    apr_size_t n = strlen(arg);
+
+    (void)dc;
+    if (!c->cors_origins) {
+        c->cors_origins = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    if (!strcasecmp(arg, "none")) {
+        apr_array_clear(c->cors_origins);
+        return NULL;
+    }
+    if (strcmp(arg, "*") != 0
+        && (apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme || !u.hostname
+            || (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https"))
+            || (u.path && *u.path) || u.query || u.fragment || u.user
+            || arg[n - 1] == '/')) {
+        return apr_psprintf(cmd->pool, "QRTrackCORSOrigin: '%s' is not an origin "
+                            "(scheme://host[:port], no path, e.g. "
+                            "https://app.example.com), * or none", arg);
+    }
+    *(const char **)apr_array_push(c->cors_origins) = apr_pstrdup(cmd->pool, arg);
+    return NULL;
+}
+
 static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
 {
     const char *name = cmd->directive->directive;
@@ -270,6 +300,9 @@ static const command_rec qrt_cmds[] = {
                  "(default On)"),
     AP_INIT_TAKE1("QRTrackGeoIPDatabase", qrt_set_geoip, NULL, RSRC_CONF,
                   "MaxMind-format City database (.mmdb) for visit country and city"),
+    AP_INIT_ITERATE("QRTrackCORSOrigin", qrt_set_cors_origin, NULL, RSRC_CONF,
+                    "Origins whose web pages may call the API (scheme://host[:port] "
+                    "each, * for any, none to clear; default none)"),
     AP_INIT_TAKE1("QRTrackRateLimitSlots", qrt_set_global_int, NULL, RSRC_CONF,
                   "Tokens tracked at once by the rate limiter (default 8192)"),
     AP_INIT_TAKE12("QRTrackRateLimitStore", qrt_set_rate_store, NULL, RSRC_CONF,
@@ -728,6 +761,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);
     qrt_status_register();
+    qrt_redact_register();
 }
 
 AP_DECLARE_MODULE(qrtrack) = {

@@ -9,8 +9,10 @@
  * mod_qrtrack_wal.c      SQLite WAL checkpoints off the commit path
  * mod_qrtrack_account.c  GET /account
  * mod_qrtrack_openapi.c  GET /openapi.json, the OpenAPI document (no token)
+ * mod_qrtrack_health.c   GET /health, for load balancers (no token)
  * mod_qrtrack_dashboard.c  the qrtrack-dashboard handler, the analysts' web page
  * mod_qrtrack_status.c   the module's section of mod_status's page
+ * mod_qrtrack_redact.c   ?api_token= values kept out of logs and mod_status
  * mod_qrtrack_<resource>.c  one file per resource of the API
  */
 #ifndef MOD_QRTRACK_H
@@ -53,6 +55,8 @@ typedef struct {
     int anonymize_ip;           /* On by default */
     const char *geoip_path;     /* QRTrackGeoIPDatabase */
     void *geoip;                /* opened MMDB_s*, or NULL */
+    apr_array_header_t *cors_origins; /* QRTrackCORSOrigin: "*" or scheme://host[:port];
+                                       * empty = none, NULL = not set here */
 } qrt_server_conf;
 
 /* Process-wide state, set up in post_config (parent) and child_init. */
@@ -182,6 +186,10 @@ qrt_stats_t *qrt_stats(void);
         }                                                                        \
     } while (0)
 
+/* mod_qrtrack_redact.c: ?api_token= values out of the request line, logs and
+ * mod_status. */
+void qrt_redact_register(void);
+
 /* mod_qrtrack_status.c: the module's section of mod_status's page */
 void qrt_status_register(void);
 
@@ -233,6 +241,8 @@ const char *qrt_api_prefix(void);
 
 /* mod_qrtrack_openapi.c: GET <api>/openapi.json, before any token is asked for */
 qrt_err_t *qrt_openapi_show(qrt_req_t *q);
+/* mod_qrtrack_health.c: GET <api>/health (no token): 200 or 503 */
+qrt_err_t *qrt_health_show(qrt_req_t *q);
 
 /* mod_qrtrack_dashboard.c: the qrtrack-dashboard handler, the analysts' web page */
 int qrt_dashboard_handler(request_rec *r);

@@ -528,10 +528,11 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     char *body;
     apr_size_t len;
     const char *err;
+    const char *args = r->args;
 
-    if (r->args) {
+    if (args) {
         q->query = apr_table_make(r->pool, 8);
-        if (qrt_form_urlencoded(r->pool, r->args, strlen(r->args), q->query, &err)
+        if (qrt_form_urlencoded(r->pool, args, strlen(args), q->query, &err)
             != APR_SUCCESS) {
             q->query = NULL;
             return qrt_error(q, HTTP_BAD_REQUEST,
@@ -574,10 +575,101 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     return api_route_request(q);
 }
 
+/* ---- no token: OPTIONS, CORS -------------------------------------------- */
+
+#define API_CORS_HEADERS "Authorization, Content-Type, If-None-Match"
+#define API_CORS_EXPOSE  "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, " \
+                         "X-RateLimit-Reset, ETag, Content-Disposition, Allow"
+#define API_CORS_MAX_AGE "600"
+
+/* The methods q->path answers ("GET, HEAD, POST"), or NULL when no route has it. */
+static const char *api_methods(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    const char **seg = apr_pcalloc(r->pool, (API_MAX_SEGMENTS + 1) * sizeof(char *));
+    const char *allow = NULL;
+    int i;
+
+    if (!strcmp(q->path, "/openapi.json") || !strcmp(q->path, "/health")) {
+        return "GET, HEAD";
+    }
+    for (i = 0; api_routes[i].method; i++) {
+        if (!api_match(r->pool, api_routes[i].pattern, q->path, seg)) {
+            continue;
+        }
+        allow = allow ? apr_pstrcat(r->pool, allow, ", ", api_routes[i].method, NULL)
+                      : api_routes[i].method;
+        if (!strcmp(api_routes[i].method, "GET")) {
+            allow = apr_pstrcat(r->pool, allow, ", HEAD", NULL);
+        }
+    }
+    return allow;
+}
+
+/* QRTrackCORSOrigin: when the request's Origin is allowed, the headers that let
+ * the page read the answer (on errors too). */
+static const char *api_cors(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    const apr_array_header_t *allowed = q->conf->cors_origins;
+    const char *origin = apr_table_get(r->headers_in, "Origin");
+    const char *ok = NULL;
+    int i;
+
+    if (!allowed || allowed->nelts == 0) {
+        return NULL;
+    }
+    apr_table_mergen(r->err_headers_out, "Vary", "Origin");
+    if (!origin) {
+        return NULL;
+    }
+    for (i = 0; i < allowed->nelts && !ok; i++) {
+        const char *a = APR_ARRAY_IDX(allowed, i, const char *);
+
+        if (!strcmp(a, "*")) {
+            ok = "*";
+        }
+        else if (!strcasecmp(a, origin)) {
+            ok = origin;
+        }
+    }
+    if (ok) {
+        apr_table_setn(r->err_headers_out, "Access-Control-Allow-Origin", ok);
+        apr_table_setn(r->err_headers_out, "Access-Control-Expose-Headers",
+                       API_CORS_EXPOSE);
+    }
+    return ok;
+}
+
+/* OPTIONS needs no token: 204 with Allow, and for a CORS preflight from an
+ * allowed origin what the page may send. */
+static qrt_err_t *api_options(qrt_req_t *q, const char *origin)
+{
+    request_rec *r = q->r;
+    const char *methods = api_methods(q);
+
+    if (!methods) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Not Found.");
+    }
+    methods = apr_pstrcat(r->pool, methods, ", OPTIONS", NULL);
+    apr_table_setn(r->err_headers_out, "Allow", methods);
+    if (origin && apr_table_get(r->headers_in, "Access-Control-Request-Method")) {
+        apr_table_setn(r->err_headers_out, "Access-Control-Allow-Methods", methods);
+        apr_table_setn(r->err_headers_out, "Access-Control-Allow-Headers",
+                       API_CORS_HEADERS);
+        apr_table_setn(r->err_headers_out, "Access-Control-Max-Age", API_CORS_MAX_AGE);
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00070: OPTIONS %s: %s%s", q->path,
+                  methods, origin ? " (CORS)" : "");
+    r->status = HTTP_NO_CONTENT;
+    return NULL;
+}
+
 int qrt_api_handler(request_rec *r)
 {
     qrt_req_t *q;
     qrt_err_t *e;
+    const char *origin;
 
     if (!r->handler || strcmp(r->handler, "qrtrack-api")) {
         return DECLINED;
@@ -587,8 +679,21 @@ int qrt_api_handler(request_rec *r)
     q->conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     q->path = api_path(r);
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    /* The API's description needs no token and is not counted (mod_qrtrack_openapi.c). */
-    e = strcmp(q->path, "/openapi.json") ? api_serve(q) : qrt_openapi_show(q);
+    origin = api_cors(q);
+    /* OPTIONS, the API's description and its health need no token and are not
+     * counted. */
+    if (r->method_number == M_OPTIONS) {
+        e = api_options(q, origin);
+    }
+    else if (!strcmp(q->path, "/openapi.json")) {
+        e = qrt_openapi_show(q);
+    }
+    else if (!strcmp(q->path, "/health")) {
+        e = qrt_health_show(q);
+    }
+    else {
+        e = api_serve(q);
+    }
     if (e) {
         return api_write_error(q, e);
     }

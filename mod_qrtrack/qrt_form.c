@@ -706,3 +706,51 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
     }
     return APR_SUCCESS;
 }
+
+char *qrt_form_redact(apr_pool_t *p, const char *query, const char *name,
+                      const char *mask)
+{
+    const char *s = query;
+    const char *e;
+    apr_size_t nlen = strlen(name), mlen = strlen(mask), pairs = 1;
+    char *out, *o, *k;
+    int found = 0;
+
+    if (!query) {
+        return NULL;
+    }
+    e = query + strlen(query);
+    for (o = (char *)query; (o = strchr(o, '&')) != NULL; o++) {
+        pairs++;
+    }
+    out = o = apr_palloc(p, (e - s) + pairs * mlen + 1);
+    k = apr_palloc(p, (e - s) + 1);
+    while (s < e) {
+        const char *amp = memchr(s, '&', e - s);
+        const char *pe = amp ? amp : e;
+        const char *eq = memchr(s, '=', pe - s);
+        const char *ke = eq ? eq : pe;
+        const char *copy_to = pe;
+        int hit = 0;
+
+        /* A key that does not decode is compared as it is written. */
+        if (eq && (apr_size_t)(ke - s) >= nlen
+            && ((qrt_form_decode(k, s, ke) && !strcmp(k, name))
+                || ((apr_size_t)(ke - s) == nlen && !memcmp(s, name, nlen)))) {
+            copy_to = eq + 1;
+            found = hit = 1;
+        }
+        memcpy(o, s, copy_to - s);
+        o += copy_to - s;
+        if (hit) {
+            memcpy(o, mask, mlen);
+            o += mlen;
+        }
+        if (amp) {
+            *o++ = '&';
+        }
+        s = amp ? amp + 1 : e;
+    }
+    *o = '\0';
+    return found ? out : NULL;
+}

@@ -758,6 +758,40 @@ START_TEST(test_urlencoded_bad)
 }
 END_TEST
 
+START_TEST(test_redact)
+{
+    static const char *cases[][2] = {
+        { "api_token=abc", "api_token=[r]" },
+        { "a=1&api_token=abc&b=2", "a=1&api_token=[r]&b=2" },
+        { "api_token=abc&api_token=def", "api_token=[r]&api_token=[r]" },
+        { "api%5Ftoken=abc", "api%5Ftoken=[r]" },
+        { "api%5ftoken=abc&x=%zz", "api%5ftoken=[r]&x=%zz" },
+        { "api_token=", "api_token=[r]" },
+        { "a=1&&api_token=a%zz", "a=1&&api_token=[r]" },
+        { "api_token=a=b&c", "api_token=[r]&c" },
+        { "api_token%zz=1&api_token=2", "api_token%zz=1&api_token=[r]" },
+        { NULL, NULL }
+    };
+    static const char *untouched[] = {
+        "", "a=1", "api_token", "api_tokens=1", "xapi_token=1", "a=api_token=1",
+        "api+token=1", NULL
+    };
+    int i;
+
+    for (i = 0; cases[i][0]; i++) {
+        char *out = qrt_form_redact(pool, cases[i][0], "api_token", "[r]");
+
+        ck_assert_msg(out != NULL, "not redacted: %s", cases[i][0]);
+        ck_assert_str_eq(out, cases[i][1]);
+    }
+    for (i = 0; untouched[i]; i++) {
+        ck_assert_msg(qrt_form_redact(pool, untouched[i], "api_token", "[r]") == NULL,
+                      "redacted: %s", untouched[i]);
+    }
+    ck_assert_ptr_null(qrt_form_redact(pool, NULL, "api_token", "[r]"));
+}
+END_TEST
+
 static Suite *form_suite(void)
 {
     Suite *s = suite_create("qrt_form");
@@ -786,6 +820,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_pool_cleanup);
     tcase_add_test(tc, test_urlencoded);
     tcase_add_test(tc, test_urlencoded_bad);
+    tcase_add_test(tc, test_redact);
     suite_add_tcase(s, tc);
     return s;
 }

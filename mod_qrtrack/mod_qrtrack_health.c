@@ -1,0 +1,58 @@
+/* mod_qrtrack_health: GET <api>/health, for load balancers and monitors.
+ *
+ * No token and not counted (the API handler sends the path here first). 200
+ * {"status":"ok",...} when a database connection answers with the schema this
+ * module needs; 503 {"status":"unavailable",...} with Retry-After when not, so
+ * a balancer takes the node out until its database is back. */
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_json.h"
+#include "qrt_schema.h"
+#include "qrt_version.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+qrt_err_t *qrt_health_show(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    ap_dbd_t *dbd;
+    const char *problem = NULL;
+    int version = -1, status = HTTP_OK;
+    json_t *j;
+
+    if (r->method_number != M_GET) {
+        qrt_err_t *e = qrt_error(q, HTTP_METHOD_NOT_ALLOWED, apr_psprintf(r->pool,
+                                 "The %s method is not supported for this route. "
+                                 "Supported methods: GET, HEAD.", r->method));
+        e->allow = "GET, HEAD";
+        return e;
+    }
+    dbd = qrt_dbd_acquire(r);
+    if (!dbd) {
+        problem = "no database connection";
+    }
+    else if ((version = qrt_schema_version(r->pool, dbd->driver, dbd->handle)) < 0) {
+        problem = "the database does not answer";
+    }
+    else if (version < qrt_schema_latest()) {
+        problem = "the database's schema is older than this module's";
+    }
+    j = json_object();
+    json_object_set_new(j, "status", json_string(problem ? "unavailable" : "ok"));
+    json_object_set_new(j, "version", json_string(QRTRACK_VERSION));
+    json_object_set_new(j, "database", json_string(problem ? "unavailable" : "ok"));
+    json_object_set_new(j, "driver", json_string(qrt_global.dbd_driver
+                                                 ? qrt_global.dbd_driver : "sqlite3"));
+    if (version >= 0) {
+        json_object_set_new(j, "schema", json_integer(version));
+    }
+    if (problem) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00069: health check: %s",
+                      problem);
+        json_object_set_new(j, "message", json_string(problem));
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        status = HTTP_SERVICE_UNAVAILABLE;
+    }
+    return qrt_respond_json(q, status, j);
+}

@@ -1,0 +1,127 @@
+/* mod_qrtrack: tokens kept out of logs and mod_status.
+ *
+ * The API accepts its token as ?api_token= (the specification says so). httpd
+ * shows the request line in access logs (%r), in mod_status and in mod_log_forensic,
+ * and the query string in access logs (%q). So:
+ *  - right after the request line is read (post_read_request, before mod_status
+ *    copies it at SERVER_BUSY_WRITE), each api_token value in r->the_request
+ *    becomes "[redacted]", and in r->unparsed_uri until the URI is translated
+ *    (httpd names it in its error lines about a path it refuses);
+ *  - just before the access logs are written (log_transaction), the same happens
+ *    to r->args, the_request and unparsed_uri of every request of the chain
+ *    (internal redirects included; requests httpd refused early too).
+ * The handlers in between, the API's and any other application's on the server,
+ * see the query string and the URI as the client sent them.
+ */
+#include <string.h>
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_form.h"
+#include "http_request.h"
+#include "scoreboard.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+#define REDACT_NAME "api_token"
+#define REDACT_MASK "[redacted]"
+#define NOTE_UNPARSED "qrtrack-unparsed-uri"
+
+/* line (a request line or URI) with the api_token values of its query string
+ * (after the first '?', up to a space or '#') redacted; NULL when it has none. */
+static char *redact_line(apr_pool_t *p, const char *line)
+{
+    const char *q = line ? strchr(line, '?') : NULL;
+    apr_size_t len;
+    char *query, *red;
+
+    if (!q) {
+        return NULL;
+    }
+    len = strcspn(q + 1, " #");
+    query = apr_pstrmemdup(p, q + 1, len);
+    red = qrt_form_redact(p, query, REDACT_NAME, REDACT_MASK);
+    if (!red) {
+        return NULL;
+    }
+    return apr_pstrcat(p, apr_pstrmemdup(p, line, q + 1 - line), red, q + 1 + len, NULL);
+}
+
+static int redact_post_read_request(request_rec *r)
+{
+    char *line, *uri;
+
+    if (!r->args || !strchr(r->args, '=')) {
+        return DECLINED;
+    }
+    if ((line = redact_line(r->pool, r->the_request)) != NULL) {
+        r->the_request = line;
+    }
+    /* httpd's own lines about a path it refuses (AH10244, AH00026) show
+     * unparsed_uri: redacted until the URI is translated (redact_pre_translate). */
+    if ((uri = redact_line(r->pool, r->unparsed_uri)) != NULL) {
+        apr_table_setn(r->notes, NOTE_UNPARSED, r->unparsed_uri);
+        r->unparsed_uri = uri;
+    }
+    if (r->parsed_uri.password) {
+        /* mod_status shows such a request unparsed from parsed_uri. */
+        r->parsed_uri.query = qrt_form_redact(r->pool, r->args, REDACT_NAME, REDACT_MASK);
+    }
+    return DECLINED;
+}
+
+static int redact_pre_translate(request_rec *r)
+{
+    const char *uri = apr_table_get(r->notes, NOTE_UNPARSED);
+
+    if (uri) {
+        r->unparsed_uri = (char *)uri;
+        apr_table_unset(r->notes, NOTE_UNPARSED);
+    }
+    return DECLINED;
+}
+
+/* Also requests that httpd refused before post_read_request (a fragment in the
+ * request line, say): their line is still logged. */
+static int redact_log_transaction(request_rec *r)
+{
+    request_rec *o = r;
+    int line_changed = 0;
+
+    while (o->prev) {
+        o = o->prev;
+    }
+    for (; o; o = o->next) {
+        char *s;
+
+        if (o->args && (s = qrt_form_redact(o->pool, o->args, REDACT_NAME,
+                                            REDACT_MASK)) != NULL) {
+            o->args = s;
+        }
+        if ((s = redact_line(o->pool, o->the_request)) != NULL) {
+            o->the_request = s;
+            line_changed = 1;
+        }
+        if ((s = redact_line(o->pool, o->unparsed_uri)) != NULL) {
+            o->unparsed_uri = s;
+        }
+    }
+    if (line_changed) {
+        /* mod_status keeps showing a worker's last request line. */
+        ap_update_child_status(r->connection->sbh, SERVER_BUSY_LOG, r);
+    }
+    return DECLINED;
+}
+
+void qrt_redact_register(void)
+{
+    /* Before the modules that write the request line at once or log it. */
+    static const char *const loggers[] = { "mod_log_forensic.c", "mod_log_config.c",
+                                           NULL };
+
+    ap_hook_post_read_request(redact_post_read_request, NULL, loggers,
+                              APR_HOOK_REALLY_FIRST);
+    ap_hook_pre_translate_name(redact_pre_translate, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_log_transaction(redact_log_transaction, NULL, loggers,
+                            APR_HOOK_REALLY_FIRST);
+}

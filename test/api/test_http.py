@@ -1,0 +1,292 @@
+"""The API's HTTP surface for operations (CONTRACT section 6): tokens sent as
+?api_token= never reach an access log (Debian's formats, %q, mod_log_forensic) or
+mod_status; OPTIONS and CORS preflights; GET /api/health for load balancers; TRACE off."""
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import TOP, Api, Server, apxs, configtest, start_server
+
+# Debian's LogFormats (apache2.conf) and a format with every query item.
+LOGS = r"""
+LoadModule status_module {libexec}/mod_status.so
+LoadModule log_forensic_module {libexec}/mod_log_forensic.so
+LoadModule rewrite_module {libexec}/mod_rewrite.so
+ExtendedStatus On
+LogFormat "%v:%p %h %l %u %t \"%r\" %>s %O \"%{{Referer}}i\" \"%{{User-Agent}}i\"" vhost_combined
+LogFormat "%h %l %u %t \"%r\" %>s %O \"%{{Referer}}i\" \"%{{User-Agent}}i\"" combined
+LogFormat "%r|%q|%U%q|%<r|%>q" queries
+CustomLog {dir}/logs/other_vhosts_access.log vhost_combined
+CustomLog {dir}/logs/combined.log combined
+CustomLog {dir}/logs/queries.log queries
+ForensicLog {dir}/logs/forensic.log
+<Location /server-status>
+    SetHandler server-status
+</Location>
+# Another application on the same server, with its own api_token parameter.
+RewriteEngine On
+RewriteRule ^/other$ /elsewhere [R=302]
+"""
+
+with open(os.path.join(TOP, "mod_qrtrack", "qrt_version.h")) as f:
+    VERSION = re.search(r'QRTRACK_VERSION\s+"([^"]+)"', f.read()).group(1)
+
+
+@pytest.fixture(scope="module")
+def logged():
+    srv = Server()
+    with open(srv.conf) as f:
+        conf = f.read()
+    with open(srv.conf, "w") as f:
+        f.write(conf + LOGS.format(libexec=apxs("LIBEXECDIR"), dir=srv.dir))
+    srv.admin("init")
+    srv.account("acme", "professional")
+    srv.start()
+    yield srv
+    srv.cleanup()
+
+
+def logs(srv):
+    text = ""
+    for name in sorted(os.listdir(os.path.join(srv.dir, "logs"))):
+        with open(os.path.join(srv.dir, "logs", name), errors="replace") as f:
+            text += f.read()
+    return text
+
+
+def slow_request(srv, target, body=b'{"redirect_url": "https://example.com/slow"}'):
+    """A request whose body is still on its way: mod_status shows it meanwhile."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % (target, len(body))).encode() + body[:5])
+    return s, body[5:]
+
+
+def raw_get(srv, target):
+    """GET target exactly as written (requests would re-encode %5F as _): the status."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    try:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                   % target).encode())
+        return int(s.recv(4096).split(b" ", 2)[1])
+    finally:
+        s.close()
+
+
+def test_a_token_in_the_query_reaches_no_log_and_no_server_status(logged):
+    tok = logged.token("acme")
+    base = logged.api_base
+    # The token still works from the query string, the key %-encoded too.
+    r = requests.get(base + "/account?api_token=" + tok, timeout=10)
+    assert r.status_code == 200, r.text
+    assert raw_get(logged, "/api/account?x=1&api%5Ftoken=" + tok + "&y=2") == 200
+    r = requests.get(base + "/tracker?page=zz&api_token=" + tok, timeout=10)
+    assert r.status_code in (200, 400, 422), r.text
+    wrong = tok[:-4] + "AAAA"
+    assert requests.get(base + "/account?api_token=" + wrong, timeout=10).status_code == 401
+    # Requests that httpd itself refuses, and says so in its error log.
+    assert raw_get(logged, "/api/%zz?api_token=" + tok) == 400
+    assert raw_get(logged, "/api/../../etc?api_token=" + tok) == 400
+    assert raw_get(logged, "/api/account?api_token=" + tok + "#fragment") == 400
+    assert raw_get(logged, "/api/" + "a" * 9000 + "?api_token=" + tok) == 414
+    # Through the scan path and a path that does not exist too.
+    requests.get(logged.base + "/q/NOPE?api_token=" + tok, timeout=10, allow_redirects=False)
+    requests.get(base + "/nothing?api_token=" + tok, timeout=10)
+
+    # While a request is being served, mod_status shows its line redacted.
+    sock, rest = slow_request(logged, "/api/tracker?api_token=" + tok)
+    try:
+        time.sleep(0.3)
+        status = requests.get(logged.base + "/server-status", timeout=10).text
+        assert "/api/tracker?api_token=[redacted]" in status
+        assert tok not in status and tok[:20] not in status
+        sock.sendall(rest)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        sock.close()
+
+    time.sleep(0.5)
+    text = logs(logged)
+    assert tok not in text and tok[:20] not in text and wrong[:20] not in text
+    with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
+        combined = f.read()
+    assert '"GET /api/account?api_token=[redacted] HTTP/1.1" 200' in combined
+    assert '"GET /api/account?x=1&api%5Ftoken=[redacted]&y=2 HTTP/1.1" 200' in combined
+    with open(os.path.join(logged.dir, "logs", "queries.log")) as f:
+        queries = f.read()
+    assert ("GET /api/account?api_token=[redacted] HTTP/1.1|?api_token=[redacted]|"
+            "/api/account?api_token=[redacted]|") in queries
+    with open(os.path.join(logged.dir, "logs", "forensic.log")) as f:
+        assert "api_token=[redacted]" in f.read()
+    assert re.search(r"AH10244: invalid URI path \(/api/%zz\?api_token=\[redacted\]\)",
+                     logged.error_log())
+
+
+def test_another_application_keeps_its_own_api_token_parameter(logged):
+    """Only the request line is redacted before the handlers run: other handlers on
+    the server (here mod_rewrite's redirect) see the query string as sent."""
+    r = requests.get(logged.base + "/other?api_token=abc123&x=1", timeout=10,
+                     allow_redirects=False)
+    assert r.status_code == 302
+    assert r.headers["Location"].endswith("/elsewhere?api_token=abc123&x=1")
+    time.sleep(0.3)
+    with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
+        assert '"GET /other?api_token=[redacted]&x=1 HTTP/1.1" 302' in f.read()
+
+
+CORS = "QRTrackCORSOrigin https://app.example.com http://localhost:8080\n"
+
+
+@pytest.fixture(scope="module")
+def cors():
+    srv = start_server(extra=CORS, accounts=[("acme", "professional")])
+    yield srv
+    srv.cleanup()
+
+
+def test_a_preflight_from_an_allowed_origin_needs_no_token(cors):
+    r = requests.options(cors.api_base + "/tracker", timeout=10, headers={
+        "Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert r.status_code == 204, r.text
+    assert r.content == b""
+    assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    assert r.headers["Allow"] == "GET, HEAD, POST, OPTIONS"
+    assert r.headers["Access-Control-Allow-Methods"] == "GET, HEAD, POST, OPTIONS"
+    allowed = [h.strip().lower() for h in r.headers["Access-Control-Allow-Headers"].split(",")]
+    assert "authorization" in allowed and "content-type" in allowed
+    assert int(r.headers["Access-Control-Max-Age"]) > 0
+    assert "Origin" in r.headers["Vary"]
+    assert "X-RateLimit-Remaining" not in r.headers
+    # Paths with an id: their own methods.
+    r = requests.options(cors.api_base + "/tracker/12", timeout=10, headers={
+        "Origin": "http://localhost:8080", "Access-Control-Request-Method": "PATCH"})
+    assert r.status_code == 204
+    assert r.headers["Access-Control-Allow-Origin"] == "http://localhost:8080"
+    assert r.headers["Access-Control-Allow-Methods"] == "PATCH, DELETE, OPTIONS"
+
+
+def test_other_origins_get_no_cors_headers(cors):
+    for origin in ("https://evil.example", "https://app.example.com.evil.example",
+                   "http://app.example.com", "null"):
+        r = requests.options(cors.api_base + "/tracker", timeout=10, headers={
+            "Origin": origin, "Access-Control-Request-Method": "POST"})
+        assert r.status_code == 204
+        assert "Access-Control-Allow-Origin" not in r.headers
+        assert "Access-Control-Allow-Methods" not in r.headers
+        r = requests.get(cors.api_base + "/tracker", timeout=10, headers={"Origin": origin})
+        assert r.status_code == 401
+        assert "Access-Control-Allow-Origin" not in r.headers
+
+
+def test_cors_answers_carry_the_origin_on_success_and_on_errors(cors):
+    tok = cors.token("acme")
+    with Api(cors, tok) as a:
+        r = a.get("/tracker", headers={"Origin": "https://app.example.com"})
+        assert r.status_code == 200
+        assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+        exposed = r.headers["Access-Control-Expose-Headers"]
+        for h in ("X-RateLimit-Remaining", "Retry-After", "ETag", "Content-Disposition"):
+            assert h in exposed
+        r = a.get("/tracker/show/999999", headers={"Origin": "https://app.example.com"})
+        assert r.status_code == 404
+        assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    r = requests.get(cors.api_base + "/account", timeout=10,
+                     headers={"Origin": "https://app.example.com"})
+    assert r.status_code == 401
+    assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+
+
+def test_options_without_cors_configured(server):
+    r = requests.options(server.api_base + "/tracker/show/5", timeout=10,
+                         headers={"Origin": "https://app.example.com",
+                                  "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 204
+    assert r.headers["Allow"] == "GET, HEAD, OPTIONS"
+    assert not [h for h in r.headers if h.lower().startswith("access-control-")]
+    for path in ("/openapi.json", "/health"):
+        r = requests.options(server.api_base + path, timeout=10)
+        assert r.status_code == 204 and r.headers["Allow"] == "GET, HEAD, OPTIONS"
+    r = requests.options(server.api_base + "/nothing/here", timeout=10)
+    assert r.status_code == 404
+    assert r.json() == {"message": "Not Found."}
+
+
+def test_a_star_allows_every_origin():
+    srv = start_server(extra="QRTrackCORSOrigin *\n")
+    try:
+        r = requests.options(srv.api_base + "/qrCode", timeout=10, headers={
+            "Origin": "https://anyone.example", "Access-Control-Request-Method": "POST"})
+        assert r.status_code == 204
+        assert r.headers["Access-Control-Allow-Origin"] == "*"
+    finally:
+        srv.cleanup()
+
+
+@pytest.mark.parametrize("value", ["https://app.example.com/", "https://app.example.com/x",
+                                   "ftp://app.example.com", "app.example.com",
+                                   "https://app.example.com?x=1"])
+def test_a_cors_origin_that_is_not_an_origin_fails_configtest(value):
+    rc, out = configtest("QRTrackCORSOrigin %s\n" % value)
+    assert rc != 0
+    assert "QRTrackCORSOrigin" in out and "is not an origin" in out
+
+
+def test_health_needs_no_token_and_names_the_version(server):
+    with Api(server) as a:
+        r = a.get("/health")
+        assert r.status_code == 200, r.text
+        h = r.json()
+        assert h["status"] == "ok" and h["database"] == "ok"
+        assert h["version"] == VERSION
+        assert h["driver"] == server.driver
+        assert h["schema"] >= 1
+        assert "X-RateLimit-Remaining" not in r.headers
+        assert a.head("/health").status_code == 200
+        r = a.post("/health")
+        assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD"
+
+
+def test_health_says_503_while_the_database_cannot_serve():
+    srv = start_server()
+    try:
+        assert requests.get(srv.api_base + "/health", timeout=10).status_code == 200
+        # The schema table emptied from outside: the module cannot trust the database.
+        saved = srv.sql("SELECT version FROM qrt_schema").split()
+        srv.sql("DELETE FROM qrt_schema")
+        r = requests.get(srv.api_base + "/health", timeout=10)
+        assert r.status_code == 503, r.text
+        assert r.json()["status"] == "unavailable" and r.json()["database"] == "unavailable"
+        assert int(r.headers["Retry-After"]) >= 1
+        assert "QRT00069" in srv.error_log()
+        for v in saved:
+            srv.sql("INSERT INTO qrt_schema (version) VALUES (%d)" % int(v))
+        assert requests.get(srv.api_base + "/health", timeout=10).status_code == 200
+    finally:
+        srv.cleanup()
+
+
+def test_trace_is_off_in_the_shipped_configs(server):
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    try:
+        s.sendall(b"TRACE /api/account HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Authorization: Bearer qrt_secret\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        s.close()
+    assert answer.startswith(b"HTTP/1.1 405"), answer[:200]
+    assert b"qrt_secret" not in answer
+    for name in ("httpd.conf.in", "qrtrack-site.conf"):
+        with open(os.path.join(TOP, "conf", name)) as f:
+            assert re.search(r"^\s*TraceEnable off\s*$", f.read(), re.M | re.I), name
