@@ -58,6 +58,6 @@ qrt_err_t *qrt_openapi_show(qrt_req_t *q)
     body = qrt_json_dump(r->pool, doc, &len);
     /* Public and the same for every caller: tools elsewhere may read it. */
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-cache");
-    apr_table_setn(r->headers_out, "Access-Control-Allow-Origin", "*");
+    apr_table_setn(r->err_headers_out, "Access-Control-Allow-Origin", "*");
     return qrt_respond_bytes(q, HTTP_OK, "application/json; charset=utf-8", body, len);
 }

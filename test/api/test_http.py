@@ -201,6 +201,10 @@ def test_cors_answers_carry_the_origin_on_success_and_on_errors(cors):
                      headers={"Origin": "https://app.example.com"})
     assert r.status_code == 401
     assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    # The OpenAPI document is public: any origin, said once.
+    r = requests.get(cors.api_base + "/openapi.json", timeout=10,
+                     headers={"Origin": "https://app.example.com"})
+    assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == "*"
 
 
 def test_options_without_cors_configured(server):
