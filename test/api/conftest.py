@@ -309,11 +309,9 @@ class Server:
         raise AssertionError("httpd did not come up:\n" + self.error_log())
 
     def stop(self):
-        """graceful-stop (SIGWINCH): children finish their requests, then exit.
-
-        An immediate stop (SIGTERM) while workers are busy makes the event MPM
-        close their sockets from another thread, which can crash a dying child in
-        the MPM itself (apr_os_sock_get); a graceful stop avoids that path."""
+        """graceful-stop (SIGWINCH), as Debian's apache2.service stops the server:
+        children finish their requests, then exit (an immediate stop is tested in
+        test_faults.py)."""
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGWINCH)
             try:

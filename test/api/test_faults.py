@@ -149,3 +149,25 @@ def test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answer
         assert "QRT00068" in srv.error_log() or "QRT00040" in srv.error_log()
     finally:
         srv.cleanup()
+
+
+def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged():
+    """apachectl stop (SIGTERM to the parent) while scans wait for their commit, ten
+    times: no crash line, and every 302 sent has its visit."""
+    for i in range(10):
+        srv = start_server(accounts=[("acme", "professional")])
+        try:
+            with Api(srv, srv.token("acme")) as a:
+                t = a.post("/tracker", json={"redirect_url": "https://example.com/t"}).json()
+            load = Load(srv, t["code"], threads=12)
+            time.sleep(0.6 + 0.1 * i)
+            srv.proc.send_signal(signal.SIGTERM)
+            srv.proc.wait(timeout=30)
+            results = load.finish()
+            ok = sum(1 for _, _, code in results if code == 302)
+            assert ok > 0
+            recorded = int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+            assert ok <= recorded, (i, ok, recorded)
+            assert not srv.crash_lines(), srv.error_log()
+        finally:
+            srv.cleanup()
