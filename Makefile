@@ -3,6 +3,8 @@
 #   make          build/mod_qrtrack.so and build/qrtrack-admin
 #   make run      the service in the foreground on 127.0.0.1:$(PORT)
 #   make test     install what is missing, build, lint the OpenAPI document, run unit and API tests
+#   make test-asan  the same unit and API tests with the module, the core and qrtrack-admin
+#                 built with AddressSanitizer + UBSan (build/asan) and loaded into httpd
 #   make bench    benchmarks (never part of make test)
 #   make install  module, qrtrack-admin and configs in Debian's layout (DESTDIR=, PREFIX=, ...)
 
@@ -20,12 +22,14 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
 OPT     ?= -O2 -g
+# Where the build goes (make test-asan builds into build/asan).
+B       ?= build
 WARN     = -Wall -Wextra
-CFLAGS_CORE = $(OPT) $(WARN) -fPIC -Imod_qrtrack -Ibuild/gen $(PKG_CFLAGS)
+CFLAGS_CORE = $(OPT) $(WARN) -fPIC -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS)
 
 CORE_SRC  = $(filter-out $(CORE_EXCLUDE),$(sort $(wildcard mod_qrtrack/qrt_*.c)))
-CORE_OBJ  = $(patsubst mod_qrtrack/%.c,build/obj/%.o,$(CORE_SRC)) build/obj/qrt_schema_sql.o \
-            build/obj/qrt_assets.o
+CORE_OBJ  = $(patsubst mod_qrtrack/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/qrt_schema_sql.o \
+            $(B)/obj/qrt_assets.o
 CORE_HDR  = $(wildcard mod_qrtrack/*.h)
 MOD_SRC   = $(sort $(wildcard mod_qrtrack/mod_qrtrack*.c))
 SQL_FILES = $(sort $(wildcard sql/[0-9]*.sql))
@@ -33,7 +37,7 @@ SQL_FILES = $(sort $(wildcard sql/[0-9]*.sql))
 ASSET_FILES = openapi/qrtrack.json dashboard/index.html dashboard/app.js dashboard/app.css \
             dashboard/favicon.svg
 UNIT_SRC  = $(sort $(wildcard test/unit/test_*.c))
-UNIT_BIN  = $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRC))
+UNIT_BIN  = $(patsubst test/unit/%.c,$(B)/unit/%,$(UNIT_SRC))
 FUZZ_SRC  = $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BIN  = $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
@@ -46,66 +50,66 @@ APACHE_MODCONF ?= /etc/apache2/mods-available
 APACHE_MAINCONF ?= /etc/apache2/apache2.conf
 STATEDIR      ?= /var/lib/qrtrack
 
-.PHONY: all deps run test unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install
+.PHONY: all deps run test test-asan unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install
 
-all: build/mod_qrtrack.so build/qrtrack-admin
+all: $(B)/mod_qrtrack.so $(B)/qrtrack-admin
 
 deps:
 	sh build/deps.sh
 
-build/gen/qrt_schema_sql.c: $(SQL_FILES) build/embed_sql.sh
-	@mkdir -p build/gen
+$(B)/gen/qrt_schema_sql.c: $(SQL_FILES) build/embed_sql.sh
+	@mkdir -p $(B)/gen
 	sh build/embed_sql.sh $(SQL_FILES) > $@
 
-build/obj/qrt_schema_sql.o: build/gen/qrt_schema_sql.c
-	@mkdir -p build/obj
+$(B)/obj/qrt_schema_sql.o: $(B)/gen/qrt_schema_sql.c
+	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
 
-build/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
-	@mkdir -p build/gen
+$(B)/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
+	@mkdir -p $(B)/gen
 	sh build/embed_files.sh $(ASSET_FILES) > $@.tmp && mv -f $@.tmp $@
 
-build/obj/qrt_assets.o: build/gen/qrt_assets.c mod_qrtrack/qrt_assets.h
-	@mkdir -p build/obj
+$(B)/obj/qrt_assets.o: $(B)/gen/qrt_assets.c mod_qrtrack/qrt_assets.h
+	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
 
-build/obj/%.o: mod_qrtrack/%.c $(CORE_HDR)
-	@mkdir -p build/obj
+$(B)/obj/%.o: mod_qrtrack/%.c $(CORE_HDR)
+	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
 
-build/libqrt.a: $(CORE_OBJ)
+$(B)/libqrt.a: $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $(CORE_OBJ)
 
 # apxs compiles the glue and links it with the core library into a DSO.
-build/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) build/libqrt.a
-	@mkdir -p build/apxs
-	cp $(MOD_SRC) mod_qrtrack/*.h build/apxs/
-	cd build/apxs && $(APXS) -c -o mod_qrtrack.la \
-	    -Wc,"$(OPT) $(WARN) -I../../mod_qrtrack $(PKG_CFLAGS)" \
+$(B)/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) $(B)/libqrt.a
+	@mkdir -p $(B)/apxs
+	cp $(MOD_SRC) mod_qrtrack/*.h $(B)/apxs/
+	cd $(B)/apxs && $(APXS) -c -o mod_qrtrack.la \
+	    -Wc,"$(OPT) $(WARN) -I$(CURDIR)/mod_qrtrack $(PKG_CFLAGS)" \
 	    $(notdir $(MOD_SRC)) ../libqrt.a $(PKG_LIBS) >apxs.log 2>&1 \
 	    || { cat apxs.log; exit 1; }
-	@grep -E "warning:|error:" build/apxs/apxs.log || true
-	cp build/apxs/.libs/mod_qrtrack.so $@.tmp && mv -f $@.tmp $@
+	@grep -E "warning:|error:" $(B)/apxs/apxs.log || true
+	cp $(B)/apxs/.libs/mod_qrtrack.so $@.tmp && mv -f $@.tmp $@
 
-build/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< build/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
+$(B)/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) $(B)/libqrt.a
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
 
 # The installed qrtrack-admin: without --driver/--params it reads DBDriver/DBDParams from
 # the Apache config ($(APACHE_MAINCONF) and what it includes), else uses
 # $(STATEDIR)/qrtrack.db. build/qrtrack-admin keeps the development default var/qrtrack.db.
-build/installed/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) build/libqrt.a
-	@mkdir -p build/installed
+$(B)/installed/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) $(B)/libqrt.a
+	@mkdir -p $(B)/installed
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) -DQRT_ADMIN_INSTALLED \
 	    -DQRT_ADMIN_APACHE_CONF='"$(APACHE_MAINCONF)"' \
 	    -DQRT_ADMIN_DEFAULT_DB='"$(STATEDIR)/qrtrack.db"' \
-	    $< build/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
+	    $< $(B)/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
 
-install: build/mod_qrtrack.so build/installed/qrtrack-admin
+install: $(B)/mod_qrtrack.so $(B)/installed/qrtrack-admin
 	install -d $(DESTDIR)$(APACHE_MODDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(APACHE_MODCONF) \
 	    $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(STATEDIR)
-	install -m 644 build/mod_qrtrack.so $(DESTDIR)$(APACHE_MODDIR)/mod_qrtrack.so
-	install -m 755 build/installed/qrtrack-admin $(DESTDIR)$(SBINDIR)/qrtrack-admin
+	install -m 644 $(B)/mod_qrtrack.so $(DESTDIR)$(APACHE_MODDIR)/mod_qrtrack.so
+	install -m 755 $(B)/installed/qrtrack-admin $(DESTDIR)$(SBINDIR)/qrtrack-admin
 	sed -e 's|/usr/lib/apache2/modules/mod_qrtrack.so|$(APACHE_MODDIR)/mod_qrtrack.so|' \
 	    conf/qrtrack.load > $(DESTDIR)$(APACHE_MODCONF)/qrtrack.load
 	sed -e 's|/var/lib/qrtrack/|$(STATEDIR)/|' \
@@ -113,9 +117,9 @@ install: build/mod_qrtrack.so build/installed/qrtrack-admin
 	chmod 644 $(DESTDIR)$(APACHE_MODCONF)/qrtrack.load $(DESTDIR)$(APACHE_MODCONF)/qrtrack.conf
 	install -m 644 conf/qrtrack-site.conf $(DESTDIR)$(DOCDIR)/examples/qrtrack-site.conf
 
-build/unit/%: test/unit/%.c build/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
-	@mkdir -p build/unit
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< build/libqrt.a \
+$(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
+	@mkdir -p $(B)/unit
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< $(B)/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@
 
 unit: $(UNIT_BIN)
@@ -146,10 +150,29 @@ test: deps
 
 unit_bins: $(UNIT_BIN)
 
-build/fuzz/%: test/fuzz/%.c $(CORE_SRC) $(CORE_HDR) build/gen/qrt_schema_sql.c
+# AddressSanitizer + UBSan on the real server: the module, the core, qrtrack-admin and the
+# unit tests built into build/asan; httpd (not instrumented itself) started through
+# build/asan/apache2, which preloads the sanitizers' runtimes. Reports go to
+# build/asan/reports; any report fails the run (the API tests check after each server).
+ASAN_DIR   = build/asan
+ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=undefined
+test-asan: deps
+	$(MAKE) B=$(ASAN_DIR) OPT="$(ASAN_FLAGS)" all unit_bins
+	sh build/asan_httpd.sh $(ASAN_DIR) "$$($(APXS) -q SBINDIR)/apache2"
+	rm -rf $(ASAN_DIR)/reports && mkdir -p $(ASAN_DIR)/reports && chmod 1777 $(ASAN_DIR)/reports
+	ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(ASAN_DIR)/reports/unit \
+	    $(MAKE) B=$(ASAN_DIR) OPT="$(ASAN_FLAGS)" unit
+	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
+	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
+	@if [ -n "$$(ls $(ASAN_DIR)/reports)" ]; then cat $(ASAN_DIR)/reports/*; \
+	    echo "test-asan: sanitizer reports above"; exit 1; fi
+	@echo "test-asan: no sanitizer report"
+
+build/fuzz/%: test/fuzz/%.c $(CORE_SRC) $(CORE_HDR) $(B)/gen/qrt_schema_sql.c
 	@mkdir -p build/fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Imod_qrtrack -Ibuild/gen $(PKG_CFLAGS) \
-	    $< $(CORE_SRC) build/gen/qrt_schema_sql.c $(PKG_LIBS) -o $@
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) \
+	    $< $(CORE_SRC) $(B)/gen/qrt_schema_sql.c $(PKG_LIBS) -o $@
 
 # Each fuzz target runs for FUZZ_SECONDS (default 60).
 FUZZ_SECONDS ?= 60
@@ -164,5 +187,5 @@ bench: deps all
 	$(PYTHON) bench/bench.py
 
 clean:
-	rm -rf build/obj build/gen build/apxs build/unit build/fuzz build/corpus \
-	    build/libqrt.a build/mod_qrtrack.so build/qrtrack-admin build/installed
+	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \
+	    $(B)/libqrt.a $(B)/mod_qrtrack.so $(B)/qrtrack-admin $(B)/installed

@@ -719,7 +719,21 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
         qrt_schema_pragma(p, driver, handle, "PRAGMA wal_autocheckpoint = 0");
     }
     /* A WAL that grew under load is cut back when it starts over. */
-    qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 67108864");
+    qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 8388608");
+}
+
+int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
+{
+    apr_time_t now = apr_time_now(), seen = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
+
+    if (now - seen < QRT_LOG_EVERY
+        || !__atomic_compare_exchange_n(&t->last, &seen, now, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+        __atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    *skipped = __atomic_exchange_n(&t->skipped, 0, __ATOMIC_RELAXED);
+    return 1;
 }
 
 /* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements

@@ -134,6 +134,16 @@ ap_dbd_t *qrt_dbd_acquire(request_rec *r);
 ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s);
 void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
 
+/* mod_qrtrack.c: a line about a condition that may repeat for every request or
+ * batch is logged once per QRT_LOG_EVERY per child: qrt_log_due says whether now,
+ * and how many were left out since the last one (*skipped). */
+#define QRT_LOG_EVERY apr_time_from_sec(10)
+typedef struct {
+    apr_time_t last;
+    apr_uint32_t skipped;
+} qrt_log_throttle_t;
+int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped);
+
 /* mod_qrtrack.c: per-connection SQLite settings (busy timeout, synchronous);
  * nothing for other drivers. */
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);

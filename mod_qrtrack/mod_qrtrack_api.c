@@ -99,6 +99,13 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
         e->retry_after = 5;
         return e;
     }
+    if (qrt_db_busy_or_full(&q->db)) {
+        /* A full disk, a lock held elsewhere: nothing was changed; try again later. */
+        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "The database cannot take this "
+                      "request now; try again later.");
+        e->retry_after = 5;
+        return e;
+    }
     return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
 }
 

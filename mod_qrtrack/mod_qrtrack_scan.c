@@ -103,28 +103,7 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
-/* Whether a line of a condition that may repeat for every scan should be logged
- * now: once per SCAN_LOG_EVERY per child, with how many were left out since. */
-#define SCAN_LOG_EVERY apr_time_from_sec(10)
-
-static int scan_log_now(apr_time_t *last, apr_uint32_t *skipped, apr_uint32_t *was)
-{
-    apr_time_t now = apr_time_now(), seen = __atomic_load_n(last, __ATOMIC_RELAXED);
-
-    if (now - seen < SCAN_LOG_EVERY
-        || !__atomic_compare_exchange_n(last, &seen, now, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-        __atomic_add_fetch(skipped, 1, __ATOMIC_RELAXED);
-        return 0;
-    }
-    *was = __atomic_exchange_n(skipped, 0, __ATOMIC_RELAXED);
-    return 1;
-}
-
-static struct {
-    apr_time_t last;
-    apr_uint32_t skipped;
-} log_full, log_timeout, log_commit;
+static qrt_log_throttle_t log_full, log_timeout, log_commit;
 
 static int scan_wait(void)
 {
@@ -312,7 +291,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         apr_uint32_t more = 0;
 
         QRT_STAT_ADD(commit_failures, 1);
-        if (scan_log_now(&log_commit.last, &log_commit.skipped, &more)) {
+        if (qrt_log_due(&log_commit, &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
                          "commit %d visits: %s (and %u more failed commits since this "
                          "line was last logged)", n, db.error ? db.error : "unknown error",
@@ -676,7 +655,7 @@ int qrt_scan_handler(request_rec *r)
 
             if (rv == APR_EAGAIN) {
                 QRT_STAT_ADD(queue_full, 1);
-                if (scan_log_now(&log_full.last, &log_full.skipped, &more)) {
+                if (qrt_log_due(&log_full, &more)) {
                     ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
                                   "full; answering 503 (and to %u more scans since this "
                                   "line was last logged)", more);
@@ -684,7 +663,7 @@ int qrt_scan_handler(request_rec *r)
             }
             else if (rv == APR_TIMEUP) {
                 QRT_STAT_ADD(scan_timeouts, 1);
-                if (scan_log_now(&log_timeout.last, &log_timeout.skipped, &more)) {
+                if (qrt_log_due(&log_timeout, &more)) {
                     ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00068: no commit "
                                   "within QRTrackScanWait (%d s); answering 503, the visit "
                                   "unrecorded (and %u more since this line was last "

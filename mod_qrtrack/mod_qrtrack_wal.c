@@ -33,7 +33,7 @@
 APLOG_USE_MODULE(qrtrack);
 
 #define QRT_WAL_PERIOD  apr_time_from_msec(100)
-#define QRT_WAL_LONG    8192        /* frames (of one page each) */
+#define QRT_WAL_LONG    1024        /* frames (of one page each): 4 MB */
 #define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
 #define QRT_WAL_TRIES   8           /* copies to get there */
 
@@ -54,8 +54,11 @@ int qrt_wal_running(void)
 
 /* A PASSIVE checkpoint: 0 when it ran, with the WAL's length and how much of it is
  * now copied. */
+static qrt_log_throttle_t wal_log;
+
 static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
 {
+    apr_uint32_t more = 0;
     int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, nlog, ncopied);
 
     if (rc == SQLITE_OK) {
@@ -64,9 +67,10 @@ static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
         QRT_STAT_SET(wal_copied, *ncopied > 0 ? *ncopied : 0);
         return 0;
     }
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && qrt_log_due(&wal_log, &more)) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wal.s, "QRT00050: WAL checkpoint "
-                     "failed: %s", sqlite3_errmsg(h));
+                     "failed: %s (and %u more failed checkpoints since this line was "
+                     "last logged)", sqlite3_errmsg(h), more);
     }
     return -1;                      /* BUSY: another child's thread is copying */
 }

@@ -125,6 +125,18 @@ int qrt_db_lost(const qrt_db_t *db)
                  || strstr(e, "no connection to the server"));
 }
 
+int qrt_db_busy_or_full(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    /* SQLite: SQLITE_FULL, SQLITE_BUSY past the busy timeout. PostgreSQL: 53100
+     * disk_full, 53200 out_of_memory, 53300 too_many_connections, 55P03
+     * lock_not_available (lock_timeout), 57014 query_canceled (statement_timeout). */
+    return e && (strstr(e, "database or disk is full") || strstr(e, "database is locked")
+                 || strstr(e, " 53100:") || strstr(e, " 53200:") || strstr(e, " 53300:")
+                 || strstr(e, " 55P03:") || strstr(e, " 57014:"));
+}
+
 static void store_reprepare_one(void *ctx, const char *label, const char *sql)
 {
     qrt_db_t *db = ((void **)ctx)[0];

@@ -43,6 +43,9 @@ int qrt_db_retryable(const qrt_db_t *db);
 /* 1 when db's last error says the connection to the database was lost (the server
  * stopped or restarted, the network failed): worth a 503, not a 500. */
 int qrt_db_lost(const qrt_db_t *db);
+/* 1 when db's last error is the database's disk or memory full, or a lock held
+ * elsewhere past the time allowed: the request may succeed later (503). */
+int qrt_db_busy_or_full(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

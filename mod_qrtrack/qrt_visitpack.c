@@ -93,7 +93,8 @@ static int unpack_str(apr_pool_t *p, const char **at, const char *end, const cha
         *out = NULL;
         return 0;
     }
-    if (end - *at < (apr_ssize_t)n) {
+    /* Only what qrt_visit_pack writes: at most STR_MAX bytes, no NUL inside. */
+    if (n > QRT_VISITPACK_STR_MAX || end - *at < (apr_ssize_t)n || memchr(*at, '\0', n)) {
         return -1;
     }
     *out = apr_pstrmemdup(p, *at, n);

@@ -16,7 +16,8 @@
 apr_size_t qrt_visit_pack(char *buf, apr_size_t size, const qrt_visit_t *v);
 
 /* Reads a packed visit of len bytes (strings copied into p); -1 when the bytes
- * are not one whole packed visit. */
+ * are not one whole packed visit as qrt_visit_pack writes them (a string longer
+ * than QRT_VISITPACK_STR_MAX or with a NUL byte inside included). */
 int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v);
 
 #endif /* QRT_VISITPACK_H */

@@ -27,9 +27,16 @@ import pytest
 import requests
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(TOP, "build")
+# make test-asan points the tests at its sanitizer build (QRT_TEST_BUILD=build/asan).
+BUILD = os.environ.get("QRT_TEST_BUILD") or os.path.join(TOP, "build")
 ADMIN = os.path.join(BUILD, "qrtrack-admin")
 MODULE = os.path.join(BUILD, "mod_qrtrack.so")
+# Sanitizer reports of the servers and qrtrack-admin (make test-asan), else None.
+REPORTS = os.path.join(BUILD, "reports") if os.path.isdir(os.path.join(BUILD, "reports")) \
+    else None
+if REPORTS:
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:log_path=%s/asan" % REPORTS
+    os.environ["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=%s/ubsan" % REPORTS
 OPENAPI = os.path.join(TOP, "openapi", "qrtrack.json")
 
 BACKEND = os.environ.get("QRT_TEST_BACKEND", "sqlite")
@@ -49,6 +56,23 @@ CRASH = re.compile(r"exit signal|Segmentation fault|AH00052|double free|"
 
 def apxs(var):
     return subprocess.check_output(["apxs", "-q", var], text=True).strip()
+
+
+# The server binary: build/asan/apache2 (the sanitizers' runtimes preloaded) under
+# make test-asan.
+HTTPD = os.path.join(BUILD, "apache2") if os.path.exists(os.path.join(BUILD, "apache2")) \
+    else os.path.join(apxs("SBINDIR"), "apache2")
+
+
+def sanitizer_reports():
+    """Every sanitizer report written so far (make test-asan), as lines."""
+    if not REPORTS:
+        return []
+    lines = []
+    for name in sorted(os.listdir(REPORTS)):
+        with open(os.path.join(REPORTS, name), errors="replace") as f:
+            lines += ["%s: %s" % (name, l) for l in f.read().splitlines()]
+    return lines
 
 
 def free_port():
@@ -293,7 +317,7 @@ class Server:
 
     # -- life cycle ----------------------------------------------------------
     def start(self):
-        self.proc = subprocess.Popen([os.path.join(apxs("SBINDIR"), "apache2"),
+        self.proc = subprocess.Popen([HTTPD,
                                       "-f", self.conf, "-DFOREGROUND"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 20
@@ -302,9 +326,9 @@ class Server:
                 raise AssertionError("httpd exited: %s\n%s" % (
                     self.proc.stderr.read().decode(), self.error_log()))
             try:
-                requests.get(self.base + "/api/account", timeout=1)
+                requests.get(self.base + "/api/account", timeout=5)
                 return self
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.05)
         raise AssertionError("httpd did not come up:\n" + self.error_log())
 
@@ -339,7 +363,8 @@ class Server:
             return ""
 
     def crash_lines(self):
-        return [l for l in self.error_log().splitlines() if CRASH.search(l)]
+        return [l for l in self.error_log().splitlines() if CRASH.search(l)] \
+            + sanitizer_reports()
 
     def cleanup(self):
         """Stops the server and removes its files; fails on any crash line."""
@@ -599,7 +624,7 @@ def configtest(extra):
     """apache2 -t on a generated config with extra lines: (exit status, output)."""
     srv = Server(extra=extra)
     try:
-        p = subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-t", "-f", srv.conf],
+        p = subprocess.run([HTTPD, "-t", "-f", srv.conf],
                            capture_output=True, text=True)
         return p.returncode, p.stdout + p.stderr
     finally:

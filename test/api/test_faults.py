@@ -1,15 +1,18 @@
 """Faults under load cost nothing acknowledged and end on their own: every 302 has its
 visit, and the service comes back without a restart."""
 import os
+import pwd
+import shutil
 import signal
 import sqlite3
 import subprocess
 import threading
 import time
 
+import pytest
 import requests
 
-from conftest import Api, apxs, pg_cluster, start_server
+from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
 from test_trackers import IPHONE
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -83,9 +86,11 @@ def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
 
 
 class OutsideLock:
-    """Holds the database's write lock from another program for `seconds`."""
+    """Holds the database's write lock from another program for `seconds` from the
+    moment it has it; the constructor returns once it has it (self.held, monotonic)."""
 
     def __init__(self, srv, seconds):
+        self.held = None
         if srv.backend == "pgsql":
             pg = pg_cluster()
             self.proc = subprocess.Popen(
@@ -94,16 +99,26 @@ class OutsideLock:
                  "BEGIN; LOCK TABLE visits IN EXCLUSIVE MODE; SELECT pg_sleep(%g); COMMIT;"
                  % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             self.thread = None
+            deadline = time.monotonic() + 30
+            while not pg.psql(srv.dbname, "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
+                              "ON l.relation = c.oid WHERE c.relname = 'visits' "
+                              "AND l.mode = 'ExclusiveLock' AND l.granted").strip() == "1":
+                assert time.monotonic() < deadline, "the outside lock was never granted"
+                time.sleep(0.05)
+            self.held = time.monotonic()
         else:
             self.proc = None
-            self.thread = threading.Thread(target=self._sqlite, args=(srv.db, seconds))
+            got = threading.Event()
+            self.thread = threading.Thread(target=self._sqlite, args=(srv.db, seconds, got))
             self.thread.start()
-        time.sleep(0.3)
+            assert got.wait(30), "the outside lock was never granted"
+            self.held = time.monotonic()
 
     @staticmethod
-    def _sqlite(path, seconds):
+    def _sqlite(path, seconds, got):
         con = sqlite3.connect(path, isolation_level=None, timeout=10)
         con.execute("BEGIN IMMEDIATE")
+        got.set()
         time.sleep(seconds)
         con.execute("COMMIT")
         con.close()
@@ -125,8 +140,8 @@ def test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answer
             t = a.post("/tracker", json={"redirect_url": "https://example.com/l"}).json()
             load = Load(srv, t["code"])
             time.sleep(0.5)
-            locked = time.monotonic()
             lock = OutsideLock(srv, 6)
+            locked = lock.held
             time.sleep(1.0)
             started = time.monotonic()
             r = a.get("/tracker")
@@ -171,3 +186,98 @@ def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged
             assert not srv.crash_lines(), srv.error_log()
         finally:
             srv.cleanup()
+
+
+class Tmpfs:
+    """A small tmpfs (root only) for a database that fills its disk; None when this
+    machine does not let the tests mount one."""
+
+    @staticmethod
+    def mount(path, megabytes):
+        os.makedirs(path, exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % megabytes,
+                            "tmpfs", path], capture_output=True, text=True)
+        return p.returncode == 0
+
+    @staticmethod
+    def umount(path):
+        subprocess.run(["umount", "-l", path], capture_output=True)
+
+
+def free_bytes(path):
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_disk_answers_503_and_service_returns_under_load_once_space_is_freed():
+    """SQLite on a 16 MB tmpfs, filled by a file: scans answer 503 (unrecorded) while the
+    disk is full; once the file goes, under the same continuing load, scans are recorded
+    again and stay so (the WAL is kept small: it never refills the disk); the error log
+    says so once per interval, not per batch."""
+    if BACKEND != "sqlite":
+        pytest.skip("a full disk under SQLite's own files (PostgreSQL's is the server's)")
+    srv = Server()
+    mnt = os.path.join(srv.dir, "disk")
+    if not Tmpfs.mount(mnt, 16):
+        shutil.rmtree(srv.dir, ignore_errors=True)
+        pytest.skip("this machine does not allow mounting a tmpfs")
+    try:
+        os.chown(mnt, pwd.getpwnam("www-data").pw_uid, pwd.getpwnam("www-data").pw_gid)
+        db = os.path.join(mnt, "qrtrack.db")
+        with open(srv.conf) as f:
+            conf = f.read().replace(srv.db, db)
+        with open(srv.conf, "w") as f:
+            f.write(conf + "LoadModule status_module %s/mod_status.so\n"
+                    "<Location /server-status>\n    SetHandler server-status\n"
+                    "</Location>\n" % apxs("LIBEXECDIR"))
+        srv.db = db
+        srv.admin("init")
+        srv.account("acme", "professional")
+        srv.start()
+        tok = srv.token("acme")
+        with Api(srv, tok) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/f"}).json()
+        filler = os.path.join(mnt, "filler")
+        with open(filler, "wb") as f:
+            f.write(b"\0" * max(0, free_bytes(mnt) - 256 * 1024))
+        load = Load(srv, t["code"], threads=8)
+        time.sleep(3.0)
+        # The API's writes: 503 and Retry-After, not a 500.
+        with Api(srv, tok) as a:
+            r = a.post("/tracker", json={"redirect_url": "https://example.com/g",
+                                         "name": "x" * 200, "tags": ["t%d" % i for i in range(20)]})
+        assert r.status_code == 503, r.text
+        assert int(r.headers["Retry-After"]) >= 1
+        time.sleep(1.0)
+        full_end = time.monotonic()
+        os.unlink(filler)
+        freed = time.monotonic()
+        wal_max = 0
+        while time.monotonic() < freed + 10.0:
+            try:
+                wal_max = max(wal_max, os.path.getsize(db + "-wal"))
+            except FileNotFoundError:
+                pass
+            time.sleep(0.1)
+        results = load.finish()
+        codes = [code for _, _, code in results]
+        assert set(codes) <= {302, 503}, set(codes)
+        during = [code for start, end, code in results if end < full_end]
+        assert 503 in during, "the disk never filled"
+        # Back under the same load: the last 5 s are (nearly) all recorded.
+        late = [code for start, _, code in results if start > freed + 5.0]
+        assert late and late.count(302) >= 0.95 * len(late), (late.count(302), len(late))
+        print("full disk: %d scans, %d recorded, WAL at most %d bytes" % (len(codes), codes.count(302), wal_max))
+        assert wal_max < 8 * 1024 * 1024, wal_max
+        # Exact: every 302 recorded, no 503 recorded.
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+        log = srv.error_log()
+        assert "QRT00040" in log
+        # Once per 10 s per child (two children, ~15 s): not once per failed batch.
+        assert log.count("QRT00040") <= 8, log.count("QRT00040")
+        assert log.count("QRT00050") <= 8, log.count("QRT00050")
+    finally:
+        srv.cleanup()
+        Tmpfs.umount(mnt)
+        shutil.rmtree(srv.dir, ignore_errors=True)

@@ -5,7 +5,7 @@ import subprocess
 
 import requests
 
-from conftest import Api, Server, apxs, configtest
+from conftest import Api, HTTPD, Server, apxs, configtest
 
 
 def json_error(r, status):
@@ -259,7 +259,7 @@ def test_counters_survive_graceful_restart(server):
         tok = srv.token("acme")
         srv.start()
         fire(srv, tok, 100)
-        subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf,
+        subprocess.run([HTTPD, "-f", srv.conf,
                         "-k", "graceful"], check=True, capture_output=True)
         import time
         deadline = time.time() + 10

@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from conftest import MODULE, TOP, Api, Server, apxs, free_port, start_server
+from conftest import Api, HTTPD, MODULE, Server, TOP, apxs, free_port, start_server
 from test_trackers import IPHONE, decode_qr
 
 VHOSTS = """
@@ -40,7 +40,7 @@ def without_public_url(srv):
 
 
 def graceful(srv):
-    subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf, "-k", "graceful"],
+    subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"],
                    check=True, capture_output=True)
     # The parent logs this once the new generation is configured.
     deadline = time.time() + 20
@@ -267,7 +267,7 @@ def test_the_readme_config_block_passes_configtest(tmp_path):
                     "LoadModule authz_core_module %s/mod_authz_core.so\n%s"
                     % (tmp_path, free_port(), tmp_path, apxs("LIBEXECDIR"),
                        apxs("LIBEXECDIR"), block))
-    p = subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-t", "-f", str(conf)],
+    p = subprocess.run([HTTPD, "-t", "-f", str(conf)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "Syntax OK" in p.stdout + p.stderr
@@ -297,7 +297,7 @@ def test_graceful_restarts_under_scans_prepare_every_connection():
             futs = [ex.submit(load) for _ in range(6)]
             for i in range(6):
                 time.sleep(0.4)
-                subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf,
+                subprocess.run([HTTPD, "-f", srv.conf,
                                 "-k", "graceful"], check=True, capture_output=True)
             time.sleep(0.5)
             stop.set()

@@ -11,7 +11,7 @@ import tempfile
 import pytest
 import requests
 
-from conftest import Api, Server, apxs, sqlite_only, start_server
+from conftest import Api, HTTPD, Server, apxs, sqlite_only, start_server
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
           "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
@@ -413,7 +413,7 @@ def test_scans_across_a_graceful_restart_are_all_answered_and_recorded():
         with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
             futs = [ex.submit(one, i) for i in range(3000)]
             time.sleep(0.3)
-            subprocess.run([os.path.join(apxs("SBINDIR"), "apache2"), "-f", srv.conf,
+            subprocess.run([HTTPD, "-f", srv.conf,
                             "-k", "graceful"], check=True, capture_output=True)
             codes = [f.result() for f in futs]
         assert set(codes) <= {302, 503}

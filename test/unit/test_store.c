@@ -1,5 +1,5 @@
 /* Unit tests for qrt_store.c: the array literals of PostgreSQL's statements of many
- * rows (qrt_db_exec_rows). */
+ * rows (qrt_db_exec_rows), and how errors are classed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +54,36 @@ START_TEST(array_of_long_strings)
 }
 END_TEST
 
+/* How a driver's error message is read: retry the transaction, the connection is
+ * gone, or the database is busy or full (a 503). */
+START_TEST(error_classes)
+{
+    qrt_db_t db;
+
+    memset(&db, 0, sizeof(db));
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    db.error = "database or disk is full";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 1);
+    ck_assert_int_eq(qrt_db_lost(&db), 0);
+    db.error = "database is locked";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 1);
+    db.error = "ERROR: 53100: could not extend file: No space left on device";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 1);
+    db.error = "ERROR: 55P03: canceling statement due to lock timeout";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 1);
+    ck_assert_int_eq(qrt_db_retryable(&db), 0);
+    db.error = "ERROR: 40P01: deadlock detected";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    ck_assert_int_eq(qrt_db_retryable(&db), 1);
+    db.error = "FATAL: 57P01: terminating connection due to administrator command";
+    ck_assert_int_eq(qrt_db_lost(&db), 1);
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    db.error = "ERROR: 23505: duplicate key value violates unique constraint";
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    ck_assert_int_eq(qrt_db_lost(&db), 0);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -63,6 +93,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, array_of_numbers);
     tcase_add_test(tc, array_of_strings);
     tcase_add_test(tc, array_of_long_strings);
+    tcase_add_test(tc, error_classes);
     suite_add_tcase(s, tc);
     return s;
 }

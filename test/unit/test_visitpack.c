@@ -140,6 +140,38 @@ START_TEST(truncated_or_padded_bytes)
 }
 END_TEST
 
+/* Bytes qrt_visit_pack never writes are refused: a NUL inside a string, a string
+ * longer than QRT_VISITPACK_STR_MAX. */
+START_TEST(foreign_bytes)
+{
+    qrt_visit_t v = sample(), w;
+    char buf[QRT_VISITPACK_STR_MAX + 512];
+    apr_size_t n, fixed = 8 + 8 + sizeof(int);
+    apr_uint16_t len;
+    char *s;
+
+    v.source = "scan";
+    n = qrt_visit_pack(buf, sizeof(buf), &v);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, n, &w), 0);
+    /* "scan" -> "s\0an" */
+    buf[fixed + 2 + 1] = '\0';
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, n, &w), -1);
+
+    s = apr_palloc(pool, QRT_VISITPACK_STR_MAX + 2);
+    memset(s, 'a', QRT_VISITPACK_STR_MAX + 1);
+    s[QRT_VISITPACK_STR_MAX + 1] = '\0';
+    memset(&v, 0, sizeof(v));
+    v.source = "scan";
+    n = qrt_visit_pack(buf, sizeof(buf), &v);
+    /* The first string's length raised past the maximum, its bytes there. */
+    len = QRT_VISITPACK_STR_MAX + 1;
+    memcpy(buf + fixed, &len, 2);
+    memcpy(buf + fixed + 2, s, len);
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, fixed + 2 + len + 10 * 2, &w), -1);
+}
+END_TEST
+
 static Suite *visitpack_suite(void)
 {
     Suite *s = suite_create("qrt_visitpack");
@@ -150,6 +182,7 @@ static Suite *visitpack_suite(void)
     tcase_add_test(tc, long_strings_are_cut);
     tcase_add_test(tc, too_small);
     tcase_add_test(tc, truncated_or_padded_bytes);
+    tcase_add_test(tc, foreign_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
