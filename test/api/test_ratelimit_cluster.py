@@ -245,7 +245,10 @@ def test_memcached_down_counts_per_node_then_back_to_memcached():
         time.sleep(max(0, back + 6 - time.time()))
         tok4 = nodes.token()
         rs = nodes.fire(tok4, 130)
-        assert [r.status_code for r in rs].count(200) == 120
+        # On failure: which child counted where, and why (QRT00016/17/18 lines).
+        assert [r.status_code for r in rs].count(200) == 120, "\n".join(
+            l for srv in nodes.servers for l in srv.error_log().splitlines()
+            if "QRT0001" in l)
         assert sorted(remaining(r) for r in rs if r.status_code == 200) == list(range(120))
         assert any(k.startswith("qrtrack:rw:") for k in mc.keys())
         assert BACK in nodes.logs()
