@@ -114,27 +114,14 @@ static int tracker_tag_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void tracker_tag_push(tracker_check *c, apr_array_header_t *tags, const char *tag)
-{
-    const char *why = qrt_valid_tag(tag);
-    int i;
-
-    if (why) {
-        tracker_invalid(c, "tags", apr_psprintf(c->q->r->pool, "Tag '%.64s' %s.",
-                                                tag, why));
-        return;
-    }
-    for (i = 0; i < tags->nelts; i++) {
-        if (!strcmp(APR_ARRAY_IDX(tags, i, const char *), tag)) {
-            return;
-        }
-    }
-    APR_ARRAY_PUSH(tags, const char *) = tag;
-}
+/* Tag lists longer than this are refused before any tag is looked at. */
+#define TRACKER_TAG_LIST_MAX 1000
+/* Messages about single tags in one answer. */
+#define TRACKER_TAG_ERRORS_MAX 5
 
 typedef struct {
-    tracker_check *c;
     apr_array_header_t *tags;
+    int too_many;
 } tag_form_ctx;
 
 static int tracker_form_tag(void *data, const char *key, const char *value)
@@ -142,19 +129,28 @@ static int tracker_form_tag(void *data, const char *key, const char *value)
     tag_form_ctx *t = data;
 
     (void)key;
-    tracker_tag_push(t->c, t->tags, value);
+    if (t->tags->nelts >= TRACKER_TAG_LIST_MAX) {
+        t->too_many = 1;
+        return 0;
+    }
+    APR_ARRAY_PUSH(t->tags, const char *) = value;
     return 1;
 }
 
-/* The tags field: a JSON array of strings, or tags[] form fields. NULL if absent. */
+/* The tags field: a JSON array of strings, or tags[] form fields. NULL if absent.
+ * Work is bounded: a list longer than TRACKER_TAG_LIST_MAX is refused unread; the
+ * rest is checked, sorted and de-duplicated (n log n), then held to QRT_TAGS_MAX. */
 static apr_array_header_t *tracker_tags(tracker_check *c)
 {
     qrt_req_t *q = c->q;
     apr_array_header_t *tags = apr_array_make(q->r->pool, 4, sizeof(const char *));
+    const char *too_many = apr_psprintf(q->r->pool, "A tracker may have at most %d tags.",
+                                        QRT_TAGS_MAX);
+    int i, n, bad = 0;
 
     if (q->json) {
         json_t *v = json_object_get(q->json, "tags"), *x;
-        size_t i;
+        size_t k;
 
         if (!v || json_is_null(v)) {
             return NULL;
@@ -163,27 +159,56 @@ static apr_array_header_t *tracker_tags(tracker_check *c)
             tracker_invalid(c, "tags", "The tags field must be an array of strings.");
             return NULL;
         }
-        json_array_foreach(v, i, x) {
+        if (json_array_size(v) > TRACKER_TAG_LIST_MAX) {
+            tracker_invalid(c, "tags", too_many);
+            return NULL;
+        }
+        json_array_foreach(v, k, x) {
             if (!json_is_string(x)) {
                 tracker_invalid(c, "tags", "The tags field must be an array of strings.");
                 return NULL;
             }
-            tracker_tag_push(c, tags, json_string_value(x));
+            APR_ARRAY_PUSH(tags, const char *) = json_string_value(x);
         }
     }
     else if (q->form && (apr_table_get(q->form, "tags[]") || apr_table_get(q->form, "tags"))) {
-        tag_form_ctx t = { c, tags };
+        tag_form_ctx t = { tags, 0 };
 
         apr_table_do(tracker_form_tag, &t, q->form, "tags[]", "tags", NULL);
+        if (t.too_many) {
+            tracker_invalid(c, "tags", too_many);
+            return NULL;
+        }
     }
     else {
         return NULL;
     }
-    if (tags->nelts > QRT_TAGS_MAX) {
-        tracker_invalid(c, "tags", apr_psprintf(q->r->pool,
-                        "A tracker may have at most %d tags.", QRT_TAGS_MAX));
+    for (i = 0; i < tags->nelts; i++) {
+        const char *tag = APR_ARRAY_IDX(tags, i, const char *);
+        const char *why = qrt_valid_tag(tag);
+
+        if (why && bad++ < TRACKER_TAG_ERRORS_MAX) {
+            tracker_invalid(c, "tags", apr_psprintf(q->r->pool, "Tag '%.64s' %s.",
+                                                    qrt_valid_utf8_clean(q->r->pool, tag, strlen(tag),
+                                                                         QRT_TAG_MAX),
+                                                    why));
+        }
+    }
+    if (bad) {
+        return NULL;
     }
     qsort(tags->elts, tags->nelts, sizeof(const char *), tracker_tag_cmp);
+    for (i = 0, n = 0; i < tags->nelts; i++) {
+        const char *tag = APR_ARRAY_IDX(tags, i, const char *);
+
+        if (n == 0 || strcmp(APR_ARRAY_IDX(tags, n - 1, const char *), tag) != 0) {
+            APR_ARRAY_IDX(tags, n++, const char *) = tag;
+        }
+    }
+    tags->nelts = n;
+    if (tags->nelts > QRT_TAGS_MAX) {
+        tracker_invalid(c, "tags", too_many);
+    }
     return tags;
 }
 

@@ -106,6 +106,15 @@ static int parse(const char *ip, unsigned char *a)
     return 0;
 }
 
+/* IPv4-compatible IPv6 (::a.b.c.d, deprecated): 96 zero bits, then an IPv4
+ * address (not ::1 or the like: its first byte is not 0). */
+static int is_compatible(const unsigned char *a)
+{
+    static const unsigned char zero[12];
+
+    return memcmp(a, zero, sizeof(zero)) == 0 && a[12] != 0;
+}
+
 const char *qrt_ip_anonymize(apr_pool_t *p, const char *ip)
 {
     unsigned char a[16];
@@ -115,6 +124,18 @@ const char *qrt_ip_anonymize(apr_pool_t *p, const char *ip)
         a[3] = 0;
         return v4_text(p, a);
     case 6:
+        if (is_compatible(a)) {
+            memmove(a, a + 12, 4);
+            a[3] = 0;
+            return v4_text(p, a);
+        }
+        /* 6to4 (2002::/16): the /48 is 2002 and the site's whole IPv4 address:
+         * its last byte goes as an IPv4 address's does. Teredo (2001:0::/32)
+         * and NAT64 (64:ff9b::/96) carry the client's IPv4 in the last 32 bits,
+         * which the /48 drops. */
+        if (a[0] == 0x20 && a[1] == 0x02) {
+            a[5] = 0;
+        }
         memset(a + 6, 0, 10);
         return v6_text(p, a);
     default:

@@ -32,6 +32,7 @@
 #endif
 
 #include "qrt_ua.h"
+#include "qrt_valid.h"
 
 /* replacement slots: family, v1, v2, v3, v4 */
 #define QRT_UA_NREP 5
@@ -1366,6 +1367,14 @@ void qrt_ua_parse(qrt_ua_db_t *db, const char *ua, apr_pool_t *p,
         return;
     }
     qrt_ua_classify(db, ua, len, p, out);
+    /* Names made of the user agent's own bytes are stored and put in JSON: always
+     * valid UTF-8 (an ill-formed sequence becomes U+FFFD). */
+    out->browser = qrt_valid_utf8_clean(p, out->browser, strlen(out->browser), 0);
+    out->os = qrt_valid_utf8_clean(p, out->os, strlen(out->os), 0);
+    if (out->browser_version) {
+        out->browser_version = qrt_valid_utf8_clean(p, out->browser_version,
+                                                    strlen(out->browser_version), 0);
+    }
     qrt_ua_cache_put(db, h, ua, len, out);
 }
 

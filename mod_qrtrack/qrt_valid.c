@@ -67,6 +67,50 @@ apr_size_t qrt_valid_utf8_char(const unsigned char *s, apr_size_t avail,
     return need + 1;
 }
 
+const char *qrt_valid_utf8_clean(apr_pool_t *p, const char *s, apr_size_t len,
+                                 apr_size_t max)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    apr_size_t i = 0, o = 0, n;
+    char *out;
+    long cp;
+    int clean = 1;
+
+    if (!s) {
+        return "";
+    }
+    while (i < len) {
+        i += qrt_valid_utf8_char(u + i, len - i, &cp);
+        if (cp <= 0) {
+            clean = 0;
+            break;
+        }
+    }
+    if (clean && (max == 0 || len <= max)) {
+        return s[len] == '\0' ? s : apr_pstrmemdup(p, s, len);
+    }
+    /* Each input byte becomes at most 3 output bytes. */
+    out = apr_palloc(p, len * 3 + 1);
+    for (i = 0; i < len; i += n) {
+        const char *from = s + i;
+        apr_size_t k;
+
+        n = qrt_valid_utf8_char(u + i, len - i, &cp);
+        k = n;
+        if (cp <= 0) {
+            from = "\xEF\xBF\xBD";
+            k = 3;
+        }
+        if (max && o + k > max) {
+            break;
+        }
+        memcpy(out + o, from, k);
+        o += k;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 const char *qrt_valid_text(const char *s, apr_size_t len, int allow_newlines)
 {
     const unsigned char *u = (const unsigned char *)s;

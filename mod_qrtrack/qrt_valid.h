@@ -23,6 +23,13 @@
 apr_size_t qrt_valid_utf8_char(const unsigned char *s, apr_size_t avail,
                                long *cp);
 
+/* s (len bytes) as valid UTF-8 without NUL: each maximal ill-formed subpart and
+ * each NUL becomes U+FFFD; then cut to at most max bytes (0: no cut) on a
+ * character boundary. s itself when it needs nothing, else a copy in p; "" for
+ * a NULL s. */
+const char *qrt_valid_utf8_clean(apr_pool_t *p, const char *s, apr_size_t len,
+                                 apr_size_t max);
+
 /* NULL when s (len bytes) is valid UTF-8 without NUL, C0 control characters
  * (TAB allowed; allow_newlines also allows CR and LF) or DEL, else a short
  * English reason. A NULL s is "is missing". */

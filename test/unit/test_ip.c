@@ -75,8 +75,7 @@ START_TEST(anonymize_v6)
     anon_is("::1", "::");
     anon_is("::", "::");
     anon_is("fe80::1", "fe80::");
-    anon_is("::1.2.3.4", "::");                 /* IPv4-compatible: v6 */
-    anon_is("64:ff9b::192.0.2.33", "64:ff9b::");
+    anon_is("64:ff9b::192.0.2.33", "64:ff9b::");  /* NAT64: the IPv4 goes */
 }
 END_TEST
 
@@ -90,6 +89,29 @@ START_TEST(anonymize_mapped)
     /* not mapped: ::ffff:0:a.b.c.d (SIIT) and ::fffe:... stay IPv6 */
     anon_is("::ffff:0:192.0.2.33", "::");
     anon_is("::fffe:192.0.2.33", "::");
+}
+END_TEST
+
+/* Addresses that carry an IPv4 address: it is anonymised as IPv4 is (issue 13). */
+START_TEST(anonymize_embedded_v4)
+{
+    /* IPv4-compatible (deprecated) ::a.b.c.d: as IPv4 */
+    anon_is("::1.2.3.4", "1.2.3.0");
+    anon_is("::c000:221", "192.0.2.0");
+    anon_is("0:0:0:0:0:0:203.0.113.77", "203.0.113.0");
+    /* not compatible: ::1, ::2 and the like (first byte of the "IPv4" 0) */
+    anon_is("::2", "::");
+    anon_is("::0.255.1.2", "::");
+    /* 6to4: 2002:AABB:CCDD::/48 is the IPv4 AA.BB.CC.DD; its last byte goes */
+    anon_is("2002:c000:0204::1", "2002:c000:200::");
+    anon_is("2002:c000:204:1234:5678::9", "2002:c000:200::");
+    anon_is("2002:cb00:71ff::", "2002:cb00:7100::");
+    anon_is("2002::1", "2002::");
+    /* Teredo 2001:0::/32: server IPv4 (public), flags, port, then the client's
+     * IPv4 XOR ffff:ffff in the last 32 bits: dropped with the rest of the /64 */
+    anon_is("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136::");
+    /* mapped: as IPv4 (see anonymize_mapped) */
+    anon_is("::ffff:192.0.2.4", "192.0.2.0");
 }
 END_TEST
 
@@ -229,15 +251,24 @@ START_TEST(random_v6)
         if (!strchr(ref, '.')) {
             ck_assert_str_eq(c, ref);
         }
-        /* anonymising keeps the first 48 bits */
+        /* anonymising keeps the first 48 bits (but the last byte of a 6to4
+         * address's IPv4); an IPv4-compatible address becomes IPv4 */
         {
             const char *an = qrt_ip_anonymize(pool, c);
-            unsigned char ab[16];
+            unsigned char ab[16], want[16];
 
-            ck_assert_int_eq(inet_pton(AF_INET6, an, ab), 1);
-            ck_assert(memcmp(ab, a, 6) == 0);
-            for (i = 6; i < 16; i++) {
-                ck_assert_int_eq(ab[i], 0);
+            if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) == 0 && a[12] != 0) {
+                ck_assert_int_eq(inet_pton(AF_INET, an, ab), 1);
+                ck_assert(memcmp(ab, a + 12, 3) == 0 && ab[3] == 0);
+            }
+            else {
+                memset(want, 0, sizeof(want));
+                memcpy(want, a, 6);
+                if (a[0] == 0x20 && a[1] == 0x02) {
+                    want[5] = 0;
+                }
+                ck_assert_int_eq(inet_pton(AF_INET6, an, ab), 1);
+                ck_assert(memcmp(ab, want, 16) == 0);
             }
         }
         if ((n & 1023) == 0) {
@@ -257,6 +288,7 @@ static Suite *ip_suite(void)
     tcase_add_test(tc, anonymize_v4);
     tcase_add_test(tc, anonymize_v6);
     tcase_add_test(tc, anonymize_mapped);
+    tcase_add_test(tc, anonymize_embedded_v4);
     tcase_add_test(tc, invalid);
     tcase_add_test(tc, canonical);
     tcase_add_test(tc, random_v6);

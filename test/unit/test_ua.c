@@ -20,6 +20,7 @@
 #include <apr_thread_proc.h>
 
 #include "qrt_ua.h"
+#include "qrt_valid.h"
 
 static const char *uap_dir = "/usr/share/uap-core";
 static apr_pool_t *gpool;
@@ -506,6 +507,56 @@ static void *APR_THREAD_FUNC worker(apr_thread_t *t, void *data)
     return NULL;
 }
 
+/* 1 when s is well-formed UTF-8. */
+static int utf8_ok(const char *s)
+{
+    apr_size_t i = 0, n = strlen(s);
+    long cp;
+
+    while (i < n) {
+        i += qrt_valid_utf8_char((const unsigned char *)s + i, n - i, &cp);
+        if (cp <= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Names taken from the user agent's own bytes (uap's $1 captures) are valid UTF-8
+ * whatever the bytes: what is not becomes U+FFFD. */
+START_TEST(test_names_are_utf8)
+{
+    static const char *uas[] = {
+        "\xff\xfe\xfd/1.0 CFNetwork/1.0 Darwin/1.0",
+        "Mozilla/5.0 (compatible; \xe9" "t\xe9" "bot/2.1; +http://x)",
+        "caf\xe9-crawler/1.0",
+        "Mozilla/5.0 (Linux; Android 10; \xc0\xaf\xff) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/99.0 Mobile Safari/537.36",
+        "\xed\xa0\x80" "Browser/3.1",
+        "Opera/9.80 (\xfe\xff; U) Presto/2.2 Version/10.1 \xff\xff",
+        NULL
+    };
+    apr_pool_t *p;
+    qrt_ua_t r;
+    int i, replaced = 0;
+
+    apr_pool_create(&p, NULL);
+    for (i = 0; uas[i]; i++) {
+        qrt_ua_parse(gdb, uas[i], p, &r);
+        ck_assert_msg(utf8_ok(r.browser), "browser of ua %d", i);
+        ck_assert_msg(utf8_ok(r.os), "os of ua %d", i);
+        ck_assert_msg(!r.browser_version || utf8_ok(r.browser_version), "version of ua %d", i);
+        replaced |= strstr(r.browser, "\xEF\xBF\xBD") != NULL;
+        /* Again, from the cache. */
+        qrt_ua_parse(gdb, uas[i], p, &r);
+        ck_assert(utf8_ok(r.browser) && utf8_ok(r.os));
+    }
+    /* At least one of them put the user agent's bytes into a name. */
+    ck_assert(replaced);
+    apr_pool_destroy(p);
+}
+END_TEST
+
 START_TEST(test_threads)
 {
     apr_pool_t *p;
@@ -638,6 +689,7 @@ static Suite *ua_suite(void)
     tcase_add_test(tc, test_spiders);
     tcase_add_test(tc, test_hand_cases);
     tcase_add_test(tc, test_empty_and_garbage);
+    tcase_add_test(tc, test_names_are_utf8);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_benchmark);
     suite_add_tcase(s, tc);

@@ -505,6 +505,27 @@ START_TEST(tag_split)
 }
 END_TEST
 
+START_TEST(utf8_clean)
+{
+    const char *ok = "caf\xc3\xa9 \xe2\x82\xac";
+
+    /* Nothing to do: the same string. */
+    ck_assert_ptr_eq(qrt_valid_utf8_clean(pool, ok, strlen(ok), 0), ok);
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, NULL, 0, 0), "");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "a\xff" "b", 3, 0), "a\xEF\xBF\xBD" "b");
+    /* One U+FFFD per maximal ill-formed subpart; NUL replaced too. */
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "\xe2\x82" "x", 3, 0), "\xEF\xBF\xBD" "x");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "\xc0\x80", 2, 0),
+                     "\xEF\xBF\xBD\xEF\xBF\xBD");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "a\0b", 3, 0), "a\xEF\xBF\xBD" "b");
+    /* Cut on a character boundary. */
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, ok, strlen(ok), 4), "caf");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, ok, strlen(ok), 5), "caf\xc3\xa9");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "\xff\xff", 2, 4), "\xEF\xBF\xBD");
+    ck_assert_str_eq(qrt_valid_utf8_clean(pool, "abc", 3, 2), "ab");
+}
+END_TEST
+
 START_TEST(ints)
 {
     apr_int64_t v = 99;
@@ -574,6 +595,7 @@ static Suite *valid_suite(void)
     tcase_add_test(tc, tags);
     tcase_add_test(tc, tag_split);
     tcase_add_test(tc, ints);
+    tcase_add_test(tc, utf8_clean);
     suite_add_tcase(s, tc);
     return s;
 }
