@@ -104,6 +104,7 @@ typedef struct {
 typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
 
 /* mod_qrtrack_api.c: responses and errors */
+#define QRT_JSON_TYPE "application/json; charset=utf-8"
 qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message);
 /* 400/422 naming one field: message "<msg>", errors {"field": ["<msg>"]}. */
 qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,

@@ -21,7 +21,6 @@
 
 APLOG_USE_MODULE(qrtrack);
 
-#define API_JSON_TYPE "application/json; charset=utf-8"
 #define API_MAX_SEGMENTS 8
 
 typedef struct {
@@ -129,7 +128,7 @@ qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j)
 
     qrt_json_own(q->r->pool, j);
     body = qrt_json_dump(q->r->pool, j, &len);
-    return qrt_respond_bytes(q, status, API_JSON_TYPE, body, len);
+    return qrt_respond_bytes(q, status, QRT_JSON_TYPE, body, len);
 }
 
 /* The one place that writes an error body. */

@@ -49,6 +49,9 @@ APLOG_USE_MODULE(qrtrack);
 #define REP_TOP_TRACKERS 10
 #define REP_MAX_DAYS 3660           /* dashboard period: at most ten years */
 #define REP_DIM_MAX 64
+/* Crosstab: at most this many distinct values of the row dimension, and of the col
+ * dimension, on the covered trackers (422 beyond): the matrix stays under 2 MB. */
+#define REP_XT_MAX 500
 
 enum { REP_NAME, REP_TYPE, REP_TAG, REP_DATE, REP_BROWSER, REP_CITY, REP_COUNTRY };
 
@@ -702,15 +705,51 @@ static int rep_at(apr_hash_t *idx, apr_array_header_t *list, int i)
                                             APR_HASH_KEY_STRING) - 1;
 }
 
-static json_t *rep_int_array(const apr_int64_t *v, int n)
+/* The crosstab's body, written as it is made: the matrix (up to REP_XT_MAX squared
+ * numbers) never exists as JSON values, only as text in the output filters' buffers
+ * (apr_brigade_write passes every ~8 KB down; a body that fits in one buffer still
+ * gets its Content-Length). */
+typedef struct {
+    request_rec *r;
+    apr_bucket_brigade *bb;
+    apr_status_t rv;
+} rep_out;
+
+static void rep_put(rep_out *o, const char *s, apr_size_t n)
 {
-    json_t *a = json_array();
+    if (o->rv == APR_SUCCESS) {
+        o->rv = apr_brigade_write(o->bb, ap_filter_flush, o->r->output_filters, s, n);
+    }
+}
+
+static void rep_puts(rep_out *o, const char *s)
+{
+    rep_put(o, s, strlen(s));
+}
+
+/* A JSON value, compact, then released. */
+static void rep_put_json(rep_out *o, json_t *j)
+{
+    apr_size_t len;
+    char *s = qrt_json_dump(o->r->pool, j, &len);
+
+    rep_put(o, s, len);
+    json_decref(j);
+}
+
+static void rep_put_ints(rep_out *o, const apr_int64_t *v, int n)
+{
+    char buf[32];
     int i;
 
+    rep_put(o, "[", 1);
     for (i = 0; i < n; i++) {
-        json_array_append_new(a, json_integer(v[i]));
+        apr_size_t len = apr_snprintf(buf, sizeof(buf), "%s%" APR_INT64_T_FMT,
+                                      i ? "," : "", v[i]);
+
+        rep_put(o, buf, len);
     }
-    return a;
+    rep_put(o, "]", 1);
 }
 
 static json_t *rep_str_array(apr_array_header_t *v)
@@ -724,18 +763,53 @@ static json_t *rep_str_array(apr_array_header_t *v)
     return a;
 }
 
+/* 422 when a dimension has more than REP_XT_MAX values on the covered trackers. */
+static qrt_err_t *rep_xt_bound(qrt_req_t *q, const char *row, int nr, const char *col,
+                               int nc)
+{
+    const char *names[2] = { "row", "col" };
+    int counts[2], i;
+    qrt_err_t *e = NULL;
+
+    counts[0] = nr;
+    counts[1] = nc;
+    for (i = 0; i < 2; i++) {
+        const char *msg;
+
+        if (counts[i] <= REP_XT_MAX) {
+            continue;
+        }
+        msg = apr_psprintf(q->r->pool, "The %s dimension (%s) has %d values on the "
+                           "covered trackers; a crosstab allows at most %d values per "
+                           "dimension (list fewer trackers with trackers[]).", names[i],
+                           i ? col : row, counts[i], REP_XT_MAX);
+        if (!e) {
+            e = qrt_error(q, HTTP_UNPROCESSABLE_ENTITY, msg);
+        }
+        qrt_error_add(q, e, names[i], msg);
+    }
+    if (e) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, q->r, "QRT00200: crosstab refused: "
+                      "%d x %d values, at most %d per dimension", nr, nc, REP_XT_MAX);
+    }
+    return e;
+}
+
 qrt_err_t *qrt_report_crosstab(qrt_req_t *q)
 {
-    apr_pool_t *p = q->r->pool;
+    request_rec *r = q->r;
+    apr_pool_t *p = r->pool;
     apr_hash_t *per, *rset = apr_hash_make(p), *cset = apr_hash_make(p);
     apr_hash_t *ridx = apr_hash_make(p), *cidx = apr_hash_make(p);
     apr_array_header_t *rows, *cols, **rv, **cv;
     apr_int64_t *matrix, *rtot, *ctot, total = 0, s, e;
     const char *row, *col;
-    json_t *body, *data, *meta, *m;
+    json_t *meta;
     qrt_window_t w;
     rep_scope sc;
+    rep_out o;
     qrt_err_t *err;
+    char buf[32];
     int i, j, k, nr, nc, n;
 
     if ((err = rep_dimension(q, "row", &row)) != NULL
@@ -745,9 +819,6 @@ qrt_err_t *qrt_report_crosstab(qrt_req_t *q)
         return err;
     }
     rep_window(&w, &s, &e);
-    if ((err = rep_per_tracker(q, &sc, s, e, 0, &per)) != NULL) {
-        return err;
-    }
     n = sc.list->nelts;
     rv = apr_pcalloc(p, (n + 1) * sizeof(*rv));
     cv = apr_pcalloc(p, (n + 1) * sizeof(*cv));
@@ -767,17 +838,26 @@ qrt_err_t *qrt_report_crosstab(qrt_req_t *q)
             }
         }
     }
+    /* Bounded before anything is read or allocated in proportion to the matrix. */
+    if ((err = rep_xt_bound(q, row, (int)apr_hash_count(rset), col,
+                            (int)apr_hash_count(cset))) != NULL) {
+        return err;
+    }
+    if ((err = rep_per_tracker(q, &sc, s, e, 0, &per)) != NULL) {
+        return err;
+    }
     rows = rep_index(p, rset, ridx);
     cols = rep_index(p, cset, cidx);
     nr = rows->nelts;
     nc = cols->nelts;
+    /* At most REP_XT_MAX^2 cells: 2 MB. */
     matrix = apr_pcalloc(p, ((apr_size_t)nr * nc + 1) * sizeof(*matrix));
     rtot = apr_pcalloc(p, (nr + 1) * sizeof(*rtot));
     ctot = apr_pcalloc(p, (nc + 1) * sizeof(*ctot));
     for (i = 0; i < n; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(sc.list, i, qrt_report_tracker_t *);
-        qrt_agg_row_t *r = apr_hash_get(per, &t->id, sizeof(t->id));
-        apr_int64_t visits = r ? r->scans + r->clicks : 0;
+        qrt_agg_row_t *x = apr_hash_get(per, &t->id, sizeof(t->id));
+        apr_int64_t visits = x ? x->scans + x->clicks : 0;
 
         if (!rv[i]->nelts || !cv[i]->nelts || !visits) {
             continue;
@@ -795,24 +875,42 @@ qrt_err_t *qrt_report_crosstab(qrt_req_t *q)
             ctot[rep_at(cidx, cv[i], k)] += visits;
         }
     }
-    m = json_array();
-    for (i = 0; i < nr; i++) {
-        json_array_append_new(m, rep_int_array(matrix + (apr_size_t)i * nc, nc));
-    }
-    data = json_object();
-    json_object_set_new(data, "rows", rep_str_array(rows));
-    json_object_set_new(data, "cols", rep_str_array(cols));
-    json_object_set_new(data, "matrix", m);
-    json_object_set_new(data, "row_totals", rep_int_array(rtot, nr));
-    json_object_set_new(data, "col_totals", rep_int_array(ctot, nc));
-    json_object_set_new(data, "total", json_integer(total));
     meta = rep_meta(q, &sc);
     json_object_set_new(meta, "row", json_string(row));
     json_object_set_new(meta, "col", json_string(col));
-    body = json_object();
-    json_object_set_new(body, "data", data);
-    json_object_set_new(body, "meta", meta);
-    return qrt_respond_json(q, HTTP_OK, body);
+    r->status = HTTP_OK;
+    ap_set_content_type(r, QRT_JSON_TYPE);
+    o.r = r;
+    o.bb = apr_brigade_create(p, r->connection->bucket_alloc);
+    o.rv = APR_SUCCESS;
+    rep_puts(&o, "{\"data\":{\"rows\":");
+    rep_put_json(&o, rep_str_array(rows));
+    rep_puts(&o, ",\"cols\":");
+    rep_put_json(&o, rep_str_array(cols));
+    rep_puts(&o, ",\"matrix\":[");
+    for (i = 0; i < nr; i++) {
+        if (i) {
+            rep_put(&o, ",", 1);
+        }
+        rep_put_ints(&o, matrix + (apr_size_t)i * nc, nc);
+    }
+    rep_puts(&o, "],\"row_totals\":");
+    rep_put_ints(&o, rtot, nr);
+    rep_puts(&o, ",\"col_totals\":");
+    rep_put_ints(&o, ctot, nc);
+    apr_snprintf(buf, sizeof(buf), ",\"total\":%" APR_INT64_T_FMT "},\"meta\":", total);
+    rep_puts(&o, buf);
+    rep_put_json(&o, meta);
+    rep_puts(&o, "}");
+    if (o.rv == APR_SUCCESS) {
+        APR_BRIGADE_INSERT_TAIL(o.bb, apr_bucket_eos_create(o.bb->bucket_alloc));
+        o.rv = ap_pass_brigade(r->output_filters, o.bb);
+    }
+    if (o.rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, o.rv, r, "QRT00201: client went away "
+                      "during a crosstab");
+    }
+    return NULL;
 }
 
 /* ---- portfolio KPIs (8) ---------------------------------------------------- */
