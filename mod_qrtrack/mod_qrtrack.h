@@ -303,7 +303,7 @@ qrt_err_t *qrt_tracker_analytics(qrt_req_t *q);     /* mod_qrtrack_visits.c */
 qrt_err_t *qrt_visits_list(qrt_req_t *q);
 qrt_err_t *qrt_visits_csv(qrt_req_t *q);
 qrt_err_t *qrt_report_show(qrt_req_t *q);           /* mod_qrtrack_report.c */
-qrt_err_t *qrt_report_crosstab(qrt_req_t *q);
+qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
 qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);
 
 #endif

@@ -37,7 +37,7 @@ static const api_route api_routes[] = {
     { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
     { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
     { "GET",    "/report",                            qrt_report_show },        /* 6 */
-    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab },    /* 7 */
+    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab_show }, /* 7 */
     { "GET",    "/dashboard/scansAnalytics",          qrt_dashboard_scans },    /* 8 */
     { "GET",    "/visits/tracker/*",                  qrt_visits_list },        /* 9 */
     { "GET",    "/visits/tracker/*/download/csv",     qrt_visits_csv },         /* 10 */
