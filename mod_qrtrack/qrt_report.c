@@ -48,7 +48,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     sc->db = db;
     sc->p = p;
     sc->account_id = account_id;
-    if ((rv = qrt_store_report_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
+    if ((rv = qrt_store_agg_read_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
         return report_fail(sc, rv, "listing trackers");
     }
     for (i = 0; i < sc->live->nelts; i++) {
@@ -68,7 +68,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         }
     }
     sc->everything = sc->list->nelts == sc->live->nelts;
-    if ((rv = qrt_store_agg_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
+    if ((rv = qrt_store_agg_read_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
         return report_fail(sc, rv, "checking the report aggregates");
     }
     sc->agg_ok = sc->everything && !sc->state.deleted;
@@ -100,7 +100,7 @@ static apr_status_t report_per_tracker(qrt_report_scope_t *sc, apr_int64_t s,
     int i;
 
     *out = apr_hash_make(sc->p);
-    rv = qrt_store_agg_window(sc->db, sc->p, sc->account_id, QRT_AGG_T, report_only(sc),
+    rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_T, report_only(sc),
                               sc->list->nelts, s, e, uniques, &rows);
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "summing tracker aggregates");
@@ -205,7 +205,7 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
         for (i = 0; i < read->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *)->id;
         }
-        rv = qrt_store_agg_raw_groups(sc->db, p, type >= QRT_REPORT_TYPE ? by[type] : by[0],
+        rv = qrt_store_agg_read_raw_groups(sc->db, p, type >= QRT_REPORT_TYPE ? by[type] : by[0],
                                       ids, read->nelts, s, e, offset, &rows);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "grouping visits");
@@ -225,7 +225,7 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
     c.tags = tags;
     for (i = 0; i < read->nelts; i++) {
         c.t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
-        rv = qrt_store_agg_raw(sc->db, p, c.t->id, s, e, report_raw_visit, &c);
+        rv = qrt_store_agg_read_raw(sc->db, p, c.t->id, s, e, report_raw_visit, &c);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "reading visits");
         }
@@ -342,7 +342,7 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
         if (sc->agg_ok && apr_hash_count(sums) == 1) {
             apr_array_header_t *all;
 
-            rv = qrt_store_agg_window(sc->db, p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+            rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
                                       1, &all);
             if (rv != APR_SUCCESS) {
                 return report_fail(sc, rv, "summing account aggregates");
@@ -359,7 +359,7 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
     else if (sc->agg_ok) {
         apr_array_header_t *tags;
 
-        rv = qrt_store_agg_window(sc->db, p, sc->account_id, QRT_AGG_G, NULL, 0, s, e, 1,
+        rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_G, NULL, 0, s, e, 1,
                                   &tags);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing tag aggregates");
@@ -421,7 +421,7 @@ static apr_status_t report_date(qrt_report_scope_t *sc, apr_int64_t s, apr_int64
     int i;
 
     if (sc->agg_ok) {
-        rv = qrt_store_agg_days(sc->db, sc->p, sc->account_id, s, e, offset, &days);
+        rv = qrt_store_agg_read_days(sc->db, sc->p, sc->account_id, s, e, offset, &days);
         if (rv != APR_SUCCESS && rv != APR_ENOTIMPL) {
             return report_fail(sc, rv, "summing day aggregates");
         }
@@ -451,7 +451,7 @@ static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t 
     int i;
 
     if (sc->agg_ok) {
-        rv = qrt_store_agg_window(sc->db, sc->p, sc->account_id, kinds[type], NULL, 0, s, e,
+        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, kinds[type], NULL, 0, s, e,
                                   1, &list);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing report aggregates");
@@ -656,7 +656,7 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
     if (sc->agg_ok) {
         apr_array_header_t *all;
 
-        rv = qrt_store_agg_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
                                   1, &all);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing account aggregates");
@@ -671,7 +671,7 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
         for (i = 0; i < sc->list->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
         }
-        rv = qrt_store_agg_raw_uniques(sc->db, sc->p, ids, sc->list->nelts, s, e,
+        rv = qrt_store_agg_read_raw_uniques(sc->db, sc->p, ids, sc->list->nelts, s, e,
                                        &pd->uniques);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "counting distinct visitors");
@@ -725,7 +725,7 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
     /* Scans and clicks per day, zero days included. */
     out->scans = apr_pcalloc(p, len * sizeof(*out->scans));
     out->clicks = apr_pcalloc(p, len * sizeof(*out->clicks));
-    rv = qrt_store_agg_daily(sc->db, p, sc->account_id, sc->agg_ok ? QRT_AGG_A : QRT_AGG_T,
+    rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id, sc->agg_ok ? QRT_AGG_A : QRT_AGG_T,
                              report_only(sc), sc->list->nelts, d0, d1, &daily);
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "reading daily aggregates");

@@ -30,7 +30,7 @@
 
 #include "qrt_agg.h"
 #include "qrt_store.h"
-#include "qrt_store_report.h"
+#include "qrt_store_agg_read.h"
 
 /* Report types, in the order of qrt_report_type_name. */
 enum { QRT_REPORT_NAME, QRT_REPORT_TYPE, QRT_REPORT_TAG, QRT_REPORT_DATE,

@@ -19,6 +19,7 @@
 #include "qrt_report.h"
 #include "qrt_schema.h"
 #include "qrt_store.h"
+#include "qrt_store_agg_rebuild.h"
 #include "qrt_check.h"
 
 #define T0 APR_INT64_C(1773100800)          /* 2026-03-10T00:00:00+0000 */
