@@ -13,6 +13,7 @@
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_store_copy.h"
+#include "qrt_store_agg_rebuild.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
 #include "qrt_valid.h"

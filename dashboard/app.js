@@ -550,6 +550,10 @@
       t.appendChild(body);
       clear(box).appendChild(d.rows.length ? t : el("p", { cls: "none",
         text: "No tracker has both a " + row + " and a " + col + " tag." }));
+    }, function (err) {
+      /* Too many values of a dimension (422): said in the crosstab's own box. */
+      if (gen !== state.generation || !(err instanceof ApiError) || err.status !== 422) { throw err; }
+      clear(box).appendChild(el("p", { cls: "none", text: err.message }));
     });
   }
 

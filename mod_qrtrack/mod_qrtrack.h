@@ -108,6 +108,7 @@ typedef struct {
 typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
 
 /* mod_qrtrack_api.c: responses and errors */
+#define QRT_JSON_TYPE "application/json; charset=utf-8"
 qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message);
 /* 400/422 naming one field: message "<msg>", errors {"field": ["<msg>"]}. */
 qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
@@ -322,7 +323,7 @@ qrt_err_t *qrt_tracker_analytics(qrt_req_t *q);     /* mod_qrtrack_visits.c */
 qrt_err_t *qrt_visits_list(qrt_req_t *q);
 qrt_err_t *qrt_visits_csv(qrt_req_t *q);
 qrt_err_t *qrt_report_show(qrt_req_t *q);           /* mod_qrtrack_report.c */
-qrt_err_t *qrt_report_crosstab(qrt_req_t *q);
+qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
 qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);
 
 #endif

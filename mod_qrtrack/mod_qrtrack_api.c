@@ -21,7 +21,6 @@
 
 APLOG_USE_MODULE(qrtrack);
 
-#define API_JSON_TYPE "application/json; charset=utf-8"
 #define API_MAX_SEGMENTS 8
 
 typedef struct {
@@ -38,7 +37,7 @@ static const api_route api_routes[] = {
     { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
     { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
     { "GET",    "/report",                            qrt_report_show },        /* 6 */
-    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab },    /* 7 */
+    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab_show }, /* 7 */
     { "GET",    "/dashboard/scansAnalytics",          qrt_dashboard_scans },    /* 8 */
     { "GET",    "/visits/tracker/*",                  qrt_visits_list },        /* 9 */
     { "GET",    "/visits/tracker/*/download/csv",     qrt_visits_csv },         /* 10 */
@@ -136,7 +135,7 @@ qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j)
 
     qrt_json_own(q->r->pool, j);
     body = qrt_json_dump(q->r->pool, j, &len);
-    return qrt_respond_bytes(q, status, API_JSON_TYPE, body, len);
+    return qrt_respond_bytes(q, status, QRT_JSON_TYPE, body, len);
 }
 
 /* The one place that writes an error body. */

@@ -2,7 +2,7 @@
  *
  * Reports count visits and distinct visitors per group (a tracker, the whole
  * account, a browser, a country, a city, a tag) over any window of seconds.
- * qrt_store_report.c keeps, for every group:
+ * qrt_store_agg_write.c keeps (through qrt_store_agg_acc.c), for every group:
  *
  *   counters per day, per 16 days and per 256 days: scans, clicks,
  *     firsts (visits that are their visitor's first in the group) and

@@ -9,7 +9,10 @@ extern const qrt_stmt_t qrt_store_account_stmts[];
 extern const qrt_stmt_t qrt_store_tracker_stmts[];
 extern const qrt_stmt_t qrt_store_visit_stmts[];
 extern const qrt_stmt_t qrt_store_visits_read_stmts[];
-extern const qrt_stmt_t qrt_store_report_stmts[];
+extern const qrt_stmt_t qrt_store_agg_acc_stmts[];
+extern const qrt_stmt_t qrt_store_agg_write_stmts[];
+extern const qrt_stmt_t qrt_store_agg_rebuild_stmts[];
+extern const qrt_stmt_t qrt_store_agg_read_stmts[];
 extern const qrt_stmt_t qrt_store_copy_stmts[];
 
 static const qrt_stmt_t *const store_tables[] = {
@@ -17,19 +20,22 @@ static const qrt_stmt_t *const store_tables[] = {
     qrt_store_tracker_stmts,
     qrt_store_visit_stmts,
     qrt_store_visits_read_stmts,
-    qrt_store_report_stmts,
+    qrt_store_agg_acc_stmts,
+    qrt_store_agg_write_stmts,
+    qrt_store_agg_rebuild_stmts,
+    qrt_store_agg_read_stmts,
     qrt_store_copy_stmts,
     NULL
 };
 
 /* PostgreSQL's own forms of some statements, and statements of its own, by label. */
 extern const qrt_stmt_t qrt_store_visit_pgsql[];
-extern const qrt_stmt_t qrt_store_report_pgsql[];
+extern const qrt_stmt_t qrt_store_agg_acc_pgsql[];
 extern const qrt_stmt_t qrt_store_copy_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
-    qrt_store_report_pgsql,
+    qrt_store_agg_acc_pgsql,
     qrt_store_copy_pgsql,
     NULL
 };

@@ -221,15 +221,9 @@ typedef struct {
 
 /* Records n visits inside the caller's transaction: the rows, each tracker's
  * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit) and the
- * report aggregates (qrt_store_agg_record). The writer thread and the importer
- * both come through here. */
+ * report aggregates (qrt_store_agg_write_visits, qrt_store_agg_write.h). The
+ * writer thread and the importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);
-/* Report aggregates for n visits; is_new[i] is 1 when visit i is its visitor's
- * first on that tracker (qrt_store_report.c). */
-apr_status_t qrt_store_agg_record(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                  const int *is_new, int n);
-/* Recomputes every report aggregate from the visits table (after a bulk load). */
-apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p);
 
 #endif

@@ -24,7 +24,7 @@ apr_status_t qrt_store_copy_check_empty(qrt_db_t *db, apr_pool_t *p, const char 
  * deletion included), tracker_tags, visits and tracker_visitors from `from` into
  * `to`, ids kept, in pages keyed by primary key (memory stays flat), each page in
  * one transaction of `to`. The report aggregates are not copied: rebuild them on
- * `to` afterwards (qrt_store_agg_rebuild). Fills *out, out->error on failure. */
+ * `to` afterwards (qrt_store_agg_rebuild, qrt_store_agg_rebuild.h). Fills *out, out->error on failure. */
 apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
                                 qrt_copy_report_t *out);
 

@@ -3,7 +3,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "qrt_store.h"
-#include "qrt_store_report.h"
+#include "qrt_store_agg_write.h"
 #include "qrt_valid.h"
 
 #define TRACKER_COLS "t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, " \
@@ -76,7 +76,7 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
  * tracker is left to "qrtrack-admin aggregates rebuild" (reports stay exact). */
 static apr_status_t tracker_aggregates_follow(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
 {
-    apr_status_t rv = qrt_store_agg_tracker_changed(db, p, id);
+    apr_status_t rv = qrt_store_agg_write_tracker_changed(db, p, id);
 
     return rv == APR_EAGAIN ? APR_SUCCESS : rv;
 }

@@ -4,6 +4,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
+#include "qrt_store_agg_write.h"
 
 #define VISIT_NARGS 14
 #define VISIT_TYPES "llssssssssssis"       /* qrt_db_exec_rows */
@@ -228,5 +229,5 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
             return rv;
         }
     }
-    return qrt_store_agg_record(db, p, v, is_new, n);
+    return qrt_store_agg_write_visits(db, p, v, is_new, n);
 }

@@ -1,23 +1,15 @@
-/* qrt_store_report: reads of the report aggregates (qrt_store_report.c).
+/* qrt_store_agg_read: reads of the report aggregates (qrt_store_agg_read.c).
  *
  * The aggregates (see qrt_agg.h) are kept per tracker (kind QRT_AGG_T, valid for any
  * set of trackers) and per account (the other kinds: valid for "every tracker of the
  * account" while the account has deleted no tracker and retagged none since they
- * were built, see qrt_store_agg_state). Windows are inclusive epoch seconds; pass
+ * were built, see qrt_store_agg_read_state). Windows are inclusive epoch seconds; pass
  * QRT_AGG_TMIN / QRT_AGG_TMAX for an open bound. */
-#ifndef QRT_STORE_REPORT_H
-#define QRT_STORE_REPORT_H
+#ifndef QRT_STORE_AGG_READ_H
+#define QRT_STORE_AGG_READ_H
 
 #include "qrt_store.h"
 #include "qrt_agg.h"
-
-/* After a tracker was deleted or its tags changed (in the same transaction): brings
- * the account-level aggregates in line, visitor by visitor, so that reports over the
- * whole account stay on the aggregates. APR_EAGAIN when the tracker has more visitors
- * than is reasonable inside a request: nothing changes, the reports count distinct
- * visitors from the visits (still exact) until "qrtrack-admin aggregates rebuild". */
-apr_status_t qrt_store_agg_tracker_changed(qrt_db_t *db, apr_pool_t *p,
-                                           apr_int64_t tracker_id);
 
 /* One group's totals over a window. */
 typedef struct {
@@ -31,10 +23,10 @@ typedef struct {
  * trackers (for QRT_AGG_T: one row per tracker, deleted ones included; the caller
  * keeps those it covers; with only, the nonly trackers listed are read one by one
  * when they are few, and other trackers may appear too). Array of qrt_agg_row_t. */
-apr_status_t qrt_store_agg_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                  int kind, const apr_int64_t *only, int nonly,
-                                  apr_int64_t s, apr_int64_t e, int want_uniques,
-                                  apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       int kind, const apr_int64_t *only, int nonly,
+                                       apr_int64_t s, apr_int64_t e, int want_uniques,
+                                       apr_array_header_t **out);
 
 /* One local day of the date report. */
 typedef struct {
@@ -45,9 +37,9 @@ typedef struct {
 /* The account's visits in [s, e] per local day of the offset (seconds east of UTC),
  * days with visits only, ascending. APR_ENOTIMPL when the offset is not a multiple
  * of 15 minutes (the caller counts from the visits). */
-apr_status_t qrt_store_agg_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                apr_int64_t s, apr_int64_t e, int offset,
-                                apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     apr_int64_t s, apr_int64_t e, int offset,
+                                     apr_array_header_t **out);
 
 /* One UTC day of one group: scans and clicks. */
 typedef struct {
@@ -57,27 +49,28 @@ typedef struct {
 } qrt_agg_daily_t;
 
 /* Scans and clicks per UTC day in [d0, d1] (day numbers) for QRT_AGG_A (grp 0) or
- * per tracker and day for QRT_AGG_T (only: as for qrt_store_agg_window). Array of
+ * per tracker and day for QRT_AGG_T (only: as for qrt_store_agg_read_window). Array of
  * qrt_agg_daily_t. */
-apr_status_t qrt_store_agg_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 int kind, const apr_int64_t *only, int nonly,
-                                 apr_int64_t d0, apr_int64_t d1, apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      int kind, const apr_int64_t *only, int nonly,
+                                      apr_int64_t d0, apr_int64_t d1,
+                                      apr_array_header_t **out);
 
 /* Whether the account-level aggregates still describe the account's live trackers. */
 typedef struct {
     int deleted;                /* an aggregated tracker was deleted since */
     apr_hash_t *dirty_tags;     /* tag -> tag: trackers gained or lost it since */
 } qrt_agg_state_t;
-apr_status_t qrt_store_agg_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 qrt_agg_state_t *st);
+apr_status_t qrt_store_agg_read_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      qrt_agg_state_t *st);
 
 /* Visits read one by one (raw paths): non-bot visits of one tracker in [s, e]. */
 typedef void qrt_agg_visit_fn(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
                               const char *visitor, const char *browser,
                               const char *country, const char *city);
-apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
-                               apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
-                               void *ctx);
+apr_status_t qrt_store_agg_read_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                    apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
+                                    void *ctx);
 
 /* The visits of at most QRT_AGG_RAW_IDS trackers in [s, e] grouped by the database,
  * distinct visitors included: one group (ALL, val ""), per tracker type, per current
@@ -86,16 +79,17 @@ apr_status_t qrt_store_agg_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_
 #define QRT_AGG_RAW_IDS 64
 enum { QRT_AGG_RAW_ALL, QRT_AGG_RAW_TYPE, QRT_AGG_RAW_TAG, QRT_AGG_RAW_DATE,
        QRT_AGG_RAW_BROWSER, QRT_AGG_RAW_CITY, QRT_AGG_RAW_COUNTRY };
-apr_status_t qrt_store_agg_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
-                                      const apr_int64_t *ids, int n, apr_int64_t s,
-                                      apr_int64_t e, int offset, apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
+                                           const apr_int64_t *ids, int n, apr_int64_t s,
+                                           apr_int64_t e, int offset,
+                                           apr_array_header_t **out);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
  * [s, e], counted by the database from the index visits_tracker_visitor alone (no
  * visit row is read, none is transferred). */
-apr_status_t qrt_store_agg_raw_uniques(qrt_db_t *db, apr_pool_t *p,
-                                       const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, apr_int64_t *out);
+apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
+                                            const apr_int64_t *ids, int n, apr_int64_t s,
+                                            apr_int64_t e, apr_int64_t *out);
 
 /* A live tracker as the reports see it. */
 typedef struct {
@@ -109,7 +103,7 @@ typedef struct {
 } qrt_report_tracker_t;
 
 /* The account's live trackers by id, with their current tags. */
-apr_status_t qrt_store_report_trackers(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                       apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
+                                         apr_int64_t account_id, apr_array_header_t **out);
 
 #endif

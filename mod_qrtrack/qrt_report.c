@@ -1,0 +1,763 @@
+/* qrt_report: the report engine (see qrt_report.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+
+#include "qrt_date.h"
+#include "qrt_report.h"
+
+static const char *const report_types[] = {
+    "name", "type", "tag", "date", "browser", "city", "country", NULL
+};
+
+const char *qrt_report_type_name(int type)
+{
+    return type >= 0 && type < QRT_REPORT_NTYPES ? report_types[type] : NULL;
+}
+
+int qrt_report_type_parse(const char *name)
+{
+    int type;
+
+    for (type = 0; name && report_types[type]; type++) {
+        if (!strcmp(name, report_types[type])) {
+            return type;
+        }
+    }
+    return -1;
+}
+
+/* Records what failed for the caller's log. */
+static apr_status_t report_fail(qrt_report_scope_t *sc, apr_status_t rv, const char *what)
+{
+    sc->failed = what;
+    return rv;
+}
+
+/* ---- the scope --------------------------------------------------------------- */
+
+apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                              const apr_array_header_t *ids, qrt_report_scope_t **out)
+{
+    qrt_report_scope_t *sc = apr_pcalloc(p, sizeof(*sc));
+    apr_hash_t *byid = apr_hash_make(p);
+    apr_status_t rv;
+    int i;
+
+    *out = sc;
+    sc->db = db;
+    sc->p = p;
+    sc->account_id = account_id;
+    if ((rv = qrt_store_agg_read_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
+        return report_fail(sc, rv, "listing trackers");
+    }
+    for (i = 0; i < sc->live->nelts; i++) {
+        qrt_report_tracker_t *t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
+
+        apr_hash_set(byid, &t->id, sizeof(t->id), t);
+    }
+    sc->list = apr_array_make(p, ids->nelts + 1, sizeof(qrt_report_tracker_t *));
+    sc->covered = apr_hash_make(p);
+    for (i = 0; i < ids->nelts; i++) {
+        apr_int64_t id = APR_ARRAY_IDX(ids, i, apr_int64_t);
+        qrt_report_tracker_t *t = apr_hash_get(byid, &id, sizeof(id));
+
+        if (t && !apr_hash_get(sc->covered, &t->id, sizeof(t->id))) {
+            apr_hash_set(sc->covered, &t->id, sizeof(t->id), t);
+            APR_ARRAY_PUSH(sc->list, qrt_report_tracker_t *) = t;
+        }
+    }
+    sc->everything = sc->list->nelts == sc->live->nelts;
+    if ((rv = qrt_store_agg_read_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
+        return report_fail(sc, rv, "checking the report aggregates");
+    }
+    sc->agg_ok = sc->everything && !sc->state.deleted;
+    return APR_SUCCESS;
+}
+
+/* The covered tracker ids when they are not all of the account's, else NULL. */
+static const apr_int64_t *report_only(qrt_report_scope_t *sc)
+{
+    apr_int64_t *ids;
+    int i;
+
+    if (sc->everything) {
+        return NULL;
+    }
+    ids = apr_palloc(sc->p, (sc->list->nelts + 1) * sizeof(*ids));
+    for (i = 0; i < sc->list->nelts; i++) {
+        ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
+    }
+    return ids;
+}
+
+/* T-kind totals of the covered trackers: tracker id -> qrt_agg_row_t*. */
+static apr_status_t report_per_tracker(qrt_report_scope_t *sc, apr_int64_t s,
+                                       apr_int64_t e, int uniques, apr_hash_t **out)
+{
+    apr_array_header_t *rows;
+    apr_status_t rv;
+    int i;
+
+    *out = apr_hash_make(sc->p);
+    rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_T, report_only(sc),
+                              sc->list->nelts, s, e, uniques, &rows);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "summing tracker aggregates");
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        qrt_agg_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_agg_row_t);
+
+        if (apr_hash_get(sc->covered, &r->grp, sizeof(r->grp))) {
+            apr_hash_set(*out, &r->grp, sizeof(r->grp), r);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- reading the visits themselves (subsets, stale aggregates) ------------ */
+
+typedef struct {
+    qrt_agg_groups_t *g;
+    int type;                       /* QRT_REPORT_*, -1: one group "" */
+    int offset;
+    apr_hash_t *tags;               /* tag report: the tags to count */
+    const qrt_report_tracker_t *t;
+    char buf[32];
+} report_raw;
+
+static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
+                             const char *visitor, const char *browser,
+                             const char *country, const char *city)
+{
+    report_raw *c = ctx;
+    int i;
+
+    (void)tracker_id;
+    switch (c->type) {
+    case QRT_REPORT_TYPE:
+        qrt_agg_groups_add(c->g, c->t->type, click, visitor);
+        break;
+    case QRT_REPORT_TAG:
+        for (i = 0; i < c->t->tags->nelts; i++) {
+            const char *tag = APR_ARRAY_IDX(c->t->tags, i, qrt_report_tag_t).tag;
+
+            if (!c->tags || apr_hash_get(c->tags, tag, APR_HASH_KEY_STRING)) {
+                qrt_agg_groups_add(c->g, tag, click, visitor);
+            }
+        }
+        break;
+    case QRT_REPORT_DATE:
+        apr_snprintf(c->buf, sizeof(c->buf), "%" APR_INT64_T_FMT,
+                     qrt_date_day_of(t, c->offset));
+        qrt_agg_groups_add(c->g, c->buf, click, visitor);
+        break;
+    case QRT_REPORT_BROWSER:
+        qrt_agg_groups_add(c->g, browser, click, visitor);
+        break;
+    case QRT_REPORT_CITY:
+        qrt_agg_groups_add(c->g, city, click, visitor);
+        break;
+    case QRT_REPORT_COUNTRY:
+        qrt_agg_groups_add(c->g, country, click, visitor);
+        break;
+    default:
+        qrt_agg_groups_add(c->g, "", click, visitor);
+        break;
+    }
+}
+
+/* Groups of the covered trackers' visits in [s, e] (only trackers with one of tags,
+ * when tags is given): counted by the database for a few trackers, else here.
+ * type -1: one group "" of every visit. */
+static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offset,
+                                      apr_hash_t *tags, apr_int64_t s, apr_int64_t e,
+                                      qrt_agg_groups_t **out)
+{
+    static const int by[] = { QRT_AGG_RAW_ALL, QRT_AGG_RAW_TYPE, QRT_AGG_RAW_TAG,
+                              QRT_AGG_RAW_DATE, QRT_AGG_RAW_BROWSER, QRT_AGG_RAW_CITY,
+                              QRT_AGG_RAW_COUNTRY };
+    apr_pool_t *p = sc->p;
+    apr_array_header_t *read = apr_array_make(p, 16, sizeof(qrt_report_tracker_t *));
+    apr_status_t rv;
+    report_raw c;
+    int i, j;
+
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        int wanted = !tags;
+
+        for (j = 0; j < t->tags->nelts && !wanted; j++) {
+            wanted = apr_hash_get(tags, APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag,
+                                  APR_HASH_KEY_STRING) != NULL;
+        }
+        if (wanted) {
+            APR_ARRAY_PUSH(read, qrt_report_tracker_t *) = t;
+        }
+    }
+    memset(&c, 0, sizeof(c));
+    c.g = *out = qrt_agg_groups_make(p);
+    sc->raw_trackers += read->nelts;
+    if (read->nelts > 0 && read->nelts <= QRT_AGG_RAW_IDS) {
+        apr_int64_t ids[QRT_AGG_RAW_IDS];
+        apr_array_header_t *rows;
+
+        for (i = 0; i < read->nelts; i++) {
+            ids[i] = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *)->id;
+        }
+        rv = qrt_store_agg_read_raw_groups(sc->db, p, type >= QRT_REPORT_TYPE ? by[type] : by[0],
+                                      ids, read->nelts, s, e, offset, &rows);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "grouping visits");
+        }
+        for (i = 0; i < rows->nelts; i++) {
+            qrt_agg_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_agg_row_t);
+
+            qrt_agg_groups_set(c.g, type == QRT_REPORT_DATE
+                                    ? apr_psprintf(p, "%" APR_INT64_T_FMT, r->grp)
+                                    : r->val,
+                               r->scans, r->clicks, r->uniques);
+        }
+        return APR_SUCCESS;
+    }
+    c.type = type;
+    c.offset = offset;
+    c.tags = tags;
+    for (i = 0; i < read->nelts; i++) {
+        c.t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
+        rv = qrt_store_agg_read_raw(sc->db, p, c.t->id, s, e, report_raw_visit, &c);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading visits");
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- the report (6) --------------------------------------------------------- */
+
+static int report_row_cmp_type(const qrt_report_row_t *x, const qrt_report_row_t *y,
+                               int type)
+{
+    apr_int64_t vx = x->scans + x->clicks, vy = y->scans + y->clicks;
+
+    if (type == QRT_REPORT_DATE) {
+        return x->id < y->id ? -1 : x->id > y->id;
+    }
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    if (type == QRT_REPORT_NAME) {
+        return x->id < y->id ? -1 : x->id > y->id;
+    }
+    if (!*x->key || !*y->key) {
+        return (!*x->key) - (!*y->key);         /* null last */
+    }
+    return strcmp(x->key, y->key);
+}
+
+static void report_add_row(apr_array_header_t *rows, apr_int64_t id, const char *key,
+                           apr_int64_t scans, apr_int64_t clicks, apr_int64_t uniques)
+{
+    qrt_report_row_t *r = apr_array_push(rows);
+
+    r->id = id;
+    r->key = key;
+    r->scans = scans;
+    r->clicks = clicks;
+    r->uniques = uniques;
+}
+
+static void report_from_groups(apr_array_header_t *rows, qrt_agg_groups_t *g, int date)
+{
+    apr_hash_index_t *hi;
+
+    for (hi = apr_hash_first(g->p, g->groups); hi; hi = apr_hash_next(hi)) {
+        qrt_agg_group_t *x = apr_hash_this_val(hi);
+
+        report_add_row(rows, date ? apr_atoi64(x->key) : 0, date ? "" : x->key, x->scans,
+                       x->clicks, x->uniques);
+    }
+}
+
+static apr_status_t report_name(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
+                                apr_array_header_t *rows)
+{
+    apr_hash_t *per;
+    apr_status_t rv = report_per_tracker(sc, s, e, 1, &per);
+    int i;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        qrt_agg_row_t *r = apr_hash_get(per, &t->id, sizeof(t->id));
+
+        report_add_row(rows, t->id, t->name, r ? r->scans : 0, r ? r->clicks : 0,
+                       r ? r->uniques : 0);
+    }
+    return APR_SUCCESS;
+}
+
+/* type and tag: counts summed over the trackers of each value, distinct visitors from
+ * the account-level aggregates where they hold, else from the visits. */
+static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
+                                          apr_int64_t s, apr_int64_t e,
+                                          apr_array_header_t *rows)
+{
+    apr_pool_t *p = sc->p;
+    apr_hash_t *per, *sums = apr_hash_make(p), *fast = apr_hash_make(p), *slow = NULL;
+    apr_hash_index_t *hi;
+    qrt_agg_groups_t *raw = NULL;
+    apr_status_t rv = report_per_tracker(sc, s, e, 0, &per);
+    int i, j;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* Counts: value -> row. */
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        qrt_agg_row_t *r = apr_hash_get(per, &t->id, sizeof(t->id));
+        int n = type == QRT_REPORT_TYPE ? 1 : t->tags->nelts;
+
+        for (j = 0; j < n; j++) {
+            const char *v = type == QRT_REPORT_TYPE ? t->type
+                            : APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag;
+            qrt_report_row_t *x = apr_hash_get(sums, v, APR_HASH_KEY_STRING);
+
+            if (!x) {
+                x = apr_pcalloc(p, sizeof(*x));
+                x->key = v;
+                apr_hash_set(sums, v, APR_HASH_KEY_STRING, x);
+            }
+            if (r) {
+                x->scans += r->scans;
+                x->clicks += r->clicks;
+            }
+        }
+    }
+    /* Distinct visitors. */
+    if (type == QRT_REPORT_TYPE) {
+        if (sc->agg_ok && apr_hash_count(sums) == 1) {
+            apr_array_header_t *all;
+
+            rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+                                      1, &all);
+            if (rv != APR_SUCCESS) {
+                return report_fail(sc, rv, "summing account aggregates");
+            }
+            for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
+                qrt_report_row_t *x = apr_hash_this_val(hi);
+
+                x->uniques = all->nelts
+                             ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
+                apr_hash_set(fast, x->key, APR_HASH_KEY_STRING, x);
+            }
+        }
+    }
+    else if (sc->agg_ok) {
+        apr_array_header_t *tags;
+
+        rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_G, NULL, 0, s, e, 1,
+                                  &tags);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "summing tag aggregates");
+        }
+        for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
+            qrt_report_row_t *x = apr_hash_this_val(hi);
+
+            if (!apr_hash_get(sc->state.dirty_tags, x->key, APR_HASH_KEY_STRING)) {
+                apr_hash_set(fast, x->key, APR_HASH_KEY_STRING, x);
+            }
+        }
+        for (i = 0; i < tags->nelts; i++) {
+            qrt_agg_row_t *r = &APR_ARRAY_IDX(tags, i, qrt_agg_row_t);
+            qrt_report_row_t *x = apr_hash_get(fast, r->val, APR_HASH_KEY_STRING);
+
+            if (x) {
+                x->uniques = r->uniques;
+            }
+        }
+    }
+    for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
+        qrt_report_row_t *x = apr_hash_this_val(hi);
+
+        if (!apr_hash_get(fast, x->key, APR_HASH_KEY_STRING)
+            && x->scans + x->clicks > 0) {
+            if (!slow) {
+                slow = apr_hash_make(p);
+            }
+            apr_hash_set(slow, x->key, APR_HASH_KEY_STRING, x);
+        }
+    }
+    if (slow) {
+        rv = report_raw_groups(sc, type, 0, type == QRT_REPORT_TAG ? slow : NULL, s, e,
+                               &raw);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        for (hi = apr_hash_first(p, slow); hi; hi = apr_hash_next(hi)) {
+            qrt_report_row_t *x = apr_hash_this_val(hi);
+            qrt_agg_group_t *g = qrt_agg_groups_get(raw, x->key);
+
+            x->uniques = g ? g->uniques : 0;
+        }
+    }
+    for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
+        qrt_report_row_t *x = apr_hash_this_val(hi);
+
+        report_add_row(rows, 0, x->key, x->scans, x->clicks, x->uniques);
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t report_date(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
+                                int offset, apr_array_header_t *rows)
+{
+    apr_array_header_t *days;
+    qrt_agg_groups_t *g;
+    apr_status_t rv = APR_ENOTIMPL;
+    int i;
+
+    if (sc->agg_ok) {
+        rv = qrt_store_agg_read_days(sc->db, sc->p, sc->account_id, s, e, offset, &days);
+        if (rv != APR_SUCCESS && rv != APR_ENOTIMPL) {
+            return report_fail(sc, rv, "summing day aggregates");
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        for (i = 0; i < days->nelts; i++) {
+            qrt_agg_day_t *d = &APR_ARRAY_IDX(days, i, qrt_agg_day_t);
+
+            report_add_row(rows, d->day, "", d->scans, d->clicks, d->uniques);
+        }
+        return APR_SUCCESS;
+    }
+    rv = report_raw_groups(sc, QRT_REPORT_DATE, offset, NULL, s, e, &g);
+    if (rv == APR_SUCCESS) {
+        report_from_groups(rows, g, 1);
+    }
+    return rv;
+}
+
+static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t s,
+                                  apr_int64_t e, apr_array_header_t *rows)
+{
+    static const int kinds[] = { 0, 0, 0, 0, QRT_AGG_B, QRT_AGG_Y, QRT_AGG_C };
+    apr_array_header_t *list;
+    qrt_agg_groups_t *g;
+    apr_status_t rv;
+    int i;
+
+    if (sc->agg_ok) {
+        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, kinds[type], NULL, 0, s, e,
+                                  1, &list);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "summing report aggregates");
+        }
+        for (i = 0; i < list->nelts; i++) {
+            qrt_agg_row_t *r = &APR_ARRAY_IDX(list, i, qrt_agg_row_t);
+
+            report_add_row(rows, 0, r->val, r->scans, r->clicks, r->uniques);
+        }
+        return APR_SUCCESS;
+    }
+    rv = report_raw_groups(sc, type, 0, NULL, s, e, &g);
+    if (rv == APR_SUCCESS) {
+        report_from_groups(rows, g, 0);
+    }
+    return rv;
+}
+
+/* qsort has no context: rows carry their type through a wrapper per type. */
+#define REPORT_CMP(T) \
+    static int report_cmp_##T(const void *a, const void *b) \
+    { \
+        return report_row_cmp_type(a, b, QRT_REPORT_##T); \
+    }
+REPORT_CMP(NAME)
+REPORT_CMP(DATE)
+REPORT_CMP(TYPE)
+
+apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
+                             apr_int64_t e, int offset, apr_array_header_t **out)
+{
+    apr_array_header_t *rows = apr_array_make(sc->p, 16, sizeof(qrt_report_row_t));
+    apr_status_t rv;
+
+    *out = rows;
+    switch (type) {
+    case QRT_REPORT_NAME:
+        rv = report_name(sc, s, e, rows);
+        break;
+    case QRT_REPORT_TYPE:
+    case QRT_REPORT_TAG:
+        rv = report_tracker_values(sc, type, s, e, rows);
+        break;
+    case QRT_REPORT_DATE:
+        rv = report_date(sc, s, e, offset, rows);
+        break;
+    case QRT_REPORT_BROWSER:
+    case QRT_REPORT_CITY:
+    case QRT_REPORT_COUNTRY:
+        rv = report_values(sc, type, s, e, rows);
+        break;
+    default:
+        return report_fail(sc, APR_EINVAL, "choosing the report type");
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* Every type but name and date sorts by visits, then key. */
+    qsort(rows->elts, rows->nelts, sizeof(qrt_report_row_t),
+          type == QRT_REPORT_NAME ? report_cmp_NAME
+          : type == QRT_REPORT_DATE ? report_cmp_DATE : report_cmp_TYPE);
+    return APR_SUCCESS;
+}
+
+/* ---- the tag crosstab (7) -------------------------------------------------- */
+
+static int report_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The values of dimension dim among t's tags. */
+static apr_array_header_t *report_dim_values(apr_pool_t *p, const qrt_report_tracker_t *t,
+                                             const char *dim)
+{
+    apr_array_header_t *out = apr_array_make(p, 2, sizeof(const char *));
+    int i;
+
+    for (i = 0; i < t->tags->nelts; i++) {
+        qrt_report_tag_t *g = &APR_ARRAY_IDX(t->tags, i, qrt_report_tag_t);
+
+        if (g->dimension && !strcmp(g->dimension, dim)) {
+            APR_ARRAY_PUSH(out, const char *) = g->value;
+        }
+    }
+    return out;
+}
+
+/* The sorted distinct values, and value -> index (stored as index + 1). */
+static apr_array_header_t *report_index(apr_pool_t *p, apr_hash_t *set, apr_hash_t *idx)
+{
+    apr_array_header_t *list = apr_array_make(p, apr_hash_count(set) + 1,
+                                              sizeof(const char *));
+    apr_hash_index_t *hi;
+    int i;
+
+    for (hi = apr_hash_first(p, set); hi; hi = apr_hash_next(hi)) {
+        APR_ARRAY_PUSH(list, const char *) = apr_hash_this_key(hi);
+    }
+    qsort(list->elts, list->nelts, sizeof(const char *), report_strcmp);
+    for (i = 0; i < list->nelts; i++) {
+        apr_hash_set(idx, APR_ARRAY_IDX(list, i, const char *), APR_HASH_KEY_STRING,
+                     (void *)(apr_uintptr_t)(i + 1));
+    }
+    return list;
+}
+
+/* The index of a value of report_index. */
+static int report_at(apr_hash_t *idx, apr_array_header_t *list, int i)
+{
+    return (int)(apr_uintptr_t)apr_hash_get(idx, APR_ARRAY_IDX(list, i, const char *),
+                                            APR_HASH_KEY_STRING) - 1;
+}
+
+apr_status_t qrt_report_crosstab(qrt_report_scope_t *sc, const char *row, const char *col,
+                                 apr_int64_t s, apr_int64_t e, qrt_report_crosstab_t *out)
+{
+    apr_pool_t *p = sc->p;
+    apr_hash_t *per, *rset = apr_hash_make(p), *cset = apr_hash_make(p);
+    apr_hash_t *ridx = apr_hash_make(p), *cidx = apr_hash_make(p);
+    apr_array_header_t **rv, **cv;
+    apr_status_t st;
+    int i, j, k, nr, nc, n = sc->list->nelts;
+
+    memset(out, 0, sizeof(*out));
+    rv = apr_pcalloc(p, (n + 1) * sizeof(*rv));
+    cv = apr_pcalloc(p, (n + 1) * sizeof(*cv));
+    for (i = 0; i < n; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+
+        rv[i] = report_dim_values(p, t, row);
+        cv[i] = report_dim_values(p, t, col);
+        if (rv[i]->nelts && cv[i]->nelts) {
+            for (j = 0; j < rv[i]->nelts; j++) {
+                apr_hash_set(rset, APR_ARRAY_IDX(rv[i], j, const char *),
+                             APR_HASH_KEY_STRING, "");
+            }
+            for (j = 0; j < cv[i]->nelts; j++) {
+                apr_hash_set(cset, APR_ARRAY_IDX(cv[i], j, const char *),
+                             APR_HASH_KEY_STRING, "");
+            }
+        }
+    }
+    /* Bounded before anything is read or allocated in proportion to the matrix. */
+    out->nrows = nr = (int)apr_hash_count(rset);
+    out->ncols = nc = (int)apr_hash_count(cset);
+    if (nr > QRT_REPORT_XT_MAX || nc > QRT_REPORT_XT_MAX) {
+        return APR_ENOSPC;
+    }
+    if ((st = report_per_tracker(sc, s, e, 0, &per)) != APR_SUCCESS) {
+        return st;
+    }
+    out->rows = report_index(p, rset, ridx);
+    out->cols = report_index(p, cset, cidx);
+    /* At most QRT_REPORT_XT_MAX^2 counts: 2 MB. */
+    out->matrix = apr_pcalloc(p, ((apr_size_t)nr * nc + 1) * sizeof(*out->matrix));
+    out->row_totals = apr_pcalloc(p, (nr + 1) * sizeof(*out->row_totals));
+    out->col_totals = apr_pcalloc(p, (nc + 1) * sizeof(*out->col_totals));
+    for (i = 0; i < n; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        qrt_agg_row_t *x = apr_hash_get(per, &t->id, sizeof(t->id));
+        apr_int64_t visits = x ? x->scans + x->clicks : 0;
+
+        if (!rv[i]->nelts || !cv[i]->nelts || !visits) {
+            continue;
+        }
+        out->total += visits;
+        for (j = 0; j < rv[i]->nelts; j++) {
+            int ri = report_at(ridx, rv[i], j);
+
+            out->row_totals[ri] += visits;
+            for (k = 0; k < cv[i]->nelts; k++) {
+                out->matrix[(apr_size_t)ri * nc + report_at(cidx, cv[i], k)] += visits;
+            }
+        }
+        for (k = 0; k < cv[i]->nelts; k++) {
+            out->col_totals[report_at(cidx, cv[i], k)] += visits;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- portfolio KPIs (8) ---------------------------------------------------- */
+
+static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t *pd,
+                                     apr_hash_t **per)
+{
+    apr_int64_t s = pd->d0 * QRT_AGG_DAY, e = (pd->d1 + 1) * QRT_AGG_DAY - 1;
+    apr_hash_index_t *hi;
+    apr_status_t rv = report_per_tracker(sc, s, e, 0, per);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (hi = apr_hash_first(sc->p, *per); hi; hi = apr_hash_next(hi)) {
+        qrt_agg_row_t *r = apr_hash_this_val(hi);
+
+        pd->scans += r->scans;
+        pd->clicks += r->clicks;
+        pd->active += r->scans + r->clicks > 0;
+    }
+    if (sc->agg_ok) {
+        apr_array_header_t *all;
+
+        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+                                  1, &all);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "summing account aggregates");
+        }
+        pd->uniques = all->nelts ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
+    }
+    else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_RAW_IDS) {
+        /* A few trackers: COUNT(DISTINCT) over an index, no visit row read. */
+        apr_int64_t ids[QRT_AGG_RAW_IDS];
+        int i;
+
+        for (i = 0; i < sc->list->nelts; i++) {
+            ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
+        }
+        rv = qrt_store_agg_read_raw_uniques(sc->db, sc->p, ids, sc->list->nelts, s, e,
+                                       &pd->uniques);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "counting distinct visitors");
+        }
+    }
+    else if (pd->scans + pd->clicks > 0) {
+        qrt_agg_groups_t *g;
+        qrt_agg_group_t *x;
+
+        if ((rv = report_raw_groups(sc, -1, 0, NULL, s, e, &g)) != APR_SUCCESS) {
+            return rv;
+        }
+        x = qrt_agg_groups_get(g, "");
+        pd->uniques = x ? x->uniques : 0;
+    }
+    return APR_SUCCESS;
+}
+
+static int dash_top_cmp(const void *a, const void *b)
+{
+    const qrt_report_top_t *x = a, *y = b;
+    apr_int64_t vx = x->scans + x->clicks, vy = y->scans + y->clicks;
+
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_int64_t d1,
+                                  int compare, qrt_report_dashboard_t *out)
+{
+    apr_pool_t *p = sc->p;
+    apr_int64_t len = d1 - d0 + 1;
+    apr_array_header_t *daily, *top = apr_array_make(p, 16, sizeof(qrt_report_top_t));
+    apr_hash_t *per, *prev_per;
+    apr_status_t rv;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    out->cur.d0 = d0;
+    out->cur.d1 = d1;
+    if ((rv = dash_period_load(sc, &out->cur, &per)) != APR_SUCCESS) {
+        return rv;
+    }
+    out->prev.d1 = d0 - 1;
+    out->prev.d0 = out->prev.d1 - len + 1;
+    if (compare && (rv = dash_period_load(sc, &out->prev, &prev_per)) != APR_SUCCESS) {
+        return rv;
+    }
+    /* Scans and clicks per day, zero days included. */
+    out->scans = apr_pcalloc(p, len * sizeof(*out->scans));
+    out->clicks = apr_pcalloc(p, len * sizeof(*out->clicks));
+    rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id, sc->agg_ok ? QRT_AGG_A : QRT_AGG_T,
+                             report_only(sc), sc->list->nelts, d0, d1, &daily);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "reading daily aggregates");
+    }
+    for (i = 0; i < daily->nelts; i++) {
+        qrt_agg_daily_t *x = &APR_ARRAY_IDX(daily, i, qrt_agg_daily_t);
+
+        if (x->day < d0 || x->day > d1
+            || (!sc->agg_ok && !apr_hash_get(sc->covered, &x->grp, sizeof(x->grp)))) {
+            continue;
+        }
+        out->scans[x->day - d0] += x->scans;
+        out->clicks[x->day - d0] += x->clicks;
+    }
+    /* The busiest trackers of the period. */
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        qrt_agg_row_t *r = apr_hash_get(per, &t->id, sizeof(t->id));
+
+        if (r && r->scans + r->clicks > 0) {
+            qrt_report_top_t *x = apr_array_push(top);
+
+            x->id = t->id;
+            x->name = t->name;
+            x->scans = r->scans;
+            x->clicks = r->clicks;
+        }
+    }
+    qsort(top->elts, top->nelts, sizeof(qrt_report_top_t), dash_top_cmp);
+    if (top->nelts > QRT_REPORT_TOP) {
+        top->nelts = QRT_REPORT_TOP;
+    }
+    out->top = top;
+    return APR_SUCCESS;
+}

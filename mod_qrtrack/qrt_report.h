@@ -1,0 +1,118 @@
+/* qrt_report: the report engine of endpoints 6, 7 and 8 (no httpd).
+ *
+ * Given an account, the trackers a request covers, a window (inclusive epoch
+ * seconds, QRT_AGG_TMIN / QRT_AGG_TMAX for an open bound) and its UTC offset, it
+ * plans where each number comes from and answers plain C structs; the glue
+ * (mod_qrtrack_report.c) parses the parameters and writes the JSON.
+ *
+ * Planning: per-tracker figures (the name report, every count, the crosstab, the
+ * dashboard's scans and clicks) come from the per-tracker aggregates, exact and fast
+ * for any set of trackers. Distinct visitors across trackers come from the
+ * account-level aggregates when the report covers every tracker of the account and
+ * no aggregated tracker was deleted (for a tag: retagged) since; otherwise they are
+ * counted from the covered trackers' visits in the window (by the database for up to
+ * QRT_AGG_RAW_IDS trackers, else here), exact but in proportion to those visits.
+ *
+ * Decisions (beyond CONTRACT section 4): bots never count; tags and types are the
+ * trackers' current ones. name, type and tag rows list every covered tracker, type
+ * or tag, zeros included; date, browser, city and country rows only groups with
+ * visits. An unknown browser, city or country is one group with key "" (sorted after
+ * the named ones among equal visit counts). Rows: visits descending, then tracker id
+ * (name) or key bytes; date rows by day.
+ *
+ * Unit-tested against an oracle in test/unit/test_report.c. */
+#ifndef QRT_REPORT_H
+#define QRT_REPORT_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <apr_hash.h>
+
+#include "qrt_agg.h"
+#include "qrt_store.h"
+#include "qrt_store_agg_read.h"
+
+/* Report types, in the order of qrt_report_type_name. */
+enum { QRT_REPORT_NAME, QRT_REPORT_TYPE, QRT_REPORT_TAG, QRT_REPORT_DATE,
+       QRT_REPORT_BROWSER, QRT_REPORT_CITY, QRT_REPORT_COUNTRY, QRT_REPORT_NTYPES };
+
+/* "name", "type", ... for a type; NULL past the last. */
+const char *qrt_report_type_name(int type);
+/* The type of a name, or -1. */
+int qrt_report_type_parse(const char *name);
+
+/* Crosstab: the most distinct values of one dimension on the covered trackers. */
+#define QRT_REPORT_XT_MAX 500
+/* Dashboard: the busiest trackers listed. */
+#define QRT_REPORT_TOP 10
+
+/* The trackers one request covers, and whether the account-level aggregates hold. */
+typedef struct {
+    qrt_db_t *db;
+    apr_pool_t *p;
+    apr_int64_t account_id;
+    apr_array_header_t *live;       /* qrt_report_tracker_t: the account's trackers */
+    apr_array_header_t *list;       /* qrt_report_tracker_t *: the covered ones */
+    apr_hash_t *covered;            /* id -> qrt_report_tracker_t * */
+    int everything;                 /* every live tracker of the account is covered */
+    int agg_ok;                     /* ... and the account-level aggregates are usable */
+    qrt_agg_state_t state;
+    int raw_trackers;               /* trackers whose visits were read (for the log) */
+    const char *failed;             /* after an error: what the engine was doing */
+} qrt_report_scope_t;
+
+/* The scope of the account's trackers among ids (apr_int64_t; ids of other accounts
+ * are the caller's business: they are left out here). */
+apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                              const apr_array_header_t *ids, qrt_report_scope_t **out);
+
+/* One row of a report. */
+typedef struct {
+    apr_int64_t id;                 /* name: tracker id; date: day number */
+    const char *key;                /* name: tracker name; date: ""; others: the
+                                     * value, "" for none */
+    apr_int64_t scans, clicks, uniques;
+} qrt_report_row_t;
+
+/* The rows of report type over [s, e] (days of the date report in offset, seconds
+ * east of UTC), sorted. Array of qrt_report_row_t. */
+apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
+                             apr_int64_t e, int offset, apr_array_header_t **out);
+
+/* The tag crosstab: rows and cols are the values (sorted by bytes) of the two
+ * dimensions on covered trackers that have both. matrix[r * ncols + c] = visits of
+ * the trackers tagged with both row:r and col:c; row_totals, col_totals and total
+ * count every visit once. */
+typedef struct {
+    apr_array_header_t *rows, *cols;    /* const char * */
+    apr_int64_t *matrix;
+    apr_int64_t *row_totals, *col_totals, total;
+    int nrows, ncols;                   /* set even when over the limit */
+} qrt_report_crosstab_t;
+
+/* APR_ENOSPC (nothing read, nrows and ncols set) when a dimension has more than
+ * QRT_REPORT_XT_MAX values; the matrix takes at most QRT_REPORT_XT_MAX^2 counts. */
+apr_status_t qrt_report_crosstab(qrt_report_scope_t *sc, const char *row, const char *col,
+                                 apr_int64_t s, apr_int64_t e, qrt_report_crosstab_t *out);
+
+/* Portfolio KPIs over UTC days [d0, d1] and the period of the same length before. */
+typedef struct {
+    apr_int64_t d0, d1;             /* days, inclusive */
+    apr_int64_t scans, clicks, uniques, active;
+} qrt_report_period_t;
+typedef struct {
+    apr_int64_t id;
+    const char *name;
+    apr_int64_t scans, clicks;
+} qrt_report_top_t;
+typedef struct {
+    qrt_report_period_t cur, prev;  /* prev only with compare */
+    apr_int64_t *scans, *clicks;    /* per day of cur, zeros included */
+    apr_array_header_t *top;        /* qrt_report_top_t: at most QRT_REPORT_TOP
+                                     * trackers with visits, by visits then id */
+} qrt_report_dashboard_t;
+
+apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_int64_t d1,
+                                  int compare, qrt_report_dashboard_t *out);
+
+#endif

@@ -1,0 +1,585 @@
+/* qrt_store_agg_acc: what visits add to the report aggregates (qrt_agg.h), merged in
+ * an accumulator and written in runs of rows; the aggregated trackers with their tag
+ * snapshots. Shared by the write path (qrt_store_agg_write.c) and the rebuild
+ * (qrt_store_agg_rebuild.c): private to the store (qrt_store_agg_acc.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_store.h"
+#include "qrt_store_agg_acc.h"
+
+#define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
+    "clicks, firsts, rets) "
+#define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, browser, " \
+    "country, city, n) "
+#define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, browser, country, " \
+    "city) DO UPDATE SET n = agg_link.n + excluded.n"
+#define GAP_INSERT "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
+#define BIGINTS "CAST(%s AS BIGINT[])"
+#define TEXTS "CAST(%s AS TEXT[])"
+#define CNT_UPSERT " ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET " \
+    "scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, " \
+    "firsts = agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets"
+
+/* What the accumulator writes, and the aggregated trackers it reads. */
+const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
+    /* write path */
+    /* the account of an aggregated tracker, once per tag of its snapshot (or once
+     * with a NULL tag) */
+    { "qrt_agg_trk_get",
+      "SELECT k.account_id, g.tag FROM agg_trk k LEFT JOIN agg_tag g "
+      "ON g.tracker_id = k.tracker_id WHERE k.tracker_id = %lld" },
+    { "qrt_agg_trk_add",
+      "INSERT INTO agg_trk (tracker_id, account_id, type) "
+      "SELECT id, account_id, type FROM trackers WHERE id = %lld" },
+    { "qrt_agg_tag_snap",
+      "INSERT INTO agg_tag (tracker_id, tag) "
+      "SELECT tracker_id, tag FROM tracker_tags WHERE tracker_id = %lld" },
+    { "qrt_agg_cnt_add", CNT_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, "
+      "%lld, %lld)" CNT_UPSERT },
+    { "qrt_agg_day_add",
+      "INSERT INTO agg_day (account_id, q, g, scans, clicks) "
+      "VALUES (%lld, %lld, %lld, %lld, %lld) ON CONFLICT (account_id, q, g) "
+      "DO UPDATE SET scans = agg_day.scans + excluded.scans, "
+      "clicks = agg_day.clicks + excluded.clicks" },
+    { "qrt_agg_link_add", LINK_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s, "
+      "%lld)" LINK_UPSERT },
+    { "qrt_agg_link_drop",
+      "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
+      "AND flags = %lld AND tracker_id = %lld AND browser = %s AND country = %s "
+      "AND city = %s AND n <= 0" },
+    { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
+    { "qrt_agg_gap_del",
+      "DELETE FROM agg_gap WHERE id = (SELECT id FROM agg_gap WHERE kind = %lld "
+      "AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND val = %s "
+      "LIMIT 1)" },
+    { NULL, NULL }
+};
+
+/* PostgreSQL's statements of many rows (qrt_db_exec_rows). */
+const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
+    { "qrt_agg_cnt_add_many", CNT_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ")" CNT_UPSERT },
+    { "qrt_agg_link_add_many", LINK_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " TEXTS ", " TEXTS ", " BIGINTS ")"
+      LINK_UPSERT },
+    { "qrt_agg_gap_add_many", GAP_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ")" },
+    { NULL, NULL }
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+
+const char *qrt_store_agg_acc_col(qrt_db_t *db, apr_dbd_row_t *row, int col)
+{
+    const char *s = qrt_db_str(db, row, col);
+
+    return s ? s : "";
+}
+
+const char *qrt_store_agg_acc_nz(const char *s)
+{
+    return s ? s : "";
+}
+
+int qrt_store_agg_acc_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int qrt_store_agg_acc_has_tag(const char *const *tags, int n, const char *tag)
+{
+    return bsearch(&tag, tags, n, sizeof(*tags), qrt_store_agg_acc_strcmp) != NULL;
+}
+
+/* ---- aggregated trackers ------------------------------------------------- */
+
+
+apr_status_t qrt_store_agg_acc_int_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *out = ctx;
+
+    *out = qrt_db_int(db, row, 0, 0);
+    return APR_SUCCESS;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    apr_int64_t account;        /* 0 when the tracker is not aggregated */
+    apr_array_header_t *tags;
+} agg_tags_ctx;
+
+static apr_status_t agg_trk_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_tags_ctx *c = ctx;
+    const char *tag = qrt_db_str(db, row, 1);
+
+    c->account = qrt_db_int(db, row, 0, 0);
+    if (tag) {
+        APR_ARRAY_PUSH(c->tags, const char *) = apr_pstrdup(c->p, tag);
+    }
+    return APR_SUCCESS;
+}
+
+/* The aggregated tracker id from the cache, else from agg_trk; with create, a
+ * tracker not yet aggregated is added with its current tags. */
+apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
+                                       apr_int64_t id, int create,
+                                       qrt_store_agg_trk_t **out)
+{
+    qrt_store_agg_trk_t *k = apr_hash_get(cache, &id, sizeof(id));
+    const void *args[] = { &id };
+    agg_tags_ctx tc;
+    apr_status_t rv;
+
+    if (k) {
+        *out = k;
+        return APR_SUCCESS;
+    }
+    tc.p = p;
+    tc.account = 0;
+    tc.tags = apr_array_make(p, 4, sizeof(const char *));
+    rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
+    if (rv == APR_SUCCESS && tc.account == 0 && create) {
+        rv = qrt_db_exec(db, p, "qrt_agg_trk_add", NULL, args);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_exec(db, p, "qrt_agg_tag_snap", NULL, args);
+        }
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (tc.account == 0) {
+        db->error = apr_psprintf(p, "no tracker %" APR_INT64_T_FMT, id);
+        return APR_NOTFOUND;
+    }
+    qsort(tc.tags->elts, tc.tags->nelts, sizeof(const char *), qrt_store_agg_acc_strcmp);
+    k = apr_pcalloc(p, sizeof(*k));
+    k->id = id;
+    k->account = tc.account;
+    k->tags = (const char **)tc.tags->elts;
+    k->ntags = tc.tags->nelts;
+    apr_hash_set(cache, &k->id, sizeof(k->id), k);
+    *out = k;
+    return APR_SUCCESS;
+}
+
+/* ---- the accumulator: changes merged before they are written ------------- */
+
+
+qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
+{
+    qrt_store_agg_acc_t *a = apr_pcalloc(p, sizeof(*a));
+
+    a->db = db;
+    a->p = p;
+    apr_pool_create(&a->lp, p);
+    a->strs = apr_hash_make(p);
+    a->cnt = apr_hash_make(p);
+    a->day = apr_hash_make(p);
+    a->lnk = apr_hash_make(a->lp);
+    a->gap = apr_hash_make(a->lp);
+    return a;
+}
+
+/* One pointer per distinct string, so that keys compare as bytes. */
+const char *qrt_store_agg_acc_intern(qrt_store_agg_acc_t *a, const char *s)
+{
+    const char *k = apr_hash_get(a->strs, s, APR_HASH_KEY_STRING);
+
+    if (!k) {
+        k = apr_pstrdup(a->p, s);
+        apr_hash_set(a->strs, k, APR_HASH_KEY_STRING, k);
+    }
+    return k;
+}
+
+/* The entry of h for a key of klen bytes: an entry of esize bytes that starts with
+ * its key, made zeroed in p when new (*made says so when not NULL). */
+static void *acc_entry(apr_pool_t *p, apr_hash_t *h, const void *key, apr_size_t klen,
+                       apr_size_t esize, int *made)
+{
+    void *e = apr_hash_get(h, key, klen);
+
+    if (made) {
+        *made = !e;
+    }
+    if (!e) {
+        e = apr_pcalloc(p, esize);
+        memcpy(e, key, klen);
+        apr_hash_set(h, e, klen, e);
+    }
+    return e;
+}
+
+static cnt_ent *acc_cnt_ent(qrt_store_agg_acc_t *a, apr_hash_t *h, const cnt_key *k)
+{
+    return acc_entry(a->p, h, k, sizeof(*k), sizeof(cnt_ent), NULL);
+}
+
+static void acc_cnt(qrt_store_agg_acc_t *a, int kind, apr_int64_t account, apr_int64_t grp,
+                    const char *val, apr_int64_t day, apr_int64_t scans,
+                    apr_int64_t clicks, apr_int64_t firsts, apr_int64_t rets)
+{
+    cnt_key k;
+    cnt_ent *e;
+
+    memset(&k, 0, sizeof(k));
+    k.account = account;
+    k.grp = grp;
+    k.b = day;
+    k.val = val;
+    k.kind = kind;
+    k.lvl = 1;
+    e = acc_cnt_ent(a, a->cnt, &k);
+    e->scans += scans;
+    e->clicks += clicks;
+    e->firsts += firsts;
+    e->rets += rets;
+}
+
+static void acc_day(qrt_store_agg_acc_t *a, apr_int64_t account, apr_int64_t q, int g,
+                    apr_int64_t scans, apr_int64_t clicks)
+{
+    day_key k;
+    day_ent *e;
+
+    memset(&k, 0, sizeof(k));
+    k.account = account;
+    k.q = q;
+    k.g = g;
+    e = acc_entry(a->p, a->day, &k, sizeof(k), sizeof(*e), NULL);
+    e->scans += scans;
+    e->clicks += clicks;
+}
+
+static void acc_link(qrt_store_agg_acc_t *a, int sign, apr_int64_t account, apr_int64_t t,
+                     apr_int64_t p, int flags, apr_int64_t tracker, const char *browser,
+                     const char *country, const char *city)
+{
+    lnk_key k;
+    lnk_ent *e;
+    int made;
+
+    memset(&k, 0, sizeof(k));
+    k.account = account;
+    k.t = t;
+    k.p = p;
+    k.tracker = tracker;
+    k.browser = browser;
+    k.country = country;
+    k.city = city;
+    k.flags = flags;
+    e = acc_entry(a->lp, a->lnk, &k, sizeof(k), sizeof(*e), &made);
+    a->nlinks += made;
+    e->n += sign;
+}
+
+static void acc_gap(qrt_store_agg_acc_t *a, int sign, int kind, apr_int64_t account,
+                    apr_int64_t t, apr_int64_t p, apr_int64_t grp, const char *val)
+{
+    gap_key k;
+    gap_ent *e;
+    int made;
+
+    memset(&k, 0, sizeof(k));
+    k.account = account;
+    k.t = t;
+    k.p = p;
+    k.grp = grp;
+    k.val = val;
+    k.kind = kind;
+    e = acc_entry(a->lp, a->gap, &k, sizeof(k), sizeof(*e), &made);
+    a->nlinks += made;
+    e->n += sign;
+}
+
+#define RUN_ROWS 256            /* rows written by one run of statements */
+#define RUN_ARGS 10             /* the most values of a row */
+
+/* Rows on their way to the database, RUN_ROWS at most at a time: on PostgreSQL one
+ * statement a run (qrt_db_exec_rows). No run may upsert one key twice. */
+typedef struct {
+    qrt_db_t *db;
+    apr_pool_t *p;              /* values of the run's rows; cleared after each run */
+    const char *label, *types;
+    int nargs, n;
+    const void *args[RUN_ROWS * RUN_ARGS];
+} row_run;
+
+static row_run *run_make(apr_pool_t *p, qrt_db_t *db, const char *label,
+                         const char *types)
+{
+    row_run *r = apr_pcalloc(p, sizeof(*r));
+
+    r->db = db;
+    r->label = label;
+    r->types = types;
+    r->nargs = (int)strlen(types);
+    apr_pool_create(&r->p, p);
+    return r;
+}
+
+static apr_status_t run_flush(row_run *r)
+{
+    apr_status_t rv = qrt_db_exec_rows(r->db, r->p, r->label, r->types, r->args, r->n);
+
+    r->n = 0;
+    apr_pool_clear(r->p);
+    return rv;
+}
+
+static apr_status_t run_add(row_run *r, const void **one)
+{
+    memcpy(r->args + (apr_size_t)r->n * r->nargs, one, r->nargs * sizeof(*one));
+    return ++r->n == RUN_ROWS ? run_flush(r) : APR_SUCCESS;
+}
+
+/* A small number as a value of the run (it lives until the run is written). */
+static const apr_int64_t *run_int(row_run *r, apr_int64_t v)
+{
+    apr_int64_t *x = apr_palloc(r->p, sizeof(*x));
+
+    *x = v;
+    return x;
+}
+
+static apr_status_t cnt_run_add(row_run *r, const cnt_ent *e)
+{
+    const void *one[] = { run_int(r, e->k.kind), &e->k.account, run_int(r, e->k.lvl),
+                          &e->k.b, &e->k.grp, e->k.val, &e->scans, &e->clicks,
+                          &e->firsts, &e->rets };
+
+    if (!e->scans && !e->clicks && !e->firsts && !e->rets) {
+        return APR_SUCCESS;
+    }
+    return run_add(r, one);
+}
+
+/* Writes the counters (each day also into its 16- and 256-day buckets) and days. */
+apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
+{
+    apr_pool_t *p;
+    apr_hash_t *roll;
+    apr_hash_index_t *hi;
+    row_run *run;
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_pool_create(&p, a->p);
+    roll = apr_hash_make(p);
+    run = run_make(p, a->db, "qrt_agg_cnt_add", "lllllsllll");
+    for (hi = apr_hash_first(p, a->cnt);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        cnt_ent *e = apr_hash_this_val(hi);
+        int lvl;
+
+        rv = cnt_run_add(run, e);
+        for (lvl = 2; lvl <= QRT_AGG_LEVELS; lvl++) {
+            cnt_key k = e->k;
+            cnt_ent *r;
+
+            k.lvl = lvl;
+            k.b = qrt_agg_bucket(lvl, e->k.b);
+            r = acc_cnt_ent(a, roll, &k);
+            r->scans += e->scans;
+            r->clicks += e->clicks;
+            r->firsts += e->firsts;
+            r->rets += e->rets;
+        }
+    }
+    for (hi = apr_hash_first(p, roll);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        rv = cnt_run_add(run, apr_hash_this_val(hi));
+    }
+    if (rv == APR_SUCCESS) {
+        rv = run_flush(run);
+    }
+    for (hi = apr_hash_first(p, a->day);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        day_ent *e = apr_hash_this_val(hi);
+        apr_int64_t g = e->k.g;
+        const void *dargs[] = { &e->k.account, &e->k.q, &g, &e->scans, &e->clicks };
+
+        if (e->scans || e->clicks) {
+            rv = qrt_db_exec(a->db, p, "qrt_agg_day_add", NULL, dargs);
+        }
+    }
+    apr_hash_clear(a->cnt);
+    apr_hash_clear(a->day);
+    apr_pool_destroy(p);
+    return rv;
+}
+
+/* Writes the links and gaps (adds or deletes rows) and forgets them. */
+apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
+{
+    apr_pool_t *p;
+    apr_hash_index_t *hi;
+    row_run *links, *gaps;
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_pool_create(&p, a->p);
+    links = run_make(p, a->db, "qrt_agg_link_add", "lllllsssl");
+    gaps = run_make(p, a->db, "qrt_agg_gap_add", "llllls");
+    for (hi = apr_hash_first(p, a->lnk);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        lnk_ent *e = apr_hash_this_val(hi);
+        const void *args[] = { &e->k.account, &e->k.t, &e->k.p, run_int(links, e->k.flags),
+                               &e->k.tracker, e->k.browser, e->k.country, e->k.city,
+                               &e->n };
+
+        if (e->n != 0) {
+            rv = run_add(links, args);
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = run_flush(links);
+    }
+    for (hi = apr_hash_first(p, a->lnk);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        lnk_ent *e = apr_hash_this_val(hi);
+        apr_int64_t flags = e->k.flags;
+        const void *args[] = { &e->k.account, &e->k.t, &e->k.p, &flags, &e->k.tracker,
+                               e->k.browser, e->k.country, e->k.city, &e->n };
+
+        if (e->n < 0) {
+            /* Links taken away: a row that counts none any more goes. */
+            rv = qrt_db_exec(a->db, p, "qrt_agg_link_drop", NULL, args);
+        }
+    }
+    for (hi = apr_hash_first(p, a->gap);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        gap_ent *e = apr_hash_this_val(hi);
+        apr_int64_t kind = e->k.kind, i;
+        const void *args[] = { &kind, &e->k.account, &e->k.t, &e->k.p, &e->k.grp,
+                               e->k.val };
+
+        for (i = 0; i < (e->n < 0 ? -e->n : e->n) && rv == APR_SUCCESS; i++) {
+            if (e->n > 0) {
+                args[0] = run_int(gaps, kind);
+                rv = run_add(gaps, args);
+            }
+            else {
+                rv = qrt_db_exec(a->db, p, "qrt_agg_gap_del", NULL, args);
+            }
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = run_flush(gaps);
+    }
+    apr_pool_destroy(p);
+    apr_pool_clear(a->lp);
+    a->lnk = apr_hash_make(a->lp);
+    a->gap = apr_hash_make(a->lp);
+    a->nlinks = 0;
+    return rv;
+}
+
+/* ---- what one visit adds to the aggregates ------------------------------- */
+
+
+static void emit_group(qrt_store_agg_acc_t *a, int sign, int kind, apr_int64_t account,
+                       apr_int64_t grp, const char *val, apr_int64_t day, int click,
+                       const qrt_store_agg_prev_t *pv)
+{
+    acc_cnt(a, kind, account, grp, val, day, sign * !click, sign * click,
+            sign * !pv->has, 0);
+    if (pv->has) {
+        acc_cnt(a, kind, account, grp, val, qrt_agg_fdiv(pv->t, QRT_AGG_DAY), 0, 0, 0,
+                sign);
+    }
+}
+
+/* Adds (sign 1) or takes away (sign -1) the contribution of visit x, whose previous
+ * visits in its groups are pv, to the aggregates of the account. */
+void qrt_store_agg_acc_emit(qrt_store_agg_acc_t *a, int sign, apr_int64_t account,
+                            const qrt_agg_visit_t *x, const qrt_store_agg_prevs_t *pv)
+{
+    apr_int64_t day = qrt_agg_fdiv(x->t, QRT_AGG_DAY), q;
+    const char *br = qrt_store_agg_acc_intern(a, x->browser);
+    const char *co = qrt_store_agg_acc_intern(a, x->country);
+    const char *ci = qrt_store_agg_acc_intern(a, x->city);
+    const char *empty = qrt_store_agg_acc_intern(a, "");
+    int j, g;
+
+    emit_group(a, sign, QRT_AGG_T, account, x->tracker, empty, day, x->click, &pv->tr);
+    emit_group(a, sign, QRT_AGG_A, account, 0, empty, day, x->click, &pv->a);
+    emit_group(a, sign, QRT_AGG_B, account, 0, br, day, x->click, &pv->br);
+    emit_group(a, sign, QRT_AGG_C, account, 0, co, day, x->click, &pv->co);
+    emit_group(a, sign, QRT_AGG_Y, account, 0, ci, day, x->click, &pv->ci);
+    for (j = 0; j < x->ntags; j++) {
+        emit_group(a, sign, QRT_AGG_G, account, 0, qrt_store_agg_acc_intern(a, x->tags[j]),
+                   day, x->click, &pv->tag[j]);
+    }
+    q = qrt_agg_fdiv(x->t, QRT_AGG_QUARTER);
+    g = QRT_AGG_QDAY;
+    if (pv->a.has) {
+        int flags = (pv->tr.has && pv->tr.same ? QRT_AGG_F_T : 0)
+                    | (pv->br.has && pv->br.same ? QRT_AGG_F_B : 0)
+                    | (pv->co.has && pv->co.same ? QRT_AGG_F_C : 0)
+                    | (pv->ci.has && pv->ci.same ? QRT_AGG_F_Y : 0)
+                    | (pv->fg ? QRT_AGG_F_G : 0);
+        apr_int64_t gap = q - qrt_agg_fdiv(pv->a.t, QRT_AGG_QUARTER);
+
+        acc_link(a, sign, account, x->t, pv->a.t, flags, x->tracker, br, co, ci);
+        if (pv->tr.has && !pv->tr.same) {
+            acc_gap(a, sign, QRT_AGG_T, account, x->t, pv->tr.t, x->tracker, empty);
+        }
+        if (pv->br.has && !pv->br.same) {
+            acc_gap(a, sign, QRT_AGG_B, account, x->t, pv->br.t, 0, br);
+        }
+        if (pv->co.has && !pv->co.same) {
+            acc_gap(a, sign, QRT_AGG_C, account, x->t, pv->co.t, 0, co);
+        }
+        if (pv->ci.has && !pv->ci.same) {
+            acc_gap(a, sign, QRT_AGG_Y, account, x->t, pv->ci.t, 0, ci);
+        }
+        for (j = 0; j < x->ntags && !pv->fg; j++) {
+            if (pv->tag[j].has) {
+                acc_gap(a, sign, QRT_AGG_G, account, x->t, pv->tag[j].t, 0,
+                        qrt_store_agg_acc_intern(a, x->tags[j]));
+            }
+        }
+        g = gap < QRT_AGG_QDAY ? (int)gap : QRT_AGG_QDAY;
+    }
+    acc_day(a, account, q, g, sign * !x->click, sign * x->click);
+}
+
+static void agg_prev_of(qrt_store_agg_prev_t *o, const qrt_agg_visit_t *v, int idx, int a)
+{
+    o->has = idx >= 0;
+    o->same = idx >= 0 && idx == a;
+    o->t = idx >= 0 ? v[idx].t : 0;
+}
+
+/* Adds or takes away the contributions of a visitor's visits in an account
+ * (sorted by time, then id). */
+void qrt_store_agg_acc_emit_list(qrt_store_agg_acc_t *a, apr_pool_t *p, int sign,
+                                 apr_int64_t account, const qrt_agg_visit_t *v, int n)
+{
+    qrt_agg_prev_t *ch = apr_palloc(p, (n > 0 ? n : 1) * sizeof(*ch));
+    int i, j;
+
+    qrt_agg_chain(p, v, n, ch);
+    for (i = 0; i < n; i++) {
+        qrt_store_agg_prevs_t pv;
+
+        agg_prev_of(&pv.a, v, ch[i].a, ch[i].a);
+        agg_prev_of(&pv.tr, v, ch[i].tr, ch[i].a);
+        agg_prev_of(&pv.br, v, ch[i].br, ch[i].a);
+        agg_prev_of(&pv.co, v, ch[i].co, ch[i].a);
+        agg_prev_of(&pv.ci, v, ch[i].ci, ch[i].a);
+        pv.tag = apr_palloc(p, (v[i].ntags > 0 ? v[i].ntags : 1)
+                               * sizeof(qrt_store_agg_prev_t));
+        for (j = 0; j < v[i].ntags; j++) {
+            agg_prev_of(&pv.tag[j], v, ch[i].tag[j], ch[i].a);
+        }
+        pv.fg = ch[i].a >= 0 && ch[i].fg;
+        qrt_store_agg_acc_emit(a, sign, account, &v[i], &pv);
+    }
+}

@@ -1,0 +1,811 @@
+/* qrt_store_agg_read: reads of the report aggregates (counters, links, gaps, days)
+ * over any window, of the visits themselves where the aggregates do not answer, of
+ * the aggregates' state and of the trackers as the reports see them. See
+ * qrt_store_agg_read.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_store.h"
+#include "qrt_store_agg_acc.h"
+#include "qrt_store_agg_read.h"
+
+#define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
+#define AGG_FEW         64          /* listed trackers read one by one up to this many */
+#define AGG_LO (-(APR_INT64_C(1) << 50))
+#define AGG_HI (APR_INT64_C(1) << 50)
+#define AGG_DAY_SHIFT APR_INT64_C(10000000)
+#define CNT_RANGE "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
+    "WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld"
+#define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
+    "WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld " \
+    "AND b BETWEEN %lld AND %lld"
+#define RAW_SUMS "SUM(CASE WHEN v.source = 'click' THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.source = 'click' THEN 1 ELSE 0 END)"
+#define RAW_FROM " FROM agg_trk k CROSS JOIN visits v WHERE k.account_id = %lld " \
+    "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
+    "AND v.bot = 0"
+#define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
+    "AND +p BETWEEN %lld AND %lld"
+#define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
+    "AND +t BETWEEN %lld AND %lld"
+#define LG_FROM "SELECT 0, g.tag, SUM(l.n) FROM agg_link l CROSS JOIN agg_tag g " \
+    "WHERE l.account_id = %lld AND "
+#define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
+#define ID8 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld"
+#define IN64 "(" ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ")"
+#define RG_SUMS "SUM(CASE WHEN v.source = 'click' THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.source = 'click' THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)"
+#define RG_WHERE " WHERE v.tracker_id IN " IN64 " AND v.visit_start BETWEEN %lld AND %lld " \
+    "AND v.bot = 0"
+
+/* Reads of the aggregates, and of the visits where they do not answer. */
+const qrt_stmt_t qrt_store_agg_read_stmts[] = {
+    /* reads: counters over full days (at most 5 bucket ranges) */
+    { "qrt_agg_cnt_sum",
+      "SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets) FROM ("
+      CNT_RANGE " UNION ALL " CNT_RANGE " UNION ALL " CNT_RANGE " UNION ALL "
+      CNT_RANGE " UNION ALL " CNT_RANGE ") x GROUP BY grp, val" },
+    { "qrt_agg_cnt_sum1",
+      "SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets) FROM ("
+      CNT_RANGE1 " UNION ALL " CNT_RANGE1 " UNION ALL " CNT_RANGE1 " UNION ALL "
+      CNT_RANGE1 " UNION ALL " CNT_RANGE1 ") x GROUP BY grp, val" },
+    { "qrt_agg_cnt_days",
+      "SELECT b, grp, SUM(scans), SUM(clicks) FROM agg_cnt WHERE kind = %lld "
+      "AND account_id = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld GROUP BY b, grp" },
+    { "qrt_agg_cnt_days1",
+      "SELECT b, grp, SUM(scans), SUM(clicks) FROM agg_cnt WHERE kind = %lld "
+      "AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld "
+      "GROUP BY b, grp" },
+    /* reads: visits of the partial days at a window's edges, per kind */
+    { "qrt_agg_raw_1", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM
+      " GROUP BY v.tracker_id" },
+    { "qrt_agg_raw_2", "SELECT 0, '', " RAW_SUMS RAW_FROM },
+    { "qrt_agg_raw_1t", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visits v "
+      "WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
+      "GROUP BY v.tracker_id" },
+    { "qrt_agg_raw_3", "SELECT 0, COALESCE(v.browser, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(v.browser, '')" },
+    { "qrt_agg_raw_4", "SELECT 0, COALESCE(v.country, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(v.country, '')" },
+    { "qrt_agg_raw_5", "SELECT 0, COALESCE(v.city, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(v.city, '')" },
+    { "qrt_agg_raw_6", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visits v "
+      "CROSS JOIN agg_tag g WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id "
+      "AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
+      "AND g.tracker_id = v.tracker_id GROUP BY g.tag" },
+    /* reads: links by time (t) and by previous time (p), per kind */
+    { "qrt_agg_lt_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
+      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
+    { "qrt_agg_lt_2", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
+    { "qrt_agg_lt_3", "SELECT 0, browser, SUM(n) FROM agg_link" LT_WHERE
+      " AND (flags & 2) <> 0 GROUP BY browser" },
+    { "qrt_agg_lt_4", "SELECT 0, country, SUM(n) FROM agg_link" LT_WHERE
+      " AND (flags & 4) <> 0 GROUP BY country" },
+    { "qrt_agg_lt_5", "SELECT 0, city, SUM(n) FROM agg_link" LT_WHERE
+      " AND (flags & 8) <> 0 GROUP BY city" },
+    { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld"
+      LG_TAIL },
+    { "qrt_agg_lp_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
+      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
+    { "qrt_agg_lp_2", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
+    { "qrt_agg_lp_3", "SELECT 0, browser, SUM(n) FROM agg_link" LP_WHERE
+      " AND (flags & 2) <> 0 GROUP BY browser" },
+    { "qrt_agg_lp_4", "SELECT 0, country, SUM(n) FROM agg_link" LP_WHERE
+      " AND (flags & 4) <> 0 GROUP BY country" },
+    { "qrt_agg_lp_5", "SELECT 0, city, SUM(n) FROM agg_link" LP_WHERE
+      " AND (flags & 8) <> 0 GROUP BY city" },
+    { "qrt_agg_lp_6", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
+      LG_TAIL },
+    { "qrt_agg_gt",
+      "SELECT grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld AND account_id = %lld "
+      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld GROUP BY grp, val" },
+    { "qrt_agg_gp",
+      "SELECT grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld AND account_id = %lld "
+      "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, val" },
+    /* reads: local days (quarter-hours, k = quarter-hour of the local day) */
+    { "qrt_agg_day_sum",
+      "SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN g > k THEN scans + clicks "
+      "ELSE 0 END) FROM (SELECT (q * 900 + %lld) / 86400 AS d, "
+      "(q * 900 + %lld - ((q * 900 + %lld) / 86400) * 86400) / 900 AS k, "
+      "g, scans, clicks "
+      "FROM agg_day WHERE account_id = %lld AND q BETWEEN %lld AND %lld) x GROUP BY d" },
+    /* reads: state and trackers */
+    { "qrt_agg_deleted",
+      "SELECT COUNT(*) FROM agg_trk k LEFT JOIN trackers t ON t.id = k.tracker_id "
+      "WHERE k.account_id = %lld AND (t.id IS NULL OR t.deleted_at IS NOT NULL "
+      "OR t.account_id <> k.account_id)" },
+    { "qrt_agg_dirty_tags",
+      "SELECT a.tag FROM agg_tag a JOIN agg_trk k ON k.tracker_id = a.tracker_id "
+      "WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1 FROM tracker_tags c "
+      "WHERE c.tracker_id = a.tracker_id AND c.tag = a.tag) UNION "
+      "SELECT c.tag FROM tracker_tags c JOIN agg_trk k ON k.tracker_id = c.tracker_id "
+      "WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1 FROM agg_tag a "
+      "WHERE a.tracker_id = c.tracker_id AND a.tag = c.tag)" },
+    { "qrt_agg_raw_visits",
+      "SELECT visit_start, id, visitor, source, COALESCE(browser, ''), "
+      "COALESCE(country, ''), COALESCE(city, '') FROM visits WHERE tracker_id = %lld "
+      "AND visit_start BETWEEN %lld AND %lld AND bot = 0 "
+      "AND (visit_start > %lld OR id > %lld) ORDER BY visit_start, id LIMIT %lld" },
+    /* reads: a few listed trackers' visits grouped, with distinct visitors */
+    { "qrt_agg_rg_0", "SELECT 0, '', " RG_SUMS " FROM visits v" RG_WHERE },
+    { "qrt_agg_rg_1", "SELECT 0, t.type, " RG_SUMS " FROM visits v "
+      "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" },
+    { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visits v "
+      "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" },
+    { "qrt_agg_rg_3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS
+      " FROM visits v" RG_WHERE " GROUP BY 1" },
+    { "qrt_agg_rg_4", "SELECT 0, COALESCE(v.browser, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.browser, '')" },
+    { "qrt_agg_rg_5", "SELECT 0, COALESCE(v.city, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.city, '')" },
+    { "qrt_agg_rg_6", "SELECT 0, COALESCE(v.country, ''), " RG_SUMS " FROM visits v"
+      RG_WHERE " GROUP BY COALESCE(v.country, '')" },
+    /* distinct visitors only: answered from the index visits_tracker_visitor */
+    { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visits v" RG_WHERE },
+    { "qrt_agg_rep_trackers",
+      "SELECT id, name, type FROM trackers WHERE account_id = %lld "
+      "AND deleted_at IS NULL ORDER BY id" },
+    { "qrt_agg_rep_tags",
+      "SELECT g.tracker_id, g.tag, g.dimension, g.value FROM tracker_tags g "
+      "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
+      "AND t.deleted_at IS NULL" },
+
+    { NULL, NULL }
+};
+
+/* ---- reads: one kind over a window ----------------------------------------- */
+
+typedef struct {
+    qrt_agg_row_t row;
+    apr_int64_t firsts, rets;   /* counters of the full days */
+    apr_int64_t pv;             /* visits of the partial days */
+    apr_int64_t pt, pp;         /* links with t, with p in the partial days */
+    apr_int64_t link;           /* the L or R link count */
+} agg_grp;
+
+typedef struct {
+    apr_pool_t *p;
+    apr_hash_t *groups;         /* grp bytes + val -> agg_grp */
+    int field;                  /* which link count a link query adds to */
+} agg_win;
+
+enum { F_PT, F_PP, F_LINK };
+
+static agg_grp *win_group(agg_win *w, apr_int64_t grp, const char *val)
+{
+    char buf[320], *key = buf;
+    apr_size_t n = strlen(val);
+    agg_grp *g;
+
+    if (n + sizeof(grp) > sizeof(buf)) {
+        key = apr_palloc(w->p, n + sizeof(grp));
+    }
+    memcpy(key, &grp, sizeof(grp));
+    memcpy(key + sizeof(grp), val, n);
+    g = apr_hash_get(w->groups, key, n + sizeof(grp));
+    if (!g) {
+        g = apr_pcalloc(w->p, sizeof(*g));
+        g->row.grp = grp;
+        g->row.val = apr_pstrdup(w->p, val);
+        key = apr_pmemdup(w->p, key, n + sizeof(grp));
+        apr_hash_set(w->groups, key, n + sizeof(grp), g);
+    }
+    return g;
+}
+
+static apr_status_t win_cnt_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_win *w = ctx;
+    agg_grp *g = win_group(w, qrt_db_int(db, row, 0, 0), qrt_store_agg_acc_col(db, row, 1));
+
+    g->row.scans += qrt_db_int(db, row, 2, 0);
+    g->row.clicks += qrt_db_int(db, row, 3, 0);
+    g->firsts += qrt_db_int(db, row, 4, 0);
+    g->rets += qrt_db_int(db, row, 5, 0);
+    return APR_SUCCESS;
+}
+
+static apr_status_t win_raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_win *w = ctx;
+    apr_int64_t scans = qrt_db_int(db, row, 2, 0), clicks = qrt_db_int(db, row, 3, 0);
+    agg_grp *g;
+
+    if (scans + clicks == 0) {
+        return APR_SUCCESS;
+    }
+    g = win_group(w, qrt_db_int(db, row, 0, 0), qrt_store_agg_acc_col(db, row, 1));
+    g->row.scans += scans;
+    g->row.clicks += clicks;
+    g->pv += scans + clicks;
+    return APR_SUCCESS;
+}
+
+static apr_status_t win_link_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_win *w = ctx;
+    agg_grp *g = win_group(w, qrt_db_int(db, row, 0, 0), qrt_store_agg_acc_col(db, row, 1));
+    apr_int64_t n = qrt_db_int(db, row, 2, 0);
+
+    if (w->field == F_PT) {
+        g->pt += n;
+    }
+    else if (w->field == F_PP) {
+        g->pp += n;
+    }
+    else {
+        g->link += n;
+    }
+    return APR_SUCCESS;
+}
+
+/* Counter sums of a kind over the full days [d0, d1) into w, for one tracker when grp
+ * is given (kind QRT_AGG_T). */
+static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                 apr_int64_t account, const apr_int64_t *grp,
+                                 apr_int64_t d0, apr_int64_t d1)
+{
+    qrt_agg_range_t r[5];
+    apr_int64_t vals[5][5];
+    const void *args[30];
+    int n = qrt_agg_split_days(d0, d1, r), i, k = 0;
+
+    if (n == 0) {
+        return APR_SUCCESS;
+    }
+    for (i = 0; i < 5; i++) {
+        vals[i][0] = kind;
+        vals[i][1] = account;
+        vals[i][2] = i < n ? r[i].lvl : 0;
+        vals[i][3] = i < n ? r[i].b0 : 1;
+        vals[i][4] = i < n ? r[i].b1 : 0;
+        args[k++] = &vals[i][0];
+        args[k++] = &vals[i][1];
+        if (grp) {
+            args[k++] = grp;
+        }
+        args[k++] = &vals[i][2];
+        args[k++] = &vals[i][3];
+        args[k++] = &vals[i][4];
+    }
+    return qrt_db_each(db, p, grp ? "qrt_agg_cnt_sum1" : "qrt_agg_cnt_sum", args,
+                    win_cnt_row, w);
+}
+
+/* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned by t or by p, added
+ * to field of the groups. */
+static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                              apr_int64_t account, int by_p, apr_int64_t t0,
+                              apr_int64_t t1, apr_int64_t p0, apr_int64_t p1, int field)
+{
+    char label[16];
+    apr_int64_t k = kind;
+    const void *largs[5], *gargs[6];
+    apr_status_t rv;
+
+    w->field = field;
+    apr_snprintf(label, sizeof(label), "qrt_agg_l%c_%d", by_p ? 'p' : 't', kind);
+    largs[0] = gargs[1] = &account;
+    largs[1] = gargs[2] = by_p ? &p0 : &t0;
+    largs[2] = gargs[3] = by_p ? &p1 : &t1;
+    largs[3] = gargs[4] = by_p ? &t0 : &p0;
+    largs[4] = gargs[5] = by_p ? &t1 : &p1;
+    gargs[0] = &k;
+    rv = qrt_db_each(db, p, label, largs, win_link_row, w);
+    if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
+        rv = qrt_db_each(db, p, by_p ? "qrt_agg_gp" : "qrt_agg_gt", gargs, win_link_row, w);
+    }
+    return rv;
+}
+
+static apr_int64_t win_total(agg_win *w, int what)
+{
+    apr_hash_index_t *hi;
+    apr_int64_t sum = 0;
+
+    for (hi = apr_hash_first(w->p, w->groups); hi; hi = apr_hash_next(hi)) {
+        agg_grp *g = apr_hash_this_val(hi);
+
+        sum += what ? g->rets : g->row.scans + g->row.clicks - g->firsts;
+    }
+    return sum;
+}
+
+/* Which link scan is cheapest: by p before s (0), by t inside (1), by t after e (2),
+ * estimated from the account's counters. */
+static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                               apr_int64_t s, apr_int64_t e, int *form)
+{
+    apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
+    apr_int64_t lo = qrt_agg_fdiv(QRT_AGG_TMIN, QRT_AGG_DAY);
+    apr_int64_t hi = qrt_agg_fdiv(QRT_AGG_TMAX, QRT_AGG_DAY);
+    apr_int64_t before, inside, after;
+    agg_win w;
+    apr_status_t rv;
+
+    w.p = p;
+    w.groups = apr_hash_make(p);
+    rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, lo, ds);
+    before = win_total(&w, 1);
+    w.groups = apr_hash_make(p);
+    if (rv == APR_SUCCESS) {
+        rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, ds, de + 1);
+    }
+    inside = win_total(&w, 0);
+    w.groups = apr_hash_make(p);
+    if (rv == APR_SUCCESS) {
+        rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, de + 1, hi + 1);
+    }
+    after = win_total(&w, 0);
+    *form = (before <= inside && before <= after) ? 0 : (inside <= after ? 1 : 2);
+    return rv;
+}
+
+apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       int kind, const apr_int64_t *only, int nonly,
+                                       apr_int64_t s, apr_int64_t e, int want_uniques,
+                                       apr_array_header_t **out)
+{
+    int few = kind == QRT_AGG_T && only && nonly <= AGG_FEW;
+    qrt_agg_window_t ws;
+    agg_win w;
+    apr_hash_index_t *hi;
+    apr_status_t rv = APR_SUCCESS;
+    char label[16];
+    int i, j, form = 0;
+
+    *out = apr_array_make(p, 16, sizeof(qrt_agg_row_t));
+    if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
+        return APR_EINVAL;
+    }
+    if (s < QRT_AGG_TMIN) {
+        s = QRT_AGG_TMIN;
+    }
+    if (e > QRT_AGG_TMAX) {
+        e = QRT_AGG_TMAX;
+    }
+    if (s > e) {
+        return APR_SUCCESS;
+    }
+    w.p = p;
+    w.groups = apr_hash_make(p);
+    qrt_agg_window_split(s, e, &ws);
+    if (few) {
+        /* A few listed trackers: their own counters and visits. */
+        for (j = 0; j < nonly && rv == APR_SUCCESS; j++) {
+            rv = win_counters(db, p, &w, kind, account_id, &only[j], ws.d0, ws.d1);
+            for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
+                const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
+
+                rv = qrt_db_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
+            }
+        }
+    }
+    else {
+        rv = win_counters(db, p, &w, kind, account_id, NULL, ws.d0, ws.d1);
+        apr_snprintf(label, sizeof(label), "qrt_agg_raw_%d", kind);
+        for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
+            const void *args[] = { &account_id, &ws.part[i][0], &ws.part[i][1] };
+
+            rv = qrt_db_each(db, p, label, args, win_raw_row, &w);
+        }
+    }
+    if (rv == APR_SUCCESS && want_uniques) {
+        if (s == QRT_AGG_TMIN) {
+            form = 0;
+        }
+        else if (e == QRT_AGG_TMAX) {
+            form = 2;
+        }
+        else {
+            rv = win_choose(db, p, account_id, s, e, &form);
+        }
+    }
+    if (rv == APR_SUCCESS && want_uniques) {
+        /* The partial days: links by t (for firsts) or by p (for rets). */
+        for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
+            if (form == 2) {
+                rv = win_links(db, p, &w, kind, account_id, 1, AGG_LO, AGG_HI,
+                               ws.part[i][0], ws.part[i][1], F_PP);
+            }
+            else {
+                rv = win_links(db, p, &w, kind, account_id, 0, ws.part[i][0],
+                               ws.part[i][1], AGG_LO, AGG_HI, F_PT);
+            }
+        }
+        if (rv == APR_SUCCESS && form == 0 && s > QRT_AGG_TMIN) {
+            rv = win_links(db, p, &w, kind, account_id, 1, s, e, AGG_LO, s - 1, F_LINK);
+        }
+        else if (rv == APR_SUCCESS && form == 1) {
+            rv = win_links(db, p, &w, kind, account_id, 0, s, e, AGG_LO, s - 1, F_LINK);
+        }
+        else if (rv == APR_SUCCESS && form == 2 && e < QRT_AGG_TMAX) {
+            rv = win_links(db, p, &w, kind, account_id, 0, e + 1, AGG_HI, s, e, F_LINK);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (hi = apr_hash_first(p, w.groups); hi; hi = apr_hash_next(hi)) {
+        agg_grp *g = apr_hash_this_val(hi);
+        qrt_agg_row_t *r;
+
+        if (g->row.scans + g->row.clicks <= 0) {
+            continue;
+        }
+        r = apr_array_push(*out);
+        *r = g->row;
+        if (want_uniques) {
+            r->uniques = form == 2
+                ? g->row.scans + g->row.clicks - g->rets - g->pp + g->link
+                : g->firsts + g->pv - g->pt + g->link;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- reads: local days, daily series ------------------------------------- */
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *days;
+} agg_days_ctx;
+
+static apr_status_t days_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_days_ctx *c = ctx;
+    qrt_agg_day_t *d = apr_array_push(c->days);
+
+    d->day = qrt_db_int(db, row, 0, 0) - AGG_DAY_SHIFT;
+    d->scans = qrt_db_int(db, row, 1, 0);
+    d->clicks = qrt_db_int(db, row, 2, 0);
+    d->uniques = qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+static int days_cmp(const void *a, const void *b)
+{
+    const qrt_agg_day_t *x = a, *y = b;
+
+    return x->day < y->day ? -1 : x->day > y->day;
+}
+
+/* One partial local day as a window of the account. */
+static apr_status_t days_piece(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                               apr_int64_t s, apr_int64_t e, apr_int64_t day,
+                               apr_array_header_t *out)
+{
+    apr_array_header_t *rows;
+    apr_status_t rv = qrt_store_agg_read_window(db, p, account, QRT_AGG_A, NULL, 0, s, e, 1,
+                                           &rows);
+
+    if (rv == APR_SUCCESS && rows->nelts > 0) {
+        qrt_agg_row_t *r = &APR_ARRAY_IDX(rows, 0, qrt_agg_row_t);
+        qrt_agg_day_t *d = apr_array_push(out);
+
+        d->day = day;
+        d->scans = r->scans;
+        d->clicks = r->clicks;
+        d->uniques = r->uniques;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_agg_read_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     apr_int64_t s, apr_int64_t e, int offset,
+                                     apr_array_header_t **out)
+{
+    apr_int64_t off = offset, ld0, ld1, shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
+    apr_status_t rv = APR_SUCCESS;
+    agg_days_ctx c;
+    int i;
+
+    *out = apr_array_make(p, 32, sizeof(qrt_agg_day_t));
+    if (offset % QRT_AGG_QUARTER != 0) {
+        return APR_ENOTIMPL;
+    }
+    if (s < QRT_AGG_TMIN) {
+        s = QRT_AGG_TMIN;
+    }
+    if (e > QRT_AGG_TMAX) {
+        e = QRT_AGG_TMAX;
+    }
+    if (s > e) {
+        return APR_SUCCESS;
+    }
+    /* Local days [ld0, ld1) lie whole inside the window. */
+    ld0 = -qrt_agg_fdiv(-(s + off), QRT_AGG_DAY);
+    ld1 = qrt_agg_fdiv(e + 1 + off, QRT_AGG_DAY);
+    c.p = p;
+    c.days = *out;
+    if (ld0 > ld1) {
+        return days_piece(db, p, account_id, s, e, ld1, *out);
+    }
+    if (ld0 < ld1) {
+        apr_int64_t q0 = (ld0 * QRT_AGG_DAY - off) / QRT_AGG_QUARTER;
+        apr_int64_t q1 = (ld1 * QRT_AGG_DAY - off) / QRT_AGG_QUARTER - 1;
+        const void *args[] = { &shifted, &shifted, &shifted, &account_id, &q0, &q1 };
+
+        rv = qrt_db_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
+    }
+    if (rv == APR_SUCCESS && s < ld0 * QRT_AGG_DAY - off) {
+        rv = days_piece(db, p, account_id, s, ld0 * QRT_AGG_DAY - off - 1, ld0 - 1, *out);
+    }
+    if (rv == APR_SUCCESS && ld1 * QRT_AGG_DAY - off <= e) {
+        rv = days_piece(db, p, account_id, ld1 * QRT_AGG_DAY - off, e, ld1, *out);
+    }
+    /* Drop days that only had zero rows, then sort. */
+    for (i = 0; i < (*out)->nelts; i++) {
+        qrt_agg_day_t *d = &APR_ARRAY_IDX(*out, i, qrt_agg_day_t);
+
+        if (d->scans + d->clicks <= 0) {
+            *d = APR_ARRAY_IDX(*out, (*out)->nelts - 1, qrt_agg_day_t);
+            (*out)->nelts--;
+            i--;
+        }
+    }
+    qsort((*out)->elts, (*out)->nelts, sizeof(qrt_agg_day_t), days_cmp);
+    return rv;
+}
+
+static apr_status_t daily_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_array_header_t *out = ctx;
+    qrt_agg_daily_t *d = apr_array_push(out);
+
+    d->day = qrt_db_int(db, row, 0, 0);
+    d->grp = qrt_db_int(db, row, 1, 0);
+    d->scans = qrt_db_int(db, row, 2, 0);
+    d->clicks = qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      int kind, const apr_int64_t *only, int nonly,
+                                      apr_int64_t d0, apr_int64_t d1,
+                                      apr_array_header_t **out)
+{
+    apr_int64_t k = kind;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    *out = apr_array_make(p, 64, sizeof(qrt_agg_daily_t));
+    if (kind == QRT_AGG_T && only && nonly <= AGG_FEW) {
+        for (i = 0; i < nonly && rv == APR_SUCCESS; i++) {
+            const void *args[] = { &k, &account_id, &only[i], &d0, &d1 };
+
+            rv = qrt_db_each(db, p, "qrt_agg_cnt_days1", args, daily_row, *out);
+        }
+        return rv;
+    }
+    {
+        const void *args[] = { &k, &account_id, &d0, &d1 };
+
+        return qrt_db_each(db, p, "qrt_agg_cnt_days", args, daily_row, *out);
+    }
+}
+
+/* ---- reads: state, raw visits, trackers ---------------------------------- */
+
+static apr_status_t state_tag_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    qrt_agg_state_t *st = ctx;
+    apr_pool_t *p = apr_hash_pool_get(st->dirty_tags);
+    const char *tag = apr_pstrdup(p, qrt_store_agg_acc_col(db, row, 0));
+
+    apr_hash_set(st->dirty_tags, tag, APR_HASH_KEY_STRING, tag);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      qrt_agg_state_t *st)
+{
+    const void *args[] = { &account_id, &account_id };
+    apr_int64_t deleted = 0;
+    apr_status_t rv;
+
+    st->deleted = 0;
+    st->dirty_tags = apr_hash_make(p);
+    rv = qrt_db_each(db, p, "qrt_agg_deleted", args, qrt_store_agg_acc_int_row, &deleted);
+    st->deleted = deleted > 0;
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, p, "qrt_agg_dirty_tags", args, state_tag_row, st);
+    }
+    return rv;
+}
+
+typedef struct {
+    apr_int64_t tracker, last_t, last_id;
+    long n;
+    qrt_agg_visit_fn *fn;
+    void *ctx;
+} raw_ctx;
+
+static apr_status_t raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    raw_ctx *c = ctx;
+    const char *src = qrt_db_str(db, row, 3);
+
+    c->last_t = qrt_db_int(db, row, 0, 0);
+    c->last_id = qrt_db_int(db, row, 1, 0);
+    c->n++;
+    c->fn(c->ctx, c->tracker, c->last_t, src && !strcmp(src, "click"),
+          qrt_store_agg_acc_col(db, row, 2), qrt_store_agg_acc_col(db, row, 4),
+          qrt_store_agg_acc_col(db, row, 5), qrt_store_agg_acc_col(db, row, 6));
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                    apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
+                                    void *ctx)
+{
+    apr_pool_t *pp;
+    apr_int64_t limit = AGG_RAW_PAGE, from = s;
+    raw_ctx c;
+    apr_status_t rv = APR_SUCCESS;
+
+    memset(&c, 0, sizeof(c));
+    c.tracker = tracker_id;
+    c.fn = fn;
+    c.ctx = ctx;
+    c.last_t = s - 1;
+    c.last_id = -1;
+    apr_pool_create(&pp, p);
+    for (;;) {
+        const void *args[] = { &tracker_id, &from, &e, &c.last_t, &c.last_id, &limit };
+        long before = c.n;
+
+        rv = qrt_db_each(db, pp, "qrt_agg_raw_visits", args, raw_row, &c);
+        apr_pool_clear(pp);
+        if (rv != APR_SUCCESS || c.n - before < limit) {
+            break;
+        }
+        from = c.last_t;
+    }
+    apr_pool_destroy(pp);
+    return rv;
+}
+
+static apr_status_t rg_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_days_ctx *c = ctx;
+    qrt_agg_row_t *r;
+
+    if (qrt_db_int(db, row, 2, 0) + qrt_db_int(db, row, 3, 0) == 0) {
+        return APR_SUCCESS;
+    }
+    r = apr_array_push(c->days);
+    r->grp = qrt_db_int(db, row, 0, 0);
+    r->val = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 1));
+    r->scans = qrt_db_int(db, row, 2, 0);
+    r->clicks = qrt_db_int(db, row, 3, 0);
+    r->uniques = qrt_db_int(db, row, 4, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
+                                           const apr_int64_t *ids, int n, apr_int64_t s,
+                                           apr_int64_t e, int offset,
+                                           apr_array_header_t **out)
+{
+    apr_int64_t slot[QRT_AGG_RAW_IDS], shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
+    const void *args[QRT_AGG_RAW_IDS + 3];
+    agg_days_ctx c;
+    char label[16];
+    apr_status_t rv;
+    int i, k = 0;
+
+    *out = apr_array_make(p, 16, sizeof(qrt_agg_row_t));
+    if (by < QRT_AGG_RAW_ALL || by > QRT_AGG_RAW_COUNTRY || n > QRT_AGG_RAW_IDS) {
+        return APR_EINVAL;
+    }
+    if (by == QRT_AGG_RAW_DATE) {
+        args[k++] = &shifted;
+    }
+    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+        slot[i] = i < n ? ids[i] : 0;
+        args[k++] = &slot[i];
+    }
+    args[k++] = &s;
+    args[k++] = &e;
+    c.p = p;
+    c.days = *out;
+    apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);
+    rv = qrt_db_each(db, p, label, args, rg_row, &c);
+    for (i = 0; i < (*out)->nelts && by == QRT_AGG_RAW_DATE; i++) {
+        APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
+                                            const apr_int64_t *ids, int n, apr_int64_t s,
+                                            apr_int64_t e, apr_int64_t *out)
+{
+    apr_int64_t slot[QRT_AGG_RAW_IDS];
+    const void *args[QRT_AGG_RAW_IDS + 2];
+    int i;
+
+    *out = 0;
+    if (n > QRT_AGG_RAW_IDS) {
+        return APR_EINVAL;
+    }
+    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+        slot[i] = i < n ? ids[i] : 0;
+        args[i] = &slot[i];
+    }
+    args[QRT_AGG_RAW_IDS] = &s;
+    args[QRT_AGG_RAW_IDS + 1] = &e;
+    return qrt_db_each(db, p, "qrt_agg_rg_u", args, qrt_store_agg_acc_int_row, out);
+}
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *list;
+    apr_hash_t *byid;
+} rep_ctx;
+
+static apr_status_t rep_tracker_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    rep_ctx *c = ctx;
+    qrt_report_tracker_t *t = apr_array_push(c->list);
+
+    t->id = qrt_db_int(db, row, 0, 0);
+    t->name = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 1));
+    t->type = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 2));
+    t->tags = apr_array_make(c->p, 2, sizeof(qrt_report_tag_t));
+    return APR_SUCCESS;
+}
+
+static apr_status_t rep_tag_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    rep_ctx *c = ctx;
+    apr_int64_t id = qrt_db_int(db, row, 0, 0);
+    qrt_report_tracker_t *t = apr_hash_get(c->byid, &id, sizeof(id));
+    qrt_report_tag_t *g;
+    const char *dim = qrt_db_str(db, row, 2);
+
+    if (!t) {
+        return APR_SUCCESS;
+    }
+    g = apr_array_push(t->tags);
+    g->tag = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 1));
+    g->dimension = dim ? apr_pstrdup(c->p, dim) : NULL;
+    g->value = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 3));
+    return APR_SUCCESS;
+}
+
+static int rep_tag_cmp(const void *a, const void *b)
+{
+    return strcmp(((const qrt_report_tag_t *)a)->tag, ((const qrt_report_tag_t *)b)->tag);
+}
+
+apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
+                                         apr_int64_t account_id, apr_array_header_t **out)
+{
+    const void *args[] = { &account_id };
+    rep_ctx c;
+    apr_status_t rv;
+    int i;
+
+    c.p = p;
+    c.list = apr_array_make(p, 16, sizeof(qrt_report_tracker_t));
+    c.byid = apr_hash_make(p);
+    *out = c.list;
+    rv = qrt_db_each(db, p, "qrt_agg_rep_trackers", args, rep_tracker_row, &c);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < c.list->nelts; i++) {
+        qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);
+
+        apr_hash_set(c.byid, &t->id, sizeof(t->id), t);
+    }
+    rv = qrt_db_each(db, p, "qrt_agg_rep_tags", args, rep_tag_row, &c);
+    for (i = 0; i < c.list->nelts; i++) {
+        qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);
+
+        qsort(t->tags->elts, t->tags->nelts, sizeof(qrt_report_tag_t), rep_tag_cmp);
+    }
+    return rv;
+}

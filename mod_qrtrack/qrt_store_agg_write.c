@@ -1,0 +1,477 @@
+/* qrt_store_agg_write: the report aggregates kept as visits are committed
+ * (qrt_store_agg_write_visits) and brought in line when a tracker is deleted or
+ * retagged (qrt_store_agg_write_tracker_changed). The model is described in qrt_agg.h.
+ *
+ * Write path, per non-bot visit, in id order:
+ *   - the visitor's latest earlier visit in the account (one index seek on
+ *     visits (visitor, visit_start)) is the previous visit in the account; when it
+ *     also has the visit's tracker, browser, country, city or tags it is the previous
+ *     visit there too, else one more seek finds it;
+ *   - counters (per day, merged per batch and rolled up to 16 and 256 days), one
+ *     agg_link row, agg_gap rows for the groups where the previous visit differs,
+ *     one agg_day row;
+ *   - a visit older than the visitor's latest in the account (an import out of
+ *     order) recomputes that visitor's contributions in the account instead.
+ *
+ * The account-level kinds cover the trackers listed in agg_trk with the tags in
+ * agg_tag at the time; qrt_store_agg_read_state tells the readers when trackers were
+ * deleted or retagged since, and the rebuild brings them up to date. */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "qrt_store.h"
+#include "qrt_store_agg_acc.h"
+#include "qrt_store_agg_write.h"
+
+#define AGG_REPAIR_MAX  20000       /* visitors of a tracker repaired in place at most */
+#define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(v.browser, ''), " \
+    "COALESCE(v.country, ''), COALESCE(v.city, '') FROM visits v CROSS JOIN agg_trk k " \
+    "WHERE v.visitor = %s AND k.tracker_id = v.tracker_id AND k.account_id = %lld " \
+    "AND v.bot = 0 AND v.id < %lld"
+#define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
+#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, v.source, " \
+    "COALESCE(v.browser, ''), COALESCE(v.country, ''), COALESCE(v.city, '')"
+
+/* The write path and a tracker deleted or retagged. */
+const qrt_stmt_t qrt_store_agg_write_stmts[] = {
+    { "qrt_agg_max_id",
+      "SELECT MAX(id) FROM visits" },
+    { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
+    { "qrt_agg_seek_t",
+      "SELECT v.visit_start FROM visits v WHERE v.visitor = %s AND v.tracker_id = %lld "
+      "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
+    { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(v.browser, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(v.country, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_y", SEEK_COLS " AND COALESCE(v.city, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_g",
+      SEEK_COLS " AND EXISTS (SELECT 1 FROM agg_tag g WHERE g.tracker_id = v.tracker_id "
+      "AND g.tag = %s)" SEEK_ORDER },
+    { "qrt_agg_visitor",
+      "SELECT " VISIT_COLS " FROM visits v CROSS JOIN agg_trk k WHERE v.visitor = %s "
+      "AND k.tracker_id = v.tracker_id AND k.account_id = %lld AND v.bot = 0 "
+      "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
+    /* a tracker deleted or retagged */
+    { "qrt_agg_trk_now",
+      "SELECT account_id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM trackers "
+      "WHERE id = %lld" },
+    { "qrt_agg_tags_now",
+      "SELECT tag FROM tracker_tags WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_visitors",
+      "SELECT visitor FROM tracker_visitors WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_nvisitors",
+      "SELECT COUNT(*) FROM tracker_visitors WHERE tracker_id = %lld" },
+    { "qrt_agg_trk_del", "DELETE FROM agg_trk WHERE tracker_id = %lld" },
+    { "qrt_agg_tag_del", "DELETE FROM agg_tag WHERE tracker_id = %lld" },
+    { NULL, NULL }
+};
+
+/* ---- write path ------------------------------------------------------------ */
+
+typedef struct {
+    int has;
+    apr_int64_t t, id, tracker;
+    const char *browser, *country, *city;
+} agg_seek_row;
+
+static apr_status_t agg_seek_a_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_seek_row *s = ctx;
+
+    s->has = 1;
+    s->t = qrt_db_int(db, row, 0, 0);
+    s->id = qrt_db_int(db, row, 1, 0);
+    s->tracker = qrt_db_int(db, row, 2, 0);
+    s->browser = qrt_store_agg_acc_col(db, row, 3);
+    s->country = qrt_store_agg_acc_col(db, row, 4);
+    s->city = qrt_store_agg_acc_col(db, row, 5);
+    return APR_SUCCESS;
+}
+
+/* The time of the latest visit a seek finds, into *pv (has = 0 when none). */
+static apr_status_t agg_seek(qrt_db_t *db, apr_pool_t *p, const char *label,
+                             const void **args, qrt_store_agg_prev_t *pv)
+{
+    agg_seek_row s;
+    apr_status_t rv;
+
+    memset(&s, 0, sizeof(s));
+    rv = qrt_db_each(db, p, label, args, agg_seek_a_row, &s);
+    pv->has = s.has;
+    pv->same = 0;
+    pv->t = s.t;
+    return rv;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *list;   /* qrt_agg_visit_t */
+} agg_list_ctx;
+
+/* One visit of a visitor's history (its tags are filled in after the query: no
+ * query may run while another's rows are being read). */
+static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_list_ctx *c = ctx;
+    qrt_agg_visit_t *x = apr_array_push(c->list);
+    const char *src = qrt_db_str(db, row, 3);
+
+    memset(x, 0, sizeof(*x));
+    x->id = qrt_db_int(db, row, 0, 0);
+    x->t = qrt_db_int(db, row, 1, 0);
+    x->tracker = qrt_db_int(db, row, 2, 0);
+    x->click = src && !strcmp(src, "click");
+    x->browser = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 4));
+    x->country = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 5));
+    x->city = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 6));
+    return APR_SUCCESS;
+}
+
+static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
+                                apr_hash_t *trk, const char *visitor,
+                                apr_int64_t account, apr_int64_t id,
+                                qrt_agg_visit_t **out, int *n);
+
+/* A visit older than the visitor's latest in the account: the visitor's
+ * contributions there are taken away and added again with the new visit. */
+static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
+                                  apr_hash_t *trk, const char *visitor,
+                                  apr_int64_t account, apr_int64_t id)
+{
+    qrt_agg_visit_t *all, *old;
+    apr_status_t rv;
+    int i, n = 0, nold = 0;
+
+    rv = agg_history(db, p, p, trk, visitor, account, id, &all, &n);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    old = apr_palloc(p, (n > 0 ? n : 1) * sizeof(*old));
+    for (i = 0; i < n; i++) {
+        if (all[i].id != id) {
+            old[nold++] = all[i];
+        }
+    }
+    qrt_store_agg_acc_emit_list(a, p, -1, account, old, nold);
+    qrt_store_agg_acc_emit_list(a, p, 1, account, all, n);
+    return APR_SUCCESS;
+}
+
+/* A visitor's visits in the account up to id (in p), with their trackers' snapshot
+ * tags (the tracker cache trk lives in tp). */
+static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
+                                apr_hash_t *trk, const char *visitor,
+                                apr_int64_t account, apr_int64_t id,
+                                qrt_agg_visit_t **out, int *n)
+{
+    agg_list_ctx c;
+    const void *args[] = { visitor, &account, &id };
+    qrt_agg_visit_t *all;
+    apr_status_t rv;
+    int i;
+
+    c.p = p;
+    c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
+    rv = qrt_db_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
+    all = (qrt_agg_visit_t *)c.list->elts;
+    for (i = 0; i < c.list->nelts && rv == APR_SUCCESS; i++) {
+        qrt_store_agg_trk_t *k;
+
+        rv = qrt_store_agg_acc_trk_get(db, tp, trk, all[i].tracker, 0, &k);
+        if (rv == APR_SUCCESS) {
+            all[i].tags = k->tags;
+            all[i].ntags = k->ntags;
+        }
+    }
+    *out = all;
+    *n = c.list->nelts;
+    return rv;
+}
+
+/* The previous visit in one dimension (browser, country or city): the previous
+ * visit in the account when that one had the same value, else one more seek. */
+static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                 const qrt_agg_visit_t *x, apr_int64_t account,
+                                 const char *last_val, const char *val,
+                                 const char *label, const qrt_store_agg_prev_t *in_account,
+                                 qrt_store_agg_prev_t *out)
+{
+    const void *args[] = { v->visitor, &account, &x->id, val };
+
+    if (!strcmp(last_val, val)) {
+        *out = *in_account;
+        return APR_SUCCESS;
+    }
+    return agg_seek(db, p, label, args, out);
+}
+
+/* Prevs of an in-order visit x (no later visit of its visitor in the account). */
+static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                      const qrt_visit_t *v, const qrt_agg_visit_t *x,
+                                      apr_int64_t account, int is_new,
+                                      const agg_seek_row *last, qrt_store_agg_prevs_t *pv)
+{
+    qrt_store_agg_trk_t *lk;
+    apr_status_t rv = APR_SUCCESS;
+    int j;
+
+    memset(pv, 0, sizeof(*pv));
+    pv->tag = apr_pcalloc(p, (x->ntags > 0 ? x->ntags : 1) * sizeof(qrt_store_agg_prev_t));
+    if (!last->has) {
+        return APR_SUCCESS;
+    }
+    pv->a.has = pv->a.same = 1;
+    pv->a.t = last->t;
+    if (last->tracker == x->tracker) {
+        pv->tr = pv->a;
+    }
+    else if (!is_new) {
+        const void *args[] = { v->visitor, &x->tracker, &x->id };
+
+        rv = agg_seek(db, p, "qrt_agg_seek_t", args, &pv->tr);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
+                          "qrt_agg_seek_b", &pv->a, &pv->br);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_prev_dim(db, p, v, x, account, last->country, x->country,
+                          "qrt_agg_seek_c", &pv->a, &pv->co);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_prev_dim(db, p, v, x, account, last->city, x->city,
+                          "qrt_agg_seek_y", &pv->a, &pv->ci);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &lk);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    pv->fg = qrt_agg_subset(x->tags, x->ntags, lk->tags, lk->ntags);
+    for (j = 0; j < x->ntags && rv == APR_SUCCESS; j++) {
+        if (qrt_store_agg_acc_has_tag(lk->tags, lk->ntags, x->tags[j])) {
+            pv->tag[j] = pv->a;
+        }
+        else {
+            const void *args[] = { v->visitor, &account, &x->id, x->tags[j] };
+
+            rv = agg_seek(db, p, "qrt_agg_seek_g", args, &pv->tag[j]);
+        }
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                        const int *is_new, int n)
+{
+    apr_pool_t *sp;
+    qrt_store_agg_acc_t *a;
+    apr_hash_t *trk, *batch_last;
+    apr_int64_t base = 0;
+    apr_status_t rv = APR_SUCCESS;
+    int i, need_ids = 0;
+
+    for (i = 0; i < n; i++) {
+        need_ids |= v[i].id <= 0;
+    }
+    if (n <= 0) {
+        return APR_SUCCESS;
+    }
+    apr_pool_create(&sp, p);
+    a = qrt_store_agg_acc_make(db, sp);
+    trk = apr_hash_make(sp);
+    batch_last = apr_hash_make(sp);
+    if (need_ids) {
+        /* The batch's rows are the newest: ids follow the insertion order. */
+        const void *args[] = { NULL };
+        apr_int64_t max = 0;
+
+        rv = qrt_db_each(db, sp, "qrt_agg_max_id", args, qrt_store_agg_acc_int_row, &max);
+        base = max - n + 1;
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        qrt_agg_visit_t x;
+        agg_seek_row last, *seen;
+        qrt_store_agg_prevs_t pv;
+        qrt_store_agg_trk_t *k;
+        const char *seen_key;
+
+        if (v[i].bot) {
+            continue;
+        }
+        rv = qrt_store_agg_acc_trk_get(db, sp, trk, v[i].tracker_id, 1, &k);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        memset(&x, 0, sizeof(x));
+        x.id = need_ids ? base + i : v[i].id;
+        x.t = v[i].visit_start;
+        x.tracker = v[i].tracker_id;
+        x.click = v[i].source && !strcmp(v[i].source, "click");
+        x.browser = qrt_store_agg_acc_nz(v[i].browser);
+        x.country = qrt_store_agg_acc_nz(v[i].country);
+        x.city = qrt_store_agg_acc_nz(v[i].city);
+        x.tags = k->tags;
+        x.ntags = k->ntags;
+        memset(&last, 0, sizeof(last));
+        seen_key = apr_psprintf(sp, "%s/%" APR_INT64_T_FMT, v[i].visitor, k->account);
+        seen = apr_hash_get(batch_last, seen_key, APR_HASH_KEY_STRING);
+        if (seen && seen->t <= x.t) {
+            /* The visitor's latest visit in the account is an earlier one of this
+             * batch, recorded in order: no need to look for it. */
+            last = *seen;
+        }
+        else {
+            const void *args[] = { v[i].visitor, &k->account, &x.id };
+
+            rv = qrt_db_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
+        }
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        if (last.has && last.t > x.t) {
+            apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, NULL);
+            rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
+            continue;
+        }
+        seen = apr_palloc(sp, sizeof(*seen));
+        seen->has = 1;
+        seen->t = x.t;
+        seen->id = x.id;
+        seen->tracker = x.tracker;
+        seen->browser = x.browser;
+        seen->country = x.country;
+        seen->city = x.city;
+        apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, seen);
+        rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account,
+                               is_new ? is_new[i] : 0, &last, &pv);
+        if (rv == APR_SUCCESS) {
+            qrt_store_agg_acc_emit(a, 1, k->account, &x, &pv);
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_acc_flush_counts(a);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_acc_flush_links(a);
+    }
+    apr_pool_destroy(sp);
+    return rv;
+}
+
+/* ---- a tracker deleted or retagged ---------------------------------------- */
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *list;
+} agg_strs_ctx;
+
+static apr_status_t agg_strs_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_strs_ctx *c = ctx;
+
+    APR_ARRAY_PUSH(c->list, const char *) = apr_pstrdup(c->p,
+                                                        qrt_store_agg_acc_col(db, row, 0));
+    return APR_SUCCESS;
+}
+
+static apr_status_t agg_trk_now_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *out = ctx;
+
+    out[0] = qrt_db_int(db, row, 0, 0);
+    out[1] = qrt_db_int(db, row, 1, 1);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
+                                                 apr_int64_t tracker_id)
+{
+    const void *args[] = { &tracker_id }, *none[] = { NULL };
+    apr_int64_t now[2] = { 0, 1 }, nvis = 0, maxid = 0;
+    apr_pool_t *sp, *vp;
+    apr_hash_t *trk;
+    qrt_store_agg_trk_t *k;
+    agg_strs_ctx tags, visitors;
+    qrt_store_agg_acc_t *a;
+    apr_status_t rv;
+    int i, j;
+
+    apr_pool_create(&sp, p);
+    trk = apr_hash_make(sp);
+    rv = qrt_store_agg_acc_trk_get(db, sp, trk, tracker_id, 0, &k);
+    if (rv == APR_NOTFOUND) {
+        apr_pool_destroy(sp);
+        return APR_SUCCESS;         /* never aggregated: its first visit snapshots it */
+    }
+    tags.p = visitors.p = sp;
+    tags.list = apr_array_make(sp, 4, sizeof(const char *));
+    visitors.list = apr_array_make(sp, 64, sizeof(const char *));
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_nvisitors", args, qrt_store_agg_acc_int_row,
+                         &nvis);
+    }
+    if (rv == APR_SUCCESS && nvis > AGG_REPAIR_MAX) {
+        apr_pool_destroy(sp);
+        return APR_EAGAIN;          /* reports count from the visits until a rebuild */
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, agg_strs_row, &visitors);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, sp, "qrt_agg_max_id", none, qrt_store_agg_acc_int_row, &maxid);
+    }
+    qsort(tags.list->elts, tags.list->nelts, sizeof(const char *),
+          qrt_store_agg_acc_strcmp);
+    a = qrt_store_agg_acc_make(db, sp);
+    apr_pool_create(&vp, sp);
+    for (i = 0; i < visitors.list->nelts && rv == APR_SUCCESS; i++) {
+        const char *visitor = APR_ARRAY_IDX(visitors.list, i, const char *);
+        qrt_agg_visit_t *old, *cur;
+        int n = 0, m = 0;
+
+        rv = agg_history(db, vp, sp, trk, visitor, k->account, maxid, &old, &n);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        cur = apr_palloc(vp, (n > 0 ? n : 1) * sizeof(*cur));
+        for (j = 0; j < n; j++) {
+            if (old[j].tracker != tracker_id) {
+                cur[m++] = old[j];
+            }
+            else if (!now[1] && now[0] == k->account) {
+                cur[m] = old[j];
+                cur[m].tags = (const char *const *)tags.list->elts;
+                cur[m++].ntags = tags.list->nelts;
+            }
+        }
+        qrt_store_agg_acc_emit_list(a, vp, -1, k->account, old, n);
+        qrt_store_agg_acc_emit_list(a, vp, 1, k->account, cur, m);
+        if (a->nlinks > AGG_LINK_FLUSH) {
+            rv = qrt_store_agg_acc_flush_links(a);
+        }
+        apr_pool_clear(vp);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_acc_flush_counts(a);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_acc_flush_links(a);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, sp, "qrt_agg_tag_del", NULL, args);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = (now[1] || now[0] != k->account)
+             ? qrt_db_exec(db, sp, "qrt_agg_trk_del", NULL, args)
+             : qrt_db_exec(db, sp, "qrt_agg_tag_snap", NULL, args);
+    }
+    apr_pool_destroy(sp);
+    return rv;
+}

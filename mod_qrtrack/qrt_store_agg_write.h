@@ -1,0 +1,21 @@
+/* qrt_store_agg_write: the report aggregates as visits are committed and trackers
+ * change (qrt_store_agg_write.c). */
+#ifndef QRT_STORE_AGG_WRITE_H
+#define QRT_STORE_AGG_WRITE_H
+
+#include "qrt_store.h"
+
+/* Report aggregates for n visits, inside the caller's transaction; is_new[i] is 1
+ * when visit i is its visitor's first on that tracker. */
+apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                        const int *is_new, int n);
+
+/* After a tracker was deleted or its tags changed (in the same transaction): brings
+ * the account-level aggregates in line, visitor by visitor, so that reports over the
+ * whole account stay on the aggregates. APR_EAGAIN when the tracker has more visitors
+ * than is reasonable inside a request: nothing changes, the reports count distinct
+ * visitors from the visits (still exact) until "qrtrack-admin aggregates rebuild". */
+apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
+                                                 apr_int64_t tracker_id);
+
+#endif

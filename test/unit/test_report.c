@@ -1,0 +1,874 @@
+/* Unit tests for qrt_report: every report type, the crosstab and the dashboard's
+ * KPIs from the engine, against a plain oracle computed here from the same visits,
+ * on a real SQLite database written through the store (trackers, tags, visits
+ * recorded out of time order, so that the aggregates are kept as in production).
+ * Windows with partial days and offsets (whole hours, +0530, -0700 and +0007, which
+ * no aggregate aligns with), listed trackers (a few: grouped by the database; more
+ * than QRT_AGG_RAW_IDS: counted here), trackers deleted (repaired in place, and
+ * stale: deleted behind the aggregates' back), retagged, bots and unique visitors. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_date.h"
+#include "qrt_report.h"
+#include "qrt_schema.h"
+#include "qrt_store.h"
+#include "qrt_store_agg_rebuild.h"
+#include "qrt_check.h"
+
+#define T0 APR_INT64_C(1773100800)          /* 2026-03-10T00:00:00+0000 */
+#define DAY APR_INT64_C(86400)
+#define MAXTR 80
+#define MAXV 1200
+
+typedef struct {
+    apr_int64_t id;
+    const char *name, *type;
+    const char *tags[QRT_TAGS_MAX];
+    int ntags;
+    int deleted;
+} ref_tracker;
+
+typedef struct {
+    int tr;                         /* index into trackers */
+    apr_int64_t t;
+    int click, bot;
+    const char *browser, *country, *city;   /* NULL: unknown */
+    const char *visitor;
+} ref_visit;
+
+static apr_pool_t *pool;
+static qrt_db_t db;
+static char dir[] = "/tmp/qrt-report-XXXXXX";
+static ref_tracker trackers[MAXTR];
+static int ntr;
+static ref_visit visits[MAXV];
+static int nv;
+static unsigned int seed;
+
+static unsigned int rnd(void)
+{
+    seed = seed * 1103515245 + 12345;
+    return (seed >> 8) & 0xffffff;
+}
+
+static void exec_sql(const char *sql)
+{
+    int n = 0;
+
+    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
+                  apr_dbd_error(db.driver, db.handle, 1));
+}
+
+static int tag_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A tracker of account 1 through the store; tags: NULL-terminated. */
+static int add_tracker(const char *name, const char *type, const char *const *tags)
+{
+    ref_tracker *r = &trackers[ntr];
+    qrt_tracker_t t;
+    int i;
+
+    memset(&t, 0, sizeof(t));
+    t.account_id = 1;
+    t.code = apr_psprintf(pool, "c%05d", ntr);
+    t.name = name;
+    t.type = type;
+    t.redirect_url = "https://e.example/";
+    t.tags = apr_array_make(pool, 4, sizeof(const char *));
+    r->name = name;
+    r->type = type;
+    r->ntags = 0;
+    for (i = 0; tags && tags[i]; i++) {
+        APR_ARRAY_PUSH(t.tags, const char *) = tags[i];
+        r->tags[r->ntags++] = tags[i];
+    }
+    qsort(t.tags->elts, t.tags->nelts, sizeof(const char *), tag_cmp);
+    ck_assert_int_eq(qrt_store_tracker_add(&db, pool, &t), APR_SUCCESS);
+    r->id = t.id;
+    return ntr++;
+}
+
+static void retag(int tr, const char *const *tags)
+{
+    ref_tracker *r = &trackers[tr];
+    qrt_tracker_t t;
+    int i;
+
+    ck_assert_int_eq(qrt_store_tracker_get(&db, pool, r->id, &t), APR_SUCCESS);
+    t.tags = apr_array_make(pool, 4, sizeof(const char *));
+    r->ntags = 0;
+    for (i = 0; tags[i]; i++) {
+        APR_ARRAY_PUSH(t.tags, const char *) = tags[i];
+        r->tags[r->ntags++] = tags[i];
+    }
+    qsort(t.tags->elts, t.tags->nelts, sizeof(const char *), tag_cmp);
+    ck_assert_int_eq(qrt_store_tracker_update(&db, pool, &t), APR_SUCCESS);
+}
+
+static const char *pick(const char *const *vals, int n)
+{
+    return vals[rnd() % n];
+}
+
+/* n visits of the trackers [from, to) over 20 days, recorded in batches out of time
+ * order. */
+static void add_visits(int n, int from, int to)
+{
+    static const char *const browsers[] = { "Chrome", "Firefox", "Safari", "", NULL };
+    static const char *const countries[] = { "DE", "FR", "IN", NULL };
+    static const char *const cities[] = { "Berlin", "Paris", "Pune", "", NULL };
+    qrt_visit_t *batch = apr_pcalloc(pool, n * sizeof(*batch));
+    int i, k = 0;
+
+    ck_assert_int_le(nv + n, MAXV);
+    for (i = 0; i < n; i++) {
+        ref_visit *v = &visits[nv + i];
+        qrt_visit_t *x = &batch[i];
+        int who = rnd() % 40;
+
+        v->tr = from + rnd() % (to - from);
+        v->t = T0 + rnd() % (20 * DAY);
+        if (i % 7 == 0) {
+            v->t = T0 + (rnd() % 20) * DAY;         /* midnights: edges of days */
+        }
+        v->click = rnd() % 5 == 0;
+        v->bot = rnd() % 19 == 0;
+        v->browser = pick(browsers, 5);
+        v->country = pick(countries, 4);
+        v->city = pick(cities, 5);
+        v->visitor = apr_psprintf(pool, "%016x", who);
+        x->tracker_id = trackers[v->tr].id;
+        x->visit_start = v->t;
+        x->source = v->click ? "click" : "scan";
+        x->ip = apr_psprintf(pool, "198.51.100.%d", who);
+        x->country = v->country;
+        x->city = v->city;
+        x->browser = v->browser;
+        x->user_agent = "UA";
+        x->device = "mobile";
+        x->bot = v->bot;
+        x->visitor = v->visitor;
+    }
+    /* Batches of up to 50, each shuffled. */
+    while (k < n) {
+        int m = n - k < 50 ? n - k : 50;
+
+        for (i = m - 1; i > 0; i--) {
+            int j = rnd() % (i + 1);
+            qrt_visit_t tmp = batch[k + i];
+
+            batch[k + i] = batch[k + j];
+            batch[k + j] = tmp;
+        }
+        exec_sql("BEGIN");
+        ck_assert_int_eq(qrt_store_visits_record(&db, pool, batch + k, m), APR_SUCCESS);
+        exec_sql("COMMIT");
+        k += m;
+    }
+    nv += n;
+}
+
+static void setup(void)
+{
+    static const char *const a[] = { "campaign:spring", "region:eu", NULL };
+    static const char *const b[] = { "campaign:spring", "region:us", "vip", NULL };
+    static const char *const c[] = { "campaign:fall", "region:eu", "region:us", NULL };
+    static const char *const d[] = { "campaign:fall", NULL };
+    const char *err = NULL, *path;
+    int from, to;
+
+    apr_pool_create(&pool, NULL);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
+    ck_assert_msg(err == NULL, "%s", err);
+    err = qrt_db_prepare_all(&db, pool);
+    ck_assert_msg(err == NULL, "%s", err);
+    exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
+    exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('b', 'professional', 0)");
+    ntr = nv = 0;
+    seed = 4242;
+    add_tracker("alpha", "website", a);
+    add_tracker("bravo", "website", b);
+    add_tracker("charlie", "website", c);
+    add_tracker("delta", "website", d);
+    add_tracker("echo", "website", NULL);
+    add_visits(500, 0, 5);
+    /* A tracker of another account, with visits: never counted. */
+    exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
+             "updated_at) VALUES (2, 'other1', 'other', 'website', 'https://e.example/', 0, 0)");
+    {
+        qrt_visit_t x;
+
+        memset(&x, 0, sizeof(x));
+        x.tracker_id = trackers[ntr - 1].id + 1;
+        x.visit_start = T0 + 5;
+        x.source = "scan";
+        x.ip = "203.0.113.0";
+        x.user_agent = "UA";
+        x.device = "mobile";
+        x.visitor = "00000000000000ff";
+        exec_sql("BEGIN");
+        ck_assert_int_eq(qrt_store_visits_record(&db, pool, &x, 1), APR_SUCCESS);
+        exec_sql("COMMIT");
+    }
+}
+
+static void teardown(void)
+{
+    apr_dbd_close(db.driver, db.handle);
+    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    rmdir(dir);
+    strcpy(dir, "/tmp/qrt-report-XXXXXX");
+    apr_pool_destroy(pool);
+}
+
+/* ---- the oracle ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *key;
+    apr_int64_t id, scans, clicks;
+    apr_hash_t *seen;
+} ref_group;
+
+static ref_group *ref_get(apr_hash_t *h, const char *key, apr_int64_t id)
+{
+    ref_group *g = apr_hash_get(h, key, APR_HASH_KEY_STRING);
+
+    if (!g) {
+        g = apr_pcalloc(pool, sizeof(*g));
+        g->key = apr_pstrdup(pool, key);
+        g->id = id;
+        g->seen = apr_hash_make(pool);
+        apr_hash_set(h, g->key, APR_HASH_KEY_STRING, g);
+    }
+    return g;
+}
+
+static void ref_count(ref_group *g, const ref_visit *v)
+{
+    if (v->click) {
+        g->clicks++;
+    }
+    else {
+        g->scans++;
+    }
+    apr_hash_set(g->seen, v->visitor, APR_HASH_KEY_STRING, "");
+}
+
+static int ref_type;
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const ref_group *x = *(ref_group *const *)a, *y = *(ref_group *const *)b;
+    apr_int64_t vx = x->scans + x->clicks, vy = y->scans + y->clicks;
+
+    if (ref_type == QRT_REPORT_DATE) {
+        return x->id < y->id ? -1 : x->id > y->id;
+    }
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    if (ref_type == QRT_REPORT_NAME) {
+        return x->id < y->id ? -1 : x->id > y->id;
+    }
+    if (!*x->key != !*y->key) {
+        return *x->key ? -1 : 1;
+    }
+    return strcmp(x->key, y->key);
+}
+
+static int covers(const int *cov, int ncov, int tr)
+{
+    int i;
+
+    if (!cov) {
+        return !trackers[tr].deleted;
+    }
+    for (i = 0; i < ncov; i++) {
+        if (cov[i] == tr) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const char *nz(const char *s)
+{
+    return s ? s : "";
+}
+
+/* The expected rows, one line each: key scans clicks uniques. */
+static const char *ref_rows(int type, const int *cov, int ncov, apr_int64_t s,
+                            apr_int64_t e, int offset)
+{
+    apr_hash_t *h = apr_hash_make(pool);
+    apr_array_header_t *list = apr_array_make(pool, 16, sizeof(ref_group *));
+    apr_hash_index_t *hi;
+    const char *out = "";
+    int i, j;
+
+    for (i = 0; i < ntr; i++) {
+        ref_tracker *t = &trackers[i];
+
+        if (!covers(cov, ncov, i)) {
+            continue;
+        }
+        if (type == QRT_REPORT_NAME) {
+            ref_get(h, apr_psprintf(pool, "%" APR_INT64_T_FMT ":%s", t->id, t->name), t->id);
+        }
+        else if (type == QRT_REPORT_TYPE) {
+            ref_get(h, t->type, 0);
+        }
+        else if (type == QRT_REPORT_TAG) {
+            for (j = 0; j < t->ntags; j++) {
+                ref_get(h, t->tags[j], 0);
+            }
+        }
+    }
+    for (i = 0; i < nv; i++) {
+        const ref_visit *v = &visits[i];
+        const ref_tracker *t = &trackers[v->tr];
+        apr_int64_t day;
+
+        if (v->bot || v->t < s || v->t > e || !covers(cov, ncov, v->tr)) {
+            continue;
+        }
+        switch (type) {
+        case QRT_REPORT_NAME:
+            ref_count(ref_get(h, apr_psprintf(pool, "%" APR_INT64_T_FMT ":%s", t->id,
+                                              t->name), t->id), v);
+            break;
+        case QRT_REPORT_TYPE:
+            ref_count(ref_get(h, t->type, 0), v);
+            break;
+        case QRT_REPORT_TAG:
+            for (j = 0; j < t->ntags; j++) {
+                ref_count(ref_get(h, t->tags[j], 0), v);
+            }
+            break;
+        case QRT_REPORT_DATE:
+            day = qrt_agg_fdiv(v->t + offset, DAY);
+            ref_count(ref_get(h, apr_psprintf(pool, "%" APR_INT64_T_FMT, day), day), v);
+            break;
+        case QRT_REPORT_BROWSER:
+            ref_count(ref_get(h, nz(v->browser), 0), v);
+            break;
+        case QRT_REPORT_CITY:
+            ref_count(ref_get(h, nz(v->city), 0), v);
+            break;
+        default:
+            ref_count(ref_get(h, nz(v->country), 0), v);
+            break;
+        }
+    }
+    for (hi = apr_hash_first(pool, h); hi; hi = apr_hash_next(hi)) {
+        APR_ARRAY_PUSH(list, ref_group *) = apr_hash_this_val(hi);
+    }
+    ref_type = type;
+    qsort(list->elts, list->nelts, sizeof(ref_group *), ref_cmp);
+    for (i = 0; i < list->nelts; i++) {
+        ref_group *g = APR_ARRAY_IDX(list, i, ref_group *);
+
+        out = apr_psprintf(pool, "%s[%s] %" APR_INT64_T_FMT " %" APR_INT64_T_FMT " %u\n",
+                           out, g->key, g->scans, g->clicks, apr_hash_count(g->seen));
+    }
+    return out;
+}
+
+/* The engine's scope over the trackers cov (all live ones when NULL). */
+static qrt_report_scope_t *scope(const int *cov, int ncov)
+{
+    apr_array_header_t *ids = apr_array_make(pool, 8, sizeof(apr_int64_t));
+    qrt_report_scope_t *sc;
+    int i;
+
+    for (i = 0; i < ntr; i++) {
+        if (covers(cov, ncov, i)) {
+            APR_ARRAY_PUSH(ids, apr_int64_t) = trackers[i].id;
+        }
+    }
+    ck_assert_int_eq(qrt_report_scope(&db, pool, 1, ids, &sc), APR_SUCCESS);
+    return sc;
+}
+
+static const char *engine_rows(int type, const int *cov, int ncov, apr_int64_t s,
+                               apr_int64_t e, int offset)
+{
+    qrt_report_scope_t *sc = scope(cov, ncov);
+    apr_array_header_t *rows;
+    const char *out = "";
+    int i;
+
+    ck_assert_int_eq(qrt_report_rows(sc, type, s, e, offset, &rows), APR_SUCCESS);
+    for (i = 0; i < rows->nelts; i++) {
+        qrt_report_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_report_row_t);
+        const char *key = type == QRT_REPORT_NAME
+                          ? apr_psprintf(pool, "%" APR_INT64_T_FMT ":%s", r->id, r->key)
+                          : type == QRT_REPORT_DATE
+                          ? apr_psprintf(pool, "%" APR_INT64_T_FMT, r->id) : r->key;
+
+        out = apr_psprintf(pool, "%s[%s] %" APR_INT64_T_FMT " %" APR_INT64_T_FMT " %"
+                           APR_INT64_T_FMT "\n", out, key, r->scans, r->clicks, r->uniques);
+    }
+    return out;
+}
+
+/* Every report type over the windows: open, whole days, partial days in offsets. */
+static void check_all(const int *cov, int ncov, const char *what)
+{
+    static const struct {
+        apr_int64_t s, e;
+        int offset;
+    } w[] = {
+        { QRT_AGG_TMIN, QRT_AGG_TMAX, 0 },
+        { T0 + DAY, T0 + 5 * DAY - 1, 0 },
+        { T0 + DAY, T0 + 5 * DAY, 3600 },
+        { T0 + 3 * DAY + 34200 - 19800, T0 + 10 * DAY + 7, 19800 },     /* +0530 */
+        { T0 + 2 * DAY + 25200 + 1, T0 + 17 * DAY + 25200 - 1, -25200 }, /* -0700 */
+        { T0 + 1234, T0 + 19 * DAY + 4321, 420 },                         /* +0007 */
+        { T0 + 4 * DAY + 1, QRT_AGG_TMAX, 0 },
+        { QRT_AGG_TMIN, T0 + 6 * DAY - 1, -3600 },
+        { T0 + 30 * DAY, T0 + 40 * DAY, 0 },                             /* empty */
+    };
+    int type, i;
+
+    for (type = 0; type < QRT_REPORT_NTYPES; type++) {
+        for (i = 0; i < (int)(sizeof(w) / sizeof(w[0])); i++) {
+            const char *want = ref_rows(type, cov, ncov, w[i].s, w[i].e, w[i].offset);
+            const char *got = engine_rows(type, cov, ncov, w[i].s, w[i].e, w[i].offset);
+
+            ck_assert_msg(!strcmp(want, got), "%s, report %s, window %d:\nwant\n%sgot\n%s",
+                          what, qrt_report_type_name(type), i, want, got);
+        }
+    }
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(type_names)
+{
+    int type;
+
+    for (type = 0; type < QRT_REPORT_NTYPES; type++) {
+        ck_assert_int_eq(qrt_report_type_parse(qrt_report_type_name(type)), type);
+    }
+    ck_assert_ptr_null(qrt_report_type_name(QRT_REPORT_NTYPES));
+    ck_assert_int_eq(qrt_report_type_parse("NAME"), -1);
+    ck_assert_int_eq(qrt_report_type_parse(""), -1);
+    ck_assert_int_eq(qrt_report_type_parse(NULL), -1);
+}
+END_TEST
+
+START_TEST(whole_account)
+{
+    qrt_report_scope_t *sc = scope(NULL, 0);
+
+    ck_assert_int_eq(sc->agg_ok, 1);
+    ck_assert_int_eq(sc->list->nelts, 5);
+    check_all(NULL, 0, "whole account");
+}
+END_TEST
+
+START_TEST(listed_trackers)
+{
+    static const int one[] = { 1 }, two[] = { 0, 2 }, four[] = { 0, 1, 2, 3 };
+    qrt_report_scope_t *sc = scope(two, 2);
+
+    ck_assert_int_eq(sc->everything, 0);
+    ck_assert_int_eq(sc->agg_ok, 0);
+    check_all(one, 1, "one tracker");
+    check_all(two, 2, "two trackers");
+    check_all(four, 4, "four trackers");
+}
+END_TEST
+
+START_TEST(many_listed_trackers)
+{
+    /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
+    int cov[MAXTR], ncov = 0, i;
+
+    for (i = 0; i < 70; i++) {
+        const char *tags[3] = { apr_psprintf(pool, "campaign:c%d", i % 6),
+                                apr_psprintf(pool, "n%d", i % 4), NULL };
+
+        add_tracker(apr_psprintf(pool, "t%02d", i), i % 9 ? "website" : "vcard", tags);
+    }
+    add_visits(500, 5, ntr);
+    for (i = 1; i < ntr - 1; i++) {
+        cov[ncov++] = i;
+    }
+    ck_assert_int_gt(ncov, QRT_AGG_RAW_IDS);
+    check_all(cov, ncov, "many trackers");
+    check_all(NULL, 0, "whole account, many trackers");
+}
+END_TEST
+
+START_TEST(deleted_trackers)
+{
+    static const int two[] = { 0, 3 };
+
+    /* Deleted through the store: the account-level aggregates are repaired. */
+    ck_assert_int_eq(qrt_store_tracker_delete(&db, pool, trackers[2].id), APR_SUCCESS);
+    trackers[2].deleted = 1;
+    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 1);
+    check_all(NULL, 0, "a tracker deleted");
+    /* Deleted behind the aggregates' back (as when too big to repair): exact still,
+     * from the visits. */
+    exec_sql(apr_psprintf(pool, "UPDATE trackers SET deleted_at = 1 WHERE id = %"
+                          APR_INT64_T_FMT, trackers[1].id));
+    trackers[1].deleted = 1;
+    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 0);
+    ck_assert_int_eq(scope(NULL, 0)->state.deleted, 1);
+    check_all(NULL, 0, "a tracker deleted, aggregates stale");
+    check_all(two, 2, "two trackers, aggregates stale");
+    /* After a rebuild the aggregates hold again. */
+    ck_assert_int_eq(qrt_store_agg_rebuild(&db, pool), APR_SUCCESS);
+    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 1);
+    check_all(NULL, 0, "after a rebuild");
+}
+END_TEST
+
+START_TEST(retagged_trackers)
+{
+    static const char *const a[] = { "campaign:fall", "region:apac", NULL };
+    static const char *const e[] = { "vip", "campaign:spring", NULL };
+
+    retag(0, a);
+    retag(4, e);
+    check_all(NULL, 0, "retagged");
+    add_visits(100, 0, 5);
+    check_all(NULL, 0, "retagged, then visited");
+}
+END_TEST
+
+START_TEST(bots_and_visitors)
+{
+    /* One visitor, three visits, one bot visit by another: 2 scans, 1 click, 1
+     * visitor. */
+    static const char *const none[] = { NULL };
+    int tr = add_tracker("solo", "website", none), i;
+    qrt_report_scope_t *sc;
+    apr_array_header_t *rows;
+    qrt_visit_t x[4];
+
+    memset(x, 0, sizeof(x));
+    for (i = 0; i < 4; i++) {
+        x[i].tracker_id = trackers[tr].id;
+        x[i].visit_start = T0 + 40 * DAY + i * 100;
+        x[i].source = i == 1 ? "click" : "scan";
+        x[i].ip = "192.0.2.0";
+        x[i].user_agent = "UA";
+        x[i].device = "mobile";
+        x[i].visitor = i == 3 ? "00000000000000bb" : "00000000000000aa";
+        x[i].bot = i == 3;
+    }
+    exec_sql("BEGIN");
+    ck_assert_int_eq(qrt_store_visits_record(&db, pool, x, 4), APR_SUCCESS);
+    exec_sql("COMMIT");
+    sc = scope(&tr, 1);
+    ck_assert_int_eq(qrt_report_rows(sc, QRT_REPORT_NAME, QRT_AGG_TMIN, QRT_AGG_TMAX, 0,
+                                     &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(rows, 0, qrt_report_row_t).scans, 2);
+    ck_assert_int_eq(APR_ARRAY_IDX(rows, 0, qrt_report_row_t).clicks, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(rows, 0, qrt_report_row_t).uniques, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, qrt_report_row_t).key, "solo");
+}
+END_TEST
+
+/* ---- crosstab ----------------------------------------------------------------- */
+
+/* The values of dimension dim among a tracker's tags, sorted. */
+static int ref_values(const ref_tracker *t, const char *dim, const char **out)
+{
+    size_t n = strlen(dim);
+    int i, k = 0;
+
+    for (i = 0; i < t->ntags; i++) {
+        if (!strncmp(t->tags[i], dim, n) && t->tags[i][n] == ':') {
+            out[k++] = t->tags[i] + n + 1;
+        }
+    }
+    return k;
+}
+
+static int ref_index(apr_array_header_t *list, const char *v)
+{
+    int i;
+
+    for (i = 0; i < list->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(list, i, const char *), v)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void check_crosstab(const char *row, const char *col, apr_int64_t s, apr_int64_t e)
+{
+    qrt_report_crosstab_t x;
+    apr_int64_t want[64][64], rt[64], ct[64], total = 0, n[MAXTR];
+    const char *rv[QRT_TAGS_MAX], *cv[QRT_TAGS_MAX];
+    int i, j, k;
+
+    memset(want, 0, sizeof(want));
+    memset(rt, 0, sizeof(rt));
+    memset(ct, 0, sizeof(ct));
+    memset(n, 0, sizeof(n));
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), row, col, s, e, &x), APR_SUCCESS);
+    ck_assert_int_le(x.nrows, 64);
+    ck_assert_int_le(x.ncols, 64);
+    for (i = 1; i < x.nrows; i++) {
+        ck_assert_int_lt(strcmp(APR_ARRAY_IDX(x.rows, i - 1, const char *),
+                                APR_ARRAY_IDX(x.rows, i, const char *)), 0);
+    }
+    for (i = 0; i < nv; i++) {
+        if (!visits[i].bot && visits[i].t >= s && visits[i].t <= e) {
+            n[visits[i].tr]++;
+        }
+    }
+    for (i = 0; i < ntr; i++) {
+        int nr = ref_values(&trackers[i], row, rv), nc = ref_values(&trackers[i], col, cv);
+
+        if (trackers[i].deleted || !nr || !nc) {
+            continue;
+        }
+        total += n[i];
+        for (j = 0; j < nr; j++) {
+            int r = ref_index(x.rows, rv[j]);
+
+            ck_assert_int_ge(r, 0);
+            rt[r] += n[i];
+            for (k = 0; k < nc; k++) {
+                ck_assert_int_ge(ref_index(x.cols, cv[k]), 0);
+                want[r][ref_index(x.cols, cv[k])] += n[i];
+            }
+        }
+        for (k = 0; k < nc; k++) {
+            ct[ref_index(x.cols, cv[k])] += n[i];
+        }
+    }
+    ck_assert_int_eq(x.total, total);
+    for (i = 0; i < x.nrows; i++) {
+        ck_assert_int_eq(x.row_totals[i], rt[i]);
+        for (j = 0; j < x.ncols; j++) {
+            ck_assert_int_eq(x.matrix[i * x.ncols + j], want[i][j]);
+        }
+    }
+    for (j = 0; j < x.ncols; j++) {
+        ck_assert_int_eq(x.col_totals[j], ct[j]);
+    }
+}
+
+START_TEST(crosstab)
+{
+    qrt_report_crosstab_t x;
+
+    check_crosstab("campaign", "region", QRT_AGG_TMIN, QRT_AGG_TMAX);
+    check_crosstab("region", "campaign", T0 + DAY + 5, T0 + 9 * DAY);
+    check_crosstab("region", "region", QRT_AGG_TMIN, QRT_AGG_TMAX);
+    check_crosstab("campaign", "nothing", QRT_AGG_TMIN, QRT_AGG_TMAX);
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "campaign", "region",
+                                         QRT_AGG_TMIN, QRT_AGG_TMAX, &x), APR_SUCCESS);
+    ck_assert_int_eq(x.nrows, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(x.rows, 0, const char *), "fall");
+    ck_assert_int_eq(x.ncols, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(x.cols, 1, const char *), "us");
+}
+END_TEST
+
+START_TEST(crosstab_limit)
+{
+    qrt_report_crosstab_t x;
+    int i, j;
+
+    /* 26 trackers with 19 row values and one col value each: 494 rows, inside. */
+    for (i = 0; i < 26; i++) {
+        const char *tags[QRT_TAGS_MAX + 1];
+
+        for (j = 0; j < 19; j++) {
+            tags[j] = apr_psprintf(pool, "big:v%03d", i * 19 + j);
+        }
+        tags[19] = "small:x";
+        tags[20] = NULL;
+        add_tracker(apr_psprintf(pool, "b%d", i), "website", tags);
+    }
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "big", "small", QRT_AGG_TMIN,
+                                         QRT_AGG_TMAX, &x), APR_SUCCESS);
+    ck_assert_int_eq(x.nrows, 494);
+    ck_assert_int_eq(x.ncols, 1);
+    /* One more tracker: 513 values, over the limit, answered before any read. */
+    {
+        const char *tags[QRT_TAGS_MAX + 1];
+
+        for (j = 0; j < 19; j++) {
+            tags[j] = apr_psprintf(pool, "big:w%03d", j);
+        }
+        tags[19] = "small:y";
+        tags[20] = NULL;
+        add_tracker("b26", "website", tags);
+    }
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "big", "small", QRT_AGG_TMIN,
+                                         QRT_AGG_TMAX, &x), APR_ENOSPC);
+    ck_assert_int_eq(x.nrows, 513);
+    ck_assert_int_eq(x.ncols, 2);
+    ck_assert_ptr_null(x.matrix);
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "small", "big", QRT_AGG_TMIN,
+                                         QRT_AGG_TMAX, &x), APR_ENOSPC);
+    ck_assert_int_eq(x.ncols, 513);
+}
+END_TEST
+
+/* ---- dashboard ------------------------------------------------------------------ */
+
+static void ref_period(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1,
+                       qrt_report_period_t *out, apr_int64_t *per_scans,
+                       apr_int64_t *per_clicks)
+{
+    apr_hash_t *seen = apr_hash_make(pool);
+    int active[MAXTR], i;
+
+    memset(out, 0, sizeof(*out));
+    memset(active, 0, sizeof(active));
+    out->d0 = d0;
+    out->d1 = d1;
+    for (i = 0; i < nv; i++) {
+        const ref_visit *v = &visits[i];
+
+        if (v->bot || v->t < d0 * DAY || v->t >= (d1 + 1) * DAY
+            || !covers(cov, ncov, v->tr)) {
+            continue;
+        }
+        if (v->click) {
+            out->clicks++;
+            if (per_clicks) {
+                per_clicks[v->tr]++;
+            }
+        }
+        else {
+            out->scans++;
+            if (per_scans) {
+                per_scans[v->tr]++;
+            }
+        }
+        active[v->tr] = 1;
+        apr_hash_set(seen, v->visitor, APR_HASH_KEY_STRING, "");
+    }
+    out->uniques = apr_hash_count(seen);
+    for (i = 0; i < ntr; i++) {
+        out->active += active[i];
+    }
+}
+
+static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1)
+{
+    qrt_report_dashboard_t x;
+    qrt_report_period_t cur, prev;
+    apr_int64_t ps[MAXTR], pc[MAXTR], d;
+    int i, j, ntop = 0;
+
+    memset(ps, 0, sizeof(ps));
+    memset(pc, 0, sizeof(pc));
+    ck_assert_int_eq(qrt_report_dashboard(scope(cov, ncov), d0, d1, 1, &x), APR_SUCCESS);
+    ref_period(cov, ncov, d0, d1, &cur, ps, pc);
+    ref_period(cov, ncov, d0 - (d1 - d0 + 1), d0 - 1, &prev, NULL, NULL);
+    ck_assert_int_eq(x.cur.d0, d0);
+    ck_assert_int_eq(x.cur.d1, d1);
+    ck_assert_int_eq(x.prev.d0, prev.d0);
+    ck_assert_int_eq(x.prev.d1, prev.d1);
+    ck_assert_int_eq(x.cur.scans, cur.scans);
+    ck_assert_int_eq(x.cur.clicks, cur.clicks);
+    ck_assert_int_eq(x.cur.uniques, cur.uniques);
+    ck_assert_int_eq(x.cur.active, cur.active);
+    ck_assert_int_eq(x.prev.scans, prev.scans);
+    ck_assert_int_eq(x.prev.clicks, prev.clicks);
+    ck_assert_int_eq(x.prev.uniques, prev.uniques);
+    ck_assert_int_eq(x.prev.active, prev.active);
+    for (d = d0; d <= d1; d++) {
+        qrt_report_period_t one;
+
+        ref_period(cov, ncov, d, d, &one, NULL, NULL);
+        ck_assert_int_eq(x.scans[d - d0], one.scans);
+        ck_assert_int_eq(x.clicks[d - d0], one.clicks);
+    }
+    /* topTrackers: the busiest, by visits then id, at most QRT_REPORT_TOP. */
+    for (i = 0; i < ntr; i++) {
+        ntop += ps[i] + pc[i] > 0;
+    }
+    ck_assert_int_eq(x.top->nelts, ntop < QRT_REPORT_TOP ? ntop : QRT_REPORT_TOP);
+    for (i = 0; i < x.top->nelts; i++) {
+        qrt_report_top_t *t = &APR_ARRAY_IDX(x.top, i, qrt_report_top_t);
+
+        for (j = 0; j < ntr && trackers[j].id != t->id; j++) {
+        }
+        ck_assert_int_lt(j, ntr);
+        ck_assert_int_eq(t->scans, ps[j]);
+        ck_assert_int_eq(t->clicks, pc[j]);
+        if (i > 0) {
+            qrt_report_top_t *u = &APR_ARRAY_IDX(x.top, i - 1, qrt_report_top_t);
+
+            ck_assert(u->scans + u->clicks > t->scans + t->clicks
+                      || (u->scans + u->clicks == t->scans + t->clicks && u->id < t->id));
+        }
+    }
+}
+
+START_TEST(dashboard)
+{
+    static const int two[] = { 1, 3 };
+    apr_int64_t d0 = T0 / DAY;
+
+    check_dashboard(NULL, 0, d0 + 10, d0 + 19);
+    check_dashboard(NULL, 0, d0 + 3, d0 + 3);
+    check_dashboard(two, 2, d0 + 5, d0 + 14);
+    ck_assert_int_eq(qrt_store_tracker_delete(&db, pool, trackers[0].id), APR_SUCCESS);
+    trackers[0].deleted = 1;
+    check_dashboard(NULL, 0, d0 + 10, d0 + 19);
+    exec_sql(apr_psprintf(pool, "UPDATE trackers SET deleted_at = 1 WHERE id = %"
+                          APR_INT64_T_FMT, trackers[4].id));
+    trackers[4].deleted = 1;
+    check_dashboard(NULL, 0, d0 + 8, d0 + 19);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("engine");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, type_names);
+    tcase_add_test(tc, whole_account);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, deleted_trackers);
+    tcase_add_test(tc, retagged_trackers);
+    tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, crosstab);
+    tcase_add_test(tc, crosstab_limit);
+    tcase_add_test(tc, dashboard);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(report_suite());
+}
