@@ -35,7 +35,7 @@
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             NULL, NULL, "/q", "/l", NULL, NULL, 0 };
+                             NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -224,6 +224,13 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.rate_slots = (apr_uint32_t)v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackScanBudget")) {
+        err = qrt_cmd_int(cmd, arg, 0, 1000000, "a number of scans a minute (0 = off)",
+                          &v);
+        if (!err) {
+            qrt_global.scan_budget = (int)v;
+        }
+    }
     else if (!strcasecmp(name, "QRTrackScanWait")) {
         err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
         if (!err) {
@@ -312,6 +319,9 @@ static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
                   "Visits the server may hold waiting for their commit before scans "
                   "get 503 (default: 2 per worker thread of the server)"),
+    AP_INIT_TAKE1("QRTrackScanBudget", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Scans and clicks a minute from one client address before they get "
+                  "429, unrecorded (default 0: no budget)"),
     AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, NULL, RSRC_CONF,
                   "Seconds a scan waits for its commit before it gets 503, unrecorded "
                   "(default 10)"),
@@ -616,12 +626,17 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
     qrt_global.scan_wait = 0;
+    qrt_global.scan_budget = 0;
+    qrt_global.budget_table = NULL;
+    qrt_global.budget_mutex = NULL;
     qrt_global.rate_mc_servers = NULL;
     qrt_global.rate_mc_list = NULL;
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)
-        != APR_SUCCESS) {
+        != APR_SUCCESS
+        || ap_mutex_register(pconf, QRT_MUTEX_BUDGET, NULL, QRT_MUTEX_MECH, 0)
+           != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, QRT_MUTEX_MECH, 0);
@@ -684,7 +699,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (qrt_scan_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS) {
+    if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS
+        || qrt_budget_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {

@@ -45,6 +45,9 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_RATE_WINDOW          apr_time_from_sec(60)
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
 #define QRT_MUTEX_WRITER         "qrtrack-writer"
+#define QRT_MUTEX_BUDGET         "qrtrack-scanbudget"
+/* Client addresses QRTrackScanBudget tracks at once (24 bytes of shared memory each). */
+#define QRT_SCAN_BUDGET_SLOTS    65536
 
 /* Per-server configuration; -1 / NULL mean "not set here" for merging. */
 typedef struct {
@@ -78,6 +81,10 @@ typedef struct {
     apr_array_header_t *rate_mc_servers;
     const char *rate_mc_list;
     int scan_wait;                  /* QRTrackScanWait, seconds (0 = default) */
+    int scan_budget;                /* QRTrackScanBudget: scans a minute per client
+                                     * address, 0 = off */
+    qrt_rate_table_t *budget_table; /* its counters in shared memory, or NULL */
+    apr_global_mutex_t *budget_mutex;
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -180,6 +187,8 @@ typedef struct {
     apr_uint64_t checkpoints;       /* checkpoints run */
     apr_uint64_t rate_limited;      /* API requests answered 429 */
     apr_uint64_t rate_full;         /* API requests refused: rate table full */
+    apr_uint64_t budget_refused;    /* scans answered 429: QRTrackScanBudget */
+    apr_uint64_t budget_full;       /* scans let through: budget table full */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */
@@ -261,6 +270,12 @@ int qrt_dashboard_handler(request_rec *r);
 /* mod_qrtrack_rate.c */
 apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_rec *s);
 void qrt_rate_child_init(apr_pool_t *p, server_rec *s);
+/* In post_config: QRTrackScanBudget's table and mutex (kept across graceful
+ * restarts). */
+apr_status_t qrt_budget_post_config(server_rec *s);
+/* A scan or click counted against its client address's QRTrackScanBudget: OK, or
+ * HTTP_TOO_MANY_REQUESTS with Retry-After set (the scan is then not recorded). */
+int qrt_budget_check(request_rec *r);
 /* Counts the request; sets the X-RateLimit headers; an error for 429/503. */
 qrt_err_t *qrt_rate_check(qrt_req_t *q);
 

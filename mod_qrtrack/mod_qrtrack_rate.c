@@ -71,10 +71,112 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
     return APR_SUCCESS;
 }
 
+/* ---- QRTrackScanBudget: scans a minute per client address ------------------
+ *
+ * A table of its own (a flood of addresses must not fill the tokens' table), under
+ * a mutex of its own, both made only when the directive is set. Keys are a 64-bit
+ * hash of the client address (as httpd resolved it, mod_remoteip included), never
+ * stored. A full table lets scans through uncounted: visitors are not turned away
+ * because others flood. */
+
+#define BUDGET_USERDATA "qrtrack-budget-state"
+
+typedef struct {
+    apr_shm_t *shm;
+    apr_global_mutex_t *mutex;
+} budget_state;
+
+apr_status_t qrt_budget_post_config(server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    budget_state *st = NULL;
+    apr_status_t rv;
+
+    qrt_global.budget_table = NULL;
+    qrt_global.budget_mutex = NULL;
+    if (qrt_global.scan_budget <= 0) {
+        return APR_SUCCESS;
+    }
+    apr_pool_userdata_get((void **)&st, BUDGET_USERDATA, pp);
+    if (!st) {
+        apr_size_t size = qrt_rate_table_size(QRT_SCAN_BUDGET_SLOTS);
+
+        st = apr_pcalloc(pp, sizeof(*st));
+        rv = qrt_global_mutex(s, QRT_MUTEX_BUDGET, &st->mutex);
+        if (rv == APR_SUCCESS) {
+            rv = apr_shm_create(&st->shm, size, NULL, pp);
+        }
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00071: cannot set up "
+                         "QRTrackScanBudget (%" APR_SIZE_T_FMT " bytes of shared memory "
+                         "and a mutex)", size);
+            return rv;
+        }
+        qrt_rate_table_init(apr_shm_baseaddr_get(st->shm), QRT_SCAN_BUDGET_SLOTS);
+        apr_pool_userdata_set(st, BUDGET_USERDATA, apr_pool_cleanup_null, pp);
+    }
+    qrt_global.budget_table = apr_shm_baseaddr_get(st->shm);
+    qrt_global.budget_mutex = st->mutex;
+    return APR_SUCCESS;
+}
+
+static qrt_log_throttle_t budget_log;
+
+int qrt_budget_check(request_rec *r)
+{
+    const unsigned char *ip = (const unsigned char *)r->useragent_ip;
+    apr_uint64_t key = 14695981039346656037ULL;
+    qrt_rate_result_t res;
+    qrt_rate_verdict_t verdict;
+    apr_uint32_t more = 0;
+
+    if (!qrt_global.budget_table || !ip) {
+        return OK;
+    }
+    for (; *ip; ip++) {
+        key = (key ^ *ip) * 1099511628211ULL;
+    }
+    key |= 1;                       /* 0 marks a free slot */
+    if (apr_global_mutex_lock(qrt_global.budget_mutex) != APR_SUCCESS) {
+        return OK;
+    }
+    verdict = qrt_rate_hit(qrt_global.budget_table, key, qrt_global.scan_budget,
+                           QRT_RATE_WINDOW, apr_time_now(), &res);
+    apr_global_mutex_unlock(qrt_global.budget_mutex);
+    if (verdict == QRT_RATE_FULL) {
+        QRT_STAT_ADD(budget_full, 1);
+        if (qrt_log_due(&budget_log, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00072: QRTrackScanBudget's "
+                          "table of %d client addresses is full: scans pass uncounted "
+                          "(and %u more since this line was last logged)",
+                          QRT_SCAN_BUDGET_SLOTS, more);
+        }
+        return OK;
+    }
+    if (verdict == QRT_RATE_LIMITED) {
+        QRT_STAT_ADD(budget_refused, 1);
+        apr_table_setn(r->err_headers_out, "Retry-After",
+                       apr_ltoa(r->pool, res.retry_after > 0 ? res.retry_after : 1));
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00073: scan over "
+                      "QRTrackScanBudget (%d a minute): 429, not recorded",
+                      qrt_global.scan_budget);
+        return HTTP_TOO_MANY_REQUESTS;
+    }
+    return OK;
+}
+
 void qrt_rate_child_init(apr_pool_t *p, server_rec *s)
 {
     apr_status_t rv;
 
+    if (qrt_global.budget_mutex
+        && apr_global_mutex_child_init(&qrt_global.budget_mutex,
+                                       apr_global_mutex_lockfile(qrt_global.budget_mutex),
+                                       p) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00074: cannot attach the "
+                     "QRTrackScanBudget mutex in the child: no budget in this child");
+        qrt_global.budget_table = NULL;
+    }
     qrt_ratemc_child_init(p, s);
     if (!qrt_global.rate_mutex) {
         return;

@@ -132,6 +132,11 @@ apr_status_t qrt_scan_post_config(server_rec *s)
     apr_status_t rv;
 
     apr_pool_userdata_get((void **)&shm, SCAN_SHARED_KEY, pp);
+    if (shm && apr_shm_size_get(shm) < sizeof(scan_shared_t)) {
+        /* A graceful restart into a build whose counters are larger: start them
+         * afresh (the old segment goes with the process). */
+        shm = NULL;
+    }
     if (!shm) {
         rv = apr_shm_create(&shm, sizeof(scan_shared_t), NULL, pp);
         if (rv != APR_SUCCESS) {
@@ -607,6 +612,13 @@ int qrt_scan_handler(request_rec *r)
     }
     if (!code || !qrt_code_valid(code)) {
         return HTTP_NOT_FOUND;
+    }
+    if (!r->header_only) {
+        int budget = qrt_budget_check(r);
+
+        if (budget != OK) {
+            return budget;
+        }
     }
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;

@@ -96,7 +96,13 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->rate_limited));
         status_num(a, r->pool, "RateLimitRefusals", "API requests refused, rate table "
                    "full (503)", status_read(&st->rate_full));
+        status_num(a, r->pool, "ScanBudgetRefusals", "Scans over QRTrackScanBudget (429)",
+                   status_read(&st->budget_refused));
+        status_num(a, r->pool, "ScanBudgetFull", "Scans let through uncounted, "
+                   "QRTrackScanBudget's table full", status_read(&st->budget_full));
     }
+    status_num(a, r->pool, "ScanBudget", "QRTrackScanBudget (scans a minute per client "
+               "address, 0 = off)", (apr_uint64_t)qrt_global.scan_budget);
     status_add(a, "RateLimitStore", "Rate-limit store",
                qrt_global.rate_mc_list ? "memcache" : "shm");
     status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_global.rate_slots);

@@ -133,3 +133,53 @@ def test_user_agents_that_are_not_utf8_give_rows_that_carry_their_key(server, ap
     assert all(isinstance(v["browser"], str) and isinstance(v["user_agent"], str)
                for v in r.json()["data"])
     json.dumps(r.json(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_scan_budget_per_client_address_answers_429_unrecorded():
+    srv = start_server(extra=REMOTEIP.format(libexec=apxs("LIBEXECDIR"))
+                       + "QRTrackScanBudget 5\nLoadModule status_module %s/mod_status.so\n"
+                       "<Location /server-status>\n    SetHandler server-status\n"
+                       "</Location>\n" % apxs("LIBEXECDIR"),
+                       accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/b"}).json()
+
+        def scan(ip, path="q", method="GET"):
+            return requests.request(method, "%s/%s/%s" % (srv.base, path, t["code"]),
+                                    allow_redirects=False, timeout=10,
+                                    headers={"X-Forwarded-For": ip})
+
+        # HEAD records nothing and counts nothing.
+        assert all(scan("198.51.100.7", method="HEAD").status_code == 302 for _ in range(3))
+        codes = [scan("198.51.100.7", "q" if i % 2 else "l").status_code for i in range(8)]
+        assert codes == [302] * 5 + [429] * 3
+        r = scan("198.51.100.7")
+        assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 60
+        # Another address, even in the same /24, has its own budget.
+        assert scan("198.51.100.8").status_code == 302
+        assert scan("2001:db8::1").status_code == 302
+        with Api(srv, srv.token("acme")) as a:
+            got = a.get("/tracker/analytics/%d" % t["tracker_id"]).json()
+        assert got["totalScans"] + got["totalClicks"] == 7
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 7
+        auto = requests.get(srv.base + "/server-status?auto", timeout=10).text
+        assert "QRTrackScanBudget: 5" in auto
+        assert "QRTrackScanBudgetRefusals: 4" in auto
+    finally:
+        srv.cleanup()
+
+
+def test_without_a_scan_budget_nothing_is_counted(server, api):
+    t = api.post("/tracker", json={"redirect_url": "https://example.com/nb"}).json()
+    for _ in range(30):
+        r = requests.get("%s/q/%s" % (server.base, t["code"]), allow_redirects=False,
+                         timeout=10)
+        assert r.status_code == 302
+
+
+def test_a_bad_scan_budget_fails_configtest():
+    from conftest import configtest
+    for value in ("-1", "abc", "5x"):
+        rc, out = configtest("QRTrackScanBudget %s\n" % value)
+        assert rc != 0 and "QRTrackScanBudget" in out, out
