@@ -57,6 +57,8 @@ static void admin_help(void)
            "  token revoke TOKEN_ID\n"
            "  visits import FILE      (JSON lines of visits; - for stdin)\n"
            "  aggregates rebuild      (recompute report aggregates from visits)\n"
+           "  visitor-key show|new    (how visitor ids are made; new: a new secret)\n"
+           "  visitor-key rotate daily|none  (the visit's day part of the id, or not)\n"
            "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
            "ACCOUNT is an account id or name. --driver and --params mean what mod_dbd's\n"
            "DBDriver and DBDParams mean. Without them, the database is the one that\n"
@@ -378,12 +380,17 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     size_t cap = 0;
     long lineno = 0, total = 0;
     int n = 0;
+    qrt_visitor_key_t key;
 
     if (!f) {
         return admin_fail("cannot read %s%s", path, NULL);
     }
     if (admin_open(c, 0)) {
         return 1;
+    }
+    if (qrt_store_visitor_key(&c->db, c->p, &key) != APR_SUCCESS) {
+        return admin_fail("cannot read the visitor key: %s%s",
+                          c->db.error ? c->db.error : "malformed", NULL);
     }
     apr_pool_create(&bp, c->p);
     batch = apr_pcalloc(c->p, ADMIN_IMPORT_BATCH * sizeof(*batch));
@@ -451,7 +458,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
             return admin_fail("line %s: bad %s", apr_ltoa(c->p, lineno), err_field);
         }
         vis = apr_palloc(bp, 17);
-        qrt_visitor_id(vis, v->ip, v->user_agent);
+        qrt_visitor_id(vis, &key, v->visit_start, v->ip, v->user_agent);
         v->visitor = vis;
         if (++n == ADMIN_IMPORT_BATCH) {
             if (admin_import_flush(c, bp, batch, n)) {
@@ -550,6 +557,17 @@ static int admin_copy_run(admin_ctx *c, qrt_db_t *to)
     if (qrt_store_copy_sequences(to, c->p) != APR_SUCCESS) {
         return admin_fail("%s%s", to->error, NULL);
     }
+    /* The copied visitor ids were made with the source's key: new visits must be too. */
+    for (i = 0; i < 2; i++) {
+        static const char *const names[] = { "visitor_key", "visitor_rotation" };
+        const char *v = NULL;
+
+        if (qrt_store_setting_get(&c->db, c->p, names[i], &v) != APR_SUCCESS
+            || qrt_store_setting_set(to, c->p, names[i], v) != APR_SUCCESS) {
+            return admin_fail("cannot copy the setting %s: %s", names[i],
+                              c->db.error ? c->db.error : to->error ? to->error : "");
+        }
+    }
     if (admin_rebuild(c, to)) {
         return 1;
     }
@@ -558,6 +576,48 @@ static int admin_copy_run(admin_ctx *c, qrt_db_t *to)
         printf("%s %s %" APR_INT64_T_FMT, i ? "," : "", r.table[i], r.rows[i]);
     }
     printf("; report aggregates rebuilt\n");
+    return 0;
+}
+
+/* visitor-key show | new | rotate daily|none: how visitor ids are made. A new key,
+ * or another rotation, takes effect when httpd next starts (or a graceful restart);
+ * unique visitors then count a returning visitor once more. */
+static int admin_visitor_key(admin_ctx *c, int argc, const char *const *argv)
+{
+    qrt_visitor_key_t k;
+    const char *rotation = NULL, *key;
+
+    if (!((argc == 1 && (!strcmp(argv[0], "show") || !strcmp(argv[0], "new")))
+          || (argc == 2 && !strcmp(argv[0], "rotate")
+              && (!strcmp(argv[1], "daily") || !strcmp(argv[1], "none"))))) {
+        admin_usage();
+        return 2;
+    }
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    if (!strcmp(argv[0], "new")) {
+        key = qrt_visitor_key_generate(c->p);
+        if (!key || qrt_store_setting_set(&c->db, c->p, "visitor_key", key) != APR_SUCCESS) {
+            return admin_fail("cannot set a new visitor key: %s%s",
+                              c->db.error ? c->db.error : "no randomness", NULL);
+        }
+    }
+    else if (!strcmp(argv[0], "rotate")
+             && qrt_store_setting_set(&c->db, c->p, "visitor_rotation", argv[1])
+                != APR_SUCCESS) {
+        return admin_fail("cannot set the rotation: %s%s", c->db.error, NULL);
+    }
+    if (qrt_store_visitor_key(&c->db, c->p, &k) != APR_SUCCESS
+        || qrt_store_setting_get(&c->db, c->p, "visitor_rotation", &rotation)
+           != APR_SUCCESS) {
+        return admin_fail("cannot read the visitor key: %s%s",
+                          c->db.error ? c->db.error : "malformed", NULL);
+    }
+    /* Never the key itself. */
+    printf("visitor ids: %s, rotation %s\n",
+           k.keylen ? "keyed with this installation's secret" : "unkeyed (from before "
+           "version 6: 'qrtrack-admin visitor-key new' gives them a key)", rotation);
     return 0;
 }
 
@@ -688,6 +748,9 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "aggregates")) {
         rc = admin_aggregates(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "visitor-key")) {
+        rc = admin_visitor_key(&c, argc - i - 1, argv + i + 1);
     }
     else if (!strcmp(argv[i], "copy-to")) {
         rc = admin_copy_to(&c, argc - i - 1, argv + i + 1);

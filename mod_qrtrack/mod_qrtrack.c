@@ -35,7 +35,8 @@
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL };
+                             NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
+                             { { 0 }, 0, 0 } };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -481,6 +482,21 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     err = qrt_schema_migrate(ptemp, driver, handle, &from, &to);
+    if (!err) {
+        /* How visitor ids are made: the same for every child and every node. */
+        qrt_db_t db;
+
+        memset(&db, 0, sizeof(db));
+        db.driver = driver;
+        db.handle = handle;
+        if (qrt_db_prepare_all(&db, ptemp) != NULL
+            || qrt_store_visitor_key(&db, ptemp, &qrt_global.visitor_key) != APR_SUCCESS) {
+            apr_dbd_close(driver, handle);
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
+                         "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
     apr_dbd_close(driver, handle);
     if (err) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00004: schema migration "

@@ -85,6 +85,7 @@ typedef struct {
                                      * address, 0 = off */
     qrt_rate_table_t *budget_table; /* its counters in shared memory, or NULL */
     apr_global_mutex_t *budget_mutex;
+    qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;

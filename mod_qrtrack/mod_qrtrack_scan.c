@@ -545,7 +545,7 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     v->bot = parsed.bot;
     /* A visitor is an (address as stored, user agent) pair. */
     visitor = apr_palloc(r->pool, 17);
-    qrt_visitor_id(visitor, v->ip, v->user_agent);
+    qrt_visitor_id(visitor, &qrt_global.visitor_key, v->visit_start, v->ip, v->user_agent);
     v->visitor = visitor;
 }
 

@@ -79,22 +79,25 @@ void qrt_schema_pragma(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t 
 
 /* Replaces {{ID}} by the driver's auto-increment primary key, and {{WITHOUT_ROWID}}
  * (after a table whose primary key is its order) by SQLite's clause for it. A
- * statement that starts with {{PGSQL}} is PostgreSQL's only: NULL for SQLite. */
+ * statement that starts with {{PGSQL}} is PostgreSQL's only: NULL for SQLite;
+ * one with {{SQLITE}} SQLite's only. */
 static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
                             const char *stmt)
 {
-    static const char *const marks[] = { "{{ID}}", "{{WITHOUT_ROWID}}", "{{PGSQL}}" };
-    const char *as[3];
+    static const char *const marks[] = { "{{ID}}", "{{WITHOUT_ROWID}}", "{{PGSQL}}",
+                                         "{{SQLITE}}" };
+    const char *as[4];
     char *out = apr_pstrdup(p, stmt), *at;
     int i;
 
-    if (strstr(out, marks[2]) && schema_is_sqlite(driver)) {
+    if ((strstr(out, marks[2]) && schema_is_sqlite(driver))
+        || (strstr(out, marks[3]) && !schema_is_sqlite(driver))) {
         return NULL;
     }
     as[0] = schema_is_sqlite(driver) ? "INTEGER PRIMARY KEY" : "BIGSERIAL PRIMARY KEY";
     as[1] = schema_is_sqlite(driver) ? " WITHOUT ROWID" : "";
-    as[2] = "";
-    for (i = 0; i < 3; i++) {
+    as[2] = as[3] = "";
+    for (i = 0; i < 4; i++) {
         while ((at = strstr(out, marks[i])) != NULL) {
             *at = '\0';
             out = apr_pstrcat(p, out, as[i], at + strlen(marks[i]), NULL);

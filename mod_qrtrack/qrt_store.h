@@ -13,6 +13,8 @@
 #include <apr_hash.h>
 #include <apr_dbd.h>
 
+#include "qrt_token.h"
+
 /* One connection: what ap_dbd_t carries, minus the pool. */
 typedef struct {
     const apr_dbd_driver_t *driver;
@@ -122,6 +124,15 @@ apr_status_t qrt_store_account_find(qrt_db_t *db, apr_pool_t *p,
 /* Array of qrt_account_t, by id. */
 apr_status_t qrt_store_account_list(qrt_db_t *db, apr_pool_t *p,
                                     apr_array_header_t **out);
+/* The installation's settings (qrt_settings, schema 6): a value by name (APR_NOTFOUND
+ * when there is none), a new value for an existing name. */
+apr_status_t qrt_store_setting_get(qrt_db_t *db, apr_pool_t *p, const char *name,
+                                   const char **value);
+apr_status_t qrt_store_setting_set(qrt_db_t *db, apr_pool_t *p, const char *name,
+                                   const char *value);
+/* How this installation makes visitor ids (settings visitor_key and
+ * visitor_rotation; APR_EINVAL when they are malformed). */
+apr_status_t qrt_store_visitor_key(qrt_db_t *db, apr_pool_t *p, qrt_visitor_key_t *k);
 apr_status_t qrt_store_account_set_plan(qrt_db_t *db, apr_pool_t *p,
                                         apr_int64_t id, const char *plan);
 

@@ -3,6 +3,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "qrt_store.h"
+#include "qrt_token.h"
 
 const qrt_stmt_t qrt_store_account_stmts[] = {
     { "qrt_account_add",
@@ -26,6 +27,10 @@ const qrt_stmt_t qrt_store_account_stmts[] = {
     { "qrt_token_auth",
       "SELECT t.id, a.id, a.name, a.plan FROM tokens t JOIN accounts a ON a.id = t.account_id "
       "WHERE t.digest = %s AND t.revoked_at IS NULL" },
+    { "qrt_setting_get",
+      "SELECT value FROM qrt_settings WHERE name = %s" },
+    { "qrt_setting_set",
+      "UPDATE qrt_settings SET value = %s WHERE name = %s" },
     { NULL, NULL }
 };
 
@@ -222,4 +227,53 @@ apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *diges
         rv = APR_SUCCESS;
     }
     return rv;
+}
+
+/* ---- the installation's settings (qrt_settings) ---------------------------------- */
+
+apr_status_t qrt_store_setting_get(qrt_db_t *db, apr_pool_t *p, const char *name,
+                                   const char **value)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { name };
+    apr_status_t rv = qrt_db_select(db, p, "qrt_setting_get", &res, args);
+
+    *value = NULL;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        if (!*value) {
+            const char *v = qrt_db_str(db, row, 0);
+
+            *value = apr_pstrdup(p, v ? v : "");
+        }
+    }
+    return *value ? APR_SUCCESS : APR_NOTFOUND;
+}
+
+apr_status_t qrt_store_setting_set(qrt_db_t *db, apr_pool_t *p, const char *name,
+                                   const char *value)
+{
+    const void *args[] = { value, name };
+    int n = 0;
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_setting_set", &n, args);
+
+    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+}
+
+apr_status_t qrt_store_visitor_key(qrt_db_t *db, apr_pool_t *p, qrt_visitor_key_t *k)
+{
+    const char *key = NULL, *rotation = NULL;
+    apr_status_t rv = qrt_store_setting_get(db, p, "visitor_key", &key);
+
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_setting_get(db, p, "visitor_rotation", &rotation);
+    }
+    if (rv != APR_SUCCESS) {
+        memset(k, 0, sizeof(*k));
+        return rv;
+    }
+    return qrt_visitor_key_parse(k, key, rotation) == 0 ? APR_SUCCESS : APR_EINVAL;
 }

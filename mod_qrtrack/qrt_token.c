@@ -2,6 +2,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <apr_strings.h>
+#include <apr_time.h>
+#include <apr_general.h>
 #include <openssl/evp.h>
 #include "qrt_code.h"
 #include "qrt_token.h"
@@ -73,22 +75,128 @@ int qrt_token_plausible(const char *t)
     return n > 0;
 }
 
-void qrt_visitor_id(char *out, const char *ip, const char *user_agent)
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+int qrt_visitor_key_parse(qrt_visitor_key_t *k, const char *hexkey, const char *rotation)
+{
+    apr_size_t n = hexkey ? strlen(hexkey) : 0, i;
+
+    memset(k, 0, sizeof(*k));
+    if (n != 0 && n != 2 * sizeof(k->key)) {
+        return -1;
+    }
+    for (i = 0; i < n; i += 2) {
+        int hi = hex_value(hexkey[i]), lo = hex_value(hexkey[i + 1]);
+
+        if (hi < 0 || lo < 0) {
+            memset(k, 0, sizeof(*k));
+            return -1;
+        }
+        k->key[i / 2] = (unsigned char)(hi * 16 + lo);
+    }
+    k->keylen = (int)(n / 2);
+    if (rotation && !strcmp(rotation, "daily")) {
+        k->daily = 1;
+    }
+    else if (rotation && *rotation && strcmp(rotation, "none") != 0) {
+        memset(k, 0, sizeof(*k));
+        return -1;
+    }
+    return 0;
+}
+
+char *qrt_visitor_key_generate(apr_pool_t *p)
+{
+    unsigned char raw[32];
+    static const char hex[] = "0123456789abcdef";
+    char *out;
+    apr_size_t i;
+
+    if (apr_generate_random_bytes(raw, sizeof(raw)) != APR_SUCCESS) {
+        return NULL;
+    }
+    out = apr_palloc(p, 2 * sizeof(raw) + 1);
+    for (i = 0; i < sizeof(raw); i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[2 * sizeof(raw)] = '\0';
+    return out;
+}
+
+/* The message of a visitor id: [day "\n"] ip "\n" user agent (NULLs as empty). */
+static void visitor_message(EVP_MD_CTX *ctx, const char *day, const char *ip,
+                            const char *user_agent)
+{
+    if (day) {
+        EVP_DigestUpdate(ctx, day, strlen(day));
+        EVP_DigestUpdate(ctx, "\n", 1);
+    }
+    if (ip) {
+        EVP_DigestUpdate(ctx, ip, strlen(ip));
+    }
+    EVP_DigestUpdate(ctx, "\n", 1);
+    if (user_agent) {
+        EVP_DigestUpdate(ctx, user_agent, strlen(user_agent));
+    }
+}
+
+void qrt_visitor_id(char *out, const qrt_visitor_key_t *k, apr_int64_t visit_start,
+                    const char *ip, const char *user_agent)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned char md[EVP_MAX_MD_SIZE], pad[64];
     static const char hex[] = "0123456789abcdef";
+    char day[16];
+    const char *dayp = NULL;
     unsigned int n = 0, i;
 
     memset(md, 0, sizeof(md));
-    if (ctx && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
-        if (ip) {
-            EVP_DigestUpdate(ctx, ip, strlen(ip));
+    if (k && k->daily) {
+        apr_time_exp_t tm;
+
+        apr_time_exp_gmt(&tm, apr_time_from_sec(visit_start));
+        apr_snprintf(day, sizeof(day), "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday);
+        dayp = day;
+    }
+    if (ctx && k && k->keylen > 0) {
+        /* HMAC-SHA-256 (RFC 2104): the key is shorter than SHA-256's block. */
+        memset(pad, 0x36, sizeof(pad));
+        for (i = 0; i < (unsigned int)k->keylen; i++) {
+            pad[i] ^= k->key[i];
         }
-        EVP_DigestUpdate(ctx, "\n", 1);
-        if (user_agent) {
-            EVP_DigestUpdate(ctx, user_agent, strlen(user_agent));
+        if (EVP_DigestInit_ex(ctx, sha256(), NULL)) {
+            EVP_DigestUpdate(ctx, pad, sizeof(pad));
+            visitor_message(ctx, dayp, ip, user_agent);
+            EVP_DigestFinal_ex(ctx, md, &n);
         }
+        memset(pad, 0x5c, sizeof(pad));
+        for (i = 0; i < (unsigned int)k->keylen; i++) {
+            pad[i] ^= k->key[i];
+        }
+        if (n && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
+            EVP_DigestUpdate(ctx, pad, sizeof(pad));
+            EVP_DigestUpdate(ctx, md, n);
+            EVP_DigestFinal_ex(ctx, md, &n);
+        }
+        memset(pad, 0, sizeof(pad));
+    }
+    else if (ctx && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
+        /* Unkeyed: databases from before version 6 keep their ids. */
+        visitor_message(ctx, dayp, ip, user_agent);
         EVP_DigestFinal_ex(ctx, md, &n);
     }
     EVP_MD_CTX_free(ctx);

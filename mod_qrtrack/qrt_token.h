@@ -18,9 +18,26 @@ void qrt_sha256_hex(const void *data, apr_size_t len, char *out);
 const char *qrt_token_digest(apr_pool_t *p, const char *token);
 /* The display prefix stored for token. */
 const char *qrt_token_shown(apr_pool_t *p, const char *token);
-/* The visitor id of a visit (17 bytes with NUL): 16 hex digits of SHA-256 over the
- * address as stored and the user agent. NULLs count as empty. */
-void qrt_visitor_id(char *out, const char *ip, const char *user_agent);
+/* How visitor ids are made: this installation's secret (qrt_settings visitor_key,
+ * 32 random bytes; none in a database from before schema version 6) and whether
+ * the visit's UTC day is part of the id (visitor_rotation "daily"). */
+typedef struct {
+    unsigned char key[32];
+    int keylen;                 /* 0: unkeyed */
+    int daily;
+} qrt_visitor_key_t;
+
+/* Reads the settings: hexkey is "" or 64 hex digits, rotation NULL, "none" or
+ * "daily". 0, or -1 (and an unkeyed, non-rotating *k) when they are malformed. */
+int qrt_visitor_key_parse(qrt_visitor_key_t *k, const char *hexkey, const char *rotation);
+/* A new secret: 64 hex digits in p, or NULL without randomness. */
+char *qrt_visitor_key_generate(apr_pool_t *p);
+/* The visitor id of a visit (17 bytes with NUL): 16 hex digits of HMAC-SHA-256
+ * under k's key over [the UTC day of visit_start, when k is daily] the address as
+ * stored and the user agent; plain SHA-256 of the same when k is NULL or unkeyed
+ * (the ids of databases from before version 6). NULLs count as empty. */
+void qrt_visitor_id(char *out, const qrt_visitor_key_t *k, apr_int64_t visit_start,
+                    const char *ip, const char *user_agent);
 /* 1 if t could be a token at all: 1..QRT_TOKEN_MAX printable ASCII bytes. */
 int qrt_token_plausible(const char *t);
 

@@ -19,22 +19,66 @@ START_TEST(sha256_vector)
 }
 END_TEST
 
-/* 16 hex digits of SHA-256 over "ip\nuser agent" (expected values from Python's
- * hashlib). */
+/* 16 hex digits of SHA-256 over "ip\nuser agent" without a key (the ids of
+ * databases from before schema version 6), of HMAC-SHA-256 under the key with one
+ * (expected values from Python's hashlib and hmac). */
 START_TEST(visitor_ids)
 {
     char out[17], *ua = malloc(3001);
+    qrt_visitor_key_t k, none;
+    const char *hexkey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    apr_int64_t day_end = 1795564799;       /* 2026-11-24T23:59:59Z */
 
-    qrt_visitor_id(out, "203.0.113.0", "Mozilla/5.0");
+    qrt_visitor_id(out, NULL, 0, "203.0.113.0", "Mozilla/5.0");
     ck_assert_str_eq(out, "adac31003b6ece80");
-    qrt_visitor_id(out, NULL, NULL);
+    qrt_visitor_id(out, NULL, 0, NULL, NULL);
     ck_assert_str_eq(out, "01ba4719c80b6fe9");
-    /* longer than the stack buffer */
+    ck_assert_int_eq(qrt_visitor_key_parse(&none, "", "none"), 0);
+    qrt_visitor_id(out, &none, day_end, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "adac31003b6ece80");
+    /* longer than any stack buffer */
     memset(ua, 'x', 3000);
     ua[3000] = '\0';
-    qrt_visitor_id(out, "10.0.0.0", ua);
+    qrt_visitor_id(out, NULL, 0, "10.0.0.0", ua);
     ck_assert_str_eq(out, "727e5271fa5b8918");
+
+    /* keyed */
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, hexkey, "none"), 0);
+    ck_assert_int_eq(k.keylen, 32);
+    qrt_visitor_id(out, &k, day_end, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "146b2bc6f35240ce");
+    qrt_visitor_id(out, &k, 0, "10.0.0.0", ua);
+    ck_assert_str_eq(out, "e0cd731beca35b90");
+    /* daily: the visit's UTC day is part of it */
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, hexkey, "daily"), 0);
+    qrt_visitor_id(out, &k, day_end, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "f92995227101ad38");
+    qrt_visitor_id(out, &k, day_end - 86399, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "f92995227101ad38");
+    qrt_visitor_id(out, &k, day_end + 1, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "04bc272b3766a157");
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, "", "daily"), 0);
+    qrt_visitor_id(out, &k, day_end, "203.0.113.0", "Mozilla/5.0");
+    ck_assert_str_eq(out, "d708a5231c9fca9f");
+    /* malformed settings */
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, "abc", "none"), -1);
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, hexkey, "weekly"), -1);
+    ck_assert_int_eq(k.keylen, 0);
     free(ua);
+}
+END_TEST
+
+START_TEST(visitor_keys)
+{
+    const char *a = qrt_visitor_key_generate(pool), *b = qrt_visitor_key_generate(pool);
+    qrt_visitor_key_t k;
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(strlen(a), 64);
+    ck_assert_str_ne(a, b);
+    ck_assert_int_eq(qrt_visitor_key_parse(&k, a, NULL), 0);
+    ck_assert_int_eq(k.keylen, 32);
+    ck_assert_int_eq(k.daily, 0);
 }
 END_TEST
 
@@ -60,6 +104,7 @@ static Suite *token_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, sha256_vector);
     tcase_add_test(tc, visitor_ids);
+    tcase_add_test(tc, visitor_keys);
     tcase_add_test(tc, tokens);
     suite_add_tcase(s, tc);
     return s;
