@@ -566,15 +566,18 @@ static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
     if (!qrt_db_is_pgsql(db->driver)) {
         return qrt_db_prepare_all(db, p);
     }
-    apr_dbd_query(db->driver, db->handle, &nrows,
-                  apr_psprintf(p, "SET lock_timeout = %d", qrt_scan_wait_seconds() * 1000));
+    /* Short: what cannot be prepared now (an INSERT into a table locked from outside)
+     * is prepared when a request first needs it (qrt_store.c). */
+    apr_dbd_query(db->driver, db->handle, &nrows, "SET lock_timeout = "
+                  QRT_PREPARE_LOCK_MS_STR);
     err = qrt_db_prepare_all(db, p);
     apr_dbd_query(db->driver, db->handle, &nrows, "RESET lock_timeout");
     return err;
 }
 
 /* A connection whose statements were not all prepared when it was opened (SQLite
- * busy past its timeout, PostgreSQL restarting) gets the rest now, or is not used. */
+ * busy past its timeout, a table locked from outside, PostgreSQL restarting) tries
+ * the rest now; what still fails is prepared when a request first needs it. */
 static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
 {
     qrt_db_t db;
@@ -590,9 +593,8 @@ static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
     err = qrt_prepare_bounded(&db, dbd->pool);
     dbd->prepared = db.prepared;
     if (err) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00067: a database connection "
-                     "cannot prepare its statements: %s", err);
-        return NULL;
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, "QRT00067: a database connection "
+                     "prepares the rest of its statements when they are needed: %s", err);
     }
     return dbd;
 }

@@ -563,6 +563,7 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     q->db.driver = dbd->driver;
     q->db.handle = dbd->handle;
     q->db.prepared = dbd->prepared;
+    q->db.pool = dbd->pool;
 
     if ((e = api_authenticate(q)) != NULL) {
         return e;

@@ -341,12 +341,12 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
         apr_dbd_query(driver, db->handle, &nrows,
                       apr_psprintf(cp, "SET lock_timeout = %d", scan_wait() * 1000));
     }
+    db->pool = cp;
     err = qrt_db_prepare_all(db, cp);
     if (err) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00049: the scan writer "
-                     "cannot prepare its statements: %s", err);
-        apr_dbd_close(driver, db->handle);
-        return NULL;
+        /* A table locked from outside, say: the rest is prepared when first needed. */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00049: the scan writer "
+                     "could not prepare all its statements yet: %s", err);
     }
     return db;
 }
@@ -634,6 +634,7 @@ int qrt_scan_handler(request_rec *r)
         db.driver = dbd->driver;
         db.handle = dbd->handle;
         db.prepared = dbd->prepared;
+        db.pool = dbd->pool;
         db.error = NULL;
         rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
         qrt_dbd_close(r->server, dbd);

@@ -249,14 +249,49 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
     return c.err;
 }
 
+typedef struct {
+    const char *label;
+    const char *sql;
+} store_find_ctx;
+
+static void store_find_one(void *ctx, const char *label, const char *sql)
+{
+    store_find_ctx *f = ctx;
+
+    if (!f->sql && !strcmp(label, f->label)) {
+        f->sql = sql;
+    }
+}
+
+/* A statement by its label; one that the connection could not prepare when it was
+ * opened (a table locked from outside, SQLite busy) is prepared now, in the
+ * connection's pool. */
 static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *label)
 {
+    apr_pool_t *cp = db->pool ? db->pool : p;
     apr_dbd_prepared_t *stmt = db->prepared
         ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
+    store_find_ctx f = { label, NULL };
+    int rv;
 
-    if (!stmt) {
-        db->error = apr_psprintf(p, "no prepared statement %s", label);
+    if (stmt) {
+        return stmt;
     }
+    qrt_store_each_statement(apr_dbd_name(db->driver), store_find_one, &f);
+    if (!f.sql) {
+        db->error = apr_psprintf(p, "no statement %s", label);
+        return NULL;
+    }
+    rv = apr_dbd_prepare(db->driver, cp, db->handle, f.sql, label, &stmt);
+    if (rv != 0 || !stmt) {
+        db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
+                                 apr_dbd_error(db->driver, db->handle, rv));
+        return NULL;
+    }
+    if (!db->prepared) {
+        db->prepared = apr_hash_make(cp);
+    }
+    apr_hash_set(db->prepared, apr_pstrdup(cp, label), APR_HASH_KEY_STRING, stmt);
     return stmt;
 }
 

@@ -15,12 +15,14 @@
 
 #include "qrt_token.h"
 
-/* One connection: what ap_dbd_t carries, minus the pool. */
+/* One connection: what ap_dbd_t carries. */
 typedef struct {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
     apr_hash_t *prepared;   /* label -> apr_dbd_prepared_t* */
     const char *error;      /* last error message, or NULL */
+    apr_pool_t *pool;       /* the connection's: statements it prepares on first use
+                             * live there (NULL: the pool of the call) */
 } qrt_db_t;
 
 typedef struct {
