@@ -382,8 +382,18 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
         return NULL;
     }
     if (!strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
+        apr_status_t rv;
+
         q->form = apr_table_make(r->pool, 8);
-        if (qrt_form_urlencoded(r->pool, buf, len, q->form, &err) != APR_SUCCESS) {
+        rv = qrt_form_urlencoded_max(r->pool, buf, len, QRT_FORM_FIELDS_MAX, q->form, &err);
+        if (rv == APR_ENOSPC) {
+            q->form = NULL;
+            return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
+                             "Form body too large: %s (at most %d).", err,
+                             QRT_FORM_FIELDS_MAX));
+        }
+        if (rv != APR_SUCCESS) {
+            q->form = NULL;
             return qrt_error(q, HTTP_BAD_REQUEST,
                              apr_pstrcat(r->pool, "Malformed form body: ", err, NULL));
         }
@@ -406,8 +416,12 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
             rv = qrt_multipart_finish(mp, q->form, &err);
         }
         if (rv == APR_ENOSPC) {
-            return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE,
-                             apr_pstrcat(r->pool, "Multipart body too large: ", err, NULL));
+            q->form = NULL;
+            return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
+                             "Multipart body too large: %s (at most %" APR_SIZE_T_FMT
+                             " parts of at most %" APR_SIZE_T_FMT " bytes each, with at "
+                             "most %" APR_SIZE_T_FMT " bytes of headers).", err,
+                             lim.max_parts, lim.max_part_size, lim.max_header_size));
         }
         if (rv != APR_SUCCESS) {
             q->form = NULL;
@@ -538,8 +552,16 @@ static qrt_err_t *api_serve(qrt_req_t *q)
 
     if (args) {
         q->query = apr_table_make(r->pool, 8);
-        if (qrt_form_urlencoded(r->pool, args, strlen(args), q->query, &err)
-            != APR_SUCCESS) {
+        apr_status_t rv = qrt_form_urlencoded_max(r->pool, args, strlen(args),
+                                                  QRT_QUERY_FIELDS_MAX, q->query, &err);
+
+        if (rv == APR_ENOSPC) {
+            q->query = NULL;
+            return qrt_error(q, HTTP_BAD_REQUEST, apr_psprintf(r->pool,
+                             "Too many query parameters: %s (at most %d).", err,
+                             QRT_QUERY_FIELDS_MAX));
+        }
+        if (rv != APR_SUCCESS) {
             q->query = NULL;
             return qrt_error(q, HTTP_BAD_REQUEST,
                              apr_pstrcat(r->pool, "Malformed query string: ", err, NULL));

@@ -1,4 +1,5 @@
 /* mod_qrtrack_params: query parameters shared by several endpoints. */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 
@@ -86,11 +87,21 @@ apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name)
     return c.out;
 }
 
+static int params_id_cmp(const void *a, const void *b)
+{
+    apr_int64_t x = *(const apr_int64_t *)a, y = *(const apr_int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The ids of trackers[] (or the account's live trackers without it): at most
+ * QRT_TRACKER_IDS_MAX values, counted before any is parsed; repeats dropped in
+ * O(n log n); every id must be the account's (403 otherwise). */
 qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_t **ids)
 {
     apr_array_header_t *raw = qrt_query_list(q, name);
     apr_int64_t *vals;
-    int i, owned = 0;
+    int i, n = 0, owned = 0;
 
     if (raw->nelts == 0) {
         if (qrt_store_tracker_ids(&q->db, q->r->pool, q->auth.account_id, ids)
@@ -99,14 +110,14 @@ qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_
         }
         return NULL;
     }
-    if (raw->nelts > 1000) {
+    if (raw->nelts > QRT_TRACKER_IDS_MAX) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name,
-                               "At most 1000 tracker ids may be given.");
+                               apr_psprintf(q->r->pool, "At most %d tracker ids may be "
+                                            "given.", QRT_TRACKER_IDS_MAX));
     }
     *ids = apr_array_make(q->r->pool, raw->nelts, sizeof(apr_int64_t));
     for (i = 0; i < raw->nelts; i++) {
         apr_int64_t id;
-        int j, dup = 0;
 
         if (qrt_parse_int(APR_ARRAY_IDX(raw, i, const char *), 1, APR_INT64_MAX, &id)
             != 0) {
@@ -114,14 +125,16 @@ qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_
                                    apr_psprintf(q->r->pool, "The %s parameter must be "
                                                 "a list of tracker ids.", name));
         }
-        for (j = 0; j < (*ids)->nelts; j++) {
-            dup |= APR_ARRAY_IDX(*ids, j, apr_int64_t) == id;
-        }
-        if (!dup) {
-            APR_ARRAY_PUSH(*ids, apr_int64_t) = id;
-        }
+        APR_ARRAY_PUSH(*ids, apr_int64_t) = id;
     }
     vals = (apr_int64_t *)(*ids)->elts;
+    qsort(vals, (*ids)->nelts, sizeof(apr_int64_t), params_id_cmp);
+    for (i = 0; i < (*ids)->nelts; i++) {
+        if (n == 0 || vals[n - 1] != vals[i]) {
+            vals[n++] = vals[i];
+        }
+    }
+    (*ids)->nelts = n;
     if (qrt_store_tracker_owned(&q->db, q->r->pool, q->auth.account_id, vals,
                                 (*ids)->nelts, &owned) != APR_SUCCESS) {
         return qrt_error_store(q, "checking tracker ids");
@@ -140,9 +153,10 @@ qrt_err_t *qrt_params_paging(qrt_req_t *q, apr_int64_t *page, apr_int64_t *rows)
     *page = 1;
     *rows = 25;
     v = qrt_query(q, "page");
-    if (v && qrt_parse_int(v, 1, 100000000, page) != 0) {
+    if (v && qrt_parse_int(v, 1, QRT_PAGE_MAX, page) != 0) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "page",
-                               "The page parameter must be an integer of at least 1.");
+                               apr_psprintf(q->r->pool, "The page parameter must be an "
+                                            "integer from 1 to %d.", QRT_PAGE_MAX));
     }
     v = qrt_query(q, "rows");
     if (v && qrt_parse_int(v, 1, 1000, rows) != 0) {

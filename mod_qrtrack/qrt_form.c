@@ -667,6 +667,13 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
                                  apr_size_t len, apr_table_t *fields,
                                  const char **err)
 {
+    return qrt_form_urlencoded_max(p, body, len, 0, fields, err);
+}
+
+apr_status_t qrt_form_urlencoded_max(apr_pool_t *p, const char *body,
+                                     apr_size_t len, apr_size_t max_fields,
+                                     apr_table_t *fields, const char **err)
+{
     const char *s = body;
     const char *e;
     apr_array_header_t *pairs;
@@ -677,6 +684,21 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
         return APR_SUCCESS;
     }
     e = body + len;
+    if (max_fields > 0) {
+        /* Counted before anything is decoded: the work stays bounded. */
+        apr_size_t n = 0;
+        const char *c = body, *amp;
+
+        while (c < e) {
+            amp = memchr(c, '&', e - c);
+            n += (amp ? amp : e) > c;
+            c = amp ? amp + 1 : e;
+        }
+        if (n > max_fields) {
+            *err = apr_psprintf(p, "more than %" APR_SIZE_T_FMT " fields", max_fields);
+            return APR_ENOSPC;
+        }
+    }
     pairs = apr_array_make(p, 8, 2 * sizeof(const char *));
     while (s < e) {
         const char *amp = memchr(s, '&', e - s);

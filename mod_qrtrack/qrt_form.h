@@ -64,4 +64,11 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
 char *qrt_form_redact(apr_pool_t *p, const char *query, const char *name,
                       const char *mask);
 
+/* The same with at most max_fields non-empty pieces (0 = no limit): more ->
+ * APR_ENOSPC with *err "more than N fields", before anything is decoded or
+ * added. */
+apr_status_t qrt_form_urlencoded_max(apr_pool_t *p, const char *body,
+                                     apr_size_t len, apr_size_t max_fields,
+                                     apr_table_t *fields, const char **err);
+
 #endif /* QRT_FORM_H */

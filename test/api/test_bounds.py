@@ -68,3 +68,20 @@ def test_long_query_strings_stop_at_httpd(server, token):
     r = requests.get(server.api_base + "/tracker", timeout=10,
                      params={"api_token": token, "x": "y" * 9000})
     assert r.status_code == 414
+
+
+def test_query_parameter_count_bounded(api):
+    r = api.get("/tracker?" + "&".join("p%d=1" % i for i in range(1100)))
+    assert r.status_code == 400, r.text[:300]
+    assert "1024" in r.json()["message"]
+    r = api.get("/tracker?" + "&".join("p%d=1" % i for i in range(1000)))
+    assert r.status_code == 200
+
+
+def test_urlencoded_field_count_bounded(api):
+    body = "redirect_url=https%3A%2F%2Fexample.com%2F&" + "&".join("f%d=1" % i
+                                                                    for i in range(1100))
+    r = api.post("/tracker", data=body,
+                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413, r.text[:300]
+    assert "1024" in r.json()["message"]

@@ -789,6 +789,39 @@ START_TEST(test_redact)
                       "redacted: %s", untouched[i]);
     }
     ck_assert_ptr_null(qrt_form_redact(pool, NULL, "api_token", "[r]"));
+START_TEST(test_urlencoded_max)
+{
+    apr_table_t *t = apr_table_make(pool, 4);
+    const char *err = NULL;
+    char *big;
+    int i;
+
+    /* Empty pieces do not count; exactly max is fine. */
+    ck_assert_int_eq(qrt_form_urlencoded_max(pool, "a=1&&b=2&", 9, 2, t, &err),
+                     APR_SUCCESS);
+    expect_fields(t, "a", "1", "b", "2", NULL);
+    t = apr_table_make(pool, 4);
+    ck_assert_int_eq(qrt_form_urlencoded_max(pool, "a=1&b=2&c", 9, 2, t, &err),
+                     APR_ENOSPC);
+    ck_assert_str_eq(err, "more than 2 fields");
+    ck_assert_int_eq(apr_table_elts(t)->nelts, 0);
+    /* Counted before decoding: a bad escape past the limit is not looked at. */
+    ck_assert_int_eq(qrt_form_urlencoded_max(pool, "a&b&%zz", 7, 2, t, &err),
+                     APR_ENOSPC);
+    /* 0 = no limit */
+    ck_assert_int_eq(qrt_form_urlencoded_max(pool, "a&b&c", 5, 0, t, &err),
+                     APR_SUCCESS);
+    big = apr_palloc(pool, 40001);
+    for (i = 0; i < 40000; i += 2) {
+        big[i] = 'x';
+        big[i + 1] = '&';
+    }
+    big[40000] = '\0';
+    t = apr_table_make(pool, 4);
+    ck_assert_int_eq(qrt_form_urlencoded_max(pool, big, 40000, 1024, t, &err),
+                     APR_ENOSPC);
+    ck_assert_str_eq(err, "more than 1024 fields");
+    ck_assert_int_eq(apr_table_elts(t)->nelts, 0);
 }
 END_TEST
 
@@ -821,6 +854,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_urlencoded);
     tcase_add_test(tc, test_urlencoded_bad);
     tcase_add_test(tc, test_redact);
+    tcase_add_test(tc, test_urlencoded_max);
     suite_add_tcase(s, tc);
     return s;
 }
