@@ -789,6 +789,9 @@ START_TEST(test_redact)
                       "redacted: %s", untouched[i]);
     }
     ck_assert_ptr_null(qrt_form_redact(pool, NULL, "api_token", "[r]"));
+}
+END_TEST
+
 START_TEST(test_urlencoded_max)
 {
     apr_table_t *t = apr_table_make(pool, 4);
