@@ -1,5 +1,7 @@
 """Several nodes on one PostgreSQL database (CONTRACT section 5): two httpd servers,
-each with its own config, port, shared memory and committer, share one database.
+each with its own config, port, shared memory and committer, share one database and,
+for the rate limits, one memcached (QRTrackRateLimitStore memcache), as the README's
+"Several servers" sets them up.
 
 A tracker made through one node is scanned through the other and counted once; a
 PATCH or DELETE through one node is followed by the other's scans within a second;
@@ -12,7 +14,7 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, PgCluster, Server
+from conftest import BACKEND, Api, Memcached, PgCluster, Server
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "
@@ -24,20 +26,24 @@ UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.1
 
 @pytest.fixture(scope="module")
 def nodes():
-    a = Server(loglevel="info")
-    b = None
+    mc = Memcached()
+    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
+    a = b = None
     try:
+        a = Server(extra=conf, loglevel="info")
         a.admin("init")
         a.account("acme")
         a.start()
-        b = Server(shared_db=a, loglevel="info")
+        b = Server(extra=conf, shared_db=a, loglevel="info")
         b.start()
         tok = a.token("acme")
+        b.tokens.append(tok)
         yield a, b, tok
     finally:
         for srv in (b, a):
             if srv:
                 srv.cleanup()
+        mc.stop()
 
 
 def scan(node, code, ua=UA % 0):
@@ -57,6 +63,22 @@ def analytics(node, tok, tid):
         r = s.get("/tracker/analytics/%d" % tid)
         assert r.status_code == 200, r.text
         return r.json()
+
+
+def test_one_tokens_requests_alternating_between_nodes_admit_exactly_the_limit(nodes):
+    """200 requests of one token, alternating between the nodes, in one minute: exactly
+    120 (the default limit) answered 200, the rest 429; no 5xx."""
+    a, b, _ = nodes
+    tok = a.token("acme")
+    b.tokens.append(tok)
+
+    def one(i):
+        with Api((a, b)[i % 2], tok) as s:
+            return s.get("/account").status_code
+
+    codes = [one(i) for i in range(200)]
+    assert codes.count(200) == 120 and codes.count(429) == 80, codes
+    assert codes[:120] == [200] * 120
 
 
 def test_made_on_one_node_scanned_on_the_other_counted_once(nodes):
