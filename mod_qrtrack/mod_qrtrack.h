@@ -40,7 +40,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_DEFAULT_SCAN_WAIT    10         /* seconds */
 /* Bounds on what one request may make the server do (README: "Limits"). */
 #define QRT_QUERY_FIELDS_MAX     1024       /* parameters of a query string */
-#define QRT_FORM_FIELDS_MAX      1024       /* fields of an urlencoded body */
+#define QRT_FORM_FIELDS_MAX      10000      /* fields of an urlencoded body: above tags' 1000 */
 #define QRT_TRACKER_IDS_MAX      1000       /* ids in trackers[] (reports, KPIs) */
 #define QRT_PAGE_MAX             100000000  /* page of a listing */
 /* SQLite's busy timeout per try: apr_dbd_sqlite3 tries a statement that meets a
