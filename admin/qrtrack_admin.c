@@ -13,6 +13,7 @@
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_store_copy.h"
+#include "qrt_store_purge.h"
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
@@ -56,6 +57,8 @@ static void admin_help(void)
            "  token list ACCOUNT\n"
            "  token revoke TOKEN_ID\n"
            "  visits import FILE      (JSON lines of visits; - for stdin)\n"
+           "  visits purge DAYS       (erase what visits older than DAYS say about\n"
+           "                          their visitors, as QRTrackVisitRetention does)\n"
            "  aggregates rebuild      (recompute report aggregates from visits)\n"
            "  visitor-key show|new    (how visitor ids are made; new: a new secret)\n"
            "  visitor-key rotate daily|none  (the visit's day part of the id, or not)\n"
@@ -481,10 +484,47 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     return 0;
 }
 
+/* visits purge DAYS: one whole pass of QRTrackVisitRetention's purge (every
+ * visit older than DAYS days), in steps of their own commits; prints how many
+ * visits it erased. */
+static int admin_visits_purge(admin_ctx *c, const char *days_arg)
+{
+    qrt_purge_cursor_t cur;
+    apr_pool_t *sp;
+    apr_int64_t days;
+    long total = 0;
+    int purged, done = 0;
+    char *end;
+
+    days = apr_strtoi64(days_arg, &end, 10);
+    if (!*days_arg || *end || days < 1 || days > 36500) {
+        return admin_fail("DAYS must be a whole number from 1 to 36500, not '%s'%s",
+                          days_arg, NULL);
+    }
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    qrt_purge_cursor_init(&cur, QRT_PURGE_TMIN,
+                          qrt_purge_edge(apr_time_sec(apr_time_now()), (int)days));
+    apr_pool_create(&sp, c->p);
+    while (!done) {
+        if (qrt_store_purge_step(&c->db, sp, &cur, 2000, &purged, &done) != APR_SUCCESS) {
+            return admin_fail("purge failed: %s%s", c->db.error ? c->db.error : "", NULL);
+        }
+        total += purged;
+        apr_pool_clear(sp);
+    }
+    printf("%ld\n", total);
+    return 0;
+}
+
 static int admin_visits(admin_ctx *c, int argc, const char *const *argv)
 {
     if (argc == 2 && !strcmp(argv[0], "import")) {
         return admin_visits_import(c, argv[1]);
+    }
+    if (argc == 2 && !strcmp(argv[0], "purge")) {
+        return admin_visits_purge(c, argv[1]);
     }
     admin_usage();
     return 2;

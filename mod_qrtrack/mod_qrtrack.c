@@ -36,7 +36,7 @@
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
                              NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
-                             { { 0 }, 0, 0 } };
+                             { { 0 }, 0, 0 }, 0 };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -232,6 +232,13 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.scan_budget = (int)v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackVisitRetention")) {
+        err = qrt_cmd_int(cmd, arg, 0, 36500, "a number of days (0 = keep visits for ever)",
+                          &v);
+        if (!err) {
+            qrt_global.visit_retention = (int)v;
+        }
+    }
     else if (!strcasecmp(name, "QRTrackScanWait")) {
         err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
         if (!err) {
@@ -326,6 +333,10 @@ static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, NULL, RSRC_CONF,
                   "Seconds a scan waits for its commit before it gets 503, unrecorded "
                   "(default 10)"),
+    AP_INIT_TAKE1("QRTrackVisitRetention", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Days a visit is kept whole: older visits leave the listings and "
+                  "exports and lose what they say about the visitor; reports keep "
+                  "counting them (default 0: for ever)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     { NULL }
@@ -644,6 +655,7 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;
     qrt_global.scan_wait = 0;
+    qrt_global.visit_retention = 0;
     qrt_global.scan_budget = 0;
     qrt_global.budget_table = NULL;
     qrt_global.budget_mutex = NULL;

@@ -94,6 +94,7 @@ typedef struct {
     qrt_rate_table_t *budget_table; /* its counters in shared memory, or NULL */
     apr_global_mutex_t *budget_mutex;
     qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
+    int visit_retention;            /* QRTrackVisitRetention, days (0 = for ever) */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -198,6 +199,8 @@ typedef struct {
     apr_uint64_t rate_full;         /* API requests refused: rate table full */
     apr_uint64_t budget_refused;    /* scans answered 429: QRTrackScanBudget */
     apr_uint64_t budget_full;       /* scans let through: budget table full */
+    apr_uint64_t purged;            /* visits erased by QRTrackVisitRetention */
+    apr_uint64_t purge_passes;      /* its passes finished */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */

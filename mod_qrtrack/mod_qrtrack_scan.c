@@ -28,6 +28,7 @@
 #include "qrt_schema.h"
 #include "qrt_geo.h"
 #include "qrt_ip.h"
+#include "qrt_store_purge.h"
 #include "qrt_token.h"
 #include "qrt_ua.h"
 
@@ -64,6 +65,7 @@ static struct {
 typedef struct {
     volatile apr_uint32_t tracker_gen;
     apr_int64_t last_visit_start;   /* newest committed visit_start; under the writer mutex */
+    qrt_purge_state_t purge;        /* QRTrackVisitRetention's passes; under the writer mutex */
     qrt_stats_t stats;
 } scan_shared_t;
 
@@ -103,7 +105,7 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
-static qrt_log_throttle_t log_full, log_timeout, log_commit;
+static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge;
 
 static int scan_wait(void)
 {
@@ -358,6 +360,56 @@ static void writer_disconnect(qrt_db_t *db)
     }
 }
 
+/* QRTrackVisitRetention: an idle writer runs one step of the purge when one is due
+ * and no other writer (of any child) holds the writers' mutex, so a step never makes
+ * a commit wait longer than the step itself (a few milliseconds). */
+#define PURGE_BATCH 500
+static void writer_purge(qrt_db_t *db, apr_pool_t *p)
+{
+    apr_int64_t now;
+    int purged = 0, done = 0;
+    apr_status_t rv;
+
+    if (!qrt_global.visit_retention || !db || !scan_writer_mutex || !scan_shared) {
+        return;
+    }
+    now = apr_time_sec(apr_time_now());
+    /* Read without the mutex: only a pass under way or due is worth taking it. */
+    if (!scan_shared->purge.active && scan_shared->purge.days == qrt_global.visit_retention
+        && now < scan_shared->purge.next_due) {
+        return;
+    }
+    if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
+        return;
+    }
+    if (qrt_purge_due(&scan_shared->purge, now, qrt_global.visit_retention)) {
+        db->error = NULL;
+        rv = qrt_store_purge_step(db, p, &scan_shared->purge.c, PURGE_BATCH, &purged, &done);
+        if (rv != APR_SUCCESS) {
+            apr_uint32_t more = 0;
+
+            qrt_purge_finish(&scan_shared->purge, now, 0);
+            if (qrt_log_due(&log_purge, &more)) {
+                ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00080: purging "
+                             "visits older than %d days failed, tried again in a minute: "
+                             "%s (and %u more failures since this line was last logged)",
+                             qrt_global.visit_retention,
+                             db->error ? db->error : "unknown error", more);
+            }
+        }
+        else {
+            QRT_STAT_ADD(purged, purged);
+            if (done) {
+                qrt_purge_finish(&scan_shared->purge, now, 1);
+                QRT_STAT_ADD(purge_passes, 1);
+                ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00081: a purge of "
+                             "visits older than %d days finished", qrt_global.visit_retention);
+            }
+        }
+    }
+    apr_global_mutex_unlock(scan_writer_mutex);
+}
+
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *p = data, *cp;
@@ -382,6 +434,15 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             apr_pool_clear(p);
             if (stopping) {
                 break;
+            }
+            if (qrt_global.visit_retention && dbd) {
+                dbd->error = NULL;
+                writer_purge(dbd, p);
+                if (dbd->error && qrt_db_lost(dbd)) {
+                    writer_disconnect(dbd);
+                    dbd = NULL;
+                }
+                apr_pool_clear(p);
             }
             qrt_queue_wait(writer.queue, SCAN_WRITER_POLL);
             continue;

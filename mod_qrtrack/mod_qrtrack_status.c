@@ -100,7 +100,13 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->budget_refused));
         status_num(a, r->pool, "ScanBudgetFull", "Scans let through uncounted, "
                    "QRTrackScanBudget's table full", status_read(&st->budget_full));
+        status_num(a, r->pool, "VisitsPurged", "Visits erased by QRTrackVisitRetention",
+                   status_read(&st->purged));
+        status_num(a, r->pool, "PurgePasses", "QRTrackVisitRetention passes finished",
+                   status_read(&st->purge_passes));
     }
+    status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
+               (apr_uint64_t)qrt_global.visit_retention);
     status_num(a, r->pool, "ScanBudget", "QRTrackScanBudget (scans a minute per client "
                "address, 0 = off)", (apr_uint64_t)qrt_global.scan_budget);
     status_add(a, "RateLimitStore", "Rate-limit store",

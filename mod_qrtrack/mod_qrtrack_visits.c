@@ -13,6 +13,7 @@
 #include "qrt_date.h"
 #include "qrt_etag.h"
 #include "qrt_json.h"
+#include "qrt_store_purge.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_valid.h"
 
@@ -127,6 +128,15 @@ static qrt_err_t *visits_filter(qrt_req_t *q, const qrt_tracker_t *t,
         }
         if (w.has_end) {
             f->end = w.end;
+        }
+    }
+    if (qrt_global.visit_retention > 0) {
+        /* QRTrackVisitRetention: visits older than it are listed nowhere. */
+        apr_int64_t edge = qrt_purge_edge(apr_time_sec(q->r->request_time),
+                                          qrt_global.visit_retention);
+
+        if (f->start < edge) {
+            f->start = edge;
         }
     }
     v = qrt_query(q, "since_id");

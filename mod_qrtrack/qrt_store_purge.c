@@ -1,0 +1,165 @@
+/* qrt_store_purge: erasing what old visits say about their visitors
+ * (QRTrackVisitRetention, qrtrack-admin visits purge). See qrt_store_purge.h. */
+#include <string.h>
+#include "qrt_store_purge.h"
+
+/* The rows of one step: visits of a tracker after (t, id) and before `before`, on
+ * the index (tracker_id, visit_start, id, ...), whose range starts at t (t >= lo). */
+#define PURGE_RANGE "tracker_id = %lld AND visit_start >= %lld AND visit_start < %lld " \
+    "AND (visit_start > %lld OR id > %lld) "
+#define PURGE_KEPT "(ip IS NOT NULL OR user_agent IS NOT NULL OR referer IS NOT NULL " \
+    "OR browser_version IS NOT NULL OR os IS NOT NULL OR device IS NOT NULL)"
+
+const qrt_stmt_t qrt_store_purge_stmts[] = {
+    { "qrt_purge_next_tracker",
+      "SELECT MIN(id) FROM trackers WHERE id > %lld" },
+    /* Where a step of n rows ends (the n-th row), if the range holds that many. */
+    { "qrt_purge_step_end",
+      "SELECT visit_start, id FROM visits WHERE " PURGE_RANGE
+      "ORDER BY visit_start, id LIMIT 1 OFFSET %lld" },
+    { "qrt_purge_erase",
+      "UPDATE visits SET ip = NULL, user_agent = NULL, referer = NULL, "
+      "browser_version = NULL, os = NULL, device = NULL WHERE " PURGE_RANGE
+      "AND (visit_start < %lld OR (visit_start = %lld AND id <= %lld)) AND " PURGE_KEPT },
+    { NULL, NULL }
+};
+
+apr_int64_t qrt_purge_edge(apr_int64_t now, int days)
+{
+    return now - now % 60 - (apr_int64_t)days * 86400;
+}
+
+int qrt_purge_due(qrt_purge_state_t *s, apr_int64_t now, int days)
+{
+    if (days != s->days) {
+        /* Started, or the retention changed at a graceful restart: all anew. */
+        memset(s, 0, sizeof(*s));
+        s->days = days;
+    }
+    if (days <= 0) {
+        return 0;
+    }
+    if (!s->active) {
+        apr_int64_t before = qrt_purge_edge(now, days);
+
+        if (now < s->next_due) {
+            return 0;
+        }
+        s->full = !s->last_full || now - s->last_full >= QRT_PURGE_FULL;
+        qrt_purge_cursor_init(&s->c, s->full ? QRT_PURGE_TMIN : s->last_before, before);
+        s->active = 1;
+    }
+    return 1;
+}
+
+void qrt_purge_finish(qrt_purge_state_t *s, apr_int64_t now, int ok)
+{
+    s->active = 0;
+    if (ok) {
+        s->last_before = s->c.before;
+        if (s->full) {
+            s->last_full = now;
+        }
+        s->next_due = now + QRT_PURGE_EVERY;
+    }
+    else {
+        s->next_due = now + 60;
+    }
+}
+
+void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t before)
+{
+    c->lo = lo;
+    c->before = before;
+    c->tracker = 0;
+    c->t = c->id = 0;
+    c->started = 0;
+}
+
+static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
+                                       int *done)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &c->tracker };
+    apr_int64_t next = 0;
+    apr_status_t rv = qrt_db_select(db, p, "qrt_purge_next_tracker", &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        next = qrt_db_int(db, row, 0, 0);
+    }
+    if (next <= 0) {
+        *done = 1;
+        return APR_SUCCESS;
+    }
+    c->tracker = next;
+    c->started = 0;
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
+                                  int batch, int *purged, int *done)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t t, id, skip = batch > 1 ? batch - 1 : 0, et, eid;
+    int found = 0, nrows = 0;
+    apr_status_t rv;
+
+    *purged = 0;
+    *done = 0;
+    if (c->lo >= c->before) {
+        *done = 1;
+        return APR_SUCCESS;
+    }
+    if (c->tracker == 0 || !c->started) {
+        if (c->tracker == 0 && (rv = purge_next_tracker(db, p, c, done)) != APR_SUCCESS) {
+            return rv;
+        }
+        if (*done) {
+            return APR_SUCCESS;
+        }
+        c->started = 1;
+        c->t = c->lo;
+        c->id = -1;                 /* every id at visit_start == lo */
+    }
+    t = c->t;
+    id = c->id;
+    {
+        const void *args[] = { &c->tracker, &t, &c->before, &t, &id, &skip };
+
+        if ((rv = qrt_db_select(db, p, "qrt_purge_step_end", &res, args)) != APR_SUCCESS) {
+            return rv;
+        }
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            et = qrt_db_int(db, row, 0, 0);
+            eid = qrt_db_int(db, row, 1, 0);
+            found = 1;
+        }
+    }
+    if (!found) {
+        /* Fewer than batch rows left: the rest of the tracker's range. */
+        et = c->before;
+        eid = 0;
+    }
+    {
+        const void *args[] = { &c->tracker, &t, &c->before, &t, &id, &et, &et, &eid };
+
+        if ((rv = qrt_db_exec(db, p, "qrt_purge_erase", &nrows, args)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    *purged = nrows;
+    if (found) {
+        c->t = et;
+        c->id = eid;
+    }
+    else {
+        /* This tracker is done: the next one at the next step. */
+        rv = purge_next_tracker(db, p, c, done);
+    }
+    return rv;
+}

@@ -1,0 +1,65 @@
+/* qrt_store_purge: QRTrackVisitRetention's purge of old visits.
+ *
+ * A visit older than the retention leaves every listing, search and export (the
+ * readers' window starts at the retention's edge: mod_qrtrack_visits.c), and what
+ * it says about the visitor is erased from its row: address, user agent, referer,
+ * browser version, OS and device. What the report aggregates are computed from
+ * stays (time, tracker, source, bot flag, browser name, country, city, keyed
+ * visitor id), so every report, the rebuild, a tracker's deletion or retagging and
+ * the previous-visit seeks of later visits give the numbers they gave before.
+ *
+ * The purge walks each tracker's visits by (visit_start, id) on the index
+ * visits_tracker_visitor, a bounded step at a time: a step reads at most `batch`
+ * index entries and changes at most `batch` rows, so it holds the database's
+ * write lock for a few milliseconds whatever the size of the database. */
+#ifndef QRT_STORE_PURGE_H
+#define QRT_STORE_PURGE_H
+
+#include "qrt_store.h"
+
+/* Before any visit (the open lower bound of a full pass). */
+#define QRT_PURGE_TMIN (-(APR_INT64_C(1) << 40))
+
+/* Where a pass stands: visits with lo <= visit_start < before are purged, tracker
+ * by tracker (in id order), each from the position (t, id) on. Plain data: it may
+ * live in shared memory. */
+typedef struct {
+    apr_int64_t lo, before;
+    apr_int64_t tracker;            /* the tracker being walked; 0 before the first */
+    apr_int64_t t, id;              /* last position done in it */
+    int started;                    /* tracker's walk has begun (t, id are set) */
+} qrt_purge_cursor_t;
+
+/* The retention's edge at now (seconds): visits before it are purged and listed
+ * nowhere. Moves by whole minutes, so a listing's entity tag stays put within one. */
+apr_int64_t qrt_purge_edge(apr_int64_t now, int days);
+
+/* When passes run (kept by the server in shared memory, under its writers' mutex):
+ * a pass starts at most every QRT_PURGE_EVERY seconds and covers the visits that
+ * reached the edge since the last one; every QRT_PURGE_FULL seconds (and at start,
+ * or when the retention changes) a pass covers every visit, which also catches
+ * visits imported with old times since. */
+#define QRT_PURGE_EVERY 600
+#define QRT_PURGE_FULL  86400
+typedef struct {
+    qrt_purge_cursor_t c;
+    int active, full, days;
+    apr_int64_t next_due, last_before, last_full;
+} qrt_purge_state_t;
+
+/* 1 when a step of a pass is to run now (a pass due is started); 0 when not.
+ * days 0 = no retention: nothing runs. */
+int qrt_purge_due(qrt_purge_state_t *s, apr_int64_t now, int days);
+/* The pass ended: ok 1 after its last step, 0 after a failed one (tried again
+ * a minute later). */
+void qrt_purge_finish(qrt_purge_state_t *s, apr_int64_t now, int ok);
+
+/* A new pass over [lo, before). */
+void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t before);
+
+/* One step of the pass: *purged gets the rows it erased, *done 1 when the pass has
+ * walked every tracker. Each statement commits on its own. */
+apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
+                                  int batch, int *purged, int *done);
+
+#endif

@@ -1,0 +1,226 @@
+"""QRTrackVisitRetention (issue 13): visits older than N days leave the listings,
+searches and CSV exports at once, and the server's purge erases what they say about
+the visitor (address, user agent, referer, browser version, OS, device) from their
+rows; every report, crosstab, KPI and analytics figure stays what it was, for any
+window (partial days read from the visits included), the rebuild gives the same
+aggregates, and a visitor of the purged period coming back is still one visitor.
+Runs on both backends."""
+import csv
+import io
+import json
+import time
+
+import pytest
+
+from conftest import Api, Server, configtest
+
+DAY = 86400
+UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0 retention-%s"
+OLD_FIELDS = ("ip", "user_agent", "referer", "browser_version", "os", "device")
+
+
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
+
+
+def visit(tid, t, who, city="Berlin", browser="Firefox", source="scan"):
+    return {"tracker_id": tid, "visit_start": iso(t), "source": source, "ip": "127.0.0.0",
+            "country": "DE", "city": city, "browser": browser, "browser_version": "120",
+            "os": "Linux", "device": "desktop", "referer": "https://old.example/%s" % who,
+            "user_agent": UA % who}
+
+
+def snapshot(a, tids, now):
+    """Every figure the aggregates give, over windows in and out of the purged
+    period, some with offsets (their partial days are read from the visits)."""
+    out = {}
+    windows = [{}, {"visit_start": iso(now - 60 * DAY), "visit_start_end": iso(now)},
+               {"visit_start": time.strftime("%Y-%m-%dT09:30:00+0530",
+                                             time.gmtime(now - 41 * DAY)),
+                "visit_start_end": time.strftime("%Y-%m-%dT17:45:00+0530",
+                                                 time.gmtime(now - 34 * DAY))},
+               {"visit_start": iso(now - 38 * DAY + 3600),
+                "visit_start_end": iso(now - 2 * DAY)}]
+    for i, w in enumerate(windows):
+        for rep in ("name", "type", "tag", "date", "browser", "city", "country"):
+            for listed in (None, tids[:1]):
+                q = dict(w, report=rep)
+                if listed:
+                    q["trackers[]"] = listed
+                r = a.get("/report/", params=q)
+                assert r.status_code == 200, r.text
+                out["%d %s %s" % (i, rep, listed)] = r.json()["data"]
+        r = a.get("/report/tag-crosstab", params=dict(w, row="campaign", col="region"))
+        assert r.status_code == 200, r.text
+        out["%d crosstab" % i] = r.json()["data"]
+    day = lambda t: time.strftime("%Y-%m-%d", time.gmtime(t))
+    for d0, d1 in ((now - 45 * DAY, now - 31 * DAY), (now - 60 * DAY, now)):
+        r = a.get("/dashboard/scansAnalytics", params={"dateStart": day(d0),
+                                                       "dateEnd": day(d1)})
+        assert r.status_code == 200, r.text
+        out["kpi %s" % day(d0)] = r.json()
+    for tid in tids:
+        out["analytics %d" % tid] = a.get("/tracker/analytics/%d" % tid).json()
+    return out
+
+
+@pytest.fixture(scope="module")
+def purged():
+    """A server without retention records old and young visits, its figures are
+    taken, then a server with QRTrackVisitRetention 30 on the same database."""
+    first = Server(extra="QRTrackRateLimit 0\n")
+    second = None
+    try:
+        first.admin("init")
+        first.account("acme")
+        tok = first.token("acme")
+        first.start()
+        now = int(time.time())
+        with Api(first, tok) as a:
+            t1 = a.post("/tracker", json={"redirect_url": "https://example.com/1",
+                                          "tags": ["campaign:spring", "region:eu"]}).json()
+            t2 = a.post("/tracker", json={"redirect_url": "https://example.com/2",
+                                          "tags": ["campaign:autumn", "region:us"]}).json()
+            tids = [t1["tracker_id"], t2["tracker_id"]]
+            lines = []
+            for k in range(12):         # old: 40 to 35 days ago, visitors a0..a5
+                lines.append(visit(tids[k % 2], now - 40 * DAY + k * 11 * 3600, "a%d" % (k % 6),
+                                   city=("Berlin", "Köln", "Paris")[k % 3],
+                                   source=("scan", "click")[k % 4 == 3]))
+            for k in range(6):          # young: 5 days ago, visitors a0, a1 and y0..y3
+                lines.append(visit(tids[k % 2], now - 5 * DAY + k * 600,
+                                   ("a0", "a1", "y0", "y1", "y2", "y3")[k],
+                                   browser="Chrome"))
+            path = first.dir + "/import.jsonl"
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(l) + "\n" for l in lines))
+            first.admin("visits", "import", path)
+            before = snapshot(a, tids, now)
+        first.stop()
+        second = Server(extra="QRTrackRateLimit 0\nQRTrackVisitRetention 30\n",
+                        shared_db=first)
+        second.tokens.append(tok)
+        second.start()
+        yield second, tok, tids, now, before
+    finally:
+        for srv in (second, first):
+            if srv:
+                srv.cleanup()
+
+
+def whole(srv, where):
+    return int(srv.sql("SELECT COUNT(*) FROM visits WHERE %s AND (%s)" % (
+        where, " OR ".join("%s IS NOT NULL" % c for c in OLD_FIELDS))).strip())
+
+
+def wait_purged(srv, edge):
+    deadline = time.time() + 20
+    while whole(srv, "visit_start < %d" % edge):
+        assert time.time() < deadline, srv.error_log()[-2000:]
+        time.sleep(0.2)
+
+
+def test_old_visits_are_listed_nowhere(purged):
+    srv, tok, tids, now, _ = purged
+    with Api(srv, tok) as a:
+        for tid in tids:
+            r = a.get("/visits/tracker/%d" % tid)
+            assert r.status_code == 200
+            body = r.json()
+            assert len(body["data"]) == 3 and body["meta"]["total"] == 3, body
+            assert all(v["browser"] == "Chrome" for v in body["data"])
+            # An explicit window into the purged period is empty.
+            r = a.get("/visits/tracker/%d" % tid, params={
+                "visit_start": iso(now - 50 * DAY), "visit_start_end": iso(now - 31 * DAY)})
+            assert r.json()["data"] == [] and r.json()["meta"]["total"] == 0
+            r = a.get("/visits/tracker/%d/download/csv" % tid)
+            rows = list(csv.DictReader(io.StringIO(r.text)))
+            assert len(rows) == 3 and {x["browser"] for x in rows} == {"Chrome"}
+        # A visitor seen only in the purged period is found by no search.
+        r = a.get("/visits/tracker/%d" % tids[0], params={"search": "retention-a2"})
+        assert r.json()["data"] == []
+        r = a.get("/visits/tracker/%d" % tids[0], params={"search": "retention-a0"})
+        assert len(r.json()["data"]) == 1
+
+
+def test_the_purge_erases_the_visitor_from_old_rows_only(purged):
+    srv, tok, tids, now, _ = purged
+    edge = now - 30 * DAY
+    wait_purged(srv, edge)
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE visit_start < %d" % edge)) == 12
+    # What the reports are made from stays on every row.
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE visit_start < %d AND visitor "
+                       "IS NOT NULL AND city IS NOT NULL AND browser = 'Firefox' AND "
+                       "country = 'DE'" % edge)) == 12
+    # Young rows are whole.
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE visit_start >= %d AND ip IS NOT "
+                       "NULL AND user_agent IS NOT NULL AND referer IS NOT NULL AND os IS "
+                       "NOT NULL AND device IS NOT NULL AND browser_version IS NOT NULL"
+                       % edge)) == 6
+
+
+def test_every_figure_stays_and_a_returning_visitor_counts_once(purged):
+    srv, tok, tids, now, before = purged
+    wait_purged(srv, now - 30 * DAY)
+    with Api(srv, tok) as a:
+        assert snapshot(a, tids, now) == before
+        # a2 visited only in the purged period; back now, through a scan.
+        t1 = a.get("/tracker/show/%d" % tids[0]).json()
+    import requests
+    r = requests.get("%s/q/%s" % (srv.base, t1["code"]), allow_redirects=False,
+                     headers={"User-Agent": UA % "a2"}, timeout=30)
+    assert r.status_code == 302
+    with Api(srv, tok) as a:
+        rows = a.get("/report/", params={"report": "name"}).json()["data"]
+        # Visitors a0..a5 and y0..y3: ten, a2's return counted once.
+        assert sum(x["visits"] for x in rows) == 19
+        r = a.get("/report/", params={"report": "date"}).json()["data"]
+        assert sum(x["visits"] for x in r) == 19
+        kpi = a.get("/dashboard/scansAnalytics").json()
+        after = snapshot(a, tids, now)
+    srv.admin("aggregates", "rebuild")
+    with Api(srv, tok) as a:
+        # The rebuild reads the purged rows and finds the same figures.
+        assert snapshot(a, tids, now) == after
+        whole_range = {"visit_start": iso(now - 60 * DAY), "visit_start_end": iso(now + 60)}
+        rows = a.get("/report/", params=dict(whole_range, report="city")).json()["data"]
+        assert sum(x["unique_visitors"] for x in rows) >= 10
+        name = a.get("/report/", params=dict(whole_range, report="type")).json()["data"]
+        assert [x["unique_visitors"] for x in name] == [10], name
+        assert a.get("/dashboard/scansAnalytics").json() == kpi
+
+
+def test_configtest_names_the_directive():
+    assert configtest("QRTrackVisitRetention 0\n")[0] == 0
+    assert configtest("QRTrackVisitRetention 36500\n")[0] == 0
+    for bad in ("abc", "-1", "36501", "7d"):
+        rc, out = configtest("QRTrackVisitRetention %s\n" % bad)
+        assert rc != 0 and "QRTrackVisitRetention" in out and "days" in out, out
+
+
+def test_admin_purges_in_one_pass():
+    srv = Server()
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        with Api(srv, tok) as a:
+            tid = a.post("/tracker", json={"redirect_url": "https://example.com/"}).json()[
+                "tracker_id"]
+        now = int(time.time())
+        path = srv.dir + "/import.jsonl"
+        with open(path, "w") as f:
+            for k in range(2500):
+                f.write(json.dumps(visit(tid, now - (20 if k % 2 else 3) * DAY + k,
+                                         "p%d" % (k % 50))) + "\n")
+        srv.admin("visits", "import", path)
+        for bad in ("0", "x", "36501", ""):
+            p = srv.admin("visits", "purge", bad, check=False)
+            assert p.returncode != 0 and "DAYS" in p.stderr, p.stderr
+        assert srv.admin("visits", "purge", "10").stdout.strip() == "1250"
+        assert whole(srv, "visit_start < %d" % (now - 10 * DAY)) == 0
+        assert whole(srv, "visit_start >= %d" % (now - 10 * DAY)) == 1250
+        assert srv.admin("visits", "purge", "10").stdout.strip() == "0"
+    finally:
+        srv.cleanup()

@@ -1,0 +1,217 @@
+/* Unit tests for qrt_store_purge: the retention's edge, when passes run, and the
+ * steps of a pass on a SQLite database: exactly the visits before the edge lose
+ * address, user agent, referer, browser version, OS and device, in every tracker
+ * (deleted ones too), with ties of visit_start across step boundaries; what the
+ * aggregates read stays; each step reads and changes at most its batch. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_schema.h"
+#include "qrt_store_purge.h"
+#include "qrt_check.h"
+
+static apr_pool_t *pool;
+static qrt_db_t db;
+static char dir[] = "/tmp/qrt-store-purge-XXXXXX";
+
+static void exec_sql(const char *sql)
+{
+    int n = 0;
+
+    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
+                  apr_dbd_error(db.driver, db.handle, 1));
+}
+
+static apr_int64_t count(const char *sql)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t n = -1;
+
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res, sql, 0), 0);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+        n = apr_atoi64(apr_dbd_get_entry(db.driver, row, 0));
+    }
+    return n;
+}
+
+static void setup(void)
+{
+    const char *err = NULL;
+    int i;
+
+    apr_pool_create(&pool, NULL);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    apr_dbd_init(pool);
+    memset(&db, 0, sizeof(db));
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, apr_pstrcat(pool, dir, "/p.db", NULL),
+                                     &db.handle, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db.driver, db.handle, NULL, NULL);
+    ck_assert_msg(err == NULL, "%s", err);
+    err = qrt_db_prepare_all(&db, pool);
+    ck_assert_msg(err == NULL, "%s", err);
+    exec_sql("INSERT INTO accounts VALUES (1, 'acme', 'professional', 0)");
+    /* Trackers 2 and 5 (deleted) with visits; 3 with none. */
+    exec_sql("INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "
+             "created_at, updated_at, deleted_at) VALUES "
+             "(2, 1, 'aaaaaaaa', 'a', 'website', 'https://e.example/', 0, 0, NULL), "
+             "(3, 1, 'bbbbbbbb', 'b', 'website', 'https://e.example/', 0, 0, NULL), "
+             "(5, 1, 'cccccccc', 'c', 'website', 'https://e.example/', 0, 0, 9)");
+    exec_sql("BEGIN");
+    for (i = 0; i < 200; i++) {
+        /* visit_start 1000 + i / 4: four visits share each second; tracker 5 gets
+         * every third; NULL referers on some. */
+        exec_sql(apr_psprintf(pool, "INSERT INTO visits (id, tracker_id, visit_start, "
+                 "source, ip, country, city, browser, browser_version, os, device, referer, "
+                 "user_agent, bot, visitor) VALUES (%d, %d, %d, 'scan', '192.0.2.0', 'DE', "
+                 "'Berlin', 'Chrome', '120', 'Android', 'mobile', %s, 'UA %d', %d, "
+                 "'%016x')", i + 1, i % 3 ? 2 : 5, 1000 + i / 4,
+                 i % 5 ? "'https://r.example/'" : "NULL", i, i % 17 == 0, i % 13));
+    }
+    exec_sql("COMMIT");
+}
+
+static void teardown(void)
+{
+    static const char *const files[] = { "p.db", "p.db-wal", "p.db-shm", NULL };
+    int i;
+
+    apr_dbd_close(db.driver, db.handle);
+    for (i = 0; files[i]; i++) {
+        unlink(apr_pstrcat(pool, dir, "/", files[i], NULL));
+    }
+    rmdir(dir);
+    strcpy(dir, "/tmp/qrt-store-purge-XXXXXX");
+    apr_pool_destroy(pool);
+}
+
+/* Runs a pass over [lo, before) in steps of batch; returns rows erased. */
+static int run_pass(apr_int64_t lo, apr_int64_t before, int batch, int *steps)
+{
+    qrt_purge_cursor_t c;
+    int total = 0, purged, done = 0;
+
+    *steps = 0;
+    qrt_purge_cursor_init(&c, lo, before);
+    while (!done) {
+        ck_assert_int_eq(qrt_store_purge_step(&db, pool, &c, batch, &purged, &done),
+                         APR_SUCCESS);
+        ck_assert_int_le(purged, batch);
+        total += purged;
+        ck_assert_int_lt(++*steps, 1000);
+    }
+    return total;
+}
+
+START_TEST(test_edge)
+{
+    ck_assert_int_eq(qrt_purge_edge(86400 * 40 + 59, 30), 86400 * 10);
+    ck_assert_int_eq(qrt_purge_edge(86400 * 40 + 61, 30), 86400 * 10 + 60);
+    ck_assert_int_eq(qrt_purge_edge(86400 * 40, 1), 86400 * 39);
+}
+END_TEST
+
+START_TEST(test_schedule)
+{
+    qrt_purge_state_t s;
+    apr_int64_t now = 1800000000;
+
+    memset(&s, 0, sizeof(s));
+    ck_assert_int_eq(qrt_purge_due(&s, now, 0), 0);
+    /* The first pass is a full one, up to the edge. */
+    ck_assert_int_eq(qrt_purge_due(&s, now, 30), 1);
+    ck_assert_int_eq(s.full, 1);
+    ck_assert(s.c.lo == QRT_PURGE_TMIN && s.c.before == qrt_purge_edge(now, 30));
+    ck_assert_int_eq(qrt_purge_due(&s, now + 5, 30), 1);      /* still that pass */
+    ck_assert(s.c.before == qrt_purge_edge(now, 30));
+    qrt_purge_finish(&s, now + 5, 1);
+    ck_assert_int_eq(qrt_purge_due(&s, now + 6, 30), 0);
+    ck_assert_int_eq(qrt_purge_due(&s, now + 5 + QRT_PURGE_EVERY - 1, 30), 0);
+    /* Then from where the last one stopped. */
+    ck_assert_int_eq(qrt_purge_due(&s, now + 5 + QRT_PURGE_EVERY, 30), 1);
+    ck_assert_int_eq(s.full, 0);
+    ck_assert(s.c.lo == qrt_purge_edge(now, 30));
+    ck_assert(s.c.before == qrt_purge_edge(now + 5 + QRT_PURGE_EVERY, 30));
+    /* A failed step: a minute later, the same range again. */
+    qrt_purge_finish(&s, now + 700, 0);
+    ck_assert_int_eq(qrt_purge_due(&s, now + 759, 30), 0);
+    ck_assert_int_eq(qrt_purge_due(&s, now + 760, 30), 1);
+    ck_assert(s.c.lo == qrt_purge_edge(now, 30));
+    qrt_purge_finish(&s, now + 760, 1);
+    /* A day after the last full pass, a full one again. */
+    ck_assert_int_eq(qrt_purge_due(&s, now + 5 + QRT_PURGE_FULL, 30), 1);
+    ck_assert_int_eq(s.full, 1);
+    ck_assert(s.c.lo == QRT_PURGE_TMIN);
+    /* Another retention: everything anew, a full pass at once. */
+    ck_assert_int_eq(qrt_purge_due(&s, now + 5 + QRT_PURGE_FULL, 7), 1);
+    ck_assert(s.full == 1 && s.c.before == qrt_purge_edge(now + 5 + QRT_PURGE_FULL, 7));
+}
+END_TEST
+
+START_TEST(test_pass_erases_exactly_the_old_visits)
+{
+    int steps, batch;
+
+    /* Visits before 1030 (ids 1..120) in small steps that split ties of visit_start. */
+    for (batch = 3; batch <= 7; batch += 4) {
+        ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 1030, batch, &steps),
+                         batch == 3 ? 120 : 0);
+        ck_assert_int_ge(steps, 120 / batch);
+    }
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE visit_start < 1030 AND "
+                           "(ip IS NOT NULL OR user_agent IS NOT NULL OR referer IS NOT NULL "
+                           "OR browser_version IS NOT NULL OR os IS NOT NULL "
+                           "OR device IS NOT NULL)"), 0);
+    /* What the aggregates read stays, on every row. */
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE visitor IS NOT NULL AND "
+                           "browser = 'Chrome' AND country = 'DE' AND city = 'Berlin' AND "
+                           "source = 'scan'"), 200);
+    ck_assert_int_eq(count("SELECT SUM(bot) FROM visits"), 12);
+    /* The younger ones are whole. */
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE visit_start >= 1030 AND "
+                           "ip IS NOT NULL AND user_agent IS NOT NULL AND os IS NOT NULL"), 80);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE visit_start >= 1030 AND "
+                           "referer IS NULL"), 16);
+    /* A later pass from the last edge: only what reached the new one. */
+    ck_assert_int_eq(run_pass(1030, 1031, 2, &steps), 4);
+    ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 2000, 1000, &steps), 76);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE ip IS NOT NULL"), 0);
+}
+END_TEST
+
+START_TEST(test_empty_and_inverted_ranges)
+{
+    int steps;
+
+    ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 500, 10, &steps), 0);
+    ck_assert_int_eq(run_pass(2000, 1500, 10, &steps), 0);
+    ck_assert_int_eq(steps, 1);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE ip IS NOT NULL"), 200);
+}
+END_TEST
+
+static Suite *store_purge_suite(void)
+{
+    Suite *s = suite_create("qrt_store_purge");
+    TCase *tc = tcase_create("store_purge");
+
+    tcase_add_test(tc, test_edge);
+    tcase_add_test(tc, test_schedule);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_pass_erases_exactly_the_old_visits);
+    tcase_add_test(tc, test_empty_and_inverted_ranges);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(store_purge_suite());
+}
