@@ -367,6 +367,7 @@ static int admin_import_flush(admin_ctx *c, apr_pool_t *p, qrt_visit_t *v, int n
     if (qrt_db_end(&c->db, p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
         return admin_fail("import failed: %s%s", c->db.error ? c->db.error : "", NULL);
     }
+    qrt_dict_cache_commit(c->db.dict);
     return 0;
 }
 
@@ -393,6 +394,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
                           c->db.error ? c->db.error : "malformed", NULL);
     }
     apr_pool_create(&bp, c->p);
+    c->db.dict = qrt_dict_cache_make(c->p, 1 << 18);
     batch = apr_pcalloc(c->p, ADMIN_IMPORT_BATCH * sizeof(*batch));
     while (getline(&line, &cap, f) > 0) {
         json_error_t je;

@@ -14,6 +14,7 @@
 #include <apr_dbd.h>
 
 #include "qrt_token.h"
+#include "qrt_dict.h"
 
 /* One connection: what ap_dbd_t carries. */
 typedef struct {
@@ -23,6 +24,8 @@ typedef struct {
     const char *error;      /* last error message, or NULL */
     apr_pool_t *pool;       /* the connection's: statements it prepares on first use
                              * live there (NULL: the pool of the call) */
+    qrt_dict_cache_t *dict; /* the visits' dictionary ids known to a writer that
+                             * keeps them across transactions, or NULL */
 } qrt_db_t;
 
 typedef struct {

@@ -20,6 +20,9 @@ typedef struct {
     const char *search;         /* NULL, or text that one of browser, os, device,
                                  * country, city, referer, user_agent, ip contains
                                  * (ASCII letters case-insensitively) */
+    apr_int64_t *matched;       /* NULL, or where a search's page leaves how many
+                                 * visits the search matches (-1 before), which
+                                 * qrt_store_visits_count then answers */
 } qrt_visit_filter_t;
 
 /* Most visits read per query of an export. */
