@@ -87,7 +87,7 @@
 {{SQLITE}}; UPDATE visit_rows SET id = NEW.id, tracker_id = NEW.tracker_id, visit_start = NEW.visit_start, click = CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, bot = NEW.bot, visitor = NEW.visitor, ua_id = (SELECT id FROM visit_uas WHERE k = COALESCE(length(CAST(NEW.user_agent AS BLOB)) || ':' || NEW.user_agent, '-') || COALESCE(length(CAST(NEW.browser AS BLOB)) || ':' || NEW.browser, '-') || COALESCE(length(CAST(NEW.browser_version AS BLOB)) || ':' || NEW.browser_version, '-') || COALESCE(length(CAST(NEW.os AS BLOB)) || ':' || NEW.os, '-') || COALESCE(length(CAST(NEW.device AS BLOB)) || ':' || NEW.device, '-')), place_id = (SELECT id FROM visit_places WHERE k = COALESCE(length(CAST(NEW.country AS BLOB)) || ':' || NEW.country, '-') || COALESCE(length(CAST(NEW.city AS BLOB)) || ':' || NEW.city, '-')), ref_id = (SELECT id FROM visit_referers WHERE referer = NEW.referer), ip_id = (SELECT id FROM visit_ips WHERE ip = NEW.ip) WHERE id = OLD.id
 {{SQLITE}}; END;
 {{SQLITE}}{{UNLESS_TABLE:visit_rows}}CREATE TRIGGER visits_delete INSTEAD OF DELETE ON visits BEGIN DELETE FROM visit_rows WHERE id = OLD.id; END;
-{{PGSQL}}{{UNLESS_TABLE:visit_rows}}CREATE FUNCTION qrt_visits_write() RETURNS trigger LANGUAGE plpgsql AS $$
+{{PGSQL}}{{UNLESS_TABLE:visit_rows}}CREATE OR REPLACE FUNCTION qrt_visits_write() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; ku TEXT; kg TEXT
 ; BEGIN
 IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; END IF
