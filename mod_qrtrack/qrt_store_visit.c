@@ -15,8 +15,8 @@
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
 #define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
     "ref_id, ip_id"
-/* A dictionary row: found by its key, else added (RETURNING its id; nothing when
- * another writer added it first, then found again). */
+/* A dictionary row: added (RETURNING its id), or, when it is there already (the
+ * insert returns nothing), found by its key. */
 #define DICT_UA_KEY "SELECT id FROM visit_uas WHERE k = %s"
 #define DICT_PLACE_KEY "SELECT id FROM visit_places WHERE k = %s"
 
@@ -137,10 +137,9 @@ static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, in
     if (*id) {
         return APR_SUCCESS;
     }
-    rv = dict_select_id(db, p, dict_label[d].get, add_args, id);
-    if (rv == APR_SUCCESS && !*id) {
-        rv = dict_select_id(db, p, dict_label[d].add, add_args, id);
-    }
+    /* Added first: a value the cache does not know is most often new (an import,
+     * a new user agent); one the table has already answers nothing, then is found. */
+    rv = dict_select_id(db, p, dict_label[d].add, add_args, id);
     if (rv == APR_SUCCESS && !*id) {
         rv = dict_select_id(db, p, dict_label[d].get, add_args, id);
     }

@@ -105,4 +105,10 @@ IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; E
 ; RETURN NEW
 ; END $$;
 {{PGSQL}}{{UNLESS_TABLE:visit_rows}}CREATE TRIGGER visits_write INSTEAD OF INSERT OR UPDATE OR DELETE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
+-- SQLite: a tracker's visitors in one b-tree ordered by its key (the table and its
+-- primary key's index were two, each holding the visitor).
+{{SQLITE}}{{UNLESS_TABLE:visit_rows}}CREATE TABLE tracker_visitors7 (tracker_id BIGINT NOT NULL, visitor CHAR(16) NOT NULL, first_visit BIGINT NOT NULL, PRIMARY KEY (tracker_id, visitor)) WITHOUT ROWID;
+{{SQLITE}}{{UNLESS_TABLE:visit_rows}}INSERT INTO tracker_visitors7 (tracker_id, visitor, first_visit) SELECT tracker_id, visitor, first_visit FROM tracker_visitors ORDER BY tracker_id, visitor;
+{{SQLITE}}{{UNLESS_TABLE:visit_rows}}DROP TABLE tracker_visitors;
+{{SQLITE}}{{UNLESS_TABLE:visit_rows}}ALTER TABLE tracker_visitors7 RENAME TO tracker_visitors;
 UPDATE qrt_schema SET version = 7;
