@@ -144,7 +144,8 @@ static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, in
         rv = dict_select_id(db, p, dict_label[d].get, add_args, id);
     }
     if (rv == APR_SUCCESS && !*id) {
-        db->error = apr_pstrcat(p, "no id for a row of ", dict_label[d].get + 9, NULL);
+        db->error = apr_psprintf(p, "%s found no row after %s", dict_label[d].get,
+                                 dict_label[d].add);
         rv = APR_EGENERAL;
     }
     if (rv == APR_SUCCESS) {
