@@ -42,7 +42,7 @@ import sys
 import time
 import uuid
 
-from benchlib import PG, Api, pg_cluster, pg_describe, pg_size_mb, psql
+from benchlib import PG, Api, lean_sql, pg_cluster, pg_describe, pg_size_mb, psql
 from conftest import start_server
 N = int(os.environ.get("BENCH_VISITS", "1000000" if PG else "10000000"))
 TRACKERS = int(os.environ.get("BENCH_TRACKERS", "1000"))
@@ -75,9 +75,9 @@ INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
 INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
     SELECT id, 'channel:' || CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END, 'channel',
            CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END FROM bt WHERE i % 7 = 0;
-DROP INDEX visits_tracker_id;
-DROP INDEX visits_tracker_visitor;
-DROP INDEX visits_visitor;
+CREATE TEMP TABLE gen (x INTEGER PRIMARY KEY, tracker_id, visit_start, source, ip, country,
+                       city, browser, browser_version, os, device, referer, user_agent,
+                       bot, visitor);
 WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}),
 h AS (SELECT x, (x * 2654435761) % 4294967291 AS h1, (x * 1597334677) % 4294967279 AS h2,
              (x * 3812015801) % 4294967231 AS h3, (x * 2246822519) % 4294967197 AS h4
@@ -92,9 +92,9 @@ w AS (SELECT x, h1, h2, h3, h4, vid,
              (vid * 2654435761) % 4294967291 AS vh,
              (h3 / 7) % 33 = 0 AS isbot
       FROM v)
-INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser,
-                    browser_version, os, device, referer, user_agent, bot, visitor)
-SELECT bt.id, {t0} + ((x - 1) * {span}) / {n},
+INSERT INTO gen (x, tracker_id, visit_start, source, ip, country, city, browser,
+                 browser_version, os, device, referer, user_agent, bot, visitor)
+SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        CASE WHEN (h2 / 100) % 5 = 0 THEN 'click' ELSE 'scan' END,
        '203.0.' || (vid % 250) || '.0',
        char(68 + ((vh / 10) % 300) % 40 / 10, 65 + ((vh / 10) % 300) % 10),
@@ -108,16 +108,15 @@ SELECT bt.id, {t0} + ((x - 1) * {span}) / {n},
        '120', 'Android', CASE WHEN isbot THEN 'bot' ELSE 'mobile' END, NULL,
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, printf('%016x', vid)
 FROM w JOIN bt ON bt.i = w.ti;
-CREATE INDEX visits_tracker_id ON visits (tracker_id, id);
-CREATE INDEX visits_tracker_visitor ON visits (tracker_id, visit_start, id, visitor, bot);
-CREATE INDEX visits_visitor ON visits (visitor, visit_start);
+{lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, MIN(visit_start) FROM visits WHERE bot = 0
+    SELECT tracker_id, visitor, MIN(visit_start) FROM gen WHERE bot = 0
     GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     SUM(bot = 0 AND source = 'scan') AS s, SUM(bot = 0 AND source = 'click') AS c,
     SUM(bot) AS b, MAX(CASE WHEN bot = 0 THEN visit_start END) AS l
-    FROM visits GROUP BY tracker_id;
+    FROM gen GROUP BY tracker_id;
+DROP TABLE gen;
 UPDATE trackers SET
     total_scans = (SELECT s FROM sums WHERE tracker_id = trackers.id),
     total_clicks = (SELECT c FROM sums WHERE tracker_id = trackers.id),
@@ -153,7 +152,10 @@ INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
 INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
     SELECT id, 'channel:' || CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END, 'channel',
            CASE WHEN i % 2 = 0 THEN 'print' ELSE 'web' END FROM bt WHERE i % 7 = 0;
-{drop}
+CREATE TEMP TABLE gen (x BIGINT PRIMARY KEY, tracker_id BIGINT, visit_start BIGINT,
+                       source TEXT, ip TEXT, country TEXT, city TEXT, browser TEXT,
+                       browser_version TEXT, os TEXT, device TEXT, referer TEXT,
+                       user_agent TEXT, bot SMALLINT, visitor CHAR(16));
 WITH h AS (SELECT x, (x * 2654435761) % 4294967291 AS h1, (x * 1597334677) % 4294967279 AS h2,
              (x * 3812015801) % 4294967231 AS h3, (x * 2246822519) % 4294967197 AS h4
       FROM generate_series(1::bigint, {n}::bigint) AS c(x)),
@@ -167,9 +169,9 @@ w AS (SELECT x, h1, h2, h3, h4, vid,
              (vid * 2654435761) % 4294967291 AS vh,
              (h3 / 7) % 33 = 0 AS isbot
       FROM v)
-INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, browser,
-                    browser_version, os, device, referer, user_agent, bot, visitor)
-SELECT bt.id, {t0} + ((x - 1) * {span}) / {n},
+INSERT INTO gen (x, tracker_id, visit_start, source, ip, country, city, browser,
+                 browser_version, os, device, referer, user_agent, bot, visitor)
+SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        CASE WHEN (h2 / 100) % 5 = 0 THEN 'click' ELSE 'scan' END,
        '203.0.' || (vid % 250) || '.0',
        chr((68 + ((vh / 10) % 300) % 40 / 10)::int) || chr((65 + ((vh / 10) % 300) % 10)::int),
@@ -183,17 +185,17 @@ SELECT bt.id, {t0} + ((x - 1) * {span}) / {n},
        '120', 'Android', CASE WHEN isbot THEN 'bot' ELSE 'mobile' END, NULL,
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', CASE WHEN isbot THEN 1 ELSE 0 END,
        lpad(to_hex(vid), 16, '0')
-FROM w JOIN bt ON bt.i = w.ti
-ORDER BY x;
-{create}
+FROM w JOIN bt ON bt.i = w.ti;
+{lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, MIN(visit_start) FROM visits WHERE bot = 0
+    SELECT tracker_id, visitor, MIN(visit_start) FROM gen WHERE bot = 0
     GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'scan') AS s,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'click') AS c,
     SUM(bot) AS b, MAX(visit_start) FILTER (WHERE bot = 0) AS l
-    FROM visits GROUP BY tracker_id;
+    FROM gen GROUP BY tracker_id;
+DROP TABLE gen;
 UPDATE trackers SET total_scans = sums.s, total_clicks = sums.c, total_bots = sums.b,
     last_visit = sums.l,
     unique_visitors = (SELECT COUNT(*) FROM tracker_visitors v
@@ -206,14 +208,15 @@ COMMIT;
 def pg_load(srv, account):
     """Generates the data into PostgreSQL; returns (generation s, VACUUM ANALYZE s)."""
     idx = [line.split("|", 1) for line in srv.sql(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'visits' "
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'visit_rows' "
         "AND indexname NOT IN (SELECT conname FROM pg_constraint "
-        "WHERE conrelid = 'visits'::regclass) ORDER BY indexname").splitlines()]
+        "WHERE conrelid = 'visit_rows'::regclass) ORDER BY indexname").splitlines()]
     started = time.time()
     psql(srv, PG_LOAD_SQL.format(
         n=N, trackers=TRACKERS, account=account, t0=T0, span=SPAN, pool=POOL,
-        drop="\n".join("DROP INDEX %s;" % name for name, _ in idx),
-        create="\n".join("%s;" % define for _, define in idx)))
+        lean=lean_sql(True, before_rows="\n".join("DROP INDEX %s;" % name
+                                                  for name, _ in idx),
+                      after_rows="\n".join("%s;" % define for _, define in idx))))
     gen = time.time() - started
     started = time.time()
     psql(srv, "VACUUM ANALYZE;", user="postgres")
@@ -268,8 +271,16 @@ def main():
             os.link(KEPT, srv.db)
         else:
             started = time.time()
-            sqlite(srv, LOAD_SQL.format(n=N, trackers=TRACKERS, account=account, t0=T0,
-                                        span=SPAN, pool=POOL))
+            # The secondary indexes of visit_rows dropped around the load, made after.
+            idx = [line.split("|", 1) for line in sqlite(
+                srv, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND "
+                "tbl_name = 'visit_rows' AND sql IS NOT NULL ORDER BY name;",
+                capture=True).splitlines()]
+            sqlite(srv, LOAD_SQL.format(
+                n=N, trackers=TRACKERS, account=account, t0=T0, span=SPAN, pool=POOL,
+                lean=lean_sql(False, before_rows="\n".join("DROP INDEX %s;" % name
+                                                           for name, _ in idx),
+                              after_rows="\n".join("%s;" % sql for _, sql in idx))))
             gen = time.time() - started
             started = time.time()
             srv.admin("aggregates", "rebuild")
@@ -295,6 +306,9 @@ def main():
                   % (sizes[0], TRACKERS, gen, rebuild, mb, " (BENCH_DB)" if KEPT else ""))
         print("  aggregate rows: agg_cnt %s, agg_link %s, agg_gap %s, agg_day %s"
               % tuple(sizes[1:]))
+        print("  bytes per visit: %.1f (database %.0f MB / %s visits, dictionaries, indexes "
+              "and report aggregates included; target <= 150)"
+              % (mb * 1e6 / max(int(sizes[0]), 1), mb, sizes[0]), flush=True)
 
         calls = [0]
         session = [None]

@@ -44,3 +44,56 @@ def pg_describe(srv):
 
 def pg_size_mb(srv):
     return int(srv.sql("SELECT pg_database_size(current_database())")) / 1e6
+
+
+# Schema 7 keeps a visit's strings in dictionaries (sql/007_lean_visits.sql). The
+# benches generate visits with their strings into a table of the old columns (src),
+# then these statements put the distinct strings into the dictionaries and the visits,
+# with their ids, into visit_rows, in the order of src's column `order`.
+UA_COLS = ["user_agent", "browser", "browser_version", "os", "device"]
+PLACE_COLS = ["country", "city"]
+GEN_COLS = ("tracker_id, visit_start, source, ip, country, city, browser, "
+            "browser_version, os, device, referer, user_agent, bot, visitor")
+
+
+def dict_key(cols, pg, prefix=""):
+    """The SQL of a dictionary row's key (qrt_dict_key)."""
+    one = ("COALESCE(octet_length({c}) || ':' || {c}, '-')" if pg
+           else "COALESCE(length(CAST({c} AS BLOB)) || ':' || {c}, '-')")
+    return " || ".join(one.format(c=prefix + c) for c in cols)
+
+
+def lean_sql(pg, src="gen", order="x", before_rows="", after_rows=""):
+    """The statements that move generated visits (table src) into the schema 7
+    layout; before_rows and after_rows run around the insert into visit_rows (say,
+    dropping and creating its secondary indexes)."""
+    ku, kg = dict_key(UA_COLS, pg, "s."), dict_key(PLACE_COLS, pg, "s.")
+    return """
+INSERT INTO visit_uas (k, user_agent, browser, browser_version, os, device)
+    SELECT k, user_agent, browser, browser_version, os, device FROM (SELECT DISTINCT
+        {ku} AS k, s.user_agent, s.browser, s.browser_version, s.os, s.device
+        FROM {src} s) d WHERE NOT EXISTS (SELECT 1 FROM visit_uas e WHERE e.k = d.k);
+INSERT INTO visit_places (k, country, city)
+    SELECT k, country, city FROM (SELECT DISTINCT {kg} AS k, s.country, s.city
+        FROM {src} s) d WHERE NOT EXISTS (SELECT 1 FROM visit_places e WHERE e.k = d.k);
+INSERT INTO visit_referers (referer)
+    SELECT DISTINCT s.referer FROM {src} s WHERE s.referer IS NOT NULL AND NOT EXISTS
+        (SELECT 1 FROM visit_referers e WHERE e.referer = s.referer);
+INSERT INTO visit_ips (ip)
+    SELECT DISTINCT s.ip FROM {src} s WHERE s.ip IS NOT NULL AND NOT EXISTS
+        (SELECT 1 FROM visit_ips e WHERE e.ip = s.ip);
+{before}
+INSERT INTO visit_rows (tracker_id, visit_start, click, bot, visitor, ua_id, place_id,
+                        ref_id, ip_id)
+    SELECT s.tracker_id, s.visit_start, CASE WHEN s.source = 'click' THEN 1 ELSE 0 END,
+           s.bot, s.visitor, u.id, g.id, r.id, i.id
+    FROM {src} s JOIN visit_uas u ON u.k = {ku} JOIN visit_places g ON g.k = {kg}
+    LEFT JOIN visit_referers r ON r.referer = s.referer
+    LEFT JOIN visit_ips i ON i.ip = s.ip
+    ORDER BY s.{order};
+{after}
+""".format(ku=ku, kg=kg, src=src, order=order, before=before_rows, after=after_rows)
+
+
+def bytes_per_visit(size_bytes, visits):
+    return size_bytes / visits if visits else 0.0

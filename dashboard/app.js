@@ -424,16 +424,32 @@
     if (!state.visits.length) {
       body.appendChild(el("tr", {}, [el("td", { colspan: "8", cls: "none", text: "No visits yet." })]));
     }
-    state.visits.slice(0, 100).forEach(function (v) {
-      var cells = [v.visit_start.slice(0, 19).replace("T", " "), v.source + (v.bot ? " (bot)" : ""),
-                   v.country, v.city, v.browser ? v.browser + (v.browser_version ? " " + v.browser_version : "") : null,
-                   v.os, v.device, v.referer];
-      body.appendChild(el("tr", {}, cells.map(function (c) {
-        return el("td", {}, [c === null ? el("span", { cls: "none", text: "–" }) : c]);
-      })));
-    });
+    state.visits.slice(0, 100).forEach(function (v) { body.appendChild(visitRow(v)); });
+    visitsChecked();
+  }
+
+  function visitRow(v) {
+    var cells = [v.visit_start.slice(0, 19).replace("T", " "), v.source + (v.bot ? " (bot)" : ""),
+                 v.country, v.city, v.browser ? v.browser + (v.browser_version ? " " + v.browser_version : "") : null,
+                 v.os, v.device, v.referer];
+    return el("tr", {}, cells.map(function (c) {
+      return el("td", {}, [c === null ? el("span", { cls: "none", text: "–" }) : c]);
+    }));
+  }
+
+  function visitsChecked() {
     $("visits-live").textContent = "checked " + new Date().toISOString().slice(11, 19) + " UTC, every " +
       POLL_MS / 1000 + " s";
+  }
+
+  /* New visits go on top of the rows already shown, which stay as they are. */
+  function prependVisits(fresh) {
+    var body = $("visits").tBodies[0];
+    var first = body.firstChild;
+    if (first && first.querySelector("td.none[colspan]")) { body.removeChild(first); first = null; }
+    first = body.firstChild;
+    fresh.slice(0, 100).forEach(function (v) { body.insertBefore(visitRow(v), first); });
+    while (body.rows.length > 100) { body.removeChild(body.lastChild); }
   }
 
   /* New visits: since_id the highest id seen, If-None-Match the last ETag (304: nothing new). */
@@ -447,9 +463,10 @@
         if (res.body.data.length) {
           state.visits = res.body.data.concat(state.visits).slice(0, 100);
           state.maxId = res.body.data[0].id;
+          prependVisits(res.body.data);
         }
       }
-      renderVisits();
+      visitsChecked();
     }).catch(failed);
   }
 

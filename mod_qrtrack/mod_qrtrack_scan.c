@@ -40,6 +40,7 @@ APLOG_USE_MODULE(qrtrack);
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 #define SCAN_WRITER_POLL apr_time_from_msec(250) /* an idle writer looks again */
 #define SCAN_COMMIT_TRIES 8                      /* a commit that lost a conflict */
+#define SCAN_DICT_CACHE  65536                    /* dictionary ids a writer keeps */
 /* A cached code is looked up again after this long: a change made through another
  * node (several servers on one PostgreSQL database) is followed within it. */
 #define SCAN_CACHE_TTL   apr_time_from_msec(500)
@@ -288,6 +289,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         scan_shared->last_visit_start = last;
     }
     if (rv == APR_SUCCESS) {
+        qrt_dict_cache_commit(db.dict);
         QRT_STAT_ADD(visits, n);
         QRT_STAT_ADD(commits, 1);
         QRT_STAT_SET(last_batch, n);
@@ -344,6 +346,8 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
                       apr_psprintf(cp, "SET lock_timeout = %d", scan_wait() * 1000));
     }
     db->pool = cp;
+    /* Dictionary ids across commits, for as long as this connection lives. */
+    db->dict = qrt_dict_cache_make(cp, SCAN_DICT_CACHE);
     err = qrt_db_prepare_all(db, cp);
     if (err) {
         /* A table locked from outside, say: the rest is prepared when first needed. */

@@ -121,6 +121,8 @@ static qrt_err_t *visits_filter(qrt_req_t *q, const qrt_tracker_t *t,
     const char *v;
 
     qrt_visit_filter_init(f, t->id);
+    f->matched = apr_palloc(q->r->pool, sizeof(*f->matched));
+    *f->matched = -1;
     all = qrt_params_window(q, &w);
     if (!all) {
         if (w.has_start) {

@@ -1,6 +1,7 @@
 /* qrt_schema: applies the embedded migrations of sql/ to a database. */
 #include <stdlib.h>
 #include <string.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include "qrt_schema.h"
 
@@ -106,9 +107,51 @@ static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
     return out;
 }
 
+#define SCHEMA_UNLESS "{{UNLESS_TABLE:"
+
+/* A statement marked {{UNLESS_TABLE:name}} runs only when no table (or view) of
+ * that name existed when its migration started (conds: name -> "1" or "0", filled
+ * on the first statement that names it, which is the migration's first). NULL when
+ * it runs, the statement without the mark; "" when it is skipped. */
+static const char *schema_unless(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                                 apr_dbd_t *handle, apr_hash_t *conds, const char *stmt)
+{
+    const char *at = strstr(stmt, SCHEMA_UNLESS), *end;
+    const char *name, *seen;
+    int n = 0;
+
+    if (!at) {
+        return NULL;
+    }
+    end = strstr(at, "}}");
+    if (!end) {
+        return NULL;
+    }
+    name = apr_pstrndup(p, at + strlen(SCHEMA_UNLESS),
+                        (apr_size_t)(end - at) - strlen(SCHEMA_UNLESS));
+    seen = apr_hash_get(conds, name, APR_HASH_KEY_STRING);
+    if (!seen) {
+        const char *q = schema_is_sqlite(driver)
+            ? apr_psprintf(p, "SELECT COUNT(*) FROM sqlite_master WHERE name = '%s'", name)
+            : apr_psprintf(p, "SELECT COUNT(*) FROM information_schema.tables WHERE "
+                              "table_name = '%s'", name);
+
+        if (schema_int(p, driver, handle, q, &n) != 0) {
+            n = 0;
+        }
+        seen = n > 0 ? "1" : "0";
+        apr_hash_set(conds, name, APR_HASH_KEY_STRING, seen);
+    }
+    if (*seen == '1') {
+        return "";
+    }
+    return apr_pstrcat(p, apr_pstrndup(p, stmt, (apr_size_t)(at - stmt)), end + 2, NULL);
+}
+
 static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
                                 apr_dbd_t *handle, const qrt_migration_t *m)
 {
+    apr_hash_t *conds = apr_hash_make(p);
     apr_dbd_transaction_t *trans = NULL;
     char *sql = apr_pstrdup(p, m->sql), *line, *last = NULL;
     char *stmt = apr_pstrdup(p, "");
@@ -134,6 +177,12 @@ static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
         stmt = apr_pstrcat(p, stmt, *stmt ? "\n" : "", apr_pstrndup(p, line, n), NULL);
         if (n > 0 && line[n - 1] == ';') {
             const char *own = schema_dialect(p, driver, stmt);
+
+            if (own) {
+                const char *kept = schema_unless(p, driver, handle, conds, own);
+
+                own = !kept ? own : *kept ? kept : NULL;
+            }
 
             rv = own ? apr_dbd_query(driver, handle, &nrows, own) : 0;
             if (rv != 0) {

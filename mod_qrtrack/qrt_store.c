@@ -34,11 +34,13 @@ static const qrt_stmt_t *const store_tables[] = {
 extern const qrt_stmt_t qrt_store_visit_pgsql[];
 extern const qrt_stmt_t qrt_store_agg_acc_pgsql[];
 extern const qrt_stmt_t qrt_store_copy_pgsql[];
+extern const qrt_stmt_t qrt_store_purge_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
     qrt_store_agg_acc_pgsql,
     qrt_store_copy_pgsql,
+    qrt_store_purge_pgsql,
     NULL
 };
 

@@ -14,6 +14,7 @@
 #include <apr_dbd.h>
 
 #include "qrt_token.h"
+#include "qrt_dict.h"
 
 /* One connection: what ap_dbd_t carries. */
 typedef struct {
@@ -23,6 +24,8 @@ typedef struct {
     const char *error;      /* last error message, or NULL */
     apr_pool_t *pool;       /* the connection's: statements it prepares on first use
                              * live there (NULL: the pool of the call) */
+    qrt_dict_cache_t *dict; /* the visits' dictionary ids known to a writer that
+                             * keeps them across transactions, or NULL */
 } qrt_db_t;
 
 typedef struct {
@@ -231,6 +234,14 @@ typedef struct {
     int bot;
     const char *visitor;            /* 16 hex digits identifying (ip, user agent) */
 } qrt_visit_t;
+
+/* Schema 7: the visit rows joined to the dictionaries the report aggregates read
+ * (browser; country and city), for statements that need those strings. The view
+ * "visits" joins all four; SQLite reads every joined row even when an aggregate
+ * uses none of its columns, so statements that need no string read visit_rows. */
+#define QRT_VISITS_BCC "visit_rows v LEFT JOIN visit_uas vu ON vu.id = v.ua_id " \
+    "LEFT JOIN visit_places vp ON vp.id = v.place_id"
+#define QRT_VISIT_SOURCE "CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END"
 
 /* Records n visits inside the caller's transaction: the rows, each tracker's
  * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit) and the

@@ -19,9 +19,12 @@
 #define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
     "WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld " \
     "AND b BETWEEN %lld AND %lld"
-#define RAW_SUMS "SUM(CASE WHEN v.source = 'click' THEN 0 ELSE 1 END), " \
-    "SUM(CASE WHEN v.source = 'click' THEN 1 ELSE 0 END)"
-#define RAW_FROM " FROM agg_trk k CROSS JOIN visits v WHERE k.account_id = %lld " \
+#define RAW_SUMS "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END)"
+#define RAW_FROM " FROM agg_trk k CROSS JOIN " QRT_VISITS_BCC " WHERE k.account_id = %lld " \
+    "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
+    "AND v.bot = 0"
+#define RAW_FROM_ROWS " FROM agg_trk k CROSS JOIN visit_rows v WHERE k.account_id = %lld " \
     "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
     "AND v.bot = 0"
 #define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
@@ -33,8 +36,8 @@
 #define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
 #define ID8 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld"
 #define IN64 "(" ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ")"
-#define RG_SUMS "SUM(CASE WHEN v.source = 'click' THEN 0 ELSE 1 END), " \
-    "SUM(CASE WHEN v.source = 'click' THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)"
+#define RG_SUMS "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)"
 #define RG_WHERE " WHERE v.tracker_id IN " IN64 " AND v.visit_start BETWEEN %lld AND %lld " \
     "AND v.bot = 0"
 
@@ -57,19 +60,19 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld "
       "GROUP BY b, grp" },
     /* reads: visits of the partial days at a window's edges, per kind */
-    { "qrt_agg_raw_1", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM
+    { "qrt_agg_raw_1", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM_ROWS
       " GROUP BY v.tracker_id" },
-    { "qrt_agg_raw_2", "SELECT 0, '', " RAW_SUMS RAW_FROM },
-    { "qrt_agg_raw_1t", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visits v "
+    { "qrt_agg_raw_2", "SELECT 0, '', " RAW_SUMS RAW_FROM_ROWS },
+    { "qrt_agg_raw_1t", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visit_rows v "
       "WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "GROUP BY v.tracker_id" },
-    { "qrt_agg_raw_3", "SELECT 0, COALESCE(v.browser, ''), " RAW_SUMS RAW_FROM
-      " GROUP BY COALESCE(v.browser, '')" },
-    { "qrt_agg_raw_4", "SELECT 0, COALESCE(v.country, ''), " RAW_SUMS RAW_FROM
-      " GROUP BY COALESCE(v.country, '')" },
-    { "qrt_agg_raw_5", "SELECT 0, COALESCE(v.city, ''), " RAW_SUMS RAW_FROM
-      " GROUP BY COALESCE(v.city, '')" },
-    { "qrt_agg_raw_6", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visits v "
+    { "qrt_agg_raw_3", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(vu.browser, '')" },
+    { "qrt_agg_raw_4", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(vp.country, '')" },
+    { "qrt_agg_raw_5", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM
+      " GROUP BY COALESCE(vp.city, '')" },
+    { "qrt_agg_raw_6", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visit_rows v "
       "CROSS JOIN agg_tag g WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id "
       "AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "AND g.tracker_id = v.tracker_id GROUP BY g.tag" },
@@ -122,26 +125,26 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1 FROM agg_tag a "
       "WHERE a.tracker_id = c.tracker_id AND a.tag = c.tag)" },
     { "qrt_agg_raw_visits",
-      "SELECT visit_start, id, visitor, source, COALESCE(browser, ''), "
-      "COALESCE(country, ''), COALESCE(city, '') FROM visits WHERE tracker_id = %lld "
-      "AND visit_start BETWEEN %lld AND %lld AND bot = 0 "
-      "AND (visit_start > %lld OR id > %lld) ORDER BY visit_start, id LIMIT %lld" },
+      "SELECT v.visit_start, v.id, v.visitor, " QRT_VISIT_SOURCE ", COALESCE(vu.browser, ''), "
+      "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC
+      " WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
+      "AND (v.visit_start > %lld OR v.id > %lld) ORDER BY v.visit_start, v.id LIMIT %lld" },
     /* reads: a few listed trackers' visits grouped, with distinct visitors */
-    { "qrt_agg_rg_0", "SELECT 0, '', " RG_SUMS " FROM visits v" RG_WHERE },
-    { "qrt_agg_rg_1", "SELECT 0, t.type, " RG_SUMS " FROM visits v "
+    { "qrt_agg_rg_0", "SELECT 0, '', " RG_SUMS " FROM visit_rows v" RG_WHERE },
+    { "qrt_agg_rg_1", "SELECT 0, t.type, " RG_SUMS " FROM visit_rows v "
       "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" },
-    { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visits v "
+    { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visit_rows v "
       "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" },
     { "qrt_agg_rg_3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS
-      " FROM visits v" RG_WHERE " GROUP BY 1" },
-    { "qrt_agg_rg_4", "SELECT 0, COALESCE(v.browser, ''), " RG_SUMS " FROM visits v"
-      RG_WHERE " GROUP BY COALESCE(v.browser, '')" },
-    { "qrt_agg_rg_5", "SELECT 0, COALESCE(v.city, ''), " RG_SUMS " FROM visits v"
-      RG_WHERE " GROUP BY COALESCE(v.city, '')" },
-    { "qrt_agg_rg_6", "SELECT 0, COALESCE(v.country, ''), " RG_SUMS " FROM visits v"
-      RG_WHERE " GROUP BY COALESCE(v.country, '')" },
+      " FROM visit_rows v" RG_WHERE " GROUP BY 1" },
+    { "qrt_agg_rg_4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
+      RG_WHERE " GROUP BY COALESCE(vu.browser, '')" },
+    { "qrt_agg_rg_5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
+      RG_WHERE " GROUP BY COALESCE(vp.city, '')" },
+    { "qrt_agg_rg_6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
+      RG_WHERE " GROUP BY COALESCE(vp.country, '')" },
     /* distinct visitors only: answered from the index visits_tracker_visitor */
-    { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visits v" RG_WHERE },
+    { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visit_rows v" RG_WHERE },
     { "qrt_agg_rep_trackers",
       "SELECT id, name, type FROM trackers WHERE account_id = %lld "
       "AND deleted_at IS NULL ORDER BY id" },

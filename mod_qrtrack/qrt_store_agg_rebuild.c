@@ -9,8 +9,8 @@
 #include "qrt_store_agg_rebuild.h"
 
 #define AGG_SCAN_PAGE   50000       /* visits per page of the rebuild */
-#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, v.source, " \
-    "COALESCE(v.browser, ''), COALESCE(v.country, ''), COALESCE(v.city, '')"
+#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
+    "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
 
 /* The rebuild: every aggregate recomputed from the visits. */
 const qrt_stmt_t qrt_store_agg_rebuild_stmts[] = {
@@ -31,10 +31,12 @@ const qrt_stmt_t qrt_store_agg_rebuild_stmts[] = {
     { "qrt_agg_trk_load", "SELECT tracker_id, account_id FROM agg_trk" },
     { "qrt_agg_tag_load", "SELECT tracker_id, tag FROM agg_tag" },
     { "qrt_agg_scan_page",
-      "SELECT v.visitor, " VISIT_COLS " FROM visits v WHERE v.visitor > %s AND v.bot = 0 "
+      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor > %s "
+      "AND v.bot = 0 "
       "ORDER BY v.visitor, v.visit_start, v.id LIMIT %lld" },
     { "qrt_agg_scan_one",
-      "SELECT v.visitor, " VISIT_COLS " FROM visits v WHERE v.visitor = %s AND v.bot = 0 "
+      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor = %s "
+      "AND v.bot = 0 "
       "ORDER BY v.visit_start, v.id" },
     { NULL, NULL }
 };

@@ -24,30 +24,32 @@
 #include "qrt_store_agg_write.h"
 
 #define AGG_REPAIR_MAX  20000       /* visitors of a tracker repaired in place at most */
-#define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(v.browser, ''), " \
-    "COALESCE(v.country, ''), COALESCE(v.city, '') FROM visits v CROSS JOIN agg_trk k " \
+#define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), " \
+    "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC \
+    " CROSS JOIN agg_trk k " \
     "WHERE v.visitor = %s AND k.tracker_id = v.tracker_id AND k.account_id = %lld " \
     "AND v.bot = 0 AND v.id < %lld"
 #define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
-#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, v.source, " \
-    "COALESCE(v.browser, ''), COALESCE(v.country, ''), COALESCE(v.city, '')"
+#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
+    "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
 
 /* The write path and a tracker deleted or retagged. */
 const qrt_stmt_t qrt_store_agg_write_stmts[] = {
     { "qrt_agg_max_id",
-      "SELECT MAX(id) FROM visits" },
+      "SELECT MAX(id) FROM visit_rows" },
     { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
     { "qrt_agg_seek_t",
-      "SELECT v.visit_start FROM visits v WHERE v.visitor = %s AND v.tracker_id = %lld "
+      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %s AND v.tracker_id = %lld "
       "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
-    { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(v.browser, '') = %s" SEEK_ORDER },
-    { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(v.country, '') = %s" SEEK_ORDER },
-    { "qrt_agg_seek_y", SEEK_COLS " AND COALESCE(v.city, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(vu.browser, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(vp.country, '') = %s" SEEK_ORDER },
+    { "qrt_agg_seek_y", SEEK_COLS " AND COALESCE(vp.city, '') = %s" SEEK_ORDER },
     { "qrt_agg_seek_g",
       SEEK_COLS " AND EXISTS (SELECT 1 FROM agg_tag g WHERE g.tracker_id = v.tracker_id "
       "AND g.tag = %s)" SEEK_ORDER },
     { "qrt_agg_visitor",
-      "SELECT " VISIT_COLS " FROM visits v CROSS JOIN agg_trk k WHERE v.visitor = %s "
+      "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k "
+      "WHERE v.visitor = %s "
       "AND k.tracker_id = v.tracker_id AND k.account_id = %lld AND v.bot = 0 "
       "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
     /* a tracker deleted or retagged */

@@ -68,7 +68,7 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
 const qrt_stmt_t qrt_store_copy_pgsql[] = {
     { "qrt_copy_pg_sequences",
       "SELECT " COPY_SEQ("accounts") ", " COPY_SEQ("tokens") ", " COPY_SEQ("trackers")
-      ", " COPY_SEQ("visits") },
+      ", " COPY_SEQ("visit_rows") },
     { NULL, NULL }
 };
 

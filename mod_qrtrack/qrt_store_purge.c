@@ -3,24 +3,51 @@
 #include <string.h>
 #include "qrt_store_purge.h"
 
-/* The rows of one step: visits of a tracker after (t, id) and before `before`, on
- * the index (tracker_id, visit_start, id, ...), whose range starts at t (t >= lo). */
-#define PURGE_RANGE "tracker_id = %lld AND visit_start >= %lld AND visit_start < %lld " \
-    "AND (visit_start > %lld OR id > %lld) "
-#define PURGE_KEPT "(ip IS NOT NULL OR user_agent IS NOT NULL OR referer IS NOT NULL " \
-    "OR browser_version IS NOT NULL OR os IS NOT NULL OR device IS NOT NULL)"
+/* The rows of one step: visit rows of a tracker after (t, id) and before `before`,
+ * on the index (tracker_id, visit_start, id, ...), whose range starts at t (t >= lo),
+ * up to the step's end (et, eid). */
+#define PURGE_RANGE(v) v "tracker_id = %lld AND " v "visit_start >= %lld AND " \
+    v "visit_start < %lld AND (" v "visit_start > %lld OR " v "id > %lld) AND (" \
+    v "visit_start < %lld OR (" v "visit_start = %lld AND " v "id <= %lld)) "
+/* Rows that still say something about their visitor: a referer, an address, or a
+ * user agent entry with more than its browser name. */
+#define PURGE_UA_WHOLE(u) "(" u ".user_agent IS NOT NULL OR " u ".browser_version IS NOT " \
+    "NULL OR " u ".os IS NOT NULL OR " u ".device IS NOT NULL)"
+/* The key (qrt_dict_key) of the user agent entry that holds a browser name only. */
+#define PURGE_STUB_KEY(len, b) "'-' || COALESCE(" len " || ':' || " b ", '-') || '---'"
+#define PURGE_STUB_KEY_SQLITE(b) PURGE_STUB_KEY("length(CAST(" b " AS BLOB))", b)
+#define PURGE_STUB_KEY_PGSQL(b) PURGE_STUB_KEY("octet_length(" b ")", b)
+#define PURGE_STUBS(key, verb, tail) \
+    verb " INTO visit_uas (k, user_agent, browser, browser_version, os, device) " \
+    "SELECT DISTINCT " key ", NULL, u.browser, NULL, NULL, NULL FROM visit_rows v " \
+    "JOIN visit_uas u ON u.id = v.ua_id WHERE " PURGE_RANGE("v.") "AND " \
+    PURGE_UA_WHOLE("u") tail
+#define PURGE_ERASE(key) \
+    "UPDATE visit_rows SET ua_id = (SELECT s.id FROM visit_uas u JOIN visit_uas s " \
+    "ON s.k = " key " WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL " \
+    "WHERE " PURGE_RANGE("") "AND (ref_id IS NOT NULL OR ip_id IS NOT NULL OR EXISTS " \
+    "(SELECT 1 FROM visit_uas u WHERE u.id = visit_rows.ua_id AND " PURGE_UA_WHOLE("u") "))"
 
+/* A step: where it ends (the n-th row, if the range holds that many), the user agent
+ * entries that keep only a browser name (made where missing), then the rows erased:
+ * their referer and address dropped, their user agent entry swapped for that one. */
 const qrt_stmt_t qrt_store_purge_stmts[] = {
     { "qrt_purge_next_tracker",
       "SELECT MIN(id) FROM trackers WHERE id > %lld" },
-    /* Where a step of n rows ends (the n-th row), if the range holds that many. */
     { "qrt_purge_step_end",
-      "SELECT visit_start, id FROM visits WHERE " PURGE_RANGE
+      "SELECT visit_start, id FROM visit_rows WHERE tracker_id = %lld AND visit_start >= %lld "
+      "AND visit_start < %lld AND (visit_start > %lld OR id > %lld) "
       "ORDER BY visit_start, id LIMIT 1 OFFSET %lld" },
-    { "qrt_purge_erase",
-      "UPDATE visits SET ip = NULL, user_agent = NULL, referer = NULL, "
-      "browser_version = NULL, os = NULL, device = NULL WHERE " PURGE_RANGE
-      "AND (visit_start < %lld OR (visit_start = %lld AND id <= %lld)) AND " PURGE_KEPT },
+    { "qrt_purge_stubs",
+      PURGE_STUBS(PURGE_STUB_KEY_SQLITE("u.browser"), "INSERT OR IGNORE", "") },
+    { "qrt_purge_erase", PURGE_ERASE(PURGE_STUB_KEY_SQLITE("u.browser")) },
+    { NULL, NULL }
+};
+
+const qrt_stmt_t qrt_store_purge_pgsql[] = {
+    { "qrt_purge_stubs",
+      PURGE_STUBS(PURGE_STUB_KEY_PGSQL("u.browser"), "INSERT", " ON CONFLICT (k) DO NOTHING") },
+    { "qrt_purge_erase", PURGE_ERASE(PURGE_STUB_KEY_PGSQL("u.browser")) },
     { NULL, NULL }
 };
 
@@ -148,7 +175,8 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
     {
         const void *args[] = { &c->tracker, &t, &c->before, &t, &id, &et, &et, &eid };
 
-        if ((rv = qrt_db_exec(db, p, "qrt_purge_erase", &nrows, args)) != APR_SUCCESS) {
+        if ((rv = qrt_db_exec(db, p, "qrt_purge_stubs", NULL, args)) != APR_SUCCESS
+            || (rv = qrt_db_exec(db, p, "qrt_purge_erase", &nrows, args)) != APR_SUCCESS) {
             return rv;
         }
     }

@@ -3,7 +3,8 @@
  * A visit older than the retention leaves every listing, search and export (the
  * readers' window starts at the retention's edge: mod_qrtrack_visits.c), and what
  * it says about the visitor is erased from its row: address, user agent, referer,
- * browser version, OS and device. What the report aggregates are computed from
+ * browser version, OS and device (schema 7: its referer and address ids are dropped and
+ * its user agent entry is swapped for one that holds the browser name only). What the report aggregates are computed from
  * stays (time, tracker, source, bot flag, browser name, country, city, keyed
  * visitor id), so every report, the rebuild, a tracker's deletion or retagging and
  * the previous-visit seeks of later visits give the numbers they gave before.

@@ -6,19 +6,25 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_write.h"
 
-#define VISIT_NARGS 14
-#define VISIT_TYPES "llssssssssssis"       /* qrt_db_exec_rows */
+#define VISIT_NARGS 9
+#define VISIT_TYPES "lliisllll"          /* qrt_db_exec_rows */
 #define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define TEXTS "CAST(%s AS TEXT[])"
+#define SMALLINTS "CAST(%s AS SMALLINT[])"
+#define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
+    "ref_id, ip_id"
+/* A dictionary row: added (RETURNING its id), or, when it is there already (the
+ * insert returns nothing), found by its key. */
+#define DICT_UA_KEY "SELECT id FROM visit_uas WHERE k = %s"
+#define DICT_PLACE_KEY "SELECT id FROM visit_places WHERE k = %s"
 
 const qrt_stmt_t qrt_store_visit_stmts[] = {
     /* qrt_store_write_lock: SQLite never runs it */
     { "qrt_write_lock", "SELECT %lld" },
-    { "qrt_visit_add", "INSERT INTO visits (tracker_id, visit_start, source, ip, country, "
-      "city, browser, browser_version, os, device, referer, user_agent, bot, visitor) VALUES "
-      "(%lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)" },
+    { "qrt_visit_add", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") VALUES "
+      "(%lld, %lld, %d, %d, %s, %lld, %lld, %lld, %lld)" },
     { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %s, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
@@ -26,6 +32,18 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "unique_visitors = unique_visitors + %lld, "
       "last_visit = CASE WHEN %lld > COALESCE(last_visit, 0) THEN %lld "
       "ELSE last_visit END WHERE id = %lld" },
+    { "qrt_dict_ua_get", DICT_UA_KEY },
+    { "qrt_dict_ua_add", "INSERT INTO visit_uas (k, user_agent, browser, browser_version, "
+      "os, device) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (k) DO NOTHING RETURNING id" },
+    { "qrt_dict_place_get", DICT_PLACE_KEY },
+    { "qrt_dict_place_add", "INSERT INTO visit_places (k, country, city) VALUES (%s, %s, %s) "
+      "ON CONFLICT (k) DO NOTHING RETURNING id" },
+    { "qrt_dict_ref_get", "SELECT id FROM visit_referers WHERE referer = %s" },
+    { "qrt_dict_ref_add", "INSERT INTO visit_referers (referer) VALUES (%s) "
+      "ON CONFLICT (referer) DO NOTHING RETURNING id" },
+    { "qrt_dict_ip_get", "SELECT id FROM visit_ips WHERE ip = %s" },
+    { "qrt_dict_ip_add", "INSERT INTO visit_ips (ip) VALUES (%s) "
+      "ON CONFLICT (ip) DO NOTHING RETURNING id" },
     { NULL, NULL }
 };
 
@@ -33,11 +51,9 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
  * new visits' ids, the visitors new to a tracker come back. */
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
-    { "qrt_visit_add_many", "INSERT INTO visits (tracker_id, visit_start, source, ip, "
-      "country, city, browser, browser_version, os, device, referer, user_agent, bot, "
-      "visitor) SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", " TEXTS ", " TEXTS ", "
-      TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS ", " TEXTS
-      ", CAST(%s AS SMALLINT[]), " TEXTS ") RETURNING id" },
+    { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
+      "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " TEXTS ", " BIGINTS
+      ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
     { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " TEXTS
       ", " BIGINTS ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
@@ -78,40 +94,142 @@ static int visit_id_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The first column of the first row of a query, 0 when it answers none. */
+static apr_status_t dict_select_id(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                   const void **args, apr_int64_t *id)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+
+    *id = 0;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        if (!*id) {
+            *id = qrt_db_int(db, row, 0, 0);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+typedef struct {
+    const char *get, *add;
+} dict_labels;
+
+static const dict_labels dict_label[QRT_DICTS] = {
+    { "qrt_dict_ua_get", "qrt_dict_ua_add" },
+    { "qrt_dict_place_get", "qrt_dict_place_add" },
+    { "qrt_dict_ref_get", "qrt_dict_ref_add" },
+    { "qrt_dict_ip_get", "qrt_dict_ip_add" },
+};
+
+/* The id of a dictionary row (key, then the add statement's arguments after it),
+ * from the cache, else found or added. */
+static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int d,
+                            const void **add_args, apr_int64_t *id)
+{
+    const char *key = add_args[0];
+    apr_status_t rv;
+
+    *id = qrt_dict_cache_get(c, d, key);
+    if (*id) {
+        return APR_SUCCESS;
+    }
+    /* Added first: a value the cache does not know is most often new (an import,
+     * a new user agent); one the table has already answers nothing, then is found. */
+    rv = dict_select_id(db, p, dict_label[d].add, add_args, id);
+    if (rv == APR_SUCCESS && !*id) {
+        rv = dict_select_id(db, p, dict_label[d].get, add_args, id);
+    }
+    if (rv == APR_SUCCESS && !*id) {
+        db->error = apr_psprintf(p, "%s found no row after %s", dict_label[d].get,
+                                 dict_label[d].add);
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS) {
+        qrt_dict_cache_stage(c, d, key, *id);
+    }
+    return rv;
+}
+
+/* A visit row's dictionary ids; ref and ip 0 for NULL. */
+typedef struct {
+    apr_int64_t ua, place, ref, ip;
+    int click;
+} visit_ids;
+
+static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
+                                   const qrt_visit_t *x, visit_ids *out)
+{
+    const char *ua[] = { x->user_agent, x->browser, x->browser_version, x->os, x->device };
+    const char *place[] = { x->country, x->city };
+    const void *ua_args[] = { qrt_dict_key(p, ua, 5), ua[0], ua[1], ua[2], ua[3], ua[4] };
+    const void *place_args[] = { qrt_dict_key(p, place, 2), place[0], place[1] };
+    const void *ref_args[] = { x->referer };
+    const void *ip_args[] = { x->ip };
+    apr_status_t rv;
+
+    out->ref = out->ip = 0;
+    out->click = x->source && !strcmp(x->source, "click");
+    rv = dict_id(db, p, c, QRT_DICT_UA, ua_args, &out->ua);
+    if (rv == APR_SUCCESS) {
+        rv = dict_id(db, p, c, QRT_DICT_PLACE, place_args, &out->place);
+    }
+    if (rv == APR_SUCCESS && x->referer) {
+        rv = dict_id(db, p, c, QRT_DICT_REF, ref_args, &out->ref);
+    }
+    if (rv == APR_SUCCESS && x->ip) {
+        rv = dict_id(db, p, c, QRT_DICT_IP, ip_args, &out->ip);
+    }
+    return rv;
+}
+
 /* Inserts the visits. On SQLite, whose writers follow one another, the batch's ids
  * follow one another and the aggregates read them in one query; on PostgreSQL the
  * ids come back from the inserts of many rows (a statement takes its ids from the
- * sequence in the order of its rows, and statements run in order). */
+ * sequence in the order of its rows, and statements run in order). The strings go
+ * to the dictionaries (through db->dict, or a cache of this batch alone). */
 static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, int n)
 {
     const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_NARGS
                                       * sizeof(*args));
-    visit_rows_ctx c;
+    visit_ids *ids = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*ids));
+    qrt_dict_cache_t *c = db->dict ? db->dict : qrt_dict_cache_make(p, 1 << 20);
+    visit_rows_ctx vc;
     apr_status_t rv;
     int i;
 
     for (i = 0; i < n; i++) {
         qrt_visit_t *x = &v[i];
-        const void *one[] = { &x->tracker_id, &x->visit_start, x->source, x->ip,
-                              x->country, x->city, x->browser, x->browser_version,
-                              x->os, x->device, x->referer, x->user_agent, &x->bot,
-                              x->visitor };
+        visit_ids *d = &ids[i];
 
-        memcpy(args + (apr_size_t)i * VISIT_NARGS, one, sizeof(one));
+        rv = visit_dict_ids(db, p, c, x, d);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        {
+            const void *one[] = { &x->tracker_id, &x->visit_start, &d->click, &x->bot,
+                                  x->visitor, &d->ua, &d->place, d->ref ? &d->ref : NULL,
+                                  d->ip ? &d->ip : NULL };
+
+            memcpy(args + (apr_size_t)i * VISIT_NARGS, one, sizeof(one));
+        }
         x->id = 0;
     }
     if (!qrt_db_is_pgsql(db->driver)) {
         return qrt_db_exec_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n);
     }
-    c.ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
-    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, visit_id_row, &c);
-    if (rv == APR_SUCCESS && c.ids->nelts != n) {
-        db->error = "INSERT INTO visits returned too few ids";
+    vc.ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
+    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, visit_id_row, &vc);
+    if (rv == APR_SUCCESS && vc.ids->nelts != n) {
+        db->error = "INSERT INTO visit_rows returned too few ids";
         rv = APR_EGENERAL;
     }
-    qsort(c.ids->elts, c.ids->nelts, sizeof(apr_int64_t), visit_id_cmp);
+    qsort(vc.ids->elts, vc.ids->nelts, sizeof(apr_int64_t), visit_id_cmp);
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        v[i].id = APR_ARRAY_IDX(c.ids, i, apr_int64_t);
+        v[i].id = APR_ARRAY_IDX(vc.ids, i, apr_int64_t);
     }
     return rv;
 }
@@ -177,8 +295,11 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     int i, j, nacc = 0;
-    apr_status_t rv = qrt_store_write_lock(db, p);
+    apr_status_t rv;
 
+    /* What an earlier transaction staged and did not see committed is forgotten. */
+    qrt_dict_cache_abort(db->dict);
+    rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
         rv = visits_insert(db, p, v, n);
     }

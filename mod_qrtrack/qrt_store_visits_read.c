@@ -3,57 +3,111 @@
 #include <apr_strings.h>
 #include "qrt_store_visits_read.h"
 
-#define VR_COLS "id, tracker_id, visit_start, source, ip, country, city, browser, " \
-                "browser_version, os, device, referer, user_agent, bot"
+#define VR_COLS "v.id, v.tracker_id, v.visit_start, " \
+    "CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip, g.country, g.city, " \
+    "u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent, v.bot"
+/* A visit row with its dictionaries' strings (schema 7). */
+#define VR_FROM " FROM visit_rows v LEFT JOIN visit_ips i ON i.id = v.ip_id " \
+    "LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
+    "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
 
 /* tracker, window and since_id: 4 arguments, every one a bound of the index
  * (tracker_id, visit_start), which also gives the order without a sort. */
-#define VR_FILTER "tracker_id = %lld AND visit_start >= %lld AND visit_start <= %lld " \
-                  "AND id > %lld"
-#define VR_ORDER " ORDER BY visit_start DESC, id DESC"
+#define VR_FILTER "v.tracker_id = %lld AND v.visit_start >= %lld " \
+                  "AND v.visit_start <= %lld AND v.id > %lld"
+#define VR_ORDER " ORDER BY v.visit_start DESC, v.id DESC"
 /* Polls (since_id > 0) want the few visits above an id: the '+'s keep SQLite off
  * the time index, so it takes the id range of (tracker_id, id) and sorts those. */
-#define VR_SINCE "tracker_id = %lld AND +visit_start >= %lld AND +visit_start <= %lld " \
-                 "AND id > %lld"
-#define VR_ORDER_SINCE " ORDER BY +visit_start DESC, +id DESC"
+#define VR_SINCE "v.tracker_id = %lld AND +v.visit_start >= %lld " \
+                 "AND +v.visit_start <= %lld AND v.id > %lld"
+#define VR_ORDER_SINCE " ORDER BY +v.visit_start DESC, +v.id DESC"
 /* Visits of one second below an id: (tracker_id, visit_start, rowid) is a seek. */
-#define VR_SAME "tracker_id = %lld AND visit_start = %lld AND id > %lld AND id < %lld"
+#define VR_SAME "v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld " \
+                "AND v.id < %lld"
 
-/* Search: one bound LIKE pattern per searched column, 8 arguments. SQLite's LIKE
- * ignores ASCII case by itself (and its lower() folds nothing more), so its form
- * skips lower(), which costs 2.5 times the scan; other drivers get lower(). */
+/* Search: the text is looked for in the dictionaries (a few distinct strings),
+ * then the visits are those whose ids are among the matched ones. One bound LIKE
+ * pattern per searched column, 8 arguments in this order: browser, os, device,
+ * user_agent (visit_uas), country, city (visit_places), referer, ip. SQLite's
+ * LIKE ignores ASCII case by itself (and its lower() folds nothing more), so its
+ * form skips lower(); other drivers get lower(). */
 #define VR_NSEARCH 8
 #define VR_LIKE_S(col) col " LIKE %s ESCAPE '\\'"
 #define VR_LIKE_CI(col) "lower(" col ") LIKE %s ESCAPE '\\'"
-#define VR_SEARCH(L) " AND (" L("browser") " OR " L("os") " OR " L("device") " OR " \
-                     L("country") " OR " L("city") " OR " L("referer") " OR " \
-                     L("user_agent") " OR " L("ip") ")"
+#define VR_M_UA(L) "SELECT id FROM visit_uas WHERE " L("browser") " OR " L("os") \
+    " OR " L("device") " OR " L("user_agent")
+#define VR_M_PLACE(L) "SELECT id FROM visit_places WHERE " L("country") " OR " L("city")
+#define VR_M_REF(L) "SELECT id FROM visit_referers WHERE " L("referer")
+#define VR_M_IP(L) "SELECT id FROM visit_ips WHERE " L("ip")
+/* Walking the visits (time or id order) and testing each: the '+'s keep the
+ * database on the walk's index rather than the dictionaries' ones. */
+#define VR_SEARCH(L) " AND (+v.ua_id IN (" VR_M_UA(L) ") OR +v.place_id IN (" \
+    VR_M_PLACE(L) ") OR +v.ref_id IN (" VR_M_REF(L) ") OR +v.ip_id IN (" VR_M_IP(L) "))"
 #define VR_S  VR_SEARCH(VR_LIKE_S)
 #define VR_CI VR_SEARCH(VR_LIKE_CI)
+/* Picking the matched visits through the indexes visits_ua, visits_place,
+ * visits_ref, visits_ip (tracker, then 8 patterns: tracker before each group). */
+#define VR_PICKED(L) "v.id IN (SELECT id FROM visit_rows WHERE tracker_id = %lld AND " \
+    "ua_id IN (" VR_M_UA(L) ") UNION ALL SELECT id FROM visit_rows WHERE tracker_id = " \
+    "%lld AND place_id IN (" VR_M_PLACE(L) ") UNION ALL SELECT id FROM visit_rows WHERE " \
+    "tracker_id = %lld AND ref_id IN (" VR_M_REF(L) ") UNION ALL SELECT id FROM " \
+    "visit_rows WHERE tracker_id = %lld AND ip_id IN (" VR_M_IP(L) "))"
+/* (Searches with since_id > 0 walk the ids: no id bound here, which would draw
+ * SQLite to the id index.) */
+#define VR_PICK_WINDOW " AND v.visit_start >= %lld AND v.visit_start <= %lld"
+/* Which dictionaries match at all (8 patterns): 4 columns of 0 or 1. */
+#define VR_ANY(M) "CASE WHEN EXISTS (" M ") THEN 1 ELSE 0 END"
+#define VR_MATCHES(L) "SELECT " VR_ANY(VR_M_UA(L)) ", " VR_ANY(VR_M_PLACE(L)) ", " \
+    VR_ANY(VR_M_REF(L)) ", " VR_ANY(VR_M_IP(L))
+/* The count when one dictionary alone matches: its index alone (tracker, the
+ * dictionary's patterns, window, since_id). */
+#define VR_COUNT1(col, M) "SELECT COUNT(*) FROM visit_rows WHERE tracker_id = %lld AND " \
+    col " IN (" M ") AND visit_start >= %lld AND visit_start <= %lld"
 
-#define VR_SELECT "SELECT " VR_COLS " FROM visits WHERE "
-#define VR_COUNT "SELECT COUNT(*) FROM visits WHERE "
+#define VR_SELECT "SELECT " VR_COLS VR_FROM " WHERE "
+#define VR_COUNT "SELECT COUNT(*) FROM visit_rows v WHERE "
 #define VR_LIMIT " LIMIT %lld OFFSET %lld"
+/* A page: its ids first (the rows it skips are read from the index alone, with no
+ * dictionary looked up), then their rows with their strings. */
+#define VR_PAGE(where, order) "SELECT " VR_COLS VR_FROM " WHERE v.id IN (SELECT v.id " \
+    "FROM visit_rows v WHERE " where order VR_LIMIT ")" order
 
 /* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count",          VR_COUNT VR_FILTER },
-    { "qrt_visits_count_s",        VR_COUNT VR_FILTER VR_S },
-    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
-    { "qrt_visits_page",           VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
-    { "qrt_visits_page_s",         VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
-    { "qrt_visits_page_ci",        VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
+    { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
+    { "qrt_visits_page_s",         VR_PAGE(VR_FILTER VR_S, VR_ORDER) },
+    { "qrt_visits_page_ci",        VR_PAGE(VR_FILTER VR_CI, VR_ORDER) },
     { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
     { "qrt_visits_since_count_s",  VR_COUNT VR_SINCE VR_S },
     { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
-    { "qrt_visits_since_page",     VR_SELECT VR_SINCE VR_ORDER_SINCE VR_LIMIT },
-    { "qrt_visits_since_page_s",   VR_SELECT VR_SINCE VR_S VR_ORDER_SINCE VR_LIMIT },
-    { "qrt_visits_since_page_ci",  VR_SELECT VR_SINCE VR_CI VR_ORDER_SINCE VR_LIMIT },
-    { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY id DESC LIMIT %lld" },
-    { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY id DESC LIMIT %lld" },
-    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY id DESC LIMIT %lld" },
+    { "qrt_visits_since_page",     VR_PAGE(VR_SINCE, VR_ORDER_SINCE) },
+    { "qrt_visits_since_page_s",   VR_PAGE(VR_SINCE VR_S, VR_ORDER_SINCE) },
+    { "qrt_visits_since_page_ci",  VR_PAGE(VR_SINCE VR_CI, VR_ORDER_SINCE) },
+    { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY v.id DESC LIMIT %lld" },
+    { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY v.id DESC LIMIT %lld" },
+    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_max_id",
-      "SELECT MAX(id) FROM visits WHERE tracker_id = %lld" },
+      "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
+    /* search without since_id */
+    { "qrt_visits_matches_s",      VR_MATCHES(VR_LIKE_S) },
+    { "qrt_visits_matches_ci",     VR_MATCHES(VR_LIKE_CI) },
+    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_S)) },
+    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_CI)) },
+    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_S)) },
+    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_CI)) },
+    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_S)) },
+    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_CI)) },
+    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_S)) },
+    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_CI)) },
+    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED(VR_LIKE_S) VR_PICK_WINDOW },
+    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED(VR_LIKE_CI) VR_PICK_WINDOW },
+    { "qrt_visits_page_pick_s",
+      VR_SELECT VR_PICKED(VR_LIKE_S) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+    { "qrt_visits_page_pick_ci",
+      VR_SELECT VR_PICKED(VR_LIKE_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+    { "qrt_visits_tracker_size",
+      "SELECT total_scans + total_clicks + total_bots FROM trackers WHERE id = %lld" },
     { NULL, NULL }
 };
 
@@ -101,7 +155,7 @@ const char *qrt_visits_like_pattern(apr_pool_t *p, const char *search)
 
 /* args: up to 4 leading arguments, then the search patterns, then up to 2 more. */
 typedef struct {
-    const void *v[4 + VR_NSEARCH + 2];
+    const void *v[4 + VR_NSEARCH + 8];   /* a pick: 4 trackers, 8 patterns, 5 more */
     int n;
 } vr_args;
 
@@ -173,27 +227,194 @@ static apr_status_t vr_read(qrt_db_t *db, apr_pool_t *p, const char *label,
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
-                                    const qrt_visit_filter_t *f, apr_int64_t *total)
+static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                            int since, apr_int64_t offset, apr_int64_t limit,
+                            apr_array_header_t *out);
+
+/* The first column of a one-row query as an integer (0 when there is no row). */
+static apr_status_t vr_int(qrt_db_t *db, apr_pool_t *p, const char *label,
+                           const void **args, apr_int64_t *v)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    *v = 0;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        *v = qrt_db_int(db, row, 0, 0);
+    }
+    return APR_SUCCESS;
+}
+
+/* The form suffix of a search statement for db's driver. */
+static const char *vr_form(qrt_db_t *db)
+{
+    return strcmp(apr_dbd_name(db->driver), "sqlite3") ? "_ci" : "_s";
+}
+
+/* Which dictionaries hold the search text: bit 1 user agents, 2 places, 4
+ * referers, 8 ips. */
+static apr_status_t vr_matches(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                               int *mask)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     vr_args a;
     apr_status_t rv;
+    int i;
 
     a.n = 0;
-    vr_push_filter(&a, p, f);
-    rv = qrt_db_select(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
-                                                             : "qrt_visits_count", f),
+    vr_push_search(&a, p, f);
+    rv = qrt_db_select(db, p, apr_pstrcat(p, "qrt_visits_matches", vr_form(db), NULL),
                        &res, a.v);
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    *total = 0;
+    *mask = 0;
     while (qrt_db_row(db, p, res, &row) == 0) {
-        *total = qrt_db_int(db, row, 0, 0);
+        for (i = 0; i < 4; i++) {
+            if (qrt_db_int(db, row, i, 0)) {
+                *mask |= 1 << i;
+            }
+        }
     }
     return APR_SUCCESS;
+}
+
+/* The 4 + 8 arguments of a pick (tracker, then each dictionary's patterns). */
+static void vr_push_picked(vr_args *a, apr_pool_t *p, const qrt_visit_filter_t *f)
+{
+    const char *pattern = qrt_visits_like_pattern(p, f->search);
+    static const int per[] = { 4, 2, 1, 1 };
+    int d, i;
+
+    for (d = 0; d < 4; d++) {
+        vr_push(a, &f->tracker_id);
+        for (i = 0; i < per[d]; i++) {
+            vr_push(a, pattern);
+        }
+    }
+}
+
+/* The count of a search without since_id, given what matched (mask > 0): one
+ * dictionary's index when it alone matches, else the union of the picks. */
+static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
+                                    const qrt_visit_filter_t *f, int mask,
+                                    apr_int64_t *total)
+{
+    static const char *const one[] = { "ua", "place", "ref", "ip" };
+    static const int per[] = { 4, 2, 1, 1 };
+    const char *pattern;
+    const void *args[4 + VR_NSEARCH + 3];
+    vr_args a;
+    int d, i, n = 0;
+
+    for (d = 0; d < 4; d++) {
+        if (mask == 1 << d) {
+            pattern = qrt_visits_like_pattern(p, f->search);
+            args[n++] = &f->tracker_id;
+            for (i = 0; i < per[d]; i++) {
+                args[n++] = pattern;
+            }
+            args[n++] = &f->start;
+            args[n++] = &f->end;
+            return vr_int(db, p, apr_pstrcat(p, "qrt_visits_count_", one[d], vr_form(db),
+                                             NULL), args, total);
+        }
+    }
+    a.n = 0;
+    vr_push_picked(&a, p, f);
+    vr_push(&a, &f->start);
+    vr_push(&a, &f->end);
+    return vr_int(db, p, apr_pstrcat(p, "qrt_visits_count_pick", vr_form(db), NULL),
+                  a.v, total);
+}
+
+apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
+                                    const qrt_visit_filter_t *f, apr_int64_t *total)
+{
+    vr_args a;
+    apr_status_t rv;
+    int mask;
+
+    if (f->search && f->since_id <= 0) {
+        if (f->matched && *f->matched >= 0) {
+            *total = *f->matched;
+            return APR_SUCCESS;
+        }
+        rv = vr_matches(db, p, f, &mask);
+        *total = 0;
+        if (rv == APR_SUCCESS && mask) {
+            rv = vr_search_count(db, p, f, mask, total);
+        }
+        if (rv == APR_SUCCESS && f->matched) {
+            *f->matched = *total;
+        }
+        return rv;
+    }
+    a.n = 0;
+    vr_push_filter(&a, p, f);
+    return vr_int(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
+                                                        : "qrt_visits_count", f),
+                  a.v, total);
+}
+
+/* A search's page without since_id: nothing when no dictionary matches; else,
+ * knowing how many visits match, either the walk along the time index testing
+ * each visit (when matches are dense enough that the page is near: a common
+ * word), or the matches picked through the dictionaries' indexes and sorted (a
+ * rare value, or a page deep down). */
+static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
+                                   const qrt_visit_filter_t *f, apr_int64_t offset,
+                                   apr_int64_t limit, apr_array_header_t *out)
+{
+    apr_int64_t total = -1, size = 0;
+    const void *targs[] = { &f->tracker_id };
+    vr_args a;
+    apr_status_t rv;
+    int mask;
+
+    rv = vr_matches(db, p, f, &mask);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!mask) {
+        if (f->matched) {
+            *f->matched = 0;
+        }
+        return APR_SUCCESS;
+    }
+    rv = vr_search_count(db, p, f, mask, &total);
+    if (rv == APR_SUCCESS) {
+        rv = vr_int(db, p, "qrt_visits_tracker_size", targs, &size);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (f->matched) {
+        *f->matched = total;
+    }
+    if (total <= offset || limit <= 0) {
+        return APR_SUCCESS;
+    }
+    if (size < total) {
+        size = total;
+    }
+    a.n = 0;
+    /* Rows walked (offset + limit) * size / total, against total picked and sorted. */
+    if ((double)(offset + limit) * (double)size <= 2.0 * (double)total * (double)total) {
+        return vr_page(db, p, f, 0, offset, limit, out);
+    }
+    vr_push_picked(&a, p, f);
+    vr_push(&a, &f->start);
+    vr_push(&a, &f->end);
+    vr_push(&a, &limit);
+    vr_push(&a, &offset);
+    return vr_read(db, p, apr_pstrcat(p, "qrt_visits_page_pick", vr_form(db), NULL), a.v,
+                   out);
 }
 
 /* One page by offset into out: along the time index, or (since) the visits
@@ -224,6 +445,9 @@ apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
                                    apr_int64_t limit, apr_array_header_t **out)
 {
     *out = vr_array(p, limit);
+    if (f->search && f->since_id <= 0) {
+        return vr_search_page(db, p, f, offset, limit, *out);
+    }
     return vr_page(db, p, f, f->since_id > 0, offset, limit, *out);
 }
 

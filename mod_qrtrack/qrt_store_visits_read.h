@@ -4,7 +4,11 @@
  * Order everywhere: newest first, visit_start descending, ties by id descending.
  * Listings and exports walk the index visits_tracker_visitor (tracker_id,
  * visit_start, id, ...): no sort. Polls
- * (since_id > 0) take the id range of visits_tracker_id and sort what is new. */
+ * (since_id > 0) take the id range of visits_tracker_id and sort what is new.
+ * Searches (schema 7) look for the text in the dictionaries of user agents,
+ * places, referers and ips, then count the tracker's visits with matched ids
+ * through the dictionaries' indexes, and page them either along the time index
+ * (matches dense enough) or picked through those indexes and sorted. */
 #ifndef QRT_STORE_VISITS_READ_H
 #define QRT_STORE_VISITS_READ_H
 
@@ -20,6 +24,9 @@ typedef struct {
     const char *search;         /* NULL, or text that one of browser, os, device,
                                  * country, city, referer, user_agent, ip contains
                                  * (ASCII letters case-insensitively) */
+    apr_int64_t *matched;       /* NULL, or where a search's page leaves how many
+                                 * visits the search matches (-1 before), which
+                                 * qrt_store_visits_count then answers */
 } qrt_visit_filter_t;
 
 /* Most visits read per query of an export. */

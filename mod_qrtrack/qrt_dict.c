@@ -1,0 +1,145 @@
+/* qrt_dict: dictionary keys and the committer's cache of dictionary ids. */
+#include <string.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include "qrt_dict.h"
+
+char *qrt_dict_key(apr_pool_t *p, const char *const *fields, int n)
+{
+    apr_size_t len = 1;
+    char *out, *o;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        len += fields[i] ? strlen(fields[i]) + 21 : 1;
+    }
+    o = out = apr_palloc(p, len);
+    for (i = 0; i < n; i++) {
+        apr_size_t l;
+
+        if (!fields[i]) {
+            *o++ = '-';
+            continue;
+        }
+        l = strlen(fields[i]);
+        o += apr_snprintf(o, 22, "%" APR_SIZE_T_FMT ":", l);
+        memcpy(o, fields[i], l);
+        o += l;
+    }
+    *o = '\0';
+    return out;
+}
+
+struct qrt_dict_cache {
+    apr_pool_t *parent;
+    int max;
+    apr_pool_t *pool[QRT_DICTS];    /* kept entries of each dictionary */
+    apr_hash_t *kept[QRT_DICTS];
+    apr_pool_t *pending_pool;
+    apr_hash_t *pending[QRT_DICTS];
+    int npending;
+};
+
+static void dict_pending_reset(qrt_dict_cache_t *c)
+{
+    int d;
+
+    apr_pool_clear(c->pending_pool);
+    for (d = 0; d < QRT_DICTS; d++) {
+        c->pending[d] = apr_hash_make(c->pending_pool);
+    }
+    c->npending = 0;
+}
+
+static void dict_kept_reset(qrt_dict_cache_t *c, int d)
+{
+    apr_pool_clear(c->pool[d]);
+    c->kept[d] = apr_hash_make(c->pool[d]);
+}
+
+qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max)
+{
+    qrt_dict_cache_t *c = apr_pcalloc(p, sizeof(*c));
+    int d;
+
+    c->parent = p;
+    c->max = max > 0 ? max : 1;
+    for (d = 0; d < QRT_DICTS; d++) {
+        apr_pool_create(&c->pool[d], p);
+        apr_pool_tag(c->pool[d], "qrt_dict_cache");
+        c->kept[d] = apr_hash_make(c->pool[d]);
+    }
+    apr_pool_create(&c->pending_pool, p);
+    apr_pool_tag(c->pending_pool, "qrt_dict_pending");
+    dict_pending_reset(c);
+    return c;
+}
+
+apr_int64_t qrt_dict_cache_get(qrt_dict_cache_t *c, int dict, const char *key)
+{
+    const apr_int64_t *id;
+
+    if (!c || dict < 0 || dict >= QRT_DICTS || !key) {
+        return 0;
+    }
+    id = apr_hash_get(c->kept[dict], key, APR_HASH_KEY_STRING);
+    if (!id) {
+        id = apr_hash_get(c->pending[dict], key, APR_HASH_KEY_STRING);
+    }
+    return id ? *id : 0;
+}
+
+void qrt_dict_cache_stage(qrt_dict_cache_t *c, int dict, const char *key, apr_int64_t id)
+{
+    apr_int64_t *v;
+    const char *k;
+
+    if (!c || dict < 0 || dict >= QRT_DICTS || !key || id <= 0
+        || apr_hash_get(c->kept[dict], key, APR_HASH_KEY_STRING)) {
+        return;
+    }
+    k = apr_pstrdup(c->pending_pool, key);
+    v = apr_palloc(c->pending_pool, sizeof(*v));
+    *v = id;
+    apr_hash_set(c->pending[dict], k, APR_HASH_KEY_STRING, v);
+    c->npending++;
+}
+
+void qrt_dict_cache_commit(qrt_dict_cache_t *c)
+{
+    apr_hash_index_t *hi;
+    int d;
+
+    if (!c) {
+        return;
+    }
+    for (d = 0; d < QRT_DICTS; d++) {
+        for (hi = apr_hash_first(c->pending_pool, c->pending[d]); hi;
+             hi = apr_hash_next(hi)) {
+            const void *key;
+            void *val;
+            apr_int64_t *v;
+
+            apr_hash_this(hi, &key, NULL, &val);
+            if ((int)apr_hash_count(c->kept[d]) >= c->max) {
+                dict_kept_reset(c, d);      /* full: start over */
+            }
+            v = apr_palloc(c->pool[d], sizeof(*v));
+            *v = *(const apr_int64_t *)val;
+            apr_hash_set(c->kept[d], apr_pstrdup(c->pool[d], key), APR_HASH_KEY_STRING, v);
+        }
+    }
+    dict_pending_reset(c);
+}
+
+void qrt_dict_cache_abort(qrt_dict_cache_t *c)
+{
+    if (c) {
+        dict_pending_reset(c);
+    }
+}
+
+int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict)
+{
+    return c && dict >= 0 && dict < QRT_DICTS ? (int)apr_hash_count(c->kept[dict]) : 0;
+}

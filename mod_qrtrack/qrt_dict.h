@@ -1,0 +1,37 @@
+/* qrt_dict: the visits' dictionaries (schema 7) seen from C: the key of a
+ * dictionary row, and the committer's cache of key -> id.
+ *
+ * A visit row holds the ids of its user agent (with browser, browser_version, os
+ * and device), its place (country, city), its referer and its ip, each a row of a
+ * dictionary table (sql/007_lean_visits.sql). The writer finds the ids in a cache
+ * first; ids it learns inside a transaction stay pending until the transaction
+ * has committed (qrt_dict_cache_commit), so a rolled-back insert never leaves a
+ * dangling id in the cache. The cache is bounded: a dictionary that reaches its
+ * maximum starts over empty. */
+#ifndef QRT_DICT_H
+#define QRT_DICT_H
+
+#include <apr_pools.h>
+
+enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICTS };
+
+/* The key of a dictionary row of n fields: each field as its length in bytes
+ * (decimal), ':' and its bytes, or '-' for NULL; concatenated. In p. */
+char *qrt_dict_key(apr_pool_t *p, const char *const *fields, int n);
+
+typedef struct qrt_dict_cache qrt_dict_cache_t;
+
+/* A cache of at most max entries per dictionary, in a subpool of p. */
+qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max);
+/* The id of key in dict (pending ones included), 0 when unknown. */
+apr_int64_t qrt_dict_cache_get(qrt_dict_cache_t *c, int dict, const char *key);
+/* Learns key -> id inside the current transaction. */
+void qrt_dict_cache_stage(qrt_dict_cache_t *c, int dict, const char *key, apr_int64_t id);
+/* The transaction committed: what it staged is kept. */
+void qrt_dict_cache_commit(qrt_dict_cache_t *c);
+/* The transaction rolled back (or may have): what it staged is forgotten. */
+void qrt_dict_cache_abort(qrt_dict_cache_t *c);
+/* Entries kept in dict (not counting pending ones). */
+int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict);
+
+#endif

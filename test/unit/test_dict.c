@@ -1,0 +1,227 @@
+/* Unit tests for qrt_dict: dictionary keys (the same as the SQL of migration 007
+ * and of the triggers computes, checked against SQLite itself), the committer's
+ * cache (pending entries, commit, abort, bound), and the write path through
+ * qrt_store_visits_record: a rolled-back transaction leaves no id in the cache. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_dict.h"
+#include "qrt_schema.h"
+#include "qrt_store.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+START_TEST(key_forms)
+{
+    const char *none[] = { NULL, NULL };
+    const char *some[] = { "DE", "" };
+    const char *tricky[] = { "1:a", "-" };
+    const char *shifted[] = { "1", "a-" };
+    const char *utf8[] = { "S\xc3\xa3o Paulo" };
+
+    ck_assert_str_eq(qrt_dict_key(pool, none, 2), "--");
+    ck_assert_str_eq(qrt_dict_key(pool, some, 2), "2:DE0:");
+    ck_assert_str_eq(qrt_dict_key(pool, tricky, 2), "3:1:a1:-");
+    /* Fields that concatenate alike keep apart. */
+    ck_assert_str_ne(qrt_dict_key(pool, tricky, 2), qrt_dict_key(pool, shifted, 2));
+    /* Lengths in bytes, not characters. */
+    ck_assert_str_eq(qrt_dict_key(pool, utf8, 1), "10:S\xc3\xa3o Paulo");
+    ck_assert_str_eq(qrt_dict_key(pool, none, 0), "");
+}
+END_TEST
+
+/* The key SQLite computes with the migration's expression is qrt_dict_key's. */
+START_TEST(key_as_sql_computes_it)
+{
+    static const char *const values[] = { "Mozilla/5.0 (iPhone)", "", "S\xc3\xa3o Paulo",
+                                          "100%_\\x", "a'b", "12:34", NULL };
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    const char *err = NULL;
+    int i, j;
+
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(driver, pool, ":memory:", &handle, &err), APR_SUCCESS);
+    for (i = 0; i < 7; i++) {
+        for (j = 0; j < 7; j++) {
+            const char *f[] = { values[i], values[j] };
+            const char *a = values[i] ? apr_psprintf(pool, "'%s'", apr_pstrdup(pool,
+                                values[i])) : "NULL";
+            const char *b = values[j] ? apr_psprintf(pool, "'%s'", values[j]) : "NULL";
+            apr_dbd_results_t *res = NULL;
+            apr_dbd_row_t *row = NULL;
+            const char *sql, *got = NULL;
+
+            if ((values[i] && strchr(values[i], '\'')) || (values[j] && strchr(values[j], '\''))) {
+                continue;       /* no quoting in this test's literals */
+            }
+            sql = apr_psprintf(pool, "SELECT COALESCE(length(CAST(%s AS BLOB)) || ':' || %s, "
+                               "'-') || COALESCE(length(CAST(%s AS BLOB)) || ':' || %s, '-')",
+                               a, a, b, b);
+            ck_assert_int_eq(apr_dbd_select(driver, pool, handle, &res, sql, 0), 0);
+            while (apr_dbd_get_row(driver, pool, res, &row, -1) == 0) {
+                got = apr_pstrdup(pool, apr_dbd_get_entry(driver, row, 0));
+            }
+            ck_assert_ptr_nonnull(got);
+            ck_assert_str_eq(got, qrt_dict_key(pool, f, 2));
+        }
+    }
+    apr_dbd_close(driver, handle);
+}
+END_TEST
+
+START_TEST(cache_pending_commit_abort)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 100);
+
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 0);
+    qrt_dict_cache_stage(c, QRT_DICT_UA, "k", 7);
+    /* Seen inside its transaction... */
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 7);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_count(c, QRT_DICT_UA), 0);
+    /* ...forgotten when it rolls back... */
+    qrt_dict_cache_abort(c);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 0);
+    /* ...kept when it commits. */
+    qrt_dict_cache_stage(c, QRT_DICT_IP, "192.0.2.0", 3);
+    qrt_dict_cache_commit(c);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_IP, "192.0.2.0"), 3);
+    ck_assert_int_eq(qrt_dict_cache_count(c, QRT_DICT_IP), 1);
+    qrt_dict_cache_abort(c);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_IP, "192.0.2.0"), 3);
+    /* Hostile arguments. */
+    ck_assert_int_eq(qrt_dict_cache_get(NULL, 0, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICTS, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, -1, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, 0, NULL), 0);
+    qrt_dict_cache_stage(c, QRT_DICTS, "k", 1);
+    qrt_dict_cache_stage(c, 0, "z", 0);
+    qrt_dict_cache_commit(NULL);
+    qrt_dict_cache_abort(NULL);
+    ck_assert_int_eq(qrt_dict_cache_get(c, 0, "z"), 0);
+}
+END_TEST
+
+START_TEST(cache_is_bounded)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+    int i;
+
+    for (i = 1; i <= 1000; i++) {
+        qrt_dict_cache_stage(c, QRT_DICT_REF, apr_psprintf(pool, "r%d", i), i);
+        qrt_dict_cache_commit(c);
+        ck_assert_int_le(qrt_dict_cache_count(c, QRT_DICT_REF), 10);
+        ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, apr_psprintf(pool, "r%d", i)), i);
+    }
+}
+END_TEST
+
+/* The write path on a real database: ids found in the dictionaries, one row per
+ * distinct value, and a rolled-back transaction that added rows leaves the cache
+ * without their ids (a later commit re-adds the rows, never a dangling id). */
+START_TEST(record_through_dictionaries)
+{
+    static char dir[] = "/tmp/qrt-dict-XXXXXX";
+    const char *err = NULL;
+    qrt_db_t db;
+    apr_dbd_transaction_t *tx;
+    qrt_visit_t v[3];
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *dump = "";
+    int i, from, to, n = 0;
+
+    memset(&db, 0, sizeof(db));
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, apr_pstrcat(pool, dir, "/t.db", NULL),
+                                     &db.handle, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
+    ck_assert_msg(err == NULL, "%s", err);
+    ck_assert_int_eq(to, 7);
+    ck_assert_msg(qrt_db_prepare_all(&db, pool) == NULL, "prepare");
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO accounts (name, "
+                     "plan, created_at) VALUES ('a', 'professional', 0)"), 0);
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO trackers "
+                     "(account_id, code, name, type, redirect_url, created_at, updated_at) "
+                     "VALUES (1, 'c1', 't', 'website', 'https://e.example/', 0, 0)"), 0);
+    db.dict = qrt_dict_cache_make(pool, 100);
+    memset(v, 0, sizeof(v));
+    for (i = 0; i < 3; i++) {
+        v[i].tracker_id = 1;
+        v[i].visit_start = 1000 + i;
+        v[i].source = i == 1 ? "click" : "scan";
+        v[i].ip = "192.0.2.0";
+        v[i].country = i == 2 ? NULL : "DE";
+        v[i].city = i == 2 ? NULL : "Berlin";
+        v[i].browser = "Firefox";
+        v[i].user_agent = "UA";
+        v[i].referer = i == 0 ? NULL : "https://r.example/";
+        v[i].visitor = "0123456789abcdef";
+    }
+    /* Rolled back: nothing kept. */
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_record(&db, pool, v, 3), APR_SUCCESS);
+    ck_assert_int_ne(qrt_dict_cache_get(db.dict, QRT_DICT_UA, qrt_dict_key(pool,
+                     (const char *[]){ "UA", "Firefox", NULL, NULL, NULL }, 5)), 0);
+    qrt_db_rollback_only(&db, tx);
+    qrt_db_end(&db, pool, tx);
+    ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_UA), 0);
+    /* Committed: kept, and the view answers the strings. */
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_record(&db, pool, v, 3), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    qrt_dict_cache_commit(db.dict);
+    ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_UA), 1);
+    ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_PLACE), 2);
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                     "SELECT source || '|' || ip || '|' || COALESCE(country, 'null') || '|' || "
+                     "COALESCE(referer, 'null') || '|' || user_agent FROM visits ORDER BY id",
+                     0), 0);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+        dump = apr_pstrcat(pool, dump, apr_dbd_get_entry(db.driver, row, 0), ";", NULL);
+    }
+    ck_assert_str_eq(dump, "scan|192.0.2.0|DE|null|UA;click|192.0.2.0|DE|https://r.example/|UA;"
+                     "scan|192.0.2.0|null|https://r.example/|UA;");
+    res = NULL;
+    row = NULL;
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                     "SELECT (SELECT COUNT(*) FROM visit_uas) || (SELECT COUNT(*) FROM "
+                     "visit_places) || (SELECT COUNT(*) FROM visit_referers) || (SELECT "
+                     "COUNT(*) FROM visit_ips)", 0), 0);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+        ck_assert_str_eq(apr_dbd_get_entry(db.driver, row, 0), "1211");
+    }
+    apr_dbd_close(db.driver, db.handle);
+}
+END_TEST
+
+static Suite *dict_suite(void)
+{
+    Suite *s = suite_create("qrt_dict");
+    TCase *tc = tcase_create("dict");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, key_forms);
+    tcase_add_test(tc, key_as_sql_computes_it);
+    tcase_add_test(tc, cache_pending_commit_abort);
+    tcase_add_test(tc, cache_is_bounded);
+    tcase_add_test(tc, record_through_dictionaries);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(dict_suite());
+}
