@@ -75,6 +75,11 @@
 /* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count",          VR_COUNT VR_FILTER },
+    /* The first rows (offset 0: the first page, each chunk of an export): along
+     * the index with their strings, no ids first and no sort. */
+    { "qrt_visits_first",          VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
+    { "qrt_visits_first_s",        VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
+    { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
     { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE(VR_FILTER VR_S, VR_ORDER) },
     { "qrt_visits_page_ci",        VR_PAGE(VR_FILTER VR_CI, VR_ORDER) },
@@ -430,7 +435,8 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
     vr_push(&a, &limit);
     vr_push(&a, &offset);
     return vr_read(db, p, vr_label(db, p, since ? "qrt_visits_since_page"
-                                                : "qrt_visits_page", f), a.v, out);
+                                          : offset == 0 ? "qrt_visits_first"
+                                          : "qrt_visits_page", f), a.v, out);
 }
 
 static apr_array_header_t *vr_array(apr_pool_t *p, apr_int64_t limit)
