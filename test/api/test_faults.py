@@ -33,7 +33,9 @@ class Load:
         self.stop = threading.Event()
         self.results = []
         self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self.run) for _ in range(threads)]
+        # Daemon threads: a test that fails before finish() must not keep pytest from
+        # exiting (they would scan a stopped server in a tight loop for ever).
+        self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(threads)]
         for t in self.threads:
             t.start()
 
