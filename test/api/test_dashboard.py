@@ -12,6 +12,7 @@ import pytest
 import requests
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -144,7 +145,19 @@ class Browser:
         self.driver.get(url)
 
     def wait(self, cond, timeout=15, what=""):
-        return WebDriverWait(self.driver, timeout).until(lambda d: cond(), what)
+        # An element read while the page re-renders its table goes stale: look again.
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(
+            NoSuchElementException, StaleElementReferenceException)).until(lambda d: cond(), what)
+
+    def text(self, css):
+        """The text of the first element matching css, looked up again if the page
+        replaced it between the lookup and the read."""
+        for _ in range(50):
+            try:
+                return self.driver.find_element(By.CSS_SELECTOR, css).text
+            except StaleElementReferenceException:
+                time.sleep(0.05)
+        return self.driver.find_element(By.CSS_SELECTOR, css).text
 
     def js(self, script, *args):
         return self.driver.execute_script(script, *args)
@@ -294,20 +307,19 @@ def test_latest_visits_follow_new_scans(server, account, browser):
     t = next(x for x in account["trackers"]
              if x["tracker_id"] == int(b.driver.find_element(By.CSS_SELECTOR, "#trackers tr.selected")
                                        .get_attribute("data-id")))
-    before = b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text
+    before = b.text("#visits tbody tr")
     r = requests.get(t["scan_url"], headers={"User-Agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) "
                                              "Gecko/20100101 Firefox/120.0", "Referer": "https://poll.example/"},
                      allow_redirects=False, timeout=10)
     assert r.status_code == 302
     # The page polls every 15 s (since_id and If-None-Match) and when it becomes visible.
     b.js("document.dispatchEvent(new Event('visibilitychange'))")
-    b.wait(lambda: "poll.example" in b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text,
-           what="the new visit on top")
-    assert b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text != before
+    b.wait(lambda: "poll.example" in b.text("#visits tbody tr"), what="the new visit on top")
+    assert b.text("#visits tbody tr") != before
     # Nothing new: a 304 changes nothing.
     b.js("document.dispatchEvent(new Event('visibilitychange'))")
     time.sleep(0.5)
-    assert "poll.example" in b.driver.find_element(By.CSS_SELECTOR, "#visits tbody tr").text
+    assert "poll.example" in b.text("#visits tbody tr")
     assert b.severe() == []
 
 
