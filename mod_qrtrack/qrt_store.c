@@ -356,6 +356,27 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
     return APR_SUCCESS;
 }
 
+apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
+                               const void **args, apr_int64_t *v)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+    int first = 1;
+
+    *v = 0;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        if (first) {
+            *v = qrt_db_int(db, row, 0, 0);
+            first = 0;
+        }
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
                          const void **args, qrt_row_fn *fn, void *ctx)
 {

@@ -92,6 +92,10 @@ char *qrt_db_array(apr_pool_t *p, char type, const void **args, int nargs, int c
 /* Runs a query; *res gets the results. */
 apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
                            apr_dbd_results_t **res, const void **args);
+/* Runs a query and gives the first column of its first row as an integer in *v (0
+ * when it answers no row or NULL); every row is read. */
+apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
+                               const void **args, apr_int64_t *v);
 /* Runs a query and calls fn on every row; every row is read (the SQLite driver
  * needs it), and the first error fn returns is the result. */
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,

@@ -106,17 +106,12 @@ void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t be
 static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
                                        int *done)
 {
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
     const void *args[] = { &c->tracker };
     apr_int64_t next = 0;
-    apr_status_t rv = qrt_db_select(db, p, "qrt_purge_next_tracker", &res, args);
+    apr_status_t rv = qrt_db_select_int(db, p, "qrt_purge_next_tracker", args, &next);
 
     if (rv != APR_SUCCESS) {
         return rv;
-    }
-    while (qrt_db_row(db, p, res, &row) == 0) {
-        next = qrt_db_int(db, row, 0, 0);
     }
     if (next <= 0) {
         *done = 1;

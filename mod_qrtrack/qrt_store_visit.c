@@ -94,26 +94,6 @@ static int visit_id_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The first column of the first row of a query, 0 when it answers none. */
-static apr_status_t dict_select_id(qrt_db_t *db, apr_pool_t *p, const char *label,
-                                   const void **args, apr_int64_t *id)
-{
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
-    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
-
-    *id = 0;
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    while (qrt_db_row(db, p, res, &row) == 0) {
-        if (!*id) {
-            *id = qrt_db_int(db, row, 0, 0);
-        }
-    }
-    return APR_SUCCESS;
-}
-
 typedef struct {
     const char *get, *add;
 } dict_labels;
@@ -139,9 +119,9 @@ static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, in
     }
     /* Added first: a value the cache does not know is most often new (an import,
      * a new user agent); one the table has already answers nothing, then is found. */
-    rv = dict_select_id(db, p, dict_label[d].add, add_args, id);
+    rv = qrt_db_select_int(db, p, dict_label[d].add, add_args, id);
     if (rv == APR_SUCCESS && !*id) {
-        rv = dict_select_id(db, p, dict_label[d].get, add_args, id);
+        rv = qrt_db_select_int(db, p, dict_label[d].get, add_args, id);
     }
     if (rv == APR_SUCCESS && !*id) {
         db->error = apr_psprintf(p, "%s found no row after %s", dict_label[d].get,

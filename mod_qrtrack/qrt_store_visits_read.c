@@ -236,24 +236,6 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
                             int since, apr_int64_t offset, apr_int64_t limit,
                             apr_array_header_t *out);
 
-/* The first column of a one-row query as an integer (0 when there is no row). */
-static apr_status_t vr_int(qrt_db_t *db, apr_pool_t *p, const char *label,
-                           const void **args, apr_int64_t *v)
-{
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
-    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    *v = 0;
-    while (qrt_db_row(db, p, res, &row) == 0) {
-        *v = qrt_db_int(db, row, 0, 0);
-    }
-    return APR_SUCCESS;
-}
-
 /* The form suffix of a search statement for db's driver. */
 static const char *vr_form(qrt_db_t *db)
 {
@@ -326,7 +308,7 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
             }
             args[n++] = &f->start;
             args[n++] = &f->end;
-            return vr_int(db, p, apr_pstrcat(p, "qrt_visits_count_", one[d], vr_form(db),
+            return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_", one[d], vr_form(db),
                                              NULL), args, total);
         }
     }
@@ -334,7 +316,7 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
     vr_push_picked(&a, p, f);
     vr_push(&a, &f->start);
     vr_push(&a, &f->end);
-    return vr_int(db, p, apr_pstrcat(p, "qrt_visits_count_pick", vr_form(db), NULL),
+    return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_pick", vr_form(db), NULL),
                   a.v, total);
 }
 
@@ -362,7 +344,7 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
     }
     a.n = 0;
     vr_push_filter(&a, p, f);
-    return vr_int(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
+    return qrt_db_select_int(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
                                                         : "qrt_visits_count", f),
                   a.v, total);
 }
@@ -394,7 +376,7 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
     }
     rv = vr_search_count(db, p, f, mask, &total);
     if (rv == APR_SUCCESS) {
-        rv = vr_int(db, p, "qrt_visits_tracker_size", targs, &size);
+        rv = qrt_db_select_int(db, p, "qrt_visits_tracker_size", targs, &size);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -503,17 +485,7 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
 apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
                                      apr_int64_t *max_id)
 {
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
     const void *args[] = { &tracker_id };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_visits_max_id", &res, args);
 
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    *max_id = 0;
-    while (qrt_db_row(db, p, res, &row) == 0) {
-        *max_id = qrt_db_int(db, row, 0, 0);
-    }
-    return APR_SUCCESS;
+    return qrt_db_select_int(db, p, "qrt_visits_max_id", args, max_id);
 }
