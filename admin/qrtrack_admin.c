@@ -15,6 +15,7 @@
 #include "qrt_store_copy.h"
 #include "qrt_store_purge.h"
 #include "qrt_store_agg_rebuild.h"
+#include "qrt_store_agg_blob.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
 #include "qrt_valid.h"
@@ -566,6 +567,23 @@ static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
     }
     if (qrt_db_end(db, c->p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
         return admin_fail("rebuild failed: %s%s", db->error ? db->error : "", NULL);
+    }
+    /* Then the settled days sealed (the servers' writers would, in their idle time). */
+    for (;;) {
+        apr_pool_t *sp;
+        int sealed = 0, more = 0;
+
+        apr_pool_create(&sp, c->p);
+        rv = qrt_store_agg_blob_seal(db, sp, apr_time_sec(apr_time_now()), 256, &sealed,
+                                     &more);
+        apr_pool_destroy(sp);
+        if (rv != APR_SUCCESS) {
+            return admin_fail("sealing the aggregates failed: %s%s",
+                              db->error ? db->error : "", NULL);
+        }
+        if (!more) {
+            break;
+        }
     }
     return 0;
 }

@@ -30,12 +30,15 @@ Environment: BENCH_VISITS, BENCH_TRACKERS, BENCH_REPEAT (requests per figure),
 BENCH_IMPORT (visits of the import figures), BENCH_DB=path: measure an existing
 database built by this script (hard-linked into the server's directory, so on the same
 file system; no generation, no rebuild, no import: the file is left as it was; SQLite
-only). BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
+only), with BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a build
+whose aggregates changed). BENCH_KEEP=path (SQLite): a copy of the database, generated
+and rebuilt, is left there for later BENCH_DB runs. BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
 e.g. with QRT_PG_CONF="shared_preload_libraries = 'auto_explain';
 auto_explain.log_min_duration = 50; auto_explain.log_analyze = on" to see slow plans.
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,6 +52,8 @@ TRACKERS = int(os.environ.get("BENCH_TRACKERS", "1000"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 IMPORT = int(os.environ.get("BENCH_IMPORT", "20000"))
 KEPT = os.environ.get("BENCH_DB")
+KEEP = os.environ.get("BENCH_KEEP")
+REBUILD = os.environ.get("BENCH_REBUILD") == "1"
 T0 = 1767225600                 # 2026-01-01T00:00:00+0000
 SPAN = 365 * 86400
 POOL = 400000                   # returning visitors
@@ -269,6 +274,11 @@ def main():
                 if os.path.exists(srv.db + suffix):
                     os.unlink(srv.db + suffix)
             os.link(KEPT, srv.db)
+            if REBUILD:
+                started = time.time()
+                srv.admin("init")           # a kept database of an older schema
+                srv.admin("aggregates", "rebuild")
+                rebuild = time.time() - started
         else:
             started = time.time()
             # The secondary indexes of visit_rows dropped around the load, made after.
@@ -285,6 +295,10 @@ def main():
             started = time.time()
             srv.admin("aggregates", "rebuild")
             rebuild = time.time() - started
+            if KEEP:
+                sqlite(srv, "PRAGMA wal_checkpoint(TRUNCATE);")
+                shutil.copyfile(srv.db, KEEP)
+                os.chmod(KEEP, 0o666)       # for the server's user, in a later run
         counts = ("SELECT (SELECT COUNT(*) FROM visits), "
                   "(SELECT COUNT(*) FROM agg_cnt), (SELECT COUNT(*) FROM agg_link), "
                   "(SELECT COUNT(*) FROM agg_gap), (SELECT COUNT(*) FROM agg_day)")

@@ -29,6 +29,7 @@
 #include "qrt_geo.h"
 #include "qrt_ip.h"
 #include "qrt_store_purge.h"
+#include "qrt_store_agg_blob.h"
 #include "qrt_token.h"
 #include "qrt_ua.h"
 
@@ -106,7 +107,7 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
-static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge;
+static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal;
 
 static int scan_wait(void)
 {
@@ -414,6 +415,45 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
     apr_global_mutex_unlock(scan_writer_mutex);
 }
 
+/* Settled days' report aggregates sealed (qrt_store_agg_blob.h): a few units per idle
+ * moment under a trylock of the writers' mutex, looked for again 10 s after a pass
+ * found nothing left (each child's writer keeps its own time: no shared state). */
+#define SEAL_UNITS 2
+#define SEAL_IDLE_CHECK 10
+
+static void writer_seal(qrt_db_t *db, apr_pool_t *p)
+{
+    static apr_int64_t next_check;
+    apr_int64_t now = apr_time_sec(apr_time_now());
+    int sealed = 0, more = 0;
+    apr_status_t rv;
+
+    if (!db || !scan_writer_mutex || now < next_check) {
+        return;
+    }
+    if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
+        return;
+    }
+    db->error = NULL;
+    rv = qrt_store_agg_blob_seal(db, p, now, SEAL_UNITS, &sealed, &more);
+    apr_global_mutex_unlock(scan_writer_mutex);
+    QRT_STAT_ADD(sealed, sealed);
+    if (rv != APR_SUCCESS) {
+        apr_uint32_t n = 0;
+
+        next_check = now + SEAL_IDLE_CHECK;
+        if (qrt_log_due(&log_seal, &n)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00082: sealing the "
+                         "report aggregates of settled days failed, tried again in 10 s "
+                         "(reports read their rows meanwhile): %s (and %u more "
+                         "failures since this line was last logged)",
+                         db->error ? db->error : "unknown error", n);
+        }
+        return;
+    }
+    next_check = more ? 0 : now + SEAL_IDLE_CHECK;
+}
+
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *p = data, *cp;
@@ -442,6 +482,14 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             if (qrt_global.visit_retention && dbd) {
                 dbd->error = NULL;
                 writer_purge(dbd, p);
+                if (dbd->error && qrt_db_lost(dbd)) {
+                    writer_disconnect(dbd);
+                    dbd = NULL;
+                }
+                apr_pool_clear(p);
+            }
+            if (dbd) {
+                writer_seal(dbd, p);
                 if (dbd->error && qrt_db_lost(dbd)) {
                     writer_disconnect(dbd);
                     dbd = NULL;

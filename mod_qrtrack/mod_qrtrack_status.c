@@ -104,6 +104,8 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->purged));
         status_num(a, r->pool, "PurgePasses", "QRTrackVisitRetention passes finished",
                    status_read(&st->purge_passes));
+        status_num(a, r->pool, "AggregatesSealed", "Report aggregate units of settled days "
+                   "sealed", status_read(&st->sealed));
     }
     status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
                (apr_uint64_t)qrt_global.visit_retention);

@@ -13,6 +13,7 @@ extern const qrt_stmt_t qrt_store_agg_acc_stmts[];
 extern const qrt_stmt_t qrt_store_agg_write_stmts[];
 extern const qrt_stmt_t qrt_store_agg_rebuild_stmts[];
 extern const qrt_stmt_t qrt_store_agg_read_stmts[];
+extern const qrt_stmt_t qrt_store_agg_blob_stmts[];
 extern const qrt_stmt_t qrt_store_copy_stmts[];
 extern const qrt_stmt_t qrt_store_purge_stmts[];
 
@@ -25,6 +26,7 @@ static const qrt_stmt_t *const store_tables[] = {
     qrt_store_agg_write_stmts,
     qrt_store_agg_rebuild_stmts,
     qrt_store_agg_read_stmts,
+    qrt_store_agg_blob_stmts,
     qrt_store_copy_stmts,
     qrt_store_purge_stmts,
     NULL

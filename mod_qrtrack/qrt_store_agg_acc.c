@@ -7,6 +7,7 @@
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
+#include "qrt_store_agg_blob.h"
 
 #define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
     "clicks, firsts, rets) "
@@ -361,23 +362,52 @@ static apr_status_t cnt_run_add(row_run *r, const cnt_ent *e)
     return run_add(r, one);
 }
 
+/* The days whose sealed aggregates a flush makes stale: (account, day) -> "". */
+static void stale_add(apr_pool_t *p, apr_hash_t *days, apr_int64_t account, apr_int64_t day)
+{
+    apr_int64_t key[2] = { account, day };
+
+    if (!apr_hash_get(days, key, sizeof(key))) {
+        apr_hash_set(days, apr_pmemdup(p, key, sizeof(key)), sizeof(key), "");
+    }
+}
+
+/* Deletes their sealed values, in the flush's transaction. */
+static apr_status_t stale_drop(qrt_db_t *db, apr_pool_t *p, apr_hash_t *days)
+{
+    apr_hash_index_t *hi;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (hi = apr_hash_first(p, days); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        const apr_int64_t *key = apr_hash_this_key(hi);
+
+        rv = qrt_store_agg_blob_invalidate(db, p, key[0], key[1]);
+    }
+    return rv;
+}
+
 /* Writes the counters (each day also into its 16- and 256-day buckets) and days. */
 apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
 {
     apr_pool_t *p;
-    apr_hash_t *roll;
+    apr_hash_t *roll, *stale;
     apr_hash_index_t *hi;
     row_run *run;
     apr_status_t rv = APR_SUCCESS;
 
     apr_pool_create(&p, a->p);
     roll = apr_hash_make(p);
+    stale = apr_hash_make(p);
     run = run_make(p, a->db, "qrt_agg_cnt_add", "lllllsllll");
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
         int lvl;
 
+        /* rets alone do not make a day stale: sealed counters leave them out. */
+        if (e->scans || e->clicks || e->firsts) {
+            stale_add(p, stale, e->k.account, e->k.b);
+        }
         rv = cnt_run_add(run, e);
         for (lvl = 2; lvl <= QRT_AGG_LEVELS; lvl++) {
             cnt_key k = e->k;
@@ -399,6 +429,9 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     if (rv == APR_SUCCESS) {
         rv = run_flush(run);
     }
+    if (rv == APR_SUCCESS) {
+        rv = stale_drop(a->db, p, stale);
+    }
     for (hi = apr_hash_first(p, a->day);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         day_ent *e = apr_hash_this_val(hi);
@@ -419,11 +452,28 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
 apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
 {
     apr_pool_t *p;
+    apr_hash_t *stale;
     apr_hash_index_t *hi;
     row_run *links, *gaps;
     apr_status_t rv = APR_SUCCESS;
 
     apr_pool_create(&p, a->p);
+    stale = apr_hash_make(p);
+    for (hi = apr_hash_first(p, a->lnk); hi; hi = apr_hash_next(hi)) {
+        lnk_ent *e = apr_hash_this_val(hi);
+
+        if (e->n != 0) {
+            stale_add(p, stale, e->k.account, qrt_agg_fdiv(e->k.t, QRT_AGG_DAY));
+        }
+    }
+    for (hi = apr_hash_first(p, a->gap); hi; hi = apr_hash_next(hi)) {
+        gap_ent *e = apr_hash_this_val(hi);
+
+        if (e->n != 0) {
+            stale_add(p, stale, e->k.account, qrt_agg_fdiv(e->k.t, QRT_AGG_DAY));
+        }
+    }
+    rv = stale_drop(a->db, p, stale);
     links = run_make(p, a->db, "qrt_agg_link_add", "lllllsssl");
     gaps = run_make(p, a->db, "qrt_agg_gap_add", "llllls");
     for (hi = apr_hash_first(p, a->lnk);

@@ -8,12 +8,15 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
 #include "qrt_store_agg_read.h"
+#include "qrt_store_agg_blob.h"
 
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
 #define AGG_FEW         64          /* listed trackers read one by one up to this many */
 #define AGG_LO (-(APR_INT64_C(1) << 50))
 #define AGG_HI (APR_INT64_C(1) << 50)
 #define AGG_DAY_SHIFT APR_INT64_C(10000000)
+#define AGG_ROW_COST    20          /* a link row read through SQL, in links decoded */
+#define AGG_R_COST      50000       /* the R form's counter rows, in links decoded */
 #define CNT_RANGE "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
     "WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld"
 #define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
@@ -145,6 +148,9 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       RG_WHERE " GROUP BY COALESCE(vp.country, '')" },
     /* distinct visitors only: answered from the index visits_tracker_visitor */
     { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visit_rows v" RG_WHERE },
+    { "qrt_agg_tag_map",
+      "SELECT g.tracker_id, g.tag FROM agg_tag g JOIN agg_trk k ON k.tracker_id = g.tracker_id "
+      "WHERE k.account_id = %lld" },
     { "qrt_agg_rep_trackers",
       "SELECT id, name, type FROM trackers WHERE account_id = %lld "
       "AND deleted_at IS NULL ORDER BY id" },
@@ -242,16 +248,15 @@ static apr_status_t win_link_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* Counter sums of a kind over the full days [d0, d1) into w, for one tracker when grp
- * is given (kind QRT_AGG_T). */
-static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                 apr_int64_t account, const apr_int64_t *grp,
-                                 apr_int64_t d0, apr_int64_t d1)
+/* Counter sums of a kind over at most 5 bucket ranges into w, for one tracker when
+ * grp is given (kind QRT_AGG_T). */
+static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                        apr_int64_t account, const apr_int64_t *grp,
+                                        const qrt_agg_range_t *r, int n)
 {
-    qrt_agg_range_t r[5];
     apr_int64_t vals[5][5];
     const void *args[30];
-    int n = qrt_agg_split_days(d0, d1, r), i, k = 0;
+    int i, k = 0;
 
     if (n == 0) {
         return APR_SUCCESS;
@@ -273,6 +278,24 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
     }
     return qrt_db_each(db, p, grp ? "qrt_agg_cnt_sum1" : "qrt_agg_cnt_sum", args,
                     win_cnt_row, w);
+}
+
+static apr_status_t win_counter_ranges(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                       apr_int64_t account, const qrt_agg_range_t *r, int n)
+{
+    return win_counter_ranges1(db, p, w, kind, account, NULL, r, n);
+}
+
+/* Counter sums of a kind over the full days [d0, d1) into w, for one tracker when grp
+ * is given (kind QRT_AGG_T). */
+static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                 apr_int64_t account, const apr_int64_t *grp,
+                                 apr_int64_t d0, apr_int64_t d1)
+{
+    qrt_agg_range_t r[5];
+    int n = qrt_agg_split_days(d0, d1, r);
+
+    return win_counter_ranges1(db, p, w, kind, account, grp, r, n);
 }
 
 /* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned by t or by p, added
@@ -297,6 +320,399 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
     rv = qrt_db_each(db, p, label, largs, win_link_row, w);
     if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
         rv = qrt_db_each(db, p, by_p ? "qrt_agg_gp" : "qrt_agg_gt", gargs, win_link_row, w);
+    }
+    return rv;
+}
+
+
+/* ---- reads: sealed values (qrt_aggblob.h), the rows where there are none ----------- */
+
+typedef struct {
+    agg_win *w;
+    qrt_db_t *db;
+    apr_int64_t account;
+    int kind;
+    int field;                  /* links: which count they add to */
+    apr_int64_t t0, t1, p0, p1; /* links: t and p; visits: t */
+    apr_hash_t *tags;           /* kind G: tracker id -> apr_array of const char * */
+    apr_pool_t *scratch;        /* one value's decoding, cleared after it */
+    apr_array_header_t *got;    /* apr_int64_t: buckets read sealed, ascending */
+} ab_rd;
+
+static apr_status_t tag_map_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    ab_rd *c = ctx;
+    apr_int64_t id = qrt_db_int(db, row, 0, 0);
+    apr_array_header_t *list = apr_hash_get(c->tags, &id, sizeof(id));
+
+    if (!list) {
+        list = apr_array_make(c->w->p, 4, sizeof(const char *));
+        apr_hash_set(c->tags, apr_pmemdup(c->w->p, &id, sizeof(id)), sizeof(id), list);
+    }
+    APR_ARRAY_PUSH(list, const char *) = apr_pstrdup(c->w->p,
+                                                     qrt_store_agg_acc_col(db, row, 1));
+    return APR_SUCCESS;
+}
+
+static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
+                            apr_int64_t account, int kind, apr_hash_t **tags)
+{
+    memset(c, 0, sizeof(*c));
+    c->w = w;
+    c->db = db;
+    c->account = account;
+    c->kind = kind;
+    c->got = apr_array_make(p, 32, sizeof(apr_int64_t));
+    apr_pool_create(&c->scratch, p);
+    if (kind == QRT_AGG_G) {
+        /* The trackers' tags as the aggregates hold them, once per window. */
+        if (!*tags) {
+            const void *args[] = { &account };
+            apr_status_t rv;
+
+            c->tags = *tags = apr_hash_make(p);
+            rv = qrt_db_each(db, p, "qrt_agg_tag_map", args, tag_map_row, c);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+        }
+        c->tags = *tags;
+    }
+    return APR_SUCCESS;
+}
+
+/* The groups of kind a tracker's entry counts in: its own (T), every tag (G). */
+typedef struct {
+    agg_grp **g;
+    int n;
+} ab_grps;
+
+static ab_grps *rd_tracker_groups(ab_rd *c, ab_grps *cache, const qrt_aggblob_t *r, int ti)
+{
+    ab_grps *x = &cache[ti];
+
+    if (!x->g) {
+        if (c->kind == QRT_AGG_G) {
+            apr_array_header_t *tags = apr_hash_get(c->tags, &r->trk[ti], sizeof(r->trk[ti]));
+            int i;
+
+            x->n = tags ? tags->nelts : 0;
+            x->g = apr_palloc(c->scratch, (x->n + 1) * sizeof(*x->g));
+            for (i = 0; i < x->n; i++) {
+                x->g[i] = win_group(c->w, 0, APR_ARRAY_IDX(tags, i, const char *));
+            }
+        }
+        else {
+            x->n = 1;
+            x->g = apr_palloc(c->scratch, sizeof(*x->g));
+            x->g[0] = win_group(c->w, c->kind == QRT_AGG_T ? r->trk[ti] : 0, "");
+        }
+    }
+    return x;
+}
+
+static agg_grp *rd_str_group(ab_rd *c, agg_grp **cache, const qrt_aggblob_t *r, int si)
+{
+    if (!cache[si]) {
+        cache[si] = win_group(c->w, 0, r->str[si]);
+    }
+    return cache[si];
+}
+
+/* The group of an entry of kind A, B, C or Y: by its string index. */
+static int rd_str_index(int kind, int bi, int ci, int yi)
+{
+    return kind == QRT_AGG_B ? bi : kind == QRT_AGG_C ? ci : yi;
+}
+
+static void rd_got(ab_rd *c, apr_int64_t b)
+{
+    APR_ARRAY_PUSH(c->got, apr_int64_t) = b;
+}
+
+static apr_status_t rd_counts(void *ctx, apr_int64_t b, const char *data)
+{
+    ab_rd *c = ctx;
+    qrt_aggblob_t r;
+    qrt_aggblob_count_t e;
+    int rc;
+
+    if (qrt_aggblob_open(&r, c->scratch, data, 0) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    while ((rc = qrt_aggblob_next_count(&r, c->scratch, &e)) > 0) {
+        agg_grp *g = win_group(c->w, e.grp, e.val);
+
+        g->row.scans += e.scans;
+        g->row.clicks += e.clicks;
+        g->firsts += e.firsts;
+    }
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
+    rd_got(c, b);
+    return APR_SUCCESS;
+}
+
+static apr_status_t rd_visits(void *ctx, apr_int64_t b, const char *data)
+{
+    ab_rd *c = ctx;
+    qrt_aggblob_t r;
+    qrt_aggblob_visit_t v;
+    agg_grp **strs;
+    ab_grps *trks;
+    int rc;
+
+    if (qrt_aggblob_open(&r, c->scratch, data, b * QRT_AGG_DAY) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    strs = apr_pcalloc(c->scratch, (r.nstr + 1) * sizeof(*strs));
+    trks = apr_pcalloc(c->scratch, (r.ntrk + 1) * sizeof(*trks));
+    while ((rc = qrt_aggblob_next_visit(&r, &v)) > 0) {
+        apr_int64_t scans = v.click ? 0 : v.n, clicks = v.click ? v.n : 0;
+        agg_grp *one;
+        int i;
+
+        if (v.t < c->t0 || v.t > c->t1) {
+            continue;
+        }
+        if (c->kind == QRT_AGG_T || c->kind == QRT_AGG_G) {
+            ab_grps *x = rd_tracker_groups(c, trks, &r, v.ti);
+
+            for (i = 0; i < x->n; i++) {
+                x->g[i]->row.scans += scans;
+                x->g[i]->row.clicks += clicks;
+                x->g[i]->pv += v.n;
+            }
+            continue;
+        }
+        one = c->kind == QRT_AGG_A ? (strs[r.nstr] ? strs[r.nstr]
+                                      : (strs[r.nstr] = win_group(c->w, 0, "")))
+              : rd_str_group(c, strs, &r, rd_str_index(c->kind, v.bi, v.ci, v.yi));
+        one->row.scans += scans;
+        one->row.clicks += clicks;
+        one->pv += v.n;
+    }
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
+    rd_got(c, b);
+    return APR_SUCCESS;
+}
+
+static void rd_add(agg_grp *g, int field, apr_int64_t n)
+{
+    if (field == F_PT) {
+        g->pt += n;
+    }
+    else if (field == F_PP) {
+        g->pp += n;
+    }
+    else {
+        g->link += n;
+    }
+}
+
+static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
+{
+    static const int flag[] = { 0, QRT_AGG_F_T, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y,
+                                QRT_AGG_F_G };
+    ab_rd *c = ctx;
+    qrt_aggblob_t r;
+    qrt_aggblob_link_t l;
+    qrt_aggblob_gap_t gp;
+    agg_grp **strs, *all = NULL;
+    ab_grps *trks;
+    int rc, i;
+
+    if (qrt_aggblob_open(&r, c->scratch, data, b * QRT_AGG_DAY) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    strs = apr_pcalloc(c->scratch, (r.nstr + 1) * sizeof(*strs));
+    trks = apr_pcalloc(c->scratch, (r.ntrk + 1) * sizeof(*trks));
+    while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {
+        if (l.t < c->t0 || l.t > c->t1 || l.p < c->p0 || l.p > c->p1) {
+            continue;
+        }
+        if (c->kind == QRT_AGG_A) {
+            if (!all) {
+                all = win_group(c->w, 0, "");
+            }
+            rd_add(all, c->field, l.n);
+        }
+        else if (!(l.flags & flag[c->kind])) {
+            continue;
+        }
+        else if (c->kind == QRT_AGG_T || c->kind == QRT_AGG_G) {
+            ab_grps *x = rd_tracker_groups(c, trks, &r, l.ti);
+
+            for (i = 0; i < x->n; i++) {
+                rd_add(x->g[i], c->field, l.n);
+            }
+        }
+        else {
+            rd_add(rd_str_group(c, strs, &r, rd_str_index(c->kind, l.bi, l.ci, l.yi)),
+                   c->field, l.n);
+        }
+    }
+    while (rc == 0 && c->kind != QRT_AGG_A && (rc = qrt_aggblob_next_gap(&r, &gp)) > 0) {
+        rc = 0;
+        if (gp.kind != c->kind || gp.t < c->t0 || gp.t > c->t1 || gp.p < c->p0
+            || gp.p > c->p1) {
+            continue;
+        }
+        if (gp.kind == QRT_AGG_T) {
+            rd_add(rd_tracker_groups(c, trks, &r, gp.ti)->g[0], c->field, gp.n);
+        }
+        else {
+            rd_add(rd_str_group(c, strs, &r, gp.si), c->field, gp.n);
+        }
+    }
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
+    rd_got(c, b);
+    return APR_SUCCESS;
+}
+
+/* The runs of buckets in [b0, b1] that were not read sealed: (from, to) pairs. */
+static apr_array_header_t *rd_missing(apr_pool_t *p, const apr_array_header_t *got,
+                                      apr_int64_t b0, apr_int64_t b1)
+{
+    apr_array_header_t *runs = apr_array_make(p, 8, sizeof(apr_int64_t));
+    apr_int64_t next = b0;
+    int i;
+
+    for (i = 0; i < got->nelts; i++) {
+        apr_int64_t b = APR_ARRAY_IDX(got, i, apr_int64_t);
+
+        if (b > next) {
+            APR_ARRAY_PUSH(runs, apr_int64_t) = next;
+            APR_ARRAY_PUSH(runs, apr_int64_t) = b - 1;
+        }
+        if (b >= next) {
+            next = b + 1;
+        }
+    }
+    if (next <= b1) {
+        APR_ARRAY_PUSH(runs, apr_int64_t) = next;
+        APR_ARRAY_PUSH(runs, apr_int64_t) = b1;
+    }
+    return runs;
+}
+
+/* Counter sums (scans, clicks, firsts: no rets) of a kind over the full days [d0, d1):
+ * sealed buckets, then the rows of the others, five bucket ranges per statement. */
+static apr_status_t win_counters_sealed(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                        apr_int64_t account, apr_int64_t d0, apr_int64_t d1)
+{
+    qrt_agg_range_t r[5], todo[5];
+    apr_hash_t *tags = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int n = qrt_agg_split_days(d0, d1, r), i, j, ntodo = 0;
+
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        ab_rd c;
+        apr_array_header_t *runs;
+
+        rv = rd_init(&c, db, p, w, account, kind, &tags);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_store_agg_blob_fetch(db, p, account, kind, r[i].lvl, r[i].b0, r[i].b1,
+                                          rd_counts, &c);
+        }
+        apr_pool_destroy(c.scratch);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        runs = rd_missing(p, c.got, r[i].b0, r[i].b1);
+        for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
+            todo[ntodo].lvl = r[i].lvl;
+            todo[ntodo].b0 = APR_ARRAY_IDX(runs, j, apr_int64_t);
+            todo[ntodo].b1 = APR_ARRAY_IDX(runs, j + 1, apr_int64_t);
+            if (++ntodo == 5) {
+                rv = win_counter_ranges(db, p, w, kind, account, todo, ntodo);
+                ntodo = 0;
+            }
+        }
+    }
+    if (rv == APR_SUCCESS && ntodo > 0) {
+        rv = win_counter_ranges(db, p, w, kind, account, todo, ntodo);
+    }
+    return rv;
+}
+
+/* The visits of a kind with times in [s, e] (a window's partial days): sealed days,
+ * then the rows of the others. */
+static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                apr_int64_t account, apr_int64_t s, apr_int64_t e,
+                                apr_hash_t **tags)
+{
+    apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
+    apr_array_header_t *runs;
+    char label[16];
+    ab_rd c;
+    apr_status_t rv = rd_init(&c, db, p, w, account, kind, tags);
+    int j;
+
+    c.t0 = s;
+    c.t1 = e;
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_VISITS, 1, ds, de,
+                                      rd_visits, &c);
+    }
+    apr_pool_destroy(c.scratch);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    apr_snprintf(label, sizeof(label), "qrt_agg_raw_%d", kind);
+    runs = rd_missing(p, c.got, ds, de);
+    for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
+        apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
+        apr_int64_t b = (APR_ARRAY_IDX(runs, j + 1, apr_int64_t) + 1) * QRT_AGG_DAY - 1;
+        const void *args[] = { &account, &a, &b };
+
+        a = a < s ? s : a;
+        b = b > e ? e : b;
+        rv = qrt_db_each(db, p, label, args, win_raw_row, w);
+    }
+    return rv;
+}
+
+/* Links of a kind with t in [t0, t1] and p in [p0, p1], added to field: sealed days,
+ * then the rows of the others. */
+static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                apr_int64_t account, apr_int64_t t0, apr_int64_t t1,
+                                apr_int64_t p0, apr_int64_t p1, int field, apr_hash_t **tags)
+{
+    apr_int64_t d0 = qrt_agg_fdiv(t0, QRT_AGG_DAY), d1 = qrt_agg_fdiv(t1, QRT_AGG_DAY);
+    apr_array_header_t *runs;
+    ab_rd c;
+    apr_status_t rv = rd_init(&c, db, p, w, account, kind, tags);
+    int j;
+
+    c.field = field;
+    c.t0 = t0;
+    c.t1 = t1;
+    c.p0 = p0;
+    c.p1 = p1;
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, d0, d1,
+                                      rd_links, &c);
+    }
+    apr_pool_destroy(c.scratch);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    runs = rd_missing(p, c.got, d0, d1);
+    for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
+        apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
+        apr_int64_t b = (APR_ARRAY_IDX(runs, j + 1, apr_int64_t) + 1) * QRT_AGG_DAY - 1;
+
+        rv = win_links(db, p, w, kind, account, 0, a < t0 ? t0 : a, b > t1 ? t1 : b, p0, p1,
+                       field);
     }
     return rv;
 }
@@ -340,6 +756,10 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
         rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, de + 1, hi + 1);
     }
     after = win_total(&w, 0);
+    /* Links by p are rows read through SQL; links by t mostly sealed days decoded in C
+     * (about AGG_ROW_COST times cheaper each), and the R form reads its rets as rows. */
+    before *= AGG_ROW_COST;
+    after += AGG_R_COST;
     *form = (before <= inside && before <= after) ? 0 : (inside <= after ? 1 : 2);
     return rv;
 }
@@ -353,8 +773,8 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     qrt_agg_window_t ws;
     agg_win w;
     apr_hash_index_t *hi;
+    apr_hash_t *tags = NULL;
     apr_status_t rv = APR_SUCCESS;
-    char label[16];
     int i, j, form = 0;
 
     *out = apr_array_make(p, 16, sizeof(qrt_agg_row_t));
@@ -373,27 +793,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     w.p = p;
     w.groups = apr_hash_make(p);
     qrt_agg_window_split(s, e, &ws);
-    if (few) {
-        /* A few listed trackers: their own counters and visits. */
-        for (j = 0; j < nonly && rv == APR_SUCCESS; j++) {
-            rv = win_counters(db, p, &w, kind, account_id, &only[j], ws.d0, ws.d1);
-            for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
-                const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
-
-                rv = qrt_db_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
-            }
-        }
-    }
-    else {
-        rv = win_counters(db, p, &w, kind, account_id, NULL, ws.d0, ws.d1);
-        apr_snprintf(label, sizeof(label), "qrt_agg_raw_%d", kind);
-        for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
-            const void *args[] = { &account_id, &ws.part[i][0], &ws.part[i][1] };
-
-            rv = qrt_db_each(db, p, label, args, win_raw_row, &w);
-        }
-    }
-    if (rv == APR_SUCCESS && want_uniques) {
+    if (want_uniques) {
         if (s == QRT_AGG_TMIN) {
             form = 0;
         }
@@ -404,6 +804,27 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             rv = win_choose(db, p, account_id, s, e, &form);
         }
     }
+    if (rv == APR_SUCCESS && few) {
+        /* A few listed trackers: their own counters and visits. */
+        for (j = 0; j < nonly && rv == APR_SUCCESS; j++) {
+            rv = win_counters(db, p, &w, kind, account_id, &only[j], ws.d0, ws.d1);
+            for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
+                const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
+
+                rv = qrt_db_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
+            }
+        }
+    }
+    else if (rv == APR_SUCCESS) {
+        /* The R form needs the rets of the full days: rows only. */
+        rv = want_uniques && form == 2
+             ? win_counters(db, p, &w, kind, account_id, NULL, ws.d0, ws.d1)
+             : win_counters_sealed(db, p, &w, kind, account_id, ws.d0, ws.d1);
+        for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
+            rv = win_partial(db, p, &w, kind, account_id, ws.part[i][0], ws.part[i][1],
+                             &tags);
+        }
+    }
     if (rv == APR_SUCCESS && want_uniques) {
         /* The partial days: links by t (for firsts) or by p (for rets). */
         for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
@@ -412,18 +833,19 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                                ws.part[i][0], ws.part[i][1], F_PP);
             }
             else {
-                rv = win_links(db, p, &w, kind, account_id, 0, ws.part[i][0],
-                               ws.part[i][1], AGG_LO, AGG_HI, F_PT);
+                rv = win_links_t(db, p, &w, kind, account_id, ws.part[i][0], ws.part[i][1],
+                                 AGG_LO, AGG_HI, F_PT, &tags);
             }
         }
         if (rv == APR_SUCCESS && form == 0 && s > QRT_AGG_TMIN) {
             rv = win_links(db, p, &w, kind, account_id, 1, s, e, AGG_LO, s - 1, F_LINK);
         }
         else if (rv == APR_SUCCESS && form == 1) {
-            rv = win_links(db, p, &w, kind, account_id, 0, s, e, AGG_LO, s - 1, F_LINK);
+            rv = win_links_t(db, p, &w, kind, account_id, s, e, AGG_LO, s - 1, F_LINK, &tags);
         }
         else if (rv == APR_SUCCESS && form == 2 && e < QRT_AGG_TMAX) {
-            rv = win_links(db, p, &w, kind, account_id, 0, e + 1, AGG_HI, s, e, F_LINK);
+            rv = win_links_t(db, p, &w, kind, account_id, e + 1, AGG_HI, s, e, F_LINK,
+                             &tags);
         }
     }
     if (rv != APR_SUCCESS) {

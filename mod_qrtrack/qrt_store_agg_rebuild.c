@@ -157,7 +157,7 @@ static apr_status_t rb_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
 {
     static const char *const clear[] = {
-        "qrt_agg_clear_cnt", "qrt_agg_clear_link", "qrt_agg_clear_gap",
+        "qrt_ab_clear", "qrt_agg_clear_cnt", "qrt_agg_clear_link", "qrt_agg_clear_gap",
         "qrt_agg_clear_day", "qrt_agg_clear_tag", "qrt_agg_clear_trk",
         "qrt_agg_trk_all", "qrt_agg_tag_all", NULL
     };

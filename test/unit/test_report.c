@@ -5,7 +5,10 @@
  * Windows with partial days and offsets (whole hours, +0530, -0700 and +0007, which
  * no aggregate aligns with), listed trackers (a few: grouped by the database; more
  * than QRT_AGG_RAW_IDS: counted here), trackers deleted (repaired in place, and
- * stale: deleted behind the aggregates' back), retagged, bots and unique visitors. */
+ * stale: deleted behind the aggregates' back), retagged, bots and unique visitors.
+ * Each check runs three times: in whatever state the sealed aggregates are (days
+ * sealed by an earlier check and made stale by later visits), with every settled
+ * day sealed, and with none (qrt_store_agg_blob.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_store_agg_rebuild.h"
+#include "qrt_store_agg_blob.h"
 #include "qrt_check.h"
 
 #define T0 APR_INT64_C(1773100800)          /* 2026-03-10T00:00:00+0000 */
@@ -429,8 +433,41 @@ static const char *engine_rows(int type, const int *cov, int ncov, apr_int64_t s
     return out;
 }
 
+static void check_all1(const int *cov, int ncov, const char *what);
+
+/* Sealing: 0 leaves the state as it is, 1 seals every settled day, 2 drops them all. */
+static void seal(int how)
+{
+    int sealed = 0, more = 1, total = 0;
+
+    if (how == 1) {
+        while (more) {
+            ck_assert_int_eq(qrt_store_agg_blob_seal(&db, pool, apr_time_sec(apr_time_now()),
+                                                     50, &sealed, &more), APR_SUCCESS);
+            total += sealed;
+        }
+        (void)total;
+    }
+    else if (how == 2) {
+        ck_assert_int_eq(qrt_store_agg_blob_clear(&db, pool), APR_SUCCESS);
+    }
+}
+
+static const char *const seal_names[] = { "as it was", "sealed", "unsealed" };
+
 /* Every report type over the windows: open, whole days, partial days in offsets. */
 static void check_all(const int *cov, int ncov, const char *what)
+{
+    int how;
+
+    for (how = 0; how < 3; how++) {
+        seal(how);
+        check_all1(cov, ncov, apr_psprintf(pool, "%s (%s)", what, seal_names[how]));
+    }
+    seal(1);
+}
+
+static void check_all1(const int *cov, int ncov, const char *what)
 {
     static const struct {
         apr_int64_t s, e;
@@ -776,7 +813,20 @@ static void ref_period(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1,
     }
 }
 
+static void check_dashboard1(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1);
+
 static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1)
+{
+    int how;
+
+    for (how = 0; how < 3; how++) {
+        seal(how);
+        check_dashboard1(cov, ncov, d0, d1);
+    }
+    seal(1);
+}
+
+static void check_dashboard1(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1)
 {
     qrt_report_dashboard_t x;
     qrt_report_period_t cur, prev;

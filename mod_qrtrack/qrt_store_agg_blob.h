@@ -1,0 +1,42 @@
+/* qrt_store_agg_blob: the sealed report aggregates (qrt_aggblob.h) in the table
+ * agg_blob (account_id, lvl, b, kind, data): sealing, invalidation and fetching.
+ *
+ * A unit is one account's bucket: a day (lvl 1: counters of every kind, links,
+ * visits) or 16 or 256 days (counters). A unit is sealed once no visit can be
+ * expected in it: its last day ended QRT_AGGBLOB_SETTLE seconds ago, or it starts
+ * after tomorrow (visits imported ahead of time). Every transaction that changes a
+ * day's counters (scans, clicks, firsts), links or gaps deletes that day's units
+ * first (qrt_store_agg_blob_invalidate, from the accumulator's flushes), so a sealed
+ * value is never stale: where one is missing, the readers read the rows. Sealing
+ * reads the rows and writes the values in one transaction under the store's write
+ * lock. */
+#ifndef QRT_STORE_AGG_BLOB_H
+#define QRT_STORE_AGG_BLOB_H
+
+#include "qrt_store.h"
+#include "qrt_aggblob.h"
+
+#define QRT_AGGBLOB_SETTLE 600
+
+/* Deletes the sealed units holding day (its day, 16 and 256 days). */
+apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t account, apr_int64_t day);
+
+/* Every sealed unit (the rebuild). */
+apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p);
+
+/* Seals at most max units due at time now, each in its own transaction; *sealed
+ * says how many, *more whether others are due. */
+apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
+                                     int max, int *sealed, int *more);
+
+/* Whether a unit of [b0, b1] at lvl may be sealed at time now. */
+int qrt_store_agg_blob_due(int lvl, apr_int64_t b, apr_int64_t now);
+
+/* The sealed values of kind for buckets [b0, b1] of lvl, in bucket order. */
+typedef apr_status_t qrt_aggblob_fn(void *ctx, apr_int64_t b, const char *data);
+apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                      int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
+                                      qrt_aggblob_fn *fn, void *ctx);
+
+#endif

@@ -1,0 +1,19 @@
+-- mod_qrtrack schema, version 8: sealed report aggregates (issue 12, qrt_aggblob.h).
+-- Once no visit is expected in a day any more, its aggregate rows are also kept as a
+-- few text values, which a report reads in one fetch each and decodes in C instead of
+-- reading thousands of rows through SQL: per account and bucket (lvl 1 a day, 2 16
+-- days, 3 256 days, b the bucket number) the counters of each kind (kind 1-6), and
+-- for a day its links and gaps (kind 10) and its visits (kind 11). They are a cache:
+-- a transaction that changes a day's rows deletes that day's values first, and the
+-- scan writers seal them again when idle. A database upgraded to this version starts
+-- with none and is read from its rows until then. (IF NOT EXISTS: a database that
+-- says an older version than it is keeps its table.)
+CREATE TABLE IF NOT EXISTS agg_blob (
+    account_id BIGINT NOT NULL,
+    lvl SMALLINT NOT NULL,
+    b BIGINT NOT NULL,
+    kind SMALLINT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (account_id, lvl, b, kind)
+);
+UPDATE qrt_schema SET version = 8;
