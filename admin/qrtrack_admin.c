@@ -61,6 +61,7 @@ static void admin_help(void)
            "  visits purge DAYS       (erase what visits older than DAYS say about\n"
            "                          their visitors, as QRTrackVisitRetention does)\n"
            "  aggregates rebuild      (recompute report aggregates from visits)\n"
+           "  aggregates seal         (seal settled days' aggregates now)\n"
            "  visitor-key show|new    (how visitor ids are made; new: a new secret)\n"
            "  visitor-key rotate daily|none  (the visit's day part of the id, or not)\n"
            "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
@@ -553,6 +554,8 @@ static int admin_visits(admin_ctx *c, int argc, const char *const *argv)
 }
 
 /* Recomputes db's report aggregates from its visits, in one transaction. */
+static int admin_seal(admin_ctx *c, qrt_db_t *db);
+
 static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
 {
     apr_dbd_transaction_t *tx;
@@ -569,6 +572,14 @@ static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
         return admin_fail("rebuild failed: %s%s", db->error ? db->error : "", NULL);
     }
     /* Then the settled days sealed (the servers' writers would, in their idle time). */
+    return admin_seal(c, db);
+}
+
+/* Seals every settled day's aggregates now (qrt_store_agg_blob.h). */
+static int admin_seal(admin_ctx *c, qrt_db_t *db)
+{
+    apr_status_t rv;
+
     for (;;) {
         apr_pool_t *sp;
         int sealed = 0, more = 0;
@@ -590,14 +601,14 @@ static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
 
 static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
 {
-    if (argc != 1 || strcmp(argv[0], "rebuild")) {
+    if (argc != 1 || (strcmp(argv[0], "rebuild") && strcmp(argv[0], "seal"))) {
         admin_usage();
         return 2;
     }
     if (admin_open(c, 0)) {
         return 1;
     }
-    return admin_rebuild(c, &c->db);
+    return strcmp(argv[0], "seal") ? admin_rebuild(c, &c->db) : admin_seal(c, &c->db);
 }
 
 /* copy-to, once both databases are open: the checks, the rows (read in one

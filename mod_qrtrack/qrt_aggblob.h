@@ -11,7 +11,8 @@
  *     old bucket grow with every return visit, so they stay rows);
  *   links (QRT_AGGBLOB_LINKS): the links and gaps whose later visit t lies in the day;
  *   visits (QRT_AGGBLOB_VISITS): the day's non-bot visits of aggregated trackers,
- *     each as its time, source and groups (for windows that end inside a day).
+ *     each as its time, source and groups (for windows that end inside a day);
+ *   quarter-hours (QRT_AGGBLOB_QUARTERS): the day's rows of agg_day.
  *
  * Sealed values are a cache: the rows stay the truth. Whatever changes the rows of a
  * day deletes that day's sealed values (and its 16- and 256-day buckets') in the same
@@ -32,6 +33,9 @@
 /* What a sealed value holds, beside the counter kinds 1 .. 6 of qrt_agg.h. */
 #define QRT_AGGBLOB_LINKS  10
 #define QRT_AGGBLOB_VISITS 11
+/* A day's quarter-hours of agg_day (day-by-day uniques in any offset), in the
+ * counters' format: grp the quarter-hour q, firsts its gap g. */
+#define QRT_AGGBLOB_QUARTERS 12
 
 /* ---- writing ------------------------------------------------------------------- */
 

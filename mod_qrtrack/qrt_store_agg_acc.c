@@ -429,6 +429,14 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     if (rv == APR_SUCCESS) {
         rv = run_flush(run);
     }
+    for (hi = apr_hash_first(p, a->day); hi; hi = apr_hash_next(hi)) {
+        day_ent *e = apr_hash_this_val(hi);
+
+        if (e->scans || e->clicks) {
+            stale_add(p, stale, e->k.account,
+                      qrt_agg_fdiv(e->k.q, QRT_AGG_DAY / QRT_AGG_QUARTER));
+        }
+    }
     if (rv == APR_SUCCESS) {
         rv = stale_drop(a->db, p, stale);
     }

@@ -32,6 +32,9 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_counts",
       "SELECT grp, val, scans, clicks, firsts FROM agg_cnt WHERE kind = %lld "
       "AND account_id = %lld AND lvl = %lld AND b = %lld" },
+    { "qrt_ab_quarters",
+      "SELECT q, '', scans, clicks, g FROM agg_day WHERE account_id = %lld "
+      "AND q BETWEEN %lld AND %lld" },
     { "qrt_ab_links",
       "SELECT t, p, flags, tracker_id, browser, country, city, n FROM agg_link "
       "WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
@@ -175,6 +178,18 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
             if (rv == APR_SUCCESS) {
                 rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_VISITS,
                             qrt_aggblob_visits(vb));
+            }
+            if (rv == APR_SUCCESS) {
+                qrt_aggblob_builder_t *qb = qrt_aggblob_builder_make(p, 0);
+                apr_int64_t q0 = b * (QRT_AGG_DAY / QRT_AGG_QUARTER);
+                apr_int64_t q1 = q0 + QRT_AGG_DAY / QRT_AGG_QUARTER - 1;
+                const void *qargs[] = { &account, &q0, &q1 };
+
+                rv = qrt_db_each(db, p, "qrt_ab_quarters", qargs, ab_count_row, qb);
+                if (rv == APR_SUCCESS) {
+                    rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_QUARTERS,
+                                qrt_aggblob_counts(qb));
+                }
             }
         }
         if (rv != APR_SUCCESS) {

@@ -874,17 +874,67 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 typedef struct {
     apr_pool_t *p;
     apr_array_header_t *days;
+    apr_hash_t *index;          /* day -> index + 1 in days */
+    apr_int64_t off, q0, q1;    /* sealed quarter-hours: the offset and range read */
+    apr_array_header_t *got;    /* UTC days read sealed */
+    apr_pool_t *scratch;
 } agg_days_ctx;
+
+/* Adds to a local day (a day may get parts from sealed values and from rows). */
+static void days_add(agg_days_ctx *c, apr_int64_t day, apr_int64_t scans,
+                     apr_int64_t clicks, apr_int64_t uniques)
+{
+    apr_uintptr_t i = (apr_uintptr_t)apr_hash_get(c->index, &day, sizeof(day));
+    qrt_agg_day_t *d;
+
+    if (!i) {
+        d = apr_array_push(c->days);
+        memset(d, 0, sizeof(*d));
+        d->day = day;
+        i = (apr_uintptr_t)c->days->nelts;
+        apr_hash_set(c->index, apr_pmemdup(c->p, &day, sizeof(day)), sizeof(day),
+                     (void *)i);
+    }
+    d = &APR_ARRAY_IDX(c->days, (int)i - 1, qrt_agg_day_t);
+    d->scans += scans;
+    d->clicks += clicks;
+    d->uniques += uniques;
+}
 
 static apr_status_t days_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    agg_days_ctx *c = ctx;
-    qrt_agg_day_t *d = apr_array_push(c->days);
+    days_add(ctx, qrt_db_int(db, row, 0, 0) - AGG_DAY_SHIFT, qrt_db_int(db, row, 1, 0),
+             qrt_db_int(db, row, 2, 0), qrt_db_int(db, row, 3, 0));
+    return APR_SUCCESS;
+}
 
-    d->day = qrt_db_int(db, row, 0, 0) - AGG_DAY_SHIFT;
-    d->scans = qrt_db_int(db, row, 1, 0);
-    d->clicks = qrt_db_int(db, row, 2, 0);
-    d->uniques = qrt_db_int(db, row, 3, 0);
+/* A sealed UTC day of quarter-hours (kind QRT_AGGBLOB_QUARTERS: grp the quarter-hour,
+ * firsts its gap g), into local days as qrt_agg_day_sum does. */
+static apr_status_t days_sealed(void *ctx, apr_int64_t b, const char *data)
+{
+    agg_days_ctx *c = ctx;
+    qrt_aggblob_t r;
+    qrt_aggblob_count_t x;
+    int rc;
+
+    if (qrt_aggblob_open(&r, c->scratch, data, 0) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    while ((rc = qrt_aggblob_next_count(&r, c->scratch, &x)) > 0) {
+        apr_int64_t t = x.grp * QRT_AGG_QUARTER + c->off;
+        apr_int64_t d = qrt_agg_fdiv(t, QRT_AGG_DAY);
+        apr_int64_t k = (t - d * QRT_AGG_DAY) / QRT_AGG_QUARTER;
+
+        if (x.grp < c->q0 || x.grp > c->q1) {
+            continue;
+        }
+        days_add(c, d, x.scans, x.clicks, x.firsts > k ? x.scans + x.clicks : 0);
+    }
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
+    APR_ARRAY_PUSH(c->got, apr_int64_t) = b;
     return APR_SUCCESS;
 }
 
@@ -941,17 +991,40 @@ apr_status_t qrt_store_agg_read_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t ac
     /* Local days [ld0, ld1) lie whole inside the window. */
     ld0 = -qrt_agg_fdiv(-(s + off), QRT_AGG_DAY);
     ld1 = qrt_agg_fdiv(e + 1 + off, QRT_AGG_DAY);
+    memset(&c, 0, sizeof(c));
     c.p = p;
     c.days = *out;
+    c.index = apr_hash_make(p);
     if (ld0 > ld1) {
         return days_piece(db, p, account_id, s, e, ld1, *out);
     }
     if (ld0 < ld1) {
         apr_int64_t q0 = (ld0 * QRT_AGG_DAY - off) / QRT_AGG_QUARTER;
         apr_int64_t q1 = (ld1 * QRT_AGG_DAY - off) / QRT_AGG_QUARTER - 1;
-        const void *args[] = { &shifted, &shifted, &shifted, &account_id, &q0, &q1 };
+        apr_int64_t d0 = qrt_agg_fdiv(q0 * QRT_AGG_QUARTER, QRT_AGG_DAY);
+        apr_int64_t d1 = qrt_agg_fdiv(q1 * QRT_AGG_QUARTER, QRT_AGG_DAY);
+        apr_array_header_t *runs;
 
-        rv = qrt_db_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
+        /* Sealed UTC days, then the rows of the others. */
+        c.off = off;
+        c.q0 = q0;
+        c.q1 = q1;
+        c.got = apr_array_make(p, 64, sizeof(apr_int64_t));
+        apr_pool_create(&c.scratch, p);
+        rv = qrt_store_agg_blob_fetch(db, p, account_id, QRT_AGGBLOB_QUARTERS, 1, d0, d1,
+                                      days_sealed, &c);
+        apr_pool_destroy(c.scratch);
+        runs = rd_missing(p, c.got, d0, d1);
+        for (i = 0; i + 1 < runs->nelts && rv == APR_SUCCESS; i += 2) {
+            apr_int64_t a = APR_ARRAY_IDX(runs, i, apr_int64_t) * (QRT_AGG_DAY / QRT_AGG_QUARTER);
+            apr_int64_t b = (APR_ARRAY_IDX(runs, i + 1, apr_int64_t) + 1)
+                            * (QRT_AGG_DAY / QRT_AGG_QUARTER) - 1;
+            const void *args[] = { &shifted, &shifted, &shifted, &account_id, &a, &b };
+
+            a = a < q0 ? q0 : a;
+            b = b > q1 ? q1 : b;
+            rv = qrt_db_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
+        }
     }
     if (rv == APR_SUCCESS && s < ld0 * QRT_AGG_DAY - off) {
         rv = days_piece(db, p, account_id, s, ld0 * QRT_AGG_DAY - off - 1, ld0 - 1, *out);
