@@ -36,6 +36,10 @@
 /* A day's quarter-hours of agg_day (day-by-day uniques in any offset), in the
  * counters' format: grp the quarter-hour q, firsts its gap g. */
 #define QRT_AGGBLOB_QUARTERS 12
+/* The account's links of the day counted by the day of their previous visit, in the
+ * counters' format: grp that day, scans the links (day-aligned windows of the whole
+ * account: a few hundred entries where the links are tens of thousands). */
+#define QRT_AGGBLOB_PDAYS 13
 
 /* ---- writing ------------------------------------------------------------------- */
 

@@ -2,7 +2,9 @@
 #include <dlfcn.h>
 #include <string.h>
 #include <apr_strings.h>
+#include <sqlite3.h>
 #include "qrt_store.h"
+#include "qrt_vset.h"
 
 /* Each store file exports its table; this list is the one place that joins them. */
 extern const qrt_stmt_t qrt_store_account_stmts[];
@@ -37,12 +39,14 @@ extern const qrt_stmt_t qrt_store_visit_pgsql[];
 extern const qrt_stmt_t qrt_store_agg_acc_pgsql[];
 extern const qrt_stmt_t qrt_store_copy_pgsql[];
 extern const qrt_stmt_t qrt_store_purge_pgsql[];
+extern const qrt_stmt_t qrt_store_agg_read_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
     qrt_store_agg_acc_pgsql,
     qrt_store_copy_pgsql,
     qrt_store_purge_pgsql,
+    qrt_store_agg_read_pgsql,
     NULL
 };
 
@@ -103,12 +107,67 @@ int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
     return !strcmp(apr_dbd_name(driver), "pgsql");
 }
 
+/* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
+ * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
+ * the database's COUNT(DISTINCT)). */
+#define QRT_NDISTINCT_MAX ((apr_size_t)1 << 22)
+
+typedef struct {
+    qrt_vset_t *set;
+    int over;
+} ndistinct_ctx;
+
+static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
+    const unsigned char *s;
+
+    (void)argc;
+    if (!c || c->over || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        return;
+    }
+    s = sqlite3_value_text(argv[0]);
+    if (!c->set) {
+        c->set = qrt_vset_make(QRT_NDISTINCT_MAX);
+    }
+    if (!s || !c->set
+        || qrt_vset_add(c->set, (const char *)s, (apr_size_t)sqlite3_value_bytes(argv[0]))
+           < 0) {
+        c->over = 1;
+        qrt_vset_free(c->set);
+        c->set = NULL;
+    }
+}
+
+static void ndistinct_final(sqlite3_context *ctx)
+{
+    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, 0);
+
+    if (c && c->over) {
+        sqlite3_result_int64(ctx, -1);
+    }
+    else {
+        sqlite3_result_int64(ctx, c && c->set ? (sqlite3_int64)qrt_vset_count(c->set) : 0);
+    }
+    if (c) {
+        qrt_vset_free(c->set);
+        c->set = NULL;
+    }
+}
+
 void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
     typedef int verbosity_fn(void *conn, int verbosity);
     verbosity_fn *set;
 
     if (!qrt_db_is_pgsql(driver)) {
+        sqlite3 *h = apr_dbd_native_handle(driver, handle);
+
+        if (h) {
+            sqlite3_create_function_v2(h, "qrt_ndistinct", 1,
+                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+                                       ndistinct_step, ndistinct_final, NULL);
+        }
         return;
     }
     /* libpq is loaded with the driver; PQERRORS_VERBOSE (2) puts the SQLSTATE in

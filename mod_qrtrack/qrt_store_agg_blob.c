@@ -35,6 +35,8 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_quarters",
       "SELECT q, '', scans, clicks, g FROM agg_day WHERE account_id = %lld "
       "AND q BETWEEN %lld AND %lld" },
+    { "qrt_ab_pdays",
+      "SELECT p, n FROM agg_link WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
     { "qrt_ab_links",
       "SELECT t, p, flags, tracker_id, browser, country, city, n FROM agg_link "
       "WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
@@ -126,6 +128,25 @@ static apr_status_t ab_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+typedef struct {
+    apr_pool_t *p;
+    apr_hash_t *days;           /* day of p -> links */
+} ab_pdays;
+
+static apr_status_t ab_pday_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    ab_pdays *c = ctx;
+    apr_int64_t day = qrt_agg_fdiv(qrt_db_int(db, row, 0, 0), QRT_AGG_DAY);
+    apr_int64_t *n = apr_hash_get(c->days, &day, sizeof(day));
+
+    if (!n) {
+        n = apr_pcalloc(c->p, sizeof(*n));
+        apr_hash_set(c->days, apr_pmemdup(c->p, &day, sizeof(day)), sizeof(day), n);
+    }
+    *n += qrt_db_int(db, row, 1, 0);
+    return APR_SUCCESS;
+}
+
 static apr_status_t ab_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int lvl,
                            apr_int64_t b, int kind, const char *data)
 {
@@ -178,6 +199,26 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
             if (rv == APR_SUCCESS) {
                 rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_VISITS,
                             qrt_aggblob_visits(vb));
+            }
+            if (rv == APR_SUCCESS) {
+                ab_pdays pd;
+
+                pd.days = apr_hash_make(p);
+                pd.p = p;
+                rv = qrt_db_each(db, p, "qrt_ab_pdays", largs, ab_pday_row, &pd);
+                if (rv == APR_SUCCESS) {
+                    qrt_aggblob_builder_t *hb = qrt_aggblob_builder_make(p, 0);
+                    apr_hash_index_t *hi;
+
+                    for (hi = apr_hash_first(p, pd.days); hi; hi = apr_hash_next(hi)) {
+                        const apr_int64_t *day = apr_hash_this_key(hi);
+                        const apr_int64_t *n = apr_hash_this_val(hi);
+
+                        qrt_aggblob_add_count(hb, *day, "", *n, 0, 0);
+                    }
+                    rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_PDAYS,
+                                qrt_aggblob_counts(hb));
+                }
             }
             if (rv == APR_SUCCESS) {
                 qrt_aggblob_builder_t *qb = qrt_aggblob_builder_make(p, 0);

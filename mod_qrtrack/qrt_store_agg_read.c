@@ -16,7 +16,8 @@
 #define AGG_HI (APR_INT64_C(1) << 50)
 #define AGG_DAY_SHIFT APR_INT64_C(10000000)
 #define AGG_ROW_COST    20          /* a link row read through SQL, in links decoded */
-#define AGG_R_COST      50000       /* the R form's counter rows, in links decoded */
+#define AGG_R_COST      20000       /* the R form's counter rows, in links decoded */
+#define AGG_R_COST_MANY 400000      /* the same for kinds of many groups (T, Y, G) */
 #define CNT_RANGE "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
     "WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld"
 #define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
@@ -39,10 +40,27 @@
 #define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
 #define ID8 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld"
 #define IN64 "(" ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ")"
-#define RG_SUMS "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
-    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)"
+#define RG_SUMS(D) "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
+    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END), " D
 #define RG_WHERE " WHERE v.tracker_id IN " IN64 " AND v.visit_start BETWEEN %lld AND %lld " \
     "AND v.bot = 0"
+
+#define RG_STMTS(L, D) \
+    { L "0", "SELECT 0, '', " RG_SUMS(D) " FROM visit_rows v" RG_WHERE }, \
+    { L "1", "SELECT 0, t.type, " RG_SUMS(D) " FROM visit_rows v " \
+      "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" }, \
+    { L "2", "SELECT 0, g.tag, " RG_SUMS(D) " FROM visit_rows v " \
+      "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" }, \
+    { L "3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS(D) \
+      " FROM visit_rows v" RG_WHERE " GROUP BY 1" }, \
+    { L "4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+      RG_WHERE " GROUP BY COALESCE(vu.browser, '')" }, \
+    { L "5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+      RG_WHERE " GROUP BY COALESCE(vp.city, '')" }, \
+    { L "6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+      RG_WHERE " GROUP BY COALESCE(vp.country, '')" }, \
+    /* distinct visitors only: answered from the index visits_tracker_visitor */ \
+    { L "u", "SELECT " D " FROM visit_rows v" RG_WHERE },
 
 /* Reads of the aggregates, and of the visits where they do not answer. */
 const qrt_stmt_t qrt_store_agg_read_stmts[] = {
@@ -132,22 +150,11 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC
       " WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "AND (v.visit_start > %lld OR v.id > %lld) ORDER BY v.visit_start, v.id LIMIT %lld" },
-    /* reads: a few listed trackers' visits grouped, with distinct visitors */
-    { "qrt_agg_rg_0", "SELECT 0, '', " RG_SUMS " FROM visit_rows v" RG_WHERE },
-    { "qrt_agg_rg_1", "SELECT 0, t.type, " RG_SUMS " FROM visit_rows v "
-      "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" },
-    { "qrt_agg_rg_2", "SELECT 0, g.tag, " RG_SUMS " FROM visit_rows v "
-      "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" },
-    { "qrt_agg_rg_3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS
-      " FROM visit_rows v" RG_WHERE " GROUP BY 1" },
-    { "qrt_agg_rg_4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
-      RG_WHERE " GROUP BY COALESCE(vu.browser, '')" },
-    { "qrt_agg_rg_5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
-      RG_WHERE " GROUP BY COALESCE(vp.city, '')" },
-    { "qrt_agg_rg_6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS " FROM " QRT_VISITS_BCC
-      RG_WHERE " GROUP BY COALESCE(vp.country, '')" },
-    /* distinct visitors only: answered from the index visits_tracker_visitor */
-    { "qrt_agg_rg_u", "SELECT COUNT(DISTINCT v.visitor) FROM visit_rows v" RG_WHERE },
+    /* reads: a few listed trackers' visits grouped, with distinct visitors (SQLite:
+     * counted in C by qrt_ndistinct, qrt_vset.h; "rgd": the same with COUNT(DISTINCT),
+     * when a set would grow past its bound) */
+    RG_STMTS("qrt_agg_rg_", "qrt_ndistinct(v.visitor)")
+    RG_STMTS("qrt_agg_rgd_", "COUNT(DISTINCT v.visitor)")
     { "qrt_agg_tag_map",
       "SELECT g.tracker_id, g.tag FROM agg_tag g JOIN agg_trk k ON k.tracker_id = g.tracker_id "
       "WHERE k.account_id = %lld" },
@@ -159,6 +166,12 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
       "AND t.deleted_at IS NULL" },
 
+    { NULL, NULL }
+};
+
+/* PostgreSQL has no qrt_ndistinct: its own COUNT(DISTINCT). */
+const qrt_stmt_t qrt_store_agg_read_pgsql[] = {
+    RG_STMTS("qrt_agg_rg_", "COUNT(DISTINCT v.visitor)")
     { NULL, NULL }
 };
 
@@ -578,6 +591,35 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     return APR_SUCCESS;
 }
 
+/* A day's account links by the day of their previous visit: those with p's day in
+ * [pd0, pd1] (the caller's window is whole days). */
+static apr_status_t rd_pdays(void *ctx, apr_int64_t b, const char *data)
+{
+    ab_rd *c = ctx;
+    qrt_aggblob_t r;
+    qrt_aggblob_count_t x;
+    apr_int64_t n = 0;
+    int rc;
+
+    if (qrt_aggblob_open(&r, c->scratch, data, 0) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    while ((rc = qrt_aggblob_next_count(&r, c->scratch, &x)) > 0) {
+        if (x.grp >= c->p0 && x.grp <= c->p1) {
+            n += x.scans;
+        }
+    }
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
+    if (n) {
+        rd_add(win_group(c->w, 0, ""), c->field, n);
+    }
+    rd_got(c, b);
+    return APR_SUCCESS;
+}
+
 /* The runs of buckets in [b0, b1] that were not read sealed: (from, to) pairs. */
 static apr_array_header_t *rd_missing(apr_pool_t *p, const apr_array_header_t *got,
                                       apr_int64_t b0, apr_int64_t b1)
@@ -698,7 +740,17 @@ static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
     c.t1 = t1;
     c.p0 = p0;
     c.p1 = p1;
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && kind == QRT_AGG_A && t0 % QRT_AGG_DAY == 0
+        && (t1 == AGG_HI || (t1 + 1) % QRT_AGG_DAY == 0)
+        && (p0 == AGG_LO || p0 % QRT_AGG_DAY == 0)
+        && (p1 == AGG_HI || (p1 + 1) % QRT_AGG_DAY == 0)) {
+        /* Whole days of the whole account: the links by their previous visit's day. */
+        c.p0 = qrt_agg_fdiv(p0, QRT_AGG_DAY);
+        c.p1 = qrt_agg_fdiv(p1, QRT_AGG_DAY);
+        rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_PDAYS, 1, d0, d1,
+                                      rd_pdays, &c);
+    }
+    else if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, d0, d1,
                                       rd_links, &c);
     }
@@ -732,7 +784,7 @@ static apr_int64_t win_total(agg_win *w, int what)
 
 /* Which link scan is cheapest: by p before s (0), by t inside (1), by t after e (2),
  * estimated from the account's counters. */
-static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int kind,
                                apr_int64_t s, apr_int64_t e, int *form)
 {
     apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
@@ -759,7 +811,8 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     /* Links by p are rows read through SQL; links by t mostly sealed days decoded in C
      * (about AGG_ROW_COST times cheaper each), and the R form reads its rets as rows. */
     before *= AGG_ROW_COST;
-    after += AGG_R_COST;
+    after += kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
+             : AGG_R_COST_MANY;
     *form = (before <= inside && before <= after) ? 0 : (inside <= after ? 1 : 2);
     return rv;
 }
@@ -801,7 +854,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             form = 2;
         }
         else {
-            rv = win_choose(db, p, account_id, s, e, &form);
+            rv = win_choose(db, p, account_id, kind, s, e, &form);
         }
     }
     if (rv == APR_SUCCESS && few) {
@@ -1210,6 +1263,15 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     c.days = *out;
     apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);
     rv = qrt_db_each(db, p, label, args, rg_row, &c);
+    for (i = 0; i < (*out)->nelts && rv == APR_SUCCESS; i++) {
+        if (APR_ARRAY_IDX(*out, i, qrt_agg_row_t).uniques < 0) {
+            /* A visitor set grew past its bound: the database counts them. */
+            (*out)->nelts = 0;
+            apr_snprintf(label, sizeof(label), "qrt_agg_rgd_%d", by);
+            rv = qrt_db_each(db, p, label, args, rg_row, &c);
+            break;
+        }
+    }
     for (i = 0; i < (*out)->nelts && by == QRT_AGG_RAW_DATE; i++) {
         APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;
     }
@@ -1222,6 +1284,7 @@ apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
 {
     apr_int64_t slot[QRT_AGG_RAW_IDS];
     const void *args[QRT_AGG_RAW_IDS + 2];
+    apr_status_t rv;
     int i;
 
     *out = 0;
@@ -1234,7 +1297,12 @@ apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
     }
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    return qrt_db_each(db, p, "qrt_agg_rg_u", args, qrt_store_agg_acc_int_row, out);
+    rv = qrt_db_each(db, p, "qrt_agg_rg_u", args, qrt_store_agg_acc_int_row, out);
+    if (rv == APR_SUCCESS && *out < 0) {
+        *out = 0;
+        rv = qrt_db_each(db, p, "qrt_agg_rgd_u", args, qrt_store_agg_acc_int_row, out);
+    }
+    return rv;
 }
 
 typedef struct {
