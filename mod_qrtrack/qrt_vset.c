@@ -4,7 +4,8 @@
 
 #include "qrt_vset.h"
 
-#define VSET_MIN 4096               /* slots of a new table (a power of two) */
+#define VSET_MIN 4096               /* ids of a new array */
+#define VSET_RADIX_MIN 8192         /* below this many ids qsort sorts them */
 
 /* Other strings: kept whole. */
 typedef struct {
@@ -14,12 +15,13 @@ typedef struct {
 } vset_str;
 
 struct qrt_vset_t {
-    apr_uint64_t *num;              /* ids as numbers, 0 for an empty slot */
+    apr_uint64_t *num;              /* ids as numbers, as added (repeats included) */
     apr_size_t cap, used;
-    int zero;                       /* the id 0000000000000000 is a member */
+    int sorted;                     /* num[0 .. n_num) holds the distinct ids, sorted */
+    apr_size_t n_num;
     vset_str *str;
     apr_size_t scap, sused;
-    apr_size_t n, max;
+    apr_size_t max;
 };
 
 qrt_vset_t *qrt_vset_make(apr_size_t max)
@@ -29,7 +31,7 @@ qrt_vset_t *qrt_vset_make(apr_size_t max)
     if (!set) {
         return NULL;
     }
-    set->num = calloc(VSET_MIN, sizeof(*set->num));
+    set->num = malloc(VSET_MIN * sizeof(*set->num));
     if (!set->num) {
         free(set);
         return NULL;
@@ -39,30 +41,36 @@ qrt_vset_t *qrt_vset_make(apr_size_t max)
     return set;
 }
 
+/* Hex digit values, 16 for anything else (upper case too: "ABC" and "abc" stay
+ * distinct strings). */
+static const unsigned char vset_digit[256] = {
+#define X16 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16
+    X16, X16, X16,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 16, 16, 16, 16, 16,
+    X16, X16,
+    16, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    X16, X16, X16, X16, X16, X16, X16, X16, X16
+#undef X16
+};
+
 static int vset_hex(const char *s, apr_size_t n, apr_uint64_t *v)
 {
+    const unsigned char *u = (const unsigned char *)s;
     apr_uint64_t x = 0;
+    unsigned bad = 0;
     apr_size_t i;
 
     if (n != 16) {
         return 0;
     }
-    for (i = 0; i < n; i++) {
-        char c = s[i];
+    for (i = 0; i < 16; i++) {
+        unsigned d = vset_digit[u[i]];
 
-        x <<= 4;
-        if (c >= '0' && c <= '9') {
-            x |= (apr_uint64_t)(c - '0');
-        }
-        else if (c >= 'a' && c <= 'f') {
-            x |= (apr_uint64_t)(c - 'a' + 10);
-        }
-        else {
-            return 0;           /* upper case too: "ABC" and "abc" stay distinct */
-        }
+        bad |= d;
+        x = (x << 4) | (d & 15);
     }
     *v = x;
-    return 1;
+    return !(bad & 16);
 }
 
 static apr_uint64_t vset_mix(apr_uint64_t x)
@@ -83,17 +91,6 @@ static apr_uint64_t vset_hash(const char *s, apr_size_t n)
     return h;
 }
 
-/* The slot of v (nonzero): its own, or the empty one where it would go. */
-static apr_uint64_t *vset_num_slot(apr_uint64_t *num, apr_size_t cap, apr_uint64_t v)
-{
-    apr_size_t i = (apr_size_t)vset_mix(v) & (cap - 1);
-
-    while (num[i] && num[i] != v) {
-        i = (i + 1) & (cap - 1);
-    }
-    return &num[i];
-}
-
 static vset_str *vset_str_slot(vset_str *slot, apr_size_t cap, apr_uint64_t key,
                                const char *s, apr_size_t n)
 {
@@ -106,49 +103,93 @@ static vset_str *vset_str_slot(vset_str *slot, apr_size_t cap, apr_uint64_t key,
     return &slot[i];
 }
 
-static int vset_add_num(qrt_vset_t *set, apr_uint64_t v)
+static int u64_cmp(const void *a, const void *b)
 {
-    apr_uint64_t *x;
+    apr_uint64_t x = *(const apr_uint64_t *)a, y = *(const apr_uint64_t *)b;
 
-    if (v == 0) {
-        if (set->zero) {
-            return 0;
-        }
-        if (set->n >= set->max) {
-            return -1;
-        }
-        set->zero = 1;
-        set->n++;
-        return 1;
-    }
-    x = vset_num_slot(set->num, set->cap, v);
-    if (*x) {
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts the ids added and keeps each once. 0 or -1 without memory. */
+static int vset_settle(qrt_vset_t *set)
+{
+    apr_uint64_t *a = set->num, *tmp;
+    apr_size_t n = set->used, i, k;
+    int shift;
+
+    if (set->sorted) {
         return 0;
     }
-    if (set->n >= set->max) {
-        return -1;
+    if (n < VSET_RADIX_MIN) {
+        qsort(a, n, sizeof(*a), u64_cmp);
     }
-    if ((set->used + 1) * 2 > set->cap) {
-        apr_size_t cap = set->cap * 2, i;
-        apr_uint64_t *num = calloc(cap, sizeof(*num));
+    else {
+        /* LSD radix sort, 16 bits a pass. */
+        apr_size_t *count = malloc(65536 * sizeof(*count));
 
-        if (!num) {
+        tmp = malloc(n * sizeof(*tmp));
+        if (!count || !tmp) {
+            free(count);
+            free(tmp);
             return -1;
         }
-        for (i = 0; i < set->cap; i++) {
-            if (set->num[i]) {
-                *vset_num_slot(num, cap, set->num[i]) = set->num[i];
+        for (shift = 0; shift < 64; shift += 16) {
+            apr_size_t sum = 0;
+
+            memset(count, 0, 65536 * sizeof(*count));
+            for (i = 0; i < n; i++) {
+                count[(a[i] >> shift) & 0xffff]++;
             }
+            for (i = 0; i < 65536; i++) {
+                apr_size_t c = count[i];
+
+                count[i] = sum;
+                sum += c;
+            }
+            for (i = 0; i < n; i++) {
+                tmp[count[(a[i] >> shift) & 0xffff]++] = a[i];
+            }
+            memcpy(a, tmp, n * sizeof(*a));
         }
-        free(set->num);
-        set->num = num;
-        set->cap = cap;
-        x = vset_num_slot(num, cap, v);
+        free(tmp);
+        free(count);
     }
-    *x = v;
-    set->used++;
-    set->n++;
-    return 1;
+    for (i = k = 0; i < n; i++) {
+        if (k == 0 || a[i] != a[k - 1]) {
+            a[k++] = a[i];
+        }
+    }
+    set->used = set->n_num = k;
+    set->sorted = 1;
+    return 0;
+}
+
+static int vset_add_num(qrt_vset_t *set, apr_uint64_t v)
+{
+    if (set->used == set->cap) {
+        apr_uint64_t *num;
+
+        /* Full of repeats: keep each once first. */
+        if (vset_settle(set) < 0) {
+            return -1;
+        }
+        if (set->used * 2 > set->cap && set->cap < set->max) {
+            num = realloc(set->num, set->cap * 2 * sizeof(*num));
+            if (!num) {
+                return -1;
+            }
+            set->num = num;
+            set->cap *= 2;
+        }
+        if (set->used * 2 > set->cap) {
+            /* Half the bound's array distinct: sorting again at every few adds would
+             * cost more than the database's count. */
+            return -1;
+        }
+    }
+    set->num[set->used++] = v;
+    set->sorted = 0;
+    return 0;
 }
 
 static int vset_add_str(qrt_vset_t *set, const char *s, apr_size_t n)
@@ -167,7 +208,7 @@ static int vset_add_str(qrt_vset_t *set, const char *s, apr_size_t n)
     if (x->str) {
         return 0;
     }
-    if (set->n >= set->max) {
+    if (set->sused >= set->max) {
         return -1;
     }
     if ((set->sused + 1) * 2 > set->scap) {
@@ -197,8 +238,7 @@ static int vset_add_str(qrt_vset_t *set, const char *s, apr_size_t n)
     x->len = n;
     x->key = key;
     set->sused++;
-    set->n++;
-    return 1;
+    return 0;
 }
 
 int qrt_vset_add(qrt_vset_t *set, const char *s, apr_size_t n)
@@ -208,9 +248,12 @@ int qrt_vset_add(qrt_vset_t *set, const char *s, apr_size_t n)
     return vset_hex(s, n, &v) ? vset_add_num(set, v) : vset_add_str(set, s, n);
 }
 
-apr_size_t qrt_vset_count(const qrt_vset_t *set)
+apr_ssize_t qrt_vset_count(qrt_vset_t *set)
 {
-    return set->n;
+    if (vset_settle(set) < 0) {
+        return -1;
+    }
+    return (apr_ssize_t)(set->n_num + set->sused);
 }
 
 void qrt_vset_free(qrt_vset_t *set)

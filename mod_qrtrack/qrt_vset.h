@@ -3,10 +3,12 @@
  *
  * SQLite's COUNT(DISTINCT visitor) builds a temporary b-tree of the strings: most of
  * the time of a report over a few listed trackers. A visitor id is 16 hex digits (a
- * 64-bit number): the set keeps those as numbers in an open-addressing table, and
- * any other string whole (exact either way). The store registers it with SQLite as
- * the aggregate qrt_ndistinct(x) (qrt_store.c). Memory is malloc'd and bounded: past
- * max members an add fails and the caller counts another way. */
+ * 64-bit number): the set appends those as numbers to an array, sorted (radix) and
+ * made distinct when counted or when the array is full, and keeps any other string
+ * whole in a hash table (exact either way). The store registers it with SQLite as the
+ * aggregate qrt_ndistinct(x) (qrt_store.c). Memory is malloc'd and bounded: an array of at
+ * most max ids (the next power of two), refused once half of it is distinct ids, and
+ * at most max other strings; then an add fails and the caller counts another way. */
 #ifndef QRT_VSET_H
 #define QRT_VSET_H
 
@@ -17,10 +19,10 @@ typedef struct qrt_vset_t qrt_vset_t;
 
 /* An empty set of at most max members; NULL without memory. */
 qrt_vset_t *qrt_vset_make(apr_size_t max);
-/* 1 when s (n bytes) was added, 0 when it was there, -1 when the set is full or out
- * of memory. */
+/* Adds s (n bytes): 0, or -1 when the set is full or out of memory. */
 int qrt_vset_add(qrt_vset_t *set, const char *s, apr_size_t n);
-apr_size_t qrt_vset_count(const qrt_vset_t *set);
+/* The number of distinct members, -1 out of memory. */
+apr_ssize_t qrt_vset_count(qrt_vset_t *set);
 void qrt_vset_free(qrt_vset_t *set);
 
 #endif
