@@ -67,7 +67,7 @@ END_TEST
 
 START_TEST(bounded)
 {
-    qrt_vset_t *set = qrt_vset_make(8192);
+    qrt_vset_t *set = qrt_vset_make(16384);
     char buf[32];
     int i, refused = 0;
 
