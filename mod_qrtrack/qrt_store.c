@@ -1,6 +1,5 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
 #include <dlfcn.h>
-#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
@@ -165,9 +164,6 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
     if (!qrt_db_is_pgsql(driver)) {
         sqlite3 *h = apr_dbd_native_handle(driver, handle);
 
-        if (h && getenv("QRT_MMAP")) {
-            sqlite3_exec(h, getenv("QRT_MMAP"), NULL, NULL, NULL);
-        }
         if (h) {
             sqlite3_create_function_v2(h, "qrt_ndistinct", 1,
                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
