@@ -8,11 +8,12 @@
 #include "qrt_store_agg_blob.h"
 
 #define AB_TODO_MAX 64              /* units looked at per seal call */
+#define AB_FETCH_ROWS 16            /* sealed values fetched per statement */
 
 const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_fetch",
       "SELECT b, data FROM agg_blob WHERE account_id = %lld AND lvl = %lld "
-      "AND b BETWEEN %lld AND %lld AND kind = %lld ORDER BY b" },
+      "AND b BETWEEN %lld AND %lld AND kind = %lld ORDER BY b LIMIT %lld" },
     { "qrt_ab_put",
       "INSERT INTO agg_blob (account_id, lvl, b, kind, data) "
       "VALUES (%lld, %lld, %lld, %lld, %s) "
@@ -339,6 +340,8 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
 typedef struct {
     qrt_aggblob_fn *fn;
     void *ctx;
+    int rows;
+    apr_int64_t last;
 } ab_fetch_ctx;
 
 static apr_status_t ab_fetch_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
@@ -346,16 +349,33 @@ static apr_status_t ab_fetch_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     ab_fetch_ctx *c = ctx;
     const char *data = qrt_db_str(db, row, 1);
 
-    return c->fn(c->ctx, qrt_db_int(db, row, 0, 0), data ? data : "");
+    c->rows++;
+    c->last = qrt_db_int(db, row, 0, 0);
+    return c->fn(c->ctx, c->last, data ? data : "");
 }
 
 apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                       int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
                                       qrt_aggblob_fn *fn, void *ctx)
 {
-    apr_int64_t l = lvl, k = kind;
-    const void *args[] = { &account, &l, &b0, &b1, &k };
-    ab_fetch_ctx c = { fn, ctx };
+    apr_int64_t l = lvl, k = kind, from = b0, limit = AB_FETCH_ROWS;
+    const void *args[] = { &account, &l, &from, &b1, &k, &limit };
+    ab_fetch_ctx c = { fn, ctx, 0, 0 };
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *fp;
 
-    return qrt_db_each(db, p, "qrt_ab_fetch", args, ab_fetch_row, &c);
+    /* A few values at a time, each few in a pool of its own: a long window holds at
+     * most AB_FETCH_ROWS fetched values at once (the drivers copy every row). */
+    apr_pool_create(&fp, p);
+    while (rv == APR_SUCCESS) {
+        c.rows = 0;
+        rv = qrt_db_each(db, fp, "qrt_ab_fetch", args, ab_fetch_row, &c);
+        apr_pool_clear(fp);
+        if (c.rows < AB_FETCH_ROWS || c.last >= b1) {
+            break;
+        }
+        from = c.last + 1;
+    }
+    apr_pool_destroy(fp);
+    return rv;
 }
