@@ -122,3 +122,27 @@ def test_imported_visits_make_their_days_stale_at_once(sealed):
     assert mixed == from_rows
     assert resealed == from_rows
     assert from_rows["0 type None"][0]["visits"] == 102
+
+
+def test_admin_seals_every_settled_day_at_once(sealed):
+    srv, tok, tids, now, lines = sealed
+    srv.stop()
+    try:
+        srv.sql("DELETE FROM agg_blob")
+        out = srv.admin("aggregates", "seal")
+        assert out.returncode == 0
+        days, units = sealed_days(srv)
+        visited = {(now - 45 * DAY + k * 11 * 3600 + k * 37) // DAY for k in range(90)}
+        visited |= {(now - 44 * DAY + k * 5 * 3600) // DAY for k in range(12)}
+        assert set(days) == visited
+        # Per day: counters of six kinds, links, visits, quarter-hours, links by day;
+        # then the 16- and 256-day buckets' counters.
+        assert units >= 10 * len(visited)
+    finally:
+        srv.start()
+    with Api(srv, tok) as a:
+        sealed_figures = snapshot(a, tids, now)
+        srv.sql("DELETE FROM agg_blob")
+        assert snapshot(a, tids, now) == sealed_figures
+    bad = srv.admin("aggregates", "sael", check=False)
+    assert bad.returncode == 2
