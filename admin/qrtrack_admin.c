@@ -578,8 +578,12 @@ static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
 /* Seals every settled day's aggregates now (qrt_store_agg_blob.h). */
 static int admin_seal(admin_ctx *c, qrt_db_t *db)
 {
-    apr_status_t rv;
+    apr_status_t rv = qrt_store_agg_blob_relist(db, c->p);
 
+    if (rv != APR_SUCCESS) {
+        return admin_fail("listing the days to seal failed: %s%s",
+                          db->error ? db->error : "", NULL);
+    }
     for (;;) {
         apr_pool_t *sp;
         int sealed = 0, more = 0;

@@ -416,10 +416,10 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
 }
 
 /* Settled days' report aggregates sealed (qrt_store_agg_blob.h): a few units per idle
- * moment under a trylock of the writers' mutex, looked for again 10 s after a pass
+ * moment under a trylock of the writers' mutex, looked for again 2 s after a pass
  * found nothing left (each child's writer keeps its own time: no shared state). */
 #define SEAL_UNITS 2
-#define SEAL_IDLE_CHECK 10
+#define SEAL_IDLE_CHECK 2
 
 static void writer_seal(qrt_db_t *db, apr_pool_t *p)
 {
@@ -444,7 +444,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         next_check = now + SEAL_IDLE_CHECK;
         if (qrt_log_due(&log_seal, &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00082: sealing the "
-                         "report aggregates of settled days failed, tried again in 10 s "
+                         "report aggregates of settled days failed, tried again in 2 s "
                          "(reports read their rows meanwhile): %s (and %u more "
                          "failures since this line was last logged)",
                          db->error ? db->error : "unknown error", n);

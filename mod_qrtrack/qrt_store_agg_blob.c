@@ -24,11 +24,27 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_drop_unit",
       "DELETE FROM agg_blob WHERE account_id = %lld AND lvl = %lld AND b = %lld" },
     { "qrt_ab_clear", "DELETE FROM agg_blob" },
-    /* units with counters and no sealed value yet */
-    { "qrt_ab_todo",
-      "SELECT c.account_id, c.b FROM agg_cnt c WHERE c.kind = 2 AND c.lvl = %lld "
-      "AND NOT EXISTS (SELECT 1 FROM agg_blob x WHERE x.account_id = c.account_id "
-      "AND x.lvl = c.lvl AND x.b = c.b AND x.kind = 2) ORDER BY c.account_id, c.b" },
+    { "qrt_ab_unsealed_all",
+      "INSERT INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt "
+      "WHERE kind = 2 AND lvl = 1 AND b > %lld ON CONFLICT (account_id, day) DO NOTHING" },
+    /* the work list: days whose rows changed since they were sealed (or ever) */
+    { "qrt_ab_unsealed_add",
+      "INSERT INTO agg_unsealed (account_id, day) VALUES (%lld, %lld) "
+      "ON CONFLICT (account_id, day) DO NOTHING" },
+    { "qrt_ab_unsealed", "SELECT account_id, day FROM agg_unsealed ORDER BY account_id, day" },
+    { "qrt_ab_relist",
+      "INSERT INTO agg_unsealed (account_id, day) SELECT c.account_id, c.b * "
+      "CASE c.lvl WHEN 1 THEN 1 WHEN 2 THEN 16 ELSE 256 END FROM agg_cnt c "
+      "WHERE c.kind = 2 AND NOT EXISTS (SELECT 1 FROM agg_blob x "
+      "WHERE x.account_id = c.account_id AND x.lvl = c.lvl AND x.b = c.b AND x.kind = 2) "
+      "ON CONFLICT (account_id, day) DO NOTHING" },
+    { "qrt_ab_unsealed_del", "DELETE FROM agg_unsealed WHERE account_id = %lld AND day = %lld" },
+    { "qrt_ab_has_day",
+      "SELECT COUNT(*) FROM agg_cnt WHERE kind = 2 AND account_id = %lld AND lvl = 1 "
+      "AND b = %lld" },
+    { "qrt_ab_sealed",
+      "SELECT COUNT(*) FROM agg_blob WHERE account_id = %lld AND lvl = %lld AND b = %lld "
+      "AND kind = 2" },
     /* what a unit holds */
     { "qrt_ab_counts",
       "SELECT grp, val, scans, clicks, firsts FROM agg_cnt WHERE kind = %lld "
@@ -58,15 +74,32 @@ apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
 {
     apr_int64_t b2 = qrt_agg_bucket(2, day), b3 = qrt_agg_bucket(3, day);
     const void *args[] = { &account, &day, &b2, &b3 };
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_inval", NULL, args);
 
-    return qrt_db_exec(db, p, "qrt_ab_inval", NULL, args);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_add", NULL, args);
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p)
+{
+    const void *none[] = { NULL };
+
+    return qrt_db_exec(db, p, "qrt_ab_relist", NULL, none);
 }
 
 apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p)
 {
-    const void *none[] = { NULL };
+    apr_int64_t any = QRT_AGG_TMIN;
+    const void *none[] = { NULL }, *args[] = { &any };
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_clear", NULL, none);
 
-    return qrt_db_exec(db, p, "qrt_ab_clear", NULL, none);
+    /* Every day with counters goes on the work list. */
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_all", NULL, args);
+    }
+    return rv;
 }
 
 /* Days [*d0, *d1) of a bucket. */
@@ -247,8 +280,7 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
 }
 
 typedef struct {
-    apr_array_header_t *units;      /* apr_int64_t pairs: account, b */
-    int lvl;
+    apr_array_header_t *days;       /* apr_int64_t pairs: account, day */
     apr_int64_t now;
     int max;
     int more;
@@ -257,79 +289,113 @@ typedef struct {
 static apr_status_t ab_todo_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     ab_todo *c = ctx;
-    apr_int64_t b = qrt_db_int(db, row, 1, 0);
+    apr_int64_t day = qrt_db_int(db, row, 1, 0);
 
-    if (!qrt_store_agg_blob_due(c->lvl, b, c->now)) {
-        return APR_SUCCESS;
+    if (!qrt_store_agg_blob_due(1, day, c->now)) {
+        return APR_SUCCESS;         /* today's: later */
     }
-    if (c->units->nelts / 2 >= c->max) {
+    if (c->days->nelts / 2 >= c->max) {
         c->more = 1;
         return APR_SUCCESS;
     }
-    APR_ARRAY_PUSH(c->units, apr_int64_t) = qrt_db_int(db, row, 0, 0);
-    APR_ARRAY_PUSH(c->units, apr_int64_t) = b;
+    APR_ARRAY_PUSH(c->days, apr_int64_t) = qrt_db_int(db, row, 0, 0);
+    APR_ARRAY_PUSH(c->days, apr_int64_t) = day;
     return APR_SUCCESS;
+}
+
+/* Seals one unit (inside the caller's transaction). */
+static apr_status_t ab_seal_unit(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int lvl,
+                                 apr_int64_t b)
+{
+    apr_int64_t l = lvl;
+    const void *args[] = { &account, &l, &b };
+    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, args);
+
+    return rv == APR_SUCCESS ? ab_build(db, p, account, lvl, b) : rv;
+}
+
+/* Seals a day off the work list, and its 16- and 256-day buckets when they are due
+ * and not sealed (one transaction). */
+static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                apr_int64_t day, apr_int64_t now, int *units)
+{
+    const void *dargs[] = { &account, &day };
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
+    int lvl;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* The store's write lock (PostgreSQL), then a write: on SQLite that takes the
+     * database's write lock (waiting for it) before anything is read, so no writer
+     * changes the day's rows between reading them and taking it off the list. */
+    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_del", NULL, dargs);
+    }
+    if (rv == APR_SUCCESS) {
+        apr_int64_t one = 1, has = 0;
+        const void *uargs[] = { &account, &one, &day };
+
+        /* A day without counters (its visits gone, or a bucket's first day listed by
+         * qrt_store_agg_blob_relist) keeps no unit of its own. */
+        rv = qrt_db_select_int(db, p, "qrt_ab_has_day", dargs, &has);
+        if (rv == APR_SUCCESS && has) {
+            rv = ab_seal_unit(db, p, account, 1, day);
+            (*units)++;
+        }
+        else if (rv == APR_SUCCESS) {
+            rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, uargs);
+        }
+    }
+    for (lvl = 2; lvl <= QRT_AGG_LEVELS && rv == APR_SUCCESS; lvl++) {
+        apr_int64_t l = lvl, b = qrt_agg_bucket(lvl, day), n = 0;
+        const void *args[] = { &account, &l, &b };
+
+        if (!qrt_store_agg_blob_due(lvl, b, now)) {
+            continue;
+        }
+        rv = qrt_db_select_int(db, p, "qrt_ab_sealed", args, &n);
+        if (rv == APR_SUCCESS && n == 0) {
+            rv = ab_seal_unit(db, p, account, lvl, b);
+            (*units)++;
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
 }
 
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                      int max, int *sealed, int *more)
 {
+    const void *none[] = { NULL };
     apr_pool_t *up;
-    apr_status_t rv = APR_SUCCESS;
+    apr_status_t rv;
     ab_todo c;
-    int lvl, i;
+    int i;
 
     *sealed = 0;
     *more = 0;
     apr_pool_create(&up, p);
-    for (lvl = 1; lvl <= QRT_AGG_LEVELS && rv == APR_SUCCESS; lvl++) {
-        apr_int64_t l = lvl;
-        const void *args[] = { &l };
+    memset(&c, 0, sizeof(c));
+    c.days = apr_array_make(up, 16, sizeof(apr_int64_t));
+    c.now = now;
+    c.max = max < AB_TODO_MAX ? max : AB_TODO_MAX;
+    rv = qrt_db_each(db, up, "qrt_ab_unsealed", none, ab_todo_row, &c);
+    *more = c.more;
+    for (i = 0; i + 1 < c.days->nelts && rv == APR_SUCCESS; i += 2) {
+        apr_pool_t *bp;
 
-        memset(&c, 0, sizeof(c));
-        c.units = apr_array_make(up, 16, sizeof(apr_int64_t));
-        c.lvl = lvl;
-        c.now = now;
-        c.max = max - *sealed < AB_TODO_MAX ? max - *sealed : AB_TODO_MAX;
-        if (c.max <= 0) {
-            *more = 1;
-            break;
-        }
-        rv = qrt_db_each(db, up, "qrt_ab_todo", args, ab_todo_row, &c);
-        *more |= c.more;
-        for (i = 0; i + 1 < c.units->nelts && rv == APR_SUCCESS; i += 2) {
-            apr_int64_t account = APR_ARRAY_IDX(c.units, i, apr_int64_t);
-            apr_int64_t b = APR_ARRAY_IDX(c.units, i + 1, apr_int64_t);
-            const void *dargs[] = { &account, &l, &b };
-            apr_dbd_transaction_t *tx;
-            apr_pool_t *bp;
-
-            apr_pool_create(&bp, up);
-            rv = qrt_db_begin(db, bp, &tx);
-            if (rv != APR_SUCCESS) {
-                break;
-            }
-            /* The store's write lock (PostgreSQL), then a write: on SQLite that takes
-             * the database's write lock (waiting for it) before anything is read. */
-            rv = qrt_store_write_lock(db, bp);
-            if (rv == APR_SUCCESS) {
-                rv = qrt_db_exec(db, bp, "qrt_ab_drop_unit", NULL, dargs);
-            }
-            if (rv == APR_SUCCESS) {
-                rv = ab_build(db, bp, account, lvl, b);
-            }
-            if (rv != APR_SUCCESS) {
-                qrt_db_rollback_only(db, tx);
-            }
-            if (qrt_db_end(db, bp, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-                rv = APR_EGENERAL;
-            }
-            apr_pool_destroy(bp);
-            if (rv == APR_SUCCESS) {
-                (*sealed)++;
-            }
-        }
-        apr_pool_clear(up);
+        apr_pool_create(&bp, up);
+        rv = ab_seal_day(db, bp, APR_ARRAY_IDX(c.days, i, apr_int64_t),
+                         APR_ARRAY_IDX(c.days, i + 1, apr_int64_t), now, sealed);
+        apr_pool_destroy(bp);
     }
     apr_pool_destroy(up);
     return rv;

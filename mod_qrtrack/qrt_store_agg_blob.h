@@ -2,14 +2,16 @@
  * agg_blob (account_id, lvl, b, kind, data): sealing, invalidation and fetching.
  *
  * A unit is one account's bucket: a day (lvl 1: counters of every kind, links,
- * visits) or 16 or 256 days (counters). A unit is sealed once no visit can be
- * expected in it: its last day ended QRT_AGGBLOB_SETTLE seconds ago, or it starts
- * after tomorrow (visits imported ahead of time). Every transaction that changes a
- * day's counters (scans, clicks, firsts), links or gaps deletes that day's units
- * first (qrt_store_agg_blob_invalidate, from the accumulator's flushes), so a sealed
- * value is never stale: where one is missing, the readers read the rows. Sealing
- * reads the rows and writes the values in one transaction under the store's write
- * lock. */
+ * visits, quarter-hours, links by previous day) or 16 or 256 days (counters). A unit
+ * is sealed once no visit can be expected in it: its last day ended
+ * QRT_AGGBLOB_SETTLE seconds ago, or it starts after tomorrow (visits imported ahead
+ * of time). Every transaction that changes a day's counters (scans, clicks, firsts),
+ * links, gaps or quarter-hours deletes that day's units and puts the day on the work
+ * list agg_unsealed (qrt_store_agg_blob_invalidate, from the accumulator's flushes),
+ * so a sealed value is never stale: where one is missing, the readers read the rows.
+ * Sealing takes a settled day off the list, reads its rows and writes its values (and
+ * its 16- and 256-day buckets' when they are settled and unsealed) in one transaction
+ * under the store's write lock. */
 #ifndef QRT_STORE_AGG_BLOB_H
 #define QRT_STORE_AGG_BLOB_H
 
@@ -18,15 +20,22 @@
 
 #define QRT_AGGBLOB_SETTLE 600
 
-/* Deletes the sealed units holding day (its day, 16 and 256 days). */
+/* Deletes the sealed units holding day (its day, 16 and 256 days) and puts the day on
+ * the work list. */
 apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
                                            apr_int64_t account, apr_int64_t day);
 
-/* Every sealed unit (the rebuild). */
+/* Every sealed unit; every day with counters goes on the work list (the rebuild). */
 apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p);
 
-/* Seals at most max units due at time now, each in its own transaction; *sealed
- * says how many, *more whether others are due. */
+/* Puts on the work list every day (and the first day of every 16- or 256-day bucket)
+ * that has counters and no sealed value: for sealed values deleted behind the
+ * store's back (qrtrack-admin aggregates seal runs it first). */
+apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p);
+
+/* Seals at most max settled days of the work list at time now (with their buckets),
+ * each in its own transaction; *sealed says how many units, *more whether other days
+ * are due. */
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                      int max, int *sealed, int *more);
 

@@ -16,10 +16,19 @@ CREATE TABLE IF NOT EXISTS agg_blob (
     data TEXT NOT NULL,
     PRIMARY KEY (account_id, lvl, b, kind)
 );
+-- The days to seal: every transaction that changes a day's aggregate rows puts the
+-- day here (and drops its sealed values); the writers seal the settled ones and take
+-- them off. An upgraded database starts with every day that has counters.
+CREATE TABLE IF NOT EXISTS agg_unsealed (
+    account_id BIGINT NOT NULL,
+    day BIGINT NOT NULL,
+    PRIMARY KEY (account_id, day)
+);
+{{SQLITE}}INSERT OR IGNORE INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1;
+{{PGSQL}}INSERT INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1 ON CONFLICT DO NOTHING;
 -- The reports over a few listed trackers group those trackers' visits with their
 -- distinct visitors; the index they read now also holds the source and the
 -- dictionary ids of browser and place, so that no visit row is read for them.
 DROP INDEX IF EXISTS visits_tracker_visitor;
-CREATE INDEX visits_tracker_visitor ON visit_rows (tracker_id, visit_start, id, visitor, bot,
-    click, ua_id, place_id);
+CREATE INDEX visits_tracker_visitor ON visit_rows (tracker_id, visit_start, id, visitor, bot, click, ua_id, place_id);
 UPDATE qrt_schema SET version = 8;
