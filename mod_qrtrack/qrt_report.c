@@ -48,7 +48,25 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     sc->db = db;
     sc->p = p;
     sc->account_id = account_id;
-    if ((rv = qrt_store_agg_read_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
+    if (ids->nelts <= QRT_AGG_RAW_IDS) {
+        /* Fewer listed than the account has: only those are read. */
+        apr_int64_t count = 0;
+
+        if ((rv = qrt_store_agg_read_count(db, p, account_id, &count)) != APR_SUCCESS) {
+            return report_fail(sc, rv, "counting trackers");
+        }
+        if (ids->nelts < count) {
+            rv = qrt_store_agg_read_trackers_in(db, p, account_id,
+                                                (const apr_int64_t *)ids->elts, ids->nelts,
+                                                &sc->live);
+            if (rv != APR_SUCCESS) {
+                return report_fail(sc, rv, "listing trackers");
+            }
+            sc->nlive = count;
+        }
+    }
+    if (!sc->live
+        && (rv = qrt_store_agg_read_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
         return report_fail(sc, rv, "listing trackers");
     }
     for (i = 0; i < sc->live->nelts; i++) {
@@ -67,11 +85,19 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
             APR_ARRAY_PUSH(sc->list, qrt_report_tracker_t *) = t;
         }
     }
-    sc->everything = sc->list->nelts == sc->live->nelts;
+    if (!sc->nlive) {
+        sc->nlive = sc->live->nelts;
+    }
+    sc->everything = sc->list->nelts == sc->nlive;
+    if (!sc->everything) {
+        /* The account-level aggregates are not read: nothing to check. */
+        sc->state.dirty_tags = apr_hash_make(p);
+        return APR_SUCCESS;
+    }
     if ((rv = qrt_store_agg_read_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
         return report_fail(sc, rv, "checking the report aggregates");
     }
-    sc->agg_ok = sc->everything && !sc->state.deleted;
+    sc->agg_ok = !sc->state.deleted;
     return APR_SUCCESS;
 }
 

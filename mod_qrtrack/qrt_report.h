@@ -51,7 +51,9 @@ typedef struct {
     qrt_db_t *db;
     apr_pool_t *p;
     apr_int64_t account_id;
-    apr_array_header_t *live;       /* qrt_report_tracker_t: the account's trackers */
+    apr_array_header_t *live;       /* qrt_report_tracker_t: the account's trackers (a
+                                     * short list's own only, when fewer than nlive) */
+    apr_int64_t nlive;              /* the account's live trackers */
     apr_array_header_t *list;       /* qrt_report_tracker_t *: the covered ones */
     apr_hash_t *covered;            /* id -> qrt_report_tracker_t * */
     int everything;                 /* every live tracker of the account is covered */

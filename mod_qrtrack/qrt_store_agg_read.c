@@ -158,6 +158,15 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
     { "qrt_agg_tag_map",
       "SELECT g.tracker_id, g.tag FROM agg_tag g JOIN agg_trk k ON k.tracker_id = g.tracker_id "
       "WHERE k.account_id = %lld" },
+    { "qrt_agg_rep_count",
+      "SELECT COUNT(*) FROM trackers WHERE account_id = %lld AND deleted_at IS NULL" },
+    { "qrt_agg_rep_trackers_in",
+      "SELECT id, name, type FROM trackers WHERE account_id = %lld "
+      "AND deleted_at IS NULL AND id IN " IN64 " ORDER BY id" },
+    { "qrt_agg_rep_tags_in",
+      "SELECT g.tracker_id, g.tag, g.dimension, g.value FROM tracker_tags g "
+      "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
+      "AND t.deleted_at IS NULL AND g.tracker_id IN " IN64 },
     { "qrt_agg_rep_trackers",
       "SELECT id, name, type FROM trackers WHERE account_id = %lld "
       "AND deleted_at IS NULL ORDER BY id" },
@@ -1346,10 +1355,26 @@ static int rep_tag_cmp(const void *a, const void *b)
     return strcmp(((const qrt_report_tag_t *)a)->tag, ((const qrt_report_tag_t *)b)->tag);
 }
 
+apr_status_t qrt_store_agg_read_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      apr_int64_t *out)
+{
+    const void *args[] = { &account_id };
+
+    return qrt_db_select_int(db, p, "qrt_agg_rep_count", args, out);
+}
+
 apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
                                          apr_int64_t account_id, apr_array_header_t **out)
 {
-    const void *args[] = { &account_id };
+    return qrt_store_agg_read_trackers_in(db, p, account_id, NULL, 0, out);
+}
+
+apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
+                                            apr_int64_t account_id, const apr_int64_t *ids,
+                                            int n, apr_array_header_t **out)
+{
+    apr_int64_t slot[QRT_AGG_RAW_IDS];
+    const void *all[] = { &account_id }, *some[QRT_AGG_RAW_IDS + 1], **args = all;
     rep_ctx c;
     apr_status_t rv;
     int i;
@@ -1358,7 +1383,19 @@ apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
     c.list = apr_array_make(p, 16, sizeof(qrt_report_tracker_t));
     c.byid = apr_hash_make(p);
     *out = c.list;
-    rv = qrt_db_each(db, p, "qrt_agg_rep_trackers", args, rep_tracker_row, &c);
+    if (ids) {
+        if (n > QRT_AGG_RAW_IDS) {
+            return APR_EINVAL;
+        }
+        some[0] = &account_id;
+        for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+            slot[i] = i < n ? ids[i] : 0;
+            some[i + 1] = &slot[i];
+        }
+        args = some;
+    }
+    rv = qrt_db_each(db, p, ids ? "qrt_agg_rep_trackers_in" : "qrt_agg_rep_trackers", args,
+                     rep_tracker_row, &c);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -1367,7 +1404,8 @@ apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
 
         apr_hash_set(c.byid, &t->id, sizeof(t->id), t);
     }
-    rv = qrt_db_each(db, p, "qrt_agg_rep_tags", args, rep_tag_row, &c);
+    rv = qrt_db_each(db, p, ids ? "qrt_agg_rep_tags_in" : "qrt_agg_rep_tags", args,
+                     rep_tag_row, &c);
     for (i = 0; i < c.list->nelts; i++) {
         qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);
 

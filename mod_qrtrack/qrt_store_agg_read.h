@@ -105,5 +105,12 @@ typedef struct {
 /* The account's live trackers by id, with their current tags. */
 apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
                                          apr_int64_t account_id, apr_array_header_t **out);
+/* The same for the trackers among ids (at most QRT_AGG_RAW_IDS), and the number of
+ * the account's live trackers. */
+apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
+                                            apr_int64_t account_id, const apr_int64_t *ids,
+                                            int n, apr_array_header_t **out);
+apr_status_t qrt_store_agg_read_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      apr_int64_t *out);
 
 #endif

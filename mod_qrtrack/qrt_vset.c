@@ -167,23 +167,19 @@ static int vset_settle(qrt_vset_t *set)
 static int vset_add_num(qrt_vset_t *set, apr_uint64_t v)
 {
     if (set->used == set->cap) {
-        apr_uint64_t *num;
+        if (set->cap < set->max) {
+            /* Room to grow: sorting waits for the count. */
+            apr_uint64_t *num = realloc(set->num, set->cap * 2 * sizeof(*num));
 
-        /* Full of repeats: keep each once first. */
-        if (vset_settle(set) < 0) {
-            return -1;
-        }
-        if (set->used * 2 > set->cap && set->cap < set->max) {
-            num = realloc(set->num, set->cap * 2 * sizeof(*num));
             if (!num) {
                 return -1;
             }
             set->num = num;
             set->cap *= 2;
         }
-        if (set->used * 2 > set->cap) {
-            /* Half the bound's array distinct: sorting again at every few adds would
-             * cost more than the database's count. */
+        else if (vset_settle(set) < 0 || set->used * 2 > set->cap) {
+            /* At the bound, half of it distinct ids: sorting again at every few adds
+             * would cost more than the database's count. */
             return -1;
         }
     }
