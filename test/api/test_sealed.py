@@ -25,7 +25,7 @@ def sealed_days(srv):
 
 
 def wait_sealed(srv, want_days):
-    deadline = time.time() + 40
+    deadline = time.time() + 60
     while True:
         days, _ = sealed_days(srv)
         if set(want_days) <= set(days):
