@@ -201,7 +201,9 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
     ab_days(lvl, b, &d0, &d1);
     s = d0 * QRT_AGG_DAY;
     e = d1 * QRT_AGG_DAY - 1;
-    /* The kind-2 value goes last: its presence says the unit is sealed. */
+    /* Every kind's counters (a unit's kind-2 value says it is sealed: the readers of
+     * 16- and 256-day buckets and qrt_store_agg_blob_relist look for it); a day also
+     * gets its links, visits, quarter-hours and links by previous day. */
     for (kind = QRT_AGG_G; kind >= QRT_AGG_T && rv == APR_SUCCESS; kind--) {
         qrt_aggblob_builder_t *bl;
         apr_int64_t k = kind;

@@ -39,7 +39,8 @@ apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p);
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                      int max, int *sealed, int *more);
 
-/* Whether a unit of [b0, b1] at lvl may be sealed at time now. */
+/* Whether the unit b of lvl (a day, 16 or 256 days) may be sealed at time now: it
+ * ended QRT_AGGBLOB_SETTLE seconds ago, or starts after tomorrow. */
 int qrt_store_agg_blob_due(int lvl, apr_int64_t b, apr_int64_t now);
 
 /* The sealed values of kind for buckets [b0, b1] of lvl, in bucket order. */
