@@ -203,6 +203,11 @@ START_TEST(record_through_dictionaries)
         ck_assert_str_eq(apr_dbd_get_entry(db.driver, row, 0), "1211");
     }
     apr_dbd_close(db.driver, db.handle);
+    /* The database and its directory go (SQLite's WAL files with it). */
+    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
