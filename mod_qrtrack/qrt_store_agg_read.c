@@ -447,9 +447,16 @@ static int rd_str_index(int kind, int bi, int ci, int yi)
     return kind == QRT_AGG_B ? bi : kind == QRT_AGG_C ? ci : yi;
 }
 
-static void rd_got(ab_rd *c, apr_int64_t b)
+/* The end of one value's decoding: its scratch memory goes, and bucket b counts as
+ * read sealed unless the value was damaged (rc < 0: the request fails). */
+static apr_status_t rd_done(ab_rd *c, apr_int64_t b, int rc)
 {
+    apr_pool_clear(c->scratch);
+    if (rc < 0) {
+        return APR_EGENERAL;
+    }
     APR_ARRAY_PUSH(c->got, apr_int64_t) = b;
+    return APR_SUCCESS;
 }
 
 static apr_status_t rd_counts(void *ctx, apr_int64_t b, const char *data)
@@ -469,12 +476,7 @@ static apr_status_t rd_counts(void *ctx, apr_int64_t b, const char *data)
         g->row.clicks += e.clicks;
         g->firsts += e.firsts;
     }
-    apr_pool_clear(c->scratch);
-    if (rc < 0) {
-        return APR_EGENERAL;
-    }
-    rd_got(c, b);
-    return APR_SUCCESS;
+    return rd_done(c, b, rc);
 }
 
 static apr_status_t rd_visits(void *ctx, apr_int64_t b, const char *data)
@@ -516,12 +518,7 @@ static apr_status_t rd_visits(void *ctx, apr_int64_t b, const char *data)
         one->row.clicks += clicks;
         one->pv += v.n;
     }
-    apr_pool_clear(c->scratch);
-    if (rc < 0) {
-        return APR_EGENERAL;
-    }
-    rd_got(c, b);
-    return APR_SUCCESS;
+    return rd_done(c, b, rc);
 }
 
 static void rd_add(agg_grp *g, int field, apr_int64_t n)
@@ -592,12 +589,7 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
             rd_add(rd_str_group(c, strs, &r, gp.si), c->field, gp.n);
         }
     }
-    apr_pool_clear(c->scratch);
-    if (rc < 0) {
-        return APR_EGENERAL;
-    }
-    rd_got(c, b);
-    return APR_SUCCESS;
+    return rd_done(c, b, rc);
 }
 
 /* A day's account links by the day of their previous visit: those with p's day in
@@ -618,15 +610,10 @@ static apr_status_t rd_pdays(void *ctx, apr_int64_t b, const char *data)
             n += x.scans;
         }
     }
-    apr_pool_clear(c->scratch);
-    if (rc < 0) {
-        return APR_EGENERAL;
-    }
-    if (n) {
+    if (rc == 0 && n) {
         rd_add(win_group(c->w, 0, ""), c->field, n);
     }
-    rd_got(c, b);
-    return APR_SUCCESS;
+    return rd_done(c, b, rc);
 }
 
 /* The runs of buckets in [b0, b1] that were not read sealed: (from, to) pairs. */
