@@ -14,10 +14,13 @@
 #include "http_main.h"
 #include "http_request.h"
 #include "ap_mpm.h"
+#include "mpm_common.h"
+#include "http_connection.h"
 #include "unixd.h"
 #include "util_mutex.h"
 #include "mod_dbd.h"
 #include <apr_strings.h>
+#include <apr_atomic.h>
 #include <apr_optional_hooks.h>
 
 #include "mod_qrtrack.h"
@@ -740,8 +743,54 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     return OK;
 }
 
+/* ---- an immediate stop ---------------------------------------------------------------
+ *
+ * httpd's event MPM, stopped at once, sets its state to stopping, then closes the socket
+ * of every connection its workers serve (close_worker_sockets), then runs child_stopping.
+ * It reads those sockets without a lock against the workers: a connection whose pool is
+ * destroyed (its memory unmapped) while that runs leaves the MPM a dangling socket, and
+ * the child dies with SIGSEGV in apr_os_sock_get. Any busy server meets it now and then,
+ * with or without this module (a plain Redirect load: about one stop in 80 here). A
+ * connection's pool therefore keeps its memory, while the child is stopping and until
+ * child_stopping has run (at most STOP_HOLD), so no socket the MPM reads is freed. */
+#define STOP_HOLD apr_time_from_sec(1)
+static volatile apr_uint32_t child_stopped;
+
+static apr_status_t conn_hold(void *data)
+{
+    apr_time_t until;
+    int state;
+
+    (void)data;
+    if (apr_atomic_read32(&child_stopped)
+        || ap_mpm_query(AP_MPMQ_MPM_STATE, &state) != APR_SUCCESS
+        || state != AP_MPMQ_STOPPING) {
+        return APR_SUCCESS;
+    }
+    until = apr_time_now() + STOP_HOLD;
+    while (!apr_atomic_read32(&child_stopped) && apr_time_now() < until) {
+        apr_sleep(apr_time_from_msec(2));
+    }
+    return APR_SUCCESS;
+}
+
+static int qrt_pre_connection(conn_rec *c, void *csd)
+{
+    (void)csd;
+    apr_pool_cleanup_register(c->pool, NULL, conn_hold, apr_pool_cleanup_null);
+    return OK;
+}
+
+static void qrt_child_stopping(apr_pool_t *pchild, int graceful)
+{
+    (void)pchild;
+    (void)graceful;
+    apr_atomic_set32(&child_stopped, 1);
+}
+
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
+    apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
     qrt_scan_child_init(p, s);
 }
@@ -814,6 +863,8 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_pre_config(qrt_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qrt_post_config, NULL, before_dbd, APR_HOOK_MIDDLE);
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_pre_connection(qrt_pre_connection, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_child_stopping(qrt_child_stopping, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_scan_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_dashboard_handler, NULL, NULL, APR_HOOK_MIDDLE);
