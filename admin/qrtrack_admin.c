@@ -423,7 +423,6 @@ static int admin_visits_import(admin_ctx *c, const char *path)
         qrt_visit_t *v = &batch[n];
         qrt_tracker_t t;
         const char *when, *err_field = NULL;
-        char *vis;
         int bad = 0, off;
         json_t *id, *bot;
 
@@ -488,9 +487,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
         if (err_field) {
             return admin_fail("line %s: bad %s", apr_ltoa(c->p, lineno), err_field);
         }
-        vis = apr_palloc(bp, 17);
-        qrt_visitor_id(vis, &key, v->visit_start, v->ip, v->user_agent);
-        v->visitor = vis;
+        v->visitor = qrt_visitor_id(&key, v->visit_start, v->ip, v->user_agent);
         if (++n == ADMIN_IMPORT_BATCH) {
             if (admin_import_flush(c, bp, batch, n)) {
                 return 1;

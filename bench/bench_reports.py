@@ -111,7 +111,7 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
             WHEN 6 THEN 'Mobile Safari' WHEN 7 THEN 'Samsung Internet'
             WHEN 8 THEN 'Firefox' ELSE 'Edge' END END,
        '120', 'Android', CASE WHEN isbot THEN 'bot' ELSE 'mobile' END, NULL,
-       'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, printf('%016x', vid)
+       'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
@@ -136,7 +136,7 @@ COMMIT;
 
 # The same trackers, tags and visits in PostgreSQL SQL: the same arithmetic on bigint
 # (generate_series from 1::bigint, so that no product overflows an integer), chr() for
-# char(), lpad(to_hex()) for printf('%016x'), the rows inserted in time order. The
+# char(), the rows inserted in time order. The
 # visits' secondary indexes are dropped before and recreated after ({drop}, {create}).
 PG_LOAD_SQL = """
 SET maintenance_work_mem = '512MB';
@@ -160,7 +160,7 @@ INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
 CREATE TEMP TABLE gen (x BIGINT PRIMARY KEY, tracker_id BIGINT, visit_start BIGINT,
                        source TEXT, ip TEXT, country TEXT, city TEXT, browser TEXT,
                        browser_version TEXT, os TEXT, device TEXT, referer TEXT,
-                       user_agent TEXT, bot SMALLINT, visitor CHAR(16));
+                       user_agent TEXT, bot SMALLINT, visitor BIGINT);
 WITH h AS (SELECT x, (x * 2654435761) % 4294967291 AS h1, (x * 1597334677) % 4294967279 AS h2,
              (x * 3812015801) % 4294967231 AS h3, (x * 2246822519) % 4294967197 AS h4
       FROM generate_series(1::bigint, {n}::bigint) AS c(x)),
@@ -189,7 +189,7 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
             WHEN 8 THEN 'Firefox' ELSE 'Edge' END END,
        '120', 'Android', CASE WHEN isbot THEN 'bot' ELSE 'mobile' END, NULL,
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', CASE WHEN isbot THEN 1 ELSE 0 END,
-       lpad(to_hex(vid), 16, '0')
+       vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)

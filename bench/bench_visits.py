@@ -75,11 +75,11 @@ SELECT x, {tid},
                  ') AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.' || (x % 5000) ||
                  '.0 Mobile Safari/537.36' END,
        CASE WHEN x % 97 = 0 THEN 1 ELSE 0 END,
-       printf('%016x', x % 200003)
+       x % 200003
 FROM c;
 {lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, MIN(visit_start) FROM visits
+    SELECT tracker_id, visitor, MIN(visit_start) FROM visit_rows
     WHERE tracker_id = {tid} AND bot = 0 GROUP BY tracker_id, visitor;
 DROP TABLE gen;
 UPDATE trackers SET
@@ -101,7 +101,7 @@ BEGIN;
 CREATE TEMP TABLE gen (x BIGINT PRIMARY KEY, tracker_id BIGINT, visit_start BIGINT,
                        source TEXT, ip TEXT, country TEXT, city TEXT, browser TEXT,
                        browser_version TEXT, os TEXT, device TEXT, referer TEXT,
-                       user_agent TEXT, bot SMALLINT, visitor CHAR(16));
+                       user_agent TEXT, bot SMALLINT, visitor BIGINT);
 INSERT INTO gen (x, tracker_id, visit_start, source, ip, country, city, browser,
                  browser_version, os, device, referer, user_agent, bot, visitor)
 SELECT x, {tid},
@@ -132,11 +132,11 @@ SELECT x, {tid},
                  ') AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.' || (x % 5000) ||
                  '.0 Mobile Safari/537.36' END,
        CASE WHEN x % 97 = 0 THEN 1 ELSE 0 END,
-       lpad(to_hex(x % 200003), 16, '0')
+       x % 200003
 FROM generate_series(1::bigint, {n}::bigint) AS c(x);
 {lean}
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, MIN(visit_start) FROM visits
+    SELECT tracker_id, visitor, MIN(visit_start) FROM visit_rows
     WHERE tracker_id = {tid} AND bot = 0 GROUP BY tracker_id, visitor;
 DROP TABLE gen;
 UPDATE trackers SET

@@ -642,7 +642,6 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
     const char *ip = r->useragent_ip;
     qrt_ua_t parsed;
-    char *visitor;
 
     memset(v, 0, sizeof(*v));
     v->tracker_id = tracker_id;
@@ -666,9 +665,8 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     v->device = parsed.device;
     v->bot = parsed.bot;
     /* A visitor is an (address as stored, user agent) pair. */
-    visitor = apr_palloc(r->pool, 17);
-    qrt_visitor_id(visitor, &qrt_global.visitor_key, v->visit_start, v->ip, v->user_agent);
-    v->visitor = visitor;
+    v->visitor = qrt_visitor_id(&qrt_global.visitor_key, v->visit_start, v->ip,
+                                v->user_agent);
 }
 
 /* The code of /q/<code>: exactly one segment below the handler's location. */

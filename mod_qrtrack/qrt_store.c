@@ -126,9 +126,17 @@ static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!c || c->over || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
         return;
     }
-    s = sqlite3_value_text(argv[0]);
     if (!c->set) {
         c->set = qrt_vset_make(QRT_NDISTINCT_MAX);
+    }
+    if (c->set && sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        if (qrt_vset_add_id(c->set, sqlite3_value_int64(argv[0])) == 0) {
+            return;
+        }
+        s = NULL;
+    }
+    else {
+        s = sqlite3_value_text(argv[0]);
     }
     if (!s || !c->set
         || qrt_vset_add(c->set, (const char *)s, (apr_size_t)sqlite3_value_bytes(argv[0]))

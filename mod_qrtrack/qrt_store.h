@@ -236,7 +236,7 @@ typedef struct {
     const char *referer;
     const char *user_agent;
     int bot;
-    const char *visitor;            /* 16 hex digits identifying (ip, user agent) */
+    apr_int64_t visitor;            /* identifies (ip, user agent): qrt_visitor_id() */
 } qrt_visit_t;
 
 /* Schema 7: the visit rows joined to the dictionaries the report aggregates read

@@ -31,11 +31,11 @@ const qrt_stmt_t qrt_store_agg_rebuild_stmts[] = {
     { "qrt_agg_trk_load", "SELECT tracker_id, account_id FROM agg_trk" },
     { "qrt_agg_tag_load", "SELECT tracker_id, tag FROM agg_tag" },
     { "qrt_agg_scan_page",
-      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor > %s "
+      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor >= %lld "
       "AND v.bot = 0 "
       "ORDER BY v.visitor, v.visit_start, v.id LIMIT %lld" },
     { "qrt_agg_scan_one",
-      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor = %s "
+      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor = %lld "
       "AND v.bot = 0 "
       "ORDER BY v.visit_start, v.id" },
     { NULL, NULL }
@@ -47,10 +47,11 @@ typedef struct {
     qrt_store_agg_acc_t *a;
     apr_hash_t *trk;            /* tracker id -> qrt_store_agg_trk_t */
     apr_pool_t *vp;             /* the current visitor's visits */
-    const char *visitor;        /* current visitor (in vp), or NULL */
+    int has_visitor;            /* a current visitor */
+    apr_int64_t visitor;
     apr_array_header_t *run;    /* its visits: qrt_agg_visit_t, account in .id's place */
     apr_array_header_t *accts;  /* account of each visit of run */
-    const char *last;           /* the page starts after this visitor */
+    apr_int64_t from;           /* the page starts at this visitor */
     long rows;
 } agg_rb;
 
@@ -116,7 +117,7 @@ static void rb_visitor_done(agg_rb *c)
 static void rb_reset(agg_rb *c)
 {
     apr_pool_clear(c->vp);
-    c->visitor = NULL;
+    c->has_visitor = 0;
     c->run = apr_array_make(c->vp, 16, sizeof(qrt_agg_visit_t));
     c->accts = apr_array_make(c->vp, 16, sizeof(apr_int64_t));
 }
@@ -124,16 +125,18 @@ static void rb_reset(agg_rb *c)
 static apr_status_t rb_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_rb *c = ctx;
-    const char *visitor = qrt_store_agg_acc_col(db, row, 0), *src;
+    apr_int64_t visitor = qrt_db_int(db, row, 0, 0);
+    const char *src;
     apr_int64_t tracker = qrt_db_int(db, row, 3, 0);
     qrt_store_agg_trk_t *k = apr_hash_get(c->trk, &tracker, sizeof(tracker));
     qrt_agg_visit_t *x;
 
     c->rows++;
-    if (!c->visitor || strcmp(c->visitor, visitor)) {
+    if (!c->has_visitor || c->visitor != visitor) {
         rb_visitor_done(c);
         rb_reset(c);
-        c->visitor = apr_pstrdup(c->vp, visitor);
+        c->has_visitor = 1;
+        c->visitor = visitor;
     }
     if (!k) {
         return APR_SUCCESS;         /* a deleted tracker */
@@ -208,10 +211,9 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
         }
     }
     apr_pool_clear(pp);
-    c.last = "";
+    c.from = APR_INT64_MIN;
     while (rv == APR_SUCCESS) {
-        const char *from = apr_pstrdup(pp, c.last);
-        const void *args[] = { from, &limit };
+        const void *args[] = { &c.from, &limit };
         long before = c.rows;
 
         rv = qrt_db_each(db, pp, "qrt_agg_scan_page", args, rb_row, &c);
@@ -220,12 +222,15 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
         }
         /* A full page: the last visitor may go on in the next one; read it whole. */
         {
-            const char *whole = apr_pstrdup(pp, c.visitor);
-            const void *one[] = { whole };
+            apr_int64_t whole = c.visitor;
+            const void *one[] = { &whole };
 
             rb_reset(&c);
             rv = qrt_db_each(db, pp, "qrt_agg_scan_one", one, rb_row, &c);
-            c.last = apr_pstrdup(rp, whole);
+            if (whole == APR_INT64_MAX) {
+                break;              /* no visitor can follow */
+            }
+            c.from = whole + 1;
         }
         rb_visitor_done(&c);
         rb_reset(&c);

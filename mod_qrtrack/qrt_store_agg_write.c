@@ -27,7 +27,7 @@
 #define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), " \
     "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC \
     " CROSS JOIN agg_trk k " \
-    "WHERE v.visitor = %s AND k.tracker_id = v.tracker_id AND k.account_id = %lld " \
+    "WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id AND k.account_id = %lld " \
     "AND v.bot = 0 AND v.id < %lld"
 #define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
@@ -39,7 +39,7 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "SELECT MAX(id) FROM visit_rows" },
     { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
     { "qrt_agg_seek_t",
-      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %s AND v.tracker_id = %lld "
+      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld AND v.tracker_id = %lld "
       "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
     { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(vu.browser, '') = %s" SEEK_ORDER },
     { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(vp.country, '') = %s" SEEK_ORDER },
@@ -49,7 +49,7 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "AND g.tag = %s)" SEEK_ORDER },
     { "qrt_agg_visitor",
       "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k "
-      "WHERE v.visitor = %s "
+      "WHERE v.visitor = %lld "
       "AND k.tracker_id = v.tracker_id AND k.account_id = %lld AND v.bot = 0 "
       "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
     /* a tracker deleted or retagged */
@@ -129,14 +129,14 @@ static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
-                                apr_hash_t *trk, const char *visitor,
+                                apr_hash_t *trk, apr_int64_t visitor,
                                 apr_int64_t account, apr_int64_t id,
                                 qrt_agg_visit_t **out, int *n);
 
 /* A visit older than the visitor's latest in the account: the visitor's
  * contributions there are taken away and added again with the new visit. */
 static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
-                                  apr_hash_t *trk, const char *visitor,
+                                  apr_hash_t *trk, apr_int64_t visitor,
                                   apr_int64_t account, apr_int64_t id)
 {
     qrt_agg_visit_t *all, *old;
@@ -161,12 +161,12 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
 /* A visitor's visits in the account up to id (in p), with their trackers' snapshot
  * tags (the tracker cache trk lives in tp). */
 static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
-                                apr_hash_t *trk, const char *visitor,
+                                apr_hash_t *trk, apr_int64_t visitor,
                                 apr_int64_t account, apr_int64_t id,
                                 qrt_agg_visit_t **out, int *n)
 {
     agg_list_ctx c;
-    const void *args[] = { visitor, &account, &id };
+    const void *args[] = { &visitor, &account, &id };
     qrt_agg_visit_t *all;
     apr_status_t rv;
     int i;
@@ -197,7 +197,7 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
                                  const char *label, const qrt_store_agg_prev_t *in_account,
                                  qrt_store_agg_prev_t *out)
 {
-    const void *args[] = { v->visitor, &account, &x->id, val };
+    const void *args[] = { &v->visitor, &account, &x->id, val };
 
     if (!strcmp(last_val, val)) {
         *out = *in_account;
@@ -227,7 +227,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
         pv->tr = pv->a;
     }
     else if (!is_new) {
-        const void *args[] = { v->visitor, &x->tracker, &x->id };
+        const void *args[] = { &v->visitor, &x->tracker, &x->id };
 
         rv = agg_seek(db, p, "qrt_agg_seek_t", args, &pv->tr);
     }
@@ -255,7 +255,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
             pv->tag[j] = pv->a;
         }
         else {
-            const void *args[] = { v->visitor, &account, &x->id, x->tags[j] };
+            const void *args[] = { &v->visitor, &account, &x->id, x->tags[j] };
 
             rv = agg_seek(db, p, "qrt_agg_seek_g", args, &pv->tag[j]);
         }
@@ -316,7 +316,8 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         x.tags = k->tags;
         x.ntags = k->ntags;
         memset(&last, 0, sizeof(last));
-        seen_key = apr_psprintf(sp, "%s/%" APR_INT64_T_FMT, v[i].visitor, k->account);
+        seen_key = apr_psprintf(sp, "%" APR_INT64_T_FMT "/%" APR_INT64_T_FMT, v[i].visitor,
+                                k->account);
         seen = apr_hash_get(batch_last, seen_key, APR_HASH_KEY_STRING);
         if (seen && seen->t <= x.t) {
             /* The visitor's latest visit in the account is an earlier one of this
@@ -324,7 +325,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             last = *seen;
         }
         else {
-            const void *args[] = { v[i].visitor, &k->account, &x.id };
+            const void *args[] = { &v[i].visitor, &k->account, &x.id };
 
             rv = qrt_db_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
         }
@@ -377,6 +378,14 @@ static apr_status_t agg_strs_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+static apr_status_t agg_ints_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_strs_ctx *c = ctx;
+
+    APR_ARRAY_PUSH(c->list, apr_int64_t) = qrt_db_int(db, row, 0, 0);
+    return APR_SUCCESS;
+}
+
 static apr_status_t agg_trk_now_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     apr_int64_t *out = ctx;
@@ -408,7 +417,7 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     }
     tags.p = visitors.p = sp;
     tags.list = apr_array_make(sp, 4, sizeof(const char *));
-    visitors.list = apr_array_make(sp, 64, sizeof(const char *));
+    visitors.list = apr_array_make(sp, 64, sizeof(apr_int64_t));
     if (rv == APR_SUCCESS) {
         rv = qrt_db_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
     }
@@ -424,7 +433,7 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         return APR_EAGAIN;          /* reports count from the visits until a rebuild */
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, agg_strs_row, &visitors);
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, agg_ints_row, &visitors);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_each(db, sp, "qrt_agg_max_id", none, qrt_store_agg_acc_int_row, &maxid);
@@ -434,7 +443,7 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     a = qrt_store_agg_acc_make(db, sp);
     apr_pool_create(&vp, sp);
     for (i = 0; i < visitors.list->nelts && rv == APR_SUCCESS; i++) {
-        const char *visitor = APR_ARRAY_IDX(visitors.list, i, const char *);
+        apr_int64_t visitor = APR_ARRAY_IDX(visitors.list, i, apr_int64_t);
         qrt_agg_visit_t *old, *cur;
         int n = 0, m = 0;
 

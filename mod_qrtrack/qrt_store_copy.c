@@ -48,15 +48,13 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
     { "qrt_copy_visits_add",
       "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
       "%s, %s, %s, %s, %s, %s, %lld, %s)" },
-    /* PostgreSQL: the key's type (CHAR) for the parameter, so that the primary key's
-     * index serves the comparison. */
     { "qrt_copy_visitors_page",
       "SELECT tracker_id, visitor, first_visit FROM tracker_visitors "
-      "WHERE (tracker_id, visitor) > (%lld, CAST(%s AS CHAR(16))) "
+      "WHERE (tracker_id, visitor) > (%lld, %lld) "
       "ORDER BY tracker_id, visitor LIMIT %lld" },
     { "qrt_copy_visitors_add",
       "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
-      "VALUES (%lld, %s, %lld)" },
+      "VALUES (%lld, %lld, %lld)" },
     { NULL, NULL }
 };
 
@@ -72,31 +70,37 @@ const qrt_stmt_t qrt_store_copy_pgsql[] = {
     { NULL, NULL }
 };
 
+/* How a copied table's pages follow one another: by column 0, or by columns 0 and 1
+ * when column 1 is text or an integer. */
+enum { KEY_ID, KEY_TEXT, KEY_INT };
+
 /* One copied table: its statements and the kinds of its columns. */
 typedef struct {
     const char *name;
     const char *page;       /* label: the rows after a key, in key order, LIMIT %lld */
     const char *add;        /* label: one row, its columns in the page's order */
     const char *cols;       /* per column: 'i' integer, 's' text (NULL kept in both) */
-    int text_key;           /* keyed by (column 0, column 1) rather than column 0 */
+    int key;                /* keyed by column 0 (KEY_ID), or by columns 0 and 1 */
 } copy_table;
 
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
 static const copy_table copy_tables[QRT_COPY_TABLES] = {
-    { "accounts", "qrt_copy_accounts_page", "qrt_copy_accounts_add", "issi", 0 },
-    { "tokens", "qrt_copy_tokens_page", "qrt_copy_tokens_add", "iisssii", 0 },
+    { "accounts", "qrt_copy_accounts_page", "qrt_copy_accounts_add", "issi", KEY_ID },
+    { "tokens", "qrt_copy_tokens_page", "qrt_copy_tokens_add", "iisssii", KEY_ID },
     { "trackers", "qrt_copy_trackers_page", "qrt_copy_trackers_add",
-      "iissssiiiiiiii", 0 },
-    { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", 1 },
+      "iissssiiiiiiii", KEY_ID },
+    { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
     { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
-      "iiissssssssssis", 0 },
-    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "isi", 1 },
+      "iiissssssssssis", KEY_ID },
+    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "iii",
+      KEY_INT },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */
 typedef struct {
     apr_int64_t id;         /* column 0 */
-    const char *text;       /* column 1, for a text_key table */
+    apr_int64_t id2;        /* column 1, for a KEY_INT table */
+    const char *text;       /* column 1, for a KEY_TEXT table */
     apr_pool_t *pool;       /* holds text; cleared per page */
 } copy_key;
 
@@ -150,6 +154,7 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
     apr_int64_t limit = QRT_COPY_PAGE;
     const void *by_id[] = { &k->id, &limit };
     const void *by_text[] = { &k->id, k->text, &limit };
+    const void *by_int[] = { &k->id, &k->id2, &limit };
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_dbd_transaction_t *tx;
@@ -157,7 +162,8 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
     apr_status_t rv;
 
     *n = 0;
-    rv = qrt_db_select(from, pp, t->page, &res, t->text_key ? by_text : by_id);
+    rv = qrt_db_select(from, pp, t->page, &res, t->key == KEY_TEXT ? by_text
+                       : t->key == KEY_INT ? by_int : by_id);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -167,6 +173,9 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
             rv = copy_row(from, to, pp, t, row);
             k->id = qrt_db_int(from, row, 0, 0);
             last = qrt_db_str(from, row, 1);
+            if (t->key == KEY_INT) {
+                k->id2 = qrt_db_int(from, row, 1, 0);
+            }
             (*n)++;
         }
     }
@@ -176,7 +185,7 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
     if (qrt_db_end(to, pp, tx) != APR_SUCCESS) {
         rv = APR_EGENERAL;
     }
-    if (rv == APR_SUCCESS && t->text_key && last) {
+    if (rv == APR_SUCCESS && t->key == KEY_TEXT && last) {
         apr_pool_clear(k->pool);
         k->text = apr_pstrdup(k->pool, last);
     }
@@ -195,7 +204,7 @@ static apr_status_t copy_table_rows(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
 
     apr_pool_create(&pp, p);
     apr_pool_create(&k.pool, p);
-    k.id = APR_INT64_MIN;
+    k.id = k.id2 = APR_INT64_MIN;
     k.text = "";
     *rows = 0;
     do {

@@ -7,11 +7,10 @@
 #include "qrt_store_agg_write.h"
 
 #define VISIT_NARGS 9
-#define VISIT_TYPES "lliisllll"          /* qrt_db_exec_rows */
+#define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
 #define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
-#define TEXTS "CAST(%s AS TEXT[])"
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
 #define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
     "ref_id, ip_id"
@@ -24,8 +23,8 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     /* qrt_store_write_lock: SQLite never runs it */
     { "qrt_write_lock", "SELECT %lld" },
     { "qrt_visit_add", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") VALUES "
-      "(%lld, %lld, %d, %d, %s, %lld, %lld, %lld, %lld)" },
-    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %s, %lld)" VISITOR_NEW },
+      "(%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
+    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -52,9 +51,9 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
     { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
-      "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " TEXTS ", " BIGINTS
+      "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
       ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
-    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " TEXTS
+    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS
       ", " BIGINTS ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
 };
@@ -191,7 +190,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         }
         {
             const void *one[] = { &x->tracker_id, &x->visit_start, &d->click, &x->bot,
-                                  x->visitor, &d->ua, &d->place, d->ref ? &d->ref : NULL,
+                                  &x->visitor, &d->ua, &d->place, d->ref ? &d->ref : NULL,
                                   d->ip ? &d->ip : NULL };
 
             memcpy(args + (apr_size_t)i * VISIT_NARGS, one, sizeof(one));
@@ -239,22 +238,22 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     c.p = p;
     c.added = apr_hash_make(p);
     for (i = 0; i < n; i++) {
-        const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", v[i].tracker_id,
-                                       v[i].visitor);
+        const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%" APR_INT64_T_FMT,
+                                       v[i].tracker_id, v[i].visitor);
 
         if (v[i].bot || apr_hash_get(c.added, key, APR_HASH_KEY_STRING)) {
             continue;           /* a visitor back on the same tracker within the batch */
         }
         apr_hash_set(c.added, key, APR_HASH_KEY_STRING, "");
         args[3 * m] = &v[i].tracker_id;
-        args[3 * m + 1] = v[i].visitor;
+        args[3 * m + 1] = &v[i].visitor;
         args[3 * m + 2] = &v[i].visit_start;
         keys[m] = key;
         first[m++] = i;
     }
     c.added = apr_hash_make(p);
     if (qrt_db_is_pgsql(db->driver)) {
-        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lsl", args, m, visit_added_row, &c);
+        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lll", args, m, visit_added_row, &c);
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
             is_new[first[i]] = apr_hash_get(c.added, keys[i], APR_HASH_KEY_STRING) != NULL;
         }

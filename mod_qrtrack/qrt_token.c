@@ -153,12 +153,12 @@ static void visitor_message(EVP_MD_CTX *ctx, const char *day, const char *ip,
     }
 }
 
-void qrt_visitor_id(char *out, const qrt_visitor_key_t *k, apr_int64_t visit_start,
-                    const char *ip, const char *user_agent)
+apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
+                           const char *ip, const char *user_agent)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char md[EVP_MAX_MD_SIZE], pad[64];
-    static const char hex[] = "0123456789abcdef";
+    apr_uint64_t id = 0;
     char day[16];
     const char *dayp = NULL;
     unsigned int n = 0, i;
@@ -201,8 +201,7 @@ void qrt_visitor_id(char *out, const qrt_visitor_key_t *k, apr_int64_t visit_sta
     }
     EVP_MD_CTX_free(ctx);
     for (i = 0; i < 8; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 15];
+        id = id << 8 | md[i];
     }
-    out[16] = '\0';
+    return (apr_int64_t)id;
 }

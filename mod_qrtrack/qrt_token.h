@@ -32,12 +32,13 @@ typedef struct {
 int qrt_visitor_key_parse(qrt_visitor_key_t *k, const char *hexkey, const char *rotation);
 /* A new secret: 64 hex digits in p, or NULL without randomness. */
 char *qrt_visitor_key_generate(apr_pool_t *p);
-/* The visitor id of a visit (17 bytes with NUL): 16 hex digits of HMAC-SHA-256
- * under k's key over [the UTC day of visit_start, when k is daily] the address as
- * stored and the user agent; plain SHA-256 of the same when k is NULL or unkeyed
- * (the ids of databases from before version 6). NULLs count as empty. */
-void qrt_visitor_id(char *out, const qrt_visitor_key_t *k, apr_int64_t visit_start,
-                    const char *ip, const char *user_agent);
+/* The visitor id of a visit: the first 8 bytes, big-endian, as a signed 64-bit
+ * integer (schema 9; before, their 16 hex digits) of HMAC-SHA-256 under k's key over
+ * [the UTC day of visit_start, when k is daily] the address as stored and the user
+ * agent; plain SHA-256 of the same when k is NULL or unkeyed (the ids of databases
+ * from before version 6). NULLs count as empty. */
+apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
+                           const char *ip, const char *user_agent);
 /* 1 if t could be a token at all: 1..QRT_TOKEN_MAX printable ASCII bytes. */
 int qrt_token_plausible(const char *t);
 

@@ -55,6 +55,7 @@ static apr_size_t pack_with(char *buf, apr_size_t size, const qrt_visit_t *v,
     rc |= pack_bytes(&b, &v->tracker_id, sizeof(v->tracker_id));
     rc |= pack_bytes(&b, &v->visit_start, sizeof(v->visit_start));
     rc |= pack_bytes(&b, &v->bot, sizeof(v->bot));
+    rc |= pack_bytes(&b, &v->visitor, sizeof(v->visitor));
     rc |= pack_str(&b, v->source, max);
     rc |= pack_str(&b, v->ip, max);
     rc |= pack_str(&b, v->country, max);
@@ -65,7 +66,6 @@ static apr_size_t pack_with(char *buf, apr_size_t size, const qrt_visit_t *v,
     rc |= pack_str(&b, v->device, max);
     rc |= pack_str(&b, v->referer, max);
     rc |= pack_str(&b, v->user_agent, max);
-    rc |= pack_str(&b, v->visitor, max);
     return rc ? 0 : (apr_size_t)(b.at - buf);
 }
 
@@ -105,7 +105,8 @@ static int unpack_str(apr_pool_t *p, const char **at, const char *end, const cha
 int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v)
 {
     const char *at = buf, *end = buf + len;
-    const apr_size_t fixed = sizeof(v->tracker_id) + sizeof(v->visit_start) + sizeof(v->bot);
+    const apr_size_t fixed = sizeof(v->tracker_id) + sizeof(v->visit_start) + sizeof(v->bot)
+                             + sizeof(v->visitor);
     int rc = 0;
 
     memset(v, 0, sizeof(*v));
@@ -118,6 +119,8 @@ int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t
     at += sizeof(v->visit_start);
     memcpy(&v->bot, at, sizeof(v->bot));
     at += sizeof(v->bot);
+    memcpy(&v->visitor, at, sizeof(v->visitor));
+    at += sizeof(v->visitor);
     rc |= unpack_str(p, &at, end, &v->source);
     rc |= unpack_str(p, &at, end, &v->ip);
     rc |= unpack_str(p, &at, end, &v->country);
@@ -128,6 +131,5 @@ int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t
     rc |= unpack_str(p, &at, end, &v->device);
     rc |= unpack_str(p, &at, end, &v->referer);
     rc |= unpack_str(p, &at, end, &v->user_agent);
-    rc |= unpack_str(p, &at, end, &v->visitor);
     return rc || at != end ? -1 : 0;
 }

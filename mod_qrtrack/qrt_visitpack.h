@@ -9,8 +9,8 @@
 #define QRT_VISITPACK_STR_MAX   8192
 /* ... and to this many when the visit as a whole does not fit. */
 #define QRT_VISITPACK_STR_SHORT 255
-/* A buffer this large holds any visit (its 11 strings cut short). */
-#define QRT_VISITPACK_MIN_SIZE  (20 + 11 * (2 + QRT_VISITPACK_STR_SHORT))
+/* A buffer this large holds any visit (its 10 strings cut short). */
+#define QRT_VISITPACK_MIN_SIZE  (28 + 10 * (2 + QRT_VISITPACK_STR_SHORT))
 
 /* Writes v into buf; the bytes used, 0 when even the short form does not fit. */
 apr_size_t qrt_visit_pack(char *buf, apr_size_t size, const qrt_visit_t *v);

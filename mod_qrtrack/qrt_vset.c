@@ -244,6 +244,11 @@ int qrt_vset_add(qrt_vset_t *set, const char *s, apr_size_t n)
     return vset_hex(s, n, &v) ? vset_add_num(set, v) : vset_add_str(set, s, n);
 }
 
+int qrt_vset_add_id(qrt_vset_t *set, apr_int64_t id)
+{
+    return vset_add_num(set, (apr_uint64_t)id);
+}
+
 apr_ssize_t qrt_vset_count(qrt_vset_t *set)
 {
     if (vset_settle(set) < 0) {

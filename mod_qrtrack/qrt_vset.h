@@ -2,8 +2,8 @@
  * (no database, no httpd).
  *
  * SQLite's COUNT(DISTINCT visitor) builds a temporary b-tree of the strings: most of
- * the time of a report over a few listed trackers. A visitor id is 16 hex digits (a
- * 64-bit number): the set appends those as numbers to an array, sorted (radix) and
+ * the time of a report over a few listed trackers. A visitor id is a 64-bit number
+ * (16 hex digits before schema 9): the set appends those as numbers to an array, sorted (radix) and
  * made distinct when counted or when the array is full, and keeps any other string
  * whole in a hash table (exact either way). The store registers it with SQLite as the
  * aggregate qrt_ndistinct(x) (qrt_store.c). Memory is malloc'd and bounded: an array of at
@@ -21,6 +21,9 @@ typedef struct qrt_vset_t qrt_vset_t;
 qrt_vset_t *qrt_vset_make(apr_size_t max);
 /* Adds s (n bytes): 0, or -1 when the set is full or out of memory. */
 int qrt_vset_add(qrt_vset_t *set, const char *s, apr_size_t n);
+/* Adds a visitor id as a number (schema 9 stores them so): the same member as its
+ * 16 hex digits (big-endian, two's complement). 0, or -1 as qrt_vset_add. */
+int qrt_vset_add_id(qrt_vset_t *set, apr_int64_t id);
 /* The number of distinct members, -1 out of memory. */
 apr_ssize_t qrt_vset_count(qrt_vset_t *set);
 void qrt_vset_free(qrt_vset_t *set);

@@ -3,7 +3,7 @@
  * The input is read twice:
  *  - as packed bytes: qrt_visit_unpack must refuse them or give a visit that packs
  *    back to the same bytes;
- *  - as a visit: 20 bytes of integers, then the 11 strings separated by NUL bytes
+ *  - as a visit: 28 bytes of integers, then the 10 strings separated by NUL bytes
  *    (a string "\x01" stands for NULL), packed into a buffer whose size the first
  *    byte picks: it always fits (in the short form at worst), unpacks to the same
  *    integers and to prefixes of the strings cut on a UTF-8 character boundary, and
@@ -25,8 +25,7 @@ static const size_t fz_str[] = {
     offsetof(qrt_visit_t, country), offsetof(qrt_visit_t, city),
     offsetof(qrt_visit_t, browser), offsetof(qrt_visit_t, browser_version),
     offsetof(qrt_visit_t, os), offsetof(qrt_visit_t, device),
-    offsetof(qrt_visit_t, referer), offsetof(qrt_visit_t, user_agent),
-    offsetof(qrt_visit_t, visitor)
+    offsetof(qrt_visit_t, referer), offsetof(qrt_visit_t, user_agent)
 };
 #define FZ_STRINGS (sizeof(fz_str) / sizeof(fz_str[0]))
 #define FZ_FIELD(v, i) (*(const char **)((char *)(v) + fz_str[i]))
@@ -76,14 +75,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     /* 2. Bytes as a visit. */
-    if (size >= 21) {
+    if (size >= 29) {
         memset(&v, 0, sizeof(v));
         bufsize = QRT_VISITPACK_MIN_SIZE + (apr_size_t)data[0] * 97;
         memcpy(&v.tracker_id, data + 1, 8);
         memcpy(&v.visit_start, data + 9, 8);
         memcpy(&v.bot, data + 17, sizeof(v.bot));
-        copy = apr_pstrmemdup(p, (const char *)data + 21, size - 21);
-        end = copy + (size - 21);
+        memcpy(&v.visitor, data + 21, 8);
+        copy = apr_pstrmemdup(p, (const char *)data + 29, size - 29);
+        end = copy + (size - 29);
         for (i = 0, s = copy; i < FZ_STRINGS; i++) {
             if (s > end) {
                 FZ_FIELD(&v, i) = NULL;
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FZ_FAIL("invariant");
         }
         if (w.tracker_id != v.tracker_id || w.visit_start != v.visit_start
-            || w.bot != v.bot) {
+            || w.bot != v.bot || w.visitor != v.visitor) {
             FZ_FAIL("invariant");
         }
         for (i = 0; i < FZ_STRINGS; i++) {

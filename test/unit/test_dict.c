@@ -167,7 +167,7 @@ START_TEST(record_through_dictionaries)
         v[i].browser = "Firefox";
         v[i].user_agent = "UA";
         v[i].referer = i == 0 ? NULL : "https://r.example/";
-        v[i].visitor = "0123456789abcdef";
+        v[i].visitor = (apr_int64_t)APR_UINT64_C(0x0123456789abcdef);
     }
     /* Rolled back: nothing kept. */
     ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);

@@ -161,7 +161,7 @@ static void add_visits(int n, int from, int to)
         x->user_agent = "UA";
         x->device = "mobile";
         x->bot = v->bot;
-        x->visitor = v->visitor;
+        x->visitor = who;
     }
     /* Batches of up to 50, each shuffled. */
     while (k < n) {
@@ -224,7 +224,7 @@ static void setup(void)
         x.ip = "203.0.113.0";
         x.user_agent = "UA";
         x.device = "mobile";
-        x.visitor = "00000000000000ff";
+        x.visitor = 0xff;
         exec_sql("BEGIN");
         ck_assert_int_eq(qrt_store_visits_record(&db, pool, &x, 1), APR_SUCCESS);
         exec_sql("COMMIT");
@@ -612,7 +612,7 @@ START_TEST(bots_and_visitors)
         x[i].ip = "192.0.2.0";
         x[i].user_agent = "UA";
         x[i].device = "mobile";
-        x[i].visitor = i == 3 ? "00000000000000bb" : "00000000000000aa";
+        x[i].visitor = i == 3 ? 0xbb : 0xaa;
         x[i].bot = i == 3;
     }
     exec_sql("BEGIN");

@@ -77,8 +77,10 @@ static void seed(void)
                  i % 11 == 0, i % 97));
     }
     for (i = 0; i < NVISITORS; i++) {
+        /* Visitor ids of both signs (schema 9: 64-bit integers). */
         exec_sql(&src, apr_psprintf(pool, "INSERT INTO tracker_visitors VALUES (%d, "
-                 "'%016x', %d)", i < NVISITORS - 5 ? 2 : 8, i * 7919, 1000 + i));
+                 "%" APR_INT64_T_FMT ", %d)", i < NVISITORS - 5 ? 2 : 8,
+                 (apr_int64_t)(i * 7919) * (i % 2 ? -1 : 1) * 1000003, 1000 + i));
     }
     exec_sql(&src, "COMMIT");
 }
