@@ -39,7 +39,8 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "SELECT MAX(id) FROM visit_rows" },
     { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
     { "qrt_agg_seek_t",
-      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld AND v.tracker_id = %lld "
+      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
+      "AND v.tracker_id = %lld "
       "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
     { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(vu.browser, '') = %s" SEEK_ORDER },
     { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(vp.country, '') = %s" SEEK_ORDER },

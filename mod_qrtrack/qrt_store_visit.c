@@ -253,7 +253,8 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     }
     c.added = apr_hash_make(p);
     if (qrt_db_is_pgsql(db->driver)) {
-        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lll", args, m, visit_added_row, &c);
+        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lll", args, m, visit_added_row,
+                              &c);
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
             is_new[first[i]] = apr_hash_get(c.added, keys[i], APR_HASH_KEY_STRING) != NULL;
         }
