@@ -1,7 +1,8 @@
 /* Unit tests for qrt_vset: exact distinct counts against apr_hash for visitor ids
  * (16 hex digits: sorted by qsort or by radix), other strings and both mixed, through
  * the arrays' growth and with many repeats; upper case and lower case ids stay
- * distinct; the bound refuses ids past it, repeats of members never. */
+ * distinct; ids added as numbers are the same members as their digits; the bound
+ * refuses ids past it, repeats of members never. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,25 @@ START_TEST(case_and_bytes)
 }
 END_TEST
 
+/* Schema 9's ids added as numbers are the members their 16 hex digits are (negative
+ * ones included: the digits are the two's complement); other numbers are others. */
+START_TEST(ids_as_numbers)
+{
+    qrt_vset_t *set = qrt_vset_make(1000);
+    const char *h1 = "ffffffffffffffff", *h2 = "0123456789abcdef";
+
+    ck_assert_ptr_nonnull(set);
+    ck_assert_int_eq(qrt_vset_add_id(set, -1), 0);
+    ck_assert_int_eq(qrt_vset_add(set, h1, strlen(h1)), 0);
+    ck_assert_int_eq(qrt_vset_add(set, h2, strlen(h2)), 0);
+    ck_assert_int_eq(qrt_vset_add_id(set, (apr_int64_t)APR_UINT64_C(0x0123456789abcdef)), 0);
+    ck_assert_int_eq(qrt_vset_add_id(set, APR_INT64_MIN), 0);
+    ck_assert_int_eq(qrt_vset_add_id(set, 0), 0);
+    ck_assert_int_eq(qrt_vset_count(set), 4);
+    qrt_vset_free(set);
+}
+END_TEST
+
 START_TEST(bounded)
 {
     qrt_vset_t *set = qrt_vset_make(16384);
@@ -94,6 +114,7 @@ static Suite *vset_suite(void)
 
     tcase_add_test(tc, exact_counts);
     tcase_add_test(tc, case_and_bytes);
+    tcase_add_test(tc, ids_as_numbers);
     tcase_add_test(tc, bounded);
     suite_add_tcase(s, tc);
     return s;
