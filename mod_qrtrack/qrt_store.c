@@ -121,6 +121,7 @@ static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     ndistinct_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
     const unsigned char *s;
+    int rc;
 
     (void)argc;
     if (!c || c->over || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
@@ -129,18 +130,18 @@ static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!c->set) {
         c->set = qrt_vset_make(QRT_NDISTINCT_MAX);
     }
-    if (c->set && sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
-        if (qrt_vset_add_id(c->set, sqlite3_value_int64(argv[0])) == 0) {
-            return;
-        }
-        s = NULL;
+    if (!c->set) {
+        rc = -1;
+    }
+    else if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        rc = qrt_vset_add_id(c->set, sqlite3_value_int64(argv[0]));
     }
     else {
         s = sqlite3_value_text(argv[0]);
+        rc = s ? qrt_vset_add(c->set, (const char *)s,
+                              (apr_size_t)sqlite3_value_bytes(argv[0])) : -1;
     }
-    if (!s || !c->set
-        || qrt_vset_add(c->set, (const char *)s, (apr_size_t)sqlite3_value_bytes(argv[0]))
-           < 0) {
+    if (rc < 0) {
         c->over = 1;
         qrt_vset_free(c->set);
         c->set = NULL;
@@ -600,6 +601,12 @@ apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t df
     const char *e = qrt_db_str(db, row, col);
 
     return (e && *e) ? apr_atoi64(e) : dflt;
+}
+
+apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)ctx, apr_int64_t) = qrt_db_int(db, row, 0, 0);
+    return APR_SUCCESS;
 }
 
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)

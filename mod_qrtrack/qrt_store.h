@@ -106,6 +106,9 @@ int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
 /* Column col of row as text (NULL for SQL NULL) or as integer (dflt for NULL). */
 const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col);
 apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t dflt);
+/* A qrt_db_each callback: appends column 0 as an integer to ctx, an array of
+ * apr_int64_t. */
+apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
 /* Transactions: start, then end (commits, or rolls back after qrt_db_rollback_only). */
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t);
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t);

@@ -297,7 +297,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         agg_seek_row last, *seen;
         qrt_store_agg_prevs_t pv;
         qrt_store_agg_trk_t *k;
-        const char *seen_key;
+        apr_int64_t *seen_key;
 
         if (v[i].bot) {
             continue;
@@ -317,9 +317,10 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         x.tags = k->tags;
         x.ntags = k->ntags;
         memset(&last, 0, sizeof(last));
-        seen_key = apr_psprintf(sp, "%" APR_INT64_T_FMT "/%" APR_INT64_T_FMT, v[i].visitor,
-                                k->account);
-        seen = apr_hash_get(batch_last, seen_key, APR_HASH_KEY_STRING);
+        seen_key = apr_palloc(sp, 2 * sizeof(*seen_key));   /* visitor, account */
+        seen_key[0] = v[i].visitor;
+        seen_key[1] = k->account;
+        seen = apr_hash_get(batch_last, seen_key, 2 * sizeof(*seen_key));
         if (seen && seen->t <= x.t) {
             /* The visitor's latest visit in the account is an earlier one of this
              * batch, recorded in order: no need to look for it. */
@@ -334,7 +335,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             break;
         }
         if (last.has && last.t > x.t) {
-            apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, NULL);
+            apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), NULL);
             rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
             continue;
         }
@@ -346,7 +347,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen->browser = x.browser;
         seen->country = x.country;
         seen->city = x.city;
-        apr_hash_set(batch_last, seen_key, APR_HASH_KEY_STRING, seen);
+        apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), seen);
         rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account,
                                is_new ? is_new[i] : 0, &last, &pv);
         if (rv == APR_SUCCESS) {
@@ -379,14 +380,6 @@ static apr_status_t agg_strs_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-static apr_status_t agg_ints_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
-{
-    agg_strs_ctx *c = ctx;
-
-    APR_ARRAY_PUSH(c->list, apr_int64_t) = qrt_db_int(db, row, 0, 0);
-    return APR_SUCCESS;
-}
-
 static apr_status_t agg_trk_now_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     apr_int64_t *out = ctx;
@@ -404,7 +397,8 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     apr_pool_t *sp, *vp;
     apr_hash_t *trk;
     qrt_store_agg_trk_t *k;
-    agg_strs_ctx tags, visitors;
+    agg_strs_ctx tags;
+    apr_array_header_t *visitors;
     qrt_store_agg_acc_t *a;
     apr_status_t rv;
     int i, j;
@@ -416,9 +410,9 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         apr_pool_destroy(sp);
         return APR_SUCCESS;         /* never aggregated: its first visit snapshots it */
     }
-    tags.p = visitors.p = sp;
+    tags.p = sp;
     tags.list = apr_array_make(sp, 4, sizeof(const char *));
-    visitors.list = apr_array_make(sp, 64, sizeof(apr_int64_t));
+    visitors = apr_array_make(sp, 64, sizeof(apr_int64_t));
     if (rv == APR_SUCCESS) {
         rv = qrt_db_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
     }
@@ -434,7 +428,8 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         return APR_EAGAIN;          /* reports count from the visits until a rebuild */
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, agg_ints_row, &visitors);
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, qrt_db_int_list_row,
+                         visitors);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_each(db, sp, "qrt_agg_max_id", none, qrt_store_agg_acc_int_row, &maxid);
@@ -443,8 +438,8 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
           qrt_store_agg_acc_strcmp);
     a = qrt_store_agg_acc_make(db, sp);
     apr_pool_create(&vp, sp);
-    for (i = 0; i < visitors.list->nelts && rv == APR_SUCCESS; i++) {
-        apr_int64_t visitor = APR_ARRAY_IDX(visitors.list, i, apr_int64_t);
+    for (i = 0; i < visitors->nelts && rv == APR_SUCCESS; i++) {
+        apr_int64_t visitor = APR_ARRAY_IDX(visitors, i, apr_int64_t);
         qrt_agg_visit_t *old, *cur;
         int n = 0, m = 0;
 

@@ -72,19 +72,10 @@ static int visit_counters_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A visitor on a tracker, as a hash key. */
 typedef struct {
-    apr_pool_t *p;
-    apr_array_header_t *ids;    /* apr_int64_t */
-    apr_hash_t *added;          /* "tracker/visitor" of visitors new to a tracker */
-} visit_rows_ctx;
-
-static apr_status_t visit_id_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
-{
-    visit_rows_ctx *c = ctx;
-
-    APR_ARRAY_PUSH(c->ids, apr_int64_t) = qrt_db_int(db, row, 0, 0);
-    return APR_SUCCESS;
-}
+    apr_int64_t tracker, visitor;
+} visit_tv_key;
 
 static int visit_id_cmp(const void *a, const void *b)
 {
@@ -176,7 +167,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
                                       * sizeof(*args));
     visit_ids *ids = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*ids));
     qrt_dict_cache_t *c = db->dict ? db->dict : qrt_dict_cache_make(p, 1 << 20);
-    visit_rows_ctx vc;
+    apr_array_header_t *row_ids;     /* PostgreSQL: the ids the inserts return */
     apr_status_t rv;
     int i;
 
@@ -200,26 +191,29 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     if (!qrt_db_is_pgsql(db->driver)) {
         return qrt_db_exec_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n);
     }
-    vc.ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
-    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, visit_id_row, &vc);
-    if (rv == APR_SUCCESS && vc.ids->nelts != n) {
+    row_ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
+    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, qrt_db_int_list_row,
+                          row_ids);
+    if (rv == APR_SUCCESS && row_ids->nelts != n) {
         db->error = "INSERT INTO visit_rows returned too few ids";
         rv = APR_EGENERAL;
     }
-    qsort(vc.ids->elts, vc.ids->nelts, sizeof(apr_int64_t), visit_id_cmp);
+    qsort(row_ids->elts, row_ids->nelts, sizeof(apr_int64_t), visit_id_cmp);
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        v[i].id = APR_ARRAY_IDX(vc.ids, i, apr_int64_t);
+        v[i].id = APR_ARRAY_IDX(row_ids, i, apr_int64_t);
     }
     return rv;
 }
 
+/* A (tracker_id, visitor) row: added to ctx, a hash of visit_tv_key. */
 static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    visit_rows_ctx *c = ctx;
-    const char *key = apr_psprintf(c->p, "%s/%s", qrt_db_str(db, row, 0),
-                                   qrt_db_str(db, row, 1));
+    apr_hash_t *added = ctx;
+    visit_tv_key *key = apr_palloc(apr_hash_pool_get(added), sizeof(*key));
 
-    apr_hash_set(c->added, key, APR_HASH_KEY_STRING, key);
+    key->tracker = qrt_db_int(db, row, 0, 0);
+    key->visitor = qrt_db_int(db, row, 1, 0);
+    apr_hash_set(added, key, sizeof(*key), key);
     return APR_SUCCESS;
 }
 
@@ -229,41 +223,37 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
                                     int n, int *is_new)
 {
     const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 3 * sizeof(*args));
-    const char **keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
+    visit_tv_key *keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
     int *first = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*first));
-    visit_rows_ctx c;
+    apr_hash_t *seen = apr_hash_make(p), *added;
     apr_status_t rv = APR_SUCCESS;
-    int i, m = 0, added;
+    int i, m = 0, nadded;
 
-    c.p = p;
-    c.added = apr_hash_make(p);
     for (i = 0; i < n; i++) {
-        const char *key = apr_psprintf(p, "%" APR_INT64_T_FMT "/%" APR_INT64_T_FMT,
-                                       v[i].tracker_id, v[i].visitor);
-
-        if (v[i].bot || apr_hash_get(c.added, key, APR_HASH_KEY_STRING)) {
+        keys[m].tracker = v[i].tracker_id;
+        keys[m].visitor = v[i].visitor;
+        if (v[i].bot || apr_hash_get(seen, &keys[m], sizeof(keys[m]))) {
             continue;           /* a visitor back on the same tracker within the batch */
         }
-        apr_hash_set(c.added, key, APR_HASH_KEY_STRING, "");
+        apr_hash_set(seen, &keys[m], sizeof(keys[m]), "");
         args[3 * m] = &v[i].tracker_id;
         args[3 * m + 1] = &v[i].visitor;
         args[3 * m + 2] = &v[i].visit_start;
-        keys[m] = key;
         first[m++] = i;
     }
-    c.added = apr_hash_make(p);
     if (qrt_db_is_pgsql(db->driver)) {
+        added = apr_hash_make(p);
         rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lll", args, m, visit_added_row,
-                              &c);
+                              added);
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-            is_new[first[i]] = apr_hash_get(c.added, keys[i], APR_HASH_KEY_STRING) != NULL;
+            is_new[first[i]] = apr_hash_get(added, &keys[i], sizeof(keys[i])) != NULL;
         }
         return rv;
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-        added = 0;
-        rv = qrt_db_exec(db, p, "qrt_visitor_add", &added, args + 3 * i);
-        is_new[first[i]] = added > 0;
+        nadded = 0;
+        rv = qrt_db_exec(db, p, "qrt_visitor_add", &nadded, args + 3 * i);
+        is_new[first[i]] = nadded > 0;
     }
     return rv;
 }
