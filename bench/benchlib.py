@@ -83,16 +83,26 @@ INSERT INTO visit_ips (ip)
     SELECT DISTINCT s.ip FROM {src} s WHERE s.ip IS NOT NULL AND NOT EXISTS
         (SELECT 1 FROM visit_ips e WHERE e.ip = s.ip);
 {before}
-INSERT INTO visit_rows (tracker_id, visit_start, click, bot, visitor, ua_id, place_id,
-                        ref_id, ip_id)
-    SELECT s.tracker_id, s.visit_start, CASE WHEN s.source = 'click' THEN 1 ELSE 0 END,
+INSERT INTO visit_rows ({id_col}tracker_id, visit_start, click, bot, visitor, ua_id,
+                        place_id, ref_id, ip_id)
+    SELECT {id_val}s.tracker_id, s.visit_start,
+           CASE WHEN s.source = 'click' THEN 1 ELSE 0 END,
            s.bot, s.visitor, u.id, g.id, r.id, i.id
     FROM {src} s JOIN visit_uas u ON u.k = {ku} JOIN visit_places g ON g.k = {kg}
     LEFT JOIN visit_referers r ON r.referer = s.referer
     LEFT JOIN visit_ips i ON i.ip = s.ip
-    ORDER BY s.{order};
+    ORDER BY {rows_order};
+{seq}
 {after}
-""".format(ku=ku, kg=kg, src=src, order=order, before=before_rows, after=after_rows)
+""".format(ku=ku, kg=kg, src=src, before=before_rows, after=after_rows,
+           # SQLite (schema 11): ids from visit_seq in the order of `order`, the rows
+           # written in the table's key order (as a scan-grown table, packed)
+           id_col="" if pg else "id, ",
+           id_val="" if pg else ("(SELECT last FROM visit_seq) + "
+                                 "ROW_NUMBER() OVER (ORDER BY s.%s), " % order),
+           rows_order="s.%s" % order if pg else "2, 3, 1",
+           seq="" if pg else "UPDATE visit_seq SET last = (SELECT COALESCE(MAX(id), "
+                             "0) FROM visit_rows);")
 
 
 def bytes_per_visit(size_bytes, visits):

@@ -59,7 +59,7 @@
       RG_WHERE " GROUP BY COALESCE(vp.city, '')" }, \
     { L "6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
       RG_WHERE " GROUP BY COALESCE(vp.country, '')" }, \
-    /* distinct visitors only: answered from the index visits_tracker_visitor */ \
+    /* distinct visitors only: along (tracker_id, visit_start) */ \
     { L "u", "SELECT " D " FROM visit_rows v" RG_WHERE },
 
 /* Reads of the aggregates, and of the visits where they do not answer. */

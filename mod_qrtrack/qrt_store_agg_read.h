@@ -85,8 +85,8 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                            apr_array_header_t **out);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
- * [s, e], counted by the database from the index visits_tracker_visitor alone (no
- * visit row is read, none is transferred). */
+ * [s, e], counted by the database along (tracker_id, visit_start) (none is
+ * transferred). */
 apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
                                             const apr_int64_t *ids, int n, apr_int64_t s,
                                             apr_int64_t e, apr_int64_t *out);

@@ -35,12 +35,14 @@
 
 /* The write path and a tracker deleted or retagged. */
 const qrt_stmt_t qrt_store_agg_write_stmts[] = {
+    /* the highest visit id handed out (SQLite: visit_seq, schema 11) */
     { "qrt_agg_max_id",
-      "SELECT MAX(id) FROM visit_rows" },
+      "SELECT last FROM visit_seq" },
     { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
+    /* (the '+': by the visitor's index, not along the whole tracker) */
     { "qrt_agg_seek_t",
       "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
-      "AND v.tracker_id = %lld "
+      "AND +v.tracker_id = %lld "
       "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
     { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(vu.browser, '') = %s" SEEK_ORDER },
     { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(vp.country, '') = %s" SEEK_ORDER },

@@ -12,7 +12,7 @@
 #define COPY_TRACKER_COLS "id, account_id, code, name, type, redirect_url, created_at, " \
     "updated_at, deleted_at, total_scans, total_clicks, total_bots, unique_visitors, " \
     "last_visit"
-#define COPY_VISIT_COLS "id, tracker_id, visit_start, source, ip, country, city, " \
+#define COPY_VISIT_COLS "tracker_id, id, visit_start, source, ip, country, city, " \
     "browser, browser_version, os, device, referer, user_agent, bot, visitor"
 #define COPY_BY_ID " WHERE id > %lld ORDER BY id LIMIT %lld"
 #define COPY_ANY(t) "SELECT '" t "' FROM (SELECT 1 FROM " t " LIMIT 1) x_" t
@@ -43,8 +43,10 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
     { "qrt_copy_tags_add",
       "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
       "VALUES (%lld, %s, %s, %s)" },
+    /* by tracker and id: SQLite's visits lie by tracker (schema 11) */
     { "qrt_copy_visits_page",
-      "SELECT " COPY_VISIT_COLS " FROM visits" COPY_BY_ID },
+      "SELECT " COPY_VISIT_COLS " FROM visits WHERE (tracker_id, id) > (%lld, %lld) "
+      "ORDER BY tracker_id, id LIMIT %lld" },
     { "qrt_copy_visits_add",
       "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
       "%s, %s, %s, %s, %s, %s, %lld, %s)" },
@@ -91,7 +93,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
       "iissssiiiiiiii", KEY_ID },
     { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
     { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
-      "iiissssssssssis", KEY_ID },
+      "iiissssssssssis", KEY_INT },
     { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "iii",
       KEY_INT },
 };

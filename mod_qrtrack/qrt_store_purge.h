@@ -9,9 +9,9 @@
  * visitor id), so every report, the rebuild, a tracker's deletion or retagging and
  * the previous-visit seeks of later visits give the numbers they gave before.
  *
- * The purge walks each tracker's visits by (visit_start, id) on the index
- * visits_tracker_visitor, a bounded step at a time: a step reads at most `batch`
- * index entries and changes at most `batch` rows, so it holds the database's
+ * The purge walks each tracker's visits by (visit_start, id) (SQLite: the table's
+ * own key, schema 11), a bounded step at a time: a step reads at most `batch`
+ * entries and changes at most `batch` rows, so it holds the database's
  * write lock for a few milliseconds whatever the size of the database. */
 #ifndef QRT_STORE_PURGE_H
 #define QRT_STORE_PURGE_H

@@ -8,6 +8,7 @@
 
 #define VISIT_NARGS 9
 #define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
+#define VISIT_ID_TYPES "lllii" "lllll"      /* the same with the id first (SQLite) */
 #define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
@@ -24,6 +25,11 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_write_lock", "SELECT %lld" },
     { "qrt_visit_add", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") VALUES "
       "(%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
+    /* SQLite (schema 11): a batch's ids, taken from visit_seq (the last one comes
+     * back), then its rows with them. */
+    { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld RETURNING last" },
+    { "qrt_visit_add_id", "INSERT INTO visit_rows (id, " VISIT_ROW_COLS ") VALUES "
+      "(%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
     { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
@@ -50,6 +56,11 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
  * new visits' ids, the visitors new to a tracker come back. */
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
+    /* (SQLite's alone: PostgreSQL's ids come from the sequence) */
+    { "qrt_visit_ids", "SELECT %lld" },
+    { "qrt_visit_add_id", "SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld" },
+    /* (qrt_store_agg_write.c's highest visit id: SQLite reads visit_seq) */
+    { "qrt_agg_max_id", "SELECT MAX(id) FROM visit_rows" },
     { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
       "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
       ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
@@ -156,8 +167,35 @@ static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t
     return rv;
 }
 
-/* Inserts the visits. On SQLite, whose writers follow one another, the batch's ids
- * follow one another and the aggregates read them in one query; on PostgreSQL the
+/* SQLite: the batch's ids from visit_seq (its writers follow one another, so the ids
+ * follow one another), then its rows, each with its id in front of its arguments. */
+static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v,
+                                         const void **args, int n)
+{
+    const void **with_id = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * (VISIT_NARGS + 1)
+                                         * sizeof(*with_id));
+    apr_int64_t count = n, last = 0;
+    const void *seq_args[] = { &count };
+    apr_status_t rv;
+    int i;
+
+    if (n <= 0) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_select_int(db, p, "qrt_visit_ids", seq_args, &last);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < n; i++) {
+        v[i].id = last - n + 1 + i;
+        with_id[(apr_size_t)i * (VISIT_NARGS + 1)] = &v[i].id;
+        memcpy(with_id + (apr_size_t)i * (VISIT_NARGS + 1) + 1,
+               args + (apr_size_t)i * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
+    }
+    return qrt_db_exec_rows(db, p, "qrt_visit_add_id", VISIT_ID_TYPES, with_id, n);
+}
+
+/* Inserts the visits. On SQLite the ids come from visit_seq; on PostgreSQL the
  * ids come back from the inserts of many rows (a statement takes its ids from the
  * sequence in the order of its rows, and statements run in order). The strings go
  * to the dictionaries (through db->dict, or a cache of this batch alone). */
@@ -189,7 +227,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         x->id = 0;
     }
     if (!qrt_db_is_pgsql(db->driver)) {
-        return qrt_db_exec_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n);
+        return visits_insert_sqlite(db, p, v, args, n);
     }
     row_ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
     rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, qrt_db_int_list_row,

@@ -11,17 +11,18 @@
     "LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
     "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
 
-/* tracker, window and since_id: 4 arguments, every one a bound of the index
- * (tracker_id, visit_start), which also gives the order without a sort. */
+/* tracker, window and since_id: 4 arguments, the first three bounds of (tracker_id,
+ * visit_start), which also gives the order without a sort (the '+' keeps SQLite off
+ * the id index, which would read the whole tracker). */
 #define VR_FILTER "v.tracker_id = %lld AND v.visit_start >= %lld " \
-                  "AND v.visit_start <= %lld AND v.id > %lld"
+                  "AND v.visit_start <= %lld AND +v.id > %lld"
 #define VR_ORDER " ORDER BY v.visit_start DESC, v.id DESC"
 /* Polls (since_id > 0) want the few visits above an id: the '+'s keep SQLite off
  * the time index, so it takes the id range of (tracker_id, id) and sorts those. */
 #define VR_SINCE "v.tracker_id = %lld AND +v.visit_start >= %lld " \
                  "AND +v.visit_start <= %lld AND v.id > %lld"
 #define VR_ORDER_SINCE " ORDER BY +v.visit_start DESC, +v.id DESC"
-/* Visits of one second below an id: (tracker_id, visit_start, rowid) is a seek. */
+/* Visits of one second below an id: (tracker_id, visit_start, id) is a seek. */
 #define VR_SAME "v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld " \
                 "AND v.id < %lld"
 
@@ -47,11 +48,24 @@
 #define VR_CI VR_SEARCH(VR_LIKE_CI)
 /* Picking the matched visits through the indexes visits_ua, visits_place,
  * visits_ref, visits_ip (tracker, then 8 patterns: tracker before each group). */
-#define VR_PICKED(L) "v.id IN (SELECT id FROM visit_rows WHERE tracker_id = %lld AND " \
-    "ua_id IN (" VR_M_UA(L) ") UNION ALL SELECT id FROM visit_rows WHERE tracker_id = " \
-    "%lld AND place_id IN (" VR_M_PLACE(L) ") UNION ALL SELECT id FROM visit_rows WHERE " \
-    "tracker_id = %lld AND ref_id IN (" VR_M_REF(L) ") UNION ALL SELECT id FROM " \
-    "visit_rows WHERE tracker_id = %lld AND ip_id IN (" VR_M_IP(L) "))"
+#define VR_UNION(K, U, L) "SELECT " K " FROM visit_rows v WHERE tracker_id = %lld AND " \
+    "ua_id IN (" VR_M_UA(L) ") " U " SELECT " K " FROM visit_rows v WHERE tracker_id = " \
+    "%lld AND place_id IN (" VR_M_PLACE(L) ") " U " SELECT " K " FROM visit_rows v WHERE " \
+    "tracker_id = %lld AND ref_id IN (" VR_M_REF(L) ") " U " SELECT " K " FROM " \
+    "visit_rows v WHERE tracker_id = %lld AND ip_id IN (" VR_M_IP(L) ")"
+/* A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
+ * ROWID, key (tracker_id, visit_start, id), which every index ends with), by its id in
+ * PostgreSQL's. SQLite gets the matched keys as a table (UNION: once each) and reads
+ * the rows by key; an IN list would draw it to walking the table in order. */
+#define VR_KEY "v.tracker_id, v.visit_start, v.id"
+#define VR_KEY_PG "v.id"
+#define VR_PICKED_PG(L) "v.id IN (" VR_UNION("v.id", "UNION ALL", L) ")"
+#define VR_PICKS(L) "(" VR_UNION(VR_KEY, "UNION", L) ") m"
+#define VR_PICK_ROWS " CROSS JOIN visit_rows v ON v.tracker_id = m.tracker_id AND " \
+    "v.visit_start = m.visit_start AND +v.id = m.id LEFT JOIN visit_ips i ON i.id = " \
+    "v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
+    "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
+#define VR_PICK_WINDOW_M " WHERE m.visit_start >= %lld AND m.visit_start <= %lld"
 /* (Searches with since_id > 0 walk the ids: no id bound here, which would draw
  * SQLite to the id index.) */
 #define VR_PICK_WINDOW " AND v.visit_start >= %lld AND v.visit_start <= %lld"
@@ -69,8 +83,10 @@
 #define VR_LIMIT " LIMIT %lld OFFSET %lld"
 /* A page: its ids first (the rows it skips are read from the index alone, with no
  * dictionary looked up), then their rows with their strings. */
-#define VR_PAGE(where, order) "SELECT " VR_COLS VR_FROM " WHERE v.id IN (SELECT v.id " \
-    "FROM visit_rows v WHERE " where order VR_LIMIT ")" order
+#define VR_PAGE_K(K, where, order) "SELECT " VR_COLS VR_FROM " WHERE (" K ") IN (SELECT " \
+    K " FROM visit_rows v WHERE " where order VR_LIMIT ")" order
+#define VR_PAGE(where, order) VR_PAGE_K(VR_KEY, where, order)
+#define VR_PAGE_PG(where, order) VR_PAGE_K(VR_KEY_PG, where, order)
 
 /* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
@@ -105,14 +121,35 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_CI)) },
     { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_S)) },
     { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_CI)) },
-    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED(VR_LIKE_S) VR_PICK_WINDOW },
-    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED(VR_LIKE_CI) VR_PICK_WINDOW },
+    { "qrt_visits_count_pick_s",
+      "SELECT COUNT(*) FROM " VR_PICKS(VR_LIKE_S) VR_PICK_WINDOW_M },
+    { "qrt_visits_count_pick_ci",
+      "SELECT COUNT(*) FROM " VR_PICKS(VR_LIKE_CI) VR_PICK_WINDOW_M },
     { "qrt_visits_page_pick_s",
-      VR_SELECT VR_PICKED(VR_LIKE_S) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+      "SELECT " VR_COLS " FROM " VR_PICKS(VR_LIKE_S) VR_PICK_ROWS VR_PICK_WINDOW_M
+      VR_ORDER VR_LIMIT },
     { "qrt_visits_page_pick_ci",
-      VR_SELECT VR_PICKED(VR_LIKE_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+      "SELECT " VR_COLS " FROM " VR_PICKS(VR_LIKE_CI) VR_PICK_ROWS VR_PICK_WINDOW_M
+      VR_ORDER VR_LIMIT },
     { "qrt_visits_tracker_size",
       "SELECT total_scans + total_clicks + total_bots FROM trackers WHERE id = %lld" },
+    { NULL, NULL }
+};
+
+/* PostgreSQL's forms of the statements that find visits again by their id. */
+const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
+    { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
+    { "qrt_visits_page_s",         VR_PAGE_PG(VR_FILTER VR_S, VR_ORDER) },
+    { "qrt_visits_page_ci",        VR_PAGE_PG(VR_FILTER VR_CI, VR_ORDER) },
+    { "qrt_visits_since_page",     VR_PAGE_PG(VR_SINCE, VR_ORDER_SINCE) },
+    { "qrt_visits_since_page_s",   VR_PAGE_PG(VR_SINCE VR_S, VR_ORDER_SINCE) },
+    { "qrt_visits_since_page_ci",  VR_PAGE_PG(VR_SINCE VR_CI, VR_ORDER_SINCE) },
+    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW },
+    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW },
+    { "qrt_visits_page_pick_s",
+      VR_SELECT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+    { "qrt_visits_page_pick_ci",
+      VR_SELECT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
     { NULL, NULL }
 };
 

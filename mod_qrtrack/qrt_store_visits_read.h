@@ -2,8 +2,8 @@
  * export). The writer side is qrt_store_visits_record (qrt_store.h).
  *
  * Order everywhere: newest first, visit_start descending, ties by id descending.
- * Listings and exports walk the index visits_tracker_visitor (tracker_id,
- * visit_start, id, ...): no sort. Polls
+ * Listings and exports walk (tracker_id, visit_start, id): SQLite's table itself
+ * (schema 11), PostgreSQL's index visits_tracker_visitor; no sort. Polls
  * (since_id > 0) take the id range of visits_tracker_id and sort what is new.
  * Searches (schema 7) look for the text in the dictionaries of user agents,
  * places, referers and ips, then count the tracker's visits with matched ids
