@@ -62,10 +62,12 @@
 #define VR_PICKED_PG(L) "v.id IN (" VR_UNION("v.id", "UNION ALL", L) ")"
 #define VR_PICKS(L) "(" VR_UNION(VR_KEY, "UNION", L) ") m"
 #define VR_PICK_ROWS " CROSS JOIN visit_rows v ON v.tracker_id = m.tracker_id AND " \
-    "v.visit_start = m.visit_start AND +v.id = m.id LEFT JOIN visit_ips i ON i.id = " \
+    "v.visit_start = m.visit_start AND v.id = m.id LEFT JOIN visit_ips i ON i.id = " \
     "v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
     "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
-#define VR_PICK_WINDOW_M " WHERE m.visit_start >= %lld AND m.visit_start <= %lld"
+/* (The '+'s: the window must not pass to v.visit_start, which would make SQLite walk
+ * the tracker's window for each match instead of seeking its key.) */
+#define VR_PICK_WINDOW_M " WHERE +m.visit_start >= %lld AND +m.visit_start <= %lld"
 /* (Searches with since_id > 0 walk the ids: no id bound here, which would draw
  * SQLite to the id index.) */
 #define VR_PICK_WINDOW " AND v.visit_start >= %lld AND v.visit_start <= %lld"
