@@ -7,7 +7,10 @@
 -- rowid: visit_seq holds the highest id handed out; the writers take theirs from it
 -- in their transaction, and the triggers of the view "visits" do the same for SQL
 -- written by hand. visits_tracker_id (tracker_id, id) serves the seeks by id of one
--- tracker (polls, the newest id); every secondary index ends with the key.
+-- tracker (polls, the newest id); every secondary index ends with the key, whose
+-- columns it does not name already. visits_visitor names the id after the time: else the
+-- key would append the tracker first, and a visitor's latest visit (ORDER BY visit_start
+-- DESC, id DESC LIMIT 1) would sort every visit of that second.
 -- PostgreSQL keeps its table: only the version changes.
 {{SQLITE}}DROP VIEW visits;
 -- (visit_seq may be there already: a database that says an older version than it is.)
@@ -31,7 +34,7 @@
 {{SQLITE}}DROP TABLE visit_rows;
 {{SQLITE}}ALTER TABLE visit_rows11 RENAME TO visit_rows;
 {{SQLITE}}CREATE UNIQUE INDEX visits_tracker_id ON visit_rows (tracker_id, id);
-{{SQLITE}}CREATE INDEX visits_visitor ON visit_rows (visitor, visit_start);
+{{SQLITE}}CREATE INDEX visits_visitor ON visit_rows (visitor, visit_start, id);
 {{SQLITE}}CREATE INDEX visits_ua ON visit_rows (tracker_id, ua_id, visit_start);
 {{SQLITE}}CREATE INDEX visits_place ON visit_rows (tracker_id, place_id, visit_start);
 {{SQLITE}}CREATE INDEX visits_ref ON visit_rows (tracker_id, ref_id, visit_start) WHERE ref_id IS NOT NULL;

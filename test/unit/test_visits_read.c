@@ -11,6 +11,7 @@
 #include <apr_dbd.h>
 
 #include "qrt_schema.h"
+#include "qrt_store.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_check.h"
 
@@ -268,6 +269,67 @@ START_TEST(max_id)
 }
 END_TEST
 
+/* SQLite's plans for the statements whose plan is the point (schema 11: visit_rows is
+ * keyed (tracker_id, visit_start, id)): what SQLite reports for each, joined. */
+extern const qrt_stmt_t qrt_store_visits_read_stmts[];
+extern const qrt_stmt_t qrt_store_agg_write_stmts[];
+
+static const char *plan_of(const qrt_stmt_t *table, const char *label)
+{
+    const char *sql = NULL, *plan = "";
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    char *q, *at;
+    int i;
+
+    for (i = 0; table[i].label; i++) {
+        if (!strcmp(table[i].label, label)) {
+            sql = table[i].sql;
+        }
+    }
+    ck_assert_msg(sql != NULL, "no statement %s", label);
+    /* its arguments as SQLite's parameters, as the store prepares it */
+    q = apr_pstrcat(pool, "EXPLAIN QUERY PLAN ", sql, NULL);
+    while ((at = strstr(q, "%lld")) || (at = strstr(q, "%s")) || (at = strstr(q, "%d"))) {
+        *at = '\0';
+        q = apr_pstrcat(pool, q, "?", at + (at[1] == 'l' ? 4 : 2), NULL);
+    }
+    ck_assert_msg(apr_dbd_select(db.driver, pool, db.handle, &res, q, 0) == 0, "%s: %s",
+                  label, apr_dbd_error(db.driver, db.handle, 1));
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+        plan = apr_pstrcat(pool, plan, apr_dbd_get_entry(db.driver, row, 3), "\n", NULL);
+    }
+    return plan;
+}
+
+START_TEST(plans_seek_what_they_need)
+{
+    const char *plan;
+
+    /* A search's picked matches: each row sought by its key, never the tracker's
+     * window walked per match. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_page_pick_s");
+    ck_assert_msg(!strstr(plan, "visit_start>?") && !strstr(plan, "SCAN v\n"), "%s", plan);
+    ck_assert_msg(strstr(plan, "visits_place (tracker_id=? AND place_id=?)"), "%s", plan);
+    /* A count over a window: the window of the key, not the whole tracker by id. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count");
+    ck_assert_msg(strstr(plan, "PRIMARY KEY (tracker_id=? AND visit_start>? AND "
+                            "visit_start<?)"), "%s", plan);
+    /* A poll: the ids above since_id. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_since_count");
+    ck_assert_msg(strstr(plan, "visits_tracker_id (tracker_id=? AND id>?)"), "%s", plan);
+    /* The write path's previous visit on a tracker: the visitor's few visits. */
+    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_t");
+    ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)"), "%s", plan);
+    /* ... in the index's order, with no sort (a visitor with thousands of visits in
+     * one second, a kiosk, would sort them all for each seek). */
+    ck_assert_msg(!strstr(plan, "TEMP B-TREE"), "%s", plan);
+    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
+    ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)") && !strstr(plan, "TEMP B-TREE"),
+                  "%s", plan);
+}
+END_TEST
+
 START_TEST(like_pattern)
 {
     ck_assert_str_eq(qrt_visits_like_pattern(pool, "abc"), "%abc%");
@@ -290,6 +352,7 @@ static Suite *visits_read_suite(void)
     tcase_add_test(tc, every_path_agrees_with_the_reference);
     tcase_add_test(tc, max_id);
     tcase_add_test(tc, like_pattern);
+    tcase_add_test(tc, plans_seek_what_they_need);
     suite_add_tcase(s, tc);
     return s;
 }
