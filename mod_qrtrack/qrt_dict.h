@@ -13,7 +13,8 @@
 
 #include <apr_pools.h>
 
-enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICTS };
+/* The visits' dictionaries, and agg_bcy: a link's (browser, country, city), schema 12. */
+enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICT_BCY, QRT_DICTS };
 
 /* The key of a dictionary row of n fields: each field as its length in bytes
  * (decimal), ':' and its bytes, or '-' for NULL; concatenated. In p. */

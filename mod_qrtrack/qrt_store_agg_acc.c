@@ -11,10 +11,9 @@
 
 #define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
     "clicks, firsts, rets) "
-#define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, browser, " \
-    "country, city, n) "
-#define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, browser, country, " \
-    "city) DO UPDATE SET n = agg_link.n + excluded.n"
+#define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n) "
+#define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) " \
+    "DO UPDATE SET n = agg_link.n + excluded.n"
 #define GAP_INSERT "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define TEXTS "CAST(%s AS TEXT[])"
@@ -43,12 +42,16 @@ const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
       "VALUES (%lld, %lld, %lld, %lld, %lld) ON CONFLICT (account_id, q, g) "
       "DO UPDATE SET scans = agg_day.scans + excluded.scans, "
       "clicks = agg_day.clicks + excluded.clicks" },
-    { "qrt_agg_link_add", LINK_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %s, %s, "
-      "%lld)" LINK_UPSERT },
+    { "qrt_agg_link_add", LINK_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)"
+      LINK_UPSERT },
     { "qrt_agg_link_drop",
       "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
-      "AND flags = %lld AND tracker_id = %lld AND browser = %s AND country = %s "
-      "AND city = %s AND n <= 0" },
+      "AND flags = %lld AND tracker_id = %lld AND bcy = %lld AND n <= 0" },
+    /* a link's (browser, country, city): added (its id comes back), else found */
+    { "qrt_agg_bcy_add", "INSERT INTO agg_bcy (browser, country, city) VALUES (%s, %s, %s) "
+      "ON CONFLICT (browser, country, city) DO NOTHING RETURNING id" },
+    { "qrt_agg_bcy_get",
+      "SELECT id FROM agg_bcy WHERE browser = %s AND country = %s AND city = %s" },
     { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
     { "qrt_agg_gap_del",
       "DELETE FROM agg_gap WHERE id = (SELECT id FROM agg_gap WHERE kind = %lld "
@@ -63,8 +66,7 @@ const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
       BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ")" CNT_UPSERT },
     { "qrt_agg_link_add_many", LINK_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " TEXTS ", " TEXTS ", " BIGINTS ")"
-      LINK_UPSERT },
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ")" LINK_UPSERT },
     { "qrt_agg_gap_add_many", GAP_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ")" },
     { NULL, NULL }
@@ -456,6 +458,41 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     return rv;
 }
 
+/* The id of a link's (browser, country, city) in agg_bcy (schema 12): from the
+ * connection's dictionary cache (or the accumulator's own), else added, else found. */
+static apr_status_t acc_bcy(qrt_store_agg_acc_t *a, apr_pool_t *p, const lnk_key *k,
+                            apr_int64_t *id)
+{
+    const char *f[] = { k->browser, k->country, k->city };
+    const void *args[] = { k->browser, k->country, k->city };
+    qrt_dict_cache_t *c = a->db->dict;
+    const char *key = qrt_dict_key(p, f, 3);
+    apr_status_t rv;
+
+    if (!c) {
+        if (!a->names) {
+            a->names = qrt_dict_cache_make(a->p, 1 << 16);
+        }
+        c = a->names;
+    }
+    *id = qrt_dict_cache_get(c, QRT_DICT_BCY, key);
+    if (*id) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_select_int(a->db, p, "qrt_agg_bcy_add", args, id);
+    if (rv == APR_SUCCESS && !*id) {
+        rv = qrt_db_select_int(a->db, p, "qrt_agg_bcy_get", args, id);
+    }
+    if (rv == APR_SUCCESS && !*id) {
+        a->db->error = "qrt_agg_bcy_get found no row after qrt_agg_bcy_add";
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS) {
+        qrt_dict_cache_stage(c, QRT_DICT_BCY, key, *id);
+    }
+    return rv;
+}
+
 /* Writes the links and gaps (adds or deletes rows) and forgets them. */
 apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
 {
@@ -482,14 +519,21 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
         }
     }
     rv = stale_drop(a->db, p, stale);
-    links = run_make(p, a->db, "qrt_agg_link_add", "lllllsssl");
+    for (hi = apr_hash_first(p, a->lnk);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        lnk_ent *e = apr_hash_this_val(hi);
+
+        if (e->n != 0) {
+            rv = acc_bcy(a, p, &e->k, &e->bcy);
+        }
+    }
+    links = run_make(p, a->db, "qrt_agg_link_add", "lllllll");
     gaps = run_make(p, a->db, "qrt_agg_gap_add", "llllls");
     for (hi = apr_hash_first(p, a->lnk);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
         const void *args[] = { &e->k.account, &e->k.t, &e->k.p, run_int(links, e->k.flags),
-                               &e->k.tracker, e->k.browser, e->k.country, e->k.city,
-                               &e->n };
+                               &e->k.tracker, &e->bcy, &e->n };
 
         if (e->n != 0) {
             rv = run_add(links, args);
@@ -503,7 +547,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
         lnk_ent *e = apr_hash_this_val(hi);
         apr_int64_t flags = e->k.flags;
         const void *args[] = { &e->k.account, &e->k.t, &e->k.p, &flags, &e->k.tracker,
-                               e->k.browser, e->k.country, e->k.city, &e->n };
+                               &e->bcy };
 
         if (e->n < 0) {
             /* Links taken away: a row that counts none any more goes. */

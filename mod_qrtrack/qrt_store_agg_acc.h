@@ -4,6 +4,7 @@
 #define QRT_STORE_AGG_ACC_H
 
 #include "qrt_store.h"
+#include "qrt_dict.h"
 #include "qrt_agg.h"
 
 #define AGG_LINK_FLUSH  200000      /* pending link rows that make the writers write */
@@ -44,6 +45,7 @@ typedef struct {
 typedef struct {
     lnk_key k;
     apr_int64_t n;
+    apr_int64_t bcy;            /* agg_bcy's id of (browser, country, city), when written */
 } lnk_ent;
 
 typedef struct {
@@ -63,6 +65,7 @@ typedef struct {
     apr_hash_t *strs;
     apr_hash_t *cnt, *day, *lnk, *gap;
     int nlinks;
+    qrt_dict_cache_t *names;    /* agg_bcy's ids when db has no cache of its own */
 } qrt_store_agg_acc_t;
 
 /* What one visit adds: the previous visit of the visitor in one group. */

@@ -55,8 +55,8 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_pdays",
       "SELECT p, n FROM agg_link WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
     { "qrt_ab_links",
-      "SELECT t, p, flags, tracker_id, browser, country, city, n FROM agg_link "
-      "WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
+      "SELECT t, p, flags, tracker_id, k.browser, k.country, k.city, n FROM agg_link "
+      "JOIN agg_bcy k ON k.id = bcy WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
     { "qrt_ab_gaps",
       "SELECT t, p, grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld "
       "AND account_id = %lld AND t BETWEEN %lld AND %lld GROUP BY t, p, grp, val" },

@@ -31,6 +31,8 @@
 #define RAW_FROM_ROWS " FROM agg_trk k CROSS JOIN visit_rows v WHERE k.account_id = %lld " \
     "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
     "AND v.bot = 0"
+/* A link's strings (schema 12): agg_bcy by the link's bcy. */
+#define BCY " JOIN agg_bcy k ON k.id = bcy"
 #define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
     "AND +p BETWEEN %lld AND %lld"
 #define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
@@ -101,23 +103,23 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
     { "qrt_agg_lt_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
     { "qrt_agg_lt_2", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
-    { "qrt_agg_lt_3", "SELECT 0, browser, SUM(n) FROM agg_link" LT_WHERE
-      " AND (flags & 2) <> 0 GROUP BY browser" },
-    { "qrt_agg_lt_4", "SELECT 0, country, SUM(n) FROM agg_link" LT_WHERE
-      " AND (flags & 4) <> 0 GROUP BY country" },
-    { "qrt_agg_lt_5", "SELECT 0, city, SUM(n) FROM agg_link" LT_WHERE
-      " AND (flags & 8) <> 0 GROUP BY city" },
+    { "qrt_agg_lt_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LT_WHERE
+      " AND (flags & 2) <> 0 GROUP BY k.browser" },
+    { "qrt_agg_lt_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LT_WHERE
+      " AND (flags & 4) <> 0 GROUP BY k.country" },
+    { "qrt_agg_lt_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LT_WHERE
+      " AND (flags & 8) <> 0 GROUP BY k.city" },
     { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld"
       LG_TAIL },
     { "qrt_agg_lp_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
     { "qrt_agg_lp_2", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
-    { "qrt_agg_lp_3", "SELECT 0, browser, SUM(n) FROM agg_link" LP_WHERE
-      " AND (flags & 2) <> 0 GROUP BY browser" },
-    { "qrt_agg_lp_4", "SELECT 0, country, SUM(n) FROM agg_link" LP_WHERE
-      " AND (flags & 4) <> 0 GROUP BY country" },
-    { "qrt_agg_lp_5", "SELECT 0, city, SUM(n) FROM agg_link" LP_WHERE
-      " AND (flags & 8) <> 0 GROUP BY city" },
+    { "qrt_agg_lp_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LP_WHERE
+      " AND (flags & 2) <> 0 GROUP BY k.browser" },
+    { "qrt_agg_lp_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LP_WHERE
+      " AND (flags & 4) <> 0 GROUP BY k.country" },
+    { "qrt_agg_lp_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LP_WHERE
+      " AND (flags & 8) <> 0 GROUP BY k.city" },
     { "qrt_agg_lp_6", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
       LG_TAIL },
     { "qrt_agg_gt",

@@ -648,8 +648,9 @@ def test_rebuild_keeps_tables_identical(server, acct):
     q = ("SELECT 'c', " + cols("kind", "lvl", "b", "grp", "val", "scans", "clicks", "firsts",
                                "rets") + " FROM agg_cnt WHERE " + who +
          " AND (scans <> 0 OR clicks <> 0 OR firsts <> 0 OR rets <> 0) UNION ALL "
-         "SELECT 'l', " + cols("t", "p", "flags", "tracker_id", "browser", "country", "city",
-                               "n", "0") + " FROM agg_link WHERE " + who + " AND n <> 0 "
+         "SELECT 'l', " + cols("t", "p", "flags", "tracker_id", "k.browser", "k.country",
+                               "k.city", "n", "0") + " FROM agg_link JOIN agg_bcy k ON "
+         "k.id = bcy WHERE " + who + " AND n <> 0 "
          "UNION ALL SELECT 'g', " + cols("kind", "t", "p", "grp", "val", "0", "0", "0", "0") +
          " FROM agg_gap WHERE " + who + " UNION ALL "
          "SELECT 'd', " + cols("q", "g", "scans", "clicks", "0", "0", "0", "0", "0") +
