@@ -301,7 +301,7 @@ def main():
                 os.chmod(KEEP, 0o666)       # for the server's user, in a later run
         counts = ("SELECT (SELECT COUNT(*) FROM visits), "
                   "(SELECT COUNT(*) FROM agg_cnt), (SELECT COUNT(*) FROM agg_link), "
-                  "(SELECT COUNT(*) FROM agg_gap), (SELECT COUNT(*) FROM agg_day)")
+                  "(SELECT COUNT(*) FROM agg_gaps), (SELECT COUNT(*) FROM agg_day)")
         if PG:
             sizes = srv.sql(counts).strip().split("|")
             mb = pg_size_mb(srv)
@@ -318,7 +318,7 @@ def main():
             print("reports bench, SQLite: %s visits over %d trackers in 2026, generated in "
                   "%.0f s, aggregates rebuilt in %.0f s; database %.0f MB%s"
                   % (sizes[0], TRACKERS, gen, rebuild, mb, " (BENCH_DB)" if KEPT else ""))
-        print("  aggregate rows: agg_cnt %s, agg_link %s, agg_gap %s, agg_day %s"
+        print("  aggregate rows: agg_cnt %s, agg_link %s, agg_gaps %s, agg_day %s"
               % tuple(sizes[1:]))
         print("  bytes per visit: %.1f (database %.0f MB / %s visits, dictionaries, indexes "
               "and report aggregates included; target <= 150)"

@@ -49,7 +49,7 @@ typedef struct qrt_aggblob_builder_t qrt_aggblob_builder_t;
  * 0 for counters. */
 qrt_aggblob_builder_t *qrt_aggblob_builder_make(apr_pool_t *p, apr_int64_t day_start);
 
-/* Links: a link row of agg_link (n links alike) and a gap row of agg_gap. */
+/* Links: a link row of agg_link (n links alike) and a gap row of agg_gaps (n gaps alike). */
 void qrt_aggblob_add_link(qrt_aggblob_builder_t *b, apr_int64_t t, apr_int64_t p, int flags,
                           apr_int64_t tracker, const char *browser, const char *country,
                           const char *city, apr_int64_t n);

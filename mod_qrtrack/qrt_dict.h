@@ -13,8 +13,10 @@
 
 #include <apr_pools.h>
 
-/* The visits' dictionaries, and agg_bcy: a link's (browser, country, city), schema 12. */
-enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICT_BCY, QRT_DICTS };
+/* The visits' dictionaries, agg_bcy (a link's browser, country and city, schema 12) and
+ * agg_vals (a gap's value, schema 13). */
+enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICT_BCY, QRT_DICT_VAL,
+       QRT_DICTS };
 
 /* The key of a dictionary row of n fields: each field as its length in bytes
  * (decimal), ':' and its bytes, or '-' for NULL; concatenated. In p. */

@@ -14,7 +14,9 @@
 #define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n) "
 #define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) " \
     "DO UPDATE SET n = agg_link.n + excluded.n"
-#define GAP_INSERT "INSERT INTO agg_gap (kind, account_id, t, p, grp, val) "
+#define GAP_INSERT "INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n) "
+#define GAP_UPSERT " ON CONFLICT (kind, account_id, t, p, grp, vid) " \
+    "DO UPDATE SET n = agg_gaps.n + excluded.n"
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define TEXTS "CAST(%s AS TEXT[])"
 #define CNT_UPSERT " ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET " \
@@ -52,11 +54,15 @@ const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
       "ON CONFLICT (browser, country, city) DO NOTHING RETURNING id" },
     { "qrt_agg_bcy_get",
       "SELECT id FROM agg_bcy WHERE browser = %s AND country = %s AND city = %s" },
-    { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s)" },
-    { "qrt_agg_gap_del",
-      "DELETE FROM agg_gap WHERE id = (SELECT id FROM agg_gap WHERE kind = %lld "
-      "AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND val = %s "
-      "LIMIT 1)" },
+    { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)"
+      GAP_UPSERT },
+    { "qrt_agg_gap_drop",
+      "DELETE FROM agg_gaps WHERE kind = %lld AND account_id = %lld AND t = %lld "
+      "AND p = %lld AND grp = %lld AND vid = %lld AND n <= 0" },
+    /* a gap's value: added (its id comes back), else found */
+    { "qrt_agg_val_add", "INSERT INTO agg_vals (val) VALUES (%s) ON CONFLICT (val) "
+      "DO NOTHING RETURNING id" },
+    { "qrt_agg_val_get", "SELECT id FROM agg_vals WHERE val = %s" },
     { NULL, NULL }
 };
 
@@ -68,7 +74,7 @@ const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
     { "qrt_agg_link_add_many", LINK_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ")" LINK_UPSERT },
     { "qrt_agg_gap_add_many", GAP_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ")" },
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ")" GAP_UPSERT },
     { NULL, NULL }
 };
 
@@ -458,16 +464,22 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     return rv;
 }
 
-/* The id of a link's (browser, country, city) in agg_bcy (schema 12): from the
- * connection's dictionary cache (or the accumulator's own), else added, else found. */
-static apr_status_t acc_bcy(qrt_store_agg_acc_t *a, apr_pool_t *p, const lnk_key *k,
-                            apr_int64_t *id)
+/* The id of the strings f in a table of names (agg_bcy, schema 12: a link's browser,
+ * country and city; agg_vals, schema 13: a gap's value): from the connection's
+ * dictionary cache (or the accumulator's own), else added, else found. */
+static apr_status_t acc_name(qrt_store_agg_acc_t *a, apr_pool_t *p, int dict,
+                             const char *add, const char *get, const char *const *f, int nf,
+                             apr_int64_t *id)
 {
-    const char *f[] = { k->browser, k->country, k->city };
-    const void *args[] = { k->browser, k->country, k->city };
+    const void *args[3];
     qrt_dict_cache_t *c = a->db->dict;
-    const char *key = qrt_dict_key(p, f, 3);
+    const char *key = qrt_dict_key(p, f, nf);
     apr_status_t rv;
+    int i;
+
+    for (i = 0; i < nf && i < 3; i++) {
+        args[i] = f[i];
+    }
 
     if (!c) {
         if (!a->names) {
@@ -475,20 +487,20 @@ static apr_status_t acc_bcy(qrt_store_agg_acc_t *a, apr_pool_t *p, const lnk_key
         }
         c = a->names;
     }
-    *id = qrt_dict_cache_get(c, QRT_DICT_BCY, key);
+    *id = qrt_dict_cache_get(c, dict, key);
     if (*id) {
         return APR_SUCCESS;
     }
-    rv = qrt_db_select_int(a->db, p, "qrt_agg_bcy_add", args, id);
+    rv = qrt_db_select_int(a->db, p, add, args, id);
     if (rv == APR_SUCCESS && !*id) {
-        rv = qrt_db_select_int(a->db, p, "qrt_agg_bcy_get", args, id);
+        rv = qrt_db_select_int(a->db, p, get, args, id);
     }
     if (rv == APR_SUCCESS && !*id) {
-        a->db->error = "qrt_agg_bcy_get found no row after qrt_agg_bcy_add";
+        a->db->error = apr_psprintf(p, "%s found no row after %s", get, add);
         rv = APR_EGENERAL;
     }
     if (rv == APR_SUCCESS) {
-        qrt_dict_cache_stage(c, QRT_DICT_BCY, key, *id);
+        qrt_dict_cache_stage(c, dict, key, *id);
     }
     return rv;
 }
@@ -523,12 +535,25 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
 
+        const char *f[] = { e->k.browser, e->k.country, e->k.city };
+
         if (e->n != 0) {
-            rv = acc_bcy(a, p, &e->k, &e->bcy);
+            rv = acc_name(a, p, QRT_DICT_BCY, "qrt_agg_bcy_add", "qrt_agg_bcy_get", f, 3,
+                          &e->bcy);
+        }
+    }
+    for (hi = apr_hash_first(p, a->gap);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        gap_ent *e = apr_hash_this_val(hi);
+        const char *f[] = { e->k.val };
+
+        if (e->n != 0) {
+            rv = acc_name(a, p, QRT_DICT_VAL, "qrt_agg_val_add", "qrt_agg_val_get", f, 1,
+                          &e->vid);
         }
     }
     links = run_make(p, a->db, "qrt_agg_link_add", "lllllll");
-    gaps = run_make(p, a->db, "qrt_agg_gap_add", "llllls");
+    gaps = run_make(p, a->db, "qrt_agg_gap_add", "lllllll");
     for (hi = apr_hash_first(p, a->lnk);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
@@ -557,22 +582,26 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
     for (hi = apr_hash_first(p, a->gap);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         gap_ent *e = apr_hash_this_val(hi);
-        apr_int64_t kind = e->k.kind, i;
-        const void *args[] = { &kind, &e->k.account, &e->k.t, &e->k.p, &e->k.grp,
-                               e->k.val };
+        const void *args[] = { run_int(gaps, e->k.kind), &e->k.account, &e->k.t, &e->k.p,
+                               &e->k.grp, &e->vid, &e->n };
 
-        for (i = 0; i < (e->n < 0 ? -e->n : e->n) && rv == APR_SUCCESS; i++) {
-            if (e->n > 0) {
-                args[0] = run_int(gaps, kind);
-                rv = run_add(gaps, args);
-            }
-            else {
-                rv = qrt_db_exec(a->db, p, "qrt_agg_gap_del", NULL, args);
-            }
+        if (e->n != 0) {
+            rv = run_add(gaps, args);
         }
     }
     if (rv == APR_SUCCESS) {
         rv = run_flush(gaps);
+    }
+    for (hi = apr_hash_first(p, a->gap);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        gap_ent *e = apr_hash_this_val(hi);
+        apr_int64_t kind = e->k.kind;
+        const void *args[] = { &kind, &e->k.account, &e->k.t, &e->k.p, &e->k.grp, &e->vid };
+
+        if (e->n < 0) {
+            /* Gaps taken away: a row that counts none any more goes. */
+            rv = qrt_db_exec(a->db, p, "qrt_agg_gap_drop", NULL, args);
+        }
     }
     apr_pool_destroy(p);
     apr_pool_clear(a->lp);

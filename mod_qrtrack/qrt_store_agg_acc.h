@@ -56,6 +56,7 @@ typedef struct {
 typedef struct {
     gap_key k;
     apr_int64_t n;
+    apr_int64_t vid;            /* agg_vals's id of the value, when written */
 } gap_ent;
 
 typedef struct {
@@ -65,7 +66,7 @@ typedef struct {
     apr_hash_t *strs;
     apr_hash_t *cnt, *day, *lnk, *gap;
     int nlinks;
-    qrt_dict_cache_t *names;    /* agg_bcy's ids when db has no cache of its own */
+    qrt_dict_cache_t *names;    /* agg_bcy's and agg_vals's ids when db has no cache */
 } qrt_store_agg_acc_t;
 
 /* What one visit adds: the previous visit of the visitor in one group. */

@@ -58,8 +58,9 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
       "SELECT t, p, flags, tracker_id, k.browser, k.country, k.city, n FROM agg_link "
       "JOIN agg_bcy k ON k.id = bcy WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
     { "qrt_ab_gaps",
-      "SELECT t, p, grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld "
-      "AND account_id = %lld AND t BETWEEN %lld AND %lld GROUP BY t, p, grp, val" },
+      "SELECT t, p, grp, v.val, SUM(n) FROM agg_gaps JOIN agg_vals v ON v.id = vid "
+      "WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld "
+      "GROUP BY t, p, grp, v.val" },
     { "qrt_ab_visits",
       "SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.tracker_id, "
       "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') "

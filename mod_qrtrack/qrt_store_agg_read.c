@@ -33,6 +33,8 @@
     "AND v.bot = 0"
 /* A link's strings (schema 12): agg_bcy by the link's bcy. */
 #define BCY " JOIN agg_bcy k ON k.id = bcy"
+/* A gap's value (schema 13): agg_vals by the gap's vid. */
+#define VAL " JOIN agg_vals v ON v.id = vid"
 #define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
     "AND +p BETWEEN %lld AND %lld"
 #define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
@@ -123,11 +125,11 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
     { "qrt_agg_lp_6", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
       LG_TAIL },
     { "qrt_agg_gt",
-      "SELECT grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld AND account_id = %lld "
-      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld GROUP BY grp, val" },
+      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
+      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld GROUP BY grp, v.val" },
     { "qrt_agg_gp",
-      "SELECT grp, val, COUNT(*) FROM agg_gap WHERE kind = %lld AND account_id = %lld "
-      "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, val" },
+      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
+      "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, v.val" },
     /* reads: local days (quarter-hours, k = quarter-hour of the local day) */
     { "qrt_agg_day_sum",
       "SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN g > k THEN scans + clicks "

@@ -17,7 +17,7 @@ const qrt_stmt_t qrt_store_agg_rebuild_stmts[] = {
     /* rebuild */
     { "qrt_agg_clear_cnt", "DELETE FROM agg_cnt" },
     { "qrt_agg_clear_link", "DELETE FROM agg_link" },
-    { "qrt_agg_clear_gap", "DELETE FROM agg_gap" },
+    { "qrt_agg_clear_gap", "DELETE FROM agg_gaps" },
     { "qrt_agg_clear_day", "DELETE FROM agg_day" },
     { "qrt_agg_clear_tag", "DELETE FROM agg_tag" },
     { "qrt_agg_clear_trk", "DELETE FROM agg_trk" },

@@ -8,7 +8,7 @@
  *     also has the visit's tracker, browser, country, city or tags it is the previous
  *     visit there too, else one more seek finds it;
  *   - counters (per day, merged per batch and rolled up to 16 and 256 days), one
- *     agg_link row, agg_gap rows for the groups where the previous visit differs,
+ *     agg_link row, agg_gaps rows for the groups where the previous visit differs,
  *     one agg_day row;
  *   - a visit older than the visitor's latest in the account (an import out of
  *     order) recomputes that visitor's contributions in the account instead.

@@ -651,8 +651,9 @@ def test_rebuild_keeps_tables_identical(server, acct):
          "SELECT 'l', " + cols("t", "p", "flags", "tracker_id", "k.browser", "k.country",
                                "k.city", "n", "0") + " FROM agg_link JOIN agg_bcy k ON "
          "k.id = bcy WHERE " + who + " AND n <> 0 "
-         "UNION ALL SELECT 'g', " + cols("kind", "t", "p", "grp", "val", "0", "0", "0", "0") +
-         " FROM agg_gap WHERE " + who + " UNION ALL "
+         "UNION ALL SELECT 'g', " + cols("kind", "t", "p", "grp", "v.val", "n", "0", "0", "0") +
+         " FROM agg_gaps JOIN agg_vals v ON v.id = vid WHERE " + who + " AND n <> 0 "
+         "UNION ALL "
          "SELECT 'd', " + cols("q", "g", "scans", "clicks", "0", "0", "0", "0", "0") +
          " FROM agg_day WHERE " + who + " AND (scans <> 0 OR clicks <> 0)")
     before = sorted(server.sql(q).splitlines())
