@@ -611,6 +611,32 @@ apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int dict,
+                               const char *key, const char *add, const char *get,
+                               const void **args, apr_int64_t *id)
+{
+    apr_status_t rv;
+
+    *id = qrt_dict_cache_get(c, dict, key);
+    if (*id) {
+        return APR_SUCCESS;
+    }
+    /* Added first: a value the cache does not know is most often new (an import, a
+     * new user agent); one the table has already answers nothing, then is found. */
+    rv = qrt_db_select_int(db, p, add, args, id);
+    if (rv == APR_SUCCESS && !*id) {
+        rv = qrt_db_select_int(db, p, get, args, id);
+    }
+    if (rv == APR_SUCCESS && !*id) {
+        db->error = apr_psprintf(p, "%s found no row after %s", get, add);
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS) {
+        qrt_dict_cache_stage(c, dict, key, *id);
+    }
+    return rv;
+}
+
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
     int rv, pg = qrt_db_is_pgsql(db->driver);

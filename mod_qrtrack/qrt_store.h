@@ -109,6 +109,14 @@ apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t df
 /* A qrt_db_each callback: appends column 0 as an integer to ctx, an array of
  * apr_int64_t. */
 apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
+
+/* The id of a dictionary row (the visits' dictionaries, agg_bcy, agg_vals) whose key is
+ * key: from the cache c (pending entries included), else added by the statement add
+ * (INSERT ... ON CONFLICT DO NOTHING RETURNING id), else found by get; both take args.
+ * The id is staged in c (kept only once the transaction commits). */
+apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int dict,
+                               const char *key, const char *add, const char *get,
+                               const void **args, apr_int64_t *id);
 /* Transactions: start, then end (commits, or rolls back after qrt_db_rollback_only). */
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t);
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t);

@@ -465,44 +465,23 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
 }
 
 /* The id of the strings f in a table of names (agg_bcy, schema 12: a link's browser,
- * country and city; agg_vals, schema 13: a gap's value): from the connection's
- * dictionary cache (or the accumulator's own), else added, else found. */
+ * country and city; agg_vals, schema 13: a gap's value), through the connection's
+ * dictionary cache (or the accumulator's own). */
 static apr_status_t acc_name(qrt_store_agg_acc_t *a, apr_pool_t *p, int dict,
                              const char *add, const char *get, const char *const *f, int nf,
                              apr_int64_t *id)
 {
-    const void *args[3];
-    qrt_dict_cache_t *c = a->db->dict;
-    const char *key = qrt_dict_key(p, f, nf);
-    apr_status_t rv;
+    const void *args[3] = { NULL, NULL, NULL };
     int i;
 
+    if (!a->db->dict && !a->names) {
+        a->names = qrt_dict_cache_make(a->p, 1 << 16);
+    }
     for (i = 0; i < nf && i < 3; i++) {
         args[i] = f[i];
     }
-
-    if (!c) {
-        if (!a->names) {
-            a->names = qrt_dict_cache_make(a->p, 1 << 16);
-        }
-        c = a->names;
-    }
-    *id = qrt_dict_cache_get(c, dict, key);
-    if (*id) {
-        return APR_SUCCESS;
-    }
-    rv = qrt_db_select_int(a->db, p, add, args, id);
-    if (rv == APR_SUCCESS && !*id) {
-        rv = qrt_db_select_int(a->db, p, get, args, id);
-    }
-    if (rv == APR_SUCCESS && !*id) {
-        a->db->error = apr_psprintf(p, "%s found no row after %s", get, add);
-        rv = APR_EGENERAL;
-    }
-    if (rv == APR_SUCCESS) {
-        qrt_dict_cache_stage(c, dict, key, *id);
-    }
-    return rv;
+    return qrt_store_dict_id(a->db, p, a->db->dict ? a->db->dict : a->names, dict,
+                             qrt_dict_key(p, f, nf), add, get, args, id);
 }
 
 /* Writes the links and gaps (adds or deletes rows) and forgets them. */
@@ -531,37 +510,21 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
         }
     }
     rv = stale_drop(a->db, p, stale);
-    for (hi = apr_hash_first(p, a->lnk);
-         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
-        lnk_ent *e = apr_hash_this_val(hi);
-
-        const char *f[] = { e->k.browser, e->k.country, e->k.city };
-
-        if (e->n != 0) {
-            rv = acc_name(a, p, QRT_DICT_BCY, "qrt_agg_bcy_add", "qrt_agg_bcy_get", f, 3,
-                          &e->bcy);
-        }
-    }
-    for (hi = apr_hash_first(p, a->gap);
-         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
-        gap_ent *e = apr_hash_this_val(hi);
-        const char *f[] = { e->k.val };
-
-        if (e->n != 0) {
-            rv = acc_name(a, p, QRT_DICT_VAL, "qrt_agg_val_add", "qrt_agg_val_get", f, 1,
-                          &e->vid);
-        }
-    }
     links = run_make(p, a->db, "qrt_agg_link_add", "lllllll");
     gaps = run_make(p, a->db, "qrt_agg_gap_add", "lllllll");
     for (hi = apr_hash_first(p, a->lnk);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         lnk_ent *e = apr_hash_this_val(hi);
+        const char *f[] = { e->k.browser, e->k.country, e->k.city };
         const void *args[] = { &e->k.account, &e->k.t, &e->k.p, run_int(links, e->k.flags),
                                &e->k.tracker, &e->bcy, &e->n };
 
         if (e->n != 0) {
-            rv = run_add(links, args);
+            rv = acc_name(a, p, QRT_DICT_BCY, "qrt_agg_bcy_add", "qrt_agg_bcy_get", f, 3,
+                          &e->bcy);
+            if (rv == APR_SUCCESS) {
+                rv = run_add(links, args);
+            }
         }
     }
     if (rv == APR_SUCCESS) {
@@ -582,11 +545,16 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
     for (hi = apr_hash_first(p, a->gap);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         gap_ent *e = apr_hash_this_val(hi);
+        const char *f[] = { e->k.val };
         const void *args[] = { run_int(gaps, e->k.kind), &e->k.account, &e->k.t, &e->k.p,
                                &e->k.grp, &e->vid, &e->n };
 
         if (e->n != 0) {
-            rv = run_add(gaps, args);
+            rv = acc_name(a, p, QRT_DICT_VAL, "qrt_agg_val_add", "qrt_agg_val_get", f, 1,
+                          &e->vid);
+            if (rv == APR_SUCCESS) {
+                rv = run_add(gaps, args);
+            }
         }
     }
     if (rv == APR_SUCCESS) {

@@ -106,33 +106,12 @@ static const dict_labels dict_label[QRT_DICTS] = {
     { "qrt_dict_ip_get", "qrt_dict_ip_add" },
 };
 
-/* The id of a dictionary row (key, then the add statement's arguments after it),
- * from the cache, else found or added. */
+/* The id of a dictionary row (key, then the add statement's arguments after it). */
 static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int d,
                             const void **add_args, apr_int64_t *id)
 {
-    const char *key = add_args[0];
-    apr_status_t rv;
-
-    *id = qrt_dict_cache_get(c, d, key);
-    if (*id) {
-        return APR_SUCCESS;
-    }
-    /* Added first: a value the cache does not know is most often new (an import,
-     * a new user agent); one the table has already answers nothing, then is found. */
-    rv = qrt_db_select_int(db, p, dict_label[d].add, add_args, id);
-    if (rv == APR_SUCCESS && !*id) {
-        rv = qrt_db_select_int(db, p, dict_label[d].get, add_args, id);
-    }
-    if (rv == APR_SUCCESS && !*id) {
-        db->error = apr_psprintf(p, "%s found no row after %s", dict_label[d].get,
-                                 dict_label[d].add);
-        rv = APR_EGENERAL;
-    }
-    if (rv == APR_SUCCESS) {
-        qrt_dict_cache_stage(c, d, key, *id);
-    }
-    return rv;
+    return qrt_store_dict_id(db, p, c, d, add_args[0], dict_label[d].add, dict_label[d].get,
+                             add_args, id);
 }
 
 /* A visit row's dictionary ids; ref and ip 0 for NULL. */

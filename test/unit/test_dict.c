@@ -125,6 +125,21 @@ START_TEST(cache_is_bounded)
 }
 END_TEST
 
+/* Column 0 of every row of sql, each followed by ';'. */
+static const char *rows_of(qrt_db_t *db, const char *sql)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *out = "";
+
+    ck_assert_msg(apr_dbd_select(db->driver, pool, db->handle, &res, sql, 0) == 0, "%s: %s",
+                  sql, apr_dbd_error(db->driver, db->handle, 1));
+    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
+        out = apr_pstrcat(pool, out, apr_dbd_get_entry(db->driver, row, 0), ";", NULL);
+    }
+    return out;
+}
+
 /* The write path on a real database: ids found in the dictionaries, one row per
  * distinct value, and a rolled-back transaction that added rows leaves the cache
  * without their ids (a later commit re-adds the rows, never a dangling id). */
@@ -135,9 +150,6 @@ START_TEST(record_through_dictionaries)
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
     qrt_visit_t v[3];
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    const char *dump = "";
     int i, from, to, n = 0;
 
     memset(&db, 0, sizeof(db));
@@ -184,24 +196,14 @@ START_TEST(record_through_dictionaries)
     qrt_dict_cache_commit(db.dict);
     ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_UA), 1);
     ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_PLACE), 2);
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
-                     "SELECT source || '|' || ip || '|' || COALESCE(country, 'null') || '|' || "
-                     "COALESCE(referer, 'null') || '|' || user_agent FROM visits ORDER BY id",
-                     0), 0);
-    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
-        dump = apr_pstrcat(pool, dump, apr_dbd_get_entry(db.driver, row, 0), ";", NULL);
-    }
-    ck_assert_str_eq(dump, "scan|192.0.2.0|DE|null|UA;click|192.0.2.0|DE|https://r.example/|UA;"
+    ck_assert_str_eq(rows_of(&db, "SELECT source || '|' || ip || '|' || COALESCE(country, "
+                             "'null') || '|' || COALESCE(referer, 'null') || '|' || "
+                             "user_agent FROM visits ORDER BY id"),
+                     "scan|192.0.2.0|DE|null|UA;click|192.0.2.0|DE|https://r.example/|UA;"
                      "scan|192.0.2.0|null|https://r.example/|UA;");
-    res = NULL;
-    row = NULL;
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
-                     "SELECT (SELECT COUNT(*) FROM visit_uas) || (SELECT COUNT(*) FROM "
-                     "visit_places) || (SELECT COUNT(*) FROM visit_referers) || (SELECT "
-                     "COUNT(*) FROM visit_ips)", 0), 0);
-    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
-        ck_assert_str_eq(apr_dbd_get_entry(db.driver, row, 0), "1211");
-    }
+    ck_assert_str_eq(rows_of(&db, "SELECT (SELECT COUNT(*) FROM visit_uas) || (SELECT "
+                             "COUNT(*) FROM visit_places) || (SELECT COUNT(*) FROM "
+                             "visit_referers) || (SELECT COUNT(*) FROM visit_ips)"), "1211;");
     /* Ids (SQLite, schema 11: visit_seq): the rolled-back batch took none; the view's
      * triggers take the next one when SQL by hand names none, and move past one it
      * names; the writer goes on after them; the view's update and delete touch their
@@ -219,16 +221,11 @@ START_TEST(record_through_dictionaries)
                      "visit_start = 7, city = 'Rome' WHERE id = 10"), 0);
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n,
                      "DELETE FROM visits WHERE id = 4"), 0);
-    res = NULL;
-    row = NULL;
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
-                     "SELECT (SELECT group_concat(id || ':' || visit_start || ':' || "
-                     "COALESCE(city, '-'), ',') FROM (SELECT * FROM visits ORDER BY id)) || "
-                     "'|' || (SELECT last FROM visit_seq)", 0), 0);
-    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
-        ck_assert_str_eq(apr_dbd_get_entry(db.driver, row, 0), "1:1000:Berlin,"
-                         "2:1001:Berlin,3:1002:-,10:7:Rome,11:1000:Berlin,12:1001:Berlin|12");
-    }
+    ck_assert_str_eq(rows_of(&db, "SELECT (SELECT group_concat(id || ':' || visit_start || "
+                             "':' || COALESCE(city, '-'), ',') FROM (SELECT * FROM visits "
+                             "ORDER BY id)) || '|' || (SELECT last FROM visit_seq)"),
+                     "1:1000:Berlin,2:1001:Berlin,3:1002:-,10:7:Rome,11:1000:Berlin,"
+                     "12:1001:Berlin|12;");
     apr_dbd_close(db.driver, db.handle);
     /* The database and its directory go (SQLite's WAL files with it). */
     unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
