@@ -622,8 +622,20 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
         return APR_SUCCESS;
     }
     /* Added first: a value the cache does not know is most often new (an import, a
-     * new user agent); one the table has already answers nothing, then is found. */
-    rv = qrt_db_select_int(db, p, add, args, id);
+     * new user agent); one the table has already adds nothing, then is found. The
+     * added row's id: PostgreSQL's form returns it, SQLite's leaves it as the
+     * connection's last rowid. */
+    if (qrt_db_is_pgsql(db->driver)) {
+        rv = qrt_db_select_int(db, p, add, args, id);
+    }
+    else {
+        int added = 0;
+
+        rv = qrt_db_exec(db, p, add, &added, args);
+        if (rv == APR_SUCCESS && added > 0) {
+            *id = sqlite3_last_insert_rowid(apr_dbd_native_handle(db->driver, db->handle));
+        }
+    }
     if (rv == APR_SUCCESS && !*id) {
         rv = qrt_db_select_int(db, p, get, args, id);
     }

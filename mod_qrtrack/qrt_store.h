@@ -112,7 +112,8 @@ apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
 
 /* The id of a dictionary row (the visits' dictionaries, agg_bcy, agg_vals) whose key is
  * key: from the cache c (pending entries included), else added by the statement add
- * (INSERT ... ON CONFLICT DO NOTHING RETURNING id), else found by get; both take args.
+ * (INSERT ... ON CONFLICT DO NOTHING: SQLite's last rowid, or PostgreSQL's form with
+ * RETURNING id), else found by get; both take args.
  * The id is staged in c (kept only once the transaction commits). */
 apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int dict,
                                const char *key, const char *add, const char *get,
@@ -258,9 +259,13 @@ typedef struct {
     "LEFT JOIN visit_places vp ON vp.id = v.place_id"
 #define QRT_VISIT_SOURCE "CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END"
 
+/* SQLite's visit_floor (schema 14): the earliest visit_start per bucket of ids,
+ * a bucket being id >> this (polls: qrt_store_visits_read.h). */
+#define QRT_VISIT_FLOOR_SHIFT 12
+
 /* Records n visits inside the caller's transaction: the rows, each tracker's
- * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit) and the
- * report aggregates (qrt_store_agg_write_visits, qrt_store_agg_write.h). The
+ * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit; on SQLite
+ * also its newest id and visit_floor) and the report aggregates (qrt_store_agg_write_visits, qrt_store_agg_write.h). The
  * writer thread and the importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);

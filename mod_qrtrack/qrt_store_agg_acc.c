@@ -14,6 +14,9 @@
 #define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n) "
 #define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) " \
     "DO UPDATE SET n = agg_link.n + excluded.n"
+#define BCY_ADD "INSERT INTO agg_bcy (browser, country, city) VALUES (%s, %s, %s) " \
+    "ON CONFLICT (browser, country, city) DO NOTHING"
+#define VAL_ADD "INSERT INTO agg_vals (val) VALUES (%s) ON CONFLICT (val) DO NOTHING"
 #define GAP_INSERT "INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n) "
 #define GAP_UPSERT " ON CONFLICT (kind, account_id, t, p, grp, vid) " \
     "DO UPDATE SET n = agg_gaps.n + excluded.n"
@@ -49,9 +52,8 @@ const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
     { "qrt_agg_link_drop",
       "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
       "AND flags = %lld AND tracker_id = %lld AND bcy = %lld AND n <= 0" },
-    /* a link's (browser, country, city): added (its id comes back), else found */
-    { "qrt_agg_bcy_add", "INSERT INTO agg_bcy (browser, country, city) VALUES (%s, %s, %s) "
-      "ON CONFLICT (browser, country, city) DO NOTHING RETURNING id" },
+    /* a link's (browser, country, city): added, else found (qrt_store_dict_id) */
+    { "qrt_agg_bcy_add", BCY_ADD },
     { "qrt_agg_bcy_get",
       "SELECT id FROM agg_bcy WHERE browser = %s AND country = %s AND city = %s" },
     { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)"
@@ -59,15 +61,17 @@ const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
     { "qrt_agg_gap_drop",
       "DELETE FROM agg_gaps WHERE kind = %lld AND account_id = %lld AND t = %lld "
       "AND p = %lld AND grp = %lld AND vid = %lld AND n <= 0" },
-    /* a gap's value: added (its id comes back), else found */
-    { "qrt_agg_val_add", "INSERT INTO agg_vals (val) VALUES (%s) ON CONFLICT (val) "
-      "DO NOTHING RETURNING id" },
+    /* a gap's value: added, else found */
+    { "qrt_agg_val_add", VAL_ADD },
     { "qrt_agg_val_get", "SELECT id FROM agg_vals WHERE val = %s" },
     { NULL, NULL }
 };
 
 /* PostgreSQL's statements of many rows (qrt_db_exec_rows). */
 const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
+    /* (the added row's id comes back: qrt_store_dict_id) */
+    { "qrt_agg_bcy_add", BCY_ADD " RETURNING id" },
+    { "qrt_agg_val_add", VAL_ADD " RETURNING id" },
     { "qrt_agg_cnt_add_many", CNT_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " BIGINTS ", " BIGINTS ", "
       BIGINTS ", " BIGINTS ")" CNT_UPSERT },

@@ -43,10 +43,11 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
     { "qrt_copy_tags_add",
       "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
       "VALUES (%lld, %s, %s, %s)" },
-    /* by tracker and id: SQLite's visits lie by tracker (schema 11) */
+    /* by tracker, time and id: SQLite's key (schema 11), PostgreSQL's
+     * visits_tracker_visitor */
     { "qrt_copy_visits_page",
-      "SELECT " COPY_VISIT_COLS " FROM visits WHERE (tracker_id, id) > (%lld, %lld) "
-      "ORDER BY tracker_id, id LIMIT %lld" },
+      "SELECT " COPY_VISIT_COLS " FROM visits WHERE (tracker_id, visit_start, id) > "
+      "(%lld, %lld, %lld) ORDER BY tracker_id, visit_start, id LIMIT %lld" },
     { "qrt_copy_visits_add",
       "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
       "%s, %s, %s, %s, %s, %s, %lld, %s)" },
@@ -73,8 +74,8 @@ const qrt_stmt_t qrt_store_copy_pgsql[] = {
 };
 
 /* How a copied table's pages follow one another: by column 0, or by columns 0 and 1
- * when column 1 is text or an integer. */
-enum { KEY_ID, KEY_TEXT, KEY_INT };
+ * when column 1 is text or an integer, or (visits) by columns 0, 2 and 1. */
+enum { KEY_ID, KEY_TEXT, KEY_INT, KEY_VISIT };
 
 /* One copied table: its statements and the kinds of its columns. */
 typedef struct {
@@ -82,7 +83,7 @@ typedef struct {
     const char *page;       /* label: the rows after a key, in key order, LIMIT %lld */
     const char *add;        /* label: one row, its columns in the page's order */
     const char *cols;       /* per column: 'i' integer, 's' text (NULL kept in both) */
-    int key;                /* keyed by column 0 (KEY_ID), or by columns 0 and 1 */
+    int key;                /* KEY_ID, KEY_TEXT, KEY_INT or KEY_VISIT */
 } copy_table;
 
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
@@ -93,7 +94,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
       "iissssiiiiiiii", KEY_ID },
     { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
     { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
-      "iiissssssssssis", KEY_INT },
+      "iiissssssssssis", KEY_VISIT },
     { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "iii",
       KEY_INT },
 };
@@ -101,7 +102,8 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
 /* Where a table's copy has got to: the key of the last row copied. */
 typedef struct {
     apr_int64_t id;         /* column 0 */
-    apr_int64_t id2;        /* column 1, for a KEY_INT table */
+    apr_int64_t id2;        /* column 1, for a KEY_INT or KEY_VISIT table */
+    apr_int64_t id3;        /* column 2, for a KEY_VISIT table */
     const char *text;       /* column 1, for a KEY_TEXT table */
     apr_pool_t *pool;       /* holds text; cleared per page */
 } copy_key;
@@ -157,6 +159,7 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
     const void *by_id[] = { &k->id, &limit };
     const void *by_text[] = { &k->id, k->text, &limit };
     const void *by_int[] = { &k->id, &k->id2, &limit };
+    const void *by_visit[] = { &k->id, &k->id3, &k->id2, &limit };
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_dbd_transaction_t *tx;
@@ -165,7 +168,8 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
 
     *n = 0;
     rv = qrt_db_select(from, pp, t->page, &res, t->key == KEY_TEXT ? by_text
-                       : t->key == KEY_INT ? by_int : by_id);
+                       : t->key == KEY_INT ? by_int : t->key == KEY_VISIT ? by_visit
+                       : by_id);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -175,8 +179,11 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
             rv = copy_row(from, to, pp, t, row);
             k->id = qrt_db_int(from, row, 0, 0);
             last = qrt_db_str(from, row, 1);
-            if (t->key == KEY_INT) {
+            if (t->key == KEY_INT || t->key == KEY_VISIT) {
                 k->id2 = qrt_db_int(from, row, 1, 0);
+            }
+            if (t->key == KEY_VISIT) {
+                k->id3 = qrt_db_int(from, row, 2, 0);
             }
             (*n)++;
         }
@@ -206,7 +213,7 @@ static apr_status_t copy_table_rows(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
 
     apr_pool_create(&pp, p);
     apr_pool_create(&k.pool, p);
-    k.id = k.id2 = APR_INT64_MIN;
+    k.id = k.id2 = k.id3 = APR_INT64_MIN;
     k.text = "";
     *rows = 0;
     do {

@@ -15,8 +15,17 @@
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
 #define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
     "ref_id, ip_id"
-/* A dictionary row: added (RETURNING its id), or, when it is there already (the
- * insert returns nothing), found by its key. */
+/* A dictionary row: added, or, when it is there already (the insert adds nothing),
+ * found by its key. The added row's id: SQLite's last rowid (qrt_store_dict_id; a
+ * RETURNING clause would make SQLite open an ephemeral table for each row, 8 % of an
+ * import of new user agents), PostgreSQL's RETURNING. */
+#define DICT_UA_ADD "INSERT INTO visit_uas (k, user_agent, browser, browser_version, " \
+    "os, device) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (k) DO NOTHING"
+#define DICT_PLACE_ADD "INSERT INTO visit_places (k, country, city) VALUES (%s, %s, %s) " \
+    "ON CONFLICT (k) DO NOTHING"
+#define DICT_REF_ADD "INSERT INTO visit_referers (referer) VALUES (%s) " \
+    "ON CONFLICT (referer) DO NOTHING"
+#define DICT_IP_ADD "INSERT INTO visit_ips (ip) VALUES (%s) ON CONFLICT (ip) DO NOTHING"
 #define DICT_UA_KEY "SELECT id FROM visit_uas WHERE k = %s"
 #define DICT_PLACE_KEY "SELECT id FROM visit_places WHERE k = %s"
 
@@ -30,6 +39,13 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld RETURNING last" },
     { "qrt_visit_add_id", "INSERT INTO visit_rows (id, " VISIT_ROW_COLS ") VALUES "
       "(%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
+    /* SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a
+     * tracker's newest id, once per batch (the view's triggers do the same) */
+    { "qrt_visit_floor", "INSERT INTO visit_floor (bucket, min_start) VALUES (%lld, %lld) "
+      "ON CONFLICT (bucket) DO UPDATE SET min_start = excluded.min_start "
+      "WHERE excluded.min_start < visit_floor.min_start" },
+    { "qrt_tracker_last_id",
+      "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
     { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
@@ -38,17 +54,13 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "last_visit = CASE WHEN %lld > COALESCE(last_visit, 0) THEN %lld "
       "ELSE last_visit END WHERE id = %lld" },
     { "qrt_dict_ua_get", DICT_UA_KEY },
-    { "qrt_dict_ua_add", "INSERT INTO visit_uas (k, user_agent, browser, browser_version, "
-      "os, device) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (k) DO NOTHING RETURNING id" },
+    { "qrt_dict_ua_add", DICT_UA_ADD },
     { "qrt_dict_place_get", DICT_PLACE_KEY },
-    { "qrt_dict_place_add", "INSERT INTO visit_places (k, country, city) VALUES (%s, %s, %s) "
-      "ON CONFLICT (k) DO NOTHING RETURNING id" },
+    { "qrt_dict_place_add", DICT_PLACE_ADD },
     { "qrt_dict_ref_get", "SELECT id FROM visit_referers WHERE referer = %s" },
-    { "qrt_dict_ref_add", "INSERT INTO visit_referers (referer) VALUES (%s) "
-      "ON CONFLICT (referer) DO NOTHING RETURNING id" },
+    { "qrt_dict_ref_add", DICT_REF_ADD },
     { "qrt_dict_ip_get", "SELECT id FROM visit_ips WHERE ip = %s" },
-    { "qrt_dict_ip_add", "INSERT INTO visit_ips (ip) VALUES (%s) "
-      "ON CONFLICT (ip) DO NOTHING RETURNING id" },
+    { "qrt_dict_ip_add", DICT_IP_ADD },
     { NULL, NULL }
 };
 
@@ -59,6 +71,12 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
     /* (SQLite's alone: PostgreSQL's ids come from the sequence) */
     { "qrt_visit_ids", "SELECT %lld" },
     { "qrt_visit_add_id", "SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld" },
+    { "qrt_visit_floor", "SELECT %lld, %lld" },
+    { "qrt_dict_ua_add", DICT_UA_ADD " RETURNING id" },
+    { "qrt_dict_place_add", DICT_PLACE_ADD " RETURNING id" },
+    { "qrt_dict_ref_add", DICT_REF_ADD " RETURNING id" },
+    { "qrt_dict_ip_add", DICT_IP_ADD " RETURNING id" },
+    { "qrt_tracker_last_id", "SELECT %lld, %lld, %lld" },
     /* (qrt_store_agg_write.c's highest visit id: SQLite reads visit_seq) */
     { "qrt_agg_max_id", "SELECT MAX(id) FROM visit_rows" },
     { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
@@ -73,6 +91,7 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
 typedef struct {
     apr_int64_t tracker_id;
     apr_int64_t scans, clicks, bots, uniques, last;
+    apr_int64_t max_id;             /* the newest id (SQLite: trackers.last_visit_id) */
 } visit_counters;
 
 static int visit_counters_cmp(const void *a, const void *b)
@@ -146,6 +165,27 @@ static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t
     return rv;
 }
 
+/* SQLite (schema 14): visit_floor's buckets of the batch's ids (ascending with
+ * the visits) lowered to the earliest time of their visits. */
+static apr_status_t visits_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v, int n)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i = 0;
+
+    while (i < n && rv == APR_SUCCESS) {
+        apr_int64_t bucket = v[i].id >> QRT_VISIT_FLOOR_SHIFT, min = v[i].visit_start;
+        const void *args[] = { &bucket, &min };
+
+        for (i++; i < n && v[i].id >> QRT_VISIT_FLOOR_SHIFT == bucket; i++) {
+            if (v[i].visit_start < min) {
+                min = v[i].visit_start;
+            }
+        }
+        rv = qrt_db_exec(db, p, "qrt_visit_floor", NULL, args);
+    }
+    return rv;
+}
+
 /* SQLite: the batch's ids from visit_seq (its writers follow one another, so the ids
  * follow one another), then its rows, each with its id in front of its arguments. */
 static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v,
@@ -171,7 +211,8 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
         memcpy(with_id + (apr_size_t)i * (VISIT_NARGS + 1) + 1,
                args + (apr_size_t)i * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
     }
-    return qrt_db_exec_rows(db, p, "qrt_visit_add_id", VISIT_ID_TYPES, with_id, n);
+    rv = qrt_db_exec_rows(db, p, "qrt_visit_add_id", VISIT_ID_TYPES, with_id, n);
+    return rv == APR_SUCCESS ? visits_floor(db, p, v, n) : rv;
 }
 
 /* Inserts the visits. On SQLite the ids come from visit_seq; on PostgreSQL the
@@ -310,6 +351,9 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
             c = &acc[nacc++];
             c->tracker_id = x->tracker_id;
         }
+        if (x->id > c->max_id) {
+            c->max_id = x->id;
+        }
         if (x->bot) {
             c->bots++;
             continue;
@@ -332,7 +376,12 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         const void *args[] = { &c->scans, &c->clicks, &c->bots, &c->uniques,
                                &c->last, &c->last, &c->tracker_id };
 
+        const void *last_args[] = { &c->max_id, &c->tracker_id, &c->max_id };
+
         rv = qrt_db_exec(db, p, "qrt_tracker_counters", NULL, args);
+        if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+            rv = qrt_db_exec(db, p, "qrt_tracker_last_id", NULL, last_args);
+        }
         if (rv != APR_SUCCESS) {
             return rv;
         }

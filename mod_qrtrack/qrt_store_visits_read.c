@@ -17,8 +17,9 @@
 #define VR_FILTER "v.tracker_id = %lld AND v.visit_start >= %lld " \
                   "AND v.visit_start <= %lld AND +v.id > %lld"
 #define VR_ORDER " ORDER BY v.visit_start DESC, v.id DESC"
-/* Polls (since_id > 0) want the few visits above an id: the '+'s keep SQLite off
- * the time index, so it takes the id range of (tracker_id, id) and sorts those. */
+/* PostgreSQL's polls (since_id > 0) want the few visits above an id: they take the
+ * id range of visits_tracker_id and sort those. (SQLite's walk the time order from
+ * the floor of their ids: vr_floor.) */
 #define VR_SINCE "v.tracker_id = %lld AND +v.visit_start >= %lld " \
                  "AND +v.visit_start <= %lld AND v.id > %lld"
 #define VR_ORDER_SINCE " ORDER BY +v.visit_start DESC, +v.id DESC"
@@ -93,6 +94,9 @@
 /* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count",          VR_COUNT VR_FILTER },
+    /* (a search's count in a window walked: SQLite's polls, from their floor) */
+    { "qrt_visits_count_s",        VR_COUNT VR_FILTER VR_S },
+    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
     /* The first rows (offset 0: the first page, each chunk of an export): along
      * the index with their strings, no ids first and no sort. */
     { "qrt_visits_first",          VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
@@ -101,17 +105,17 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE(VR_FILTER VR_S, VR_ORDER) },
     { "qrt_visits_page_ci",        VR_PAGE(VR_FILTER VR_CI, VR_ORDER) },
-    { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
-    { "qrt_visits_since_count_s",  VR_COUNT VR_SINCE VR_S },
-    { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
-    { "qrt_visits_since_page",     VR_PAGE(VR_SINCE, VR_ORDER_SINCE) },
-    { "qrt_visits_since_page_s",   VR_PAGE(VR_SINCE VR_S, VR_ORDER_SINCE) },
-    { "qrt_visits_since_page_ci",  VR_PAGE(VR_SINCE VR_CI, VR_ORDER_SINCE) },
+    /* SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how
+     * many buckets say so, and the highest id handed out */
+    { "qrt_visits_floor",
+      "SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT last FROM visit_seq) "
+      "FROM visit_floor WHERE bucket >= %lld" },
     { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
+    /* (SQLite, schema 14: kept by the trigger visit_rows_added) */
     { "qrt_visits_max_id",
-      "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
+      "SELECT last_visit_id FROM trackers WHERE id = %lld" },
     /* search without since_id */
     { "qrt_visits_matches_s",      VR_MATCHES(VR_LIKE_S) },
     { "qrt_visits_matches_ci",     VR_MATCHES(VR_LIKE_CI) },
@@ -143,9 +147,15 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE_PG(VR_FILTER VR_S, VR_ORDER) },
     { "qrt_visits_page_ci",        VR_PAGE_PG(VR_FILTER VR_CI, VR_ORDER) },
+    /* Polls by the id index visits_tracker_id (SQLite's take the floor instead) */
+    { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
+    { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
     { "qrt_visits_since_page",     VR_PAGE_PG(VR_SINCE, VR_ORDER_SINCE) },
-    { "qrt_visits_since_page_s",   VR_PAGE_PG(VR_SINCE VR_S, VR_ORDER_SINCE) },
     { "qrt_visits_since_page_ci",  VR_PAGE_PG(VR_SINCE VR_CI, VR_ORDER_SINCE) },
+    { "qrt_visits_max_id",
+      "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
+    /* (SQLite's alone: PostgreSQL's polls take visits_tracker_id) */
+    { "qrt_visits_floor",          "SELECT 0, 0, %lld" },
     { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW },
     { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW },
     { "qrt_visits_page_pick_s",
@@ -359,12 +369,55 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                   a.v, total);
 }
 
+/* A poll on SQLite (schema 14): the visits above since_id lie at or after the
+ * earliest visit_start of the ids from its bucket up (visit_floor), so a poll is
+ * the tracker's window from there, walked in time order, the id tested on each
+ * row. *g gets f with its start raised to that floor (past the end when no id is
+ * above since_id; left as it is when a bucket up to the highest id is missing:
+ * rows that SQL wrote into visit_rows itself), and *floored 1. PostgreSQL takes
+ * its id index instead: *g is f, *floored 0. */
+static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                             qrt_visit_filter_t *g, int *floored)
+{
+    apr_int64_t bucket = f->since_id >> QRT_VISIT_FLOOR_SHIFT;
+    apr_int64_t buckets = 0, floor = 0, last = 0;
+    const void *args[] = { &bucket };
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv;
+
+    *g = *f;
+    *floored = 0;
+    if (f->since_id <= 0 || qrt_db_is_pgsql(db->driver)) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_select(db, p, "qrt_visits_floor", &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        buckets = qrt_db_int(db, row, 0, 0);
+        floor = qrt_db_int(db, row, 1, 0);
+        last = qrt_db_int(db, row, 2, 0);
+    }
+    *floored = 1;
+    if (last <= f->since_id) {
+        g->start = APR_INT64_MAX;
+        g->end = APR_INT64_MIN;
+    }
+    else if (buckets == (last >> QRT_VISIT_FLOOR_SHIFT) - bucket + 1 && floor > f->start) {
+        g->start = floor;
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, apr_int64_t *total)
 {
+    qrt_visit_filter_t g;
     vr_args a;
     apr_status_t rv;
-    int mask;
+    int mask, floored;
 
     if (f->search && f->since_id <= 0) {
         if (f->matched && *f->matched >= 0) {
@@ -381,11 +434,15 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
         }
         return rv;
     }
+    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+        return rv;
+    }
     a.n = 0;
-    vr_push_filter(&a, p, f);
-    return qrt_db_select_int(db, p, vr_label(db, p, f->since_id > 0 ? "qrt_visits_since_count"
-                                                        : "qrt_visits_count", f),
-                  a.v, total);
+    vr_push_filter(&a, p, &g);
+    return qrt_db_select_int(db, p, vr_label(db, p, g.since_id > 0 && !floored
+                                                        ? "qrt_visits_since_count"
+                                                        : "qrt_visits_count", &g),
+                             a.v, total);
 }
 
 /* A search's page without since_id: nothing when no dictionary matches; else,
@@ -443,8 +500,8 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
                    out);
 }
 
-/* One page by offset into out: along the time index, or (since) the visits
- * above since_id found by id and sorted. */
+/* One page by offset into out: along the time index, or (since, PostgreSQL) the
+ * visits above since_id found by id and sorted. */
 static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
                             int since, apr_int64_t offset, apr_int64_t limit,
                             apr_array_header_t *out)
@@ -471,11 +528,18 @@ apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
                                    const qrt_visit_filter_t *f, apr_int64_t offset,
                                    apr_int64_t limit, apr_array_header_t **out)
 {
+    qrt_visit_filter_t g;
+    apr_status_t rv;
+    int floored;
+
     *out = vr_array(p, limit);
     if (f->search && f->since_id <= 0) {
         return vr_search_page(db, p, f, offset, limit, *out);
     }
-    return vr_page(db, p, f, f->since_id > 0, offset, limit, *out);
+    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+        return rv;
+    }
+    return vr_page(db, p, &g, g.since_id > 0 && !floored, offset, limit, *out);
 }
 
 apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
@@ -483,15 +547,22 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
                                     apr_int64_t after_id, apr_int64_t limit,
                                     apr_array_header_t **out)
 {
-    qrt_visit_filter_t older = *f;
+    qrt_visit_filter_t g, older;
     apr_int64_t rest;
     vr_args a;
     apr_status_t rv;
+    int floored;
 
     *out = vr_array(p, limit);
     if (limit <= 0) {
         return APR_SUCCESS;
     }
+    /* (since_id on SQLite: the window from the floor of its ids) */
+    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+        return rv;
+    }
+    f = &g;
+    older = g;
     /* Always along the time index: each chunk starts where the last one ended, so
      * the whole export reads the index once, since_id or not. */
     if (after_id <= 0) {

@@ -4,7 +4,9 @@
  * Order everywhere: newest first, visit_start descending, ties by id descending.
  * Listings and exports walk (tracker_id, visit_start, id): SQLite's table itself
  * (schema 11), PostgreSQL's index visits_tracker_visitor; no sort. Polls
- * (since_id > 0) take the id range of visits_tracker_id and sort what is new.
+ * (since_id > 0): SQLite's walk that order from the floor of the ids above
+ * since_id (visit_floor, schema 14), PostgreSQL's take the id range of
+ * visits_tracker_id and sort what is new.
  * Searches (schema 7) look for the text in the dictionaries of user agents,
  * places, referers and ips, then count the tracker's visits with matched ids
  * through the dictionaries' indexes, and page them either along the time index
@@ -54,7 +56,8 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
                                     apr_int64_t after_id, apr_int64_t limit,
                                     apr_array_header_t **out);
 
-/* The highest visit id of a tracker, 0 when it has none (one index probe). */
+/* The highest visit id of a tracker, 0 when it has none (SQLite: the tracker's
+ * last_visit_id, schema 14; PostgreSQL: one index probe). */
 apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
                                      apr_int64_t *max_id);
 

@@ -57,7 +57,9 @@ static void seed(void)
                    "', 101, NULL), (9, 7, 'old', 'qrt_efgh', "
                    "'" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
                    "', 201, 300)");
-    exec_sql(&src, "INSERT INTO trackers VALUES "
+    exec_sql(&src, "INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "
+                   "created_at, updated_at, deleted_at, total_scans, total_clicks, total_bots, "
+                   "unique_visitors, last_visit) VALUES "
                    "(2, 3, 'aaaaaaaa', 'one', 'website', 'https://e.example/1', 110, 120, "
                    "NULL, 10, 5, 1, 4, 1000), "
                    "(4, 3, 'bbbbbbbb', 'two', 'website', 'https://e.example/2', 130, 140, "

@@ -162,7 +162,7 @@ static void check_filter(const qrt_visit_filter_t *f, const char *what)
     const apr_int64_t limits[] = { 1, 2, 3, 7, 25, 1000 };
     size_t k;
 
-    ck_assert_int_eq(qrt_store_visits_count(&db, pool, f, &total), APR_SUCCESS);
+    ck_assert_msg(qrt_store_visits_count(&db, pool, f, &total) == APR_SUCCESS, "%s: %s", what, db.error ? db.error : "");
     ck_assert_msg(total == n, "%s: count %" APR_INT64_T_FMT ", want %d", what, total, n);
     for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++) {
         limit = (int)limits[k];
@@ -269,10 +269,92 @@ START_TEST(max_id)
 }
 END_TEST
 
+/* The ids a poll of tracker 3 since since_id gives (search: NULL or a text), in
+ * order, as a string "a,b,c"; its count must agree. */
+static const char *poll_ids(apr_int64_t since_id, const char *search)
+{
+    qrt_visit_filter_t f;
+    apr_array_header_t *page;
+    apr_int64_t total = -1;
+    const char *ids = "";
+    int i;
+
+    qrt_visit_filter_init(&f, 3);
+    f.since_id = since_id;
+    f.search = search;
+    ck_assert_int_eq(qrt_store_visits_page(&db, pool, &f, 0, 100, &page), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_count(&db, pool, &f, &total), APR_SUCCESS);
+    ck_assert_int_eq(total, page->nelts);
+    for (i = 0; i < page->nelts; i++) {
+        ids = apr_psprintf(pool, "%s%s%" APR_INT64_T_FMT, ids, i ? "," : "",
+                           APR_ARRAY_IDX(page, i, qrt_visit_t).id);
+    }
+    return ids;
+}
+
+static void add_visit3(apr_int64_t id, apr_int64_t t, const char *ua)
+{
+    exec_sql(apr_psprintf(pool, "INSERT INTO visits (id, tracker_id, visit_start, source, "
+                          "ip, user_agent, bot, visitor) VALUES (%" APR_INT64_T_FMT ", 3, %"
+                          APR_INT64_T_FMT ", 'scan', '198.51.100.7', '%s', 0, "
+                          "'00000000000000aa')", id, t, ua));
+}
+
+/* Schema 14: polls on SQLite walk the time order from the floor of the ids above
+ * since_id (visit_floor, per 4,096 ids). Ids over three buckets (the fixture's are
+ * 1..300); a visit added late with an old time (an import) and one moved to an
+ * earlier time are found; rows written into visit_rows by hand, bypassing the
+ * floor, show that the floor is what a poll starts from, and that a missing bucket
+ * makes it walk everything. */
+START_TEST(polls_across_id_buckets)
+{
+    apr_int64_t m = -1, id;
+
+    exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
+             "updated_at) VALUES (1, 'code03', 't3', 'website', 'https://e.example/', 0, 0)");
+    for (id = 4001; id <= 4010; id++) {
+        add_visit3(id, 5000 + id - 4000, "Live/1");
+    }
+    add_visit3(4096, 5100, "Live/1");           /* bucket 1 */
+    add_visit3(4097, 900, "Old/1");             /* bucket 1, the oldest time */
+    add_visit3(8192, 5200, "Live/1");           /* bucket 2 */
+    ck_assert_int_eq(qrt_store_visits_max_id(&db, pool, 3, &m), APR_SUCCESS);
+    ck_assert_int_eq(m, 8192);
+    ck_assert_str_eq(poll_ids(8192, NULL), "");
+    ck_assert_str_eq(poll_ids(9000, NULL), "");
+    ck_assert_str_eq(poll_ids(5000, NULL), "8192");
+    ck_assert_str_eq(poll_ids(4097, NULL), "8192");
+    ck_assert_str_eq(poll_ids(4096, NULL), "8192,4097");
+    ck_assert_str_eq(poll_ids(4007, NULL), "8192,4096,4010,4009,4008,4097");
+    ck_assert_str_eq(poll_ids(4007, "old/1"), "4097");
+    ck_assert_str_eq(poll_ids(4097, "old/1"), "");
+    /* A visit moved to an earlier time, by hand through the view. */
+    exec_sql("UPDATE visits SET visit_start = 100 WHERE id = 4009");
+    ck_assert_str_eq(poll_ids(4008, NULL), "8192,4096,4010,4097,4009");
+    /* Another tracker's visits leave this one's newest id as it is. */
+    ck_assert_int_eq(qrt_store_visits_max_id(&db, pool, 1, &m), APR_SUCCESS);
+    ck_assert_int_lt(m, 4001);
+    /* A row written into visit_rows itself, below bucket 2's floor: not seen, the
+     * poll starts at the floor (5,200)... */
+    exec_sql("INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, "
+             "ua_id, place_id) SELECT 8193, 3, 50, 0, 0, 7, ua_id, place_id FROM visit_rows "
+             "WHERE id = 8192");
+    exec_sql("UPDATE visit_seq SET last = 8193");
+    ck_assert_str_eq(poll_ids(8192, NULL), "");
+    /* ...while with a bucket missing (3), the poll walks the whole tracker. */
+    exec_sql("INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, "
+             "ua_id, place_id) SELECT 12288, 3, 60, 0, 0, 7, ua_id, place_id FROM visit_rows "
+             "WHERE id = 8192");
+    exec_sql("UPDATE visit_seq SET last = 12288");
+    ck_assert_str_eq(poll_ids(8192, NULL), "12288,8193");
+}
+END_TEST
+
 /* SQLite's plans for the statements whose plan is the point (schema 11: visit_rows is
  * keyed (tracker_id, visit_start, id)): what SQLite reports for each, joined. */
 extern const qrt_stmt_t qrt_store_visits_read_stmts[];
 extern const qrt_stmt_t qrt_store_agg_write_stmts[];
+extern const qrt_stmt_t qrt_store_copy_stmts[];
 
 static const char *plan_of(const qrt_stmt_t *table, const char *label)
 {
@@ -315,9 +397,18 @@ START_TEST(plans_seek_what_they_need)
     plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count");
     ck_assert_msg(strstr(plan, "PRIMARY KEY (tracker_id=? AND visit_start>? AND "
                             "visit_start<?)"), "%s", plan);
-    /* A poll: the ids above since_id. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_since_count");
-    ck_assert_msg(strstr(plan, "visits_tracker_id (tracker_id=? AND id>?)"), "%s", plan);
+    /* A poll (schema 14): the floor of the ids above since_id, a range of
+     * visit_floor's key; then the window from it, as the count above. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_floor");
+    ck_assert_msg(strstr(plan, "visit_floor USING INTEGER PRIMARY KEY (rowid>?)"), "%s", plan);
+    /* A tracker's newest id: its row, not its visits. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_max_id");
+    ck_assert_msg(strstr(plan, "trackers USING INTEGER PRIMARY KEY (rowid=?)"), "%s", plan);
+    /* A copy's page of visits: a seek on the key, no sort. */
+    plan = plan_of(qrt_store_copy_stmts, "qrt_copy_visits_page");
+    ck_assert_msg(strstr(plan, "PRIMARY KEY ((tracker_id,visit_start,id)>(?,?,?))"), "%s",
+                  plan);
+    ck_assert_msg(!strstr(plan, "TEMP B-TREE") && !strstr(plan, "SCAN v\n"), "%s", plan);
     /* The write path's previous visit on a tracker: the visitor's few visits. */
     plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_t");
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)"), "%s", plan);
@@ -351,6 +442,7 @@ static Suite *visits_read_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_path_agrees_with_the_reference);
     tcase_add_test(tc, max_id);
+    tcase_add_test(tc, polls_across_id_buckets);
     tcase_add_test(tc, like_pattern);
     tcase_add_test(tc, plans_seek_what_they_need);
     suite_add_tcase(s, tc);
