@@ -239,6 +239,63 @@ def test_imported_visit_round_trips(server, api):
     assert got == want
 
 
+def import_lines(server, lines, check=True):
+    """Loads raw JSON lines through qrtrack-admin; the finished process."""
+    path = os.path.join(server.dir, "lines-%s.jsonl" % uuid.uuid4().hex)
+    with open(path, "wb") as f:
+        f.write(b"".join(line + b"\n" for line in lines))
+    os.chmod(path, 0o644)
+    try:
+        return server.admin("visits", "import", path, check=check)
+    finally:
+        os.unlink(path)
+
+
+def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
+    # The importer reads a plain line in one pass (qrt_jsonl) and hands any other to
+    # jansson: the same visits come out either way, and what neither can take fails
+    # the import whole, naming the line.
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    # plain: read in one pass (UTF-8 as it is, a duplicate name: the last wins);
+    # escaped: the same visit with JSON escapes, which the one-pass reader declines.
+    plain = ('{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00+0000", "source": "scan",'
+             ' "ip": "203.0.113.9", "city": "Bonn", "referer": null, "bot": false,'
+             ' "user_agent": "UA/1", "city": "K\u00f6ln"}' % tid).encode()
+    escaped = ('{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00+0000", "source": "scan",'
+               ' "ip": "203.0.113.9", "city": "Bonn", "referer": null, "bot": false,'
+               r' "user_agent": "UA\/1", "city": "K\u00f6ln"}' % tid).encode()
+    assert import_lines(server, [plain, escaped]).stdout.strip() == "2"
+    data = listing(api, tid)["data"]
+    assert len(data) == 2
+    for v in data:
+        v.pop("id")
+    assert data[0] == data[1]
+    assert data[0]["city"] == "Köln" and data[0]["user_agent"] == "UA/1"
+    bad = [
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z"' % tid, "not a JSON object"),
+        (b'[1, 2]', "not a JSON object"),
+        (b'{"tracker_id": "%d", "visit_start": "2026-03-01T10:00:00Z", "source": "scan"}' % tid,
+         "bad tracker_id"),
+        (b'{"tracker_id": %d.0, "visit_start": "2026-03-01T10:00:00Z", "source": "scan"}' % tid,
+         "bad tracker_id"),
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         b' "bot": "no"}' % tid, "bad bot"),
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         b' "city": ["x"]}' % tid, "bad a text field"),
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         b' "city": "\xff"}' % tid, "not a JSON object"),
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         rb' "city": "a\u0000b"}' % tid, "not a JSON object"),
+        (b'{"tracker_id": 99999999999999999999, "visit_start": "2026-03-01T10:00:00Z"}',
+         "not a JSON object"),
+    ]
+    for line, why in bad:
+        p = import_lines(server, [plain, line], check=False)
+        assert p.returncode != 0 and ("line 2: " + why) in p.stderr, (line, p.stderr)
+    assert len(listing(api, tid)["data"]) == 2
+
+
 def test_newest_first_ties_by_id_descending(server, api):
     t = new_tracker(api)
     tid = t["tracker_id"]
