@@ -185,6 +185,40 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
 /* ---- the accumulator: changes merged before they are written ------------- */
 
 
+/* The accumulators' hash of their fixed-size keys (integers and interned string
+ * pointers, zero-padded): 8 bytes a step. APR's default takes one byte a step,
+ * about 200 instructions for these 40-byte keys, 4 % of an import. */
+static unsigned int acc_hash(const char *key, apr_ssize_t *klen)
+{
+    apr_size_t n;
+    apr_uint64_t h, w;
+
+    if (*klen == APR_HASH_KEY_STRING) {
+        *klen = (apr_ssize_t)strlen(key);
+    }
+    n = (apr_size_t)*klen;
+    h = 0x9E3779B97F4A7C15ULL ^ n;
+    while (n >= 8) {
+        memcpy(&w, key, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+        key += 8;
+        n -= 8;
+    }
+    if (n > 0) {
+        w = 0;
+        memcpy(&w, key, n);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    return (unsigned int)(h ^ (h >> 29));
+}
+
+static apr_hash_t *acc_hash_make(apr_pool_t *p)
+{
+    return apr_hash_make_custom(p, acc_hash);
+}
+
 qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
 {
     qrt_store_agg_acc_t *a = apr_pcalloc(p, sizeof(*a));
@@ -193,10 +227,10 @@ qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
     a->p = p;
     apr_pool_create(&a->lp, p);
     a->strs = apr_hash_make(p);
-    a->cnt = apr_hash_make(p);
-    a->day = apr_hash_make(p);
-    a->lnk = apr_hash_make(a->lp);
-    a->gap = apr_hash_make(a->lp);
+    a->cnt = acc_hash_make(p);
+    a->day = acc_hash_make(p);
+    a->lnk = acc_hash_make(a->lp);
+    a->gap = acc_hash_make(a->lp);
     return a;
 }
 
@@ -577,8 +611,8 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
     }
     apr_pool_destroy(p);
     apr_pool_clear(a->lp);
-    a->lnk = apr_hash_make(a->lp);
-    a->gap = apr_hash_make(a->lp);
+    a->lnk = acc_hash_make(a->lp);
+    a->gap = acc_hash_make(a->lp);
     a->nlinks = 0;
     return rv;
 }

@@ -23,6 +23,83 @@ static const EVP_MD *sha256(void)
     return sha256_md ? sha256_md : EVP_sha256();
 }
 
+/* HMAC-SHA-256's two padded keys, each already through SHA-256's first block, for
+ * the few visitor keys a process meets (one, or two across a rotation): a visitor id
+ * then copies a state and hashes its message and the inner digest, 0.3 µs instead
+ * of 1.0 µs (a tenth of an import's instructions, and of a scan's). Made once per
+ * key and never changed, so threads read them without a lock; kept for the
+ * process's life. A process that meets more keys computes the rest in full. */
+#define HMAC_KEYS 4
+
+typedef struct {
+    unsigned char key[32];
+    int keylen;
+    EVP_MD_CTX *inner, *outer;
+} hmac_pads;
+
+static hmac_pads pads[HMAC_KEYS];
+static int npads;                   /* published with release, read with acquire */
+static pthread_mutex_t pads_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ctx through SHA-256 of the key padded with pad (RFC 2104). */
+static int hmac_pad(EVP_MD_CTX *ctx, const qrt_visitor_key_t *k, unsigned char pad)
+{
+    unsigned char block[64];
+    int i, ok;
+
+    memset(block, pad, sizeof(block));
+    for (i = 0; i < k->keylen; i++) {
+        block[i] ^= k->key[i];
+    }
+    ok = EVP_DigestInit_ex(ctx, sha256(), NULL) && EVP_DigestUpdate(ctx, block, sizeof(block));
+    memset(block, 0, sizeof(block));
+    return ok;
+}
+
+static int pads_match(const hmac_pads *h, const qrt_visitor_key_t *k)
+{
+    return h->keylen == k->keylen && memcmp(h->key, k->key, (size_t)k->keylen) == 0;
+}
+
+/* k's pads, made on first use; NULL when there is no room or OpenSSL fails. */
+static const hmac_pads *hmac_pads_of(const qrt_visitor_key_t *k)
+{
+    const hmac_pads *found = NULL;
+    int n = __atomic_load_n(&npads, __ATOMIC_ACQUIRE), i;
+
+    for (i = 0; i < n; i++) {
+        if (pads_match(&pads[i], k)) {
+            return &pads[i];
+        }
+    }
+    pthread_mutex_lock(&pads_lock);
+    n = npads;
+    for (i = 0; i < n && !found; i++) {
+        if (pads_match(&pads[i], k)) {
+            found = &pads[i];
+        }
+    }
+    if (!found && n < HMAC_KEYS) {
+        hmac_pads *h = &pads[n];
+
+        h->inner = EVP_MD_CTX_new();
+        h->outer = EVP_MD_CTX_new();
+        if (h->inner && h->outer && hmac_pad(h->inner, k, 0x36) && hmac_pad(h->outer, k, 0x5c)) {
+            memcpy(h->key, k->key, sizeof(h->key));
+            h->keylen = k->keylen;
+            __atomic_store_n(&npads, n + 1, __ATOMIC_RELEASE);
+            found = h;
+        }
+        else {
+            EVP_MD_CTX_free(h->inner);
+            EVP_MD_CTX_free(h->outer);
+            h->inner = h->outer = NULL;
+        }
+    }
+    pthread_mutex_unlock(&pads_lock);
+    return found;
+}
+
 char *qrt_token_generate(apr_pool_t *p)
 {
     char random[QRT_TOKEN_RANDOM + 1];
@@ -157,6 +234,7 @@ apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
                            const char *ip, const char *user_agent)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    const hmac_pads *h;
     unsigned char md[EVP_MAX_MD_SIZE], pad[64];
     apr_uint64_t id = 0;
     char day[16];
@@ -172,7 +250,18 @@ apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
                      tm.tm_mday);
         dayp = day;
     }
-    if (ctx && k && k->keylen > 0) {
+    if (ctx && k && k->keylen > 0 && (h = hmac_pads_of(k)) != NULL) {
+        /* HMAC-SHA-256 from the padded keys' states. */
+        if (EVP_MD_CTX_copy_ex(ctx, h->inner)) {
+            visitor_message(ctx, dayp, ip, user_agent);
+            EVP_DigestFinal_ex(ctx, md, &n);
+        }
+        if (n && EVP_MD_CTX_copy_ex(ctx, h->outer)) {
+            EVP_DigestUpdate(ctx, md, n);
+            EVP_DigestFinal_ex(ctx, md, &n);
+        }
+    }
+    else if (ctx && k && k->keylen > 0) {
         /* HMAC-SHA-256 (RFC 2104): the key is shorter than SHA-256's block. */
         memset(pad, 0x36, sizeof(pad));
         for (i = 0; i < (unsigned int)k->keylen; i++) {

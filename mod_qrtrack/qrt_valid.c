@@ -121,6 +121,10 @@ const char *qrt_valid_text(const char *s, apr_size_t len, int allow_newlines)
         return "is missing";
     }
     while (i < len) {
+        if (u[i] >= 0x20 && u[i] < 0x7F) {
+            i++;                    /* printable ASCII, the common case */
+            continue;
+        }
         i += qrt_valid_utf8_char(u + i, len - i, &cp);
         if (cp < 0) {
             return "must be valid UTF-8";

@@ -2,8 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <stdio.h>
 #include <check.h>
 #include <apr_general.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "qrt_token.h"
 #include "qrt_check.h"
@@ -95,6 +99,69 @@ START_TEST(tokens)
 }
 END_TEST
 
+/* More keys than the process keeps padded states for (qrt_token.c keeps 4), each
+ * used twice and from several threads: every id equals OpenSSL's one-shot HMAC, the
+ * padded states' and the full computation's alike. */
+typedef struct {
+    int first;
+    int bad;
+} many_keys_job;
+
+static void *many_keys_run(void *arg)
+{
+    many_keys_job *job = arg;
+    static const char msg[] = "198.51.100.0\nMozilla/5.0 (X11; Linux x86_64)";
+    int round, i;
+
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 7; i++) {
+            qrt_visitor_key_t k;
+            char hexkey[65];
+            unsigned char raw[32], md[EVP_MAX_MD_SIZE];
+            unsigned int n = 0, b;
+            apr_uint64_t want = 0;
+            int key = (job->first + i) % 7;
+
+            for (b = 0; b < 32; b++) {
+                raw[b] = (unsigned char)(key * 37 + b);
+                sprintf(hexkey + 2 * b, "%02x", raw[b]);
+            }
+            if (qrt_visitor_key_parse(&k, hexkey, "none") != 0) {
+                job->bad++;
+                continue;
+            }
+            HMAC(EVP_sha256(), raw, sizeof(raw), (const unsigned char *)msg, strlen(msg), md,
+                 &n);
+            for (b = 0; b < 8; b++) {
+                want = want << 8 | md[b];
+            }
+            if (qrt_visitor_id(&k, 0, "198.51.100.0", "Mozilla/5.0 (X11; Linux x86_64)")
+                != (apr_int64_t)want) {
+                job->bad++;
+            }
+        }
+    }
+    return NULL;
+}
+
+START_TEST(visitor_ids_many_keys_many_threads)
+{
+    pthread_t t[4];
+    many_keys_job job[4];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        job[i].first = i * 2;
+        job[i].bad = 0;
+        ck_assert_int_eq(pthread_create(&t[i], NULL, many_keys_run, &job[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(job[i].bad, 0);
+    }
+}
+END_TEST
+
 static Suite *token_suite(void)
 {
     Suite *s = suite_create("qrt_token");
@@ -104,6 +171,7 @@ static Suite *token_suite(void)
     tcase_add_test(tc, sha256_vector);
     tcase_add_test(tc, visitor_ids);
     tcase_add_test(tc, visitor_keys);
+    tcase_add_test(tc, visitor_ids_many_keys_many_threads);
     tcase_add_test(tc, tokens);
     suite_add_tcase(s, tc);
     return s;
