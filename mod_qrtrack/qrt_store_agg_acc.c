@@ -7,6 +7,7 @@
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
+#include "qrt_hash.h"
 #include "qrt_store_agg_blob.h"
 
 #define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
@@ -190,28 +191,13 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
  * about 200 instructions for these 40-byte keys, 4 % of an import. */
 static unsigned int acc_hash(const char *key, apr_ssize_t *klen)
 {
-    apr_size_t n;
-    apr_uint64_t h, w;
+    apr_uint64_t h;
 
     if (*klen == APR_HASH_KEY_STRING) {
         *klen = (apr_ssize_t)strlen(key);
     }
-    n = (apr_size_t)*klen;
-    h = 0x9E3779B97F4A7C15ULL ^ n;
-    while (n >= 8) {
-        memcpy(&w, key, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-        h ^= h >> 32;
-        key += 8;
-        n -= 8;
-    }
-    if (n > 0) {
-        w = 0;
-        memcpy(&w, key, n);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-        h ^= h >> 32;
-    }
-    return (unsigned int)(h ^ (h >> 29));
+    h = qrt_hash64(key, (apr_size_t)*klen);
+    return (unsigned int)(h ^ (h >> 32));
 }
 
 static apr_hash_t *acc_hash_make(apr_pool_t *p)

@@ -31,6 +31,7 @@
 #include <apr_thread_mutex.h>
 #endif
 
+#include "qrt_hash.h"
 #include "qrt_ua.h"
 #include "qrt_valid.h"
 
@@ -1222,26 +1223,6 @@ static void qrt_ua_classify(const qrt_ua_db_t *db, const char *ua,
 
 /* --------------------------------------------------------------- cache */
 
-static apr_uint64_t qrt_ua_hash(const char *s, apr_size_t n)
-{
-    apr_uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
-
-    while (n >= 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-        s += 8;
-        n -= 8;
-    }
-    w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
 static void qrt_ua_lock(qrt_ua_stripe_t *st)
 {
 #if APR_HAS_THREADS
@@ -1362,7 +1343,7 @@ void qrt_ua_parse(qrt_ua_db_t *db, const char *ua, apr_pool_t *p,
     /* everything past QRT_UA_MAX_LEN is ignored, by the regexes and by
      * the cache key alike, so equal prefixes mean equal results */
     len = strnlen(ua, QRT_UA_MAX_LEN);
-    h = qrt_ua_hash(ua, len);
+    h = qrt_hash64(ua, len);
     if (qrt_ua_cache_get(db, h, ua, len, p, out)) {
         return;
     }
