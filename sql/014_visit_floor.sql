@@ -15,14 +15,16 @@
 -- trigger on visit_rows would make SQLite journal every page each row's insert
 -- touches: 13 pages a visit on the 10M bench, imports 30 % slower).
 -- PostgreSQL keeps its index: only the version changes. (A database that says an
--- older version than it is has visit_floor already: nothing is done again.)
+-- older version than it is has visit_floor and last_visit_id already: they stay, and
+-- are computed again, and the view's triggers, which migration 011 made again without
+-- them, are made again with them.)
 {{SQLITE}}{{UNLESS_TABLE:visit_floor}}CREATE TABLE visit_floor (bucket INTEGER PRIMARY KEY, min_start BIGINT NOT NULL);
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}INSERT INTO visit_floor (bucket, min_start) SELECT id >> 12, MIN(visit_start) FROM visit_rows GROUP BY id >> 12;
+{{SQLITE}}INSERT OR REPLACE INTO visit_floor (bucket, min_start) SELECT id >> 12, MIN(visit_start) FROM visit_rows GROUP BY id >> 12;
 {{SQLITE}}{{UNLESS_TABLE:visit_floor}}ALTER TABLE trackers ADD COLUMN last_visit_id BIGINT NOT NULL DEFAULT 0;
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}UPDATE trackers SET last_visit_id = COALESCE((SELECT MAX(v.id) FROM visit_rows v WHERE v.tracker_id = trackers.id), 0);
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}DROP TRIGGER visits_insert;
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}DROP TRIGGER visits_update;
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}CREATE TRIGGER visits_insert INSTEAD OF INSERT ON visits BEGIN
+{{SQLITE}}UPDATE trackers SET last_visit_id = COALESCE((SELECT MAX(v.id) FROM visit_rows v WHERE v.tracker_id = trackers.id), 0);
+{{SQLITE}}DROP TRIGGER IF EXISTS visits_insert;
+{{SQLITE}}DROP TRIGGER IF EXISTS visits_update;
+{{SQLITE}}CREATE TRIGGER visits_insert INSTEAD OF INSERT ON visits BEGIN
 {{SQLITE}}INSERT OR IGNORE INTO visit_uas (k, user_agent, browser, browser_version, os, device) VALUES (COALESCE(length(CAST(NEW.user_agent AS BLOB)) || ':' || NEW.user_agent, '-') || COALESCE(length(CAST(NEW.browser AS BLOB)) || ':' || NEW.browser, '-') || COALESCE(length(CAST(NEW.browser_version AS BLOB)) || ':' || NEW.browser_version, '-') || COALESCE(length(CAST(NEW.os AS BLOB)) || ':' || NEW.os, '-') || COALESCE(length(CAST(NEW.device AS BLOB)) || ':' || NEW.device, '-'), NEW.user_agent, NEW.browser, NEW.browser_version, NEW.os, NEW.device)
 {{SQLITE}}; INSERT OR IGNORE INTO visit_places (k, country, city) VALUES (COALESCE(length(CAST(NEW.country AS BLOB)) || ':' || NEW.country, '-') || COALESCE(length(CAST(NEW.city AS BLOB)) || ':' || NEW.city, '-'), NEW.country, NEW.city)
 {{SQLITE}}; INSERT OR IGNORE INTO visit_referers (referer) SELECT NEW.referer WHERE NEW.referer IS NOT NULL
@@ -32,7 +34,7 @@
 {{SQLITE}}; INSERT INTO visit_floor (bucket, min_start) VALUES (COALESCE(NEW.id, (SELECT last FROM visit_seq)) >> 12, NEW.visit_start) ON CONFLICT (bucket) DO UPDATE SET min_start = excluded.min_start WHERE excluded.min_start < visit_floor.min_start
 {{SQLITE}}; UPDATE trackers SET last_visit_id = COALESCE(NEW.id, (SELECT last FROM visit_seq)) WHERE id = NEW.tracker_id AND last_visit_id < COALESCE(NEW.id, (SELECT last FROM visit_seq))
 {{SQLITE}}; END;
-{{SQLITE}}{{UNLESS_TABLE:visit_floor}}CREATE TRIGGER visits_update INSTEAD OF UPDATE ON visits BEGIN
+{{SQLITE}}CREATE TRIGGER visits_update INSTEAD OF UPDATE ON visits BEGIN
 {{SQLITE}}INSERT OR IGNORE INTO visit_uas (k, user_agent, browser, browser_version, os, device) VALUES (COALESCE(length(CAST(NEW.user_agent AS BLOB)) || ':' || NEW.user_agent, '-') || COALESCE(length(CAST(NEW.browser AS BLOB)) || ':' || NEW.browser, '-') || COALESCE(length(CAST(NEW.browser_version AS BLOB)) || ':' || NEW.browser_version, '-') || COALESCE(length(CAST(NEW.os AS BLOB)) || ':' || NEW.os, '-') || COALESCE(length(CAST(NEW.device AS BLOB)) || ':' || NEW.device, '-'), NEW.user_agent, NEW.browser, NEW.browser_version, NEW.os, NEW.device)
 {{SQLITE}}; INSERT OR IGNORE INTO visit_places (k, country, city) VALUES (COALESCE(length(CAST(NEW.country AS BLOB)) || ':' || NEW.country, '-') || COALESCE(length(CAST(NEW.city AS BLOB)) || ':' || NEW.city, '-'), NEW.country, NEW.city)
 {{SQLITE}}; INSERT OR IGNORE INTO visit_referers (referer) SELECT NEW.referer WHERE NEW.referer IS NOT NULL
