@@ -265,8 +265,9 @@ typedef struct {
 
 /* Records n visits inside the caller's transaction: the rows, each tracker's
  * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit; on SQLite
- * also its newest id and visit_floor) and the report aggregates (qrt_store_agg_write_visits, qrt_store_agg_write.h). The
- * writer thread and the importer both come through here. */
+ * also its newest id and visit_floor) and the report aggregates
+ * (qrt_store_agg_write_visits, qrt_store_agg_write.h). The writer thread and the
+ * importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);
 

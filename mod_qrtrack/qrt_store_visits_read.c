@@ -113,7 +113,7 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
-    /* (SQLite, schema 14: kept by the trigger visit_rows_added) */
+    /* (SQLite, schema 14: kept by the writer and the view's triggers) */
     { "qrt_visits_max_id",
       "SELECT last_visit_id FROM trackers WHERE id = %lld" },
     /* search without since_id */

@@ -12,7 +12,8 @@
 #include <jansson.h>
 #include "qrt_jsonl.h"
 
-#define FZ_FAIL(what) do { fprintf(stderr, "fuzz_jsonl: %s (line %d)\n", what, __LINE__); abort(); } while (0)
+#define FZ_FAIL(what) \
+    do { fprintf(stderr, "fuzz_jsonl: %s (line %d)\n", what, __LINE__); abort(); } while (0)
 #define FZ_MAX 16
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

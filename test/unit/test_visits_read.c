@@ -162,7 +162,8 @@ static void check_filter(const qrt_visit_filter_t *f, const char *what)
     const apr_int64_t limits[] = { 1, 2, 3, 7, 25, 1000 };
     size_t k;
 
-    ck_assert_msg(qrt_store_visits_count(&db, pool, f, &total) == APR_SUCCESS, "%s: %s", what, db.error ? db.error : "");
+    ck_assert_msg(qrt_store_visits_count(&db, pool, f, &total) == APR_SUCCESS, "%s: %s", what,
+                  db.error ? db.error : "");
     ck_assert_msg(total == n, "%s: count %" APR_INT64_T_FMT ", want %d", what, total, n);
     for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++) {
         limit = (int)limits[k];
