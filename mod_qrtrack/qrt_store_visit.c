@@ -9,7 +9,7 @@
 #define VISIT_NARGS 9
 #define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
 #define VISIT_ID_TYPES "lllii" "lllll"      /* the same with the id first (SQLite) */
-#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
+#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor) "
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
@@ -46,7 +46,7 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "WHERE excluded.min_start < visit_floor.min_start" },
     { "qrt_tracker_last_id",
       "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
-    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, %lld)" VISITOR_NEW },
+    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -83,7 +83,7 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
       "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
       ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
     { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS
-      ", " BIGINTS ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
+      ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
 };
 
@@ -280,7 +280,7 @@ static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                     int n, int *is_new)
 {
-    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 3 * sizeof(*args));
+    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 2 * sizeof(*args));
     visit_tv_key *keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
     int *first = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*first));
     apr_hash_t *seen = apr_hash_make(p), *added;
@@ -294,14 +294,13 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
             continue;           /* a visitor back on the same tracker within the batch */
         }
         apr_hash_set(seen, &keys[m], sizeof(keys[m]), "");
-        args[3 * m] = &v[i].tracker_id;
-        args[3 * m + 1] = &v[i].visitor;
-        args[3 * m + 2] = &v[i].visit_start;
+        args[2 * m] = &v[i].tracker_id;
+        args[2 * m + 1] = &v[i].visitor;
         first[m++] = i;
     }
     if (qrt_db_is_pgsql(db->driver)) {
         added = apr_hash_make(p);
-        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "lll", args, m, visit_added_row,
+        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "ll", args, m, visit_added_row,
                               added);
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
             is_new[first[i]] = apr_hash_get(added, &keys[i], sizeof(keys[i])) != NULL;
@@ -310,7 +309,7 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
         nadded = 0;
-        rv = qrt_db_exec(db, p, "qrt_visitor_add", &nadded, args + 3 * i);
+        rv = qrt_db_exec(db, p, "qrt_visitor_add", &nadded, args + 2 * i);
         is_new[first[i]] = nadded > 0;
     }
     return rv;
