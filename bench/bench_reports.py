@@ -114,8 +114,8 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor)
-    SELECT tracker_id, visitor FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
+INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
+    SELECT tracker_id, visitor, 0 FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     SUM(bot = 0 AND source = 'scan') AS s, SUM(bot = 0 AND source = 'click') AS c,
     SUM(bot) AS b, MAX(CASE WHEN bot = 0 THEN visit_start END) AS l
@@ -191,8 +191,8 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor)
-    SELECT tracker_id, visitor FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
+INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
+    SELECT tracker_id, visitor, 0 FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'scan') AS s,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'click') AS c,

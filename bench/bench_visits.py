@@ -78,8 +78,8 @@ SELECT x, {tid},
        x % 200003
 FROM c;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor)
-    SELECT tracker_id, visitor FROM visit_rows
+INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
+    SELECT tracker_id, visitor, 0 FROM visit_rows
     WHERE tracker_id = {tid} AND bot = 0 GROUP BY tracker_id, visitor;
 DROP TABLE gen;
 UPDATE trackers SET
@@ -135,8 +135,8 @@ SELECT x, {tid},
        x % 200003
 FROM generate_series(1::bigint, {n}::bigint) AS c(x);
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor)
-    SELECT tracker_id, visitor FROM visit_rows
+INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
+    SELECT tracker_id, visitor, 0 FROM visit_rows
     WHERE tracker_id = {tid} AND bot = 0 GROUP BY tracker_id, visitor;
 DROP TABLE gen;
 UPDATE trackers SET

@@ -52,11 +52,12 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
       "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
       "%s, %s, %s, %s, %s, %s, %lld, %s)" },
     { "qrt_copy_visitors_page",
-      "SELECT tracker_id, visitor FROM tracker_visitors "
+      "SELECT tracker_id, visitor, first_visit FROM tracker_visitors "
       "WHERE (tracker_id, visitor) > (%lld, %lld) "
       "ORDER BY tracker_id, visitor LIMIT %lld" },
     { "qrt_copy_visitors_add",
-      "INSERT INTO tracker_visitors (tracker_id, visitor) VALUES (%lld, %lld)" },
+      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
+      "VALUES (%lld, %lld, %lld)" },
     { NULL, NULL }
 };
 
@@ -94,7 +95,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
     { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
       "iiissssssssssis", KEY_VISIT },
-    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "ii",
+    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "iii",
       KEY_INT },
 };
 

@@ -9,7 +9,9 @@
 #define VISIT_NARGS 9
 #define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
 #define VISIT_ID_TYPES "lllii" "lllll"      /* the same with the id first (SQLite) */
-#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor) "
+/* first_visit is no longer kept (schema 15): 0, which SQLite stores in its record
+ * header alone, so that a database re-running migration 009 still finds the column */
+#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
@@ -46,7 +48,7 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "WHERE excluded.min_start < visit_floor.min_start" },
     { "qrt_tracker_last_id",
       "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
-    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld)" VISITOR_NEW },
+    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, 0)" VISITOR_NEW },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -82,8 +84,8 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
       "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
       ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
-    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS
-      ")" VISITOR_NEW " RETURNING tracker_id, visitor" },
+    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT t, v, 0 FROM unnest(" BIGINTS ", "
+      BIGINTS ") AS u(t, v)" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
 };
 

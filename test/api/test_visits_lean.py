@@ -196,7 +196,7 @@ CREATE INDEX visits_tracker_visitor ON visits (tracker_id, visit_start, id, visi
 CREATE INDEX visits_visitor ON visits (visitor, visit_start);
 CREATE TABLE tracker_visitors6 (tracker_id BIGINT NOT NULL, visitor CHAR(16) NOT NULL,
     first_visit BIGINT NOT NULL, PRIMARY KEY (tracker_id, visitor));
-INSERT INTO tracker_visitors6 SELECT tracker_id, printf('%016x', visitor), 0
+INSERT INTO tracker_visitors6 SELECT tracker_id, printf('%016x', visitor), first_visit
     FROM tracker_visitors;
 DROP TABLE tracker_visitors;
 ALTER TABLE tracker_visitors6 RENAME TO tracker_visitors;
@@ -219,7 +219,6 @@ ALTER TABLE visits_v6 RENAME TO visits;
 CREATE INDEX visits_tracker_id ON visits (tracker_id, id);
 CREATE INDEX visits_tracker_visitor ON visits (tracker_id, visit_start, id, visitor, bot);
 CREATE INDEX visits_visitor_id ON visits (visitor, visit_start, id);
-ALTER TABLE tracker_visitors ADD COLUMN first_visit BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE tracker_visitors ALTER COLUMN visitor TYPE CHAR(16)
     USING lpad(to_hex(visitor), 16, '0');
 DROP TABLE agg_blob;

@@ -81,8 +81,8 @@ static void seed(void)
     for (i = 0; i < NVISITORS; i++) {
         /* Visitor ids of both signs (schema 9: 64-bit integers). */
         exec_sql(&src, apr_psprintf(pool, "INSERT INTO tracker_visitors VALUES (%d, "
-                 "%" APR_INT64_T_FMT ")", i < NVISITORS - 5 ? 2 : 8,
-                 (apr_int64_t)(i * 7919) * (i % 2 ? -1 : 1) * 1000003));
+                 "%" APR_INT64_T_FMT ", %d)", i < NVISITORS - 5 ? 2 : 8,
+                 (apr_int64_t)(i * 7919) * (i % 2 ? -1 : 1) * 1000003, 1000 + i));
     }
     exec_sql(&src, "COMMIT");
 }
@@ -149,7 +149,7 @@ START_TEST(copies_every_row_as_it_is)
         { "tracker_tags", "tracker_id,tag,dimension,value", "tracker_id, tag" },
         { "visits", "id,tracker_id,visit_start,source,ip,country,city,browser,"
           "browser_version,os,device,referer,user_agent,bot,visitor", "id" },
-        { "tracker_visitors", "tracker_id,visitor", "tracker_id, visitor" },
+        { "tracker_visitors", "tracker_id,visitor,first_visit", "tracker_id, visitor" },
     };
     static const int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, NVISITS, NVISITORS };
     qrt_copy_report_t r;
