@@ -126,6 +126,10 @@ START_TEST(cache_is_bounded)
 END_TEST
 
 /* Column 0 of every row of sql, each followed by ';'. */
+/* Schema 14: visit_floor's buckets and tracker 1's newest id, as "bucket:min,...|id". */
+#define FLOOR_AND_NEWEST "SELECT (SELECT group_concat(bucket || ':' || min_start) FROM " \
+    "visit_floor) || '|' || (SELECT last_visit_id FROM trackers WHERE id = 1)"
+
 static const char *rows_of(qrt_db_t *db, const char *sql)
 {
     apr_dbd_results_t *res = NULL;
@@ -229,9 +233,7 @@ START_TEST(record_through_dictionaries)
     /* Schema 14: the writer and the view's triggers keep the floor of the ids' bucket
      * (the deleted visit 4 leaves its time there, lower than needed, still true)
      * and the tracker's newest id. */
-    ck_assert_str_eq(rows_of(&db, "SELECT (SELECT group_concat(bucket || ':' || min_start) "
-                             "FROM visit_floor) || '|' || (SELECT last_visit_id FROM "
-                             "trackers WHERE id = 1)"), "0:5|12;");
+    ck_assert_str_eq(rows_of(&db, FLOOR_AND_NEWEST), "0:5|12;");
     /* A database that says an older version than it is (10): migrations 011 to 014
      * run again; 014 computes the floors again (bucket 0's is now its visits' earliest,
      * 7), and the view's triggers, which 011 makes again, keep the floor and the newest
@@ -245,9 +247,7 @@ START_TEST(record_through_dictionaries)
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO visits "
                      "(id, tracker_id, visit_start, source, bot, visitor) VALUES "
                      "(20000, 1, 3, 'scan', 0, '0123456789abcdef')"), 0);
-    ck_assert_str_eq(rows_of(&db, "SELECT (SELECT group_concat(bucket || ':' || min_start) "
-                             "FROM visit_floor) || '|' || (SELECT last_visit_id FROM "
-                             "trackers WHERE id = 1)"), "0:7,4:3|20000;");
+    ck_assert_str_eq(rows_of(&db, FLOOR_AND_NEWEST), "0:7,4:3|20000;");
     apr_dbd_close(db.driver, db.handle);
     /* The database and its directory go (SQLite's WAL files with it). */
     unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
