@@ -68,7 +68,8 @@ const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
     { NULL, NULL }
 };
 
-/* PostgreSQL's statements of many rows (qrt_db_exec_rows). */
+/* PostgreSQL's own forms: the names' inserts with RETURNING, and the statements of
+ * many rows (qrt_db_exec_rows). */
 const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
     /* (the added row's id comes back: qrt_store_dict_id) */
     { "qrt_agg_bcy_add", BCY_ADD " RETURNING id" },
