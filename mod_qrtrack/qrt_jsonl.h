@@ -7,7 +7,7 @@
  * hash table per line. qrt_jsonl_flat reads the common line in one pass, in place;
  * whatever it does not take whole (an escape in a string, a nested value, a number
  * with a fraction or an exponent, too many members) it declines, and the caller
- * reads the line with jansson instead (qrt_jsonl_from_jansson in the admin gives
+ * reads the line with jansson instead (admin_jmembers in qrtrack-admin gives
  * the same members). What it takes, jansson takes alike: test/unit/test_jsonl.c
  * and test/fuzz/fuzz_jsonl.c compare the two. */
 #ifndef QRT_JSONL_H
