@@ -234,8 +234,7 @@ apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
                            const char *ip, const char *user_agent)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    const hmac_pads *h;
-    unsigned char md[EVP_MAX_MD_SIZE], pad[64];
+    unsigned char md[EVP_MAX_MD_SIZE];
     apr_uint64_t id = 0;
     char day[16];
     const char *dayp = NULL;
@@ -250,38 +249,19 @@ apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
                      tm.tm_mday);
         dayp = day;
     }
-    if (ctx && k && k->keylen > 0 && (h = hmac_pads_of(k)) != NULL) {
-        /* HMAC-SHA-256 from the padded keys' states. */
-        if (EVP_MD_CTX_copy_ex(ctx, h->inner)) {
+    if (ctx && k && k->keylen > 0) {
+        /* HMAC-SHA-256 (RFC 2104; the key is shorter than SHA-256's block): each half
+         * starts from its padded key's kept state, or hashes the padded key anew. */
+        const hmac_pads *h = hmac_pads_of(k);
+
+        if (h ? EVP_MD_CTX_copy_ex(ctx, h->inner) : hmac_pad(ctx, k, 0x36)) {
             visitor_message(ctx, dayp, ip, user_agent);
             EVP_DigestFinal_ex(ctx, md, &n);
         }
-        if (n && EVP_MD_CTX_copy_ex(ctx, h->outer)) {
+        if (n && (h ? EVP_MD_CTX_copy_ex(ctx, h->outer) : hmac_pad(ctx, k, 0x5c))) {
             EVP_DigestUpdate(ctx, md, n);
             EVP_DigestFinal_ex(ctx, md, &n);
         }
-    }
-    else if (ctx && k && k->keylen > 0) {
-        /* HMAC-SHA-256 (RFC 2104): the key is shorter than SHA-256's block. */
-        memset(pad, 0x36, sizeof(pad));
-        for (i = 0; i < (unsigned int)k->keylen; i++) {
-            pad[i] ^= k->key[i];
-        }
-        if (EVP_DigestInit_ex(ctx, sha256(), NULL)) {
-            EVP_DigestUpdate(ctx, pad, sizeof(pad));
-            visitor_message(ctx, dayp, ip, user_agent);
-            EVP_DigestFinal_ex(ctx, md, &n);
-        }
-        memset(pad, 0x5c, sizeof(pad));
-        for (i = 0; i < (unsigned int)k->keylen; i++) {
-            pad[i] ^= k->key[i];
-        }
-        if (n && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
-            EVP_DigestUpdate(ctx, pad, sizeof(pad));
-            EVP_DigestUpdate(ctx, md, n);
-            EVP_DigestFinal_ex(ctx, md, &n);
-        }
-        memset(pad, 0, sizeof(pad));
     }
     else if (ctx && EVP_DigestInit_ex(ctx, sha256(), NULL)) {
         /* Unkeyed: databases from before version 6 keep their ids. */
