@@ -114,11 +114,10 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        'Mozilla/5.0 (bench ' || (vh % 5000) || ')', isbot, vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, 0 FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     SUM(bot = 0 AND source = 'scan') AS s, SUM(bot = 0 AND source = 'click') AS c,
-    SUM(bot) AS b, MAX(CASE WHEN bot = 0 THEN visit_start END) AS l
+    SUM(bot) AS b, MAX(CASE WHEN bot = 0 THEN visit_start END) AS l,
+    COUNT(DISTINCT CASE WHEN bot = 0 THEN visitor END) AS u
     FROM gen GROUP BY tracker_id;
 DROP TABLE gen;
 UPDATE trackers SET
@@ -126,8 +125,7 @@ UPDATE trackers SET
     total_clicks = (SELECT c FROM sums WHERE tracker_id = trackers.id),
     total_bots = (SELECT b FROM sums WHERE tracker_id = trackers.id),
     last_visit = (SELECT l FROM sums WHERE tracker_id = trackers.id),
-    unique_visitors = (SELECT COUNT(*) FROM tracker_visitors v
-                       WHERE v.tracker_id = trackers.id)
+    unique_visitors = (SELECT u FROM sums WHERE tracker_id = trackers.id)
 WHERE account_id = {account} AND id IN (SELECT tracker_id FROM sums);
 COMMIT;
 """

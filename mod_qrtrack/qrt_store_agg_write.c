@@ -61,10 +61,13 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "WHERE id = %lld" },
     { "qrt_agg_tags_now",
       "SELECT tag FROM tracker_tags WHERE tracker_id = %lld" },
+    /* its visitors, from its visits (SQLite keeps no tracker_visitors: schema 16);
+     * counted up to a bound (beyond it the tracker is not repaired in place) */
     { "qrt_agg_trk_visitors",
-      "SELECT visitor FROM tracker_visitors WHERE tracker_id = %lld" },
+      "SELECT DISTINCT visitor FROM visit_rows WHERE tracker_id = %lld AND bot = 0" },
     { "qrt_agg_trk_nvisitors",
-      "SELECT COUNT(*) FROM tracker_visitors WHERE tracker_id = %lld" },
+      "SELECT COUNT(*) FROM (SELECT DISTINCT visitor FROM visit_rows "
+      "WHERE tracker_id = %lld AND bot = 0 LIMIT %lld) x" },
     { "qrt_agg_trk_del", "DELETE FROM agg_trk WHERE tracker_id = %lld" },
     { "qrt_agg_tag_del", "DELETE FROM agg_tag WHERE tracker_id = %lld" },
     { NULL, NULL }
@@ -422,7 +425,10 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         rv = qrt_db_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_nvisitors", args, qrt_store_agg_acc_int_row,
+        apr_int64_t bound = AGG_REPAIR_MAX + 1;
+        const void *nargs[] = { &tracker_id, &bound };
+
+        rv = qrt_db_each(db, sp, "qrt_agg_trk_nvisitors", nargs, qrt_store_agg_acc_int_row,
                          &nvis);
     }
     if (rv == APR_SUCCESS && nvis > AGG_REPAIR_MAX) {

@@ -51,13 +51,10 @@ const qrt_stmt_t qrt_store_copy_stmts[] = {
     { "qrt_copy_visits_add",
       "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
       "%s, %s, %s, %s, %s, %s, %lld, %s)" },
-    { "qrt_copy_visitors_page",
-      "SELECT tracker_id, visitor, first_visit FROM tracker_visitors "
-      "WHERE (tracker_id, visitor) > (%lld, %lld) "
-      "ORDER BY tracker_id, visitor LIMIT %lld" },
-    { "qrt_copy_visitors_add",
-      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
-      "VALUES (%lld, %lld, %lld)" },
+    /* a tracker's visitors, from its visits (schema 16): SQLite reads them there */
+    { "qrt_copy_visitors_count",
+      "SELECT COUNT(*) FROM (SELECT DISTINCT tracker_id, visitor FROM visit_rows "
+      "WHERE bot = 0) x" },
     { NULL, NULL }
 };
 
@@ -70,12 +67,18 @@ const qrt_stmt_t qrt_store_copy_pgsql[] = {
     { "qrt_copy_pg_sequences",
       "SELECT " COPY_SEQ("accounts") ", " COPY_SEQ("tokens") ", " COPY_SEQ("trackers")
       ", " COPY_SEQ("visit_rows") },
+    /* PostgreSQL keeps tracker_visitors: made from the copied visits */
+    { "qrt_copy_visitors_fill",
+      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
+      "SELECT DISTINCT tracker_id, visitor, 0 FROM visit_rows WHERE bot = 0 "
+      "ON CONFLICT (tracker_id, visitor) DO NOTHING" },
+    { "qrt_copy_visitors_count", "SELECT COUNT(*) FROM tracker_visitors" },
     { NULL, NULL }
 };
 
 /* How a copied table's pages follow one another: by column 0, or by columns 0 and 1
- * when column 1 is text or an integer, or (visits) by columns 0, 2 and 1. */
-enum { KEY_ID, KEY_TEXT, KEY_INT, KEY_VISIT };
+ * when column 1 is text, or (visits) by columns 0, 2 and 1. */
+enum { KEY_ID, KEY_TEXT, KEY_VISIT };
 
 /* One copied table: its statements and the kinds of its columns. */
 typedef struct {
@@ -83,7 +86,7 @@ typedef struct {
     const char *page;       /* label: the rows after a key, in key order, LIMIT %lld */
     const char *add;        /* label: one row, its columns in the page's order */
     const char *cols;       /* per column: 'i' integer, 's' text (NULL kept in both) */
-    int key;                /* KEY_ID, KEY_TEXT, KEY_INT or KEY_VISIT */
+    int key;                /* KEY_ID, KEY_TEXT or KEY_VISIT */
 } copy_table;
 
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
@@ -95,14 +98,14 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
     { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
       "iiissssssssssis", KEY_VISIT },
-    { "tracker_visitors", "qrt_copy_visitors_page", "qrt_copy_visitors_add", "iii",
-      KEY_INT },
+    /* not read from the source: made from the copied visits (copy_visitors) */
+    { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */
 typedef struct {
     apr_int64_t id;         /* column 0 */
-    apr_int64_t id2;        /* column 1, for a KEY_INT or KEY_VISIT table */
+    apr_int64_t id2;        /* column 1, for a KEY_VISIT table */
     apr_int64_t id3;        /* column 2, for a KEY_VISIT table */
     const char *text;       /* column 1, for a KEY_TEXT table */
     apr_pool_t *pool;       /* holds text; cleared per page */
@@ -158,7 +161,6 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
     apr_int64_t limit = QRT_COPY_PAGE;
     const void *by_id[] = { &k->id, &limit };
     const void *by_text[] = { &k->id, k->text, &limit };
-    const void *by_int[] = { &k->id, &k->id2, &limit };
     const void *by_visit[] = { &k->id, &k->id3, &k->id2, &limit };
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
@@ -168,7 +170,7 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
 
     *n = 0;
     rv = qrt_db_select(from, pp, t->page, &res, t->key == KEY_TEXT ? by_text
-                       : t->key == KEY_INT ? by_int : t->key == KEY_VISIT ? by_visit
+                       : t->key == KEY_VISIT ? by_visit
                        : by_id);
     if (rv != APR_SUCCESS) {
         return rv;
@@ -179,10 +181,8 @@ static apr_status_t copy_page(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
             rv = copy_row(from, to, pp, t, row);
             k->id = qrt_db_int(from, row, 0, 0);
             last = qrt_db_str(from, row, 1);
-            if (t->key == KEY_INT || t->key == KEY_VISIT) {
-                k->id2 = qrt_db_int(from, row, 1, 0);
-            }
             if (t->key == KEY_VISIT) {
+                k->id2 = qrt_db_int(from, row, 1, 0);
                 k->id3 = qrt_db_int(from, row, 2, 0);
             }
             (*n)++;
@@ -233,6 +233,28 @@ static apr_status_t copy_table_rows(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
     return rv;
 }
 
+/* A tracker's visitors on the target, from the visits copied: PostgreSQL's
+ * tracker_visitors made from them, SQLite's read from them (schema 16); *rows gets the
+ * (tracker, visitor) pairs. */
+static apr_status_t copy_visitors(qrt_db_t *to, apr_pool_t *p, apr_int64_t *rows,
+                                  const char **err)
+{
+    const void *none[] = { NULL };
+    apr_status_t rv = APR_SUCCESS;
+
+    to->error = NULL;
+    if (qrt_db_is_pgsql(to->driver)) {
+        rv = qrt_db_exec(to, p, "qrt_copy_visitors_fill", NULL, none);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(to, p, "qrt_copy_visitors_count", none, rows);
+    }
+    if (rv != APR_SUCCESS) {
+        *err = apr_psprintf(p, "tracker_visitors: %s", to->error ? to->error : "failed");
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
                                 qrt_copy_report_t *out)
 {
@@ -244,7 +266,9 @@ apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
         out->table[i] = copy_tables[i].name;
     }
     for (i = 0; i < QRT_COPY_TABLES && rv == APR_SUCCESS; i++) {
-        rv = copy_table_rows(from, to, p, &copy_tables[i], &out->rows[i], &out->error);
+        rv = copy_tables[i].page
+             ? copy_table_rows(from, to, p, &copy_tables[i], &out->rows[i], &out->error)
+             : copy_visitors(to, p, &out->rows[i], &out->error);
     }
     return rv;
 }

@@ -21,9 +21,11 @@ typedef struct {
 apr_status_t qrt_store_copy_check_empty(qrt_db_t *db, apr_pool_t *p, const char **table);
 
 /* Copies accounts, tokens (digest and prefix, as stored), trackers (counters and
- * deletion included), tracker_tags, visits and tracker_visitors from `from` into
- * `to`, ids kept, in pages keyed by primary key (memory stays flat), each page in
- * one transaction of `to`. The report aggregates are not copied: rebuild them on
+ * deletion included), tracker_tags and visits from `from` into `to`, ids kept, in
+ * pages keyed by primary key (memory stays flat), each page in one transaction of
+ * `to`; then the trackers' visitors come from the copied visits (PostgreSQL's
+ * tracker_visitors made from them in one statement; SQLite keeps none: schema 16),
+ * and the report's "tracker_visitors" row count is their (tracker, visitor) pairs. The report aggregates are not copied: rebuild them on
  * `to` afterwards (qrt_store_agg_rebuild, qrt_store_agg_rebuild.h). Fills *out, out->error on failure. */
 apr_status_t qrt_store_copy_all(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
                                 qrt_copy_report_t *out);

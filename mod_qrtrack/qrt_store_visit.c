@@ -49,6 +49,13 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_tracker_last_id",
       "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
     { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, 0)" VISITOR_NEW },
+    /* SQLite (schema 16): whether a visitor has a visit that is not a bot on a
+     * tracker, along visits_visitor (its entries end with the tracker, so a row is
+     * read only for an entry of this tracker; the '+': not along the tracker's
+     * visits) */
+    { "qrt_visitor_seen",
+      "SELECT COUNT(*) FROM (SELECT 1 FROM visit_rows WHERE visitor = %lld "
+      "AND +tracker_id = %lld AND bot = 0 LIMIT 1) x" },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -277,8 +284,10 @@ static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* is_new[i] = 1 when visit i is its visitor's first on its tracker (the first of
- * the batch's visits of that visitor there, which alone adds a tracker_visitors row). */
+/* is_new[i] = 1 when visit i is its visitor's first on its tracker: the first of the
+ * batch's visits of that visitor there, when the visitor has none there yet. Called
+ * before the batch's rows are written. PostgreSQL keeps tracker_visitors (the insert
+ * says which rows it added); SQLite asks its visits (schema 16). */
 static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                     int n, int *is_new)
 {
@@ -287,7 +296,7 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     int *first = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*first));
     apr_hash_t *seen = apr_hash_make(p), *added;
     apr_status_t rv = APR_SUCCESS;
-    int i, m = 0, nadded;
+    int i, m = 0;
 
     for (i = 0; i < n; i++) {
         keys[m].tracker = v[i].tracker_id;
@@ -310,9 +319,11 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         return rv;
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-        nadded = 0;
-        rv = qrt_db_exec(db, p, "qrt_visitor_add", &nadded, args + 2 * i);
-        is_new[first[i]] = nadded > 0;
+        apr_int64_t seen = 0;
+        const void *sargs[] = { args[2 * i + 1], args[2 * i] };
+
+        rv = qrt_db_select_int(db, p, "qrt_visitor_seen", sargs, &seen);
+        is_new[first[i]] = seen == 0;
     }
     return rv;
 }
@@ -330,10 +341,10 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     qrt_dict_cache_abort(db->dict);
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
-        rv = visits_insert(db, p, v, n);
+        rv = visits_visitors(db, p, v, n, is_new);
     }
     if (rv == APR_SUCCESS) {
-        rv = visits_visitors(db, p, v, n, is_new);
+        rv = visits_insert(db, p, v, n);
     }
     if (rv != APR_SUCCESS) {
         return rv;

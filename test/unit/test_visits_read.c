@@ -356,6 +356,7 @@ END_TEST
 extern const qrt_stmt_t qrt_store_visits_read_stmts[];
 extern const qrt_stmt_t qrt_store_agg_write_stmts[];
 extern const qrt_stmt_t qrt_store_copy_stmts[];
+extern const qrt_stmt_t qrt_store_visit_stmts[];
 
 static const char *plan_of(const qrt_stmt_t *table, const char *label)
 {
@@ -416,6 +417,12 @@ START_TEST(plans_seek_what_they_need)
     /* ... in the index's order, with no sort (a visitor with thousands of visits in
      * one second, a kiosk, would sort them all for each seek). */
     ck_assert_msg(!strstr(plan, "TEMP B-TREE"), "%s", plan);
+    /* Whether a visitor is new on a tracker (schema 16): the visitor's entries of
+     * visits_visitor, which name their tracker (a row is read only for an entry of
+     * that tracker, for its bot column), not the tracker's visits. */
+    plan = plan_of(qrt_store_visit_stmts, "qrt_visitor_seen");
+    ck_assert_msg(strstr(plan, "SEARCH visit_rows USING INDEX visits_visitor (visitor=?)")
+                  && !strstr(plan, "PRIMARY KEY"), "%s", plan);
     plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)") && !strstr(plan, "TEMP B-TREE"),
                   "%s", plan);
