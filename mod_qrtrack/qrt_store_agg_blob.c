@@ -52,15 +52,57 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { "qrt_ab_quarters",
       "SELECT q, '', scans, clicks, g FROM agg_day WHERE account_id = %lld "
       "AND q BETWEEN %lld AND %lld" },
+    /* (a day not sealed: its links and gaps have u = 1, schema 17) */
     { "qrt_ab_pdays",
-      "SELECT p, n FROM agg_link WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
+      "SELECT p, n FROM agg_link WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
+      "AND u = 1" },
     { "qrt_ab_links",
       "SELECT t, p, flags, tracker_id, k.browser, k.country, k.city, n FROM agg_link "
-      "JOIN agg_bcy k ON k.id = bcy WHERE account_id = %lld AND t BETWEEN %lld AND %lld" },
+      "JOIN agg_bcy k ON k.id = bcy WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
+      "AND u = 1" },
     { "qrt_ab_gaps",
       "SELECT t, p, grp, v.val, SUM(n) FROM agg_gaps JOIN agg_vals v ON v.id = vid "
-      "WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld "
+      "WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld AND u = 1 "
       "GROUP BY t, p, grp, v.val" },
+    /* SQLite (schema 17): a day's links and gaps leave agg_link_u and agg_gaps_u when
+     * it is sealed, and come back, one (p, t) at a time as its sealed value lists
+     * them, when that value goes; by the day's whole range of t (every row of the
+     * account read) when the value cannot be read */
+    { "qrt_ab_link_sealed",
+      "UPDATE agg_link SET u = 0 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
+      "AND u = 1" },
+    { "qrt_ab_gap_sealed",
+      "UPDATE agg_gaps SET u = 0 WHERE kind = %lld AND account_id = %lld "
+      "AND t BETWEEN %lld AND %lld AND u = 1" },
+    { "qrt_ab_link_open",
+      "UPDATE agg_link SET u = 1 WHERE account_id = %lld AND p = %lld AND t = %lld "
+      "AND u = 0" },
+    { "qrt_ab_gap_open",
+      "UPDATE agg_gaps SET u = 1 WHERE kind = %lld AND account_id = %lld AND p = %lld "
+      "AND t = %lld AND u = 0" },
+    { "qrt_ab_link_open_every", "UPDATE agg_link SET u = 1 WHERE u = 0" },
+    { "qrt_ab_gap_open_every", "UPDATE agg_gaps SET u = 1 WHERE u = 0" },
+    /* (qrtrack-admin aggregates seal: the rows of days whose links value is gone
+     * behind the store's back, one pass over every row) */
+    { "qrt_ab_link_open_lost",
+      "UPDATE agg_link SET u = 1 WHERE u = 0 AND NOT EXISTS (SELECT 1 FROM agg_blob b "
+      "WHERE b.account_id = agg_link.account_id AND b.lvl = 1 AND b.kind = 10 "
+      "AND b.b = (agg_link.t - ((agg_link.t % 86400) + 86400) % 86400) / 86400)" },
+    { "qrt_ab_gap_open_lost",
+      "UPDATE agg_gaps SET u = 1 WHERE u = 0 AND NOT EXISTS (SELECT 1 FROM agg_blob b "
+      "WHERE b.account_id = agg_gaps.account_id AND b.lvl = 1 AND b.kind = 10 "
+      "AND b.b = (agg_gaps.t - ((agg_gaps.t % 86400) + 86400) % 86400) / 86400)" },
+    /* a day with counters that is not on the work list: sealed (its rows u = 0) */
+    { "qrt_ab_listed_or_empty",
+      "SELECT COUNT(*) FROM agg_cnt c WHERE c.kind = 2 AND c.account_id = %lld "
+      "AND c.lvl = 1 AND c.b = %lld AND NOT EXISTS (SELECT 1 FROM agg_unsealed x "
+      "WHERE x.account_id = c.account_id AND x.day = c.b)" },
+    { "qrt_ab_link_open_all",
+      "UPDATE agg_link SET u = 1 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
+      "AND u = 0" },
+    { "qrt_ab_gap_open_all",
+      "UPDATE agg_gaps SET u = 1 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
+      "AND u = 0" },
     { "qrt_ab_visits",
       "SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.tracker_id, "
       "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') "
@@ -70,12 +112,136 @@ const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
     { NULL, NULL }
 };
 
+/* ---- a day's rows in and out of the indexes by time (SQLite, schema 17) ------------ */
+
+typedef struct {
+    qrt_db_t *db;
+    apr_pool_t *p;
+    apr_int64_t account;
+    int found;
+} ab_open_ctx;
+
+/* The rows of a sealed day's value back to u = 1, one (p, t) each; -1 (the caller
+ * opens the whole day) when the value cannot be read. */
+static apr_status_t ab_open_value(void *ctx, apr_int64_t b, const char *data)
+{
+    ab_open_ctx *c = ctx;
+    apr_pool_t *sp;
+    qrt_aggblob_t r;
+    qrt_aggblob_link_t l;
+    qrt_aggblob_gap_t g;
+    apr_int64_t pp = 0, pt = 0, kind = 0;
+    apr_status_t rv = APR_SUCCESS;
+    int rc, any = 0;
+
+    apr_pool_create(&sp, c->p);
+    if (qrt_aggblob_open(&r, sp, data, b * QRT_AGG_DAY) != APR_SUCCESS) {
+        apr_pool_destroy(sp);
+        return APR_EGENERAL;
+    }
+    while (rv == APR_SUCCESS && (rc = qrt_aggblob_next_link(&r, &l)) > 0) {
+        const void *args[] = { &c->account, &l.p, &l.t };
+
+        /* (links alike but for their groups are one row each, next to each other) */
+        if (!any || l.p != pp || l.t != pt) {
+            rv = qrt_db_exec(c->db, sp, "qrt_ab_link_open", NULL, args);
+        }
+        any = 1;
+        pp = l.p;
+        pt = l.t;
+    }
+    any = 0;
+    while (rv == APR_SUCCESS && rc == 0 && (rc = qrt_aggblob_next_gap(&r, &g)) > 0) {
+        apr_int64_t k = g.kind;
+        const void *args[] = { &k, &c->account, &g.p, &g.t };
+
+        rc = 0;
+        if (!any || k != kind || g.p != pp || g.t != pt) {
+            rv = qrt_db_exec(c->db, sp, "qrt_ab_gap_open", NULL, args);
+        }
+        any = 1;
+        kind = k;
+        pp = g.p;
+        pt = g.t;
+    }
+    apr_pool_destroy(sp);
+    if (rv == APR_SUCCESS && rc < 0) {
+        return APR_EGENERAL;
+    }
+    c->found = rv == APR_SUCCESS;
+    return rv;
+}
+
+/* Before a day's sealed values go: its links and gaps back in agg_link_u and
+ * agg_gaps_u (u = 1), as its links value lists them. Without a value to read (damaged,
+ * or gone behind the store's back: a day with counters, off the work list, unless the
+ * caller took it off: listed), by the day's range of t along every row of the
+ * account. PostgreSQL keeps u = 1 always: nothing to do. */
+static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                apr_int64_t day, int listed)
+{
+    ab_open_ctx c = { db, p, account, 0 };
+    const void *dargs[] = { &account, &day };
+    apr_int64_t lost = 0;
+    apr_status_t rv;
+
+    if (qrt_db_is_pgsql(db->driver)) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, day, day,
+                                  ab_open_value, &c);
+    if (rv == APR_SUCCESS && !c.found && !listed) {
+        rv = qrt_db_select_int(db, p, "qrt_ab_listed_or_empty", dargs, &lost);
+        if (rv == APR_SUCCESS && lost) {
+            rv = APR_EGENERAL;
+        }
+    }
+    if (rv == APR_EGENERAL && !c.found) {
+        apr_int64_t s = day * QRT_AGG_DAY, e = s + QRT_AGG_DAY - 1;
+        const void *args[] = { &account, &s, &e };
+
+        rv = qrt_db_exec(db, p, "qrt_ab_link_open_all", NULL, args);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_exec(db, p, "qrt_ab_gap_open_all", NULL, args);
+        }
+    }
+    return rv;
+}
+
+/* After a day is sealed: its links and gaps out of agg_link_u and agg_gaps_u (u = 0),
+ * read from its sealed value from now on (SQLite). */
+static apr_status_t ab_close_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                 apr_int64_t s, apr_int64_t e)
+{
+    static const int gap_kinds[] = { QRT_AGG_T, QRT_AGG_B, QRT_AGG_C, QRT_AGG_Y, QRT_AGG_G,
+                                     0 };
+    const void *args[] = { &account, &s, &e };
+    apr_status_t rv;
+    int i;
+
+    if (qrt_db_is_pgsql(db->driver)) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_exec(db, p, "qrt_ab_link_sealed", NULL, args);
+    for (i = 0; gap_kinds[i] && rv == APR_SUCCESS; i++) {
+        apr_int64_t k = gap_kinds[i];
+        const void *gargs[] = { &k, &account, &s, &e };
+
+        rv = qrt_db_exec(db, p, "qrt_ab_gap_sealed", NULL, gargs);
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
                                            apr_int64_t account, apr_int64_t day)
 {
     apr_int64_t b2 = qrt_agg_bucket(2, day), b3 = qrt_agg_bucket(3, day);
     const void *args[] = { &account, &day, &b2, &b3 };
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_inval", NULL, args);
+    apr_status_t rv = ab_open_day(db, p, account, day, 0);
+
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_ab_inval", NULL, args);
+    }
 
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, "qrt_ab_unsealed_add", NULL, args);
@@ -86,8 +252,17 @@ apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
 apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p)
 {
     const void *none[] = { NULL };
+    apr_status_t rv = APR_SUCCESS;
 
-    return qrt_db_exec(db, p, "qrt_ab_relist", NULL, none);
+    /* Rows of days whose links value is gone (SQL by hand) read by time again
+     * (SQLite, schema 17), before those days are sealed again from them. */
+    if (!qrt_db_is_pgsql(db->driver)) {
+        rv = qrt_db_exec(db, p, "qrt_ab_link_open_lost", NULL, none);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_exec(db, p, "qrt_ab_gap_open_lost", NULL, none);
+        }
+    }
+    return rv == APR_SUCCESS ? qrt_db_exec(db, p, "qrt_ab_relist", NULL, none) : rv;
 }
 
 apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p)
@@ -96,6 +271,13 @@ apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p)
     const void *none[] = { NULL }, *args[] = { &any };
     apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_clear", NULL, none);
 
+    /* Every link and gap read by time from its row again (SQLite, schema 17). */
+    if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+        rv = qrt_db_exec(db, p, "qrt_ab_link_open_every", NULL, none);
+    }
+    if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+        rv = qrt_db_exec(db, p, "qrt_ab_gap_open_every", NULL, none);
+    }
     /* Every day with counters goes on the work list. */
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, "qrt_ab_unsealed_all", NULL, args);
@@ -258,6 +440,9 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
                 }
             }
             if (rv == APR_SUCCESS) {
+                rv = ab_close_day(db, p, account, s, e);
+            }
+            if (rv == APR_SUCCESS) {
                 qrt_aggblob_builder_t *qb = qrt_aggblob_builder_make(p, 0);
                 apr_int64_t q0 = b * (QRT_AGG_DAY / QRT_AGG_QUARTER);
                 apr_int64_t q1 = q0 + QRT_AGG_DAY / QRT_AGG_QUARTER - 1;
@@ -312,8 +497,12 @@ static apr_status_t ab_seal_unit(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
 {
     apr_int64_t l = lvl;
     const void *args[] = { &account, &l, &b };
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, args);
+    /* (a day sealed already: its rows back by time first, read again below) */
+    apr_status_t rv = lvl == 1 ? ab_open_day(db, p, account, b, 1) : APR_SUCCESS;
 
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, args);
+    }
     return rv == APR_SUCCESS ? ab_build(db, p, account, lvl, b) : rv;
 }
 
@@ -349,7 +538,10 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
             (*units)++;
         }
         else if (rv == APR_SUCCESS) {
-            rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, uargs);
+            rv = ab_open_day(db, p, account, day, 1);
+            if (rv == APR_SUCCESS) {
+                rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, uargs);
+            }
         }
     }
     for (lvl = 2; lvl <= QRT_AGG_LEVELS && rv == APR_SUCCESS; lvl++) {

@@ -11,7 +11,16 @@
  * so a sealed value is never stale: where one is missing, the readers read the rows.
  * Sealing takes a settled day off the list, reads its rows and writes its values (and
  * its 16- and 256-day buckets' when they are settled and unsealed) in one transaction
- * under the store's write lock. */
+ * under the store's write lock.
+ *
+ * SQLite (schema 17) reads a day's links and gaps by time from its rows only while the
+ * day is not sealed: agg_link and agg_gaps are keyed by the previous visit's time,
+ * and their indexes by time (agg_link_u, agg_gaps_u) hold the rows with u = 1 alone.
+ * Sealing a day sets u = 0 on its rows; whatever drops its values sets u = 1 again
+ * first, on the rows the links value lists (by (p, t)). The rows stay the truth: a
+ * day whose values went behind the store's back (with counters, off the work list)
+ * is read along all the account's rows, and qrt_store_agg_blob_relist puts its rows
+ * back by time. PostgreSQL keeps its tables keyed by time: u stays 1 there. */
 #ifndef QRT_STORE_AGG_BLOB_H
 #define QRT_STORE_AGG_BLOB_H
 
@@ -30,7 +39,8 @@ apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p);
 
 /* Puts on the work list every day (and the first day of every 16- or 256-day bucket)
  * that has counters and no sealed value: for sealed values deleted behind the
- * store's back (qrtrack-admin aggregates seal runs it first). */
+ * store's back (qrtrack-admin aggregates seal runs it first). On SQLite, the rows of
+ * days without a links value are read by time again first (one pass over them all). */
 apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p);
 
 /* Seals at most max settled days of the work list at time now (with their buckets),

@@ -35,10 +35,15 @@
 #define BCY " JOIN agg_bcy k ON k.id = bcy"
 /* A gap's value (schema 13): agg_vals by the gap's vid. */
 #define VAL " JOIN agg_vals v ON v.id = vid"
+/* Links by time: rows of days not sealed alone (u = 1, schema 17: agg_link_u). */
 #define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
-    "AND +p BETWEEN %lld AND %lld"
+    "AND +p BETWEEN %lld AND %lld AND u = 1"
 #define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
     "AND +t BETWEEN %lld AND %lld"
+/* Links by time of a sealed day whose sealed values are gone without the store's
+ * knowing (deleted by hand): its rows, u = 0, along every link of the account. */
+#define LA_WHERE " WHERE account_id = %lld AND +t BETWEEN %lld AND %lld " \
+    "AND +p BETWEEN %lld AND %lld AND u = 0"
 #define LG_FROM "SELECT 0, g.tag, SUM(l.n) FROM agg_link l CROSS JOIN agg_tag g " \
     "WHERE l.account_id = %lld AND "
 #define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
@@ -111,8 +116,19 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       " AND (flags & 4) <> 0 GROUP BY k.country" },
     { "qrt_agg_lt_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LT_WHERE
       " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld"
-      LG_TAIL },
+    { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
+      "AND l.u = 1" LG_TAIL },
+    { "qrt_agg_la_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LA_WHERE
+      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
+    { "qrt_agg_la_2", "SELECT 0, '', SUM(n) FROM agg_link" LA_WHERE },
+    { "qrt_agg_la_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LA_WHERE
+      " AND (flags & 2) <> 0 GROUP BY k.browser" },
+    { "qrt_agg_la_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LA_WHERE
+      " AND (flags & 4) <> 0 GROUP BY k.country" },
+    { "qrt_agg_la_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LA_WHERE
+      " AND (flags & 8) <> 0 GROUP BY k.city" },
+    { "qrt_agg_la_6", LG_FROM "+l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
+      "AND l.u = 0" LG_TAIL },
     { "qrt_agg_lp_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
     { "qrt_agg_lp_2", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
@@ -126,7 +142,18 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       LG_TAIL },
     { "qrt_agg_gt",
       "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
-      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld GROUP BY grp, v.val" },
+      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 "
+      "GROUP BY grp, v.val" },
+    { "qrt_agg_ga",
+      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
+      "AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 "
+      "GROUP BY grp, v.val" },
+    /* the days of [b0, b1] that should be sealed and were not read sealed: with
+     * counters, not on the work list (SQLite: their rows have u = 0) */
+    { "qrt_agg_orphans",
+      "SELECT c.b FROM agg_cnt c WHERE c.kind = 2 AND c.account_id = %lld AND c.lvl = 1 "
+      "AND c.b BETWEEN %lld AND %lld AND NOT EXISTS (SELECT 1 FROM agg_unsealed x "
+      "WHERE x.account_id = c.account_id AND x.day = c.b) ORDER BY c.b" },
     { "qrt_agg_gp",
       "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
       "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, v.val" },
@@ -324,19 +351,26 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
     return win_counter_ranges1(db, p, w, kind, account, grp, r, n);
 }
 
-/* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned by t or by p, added
+/* How win_links finds its rows: by t (the days not sealed, u = 1), by p, or by t
+ * along every link of the account (a sealed day whose values are gone, u = 0). */
+enum { BY_T, BY_P, BY_T_SEALED };
+
+/* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned as `by` says, added
  * to field of the groups. */
 static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                              apr_int64_t account, int by_p, apr_int64_t t0,
+                              apr_int64_t account, int by, apr_int64_t t0,
                               apr_int64_t t1, apr_int64_t p0, apr_int64_t p1, int field)
 {
+    static const char form[] = { 't', 'p', 'a' };
+    static const char *const gaps[] = { "qrt_agg_gt", "qrt_agg_gp", "qrt_agg_ga" };
     char label[16];
     apr_int64_t k = kind;
     const void *largs[5], *gargs[6];
+    int by_p = by == BY_P;
     apr_status_t rv;
 
     w->field = field;
-    apr_snprintf(label, sizeof(label), "qrt_agg_l%c_%d", by_p ? 'p' : 't', kind);
+    apr_snprintf(label, sizeof(label), "qrt_agg_l%c_%d", form[by], kind);
     largs[0] = gargs[1] = &account;
     largs[1] = gargs[2] = by_p ? &p0 : &t0;
     largs[2] = gargs[3] = by_p ? &p1 : &t1;
@@ -345,7 +379,7 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
     gargs[0] = &k;
     rv = qrt_db_each(db, p, label, largs, win_link_row, w);
     if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
-        rv = qrt_db_each(db, p, by_p ? "qrt_agg_gp" : "qrt_agg_gt", gargs, win_link_row, w);
+        rv = qrt_db_each(db, p, gaps[by], gargs, win_link_row, w);
     }
     return rv;
 }
@@ -723,6 +757,31 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
     return rv;
 }
 
+/* The links of days [d0, d1] that were sealed and whose sealed values are gone
+ * behind the store's back (SQL by hand): days with counters, not read sealed (the
+ * caller's run), not on the work list. Their rows left agg_link_u when they were
+ * sealed (u = 0), so they are read along the account's links, a day at a time;
+ * "qrtrack-admin aggregates seal" puts them back (qrt_store_agg_blob_relist). */
+static apr_status_t win_links_orphans(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                      apr_int64_t account, apr_int64_t t0, apr_int64_t t1,
+                                      apr_int64_t p0, apr_int64_t p1, int field,
+                                      apr_int64_t d0, apr_int64_t d1)
+{
+    apr_array_header_t *days = apr_array_make(p, 4, sizeof(apr_int64_t));
+    const void *args[] = { &account, &d0, &d1 };
+    apr_status_t rv = qrt_db_each(db, p, "qrt_agg_orphans", args, qrt_db_int_list_row, days);
+    int i;
+
+    for (i = 0; i < days->nelts && rv == APR_SUCCESS; i++) {
+        apr_int64_t a = APR_ARRAY_IDX(days, i, apr_int64_t) * QRT_AGG_DAY;
+        apr_int64_t b = a + QRT_AGG_DAY - 1;
+
+        rv = win_links(db, p, w, kind, account, BY_T_SEALED, a < t0 ? t0 : a,
+                       b > t1 ? t1 : b, p0, p1, field);
+    }
+    return rv;
+}
+
 /* Links of a kind with t in [t0, t1] and p in [p0, p1], added to field: sealed days,
  * then the rows of the others. */
 static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
@@ -763,8 +822,13 @@ static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
         apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
         apr_int64_t b = (APR_ARRAY_IDX(runs, j + 1, apr_int64_t) + 1) * QRT_AGG_DAY - 1;
 
-        rv = win_links(db, p, w, kind, account, 0, a < t0 ? t0 : a, b > t1 ? t1 : b, p0, p1,
-                       field);
+        rv = win_links(db, p, w, kind, account, BY_T, a < t0 ? t0 : a, b > t1 ? t1 : b, p0,
+                       p1, field);
+        if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+            rv = win_links_orphans(db, p, w, kind, account, t0, t1, p0, p1, field,
+                                   APR_ARRAY_IDX(runs, j, apr_int64_t),
+                                   APR_ARRAY_IDX(runs, j + 1, apr_int64_t));
+        }
     }
     return rv;
 }
@@ -882,7 +946,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         /* The partial days: links by t (for firsts) or by p (for rets). */
         for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
             if (form == 2) {
-                rv = win_links(db, p, &w, kind, account_id, 1, AGG_LO, AGG_HI,
+                rv = win_links(db, p, &w, kind, account_id, BY_P, AGG_LO, AGG_HI,
                                ws.part[i][0], ws.part[i][1], F_PP);
             }
             else {
@@ -891,7 +955,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             }
         }
         if (rv == APR_SUCCESS && form == 0 && s > QRT_AGG_TMIN) {
-            rv = win_links(db, p, &w, kind, account_id, 1, s, e, AGG_LO, s - 1, F_LINK);
+            rv = win_links(db, p, &w, kind, account_id, BY_P, s, e, AGG_LO, s - 1, F_LINK);
         }
         else if (rv == APR_SUCCESS && form == 1) {
             rv = win_links_t(db, p, &w, kind, account_id, s, e, AGG_LO, s - 1, F_LINK, &tags);

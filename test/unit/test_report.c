@@ -6,9 +6,10 @@
  * no aggregate aligns with), listed trackers (a few: grouped by the database; more
  * than QRT_AGG_RAW_IDS: counted here), trackers deleted (repaired in place, and
  * stale: deleted behind the aggregates' back), retagged, bots and unique visitors.
- * Each check runs three times: in whatever state the sealed aggregates are (days
+ * Each check runs five times: in whatever state the sealed aggregates are (days
  * sealed by an earlier check and made stale by later visits), with every settled
- * day sealed, and with none (qrt_store_agg_blob.h). */
+ * day sealed, with none, with the sealed values deleted behind the store's back, and
+ * sealed again after that (qrt_store_agg_blob.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -435,12 +436,24 @@ static const char *engine_rows(int type, const int *cov, int ncov, apr_int64_t s
 
 static void check_all1(const int *cov, int ncov, const char *what);
 
-/* Sealing: 0 leaves the state as it is, 1 seals every settled day, 2 drops them all. */
+/* Sealing: 0 leaves the state as it is, 1 seals every settled day, 2 drops them all,
+ * 3 seals them and deletes the sealed values behind the store's back (SQL by hand:
+ * SQLite reads those days' links along all the rows, schema 17), 4 then lists them
+ * again and seals them (qrtrack-admin aggregates seal). */
+#define SEAL_STATES 5
 static void seal(int how)
 {
     int sealed = 0, more = 1, total = 0;
 
-    if (how == 1) {
+    if (how == 3) {
+        seal(1);
+        exec_sql("DELETE FROM agg_blob");
+    }
+    else if (how == 4) {
+        ck_assert_int_eq(qrt_store_agg_blob_relist(&db, pool), APR_SUCCESS);
+        seal(1);
+    }
+    else if (how == 1) {
         while (more) {
             ck_assert_int_eq(qrt_store_agg_blob_seal(&db, pool, apr_time_sec(apr_time_now()),
                                                      50, &sealed, &more), APR_SUCCESS);
@@ -453,14 +466,15 @@ static void seal(int how)
     }
 }
 
-static const char *const seal_names[] = { "as it was", "sealed", "unsealed" };
+static const char *const seal_names[] = { "as it was", "sealed", "unsealed",
+                                           "deleted by hand", "sealed again" };
 
 /* Every report type over the windows: open, whole days, partial days in offsets. */
 static void check_all(const int *cov, int ncov, const char *what)
 {
     int how;
 
-    for (how = 0; how < 3; how++) {
+    for (how = 0; how < SEAL_STATES; how++) {
         seal(how);
         check_all1(cov, ncov, apr_psprintf(pool, "%s (%s)", what, seal_names[how]));
     }
@@ -819,7 +833,7 @@ static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_
 {
     int how;
 
-    for (how = 0; how < 3; how++) {
+    for (how = 0; how < SEAL_STATES; how++) {
         seal(how);
         check_dashboard1(cov, ncov, d0, d1);
     }

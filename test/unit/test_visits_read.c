@@ -357,6 +357,8 @@ extern const qrt_stmt_t qrt_store_visits_read_stmts[];
 extern const qrt_stmt_t qrt_store_agg_write_stmts[];
 extern const qrt_stmt_t qrt_store_copy_stmts[];
 extern const qrt_stmt_t qrt_store_visit_stmts[];
+extern const qrt_stmt_t qrt_store_agg_read_stmts[];
+extern const qrt_stmt_t qrt_store_agg_blob_stmts[];
 
 static const char *plan_of(const qrt_stmt_t *table, const char *label)
 {
@@ -423,6 +425,27 @@ START_TEST(plans_seek_what_they_need)
     plan = plan_of(qrt_store_visit_stmts, "qrt_visitor_seen");
     ck_assert_msg(strstr(plan, "SEARCH visit_rows USING INDEX visits_visitor (visitor=?)")
                   && !strstr(plan, "PRIMARY KEY"), "%s", plan);
+    /* Links and gaps (schema 17): by previous time along the tables' keys; by time
+     * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
+     * day's rows found again by (p, t). */
+    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_lp_3");
+    ck_assert_msg(strstr(plan, "agg_link USING PRIMARY KEY (account_id=? AND p>? AND p<?)"),
+                  "%s", plan);
+    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_gp");
+    ck_assert_msg(strstr(plan, "agg_gaps USING PRIMARY KEY (kind=? AND account_id=? AND "
+                               "p>? AND p<?)"), "%s", plan);
+    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_lt_6");
+    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
+    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_gt");
+    ck_assert_msg(strstr(plan, "INDEX agg_gaps_u (kind=? AND account_id=? AND t>? AND t<?)"),
+                  "%s", plan);
+    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_links");
+    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
+    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_link_open");
+    ck_assert_msg(strstr(plan, "PRIMARY KEY (account_id=? AND p=? AND t=?)"), "%s", plan);
+    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_gap_open");
+    ck_assert_msg(strstr(plan, "PRIMARY KEY (kind=? AND account_id=? AND p=? AND t=?)"),
+                  "%s", plan);
     plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)") && !strstr(plan, "TEMP B-TREE"),
                   "%s", plan);
