@@ -435,12 +435,29 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
-        int lvl;
 
         /* rets alone do not make a day stale: sealed counters leave them out. */
         if (e->scans || e->clicks || e->firsts) {
             stale_add(p, stale, e->k.account, e->k.b);
         }
+    }
+    for (hi = apr_hash_first(p, a->day); hi; hi = apr_hash_next(hi)) {
+        day_ent *e = apr_hash_this_val(hi);
+
+        if (e->scans || e->clicks) {
+            stale_add(p, stale, e->k.account,
+                      qrt_agg_fdiv(e->k.q, QRT_AGG_DAY / QRT_AGG_QUARTER));
+        }
+    }
+    /* The days' sealed values go before their counters change: a day that gets its
+     * first counters here is not one whose values went behind the store's back
+     * (qrt_store_agg_blob_invalidate tells those by their counters). */
+    rv = stale_drop(a->db, p, stale);
+    for (hi = apr_hash_first(p, a->cnt);
+         hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        cnt_ent *e = apr_hash_this_val(hi);
+        int lvl;
+
         rv = cnt_run_add(run, e);
         for (lvl = 2; lvl <= QRT_AGG_LEVELS; lvl++) {
             cnt_key k = e->k;
@@ -461,17 +478,6 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     }
     if (rv == APR_SUCCESS) {
         rv = run_flush(run);
-    }
-    for (hi = apr_hash_first(p, a->day); hi; hi = apr_hash_next(hi)) {
-        day_ent *e = apr_hash_this_val(hi);
-
-        if (e->scans || e->clicks) {
-            stale_add(p, stale, e->k.account,
-                      qrt_agg_fdiv(e->k.q, QRT_AGG_DAY / QRT_AGG_QUARTER));
-        }
-    }
-    if (rv == APR_SUCCESS) {
-        rv = stale_drop(a->db, p, stale);
     }
     for (hi = apr_hash_first(p, a->day);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
