@@ -1,4 +1,5 @@
 /* qrt_aggblob: the sealed form of the report aggregates (see qrt_aggblob.h). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
@@ -8,6 +9,18 @@
 #define AB_NUM_MAX 13               /* characters of one 64-bit number */
 #define AB_MORE_LO '0'
 #define AB_LAST_LO 'P'
+
+/* Sums and differences of times as the 64-bit two's complement numbers they are written
+ * as (a damaged value must not make them overflow a signed number). */
+static apr_int64_t add64(apr_int64_t a, apr_uint64_t b)
+{
+    return (apr_int64_t)((apr_uint64_t)a + b);
+}
+
+static apr_uint64_t sub64(apr_int64_t a, apr_int64_t b)
+{
+    return (apr_uint64_t)a - (apr_uint64_t)b;
+}
 
 /* ---- the number codec ------------------------------------------------------------ */
 
@@ -252,104 +265,591 @@ static char *put_str(char *o, const char *s)
     return o + n;
 }
 
-/* The format letter and the string and tracker tables. */
-static char *ab_head(qrt_aggblob_builder_t *b, char fmt, apr_size_t entries, int fields,
-                     char **start)
+/* ---- version 2 of links and visits: the bit stream ----------------------------------- */
+
+/* 6 bits a character, in this order. */
+static const char ab_b64[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+
+/* A character's 6 bits; 64 for a character outside ab_b64. */
+static const unsigned char ab_b64_val[256] = {
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 62, 64, 64,
+     0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 64, 64, 64, 64, 64, 64,
+    64, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+    25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 64, 64, 64, 64, 63,
+    64, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
+    51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64
+};
+
+/* The fields of an entry, in the order the bit stream holds them. */
+enum { V_DT, V_CLICK, V_TI, V_PLACE, V_BROWSER, V_N, V_FIELDS };
+enum { L_DT, L_TP, L_FLAGS, L_TI, L_PLACE, L_BROWSER, L_N, L_FIELDS };
+enum { G_PAIR, G_DT, G_TP, G_N, G_FIELDS };
+
+/* How a field's values are written: truncated binary over n values (k - 1 bits for the
+ * first u of them, k bits for the others; no bit when n is 1), or the Exp-Golomb code of
+ * order eg (v + 2^eg in its L bits, after L - 1 - eg zeros). An index must be below lim,
+ * the size of its table; a number is base + the value. */
+typedef struct {
+    int eg;                     /* -1: truncated binary */
+    int k;
+    apr_uint64_t n, u;
+    apr_uint64_t lim;           /* indexes: their table's size */
+    apr_int64_t base;
+} ab_code;
+
+static int ab_clz(apr_uint64_t v)
 {
-    apr_size_t cap = 8 + b->strbytes
-                     + (b->strlist->nelts + b->trklist->nelts + 4) * AB_NUM_MAX
-                     + entries * fields * AB_NUM_MAX;
-    char *o = *start = apr_palloc(b->p, cap);
+#if defined(__GNUC__)
+    return __builtin_clzll(v);
+#else
+    int n = 0;
+
+    while (!(v >> 63)) {
+        v <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+static int bitlen(apr_uint64_t v)
+{
+    return v ? 64 - ab_clz(v) : 0;
+}
+
+static void code_tb(ab_code *c, apr_uint64_t n)
+{
+    c->eg = -1;
+    c->n = n;
+    c->k = n > 1 ? bitlen(n - 1) : 0;
+    c->u = c->k ? ((apr_uint64_t)1 << c->k) - n : 0;
+}
+
+/* The bits of v in the Exp-Golomb code of order k (k < 64). */
+static int eg_len(apr_uint64_t v, int k)
+{
+    apr_uint64_t u = v + ((apr_uint64_t)1 << k);
+
+    return 2 * (u < v ? 65 : bitlen(u)) - 1 - k;
+}
+
+static int tb_len(const ab_code *c, apr_uint64_t v)
+{
+    return c->k == 0 ? 0 : v < c->u ? c->k - 1 : c->k;
+}
+
+/* ---- version 2: writing --------------------------------------------------------------- */
+
+typedef struct {
+    char *o;
+    apr_uint64_t acc;           /* its low nb bits are still to be written */
+    int nb;
+} ab_out;
+
+/* The n low bits of v, n <= 64. */
+static void out_bits(ab_out *w, apr_uint64_t v, int n)
+{
+    while (n > 0) {
+        int m = n > 32 ? n - 32 : n;
+
+        n -= m;
+        w->acc = w->acc << m | (v >> n & (((apr_uint64_t)1 << m) - 1));
+        w->nb += m;
+        while (w->nb >= 6) {
+            w->nb -= 6;
+            *w->o++ = ab_b64[w->acc >> w->nb & 63];
+        }
+    }
+}
+
+static void out_val(ab_out *w, const ab_code *c, apr_uint64_t v)
+{
+    if (c->eg < 0) {
+        if (c->k) {
+            out_bits(w, v < c->u ? v : v + c->u, v < c->u ? c->k - 1 : c->k);
+        }
+    }
+    else {
+        apr_uint64_t u = v + ((apr_uint64_t)1 << c->eg);
+        int len = u < v ? 65 : bitlen(u), z = len - 1 - c->eg;
+
+        while (z > 0) {
+            int m = z > 32 ? 32 : z;
+
+            out_bits(w, 0, m);
+            z -= m;
+        }
+        out_bits(w, 1, 1);
+        out_bits(w, u, len - 1);
+    }
+}
+
+/* The last character, its free bits 0, and the end of the value. */
+static void out_end(ab_out *w)
+{
+    if (w->nb) {
+        *w->o++ = ab_b64[w->acc << (6 - w->nb) & 63];
+    }
+    *w->o = '\0';
+}
+
+/* A field's values for every entry of a section, from 0, and the code chosen for them. */
+typedef struct {
+    apr_uint64_t *v;
+    int number;
+    ab_code code;
+    apr_uint64_t bits;          /* the section's bits for this field */
+} ab_col;
+
+static void col_make(apr_pool_t *p, ab_col *c, int n, int number)
+{
+    memset(c, 0, sizeof(*c));
+    c->v = apr_palloc(p, (n + 1) * sizeof(*c->v));
+    c->number = number;
+}
+
+/* Numbers: counted from the smallest (the values are signed). */
+static void col_base(ab_col *c, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (i == 0 || (apr_int64_t)c->v[i] < c->code.base) {
+            c->code.base = (apr_int64_t)c->v[i];
+        }
+    }
+    for (i = 0; i < n; i++) {
+        c->v[i] -= (apr_uint64_t)c->code.base;
+    }
+}
+
+/* The shortest code for a field: truncated binary over its table (indexes) or up to its
+ * largest value (numbers below 2^32), or an Exp-Golomb code. With min1, every value
+ * takes at least one bit (then an entry always does, and its count is bounded by the
+ * bits of the value). */
+static void col_pick(ab_col *c, int n, apr_uint64_t lim, int min1)
+{
+    apr_uint64_t max = 0, best = 0, cost;
+    int i, k, kmax, found = 0;
+
+    for (i = 0; i < n; i++) {
+        if (c->v[i] > max) {
+            max = c->v[i];
+        }
+    }
+    c->code.lim = c->number ? 0 : lim;
+    if (!c->number || max < APR_UINT64_C(0xffffffff)) {
+        ab_code tb = c->code;
+
+        code_tb(&tb, c->number ? max + 1 : lim);
+        if (min1 && tb.n < 2) {
+            code_tb(&tb, 2);
+        }
+        if (tb.n) {
+            for (i = 0; i < n; i++) {
+                best += (apr_uint64_t)tb_len(&tb, c->v[i]);
+            }
+            c->code = tb;
+            found = 1;
+        }
+    }
+    kmax = bitlen(max) < 63 ? bitlen(max) : 63;
+    for (k = 0; k <= kmax; k++) {
+        for (cost = 0, i = 0; i < n && (!found || cost < best); i++) {
+            cost += (apr_uint64_t)eg_len(c->v[i], k);
+        }
+        if (!found || cost < best) {
+            best = cost;
+            c->code.eg = k;
+            found = 1;
+        }
+    }
+    c->bits = best;
+}
+
+/* A field's code in the header: 0 for truncated binary, else 1 + the Exp-Golomb order;
+ * a number adds the value 0 stands for and, in truncated binary, how many there are. */
+static char *put_code(char *o, const ab_col *c)
+{
+    o = qrt_aggblob_put(o, c->code.eg < 0 ? 0 : (apr_uint64_t)c->code.eg + 1);
+    if (c->number) {
+        o = qrt_aggblob_put(o, zz(c->code.base));
+        if (c->code.eg < 0) {
+            o = qrt_aggblob_put(o, c->code.n);
+        }
+    }
+    return o;
+}
+
+/* The distinct pairs of ints that a section's entries use (browsers, places, flags, the
+ * gaps' kind and group), with their uses. */
+typedef struct {
+    int a, b;
+    apr_int64_t uses;
+} ab_key;
+typedef struct {
+    apr_hash_t *h;
+    apr_array_header_t *keys;   /* ab_key */
+    apr_pool_t *p;
+    int *rank;                  /* a key's place in the table written */
+    int *order;                 /* the keys in the table written */
+} ab_tab;
+
+static void tab_make(ab_tab *t, apr_pool_t *p)
+{
+    t->p = p;
+    t->h = apr_hash_make(p);
+    t->keys = apr_array_make(p, 64, sizeof(ab_key));
+}
+
+static int tab_add(ab_tab *t, int a, int b)
+{
+    int key[2];
+    void *v;
+
+    key[0] = a;
+    key[1] = b;
+    v = apr_hash_get(t->h, key, sizeof(key));
+    if (!v) {
+        ab_key *k = apr_array_push(t->keys);
+
+        k->a = a;
+        k->b = b;
+        v = (void *)(apr_uintptr_t)t->keys->nelts;
+        apr_hash_set(t->h, apr_pmemdup(t->p, key, sizeof(key)), sizeof(key), v);
+    }
+    APR_ARRAY_IDX(t->keys, (int)(apr_uintptr_t)v - 1, ab_key).uses++;
+    return (int)(apr_uintptr_t)v - 1;
+}
+
+typedef struct {
+    apr_int64_t uses;
+    int i;
+} ab_use;
+
+static int use_cmp(const void *a, const void *b)
+{
+    const ab_use *x = a, *y = b;
+
+    if (x->uses != y->uses) {
+        return x->uses > y->uses ? -1 : 1;
+    }
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The order of n things by their uses, most used first (alike: in their own order), and
+ * each one's rank in it. */
+static int *ab_rank(apr_pool_t *p, const apr_int64_t *uses, int n, int **order)
+{
+    ab_use *u = apr_palloc(p, (n + 1) * sizeof(*u));
+    int *rank = apr_palloc(p, (n + 1) * sizeof(*rank)), i;
+
+    *order = apr_palloc(p, (n + 1) * sizeof(**order));
+    for (i = 0; i < n; i++) {
+        u[i].uses = uses[i];
+        u[i].i = i;
+    }
+    qsort(u, n, sizeof(*u), use_cmp);
+    for (i = 0; i < n; i++) {
+        (*order)[i] = u[i].i;
+        rank[u[i].i] = i;
+    }
+    return rank;
+}
+
+static void tab_rank(ab_tab *t)
+{
+    apr_int64_t *uses = apr_palloc(t->p, (t->keys->nelts + 1) * sizeof(*uses));
+    int i;
+
+    for (i = 0; i < t->keys->nelts; i++) {
+        uses[i] = APR_ARRAY_IDX(t->keys, i, ab_key).uses;
+    }
+    t->rank = ab_rank(t->p, uses, t->keys->nelts, &t->order);
+}
+
+/* A table in the header: its size, then each key's a (and b when two) in rank order;
+ * signed ones zigzagged. With trank (gaps' pairs), a b whose a is 1 is a tracker, written
+ * by its rank. */
+static char *tab_put(char *o, const ab_tab *t, int two, int sign_a, const int *trank)
+{
+    int i;
+
+    o = qrt_aggblob_put(o, t->keys->nelts);
+    for (i = 0; i < t->keys->nelts; i++) {
+        const ab_key *k = &APR_ARRAY_IDX(t->keys, t->order[i], ab_key);
+
+        o = qrt_aggblob_put(o, sign_a ? zz(k->a) : (apr_uint64_t)k->a);
+        if (two) {
+            o = qrt_aggblob_put(o, (apr_uint64_t)(trank && k->a == 1 ? trank[k->b] : k->b));
+        }
+    }
+    return o;
+}
+
+/* The header's room for a table. */
+static apr_size_t tab_cap(const ab_tab *t)
+{
+    return (apr_size_t)(t->keys->nelts + 1) * 2 * AB_NUM_MAX;
+}
+
+/* The trackers by their uses in a section (most used first) and the rank of each. */
+static int *trk_rank(qrt_aggblob_builder_t *b, apr_pool_t *p, const ab_col *ti, int n,
+                     int **order)
+{
+    apr_int64_t *uses = apr_pcalloc(p, (b->trklist->nelts + 1) * sizeof(*uses));
+    int i;
+
+    for (i = 0; i < n; i++) {
+        uses[ti->v[i]]++;
+    }
+    return ab_rank(p, uses, b->trklist->nelts, order);
+}
+
+/* The bits of a section's fields. */
+static apr_uint64_t cols_bits(const ab_col *cols, int ncols)
+{
+    apr_uint64_t bits = 0;
+    int i;
+
+    for (i = 0; i < ncols; i++) {
+        bits += cols[i].bits;
+    }
+    return bits;
+}
+
+/* The room a value needs but for its tables: format, version, strings, trackers, counts,
+ * the codes of ncodes fields and a bit stream of that many bits. */
+static apr_size_t ab_cap(qrt_aggblob_builder_t *b, int ncodes, apr_uint64_t bits)
+{
+    return 8 + b->strbytes + (b->strlist->nelts + b->trklist->nelts + 4) * AB_NUM_MAX
+           + (apr_size_t)ncodes * 3 * AB_NUM_MAX + (apr_size_t)(bits / 6) + 2;
+}
+
+/* The format letter, version 2 and the string and tracker tables (trackers in the given
+ * order). */
+static char *ab_head(qrt_aggblob_builder_t *b, char fmt, const int *order, char *o)
+{
     apr_int64_t prev = 0;
     int i;
 
     *o++ = fmt;
-    *o++ = '1';
+    *o++ = '2';
     o = qrt_aggblob_put(o, b->strlist->nelts);
     for (i = 0; i < b->strlist->nelts; i++) {
         o = put_str(o, APR_ARRAY_IDX(b->strlist, i, const char *));
     }
     o = qrt_aggblob_put(o, b->trklist->nelts);
     for (i = 0; i < b->trklist->nelts; i++) {
-        apr_int64_t id = APR_ARRAY_IDX(b->trklist, i, apr_int64_t);
+        apr_int64_t id = APR_ARRAY_IDX(b->trklist, order[i], apr_int64_t);
 
-        o = qrt_aggblob_put(o, zz(id - prev));
+        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(id, prev)));
         prev = id;
     }
     return o;
 }
 
-const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+/* Every entry's fields in turn. */
+static void out_rows(ab_out *w, const ab_col *cols, int ncols, int n)
 {
-    char *start, *o = ab_head(b, 'L', b->links->nelts + b->gaps->nelts, 8, &start);
-    apr_int64_t prev = b->day_start;
+    int i, c;
+
+    for (i = 0; i < n; i++) {
+        for (c = 0; c < ncols; c++) {
+            out_val(w, &cols[c].code, cols[c].v[i]);
+        }
+    }
+}
+
+/* Indexes of a table by their rank in it. */
+static void col_ranks(ab_col *c, int n, const int *rank)
+{
     int i;
 
-    qsort(b->links->elts, b->links->nelts, sizeof(ab_link), link_cmp);
-    qsort(b->gaps->elts, b->gaps->nelts, sizeof(ab_gap), gap_cmp);
-    o = qrt_aggblob_put(o, b->links->nelts);
-    for (i = 0; i < b->links->nelts; i++) {
+    for (i = 0; i < n; i++) {
+        c->v[i] = (apr_uint64_t)rank[c->v[i]];
+    }
+}
+
+const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+{
+    ab_col lc[L_FIELDS], gc[G_FIELDS];
+    ab_tab brw, plc, flg, pair;
+    apr_pool_t *tp;
+    apr_int64_t prev = b->day_start;
+    int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder;
+    char *start, *o;
+    ab_out w;
+
+    qsort(b->links->elts, nl, sizeof(ab_link), link_cmp);
+    qsort(b->gaps->elts, ng, sizeof(ab_gap), gap_cmp);
+    apr_pool_create(&tp, b->p);
+    tab_make(&brw, tp);
+    tab_make(&plc, tp);
+    tab_make(&flg, tp);
+    tab_make(&pair, tp);
+    for (i = 0; i < L_FIELDS; i++) {
+        col_make(tp, &lc[i], nl, i == L_DT || i == L_TP || i == L_N);
+    }
+    for (i = 0; i < G_FIELDS; i++) {
+        col_make(tp, &gc[i], ng, i != G_PAIR);
+    }
+    for (i = 0; i < nl; i++) {
         ab_link *l = &APR_ARRAY_IDX(b->links, i, ab_link);
 
-        o = qrt_aggblob_put(o, zz(l->t - prev));
-        o = qrt_aggblob_put(o, zz(l->t - l->p));
-        o = qrt_aggblob_put(o, l->flags);
-        o = qrt_aggblob_put(o, l->ti);
-        o = qrt_aggblob_put(o, l->bi);
-        o = qrt_aggblob_put(o, l->ci);
-        o = qrt_aggblob_put(o, l->yi);
-        o = qrt_aggblob_put(o, zz(l->n));
+        lc[L_DT].v[i] = sub64(l->t, prev);
+        lc[L_TP].v[i] = sub64(l->t, l->p);
+        lc[L_FLAGS].v[i] = (apr_uint64_t)tab_add(&flg, l->flags, 0);
+        lc[L_TI].v[i] = (apr_uint64_t)l->ti;
+        lc[L_PLACE].v[i] = (apr_uint64_t)tab_add(&plc, l->ci, l->yi);
+        lc[L_BROWSER].v[i] = (apr_uint64_t)tab_add(&brw, l->bi, 0);
+        lc[L_N].v[i] = (apr_uint64_t)l->n;
         prev = l->t;
     }
     prev = b->day_start;
-    o = qrt_aggblob_put(o, b->gaps->nelts);
-    for (i = 0; i < b->gaps->nelts; i++) {
+    for (i = 0; i < ng; i++) {
         ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
 
-        o = qrt_aggblob_put(o, g->kind);
-        o = qrt_aggblob_put(o, zz(g->t - prev));
-        o = qrt_aggblob_put(o, zz(g->t - g->p));
-        o = qrt_aggblob_put(o, g->ref);
-        o = qrt_aggblob_put(o, zz(g->n));
+        gc[G_PAIR].v[i] = (apr_uint64_t)tab_add(&pair, g->kind, g->ref);
+        gc[G_DT].v[i] = sub64(g->t, prev);
+        gc[G_TP].v[i] = sub64(g->t, g->p);
+        gc[G_N].v[i] = (apr_uint64_t)g->n;
         prev = g->t;
     }
-    *o = '\0';
+    tab_rank(&brw);
+    tab_rank(&plc);
+    tab_rank(&flg);
+    tab_rank(&pair);
+    trank = trk_rank(b, tp, &lc[L_TI], nl, &torder);
+    col_ranks(&lc[L_TI], nl, trank);
+    col_ranks(&lc[L_FLAGS], nl, flg.rank);
+    col_ranks(&lc[L_PLACE], nl, plc.rank);
+    col_ranks(&lc[L_BROWSER], nl, brw.rank);
+    col_ranks(&gc[G_PAIR], ng, pair.rank);
+    col_base(&lc[L_DT], nl);
+    col_base(&lc[L_TP], nl);
+    col_base(&lc[L_N], nl);
+    col_base(&gc[G_DT], ng);
+    col_base(&gc[G_TP], ng);
+    col_base(&gc[G_N], ng);
+    col_pick(&lc[L_DT], nl, 0, 1);
+    col_pick(&lc[L_TP], nl, 0, 0);
+    col_pick(&lc[L_FLAGS], nl, (apr_uint64_t)flg.keys->nelts, 0);
+    col_pick(&lc[L_TI], nl, (apr_uint64_t)b->trklist->nelts, 0);
+    col_pick(&lc[L_PLACE], nl, (apr_uint64_t)plc.keys->nelts, 0);
+    col_pick(&lc[L_BROWSER], nl, (apr_uint64_t)brw.keys->nelts, 0);
+    col_pick(&lc[L_N], nl, 0, 0);
+    col_pick(&gc[G_PAIR], ng, (apr_uint64_t)pair.keys->nelts, 0);
+    col_pick(&gc[G_DT], ng, 0, 1);
+    col_pick(&gc[G_TP], ng, 0, 0);
+    col_pick(&gc[G_N], ng, 0, 0);
+
+    start = apr_palloc(b->p, ab_cap(b, L_FIELDS + G_FIELDS, cols_bits(lc, L_FIELDS)
+                                                            + cols_bits(gc, G_FIELDS))
+                             + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair));
+    o = ab_head(b, 'L', torder, start);
+    o = qrt_aggblob_put(o, nl);
+    o = qrt_aggblob_put(o, ng);
+    /* A section without entries has neither tables nor codes. */
+    if (nl) {
+        o = tab_put(o, &brw, 0, 0, NULL);
+        o = tab_put(o, &plc, 1, 0, NULL);
+        o = tab_put(o, &flg, 0, 1, NULL);
+        for (i = 0; i < L_FIELDS; i++) {
+            o = put_code(o, &lc[i]);
+        }
+    }
+    if (ng) {
+        o = tab_put(o, &pair, 1, 1, trank);
+        for (i = 0; i < G_FIELDS; i++) {
+            o = put_code(o, &gc[i]);
+        }
+    }
+    memset(&w, 0, sizeof(w));
+    w.o = o;
+    out_rows(&w, lc, L_FIELDS, nl);
+    out_rows(&w, gc, G_FIELDS, ng);
+    out_end(&w);
+    apr_pool_destroy(tp);
     return start;
 }
 
 const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
 {
-    char *start, *o = ab_head(b, 'V', b->visits->nelts, 7, &start);
+    ab_col vc[V_FIELDS];
+    ab_tab brw, plc;
+    apr_pool_t *tp;
     apr_int64_t prev = b->day_start;
-    int i, nruns = 0, run;
+    int nv = b->visits->nelts, nr = 0, i, run, *trank, *torder;
+    ab_visit *vis;
+    char *start, *o;
+    ab_out w;
 
-    qsort(b->visits->elts, b->visits->nelts, sizeof(ab_visit), visit_cmp);
+    qsort(b->visits->elts, nv, sizeof(ab_visit), visit_cmp);
+    vis = (ab_visit *)b->visits->elts;
+    apr_pool_create(&tp, b->p);
+    tab_make(&brw, tp);
+    tab_make(&plc, tp);
+    for (i = 0; i < V_FIELDS; i++) {
+        col_make(tp, &vc[i], nv, i == V_DT || i == V_CLICK || i == V_N);
+    }
     /* Visits alike in everything are one entry with a count. */
-    for (i = 0; i < b->visits->nelts; i = run) {
-        ab_visit *v = &APR_ARRAY_IDX(b->visits, i, ab_visit);
+    for (i = 0; i < nv; i = run) {
+        ab_visit *v = &vis[i];
 
-        for (run = i + 1; run < b->visits->nelts
-             && !memcmp(v, &APR_ARRAY_IDX(b->visits, run, ab_visit), sizeof(*v)); run++) {
+        for (run = i + 1; run < nv && !memcmp(v, &vis[run], sizeof(*v)); run++) {
         }
-        nruns++;
-    }
-    o = qrt_aggblob_put(o, nruns);
-    for (i = 0; i < b->visits->nelts; i = run) {
-        ab_visit *v = &APR_ARRAY_IDX(b->visits, i, ab_visit);
-
-        for (run = i + 1; run < b->visits->nelts
-             && !memcmp(v, &APR_ARRAY_IDX(b->visits, run, ab_visit), sizeof(*v)); run++) {
-        }
-        o = qrt_aggblob_put(o, zz(v->t - prev));
-        o = qrt_aggblob_put(o, v->click);
-        o = qrt_aggblob_put(o, v->ti);
-        o = qrt_aggblob_put(o, v->bi);
-        o = qrt_aggblob_put(o, v->ci);
-        o = qrt_aggblob_put(o, v->yi);
-        o = qrt_aggblob_put(o, run - i);
+        vc[V_DT].v[nr] = sub64(v->t, prev);
+        vc[V_CLICK].v[nr] = (apr_uint64_t)v->click;
+        vc[V_TI].v[nr] = (apr_uint64_t)v->ti;
+        vc[V_PLACE].v[nr] = (apr_uint64_t)tab_add(&plc, v->ci, v->yi);
+        vc[V_BROWSER].v[nr] = (apr_uint64_t)tab_add(&brw, v->bi, 0);
+        vc[V_N].v[nr] = (apr_uint64_t)(run - i);
         prev = v->t;
+        nr++;
     }
-    *o = '\0';
+    tab_rank(&brw);
+    tab_rank(&plc);
+    trank = trk_rank(b, tp, &vc[V_TI], nr, &torder);
+    col_ranks(&vc[V_TI], nr, trank);
+    col_ranks(&vc[V_PLACE], nr, plc.rank);
+    col_ranks(&vc[V_BROWSER], nr, brw.rank);
+    col_base(&vc[V_DT], nr);
+    col_base(&vc[V_CLICK], nr);
+    col_base(&vc[V_N], nr);
+    col_pick(&vc[V_DT], nr, 0, 1);
+    col_pick(&vc[V_CLICK], nr, 0, 0);
+    col_pick(&vc[V_TI], nr, (apr_uint64_t)b->trklist->nelts, 0);
+    col_pick(&vc[V_PLACE], nr, (apr_uint64_t)plc.keys->nelts, 0);
+    col_pick(&vc[V_BROWSER], nr, (apr_uint64_t)brw.keys->nelts, 0);
+    col_pick(&vc[V_N], nr, 0, 0);
+
+    start = apr_palloc(b->p, ab_cap(b, V_FIELDS, cols_bits(vc, V_FIELDS)) + tab_cap(&brw)
+                             + tab_cap(&plc));
+    o = ab_head(b, 'V', torder, start);
+    o = qrt_aggblob_put(o, nr);
+    if (nr) {
+        o = tab_put(o, &brw, 0, 0, NULL);
+        o = tab_put(o, &plc, 1, 0, NULL);
+        for (i = 0; i < V_FIELDS; i++) {
+            o = put_code(o, &vc[i]);
+        }
+    }
+    memset(&w, 0, sizeof(w));
+    w.o = o;
+    out_rows(&w, vc, V_FIELDS, nr);
+    out_end(&w);
+    apr_pool_destroy(tp);
     return start;
 }
 
@@ -367,7 +867,7 @@ const char *qrt_aggblob_counts(qrt_aggblob_builder_t *b)
     for (i = 0; i < b->counts->nelts; i++) {
         ab_count *c = &APR_ARRAY_IDX(b->counts, i, ab_count);
 
-        o = qrt_aggblob_put(o, zz(c->grp - prev));
+        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(c->grp, prev)));
         o = put_str(o, c->val);
         o = qrt_aggblob_put(o, zz(c->scans));
         o = qrt_aggblob_put(o, zz(c->clicks));
@@ -397,11 +897,382 @@ static int get_count(const char **s, const char *end, int *n)
     apr_uint64_t u;
 
     /* Every entry takes at least one character. */
-    if (qrt_aggblob_get(s, end, &u) < 0 || u > (apr_uint64_t)(end - *s)) {
+    if (qrt_aggblob_get(s, end, &u) < 0 || u > (apr_uint64_t)(end - *s) || u > INT_MAX) {
         return -1;
     }
     *n = (int)u;
     return 0;
+}
+
+/* Zero bytes after a bit stream. An entry starts at most at its end; a field starts at
+ * most 129 bits after the previous one (an Exp-Golomb code of a 64-bit value) or at the
+ * end + 1 (after an impossible value), and reads up to 129 + 32 bits and a last 8 bytes:
+ * with 7 fields, at most 1 + 6 * 129 + 161 + 64 bits (125 bytes) past the end. */
+#define AB_PAD 136
+
+#if defined(__GNUC__)
+#define AB_HOT static APR_INLINE __attribute__((always_inline))
+#else
+#define AB_HOT static APR_INLINE
+#endif
+
+/* Under AddressSanitizer the bit stream has an allocation of its own, whose bounds it
+ * checks (a pool's block would hide a read past them). */
+#if defined(__SANITIZE_ADDRESS__)
+#define AB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AB_ASAN 1
+#endif
+#endif
+
+#ifdef AB_ASAN
+static apr_status_t ab_free(void *data)
+{
+    free(data);
+    return APR_SUCCESS;
+}
+#endif
+
+/* Where the reading of a bit stream is: bit pos, and the bits from there on at the top
+ * of w, of which avail are the stream's (the others 0). An impossible value sets pos
+ * past the end (err) to refuse the entry. */
+typedef struct {
+    apr_uint64_t w, pos, err;
+    int avail;
+} ab_rd;
+
+struct qrt_aggblob_v2_t {
+    unsigned char *buf;         /* the bit stream, 8 bits a byte, then AB_PAD zeros */
+    apr_uint64_t nbits;         /* the bits there are */
+    ab_rd rd;                   /* the next entry's */
+    int bad;                    /* a character outside the alphabet */
+    int ngaps;                  /* links: the gaps that follow them */
+    int nbrw, nplc, nflg, npair;
+    int *brw;                   /* browsers: string indexes */
+    int *plc;                   /* places: country and city string indexes */
+    int *flg;                   /* links' flags */
+    int *pair;                  /* gaps: kind, and tracker or string index */
+    ab_code f[L_FIELDS];        /* the fields of links or visits */
+    ab_code g[G_FIELDS];        /* the fields of gaps */
+};
+
+/* The characters of a bit stream as bytes (3 for 4, the last ones padded with zeros);
+ * not 0 when one is not of the alphabet. */
+static unsigned bits_load(unsigned char *o, const unsigned char *s, apr_size_t n)
+{
+    unsigned bad = 0;
+    apr_size_t i;
+
+    for (i = 0; i < n; i += 4, o += 3) {
+        unsigned a = ab_b64_val[s[i]], b = 0, c = 0, d = 0;
+        apr_uint32_t x;
+
+        if (i + 4 <= n) {
+            b = ab_b64_val[s[i + 1]];
+            c = ab_b64_val[s[i + 2]];
+            d = ab_b64_val[s[i + 3]];
+        }
+        else {
+            b = i + 1 < n ? ab_b64_val[s[i + 1]] : 0;
+            c = i + 2 < n ? ab_b64_val[s[i + 2]] : 0;
+        }
+        x = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6 | (d & 63);
+        bad |= a | b | c | d;
+        o[0] = (unsigned char)(x >> 16);
+        o[1] = (unsigned char)(x >> 8);
+        o[2] = (unsigned char)x;
+    }
+    return bad & 64;
+}
+
+/* 64 bits of the stream from bit pos on, the first at the top; the 57 first at least are
+ * the stream's (then its padding). */
+AB_HOT apr_uint64_t bits_at(const unsigned char *buf, apr_uint64_t pos)
+{
+    const unsigned char *b = buf + (pos >> 3);
+    apr_uint64_t w = (apr_uint64_t)b[0] << 56 | (apr_uint64_t)b[1] << 48
+                     | (apr_uint64_t)b[2] << 40 | (apr_uint64_t)b[3] << 32
+                     | (apr_uint64_t)b[4] << 24 | (apr_uint64_t)b[5] << 16
+                     | (apr_uint64_t)b[6] << 8 | (apr_uint64_t)b[7];
+
+    return w << (pos & 7);
+}
+
+/* The bits from b->pos on, again. */
+AB_HOT void rd_fill(const unsigned char *buf, ab_rd *b)
+{
+    b->w = bits_at(buf, b->pos);
+    b->avail = 64 - (int)(b->pos & 7);
+}
+
+/* Past n < 64 bits of w. */
+AB_HOT void rd_skip(ab_rd *b, int n)
+{
+    b->w <<= n;
+    b->avail -= n;
+    b->pos += (apr_uint64_t)n;
+}
+
+/* An Exp-Golomb code longer than 57 bits at bit pos: its zeros in several reads, then up
+ * to 64 bits. Sets *npos past it, or to err when it has too many zeros. */
+static apr_uint64_t get_eg_long(const unsigned char *buf, apr_uint64_t pos, apr_uint64_t err,
+                                int k, apr_uint64_t *npos)
+{
+    apr_uint64_t rest = 0;
+    int z = 0, m, n;
+
+    for (;;) {
+        apr_uint64_t w = bits_at(buf, pos);
+
+        n = w ? ab_clz(w) : 64;
+        n = n < 32 ? n : 32;
+        if (n == 0) {
+            break;
+        }
+        pos += (apr_uint64_t)n;
+        z += n;
+        if (z > 64 - k || pos > err) {
+            *npos = err;
+            return 0;
+        }
+    }
+    pos++;
+    /* The z + k bits under the leading one. */
+    for (m = z + k; m > 0; m -= n) {
+        n = m > 32 ? 32 : m;
+        rest = rest << n | bits_at(buf, pos) >> (64 - n);
+        pos += (apr_uint64_t)n;
+    }
+    *npos = pos;
+    m = z + k;
+    return rest + (m == 64 ? 0 : (apr_uint64_t)1 << m) - ((apr_uint64_t)1 << k);
+}
+
+/* A field's value. */
+AB_HOT apr_uint64_t get_val(const unsigned char *buf, ab_rd *b, const ab_code *c)
+{
+    apr_uint64_t y;
+    int z, len;
+
+    if (c->eg < 0) {
+        apr_uint64_t h;
+        int one;
+
+        if (c->k == 0) {
+            return 0;
+        }
+        if (b->avail < c->k) {
+            rd_fill(buf, b);
+        }
+        /* Without a branch: which of the two lengths is as good as random. */
+        y = b->w >> (64 - c->k);
+        h = y >> 1;
+        one = h < c->u;
+        rd_skip(b, c->k - one);
+        return one ? h : y - c->u;
+    }
+    /* The bits past avail are 0: a code that does not lie within avail needs a fill. */
+    z = b->w ? ab_clz(b->w) : 64;
+    len = 2 * z + 1 + c->eg;
+    if (len > b->avail || len >= 64) {
+        rd_fill(buf, b);
+        z = b->w ? ab_clz(b->w) : 64;
+        len = 2 * z + 1 + c->eg;
+        if (len > b->avail || len >= 64) {
+            apr_uint64_t np;
+
+            /* Out of line, and not given b: b stays in registers. */
+            y = get_eg_long(buf, b->pos, b->err, c->eg, &np);
+            b->pos = np;
+            b->avail = 0;
+            b->w = 0;
+            return y;
+        }
+    }
+    y = (b->w << z >> (63 - z - c->eg)) - ((apr_uint64_t)1 << c->eg);
+    rd_skip(b, len);
+    return y;
+}
+
+AB_HOT apr_int64_t get_num(const unsigned char *buf, ab_rd *b, const ab_code *c)
+{
+    return add64(c->base, get_val(buf, b, c));
+}
+
+/* An index into its table; 0, and the entry refused, when it is outside (truncated
+ * binary over the table never is). */
+AB_HOT int get_ix(const unsigned char *buf, ab_rd *b, const ab_code *c)
+{
+    apr_uint64_t v = get_val(buf, b, c);
+
+    if (c->eg >= 0 && v >= c->lim) {
+        b->pos = b->err;
+        b->avail = 0;
+        return 0;
+    }
+    return (int)v;
+}
+
+/* An entry count: every entry takes at least one bit. */
+static int get_entries(const char **s, const char *end, int *n)
+{
+    apr_uint64_t u;
+
+    if (qrt_aggblob_get(s, end, &u) < 0 || u / 6 > (apr_uint64_t)(end - *s) || u > INT_MAX) {
+        return -1;
+    }
+    *n = (int)u;
+    return 0;
+}
+
+/* A table of the header: its size, then width (1 or 2) numbers an entry. The first is
+ * below lim0, or zigzagged when sign (then any int); the second is below lim, or below
+ * lim1 when sign and the first is 1 (gaps: the group of kind 1 is a tracker). */
+static int get_tab(const char **s, const char *end, apr_pool_t *p, int width, int sign,
+                   apr_uint64_t lim0, apr_uint64_t lim, apr_uint64_t lim1, int **out, int *n)
+{
+    int i;
+
+    if (get_count(s, end, n) < 0) {
+        return -1;
+    }
+    *out = apr_pcalloc(p, ((apr_size_t)*n + 1) * 2 * sizeof(int));
+    for (i = 0; i < *n; i++) {
+        apr_uint64_t a, b;
+
+        if (qrt_aggblob_get(s, end, &a) < 0) {
+            return -1;
+        }
+        if (sign) {
+            apr_int64_t v = unzz(a);
+
+            if (v < INT_MIN || v > INT_MAX) {
+                return -1;
+            }
+            (*out)[width * i] = (int)v;
+        }
+        else if (a >= lim0) {
+            return -1;
+        }
+        else {
+            (*out)[width * i] = (int)a;
+        }
+        if (width == 2) {
+            if (qrt_aggblob_get(s, end, &b) < 0
+                || b >= (sign && (*out)[width * i] == 1 ? lim1 : lim)) {
+                return -1;
+            }
+            (*out)[width * i + 1] = (int)b;
+        }
+    }
+    return 0;
+}
+
+/* A field's code (see put_code); lim: its table's size (indexes). */
+static int get_code(const char **s, const char *end, ab_code *c, apr_uint64_t lim, int number)
+{
+    apr_uint64_t e, n = lim;
+
+    memset(c, 0, sizeof(*c));
+    if (qrt_aggblob_get(s, end, &e) < 0 || e > 64) {
+        return -1;
+    }
+    if (number && get_int(s, end, &c->base) < 0) {
+        return -1;
+    }
+    if (e == 0 && number
+        && (qrt_aggblob_get(s, end, &n) < 0 || n == 0 || n > APR_UINT64_C(0x100000000))) {
+        return -1;
+    }
+    if (e == 0 && n > 0) {
+        code_tb(c, n);
+    }
+    else {
+        /* An index into an empty table is refused by the check of Exp-Golomb codes. */
+        c->eg = e ? (int)e - 1 : 0;
+    }
+    c->lim = number ? APR_UINT64_MAX : lim;
+    return 0;
+}
+
+/* The codes of n fields; lim: each one's table size (0: a number). */
+static int get_codes(const char **s, const char *end, ab_code *c, const int *lim, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (get_code(s, end, &c[i], lim[i] < 0 ? 0 : (apr_uint64_t)lim[i], lim[i] < 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The rest of a header of version 2, after the tracker table: the entry counts, then for
+ * each section with entries its tables and its fields' codes. */
+static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
+{
+    qrt_aggblob_v2_t *x = r->v2 = apr_pcalloc(p, sizeof(*x));
+    const char **s = &r->s, *end = r->end;
+    int links = r->format == 'L';
+
+    if (get_entries(s, end, &r->left) < 0 || (links && get_entries(s, end, &x->ngaps) < 0)) {
+        return APR_EINVAL;
+    }
+    if (r->left) {
+        if (get_tab(s, end, p, 1, 0, r->nstr, 0, 0, &x->brw, &x->nbrw) < 0
+            || get_tab(s, end, p, 2, 0, r->nstr, r->nstr, 0, &x->plc, &x->nplc) < 0
+            || (links && get_tab(s, end, p, 1, 1, 0, 0, 0, &x->flg, &x->nflg) < 0)) {
+            return APR_EINVAL;
+        }
+        /* Numbers have no table: -1. */
+        if (links) {
+            const int lim[L_FIELDS] = { -1, -1, x->nflg, r->ntrk, x->nplc, x->nbrw, -1 };
+
+            if (get_codes(s, end, x->f, lim, L_FIELDS) < 0) {
+                return APR_EINVAL;
+            }
+        }
+        else {
+            const int lim[V_FIELDS] = { -1, -1, r->ntrk, x->nplc, x->nbrw, -1 };
+
+            if (get_codes(s, end, x->f, lim, V_FIELDS) < 0) {
+                return APR_EINVAL;
+            }
+        }
+    }
+    if (x->ngaps) {
+        int lim[G_FIELDS] = { 0, -1, -1, -1 };
+
+        if (get_tab(s, end, p, 2, 1, 0, r->nstr, r->ntrk, &x->pair, &x->npair) < 0) {
+            return APR_EINVAL;
+        }
+        lim[G_PAIR] = x->npair;
+        if (get_codes(s, end, x->g, lim, G_FIELDS) < 0) {
+            return APR_EINVAL;
+        }
+    }
+    /* The rest is the bit stream. */
+    {
+        apr_size_t n = (apr_size_t)(end - *s), len = (n + 3) / 4 * 3;
+
+#ifdef AB_ASAN
+        x->buf = malloc(len + AB_PAD);
+        if (!x->buf) {
+            return APR_ENOMEM;
+        }
+        apr_pool_cleanup_register(p, x->buf, ab_free, apr_pool_cleanup_null);
+#else
+        x->buf = apr_palloc(p, len + AB_PAD);
+#endif
+        memset(x->buf + len, 0, AB_PAD);
+        x->bad = bits_load(x->buf, (const unsigned char *)*s, n) != 0;
+        x->nbits = (apr_uint64_t)n * 6;
+        x->rd.err = x->nbits + 1;
+        *s = end;
+    }
+    return APR_SUCCESS;
 }
 
 apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
@@ -411,10 +1282,12 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
     int i;
 
     memset(r, 0, sizeof(*r));
-    if (!data || (data[0] != 'L' && data[0] != 'V' && data[0] != 'C') || data[1] != '1') {
+    if (!data || (data[0] != 'L' && data[0] != 'V' && data[0] != 'C')
+        || (data[1] != '1' && (data[1] != '2' || data[0] == 'C'))) {
         return APR_EINVAL;
     }
     r->format = data[0];
+    r->version = data[1] - '0';
     r->s = data + 2;
     r->end = data + strlen(data);
     r->day_start = r->t = day_start;
@@ -440,9 +1313,109 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
         if (get_int(&r->s, r->end, &d) < 0) {
             return APR_EINVAL;
         }
-        r->trk[i] = prev += d;
+        r->trk[i] = prev = add64(prev, (apr_uint64_t)d);
+    }
+    if (r->version == 2) {
+        return v2_open(r, p);
     }
     return get_count(&r->s, r->end, &r->left) < 0 ? APR_EINVAL : APR_SUCCESS;
+}
+
+/* Version 2 at the end of its last section: every bit read but the last character's
+ * padding, zeros. */
+static int v2_end(qrt_aggblob_t *r)
+{
+    qrt_aggblob_v2_t *x = r->v2;
+    apr_uint64_t left = x->nbits - x->rd.pos;
+
+    return !x->bad && x->rd.pos <= x->nbits && left < 6
+           && !(left && bits_at(x->buf, x->rd.pos) >> (64 - left)) ? 0 : -1;
+}
+
+static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
+{
+    qrt_aggblob_v2_t *x = r->v2;
+    const unsigned char *buf = x->buf;
+    ab_rd b = x->rd;
+    apr_int64_t dt, gap;
+    int f, pl, br;
+
+    dt = get_num(buf, &b, &x->f[L_DT]);
+    gap = get_num(buf, &b, &x->f[L_TP]);
+    f = get_ix(buf, &b, &x->f[L_FLAGS]);
+    out->ti = get_ix(buf, &b, &x->f[L_TI]);
+    pl = get_ix(buf, &b, &x->f[L_PLACE]);
+    br = get_ix(buf, &b, &x->f[L_BROWSER]);
+    out->n = get_num(buf, &b, &x->f[L_N]);
+    if (b.pos > x->nbits || x->bad) {
+        return -1;
+    }
+    x->rd.w = b.w;
+    x->rd.pos = b.pos;
+    x->rd.avail = b.avail;
+    r->left--;
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+    out->p = add64(out->t, -(apr_uint64_t)gap);
+    out->flags = x->flg[f];
+    out->bi = x->brw[br];
+    out->ci = x->plc[2 * pl];
+    out->yi = x->plc[2 * pl + 1];
+    return 1;
+}
+
+static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
+{
+    qrt_aggblob_v2_t *x = r->v2;
+    const unsigned char *buf = x->buf;
+    ab_rd b = x->rd;
+    apr_int64_t dt, gap;
+    int pr;
+
+    pr = get_ix(buf, &b, &x->g[G_PAIR]);
+    dt = get_num(buf, &b, &x->g[G_DT]);
+    gap = get_num(buf, &b, &x->g[G_TP]);
+    out->n = get_num(buf, &b, &x->g[G_N]);
+    if (b.pos > x->nbits || x->bad) {
+        return -1;
+    }
+    x->rd.w = b.w;
+    x->rd.pos = b.pos;
+    x->rd.avail = b.avail;
+    r->left--;
+    out->kind = x->pair[2 * pr];
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+    out->p = add64(out->t, -(apr_uint64_t)gap);
+    out->ti = out->kind == 1 ? x->pair[2 * pr + 1] : -1;
+    out->si = out->kind == 1 ? -1 : x->pair[2 * pr + 1];
+    return 1;
+}
+
+static int v2_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out)
+{
+    qrt_aggblob_v2_t *x = r->v2;
+    const unsigned char *buf = x->buf;
+    ab_rd b = x->rd;
+    apr_int64_t dt;
+    int pl, br;
+
+    dt = get_num(buf, &b, &x->f[V_DT]);
+    out->click = get_num(buf, &b, &x->f[V_CLICK]) != 0;
+    out->ti = get_ix(buf, &b, &x->f[V_TI]);
+    pl = get_ix(buf, &b, &x->f[V_PLACE]);
+    br = get_ix(buf, &b, &x->f[V_BROWSER]);
+    out->n = get_num(buf, &b, &x->f[V_N]);
+    if (b.pos > x->nbits || x->bad) {
+        return -1;
+    }
+    x->rd.w = b.w;
+    x->rd.pos = b.pos;
+    x->rd.avail = b.avail;
+    r->left--;
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+    out->bi = x->brw[br];
+    out->ci = x->plc[2 * pl];
+    out->yi = x->plc[2 * pl + 1];
+    return 1;
 }
 
 int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
@@ -457,7 +1430,14 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
         /* The gaps follow. */
         r->section = 1;
         r->t = r->day_start;
+        if (r->version == 2) {
+            r->left = r->v2->ngaps;
+            return 0;
+        }
         return get_count(&r->s, r->end, &r->left) < 0 ? -1 : 0;
+    }
+    if (r->version == 2) {
+        return v2_link(r, out);
     }
     if (get_int(&r->s, r->end, &dt) < 0 || get_int(&r->s, r->end, &gap) < 0
         || qrt_aggblob_get(&r->s, r->end, &flags) < 0
@@ -469,8 +1449,8 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
         return -1;
     }
     r->left--;
-    out->t = r->t += dt;
-    out->p = out->t - gap;
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+    out->p = add64(out->t, -(apr_uint64_t)gap);
     out->flags = (int)flags;
     return 1;
 }
@@ -493,7 +1473,10 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     if (r->left == 0) {
-        return 0;
+        return r->version == 2 ? v2_end(r) : 0;
+    }
+    if (r->version == 2) {
+        return v2_gap(r, out);
     }
     if (qrt_aggblob_get(&r->s, r->end, &kind) < 0 || get_int(&r->s, r->end, &dt) < 0
         || get_int(&r->s, r->end, &gap) < 0) {
@@ -505,8 +1488,8 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
     }
     r->left--;
     out->kind = (int)kind;
-    out->t = r->t += dt;
-    out->p = out->t - gap;
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+    out->p = add64(out->t, -(apr_uint64_t)gap);
     out->ti = kind == 1 ? ref : -1;
     out->si = kind == 1 ? -1 : ref;
     return 1;
@@ -521,7 +1504,10 @@ int qrt_aggblob_next_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out)
         return -1;
     }
     if (r->left == 0) {
-        return 0;
+        return r->version == 2 ? v2_end(r) : 0;
+    }
+    if (r->version == 2) {
+        return v2_visit(r, out);
     }
     if (get_int(&r->s, r->end, &dt) < 0 || qrt_aggblob_get(&r->s, r->end, &click) < 0
         || get_idx(&r->s, r->end, r->ntrk, &out->ti) < 0
@@ -532,7 +1518,7 @@ int qrt_aggblob_next_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out)
         return -1;
     }
     r->left--;
-    out->t = r->t += dt;
+    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
     out->click = click != 0;
     out->n = (apr_int64_t)n;
     return 1;
@@ -555,6 +1541,6 @@ int qrt_aggblob_next_count(qrt_aggblob_t *r, apr_pool_t *p, qrt_aggblob_count_t 
         return -1;
     }
     r->left--;
-    out->grp = r->grp += d;
+    out->grp = r->grp = add64(r->grp, (apr_uint64_t)d);
     return 1;
 }
