@@ -54,9 +54,11 @@
 #define QRT_AGG_QDAY 96
 /* Counter levels: 1 day, 16 days, 256 days. */
 #define QRT_AGG_LEVELS 3
-/* Open window bounds: before and after any visit. */
-#define QRT_AGG_TMIN (-(APR_INT64_C(1) << 40))
-#define QRT_AGG_TMAX (APR_INT64_C(1) << 40)
+/* Open window bounds: before and after any visit (about 34,800 years from 1970), at
+ * the start and the end of a day, so that an open window has no partial day at either
+ * end (whose visits a report would read: every tracker's, for none). */
+#define QRT_AGG_TMIN (-APR_INT64_C(12725829) * QRT_AGG_DAY)
+#define QRT_AGG_TMAX (APR_INT64_C(12725829) * QRT_AGG_DAY - 1)
 
 /* floor(a / b) for b > 0. */
 apr_int64_t qrt_agg_fdiv(apr_int64_t a, apr_int64_t b);

@@ -100,6 +100,8 @@ START_TEST(window_split)
     ck_assert(w.d0 == w.d1 && w.nparts == 0);
     qrt_agg_window_split(QRT_AGG_TMIN, QRT_AGG_TMAX, &w);
     ck_assert(w.d0 * 86400 >= QRT_AGG_TMIN && w.d1 * 86400 <= QRT_AGG_TMAX + 1);
+    /* An open window is whole days: no visits read for partial ones. */
+    ck_assert_int_eq(w.nparts, 0);
     /* Seconds are covered once by full days and parts. */
     srandom(7);
     for (round = 0; round < 5000; round++) {
