@@ -1332,6 +1332,22 @@ static int v2_end(qrt_aggblob_t *r)
            && !(left && bits_at(x->buf, x->rd.pos) >> (64 - left)) ? 0 : -1;
 }
 
+/* An entry's fields read through b: -1 when they ran past the stream or did not fit
+ * their tables, else the reader moves past them. */
+AB_HOT int v2_took(qrt_aggblob_t *r, const ab_rd *b)
+{
+    qrt_aggblob_v2_t *x = r->v2;
+
+    if (b->pos > x->nbits || x->bad) {
+        return -1;
+    }
+    x->rd.w = b->w;
+    x->rd.pos = b->pos;
+    x->rd.avail = b->avail;
+    r->left--;
+    return 0;
+}
+
 static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
 {
     qrt_aggblob_v2_t *x = r->v2;
@@ -1347,13 +1363,9 @@ static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     pl = get_ix(buf, &b, &x->f[L_PLACE]);
     br = get_ix(buf, &b, &x->f[L_BROWSER]);
     out->n = get_num(buf, &b, &x->f[L_N]);
-    if (b.pos > x->nbits || x->bad) {
+    if (v2_took(r, &b) < 0) {
         return -1;
     }
-    x->rd.w = b.w;
-    x->rd.pos = b.pos;
-    x->rd.avail = b.avail;
-    r->left--;
     out->t = r->t = add64(r->t, (apr_uint64_t)dt);
     out->p = add64(out->t, -(apr_uint64_t)gap);
     out->flags = x->flg[f];
@@ -1375,13 +1387,9 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
     dt = get_num(buf, &b, &x->g[G_DT]);
     gap = get_num(buf, &b, &x->g[G_TP]);
     out->n = get_num(buf, &b, &x->g[G_N]);
-    if (b.pos > x->nbits || x->bad) {
+    if (v2_took(r, &b) < 0) {
         return -1;
     }
-    x->rd.w = b.w;
-    x->rd.pos = b.pos;
-    x->rd.avail = b.avail;
-    r->left--;
     out->kind = x->pair[2 * pr];
     out->t = r->t = add64(r->t, (apr_uint64_t)dt);
     out->p = add64(out->t, -(apr_uint64_t)gap);
@@ -1404,13 +1412,9 @@ static int v2_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out)
     pl = get_ix(buf, &b, &x->f[V_PLACE]);
     br = get_ix(buf, &b, &x->f[V_BROWSER]);
     out->n = get_num(buf, &b, &x->f[V_N]);
-    if (b.pos > x->nbits || x->bad) {
+    if (v2_took(r, &b) < 0) {
         return -1;
     }
-    x->rd.w = b.w;
-    x->rd.pos = b.pos;
-    x->rd.avail = b.avail;
-    r->left--;
     out->t = r->t = add64(r->t, (apr_uint64_t)dt);
     out->bi = x->brw[br];
     out->ci = x->plc[2 * pl];
