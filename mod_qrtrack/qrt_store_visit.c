@@ -54,8 +54,8 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
      * read only for an entry of this tracker; the '+': not along the tracker's
      * visits) */
     { "qrt_visitor_seen",
-      "SELECT COUNT(*) FROM (SELECT 1 FROM visit_rows WHERE visitor = %lld "
-      "AND +tracker_id = %lld AND bot = 0 LIMIT 1) x" },
+      "SELECT 1 FROM visit_rows WHERE visitor = %lld AND +tracker_id = %lld AND bot = 0 "
+      "LIMIT 1" },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -322,6 +322,7 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         apr_int64_t seen = 0;
         const void *sargs[] = { args[2 * i + 1], args[2 * i] };
 
+        /* (no row: 0) */
         rv = qrt_db_select_int(db, p, "qrt_visitor_seen", sargs, &seen);
         is_new[first[i]] = seen == 0;
     }
