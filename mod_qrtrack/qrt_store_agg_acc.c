@@ -218,6 +218,7 @@ qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
     a->day = acc_hash_make(p);
     a->lnk = acc_hash_make(a->lp);
     a->gap = acc_hash_make(a->lp);
+    a->stale = apr_hash_make(p);
     return a;
 }
 
@@ -405,8 +406,11 @@ static void stale_add(apr_pool_t *p, apr_hash_t *days, apr_int64_t account, apr_
     }
 }
 
-/* Deletes their sealed values, in the flush's transaction. */
-static apr_status_t stale_drop(qrt_db_t *db, apr_pool_t *p, apr_hash_t *days)
+/* Deletes their sealed values, in the flush's transaction: once per day for the
+ * accumulator's transaction (nothing seals a day again inside it: sealing takes the
+ * store's write lock, which the transaction holds), so the counters' and the links'
+ * flushes, and a rebuild's many, do not drop the same day again. */
+static apr_status_t stale_drop(qrt_store_agg_acc_t *a, apr_pool_t *p, apr_hash_t *days)
 {
     apr_hash_index_t *hi;
     apr_status_t rv = APR_SUCCESS;
@@ -414,7 +418,14 @@ static apr_status_t stale_drop(qrt_db_t *db, apr_pool_t *p, apr_hash_t *days)
     for (hi = apr_hash_first(p, days); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const apr_int64_t *key = apr_hash_this_key(hi);
 
-        rv = qrt_store_agg_blob_invalidate(db, p, key[0], key[1]);
+        if (apr_hash_get(a->stale, key, 2 * sizeof(*key))) {
+            continue;
+        }
+        rv = qrt_store_agg_blob_invalidate(a->db, p, key[0], key[1]);
+        if (rv == APR_SUCCESS) {
+            apr_hash_set(a->stale, apr_pmemdup(a->p, key, 2 * sizeof(*key)),
+                         2 * sizeof(*key), "");
+        }
     }
     return rv;
 }
@@ -452,7 +463,7 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     /* The days' sealed values go before their counters change: a day that gets its
      * first counters here is not one whose values went behind the store's back
      * (qrt_store_agg_blob_invalidate tells those by their counters). */
-    rv = stale_drop(a->db, p, stale);
+    rv = stale_drop(a, p, stale);
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
@@ -540,7 +551,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
             stale_add(p, stale, e->k.account, qrt_agg_fdiv(e->k.t, QRT_AGG_DAY));
         }
     }
-    rv = stale_drop(a->db, p, stale);
+    rv = stale_drop(a, p, stale);
     links = run_make(p, a->db, "qrt_agg_link_add", "lllllll");
     gaps = run_make(p, a->db, "qrt_agg_gap_add", "lllllll");
     for (hi = apr_hash_first(p, a->lnk);

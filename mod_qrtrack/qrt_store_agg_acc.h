@@ -67,6 +67,7 @@ typedef struct {
     apr_hash_t *cnt, *day, *lnk, *gap;
     int nlinks;
     qrt_dict_cache_t *names;    /* agg_bcy's and agg_vals's ids when db has no cache */
+    apr_hash_t *stale;          /* (account, day) whose sealed values its flushes dropped */
 } qrt_store_agg_acc_t;
 
 /* What one visit adds: the previous visit of the visitor in one group. */
@@ -99,7 +100,8 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
                                        apr_int64_t id, int create,
                                        qrt_store_agg_trk_t **out);
 
-/* An empty accumulator writing to db, living in p. */
+/* An empty accumulator writing to db, living in p, for one transaction of db (its
+ * flushes drop each day's sealed values once). */
 qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p);
 
 /* One pointer per distinct string, so that keys compare as bytes. */

@@ -190,13 +190,13 @@ static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
     }
     rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, day, day,
                                   ab_open_value, &c);
-    if (rv == APR_SUCCESS && !c.found && !listed) {
-        rv = qrt_db_select_int(db, p, "qrt_ab_listed_or_empty", dargs, &lost);
-        if (rv == APR_SUCCESS && lost) {
-            rv = APR_EGENERAL;
-        }
-    }
     if (rv == APR_EGENERAL && !c.found) {
+        lost = 1;                   /* a value that cannot be read */
+    }
+    else if (rv == APR_SUCCESS && !c.found && !listed) {
+        rv = qrt_db_select_int(db, p, "qrt_ab_listed_or_empty", dargs, &lost);
+    }
+    if (lost) {
         apr_int64_t s = day * QRT_AGG_DAY, e = s + QRT_AGG_DAY - 1;
         const void *args[] = { &account, &s, &e };
 

@@ -319,12 +319,12 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         return rv;
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-        apr_int64_t seen = 0;
+        apr_int64_t there = 0;
         const void *sargs[] = { args[2 * i + 1], args[2 * i] };
 
         /* (no row: 0) */
-        rv = qrt_db_select_int(db, p, "qrt_visitor_seen", sargs, &seen);
-        is_new[first[i]] = seen == 0;
+        rv = qrt_db_select_int(db, p, "qrt_visitor_seen", sargs, &there);
+        is_new[first[i]] = there == 0;
     }
     return rv;
 }
