@@ -1,5 +1,6 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
@@ -322,6 +323,10 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
     if (!db->prepared) {
         db->prepared = apr_hash_make(p);
     }
+    if (!db->pool) {
+        /* what is prepared later (store_stmt) lives as long as these */
+        db->pool = p;
+    }
     qrt_store_each_statement(apr_dbd_name(db->driver), store_prepare_one, &c);
     return c.err;
 }
@@ -349,17 +354,23 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
     apr_dbd_prepared_t *stmt = db->prepared
         ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
     store_find_ctx f = { label, NULL };
+    const char *rows = strchr(label, '*'), *sql;
     int rv;
 
     if (stmt) {
         return stmt;
     }
+    if (rows) {
+        /* "<label>*<n>": label's statement for n rows (store_rows) */
+        f.label = apr_pstrmemdup(p, label, (apr_size_t)(rows - label));
+    }
     qrt_store_each_statement(apr_dbd_name(db->driver), store_find_one, &f);
-    if (!f.sql) {
+    sql = f.sql && rows ? qrt_db_sql_rows(p, f.sql, atoi(rows + 1)) : f.sql;
+    if (!sql) {
         db->error = apr_psprintf(p, "no statement %s", label);
         return NULL;
     }
-    rv = apr_dbd_prepare(db->driver, cp, db->handle, f.sql, label, &stmt);
+    rv = apr_dbd_prepare(db->driver, cp, db->handle, sql, label, &stmt);
     if (rv != 0 || !stmt) {
         db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
@@ -527,24 +538,78 @@ static const char *store_many(apr_pool_t *p, const char *label, const char *type
     return apr_pstrcat(p, label, "_many", NULL);
 }
 
+char *qrt_db_sql_rows(apr_pool_t *p, const char *sql, int n)
+{
+    const char *open = strstr(sql, " VALUES ("), *c;
+    char *out, *o;
+    apr_size_t len;
+    int depth = 0, i;
+
+    if (!open || n < 1) {
+        return NULL;
+    }
+    open += strlen(" VALUES ");
+    for (c = open; *c; c++) {
+        if (*c == '\'') {
+            c = strchr(c + 1, '\'');
+            if (!c) {
+                return NULL;
+            }
+        }
+        else if (*c == '(') {
+            depth++;
+        }
+        else if (*c == ')' && --depth == 0) {
+            break;
+        }
+    }
+    if (!*c) {
+        return NULL;
+    }
+    len = (apr_size_t)(c + 1 - open);
+    out = o = apr_palloc(p, strlen(sql) + (apr_size_t)(n - 1) * (len + 2) + 1);
+    memcpy(o, sql, (apr_size_t)(open - sql));
+    o += open - sql;
+    for (i = 0; i < n; i++) {
+        if (i) {
+            memcpy(o, ", ", 2);
+            o += 2;
+        }
+        memcpy(o, open, len);
+        o += len;
+    }
+    strcpy(o, c + 1);
+    return out;
+}
+
 /* The rows of qrt_db_exec_rows (fn NULL) and of qrt_db_each_rows. */
 static apr_status_t store_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                                const char *types, const void **args, int n,
                                qrt_row_fn *fn, void *ctx)
 {
     apr_status_t rv = APR_SUCCESS;
-    int i, nargs = (int)strlen(types), many = qrt_db_is_pgsql(db->driver);
+    int i, k, nargs = (int)strlen(types);
     const void **cols;
 
-    for (i = 0; i < (many ? 1 : n) && rv == APR_SUCCESS; i++) {
-        const void **one = args + (apr_size_t)i * nargs;
-        const char *as = label;
+    if (qrt_db_is_pgsql(db->driver)) {
+        const char *as = store_many(p, label, types, args, n, &cols);
 
-        if (many) {
-            as = store_many(p, label, types, args, n, &cols);
-            one = cols;
+        return fn ? qrt_db_each(db, p, as, cols, fn, ctx) : qrt_db_exec(db, p, as, NULL, cols);
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i += k) {
+        const void **one = args + (apr_size_t)i * nargs;
+
+        if (fn) {
+            k = 1;
+            rv = qrt_db_each(db, p, label, one, fn, ctx);
+            continue;
         }
-        rv = fn ? qrt_db_each(db, p, as, one, fn, ctx) : qrt_db_exec(db, p, as, NULL, one);
+        /* The largest power of two of rows left, up to QRT_DB_ROWS_MAX: a label has
+         * a few forms, each prepared once. */
+        for (k = 1; k * 2 <= n - i && k * 2 <= QRT_DB_ROWS_MAX; k *= 2) {
+        }
+        rv = qrt_db_exec(db, p, k == 1 ? label : apr_psprintf(p, "%s*%d", label, k), NULL,
+                         one);
     }
     return rv;
 }

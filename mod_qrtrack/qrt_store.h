@@ -78,11 +78,18 @@ typedef apr_status_t qrt_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
  * row after row; a letter says what its pointers point to: 'l' apr_int64_t, 'i' int,
  * 's' a string, NULL an SQL NULL). On PostgreSQL one statement does all the rows:
  * the statement "<label>_many" of a _pgsql table, which takes each column as an
- * array (one %s each, written by qrt_db_array). On SQLite, where a statement costs
- * no round trip, label runs once per row. */
+ * array (one %s each, written by qrt_db_array). On SQLite, label's VALUES list is
+ * repeated for up to QRT_DB_ROWS_MAX rows a statement (qrt_db_sql_rows): a statement
+ * costs no round trip there, but its start and end cost as much as the b-tree work
+ * of a row. */
 apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n);
-/* The same for a query: fn is called on the rows it answers. */
+#define QRT_DB_ROWS_MAX 32
+/* sql, an "INSERT ... VALUES (...) [rest]" of one row, for n rows (its parenthesised
+ * list of values n times, comma-separated); NULL when sql has no such list. */
+char *qrt_db_sql_rows(apr_pool_t *p, const char *sql, int n);
+/* The same for a query: fn is called on the rows it answers (one statement a row on
+ * SQLite). */
 apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n,
                               qrt_row_fn *fn, void *ctx);

@@ -36,9 +36,11 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_write_lock", "SELECT %lld" },
     { "qrt_visit_add", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") VALUES "
       "(%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
-    /* SQLite (schema 11): a batch's ids, taken from visit_seq (the last one comes
-     * back), then its rows with them. */
-    { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld RETURNING last" },
+    /* SQLite (schema 11): a batch's ids, taken from visit_seq (the last one is then
+     * read back with qrt_agg_max_id: a RETURNING clause makes SQLite keep a statement
+     * journal and a table of the rows returned, 10 % of a scan batch's commit), then
+     * its rows with them. */
+    { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld" },
     { "qrt_visit_add_id", "INSERT INTO visit_rows (id, " VISIT_ROW_COLS ") VALUES "
       "(%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
     /* SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a
@@ -203,14 +205,17 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     const void **with_id = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * (VISIT_NARGS + 1)
                                          * sizeof(*with_id));
     apr_int64_t count = n, last = 0;
-    const void *seq_args[] = { &count };
+    const void *seq_args[] = { &count }, *none[] = { NULL };
     apr_status_t rv;
     int i;
 
     if (n <= 0) {
         return APR_SUCCESS;
     }
-    rv = qrt_db_select_int(db, p, "qrt_visit_ids", seq_args, &last);
+    rv = qrt_db_exec(db, p, "qrt_visit_ids", NULL, seq_args);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, "qrt_agg_max_id", none, &last);
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }

@@ -1,11 +1,16 @@
 /* Unit tests for qrt_store.c: the array literals of PostgreSQL's statements of many
- * rows (qrt_db_exec_rows), and how errors are classed. */
+ * rows and SQLite's statements of many rows (qrt_db_exec_rows), and how errors are
+ * classed. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
 
+#include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_check.h"
 
@@ -84,6 +89,101 @@ START_TEST(error_classes)
 }
 END_TEST
 
+/* SQLite's form of a statement for n rows: its list of values repeated, whatever
+ * the list holds; none without one. */
+START_TEST(sql_of_many_rows)
+{
+    ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a, b) VALUES (%lld, %d)", 1),
+                     "INSERT INTO t (a, b) VALUES (%lld, %d)");
+    ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a, b) VALUES (%lld, %d) "
+                                     "ON CONFLICT (a) DO UPDATE SET b = b + excluded.b", 3),
+                     "INSERT INTO t (a, b) VALUES (%lld, %d), (%lld, %d), (%lld, %d) "
+                     "ON CONFLICT (a) DO UPDATE SET b = b + excluded.b");
+    /* parentheses and quoted ones inside the list */
+    ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES "
+                                     "(COALESCE(%s, ')('), (1))", 2),
+                     "INSERT INTO t (a) VALUES (COALESCE(%s, ')('), (1)), "
+                     "(COALESCE(%s, ')('), (1))");
+    ck_assert_ptr_null(qrt_db_sql_rows(pool, "UPDATE t SET a = %lld", 2));
+    ck_assert_ptr_null(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES (%s", 2));
+    ck_assert_ptr_null(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES ('%s)", 2));
+    ck_assert_ptr_null(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES (%s)", 0));
+}
+END_TEST
+
+/* Visits recorded on SQLite in batches of every size around the statements' sizes
+ * (1 to QRT_DB_ROWS_MAX rows each), each batch in a pool of its own that is gone
+ * before the next: every row is there once, with its own values, in id order. */
+START_TEST(many_rows_on_sqlite)
+{
+    static const int sizes[] = { 1, 2, 3, 7, 15, 16, 31, 32, 33, 64, 70, 1, 5 };
+    char dir[] = "/tmp/qrt-store-XXXXXX";
+    const char *err = NULL, *path;
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    qrt_db_t db;
+    int from, to, b, i, n = 0, nrows = 0;
+
+    memset(&db, 0, sizeof(db));
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
+    ck_assert_msg(err == NULL, "%s", err);
+    err = qrt_db_prepare_all(&db, pool);
+    ck_assert_msg(err == NULL, "%s", err);
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts "
+                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO trackers "
+                                   "(account_id, code, name, type, redirect_url, created_at, "
+                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
+                                   "'https://e.example/', 0, 0)"), 0);
+    for (b = 0; b < (int)(sizeof(sizes) / sizeof(sizes[0])); b++) {
+        apr_pool_t *bp;
+        apr_dbd_transaction_t *tx;
+        qrt_visit_t *v;
+
+        apr_pool_create(&bp, pool);
+        v = apr_pcalloc(bp, (apr_size_t)sizes[b] * sizeof(*v));
+        for (i = 0; i < sizes[b]; i++, n++) {
+            /* visit n: its time, source, bot flag and visitor tell it apart */
+            v[i].tracker_id = 1;
+            v[i].visit_start = 1000 + n;
+            v[i].source = n % 3 ? "scan" : "click";
+            v[i].bot = n % 5 == 4;
+            v[i].visitor = 7000 + n;
+            v[i].ip = n % 2 ? "192.0.2.0" : NULL;
+            v[i].user_agent = apr_psprintf(bp, "Agent/%d", n % 4);
+            v[i].device = "mobile";
+        }
+        ck_assert_int_eq(qrt_db_begin(&db, bp, &tx), APR_SUCCESS);
+        ck_assert_msg(qrt_store_visits_record(&db, bp, v, sizes[b]) == APR_SUCCESS, "%s",
+                      db.error);
+        ck_assert_int_eq(qrt_db_end(&db, bp, tx), APR_SUCCESS);
+        apr_pool_destroy(bp);
+    }
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                                    "SELECT id, visit_start, click, bot, visitor, "
+                                    "ip_id IS NULL FROM visit_rows ORDER BY id", 0), 0);
+    for (i = 0; apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0; i++) {
+        ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), i + 1);
+        ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 1)), 1000 + i);
+        ck_assert_int_eq(atoi(apr_dbd_get_entry(db.driver, row, 2)), i % 3 == 0);
+        ck_assert_int_eq(atoi(apr_dbd_get_entry(db.driver, row, 3)), i % 5 == 4);
+        ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 4)), 7000 + i);
+        ck_assert_int_eq(atoi(apr_dbd_get_entry(db.driver, row, 5)), i % 2 == 0);
+    }
+    ck_assert_int_eq(i, n);
+    apr_dbd_close(db.driver, db.handle);
+    unlink(path);
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -94,6 +194,8 @@ static Suite *store_suite(void)
     tcase_add_test(tc, array_of_strings);
     tcase_add_test(tc, array_of_long_strings);
     tcase_add_test(tc, error_classes);
+    tcase_add_test(tc, sql_of_many_rows);
+    tcase_add_test(tc, many_rows_on_sqlite);
     suite_add_tcase(s, tc);
     return s;
 }
