@@ -567,7 +567,12 @@ char *qrt_db_sql_rows(apr_pool_t *p, const char *sql, int n)
         return NULL;
     }
     len = (apr_size_t)(c + 1 - open);
-    out = o = apr_palloc(p, strlen(sql) + (apr_size_t)(n - 1) * (len + 2) + 1);
+    out = o = apr_palloc(p, strlen(sql) + (apr_size_t)(n - 1) * (len + 2) + 16);
+    if (n > 1 && !strncmp(sql, "INSERT INTO ", 12)) {
+        memcpy(o, "INSERT OR FAIL INTO ", 20);
+        o += 20;
+        sql += 12;
+    }
     memcpy(o, sql, (apr_size_t)(open - sql));
     o += open - sql;
     for (i = 0; i < n; i++) {

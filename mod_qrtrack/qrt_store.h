@@ -86,7 +86,13 @@ apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n);
 #define QRT_DB_ROWS_MAX 32
 /* sql, an "INSERT ... VALUES (...) [rest]" of one row, for n rows (its parenthesised
- * list of values n times, comma-separated); NULL when sql has no such list. */
+ * list of values n times, comma-separated); NULL when sql has no such list. An
+ * "INSERT INTO" of several rows becomes "INSERT OR FAIL INTO": a row that breaks a
+ * constraint (other than the one an upsert handles) fails the statement without
+ * undoing the rows before it, so SQLite keeps no statement journal (a copy of every
+ * page the statement changes, spilled to a temporary file past 64 KB: an import's
+ * rows touch hundreds). Every caller ends its transaction with a rollback when a
+ * statement fails, as it must on PostgreSQL. */
 char *qrt_db_sql_rows(apr_pool_t *p, const char *sql, int n);
 /* The same for a query: fn is called on the rows it answers (one statement a row on
  * SQLite). */

@@ -350,12 +350,14 @@ typedef struct {
 static row_run *run_make(apr_pool_t *p, qrt_db_t *db, const char *label,
                          const char *types)
 {
-    row_run *r = apr_pcalloc(p, sizeof(*r));
+    /* (not zeroed: args are written before they are read, and are 20 KB) */
+    row_run *r = apr_palloc(p, sizeof(*r));
 
     r->db = db;
     r->label = label;
     r->types = types;
     r->nargs = (int)strlen(types);
+    r->n = 0;
     apr_pool_create(&r->p, p);
     return r;
 }

@@ -90,19 +90,21 @@ START_TEST(error_classes)
 END_TEST
 
 /* SQLite's form of a statement for n rows: its list of values repeated, whatever
- * the list holds; none without one. */
+ * the list holds, and an INSERT's conflicts other than its upsert's failing the
+ * statement without undoing its earlier rows (no statement journal); none without
+ * a list. */
 START_TEST(sql_of_many_rows)
 {
     ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a, b) VALUES (%lld, %d)", 1),
                      "INSERT INTO t (a, b) VALUES (%lld, %d)");
     ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a, b) VALUES (%lld, %d) "
                                      "ON CONFLICT (a) DO UPDATE SET b = b + excluded.b", 3),
-                     "INSERT INTO t (a, b) VALUES (%lld, %d), (%lld, %d), (%lld, %d) "
+                     "INSERT OR FAIL INTO t (a, b) VALUES (%lld, %d), (%lld, %d), (%lld, %d) "
                      "ON CONFLICT (a) DO UPDATE SET b = b + excluded.b");
     /* parentheses and quoted ones inside the list */
     ck_assert_str_eq(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES "
                                      "(COALESCE(%s, ')('), (1))", 2),
-                     "INSERT INTO t (a) VALUES (COALESCE(%s, ')('), (1)), "
+                     "INSERT OR FAIL INTO t (a) VALUES (COALESCE(%s, ')('), (1)), "
                      "(COALESCE(%s, ')('), (1))");
     ck_assert_ptr_null(qrt_db_sql_rows(pool, "UPDATE t SET a = %lld", 2));
     ck_assert_ptr_null(qrt_db_sql_rows(pool, "INSERT INTO t (a) VALUES (%s", 2));
