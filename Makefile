@@ -117,7 +117,7 @@ install: $(B)/mod_qrtrack.so $(B)/installed/qrtrack-admin
 	chmod 644 $(DESTDIR)$(APACHE_MODCONF)/qrtrack.load $(DESTDIR)$(APACHE_MODCONF)/qrtrack.conf
 	install -m 644 conf/qrtrack-site.conf $(DESTDIR)$(DOCDIR)/examples/qrtrack-site.conf
 
-$(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) test/unit/qrt_check.h
+$(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) $(wildcard test/unit/*.h)
 	@mkdir -p $(B)/unit
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< $(B)/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@

@@ -26,6 +26,7 @@
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 #define T0 APR_INT64_C(1773100800)          /* 2026-03-10T00:00:00+0000 */
 #define DAY APR_INT64_C(86400)
@@ -189,19 +190,9 @@ static void setup(void)
     static const char *const b[] = { "campaign:spring", "region:us", "vip", NULL };
     static const char *const c[] = { "campaign:fall", "region:eu", "region:us", NULL };
     static const char *const d[] = { "campaign:fall", NULL };
-    const char *err = NULL, *path;
-    int from, to;
-
     apr_pool_create(&pool, NULL);
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    apr_dbd_init(pool);
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
-    ck_assert_msg(err == NULL, "%s", err);
-    err = qrt_db_prepare_all(&db, pool);
-    ck_assert_msg(err == NULL, "%s", err);
+    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &db);
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('b', 'professional', 0)");
     ntr = nv = 0;

@@ -10,9 +10,9 @@
 #include <apr_strings.h>
 #include <apr_dbd.h>
 
-#include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 QRT_CHECK_POOL
 
@@ -120,22 +120,15 @@ START_TEST(many_rows_on_sqlite)
 {
     static const int sizes[] = { 1, 2, 3, 7, 15, 16, 31, 32, 33, 64, 70, 1, 5 };
     char dir[] = "/tmp/qrt-store-XXXXXX";
-    const char *err = NULL, *path;
+    const char *path;
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     qrt_db_t db;
-    int from, to, b, i, n = 0, nrows = 0;
+    int b, i, n = 0, nrows = 0;
 
-    memset(&db, 0, sizeof(db));
     ck_assert_ptr_nonnull(mkdtemp(dir));
     path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    apr_dbd_init(pool);
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
-    ck_assert_msg(err == NULL, "%s", err);
-    err = qrt_db_prepare_all(&db, pool);
-    ck_assert_msg(err == NULL, "%s", err);
+    qrt_check_db_open(pool, path, &db);
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts "
                                    "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO trackers "

@@ -15,6 +15,7 @@
 #include "qrt_schema.h"
 #include "qrt_store_copy.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 #define NVISITS (2 * QRT_COPY_PAGE + 345)
 /* A tracker's visitors as the visits say them (schema 16). */
@@ -34,17 +35,7 @@ static void exec_sql(qrt_db_t *db, const char *sql)
 
 static void open_db(qrt_db_t *db, const char *name)
 {
-    const char *err = NULL;
-    const char *path = apr_pstrcat(pool, dir, "/", name, NULL);
-
-    memset(db, 0, sizeof(*db));
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db->driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db->driver, pool, path, &db->handle, &err),
-                     APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db->driver, db->handle, NULL, NULL);
-    ck_assert_msg(err == NULL, "%s", err);
-    err = qrt_db_prepare_all(db, pool);
-    ck_assert_msg(err == NULL, "%s", err);
+    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/", name, NULL), db);
 }
 
 static void seed(void)

@@ -15,6 +15,7 @@
 #include "qrt_schema.h"
 #include "qrt_store_purge.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 static apr_pool_t *pool;
 static qrt_db_t db;
@@ -43,20 +44,11 @@ static apr_int64_t count(const char *sql)
 
 static void setup(void)
 {
-    const char *err = NULL;
     int i;
 
     apr_pool_create(&pool, NULL);
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    apr_dbd_init(pool);
-    memset(&db, 0, sizeof(db));
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, apr_pstrcat(pool, dir, "/p.db", NULL),
-                                     &db.handle, &err), APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db.driver, db.handle, NULL, NULL);
-    ck_assert_msg(err == NULL, "%s", err);
-    err = qrt_db_prepare_all(&db, pool);
-    ck_assert_msg(err == NULL, "%s", err);
+    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/p.db", NULL), &db);
     exec_sql("INSERT INTO accounts VALUES (1, 'acme', 'professional', 0)");
     /* Trackers 2 and 5 (deleted) with visits; 3 with none. */
     exec_sql("INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "

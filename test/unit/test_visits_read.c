@@ -14,6 +14,7 @@
 #include "qrt_store.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 #define NVISITS 300
 
@@ -39,20 +40,11 @@ static void exec_sql(const char *sql)
 
 static void setup(void)
 {
-    const char *err = NULL, *path;
     unsigned int seed = 12345;
-    int from, to;
 
     apr_pool_create(&pool, NULL);
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    apr_dbd_init(pool);
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, path, &db.handle, &err), APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
-    ck_assert_msg(err == NULL, "%s", err);
-    err = qrt_db_prepare_all(&db, pool);
-    ck_assert_msg(err == NULL, "%s", err);
+    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &db);
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
     exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
              "updated_at) VALUES (1, 'code01', 't1', 'website', 'https://e.example/', 0, 0)");
