@@ -427,16 +427,51 @@ static const char *engine_rows(int type, const int *cov, int ncov, apr_int64_t s
 
 static void check_all1(const int *cov, int ncov, const char *what);
 
+/* Invalidates (as a write into it would) every day with a links value. */
+static void invalidate_sealed_days(void)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_array_header_t *days = apr_array_make(pool, 64, 2 * sizeof(apr_int64_t));
+    int i;
+
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res, "SELECT account_id, b "
+                                    "FROM agg_blob WHERE lvl = 1 AND kind = 10", 0), 0);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+        apr_int64_t *d = apr_array_push(days);
+
+        d[0] = apr_atoi64(apr_dbd_get_entry(db.driver, row, 0));
+        d[1] = apr_atoi64(apr_dbd_get_entry(db.driver, row, 1));
+    }
+    ck_assert_int_gt(days->nelts, 0);
+    exec_sql("BEGIN");
+    for (i = 0; i < days->nelts; i++) {
+        apr_int64_t *d = (apr_int64_t *)days->elts + 2 * i;
+
+        ck_assert_int_eq(qrt_store_agg_blob_invalidate(&db, pool, d[0], d[1]), APR_SUCCESS);
+    }
+    exec_sql("COMMIT");
+}
+
 /* Sealing: 0 leaves the state as it is, 1 seals every settled day, 2 drops them all,
  * 3 seals them and deletes the sealed values behind the store's back (SQL by hand:
  * SQLite reads those days' links along all the rows, schema 17), 4 then lists them
- * again and seals them (qrtrack-admin aggregates seal). */
-#define SEAL_STATES 5
+ * again and seals them (qrtrack-admin aggregates seal), 5 seals them, damages their
+ * links values (cut in half) and then drops them as a write into each day would:
+ * the days' rows are read by time again all the same (along all the account's rows,
+ * since the value cannot be read). */
+#define SEAL_STATES 6
 static void seal(int how)
 {
     int sealed = 0, more = 1, total = 0;
 
-    if (how == 3) {
+    if (how == 5) {
+        seal(1);
+        exec_sql("UPDATE agg_blob SET data = substr(data, 1, length(data) / 2) "
+                 "WHERE kind = 10");
+        invalidate_sealed_days();
+    }
+    else if (how == 3) {
         seal(1);
         exec_sql("DELETE FROM agg_blob");
     }
@@ -458,7 +493,8 @@ static void seal(int how)
 }
 
 static const char *const seal_names[] = { "as it was", "sealed", "unsealed",
-                                           "deleted by hand", "sealed again" };
+                                           "deleted by hand", "sealed again",
+                                           "damaged, then written into" };
 
 /* Every report type over the windows: open, whole days, partial days in offsets. */
 static void check_all(const int *cov, int ncov, const char *what)
