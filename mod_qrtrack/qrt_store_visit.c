@@ -79,8 +79,10 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
  * new visits' ids, the visitors new to a tracker come back. */
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
-    /* (SQLite's alone: PostgreSQL's ids come from the sequence) */
+    /* (SQLite's alone: PostgreSQL's ids come from the sequence, and its
+     * tracker_visitors says who is new) */
     { "qrt_visit_ids", "SELECT %lld" },
+    { "qrt_visitor_seen", "SELECT %lld, %lld" },
     { "qrt_visit_add_id", "SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld" },
     { "qrt_visit_floor", "SELECT %lld, %lld" },
     { "qrt_dict_ua_add", DICT_UA_ADD " RETURNING id" },
