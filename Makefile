@@ -183,9 +183,14 @@ fuzz: $(FUZZ_BIN)
 run: deps all
 	sh conf/run.sh "$(PORT)" "$(DATA)"
 
-bench: deps all
+bench: deps all $(B)/bench_commit
 	$(PYTHON) bench/bench.py
+
+# The commit path alone (bench/bench_commit.c), run by bench/bench_commit.py.
+$(B)/bench_commit: bench/bench_commit.c $(B)/libqrt.a $(CORE_HDR)
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) -lpthread -o $@
 
 clean:
 	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \
+	    $(B)/bench_commit \
 	    $(B)/libqrt.a $(B)/mod_qrtrack.so $(B)/qrtrack-admin $(B)/installed

@@ -2,9 +2,10 @@
 """make bench: runs every benchmark of bench/ on SQLite and on PostgreSQL, prints their
 figures and a summary.
 
-The runs, each in its own process: the scan path on SQLite, then on PostgreSQL; the
-visit listing on SQLite, then on PostgreSQL; the reports on SQLite (10,000,000 visits),
-then on PostgreSQL (1,000,000 visits). PostgreSQL is a throwaway cluster of Debian's
+The runs, each in its own process: the scan writer's commit alone on SQLite
+(bench_commit.c, built by make as build/bench_commit); the scan path on SQLite, then on
+PostgreSQL; the visit listing on SQLite, then on PostgreSQL; the reports on SQLite
+(10,000,000 visits), then on PostgreSQL (1,000,000 visits). PostgreSQL is a throwaway cluster of Debian's
 PostgreSQL 15 started by the run itself (test/api/conftest.py) with its durable
 defaults (QRT_PG_DURABLE=1: fsync, synchronous_commit and full_page_writes on).
 
@@ -23,6 +24,7 @@ PGSQL = {"QRT_TEST_BACKEND": "pgsql", "QRT_PG_DURABLE": "1"}
 # BENCH_VISITS is the environment's own for every run; unset, each script takes its
 # default (10,000,000 reports visits on SQLite, 1,000,000 on PostgreSQL).
 RUNS = [
+    ("commit, SQLite", "bench_commit.py", SQLITE),
     ("scan, SQLite", "bench_scan.py", SQLITE),
     ("scan, PostgreSQL", "bench_scan.py", PGSQL),
     ("visits, SQLite", "bench_visits.py", SQLITE),

@@ -1,0 +1,155 @@
+/* make bench, the commit path alone: what the scan writer's commit costs the store on
+ * SQLite, without httpd, wrk or the queue around it.
+ *
+ * A fresh database in a temporary directory (WAL, synchronous = NORMAL, no automatic
+ * checkpoint: as the module's writer connection), one account and one tracker; then,
+ * for each batch size, BENCH_COMMITS commits (default 2,000) of that many visits of one
+ * visitor, each in its own transaction through qrt_store_visits_record (as
+ * writer_commit runs it), a PASSIVE checkpoint every 200 commits (as the module's WAL
+ * thread does). Prints the time a commit and a visit takes, and the database pages a
+ * commit writes to the WAL. Batches of 15 are what the scan bench's 50 connections
+ * make on a two-core machine. No target: the figures explain the scan ratio. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+
+#include "qrt_schema.h"
+#include "qrt_store.h"
+#include "qrt_dict.h"
+
+#define T0 1790000000               /* 2026-09-21: visits from there on */
+
+static double bench_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int bench_fail(const char *what, const char *err)
+{
+    fprintf(stderr, "bench_commit: %s: %s\n", what, err ? err : "failed");
+    return 1;
+}
+
+/* One batch size on a fresh database at path. */
+static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
+{
+    apr_pool_t *p;
+    qrt_db_t db;
+    qrt_tracker_t t;
+    qrt_visit_t *v;
+    sqlite3 *h;
+    const char *err = NULL;
+    double took;
+    long pages = 0;
+    int k, i, cur, hi, nrows;
+
+    apr_pool_create(&p, pool);
+    memset(&db, 0, sizeof(db));
+    if (apr_dbd_get_driver(p, "sqlite3", &db.driver) != APR_SUCCESS
+        || apr_dbd_open_ex(db.driver, p, path, &db.handle, &err) != APR_SUCCESS) {
+        return bench_fail("open", err);
+    }
+    if ((err = qrt_schema_migrate(p, db.driver, db.handle, NULL, NULL)) != NULL
+        || (err = qrt_db_prepare_all(&db, p)) != NULL) {
+        return bench_fail("schema", err);
+    }
+    h = apr_dbd_native_handle(db.driver, db.handle);
+    sqlite3_exec(h, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+    sqlite3_exec(h, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+    db.dict = qrt_dict_cache_make(p, 1 << 16);
+    if (apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts (name, plan, "
+                      "created_at) VALUES ('bench', 'professional', 0)") != 0) {
+        return bench_fail("account", apr_dbd_error(db.driver, db.handle, 1));
+    }
+    memset(&t, 0, sizeof(t));
+    t.account_id = 1;
+    t.code = "bench1";
+    t.name = "bench";
+    t.type = "website";
+    t.redirect_url = "https://example.com/spring";
+    t.tags = apr_array_make(p, 1, sizeof(const char *));
+    if (qrt_store_tracker_add(&db, p, &t) != APR_SUCCESS) {
+        return bench_fail("tracker", db.error);
+    }
+    v = apr_pcalloc(p, (apr_size_t)size * sizeof(*v));
+    took = bench_now();
+    for (k = 0; k < commits; k++) {
+        apr_dbd_transaction_t *tx;
+        apr_pool_t *bp;
+
+        apr_pool_create(&bp, p);
+        for (i = 0; i < size; i++) {
+            /* 30 scans a second, one visitor: the scan bench's single iPhone */
+            v[i].tracker_id = t.id;
+            v[i].visit_start = T0 + ((apr_int64_t)k * size + i) / 30;
+            v[i].source = "scan";
+            v[i].ip = "127.0.0.0";
+            v[i].browser = "Mobile Safari";
+            v[i].browser_version = "17.0";
+            v[i].os = "iOS";
+            v[i].device = "mobile";
+            v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
+            v[i].visitor = 0x5ca9;
+        }
+        db.error = NULL;
+        if (qrt_db_begin(&db, bp, &tx) != APR_SUCCESS
+            || qrt_store_visits_record(&db, bp, v, size) != APR_SUCCESS
+            || qrt_db_end(&db, bp, tx) != APR_SUCCESS) {
+            return bench_fail("commit", db.error);
+        }
+        qrt_dict_cache_commit(db.dict);
+        sqlite3_db_status(h, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
+        pages += cur;
+        if (k % 200 == 199) {
+            sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        }
+        apr_pool_destroy(bp);
+    }
+    took = bench_now() - took;
+    printf("  batches of %3d visits: %7.1f us a commit, %6.2f us a visit, "
+           "%5.1f pages a commit (%d commits)\n", size, took / commits * 1e6,
+           took / commits / size * 1e6, (double)pages / commits, commits);
+    apr_dbd_close(db.driver, db.handle);
+    apr_pool_destroy(p);
+    return 0;
+}
+
+int main(void)
+{
+    static const int sizes[] = { 1, 15, 100 };
+    const char *env = getenv("BENCH_COMMITS");
+    int commits = env && atoi(env) > 0 ? atoi(env) : 2000, i, rc = 0;
+    char dir[] = "/tmp/qrt-bench-commit-XXXXXX";
+    apr_pool_t *pool;
+
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+    apr_dbd_init(pool);
+    if (!mkdtemp(dir)) {
+        return bench_fail("mkdtemp", dir);
+    }
+    printf("commit bench, SQLite: qrt_store_visits_record in one transaction a batch, "
+           "one tracker, one visitor\n");
+    for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])) && rc == 0; i++) {
+        const char *path = apr_psprintf(pool, "%s/c%d.db", dir, sizes[i]);
+
+        /* fewer commits of the larger batches: about as many visits as 15 a commit */
+        rc = bench_size(pool, path, sizes[i], sizes[i] > 15 ? commits * 15 / sizes[i] + 1
+                                                            : commits);
+        unlink(path);
+        unlink(apr_pstrcat(pool, path, "-wal", NULL));
+        unlink(apr_pstrcat(pool, path, "-shm", NULL));
+    }
+    rmdir(dir);
+    apr_terminate();
+    return rc;
+}
