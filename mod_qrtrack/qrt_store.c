@@ -354,12 +354,13 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
     apr_dbd_prepared_t *stmt = db->prepared
         ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
     store_find_ctx f = { label, NULL };
-    const char *rows = strchr(label, '*'), *sql;
+    const char *rows, *sql;
     int rv;
 
     if (stmt) {
         return stmt;
     }
+    rows = strchr(label, '*');
     if (rows) {
         /* "<label>*<n>": label's statement for n rows (store_rows) */
         f.label = apr_pstrmemdup(p, label, (apr_size_t)(rows - label));
@@ -601,20 +602,20 @@ static apr_status_t store_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
 
         return fn ? qrt_db_each(db, p, as, cols, fn, ctx) : qrt_db_exec(db, p, as, NULL, cols);
     }
-    for (i = 0; i < n && rv == APR_SUCCESS; i += k) {
-        const void **one = args + (apr_size_t)i * nargs;
-
-        if (fn) {
-            k = 1;
-            rv = qrt_db_each(db, p, label, one, fn, ctx);
-            continue;
+    if (fn) {
+        /* rows that come back: one statement a row */
+        for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+            rv = qrt_db_each(db, p, label, args + (apr_size_t)i * nargs, fn, ctx);
         }
+        return rv;
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i += k) {
         /* The largest power of two of rows left, up to QRT_DB_ROWS_MAX: a label has
          * a few forms, each prepared once. */
         for (k = 1; k * 2 <= n - i && k * 2 <= QRT_DB_ROWS_MAX; k *= 2) {
         }
         rv = qrt_db_exec(db, p, k == 1 ? label : apr_psprintf(p, "%s*%d", label, k), NULL,
-                         one);
+                         args + (apr_size_t)i * nargs);
     }
     return rv;
 }
