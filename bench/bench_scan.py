@@ -25,6 +25,7 @@ CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
 UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
       "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
 TARGET = 0.25 if PG else 0.5
+REFERENCE = os.environ.get("BENCH_REFERENCE")
 
 
 def wrk(url):
@@ -46,19 +47,37 @@ def median(xs):
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
-def main():
+def bench_server(build=None):
+    """A server with one tracker: (server, tracker)."""
     srv = start_server(extra="Redirect 302 /r https://example.com/spring\n",
-                       accounts=[("bench", "professional")])
+                       accounts=[("bench", "professional")], build=build)
+    with Api(srv, srv.token("bench")) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/spring"}).json()
+    return srv, t
+
+
+def recorded_visits(srv, t):
+    return int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                       % t["tracker_id"]).strip())
+
+
+def main():
+    srv, t = bench_server()
+    ref = ref_t = None
     try:
-        with Api(srv, srv.token("bench")) as a:
-            t = a.post("/tracker", json={"redirect_url": "https://example.com/spring"}).json()
+        if REFERENCE:
+            ref, ref_t = bench_server(REFERENCE)
         print("scan bench, %s%s: wrk -t2 -c%d -d%ds on loopback, two-process event MPM, "
               "%d rounds" % (NAME, " (durable: fsync on)" if PG
                                    and os.environ.get("QRT_PG_DURABLE") == "1" else "",
                              CONNECTIONS, SECONDS, ROUNDS), flush=True)
         ratios, bases, scans, redirects, others = [], [], [], 0, {}
+        against, ref_redirects = [], 0
         for i in range(ROUNDS):
             base = wrk(srv.base + "/r")
+            # (with a reference, every other round scans it first: neither build
+            # always gets the colder or the warmer turn)
+            rscan = wrk(ref_t["scan_url"]) if ref and i % 2 else None
             scan = wrk(t["scan_url"])
             redirects += sum(v for k, v in scan["status"].items() if 300 <= k < 400)
             for k, v in scan["status"].items():
@@ -71,8 +90,16 @@ def main():
                   "(p50 %.2f ms, p99 %5.2f ms)   ratio %.2f"
                   % (i + 1, base["RPS"], base["P99_MS"], scan["RPS"], scan["P50_MS"],
                      scan["P99_MS"], ratios[-1]), flush=True)
-        recorded = int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
-                               % t["tracker_id"]).strip())
+            if ref:
+                rscan = rscan or wrk(ref_t["scan_url"])
+                ref_redirects += sum(v for k, v in rscan["status"].items()
+                                     if 300 <= k < 400)
+                against.append(scan["RPS"] / rscan["RPS"])
+                print("           reference scan %7.0f req/s (p50 %.2f ms, p99 %5.2f ms)   "
+                      "this build against it %.2f"
+                      % (rscan["RPS"], rscan["P50_MS"], rscan["P99_MS"], against[-1]),
+                      flush=True)
+        recorded = recorded_visits(srv, t)
         lost = max(0, redirects - recorded)
         print("  mod_alias Redirect : %9.0f req/s  p50 %.2f ms  p99 %.2f ms  (medians)"
               % (median([b["RPS"] for b in bases]), median([b["P50_MS"] for b in bases]),
@@ -90,9 +117,17 @@ def main():
             print("  (%d visits more than responses: requests still in flight when wrk "
                   "stopped were committed; at most one per connection and round)"
                   % (recorded - redirects))
+        if ref:
+            ref_lost = max(0, ref_redirects - recorded_visits(ref, ref_t))
+            print("  against the reference build (%s): %.2f median (rounds: %s; 1.00 = as "
+                  "fast; the reference lost %d)"
+                  % (REFERENCE, median(against), ", ".join("%.2f" % x for x in against),
+                     ref_lost))
         return 1 if lost else (0 if ratio >= TARGET else 2)
     finally:
-        srv.cleanup()
+        for each in (srv, ref):
+            if each:
+                each.cleanup()
 
 
 if __name__ == "__main__":

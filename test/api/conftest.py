@@ -255,9 +255,10 @@ class Server:
     """One throwaway httpd with mod_qrtrack, its data in a fresh directory.
 
     backend: "sqlite" or "pgsql" (default QRT_TEST_BACKEND); shared_db: another
-    Server whose database this one uses too (a second node of one cluster)."""
+    Server whose database this one uses too (a second node of one cluster); build:
+    another build directory's module and admin tool (bench_scan.py's reference)."""
 
-    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None):
+    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None):
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
@@ -275,6 +276,8 @@ class Server:
         else:
             self.driver, self.dbname = "sqlite3", None
             self.db = os.path.join(self.dir, "qrtrack.db")
+        self.module = os.path.join(build, "mod_qrtrack.so") if build else MODULE
+        self.admin_tool = os.path.join(build, "qrtrack-admin") if build else ADMIN
         self.as_user = []
         user = ""
         if os.geteuid() == 0:
@@ -289,7 +292,7 @@ class Server:
         with open(os.path.join(TOP, "conf", "httpd.conf.in")) as f:
             conf = f.read()
         conf = (conf.replace("@DATA@", self.dir).replace("@PORT@", str(self.port))
-                .replace("@LIBEXEC@", apxs("LIBEXECDIR")).replace("@MODULE@", MODULE)
+                .replace("@LIBEXEC@", apxs("LIBEXECDIR")).replace("@MODULE@", self.module)
                 .replace("@LOGLEVEL@", loglevel).replace("@USER@", user)
                 .replace("@DBDRIVER@", self.driver).replace("@DBDPARAMS@", self.db)
                 .replace("@EXTRA@", extra))
@@ -301,7 +304,7 @@ class Server:
 
     # -- administration ---------------------------------------------------
     def admin(self, *args, check=True):
-        cmd = self.as_user + [ADMIN, "--driver", self.driver, "--params", self.db] + list(args)
+        cmd = self.as_user + [self.admin_tool, "--driver", self.driver, "--params", self.db] + list(args)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if check and p.returncode != 0:
             raise AssertionError("qrtrack-admin %s failed: %s" % (args, p.stderr))
