@@ -192,5 +192,5 @@ $(B)/bench_commit: bench/bench_commit.c $(B)/libqrt.a $(CORE_HDR)
 
 clean:
 	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \
-	    $(B)/bench_commit \
+	    $(B)/bench_commit $(B)/ref-* \
 	    $(B)/libqrt.a $(B)/mod_qrtrack.so $(B)/qrtrack-admin $(B)/installed
