@@ -793,6 +793,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
     qrt_scan_child_init(p, s);
+    qrt_report_child_init(p, s);
 }
 
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p)

@@ -350,6 +350,8 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q);          /* mod_qrtrack_qrcode.c */
 qrt_err_t *qrt_tracker_analytics(qrt_req_t *q);     /* mod_qrtrack_visits.c */
 qrt_err_t *qrt_visits_list(qrt_req_t *q);
 qrt_err_t *qrt_visits_csv(qrt_req_t *q);
+/* mod_qrtrack_report.c: the child's kept report scopes (qrt_report_cache.h). */
+void qrt_report_child_init(apr_pool_t *pchild, server_rec *s);
 qrt_err_t *qrt_report_show(qrt_req_t *q);           /* mod_qrtrack_report.c */
 qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
 qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);

@@ -41,6 +41,20 @@ APLOG_USE_MODULE(qrtrack);
 
 #define REP_MAX_DAYS 3660           /* dashboard period: at most ten years */
 #define REP_DIM_MAX 64
+#define REP_CACHE_ACCOUNTS 16       /* report scopes a child keeps ... */
+#define REP_CACHE_TRACKERS 20000    /* ... of at most this many trackers each */
+
+/* The child's kept report scopes (NULL: every report reads its own). */
+static qrt_report_cache_t *rep_cache;
+
+void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    rep_cache = qrt_report_cache_make(pchild, REP_CACHE_ACCOUNTS, REP_CACHE_TRACKERS);
+    if (!rep_cache) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00505: cannot make the report "
+                     "scope cache; every report reads its trackers itself");
+    }
+}
 
 /* ---- shared pieces -------------------------------------------------------- */
 
@@ -62,7 +76,8 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
     if (e) {
         return e;
     }
-    if (qrt_report_scope(&q->db, q->r->pool, q->auth.account_id, ids, sc) != APR_SUCCESS) {
+    if (qrt_report_scope(&q->db, q->r->pool, q->auth.account_id, ids, rep_cache, sc)
+        != APR_SUCCESS) {
         return rep_store_error(q, *sc);
     }
     if ((*sc)->everything && (*sc)->state.deleted) {

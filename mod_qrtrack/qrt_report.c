@@ -37,18 +37,28 @@ static apr_status_t report_fail(qrt_report_scope_t *sc, apr_status_t rv, const c
 /* ---- the scope --------------------------------------------------------------- */
 
 apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                              const apr_array_header_t *ids, qrt_report_scope_t **out)
+                              const apr_array_header_t *ids, qrt_report_cache_t *cache,
+                              qrt_report_scope_t **out)
 {
     qrt_report_scope_t *sc = apr_pcalloc(p, sizeof(*sc));
     apr_hash_t *byid = apr_hash_make(p);
+    apr_int64_t version = 0;
     apr_status_t rv;
-    int i;
+    int i, kept = 0;
 
     *out = sc;
     sc->db = db;
     sc->p = p;
     sc->account_id = account_id;
-    if (ids->nelts <= QRT_AGG_RAW_IDS) {
+    if (cache) {
+        /* The version before anything is read: a change made meanwhile raises it, and
+         * what is read is kept under the older one, which no later request asks for. */
+        if ((rv = qrt_store_trackers_version(db, p, account_id, &version)) != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading the trackers' version");
+        }
+        kept = qrt_report_cache_get(cache, account_id, version, p, &sc->live, &sc->state);
+    }
+    if (!kept && ids->nelts <= QRT_AGG_RAW_IDS) {
         /* Fewer listed than the account has: only those are read. */
         apr_int64_t count = 0;
 
@@ -89,6 +99,10 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         sc->nlive = sc->live->nelts;
     }
     sc->everything = sc->list->nelts == sc->nlive;
+    if (kept) {
+        sc->agg_ok = sc->everything && !sc->state.deleted;
+        return APR_SUCCESS;
+    }
     if (!sc->everything) {
         /* The account-level aggregates are not read: nothing to check. */
         sc->state.dirty_tags = apr_hash_make(p);
@@ -98,6 +112,10 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         return report_fail(sc, rv, "checking the report aggregates");
     }
     sc->agg_ok = !sc->state.deleted;
+    if (cache && sc->live->nelts == sc->nlive) {
+        /* Every live tracker was read (not a short list's own): kept for the next. */
+        qrt_report_cache_put(cache, account_id, version, sc->live, &sc->state);
+    }
     return APR_SUCCESS;
 }
 

@@ -31,6 +31,7 @@
 #include "qrt_agg.h"
 #include "qrt_store.h"
 #include "qrt_store_agg_read.h"
+#include "qrt_report_cache.h"
 
 /* Report types, in the order of qrt_report_type_name. */
 enum { QRT_REPORT_NAME, QRT_REPORT_TYPE, QRT_REPORT_TAG, QRT_REPORT_DATE,
@@ -64,9 +65,12 @@ typedef struct {
 } qrt_report_scope_t;
 
 /* The scope of the account's trackers among ids (apr_int64_t; ids of other accounts
- * are the caller's business: they are left out here). */
+ * are the caller's business: they are left out here). With a cache (may be NULL), the
+ * scope of every tracker is taken from it while the account's trackers version stays,
+ * and kept there when read. */
 apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                              const apr_array_header_t *ids, qrt_report_scope_t **out);
+                              const apr_array_header_t *ids, qrt_report_cache_t *cache,
+                              qrt_report_scope_t **out);
 
 /* One row of a report. */
 typedef struct {

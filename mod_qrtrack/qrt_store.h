@@ -234,6 +234,13 @@ apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t acc
 apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 /* Marks a tracker deleted: its code stops redirecting; visits are kept. */
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);
+/* The version of an account's trackers as reports see them (schema 18): triggers
+ * raise it in the transaction of every change that can change a report's scope (a
+ * tracker made, saved or deleted, its tags, the aggregates' snapshot of them), by the
+ * store or by hand. Reports reuse the scope they read while it stays
+ * (qrt_report_cache.h). 0 before any change. */
+apr_status_t qrt_store_trackers_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                        apr_int64_t *version);
 /* The hot path: id and destination of a live tracker by its public code. */
 apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
                                        apr_int64_t *id, const char **redirect_url);

@@ -45,6 +45,10 @@ const qrt_stmt_t qrt_store_tracker_stmts[] = {
       "SELECT account_id FROM trackers WHERE id = %lld AND deleted_at IS NULL" },
     { "qrt_tracker_ids",
       "SELECT id FROM trackers WHERE account_id = %lld AND deleted_at IS NULL ORDER BY id" },
+    /* the version of an account's trackers as reports see them (schema 18: raised by
+     * triggers) */
+    { "qrt_trackers_version",
+      "SELECT version FROM trackers_version WHERE account_id = %lld" },
     { NULL, NULL }
 };
 
@@ -354,4 +358,13 @@ apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t acco
         APR_ARRAY_PUSH(*out, apr_int64_t) = qrt_db_int(db, row, 0, 0);
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_trackers_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                        apr_int64_t *version)
+{
+    const void *args[] = { &account_id };
+
+    *version = 0;                   /* (no row: no change since schema 18) */
+    return qrt_db_select_int(db, p, "qrt_trackers_version", args, version);
 }

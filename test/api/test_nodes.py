@@ -125,6 +125,42 @@ def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
     assert scan(a, t["code"]).status_code == 404 and scan(b, t["code"]).status_code == 404
 
 
+def test_a_change_on_one_node_reaches_the_other_nodes_next_report(nodes):
+    """Each node keeps the scope of an account's reports while the account's trackers
+    version in the shared database stays (schema 18): a change made through one node
+    reaches the other's very next report (not within a second, as scans: at once)."""
+    a, b, tok = nodes
+    t = create(a, tok, "https://example.com/tagged")
+    assert scan(a, t["code"]).status_code == 302
+
+    def tags(node):
+        with Api(node, tok) as s:
+            r = s.get("/report/", params={"report": "tag"})
+            assert r.status_code == 200, r.text
+            return sorted(row["tag"] for row in r.json()["data"])
+
+    def names(node):
+        with Api(node, tok) as s:
+            r = s.get("/report/", params={"report": "name"})
+            assert r.status_code == 200, r.text
+            return {row["tracker_id"]: row["name"] for row in r.json()["data"]}
+
+    for _ in range(4):          # every child of both nodes keeps the scope
+        assert tags(a) == [] and tags(b) == []
+        assert names(b)[t["tracker_id"]] == "example.com"
+    with Api(a, tok) as s:
+        r = s.patch("/tracker/%d" % t["tracker_id"],
+                    json={"tags": ["campaign:spring"], "name": "spring"})
+        assert r.status_code == 200, r.text
+    for _ in range(4):
+        assert tags(b) == ["campaign:spring"] and tags(a) == ["campaign:spring"]
+        assert names(b)[t["tracker_id"]] == "spring"
+    with Api(b, tok) as s:
+        assert s.delete("/tracker/%d" % t["tracker_id"]).status_code == 204
+    for _ in range(4):
+        assert t["tracker_id"] not in names(a) and tags(a) == []
+
+
 def test_one_visitors_scans_over_both_nodes_stay_exact(nodes):
     a, b, tok = nodes
     t = create(a, tok, "https://example.com/busy")

@@ -78,6 +78,11 @@ class Account:
         assert r.status_code == 200, r.text
         self.trackers[tid]["tags"] = sorted(set(tags))
 
+    def rename(self, tid, name):
+        r = self.api.patch("/tracker/%d" % tid, json={"name": name})
+        assert r.status_code == 200, r.text
+        self.trackers[tid]["name"] = name
+
     def delete(self, tid):
         r = self.api.delete("/tracker/%d" % tid)
         assert r.status_code in (200, 204), r.text
@@ -471,6 +476,46 @@ def test_retagged_trackers(acct):
     acct.load([V(a, T0 + 4 * DAY, who=9), V(d, T0 + 4 * DAY + 1, who=9)])
     check_all(acct)
     check_all(acct, T0 + 2 * DAY, None)
+
+
+def test_every_change_reaches_the_next_report(server, acct):
+    """A child keeps the scope of a report over all of an account's trackers (their
+    names, types and tags, whether the aggregates still match them) while the account's
+    trackers version stays (schema 18): each change made between two reports, through
+    the API, by the admin tool or in SQL by hand, reaches the very next one. Each
+    report is asked several times, so that every child of the server has the scope
+    kept before the change."""
+    a, b, c, d = seed_small(acct)
+
+    def all_reports():
+        for _ in range(4):
+            check_all(acct)
+        assert acct.get("/report/tag-crosstab", row="campaign", col="region").json()[
+            "data"] == oracle_crosstab(acct, "campaign", "region")
+
+    all_reports()
+    acct.retag(a, ["campaign:fall", "region:apac"])
+    all_reports()
+    acct.rename(b, "renamed-b")
+    all_reports()
+    e = acct.tracker("echo", ["campaign:spring", "region:eu"])
+    all_reports()
+    acct.load([V(e, T0 + 3 * DAY, who=4), V(b, T0 + 3 * DAY + 7, who=4)])
+    all_reports()
+    acct.delete(d)
+    all_reports()
+    acct.rebuild()
+    all_reports()
+    # A tracker renamed and retagged in SQL by hand (as a DBA might).
+    server.sql("UPDATE trackers SET name = 'by-hand' WHERE id = %d" % c)
+    acct.trackers[c]["name"] = "by-hand"
+    all_reports()
+    server.sql("DELETE FROM tracker_tags WHERE tracker_id = %d AND tag = 'region:us'" % c)
+    acct.trackers[c]["tags"] = [x for x in acct.trackers[c]["tags"] if x != "region:us"]
+    all_reports()
+    server.sql("UPDATE trackers SET deleted_at = 1 WHERE id = %d" % e)
+    acct.trackers[e]["deleted"] = True
+    all_reports()
 
 
 def test_crosstab(acct):
