@@ -11,18 +11,9 @@
 #include <apr_strings.h>
 
 #include "qrt_report_cache.h"
+#include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 /* n trackers (ids from first), each named "<tag>-<id>" with the tags tag and
  * "region:<tag>", in p; dirty names the state's one dirty tag (or NULL). */
@@ -216,26 +207,22 @@ START_TEST(freed_with_its_pool_while_held)
 }
 END_TEST
 
-int main(void)
+static Suite *report_cache_suite(void)
 {
     Suite *s = suite_create("qrt_report_cache");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
-    apr_initialize();
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, kept_for_its_account_and_version);
     tcase_add_test(tc, held_after_it_is_replaced);
     tcase_add_test(tc, least_recently_used_goes);
     tcase_add_test(tc, too_many_trackers_not_kept);
     tcase_add_test(tc, freed_with_its_pool_while_held);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(report_cache_suite());
 }
