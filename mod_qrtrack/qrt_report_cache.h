@@ -3,8 +3,9 @@
  * A report over all of an account's trackers starts from their list (names, types,
  * tags) and from whether the report aggregates still match them (qrt_agg_state_t):
  * about a third of a report's time on 1,000 trackers. Both change only with the
- * account's trackers version (qrt_store_trackers_version, schema 18), which the store
- * raises in the transaction of every such change, on every node. So a scope is kept
+ * account's trackers version (qrt_store_trackers_version, schema 18), which triggers
+ * raise in the transaction of every such change, whoever makes it and on whichever
+ * node. So a scope is kept
  * under the version read before it was read, and handed out while the store still
  * says that version: exact, whichever node or process made the change.
  *
