@@ -159,7 +159,7 @@ static void ndistinct_final(sqlite3_context *ctx)
         sqlite3_result_int64(ctx, -1);
     }
     else {
-        /* -1 here too when sorting found no memory. */
+        /* -1 here too when the pass that counts found no memory. */
         sqlite3_result_int64(ctx, c && c->set ? (sqlite3_int64)qrt_vset_count(c->set) : 0);
     }
     if (c) {

@@ -5,7 +5,6 @@
 #include "qrt_vset.h"
 
 #define VSET_MIN 4096               /* ids of a new array */
-#define VSET_RADIX_MIN 8192         /* below this many ids qsort sorts them */
 
 /* Other strings: kept whole. */
 typedef struct {
@@ -17,7 +16,7 @@ typedef struct {
 struct qrt_vset_t {
     apr_uint64_t *num;              /* ids as numbers, as added (repeats included) */
     apr_size_t cap, used;
-    int sorted;                     /* num[0 .. n_num) holds the distinct ids, sorted */
+    int settled;                    /* num[0 .. n_num) holds the distinct ids */
     apr_size_t n_num;
     vset_str *str;
     apr_size_t scap, sused;
@@ -103,64 +102,47 @@ static vset_str *vset_str_slot(vset_str *slot, apr_size_t cap, apr_uint64_t key,
     return &slot[i];
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-    apr_uint64_t x = *(const apr_uint64_t *)a, y = *(const apr_uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts the ids added and keeps each once. 0 or -1 without memory. */
+/* Keeps each id added once, in any order: one pass through an open-addressing table of
+ * at least twice as many slots as ids (0, which cannot sit in a slot, apart). 0 or -1
+ * without memory. */
 static int vset_settle(qrt_vset_t *set)
 {
-    apr_uint64_t *a = set->num, *tmp;
-    apr_size_t n = set->used, i, k;
-    int shift;
+    apr_uint64_t *a = set->num, *slot;
+    apr_size_t n = set->used, cap = 64, i, k = 0;
+    int zero = 0;
 
-    if (set->sorted) {
+    if (set->settled) {
         return 0;
     }
-    if (n < VSET_RADIX_MIN) {
-        qsort(a, n, sizeof(*a), u64_cmp);
+    while (cap < 2 * n) {
+        cap *= 2;
     }
-    else {
-        /* LSD radix sort, 16 bits a pass. */
-        apr_size_t *count = malloc(65536 * sizeof(*count));
-
-        tmp = malloc(n * sizeof(*tmp));
-        if (!count || !tmp) {
-            free(count);
-            free(tmp);
-            return -1;
-        }
-        for (shift = 0; shift < 64; shift += 16) {
-            apr_size_t sum = 0;
-
-            memset(count, 0, 65536 * sizeof(*count));
-            for (i = 0; i < n; i++) {
-                count[(a[i] >> shift) & 0xffff]++;
-            }
-            for (i = 0; i < 65536; i++) {
-                apr_size_t c = count[i];
-
-                count[i] = sum;
-                sum += c;
-            }
-            for (i = 0; i < n; i++) {
-                tmp[count[(a[i] >> shift) & 0xffff]++] = a[i];
-            }
-            memcpy(a, tmp, n * sizeof(*a));
-        }
-        free(tmp);
-        free(count);
+    slot = calloc(cap, sizeof(*slot));
+    if (!slot) {
+        return -1;
     }
-    for (i = k = 0; i < n; i++) {
-        if (k == 0 || a[i] != a[k - 1]) {
-            a[k++] = a[i];
+    for (i = 0; i < n; i++) {
+        apr_uint64_t v = a[i];
+        apr_size_t j = (apr_size_t)vset_mix(v) & (cap - 1);
+
+        if (!v) {
+            zero = 1;
+            continue;
         }
+        while (slot[j] && slot[j] != v) {
+            j = (j + 1) & (cap - 1);
+        }
+        if (!slot[j]) {
+            slot[j] = v;
+            a[k++] = v;
+        }
+    }
+    free(slot);
+    if (zero) {
+        a[k++] = 0;
     }
     set->used = set->n_num = k;
-    set->sorted = 1;
+    set->settled = 1;
     return 0;
 }
 
@@ -168,7 +150,7 @@ static int vset_add_num(qrt_vset_t *set, apr_uint64_t v)
 {
     if (set->used == set->cap) {
         if (set->cap < set->max) {
-            /* Room to grow: sorting waits for the count. */
+            /* Room to grow: making them distinct waits for the count. */
             apr_uint64_t *num = realloc(set->num, set->cap * 2 * sizeof(*num));
 
             if (!num) {
@@ -178,13 +160,13 @@ static int vset_add_num(qrt_vset_t *set, apr_uint64_t v)
             set->cap *= 2;
         }
         else if (vset_settle(set) < 0 || set->used * 2 > set->cap) {
-            /* At the bound, half of it distinct ids: sorting again at every few adds
+            /* At the bound, half of it distinct ids: a pass again at every few adds
              * would cost more than the database's count. */
             return -1;
         }
     }
     set->num[set->used++] = v;
-    set->sorted = 0;
+    set->settled = 0;
     return 0;
 }
 

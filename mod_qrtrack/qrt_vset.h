@@ -3,12 +3,14 @@
  *
  * SQLite's COUNT(DISTINCT visitor) builds a temporary b-tree of the values: most of
  * the time of a report over a few listed trackers. A visitor id is a 64-bit number
- * (16 hex digits before schema 9): the set appends those as numbers to an array,
- * sorted (radix) and made distinct when counted or when the array is full, and keeps
- * any other string whole in a hash table (exact either way). The store registers it with SQLite as the
- * aggregate qrt_ndistinct(x) (qrt_store.c). Memory is malloc'd and bounded: an array of at
- * most max ids (the next power of two), refused once half of it is distinct ids, and
- * at most max other strings; then an add fails and the caller counts another way. */
+ * (16 hex digits before schema 9): the set appends those as numbers to an array, made
+ * distinct (one pass through a hash table of twice their number) when counted or when
+ * the array is full, and keeps any other string whole in a hash table (exact either
+ * way). The store registers it with SQLite as the aggregate qrt_ndistinct(x)
+ * (qrt_store.c). Memory is malloc'd and bounded: an array of at most max ids (the next
+ * power of two), refused once half of it is distinct ids (the pass's table holds twice
+ * the array's ids while it runs), and at most max other strings; then an add fails and
+ * the caller counts another way. */
 #ifndef QRT_VSET_H
 #define QRT_VSET_H
 

@@ -1,5 +1,5 @@
 /* Unit tests for qrt_vset: exact distinct counts against apr_hash for visitor ids
- * (16 hex digits: sorted by qsort or by radix), other strings and both mixed, through
+ * (16 hex digits, made distinct in a hash table), other strings and both mixed, through
  * the arrays' growth and with many repeats; upper case and lower case ids stay
  * distinct; ids added as numbers are the same members as their digits; the bound
  * refuses ids past it, repeats of members never. */
@@ -81,6 +81,12 @@ START_TEST(ids_as_numbers)
     ck_assert_int_eq(qrt_vset_add_id(set, APR_INT64_MIN), 0);
     ck_assert_int_eq(qrt_vset_add_id(set, 0), 0);
     ck_assert_int_eq(qrt_vset_count(set), 4);
+    /* 0 cannot sit in the counting pass's table: counted again, it is still one. */
+    ck_assert_int_eq(qrt_vset_add_id(set, 0), 0);
+    ck_assert_int_eq(qrt_vset_add(set, "0000000000000000", 16), 0);
+    ck_assert_int_eq(qrt_vset_count(set), 4);
+    ck_assert_int_eq(qrt_vset_add_id(set, 7), 0);
+    ck_assert_int_eq(qrt_vset_count(set), 5);
     qrt_vset_free(set);
 }
 END_TEST
