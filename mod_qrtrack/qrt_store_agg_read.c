@@ -25,7 +25,7 @@
     "AND b BETWEEN %lld AND %lld"
 #define RAW_SUMS "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
     "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END)"
-#define RAW_FROM " FROM agg_trk k CROSS JOIN " QRT_VISITS_BCC " WHERE k.account_id = %lld " \
+#define RAW_FROM(J) " FROM agg_trk k CROSS JOIN " J " WHERE k.account_id = %lld " \
     "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
     "AND v.bot = 0"
 #define RAW_FROM_ROWS " FROM agg_trk k CROSS JOIN visit_rows v WHERE k.account_id = %lld " \
@@ -62,11 +62,11 @@
       "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" }, \
     { L "3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS(D) \
       " FROM visit_rows v" RG_WHERE " GROUP BY 1" }, \
-    { L "4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+    { L "4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_B \
       RG_WHERE " GROUP BY COALESCE(vu.browser, '')" }, \
-    { L "5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+    { L "5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
       RG_WHERE " GROUP BY COALESCE(vp.city, '')" }, \
-    { L "6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_BCC \
+    { L "6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
       RG_WHERE " GROUP BY COALESCE(vp.country, '')" }, \
     /* distinct visitors only: along (tracker_id, visit_start) */ \
     { L "u", "SELECT " D " FROM visit_rows v" RG_WHERE },
@@ -96,11 +96,11 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
     { "qrt_agg_raw_1t", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visit_rows v "
       "WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "GROUP BY v.tracker_id" },
-    { "qrt_agg_raw_3", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM
+    { "qrt_agg_raw_3", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_B)
       " GROUP BY COALESCE(vu.browser, '')" },
-    { "qrt_agg_raw_4", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM
+    { "qrt_agg_raw_4", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
       " GROUP BY COALESCE(vp.country, '')" },
-    { "qrt_agg_raw_5", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM
+    { "qrt_agg_raw_5", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
       " GROUP BY COALESCE(vp.city, '')" },
     { "qrt_agg_raw_6", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visit_rows v "
       "CROSS JOIN agg_tag g WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id "
