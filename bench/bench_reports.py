@@ -34,7 +34,9 @@ database built by this script (hard-linked into the server's directory, so on th
 file system; no generation, no rebuild, no import: the file is left as it was; SQLite
 only), with BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a build
 whose aggregates changed). BENCH_KEEP=path (SQLite): a copy of the database, generated
-and rebuilt, is left there for later BENCH_DB runs. BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
+and rebuilt, is left there for later BENCH_DB runs. BENCH_BUILD=dir: the module and
+admin tool of another build (bench/reference_build.sh prints one), to compare two
+builds on one BENCH_DB in turn. BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
 e.g. with QRT_PG_CONF="shared_preload_libraries = 'auto_explain';
 auto_explain.log_min_duration = 50; auto_explain.log_analyze = on" to see slow plans.
 """
@@ -54,6 +56,7 @@ TRACKERS = int(os.environ.get("BENCH_TRACKERS", "1000"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 IMPORT = int(os.environ.get("BENCH_IMPORT", "20000"))
 KEPT = os.environ.get("BENCH_DB")
+BUILD = os.environ.get("BENCH_BUILD")
 KEEP = os.environ.get("BENCH_KEEP")
 REBUILD = os.environ.get("BENCH_REBUILD") == "1"
 T0 = 1767225600                 # 2026-01-01T00:00:00+0000
@@ -251,7 +254,7 @@ def main():
     if PG and KEPT:
         print("BENCH_DB is SQLite only", file=sys.stderr)
         return 1
-    srv = start_server(accounts=[("bench", "professional")])
+    srv = start_server(accounts=[("bench", "professional")], build=BUILD)
     worst = 0.0
     try:
         account = [int(line.split("\t")[0])
@@ -316,6 +319,8 @@ def main():
             print("reports bench, SQLite: %s visits over %d trackers in 2026, generated in "
                   "%.0f s, aggregates rebuilt in %.0f s; database %.0f MB%s"
                   % (sizes[0], TRACKERS, gen, rebuild, mb, " (BENCH_DB)" if KEPT else ""))
+        if BUILD:
+            print("  build: %s" % BUILD)
         print("  aggregate rows: agg_cnt %s, agg_link %s, agg_gaps %s, agg_day %s"
               % tuple(sizes[1:]))
         print("  bytes per visit: %.1f (database %.0f MB / %s visits, dictionaries, indexes "
