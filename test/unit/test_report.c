@@ -72,6 +72,20 @@ static void exec_sql(const char *sql)
                   apr_dbd_error(db.driver, db.handle, 1));
 }
 
+static apr_int64_t sql_int(const char *sql)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *v;
+
+    ck_assert_msg(apr_dbd_select(db.driver, pool, db.handle, &res, sql, 0) == 0, "%s: %s",
+                  sql, apr_dbd_error(db.driver, db.handle, 1));
+    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
+    v = apr_dbd_get_entry(db.driver, row, 0);
+    ck_assert_ptr_nonnull(v);
+    return apr_atoi64(v);
+}
+
 static int tag_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -628,6 +642,30 @@ START_TEST(deleted_trackers)
 }
 END_TEST
 
+/* A rebuild writes the counters in their key's order, so that the rowid tables hold a
+ * range of keys together (qrt_store_agg_acc.c, acc_sorted); the reports are the same. */
+START_TEST(rebuilt_in_key_order)
+{
+    static const char *const order[][2] = {
+        { "agg_cnt", "kind, account_id, lvl, b, grp, val" },
+        { "agg_day", "account_id, q, g" },
+    };
+    int i;
+
+    ck_assert_int_eq(qrt_store_agg_rebuild(&db, pool), APR_SUCCESS);
+    for (i = 0; i < 2; i++) {
+        const char *t = order[i][0], *k = order[i][1];
+
+        ck_assert_int_gt(sql_int(apr_psprintf(pool, "SELECT COUNT(*) FROM %s", t)), 100);
+        /* no row's key below the key of the row before it, by rowid */
+        ck_assert_int_eq(sql_int(apr_psprintf(pool,
+            "SELECT COUNT(*) FROM (SELECT (%s) < (SELECT %s FROM %s y WHERE y.rowid < x.rowid "
+            "ORDER BY y.rowid DESC LIMIT 1) AS down FROM %s x) WHERE down", k, k, t, t)), 0);
+    }
+    check_all(NULL, 0, "rebuilt in key order");
+}
+END_TEST
+
 START_TEST(retagged_trackers)
 {
     static const char *const a[] = { "campaign:fall", "region:apac", NULL };
@@ -957,6 +995,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, deleted_trackers);
+    tcase_add_test(tc, rebuilt_in_key_order);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, crosstab);
