@@ -50,6 +50,16 @@ class Load:
             with self.lock:
                 self.results.append((start, time.monotonic(), code))
 
+    def wait_for(self, status, timeout):
+        """True once a request got status, False after timeout seconds without."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if any(code == status for _, _, code in self.results):
+                    return True
+            time.sleep(0.02)
+        return False
+
     def finish(self):
         self.stop.set()
         for t in self.threads:
@@ -188,7 +198,12 @@ def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged
             with Api(srv, srv.token("acme")) as a:
                 t = a.post("/tracker", json={"redirect_url": "https://example.com/t"}).json()
             load = Load(srv, t["code"], threads=12)
-            time.sleep(0.6 + 0.1 * i)
+            # The stop comes while scans flow (their first 302 seen: a cold start on a
+            # busy machine may take longer than a fixed pause), at ten different moments.
+            if not load.wait_for(302, 15):
+                load.finish()
+                assert False, "no scan answered in 15 s (round %d)" % i
+            time.sleep(0.2 + 0.1 * i)
             srv.proc.send_signal(signal.SIGTERM)
             srv.proc.wait(timeout=30)
             results = load.finish()
