@@ -339,9 +339,9 @@ static void acc_gap(qrt_store_agg_acc_t *a, int sign, int kind, apr_int64_t acco
 /* A flush writes its rows in their primary key's order, whatever order the hashes keep
  * them in: a rebuild's hundreds of thousands of counter rows then lie in that order in
  * the table (SQLite's rowids of agg_cnt and agg_day, PostgreSQL's heap), so that a
- * range of them is a few pages, not a page a row (on PostgreSQL, 5,246 heap pages for
- * the 13,254 counters of 17 days of kind T before; 177 after); and a batch's upserts
- * walk the indexes in one direction. */
+ * range of them is a few pages, not a page a row (on PostgreSQL, the 13,254 counters of
+ * 17 days of kind T lay on 5,246 heap pages in hash order, on 177 in key order); and a
+ * batch's upserts walk the indexes in one direction. */
 typedef int acc_cmp_fn(const void *, const void *);
 
 /* The values of hashes h[0 .. nh) sorted by cmp (which compares two pointers to
