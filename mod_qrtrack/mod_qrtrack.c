@@ -800,7 +800,8 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
 {
     int nrows;
 
-    qrt_db_setup(driver, handle);
+    /* (qrt_db_setup comes with qrt_db_prepare_all, which every caller runs next: once
+     * a connection, not twice, with PostgreSQL's session setting a round trip.) */
     if (strcmp(apr_dbd_name(driver), "sqlite3") != 0) {
         return;
     }
