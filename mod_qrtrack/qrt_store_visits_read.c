@@ -32,15 +32,18 @@
  * pattern per searched column, 8 arguments in this order: browser, os, device,
  * user_agent (visit_uas), country, city (visit_places), referer, ip. SQLite's
  * LIKE ignores ASCII case by itself (and its lower() folds nothing more), so its
- * form skips lower(); other drivers get lower(). */
+ * form skips lower(); PostgreSQL's reads the columns' lowercase copies (schema 19:
+ * col_lc), and lower() of the addresses (L_IP: their dictionary has none). */
 #define VR_NSEARCH 8
 #define VR_LIKE_S(col) col " LIKE %s ESCAPE '\\'"
-#define VR_LIKE_CI(col) "lower(" col ") LIKE %s ESCAPE '\\'"
+#define VR_LIKE_S_IP(col) VR_LIKE_S(col)
+#define VR_LIKE_CI(col) col "_lc LIKE %s ESCAPE '\\'"
+#define VR_LIKE_CI_IP(col) "lower(" col ") LIKE %s ESCAPE '\\'"
 #define VR_M_UA(L) "SELECT id FROM visit_uas WHERE " L("browser") " OR " L("os") \
     " OR " L("device") " OR " L("user_agent")
 #define VR_M_PLACE(L) "SELECT id FROM visit_places WHERE " L("country") " OR " L("city")
 #define VR_M_REF(L) "SELECT id FROM visit_referers WHERE " L("referer")
-#define VR_M_IP(L) "SELECT id FROM visit_ips WHERE " L("ip")
+#define VR_M_IP(L) "SELECT id FROM visit_ips WHERE " L##_IP("ip")
 /* Walking the visits (time or id order) and testing each: the '+'s keep the
  * database on the walk's index rather than the dictionaries' ones. */
 #define VR_SEARCH(L) " AND (+v.ua_id IN (" VR_M_UA(L) ") OR +v.place_id IN (" \
@@ -80,6 +83,10 @@
  * dictionary's patterns, window, since_id). */
 #define VR_COUNT1(col, M) "SELECT COUNT(*) FROM visit_rows WHERE tracker_id = %lld AND " \
     col " IN (" M ") AND visit_start >= %lld AND visit_start <= %lld"
+/* PostgreSQL (schema 19), the window unbounded: the sum of the matched entries'
+ * visit counts of the tracker (d: 1 user agents, 2 places, 3 referers). */
+#define VR_TOTAL1(d, M) "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM visit_dict_counts " \
+    "WHERE tracker_id = %lld AND d = " d " AND id IN (" M ")"
 
 #define VR_SELECT "SELECT " VR_COLS VR_FROM " WHERE "
 #define VR_COUNT "SELECT COUNT(*) FROM visit_rows v WHERE "
@@ -91,20 +98,19 @@
 #define VR_PAGE(where, order) VR_PAGE_K(VR_KEY, where, order)
 #define VR_PAGE_PG(where, order) VR_PAGE_K(VR_KEY_PG, where, order)
 
-/* Each query in three forms: label, label_s (search, SQLite), label_ci (search). */
+/* Each query in up to three forms: label, label_s (search, SQLite), and label_ci
+ * (search, PostgreSQL: in the table below, as they read its dictionaries' lowercase
+ * columns). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count",          VR_COUNT VR_FILTER },
     /* (a search's count in a window walked: SQLite's polls, from their floor) */
     { "qrt_visits_count_s",        VR_COUNT VR_FILTER VR_S },
-    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
     /* The first rows (offset 0: the first page, each chunk of an export): along
      * the index with their strings, no ids first and no sort. */
     { "qrt_visits_first",          VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
     { "qrt_visits_first_s",        VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
-    { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
     { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE(VR_FILTER VR_S, VR_ORDER) },
-    { "qrt_visits_page_ci",        VR_PAGE(VR_FILTER VR_CI, VR_ORDER) },
     /* SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how
      * many buckets say so, and the highest id handed out */
     { "qrt_visits_floor",
@@ -112,37 +118,26 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
       "FROM visit_floor WHERE bucket >= %lld" },
     { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY v.id DESC LIMIT %lld" },
-    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
     /* (SQLite, schema 14: kept by the writer and the view's triggers) */
     { "qrt_visits_max_id",
       "SELECT last_visit_id FROM trackers WHERE id = %lld" },
     /* search without since_id */
     { "qrt_visits_matches_s",      VR_MATCHES(VR_LIKE_S) },
-    { "qrt_visits_matches_ci",     VR_MATCHES(VR_LIKE_CI) },
     { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_S)) },
-    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_CI)) },
     { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_S)) },
-    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_CI)) },
     { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_S)) },
-    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_CI)) },
     { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_S)) },
-    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_CI)) },
     { "qrt_visits_count_pick_s",
       "SELECT COUNT(*) FROM " VR_PICKS(VR_LIKE_S) VR_PICK_WINDOW_M },
-    { "qrt_visits_count_pick_ci",
-      "SELECT COUNT(*) FROM " VR_PICKS(VR_LIKE_CI) VR_PICK_WINDOW_M },
     { "qrt_visits_page_pick_s",
       "SELECT " VR_COLS " FROM " VR_PICKS(VR_LIKE_S) VR_PICK_ROWS VR_PICK_WINDOW_M
-      VR_ORDER VR_LIMIT },
-    { "qrt_visits_page_pick_ci",
-      "SELECT " VR_COLS " FROM " VR_PICKS(VR_LIKE_CI) VR_PICK_ROWS VR_PICK_WINDOW_M
       VR_ORDER VR_LIMIT },
     { "qrt_visits_tracker_size",
       "SELECT total_scans + total_clicks + total_bots FROM trackers WHERE id = %lld" },
     { NULL, NULL }
 };
 
-/* PostgreSQL's forms of the statements that find visits again by their id. */
+/* PostgreSQL's forms of the statements that find visits again by their id, and its own. */
 const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE_PG(VR_FILTER VR_S, VR_ORDER) },
@@ -156,12 +151,24 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
       "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
     /* (SQLite's alone: PostgreSQL's polls take visits_tracker_id) */
     { "qrt_visits_floor",          "SELECT 0, 0, %lld" },
+    { "qrt_visits_total_ua_ci",    VR_TOTAL1("1", VR_M_UA(VR_LIKE_CI)) },
+    { "qrt_visits_total_place_ci", VR_TOTAL1("2", VR_M_PLACE(VR_LIKE_CI)) },
+    { "qrt_visits_total_ref_ci",   VR_TOTAL1("3", VR_M_REF(VR_LIKE_CI)) },
     { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW },
     { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW },
     { "qrt_visits_page_pick_s",
       VR_SELECT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
     { "qrt_visits_page_pick_ci",
       VR_SELECT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+    /* the search forms (SQLite has its _s forms) */
+    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
+    { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
+    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
+    { "qrt_visits_matches_ci",     VR_MATCHES(VR_LIKE_CI) },
+    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_CI)) },
+    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_CI)) },
+    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_CI)) },
+    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_CI)) },
     { NULL, NULL }
 };
 
@@ -336,7 +343,9 @@ static void vr_push_picked(vr_args *a, apr_pool_t *p, const qrt_visit_filter_t *
 }
 
 /* The count of a search without since_id, given what matched (mask > 0): one
- * dictionary's index when it alone matches, else the union of the picks. */
+ * dictionary's index when it alone matches (on PostgreSQL, over the whole of the
+ * tracker's visits and not its addresses: the sum of its entries' counts), else the
+ * union of the picks. */
 static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, int mask,
                                     apr_int64_t *total)
@@ -354,6 +363,11 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
             args[n++] = &f->tracker_id;
             for (i = 0; i < per[d]; i++) {
                 args[n++] = pattern;
+            }
+            if (d < 3 && f->start == APR_INT64_MIN && f->end == APR_INT64_MAX
+                && qrt_db_is_pgsql(db->driver)) {
+                return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_total_", one[d],
+                                                            "_ci", NULL), args, total);
             }
             args[n++] = &f->start;
             args[n++] = &f->end;

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import Api, Server, configtest
+from test_search_counts import check_counts
 
 DAY = 86400
 UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0 retention-%s"
@@ -157,6 +158,8 @@ def test_the_purge_erases_the_visitor_from_old_rows_only(purged):
                        "NULL AND user_agent IS NOT NULL AND referer IS NOT NULL AND os IS "
                        "NOT NULL AND device IS NOT NULL AND browser_version IS NOT NULL"
                        % edge)) == 6
+    # PostgreSQL's counts of visits per dictionary entry (schema 19) follow the erasure.
+    check_counts(srv)
 
 
 def test_every_figure_stays_and_a_returning_visitor_counts_once(purged):

@@ -1,0 +1,116 @@
+"""A search's total over the whole of a tracker's visits (schema 19,
+sql/019_search_counts.sql). PostgreSQL keeps, per tracker, how many visits hold each
+user agent, place and referer entry (visit_dict_counts); a search that matches one of
+these dictionaries only adds them up rather than counting each matched visit. Statement
+triggers keep them in every change to visit_rows: the scan writer's batches, imports,
+SQL written by hand through the visits view (insert, update, delete) or into visit_rows,
+and the retention's erasure (test_retention checks them after its purge).
+
+Each step checks, on both backends, that every search's total and first page are those
+of the same search under a window that covers every visit (which counts the matched
+visits along their indexes) and those of an oracle over the listing; on PostgreSQL it
+also checks the kept counts against the counts recomputed from the visits."""
+import time
+
+import requests
+
+from conftest import Api
+from test_visits import T0, import_visits, listing, new_tracker, visit
+from test_visits_lean import IPHONE, oracle
+
+WORDS = ["iphone", "Safari", "berlin", "reykjav", "story/4", "shop.example", "tablet",
+         "zzzqqq"]
+EVERYTHING = {"visit_start": "1970-01-02T00:00:00+0000",
+              "visit_start_end": "2100-01-01T00:00:00+0000"}
+
+
+def check_counts(server):
+    """PostgreSQL: visit_dict_counts is what the visits say, with no row of 0."""
+    if server.backend != "pgsql":
+        return
+    kept = server.sql("SELECT tracker_id, d, id, n FROM visit_dict_counts "
+                      "ORDER BY 1, 2, 3").split()
+    want = server.sql(
+        "SELECT tracker_id, d, id, COUNT(*) FROM (SELECT tracker_id, 1 AS d, ua_id AS id "
+        "FROM visit_rows UNION ALL SELECT tracker_id, 2, place_id FROM visit_rows UNION ALL "
+        "SELECT tracker_id, 3, ref_id FROM visit_rows WHERE ref_id IS NOT NULL) o "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").split()
+    assert kept == want
+    assert not [r for r in kept if r.endswith("|0")]
+
+
+def check_searches(server, tid):
+    with Api(server, server.token("acme")) as api:
+        everything = listing(api, tid, rows=1000)["data"]
+        for word in WORDS:
+            want = oracle(everything, word)
+            whole = listing(api, tid, search=word, rows=25)
+            windowed = listing(api, tid, search=word, rows=25, **EVERYTHING)
+            assert whole["meta"]["total"] == windowed["meta"]["total"] == len(want), word
+            assert [v["id"] for v in whole["data"]] == [v["id"] for v in want[:25]], word
+            assert [v["id"] for v in windowed["data"]] == [v["id"] for v in want[:25]], word
+    check_counts(server)
+    return everything
+
+
+def people(tid, n, k=0):
+    out = []
+    for i in range(n):
+        kw = {"ip": "198.51.100.%d" % (i % 5)}
+        if i % 3:
+            kw.update(user_agent=IPHONE, browser="Mobile Safari", os="iOS", device="mobile")
+        else:
+            kw.update(device="tablet")
+        kw["referer"] = (None, "https://news.example/story/%d" % (i % 6),
+                         "https://shop.example/x")[i % 3]
+        if i % 9 == 4:
+            kw.update(country="IS", city="Reykjavík")
+        out.append(visit(tid, T0 + (k + i) * 60, **kw))
+    return out
+
+
+def test_search_totals_follow_every_change_to_the_visits(server, api):
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    other = new_tracker(api)["tracker_id"]
+    # Imports: two trackers, one statement of many rows each.
+    import_visits(server, people(tid, 60) + people(other, 20))
+    check_searches(server, tid)
+    check_searches(server, other)
+
+    # Scans through the writer (its batches), new and known values.
+    for ua in (IPHONE, "Search-Counts/1 (tablet kiosk)", IPHONE):
+        r = requests.get("%s/q/%s" % (server.base, t["code"]), allow_redirects=False,
+                         headers={"User-Agent": ua,
+                                  "Referer": "https://news.example/story/42"}, timeout=30)
+        assert r.status_code == 302
+    deadline = time.time() + 10
+    while listing(api, tid)["meta"]["total"] < 63:
+        assert time.time() < deadline
+        time.sleep(0.1)
+    check_searches(server, tid)
+
+    # SQL by hand through the view: one row in, one changed (its user agent, place and
+    # referer), one out.
+    server.sql("INSERT INTO visits (tracker_id, visit_start, source, ip, country, city, "
+               "browser, os, device, referer, user_agent, bot, visitor) VALUES "
+               "(%d, %d, 'scan', '203.0.113.0', 'DE', 'Berlin', 'Chrome', 'Android', "
+               "'tablet', 'https://shop.example/hand', 'hand/1', 0, '00000000000000aa')"
+               % (tid, T0 + 5000))
+    first = listing(api, tid, rows=1000)["data"]
+    iphone = [v for v in first if v["user_agent"] == IPHONE]
+    server.sql("UPDATE visits SET user_agent = 'hand/2', browser = 'Firefox', os = 'Linux', "
+               "device = 'desktop', city = 'Reykjavík', country = 'IS', referer = NULL "
+               "WHERE id = %d" % iphone[0]["id"])
+    server.sql("DELETE FROM visits WHERE id = %d" % iphone[1]["id"])
+    check_searches(server, tid)
+
+    # Straight into visit_rows: many rows in one statement each.
+    server.sql("UPDATE visit_rows SET ref_id = NULL WHERE tracker_id = %d AND id %% 2 = 0"
+               % tid)
+    check_searches(server, tid)
+    server.sql("DELETE FROM visit_rows WHERE tracker_id = %d AND id %% 3 = 0" % tid)
+    check_searches(server, tid)
+    check_searches(server, other)
+    server.sql("DELETE FROM visit_rows WHERE tracker_id = %d" % other)
+    assert check_searches(server, other) == []
