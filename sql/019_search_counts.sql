@@ -24,10 +24,12 @@
 -- than reading each matched visit's index entry (a common word: a quarter of a million
 -- entries, 30-70 ms). Statement triggers keep it in the transaction of every change to
 -- visit_rows, whoever makes it (the writer's batch insert is one statement; the
--- retention's erasure updates ua_id and ref_id). Rows that fall to 0 are deleted.
+-- retention's erasure updates ua_id and ref_id; a TRUNCATE empties it). Rows that fall to 0
+-- are deleted.
 {{PGSQL}}CREATE TABLE IF NOT EXISTS visit_dict_counts (tracker_id BIGINT NOT NULL, d SMALLINT NOT NULL, id BIGINT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (tracker_id, d, id));
 {{PGSQL}}CREATE OR REPLACE FUNCTION qrt_visit_dict_counts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-IF TG_OP <> 'INSERT' THEN
+IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_dict_counts; RETURN NULL; END IF
+; IF TG_OP <> 'INSERT' THEN
 UPDATE visit_dict_counts k SET n = k.n - c.n FROM (SELECT tracker_id, d, id, COUNT(*) AS n FROM (SELECT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT tracker_id, 2, place_id FROM qrt_old UNION ALL SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) o GROUP BY 1, 2, 3) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id
 ; DELETE FROM visit_dict_counts k USING (SELECT DISTINCT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION SELECT tracker_id, 2, place_id FROM qrt_old UNION SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id AND k.n <= 0
 ; END IF
@@ -42,6 +44,8 @@ INSERT INTO visit_dict_counts (tracker_id, d, id, n) SELECT tracker_id, d, id, C
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 {{PGSQL}}DROP TRIGGER IF EXISTS visit_dict_counts_del ON visit_rows;
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+{{PGSQL}}DROP TRIGGER IF EXISTS visit_dict_counts_trunc ON visit_rows;
+{{PGSQL}}CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 -- The counts of the visits there already, anew (a database that says an older version
 -- than it is runs this again), with the writers held off until this commits.
 {{PGSQL}}LOCK TABLE visit_rows IN SHARE MODE;

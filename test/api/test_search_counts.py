@@ -4,7 +4,7 @@ user agent, place and referer entry (visit_dict_counts); a search that matches o
 these dictionaries only adds them up rather than counting each matched visit. Statement
 triggers keep them in every change to visit_rows: the scan writer's batches, imports,
 SQL written by hand through the visits view (insert, update, delete) or into visit_rows,
-and the retention's erasure (test_retention checks them after its purge).
+a TRUNCATE, and the retention's erasure (test_retention checks them after its purge).
 
 Each step checks, on both backends, that every search's total and first page are those
 of the same search under a window that covers every visit (which counts the matched
@@ -14,7 +14,7 @@ import time
 
 import requests
 
-from conftest import Api
+from conftest import Api, start_server
 from test_visits import T0, import_visits, listing, new_tracker, visit
 from test_visits_lean import IPHONE, oracle
 
@@ -114,3 +114,21 @@ def test_search_totals_follow_every_change_to_the_visits(server, api):
     check_searches(server, other)
     server.sql("DELETE FROM visit_rows WHERE tracker_id = %d" % other)
     assert check_searches(server, other) == []
+
+
+def test_visits_emptied_by_hand_leave_no_count():
+    """Every visit removed at once (PostgreSQL: TRUNCATE, whose trigger has no rows to
+    read; SQLite: a DELETE of every row): searches find nothing, then new visits are
+    counted from zero. A server of its own: its database is emptied."""
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            tid = new_tracker(a)["tracker_id"]
+        import_visits(srv, people(tid, 30))
+        assert len(check_searches(srv, tid)) == 30
+        srv.sql("TRUNCATE visit_rows" if srv.backend == "pgsql" else "DELETE FROM visit_rows")
+        assert check_searches(srv, tid) == []
+        import_visits(srv, people(tid, 12, k=100))
+        assert len(check_searches(srv, tid)) == 12
+    finally:
+        srv.cleanup()
