@@ -151,6 +151,11 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
       "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
     /* (SQLite's alone: PostgreSQL's polls take visits_tracker_id) */
     { "qrt_visits_floor",          "SELECT 0, 0, %lld" },
+    /* the time of a tracker's first and last visit (two probes of
+     * visits_tracker_visitor), -1 for the last when it has none */
+    { "qrt_visits_span",
+      "SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1) "
+      "FROM visit_rows WHERE tracker_id = %lld" },
     { "qrt_visits_total_ua_ci",    VR_TOTAL1("1", VR_M_UA(VR_LIKE_CI)) },
     { "qrt_visits_total_place_ci", VR_TOTAL1("2", VR_M_PLACE(VR_LIKE_CI)) },
     { "qrt_visits_total_ref_ci",   VR_TOTAL1("3", VR_M_REF(VR_LIKE_CI)) },
@@ -342,10 +347,36 @@ static void vr_push_picked(vr_args *a, apr_pool_t *p, const qrt_visit_filter_t *
     }
 }
 
+/* PostgreSQL: *whole 1 when f's window holds every visit of the tracker (no bounds,
+ * or bounds around its first and last visit), whose kept counts then answer. */
+static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                             int *whole)
+{
+    const void *args[] = { &f->tracker_id };
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t first = 0, last = -1;
+    apr_status_t rv;
+
+    *whole = f->start == APR_INT64_MIN && f->end == APR_INT64_MAX;
+    if (*whole || !qrt_db_is_pgsql(db->driver)) {
+        return APR_SUCCESS;
+    }
+    if ((rv = qrt_db_select(db, p, "qrt_visits_span", &res, args)) != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        first = qrt_db_int(db, row, 0, 0);
+        last = qrt_db_int(db, row, 1, -1);
+    }
+    *whole = f->start <= first && last <= f->end;
+    return APR_SUCCESS;
+}
+
 /* The count of a search without since_id, given what matched (mask > 0): one
- * dictionary's index when it alone matches (on PostgreSQL, over the whole of the
- * tracker's visits and not its addresses: the sum of its entries' counts), else the
- * union of the picks. */
+ * dictionary's index when it alone matches (on PostgreSQL, over a window that holds
+ * all of the tracker's visits and not its addresses: the sum of its entries'
+ * counts), else the union of the picks. */
 static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, int mask,
                                     apr_int64_t *total)
@@ -364,10 +395,18 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
             for (i = 0; i < per[d]; i++) {
                 args[n++] = pattern;
             }
-            if (d < 3 && f->start == APR_INT64_MIN && f->end == APR_INT64_MAX
-                && qrt_db_is_pgsql(db->driver)) {
-                return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_total_", one[d],
-                                                            "_ci", NULL), args, total);
+            if (d < 3 && qrt_db_is_pgsql(db->driver)) {
+                int whole;
+                apr_status_t rv = vr_whole(db, p, f, &whole);
+
+                if (rv != APR_SUCCESS) {
+                    return rv;
+                }
+                if (whole) {
+                    return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_total_",
+                                                                one[d], "_ci", NULL),
+                                             args, total);
+                }
             }
             args[n++] = &f->start;
             args[n++] = &f->end;

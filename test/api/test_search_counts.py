@@ -7,21 +7,24 @@ SQL written by hand through the visits view (insert, update, delete) or into vis
 a TRUNCATE, and the retention's erasure (test_retention checks them after its purge).
 
 Each step checks, on both backends, that every search's total and first page are those
-of the same search under a window that covers every visit (which counts the matched
-visits along their indexes) and those of an oracle over the listing; on PostgreSQL it
-also checks the kept counts against the counts recomputed from the visits."""
+of an oracle over the listing, with no window, with a window around every visit (which
+PostgreSQL answers from the kept counts too, having found the tracker's first and last
+visit inside it) and with a window that cuts some visits off (counted along the indexes);
+on PostgreSQL it also checks the kept counts against the counts recomputed from the
+visits."""
 import time
 
 import requests
 
 from conftest import Api, start_server
-from test_visits import T0, import_visits, listing, new_tracker, visit
-from test_visits_lean import IPHONE, oracle
+from test_visits import T0, import_visits, listing, new_tracker, ts, visit
+from test_visits_lean import IPHONE, _epoch, oracle
 
 WORDS = ["iphone", "Safari", "berlin", "reykjav", "story/4", "shop.example", "tablet",
          "zzzqqq"]
 EVERYTHING = {"visit_start": "1970-01-02T00:00:00+0000",
               "visit_start_end": "2100-01-01T00:00:00+0000"}
+PART = (T0 + 10 * 60, T0 + 40 * 60)
 
 
 def check_counts(server):
@@ -49,6 +52,11 @@ def check_searches(server, tid):
             assert whole["meta"]["total"] == windowed["meta"]["total"] == len(want), word
             assert [v["id"] for v in whole["data"]] == [v["id"] for v in want[:25]], word
             assert [v["id"] for v in windowed["data"]] == [v["id"] for v in want[:25]], word
+            inside = [v for v in want if PART[0] <= _epoch(v["visit_start"]) <= PART[1]]
+            part = listing(api, tid, search=word, rows=25, visit_start=ts(PART[0]),
+                           visit_start_end=ts(PART[1]))
+            assert part["meta"]["total"] == len(inside), word
+            assert [v["id"] for v in part["data"]] == [v["id"] for v in inside[:25]], word
     check_counts(server)
     return everything
 
