@@ -359,7 +359,7 @@ static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
     apr_status_t rv;
 
     *whole = f->start == APR_INT64_MIN && f->end == APR_INT64_MAX;
-    if (*whole || !qrt_db_is_pgsql(db->driver)) {
+    if (*whole) {
         return APR_SUCCESS;
     }
     if ((rv = qrt_db_select(db, p, "qrt_visits_span", &res, args)) != APR_SUCCESS) {
