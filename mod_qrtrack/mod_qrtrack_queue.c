@@ -429,11 +429,14 @@ static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
     if (!dead && (silent < QUEUE_STUCK || q->committer_idle || !queue_waiting(q))) {
         return;
     }
-    if (queue_waiting(q)) {
+    /* Said whenever visits wait, and whenever the committer's process is gone even
+     * with none waiting (a writer's poll found it first, between two scans). */
+    if (queue_waiting(q) || dead) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00056: the writer of child "
-                     "%ld (%s) left visits waiting for %" APR_TIME_T_FMT " ms; taking "
-                     "over (visits it held answer 503)", (long)q->committer,
-                     dead ? "gone" : "stuck", apr_time_as_msec(silent));
+                     "%ld (%s) %s for %" APR_TIME_T_FMT " ms; taking over (visits it "
+                     "held answer 503)", (long)q->committer, dead ? "gone" : "stuck",
+                     queue_waiting(q) ? "left visits waiting" : "was silent",
+                     apr_time_as_msec(silent));
     }
     q->committer = 0;
     q->committer_idle = 0;
