@@ -18,18 +18,15 @@
 #include "qrt_store_agg_blob.h"
 #include "qrt_token.h"
 #include "qrt_date.h"
-#include "qrt_valid.h"
-#include "qrt_jsonl.h"
-#include <jansson.h>
+#include "qrt_import.h"
 
 /* Visits per import transaction. Each commit writes every page the batch dirtied to the
  * WAL; the visitor-keyed indexes put a batch's visits on pages all over the file, so
  * fewer, larger commits write far less (20,000 visits into the 10M bench database:
  * 0.95 s with 1,000 a batch, 0.58 s with 10,000; 50,000 gained nothing more). At most
- * about 35 MB of strings a batch (every field at its longest). */
+ * about 35 MB of strings a batch (every field at its longest), and two batches at a
+ * time (the one written and the one read ahead). */
 #define ADMIN_IMPORT_BATCH 10000
-/* Members of a line read in one pass (qrt_jsonl_flat); a line with more goes to jansson. */
-#define ADMIN_IMPORT_MEMBERS 32
 
 /* Without --driver/--params: the installed tool (make install, the Debian package)
  * reads DBDriver/DBDParams from the Apache config, else uses the package's database;
@@ -340,57 +337,6 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
     return 2;
 }
 
-/* A string member of a visit line; *bad set when it has the wrong type. */
-static const char *admin_jstr(apr_pool_t *p, const qrt_jv_t *m, int n, const char *k,
-                              apr_size_t max, int *bad)
-{
-    const qrt_jv_t *v = qrt_jsonl_get(m, n, k);
-
-    if (!v || v->type == QRT_JV_NULL) {
-        return NULL;
-    }
-    if (v->type != QRT_JV_STR) {
-        *bad = 1;
-        return NULL;
-    }
-    if (v->len > max || qrt_valid_text(v->str, v->len, 1)) {
-        *bad = 1;
-        return NULL;
-    }
-    return apr_pstrmemdup(p, v->str, v->len);
-}
-
-/* The members of a visit line that qrt_jsonl_flat declined, read with jansson
- * (in p): NULL when the line is not a JSON object. */
-static qrt_jv_t *admin_jmembers(apr_pool_t *p, const char *line, int *n)
-{
-    json_error_t je;
-    json_t *o = json_loads(line, 0, &je), *v;
-    const char *k;
-    qrt_jv_t *m = NULL;
-
-    *n = 0;
-    if (o && json_is_object(o)) {
-        m = apr_pcalloc(p, (json_object_size(o) + 1) * sizeof(*m));
-        json_object_foreach(o, k, v) {
-            qrt_jv_t *x = &m[(*n)++];
-
-            x->key = apr_pstrdup(p, k);
-            x->keylen = strlen(k);
-            x->type = json_is_string(v) ? QRT_JV_STR : json_is_integer(v) ? QRT_JV_INT
-                    : json_is_true(v) ? QRT_JV_TRUE : json_is_false(v) ? QRT_JV_FALSE
-                    : json_is_null(v) ? QRT_JV_NULL : QRT_JV_OTHER;
-            if (x->type == QRT_JV_STR) {
-                x->len = json_string_length(v);
-                x->str = apr_pstrmemdup(p, json_string_value(v), x->len);
-            }
-            x->num = x->type == QRT_JV_INT ? json_integer_value(v) : 0;
-        }
-    }
-    json_decref(o);
-    return m;
-}
-
 static int admin_import_flush(admin_ctx *c, apr_pool_t *p, qrt_visit_t *v, int n)
 {
     apr_dbd_transaction_t *tx;
@@ -413,17 +359,16 @@ static int admin_import_flush(admin_ctx *c, apr_pool_t *p, qrt_visit_t *v, int n
     return 0;
 }
 
-/* visits import FILE: one JSON visit object per line (CONTRACT section 2 fields). */
+/* visits import FILE: one JSON visit object per line (CONTRACT section 2 fields),
+ * read and parsed a batch ahead in qrt_import's thread while this one writes. */
 static int admin_visits_import(admin_ctx *c, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    qrt_visit_t *batch;
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
     apr_pool_t *bp;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    long lineno = 0, total = 0;
-    int n = 0;
+    long total = 0;
+    int i, failed = 0;
     qrt_visitor_key_t key;
     apr_hash_t *live;           /* tracker ids found live */
 
@@ -436,10 +381,13 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     if (!qrt_db_is_pgsql(c->db.driver)) {
         int nrows;
 
-        /* As the module's connections: in WAL mode NORMAL keeps each batch safe from
-         * a crash of this process (not of the system); a larger page cache for the
-         * indexes a batch touches. */
-        apr_dbd_query(c->db.driver, c->db.handle, &nrows, "PRAGMA synchronous = NORMAL");
+        /* Each batch is on the disk when its commit returns (the WAL synced), as
+         * with the scan writer; copying the WAL back into the database file is left
+         * to the server's checkpoint thread (mod_qrtrack_wal.c) while one runs, or
+         * done when the WAL passes 64 MB, and by the close of the last connection.
+         * A larger page cache for the indexes a batch touches. */
+        apr_dbd_query(c->db.driver, c->db.handle, &nrows, "PRAGMA synchronous = FULL");
+        qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA wal_autocheckpoint = 16384");
         qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA cache_size = -65536");
     }
     if (qrt_store_visitor_key(&c->db, c->p, &key) != APR_SUCCESS) {
@@ -449,92 +397,48 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     apr_pool_create(&bp, c->p);
     c->db.dict = qrt_dict_cache_make(c->p, 1 << 18);
     live = apr_hash_make(c->p);
-    batch = apr_pcalloc(c->p, ADMIN_IMPORT_BATCH * sizeof(*batch));
-    while ((got = getline(&line, &cap, f)) > 0) {
-        qrt_jv_t fast[ADMIN_IMPORT_MEMBERS], *m = fast;
-        const qrt_jv_t *id, *bot;
-        qrt_visit_t *v = &batch[n];
-        qrt_tracker_t t;
-        const char *when, *err_field = NULL;
-        int bad = 0, off, nm = 0;
+    r = qrt_import_start(c->p, f, &key, ADMIN_IMPORT_BATCH);
+    if (!r) {
+        return admin_fail("cannot start the import's reader%s", "", NULL);
+    }
+    while (!failed && (b = qrt_import_next(r)) != NULL) {
+        /* Each tracker looked up once per import (two queries a visit before). */
+        for (i = 0; i < b->n && !failed; i++) {
+            apr_int64_t id = b->v[i].tracker_id;
+            qrt_tracker_t t;
 
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == '\0') {
-            continue;
-        }
-        /* The common line in one pass; any other through jansson. */
-        if (qrt_jsonl_flat(line, (apr_size_t)got, fast, ADMIN_IMPORT_MEMBERS, &nm) != 0
-            && (m = admin_jmembers(bp, line, &nm)) == NULL) {
-            return admin_fail("line %s: not a JSON object%s",
-                              apr_ltoa(c->p, lineno), NULL);
-        }
-        memset(v, 0, sizeof(*v));
-        id = qrt_jsonl_get(m, nm, "tracker_id");
-        bot = qrt_jsonl_get(m, nm, "bot");
-        when = admin_jstr(bp, m, nm, "visit_start", 64, &bad);
-        v->source = admin_jstr(bp, m, nm, "source", 8, &bad);
-        v->ip = admin_jstr(bp, m, nm, "ip", 64, &bad);
-        v->country = admin_jstr(bp, m, nm, "country", 8, &bad);
-        v->city = admin_jstr(bp, m, nm, "city", 128, &bad);
-        v->browser = admin_jstr(bp, m, nm, "browser", 64, &bad);
-        v->browser_version = admin_jstr(bp, m, nm, "browser_version", 32, &bad);
-        v->os = admin_jstr(bp, m, nm, "os", 64, &bad);
-        v->device = admin_jstr(bp, m, nm, "device", 16, &bad);
-        v->referer = admin_jstr(bp, m, nm, "referer", 2048, &bad);
-        v->user_agent = admin_jstr(bp, m, nm, "user_agent", 1024, &bad);
-        if (!id || id->type != QRT_JV_INT || id->num <= 0) {
-            err_field = "tracker_id";
-        }
-        else if (!when || qrt_date_parse(when, &v->visit_start, &off) != 0) {
-            err_field = "visit_start";
-        }
-        else if (!v->source || (strcmp(v->source, "scan") && strcmp(v->source, "click"))) {
-            err_field = "source (scan or click)";
-        }
-        else if (bot && bot->type != QRT_JV_TRUE && bot->type != QRT_JV_FALSE) {
-            err_field = "bot";
-        }
-        else if (bad) {
-            err_field = "a text field";
-        }
-        if (!err_field) {
-            v->tracker_id = id->num;
-            v->bot = bot && bot->type == QRT_JV_TRUE;
-            if (!v->device) {
-                v->device = v->bot ? "bot" : "other";
+            if (apr_hash_get(live, &id, sizeof(id))) {
+                continue;
             }
-            /* Each tracker looked up once per import (two queries a visit before). */
-            if (!apr_hash_get(live, &v->tracker_id, sizeof(v->tracker_id))) {
-                if (qrt_store_tracker_get(&c->db, bp, v->tracker_id, &t) != APR_SUCCESS) {
-                    err_field = "tracker_id (no such tracker)";
-                }
-                else {
-                    apr_hash_set(live, apr_pmemdup(c->p, &v->tracker_id,
-                                                   sizeof(v->tracker_id)),
-                                 sizeof(v->tracker_id), "");
-                }
+            if (qrt_store_tracker_get(&c->db, bp, id, &t) != APR_SUCCESS) {
+                failed = admin_fail("line %s: bad %s", apr_ltoa(c->p, b->line[i]),
+                                    "tracker_id (no such tracker)");
+            }
+            else {
+                apr_hash_set(live, apr_pmemdup(c->p, &id, sizeof(id)), sizeof(id), "");
             }
         }
-        if (err_field) {
-            return admin_fail("line %s: bad %s", apr_ltoa(c->p, lineno), err_field);
+        /* A line that is not a visit fails its batch whole, unwritten (the batches
+         * before it are committed). */
+        if (!failed && b->error) {
+            failed = admin_fail("line %s: %s", apr_ltoa(c->p, b->error_line), b->error);
         }
-        v->visitor = qrt_visitor_id(&key, v->visit_start, v->ip, v->user_agent);
-        if (++n == ADMIN_IMPORT_BATCH) {
-            if (admin_import_flush(c, bp, batch, n)) {
-                return 1;
-            }
-            total += n;
-            n = 0;
+        if (!failed) {
+            failed = admin_import_flush(c, bp, b->v, b->n);
+            total += failed ? 0 : b->n;
             apr_pool_clear(bp);
         }
     }
-    if (admin_import_flush(c, bp, batch, n)) {
-        return 1;
+    if (!failed && qrt_import_read_error(r)) {
+        failed = admin_fail("cannot read %s: %s", path,
+                            apr_pstrdup(c->p, strerror(qrt_import_read_error(r))));
     }
-    total += n;
-    free(line);
+    qrt_import_stop(r);
     if (f != stdin) {
         fclose(f);
+    }
+    if (failed) {
+        return 1;
     }
     printf("%ld\n", total);
     return 0;

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import time
 import uuid
 
@@ -294,6 +295,45 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
         p = import_lines(server, [plain, line], check=False)
         assert p.returncode != 0 and ("line 2: " + why) in p.stderr, (line, p.stderr)
     assert len(listing(api, tid)["data"]) == 2
+
+
+def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
+    # qrtrack-admin writes 10,000 visits a transaction while its reader thread parses
+    # the next batch: a bad line or an unknown tracker fails its own batch unwritten,
+    # naming the line, after the batches before it are committed. From stdin too.
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+
+    def line(i, tracker=tid):
+        return json.dumps({"tracker_id": tracker, "visit_start": ts(T0 + i), "source": "scan",
+                           "ip": "203.0.%d.%d" % (i // 250 % 250, i % 250),
+                           "user_agent": "UA %d" % (i % 7)}).encode()
+
+    def totals():
+        a = api.get("/tracker/analytics/%d" % tid).json()
+        return a["totalScans"], listing(api, tid)["meta"]["total"]
+
+    lines = [line(i) for i in range(25000)]
+    lines[22000] = b'{"tracker_id": %d, "source": "scan"}' % tid       # line 22001
+    p = import_lines(server, lines, check=False)
+    assert p.returncode != 0 and "line 22001: bad visit_start" in p.stderr, p.stderr
+    assert totals() == (20000, 20000)
+    # the first batch holds an unknown tracker on line 9,999: nothing is written
+    lines = [line(30000 + i) for i in range(12000)]
+    lines[9998] = line(1, tracker=999999999)
+    p = import_lines(server, lines, check=False)
+    assert p.returncode != 0, p.stderr
+    assert "line 9999: bad tracker_id (no such tracker)" in p.stderr, p.stderr
+    assert totals() == (20000, 20000)
+    # from stdin, blank lines between: every visit
+    data = b"\n\n".join(line(50000 + i) for i in range(10500)) + b"\n"
+    p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
+                                         "--params", server.db, "visits", "import", "-"],
+                       input=data, capture_output=True)
+    assert p.returncode == 0 and p.stdout.strip() == b"10500", p.stderr
+    assert totals() == (30500, 30500)
+    newest = listing(api, tid, rows=1)["data"][0]
+    assert newest["visit_start"] == ts(T0 + 50000 + 10499)
 
 
 def test_newest_first_ties_by_id_descending(server, api):

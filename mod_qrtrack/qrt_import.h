@@ -1,0 +1,56 @@
+/* qrt_import: the lines of `qrtrack-admin visits import`, read into batches of
+ * visits ahead of the writer (no httpd).
+ *
+ * A line is one JSON visit object (CONTRACT section 2's fields). qrt_import_line
+ * reads one: the common line in one pass (qrt_jsonl), any other through jansson,
+ * with the same members either way; it checks each field's type and bounds and
+ * computes the visitor id. Whether the tracker exists is the writer's question:
+ * it needs the database.
+ *
+ * The reader runs in a thread of its own, so that reading and parsing the next
+ * batch overlaps the writer's transaction of the one before (on two CPUs the
+ * parsing, about a sixth of an import's instructions, leaves the commit path).
+ * It fills two batches in turn, each with its own pool: the writer holds one
+ * while the reader fills the other. Memory stays at two batches whatever the
+ * file's length. */
+#ifndef QRT_IMPORT_H
+#define QRT_IMPORT_H
+
+#include <stdio.h>
+#include <apr_pools.h>
+#include "qrt_store.h"
+#include "qrt_token.h"
+
+/* Reads line (len bytes; the reader may cut it in place) into v, its strings in p.
+ * 1: a visit; 0: a blank line (nothing in v); -1: not a visit, *why says what
+ * ("not a JSON object", "bad tracker_id", ...). */
+int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
+                    const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why);
+
+/* A batch: n visits, each with the number of its line; error set on the batch after
+ * which the input stops at a line that is not a visit (error_line, what). */
+typedef struct {
+    qrt_visit_t *v;
+    long *line;
+    int n;
+    const char *error;
+    long error_line;
+} qrt_import_batch_t;
+
+typedef struct qrt_import_reader qrt_import_reader_t;
+
+/* Starts reading f (batches of at most size visits) in a thread; the reader lives
+ * in a subpool of p. NULL when the thread cannot start. */
+qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
+                                      int size);
+/* The next batch, once read (the batch before is handed back to the reader: it
+ * must no longer be used); NULL after the last one, or after a read error
+ * (qrt_import_read_error). A batch with error set is the last. */
+const qrt_import_batch_t *qrt_import_next(qrt_import_reader_t *r);
+/* The input's read error (errno), 0 when it ended normally. */
+int qrt_import_read_error(const qrt_import_reader_t *r);
+/* Stops the reader (at any point: the writer may give up early) and waits for its
+ * thread. */
+void qrt_import_stop(qrt_import_reader_t *r);
+
+#endif

@@ -1,0 +1,297 @@
+/* Unit tests for qrt_import: one line read into a visit (both readers, every
+ * rejection), and the reader thread's batches: their sizes and line numbers, blank
+ * lines, a bad line ending the input after the visits before it, a reader stopped
+ * early, an empty input and a pipe. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "qrt_import.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+static const char *PLAIN =
+    "{\"tracker_id\": 7, \"visit_start\": \"2026-03-01T10:00:00+0100\", \"source\": \"scan\","
+    " \"ip\": \"203.0.113.9\", \"country\": \"DE\", \"city\": \"K\xc3\xb6ln\", \"referer\": null,"
+    " \"bot\": false, \"user_agent\": \"UA/1\"}";
+
+static int line(const char *text, qrt_visit_t *v, const char **why)
+{
+    char *buf = apr_pstrdup(pool, text);
+
+    return qrt_import_line(pool, buf, strlen(buf), NULL, v, why);
+}
+
+START_TEST(reads_a_visit_either_way)
+{
+    /* the same visit with escapes: jansson reads it, the one-pass reader declines */
+    const char *escaped =
+        "{\"tracker_id\": 7, \"visit_start\": \"2026-03-01T10:00:00+0100\", \"source\": "
+        "\"scan\", \"ip\": \"203.0.113.9\", \"country\": \"DE\", \"city\": \"K\\u00f6ln\","
+        " \"referer\": null, \"bot\": false, \"user_agent\": \"UA\\/1\"}";
+    qrt_visitor_key_t key;
+    qrt_visit_t a, b;
+    const char *why;
+
+    ck_assert_int_eq(line(PLAIN, &a, &why), 1);
+    ck_assert_ptr_null(why);
+    ck_assert_int_eq(line(escaped, &b, &why), 1);
+    ck_assert_int_eq(a.tracker_id, 7);
+    ck_assert_int_eq(a.visit_start, 1772355600);       /* 09:00 UTC */
+    ck_assert_str_eq(a.source, "scan");
+    ck_assert_str_eq(a.city, "K\xc3\xb6ln");
+    ck_assert_str_eq(b.city, a.city);
+    ck_assert_str_eq(b.user_agent, "UA/1");
+    ck_assert_str_eq(a.user_agent, "UA/1");
+    ck_assert_ptr_null(a.referer);
+    ck_assert_ptr_null(a.browser);
+    ck_assert_str_eq(a.device, "other");
+    ck_assert_int_eq(a.bot, 0);
+    ck_assert(a.visitor == b.visitor);
+    memset(&key, 0, sizeof(key));
+    ck_assert(a.visitor == qrt_visitor_id(&key, a.visit_start, "203.0.113.9", "UA/1"));
+    /* a bot without a device is a "bot" device */
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\","
+                          " \"source\": \"click\", \"bot\": true}", &a, &why), 1);
+    ck_assert_int_eq(a.bot, 1);
+    ck_assert_str_eq(a.device, "bot");
+    ck_assert_str_eq(a.source, "click");
+}
+END_TEST
+
+START_TEST(blank_lines_are_nothing)
+{
+    qrt_visit_t v;
+    const char *why;
+
+    ck_assert_int_eq(line("", &v, &why), 0);
+    ck_assert_int_eq(line(" \t\r\n", &v, &why), 0);
+    ck_assert_ptr_null(why);
+}
+END_TEST
+
+START_TEST(rejects_what_is_not_a_visit)
+{
+    static const struct {
+        const char *line, *why;
+    } bad[] = {
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\"", "not a JSON object" },
+        { "[1, 2]", "not a JSON object" },
+        { "{\"tracker_id\": 1, \"city\": \"\xff\"}", "not a JSON object" },
+        { "{\"tracker_id\": \"1\", \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\"}",
+          "bad tracker_id" },
+        { "{\"tracker_id\": 0, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\"}",
+          "bad tracker_id" },
+        { "{\"tracker_id\": 1.0, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\"}",
+          "bad tracker_id" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-02-30T10:00:00Z\", \"source\": \"scan\"}",
+          "bad visit_start" },
+        { "{\"tracker_id\": 1, \"source\": \"scan\"}", "bad visit_start" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"view\"}",
+          "bad source (scan or click)" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"bot\": \"no\"}", "bad bot" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"city\": [\"x\"]}", "bad a text field" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"country\": \"ABCDEFGHI\"}", "bad a text field" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"city\": \"a\\u0000b\"}", "not a JSON object" },
+    };
+    qrt_visit_t v;
+    const char *why;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(line(bad[i].line, &v, &why) == -1, "taken: %s", bad[i].line);
+        ck_assert_msg(why && !strcmp(why, bad[i].why), "%s: %s", bad[i].line, why);
+    }
+}
+END_TEST
+
+/* A file of lines: visits of tracker i + 1 for each '+', blank for ' ', the line bad
+ * for '!'. */
+static FILE *input(const char *shape)
+{
+    FILE *f = tmpfile();
+    int i;
+
+    ck_assert_ptr_nonnull(f);
+    for (i = 0; shape[i]; i++) {
+        if (shape[i] == '+') {
+            fprintf(f, "{\"tracker_id\": %d, \"visit_start\": \"2026-03-01T10:00:00Z\","
+                    " \"source\": \"scan\", \"ip\": \"10.0.0.%d\"}\n", i + 1, i % 250);
+        }
+        else if (shape[i] == '!') {
+            fprintf(f, "{\"tracker_id\": %d, \"bot\": 1}\n", i + 1);
+        }
+        else {
+            fputs("  \n", f);
+        }
+    }
+    rewind(f);
+    return f;
+}
+
+/* Each batch's visits must be the lines' own: tracker id i + 1 on line i + 1. */
+static void check_batch(const qrt_import_batch_t *b)
+{
+    int i;
+
+    for (i = 0; i < b->n; i++) {
+        ck_assert_int_eq(b->v[i].tracker_id, b->line[i]);
+        ck_assert_str_eq(b->v[i].ip, apr_psprintf(pool, "10.0.0.%ld", (b->line[i] - 1) % 250));
+    }
+}
+
+START_TEST(batches_keep_their_lines)
+{
+    FILE *f = input("++ +++ ++ +");      /* visits on lines 1 2 4 5 6 8 9 11 */
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3);
+    const qrt_import_batch_t *b;
+    static const long want[3][3] = { { 1, 2, 4 }, { 5, 6, 8 }, { 9, 11, 0 } };
+    int k = 0, i;
+
+    ck_assert_ptr_nonnull(r);
+    while ((b = qrt_import_next(r)) != NULL) {
+        ck_assert_int_lt(k, 3);
+        ck_assert_int_eq(b->n, k < 2 ? 3 : 2);
+        ck_assert_ptr_null(b->error);
+        for (i = 0; i < b->n; i++) {
+            ck_assert_int_eq(b->line[i], want[k][i]);
+        }
+        check_batch(b);
+        k++;
+    }
+    ck_assert_int_eq(k, 3);
+    ck_assert_int_eq(qrt_import_read_error(r), 0);
+    ck_assert_ptr_null(qrt_import_next(r));     /* and stays at the end */
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(a_bad_line_ends_the_input)
+{
+    FILE *f = input("++++!++");
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3);
+    const qrt_import_batch_t *b;
+
+    b = qrt_import_next(r);
+    ck_assert_int_eq(b->n, 3);
+    ck_assert_ptr_null(b->error);
+    check_batch(b);
+    b = qrt_import_next(r);
+    ck_assert_int_eq(b->n, 1);                  /* line 4, then the bad line 5 */
+    ck_assert_int_eq(b->line[0], 4);
+    ck_assert_str_eq(b->error, "bad visit_start");
+    ck_assert_int_eq(b->error_line, 5);
+    ck_assert_ptr_null(qrt_import_next(r));
+    qrt_import_stop(r);
+    fclose(f);
+    /* on a batch's first line: a batch of no visits, with the error */
+    f = input("+++!");
+    r = qrt_import_start(pool, f, NULL, 3);
+    ck_assert_int_eq(qrt_import_next(r)->n, 3);
+    b = qrt_import_next(r);
+    ck_assert_int_eq(b->n, 0);
+    ck_assert_int_eq(b->error_line, 4);
+    ck_assert_ptr_null(qrt_import_next(r));
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(stops_early_and_ends_empty)
+{
+    char *shape = apr_palloc(pool, 20001);
+    FILE *f;
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+
+    memset(shape, '+', 20000);
+    shape[20000] = '\0';
+    f = input(shape);
+    r = qrt_import_start(pool, f, NULL, 10);
+    b = qrt_import_next(r);
+    ck_assert_int_eq(b->n, 10);
+    check_batch(b);
+    qrt_import_stop(r);                         /* the reader was a batch ahead */
+    fclose(f);
+    /* stopped before taking anything */
+    f = input(shape);
+    qrt_import_stop(qrt_import_start(pool, f, NULL, 7));
+    fclose(f);
+    /* nothing to read, or blank lines only */
+    f = input("");
+    r = qrt_import_start(pool, f, NULL, 3);
+    ck_assert_ptr_null(qrt_import_next(r));
+    ck_assert_int_eq(qrt_import_read_error(r), 0);
+    qrt_import_stop(r);
+    fclose(f);
+    f = input("   ");
+    r = qrt_import_start(pool, f, NULL, 3);
+    ck_assert_ptr_null(qrt_import_next(r));
+    qrt_import_stop(r);
+    fclose(f);
+    ck_assert_ptr_null(qrt_import_start(pool, stdin, NULL, 0));
+}
+END_TEST
+
+START_TEST(reads_a_pipe)
+{
+    FILE *src = input("+++++ ++++");
+    char buf[4096];
+    size_t got, total = 0;
+    int fd[2], k = 0;
+    FILE *f;
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+
+    ck_assert_int_eq(pipe(fd), 0);
+    while ((got = fread(buf, 1, sizeof(buf), src)) > 0) {
+        ck_assert_int_eq(write(fd[1], buf, got), (ssize_t)got);
+    }
+    close(fd[1]);
+    fclose(src);
+    f = fdopen(fd[0], "r");
+    r = qrt_import_start(pool, f, NULL, 4);
+    while ((b = qrt_import_next(r)) != NULL) {
+        check_batch(b);
+        total += (size_t)b->n;
+        k++;
+    }
+    ck_assert_int_eq(total, 9);
+    ck_assert_int_eq(k, 3);
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
+static Suite *import_suite(void)
+{
+    Suite *s = suite_create("qrt_import");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, reads_a_visit_either_way);
+    tcase_add_test(tc, blank_lines_are_nothing);
+    tcase_add_test(tc, rejects_what_is_not_a_visit);
+    tcase_add_test(tc, batches_keep_their_lines);
+    tcase_add_test(tc, a_bad_line_ends_the_input);
+    tcase_add_test(tc, stops_early_and_ends_empty);
+    tcase_add_test(tc, reads_a_pipe);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(import_suite());
+}
