@@ -23,8 +23,9 @@ Prints the generation and rebuild times, the aggregate table sizes, then the med
 latency of BENCH_REPEAT requests for each report type over the whole year and over one
 week (the last one, and one in the middle of the year), for the crosstab and the
 dashboard, a report over 10 listed trackers, and the import rate of the write path
-(each import timed after a sync(2): the import's checkpoint syncs the database file, and
-should not pay for what the generation and the rebuild left to be written back).
+(20,000 visits over the 10 listed trackers, each import timed after a sync(2): its
+commits sync the WAL, and should not pay for what the generation and the rebuild left
+to be written back).
 Target (issue 12): every report figure under 20 ms; exit status 2 when one is not (1
 when the run fails).
 
