@@ -1,8 +1,11 @@
-/* libFuzzer target for qrt_jsonl.c, the one-pass reader of visit lines.
+/* libFuzzer target for qrt_jsonl.c, the one-pass reader of visit lines, and for
+ * qrt_import_line, which reads a visit from one.
  *
  * The input, cut at its first NUL, is a line: what qrt_jsonl_flat takes, jansson must
  * read as an object with the same members and values (the last duplicate winning);
- * what it declines must be left as it came.
+ * what it declines must be left as it came. qrt_import_line must take it as a visit
+ * (a positive tracker id, a source of scan or click, a time, text fields within their
+ * bounds), call it blank, or reject it with a reason.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -10,11 +13,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include <apr_general.h>
+#include "qrt_import.h"
 #include "qrt_jsonl.h"
 
 #define FZ_FAIL(what) \
     do { fprintf(stderr, "fuzz_jsonl: %s (line %d)\n", what, __LINE__); abort(); } while (0)
 #define FZ_MAX 16
+
+/* qrt_import_line on its own copy of the line. */
+static void fz_import(const char *text, size_t len)
+{
+    static apr_pool_t *p;
+    char *line = malloc(len + 1);
+    const char *why = NULL;
+    qrt_visit_t v;
+    int rc;
+
+    if (!p) {
+        apr_initialize();
+        apr_pool_create(&p, NULL);
+    }
+    memcpy(line, text, len + 1);
+    rc = qrt_import_line(p, line, len, NULL, &v, &why);
+    if (rc > 0 && (why || v.tracker_id <= 0 || !v.source || !v.device
+                   || (strcmp(v.source, "scan") && strcmp(v.source, "click"))
+                   || (v.city && strlen(v.city) > 128)
+                   || (v.user_agent && strlen(v.user_agent) > 1024))) {
+        FZ_FAIL("a visit out of bounds");
+    }
+    if ((rc < 0 && !why) || (rc == 0 && why)) {
+        FZ_FAIL("a rejection without its reason");
+    }
+    free(line);
+    apr_pool_clear(p);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(line, data, size);
     line[size] = '\0';
     len = strlen(line);
+    fz_import(line, len);
     memcpy(copy, line, len + 1);
     if (qrt_jsonl_flat(line, len, m, FZ_MAX, &n) != 0) {
         if (memcmp(line, copy, len + 1) != 0) {
