@@ -381,11 +381,11 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     if (!qrt_db_is_pgsql(c->db.driver)) {
         int nrows;
 
-        /* Each batch is on the disk when its commit returns (the WAL synced), as
-         * with the scan writer; copying the WAL back into the database file is left
-         * to the server's checkpoint thread (mod_qrtrack_wal.c) while one runs, or
-         * done when the WAL passes 64 MB, and by the close of the last connection.
-         * A larger page cache for the indexes a batch touches. */
+        /* Each batch is on the disk when its commit returns (the WAL synced: FULL,
+         * where the module's connections keep NORMAL). Copying the WAL back into the
+         * database file is left to the server's checkpoint thread (mod_qrtrack_wal.c)
+         * while one runs; SQLite does it past 64 MB of WAL, and at the close of the
+         * last connection. A larger page cache for the indexes a batch touches. */
         apr_dbd_query(c->db.driver, c->db.handle, &nrows, "PRAGMA synchronous = FULL");
         qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA wal_autocheckpoint = 16384");
         qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA cache_size = -65536");
@@ -430,8 +430,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
         }
     }
     if (!failed && qrt_import_read_error(r)) {
-        failed = admin_fail("cannot read %s: %s", path,
-                            apr_pstrdup(c->p, strerror(qrt_import_read_error(r))));
+        failed = admin_fail("cannot read %s: %s", path, strerror(qrt_import_read_error(r)));
     }
     qrt_import_stop(r);
     if (f != stdin) {

@@ -136,7 +136,7 @@ struct qrt_import_reader {
     long lineno;
     import_slot slot[2];
     /* under lock: */
-    int full[2];            /* filled and not yet taken back from the writer */
+    int full[2];            /* filled, until the writer hands it back */
     int held;               /* the slot the writer holds, -1 none */
     int next;               /* the slot the writer takes next */
     int finished;           /* the thread has filled its last slot */
@@ -190,7 +190,7 @@ static void *APR_THREAD_FUNC import_thread(apr_thread_t *t, void *arg)
 
     while (more) {
         apr_thread_mutex_lock(r->lock);
-        while (!r->stop && (r->full[i] || r->held == i)) {
+        while (!r->stop && r->full[i]) {
             apr_thread_cond_wait(r->cond, r->lock);
         }
         more = !r->stop;
