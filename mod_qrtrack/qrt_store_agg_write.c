@@ -212,10 +212,21 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return agg_seek(db, p, label, args, out);
 }
 
-/* Prevs of an in-order visit x (no later visit of its visitor in the account). */
+/* Whether the visitor has a visit before x on x's tracker (qrt_agg_seek_t). */
+static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                     const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
+{
+    const void *args[] = { &v->visitor, &x->tracker, &x->id };
+
+    return agg_seek(db, p, "qrt_agg_seek_t", args, out);
+}
+
+/* Prevs of an in-order visit x (no later visit of its visitor in the account), and
+ * *is_new when it is not known yet (-1: x is the first visit of its visitor and
+ * tracker in the batch, so any visit before it there came before the batch). */
 static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                       const qrt_visit_t *v, const qrt_agg_visit_t *x,
-                                      apr_int64_t account, int is_new,
+                                      apr_int64_t account, int *is_new,
                                       const agg_seek_row *last, qrt_store_agg_prevs_t *pv)
 {
     qrt_store_agg_trk_t *lk;
@@ -225,17 +236,25 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
     memset(pv, 0, sizeof(*pv));
     pv->tag = apr_pcalloc(p, (x->ntags > 0 ? x->ntags : 1) * sizeof(qrt_store_agg_prev_t));
     if (!last->has) {
+        /* no visit before x in the account: none on its tracker either */
+        if (*is_new < 0) {
+            *is_new = 1;
+        }
         return APR_SUCCESS;
     }
     pv->a.has = pv->a.same = 1;
     pv->a.t = last->t;
     if (last->tracker == x->tracker) {
         pv->tr = pv->a;
+        if (*is_new < 0) {
+            *is_new = 0;
+        }
     }
-    else if (!is_new) {
-        const void *args[] = { &v->visitor, &x->tracker, &x->id };
-
-        rv = agg_seek(db, p, "qrt_agg_seek_t", args, &pv->tr);
+    else if (*is_new <= 0) {
+        rv = agg_seek_tracker(db, p, v, x, &pv->tr);
+        if (*is_new < 0) {
+            *is_new = !pv->tr.has;
+        }
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
@@ -270,7 +289,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
 }
 
 apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                        const int *is_new, int n)
+                                        int *is_new, int n)
 {
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
@@ -341,7 +360,15 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         }
         if (last.has && last.t > x.t) {
             apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), NULL);
-            rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
+            if (is_new[i] < 0) {
+                qrt_store_agg_prev_t tr;
+
+                rv = agg_seek_tracker(db, sp, &v[i], &x, &tr);
+                is_new[i] = !tr.has;
+            }
+            if (rv == APR_SUCCESS) {
+                rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
+            }
             continue;
         }
         seen = apr_palloc(sp, sizeof(*seen));
@@ -353,8 +380,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen->country = x.country;
         seen->city = x.city;
         apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), seen);
-        rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account,
-                               is_new ? is_new[i] : 0, &last, &pv);
+        rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account, &is_new[i], &last, &pv);
         if (rv == APR_SUCCESS) {
             qrt_store_agg_acc_emit(a, 1, k->account, &x, &pv);
         }

@@ -51,13 +51,6 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_tracker_last_id",
       "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
     { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, 0)" VISITOR_NEW },
-    /* SQLite (schema 16): whether a visitor has a visit that is not a bot on a
-     * tracker, along visits_visitor (its entries end with the tracker, so a row is
-     * read only for an entry of this tracker; the '+': not along the tracker's
-     * visits) */
-    { "qrt_visitor_seen",
-      "SELECT 1 FROM visit_rows WHERE visitor = %lld AND +tracker_id = %lld AND bot = 0 "
-      "LIMIT 1" },
     { "qrt_tracker_counters",
       "UPDATE trackers SET total_scans = total_scans + %lld, "
       "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
@@ -82,7 +75,6 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
     /* (SQLite's alone: PostgreSQL's ids come from the sequence, and its
      * tracker_visitors says who is new) */
     { "qrt_visit_ids", "SELECT %lld" },
-    { "qrt_visitor_seen", "SELECT %lld, %lld" },
     { "qrt_visit_add_id", "SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld" },
     { "qrt_visit_floor", "SELECT %lld, %lld" },
     { "qrt_dict_ua_add", DICT_UA_ADD " RETURNING id" },
@@ -294,7 +286,9 @@ static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* is_new[i] = 1 when visit i is its visitor's first on its tracker: the first of the
  * batch's visits of that visitor there, when the visitor has none there yet. Called
  * before the batch's rows are written. PostgreSQL keeps tracker_visitors (the insert
- * says which rows it added); SQLite asks its visits (schema 16). */
+ * says which rows it added). SQLite keeps no such table (schema 16): the batch's
+ * first visits are marked -1, and the aggregates find out from the visitor's previous
+ * visits, which they seek anyway (qrt_store_agg_write_visits). */
 static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                     int n, int *is_new)
 {
@@ -325,38 +319,20 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         }
         return rv;
     }
-    for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-        apr_int64_t there = 0;
-        const void *sargs[] = { args[2 * i + 1], args[2 * i] };
-
-        /* (no row: 0) */
-        rv = qrt_db_select_int(db, p, "qrt_visitor_seen", sargs, &there);
-        is_new[first[i]] = there == 0;
+    for (i = 0; i < m; i++) {
+        is_new[first[i]] = -1;
     }
     return rv;
 }
 
-apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
-                                     const qrt_visit_t *in, int n)
+/* The batch's counters on its trackers' rows (is_new known). */
+static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                    const int *is_new, int n)
 {
     visit_counters *acc = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(*acc));
-    int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
-    qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
+    apr_status_t rv = APR_SUCCESS;
     int i, j, nacc = 0;
-    apr_status_t rv;
 
-    /* What an earlier transaction staged and did not see committed is forgotten. */
-    qrt_dict_cache_abort(db->dict);
-    rv = qrt_store_write_lock(db, p);
-    if (rv == APR_SUCCESS) {
-        rv = visits_visitors(db, p, v, n, is_new);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = visits_insert(db, p, v, n);
-    }
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
     for (i = 0; i < n; i++) {
         const qrt_visit_t *x = &v[i];
         visit_counters *c = NULL;
@@ -384,14 +360,14 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         else {
             c->scans++;
         }
-        c->uniques += is_new[i];
+        c->uniques += is_new[i] > 0;
         if (x->visit_start > c->last) {
             c->last = x->visit_start;
         }
     }
     /* Rows in one order (by tracker id) whoever writes them. */
     qsort(acc, nacc, sizeof(*acc), visit_counters_cmp);
-    for (j = 0; j < nacc; j++) {
+    for (j = 0; j < nacc && rv == APR_SUCCESS; j++) {
         visit_counters *c = &acc[j];
         const void *args[] = { &c->scans, &c->clicks, &c->bots, &c->uniques,
                                &c->last, &c->last, &c->tracker_id };
@@ -402,9 +378,35 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
             rv = qrt_db_exec(db, p, "qrt_tracker_last_id", NULL, last_args);
         }
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
     }
-    return qrt_store_agg_write_visits(db, p, v, is_new, n);
+    return rv;
+}
+
+apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
+                                     const qrt_visit_t *in, int n)
+{
+    int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
+    qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
+    apr_status_t rv;
+
+    /* What an earlier transaction staged and did not see committed is forgotten. */
+    qrt_dict_cache_abort(db->dict);
+    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = visits_visitors(db, p, v, n, is_new);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = visits_insert(db, p, v, n);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (qrt_db_is_pgsql(db->driver)) {
+        /* (the order of the writers before: counters, then aggregates) */
+        rv = visits_counters(db, p, v, is_new, n);
+        return rv == APR_SUCCESS ? qrt_store_agg_write_visits(db, p, v, is_new, n) : rv;
+    }
+    /* SQLite: the aggregates first, which find the visitors new to a tracker */
+    rv = qrt_store_agg_write_visits(db, p, v, is_new, n);
+    return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

@@ -715,6 +715,71 @@ START_TEST(bots_and_visitors)
 }
 END_TEST
 
+/* Each tracker's counters (trackers row) against its visit rows: scans, clicks,
+ * bots and distinct visitors. SQLite finds the visitors new to a tracker from the
+ * aggregates' seeks (qrt_store_agg_write_visits): new in the account, back on the
+ * same tracker, back from another one, or out of time order. */
+static void check_counters(const char *what)
+{
+    static const char *const col[][2] = {
+        { "total_scans", "SUM(bot = 0 AND click = 0)" },
+        { "total_clicks", "SUM(bot = 0 AND click = 1)" },
+        { "total_bots", "SUM(bot)" },
+        { "unique_visitors", "COUNT(DISTINCT CASE WHEN bot = 0 THEN visitor END)" },
+    };
+    int i, c;
+
+    for (i = 0; i < ntr; i++) {
+        for (c = 0; c < 4; c++) {
+            apr_int64_t kept = sql_int(apr_psprintf(pool, "SELECT %s FROM trackers WHERE "
+                                                    "id = %" APR_INT64_T_FMT, col[c][0],
+                                                    trackers[i].id));
+            apr_int64_t counted = sql_int(apr_psprintf(pool, "SELECT COALESCE(%s, 0) FROM "
+                                                       "visit_rows WHERE tracker_id = %"
+                                                       APR_INT64_T_FMT, col[c][1],
+                                                       trackers[i].id));
+
+            ck_assert_msg(kept == counted, "%s: tracker %d's %s is %" APR_INT64_T_FMT
+                          ", its visits say %" APR_INT64_T_FMT, what, i, col[c][0], kept,
+                          counted);
+        }
+    }
+}
+
+START_TEST(tracker_counters)
+{
+    static const char *const a[] = { "campaign:fall", NULL };
+    qrt_visit_t x[5];
+    int i;
+
+    check_counters("batches of 50, shuffled");
+    /* The same 40 visitors again: back on a tracker, or first there after another. */
+    add_visits(300, 0, 5);
+    check_counters("visitors back");
+    retag(0, a);
+    add_visits(100, 0, 3);
+    check_counters("retagged, then visited");
+    /* One batch: a visitor new to the account on two trackers and back on the first,
+     * another first on tracker 4 (known on others), out of time order, and a bot. */
+    memset(x, 0, sizeof(x));
+    for (i = 0; i < 5; i++) {
+        x[i].tracker_id = trackers[i == 1 || i == 3 ? 4 : 3].id;
+        x[i].visit_start = T0 + 30 * DAY - i * 50;
+        x[i].source = "scan";
+        x[i].ip = "192.0.2.9";
+        x[i].user_agent = "UA";
+        x[i].device = "mobile";
+        x[i].visitor = i < 3 ? 0x5151 : 7;
+        x[i].bot = i == 4;
+    }
+    x[3].visit_start = T0 + 1;
+    exec_sql("BEGIN");
+    ck_assert_int_eq(qrt_store_visits_record(&db, pool, x, 5), APR_SUCCESS);
+    exec_sql("COMMIT");
+    check_counters("one batch of new, returning and out-of-order visitors");
+}
+END_TEST
+
 /* ---- crosstab ----------------------------------------------------------------- */
 
 /* The values of dimension dim among a tracker's tags, sorted. */
@@ -998,6 +1063,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, rebuilt_in_key_order);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, tracker_counters);
     tcase_add_test(tc, crosstab);
     tcase_add_test(tc, crosstab_limit);
     tcase_add_test(tc, dashboard);

@@ -411,12 +411,12 @@ START_TEST(plans_seek_what_they_need)
     /* ... in the index's order, with no sort (a visitor with thousands of visits in
      * one second, a kiosk, would sort them all for each seek). */
     ck_assert_msg(!strstr(plan, "TEMP B-TREE"), "%s", plan);
-    /* Whether a visitor is new on a tracker (schema 16): the visitor's entries of
-     * visits_visitor, which name their tracker (a row is read only for an entry of
-     * that tracker, for its bot column), not the tracker's visits. */
-    plan = plan_of(qrt_store_visit_stmts, "qrt_visitor_seen");
-    ck_assert_msg(strstr(plan, "SEARCH visit_rows USING INDEX visits_visitor (visitor=?)")
-                  && !strstr(plan, "PRIMARY KEY"), "%s", plan);
+    /* The previous visit in the account, which also says whether a visitor is new on
+     * a tracker (schema 16: no tracker_visitors): the visitor's few visits, newest
+     * first, with no sort. */
+    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
+    ck_assert_msg(strstr(plan, "SEARCH v USING INDEX visits_visitor (visitor=?)")
+                  && !strstr(plan, "TEMP B-TREE"), "%s", plan);
     /* Links and gaps (schema 17): by previous time along the tables' keys; by time
      * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
      * day's rows found again by (p, t). */
