@@ -138,6 +138,12 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
             return admin_fail("schema migration failed: %s%s", err, NULL);
         }
     }
+    if (!init) {
+        /* a command runs a few statements: each prepared when first run */
+        qrt_db_prepare_lazily(db, c->p);
+        return 0;
+    }
+    /* init: every statement of this build prepared against the schema it made */
     err = qrt_db_prepare_all(db, c->p);
     if (err) {
         return admin_fail("%s%s", err, NULL);

@@ -322,10 +322,8 @@ int qrt_store_statement_count(const char *driver)
     return n;
 }
 
-const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
+void qrt_db_prepare_lazily(qrt_db_t *db, apr_pool_t *p)
 {
-    prepare_ctx c = { db, p, NULL };
-
     qrt_db_setup(db->driver, db->handle);
     if (!db->prepared) {
         db->prepared = apr_hash_make(p);
@@ -334,6 +332,13 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
         /* what is prepared later (store_stmt) lives as long as these */
         db->pool = p;
     }
+}
+
+const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
+{
+    prepare_ctx c = { db, p, NULL };
+
+    qrt_db_prepare_lazily(db, p);
     qrt_store_each_statement(apr_dbd_name(db->driver), store_prepare_one, &c);
     return c.err;
 }
