@@ -145,8 +145,13 @@ static void check_batch(const qrt_import_batch_t *b)
     int i;
 
     for (i = 0; i < b->n; i++) {
+        char ip[32];
+
+        /* (no allocation from the test's pool here: the reader thread clears its own
+         * pools meanwhile, and APR reads its allocator's free list size unlocked) */
+        snprintf(ip, sizeof(ip), "10.0.0.%ld", (b->line[i] - 1) % 250);
         ck_assert_int_eq(b->v[i].tracker_id, b->line[i]);
-        ck_assert_str_eq(b->v[i].ip, apr_psprintf(pool, "10.0.0.%ld", (b->line[i] - 1) % 250));
+        ck_assert_str_eq(b->v[i].ip, ip);
     }
 }
 
@@ -205,6 +210,84 @@ START_TEST(a_bad_line_ends_the_input)
     ck_assert_ptr_null(qrt_import_next(r));
     qrt_import_stop(r);
     fclose(f);
+}
+END_TEST
+
+/* The first batch is read whole, then parsed in two halves by two threads
+ * (qrt_import.c): its visits, their lines and its first bad line are the same as
+ * one thread's, with blank lines anywhere. */
+static const char *shape_of(int n, int blank_every, int bad1, int bad2)
+{
+    char *shape = apr_palloc(pool, (apr_size_t)n + 1);
+    int i;
+
+    for (i = 0; i < n; i++) {
+        shape[i] = i == bad1 || i == bad2 ? '!'
+                 : blank_every && i % blank_every == blank_every - 1 ? ' ' : '+';
+    }
+    shape[n] = '\0';
+    return shape;
+}
+
+/* Takes the batches of shape (size visits each): visits seen, and the error's line. */
+static int take_all(const char *shape, int size, long *error_line, int *first_n)
+{
+    FILE *f = input(shape);
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, size);
+    const qrt_import_batch_t *b;
+    long last = 0;
+    int total = 0, i;
+
+    *error_line = 0;
+    *first_n = -1;
+    ck_assert_ptr_nonnull(r);
+    while ((b = qrt_import_next(r)) != NULL) {
+        check_batch(b);
+        for (i = 0; i < b->n; i++) {
+            ck_assert_int_gt(b->line[i], last);             /* in order, none twice */
+            ck_assert_int_eq(shape[b->line[i] - 1], '+');
+            last = b->line[i];
+        }
+        if (*first_n < 0) {
+            *first_n = b->n;
+        }
+        total += b->n;
+        if (b->error) {
+            *error_line = b->error_line;
+            ck_assert_str_eq(b->error, "bad visit_start");
+        }
+    }
+    qrt_import_stop(r);
+    fclose(f);
+    return total;
+}
+
+START_TEST(first_batch_in_two_halves)
+{
+    long err;
+    int first;
+
+    /* 2,000 lines, every seventh blank: 1,715 visits, batches of 500 */
+    ck_assert_int_eq(take_all(shape_of(2000, 7, -1, -1), 500, &err, &first), 1715);
+    ck_assert_int_eq(first, 500);
+    ck_assert_int_eq(err, 0);
+    /* blank lines only in the first half, then visits */
+    {
+        char *s = apr_pstrdup(pool, shape_of(400, 0, -1, -1));
+
+        memset(s, ' ', 150);
+        ck_assert_int_eq(take_all(s, 200, &err, &first), 250);
+        ck_assert_int_eq(first, 200);
+    }
+    /* a bad line in the second half of the first batch: the visits before it */
+    ck_assert_int_eq(take_all(shape_of(300, 0, 250, -1), 400, &err, &first), 250);
+    ck_assert_int_eq(err, 251);
+    /* bad lines in both halves: the first one counts */
+    ck_assert_int_eq(take_all(shape_of(300, 5, 40, 250), 400, &err, &first), 32);
+    ck_assert_int_eq(err, 41);
+    /* a bad first line */
+    ck_assert_int_eq(take_all(shape_of(300, 0, 0, 200), 400, &err, &first), 0);
+    ck_assert_int_eq(err, 1);
 }
 END_TEST
 
@@ -285,6 +368,7 @@ static Suite *import_suite(void)
     tcase_add_test(tc, rejects_what_is_not_a_visit);
     tcase_add_test(tc, batches_keep_their_lines);
     tcase_add_test(tc, a_bad_line_ends_the_input);
+    tcase_add_test(tc, first_batch_in_two_halves);
     tcase_add_test(tc, stops_early_and_ends_empty);
     tcase_add_test(tc, reads_a_pipe);
     suite_add_tcase(s, tc);
