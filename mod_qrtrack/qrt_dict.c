@@ -38,7 +38,10 @@ struct qrt_dict_cache {
     apr_pool_t *pending_pool;
     apr_hash_t *pending[QRT_DICTS];
     int npending;
+    int found[QRT_DICTS];           /* misses found lately, less those added, bounded */
 };
+
+#define DICT_FOUND_MAX 16
 
 static void dict_pending_reset(qrt_dict_cache_t *c)
 {
@@ -142,4 +145,22 @@ void qrt_dict_cache_abort(qrt_dict_cache_t *c)
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict)
 {
     return c && dict >= 0 && dict < QRT_DICTS ? (int)apr_hash_count(c->kept[dict]) : 0;
+}
+
+int qrt_dict_cache_lookup_first(const qrt_dict_cache_t *c, int dict)
+{
+    return c && dict >= 0 && dict < QRT_DICTS && c->found[dict] > 0;
+}
+
+void qrt_dict_cache_missed(qrt_dict_cache_t *c, int dict, int found)
+{
+    if (!c || dict < 0 || dict >= QRT_DICTS) {
+        return;
+    }
+    if (found && c->found[dict] < DICT_FOUND_MAX) {
+        c->found[dict]++;
+    }
+    else if (!found && c->found[dict] > -DICT_FOUND_MAX) {
+        c->found[dict]--;
+    }
 }

@@ -34,6 +34,12 @@ void qrt_dict_cache_stage(qrt_dict_cache_t *c, int dict, const char *key, apr_in
 void qrt_dict_cache_commit(qrt_dict_cache_t *c);
 /* The transaction rolled back (or may have): what it staged is forgotten. */
 void qrt_dict_cache_abort(qrt_dict_cache_t *c);
+/* Whether a key the cache does not know should be looked up in its table before it
+ * is added: when most such keys of dict lately were there already (an import of
+ * visitors seen before), not when most were new (the default). */
+int qrt_dict_cache_lookup_first(const qrt_dict_cache_t *c, int dict);
+/* What a key the cache did not know turned out to be: found (1) or added (0). */
+void qrt_dict_cache_missed(qrt_dict_cache_t *c, int dict, int found);
 /* Entries kept in dict (not counting pending ones). */
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict);
 

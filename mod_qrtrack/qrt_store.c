@@ -694,39 +694,57 @@ apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* Adds a dictionary row: *id is its id, 0 when the key was there already. The
+ * added row's id: PostgreSQL's form returns it, SQLite's leaves it as the
+ * connection's last rowid. */
+static apr_status_t dict_add(qrt_db_t *db, apr_pool_t *p, const char *add,
+                             const void **args, apr_int64_t *id)
+{
+    apr_status_t rv;
+    int added = 0;
+
+    if (qrt_db_is_pgsql(db->driver)) {
+        return qrt_db_select_int(db, p, add, args, id);
+    }
+    rv = qrt_db_exec(db, p, add, &added, args);
+    if (rv == APR_SUCCESS && added > 0) {
+        *id = sqlite3_last_insert_rowid(apr_dbd_native_handle(db->driver, db->handle));
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, int dict,
                                const char *key, const char *add, const char *get,
                                const void **args, apr_int64_t *id)
 {
-    apr_status_t rv;
+    apr_status_t rv = APR_SUCCESS;
+    int found = 0;
 
     *id = qrt_dict_cache_get(c, dict, key);
     if (*id) {
         return APR_SUCCESS;
     }
     /* Added first: a value the cache does not know is most often new (an import, a
-     * new user agent); one the table has already adds nothing, then is found. The
-     * added row's id: PostgreSQL's form returns it, SQLite's leaves it as the
-     * connection's last rowid. */
-    if (qrt_db_is_pgsql(db->driver)) {
-        rv = qrt_db_select_int(db, p, add, args, id);
-    }
-    else {
-        int added = 0;
-
-        rv = qrt_db_exec(db, p, add, &added, args);
-        if (rv == APR_SUCCESS && added > 0) {
-            *id = sqlite3_last_insert_rowid(apr_dbd_native_handle(db->driver, db->handle));
-        }
-    }
-    if (rv == APR_SUCCESS && !*id) {
+     * new user agent); one the table has already adds nothing, then is found. When
+     * most such values lately were there already (an import of visitors seen
+     * before), looked up first instead: one index seek, not two. */
+    if (qrt_dict_cache_lookup_first(c, dict)) {
         rv = qrt_db_select_int(db, p, get, args, id);
+        found = rv == APR_SUCCESS && *id;
+    }
+    if (rv == APR_SUCCESS && !found) {
+        rv = dict_add(db, p, add, args, id);
+        if (rv == APR_SUCCESS && !*id) {
+            rv = qrt_db_select_int(db, p, get, args, id);
+            found = 1;
+        }
     }
     if (rv == APR_SUCCESS && !*id) {
         db->error = apr_psprintf(p, "%s found no row after %s", get, add);
         rv = APR_EGENERAL;
     }
     if (rv == APR_SUCCESS) {
+        qrt_dict_cache_missed(c, dict, found);
         qrt_dict_cache_stage(c, dict, key, *id);
     }
     return rv;

@@ -38,7 +38,15 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
     /* the highest visit id handed out (SQLite: visit_seq, schema 11) */
     { "qrt_agg_max_id",
       "SELECT last FROM visit_seq" },
-    { "qrt_agg_seek_a", SEEK_COLS SEEK_ORDER },
+    /* (its dictionary ids: the strings are read only where they may differ from
+     * the new visit's, agg_last_names) */
+    { "qrt_agg_seek_a",
+      "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id FROM visit_rows v "
+      "CROSS JOIN agg_trk k WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id "
+      "AND k.account_id = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
+    { "qrt_agg_ua_browser", "SELECT COALESCE(browser, '') FROM visit_uas WHERE id = %lld" },
+    { "qrt_agg_place_names",
+      "SELECT COALESCE(country, ''), COALESCE(city, '') FROM visit_places WHERE id = %lld" },
     /* (the '+': by the visitor's index, not along the whole tracker) */
     { "qrt_agg_seek_t",
       "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
@@ -75,9 +83,11 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
 
 /* ---- write path ------------------------------------------------------------ */
 
+/* A visitor's latest visit before another: its dictionary ids, and its strings
+ * (NULL until agg_last_names reads them). */
 typedef struct {
     int has;
-    apr_int64_t t, id, tracker;
+    apr_int64_t t, id, tracker, ua, place;
     const char *browser, *country, *city;
 } agg_seek_row;
 
@@ -89,10 +99,61 @@ static apr_status_t agg_seek_a_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     s->t = qrt_db_int(db, row, 0, 0);
     s->id = qrt_db_int(db, row, 1, 0);
     s->tracker = qrt_db_int(db, row, 2, 0);
-    s->browser = qrt_store_agg_acc_col(db, row, 3);
-    s->country = qrt_store_agg_acc_col(db, row, 4);
-    s->city = qrt_store_agg_acc_col(db, row, 5);
+    s->ua = qrt_db_int(db, row, 3, 0);
+    s->place = qrt_db_int(db, row, 4, 0);
+    s->browser = s->country = s->city = NULL;
     return APR_SUCCESS;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    int n;                      /* columns */
+    const char *s[2];
+} agg_names_ctx;
+
+static apr_status_t agg_names_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_names_ctx *c = ctx;
+    int i;
+
+    for (i = 0; i < c->n; i++) {
+        c->s[i] = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, i));
+    }
+    return APR_SUCCESS;
+}
+
+/* last's browser, country and city, which x's are compared with: x's own when last
+ * has x's dictionary rows (the same user agent, the same place: most visitors'
+ * visits), else read from its rows. */
+static apr_status_t agg_last_names(qrt_db_t *db, apr_pool_t *p, agg_seek_row *last,
+                                   const qrt_agg_visit_t *x, apr_int64_t ua,
+                                   apr_int64_t place)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    if (!last->browser && last->ua == ua) {
+        last->browser = x->browser;
+    }
+    else if (!last->browser) {
+        agg_names_ctx c = { p, 1, { "", "" } };
+        const void *args[] = { &last->ua };
+
+        rv = qrt_db_each(db, p, "qrt_agg_ua_browser", args, agg_names_row, &c);
+        last->browser = c.s[0];
+    }
+    if (rv == APR_SUCCESS && !last->country && last->place == place) {
+        last->country = x->country;
+        last->city = x->city;
+    }
+    else if (rv == APR_SUCCESS && !last->country) {
+        agg_names_ctx c = { p, 2, { "", "" } };
+        const void *args[] = { &last->place };
+
+        rv = qrt_db_each(db, p, "qrt_agg_place_names", args, agg_names_row, &c);
+        last->country = c.s[0];
+        last->city = c.s[1];
+    }
+    return rv;
 }
 
 /* The time of the latest visit a seek finds, into *pv (has = 0 when none). */
@@ -289,7 +350,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
 }
 
 apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                        int *is_new, int n)
+                                        int *is_new, const apr_int64_t *dict_ids, int n)
 {
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
@@ -371,11 +432,19 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             }
             continue;
         }
+        if (last.has) {
+            rv = agg_last_names(db, sp, &last, &x, dict_ids[2 * i], dict_ids[2 * i + 1]);
+            if (rv != APR_SUCCESS) {
+                break;
+            }
+        }
         seen = apr_palloc(sp, sizeof(*seen));
         seen->has = 1;
         seen->t = x.t;
         seen->id = x.id;
         seen->tracker = x.tracker;
+        seen->ua = dict_ids[2 * i];
+        seen->place = dict_ids[2 * i + 1];
         seen->browser = x.browser;
         seen->country = x.country;
         seen->city = x.city;

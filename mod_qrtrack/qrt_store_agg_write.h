@@ -9,9 +9,10 @@
  * when visit i is its visitor's first on that tracker, 0 when not, and -1 when the
  * caller does not know yet (SQLite: the first visit of its visitor and tracker in
  * the batch, not a bot): it is then found here, from the seeks the aggregates make
- * anyway, and set to 0 or 1. */
+ * anyway, and set to 0 or 1. dict_ids[2 i] and [2 i + 1]: the ids of visit i's
+ * user agent and place rows (schema 7). */
 apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                        int *is_new, int n);
+                                        int *is_new, const apr_int64_t *dict_ids, int n);
 
 /* After a tracker was deleted or its tags changed (in the same transaction): brings
  * the account-level aggregates in line, visitor by visitor, so that reports over the

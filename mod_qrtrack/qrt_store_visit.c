@@ -227,7 +227,8 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
  * ids come back from the inserts of many rows (a statement takes its ids from the
  * sequence in the order of its rows, and statements run in order). The strings go
  * to the dictionaries (through db->dict, or a cache of this batch alone). */
-static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, int n)
+static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, int n,
+                                  apr_int64_t *dict_ids)
 {
     const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_NARGS
                                       * sizeof(*args));
@@ -245,6 +246,8 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         if (rv != APR_SUCCESS) {
             return rv;
         }
+        dict_ids[2 * i] = d->ua;
+        dict_ids[2 * i + 1] = d->place;
         {
             const void *one[] = { &x->tracker_id, &x->visit_start, &d->click, &x->bot,
                                   &x->visitor, &d->ua, &d->place, d->ref ? &d->ref : NULL,
@@ -386,6 +389,7 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *in, int n)
 {
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
+    apr_int64_t *dict_ids = apr_pcalloc(p, (n > 0 ? n : 1) * 2 * sizeof(*dict_ids));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     apr_status_t rv;
 
@@ -396,7 +400,7 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
         rv = visits_visitors(db, p, v, n, is_new);
     }
     if (rv == APR_SUCCESS) {
-        rv = visits_insert(db, p, v, n);
+        rv = visits_insert(db, p, v, n, dict_ids);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -404,9 +408,9 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     if (qrt_db_is_pgsql(db->driver)) {
         /* (the order of the writers before: counters, then aggregates) */
         rv = visits_counters(db, p, v, is_new, n);
-        return rv == APR_SUCCESS ? qrt_store_agg_write_visits(db, p, v, is_new, n) : rv;
+        return rv == APR_SUCCESS ? qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n) : rv;
     }
     /* SQLite: the aggregates first, which find the visitors new to a tracker */
-    rv = qrt_store_agg_write_visits(db, p, v, is_new, n);
+    rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);
     return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

@@ -147,6 +147,33 @@ static const char *rows_of(qrt_db_t *db, const char *sql)
 /* The write path on a real database: ids found in the dictionaries, one row per
  * distinct value, and a rolled-back transaction that added rows leaves the cache
  * without their ids (a later commit re-adds the rows, never a dangling id). */
+/* Misses added first (new values) until most lately were found in the table; then
+ * looked up first, until most were new again; bounded either way. */
+START_TEST(cache_learns_lookup_first)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+    int i;
+
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
+    qrt_dict_cache_missed(c, QRT_DICT_UA, 1);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 1);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_IP), 0);   /* per dictionary */
+    qrt_dict_cache_missed(c, QRT_DICT_UA, 0);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
+    for (i = 0; i < 1000; i++) {
+        qrt_dict_cache_missed(c, QRT_DICT_UA, 1);
+    }
+    for (i = 0; i < 15; i++) {
+        qrt_dict_cache_missed(c, QRT_DICT_UA, 0);
+    }
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 1);
+    qrt_dict_cache_missed(c, QRT_DICT_UA, 0);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(NULL, QRT_DICT_UA), 0);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICTS), 0);
+}
+END_TEST
+
 START_TEST(record_through_dictionaries)
 {
     static char dir[] = "/tmp/qrt-dict-XXXXXX";
@@ -154,7 +181,7 @@ START_TEST(record_through_dictionaries)
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
     qrt_visit_t v[3];
-    int i, from, to, n = 0;
+    int i, from, to, n = 0, uas, places;
 
     memset(&db, 0, sizeof(db));
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -248,6 +275,32 @@ START_TEST(record_through_dictionaries)
                      "(id, tracker_id, visit_start, source, bot, visitor) VALUES "
                      "(20000, 1, 3, 'scan', 0, '0123456789abcdef')"), 0);
     ck_assert_str_eq(rows_of(&db, FLOOR_AND_NEWEST), "0:7,4:3|20000;");
+    /* A fresh cache whose misses lately were in the tables (an import of visitors seen
+     * before) looks them up first: the same rows found again, a new one still added. */
+    db.dict = qrt_dict_cache_make(pool, 100);
+    /* (statements prepared before the migration above fail once SQLite sees the
+     * schema changed, as apr_dbd_sqlite3 prepares them: prepared again, as a restart
+     * would) */
+    db.prepared = NULL;
+    ck_assert_msg(qrt_db_prepare_all(&db, pool) == NULL, "prepare");
+    uas = atoi(rows_of(&db, "SELECT COUNT(*) FROM visit_uas"));
+    places = atoi(rows_of(&db, "SELECT COUNT(*) FROM visit_places"));
+    for (i = 0; i < 20; i++) {
+        qrt_dict_cache_missed(db.dict, QRT_DICT_UA, 1);
+        qrt_dict_cache_missed(db.dict, QRT_DICT_PLACE, 1);
+    }
+    v[2].user_agent = "UA/2";
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_msg(qrt_store_visits_record(&db, pool, v, 3) == APR_SUCCESS, "%s", db.error);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    qrt_dict_cache_commit(db.dict);
+    /* (one user agent more, the same places) */
+    ck_assert_str_eq(rows_of(&db, "SELECT (SELECT COUNT(*) FROM visit_uas) || (SELECT "
+                             "COUNT(*) FROM visit_places) || '|' || (SELECT "
+                             "group_concat(user_agent || '/' || COALESCE(city, '-'), ',') "
+                             "FROM (SELECT * FROM visits WHERE id > 20000 ORDER BY id))"),
+                     apr_psprintf(pool, "%d%d|UA/Berlin,UA/Berlin,UA/2/-;", uas + 1, places));
+    ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_UA), 2);
     apr_dbd_close(db.driver, db.handle);
     /* The database and its directory go (SQLite's WAL files with it). */
     unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
@@ -267,6 +320,7 @@ static Suite *dict_suite(void)
     tcase_add_test(tc, key_as_sql_computes_it);
     tcase_add_test(tc, cache_pending_commit_abort);
     tcase_add_test(tc, cache_is_bounded);
+    tcase_add_test(tc, cache_learns_lookup_first);
     tcase_add_test(tc, record_through_dictionaries);
     suite_add_tcase(s, tc);
     return s;
