@@ -44,6 +44,10 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id FROM visit_rows v "
       "CROSS JOIN agg_trk k WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id "
       "AND k.account_id = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
+    /* the same anywhere: most visitors' latest visit is in the account (no join) */
+    { "qrt_agg_seek_v",
+      "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id FROM visit_rows v "
+      "WHERE v.visitor = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
     { "qrt_agg_ua_browser", "SELECT COALESCE(browser, '') FROM visit_uas WHERE id = %lld" },
     { "qrt_agg_place_names",
       "SELECT COALESCE(country, ''), COALESCE(city, '') FROM visit_places WHERE id = %lld" },
@@ -273,6 +277,36 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return agg_seek(db, p, label, args, out);
 }
 
+/* The visitor's latest visit before id in the account: its latest anywhere (one
+ * row, no join), kept when its tracker is aggregated in the account, as it nearly
+ * always is; else the seek that joins agg_trk (another account's tracker, or one no
+ * longer aggregated). */
+static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                  apr_int64_t visitor, apr_int64_t account, apr_int64_t id,
+                                  agg_seek_row *last)
+{
+    const void *args[] = { &visitor, &id };
+    const void *a_args[] = { &visitor, &account, &id };
+    qrt_store_agg_trk_t *k = NULL;
+    apr_status_t rv;
+
+    memset(last, 0, sizeof(*last));
+    rv = qrt_db_each(db, p, "qrt_agg_seek_v", args, agg_seek_a_row, last);
+    if (rv != APR_SUCCESS || !last->has) {
+        return rv;                  /* none anywhere: none in the account */
+    }
+    rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &k);
+    if (rv == APR_SUCCESS && k->account == account) {
+        return APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS && rv != APR_NOTFOUND) {
+        return rv;
+    }
+    db->error = NULL;
+    memset(last, 0, sizeof(*last));
+    return qrt_db_each(db, p, "qrt_agg_seek_a", a_args, agg_seek_a_row, last);
+}
+
 /* Whether the visitor has a visit before x on x's tracker (qrt_agg_seek_t). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                      const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
@@ -412,9 +446,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             last = *seen;
         }
         else {
-            const void *args[] = { &v[i].visitor, &k->account, &x.id };
-
-            rv = qrt_db_each(db, sp, "qrt_agg_seek_a", args, agg_seek_a_row, &last);
+            rv = agg_seek_prev(db, sp, trk, v[i].visitor, k->account, x.id, &last);
         }
         if (rv != APR_SUCCESS) {
             break;

@@ -57,6 +57,7 @@ static int ntr;
 static ref_visit visits[MAXV];
 static int nv;
 static unsigned int seed;
+static apr_int64_t shift;           /* add_visits' visits: T0 + shift and the 20 days after */
 
 static unsigned int rnd(void)
 {
@@ -157,9 +158,9 @@ static void add_visits(int n, int from, int to)
         int who = rnd() % 40;
 
         v->tr = from + rnd() % (to - from);
-        v->t = T0 + rnd() % (20 * DAY);
+        v->t = T0 + shift + rnd() % (20 * DAY);
         if (i % 7 == 0) {
-            v->t = T0 + (rnd() % 20) * DAY;         /* midnights: edges of days */
+            v->t = T0 + shift + (rnd() % 20) * DAY; /* midnights: edges of days */
         }
         v->click = rnd() % 5 == 0;
         v->bot = rnd() % 19 == 0;
@@ -217,6 +218,7 @@ static void setup(void)
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('b', 'professional', 0)");
     ntr = nv = 0;
     seed = 4242;
+    shift = 0;
     add_tracker("alpha", "website", a);
     add_tracker("bravo", "website", b);
     add_tracker("charlie", "website", c);
@@ -543,6 +545,7 @@ static void check_all1(const int *cov, int ncov, const char *what)
         { T0 + 4 * DAY + 1, QRT_AGG_TMAX, 0 },
         { QRT_AGG_TMIN, T0 + 6 * DAY - 1, -3600 },
         { T0 + 30 * DAY, T0 + 40 * DAY, 0 },                             /* empty */
+        { T0 + 20 * DAY + 43200, QRT_AGG_TMAX, 0 },     /* from the middle of day 20 */
     };
     int type, i;
 
@@ -759,6 +762,31 @@ START_TEST(tracker_counters)
     retag(0, a);
     add_visits(100, 0, 3);
     check_counters("retagged, then visited");
+    /* Every visitor's latest visit in another account (day 21, after all of this
+     * account's), then visits here from day 22 on: the previous visit in this
+     * account is found past the other account's (qrt_agg_seek_a after
+     * qrt_agg_seek_v); a window from the middle of day 20 counts them right. */
+    for (i = 0; i < 40; i++) {
+        qrt_visit_t o;
+
+        memset(&o, 0, sizeof(o));
+        o.tracker_id = trackers[ntr - 1].id + 1;
+        o.visit_start = T0 + 21 * DAY + i;
+        o.source = "scan";
+        o.ip = "203.0.113.0";
+        o.user_agent = "UA";
+        o.device = "mobile";
+        o.visitor = i;
+        exec_sql("BEGIN");
+        ck_assert_int_eq(qrt_store_visits_record(&db, pool, &o, 1), APR_SUCCESS);
+        exec_sql("COMMIT");
+    }
+    shift = 22 * DAY;
+    add_visits(200, 0, 5);
+    shift = 0;
+    check_counters("visitors last seen in another account");
+    check_all(NULL, 0, "visitors last seen in another account");
+    /* (last: the oracle of check_all does not know these visits) */
     /* One batch: a visitor new to the account on two trackers and back on the first,
      * another first on tracker 4 (known on others), out of time order, and a bot. */
     memset(x, 0, sizeof(x));

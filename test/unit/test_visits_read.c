@@ -417,6 +417,9 @@ START_TEST(plans_seek_what_they_need)
     plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
     ck_assert_msg(strstr(plan, "SEARCH v USING INDEX visits_visitor (visitor=?)")
                   && !strstr(plan, "TEMP B-TREE"), "%s", plan);
+    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_v");
+    ck_assert_msg(strstr(plan, "SEARCH v USING INDEX visits_visitor (visitor=?)")
+                  && !strstr(plan, "TEMP B-TREE"), "%s", plan);
     /* Links and gaps (schema 17): by previous time along the tables' keys; by time
      * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
      * day's rows found again by (p, t). */
