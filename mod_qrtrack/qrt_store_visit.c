@@ -15,6 +15,7 @@
 #define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
 #define BIGINTS "CAST(%s AS BIGINT[])"
 #define SMALLINTS "CAST(%s AS SMALLINT[])"
+#define TEXTS "CAST(%s AS TEXT[])"
 #define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
     "ref_id, ip_id"
 /* A dictionary row: added, or, when it is there already (the insert adds nothing),
@@ -87,6 +88,27 @@ const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
       "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
       ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
+    /* a batch's dictionary values, added (those added come back), then found (joined
+     * to the array: "k = ANY(array)" has PostgreSQL's generic plan read every row and
+     * compare it with every value) */
+    { "qrt_dict_ua_add_many", "INSERT INTO visit_uas (k, user_agent, browser, "
+      "browser_version, os, device) SELECT * FROM unnest(" TEXTS ", " TEXTS ", " TEXTS ", "
+      TEXTS ", " TEXTS ", " TEXTS ") ON CONFLICT (k) DO NOTHING RETURNING k, id" },
+    { "qrt_dict_ua_get_many", "SELECT d.k, d.id FROM unnest(" TEXTS ") AS u(k) "
+      "JOIN visit_uas d ON d.k = u.k" },
+    { "qrt_dict_place_add_many", "INSERT INTO visit_places (k, country, city) SELECT * "
+      "FROM unnest(" TEXTS ", " TEXTS ", " TEXTS ") ON CONFLICT (k) DO NOTHING "
+      "RETURNING k, id" },
+    { "qrt_dict_place_get_many", "SELECT d.k, d.id FROM unnest(" TEXTS ") AS u(k) "
+      "JOIN visit_places d ON d.k = u.k" },
+    { "qrt_dict_ref_add_many", "INSERT INTO visit_referers (referer) SELECT * FROM unnest("
+      TEXTS ") ON CONFLICT (referer) DO NOTHING RETURNING referer, id" },
+    { "qrt_dict_ref_get_many", "SELECT d.referer, d.id FROM unnest(" TEXTS ") AS u(k) "
+      "JOIN visit_referers d ON d.referer = u.k" },
+    { "qrt_dict_ip_add_many", "INSERT INTO visit_ips (ip) SELECT * FROM unnest(" TEXTS
+      ") ON CONFLICT (ip) DO NOTHING RETURNING ip, id" },
+    { "qrt_dict_ip_get_many", "SELECT d.ip, d.id FROM unnest(" TEXTS ") AS u(k) "
+      "JOIN visit_ips d ON d.ip = u.k" },
     { "qrt_visitor_add_many", VISITOR_INSERT "SELECT t, v, 0 FROM unnest(" BIGINTS ", "
       BIGINTS ") AS u(t, v)" VISITOR_NEW " RETURNING tracker_id, visitor" },
     { NULL, NULL }
@@ -144,28 +166,109 @@ typedef struct {
     int click;
 } visit_ids;
 
+/* The visits' dictionaries, with the values of a row of each (its add statement's
+ * arguments, the key first). */
+#define VISIT_DICTS 4
+static const char *const visit_dict_types[VISIT_DICTS] = { "ssssss", "sss", "s", "s" };
+
+/* Visit x's row of dictionary d as add arguments (in p): NULL when x has none
+ * (no referer, no address). */
+static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
+{
+    const void **a = apr_palloc(p, 6 * sizeof(*a));
+
+    if (d == QRT_DICT_UA) {
+        const char *ua[] = { x->user_agent, x->browser, x->browser_version, x->os, x->device };
+
+        a[0] = qrt_dict_key(p, ua, 5);
+        memcpy(a + 1, ua, sizeof(ua));
+    }
+    else if (d == QRT_DICT_PLACE) {
+        const char *place[] = { x->country, x->city };
+
+        a[0] = qrt_dict_key(p, place, 2);
+        memcpy(a + 1, place, sizeof(place));
+    }
+    else {
+        a[0] = d == QRT_DICT_REF ? x->referer : x->ip;
+    }
+    return a[0] ? a : NULL;
+}
+
 static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
                                    const qrt_visit_t *x, visit_ids *out)
 {
-    const char *ua[] = { x->user_agent, x->browser, x->browser_version, x->os, x->device };
-    const char *place[] = { x->country, x->city };
-    const void *ua_args[] = { qrt_dict_key(p, ua, 5), ua[0], ua[1], ua[2], ua[3], ua[4] };
-    const void *place_args[] = { qrt_dict_key(p, place, 2), place[0], place[1] };
-    const void *ref_args[] = { x->referer };
-    const void *ip_args[] = { x->ip };
-    apr_status_t rv;
+    apr_int64_t *id[VISIT_DICTS] = { &out->ua, &out->place, &out->ref, &out->ip };
+    apr_status_t rv = APR_SUCCESS;
+    int d;
 
     out->ref = out->ip = 0;
     out->click = x->source && !strcmp(x->source, "click");
-    rv = dict_id(db, p, c, QRT_DICT_UA, ua_args, &out->ua);
-    if (rv == APR_SUCCESS) {
-        rv = dict_id(db, p, c, QRT_DICT_PLACE, place_args, &out->place);
+    for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
+        const void **args = visit_dict_args(p, x, d);
+
+        if (args) {
+            rv = dict_id(db, p, c, d, args, id[d]);
+        }
     }
-    if (rv == APR_SUCCESS && x->referer) {
-        rv = dict_id(db, p, c, QRT_DICT_REF, ref_args, &out->ref);
-    }
-    if (rv == APR_SUCCESS && x->ip) {
-        rv = dict_id(db, p, c, QRT_DICT_IP, ip_args, &out->ip);
+    return rv;
+}
+
+typedef struct {
+    qrt_dict_cache_t *c;
+    int d;
+} dict_many_ctx;
+
+/* A (key, id) row of a dictionary statement of many rows: staged in the cache. */
+static apr_status_t dict_many_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    dict_many_ctx *x = ctx;
+
+    qrt_dict_cache_stage(x->c, x->d, qrt_db_str(db, row, 0), qrt_db_int(db, row, 1, 0));
+    return APR_SUCCESS;
+}
+
+/* PostgreSQL: the batch's dictionary values that the cache does not know, added (the
+ * rows added come back with their ids) then the others found, in two statements a
+ * dictionary, where one value at a time cost a round trip or two each (an import of
+ * new user agents: one a visit). What they stage, visit_dict_ids then finds. */
+static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
+                                       const qrt_visit_t *v, int n)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int d, i;
+
+    for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
+        int nargs = (int)strlen(visit_dict_types[d]), m = 0, left = 0;
+        const void **rows = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * nargs * sizeof(*rows));
+        const void **keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
+        apr_hash_t *seen = apr_hash_make(p);
+        dict_many_ctx ctx = { c, d };
+
+        for (i = 0; i < n; i++) {
+            const void **args = visit_dict_args(p, &v[i], d);
+
+            if (!args || qrt_dict_cache_get(c, d, args[0])
+                || apr_hash_get(seen, args[0], APR_HASH_KEY_STRING)) {
+                continue;
+            }
+            apr_hash_set(seen, args[0], APR_HASH_KEY_STRING, "");
+            memcpy(rows + (apr_size_t)m * nargs, args, nargs * sizeof(*args));
+            m++;
+        }
+        rv = qrt_db_each_rows(db, p, dict_label[d].add, visit_dict_types[d], rows, m,
+                              dict_many_row, &ctx);
+        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+            const char *key = rows[(apr_size_t)i * nargs];
+
+            if (!qrt_dict_cache_get(c, d, key)) {
+                keys[left++] = key;     /* there already: found next */
+            }
+        }
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_each_rows(db, p, dict_label[d].get, "s", keys, left, dict_many_row,
+                                  &ctx);
+        }
     }
     return rv;
 }
@@ -238,6 +341,12 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     apr_status_t rv;
     int i;
 
+    if (qrt_db_is_pgsql(db->driver)) {
+        rv = visits_dicts_pgsql(db, p, c, v, n);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
     for (i = 0; i < n; i++) {
         qrt_visit_t *x = &v[i];
         visit_ids *d = &ids[i];
