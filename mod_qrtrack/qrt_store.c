@@ -42,6 +42,7 @@ extern const qrt_stmt_t qrt_store_copy_pgsql[];
 extern const qrt_stmt_t qrt_store_purge_pgsql[];
 extern const qrt_stmt_t qrt_store_agg_read_pgsql[];
 extern const qrt_stmt_t qrt_store_visits_read_pgsql[];
+extern const qrt_stmt_t qrt_store_agg_write_pgsql[];
 
 static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_visit_pgsql,
@@ -50,6 +51,7 @@ static const qrt_stmt_t *const pgsql_tables[] = {
     qrt_store_purge_pgsql,
     qrt_store_agg_read_pgsql,
     qrt_store_visits_read_pgsql,
+    qrt_store_agg_write_pgsql,
     NULL
 };
 

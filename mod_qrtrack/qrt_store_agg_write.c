@@ -85,6 +85,20 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
     { NULL, NULL }
 };
 
+/* PostgreSQL's own: the previous visits of a batch's visitors in one statement (a
+ * round trip a visitor before), as qrt_agg_seek_a finds each. */
+#define BIGINTS "CAST(%s AS BIGINT[])"
+const qrt_stmt_t qrt_store_agg_write_pgsql[] = {
+    { "qrt_agg_seek_a_many",
+      "SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id FROM unnest("
+      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ") AS u(n, visitor, account, before) "
+      "CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id "
+      "FROM visit_rows v JOIN agg_trk k ON k.tracker_id = v.tracker_id "
+      "WHERE v.visitor = u.visitor AND k.account_id = u.account AND v.bot = 0 "
+      "AND v.id < u.before" SEEK_ORDER ") p" },
+    { NULL, NULL }
+};
+
 /* ---- write path ------------------------------------------------------------ */
 
 /* A visitor's latest visit before another: its dictionary ids, and its strings
@@ -307,6 +321,69 @@ static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return qrt_db_each(db, p, "qrt_agg_seek_a", a_args, agg_seek_a_row, last);
 }
 
+/* A batch's visitors' previous visits sought at once (PostgreSQL). */
+typedef struct {
+    apr_int64_t key[2];             /* visitor, account */
+    agg_seek_row last;
+} agg_pre;
+
+static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_pre *pre = ctx;
+    agg_seek_row *s = &pre[qrt_db_int(db, row, 0, 0)].last;
+
+    s->has = 1;
+    s->t = qrt_db_int(db, row, 1, 0);
+    s->id = qrt_db_int(db, row, 2, 0);
+    s->tracker = qrt_db_int(db, row, 3, 0);
+    s->ua = qrt_db_int(db, row, 4, 0);
+    s->place = qrt_db_int(db, row, 5, 0);
+    return APR_SUCCESS;
+}
+
+/* PostgreSQL: the previous visit in the account of each visitor's first visit of the
+ * batch (not a bot), sought in one statement (qrt_agg_seek_a_many); *out maps
+ * (visitor, account) to its agg_pre, for that first visit alone. */
+static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                 const qrt_visit_t *v, int n, apr_hash_t **out)
+{
+    agg_pre *pre = apr_pcalloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*pre));
+    apr_int64_t *num = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*num));
+    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 4 * sizeof(*args));
+    apr_status_t rv = APR_SUCCESS;
+    int i, m = 0;
+
+    *out = apr_hash_make(p);
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        qrt_store_agg_trk_t *k;
+        agg_pre *x = &pre[m];
+
+        if (v[i].bot) {
+            continue;
+        }
+        rv = qrt_store_agg_acc_trk_get(db, p, trk, v[i].tracker_id, 1, &k);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        x->key[0] = v[i].visitor;
+        x->key[1] = k->account;
+        if (apr_hash_get(*out, x->key, sizeof(x->key))) {
+            continue;
+        }
+        apr_hash_set(*out, x->key, sizeof(x->key), x);
+        num[m] = m;
+        args[4 * m] = &num[m];
+        args[4 * m + 1] = &x->key[0];
+        args[4 * m + 2] = &x->key[1];
+        args[4 * m + 3] = &v[i].id;     /* (PostgreSQL: each visit has its id) */
+        m++;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each_rows(db, p, "qrt_agg_seek_a", "llll", args, m, agg_pre_row, pre);
+    }
+    return rv;
+}
+
 /* Whether the visitor has a visit before x on x's tracker (qrt_agg_seek_t). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                      const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
@@ -388,7 +465,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
 {
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
-    apr_hash_t *trk, *batch_last;
+    apr_hash_t *trk, *batch_last, *prefetched = NULL;
     apr_int64_t base = 0;
     apr_status_t rv = APR_SUCCESS;
     int i, need_ids = 0;
@@ -411,9 +488,13 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         rv = qrt_db_each(db, sp, "qrt_agg_max_id", args, qrt_store_agg_acc_int_row, &max);
         base = max - n + 1;
     }
+    else if (qrt_db_is_pgsql(db->driver)) {
+        rv = agg_prefetch(db, sp, trk, v, n, &prefetched);
+    }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         qrt_agg_visit_t x;
         agg_seek_row last, *seen;
+        agg_pre *pre = NULL;
         qrt_store_agg_prevs_t pv;
         qrt_store_agg_trk_t *k;
         apr_int64_t *seen_key;
@@ -440,10 +521,18 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen_key[0] = v[i].visitor;
         seen_key[1] = k->account;
         seen = apr_hash_get(batch_last, seen_key, 2 * sizeof(*seen_key));
+        if (prefetched) {
+            /* (the visitor's first visit here: what was sought for it, once) */
+            pre = apr_hash_get(prefetched, seen_key, 2 * sizeof(*seen_key));
+            apr_hash_set(prefetched, seen_key, 2 * sizeof(*seen_key), NULL);
+        }
         if (seen && seen->t <= x.t) {
             /* The visitor's latest visit in the account is an earlier one of this
              * batch, recorded in order: no need to look for it. */
             last = *seen;
+        }
+        else if (pre) {
+            last = pre->last;
         }
         else {
             rv = agg_seek_prev(db, sp, trk, v[i].visitor, k->account, x.id, &last);
