@@ -109,17 +109,22 @@ typedef struct {
     const char *browser, *country, *city;
 } agg_seek_row;
 
+/* s from the row's columns col to col + 4 (visit_start, id, tracker_id, ua_id,
+ * place_id). */
+static void agg_seek_fill(agg_seek_row *s, qrt_db_t *db, apr_dbd_row_t *row, int col)
+{
+    s->has = 1;
+    s->t = qrt_db_int(db, row, col, 0);
+    s->id = qrt_db_int(db, row, col + 1, 0);
+    s->tracker = qrt_db_int(db, row, col + 2, 0);
+    s->ua = qrt_db_int(db, row, col + 3, 0);
+    s->place = qrt_db_int(db, row, col + 4, 0);
+    s->browser = s->country = s->city = NULL;
+}
+
 static apr_status_t agg_seek_a_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    agg_seek_row *s = ctx;
-
-    s->has = 1;
-    s->t = qrt_db_int(db, row, 0, 0);
-    s->id = qrt_db_int(db, row, 1, 0);
-    s->tracker = qrt_db_int(db, row, 2, 0);
-    s->ua = qrt_db_int(db, row, 3, 0);
-    s->place = qrt_db_int(db, row, 4, 0);
-    s->browser = s->country = s->city = NULL;
+    agg_seek_fill(ctx, db, row, 0);
     return APR_SUCCESS;
 }
 
@@ -330,14 +335,8 @@ typedef struct {
 static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_pre *pre = ctx;
-    agg_seek_row *s = &pre[qrt_db_int(db, row, 0, 0)].last;
 
-    s->has = 1;
-    s->t = qrt_db_int(db, row, 1, 0);
-    s->id = qrt_db_int(db, row, 2, 0);
-    s->tracker = qrt_db_int(db, row, 3, 0);
-    s->ua = qrt_db_int(db, row, 4, 0);
-    s->place = qrt_db_int(db, row, 5, 0);
+    agg_seek_fill(&pre[qrt_db_int(db, row, 0, 0)].last, db, row, 1);
     return APR_SUCCESS;
 }
 
