@@ -86,16 +86,18 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
 };
 
 /* PostgreSQL's own: the previous visits of a batch's visitors in one statement (a
- * round trip a visitor before), as qrt_agg_seek_a finds each. */
+ * round trip a visitor before), as qrt_agg_seek_a finds each, with their strings. */
 #define BIGINTS "CAST(%s AS BIGINT[])"
 const qrt_stmt_t qrt_store_agg_write_pgsql[] = {
     { "qrt_agg_seek_a_many",
-      "SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id FROM unnest("
+      "SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, "
+      "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM unnest("
       BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ") AS u(n, visitor, account, before) "
       "CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id "
       "FROM visit_rows v JOIN agg_trk k ON k.tracker_id = v.tracker_id "
       "WHERE v.visitor = u.visitor AND k.account_id = u.account AND v.bot = 0 "
-      "AND v.id < u.before" SEEK_ORDER ") p" },
+      "AND v.id < u.before" SEEK_ORDER ") p "
+      "LEFT JOIN visit_uas vu ON vu.id = p.ua_id LEFT JOIN visit_places vp ON vp.id = p.place_id" },
     { NULL, NULL }
 };
 
@@ -335,8 +337,13 @@ typedef struct {
 static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_pre *pre = ctx;
+    agg_seek_row *s = &pre[qrt_db_int(db, row, 0, 0)].last;
 
-    agg_seek_fill(&pre[qrt_db_int(db, row, 0, 0)].last, db, row, 1);
+    /* with its strings (no query a visit for them: a round trip each) */
+    agg_seek_fill(s, db, row, 1);
+    s->browser = qrt_store_agg_acc_col(db, row, 6);
+    s->country = qrt_store_agg_acc_col(db, row, 7);
+    s->city = qrt_store_agg_acc_col(db, row, 8);
     return APR_SUCCESS;
 }
 

@@ -195,8 +195,9 @@ static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
     return a[0] ? a : NULL;
 }
 
+/* Visit x's ids; dargs: its rows' add arguments (visit_dict_args, VISIT_DICTS). */
 static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
-                                   const qrt_visit_t *x, visit_ids *out)
+                                   const qrt_visit_t *x, const void ***dargs, visit_ids *out)
 {
     apr_int64_t *id[VISIT_DICTS] = { &out->ua, &out->place, &out->ref, &out->ip };
     apr_status_t rv = APR_SUCCESS;
@@ -205,7 +206,7 @@ static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t
     out->ref = out->ip = 0;
     out->click = x->source && !strcmp(x->source, "click");
     for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
-        const void **args = visit_dict_args(p, x, d);
+        const void **args = dargs[d];
 
         if (args) {
             rv = dict_id(db, p, c, d, args, id[d]);
@@ -233,7 +234,7 @@ static apr_status_t dict_many_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
  * dictionary, where one value at a time cost a round trip or two each (an import of
  * new user agents: one a visit). What they stage, visit_dict_ids then finds. */
 static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
-                                       const qrt_visit_t *v, int n)
+                                       const void ***dargs, int n)
 {
     apr_status_t rv = APR_SUCCESS;
     int d, i;
@@ -246,7 +247,7 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
         dict_many_ctx ctx = { c, d };
 
         for (i = 0; i < n; i++) {
-            const void **args = visit_dict_args(p, &v[i], d);
+            const void **args = dargs[(apr_size_t)i * VISIT_DICTS + d];
 
             if (!args || qrt_dict_cache_get(c, d, args[0])
                 || apr_hash_get(seen, args[0], APR_HASH_KEY_STRING)) {
@@ -337,12 +338,19 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
                                       * sizeof(*args));
     visit_ids *ids = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*ids));
     qrt_dict_cache_t *c = db->dict ? db->dict : qrt_dict_cache_make(p, 1 << 20);
+    const void ***dargs = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_DICTS
+                                        * sizeof(*dargs));
     apr_array_header_t *row_ids;     /* PostgreSQL: the ids the inserts return */
     apr_status_t rv;
-    int i;
+    int i, k;
 
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < VISIT_DICTS; k++) {
+            dargs[(apr_size_t)i * VISIT_DICTS + k] = visit_dict_args(p, &v[i], k);
+        }
+    }
     if (qrt_db_is_pgsql(db->driver)) {
-        rv = visits_dicts_pgsql(db, p, c, v, n);
+        rv = visits_dicts_pgsql(db, p, c, dargs, n);
         if (rv != APR_SUCCESS) {
             return rv;
         }
@@ -351,7 +359,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         qrt_visit_t *x = &v[i];
         visit_ids *d = &ids[i];
 
-        rv = visit_dict_ids(db, p, c, x, d);
+        rv = visit_dict_ids(db, p, c, x, dargs + (apr_size_t)i * VISIT_DICTS, d);
         if (rv != APR_SUCCESS) {
             return rv;
         }
