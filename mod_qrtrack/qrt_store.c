@@ -112,6 +112,24 @@ int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
     return !strcmp(apr_dbd_name(driver), "pgsql");
 }
 
+apr_int64_t qrt_db_data_version(qrt_db_t *db)
+{
+    sqlite3_stmt *st = NULL;
+    apr_int64_t v = -1;
+
+    if (qrt_db_is_pgsql(db->driver)
+        || sqlite3_prepare_v2(apr_dbd_native_handle(db->driver, db->handle),
+                              "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
 /* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
  * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
  * the database's COUNT(DISTINCT)). */
@@ -455,15 +473,159 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
     return APR_SUCCESS;
 }
 
+/* ---- SQLite's rows, read without apr_dbd's copies -------------------------- */
+
+/* apr_dbd_sqlite3 turns every column of every row into text and copies it, with the
+ * column's name, under a mutex shared by every connection of the process; qrt_db_each
+ * and qrt_db_select_int read SQLite's rows themselves (an import seeks a visitor's
+ * previous visit, a dictionary key, for every visit). The rows are read whole first,
+ * as apr_dbd's random access does, so a row's callback may run other statements, the
+ * same one among them. */
+
+/* apr_dbd_sqlite3's prepared statement (apr-util 1.x, whose ABI is frozen): its
+ * sqlite3_stmt first, then what apr_dbd_prepare found of its arguments. */
+typedef struct {
+    sqlite3_stmt *stmt;
+    void *next;
+    int nargs;
+    int nvals;
+    apr_dbd_type_e *types;
+} qrt_sqlite_prep;
+
+typedef struct {
+    int type;                   /* SQLITE_INTEGER, SQLITE_NULL, else text */
+    apr_int64_t i;
+    const char *s;              /* the text (an integer's when first asked for) */
+} native_col;
+
+typedef struct native_row {
+    apr_pool_t *p;
+    native_col *cols;
+    int ncols;
+    struct native_row *next;
+} native_row;
+
+/* The row a qrt_row_fn of qrt_db_each is called on, on this thread: qrt_db_str
+ * and qrt_db_int tell it from apr_dbd's rows by its address. */
+static __thread native_row *native_current;
+
+/* 1 when db's selects may be read natively: SQLite built thread-safe (apr_dbd's
+ * mutex is then not needed: a connection is used by one thread at a time). */
+static int native_ok(const qrt_db_t *db)
+{
+    return sqlite3_threadsafe() != 0 && !qrt_db_is_pgsql(db->driver);
+}
+
+/* Runs a read-only statement and reads its rows into *rows (NULL: none); 0 when it
+ * cannot be read here (an argument of another type, a statement that writes, an
+ * error: apr_dbd then runs it, and retries or reports as it does). */
+static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
+                         native_row **rows)
+{
+    const qrt_sqlite_prep *sp = (const qrt_sqlite_prep *)prep;
+    sqlite3_stmt *st = sp->stmt;
+    native_row **tail = rows;
+    int i, k, rc = SQLITE_OK, ncols;
+
+    *rows = NULL;
+    if (!st || sp->nargs != sp->nvals || !sqlite3_stmt_readonly(st)
+        || sqlite3_reset(st) != SQLITE_OK) {
+        return 0;
+    }
+    for (i = 0; i < sp->nargs && rc == SQLITE_OK; i++) {
+        const void *v = args[i];
+
+        if (!v) {
+            rc = sqlite3_bind_null(st, i + 1);
+        }
+        else if (sp->types[i] == APR_DBD_TYPE_LONGLONG) {
+            rc = sqlite3_bind_int64(st, i + 1, *(const apr_int64_t *)v);
+        }
+        else if (sp->types[i] == APR_DBD_TYPE_INT) {
+            rc = sqlite3_bind_int(st, i + 1, *(const int *)v);
+        }
+        else if (sp->types[i] == APR_DBD_TYPE_STRING || sp->types[i] == APR_DBD_TYPE_TEXT) {
+            rc = sqlite3_bind_text(st, i + 1, v, -1, SQLITE_STATIC);
+        }
+        else {
+            rc = SQLITE_MISUSE;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        return 0;
+    }
+    ncols = sqlite3_column_count(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        native_row *r = apr_palloc(p, sizeof(*r));
+
+        r->p = p;
+        r->ncols = ncols;
+        r->cols = apr_palloc(p, (apr_size_t)(ncols > 0 ? ncols : 1) * sizeof(*r->cols));
+        r->next = NULL;
+        for (k = 0; k < ncols; k++) {
+            native_col *c = &r->cols[k];
+
+            c->type = sqlite3_column_type(st, k);
+            c->i = 0;
+            c->s = NULL;
+            if (c->type == SQLITE_INTEGER) {
+                c->i = sqlite3_column_int64(st, k);
+            }
+            else if (c->type != SQLITE_NULL) {
+                const char *t = (const char *)sqlite3_column_text(st, k);
+
+                c->s = t ? apr_pstrmemdup(p, t, (apr_size_t)sqlite3_column_bytes(st, k))
+                         : NULL;
+                c->type = t ? SQLITE_TEXT : SQLITE_NULL;
+            }
+        }
+        *tail = r;
+        tail = &r->next;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE;
+}
+
+/* The rows of label natively when db allows it: 1 when *rows holds them. */
+static int native_rows(qrt_db_t *db, apr_pool_t *p, const char *label, const void **args,
+                       native_row **rows)
+{
+    apr_dbd_prepared_t *stmt;
+
+    if (!native_ok(db)) {
+        return 0;
+    }
+    stmt = store_stmt(db, p, label);
+    return stmt && native_select(p, stmt, args, rows);
+}
+
+static native_col *native_col_of(apr_dbd_row_t *row, int col)
+{
+    native_row *r = (native_row *)row;
+
+    return col >= 0 && col < r->ncols ? &r->cols[col] : NULL;
+}
+
 apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
                                const void **args, apr_int64_t *v)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
-    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+    native_row *nrows;
+    apr_status_t rv;
     int first = 1;
 
     *v = 0;
+    if (native_rows(db, p, label, args, &nrows)) {
+        if (nrows) {
+            native_col *c = native_col_of((apr_dbd_row_t *)nrows, 0);
+
+            *v = !c || c->type == SQLITE_NULL ? 0
+                 : c->type == SQLITE_INTEGER ? c->i : (*c->s ? apr_atoi64(c->s) : 0);
+        }
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_select(db, p, label, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -481,8 +643,21 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
-    apr_status_t rv = qrt_db_select(db, p, label, &res, args);
+    native_row *nrows, *r;
+    apr_status_t rv;
 
+    if (native_rows(db, p, label, args, &nrows)) {
+        native_row *outer = native_current;
+
+        rv = APR_SUCCESS;
+        for (r = nrows; r && rv == APR_SUCCESS; r = r->next) {
+            native_current = r;
+            rv = fn(ctx, db, (apr_dbd_row_t *)r);
+        }
+        native_current = outer;
+        return rv;
+    }
+    rv = qrt_db_select(db, p, label, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -676,6 +851,15 @@ const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
 {
     const char *s = NULL;
 
+    if (native_current && row == (apr_dbd_row_t *)native_current) {
+        native_col *c = native_col_of(row, col);
+
+        if (c && c->type == SQLITE_INTEGER && !c->s) {
+            c->s = apr_psprintf(native_current->p, "%" APR_INT64_T_FMT, c->i);
+        }
+        return c ? c->s : NULL;
+    }
+
     /* Not apr_dbd_get_entry: the pgsql driver gives "" for an SQL NULL. */
     if (apr_dbd_datum_get(db->driver, row, col, APR_DBD_TYPE_STRING, &s) != APR_SUCCESS) {
         return NULL;
@@ -685,7 +869,16 @@ const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
 
 apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t dflt)
 {
-    const char *e = qrt_db_str(db, row, col);
+    const char *e;
+
+    if (native_current && row == (apr_dbd_row_t *)native_current) {
+        native_col *c = native_col_of(row, col);
+
+        if (c && c->type == SQLITE_INTEGER) {
+            return c->i;
+        }
+    }
+    e = qrt_db_str(db, row, col);
 
     return (e && *e) ? apr_atoi64(e) : dflt;
 }
