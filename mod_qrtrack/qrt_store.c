@@ -112,24 +112,6 @@ int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
     return !strcmp(apr_dbd_name(driver), "pgsql");
 }
 
-apr_int64_t qrt_db_data_version(qrt_db_t *db)
-{
-    sqlite3_stmt *st = NULL;
-    apr_int64_t v = -1;
-
-    if (qrt_db_is_pgsql(db->driver)
-        || sqlite3_prepare_v2(apr_dbd_native_handle(db->driver, db->handle),
-                              "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return -1;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
  * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
  * the database's COUNT(DISTINCT)). */

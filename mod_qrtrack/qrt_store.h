@@ -39,9 +39,6 @@ typedef struct {
 typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
 
-/* SQLite: the connection's data version (PRAGMA data_version), which changes when
- * another connection commits; -1 on PostgreSQL or when it cannot be read. */
-apr_int64_t qrt_db_data_version(qrt_db_t *db);
 /* 1 when the driver is apr_dbd's pgsql. */
 int qrt_db_is_pgsql(const apr_dbd_driver_t *driver);
 /* Per-connection set-up that every program does: PostgreSQL error messages carry
