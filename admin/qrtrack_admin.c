@@ -740,6 +740,8 @@ int main(int argc, const char *const *argv)
     const char *apache_conf = NULL;
     int i = 1, rc;
 
+    /* Each connection of this program is used by its main thread alone. */
+    qrt_db_sqlite_tune(1);
     apr_app_initialize(&argc, &argv, NULL);
     atexit(apr_terminate);
     memset(&c, 0, sizeof(c));

@@ -654,6 +654,9 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
 {
     (void)plog;
     (void)ptemp;
+    /* before the first connection (post_config's migration); other modules of the
+     * server may use SQLite too: its per-connection mutexes stay */
+    qrt_db_sqlite_tune(0);
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;

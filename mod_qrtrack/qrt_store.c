@@ -112,6 +112,15 @@ int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
     return !strcmp(apr_dbd_name(driver), "pgsql");
 }
 
+void qrt_db_sqlite_tune(int own_connections)
+{
+    /* (SQLITE_MISUSE once SQLite has started: it keeps what it had) */
+    if (own_connections) {
+        sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    }
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
  * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
  * the database's COUNT(DISTINCT)). */
