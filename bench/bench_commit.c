@@ -131,6 +131,8 @@ int main(void)
     char dir[] = "/tmp/qrt-bench-commit-XXXXXX";
     apr_pool_t *pool;
 
+    /* as the module's pre_config does */
+    qrt_db_sqlite_tune(0);
     apr_initialize();
     apr_pool_create(&pool, NULL);
     apr_dbd_init(pool);
