@@ -152,6 +152,18 @@ int qrt_dict_cache_lookup_first(const qrt_dict_cache_t *c, int dict)
     return c && dict >= 0 && dict < QRT_DICTS && c->found[dict] > 0;
 }
 
+void qrt_dict_cache_missed_batch(qrt_dict_cache_t *c, int dict, int found, int added)
+{
+    long v;
+
+    if (!c || dict < 0 || dict >= QRT_DICTS) {
+        return;
+    }
+    v = (long)c->found[dict] + found - added;
+    c->found[dict] = v > DICT_FOUND_MAX ? DICT_FOUND_MAX
+                     : v < -DICT_FOUND_MAX ? -DICT_FOUND_MAX : (int)v;
+}
+
 void qrt_dict_cache_missed(qrt_dict_cache_t *c, int dict, int found)
 {
     if (!c || dict < 0 || dict >= QRT_DICTS) {

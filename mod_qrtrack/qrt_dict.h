@@ -40,6 +40,8 @@ void qrt_dict_cache_abort(qrt_dict_cache_t *c);
 int qrt_dict_cache_lookup_first(const qrt_dict_cache_t *c, int dict);
 /* What a key the cache did not know turned out to be: found (1) or added (0). */
 void qrt_dict_cache_missed(qrt_dict_cache_t *c, int dict, int found);
+/* The same for a batch's keys: found of them were there, added were not. */
+void qrt_dict_cache_missed_batch(qrt_dict_cache_t *c, int dict, int found, int added);
 /* Entries kept in dict (not counting pending ones). */
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict);
 

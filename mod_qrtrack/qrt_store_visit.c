@@ -229,10 +229,29 @@ static apr_status_t dict_many_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* The first of the m rows (nargs values each, the key first) whose keys the cache
+ * does not know, moved to the front: how many. */
+static int dicts_unknown(qrt_dict_cache_t *c, int d, const void **rows, int m, int nargs)
+{
+    int i, left = 0;
+
+    for (i = 0; i < m; i++) {
+        if (!qrt_dict_cache_get(c, d, rows[(apr_size_t)i * nargs])) {
+            memmove(rows + (apr_size_t)left * nargs, rows + (apr_size_t)i * nargs,
+                    nargs * sizeof(*rows));
+            left++;
+        }
+    }
+    return left;
+}
+
 /* PostgreSQL: the batch's dictionary values that the cache does not know, added (the
  * rows added come back with their ids) then the others found, in two statements a
  * dictionary, where one value at a time cost a round trip or two each (an import of
- * new user agents: one a visit). What they stage, visit_dict_ids then finds. */
+ * new user agents: one a visit). When most such values lately were there already
+ * (qrt_dict_cache_lookup_first: an import of visitors seen before), found first and
+ * the rest added: an insert that conflicts costs PostgreSQL more than a lookup. What
+ * they stage, visit_dict_ids then finds. */
 static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
                                        const void ***dargs, int n)
 {
@@ -240,9 +259,8 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
     int d, i;
 
     for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
-        int nargs = (int)strlen(visit_dict_types[d]), m = 0, left = 0;
+        int nargs = (int)strlen(visit_dict_types[d]), m = 0, left, added;
         const void **rows = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * nargs * sizeof(*rows));
-        const void **keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
         apr_hash_t *seen = apr_hash_make(p);
         dict_many_ctx ctx = { c, d };
 
@@ -257,18 +275,38 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
             memcpy(rows + (apr_size_t)m * nargs, args, nargs * sizeof(*args));
             m++;
         }
-        rv = qrt_db_each_rows(db, p, dict_label[d].add, visit_dict_types[d], rows, m,
-                              dict_many_row, &ctx);
-        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-            const char *key = rows[(apr_size_t)i * nargs];
+        left = m;
+        if (m > 0 && qrt_dict_cache_lookup_first(c, d)) {
+            /* (a statement's keys: one every nargs values) */
+            const void **keys = apr_palloc(p, (apr_size_t)m * sizeof(*keys));
 
-            if (!qrt_dict_cache_get(c, d, key)) {
-                keys[left++] = key;     /* there already: found next */
+            for (i = 0; i < m; i++) {
+                keys[i] = rows[(apr_size_t)i * nargs];
             }
+            rv = qrt_db_each_rows(db, p, dict_label[d].get, "s", keys, m, dict_many_row,
+                                  &ctx);
+            left = rv == APR_SUCCESS ? dicts_unknown(c, d, rows, m, nargs) : 0;
         }
-        if (rv == APR_SUCCESS) {
+        if (rv == APR_SUCCESS && left > 0) {
+            rv = qrt_db_each_rows(db, p, dict_label[d].add, visit_dict_types[d], rows, left,
+                                  dict_many_row, &ctx);
+        }
+        added = left;
+        if (rv == APR_SUCCESS && left > 0) {
+            /* added by another writer meanwhile: found now */
+            const void **keys = apr_palloc(p, (apr_size_t)left * sizeof(*keys));
+
+            left = dicts_unknown(c, d, rows, left, nargs);
+            added -= left;
+            for (i = 0; i < left; i++) {
+                keys[i] = rows[(apr_size_t)i * nargs];
+            }
             rv = qrt_db_each_rows(db, p, dict_label[d].get, "s", keys, left, dict_many_row,
                                   &ctx);
+        }
+        /* what the values the cache did not know turned out to be, for the next batch */
+        if (rv == APR_SUCCESS) {
+            qrt_dict_cache_missed_batch(c, d, m - added, added);
         }
     }
     return rv;

@@ -174,6 +174,29 @@ START_TEST(cache_learns_lookup_first)
 }
 END_TEST
 
+/* A batch's keys at once (PostgreSQL's writer): the balance of found and added,
+ * whatever their order, within the same bounds. */
+START_TEST(cache_learns_from_batches)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+
+    qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 100, 9900);     /* mostly new */
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
+    qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 9000, 1000);    /* mostly there */
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 1);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_IP), 0);
+    /* bounded: 16 more added than found turn it back, not more */
+    qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 0, 15);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 1);
+    qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 0, 1);
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
+    qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 1, 0);                 /* from 0 */
+    ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 1);
+    qrt_dict_cache_missed_batch(NULL, QRT_DICT_UA, 5, 0);
+    qrt_dict_cache_missed_batch(c, QRT_DICTS, 5, 0);
+}
+END_TEST
+
 START_TEST(record_through_dictionaries)
 {
     static char dir[] = "/tmp/qrt-dict-XXXXXX";
@@ -321,6 +344,7 @@ static Suite *dict_suite(void)
     tcase_add_test(tc, cache_pending_commit_abort);
     tcase_add_test(tc, cache_is_bounded);
     tcase_add_test(tc, cache_learns_lookup_first);
+    tcase_add_test(tc, cache_learns_from_batches);
     tcase_add_test(tc, record_through_dictionaries);
     suite_add_tcase(s, tc);
     return s;
