@@ -507,11 +507,12 @@ static int native_ok(const qrt_db_t *db)
     return sqlite3_threadsafe() != 0 && !qrt_db_is_pgsql(db->driver);
 }
 
-/* Runs a read-only statement and reads its rows into *rows (NULL: none); 0 when it
- * cannot be read here (an argument of another type, a statement that writes, an
- * error: apr_dbd then runs it, and retries or reports as it does). */
+/* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
+ * did; 0 when it cannot be read here (an argument of another type, a statement that
+ * writes: apr_dbd then runs it); -1 when it failed (SQLite's message in *error: not
+ * run again, which would wait for a lock as long again). */
 static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
-                         native_row **rows)
+                         native_row **rows, const char **error)
 {
     const qrt_sqlite_prep *sp = (const qrt_sqlite_prep *)prep;
     sqlite3_stmt *st = sp->stmt;
@@ -573,21 +574,31 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
         *tail = r;
         tail = &r->next;
     }
+    /* (a legacy statement's error is told by the reset: "SQL logic error" before) */
     sqlite3_reset(st);
-    return rc == SQLITE_DONE;
+    if (rc != SQLITE_DONE) {
+        *error = apr_pstrdup(p, sqlite3_errmsg(sqlite3_db_handle(st)));
+    }
+    return rc == SQLITE_DONE ? 1 : -1;
 }
 
-/* The rows of label natively when db allows it: 1 when *rows holds them. */
+/* The rows of label natively when db allows it: 1 when *rows holds them, 0 when
+ * apr_dbd is to run it, -1 when it failed (db->error says why). */
 static int native_rows(qrt_db_t *db, apr_pool_t *p, const char *label, const void **args,
                        native_row **rows)
 {
     apr_dbd_prepared_t *stmt;
+    const char *error = NULL;
+    int rc;
 
-    if (!native_ok(db)) {
+    if (!native_ok(db) || !(stmt = store_stmt(db, p, label))) {
         return 0;
     }
-    stmt = store_stmt(db, p, label);
-    return stmt && native_select(p, stmt, args, rows);
+    rc = native_select(p, stmt, args, rows, &error);
+    if (rc < 0) {
+        db->error = apr_psprintf(p, "%s: %s", label, error);
+    }
+    return rc;
 }
 
 static native_col *native_col_of(apr_dbd_row_t *row, int col)
@@ -607,7 +618,10 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
     int first = 1;
 
     *v = 0;
-    if (native_rows(db, p, label, args, &nrows)) {
+    switch (native_rows(db, p, label, args, &nrows)) {
+    case -1:
+        return APR_EGENERAL;
+    case 1:
         if (nrows) {
             native_col *c = native_col_of((apr_dbd_row_t *)nrows, 0);
 
@@ -615,6 +629,8 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
                  : c->type == SQLITE_INTEGER ? c->i : (*c->s ? apr_atoi64(c->s) : 0);
         }
         return APR_SUCCESS;
+    default:
+        break;
     }
     rv = qrt_db_select(db, p, label, &res, args);
     if (rv != APR_SUCCESS) {
@@ -636,8 +652,12 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
     apr_dbd_row_t *row = NULL;
     native_row *nrows, *r;
     apr_status_t rv;
+    int native = native_rows(db, p, label, args, &nrows);
 
-    if (native_rows(db, p, label, args, &nrows)) {
+    if (native < 0) {
+        return APR_EGENERAL;
+    }
+    if (native > 0) {
         native_row *outer = native_current;
 
         rv = APR_SUCCESS;

@@ -1,6 +1,6 @@
 /* Unit tests for qrt_store.c: the array literals of PostgreSQL's statements of many
- * rows and SQLite's statements of many rows (qrt_db_exec_rows), and how errors are
- * classed. */
+ * rows and SQLite's statements of many rows (qrt_db_exec_rows), SQLite's rows read
+ * without apr_dbd (qrt_db_each, qrt_db_select_int), and how errors are classed. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <apr_general.h>
 #include <apr_strings.h>
 #include <apr_dbd.h>
+#include <sqlite3.h>
 
 #include "qrt_store.h"
 #include "qrt_check.h"
@@ -179,6 +180,94 @@ START_TEST(many_rows_on_sqlite)
 }
 END_TEST
 
+/* A tracker's row as qrt_db_each hands it over on SQLite: integers as integers and as
+ * text, strings, an SQL NULL, a column past the last; the same statement run again
+ * from inside its own callback, the outer row readable after it. */
+typedef struct {
+    int depth, rows;
+} native_ctx;
+
+static apr_status_t native_row_check(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    native_ctx *c = ctx;
+    apr_int64_t id = 1;
+    const void *args[] = { &id };
+
+    c->rows++;
+    ck_assert_int_eq(qrt_db_int(db, row, 0, -1), 1);
+    ck_assert_str_eq(qrt_db_str(db, row, 0), "1");
+    ck_assert_str_eq(qrt_db_str(db, row, 2), "c1");
+    ck_assert_int_eq(qrt_db_int(db, row, 2, -1), 0);          /* text: as atoi */
+    ck_assert_str_eq(qrt_db_str(db, row, 5), "https://e.example/");
+    ck_assert_ptr_null(qrt_db_str(db, row, 12));               /* last_visit: NULL */
+    ck_assert_int_eq(qrt_db_int(db, row, 12, -5), -5);
+    ck_assert_ptr_null(qrt_db_str(db, row, 13));
+    ck_assert_int_eq(qrt_db_int(db, row, 13, -7), -7);
+    if (c->depth++ == 0) {
+        ck_assert_int_eq(qrt_db_each(db, pool, "qrt_tracker_get", args, native_row_check,
+                                     c), APR_SUCCESS);
+        /* (the outer row again, after the inner one) */
+        ck_assert_str_eq(qrt_db_str(db, row, 2), "c1");
+        ck_assert_int_eq(qrt_db_int(db, row, 1, -1), 1);
+    }
+    return APR_SUCCESS;
+}
+
+START_TEST(native_rows_on_sqlite)
+{
+    char dir[] = "/tmp/qrt-store-XXXXXX";
+    const char *path;
+    apr_int64_t id = 1, none = 99, v = -1;
+    const void *args[] = { &id }, *nargs[] = { &none };
+    native_ctx c = { 0, 0 };
+    sqlite3 *other;
+    qrt_db_t db;
+    int nrows = 0;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    qrt_check_db_open(pool, path, &db);
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts "
+                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO trackers "
+                                   "(account_id, code, name, type, redirect_url, created_at, "
+                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
+                                   "'https://e.example/', 0, 0)"), 0);
+    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", args, native_row_check, &c),
+                     APR_SUCCESS);
+    ck_assert_int_eq(c.rows, 2);
+    c.rows = 0;
+    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", nargs, native_row_check, &c),
+                     APR_SUCCESS);
+    ck_assert_int_eq(c.rows, 0);
+    ck_assert_int_eq(qrt_db_select_int(&db, pool, "qrt_tracker_count", args, &v),
+                     APR_SUCCESS);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(qrt_db_select_int(&db, pool, "qrt_tracker_get", nargs, &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 0);                                    /* no row */
+
+    /* A statement that fails (its schema changed by another connection: apr_dbd's
+     * statements are SQLite's legacy ones, which are not prepared again): the
+     * error, with the statement's label and SQLite's message, as apr_dbd's path
+     * gives it. */
+    ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(other, "CREATE TABLE zz (x INTEGER)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+    db.error = NULL;
+    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", args, native_row_check, &c),
+                     APR_EGENERAL);
+    ck_assert_ptr_nonnull(db.error);
+    ck_assert_msg(!strncmp(db.error, "qrt_tracker_get: ", 17) && strstr(db.error, "schema"),
+                  "%s", db.error);
+    apr_dbd_close(db.driver, db.handle);
+    unlink(path);
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -191,6 +280,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, error_classes);
     tcase_add_test(tc, sql_of_many_rows);
     tcase_add_test(tc, many_rows_on_sqlite);
+    tcase_add_test(tc, native_rows_on_sqlite);
     suite_add_tcase(s, tc);
     return s;
 }
