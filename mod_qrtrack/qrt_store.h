@@ -119,8 +119,10 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
  * when it answers no row or NULL); every row is read. */
 apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
                                const void **args, apr_int64_t *v);
-/* Runs a query and calls fn on every row; every row is read (the SQLite driver
- * needs it), and the first error fn returns is the result. */
+/* Runs a query and calls fn on every row; every row is read before fn is called,
+ * and the first error fn returns is the result. On SQLite, this and
+ * qrt_db_select_int read the rows from SQLite itself, not through apr_dbd (whose
+ * rows are text): qrt_db_str and qrt_db_int read fn's row either way. */
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
                          const void **args, qrt_row_fn *fn, void *ctx);
 /* Next row, 0 when there is one, -1 at the end. */
