@@ -114,6 +114,34 @@ START_TEST(sql_of_many_rows)
 }
 END_TEST
 
+/* A database in a new directory dir (a mkdtemp template), with account 1 and its
+ * tracker 1 (code c1): its path. */
+static const char *store_db_open(char *dir, qrt_db_t *db)
+{
+    const char *path;
+    int nrows = 0;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    qrt_check_db_open(pool, path, db);
+    ck_assert_int_eq(apr_dbd_query(db->driver, db->handle, &nrows, "INSERT INTO accounts "
+                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
+    ck_assert_int_eq(apr_dbd_query(db->driver, db->handle, &nrows, "INSERT INTO trackers "
+                                   "(account_id, code, name, type, redirect_url, created_at, "
+                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
+                                   "'https://e.example/', 0, 0)"), 0);
+    return path;
+}
+
+static void store_db_close(const char *dir, const char *path, qrt_db_t *db)
+{
+    apr_dbd_close(db->driver, db->handle);
+    unlink(path);
+    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
+    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
+    rmdir(dir);
+}
+
 /* Visits recorded on SQLite in batches of every size around the statements' sizes
  * (1 to QRT_DB_ROWS_MAX rows each), each batch in a pool of its own that is gone
  * before the next: every row is there once, with its own values, in id order. */
@@ -125,17 +153,9 @@ START_TEST(many_rows_on_sqlite)
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     qrt_db_t db;
-    int b, i, n = 0, nrows = 0;
+    int b, i, n = 0;
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    qrt_check_db_open(pool, path, &db);
-    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts "
-                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
-    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO trackers "
-                                   "(account_id, code, name, type, redirect_url, created_at, "
-                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
-                                   "'https://e.example/', 0, 0)"), 0);
+    path = store_db_open(dir, &db);
     for (b = 0; b < (int)(sizeof(sizes) / sizeof(sizes[0])); b++) {
         apr_pool_t *bp;
         apr_dbd_transaction_t *tx;
@@ -172,11 +192,7 @@ START_TEST(many_rows_on_sqlite)
         ck_assert_int_eq(atoi(apr_dbd_get_entry(db.driver, row, 5)), i % 2 == 0);
     }
     ck_assert_int_eq(i, n);
-    apr_dbd_close(db.driver, db.handle);
-    unlink(path);
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    rmdir(dir);
+    store_db_close(dir, path, &db);
 }
 END_TEST
 
@@ -222,17 +238,8 @@ START_TEST(native_rows_on_sqlite)
     native_ctx c = { 0, 0 };
     sqlite3 *other;
     qrt_db_t db;
-    int nrows = 0;
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    qrt_check_db_open(pool, path, &db);
-    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts "
-                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
-    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO trackers "
-                                   "(account_id, code, name, type, redirect_url, created_at, "
-                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
-                                   "'https://e.example/', 0, 0)"), 0);
+    path = store_db_open(dir, &db);
     ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", args, native_row_check, &c),
                      APR_SUCCESS);
     ck_assert_int_eq(c.rows, 2);
@@ -260,11 +267,7 @@ START_TEST(native_rows_on_sqlite)
     ck_assert_ptr_nonnull(db.error);
     ck_assert_msg(!strncmp(db.error, "qrt_tracker_get: ", 17) && strstr(db.error, "schema"),
                   "%s", db.error);
-    apr_dbd_close(db.driver, db.handle);
-    unlink(path);
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    rmdir(dir);
+    store_db_close(dir, path, &db);
 }
 END_TEST
 
