@@ -229,8 +229,8 @@ static apr_status_t dict_many_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* The first of the m rows (nargs values each, the key first) whose keys the cache
- * does not know, moved to the front: how many. */
+/* Moves those of the m rows (nargs values each, the key first) whose keys the cache
+ * does not know to the front, in their order: how many there are. */
 static int dicts_unknown(qrt_dict_cache_t *c, int d, const void **rows, int m, int nargs)
 {
     int i, left = 0;
@@ -293,7 +293,8 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
         }
         added = left;
         if (rv == APR_SUCCESS && left > 0) {
-            /* added by another writer meanwhile: found now */
+            /* there already (after a lookup: added by another writer meanwhile),
+             * found now */
             const void **keys = apr_palloc(p, (apr_size_t)left * sizeof(*keys));
 
             left = dicts_unknown(c, d, rows, left, nargs);
