@@ -608,6 +608,16 @@ static native_col *native_col_of(apr_dbd_row_t *row, int col)
     return col >= 0 && col < r->ncols ? &r->cols[col] : NULL;
 }
 
+/* A native column as an integer, as qrt_db_int reads apr_dbd's text: dflt for NULL
+ * (or no such column) and for "". */
+static apr_int64_t native_col_int(const native_col *c, apr_int64_t dflt)
+{
+    if (!c || c->type == SQLITE_NULL) {
+        return dflt;
+    }
+    return c->type == SQLITE_INTEGER ? c->i : (*c->s ? apr_atoi64(c->s) : dflt);
+}
+
 apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
                                const void **args, apr_int64_t *v)
 {
@@ -622,12 +632,7 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
     case -1:
         return APR_EGENERAL;
     case 1:
-        if (nrows) {
-            native_col *c = native_col_of((apr_dbd_row_t *)nrows, 0);
-
-            *v = !c || c->type == SQLITE_NULL ? 0
-                 : c->type == SQLITE_INTEGER ? c->i : (*c->s ? apr_atoi64(c->s) : 0);
-        }
+        *v = nrows ? native_col_int(native_col_of((apr_dbd_row_t *)nrows, 0), 0) : 0;
         return APR_SUCCESS;
     default:
         break;
@@ -883,11 +888,7 @@ apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t df
     const char *e;
 
     if (native_current && row == (apr_dbd_row_t *)native_current) {
-        native_col *c = native_col_of(row, col);
-
-        if (c && c->type == SQLITE_INTEGER) {
-            return c->i;
-        }
+        return native_col_int(native_col_of(row, col), dflt);
     }
     e = qrt_db_str(db, row, col);
 
