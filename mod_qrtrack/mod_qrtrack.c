@@ -29,6 +29,7 @@
 #include "qrt_ua.h"
 #include "qrt_valid.h"
 #include "qrt_version.h"
+#include "qrt_walvfs.h"
 
 #if APR_HAS_PROC_PTHREAD_SERIALIZE
 #define QRT_MUTEX_MECH APR_LOCK_PROC_PTHREAD
@@ -650,6 +651,13 @@ static int qrt_find_dbd_fns(server_rec *s)
     return OK;
 }
 
+static apr_status_t qrtrack_walvfs_unload(void *data)
+{
+    (void)data;
+    qrt_walvfs_unregister();
+    return APR_SUCCESS;
+}
+
 static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
     (void)plog;
@@ -657,6 +665,9 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     /* before the first connection (post_config's migration); other modules of the
      * server may use SQLite too: its per-connection mutexes stay */
     qrt_db_sqlite_tune(0);
+    /* SQLite may outlive this module across a restart (the database driver stays
+     * loaded): it must not keep a VFS whose code is unloaded. */
+    apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
     qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
     qrt_global.ua_regexes = NULL;
     qrt_global.scan_queue = 0;

@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <sqlite3.h>
 #include "qrt_store.h"
+#include "qrt_walvfs.h"
 #include "qrt_vset.h"
 
 /* Each store file exports its table; this list is the one place that joins them. */
@@ -119,6 +120,8 @@ void qrt_db_sqlite_tune(int own_connections)
         sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     }
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* (after the settings: registering a VFS starts SQLite) */
+    qrt_walvfs_register();
 }
 
 /* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;

@@ -43,7 +43,8 @@ void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
  * its allocations takes a mutex for them: 4 % of a scan batch's commit), and, when
  * own_connections says no connection is ever used by two threads at once, no mutex
  * on each connection either (another 5 %). A process where another library may share
- * a connection between threads (httpd's other modules) keeps those. */
+ * a connection between threads (httpd's other modules) keeps those. Then the WAL's
+ * writes of a commit are made one (qrt_walvfs, SQLite's default VFS from here on). */
 void qrt_db_sqlite_tune(int own_connections);
 /* 1 when the driver is apr_dbd's pgsql. */
 int qrt_db_is_pgsql(const apr_dbd_driver_t *driver);
