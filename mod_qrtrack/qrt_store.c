@@ -192,6 +192,8 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
         sqlite3 *h = apr_dbd_native_handle(driver, handle);
 
         if (h) {
+            /* (a commit's WAL frames in one write, qrt_walvfs) */
+            qrt_walvfs_enable(h);
             sqlite3_create_function_v2(h, "qrt_ndistinct", 1,
                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
                                        ndistinct_step, ndistinct_final, NULL);

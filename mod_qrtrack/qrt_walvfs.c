@@ -26,6 +26,8 @@ struct walvfs_file {
     sqlite3_file *real;         /* the wrapped VFS's file, right after this struct */
     walvfs_file *wal;           /* main database: its WAL while open */
     walvfs_file *db;            /* WAL: its main database, NULL once closed */
+    const char *name;           /* WAL: its path (SQLite keeps it until the close) */
+    int enabled;                /* main database: qrt_walvfs_enable'd */
     int is_wal;
     int fd;                     /* WAL: a descriptor of our own to reserve space, or -1 */
     int len;                    /* bytes buffered, written at off */
@@ -330,6 +332,21 @@ static int walvfs_open_fd(const char *name)
     return fd;
 }
 
+/* A WAL whose writes are to be gathered: its descriptor, on a file system that
+ * overwrites in place. */
+static void walvfs_wal_setup(walvfs_file *w)
+{
+    struct statfs fs;
+
+    w->fd = walvfs_open_fd(w->name);
+    if (w->fd >= 0 && (fstatfs(w->fd, &fs) != 0
+                       || (fs.f_type != WALVFS_EXT4 && fs.f_type != WALVFS_XFS
+                           && fs.f_type != WALVFS_TMPFS))) {
+        close(w->fd);
+        w->fd = -1;
+    }
+}
+
 static int walvfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f,
                        int flags, int *out)
 {
@@ -345,18 +362,14 @@ static int walvfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f,
     w->base.pMethods = w->real->pMethods ? &walvfs_methods : NULL;
     if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && name) {
         sqlite3_file *db = sqlite3_database_file_object(name);
-        struct statfs fs;
 
         w->is_wal = 1;
+        w->name = name;
         if (db && db->pMethods == &walvfs_methods) {
             w->db = (walvfs_file *)db;
             w->db->wal = w;
-            w->fd = walvfs_open_fd(name);
-            if (w->fd >= 0 && (fstatfs(w->fd, &fs) != 0
-                               || (fs.f_type != WALVFS_EXT4 && fs.f_type != WALVFS_XFS
-                                   && fs.f_type != WALVFS_TMPFS))) {
-                close(w->fd);
-                w->fd = -1;
+            if (w->db->enabled) {
+                walvfs_wal_setup(w);
             }
         }
     }
@@ -475,4 +488,21 @@ void qrt_walvfs_unregister(void)
         sqlite3_vfs_register(walvfs_base, 1);
         walvfs_base = NULL;
     }
+}
+
+int qrt_walvfs_enable(sqlite3 *h)
+{
+    sqlite3_file *f = NULL;
+    walvfs_file *db;
+
+    if (!h || sqlite3_file_control(h, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK
+        || !f || f->pMethods != &walvfs_methods) {
+        return 0;
+    }
+    db = (walvfs_file *)f;
+    db->enabled = 1;
+    if (db->wal && db->wal->fd < 0) {
+        walvfs_wal_setup(db->wal);
+    }
+    return 1;
 }
