@@ -356,6 +356,17 @@ START_TEST(rollback_after_spill)
 }
 END_TEST
 
+/* A child process with a pipe to its parent (fd[1] its end): fork's result. */
+static pid_t fork_piped(int fd[2])
+{
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    return pid;
+}
+
 /* A writer killed at any moment leaves every commit it finished, and nothing else. */
 START_TEST(killed_writer_keeps_its_commits)
 {
@@ -366,9 +377,7 @@ START_TEST(killed_writer_keeps_its_commits)
         pid_t pid;
         sqlite3 *u;
 
-        ck_assert_int_eq(pipe(fd), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
+        pid = fork_piped(fd);
         if (pid == 0) {
             sqlite3 *h = open_gathered(path_of("k.db"));
             int n = (int)select_int(h, "SELECT COUNT(*) FROM r"), size = 1;
@@ -417,9 +426,7 @@ START_TEST(no_room_fails_the_commit)
     pid_t pid;
     sqlite3 *u;
 
-    ck_assert_int_eq(pipe(fd), 0);
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
+    pid = fork_piped(fd);
     if (pid == 0) {
         sqlite3 *h = open_gathered(path_of("f.db"));
         struct rlimit lim;
