@@ -28,6 +28,7 @@ struct walvfs_file {
     walvfs_file *db;            /* WAL: its main database, NULL once closed */
     const char *name;           /* WAL: its path (SQLite keeps it until the close) */
     int enabled;                /* main database: qrt_walvfs_enable'd */
+    int exclusive;              /* main database: locked EXCLUSIVE (walvfs_lock) */
     int is_wal;
     int fd;                     /* WAL: a descriptor of our own to reserve space, or -1 */
     int len;                    /* bytes buffered, written at off */
@@ -155,7 +156,7 @@ static int walvfs_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off
     }
     /* A new buffer, where it fits, has memory and its place in the file is
      * reserved; anything else is written at once. */
-    if (n < WALVFS_BUFFER && w->db && w->fd >= 0
+    if (n < WALVFS_BUFFER && w->db && !w->db->exclusive && w->fd >= 0
         && (w->buf || (w->buf = sqlite3_malloc(WALVFS_BUFFER))) && walvfs_reserve(w, off)) {
         memcpy(w->buf, p, n);
         w->off = off;
@@ -190,18 +191,33 @@ static int walvfs_size(sqlite3_file *f, sqlite3_int64 *size)
     return rc != SQLITE_OK ? rc : w->real->pMethods->xFileSize(w->real, size);
 }
 
+/* A main database locked EXCLUSIVE: in locking_mode EXCLUSIVE SQLite keeps its WAL
+ * index in its own memory and makes no shared-memory call, so nothing would write a
+ * buffer out at the commit. Its WAL is written as SQLite writes it meanwhile. */
 static int walvfs_lock(sqlite3_file *f, int lock)
 {
     walvfs_file *w = (walvfs_file *)f;
+    int rc;
 
-    return w->real->pMethods->xLock(w->real, lock);
+    if (lock == SQLITE_LOCK_EXCLUSIVE) {
+        walvfs_publish(w);
+    }
+    rc = w->real->pMethods->xLock(w->real, lock);
+    if (rc == SQLITE_OK && lock == SQLITE_LOCK_EXCLUSIVE) {
+        w->exclusive = 1;
+    }
+    return rc;
 }
 
 static int walvfs_unlock(sqlite3_file *f, int lock)
 {
     walvfs_file *w = (walvfs_file *)f;
+    int rc = w->real->pMethods->xUnlock(w->real, lock);
 
-    return w->real->pMethods->xUnlock(w->real, lock);
+    if (lock < SQLITE_LOCK_EXCLUSIVE) {
+        w->exclusive = 0;
+    }
+    return rc;
 }
 
 static int walvfs_check_reserved(sqlite3_file *f, int *out)

@@ -19,7 +19,9 @@
  * so the deferred write only overwrites allocated blocks; where that cannot be had
  * (no room: SQLite's own error from a plain write follows; a copy-on-write file
  * system, which may need room for any write) the WAL is written as SQLite writes it.
- * Every other file, and every other call, goes straight to the wrapped VFS. */
+ * A connection in locking_mode EXCLUSIVE (which makes no shared-memory call) has its
+ * WAL written as SQLite writes it while its database is locked so. Every other file,
+ * and every other call, goes straight to the wrapped VFS. */
 #ifndef QRT_WALVFS_H
 #define QRT_WALVFS_H
 

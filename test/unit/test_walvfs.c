@@ -51,6 +51,15 @@ static void exec_ok(sqlite3 *h, const char *sql)
     ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, err ? err : "?");
 }
 
+static void setup_db(sqlite3 *h)
+{
+    sqlite3_busy_timeout(h, 5000);
+    exec_ok(h, "PRAGMA journal_mode = WAL");
+    exec_ok(h, "PRAGMA synchronous = NORMAL");
+    exec_ok(h, "PRAGMA wal_autocheckpoint = 0");
+    exec_ok(h, "CREATE TABLE IF NOT EXISTS r (id INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+}
+
 /* A database in WAL mode as the module's connections use it (synchronous = NORMAL,
  * checkpoints left to someone else), through vfs (NULL: the default). */
 static sqlite3 *open_db(const char *path, const char *vfs)
@@ -59,11 +68,7 @@ static sqlite3 *open_db(const char *path, const char *vfs)
 
     ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                                      vfs), SQLITE_OK);
-    sqlite3_busy_timeout(h, 5000);
-    exec_ok(h, "PRAGMA journal_mode = WAL");
-    exec_ok(h, "PRAGMA synchronous = NORMAL");
-    exec_ok(h, "PRAGMA wal_autocheckpoint = 0");
-    exec_ok(h, "CREATE TABLE IF NOT EXISTS r (id INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+    setup_db(h);
     return h;
 }
 
@@ -367,6 +372,41 @@ static pid_t fork_piped(int fd[2])
     return pid;
 }
 
+/* In locking_mode EXCLUSIVE (no shared-memory calls to end a commit) a commit is in
+ * the file when it returns: a writer killed right after keeps it. */
+START_TEST(exclusive_mode_writes_at_once)
+{
+    int fd[2], done = 0;
+    pid_t pid = fork_piped(fd);
+    sqlite3 *u;
+
+    if (pid == 0) {
+        sqlite3 *h = NULL;
+
+        close(fd[0]);
+        sqlite3_open_v2(path_of("x.db"), &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        qrt_walvfs_enable(h);
+        exec_ok(h, "PRAGMA locking_mode = EXCLUSIVE");
+        setup_db(h);
+        done = commit_rows(h, 1, 20) == SQLITE_OK;
+        if (write(fd[1], &done, sizeof(done)) != sizeof(done)) {
+            _exit(1);
+        }
+        pause();
+        _exit(0);
+    }
+    close(fd[1]);
+    ck_assert_int_eq(read(fd[0], &done, sizeof(done)), sizeof(done));
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fd[0]);
+    ck_assert_int_eq(done, 1);
+    u = open_db(path_of("x.db"), "unix");
+    check_rows(u, 20);
+    sqlite3_close(u);
+}
+END_TEST
+
 /* A writer killed at any moment leaves every commit it finished, and nothing else. */
 START_TEST(killed_writer_keeps_its_commits)
 {
@@ -474,6 +514,7 @@ static Suite *walvfs_suite(void)
     tcase_add_test(tc, spilled_pages_read_back);
     tcase_add_test(tc, concurrent_reader);
     tcase_add_test(tc, killed_writer_keeps_its_commits);
+    tcase_add_test(tc, exclusive_mode_writes_at_once);
     tcase_add_test(tc, no_room_fails_the_commit);
     suite_add_tcase(s, tc);
     return s;
