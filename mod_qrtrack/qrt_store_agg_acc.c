@@ -799,15 +799,16 @@ static void agg_prev_of(qrt_store_agg_prev_t *o, const qrt_agg_visit_t *v, int i
 }
 
 /* Adds or takes away the contributions of a visitor's visits in an account
- * (sorted by time, then id). */
+ * (sorted by time, then id) from v[from] on. */
 void qrt_store_agg_acc_emit_list(qrt_store_agg_acc_t *a, apr_pool_t *p, int sign,
-                                 apr_int64_t account, const qrt_agg_visit_t *v, int n)
+                                 apr_int64_t account, const qrt_agg_visit_t *v, int n,
+                                 int from)
 {
     qrt_agg_prev_t *ch = apr_palloc(p, (n > 0 ? n : 1) * sizeof(*ch));
     int i, j;
 
     qrt_agg_chain(p, v, n, ch);
-    for (i = 0; i < n; i++) {
+    for (i = from; i < n; i++) {
         qrt_store_agg_prevs_t pv;
 
         agg_prev_of(&pv.a, v, ch[i].a, ch[i].a);

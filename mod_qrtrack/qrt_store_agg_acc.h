@@ -119,8 +119,10 @@ void qrt_store_agg_acc_emit(qrt_store_agg_acc_t *a, int sign, apr_int64_t accoun
                             const qrt_agg_visit_t *x, const qrt_store_agg_prevs_t *pv);
 
 /* Adds or takes away the contributions of a visitor's visits in an account
- * (sorted by time, then id). */
+ * (sorted by time, then id) from v[from] on: the visits before it are there as the
+ * previous visits of those. */
 void qrt_store_agg_acc_emit_list(qrt_store_agg_acc_t *a, apr_pool_t *p, int sign,
-                                 apr_int64_t account, const qrt_agg_visit_t *v, int n);
+                                 apr_int64_t account, const qrt_agg_visit_t *v, int n,
+                                 int from);
 
 #endif

@@ -110,7 +110,7 @@ static void rb_visitor_done(agg_rb *c)
                 done[j] = 1;
             }
         }
-        qrt_store_agg_acc_emit_list(c->a, c->vp, 1, acct[i], list, m);
+        qrt_store_agg_acc_emit_list(c->a, c->vp, 1, acct[i], list, m, 0);
     }
 }
 

@@ -11,7 +11,8 @@
  *     agg_link row, agg_gaps rows for the groups where the previous visit differs,
  *     one agg_day row;
  *   - a visit older than the visitor's latest in the account (an import out of
- *     order) recomputes that visitor's contributions in the account instead.
+ *     order, two nodes' clocks) recomputes instead the contributions of the
+ *     visitor's visits from its time on (agg_recompute).
  *
  * The account-level kinds cover the trackers listed in agg_trk with the tags in
  * agg_tag at the time; qrt_store_agg_read_state tells the readers when trackers were
@@ -24,6 +25,10 @@
 #include "qrt_store_agg_write.h"
 
 #define AGG_REPAIR_MAX  20000       /* visitors of a tracker repaired in place at most */
+/* A visit out of order reads this many of the visitor's visits before it at most
+ * (agg_recompute): enough for all of most visitors' (the unit tests make it smaller,
+ * qrt_store_agg_write_probe) */
+static apr_int64_t agg_probe = 64;
 #define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), " \
     "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC \
     " CROSS JOIN agg_trk k " \
@@ -35,6 +40,10 @@
  * one's visits for the visitor, see qrt_agg_seek_a_many.) */
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
     "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
+/* the visitor's visits in the account at or before a time (and before an id) */
+#define BEFORE_COLS "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k " \
+    "WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld " \
+    "AND v.bot = 0 AND v.id < %lld AND v.visit_start <= %lld"
 
 /* The write path and a tracker deleted or retagged. */
 const qrt_stmt_t qrt_store_agg_write_stmts[] = {
@@ -70,6 +79,15 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
       "WHERE v.visitor = %lld "
       "AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0 "
       "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
+    /* a visit out of order: the visitor's visits from its time on, and the latest
+     * ones before it, or all of them (agg_recompute) */
+    { "qrt_agg_visitor_from",
+      "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k "
+      "WHERE v.visitor = %lld "
+      "AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0 "
+      "AND v.id <= %lld AND v.visit_start >= %lld ORDER BY v.visit_start, v.id" },
+    { "qrt_agg_before_k", BEFORE_COLS " ORDER BY v.visit_start DESC, v.id DESC LIMIT %lld" },
+    { "qrt_agg_before_all", BEFORE_COLS " ORDER BY v.visit_start, v.id" },
     /* a tracker deleted or retagged */
     { "qrt_agg_trk_now",
       "SELECT account_id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM trackers "
@@ -227,33 +245,151 @@ static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
-                                apr_hash_t *trk, apr_int64_t visitor,
-                                apr_int64_t account, apr_int64_t id,
-                                qrt_agg_visit_t **out, int *n);
-
-/* A visit older than the visitor's latest in the account: the visitor's
- * contributions there are taken away and added again with the new visit. */
-static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
-                                  apr_hash_t *trk, apr_int64_t visitor,
-                                  apr_int64_t account, apr_int64_t id)
+/* Tags of the visits v[0..n) from their trackers (the cache trk lives in tp). */
+static apr_status_t agg_tags(qrt_db_t *db, apr_pool_t *tp, apr_hash_t *trk,
+                             qrt_agg_visit_t *v, int n)
 {
-    qrt_agg_visit_t *all, *old;
-    apr_status_t rv;
-    int i, n = 0, nold = 0;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
 
-    rv = agg_history(db, p, p, trk, visitor, account, id, &all, &n);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    old = apr_palloc(p, (n > 0 ? n : 1) * sizeof(*old));
-    for (i = 0; i < n; i++) {
-        if (all[i].id != id) {
-            old[nold++] = all[i];
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        qrt_store_agg_trk_t *k;
+
+        rv = qrt_store_agg_acc_trk_get(db, tp, trk, v[i].tracker, 0, &k);
+        if (rv == APR_SUCCESS) {
+            v[i].tags = k->tags;
+            v[i].ntags = k->ntags;
         }
     }
-    qrt_store_agg_acc_emit_list(a, p, -1, account, old, nold);
-    qrt_store_agg_acc_emit_list(a, p, 1, account, all, n);
+    return rv;
+}
+
+static int agg_visit_cmp(const void *x, const void *y)
+{
+    const qrt_agg_visit_t *a = x, *b = y;
+
+    if (a->t != b->t) {
+        return a->t < b->t ? -1 : 1;
+    }
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The groups of visit x (tracker, browser, country, city; its tracker's tags come
+ * with its tracker), marked in the table (mark) or looked up there: 1 when every one
+ * is in it. */
+static int agg_groups(apr_pool_t *p, apr_hash_t *groups, const qrt_agg_visit_t *x,
+                      int mark)
+{
+    const char *k[4];
+    int i;
+
+    k[0] = apr_psprintf(p, "t %" APR_INT64_T_FMT, x->tracker);
+    k[1] = apr_pstrcat(p, "b ", x->browser, NULL);
+    k[2] = apr_pstrcat(p, "c ", x->country, NULL);
+    k[3] = apr_pstrcat(p, "y ", x->city, NULL);
+    for (i = 0; i < 4; i++) {
+        if (mark) {
+            apr_hash_set(groups, k[i], APR_HASH_KEY_STRING, k[i]);
+        }
+        else if (!apr_hash_get(groups, k[i], APR_HASH_KEY_STRING)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A visit (id, at time t, in the database already) older than the visitor's latest
+ * in the account: the contributions of the visitor's visits from t on are taken
+ * away and added again with it. The visits before it keep theirs (their previous
+ * visits do not change) and are read only as the previous visits of the others: the
+ * latest agg_probe of them when those have a visit in every group of the visits
+ * from t on (nearly always: a visitor keeps its browser and place), else all of
+ * them. So the work follows the visits after the new one, not the visitor's whole
+ * history, unless the new one or a later one is the first in a group for long. */
+static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
+                                  apr_hash_t *trk, apr_int64_t visitor,
+                                  apr_int64_t account, apr_int64_t id, apr_int64_t t)
+{
+    const void *args[5] = { &visitor, &account, &id, &t, &agg_probe };
+    agg_list_ctx c;
+    apr_array_header_t *later;
+    qrt_agg_visit_t *v, *old, *all;
+    apr_pool_t *rp;
+    apr_status_t rv;
+    int i, n, nb, nold = 0, nall = 0;
+
+    /* The rows in a pool of their own: a batch may hold many visits out of order.
+     * (The trackers' cache stays in p.) */
+    apr_pool_create(&rp, p);
+    c.p = rp;
+    c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
+    rv = qrt_db_each(db, rp, "qrt_agg_visitor_from", args, agg_visit_row, &c);
+    /* (the visits at t itself before the new one are before it) */
+    later = apr_array_make(rp, c.list->nelts + 1, sizeof(qrt_agg_visit_t));
+    v = (qrt_agg_visit_t *)c.list->elts;
+    for (i = 0; i < c.list->nelts; i++) {
+        if (v[i].t > t || v[i].id == id) {
+            *(qrt_agg_visit_t *)apr_array_push(later) = v[i];
+        }
+    }
+    v = (qrt_agg_visit_t *)later->elts;
+    n = later->nelts;
+    if (rv == APR_SUCCESS && (n == 0 || v[0].id != id)) {
+        db->error = "the visit out of order is not in the visitor's visits";
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_tags(db, p, trk, v, n);
+    }
+    c.list = apr_array_make(rp, (int)agg_probe + 1, sizeof(qrt_agg_visit_t));
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each(db, rp, "qrt_agg_before_k", args, agg_visit_row, &c);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
+    }
+    if (rv == APR_SUCCESS && c.list->nelts >= agg_probe) {
+        /* More before: are those read the previous visits of every group? */
+        apr_hash_t *groups = apr_hash_make(rp);
+        int covered = 1;
+
+        for (i = 0; i < c.list->nelts; i++) {
+            agg_groups(rp, groups, &((qrt_agg_visit_t *)c.list->elts)[i], 1);
+        }
+        for (i = 0; i < n && covered; i++) {
+            covered = agg_groups(rp, groups, &v[i], 0);
+        }
+        if (!covered) {
+            c.list = apr_array_make(rp, 64, sizeof(qrt_agg_visit_t));
+            rv = qrt_db_each(db, rp, "qrt_agg_before_all", args, agg_visit_row, &c);
+            if (rv == APR_SUCCESS) {
+                rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
+            }
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        apr_pool_destroy(rp);
+        return rv;
+    }
+    /* The visits before, in order; then the new one and those after it. */
+    nb = c.list->nelts;
+    old = apr_palloc(rp, (nb + n) * sizeof(*old));
+    all = apr_palloc(rp, (nb + n) * sizeof(*all));
+    if (nb > 0) {
+        memcpy(old, c.list->elts, nb * sizeof(*old));
+        qsort(old, nb, sizeof(*old), agg_visit_cmp);
+    }
+    memcpy(all, old, nb * sizeof(*all));
+    nold = nall = nb;
+    for (i = 0; i < n; i++) {
+        all[nall++] = v[i];
+        if (i > 0) {
+            old[nold++] = v[i];
+        }
+    }
+    qrt_store_agg_acc_emit_list(a, rp, -1, account, old, nold, nb);
+    qrt_store_agg_acc_emit_list(a, rp, 1, account, all, nall, nb);
+    apr_pool_destroy(rp);
     return APR_SUCCESS;
 }
 
@@ -268,20 +404,13 @@ static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
     const void *args[] = { &visitor, &account, &id };
     qrt_agg_visit_t *all;
     apr_status_t rv;
-    int i;
 
     c.p = p;
     c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
     rv = qrt_db_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
     all = (qrt_agg_visit_t *)c.list->elts;
-    for (i = 0; i < c.list->nelts && rv == APR_SUCCESS; i++) {
-        qrt_store_agg_trk_t *k;
-
-        rv = qrt_store_agg_acc_trk_get(db, tp, trk, all[i].tracker, 0, &k);
-        if (rv == APR_SUCCESS) {
-            all[i].tags = k->tags;
-            all[i].ntags = k->ntags;
-        }
+    if (rv == APR_SUCCESS) {
+        rv = agg_tags(db, tp, trk, all, c.list->nelts);
     }
     *out = all;
     *n = c.list->nelts;
@@ -562,7 +691,8 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
                 is_new[i] = !tr.has;
             }
             if (rv == APR_SUCCESS) {
-                rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id);
+                rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id,
+                                   x.t);
             }
             continue;
         }
@@ -695,8 +825,8 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
                 cur[m++].ntags = tags.list->nelts;
             }
         }
-        qrt_store_agg_acc_emit_list(a, vp, -1, k->account, old, n);
-        qrt_store_agg_acc_emit_list(a, vp, 1, k->account, cur, m);
+        qrt_store_agg_acc_emit_list(a, vp, -1, k->account, old, n, 0);
+        qrt_store_agg_acc_emit_list(a, vp, 1, k->account, cur, m, 0);
         if (a->nlinks > AGG_LINK_FLUSH) {
             rv = qrt_store_agg_acc_flush_links(a);
         }
@@ -718,4 +848,14 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     }
     apr_pool_destroy(sp);
     return rv;
+}
+
+apr_int64_t qrt_store_agg_write_probe(apr_int64_t n)
+{
+    apr_int64_t was = agg_probe;
+
+    if (n > 0) {
+        agg_probe = n;
+    }
+    return was;
 }

@@ -22,4 +22,9 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
 apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
                                                  apr_int64_t tracker_id);
 
+/* How many of a visitor's visits before one that comes out of order are read first
+ * (64); when those lack a group of the visits after it, all are read. Set to n when
+ * n > 0 (the unit tests read all with small ones). Returns what it was. */
+apr_int64_t qrt_store_agg_write_probe(apr_int64_t n);
+
 #endif
