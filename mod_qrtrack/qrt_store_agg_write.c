@@ -40,10 +40,12 @@ static apr_int64_t agg_probe = 64;
  * one's visits for the visitor, see qrt_agg_seek_a_many.) */
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
     "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
-/* the visitor's visits in the account at or before a time (and before an id) */
-#define BEFORE_COLS "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k " \
+/* a visitor's visits in an account (bots aside), with their strings */
+#define VISITOR_ROWS "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k " \
     "WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld " \
-    "AND v.bot = 0 AND v.id < %lld AND v.visit_start <= %lld"
+    "AND v.bot = 0"
+/* those at or before a time (and before an id) */
+#define BEFORE_COLS VISITOR_ROWS " AND v.id < %lld AND v.visit_start <= %lld"
 
 /* The write path and a tracker deleted or retagged. */
 const qrt_stmt_t qrt_store_agg_write_stmts[] = {
@@ -74,18 +76,11 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
     { "qrt_agg_seek_g",
       SEEK_COLS " AND EXISTS (SELECT 1 FROM agg_tag g WHERE g.tracker_id = v.tracker_id "
       "AND g.tag = %s)" SEEK_ORDER },
-    { "qrt_agg_visitor",
-      "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k "
-      "WHERE v.visitor = %lld "
-      "AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0 "
-      "AND v.id <= %lld ORDER BY v.visit_start, v.id" },
+    { "qrt_agg_visitor", VISITOR_ROWS " AND v.id <= %lld ORDER BY v.visit_start, v.id" },
     /* a visit out of order: the visitor's visits from its time on, and the latest
      * ones before it, or all of them (agg_recompute) */
-    { "qrt_agg_visitor_from",
-      "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k "
-      "WHERE v.visitor = %lld "
-      "AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0 "
-      "AND v.id <= %lld AND v.visit_start >= %lld ORDER BY v.visit_start, v.id" },
+    { "qrt_agg_visitor_from", VISITOR_ROWS " AND v.id <= %lld AND v.visit_start >= %lld "
+      "ORDER BY v.visit_start, v.id" },
     { "qrt_agg_before_k", BEFORE_COLS " ORDER BY v.visit_start DESC, v.id DESC LIMIT %lld" },
     { "qrt_agg_before_all", BEFORE_COLS " ORDER BY v.visit_start, v.id" },
     /* a tracker deleted or retagged */
@@ -312,7 +307,6 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
 {
     const void *args[5] = { &visitor, &account, &id, &t, &agg_probe };
     agg_list_ctx c;
-    apr_array_header_t *later;
     qrt_agg_visit_t *v, *old, *all;
     apr_pool_t *rp;
     apr_status_t rv;
@@ -325,15 +319,12 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
     rv = qrt_db_each(db, rp, "qrt_agg_visitor_from", args, agg_visit_row, &c);
     /* (the visits at t itself before the new one are before it) */
-    later = apr_array_make(rp, c.list->nelts + 1, sizeof(qrt_agg_visit_t));
     v = (qrt_agg_visit_t *)c.list->elts;
-    for (i = 0; i < c.list->nelts; i++) {
+    for (i = 0, n = 0; i < c.list->nelts; i++) {
         if (v[i].t > t || v[i].id == id) {
-            *(qrt_agg_visit_t *)apr_array_push(later) = v[i];
+            v[n++] = v[i];
         }
     }
-    v = (qrt_agg_visit_t *)later->elts;
-    n = later->nelts;
     if (rv == APR_SUCCESS && (n == 0 || v[0].id != id)) {
         db->error = "the visit out of order is not in the visitor's visits";
         rv = APR_EGENERAL;
