@@ -36,8 +36,10 @@ static apr_int64_t agg_probe = 64;
     "AND v.bot = 0 AND v.id < %lld"
 #define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
 /* (In the seeks that join agg_trk, "v.tracker_id + 0" keeps the visitor's index
- * first: PostgreSQL may otherwise take the account's trackers first and read each
- * one's visits for the visitor, see qrt_agg_seek_a_many.) */
+ * first: once visit_rows has statistics, PostgreSQL may otherwise take the account's
+ * trackers first and read each one's visits in visits_tracker_visitor for the
+ * visitor: 160 pages a visitor for 5,000 visits on 10 trackers, 0.3 ms each. The
+ * write path's common seek has no join at all: qrt_agg_seek_v, qrt_agg_seek_v_many.) */
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
     "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
 /* a visitor's visits in an account (bots aside), with their strings */
@@ -65,7 +67,8 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
     { "qrt_agg_ua_browser", "SELECT COALESCE(browser, '') FROM visit_uas WHERE id = %lld" },
     { "qrt_agg_place_names",
       "SELECT COALESCE(country, ''), COALESCE(city, '') FROM visit_places WHERE id = %lld" },
-    /* (the '+': by the visitor's index, not along the whole tracker) */
+    /* (the '+': by the visitor's index, not along the whole tracker; PostgreSQL has
+     * an index of the visitor and tracker for it: qrt_store_agg_write_pgsql) */
     { "qrt_agg_seek_t",
       "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
       "AND +v.tracker_id = %lld "
@@ -102,22 +105,27 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
 };
 
 /* PostgreSQL's own: the previous visits of a batch's visitors in one statement (a
- * round trip a visitor before), as qrt_agg_seek_a finds each, with their strings.
- * (The "+ 0": by the visitor's index, then agg_trk. Otherwise, once visit_rows has
- * statistics, PostgreSQL may take the account's trackers first and read each one's
- * visits in visits_tracker_visitor for the visitor: 160 pages a visitor for 5,000
- * visits on 10 trackers, 0.3 ms each.) */
+ * round trip a visitor before), as qrt_agg_seek_v finds each (the latest anywhere,
+ * kept when its tracker is in the account: agg_seek_account), with their strings.
+ * Without the join on agg_trk, the walk backwards along the visitor's index (over the
+ * visits that are not bots alone, schema 20) is the plan whatever the statistics say:
+ * with it, a visitor newer than the last ANALYZE, or any before the first, looked rare
+ * enough that PostgreSQL read all of its visits and sorted them (a kiosk's 30,000
+ * visits: 15 ms a batch, and more with each visit). */
 #define BIGINTS "CAST(%s AS BIGINT[])"
 const qrt_stmt_t qrt_store_agg_write_pgsql[] = {
-    { "qrt_agg_seek_a_many",
+    { "qrt_agg_seek_v_many",
       "SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, "
       "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM unnest("
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ") AS u(n, visitor, account, before) "
+      BIGINTS ", " BIGINTS ", " BIGINTS ") AS u(n, visitor, before) "
       "CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id "
-      "FROM visit_rows v JOIN agg_trk k ON k.tracker_id = v.tracker_id + 0 "
-      "WHERE v.visitor = u.visitor AND k.account_id = u.account AND v.bot = 0 "
+      "FROM visit_rows v WHERE v.visitor = u.visitor AND v.bot = 0 "
       "AND v.id < u.before" SEEK_ORDER ") p "
       "LEFT JOIN visit_uas vu ON vu.id = p.ua_id LEFT JOIN visit_places vp ON vp.id = p.place_id" },
+    /* along visits_visitor_tracker (schema 20): the tracker is part of the seek */
+    { "qrt_agg_seek_t",
+      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
+      "AND v.tracker_id = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
     { NULL, NULL }
 };
 
@@ -425,23 +433,20 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return agg_seek(db, p, label, args, out);
 }
 
-/* The visitor's latest visit before id in the account: its latest anywhere (one
- * row, no join), kept when its tracker is aggregated in the account, as it nearly
- * always is; else the seek that joins agg_trk (another account's tracker, or one no
+/* last, the visitor's latest visit before id anywhere (qrt_agg_seek_v: one row, no
+ * join), kept when its tracker is aggregated in the account, as it nearly always is;
+ * else sought again with the join on agg_trk (another account's tracker, or one no
  * longer aggregated). */
-static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
-                                  apr_int64_t visitor, apr_int64_t account, apr_int64_t id,
-                                  agg_seek_row *last)
+static apr_status_t agg_seek_account(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                     apr_int64_t visitor, apr_int64_t account,
+                                     apr_int64_t id, agg_seek_row *last)
 {
-    const void *args[] = { &visitor, &id };
     const void *a_args[] = { &visitor, &account, &id };
     qrt_store_agg_trk_t *k = NULL;
     apr_status_t rv;
 
-    memset(last, 0, sizeof(*last));
-    rv = qrt_db_each(db, p, "qrt_agg_seek_v", args, agg_seek_a_row, last);
-    if (rv != APR_SUCCESS || !last->has) {
-        return rv;                  /* none anywhere: none in the account */
+    if (!last->has) {
+        return APR_SUCCESS;         /* none anywhere: none in the account */
     }
     rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &k);
     if (rv == APR_SUCCESS && k->account == account) {
@@ -455,9 +460,26 @@ static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return qrt_db_each(db, p, "qrt_agg_seek_a", a_args, agg_seek_a_row, last);
 }
 
+/* The visitor's latest visit before id in the account. */
+static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                  apr_int64_t visitor, apr_int64_t account, apr_int64_t id,
+                                  agg_seek_row *last)
+{
+    const void *args[] = { &visitor, &id };
+    apr_status_t rv;
+
+    memset(last, 0, sizeof(*last));
+    rv = qrt_db_each(db, p, "qrt_agg_seek_v", args, agg_seek_a_row, last);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    return agg_seek_account(db, p, trk, visitor, account, id, last);
+}
+
 /* A batch's visitors' previous visits sought at once (PostgreSQL). */
 typedef struct {
     apr_int64_t key[2];             /* visitor, account */
+    apr_int64_t before;             /* the id of its first visit of the batch */
     agg_seek_row last;
 } agg_pre;
 
@@ -475,14 +497,14 @@ static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* PostgreSQL: the previous visit in the account of each visitor's first visit of the
- * batch (not a bot), sought in one statement (qrt_agg_seek_a_many); *out maps
+ * batch (not a bot), sought in one statement (qrt_agg_seek_v_many); *out maps
  * (visitor, account) to its agg_pre, for that first visit alone. */
 static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                  const qrt_visit_t *v, int n, apr_hash_t **out)
 {
     agg_pre *pre = apr_pcalloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*pre));
     apr_int64_t *num = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*num));
-    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 4 * sizeof(*args));
+    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 3 * sizeof(*args));
     apr_status_t rv = APR_SUCCESS;
     int i, m = 0;
 
@@ -504,15 +526,19 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
             continue;
         }
         apr_hash_set(*out, x->key, sizeof(x->key), x);
+        x->before = v[i].id;            /* (PostgreSQL: each visit has its id) */
         num[m] = m;
-        args[4 * m] = &num[m];
-        args[4 * m + 1] = &x->key[0];
-        args[4 * m + 2] = &x->key[1];
-        args[4 * m + 3] = &v[i].id;     /* (PostgreSQL: each visit has its id) */
+        args[3 * m] = &num[m];
+        args[3 * m + 1] = &x->key[0];
+        args[3 * m + 2] = &x->before;
         m++;
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each_rows(db, p, "qrt_agg_seek_a", "llll", args, m, agg_pre_row, pre);
+        rv = qrt_db_each_rows(db, p, "qrt_agg_seek_v", "lll", args, m, agg_pre_row, pre);
+    }
+    for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+        rv = agg_seek_account(db, p, trk, pre[i].key[0], pre[i].key[1], pre[i].before,
+                              &pre[i].last);
     }
     return rv;
 }
