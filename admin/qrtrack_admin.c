@@ -23,10 +23,16 @@
 /* Visits per import transaction. Each commit writes every page the batch dirtied to the
  * WAL; the visitor-keyed indexes put a batch's visits on pages all over the file, so
  * fewer, larger commits write far less (20,000 visits into the 10M bench database:
- * 0.95 s with 1,000 a batch, 0.58 s with 10,000; 50,000 gained nothing more). At most
- * about 35 MB of strings a batch (every field at its longest), and two batches at a
- * time (the one written and the one read ahead). */
-#define ADMIN_IMPORT_BATCH 10000
+ * 0.95 s with 1,000 a batch, 0.58 s with 10,000). A tracker's own visits of many
+ * visitors dirty the last page of each visitor's, address's and user agent's run of
+ * index entries once a commit: 1,000,000 visits of 4,700 visitors on one tracker took
+ * 16.8-17.8 s with 10,000 a batch, 13.2-13.6 with 20,000, 12.5-12.7 with 30,000 and
+ * 11.3-12.3 with 50,000 (the peak memory 111, 139, 166 and 217 MB). A batch also ends
+ * at ADMIN_IMPORT_BYTES of lines, so that long lines make smaller batches: two batches
+ * at a time (the one written and the one read ahead) hold about twice that in strings
+ * at most, with the store's work for each visit. */
+#define ADMIN_IMPORT_BATCH 25000
+#define ADMIN_IMPORT_BYTES (16 << 20)
 
 /* Without --driver/--params: the installed tool (make install, the Debian package)
  * reads DBDriver/DBDParams from the Apache config, else uses the package's database;
@@ -407,7 +413,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     apr_pool_create(&bp, c->p);
     c->db.dict = qrt_dict_cache_make(c->p, 1 << 18);
     live = apr_hash_make(c->p);
-    r = qrt_import_start(c->p, f, &key, ADMIN_IMPORT_BATCH);
+    r = qrt_import_start(c->p, f, &key, ADMIN_IMPORT_BATCH, ADMIN_IMPORT_BYTES);
     if (!r) {
         return admin_fail("cannot start the import's reader%s", "", NULL);
     }

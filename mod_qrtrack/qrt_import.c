@@ -134,6 +134,7 @@ struct qrt_import_reader {
     FILE *f;
     const qrt_visitor_key_t *key;
     int size;
+    apr_size_t bytes;       /* a batch's text ends with the line that reaches it (0: none) */
     long lineno;
     import_slot slot[2];
     /* under lock: */
@@ -189,6 +190,12 @@ static void *APR_THREAD_FUNC import_helper(apr_thread_t *t, void *arg)
     return NULL;
 }
 
+/* Whether a batch whose lines hold text_bytes bytes takes no more lines. */
+static int import_full(const qrt_import_reader_t *r, apr_size_t text_bytes)
+{
+    return r->bytes > 0 && text_bytes >= r->bytes;
+}
+
 /* The first batch: nothing overlaps its parsing (the writer waits for it, 5 % of
  * an import of 20,000 visits), so its lines are read first, then parsed in two
  * halves at once, the second by a helper thread with a pool of its own. The visits
@@ -205,9 +212,11 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
     apr_thread_t *helper = NULL;
     apr_status_t rv;
     int nraw = 0, visits = 0, half, head = 0, more = 1, i;
+    apr_size_t text_bytes = 0;
     ssize_t got;
 
-    while (visits < r->size && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+    while (visits < r->size && !import_full(r, text_bytes)
+           && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
         if ((apr_size_t)nraw == max) {
             break;              /* blank lines by the thousand: the rest next time */
         }
@@ -222,6 +231,7 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
         text[nraw] = apr_pstrmemdup(s->p, *line, (apr_size_t)got);
         len[nraw] = (apr_size_t)got;
         lineno[nraw++] = r->lineno;
+        text_bytes += (apr_size_t)got;
         /* (what qrt_import_line takes for a blank line) */
         visits += (*line)[strspn(*line, " \t\r\n")] != '\0';
     }
@@ -272,6 +282,7 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
 static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size_t *cap)
 {
     qrt_import_batch_t *b = &s->b;
+    apr_size_t text_bytes = 0;
     ssize_t got;
 
     apr_pool_clear(s->p);
@@ -282,7 +293,8 @@ static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size
     if (r->lineno == 0) {
         return import_fill_first(r, s, line, cap);
     }
-    while (b->n < r->size && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+    while (b->n < r->size && !import_full(r, text_bytes)
+           && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
         const char *why;
         int rc;
 
@@ -293,6 +305,7 @@ static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size
             return 0;
         }
         r->lineno++;
+        text_bytes += (apr_size_t)got;
         rc = qrt_import_line(s->p, *line, (apr_size_t)got, r->key, &b->v[b->n], &why);
         if (rc < 0) {
             b->error = why;
@@ -351,7 +364,7 @@ static apr_status_t import_pool_gone(void *hp)
 }
 
 qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
-                                      int size)
+                                      int size, apr_size_t bytes)
 {
     apr_pool_t *rp;
     qrt_import_reader_t *r;
@@ -365,6 +378,7 @@ qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_
     r->f = f;
     r->key = key;
     r->size = size;
+    r->bytes = bytes;
     r->held = -1;
     for (i = 0; i < 2; i++) {
         r->slot[i].b.v = apr_palloc(rp, (apr_size_t)size * sizeof(qrt_visit_t));

@@ -39,10 +39,12 @@ typedef struct {
 
 typedef struct qrt_import_reader qrt_import_reader_t;
 
-/* Starts reading f (batches of at most size visits) in a thread; the reader lives
- * in a subpool of p. NULL when the thread cannot start. */
+/* Starts reading f in a thread, in batches of at most size visits; with bytes, a
+ * batch also ends with the line that brings its lines' text to bytes or more (what a
+ * batch holds then stays near bytes whatever its lines' length). The reader lives in
+ * a subpool of p. NULL when the thread cannot start. */
 qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
-                                      int size);
+                                      int size, apr_size_t bytes);
 /* The next batch, once read (the batch before is handed back to the reader: it
  * must no longer be used); NULL after the last one, or after a read error
  * (qrt_import_read_error). A batch with error set is the last. */

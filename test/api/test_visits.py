@@ -298,9 +298,11 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
 
 
 def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
-    # qrtrack-admin writes 10,000 visits a transaction while its reader thread parses
-    # the next batch: a bad line or an unknown tracker fails its own batch unwritten,
-    # naming the line, after the batches before it are committed. From stdin too.
+    # qrtrack-admin writes 25,000 visits a transaction (these lines are short: the
+    # batch's 16 MB of text is not reached) while its reader thread parses the next
+    # batch: a bad line or an unknown tracker fails its own batch unwritten, naming
+    # the line, after the batches before it are committed. From stdin too.
+    batch = 25000
     t = new_tracker(api)
     tid = t["tracker_id"]
 
@@ -313,27 +315,29 @@ def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
         a = api.get("/tracker/analytics/%d" % tid).json()
         return a["totalScans"], listing(api, tid)["meta"]["total"]
 
-    lines = [line(i) for i in range(25000)]
-    lines[22000] = b'{"tracker_id": %d, "source": "scan"}' % tid       # line 22001
-    p = import_lines(server, lines, check=False)
-    assert p.returncode != 0 and "line 22001: bad visit_start" in p.stderr, p.stderr
-    assert totals() == (20000, 20000)
-    # the first batch holds an unknown tracker on line 9,999: nothing is written
-    lines = [line(30000 + i) for i in range(12000)]
-    lines[9998] = line(1, tracker=999999999)
+    lines = [line(i) for i in range(batch + 15000)]
+    lines[batch + 12000] = b'{"tracker_id": %d, "source": "scan"}' % tid
     p = import_lines(server, lines, check=False)
     assert p.returncode != 0, p.stderr
-    assert "line 9999: bad tracker_id (no such tracker)" in p.stderr, p.stderr
-    assert totals() == (20000, 20000)
+    assert "line %d: bad visit_start" % (batch + 12001) in p.stderr, p.stderr
+    assert totals() == (batch, batch)
+    # the first batch holds an unknown tracker on its line before last: nothing is written
+    lines = [line(3 * batch + i) for i in range(batch + 2000)]
+    lines[batch - 2] = line(1, tracker=999999999)
+    p = import_lines(server, lines, check=False)
+    assert p.returncode != 0, p.stderr
+    assert "line %d: bad tracker_id (no such tracker)" % (batch - 1) in p.stderr, p.stderr
+    assert totals() == (batch, batch)
     # from stdin, blank lines between: every visit
-    data = b"\n\n".join(line(50000 + i) for i in range(10500)) + b"\n"
+    n = batch + 500
+    data = b"\n\n".join(line(5 * batch + i) for i in range(n)) + b"\n"
     p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
                                          "--params", server.db, "visits", "import", "-"],
                        input=data, capture_output=True)
-    assert p.returncode == 0 and p.stdout.strip() == b"10500", p.stderr
-    assert totals() == (30500, 30500)
+    assert p.returncode == 0 and p.stdout.strip() == str(n).encode(), p.stderr
+    assert totals() == (batch + n, batch + n)
     newest = listing(api, tid, rows=1)["data"][0]
-    assert newest["visit_start"] == ts(T0 + 50000 + 10499)
+    assert newest["visit_start"] == ts(T0 + 5 * batch + n - 1)
 
 
 def test_newest_first_ties_by_id_descending(server, api):

@@ -158,7 +158,7 @@ static void check_batch(const qrt_import_batch_t *b)
 START_TEST(batches_keep_their_lines)
 {
     FILE *f = input("++ +++ ++ +");      /* visits on lines 1 2 4 5 6 8 9 11 */
-    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3);
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3, 0);
     const qrt_import_batch_t *b;
     static const long want[3][3] = { { 1, 2, 4 }, { 5, 6, 8 }, { 9, 11, 0 } };
     int k = 0, i;
@@ -185,7 +185,7 @@ END_TEST
 START_TEST(a_bad_line_ends_the_input)
 {
     FILE *f = input("++++!++");
-    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3);
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, 3, 0);
     const qrt_import_batch_t *b;
 
     b = qrt_import_next(r);
@@ -202,7 +202,7 @@ START_TEST(a_bad_line_ends_the_input)
     fclose(f);
     /* on a batch's first line: a batch of no visits, with the error */
     f = input("+++!");
-    r = qrt_import_start(pool, f, NULL, 3);
+    r = qrt_import_start(pool, f, NULL, 3, 0);
     ck_assert_int_eq(qrt_import_next(r)->n, 3);
     b = qrt_import_next(r);
     ck_assert_int_eq(b->n, 0);
@@ -233,7 +233,7 @@ static const char *shape_of(int n, int blank_every, int bad1, int bad2)
 static int take_all(const char *shape, int size, long *error_line, int *first_n)
 {
     FILE *f = input(shape);
-    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, size);
+    qrt_import_reader_t *r = qrt_import_start(pool, f, NULL, size, 0);
     const qrt_import_batch_t *b;
     long last = 0;
     int total = 0, i;
@@ -301,7 +301,7 @@ START_TEST(stops_early_and_ends_empty)
     memset(shape, '+', 20000);
     shape[20000] = '\0';
     f = input(shape);
-    r = qrt_import_start(pool, f, NULL, 10);
+    r = qrt_import_start(pool, f, NULL, 10, 0);
     b = qrt_import_next(r);
     ck_assert_int_eq(b->n, 10);
     check_batch(b);
@@ -309,21 +309,21 @@ START_TEST(stops_early_and_ends_empty)
     fclose(f);
     /* stopped before taking anything */
     f = input(shape);
-    qrt_import_stop(qrt_import_start(pool, f, NULL, 7));
+    qrt_import_stop(qrt_import_start(pool, f, NULL, 7, 0));
     fclose(f);
     /* nothing to read, or blank lines only */
     f = input("");
-    r = qrt_import_start(pool, f, NULL, 3);
+    r = qrt_import_start(pool, f, NULL, 3, 0);
     ck_assert_ptr_null(qrt_import_next(r));
     ck_assert_int_eq(qrt_import_read_error(r), 0);
     qrt_import_stop(r);
     fclose(f);
     f = input("   ");
-    r = qrt_import_start(pool, f, NULL, 3);
+    r = qrt_import_start(pool, f, NULL, 3, 0);
     ck_assert_ptr_null(qrt_import_next(r));
     qrt_import_stop(r);
     fclose(f);
-    ck_assert_ptr_null(qrt_import_start(pool, stdin, NULL, 0));
+    ck_assert_ptr_null(qrt_import_start(pool, stdin, NULL, 0, 0));
 }
 END_TEST
 
@@ -344,7 +344,7 @@ START_TEST(reads_a_pipe)
     close(fd[1]);
     fclose(src);
     f = fdopen(fd[0], "r");
-    r = qrt_import_start(pool, f, NULL, 4);
+    r = qrt_import_start(pool, f, NULL, 4, 0);
     while ((b = qrt_import_next(r)) != NULL) {
         check_batch(b);
         total += (size_t)b->n;
@@ -352,6 +352,50 @@ START_TEST(reads_a_pipe)
     }
     ck_assert_int_eq(total, 9);
     ck_assert_int_eq(k, 3);
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
+/* With a byte budget, a batch ends at the line that brings its text to the budget
+ * (blank lines count), or at size visits, whichever comes first: the first batch
+ * (read whole, parsed in two halves) as the others. */
+START_TEST(batches_end_at_their_bytes)
+{
+    const char *shape = shape_of(120, 7, -1, -1);
+    const apr_size_t budget = 300;
+    FILE *f = input(shape);
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+    char buf[512];
+    int want[120], nwant = 0, k = 0, in_batch = 0, i;
+    apr_size_t used = 0;
+
+    /* the batches the rule makes, from the lines' own lengths */
+    for (i = 0; fgets(buf, sizeof(buf), f); i++) {
+        used += strlen(buf);
+        in_batch += shape[i] == '+';
+        if (in_batch == 8 || used >= budget) {
+            want[nwant++] = in_batch;
+            in_batch = 0;
+            used = 0;
+        }
+    }
+    if (in_batch) {
+        want[nwant++] = in_batch;
+    }
+    ck_assert_int_gt(nwant, 10);
+    rewind(f);
+    r = qrt_import_start(pool, f, NULL, 8, budget);
+    ck_assert_ptr_nonnull(r);
+    while ((b = qrt_import_next(r)) != NULL) {
+        ck_assert_int_lt(k, nwant);
+        ck_assert_int_eq(b->n, want[k]);
+        ck_assert_int_lt(b->n, 8);                  /* the budget, not the size */
+        check_batch(b);
+        k++;
+    }
+    ck_assert_int_eq(k, nwant);
     qrt_import_stop(r);
     fclose(f);
 }
@@ -371,6 +415,7 @@ static Suite *import_suite(void)
     tcase_add_test(tc, first_batch_in_two_halves);
     tcase_add_test(tc, stops_early_and_ends_empty);
     tcase_add_test(tc, reads_a_pipe);
+    tcase_add_test(tc, batches_end_at_their_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
