@@ -411,7 +411,9 @@ static int admin_visits_import(admin_ctx *c, const char *path)
                           c->db.error ? c->db.error : "malformed", NULL);
     }
     apr_pool_create(&bp, c->p);
-    c->db.dict = qrt_dict_cache_make(c->p, 1 << 18);
+    /* (an import of new referers of 2 KB each kept up to 512 MB of them before the
+     * bound of bytes; now 16 MB a dictionary) */
+    c->db.dict = qrt_dict_cache_make(c->p, 1 << 18, 16 << 20);
     live = apr_hash_make(c->p);
     r = qrt_import_start(c->p, f, &key, ADMIN_IMPORT_BATCH, ADMIN_IMPORT_BYTES);
     if (!r) {

@@ -65,7 +65,7 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     h = apr_dbd_native_handle(db.driver, db.handle);
     sqlite3_exec(h, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
     sqlite3_exec(h, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
-    db.dict = qrt_dict_cache_make(p, 1 << 16);
+    db.dict = qrt_dict_cache_make(p, 1 << 16, 8 << 20);
     if (apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts (name, plan, "
                       "created_at) VALUES ('bench', 'professional', 0)") != 0) {
         return bench_fail("account", apr_dbd_error(db.driver, db.handle, 1));

@@ -33,8 +33,10 @@ char *qrt_dict_key(apr_pool_t *p, const char *const *fields, int n)
 struct qrt_dict_cache {
     apr_pool_t *parent;
     int max;
+    apr_size_t max_bytes;           /* of a dictionary's kept keys; 0: no bound */
     apr_pool_t *pool[QRT_DICTS];    /* kept entries of each dictionary */
     apr_hash_t *kept[QRT_DICTS];
+    apr_size_t bytes[QRT_DICTS];    /* their keys' bytes */
     apr_pool_t *pending_pool;
     apr_hash_t *pending[QRT_DICTS];
     int npending;
@@ -58,15 +60,17 @@ static void dict_kept_reset(qrt_dict_cache_t *c, int d)
 {
     apr_pool_clear(c->pool[d]);
     c->kept[d] = apr_hash_make(c->pool[d]);
+    c->bytes[d] = 0;
 }
 
-qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max)
+qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max, apr_size_t max_bytes)
 {
     qrt_dict_cache_t *c = apr_pcalloc(p, sizeof(*c));
     int d;
 
     c->parent = p;
     c->max = max > 0 ? max : 1;
+    c->max_bytes = max_bytes;
     for (d = 0; d < QRT_DICTS; d++) {
         apr_pool_create(&c->pool[d], p);
         apr_pool_tag(c->pool[d], "qrt_dict_cache");
@@ -123,13 +127,18 @@ void qrt_dict_cache_commit(qrt_dict_cache_t *c)
             void *val;
             apr_int64_t *v;
 
+            apr_size_t len;
+
             apr_hash_this(hi, &key, NULL, &val);
-            if ((int)apr_hash_count(c->kept[d]) >= c->max) {
+            len = strlen(key) + 1;
+            if ((int)apr_hash_count(c->kept[d]) >= c->max
+                || (c->max_bytes && c->bytes[d] + len > c->max_bytes)) {
                 dict_kept_reset(c, d);      /* full: start over */
             }
             v = apr_palloc(c->pool[d], sizeof(*v));
             *v = *(const apr_int64_t *)val;
-            apr_hash_set(c->kept[d], apr_pstrdup(c->pool[d], key), APR_HASH_KEY_STRING, v);
+            apr_hash_set(c->kept[d], apr_pmemdup(c->pool[d], key, len), APR_HASH_KEY_STRING, v);
+            c->bytes[d] += len;
         }
     }
     dict_pending_reset(c);

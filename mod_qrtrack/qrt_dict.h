@@ -7,7 +7,8 @@
  * first; ids it learns inside a transaction stay pending until the transaction
  * has committed (qrt_dict_cache_commit), so a rolled-back insert never leaves a
  * dangling id in the cache. The cache is bounded: a dictionary that reaches its
- * maximum starts over empty. */
+ * maximum of entries, or of its keys' bytes (user agents and referers reach 1 and 2
+ * KB), starts over empty. */
 #ifndef QRT_DICT_H
 #define QRT_DICT_H
 
@@ -24,8 +25,9 @@ char *qrt_dict_key(apr_pool_t *p, const char *const *fields, int n);
 
 typedef struct qrt_dict_cache qrt_dict_cache_t;
 
-/* A cache of at most max entries per dictionary, in a subpool of p. */
-qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max);
+/* A cache of at most max entries per dictionary, and of at most max_bytes bytes of
+ * their keys (0: no bound but max), in subpools of p. */
+qrt_dict_cache_t *qrt_dict_cache_make(apr_pool_t *p, int max, apr_size_t max_bytes);
 /* The id of key in dict (pending ones included), 0 when unknown. */
 apr_int64_t qrt_dict_cache_get(qrt_dict_cache_t *c, int dict, const char *key);
 /* Learns key -> id inside the current transaction. */

@@ -615,7 +615,7 @@ static apr_status_t acc_name(qrt_store_agg_acc_t *a, apr_pool_t *p, int dict,
     int i;
 
     if (!a->db->dict && !a->names) {
-        a->names = qrt_dict_cache_make(a->p, 1 << 16);
+        a->names = qrt_dict_cache_make(a->p, 1 << 16, 8 << 20);
     }
     for (i = 0; i < nf && i < 3; i++) {
         args[i] = f[i];

@@ -376,7 +376,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_NARGS
                                       * sizeof(*args));
     visit_ids *ids = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*ids));
-    qrt_dict_cache_t *c = db->dict ? db->dict : qrt_dict_cache_make(p, 1 << 20);
+    qrt_dict_cache_t *c = db->dict ? db->dict : qrt_dict_cache_make(p, 1 << 20, 0);
     const void ***dargs = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_DICTS
                                         * sizeof(*dargs));
     apr_array_header_t *row_ids;     /* PostgreSQL: the ids the inserts return */

@@ -80,7 +80,7 @@ END_TEST
 
 START_TEST(cache_pending_commit_abort)
 {
-    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 100);
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 100, 0);
 
     ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 0);
     qrt_dict_cache_stage(c, QRT_DICT_UA, "k", 7);
@@ -113,7 +113,7 @@ END_TEST
 
 START_TEST(cache_is_bounded)
 {
-    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10, 0);
     int i;
 
     for (i = 1; i <= 1000; i++) {
@@ -122,6 +122,29 @@ START_TEST(cache_is_bounded)
         ck_assert_int_le(qrt_dict_cache_count(c, QRT_DICT_REF), 10);
         ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, apr_psprintf(pool, "r%d", i)), i);
     }
+}
+END_TEST
+
+/* Bounded by its keys' bytes too: long keys, each new, start it over before its count
+ * does; the newest is always kept, and a dictionary's bound leaves the others. */
+START_TEST(cache_is_bounded_by_bytes)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 1000, 4096);
+    int i;
+
+    qrt_dict_cache_stage(c, QRT_DICT_IP, "203.0.113.9", 7);
+    qrt_dict_cache_commit(c);
+    for (i = 1; i <= 200; i++) {
+        /* keys of 1,000 bytes: 4 of them fit, a fifth starts the dictionary over */
+        const char *key = apr_psprintf(pool, "%0999d", i);
+
+        qrt_dict_cache_stage(c, QRT_DICT_REF, key, i);
+        qrt_dict_cache_commit(c);
+        ck_assert_int_le(qrt_dict_cache_count(c, QRT_DICT_REF), 4);
+        ck_assert_int_eq(qrt_dict_cache_count(c, QRT_DICT_REF), (i - 1) % 4 + 1);
+        ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, key), i);
+    }
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_IP, "203.0.113.9"), 7);
 }
 END_TEST
 
@@ -151,7 +174,7 @@ static const char *rows_of(qrt_db_t *db, const char *sql)
  * looked up first, until most were new again; bounded either way. */
 START_TEST(cache_learns_lookup_first)
 {
-    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10, 0);
     int i;
 
     ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
@@ -178,7 +201,7 @@ END_TEST
  * whatever their order, within the same bounds. */
 START_TEST(cache_learns_from_batches)
 {
-    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10);
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10, 0);
 
     qrt_dict_cache_missed_batch(c, QRT_DICT_UA, 100, 9900);     /* mostly new */
     ck_assert_int_eq(qrt_dict_cache_lookup_first(c, QRT_DICT_UA), 0);
@@ -221,7 +244,7 @@ START_TEST(record_through_dictionaries)
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO trackers "
                      "(account_id, code, name, type, redirect_url, created_at, updated_at) "
                      "VALUES (1, 'c1', 't', 'website', 'https://e.example/', 0, 0)"), 0);
-    db.dict = qrt_dict_cache_make(pool, 100);
+    db.dict = qrt_dict_cache_make(pool, 100, 0);
     memset(v, 0, sizeof(v));
     for (i = 0; i < 3; i++) {
         v[i].tracker_id = 1;
@@ -300,7 +323,7 @@ START_TEST(record_through_dictionaries)
     ck_assert_str_eq(rows_of(&db, FLOOR_AND_NEWEST), "0:7,4:3|20000;");
     /* A fresh cache whose misses lately were in the tables (an import of visitors seen
      * before) looks them up first: the same rows found again, a new one still added. */
-    db.dict = qrt_dict_cache_make(pool, 100);
+    db.dict = qrt_dict_cache_make(pool, 100, 0);
     /* (statements prepared before the migration above fail once SQLite sees the
      * schema changed, as apr_dbd_sqlite3 prepares them: prepared again, as a restart
      * would) */
@@ -343,6 +366,7 @@ static Suite *dict_suite(void)
     tcase_add_test(tc, key_as_sql_computes_it);
     tcase_add_test(tc, cache_pending_commit_abort);
     tcase_add_test(tc, cache_is_bounded);
+    tcase_add_test(tc, cache_is_bounded_by_bytes);
     tcase_add_test(tc, cache_learns_lookup_first);
     tcase_add_test(tc, cache_learns_from_batches);
     tcase_add_test(tc, record_through_dictionaries);

@@ -1,0 +1,70 @@
+"""The scan writer's cache of dictionary ids is bounded by its keys' bytes, not only by
+their count: scans whose user agents and referers are long (1 and 2 KB, the longest a
+scan keeps) and each new fill 8 MB of each dictionary, then it starts over. Before the
+bound of bytes the cache kept 65,536 of each: about 200 MB for such scans, in the
+process that commits them.
+
+A server of its own, so that the children's peak memory (VmHWM) measures these scans
+only. Every scan is recorded, with its long strings whole."""
+import concurrent.futures
+
+import pytest
+import requests
+
+from conftest import Api, start_server
+from test_crosstab_bounds import peak_kb
+
+SCANS = 18000
+UA_LEN = 1000
+REF_LEN = 2000
+
+
+@pytest.fixture(scope="module")
+def own_server():
+    srv = start_server(accounts=[("dicts", "enterprise")])
+    yield srv
+    srv.stop()
+    srv.cleanup()
+
+
+def long_headers(i):
+    ua = ("Mozilla/5.0 (DictBound %d) " % i).ljust(UA_LEN, "u")
+    ref = ("https://long.example/%d/" % i).ljust(REF_LEN, "r")
+    return {"User-Agent": ua, "Referer": ref}
+
+
+def test_long_new_strings_do_not_grow_the_writer(own_server):
+    srv = own_server
+    with Api(srv, srv.token("dicts")) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/",
+                                     "name": "dict bound"}).json()
+    url = "%s/q/%s" % (srv.base, t["code"])
+
+    def scan_range(lo, hi):
+        with requests.Session() as s:
+            for i in range(lo, hi):
+                r = s.get(url, headers=long_headers(i), allow_redirects=False, timeout=60)
+                assert r.status_code == 302, r.text[:200]
+
+    def scans(lo, hi, workers=6):
+        step = (hi - lo + workers - 1) // workers
+        with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+            for f in [ex.submit(scan_range, x, min(x + step, hi))
+                      for x in range(lo, hi, step)]:
+                f.result()
+
+    # warm: the children's pools, the page cache, a first fill of the dictionaries
+    scans(0, 2000)
+    before = peak_kb(srv)
+    scans(2000, SCANS)
+    grown = peak_kb(srv) - before
+    # The strings an unbounded cache keeps here: 16,000 x 3 KB, about 48 MB (the
+    # build before the bound grew by 82 MB with 22,000 of them; this one by 15 MB).
+    assert grown < 32 * 1024, "children grew by %d kB" % grown
+    with Api(srv, srv.token("dicts")) as a:
+        assert a.get("/tracker/analytics/%d" % t["tracker_id"]).json()["totalScans"] == SCANS
+        got = a.get("/visits/tracker/%d" % t["tracker_id"],
+                    params={"search": "DictBound 12345)"}).json()
+    assert got["meta"]["total"] == 1
+    assert got["data"][0]["user_agent"] == long_headers(12345)["User-Agent"]
+    assert got["data"][0]["referer"] == long_headers(12345)["Referer"]
