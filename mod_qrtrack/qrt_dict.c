@@ -126,7 +126,6 @@ void qrt_dict_cache_commit(qrt_dict_cache_t *c)
             const void *key;
             void *val;
             apr_int64_t *v;
-
             apr_size_t len;
 
             apr_hash_this(hi, &key, NULL, &val);
