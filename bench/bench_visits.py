@@ -20,9 +20,9 @@ then the module's own, from the address and the user agent), and prints the impo
 rate: no bulk INSERT, no rebuild (the import writes the aggregates as it goes).
 
 Environment: BENCH_VISITS (rows), BENCH_REPEAT (requests per figure), BENCH_ANALYZE=1
-(SQLite: run ANALYZE after the load), BENCH_LOAD=import, BENCH_BUILD=dir (another build's module and admin
-tool, as bench/reference_build.sh prints). Exit status 2 when the export grows a child by
-20 MB (1 when the run fails).
+(SQLite: run ANALYZE after the load), BENCH_LOAD=import, BENCH_BUILD=dir (another build's
+module and admin tool, as bench/reference_build.sh prints). Exit status 2 when the export
+grows a child by 20 MB (1 when the run fails).
 """
 import json
 import os
