@@ -24,7 +24,6 @@ Environment: BENCH_VISITS (rows), BENCH_REPEAT (requests per figure), BENCH_ANAL
 module and admin tool, as bench/reference_build.sh prints). Exit status 2 when the export
 grows a child by 20 MB (1 when the run fails).
 """
-import json
 import os
 import statistics
 import subprocess
@@ -46,17 +45,8 @@ IMPORT = os.environ.get("BENCH_LOAD") == "import"
 T0 = 1790000000                 # 2026-09-21: 1M visits spread over 90 days from here
 SPAN = 90 * 86400
 
-BULK_SQL = """
-PRAGMA journal_mode = WAL;
-PRAGMA temp_store = MEMORY;
-BEGIN;
-CREATE TEMP TABLE gen (x INTEGER PRIMARY KEY, tracker_id, visit_start, source, ip, country,
-                       city, browser, browser_version, os, device, referer, user_agent,
-                       bot, visitor);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n})
-INSERT INTO gen (x, tracker_id, visit_start, source, ip, country, city, browser,
-                 browser_version, os, device, referer, user_agent, bot, visitor)
-SELECT x, {tid},
+# The bench's visits: SQLite SQL, the rows of a recursive CTE c(x) (x from 1 to n).
+GEN_SELECT = """SELECT x, {tid},
        {t0} + (x * {span}) / {n},
        CASE WHEN x % 5 = 0 THEN 'click' ELSE 'scan' END,
        '203.0.' || (x % 250) || '.0',
@@ -85,7 +75,21 @@ SELECT x, {tid},
                  '.0 Mobile Safari/537.36' END,
        CASE WHEN x % 97 = 0 THEN 1 ELSE 0 END,
        x % 200003
-FROM c;
+FROM c"""
+GEN_COLS_ALL = ("x, tracker_id, visit_start, source, ip, country, city, browser, "
+                "browser_version, os, device, referer, user_agent, bot, visitor")
+
+BULK_SQL = """
+PRAGMA journal_mode = WAL;
+PRAGMA temp_store = MEMORY;
+BEGIN;
+CREATE TEMP TABLE gen (x INTEGER PRIMARY KEY, tracker_id, visit_start, source, ip, country,
+                       city, browser, browser_version, os, device, referer, user_agent,
+                       bot, visitor);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n})
+INSERT INTO gen (x, tracker_id, visit_start, source, ip, country, city, browser,
+                 browser_version, os, device, referer, user_agent, bot, visitor)
+""" + GEN_SELECT + """;
 {lean}
 DROP TABLE gen;
 UPDATE trackers SET
@@ -99,6 +103,20 @@ UPDATE trackers SET
     last_visit = (SELECT MAX(visit_start) FROM visits WHERE tracker_id = {tid} AND bot = 0)
 WHERE id = {tid};
 COMMIT;
+"""
+
+
+# The same visits as lines of visits import (BENCH_LOAD=import), written by sqlite3.
+IMPORT_SQL = """
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}),
+g(""" + GEN_COLS_ALL + """) AS (""" + GEN_SELECT + """)
+SELECT json_object('tracker_id', tracker_id,
+                   'visit_start', strftime('%Y-%m-%dT%H:%M:%S+0000', visit_start, 'unixepoch'),
+                   'source', source, 'ip', ip, 'country', country, 'city', city,
+                   'browser', browser, 'browser_version', browser_version, 'os', os,
+                   'device', device, 'referer', referer, 'user_agent', user_agent,
+                   'bot', json(CASE bot WHEN 1 THEN 'true' ELSE 'false' END))
+FROM g ORDER BY x;
 """
 
 
@@ -159,46 +177,13 @@ COMMIT;
 """
 
 
-def visit_line(x, tid):
-    """Visit x of the bulk load (BULK_SQL's expressions) as a line of visits import."""
-    city = "Reykjavík" if x % 10009 == 0 else \
-        ("Berlin", "New York", "Paris", "Tokyo", "São Paulo")[x % 5]
-    if x % 97 == 0:
-        browser = "Googlebot"
-    else:
-        browser = ("Chrome Mobile", "Mobile Safari", "Firefox", "Samsung Internet")[x % 4]
-    if x % 97 == 0:
-        ua = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-    elif x % 10007 == 0:
-        ua = "Mozilla/5.0 (Linux; Android 12; Kiosk-%d) AppleWebKit/537.36" % x
-    elif x % 4 == 1:
-        ua = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_%d like Mac OS X) AppleWebKit/605.1.15 "
-              "(KHTML, like Gecko) Version/17.%d Mobile/15E148 Safari/604.1" % (x % 7, x % 50))
-    else:
-        ua = ("Mozilla/5.0 (Linux; Android 13; SM-S%d) AppleWebKit/537.36 (KHTML, like "
-              "Gecko) Chrome/120.0.%d.0 Mobile Safari/537.36" % (900 + x % 100, x % 5000))
-    v = {"tracker_id": tid,
-         "visit_start": time.strftime("%Y-%m-%dT%H:%M:%S+0000",
-                                      time.gmtime(T0 + (x * SPAN) // N)),
-         "source": "click" if x % 5 == 0 else "scan",
-         "ip": "203.0.%d.0" % (x % 250),
-         "country": "DEUSFRJPBR"[(x % 5) * 2:(x % 5) * 2 + 2],
-         "city": city, "browser": browser, "browser_version": str(100 + x % 25),
-         "os": "iOS" if x % 4 == 1 else "Windows" if x % 4 == 2 else "Android",
-         "device": "bot" if x % 97 == 0 else "desktop" if x % 4 == 2 else "mobile",
-         "user_agent": ua, "bot": x % 97 == 0}
-    if x % 3:
-        v["referer"] = "https://news.example/story/%d?utm_source=qr" % (x % 1000)
-    return json.dumps(v, ensure_ascii=False)
-
-
 def load_import(srv, tid):
     """The visits through qrtrack-admin visits import, the server running: the
     import's seconds (the file written before, then a sync(2))."""
     path = os.path.join(srv.dir, "visits.jsonl")
     with open(path, "w") as f:
-        for x in range(1, N + 1):
-            f.write(visit_line(x, tid) + "\n")
+        subprocess.run(["sqlite3", "-bail", ":memory:"], stdout=f, check=True, text=True,
+                       input=IMPORT_SQL.format(n=N, tid=tid, t0=T0, span=SPAN))
     os.chmod(path, 0o644)
     os.sync()
     started = time.time()
