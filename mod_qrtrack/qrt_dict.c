@@ -136,7 +136,7 @@ void qrt_dict_cache_commit(qrt_dict_cache_t *c)
             }
             v = apr_palloc(c->pool[d], sizeof(*v));
             *v = *(const apr_int64_t *)val;
-            apr_hash_set(c->kept[d], apr_pmemdup(c->pool[d], key, len), APR_HASH_KEY_STRING, v);
+            apr_hash_set(c->kept[d], apr_pmemdup(c->pool[d], key, len), (apr_ssize_t)len - 1, v);
             c->bytes[d] += len;
         }
     }
