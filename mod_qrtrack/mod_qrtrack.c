@@ -40,7 +40,7 @@
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
                              NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
-                             { { 0 }, 0, 0 }, 0 };
+                             { { 0 }, 0, 0 }, 0, NULL, 0 };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -243,6 +243,12 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.visit_retention = (int)v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackSpoolLimit")) {
+        err = qrt_cmd_int(cmd, arg, 1000, APR_INT64_C(1000000000), "a number of visits", &v);
+        if (!err) {
+            qrt_global.spool_limit = v;
+        }
+    }
     else if (!strcasecmp(name, "QRTrackScanWait")) {
         err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
         if (!err) {
@@ -256,6 +262,22 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
         }
     }
     return err;
+}
+
+static const char *qrt_set_spool_dir(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    qrt_global.spool_dir = strcasecmp(arg, "off") ? ap_server_root_relative(cmd->pool, arg)
+                                                  : "off";
+    if (!qrt_global.spool_dir) {
+        return apr_psprintf(cmd->pool, "QRTrackSpoolDir: '%s' is not a valid path", arg);
+    }
+    return NULL;
 }
 
 static const char *qrt_set_ua_regexes(cmd_parms *cmd, void *dc, const char *arg)
@@ -341,6 +363,13 @@ static const command_rec qrt_cmds[] = {
                   "Days a visit is kept whole: older visits leave the listings and "
                   "exports and lose what they say about the visitor; reports keep "
                   "counting them (default 0: for ever)"),
+    AP_INIT_TAKE1("QRTrackSpoolDir", qrt_set_spool_dir, NULL, RSRC_CONF,
+                  "Directory of this node's spool of visits and snapshot of codes, "
+                  "used while the database cannot be reached, or off (default: the "
+                  "SQLite database's directory, else " QRT_STATE_DIR ")"),
+    AP_INIT_TAKE1("QRTrackSpoolLimit", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Visits the spool may hold before scans get 503 while the database "
+                  "cannot be reached (default 1000000)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     { NULL }
@@ -743,7 +772,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
-    if (qrt_scan_post_config(s) != APR_SUCCESS) {
+    if (qrt_scan_post_config(s) != APR_SUCCESS
+        || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS
@@ -806,6 +836,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
+    qrt_spool_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_report_child_init(p, s);
 }

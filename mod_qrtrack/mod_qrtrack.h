@@ -95,6 +95,8 @@ typedef struct {
     apr_global_mutex_t *budget_mutex;
     qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
     int visit_retention;            /* QRTrackVisitRetention, days (0 = for ever) */
+    const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
+    apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -218,6 +220,48 @@ qrt_stats_t *qrt_stats(void);
             __atomic_store_n(&st_->field, (apr_uint64_t)(v), __ATOMIC_RELAXED);  \
         }                                                                        \
     } while (0)
+
+/* mod_qrtrack_spool.c: while the database cannot be reached, scans are answered from
+ * this node's snapshot of codes and their visits kept in its spool, replayed later.
+ * The spool's directory when QRTrackSpoolDir is not set on PostgreSQL: */
+#ifndef QRT_STATE_DIR
+#define QRT_STATE_DIR "/var/lib/qrtrack"
+#endif
+typedef struct {
+    const char *node;               /* the node's id */
+    apr_int64_t *seq;               /* the visits' sequence numbers, ascending */
+    qrt_visit_t *visits;
+    int n;
+} qrt_spool_batch_t;
+typedef struct {
+    int enabled, reachable;
+    apr_uint64_t spooled, replayed, spooled_total, snapshot_answers;
+} qrt_spool_status_t;
+apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s);
+int qrt_spool_enabled(void);
+/* Whether the database is known to be unreachable (every child sees it at once). */
+int qrt_db_down(void);
+/* Says it cannot be reached (logged once); the keeper then probes it until it
+ * answers, and says so. */
+void qrt_db_mark_down(server_rec *s, const char *why);
+void qrt_db_mark_up(server_rec *s);
+/* Whether db's last error means the database cannot be reached (not a lock, not
+ * a statement's own failure). */
+int qrt_db_unreachable(const qrt_db_t *db);
+/* Whether visits wait in the spool: new ones then go behind them. */
+int qrt_spool_pending(void);
+void qrt_spool_status(qrt_spool_status_t *st);
+/* A code from the snapshot: APR_NOTFOUND when it is not there. */
+apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *id,
+                                 const char **url);
+/* The writer: n visits into the spool, durably (APR_ENOSPC past QRTrackSpoolLimit,
+ * APR_ENOTIMPL without a spool). */
+apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n);
+/* The oldest spooled visits, at most max (b->n = 0: none). */
+apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_batch_t *b);
+/* b is in the database now (recorded of them were new to it): out of the spool. */
+void qrt_spool_replayed(server_rec *s, const qrt_spool_batch_t *b, int recorded);
 
 /* mod_qrtrack_redact.c: ?api_token= values out of the request line, logs and
  * mod_status. */

@@ -574,10 +574,15 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     /* A body that does not parse may still not be authenticated: 401 first. */
     body_err = api_parse_body(q, body, len);
 
-    dbd = qrt_dbd_acquire(r);
+    /* While the database is known to be unreachable, mod_dbd is not asked (each
+     * refusal of its costs two error lines); the keeper probes it meanwhile. */
+    dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
     if (!dbd) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00022: no database connection "
-                      "(check DBDriver/DBDParams and the file's owner)");
+        if (!qrt_db_down()) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00022: no database connection "
+                          "(check DBDriver/DBDParams and the file's owner)");
+            qrt_db_mark_down(r->server, "mod_dbd has no connection");
+        }
         e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "Database unavailable.");
         e->retry_after = 5;
         return e;

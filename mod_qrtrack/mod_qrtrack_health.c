@@ -13,6 +13,8 @@
 
 APLOG_USE_MODULE(qrtrack);
 
+static qrt_log_throttle_t log_problem;
+
 qrt_err_t *qrt_health_show(qrt_req_t *q)
 {
     request_rec *r = q->r;
@@ -28,9 +30,10 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
         e->allow = "GET, HEAD";
         return e;
     }
-    dbd = qrt_dbd_acquire(r);
+    dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
     if (!dbd) {
         problem = "no database connection";
+        qrt_db_mark_down(r->server, problem);
     }
     else if ((version = qrt_schema_version(r->pool, dbd->driver, dbd->handle)) < 0) {
         problem = "the database does not answer";
@@ -47,9 +50,22 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     if (version >= 0) {
         json_object_set_new(j, "schema", json_integer(version));
     }
+    if (qrt_spool_enabled()) {
+        qrt_spool_status_t sp;
+
+        qrt_spool_status(&sp);
+        /* Scans keep their redirects while the database is away (from the snapshot,
+         * their visits spooled): a balancer that sends scans here may keep doing so. */
+        json_object_set_new(j, "scans", json_string(sp.reachable ? "ok" : "spooling"));
+        json_object_set_new(j, "spooled", json_integer((json_int_t)sp.spooled));
+    }
     if (problem) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00069: health check: %s",
-                      problem);
+        apr_uint32_t more = 0;
+
+        if (qrt_log_due(&log_problem, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00069: health check: %s "
+                          "(and %u more since this line was last logged)", problem, more);
+        }
         json_object_set_new(j, "message", json_string(problem));
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
         status = HTTP_SERVICE_UNAVAILABLE;

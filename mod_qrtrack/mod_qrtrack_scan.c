@@ -30,6 +30,7 @@
 #include "qrt_ip.h"
 #include "qrt_store_purge.h"
 #include "qrt_store_agg_blob.h"
+#include "qrt_store_spool.h"
 #include "qrt_token.h"
 #include "qrt_ua.h"
 
@@ -49,6 +50,11 @@ APLOG_USE_MODULE(qrtrack);
 /* A cached code is looked up again after this long: a change made through another
  * node (several servers on one PostgreSQL database) is followed within it. */
 #define SCAN_CACHE_TTL   apr_time_from_msec(500)
+/* Spooled visits replayed into the database a transaction at a time, and the pause
+ * after a replay that failed. */
+#define SCAN_REPLAY_BATCH 500
+#define SCAN_LOOKUP_TRIES 3
+#define SCAN_REPLAY_PAUSE apr_time_from_sec(1)
 
 /* This child's writer thread: one of the writers that may commit the shared
  * queue of waiting visits (mod_qrtrack_queue.c). */
@@ -111,7 +117,8 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
-static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal;
+static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
+    log_lookup, log_unknown;
 
 static int scan_wait(void)
 {
@@ -195,7 +202,10 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
     slot = scan_cache_slot(code);
     e = &scan_cache[slot];
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
-    if (e->url && e->gen == gen && (!scan_cache_ttl || now - e->fetched < scan_cache_ttl)
+    /* While the database cannot be reached, what was read from it last is the best
+     * there is. */
+    if (e->url && e->gen == gen
+        && (!scan_cache_ttl || now - e->fetched < scan_cache_ttl || qrt_db_down())
         && !strcmp(e->code, code)) {
         *id = e->id;
         *url = apr_pstrdup(p, e->url);
@@ -244,8 +254,39 @@ static apr_status_t scan_cache_free(void *data)
 
 /* ---- the writer thread ------------------------------------------------------------ */
 
+/* Inside writer_commit's transaction. */
+static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits,
+                                        int n, const qrt_spool_batch_t *sp, int *recorded)
+{
+    apr_int64_t mark = 0;
+    apr_status_t rv;
+    int skip = 0;
+
+    *recorded = 0;
+    if (sp) {
+        rv = qrt_store_spool_mark(db, p, sp->node, &mark);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        while (skip < n && sp->seq[skip] <= mark) {
+            skip++;
+        }
+    }
+    rv = skip < n ? qrt_store_visits_record(db, p, visits + skip, n - skip) : APR_SUCCESS;
+    if (rv == APR_SUCCESS && sp) {
+        rv = qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]);
+    }
+    if (rv == APR_SUCCESS) {
+        *recorded = n - skip;
+    }
+    return rv;
+}
+
+/* Records visits in one transaction, run again after a conflict. A batch replayed
+ * from the spool (sp) skips the visits its node's mark says the database has, and
+ * raises the mark with them; *recorded says how many were new to it. */
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
-                                  int n)
+                                  int n, const qrt_spool_batch_t *sp, int *recorded)
 {
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
@@ -272,7 +313,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         db.error = NULL;
         rv = qrt_db_begin(&db, p, &tx);
         if (rv == APR_SUCCESS) {
-            rv = qrt_store_visits_record(&db, p, visits, n);
+            rv = writer_record_batch(&db, p, visits, n, sp, recorded);
             if (rv != APR_SUCCESS) {
                 qrt_db_rollback_only(&db, tx);
             }
@@ -330,8 +371,9 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
         || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
         || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, &err)
            != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00041: the scan writer "
-                     "cannot open the database: %s", err ? err : "no driver");
+        /* Said once, by qrt_db_mark_down; probed by the keeper from then on. */
+        qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ",
+                                               err ? err : "no driver", NULL));
         return NULL;
     }
     db->driver = driver;
@@ -485,6 +527,93 @@ static void writer_gather(int n)
     }
 }
 
+/* A batch's visits into the database, or into the spool when the database cannot be
+ * reached (or visits wait there already: new ones go behind them). Under the writers'
+ * mutex. */
+static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
+                                 qrt_visit_t *visits, int n)
+{
+    apr_status_t rv;
+    int recorded = 0;
+
+    if (!qrt_db_down() && !qrt_spool_pending()) {
+        if (!*dbp) {
+            *dbp = writer_connect(cp);
+        }
+        if (*dbp) {
+            (*dbp)->error = NULL;
+            rv = writer_commit(*dbp, p, visits, n, NULL, &recorded);
+            if (rv == APR_SUCCESS) {
+                return rv;
+            }
+            if (qrt_db_unreachable(*dbp)) {
+                qrt_db_mark_down(writer.s, (*dbp)->error);
+            }
+            else if (qrt_db_is_pgsql((*dbp)->driver)) {
+                /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
+                 * connection that met a lock timeout stays: a new one would wait on
+                 * the same lock to prepare its statements.) */
+                return rv;
+            }
+            /* The connection may be what failed: take a fresh one next time. */
+            writer_disconnect(*dbp);
+            *dbp = NULL;
+            if (!qrt_db_down()) {
+                return rv;
+            }
+        }
+    }
+    rv = qrt_spool_put(writer.s, visits, n);
+    return rv == APR_ENOTIMPL ? APR_EGENERAL : rv;
+}
+
+/* One transaction of spooled visits into the database once it answers again, when
+ * visits wait in the spool. 1 when it did one (more may wait). */
+static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
+{
+    static apr_time_t pause_until;
+    qrt_spool_batch_t b;
+    apr_status_t rv;
+    int locked, recorded = 0, done = 0;
+
+    if (!qrt_spool_pending() || qrt_db_down() || apr_time_now() < pause_until) {
+        return 0;
+    }
+    locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
+    if (scan_writer_mutex && !locked) {
+        return 0;
+    }
+    if (!*dbp) {
+        *dbp = writer_connect(cp);
+    }
+    if (*dbp && qrt_spool_next(p, writer.s, SCAN_REPLAY_BATCH, &b) == APR_SUCCESS
+        && b.n > 0) {
+        (*dbp)->error = NULL;
+        rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded);
+        if (rv == APR_SUCCESS) {
+            qrt_spool_replayed(writer.s, &b, recorded);
+            done = 1;
+        }
+        else {
+            if (qrt_db_unreachable(*dbp)) {
+                qrt_db_mark_down(writer.s, (*dbp)->error);
+            }
+            if (!qrt_db_is_pgsql((*dbp)->driver) || qrt_db_lost(*dbp)) {
+                writer_disconnect(*dbp);
+                *dbp = NULL;
+            }
+        }
+    }
+    if (!done) {
+        pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+    }
+    if (locked) {
+        apr_global_mutex_unlock(scan_writer_mutex);
+    }
+    apr_pool_clear(p);
+    return done;
+}
+
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *p = data, *cp;
@@ -495,22 +624,41 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
     prctl(PR_SET_NAME, "qrtrack-writer", 0, 0, 0);
     apr_pool_create(&cp, p);
     apr_pool_create(&p, p);
-    dbd = writer_connect(cp);
+    dbd = qrt_db_down() ? NULL : writer_connect(cp);
 
     for (;;) {
         qrt_visit_t *visits;
         qrt_queue_ticket_t *slots;
         apr_status_t rv;
-        int n, locked, stopping = writer.stopping;
+        int n, locked, stopping = writer.stopping, replayed;
 
         /* Everything queued by any child, if no other writer is committing. */
         n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, writer.s);
-        if (n == 0) {
-            apr_pool_clear(p);
-            if (stopping) {
-                break;
+        if (n > 0) {
+            locked = scan_writer_mutex
+                     && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
+            rv = scan_writer_mutex && !locked ? APR_EGENERAL
+                 : writer_store(&dbd, cp, p, visits, n);
+            if (locked) {
+                apr_global_mutex_unlock(scan_writer_mutex);
             }
-            if (qrt_global.visit_retention && dbd) {
+            qrt_queue_done(writer.queue, slots, n, rv);
+            apr_pool_clear(p);
+        }
+        replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
+        if (n > 0) {
+            writer_gather(n);
+            continue;
+        }
+        apr_pool_clear(p);
+        if (stopping) {
+            break;
+        }
+        if (replayed) {
+            continue;
+        }
+        if (dbd && !qrt_db_down()) {
+            if (qrt_global.visit_retention) {
                 dbd->error = NULL;
                 writer_purge(dbd, p);
                 if (dbd->error && qrt_db_lost(dbd)) {
@@ -527,35 +675,8 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
                 }
                 apr_pool_clear(p);
             }
-            qrt_queue_wait(writer.queue, SCAN_WRITER_POLL);
-            continue;
         }
-        if (!dbd) {
-            dbd = writer_connect(cp);
-        }
-        locked = dbd && scan_writer_mutex
-                 && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
-        if (!dbd || (scan_writer_mutex && !locked)) {
-            /* No database: these scans answer 503 rather than wait. */
-            rv = APR_EGENERAL;
-        }
-        else {
-            dbd->error = NULL;
-            rv = writer_commit(dbd, p, visits, n);
-            if (rv != APR_SUCCESS && (!qrt_db_is_pgsql(dbd->driver) || qrt_db_lost(dbd))) {
-                /* The connection may be what failed: take a fresh one next time. (A
-                 * PostgreSQL connection that met a lock timeout stays: a new one
-                 * would wait on the same lock to prepare its statements.) */
-                writer_disconnect(dbd);
-                dbd = NULL;
-            }
-        }
-        if (locked) {
-            apr_global_mutex_unlock(scan_writer_mutex);
-        }
-        qrt_queue_done(writer.queue, slots, n, rv);
-        apr_pool_clear(p);
-        writer_gather(n);
+        qrt_queue_wait(writer.queue, SCAN_WRITER_POLL);
     }
     writer_disconnect(dbd);
     /* A plain return, not apr_thread_exit(): that unwinds under AddressSanitizer
@@ -724,13 +845,82 @@ int qrt_scan_map_to_storage(request_rec *r)
     return DECLINED;
 }
 
+/* The tracker of code from the database; while it cannot be reached, from this
+ * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
+ * the database says so (the snapshot cannot prove that a code does not exist). */
+static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url)
+{
+    apr_uint32_t more = 0;
+    const char *why = NULL;
+    ap_dbd_t *dbd;
+    qrt_db_t db;
+    apr_status_t rv;
+    int tries;
+
+    /* A few tries: after the database restarted, each pooled connection fails once
+     * (then mod_dbd drops it). */
+    for (tries = 0; tries < SCAN_LOOKUP_TRIES && !qrt_db_down(); tries++) {
+        /* Open and close, not acquire: the connection must be back in the pool
+         * before this request waits for the writer, which may need one. */
+        dbd = qrt_dbd_open(r->pool, r->server);
+        if (!dbd) {
+            why = "mod_dbd has no connection";
+            continue;
+        }
+        memset(&db, 0, sizeof(db));
+        db.driver = dbd->driver;
+        db.handle = dbd->handle;
+        db.prepared = dbd->prepared;
+        db.pool = dbd->pool;
+        rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url);
+        qrt_dbd_close(r->server, dbd);
+        if (rv == APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is "
+                          "tracker %" APR_INT64_T_FMT " (looked up)", code, *id);
+            return OK;
+        }
+        if (rv == APR_NOTFOUND) {
+            return HTTP_NOT_FOUND;
+        }
+        if (!qrt_db_unreachable(&db)) {
+            why = NULL;
+            if (!qrt_db_busy_or_full(&db)) {
+                if (qrt_log_due(&log_lookup, &more)) {
+                    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup "
+                                  "failed: %s (and %u more since this line was last "
+                                  "logged)", db.error ? db.error : "unknown", more);
+                }
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            /* Busy past the time allowed: the snapshot answers this one. */
+            break;
+        }
+        why = db.error;
+    }
+    if (why && tries == SCAN_LOOKUP_TRIES) {
+        qrt_db_mark_down(r->server, why);
+    }
+    rv = qrt_snapshot_lookup(r, code, id, url);
+    if (rv == APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                      APR_INT64_T_FMT " (snapshot)", code, *id);
+        return OK;
+    }
+    if (qrt_log_due(&log_unknown, &more)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00043: code %s: the database "
+                      "cannot be reached and this node's snapshot does not have it; "
+                      "answering 503 (and %u more since this line was last logged)",
+                      code, more);
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", "5");
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
 int qrt_scan_handler(request_rec *r)
 {
     qrt_server_conf *conf;
     const char *source, *code, *url;
     apr_int64_t id;
-    ap_dbd_t *dbd;
-    qrt_db_t db;
     qrt_visit_t visit;
     apr_status_t rv;
     apr_uint32_t gen;
@@ -766,37 +956,12 @@ int qrt_scan_handler(request_rec *r)
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
     if (!scan_cache_get(r->pool, code, gen, r->request_time, &id, &url)) {
-        /* Open and close, not acquire: the connection must be back in the pool
-         * before this request waits for the writer, which may need one. */
-        dbd = qrt_dbd_open(r->pool, r->server);
-        if (!dbd) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00043: no database connection");
-            apr_table_setn(r->err_headers_out, "Retry-After", "5");
-            return HTTP_SERVICE_UNAVAILABLE;
-        }
-        db.driver = dbd->driver;
-        db.handle = dbd->handle;
-        db.prepared = dbd->prepared;
-        db.pool = dbd->pool;
-        db.error = NULL;
-        rv = qrt_store_tracker_by_code(&db, r->pool, code, &id, &url);
-        qrt_dbd_close(r->server, dbd);
-        if (rv == APR_NOTFOUND) {
-            return HTTP_NOT_FOUND;
-        }
-        if (rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup failed: %s",
-                          db.error ? db.error : "unknown");
-            if (qrt_db_lost(&db)) {
-                /* The database went away: the next connection is a new one. */
-                apr_table_setn(r->err_headers_out, "Retry-After", "5");
-                return HTTP_SERVICE_UNAVAILABLE;
-            }
-            return HTTP_INTERNAL_SERVER_ERROR;
+        int status = scan_lookup(r, code, &id, &url);
+
+        if (status != OK) {
+            return status;
         }
         scan_cache_put(code, gen, r->request_time, id, url);
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                      APR_INT64_T_FMT " (looked up)", code, id);
     }
     else {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"

@@ -107,6 +107,21 @@ static int qrt_status_hook(request_rec *r, int flags)
         status_num(a, r->pool, "AggregatesSealed", "Report aggregate units of settled days "
                    "sealed", status_read(&st->sealed));
     }
+    {
+        qrt_spool_status_t sp;
+
+        qrt_spool_status(&sp);
+        status_num(a, r->pool, "DatabaseReachable", "Database reachable (1) or not (0)",
+                   (apr_uint64_t)sp.reachable);
+        status_num(a, r->pool, "SpoolVisits", "Visits in this node's spool, waiting for "
+                   "the database", sp.spooled);
+        status_num(a, r->pool, "SpoolReplayed", "Spooled visits replayed into the "
+                   "database", sp.replayed);
+        status_num(a, r->pool, "SpoolVisitsTotal", "Visits spooled since start",
+                   sp.spooled_total);
+        status_num(a, r->pool, "SnapshotAnswers", "Codes answered from the snapshot",
+                   sp.snapshot_answers);
+    }
     status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
                (apr_uint64_t)qrt_global.visit_retention);
     status_num(a, r->pool, "ScanBudget", "QRTrackScanBudget (scans a minute per client "

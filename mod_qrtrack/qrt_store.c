@@ -20,6 +20,7 @@ extern const qrt_stmt_t qrt_store_agg_read_stmts[];
 extern const qrt_stmt_t qrt_store_agg_blob_stmts[];
 extern const qrt_stmt_t qrt_store_copy_stmts[];
 extern const qrt_stmt_t qrt_store_purge_stmts[];
+extern const qrt_stmt_t qrt_store_spool_stmts[];
 
 static const qrt_stmt_t *const store_tables[] = {
     qrt_store_account_stmts,
@@ -33,6 +34,7 @@ static const qrt_stmt_t *const store_tables[] = {
     qrt_store_agg_blob_stmts,
     qrt_store_copy_stmts,
     qrt_store_purge_stmts,
+    qrt_store_spool_stmts,
     NULL
 };
 

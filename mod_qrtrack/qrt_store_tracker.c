@@ -38,7 +38,8 @@ const qrt_stmt_t qrt_store_tracker_stmts[] = {
       "UPDATE trackers SET name = %s, redirect_url = %s, updated_at = %lld "
       "WHERE id = %lld AND deleted_at IS NULL" },
     { "qrt_tracker_delete",
-      "UPDATE trackers SET deleted_at = %lld WHERE id = %lld AND deleted_at IS NULL" },
+      "UPDATE trackers SET deleted_at = %lld, updated_at = %lld WHERE id = %lld "
+      "AND deleted_at IS NULL" },
     { "qrt_tracker_by_code",
       "SELECT id, redirect_url FROM trackers WHERE code = %s AND deleted_at IS NULL" },
     { "qrt_tracker_owner",
@@ -274,7 +275,8 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
 {
     apr_dbd_transaction_t *tx;
     apr_int64_t now = tracker_now();
-    const void *args[] = { &now, &id };
+    /* updated_at too: the nodes' snapshots of codes learn of deletions from it. */
+    const void *args[] = { &now, &now, &id };
     int n = 0;
     apr_status_t rv = qrt_db_begin(db, p, &tx);
 

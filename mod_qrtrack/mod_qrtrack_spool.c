@@ -1,0 +1,678 @@
+/* mod_qrtrack_spool: printed codes keep working while the database cannot be reached.
+ *
+ * - Whether the database can be reached is one word in shared memory, for every
+ *   child at once. A request or the writer that fails to reach it says so
+ *   (qrt_db_mark_down); from then on nothing asks mod_dbd for a connection (no
+ *   error line per request) and one keeper thread of the server probes the
+ *   database once a second until it answers (qrt_db_mark_up).
+ * - Meanwhile scans find their code in this node's snapshot (qrt_spool.h), which the
+ *   keeper keeps current while the database answers: every second the trackers
+ *   changed since the last look (trackers.updated_at, with a margin for clocks and
+ *   late commits), every SPOOL_SWEEP_EVERY all of them (what was deleted by hand
+ *   goes too).
+ * - And the writer commits their visits to this node's spool, durably, before the
+ *   302; once the database answers again it replays them, oldest first, each
+ *   exactly once (qrt_store_spool.h's marks). While any visit waits in the spool,
+ *   new ones go behind it, so the database gets this node's visits in order.
+ *
+ * Which child's keeper works is decided by a compare-and-swap on the shared state:
+ * one at a time, whichever is first when work is due. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "unixd.h"
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_spool.h"
+#include "qrt_store_spool.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+#define SPOOL_SHARED_KEY    "qrtrack-spool-shared"
+#define SPOOL_FILE          "qrtrack-spool.db"
+#define SNAP_FILE           "qrtrack-snapshot.db"
+#define SPOOL_PROBE_EVERY   apr_time_from_sec(1)
+#define SPOOL_REFRESH_EVERY apr_time_from_sec(1)
+#define SPOOL_SWEEP_EVERY   apr_time_from_sec(300)
+/* Changes are read again for this long after their updated_at: a commit that took
+ * its time, another node's clock a little behind. */
+#define SNAP_MARGIN         10
+#define SNAP_PAGE           1000
+#define SPOOL_TICK          apr_time_from_msec(100)
+#define QRT_DEFAULT_SPOOL_LIMIT 1000000
+
+typedef struct {
+    volatile apr_uint32_t down;         /* 1 while the database cannot be reached */
+    volatile apr_uint32_t keeper;       /* 1 while a keeper works */
+    apr_time_t down_since;
+    apr_time_t next_probe;
+    apr_time_t next_refresh;
+    apr_time_t next_sweep;
+    apr_int64_t snap_hwm;               /* newest updated_at the snapshot has seen */
+    apr_int64_t snap_gen;               /* the snapshot's last full sweep */
+    volatile apr_int64_t spooled;       /* visits in the spool now */
+    volatile apr_uint64_t spooled_total;
+    volatile apr_uint64_t replayed;
+    volatile apr_uint64_t snapshot_answers;
+    volatile apr_uint32_t full_warned;
+} spool_shared_t;
+
+static spool_shared_t *shared;
+static const char *spool_path, *snap_path;  /* NULL: no spool (QRTrackSpoolDir off) */
+
+/* This child: the keeper thread, the snapshot's reader (request threads, one at a
+ * time), and the writer's spool (the writer thread alone). */
+static struct {
+    apr_thread_t *thread;
+    volatile int stopping;
+    server_rec *s;
+    apr_thread_mutex_t *read_lock;
+    qrt_spool_t *reader;
+    apr_pool_t *reader_pool;
+    qrt_spool_t *writer;
+    apr_pool_t *writer_pool;
+} child;
+
+static qrt_log_throttle_t log_snap, log_spool, log_replay;
+
+int qrt_spool_enabled(void)
+{
+    return spool_path != NULL && shared != NULL;
+}
+
+int qrt_db_down(void)
+{
+    return shared && __atomic_load_n(&shared->down, __ATOMIC_ACQUIRE);
+}
+
+int qrt_spool_pending(void)
+{
+    return shared && __atomic_load_n(&shared->spooled, __ATOMIC_ACQUIRE) > 0;
+}
+
+void qrt_spool_status(qrt_spool_status_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->enabled = qrt_spool_enabled();
+    st->reachable = !qrt_db_down();
+    if (shared) {
+        st->spooled = (apr_uint64_t)__atomic_load_n(&shared->spooled, __ATOMIC_RELAXED);
+        st->replayed = __atomic_load_n(&shared->replayed, __ATOMIC_RELAXED);
+        st->spooled_total = __atomic_load_n(&shared->spooled_total, __ATOMIC_RELAXED);
+        st->snapshot_answers = __atomic_load_n(&shared->snapshot_answers,
+                                               __ATOMIC_RELAXED);
+    }
+}
+
+void qrt_db_mark_down(server_rec *s, const char *why)
+{
+    apr_uint32_t up = 0;
+
+    if (!shared || !__atomic_compare_exchange_n(&shared->down, &up, 1, 0, __ATOMIC_ACQ_REL,
+                                                __ATOMIC_RELAXED)) {
+        return;
+    }
+    shared->down_since = apr_time_now();
+    shared->next_probe = shared->down_since + SPOOL_PROBE_EVERY;
+    if (qrt_spool_enabled()) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00104: the database cannot be "
+                     "reached (%s): scans are answered from this node's snapshot of "
+                     "codes and their visits kept in %s until it answers again; the "
+                     "API answers 503", why ? why : "no connection", spool_path);
+    }
+    else {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00104: the database cannot be "
+                     "reached (%s): scans and the API answer 503 until it answers again "
+                     "(QRTrackSpoolDir is off)", why ? why : "no connection");
+    }
+}
+
+void qrt_db_mark_up(server_rec *s)
+{
+    apr_uint32_t down = 1;
+
+    if (!shared || !__atomic_compare_exchange_n(&shared->down, &down, 0, 0,
+                                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        return;
+    }
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00105: the database answers again "
+                 "after %" APR_TIME_T_FMT " s; %" APR_INT64_T_FMT " spooled visits to "
+                 "replay", apr_time_sec(apr_time_now() - shared->down_since),
+                 (apr_int64_t)__atomic_load_n(&shared->spooled, __ATOMIC_RELAXED));
+}
+
+int qrt_db_unreachable(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    return qrt_db_lost(db)
+        || (e && (strstr(e, "could not connect") || strstr(e, "Connection refused")
+                  || strstr(e, "connection to server") || strstr(e, "unable to open")));
+}
+
+/* ---- set-up --------------------------------------------------------------------- */
+
+/* The spool's directory: QRTrackSpoolDir, else the SQLite database's, else the
+ * package's state directory. NULL when off. */
+static const char *spool_dir(apr_pool_t *p)
+{
+    const char *slash;
+
+    if (qrt_global.spool_dir) {
+        return strcasecmp(qrt_global.spool_dir, "off") ? qrt_global.spool_dir : NULL;
+    }
+    if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")
+        && qrt_global.dbd_params && (slash = strrchr(qrt_global.dbd_params, '/'))) {
+        return slash == qrt_global.dbd_params ? "/"
+               : apr_pstrndup(p, qrt_global.dbd_params, slash - qrt_global.dbd_params);
+    }
+    if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")) {
+        return ".";
+    }
+    return QRT_STATE_DIR;
+}
+
+/* As root, the parent hands the files it made to the children's User. */
+static void spool_give(apr_pool_t *p, server_rec *s, const char *path)
+{
+    static const char *const suffix[] = { "", "-wal", "-shm" };
+    int i;
+
+    if (geteuid() != 0) {
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        const char *f = apr_pstrcat(p, path, suffix[i], NULL);
+
+        if (chown(f, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
+            && (i == 0 || errno != ENOENT)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00106: cannot give %s "
+                         "to the server's User", f);
+        }
+    }
+}
+
+apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    apr_shm_t *shm = NULL;
+    const char *dir = spool_dir(ptemp), *err = NULL;
+    qrt_spool_t *sp, *snap;
+    apr_int64_t n = 0, hwm = 0, gen = 0;
+    apr_status_t rv;
+    struct stat st;
+
+    apr_pool_userdata_get((void **)&shm, SPOOL_SHARED_KEY, pp);
+    if (shm && apr_shm_size_get(shm) < sizeof(spool_shared_t)) {
+        shm = NULL;
+    }
+    if (!shm) {
+        rv = apr_shm_create(&shm, sizeof(spool_shared_t), NULL, pp);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00107: cannot create shared "
+                         "memory for the spool's state");
+            return rv;
+        }
+        memset(apr_shm_baseaddr_get(shm), 0, sizeof(spool_shared_t));
+        apr_pool_userdata_set(shm, SPOOL_SHARED_KEY, apr_pool_cleanup_null, pp);
+    }
+    shared = apr_shm_baseaddr_get(shm);
+    spool_path = snap_path = NULL;
+    if (!dir) {
+        return APR_SUCCESS;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (qrt_global.spool_dir) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
+                         "not a directory: create it, writable by the server's User, or "
+                         "say QRTrackSpoolDir off", dir);
+            return APR_EGENERAL;
+        }
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00108: %s is not a directory: "
+                     "no spool, so scans answer 503 while the database cannot be reached "
+                     "(set QRTrackSpoolDir)", dir);
+        return APR_SUCCESS;
+    }
+    spool_path = apr_pstrcat(pconf, dir, "/" SPOOL_FILE, NULL);
+    snap_path = apr_pstrcat(pconf, dir, "/" SNAP_FILE, NULL);
+    /* Made here, before any child: a schema, the node's id, and what waits. */
+    if (qrt_spool_open(ptemp, spool_path, QRT_SPOOL_VISITS, &sp, &err) != APR_SUCCESS
+        || qrt_spool_count(sp, &n) != APR_SUCCESS
+        || qrt_spool_open(ptemp, snap_path, QRT_SPOOL_SNAPSHOT, &snap, &err) != APR_SUCCESS
+        || qrt_snap_meta_get(snap, "hwm", &hwm) != APR_SUCCESS
+        || qrt_snap_meta_get(snap, "gen", &gen) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00109: the spool in %s: %s (the "
+                     "directory must be writable by the server's User; or say "
+                     "QRTrackSpoolDir off)", dir, err ? err : qrt_spool_error(sp));
+        spool_path = snap_path = NULL;
+        return APR_EGENERAL;
+    }
+    spool_give(ptemp, s, spool_path);
+    spool_give(ptemp, s, snap_path);
+    shared->spooled = n;
+    shared->snap_hwm = hwm;
+    shared->snap_gen = gen;
+    shared->next_sweep = 0;
+    shared->keeper = 0;
+    if (n > 0) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00110: %" APR_INT64_T_FMT
+                     " visits wait in the spool %s; they go to the database once it "
+                     "answers", n, spool_path);
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- the snapshot: read by scans ---------------------------------------------------- */
+
+apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *id,
+                                 const char **url)
+{
+    apr_status_t rv;
+    const char *err = NULL;
+
+    if (!snap_path || !child.read_lock) {
+        return APR_NOTFOUND;
+    }
+    apr_thread_mutex_lock(child.read_lock);
+    if (!child.reader) {
+        apr_pool_clear(child.reader_pool);
+        if (qrt_spool_open(child.reader_pool, snap_path, QRT_SPOOL_SNAPSHOT, &child.reader,
+                           &err) != APR_SUCCESS) {
+            child.reader = NULL;
+        }
+    }
+    rv = child.reader ? qrt_snap_get(child.reader, r->pool, code, id, url) : APR_EGENERAL;
+    if (rv != APR_SUCCESS && rv != APR_NOTFOUND) {
+        apr_uint32_t more = 0;
+
+        if (qrt_log_due(&log_snap, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00111: the snapshot of codes "
+                          "%s cannot be read: %s (and %u more since this line was last "
+                          "logged)", snap_path,
+                          child.reader ? qrt_spool_error(child.reader) : err, more);
+        }
+        child.reader = NULL;
+    }
+    apr_thread_mutex_unlock(child.read_lock);
+    if (rv == APR_SUCCESS) {
+        __atomic_add_fetch(&shared->snapshot_answers, 1, __ATOMIC_RELAXED);
+    }
+    return rv;
+}
+
+/* ---- the spool: the writer's side ---------------------------------------------------- */
+
+/* The writer's connection to the spool, opened again after an error. */
+static qrt_spool_t *spool_writer(server_rec *s)
+{
+    const char *err = NULL;
+
+    if (!child.writer && spool_path && child.writer_pool) {
+        apr_pool_clear(child.writer_pool);
+    }
+    if (!child.writer && spool_path && child.writer_pool
+        && qrt_spool_open(child.writer_pool, spool_path, QRT_SPOOL_VISITS, &child.writer,
+                          &err) != APR_SUCCESS) {
+        apr_uint32_t more = 0;
+
+        child.writer = NULL;
+        if (qrt_log_due(&log_spool, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00112: cannot open the spool: "
+                         "%s (and %u more since this line was last logged)", err, more);
+        }
+    }
+    return child.writer;
+}
+
+apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
+{
+    apr_int64_t limit = qrt_global.spool_limit > 0 ? qrt_global.spool_limit
+                                                   : QRT_DEFAULT_SPOOL_LIMIT;
+    qrt_spool_t *sp;
+    apr_uint32_t more = 0;
+
+    if (!qrt_spool_enabled()) {
+        return APR_ENOTIMPL;
+    }
+    if (__atomic_load_n(&shared->spooled, __ATOMIC_RELAXED) + n > limit) {
+        if (qrt_log_due(&log_spool, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00113: the spool holds "
+                         "QRTrackSpoolLimit (%" APR_INT64_T_FMT ") visits: scans answer "
+                         "503 until the database takes them (and %u more refusals since "
+                         "this line was last logged)", limit, more);
+        }
+        return APR_ENOSPC;
+    }
+    sp = spool_writer(s);
+    if (!sp) {
+        return APR_EGENERAL;
+    }
+    if (qrt_spool_append(sp, v, n) != APR_SUCCESS) {
+        if (qrt_log_due(&log_spool, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00114: cannot write %d visits "
+                         "to the spool %s: %s; they answer 503 (and %u more since this "
+                         "line was last logged)", n, spool_path, qrt_spool_error(sp), more);
+        }
+        child.writer = NULL;
+        return APR_EGENERAL;
+    }
+    __atomic_add_fetch(&shared->spooled, n, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&shared->spooled_total, (apr_uint64_t)n, __ATOMIC_RELAXED);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_batch_t *b)
+{
+    qrt_spool_t *sp = spool_writer(s);
+    apr_int64_t n = 0;
+
+    memset(b, 0, sizeof(*b));
+    if (!sp) {
+        return APR_EGENERAL;
+    }
+    b->node = qrt_spool_node(sp);
+    if (qrt_spool_peek(sp, p, max, &b->seq, &b->visits, &b->n) != APR_SUCCESS) {
+        apr_uint32_t more = 0;
+
+        if (qrt_log_due(&log_replay, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00115: cannot read the spool "
+                         "%s: %s (and %u more since this line was last logged)", spool_path,
+                         qrt_spool_error(sp), more);
+        }
+        child.writer = NULL;
+        return APR_EGENERAL;
+    }
+    if (b->n == 0 && qrt_spool_count(sp, &n) == APR_SUCCESS) {
+        /* Nothing there: the count in shared memory says so too. */
+        __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
+    }
+    return APR_SUCCESS;
+}
+
+void qrt_spool_replayed(server_rec *s, const qrt_spool_batch_t *b, int recorded)
+{
+    apr_int64_t n = 0;
+
+    if (!child.writer || b->n == 0) {
+        return;
+    }
+    __atomic_add_fetch(&shared->replayed, (apr_uint64_t)recorded, __ATOMIC_RELAXED);
+    /* The database has them (its mark says so): should this fail, the next replay
+     * skips them. */
+    if (qrt_spool_drop(child.writer, b->seq[b->n - 1]) != APR_SUCCESS
+        || qrt_spool_count(child.writer, &n) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00116: cannot drop replayed "
+                     "visits from the spool: %s (the database's mark keeps them from "
+                     "being recorded twice)", qrt_spool_error(child.writer));
+        child.writer = NULL;
+        return;
+    }
+    __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
+    if (n == 0) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00117: the spool is empty: "
+                     "every spooled visit is in the database");
+    }
+}
+
+/* ---- the keeper ------------------------------------------------------------------- */
+
+typedef struct {
+    qrt_spool_t *snap;
+    apr_int64_t gen;
+    apr_int64_t hwm;
+} keeper_ctx;
+
+static apr_status_t keeper_row(void *data, const qrt_snap_row_t *row)
+{
+    keeper_ctx *k = data;
+
+    if (row->updated > k->hwm) {
+        k->hwm = row->updated;
+    }
+    return row->deleted ? qrt_snap_del(k->snap, row->code)
+                        : qrt_snap_put(k->snap, row->code, row->id, row->url, k->gen);
+}
+
+/* Every live tracker, a page a transaction; then what was not seen goes. */
+static apr_status_t keeper_sweep(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
+{
+    keeper_ctx k = { snap, shared->snap_gen + 1, shared->snap_hwm };
+    apr_int64_t after = 0;
+    apr_status_t rv;
+    int rows = SNAP_PAGE;
+
+    while (rows == SNAP_PAGE && !child.stopping) {
+        apr_pool_clear(p);
+        if (qrt_snap_begin(snap) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+        rv = qrt_store_snap_page(db, p, after, SNAP_PAGE, keeper_row, &k, &after, &rows);
+        if (rv != APR_SUCCESS) {
+            qrt_snap_rollback(snap);
+            return rv;
+        }
+        if (qrt_snap_commit(snap) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    if (child.stopping) {
+        return APR_EINTR;
+    }
+    if (qrt_snap_begin(snap) != APR_SUCCESS
+        || qrt_snap_sweep(snap, k.gen) != APR_SUCCESS
+        || qrt_snap_meta_set(snap, "gen", k.gen) != APR_SUCCESS
+        || qrt_snap_meta_set(snap, "hwm", k.hwm) != APR_SUCCESS) {
+        qrt_snap_rollback(snap);
+        return APR_EGENERAL;
+    }
+    if (qrt_snap_commit(snap) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    shared->snap_gen = k.gen;
+    shared->snap_hwm = k.hwm;
+    return APR_SUCCESS;
+}
+
+/* The trackers changed since the newest change seen (less the margin). */
+static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
+{
+    keeper_ctx k = { snap, shared->snap_gen, shared->snap_hwm };
+    apr_status_t rv;
+
+    if (qrt_snap_begin(snap) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    rv = qrt_store_snap_changed(db, p, k.hwm - SNAP_MARGIN, keeper_row, &k);
+    if (rv == APR_SUCCESS && k.hwm != shared->snap_hwm) {
+        rv = qrt_snap_meta_set(snap, "hwm", k.hwm);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_snap_rollback(snap);
+        return rv;
+    }
+    if (qrt_snap_commit(snap) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    shared->snap_hwm = k.hwm;
+    return APR_SUCCESS;
+}
+
+/* The keeper's own connection (not mod_dbd's: it must not take a request's). */
+static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
+{
+    const apr_dbd_driver_t *driver;
+    qrt_db_t *db;
+
+    apr_pool_clear(cp);
+    db = apr_pcalloc(cp, sizeof(*db));
+    *err = NULL;
+    if (!qrt_global.dbd_driver
+        || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, err)
+           != APR_SUCCESS) {
+        if (!*err) {
+            *err = "no driver";
+        }
+        return NULL;
+    }
+    db->driver = driver;
+    db->pool = cp;
+    qrt_db_tune(driver, db->handle, cp);
+    qrt_db_prepare_lazily(db, cp);
+    return db;
+}
+
+static int keeper_turn(apr_time_t *next)
+{
+    apr_uint32_t idle = 0;
+    apr_time_t now = apr_time_now();
+
+    return now >= *next
+        && __atomic_compare_exchange_n(&shared->keeper, &idle, 1, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
+}
+
+static void keeper_done(apr_time_t *next, apr_interval_time_t every)
+{
+    *next = apr_time_now() + every;
+    __atomic_store_n(&shared->keeper, 0, __ATOMIC_RELEASE);
+}
+
+static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
+{
+    apr_pool_t *top = data, *cp, *sp, *p;
+    qrt_db_t *db = NULL;
+    qrt_spool_t *snap = NULL;
+    const char *err = NULL;
+
+    (void)thread;
+    prctl(PR_SET_NAME, "qrtrack-keeper", 0, 0, 0);
+    apr_pool_create(&cp, top);
+    apr_pool_create(&sp, top);
+    apr_pool_create(&p, top);
+    while (!child.stopping) {
+        apr_status_t rv;
+
+        apr_sleep(SPOOL_TICK);
+        if (qrt_db_down()) {
+            if (!keeper_turn(&shared->next_probe)) {
+                continue;
+            }
+            if (db) {
+                apr_dbd_close(db->driver, db->handle);
+            }
+            db = keeper_connect(cp, &err);
+            if (db && apr_dbd_check_conn(db->driver, p, db->handle) == APR_SUCCESS) {
+                qrt_db_mark_up(child.s);
+            }
+            else if (db) {
+                apr_dbd_close(db->driver, db->handle);
+                db = NULL;
+            }
+            keeper_done(&shared->next_probe, SPOOL_PROBE_EVERY);
+            continue;
+        }
+        if (!snap_path || !keeper_turn(&shared->next_refresh)) {
+            continue;
+        }
+        if (!db) {
+            db = keeper_connect(cp, &err);
+            if (!db) {
+                qrt_db_mark_down(child.s, err);
+                keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
+                continue;
+            }
+        }
+        if (!snap && qrt_spool_open(sp, snap_path, QRT_SPOOL_SNAPSHOT, &snap, &err)
+                     != APR_SUCCESS) {
+            snap = NULL;
+            rv = APR_EGENERAL;
+        }
+        else {
+            db->error = NULL;
+            rv = apr_time_now() >= shared->next_sweep || shared->snap_hwm == 0
+                 ? keeper_sweep(db, snap, p) : keeper_changes(db, snap, p);
+            if (rv == APR_SUCCESS && apr_time_now() >= shared->next_sweep) {
+                shared->next_sweep = apr_time_now() + SPOOL_SWEEP_EVERY;
+            }
+        }
+        if (rv != APR_SUCCESS && rv != APR_EINTR) {
+            apr_uint32_t more = 0;
+
+            if (db->error && qrt_db_unreachable(db)) {
+                qrt_db_mark_down(child.s, db->error);
+            }
+            else if (qrt_log_due(&log_snap, &more)) {
+                ap_log_error(APLOG_MARK, APLOG_WARNING, 0, child.s, "QRT00118: the "
+                             "snapshot of codes could not be brought up to date: %s (and "
+                             "%u more since this line was last logged)",
+                             db->error ? db->error
+                                       : snap ? qrt_spool_error(snap) : err, more);
+            }
+            if (db->error) {
+                apr_dbd_close(db->driver, db->handle);
+                db = NULL;
+            }
+            apr_pool_clear(sp);
+            snap = NULL;
+        }
+        apr_pool_clear(p);
+        keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
+    }
+    if (db) {
+        apr_dbd_close(db->driver, db->handle);
+    }
+    return NULL;
+}
+
+static apr_status_t keeper_stop(void *data)
+{
+    apr_status_t rv;
+
+    (void)data;
+    if (child.thread) {
+        child.stopping = 1;
+        apr_thread_join(&rv, child.thread);
+        child.thread = NULL;
+    }
+    return APR_SUCCESS;
+}
+
+void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_pool_t *kp;
+    apr_status_t rv;
+
+    memset(&child, 0, sizeof(child));
+    child.s = s;
+    if (!shared) {
+        return;
+    }
+    apr_pool_create(&child.reader_pool, pchild);
+    apr_pool_create(&child.writer_pool, pchild);
+    apr_pool_tag(child.writer_pool, "qrtrack-spool");
+    apr_pool_tag(child.reader_pool, "qrtrack-snapshot");
+    if (apr_thread_mutex_create(&child.read_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+        != APR_SUCCESS) {
+        child.read_lock = NULL;
+    }
+    apr_pool_create(&kp, pchild);
+    apr_pool_tag(kp, "qrtrack-keeper");
+    rv = apr_thread_create(&child.thread, NULL, keeper_main, kp, pchild);
+    if (rv != APR_SUCCESS) {
+        child.thread = NULL;
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00119: cannot start the keeper "
+                     "thread (snapshot of codes, database probe)");
+        return;
+    }
+    apr_pool_pre_cleanup_register(pchild, NULL, keeper_stop);
+}

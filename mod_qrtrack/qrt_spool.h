@@ -1,0 +1,70 @@
+/* qrt_spool: a node's own durable files for the times its database cannot be reached.
+ *
+ * Two SQLite files, each opened by one connection per user (they are not shared
+ * between threads):
+ *
+ *   the spool      visits committed on this node while the database could not take
+ *                  them, oldest first, each with a sequence number of this node; they
+ *                  go into the database, in order, once it answers again. The node's
+ *                  id (random, made once) is kept here: with the sequence it names a
+ *                  visit uniquely, so a replay interrupted between the database's
+ *                  commit and the spool's deletion does not record a visit twice.
+ *   the snapshot   code -> (tracker id, destination) of every live tracker, kept
+ *                  current from the database, read when it cannot be reached.
+ *
+ * Both are created 0640; the spool is synchronous (FULL), so a visit appended is on
+ * disk when qrt_spool_append returns. */
+#ifndef QRT_SPOOL_H
+#define QRT_SPOOL_H
+
+#include <apr_pools.h>
+#include "qrt_store.h"
+
+typedef struct qrt_spool qrt_spool_t;
+
+typedef enum { QRT_SPOOL_VISITS, QRT_SPOOL_SNAPSHOT } qrt_spool_kind_t;
+
+/* Opens (creating it and its tables when missing) the file at path; the connection is
+ * closed with p. APR_SUCCESS, or an error with *err saying why. */
+apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t kind,
+                            qrt_spool_t **s, const char **err);
+/* The last error of s, for log lines. */
+const char *qrt_spool_error(qrt_spool_t *s);
+
+/* ---- the spool of visits --------------------------------------------------------- */
+
+/* This node's id: 16 hex digits, made when the spool file was created. */
+const char *qrt_spool_node(qrt_spool_t *s);
+/* Appends n visits in one durable transaction. */
+apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n);
+/* Visits waiting in the spool. */
+apr_status_t qrt_spool_count(qrt_spool_t *s, apr_int64_t *n);
+/* The oldest visits, at most max: their sequence numbers in seq[], visits in v[]
+ * (allocated from p); *n how many. */
+apr_status_t qrt_spool_peek(qrt_spool_t *s, apr_pool_t *p, int max, apr_int64_t **seq,
+                            qrt_visit_t **v, int *n);
+/* Deletes the visits up to sequence number upto (included). */
+apr_status_t qrt_spool_drop(qrt_spool_t *s, apr_int64_t upto);
+
+/* ---- the snapshot ----------------------------------------------------------------- */
+
+/* APR_NOTFOUND when code is not in the snapshot. */
+apr_status_t qrt_snap_get(qrt_spool_t *s, apr_pool_t *p, const char *code,
+                          apr_int64_t *id, const char **url);
+/* Changes are made between begin and commit (rollback on an error). */
+apr_status_t qrt_snap_begin(qrt_spool_t *s);
+apr_status_t qrt_snap_commit(qrt_spool_t *s);
+void qrt_snap_rollback(qrt_spool_t *s);
+/* Sets code's entry; gen marks it as seen by the sweep of that generation. */
+apr_status_t qrt_snap_put(qrt_spool_t *s, const char *code, apr_int64_t id,
+                          const char *url, apr_int64_t gen);
+apr_status_t qrt_snap_del(qrt_spool_t *s, const char *code);
+/* Deletes every entry that the sweep of generation gen did not see. */
+apr_status_t qrt_snap_sweep(qrt_spool_t *s, apr_int64_t gen);
+/* Entries in the snapshot. */
+apr_status_t qrt_snap_count(qrt_spool_t *s, apr_int64_t *n);
+/* Numbers kept with the snapshot across restarts (0 when never set). */
+apr_status_t qrt_snap_meta_get(qrt_spool_t *s, const char *name, apr_int64_t *v);
+apr_status_t qrt_snap_meta_set(qrt_spool_t *s, const char *name, apr_int64_t v);
+
+#endif /* QRT_SPOOL_H */

@@ -1,0 +1,83 @@
+/* qrt_store_spool: what a node reads from the database for its snapshot of codes,
+ * and the marks of the spooled visits it replayed (qrt_spool.h, schema 21). */
+#include <apr_strings.h>
+#include "qrt_store.h"
+#include "qrt_store_spool.h"
+
+#define SNAP_COLS "SELECT code, id, redirect_url, " \
+    "CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END, updated_at FROM trackers "
+
+const qrt_stmt_t qrt_store_spool_stmts[] = {
+    /* trackers changed (made, changed, deleted) since a time: trackers_updated */
+    { "qrt_snap_changed", SNAP_COLS "WHERE updated_at >= %lld" },
+    /* the live trackers, a page at a time in id order */
+    { "qrt_snap_page", SNAP_COLS "WHERE id > %lld AND deleted_at IS NULL "
+      "ORDER BY id LIMIT %lld" },
+    { "qrt_spool_mark", "SELECT seq FROM spool_marks WHERE node = %s" },
+    { "qrt_spool_mark_set", "INSERT INTO spool_marks (node, seq) VALUES (%s, %lld) "
+      "ON CONFLICT (node) DO UPDATE SET seq = excluded.seq" },
+    { NULL, NULL }
+};
+
+typedef struct {
+    qrt_snap_row_fn *fn;
+    void *ctx;
+    apr_int64_t last_id;
+    int rows;
+} snap_each_t;
+
+static apr_status_t snap_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    snap_each_t *e = ctx;
+    qrt_snap_row_t r;
+
+    r.code = qrt_db_str(db, row, 0);
+    r.id = qrt_db_int(db, row, 1, 0);
+    r.url = qrt_db_str(db, row, 2);
+    r.deleted = (int)qrt_db_int(db, row, 3, 0);
+    r.updated = qrt_db_int(db, row, 4, 0);
+    if (!r.code || !r.url) {
+        return APR_SUCCESS;
+    }
+    e->last_id = r.id;
+    e->rows++;
+    return e->fn(e->ctx, &r);
+}
+
+apr_status_t qrt_store_snap_changed(qrt_db_t *db, apr_pool_t *p, apr_int64_t since,
+                                    qrt_snap_row_fn *fn, void *ctx)
+{
+    snap_each_t e = { fn, ctx, 0, 0 };
+    const void *args[] = { &since };
+
+    return qrt_db_each(db, p, "qrt_snap_changed", args, snap_row, &e);
+}
+
+apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
+                                 apr_int64_t limit, qrt_snap_row_fn *fn, void *ctx,
+                                 apr_int64_t *last, int *rows)
+{
+    snap_each_t e = { fn, ctx, after, 0 };
+    const void *args[] = { &after, &limit };
+    apr_status_t rv = qrt_db_each(db, p, "qrt_snap_page", args, snap_row, &e);
+
+    *last = e.last_id;
+    *rows = e.rows;
+    return rv;
+}
+
+apr_status_t qrt_store_spool_mark(qrt_db_t *db, apr_pool_t *p, const char *node,
+                                  apr_int64_t *seq)
+{
+    const void *args[] = { node };
+
+    return qrt_db_select_int(db, p, "qrt_spool_mark", args, seq);
+}
+
+apr_status_t qrt_store_spool_mark_set(qrt_db_t *db, apr_pool_t *p, const char *node,
+                                      apr_int64_t seq)
+{
+    const void *args[] = { node, &seq };
+
+    return qrt_db_exec(db, p, "qrt_spool_mark_set", NULL, args);
+}

@@ -1,0 +1,292 @@
+"""Printed codes keep working while the database cannot be reached.
+
+Each node keeps a snapshot of its codes and a spool of visits beside its state
+(QRTrackSpoolDir): while PostgreSQL is stopped, scans answer 302 from the snapshot
+and their visits are committed to the spool before the redirect; once it is back,
+the spool is replayed into the database in order, each visit exactly once, so
+counters and unique visitors come out as if nothing had happened. An unknown code
+answers 503 meanwhile (the snapshot cannot prove it does not exist), the API 503, and
+the error log says so a few times, not once per request."""
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+
+import conftest
+from conftest import BACKEND, Api, PgCluster, Server
+
+STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
+         "    SetHandler server-status\n</Location>\n"
+UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 " \
+     "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1 visitor-%d"
+
+pgsql_only = pytest.mark.skipif(
+    BACKEND != "pgsql", reason="stops and starts a PostgreSQL cluster of its own: runs in "
+    "the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
+
+
+def status(srv):
+    r = requests.get(srv.base + "/server-status?auto", timeout=10)
+    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
+
+
+def snapshot_codes(srv):
+    p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
+                        "SELECT code FROM codes"], capture_output=True, text=True)
+    return set(p.stdout.split())
+
+
+def poll(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.1)
+
+
+class Scanner:
+    """Threads scanning codes on nodes, one visitor per thread; each result is
+    (node index, code, visitor, status or None, Location)."""
+
+    def __init__(self, nodes, codes, threads=8):
+        self.nodes, self.codes = nodes, codes
+        self.stop = threading.Event()
+        self.results = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True)
+                        for i in range(threads)]
+        for t in self.threads:
+            t.start()
+
+    def run(self, i):
+        n = 0
+        with requests.Session() as s:
+            while not self.stop.is_set():
+                node = (i + n) % len(self.nodes)
+                code = self.codes[(i * 7 + n) % len(self.codes)]
+                n += 1
+                try:
+                    r = s.get("%s/q/%s" % (self.nodes[node].base, code),
+                              headers={"User-Agent": UA % i}, allow_redirects=False,
+                              timeout=30)
+                    got = (r.status_code, r.headers.get("Location"))
+                except requests.RequestException:
+                    got = (None, None)
+                with self.lock:
+                    self.results.append((node, code, i, got[0], got[1]))
+                time.sleep(0.01)
+
+    def count(self):
+        with self.lock:
+            return len(self.results)
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+        return self.results
+
+
+@pytest.fixture
+def own_cluster():
+    """A PostgreSQL cluster of the test's own, to stop and start (the session's
+    cluster stays up for the other tests)."""
+    saved = conftest._pg
+    conftest._pg = own = PgCluster()
+    try:
+        yield own
+    finally:
+        own.stop()
+        conftest._pg = saved
+
+
+def two_nodes(extra=""):
+    conf = STATUS % conftest.apxs("LIBEXECDIR") + extra
+    a = Server(extra=conf, loglevel="info")
+    a.admin("init")
+    a.account("acme")
+    a.start()
+    b = Server(extra=conf, shared_db=a, loglevel="info")
+    b.start()
+    tok = a.token("acme")
+    return a, b, tok
+
+
+def make_trackers(node, tok, n):
+    out = []
+    with Api(node, tok) as s:
+        for i in range(n):
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/t%d" % i})
+            assert r.status_code == 200, r.text
+            out.append(r.json())
+    return out
+
+
+def error_lines(srv):
+    return [l for l in srv.error_log().splitlines() if "[error]" in l or "[warn]" in l
+            or ":error]" in l or ":warn]" in l]
+
+
+@pgsql_only
+def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_once(
+        own_cluster):
+    a = b = None
+    try:
+        a, b, tok = two_nodes()
+        trackers = make_trackers(a, tok, 6)
+        codes = [t["code"] for t in trackers]
+        dest = {t["code"]: t["redirect_url"] for t in trackers}
+        # Node b has never looked these codes up: its snapshot must have them.
+        poll(lambda: set(codes) <= snapshot_codes(a) and set(codes) <= snapshot_codes(b),
+             15, "the nodes' snapshots of the codes")
+        load = Scanner([a, b], codes)
+        poll(lambda: load.count() > 50, 20, "scans before the outage")
+        logs_before = [len(error_lines(a)), len(error_lines(b))]
+        own_cluster.halt()
+        halted = time.monotonic()
+        time.sleep(1.0)
+        with Api(b, tok) as s:
+            started = time.monotonic()
+            r = s.get("/tracker")
+            assert r.status_code == 503, r.text
+            assert r.headers["Retry-After"]
+            assert r.json()["message"]
+            assert time.monotonic() - started < 1.0
+        unknown = requests.get(b.base + "/q/NoSuchCode99", allow_redirects=False, timeout=10)
+        assert unknown.status_code == 503, unknown.status_code
+        assert unknown.headers["Retry-After"]
+        assert status(a)["QRTrackDatabaseReachable"] == "0"
+        time.sleep(7.0)
+        assert int(status(a)["QRTrackSpoolVisits"]) + int(status(b)["QRTrackSpoolVisits"]) > 0
+        restarted = time.monotonic()
+        own_cluster.start()
+        time.sleep(1.5)
+        results = load.finish()
+
+        # Every scan was answered, each 302 to its code's destination, during the
+        # outage too.
+        assert all(r[3] == 302 for r in results), (
+            [(r[0], r[3]) for r in results if r[3] != 302][:20], len(results),
+            a.error_log()[-3000:], b.error_log()[-3000:])
+        assert all(r[4] == dest[r[1]] for r in results)
+        assert len(results) > 200, len(results)
+
+        # Every one of them is in the database within seconds, once.
+        def all_in():
+            with Api(a, tok) as s:
+                got = {}
+                for t in trackers:
+                    r = s.get("/tracker/analytics/%d" % t["tracker_id"])
+                    if r.status_code != 200:
+                        return None
+                    got[t["code"]] = r.json()
+            return got if sum(g["totalScans"] for g in got.values()) >= len(results) \
+                else None
+        got = poll(all_in, 20, "the spooled visits in the database")
+        for t in trackers:
+            mine = [r for r in results if r[1] == t["code"]]
+            g = got[t["code"]]
+            assert g["totalScans"] == len(mine), (t["code"], g, len(mine))
+            assert g["uniqueVisitors"] == len({r[2] for r in mine}), (t["code"], g)
+        assert int(a.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
+        poll(lambda: status(a)["QRTrackSpoolVisits"] == "0"
+             and status(b)["QRTrackSpoolVisits"] == "0", 10, "empty spools")
+        assert int(status(a)["QRTrackSpoolReplayed"]) + \
+            int(status(b)["QRTrackSpoolReplayed"]) > 0
+        assert status(a)["QRTrackDatabaseReachable"] == "1"
+
+        # The outage cost each node a few log lines, not one per request.
+        for node, before in zip((a, b), logs_before):
+            added = error_lines(node)[before:]
+            assert len(added) < 40, "\n".join(added[:60])
+        assert "QRT00104" in a.error_log() + b.error_log()
+        assert "QRT00105" in a.error_log() + b.error_log()
+        assert restarted - halted > 7
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+
+
+@pgsql_only
+def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
+    a = None
+    try:
+        a, b, tok = two_nodes()
+        b.cleanup()
+        trackers = make_trackers(a, tok, 2)
+        codes = [t["code"] for t in trackers]
+        poll(lambda: set(codes) <= snapshot_codes(a), 15, "the snapshot of the codes")
+        own_cluster.halt()
+        load = Scanner([a], codes, threads=4)
+        poll(lambda: int(status(a)["QRTrackSpoolVisits"]) > 20, 20, "spooled visits")
+        committer = int(status(a)["QRTrackCommitter"])
+        assert committer > 0
+        os.kill(committer, signal.SIGKILL)
+        time.sleep(2.0)
+        results = load.finish()
+        ok = [r for r in results if r[3] == 302]
+        # Only the scans the killed child was serving may have got no answer.
+        assert len(ok) >= len(results) - 8, [r[3] for r in results if r[3] != 302]
+        own_cluster.start()
+
+        def replayed():
+            return int(a.sql("SELECT COUNT(*) FROM visits").strip() or 0) >= len(ok) \
+                and status(a)["QRTrackSpoolVisits"] == "0"
+        poll(replayed, 30, "the replay")
+        # Every acknowledged visit is there; at most the unanswered ones besides.
+        n = int(a.sql("SELECT COUNT(*) FROM visits").strip())
+        assert len(ok) <= n <= len(results), (len(ok), n, len(results))
+    finally:
+        if a:
+            a.cleanup()
+
+
+def test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them():
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"))
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        t = make_trackers(srv, tok, 1)[0]
+        poll(lambda: t["code"] in snapshot_codes(srv), 15, "the snapshot of the code")
+        for name in ("qrtrack-spool.db", "qrtrack-snapshot.db"):
+            st = os.stat(os.path.join(srv.dir, name))
+            assert stat.S_IMODE(st.st_mode) == 0o640, (name, oct(st.st_mode))
+        s = status(srv)
+        assert s["QRTrackDatabaseReachable"] == "1"
+        assert s["QRTrackSpoolVisits"] == "0"
+        # A deleted tracker leaves the snapshot, a changed destination follows.
+        u = make_trackers(srv, tok, 1)[0]
+        poll(lambda: u["code"] in snapshot_codes(srv), 15, "the new code in the snapshot")
+        with Api(srv, tok) as api:
+            assert api.patch("/tracker/%d" % t["tracker_id"],
+                             json={"redirect_url": "https://example.com/new"}
+                             ).status_code == 200
+            assert api.delete("/tracker/%d" % u["tracker_id"]).status_code == 204
+        poll(lambda: u["code"] not in snapshot_codes(srv), 15, "the deletion")
+
+        def url():
+            p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
+                                "SELECT url FROM codes WHERE code = '%s'" % t["code"]],
+                               capture_output=True, text=True)
+            return p.stdout.strip() == "https://example.com/new"
+        poll(url, 15, "the new destination in the snapshot")
+    finally:
+        srv.cleanup()
+
+
+def test_spool_directives_are_checked():
+    for extra in ("QRTrackSpoolLimit 5\n", "QRTrackSpoolLimit many\n"):
+        rc, out = conftest.configtest(extra)
+        assert rc != 0 and "QRTrackSpoolLimit" in out, out
+    rc, out = conftest.configtest("QRTrackSpoolDir off\nQRTrackSpoolLimit 5000\n")
+    assert rc == 0, out

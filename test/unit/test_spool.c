@@ -1,0 +1,254 @@
+/* Unit tests for qrt_spool: the node's spool of visits and snapshot of codes. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "qrt_spool.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+static char dir[64];
+
+static void dir_setup(void)
+{
+    setup();
+    strcpy(dir, "/tmp/qrt-spool-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void dir_teardown(void)
+{
+    char cmd[96];
+
+    apr_snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    teardown();
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *path(const char *name)
+{
+    return apr_pstrcat(pool, dir, "/", name, NULL);
+}
+
+static qrt_visit_t visit(apr_int64_t tracker, apr_int64_t t)
+{
+    qrt_visit_t v;
+
+    memset(&v, 0, sizeof(v));
+    v.tracker_id = tracker;
+    v.visit_start = t;
+    v.source = "scan";
+    v.ip = "203.0.113.0";
+    v.user_agent = "Mozilla/5.0 (iPhone)";
+    v.device = "mobile";
+    v.visitor = 77;
+    return v;
+}
+
+static qrt_spool_t *open_kind(const char *name, qrt_spool_kind_t kind, apr_pool_t *p)
+{
+    qrt_spool_t *s = NULL;
+    const char *err = NULL;
+
+    ck_assert_int_eq(qrt_spool_open(p, path(name), kind, &s, &err), APR_SUCCESS);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+START_TEST(visits_come_back_in_order_and_go_once_dropped)
+{
+    qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t in[5], *out;
+    apr_int64_t *seq, n;
+    int i, got;
+
+    for (i = 0; i < 5; i++) {
+        in[i] = visit(10 + i, 1000 + i);
+    }
+    ck_assert_int_eq(qrt_spool_append(s, in, 3), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in + 3, 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 5);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 4);
+    for (i = 0; i < got; i++) {
+        ck_assert_int_eq(out[i].tracker_id, 10 + i);
+        ck_assert_int_eq(out[i].visit_start, 1000 + i);
+        ck_assert_str_eq(out[i].user_agent, "Mozilla/5.0 (iPhone)");
+        ck_assert_int_eq(out[i].visitor, 77);
+        ck_assert(i == 0 || seq[i] > seq[i - 1]);
+    }
+    ck_assert_int_eq(qrt_spool_drop(s, seq[2]), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 10, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 2);
+    ck_assert_int_eq(out[0].tracker_id, 13);
+    ck_assert_int_eq(out[1].tracker_id, 14);
+    ck_assert_int_eq(qrt_spool_drop(s, seq[1]), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+START_TEST(sequence_numbers_are_never_reused_after_a_drop)
+{
+    qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t v = visit(1, 1), *out;
+    apr_int64_t *seq, first;
+    int got;
+
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 1, &seq, &out, &got), APR_SUCCESS);
+    first = seq[0];
+    ck_assert_int_eq(qrt_spool_drop(s, first), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 1, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 1);
+    ck_assert_int_gt(seq[0], first);
+}
+END_TEST
+
+START_TEST(the_node_id_is_made_once_and_kept)
+{
+    apr_pool_t *p1, *p2;
+    qrt_spool_t *a, *b;
+    char node[17];
+
+    apr_pool_create(&p1, pool);
+    a = open_kind("spool.db", QRT_SPOOL_VISITS, p1);
+    ck_assert_int_eq(strlen(qrt_spool_node(a)), 16);
+    strcpy(node, qrt_spool_node(a));
+    apr_pool_destroy(p1);
+    apr_pool_create(&p2, pool);
+    b = open_kind("spool.db", QRT_SPOOL_VISITS, p2);
+    ck_assert_str_eq(qrt_spool_node(b), node);
+    apr_pool_destroy(p2);
+}
+END_TEST
+
+/* A process killed right after its append returned: the visits are in the file. */
+START_TEST(an_append_survives_the_death_of_its_process)
+{
+    qrt_spool_t *s;
+    apr_int64_t n;
+    int status;
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        apr_pool_t *cp;
+        qrt_visit_t v[3] = { visit(1, 1), visit(2, 2), visit(3, 3) };
+
+        apr_pool_create(&cp, NULL);
+        s = open_kind("spool.db", QRT_SPOOL_VISITS, cp);
+        _exit(qrt_spool_append(s, v, 3) == APR_SUCCESS ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 3);
+}
+END_TEST
+
+START_TEST(files_are_made_0640_whatever_the_umask)
+{
+    mode_t old = umask(0);
+    struct stat st;
+    qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t v = visit(1, 1);
+
+    umask(old);
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(stat(path("spool.db"), &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    ck_assert_int_eq(stat(path("spool.db-wal"), &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+}
+END_TEST
+
+START_TEST(the_snapshot_answers_sweeps_and_keeps_its_numbers)
+{
+    qrt_spool_t *s = open_kind("snap.db", QRT_SPOOL_SNAPSHOT, pool);
+    apr_int64_t id = 0, n, v;
+    const char *url = NULL;
+
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_NOTFOUND);
+    ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/a", 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "def", 8, "https://example.com/d", 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "x'; DROP TABLE codes; --", 9, "https://e.com/?q=%s", 1),
+                     APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_commit(s), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+    ck_assert_int_eq(id, 7);
+    ck_assert_str_eq(url, "https://example.com/a");
+    ck_assert_int_eq(qrt_snap_get(s, pool, "x'; DROP TABLE codes; --", &id, &url),
+                     APR_SUCCESS);
+    ck_assert_str_eq(url, "https://e.com/?q=%s");
+
+    /* A new destination, a deleted code, and a sweep that saw only abc. */
+    ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/b", 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_del(s, "def"), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_sweep(s, 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_meta_set(s, "gen", 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_commit(s), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+    ck_assert_str_eq(url, "https://example.com/b");
+    ck_assert_int_eq(qrt_snap_get(s, pool, "def", &id, &url), APR_NOTFOUND);
+    ck_assert_int_eq(qrt_snap_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(qrt_snap_meta_get(s, "gen", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(qrt_snap_meta_get(s, "never", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 0);
+
+    /* A transaction rolled back leaves the snapshot as it was. */
+    ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_del(s, "abc"), APR_SUCCESS);
+    qrt_snap_rollback(s);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+}
+END_TEST
+
+START_TEST(a_file_that_cannot_be_made_says_why)
+{
+    qrt_spool_t *s = NULL;
+    const char *err = NULL;
+
+    ck_assert_int_ne(qrt_spool_open(pool, "/nonexistent-dir/spool.db", QRT_SPOOL_VISITS,
+                                    &s, &err), APR_SUCCESS);
+    ck_assert_ptr_null(s);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent-dir/spool.db"));
+}
+END_TEST
+
+static Suite *spool_suite(void)
+{
+    Suite *s = suite_create("qrt_spool");
+    TCase *tc = tcase_create("spool");
+
+    tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
+    tcase_add_test(tc, visits_come_back_in_order_and_go_once_dropped);
+    tcase_add_test(tc, sequence_numbers_are_never_reused_after_a_drop);
+    tcase_add_test(tc, the_node_id_is_made_once_and_kept);
+    tcase_add_test(tc, an_append_survives_the_death_of_its_process);
+    tcase_add_test(tc, files_are_made_0640_whatever_the_umask);
+    tcase_add_test(tc, the_snapshot_answers_sweeps_and_keeps_its_numbers);
+    tcase_add_test(tc, a_file_that_cannot_be_made_says_why);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(spool_suite());
+}
