@@ -279,14 +279,17 @@ typedef struct {
 /* In post_config: nslots visits may wait at once; kept across graceful restarts. */
 apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **q);
 /* Queues v and sleeps until a writer has committed it: the commit's status, or
- * APR_EAGAIN at once when every slot is taken. */
-apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
-                              apr_interval_time_t max_wait);
+ * APR_EAGAIN at once when every slot is taken, or APR_TIMEUP at the deadline (a
+ * little after it when the visit's commit is under way: it then ends by itself,
+ * and its outcome goes to nobody). */
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline);
 /* A writer: takes every queued visit (copied into p) and the role of committer,
  * unless another child's writer has it; 0 when there is nothing to do here
- * (stopping gives the role up). The visits must then go to qrt_queue_done. */
+ * (stopping gives the role up). The visits must then go to qrt_queue_done, the
+ * earlier the better: *deadline is when the first of their requests must be answered. */
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
-                   qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s);
+                   qrt_visit_t **visits, qrt_queue_ticket_t **slots,
+                   apr_time_t *deadline, server_rec *s);
 /* Wakes the requests of visits taken, with the commit's status. */
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                     apr_status_t rv);

@@ -41,6 +41,10 @@ APLOG_USE_MODULE(qrtrack);
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
 #define QUEUE_STALE    apr_time_from_msec(200) /* a committer silent this long is checked */
 #define QUEUE_STUCK    apr_time_from_sec(60) /* and this long is replaced even if alive */
+/* A request whose visit is being committed past its deadline waits this much longer
+ * for the commit (bounded by the deadline itself: qrt_queue_take's *deadline), then
+ * answers 503 and leaves the slot to the committer. */
+#define QUEUE_GRACE    apr_time_from_msec(500)
 #define QUEUE_NIL      0xFFFFFFFFu
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
@@ -53,8 +57,11 @@ typedef struct {
     pid_t owner;                    /* child of the waiting request */
     apr_uint32_t seq;               /* bumped each time the slot is handed out */
     apr_uint32_t batch;             /* the take that takes (or took) it */
-    apr_uint32_t pad;
-    char data[QUEUE_SLOT - 32];     /* the packed visit (qrt_visitpack) */
+    apr_uint32_t abandoned;         /* its request answered already: the committer
+                                     * frees it */
+    apr_time_t deadline;            /* when its request must be answered */
+    apr_time_t pad;
+    char data[QUEUE_SLOT - 48];     /* the packed visit (qrt_visitpack) */
 } queue_slot;
 
 /* Any visit fits a slot (qrt_visit_pack cuts long strings). */
@@ -244,10 +251,17 @@ static int queue_withdraw(qrt_queue_t *q, apr_uint32_t i)
     return 1;
 }
 
-apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
-                              apr_interval_time_t max_wait)
+/* Under the lock: slot i back to the free list. */
+static void queue_free(qrt_queue_t *q, apr_uint32_t i)
 {
-    apr_time_t deadline = apr_time_now() + max_wait;
+    q->slots[i].state = SLOT_FREE;
+    q->slots[i].abandoned = 0;
+    q->slots[i].next = q->free;
+    q->free = i;
+}
+
+apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline)
+{
     queue_slot *slot;
     apr_uint32_t i, state;
     apr_status_t rv;
@@ -268,6 +282,8 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
     slot->state = SLOT_FILLING;
     slot->owner = getpid();
     slot->seq++;
+    slot->abandoned = 0;
+    slot->deadline = deadline;
     queue_unlock(q);
 
     /* Packed outside the lock: the slot is this request's alone now. */
@@ -328,12 +344,17 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
         if (apr_time_now() >= deadline) {
             /* Waited long enough: a visit no writer has taken yet leaves the queue
              * unrecorded, and the scan is answered 503. One being committed is
-             * waited for (the writers' own timeouts bound that). */
+             * waited for: its commit gives up by the batch's first deadline
+             * (qrt_queue_take), and past QUEUE_GRACE more the request answers 503
+             * anyway and leaves the slot to the committer. */
             queue_lock(q);
             if (queue_withdraw(q, i)) {
-                slot->state = SLOT_FREE;
-                slot->next = q->free;
-                q->free = i;
+                queue_free(q, i);
+                queue_unlock(q);
+                return APR_TIMEUP;
+            }
+            if (slot->state == SLOT_TAKEN && apr_time_now() >= deadline + QUEUE_GRACE) {
+                slot->abandoned = 1;
                 queue_unlock(q);
                 return APR_TIMEUP;
             }
@@ -342,19 +363,22 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v,
     }
     rv = slot->status;
     queue_lock(q);
-    slot->state = SLOT_FREE;
-    slot->next = q->free;
-    q->free = i;
+    queue_free(q, i);
     queue_unlock(q);
     return rv;
 }
 
 /* ---- the writers' side -------------------------------------------------------------- */
 
+/* Under the lock. */
 static void queue_finish(qrt_queue_t *q, apr_uint32_t i, apr_status_t rv)
 {
     queue_slot *slot = &q->slots[i];
 
+    if (slot->abandoned) {
+        queue_free(q, i);
+        return;
+    }
     slot->status = rv;
     __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
     queue_done_wake(q, queue_bit(slot->batch));
@@ -448,11 +472,14 @@ static void queue_reap(qrt_queue_t *q, pid_t me, server_rec *s)
 }
 
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
-                   qrt_visit_t **visits, qrt_queue_ticket_t **slots, server_rec *s)
+                   qrt_visit_t **visits, qrt_queue_ticket_t **slots,
+                   apr_time_t *deadline, server_rec *s)
 {
     pid_t me = getpid();
     apr_uint32_t i;
     int n = 0, kept, rest;
+
+    *deadline = 0;
 
     queue_lock(q);
     queue_reap(q, me, s);
@@ -493,6 +520,9 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
     for (i = q->head; i != QUEUE_NIL; i = q->slots[i].next) {
         q->slots[i].state = SLOT_TAKEN;
         q->slots[i].batch = q->takes;
+        if (*deadline == 0 || q->slots[i].deadline < *deadline) {
+            *deadline = q->slots[i].deadline;
+        }
         (*slots)[n].slot = i;
         (*slots)[n++].seq = q->slots[i].seq;
     }
@@ -508,7 +538,9 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
         if (qrt_visit_unpack(p, slot->data, slot->len, &(*visits)[kept]) != 0) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00057: a queued visit could "
                          "not be read back; its scan answers 503");
+            queue_lock(q);
             queue_finish(q, t.slot, APR_EGENERAL);
+            queue_unlock(q);
             continue;
         }
         (*slots)[kept++] = t;
@@ -529,6 +561,10 @@ void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
         queue_slot *slot = &q->slots[slots[i].slot];
 
         if (slot->state == SLOT_TAKEN && slot->seq == slots[i].seq) {
+            if (slot->abandoned) {
+                queue_free(q, slots[i].slot);
+                continue;
+            }
             slot->status = rv;
             bits |= queue_bit(slot->batch);
             __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);

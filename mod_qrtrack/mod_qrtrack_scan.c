@@ -21,6 +21,7 @@
 #include <apr_shm.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sqlite3.h>
 
 #include "mod_qrtrack.h"
 #include "qrt_code.h"
@@ -54,6 +55,7 @@ APLOG_USE_MODULE(qrtrack);
  * after a replay that failed. */
 #define SCAN_REPLAY_BATCH 500
 #define SCAN_LOOKUP_TRIES 3
+#define SCAN_ANSWER_MARGIN apr_time_from_msec(50)
 #define SCAN_REPLAY_PAUSE apr_time_from_sec(1)
 
 /* This child's writer thread: one of the writers that may commit the shared
@@ -285,8 +287,66 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
 /* Records visits in one transaction, run again after a conflict. A batch replayed
  * from the spool (sp) skips the visits its node's mark says the database has, and
  * raises the mark with them; *recorded says how many were new to it. */
+/* SQLite: the busy timeout of each of apr_dbd_sqlite3's tries (writer_connect). */
+static int writer_busy_ms;
+
+/* A commit's transaction. SQLite: BEGIN IMMEDIATE, where its wait for the database's
+ * lock is, run here with a busy timeout that ends at the deadline (apr_dbd_sqlite3
+ * would try 17 times, 100 ms apart, whatever the timeout); once it holds the lock,
+ * nothing else in the transaction waits. PostgreSQL: its lock_timeout (half of
+ * QRTrackScanWait, writer_connect) bounds each wait. *native: SQLite's, ended by
+ * writer_end. */
+static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadline,
+                                 apr_dbd_transaction_t **tx, int *native)
+{
+    sqlite3 *h;
+    apr_interval_time_t left;
+    int rc;
+
+    *native = 0;
+    if (qrt_db_is_pgsql(db->driver) || !deadline) {
+        return qrt_db_begin(db, p, tx);
+    }
+    h = apr_dbd_native_handle(db->driver, db->handle);
+    left = deadline - apr_time_now();
+    sqlite3_busy_timeout(h, left > 1000 ? (int)apr_time_as_msec(left) : 1);
+    rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    sqlite3_busy_timeout(h, writer_busy_ms);
+    if (rc != SQLITE_OK) {
+        db->error = apr_psprintf(p, "begin: %s", sqlite3_errmsg(h));
+        return APR_EGENERAL;
+    }
+    *tx = NULL;
+    *native = 1;
+    return APR_SUCCESS;
+}
+
+static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *tx,
+                               int native, apr_status_t rv)
+{
+    sqlite3 *h;
+
+    if (!native) {
+        if (rv != APR_SUCCESS) {
+            qrt_db_rollback_only(db, tx);
+        }
+        return qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS ? APR_EGENERAL
+                                                                         : rv;
+    }
+    h = apr_dbd_native_handle(db->driver, db->handle);
+    if (rv == APR_SUCCESS && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        db->error = apr_psprintf(p, "commit: %s", sqlite3_errmsg(h));
+        rv = APR_EGENERAL;
+    }
+    if (rv != APR_SUCCESS && sqlite3_get_autocommit(h) == 0) {
+        sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rv;
+}
+
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
-                                  int n, const qrt_spool_batch_t *sp, int *recorded)
+                                  int n, const qrt_spool_batch_t *sp, int *recorded,
+                                  apr_time_t deadline)
 {
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
@@ -310,16 +370,13 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     db = *dbp;
     for (attempt = 1;; attempt++) {
+        int native = 0;
+
         db.error = NULL;
-        rv = qrt_db_begin(&db, p, &tx);
+        rv = writer_begin(&db, p, deadline, &tx, &native);
         if (rv == APR_SUCCESS) {
             rv = writer_record_batch(&db, p, visits, n, sp, recorded);
-            if (rv != APR_SUCCESS) {
-                qrt_db_rollback_only(&db, tx);
-            }
-            if (qrt_db_end(&db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-                rv = APR_EGENERAL;
-            }
+            rv = writer_end(&db, p, tx, native, rv);
         }
         if (rv == APR_SUCCESS || !qrt_db_retryable(&db) || attempt == SCAN_COMMIT_TRIES) {
             break;
@@ -378,19 +435,23 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
     }
     db->driver = driver;
     qrt_db_tune(driver, db->handle, cp);
-    /* A commit waits for locks about as long as a scan waits for it (apr_dbd_sqlite3
-     * tries each statement QRT_SQLITE_TRIES times, 100 ms apart). */
+    /* A commit waits for locks until the first of its scans must be answered
+     * (writer_begin). Other statements (the purge, sealing) wait about as long as a
+     * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms
+     * apart. PostgreSQL waits half of it for each lock: a scan that came while the
+     * batch before it was being committed still gets its answer in time. */
     if (!strcmp(qrt_global.dbd_driver, "sqlite3")) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
+        writer_busy_ms = ms < 10 ? 10 : ms;
         qrt_schema_pragma(cp, driver, db->handle,
-                          apr_psprintf(cp, "PRAGMA busy_timeout = %d", ms < 10 ? 10 : ms));
+                          apr_psprintf(cp, "PRAGMA busy_timeout = %d", writer_busy_ms));
     }
     else {
         int nrows;
 
         apr_dbd_query(driver, db->handle, &nrows,
-                      apr_psprintf(cp, "SET lock_timeout = %d", scan_wait() * 1000));
+                      apr_psprintf(cp, "SET lock_timeout = %d", scan_wait() * 500));
     }
     db->pool = cp;
     /* Dictionary ids across commits, for as long as this connection lives (scans with
@@ -531,7 +592,7 @@ static void writer_gather(int n)
  * reached (or visits wait there already: new ones go behind them). Under the writers'
  * mutex. */
 static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
-                                 qrt_visit_t *visits, int n)
+                                 qrt_visit_t *visits, int n, apr_time_t deadline)
 {
     apr_status_t rv;
     int recorded = 0;
@@ -542,7 +603,9 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
         }
         if (*dbp) {
             (*dbp)->error = NULL;
-            rv = writer_commit(*dbp, p, visits, n, NULL, &recorded);
+            /* A little before the deadline: the answer must reach the request. */
+            rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
+                               deadline - SCAN_ANSWER_MARGIN);
             if (rv == APR_SUCCESS) {
                 return rv;
             }
@@ -589,7 +652,8 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
     if (*dbp && qrt_spool_next(p, writer.s, SCAN_REPLAY_BATCH, &b) == APR_SUCCESS
         && b.n > 0) {
         (*dbp)->error = NULL;
-        rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded);
+        rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
+                           apr_time_now() + SCAN_REPLAY_PAUSE);
         if (rv == APR_SUCCESS) {
             qrt_spool_replayed(writer.s, &b, recorded);
             done = 1;
@@ -630,15 +694,16 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         qrt_visit_t *visits;
         qrt_queue_ticket_t *slots;
         apr_status_t rv;
+        apr_time_t deadline;
         int n, locked, stopping = writer.stopping, replayed;
 
         /* Everything queued by any child, if no other writer is committing. */
-        n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, writer.s);
+        n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
         if (n > 0) {
             locked = scan_writer_mutex
                      && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
             rv = scan_writer_mutex && !locked ? APR_EGENERAL
-                 : writer_store(&dbd, cp, p, visits, n);
+                 : writer_store(&dbd, cp, p, visits, n, deadline);
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }
@@ -751,12 +816,13 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* Queues v and waits until a writer has committed it. APR_EAGAIN when the queue is
  * full. */
-static apr_status_t scan_submit(const qrt_visit_t *v)
+static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
 {
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
-    return qrt_queue_submit(writer.queue, v, apr_time_from_sec(scan_wait()));
+    /* QRTrackScanWait counts from the request's arrival. */
+    return qrt_queue_submit(writer.queue, v, r->request_time + apr_time_from_sec(scan_wait()));
 }
 
 /* ---- the request -------------------------------------------------------------------- */
@@ -970,7 +1036,7 @@ int qrt_scan_handler(request_rec *r)
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     if (!r->header_only) {
         scan_visit(r, conf, id, source, &visit);
-        rv = scan_submit(&visit);
+        rv = scan_submit(r, &visit);
         if (rv != APR_SUCCESS) {
             apr_uint32_t more = 0;
 

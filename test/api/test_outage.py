@@ -189,7 +189,12 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
                     got[t["code"]] = r.json()
             return got if sum(g["totalScans"] for g in got.values()) >= len(results) \
                 else None
-        got = poll(all_in, 20, "the spooled visits in the database")
+        try:
+            got = poll(all_in, 20, "the spooled visits in the database")
+        except AssertionError:
+            raise AssertionError((status(a), status(b), len(results),
+                                  a.sql("SELECT COUNT(*) FROM visits"),
+                                  a.error_log()[-3000:], b.error_log()[-3000:]))
         for t in trackers:
             mine = [r for r in results if r[1] == t["code"]]
             g = got[t["code"]]
