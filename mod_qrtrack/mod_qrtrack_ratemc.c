@@ -16,9 +16,10 @@
  * bounded by QRTrackRateLimitTimeout). In front of it, a gate in shared memory that
  * all children see (qrt_mc_shared_t): a server that failed or did not answer in
  * time is down for the whole server at once, its requests count in this server's
- * shared memory, and one request a second (server-wide) tries it again; at most
- * RATEMC_CAP_SHARE of MaxRequestWorkers talk to memcached at a time, the others
- * fall back at once. Warnings go to the error log at most every RATEMC_WARN_EVERY,
+ * shared memory, and one request a second (server-wide) tries it again. At most
+ * half of MaxRequestWorkers (RATEMC_CAP_SHARE) talk to memcached at a time, so that
+ * a memcached slow within the timeout leaves the other half free; the rest fall
+ * back at once. Warnings go to the error log at most every RATEMC_WARN_EVERY,
  * server-wide, with the requests counted in shared memory since the last one; a
  * server that answers again is logged once after them (never more often). */
 #include "httpd.h"
@@ -43,8 +44,8 @@ APLOG_USE_MODULE(qrtrack);
 #define RATEMC_CONN_MAX     8
 /* A server that is down is tried by one request this often, server-wide. */
 #define RATEMC_PROBE_EVERY  apr_time_from_sec(1)
-/* Calls in flight at most: MaxRequestWorkers / RATEMC_CAP_SHARE. */
-#define RATEMC_CAP_SHARE    4
+/* Calls in flight at most: MaxRequestWorkers / RATEMC_CAP_SHARE (at least 1). */
+#define RATEMC_CAP_SHARE    2
 #define RATEMC_WARN_EVERY   apr_time_from_sec(30)
 
 static qrt_mc_shared_t *ratemc_shared;      /* the gate, made in post_config */
@@ -194,11 +195,12 @@ static void ratemc_fell_back(request_rec *r, int sv, qrt_mc_pass_t pass, apr_sta
         return;
     }
     if (pass == QRT_MC_BUSY) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00084: %u calls to memcached "
-                      "(%s) are in flight, the most this server makes at once: further "
-                      "requests are counted in this server's shared memory, not across "
-                      "nodes, meanwhile (requests counted so since the last warning: %u)",
-                      ratemc_shared->cap, qrt_global.rate_mc_list, missed);
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00084: %u requests wait for "
+                      "memcached (%s), the most this server lets wait at once (half of "
+                      "MaxRequestWorkers): further requests are counted in this "
+                      "server's shared memory, not across nodes, meanwhile (requests "
+                      "counted so since the last warning: %u)", ratemc_shared->cap,
+                      qrt_global.rate_mc_list, missed);
         return;
     }
     if (pass == QRT_MC_DOWN) {
