@@ -40,7 +40,7 @@
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
                              NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
-                             { { 0 }, 0, 0 }, 0, NULL, 0 };
+                             { { 0 }, 0, 0 }, 0, QRT_DEFAULT_RATE_MC_TIMEOUT, NULL, 0 };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -249,6 +249,12 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.spool_limit = v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackRateLimitTimeout")) {
+        err = qrt_cmd_int(cmd, arg, 1, 10000, "a number of milliseconds", &v);
+        if (!err) {
+            qrt_global.rate_mc_timeout = (int)v;
+        }
+    }
     else if (!strcasecmp(name, "QRTrackScanWait")) {
         err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
         if (!err) {
@@ -350,6 +356,10 @@ static const command_rec qrt_cmds[] = {
                    "Where the per-token windows live: shm (default: this server's "
                    "shared memory) or memcache HOST:PORT[,HOST:PORT...] (shared by "
                    "every node naming the same servers)"),
+    AP_INIT_TAKE1("QRTrackRateLimitTimeout", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Milliseconds a call to memcached (QRTrackRateLimitStore memcache) "
+                  "may take before the request counts in shared memory and memcached "
+                  "is bypassed until it answers again (default 50)"),
     AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, NULL, RSRC_CONF,
                   "Visits the server may hold waiting for their commit before scans "
                   "get 503 (default: 2 per worker thread of the server)"),
@@ -707,6 +717,7 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.budget_mutex = NULL;
     qrt_global.rate_mc_servers = NULL;
     qrt_global.rate_mc_list = NULL;
+    qrt_global.rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT;
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)

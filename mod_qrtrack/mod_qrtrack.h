@@ -37,6 +37,8 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_DEFAULT_RATE_LIMIT   120
 #define QRT_DEFAULT_MAX_BODY     (1024 * 1024)
 #define QRT_DEFAULT_RATE_SLOTS   8192
+/* QRTrackRateLimitTimeout: milliseconds a memcached call may take. */
+#define QRT_DEFAULT_RATE_MC_TIMEOUT 50
 #define QRT_DEFAULT_SCAN_WAIT    10         /* seconds */
 /* Bounds on what one request may make the server do (README: "Limits"). */
 #define QRT_QUERY_FIELDS_MAX     1024       /* parameters of a query string */
@@ -95,6 +97,7 @@ typedef struct {
     apr_global_mutex_t *budget_mutex;
     qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
     int visit_retention;            /* QRTrackVisitRetention, days (0 = for ever) */
+    int rate_mc_timeout;            /* QRTrackRateLimitTimeout, ms a memcached call */
     const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
     apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
 } qrt_global_t;
@@ -340,12 +343,19 @@ int qrt_budget_check(request_rec *r);
 qrt_err_t *qrt_rate_check(qrt_req_t *q);
 
 /* mod_qrtrack_ratemc.c: QRTrackRateLimitStore memcache */
+/* In post_config: the gate all children share (nothing for the shm store). */
+apr_status_t qrt_ratemc_post_config(apr_pool_t *pconf, server_rec *s);
 void qrt_ratemc_child_init(apr_pool_t *pchild, server_rec *s);
+/* With the memcache store: 1, *up 1 while every server answers (0 while one is
+ * bypassed) and *fallbacks the requests counted in shared memory instead. Else 0. */
+int qrt_ratemc_status(int *up, apr_uint64_t *fallbacks);
 /* 1 when this child counts in memcached. */
 int qrt_ratemc_enabled(void);
 /* Counts the request in the token's window in memcached: APR_SUCCESS with *res and
- * *verdict (OK or LIMITED), or an error (logged, at most every 30 s) when memcached
- * cannot be reached: the caller then counts in shared memory. */
+ * *verdict (OK or LIMITED), or an error (logged, at most every 30 s server-wide) when
+ * memcached cannot be reached, did not answer within QRTrackRateLimitTimeout, is
+ * bypassed meanwhile, or has the most calls in flight: the caller then counts in
+ * shared memory. */
 apr_status_t qrt_ratemc_hit(request_rec *r, apr_int64_t token_id, long limit,
                             qrt_rate_result_t *res, qrt_rate_verdict_t *verdict);
 

@@ -7,7 +7,7 @@
  *
  * With QRTrackRateLimitStore memcache the windows live in memcached
  * (mod_qrtrack_ratemc.c); the table is still set up, and counts whenever
- * memcached cannot be reached. */
+ * memcached cannot be reached, is slow, or is bypassed. */
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
@@ -33,7 +33,6 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
     rate_state *st = NULL;
     apr_status_t rv;
 
-    (void)pconf;
     (void)plog;
     apr_pool_userdata_get((void **)&st, RATE_USERDATA, pp);
     if (!st) {
@@ -68,7 +67,7 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
     qrt_global.rate_shm = st->shm;
     qrt_global.rate_table = st->table;
     qrt_global.rate_mutex = st->mutex;
-    return APR_SUCCESS;
+    return qrt_ratemc_post_config(pconf, s);
 }
 
 /* ---- QRTrackScanBudget: scans a minute per client address ------------------
@@ -216,7 +215,8 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
     if (!qrt_ratemc_enabled()
         || qrt_ratemc_hit(r, q->auth.token_id, q->rate_limit, &res, &verdict)
            != APR_SUCCESS) {
-        /* The shm store, or memcached cannot be reached (logged there). */
+        /* The shm store, or memcached cannot be reached, did not answer in time,
+         * is bypassed or has the most calls in flight (logged there). */
         rv = apr_global_mutex_lock(qrt_global.rate_mutex);
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00014: cannot lock the "

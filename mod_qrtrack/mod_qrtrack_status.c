@@ -128,6 +128,17 @@ static int qrt_status_hook(request_rec *r, int flags)
                "address, 0 = off)", (apr_uint64_t)qrt_global.scan_budget);
     status_add(a, "RateLimitStore", "Rate-limit store",
                qrt_global.rate_mc_list ? "memcache" : "shm");
+    {
+        apr_uint64_t fallbacks = 0;
+        int up = 0;
+
+        if (qrt_ratemc_status(&up, &fallbacks)) {
+            status_num(a, r->pool, "RateLimitStoreUp", "memcached answers (0 = bypassed: "
+                       "counting in shared memory)", (apr_uint64_t)up);
+            status_num(a, r->pool, "RateLimitStoreFallbacks", "API requests counted in "
+                       "shared memory while memcached was bypassed", fallbacks);
+        }
+    }
     status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_global.rate_slots);
     if (qrt_global.rate_table) {
         /* Read without the mutex: a figure for people, not a decision. */

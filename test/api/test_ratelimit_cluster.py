@@ -11,12 +11,17 @@ import concurrent.futures
 import re
 import signal
 import socket
+import threading
 import time
 import urllib.parse
 
 import pytest
+import requests
 
-from conftest import Api, Memcached, Server, configtest, free_port
+from conftest import Api, Memcached, PlainApi, Server, apxs, configtest, free_port
+
+STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
+         "    SetHandler server-status\n</Location>\n"
 
 WARN_DOWN = "QRT00016"
 WARN_STALL = "QRT00017"
@@ -275,41 +280,264 @@ def test_memcached_never_there_from_the_start():
         nodes.cleanup()
 
 
-def test_memcached_that_hangs_does_not_hold_every_request():
-    """A memcached that accepts connections but never answers (SIGSTOP): the calls
-    already made wait for it, later requests of that child count in shared memory
-    after 2 s; all finish once it answers again."""
-    mc = MemcachedAt()
+class SlowMemcached:
+    """A fake memcached on a loopback port (get, add, incr, decr, as memcached
+    answers them) that answers every command `delay` seconds late; started and
+    stopped by the test."""
+
+    def __init__(self, delay):
+        self.delay = delay
+        self.data = {}
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.addr = "127.0.0.1:%d" % self.port
+        self.thread = threading.Thread(target=self.accept, daemon=True)
+        self.thread.start()
+
+    def accept(self):
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def answer(self, words, data):
+        with self.lock:
+            if words[0] == b"get":
+                v = self.data.get(words[1])
+                return (b"END\r\n" if v is None else
+                        b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (words[1], len(v), v))
+            if words[0] == b"add":
+                if words[1] in self.data:
+                    return b"NOT_STORED\r\n"
+                self.data[words[1]] = data
+                return b"STORED\r\n"
+            if words[0] in (b"incr", b"decr") and words[1] in self.data:
+                v = int(self.data[words[1]]) + int(words[2]) * (1 if words[0] == b"incr" else -1)
+                self.data[words[1]] = b"%d" % max(v, 0)
+                return self.data[words[1]] + b"\r\n"
+            return b"NOT_FOUND\r\n" if words[0] in (b"incr", b"decr") else b"ERROR\r\n"
+
+    def serve(self, conn):
+        buf = b""
+        conn.settimeout(0.2)
+        with conn:
+            while not self.stopping.is_set():
+                if b"\r\n" not in buf:
+                    try:
+                        chunk = conn.recv(4096)
+                    except socket.timeout:
+                        continue
+                    except OSError:
+                        return
+                    if not chunk:
+                        return
+                    buf += chunk
+                    continue
+                line, rest = buf.split(b"\r\n", 1)
+                words = line.split()
+                data = b""
+                if words and words[0] == b"add":
+                    n = int(words[4])
+                    while len(rest) < n + 2:
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            return
+                        rest += chunk
+                    data, rest = rest[:n], rest[n + 2:]
+                buf = rest
+                if not words:
+                    continue
+                if self.stopping.wait(self.delay):
+                    return
+                try:
+                    conn.sendall(self.answer(words, data))
+                except OSError:
+                    return
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        self.sock.close()
+
+
+class ApiLoad:
+    """clients threads, each a keep-alive session to node i % n, asking GET /account
+    with its token over and over for `seconds`; every answer as (seconds, status)."""
+
+    def __init__(self, nodes, tokens, clients=30, seconds=4):
+        self.results = []
+        self.lock = threading.Lock()
+        self.until = time.time() + seconds
+        self.threads = [threading.Thread(target=self.run, daemon=True,
+                                         args=(nodes[i % len(nodes.servers)],
+                                               tokens[i % len(tokens)]))
+                        for i in range(clients)]
+        for t in self.threads:
+            t.start()
+
+    def run(self, srv, token):
+        with PlainApi(srv, token) as s:
+            while time.time() < self.until:
+                t = time.time()
+                try:
+                    status = s.get("/account", timeout=10).status_code
+                except requests.RequestException:
+                    status = None
+                with self.lock:
+                    self.results.append((time.time() - t, status))
+
+    def finish(self):
+        for t in self.threads:
+            t.join(timeout=30)
+        return self.results
+
+
+def probe_meanwhile(nodes, code, load):
+    """/api/health and a scan of code on every node, every 0.2 s while load runs:
+    the slowest answer (seconds) and every status seen."""
+    slowest, statuses = 0.0, set()
+    while any(t.is_alive() for t in load.threads):
+        for srv in nodes.servers:
+            for url in (srv.api_base + "/health", "%s/q/%s" % (srv.base, code)):
+                t = time.time()
+                r = requests.get(url, timeout=10, allow_redirects=False)
+                slowest = max(slowest, time.time() - t)
+                statuses.add(r.status_code)
+        time.sleep(0.2)
+    return slowest, statuses
+
+
+SMALL = "StartServers 1\nServerLimit 1\nMaxRequestWorkers 25\n"
+BIG = "QRTrackAccountRateLimit bigco 1000000\n"
+
+
+def test_memcached_that_hangs_does_not_hold_any_request(memcached):
+    """A memcached that accepts connections but never answers (SIGSTOP), under the
+    load of 30 clients on two nodes of 25 workers each: every API request is
+    answered within 1 s (each call gives up after QRTrackRateLimitTimeout, then
+    memcached is bypassed by every child at once), scans and /api/health answer
+    meanwhile; once it runs again the windows go back to it, exact across nodes."""
+    nodes = Nodes("memcache " + memcached.addr, extra=SMALL + BIG,
+                  accounts=[("acme", "professional"), ("bigco", "enterprise")])
+    try:
+        tok = nodes.token()
+        assert [remaining(nodes.get(i, tok)) for i in range(2)] == [119, 118]
+        with Api(nodes[0], tok) as s:
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/hang"})
+            assert r.status_code == 200, r.text
+            code = r.json()["code"]
+        busy = [nodes.token("bigco") for _ in range(3)]
+
+        memcached.proc.send_signal(signal.SIGSTOP)
+        try:
+            load = ApiLoad(nodes, busy, clients=30, seconds=4)
+            slowest, statuses = probe_meanwhile(nodes, code, load)
+            results = load.finish()
+        finally:
+            memcached.proc.send_signal(signal.SIGCONT)
+        times = sorted(t for t, _ in results)
+        assert len(results) > 100, len(results)
+        assert {st for _, st in results} == {200}, [st for _, st in results if st != 200]
+        assert times[-1] < 1.0, times[-10:]
+        assert statuses == {200, 302} and slowest < 1.0, (statuses, slowest)
+        log = nodes.logs()
+        assert WARN_STALL in log and "bypassed" in log
+        for srv in nodes.servers:
+            # Once a node, not once a child or a request (at most every 30 s).
+            assert srv.error_log().count(WARN_STALL) == 1, srv.error_log()
+
+        # Running again: the first token's window carries on in memcached after its
+        # three requests (two reads and the POST; in node 0's shared memory this
+        # would be its first request: 119).
+        wait_shared(nodes)
+        assert remaining(nodes.get(0, tok)) == 116
+        tok2 = nodes.token()
+        rs = nodes.fire(tok2, 130)
+        assert [r.status_code for r in rs].count(200) == 120
+        assert sorted(remaining(r) for r in rs if r.status_code == 200) == list(range(120))
+        check_limited([r for r in rs if r.status_code != 200], 120)
+        assert BACK in nodes.logs()
+    finally:
+        nodes.cleanup()
+
+
+def test_slow_memcached_is_bypassed():
+    """A memcached that answers every command 1.5 s late: API requests are answered
+    at once all the same (in shared memory), the error log says it is bypassed, and
+    mod_status says the store has fallen back."""
+    slow = SlowMemcached(1.5)
     nodes = None
     try:
-        # One child, so that the request stuck on memcached is in the same process
-        # as the ones that follow.
-        nodes = Nodes("memcache " + mc.addr, n=1,
-                      extra="StartServers 1\nServerLimit 1\nMaxRequestWorkers 25\n")
+        nodes = Nodes("memcache " + slow.addr, extra=STATUS % apxs("LIBEXECDIR") + BIG,
+                      accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
+        st = status(nodes[0])
+        assert st["QRTrackRateLimitStore"] == "memcache"
+        assert st["QRTrackRateLimitStoreUp"] == "1"
+        assert st["QRTrackRateLimitStoreFallbacks"] == "0"
         tok = nodes.token()
-        assert remaining(nodes.get(0, tok)) == 119
-        mc.proc.send_signal(signal.SIGSTOP)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as ex:
-            stuck = ex.submit(nodes.get, 0, tok)
-            time.sleep(3)
-            assert not stuck.done()
-            tok2 = nodes.token()
-            t = time.time()
-            rs = [nodes.get(0, tok2) for _ in range(5)]
-            assert time.time() - t < 3
-            assert [remaining(r) for r in rs] == [119, 118, 117, 116, 115]
-            assert WARN_STALL in nodes[0].error_log()
-            mc.proc.send_signal(signal.SIGCONT)
-            r = stuck.result(timeout=20)
-            assert r.status_code == 200 and remaining(r) == 118
-        # Back to memcached at once: the first token's window carries on there
-        # (in shared memory it would be the token's first request: 119).
-        assert remaining(nodes.get(0, tok)) == 117
-        assert BACK in nodes[0].error_log()
+        t = time.time()
+        rs = [nodes.get(0, tok) for _ in range(5)]
+        assert time.time() - t < 2.5
+        assert [remaining(r) for r in rs] == [119, 118, 117, 116, 115]
+
+        load = ApiLoad(nodes, [nodes.token("bigco") for _ in range(3)], clients=30,
+                       seconds=3)
+        results = load.finish()
+        assert {st for _, st in results} == {200}
+        assert max(t for t, _ in results) < 1.0, max(t for t, _ in results)
+        log = nodes[0].error_log()
+        assert WARN_STALL in log and "bypassed" in log and slow.addr in log, log
+        assert log.count(WARN_STALL) == 1, log
+        st = status(nodes[0])
+        assert st["QRTrackRateLimitStoreUp"] == "0"
+        assert int(st["QRTrackRateLimitStoreFallbacks"]) >= len(results)
     finally:
-        mc.stop()
         if nodes:
             nodes.cleanup()
+        slow.stop()
+
+
+def test_calls_in_flight_are_capped():
+    """A memcached slow but within QRTrackRateLimitTimeout: at most half of
+    MaxRequestWorkers wait for it (here 12 of 25), the other requests count in
+    shared memory at once, and /api/health answers meanwhile. (A request waiting for
+    memcached holds one of its child's database connections: mod_dbd's DBDMax,
+    10 by default, is raised here so that the workers are what is measured.)"""
+    slow = SlowMemcached(0.5)
+    nodes = None
+    try:
+        nodes = Nodes("memcache " + slow.addr, extra=SMALL + BIG
+                      + "QRTrackRateLimitTimeout 2000\nDBDMax 25\n",
+                      accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
+        load = ApiLoad(nodes, [nodes.token("bigco") for _ in range(3)], clients=20,
+                       seconds=3)
+        slowest, statuses = 0.0, set()
+        while any(t.is_alive() for t in load.threads):
+            t = time.time()
+            statuses.add(requests.get(nodes[0].api_base + "/health", timeout=10).status_code)
+            slowest = max(slowest, time.time() - t)
+            time.sleep(0.2)
+        results = load.finish()
+        assert {st for _, st in results} == {200}
+        assert statuses == {200} and slowest < 1.0, (statuses, slowest, [
+            l for l in nodes[0].access_log().splitlines() if "health" in l])
+        # The ones that waited took a few half-seconds; the others no time at all.
+        fast = [t for t, _ in results if t < 0.25]
+        assert len(fast) > len(results) / 2, sorted(t for t, _ in results)
+        assert any(t > 1.0 for t, _ in results)
+        log = nodes[0].error_log()
+        assert "QRT00084" in log and WARN_STALL not in log, log
+    finally:
+        if nodes:
+            nodes.cleanup()
+        slow.stop()
 
 
 # -- configuration ----------------------------------------------------------------------
@@ -321,6 +549,25 @@ def test_configtest_accepts_the_store_forms():
                  "QRTrackRateLimitStore memcache localhost:11211"]:
         rc, out = configtest(line + "\n")
         assert rc == 0, (line, out)
+
+
+def status(srv):
+    r = requests.get(srv.base + "/server-status?auto", timeout=10)
+    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
+
+
+def test_timeout_values():
+    for v in ("1", "50", "10000"):
+        rc, out = configtest("QRTrackRateLimitTimeout %s\n" % v)
+        assert rc == 0, (v, out)
+    for line in ["QRTrackRateLimitTimeout 0", "QRTrackRateLimitTimeout 10001",
+                 "QRTrackRateLimitTimeout 50ms", "QRTrackRateLimitTimeout -5",
+                 "<VirtualHost *:80>\nQRTrackRateLimitTimeout 50\n</VirtualHost>"]:
+        rc, out = configtest(line + "\n")
+        assert rc != 0, line
+        assert "QRTrackRateLimitTimeout" in out, (line, out)
+    rc, out = configtest("QRTrackRateLimitTimeout 0\n")
+    assert "from 1 to 10000" in out, out
 
 
 def test_bad_store_values_fail_configtest():
