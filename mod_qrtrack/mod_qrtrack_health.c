@@ -31,6 +31,7 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     dbd = qrt_dbd_acquire(r);
     if (!dbd) {
         problem = "no database connection";
+        qrt_dbd_refused(r);
     }
     else if ((version = qrt_schema_version(r->pool, dbd->driver, dbd->handle)) < 0) {
         problem = "the database does not answer";
