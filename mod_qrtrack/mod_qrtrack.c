@@ -586,7 +586,8 @@ static int statement_count;
 static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
 {
     const char *err;
-    int nrows;
+    char after[64];
+    int nrows, ms = qrt_statement_timeout_ms();
 
     if (!qrt_db_is_pgsql(db->driver)) {
         return qrt_db_prepare_all(db, p);
@@ -596,7 +597,11 @@ static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
     apr_dbd_query(db->driver, db->handle, &nrows, "SET lock_timeout = "
                   QRT_PREPARE_LOCK_MS_STR);
     err = qrt_db_prepare_all(db, p);
-    apr_dbd_query(db->driver, db->handle, &nrows, "RESET lock_timeout");
+    /* back to QRTrackStatementTimeout's (qrt_dbd_limit), or the session's default */
+    if (ms > 0) {
+        apr_snprintf(after, sizeof(after), "SET lock_timeout = %d", ms);
+    }
+    apr_dbd_query(db->driver, db->handle, &nrows, ms > 0 ? after : "RESET lock_timeout");
     return err;
 }
 
@@ -613,7 +618,7 @@ static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
         return NULL;
     }
     if (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count) {
-        qrt_dbd_limit(dbd, s, 0);
+        qrt_dbd_limit(dbd, s);
         return dbd;
     }
     memset(&db, 0, sizeof(db));
@@ -626,8 +631,7 @@ static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, "QRT00067: a database connection "
                      "prepares the rest of its statements when they are needed: %s", err);
     }
-    /* (PostgreSQL: the preparing reset lock_timeout) */
-    qrt_dbd_limit(dbd, s, qrt_db_is_pgsql(dbd->driver));
+    qrt_dbd_limit(dbd, s);
     return dbd;
 }
 
@@ -868,8 +872,7 @@ int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 /* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
  * (which mod_dbd would prepare before any hook could set the timeout, failing with
  * "database is locked" while another connection writes, AH00632), then
- * QRTrackStatementTimeout (last: preparing resets PostgreSQL's lock_timeout; on
- * SQLite its handlers take the busy timeout's place). Prepared here, the statements
+ * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place). Prepared here, the statements
  * are not registered with mod_dbd at all, so virtual hosts need nothing. */
 static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
@@ -883,7 +886,7 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
     db.prepared = dbd->prepared;
     err = qrt_prepare_bounded(&db, p);
     dbd->prepared = db.prepared;
-    qrt_dbd_limit(dbd, cfg->server, 0);
+    qrt_dbd_limit(dbd, cfg->server);
     if (err) {
         /* qrt_dbd_ready tries again when a request takes the connection. */
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cfg->server, "QRT00066: a new "

@@ -164,8 +164,8 @@ void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
 /* mod_qrtrack_db.c: QRTrackStatementTimeout in milliseconds (0 = off). */
 int qrt_statement_timeout_ms(void);
 /* Puts dbd's statements under QRTrackStatementTimeout: set once a connection, and
- * again on a connection re-opened in place or whose settings were reset (stale). */
-void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s, int stale);
+ * again on a PostgreSQL connection that libpq re-opened in place. */
+void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s);
 /* Logs why mod_dbd gave r no connection (the driver's message and what to do about
  * it), at most every QRT_LOG_EVERY a child. */
 void qrt_dbd_refused(request_rec *r);

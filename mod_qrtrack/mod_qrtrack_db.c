@@ -26,7 +26,7 @@ int qrt_statement_timeout_ms(void)
     return qrt_global.statement_timeout * 1000;
 }
 
-void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s, int stale)
+void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
 {
     static qrt_log_throttle_t throttle;
     dbd_limit_t *l = NULL;
@@ -42,9 +42,6 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s, int stale)
         apr_pool_userdata_setn(l, LIMIT_KEY, NULL, dbd->pool);
     }
     session = qrt_db_session(dbd->driver, dbd->handle);
-    if (stale) {
-        l->set = 0;
-    }
     if (l->set && (!session || session == l->session)) {
         return;
     }
