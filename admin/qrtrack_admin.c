@@ -136,7 +136,7 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
     if (!strcmp(name, "sqlite3")) {
         qrt_schema_pragma(c->p, driver, db->handle, "PRAGMA busy_timeout = 10000");
     }
-    if (qrt_db_limit(driver, db->handle, c->p, c->timeout_ms) != APR_SUCCESS) {
+    if (qrt_db_limit(driver, db->handle, c->p, c->timeout_ms, NULL) != APR_SUCCESS) {
         return admin_fail("cannot set the statement timeout: %s%s",
                           apr_dbd_error(driver, db->handle, 1), NULL);
     }

@@ -19,6 +19,7 @@ APLOG_USE_MODULE(qrtrack);
 typedef struct {
     int set;                    /* the limit is on the connection */
     int session;                /* qrt_db_session when it was set */
+    qrt_db_limit_t *sqlite;     /* SQLite: its state */
 } dbd_limit_t;
 
 int qrt_statement_timeout_ms(void)
@@ -43,9 +44,10 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
     }
     session = qrt_db_session(dbd->driver, dbd->handle);
     if (l->set && (!session || session == l->session)) {
+        qrt_db_limit_idle(l->sqlite);
         return;
     }
-    if (qrt_db_limit(dbd->driver, dbd->handle, dbd->pool, ms) != APR_SUCCESS) {
+    if (qrt_db_limit(dbd->driver, dbd->handle, dbd->pool, ms, &l->sqlite) != APR_SUCCESS) {
         if (qrt_log_due(&throttle, &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00093: cannot put a "
                          "database connection under QRTrackStatementTimeout (%d s): %s "

@@ -10,28 +10,28 @@
 
 /* SQLite: the bound of one connection. Used by one thread at a time, as the
  * connection is. */
-typedef struct {
+struct qrt_db_limit {
     apr_interval_time_t limit;
-    apr_time_t started;         /* when the running statement started; 0: none runs */
+    apr_time_t started;         /* when the last statement started; 0: none since the
+                                 * connection was last taken (qrt_db_limit_idle) */
     apr_time_t busy_since;      /* when a wait outside a statement (a prepare) began */
-} sqlite_limit;
+};
+typedef struct qrt_db_limit sqlite_limit;
 
 /* Virtual machine steps between two looks at the clock (a few microseconds). */
 #define LIMIT_PROGRESS_STEPS 2000
 
+/* A statement starts (not again when it is stepped again after SQLITE_BUSY, as
+ * apr_dbd does: its retries count in its time). Not cleared when it ends: SQLite
+ * reports an end at each SQLITE_BUSY too. */
 static int limit_trace(unsigned type, void *ctx, void *p, void *x)
 {
     sqlite_limit *l = ctx;
 
     (void)p;
-    if (type == SQLITE_TRACE_STMT) {
-        /* (a trigger's program starts with "--": part of its statement) */
-        if (!x || strncmp(x, "--", 2) != 0) {
-            l->started = apr_time_now();
-        }
-    }
-    else if (type == SQLITE_TRACE_PROFILE) {
-        l->started = 0;
+    /* (a trigger's program starts with "--": part of its statement) */
+    if (type == SQLITE_TRACE_STMT && (!x || strncmp(x, "--", 2) != 0)) {
+        l->started = apr_time_now();
     }
     return 0;
 }
@@ -75,12 +75,15 @@ const char *qrt_db_limit_sql(apr_pool_t *p, int ms)
 }
 
 apr_status_t qrt_db_limit(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                          apr_pool_t *p, int ms)
+                          apr_pool_t *p, int ms, qrt_db_limit_t **out)
 {
     sqlite3 *h;
     sqlite_limit *l;
     int nrows = 0;
 
+    if (out) {
+        *out = NULL;
+    }
     if (ms <= 0) {
         return APR_SUCCESS;
     }
@@ -97,8 +100,18 @@ apr_status_t qrt_db_limit(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
     /* (replaces any busy timeout: the two are one handler in SQLite) */
     sqlite3_busy_handler(h, limit_busy, l);
     sqlite3_progress_handler(h, LIMIT_PROGRESS_STEPS, limit_progress, l);
-    return sqlite3_trace_v2(h, SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE, limit_trace, l)
-           == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
+    if (out) {
+        *out = l;
+    }
+    return sqlite3_trace_v2(h, SQLITE_TRACE_STMT, limit_trace, l) == SQLITE_OK
+           ? APR_SUCCESS : APR_EGENERAL;
+}
+
+void qrt_db_limit_idle(qrt_db_limit_t *l)
+{
+    if (l) {
+        l->started = 0;
+    }
 }
 
 int qrt_db_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)

@@ -12,12 +12,20 @@
 
 #include "qrt_store.h"
 
+/* SQLite: the state of a connection's bound. */
+typedef struct qrt_db_limit qrt_db_limit_t;
+
 /* Puts every later statement of the connection under ms milliseconds (0: leaves the
  * database's own settings). PostgreSQL: one round trip; SQLite: handlers whose state
- * lives in p, which must live as long as the connection. Run it again on a
- * PostgreSQL connection that was re-opened in place (qrt_db_session changed). */
+ * lives in p, which must live as long as the connection, given in *out (optional;
+ * NULL for PostgreSQL). Run it again on a PostgreSQL connection that was re-opened
+ * in place (qrt_db_session changed). */
 apr_status_t qrt_db_limit(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                          apr_pool_t *p, int ms);
+                          apr_pool_t *p, int ms, qrt_db_limit_t **out);
+/* SQLite: the connection is taken by a new user (a request): the time of the last
+ * statement it ran no longer counts against a wait before its next one (a prepare).
+ * Nothing for NULL. */
+void qrt_db_limit_idle(qrt_db_limit_t *l);
 /* The SQL that sets the limit on PostgreSQL ("RESET ..." for 0). */
 const char *qrt_db_limit_sql(apr_pool_t *p, int ms);
 /* Which server session a connection is: PostgreSQL's backend pid (it changes when

@@ -66,7 +66,7 @@ START_TEST(sqlite_lock_wait_is_bounded)
     sqlite3 *h = apr_dbd_native_handle(driver, handle), *locker;
     double secs;
 
-    ck_assert_int_eq(qrt_db_limit(driver, handle, pool, 300), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_limit(driver, handle, pool, 300, NULL), APR_SUCCESS);
     ck_assert_int_eq(sqlite3_open(path, &locker), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(locker, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
                                   "INSERT INTO t VALUES (2);", NULL, NULL, NULL), SQLITE_OK);
@@ -91,9 +91,11 @@ START_TEST(sqlite_long_statement_is_interrupted)
     sqlite3 *h;
     double secs;
     const char *path = limit_db(&driver, &handle);
+    qrt_db_limit_t *l;
 
     h = apr_dbd_native_handle(driver, handle);
-    ck_assert_int_eq(qrt_db_limit(driver, handle, pool, 200), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_limit(driver, handle, pool, 200, &l), APR_SUCCESS);
+    ck_assert_ptr_nonnull(l);
     ck_assert_int_eq(limit_run(h, "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
                                "FROM c LIMIT 10000000000) SELECT COUNT(*) FROM c", &secs),
                      SQLITE_INTERRUPT);
@@ -101,9 +103,40 @@ START_TEST(sqlite_long_statement_is_interrupted)
     ck_assert_str_eq(sqlite3_errmsg(h), "interrupted");
     ck_assert_int_eq(limit_run(h, "SELECT COUNT(*) FROM t", &secs), SQLITE_OK);
     apr_sleep(apr_time_from_msec(300));
+    qrt_db_limit_idle(l);
     ck_assert_int_eq(limit_run(h, "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
                                "FROM c LIMIT 1000) SELECT COUNT(*) FROM c", &secs),
                      SQLITE_OK);
+    apr_dbd_close(driver, handle);
+    limit_drop(path);
+}
+END_TEST
+
+/* A write through apr_dbd, which steps a statement that meets SQLITE_BUSY up to 16
+ * times, 100 ms apart: the retries count in the statement's time (not a new time
+ * each), so the wait is the limit and the driver's 1.6 s at most. */
+START_TEST(sqlite_driver_retries_count_in_the_time)
+{
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    const char *path = limit_db(&driver, &handle);
+    sqlite3 *locker;
+    apr_time_t t0;
+    double secs;
+    int nrows = 0, rv;
+
+    ck_assert_int_eq(qrt_db_limit(driver, handle, pool, 600, NULL), APR_SUCCESS);
+    ck_assert_int_eq(sqlite3_open(path, &locker), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    t0 = apr_time_now();
+    rv = apr_dbd_query(driver, handle, &nrows, "INSERT INTO t VALUES (3)");
+    secs = (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+    ck_assert_int_ne(rv, 0);
+    ck_assert_msg(secs >= 0.55 && secs < 0.6 + 1.6 + 0.8, "waited %.3f s", secs);
+    ck_assert_str_eq(apr_dbd_error(driver, handle, rv), "database is locked");
+    sqlite3_exec(locker, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(locker);
+    ck_assert_int_eq(apr_dbd_query(driver, handle, &nrows, "INSERT INTO t VALUES (3)"), 0);
     apr_dbd_close(driver, handle);
     limit_drop(path);
 }
@@ -172,6 +205,7 @@ static Suite *dblimit_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, sqlite_lock_wait_is_bounded);
     tcase_add_test(tc, sqlite_long_statement_is_interrupted);
+    tcase_add_test(tc, sqlite_driver_retries_count_in_the_time);
     tcase_add_test(tc, error_classes);
     tcase_add_test(tc, refusal_classes);
     suite_add_tcase(s, tc);
