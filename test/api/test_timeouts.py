@@ -54,7 +54,6 @@ def endpoints(t):
             ("/report", {"report": "date"}),
             ("/report/tag-crosstab", {"row": "a", "col": "b"}),
             ("/dashboard/scansAnalytics", {}),
-            ("/tracker/analytics/%d" % t["tracker_id"], {}),
             ("/visits/tracker/%d" % t["tracker_id"], {})]
 
 
