@@ -872,8 +872,9 @@ int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 /* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
  * (which mod_dbd would prepare before any hook could set the timeout, failing with
  * "database is locked" while another connection writes, AH00632), then
- * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place). Prepared here, the statements
- * are not registered with mod_dbd at all, so virtual hosts need nothing. */
+ * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place).
+ * Prepared here, the statements are not registered with mod_dbd at all, so virtual
+ * hosts need nothing. */
 static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
     qrt_db_t db;

@@ -62,7 +62,8 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
 }
 
 /* Opens a connection as mod_dbd would, only to learn why it cannot: mod_dbd keeps
- * the driver's message to its own log line. NULL when this one opens. */
+ * the driver's message to its own log line. NULL when this one opens. Not on
+ * SQLite, whose driver gives no message (and would create a missing file). */
 static const char *dbd_refusal_message(apr_pool_t *p)
 {
     const apr_dbd_driver_t *driver;
@@ -72,6 +73,9 @@ static const char *dbd_refusal_message(apr_pool_t *p)
     if (!qrt_global.dbd_driver || !qrt_global.dbd_params
         || apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) != APR_SUCCESS) {
         return "no database driver";
+    }
+    if (!qrt_db_is_pgsql(driver)) {
+        return "see mod_dbd's AH00629 line";
     }
     if (apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err) == APR_SUCCESS
         && handle) {
