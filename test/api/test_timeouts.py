@@ -235,24 +235,26 @@ class SmallCluster:
         self.sleepers = []
 
     def fill(self, dbname):
-        """Opens sessions until PostgreSQL refuses one; its message."""
+        """Opens sessions until PostgreSQL refuses two in a row, half a second apart
+        (a session that just ended may still hold its slot for a moment); the
+        message. A session still there after a second is taken as running (asking
+        PostgreSQL would take a slot itself)."""
+        refusals = 0
         for _ in range(50):
             p = subprocess.Popen(["psql", "-X", "-q", "-h", "127.0.0.1",
                                   "-p", str(self.pg.port), "-U", self.pg.user, "-d", dbname,
                                   "-c", "SELECT pg_sleep(600)"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            self.sleepers.append(p)
-            n = len([s for s in self.sleepers if s.poll() is None])
-
-            def settled():
-                if p.poll() is not None:
-                    return "exited"
-                active = int(self.pg.psql(dbname, "SELECT COUNT(*) FROM pg_stat_activity "
-                                          "WHERE query = 'SELECT pg_sleep(600)'",
-                                          user="postgres").strip())
-                return "running" if active >= n else None
-            if poll(settled, 30, "a psql session neither ran nor failed") == "exited":
+            try:
+                p.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                self.sleepers.append(p)
+                refusals = 0
+                continue
+            refusals += 1
+            if refusals == 2:
                 return p.stderr.read()
+            time.sleep(0.5)
         raise AssertionError("PostgreSQL never refused a session")
 
     def stop(self):
