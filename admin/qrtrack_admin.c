@@ -10,6 +10,7 @@
 #include <apr_dbd.h>
 
 #include "qrt_apconf.h"
+#include "qrt_dblimit.h"
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_store_copy.h"
@@ -17,6 +18,7 @@
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_token.h"
+#include "qrt_valid.h"
 #include "qrt_date.h"
 #include "qrt_import.h"
 
@@ -31,6 +33,12 @@
  * at ADMIN_IMPORT_BYTES of lines, so that long lines make smaller batches: two batches
  * at a time (the one written and the one read ahead) hold about twice that in strings
  * at most, with the store's work for each visit. */
+/* --timeout's default: seconds one statement of a short command (account, token,
+ * visitor-key) may run or wait for a lock. The long ones (init, visits import and
+ * purge, aggregates, copy-to) run without a bound: their statements may take minutes
+ * on a large database, and nothing waits for them but their operator. */
+#define ADMIN_TIMEOUT_DEFAULT 30
+
 #define ADMIN_IMPORT_BATCH 25000
 #define ADMIN_IMPORT_BYTES (16 << 20)
 
@@ -54,13 +62,15 @@ typedef struct {
     qrt_db_t db;
     const char *driver;
     const char *params;
+    int timeout_ms;             /* of each statement; 0 = none */
 } admin_ctx;
 
 static const char *const admin_apache_conf = QRT_ADMIN_APACHE_CONF;
 
 static void admin_help(void)
 {
-    printf("usage: qrtrack-admin [--driver D] [--params P] [--apache-config FILE] COMMAND\n"
+    printf("usage: qrtrack-admin [--driver D] [--params P] [--apache-config FILE]\n"
+           "                     [--timeout SECONDS] COMMAND\n"
            "  init\n"
            "  account add NAME [--plan free|starter|professional|enterprise]\n"
            "  account list\n"
@@ -81,9 +91,12 @@ static void admin_help(void)
            "DBDriver/DBDParams name at server level in the Apache configuration (and\n"
            "the files it includes): FILE of --apache-config, else\n"
            "$APACHE_CONFDIR/apache2.conf, else %s.\n"
-           "When it names none: --driver sqlite3 --params %s\n",
+           "When it names none: --driver sqlite3 --params %s\n"
+           "--timeout: how long one statement of account, token and visitor-key may\n"
+           "run or wait for a lock (default %d, 0 = no limit); the other commands\n"
+           "run without one.\n",
            admin_apache_conf ? admin_apache_conf : "none (this build reads one only when told)",
-           QRT_ADMIN_DEFAULT_DB);
+           QRT_ADMIN_DEFAULT_DB, ADMIN_TIMEOUT_DEFAULT);
 }
 
 /* Wrong words on the command line: one line on stderr, exit status 2. */
@@ -122,6 +135,10 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
     }
     if (!strcmp(name, "sqlite3")) {
         qrt_schema_pragma(c->p, driver, db->handle, "PRAGMA busy_timeout = 10000");
+    }
+    if (qrt_db_limit(driver, db->handle, c->p, c->timeout_ms, NULL) != APR_SUCCESS) {
+        return admin_fail("cannot set the statement timeout: %s%s",
+                          apr_dbd_error(driver, db->handle, 1), NULL);
     }
     if (!init) {
         /* An empty database is set up on first use; an older one is left to
@@ -746,6 +763,7 @@ int main(int argc, const char *const *argv)
 {
     admin_ctx c;
     const char *apache_conf = NULL;
+    apr_int64_t timeout = ADMIN_TIMEOUT_DEFAULT;
     int i = 1, rc;
 
     /* Each connection of this program is used by its main thread alone. */
@@ -764,6 +782,12 @@ int main(int argc, const char *const *argv)
         else if (!strcmp(argv[i], "--apache-config")) {
             apache_conf = argv[i + 1];
         }
+        else if (!strcmp(argv[i], "--timeout")) {
+            if (qrt_parse_int(argv[i + 1], 0, 3600, &timeout) != 0) {
+                return admin_fail("--timeout: '%s' is not a number of seconds (0 to "
+                                  "3600, 0 = no limit)%s", argv[i + 1], NULL);
+            }
+        }
         else {
             break;
         }
@@ -780,6 +804,10 @@ int main(int argc, const char *const *argv)
     if (i >= argc) {
         admin_usage();
         return 2;
+    }
+    if (!strcmp(argv[i], "account") || !strcmp(argv[i], "token")
+        || !strcmp(argv[i], "visitor-key")) {
+        c.timeout_ms = (int)timeout * 1000;
     }
     if (!strcmp(argv[i], "init") && argc == i + 1) {
         rc = admin_open(&c, 1);

@@ -40,7 +40,8 @@
 
 qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
                              NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
-                             { { 0 }, 0, 0 }, 0, QRT_DEFAULT_RATE_MC_TIMEOUT, NULL, 0 };
+                             { { 0 }, 0, 0 }, 0, QRT_DEFAULT_RATE_MC_TIMEOUT, NULL, 0,
+                             QRT_DEFAULT_STATEMENT_TIMEOUT };
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -255,6 +256,12 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
             qrt_global.rate_mc_timeout = (int)v;
         }
     }
+    else if (!strcasecmp(name, "QRTrackStatementTimeout")) {
+        err = qrt_cmd_int(cmd, arg, 0, 3600, "a number of seconds (0 = off)", &v);
+        if (!err) {
+            qrt_global.statement_timeout = (int)v;
+        }
+    }
     else if (!strcasecmp(name, "QRTrackScanWait")) {
         err = qrt_cmd_int(cmd, arg, 1, 3600, "a number of seconds", &v);
         if (!err) {
@@ -369,6 +376,10 @@ static const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, NULL, RSRC_CONF,
                   "Seconds a scan waits for its commit before it gets 503, unrecorded "
                   "(default 10)"),
+    AP_INIT_TAKE1("QRTrackStatementTimeout", qrt_set_global_int, NULL, RSRC_CONF,
+                  "Seconds one database statement of an API request may run or wait "
+                  "for a lock before the request gets 503 (default 15, 0 = the "
+                  "database's own settings)"),
     AP_INIT_TAKE1("QRTrackVisitRetention", qrt_set_global_int, NULL, RSRC_CONF,
                   "Days a visit is kept whole: older visits leave the listings and "
                   "exports and lose what they say about the visitor; reports keep "
@@ -615,7 +626,8 @@ static int statement_count;
 static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
 {
     const char *err;
-    int nrows;
+    char after[64];
+    int nrows, ms = qrt_statement_timeout_ms();
 
     if (!qrt_db_is_pgsql(db->driver)) {
         return qrt_db_prepare_all(db, p);
@@ -625,19 +637,28 @@ static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
     apr_dbd_query(db->driver, db->handle, &nrows, "SET lock_timeout = "
                   QRT_PREPARE_LOCK_MS_STR);
     err = qrt_db_prepare_all(db, p);
-    apr_dbd_query(db->driver, db->handle, &nrows, "RESET lock_timeout");
+    /* back to QRTrackStatementTimeout's (qrt_dbd_limit), or the session's default */
+    if (ms > 0) {
+        apr_snprintf(after, sizeof(after), "SET lock_timeout = %d", ms);
+    }
+    apr_dbd_query(db->driver, db->handle, &nrows, ms > 0 ? after : "RESET lock_timeout");
     return err;
 }
 
 /* A connection whose statements were not all prepared when it was opened (SQLite
  * busy past its timeout, a table locked from outside, PostgreSQL restarting) tries
- * the rest now; what still fails is prepared when a request first needs it. */
+ * the rest now; what still fails is prepared when a request first needs it. Then
+ * QRTrackStatementTimeout, unless the connection has it already. */
 static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
 {
     qrt_db_t db;
     const char *err;
 
-    if (!dbd || (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count)) {
+    if (!dbd) {
+        return NULL;
+    }
+    if (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count) {
+        qrt_dbd_limit(dbd, s);
         return dbd;
     }
     memset(&db, 0, sizeof(db));
@@ -650,6 +671,7 @@ static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, "QRT00067: a database connection "
                      "prepares the rest of its statements when they are needed: %s", err);
     }
+    qrt_dbd_limit(dbd, s);
     return dbd;
 }
 
@@ -712,6 +734,7 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     qrt_global.scan_queue = 0;
     qrt_global.scan_wait = 0;
     qrt_global.visit_retention = 0;
+    qrt_global.statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT;
     qrt_global.scan_budget = 0;
     qrt_global.budget_table = NULL;
     qrt_global.budget_mutex = NULL;
@@ -891,8 +914,10 @@ int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 
 /* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
  * (which mod_dbd would prepare before any hook could set the timeout, failing with
- * "database is locked" while another connection writes, AH00632). Prepared here,
- * they are not registered with mod_dbd at all, so virtual hosts need nothing. */
+ * "database is locked" while another connection writes, AH00632), then
+ * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place).
+ * Prepared here, the statements are not registered with mod_dbd at all, so virtual
+ * hosts need nothing. */
 static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
     qrt_db_t db;
@@ -905,6 +930,7 @@ static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t
     db.prepared = dbd->prepared;
     err = qrt_prepare_bounded(&db, p);
     dbd->prepared = db.prepared;
+    qrt_dbd_limit(dbd, cfg->server);
     if (err) {
         /* qrt_dbd_ready tries again when a request takes the connection. */
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cfg->server, "QRT00066: a new "

@@ -13,6 +13,7 @@
  * mod_qrtrack_dashboard.c  the qrtrack-dashboard handler, the analysts' web page
  * mod_qrtrack_status.c   the module's section of mod_status's page
  * mod_qrtrack_redact.c   ?api_token= values kept out of logs and mod_status
+ * mod_qrtrack_db.c       QRTrackStatementTimeout on mod_dbd's connections; why none
  * mod_qrtrack_<resource>.c  one file per resource of the API
  */
 #ifndef MOD_QRTRACK_H
@@ -40,6 +41,9 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 /* QRTrackRateLimitTimeout: milliseconds a memcached call may take. */
 #define QRT_DEFAULT_RATE_MC_TIMEOUT 50
 #define QRT_DEFAULT_SCAN_WAIT    10         /* seconds */
+#define QRT_DEFAULT_STATEMENT_TIMEOUT 15    /* seconds */
+/* Retry-After of a 503 for a database that is away, full or too slow now. */
+#define QRT_DB_RETRY_AFTER       5
 /* Bounds on what one request may make the server do (README: "Limits"). */
 #define QRT_QUERY_FIELDS_MAX     1024       /* parameters of a query string */
 #define QRT_FORM_FIELDS_MAX      10000      /* fields of an urlencoded body: above tags' 1000 */
@@ -100,6 +104,7 @@ typedef struct {
     int rate_mc_timeout;            /* QRTrackRateLimitTimeout, ms a memcached call */
     const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
     apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
+    int statement_timeout;          /* QRTrackStatementTimeout, seconds (0 = off) */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -137,8 +142,12 @@ qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
                            const char *msg);
 /* Adds one more field message to an error built by qrt_error_field. */
 void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg);
-/* 500 after logging what the store said. */
+/* What the store said, logged, as the response: 503 with Retry-After when the
+ * database is away, full, locked or ran out of QRTrackStatementTimeout; else 500. */
 qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what);
+/* 503 with Retry-After when mod_dbd gave the request no connection (the cause is
+ * logged, at most every QRT_LOG_EVERY). */
+qrt_err_t *qrt_error_no_db(qrt_req_t *q);
 /* Writes a JSON body (takes j's reference) with the status. Returns NULL. */
 qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j);
 /* Writes a whole body of the given type in one brigade (Content-Length set). */
@@ -156,6 +165,15 @@ const char *qrt_public_base(qrt_req_t *q);
 ap_dbd_t *qrt_dbd_acquire(request_rec *r);
 ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s);
 void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
+
+/* mod_qrtrack_db.c: QRTrackStatementTimeout in milliseconds (0 = off). */
+int qrt_statement_timeout_ms(void);
+/* Puts dbd's statements under QRTrackStatementTimeout: set once a connection, and
+ * again on a PostgreSQL connection that libpq re-opened in place. */
+void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s);
+/* Logs why mod_dbd gave r no connection (the driver's message and what to do about
+ * it), at most every QRT_LOG_EVERY a child. */
+void qrt_dbd_refused(request_rec *r);
 
 /* mod_qrtrack.c: a line about a condition that may repeat for every request or
  * batch is logged once per QRT_LOG_EVERY per child: qrt_log_due says whether now,

@@ -15,6 +15,7 @@
 #include <apr_strings.h>
 
 #include "mod_qrtrack.h"
+#include "qrt_dblimit.h"
 #include "qrt_form.h"
 #include "qrt_json.h"
 #include "qrt_token.h"
@@ -84,28 +85,54 @@ qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
     return e;
 }
 
+/* A 503 the client may try again after Retry-After. */
+static qrt_err_t *api_unavailable(qrt_req_t *q, const char *message)
+{
+    qrt_err_t *e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, message);
+
+    e->retry_after = QRT_DB_RETRY_AFTER;
+    return e;
+}
+
 qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
 {
-    qrt_err_t *e;
+    static qrt_log_throttle_t log_timeout;
+    const char *error = q->db.error ? q->db.error : "unknown";
+    apr_uint32_t more = 0;
 
+    if (qrt_db_timed_out(&q->db)) {
+        /* A lock held elsewhere, or a statement longer than QRTrackStatementTimeout:
+         * it was cancelled, nothing was changed. Logged at most every 10 s a child:
+         * under such a lock every request would log. */
+        if (qrt_log_due(&log_timeout, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, q->r, "QRT00090: a statement "
+                          "ran out of time (QRTrackStatementTimeout %d s) while %s: %s "
+                          "(and %u more since this line was last logged)",
+                          qrt_global.statement_timeout, what, error, more);
+        }
+        return api_unavailable(q, "The database did not answer in time; try again "
+                               "later.");
+    }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s",
-                  what, q->db.error ? q->db.error : "unknown");
+                  what, error);
     if (qrt_db_lost(&q->db) || (q->db.handle && apr_dbd_check_conn(q->db.driver,
                                   q->r->pool, q->db.handle) != APR_SUCCESS)) {
         /* The database went away (a restart, a network failure): try again later;
          * mod_dbd opens a new connection for the next request. */
-        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "Database unavailable.");
-        e->retry_after = 5;
-        return e;
+        return api_unavailable(q, "Database unavailable.");
     }
     if (qrt_db_busy_or_full(&q->db)) {
-        /* A full disk, a lock held elsewhere: nothing was changed; try again later. */
-        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "The database cannot take this "
-                      "request now; try again later.");
-        e->retry_after = 5;
-        return e;
+        /* A full disk, no connection slot left: nothing was changed; try again later. */
+        return api_unavailable(q, "The database cannot take this request now; try "
+                               "again later.");
     }
     return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+}
+
+qrt_err_t *qrt_error_no_db(qrt_req_t *q)
+{
+    qrt_dbd_refused(q->r);
+    return api_unavailable(q, "Database unavailable.");
 }
 
 qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
@@ -579,13 +606,11 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
     if (!dbd) {
         if (!qrt_db_down()) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00022: no database connection "
-                          "(check DBDriver/DBDParams and the file's owner)");
+            e = qrt_error_no_db(q);
             qrt_db_mark_down(r->server, "mod_dbd has no connection");
+            return e;
         }
-        e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, "Database unavailable.");
-        e->retry_after = 5;
-        return e;
+        return api_unavailable(q, "Database unavailable.");
     }
     q->db.driver = dbd->driver;
     q->db.handle = dbd->handle;

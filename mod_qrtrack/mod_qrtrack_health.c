@@ -33,7 +33,10 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
     if (!dbd) {
         problem = "no database connection";
-        qrt_db_mark_down(r->server, problem);
+        if (!qrt_db_down()) {
+            qrt_dbd_refused(r);
+            qrt_db_mark_down(r->server, problem);
+        }
     }
     else if ((version = qrt_schema_version(r->pool, dbd->driver, dbd->handle)) < 0) {
         problem = "the database does not answer";

@@ -58,12 +58,10 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* ---- shared pieces -------------------------------------------------------- */
 
+/* (503 for a database away, locked or too slow, as every endpoint answers) */
 static qrt_err_t *rep_store_error(qrt_req_t *q, qrt_report_scope_t *sc)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00501: store error while %s: %s",
-                  sc->failed ? sc->failed : "reporting",
-                  q->db.error ? q->db.error : "unknown");
-    return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    return qrt_error_store(q, sc && sc->failed ? sc->failed : "reporting");
 }
 
 /* The trackers a request covers (403 and 422 for the list come from

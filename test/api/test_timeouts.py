@@ -1,0 +1,307 @@
+"""QRTrackStatementTimeout: an API statement that meets a lock held elsewhere, or
+runs long, ends within the timeout and the request answers 503 with Retry-After and
+a JSON body; once the lock goes the same requests answer 200. A database that
+refuses connections for lack of slots is named as such in the error log, with the
+pool formula, at most every 10 s a child."""
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import BACKEND, Api, PgCluster, Server, configtest, pg_cluster, start_server
+
+UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
+      "(KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1")
+TIMEOUT = 2
+# The timeout, plus what a loaded 2-core machine adds to a request.
+MARGIN = 3.0
+
+
+def pgsql_only(why):
+    return pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL only: " + why)
+
+
+def sqlite_only(why):
+    return pytest.mark.skipif(BACKEND != "sqlite", reason="SQLite only: " + why)
+
+
+def poll(fn, timeout, what):
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.monotonic() < end, what
+        time.sleep(0.05)
+
+
+def with_visits(srv, api):
+    """A tracker tagged for the crosstab, with a few scans and clicks."""
+    t = api.post("/tracker", json={"redirect_url": "https://example.com/t",
+                                   "tags": ["a:1", "b:2"]}).json()
+    for path in ("q", "q", "l"):
+        r = requests.get("%s/%s/%s" % (srv.base, path, t["code"]),
+                         headers={"User-Agent": UA}, allow_redirects=False, timeout=30)
+        assert r.status_code == 302
+    return t
+
+
+def endpoints(t):
+    return [("/report", {"report": "name"}),
+            ("/report", {"report": "date"}),
+            ("/report/tag-crosstab", {"row": "a", "col": "b"}),
+            ("/dashboard/scansAnalytics", {}),
+            ("/visits/tracker/%d" % t["tracker_id"], {})]
+
+
+def assert_timed_out(api, path, params):
+    started = time.monotonic()
+    r = api.get(path, params=params)
+    took = time.monotonic() - started
+    assert r.status_code == 503, (path, r.status_code, r.text)
+    assert took < TIMEOUT + MARGIN, (path, took)
+    assert r.headers.get("Retry-After") == "5", (path, r.headers)
+    assert r.headers["Content-Type"].startswith("application/json")
+    assert "in time" in r.json()["message"], r.json()
+    return took
+
+
+def assert_answers_again(api, t):
+    for path, params in endpoints(t):
+        poll(lambda: api.get(path, params=params).status_code == 200, 15,
+             "%s does not answer 200 after the lock" % path)
+
+
+class PgLock:
+    """A psql session that holds ACCESS EXCLUSIVE locks on tables until release():
+    its transaction stays open as long as its standard input does."""
+
+    def __init__(self, srv, tables):
+        pg = pg_cluster()
+        self.proc = subprocess.Popen(
+            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+             "-p", str(pg.port), "-U", pg.user, "-d", srv.dbname],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        self.proc.stdin.write("BEGIN;\nLOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n"
+                              % ", ".join(tables))
+        self.proc.stdin.flush()
+        query = ("SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON l.relation = c.oid "
+                 "WHERE l.mode = 'AccessExclusiveLock' AND l.granted "
+                 "AND l.database = (SELECT oid FROM pg_database "
+                 "WHERE datname = current_database()) AND c.relname IN (%s)"
+                 % ", ".join("'%s'" % t for t in tables))
+        poll(lambda: self.proc.poll() is None
+             and int(pg.psql(srv.dbname, query).strip()) == len(tables),
+             30, "the locks were never granted")
+
+    def release(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.write("COMMIT;\n")
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+@pgsql_only("PostgreSQL's statement_timeout and lock_timeout; SQLite's own lock "
+            "is tested below")
+def test_reports_and_visits_under_a_table_lock_answer_503_within_the_timeout():
+    srv = start_server(extra="QRTrackStatementTimeout %d\n" % TIMEOUT,
+                       accounts=[("acme", "professional")])
+    lock = None
+    try:
+        with Api(srv, srv.token("acme")) as api:
+            t = with_visits(srv, api)
+            # Each child's pooled connections opened and prepared before the lock.
+            for _ in range(4):
+                for path, params in endpoints(t):
+                    assert api.get(path, params=params).status_code == 200, path
+            # What the reports and the visits read: the aggregates, the visits and
+            # their dictionaries; not the accounts, tokens and trackers.
+            tables = [l for l in pg_cluster().psql(
+                srv.dbname, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                "AND (tablename LIKE 'agg%' OR tablename LIKE 'visit%' "
+                "OR tablename LIKE 'tracker_visitors%') ORDER BY 1").split()]
+            assert "visit_rows" in tables and "agg_blob" in tables, tables
+            lock = PgLock(srv, tables)
+            for path, params in endpoints(t):
+                assert_timed_out(api, path, params)
+            lock.release()
+            lock = None
+            assert_answers_again(api, t)
+        log = srv.error_log()
+        assert "QRT00090" in log and "QRTrackStatementTimeout %d s" % TIMEOUT in log, \
+            log[-3000:]
+        # at most a line every 10 s a child (two children), whatever the requests
+        assert len(re.findall("QRT00090", log)) <= 4, log[-3000:]
+        assert "QRT00020" not in log, log[-3000:]
+    finally:
+        if lock:
+            lock.release()
+        srv.cleanup()
+
+
+@pgsql_only("a PostgreSQL session setting")
+def test_the_timeout_is_set_once_a_connection_on_postgresql():
+    """Not a round trip a request: the server's statements, logged by PostgreSQL,
+    set statement_timeout once for each pooled connection (DBDMax 1, two children)."""
+    pg = pg_cluster()
+    srv = Server(extra="QRTrackStatementTimeout 7\nDBDMin 1\nDBDKeep 1\nDBDMax 1\n")
+    try:
+        pg.psql("postgres", "ALTER DATABASE %s SET log_statement = 'all'" % srv.dbname,
+                user="postgres")
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        with Api(srv, srv.token("acme")) as api:
+            for _ in range(20):
+                assert api.get("/tracker").status_code == 200
+        sets = pg.logtext().count("SET statement_timeout = 7000; SET lock_timeout = 7000")
+        assert 1 <= sets <= 2, sets
+        assert "QRT00093" not in srv.error_log()
+    finally:
+        srv.cleanup()
+
+
+@sqlite_only("SQLite's write lock; PostgreSQL's table locks are tested above")
+def test_writes_on_a_sqlite_database_locked_from_outside_answer_503_within_the_timeout():
+    """A writer holding SQLite's lock from another program: the API's writes wait
+    QRTrackStatementTimeout (and apr_dbd's own 16 retries, 100 ms apart, at most),
+    then answer 503; its reads go on (WAL: readers never wait for the writer); once
+    the lock goes, writes succeed again."""
+    srv = start_server(extra="QRTrackStatementTimeout %d\n" % TIMEOUT,
+                       accounts=[("acme", "professional")])
+    locker = None
+    try:
+        with Api(srv, srv.token("acme")) as api:
+            t = with_visits(srv, api)
+            # As the server's User, so that no file of the database changes owner.
+            locker = subprocess.Popen(srv.as_user + ["sqlite3", srv.db], text=True,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE)
+            locker.stdin.write(".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
+            locker.stdin.flush()
+            assert locker.stdout.readline().strip() == "locked", locker.stderr.read()
+            writes = [("post", "/tracker", {"json": {"redirect_url": "https://example.com/w"}}),
+                      ("patch", "/tracker/%d" % t["tracker_id"], {"json": {"name": "w"}}),
+                      ("delete", "/tracker/%d" % t["tracker_id"], {})]
+            for method, path, kw in writes:
+                started = time.monotonic()
+                r = getattr(api, method)(path, **kw)
+                took = time.monotonic() - started
+                assert r.status_code == 503, (method, path, r.status_code, r.text)
+                assert TIMEOUT - 0.1 < took < TIMEOUT + 1.6 + MARGIN, (method, path, took)
+                assert r.headers.get("Retry-After") == "5"
+                assert "in time" in r.json()["message"], r.json()
+            for path, params in endpoints(t):
+                started = time.monotonic()
+                assert api.get(path, params=params).status_code == 200, path
+                assert time.monotonic() - started < MARGIN, path
+            locker.stdin.write("COMMIT;\n.quit\n")
+            locker.stdin.close()
+            locker.wait(timeout=30)
+            locker = None
+            assert api.patch("/tracker/%d" % t["tracker_id"],
+                             json={"name": "w"}).status_code == 200
+            assert_answers_again(api, t)
+        log = srv.error_log()
+        assert "QRT00090" in log and "database is locked" in log, log[-3000:]
+    finally:
+        if locker and locker.poll() is None:
+            locker.kill()
+            locker.wait()
+        srv.cleanup()
+
+
+def test_the_directive_is_checked():
+    rc, out = configtest("QRTrackStatementTimeout 3601\n")
+    assert rc != 0 and "QRTrackStatementTimeout" in out and "0 to 3600" in out, out
+    rc, out = configtest("QRTrackStatementTimeout 0\n")
+    assert rc == 0, out
+
+
+class SmallCluster:
+    """A PostgreSQL cluster of its own with few connection slots, and sleeping psql
+    sessions that take the slots left (stopped by PID)."""
+
+    def __init__(self, max_connections):
+        self.pg = PgCluster()
+        self.pg.psql("postgres", "ALTER SYSTEM SET max_connections = %d" % max_connections,
+                     user="postgres")
+        self.pg.halt()
+        self.pg.start()
+        self.sleepers = []
+
+    def fill(self, dbname):
+        """Opens sessions until PostgreSQL refuses two in a row, half a second apart
+        (a session that just ended may still hold its slot for a moment); the
+        message. A session still there after a second is taken as running (asking
+        PostgreSQL would take a slot itself)."""
+        refusals = 0
+        for _ in range(50):
+            p = subprocess.Popen(["psql", "-X", "-q", "-h", "127.0.0.1",
+                                  "-p", str(self.pg.port), "-U", self.pg.user, "-d", dbname,
+                                  "-c", "SELECT pg_sleep(600)"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                p.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                self.sleepers.append(p)
+                refusals = 0
+                continue
+            refusals += 1
+            if refusals == 2:
+                return p.stderr.read()
+            time.sleep(0.5)
+        raise AssertionError("PostgreSQL never refused a session")
+
+    def stop(self):
+        for p in self.sleepers:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=30)
+        self.pg.stop()
+
+
+@pgsql_only("PostgreSQL's max_connections")
+def test_no_connection_slot_left_is_named_in_the_log_with_the_pool_formula():
+    small = SmallCluster(8)
+    srv = None
+    try:
+        name, params = small.pg.new_database()
+        # A server of the session's kind, pointed at the small cluster; a new
+        # connection for every request (DBDPersist Off) so that each meets the limit.
+        srv = Server(extra="DBDPersist Off\n", backend="pgsql")
+        with open(srv.conf) as f:
+            conf = f.read().replace(srv.db, params)
+        with open(srv.conf, "w") as f:
+            f.write(conf)
+        srv.db, srv.dbname = params, name
+        srv.admin("init")
+        srv.account("acme")
+        token = srv.token("acme")
+        srv.start()
+        with Api(srv, token) as api:
+            assert api.get("/account").status_code == 200
+            refused = small.fill(name)
+            assert "remaining connection slots are reserved" in refused \
+                or "too many clients" in refused, refused
+            for _ in range(30):
+                r = api.get("/account")
+                assert r.status_code == 503, r.text
+                assert r.headers.get("Retry-After") == "5"
+                assert r.json()["message"] == "Database unavailable."
+        log = srv.error_log()
+        lines = [l for l in log.splitlines() if "QRT00091" in l]
+        assert lines, log[-3000:]
+        assert "max_connections" in lines[0] and "superuser_reserved_connections" in lines[0] \
+            and "DBDMax" in lines[0], lines[0]
+        assert "DBDParams and the file's owner" not in log
+        # 30 requests, two children: a line every 10 s a child at most
+        assert len(lines) <= 4, lines
+    finally:
+        if srv:
+            srv.cleanup()
+        small.stop()
