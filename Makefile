@@ -105,9 +105,19 @@ $(B)/installed/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) $(B)/libqrt.a
 	    -DQRT_ADMIN_DEFAULT_DB='"$(STATEDIR)/qrtrack.db"' \
 	    $< $(B)/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
 
+# The server's User, which must own $(STATEDIR): Debian's envvars says it (elsewhere,
+# or with DESTDIR=, chown it yourself; Debian's postinst does).
+APACHE_RUN_USER ?= $(shell . /etc/apache2/envvars 2>/dev/null && echo "$$APACHE_RUN_USER")
+
 install: $(B)/mod_qrtrack.so $(B)/installed/qrtrack-admin
 	install -d $(DESTDIR)$(APACHE_MODDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(APACHE_MODCONF) \
-	    $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(STATEDIR)
+	    $(DESTDIR)$(DOCDIR)/examples
+	install -d -m 0750 $(DESTDIR)$(STATEDIR)
+	chmod 0750 $(DESTDIR)$(STATEDIR)
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(APACHE_RUN_USER)" ] && [ "$$(id -u)" = 0 ] \
+	    && id "$(APACHE_RUN_USER)" >/dev/null 2>&1; then \
+	    echo "chown $(APACHE_RUN_USER): $(STATEDIR)"; \
+	    chown "$(APACHE_RUN_USER):$$(id -gn "$(APACHE_RUN_USER)")" $(STATEDIR); fi
 	install -m 644 $(B)/mod_qrtrack.so $(DESTDIR)$(APACHE_MODDIR)/mod_qrtrack.so
 	install -m 755 $(B)/installed/qrtrack-admin $(DESTDIR)$(SBINDIR)/qrtrack-admin
 	sed -e 's|/usr/lib/apache2/modules/mod_qrtrack.so|$(APACHE_MODDIR)/mod_qrtrack.so|' \

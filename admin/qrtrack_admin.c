@@ -3,6 +3,7 @@
  * Uses the same core (schema, store functions, token hashing) as the module. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <apr_general.h>
 #include <apr_strings.h>
@@ -10,6 +11,7 @@
 #include <apr_dbd.h>
 
 #include "qrt_apconf.h"
+#include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
 #include "qrt_schema.h"
 #include "qrt_store.h"
@@ -129,6 +131,15 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
                           name, name);
     }
     db->driver = driver;
+    if (!strcmp(name, "sqlite3")) {
+        /* Created 0640 before SQLite opens it (its -wal and -shm take its mode). */
+        int e = qrt_dbfile_private(params);
+
+        if (e && e != ENOENT) {
+            fprintf(stderr, "qrtrack-admin: warning: cannot make %s private (mode %04o): "
+                    "%s\n", params, QRT_DBFILE_MODE, strerror(e));
+        }
+    }
     if (apr_dbd_open_ex(driver, c->p, params, &db->handle, &err) != APR_SUCCESS) {
         db->handle = NULL;
         return admin_fail("cannot open the database %s: %s", params, err);

@@ -4,8 +4,12 @@ set -e
 PORT=${1:-8080}
 DATA=${2:-var}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+# The database and its WAL files are the server's alone: 0750 directories, and
+# files 0640 (the module and qrtrack-admin create the database so).
+umask 027
 mkdir -p "$DATA/run" "$DATA/logs"
 DATA=$(cd "$DATA" && pwd)
+chmod 0750 "$DATA" "$DATA/run" "$DATA/logs"
 ADMIN="$TOP/build/qrtrack-admin --params $DATA/qrtrack.db"
 
 USER_LINES=""

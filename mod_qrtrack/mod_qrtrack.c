@@ -24,6 +24,7 @@
 #include <apr_optional_hooks.h>
 
 #include "mod_qrtrack.h"
+#include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
 #include "qrt_ua.h"
@@ -539,6 +540,17 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00002: no apr_dbd driver "
                      "'%s' (install libaprutil1-dbd-%s)", name, name);
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (!strcmp(name, "sqlite3")) {
+        /* The database and the -wal and -shm files SQLite makes with its mode: 0640,
+         * not the 0644 SQLite would create (whatever the umask). */
+        int e = qrt_dbfile_private(params);
+
+        if (e) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, APR_FROM_OS_ERROR(e), s,
+                         "QRT00097: cannot make the database %s private (mode %04o)",
+                         params, QRT_DBFILE_MODE);
+        }
     }
     rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
     if (rv != APR_SUCCESS) {

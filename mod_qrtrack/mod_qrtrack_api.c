@@ -173,6 +173,10 @@ static int api_write_error(qrt_req_t *q, qrt_err_t *e)
 
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00062: %s %s: %d %s", r->method,
                   q->path ? q->path : "", e->status, e->message);
+    if (e->status == AP_FILTER_ERROR) {
+        /* httpd's input filter has sent its own error response: one per request. */
+        return AP_FILTER_ERROR;
+    }
     json_object_set_new(body, "message", json_string(e->message));
     if (e->errors) {
         json_object_set(body, "errors", e->errors);
@@ -344,7 +348,14 @@ static qrt_err_t *api_read_body(qrt_req_t *q, char **buf, apr_size_t *len)
                                          APR_BLOCK_READ, 8192);
 
         if (rv != APR_SUCCESS) {
-            return qrt_error(q, HTTP_BAD_REQUEST, "The request body could not be read.");
+            int status = ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
+
+            /* AP_FILTER_ERROR: httpd has answered already (its own 400 or
+             * 413); the handler returns that and writes nothing more. */
+            r->connection->keepalive = AP_CONN_CLOSE;
+            return qrt_error(q, status, status == HTTP_REQUEST_ENTITY_TOO_LARGE
+                             ? "The request body is too large."
+                             : "The request body could not be read.");
         }
         for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
              b = APR_BUCKET_NEXT(b)) {

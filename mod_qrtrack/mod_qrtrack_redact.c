@@ -1,6 +1,8 @@
 /* mod_qrtrack: tokens kept out of logs and mod_status.
  *
- * The API accepts its token as ?api_token= (the specification says so). httpd
+ * The API accepts its token as ?api_token= (the specification says so), the
+ * name looked up case-insensitively and %-decoded (API%5FToken= too): every such
+ * spelling is redacted (qrt_form_redact compares the same way). httpd
  * shows the request line in access logs (%r), in mod_status and in mod_log_forensic,
  * and the query string in access logs (%q). So:
  *  - right after the request line is read (post_read_request, before mod_status
@@ -8,7 +10,8 @@
  *    becomes "[redacted]", and in r->unparsed_uri until the URI is translated
  *    (httpd names it in its error lines about a path it refuses);
  *  - just before the access logs are written (log_transaction), the same happens
- *    to r->args, the_request and unparsed_uri of every request of the chain
+ *    to r->args, the_request, unparsed_uri and parsed_uri.query of every request
+ *    of the chain
  *    (internal redirects included; requests httpd refused early too).
  * The handlers in between, the API's and any other application's on the server,
  * see the query string and the URI as the client sent them.
@@ -104,6 +107,15 @@ static int redact_log_transaction(request_rec *r)
         }
         if ((s = redact_line(o->pool, o->unparsed_uri)) != NULL) {
             o->unparsed_uri = s;
+        }
+        /* mod_log_config's %r and mod_status rebuild a request line that
+         * carries a password (an absolute URI with user:pw@) from parsed_uri,
+         * also when httpd answered 400 before post_read_request. */
+        if (o->parsed_uri.query
+            && (s = qrt_form_redact(o->pool, o->parsed_uri.query, REDACT_NAME,
+                                    REDACT_MASK)) != NULL) {
+            o->parsed_uri.query = s;
+            line_changed = 1;
         }
     }
     if (line_changed) {

@@ -15,8 +15,14 @@
 
 #include <apr_pools.h>
 
-/* Includes nested deeper than this are taken for a loop. */
+/* Bounds, as httpd has its own: includes (and directories) nested deeper than this
+ * are taken for a loop; a file or directory that is already being read is one; at
+ * most this many files are read; a logical line (continuations joined, ${VAR}
+ * expanded) is at most QRT_APCONF_MAX_LINE bytes (httpd: 16 MB). Only regular
+ * files are read. Each is an error message. */
 #define QRT_APCONF_MAX_DEPTH 64
+#define QRT_APCONF_MAX_FILES 4096
+#define QRT_APCONF_MAX_LINE  (16 * 1024 * 1024)
 
 typedef struct {
     const char *driver;       /* DBDriver's value, unquoted, or NULL */
@@ -29,7 +35,7 @@ typedef struct {
 
 /* Reads file (relative paths against server_root, which the ServerRoot directive
  * changes; NULL: the main file's directory) and what it includes. Returns NULL, or an
- * error message (the main file cannot be read, includes nested too deep); a main file
+ * error message (the main file cannot be read, a bound above is passed); a main file
  * that does not exist is an error with out->missing set. */
 const char *qrt_apconf_read_dbd(apr_pool_t *p, const char *file, const char *server_root,
                                 qrt_apconf_dbd_t *out);

@@ -755,10 +755,12 @@ char *qrt_form_redact(apr_pool_t *p, const char *query, const char *name,
         const char *copy_to = pe;
         int hit = 0;
 
-        /* A key that does not decode is compared as it is written. */
+        /* Compared the way the API looks a parameter up (an APR table:
+         * case-insensitively, the key %-decoded); a key that does not decode
+         * is compared as it is written. */
         if (eq && (apr_size_t)(ke - s) >= nlen
-            && ((qrt_form_decode(k, s, ke) && !strcmp(k, name))
-                || ((apr_size_t)(ke - s) == nlen && !memcmp(s, name, nlen)))) {
+            && ((qrt_form_decode(k, s, ke) && !strcasecmp(k, name))
+                || ((apr_size_t)(ke - s) == nlen && !strncasecmp(s, name, nlen)))) {
             copy_to = eq + 1;
             found = hit = 1;
         }

@@ -59,7 +59,8 @@ apr_status_t qrt_form_urlencoded(apr_pool_t *p, const char *body,
                                  const char **err);
 
 /* The query string with the value of every name= pair (key compared after
- * %-decoding, so api%5Ftoken= counts too) replaced by mask; NULL when
+ * %-decoding and case-insensitively, as an APR table looks it up, so
+ * API%5FToken= counts too) replaced by mask; NULL when
  * no pair has that key. Everything else is kept byte for byte. */
 char *qrt_form_redact(apr_pool_t *p, const char *query, const char *name,
                       const char *mask);

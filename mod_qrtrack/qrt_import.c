@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include "qrt_date.h"
 #include "qrt_import.h"
+#include "qrt_ip.h"
 #include "qrt_jsonl.h"
 #include "qrt_valid.h"
 
@@ -62,6 +63,24 @@ static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n)
     return m;
 }
 
+/* The last second the API writes: 9999-12-31T23:59:59Z (its times start at 1970). */
+#define IMPORT_T_MAX 253402300799LL
+
+/* One of the five devices a scan gets (qrt_ua.c). */
+static int import_device(const char *d)
+{
+    static const char *const devices[] = { "mobile", "tablet", "desktop", "bot", "other",
+                                           NULL };
+    int i;
+
+    for (i = 0; devices[i]; i++) {
+        if (!strcmp(d, devices[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
                     const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why)
 {
@@ -71,6 +90,12 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     int bad = 0, off, nm = 0;
 
     *why = NULL;
+    /* A NUL anywhere (at the start, or after a whole object) is no blank line and
+     * no end of the line: an error. */
+    if (memchr(line, '\0', len)) {
+        *why = "a NUL byte";
+        return -1;
+    }
     if (line[strspn(line, " \t\r\n")] == '\0') {
         return 0;
     }
@@ -97,7 +122,8 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     if (!id || id->type != QRT_JV_INT || id->num <= 0) {
         *why = "bad tracker_id";
     }
-    else if (!when || qrt_date_parse(when, &v->visit_start, &off) != 0) {
+    else if (!when || qrt_date_parse(when, &v->visit_start, &off) != 0
+             || v->visit_start < 0 || v->visit_start > IMPORT_T_MAX) {
         *why = "bad visit_start";
     }
     else if (!v->source || (strcmp(v->source, "scan") && strcmp(v->source, "click"))) {
@@ -108,6 +134,12 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     }
     else if (bad) {
         *why = "bad a text field";
+    }
+    else if (v->ip && !(v->ip = qrt_ip_anonymize(p, v->ip))) {
+        *why = "bad ip";
+    }
+    else if (v->device && !import_device(v->device)) {
+        *why = "bad device (mobile, tablet, desktop, bot or other)";
     }
     if (*why) {
         return -1;

@@ -23,7 +23,10 @@
 
 /* Reads line (len bytes; the reader may cut it in place) into v, its strings in p.
  * 1: a visit; 0: a blank line (nothing in v); -1: not a visit, *why says what
- * ("not a JSON object", "bad tracker_id", ...). */
+ * ("not a JSON object", "bad tracker_id", "a NUL byte", ...). As a scan has them:
+ * the ip anonymised (qrt_ip_anonymize, QRTrackAnonymizeIP's default; the visitor id
+ * computed from it), the device one of the five, visit_start from 1970-01-01T00:00:00Z
+ * to 9999-12-31T23:59:59Z. */
 int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
                     const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why);
 

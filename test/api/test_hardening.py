@@ -6,6 +6,7 @@ import json
 import socket
 import time
 
+import pytest
 import requests
 
 from conftest import Api, apxs, start_server
@@ -183,3 +184,45 @@ def test_a_bad_scan_budget_fails_configtest():
     for value in ("-1", "abc", "5x"):
         rc, out = configtest("QRTrackScanBudget %s\n" % value)
         assert rc != 0 and "QRTrackScanBudget" in out, out
+
+
+def read_all(sock, deadline=10):
+    """Everything the server sends until it closes the connection (or goes quiet)."""
+    sock.settimeout(deadline)
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("body", [
+    b"zz\r\n{}\r\n0\r\n\r\n",                     # a chunk size that is not hex
+    b"5\r\n{}{}{}{}\r\n0\r\n\r\n",                # a chunk longer than its size
+    b"2\r\n{}XX0\r\n\r\n",                        # no CRLF after the chunk
+    b"fffffffffffffffffffff\r\n{}\r\n0\r\n\r\n",  # a size that overflows
+])
+def test_a_malformed_chunked_body_gets_exactly_one_response(server, token, body):
+    """httpd answers a broken chunked body itself (400): nothing is written after it."""
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    try:
+        s.sendall(b"POST /api/tracker HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Authorization: Bearer " + token.encode() + b"\r\n"
+                  b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                  b"Connection: close\r\n\r\n" + body)
+        data = read_all(s)
+    finally:
+        s.close()
+    assert data.startswith(b"HTTP/1.1 4"), data[:200]
+    assert data.count(b"HTTP/1.") == 1, data
+    head, rest = data.split(b"\r\n\r\n", 1)
+    assert not (b"<html" in rest.lower() and b'{"message"' in rest), data
+    for line in head.split(b"\r\n")[1:]:
+        if line.lower().startswith(b"content-length:"):
+            assert len(rest) == int(line.split(b":")[1]), data
+    assert not server.crash_lines()

@@ -128,6 +128,88 @@ def test_a_token_in_the_query_reaches_no_log_and_no_server_status(logged):
                      logged.error_log())
 
 
+def raw_status(srv, line):
+    """Send a request line exactly as written: the status of the answer."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    try:
+        s.sendall(("%s\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % line).encode())
+        return int(s.recv(4096).split(b" ", 2)[1])
+    finally:
+        s.close()
+
+
+SPELLINGS = ("API_TOKEN", "Api_Token", "API%5FTOKEN", "api%5ftoken", "%41PI_token")
+
+
+def test_every_spelling_that_authenticates_is_redacted(logged):
+    """The API looks its parameter up case-insensitively, the name %-decoded: each
+    spelling that authenticates is redacted in every log format, in mod_status, on
+    the API's, the scan's and the click's paths, and when httpd answers 400."""
+    tok = logged.token("acme")
+    # mod_log_forensic logs headers: the tracker is made with another token.
+    with Api(logged, logged.token("acme")) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/s"}).json()
+    for name in SPELLINGS:
+        assert raw_get(logged, "/api/account?x=1&%s=%s" % (name, tok)) == 200, name
+        assert raw_get(logged, "/q/%s?%s=%s" % (t["code"], name, tok)) == 302, name
+        assert raw_get(logged, "/l/%s?%s=%s&y=2" % (t["code"], name, tok)) == 302, name
+        assert raw_get(logged, "/api/account?%s=%s#frag" % (name, tok)) == 400, name
+        # An absolute URI with a user and a password: httpd answers 400, and
+        # mod_log_config and mod_status rebuild the line from parsed_uri.
+        st = raw_status(logged, "GET http://user:pw@127.0.0.1:%d/api/account?%s=%s HTTP/1.1"
+                        % (logged.port, name, tok))
+        assert st in (400, 200), (name, st)
+        st = raw_status(logged, "GET http://user:pw@127.0.0.1:%d/q/%s?%s=%s HTTP/1.1"
+                        % (logged.port, t["code"], name, tok))
+        assert st in (400, 302), (name, st)
+
+        # While a request is served, and after, mod_status shows it redacted.
+        sock, rest = slow_request(logged, "/api/tracker?%s=%s" % (name, tok))
+        try:
+            deadline = time.time() + 10
+            while True:
+                status = requests.get(logged.base + "/server-status", timeout=10).text
+                if "/api/tracker?" + name in status or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            assert "/api/tracker?%s=[redacted]" % name in status, name
+            assert tok[:20] not in status
+            sock.sendall(rest)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+        finally:
+            sock.close()
+        status = requests.get(logged.base + "/server-status", timeout=10).text
+        auto = requests.get(logged.base + "/server-status?auto", timeout=10).text
+        assert tok[:20] not in status and tok[:20] not in auto, name
+
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(os.path.join(logged.dir, "logs", "queries.log")) as f:
+            if f.read().count("/api/tracker?") >= len(SPELLINGS):
+                break
+        time.sleep(0.05)
+    text = logs(logged)
+    assert tok[:20] not in text
+    with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
+        combined = f.read()
+    with open(os.path.join(logged.dir, "logs", "other_vhosts_access.log")) as f:
+        vhost = f.read()
+    with open(os.path.join(logged.dir, "logs", "queries.log")) as f:
+        queries = f.read()
+    for name in SPELLINGS:
+        for log in (combined, vhost):
+            assert '"GET /api/account?x=1&%s=[redacted] HTTP/1.1" 200' % name in log, name
+            assert '"GET /q/%s?%s=[redacted] HTTP/1.1" 302' % (t["code"], name) in log, name
+            assert '"GET /l/%s?%s=[redacted]&y=2 HTTP/1.1" 302' % (t["code"], name) in log
+            assert ("/api/account?%s=[redacted] HTTP/1.1\" 400" % name) in log, name
+            assert re.search(r'"GET http://user:XXXXXXXX@127\.0\.0\.1:%d/api/account\?%s'
+                             r'=\[redacted\] HTTP/1\.1" (400|200)'
+                             % (logged.port, re.escape(name)), log), name
+        assert ("GET /api/account?x=1&%s=[redacted] HTTP/1.1|?x=1&%s=[redacted]|"
+                "/api/account?x=1&%s=[redacted]|" % (name, name, name)) in queries
+        assert ("|/q/%s?%s=[redacted]|" % (t["code"], name)) in queries
+
+
 def test_another_application_keeps_its_own_api_token_parameter(logged):
     """Only the request line is redacted before the handlers run: other handlers on
     the server (here mod_rewrite's redirect) see the query string as sent."""

@@ -117,7 +117,8 @@ class V:
     def __init__(self, tid, t, source="scan", who=0, ua=0, browser="Chrome", country="DE",
                  city="Berlin", bot=False):
         self.tid, self.t, self.source, self.bot = tid, t, source, bot
-        self.ip = "198.51.100.%d" % who
+        # one /24 a visitor: the import anonymises addresses as a scan does
+        self.ip = "198.51.%d.0" % who
         self.ua = UA[ua]
         self.browser, self.country, self.city = browser, country, city
 

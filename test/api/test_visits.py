@@ -297,6 +297,35 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
     assert len(listing(api, tid)["data"]) == 2
 
 
+def test_import_refuses_nul_bytes_and_stores_visits_as_scans_have_them(server, api):
+    """NUL bytes (a line of them, or after a whole object) fail the import with their
+    line number; addresses are validated and anonymised as a scan's are, devices are
+    the five a scan gets, times start at 1970."""
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    ok = json.dumps(visit(tid, T0)).encode()
+    for line in (b"\0" * 100000, b"\0" + ok, ok + b"\0trailing", ok[:30] + b"\0" + ok[30:]):
+        p = import_lines(server, [ok, b"", line, ok], check=False)
+        assert p.returncode != 0 and "line 3: a NUL byte" in p.stderr, (line[:40], p.stderr)
+    bad = [(visit(tid, T0, ip="<script>"), "bad ip"),
+           (visit(tid, T0, ip="203.0.113.300"), "bad ip"),
+           (visit(tid, T0, device="<script>"), "bad device"),
+           (visit(tid, T0, device="Mobile"), "bad device"),
+           (dict(visit(tid, T0), visit_start="1970-01-01T00:30:00+0100"), "bad visit_start")]
+    for v, why in bad:
+        p = import_lines(server, [ok, json.dumps(v).encode()], check=False)
+        assert p.returncode != 0 and ("line 2: " + why) in p.stderr, (v, p.stderr)
+    assert listing(api, tid)["data"] == []
+    import_visits(server, [visit(tid, T0, ip="198.51.100.77", device="tablet"),
+                           visit(tid, T0 + 1, ip="2001:db8:abcd:12::1", device="bot", bot=True),
+                           visit(tid, T0 + 2, ip=None, device=None),
+                           dict(visit(tid, 0), visit_start="1970-01-01T01:00:00+0100")])
+    got = sorted(listing(api, tid)["data"], key=lambda v: v["id"])
+    assert [v["ip"] for v in got] == ["198.51.100.0", "2001:db8:abcd::", None, "203.0.113.0"]
+    assert [v["device"] for v in got] == ["tablet", "bot", "other", "mobile"]
+    assert got[3]["visit_start"].startswith("1970-01-01T00:00:00")
+
+
 def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
     # qrtrack-admin writes 25,000 visits a transaction (these lines are short: the
     # batch's 16 MB of text is not reached) while its reader thread parses the next

@@ -40,7 +40,7 @@ def population(tid, n=240):
     dictionaries at once, with NULL referers and LIKE's metacharacters in values."""
     out = []
     for i in range(n):
-        kw = {"ip": "192.0.2.%d" % (i % 7 * 10)}
+        kw = {"ip": "192.0.%d.0" % (i % 7 * 10)}
         if i % 3:
             kw.update(user_agent=IPHONE + (" v%d" % (i % 5)), browser="Mobile Safari",
                       os="iOS", device="mobile")
@@ -71,7 +71,7 @@ def population(tid, n=240):
 
 
 WORDS = ["iphone", "IPHONE", "Safari", "reykjav", "REYKJAVÍK", "berlin", "story/4", "story",
-         "são p", "ão Pa", "SÃO", "100%", "100%_", "a_b", "%_o", "_off\\x", "0.2.1", "192.0.2.6",
+         "são p", "ão Pa", "SÃO", "100%", "100%_", "a_b", "%_o", "_off\\x", "0.10.", "192.0.6",
          "null", "tablet", "zzzqqq", "Mobile", "off/", ".example/"]
 
 
@@ -112,7 +112,7 @@ def test_search_over_dictionaries_answers_as_a_substring_search(server, api):
     assert sizes["SÃO"] == 0 and sizes["são p"] == sizes["ão Pa"] > 0
     assert sizes["100%"] < sizes["off/"] and 0 < sizes["a_b"] < 60
     assert sizes["berlin"] > sizes["reykjav"]
-    assert sizes["0.2.1"] > 0 and sizes["192.0.2.6"] > 0
+    assert sizes["0.10."] > 0 and sizes["192.0.6"] > 0
     # The same under a window, and the CSV export follows the search too.
     window = {"visit_start": ts(T0 + 10 * 60), "visit_start_end": ts(T0 + 30 * 60)}
     inside = [v for v in everything if T0 + 10 * 60 <= _epoch(v["visit_start"]) <= T0 + 30 * 60]

@@ -770,11 +770,18 @@ START_TEST(test_redact)
         { "a=1&&api_token=a%zz", "a=1&&api_token=[r]" },
         { "api_token=a=b&c", "api_token=[r]&c" },
         { "api_token%zz=1&api_token=2", "api_token%zz=1&api_token=[r]" },
+        /* Matched the way the API looks the parameter up: case-insensitively,
+         * the name %-decoded. */
+        { "API_TOKEN=abc", "API_TOKEN=[r]" },
+        { "a=1&Api_Token=abc", "a=1&Api_Token=[r]" },
+        { "API%5FTOKEN=abc", "API%5FTOKEN=[r]" },
+        { "%41pi%5fToKeN=abc&b=2", "%41pi%5fToKeN=[r]&b=2" },
+        { "API_TOKEN%zz=1&API_TOKEN=2", "API_TOKEN%zz=1&API_TOKEN=[r]" },
         { NULL, NULL }
     };
     static const char *untouched[] = {
         "", "a=1", "api_token", "api_tokens=1", "xapi_token=1", "a=api_token=1",
-        "api+token=1", NULL
+        "api+token=1", "API_TOKENS=1", "api%5Ftoken%00=1", NULL
     };
     int i;
 

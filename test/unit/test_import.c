@@ -54,14 +54,58 @@ START_TEST(reads_a_visit_either_way)
     ck_assert_str_eq(a.device, "other");
     ck_assert_int_eq(a.bot, 0);
     ck_assert(a.visitor == b.visitor);
+    /* the address anonymised as a scan's (QRTrackAnonymizeIP's default), the visitor
+     * id computed from it as the scan path does */
+    ck_assert_str_eq(a.ip, "203.0.113.0");
+    ck_assert_str_eq(b.ip, "203.0.113.0");
     memset(&key, 0, sizeof(key));
-    ck_assert(a.visitor == qrt_visitor_id(&key, a.visit_start, "203.0.113.9", "UA/1"));
+    ck_assert(a.visitor == qrt_visitor_id(&key, a.visit_start, "203.0.113.0", "UA/1"));
     /* a bot without a device is a "bot" device */
     ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\","
                           " \"source\": \"click\", \"bot\": true}", &a, &why), 1);
     ck_assert_int_eq(a.bot, 1);
     ck_assert_str_eq(a.device, "bot");
     ck_assert_str_eq(a.source, "click");
+}
+END_TEST
+
+/* Addresses as a scan stores them; the five devices; times from 1970 on. */
+START_TEST(addresses_devices_and_times_as_the_module_has_them)
+{
+    static const char *const ips[][2] = {
+        { "198.51.100.77", "198.51.100.0" },
+        { "2001:DB8:ABCD:12::1", "2001:db8:abcd::" },
+        { "::ffff:192.0.2.33", "192.0.2.0" },
+        { "2001:db8:1::", "2001:db8:1::" },
+    };
+    static const char *const devices[] = { "mobile", "tablet", "desktop", "bot", "other" };
+    qrt_visit_t v;
+    const char *why;
+    size_t i;
+
+    for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+        const char *l = apr_psprintf(pool, "{\"tracker_id\": 1, \"visit_start\": "
+                                     "\"2026-03-01T10:00:00Z\", \"source\": \"scan\", "
+                                     "\"ip\": \"%s\"}", ips[i][0]);
+
+        ck_assert_int_eq(line(l, &v, &why), 1);
+        ck_assert_str_eq(v.ip, ips[i][1]);
+    }
+    for (i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+        const char *l = apr_psprintf(pool, "{\"tracker_id\": 1, \"visit_start\": "
+                                     "\"2026-03-01T10:00:00Z\", \"source\": \"scan\", "
+                                     "\"device\": \"%s\"}", devices[i]);
+
+        ck_assert_int_eq(line(l, &v, &why), 1);
+        ck_assert_str_eq(v.device, devices[i]);
+    }
+    /* the first second of 1970 in UTC, and the last of 9999 */
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"1970-01-01T00:00:00Z\","
+                          " \"source\": \"scan\"}", &v, &why), 1);
+    ck_assert_int_eq(v.visit_start, 0);
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"9999-12-31T23:59:59Z\","
+                          " \"source\": \"scan\"}", &v, &why), 1);
+    ck_assert_int_eq(v.visit_start, 253402300799LL);
 }
 END_TEST
 
@@ -103,6 +147,32 @@ START_TEST(rejects_what_is_not_a_visit)
           " \"country\": \"ABCDEFGHI\"}", "bad a text field" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"city\": \"a\\u0000b\"}", "not a JSON object" },
+        /* trailing garbage after a whole object */
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\"}"
+          " x", "not a JSON object" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\"}"
+          "{}", "not a JSON object" },
+        /* addresses that are not addresses */
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"ip\": \"<script>\"}", "bad ip" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"ip\": \"203.0.113.256\"}", "bad ip" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"ip\": \"fe80::1%eth0\"}", "bad ip" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"ip\": \"\"}", "bad ip" },
+        /* a device the module never gives */
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"device\": \"<script>\"}", "bad device (mobile, tablet, desktop, bot or other)" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"device\": \"Mobile\"}", "bad device (mobile, tablet, desktop, bot or other)" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"device\": \"\"}", "bad device (mobile, tablet, desktop, bot or other)" },
+        /* before 1970 in UTC */
+        { "{\"tracker_id\": 1, \"visit_start\": \"1970-01-01T00:59:59+0100\", \"source\": \"scan\"}",
+          "bad visit_start" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"1969-12-31T23:59:59Z\", \"source\": \"scan\"}",
+          "bad visit_start" },
     };
     qrt_visit_t v;
     const char *why;
@@ -112,6 +182,71 @@ START_TEST(rejects_what_is_not_a_visit)
         ck_assert_msg(line(bad[i].line, &v, &why) == -1, "taken: %s", bad[i].line);
         ck_assert_msg(why && !strcmp(why, bad[i].why), "%s: %s", bad[i].line, why);
     }
+}
+END_TEST
+
+/* A NUL byte anywhere in a line: at its start, inside, after a whole object. */
+START_TEST(nul_bytes_are_errors)
+{
+    static const char visit[] = "{\"tracker_id\": 1, \"visit_start\": "
+                                "\"2026-03-01T10:00:00Z\", \"source\": \"scan\"}";
+    char buf[256];
+    qrt_visit_t v;
+    const char *why;
+    size_t n = sizeof(visit) - 1;
+
+    memcpy(buf, "\0\0\0\n", 4);
+    ck_assert_int_eq(qrt_import_line(pool, buf, 4, NULL, &v, &why), -1);
+    ck_assert_str_eq(why, "a NUL byte");
+    memcpy(buf, "\0", 1);
+    memcpy(buf + 1, visit, n);
+    ck_assert_int_eq(qrt_import_line(pool, buf, n + 1, NULL, &v, &why), -1);
+    ck_assert_str_eq(why, "a NUL byte");
+    memcpy(buf, visit, n);
+    memcpy(buf + n, "\0garbage\n", 10);
+    ck_assert_int_eq(qrt_import_line(pool, buf, n + 9, NULL, &v, &why), -1);
+    ck_assert_str_eq(why, "a NUL byte");
+    memcpy(buf, visit, n);
+    buf[20] = '\0';
+    ck_assert_int_eq(qrt_import_line(pool, buf, n, NULL, &v, &why), -1);
+    ck_assert_str_eq(why, "a NUL byte");
+    memcpy(buf, "  \0\n", 4);
+    ck_assert_int_eq(qrt_import_line(pool, buf, 4, NULL, &v, &why), -1);
+    ck_assert_str_eq(why, "a NUL byte");
+}
+END_TEST
+
+/* Through the reader: the line with the NUL ends the input, named by its number. */
+START_TEST(a_nul_line_ends_the_input)
+{
+    FILE *f = tmpfile();
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+    int k;
+
+    for (k = 0; k < 2; k++) {
+        int batch = k ? 2 : 100;           /* in the first batch, then in a later one */
+
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": "
+              "\"scan\"}\n\n{\"tracker_id\": 2, \"visit_start\": \"2026-03-01T10:00:00Z\", "
+              "\"source\": \"scan\"}\n", f);
+        fwrite("\0\0\0\0\n", 1, 5, f);
+        fputs("{\"tracker_id\": 3, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": "
+              "\"scan\"}\n", f);
+        rewind(f);
+        r = qrt_import_start(pool, f, NULL, batch, 0);
+        ck_assert_ptr_nonnull(r);
+        while ((b = qrt_import_next(r)) != NULL && !b->error) {
+        }
+        ck_assert_ptr_nonnull(b);
+        ck_assert_str_eq(b->error, "a NUL byte");
+        ck_assert_int_eq(b->error_line, 4);
+        qrt_import_stop(r);
+        fclose(f);
+        f = tmpfile();
+    }
+    fclose(f);
 }
 END_TEST
 
@@ -126,7 +261,8 @@ static FILE *input(const char *shape)
     for (i = 0; shape[i]; i++) {
         if (shape[i] == '+') {
             fprintf(f, "{\"tracker_id\": %d, \"visit_start\": \"2026-03-01T10:00:00Z\","
-                    " \"source\": \"scan\", \"ip\": \"10.0.0.%d\"}\n", i + 1, i % 250);
+                    " \"source\": \"scan\", \"ip\": \"10.0.0.%d\", \"city\": \"c%d\"}\n",
+                    i + 1, i % 250, i % 250);
         }
         else if (shape[i] == '!') {
             fprintf(f, "{\"tracker_id\": %d, \"bot\": 1}\n", i + 1);
@@ -145,13 +281,14 @@ static void check_batch(const qrt_import_batch_t *b)
     int i;
 
     for (i = 0; i < b->n; i++) {
-        char ip[32];
+        char city[32];
 
         /* (no allocation from the test's pool here: the reader thread clears its own
          * pools meanwhile, and APR reads its allocator's free list size unlocked) */
-        snprintf(ip, sizeof(ip), "10.0.0.%ld", (b->line[i] - 1) % 250);
+        snprintf(city, sizeof(city), "c%ld", (b->line[i] - 1) % 250);
         ck_assert_int_eq(b->v[i].tracker_id, b->line[i]);
-        ck_assert_str_eq(b->v[i].ip, ip);
+        ck_assert_str_eq(b->v[i].city, city);
+        ck_assert_str_eq(b->v[i].ip, "10.0.0.0");
     }
 }
 
@@ -410,6 +547,9 @@ static Suite *import_suite(void)
     tcase_add_test(tc, reads_a_visit_either_way);
     tcase_add_test(tc, blank_lines_are_nothing);
     tcase_add_test(tc, rejects_what_is_not_a_visit);
+    tcase_add_test(tc, addresses_devices_and_times_as_the_module_has_them);
+    tcase_add_test(tc, nul_bytes_are_errors);
+    tcase_add_test(tc, a_nul_line_ends_the_input);
     tcase_add_test(tc, batches_keep_their_lines);
     tcase_add_test(tc, a_bad_line_ends_the_input);
     tcase_add_test(tc, first_batch_in_two_halves);

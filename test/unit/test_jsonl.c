@@ -130,6 +130,31 @@ START_TEST(declines_the_rest)
 }
 END_TEST
 
+/* A NUL byte inside the given length: never taken, wherever it is (the import
+ * calls such a line an error, qrt_import.c). */
+START_TEST(declines_nul_bytes)
+{
+    static const char obj[] = "{\"a\":\"x\",\"b\":1}";
+    char buf[64];
+    qrt_jv_t m[MAXM];
+    apr_size_t n = sizeof(obj) - 1, at;
+    int nm;
+
+    for (at = 0; at <= n; at++) {
+        /* the object with a NUL at byte at, and "xy" after it */
+        memcpy(buf, obj, at);
+        buf[at] = '\0';
+        memcpy(buf + at + 1, obj + at, n - at);
+        memcpy(buf + n + 1, "xy", 3);
+        ck_assert_msg(qrt_jsonl_flat(buf, n + 3, m, MAXM, &nm) == QRT_JSONL_DECLINED,
+                      "taken with a NUL at %zu", (size_t)at);
+    }
+    memcpy(buf, obj, n);
+    memcpy(buf + n, "\0", 1);
+    ck_assert_int_eq(qrt_jsonl_flat(buf, n + 1, m, MAXM, &nm), QRT_JSONL_DECLINED);
+}
+END_TEST
+
 /* Random changes of visit lines: a byte replaced, inserted or deleted, a few times
  * over; whatever the reader takes, jansson reads alike. */
 START_TEST(random_changes_agree)
@@ -189,6 +214,7 @@ static Suite *jsonl_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, takes_the_common_lines);
     tcase_add_test(tc, declines_the_rest);
+    tcase_add_test(tc, declines_nul_bytes);
     tcase_add_test(tc, random_changes_agree);
     suite_add_tcase(s, tc);
     return s;
