@@ -506,6 +506,12 @@ static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
     return APR_SUCCESS;
 }
 
+static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
+{
+    return apr_time_now() >= shared->next_sweep || shared->snap_hwm == 0
+           ? keeper_sweep(db, snap, p) : keeper_changes(db, snap, p);
+}
+
 /* The keeper's own connection (not mod_dbd's: it must not take a request's). */
 static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 {
@@ -599,8 +605,19 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
         }
         else {
             db->error = NULL;
-            rv = apr_time_now() >= shared->next_sweep || shared->snap_hwm == 0
-                 ? keeper_sweep(db, snap, p) : keeper_changes(db, snap, p);
+            rv = keeper_refresh(db, snap, p);
+            if (rv != APR_SUCCESS && db->error && qrt_db_lost(db)) {
+                /* A connection from before the database restarted: once more, on a
+                 * new one. */
+                apr_dbd_close(db->driver, db->handle);
+                db = keeper_connect(cp, &err);
+                rv = db ? keeper_refresh(db, snap, p) : APR_EGENERAL;
+                if (!db) {
+                    qrt_db_mark_down(child.s, err);
+                    keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
+                    continue;
+                }
+            }
             if (rv == APR_SUCCESS && apr_time_now() >= shared->next_sweep) {
                 shared->next_sweep = apr_time_now() + SPOOL_SWEEP_EVERY;
             }
