@@ -96,7 +96,7 @@ static qrt_err_t *api_unavailable(qrt_req_t *q, const char *message)
 
 qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
 {
-    static qrt_log_throttle_t log_timeout;
+    static qrt_log_throttle_t log_timeout, log_error;
     const char *error = q->db.error ? q->db.error : "unknown";
     apr_uint32_t more = 0;
 
@@ -113,8 +113,10 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
         return api_unavailable(q, "The database did not answer in time; try again "
                                "later.");
     }
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s",
-                  what, error);
+    if (qrt_log_due(&log_error, &more)) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s "
+                      "(and %u more since this line was last logged)", what, error, more);
+    }
     if (qrt_db_lost(&q->db) || (q->db.handle && apr_dbd_check_conn(q->db.driver,
                                   q->r->pool, q->db.handle) != APR_SUCCESS)) {
         /* The database went away (a restart, a network failure): try again later;

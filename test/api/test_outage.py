@@ -149,7 +149,17 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         load = Scanner([a, b], codes)
         poll(lambda: load.count() > 50, 20, "scans before the outage")
         logs_before = [len(error_lines(a)), len(error_lines(b))]
+        # API calls too, throughout the outage: each a 503, none a log line.
+        api_stop = threading.Event()
+        api_codes = []
+
+        def api_load():
+            with Api(a, tok) as s:
+                while not api_stop.is_set():
+                    api_codes.append(s.get("/tracker").status_code)
+        api_thread = threading.Thread(target=api_load, daemon=True)
         own_cluster.halt()
+        api_thread.start()
         halted = time.monotonic()
         time.sleep(1.0)
         with Api(b, tok) as s:
@@ -165,6 +175,9 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         assert status(a)["QRTrackDatabaseReachable"] == "0"
         time.sleep(7.0)
         assert int(status(a)["QRTrackSpoolVisits"]) + int(status(b)["QRTrackSpoolVisits"]) > 0
+        api_stop.set()
+        api_thread.join()
+        assert len(api_codes) > 100 and set(api_codes) <= {503, 429}, set(api_codes)
         restarted = time.monotonic()
         own_cluster.start()
         time.sleep(1.5)
