@@ -197,7 +197,7 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
                 return int(a.sql("SELECT COUNT(*) FROM visits").strip())
             except AssertionError:
                 return 0
-        poll(lambda: visits() >= len(results), 20, "the spooled visits in the database")
+        poll(lambda: visits() >= len(results), 45, "the spooled visits in the database")
         got = {}
         with Api(a, tok) as s:
             for t in trackers:
@@ -254,7 +254,7 @@ def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
         def replayed():
             return int(a.sql("SELECT COUNT(*) FROM visits").strip() or 0) >= len(ok) \
                 and status(a)["QRTrackSpoolVisits"] == "0"
-        poll(replayed, 30, "the replay")
+        poll(replayed, 45, "the replay")
         # Every acknowledged visit is there; at most the unanswered ones besides.
         n = int(a.sql("SELECT COUNT(*) FROM visits").strip())
         assert len(ok) <= n <= len(results), (len(ok), n, len(results))
