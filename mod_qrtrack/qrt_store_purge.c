@@ -132,8 +132,7 @@ static const struct {
 };
 #define PURGE_DICTS ((int)(sizeof(purge_dicts) / sizeof(purge_dicts[0])))
 
-static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
-                                       int *done)
+static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c)
 {
     const void *args[] = { &c->tracker };
     apr_int64_t next = 0;
@@ -142,7 +141,6 @@ static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cu
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    (void)done;
     if (next <= 0) {
         /* Every tracker walked: the dictionaries next. */
         c->dict = 1;
@@ -273,7 +271,7 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
         return purge_sweep_step(db, p, c, batch, done);
     }
     if (c->tracker == 0 || !c->started) {
-        if (c->tracker == 0 && (rv = purge_next_tracker(db, p, c, done)) != APR_SUCCESS) {
+        if (c->tracker == 0 && (rv = purge_next_tracker(db, p, c)) != APR_SUCCESS) {
             return rv;
         }
         if (c->dict) {
@@ -317,7 +315,7 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
     }
     else {
         /* This tracker is done: the next one at the next step. */
-        rv = purge_next_tracker(db, p, c, done);
+        rv = purge_next_tracker(db, p, c);
     }
     return rv;
 }
