@@ -518,6 +518,12 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
                 QRT_STAT_ADD(purge_passes, 1);
                 ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00081: a purge of "
                              "visits older than %d days finished", qrt_global.visit_retention);
+                if (scan_shared->purge.c.erased > 0) {
+                    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00120: the purge "
+                                 "deleted %" APR_INT64_T_FMT " user agents, referers and "
+                                 "addresses that no visit refers to any more",
+                                 scan_shared->purge.c.erased);
+                }
             }
         }
     }

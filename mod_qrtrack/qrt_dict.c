@@ -41,6 +41,8 @@ struct qrt_dict_cache {
     apr_hash_t *pending[QRT_DICTS];
     int npending;
     int found[QRT_DICTS];           /* misses found lately, less those added, bounded */
+    apr_int64_t gen;                /* the dictionaries' generation of the kept entries */
+    int gen_known;
 };
 
 #define DICT_FOUND_MAX 16
@@ -148,6 +150,24 @@ void qrt_dict_cache_abort(qrt_dict_cache_t *c)
     if (c) {
         dict_pending_reset(c);
     }
+}
+
+int qrt_dict_cache_generation(qrt_dict_cache_t *c, apr_int64_t gen)
+{
+    static const int purged[] = { QRT_DICT_UA, QRT_DICT_REF, QRT_DICT_IP };
+    int i, moved;
+
+    if (!c || (c->gen_known && c->gen == gen)) {
+        return 0;
+    }
+    moved = c->gen_known;
+    for (i = 0; i < (int)(sizeof(purged) / sizeof(purged[0])); i++) {
+        dict_kept_reset(c, purged[i]);
+        apr_hash_clear(c->pending[purged[i]]);
+    }
+    c->gen = gen;
+    c->gen_known = 1;
+    return moved;
 }
 
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict)

@@ -44,6 +44,12 @@ int qrt_dict_cache_lookup_first(const qrt_dict_cache_t *c, int dict);
 void qrt_dict_cache_missed(qrt_dict_cache_t *c, int dict, int found);
 /* The same for a batch's keys: found of them were there, added were not. */
 void qrt_dict_cache_missed_batch(qrt_dict_cache_t *c, int dict, int found, int added);
+/* The visits' dictionaries' generation, read in the writer's transaction (schema 22:
+ * visit_dict_gen, raised by each deletion of dictionary rows no visit refers to any
+ * more, qrt_store_purge.h). When it is not the one the cache was filled under, the
+ * entries of the user agent, referer and address dictionaries (those a purge deletes
+ * from) are forgotten, and the cache is under gen from then on: 1 then, else 0. */
+int qrt_dict_cache_generation(qrt_dict_cache_t *c, apr_int64_t gen);
 /* Entries kept in dict (not counting pending ones). */
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict);
 

@@ -1,6 +1,7 @@
 /* qrt_store_purge: erasing what old visits say about their visitors
  * (QRTrackVisitRetention, qrtrack-admin visits purge). See qrt_store_purge.h. */
 #include <string.h>
+#include <sqlite3.h>
 #include "qrt_store_purge.h"
 
 /* The rows of one step: visit rows of a tracker after (t, id) and before `before`,
@@ -28,6 +29,13 @@
     "WHERE " PURGE_RANGE("") "AND (ref_id IS NOT NULL OR ip_id IS NOT NULL OR EXISTS " \
     "(SELECT 1 FROM visit_uas u WHERE u.id = visit_rows.ua_id AND " PURGE_UA_WHOLE("u") "))"
 
+/* The sweep of a dictionary (schema 22): where a step ends (the highest of the next
+ * `batch` ids; NULL past the last), and its rows no visit refers to, deleted. */
+#define PURGE_DICT_END(t) "SELECT MAX(id) FROM (SELECT id FROM " t " WHERE id > %lld " \
+    "ORDER BY id LIMIT %lld) s"
+#define PURGE_DICT_DEL(t, col, also) "DELETE FROM " t " WHERE id > %lld AND id <= %lld " \
+    also "AND NOT EXISTS (SELECT 1 FROM visit_rows v WHERE v." col " = " t ".id)"
+
 /* A step: where it ends (the n-th row, if the range holds that many), the user agent
  * entries that keep only a browser name (made where missing), then the rows erased:
  * their referer and address dropped, their user agent entry swapped for that one. */
@@ -41,6 +49,14 @@ const qrt_stmt_t qrt_store_purge_stmts[] = {
     { "qrt_purge_stubs",
       PURGE_STUBS(PURGE_STUB_KEY_SQLITE("u.browser"), "INSERT OR IGNORE", "") },
     { "qrt_purge_erase", PURGE_ERASE(PURGE_STUB_KEY_SQLITE("u.browser")) },
+    { "qrt_purge_ua_end", PURGE_DICT_END("visit_uas") },
+    { "qrt_purge_ua_del", PURGE_DICT_DEL("visit_uas", "ua_id", "AND "
+                                         PURGE_UA_WHOLE("visit_uas") " ") },
+    { "qrt_purge_ref_end", PURGE_DICT_END("visit_referers") },
+    { "qrt_purge_ref_del", PURGE_DICT_DEL("visit_referers", "ref_id", "") },
+    { "qrt_purge_ip_end", PURGE_DICT_END("visit_ips") },
+    { "qrt_purge_ip_del", PURGE_DICT_DEL("visit_ips", "ip_id", "") },
+    { "qrt_purge_gen", "UPDATE visit_dict_gen SET gen = gen + 1" },
     { NULL, NULL }
 };
 
@@ -101,10 +117,22 @@ void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t be
     c->tracker = 0;
     c->t = c->id = 0;
     c->started = 0;
+    c->dict = 0;
+    c->dict_after = 0;
+    c->erased = 0;
 }
 
-static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
-                                       int *done)
+/* The dictionaries swept after the walk, in order (c->dict - 1). */
+static const struct {
+    const char *end, *del;
+} purge_dicts[] = {
+    { "qrt_purge_ua_end", "qrt_purge_ua_del" },
+    { "qrt_purge_ref_end", "qrt_purge_ref_del" },
+    { "qrt_purge_ip_end", "qrt_purge_ip_del" },
+};
+#define PURGE_DICTS ((int)(sizeof(purge_dicts) / sizeof(purge_dicts[0])))
+
+static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c)
 {
     const void *args[] = { &c->tracker };
     apr_int64_t next = 0;
@@ -114,11 +142,113 @@ static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cu
         return rv;
     }
     if (next <= 0) {
-        *done = 1;
+        /* Every tracker walked: the dictionaries next. */
+        c->dict = 1;
+        c->dict_after = 0;
         return APR_SUCCESS;
     }
     c->tracker = next;
     c->started = 0;
+    return APR_SUCCESS;
+}
+
+/* SQLite: what the connection deletes is overwritten (rows, index entries, freed
+ * pages), not left in free space. */
+static void purge_secure_delete(qrt_db_t *db)
+{
+    if (!qrt_db_is_pgsql(db->driver)) {
+        sqlite3_exec(apr_dbd_native_handle(db->driver, db->handle),
+                     "PRAGMA secure_delete = ON", NULL, NULL, NULL);
+    }
+}
+
+/* SQLite, after a pass that deleted rows: the WAL, which still holds the pages as
+ * they were before, copied back and emptied. Best effort: a reader that holds the
+ * WAL makes it give up after a short wait (the writers wait meanwhile). */
+#define PURGE_TRUNCATE_WAIT_MS 50
+static void purge_truncate_wal(qrt_db_t *db)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st = NULL;
+    int ms = 0;
+
+    if (qrt_db_is_pgsql(db->driver)) {
+        return;
+    }
+    h = apr_dbd_native_handle(db->driver, db->handle);
+    /* (the connection's own wait, set again after) */
+    if (sqlite3_prepare_v2(h, "PRAGMA busy_timeout", -1, &st, NULL) == SQLITE_OK
+        && sqlite3_step(st) == SQLITE_ROW) {
+        ms = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_busy_timeout(h, PURGE_TRUNCATE_WAIT_MS);
+    sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(h, ms);
+}
+
+/* Deletes the rows of dictionary d with after < id <= end that no visit refers to,
+ * in one transaction under the writers' lock; raises the generation when it did. */
+static apr_status_t purge_sweep_range(qrt_db_t *db, apr_pool_t *p, int d,
+                                      apr_int64_t after, apr_int64_t end, int *deleted)
+{
+    const void *args[] = { &after, &end }, *none[] = { NULL };
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv;
+
+    *deleted = 0;
+    purge_secure_delete(db);
+    if ((rv = qrt_db_begin(db, p, &tx)) != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, purge_dicts[d].del, deleted, args);
+    }
+    if (rv == APR_SUCCESS && *deleted > 0) {
+        rv = qrt_db_exec(db, p, "qrt_purge_gen", NULL, none);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+        *deleted = 0;
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        *deleted = 0;
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
+/* A step of the sweep: the next `batch` ids of the dictionary at hand, or on to the
+ * next dictionary when none is left (*done after the last). */
+static apr_status_t purge_sweep_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
+                                     int batch, int *done)
+{
+    apr_int64_t n = batch > 0 ? batch : 1, end = 0;
+    const void *args[] = { &c->dict_after, &n };
+    int d = c->dict - 1, deleted = 0;
+    apr_status_t rv;
+
+    if ((rv = qrt_db_select_int(db, p, purge_dicts[d].end, args, &end)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (end <= c->dict_after) {
+        if (c->dict < PURGE_DICTS) {
+            c->dict++;
+            c->dict_after = 0;
+            return APR_SUCCESS;
+        }
+        *done = 1;
+        if (c->erased > 0) {
+            purge_truncate_wal(db);
+        }
+        return APR_SUCCESS;
+    }
+    if ((rv = purge_sweep_range(db, p, d, c->dict_after, end, &deleted)) != APR_SUCCESS) {
+        return rv;
+    }
+    c->erased += deleted;
+    c->dict_after = end;
     return APR_SUCCESS;
 }
 
@@ -137,11 +267,14 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
         *done = 1;
         return APR_SUCCESS;
     }
+    if (c->dict) {
+        return purge_sweep_step(db, p, c, batch, done);
+    }
     if (c->tracker == 0 || !c->started) {
-        if (c->tracker == 0 && (rv = purge_next_tracker(db, p, c, done)) != APR_SUCCESS) {
+        if (c->tracker == 0 && (rv = purge_next_tracker(db, p, c)) != APR_SUCCESS) {
             return rv;
         }
-        if (*done) {
+        if (c->dict) {
             return APR_SUCCESS;
         }
         c->started = 1;
@@ -182,7 +315,7 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
     }
     else {
         /* This tracker is done: the next one at the next step. */
-        rv = purge_next_tracker(db, p, c, done);
+        rv = purge_next_tracker(db, p, c);
     }
     return rv;
 }

@@ -12,7 +12,21 @@
  * The purge walks each tracker's visits by (visit_start, id) (SQLite: the table's
  * own key, schema 11), a bounded step at a time: a step reads at most `batch`
  * entries and changes at most `batch` rows, so it holds the database's
- * write lock for a few milliseconds whatever the size of the database. */
+ * write lock for a few milliseconds whatever the size of the database.
+ *
+ * Then (schema 22) the pass sweeps the user agent, referer and address dictionaries
+ * by id, at most `batch` ids a step: the rows no visit refers to any more are deleted
+ * (the user agent entries that hold a browser name only are kept: they say nothing
+ * about a visitor), so the strings the erased visits held are gone from the database,
+ * not just from the visits. Each such step is a transaction under the writers' lock
+ * (PostgreSQL: qrt_store_write_lock; SQLite: its write lock) that also raises
+ * visit_dict_gen when it deleted rows: writers that keep dictionary ids across
+ * commits read it in each transaction and forget their ids when it moved
+ * (qrt_dict_cache_generation), so a new visit never gets a deleted id. On SQLite
+ * the connection deletes with secure_delete (the bytes are overwritten, in the
+ * table, its indexes and the pages freed), and a pass that deleted rows ends with a
+ * TRUNCATE checkpoint, so the older page images in the WAL go too (when no reader
+ * holds it at that moment: else the next pass that deletes tries again). */
 #ifndef QRT_STORE_PURGE_H
 #define QRT_STORE_PURGE_H
 
@@ -29,6 +43,10 @@ typedef struct {
     apr_int64_t tracker;            /* the tracker being walked; 0 before the first */
     apr_int64_t t, id;              /* last position done in it */
     int started;                    /* tracker's walk has begun (t, id are set) */
+    int dict;                       /* 0: walking visits; 1-3: sweeping the user agents,
+                                     * referers, addresses (after the walk) */
+    apr_int64_t dict_after;         /* last dictionary id swept */
+    apr_int64_t erased;             /* dictionary rows the pass deleted so far */
 } qrt_purge_cursor_t;
 
 /* The retention's edge at now (seconds): visits before it are purged and listed
@@ -58,8 +76,10 @@ void qrt_purge_finish(qrt_purge_state_t *s, apr_int64_t now, int ok);
 /* A new pass over [lo, before). */
 void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t before);
 
-/* One step of the pass: *purged gets the rows it erased, *done 1 when the pass has
- * walked every tracker. Each statement commits on its own. */
+/* One step of the pass: *purged gets the visit rows it erased, *done 1 when the pass
+ * has walked every tracker and swept the dictionaries (c->erased: the dictionary rows
+ * deleted). Each statement of the walk commits on its own, each sweep step is one
+ * transaction: not to be called inside one. */
 apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_t *c,
                                   int batch, int *purged, int *done);
 

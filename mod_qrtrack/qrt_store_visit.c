@@ -66,6 +66,8 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_dict_ref_add", DICT_REF_ADD },
     { "qrt_dict_ip_get", "SELECT id FROM visit_ips WHERE ip = %s" },
     { "qrt_dict_ip_add", DICT_IP_ADD },
+    /* the dictionaries' generation (schema 22; qrt_dict_cache_generation) */
+    { "qrt_dict_gen", "SELECT MAX(gen) FROM visit_dict_gen" },
     { NULL, NULL }
 };
 
@@ -552,6 +554,18 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     /* What an earlier transaction staged and did not see committed is forgotten. */
     qrt_dict_cache_abort(db->dict);
     rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS && db->dict) {
+        /* Under the write lock (PostgreSQL) or in the write transaction (SQLite), as
+         * the purge's deletions of dictionary rows are: ids kept from before one are
+         * forgotten (a deleted row's id may be given again to another string). */
+        const void *none[] = { NULL };
+        apr_int64_t gen = 0;
+
+        rv = qrt_db_select_int(db, p, "qrt_dict_gen", none, &gen);
+        if (rv == APR_SUCCESS) {
+            qrt_dict_cache_generation(db->dict, gen);
+        }
+    }
     if (rv == APR_SUCCESS) {
         rv = visits_visitors(db, p, v, n, is_new);
     }

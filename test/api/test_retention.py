@@ -7,6 +7,7 @@ aggregates, and a visitor of the purged period coming back is still one visitor.
 Runs on both backends."""
 import csv
 import io
+import os
 import json
 import time
 
@@ -227,3 +228,141 @@ def test_admin_purges_in_one_pass():
         assert srv.admin("visits", "purge", "10").stdout.strip() == "0"
     finally:
         srv.cleanup()
+
+
+# ---- the purge erases the strings themselves (issue 33) ---------------------------
+
+ALICE = "https://example.com/?user=alice"
+KEEP = "https://example.com/keep"
+
+
+def db_bytes(srv):
+    """SQLite: the bytes of the database file and of its WAL."""
+    out = b""
+    for suffix in ("", "-wal"):
+        try:
+            with open(srv.db + suffix, "rb") as f:
+                out += f.read()
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def strings_left(srv, agent):
+    """Dictionary rows that hold the agent or Alice's referer."""
+    return int(srv.sql("SELECT (SELECT COUNT(*) FROM visit_uas WHERE user_agent = '%s') + "
+                       "(SELECT COUNT(*) FROM visit_referers WHERE referer = '%s')"
+                       % (agent, ALICE)).strip())
+
+
+def dangling(srv):
+    """Visit rows whose user agent, referer or address id has no dictionary row."""
+    return int(srv.sql(
+        "SELECT COUNT(*) FROM visit_rows v WHERE NOT EXISTS (SELECT 1 FROM visit_uas u "
+        "WHERE u.id = v.ua_id) OR (v.ref_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+        "visit_referers r WHERE r.id = v.ref_id)) OR (v.ip_id IS NOT NULL AND NOT EXISTS "
+        "(SELECT 1 FROM visit_ips i WHERE i.id = v.ip_id))").strip())
+
+
+def scan(srv, code, agent, referer):
+    import requests
+    r = requests.get("%s/q/%s" % (srv.base, code), allow_redirects=False, timeout=30,
+                     headers={"User-Agent": agent, "Referer": referer})
+    assert r.status_code == 302, r.text
+
+
+def age(srv, agent, days):
+    """The agent's visits, as if made `days` days earlier."""
+    srv.sql("UPDATE visit_rows SET visit_start = visit_start - %d WHERE ua_id IN (SELECT id "
+            "FROM visit_uas WHERE user_agent = '%s')" % (days * DAY, agent))
+
+
+def tracker_code(srv, tok):
+    with Api(srv, tok) as a:
+        tid = a.post("/tracker", json={"redirect_url": "https://example.com/"}).json()[
+            "tracker_id"]
+        return a.get("/tracker/show/%d" % tid).json()["code"]
+
+
+def assert_erased(srv, agent, keep_agent):
+    assert strings_left(srv, agent) == 0
+    assert dangling(srv) == 0
+    # The young visit keeps its strings, the old one its browser name.
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE user_agent = '%s' AND referer = "
+                       "'%s'" % (keep_agent, KEEP)).strip()) == 1
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE user_agent IS NULL AND referer IS "
+                       "NULL AND ip IS NULL AND browser = 'Firefox'").strip()) == 1
+    check_counts(srv)
+
+
+def test_the_admin_purge_erases_the_strings_and_writers_forget_their_ids():
+    """A scan with a unique user agent and a referer naming its visitor; made old;
+    `visits purge` on the running server: no dictionary row holds them, nor (SQLite)
+    the database file and its WAL. A scan with the same user agent after it gets it
+    whole (a writer that kept the deleted row's id forgot it)."""
+    srv = Server(extra="QRTrackRateLimit 0\n")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        code = tracker_code(srv, tok)
+        agent = UA % ("erase-%d-%d" % (os.getpid(), time.time_ns()))
+        keep_agent = UA % "keep"
+        scan(srv, code, agent, ALICE)
+        scan(srv, code, keep_agent, KEEP)
+        assert strings_left(srv, agent) == 2
+        if srv.backend == "sqlite":
+            assert agent.encode() in db_bytes(srv)
+        age(srv, agent, 40)
+        assert srv.admin("visits", "purge", "30").stdout.strip() == "1"
+        assert_erased(srv, agent, keep_agent)
+        if srv.backend == "sqlite":
+            data = db_bytes(srv)
+            assert agent.encode() not in data and b"user=alice" not in data
+        # The writers may have kept the agent's id: a new visit has it whole.
+        scan(srv, code, agent, ALICE)
+        assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE user_agent = '%s' AND "
+                           "referer = '%s'" % (agent, ALICE)).strip()) == 1
+        assert dangling(srv) == 0
+        check_counts(srv)
+    finally:
+        srv.cleanup()
+
+
+def test_the_background_purge_erases_the_strings():
+    """The same through QRTrackVisitRetention: the server's own pass deletes them,
+    and (SQLite) they leave the database file and its WAL."""
+    first = Server(extra="QRTrackRateLimit 0\n")
+    second = None
+    try:
+        first.admin("init")
+        first.account("acme")
+        tok = first.token("acme")
+        first.start()
+        code = tracker_code(first, tok)
+        agent = UA % ("erase-%d-%d" % (os.getpid(), time.time_ns()))
+        keep_agent = UA % "keep"
+        scan(first, code, agent, ALICE)
+        scan(first, code, keep_agent, KEEP)
+        first.stop()
+        age(first, agent, 40)
+        assert strings_left(first, agent) == 2
+        second = Server(extra="QRTrackRateLimit 0\nQRTrackVisitRetention 30\n",
+                        shared_db=first)
+        second.start()
+        deadline = time.time() + 30
+        while True:
+            gone = strings_left(second, agent) == 0
+            if gone and second.backend == "sqlite":
+                data = db_bytes(second)
+                gone = agent.encode() not in data and b"user=alice" not in data
+            if gone:
+                break
+            assert time.time() < deadline, second.error_log()[-2000:]
+            time.sleep(0.2)
+        assert_erased(second, agent, keep_agent)
+    finally:
+        for srv in (second, first):
+            if srv:
+                srv.cleanup()

@@ -111,6 +111,41 @@ START_TEST(cache_pending_commit_abort)
 }
 END_TEST
 
+/* A generation that moves (the purge deleted dictionary rows) makes the cache forget
+ * the user agent, referer and address ids, kept and pending; places and the
+ * aggregates' dictionaries stay. The first generation seen only starts it. */
+START_TEST(cache_forgets_on_a_new_generation)
+{
+    qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 100, 0);
+    int d;
+
+    ck_assert_int_eq(qrt_dict_cache_generation(c, 4), 0);
+    for (d = 0; d < QRT_DICTS; d++) {
+        qrt_dict_cache_stage(c, d, "k", 10 + d);
+    }
+    qrt_dict_cache_commit(c);
+    qrt_dict_cache_stage(c, QRT_DICT_REF, "pending", 99);
+    ck_assert_int_eq(qrt_dict_cache_generation(c, 4), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 10);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, "pending"), 99);
+    ck_assert_int_eq(qrt_dict_cache_generation(c, 5), 1);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_IP, "k"), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_REF, "pending"), 0);
+    ck_assert_int_eq(qrt_dict_cache_count(c, QRT_DICT_UA), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_PLACE, "k"), 10 + QRT_DICT_PLACE);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_BCY, "k"), 10 + QRT_DICT_BCY);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_VAL, "k"), 10 + QRT_DICT_VAL);
+    /* Learns again under the new one. */
+    qrt_dict_cache_stage(c, QRT_DICT_UA, "k", 20);
+    qrt_dict_cache_commit(c);
+    ck_assert_int_eq(qrt_dict_cache_generation(c, 5), 0);
+    ck_assert_int_eq(qrt_dict_cache_get(c, QRT_DICT_UA, "k"), 20);
+    ck_assert_int_eq(qrt_dict_cache_generation(NULL, 6), 0);
+}
+END_TEST
+
 START_TEST(cache_is_bounded)
 {
     qrt_dict_cache_t *c = qrt_dict_cache_make(pool, 10, 0);
@@ -365,6 +400,7 @@ static Suite *dict_suite(void)
     tcase_add_test(tc, key_forms);
     tcase_add_test(tc, key_as_sql_computes_it);
     tcase_add_test(tc, cache_pending_commit_abort);
+    tcase_add_test(tc, cache_forgets_on_a_new_generation);
     tcase_add_test(tc, cache_is_bounded);
     tcase_add_test(tc, cache_is_bounded_by_bytes);
     tcase_add_test(tc, cache_learns_lookup_first);

@@ -3,6 +3,7 @@
  * address, user agent, referer, browser version, OS and device, in every tracker
  * (deleted ones too), with ties of visit_start across step boundaries; what the
  * aggregates read stays; each step reads and changes at most its batch. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -178,6 +179,91 @@ START_TEST(test_pass_erases_exactly_the_old_visits)
 }
 END_TEST
 
+/* The bytes of a file hold s (0 when the file is missing). */
+static int file_holds(const char *name, const char *s)
+{
+    char *data = NULL;
+    apr_size_t len = 0, n = strlen(s), i;
+    FILE *f = fopen(apr_pstrcat(pool, dir, "/", name, NULL), "rb");
+    int found = 0;
+
+    if (!f) {
+        return 0;
+    }
+    data = malloc(8 << 20);
+    ck_assert_ptr_nonnull(data);
+    len = fread(data, 1, 8 << 20, f);
+    fclose(f);
+    for (i = 0; i + n <= len && !found; i++) {
+        found = !memcmp(data + i, s, n);
+    }
+    free(data);
+    return found;
+}
+
+/* Visit rows whose user agent, referer or address id has no dictionary row. */
+static apr_int64_t dangling(void)
+{
+    return count("SELECT COUNT(*) FROM visit_rows v WHERE NOT EXISTS (SELECT 1 FROM "
+                 "visit_uas u WHERE u.id = v.ua_id) OR (v.ref_id IS NOT NULL AND NOT EXISTS "
+                 "(SELECT 1 FROM visit_referers r WHERE r.id = v.ref_id)) OR (v.ip_id IS NOT "
+                 "NULL AND NOT EXISTS (SELECT 1 FROM visit_ips i WHERE i.id = v.ip_id))");
+}
+
+/* After the walk, the dictionary rows no visit refers to are deleted, a bounded range
+ * of ids a step, those still referred to kept, the user agent entries with a browser
+ * name only kept; the generation moves; the bytes are gone from the file and the WAL. */
+START_TEST(test_pass_deletes_the_strings_no_visit_refers_to)
+{
+    apr_int64_t gen0 = count("SELECT gen FROM visit_dict_gen");
+    qrt_purge_cursor_t c;
+    int steps, purged, done = 0;
+
+    exec_sql("INSERT INTO visits (id, tracker_id, visit_start, source, ip, country, city, "
+             "browser, user_agent, referer, bot, visitor) VALUES (201, 2, 1001, 'scan', "
+             "'198.51.100.0', 'DE', 'Berlin', 'Chrome', 'UA unique-agent', "
+             "'https://example.com/?user=alice', 0, '00000000000000aa')");
+    ck_assert(file_holds("p.db", "user=alice") || file_holds("p.db-wal", "user=alice"));
+    /* Visits before 1030 (ids 1..120 and 201), in steps of 3 ids at most. */
+    qrt_purge_cursor_init(&c, QRT_PURGE_TMIN, 1030);
+    for (steps = 0; !done; steps++) {
+        apr_int64_t before = c.erased;
+
+        ck_assert_int_eq(qrt_store_purge_step(&db, pool, &c, 3, &purged, &done),
+                         APR_SUCCESS);
+        ck_assert_int_le(c.erased - before, 3);
+        ck_assert_int_lt(steps, 1000);
+    }
+    /* 'UA 0'..'UA 119' and the unique one, its referer and its address. */
+    ck_assert_int_eq(c.erased, 123);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_uas WHERE user_agent IS NOT NULL"), 80);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_uas WHERE user_agent = 'UA 120'"), 1);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_uas WHERE user_agent IS NULL AND "
+                           "browser = 'Chrome'"), 1);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_referers"), 1);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_ips"), 1);
+    ck_assert_int_eq(dangling(), 0);
+    ck_assert_int_gt(count("SELECT gen FROM visit_dict_gen"), gen0);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE user_agent = 'UA 151' AND "
+                           "referer IS NOT NULL AND ip = '192.0.2.0'"), 1);
+    /* Gone from the bytes of the database, and of its WAL (emptied). */
+    ck_assert(!file_holds("p.db", "user=alice") && !file_holds("p.db-wal", "user=alice"));
+    ck_assert(!file_holds("p.db", "unique-agent") && !file_holds("p.db-wal", "unique-agent"));
+    ck_assert(!file_holds("p.db", "198.51.100.0") && !file_holds("p.db-wal", "198.51.100.0"));
+    /* Everything: the shared referer and address go too; a pass with nothing to
+     * delete leaves the generation. */
+    ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 2000, 50, &steps), 80);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_uas WHERE user_agent IS NOT NULL"), 0);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_referers"), 0);
+    ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_ips"), 0);
+    ck_assert_int_eq(dangling(), 0);
+    ck_assert(!file_holds("p.db", "r.example") && !file_holds("p.db-wal", "r.example"));
+    gen0 = count("SELECT gen FROM visit_dict_gen");
+    ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 2000, 50, &steps), 0);
+    ck_assert_int_eq(count("SELECT gen FROM visit_dict_gen"), gen0);
+}
+END_TEST
+
 START_TEST(test_empty_and_inverted_ranges)
 {
     int steps;
@@ -198,6 +284,7 @@ static Suite *store_purge_suite(void)
     tcase_add_test(tc, test_schedule);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_pass_erases_exactly_the_old_visits);
+    tcase_add_test(tc, test_pass_deletes_the_strings_no_visit_refers_to);
     tcase_add_test(tc, test_empty_and_inverted_ranges);
     suite_add_tcase(s, tc);
     return s;
