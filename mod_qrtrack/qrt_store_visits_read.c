@@ -45,6 +45,9 @@
  * name (_own: the tracker, then the patterns) or from the whole dictionary when it is
  * smaller than the tracker (_all: the patterns), whichever is fewer. */
 #define VR_IDS_MAX 10000
+/* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
+ * visit's index entry: measured with bench_search.py) */
+#define VR_OWN_COST 4
 #define VR_IDS_LIMIT " LIMIT 10001"
 #define VR_D_UA(L) L("browser") " OR " L("os") " OR " L("device") " OR " L("user_agent")
 #define VR_D_PLACE(L) L("country") " OR " L("city")
@@ -383,9 +386,12 @@ static const char *vr_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t
 }
 
 /* Reads f's matched entries into *ids: for each dictionary, from the entries the
- * tracker's visits name when the dictionary is larger than the tracker (other
- * accounts' strings are never read), else from the dictionary itself (no larger than
- * the tracker): either way no more than the tracker's own data. */
+ * tracker's visits name (other accounts' strings are never read), or from the whole
+ * dictionary when it holds fewer than a VR_OWN_COST-th as many entries as the tracker
+ * has visits (a large tracker in an installation of few distinct strings, whose
+ * index entries cost more to read than the dictionary's strings): either way no more
+ * than the tracker's own data. PostgreSQL has the tracker's own entries of user
+ * agents, places and referers at hand (visit_dict_counts): always those. */
 static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
                            vr_ids_t *ids)
 {
@@ -395,7 +401,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_status_t rv;
-    int d, i;
+    int pg = qrt_db_is_pgsql(db->driver), d, i;
 
     memset(ids, 0, sizeof(*ids));
     if ((rv = qrt_db_select(db, p, "qrt_visits_sizes", &res, targs)) != APR_SUCCESS) {
@@ -410,7 +416,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     for (d = 0; d < 4; d++) {
         apr_array_header_t *got = apr_array_make(p, 16, sizeof(apr_int64_t));
         const void *args[1 + 4];
-        int own = dsize[d] > ids->size, n = 0;
+        int own = (pg && d < 3) || dsize[d] * VR_OWN_COST > ids->size, n = 0;
 
         if (own) {
             args[n++] = &f->tracker_id;
