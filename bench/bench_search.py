@@ -76,12 +76,12 @@ def load_sql(parts):
     for select, tid, n in parts:
         if PG:
             rows = "generate_series(1::bigint, %d::bigint) AS c(x)" % n
-            pads = {"pad1k": "repeat('k', 1000)", "pad2k": "repeat('r', 2000)"}
+            pads = {"pad1k": "repeat('k', 950)", "pad2k": "repeat('r', 1980)"}
         else:
             rows = ("(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                     "WHERE x < %d) SELECT x FROM c) c" % n)
-            pads = {"pad1k": "replace(hex(zeroblob(500)), '0', 'k')",
-                    "pad2k": "replace(hex(zeroblob(1000)), '0', 'r')"}
+            pads = {"pad1k": "replace(hex(zeroblob(475)), '0', 'k')",
+                    "pad2k": "replace(hex(zeroblob(990)), '0', 'r')"}
         out.append("INSERT INTO gen (%s) SELECT x + %d, tracker_id, visit_start, source, ip, "
                    "country, city, browser, browser_version, os, device, referer, "
                    "user_agent, bot, visitor FROM (%s) s;"

@@ -56,10 +56,16 @@
 #define VR_IDS_ALL(T, D) "SELECT id FROM " T " WHERE " D VR_IDS_LIMIT
 #define VR_IDS_OWN(T, col, D) "SELECT id FROM " T " WHERE id IN (SELECT " col " FROM " \
     "visit_rows WHERE tracker_id = %lld AND " col " IS NOT NULL) AND (" D ")" VR_IDS_LIMIT
-/* PostgreSQL: the tracker's entries of user agents, places and referers are its keys
- * of visit_dict_counts (schema 19). */
-#define VR_IDS_OWN_PG(T, d, D) "SELECT id FROM " T " WHERE id IN (SELECT id FROM " \
-    "visit_dict_counts WHERE tracker_id = %lld AND d = " d ") AND (" D ")" VR_IDS_LIMIT
+/* PostgreSQL tests an entry by a scalar subquery on its key, which it runs for each
+ * row (a join, IN or EXISTS it may plan as the whole dictionary scanned and hashed:
+ * everyone's strings). The tracker's entries of user agents, places and referers are
+ * its keys of visit_dict_counts (schema 19), its addresses those its visits name. */
+#define VR_ONE_PG(T, key, D) "(SELECT " D " FROM " T " x WHERE x.id = " key ")"
+#define VR_IDS_OWN_PG(T, d, D) "SELECT k.id FROM visit_dict_counts k WHERE k.tracker_id " \
+    "= %lld AND k.d = " d " AND " VR_ONE_PG(T, "k.id", D) VR_IDS_LIMIT
+#define VR_IDS_OWN_IP_PG "SELECT k.id FROM (SELECT DISTINCT ip_id AS id FROM visit_rows " \
+    "WHERE tracker_id = %lld AND ip_id IS NOT NULL) k WHERE " \
+    VR_ONE_PG("visit_ips", "k.id", VR_D_IP(VR_LIKE_CI)) VR_IDS_LIMIT
 /* The matched ids travel as one text argument: a JSON array to SQLite, an array
  * literal to PostgreSQL. */
 #define VR_IN_S(col) col " IN (SELECT value FROM json_each(%s))"
@@ -70,7 +76,11 @@
     " OR " L("u.user_agent") " OR " L("g.country") " OR " L("g.city") " OR " \
     L("r.referer") " OR " L##_IP("i.ip") ")"
 #define VR_S  VR_SEARCH(VR_LIKE_S)
-#define VR_CI VR_SEARCH(VR_LIKE_CI)
+/* (PostgreSQL: each dictionary's entry of the row by its key, VR_ONE_PG) */
+#define VR_CI " AND (" VR_ONE_PG("visit_uas", "v.ua_id", VR_D_UA(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_places", "v.place_id", VR_D_PLACE(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_referers", "v.ref_id", VR_D_REF(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_ips", "v.ip_id", VR_D_IP(VR_LIKE_CI)) ")"
 /* Picking the matched visits through the indexes visits_ua, visits_place,
  * visits_ref, visits_ip (tracker, then the dictionary's ids: tracker before each). */
 #define VR_UNION(K, U, IN) "SELECT " K " FROM visit_rows v WHERE tracker_id = %lld AND " \
@@ -177,12 +187,12 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
 const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
     { "qrt_visits_page_s",         VR_PAGE_PG_J(VR_FILTER VR_S, VR_ORDER) },
-    { "qrt_visits_page_ci",        VR_PAGE_PG_J(VR_FILTER VR_CI, VR_ORDER) },
+    { "qrt_visits_page_ci",        VR_PAGE_PG(VR_FILTER VR_CI, VR_ORDER) },
     /* Polls by the id index visits_tracker_id (SQLite's take the floor instead) */
     { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
-    { "qrt_visits_since_count_ci", VR_COUNT_J VR_SINCE VR_CI },
+    { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
     { "qrt_visits_since_page",     VR_PAGE_PG(VR_SINCE, VR_ORDER_SINCE) },
-    { "qrt_visits_since_page_ci",  VR_PAGE_PG_J(VR_SINCE VR_CI, VR_ORDER_SINCE) },
+    { "qrt_visits_since_page_ci",  VR_PAGE_PG(VR_SINCE VR_CI, VR_ORDER_SINCE) },
     { "qrt_visits_max_id",
       "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
     /* (SQLite's alone: PostgreSQL's polls take visits_tracker_id) */
@@ -207,7 +217,7 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_page_pick_ci",
       VR_SELECT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
     /* the search forms (SQLite has its _s forms) */
-    { "qrt_visits_count_ci",       VR_COUNT_J VR_FILTER VR_CI },
+    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
     { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
     { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
     { "qrt_visits_ids_ua_all_ci",  VR_IDS_ALL("visit_uas", VR_D_UA(VR_LIKE_CI)) },
@@ -220,7 +230,7 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
       VR_IDS_OWN_PG("visit_places", "2", VR_D_PLACE(VR_LIKE_CI)) },
     { "qrt_visits_ids_ref_own_ci",
       VR_IDS_OWN_PG("visit_referers", "3", VR_D_REF(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ip_own_ci",  VR_IDS_OWN("visit_ips", "ip_id", VR_D_IP(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ip_own_ci",  VR_IDS_OWN_IP_PG },
     { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_IN_CI) },
     { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_IN_CI) },
     { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_IN_CI) },
