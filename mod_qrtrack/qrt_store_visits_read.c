@@ -27,44 +27,75 @@
 #define VR_SAME "v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld " \
                 "AND v.id < %lld"
 
-/* Search: the text is looked for in the dictionaries (a few distinct strings),
- * then the visits are those whose ids are among the matched ones. One bound LIKE
- * pattern per searched column, 8 arguments in this order: browser, os, device,
- * user_agent (visit_uas), country, city (visit_places), referer, ip. SQLite's
- * LIKE ignores ASCII case by itself (and its lower() folds nothing more), so its
- * form skips lower(); PostgreSQL's reads the columns' lowercase copies (schema 19:
- * col_lc), and lower() of the addresses (L_IP: their dictionary has none). */
+/* Search, bounded by the tracker's own data: the text is tested on the strings of
+ * the tracker's visits, never on the installation-wide dictionaries as a whole (other
+ * accounts' scans fill them). One bound LIKE pattern per searched column, 8 arguments
+ * in this order: browser, os, device, user_agent (visit_uas), country, city
+ * (visit_places), referer, ip. SQLite's LIKE ignores ASCII case by itself (and its
+ * lower() folds nothing more), so its form skips lower(); PostgreSQL's reads the
+ * columns' lowercase copies (schema 19: col_lc), and lower() of the addresses (L_IP:
+ * their dictionary has none). */
 #define VR_NSEARCH 8
 #define VR_LIKE_S(col) col " LIKE %s ESCAPE '\\'"
 #define VR_LIKE_S_IP(col) VR_LIKE_S(col)
 #define VR_LIKE_CI(col) col "_lc LIKE %s ESCAPE '\\'"
 #define VR_LIKE_CI_IP(col) "lower(" col ") LIKE %s ESCAPE '\\'"
-#define VR_M_UA(L) "SELECT id FROM visit_uas WHERE " L("browser") " OR " L("os") \
-    " OR " L("device") " OR " L("user_agent")
-#define VR_M_PLACE(L) "SELECT id FROM visit_places WHERE " L("country") " OR " L("city")
-#define VR_M_REF(L) "SELECT id FROM visit_referers WHERE " L("referer")
-#define VR_M_IP(L) "SELECT id FROM visit_ips WHERE " L##_IP("ip")
-/* Walking the visits (time or id order) and testing each: the '+'s keep the
- * database on the walk's index rather than the dictionaries' ones. */
-#define VR_SEARCH(L) " AND (+v.ua_id IN (" VR_M_UA(L) ") OR +v.place_id IN (" \
-    VR_M_PLACE(L) ") OR +v.ref_id IN (" VR_M_REF(L) ") OR +v.ip_id IN (" VR_M_IP(L) "))"
+/* Each dictionary's entries that hold the text (its 1, 2, 1 or 4 patterns), at most
+ * VR_IDS_MAX + 1 of them, read once per request: from the entries the tracker's visits
+ * name (_own: the tracker, then the patterns) or from the whole dictionary when it is
+ * smaller than the tracker (_all: the patterns), whichever is fewer. */
+#define VR_IDS_MAX 10000
+/* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
+ * visit's index entry: measured with bench_search.py) */
+#define VR_OWN_COST 4
+#define VR_IDS_LIMIT " LIMIT 10001"
+#define VR_D_UA(L) L("browser") " OR " L("os") " OR " L("device") " OR " L("user_agent")
+#define VR_D_PLACE(L) L("country") " OR " L("city")
+#define VR_D_REF(L) L("referer")
+#define VR_D_IP(L) L##_IP("ip")
+#define VR_IDS_ALL(T, D) "SELECT id FROM " T " WHERE " D VR_IDS_LIMIT
+#define VR_IDS_OWN(T, col, D) "SELECT id FROM " T " WHERE id IN (SELECT " col " FROM " \
+    "visit_rows WHERE tracker_id = %lld AND " col " IS NOT NULL) AND (" D ")" VR_IDS_LIMIT
+/* PostgreSQL tests an entry by a scalar subquery on its key, which it runs for each
+ * row (a join, IN or EXISTS it may plan as the whole dictionary scanned and hashed:
+ * everyone's strings). The tracker's entries of user agents, places and referers are
+ * its keys of visit_dict_counts (schema 19), its addresses those its visits name. */
+#define VR_ONE_PG(T, key, D) "(SELECT " D " FROM " T " x WHERE x.id = " key ")"
+#define VR_IDS_OWN_PG(T, d, D) "SELECT k.id FROM visit_dict_counts k WHERE k.tracker_id " \
+    "= %lld AND k.d = " d " AND " VR_ONE_PG(T, "k.id", D) VR_IDS_LIMIT
+#define VR_IDS_OWN_IP_PG "SELECT k.id FROM (SELECT DISTINCT ip_id AS id FROM visit_rows " \
+    "WHERE tracker_id = %lld AND ip_id IS NOT NULL) k WHERE " \
+    VR_ONE_PG("visit_ips", "k.id", VR_D_IP(VR_LIKE_CI)) VR_IDS_LIMIT
+/* The matched ids travel as one text argument: a JSON array to SQLite, an array
+ * literal to PostgreSQL. */
+#define VR_IN_S(col) col " IN (SELECT value FROM json_each(%s))"
+#define VR_IN_CI(col) col " = ANY (CAST(%s AS BIGINT[]))"
+/* Walking the visits (time or id order) and testing each on its own strings (the
+ * dictionaries joined as the rows are read: VR_FROM). */
+#define VR_SEARCH(L) " AND (" L("u.browser") " OR " L("u.os") " OR " L("u.device") \
+    " OR " L("u.user_agent") " OR " L("g.country") " OR " L("g.city") " OR " \
+    L("r.referer") " OR " L##_IP("i.ip") ")"
 #define VR_S  VR_SEARCH(VR_LIKE_S)
-#define VR_CI VR_SEARCH(VR_LIKE_CI)
+/* (PostgreSQL: each dictionary's entry of the row by its key, VR_ONE_PG) */
+#define VR_CI " AND (" VR_ONE_PG("visit_uas", "v.ua_id", VR_D_UA(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_places", "v.place_id", VR_D_PLACE(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_referers", "v.ref_id", VR_D_REF(VR_LIKE_CI)) " OR " \
+    VR_ONE_PG("visit_ips", "v.ip_id", VR_D_IP(VR_LIKE_CI)) ")"
 /* Picking the matched visits through the indexes visits_ua, visits_place,
- * visits_ref, visits_ip (tracker, then 8 patterns: tracker before each group). */
-#define VR_UNION(K, U, L) "SELECT " K " FROM visit_rows v WHERE tracker_id = %lld AND " \
-    "ua_id IN (" VR_M_UA(L) ") " U " SELECT " K " FROM visit_rows v WHERE tracker_id = " \
-    "%lld AND place_id IN (" VR_M_PLACE(L) ") " U " SELECT " K " FROM visit_rows v WHERE " \
-    "tracker_id = %lld AND ref_id IN (" VR_M_REF(L) ") " U " SELECT " K " FROM " \
-    "visit_rows v WHERE tracker_id = %lld AND ip_id IN (" VR_M_IP(L) ")"
+ * visits_ref, visits_ip (tracker, then the dictionary's ids: tracker before each). */
+#define VR_UNION(K, U, IN) "SELECT " K " FROM visit_rows v WHERE tracker_id = %lld AND " \
+    IN("ua_id") " " U " SELECT " K " FROM visit_rows v WHERE tracker_id = " \
+    "%lld AND " IN("place_id") " " U " SELECT " K " FROM visit_rows v WHERE " \
+    "tracker_id = %lld AND " IN("ref_id") " " U " SELECT " K " FROM " \
+    "visit_rows v WHERE tracker_id = %lld AND " IN("ip_id")
 /* A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
  * ROWID, key (tracker_id, visit_start, id), which every index ends with), by its id in
  * PostgreSQL's. SQLite gets the matched keys as a table (UNION: once each) and reads
  * the rows by key; an IN list would draw it to walking the table in order. */
 #define VR_KEY "v.tracker_id, v.visit_start, v.id"
 #define VR_KEY_PG "v.id"
-#define VR_PICKED_PG(L) "v.id IN (" VR_UNION("v.id", "UNION ALL", L) ")"
-#define VR_PICKS(L) "(" VR_UNION(VR_KEY, "UNION", L) ") m"
+#define VR_PICKED_PG(IN) "v.id IN (" VR_UNION("v.id", "UNION ALL", IN) ")"
+#define VR_PICKS(IN) "(" VR_UNION(VR_KEY, "UNION", IN) ") m"
 #define VR_PICK_ROWS " CROSS JOIN visit_rows v ON v.tracker_id = m.tracker_id AND " \
     "v.visit_start = m.visit_start AND v.id = m.id LEFT JOIN visit_ips i ON i.id = " \
     "v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
@@ -75,42 +106,49 @@
 /* (Searches with since_id > 0 walk the ids: no id bound here, which would draw
  * SQLite to the id index.) */
 #define VR_PICK_WINDOW " AND v.visit_start >= %lld AND v.visit_start <= %lld"
-/* Which dictionaries match at all (8 patterns): 4 columns of 0 or 1. */
-#define VR_ANY(M) "CASE WHEN EXISTS (" M ") THEN 1 ELSE 0 END"
-#define VR_MATCHES(L) "SELECT " VR_ANY(VR_M_UA(L)) ", " VR_ANY(VR_M_PLACE(L)) ", " \
-    VR_ANY(VR_M_REF(L)) ", " VR_ANY(VR_M_IP(L))
 /* The count when one dictionary alone matches: its index alone (tracker, the
- * dictionary's patterns, window, since_id). */
-#define VR_COUNT1(col, M) "SELECT COUNT(*) FROM visit_rows WHERE tracker_id = %lld AND " \
-    col " IN (" M ") AND visit_start >= %lld AND visit_start <= %lld"
+ * dictionary's ids, window). */
+#define VR_COUNT1(col, IN) "SELECT COUNT(*) FROM visit_rows WHERE tracker_id = %lld AND " \
+    IN(col) " AND visit_start >= %lld AND visit_start <= %lld"
 /* PostgreSQL (schema 19), the window unbounded: the sum of the matched entries'
  * visit counts of the tracker (d: 1 user agents, 2 places, 3 referers). */
-#define VR_TOTAL1(d, M) "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM visit_dict_counts " \
-    "WHERE tracker_id = %lld AND d = " d " AND id IN (" M ")"
+#define VR_TOTAL1(d) "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM visit_dict_counts " \
+    "WHERE tracker_id = %lld AND d = " d " AND " VR_IN_CI("id")
+/* The tracker's size (its visits ever recorded) and each dictionary's (its highest
+ * id): which way its matched entries are read. */
+#define VR_SIZES "SELECT (SELECT total_scans + total_clicks + total_bots FROM trackers " \
+    "WHERE id = %lld), (SELECT COALESCE(MAX(id), 0) FROM visit_uas), (SELECT " \
+    "COALESCE(MAX(id), 0) FROM visit_places), (SELECT COALESCE(MAX(id), 0) FROM " \
+    "visit_referers), (SELECT COALESCE(MAX(id), 0) FROM visit_ips)"
 
 #define VR_SELECT "SELECT " VR_COLS VR_FROM " WHERE "
 #define VR_COUNT "SELECT COUNT(*) FROM visit_rows v WHERE "
+/* (a search's count tests each row's strings: with them) */
+#define VR_COUNT_J "SELECT COUNT(*)" VR_FROM " WHERE "
 #define VR_LIMIT " LIMIT %lld OFFSET %lld"
-/* A page: its ids first (the rows it skips are read from the index alone, with no
- * dictionary looked up), then their rows with their strings. */
-#define VR_PAGE_K(K, where, order) "SELECT " VR_COLS VR_FROM " WHERE (" K ") IN (SELECT " \
-    K " FROM visit_rows v WHERE " where order VR_LIMIT ")" order
-#define VR_PAGE(where, order) VR_PAGE_K(VR_KEY, where, order)
-#define VR_PAGE_PG(where, order) VR_PAGE_K(VR_KEY_PG, where, order)
+/* A page: its ids first (without a search, the rows it skips are read from the index
+ * alone, with no dictionary looked up), then their rows with their strings. */
+#define VR_PAGE_K(K, from, where, order) "SELECT " VR_COLS VR_FROM " WHERE (" K ") IN " \
+    "(SELECT " K from " WHERE " where order VR_LIMIT ")" order
+#define VR_PAGE(where, order) VR_PAGE_K(VR_KEY, " FROM visit_rows v", where, order)
+#define VR_PAGE_PG(where, order) VR_PAGE_K(VR_KEY_PG, " FROM visit_rows v", where, order)
+#define VR_PAGE_J(where, order) VR_PAGE_K(VR_KEY, VR_FROM, where, order)
+#define VR_PAGE_PG_J(where, order) VR_PAGE_K(VR_KEY_PG, VR_FROM, where, order)
 
 /* Each query in up to three forms: label, label_s (search, SQLite), and label_ci
  * (search, PostgreSQL: in the table below, as they read its dictionaries' lowercase
  * columns). */
 const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     { "qrt_visits_count",          VR_COUNT VR_FILTER },
-    /* (a search's count in a window walked: SQLite's polls, from their floor) */
-    { "qrt_visits_count_s",        VR_COUNT VR_FILTER VR_S },
+    /* (a search's count in a window walked: SQLite's polls, from their floor, and
+     * searches that match too many entries of the tracker to list them) */
+    { "qrt_visits_count_s",        VR_COUNT_J VR_FILTER VR_S },
     /* The first rows (offset 0: the first page, each chunk of an export): along
      * the index with their strings, no ids first and no sort. */
     { "qrt_visits_first",          VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
     { "qrt_visits_first_s",        VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
     { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
-    { "qrt_visits_page_s",         VR_PAGE(VR_FILTER VR_S, VR_ORDER) },
+    { "qrt_visits_page_s",         VR_PAGE_J(VR_FILTER VR_S, VR_ORDER) },
     /* SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how
      * many buckets say so, and the highest id handed out */
     { "qrt_visits_floor",
@@ -121,26 +159,34 @@ const qrt_stmt_t qrt_store_visits_read_stmts[] = {
     /* (SQLite, schema 14: kept by the writer and the view's triggers) */
     { "qrt_visits_max_id",
       "SELECT last_visit_id FROM trackers WHERE id = %lld" },
-    /* search without since_id */
-    { "qrt_visits_matches_s",      VR_MATCHES(VR_LIKE_S) },
-    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_S)) },
-    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_S)) },
-    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_S)) },
-    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_S)) },
+    /* search without since_id: the matched entries, then the visits that name them */
+    { "qrt_visits_sizes",          VR_SIZES },
+    { "qrt_visits_ids_ua_all_s",   VR_IDS_ALL("visit_uas", VR_D_UA(VR_LIKE_S)) },
+    { "qrt_visits_ids_place_all_s", VR_IDS_ALL("visit_places", VR_D_PLACE(VR_LIKE_S)) },
+    { "qrt_visits_ids_ref_all_s",  VR_IDS_ALL("visit_referers", VR_D_REF(VR_LIKE_S)) },
+    { "qrt_visits_ids_ip_all_s",   VR_IDS_ALL("visit_ips", VR_D_IP(VR_LIKE_S)) },
+    { "qrt_visits_ids_ua_own_s",   VR_IDS_OWN("visit_uas", "ua_id", VR_D_UA(VR_LIKE_S)) },
+    { "qrt_visits_ids_place_own_s",
+      VR_IDS_OWN("visit_places", "place_id", VR_D_PLACE(VR_LIKE_S)) },
+    { "qrt_visits_ids_ref_own_s",
+      VR_IDS_OWN("visit_referers", "ref_id", VR_D_REF(VR_LIKE_S)) },
+    { "qrt_visits_ids_ip_own_s",   VR_IDS_OWN("visit_ips", "ip_id", VR_D_IP(VR_LIKE_S)) },
+    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_IN_S) },
+    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_IN_S) },
+    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_IN_S) },
+    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_IN_S) },
     { "qrt_visits_count_pick_s",
-      "SELECT COUNT(*) FROM " VR_PICKS(VR_LIKE_S) VR_PICK_WINDOW_M },
+      "SELECT COUNT(*) FROM " VR_PICKS(VR_IN_S) VR_PICK_WINDOW_M },
     { "qrt_visits_page_pick_s",
-      "SELECT " VR_COLS " FROM " VR_PICKS(VR_LIKE_S) VR_PICK_ROWS VR_PICK_WINDOW_M
+      "SELECT " VR_COLS " FROM " VR_PICKS(VR_IN_S) VR_PICK_ROWS VR_PICK_WINDOW_M
       VR_ORDER VR_LIMIT },
-    { "qrt_visits_tracker_size",
-      "SELECT total_scans + total_clicks + total_bots FROM trackers WHERE id = %lld" },
     { NULL, NULL }
 };
 
 /* PostgreSQL's forms of the statements that find visits again by their id, and its own. */
 const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
-    { "qrt_visits_page_s",         VR_PAGE_PG(VR_FILTER VR_S, VR_ORDER) },
+    { "qrt_visits_page_s",         VR_PAGE_PG_J(VR_FILTER VR_S, VR_ORDER) },
     { "qrt_visits_page_ci",        VR_PAGE_PG(VR_FILTER VR_CI, VR_ORDER) },
     /* Polls by the id index visits_tracker_id (SQLite's take the floor instead) */
     { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
@@ -156,24 +202,39 @@ const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
     { "qrt_visits_span",
       "SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1) "
       "FROM visit_rows WHERE tracker_id = %lld" },
-    { "qrt_visits_total_ua_ci",    VR_TOTAL1("1", VR_M_UA(VR_LIKE_CI)) },
-    { "qrt_visits_total_place_ci", VR_TOTAL1("2", VR_M_PLACE(VR_LIKE_CI)) },
-    { "qrt_visits_total_ref_ci",   VR_TOTAL1("3", VR_M_REF(VR_LIKE_CI)) },
-    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW },
-    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW },
+    { "qrt_visits_total_ua_ci",    VR_TOTAL1("1") },
+    { "qrt_visits_total_place_ci", VR_TOTAL1("2") },
+    { "qrt_visits_total_ref_ci",   VR_TOTAL1("3") },
+    /* (SQLite's forms read a JSON array: these are prepared here too, as arrays) */
+    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_IN_CI) },
+    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_IN_CI) },
+    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_IN_CI) },
+    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_IN_CI) },
+    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW },
     { "qrt_visits_page_pick_s",
-      VR_SELECT VR_PICKED_PG(VR_LIKE_S) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+      VR_SELECT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW },
     { "qrt_visits_page_pick_ci",
-      VR_SELECT VR_PICKED_PG(VR_LIKE_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
+      VR_SELECT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
     /* the search forms (SQLite has its _s forms) */
     { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
     { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
     { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
-    { "qrt_visits_matches_ci",     VR_MATCHES(VR_LIKE_CI) },
-    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_M_UA(VR_LIKE_CI)) },
-    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_M_PLACE(VR_LIKE_CI)) },
-    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_M_REF(VR_LIKE_CI)) },
-    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_M_IP(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ua_all_ci",  VR_IDS_ALL("visit_uas", VR_D_UA(VR_LIKE_CI)) },
+    { "qrt_visits_ids_place_all_ci", VR_IDS_ALL("visit_places", VR_D_PLACE(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ref_all_ci", VR_IDS_ALL("visit_referers", VR_D_REF(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ip_all_ci",  VR_IDS_ALL("visit_ips", VR_D_IP(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ua_own_ci",
+      VR_IDS_OWN_PG("visit_uas", "1", VR_D_UA(VR_LIKE_CI)) },
+    { "qrt_visits_ids_place_own_ci",
+      VR_IDS_OWN_PG("visit_places", "2", VR_D_PLACE(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ref_own_ci",
+      VR_IDS_OWN_PG("visit_referers", "3", VR_D_REF(VR_LIKE_CI)) },
+    { "qrt_visits_ids_ip_own_ci",  VR_IDS_OWN_IP_PG },
+    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_IN_CI) },
+    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_IN_CI) },
+    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_IN_CI) },
+    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_IN_CI) },
     { NULL, NULL }
 };
 
@@ -303,47 +364,102 @@ static const char *vr_form(qrt_db_t *db)
     return strcmp(apr_dbd_name(db->driver), "sqlite3") ? "_ci" : "_s";
 }
 
-/* Which dictionaries hold the search text: bit 1 user agents, 2 places, 4
- * referers, 8 ips. */
-static apr_status_t vr_matches(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
-                               int *mask)
+/* A search's entries of each dictionary (0 user agents, 1 places, 2 referers, 3
+ * ips) that hold the text and that the tracker's visits may name, each list one
+ * argument of the statements that take them; mask: the dictionaries with any; over:
+ * 1 when one has more than VR_IDS_MAX (the search then walks the visits); size: the
+ * tracker's visits ever recorded. Read once per request, in the request's pool. */
+typedef struct {
+    const char *list[4];
+    int mask;
+    int over;
+    apr_int64_t size;
+} vr_ids_t;
+
+static const char *const vr_dict[] = { "ua", "place", "ref", "ip" };
+static const int vr_per[] = { 4, 2, 1, 1 };
+
+/* The list of n ids for db's driver: "[1,2]" to SQLite's json_each, "{1,2}" to
+ * PostgreSQL. */
+static const char *vr_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids)
 {
+    apr_array_header_t *t = apr_array_make(p, ids->nelts ? ids->nelts : 1,
+                                           sizeof(const char *));
+    int pg = qrt_db_is_pgsql(db->driver), i;
+
+    for (i = 0; i < ids->nelts; i++) {
+        *(const char **)apr_array_push(t) =
+            apr_psprintf(p, "%" APR_INT64_T_FMT, APR_ARRAY_IDX(ids, i, apr_int64_t));
+    }
+    return apr_pstrcat(p, pg ? "{" : "[", apr_array_pstrcat(p, t, ','), pg ? "}" : "]",
+                       NULL);
+}
+
+/* Reads f's matched entries into *ids: for each dictionary, from the entries the
+ * tracker's visits name (other accounts' strings are never read), or from the whole
+ * dictionary when it holds fewer than a VR_OWN_COST-th as many entries as the tracker
+ * has visits (a large tracker in an installation of few distinct strings, whose
+ * index entries cost more to read than the dictionary's strings): either way no more
+ * than the tracker's own data. PostgreSQL has the tracker's own entries of user
+ * agents, places and referers at hand (visit_dict_counts): always those. */
+static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                           vr_ids_t *ids)
+{
+    const char *pattern = qrt_visits_like_pattern(p, f->search);
+    const void *targs[] = { &f->tracker_id };
+    apr_int64_t dsize[4] = { 0, 0, 0, 0 };
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
-    vr_args a;
     apr_status_t rv;
-    int i;
+    int pg = qrt_db_is_pgsql(db->driver), d, i;
 
-    a.n = 0;
-    vr_push_search(&a, p, f);
-    rv = qrt_db_select(db, p, apr_pstrcat(p, "qrt_visits_matches", vr_form(db), NULL),
-                       &res, a.v);
-    if (rv != APR_SUCCESS) {
+    memset(ids, 0, sizeof(*ids));
+    if ((rv = qrt_db_select(db, p, "qrt_visits_sizes", &res, targs)) != APR_SUCCESS) {
         return rv;
     }
-    *mask = 0;
     while (qrt_db_row(db, p, res, &row) == 0) {
-        for (i = 0; i < 4; i++) {
-            if (qrt_db_int(db, row, i, 0)) {
-                *mask |= 1 << i;
-            }
+        ids->size = qrt_db_int(db, row, 0, 0);
+        for (d = 0; d < 4; d++) {
+            dsize[d] = qrt_db_int(db, row, d + 1, 0);
         }
+    }
+    for (d = 0; d < 4; d++) {
+        apr_array_header_t *got = apr_array_make(p, 16, sizeof(apr_int64_t));
+        const void *args[1 + 4];
+        int own = (pg && d < 3) || dsize[d] * VR_OWN_COST > ids->size, n = 0;
+
+        if (own) {
+            args[n++] = &f->tracker_id;
+        }
+        for (i = 0; i < vr_per[d]; i++) {
+            args[n++] = pattern;
+        }
+        rv = qrt_db_each(db, p, apr_pstrcat(p, "qrt_visits_ids_", vr_dict[d],
+                                            own ? "_own" : "_all", vr_form(db), NULL),
+                         args, qrt_db_int_list_row, got);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (got->nelts > VR_IDS_MAX) {
+            ids->over = 1;
+            return APR_SUCCESS;
+        }
+        if (got->nelts) {
+            ids->mask |= 1 << d;
+        }
+        ids->list[d] = vr_list(db, p, got);
     }
     return APR_SUCCESS;
 }
 
-/* The 4 + 8 arguments of a pick (tracker, then each dictionary's patterns). */
-static void vr_push_picked(vr_args *a, apr_pool_t *p, const qrt_visit_filter_t *f)
+/* The 4 + 4 arguments of a pick (tracker, then each dictionary's ids). */
+static void vr_push_picked(vr_args *a, const qrt_visit_filter_t *f, const vr_ids_t *ids)
 {
-    const char *pattern = qrt_visits_like_pattern(p, f->search);
-    static const int per[] = { 4, 2, 1, 1 };
-    int d, i;
+    int d;
 
     for (d = 0; d < 4; d++) {
         vr_push(a, &f->tracker_id);
-        for (i = 0; i < per[d]; i++) {
-            vr_push(a, pattern);
-        }
+        vr_push(a, ids->list[d]);
     }
 }
 
@@ -373,28 +489,32 @@ static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
     return APR_SUCCESS;
 }
 
-/* The count of a search without since_id, given what matched (mask > 0): one
+/* The count of a search without since_id, given its matched entries: the tracker's
+ * window walked, each visit tested, when they are too many to list; else one
  * dictionary's index when it alone matches (on PostgreSQL, over a window that holds
- * all of the tracker's visits and not its addresses: the sum of its entries'
- * counts), else the union of the picks. */
+ * all of the tracker's visits and not its addresses: the sum of its entries' counts),
+ * else the union of the picks. */
 static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
-                                    const qrt_visit_filter_t *f, int mask,
+                                    const qrt_visit_filter_t *f, const vr_ids_t *ids,
                                     apr_int64_t *total)
 {
-    static const char *const one[] = { "ua", "place", "ref", "ip" };
-    static const int per[] = { 4, 2, 1, 1 };
-    const char *pattern;
-    const void *args[4 + VR_NSEARCH + 3];
+    const void *args[4];
     vr_args a;
-    int d, i, n = 0;
+    int d, n = 0;
 
+    *total = 0;
+    if (ids->over) {
+        a.n = 0;
+        vr_push_filter(&a, p, f);
+        return qrt_db_select_int(db, p, vr_label(db, p, "qrt_visits_count", f), a.v, total);
+    }
+    if (!ids->mask) {
+        return APR_SUCCESS;
+    }
     for (d = 0; d < 4; d++) {
-        if (mask == 1 << d) {
-            pattern = qrt_visits_like_pattern(p, f->search);
+        if (ids->mask == 1 << d) {
             args[n++] = &f->tracker_id;
-            for (i = 0; i < per[d]; i++) {
-                args[n++] = pattern;
-            }
+            args[n++] = ids->list[d];
             if (d < 3 && qrt_db_is_pgsql(db->driver)) {
                 int whole;
                 apr_status_t rv = vr_whole(db, p, f, &whole);
@@ -404,18 +524,18 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                 }
                 if (whole) {
                     return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_total_",
-                                                                one[d], "_ci", NULL),
+                                                                vr_dict[d], "_ci", NULL),
                                              args, total);
                 }
             }
             args[n++] = &f->start;
             args[n++] = &f->end;
-            return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_", one[d], vr_form(db),
-                                             NULL), args, total);
+            return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_", vr_dict[d],
+                                                        vr_form(db), NULL), args, total);
         }
     }
     a.n = 0;
-    vr_push_picked(&a, p, f);
+    vr_push_picked(&a, f, ids);
     vr_push(&a, &f->start);
     vr_push(&a, &f->end);
     return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_pick", vr_form(db), NULL),
@@ -468,19 +588,20 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, apr_int64_t *total)
 {
     qrt_visit_filter_t g;
+    vr_ids_t ids;
     vr_args a;
     apr_status_t rv;
-    int mask, floored;
+    int floored;
 
     if (f->search && f->since_id <= 0) {
         if (f->matched && *f->matched >= 0) {
             *total = *f->matched;
             return APR_SUCCESS;
         }
-        rv = vr_matches(db, p, f, &mask);
         *total = 0;
-        if (rv == APR_SUCCESS && mask) {
-            rv = vr_search_count(db, p, f, mask, total);
+        rv = vr_ids(db, p, f, &ids);
+        if (rv == APR_SUCCESS) {
+            rv = vr_search_count(db, p, f, &ids, total);
         }
         if (rv == APR_SUCCESS && f->matched) {
             *f->matched = *total;
@@ -498,34 +619,23 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
                              a.v, total);
 }
 
-/* A search's page without since_id: nothing when no dictionary matches; else,
- * knowing how many visits match, either the walk along the time index testing
- * each visit (when matches are dense enough that the page is near: a common
- * word), or the matches picked through the dictionaries' indexes and sorted (a
- * rare value, or a page deep down). */
+/* A search's page without since_id: nothing when no entry matches; else, knowing
+ * how many visits match, either the walk along the time index testing each visit
+ * (when matches are dense enough that the page is near: a common word, or entries
+ * too many to list), or the matches picked through the dictionaries' indexes and
+ * sorted (a rare value, or a page deep down). */
 static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
                                    const qrt_visit_filter_t *f, apr_int64_t offset,
                                    apr_int64_t limit, apr_array_header_t *out)
 {
-    apr_int64_t total = -1, size = 0;
-    const void *targs[] = { &f->tracker_id };
+    apr_int64_t total = -1, size;
+    vr_ids_t ids;
     vr_args a;
     apr_status_t rv;
-    int mask;
 
-    rv = vr_matches(db, p, f, &mask);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    if (!mask) {
-        if (f->matched) {
-            *f->matched = 0;
-        }
-        return APR_SUCCESS;
-    }
-    rv = vr_search_count(db, p, f, mask, &total);
+    rv = vr_ids(db, p, f, &ids);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_select_int(db, p, "qrt_visits_tracker_size", targs, &size);
+        rv = vr_search_count(db, p, f, &ids, &total);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -536,15 +646,14 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
     if (total <= offset || limit <= 0) {
         return APR_SUCCESS;
     }
-    if (size < total) {
-        size = total;
-    }
+    size = ids.size < total ? total : ids.size;
     a.n = 0;
     /* Rows walked (offset + limit) * size / total, against total picked and sorted. */
-    if ((double)(offset + limit) * (double)size <= 2.0 * (double)total * (double)total) {
+    if (ids.over
+        || (double)(offset + limit) * (double)size <= 2.0 * (double)total * (double)total) {
         return vr_page(db, p, f, 0, offset, limit, out);
     }
-    vr_push_picked(&a, p, f);
+    vr_push_picked(&a, f, &ids);
     vr_push(&a, &f->start);
     vr_push(&a, &f->end);
     vr_push(&a, &limit);

@@ -7,10 +7,13 @@
  * (since_id > 0): SQLite's walk that order from the floor of the ids above
  * since_id (visit_floor, schema 14), PostgreSQL's take the id range of
  * visits_tracker_id and sort what is new.
- * Searches (schema 7) look for the text in the dictionaries of user agents,
- * places, referers and ips, then count the tracker's visits with matched ids
- * through the dictionaries' indexes, and page them either along the time index
- * (matches dense enough) or picked through those indexes and sorted. */
+ * Searches (schema 7) read only the tracker's own strings: the entries of the
+ * dictionaries of user agents, places, referers and ips that its visits name and
+ * that hold the text (once per request), then count the tracker's visits with
+ * those ids through the dictionaries' indexes, and page them either along the time
+ * index, each visit tested on its own strings (matches dense enough, or too many
+ * entries to list), or picked through those indexes and sorted. Polls and exports
+ * test each visit they read on its own strings. */
 #ifndef QRT_STORE_VISITS_READ_H
 #define QRT_STORE_VISITS_READ_H
 

@@ -389,6 +389,21 @@ START_TEST(plans_seek_what_they_need)
     plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_page_pick_s");
     ck_assert_msg(!strstr(plan, "visit_start>?") && !strstr(plan, "SCAN v\n"), "%s", plan);
     ck_assert_msg(strstr(plan, "visits_place (tracker_id=? AND place_id=?)"), "%s", plan);
+    /* A search's matched entries, from the tracker's own (issue 33): the tracker's
+     * ids from its index, each entry sought by its id, never the dictionary scanned. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_ids_ua_own_s");
+    ck_assert_msg(strstr(plan, "visit_uas USING INTEGER PRIMARY KEY (rowid=?)")
+                  && strstr(plan, "visits_ua (tracker_id=?)"), "%s", plan);
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_ids_ref_own_s");
+    ck_assert_msg(strstr(plan, "visit_referers USING INTEGER PRIMARY KEY (rowid=?)")
+                  && strstr(plan, "visits_ref (tracker_id=?"), "%s", plan);
+    /* ... and the visits that name them, through the dictionary's index. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count_ua_s");
+    ck_assert_msg(strstr(plan, "visits_ua (tracker_id=? AND ua_id=?"), "%s", plan);
+    /* An export's chunk with a search: the tracker's window, each row's own strings. */
+    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_first_s");
+    ck_assert_msg(strstr(plan, "SEARCH v USING PRIMARY KEY (tracker_id=? AND visit_start>?")
+                  && !strstr(plan, "SCAN") && !strstr(plan, "SUBQUERY"), "%s", plan);
     /* A count over a window: the window of the key, not the whole tracker by id. */
     plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count");
     ck_assert_msg(strstr(plan, "PRIMARY KEY (tracker_id=? AND visit_start>? AND "
