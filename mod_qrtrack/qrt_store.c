@@ -301,6 +301,14 @@ apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p)
     return qrt_db_each(db, p, "qrt_write_lock", args, store_ignore_row, NULL);
 }
 
+apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *gen)
+{
+    static const apr_int64_t key = 0x71727472;      /* the same lock */
+    const void *args[] = { &key };
+
+    return qrt_db_select_int(db, p, "qrt_write_lock_gen", args, gen);
+}
+
 typedef struct {
     qrt_db_t *db;
     apr_pool_t *p;

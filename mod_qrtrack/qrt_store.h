@@ -66,6 +66,10 @@ int qrt_db_busy_or_full(const qrt_db_t *db);
  * unique visitors and aggregates stay exact and they cannot deadlock each other.
  * Nothing on SQLite, whose writers already follow one another. */
 apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p);
+/* The same lock, and the dictionaries' generation (schema 22) read under it in the same
+ * round trip: *gen. On SQLite, the generation alone (its writers hold the database's
+ * write lock already). */
+apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *gen);
 
 /* Prepares on db every statement that db->prepared lacks (all of them on a new
  * connection), after qrt_db_setup; p must live as long as the connection. NULL

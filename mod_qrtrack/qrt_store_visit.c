@@ -66,8 +66,9 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
     { "qrt_dict_ref_add", DICT_REF_ADD },
     { "qrt_dict_ip_get", "SELECT id FROM visit_ips WHERE ip = %s" },
     { "qrt_dict_ip_add", DICT_IP_ADD },
-    /* the dictionaries' generation (schema 22; qrt_dict_cache_generation) */
-    { "qrt_dict_gen", "SELECT MAX(gen) FROM visit_dict_gen" },
+    /* the dictionaries' generation (schema 22; qrt_dict_cache_generation), with
+     * qrt_store_write_lock_gen's key, unused here */
+    { "qrt_write_lock_gen", "SELECT MAX(gen) FROM visit_dict_gen WHERE %lld <> 0" },
     { NULL, NULL }
 };
 
@@ -75,6 +76,8 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
  * new visits' ids, the visitors new to a tracker come back. */
 const qrt_stmt_t qrt_store_visit_pgsql[] = {
     { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
+    { "qrt_write_lock_gen", "SELECT (SELECT MAX(gen) FROM visit_dict_gen) FROM "
+      "(SELECT pg_advisory_xact_lock(%lld)) l" },
     /* (SQLite's alone: PostgreSQL's ids come from the sequence, and its
      * tracker_visitors says who is new) */
     { "qrt_visit_ids", "SELECT %lld" },
@@ -553,15 +556,17 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
 
     /* What an earlier transaction staged and did not see committed is forgotten. */
     qrt_dict_cache_abort(db->dict);
-    rv = qrt_store_write_lock(db, p);
-    if (rv == APR_SUCCESS && db->dict) {
+    if (!db->dict) {
+        rv = qrt_store_write_lock(db, p);
+    }
+    else {
         /* Under the write lock (PostgreSQL) or in the write transaction (SQLite), as
          * the purge's deletions of dictionary rows are: ids kept from before one are
-         * forgotten (a deleted row's id may be given again to another string). */
-        const void *none[] = { NULL };
+         * forgotten (a deleted row's id may be given again to another string). One
+         * round trip with the lock. */
         apr_int64_t gen = 0;
 
-        rv = qrt_db_select_int(db, p, "qrt_dict_gen", none, &gen);
+        rv = qrt_store_write_lock_gen(db, p, &gen);
         if (rv == APR_SUCCESS) {
             qrt_dict_cache_generation(db->dict, gen);
         }
