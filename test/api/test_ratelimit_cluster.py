@@ -515,12 +515,14 @@ def test_calls_in_flight_are_capped():
     MaxRequestWorkers wait for it (here 12 of 25), the other requests count in
     shared memory at once, and /api/health answers meanwhile. (A request waiting for
     memcached holds one of its child's database connections: mod_dbd's DBDMax,
-    10 by default, is raised here so that the workers are what is measured.)"""
+    10 by default, is raised here so that the workers are what is measured; and they
+    are all opened at the child's start, so that no request pays for opening one and
+    preparing its statements, which a busy PostgreSQL can make take a second.)"""
     slow = SlowMemcached(0.5)
     nodes = None
     try:
         nodes = Nodes("memcache " + slow.addr, extra=SMALL + BIG
-                      + "QRTrackRateLimitTimeout 2000\nDBDMax 25\n",
+                      + "QRTrackRateLimitTimeout 2000\nDBDMax 25\nDBDMin 25\nDBDKeep 25\n",
                       accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
         load = ApiLoad(nodes, [nodes.token("bigco") for _ in range(3)], clients=20,
                        seconds=3)
