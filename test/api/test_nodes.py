@@ -1,6 +1,6 @@
 """Several nodes on one PostgreSQL database (CONTRACT section 5): two httpd servers,
 each with its own config, port, shared memory and committer, share one database and,
-for the rate limits, one memcached (QRTrackRateLimitStore memcache), as the README's
+for the rate limits, one memcached (QRTrackRateLimitStore memcache), as docs/operations.md's
 "Several servers" sets them up.
 
 A tracker made through one node is scanned through the other and counted once; a

@@ -3,7 +3,7 @@ several nodes through memcached.
 
 Two nodes are two httpd servers on one database (the second made with shared_db=),
 both naming one memcached: together they admit exactly a token's limit. While
-memcached cannot be reached each node counts in its own shared memory (README,
+memcached cannot be reached each node counts in its own shared memory (docs/operations.md,
 "Rate limits"), says so in its error log at most every 30 s per child, and goes
 back to memcached once it answers again. Runs on both backends.
 """
