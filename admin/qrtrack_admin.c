@@ -122,6 +122,7 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
                          const char *params, int init)
 {
     const apr_dbd_driver_t *driver;
+    const qrt_dialect_t *dialect;
     const char *err = NULL;
     int from = 0, to = 0;
 
@@ -131,7 +132,17 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
                           name, name);
     }
     db->driver = driver;
-    if (!strcmp(name, "sqlite3")) {
+    dialect = qrt_dialect_of(driver);
+    if (!dialect) {
+        return admin_fail("database driver '%s': qrtrack-admin runs on sqlite3 or pgsql%s",
+                          name, "");
+    }
+    if ((err = qrt_dialect_self_check(driver)) != NULL) {
+        fprintf(stderr, "qrtrack-admin: warning: %s self-check: %s; apr_dbd's portable "
+                "calls are used there instead\n", dialect->label, err);
+        err = NULL;
+    }
+    if (dialect->embedded) {
         /* Created 0640 before SQLite opens it (its -wal and -shm take its mode). */
         int e = qrt_dbfile_private(params);
 
@@ -144,7 +155,7 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
         db->handle = NULL;
         return admin_fail("cannot open the database %s: %s", params, err);
     }
-    if (!strcmp(name, "sqlite3")) {
+    if (dialect->embedded) {
         qrt_schema_pragma(c->p, driver, db->handle, "PRAGMA busy_timeout = 10000");
     }
     if (qrt_db_limit(driver, db->handle, c->p, c->timeout_ms, NULL) != APR_SUCCESS) {
@@ -418,7 +429,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     if (admin_open(c, 0)) {
         return 1;
     }
-    if (!qrt_db_is_pgsql(c->db.driver)) {
+    if (qrt_dialect_embedded(c->db.driver)) {
         int nrows;
 
         /* Each batch is on the disk when its commit returns (the WAL synced: FULL,
@@ -778,7 +789,7 @@ int main(int argc, const char *const *argv)
     int i = 1, rc;
 
     /* Each connection of this program is used by its main thread alone. */
-    qrt_db_sqlite_tune(1);
+    qrt_dialect_sqlite_tune(1);
     apr_app_initialize(&argc, &argv, NULL);
     atexit(apr_terminate);
     memset(&c, 0, sizeof(c));

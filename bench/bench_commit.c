@@ -132,7 +132,7 @@ int main(void)
     apr_pool_t *pool;
 
     /* as the module's pre_config does */
-    qrt_db_sqlite_tune(0);
+    qrt_dialect_sqlite_tune(0);
     apr_initialize();
     apr_pool_create(&pool, NULL);
     apr_dbd_init(pool);

@@ -39,10 +39,13 @@
 #endif
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
-qrt_global_t qrt_global = { QRT_DEFAULT_RATE_SLOTS, NULL, 0, NULL, NULL, NULL, NULL,
-                             NULL, NULL, "/q", "/l", NULL, NULL, 0, 0, NULL, NULL,
-                             { { 0 }, 0, 0 }, 0, QRT_DEFAULT_RATE_MC_TIMEOUT, NULL, 0,
-                             QRT_DEFAULT_STATEMENT_TIMEOUT };
+qrt_global_t qrt_global = {
+    .rate_slots = QRT_DEFAULT_RATE_SLOTS,
+    .scan_prefix = "/q",
+    .click_prefix = "/l",
+    .rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT,
+    .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT
+};
 
 static void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -511,6 +514,7 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
 static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     const char *name, *params, *err;
+    const qrt_dialect_t *dialect;
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
     apr_status_t rv;
@@ -525,7 +529,11 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     name = qrt_unquote(ptemp, name);
     params = qrt_unquote(ptemp, params);
     err = qrt_vhost_dbd(ptemp, name, params);
-    if (!err && !strcmp(name, "sqlite3")) {
+    dialect = qrt_dialect_named(name);
+    if (!err && !dialect) {
+        err = apr_psprintf(ptemp, "DBDriver %s: mod_qrtrack runs on sqlite3 or pgsql", name);
+    }
+    if (!err && dialect->embedded) {
         err = qrt_sqlite_writable(ptemp, params);
     }
     if (err) {
@@ -534,6 +542,7 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     qrt_global.dbd_driver = apr_pstrdup(pconf, name);
     qrt_global.dbd_params = apr_pstrdup(pconf, params);
+    qrt_global.dialect = dialect;
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
     if (rv != APR_SUCCESS) {
@@ -541,7 +550,14 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
                      "'%s' (install libaprutil1-dbd-%s)", name, name);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (!strcmp(name, "sqlite3")) {
+    if ((err = qrt_dialect_self_check(driver)) != NULL) {
+        /* The portable path is taken instead of the trick that failed. */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00098: %s self-check: %s; "
+                     "mod_qrtrack uses apr_dbd's portable calls there instead",
+                     dialect->label, err);
+        err = NULL;
+    }
+    if (dialect->embedded) {
         /* The database and the -wal and -shm files SQLite makes with its mode: 0640,
          * not the 0644 SQLite would create (whatever the umask). */
         int e = qrt_dbfile_private(params);
@@ -584,7 +600,7 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00005: database schema "
                      "brought from version %d to %d", from, to);
     }
-    if (!strcmp(name, "sqlite3") && geteuid() == 0) {
+    if (dialect->embedded && geteuid() == 0) {
         /* The children run as User: the files created here (or by qrtrack-admin
          * run as root) must be theirs. */
         static const char *const suffix[] = { "", "-wal", "-shm" };
@@ -641,7 +657,7 @@ static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
     char after[64];
     int nrows, ms = qrt_statement_timeout_ms();
 
-    if (!qrt_db_is_pgsql(db->driver)) {
+    if (!qrt_dialect_remote(db->driver)) {
         return qrt_db_prepare_all(db, p);
     }
     /* Short: what cannot be prepared now (an INSERT into a table locked from outside)
@@ -737,7 +753,7 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     (void)ptemp;
     /* before the first connection (post_config's migration); other modules of the
      * server may use SQLite too: its per-connection mutexes stay */
-    qrt_db_sqlite_tune(0);
+    qrt_dialect_sqlite_tune(0);
     /* SQLite may outlive this module across a restart (the database driver stays
      * loaded): it must not keep a VFS whose code is unloaded. */
     apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
@@ -893,7 +909,7 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
 
     /* (qrt_db_setup comes with qrt_db_prepare_all, which every caller runs next: once
      * a connection, not twice, with PostgreSQL's session setting a round trip.) */
-    if (strcmp(apr_dbd_name(driver), "sqlite3") != 0) {
+    if (!qrt_dialect_embedded(driver)) {
         return;
     }
     /* Wait for locks instead of failing: apr_dbd_sqlite3 itself runs a statement

@@ -87,6 +87,7 @@ typedef struct {
     void *ua_db;                    /* qrt_ua_db_t* */
     const char *dbd_driver;         /* DBDriver and DBDParams of the main server, for */
     const char *dbd_params;         /* the writers' own connections */
+    const qrt_dialect_t *dialect;   /* DBDriver's dialect (NULL before post_config) */
     const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
     const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
 

@@ -74,7 +74,7 @@ static const char *dbd_refusal_message(apr_pool_t *p)
         || apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) != APR_SUCCESS) {
         return "no database driver";
     }
-    if (!qrt_db_is_pgsql(driver)) {
+    if (!qrt_dialect_remote(driver)) {
         return "see mod_dbd's AH00629 line";
     }
     if (apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err) == APR_SUCCESS
@@ -116,6 +116,6 @@ void qrt_dbd_refused(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00091: no database connection: "
                   "%s (%s; and %u more requests without a connection since this line "
                   "was last logged)",
-                  qrt_db_refusal_advice(qrt_db_refusal(qrt_global.dbd_driver, msg)),
+                  qrt_db_refusal_advice(qrt_db_refusal(qrt_global.dialect, msg)),
                   msg, more);
 }

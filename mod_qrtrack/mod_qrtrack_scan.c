@@ -304,7 +304,7 @@ static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadlin
     int rc;
 
     *native = 0;
-    if (qrt_db_is_pgsql(db->driver) || !deadline) {
+    if (!qrt_dialect_embedded(db->driver) || !deadline) {
         return qrt_db_begin(db, p, tx);
     }
     h = apr_dbd_native_handle(db->driver, db->handle);
@@ -440,7 +440,7 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms
      * apart. PostgreSQL waits half of it for each lock: a scan that came while the
      * batch before it was being committed still gets its answer in time. */
-    if (!strcmp(qrt_global.dbd_driver, "sqlite3")) {
+    if (qrt_global.dialect->embedded) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
         writer_busy_ms = ms < 10 ? 10 : ms;
@@ -618,7 +618,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
-            else if (qrt_db_is_pgsql((*dbp)->driver)) {
+            else if (qrt_dialect_remote((*dbp)->driver)) {
                 /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
                  * connection that met a lock timeout stays: a new one would wait on
                  * the same lock to prepare its statements.) */
@@ -668,7 +668,7 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
-            if (!qrt_db_is_pgsql((*dbp)->driver) || qrt_db_lost(*dbp)) {
+            if (!qrt_dialect_remote((*dbp)->driver) || qrt_db_lost(*dbp)) {
                 writer_disconnect(*dbp);
                 *dbp = NULL;
             }
@@ -805,8 +805,8 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
         return;
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
-    scan_cache_ttl = qrt_global.dbd_driver && strcmp(qrt_global.dbd_driver, "sqlite3")
-                     ? SCAN_CACHE_TTL : 0;
+    /* (another node may change a code of a shared database: cached codes expire) */
+    scan_cache_ttl = qrt_global.dialect && qrt_global.dialect->remote ? SCAN_CACHE_TTL : 0;
     scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
     for (i = 0; scan_cache && i < SCAN_CACHE_LOCKS; i++) {
         if (apr_thread_mutex_create(&scan_cache_locks[i], APR_THREAD_MUTEX_DEFAULT,

@@ -170,12 +170,12 @@ static const char *spool_dir(apr_pool_t *p)
     if (qrt_global.spool_dir) {
         return strcasecmp(qrt_global.spool_dir, "off") ? qrt_global.spool_dir : NULL;
     }
-    if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")
+    if (qrt_global.dialect && qrt_global.dialect->embedded
         && qrt_global.dbd_params && (slash = strrchr(qrt_global.dbd_params, '/'))) {
         return slash == qrt_global.dbd_params ? "/"
                : apr_pstrndup(p, qrt_global.dbd_params, slash - qrt_global.dbd_params);
     }
-    if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")) {
+    if (qrt_global.dialect && qrt_global.dialect->embedded) {
         return ".";
     }
     return QRT_STATE_DIR;

@@ -84,7 +84,7 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->queue_full));
         status_num(a, r->pool, "ScanTimeouts", "Scans answered 503 after QRTrackScanWait",
                    status_read(&st->scan_timeouts));
-        if (qrt_global.dbd_driver && !strcmp(qrt_global.dbd_driver, "sqlite3")) {
+        if (qrt_global.dialect && qrt_global.dialect->embedded) {
             status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
                        status_read(&st->wal_frames));
             status_num(a, r->pool, "WALFramesCopied", "WAL frames copied back then",

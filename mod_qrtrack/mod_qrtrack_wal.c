@@ -177,7 +177,7 @@ void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *w
     memset(&wal, 0, sizeof(wal));
     wal.s = s;
     wal.writers = writers;
-    if (!qrt_global.dbd_driver || strcmp(qrt_global.dbd_driver, "sqlite3") != 0) {
+    if (!qrt_global.dialect || !qrt_global.dialect->embedded) {
         return;
     }
     apr_thread_mutex_create(&wal.lock, APR_THREAD_MUTEX_DEFAULT, pchild);

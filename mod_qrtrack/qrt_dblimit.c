@@ -1,6 +1,5 @@
 /* qrt_dblimit: how long one statement may run, and why a connection was refused
  * (qrt_dblimit.h). */
-#include <dlfcn.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -87,7 +86,8 @@ apr_status_t qrt_db_limit(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
     if (ms <= 0) {
         return APR_SUCCESS;
     }
-    if (qrt_db_is_pgsql(driver)) {
+    if (qrt_dialect_remote(driver)) {
+        /* (the session's statement_timeout and lock_timeout) */
         return apr_dbd_query(driver, handle, &nrows, qrt_db_limit_sql(p, ms)) == 0
                ? APR_SUCCESS : APR_EGENERAL;
     }
@@ -116,20 +116,9 @@ void qrt_db_limit_idle(qrt_db_limit_t *l)
 
 int qrt_db_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
-    typedef int pid_fn(const void *conn);
-    static pid_fn *backend_pid;
-    static int looked;
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
 
-    if (!qrt_db_is_pgsql(driver)) {
-        return 1;
-    }
-    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        /* libpq is loaded with the driver */
-        __atomic_store_n(&backend_pid, (pid_fn *)dlsym(RTLD_DEFAULT, "PQbackendPID"),
-                         __ATOMIC_RELAXED);
-        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-    }
-    return backend_pid ? backend_pid(apr_dbd_native_handle(driver, handle)) : 0;
+    return d ? d->session(driver, handle) : 0;
 }
 
 int qrt_db_timed_out(const qrt_db_t *db)
@@ -141,9 +130,9 @@ int qrt_db_timed_out(const qrt_db_t *db)
                  || strstr(e, "interrupted") || strstr(e, "database is locked"));
 }
 
-qrt_db_refusal_t qrt_db_refusal(const char *driver, const char *err)
+qrt_db_refusal_t qrt_db_refusal(const qrt_dialect_t *dialect, const char *err)
 {
-    if (driver && !strcmp(driver, "sqlite3")) {
+    if (dialect && dialect->embedded) {
         return QRT_DB_REFUSED_FILE;
     }
     if (!err) {

@@ -48,7 +48,7 @@ typedef enum {
     QRT_DB_REFUSED_AUTH,        /* password, pg_hba.conf, no such role or database */
     QRT_DB_REFUSED_FILE         /* SQLite: the file or its directory */
 } qrt_db_refusal_t;
-qrt_db_refusal_t qrt_db_refusal(const char *driver, const char *err);
+qrt_db_refusal_t qrt_db_refusal(const qrt_dialect_t *dialect, const char *err);
 /* What an administrator should do about it: one sentence, no secret (err is left
  * out: the caller logs it beside). */
 const char *qrt_db_refusal_advice(qrt_db_refusal_t why);

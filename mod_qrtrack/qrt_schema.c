@@ -3,6 +3,7 @@
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
+#include "qrt_dialect.h"
 #include "qrt_schema.h"
 
 int qrt_schema_latest(void)
@@ -17,9 +18,12 @@ int qrt_schema_latest(void)
     return v;
 }
 
+/* 1 when the migrations' SQL is SQLite's, 0 PostgreSQL's. */
 static int schema_is_sqlite(const apr_dbd_driver_t *driver)
 {
-    return strcmp(apr_dbd_name(driver), "sqlite3") == 0;
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
+
+    return d && d->id == QRT_DIALECT_SQLITE;
 }
 
 /* The first column of the first row of a query into *v; -1 when it fails. */

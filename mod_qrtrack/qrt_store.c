@@ -1,10 +1,10 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
 #include "qrt_store.h"
+#include "qrt_dialect.h"
 #include "qrt_walvfs.h"
 #include "qrt_vset.h"
 
@@ -90,7 +90,8 @@ static int store_common(const char *label)
 
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
 {
-    int t, i, pg = driver && !strcmp(driver, "pgsql");
+    const qrt_dialect_t *d = qrt_dialect_named(driver);
+    int t, i, pg = d && d->id == QRT_DIALECT_PGSQL;
 
     for (t = 0; store_tables[t]; t++) {
         for (i = 0; store_tables[t][i].label; i++) {
@@ -110,110 +111,20 @@ void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
     }
 }
 
-int qrt_db_is_pgsql(const apr_dbd_driver_t *driver)
+int qrt_db_dialect_is(const qrt_db_t *db, qrt_dialect_id_t id)
 {
-    return !strcmp(apr_dbd_name(driver), "pgsql");
-}
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
 
-void qrt_db_sqlite_tune(int own_connections)
-{
-    /* (SQLITE_MISUSE once SQLite has started: it keeps what it had) */
-    if (own_connections) {
-        sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
-    }
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    /* (after the settings: registering a VFS starts SQLite) */
-    qrt_walvfs_register();
-}
-
-/* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
- * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
- * the database's COUNT(DISTINCT)). */
-#define QRT_NDISTINCT_MAX ((apr_size_t)1 << 22)
-
-typedef struct {
-    qrt_vset_t *set;
-    int over;
-} ndistinct_ctx;
-
-static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
-    const unsigned char *s;
-    int rc;
-
-    (void)argc;
-    if (!c || c->over || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
-        return;
-    }
-    if (!c->set) {
-        c->set = qrt_vset_make(QRT_NDISTINCT_MAX);
-    }
-    if (!c->set) {
-        rc = -1;
-    }
-    else if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
-        rc = qrt_vset_add_id(c->set, sqlite3_value_int64(argv[0]));
-    }
-    else {
-        s = sqlite3_value_text(argv[0]);
-        rc = s ? qrt_vset_add(c->set, (const char *)s,
-                              (apr_size_t)sqlite3_value_bytes(argv[0])) : -1;
-    }
-    if (rc < 0) {
-        c->over = 1;
-        qrt_vset_free(c->set);
-        c->set = NULL;
-    }
-}
-
-static void ndistinct_final(sqlite3_context *ctx)
-{
-    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, 0);
-
-    if (c && c->over) {
-        sqlite3_result_int64(ctx, -1);
-    }
-    else {
-        /* -1 here too when the pass that counts found no memory. */
-        sqlite3_result_int64(ctx, c && c->set ? (sqlite3_int64)qrt_vset_count(c->set) : 0);
-    }
-    if (c) {
-        qrt_vset_free(c->set);
-        c->set = NULL;
-    }
+    return d && d->id == id;
 }
 
 void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
-    typedef int verbosity_fn(void *conn, int verbosity);
-    verbosity_fn *set;
-    int nrows = 0;
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
 
-    if (!qrt_db_is_pgsql(driver)) {
-        sqlite3 *h = apr_dbd_native_handle(driver, handle);
-
-        if (h) {
-            /* (a commit's WAL frames in one write, qrt_walvfs) */
-            qrt_walvfs_enable(h);
-            sqlite3_create_function_v2(h, "qrt_ndistinct", 1,
-                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
-                                       ndistinct_step, ndistinct_final, NULL);
-        }
-        return;
+    if (d) {
+        d->setup(driver, handle);
     }
-    /* libpq is loaded with the driver; PQERRORS_VERBOSE (2) puts the SQLSTATE in
-     * every message, whatever the language of the server's messages. */
-    set = (verbosity_fn *)dlsym(RTLD_DEFAULT, "PQsetErrorVerbosity");
-    if (set) {
-        set(apr_dbd_native_handle(driver, handle), 2);
-    }
-    /* Parallel workers only where they save far more than their start: with the
-     * default cost (1000), PostgreSQL's planner started two workers for some of the
-     * reports' short statements (a period's counters with no visits took 7 ms, 0.1 ms
-     * without), on cores the web server shares; a search or an export over hundreds of
-     * thousands of visits still gets them. A setting of the session, not the server's. */
-    apr_dbd_query(driver, handle, &nrows, "SET parallel_setup_cost = 10000");
 }
 
 int qrt_db_retryable(const qrt_db_t *db)
@@ -263,23 +174,24 @@ static void store_reprepare_one(void *ctx, const char *label, const char *sql)
  * transaction was open: a failed statement inside one has ended it). */
 static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
 {
-    typedef int status_fn(const void *conn);
-    status_fn *txstatus;
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
     void *ctx[2];
     const char *error = db->error;
+    int tx;
 
-    if (!error || !strstr(error, " 26000:") || !qrt_db_is_pgsql(db->driver)) {
+    /* (26000 is PostgreSQL's SQLSTATE; a connection re-opened in place is its) */
+    if (!error || !strstr(error, " 26000:") || !d || !d->remote) {
         return 0;
     }
-    txstatus = (status_fn *)dlsym(RTLD_DEFAULT, "PQtransactionStatus");
-    if (txstatus && txstatus(apr_dbd_native_handle(db->driver, db->handle)) != 0) {
-        return 0;           /* in a transaction (PQTRANS_IDLE is 0): it failed */
+    tx = d->in_transaction(db->driver, db->handle);
+    if (tx > 0) {
+        return 0;           /* in a transaction: it failed */
     }
     ctx[0] = db;
     ctx[1] = p;
-    qrt_store_each_statement("pgsql", store_reprepare_one, ctx);
+    qrt_store_each_statement(d->driver, store_reprepare_one, ctx);
     db->error = error;
-    return txstatus != NULL;
+    return tx == 0;         /* (unknown: prepared for the next, this one not run again) */
 }
 
 static apr_status_t store_ignore_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
@@ -295,8 +207,8 @@ apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p)
     static const apr_int64_t key = 0x71727472;      /* "qrtr" */
     const void *args[] = { &key };
 
-    if (!qrt_db_is_pgsql(db->driver)) {
-        return APR_SUCCESS;
+    if (!qrt_dialect_remote(db->driver)) {
+        return APR_SUCCESS;         /* (SQLite's writer is alone by BEGIN IMMEDIATE) */
     }
     return qrt_db_each(db, p, "qrt_write_lock", args, store_ignore_row, NULL);
 }
@@ -488,16 +400,6 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
  * as apr_dbd's random access does, so a row's callback may run other statements, the
  * same one among them. */
 
-/* apr_dbd_sqlite3's prepared statement (apr-util 1.x, whose ABI is frozen): its
- * sqlite3_stmt first, then what apr_dbd_prepare found of its arguments. */
-typedef struct {
-    sqlite3_stmt *stmt;
-    void *next;
-    int nargs;
-    int nvals;
-    apr_dbd_type_e *types;
-} qrt_sqlite_prep;
-
 typedef struct {
     int type;                   /* SQLITE_INTEGER, SQLITE_NULL, else text */
     apr_int64_t i;
@@ -515,11 +417,12 @@ typedef struct native_row {
  * and qrt_db_int tell it from apr_dbd's rows by its address. */
 static __thread native_row *native_current;
 
-/* 1 when db's selects may be read natively: SQLite built thread-safe (apr_dbd's
- * mutex is then not needed: a connection is used by one thread at a time). */
+/* 1 when db's selects may be read natively: an embedded database (SQLite built
+ * thread-safe: apr_dbd's mutex is then not needed, a connection is used by one thread
+ * at a time; qrt_dialect_sqlite_stmt says whether apr_dbd's statement may be read). */
 static int native_ok(const qrt_db_t *db)
 {
-    return sqlite3_threadsafe() != 0 && !qrt_db_is_pgsql(db->driver);
+    return sqlite3_threadsafe() != 0 && qrt_dialect_embedded(db->driver);
 }
 
 /* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
@@ -529,29 +432,29 @@ static int native_ok(const qrt_db_t *db)
 static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
                          native_row **rows, const char **error)
 {
-    const qrt_sqlite_prep *sp = (const qrt_sqlite_prep *)prep;
-    sqlite3_stmt *st = sp->stmt;
+    const apr_dbd_type_e *types = NULL;
+    int nargs = 0;
+    sqlite3_stmt *st = qrt_dialect_sqlite_stmt(prep, &nargs, &types);
     native_row **tail = rows;
     int i, k, rc = SQLITE_OK, ncols;
 
     *rows = NULL;
-    if (!st || sp->nargs != sp->nvals || !sqlite3_stmt_readonly(st)
-        || sqlite3_reset(st) != SQLITE_OK) {
+    if (!st || !sqlite3_stmt_readonly(st) || sqlite3_reset(st) != SQLITE_OK) {
         return 0;
     }
-    for (i = 0; i < sp->nargs && rc == SQLITE_OK; i++) {
+    for (i = 0; i < nargs && rc == SQLITE_OK; i++) {
         const void *v = args[i];
 
         if (!v) {
             rc = sqlite3_bind_null(st, i + 1);
         }
-        else if (sp->types[i] == APR_DBD_TYPE_LONGLONG) {
+        else if (types[i] == APR_DBD_TYPE_LONGLONG) {
             rc = sqlite3_bind_int64(st, i + 1, *(const apr_int64_t *)v);
         }
-        else if (sp->types[i] == APR_DBD_TYPE_INT) {
+        else if (types[i] == APR_DBD_TYPE_INT) {
             rc = sqlite3_bind_int(st, i + 1, *(const int *)v);
         }
-        else if (sp->types[i] == APR_DBD_TYPE_STRING || sp->types[i] == APR_DBD_TYPE_TEXT) {
+        else if (types[i] == APR_DBD_TYPE_STRING || types[i] == APR_DBD_TYPE_TEXT) {
             rc = sqlite3_bind_text(st, i + 1, v, -1, SQLITE_STATIC);
         }
         else {
@@ -817,7 +720,8 @@ static apr_status_t store_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
     int i, k, nargs = (int)strlen(types);
     const void **cols;
 
-    if (qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_remote(db->driver)) {
+        /* (one statement of many rows: one round trip) */
         const char *as = store_many(p, label, types, args, n, &cols);
 
         return fn ? qrt_db_each(db, p, as, cols, fn, ctx) : qrt_db_exec(db, p, as, NULL, cols);
@@ -853,29 +757,10 @@ apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
     return n > 0 ? store_rows(db, p, label, types, args, n, fn, ctx) : APR_SUCCESS;
 }
 
-/* The pgsql driver's row (apr-util 1.x, whose ABI is frozen): n is its 0-based
- * index in the result. */
-typedef struct {
-    int n;
-    void *res;
-} qrt_pg_row;
-
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
                apr_dbd_row_t **row)
 {
-    if (qrt_db_is_pgsql(db->driver)) {
-        /* Asked for the row after the last, the driver frees the result at once,
-         * and the strings of its rows with it: stop at the last row instead, so
-         * that they live as long as the select's pool, as SQLite's do. */
-        int next = *row ? ((qrt_pg_row *)*row)->n + 2 : 1;
-
-        if (next > apr_dbd_num_tuples(db->driver, res)) {
-            *row = NULL;
-            return -1;
-        }
-        return apr_dbd_get_row(db->driver, p, res, row, next) == 0 ? 0 : -1;
-    }
-    return apr_dbd_get_row(db->driver, p, res, row, -1) == 0 ? 0 : -1;
+    return qrt_dialect_of(db->driver)->next_row(db->driver, p, res, row);
 }
 
 const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col)
@@ -917,20 +802,22 @@ apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* Adds a dictionary row: *id is its id, 0 when the key was there already. The
- * added row's id: PostgreSQL's form returns it, SQLite's leaves it as the
- * connection's last rowid. */
+ * added row's id: a dialect whose inserts return it (RETURNING) selects it, else it
+ * is the connection's last rowid. */
 static apr_status_t dict_add(qrt_db_t *db, apr_pool_t *p, const char *add,
                              const void **args, apr_int64_t *id)
 {
     apr_status_t rv;
     int added = 0;
 
-    if (qrt_db_is_pgsql(db->driver)) {
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+
+    if (!d->last_rowid) {
         return qrt_db_select_int(db, p, add, args, id);
     }
     rv = qrt_db_exec(db, p, add, &added, args);
     if (rv == APR_SUCCESS && added > 0) {
-        *id = sqlite3_last_insert_rowid(apr_dbd_native_handle(db->driver, db->handle));
+        *id = d->last_rowid(db->driver, db->handle);
     }
     return rv;
 }
@@ -974,21 +861,10 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
 
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
-    int rv, pg = qrt_db_is_pgsql(db->driver);
+    const char *error = NULL;
 
-    /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
-     * either way: a BEGIN that fails (a lost connection) would crash the process.
-     * Its transaction is three zeroed words (mode, error, handle): give it one. */
-    *t = pg ? apr_pcalloc(p, 8 * sizeof(void *)) : NULL;
-    rv = apr_dbd_transaction_start(db->driver, p, db->handle, t);
-    if (rv != 0) {
-        db->error = apr_psprintf(p, "begin: %s",
-                                 apr_dbd_error(db->driver, db->handle, rv));
-        if (pg && *t) {
-            /* The driver took it as the connection's: let go of it again. */
-            apr_dbd_transaction_end(db->driver, p, *t);
-        }
-        *t = NULL;
+    if (qrt_dialect_of(db->driver)->begin(db->driver, p, db->handle, t, &error) != 0) {
+        db->error = apr_psprintf(p, "begin: %s", error ? error : "");
         return APR_EGENERAL;
     }
     return APR_SUCCESS;

@@ -15,6 +15,7 @@
 
 #include "qrt_token.h"
 #include "qrt_dict.h"
+#include "qrt_dialect.h"
 
 /* One connection: what ap_dbd_t carries. */
 typedef struct {
@@ -34,20 +35,14 @@ typedef struct {
 } qrt_stmt_t;
 
 /* Calls f on every statement, with its SQL in the dialect of the apr_dbd driver
- * named driver ("sqlite3", "pgsql"): a statement written differently for
+ * named driver (qrt_dialect_named): a statement written differently for
  * PostgreSQL has an entry of the same label in a store file's _pgsql table. */
 typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
 
-/* SQLite, before its first use in the process: no statistics of its memory (each of
- * its allocations takes a mutex for them: 4 % of a scan batch's commit), and, when
- * own_connections says no connection is ever used by two threads at once, no mutex
- * on each connection either (another 5 %). A process where another library may share
- * a connection between threads (httpd's other modules) keeps those. Then the WAL's
- * writes of a commit are made one (qrt_walvfs, SQLite's default VFS from here on). */
-void qrt_db_sqlite_tune(int own_connections);
-/* 1 when the driver is apr_dbd's pgsql. */
-int qrt_db_is_pgsql(const apr_dbd_driver_t *driver);
+/* 1 when db's connection speaks dialect id: where the two schemas differ (each
+ * caller says how); a difference of behaviour asks a fact of qrt_dialect_t. */
+int qrt_db_dialect_is(const qrt_db_t *db, qrt_dialect_id_t id);
 /* Per-connection set-up that every program does: PostgreSQL error messages carry
  * their SQLSTATE (for qrt_db_retryable). */
 void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle);

@@ -185,8 +185,8 @@ static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
     apr_int64_t lost = 0;
     apr_status_t rv;
 
-    if (qrt_db_is_pgsql(db->driver)) {
-        return APR_SUCCESS;
+    if (!qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
+        return APR_SUCCESS;         /* (SQLite's schema flags rows read by time) */
     }
     rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, day, day,
                                   ab_open_value, &c);
@@ -219,8 +219,8 @@ static apr_status_t ab_close_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
     apr_status_t rv;
     int i;
 
-    if (qrt_db_is_pgsql(db->driver)) {
-        return APR_SUCCESS;
+    if (!qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
+        return APR_SUCCESS;         /* (SQLite's schema flags rows read by time) */
     }
     rv = qrt_db_exec(db, p, "qrt_ab_link_sealed", NULL, args);
     for (i = 0; gap_kinds[i] && rv == APR_SUCCESS; i++) {
@@ -256,7 +256,7 @@ apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p)
 
     /* Rows of days whose links value is gone (SQL by hand) read by time again
      * (SQLite, schema 17), before those days are sealed again from them. */
-    if (!qrt_db_is_pgsql(db->driver)) {
+    if (qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         rv = qrt_db_exec(db, p, "qrt_ab_link_open_lost", NULL, none);
         if (rv == APR_SUCCESS) {
             rv = qrt_db_exec(db, p, "qrt_ab_gap_open_lost", NULL, none);
@@ -272,10 +272,10 @@ apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p)
     apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_clear", NULL, none);
 
     /* Every link and gap read by time from its row again (SQLite, schema 17). */
-    if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+    if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         rv = qrt_db_exec(db, p, "qrt_ab_link_open_every", NULL, none);
     }
-    if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+    if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         rv = qrt_db_exec(db, p, "qrt_ab_gap_open_every", NULL, none);
     }
     /* Every day with counters goes on the work list. */

@@ -55,21 +55,21 @@
     "AND v.bot = 0"
 
 #define RG_STMTS(L, D) \
-    { L "0", "SELECT 0, '', " RG_SUMS(D) " FROM visit_rows v" RG_WHERE }, \
-    { L "1", "SELECT 0, t.type, " RG_SUMS(D) " FROM visit_rows v " \
+    { L "total", "SELECT 0, '', " RG_SUMS(D) " FROM visit_rows v" RG_WHERE }, \
+    { L "type", "SELECT 0, t.type, " RG_SUMS(D) " FROM visit_rows v " \
       "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" }, \
-    { L "2", "SELECT 0, g.tag, " RG_SUMS(D) " FROM visit_rows v " \
+    { L "tag", "SELECT 0, g.tag, " RG_SUMS(D) " FROM visit_rows v " \
       "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" }, \
-    { L "3", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS(D) \
+    { L "date", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS(D) \
       " FROM visit_rows v" RG_WHERE " GROUP BY 1" }, \
-    { L "4", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_B \
+    { L "browser", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_B \
       RG_WHERE " GROUP BY COALESCE(vu.browser, '')" }, \
-    { L "5", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
+    { L "city", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
       RG_WHERE " GROUP BY COALESCE(vp.city, '')" }, \
-    { L "6", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
+    { L "country", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
       RG_WHERE " GROUP BY COALESCE(vp.country, '')" }, \
     /* distinct visitors only: along (tracker_id, visit_start) */ \
-    { L "u", "SELECT " D " FROM visit_rows v" RG_WHERE },
+    { L "visitors", "SELECT " D " FROM visit_rows v" RG_WHERE },
 
 /* Reads of the aggregates, and of the visits where they do not answer. */
 const qrt_stmt_t qrt_store_agg_read_stmts[] = {
@@ -90,61 +90,61 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld "
       "GROUP BY b, grp" },
     /* reads: visits of the partial days at a window's edges, per kind */
-    { "qrt_agg_raw_1", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM_ROWS
+    { "report_edge_visits_tracker", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM_ROWS
       " GROUP BY v.tracker_id" },
-    { "qrt_agg_raw_2", "SELECT 0, '', " RAW_SUMS RAW_FROM_ROWS },
-    { "qrt_agg_raw_1t", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visit_rows v "
+    { "report_edge_visits_account", "SELECT 0, '', " RAW_SUMS RAW_FROM_ROWS },
+    { "report_edge_visits_one_tracker", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visit_rows v "
       "WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "GROUP BY v.tracker_id" },
-    { "qrt_agg_raw_3", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_B)
+    { "report_edge_visits_browser", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_B)
       " GROUP BY COALESCE(vu.browser, '')" },
-    { "qrt_agg_raw_4", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
+    { "report_edge_visits_country", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
       " GROUP BY COALESCE(vp.country, '')" },
-    { "qrt_agg_raw_5", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
+    { "report_edge_visits_city", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
       " GROUP BY COALESCE(vp.city, '')" },
-    { "qrt_agg_raw_6", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visit_rows v "
+    { "report_edge_visits_tag", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visit_rows v "
       "CROSS JOIN agg_tag g WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id "
       "AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
       "AND g.tracker_id = v.tracker_id GROUP BY g.tag" },
     /* reads: links by time (t) and by previous time (p), per kind */
-    { "qrt_agg_lt_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
+    { "report_links_by_time_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "qrt_agg_lt_2", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
-    { "qrt_agg_lt_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LT_WHERE
+    { "report_links_by_time_account", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
+    { "report_links_by_time_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LT_WHERE
       " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "qrt_agg_lt_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LT_WHERE
+    { "report_links_by_time_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LT_WHERE
       " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "qrt_agg_lt_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LT_WHERE
+    { "report_links_by_time_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LT_WHERE
       " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "qrt_agg_lt_6", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
+    { "report_links_by_time_tag", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
       "AND l.u = 1" LG_TAIL },
-    { "qrt_agg_la_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LA_WHERE
+    { "report_links_of_lost_seals_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LA_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "qrt_agg_la_2", "SELECT 0, '', SUM(n) FROM agg_link" LA_WHERE },
-    { "qrt_agg_la_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LA_WHERE
+    { "report_links_of_lost_seals_account", "SELECT 0, '', SUM(n) FROM agg_link" LA_WHERE },
+    { "report_links_of_lost_seals_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LA_WHERE
       " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "qrt_agg_la_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LA_WHERE
+    { "report_links_of_lost_seals_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LA_WHERE
       " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "qrt_agg_la_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LA_WHERE
+    { "report_links_of_lost_seals_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LA_WHERE
       " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "qrt_agg_la_6", LG_FROM "+l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
+    { "report_links_of_lost_seals_tag", LG_FROM "+l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
       "AND l.u = 0" LG_TAIL },
-    { "qrt_agg_lp_1", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
+    { "report_links_by_previous_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
       " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "qrt_agg_lp_2", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
-    { "qrt_agg_lp_3", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LP_WHERE
+    { "report_links_by_previous_account", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
+    { "report_links_by_previous_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LP_WHERE
       " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "qrt_agg_lp_4", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LP_WHERE
+    { "report_links_by_previous_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LP_WHERE
       " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "qrt_agg_lp_5", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LP_WHERE
+    { "report_links_by_previous_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LP_WHERE
       " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "qrt_agg_lp_6", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
+    { "report_links_by_previous_tag", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
       LG_TAIL },
-    { "qrt_agg_gt",
+    { "report_gaps_by_time",
       "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
       "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 "
       "GROUP BY grp, v.val" },
-    { "qrt_agg_ga",
+    { "report_gaps_of_lost_seals",
       "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
       "AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 "
       "GROUP BY grp, v.val" },
@@ -154,7 +154,7 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
       "SELECT c.b FROM agg_cnt c WHERE c.kind = 2 AND c.account_id = %lld AND c.lvl = 1 "
       "AND c.b BETWEEN %lld AND %lld AND NOT EXISTS (SELECT 1 FROM agg_unsealed x "
       "WHERE x.account_id = c.account_id AND x.day = c.b) ORDER BY c.b" },
-    { "qrt_agg_gp",
+    { "report_gaps_by_previous",
       "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
       "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, v.val" },
     /* reads: local days (quarter-hours, k = quarter-hour of the local day) */
@@ -184,8 +184,8 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
     /* reads: a few listed trackers' visits grouped, with distinct visitors (SQLite:
      * counted in C by qrt_ndistinct, qrt_vset.h; "rgd": the same with COUNT(DISTINCT),
      * when a set would grow past its bound) */
-    RG_STMTS("qrt_agg_rg_", "qrt_ndistinct(v.visitor)")
-    RG_STMTS("qrt_agg_rgd_", "COUNT(DISTINCT v.visitor)")
+    RG_STMTS("report_listed_visits_", "qrt_ndistinct(v.visitor)")
+    RG_STMTS("report_listed_visits_exactly_", "COUNT(DISTINCT v.visitor)")
     { "qrt_agg_tag_map",
       "SELECT g.tracker_id, g.tag FROM agg_tag g JOIN agg_trk k ON k.tracker_id = g.tracker_id "
       "WHERE k.account_id = %lld" },
@@ -211,7 +211,7 @@ const qrt_stmt_t qrt_store_agg_read_stmts[] = {
 
 /* PostgreSQL has no qrt_ndistinct: its own COUNT(DISTINCT). */
 const qrt_stmt_t qrt_store_agg_read_pgsql[] = {
-    RG_STMTS("qrt_agg_rg_", "COUNT(DISTINCT v.visitor)")
+    RG_STMTS("report_listed_visits_", "COUNT(DISTINCT v.visitor)")
     { NULL, NULL }
 };
 
@@ -361,16 +361,31 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                               apr_int64_t account, int by, apr_int64_t t0,
                               apr_int64_t t1, apr_int64_t p0, apr_int64_t p1, int field)
 {
-    static const char form[] = { 't', 'p', 'a' };
-    static const char *const gaps[] = { "qrt_agg_gt", "qrt_agg_gp", "qrt_agg_ga" };
-    char label[16];
+    /* [by][kind]: the links' statement of each way and kind (QRT_AGG_T .. QRT_AGG_G) */
+    static const char *const links[][7] = {
+        { NULL, "report_links_by_time_tracker", "report_links_by_time_account",
+          "report_links_by_time_browser", "report_links_by_time_country",
+          "report_links_by_time_city", "report_links_by_time_tag" },
+        { NULL, "report_links_by_previous_tracker", "report_links_by_previous_account",
+          "report_links_by_previous_browser", "report_links_by_previous_country",
+          "report_links_by_previous_city", "report_links_by_previous_tag" },
+        { NULL, "report_links_of_lost_seals_tracker", "report_links_of_lost_seals_account",
+          "report_links_of_lost_seals_browser", "report_links_of_lost_seals_country",
+          "report_links_of_lost_seals_city", "report_links_of_lost_seals_tag" }
+    };
+    static const char *const gaps[] = { "report_gaps_by_time", "report_gaps_by_previous",
+                                        "report_gaps_of_lost_seals" };
+    const char *label;
     apr_int64_t k = kind;
     const void *largs[5], *gargs[6];
     int by_p = by == BY_P;
     apr_status_t rv;
 
     w->field = field;
-    apr_snprintf(label, sizeof(label), "qrt_agg_l%c_%d", form[by], kind);
+    if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
+        return APR_EINVAL;
+    }
+    label = links[by][kind];
     largs[0] = gargs[1] = &account;
     largs[1] = gargs[2] = by_p ? &p0 : &t0;
     largs[2] = gargs[3] = by_p ? &p1 : &t1;
@@ -727,8 +742,14 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
                                 apr_hash_t **tags)
 {
     apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
+    /* the visits of the days at a window's edges, per kind (QRT_AGG_T .. QRT_AGG_G) */
+    static const char *const edges[] = {
+        NULL, "report_edge_visits_tracker", "report_edge_visits_account",
+        "report_edge_visits_browser", "report_edge_visits_country", "report_edge_visits_city",
+        "report_edge_visits_tag"
+    };
     apr_array_header_t *runs;
-    char label[16];
+    const char *label;
     ab_rd c;
     apr_status_t rv = rd_init(&c, db, p, w, account, kind, tags);
     int j;
@@ -743,7 +764,10 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    apr_snprintf(label, sizeof(label), "qrt_agg_raw_%d", kind);
+    if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
+        return APR_EINVAL;
+    }
+    label = edges[kind];
     runs = rd_missing(p, c.got, ds, de);
     for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
         apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
@@ -824,7 +848,7 @@ static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
 
         rv = win_links(db, p, w, kind, account, BY_T, a < t0 ? t0 : a, b > t1 ? t1 : b, p0,
                        p1, field);
-        if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+        if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
             rv = win_links_orphans(db, p, w, kind, account, t0, t1, p0, p1, field,
                                    APR_ARRAY_IDX(runs, j, apr_int64_t),
                                    APR_ARRAY_IDX(runs, j + 1, apr_int64_t));
@@ -928,7 +952,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
                 const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
 
-                rv = qrt_db_each(db, p, "qrt_agg_raw_1t", args, win_raw_row, &w);
+                rv = qrt_db_each(db, p, "report_edge_visits_one_tracker", args, win_raw_row, &w);
             }
         }
     }
@@ -1305,8 +1329,19 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
 {
     apr_int64_t slot[QRT_AGG_RAW_IDS], shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
     const void *args[QRT_AGG_RAW_IDS + 3];
+    /* by QRT_AGG_RAW_*: visitors counted in C, and by the database past its bound */
+    static const char *const counted[] = {
+        "report_listed_visits_total", "report_listed_visits_type", "report_listed_visits_tag",
+        "report_listed_visits_date", "report_listed_visits_browser",
+        "report_listed_visits_city", "report_listed_visits_country"
+    };
+    static const char *const exactly[] = {
+        "report_listed_visits_exactly_total", "report_listed_visits_exactly_type",
+        "report_listed_visits_exactly_tag", "report_listed_visits_exactly_date",
+        "report_listed_visits_exactly_browser", "report_listed_visits_exactly_city",
+        "report_listed_visits_exactly_country"
+    };
     agg_days_ctx c;
-    char label[16];
     apr_status_t rv;
     int i, k = 0;
 
@@ -1325,14 +1360,12 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     args[k++] = &e;
     c.p = p;
     c.days = *out;
-    apr_snprintf(label, sizeof(label), "qrt_agg_rg_%d", by);
-    rv = qrt_db_each(db, p, label, args, rg_row, &c);
+    rv = qrt_db_each(db, p, counted[by], args, rg_row, &c);
     for (i = 0; i < (*out)->nelts && rv == APR_SUCCESS; i++) {
         if (APR_ARRAY_IDX(*out, i, qrt_agg_row_t).uniques < 0) {
             /* A visitor set grew past its bound: the database counts them. */
             (*out)->nelts = 0;
-            apr_snprintf(label, sizeof(label), "qrt_agg_rgd_%d", by);
-            rv = qrt_db_each(db, p, label, args, rg_row, &c);
+            rv = qrt_db_each(db, p, exactly[by], args, rg_row, &c);
             break;
         }
     }
@@ -1361,10 +1394,10 @@ apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
     }
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    rv = qrt_db_each(db, p, "qrt_agg_rg_u", args, qrt_store_agg_acc_int_row, out);
+    rv = qrt_db_each(db, p, "report_listed_visits_visitors", args, qrt_store_agg_acc_int_row, out);
     if (rv == APR_SUCCESS && *out < 0) {
         *out = 0;
-        rv = qrt_db_each(db, p, "qrt_agg_rgd_u", args, qrt_store_agg_acc_int_row, out);
+        rv = qrt_db_each(db, p, "report_listed_visits_exactly_visitors", args, qrt_store_agg_acc_int_row, out);
     }
     return rv;
 }

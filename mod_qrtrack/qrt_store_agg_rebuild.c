@@ -175,7 +175,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
 
     apr_pool_create(&rp, p);
     apr_pool_create(&pp, rp);
-    if (!strcmp(apr_dbd_name(db->driver), "sqlite3")) {
+    if (qrt_dialect_embedded(db->driver)) {
         /* The rebuild writes links in visitor order, all over the indexes: give this
          * connection (qrtrack-admin's) a cache that holds them. A setting, not data. */
         int nrows = 0;

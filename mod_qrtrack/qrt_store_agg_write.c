@@ -647,7 +647,8 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         rv = qrt_db_each(db, sp, "qrt_agg_max_id", args, qrt_store_agg_acc_int_row, &max);
         base = max - n + 1;
     }
-    else if (qrt_db_is_pgsql(db->driver)) {
+    else if (qrt_dialect_remote(db->driver)) {
+        /* (what the batch needs in a few round trips, not one a visit) */
         rv = agg_prefetch(db, sp, trk, v, n, &prefetched);
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {

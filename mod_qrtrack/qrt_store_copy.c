@@ -243,7 +243,7 @@ static apr_status_t copy_visitors(qrt_db_t *to, apr_pool_t *p, apr_int64_t *rows
     apr_status_t rv = APR_SUCCESS;
 
     to->error = NULL;
-    if (qrt_db_is_pgsql(to->driver)) {
+    if (qrt_db_dialect_is(to, QRT_DIALECT_PGSQL)) {
         rv = qrt_db_exec(to, p, "qrt_copy_visitors_fill", NULL, none);
     }
     if (rv == APR_SUCCESS) {
@@ -280,7 +280,7 @@ apr_status_t qrt_store_copy_sequences(qrt_db_t *db, apr_pool_t *p)
     const void *none[] = { NULL };
     apr_status_t rv;
 
-    if (strcmp(apr_dbd_name(db->driver), "pgsql") != 0) {
+    if (!qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return APR_SUCCESS;
     }
     rv = qrt_db_select(db, p, "qrt_copy_pg_sequences", &res, none);

@@ -156,7 +156,7 @@ static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cu
  * pages), not left in free space. */
 static void purge_secure_delete(qrt_db_t *db)
 {
-    if (!qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_embedded(db->driver)) {
         sqlite3_exec(apr_dbd_native_handle(db->driver, db->handle),
                      "PRAGMA secure_delete = ON", NULL, NULL, NULL);
     }
@@ -172,7 +172,7 @@ static void purge_truncate_wal(qrt_db_t *db)
     sqlite3_stmt *st = NULL;
     int ms = 0;
 
-    if (qrt_db_is_pgsql(db->driver)) {
+    if (!qrt_dialect_embedded(db->driver)) {
         return;
     }
     h = apr_dbd_native_handle(db->driver, db->handle);

@@ -393,7 +393,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
             dargs[(apr_size_t)i * VISIT_DICTS + k] = visit_dict_args(p, &v[i], k);
         }
     }
-    if (qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_remote(db->driver)) {
         rv = visits_dicts_pgsql(db, p, c, dargs, n);
         if (rv != APR_SUCCESS) {
             return rv;
@@ -418,7 +418,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         }
         x->id = 0;
     }
-    if (!qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_embedded(db->driver)) {
         return visits_insert_sqlite(db, p, v, args, n);
     }
     row_ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
@@ -474,7 +474,7 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         args[2 * m + 1] = &v[i].visitor;
         first[m++] = i;
     }
-    if (qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_remote(db->driver)) {
         added = apr_hash_make(p);
         rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "ll", args, m, visit_added_row,
                               added);
@@ -539,7 +539,7 @@ static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit
         const void *last_args[] = { &c->max_id, &c->tracker_id, &c->max_id };
 
         rv = qrt_db_exec(db, p, "qrt_tracker_counters", NULL, args);
-        if (rv == APR_SUCCESS && !qrt_db_is_pgsql(db->driver)) {
+        if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
             rv = qrt_db_exec(db, p, "qrt_tracker_last_id", NULL, last_args);
         }
     }
@@ -580,7 +580,7 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    if (qrt_db_is_pgsql(db->driver)) {
+    if (qrt_dialect_remote(db->driver)) {
         /* (the order of the writers before: counters, then aggregates) */
         rv = visits_counters(db, p, v, is_new, n);
         return rv == APR_SUCCESS ? qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n) : rv;

@@ -245,7 +245,7 @@ static const char *vr_label(qrt_db_t *db, apr_pool_t *p, const char *base,
     if (!f->search) {
         return base;
     }
-    return apr_pstrcat(p, base, strcmp(apr_dbd_name(db->driver), "sqlite3") ? "_ci" : "_s",
+    return apr_pstrcat(p, base, qrt_db_dialect_is(db, QRT_DIALECT_SQLITE) ? "_s" : "_ci",
                        NULL);
 }
 
@@ -361,7 +361,7 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
 /* The form suffix of a search statement for db's driver. */
 static const char *vr_form(qrt_db_t *db)
 {
-    return strcmp(apr_dbd_name(db->driver), "sqlite3") ? "_ci" : "_s";
+    return qrt_db_dialect_is(db, QRT_DIALECT_SQLITE) ? "_s" : "_ci";
 }
 
 /* A search's entries of each dictionary (0 user agents, 1 places, 2 referers, 3
@@ -385,7 +385,7 @@ static const char *vr_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t
 {
     apr_array_header_t *t = apr_array_make(p, ids->nelts ? ids->nelts : 1,
                                            sizeof(const char *));
-    int pg = qrt_db_is_pgsql(db->driver), i;
+    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), i;
 
     for (i = 0; i < ids->nelts; i++) {
         *(const char **)apr_array_push(t) =
@@ -411,7 +411,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_status_t rv;
-    int pg = qrt_db_is_pgsql(db->driver), d, i;
+    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), d, i;
 
     memset(ids, 0, sizeof(*ids));
     if ((rv = qrt_db_select(db, p, "qrt_visits_sizes", &res, targs)) != APR_SUCCESS) {
@@ -515,7 +515,7 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
         if (ids->mask == 1 << d) {
             args[n++] = &f->tracker_id;
             args[n++] = ids->list[d];
-            if (d < 3 && qrt_db_is_pgsql(db->driver)) {
+            if (d < 3 && qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
                 int whole;
                 apr_status_t rv = vr_whole(db, p, f, &whole);
 
@@ -561,7 +561,7 @@ static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
 
     *g = *f;
     *floored = 0;
-    if (f->since_id <= 0 || qrt_db_is_pgsql(db->driver)) {
+    if (f->since_id <= 0 || qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return APR_SUCCESS;
     }
     rv = qrt_db_select(db, p, "qrt_visits_floor", &res, args);

@@ -167,28 +167,28 @@ END_TEST
 
 START_TEST(refusal_classes)
 {
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  sorry, too many clients already\n"),
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  sorry, too many clients already\n"),
                      QRT_DB_REFUSED_SLOTS);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "connection to server at \"127.0.0.1\", port "
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "connection to server at \"127.0.0.1\", port "
                                     "5432 failed: FATAL:  remaining connection slots are "
                                     "reserved for non-replication superuser connections"),
                      QRT_DB_REFUSED_SLOTS);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  remaining connection slots are "
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  remaining connection slots are "
                                     "reserved for roles with the SUPERUSER attribute"),
                      QRT_DB_REFUSED_SLOTS);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  too many connections for role "
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  too many connections for role "
                                     "\"qrtrack\""), QRT_DB_REFUSED_ROLE_LIMIT);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  password authentication failed for "
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  password authentication failed for "
                                     "user \"qrtrack\""), QRT_DB_REFUSED_AUTH);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  database \"nope\" does not exist"),
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  database \"nope\" does not exist"),
                      QRT_DB_REFUSED_AUTH);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "connection to server at \"127.0.0.1\", port 1 "
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "connection to server at \"127.0.0.1\", port 1 "
                                     "failed: Connection refused"),
                      QRT_DB_REFUSED_UNREACHABLE);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "FATAL:  the database system is starting up"),
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  the database system is starting up"),
                      QRT_DB_REFUSED_UNREACHABLE);
-    ck_assert_int_eq(qrt_db_refusal("sqlite3", NULL), QRT_DB_REFUSED_FILE);
-    ck_assert_int_eq(qrt_db_refusal("pgsql", "something else"), QRT_DB_REFUSED_OTHER);
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("sqlite3"), NULL), QRT_DB_REFUSED_FILE);
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "something else"), QRT_DB_REFUSED_OTHER);
     ck_assert_ptr_nonnull(strstr(qrt_db_refusal_advice(QRT_DB_REFUSED_SLOTS),
                                  "superuser_reserved_connections"));
     ck_assert_ptr_nonnull(strstr(qrt_db_refusal_advice(QRT_DB_REFUSED_SLOTS),

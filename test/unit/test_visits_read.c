@@ -441,15 +441,15 @@ START_TEST(plans_seek_what_they_need)
     /* Links and gaps (schema 17): by previous time along the tables' keys; by time
      * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
      * day's rows found again by (p, t). */
-    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_lp_3");
+    plan = plan_of(qrt_store_agg_read_stmts, "report_links_by_previous_browser");
     ck_assert_msg(strstr(plan, "agg_link USING PRIMARY KEY (account_id=? AND p>? AND p<?)"),
                   "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_gp");
+    plan = plan_of(qrt_store_agg_read_stmts, "report_gaps_by_previous");
     ck_assert_msg(strstr(plan, "agg_gaps USING PRIMARY KEY (kind=? AND account_id=? AND "
                                "p>? AND p<?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_lt_6");
+    plan = plan_of(qrt_store_agg_read_stmts, "report_links_by_time_tag");
     ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "qrt_agg_gt");
+    plan = plan_of(qrt_store_agg_read_stmts, "report_gaps_by_time");
     ck_assert_msg(strstr(plan, "INDEX agg_gaps_u (kind=? AND account_id=? AND t>? AND t<?)"),
                   "%s", plan);
     plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_links");

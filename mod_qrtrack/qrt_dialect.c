@@ -1,0 +1,52 @@
+/* qrt_dialect: the dialects by driver, and the facts callers ask. See qrt_dialect.h. */
+#include <string.h>
+#include "qrt_dialect.h"
+
+extern const qrt_dialect_t qrt_dialect_sqlite;
+extern const qrt_dialect_t qrt_dialect_pgsql;
+const char *qrt_dialect_sqlite_check(void);
+const char *qrt_dialect_pgsql_check(void);
+
+static const qrt_dialect_t *const dialects[] = { &qrt_dialect_sqlite, &qrt_dialect_pgsql };
+
+const qrt_dialect_t *qrt_dialect_named(const char *name)
+{
+    size_t i;
+
+    for (i = 0; name && i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        if (!strcmp(dialects[i]->driver, name)) {
+            return dialects[i];
+        }
+    }
+    return NULL;
+}
+
+const qrt_dialect_t *qrt_dialect_of(const apr_dbd_driver_t *driver)
+{
+    return driver ? qrt_dialect_named(apr_dbd_name(driver)) : NULL;
+}
+
+int qrt_dialect_embedded(const apr_dbd_driver_t *driver)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
+
+    return d && d->embedded;
+}
+
+int qrt_dialect_remote(const apr_dbd_driver_t *driver)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
+
+    return d && d->remote;
+}
+
+const char *qrt_dialect_self_check(const apr_dbd_driver_t *driver)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
+
+    if (!d) {
+        return "not a driver mod_qrtrack supports (sqlite3 or pgsql)";
+    }
+    return d->id == QRT_DIALECT_SQLITE ? qrt_dialect_sqlite_check()
+                                       : qrt_dialect_pgsql_check();
+}

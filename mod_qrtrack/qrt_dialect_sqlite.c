@@ -1,0 +1,241 @@
+/* qrt_dialect_sqlite: SQLite through apr_dbd_sqlite3 (one server, a file). */
+#include <pthread.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <apr_strings.h>
+#include "qrt_dialect.h"
+#include "qrt_walvfs.h"
+#include "qrt_vset.h"
+
+const char *qrt_dialect_sqlite_check(void);
+
+/* apr_dbd_sqlite3's prepared statement (apr-util 1.x): its sqlite3_stmt first, then
+ * what apr_dbd_prepare found of its arguments. Private to apr-util, so checked
+ * (sqlite_check) before the native reads use it. */
+typedef struct {
+    sqlite3_stmt *stmt;
+    void *next;
+    int nargs;
+    int nvals;
+    apr_dbd_type_e *types;
+} sqlite_prep;
+
+/* qrt_ndistinct(x): the number of distinct non-NULL x, counted in a qrt_vset;
+ * -1 when the set would grow past QRT_NDISTINCT_MAX members (the caller then asks
+ * the database's COUNT(DISTINCT)). */
+#define QRT_NDISTINCT_MAX ((apr_size_t)1 << 22)
+
+typedef struct {
+    qrt_vset_t *set;
+    int over;
+} ndistinct_ctx;
+
+static void ndistinct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
+    const unsigned char *s;
+    int rc;
+
+    (void)argc;
+    if (!c || c->over || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        return;
+    }
+    if (!c->set) {
+        c->set = qrt_vset_make(QRT_NDISTINCT_MAX);
+    }
+    if (!c->set) {
+        rc = -1;
+    }
+    else if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        rc = qrt_vset_add_id(c->set, sqlite3_value_int64(argv[0]));
+    }
+    else {
+        s = sqlite3_value_text(argv[0]);
+        rc = s ? qrt_vset_add(c->set, (const char *)s,
+                              (apr_size_t)sqlite3_value_bytes(argv[0])) : -1;
+    }
+    if (rc < 0) {
+        c->over = 1;
+        qrt_vset_free(c->set);
+        c->set = NULL;
+    }
+}
+
+static void ndistinct_final(sqlite3_context *ctx)
+{
+    ndistinct_ctx *c = sqlite3_aggregate_context(ctx, 0);
+
+    if (c && c->over) {
+        sqlite3_result_int64(ctx, -1);
+    }
+    else {
+        /* -1 here too when the pass that counts found no memory. */
+        sqlite3_result_int64(ctx, c && c->set ? (sqlite3_int64)qrt_vset_count(c->set) : 0);
+    }
+    if (c) {
+        qrt_vset_free(c->set);
+        c->set = NULL;
+    }
+}
+
+static void qrt_sqlite_functions(sqlite3 *h)
+{
+    sqlite3_create_function_v2(h, "qrt_ndistinct", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                               NULL, NULL, ndistinct_step, ndistinct_final, NULL);
+}
+
+static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
+static int check_state;             /* 0 not yet, 1 the layout holds, -1 it does not */
+static const char *check_error;
+static int test_broken;
+
+static void sqlite_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    sqlite3 *h = apr_dbd_native_handle(driver, handle);
+
+    if (h) {
+        /* (a commit's WAL frames in one write, qrt_walvfs) */
+        qrt_walvfs_enable(h);
+        qrt_sqlite_functions(h);
+    }
+}
+
+static int sqlite_in_transaction(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    sqlite3 *h = apr_dbd_native_handle(driver, handle);
+
+    return h ? !sqlite3_get_autocommit(h) : -1;
+}
+
+static int sqlite_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    (void)driver;
+    (void)handle;
+    return 1;
+}
+
+static int sqlite_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *handle,
+                        apr_dbd_transaction_t **t, const char **error)
+{
+    int rv;
+
+    *t = NULL;
+    rv = apr_dbd_transaction_start(driver, p, handle, t);
+    if (rv != 0) {
+        *error = apr_pstrdup(p, apr_dbd_error(driver, handle, rv));
+        *t = NULL;
+    }
+    return rv;
+}
+
+static int sqlite_next_row(const apr_dbd_driver_t *driver, apr_pool_t *p,
+                           apr_dbd_results_t *res, apr_dbd_row_t **row)
+{
+    return apr_dbd_get_row(driver, p, res, row, -1) == 0 ? 0 : -1;
+}
+
+static apr_int64_t sqlite_last_rowid(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    return sqlite3_last_insert_rowid(apr_dbd_native_handle(driver, handle));
+}
+
+const qrt_dialect_t qrt_dialect_sqlite = {
+    QRT_DIALECT_SQLITE, "sqlite3", "SQLite", 1, 0,
+    sqlite_setup, sqlite_in_transaction, sqlite_session, sqlite_begin, sqlite_next_row,
+    sqlite_last_rowid
+};
+
+void qrt_dialect_sqlite_tune(int own_connections)
+{
+    /* (SQLITE_MISUSE once SQLite has started: it keeps what it had) */
+    if (own_connections) {
+        sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    }
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* (after the settings: registering a VFS starts SQLite) */
+    qrt_walvfs_register();
+}
+
+/* Prepares a statement through apr_dbd on a database in memory and finds its
+ * sqlite3_stmt where the layout says: the pointer must be one of the connection's
+ * own statements (compared, never followed, before it is known), with the SQL and
+ * the argument that apr_dbd made of it. */
+static const char *layout_check(apr_pool_t *p)
+{
+    const apr_dbd_driver_t *driver = NULL;
+    apr_dbd_t *handle = NULL;
+    apr_dbd_prepared_t *prep = NULL;
+    const sqlite_prep *sp;
+    sqlite3_stmt *own, *found = NULL;
+    const char *err = NULL;
+    sqlite3 *h;
+
+    if (!sqlite3_threadsafe()) {
+        return "SQLite is built without threads";
+    }
+    if (apr_dbd_get_driver(p, "sqlite3", &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, p, ":memory:", &handle, &err) != APR_SUCCESS) {
+        return apr_psprintf(p, "cannot open a database in memory: %s", err ? err : "");
+    }
+    if (apr_dbd_prepare(driver, p, handle, "SELECT %lld", NULL, &prep) != 0) {
+        apr_dbd_close(driver, handle);
+        return "cannot prepare a statement";
+    }
+    h = apr_dbd_native_handle(driver, handle);
+    sp = (const sqlite_prep *)((const char *)prep + (test_broken ? sizeof(void *) : 0));
+    for (own = sqlite3_next_stmt(h, NULL); own; own = sqlite3_next_stmt(h, own)) {
+        if (own == sp->stmt) {
+            found = own;
+        }
+    }
+    if (!found || strcmp(sqlite3_sql(found), "SELECT ?") != 0 || sp->nargs != 1
+        || sp->nvals != 1 || !sp->types || sp->types[0] != APR_DBD_TYPE_LONGLONG) {
+        err = "apr_dbd_sqlite3's prepared statement is not laid out as this build "
+              "expects";
+    }
+    apr_dbd_close(driver, handle);
+    return err;
+}
+
+const char *qrt_dialect_sqlite_check(void)
+{
+    pthread_mutex_lock(&check_lock);
+    if (!check_state) {
+        apr_pool_t *p = NULL;
+        const char *e = apr_pool_create(&p, NULL) == APR_SUCCESS ? layout_check(p)
+                                                                  : "no memory";
+
+        check_state = e ? -1 : 1;
+        check_error = e ? strdup(e) : NULL;
+        if (p) {
+            apr_pool_destroy(p);
+        }
+    }
+    pthread_mutex_unlock(&check_lock);
+    return check_state > 0 ? NULL
+           : (check_error ? check_error : "the check failed");
+}
+
+sqlite3_stmt *qrt_dialect_sqlite_stmt(const apr_dbd_prepared_t *prep, int *nargs,
+                                      const apr_dbd_type_e **types)
+{
+    const sqlite_prep *sp = (const sqlite_prep *)prep;
+
+    if (__atomic_load_n(&check_state, __ATOMIC_ACQUIRE) == 0) {
+        qrt_dialect_sqlite_check();
+    }
+    if (check_state < 0 || !sp || sp->nargs != sp->nvals) {
+        return NULL;
+    }
+    *nargs = sp->nargs;
+    *types = sp->types;
+    return sp->stmt;
+}
+
+void qrt_dialect_sqlite_test_break(int broken)
+{
+    pthread_mutex_lock(&check_lock);
+    test_broken = broken;
+    check_state = 0;
+    pthread_mutex_unlock(&check_lock);
+}

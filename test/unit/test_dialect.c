@@ -1,0 +1,127 @@
+/* qrt_dialect: lookup, facts, and the self-checks with their fall-backs. */
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include <apr_strings.h>
+
+#include "qrt_check.h"
+#include "qrt_check_db.h"
+#include "qrt_dialect.h"
+
+QRT_CHECK_POOL
+
+START_TEST(lookup_and_facts)
+{
+    const qrt_dialect_t *s = qrt_dialect_named("sqlite3"), *g = qrt_dialect_named("pgsql");
+    const apr_dbd_driver_t *driver = NULL;
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(s->id, QRT_DIALECT_SQLITE);
+    ck_assert_int_eq(g->id, QRT_DIALECT_PGSQL);
+    ck_assert(s->embedded && !s->remote);
+    ck_assert(g->remote && !g->embedded);
+    ck_assert_ptr_null(qrt_dialect_named("mysql"));
+    ck_assert_ptr_null(qrt_dialect_named(NULL));
+    ck_assert_ptr_null(qrt_dialect_of(NULL));
+    apr_dbd_init(pool);
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &driver), APR_SUCCESS);
+    ck_assert_ptr_eq(qrt_dialect_of(driver), s);
+    ck_assert(qrt_dialect_embedded(driver) && !qrt_dialect_remote(driver));
+    /* SQLite's inserts leave the id to the connection; PostgreSQL's return it */
+    ck_assert_ptr_nonnull(s->last_rowid);
+    ck_assert_ptr_null(g->last_rowid);
+}
+END_TEST
+
+/* A select read natively and then through apr_dbd's portable calls gives the same. */
+static apr_int64_t account_count(qrt_db_t *db)
+{
+    apr_array_header_t *list = NULL;
+
+    ck_assert_int_eq(qrt_store_account_list(db, pool, &list), APR_SUCCESS);
+    return list->nelts;
+}
+
+START_TEST(sqlite_self_check_and_fallback)
+{
+    char path[] = "/tmp/qrt_dialect_XXXXXX";
+    int fd = mkstemp(path);
+    qrt_db_t db;
+    apr_dbd_prepared_t *prep = NULL;
+    const apr_dbd_type_e *types = NULL;
+    apr_int64_t id = 0;
+    int nargs = -1;
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    qrt_check_db_open(pool, path, &db);
+    ck_assert_ptr_null(qrt_dialect_self_check(db.driver));
+    ck_assert_int_eq(apr_dbd_prepare(db.driver, pool, db.handle,
+                                     "SELECT %s, %lld", NULL, &prep), 0);
+    ck_assert_ptr_nonnull(qrt_dialect_sqlite_stmt(prep, &nargs, &types));
+    ck_assert_int_eq(nargs, 2);
+    ck_assert_int_eq(types[1], APR_DBD_TYPE_LONGLONG);
+    ck_assert_int_eq(qrt_store_account_add(&db, pool, "acme", "professional", &id),
+                     APR_SUCCESS);
+    ck_assert_int_eq(account_count(&db), 1);
+
+    /* A layout that does not match: said, and the reads go through apr_dbd. */
+    qrt_dialect_sqlite_test_break(1);
+    ck_assert_ptr_nonnull(qrt_dialect_self_check(db.driver));
+    ck_assert_ptr_nonnull(strstr(qrt_dialect_self_check(db.driver), "laid out"));
+    ck_assert_ptr_null(qrt_dialect_sqlite_stmt(prep, &nargs, &types));
+    ck_assert_int_eq(qrt_store_account_add(&db, pool, "globex", "free", &id),
+                     APR_SUCCESS);
+    ck_assert_int_eq(account_count(&db), 2);
+
+    qrt_dialect_sqlite_test_break(0);
+    ck_assert_ptr_null(qrt_dialect_self_check(db.driver));
+    ck_assert_ptr_nonnull(qrt_dialect_sqlite_stmt(prep, &nargs, &types));
+    apr_dbd_close(db.driver, db.handle);
+    unlink(path);
+    unlink(apr_pstrcat(pool, path, "-wal", NULL));
+    unlink(apr_pstrcat(pool, path, "-shm", NULL));
+}
+END_TEST
+
+/* PostgreSQL's driver, when installed: its libpq functions are found, and one that
+ * is missing is named by the self-check (what needs it is then skipped). */
+START_TEST(pgsql_self_check)
+{
+    const apr_dbd_driver_t *driver = NULL;
+    const char *e;
+
+    apr_dbd_init(pool);
+    if (apr_dbd_get_driver(pool, "pgsql", &driver) != APR_SUCCESS) {
+        return;         /* (libaprutil1-dbd-pgsql not installed) */
+    }
+    ck_assert_ptr_null(qrt_dialect_self_check(driver));
+    qrt_dialect_pgsql_test_hide("PQtransactionStatus");
+    e = qrt_dialect_self_check(driver);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(strstr(e, "PQtransactionStatus"));
+    ck_assert_int_eq(qrt_dialect_named("pgsql")->in_transaction(driver, NULL), -1);
+    qrt_dialect_pgsql_test_hide(NULL);
+    ck_assert_ptr_null(qrt_dialect_self_check(driver));
+}
+END_TEST
+
+static Suite *dialect_suite(void)
+{
+    Suite *s = suite_create("dialect");
+    TCase *tc = tcase_create("dialect");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, lookup_and_facts);
+    tcase_add_test(tc, sqlite_self_check_and_fallback);
+    tcase_add_test(tc, pgsql_self_check);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(dialect_suite());
+}
