@@ -582,9 +582,8 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
  * arrive faster than one at a time: the writer then waits SCAN_GATHER_WAIT before it
  * takes the next batch, and that batch holds the scans that arrived meanwhile.
  * A commit's cost is mostly its own (the transaction, the counter rows, waking the
- * requests), not its visits': on two CPUs under wrk, batches grew from about 9
- * visits to 25 and the writer's CPU a scan fell from 17 to 10 us, for 12-15 % more
- * scans a second (README, "Benchmark figures"). Smaller batches do not wait: a
+ * requests), not its visits', so larger batches mean more scans a second for the
+ * same CPU (bench/bench_scan.py). Smaller batches do not wait: a
  * few clients scanning in turn would only see each scan's commit come later. The
  * wait holds no lock, and the requests of the batch before are already answered. */
 static void writer_gather(int n)

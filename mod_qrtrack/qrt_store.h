@@ -71,8 +71,8 @@ apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *
  * or error (the statements prepared before it stay). */
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
 /* The same setup with no statement prepared yet: each is prepared when it is first
- * run, in p (a short-lived tool that runs a few of the ~200: preparing them all is
- * 30 M instructions, 10 ms). */
+ * run, in p (a short-lived tool runs a few of them: preparing them all would cost
+ * more than its work). */
 void qrt_db_prepare_lazily(qrt_db_t *db, apr_pool_t *p);
 /* How many statements a connection of the named driver prepares. */
 int qrt_store_statement_count(const char *driver);

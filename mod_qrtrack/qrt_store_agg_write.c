@@ -38,8 +38,7 @@ static apr_int64_t agg_probe = 64;
 /* (In the seeks that join agg_trk, "v.tracker_id + 0" keeps the visitor's index
  * first: once visit_rows has statistics, PostgreSQL may otherwise take the account's
  * trackers first and read each one's visits in visits_tracker_visitor for the
- * visitor: 160 pages a visitor for 5,000 visits on 10 trackers, 0.3 ms each. The
- * write path's common seek has no join at all: qrt_agg_seek_v, qrt_agg_seek_v_many.) */
+ * visitor, many pages a visitor instead of a few. The write path's common seek has no join at all: qrt_agg_seek_v, qrt_agg_seek_v_many.) */
 #define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
     "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
 /* a visitor's visits in an account (bots aside), with their strings */
@@ -110,8 +109,8 @@ const qrt_stmt_t qrt_store_agg_write_stmts[] = {
  * Without the join on agg_trk, the walk backwards along the visitor's index (over the
  * visits that are not bots alone, schema 20) is the plan whatever the statistics say:
  * with it, a visitor newer than the last ANALYZE, or any before the first, looked rare
- * enough that PostgreSQL read all of its visits and sorted them (a kiosk's 30,000
- * visits: 15 ms a batch, and more with each visit). */
+ * enough that PostgreSQL read all of its visits and sorted them (a kiosk's visits,
+ * more with each visit). */
 #define BIGINTS "CAST(%s AS BIGINT[])"
 const qrt_stmt_t qrt_store_agg_write_pgsql[] = {
     { "qrt_agg_seek_v_many",

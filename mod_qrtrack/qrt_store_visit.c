@@ -20,8 +20,8 @@
     "ref_id, ip_id"
 /* A dictionary row: added, or, when it is there already (the insert adds nothing),
  * found by its key. The added row's id: SQLite's last rowid (qrt_store_dict_id; a
- * RETURNING clause would make SQLite open an ephemeral table for each row, 8 % of an
- * import of new user agents), PostgreSQL's RETURNING. */
+ * RETURNING clause would make SQLite open an ephemeral table for each row), PostgreSQL's
+ * RETURNING. */
 #define DICT_UA_ADD "INSERT INTO visit_uas (k, user_agent, browser, browser_version, " \
     "os, device) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (k) DO NOTHING"
 #define DICT_PLACE_ADD "INSERT INTO visit_places (k, country, city) VALUES (%s, %s, %s) " \
@@ -39,7 +39,7 @@ const qrt_stmt_t qrt_store_visit_stmts[] = {
       "(%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
     /* SQLite (schema 11): a batch's ids, taken from visit_seq (the last one is then
      * read back with qrt_agg_max_id: a RETURNING clause makes SQLite keep a statement
-     * journal and a table of the rows returned, 10 % of a scan batch's commit), then
+     * journal and a table of the rows returned), then
      * its rows with them. */
     { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld" },
     { "qrt_visit_add_id", "INSERT INTO visit_rows (id, " VISIT_ROW_COLS ") VALUES "

@@ -45,8 +45,8 @@
  * name (_own: the tracker, then the patterns) or from the whole dictionary when it is
  * smaller than the tracker (_all: the patterns), whichever is fewer. */
 #define VR_IDS_MAX 10000
-/* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
- * visit's index entry: measured with bench_search.py) */
+/* (the cost of an entry of a dictionary, up to 2 KB tested against each pattern,
+ * in visits' index entries; bench/bench_search.py checks the balance) */
 #define VR_OWN_COST 4
 #define VR_IDS_LIMIT " LIMIT 10001"
 #define VR_D_UA(L) L("browser") " OR " L("os") " OR " L("device") " OR " L("user_agent")
