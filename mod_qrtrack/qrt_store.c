@@ -170,8 +170,10 @@ static void store_reprepare_one(void *ctx, const char *label, const char *sql)
 
 /* PostgreSQL: apr_dbd's check of a pooled connection re-opens a lost one in place
  * (PQreset), without the prepared statements, which then fail with SQLSTATE 26000.
- * Prepares them again; 1 when the statement that failed may simply run again (no
- * transaction was open: a failed statement inside one has ended it). */
+ * A pooled connection whose server restarted fails its first statement as lost:
+ * outside a transaction it is re-opened in place here. Prepares the statements
+ * again; 1 when the statement that failed may simply run again (no transaction was
+ * open: a failed statement inside one has ended it). */
 static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
@@ -179,8 +181,17 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
     const char *error = db->error;
     int tx;
 
-    /* (26000 is PostgreSQL's SQLSTATE; a connection re-opened in place is its) */
-    if (!error || !strstr(error, " 26000:") || !d || !d->remote) {
+    if (!error || !d || !d->remote) {
+        return 0;
+    }
+    if (qrt_db_lost(db) && !db->in_tx) {
+        if (apr_dbd_check_conn(db->driver, p, db->handle) != APR_SUCCESS) {
+            return 0;       /* still gone: the caller answers 503 */
+        }
+        d->setup(db->driver, db->handle);
+    }
+    /* (26000 is PostgreSQL's SQLSTATE for a statement the session does not have) */
+    else if (!strstr(error, " 26000:")) {
         return 0;
     }
     tx = d->in_transaction(db->driver, db->handle);
@@ -867,6 +878,7 @@ apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t
         db->error = apr_psprintf(p, "begin: %s", error ? error : "");
         return APR_EGENERAL;
     }
+    db->in_tx = 1;
     return APR_SUCCESS;
 }
 
@@ -881,6 +893,7 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
 {
     int rv;
 
+    db->in_tx = 0;
     if (!t) {
         return APR_SUCCESS;
     }

@@ -27,6 +27,7 @@ typedef struct {
                              * live there (NULL: the pool of the call) */
     qrt_dict_cache_t *dict; /* the visits' dictionary ids known to a writer that
                              * keeps them across transactions, or NULL */
+    int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
 } qrt_db_t;
 
 typedef struct {
