@@ -18,6 +18,7 @@ import pytest
 import requests
 
 import conftest
+from lib import pg as pglib
 from conftest import BACKEND, Api, PgCluster, Server
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -98,13 +99,13 @@ class Scanner:
 def own_cluster():
     """A PostgreSQL cluster of the test's own, to stop and start (the session's
     cluster stays up for the other tests)."""
-    saved = conftest._pg
-    conftest._pg = own = PgCluster()
+    saved = pglib._pg
+    pglib._pg = own = PgCluster()
     try:
         yield own
     finally:
         own.stop()
-        conftest._pg = saved
+        pglib._pg = saved
 
 
 def two_nodes(extra=""):

@@ -1,0 +1,152 @@
+"""The session's throwaway PostgreSQL cluster."""
+import atexit
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+import jsonschema
+import pytest
+import requests
+
+from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
+                     HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
+from lib.env import PG_BIN, free_port
+
+
+def _as_postgres(cmd, **kw):
+    """Runs cmd as the postgres user when we are root (initdb refuses root)."""
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+class PgCluster:
+    """A throwaway PostgreSQL cluster on a free loopback port, stopped by PID."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="qrtrack-pg-")
+        os.chmod(self.dir, 0o755)
+        self.data = os.path.join(self.dir, "data")
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        self.port = free_port()
+        self.user = "qrtrack"
+        self.proc = None
+        self.ndb = 0
+        p = _as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
+                          "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
+        if p.returncode != 0:
+            raise AssertionError("initdb failed: %s%s" % (p.stdout, p.stderr))
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            # Loopback only; a socket directory of its own. Throwaway test data needs
+            # no fsync; benchmarks (QRT_PG_DURABLE=1) keep PostgreSQL's durable defaults.
+            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
+                    "unix_socket_directories = '%s'\nmax_connections = 300\n"
+                    "shared_buffers = 256MB\n" % (self.port, self.dir))
+            if os.environ.get("QRT_PG_DURABLE") != "1":
+                f.write("fsync = off\nfull_page_writes = off\n")
+            # More settings for a diagnosis, e.g. pg_stat_statements.
+            f.write(os.environ.get("QRT_PG_CONF", "").replace(";", "\n") + "\n")
+        self.log = open(os.path.join(self.dir, "postgres.log"), "w")
+        self.start()
+        self.psql("postgres", "CREATE ROLE %s LOGIN CREATEDB" % self.user, user="postgres")
+
+    def start(self):
+        """(Re)starts the postmaster on the same data and port."""
+        cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.time() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError("postgres exited:\n" + self.logtext())
+            p = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1",
+                                "-p", str(self.port)], capture_output=True)
+            if p.returncode == 0:
+                return
+            if time.time() > deadline:
+                raise AssertionError("postgres did not come up:\n" + self.logtext())
+            time.sleep(0.1)
+
+    def halt(self):
+        """Stops the postmaster (fast shutdown, by its PID), keeping its files."""
+        pid = self.postmaster_pid()
+        if self.proc and self.proc.poll() is None:
+            os.kill(pid or self.proc.pid, signal.SIGINT)
+            self.proc.wait(timeout=30)
+
+    def logtext(self):
+        with open(os.path.join(self.dir, "postgres.log"), errors="replace") as f:
+            return f.read()
+
+    def psql(self, db, query, user=None):
+        p = subprocess.run(["psql", "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
+                            "-h", "127.0.0.1", "-p", str(self.port), "-U", user or self.user,
+                            "-d", db, "-c", query], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError("psql %s: %s" % (query, p.stderr))
+        return p.stdout
+
+    def new_database(self):
+        """A fresh empty database; its DBDParams."""
+        self.ndb += 1
+        name = "qrt_%d_%d" % (os.getpid(), self.ndb)
+        self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
+                  user="postgres")
+        return name, self.params(name)
+
+    def params(self, name):
+        return "host=127.0.0.1 port=%d dbname=%s user=%s" % (self.port, name, self.user)
+
+    def postmaster_pid(self):
+        """The postmaster's PID (runuser started it: self.proc may be runuser)."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                return int(f.readline().strip())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self):
+        """Fast shutdown (SIGINT to the postmaster, by its PID), then the files go."""
+        if self.proc and self.proc.poll() is None:
+            pid = self.postmaster_pid()
+            try:
+                os.kill(pid or self.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                if pid:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_pg = None
+
+
+def pg_cluster():
+    """The session's PostgreSQL cluster, started on first use."""
+    global _pg
+    if _pg is None:
+        _pg = PgCluster()
+        atexit.register(_pg.stop)
+    return _pg

@@ -1,0 +1,177 @@
+"""One throwaway httpd with mod_qrtrack."""
+import atexit
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+import jsonschema
+import pytest
+import requests
+
+from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
+                     HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
+from lib.env import CRASH, sanitizer_reports
+from lib.pg import pg_cluster
+
+
+class Server:
+    """One throwaway httpd with mod_qrtrack, its data in a fresh directory.
+
+    backend: "sqlite" or "pgsql" (default QRT_TEST_BACKEND); shared_db: another
+    Server whose database this one uses too (a second node of one cluster); build:
+    another build directory's module and admin tool (bench_scan.py's reference)."""
+
+    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None):
+        # Not pytest's tmp_path: it is 0700 and the children run as www-data.
+        self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
+        os.chmod(self.dir, 0o755)
+        for sub in ("run", "logs"):
+            os.makedirs(os.path.join(self.dir, sub))
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.api_base = self.base + "/api"
+        self.backend = shared_db.backend if shared_db else (backend or BACKEND)
+        if shared_db:
+            self.driver, self.db, self.dbname = shared_db.driver, shared_db.db, shared_db.dbname
+        elif self.backend == "pgsql":
+            self.driver = "pgsql"
+            self.dbname, self.db = pg_cluster().new_database()
+        else:
+            self.driver, self.dbname = "sqlite3", None
+            self.db = os.path.join(self.dir, "qrtrack.db")
+        self.module = os.path.join(build, "mod_qrtrack.so") if build else MODULE
+        self.admin_tool = os.path.join(build, "qrtrack-admin") if build else ADMIN
+        self.as_user = []
+        user = ""
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("www-data")
+            for root, dirs, files in os.walk(self.dir):
+                for name in [root] + [os.path.join(root, d) for d in dirs]:
+                    os.chown(name, pw.pw_uid, pw.pw_gid)
+            user = "User www-data\nGroup www-data"
+            # The admin tool writes as the server's user, so every database
+            # file (WAL included) stays the children's.
+            self.as_user = ["runuser", "-u", "www-data", "--"]
+        with open(os.path.join(TOP, "conf", "httpd.conf.in")) as f:
+            conf = f.read()
+        conf = (conf.replace("@DATA@", self.dir).replace("@PORT@", str(self.port))
+                .replace("@LIBEXEC@", apxs("LIBEXECDIR")).replace("@MODULE@", self.module)
+                .replace("@LOGLEVEL@", loglevel).replace("@USER@", user)
+                .replace("@DBDRIVER@", self.driver).replace("@DBDPARAMS@", self.db)
+                .replace("@EXTRA@", extra))
+        self.conf = os.path.join(self.dir, "httpd.conf")
+        with open(self.conf, "w") as f:
+            f.write(conf)
+        self.proc = None
+        self.tokens = []
+
+    # -- administration ---------------------------------------------------
+    def admin(self, *args, check=True):
+        cmd = self.as_user + [self.admin_tool, "--driver", self.driver, "--params", self.db] + list(args)
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if check and p.returncode != 0:
+            raise AssertionError("qrtrack-admin %s failed: %s" % (args, p.stderr))
+        return p
+
+    def account(self, name, plan="professional"):
+        return int(self.admin("account", "add", name, "--plan", plan).stdout.strip())
+
+    def token(self, account="acme"):
+        tok = self.admin("token", "add", account).stdout.strip()
+        self.tokens.append(tok)
+        return tok
+
+    # -- life cycle ----------------------------------------------------------
+    def start(self):
+        self.proc = subprocess.Popen([HTTPD,
+                                      "-f", self.conf, "-DFOREGROUND"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("httpd exited: %s\n%s" % (
+                    self.proc.stderr.read().decode(), self.error_log()))
+            try:
+                requests.get(self.base + "/api/account", timeout=5)
+                return self
+            except (requests.ConnectionError, requests.Timeout):
+                time.sleep(0.05)
+        raise AssertionError("httpd did not come up:\n" + self.error_log())
+
+    def stop(self):
+        """graceful-stop (SIGWINCH), as Debian's apache2.service stops the server:
+        children finish their requests, then exit (an immediate stop is tested in
+        test_faults.py)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGWINCH)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+
+    def error_log(self):
+        try:
+            with open(os.path.join(self.dir, "logs", "error.log"), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def access_log(self):
+        try:
+            with open(os.path.join(self.dir, "logs", "access.log"), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def crash_lines(self):
+        return [l for l in self.error_log().splitlines() if CRASH.search(l)] \
+            + sanitizer_reports()
+
+    def cleanup(self):
+        """Stops the server and removes its files; fails on any crash line."""
+        self.stop()
+        crashes = self.crash_lines()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes)
+
+    def sql(self, query):
+        """Reads the database directly (tests only: checks what was stored);
+        rows as lines, columns joined by '|', as sqlite3 prints them."""
+        if self.backend == "pgsql":
+            return pg_cluster().psql(self.dbname, query)
+        p = subprocess.run(self.as_user + ["sqlite3", "-cmd", ".timeout 10000",
+                                           self.db, query],
+                           capture_output=True, text=True, check=True)
+        return p.stdout
+
+
+def configtest(extra):
+    """apache2 -t on a generated config with extra lines: (exit status, output)."""
+    srv = Server(extra=extra)
+    try:
+        p = subprocess.run([HTTPD, "-t", "-f", srv.conf],
+                           capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+    finally:
+        srv.cleanup()
+
+
+def start_server(extra="", accounts=(), **kw):
+    srv = Server(extra=extra, **kw)
+    srv.admin("init")
+    for name, plan in accounts:
+        srv.account(name, plan)
+    return srv.start()
