@@ -82,6 +82,12 @@ $(B)/obj/qrt_sql.o: $(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h
 sql-dump:
 	@$(PYTHON) tools/gen_statements.py dump $(STMT_FILES)
 
+# sql/schema.sqlite.sql and sql/schema.pgsql.sql rewritten from freshly migrated databases
+# (test/api/test_schema.py checks them; run this after adding a migration).
+schema-files: all
+	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api/test_schema.py
+	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api/test_schema.py
+
 $(B)/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
 	@mkdir -p $(B)/gen
 	sh build/embed_files.sh $(ASSET_FILES) > $@.tmp && mv -f $@.tmp $@

@@ -125,9 +125,9 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
     }
     /* Parallel workers only where they save far more than their start: with the
      * default cost (1000), PostgreSQL's planner started two workers for some of the
-     * reports' short statements (a period's counters with no visits took 7 ms, 0.1 ms
-     * without), on cores the web server shares; a search or an export over hundreds of
-     * thousands of visits still gets them. A setting of the session, not the server's. */
+     * reports' short statements (many times slower than without them), on cores the
+     * web server shares; a search or an export over hundreds of thousands of visits
+     * still gets them. A setting of the session, not the server's. */
     apr_dbd_query(driver, handle, &nrows, "SET parallel_setup_cost = 10000");
 }
 

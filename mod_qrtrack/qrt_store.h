@@ -37,9 +37,9 @@ typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
 
 /* SQLite, before its first use in the process: no statistics of its memory (each of
- * its allocations takes a mutex for them: 4 % of a scan batch's commit), and, when
- * own_connections says no connection is ever used by two threads at once, no mutex
- * on each connection either (another 5 %). A process where another library may share
+ * its allocations takes a mutex for them), and, when own_connections says no
+ * connection is ever used by two threads at once, no mutex on each connection either.
+ * A process where another library may share
  * a connection between threads (httpd's other modules) keeps those. Then the WAL's
  * writes of a commit are made one (qrt_walvfs, SQLite's default VFS from here on). */
 void qrt_db_sqlite_tune(int own_connections);
@@ -73,8 +73,8 @@ apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *
  * or error (the statements prepared before it stay). */
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
 /* The same setup with no statement prepared yet: each is prepared when it is first
- * run, in p (a short-lived tool that runs a few of the ~200: preparing them all is
- * 30 M instructions, 10 ms). */
+ * run, in p (for a short-lived tool that runs a few of them: preparing them all
+ * costs more than its work). */
 void qrt_db_prepare_lazily(qrt_db_t *db, apr_pool_t *p);
 /* How many statements a connection of the named driver prepares. */
 int qrt_store_statement_count(const char *driver);

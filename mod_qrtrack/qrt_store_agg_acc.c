@@ -112,7 +112,7 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
 
 /* The accumulators' hash of their fixed-size keys (integers and interned string
  * pointers, zero-padded): 8 bytes a step. APR's default takes one byte a step,
- * about 200 instructions for these 40-byte keys, 4 % of an import. */
+ * many instructions for these 40-byte keys, on every visit of an import. */
 static unsigned int acc_hash(const char *key, apr_ssize_t *klen)
 {
     apr_uint64_t h;

@@ -17,6 +17,7 @@ name that is not a C identifier; a mistyped SQL_<name> in the code fails its com
 """
 import os
 import re
+import signal
 import sys
 
 NAME = re.compile(r'^--\s*name:\s*(\S+)\s*(\[(pgsql|pgsql-only)\])?\s*$')
@@ -115,6 +116,7 @@ def gen_c(stmts, out_c, out_h):
 
 
 def dump(stmts):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)     # (make sql-dump | head)
     for dialect in ('sqlite3', 'pgsql'):
         print('-- %s' % dialect)
         for name, sql, pg in stmts:

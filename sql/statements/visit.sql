@@ -17,7 +17,7 @@ INSERT INTO visit_rows (tracker_id, visit_start, click, bot, visitor, ua_id, pla
 
 -- SQLite (schema 11): a batch's ids, taken from visit_seq (the last one is then read back with
 -- agg_max_id: a RETURNING clause makes SQLite keep a statement journal and a table of the
--- rows returned, 10 % of a scan batch's commit), then its rows with them.
+-- rows returned, a cost on every scan batch's commit), then its rows with them.
 -- name: visit_ids
 UPDATE visit_seq
     SET last = last + %lld
