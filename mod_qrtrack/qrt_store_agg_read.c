@@ -20,21 +20,51 @@
 #define AGG_R_COST_MANY 400000      /* the same for kinds of many groups (T, Y, G) */
 
 /* The statements of a kind (QRT_AGG_T .. QRT_AGG_G), of a grouping (QRT_AGG_RAW_*). */
-static const char *const agg_links[3][7] = {     /* by time, by previous time, lost */
-    { NULL, SQL_report_links_by_time_tracker, SQL_report_links_by_time_account, SQL_report_links_by_time_browser, SQL_report_links_by_time_country, SQL_report_links_by_time_city,
+static const char *const agg_links[3][7] = {
+    { NULL,             /* by time (BY_T) */
+      SQL_report_links_by_time_tracker,
+      SQL_report_links_by_time_account,
+      SQL_report_links_by_time_browser,
+      SQL_report_links_by_time_country,
+      SQL_report_links_by_time_city,
       SQL_report_links_by_time_tag },
-    { NULL, SQL_report_links_by_previous_time_tracker, SQL_report_links_by_previous_time_account, SQL_report_links_by_previous_time_browser, SQL_report_links_by_previous_time_country, SQL_report_links_by_previous_time_city,
+    { NULL,             /* by previous time (BY_P) */
+      SQL_report_links_by_previous_time_tracker,
+      SQL_report_links_by_previous_time_account,
+      SQL_report_links_by_previous_time_browser,
+      SQL_report_links_by_previous_time_country,
+      SQL_report_links_by_previous_time_city,
       SQL_report_links_by_previous_time_tag },
-    { NULL, SQL_report_links_of_lost_seals_tracker, SQL_report_links_of_lost_seals_account, SQL_report_links_of_lost_seals_browser, SQL_report_links_of_lost_seals_country, SQL_report_links_of_lost_seals_city,
+    { NULL,             /* by time, of sealed days whose values are lost (BY_T_SEALED) */
+      SQL_report_links_of_lost_seals_tracker,
+      SQL_report_links_of_lost_seals_account,
+      SQL_report_links_of_lost_seals_browser,
+      SQL_report_links_of_lost_seals_country,
+      SQL_report_links_of_lost_seals_city,
       SQL_report_links_of_lost_seals_tag } };
 static const char *const agg_raw[7] = {
-    NULL, SQL_report_edge_visits_tracker, SQL_report_edge_visits_account, SQL_report_edge_visits_browser, SQL_report_edge_visits_country, SQL_report_edge_visits_city,
+    NULL,
+    SQL_report_edge_visits_tracker,
+    SQL_report_edge_visits_account,
+    SQL_report_edge_visits_browser,
+    SQL_report_edge_visits_country,
+    SQL_report_edge_visits_city,
     SQL_report_edge_visits_tag };
 static const char *const agg_rg[7] = {
-    SQL_report_listed_total, SQL_report_listed_by_type, SQL_report_listed_by_tag, SQL_report_listed_by_date, SQL_report_listed_by_browser, SQL_report_listed_by_city,
+    SQL_report_listed_total,
+    SQL_report_listed_by_type,
+    SQL_report_listed_by_tag,
+    SQL_report_listed_by_date,
+    SQL_report_listed_by_browser,
+    SQL_report_listed_by_city,
     SQL_report_listed_by_country };
 static const char *const agg_rgd[7] = {
-    SQL_report_listed_total_exact, SQL_report_listed_by_type_exact, SQL_report_listed_by_tag_exact, SQL_report_listed_by_date_exact, SQL_report_listed_by_browser_exact, SQL_report_listed_by_city_exact,
+    SQL_report_listed_total_exact,
+    SQL_report_listed_by_type_exact,
+    SQL_report_listed_by_tag_exact,
+    SQL_report_listed_by_date_exact,
+    SQL_report_listed_by_browser_exact,
+    SQL_report_listed_by_city_exact,
     SQL_report_listed_by_country_exact };
 
 /* ---- reads: one kind over a window ----------------------------------------- */
@@ -151,8 +181,8 @@ static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w,
         args[k++] = &vals[i][3];
         args[k++] = &vals[i][4];
     }
-    return qrt_db_each(db, p, grp ? SQL_report_counters_sum_of_group : SQL_report_counters_sum, args,
-                    win_cnt_row, w);
+    return qrt_db_each(db, p, grp ? SQL_report_counters_sum_of_group : SQL_report_counters_sum,
+                       args, win_cnt_row, w);
 }
 
 static apr_status_t win_counter_ranges(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
@@ -183,7 +213,8 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                               apr_int64_t account, int by, apr_int64_t t0,
                               apr_int64_t t1, apr_int64_t p0, apr_int64_t p1, int field)
 {
-    static const char *const gaps[] = { SQL_report_gaps_by_time, SQL_report_gaps_by_previous_time, SQL_report_gaps_of_lost_seals };
+    static const char *const gaps[] = {
+        SQL_report_gaps_by_time, SQL_report_gaps_by_previous_time, SQL_report_gaps_of_lost_seals };
     apr_int64_t k = kind;
     const void *largs[5], *gargs[6];
     int by_p = by == BY_P;
@@ -842,7 +873,7 @@ static apr_status_t days_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* A sealed UTC day of quarter-hours (kind QRT_AGGBLOB_QUARTERS: grp the quarter-hour,
- * firsts its gap g), into local days as qrt_agg_day_sum does. */
+ * firsts its gap g), into local days as the statement agg_day_sum does. */
 static apr_status_t days_sealed(void *ctx, apr_int64_t b, const char *data)
 {
     agg_days_ctx *c = ctx;
@@ -1177,7 +1208,8 @@ apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
     rv = qrt_db_each(db, p, SQL_report_listed_visitors, args, qrt_store_agg_acc_int_row, out);
     if (rv == APR_SUCCESS && *out < 0) {
         *out = 0;
-        rv = qrt_db_each(db, p, SQL_report_listed_visitors_exact, args, qrt_store_agg_acc_int_row, out);
+        rv = qrt_db_each(db, p, SQL_report_listed_visitors_exact, args,
+                         qrt_store_agg_acc_int_row, out);
     }
     return rv;
 }

@@ -334,7 +334,7 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return agg_seek(db, p, label, args, out);
 }
 
-/* last, the visitor's latest visit before id anywhere (qrt_agg_seek_v: one row, no
+/* last, the visitor's latest visit before id anywhere (agg_seek_visitor: one row, no
  * join), kept when its tracker is aggregated in the account, as it nearly always is;
  * else sought again with the join on agg_trk (another account's tracker, or one no
  * longer aggregated). */
@@ -398,7 +398,7 @@ static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* PostgreSQL: the previous visit in the account of each visitor's first visit of the
- * batch (not a bot), sought in one statement (qrt_agg_seek_v_many); *out maps
+ * batch (not a bot), sought in one statement (agg_seek_visitor_many); *out maps
  * (visitor, account) to its agg_pre, for that first visit alone. */
 static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                  const qrt_visit_t *v, int n, apr_hash_t **out)
@@ -444,7 +444,7 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return rv;
 }
 
-/* Whether the visitor has a visit before x on x's tracker (qrt_agg_seek_t). */
+/* Whether the visitor has a visit before x on x's tracker (agg_seek_visitor_on_tracker). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                      const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
 {
