@@ -29,8 +29,10 @@ CFLAGS_CORE = $(OPT) $(WARN) -fPIC -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS)
 
 CORE_SRC  = $(filter-out $(CORE_EXCLUDE),$(sort $(wildcard mod_qrtrack/qrt_*.c)))
 CORE_OBJ  = $(patsubst mod_qrtrack/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/qrt_schema_sql.o \
-            $(B)/obj/qrt_assets.o
-CORE_HDR  = $(wildcard mod_qrtrack/*.h)
+            $(B)/obj/qrt_assets.o $(B)/obj/qrt_sql.o
+# The statements (sql/statements/*.sql), compiled into $(B)/gen/qrt_sql.[ch]
+STMT_FILES = $(sort $(wildcard sql/statements/*.sql))
+CORE_HDR  = $(wildcard mod_qrtrack/*.h) $(B)/gen/qrt_sql.h
 MOD_SRC   = $(sort $(wildcard mod_qrtrack/mod_qrtrack*.c))
 SQL_FILES = $(sort $(wildcard sql/[0-9]*.sql))
 # Served by the module: the OpenAPI document (GET <api>/openapi.json) and the dashboard.
@@ -50,7 +52,8 @@ APACHE_MODCONF ?= /etc/apache2/mods-available
 APACHE_MAINCONF ?= /etc/apache2/apache2.conf
 STATEDIR      ?= /var/lib/qrtrack
 
-.PHONY: all deps run test test-asan unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install
+.PHONY: all deps run test test-asan unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install \
+        sql-dump schema-files
 
 all: $(B)/mod_qrtrack.so $(B)/qrtrack-admin
 
@@ -64,6 +67,26 @@ $(B)/gen/qrt_schema_sql.c: $(SQL_FILES) build/embed_sql.sh
 $(B)/obj/qrt_schema_sql.o: $(B)/gen/qrt_schema_sql.c
 	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
+
+# Every statement, a C table and one SQL_<name> macro each; fails on a duplicated name or
+# a PostgreSQL form of no statement.
+$(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h: $(STMT_FILES) tools/gen_statements.py
+	@mkdir -p $(B)/gen
+	$(PYTHON) tools/gen_statements.py c $(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h $(STMT_FILES)
+
+$(B)/obj/qrt_sql.o: $(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h
+	@mkdir -p $(B)/obj
+	$(CC) $(CFLAGS_CORE) -c $< -o $@
+
+# Every statement of both dialects, its name then its SQL as prepared.
+sql-dump:
+	@$(PYTHON) tools/gen_statements.py dump $(STMT_FILES)
+
+# sql/schema.sqlite.sql and sql/schema.pgsql.sql rewritten from freshly migrated databases
+# (test/api/test_schema.py checks them; run this after adding a migration).
+schema-files: all
+	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api/test_schema.py
+	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api/test_schema.py
 
 $(B)/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
 	@mkdir -p $(B)/gen
@@ -86,21 +109,22 @@ $(B)/mod_qrtrack.so: $(MOD_SRC) $(CORE_HDR) $(B)/libqrt.a
 	@mkdir -p $(B)/apxs
 	cp $(MOD_SRC) mod_qrtrack/*.h $(B)/apxs/
 	cd $(B)/apxs && $(APXS) -c -o mod_qrtrack.la \
-	    -Wc,"$(OPT) $(WARN) -I$(CURDIR)/mod_qrtrack $(PKG_CFLAGS)" \
+	    -Wc,"$(OPT) $(WARN) -I$(CURDIR)/mod_qrtrack -I$(CURDIR)/$(B)/gen $(PKG_CFLAGS)" \
 	    $(notdir $(MOD_SRC)) ../libqrt.a $(PKG_LIBS) >apxs.log 2>&1 \
 	    || { cat apxs.log; exit 1; }
 	@grep -E "warning:|error:" $(B)/apxs/apxs.log || true
 	cp $(B)/apxs/.libs/mod_qrtrack.so $@.tmp && mv -f $@.tmp $@
 
 $(B)/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) $(B)/libqrt.a
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
+	    $(LDFLAGS) -o $@
 
 # The installed qrtrack-admin: without --driver/--params it reads DBDriver/DBDParams from
 # the Apache config ($(APACHE_MAINCONF) and what it includes), else uses
 # $(STATEDIR)/qrtrack.db. build/qrtrack-admin keeps the development default var/qrtrack.db.
 $(B)/installed/qrtrack-admin: admin/qrtrack_admin.c $(CORE_HDR) $(B)/libqrt.a
 	@mkdir -p $(B)/installed
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) -DQRT_ADMIN_INSTALLED \
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) -DQRT_ADMIN_INSTALLED \
 	    -DQRT_ADMIN_APACHE_CONF='"$(APACHE_MAINCONF)"' \
 	    -DQRT_ADMIN_DEFAULT_DB='"$(STATEDIR)/qrtrack.db"' \
 	    $< $(B)/libqrt.a $(PKG_LIBS) $(LDFLAGS) -o $@
@@ -129,7 +153,8 @@ install: $(B)/mod_qrtrack.so $(B)/installed/qrtrack-admin
 
 $(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) $(wildcard test/unit/*.h)
 	@mkdir -p $(B)/unit
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< $(B)/libqrt.a \
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen -Itest/unit $(PKG_CFLAGS) $(CHECK_CFLAGS) $< \
+	    $(B)/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@
 
 unit: $(UNIT_BIN)
@@ -179,10 +204,10 @@ test-asan: deps
 	    echo "test-asan: sanitizer reports above"; exit 1; fi
 	@echo "test-asan: no sanitizer report"
 
-build/fuzz/%: test/fuzz/%.c $(CORE_SRC) $(CORE_HDR) $(B)/gen/qrt_schema_sql.c
+build/fuzz/%: test/fuzz/%.c $(CORE_SRC) $(CORE_HDR) $(B)/gen/qrt_schema_sql.c $(B)/gen/qrt_sql.c
 	@mkdir -p build/fuzz
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) \
-	    $< $(CORE_SRC) $(B)/gen/qrt_schema_sql.c $(PKG_LIBS) -o $@
+	    $< $(CORE_SRC) $(B)/gen/qrt_schema_sql.c $(B)/gen/qrt_sql.c $(PKG_LIBS) -o $@
 
 # Each fuzz target runs for FUZZ_SECONDS (default 60).
 FUZZ_SECONDS ?= 60
@@ -198,7 +223,8 @@ bench: deps all $(B)/bench_commit
 
 # The commit path alone (bench/bench_commit.c), run by bench/bench_commit.py.
 $(B)/bench_commit: bench/bench_commit.c $(B)/libqrt.a $(CORE_HDR)
-	$(CC) $(OPT) $(WARN) -Imod_qrtrack $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) -lpthread -o $@
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
+	    -lpthread -o $@
 
 clean:
 	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \

@@ -8,105 +8,20 @@
 #include "qrt_walvfs.h"
 #include "qrt_vset.h"
 
-/* Each store file exports its table; this list is the one place that joins them. */
-extern const qrt_stmt_t qrt_store_account_stmts[];
-extern const qrt_stmt_t qrt_store_tracker_stmts[];
-extern const qrt_stmt_t qrt_store_visit_stmts[];
-extern const qrt_stmt_t qrt_store_visits_read_stmts[];
-extern const qrt_stmt_t qrt_store_agg_acc_stmts[];
-extern const qrt_stmt_t qrt_store_agg_write_stmts[];
-extern const qrt_stmt_t qrt_store_agg_rebuild_stmts[];
-extern const qrt_stmt_t qrt_store_agg_read_stmts[];
-extern const qrt_stmt_t qrt_store_agg_blob_stmts[];
-extern const qrt_stmt_t qrt_store_copy_stmts[];
-extern const qrt_stmt_t qrt_store_purge_stmts[];
-extern const qrt_stmt_t qrt_store_spool_stmts[];
-
-static const qrt_stmt_t *const store_tables[] = {
-    qrt_store_account_stmts,
-    qrt_store_tracker_stmts,
-    qrt_store_visit_stmts,
-    qrt_store_visits_read_stmts,
-    qrt_store_agg_acc_stmts,
-    qrt_store_agg_write_stmts,
-    qrt_store_agg_rebuild_stmts,
-    qrt_store_agg_read_stmts,
-    qrt_store_agg_blob_stmts,
-    qrt_store_copy_stmts,
-    qrt_store_purge_stmts,
-    qrt_store_spool_stmts,
-    NULL
-};
-
-/* PostgreSQL's own forms of some statements, and statements of its own, by label. */
-extern const qrt_stmt_t qrt_store_visit_pgsql[];
-extern const qrt_stmt_t qrt_store_agg_acc_pgsql[];
-extern const qrt_stmt_t qrt_store_copy_pgsql[];
-extern const qrt_stmt_t qrt_store_purge_pgsql[];
-extern const qrt_stmt_t qrt_store_agg_read_pgsql[];
-extern const qrt_stmt_t qrt_store_visits_read_pgsql[];
-extern const qrt_stmt_t qrt_store_agg_write_pgsql[];
-
-static const qrt_stmt_t *const pgsql_tables[] = {
-    qrt_store_visit_pgsql,
-    qrt_store_agg_acc_pgsql,
-    qrt_store_copy_pgsql,
-    qrt_store_purge_pgsql,
-    qrt_store_agg_read_pgsql,
-    qrt_store_visits_read_pgsql,
-    qrt_store_agg_write_pgsql,
-    NULL
-};
-
-/* The PostgreSQL form of the statement label, or NULL when it has none. */
-static const char *store_pgsql_form(const char *label)
-{
-    int t, i;
-
-    for (t = 0; pgsql_tables[t]; t++) {
-        for (i = 0; pgsql_tables[t][i].label; i++) {
-            if (!strcmp(pgsql_tables[t][i].label, label)) {
-                return pgsql_tables[t][i].sql;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* 1 when label is one of the statements of every driver. */
-static int store_common(const char *label)
-{
-    int t, i;
-
-    for (t = 0; store_tables[t]; t++) {
-        for (i = 0; store_tables[t][i].label; i++) {
-            if (!strcmp(store_tables[t][i].label, label)) {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
+/* The statements are written in the files of sql/statements; tools/gen_statements.py compiles
+ * them into qrt_sql_statements (one entry a name, with PostgreSQL's own form if any). */
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
 {
     const qrt_dialect_t *d = qrt_dialect_named(driver);
-    int t, i, pg = d && d->id == QRT_DIALECT_PGSQL;
+    int i, pg = d && d->id == QRT_DIALECT_PGSQL;
 
-    for (t = 0; store_tables[t]; t++) {
-        for (i = 0; store_tables[t][i].label; i++) {
-            const qrt_stmt_t *st = &store_tables[t][i];
-            const char *own = pg ? store_pgsql_form(st->label) : NULL;
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        const qrt_sql_t *st = &qrt_sql_statements[i];
+        const char *sql = pg && st->pgsql ? st->pgsql : st->sql;
 
-            f(ctx, st->label, own ? own : st->sql);
-        }
-    }
-    /* PostgreSQL's statements of its own (e.g. those of many rows at once) */
-    for (t = 0; pg && pgsql_tables[t]; t++) {
-        for (i = 0; pgsql_tables[t][i].label; i++) {
-            if (!store_common(pgsql_tables[t][i].label)) {
-                f(ctx, pgsql_tables[t][i].label, pgsql_tables[t][i].sql);
-            }
+        /* (a statement of PostgreSQL alone has no SQLite form) */
+        if (sql) {
+            f(ctx, st->name, sql);
         }
     }
 }
@@ -221,7 +136,7 @@ apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p)
     if (!qrt_dialect_remote(db->driver)) {
         return APR_SUCCESS;         /* (SQLite's writer is alone by BEGIN IMMEDIATE) */
     }
-    return qrt_db_each(db, p, "qrt_write_lock", args, store_ignore_row, NULL);
+    return qrt_db_each(db, p, SQL_write_lock, args, store_ignore_row, NULL);
 }
 
 apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *gen)
@@ -229,7 +144,7 @@ apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *
     static const apr_int64_t key = 0x71727472;      /* the same lock */
     const void *args[] = { &key };
 
-    return qrt_db_select_int(db, p, "qrt_write_lock_gen", args, gen);
+    return qrt_db_select_int(db, p, SQL_write_lock_gen, args, gen);
 }
 
 typedef struct {
@@ -312,7 +227,7 @@ static void store_find_one(void *ctx, const char *label, const char *sql)
 static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *label)
 {
     apr_pool_t *cp = db->pool ? db->pool : p;
-    apr_dbd_prepared_t *stmt = db->prepared
+    apr_dbd_prepared_t *stmt = db->prepared && label
         ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
     store_find_ctx f = { label, NULL };
     const char *rows, *sql;
@@ -320,6 +235,11 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
 
     if (stmt) {
         return stmt;
+    }
+    if (!label) {
+        /* (a form a statement does not have on this backend) */
+        db->error = "no statement";
+        return NULL;
     }
     rows = strchr(label, '*');
     if (rows) {

@@ -1,7 +1,8 @@
 /* qrt_store: named store functions over apr_dbd prepared statements.
  *
- * Every SQL statement of the project lives in a qrt_store_*.c file as a labelled
- * entry of a statement table. Every connection prepares them with
+ * Every SQL statement of the project is written whole in the files of sql/statements under a
+ * name; the build compiles them into a table (qrt_sql.h, generated), and the code names
+ * each by its macro SQL_<name> (a mistyped name does not compile). Every connection prepares them with
  * qrt_db_prepare_all(): the module's (mod_dbd's post_connect, after SQLite's busy
  * timeout is set), the scan writers', qrtrack-admin's and the tests'.
  * Callers never build SQL: they call qrt_store_<thing>_<verb>(). */
@@ -16,6 +17,7 @@
 #include "qrt_token.h"
 #include "qrt_dict.h"
 #include "qrt_dialect.h"
+#include "qrt_sql.h"
 
 /* One connection: what ap_dbd_t carries. */
 typedef struct {
@@ -30,14 +32,9 @@ typedef struct {
     int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
 } qrt_db_t;
 
-typedef struct {
-    const char *label;
-    const char *sql;
-} qrt_stmt_t;
-
 /* Calls f on every statement, with its SQL in the dialect of the apr_dbd driver
  * named driver (qrt_dialect_named): a statement written differently for
- * PostgreSQL has an entry of the same label in a store file's _pgsql table. */
+ * PostgreSQL has its own form in the statement files ("-- name: <name> [pgsql]"). */
 typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
 void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
 
@@ -72,8 +69,8 @@ apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *
  * or error (the statements prepared before it stay). */
 const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p);
 /* The same setup with no statement prepared yet: each is prepared when it is first
- * run, in p (a short-lived tool runs a few of them: preparing them all would cost
- * more than its work). */
+ * run, in p (for a short-lived tool that runs a few of them: preparing them all
+ * costs more than its work). */
 void qrt_db_prepare_lazily(qrt_db_t *db, apr_pool_t *p);
 /* How many statements a connection of the named driver prepares. */
 int qrt_store_statement_count(const char *driver);
@@ -88,7 +85,7 @@ typedef apr_status_t qrt_row_fn(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);
 /* Runs the one-row statement label for n rows (args: one value per letter of types,
  * row after row; a letter says what its pointers point to: 'l' apr_int64_t, 'i' int,
  * 's' a string, NULL an SQL NULL). On PostgreSQL one statement does all the rows:
- * the statement "<label>_many" of a _pgsql table, which takes each column as an
+ * the statement "<label>_many" (PostgreSQL only), which takes each column as an
  * array (one %s each, written by qrt_db_array). On SQLite, label's VALUES list is
  * repeated for up to QRT_DB_ROWS_MAX rows a statement (qrt_db_sql_rows): a statement
  * costs no round trip there, but its start and end cost as much as the b-tree work

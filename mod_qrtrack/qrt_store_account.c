@@ -5,35 +5,6 @@
 #include "qrt_store.h"
 #include "qrt_token.h"
 
-const qrt_stmt_t qrt_store_account_stmts[] = {
-    { "qrt_account_add",
-      "INSERT INTO accounts (name, plan, created_at) VALUES (%s, %s, %lld) RETURNING id" },
-    { "qrt_account_by_id",
-      "SELECT id, name, plan, created_at FROM accounts WHERE id = %lld" },
-    { "qrt_account_by_name",
-      "SELECT id, name, plan, created_at FROM accounts WHERE name = %s" },
-    { "qrt_account_list",
-      "SELECT id, name, plan, created_at FROM accounts ORDER BY id" },
-    { "qrt_account_set_plan",
-      "UPDATE accounts SET plan = %s WHERE id = %lld" },
-    { "qrt_token_add",
-      "INSERT INTO tokens (account_id, name, prefix, digest, created_at) "
-      "VALUES (%lld, %s, %s, %s, %lld) RETURNING id" },
-    { "qrt_token_list",
-      "SELECT id, account_id, name, prefix, created_at, revoked_at FROM tokens "
-      "WHERE account_id = %lld ORDER BY id" },
-    { "qrt_token_revoke",
-      "UPDATE tokens SET revoked_at = %lld WHERE id = %lld AND revoked_at IS NULL" },
-    { "qrt_token_auth",
-      "SELECT t.id, a.id, a.name, a.plan FROM tokens t JOIN accounts a ON a.id = t.account_id "
-      "WHERE t.digest = %s AND t.revoked_at IS NULL" },
-    { "qrt_setting_get",
-      "SELECT value FROM qrt_settings WHERE name = %s" },
-    { "qrt_setting_set",
-      "UPDATE qrt_settings SET value = %s WHERE name = %s" },
-    { NULL, NULL }
-};
-
 static const char *const plans[] = { "free", "starter", "professional", "enterprise", NULL };
 
 int qrt_plan_valid(const char *plan)
@@ -86,7 +57,7 @@ apr_status_t qrt_store_account_add(qrt_db_t *db, apr_pool_t *p, const char *name
     apr_int64_t now = account_now();
     const void *args[] = { name, plan, &now };
 
-    return account_insert_id(db, p, "qrt_account_add", args, id);
+    return account_insert_id(db, p, SQL_account_add, args, id);
 }
 
 static void account_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
@@ -117,11 +88,11 @@ apr_status_t qrt_store_account_find(qrt_db_t *db, apr_pool_t *p,
     if (numeric && strlen(id_or_name) < 19) {
         id = apr_atoi64(id_or_name);
         args[0] = &id;
-        rv = qrt_db_select(db, p, "qrt_account_by_id", &res, args);
+        rv = qrt_db_select(db, p, SQL_account_by_id, &res, args);
     }
     else {
         args[0] = id_or_name;
-        rv = qrt_db_select(db, p, "qrt_account_by_name", &res, args);
+        rv = qrt_db_select(db, p, SQL_account_by_name, &res, args);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -140,7 +111,7 @@ apr_status_t qrt_store_account_list(qrt_db_t *db, apr_pool_t *p,
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[1] = { NULL };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_account_list", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_account_list, &res, args);
 
     *out = apr_array_make(p, 8, sizeof(qrt_account_t));
     if (rv != APR_SUCCESS) {
@@ -157,7 +128,7 @@ apr_status_t qrt_store_account_set_plan(qrt_db_t *db, apr_pool_t *p,
 {
     const void *args[] = { plan, &id };
     int n = 0;
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_account_set_plan", &n, args);
+    apr_status_t rv = qrt_db_exec(db, p, SQL_account_set_plan, &n, args);
 
     return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
 }
@@ -169,7 +140,7 @@ apr_status_t qrt_store_token_add(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
     apr_int64_t now = account_now();
     const void *args[] = { &account_id, name, prefix, digest, &now };
 
-    return account_insert_id(db, p, "qrt_token_add", args, id);
+    return account_insert_id(db, p, SQL_token_add, args, id);
 }
 
 apr_status_t qrt_store_token_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
@@ -178,7 +149,7 @@ apr_status_t qrt_store_token_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t accou
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { &account_id };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_token_list", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_token_list, &res, args);
 
     *out = apr_array_make(p, 8, sizeof(qrt_token_t));
     if (rv != APR_SUCCESS) {
@@ -202,7 +173,7 @@ apr_status_t qrt_store_token_revoke(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
     apr_int64_t now = account_now();
     const void *args[] = { &now, &id };
     int n = 0;
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_token_revoke", &n, args);
+    apr_status_t rv = qrt_db_exec(db, p, SQL_token_revoke, &n, args);
 
     return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
 }
@@ -213,7 +184,7 @@ apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *diges
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { digest };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_token_auth", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_token_auth, &res, args);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -237,7 +208,7 @@ apr_status_t qrt_store_setting_get(qrt_db_t *db, apr_pool_t *p, const char *name
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { name };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_setting_get", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_setting_get, &res, args);
 
     *value = NULL;
     if (rv != APR_SUCCESS) {
@@ -258,7 +229,7 @@ apr_status_t qrt_store_setting_set(qrt_db_t *db, apr_pool_t *p, const char *name
 {
     const void *args[] = { value, name };
     int n = 0;
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_setting_set", &n, args);
+    apr_status_t rv = qrt_db_exec(db, p, SQL_setting_set, &n, args);
 
     return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
 }

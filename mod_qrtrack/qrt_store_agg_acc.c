@@ -10,82 +10,7 @@
 #include "qrt_hash.h"
 #include "qrt_store_agg_blob.h"
 
-#define CNT_INSERT "INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, " \
-    "clicks, firsts, rets) "
-#define LINK_INSERT "INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n) "
-#define LINK_UPSERT " ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) " \
-    "DO UPDATE SET n = agg_link.n + excluded.n"
-#define BCY_ADD "INSERT INTO agg_bcy (browser, country, city) VALUES (%s, %s, %s) " \
-    "ON CONFLICT (browser, country, city) DO NOTHING"
-#define VAL_ADD "INSERT INTO agg_vals (val) VALUES (%s) ON CONFLICT (val) DO NOTHING"
-#define GAP_INSERT "INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n) "
-#define GAP_UPSERT " ON CONFLICT (kind, account_id, t, p, grp, vid) " \
-    "DO UPDATE SET n = agg_gaps.n + excluded.n"
-#define BIGINTS "CAST(%s AS BIGINT[])"
-#define TEXTS "CAST(%s AS TEXT[])"
-#define CNT_UPSERT " ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE SET " \
-    "scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, " \
-    "firsts = agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets"
-
-/* What the accumulator writes, and the aggregated trackers it reads. */
-const qrt_stmt_t qrt_store_agg_acc_stmts[] = {
-    /* write path */
-    /* the account of an aggregated tracker, once per tag of its snapshot (or once
-     * with a NULL tag) */
-    { "qrt_agg_trk_get",
-      "SELECT k.account_id, g.tag FROM agg_trk k LEFT JOIN agg_tag g "
-      "ON g.tracker_id = k.tracker_id WHERE k.tracker_id = %lld" },
-    { "qrt_agg_trk_add",
-      "INSERT INTO agg_trk (tracker_id, account_id, type) "
-      "SELECT id, account_id, type FROM trackers WHERE id = %lld" },
-    { "qrt_agg_tag_snap",
-      "INSERT INTO agg_tag (tracker_id, tag) "
-      "SELECT tracker_id, tag FROM tracker_tags WHERE tracker_id = %lld" },
-    { "qrt_agg_cnt_add", CNT_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, "
-      "%lld, %lld)" CNT_UPSERT },
-    { "qrt_agg_day_add",
-      "INSERT INTO agg_day (account_id, q, g, scans, clicks) "
-      "VALUES (%lld, %lld, %lld, %lld, %lld) ON CONFLICT (account_id, q, g) "
-      "DO UPDATE SET scans = agg_day.scans + excluded.scans, "
-      "clicks = agg_day.clicks + excluded.clicks" },
-    { "qrt_agg_link_add", LINK_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)"
-      LINK_UPSERT },
-    { "qrt_agg_link_drop",
-      "DELETE FROM agg_link WHERE account_id = %lld AND t = %lld AND p = %lld "
-      "AND flags = %lld AND tracker_id = %lld AND bcy = %lld AND n <= 0" },
-    /* a link's (browser, country, city): added, else found (qrt_store_dict_id) */
-    { "qrt_agg_bcy_add", BCY_ADD },
-    { "qrt_agg_bcy_get",
-      "SELECT id FROM agg_bcy WHERE browser = %s AND country = %s AND city = %s" },
-    { "qrt_agg_gap_add", GAP_INSERT "VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)"
-      GAP_UPSERT },
-    { "qrt_agg_gap_drop",
-      "DELETE FROM agg_gaps WHERE kind = %lld AND account_id = %lld AND t = %lld "
-      "AND p = %lld AND grp = %lld AND vid = %lld AND n <= 0" },
-    /* a gap's value: added, else found */
-    { "qrt_agg_val_add", VAL_ADD },
-    { "qrt_agg_val_get", "SELECT id FROM agg_vals WHERE val = %s" },
-    { NULL, NULL }
-};
-
-/* PostgreSQL's own forms: the names' inserts with RETURNING, and the statements of
- * many rows (qrt_db_exec_rows). */
-const qrt_stmt_t qrt_store_agg_acc_pgsql[] = {
-    /* (the added row's id comes back: qrt_store_dict_id) */
-    { "qrt_agg_bcy_add", BCY_ADD " RETURNING id" },
-    { "qrt_agg_val_add", VAL_ADD " RETURNING id" },
-    { "qrt_agg_cnt_add_many", CNT_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " TEXTS ", " BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ")" CNT_UPSERT },
-    { "qrt_agg_link_add_many", LINK_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ")" LINK_UPSERT },
-    { "qrt_agg_gap_add_many", GAP_INSERT "SELECT * FROM unnest(" BIGINTS ", " BIGINTS ", "
-      BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ", " BIGINTS ")" GAP_UPSERT },
-    { NULL, NULL }
-};
-
 /* ---- helpers ------------------------------------------------------------ */
-
 
 const char *qrt_store_agg_acc_col(qrt_db_t *db, apr_dbd_row_t *row, int col)
 {
@@ -110,7 +35,6 @@ int qrt_store_agg_acc_has_tag(const char *const *tags, int n, const char *tag)
 }
 
 /* ---- aggregated trackers ------------------------------------------------- */
-
 
 apr_status_t qrt_store_agg_acc_int_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
@@ -156,14 +80,14 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
     tc.p = p;
     tc.account = 0;
     tc.tags = apr_array_make(p, 4, sizeof(const char *));
-    rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
+    rv = qrt_db_each(db, p, SQL_agg_trk_get, args, agg_trk_row, &tc);
     if (rv == APR_SUCCESS && tc.account == 0 && create) {
-        rv = qrt_db_exec(db, p, "qrt_agg_trk_add", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_trk_add, NULL, args);
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_exec(db, p, "qrt_agg_tag_snap", NULL, args);
+            rv = qrt_db_exec(db, p, SQL_agg_tag_snap, NULL, args);
         }
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_each(db, p, "qrt_agg_trk_get", args, agg_trk_row, &tc);
+            rv = qrt_db_each(db, p, SQL_agg_trk_get, args, agg_trk_row, &tc);
         }
     }
     if (rv != APR_SUCCESS) {
@@ -186,10 +110,9 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
 
 /* ---- the accumulator: changes merged before they are written ------------- */
 
-
 /* The accumulators' hash of their fixed-size keys (integers and interned string
  * pointers, zero-padded): 8 bytes a step. APR's default takes one byte a step,
- * which shows in an import's profile for these 40-byte keys. */
+ * many instructions for these 40-byte keys, on every visit of an import. */
 static unsigned int acc_hash(const char *key, apr_ssize_t *klen)
 {
     apr_uint64_t h;
@@ -535,7 +458,7 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     apr_pool_create(&p, a->p);
     roll = apr_hash_make(p);
     stale = apr_hash_make(p);
-    run = run_make(p, a->db, "qrt_agg_cnt_add", "lllllsllll");
+    run = run_make(p, a->db, SQL_agg_counter_add, "lllllsllll");
     for (hi = apr_hash_first(p, a->cnt);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         cnt_ent *e = apr_hash_this_val(hi);
@@ -594,7 +517,7 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
             const void *dargs[] = { &e->k.account, &e->k.q, &g, &e->scans, &e->clicks };
 
             if (e->scans || e->clicks) {
-                rv = qrt_db_exec(a->db, p, "qrt_agg_day_add", NULL, dargs);
+                rv = qrt_db_exec(a->db, p, SQL_agg_day_add, NULL, dargs);
             }
         }
     }
@@ -652,8 +575,8 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
         }
     }
     rv = stale_drop(a, p, stale);
-    links = run_make(p, a->db, "qrt_agg_link_add", "lllllll");
-    gaps = run_make(p, a->db, "qrt_agg_gap_add", "lllllll");
+    links = run_make(p, a->db, SQL_agg_link_add, "lllllll");
+    gaps = run_make(p, a->db, SQL_agg_gap_add, "lllllll");
     lv = acc_sorted(p, &a->lnk, 1, acc_lnk_cmp, &nl);
     gv = acc_sorted(p, &a->gap, 1, acc_gap_cmp, &ng);
     for (i = 0; i < nl && rv == APR_SUCCESS; i++) {
@@ -663,7 +586,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
                                &e->k.tracker, &e->bcy, &e->n };
 
         if (e->n != 0) {
-            rv = acc_name(a, p, QRT_DICT_BCY, "qrt_agg_bcy_add", "qrt_agg_bcy_get", f, 3,
+            rv = acc_name(a, p, QRT_DICT_BCY, SQL_agg_bcy_add, SQL_agg_bcy_get, f, 3,
                           &e->bcy);
             if (rv == APR_SUCCESS) {
                 rv = run_add(links, args);
@@ -682,7 +605,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
 
         if (e->n < 0) {
             /* Links taken away: a row that counts none any more goes. */
-            rv = qrt_db_exec(a->db, p, "qrt_agg_link_drop", NULL, args);
+            rv = qrt_db_exec(a->db, p, SQL_agg_link_drop, NULL, args);
         }
     }
     for (i = 0; i < ng && rv == APR_SUCCESS; i++) {
@@ -692,7 +615,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
                                &e->k.grp, &e->vid, &e->n };
 
         if (e->n != 0) {
-            rv = acc_name(a, p, QRT_DICT_VAL, "qrt_agg_val_add", "qrt_agg_val_get", f, 1,
+            rv = acc_name(a, p, QRT_DICT_VAL, SQL_agg_val_add, SQL_agg_val_get, f, 1,
                           &e->vid);
             if (rv == APR_SUCCESS) {
                 rv = run_add(gaps, args);
@@ -710,7 +633,7 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
 
         if (e->n < 0) {
             /* Gaps taken away: a row that counts none any more goes. */
-            rv = qrt_db_exec(a->db, p, "qrt_agg_gap_drop", NULL, args);
+            rv = qrt_db_exec(a->db, p, SQL_agg_gap_drop, NULL, args);
         }
     }
     apr_pool_destroy(p);
@@ -722,7 +645,6 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
 }
 
 /* ---- what one visit adds to the aggregates ------------------------------- */
-
 
 static void emit_group(qrt_store_agg_acc_t *a, int sign, int kind, apr_int64_t account,
                        apr_int64_t grp, const char *val, apr_int64_t day, int click,

@@ -10,108 +10,6 @@
 #define AB_TODO_MAX 64              /* units looked at per seal call */
 #define AB_FETCH_ROWS 16            /* sealed values fetched per statement */
 
-const qrt_stmt_t qrt_store_agg_blob_stmts[] = {
-    { "qrt_ab_fetch",
-      "SELECT b, data FROM agg_blob WHERE account_id = %lld AND lvl = %lld "
-      "AND b BETWEEN %lld AND %lld AND kind = %lld ORDER BY b LIMIT %lld" },
-    { "qrt_ab_put",
-      "INSERT INTO agg_blob (account_id, lvl, b, kind, data) "
-      "VALUES (%lld, %lld, %lld, %lld, %s) "
-      "ON CONFLICT (account_id, lvl, b, kind) DO UPDATE SET data = excluded.data" },
-    { "qrt_ab_inval",
-      "DELETE FROM agg_blob WHERE account_id = %lld AND ((lvl = 1 AND b = %lld) "
-      "OR (lvl = 2 AND b = %lld) OR (lvl = 3 AND b = %lld))" },
-    { "qrt_ab_drop_unit",
-      "DELETE FROM agg_blob WHERE account_id = %lld AND lvl = %lld AND b = %lld" },
-    { "qrt_ab_clear", "DELETE FROM agg_blob" },
-    { "qrt_ab_unsealed_all",
-      "INSERT INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt "
-      "WHERE kind = 2 AND lvl = 1 AND b > %lld ON CONFLICT (account_id, day) DO NOTHING" },
-    /* the work list: days whose rows changed since they were sealed (or ever) */
-    { "qrt_ab_unsealed_add",
-      "INSERT INTO agg_unsealed (account_id, day) VALUES (%lld, %lld) "
-      "ON CONFLICT (account_id, day) DO NOTHING" },
-    { "qrt_ab_unsealed", "SELECT account_id, day FROM agg_unsealed ORDER BY account_id, day" },
-    { "qrt_ab_relist",
-      "INSERT INTO agg_unsealed (account_id, day) SELECT c.account_id, c.b * "
-      "CASE c.lvl WHEN 1 THEN 1 WHEN 2 THEN 16 ELSE 256 END FROM agg_cnt c "
-      "WHERE c.kind = 2 AND NOT EXISTS (SELECT 1 FROM agg_blob x "
-      "WHERE x.account_id = c.account_id AND x.lvl = c.lvl AND x.b = c.b AND x.kind = 2) "
-      "ON CONFLICT (account_id, day) DO NOTHING" },
-    { "qrt_ab_unsealed_del", "DELETE FROM agg_unsealed WHERE account_id = %lld AND day = %lld" },
-    { "qrt_ab_has_day",
-      "SELECT COUNT(*) FROM agg_cnt WHERE kind = 2 AND account_id = %lld AND lvl = 1 "
-      "AND b = %lld" },
-    { "qrt_ab_sealed",
-      "SELECT COUNT(*) FROM agg_blob WHERE account_id = %lld AND lvl = %lld AND b = %lld "
-      "AND kind = 2" },
-    /* what a unit holds */
-    { "qrt_ab_counts",
-      "SELECT grp, val, scans, clicks, firsts FROM agg_cnt WHERE kind = %lld "
-      "AND account_id = %lld AND lvl = %lld AND b = %lld" },
-    { "qrt_ab_quarters",
-      "SELECT q, '', scans, clicks, g FROM agg_day WHERE account_id = %lld "
-      "AND q BETWEEN %lld AND %lld" },
-    /* (a day not sealed: its links and gaps have u = 1, schema 17) */
-    { "qrt_ab_pdays",
-      "SELECT p, n FROM agg_link WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
-      "AND u = 1" },
-    { "qrt_ab_links",
-      "SELECT t, p, flags, tracker_id, k.browser, k.country, k.city, n FROM agg_link "
-      "JOIN agg_bcy k ON k.id = bcy WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
-      "AND u = 1" },
-    { "qrt_ab_gaps",
-      "SELECT t, p, grp, v.val, SUM(n) FROM agg_gaps JOIN agg_vals v ON v.id = vid "
-      "WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld AND u = 1 "
-      "GROUP BY t, p, grp, v.val" },
-    /* SQLite (schema 17): a day's links and gaps leave agg_link_u and agg_gaps_u when
-     * it is sealed, and come back, one (p, t) at a time as its sealed value lists
-     * them, when that value goes; by the day's whole range of t (every row of the
-     * account read) when the value cannot be read */
-    { "qrt_ab_link_sealed",
-      "UPDATE agg_link SET u = 0 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
-      "AND u = 1" },
-    { "qrt_ab_gap_sealed",
-      "UPDATE agg_gaps SET u = 0 WHERE kind = %lld AND account_id = %lld "
-      "AND t BETWEEN %lld AND %lld AND u = 1" },
-    { "qrt_ab_link_open",
-      "UPDATE agg_link SET u = 1 WHERE account_id = %lld AND p = %lld AND t = %lld "
-      "AND u = 0" },
-    { "qrt_ab_gap_open",
-      "UPDATE agg_gaps SET u = 1 WHERE kind = %lld AND account_id = %lld AND p = %lld "
-      "AND t = %lld AND u = 0" },
-    { "qrt_ab_link_open_every", "UPDATE agg_link SET u = 1 WHERE u = 0" },
-    { "qrt_ab_gap_open_every", "UPDATE agg_gaps SET u = 1 WHERE u = 0" },
-    /* (qrtrack-admin aggregates seal: the rows of days whose links value is gone
-     * behind the store's back, one pass over every row) */
-    { "qrt_ab_link_open_lost",
-      "UPDATE agg_link SET u = 1 WHERE u = 0 AND NOT EXISTS (SELECT 1 FROM agg_blob b "
-      "WHERE b.account_id = agg_link.account_id AND b.lvl = 1 AND b.kind = 10 "
-      "AND b.b = (agg_link.t - ((agg_link.t % 86400) + 86400) % 86400) / 86400)" },
-    { "qrt_ab_gap_open_lost",
-      "UPDATE agg_gaps SET u = 1 WHERE u = 0 AND NOT EXISTS (SELECT 1 FROM agg_blob b "
-      "WHERE b.account_id = agg_gaps.account_id AND b.lvl = 1 AND b.kind = 10 "
-      "AND b.b = (agg_gaps.t - ((agg_gaps.t % 86400) + 86400) % 86400) / 86400)" },
-    /* a day with counters that is not on the work list: sealed (its rows u = 0) */
-    { "qrt_ab_listed_or_empty",
-      "SELECT COUNT(*) FROM agg_cnt c WHERE c.kind = 2 AND c.account_id = %lld "
-      "AND c.lvl = 1 AND c.b = %lld AND NOT EXISTS (SELECT 1 FROM agg_unsealed x "
-      "WHERE x.account_id = c.account_id AND x.day = c.b)" },
-    { "qrt_ab_link_open_all",
-      "UPDATE agg_link SET u = 1 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
-      "AND u = 0" },
-    { "qrt_ab_gap_open_all",
-      "UPDATE agg_gaps SET u = 1 WHERE account_id = %lld AND t BETWEEN %lld AND %lld "
-      "AND u = 0" },
-    { "qrt_ab_visits",
-      "SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.tracker_id, "
-      "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') "
-      "FROM agg_trk k CROSS JOIN " QRT_VISITS_BCC " WHERE k.account_id = %lld "
-      "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld "
-      "AND v.bot = 0" },
-    { NULL, NULL }
-};
-
 /* ---- a day's rows in and out of the indexes by time (SQLite, schema 17) ------------ */
 
 typedef struct {
@@ -144,7 +42,7 @@ static apr_status_t ab_open_value(void *ctx, apr_int64_t b, const char *data)
 
         /* (links alike but for their groups are one row each, next to each other) */
         if (!any || l.p != pp || l.t != pt) {
-            rv = qrt_db_exec(c->db, sp, "qrt_ab_link_open", NULL, args);
+            rv = qrt_db_exec(c->db, sp, SQL_agg_blob_link_open, NULL, args);
         }
         any = 1;
         pp = l.p;
@@ -157,7 +55,7 @@ static apr_status_t ab_open_value(void *ctx, apr_int64_t b, const char *data)
 
         rc = 0;
         if (!any || k != kind || g.p != pp || g.t != pt) {
-            rv = qrt_db_exec(c->db, sp, "qrt_ab_gap_open", NULL, args);
+            rv = qrt_db_exec(c->db, sp, SQL_agg_blob_gap_open, NULL, args);
         }
         any = 1;
         kind = k;
@@ -194,15 +92,15 @@ static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
         lost = 1;                   /* a value that cannot be read */
     }
     else if (rv == APR_SUCCESS && !c.found && !listed) {
-        rv = qrt_db_select_int(db, p, "qrt_ab_listed_or_empty", dargs, &lost);
+        rv = qrt_db_select_int(db, p, SQL_agg_blob_listed_or_empty, dargs, &lost);
     }
     if (lost) {
         apr_int64_t s = day * QRT_AGG_DAY, e = s + QRT_AGG_DAY - 1;
         const void *args[] = { &account, &s, &e };
 
-        rv = qrt_db_exec(db, p, "qrt_ab_link_open_all", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_link_open_all, NULL, args);
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_exec(db, p, "qrt_ab_gap_open_all", NULL, args);
+            rv = qrt_db_exec(db, p, SQL_agg_blob_gap_open_all, NULL, args);
         }
     }
     return rv;
@@ -222,12 +120,12 @@ static apr_status_t ab_close_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
     if (!qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         return APR_SUCCESS;         /* (SQLite's schema flags rows read by time) */
     }
-    rv = qrt_db_exec(db, p, "qrt_ab_link_sealed", NULL, args);
+    rv = qrt_db_exec(db, p, SQL_agg_blob_link_sealed, NULL, args);
     for (i = 0; gap_kinds[i] && rv == APR_SUCCESS; i++) {
         apr_int64_t k = gap_kinds[i];
         const void *gargs[] = { &k, &account, &s, &e };
 
-        rv = qrt_db_exec(db, p, "qrt_ab_gap_sealed", NULL, gargs);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_gap_sealed, NULL, gargs);
     }
     return rv;
 }
@@ -240,11 +138,11 @@ apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
     apr_status_t rv = ab_open_day(db, p, account, day, 0);
 
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_ab_inval", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_inval, NULL, args);
     }
 
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_add", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_unsealed_add, NULL, args);
     }
     return rv;
 }
@@ -257,30 +155,30 @@ apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p)
     /* Rows of days whose links value is gone (SQL by hand) read by time again
      * (SQLite, schema 17), before those days are sealed again from them. */
     if (qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
-        rv = qrt_db_exec(db, p, "qrt_ab_link_open_lost", NULL, none);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_link_open_lost, NULL, none);
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_exec(db, p, "qrt_ab_gap_open_lost", NULL, none);
+            rv = qrt_db_exec(db, p, SQL_agg_blob_gap_open_lost, NULL, none);
         }
     }
-    return rv == APR_SUCCESS ? qrt_db_exec(db, p, "qrt_ab_relist", NULL, none) : rv;
+    return rv == APR_SUCCESS ? qrt_db_exec(db, p, SQL_agg_blob_relist, NULL, none) : rv;
 }
 
 apr_status_t qrt_store_agg_blob_clear(qrt_db_t *db, apr_pool_t *p)
 {
     apr_int64_t any = QRT_AGG_TMIN;
     const void *none[] = { NULL }, *args[] = { &any };
-    apr_status_t rv = qrt_db_exec(db, p, "qrt_ab_clear", NULL, none);
+    apr_status_t rv = qrt_db_exec(db, p, SQL_agg_blob_clear, NULL, none);
 
     /* Every link and gap read by time from its row again (SQLite, schema 17). */
     if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
-        rv = qrt_db_exec(db, p, "qrt_ab_link_open_every", NULL, none);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_link_open_every, NULL, none);
     }
     if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
-        rv = qrt_db_exec(db, p, "qrt_ab_gap_open_every", NULL, none);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_gap_open_every, NULL, none);
     }
     /* Every day with counters goes on the work list. */
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_all", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_unsealed_all, NULL, args);
     }
     return rv;
 }
@@ -370,7 +268,7 @@ static apr_status_t ab_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int
     apr_int64_t l = lvl, k = kind;
     const void *args[] = { &account, &l, &b, &k, data };
 
-    return qrt_db_exec(db, p, "qrt_ab_put", NULL, args);
+    return qrt_db_exec(db, p, SQL_agg_blob_put, NULL, args);
 }
 
 /* Reads a unit's rows and writes its sealed values (inside the caller's transaction). */
@@ -401,16 +299,16 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
                                              QRT_AGG_G, 0 };
             int i;
 
-            rv = qrt_db_each(db, p, "qrt_ab_links", largs, ab_link_row, lb);
+            rv = qrt_db_each(db, p, SQL_agg_blob_links, largs, ab_link_row, lb);
             for (i = 0; gap_kinds[i] && rv == APR_SUCCESS; i++) {
                 apr_int64_t gk = gap_kinds[i];
                 const void *gargs[] = { &gk, &account, &s, &e };
                 ab_gap_ctx gc = { lb, gap_kinds[i] };
 
-                rv = qrt_db_each(db, p, "qrt_ab_gaps", gargs, ab_gap_row, &gc);
+                rv = qrt_db_each(db, p, SQL_agg_blob_gaps, gargs, ab_gap_row, &gc);
             }
             if (rv == APR_SUCCESS) {
-                rv = qrt_db_each(db, p, "qrt_ab_visits", largs, ab_visit_row, vb);
+                rv = qrt_db_each(db, p, SQL_agg_blob_visits, largs, ab_visit_row, vb);
             }
             if (rv == APR_SUCCESS) {
                 rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_LINKS, qrt_aggblob_links(lb));
@@ -424,7 +322,7 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
 
                 pd.days = apr_hash_make(p);
                 pd.p = p;
-                rv = qrt_db_each(db, p, "qrt_ab_pdays", largs, ab_pday_row, &pd);
+                rv = qrt_db_each(db, p, SQL_agg_blob_pdays, largs, ab_pday_row, &pd);
                 if (rv == APR_SUCCESS) {
                     qrt_aggblob_builder_t *hb = qrt_aggblob_builder_make(p, 0);
                     apr_hash_index_t *hi;
@@ -448,7 +346,7 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
                 apr_int64_t q1 = q0 + QRT_AGG_DAY / QRT_AGG_QUARTER - 1;
                 const void *qargs[] = { &account, &q0, &q1 };
 
-                rv = qrt_db_each(db, p, "qrt_ab_quarters", qargs, ab_count_row, qb);
+                rv = qrt_db_each(db, p, SQL_agg_blob_quarters, qargs, ab_count_row, qb);
                 if (rv == APR_SUCCESS) {
                     rv = ab_put(db, p, account, lvl, b, QRT_AGGBLOB_QUARTERS,
                                 qrt_aggblob_counts(qb));
@@ -459,7 +357,7 @@ static apr_status_t ab_build(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, i
             break;
         }
         bl = qrt_aggblob_builder_make(p, 0);
-        rv = qrt_db_each(db, p, "qrt_ab_counts", args, ab_count_row, bl);
+        rv = qrt_db_each(db, p, SQL_agg_blob_counts, args, ab_count_row, bl);
         if (rv == APR_SUCCESS) {
             rv = ab_put(db, p, account, lvl, b, kind, qrt_aggblob_counts(bl));
         }
@@ -501,7 +399,7 @@ static apr_status_t ab_seal_unit(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
     apr_status_t rv = lvl == 1 ? ab_open_day(db, p, account, b, 1) : APR_SUCCESS;
 
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_drop_unit, NULL, args);
     }
     return rv == APR_SUCCESS ? ab_build(db, p, account, lvl, b) : rv;
 }
@@ -524,7 +422,7 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
      * changes the day's rows between reading them and taking it off the list. */
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_ab_unsealed_del", NULL, dargs);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_unsealed_del, NULL, dargs);
     }
     if (rv == APR_SUCCESS) {
         apr_int64_t one = 1, has = 0;
@@ -532,7 +430,7 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
 
         /* A day without counters (its visits gone, or a bucket's first day listed by
          * qrt_store_agg_blob_relist) keeps no unit of its own. */
-        rv = qrt_db_select_int(db, p, "qrt_ab_has_day", dargs, &has);
+        rv = qrt_db_select_int(db, p, SQL_agg_blob_has_day, dargs, &has);
         if (rv == APR_SUCCESS && has) {
             rv = ab_seal_unit(db, p, account, 1, day);
             (*units)++;
@@ -540,7 +438,7 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
         else if (rv == APR_SUCCESS) {
             rv = ab_open_day(db, p, account, day, 1);
             if (rv == APR_SUCCESS) {
-                rv = qrt_db_exec(db, p, "qrt_ab_drop_unit", NULL, uargs);
+                rv = qrt_db_exec(db, p, SQL_agg_blob_drop_unit, NULL, uargs);
             }
         }
     }
@@ -551,7 +449,7 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
         if (!qrt_store_agg_blob_due(lvl, b, now)) {
             continue;
         }
-        rv = qrt_db_select_int(db, p, "qrt_ab_sealed", args, &n);
+        rv = qrt_db_select_int(db, p, SQL_agg_blob_sealed, args, &n);
         if (rv == APR_SUCCESS && n == 0) {
             rv = ab_seal_unit(db, p, account, lvl, b);
             (*units)++;
@@ -582,7 +480,7 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
     c.days = apr_array_make(up, 16, sizeof(apr_int64_t));
     c.now = now;
     c.max = max < AB_TODO_MAX ? max : AB_TODO_MAX;
-    rv = qrt_db_each(db, up, "qrt_ab_unsealed", none, ab_todo_row, &c);
+    rv = qrt_db_each(db, up, SQL_agg_blob_unsealed, none, ab_todo_row, &c);
     *more = c.more;
     for (i = 0; i + 1 < c.days->nelts && rv == APR_SUCCESS; i += 2) {
         apr_pool_t *bp;
@@ -630,7 +528,7 @@ apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
     apr_pool_create(&fp, p);
     while (rv == APR_SUCCESS) {
         c.rows = 0;
-        rv = qrt_db_each(db, fp, "qrt_ab_fetch", args, ab_fetch_row, &c);
+        rv = qrt_db_each(db, fp, SQL_agg_blob_fetch, args, ab_fetch_row, &c);
         apr_pool_clear(fp);
         if (c.rows < AB_FETCH_ROWS || c.last >= b1) {
             break;

@@ -18,202 +18,54 @@
 #define AGG_ROW_COST    20          /* a link row read through SQL, in links decoded */
 #define AGG_R_COST      20000       /* the R form's counter rows, in links decoded */
 #define AGG_R_COST_MANY 400000      /* the same for kinds of many groups (T, Y, G) */
-#define CNT_RANGE "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
-    "WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld"
-#define CNT_RANGE1 "SELECT grp, val, scans, clicks, firsts, rets FROM agg_cnt " \
-    "WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld " \
-    "AND b BETWEEN %lld AND %lld"
-#define RAW_SUMS "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
-    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END)"
-#define RAW_FROM(J) " FROM agg_trk k CROSS JOIN " J " WHERE k.account_id = %lld " \
-    "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
-    "AND v.bot = 0"
-#define RAW_FROM_ROWS " FROM agg_trk k CROSS JOIN visit_rows v WHERE k.account_id = %lld " \
-    "AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld " \
-    "AND v.bot = 0"
-/* A link's strings (schema 12): agg_bcy by the link's bcy. */
-#define BCY " JOIN agg_bcy k ON k.id = bcy"
-/* A gap's value (schema 13): agg_vals by the gap's vid. */
-#define VAL " JOIN agg_vals v ON v.id = vid"
-/* Links by time: rows of days not sealed alone (u = 1, schema 17: agg_link_u). */
-#define LT_WHERE " WHERE account_id = %lld AND t BETWEEN %lld AND %lld " \
-    "AND +p BETWEEN %lld AND %lld AND u = 1"
-#define LP_WHERE " WHERE account_id = %lld AND p BETWEEN %lld AND %lld " \
-    "AND +t BETWEEN %lld AND %lld"
-/* Links by time of a sealed day whose sealed values are gone without the store's
- * knowing (deleted by hand): its rows, u = 0, along every link of the account. */
-#define LA_WHERE " WHERE account_id = %lld AND +t BETWEEN %lld AND %lld " \
-    "AND +p BETWEEN %lld AND %lld AND u = 0"
-#define LG_FROM "SELECT 0, g.tag, SUM(l.n) FROM agg_link l CROSS JOIN agg_tag g " \
-    "WHERE l.account_id = %lld AND "
-#define LG_TAIL " AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id GROUP BY g.tag"
-#define ID8 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld"
-#define IN64 "(" ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ", " ID8 ")"
-#define RG_SUMS(D) "SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), " \
-    "SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0 END), " D
-#define RG_WHERE " WHERE v.tracker_id IN " IN64 " AND v.visit_start BETWEEN %lld AND %lld " \
-    "AND v.bot = 0"
 
-#define RG_STMTS(L, D) \
-    { L "total", "SELECT 0, '', " RG_SUMS(D) " FROM visit_rows v" RG_WHERE }, \
-    { L "type", "SELECT 0, t.type, " RG_SUMS(D) " FROM visit_rows v " \
-      "JOIN trackers t ON t.id = v.tracker_id" RG_WHERE " GROUP BY t.type" }, \
-    { L "tag", "SELECT 0, g.tag, " RG_SUMS(D) " FROM visit_rows v " \
-      "JOIN tracker_tags g ON g.tracker_id = v.tracker_id" RG_WHERE " GROUP BY g.tag" }, \
-    { L "date", "SELECT (v.visit_start + %lld) / 86400, '', " RG_SUMS(D) \
-      " FROM visit_rows v" RG_WHERE " GROUP BY 1" }, \
-    { L "browser", "SELECT 0, COALESCE(vu.browser, ''), " RG_SUMS(D) " FROM " QRT_VISITS_B \
-      RG_WHERE " GROUP BY COALESCE(vu.browser, '')" }, \
-    { L "city", "SELECT 0, COALESCE(vp.city, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
-      RG_WHERE " GROUP BY COALESCE(vp.city, '')" }, \
-    { L "country", "SELECT 0, COALESCE(vp.country, ''), " RG_SUMS(D) " FROM " QRT_VISITS_CC \
-      RG_WHERE " GROUP BY COALESCE(vp.country, '')" }, \
-    /* distinct visitors only: along (tracker_id, visit_start) */ \
-    { L "visitors", "SELECT " D " FROM visit_rows v" RG_WHERE },
-
-/* Reads of the aggregates, and of the visits where they do not answer. */
-const qrt_stmt_t qrt_store_agg_read_stmts[] = {
-    /* reads: counters over full days (at most 5 bucket ranges) */
-    { "qrt_agg_cnt_sum",
-      "SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets) FROM ("
-      CNT_RANGE " UNION ALL " CNT_RANGE " UNION ALL " CNT_RANGE " UNION ALL "
-      CNT_RANGE " UNION ALL " CNT_RANGE ") x GROUP BY grp, val" },
-    { "qrt_agg_cnt_sum1",
-      "SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets) FROM ("
-      CNT_RANGE1 " UNION ALL " CNT_RANGE1 " UNION ALL " CNT_RANGE1 " UNION ALL "
-      CNT_RANGE1 " UNION ALL " CNT_RANGE1 ") x GROUP BY grp, val" },
-    { "qrt_agg_cnt_days",
-      "SELECT b, grp, SUM(scans), SUM(clicks) FROM agg_cnt WHERE kind = %lld "
-      "AND account_id = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld GROUP BY b, grp" },
-    { "qrt_agg_cnt_days1",
-      "SELECT b, grp, SUM(scans), SUM(clicks) FROM agg_cnt WHERE kind = %lld "
-      "AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld "
-      "GROUP BY b, grp" },
-    /* reads: visits of the partial days at a window's edges, per kind */
-    { "report_edge_visits_tracker", "SELECT v.tracker_id, '', " RAW_SUMS RAW_FROM_ROWS
-      " GROUP BY v.tracker_id" },
-    { "report_edge_visits_account", "SELECT 0, '', " RAW_SUMS RAW_FROM_ROWS },
-    { "report_edge_visits_one_tracker", "SELECT v.tracker_id, '', " RAW_SUMS " FROM visit_rows v "
-      "WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
-      "GROUP BY v.tracker_id" },
-    { "report_edge_visits_browser", "SELECT 0, COALESCE(vu.browser, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_B)
-      " GROUP BY COALESCE(vu.browser, '')" },
-    { "report_edge_visits_country", "SELECT 0, COALESCE(vp.country, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
-      " GROUP BY COALESCE(vp.country, '')" },
-    { "report_edge_visits_city", "SELECT 0, COALESCE(vp.city, ''), " RAW_SUMS RAW_FROM(QRT_VISITS_CC)
-      " GROUP BY COALESCE(vp.city, '')" },
-    { "report_edge_visits_tag", "SELECT 0, g.tag, " RAW_SUMS " FROM agg_trk k CROSS JOIN visit_rows v "
-      "CROSS JOIN agg_tag g WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id "
-      "AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
-      "AND g.tracker_id = v.tracker_id GROUP BY g.tag" },
-    /* reads: links by time (t) and by previous time (p), per kind */
-    { "report_links_by_time_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LT_WHERE
-      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "report_links_by_time_account", "SELECT 0, '', SUM(n) FROM agg_link" LT_WHERE },
-    { "report_links_by_time_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LT_WHERE
-      " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "report_links_by_time_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LT_WHERE
-      " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "report_links_by_time_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LT_WHERE
-      " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "report_links_by_time_tag", LG_FROM "l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
-      "AND l.u = 1" LG_TAIL },
-    { "report_links_of_lost_seals_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LA_WHERE
-      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "report_links_of_lost_seals_account", "SELECT 0, '', SUM(n) FROM agg_link" LA_WHERE },
-    { "report_links_of_lost_seals_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LA_WHERE
-      " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "report_links_of_lost_seals_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LA_WHERE
-      " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "report_links_of_lost_seals_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LA_WHERE
-      " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "report_links_of_lost_seals_tag", LG_FROM "+l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld "
-      "AND l.u = 0" LG_TAIL },
-    { "report_links_by_previous_tracker", "SELECT tracker_id, '', SUM(n) FROM agg_link" LP_WHERE
-      " AND (flags & 1) <> 0 GROUP BY tracker_id" },
-    { "report_links_by_previous_account", "SELECT 0, '', SUM(n) FROM agg_link" LP_WHERE },
-    { "report_links_by_previous_browser", "SELECT 0, k.browser, SUM(n) FROM agg_link" BCY LP_WHERE
-      " AND (flags & 2) <> 0 GROUP BY k.browser" },
-    { "report_links_by_previous_country", "SELECT 0, k.country, SUM(n) FROM agg_link" BCY LP_WHERE
-      " AND (flags & 4) <> 0 GROUP BY k.country" },
-    { "report_links_by_previous_city", "SELECT 0, k.city, SUM(n) FROM agg_link" BCY LP_WHERE
-      " AND (flags & 8) <> 0 GROUP BY k.city" },
-    { "report_links_by_previous_tag", LG_FROM "l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld"
-      LG_TAIL },
-    { "report_gaps_by_time",
-      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
-      "AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 "
-      "GROUP BY grp, v.val" },
-    { "report_gaps_of_lost_seals",
-      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
-      "AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 "
-      "GROUP BY grp, v.val" },
-    /* the days of [b0, b1] that should be sealed and were not read sealed: with
-     * counters, not on the work list (SQLite: their rows have u = 0) */
-    { "qrt_agg_orphans",
-      "SELECT c.b FROM agg_cnt c WHERE c.kind = 2 AND c.account_id = %lld AND c.lvl = 1 "
-      "AND c.b BETWEEN %lld AND %lld AND NOT EXISTS (SELECT 1 FROM agg_unsealed x "
-      "WHERE x.account_id = c.account_id AND x.day = c.b) ORDER BY c.b" },
-    { "report_gaps_by_previous",
-      "SELECT grp, v.val, SUM(n) FROM agg_gaps" VAL " WHERE kind = %lld AND account_id = %lld "
-      "AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld GROUP BY grp, v.val" },
-    /* reads: local days (quarter-hours, k = quarter-hour of the local day) */
-    { "qrt_agg_day_sum",
-      "SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN g > k THEN scans + clicks "
-      "ELSE 0 END) FROM (SELECT (q * 900 + %lld) / 86400 AS d, "
-      "(q * 900 + %lld - ((q * 900 + %lld) / 86400) * 86400) / 900 AS k, "
-      "g, scans, clicks "
-      "FROM agg_day WHERE account_id = %lld AND q BETWEEN %lld AND %lld) x GROUP BY d" },
-    /* reads: state and trackers */
-    { "qrt_agg_deleted",
-      "SELECT COUNT(*) FROM agg_trk k LEFT JOIN trackers t ON t.id = k.tracker_id "
-      "WHERE k.account_id = %lld AND (t.id IS NULL OR t.deleted_at IS NOT NULL "
-      "OR t.account_id <> k.account_id)" },
-    { "qrt_agg_dirty_tags",
-      "SELECT a.tag FROM agg_tag a JOIN agg_trk k ON k.tracker_id = a.tracker_id "
-      "WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1 FROM tracker_tags c "
-      "WHERE c.tracker_id = a.tracker_id AND c.tag = a.tag) UNION "
-      "SELECT c.tag FROM tracker_tags c JOIN agg_trk k ON k.tracker_id = c.tracker_id "
-      "WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1 FROM agg_tag a "
-      "WHERE a.tracker_id = c.tracker_id AND a.tag = c.tag)" },
-    { "qrt_agg_raw_visits",
-      "SELECT v.visit_start, v.id, v.visitor, " QRT_VISIT_SOURCE ", COALESCE(vu.browser, ''), "
-      "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC
-      " WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 "
-      "AND (v.visit_start > %lld OR v.id > %lld) ORDER BY v.visit_start, v.id LIMIT %lld" },
-    /* reads: a few listed trackers' visits grouped, with distinct visitors (SQLite:
-     * counted in C by qrt_ndistinct, qrt_vset.h; "rgd": the same with COUNT(DISTINCT),
-     * when a set would grow past its bound) */
-    RG_STMTS("report_listed_visits_", "qrt_ndistinct(v.visitor)")
-    RG_STMTS("report_listed_visits_exactly_", "COUNT(DISTINCT v.visitor)")
-    { "qrt_agg_tag_map",
-      "SELECT g.tracker_id, g.tag FROM agg_tag g JOIN agg_trk k ON k.tracker_id = g.tracker_id "
-      "WHERE k.account_id = %lld" },
-    { "qrt_agg_rep_count",
-      "SELECT COUNT(*) FROM trackers WHERE account_id = %lld AND deleted_at IS NULL" },
-    { "qrt_agg_rep_trackers_in",
-      "SELECT id, name, type FROM trackers WHERE account_id = %lld "
-      "AND deleted_at IS NULL AND id IN " IN64 " ORDER BY id" },
-    { "qrt_agg_rep_tags_in",
-      "SELECT g.tracker_id, g.tag, g.dimension, g.value FROM tracker_tags g "
-      "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
-      "AND t.deleted_at IS NULL AND g.tracker_id IN " IN64 },
-    { "qrt_agg_rep_trackers",
-      "SELECT id, name, type FROM trackers WHERE account_id = %lld "
-      "AND deleted_at IS NULL ORDER BY id" },
-    { "qrt_agg_rep_tags",
-      "SELECT g.tracker_id, g.tag, g.dimension, g.value FROM tracker_tags g "
-      "JOIN trackers t ON t.id = g.tracker_id WHERE t.account_id = %lld "
-      "AND t.deleted_at IS NULL" },
-
-    { NULL, NULL }
-};
-
-/* PostgreSQL has no qrt_ndistinct: its own COUNT(DISTINCT). */
-const qrt_stmt_t qrt_store_agg_read_pgsql[] = {
-    RG_STMTS("report_listed_visits_", "COUNT(DISTINCT v.visitor)")
-    { NULL, NULL }
-};
+/* The statements of a kind (QRT_AGG_T .. QRT_AGG_G), of a grouping (QRT_AGG_RAW_*). */
+static const char *const agg_links[3][7] = {
+    { NULL,             /* by time (BY_T) */
+      SQL_report_links_by_time_tracker,
+      SQL_report_links_by_time_account,
+      SQL_report_links_by_time_browser,
+      SQL_report_links_by_time_country,
+      SQL_report_links_by_time_city,
+      SQL_report_links_by_time_tag },
+    { NULL,             /* by previous time (BY_P) */
+      SQL_report_links_by_previous_time_tracker,
+      SQL_report_links_by_previous_time_account,
+      SQL_report_links_by_previous_time_browser,
+      SQL_report_links_by_previous_time_country,
+      SQL_report_links_by_previous_time_city,
+      SQL_report_links_by_previous_time_tag },
+    { NULL,             /* by time, of sealed days whose values are lost (BY_T_SEALED) */
+      SQL_report_links_of_lost_seals_tracker,
+      SQL_report_links_of_lost_seals_account,
+      SQL_report_links_of_lost_seals_browser,
+      SQL_report_links_of_lost_seals_country,
+      SQL_report_links_of_lost_seals_city,
+      SQL_report_links_of_lost_seals_tag } };
+static const char *const agg_raw[7] = {
+    NULL,
+    SQL_report_edge_visits_tracker,
+    SQL_report_edge_visits_account,
+    SQL_report_edge_visits_browser,
+    SQL_report_edge_visits_country,
+    SQL_report_edge_visits_city,
+    SQL_report_edge_visits_tag };
+static const char *const agg_rg[7] = {
+    SQL_report_listed_total,
+    SQL_report_listed_by_type,
+    SQL_report_listed_by_tag,
+    SQL_report_listed_by_date,
+    SQL_report_listed_by_browser,
+    SQL_report_listed_by_city,
+    SQL_report_listed_by_country };
+static const char *const agg_rgd[7] = {
+    SQL_report_listed_total_exact,
+    SQL_report_listed_by_type_exact,
+    SQL_report_listed_by_tag_exact,
+    SQL_report_listed_by_date_exact,
+    SQL_report_listed_by_browser_exact,
+    SQL_report_listed_by_city_exact,
+    SQL_report_listed_by_country_exact };
 
 /* ---- reads: one kind over a window ----------------------------------------- */
 
@@ -329,8 +181,8 @@ static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w,
         args[k++] = &vals[i][3];
         args[k++] = &vals[i][4];
     }
-    return qrt_db_each(db, p, grp ? "qrt_agg_cnt_sum1" : "qrt_agg_cnt_sum", args,
-                    win_cnt_row, w);
+    return qrt_db_each(db, p, grp ? SQL_report_counters_sum_of_group : SQL_report_counters_sum,
+                       args, win_cnt_row, w);
 }
 
 static apr_status_t win_counter_ranges(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
@@ -361,44 +213,26 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                               apr_int64_t account, int by, apr_int64_t t0,
                               apr_int64_t t1, apr_int64_t p0, apr_int64_t p1, int field)
 {
-    /* [by][kind]: the links' statement of each way and kind (QRT_AGG_T .. QRT_AGG_G) */
-    static const char *const links[][7] = {
-        { NULL, "report_links_by_time_tracker", "report_links_by_time_account",
-          "report_links_by_time_browser", "report_links_by_time_country",
-          "report_links_by_time_city", "report_links_by_time_tag" },
-        { NULL, "report_links_by_previous_tracker", "report_links_by_previous_account",
-          "report_links_by_previous_browser", "report_links_by_previous_country",
-          "report_links_by_previous_city", "report_links_by_previous_tag" },
-        { NULL, "report_links_of_lost_seals_tracker", "report_links_of_lost_seals_account",
-          "report_links_of_lost_seals_browser", "report_links_of_lost_seals_country",
-          "report_links_of_lost_seals_city", "report_links_of_lost_seals_tag" }
-    };
-    static const char *const gaps[] = { "report_gaps_by_time", "report_gaps_by_previous",
-                                        "report_gaps_of_lost_seals" };
-    const char *label;
+    static const char *const gaps[] = {
+        SQL_report_gaps_by_time, SQL_report_gaps_by_previous_time, SQL_report_gaps_of_lost_seals };
     apr_int64_t k = kind;
     const void *largs[5], *gargs[6];
     int by_p = by == BY_P;
     apr_status_t rv;
 
     w->field = field;
-    if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
-        return APR_EINVAL;
-    }
-    label = links[by][kind];
     largs[0] = gargs[1] = &account;
     largs[1] = gargs[2] = by_p ? &p0 : &t0;
     largs[2] = gargs[3] = by_p ? &p1 : &t1;
     largs[3] = gargs[4] = by_p ? &t0 : &p0;
     largs[4] = gargs[5] = by_p ? &t1 : &p1;
     gargs[0] = &k;
-    rv = qrt_db_each(db, p, label, largs, win_link_row, w);
+    rv = qrt_db_each(db, p, agg_links[by][kind], largs, win_link_row, w);
     if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
         rv = qrt_db_each(db, p, gaps[by], gargs, win_link_row, w);
     }
     return rv;
 }
-
 
 /* ---- reads: sealed values (qrt_aggblob.h), the rows where there are none ----------- */
 
@@ -446,7 +280,7 @@ static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
             apr_status_t rv;
 
             c->tags = *tags = apr_hash_make(p);
-            rv = qrt_db_each(db, p, "qrt_agg_tag_map", args, tag_map_row, c);
+            rv = qrt_db_each(db, p, SQL_agg_tag_map, args, tag_map_row, c);
             if (rv != APR_SUCCESS) {
                 return rv;
             }
@@ -742,14 +576,7 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
                                 apr_hash_t **tags)
 {
     apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
-    /* the visits of the days at a window's edges, per kind (QRT_AGG_T .. QRT_AGG_G) */
-    static const char *const edges[] = {
-        NULL, "report_edge_visits_tracker", "report_edge_visits_account",
-        "report_edge_visits_browser", "report_edge_visits_country", "report_edge_visits_city",
-        "report_edge_visits_tag"
-    };
     apr_array_header_t *runs;
-    const char *label;
     ab_rd c;
     apr_status_t rv = rd_init(&c, db, p, w, account, kind, tags);
     int j;
@@ -764,10 +591,6 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
-        return APR_EINVAL;
-    }
-    label = edges[kind];
     runs = rd_missing(p, c.got, ds, de);
     for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
         apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
@@ -776,7 +599,7 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
 
         a = a < s ? s : a;
         b = b > e ? e : b;
-        rv = qrt_db_each(db, p, label, args, win_raw_row, w);
+        rv = qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
     }
     return rv;
 }
@@ -793,7 +616,7 @@ static apr_status_t win_links_orphans(qrt_db_t *db, apr_pool_t *p, agg_win *w, i
 {
     apr_array_header_t *days = apr_array_make(p, 4, sizeof(apr_int64_t));
     const void *args[] = { &account, &d0, &d1 };
-    apr_status_t rv = qrt_db_each(db, p, "qrt_agg_orphans", args, qrt_db_int_list_row, days);
+    apr_status_t rv = qrt_db_each(db, p, SQL_agg_orphans, args, qrt_db_int_list_row, days);
     int i;
 
     for (i = 0; i < days->nelts && rv == APR_SUCCESS; i++) {
@@ -952,7 +775,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
                 const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
 
-                rv = qrt_db_each(db, p, "report_edge_visits_one_tracker", args, win_raw_row, &w);
+                rv = qrt_db_each(db, p, SQL_report_edge_visits_one_tracker, args, win_raw_row, &w);
             }
         }
     }
@@ -1050,7 +873,7 @@ static apr_status_t days_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* A sealed UTC day of quarter-hours (kind QRT_AGGBLOB_QUARTERS: grp the quarter-hour,
- * firsts its gap g), into local days as qrt_agg_day_sum does. */
+ * firsts its gap g), into local days as the statement agg_day_sum does. */
 static apr_status_t days_sealed(void *ctx, apr_int64_t b, const char *data)
 {
     agg_days_ctx *c = ctx;
@@ -1164,7 +987,7 @@ apr_status_t qrt_store_agg_read_days(qrt_db_t *db, apr_pool_t *p, apr_int64_t ac
 
             a = a < q0 ? q0 : a;
             b = b > q1 ? q1 : b;
-            rv = qrt_db_each(db, p, "qrt_agg_day_sum", args, days_row, &c);
+            rv = qrt_db_each(db, p, SQL_agg_day_sum, args, days_row, &c);
         }
     }
     if (rv == APR_SUCCESS && s < ld0 * QRT_AGG_DAY - off) {
@@ -1213,14 +1036,14 @@ apr_status_t qrt_store_agg_read_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
         for (i = 0; i < nonly && rv == APR_SUCCESS; i++) {
             const void *args[] = { &k, &account_id, &only[i], &d0, &d1 };
 
-            rv = qrt_db_each(db, p, "qrt_agg_cnt_days1", args, daily_row, *out);
+            rv = qrt_db_each(db, p, SQL_report_counters_by_day_of_group, args, daily_row, *out);
         }
         return rv;
     }
     {
         const void *args[] = { &k, &account_id, &d0, &d1 };
 
-        return qrt_db_each(db, p, "qrt_agg_cnt_days", args, daily_row, *out);
+        return qrt_db_each(db, p, SQL_report_counters_by_day, args, daily_row, *out);
     }
 }
 
@@ -1245,10 +1068,10 @@ apr_status_t qrt_store_agg_read_state(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
 
     st->deleted = 0;
     st->dirty_tags = apr_hash_make(p);
-    rv = qrt_db_each(db, p, "qrt_agg_deleted", args, qrt_store_agg_acc_int_row, &deleted);
+    rv = qrt_db_each(db, p, SQL_agg_deleted, args, qrt_store_agg_acc_int_row, &deleted);
     st->deleted = deleted > 0;
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, p, "qrt_agg_dirty_tags", args, state_tag_row, st);
+        rv = qrt_db_each(db, p, SQL_agg_dirty_tags, args, state_tag_row, st);
     }
     return rv;
 }
@@ -1294,7 +1117,7 @@ apr_status_t qrt_store_agg_read_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tra
         const void *args[] = { &tracker_id, &from, &e, &c.last_t, &c.last_id, &limit };
         long before = c.n;
 
-        rv = qrt_db_each(db, pp, "qrt_agg_raw_visits", args, raw_row, &c);
+        rv = qrt_db_each(db, pp, SQL_report_raw_visits, args, raw_row, &c);
         apr_pool_clear(pp);
         if (rv != APR_SUCCESS || c.n - before < limit) {
             break;
@@ -1329,18 +1152,6 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
 {
     apr_int64_t slot[QRT_AGG_RAW_IDS], shifted = offset + AGG_DAY_SHIFT * QRT_AGG_DAY;
     const void *args[QRT_AGG_RAW_IDS + 3];
-    /* by QRT_AGG_RAW_*: visitors counted in C, and by the database past its bound */
-    static const char *const counted[] = {
-        "report_listed_visits_total", "report_listed_visits_type", "report_listed_visits_tag",
-        "report_listed_visits_date", "report_listed_visits_browser",
-        "report_listed_visits_city", "report_listed_visits_country"
-    };
-    static const char *const exactly[] = {
-        "report_listed_visits_exactly_total", "report_listed_visits_exactly_type",
-        "report_listed_visits_exactly_tag", "report_listed_visits_exactly_date",
-        "report_listed_visits_exactly_browser", "report_listed_visits_exactly_city",
-        "report_listed_visits_exactly_country"
-    };
     agg_days_ctx c;
     apr_status_t rv;
     int i, k = 0;
@@ -1360,12 +1171,12 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     args[k++] = &e;
     c.p = p;
     c.days = *out;
-    rv = qrt_db_each(db, p, counted[by], args, rg_row, &c);
+    rv = qrt_db_each(db, p, agg_rg[by], args, rg_row, &c);
     for (i = 0; i < (*out)->nelts && rv == APR_SUCCESS; i++) {
         if (APR_ARRAY_IDX(*out, i, qrt_agg_row_t).uniques < 0) {
             /* A visitor set grew past its bound: the database counts them. */
             (*out)->nelts = 0;
-            rv = qrt_db_each(db, p, exactly[by], args, rg_row, &c);
+            rv = qrt_db_each(db, p, agg_rgd[by], args, rg_row, &c);
             break;
         }
     }
@@ -1394,10 +1205,11 @@ apr_status_t qrt_store_agg_read_raw_uniques(qrt_db_t *db, apr_pool_t *p,
     }
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    rv = qrt_db_each(db, p, "report_listed_visits_visitors", args, qrt_store_agg_acc_int_row, out);
+    rv = qrt_db_each(db, p, SQL_report_listed_visitors, args, qrt_store_agg_acc_int_row, out);
     if (rv == APR_SUCCESS && *out < 0) {
         *out = 0;
-        rv = qrt_db_each(db, p, "report_listed_visits_exactly_visitors", args, qrt_store_agg_acc_int_row, out);
+        rv = qrt_db_each(db, p, SQL_report_listed_visitors_exact, args,
+                         qrt_store_agg_acc_int_row, out);
     }
     return rv;
 }
@@ -1448,7 +1260,7 @@ apr_status_t qrt_store_agg_read_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
 {
     const void *args[] = { &account_id };
 
-    return qrt_db_select_int(db, p, "qrt_agg_rep_count", args, out);
+    return qrt_db_select_int(db, p, SQL_agg_rep_count, args, out);
 }
 
 apr_status_t qrt_store_agg_read_trackers(qrt_db_t *db, apr_pool_t *p,
@@ -1482,7 +1294,7 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
         }
         args = some;
     }
-    rv = qrt_db_each(db, p, ids ? "qrt_agg_rep_trackers_in" : "qrt_agg_rep_trackers", args,
+    rv = qrt_db_each(db, p, ids ? SQL_agg_rep_trackers_in : SQL_agg_rep_trackers, args,
                      rep_tracker_row, &c);
     if (rv != APR_SUCCESS) {
         return rv;
@@ -1492,7 +1304,7 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
 
         apr_hash_set(c.byid, &t->id, sizeof(t->id), t);
     }
-    rv = qrt_db_each(db, p, ids ? "qrt_agg_rep_tags_in" : "qrt_agg_rep_tags", args,
+    rv = qrt_db_each(db, p, ids ? SQL_agg_rep_tags_in : SQL_agg_rep_tags, args,
                      rep_tag_row, &c);
     for (i = 0; i < c.list->nelts; i++) {
         qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);

@@ -9,37 +9,6 @@
 #include "qrt_store_agg_rebuild.h"
 
 #define AGG_SCAN_PAGE   50000       /* visits per page of the rebuild */
-#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
-    "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
-
-/* The rebuild: every aggregate recomputed from the visits. */
-const qrt_stmt_t qrt_store_agg_rebuild_stmts[] = {
-    /* rebuild */
-    { "qrt_agg_clear_cnt", "DELETE FROM agg_cnt" },
-    { "qrt_agg_clear_link", "DELETE FROM agg_link" },
-    { "qrt_agg_clear_gap", "DELETE FROM agg_gaps" },
-    { "qrt_agg_clear_day", "DELETE FROM agg_day" },
-    { "qrt_agg_clear_tag", "DELETE FROM agg_tag" },
-    { "qrt_agg_clear_trk", "DELETE FROM agg_trk" },
-    { "qrt_agg_trk_all",
-      "INSERT INTO agg_trk (tracker_id, account_id, type) "
-      "SELECT id, account_id, type FROM trackers WHERE deleted_at IS NULL" },
-    { "qrt_agg_tag_all",
-      "INSERT INTO agg_tag (tracker_id, tag) SELECT g.tracker_id, g.tag "
-      "FROM tracker_tags g "
-      "JOIN trackers t ON t.id = g.tracker_id WHERE t.deleted_at IS NULL" },
-    { "qrt_agg_trk_load", "SELECT tracker_id, account_id FROM agg_trk" },
-    { "qrt_agg_tag_load", "SELECT tracker_id, tag FROM agg_tag" },
-    { "qrt_agg_scan_page",
-      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor >= %lld "
-      "AND v.bot = 0 "
-      "ORDER BY v.visitor, v.visit_start, v.id LIMIT %lld" },
-    { "qrt_agg_scan_one",
-      "SELECT v.visitor, " VISIT_COLS " FROM " QRT_VISITS_BCC " WHERE v.visitor = %lld "
-      "AND v.bot = 0 "
-      "ORDER BY v.visit_start, v.id" },
-    { NULL, NULL }
-};
 
 /* ---- rebuild --------------------------------------------------------------- */
 
@@ -160,9 +129,9 @@ static apr_status_t rb_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
 {
     static const char *const clear[] = {
-        "qrt_ab_clear", "qrt_agg_clear_cnt", "qrt_agg_clear_link", "qrt_agg_clear_gap",
-        "qrt_agg_clear_day", "qrt_agg_clear_tag", "qrt_agg_clear_trk",
-        "qrt_agg_trk_all", "qrt_agg_tag_all", NULL
+        SQL_agg_blob_clear, SQL_agg_clear_cnt, SQL_agg_clear_link, SQL_agg_clear_gap,
+        SQL_agg_clear_day, SQL_agg_clear_tag, SQL_agg_clear_trk,
+        SQL_agg_trk_all, SQL_agg_tag_all, NULL
     };
     const void *none[] = { NULL };
     apr_pool_t *rp, *pp;
@@ -193,10 +162,10 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
     rb_reset(&c);
     tags = apr_hash_make(rp);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, pp, "qrt_agg_trk_load", none, rb_trk_row, &c);
+        rv = qrt_db_each(db, pp, SQL_agg_trk_load, none, rb_trk_row, &c);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, pp, "qrt_agg_tag_load", none, rb_tag_row, tags);
+        rv = qrt_db_each(db, pp, SQL_agg_tag_load, none, rb_tag_row, tags);
     }
     for (hi = apr_hash_first(rp, tags);
          hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
@@ -216,7 +185,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
         const void *args[] = { &c.from, &limit };
         long before = c.rows;
 
-        rv = qrt_db_each(db, pp, "qrt_agg_scan_page", args, rb_row, &c);
+        rv = qrt_db_each(db, pp, SQL_agg_scan_page, args, rb_row, &c);
         if (rv != APR_SUCCESS || c.rows - before < limit) {
             break;                  /* the last page: its last visitor is whole */
         }
@@ -226,7 +195,7 @@ apr_status_t qrt_store_agg_rebuild(qrt_db_t *db, apr_pool_t *p)
             const void *one[] = { &whole };
 
             rb_reset(&c);
-            rv = qrt_db_each(db, pp, "qrt_agg_scan_one", one, rb_row, &c);
+            rv = qrt_db_each(db, pp, SQL_agg_scan_one, one, rb_row, &c);
             if (whole == APR_INT64_MAX) {
                 break;              /* no visitor can follow */
             }

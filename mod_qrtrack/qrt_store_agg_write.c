@@ -29,104 +29,6 @@
  * (agg_recompute): enough for all of most visitors' (the unit tests make it smaller,
  * qrt_store_agg_write_probe) */
 static apr_int64_t agg_probe = 64;
-#define SEEK_COLS "SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), " \
-    "COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM " QRT_VISITS_BCC \
-    " CROSS JOIN agg_trk k " \
-    "WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld " \
-    "AND v.bot = 0 AND v.id < %lld"
-#define SEEK_ORDER " ORDER BY v.visit_start DESC, v.id DESC LIMIT 1"
-/* (In the seeks that join agg_trk, "v.tracker_id + 0" keeps the visitor's index
- * first: once visit_rows has statistics, PostgreSQL may otherwise take the account's
- * trackers first and read each one's visits in visits_tracker_visitor for the
- * visitor, many pages a visitor instead of a few. The write path's common seek has no join at all: qrt_agg_seek_v, qrt_agg_seek_v_many.) */
-#define VISIT_COLS "v.id, v.visit_start, v.tracker_id, " QRT_VISIT_SOURCE ", " \
-    "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')"
-/* a visitor's visits in an account (bots aside), with their strings */
-#define VISITOR_ROWS "SELECT " VISIT_COLS " FROM " QRT_VISITS_BCC " CROSS JOIN agg_trk k " \
-    "WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld " \
-    "AND v.bot = 0"
-/* those at or before a time (and before an id) */
-#define BEFORE_COLS VISITOR_ROWS " AND v.id < %lld AND v.visit_start <= %lld"
-
-/* The write path and a tracker deleted or retagged. */
-const qrt_stmt_t qrt_store_agg_write_stmts[] = {
-    /* the highest visit id handed out (SQLite: visit_seq, schema 11) */
-    { "qrt_agg_max_id",
-      "SELECT last FROM visit_seq" },
-    /* (its dictionary ids: the strings are read only where they may differ from
-     * the new visit's, agg_last_names) */
-    { "qrt_agg_seek_a",
-      "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id FROM visit_rows v "
-      "CROSS JOIN agg_trk k WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 "
-      "AND k.account_id = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
-    /* the same anywhere: most visitors' latest visit is in the account (no join) */
-    { "qrt_agg_seek_v",
-      "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id FROM visit_rows v "
-      "WHERE v.visitor = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
-    { "qrt_agg_ua_browser", "SELECT COALESCE(browser, '') FROM visit_uas WHERE id = %lld" },
-    { "qrt_agg_place_names",
-      "SELECT COALESCE(country, ''), COALESCE(city, '') FROM visit_places WHERE id = %lld" },
-    /* (the '+': by the visitor's index, not along the whole tracker; PostgreSQL has
-     * an index of the visitor and tracker for it: qrt_store_agg_write_pgsql) */
-    { "qrt_agg_seek_t",
-      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
-      "AND +v.tracker_id = %lld "
-      "AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
-    { "qrt_agg_seek_b", SEEK_COLS " AND COALESCE(vu.browser, '') = %s" SEEK_ORDER },
-    { "qrt_agg_seek_c", SEEK_COLS " AND COALESCE(vp.country, '') = %s" SEEK_ORDER },
-    { "qrt_agg_seek_y", SEEK_COLS " AND COALESCE(vp.city, '') = %s" SEEK_ORDER },
-    { "qrt_agg_seek_g",
-      SEEK_COLS " AND EXISTS (SELECT 1 FROM agg_tag g WHERE g.tracker_id = v.tracker_id "
-      "AND g.tag = %s)" SEEK_ORDER },
-    { "qrt_agg_visitor", VISITOR_ROWS " AND v.id <= %lld ORDER BY v.visit_start, v.id" },
-    /* a visit out of order: the visitor's visits from its time on, and the latest
-     * ones before it, or all of them (agg_recompute) */
-    { "qrt_agg_visitor_from", VISITOR_ROWS " AND v.id <= %lld AND v.visit_start >= %lld "
-      "ORDER BY v.visit_start, v.id" },
-    { "qrt_agg_before_k", BEFORE_COLS " ORDER BY v.visit_start DESC, v.id DESC LIMIT %lld" },
-    { "qrt_agg_before_all", BEFORE_COLS " ORDER BY v.visit_start, v.id" },
-    /* a tracker deleted or retagged */
-    { "qrt_agg_trk_now",
-      "SELECT account_id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM trackers "
-      "WHERE id = %lld" },
-    { "qrt_agg_tags_now",
-      "SELECT tag FROM tracker_tags WHERE tracker_id = %lld" },
-    /* its visitors, from its visits (SQLite keeps no tracker_visitors: schema 16);
-     * counted up to a bound (beyond it the tracker is not repaired in place) */
-    { "qrt_agg_trk_visitors",
-      "SELECT DISTINCT visitor FROM visit_rows WHERE tracker_id = %lld AND bot = 0" },
-    { "qrt_agg_trk_nvisitors",
-      "SELECT COUNT(*) FROM (SELECT DISTINCT visitor FROM visit_rows "
-      "WHERE tracker_id = %lld AND bot = 0 LIMIT %lld) x" },
-    { "qrt_agg_trk_del", "DELETE FROM agg_trk WHERE tracker_id = %lld" },
-    { "qrt_agg_tag_del", "DELETE FROM agg_tag WHERE tracker_id = %lld" },
-    { NULL, NULL }
-};
-
-/* PostgreSQL's own: the previous visits of a batch's visitors in one statement (a
- * round trip a visitor before), as qrt_agg_seek_v finds each (the latest anywhere,
- * kept when its tracker is in the account: agg_seek_account), with their strings.
- * Without the join on agg_trk, the walk backwards along the visitor's index (over the
- * visits that are not bots alone, schema 20) is the plan whatever the statistics say:
- * with it, a visitor newer than the last ANALYZE, or any before the first, looked rare
- * enough that PostgreSQL read all of its visits and sorted them (a kiosk's visits,
- * more with each visit). */
-#define BIGINTS "CAST(%s AS BIGINT[])"
-const qrt_stmt_t qrt_store_agg_write_pgsql[] = {
-    { "qrt_agg_seek_v_many",
-      "SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, "
-      "COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '') FROM unnest("
-      BIGINTS ", " BIGINTS ", " BIGINTS ") AS u(n, visitor, before) "
-      "CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id "
-      "FROM visit_rows v WHERE v.visitor = u.visitor AND v.bot = 0 "
-      "AND v.id < u.before" SEEK_ORDER ") p "
-      "LEFT JOIN visit_uas vu ON vu.id = p.ua_id LEFT JOIN visit_places vp ON vp.id = p.place_id" },
-    /* along visits_visitor_tracker (schema 20): the tracker is part of the seek */
-    { "qrt_agg_seek_t",
-      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = %lld "
-      "AND v.tracker_id = %lld AND v.bot = 0 AND v.id < %lld" SEEK_ORDER },
-    { NULL, NULL }
-};
 
 /* ---- write path ------------------------------------------------------------ */
 
@@ -190,7 +92,7 @@ static apr_status_t agg_last_names(qrt_db_t *db, apr_pool_t *p, agg_seek_row *la
         agg_names_ctx c = { p, 1, { "", "" } };
         const void *args[] = { &last->ua };
 
-        rv = qrt_db_each(db, p, "qrt_agg_ua_browser", args, agg_names_row, &c);
+        rv = qrt_db_each(db, p, SQL_agg_ua_browser, args, agg_names_row, &c);
         last->browser = c.s[0];
     }
     if (rv == APR_SUCCESS && !last->country && last->place == place) {
@@ -201,7 +103,7 @@ static apr_status_t agg_last_names(qrt_db_t *db, apr_pool_t *p, agg_seek_row *la
         agg_names_ctx c = { p, 2, { "", "" } };
         const void *args[] = { &last->place };
 
-        rv = qrt_db_each(db, p, "qrt_agg_place_names", args, agg_names_row, &c);
+        rv = qrt_db_each(db, p, SQL_agg_place_names, args, agg_names_row, &c);
         last->country = c.s[0];
         last->city = c.s[1];
     }
@@ -324,7 +226,7 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     apr_pool_create(&rp, p);
     c.p = rp;
     c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
-    rv = qrt_db_each(db, rp, "qrt_agg_visitor_from", args, agg_visit_row, &c);
+    rv = qrt_db_each(db, rp, SQL_agg_visitor_from, args, agg_visit_row, &c);
     /* (the visits at t itself before the new one are before it) */
     v = (qrt_agg_visit_t *)c.list->elts;
     for (i = 0, n = 0; i < c.list->nelts; i++) {
@@ -341,7 +243,7 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     }
     c.list = apr_array_make(rp, (int)agg_probe + 1, sizeof(qrt_agg_visit_t));
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, rp, "qrt_agg_before_k", args, agg_visit_row, &c);
+        rv = qrt_db_each(db, rp, SQL_agg_visitor_before_of_kind, args, agg_visit_row, &c);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
@@ -359,7 +261,7 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
         }
         if (!covered) {
             c.list = apr_array_make(rp, 64, sizeof(qrt_agg_visit_t));
-            rv = qrt_db_each(db, rp, "qrt_agg_before_all", args, agg_visit_row, &c);
+            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_any, args, agg_visit_row, &c);
             if (rv == APR_SUCCESS) {
                 rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
             }
@@ -405,7 +307,7 @@ static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
 
     c.p = p;
     c.list = apr_array_make(p, 16, sizeof(qrt_agg_visit_t));
-    rv = qrt_db_each(db, p, "qrt_agg_visitor", args, agg_visit_row, &c);
+    rv = qrt_db_each(db, p, SQL_agg_visitor, args, agg_visit_row, &c);
     all = (qrt_agg_visit_t *)c.list->elts;
     if (rv == APR_SUCCESS) {
         rv = agg_tags(db, tp, trk, all, c.list->nelts);
@@ -432,7 +334,7 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return agg_seek(db, p, label, args, out);
 }
 
-/* last, the visitor's latest visit before id anywhere (qrt_agg_seek_v: one row, no
+/* last, the visitor's latest visit before id anywhere (agg_seek_visitor: one row, no
  * join), kept when its tracker is aggregated in the account, as it nearly always is;
  * else sought again with the join on agg_trk (another account's tracker, or one no
  * longer aggregated). */
@@ -456,7 +358,7 @@ static apr_status_t agg_seek_account(qrt_db_t *db, apr_pool_t *p, apr_hash_t *tr
     }
     db->error = NULL;
     memset(last, 0, sizeof(*last));
-    return qrt_db_each(db, p, "qrt_agg_seek_a", a_args, agg_seek_a_row, last);
+    return qrt_db_each(db, p, SQL_agg_seek_visitor_in_account, a_args, agg_seek_a_row, last);
 }
 
 /* The visitor's latest visit before id in the account. */
@@ -468,7 +370,7 @@ static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     apr_status_t rv;
 
     memset(last, 0, sizeof(*last));
-    rv = qrt_db_each(db, p, "qrt_agg_seek_v", args, agg_seek_a_row, last);
+    rv = qrt_db_each(db, p, SQL_agg_seek_visitor, args, agg_seek_a_row, last);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -496,7 +398,7 @@ static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 }
 
 /* PostgreSQL: the previous visit in the account of each visitor's first visit of the
- * batch (not a bot), sought in one statement (qrt_agg_seek_v_many); *out maps
+ * batch (not a bot), sought in one statement (agg_seek_visitor_many); *out maps
  * (visitor, account) to its agg_pre, for that first visit alone. */
 static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                  const qrt_visit_t *v, int n, apr_hash_t **out)
@@ -533,7 +435,7 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
         m++;
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each_rows(db, p, "qrt_agg_seek_v", "lll", args, m, agg_pre_row, pre);
+        rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor, "lll", args, m, agg_pre_row, pre);
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
         rv = agg_seek_account(db, p, trk, pre[i].key[0], pre[i].key[1], pre[i].before,
@@ -542,13 +444,13 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return rv;
 }
 
-/* Whether the visitor has a visit before x on x's tracker (qrt_agg_seek_t). */
+/* Whether the visitor has a visit before x on x's tracker (agg_seek_visitor_on_tracker). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                      const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
 {
     const void *args[] = { &v->visitor, &x->tracker, &x->id };
 
-    return agg_seek(db, p, "qrt_agg_seek_t", args, out);
+    return agg_seek(db, p, SQL_agg_seek_visitor_on_tracker, args, out);
 }
 
 /* Prevs of an in-order visit x (no later visit of its visitor in the account), and
@@ -588,15 +490,15 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
-                          "qrt_agg_seek_b", &pv->a, &pv->br);
+                          SQL_agg_seek_visitor_browser, &pv->a, &pv->br);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->country, x->country,
-                          "qrt_agg_seek_c", &pv->a, &pv->co);
+                          SQL_agg_seek_visitor_country, &pv->a, &pv->co);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->city, x->city,
-                          "qrt_agg_seek_y", &pv->a, &pv->ci);
+                          SQL_agg_seek_visitor_city, &pv->a, &pv->ci);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &lk);
@@ -612,7 +514,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
         else {
             const void *args[] = { &v->visitor, &account, &x->id, x->tags[j] };
 
-            rv = agg_seek(db, p, "qrt_agg_seek_g", args, &pv->tag[j]);
+            rv = agg_seek(db, p, SQL_agg_seek_visitor_tag, args, &pv->tag[j]);
         }
     }
     return rv;
@@ -643,7 +545,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         const void *args[] = { NULL };
         apr_int64_t max = 0;
 
-        rv = qrt_db_each(db, sp, "qrt_agg_max_id", args, qrt_store_agg_acc_int_row, &max);
+        rv = qrt_db_each(db, sp, SQL_agg_max_id, args, qrt_store_agg_acc_int_row, &max);
         base = max - n + 1;
     }
     else if (qrt_dialect_remote(db->driver)) {
@@ -795,16 +697,16 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
     tags.list = apr_array_make(sp, 4, sizeof(const char *));
     visitors = apr_array_make(sp, 64, sizeof(apr_int64_t));
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_now", args, agg_trk_now_row, now);
+        rv = qrt_db_each(db, sp, SQL_agg_trk_now, args, agg_trk_now_row, now);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_tags_now", args, agg_strs_row, &tags);
+        rv = qrt_db_each(db, sp, SQL_agg_tags_now, args, agg_strs_row, &tags);
     }
     if (rv == APR_SUCCESS) {
         apr_int64_t bound = AGG_REPAIR_MAX + 1;
         const void *nargs[] = { &tracker_id, &bound };
 
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_nvisitors", nargs, qrt_store_agg_acc_int_row,
+        rv = qrt_db_each(db, sp, SQL_agg_trk_visitor_count, nargs, qrt_store_agg_acc_int_row,
                          &nvis);
     }
     if (rv == APR_SUCCESS && nvis > AGG_REPAIR_MAX) {
@@ -812,11 +714,11 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         return APR_EAGAIN;          /* reports count from the visits until a rebuild */
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_trk_visitors", args, qrt_db_int_list_row,
+        rv = qrt_db_each(db, sp, SQL_agg_trk_visitors, args, qrt_db_int_list_row,
                          visitors);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, sp, "qrt_agg_max_id", none, qrt_store_agg_acc_int_row, &maxid);
+        rv = qrt_db_each(db, sp, SQL_agg_max_id, none, qrt_store_agg_acc_int_row, &maxid);
     }
     qsort(tags.list->elts, tags.list->nelts, sizeof(const char *),
           qrt_store_agg_acc_strcmp);
@@ -856,12 +758,12 @@ apr_status_t qrt_store_agg_write_tracker_changed(qrt_db_t *db, apr_pool_t *p,
         rv = qrt_store_agg_acc_flush_links(a);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, sp, "qrt_agg_tag_del", NULL, args);
+        rv = qrt_db_exec(db, sp, SQL_agg_tag_del, NULL, args);
     }
     if (rv == APR_SUCCESS) {
         rv = (now[1] || now[0] != k->account)
-             ? qrt_db_exec(db, sp, "qrt_agg_trk_del", NULL, args)
-             : qrt_db_exec(db, sp, "qrt_agg_tag_snap", NULL, args);
+             ? qrt_db_exec(db, sp, SQL_agg_trk_del, NULL, args)
+             : qrt_db_exec(db, sp, SQL_agg_tag_snap, NULL, args);
     }
     apr_pool_destroy(sp);
     return rv;

@@ -9,73 +9,6 @@
 #include <apr_strings.h>
 #include "qrt_store_copy.h"
 
-#define COPY_TRACKER_COLS "id, account_id, code, name, type, redirect_url, created_at, " \
-    "updated_at, deleted_at, total_scans, total_clicks, total_bots, unique_visitors, " \
-    "last_visit"
-#define COPY_VISIT_COLS "tracker_id, id, visit_start, source, ip, country, city, " \
-    "browser, browser_version, os, device, referer, user_agent, bot, visitor"
-#define COPY_BY_ID " WHERE id > %lld ORDER BY id LIMIT %lld"
-#define COPY_ANY(t) "SELECT '" t "' FROM (SELECT 1 FROM " t " LIMIT 1) x_" t
-
-const qrt_stmt_t qrt_store_copy_stmts[] = {
-    { "qrt_copy_nonempty",
-      COPY_ANY("accounts") " UNION ALL " COPY_ANY("tokens") " UNION ALL "
-      COPY_ANY("trackers") " UNION ALL " COPY_ANY("tracker_tags") " UNION ALL "
-      COPY_ANY("visits") " UNION ALL " COPY_ANY("tracker_visitors") },
-    { "qrt_copy_accounts_page",
-      "SELECT id, name, plan, created_at FROM accounts" COPY_BY_ID },
-    { "qrt_copy_accounts_add",
-      "INSERT INTO accounts (id, name, plan, created_at) VALUES (%lld, %s, %s, %lld)" },
-    { "qrt_copy_tokens_page",
-      "SELECT id, account_id, name, prefix, digest, created_at, revoked_at FROM tokens"
-      COPY_BY_ID },
-    { "qrt_copy_tokens_add",
-      "INSERT INTO tokens (id, account_id, name, prefix, digest, created_at, revoked_at) "
-      "VALUES (%lld, %lld, %s, %s, %s, %lld, %lld)" },
-    { "qrt_copy_trackers_page",
-      "SELECT " COPY_TRACKER_COLS " FROM trackers" COPY_BY_ID },
-    { "qrt_copy_trackers_add",
-      "INSERT INTO trackers (" COPY_TRACKER_COLS ") VALUES (%lld, %lld, %s, %s, %s, %s, "
-      "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)" },
-    { "qrt_copy_tags_page",
-      "SELECT tracker_id, tag, dimension, value FROM tracker_tags "
-      "WHERE (tracker_id, tag) > (%lld, %s) ORDER BY tracker_id, tag LIMIT %lld" },
-    { "qrt_copy_tags_add",
-      "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
-      "VALUES (%lld, %s, %s, %s)" },
-    /* by tracker, time and id: SQLite's key (schema 11), PostgreSQL's
-     * visits_tracker_visitor */
-    { "qrt_copy_visits_page",
-      "SELECT " COPY_VISIT_COLS " FROM visits WHERE (tracker_id, visit_start, id) > "
-      "(%lld, %lld, %lld) ORDER BY tracker_id, visit_start, id LIMIT %lld" },
-    { "qrt_copy_visits_add",
-      "INSERT INTO visits (" COPY_VISIT_COLS ") VALUES (%lld, %lld, %lld, %s, %s, %s, %s, "
-      "%s, %s, %s, %s, %s, %s, %lld, %s)" },
-    /* a tracker's visitors, from its visits (schema 16): SQLite reads them there */
-    { "qrt_copy_visitors_count",
-      "SELECT COUNT(*) FROM (SELECT DISTINCT tracker_id, visitor FROM visit_rows "
-      "WHERE bot = 0) x" },
-    { NULL, NULL }
-};
-
-/* PostgreSQL's statements of its own (qrt_store_each_statement prepares them on
- * PostgreSQL only: SQLite has no such functions). */
-#define COPY_SEQ(t) "setval(pg_get_serial_sequence('" t "', 'id'), " \
-    "COALESCE((SELECT MAX(id) FROM " t "), 0) + 1, false)"
-
-const qrt_stmt_t qrt_store_copy_pgsql[] = {
-    { "qrt_copy_pg_sequences",
-      "SELECT " COPY_SEQ("accounts") ", " COPY_SEQ("tokens") ", " COPY_SEQ("trackers")
-      ", " COPY_SEQ("visit_rows") },
-    /* PostgreSQL keeps tracker_visitors: made from the copied visits */
-    { "qrt_copy_visitors_fill",
-      "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
-      "SELECT DISTINCT tracker_id, visitor, 0 FROM visit_rows WHERE bot = 0 "
-      "ON CONFLICT (tracker_id, visitor) DO NOTHING" },
-    { "qrt_copy_visitors_count", "SELECT COUNT(*) FROM tracker_visitors" },
-    { NULL, NULL }
-};
-
 /* How a copied table's pages follow one another: by column 0, or by columns 0 and 1
  * when column 1 is text, or (visits) by columns 0, 2 and 1. */
 enum { KEY_ID, KEY_TEXT, KEY_VISIT };
@@ -91,12 +24,12 @@ typedef struct {
 
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
 static const copy_table copy_tables[QRT_COPY_TABLES] = {
-    { "accounts", "qrt_copy_accounts_page", "qrt_copy_accounts_add", "issi", KEY_ID },
-    { "tokens", "qrt_copy_tokens_page", "qrt_copy_tokens_add", "iisssii", KEY_ID },
-    { "trackers", "qrt_copy_trackers_page", "qrt_copy_trackers_add",
+    { "accounts", SQL_copy_accounts_page, SQL_copy_accounts_add, "issi", KEY_ID },
+    { "tokens", SQL_copy_tokens_page, SQL_copy_tokens_add, "iisssii", KEY_ID },
+    { "trackers", SQL_copy_trackers_page, SQL_copy_trackers_add,
       "iissssiiiiiiii", KEY_ID },
-    { "tracker_tags", "qrt_copy_tags_page", "qrt_copy_tags_add", "isss", KEY_TEXT },
-    { "visits", "qrt_copy_visits_page", "qrt_copy_visits_add",
+    { "tracker_tags", SQL_copy_tags_page, SQL_copy_tags_add, "isss", KEY_TEXT },
+    { "visits", SQL_copy_visits_page, SQL_copy_visits_add,
       "iiissssssssssis", KEY_VISIT },
     /* not read from the source: made from the copied visits (copy_visitors) */
     { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
@@ -116,7 +49,7 @@ apr_status_t qrt_store_copy_check_empty(qrt_db_t *db, apr_pool_t *p, const char 
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *none[] = { NULL };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_copy_nonempty", &res, none);
+    apr_status_t rv = qrt_db_select(db, p, SQL_copy_nonempty, &res, none);
 
     *table = NULL;
     if (rv != APR_SUCCESS) {
@@ -244,10 +177,10 @@ static apr_status_t copy_visitors(qrt_db_t *to, apr_pool_t *p, apr_int64_t *rows
 
     to->error = NULL;
     if (qrt_db_dialect_is(to, QRT_DIALECT_PGSQL)) {
-        rv = qrt_db_exec(to, p, "qrt_copy_visitors_fill", NULL, none);
+        rv = qrt_db_exec(to, p, SQL_copy_visitors_fill, NULL, none);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_select_int(to, p, "qrt_copy_visitors_count", none, rows);
+        rv = qrt_db_select_int(to, p, SQL_copy_visitors_count, none, rows);
     }
     if (rv != APR_SUCCESS) {
         *err = apr_psprintf(p, "tracker_visitors: %s", to->error ? to->error : "failed");
@@ -283,7 +216,7 @@ apr_status_t qrt_store_copy_sequences(qrt_db_t *db, apr_pool_t *p)
     if (!qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return APR_SUCCESS;
     }
-    rv = qrt_db_select(db, p, "qrt_copy_pg_sequences", &res, none);
+    rv = qrt_db_select(db, p, SQL_copy_pg_sequences, &res, none);
     while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
     }
     return rv;

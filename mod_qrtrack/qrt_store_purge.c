@@ -4,69 +4,6 @@
 #include <sqlite3.h>
 #include "qrt_store_purge.h"
 
-/* The rows of one step: visit rows of a tracker after (t, id) and before `before`,
- * on the index (tracker_id, visit_start, id, ...), whose range starts at t (t >= lo),
- * up to the step's end (et, eid). */
-#define PURGE_RANGE(v) v "tracker_id = %lld AND " v "visit_start >= %lld AND " \
-    v "visit_start < %lld AND (" v "visit_start > %lld OR " v "id > %lld) AND (" \
-    v "visit_start < %lld OR (" v "visit_start = %lld AND " v "id <= %lld)) "
-/* Rows that still say something about their visitor: a referer, an address, or a
- * user agent entry with more than its browser name. */
-#define PURGE_UA_WHOLE(u) "(" u ".user_agent IS NOT NULL OR " u ".browser_version IS NOT " \
-    "NULL OR " u ".os IS NOT NULL OR " u ".device IS NOT NULL)"
-/* The key (qrt_dict_key) of the user agent entry that holds a browser name only. */
-#define PURGE_STUB_KEY(len, b) "'-' || COALESCE(" len " || ':' || " b ", '-') || '---'"
-#define PURGE_STUB_KEY_SQLITE(b) PURGE_STUB_KEY("length(CAST(" b " AS BLOB))", b)
-#define PURGE_STUB_KEY_PGSQL(b) PURGE_STUB_KEY("octet_length(" b ")", b)
-#define PURGE_STUBS(key, verb, tail) \
-    verb " INTO visit_uas (k, user_agent, browser, browser_version, os, device) " \
-    "SELECT DISTINCT " key ", NULL, u.browser, NULL, NULL, NULL FROM visit_rows v " \
-    "JOIN visit_uas u ON u.id = v.ua_id WHERE " PURGE_RANGE("v.") "AND " \
-    PURGE_UA_WHOLE("u") tail
-#define PURGE_ERASE(key) \
-    "UPDATE visit_rows SET ua_id = (SELECT s.id FROM visit_uas u JOIN visit_uas s " \
-    "ON s.k = " key " WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL " \
-    "WHERE " PURGE_RANGE("") "AND (ref_id IS NOT NULL OR ip_id IS NOT NULL OR EXISTS " \
-    "(SELECT 1 FROM visit_uas u WHERE u.id = visit_rows.ua_id AND " PURGE_UA_WHOLE("u") "))"
-
-/* The sweep of a dictionary (schema 22): where a step ends (the highest of the next
- * `batch` ids; NULL past the last), and its rows no visit refers to, deleted. */
-#define PURGE_DICT_END(t) "SELECT MAX(id) FROM (SELECT id FROM " t " WHERE id > %lld " \
-    "ORDER BY id LIMIT %lld) s"
-#define PURGE_DICT_DEL(t, col, also) "DELETE FROM " t " WHERE id > %lld AND id <= %lld " \
-    also "AND NOT EXISTS (SELECT 1 FROM visit_rows v WHERE v." col " = " t ".id)"
-
-/* A step: where it ends (the n-th row, if the range holds that many), the user agent
- * entries that keep only a browser name (made where missing), then the rows erased:
- * their referer and address dropped, their user agent entry swapped for that one. */
-const qrt_stmt_t qrt_store_purge_stmts[] = {
-    { "qrt_purge_next_tracker",
-      "SELECT MIN(id) FROM trackers WHERE id > %lld" },
-    { "qrt_purge_step_end",
-      "SELECT visit_start, id FROM visit_rows WHERE tracker_id = %lld AND visit_start >= %lld "
-      "AND visit_start < %lld AND (visit_start > %lld OR id > %lld) "
-      "ORDER BY visit_start, id LIMIT 1 OFFSET %lld" },
-    { "qrt_purge_stubs",
-      PURGE_STUBS(PURGE_STUB_KEY_SQLITE("u.browser"), "INSERT OR IGNORE", "") },
-    { "qrt_purge_erase", PURGE_ERASE(PURGE_STUB_KEY_SQLITE("u.browser")) },
-    { "qrt_purge_ua_end", PURGE_DICT_END("visit_uas") },
-    { "qrt_purge_ua_del", PURGE_DICT_DEL("visit_uas", "ua_id", "AND "
-                                         PURGE_UA_WHOLE("visit_uas") " ") },
-    { "qrt_purge_ref_end", PURGE_DICT_END("visit_referers") },
-    { "qrt_purge_ref_del", PURGE_DICT_DEL("visit_referers", "ref_id", "") },
-    { "qrt_purge_ip_end", PURGE_DICT_END("visit_ips") },
-    { "qrt_purge_ip_del", PURGE_DICT_DEL("visit_ips", "ip_id", "") },
-    { "qrt_purge_gen", "UPDATE visit_dict_gen SET gen = gen + 1" },
-    { NULL, NULL }
-};
-
-const qrt_stmt_t qrt_store_purge_pgsql[] = {
-    { "qrt_purge_stubs",
-      PURGE_STUBS(PURGE_STUB_KEY_PGSQL("u.browser"), "INSERT", " ON CONFLICT (k) DO NOTHING") },
-    { "qrt_purge_erase", PURGE_ERASE(PURGE_STUB_KEY_PGSQL("u.browser")) },
-    { NULL, NULL }
-};
-
 apr_int64_t qrt_purge_edge(apr_int64_t now, int days)
 {
     return now - now % 60 - (apr_int64_t)days * 86400;
@@ -126,9 +63,9 @@ void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t be
 static const struct {
     const char *end, *del;
 } purge_dicts[] = {
-    { "qrt_purge_ua_end", "qrt_purge_ua_del" },
-    { "qrt_purge_ref_end", "qrt_purge_ref_del" },
-    { "qrt_purge_ip_end", "qrt_purge_ip_del" },
+    { SQL_purge_ua_end, SQL_purge_ua_del },
+    { SQL_purge_ref_end, SQL_purge_ref_del },
+    { SQL_purge_ip_end, SQL_purge_ip_del },
 };
 #define PURGE_DICTS ((int)(sizeof(purge_dicts) / sizeof(purge_dicts[0])))
 
@@ -136,7 +73,7 @@ static apr_status_t purge_next_tracker(qrt_db_t *db, apr_pool_t *p, qrt_purge_cu
 {
     const void *args[] = { &c->tracker };
     apr_int64_t next = 0;
-    apr_status_t rv = qrt_db_select_int(db, p, "qrt_purge_next_tracker", args, &next);
+    apr_status_t rv = qrt_db_select_int(db, p, SQL_purge_next_tracker, args, &next);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -206,7 +143,7 @@ static apr_status_t purge_sweep_range(qrt_db_t *db, apr_pool_t *p, int d,
         rv = qrt_db_exec(db, p, purge_dicts[d].del, deleted, args);
     }
     if (rv == APR_SUCCESS && *deleted > 0) {
-        rv = qrt_db_exec(db, p, "qrt_purge_gen", NULL, none);
+        rv = qrt_db_exec(db, p, SQL_purge_gen, NULL, none);
     }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
@@ -286,7 +223,7 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
     {
         const void *args[] = { &c->tracker, &t, &c->before, &t, &id, &skip };
 
-        if ((rv = qrt_db_select(db, p, "qrt_purge_step_end", &res, args)) != APR_SUCCESS) {
+        if ((rv = qrt_db_select(db, p, SQL_purge_step_end, &res, args)) != APR_SUCCESS) {
             return rv;
         }
         while (qrt_db_row(db, p, res, &row) == 0) {
@@ -303,8 +240,8 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
     {
         const void *args[] = { &c->tracker, &t, &c->before, &t, &id, &et, &et, &eid };
 
-        if ((rv = qrt_db_exec(db, p, "qrt_purge_stubs", NULL, args)) != APR_SUCCESS
-            || (rv = qrt_db_exec(db, p, "qrt_purge_erase", &nrows, args)) != APR_SUCCESS) {
+        if ((rv = qrt_db_exec(db, p, SQL_purge_stubs, NULL, args)) != APR_SUCCESS
+            || (rv = qrt_db_exec(db, p, SQL_purge_erase, &nrows, args)) != APR_SUCCESS) {
             return rv;
         }
     }

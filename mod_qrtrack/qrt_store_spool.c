@@ -4,21 +4,6 @@
 #include "qrt_store.h"
 #include "qrt_store_spool.h"
 
-#define SNAP_COLS "SELECT code, id, redirect_url, " \
-    "CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END, updated_at FROM trackers "
-
-const qrt_stmt_t qrt_store_spool_stmts[] = {
-    /* trackers changed (made, changed, deleted) since a time: trackers_updated */
-    { "qrt_snap_changed", SNAP_COLS "WHERE updated_at >= %lld" },
-    /* the live trackers, a page at a time in id order */
-    { "qrt_snap_page", SNAP_COLS "WHERE id > %lld AND deleted_at IS NULL "
-      "ORDER BY id LIMIT %lld" },
-    { "qrt_spool_mark", "SELECT seq FROM spool_marks WHERE node = %s" },
-    { "qrt_spool_mark_set", "INSERT INTO spool_marks (node, seq) VALUES (%s, %lld) "
-      "ON CONFLICT (node) DO UPDATE SET seq = excluded.seq" },
-    { NULL, NULL }
-};
-
 typedef struct {
     qrt_snap_row_fn *fn;
     void *ctx;
@@ -50,7 +35,7 @@ apr_status_t qrt_store_snap_changed(qrt_db_t *db, apr_pool_t *p, apr_int64_t sin
     snap_each_t e = { fn, ctx, 0, 0 };
     const void *args[] = { &since };
 
-    return qrt_db_each(db, p, "qrt_snap_changed", args, snap_row, &e);
+    return qrt_db_each(db, p, SQL_snap_changed, args, snap_row, &e);
 }
 
 apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
@@ -59,7 +44,7 @@ apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
 {
     snap_each_t e = { fn, ctx, after, 0 };
     const void *args[] = { &after, &limit };
-    apr_status_t rv = qrt_db_each(db, p, "qrt_snap_page", args, snap_row, &e);
+    apr_status_t rv = qrt_db_each(db, p, SQL_snap_page, args, snap_row, &e);
 
     *last = e.last_id;
     *rows = e.rows;
@@ -71,7 +56,7 @@ apr_status_t qrt_store_spool_mark(qrt_db_t *db, apr_pool_t *p, const char *node,
 {
     const void *args[] = { node };
 
-    return qrt_db_select_int(db, p, "qrt_spool_mark", args, seq);
+    return qrt_db_select_int(db, p, SQL_spool_mark, args, seq);
 }
 
 apr_status_t qrt_store_spool_mark_set(qrt_db_t *db, apr_pool_t *p, const char *node,
@@ -79,5 +64,5 @@ apr_status_t qrt_store_spool_mark_set(qrt_db_t *db, apr_pool_t *p, const char *n
 {
     const void *args[] = { node, &seq };
 
-    return qrt_db_exec(db, p, "qrt_spool_mark_set", NULL, args);
+    return qrt_db_exec(db, p, SQL_spool_mark_set, NULL, args);
 }

@@ -6,53 +6,6 @@
 #include "qrt_store_agg_write.h"
 #include "qrt_valid.h"
 
-#define TRACKER_COLS "t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, " \
-    "t.created_at, t.updated_at, t.total_scans, t.total_clicks, t.total_bots, " \
-    "t.unique_visitors, t.last_visit"
-
-const qrt_stmt_t qrt_store_tracker_stmts[] = {
-    { "qrt_tracker_add",
-      "INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
-      "updated_at) VALUES (%lld, %s, %s, %s, %s, %lld, %lld) RETURNING id" },
-    { "qrt_tracker_code_taken",
-      "SELECT 1 FROM trackers WHERE code = %s" },
-    { "qrt_tracker_tag_add",
-      "INSERT INTO tracker_tags (tracker_id, tag, dimension, value) "
-      "VALUES (%lld, %s, %s, %s)" },
-    { "qrt_tracker_tags_clear",
-      "DELETE FROM tracker_tags WHERE tracker_id = %lld" },
-    { "qrt_tracker_get",
-      "SELECT " TRACKER_COLS " FROM trackers t WHERE t.id = %lld AND t.deleted_at IS NULL" },
-    { "qrt_tracker_tags",
-      "SELECT tag FROM tracker_tags WHERE tracker_id = %lld ORDER BY tag" },
-    { "qrt_tracker_count",
-      "SELECT COUNT(*) FROM trackers WHERE account_id = %lld AND deleted_at IS NULL" },
-    { "qrt_tracker_page",
-      "SELECT " TRACKER_COLS " FROM trackers t WHERE t.account_id = %lld AND "
-      "t.deleted_at IS NULL ORDER BY t.id LIMIT %lld OFFSET %lld" },
-    { "qrt_tracker_page_tags",
-      "SELECT g.tracker_id, g.tag FROM tracker_tags g WHERE g.tracker_id IN "
-      "(SELECT t.id FROM trackers t WHERE t.account_id = %lld AND t.deleted_at IS NULL "
-      "ORDER BY t.id LIMIT %lld OFFSET %lld) ORDER BY g.tracker_id, g.tag" },
-    { "qrt_tracker_update",
-      "UPDATE trackers SET name = %s, redirect_url = %s, updated_at = %lld "
-      "WHERE id = %lld AND deleted_at IS NULL" },
-    { "qrt_tracker_delete",
-      "UPDATE trackers SET deleted_at = %lld, updated_at = %lld WHERE id = %lld "
-      "AND deleted_at IS NULL" },
-    { "qrt_tracker_by_code",
-      "SELECT id, redirect_url FROM trackers WHERE code = %s AND deleted_at IS NULL" },
-    { "qrt_tracker_owner",
-      "SELECT account_id FROM trackers WHERE id = %lld AND deleted_at IS NULL" },
-    { "qrt_tracker_ids",
-      "SELECT id FROM trackers WHERE account_id = %lld AND deleted_at IS NULL ORDER BY id" },
-    /* the version of an account's trackers as reports see them (schema 18: raised by
-     * triggers) */
-    { "qrt_trackers_version",
-      "SELECT version FROM trackers_version WHERE account_id = %lld" },
-    { NULL, NULL }
-};
-
 static apr_int64_t tracker_now(void)
 {
     return apr_time_sec(apr_time_now());
@@ -100,7 +53,7 @@ static apr_status_t tracker_tags_save(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         args[1] = tag;
         args[2] = dim;
         args[3] = value;
-        rv = qrt_db_exec(db, p, "qrt_tracker_tag_add", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_tracker_tag_add, NULL, args);
         if (rv != APR_SUCCESS) {
             return rv;
         }
@@ -117,7 +70,7 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     apr_status_t rv;
     int taken = 0;
 
-    rv = qrt_db_select(db, p, "qrt_tracker_code_taken", &res, check);
+    rv = qrt_db_select(db, p, SQL_tracker_code_taken, &res, check);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -136,7 +89,7 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
         const void *args[] = { &t->account_id, t->code, t->name, t->type,
                                t->redirect_url, &t->created_at, &t->updated_at };
 
-        rv = qrt_db_select(db, p, "qrt_tracker_add", &res, args);
+        rv = qrt_db_select(db, p, SQL_tracker_add, &res, args);
     }
     if (rv == APR_SUCCESS) {
         rv = APR_EGENERAL;
@@ -163,7 +116,7 @@ apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { &id };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_get", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_tracker_get, &res, args);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -176,7 +129,7 @@ apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_select(db, p, "qrt_tracker_tags", &res, args);
+    rv = qrt_db_select(db, p, SQL_tracker_tags, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -199,21 +152,21 @@ apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t acc
 
     *out = apr_array_make(p, (int)(limit < 64 ? limit : 64), sizeof(qrt_tracker_t));
     *total = 0;
-    rv = qrt_db_select(db, p, "qrt_tracker_count", &res, cargs);
+    rv = qrt_db_select(db, p, SQL_tracker_count, &res, cargs);
     if (rv != APR_SUCCESS) {
         return rv;
     }
     while (qrt_db_row(db, p, res, &row) == 0) {
         *total = qrt_db_int(db, row, 0, 0);
     }
-    rv = qrt_db_select(db, p, "qrt_tracker_page", &res, args);
+    rv = qrt_db_select(db, p, SQL_tracker_page, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
     while (qrt_db_row(db, p, res, &row) == 0) {
         tracker_read(db, p, row, apr_array_push(*out));
     }
-    rv = qrt_db_select(db, p, "qrt_tracker_page_tags", &res, args);
+    rv = qrt_db_select(db, p, SQL_tracker_page_tags, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -248,13 +201,13 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     /* The aggregates change too: after the visits' writers, never across them. */
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_tracker_update", &n, args);
+        rv = qrt_db_exec(db, p, SQL_tracker_update, &n, args);
     }
     if (rv == APR_SUCCESS && n == 0) {
         rv = APR_NOTFOUND;
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_tracker_tags_clear", NULL, targs);
+        rv = qrt_db_exec(db, p, SQL_tracker_tags_clear, NULL, targs);
     }
     if (rv == APR_SUCCESS) {
         rv = tracker_tags_save(db, p, t);
@@ -285,7 +238,7 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     }
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_exec(db, p, "qrt_tracker_delete", &n, args);
+        rv = qrt_db_exec(db, p, SQL_tracker_delete, &n, args);
     }
     if (rv == APR_SUCCESS && n == 0) {
         rv = APR_NOTFOUND;
@@ -308,7 +261,7 @@ apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { code };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_by_code", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_tracker_by_code, &res, args);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -332,7 +285,7 @@ apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t ac
         apr_dbd_results_t *res;
         apr_dbd_row_t *row = NULL;
         const void *args[] = { &ids[i] };
-        apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_owner", &res, args);
+        apr_status_t rv = qrt_db_select(db, p, SQL_tracker_owner, &res, args);
 
         if (rv != APR_SUCCESS) {
             return rv;
@@ -350,7 +303,7 @@ apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t acco
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     const void *args[] = { &account_id };
-    apr_status_t rv = qrt_db_select(db, p, "qrt_tracker_ids", &res, args);
+    apr_status_t rv = qrt_db_select(db, p, SQL_tracker_ids, &res, args);
 
     *out = apr_array_make(p, 16, sizeof(apr_int64_t));
     if (rv != APR_SUCCESS) {
@@ -368,5 +321,5 @@ apr_status_t qrt_store_trackers_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t
     const void *args[] = { &account_id };
 
     *version = 0;                   /* (no row: no change since schema 18) */
-    return qrt_db_select_int(db, p, "qrt_trackers_version", args, version);
+    return qrt_db_select_int(db, p, SQL_trackers_version, args, version);
 }

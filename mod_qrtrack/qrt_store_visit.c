@@ -9,115 +9,6 @@
 #define VISIT_NARGS 9
 #define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
 #define VISIT_ID_TYPES "lllii" "lllll"      /* the same with the id first (SQLite) */
-/* first_visit is no longer kept (schema 15): 0, which SQLite stores in its record
- * header alone, so that a database re-running migration 009 still finds the column */
-#define VISITOR_INSERT "INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) "
-#define VISITOR_NEW " ON CONFLICT (tracker_id, visitor) DO NOTHING"
-#define BIGINTS "CAST(%s AS BIGINT[])"
-#define SMALLINTS "CAST(%s AS SMALLINT[])"
-#define TEXTS "CAST(%s AS TEXT[])"
-#define VISIT_ROW_COLS "tracker_id, visit_start, click, bot, visitor, ua_id, place_id, " \
-    "ref_id, ip_id"
-/* A dictionary row: added, or, when it is there already (the insert adds nothing),
- * found by its key. The added row's id: SQLite's last rowid (qrt_store_dict_id; a
- * RETURNING clause would make SQLite open an ephemeral table for each row), PostgreSQL's
- * RETURNING. */
-#define DICT_UA_ADD "INSERT INTO visit_uas (k, user_agent, browser, browser_version, " \
-    "os, device) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (k) DO NOTHING"
-#define DICT_PLACE_ADD "INSERT INTO visit_places (k, country, city) VALUES (%s, %s, %s) " \
-    "ON CONFLICT (k) DO NOTHING"
-#define DICT_REF_ADD "INSERT INTO visit_referers (referer) VALUES (%s) " \
-    "ON CONFLICT (referer) DO NOTHING"
-#define DICT_IP_ADD "INSERT INTO visit_ips (ip) VALUES (%s) ON CONFLICT (ip) DO NOTHING"
-#define DICT_UA_KEY "SELECT id FROM visit_uas WHERE k = %s"
-#define DICT_PLACE_KEY "SELECT id FROM visit_places WHERE k = %s"
-
-const qrt_stmt_t qrt_store_visit_stmts[] = {
-    /* qrt_store_write_lock: SQLite never runs it */
-    { "qrt_write_lock", "SELECT %lld" },
-    { "qrt_visit_add", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") VALUES "
-      "(%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
-    /* SQLite (schema 11): a batch's ids, taken from visit_seq (the last one is then
-     * read back with qrt_agg_max_id: a RETURNING clause makes SQLite keep a statement
-     * journal and a table of the rows returned), then
-     * its rows with them. */
-    { "qrt_visit_ids", "UPDATE visit_seq SET last = last + %lld" },
-    { "qrt_visit_add_id", "INSERT INTO visit_rows (id, " VISIT_ROW_COLS ") VALUES "
-      "(%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)" },
-    /* SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a
-     * tracker's newest id, once per batch (the view's triggers do the same) */
-    { "qrt_visit_floor", "INSERT INTO visit_floor (bucket, min_start) VALUES (%lld, %lld) "
-      "ON CONFLICT (bucket) DO UPDATE SET min_start = excluded.min_start "
-      "WHERE excluded.min_start < visit_floor.min_start" },
-    { "qrt_tracker_last_id",
-      "UPDATE trackers SET last_visit_id = %lld WHERE id = %lld AND last_visit_id < %lld" },
-    { "qrt_visitor_add", VISITOR_INSERT "VALUES (%lld, %lld, 0)" VISITOR_NEW },
-    { "qrt_tracker_counters",
-      "UPDATE trackers SET total_scans = total_scans + %lld, "
-      "total_clicks = total_clicks + %lld, total_bots = total_bots + %lld, "
-      "unique_visitors = unique_visitors + %lld, "
-      "last_visit = CASE WHEN %lld > COALESCE(last_visit, 0) THEN %lld "
-      "ELSE last_visit END WHERE id = %lld" },
-    { "qrt_dict_ua_get", DICT_UA_KEY },
-    { "qrt_dict_ua_add", DICT_UA_ADD },
-    { "qrt_dict_place_get", DICT_PLACE_KEY },
-    { "qrt_dict_place_add", DICT_PLACE_ADD },
-    { "qrt_dict_ref_get", "SELECT id FROM visit_referers WHERE referer = %s" },
-    { "qrt_dict_ref_add", DICT_REF_ADD },
-    { "qrt_dict_ip_get", "SELECT id FROM visit_ips WHERE ip = %s" },
-    { "qrt_dict_ip_add", DICT_IP_ADD },
-    /* the dictionaries' generation (schema 22; qrt_dict_cache_generation), with
-     * qrt_store_write_lock_gen's key, unused here */
-    { "qrt_write_lock_gen", "SELECT MAX(gen) FROM visit_dict_gen WHERE %lld <> 0" },
-    { NULL, NULL }
-};
-
-/* PostgreSQL's own forms, and its statements of many rows (qrt_db_exec_rows): the
- * new visits' ids, the visitors new to a tracker come back. */
-const qrt_stmt_t qrt_store_visit_pgsql[] = {
-    { "qrt_write_lock", "SELECT pg_advisory_xact_lock(%lld)" },
-    { "qrt_write_lock_gen", "SELECT (SELECT MAX(gen) FROM visit_dict_gen) FROM "
-      "(SELECT pg_advisory_xact_lock(%lld)) l" },
-    /* (SQLite's alone: PostgreSQL's ids come from the sequence, and its
-     * tracker_visitors says who is new) */
-    { "qrt_visit_ids", "SELECT %lld" },
-    { "qrt_visit_add_id", "SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld" },
-    { "qrt_visit_floor", "SELECT %lld, %lld" },
-    { "qrt_dict_ua_add", DICT_UA_ADD " RETURNING id" },
-    { "qrt_dict_place_add", DICT_PLACE_ADD " RETURNING id" },
-    { "qrt_dict_ref_add", DICT_REF_ADD " RETURNING id" },
-    { "qrt_dict_ip_add", DICT_IP_ADD " RETURNING id" },
-    { "qrt_tracker_last_id", "SELECT %lld, %lld, %lld" },
-    /* (qrt_store_agg_write.c's highest visit id: SQLite reads visit_seq) */
-    { "qrt_agg_max_id", "SELECT MAX(id) FROM visit_rows" },
-    { "qrt_visit_add_many", "INSERT INTO visit_rows (" VISIT_ROW_COLS ") SELECT * FROM "
-      "unnest(" BIGINTS ", " BIGINTS ", " SMALLINTS ", " SMALLINTS ", " BIGINTS ", " BIGINTS
-      ", " BIGINTS ", " BIGINTS ", " BIGINTS ") RETURNING id" },
-    /* a batch's dictionary values, added (those added come back), then found (joined
-     * to the array: "k = ANY(array)" has PostgreSQL's generic plan read every row and
-     * compare it with every value) */
-    { "qrt_dict_ua_add_many", "INSERT INTO visit_uas (k, user_agent, browser, "
-      "browser_version, os, device) SELECT * FROM unnest(" TEXTS ", " TEXTS ", " TEXTS ", "
-      TEXTS ", " TEXTS ", " TEXTS ") ON CONFLICT (k) DO NOTHING RETURNING k, id" },
-    { "qrt_dict_ua_get_many", "SELECT d.k, d.id FROM unnest(" TEXTS ") AS u(k) "
-      "JOIN visit_uas d ON d.k = u.k" },
-    { "qrt_dict_place_add_many", "INSERT INTO visit_places (k, country, city) SELECT * "
-      "FROM unnest(" TEXTS ", " TEXTS ", " TEXTS ") ON CONFLICT (k) DO NOTHING "
-      "RETURNING k, id" },
-    { "qrt_dict_place_get_many", "SELECT d.k, d.id FROM unnest(" TEXTS ") AS u(k) "
-      "JOIN visit_places d ON d.k = u.k" },
-    { "qrt_dict_ref_add_many", "INSERT INTO visit_referers (referer) SELECT * FROM unnest("
-      TEXTS ") ON CONFLICT (referer) DO NOTHING RETURNING referer, id" },
-    { "qrt_dict_ref_get_many", "SELECT d.referer, d.id FROM unnest(" TEXTS ") AS u(k) "
-      "JOIN visit_referers d ON d.referer = u.k" },
-    { "qrt_dict_ip_add_many", "INSERT INTO visit_ips (ip) SELECT * FROM unnest(" TEXTS
-      ") ON CONFLICT (ip) DO NOTHING RETURNING ip, id" },
-    { "qrt_dict_ip_get_many", "SELECT d.ip, d.id FROM unnest(" TEXTS ") AS u(k) "
-      "JOIN visit_ips d ON d.ip = u.k" },
-    { "qrt_visitor_add_many", VISITOR_INSERT "SELECT t, v, 0 FROM unnest(" BIGINTS ", "
-      BIGINTS ") AS u(t, v)" VISITOR_NEW " RETURNING tracker_id, visitor" },
-    { NULL, NULL }
-};
 
 /* What a batch adds to one tracker's counters. */
 typedef struct {
@@ -151,10 +42,10 @@ typedef struct {
 } dict_labels;
 
 static const dict_labels dict_label[QRT_DICTS] = {
-    { "qrt_dict_ua_get", "qrt_dict_ua_add" },
-    { "qrt_dict_place_get", "qrt_dict_place_add" },
-    { "qrt_dict_ref_get", "qrt_dict_ref_add" },
-    { "qrt_dict_ip_get", "qrt_dict_ip_add" },
+    { SQL_dict_ua_get, SQL_dict_ua_add },
+    { SQL_dict_place_get, SQL_dict_place_add },
+    { SQL_dict_ref_get, SQL_dict_ref_add },
+    { SQL_dict_ip_get, SQL_dict_ip_add },
 };
 
 /* The id of a dictionary row (key, then the add statement's arguments after it). */
@@ -334,7 +225,7 @@ static apr_status_t visits_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
                 min = v[i].visit_start;
             }
         }
-        rv = qrt_db_exec(db, p, "qrt_visit_floor", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_visit_floor, NULL, args);
     }
     return rv;
 }
@@ -354,9 +245,9 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     if (n <= 0) {
         return APR_SUCCESS;
     }
-    rv = qrt_db_exec(db, p, "qrt_visit_ids", NULL, seq_args);
+    rv = qrt_db_exec(db, p, SQL_visit_ids, NULL, seq_args);
     if (rv == APR_SUCCESS) {
-        rv = qrt_db_select_int(db, p, "qrt_agg_max_id", none, &last);
+        rv = qrt_db_select_int(db, p, SQL_agg_max_id, none, &last);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -367,7 +258,7 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
         memcpy(with_id + (apr_size_t)i * (VISIT_NARGS + 1) + 1,
                args + (apr_size_t)i * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
     }
-    rv = qrt_db_exec_rows(db, p, "qrt_visit_add_id", VISIT_ID_TYPES, with_id, n);
+    rv = qrt_db_exec_rows(db, p, SQL_visit_add_id, VISIT_ID_TYPES, with_id, n);
     return rv == APR_SUCCESS ? visits_floor(db, p, v, n) : rv;
 }
 
@@ -422,7 +313,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         return visits_insert_sqlite(db, p, v, args, n);
     }
     row_ids = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
-    rv = qrt_db_each_rows(db, p, "qrt_visit_add", VISIT_TYPES, args, n, qrt_db_int_list_row,
+    rv = qrt_db_each_rows(db, p, SQL_visit_add, VISIT_TYPES, args, n, qrt_db_int_list_row,
                           row_ids);
     if (rv == APR_SUCCESS && row_ids->nelts != n) {
         db->error = "INSERT INTO visit_rows returned too few ids";
@@ -476,7 +367,7 @@ static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     }
     if (qrt_dialect_remote(db->driver)) {
         added = apr_hash_make(p);
-        rv = qrt_db_each_rows(db, p, "qrt_visitor_add", "ll", args, m, visit_added_row,
+        rv = qrt_db_each_rows(db, p, SQL_visitor_add, "ll", args, m, visit_added_row,
                               added);
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
             is_new[first[i]] = apr_hash_get(added, &keys[i], sizeof(keys[i])) != NULL;
@@ -538,9 +429,9 @@ static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit
 
         const void *last_args[] = { &c->max_id, &c->tracker_id, &c->max_id };
 
-        rv = qrt_db_exec(db, p, "qrt_tracker_counters", NULL, args);
+        rv = qrt_db_exec(db, p, SQL_tracker_counters, NULL, args);
         if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
-            rv = qrt_db_exec(db, p, "qrt_tracker_last_id", NULL, last_args);
+            rv = qrt_db_exec(db, p, SQL_tracker_last_id, NULL, last_args);
         }
     }
     return rv;

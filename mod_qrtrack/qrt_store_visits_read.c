@@ -3,30 +3,6 @@
 #include <apr_strings.h>
 #include "qrt_store_visits_read.h"
 
-#define VR_COLS "v.id, v.tracker_id, v.visit_start, " \
-    "CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip, g.country, g.city, " \
-    "u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent, v.bot"
-/* A visit row with its dictionaries' strings (schema 7). */
-#define VR_FROM " FROM visit_rows v LEFT JOIN visit_ips i ON i.id = v.ip_id " \
-    "LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
-    "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
-
-/* tracker, window and since_id: 4 arguments, the first three bounds of (tracker_id,
- * visit_start), which also gives the order without a sort (the '+' keeps SQLite off
- * the id index, which would read the whole tracker). */
-#define VR_FILTER "v.tracker_id = %lld AND v.visit_start >= %lld " \
-                  "AND v.visit_start <= %lld AND +v.id > %lld"
-#define VR_ORDER " ORDER BY v.visit_start DESC, v.id DESC"
-/* PostgreSQL's polls (since_id > 0) want the few visits above an id: they take the
- * id range of visits_tracker_id and sort those. (SQLite's walk the time order from
- * the floor of their ids: vr_floor.) */
-#define VR_SINCE "v.tracker_id = %lld AND +v.visit_start >= %lld " \
-                 "AND +v.visit_start <= %lld AND v.id > %lld"
-#define VR_ORDER_SINCE " ORDER BY +v.visit_start DESC, +v.id DESC"
-/* Visits of one second below an id: (tracker_id, visit_start, id) is a seek. */
-#define VR_SAME "v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld " \
-                "AND v.id < %lld"
-
 /* Search, bounded by the tracker's own data: the text is tested on the strings of
  * the tracker's visits, never on the installation-wide dictionaries as a whole (other
  * accounts' scans fill them). One bound LIKE pattern per searched column, 8 arguments
@@ -36,217 +12,41 @@
  * columns' lowercase copies (schema 19: col_lc), and lower() of the addresses (L_IP:
  * their dictionary has none). */
 #define VR_NSEARCH 8
-#define VR_LIKE_S(col) col " LIKE %s ESCAPE '\\'"
-#define VR_LIKE_S_IP(col) VR_LIKE_S(col)
-#define VR_LIKE_CI(col) col "_lc LIKE %s ESCAPE '\\'"
-#define VR_LIKE_CI_IP(col) "lower(" col ") LIKE %s ESCAPE '\\'"
 /* Each dictionary's entries that hold the text (its 1, 2, 1 or 4 patterns), at most
  * VR_IDS_MAX + 1 of them, read once per request: from the entries the tracker's visits
  * name (_own: the tracker, then the patterns) or from the whole dictionary when it is
  * smaller than the tracker (_all: the patterns), whichever is fewer. */
 #define VR_IDS_MAX 10000
-/* (the cost of an entry of a dictionary, up to 2 KB tested against each pattern,
- * in visits' index entries; bench/bench_search.py checks the balance) */
+/* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
+ * visit's index entry: measured with bench_search.py) */
 #define VR_OWN_COST 4
-#define VR_IDS_LIMIT " LIMIT 10001"
-#define VR_D_UA(L) L("browser") " OR " L("os") " OR " L("device") " OR " L("user_agent")
-#define VR_D_PLACE(L) L("country") " OR " L("city")
-#define VR_D_REF(L) L("referer")
-#define VR_D_IP(L) L##_IP("ip")
-#define VR_IDS_ALL(T, D) "SELECT id FROM " T " WHERE " D VR_IDS_LIMIT
-#define VR_IDS_OWN(T, col, D) "SELECT id FROM " T " WHERE id IN (SELECT " col " FROM " \
-    "visit_rows WHERE tracker_id = %lld AND " col " IS NOT NULL) AND (" D ")" VR_IDS_LIMIT
-/* PostgreSQL tests an entry by a scalar subquery on its key, which it runs for each
- * row (a join, IN or EXISTS it may plan as the whole dictionary scanned and hashed:
- * everyone's strings). The tracker's entries of user agents, places and referers are
- * its keys of visit_dict_counts (schema 19), its addresses those its visits name. */
-#define VR_ONE_PG(T, key, D) "(SELECT " D " FROM " T " x WHERE x.id = " key ")"
-#define VR_IDS_OWN_PG(T, d, D) "SELECT k.id FROM visit_dict_counts k WHERE k.tracker_id " \
-    "= %lld AND k.d = " d " AND " VR_ONE_PG(T, "k.id", D) VR_IDS_LIMIT
-#define VR_IDS_OWN_IP_PG "SELECT k.id FROM (SELECT DISTINCT ip_id AS id FROM visit_rows " \
-    "WHERE tracker_id = %lld AND ip_id IS NOT NULL) k WHERE " \
-    VR_ONE_PG("visit_ips", "k.id", VR_D_IP(VR_LIKE_CI)) VR_IDS_LIMIT
-/* The matched ids travel as one text argument: a JSON array to SQLite, an array
- * literal to PostgreSQL. */
-#define VR_IN_S(col) col " IN (SELECT value FROM json_each(%s))"
-#define VR_IN_CI(col) col " = ANY (CAST(%s AS BIGINT[]))"
-/* Walking the visits (time or id order) and testing each on its own strings (the
- * dictionaries joined as the rows are read: VR_FROM). */
-#define VR_SEARCH(L) " AND (" L("u.browser") " OR " L("u.os") " OR " L("u.device") \
-    " OR " L("u.user_agent") " OR " L("g.country") " OR " L("g.city") " OR " \
-    L("r.referer") " OR " L##_IP("i.ip") ")"
-#define VR_S  VR_SEARCH(VR_LIKE_S)
-/* (PostgreSQL: each dictionary's entry of the row by its key, VR_ONE_PG) */
-#define VR_CI " AND (" VR_ONE_PG("visit_uas", "v.ua_id", VR_D_UA(VR_LIKE_CI)) " OR " \
-    VR_ONE_PG("visit_places", "v.place_id", VR_D_PLACE(VR_LIKE_CI)) " OR " \
-    VR_ONE_PG("visit_referers", "v.ref_id", VR_D_REF(VR_LIKE_CI)) " OR " \
-    VR_ONE_PG("visit_ips", "v.ip_id", VR_D_IP(VR_LIKE_CI)) ")"
-/* Picking the matched visits through the indexes visits_ua, visits_place,
- * visits_ref, visits_ip (tracker, then the dictionary's ids: tracker before each). */
-#define VR_UNION(K, U, IN) "SELECT " K " FROM visit_rows v WHERE tracker_id = %lld AND " \
-    IN("ua_id") " " U " SELECT " K " FROM visit_rows v WHERE tracker_id = " \
-    "%lld AND " IN("place_id") " " U " SELECT " K " FROM visit_rows v WHERE " \
-    "tracker_id = %lld AND " IN("ref_id") " " U " SELECT " K " FROM " \
-    "visit_rows v WHERE tracker_id = %lld AND " IN("ip_id")
-/* A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
- * ROWID, key (tracker_id, visit_start, id), which every index ends with), by its id in
- * PostgreSQL's. SQLite gets the matched keys as a table (UNION: once each) and reads
- * the rows by key; an IN list would draw it to walking the table in order. */
-#define VR_KEY "v.tracker_id, v.visit_start, v.id"
-#define VR_KEY_PG "v.id"
-#define VR_PICKED_PG(IN) "v.id IN (" VR_UNION("v.id", "UNION ALL", IN) ")"
-#define VR_PICKS(IN) "(" VR_UNION(VR_KEY, "UNION", IN) ") m"
-#define VR_PICK_ROWS " CROSS JOIN visit_rows v ON v.tracker_id = m.tracker_id AND " \
-    "v.visit_start = m.visit_start AND v.id = m.id LEFT JOIN visit_ips i ON i.id = " \
-    "v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON " \
-    "u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id"
-/* (The '+'s: the window must not pass to v.visit_start, which would make SQLite walk
- * the tracker's window for each match instead of seeking its key.) */
-#define VR_PICK_WINDOW_M " WHERE +m.visit_start >= %lld AND +m.visit_start <= %lld"
-/* (Searches with since_id > 0 walk the ids: no id bound here, which would draw
- * SQLite to the id index.) */
-#define VR_PICK_WINDOW " AND v.visit_start >= %lld AND v.visit_start <= %lld"
-/* The count when one dictionary alone matches: its index alone (tracker, the
- * dictionary's ids, window). */
-#define VR_COUNT1(col, IN) "SELECT COUNT(*) FROM visit_rows WHERE tracker_id = %lld AND " \
-    IN(col) " AND visit_start >= %lld AND visit_start <= %lld"
-/* PostgreSQL (schema 19), the window unbounded: the sum of the matched entries'
- * visit counts of the tracker (d: 1 user agents, 2 places, 3 referers). */
-#define VR_TOTAL1(d) "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM visit_dict_counts " \
-    "WHERE tracker_id = %lld AND d = " d " AND " VR_IN_CI("id")
-/* The tracker's size (its visits ever recorded) and each dictionary's (its highest
- * id): which way its matched entries are read. */
-#define VR_SIZES "SELECT (SELECT total_scans + total_clicks + total_bots FROM trackers " \
-    "WHERE id = %lld), (SELECT COALESCE(MAX(id), 0) FROM visit_uas), (SELECT " \
-    "COALESCE(MAX(id), 0) FROM visit_places), (SELECT COALESCE(MAX(id), 0) FROM " \
-    "visit_referers), (SELECT COALESCE(MAX(id), 0) FROM visit_ips)"
 
-#define VR_SELECT "SELECT " VR_COLS VR_FROM " WHERE "
-#define VR_COUNT "SELECT COUNT(*) FROM visit_rows v WHERE "
-/* (a search's count tests each row's strings: with them) */
-#define VR_COUNT_J "SELECT COUNT(*)" VR_FROM " WHERE "
-#define VR_LIMIT " LIMIT %lld OFFSET %lld"
-/* A page: its ids first (without a search, the rows it skips are read from the index
- * alone, with no dictionary looked up), then their rows with their strings. */
-#define VR_PAGE_K(K, from, where, order) "SELECT " VR_COLS VR_FROM " WHERE (" K ") IN " \
-    "(SELECT " K from " WHERE " where order VR_LIMIT ")" order
-#define VR_PAGE(where, order) VR_PAGE_K(VR_KEY, " FROM visit_rows v", where, order)
-#define VR_PAGE_PG(where, order) VR_PAGE_K(VR_KEY_PG, " FROM visit_rows v", where, order)
-#define VR_PAGE_J(where, order) VR_PAGE_K(VR_KEY, VR_FROM, where, order)
-#define VR_PAGE_PG_J(where, order) VR_PAGE_K(VR_KEY_PG, VR_FROM, where, order)
+/* A read's statement in its three forms: without a search, with a search on SQLite
+ * (_s), with a search on PostgreSQL (_ci: its lower-cased columns). */
+enum { VR_PLAIN, VR_SQLITE, VR_PGSQL };
+static const char *const vr_count[3] = {
+    SQL_visits_count, SQL_visits_count_s, SQL_visits_count_ci };
+static const char *const vr_since_count[3] = {
+    SQL_visits_since_count, NULL, SQL_visits_since_count_ci };
+static const char *const vr_first[3] = {
+    SQL_visits_first, SQL_visits_first_s, SQL_visits_first_ci };
+static const char *const vr_page_forms[3] = {
+    SQL_visits_page, SQL_visits_page_s, SQL_visits_page_ci };
+static const char *const vr_since_page[3] = {
+    SQL_visits_since_page, NULL, SQL_visits_since_page_ci };
+static const char *const vr_same[3] = {
+    SQL_visits_same, SQL_visits_same_s, SQL_visits_same_ci };
 
-/* Each query in up to three forms: label, label_s (search, SQLite), and label_ci
- * (search, PostgreSQL: in the table below, as they read its dictionaries' lowercase
- * columns). */
-const qrt_stmt_t qrt_store_visits_read_stmts[] = {
-    { "qrt_visits_count",          VR_COUNT VR_FILTER },
-    /* (a search's count in a window walked: SQLite's polls, from their floor, and
-     * searches that match too many entries of the tracker to list them) */
-    { "qrt_visits_count_s",        VR_COUNT_J VR_FILTER VR_S },
-    /* The first rows (offset 0: the first page, each chunk of an export): along
-     * the index with their strings, no ids first and no sort. */
-    { "qrt_visits_first",          VR_SELECT VR_FILTER VR_ORDER VR_LIMIT },
-    { "qrt_visits_first_s",        VR_SELECT VR_FILTER VR_S VR_ORDER VR_LIMIT },
-    { "qrt_visits_page",           VR_PAGE(VR_FILTER, VR_ORDER) },
-    { "qrt_visits_page_s",         VR_PAGE_J(VR_FILTER VR_S, VR_ORDER) },
-    /* SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how
-     * many buckets say so, and the highest id handed out */
-    { "qrt_visits_floor",
-      "SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT last FROM visit_seq) "
-      "FROM visit_floor WHERE bucket >= %lld" },
-    { "qrt_visits_same",           VR_SELECT VR_SAME " ORDER BY v.id DESC LIMIT %lld" },
-    { "qrt_visits_same_s",         VR_SELECT VR_SAME VR_S " ORDER BY v.id DESC LIMIT %lld" },
-    /* (SQLite, schema 14: kept by the writer and the view's triggers) */
-    { "qrt_visits_max_id",
-      "SELECT last_visit_id FROM trackers WHERE id = %lld" },
-    /* search without since_id: the matched entries, then the visits that name them */
-    { "qrt_visits_sizes",          VR_SIZES },
-    { "qrt_visits_ids_ua_all_s",   VR_IDS_ALL("visit_uas", VR_D_UA(VR_LIKE_S)) },
-    { "qrt_visits_ids_place_all_s", VR_IDS_ALL("visit_places", VR_D_PLACE(VR_LIKE_S)) },
-    { "qrt_visits_ids_ref_all_s",  VR_IDS_ALL("visit_referers", VR_D_REF(VR_LIKE_S)) },
-    { "qrt_visits_ids_ip_all_s",   VR_IDS_ALL("visit_ips", VR_D_IP(VR_LIKE_S)) },
-    { "qrt_visits_ids_ua_own_s",   VR_IDS_OWN("visit_uas", "ua_id", VR_D_UA(VR_LIKE_S)) },
-    { "qrt_visits_ids_place_own_s",
-      VR_IDS_OWN("visit_places", "place_id", VR_D_PLACE(VR_LIKE_S)) },
-    { "qrt_visits_ids_ref_own_s",
-      VR_IDS_OWN("visit_referers", "ref_id", VR_D_REF(VR_LIKE_S)) },
-    { "qrt_visits_ids_ip_own_s",   VR_IDS_OWN("visit_ips", "ip_id", VR_D_IP(VR_LIKE_S)) },
-    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_IN_S) },
-    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_IN_S) },
-    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_IN_S) },
-    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_IN_S) },
-    { "qrt_visits_count_pick_s",
-      "SELECT COUNT(*) FROM " VR_PICKS(VR_IN_S) VR_PICK_WINDOW_M },
-    { "qrt_visits_page_pick_s",
-      "SELECT " VR_COLS " FROM " VR_PICKS(VR_IN_S) VR_PICK_ROWS VR_PICK_WINDOW_M
-      VR_ORDER VR_LIMIT },
-    { NULL, NULL }
-};
+/* The form of a search statement for db's driver. */
+static int vr_form(qrt_db_t *db)
+{
+    return qrt_db_dialect_is(db, QRT_DIALECT_SQLITE) ? VR_SQLITE : VR_PGSQL;
+}
 
-/* PostgreSQL's forms of the statements that find visits again by their id, and its own. */
-const qrt_stmt_t qrt_store_visits_read_pgsql[] = {
-    { "qrt_visits_page",           VR_PAGE_PG(VR_FILTER, VR_ORDER) },
-    { "qrt_visits_page_s",         VR_PAGE_PG_J(VR_FILTER VR_S, VR_ORDER) },
-    { "qrt_visits_page_ci",        VR_PAGE_PG(VR_FILTER VR_CI, VR_ORDER) },
-    /* Polls by the id index visits_tracker_id (SQLite's take the floor instead) */
-    { "qrt_visits_since_count",    VR_COUNT VR_SINCE },
-    { "qrt_visits_since_count_ci", VR_COUNT VR_SINCE VR_CI },
-    { "qrt_visits_since_page",     VR_PAGE_PG(VR_SINCE, VR_ORDER_SINCE) },
-    { "qrt_visits_since_page_ci",  VR_PAGE_PG(VR_SINCE VR_CI, VR_ORDER_SINCE) },
-    { "qrt_visits_max_id",
-      "SELECT MAX(id) FROM visit_rows WHERE tracker_id = %lld" },
-    /* (SQLite's alone: PostgreSQL's polls take visits_tracker_id) */
-    { "qrt_visits_floor",          "SELECT 0, 0, %lld" },
-    /* the time of a tracker's first and last visit (two probes of
-     * visits_tracker_visitor), -1 for the last when it has none */
-    { "qrt_visits_span",
-      "SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1) "
-      "FROM visit_rows WHERE tracker_id = %lld" },
-    { "qrt_visits_total_ua_ci",    VR_TOTAL1("1") },
-    { "qrt_visits_total_place_ci", VR_TOTAL1("2") },
-    { "qrt_visits_total_ref_ci",   VR_TOTAL1("3") },
-    /* (SQLite's forms read a JSON array: these are prepared here too, as arrays) */
-    { "qrt_visits_count_ua_s",     VR_COUNT1("ua_id", VR_IN_CI) },
-    { "qrt_visits_count_place_s",  VR_COUNT1("place_id", VR_IN_CI) },
-    { "qrt_visits_count_ref_s",    VR_COUNT1("ref_id", VR_IN_CI) },
-    { "qrt_visits_count_ip_s",     VR_COUNT1("ip_id", VR_IN_CI) },
-    { "qrt_visits_count_pick_s",   VR_COUNT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW },
-    { "qrt_visits_page_pick_s",
-      VR_SELECT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
-    { "qrt_visits_count_pick_ci",  VR_COUNT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW },
-    { "qrt_visits_page_pick_ci",
-      VR_SELECT VR_PICKED_PG(VR_IN_CI) VR_PICK_WINDOW VR_ORDER VR_LIMIT },
-    /* the search forms (SQLite has its _s forms) */
-    { "qrt_visits_count_ci",       VR_COUNT VR_FILTER VR_CI },
-    { "qrt_visits_first_ci",       VR_SELECT VR_FILTER VR_CI VR_ORDER VR_LIMIT },
-    { "qrt_visits_same_ci",        VR_SELECT VR_SAME VR_CI " ORDER BY v.id DESC LIMIT %lld" },
-    { "qrt_visits_ids_ua_all_ci",  VR_IDS_ALL("visit_uas", VR_D_UA(VR_LIKE_CI)) },
-    { "qrt_visits_ids_place_all_ci", VR_IDS_ALL("visit_places", VR_D_PLACE(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ref_all_ci", VR_IDS_ALL("visit_referers", VR_D_REF(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ip_all_ci",  VR_IDS_ALL("visit_ips", VR_D_IP(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ua_own_ci",
-      VR_IDS_OWN_PG("visit_uas", "1", VR_D_UA(VR_LIKE_CI)) },
-    { "qrt_visits_ids_place_own_ci",
-      VR_IDS_OWN_PG("visit_places", "2", VR_D_PLACE(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ref_own_ci",
-      VR_IDS_OWN_PG("visit_referers", "3", VR_D_REF(VR_LIKE_CI)) },
-    { "qrt_visits_ids_ip_own_ci",  VR_IDS_OWN_IP_PG },
-    { "qrt_visits_count_ua_ci",    VR_COUNT1("ua_id", VR_IN_CI) },
-    { "qrt_visits_count_place_ci", VR_COUNT1("place_id", VR_IN_CI) },
-    { "qrt_visits_count_ref_ci",   VR_COUNT1("ref_id", VR_IN_CI) },
-    { "qrt_visits_count_ip_ci",    VR_COUNT1("ip_id", VR_IN_CI) },
-    { NULL, NULL }
-};
-
-/* The label of a query in the form that f and the driver need. */
-static const char *vr_label(qrt_db_t *db, apr_pool_t *p, const char *base,
+static const char *vr_label(qrt_db_t *db, const char *const forms[3],
                             const qrt_visit_filter_t *f)
 {
-    if (!f->search) {
-        return base;
-    }
-    return apr_pstrcat(p, base, qrt_db_dialect_is(db, QRT_DIALECT_SQLITE) ? "_s" : "_ci",
-                       NULL);
+    return f->search ? forms[vr_form(db)] : forms[VR_PLAIN];
 }
 
 void qrt_visit_filter_init(qrt_visit_filter_t *f, apr_int64_t tracker_id)
@@ -358,12 +158,6 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
                             int since, apr_int64_t offset, apr_int64_t limit,
                             apr_array_header_t *out);
 
-/* The form suffix of a search statement for db's driver. */
-static const char *vr_form(qrt_db_t *db)
-{
-    return qrt_db_dialect_is(db, QRT_DIALECT_SQLITE) ? "_s" : "_ci";
-}
-
 /* A search's entries of each dictionary (0 user agents, 1 places, 2 referers, 3
  * ips) that hold the text and that the tracker's visits may name, each list one
  * argument of the statements that take them; mask: the dictionaries with any; over:
@@ -376,7 +170,28 @@ typedef struct {
     apr_int64_t size;
 } vr_ids_t;
 
-static const char *const vr_dict[] = { "ua", "place", "ref", "ip" };
+/* A search's statements of each dictionary: its matched entries among all, among the
+ * tracker's own, the visits that name them, each by form (SQLite, PostgreSQL); the
+ * total of the tracker's visits that name one entry (PostgreSQL, not the ips). */
+static const char *const vr_ids_all[4][2] = {
+    { SQL_visits_ids_ua_all_s, SQL_visits_ids_ua_all_ci },
+    { SQL_visits_ids_place_all_s, SQL_visits_ids_place_all_ci },
+    { SQL_visits_ids_ref_all_s, SQL_visits_ids_ref_all_ci },
+    { SQL_visits_ids_ip_all_s, SQL_visits_ids_ip_all_ci } };
+static const char *const vr_ids_own[4][2] = {
+    { SQL_visits_ids_ua_own_s, SQL_visits_ids_ua_own_ci },
+    { SQL_visits_ids_place_own_s, SQL_visits_ids_place_own_ci },
+    { SQL_visits_ids_ref_own_s, SQL_visits_ids_ref_own_ci },
+    { SQL_visits_ids_ip_own_s, SQL_visits_ids_ip_own_ci } };
+static const char *const vr_count_named[4][2] = {
+    { SQL_visits_count_ua_s, SQL_visits_count_ua_ci },
+    { SQL_visits_count_place_s, SQL_visits_count_place_ci },
+    { SQL_visits_count_ref_s, SQL_visits_count_ref_ci },
+    { SQL_visits_count_ip_s, SQL_visits_count_ip_ci } };
+static const char *const vr_total_named[3] = {
+    SQL_visits_total_ua_ci, SQL_visits_total_place_ci, SQL_visits_total_ref_ci };
+static const char *const vr_count_pick[2] = { SQL_visits_count_pick_s, SQL_visits_count_pick_ci };
+static const char *const vr_page_pick[2] = { SQL_visits_page_pick_s, SQL_visits_page_pick_ci };
 static const int vr_per[] = { 4, 2, 1, 1 };
 
 /* The list of n ids for db's driver: "[1,2]" to SQLite's json_each, "{1,2}" to
@@ -414,7 +229,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), d, i;
 
     memset(ids, 0, sizeof(*ids));
-    if ((rv = qrt_db_select(db, p, "qrt_visits_sizes", &res, targs)) != APR_SUCCESS) {
+    if ((rv = qrt_db_select(db, p, SQL_visits_sizes, &res, targs)) != APR_SUCCESS) {
         return rv;
     }
     while (qrt_db_row(db, p, res, &row) == 0) {
@@ -434,8 +249,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
         for (i = 0; i < vr_per[d]; i++) {
             args[n++] = pattern;
         }
-        rv = qrt_db_each(db, p, apr_pstrcat(p, "qrt_visits_ids_", vr_dict[d],
-                                            own ? "_own" : "_all", vr_form(db), NULL),
+        rv = qrt_db_each(db, p, (own ? vr_ids_own : vr_ids_all)[d][vr_form(db) - 1],
                          args, qrt_db_int_list_row, got);
         if (rv != APR_SUCCESS) {
             return rv;
@@ -478,7 +292,7 @@ static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
     if (*whole) {
         return APR_SUCCESS;
     }
-    if ((rv = qrt_db_select(db, p, "qrt_visits_span", &res, args)) != APR_SUCCESS) {
+    if ((rv = qrt_db_select(db, p, SQL_visits_span, &res, args)) != APR_SUCCESS) {
         return rv;
     }
     while (qrt_db_row(db, p, res, &row) == 0) {
@@ -506,7 +320,7 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
     if (ids->over) {
         a.n = 0;
         vr_push_filter(&a, p, f);
-        return qrt_db_select_int(db, p, vr_label(db, p, "qrt_visits_count", f), a.v, total);
+        return qrt_db_select_int(db, p, vr_label(db, vr_count, f), a.v, total);
     }
     if (!ids->mask) {
         return APR_SUCCESS;
@@ -523,22 +337,21 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                     return rv;
                 }
                 if (whole) {
-                    return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_total_",
-                                                                vr_dict[d], "_ci", NULL),
+                    return qrt_db_select_int(db, p, vr_total_named[d],
                                              args, total);
                 }
             }
             args[n++] = &f->start;
             args[n++] = &f->end;
-            return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_", vr_dict[d],
-                                                        vr_form(db), NULL), args, total);
+            return qrt_db_select_int(db, p, vr_count_named[d][vr_form(db) - 1],
+                                     args, total);
         }
     }
     a.n = 0;
     vr_push_picked(&a, f, ids);
     vr_push(&a, &f->start);
     vr_push(&a, &f->end);
-    return qrt_db_select_int(db, p, apr_pstrcat(p, "qrt_visits_count_pick", vr_form(db), NULL),
+    return qrt_db_select_int(db, p, vr_count_pick[vr_form(db) - 1],
                   a.v, total);
 }
 
@@ -564,7 +377,7 @@ static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
     if (f->since_id <= 0 || qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return APR_SUCCESS;
     }
-    rv = qrt_db_select(db, p, "qrt_visits_floor", &res, args);
+    rv = qrt_db_select(db, p, SQL_visits_floor, &res, args);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -613,9 +426,8 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
     }
     a.n = 0;
     vr_push_filter(&a, p, &g);
-    return qrt_db_select_int(db, p, vr_label(db, p, g.since_id > 0 && !floored
-                                                        ? "qrt_visits_since_count"
-                                                        : "qrt_visits_count", &g),
+    return qrt_db_select_int(db, p, vr_label(db, g.since_id > 0 && !floored
+                                                    ? vr_since_count : vr_count, &g),
                              a.v, total);
 }
 
@@ -658,7 +470,7 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
     vr_push(&a, &f->end);
     vr_push(&a, &limit);
     vr_push(&a, &offset);
-    return vr_read(db, p, apr_pstrcat(p, "qrt_visits_page_pick", vr_form(db), NULL), a.v,
+    return vr_read(db, p, vr_page_pick[vr_form(db) - 1], a.v,
                    out);
 }
 
@@ -674,9 +486,8 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
     vr_push_filter(&a, p, f);
     vr_push(&a, &limit);
     vr_push(&a, &offset);
-    return vr_read(db, p, vr_label(db, p, since ? "qrt_visits_since_page"
-                                          : offset == 0 ? "qrt_visits_first"
-                                          : "qrt_visits_page", f), a.v, out);
+    return vr_read(db, p, vr_label(db, since ? vr_since_page
+                                      : offset == 0 ? vr_first : vr_page_forms, f), a.v, out);
 }
 
 static apr_array_header_t *vr_array(apr_pool_t *p, apr_int64_t limit)
@@ -740,7 +551,7 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
         vr_push(&a, &after_id);
         vr_push_search(&a, p, f);
         vr_push(&a, &limit);
-        rv = vr_read(db, p, vr_label(db, p, "qrt_visits_same", f), a.v, *out);
+        rv = vr_read(db, p, vr_label(db, vr_same, f), a.v, *out);
         if (rv != APR_SUCCESS) {
             return rv;
         }
@@ -759,5 +570,5 @@ apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tr
 {
     const void *args[] = { &tracker_id };
 
-    return qrt_db_select_int(db, p, "qrt_visits_max_id", args, max_id);
+    return qrt_db_select_int(db, p, SQL_visits_max_id, args, max_id);
 }

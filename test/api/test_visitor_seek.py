@@ -10,8 +10,8 @@ bitmap and sorted them: 15 ms a batch with 30,000 visits, more with each visit; 
 scan bench's single visitor fell to 800 scans a second. Now the seek takes the
 visitor's latest visit anywhere, along an index of the visits that are not bots
 (schema 20, as SQLite's), and checks its account in the server
-(qrt_store_agg_write.c: qrt_agg_seek_v_many, agg_seek_account); its latest visit on
-one tracker (qrt_agg_seek_t, when the latest was on another) has an index of the
+(qrt_store_agg_write.c: agg_seek_visitor_many, agg_seek_account); its latest visit on
+one tracker (agg_seek_visitor_on_tracker, when the latest was on another) has an index of the
 visitor and tracker on PostgreSQL.
 
 The queries below are the module's own, prepared as it prepares them (its arrays bound
@@ -27,7 +27,7 @@ from conftest import Api, start_server
 from lib.visits import T0, import_visits, new_tracker, visit
 
 VISITS = 30000
-# PostgreSQL: qrt_agg_seek_v_many and qrt_agg_seek_t: parameters, statement, values,
+# PostgreSQL: agg_seek_visitor_many and agg_seek_visitor_on_tracker: parameters, statement, values,
 # and the column of the visit's time.
 PG_SEEKS = [
     ("(varchar, varchar, varchar)",
@@ -46,7 +46,7 @@ PG_SEEKS = [
      "AND v.tracker_id = $2 AND v.bot = 0 AND v.id < $3 "
      "ORDER BY v.visit_start DESC, v.id DESC LIMIT 1",
      "({visitor}, {tracker}, {before})", 0)]
-# SQLite: qrt_agg_seek_v and qrt_agg_seek_t.
+# SQLite: agg_seek_visitor and agg_seek_visitor_on_tracker.
 SQLITE_SEEKS = [
     "SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id "
     "FROM visit_rows v WHERE v.visitor = {visitor} AND v.bot = 0 "

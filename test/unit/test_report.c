@@ -765,8 +765,8 @@ START_TEST(tracker_counters)
     check_counters("retagged, then visited");
     /* Every visitor's latest visit in another account (day 21, after all of this
      * account's), then visits here from day 22 on: the previous visit in this
-     * account is found past the other account's (qrt_agg_seek_a after
-     * qrt_agg_seek_v); a window from the middle of day 20 counts them right. */
+     * account is found past the other account's (agg_seek_visitor_in_account after
+     * agg_seek_visitor); a window from the middle of day 20 counts them right. */
     for (i = 0; i < 40; i++) {
         qrt_visit_t o;
 

@@ -220,7 +220,7 @@ static apr_status_t native_row_check(void *ctx, qrt_db_t *db, apr_dbd_row_t *row
     ck_assert_ptr_null(qrt_db_str(db, row, 13));
     ck_assert_int_eq(qrt_db_int(db, row, 13, -7), -7);
     if (c->depth++ == 0) {
-        ck_assert_int_eq(qrt_db_each(db, pool, "qrt_tracker_get", args, native_row_check,
+        ck_assert_int_eq(qrt_db_each(db, pool, SQL_tracker_get, args, native_row_check,
                                      c), APR_SUCCESS);
         /* (the outer row again, after the inner one) */
         ck_assert_str_eq(qrt_db_str(db, row, 2), "c1");
@@ -240,17 +240,17 @@ START_TEST(native_rows_on_sqlite)
     qrt_db_t db;
 
     path = store_db_open(dir, &db);
-    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", args, native_row_check, &c),
+    ck_assert_int_eq(qrt_db_each(&db, pool, SQL_tracker_get, args, native_row_check, &c),
                      APR_SUCCESS);
     ck_assert_int_eq(c.rows, 2);
     c.rows = 0;
-    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", nargs, native_row_check, &c),
+    ck_assert_int_eq(qrt_db_each(&db, pool, SQL_tracker_get, nargs, native_row_check, &c),
                      APR_SUCCESS);
     ck_assert_int_eq(c.rows, 0);
-    ck_assert_int_eq(qrt_db_select_int(&db, pool, "qrt_tracker_count", args, &v),
+    ck_assert_int_eq(qrt_db_select_int(&db, pool, SQL_tracker_count, args, &v),
                      APR_SUCCESS);
     ck_assert_int_eq(v, 1);
-    ck_assert_int_eq(qrt_db_select_int(&db, pool, "qrt_tracker_get", nargs, &v), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_select_int(&db, pool, SQL_tracker_get, nargs, &v), APR_SUCCESS);
     ck_assert_int_eq(v, 0);                                    /* no row */
 
     /* A statement that fails (its schema changed by another connection: apr_dbd's
@@ -262,10 +262,10 @@ START_TEST(native_rows_on_sqlite)
                      SQLITE_OK);
     sqlite3_close(other);
     db.error = NULL;
-    ck_assert_int_eq(qrt_db_each(&db, pool, "qrt_tracker_get", args, native_row_check, &c),
+    ck_assert_int_eq(qrt_db_each(&db, pool, SQL_tracker_get, args, native_row_check, &c),
                      APR_EGENERAL);
     ck_assert_ptr_nonnull(db.error);
-    ck_assert_msg(!strncmp(db.error, "qrt_tracker_get: ", 17) && strstr(db.error, "schema"),
+    ck_assert_msg(!strncmp(db.error, SQL_tracker_get ": ", 13) && strstr(db.error, "schema"),
                   "%s", db.error);
     store_db_close(dir, path, &db);
 }

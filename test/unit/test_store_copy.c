@@ -184,7 +184,7 @@ START_TEST(a_failed_page_is_reported_with_its_table)
                    "'https://e.example/', 1, 1)");
     ck_assert_int_eq(qrt_store_copy_all(&src, &dst, pool, &r), APR_EGENERAL);
     ck_assert_ptr_nonnull(r.error);
-    ck_assert_msg(!strncmp(r.error, "trackers: qrt_copy_trackers_add", 31), "%s", r.error);
+    ck_assert_msg(!strncmp(r.error, "trackers: " SQL_copy_trackers_add, 27), "%s", r.error);
     ck_assert_int_eq(r.rows[0], 2);
     ck_assert_int_eq(r.rows[2], 0);
 }

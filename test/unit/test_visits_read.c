@@ -345,14 +345,7 @@ END_TEST
 
 /* SQLite's plans for the statements whose plan is the point (schema 11: visit_rows is
  * keyed (tracker_id, visit_start, id)): what SQLite reports for each, joined. */
-extern const qrt_stmt_t qrt_store_visits_read_stmts[];
-extern const qrt_stmt_t qrt_store_agg_write_stmts[];
-extern const qrt_stmt_t qrt_store_copy_stmts[];
-extern const qrt_stmt_t qrt_store_visit_stmts[];
-extern const qrt_stmt_t qrt_store_agg_read_stmts[];
-extern const qrt_stmt_t qrt_store_agg_blob_stmts[];
-
-static const char *plan_of(const qrt_stmt_t *table, const char *label)
+static const char *plan_of(const char *label)
 {
     const char *sql = NULL, *plan = "";
     apr_dbd_results_t *res = NULL;
@@ -360,9 +353,9 @@ static const char *plan_of(const qrt_stmt_t *table, const char *label)
     char *q, *at;
     int i;
 
-    for (i = 0; table[i].label; i++) {
-        if (!strcmp(table[i].label, label)) {
-            sql = table[i].sql;
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        if (!strcmp(qrt_sql_statements[i].name, label)) {
+            sql = qrt_sql_statements[i].sql;
         }
     }
     ck_assert_msg(sql != NULL, "no statement %s", label);
@@ -386,45 +379,45 @@ START_TEST(plans_seek_what_they_need)
 
     /* A search's picked matches: each row sought by its key, never the tracker's
      * window walked per match. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_page_pick_s");
+    plan = plan_of(SQL_visits_page_pick_s);
     ck_assert_msg(!strstr(plan, "visit_start>?") && !strstr(plan, "SCAN v\n"), "%s", plan);
     ck_assert_msg(strstr(plan, "visits_place (tracker_id=? AND place_id=?)"), "%s", plan);
     /* A search's matched entries, from the tracker's own (issue 33): the tracker's
      * ids from its index, each entry sought by its id, never the dictionary scanned. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_ids_ua_own_s");
+    plan = plan_of(SQL_visits_ids_ua_own_s);
     ck_assert_msg(strstr(plan, "visit_uas USING INTEGER PRIMARY KEY (rowid=?)")
                   && strstr(plan, "visits_ua (tracker_id=?)"), "%s", plan);
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_ids_ref_own_s");
+    plan = plan_of(SQL_visits_ids_ref_own_s);
     ck_assert_msg(strstr(plan, "visit_referers USING INTEGER PRIMARY KEY (rowid=?)")
                   && strstr(plan, "visits_ref (tracker_id=?"), "%s", plan);
     /* ... and the visits that name them, through an index of the dictionary's ids:
      * the tracker's (visits_ua) or the purge's (visits_by_ua, schema 22, which holds
      * the table's key after the id: a seek by entry, tracker and window at once). */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count_ua_s");
+    plan = plan_of(SQL_visits_count_ua_s);
     ck_assert_msg(strstr(plan, "visits_ua (tracker_id=? AND ua_id=?")
                   || strstr(plan, "visits_by_ua (ua_id=? AND tracker_id=?"), "%s", plan);
     /* An export's chunk with a search: the tracker's window, each row's own strings. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_first_s");
+    plan = plan_of(SQL_visits_first_s);
     ck_assert_msg(strstr(plan, "SEARCH v USING PRIMARY KEY (tracker_id=? AND visit_start>?")
                   && !strstr(plan, "SCAN") && !strstr(plan, "SUBQUERY"), "%s", plan);
     /* A count over a window: the window of the key, not the whole tracker by id. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_count");
+    plan = plan_of(SQL_visits_count);
     ck_assert_msg(strstr(plan, "PRIMARY KEY (tracker_id=? AND visit_start>? AND "
                             "visit_start<?)"), "%s", plan);
     /* A poll (schema 14): the floor of the ids above since_id, a range of
      * visit_floor's key; then the window from it, as the count above. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_floor");
+    plan = plan_of(SQL_visits_floor);
     ck_assert_msg(strstr(plan, "visit_floor USING INTEGER PRIMARY KEY (rowid>?)"), "%s", plan);
     /* A tracker's newest id: its row, not its visits. */
-    plan = plan_of(qrt_store_visits_read_stmts, "qrt_visits_max_id");
+    plan = plan_of(SQL_visits_max_id);
     ck_assert_msg(strstr(plan, "trackers USING INTEGER PRIMARY KEY (rowid=?)"), "%s", plan);
     /* A copy's page of visits: a seek on the key, no sort. */
-    plan = plan_of(qrt_store_copy_stmts, "qrt_copy_visits_page");
+    plan = plan_of(SQL_copy_visits_page);
     ck_assert_msg(strstr(plan, "PRIMARY KEY ((tracker_id,visit_start,id)>(?,?,?))"), "%s",
                   plan);
     ck_assert_msg(!strstr(plan, "TEMP B-TREE") && !strstr(plan, "SCAN v\n"), "%s", plan);
     /* The write path's previous visit on a tracker: the visitor's few visits. */
-    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_t");
+    plan = plan_of(SQL_agg_seek_visitor_on_tracker);
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)"), "%s", plan);
     /* ... in the index's order, with no sort (a visitor with thousands of visits in
      * one second, a kiosk, would sort them all for each seek). */
@@ -432,34 +425,34 @@ START_TEST(plans_seek_what_they_need)
     /* The previous visit in the account, which also says whether a visitor is new on
      * a tracker (schema 16: no tracker_visitors): the visitor's few visits, newest
      * first, with no sort. */
-    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
+    plan = plan_of(SQL_agg_seek_visitor_in_account);
     ck_assert_msg(strstr(plan, "SEARCH v USING INDEX visits_visitor (visitor=?)")
                   && !strstr(plan, "TEMP B-TREE"), "%s", plan);
-    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_v");
+    plan = plan_of(SQL_agg_seek_visitor);
     ck_assert_msg(strstr(plan, "SEARCH v USING INDEX visits_visitor (visitor=?)")
                   && !strstr(plan, "TEMP B-TREE"), "%s", plan);
     /* Links and gaps (schema 17): by previous time along the tables' keys; by time
      * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
      * day's rows found again by (p, t). */
-    plan = plan_of(qrt_store_agg_read_stmts, "report_links_by_previous_browser");
+    plan = plan_of(SQL_report_links_by_previous_time_browser);
     ck_assert_msg(strstr(plan, "agg_link USING PRIMARY KEY (account_id=? AND p>? AND p<?)"),
                   "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "report_gaps_by_previous");
+    plan = plan_of(SQL_report_gaps_by_previous_time);
     ck_assert_msg(strstr(plan, "agg_gaps USING PRIMARY KEY (kind=? AND account_id=? AND "
                                "p>? AND p<?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "report_links_by_time_tag");
+    plan = plan_of(SQL_report_links_by_time_tag);
     ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_read_stmts, "report_gaps_by_time");
+    plan = plan_of(SQL_report_gaps_by_time);
     ck_assert_msg(strstr(plan, "INDEX agg_gaps_u (kind=? AND account_id=? AND t>? AND t<?)"),
                   "%s", plan);
-    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_links");
+    plan = plan_of(SQL_agg_blob_links);
     ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_link_open");
+    plan = plan_of(SQL_agg_blob_link_open);
     ck_assert_msg(strstr(plan, "PRIMARY KEY (account_id=? AND p=? AND t=?)"), "%s", plan);
-    plan = plan_of(qrt_store_agg_blob_stmts, "qrt_ab_gap_open");
+    plan = plan_of(SQL_agg_blob_gap_open);
     ck_assert_msg(strstr(plan, "PRIMARY KEY (kind=? AND account_id=? AND p=? AND t=?)"),
                   "%s", plan);
-    plan = plan_of(qrt_store_agg_write_stmts, "qrt_agg_seek_a");
+    plan = plan_of(SQL_agg_seek_visitor_in_account);
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)") && !strstr(plan, "TEMP B-TREE"),
                   "%s", plan);
 }

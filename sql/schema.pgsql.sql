@@ -1,0 +1,569 @@
+-- The schema of mod_qrtrack on PostgreSQL, version 22: what the migrations
+-- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
+-- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
+
+-- (the functions are made before the tables that their bodies name)
+SET check_function_bodies = false;
+
+CREATE FUNCTION qrt_trackers_version_acct() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ BEGIN IF TG_OP <> 'INSERT' THEN PERFORM qrt_trackers_version_up(OLD.account_id); END IF; IF TG_OP <> 'DELETE' THEN PERFORM qrt_trackers_version_up(NEW.account_id); END IF; RETURN NULL; END $$;
+
+CREATE FUNCTION qrt_trackers_version_trk() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ BEGIN IF TG_OP <> 'INSERT' THEN PERFORM qrt_trackers_version_up((SELECT account_id FROM trackers WHERE id = OLD.tracker_id)); END IF; IF TG_OP <> 'DELETE' THEN PERFORM qrt_trackers_version_up((SELECT account_id FROM trackers WHERE id = NEW.tracker_id)); END IF; RETURN NULL; END $$;
+
+CREATE FUNCTION qrt_trackers_version_up(acct bigint) RETURNS void
+    LANGUAGE sql
+    AS $$ INSERT INTO trackers_version (account_id, version) SELECT acct, 1 WHERE acct IS NOT NULL ON CONFLICT (account_id) DO UPDATE SET version = trackers_version.version + 1 $$;
+
+CREATE FUNCTION qrt_visit_dict_counts() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ BEGIN
+IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_dict_counts; RETURN NULL; END IF
+; IF TG_OP <> 'INSERT' THEN
+UPDATE visit_dict_counts k SET n = k.n - c.n FROM (SELECT tracker_id, d, id, COUNT(*) AS n FROM (SELECT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT tracker_id, 2, place_id FROM qrt_old UNION ALL SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) o GROUP BY 1, 2, 3) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id
+; DELETE FROM visit_dict_counts k USING (SELECT DISTINCT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION SELECT tracker_id, 2, place_id FROM qrt_old UNION SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id AND k.n <= 0
+; END IF
+; IF TG_OP <> 'DELETE' THEN
+INSERT INTO visit_dict_counts (tracker_id, d, id, n) SELECT tracker_id, d, id, COUNT(*) FROM (SELECT tracker_id, 1 AS d, ua_id AS id FROM qrt_new UNION ALL SELECT tracker_id, 2, place_id FROM qrt_new UNION ALL SELECT tracker_id, 3, ref_id FROM qrt_new WHERE ref_id IS NOT NULL) o GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 ON CONFLICT (tracker_id, d, id) DO UPDATE SET n = visit_dict_counts.n + excluded.n
+; END IF
+; RETURN NULL
+; END $$;
+
+CREATE FUNCTION qrt_visitor_bigint(v bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$ SELECT v $$;
+
+CREATE FUNCTION qrt_visitor_bigint(v text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $_$ SELECT CASE WHEN v ~ '^[0-9a-f]{16}$' THEN ('x' || v)::bit(64)::bigint ELSE ('x' || substr(md5(v), 1, 16))::bit(64)::bigint END $_$;
+
+CREATE FUNCTION qrt_visits_write() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; ku TEXT; kg TEXT
+; BEGIN
+IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; END IF
+; ku := COALESCE(octet_length(NEW.user_agent) || ':' || NEW.user_agent, '-') || COALESCE(octet_length(NEW.browser) || ':' || NEW.browser, '-') || COALESCE(octet_length(NEW.browser_version) || ':' || NEW.browser_version, '-') || COALESCE(octet_length(NEW.os) || ':' || NEW.os, '-') || COALESCE(octet_length(NEW.device) || ':' || NEW.device, '-')
+; kg := COALESCE(octet_length(NEW.country) || ':' || NEW.country, '-') || COALESCE(octet_length(NEW.city) || ':' || NEW.city, '-')
+; INSERT INTO visit_uas (k, user_agent, browser, browser_version, os, device) VALUES (ku, NEW.user_agent, NEW.browser, NEW.browser_version, NEW.os, NEW.device) ON CONFLICT (k) DO NOTHING
+; SELECT id INTO u FROM visit_uas WHERE k = ku
+; INSERT INTO visit_places (k, country, city) VALUES (kg, NEW.country, NEW.city) ON CONFLICT (k) DO NOTHING
+; SELECT id INTO g FROM visit_places WHERE k = kg
+; IF NEW.referer IS NOT NULL THEN INSERT INTO visit_referers (referer) VALUES (NEW.referer) ON CONFLICT (referer) DO NOTHING; SELECT id INTO r FROM visit_referers WHERE referer = NEW.referer; END IF
+; IF NEW.ip IS NOT NULL THEN INSERT INTO visit_ips (ip) VALUES (NEW.ip) ON CONFLICT (ip) DO NOTHING; SELECT id INTO a FROM visit_ips WHERE ip = NEW.ip; END IF
+; IF TG_OP = 'INSERT' THEN INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id, ip_id) VALUES (COALESCE(NEW.id, nextval(pg_get_serial_sequence('visit_rows', 'id'))), NEW.tracker_id, NEW.visit_start, CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, COALESCE(NEW.bot, 0), qrt_visitor_bigint(NEW.visitor), u, g, r, a)
+; ELSE UPDATE visit_rows SET id = NEW.id, tracker_id = NEW.tracker_id, visit_start = NEW.visit_start, click = CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, bot = NEW.bot, visitor = qrt_visitor_bigint(NEW.visitor), ua_id = u, place_id = g, ref_id = r, ip_id = a WHERE id = OLD.id
+; END IF
+; RETURN NEW
+; END $$;
+
+CREATE TABLE accounts (
+    id bigint NOT NULL,
+    name character varying(64) NOT NULL,
+    plan character varying(16) NOT NULL,
+    created_at bigint NOT NULL
+);
+
+CREATE SEQUENCE accounts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE accounts_id_seq OWNED BY accounts.id;
+
+CREATE TABLE agg_bcy (
+    id bigint NOT NULL,
+    browser character varying(64) NOT NULL,
+    country character varying(8) NOT NULL,
+    city character varying(128) NOT NULL
+);
+
+CREATE SEQUENCE agg_bcy_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE agg_bcy_id_seq OWNED BY agg_bcy.id;
+
+CREATE TABLE agg_blob (
+    account_id bigint NOT NULL,
+    lvl smallint NOT NULL,
+    b bigint NOT NULL,
+    kind smallint NOT NULL,
+    data text NOT NULL
+);
+
+CREATE TABLE agg_cnt (
+    kind smallint NOT NULL,
+    account_id bigint NOT NULL,
+    lvl smallint NOT NULL,
+    b bigint NOT NULL,
+    grp bigint NOT NULL,
+    val character varying(255) NOT NULL,
+    scans bigint NOT NULL,
+    clicks bigint NOT NULL,
+    firsts bigint NOT NULL,
+    rets bigint NOT NULL
+);
+
+CREATE TABLE agg_day (
+    account_id bigint NOT NULL,
+    q bigint NOT NULL,
+    g smallint NOT NULL,
+    scans bigint NOT NULL,
+    clicks bigint NOT NULL
+);
+
+CREATE TABLE agg_gaps (
+    kind smallint NOT NULL,
+    account_id bigint NOT NULL,
+    t bigint NOT NULL,
+    p bigint NOT NULL,
+    grp bigint NOT NULL,
+    vid bigint NOT NULL,
+    n bigint NOT NULL,
+    u smallint DEFAULT 1 NOT NULL
+);
+
+CREATE TABLE agg_link (
+    account_id bigint NOT NULL,
+    t bigint NOT NULL,
+    p bigint NOT NULL,
+    flags smallint NOT NULL,
+    tracker_id bigint NOT NULL,
+    bcy bigint NOT NULL,
+    n bigint NOT NULL,
+    u smallint DEFAULT 1 NOT NULL
+);
+
+CREATE TABLE agg_tag (
+    tracker_id bigint NOT NULL,
+    tag character varying(64) NOT NULL
+);
+
+CREATE TABLE agg_trk (
+    tracker_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    type character varying(16) NOT NULL
+);
+
+CREATE TABLE agg_unsealed (
+    account_id bigint NOT NULL,
+    day bigint NOT NULL
+);
+
+CREATE TABLE agg_vals (
+    id bigint NOT NULL,
+    val character varying(255) NOT NULL
+);
+
+CREATE SEQUENCE agg_vals_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE agg_vals_id_seq OWNED BY agg_vals.id;
+
+CREATE TABLE qrt_schema (
+    version integer NOT NULL
+);
+
+CREATE TABLE qrt_settings (
+    name character varying(64) NOT NULL,
+    value text NOT NULL
+);
+
+CREATE TABLE spool_marks (
+    node character varying(64) NOT NULL,
+    seq bigint NOT NULL
+);
+
+CREATE TABLE tokens (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    name character varying(128) NOT NULL,
+    prefix character varying(16) NOT NULL,
+    digest character(64) NOT NULL,
+    created_at bigint NOT NULL,
+    revoked_at bigint
+);
+
+CREATE SEQUENCE tokens_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE tokens_id_seq OWNED BY tokens.id;
+
+CREATE TABLE tracker_tags (
+    tracker_id bigint NOT NULL,
+    tag character varying(64) NOT NULL,
+    dimension character varying(64),
+    value character varying(64) NOT NULL
+);
+
+CREATE TABLE tracker_visitors (
+    tracker_id bigint NOT NULL,
+    visitor bigint NOT NULL,
+    first_visit bigint NOT NULL
+);
+
+CREATE TABLE trackers (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    code character varying(32) NOT NULL,
+    name character varying(255) NOT NULL,
+    type character varying(16) NOT NULL,
+    redirect_url character varying(2048) NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    deleted_at bigint,
+    total_scans bigint DEFAULT 0 NOT NULL,
+    total_clicks bigint DEFAULT 0 NOT NULL,
+    total_bots bigint DEFAULT 0 NOT NULL,
+    unique_visitors bigint DEFAULT 0 NOT NULL,
+    last_visit bigint
+);
+
+CREATE SEQUENCE trackers_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE trackers_id_seq OWNED BY trackers.id;
+
+CREATE TABLE trackers_version (
+    account_id bigint NOT NULL,
+    version bigint NOT NULL
+);
+
+CREATE TABLE visit_dict_counts (
+    tracker_id bigint NOT NULL,
+    d smallint NOT NULL,
+    id bigint NOT NULL,
+    n bigint NOT NULL
+);
+
+CREATE TABLE visit_dict_gen (
+    gen bigint NOT NULL
+);
+
+CREATE TABLE visit_ips (
+    id bigint NOT NULL,
+    ip character varying(64) NOT NULL
+);
+
+CREATE SEQUENCE visit_ips_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_ips_id_seq OWNED BY visit_ips.id;
+
+CREATE TABLE visit_places (
+    id bigint NOT NULL,
+    k text NOT NULL,
+    country character varying(8),
+    city character varying(128),
+    country_lc text GENERATED ALWAYS AS (lower((country)::text)) STORED,
+    city_lc text GENERATED ALWAYS AS (lower((city)::text)) STORED
+);
+ALTER TABLE ONLY visit_places ALTER COLUMN country_lc SET STATISTICS 0;
+ALTER TABLE ONLY visit_places ALTER COLUMN city_lc SET STATISTICS 0;
+
+CREATE SEQUENCE visit_places_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_places_id_seq OWNED BY visit_places.id;
+
+CREATE TABLE visit_referers (
+    id bigint NOT NULL,
+    referer character varying(2048) NOT NULL,
+    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED
+);
+ALTER TABLE ONLY visit_referers ALTER COLUMN referer_lc SET STATISTICS 0;
+
+CREATE SEQUENCE visit_referers_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_referers_id_seq OWNED BY visit_referers.id;
+
+CREATE TABLE visit_rows (
+    id bigint NOT NULL,
+    tracker_id bigint NOT NULL,
+    visit_start bigint NOT NULL,
+    click smallint NOT NULL,
+    bot smallint NOT NULL,
+    visitor bigint NOT NULL,
+    ua_id bigint NOT NULL,
+    place_id bigint NOT NULL,
+    ref_id bigint,
+    ip_id bigint
+);
+
+CREATE SEQUENCE visit_rows_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_rows_id_seq OWNED BY visit_rows.id;
+
+CREATE TABLE visit_uas (
+    id bigint NOT NULL,
+    k text NOT NULL,
+    user_agent character varying(1024),
+    browser character varying(64),
+    browser_version character varying(32),
+    os character varying(64),
+    device character varying(16),
+    user_agent_lc text GENERATED ALWAYS AS (lower((user_agent)::text)) STORED,
+    browser_lc text GENERATED ALWAYS AS (lower((browser)::text)) STORED,
+    os_lc text GENERATED ALWAYS AS (lower((os)::text)) STORED,
+    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED
+);
+ALTER TABLE ONLY visit_uas ALTER COLUMN user_agent_lc SET STATISTICS 0;
+ALTER TABLE ONLY visit_uas ALTER COLUMN browser_lc SET STATISTICS 0;
+ALTER TABLE ONLY visit_uas ALTER COLUMN os_lc SET STATISTICS 0;
+ALTER TABLE ONLY visit_uas ALTER COLUMN device_lc SET STATISTICS 0;
+
+CREATE SEQUENCE visit_uas_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_uas_id_seq OWNED BY visit_uas.id;
+
+CREATE VIEW visits AS
+ SELECT v.id,
+    v.tracker_id,
+    v.visit_start,
+        CASE
+            WHEN (v.click = 1) THEN 'click'::text
+            ELSE 'scan'::text
+        END AS source,
+    i.ip,
+    g.country,
+    g.city,
+    u.browser,
+    u.browser_version,
+    u.os,
+    u.device,
+    r.referer,
+    u.user_agent,
+    v.bot,
+    lpad(to_hex(v.visitor), 16, '0'::text) AS visitor
+   FROM ((((visit_rows v
+     LEFT JOIN visit_ips i ON ((i.id = v.ip_id)))
+     LEFT JOIN visit_places g ON ((g.id = v.place_id)))
+     LEFT JOIN visit_uas u ON ((u.id = v.ua_id)))
+     LEFT JOIN visit_referers r ON ((r.id = v.ref_id)));
+
+ALTER TABLE ONLY accounts ALTER COLUMN id SET DEFAULT nextval('accounts_id_seq'::regclass);
+
+ALTER TABLE ONLY agg_bcy ALTER COLUMN id SET DEFAULT nextval('agg_bcy_id_seq'::regclass);
+
+ALTER TABLE ONLY agg_vals ALTER COLUMN id SET DEFAULT nextval('agg_vals_id_seq'::regclass);
+
+ALTER TABLE ONLY tokens ALTER COLUMN id SET DEFAULT nextval('tokens_id_seq'::regclass);
+
+ALTER TABLE ONLY trackers ALTER COLUMN id SET DEFAULT nextval('trackers_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_ips ALTER COLUMN id SET DEFAULT nextval('visit_ips_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_places ALTER COLUMN id SET DEFAULT nextval('visit_places_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_referers ALTER COLUMN id SET DEFAULT nextval('visit_referers_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_rows ALTER COLUMN id SET DEFAULT nextval('visit_rows_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_uas ALTER COLUMN id SET DEFAULT nextval('visit_uas_id_seq'::regclass);
+
+ALTER TABLE ONLY accounts
+    ADD CONSTRAINT accounts_name_key UNIQUE (name);
+
+ALTER TABLE ONLY accounts
+    ADD CONSTRAINT accounts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY agg_bcy
+    ADD CONSTRAINT agg_bcy_browser_country_city_key UNIQUE (browser, country, city);
+
+ALTER TABLE ONLY agg_bcy
+    ADD CONSTRAINT agg_bcy_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY agg_blob
+    ADD CONSTRAINT agg_blob_pkey PRIMARY KEY (account_id, lvl, b, kind);
+
+ALTER TABLE ONLY agg_cnt
+    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (kind, account_id, lvl, b, grp, val);
+
+ALTER TABLE ONLY agg_day
+    ADD CONSTRAINT agg_day_pkey PRIMARY KEY (account_id, q, g);
+
+ALTER TABLE ONLY agg_gaps
+    ADD CONSTRAINT agg_gaps_pkey PRIMARY KEY (kind, account_id, t, p, grp, vid);
+
+ALTER TABLE ONLY agg_link
+    ADD CONSTRAINT agg_link12_pkey PRIMARY KEY (account_id, t, p, flags, tracker_id, bcy);
+
+ALTER TABLE ONLY agg_tag
+    ADD CONSTRAINT agg_tag_pkey PRIMARY KEY (tracker_id, tag);
+
+ALTER TABLE ONLY agg_trk
+    ADD CONSTRAINT agg_trk_pkey PRIMARY KEY (tracker_id);
+
+ALTER TABLE ONLY agg_unsealed
+    ADD CONSTRAINT agg_unsealed_pkey PRIMARY KEY (account_id, day);
+
+ALTER TABLE ONLY agg_vals
+    ADD CONSTRAINT agg_vals_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY agg_vals
+    ADD CONSTRAINT agg_vals_val_key UNIQUE (val);
+
+ALTER TABLE ONLY qrt_settings
+    ADD CONSTRAINT qrt_settings_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY spool_marks
+    ADD CONSTRAINT spool_marks_pkey PRIMARY KEY (node);
+
+ALTER TABLE ONLY tokens
+    ADD CONSTRAINT tokens_digest_key UNIQUE (digest);
+
+ALTER TABLE ONLY tokens
+    ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY tracker_tags
+    ADD CONSTRAINT tracker_tags_pkey PRIMARY KEY (tracker_id, tag);
+
+ALTER TABLE ONLY tracker_visitors
+    ADD CONSTRAINT tracker_visitors_pkey PRIMARY KEY (tracker_id, visitor);
+
+ALTER TABLE ONLY trackers
+    ADD CONSTRAINT trackers_code_key UNIQUE (code);
+
+ALTER TABLE ONLY trackers
+    ADD CONSTRAINT trackers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY trackers_version
+    ADD CONSTRAINT trackers_version_pkey PRIMARY KEY (account_id);
+
+ALTER TABLE ONLY visit_dict_counts
+    ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
+
+ALTER TABLE ONLY visit_ips
+    ADD CONSTRAINT visit_ips_ip_key UNIQUE (ip);
+
+ALTER TABLE ONLY visit_ips
+    ADD CONSTRAINT visit_ips_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY visit_places
+    ADD CONSTRAINT visit_places_k_key UNIQUE (k);
+
+ALTER TABLE ONLY visit_places
+    ADD CONSTRAINT visit_places_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY visit_referers
+    ADD CONSTRAINT visit_referers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY visit_referers
+    ADD CONSTRAINT visit_referers_referer_key UNIQUE (referer);
+
+ALTER TABLE ONLY visit_rows
+    ADD CONSTRAINT visit_rows_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY visit_uas
+    ADD CONSTRAINT visit_uas_k_key UNIQUE (k);
+
+ALTER TABLE ONLY visit_uas
+    ADD CONSTRAINT visit_uas_pkey PRIMARY KEY (id);
+
+CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, grp, lvl, b);
+
+CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, p, n);
+
+CREATE INDEX agg_link_p ON agg_link USING btree (account_id, p, n);
+
+CREATE INDEX agg_trk_account ON agg_trk USING btree (account_id, tracker_id);
+
+CREATE INDEX tokens_account ON tokens USING btree (account_id);
+
+CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
+
+CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
+
+CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
+
+CREATE INDEX visits_by_ref ON visit_rows USING btree (ref_id) WHERE (ref_id IS NOT NULL);
+
+CREATE INDEX visits_by_ua ON visit_rows USING btree (ua_id);
+
+CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id, visit_start, id) WHERE (ip_id IS NOT NULL);
+
+CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id, visit_start, id);
+
+CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id, visit_start, id) WHERE (ref_id IS NOT NULL);
+
+CREATE INDEX visits_tracker_id ON visit_rows USING btree (tracker_id, id);
+
+CREATE INDEX visits_tracker_visitor ON visit_rows USING btree (tracker_id, visit_start, id, visitor, bot, click, ua_id, place_id);
+
+CREATE INDEX visits_ua ON visit_rows USING btree (tracker_id, ua_id, visit_start, id);
+
+CREATE INDEX visits_visitor_id ON visit_rows USING btree (visitor, visit_start, id) WHERE (bot = 0);
+
+CREATE INDEX visits_visitor_tracker ON visit_rows USING btree (visitor, tracker_id, visit_start, id) WHERE (bot = 0);
+
+CREATE TRIGGER agg_tag_version AFTER INSERT OR DELETE OR UPDATE ON agg_tag FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_trk();
+
+CREATE TRIGGER agg_trk_version AFTER INSERT OR DELETE OR UPDATE ON agg_trk FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_acct();
+
+CREATE TRIGGER tracker_tags_version AFTER INSERT OR DELETE OR UPDATE ON tracker_tags FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_trk();
+
+CREATE TRIGGER trackers_version_ins AFTER INSERT OR DELETE ON trackers FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_acct();
+
+CREATE TRIGGER trackers_version_upd AFTER UPDATE OF account_id, name, type, deleted_at ON trackers FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_acct();
+
+CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+
+CREATE TRIGGER visit_dict_counts_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+
+CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+
+CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+
+CREATE TRIGGER visits_write INSTEAD OF INSERT OR DELETE OR UPDATE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
+
+ALTER TABLE ONLY tokens
+    ADD CONSTRAINT tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_tags
+    ADD CONSTRAINT tracker_tags_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);
+
+ALTER TABLE ONLY trackers
+    ADD CONSTRAINT trackers_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);

@@ -1,0 +1,119 @@
+-- Statements of mod_qrtrack/qrt_store_agg_acc.c (see docs/design.md, "The SQL statements").
+
+-- write path the account of an aggregated tracker, once per tag of its snapshot (or once with a
+-- NULL tag)
+-- name: agg_trk_get
+SELECT k.account_id, g.tag
+    FROM agg_trk k
+    LEFT JOIN agg_tag g ON g.tracker_id = k.tracker_id
+    WHERE k.tracker_id = %lld
+
+-- name: agg_trk_add
+INSERT INTO agg_trk (tracker_id, account_id, type)
+    SELECT id, account_id, type
+    FROM trackers
+    WHERE id = %lld
+
+-- name: agg_tag_snap
+INSERT INTO agg_tag (tracker_id, tag)
+    SELECT tracker_id, tag
+    FROM tracker_tags
+    WHERE tracker_id = %lld
+
+-- name: agg_counter_add
+INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, clicks, firsts, rets)
+    VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, %lld, %lld)
+    ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE
+    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, firsts =
+        agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets
+
+-- name: agg_day_add
+INSERT INTO agg_day (account_id, q, g, scans, clicks)
+    VALUES (%lld, %lld, %lld, %lld, %lld)
+    ON CONFLICT (account_id, q, g) DO UPDATE
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+
+-- name: agg_link_add
+INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n)
+    VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)
+    ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) DO UPDATE
+    SET n = agg_link.n + excluded.n
+
+-- name: agg_link_drop
+DELETE
+    FROM agg_link
+    WHERE account_id = %lld AND t = %lld AND p = %lld AND flags = %lld AND tracker_id = %lld AND bcy
+        = %lld AND n <= 0
+
+-- a link's (browser, country, city): added, else found (qrt_store_dict_id)
+-- name: agg_bcy_add
+INSERT INTO agg_bcy (browser, country, city)
+    VALUES (%s, %s, %s)
+    ON CONFLICT (browser, country, city) DO NOTHING
+
+-- name: agg_bcy_get
+SELECT id
+    FROM agg_bcy
+    WHERE browser = %s AND country = %s AND city = %s
+
+-- name: agg_gap_add
+INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n)
+    VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)
+    ON CONFLICT (kind, account_id, t, p, grp, vid) DO UPDATE
+    SET n = agg_gaps.n + excluded.n
+
+-- name: agg_gap_drop
+DELETE
+    FROM agg_gaps
+    WHERE kind = %lld AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND vid = %lld
+        AND n <= 0
+
+-- a gap's value: added, else found
+-- name: agg_val_add
+INSERT INTO agg_vals (val)
+    VALUES (%s)
+    ON CONFLICT (val) DO NOTHING
+
+-- name: agg_val_get
+SELECT id
+    FROM agg_vals
+    WHERE val = %s
+
+-- (the added row's id comes back: qrt_store_dict_id)
+-- name: agg_bcy_add [pgsql]
+INSERT INTO agg_bcy (browser, country, city)
+    VALUES (%s, %s, %s)
+    ON CONFLICT (browser, country, city) DO NOTHING
+    RETURNING id
+
+-- name: agg_val_add [pgsql]
+INSERT INTO agg_vals (val)
+    VALUES (%s)
+    ON CONFLICT (val) DO NOTHING
+    RETURNING id
+
+-- name: agg_counter_add_many [pgsql-only]
+INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, clicks, firsts, rets)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+    ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE
+    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, firsts =
+        agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets
+
+-- name: agg_link_add_many [pgsql-only]
+INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+    ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) DO UPDATE
+    SET n = agg_link.n + excluded.n
+
+-- name: agg_gap_add_many [pgsql-only]
+INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+    ON CONFLICT (kind, account_id, t, p, grp, vid) DO UPDATE
+    SET n = agg_gaps.n + excluded.n

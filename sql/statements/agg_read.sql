@@ -1,0 +1,688 @@
+-- Statements of mod_qrtrack/qrt_store_agg_read.c (see docs/design.md, "The SQL statements").
+-- Links (agg_link) find their strings in agg_bcy by bcy (schema 12); gaps (agg_gaps) their
+-- value in agg_vals by vid (schema 13).
+-- Links by time (t) of days not sealed read the rows with u = 1 alone (agg_link_u, schema 17);
+-- links of a sealed day whose sealed value is gone without the store's knowing (deleted by
+-- hand) read its rows with u = 0 along every link of the account.
+-- A "+" before a column (+p, +t, +v.tracker_id) keeps the planner off that column's index so
+-- that the index the statement is written for is the one used; "CROSS JOIN" fixes the order
+-- of the join (SQLite never reorders it): the reports' speed depends on both.
+-- The IN lists hold 64 tracker ids: listed trackers are read that many at a time.
+
+-- reads: counters over full days (at most 5 bucket ranges)
+-- name: report_counters_sum
+SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets)
+    FROM (SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld) x
+    GROUP BY grp, val
+
+-- name: report_counters_sum_of_group
+SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets)
+    FROM (SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
+        %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
+        %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
+        %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
+        %lld
+    UNION ALL
+    SELECT grp, val, scans, clicks, firsts, rets
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
+        %lld) x
+    GROUP BY grp, val
+
+-- name: report_counters_by_day
+SELECT b, grp, SUM(scans), SUM(clicks)
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld
+    GROUP BY b, grp
+
+-- name: report_counters_by_day_of_group
+SELECT b, grp, SUM(scans), SUM(clicks)
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld
+    GROUP BY b, grp
+
+-- reads: visits of the partial days at a window's edges, per kind
+-- name: report_edge_visits_tracker
+SELECT v.tracker_id, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1
+        THEN 1 ELSE 0 END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+    GROUP BY v.tracker_id
+
+-- name: report_edge_visits_account
+SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
+        END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+
+-- name: report_edge_visits_one_tracker
+SELECT v.tracker_id, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1
+        THEN 1 ELSE 0 END)
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
+    GROUP BY v.tracker_id
+
+-- name: report_edge_visits_browser
+SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+    GROUP BY COALESCE(vu.browser, '')
+
+-- name: report_edge_visits_country
+SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+    GROUP BY COALESCE(vp.country, '')
+
+-- name: report_edge_visits_city
+SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
+        = 1 THEN 1 ELSE 0 END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+    GROUP BY COALESCE(vp.city, '')
+
+-- name: report_edge_visits_tag
+SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
+        0 END)
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    CROSS JOIN agg_tag g
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0 AND g.tracker_id = v.tracker_id
+    GROUP BY g.tag
+
+-- reads: links by time (t) and by previous time (p), per kind
+-- name: report_links_by_time_tracker
+SELECT tracker_id, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
+        (flags & 1) <> 0
+    GROUP BY tracker_id
+
+-- name: report_links_by_time_account
+SELECT 0, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1
+
+-- name: report_links_by_time_browser
+SELECT 0, k.browser, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
+        (flags & 2) <> 0
+    GROUP BY k.browser
+
+-- name: report_links_by_time_country
+SELECT 0, k.country, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
+        (flags & 4) <> 0
+    GROUP BY k.country
+
+-- name: report_links_by_time_city
+SELECT 0, k.city, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
+        (flags & 8) <> 0
+    GROUP BY k.city
+
+-- name: report_links_by_time_tag
+SELECT 0, g.tag, SUM(l.n)
+    FROM agg_link l
+    CROSS JOIN agg_tag g
+    WHERE l.account_id = %lld AND l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld AND l.u =
+        1 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    GROUP BY g.tag
+
+-- name: report_links_of_lost_seals_tracker
+SELECT tracker_id, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
+        (flags & 1) <> 0
+    GROUP BY tracker_id
+
+-- name: report_links_of_lost_seals_account
+SELECT 0, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0
+
+-- name: report_links_of_lost_seals_browser
+SELECT 0, k.browser, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
+        (flags & 2) <> 0
+    GROUP BY k.browser
+
+-- name: report_links_of_lost_seals_country
+SELECT 0, k.country, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
+        (flags & 4) <> 0
+    GROUP BY k.country
+
+-- name: report_links_of_lost_seals_city
+SELECT 0, k.city, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
+        (flags & 8) <> 0
+    GROUP BY k.city
+
+-- name: report_links_of_lost_seals_tag
+SELECT 0, g.tag, SUM(l.n)
+    FROM agg_link l
+    CROSS JOIN agg_tag g
+    WHERE l.account_id = %lld AND +l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld AND l.u
+        = 0 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    GROUP BY g.tag
+
+-- name: report_links_by_previous_time_tracker
+SELECT tracker_id, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 1)
+        <> 0
+    GROUP BY tracker_id
+
+-- name: report_links_by_previous_time_account
+SELECT 0, '', SUM(n)
+    FROM agg_link
+    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld
+
+-- name: report_links_by_previous_time_browser
+SELECT 0, k.browser, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 2)
+        <> 0
+    GROUP BY k.browser
+
+-- name: report_links_by_previous_time_country
+SELECT 0, k.country, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 4)
+        <> 0
+    GROUP BY k.country
+
+-- name: report_links_by_previous_time_city
+SELECT 0, k.city, SUM(n)
+    FROM agg_link
+    JOIN agg_bcy k ON k.id = bcy
+    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 8)
+        <> 0
+    GROUP BY k.city
+
+-- name: report_links_by_previous_time_tag
+SELECT 0, g.tag, SUM(l.n)
+    FROM agg_link l
+    CROSS JOIN agg_tag g
+    WHERE l.account_id = %lld AND l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld AND
+        (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    GROUP BY g.tag
+
+-- name: report_gaps_by_time
+SELECT grp, v.val, SUM(n)
+    FROM agg_gaps
+    JOIN agg_vals v ON v.id = vid
+    WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld
+        AND u = 1
+    GROUP BY grp, v.val
+
+-- name: report_gaps_of_lost_seals
+SELECT grp, v.val, SUM(n)
+    FROM agg_gaps
+    JOIN agg_vals v ON v.id = vid
+    WHERE kind = %lld AND account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND
+        %lld AND u = 0
+    GROUP BY grp, v.val
+
+-- the days of [b0, b1] that should be sealed and were not read sealed: with counters, not on the
+-- work list (SQLite: their rows have u = 0)
+-- name: agg_orphans
+SELECT c.b
+    FROM agg_cnt c
+    WHERE c.kind = 2 AND c.account_id = %lld AND c.lvl = 1 AND c.b BETWEEN %lld AND %lld AND NOT
+        EXISTS (SELECT 1
+    FROM agg_unsealed x
+    WHERE x.account_id = c.account_id AND x.day = c.b)
+    ORDER BY c.b
+
+-- name: report_gaps_by_previous_time
+SELECT grp, v.val, SUM(n)
+    FROM agg_gaps
+    JOIN agg_vals v ON v.id = vid
+    WHERE kind = %lld AND account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld
+    GROUP BY grp, v.val
+
+-- reads: local days (quarter-hours, k = quarter-hour of the local day)
+-- name: agg_day_sum
+SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN g > k THEN scans + clicks ELSE 0 END)
+    FROM (SELECT (q * 900 + %lld) / 86400 AS d, (q * 900 + %lld - ((q * 900 + %lld) / 86400) *
+        86400) / 900 AS k, g, scans, clicks
+    FROM agg_day
+    WHERE account_id = %lld AND q BETWEEN %lld AND %lld) x
+    GROUP BY d
+
+-- reads: state and trackers
+-- name: agg_deleted
+SELECT COUNT(*)
+    FROM agg_trk k
+    LEFT JOIN trackers t ON t.id = k.tracker_id
+    WHERE k.account_id = %lld AND (t.id IS NULL OR t.deleted_at IS NOT NULL OR t.account_id <>
+        k.account_id)
+
+-- name: agg_dirty_tags
+SELECT a.tag
+    FROM agg_tag a
+    JOIN agg_trk k ON k.tracker_id = a.tracker_id
+    WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1
+    FROM tracker_tags c
+    WHERE c.tracker_id = a.tracker_id AND c.tag = a.tag) UNION
+    SELECT c.tag
+    FROM tracker_tags c
+    JOIN agg_trk k ON k.tracker_id = c.tracker_id
+    WHERE k.account_id = %lld AND NOT EXISTS (SELECT 1
+    FROM agg_tag a
+    WHERE a.tracker_id = c.tracker_id AND a.tag = c.tag)
+
+-- name: report_raw_visits
+SELECT v.visit_start, v.id, v.visitor, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 AND
+        (v.visit_start > %lld OR v.id > %lld)
+    ORDER BY v.visit_start, v.id
+    LIMIT %lld
+
+-- name: report_listed_total
+SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
+        END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- name: report_listed_by_type
+SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
+        ELSE 0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY t.type
+
+-- name: report_listed_by_tag
+SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
+        0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    JOIN tracker_tags g ON g.tracker_id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY g.tag
+
+-- name: report_listed_by_date
+SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
+        WHEN v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY 1
+
+-- name: report_listed_by_browser
+SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vu.browser, '')
+
+-- name: report_listed_by_city
+SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
+        = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.city, '')
+
+-- name: report_listed_by_country
+SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.country, '')
+
+-- name: report_listed_visitors
+SELECT qrt_ndistinct(v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- name: report_listed_total_exact
+SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
+        END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- name: report_listed_by_type_exact
+SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
+        ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY t.type
+
+-- name: report_listed_by_tag_exact
+SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
+        0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    JOIN tracker_tags g ON g.tracker_id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY g.tag
+
+-- name: report_listed_by_date_exact
+SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
+        WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY 1
+
+-- name: report_listed_by_browser_exact
+SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vu.browser, '')
+
+-- name: report_listed_by_city_exact
+SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
+        = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.city, '')
+
+-- name: report_listed_by_country_exact
+SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.country, '')
+
+-- name: report_listed_visitors_exact
+SELECT COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- reads: a few listed trackers' visits grouped, with distinct visitors (SQLite: counted in C by
+-- qrt_ndistinct, qrt_vset.h; "rgd": the same with COUNT(DISTINCT), when a set would grow past
+-- its bound)
+-- name: agg_tag_map
+SELECT g.tracker_id, g.tag
+    FROM agg_tag g
+    JOIN agg_trk k ON k.tracker_id = g.tracker_id
+    WHERE k.account_id = %lld
+
+-- name: agg_rep_count
+SELECT COUNT(*)
+    FROM trackers
+    WHERE account_id = %lld AND deleted_at IS NULL
+
+-- name: agg_rep_trackers_in
+SELECT id, name, type
+    FROM trackers
+    WHERE account_id = %lld AND deleted_at IS NULL AND id IN (%lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)
+    ORDER BY id
+
+-- name: agg_rep_tags_in
+SELECT g.tracker_id, g.tag, g.dimension, g.value
+    FROM tracker_tags g
+    JOIN trackers t ON t.id = g.tracker_id
+    WHERE t.account_id = %lld AND t.deleted_at IS NULL AND g.tracker_id IN (%lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)
+
+-- name: agg_rep_trackers
+SELECT id, name, type
+    FROM trackers
+    WHERE account_id = %lld AND deleted_at IS NULL
+    ORDER BY id
+
+-- name: agg_rep_tags
+SELECT g.tracker_id, g.tag, g.dimension, g.value
+    FROM tracker_tags g
+    JOIN trackers t ON t.id = g.tracker_id
+    WHERE t.account_id = %lld AND t.deleted_at IS NULL
+
+-- name: report_listed_total [pgsql]
+SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
+        END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- name: report_listed_by_type [pgsql]
+SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
+        ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY t.type
+
+-- name: report_listed_by_tag [pgsql]
+SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
+        0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    JOIN tracker_tags g ON g.tracker_id = v.tracker_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY g.tag
+
+-- name: report_listed_by_date [pgsql]
+SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
+        WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY 1
+
+-- name: report_listed_by_browser [pgsql]
+SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vu.browser, '')
+
+-- name: report_listed_by_city [pgsql]
+SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
+        = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.city, '')
+
+-- name: report_listed_by_country [pgsql]
+SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+    GROUP BY COALESCE(vp.country, '')
+
+-- name: report_listed_visitors [pgsql]
+SELECT COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0

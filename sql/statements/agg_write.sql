@@ -1,0 +1,206 @@
+-- Statements of mod_qrtrack/qrt_store_agg_write.c (see docs/design.md, "The SQL statements").
+-- In the seeks that join agg_trk, "v.tracker_id + 0" keeps the visitor's index first: with
+-- statistics, PostgreSQL may otherwise take the account's trackers first and read each one's
+-- visits for the visitor. The write path's common seek has no join at all (agg_seek_visitor,
+-- agg_seek_visitor_many).
+-- agg_seek_visitor_many (PostgreSQL): the previous visits of a batch's visitors in one statement,
+-- as agg_seek_visitor finds each (the latest anywhere, kept when its tracker is in the account),
+-- with their strings. Without a join on agg_trk, the walk backwards along the visitor's
+-- index (over the visits that are not bots alone, schema 20) is the plan whatever the
+-- statistics say.
+
+-- the highest visit id handed out (SQLite: visit_seq, schema 11)
+-- name: agg_max_id
+SELECT last
+    FROM visit_seq
+
+-- (its dictionary ids: the strings are read only where they may differ from the new visit's,
+-- agg_last_names)
+-- name: agg_seek_visitor_in_account
+SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
+    FROM visit_rows v
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- the same anywhere: most visitors' latest visit is in the account (no join)
+-- name: agg_seek_visitor
+SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
+    FROM visit_rows v
+    WHERE v.visitor = %lld AND v.bot = 0 AND v.id < %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_ua_browser
+SELECT COALESCE(browser, '')
+    FROM visit_uas
+    WHERE id = %lld
+
+-- name: agg_place_names
+SELECT COALESCE(country, ''), COALESCE(city, '')
+    FROM visit_places
+    WHERE id = %lld
+
+-- (the '+': by the visitor's index, not along the whole tracker; PostgreSQL has an index of the
+-- visitor and tracker for it: agg_seek_visitor_many)
+-- name: agg_seek_visitor_on_tracker
+SELECT v.visit_start
+    FROM visit_rows v
+    WHERE v.visitor = %lld AND +v.tracker_id = %lld AND v.bot = 0 AND v.id < %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_seek_visitor_browser
+SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), COALESCE(vp.country, ''),
+        COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND COALESCE(vu.browser, '') = %s
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_seek_visitor_country
+SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), COALESCE(vp.country, ''),
+        COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND COALESCE(vp.country, '') = %s
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_seek_visitor_city
+SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), COALESCE(vp.country, ''),
+        COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND COALESCE(vp.city, '') = %s
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_seek_visitor_tag
+SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), COALESCE(vp.country, ''),
+        COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND EXISTS (SELECT 1
+    FROM agg_tag g
+    WHERE g.tracker_id = v.tracker_id AND g.tag = %s)
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1
+
+-- name: agg_visitor
+SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id <= %lld
+    ORDER BY v.visit_start, v.id
+
+-- a visit out of order: the visitor's visits from its time on, and the latest ones before it, or
+-- all of them (agg_recompute)
+-- name: agg_visitor_from
+SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id <= %lld AND v.visit_start >= %lld
+    ORDER BY v.visit_start, v.id
+
+-- name: agg_visitor_before_of_kind
+SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND v.visit_start <= %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld
+
+-- name: agg_visitor_before_any
+SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = %lld AND k.tracker_id = v.tracker_id + 0 AND k.account_id = %lld AND v.bot = 0
+        AND v.id < %lld AND v.visit_start <= %lld
+    ORDER BY v.visit_start, v.id
+
+-- a tracker deleted or retagged
+-- name: agg_trk_now
+SELECT account_id, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END
+    FROM trackers
+    WHERE id = %lld
+
+-- name: agg_tags_now
+SELECT tag
+    FROM tracker_tags
+    WHERE tracker_id = %lld
+
+-- its visitors, from its visits (SQLite keeps no tracker_visitors: schema 16); counted up to a
+-- bound (beyond it the tracker is not repaired in place)
+-- name: agg_trk_visitors
+SELECT DISTINCT visitor
+    FROM visit_rows
+    WHERE tracker_id = %lld AND bot = 0
+
+-- name: agg_trk_visitor_count
+SELECT COUNT(*)
+    FROM (SELECT DISTINCT visitor
+    FROM visit_rows
+    WHERE tracker_id = %lld AND bot = 0
+    LIMIT %lld) x
+
+-- name: agg_trk_del
+DELETE
+    FROM agg_trk
+    WHERE tracker_id = %lld
+
+-- name: agg_tag_del
+DELETE
+    FROM agg_tag
+    WHERE tracker_id = %lld
+
+-- name: agg_seek_visitor_many [pgsql-only]
+SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.browser, ''),
+        COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[])) AS u(n, visitor,
+        before)
+    CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
+    FROM visit_rows v
+    WHERE v.visitor = u.visitor AND v.bot = 0 AND v.id < u.before
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1) p
+    LEFT JOIN visit_uas vu ON vu.id = p.ua_id
+    LEFT JOIN visit_places vp ON vp.id = p.place_id
+
+-- along visits_visitor_tracker (schema 20): the tracker is part of the seek
+-- name: agg_seek_visitor_on_tracker [pgsql]
+SELECT v.visit_start
+    FROM visit_rows v
+    WHERE v.visitor = %lld AND v.tracker_id = %lld AND v.bot = 0 AND v.id < %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1

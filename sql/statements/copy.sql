@@ -1,0 +1,118 @@
+-- Statements of mod_qrtrack/qrt_store_copy.c (see docs/design.md, "The SQL statements").
+
+-- name: copy_nonempty
+SELECT 'accounts'
+    FROM (SELECT 1
+    FROM accounts
+    LIMIT 1) x_accounts
+    UNION ALL
+    SELECT 'tokens'
+    FROM (SELECT 1
+    FROM tokens
+    LIMIT 1) x_tokens
+    UNION ALL
+    SELECT 'trackers'
+    FROM (SELECT 1
+    FROM trackers
+    LIMIT 1) x_trackers
+    UNION ALL
+    SELECT 'tracker_tags'
+    FROM (SELECT 1
+    FROM tracker_tags
+    LIMIT 1) x_tracker_tags
+    UNION ALL
+    SELECT 'visits'
+    FROM (SELECT 1
+    FROM visits
+    LIMIT 1) x_visits
+    UNION ALL
+    SELECT 'tracker_visitors'
+    FROM (SELECT 1
+    FROM tracker_visitors
+    LIMIT 1) x_tracker_visitors
+
+-- name: copy_accounts_page
+SELECT id, name, plan, created_at
+    FROM accounts
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_accounts_add
+INSERT INTO accounts (id, name, plan, created_at)
+    VALUES (%lld, %s, %s, %lld)
+
+-- name: copy_tokens_page
+SELECT id, account_id, name, prefix, digest, created_at, revoked_at
+    FROM tokens
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_tokens_add
+INSERT INTO tokens (id, account_id, name, prefix, digest, created_at, revoked_at)
+    VALUES (%lld, %lld, %s, %s, %s, %lld, %lld)
+
+-- name: copy_trackers_page
+SELECT id, account_id, code, name, type, redirect_url, created_at, updated_at, deleted_at,
+        total_scans, total_clicks, total_bots, unique_visitors, last_visit
+    FROM trackers
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_trackers_add
+INSERT INTO trackers (id, account_id, code, name, type, redirect_url, created_at, updated_at,
+        deleted_at, total_scans, total_clicks, total_bots, unique_visitors, last_visit)
+    VALUES (%lld, %lld, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)
+
+-- name: copy_tags_page
+SELECT tracker_id, tag, dimension, value
+    FROM tracker_tags
+    WHERE (tracker_id, tag) > (%lld, %s)
+    ORDER BY tracker_id, tag
+    LIMIT %lld
+
+-- name: copy_tags_add
+INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
+    VALUES (%lld, %s, %s, %s)
+
+-- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
+-- name: copy_visits_page
+SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
+        referer, user_agent, bot, visitor
+    FROM visits
+    WHERE (tracker_id, visit_start, id) > (%lld, %lld, %lld)
+    ORDER BY tracker_id, visit_start, id
+    LIMIT %lld
+
+-- name: copy_visits_add
+INSERT INTO visits (tracker_id, id, visit_start, source, ip, country, city, browser,
+        browser_version, os, device, referer, user_agent, bot, visitor)
+    VALUES (%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %s)
+
+-- a tracker's visitors, from its visits (schema 16): SQLite reads them there
+-- name: copy_visitors_count
+SELECT COUNT(*)
+    FROM (SELECT DISTINCT tracker_id, visitor
+    FROM visit_rows
+    WHERE bot = 0) x
+
+-- name: copy_pg_sequences [pgsql-only]
+SELECT setval(pg_get_serial_sequence('accounts', 'id'), COALESCE((SELECT MAX(id) FROM accounts), 0)
+        + 1, false), setval(pg_get_serial_sequence('tokens', 'id'), COALESCE((SELECT MAX(id) FROM
+        tokens), 0) + 1, false), setval(pg_get_serial_sequence('trackers', 'id'), COALESCE((SELECT
+        MAX(id) FROM trackers), 0) + 1, false), setval(pg_get_serial_sequence('visit_rows', 'id'),
+        COALESCE((SELECT MAX(id) FROM visit_rows), 0) + 1, false)
+
+-- PostgreSQL keeps tracker_visitors: made from the copied visits
+-- name: copy_visitors_fill [pgsql-only]
+INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
+    SELECT DISTINCT tracker_id, visitor, 0
+    FROM visit_rows
+    WHERE bot = 0
+    ON CONFLICT (tracker_id, visitor) DO NOTHING
+
+-- name: copy_visitors_count [pgsql]
+SELECT COUNT(*)
+    FROM tracker_visitors

@@ -1,0 +1,87 @@
+-- Statements of mod_qrtrack/qrt_store_tracker.c (see docs/design.md, "The SQL statements").
+
+-- name: tracker_add
+INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, updated_at)
+    VALUES (%lld, %s, %s, %s, %s, %lld, %lld)
+    RETURNING id
+
+-- name: tracker_code_taken
+SELECT 1
+    FROM trackers
+    WHERE code = %s
+
+-- name: tracker_tag_add
+INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
+    VALUES (%lld, %s, %s, %s)
+
+-- name: tracker_tags_clear
+DELETE
+    FROM tracker_tags
+    WHERE tracker_id = %lld
+
+-- name: tracker_get
+SELECT t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, t.created_at, t.updated_at,
+        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit
+    FROM trackers t
+    WHERE t.id = %lld AND t.deleted_at IS NULL
+
+-- name: tracker_tags
+SELECT tag
+    FROM tracker_tags
+    WHERE tracker_id = %lld
+    ORDER BY tag
+
+-- name: tracker_count
+SELECT COUNT(*)
+    FROM trackers
+    WHERE account_id = %lld AND deleted_at IS NULL
+
+-- name: tracker_page
+SELECT t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, t.created_at, t.updated_at,
+        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit
+    FROM trackers t
+    WHERE t.account_id = %lld AND t.deleted_at IS NULL
+    ORDER BY t.id
+    LIMIT %lld OFFSET %lld
+
+-- name: tracker_page_tags
+SELECT g.tracker_id, g.tag
+    FROM tracker_tags g
+    WHERE g.tracker_id IN (SELECT t.id
+    FROM trackers t
+    WHERE t.account_id = %lld AND t.deleted_at IS NULL
+    ORDER BY t.id
+    LIMIT %lld OFFSET %lld)
+    ORDER BY g.tracker_id, g.tag
+
+-- name: tracker_update
+UPDATE trackers
+    SET name = %s, redirect_url = %s, updated_at = %lld
+    WHERE id = %lld AND deleted_at IS NULL
+
+-- name: tracker_delete
+UPDATE trackers
+    SET deleted_at = %lld, updated_at = %lld
+    WHERE id = %lld AND deleted_at IS NULL
+
+-- name: tracker_by_code
+SELECT id, redirect_url
+    FROM trackers
+    WHERE code = %s AND deleted_at IS NULL
+
+-- name: tracker_owner
+SELECT account_id
+    FROM trackers
+    WHERE id = %lld AND deleted_at IS NULL
+
+-- name: tracker_ids
+SELECT id
+    FROM trackers
+    WHERE account_id = %lld AND deleted_at IS NULL
+    ORDER BY id
+
+-- the version of an account's trackers as reports see them (schema 18: raised by triggers)
+-- name: trackers_version
+SELECT version
+    FROM trackers_version
+    WHERE account_id = %lld

@@ -1,0 +1,687 @@
+-- Statements of mod_qrtrack/qrt_store_visits_read.c (see docs/design.md, "The SQL statements").
+-- A visit row comes with its dictionaries' strings (schema 7).
+-- The filter of a tracker, a window and since_id bounds (tracker_id, visit_start), which
+-- also gives the order without a sort; the "+" keeps SQLite off the id index, which would
+-- read the whole tracker. PostgreSQL's polls (since_id > 0) take the id range of
+-- visits_tracker_id and sort those (the *_since_* statements); SQLite's walk the time order
+-- from the floor of their ids (visits_floor).
+-- Searches (_s: SQLite and PostgreSQL, _ci: PostgreSQL's case-insensitive columns) either
+-- walk the visits testing each on its own strings, or pick the matched visits through the
+-- indexes visits_ua, visits_place, visits_ref, visits_ip (tracker, then the dictionary's
+-- id). A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
+-- ROWID, key (tracker_id, visit_start, id), which every index ends with), by its id in
+-- PostgreSQL's. SQLite gets the matched keys as a table (UNION: once each) and reads the
+-- rows by key: an IN list would draw it to walking the table in order. In the picks, the
+-- "+"s keep the window off v.visit_start, which would make SQLite walk the tracker's window
+-- for each match instead of seeking its key.
+-- The *_sizes statement gives the tracker's size and each dictionary's (its highest id):
+-- which way a search's matched entries are read.
+
+-- name: visits_count
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+
+-- (a search's count in a window walked: SQLite's polls, from their floor, and searches that
+-- match too many entries of the tracker to list them)
+-- name: visits_count_s
+SELECT COUNT(*)
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\'
+        OR u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE
+        '\' OR r.referer LIKE %s ESCAPE '\' OR i.ip LIKE %s ESCAPE '\')
+
+-- The first rows (offset 0: the first page, each chunk of an export): along the index with their
+-- strings, no ids first and no sort.
+-- name: visits_first
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_first_s
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\'
+        OR u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE
+        '\' OR r.referer LIKE %s ESCAPE '\' OR i.ip LIKE %s ESCAPE '\')
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_page
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.tracker_id, v.visit_start, v.id) IN (SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+
+-- name: visits_page_s
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.tracker_id, v.visit_start, v.id) IN (SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\'
+        OR u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE
+        '\' OR r.referer LIKE %s ESCAPE '\' OR i.ip LIKE %s ESCAPE '\')
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+
+-- SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how many buckets say
+-- so, and the highest id handed out
+-- name: visits_floor
+SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT last
+    FROM visit_seq)
+    FROM visit_floor
+    WHERE bucket >= %lld
+
+-- name: visits_same
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld
+    ORDER BY v.id DESC
+    LIMIT %lld
+
+-- name: visits_same_s
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld AND
+        (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\' OR
+        u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE '\'
+        OR r.referer LIKE %s ESCAPE '\' OR i.ip LIKE %s ESCAPE '\')
+    ORDER BY v.id DESC
+    LIMIT %lld
+
+-- (SQLite, schema 14: kept by the writer and the view's triggers)
+-- name: visits_max_id
+SELECT last_visit_id
+    FROM trackers
+    WHERE id = %lld
+
+-- search without since_id: the matched entries, then the visits that name them
+-- name: visits_sizes
+SELECT (SELECT total_scans + total_clicks + total_bots
+    FROM trackers
+    WHERE id = %lld), (SELECT COALESCE(MAX(id), 0)
+    FROM visit_uas), (SELECT COALESCE(MAX(id), 0)
+    FROM visit_places), (SELECT COALESCE(MAX(id), 0)
+    FROM visit_referers), (SELECT COALESCE(MAX(id), 0)
+    FROM visit_ips)
+
+-- name: visits_ids_ua_all_s
+SELECT id
+    FROM visit_uas
+    WHERE browser LIKE %s ESCAPE '\' OR os LIKE %s ESCAPE '\' OR device LIKE %s ESCAPE '\' OR
+        user_agent LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_place_all_s
+SELECT id
+    FROM visit_places
+    WHERE country LIKE %s ESCAPE '\' OR city LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ref_all_s
+SELECT id
+    FROM visit_referers
+    WHERE referer LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ip_all_s
+SELECT id
+    FROM visit_ips
+    WHERE ip LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ua_own_s
+SELECT id
+    FROM visit_uas
+    WHERE id IN (SELECT ua_id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id IS NOT NULL) AND (browser LIKE %s ESCAPE '\' OR os LIKE %s
+        ESCAPE '\' OR device LIKE %s ESCAPE '\' OR user_agent LIKE %s ESCAPE '\')
+    LIMIT 10001
+
+-- name: visits_ids_place_own_s
+SELECT id
+    FROM visit_places
+    WHERE id IN (SELECT place_id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id IS NOT NULL) AND (country LIKE %s ESCAPE '\' OR city LIKE
+        %s ESCAPE '\')
+    LIMIT 10001
+
+-- name: visits_ids_ref_own_s
+SELECT id
+    FROM visit_referers
+    WHERE id IN (SELECT ref_id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id IS NOT NULL) AND (referer LIKE %s ESCAPE '\')
+    LIMIT 10001
+
+-- name: visits_ids_ip_own_s
+SELECT id
+    FROM visit_ips
+    WHERE id IN (SELECT ip_id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ip_id IS NOT NULL) AND (ip LIKE %s ESCAPE '\')
+    LIMIT 10001
+
+-- name: visits_count_ua_s
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id IN (SELECT value
+    FROM json_each(%s)) AND visit_start >= %lld AND visit_start <= %lld
+
+-- name: visits_count_place_s
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id IN (SELECT value
+    FROM json_each(%s)) AND visit_start >= %lld AND visit_start <= %lld
+
+-- name: visits_count_ref_s
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id IN (SELECT value
+    FROM json_each(%s)) AND visit_start >= %lld AND visit_start <= %lld
+
+-- name: visits_count_ip_s
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ip_id IN (SELECT value
+    FROM json_each(%s)) AND visit_start >= %lld AND visit_start <= %lld
+
+-- name: visits_count_pick_s
+SELECT COUNT(*)
+    FROM (SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id IN (SELECT value FROM json_each(%s))) m
+    WHERE +m.visit_start >= %lld AND +m.visit_start <= %lld
+
+-- name: visits_page_pick_s
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM (SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id IN (SELECT value FROM json_each(%s)) UNION
+    SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id IN (SELECT value FROM json_each(%s))) m
+    CROSS JOIN visit_rows v ON v.tracker_id = m.tracker_id AND v.visit_start = m.visit_start AND
+        v.id = m.id
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE +m.visit_start >= %lld AND +m.visit_start <= %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_page [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.id) IN (SELECT v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+
+-- name: visits_page_s [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.id) IN (SELECT v.id
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\'
+        OR u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE
+        '\' OR r.referer LIKE %s ESCAPE '\' OR i.ip LIKE %s ESCAPE '\')
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+
+-- name: visits_page_ci [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.id) IN (SELECT v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
+        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
+        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
+        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
+        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
+        v.ip_id))
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+
+-- Polls by the id index visits_tracker_id (SQLite's take the floor instead)
+-- name: visits_since_count [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
+
+-- name: visits_since_count_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
+        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
+        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
+        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
+        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
+        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
+        v.ip_id))
+
+-- name: visits_since_page [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.id) IN (SELECT v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
+    ORDER BY +v.visit_start DESC, +v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY +v.visit_start DESC, +v.id DESC
+
+-- name: visits_since_page_ci [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE (v.id) IN (SELECT v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
+        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
+        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
+        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
+        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
+        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
+        v.ip_id))
+    ORDER BY +v.visit_start DESC, +v.id DESC
+    LIMIT %lld OFFSET %lld)
+    ORDER BY +v.visit_start DESC, +v.id DESC
+
+-- name: visits_max_id [pgsql]
+SELECT MAX(id)
+    FROM visit_rows
+    WHERE tracker_id = %lld
+
+-- (SQLite's alone: PostgreSQL's polls take visits_tracker_id)
+-- name: visits_floor [pgsql]
+SELECT 0, 0, %lld
+
+-- the time of a tracker's first and last visit (two probes of visits_tracker_visitor), -1 for
+-- the last when it has none
+-- name: visits_span [pgsql-only]
+SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1)
+    FROM visit_rows
+    WHERE tracker_id = %lld
+
+-- name: visits_total_ua_ci [pgsql-only]
+SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
+    FROM visit_dict_counts
+    WHERE tracker_id = %lld AND d = 1 AND id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: visits_total_place_ci [pgsql-only]
+SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
+    FROM visit_dict_counts
+    WHERE tracker_id = %lld AND d = 2 AND id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: visits_total_ref_ci [pgsql-only]
+SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
+    FROM visit_dict_counts
+    WHERE tracker_id = %lld AND d = 3 AND id = ANY (CAST(%s AS BIGINT[]))
+
+-- (SQLite's forms read a JSON array: these are prepared here too, as arrays)
+-- name: visits_count_ua_s [pgsql]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_place_s [pgsql]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_ref_s [pgsql]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_ip_s [pgsql]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_pick_s [pgsql]
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.id IN (SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
+        v.visit_start <= %lld
+
+-- name: visits_page_pick_s [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.id IN (SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
+        v.visit_start <= %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_count_pick_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.id IN (SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
+        v.visit_start <= %lld
+
+-- name: visits_page_pick_ci [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.id IN (SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
+    UNION ALL
+    SELECT v.id
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
+        v.visit_start <= %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- the search forms (SQLite has its _s forms)
+-- name: visits_count_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
+        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
+        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
+        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
+        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
+        v.ip_id))
+
+-- name: visits_first_ci [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
+        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
+        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
+        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
+        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
+        v.ip_id))
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_same_ci [pgsql-only]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot
+    FROM visit_rows v
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld AND ((SELECT
+        browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR
+        user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR (SELECT
+        country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x WHERE x.id =
+        v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x WHERE x.id =
+        v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id = v.ip_id))
+    ORDER BY v.id DESC
+    LIMIT %lld
+
+-- name: visits_ids_ua_all_ci [pgsql-only]
+SELECT id
+    FROM visit_uas
+    WHERE browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s ESCAPE '\'
+        OR user_agent_lc LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_place_all_ci [pgsql-only]
+SELECT id
+    FROM visit_places
+    WHERE country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ref_all_ci [pgsql-only]
+SELECT id
+    FROM visit_referers
+    WHERE referer_lc LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ip_all_ci [pgsql-only]
+SELECT id
+    FROM visit_ips
+    WHERE lower(ip) LIKE %s ESCAPE '\'
+    LIMIT 10001
+
+-- name: visits_ids_ua_own_ci [pgsql-only]
+SELECT k.id
+    FROM visit_dict_counts k
+    WHERE k.tracker_id = %lld AND k.d = 1 AND (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
+        ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\'
+    FROM visit_uas x
+    WHERE x.id = k.id)
+    LIMIT 10001
+
+-- name: visits_ids_place_own_ci [pgsql-only]
+SELECT k.id
+    FROM visit_dict_counts k
+    WHERE k.tracker_id = %lld AND k.d = 2 AND (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
+        %s ESCAPE '\'
+    FROM visit_places x
+    WHERE x.id = k.id)
+    LIMIT 10001
+
+-- name: visits_ids_ref_own_ci [pgsql-only]
+SELECT k.id
+    FROM visit_dict_counts k
+    WHERE k.tracker_id = %lld AND k.d = 3 AND (SELECT referer_lc LIKE %s ESCAPE '\'
+    FROM visit_referers x
+    WHERE x.id = k.id)
+    LIMIT 10001
+
+-- name: visits_ids_ip_own_ci [pgsql-only]
+SELECT k.id
+    FROM (SELECT DISTINCT ip_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ip_id IS NOT NULL) k
+    WHERE (SELECT lower(ip) LIKE %s ESCAPE '\'
+    FROM visit_ips x
+    WHERE x.id = k.id)
+    LIMIT 10001
+
+-- name: visits_count_ua_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_place_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_ref_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
+
+-- name: visits_count_ip_ci [pgsql-only]
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld

@@ -1,0 +1,106 @@
+/* Unit tests for the statement table compiled from sql/statements (qrt_sql.h): every
+ * name once, every PostgreSQL form on a statement, each backend's count, the many-row
+ * forms on a statement of one row, and every SQLite statement prepared on a freshly
+ * migrated database. The names the code uses are macros of qrt_sql.h: a mistyped one
+ * does not compile. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "qrt_store.h"
+#include "qrt_check.h"
+#include "qrt_check_db.h"
+
+QRT_CHECK_POOL
+
+static const qrt_sql_t *stmt_find(const char *name)
+{
+    int i;
+
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        if (!strcmp(qrt_sql_statements[i].name, name)) {
+            return &qrt_sql_statements[i];
+        }
+    }
+    return NULL;
+}
+
+START_TEST(names_once_forms_on_statements)
+{
+    int i, j, sqlite = 0, pg = 0;
+
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        const qrt_sql_t *s = &qrt_sql_statements[i];
+
+        ck_assert_msg(s->sql || s->pgsql, "%s has no SQL", s->name);
+        for (j = 0; j < i; j++) {
+            ck_assert_msg(strcmp(qrt_sql_statements[j].name, s->name), "%s twice", s->name);
+        }
+        sqlite += s->sql != NULL;
+        pg++;
+    }
+    ck_assert_int_eq(i, QRT_SQL_COUNT);
+    /* each backend prepares its own: a PostgreSQL form replaces its statement */
+    ck_assert_int_eq(qrt_store_statement_count("sqlite3"), sqlite);
+    ck_assert_int_eq(qrt_store_statement_count("pgsql"), pg);
+}
+END_TEST
+
+START_TEST(many_rows_forms_have_their_statement)
+{
+    int i;
+
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        const char *name = qrt_sql_statements[i].name;
+        size_t n = strlen(name);
+
+        if (n > 5 && !strcmp(name + n - 5, "_many")) {
+            const qrt_sql_t *one = stmt_find(apr_pstrmemdup(pool, name, n - 5));
+
+            /* qrt_db_exec_rows / qrt_db_each_rows: "<name>_many" on PostgreSQL, the
+             * statement of one row elsewhere */
+            ck_assert_msg(one && one->sql, "%s: no statement of one row", name);
+            ck_assert_msg(qrt_sql_statements[i].sql == NULL, "%s: PostgreSQL only", name);
+        }
+    }
+}
+END_TEST
+
+START_TEST(sqlite_prepares_every_statement)
+{
+    char dir[] = "/tmp/qrt-stmts-XXXXXX";
+    const char *path;
+    qrt_db_t db;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    path = apr_pstrcat(pool, dir, "/t.db", NULL);
+    /* (prepares them all, and fails on the first that SQLite refuses) */
+    qrt_check_db_open(pool, path, &db);
+    ck_assert_int_eq(apr_hash_count(db.prepared), qrt_store_statement_count("sqlite3"));
+    apr_dbd_close(db.driver, db.handle);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+static Suite *statements_suite(void)
+{
+    Suite *s = suite_create("statements");
+    TCase *tc = tcase_create("table");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, names_once_forms_on_statements);
+    tcase_add_test(tc, many_rows_forms_have_their_statement);
+    tcase_add_test(tc, sqlite_prepares_every_statement);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(statements_suite());
+}
