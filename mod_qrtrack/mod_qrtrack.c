@@ -24,6 +24,7 @@
 #include <apr_optional_hooks.h>
 
 #include "mod_qrtrack.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
@@ -603,27 +604,6 @@ static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     return OK;
 }
 
-apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_t **m)
-{
-    apr_pool_t *pp = s->process->pool;
-    const char *key = apr_pstrcat(pp, "qrtrack-mutex-", type, NULL);
-    apr_global_mutex_t *found = NULL;
-    apr_status_t rv;
-
-    apr_pool_userdata_get((void **)&found, key, pp);
-    if (!found) {
-        rv = ap_global_mutex_create(&found, NULL, type, NULL, s, pp, 0);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00009: cannot create the "
-                         "%s mutex", type);
-            return rv;
-        }
-        apr_pool_userdata_set(found, key, apr_pool_cleanup_null, pp);
-    }
-    *m = found;
-    return APR_SUCCESS;
-}
-
 /* mod_dbd's functions, as optional functions: without mod_dbd the module still
  * loads and says what is missing, instead of "undefined symbol: ap_dbd_acquire". */
 static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
@@ -908,20 +888,6 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
     }
     /* A WAL that grew under load is cut back when it starts over. */
     qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 8388608");
-}
-
-int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
-{
-    apr_time_t now = apr_time_now(), seen = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
-
-    if (now - seen < QRT_LOG_EVERY
-        || !__atomic_compare_exchange_n(&t->last, &seen, now, 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-        __atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);
-        return 0;
-    }
-    *skipped = __atomic_exchange_n(&t->skipped, 0, __ATOMIC_RELAXED);
-    return 1;
 }
 
 /* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
