@@ -1,7 +1,12 @@
 /* mod_qrtrack: the httpd glue shared by the module's files.
  *
- * mod_qrtrack.c          module record, directives, start-up and child hooks
- * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
+ * mod_qrtrack.c          module record, start-up and child hooks
+ * mod_qrtrack_config.c   directives: the command table, setters, defaults, merging
+ * mod_qrtrack_http.c     error values (the one store-error helper), responses,
+ *                        request parts: what every API handler answers with
+ * mod_qrtrack_util.c     throttled log lines, global mutexes
+ * mod_qrtrack_stats.c    the server's counters (shared memory made by scan)
+ * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes
  * mod_qrtrack_rate.c     per-token counters in shared memory
  * mod_qrtrack_ratemc.c   per-token windows in memcached (QRTrackRateLimitStore)
  * mod_qrtrack_scan.c     the scan and click handlers, the writer thread
