@@ -52,8 +52,8 @@ APACHE_MODCONF ?= /etc/apache2/mods-available
 APACHE_MAINCONF ?= /etc/apache2/apache2.conf
 STATEDIR      ?= /var/lib/qrtrack
 
-.PHONY: all deps run test test-asan unit lint-openapi api api-sqlite api-pgsql fuzz bench clean install \
-        sql-dump schema-files
+.PHONY: all deps run test test-asan unit callgraph lint-openapi api api-sqlite api-pgsql fuzz bench \
+        clean install sql-dump schema-files
 
 all: $(B)/mod_qrtrack.so $(B)/qrtrack-admin
 
@@ -159,6 +159,11 @@ $(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) $(wildcard test/unit/*.h)
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; (cd test/unit && ../../$$t); done
+
+# The glue's files call one another without a circle (tools/callgraph.py reads the
+# calls from the object files apxs built).
+callgraph: $(B)/mod_qrtrack.so
+	$(PYTHON) tools/callgraph.py $(sort $(wildcard $(B)/apxs/.libs/mod_qrtrack*.o))
 
 # The OpenAPI document, linted with @redocly/cli (build/deps.sh installs the version pinned
 # in openapi/package-lock.json into build/redocly). No telemetry, no update check.

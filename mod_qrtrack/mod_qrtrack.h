@@ -1,7 +1,12 @@
 /* mod_qrtrack: the httpd glue shared by the module's files.
  *
- * mod_qrtrack.c          module record, directives, start-up and child hooks
- * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes, errors
+ * mod_qrtrack.c          module record, start-up and child hooks
+ * mod_qrtrack_config.c   directives: the command table, setters, defaults, merging
+ * mod_qrtrack_http.c     error values (the one store-error helper), responses,
+ *                        request parts: what every API handler answers with
+ * mod_qrtrack_util.c     throttled log lines, global mutexes
+ * mod_qrtrack_stats.c    the server's counters (shared memory made by scan)
+ * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes
  * mod_qrtrack_rate.c     per-token counters in shared memory
  * mod_qrtrack_ratemc.c   per-token windows in memcached (QRTrackRateLimitStore)
  * mod_qrtrack_scan.c     the scan and click handlers, the writer thread
@@ -135,31 +140,8 @@ typedef struct {
 
 typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
 
-/* mod_qrtrack_api.c: responses and errors */
-#define QRT_JSON_TYPE "application/json; charset=utf-8"
-qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message);
-/* 400/422 naming one field: message "<msg>", errors {"field": ["<msg>"]}. */
-qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
-                           const char *msg);
-/* Adds one more field message to an error built by qrt_error_field. */
-void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg);
-/* What the store said, logged, as the response: 503 with Retry-After when the
- * database is away, full, locked or ran out of QRTrackStatementTimeout; else 500. */
-qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what);
-/* 503 with Retry-After when mod_dbd gave the request no connection (the cause is
- * logged, at most every QRT_LOG_EVERY). */
-qrt_err_t *qrt_error_no_db(qrt_req_t *q);
-/* Writes a JSON body (takes j's reference) with the status. Returns NULL. */
-qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j);
-/* Writes a whole body of the given type in one brigade (Content-Length set). */
-qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
-                             const char *buf, apr_size_t len);
-/* The first value of a query parameter, or NULL. */
-const char *qrt_query(qrt_req_t *q, const char *name);
-/* A string field of the JSON or form body, or NULL. */
-const char *qrt_body_str(qrt_req_t *q, const char *name);
-/* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
-const char *qrt_public_base(qrt_req_t *q);
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_util.h"
 
 /* mod_qrtrack.c: mod_dbd's functions, found at start-up (mod_qrtrack refuses to
  * start without mod_dbd, so they are set wherever a request runs). */
@@ -176,23 +158,9 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s);
  * it), at most every QRT_LOG_EVERY a child. */
 void qrt_dbd_refused(request_rec *r);
 
-/* mod_qrtrack.c: a line about a condition that may repeat for every request or
- * batch is logged once per QRT_LOG_EVERY per child: qrt_log_due says whether now,
- * and how many were left out since the last one (*skipped). */
-#define QRT_LOG_EVERY apr_time_from_sec(10)
-typedef struct {
-    apr_time_t last;
-    apr_uint32_t skipped;
-} qrt_log_throttle_t;
-int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped);
-
 /* mod_qrtrack.c: per-connection SQLite settings (busy timeout, synchronous);
  * nothing for other drivers. */
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);
-
-/* mod_qrtrack.c: a global mutex of the given (registered) type, created once in
- * the process pool so that it survives graceful restarts. */
-apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_t **m);
 
 /* mod_qrtrack_scan.c: the scan and click handlers and this child's writer */
 int qrt_scan_handler(request_rec *r);
@@ -204,44 +172,7 @@ int qrt_scan_wait_seconds(void);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
 
-/* mod_qrtrack_scan.c: the server's counters since it started (shared memory,
- * kept across graceful restarts), shown by mod_status (mod_qrtrack_status.c).
- * Updated with atomic adds; read without a lock. */
-typedef struct {
-    apr_time_t started;             /* when the shared memory was made */
-    apr_uint64_t visits;            /* visits committed */
-    apr_uint64_t commits;           /* transactions committed */
-    apr_uint64_t commit_failures;   /* batches that answered 503 */
-    apr_uint64_t commit_retries;    /* conflicts run again (PostgreSQL) */
-    apr_uint64_t last_batch;        /* visits of the last commit */
-    apr_uint64_t queue_full;        /* scans answered 503: queue full */
-    apr_uint64_t scan_timeouts;     /* scans answered 503: no commit in QRTrackScanWait */
-    apr_uint64_t wal_frames;        /* SQLite: WAL length at the last checkpoint */
-    apr_uint64_t wal_copied;        /* and how much of it was copied back */
-    apr_uint64_t checkpoints;       /* checkpoints run */
-    apr_uint64_t rate_limited;      /* API requests answered 429 */
-    apr_uint64_t rate_full;         /* API requests refused: rate table full */
-    apr_uint64_t budget_refused;    /* scans answered 429: QRTrackScanBudget */
-    apr_uint64_t budget_full;       /* scans let through: budget table full */
-    apr_uint64_t purged;            /* visits erased by QRTrackVisitRetention */
-    apr_uint64_t purge_passes;      /* its passes finished */
-    apr_uint64_t sealed;            /* report aggregate units sealed by the writers */
-} qrt_stats_t;
-
-/* The counters, or NULL before post_config made them. */
-qrt_stats_t *qrt_stats(void);
-#define QRT_STAT_ADD(field, n) do {                                              \
-        qrt_stats_t *st_ = qrt_stats();                                          \
-        if (st_) {                                                               \
-            __atomic_add_fetch(&st_->field, (apr_uint64_t)(n), __ATOMIC_RELAXED); \
-        }                                                                        \
-    } while (0)
-#define QRT_STAT_SET(field, v) do {                                              \
-        qrt_stats_t *st_ = qrt_stats();                                          \
-        if (st_) {                                                               \
-            __atomic_store_n(&st_->field, (apr_uint64_t)(v), __ATOMIC_RELAXED);  \
-        }                                                                        \
-    } while (0)
+#include "mod_qrtrack_stats.h"
 
 /* mod_qrtrack_spool.c: while the database cannot be reached, scans are answered from
  * this node's snapshot of codes and their visits kept in its spool, replayed later.

@@ -15,6 +15,7 @@
 #include <apr_strings.h>
 
 #include "mod_qrtrack.h"
+#include "mod_qrtrack_http.h"
 #include "qrt_dblimit.h"
 #include "qrt_form.h"
 #include "qrt_json.h"
@@ -50,124 +51,6 @@ static const api_route api_routes[] = {
     { NULL, NULL, NULL }
 };
 
-/* ---- errors and responses -------------------------------------------- */
-
-qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message)
-{
-    qrt_err_t *e = apr_pcalloc(q->r->pool, sizeof(*e));
-
-    e->status = status;
-    e->message = message;
-    return e;
-}
-
-void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg)
-{
-    json_t *list;
-
-    if (!e->errors) {
-        e->errors = qrt_json_own(q->r->pool, json_object());
-    }
-    list = json_object_get(e->errors, field);
-    if (!list) {
-        list = json_array();
-        json_object_set_new(e->errors, field, list);
-    }
-    json_array_append_new(list, json_string(msg));
-}
-
-qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
-                           const char *msg)
-{
-    qrt_err_t *e = qrt_error(q, status, msg);
-
-    qrt_error_add(q, e, field, msg);
-    return e;
-}
-
-/* A 503 the client may try again after Retry-After. */
-static qrt_err_t *api_unavailable(qrt_req_t *q, const char *message)
-{
-    qrt_err_t *e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE, message);
-
-    e->retry_after = QRT_DB_RETRY_AFTER;
-    return e;
-}
-
-qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
-{
-    static qrt_log_throttle_t log_timeout, log_error;
-    const char *error = q->db.error ? q->db.error : "unknown";
-    apr_uint32_t more = 0;
-
-    if (qrt_db_timed_out(&q->db)) {
-        /* A lock held elsewhere, or a statement longer than QRTrackStatementTimeout:
-         * it was cancelled, nothing was changed. Logged at most every 10 s a child:
-         * under such a lock every request would log. */
-        if (qrt_log_due(&log_timeout, &more)) {
-            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, q->r, "QRT00090: a statement "
-                          "ran out of time (QRTrackStatementTimeout %d s) while %s: %s "
-                          "(and %u more since this line was last logged)",
-                          qrt_global.statement_timeout, what, error, more);
-        }
-        return api_unavailable(q, "The database did not answer in time; try again "
-                               "later.");
-    }
-    if (qrt_log_due(&log_error, &more)) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s "
-                      "(and %u more since this line was last logged)", what, error, more);
-    }
-    if (qrt_db_lost(&q->db) || (q->db.handle && apr_dbd_check_conn(q->db.driver,
-                                  q->r->pool, q->db.handle) != APR_SUCCESS)) {
-        /* The database went away (a restart, a network failure): try again later;
-         * mod_dbd opens a new connection for the next request. */
-        return api_unavailable(q, "Database unavailable.");
-    }
-    if (qrt_db_busy_or_full(&q->db)) {
-        /* A full disk, no connection slot left: nothing was changed; try again later. */
-        return api_unavailable(q, "The database cannot take this request now; try "
-                               "again later.");
-    }
-    return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
-}
-
-qrt_err_t *qrt_error_no_db(qrt_req_t *q)
-{
-    qrt_dbd_refused(q->r);
-    return api_unavailable(q, "Database unavailable.");
-}
-
-qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
-                             const char *buf, apr_size_t len)
-{
-    request_rec *r = q->r;
-    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-
-    r->status = status;
-    ap_set_content_type(r, type);
-    ap_set_content_length(r, len);
-    if (!r->header_only) {
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_pool_create(buf, len, r->pool,
-                                                           bb->bucket_alloc));
-    }
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
-    if (ap_pass_brigade(r->output_filters, bb) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00021: client went away");
-    }
-    return NULL;
-}
-
-qrt_err_t *qrt_respond_json(qrt_req_t *q, int status, json_t *j)
-{
-    apr_size_t len;
-    char *body;
-
-    qrt_json_own(q->r->pool, j);
-    body = qrt_json_dump(q->r->pool, j, &len);
-    return qrt_respond_bytes(q, status, QRT_JSON_TYPE, body, len);
-}
-
-/* The one place that writes an error body. */
 static int api_write_error(qrt_req_t *q, qrt_err_t *e)
 {
     request_rec *r = q->r;
@@ -196,46 +79,6 @@ static int api_write_error(qrt_req_t *q, qrt_err_t *e)
     }
     qrt_respond_json(q, e->status, body);
     return OK;
-}
-
-/* ---- request parts ---------------------------------------------------- */
-
-const char *qrt_query(qrt_req_t *q, const char *name)
-{
-    return q->query ? apr_table_get(q->query, name) : NULL;
-}
-
-const char *qrt_body_str(qrt_req_t *q, const char *name)
-{
-    if (q->json) {
-        json_t *v = json_object_get(q->json, name);
-
-        return json_is_string(v) ? json_string_value(v) : NULL;
-    }
-    return q->form ? apr_table_get(q->form, name) : NULL;
-}
-
-const char *qrt_public_base(qrt_req_t *q)
-{
-    request_rec *r = q->r;
-    server_rec *s = r->server;
-    const char *scheme = ap_http_scheme(r);
-    apr_port_t port, fallback;
-
-    if (q->conf->public_url) {
-        return q->conf->public_url;
-    }
-    /* The virtual host's own name, never the request's Host header (which anyone
-     * can set): its ServerName's port, else the port the connection came in on. */
-    fallback = ap_default_port(r);
-    port = s->port ? s->port
-                   : (r->connection->local_addr ? r->connection->local_addr->port
-                                                : fallback);
-    if (port == fallback) {
-        return apr_pstrcat(r->pool, scheme, "://", s->server_hostname, NULL);
-    }
-    return apr_psprintf(r->pool, "%s://%s:%u", scheme, s->server_hostname,
-                        (unsigned)port);
 }
 
 /* The <Location> paths whose SetHandler is qrtrack-api, found in the config
@@ -623,7 +466,7 @@ static qrt_err_t *api_serve(qrt_req_t *q)
             qrt_db_mark_down(r->server, "mod_dbd has no connection");
             return e;
         }
-        return api_unavailable(q, "Database unavailable.");
+        return qrt_error_unavailable(q, "Database unavailable.");
     }
     q->db.driver = dbd->driver;
     q->db.handle = dbd->handle;

@@ -58,12 +58,6 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* ---- shared pieces -------------------------------------------------------- */
 
-/* (503 for a database away, locked or too slow, as every endpoint answers) */
-static qrt_err_t *rep_store_error(qrt_req_t *q, qrt_report_scope_t *sc)
-{
-    return qrt_error_store(q, sc && sc->failed ? sc->failed : "reporting");
-}
-
 /* The trackers a request covers (403 and 422 for the list come from
  * qrt_params_trackers). */
 static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_scope_t **sc)
@@ -76,7 +70,7 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
     }
     if (qrt_report_scope(&q->db, q->r->pool, q->auth.account_id, ids, rep_cache, sc)
         != APR_SUCCESS) {
-        return rep_store_error(q, *sc);
+        return qrt_error_store(q, *sc && (*sc)->failed ? (*sc)->failed : "reporting");
     }
     if ((*sc)->everything && (*sc)->state.deleted) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, q->r, "QRT00502: trackers were deleted "
@@ -93,7 +87,9 @@ static qrt_err_t *rep_done(qrt_req_t *q, qrt_report_scope_t *sc, apr_status_t rv
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00503: counted distinct "
                       "visitors of %d trackers from their visits", sc->raw_trackers);
     }
-    return rv == APR_SUCCESS ? NULL : rep_store_error(q, sc);
+    /* qrt_error_store: 503 with Retry-After for a database away, locked or too slow */
+    return rv == APR_SUCCESS ? NULL
+        : qrt_error_store(q, sc->failed ? sc->failed : "reporting");
 }
 
 /* A window bound as given, written back in its own offset; null when absent. */

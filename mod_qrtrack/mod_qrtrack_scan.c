@@ -132,11 +132,6 @@ int qrt_scan_wait_seconds(void)
     return scan_wait();
 }
 
-qrt_stats_t *qrt_stats(void)
-{
-    return scan_shared ? &scan_shared->stats : NULL;
-}
-
 qrt_queue_t *qrt_scan_queue(void)
 {
     return scan_queue;
@@ -166,6 +161,7 @@ apr_status_t qrt_scan_post_config(server_rec *s)
         apr_pool_userdata_set(shm, SCAN_SHARED_KEY, apr_pool_cleanup_null, pp);
     }
     scan_shared = apr_shm_baseaddr_get(shm);
+    qrt_stats_attach(&scan_shared->stats);
     rv = qrt_queue_create(s, scan_queue_slots(), &scan_queue);
     if (rv != APR_SUCCESS) {
         return rv;

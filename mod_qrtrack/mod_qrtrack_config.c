@@ -1,0 +1,381 @@
+/* mod_qrtrack_config: the module's directives, in the mod_md manner: one command
+ * table, one setter per kind of value (cmd->info says where a whole number goes and
+ * its bounds), defaults set in create/merge and in qrt_config_defaults (pre_config,
+ * for the process-wide ones, so that a restart starts from them again). */
+#include <string.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include <apr_strings.h>
+#include <apr_uri.h>
+#include <apr_hash.h>
+
+#include "mod_qrtrack.h"
+#include "mod_qrtrack_config.h"
+#include "qrt_valid.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+qrt_global_t qrt_global = {
+    .rate_slots = QRT_DEFAULT_RATE_SLOTS,
+    .scan_prefix = "/q",
+    .click_prefix = "/l",
+    .rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT,
+    .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT
+};
+
+void qrt_config_defaults(void)
+{
+    qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
+    qrt_global.ua_regexes = NULL;
+    qrt_global.scan_queue = 0;
+    qrt_global.scan_wait = 0;
+    qrt_global.visit_retention = 0;
+    qrt_global.statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT;
+    qrt_global.scan_budget = 0;
+    qrt_global.budget_table = NULL;
+    qrt_global.budget_mutex = NULL;
+    qrt_global.rate_mc_servers = NULL;
+    qrt_global.rate_mc_list = NULL;
+    qrt_global.rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT;
+}
+
+void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
+{
+    qrt_server_conf *c = apr_pcalloc(p, sizeof(*c));
+
+    (void)s;
+    c->rate_limit = -1;
+    c->max_body = -1;
+    c->anonymize_ip = -1;
+    return c;
+}
+
+void *qrt_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    qrt_server_conf *base = basev, *add = addv;
+    qrt_server_conf *c = apr_pcalloc(p, sizeof(*c));
+
+    c->public_url = add->public_url ? add->public_url : base->public_url;
+    c->rate_limit = add->rate_limit != -1 ? add->rate_limit : base->rate_limit;
+    c->account_limits = add->account_limits
+        ? (base->account_limits
+           ? apr_hash_overlay(p, add->account_limits, base->account_limits)
+           : add->account_limits)
+        : base->account_limits;
+    c->max_body = add->max_body != -1 ? add->max_body : base->max_body;
+    c->anonymize_ip = add->anonymize_ip != -1 ? add->anonymize_ip : base->anonymize_ip;
+    c->geoip_path = add->geoip_path ? add->geoip_path : base->geoip_path;
+    c->geoip = add->geoip_path ? add->geoip : base->geoip;
+    c->cors_origins = add->cors_origins ? add->cors_origins : base->cors_origins;
+    return c;
+}
+
+/* Parses a whole number in [min, max] for directive cmd. */
+static const char *qrt_cmd_int(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                               apr_int64_t max, const char *what, apr_int64_t *out)
+{
+    if (qrt_parse_int(arg, min, max, out) != 0) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not %s (a whole number from %"
+                            APR_INT64_T_FMT " to %" APR_INT64_T_FMT ")",
+                            cmd->directive->directive, arg, what, min, max);
+    }
+    return NULL;
+}
+
+static const char *qrt_set_public_url(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    const char *why = qrt_valid_redirect_url(arg);
+    apr_size_t n = strlen(arg);
+
+    (void)dc;
+    if (why) {
+        return apr_psprintf(cmd->pool, "QRTrackPublicURL: '%s' %s", arg, why);
+    }
+    while (n > 0 && arg[n - 1] == '/') {
+        n--;
+    }
+    c->public_url = apr_pstrndup(cmd->pool, arg, n);
+    return NULL;
+}
+
+static const char *qrt_set_rate_limit(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    const char *err = qrt_cmd_int(cmd, arg, 0, 1000000,
+                                  "a number of requests per minute (0 = off)", &v);
+
+    (void)dc;
+    if (!err) {
+        c->rate_limit = (int)v;
+    }
+    return err;
+}
+
+static const char *qrt_set_account_limit(cmd_parms *cmd, void *dc, const char *name,
+                                         const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    int *slot;
+    const char *err = qrt_cmd_int(cmd, arg, 0, 1000000,
+                                  "a number of requests per minute (0 = off)", &v);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!c->account_limits) {
+        c->account_limits = apr_hash_make(cmd->pool);
+    }
+    slot = apr_palloc(cmd->pool, sizeof(*slot));
+    *slot = (int)v;
+    apr_hash_set(c->account_limits, apr_pstrdup(cmd->pool, name),
+                 APR_HASH_KEY_STRING, slot);
+    return NULL;
+}
+
+static const char *qrt_set_max_body(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_int64_t v;
+    const char *err = qrt_cmd_int(cmd, arg, 1024, 64 * 1024 * 1024,
+                                  "a request body limit in bytes", &v);
+
+    (void)dc;
+    if (!err) {
+        c->max_body = (apr_off_t)v;
+    }
+    return err;
+}
+
+static const char *qrt_set_anonymize(cmd_parms *cmd, void *dc, int on)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+
+    (void)dc;
+    c->anonymize_ip = on;
+    return NULL;
+}
+
+static const char *qrt_set_geoip(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    apr_finfo_t fi;
+
+    (void)dc;
+    if (!path || apr_stat(&fi, path, APR_FINFO_TYPE, cmd->pool) != APR_SUCCESS
+        || fi.filetype != APR_REG) {
+        return apr_psprintf(cmd->pool, "QRTrackGeoIPDatabase: '%s' is not a readable file",
+                            arg);
+    }
+    c->geoip_path = path;
+    return NULL;
+}
+
+/* QRTrackCORSOrigin: origins allowed to call the API from a browser page. */
+static const char *qrt_set_cors_origin(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_server_conf *c = ap_get_module_config(cmd->server->module_config,
+                                              &qrtrack_module);
+    apr_uri_t u;
+    apr_size_t n = strlen(arg);
+
+    (void)dc;
+    if (!c->cors_origins) {
+        c->cors_origins = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    if (!strcasecmp(arg, "none")) {
+        apr_array_clear(c->cors_origins);
+        return NULL;
+    }
+    if (strcmp(arg, "*") != 0
+        && (apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme || !u.hostname
+            || (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https"))
+            || (u.path && *u.path) || u.query || u.fragment || u.user
+            || arg[n - 1] == '/')) {
+        return apr_psprintf(cmd->pool, "QRTrackCORSOrigin: '%s' is not an origin "
+                            "(scheme://host[:port], no path, e.g. "
+                            "https://app.example.com), * or none", arg);
+    }
+    *(const char **)apr_array_push(c->cors_origins) = apr_pstrdup(cmd->pool, arg);
+    return NULL;
+}
+
+/* A whole-number global directive: where it goes in qrt_global, its bounds and what
+ * its error message calls it (cmd->info of its command_rec entry). */
+typedef struct {
+    size_t offset;
+    int size;                   /* sizeof the field: int, apr_uint32_t or apr_int64_t */
+    apr_int64_t min, max;
+    const char *what;
+} qrt_int_directive_t;
+
+#define QRT_GLOBAL_INT(field, lo, hi, what) \
+    { APR_OFFSETOF(qrt_global_t, field), (int)sizeof(((qrt_global_t *)0)->field), \
+      (lo), (hi), (what) }
+
+static const qrt_int_directive_t int_rate_slots =
+    QRT_GLOBAL_INT(rate_slots, 16, 4 * 1024 * 1024, "a number of slots");
+static const qrt_int_directive_t int_scan_budget =
+    QRT_GLOBAL_INT(scan_budget, 0, 1000000, "a number of scans a minute (0 = off)");
+static const qrt_int_directive_t int_visit_retention =
+    QRT_GLOBAL_INT(visit_retention, 0, 36500, "a number of days (0 = keep visits for ever)");
+static const qrt_int_directive_t int_spool_limit =
+    QRT_GLOBAL_INT(spool_limit, 1000, APR_INT64_C(1000000000), "a number of visits");
+static const qrt_int_directive_t int_rate_mc_timeout =
+    QRT_GLOBAL_INT(rate_mc_timeout, 1, 10000, "a number of milliseconds");
+static const qrt_int_directive_t int_statement_timeout =
+    QRT_GLOBAL_INT(statement_timeout, 0, 3600, "a number of seconds (0 = off)");
+static const qrt_int_directive_t int_scan_wait =
+    QRT_GLOBAL_INT(scan_wait, 1, 3600, "a number of seconds");
+static const qrt_int_directive_t int_scan_queue =
+    QRT_GLOBAL_INT(scan_queue, 1, 1000000, "a number of visits");
+
+static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const qrt_int_directive_t *d = cmd->info;
+    char *field = (char *)&qrt_global + d->offset;
+    apr_int64_t v;
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err || (err = qrt_cmd_int(cmd, arg, d->min, d->max, d->what, &v))) {
+        return err;
+    }
+    if (d->size == (int)sizeof(apr_int64_t)) {
+        *(apr_int64_t *)field = v;
+    }
+    else if (d->size == (int)sizeof(int)) {
+        *(int *)field = (int)v;     /* int and apr_uint32_t alike: bounds fit both */
+    }
+    return NULL;
+}
+
+static const char *qrt_set_spool_dir(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    qrt_global.spool_dir = strcasecmp(arg, "off") ? ap_server_root_relative(cmd->pool, arg)
+                                                  : "off";
+    if (!qrt_global.spool_dir) {
+        return apr_psprintf(cmd->pool, "QRTrackSpoolDir: '%s' is not a valid path", arg);
+    }
+    return NULL;
+}
+
+static const char *qrt_set_ua_regexes(cmd_parms *cmd, void *dc, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    qrt_global.ua_regexes = ap_server_root_relative(cmd->pool, arg);
+    return NULL;
+}
+
+static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind,
+                                      const char *list)
+{
+    const char *name = cmd->directive->directive;
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(kind, "shm") && !list) {
+        qrt_global.rate_mc_servers = NULL;
+        qrt_global.rate_mc_list = NULL;
+        return NULL;
+    }
+    if (strcasecmp(kind, "memcache") != 0) {
+        return apr_psprintf(cmd->pool, "%s: '%s%s%s' is not shm or memcache "
+                            "HOST:PORT[,HOST:PORT...]", name, kind, list ? " " : "",
+                            list ? list : "");
+    }
+    if (!list) {
+        return apr_psprintf(cmd->pool, "%s: memcache needs its servers: memcache "
+                            "HOST:PORT[,HOST:PORT...]", name);
+    }
+    err = qrt_rate_servers_parse(cmd->pool, list, &qrt_global.rate_mc_servers);
+    if (err) {
+        qrt_global.rate_mc_servers = NULL;
+        return apr_psprintf(cmd->pool, "%s: %s", name, err);
+    }
+    qrt_global.rate_mc_list = apr_pstrdup(cmd->pool, list);
+    return NULL;
+}
+
+const command_rec qrt_cmds[] = {
+    AP_INIT_TAKE1("QRTrackPublicURL", qrt_set_public_url, NULL, RSRC_CONF,
+                  "Base URL of the scan and click links encoded in QR images, "
+                  "e.g. https://qr.example.com (default: from the request)"),
+    AP_INIT_TAKE1("QRTrackRateLimit", qrt_set_rate_limit, NULL, RSRC_CONF,
+                  "API requests per minute per token (default 120, 0 = off)"),
+    AP_INIT_TAKE2("QRTrackAccountRateLimit", qrt_set_account_limit, NULL, RSRC_CONF,
+                  "Per-account override of QRTrackRateLimit: account name and "
+                  "requests per minute"),
+    AP_INIT_TAKE1("QRTrackMaxBody", qrt_set_max_body, NULL, RSRC_CONF,
+                  "Largest API request body in bytes (default 1048576)"),
+    AP_INIT_FLAG("QRTrackAnonymizeIP", qrt_set_anonymize, NULL, RSRC_CONF,
+                 "Store visitor addresses truncated to /24 (IPv4) and /48 (IPv6) "
+                 "(default On)"),
+    AP_INIT_TAKE1("QRTrackGeoIPDatabase", qrt_set_geoip, NULL, RSRC_CONF,
+                  "MaxMind-format City database (.mmdb) for visit country and city"),
+    AP_INIT_ITERATE("QRTrackCORSOrigin", qrt_set_cors_origin, NULL, RSRC_CONF,
+                    "Origins whose web pages may call the API (scheme://host[:port] "
+                    "each, * for any, none to clear; default none)"),
+    AP_INIT_TAKE1("QRTrackRateLimitSlots", qrt_set_global_int, (void *)&int_rate_slots, RSRC_CONF,
+                  "Tokens tracked at once by the rate limiter (default 8192)"),
+    AP_INIT_TAKE12("QRTrackRateLimitStore", qrt_set_rate_store, NULL, RSRC_CONF,
+                   "Where the per-token windows live: shm (default: this server's "
+                   "shared memory) or memcache HOST:PORT[,HOST:PORT...] (shared by "
+                   "every node naming the same servers)"),
+    AP_INIT_TAKE1("QRTrackRateLimitTimeout", qrt_set_global_int, (void *)&int_rate_mc_timeout, RSRC_CONF,
+                  "Milliseconds a call to memcached (QRTrackRateLimitStore memcache) "
+                  "may take before the request counts in shared memory and memcached "
+                  "is bypassed until it answers again (default 50)"),
+    AP_INIT_TAKE1("QRTrackScanQueue", qrt_set_global_int, (void *)&int_scan_queue, RSRC_CONF,
+                  "Visits the server may hold waiting for their commit before scans "
+                  "get 503 (default: 2 per worker thread of the server)"),
+    AP_INIT_TAKE1("QRTrackScanBudget", qrt_set_global_int, (void *)&int_scan_budget, RSRC_CONF,
+                  "Scans and clicks a minute from one client address before they get "
+                  "429, unrecorded (default 0: no budget)"),
+    AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, (void *)&int_scan_wait, RSRC_CONF,
+                  "Seconds a scan waits for its commit before it gets 503, unrecorded "
+                  "(default 10)"),
+    AP_INIT_TAKE1("QRTrackStatementTimeout", qrt_set_global_int, (void *)&int_statement_timeout, RSRC_CONF,
+                  "Seconds one database statement of an API request may run or wait "
+                  "for a lock before the request gets 503 (default 15, 0 = the "
+                  "database's own settings)"),
+    AP_INIT_TAKE1("QRTrackVisitRetention", qrt_set_global_int, (void *)&int_visit_retention, RSRC_CONF,
+                  "Days a visit is kept whole: older visits leave the listings and "
+                  "exports and lose what they say about the visitor; reports keep "
+                  "counting them (default 0: for ever)"),
+    AP_INIT_TAKE1("QRTrackSpoolDir", qrt_set_spool_dir, NULL, RSRC_CONF,
+                  "Directory of this node's spool of visits and snapshot of codes, "
+                  "used while the database cannot be reached, or off (default: the "
+                  "SQLite database's directory, else " QRT_STATE_DIR ")"),
+    AP_INIT_TAKE1("QRTrackSpoolLimit", qrt_set_global_int, (void *)&int_spool_limit, RSRC_CONF,
+                  "Visits the spool may hold before scans get 503 while the database "
+                  "cannot be reached (default 1000000)"),
+    AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
+                  "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
+    { NULL }
+};
