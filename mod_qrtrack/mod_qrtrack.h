@@ -223,40 +223,11 @@ void qrt_redact_register(void);
 /* mod_qrtrack_status.c: the module's section of mod_status's page */
 void qrt_status_register(void);
 
-/* mod_qrtrack_queue.c: visits waiting for their commit, shared by all children */
-typedef struct qrt_queue qrt_queue_t;
-/* A visit taken by a writer: its slot, and which use of the slot. */
-typedef struct {
-    apr_uint32_t slot, seq;
-} qrt_queue_ticket_t;
+/* mod_qrtrack_queue.c: visits waiting for their commit, shared by all children;
+ * the queue itself and its functions are the core's (qrt_queue.h). */
+#include "qrt_queue.h"
 /* In post_config: nslots visits may wait at once; kept across graceful restarts. */
 apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **q);
-/* Queues v and sleeps until a writer has committed it: the commit's status, or
- * APR_EAGAIN at once when every slot is taken, or APR_TIMEUP at the deadline (a
- * little after it when the visit's commit is under way: it then ends by itself,
- * and its outcome goes to nobody). */
-apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline);
-/* A writer: takes every queued visit (copied into p) and the role of committer,
- * unless another child's writer has it; 0 when there is nothing to do here
- * (stopping gives the role up). The visits must then go to qrt_queue_done, the
- * earlier the better: *deadline is when the first of their requests must be answered. */
-int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
-                   qrt_visit_t **visits, qrt_queue_ticket_t **slots,
-                   apr_time_t *deadline, server_rec *s);
-/* Wakes the requests of visits taken, with the commit's status. */
-void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
-                    apr_status_t rv);
-/* An idle writer sleeps until a visit needs a committer, or the timeout. */
-void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
-/* Wakes every idle writer (a child stopping). */
-void qrt_queue_wake_all(qrt_queue_t *q);
-/* What the queue holds now (for mod_status). */
-typedef struct {
-    apr_uint32_t capacity, free, queued, taken;
-    pid_t committer;                /* 0 = none */
-    apr_uint64_t batches;           /* takes since the queue was made */
-} qrt_queue_stats_t;
-void qrt_queue_stats(qrt_queue_t *q, qrt_queue_stats_t *st);
 /* mod_qrtrack_scan.c: the server's queue, or NULL */
 qrt_queue_t *qrt_scan_queue(void);
 
