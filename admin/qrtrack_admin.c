@@ -26,12 +26,9 @@
 
 /* Visits per import transaction. Each commit writes every page the batch dirtied to the
  * WAL; the visitor-keyed indexes put a batch's visits on pages all over the file, so
- * fewer, larger commits write far less (20,000 visits into the 10M bench database:
- * 0.95 s with 1,000 a batch, 0.58 s with 10,000). A tracker's own visits of many
- * visitors dirty the last page of each visitor's, address's and user agent's run of
- * index entries once a commit: 1,000,000 visits of 4,700 visitors on one tracker took
- * 16.8-17.8 s with 10,000 a batch, 13.2-13.6 with 20,000, 12.5-12.7 with 30,000 and
- * 11.3-12.3 with 50,000 (the peak memory 111, 139, 166 and 217 MB). A batch also ends
+ * fewer, larger commits write far less. A tracker's own visits of many visitors dirty
+ * the last page of each visitor's, address's and user agent's run of index entries
+ * once a commit, so larger batches help there too, at the cost of memory. A batch also ends
  * at ADMIN_IMPORT_BYTES of lines, so that long lines make smaller batches: two batches
  * at a time (the one written and the one read ahead) hold about twice that in strings
  * at most, with the store's work for each visit. */
@@ -438,8 +435,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
          * while one runs; SQLite does it past 64 MB of WAL, and at the close of the
          * last connection. A larger page cache for the indexes a batch touches, and
          * the statement journal kept in memory (a batch's statements of many rows
-         * outgrow SQLite's 64 KB before it spills to a temporary file: about 500
-         * pages written there for 10,000 visits). */
+         * outgrow SQLite's 64 KB before it spills to a temporary file). */
         apr_dbd_query(c->db.driver, c->db.handle, &nrows, "PRAGMA synchronous = FULL");
         qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA wal_autocheckpoint = 16384");
         qrt_schema_pragma(c->p, c->db.driver, c->db.handle, "PRAGMA cache_size = -65536");
@@ -450,8 +446,8 @@ static int admin_visits_import(admin_ctx *c, const char *path)
                           c->db.error ? c->db.error : "malformed", NULL);
     }
     apr_pool_create(&bp, c->p);
-    /* (an import of new referers of 2 KB each kept up to 512 MB of them before the
-     * bound of bytes; now 16 MB a dictionary) */
+    /* Bounded by the keys' bytes too (16 MB a dictionary), so long new strings
+     * cannot fill the process. */
     c->db.dict = qrt_dict_cache_make(c->p, 1 << 18, 16 << 20);
     live = apr_hash_make(c->p);
     r = qrt_import_start(c->p, f, &key, ADMIN_IMPORT_BATCH, ADMIN_IMPORT_BYTES);

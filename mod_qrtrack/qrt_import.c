@@ -228,7 +228,8 @@ static int import_full(const qrt_import_reader_t *r, apr_size_t text_bytes)
     return r->bytes > 0 && text_bytes >= r->bytes;
 }
 
-/* The first batch: nothing overlaps its parsing (the writer waits for it), so its lines are read first, then parsed in two
+/* The first batch: nothing overlaps its parsing (the writer waits for it), so its
+ * lines are read first, then parsed in two
  * halves at once, the second by a helper thread with a pool of its own. The visits
  * and the first bad line come out as one thread would find them. */
 static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line,

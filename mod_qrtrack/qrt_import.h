@@ -9,7 +9,7 @@
  *
  * The reader runs in a thread of its own, so that reading and parsing the next
  * batch overlaps the writer's transaction of the one before (on two CPUs the
- * parsing, about a sixth of an import's instructions, leaves the commit path).
+ * parsing leaves the commit path).
  * It fills two batches in turn, each with its own pool: the writer holds one
  * while the reader fills the other. Memory stays at two batches whatever the
  * file's length. */

@@ -2,7 +2,7 @@
  * reads a line (no httpd, no jansson).
  *
  * A visit line is an object of strings, integers, booleans and nulls. Reading it
- * with jansson costs about 35,000 instructions (a quarter of an import): its lexer
+ * with jansson is a large share of an import's work: its lexer
  * takes one character at a time through a callback, and it builds a value and a
  * hash table per line. qrt_jsonl_flat reads the common line in one pass, in place;
  * whatever it does not take whole (an escape in a string, a nested value, a number

@@ -23,8 +23,8 @@
 /* libqrencode keeps lazily built tables in static memory and guards them
  * with a mutex only when built with pthread (Debian 12's libqrencode4 is:
  * it imports pthread_mutex_lock). Encoding is serialised here as well so
- * that any build is safe (encoding is short next to the PNG, which runs
- * unlocked). Build with
+ * that any build is safe; encoding is short next to the PNG part, which runs
+ * unlocked. Build with
  * -DQRT_QRENCODE_THREADSAFE to drop the lock for a known-safe library. */
 #ifndef QRT_QRENCODE_THREADSAFE
 static pthread_mutex_t qrt_qr_mutex = PTHREAD_MUTEX_INITIALIZER;

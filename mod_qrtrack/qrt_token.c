@@ -25,8 +25,8 @@ static const EVP_MD *sha256(void)
 
 /* HMAC-SHA-256's two padded keys, each already through SHA-256's first block, for
  * the few visitor keys a process meets (one, or two across a rotation): a visitor id
- * then copies a state and hashes its message and the inner digest, a third of the
- * work of a full HMAC (which an import and a scan make for every visit). Made once per
+ * then copies a state and hashes its message and the inner digest instead of
+ * hashing both padded keys again each time. Made once per
  * key and never changed, so threads read them without a lock; kept for the
  * process's life. A process that meets more keys computes the rest in full. */
 #define HMAC_KEYS 4
