@@ -157,7 +157,7 @@ $(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) $(wildcard test/unit/*.h)
 	    $(B)/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) callgraph
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; (cd test/unit && ../../$$t); done
 
 # The glue's files call one another without a circle (tools/callgraph.py reads the

@@ -1,4 +1,4 @@
-/* mod_qrtrack: module record, directives and start-up.
+/* mod_qrtrack: the module record and its hooks.
  *
  * At start-up the parent brings the database schema up to date (before any child
  * connects), registers every prepared statement with mod_dbd, sets up the
@@ -25,6 +25,7 @@
 
 #include "mod_qrtrack.h"
 #include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
@@ -40,325 +41,6 @@
 #define QRT_MUTEX_MECH APR_LOCK_DEFAULT
 #endif
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
-
-static const char *qrt_unquote(apr_pool_t *p, const char *a);
-
-/* The DBDriver and DBDParams of the main server, read from the config tree. */
-static void qrt_find_dbd(const char **driver, const char **params)
-{
-    const ap_directive_t *d;
-
-    *driver = *params = NULL;
-    for (d = ap_conftree; d; d = d->next) {
-        if (!strcasecmp(d->directive, "DBDriver")) {
-            *driver = d->args;
-        }
-        else if (!strcasecmp(d->directive, "DBDParams")) {
-            *params = d->args;
-        }
-    }
-}
-
-/* A DBDriver or DBDParams inside a <VirtualHost> that names another database than
- * the main server's: NULL when there is none, else the message that refuses it.
- * The module serves one database per httpd (one schema, one queue of visits). */
-static const char *qrt_vhost_dbd(apr_pool_t *p, const char *driver, const char *params)
-{
-    const ap_directive_t *v, *d;
-
-    for (v = ap_conftree; v; v = v->next) {
-        if (strcasecmp(v->directive, "<VirtualHost")) {
-            continue;
-        }
-        for (d = v->first_child; d; d = d->next) {
-            int is_driver = !strcasecmp(d->directive, "DBDriver");
-            const char *main_value = is_driver ? driver : params;
-
-            if (!is_driver && strcasecmp(d->directive, "DBDParams")) {
-                continue;
-            }
-            if (!main_value || strcmp(qrt_unquote(p, d->args), main_value)) {
-                return apr_psprintf(p, "%s in <VirtualHost %s> (%s line %d) differs "
-                                    "from the main server's: mod_qrtrack uses one "
-                                    "database per server; set DBDriver and DBDParams "
-                                    "once, outside <VirtualHost>", d->directive,
-                                    v->args, d->filename, d->line_num);
-            }
-        }
-    }
-    return NULL;
-}
-
-/* Whether the server's User may write path (a directory to create files in, or a
- * file): the parent runs as root and checks the mode bits the children will meet. */
-static int qrt_user_can_write(const char *path, apr_pool_t *p)
-{
-    struct stat st;
-
-    (void)p;
-    if (stat(path, &st) != 0) {
-        return -1;
-    }
-    if (geteuid() != 0) {
-        return access(path, W_OK) == 0;
-    }
-    if (st.st_uid == ap_unixd_config.user_id) {
-        return (st.st_mode & S_IWUSR) != 0;
-    }
-    if (st.st_gid == ap_unixd_config.group_id) {
-        return (st.st_mode & S_IWGRP) != 0;
-    }
-    return (st.st_mode & S_IWOTH) != 0;
-}
-
-/* SQLite: the database's directory must take the WAL and shared-memory files the
- * children create, and the database itself (if there) must be writable: else
- * start-up stops here, naming the path, instead of every request answering 503. */
-static const char *qrt_sqlite_writable(apr_pool_t *p, const char *params)
-{
-    const char *dir, *slash, *who;
-    int ok;
-
-    if (!strcmp(params, ":memory:") || !strncmp(params, "file:", 5)) {
-        return NULL;
-    }
-    slash = strrchr(params, '/');
-    dir = slash ? (slash == params ? "/" : apr_pstrndup(p, params, slash - params)) : ".";
-    who = geteuid() == 0 ? apr_psprintf(p, "the server's User (uid %ld)",
-                                        (long)ap_unixd_config.user_id)
-                         : apr_psprintf(p, "this server (uid %ld)", (long)geteuid());
-    ok = qrt_user_can_write(dir, p);
-    if (ok < 0) {
-        return apr_psprintf(p, "the database directory %s does not exist (DBDParams "
-                            "%s): create it, writable by %s", dir, params, who);
-    }
-    if (!ok) {
-        return apr_psprintf(p, "the database directory %s is not writable by %s "
-                            "(SQLite creates %s-wal and %s-shm there): chown it to "
-                            "the User", dir, who, params, params);
-    }
-    /* As root, the parent gives the file to the User after migrating it. */
-    if (geteuid() != 0 && qrt_user_can_write(params, p) == 0) {
-        return apr_psprintf(p, "the database %s is not writable by %s: chown it to "
-                            "the User", params, who);
-    }
-    return NULL;
-}
-
-/* Strips the surrounding quotes that the config tree keeps in args. */
-static const char *qrt_unquote(apr_pool_t *p, const char *a)
-{
-    return ap_getword_conf(p, &a);
-}
-
-/* Creates or migrates the schema in the parent, before any child connects. */
-static int qrt_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
-{
-    const char *name, *params, *err;
-    const qrt_dialect_t *dialect;
-    const apr_dbd_driver_t *driver;
-    apr_dbd_t *handle;
-    apr_status_t rv;
-    int from = 0, to = 0;
-
-    qrt_find_dbd(&name, &params);
-    if (!name || !params) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00001: mod_qrtrack needs "
-                     "DBDriver and DBDParams (mod_dbd) in the main server config");
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    name = qrt_unquote(ptemp, name);
-    params = qrt_unquote(ptemp, params);
-    err = qrt_vhost_dbd(ptemp, name, params);
-    dialect = qrt_dialect_named(name);
-    if (!err && !dialect) {
-        err = apr_psprintf(ptemp, "DBDriver %s: mod_qrtrack runs on sqlite3 or pgsql", name);
-    }
-    if (!err && dialect->embedded) {
-        err = qrt_sqlite_writable(ptemp, params);
-    }
-    if (err) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00060: %s", err);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    qrt_global.dbd_driver = apr_pstrdup(pconf, name);
-    qrt_global.dbd_params = apr_pstrdup(pconf, params);
-    qrt_global.dialect = dialect;
-    apr_dbd_init(ptemp);
-    rv = apr_dbd_get_driver(ptemp, name, &driver);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00002: no apr_dbd driver "
-                     "'%s' (install libaprutil1-dbd-%s)", name, name);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if ((err = qrt_dialect_self_check(driver)) != NULL) {
-        /* The portable path is taken instead of the trick that failed. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00098: %s self-check: %s; "
-                     "mod_qrtrack uses apr_dbd's portable calls there instead",
-                     dialect->label, err);
-        err = NULL;
-    }
-    if (dialect->embedded) {
-        /* The database and the -wal and -shm files SQLite makes with its mode: 0640,
-         * not the 0644 SQLite would create (whatever the umask). */
-        int e = qrt_dbfile_private(params);
-
-        if (e) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, APR_FROM_OS_ERROR(e), s,
-                         "QRT00097: cannot make the database %s private (mode %04o)",
-                         params, QRT_DBFILE_MODE);
-        }
-    }
-    rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00003: cannot open the "
-                     "database (DBDParams %s): %s", params, err ? err : "");
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    err = qrt_schema_migrate(ptemp, driver, handle, &from, &to);
-    if (!err) {
-        /* How visitor ids are made: the same for every child and every node. */
-        qrt_db_t db;
-
-        memset(&db, 0, sizeof(db));
-        db.driver = driver;
-        db.handle = handle;
-        if (qrt_db_prepare_all(&db, ptemp) != NULL
-            || qrt_store_visitor_key(&db, ptemp, &qrt_global.visitor_key) != APR_SUCCESS) {
-            apr_dbd_close(driver, handle);
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
-                         "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    apr_dbd_close(driver, handle);
-    if (err) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00004: schema migration "
-                     "failed: %s", err);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (from != to) {
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00005: database schema "
-                     "brought from version %d to %d", from, to);
-    }
-    if (dialect->embedded && geteuid() == 0) {
-        /* The children run as User: the files created here (or by qrtrack-admin
-         * run as root) must be theirs. */
-        static const char *const suffix[] = { "", "-wal", "-shm" };
-        int i;
-
-        for (i = 0; i < 3; i++) {
-            const char *f = apr_pstrcat(ptemp, params, suffix[i], NULL);
-
-            if (chown(f, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
-                && (i == 0 || errno != ENOENT)) {
-                ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00006: cannot "
-                             "give %s to the server's User", f);
-            }
-        }
-    }
-    return OK;
-}
-
-/* mod_dbd's functions, as optional functions: without mod_dbd the module still
- * loads and says what is missing, instead of "undefined symbol: ap_dbd_acquire". */
-static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
-static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
-static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
-
-/* How many statements a connection prepares (qrt_dbd_post_connect). */
-static int statement_count;
-
-/* qrt_db_prepare_all, waiting for table locks (PostgreSQL's PREPARE of a statement
- * that writes a table waits for a lock on it) no longer than a scan waits. */
-static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
-{
-    const char *err;
-    char after[64];
-    int nrows, ms = qrt_statement_timeout_ms();
-
-    if (!qrt_dialect_remote(db->driver)) {
-        return qrt_db_prepare_all(db, p);
-    }
-    /* Short: what cannot be prepared now (an INSERT into a table locked from outside)
-     * is prepared when a request first needs it (qrt_store.c). */
-    apr_dbd_query(db->driver, db->handle, &nrows, "SET lock_timeout = "
-                  QRT_PREPARE_LOCK_MS_STR);
-    err = qrt_db_prepare_all(db, p);
-    /* back to QRTrackStatementTimeout's (qrt_dbd_limit), or the session's default */
-    if (ms > 0) {
-        apr_snprintf(after, sizeof(after), "SET lock_timeout = %d", ms);
-    }
-    apr_dbd_query(db->driver, db->handle, &nrows, ms > 0 ? after : "RESET lock_timeout");
-    return err;
-}
-
-/* A connection whose statements were not all prepared when it was opened (SQLite
- * busy past its timeout, a table locked from outside, PostgreSQL restarting) tries
- * the rest now; what still fails is prepared when a request first needs it. Then
- * QRTrackStatementTimeout, unless the connection has it already. */
-static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
-{
-    qrt_db_t db;
-    const char *err;
-
-    if (!dbd) {
-        return NULL;
-    }
-    if (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count) {
-        qrt_dbd_limit(dbd, s);
-        return dbd;
-    }
-    memset(&db, 0, sizeof(db));
-    db.driver = dbd->driver;
-    db.handle = dbd->handle;
-    db.prepared = dbd->prepared;
-    err = qrt_prepare_bounded(&db, dbd->pool);
-    dbd->prepared = db.prepared;
-    if (err) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, "QRT00067: a database connection "
-                     "prepares the rest of its statements when they are needed: %s", err);
-    }
-    qrt_dbd_limit(dbd, s);
-    return dbd;
-}
-
-ap_dbd_t *qrt_dbd_acquire(request_rec *r)
-{
-    return dbd_acquire_fn ? qrt_dbd_ready(dbd_acquire_fn(r), r->server) : NULL;
-}
-
-ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s)
-{
-    ap_dbd_t *dbd = dbd_open_fn ? dbd_open_fn(p, s) : NULL;
-
-    if (dbd && !qrt_dbd_ready(dbd, s)) {
-        dbd_close_fn(s, dbd);
-        return NULL;
-    }
-    return dbd;
-}
-
-void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd)
-{
-    if (dbd_close_fn) {
-        dbd_close_fn(s, dbd);
-    }
-}
-
-static int qrt_find_dbd_fns(server_rec *s)
-{
-    dbd_acquire_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_acquire);
-    dbd_open_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_open);
-    dbd_close_fn = APR_RETRIEVE_OPTIONAL_FN(ap_dbd_close);
-    if (!dbd_acquire_fn || !dbd_open_fn || !dbd_close_fn) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00010: mod_qrtrack needs mod_dbd: "
-                     "load it (Debian: a2enmod dbd; else LoadModule dbd_module "
-                     "modules/mod_dbd.so)");
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    return OK;
-}
 
 static apr_status_t qrtrack_walvfs_unload(void *data)
 {
@@ -409,15 +91,15 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         }
     }
     qrt_api_post_config(pconf);
-    rv = qrt_find_dbd_fns(s);
+    rv = qrt_dbd_find_fns(s);
     if (rv != OK) {
         return rv;
     }
-    rv = qrt_schema_setup(pconf, ptemp, s);
+    rv = qrt_dbd_schema_setup(pconf, ptemp, s);
     if (rv != OK) {
         return rv;
     }
-    statement_count = qrt_store_statement_count(qrt_global.dbd_driver);
+    qrt_dbd_count_statements();
     for (sp = s; sp; sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
         const char *err = NULL;
@@ -510,56 +192,6 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_spool_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_report_child_init(p, s);
-}
-
-void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p)
-{
-    int nrows;
-
-    /* (qrt_db_setup comes with qrt_db_prepare_all, which every caller runs next: once
-     * a connection, not twice, with PostgreSQL's session setting a round trip.) */
-    if (!qrt_dialect_embedded(driver)) {
-        return;
-    }
-    /* Wait for locks instead of failing: apr_dbd_sqlite3 itself runs a statement
-     * that meets a lock 17 times, 100 ms apart, so this waits about 10 s in all. */
-    qrt_schema_pragma(p, driver, handle, "PRAGMA busy_timeout = " QRT_SQLITE_BUSY_MS_STR);
-    /* In WAL mode, NORMAL keeps every commit safe from a crash of the process;
-     * only an operating-system crash may lose the last ones (README). */
-    apr_dbd_query(driver, handle, &nrows, "PRAGMA synchronous = NORMAL");
-    if (qrt_wal_running()) {
-        /* This child's checkpoint thread copies the WAL back (mod_qrtrack_wal.c). */
-        qrt_schema_pragma(p, driver, handle, "PRAGMA wal_autocheckpoint = 0");
-    }
-    /* A WAL that grew under load is cut back when it starts over. */
-    qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 8388608");
-}
-
-/* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
- * (which mod_dbd would prepare before any hook could set the timeout, failing with
- * "database is locked" while another connection writes, AH00632), then
- * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place).
- * Prepared here, the statements are not registered with mod_dbd at all, so virtual
- * hosts need nothing. */
-static apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
-{
-    qrt_db_t db;
-    const char *err;
-
-    qrt_db_tune(dbd->driver, dbd->handle, p);
-    memset(&db, 0, sizeof(db));
-    db.driver = dbd->driver;
-    db.handle = dbd->handle;
-    db.prepared = dbd->prepared;
-    err = qrt_prepare_bounded(&db, p);
-    dbd->prepared = db.prepared;
-    qrt_dbd_limit(dbd, cfg->server);
-    if (err) {
-        /* qrt_dbd_ready tries again when a request takes the connection. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cfg->server, "QRT00066: a new "
-                     "database connection could not prepare its statements yet: %s", err);
-    }
-    return APR_SUCCESS;
 }
 
 static void qrt_register_hooks(apr_pool_t *p)
