@@ -679,3 +679,16 @@ def other_api(server):
 def anon(server):
     with Api(server) as s:
         yield s
+
+
+# Tests marked slow without touching their files: the package build, the browser tests
+# (those using the `browser` fixture) and the long timing tests named here.
+SLOW_MODULES = {"test_package.py"}
+SLOW_TESTS = set()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.fspath.basename in SLOW_MODULES or "browser" in getattr(item, "fixturenames", ())
+                or item.name.split("[")[0] in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
