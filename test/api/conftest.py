@@ -26,6 +26,8 @@ import jsonschema
 import pytest
 import requests
 
+from lib.wait import wait_until  # noqa: F401 (re-exported for the tests)
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # make test-asan points the tests at its sanitizer build (QRT_TEST_BUILD=build/asan).
 BUILD = os.environ.get("QRT_TEST_BUILD") or os.path.join(TOP, "build")
