@@ -8,7 +8,7 @@ whose places and addresses are fewer than its visits (their dictionaries are rea
 whole). Every answer is the oracle's over the tracker's own listing. Correctness only:
 the timings are in bench/bench_search.py."""
 from conftest import Api
-from test_visits import T0, export, import_visits, listing, new_tracker, ts, visit
+from lib.visits import T0, export, import_visits, listing, new_tracker, ts, visit
 from test_visits_lean import IPHONE, _epoch, oracle
 
 OTHERS = 20000

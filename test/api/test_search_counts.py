@@ -17,7 +17,7 @@ import time
 import requests
 
 from conftest import Api, start_server
-from test_visits import T0, import_visits, listing, new_tracker, ts, visit
+from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
 from test_visits_lean import IPHONE, _epoch, oracle
 
 WORDS = ["iphone", "Safari", "berlin", "reykjav", "story/4", "shop.example", "tablet",

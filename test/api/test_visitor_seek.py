@@ -24,7 +24,7 @@ visits here: about 650 pages each.)"""
 import json
 
 from conftest import Api, start_server
-from test_visits import T0, import_visits, new_tracker, visit
+from lib.visits import T0, import_visits, new_tracker, visit
 
 VISITS = 30000
 # PostgreSQL: qrt_agg_seek_v_many and qrt_agg_seek_t: parameters, statement, values,

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from conftest import Api, start_server
-from test_visits import T0, export, import_visits, listing, new_tracker, ts, visit
+from lib.visits import T0, export, import_visits, listing, new_tracker, ts, visit
 
 # The newest schema version: the number of the last migration in sql/.
 LATEST = str(max(int(f.split("_")[0]) for f in os.listdir(
