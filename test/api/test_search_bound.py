@@ -9,7 +9,7 @@ whole). Every answer is the oracle's over the tracker's own listing. Correctness
 the timings are in bench/bench_search.py."""
 from conftest import Api
 from lib.visits import T0, export, import_visits, listing, new_tracker, ts, visit
-from test_visits_lean import IPHONE, _epoch, oracle
+from lib.visits import IPHONE, _epoch, oracle
 
 OTHERS = 20000
 WORDS = ["needle", "NEEDLE", "iphone", "spam.example", "story/3", "berlin", "50%",

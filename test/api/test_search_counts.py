@@ -18,7 +18,7 @@ import requests
 
 from conftest import Api, start_server
 from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
-from test_visits_lean import IPHONE, _epoch, oracle
+from lib.visits import IPHONE, _epoch, oracle
 
 WORDS = ["iphone", "Safari", "berlin", "reykjav", "story/4", "shop.example", "tablet",
          "zzzqqq"]

@@ -11,29 +11,12 @@ import os
 import pytest
 
 from conftest import Api, start_server
-from lib.visits import T0, export, import_visits, listing, new_tracker, ts, visit
+from lib.visits import (ANDROID, FIELDS, IPHONE, T0, _epoch, export, fold,  # noqa: F401
+                        import_visits, listing, new_tracker, oracle, ts, visit)
 
 # The newest schema version: the number of the last migration in sql/.
 LATEST = str(max(int(f.split("_")[0]) for f in os.listdir(
     os.path.join(os.path.dirname(__file__), "..", "..", "sql")) if f[:1].isdigit()))
-
-FIELDS = ["browser", "os", "device", "country", "city", "referer", "user_agent", "ip"]
-IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
-          "(KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1")
-ANDROID = ("Mozilla/5.0 (Linux; Android 13; SM-S911B) AppleWebKit/537.36 (KHTML, like "
-           "Gecko) Chrome/120.0.0.0 Mobile Safari/537.36")
-
-
-def fold(s):
-    """ASCII letters lowered, nothing else (SQLite's LIKE; the pattern on PostgreSQL)."""
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
-
-
-def oracle(visits, word):
-    w = fold(word)
-    return [v for v in visits
-            if any(v[f] is not None and w in fold(str(v[f])) for f in FIELDS)]
-
 
 def population(tid, n=240):
     """Visits where one word is common, others rare, some match in several
@@ -121,12 +104,6 @@ def test_search_over_dictionaries_answers_as_a_substring_search(server, api):
         with Api(server, server.token("acme")) as a:
             rows = export(a, tid, search=word)
         assert [int(r[0]) for r in rows] == [v["id"] for v in oracle(everything, word)]
-
-
-def _epoch(s):
-    import calendar
-    import time
-    return calendar.timegm(time.strptime(s[:19], "%Y-%m-%dT%H:%M:%S"))
 
 
 def test_search_with_since_id_polls(server, api):

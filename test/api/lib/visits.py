@@ -98,3 +98,27 @@ def error_422(r, field):
     assert field in body["errors"], body
     assert isinstance(body["message"], str) and body["message"]
     return body
+
+
+# -- the search's reference: what a substring search over a visit's fields finds ----
+
+FIELDS = ["browser", "os", "device", "country", "city", "referer", "user_agent", "ip"]
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
+          "(KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1")
+ANDROID = ("Mozilla/5.0 (Linux; Android 13; SM-S911B) AppleWebKit/537.36 (KHTML, like "
+           "Gecko) Chrome/120.0.0.0 Mobile Safari/537.36")
+
+
+def fold(s):
+    """ASCII letters lowered, nothing else (SQLite's LIKE; the pattern on PostgreSQL)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+
+def oracle(visits, word):
+    w = fold(word)
+    return [v for v in visits
+            if any(v[f] is not None and w in fold(str(v[f])) for f in FIELDS)]
+
+
+def _epoch(s):
+    return calendar.timegm(time.strptime(s[:19], "%Y-%m-%dT%H:%M:%S"))
