@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import Api, Server, configtest
-from test_search_counts import check_counts
+from lib.visits import check_counts
 
 DAY = 86400
 UA = "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0 retention-%s"
