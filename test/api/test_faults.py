@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
-from test_trackers import IPHONE
+from lib.trackers import IPHONE
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"

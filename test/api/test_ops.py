@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from conftest import Api, HTTPD, MODULE, Server, TOP, apxs, free_port, start_server
-from test_trackers import IPHONE, decode_qr
+from lib.trackers import IPHONE, decode_qr
 
 VHOSTS = """
 LoadModule status_module {libexec}/mod_status.so

@@ -4,7 +4,6 @@ import concurrent.futures
 import json
 import os
 import signal
-import struct
 import subprocess
 import tempfile
 
@@ -12,28 +11,11 @@ import pytest
 import requests
 
 from conftest import Api, HTTPD, Server, apxs, sqlite_only, start_server
+from lib.trackers import IPHONE, decode_qr, png_size
 
-IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
-          "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
 WIN_CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
               "Gecko) Chrome/120.0.0.0 Safari/537.36")
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-
-
-def decode_qr(png_bytes):
-    """The text of the one QR code in a PNG, decoded by zbarimg."""
-    assert png_bytes[:8] == b"\x89PNG\r\n\x1a\n"
-    with tempfile.NamedTemporaryFile(suffix=".png") as f:
-        f.write(png_bytes)
-        f.flush()
-        p = subprocess.run(["zbarimg", "--raw", "-q", "-Sbinary", f.name],
-                           capture_output=True)
-    assert p.returncode == 0, p.stderr
-    return p.stdout.decode("utf-8").rstrip("\n")
-
-
-def png_size(png_bytes):
-    return struct.unpack(">II", png_bytes[16:24])
 
 
 def create(api, **body):
