@@ -5,12 +5,12 @@ serving child's memory grows by a few MB at most (the matrix is streamed as text
 
 A server of its own, so that the children's peak memory (VmHWM) measures this
 module's requests only."""
-import os
 import time
 
 import pytest
 
 from conftest import start_server
+from lib.procs import peak_kb
 from test_reports import DAY, T0, Account, V, fmt, json_error, oracle_crosstab
 
 LIMIT = 500
@@ -37,36 +37,6 @@ def add_tracker(acct, name, tags):
     if acct.calls > 100:
         acct._renew()
     return acct.tracker(name, tags)
-
-
-def children(srv):
-    """The server's child processes (the parent is srv.proc)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == srv.proc.pid:
-            out.append(int(d))
-    return out
-
-
-def peak_kb(srv):
-    """The children's peak resident memory (VmHWM), summed, in kB."""
-    total = 0
-    for pid in children(srv):
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
 
 
 def test_2000_by_2000_is_refused_quickly_and_cheaply(own_server, acct):

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from conftest import REPORTS, Api, start_server
-from test_crosstab_bounds import peak_kb
+from lib.procs import peak_kb
 
 SCANS = 18000
 UA_LEN = 1000
