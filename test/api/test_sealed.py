@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from conftest import Api, Server
-from test_retention import DAY, snapshot, visit
+from lib.retention import DAY, snapshot, visit
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
