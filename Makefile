@@ -52,17 +52,17 @@ APACHE_MODCONF ?= /etc/apache2/mods-available
 APACHE_MAINCONF ?= /etc/apache2/apache2.conf
 STATEDIR      ?= /var/lib/qrtrack
 
-.PHONY: all deps run test test-asan unit callgraph lint-openapi api api-sqlite api-pgsql fuzz bench \
-        clean install sql-dump schema-files
+.PHONY: all deps run test check test-asan unit callgraph lint-openapi api api-sqlite api-pgsql fuzz \
+        bench clean install sql-dump schema-files
 
 all: $(B)/mod_qrtrack.so $(B)/qrtrack-admin
 
 deps:
-	sh build/deps.sh
+	sh tools/deps.sh
 
-$(B)/gen/qrt_schema_sql.c: $(SQL_FILES) build/embed_sql.sh
+$(B)/gen/qrt_schema_sql.c: $(SQL_FILES) tools/embed_sql.sh
 	@mkdir -p $(B)/gen
-	sh build/embed_sql.sh $(SQL_FILES) > $@
+	sh tools/embed_sql.sh $(SQL_FILES) > $@
 
 $(B)/obj/qrt_schema_sql.o: $(B)/gen/qrt_schema_sql.c
 	@mkdir -p $(B)/obj
@@ -88,9 +88,9 @@ schema-files: all
 	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api/test_schema.py
 	QRT_SCHEMA_WRITE=1 QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api/test_schema.py
 
-$(B)/gen/qrt_assets.c: $(ASSET_FILES) build/embed_files.sh
+$(B)/gen/qrt_assets.c: $(ASSET_FILES) tools/embed_files.sh
 	@mkdir -p $(B)/gen
-	sh build/embed_files.sh $(ASSET_FILES) > $@.tmp && mv -f $@.tmp $@
+	sh tools/embed_files.sh $(ASSET_FILES) > $@.tmp && mv -f $@.tmp $@
 
 $(B)/obj/qrt_assets.o: $(B)/gen/qrt_assets.c mod_qrtrack/qrt_assets.h
 	@mkdir -p $(B)/obj
@@ -165,19 +165,19 @@ unit: $(UNIT_BIN) callgraph
 callgraph: $(B)/mod_qrtrack.so
 	$(PYTHON) tools/callgraph.py $(sort $(wildcard $(B)/apxs/.libs/mod_qrtrack*.o))
 
-# The OpenAPI document, linted with @redocly/cli (build/deps.sh installs the version pinned
+# The OpenAPI document, linted with @redocly/cli (tools/deps.sh installs the version pinned
 # in openapi/package-lock.json into build/redocly). No telemetry, no update check.
 REDOCLY = build/redocly/node_modules/.bin/redocly
 lint-openapi:
-	@test -x $(REDOCLY) || sh build/deps.sh
+	@test -x $(REDOCLY) || sh tools/deps.sh
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 	    $(REDOCLY) lint --config openapi/redocly.yaml --format stylish openapi/qrtrack.json
 
 # The API suite runs on both backends: SQLite, then PostgreSQL (a throwaway cluster
 # that the tests start and stop themselves).
 api: all
-	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api
-	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q --durations=15 test/api
+	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q --durations=15 test/api
 
 api-sqlite api-pgsql: api-%: all
 	QRT_TEST_BACKEND=$* $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
@@ -190,6 +190,12 @@ test: deps
 
 unit_bins: $(UNIT_BIN)
 
+# The quick pass while working: the unit tests and the SQLite API suite without the tests
+# marked slow (package build, browser, long timing); `make test` runs everything.
+check: all unit_bins
+	$(MAKE) unit
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -m "not slow" --durations=15 test/api $(PYTEST_ARGS)
+
 # AddressSanitizer + UBSan on the real server: the module, the core, qrtrack-admin and the
 # unit tests built into build/asan; httpd (not instrumented itself) started through
 # build/asan/apache2, which preloads the sanitizers' runtimes. Reports go to
@@ -199,7 +205,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
 test-asan: deps
 	$(MAKE) B=$(ASAN_DIR) OPT="$(ASAN_FLAGS)" all unit_bins
-	sh build/asan_httpd.sh $(ASAN_DIR) "$$($(APXS) -q SBINDIR)/apache2"
+	sh tools/asan_httpd.sh $(ASAN_DIR) "$$($(APXS) -q SBINDIR)/apache2"
 	rm -rf $(ASAN_DIR)/reports && mkdir -p $(ASAN_DIR)/reports && chmod 1777 $(ASAN_DIR)/reports
 	ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(ASAN_DIR)/reports/unit \
 	    $(MAKE) B=$(ASAN_DIR) OPT="$(ASAN_FLAGS)" unit

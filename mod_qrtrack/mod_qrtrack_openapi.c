@@ -1,5 +1,5 @@
 /* mod_qrtrack_openapi: GET <api>/openapi.json, the OpenAPI 3.1 document of the API
- * (openapi/qrtrack.json, embedded at build time by build/embed_files.sh).
+ * (openapi/qrtrack.json, embedded at build time by tools/embed_files.sh).
  *
  * It needs no token and is not counted by the rate limiter: the API handler sends
  * the path here before authenticating. Its `servers` names this API's own path. */

@@ -1,4 +1,4 @@
-/* qrt_assets: files embedded at build time (build/embed_files.sh writes
+/* qrt_assets: files embedded at build time (tools/embed_files.sh writes
  * build/gen/qrt_assets.c from openapi/ and dashboard/): the OpenAPI document
  * and the dashboard's page, script, style and icon. */
 #ifndef QRT_ASSETS_H

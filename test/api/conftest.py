@@ -60,3 +60,24 @@ def other_api(server):
 def anon(server):
     with Api(server) as s:
         yield s
+# Tests marked slow without touching their files: the package build, the browser tests
+# (those using the `browser` fixture) and the long timing tests named here.
+SLOW_MODULES = {"test_package.py"}
+SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists them
+    "test_long_new_strings_do_not_grow_the_writer",
+    "test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged",
+    "test_children_killed_mid_scan_leave_the_queue_usable",
+    "test_a_full_disk_answers_503_and_service_returns_under_load_once_space_is_freed",
+    "test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answers",
+    "test_writes_on_a_sqlite_database_locked_from_outside_answer_503_within_the_timeout",
+    "test_the_writers_seal_settled_days",
+    "test_imported_visits_make_their_days_stale_at_once",
+    "test_memcached_down_counts_per_node_then_back_to_memcached",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.fspath.basename in SLOW_MODULES or "browser" in getattr(item, "fixturenames", ())
+                or item.name.split("[")[0] in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

@@ -8,18 +8,9 @@
 #include <apr_strings.h>
 
 #include "qrt_agg.h"
+#include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 static apr_int64_t rnd(apr_int64_t lo, apr_int64_t hi)
 {
@@ -257,10 +248,7 @@ int main(void)
 {
     Suite *s = suite_create("qrt_agg");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
-    apr_initialize();
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, floor_division);
@@ -271,10 +259,5 @@ int main(void)
     tcase_add_test(tc, groups_count_distinct);
     tcase_add_test(tc, change_rounds_half_away_from_zero);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return qrt_check_run(s);
 }

@@ -13,17 +13,7 @@
 #include "qrt_aggblob.h"
 #include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 static apr_int64_t rnd(apr_int64_t lo, apr_int64_t hi)
 {

@@ -13,17 +13,7 @@
 
 #define FFFD "\xEF\xBF\xBD"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 static void cell_is(const char *in, const char *want)
 {

@@ -9,17 +9,7 @@
 #include "qrt_etag.h"
 #include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 START_TEST(make_is_weak_and_stable)
 {

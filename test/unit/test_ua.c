@@ -21,6 +21,7 @@
 
 #include "qrt_ua.h"
 #include "qrt_valid.h"
+#include "qrt_check.h"
 
 static const char *uap_dir = "/usr/share/uap-core";
 static apr_pool_t *gpool;
@@ -698,8 +699,7 @@ static Suite *ua_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int status;
     const char *dir = getenv("QRT_UAP_DIR");
 
     apr_initialize();
@@ -710,11 +710,8 @@ int main(void)
     /* loaded once, as in the httpd parent; forked tests inherit it */
     gdb = qrt_ua_load(gpool, uap_path("regexes.yaml"), &gerr);
 
-    sr = srunner_create(ua_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    status = qrt_check_run(ua_suite());
     apr_pool_destroy(gpool);
     apr_terminate();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

@@ -9,17 +9,7 @@
 #include "qrt_valid.h"
 #include "qrt_check.h"
 
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-}
+QRT_CHECK_POOL
 
 static apr_size_t utf8(const char *s, apr_size_t len, long *cp)
 {

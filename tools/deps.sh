@@ -30,7 +30,7 @@ if [ -n "$missing" ]; then
     policy=""
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         policy=/usr/sbin/policy-rc.d
-        printf '#!/bin/sh\n# mod_qrtrack build/deps.sh: no service starts while it installs\nexit 101\n' \
+        printf '#!/bin/sh\n# mod_qrtrack tools/deps.sh: no service starts while it installs\nexit 101\n' \
             | $SUDO tee $policy >/dev/null
         $SUDO chmod 755 $policy
     fi

@@ -3,7 +3,7 @@
 # the sanitizers itself) with AddressSanitizer's and UBSan's runtimes preloaded, so the
 # sanitizer-built mod_qrtrack.so can be loaded into it. The tests find DIR/apache2 through
 # QRT_TEST_BUILD=DIR and pass ASAN_OPTIONS/UBSAN_OPTIONS (log_path) in the environment.
-# Usage: sh build/asan_httpd.sh DIR REAL
+# Usage: sh tools/asan_httpd.sh DIR REAL
 set -eu
 dir=$1
 real=$2

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Turns sql/NNN_*.sql into a C table of schema migrations (build/gen/qrt_schema_sql.c).
-echo '/* Generated from sql/ by build/embed_sql.sh: do not edit. */'
+echo '/* Generated from sql/ by tools/embed_sql.sh: do not edit. */'
 echo '#include "qrt_schema.h"'
 echo 'const qrt_migration_t qrt_migrations[] = {'
 for f in "$@"; do
