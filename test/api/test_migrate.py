@@ -232,7 +232,7 @@ def test_postgresql_answers_as_sqlite_did(moved):
     a = after["/tracker/analytics/%d?{}" % s["live"][0]["tracker_id"]][1]
     assert (a["totalScans"], a["totalClicks"], a["bots"]) == (12, 3, 2), a
     # PostgreSQL's counts of visits per dictionary entry (schema 19) hold the copied visits.
-    from lib.visits import check_counts
+    from lib.counts import check_counts
     check_counts(moved["dst"])
 
 

@@ -41,3 +41,17 @@ def test_the_code_names_statements_only_through_compiled_names():
                                 text, re.S):
             found += ["%s: %s" % (name, l) for l in re.findall(r'"(?:qrt|report)_[a-z0-9_]+"', block)]
     assert found == [], "\n".join(found)
+
+
+def test_no_test_file_imports_another():
+    """Shared helpers live in test/api/lib; a test file imports from there (or from
+    conftest), never from another test file."""
+    here = os.path.dirname(__file__)
+    found = []
+    for fn in sorted(os.listdir(here)):
+        if fn.endswith(".py"):
+            with open(os.path.join(here, fn), encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    if re.match(r"\s*(from|import)\s+test_\w+", line):
+                        found.append("%s:%d: %s" % (fn, n, line.strip()))
+    assert found == [], "\n".join(found)

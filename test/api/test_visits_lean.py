@@ -243,7 +243,7 @@ def test_a_version_6_database_with_visits_migrates_and_answers_the_same():
         srv.start()
         assert srv.sql("SELECT MAX(version) FROM qrt_schema").strip() == LATEST
         assert int(srv.sql("SELECT COUNT(*) FROM visit_rows").strip()) == 120
-        from test_search_counts import check_counts
+        from lib.counts import check_counts
         check_counts(srv)       # (PostgreSQL: schema 19 counted the visits there)
         after = answers(srv, tok, tid)
         assert after.keys() == before.keys()
