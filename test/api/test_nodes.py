@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, Memcached, PgCluster, Server
+from lib import pg as pglib
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "
@@ -227,9 +228,8 @@ def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost():
     node's spool first: no redirect without a durably recorded visit) and the API
     503; once it is back, both work again without restarting Apache, and every
     visit of the outage is in the database, once (test_outage.py goes further)."""
-    import conftest
-    saved = conftest._pg
-    conftest._pg = own = PgCluster()       # a cluster of its own, to stop and start
+    saved = pglib._pg
+    pglib._pg = own = PgCluster()       # a cluster of its own, to stop and start
     srv = None
     try:
         srv = Server()
@@ -279,4 +279,4 @@ def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost():
         if srv:
             srv.cleanup()
         own.stop()
-        conftest._pg = saved
+        pglib._pg = saved

@@ -99,13 +99,8 @@ class Scanner:
 def own_cluster():
     """A PostgreSQL cluster of the test's own, to stop and start (the session's
     cluster stays up for the other tests)."""
-    saved = pglib._pg
-    pglib._pg = own = PgCluster()
-    try:
+    with pglib.own_cluster() as own:
         yield own
-    finally:
-        own.stop()
-        pglib._pg = saved
 
 
 def two_nodes(extra=""):

@@ -55,3 +55,16 @@ def test_no_test_file_imports_another():
                     if re.match(r"\s*(from|import)\s+test_\w+", line):
                         found.append("%s:%d: %s" % (fn, n, line.strip()))
     assert found == [], "\n".join(found)
+
+
+def test_tests_reach_the_library_not_conftest_internals():
+    """conftest only re-exports lib: a test that swaps conftest's private state would
+    swap nothing; lib.pg.own_cluster() is the way to a cluster of one's own."""
+    here = os.path.dirname(__file__)
+    found = []
+    for fn in sorted(os.listdir(here)):
+        if fn.startswith("test_") and fn.endswith(".py"):
+            with open(os.path.join(here, fn), encoding="utf-8") as f:
+                found += ["%s:%d" % (fn, n) for n, line in enumerate(f, 1)
+                          if re.search(r"conftest\._", line)]
+    assert found == [], found

@@ -3,7 +3,7 @@ database is gone, reports answer 503 with Retry-After like every other endpoint,
 never 500."""
 import pytest
 
-import conftest
+from lib import pg as pglib
 from conftest import BACKEND, Api, PgCluster, Server
 
 pgsql_only = pytest.mark.skipif(
@@ -15,13 +15,8 @@ pgsql_only = pytest.mark.skipif(
 def own_cluster():
     """A PostgreSQL cluster of the test's own, to stop (the session's cluster stays up
     for the other tests)."""
-    saved = conftest._pg
-    conftest._pg = own = PgCluster()
-    try:
+    with pglib.own_cluster() as own:
         yield own
-    finally:
-        own.stop()
-        conftest._pg = saved
 
 
 @pgsql_only

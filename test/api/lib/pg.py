@@ -1,5 +1,6 @@
 """The session's throwaway PostgreSQL cluster."""
 import atexit
+import contextlib
 import json
 import os
 import pwd
@@ -150,3 +151,17 @@ def pg_cluster():
         _pg = PgCluster()
         atexit.register(_pg.stop)
     return _pg
+
+
+@contextlib.contextmanager
+def own_cluster():
+    """A PostgreSQL cluster of the caller's own, to stop and start: the servers started
+    meanwhile use it instead of the session's (which stays up for the other tests)."""
+    global _pg
+    saved = _pg
+    _pg = own = PgCluster()
+    try:
+        yield own
+    finally:
+        own.stop()
+        _pg = saved
