@@ -1,5 +1,6 @@
 /* qrt_dialect_sqlite: SQLite through apr_dbd_sqlite3 (one server, a file). */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
 #include <apr_strings.h>
@@ -205,8 +206,9 @@ const char *qrt_dialect_sqlite_check(void)
         const char *e = apr_pool_create(&p, NULL) == APR_SUCCESS ? layout_check(p)
                                                                   : "no memory";
 
-        check_state = e ? -1 : 1;
+        free((void *)check_error);
         check_error = e ? strdup(e) : NULL;
+        __atomic_store_n(&check_state, e ? -1 : 1, __ATOMIC_RELEASE);
         if (p) {
             apr_pool_destroy(p);
         }
@@ -224,7 +226,8 @@ sqlite3_stmt *qrt_dialect_sqlite_stmt(const apr_dbd_prepared_t *prep, int *nargs
     if (__atomic_load_n(&check_state, __ATOMIC_ACQUIRE) == 0) {
         qrt_dialect_sqlite_check();
     }
-    if (check_state < 0 || !sp || sp->nargs != sp->nvals) {
+    if (__atomic_load_n(&check_state, __ATOMIC_ACQUIRE) < 0 || !sp
+        || sp->nargs != sp->nvals) {
         return NULL;
     }
     *nargs = sp->nargs;
@@ -236,6 +239,6 @@ void qrt_dialect_sqlite_test_break(int broken)
 {
     pthread_mutex_lock(&check_lock);
     test_broken = broken;
-    check_state = 0;
+    __atomic_store_n(&check_state, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&check_lock);
 }
