@@ -65,6 +65,8 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)
         != APR_SUCCESS
         || ap_mutex_register(pconf, QRT_MUTEX_BUDGET, NULL, QRT_MUTEX_MECH, 0)
+           != APR_SUCCESS
+        || ap_mutex_register(pconf, QRT_MUTEX_GATE, NULL, QRT_MUTEX_MECH, 0)
            != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -130,7 +132,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS
-        || qrt_budget_post_config(s) != APR_SUCCESS) {
+        || qrt_budget_post_config(s) != APR_SUCCESS
+        || qrt_gate_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
@@ -189,6 +192,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
+    qrt_gate_child_init(p, s);
     qrt_spool_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_report_child_init(p, s);

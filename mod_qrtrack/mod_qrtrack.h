@@ -65,6 +65,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
 #define QRT_MUTEX_WRITER         "qrtrack-writer"
 #define QRT_MUTEX_BUDGET         "qrtrack-scanbudget"
+#define QRT_MUTEX_GATE           "qrtrack-gate"
 /* Client addresses QRTrackScanBudget tracks at once (24 bytes of shared memory each). */
 #define QRT_SCAN_BUDGET_SLOTS    65536
 
@@ -205,9 +206,19 @@ int qrt_db_unreachable(const qrt_db_t *db);
 /* Whether visits wait in the spool: new ones then go behind them. */
 int qrt_spool_pending(void);
 void qrt_spool_status(qrt_spool_status_t *st);
-/* A code from the snapshot: APR_NOTFOUND when it is not there. */
+/* mod_qrtrack_gate.c: the password form of a protected code and the expired page. */
+apr_status_t qrt_gate_post_config(server_rec *s);
+void qrt_gate_child_init(apr_pool_t *p, server_rec *s);
+/* OK when the request carries the right password (a POST of the form); else the
+ * answer was written (the form, 403, 429) or the status to answer. */
+int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash);
+/* Writes the 410 page of an expired code. */
+int qrt_gate_expired(request_rec *r);
+
+/* A code from the snapshot: APR_NOTFOUND when it is not there. *route: its routing
+ * (qrt_route_src_encode's text), NULL when none. */
 apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *id,
-                                 const char **url);
+                                 const char **url, const char **route);
 /* The writer: n visits into the spool, durably (APR_ENOSPC past QRTrackSpoolLimit,
  * APR_ENOTIMPL without a spool). */
 apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n);

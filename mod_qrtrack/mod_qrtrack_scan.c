@@ -34,11 +34,13 @@
 #include "qrt_store_spool.h"
 #include "qrt_token.h"
 #include "qrt_ua.h"
+#include "qrt_route.h"
 
 APLOG_USE_MODULE(qrtrack);
 
 #define SCAN_UA_MAX      1024
 #define SCAN_REFERER_MAX 2048
+#define SCAN_LANG_MAX    64                       /* a language tag rules look at */
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 #define SCAN_WRITER_POLL apr_time_from_msec(250) /* an idle writer looks again */
@@ -85,8 +87,7 @@ typedef struct {
 
 typedef struct {
     char code[QRT_CODE_MAX + 1];
-    apr_int64_t id;
-    char *url;                      /* malloc'd */
+    qrt_route_t *route;             /* malloc'd: the tracker's id, destination, rules... */
     apr_uint32_t gen;
     apr_time_t fetched;             /* when it was read from the database */
 } scan_cache_entry;
@@ -120,7 +121,7 @@ static apr_uint32_t scan_queue_slots(void)
 }
 
 static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
-    log_lookup, log_unknown;
+    log_lookup, log_unknown, log_capped;
 
 static int scan_wait(void)
 {
@@ -186,9 +187,11 @@ static apr_uint32_t scan_cache_slot(const char *code)
     return h % SCAN_CACHE_SLOTS;
 }
 
-/* 1 and the entry's values (url copied into p) when code is cached and current. */
+/* 1 and the decision for the visit f when code is cached and current: decided under
+ * the entry's lock, from the cached block itself (nothing copied but the decision). */
 static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
-                          apr_time_t now, apr_int64_t *id, const char **url)
+                          apr_time_t now, const qrt_rule_facts_t *f,
+                          qrt_route_decision_t *d)
 {
     scan_cache_entry *e;
     apr_uint32_t slot;
@@ -202,11 +205,10 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
     /* While the database cannot be reached, what was read from it last is the best
      * there is. */
-    if (e->url && e->gen == gen
+    if (e->route && e->gen == gen
         && (!scan_cache_ttl || now - e->fetched < scan_cache_ttl || qrt_db_down())
         && !strcmp(e->code, code)) {
-        *id = e->id;
-        *url = apr_pstrdup(p, e->url);
+        qrt_route_decide(p, e->route, f, d);
         hit = 1;
     }
     apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
@@ -216,22 +218,22 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
 /* gen is the generation read before the database lookup, so a change that raced
  * with the lookup leaves the entry stale rather than wrong. */
 static void scan_cache_put(const char *code, apr_uint32_t gen, apr_time_t fetched,
-                           apr_int64_t id, const char *url)
+                           const qrt_route_t *route, apr_size_t size)
 {
     scan_cache_entry *e;
     apr_uint32_t slot;
-    char *copy;
+    qrt_route_t *copy;
 
-    if (!scan_cache || strlen(code) > QRT_CODE_MAX || !(copy = strdup(url))) {
+    if (!scan_cache || strlen(code) > QRT_CODE_MAX || !(copy = malloc(size))) {
         return;
     }
+    memcpy(copy, route, size);
     slot = scan_cache_slot(code);
     e = &scan_cache[slot];
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
-    free(e->url);
-    e->url = copy;
+    free(e->route);
+    e->route = copy;
     strcpy(e->code, code);
-    e->id = id;
     e->gen = gen;
     e->fetched = fetched;
     apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
@@ -243,7 +245,7 @@ static apr_status_t scan_cache_free(void *data)
 
     (void)data;
     for (i = 0; scan_cache && i < SCAN_CACHE_SLOTS; i++) {
-        free(scan_cache[i].url);
+        free(scan_cache[i].route);
     }
     free(scan_cache);
     scan_cache = NULL;
@@ -261,6 +263,26 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     int skip = 0;
 
     *recorded = 0;
+    /* max_scans: decided here, in the transaction that records the visits, so the
+     * cap holds across every process and node that writes. */
+    for (skip = 0; !sp && skip < n; skip++) {
+        qrt_visit_t *v = &visits[skip];
+        int ok = 1;
+
+        if (v->capped == QRT_VISIT_CAP_NONE) {
+            continue;
+        }
+        rv = qrt_store_tracker_cap_take(db, p, v->tracker_id, v->capped == QRT_VISIT_CAP_COUNT,
+                                        &ok);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        v->cap_outcome = ok ? QRT_VISIT_CAP_SENT : QRT_VISIT_CAP_OVER;
+        if (!ok) {
+            v->destination = v->over_destination;
+        }
+    }
+    skip = 0;
     if (sp) {
         rv = qrt_store_spool_mark(db, p, sp->node, &mark);
         if (rv != APR_SUCCESS) {
@@ -589,6 +611,42 @@ static void writer_gather(int n)
     }
 }
 
+/* The spool takes a batch's visits while the database cannot be reached, except those
+ * of trackers with max_scans: whether such a scan is over the cap is known only to
+ * the database, so they stay unrecorded (cap_outcome unknown: their requests answer
+ * 503) rather than risk sending one past the cap. */
+static apr_status_t writer_spool(qrt_visit_t *visits, int n)
+{
+    qrt_visit_t *keep = visits;
+    apr_status_t rv;
+    int i, kept = 0;
+
+    for (i = 0; i < n; i++) {
+        if (visits[i].capped != QRT_VISIT_CAP_NONE) {
+            visits[i].cap_outcome = QRT_VISIT_CAP_UNKNOWN;
+            if (keep == visits) {
+                keep = malloc(sizeof(*keep) * (apr_size_t)n);
+                if (!keep) {
+                    return APR_ENOMEM;
+                }
+                memcpy(keep, visits, sizeof(*keep) * (apr_size_t)i);
+                kept = i;
+            }
+        }
+        else if (keep != visits) {
+            keep[kept++] = visits[i];
+        }
+        else {
+            kept++;
+        }
+    }
+    rv = kept > 0 ? qrt_spool_put(writer.s, keep, kept) : APR_SUCCESS;
+    if (keep != visits) {
+        free(keep);
+    }
+    return rv == APR_ENOTIMPL ? APR_EGENERAL : rv;
+}
+
 /* A batch's visits into the database, or into the spool when the database cannot be
  * reached (or visits wait there already: new ones go behind them). Under the writers'
  * mutex. */
@@ -627,8 +685,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             }
         }
     }
-    rv = qrt_spool_put(writer.s, visits, n);
-    return rv == APR_ENOTIMPL ? APR_EGENERAL : rv;
+    return writer_spool(visits, n);
 }
 
 /* One transaction of spooled visits into the database once it answers again, when
@@ -708,7 +765,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }
-            qrt_queue_done(writer.queue, slots, n, rv);
+            qrt_queue_done_visits(writer.queue, slots, n, rv, visits);
             apr_pool_clear(p);
         }
         replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
@@ -817,13 +874,16 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* Queues v and waits until a writer has committed it. APR_EAGAIN when the queue is
  * full. */
-static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v)
+static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v, int *outcome)
 {
+    *outcome = QRT_VISIT_CAP_UNKNOWN;
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
     /* QRTrackScanWait counts from the request's arrival. */
-    return qrt_queue_submit(writer.queue, v, r->request_time + apr_time_from_sec(scan_wait()));
+    return qrt_queue_submit_outcome(writer.queue, v,
+                                    r->request_time + apr_time_from_sec(scan_wait()),
+                                    outcome);
 }
 
 /* ---- the request -------------------------------------------------------------------- */
@@ -915,9 +975,11 @@ int qrt_scan_map_to_storage(request_rec *r)
 /* The tracker of code from the database; while it cannot be reached, from this
  * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
  * the database says so (the snapshot cannot prove that a code does not exist). */
-static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url)
+static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url,
+                       qrt_route_src_t *route)
 {
     apr_uint32_t more = 0;
+    const char *snap_route = NULL;
     const char *why = NULL;
     ap_dbd_t *dbd;
     qrt_db_t db;
@@ -939,7 +1001,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         db.handle = dbd->handle;
         db.prepared = dbd->prepared;
         db.pool = dbd->pool;
-        rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url);
+        rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url, route);
         qrt_dbd_close(r->server, dbd);
         if (rv == APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is "
@@ -967,7 +1029,11 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
     if (why && tries == SCAN_LOOKUP_TRIES) {
         qrt_db_mark_down(r->server, why);
     }
-    rv = qrt_snapshot_lookup(r, code, id, url);
+    rv = qrt_snapshot_lookup(r, code, id, url, &snap_route);
+    if (rv == APR_SUCCESS && qrt_route_src_decode(r->pool, snap_route, route) != 0) {
+        /* Not what this build writes: no answer rather than one without its gate. */
+        rv = APR_EGENERAL;
+    }
     if (rv == APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
                       APR_INT64_T_FMT " (snapshot)", code, *id);
@@ -983,14 +1049,108 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* The facts of the visit v that rules look at. */
+static void scan_facts(request_rec *r, const qrt_visit_t *v, qrt_rule_facts_t *f)
+{
+    const char *al = apr_table_get(r->headers_in, "Accept-Language");
+    char *lang = apr_palloc(r->pool, SCAN_LANG_MAX);
+
+    f->device = v->device;
+    f->os = v->os;
+    f->country = v->country;
+    f->language = al && qrt_accept_language_first(al, lang, SCAN_LANG_MAX) > 0 ? lang : NULL;
+    f->now = apr_time_sec(r->request_time);
+}
+
+/* The decision for this visit: from the cache, else from the database (or the
+ * snapshot), then cached. OK or the status to answer. */
+static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t *f,
+                       qrt_route_decision_t *d)
+{
+    apr_uint32_t gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
+    const qrt_route_t *route;
+    qrt_route_src_t src;
+    const char *url, *err;
+    apr_size_t size;
+    apr_int64_t id;
+    int status;
+
+    if (scan_cache_get(r->pool, code, gen, r->request_time, f, d)) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                      APR_INT64_T_FMT " (cached)", code, d->id);
+        return OK;
+    }
+    memset(&src, 0, sizeof(src));
+    status = scan_lookup(r, code, &id, &url, &src);
+    if (status != OK) {
+        return status;
+    }
+    err = qrt_route_build(r->pool, id, url, &src, &route, &size);
+    if (err) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00800: tracker %" APR_INT64_T_FMT
+                      ": its stored rules do not read (%s); answering 500", id, err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    scan_cache_put(code, gen, r->request_time, route, size);
+    qrt_route_decide(r->pool, route, f, d);
+    return OK;
+}
+
+/* Records v (committed, or in the spool) and gives the scan writer's cap_outcome. OK,
+ * or 503 (with Retry-After) when it could not be recorded. */
+static int scan_record(request_rec *r, qrt_visit_t *v, int *outcome)
+{
+    apr_uint32_t more = 0;
+    apr_status_t rv = scan_submit(r, v, outcome);
+
+    if (rv == APR_SUCCESS && *outcome != QRT_VISIT_CAP_UNKNOWN) {
+        return OK;
+    }
+    if (rv == APR_EAGAIN) {
+        QRT_STAT_ADD(queue_full, 1);
+        if (qrt_log_due(&log_full, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
+                          "full; answering 503 (and to %u more scans since this "
+                          "line was last logged)", more);
+        }
+    }
+    else if (rv == APR_TIMEUP) {
+        QRT_STAT_ADD(scan_timeouts, 1);
+        if (qrt_log_due(&log_timeout, &more)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00068: no commit "
+                          "within QRTrackScanWait (%d s); answering 503, the visit "
+                          "unrecorded (and %u more since this line was last "
+                          "logged)", scan_wait(), more);
+        }
+    }
+    else if (rv == APR_SUCCESS && qrt_log_due(&log_capped, &more)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00801: tracker %"
+                      APR_INT64_T_FMT " has max_scans and the database cannot be "
+                      "reached: answering 503, the visit unrecorded (and %u more since "
+                      "this line was last logged)", v->tracker_id, more);
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", "1");
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* The answer to a visit sent to url: 302, or the expired page (410) without one. */
+static int scan_answer(request_rec *r, const char *url)
+{
+    if (!url) {
+        return qrt_gate_expired(r);
+    }
+    apr_table_setn(r->headers_out, "Location", url);
+    return HTTP_MOVED_TEMPORARILY;
+}
+
 int qrt_scan_handler(request_rec *r)
 {
     qrt_server_conf *conf;
-    const char *source, *code, *url;
-    apr_int64_t id;
+    const char *source, *code;
+    qrt_route_decision_t d;
+    qrt_rule_facts_t facts;
     qrt_visit_t visit;
-    apr_status_t rv;
-    apr_uint32_t gen;
+    int status, outcome = QRT_VISIT_CAP_SENT;
 
     if (!r->handler) {
         return DECLINED;
@@ -1006,7 +1166,7 @@ int qrt_scan_handler(request_rec *r)
     else {
         return DECLINED;
     }
-    if (r->method_number != M_GET) {
+    if (r->method_number != M_GET && r->method_number != M_POST) {
         r->allowed = AP_METHOD_BIT << M_GET;
         return HTTP_METHOD_NOT_ALLOWED;
     }
@@ -1021,47 +1181,38 @@ int qrt_scan_handler(request_rec *r)
         }
     }
     conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
-    gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
-    if (!scan_cache_get(r->pool, code, gen, r->request_time, &id, &url)) {
-        int status = scan_lookup(r, code, &id, &url);
-
+    scan_visit(r, conf, 0, source, &visit);
+    scan_facts(r, &visit, &facts);
+    status = scan_decide(r, code, &facts, &d);
+    if (status != OK) {
+        return status;
+    }
+    /* Only a code behind a password takes a POST: its form's. */
+    if (r->method_number == M_POST && (!d.password_hash || d.verdict != QRT_ROUTE_GO)) {
+        r->allowed = AP_METHOD_BIT << M_GET;
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    visit.tracker_id = d.id;
+    if (d.verdict == QRT_ROUTE_GO && d.password_hash) {
+        /* The form, a wrong password or too many tries: answered, nothing recorded. */
+        status = qrt_gate_check(r, d.id, d.password_hash);
         if (status != OK) {
             return status;
         }
-        scan_cache_put(code, gen, r->request_time, id, url);
     }
-    else {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                      APR_INT64_T_FMT " (cached)", code, id);
+    if (r->header_only) {
+        return scan_answer(r, d.url);
     }
-    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    if (!r->header_only) {
-        scan_visit(r, conf, id, source, &visit);
-        rv = scan_submit(r, &visit);
-        if (rv != APR_SUCCESS) {
-            apr_uint32_t more = 0;
-
-            if (rv == APR_EAGAIN) {
-                QRT_STAT_ADD(queue_full, 1);
-                if (qrt_log_due(&log_full, &more)) {
-                    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
-                                  "full; answering 503 (and to %u more scans since this "
-                                  "line was last logged)", more);
-                }
-            }
-            else if (rv == APR_TIMEUP) {
-                QRT_STAT_ADD(scan_timeouts, 1);
-                if (qrt_log_due(&log_timeout, &more)) {
-                    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00068: no commit "
-                                  "within QRTrackScanWait (%d s); answering 503, the visit "
-                                  "unrecorded (and %u more since this line was last "
-                                  "logged)", scan_wait(), more);
-                }
-            }
-            apr_table_setn(r->err_headers_out, "Retry-After", "1");
-            return HTTP_SERVICE_UNAVAILABLE;
-        }
+    visit.destination = d.url;
+    if (d.capped && d.verdict == QRT_ROUTE_GO) {
+        visit.capped = !visit.bot && !strcmp(source, "scan") ? QRT_VISIT_CAP_COUNT
+                                                              : QRT_VISIT_CAP_ASK;
+        visit.over_destination = d.expired_url;
     }
-    apr_table_setn(r->headers_out, "Location", url);
-    return HTTP_MOVED_TEMPORARILY;
+    status = scan_record(r, &visit, &outcome);
+    if (status != OK) {
+        return status;
+    }
+    return scan_answer(r, outcome == QRT_VISIT_CAP_OVER ? d.expired_url : d.url);
 }

@@ -274,7 +274,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
 /* ---- the snapshot: read by scans ---------------------------------------------------- */
 
 apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *id,
-                                 const char **url)
+                                 const char **url, const char **route)
 {
     apr_status_t rv;
     const char *err = NULL;
@@ -290,7 +290,7 @@ apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *
             child.reader = NULL;
         }
     }
-    rv = child.reader ? qrt_snap_get(child.reader, r->pool, code, id, url) : APR_EGENERAL;
+    rv = child.reader ? qrt_snap_get(child.reader, r->pool, code, id, url, route) : APR_EGENERAL;
     if (rv != APR_SUCCESS && rv != APR_NOTFOUND) {
         apr_uint32_t more = 0;
 
@@ -439,7 +439,8 @@ static apr_status_t keeper_row(void *data, const qrt_snap_row_t *row)
         k->hwm = row->updated;
     }
     return row->deleted ? qrt_snap_del(k->snap, row->code)
-                        : qrt_snap_put(k->snap, row->code, row->id, row->url, k->gen);
+                        : qrt_snap_put(k->snap, row->code, row->id, row->url, row->route,
+                                       k->gen);
 }
 
 /* Every live tracker, a page a transaction; then what was not seen goes. */

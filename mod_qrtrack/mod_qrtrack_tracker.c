@@ -11,11 +11,49 @@
 #include "qrt_json.h"
 #include "qrt_qr.h"
 #include "qrt_valid.h"
+#include "qrt_date.h"
+#include "qrt_password.h"
+#include "qrt_rules.h"
 
 APLOG_USE_MODULE(qrtrack);
 
+/* max_scans: at most this many. */
+#define TRACKER_MAX_SCANS_MAX 1000000000
+
 #define TRACKER_CODE_LEN 8
 #define TRACKER_NAME_MAX 255
+
+static json_t *tracker_time_json(int has, apr_int64_t t)
+{
+    char buf[QRT_DATE_LEN];
+
+    if (!has) {
+        return json_null();
+    }
+    qrt_date_format(buf, t, 0);
+    return json_string(buf);
+}
+
+/* The routing fields of a tracker: null or [] when unset. */
+static void tracker_route_json(qrt_req_t *q, json_t *j, const qrt_route_src_t *r)
+{
+    json_t *rules = NULL;
+
+    if (r->rules) {
+        const char *err = NULL;
+
+        rules = qrt_json_parse(q->r->pool, r->rules, strlen(r->rules), &err);
+        if (rules) {
+            json_incref(rules);
+        }
+    }
+    json_object_set_new(j, "rules", rules ? rules : json_array());
+    json_object_set_new(j, "valid_from", tracker_time_json(r->has_from, r->valid_from));
+    json_object_set_new(j, "valid_until", tracker_time_json(r->has_until, r->valid_until));
+    json_object_set_new(j, "max_scans", r->max_scans > 0 ? json_integer(r->max_scans)
+                                                         : json_null());
+    json_object_set_new(j, "expired_url", qrt_json_str(r->expired_url));
+}
 
 json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
 {
@@ -40,6 +78,8 @@ json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
     json_object_set_new(j, "updated_at", qrt_json_time(t->updated_at));
     json_object_set_new(j, "totalScans", json_integer(t->total_scans));
     json_object_set_new(j, "totalClicks", json_integer(t->total_clicks));
+    tracker_route_json(q, j, &t->route);
+    json_object_set_new(j, "password_protected", json_boolean(t->password_protected));
     return j;
 }
 
@@ -212,6 +252,158 @@ static apr_array_header_t *tracker_tags(tracker_check *c)
     return tags;
 }
 
+/* A field of a JSON body as it was sent (JSON null included), NULL when absent; a form
+ * field as a JSON string. */
+static json_t *tracker_field(tracker_check *c, const char *field)
+{
+    qrt_req_t *q = c->q;
+
+    if (q->json) {
+        return json_object_get(q->json, field);
+    }
+    if (q->form && apr_table_get(q->form, field)) {
+        return qrt_json_own(q->r->pool, json_string(apr_table_get(q->form, field)));
+    }
+    return NULL;
+}
+
+/* A time field: 1 and *t when a time, 0 for null or absent (*present says which). */
+static int tracker_time(tracker_check *c, const char *field, apr_int64_t *t, int *present)
+{
+    json_t *v = tracker_field(c, field);
+
+    *present = v != NULL;
+    if (!v || json_is_null(v)) {
+        return 0;
+    }
+    if (!json_is_string(v) || qrt_date_parse(json_string_value(v), t, NULL) != 0) {
+        tracker_invalid(c, field, apr_psprintf(c->q->r->pool, "The %s must be a time like "
+                        "2026-05-01T00:00:00+0200.", field));
+        return 0;
+    }
+    return 1;
+}
+
+/* The routing fields (CONTRACT section 7): rules, valid_from, valid_until, max_scans,
+ * expired_url and password. Only the fields sent change; null clears one. */
+static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
+{
+    qrt_req_t *q = c->q;
+    apr_pool_t *p = q->r->pool;
+    qrt_route_src_t *r = &t->route;
+    json_t *v;
+    apr_int64_t when;
+    int present, has;
+
+    v = tracker_field(c, "rules");
+    if (v) {
+        const qrt_rules_t *rules = NULL;
+        const char *canon = NULL, *field = "rules", *why;
+        apr_size_t size = 0;
+
+        if (!q->json) {
+            tracker_invalid(c, "rules", "The rules can only be sent in a JSON body.");
+        }
+        else if ((why = qrt_rules_parse(p, v, &rules, &size, &canon, &field)) != NULL) {
+            tracker_invalid(c, field, why);
+        }
+        else {
+            r->rules = canon;
+        }
+        t->route_set = 1;
+    }
+    has = tracker_time(c, "valid_from", &when, &present);
+    if (present) {
+        r->has_from = has;
+        r->valid_from = has ? when : 0;
+        t->route_set = 1;
+    }
+    has = tracker_time(c, "valid_until", &when, &present);
+    if (present) {
+        r->has_until = has;
+        r->valid_until = has ? when : 0;
+        t->route_set = 1;
+    }
+    if (r->has_from && r->has_until && r->valid_from > r->valid_until) {
+        tracker_invalid(c, "valid_until", "The valid_until must not be before valid_from.");
+    }
+    v = tracker_field(c, "max_scans");
+    if (v) {
+        apr_int64_t n = 0;
+
+        if (json_is_string(v) && !q->json) {
+            if (qrt_parse_int(json_string_value(v), 1, TRACKER_MAX_SCANS_MAX, &n) != 0) {
+                n = -1;
+            }
+        }
+        else if (json_is_integer(v)) {
+            n = json_integer_value(v);
+            if (n < 1 || n > TRACKER_MAX_SCANS_MAX) {
+                n = -1;
+            }
+        }
+        else if (!json_is_null(v)) {
+            n = -1;
+        }
+        if (n < 0) {
+            tracker_invalid(c, "max_scans", apr_psprintf(p, "The max_scans must be an "
+                            "integer from 1 to %d, or null.", TRACKER_MAX_SCANS_MAX));
+        }
+        else {
+            r->max_scans = n;
+        }
+        t->route_set = 1;
+    }
+    v = tracker_field(c, "expired_url");
+    if (v) {
+        const char *why = NULL;
+
+        if (json_is_null(v)) {
+            r->expired_url = NULL;
+        }
+        else if (!json_is_string(v)) {
+            tracker_invalid(c, "expired_url", "The expired_url field must be a string.");
+        }
+        else if ((why = qrt_valid_redirect_url(json_string_value(v))) != NULL) {
+            tracker_invalid(c, "expired_url", apr_pstrcat(p, "The expired_url ", why, ".",
+                                                          NULL));
+        }
+        else {
+            r->expired_url = json_string_value(v);
+        }
+        t->route_set = 1;
+    }
+    v = tracker_field(c, "password");
+    t->password_keep = 1;
+    if (v) {
+        const char *why;
+
+        t->route_set = 1;
+        t->password_keep = 0;
+        r->password_hash = NULL;
+        if (json_is_null(v)) {
+            return;
+        }
+        if (!json_is_string(v)) {
+            tracker_invalid(c, "password", "The password field must be a string.");
+            return;
+        }
+        why = qrt_password_check(json_string_value(v), json_string_length(v));
+        if (why) {
+            tracker_invalid(c, "password", why);
+            return;
+        }
+        if (!c->err) {
+            /* Hashed only for a request that is otherwise valid: the hash is slow. */
+            r->password_hash = qrt_password_hash(p, json_string_value(v),
+                                                 json_string_length(v));
+            if (!r->password_hash) {
+                tracker_invalid(c, "password", "The password could not be stored.");
+            }
+        }
+    }
+}
+
 /* Fills t from the body. creating: redirect_url is required and defaults apply;
  * otherwise only the fields sent change. */
 static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating)
@@ -263,6 +455,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     if (tags) {
         t->tags = tags;
     }
+    tracker_route_from_body(&c, t);
     if (c.err) {
         return c.err;
     }

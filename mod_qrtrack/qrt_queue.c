@@ -45,7 +45,8 @@ typedef struct {
     apr_uint32_t abandoned;         /* its request answered already: the committer
                                      * frees it */
     apr_time_t deadline;            /* when its request must be answered */
-    apr_time_t pad;
+    apr_int32_t outcome;            /* the writer's cap_outcome for the visit */
+    apr_int32_t pad;
     char data[QUEUE_SLOT - 48];     /* the packed visit (qrt_visitpack) */
 } queue_slot;
 
@@ -223,6 +224,12 @@ static void queue_free(queue_shm *sh, apr_uint32_t i)
 
 apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline)
 {
+    return qrt_queue_submit_outcome(q, v, deadline, NULL);
+}
+
+apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
+                                      apr_time_t deadline, int *outcome)
+{
     queue_shm *sh = q->shm;
     const qrt_queue_os_t *os = q->os;
     queue_slot *slot;
@@ -253,6 +260,7 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t d
     /* Packed outside the lock: the slot is this request's alone now. */
     slot->len = (apr_uint32_t)qrt_visit_pack(slot->data, sizeof(slot->data), v);
     slot->status = APR_EGENERAL;
+    slot->outcome = QRT_VISIT_CAP_UNKNOWN;
     slot->next = QUEUE_NIL;
 
     queue_lock(sh);
@@ -327,6 +335,9 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t d
         }
     }
     rv = slot->status;
+    if (outcome) {
+        *outcome = slot->outcome;
+    }
     queue_lock(sh);
     queue_free(sh, i);
     queue_unlock(sh);
@@ -488,6 +499,12 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                     apr_status_t rv)
 {
+    qrt_queue_done_visits(q, slots, n, rv, NULL);
+}
+
+void qrt_queue_done_visits(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                           apr_status_t rv, const qrt_visit_t *visits)
+{
     queue_shm *sh = q->shm;
     apr_uint32_t bits = 0;
     int i;
@@ -504,6 +521,7 @@ void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                 continue;
             }
             slot->status = rv;
+            slot->outcome = visits ? visits[i].cap_outcome : QRT_VISIT_CAP_SENT;
             bits |= queue_bit(slot->batch);
             __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
         }

@@ -82,6 +82,10 @@ void qrt_queue_attach(qrt_queue_t *q, void *mem, const qrt_queue_os_t *os, void 
  * APR_EAGAIN when no slot is free, APR_TIMEUP past deadline (the visit is then not
  * committed, or its request leaves it to the committer). */
 apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline);
+/* The same, and *outcome gets the writer's cap_outcome for v (QRT_VISIT_CAP_UNKNOWN
+ * unless it was committed). */
+apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
+                                      apr_time_t deadline, int *outcome);
 /* A writer: takes every queued visit (copied into p) and the role of committer,
  * unless another writer has it; the number of visits; *deadline is the batch's
  * earliest (stopping gives the role up). The visits must then go to qrt_queue_done. */
@@ -91,6 +95,9 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
 /* Ends the commit of n taken visits with rv, waking their requests. */
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                     apr_status_t rv);
+/* The same, handing each request its visit's cap_outcome (visits as taken). */
+void qrt_queue_done_visits(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                           apr_status_t rv, const qrt_visit_t *visits);
 /* A writer with nothing to take sleeps until a visit is queued or timeout. */
 void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
 /* Wakes every sleeping writer (a child stopping). */

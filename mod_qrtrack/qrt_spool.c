@@ -33,7 +33,7 @@ static const char *const spool_schema[] = {
 static const char *const snap_schema[] = {
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, tracker_id INTEGER NOT NULL, "
-    "url TEXT NOT NULL, gen INTEGER NOT NULL) WITHOUT ROWID",
+    "url TEXT NOT NULL, gen INTEGER NOT NULL, route TEXT) WITHOUT ROWID",
     NULL
 };
 
@@ -173,6 +173,17 @@ apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t ki
         *err = apr_psprintf(p, "%s: %s", path, s->error);
         return APR_EGENERAL;
     }
+    /* A snapshot written before codes had their routing is started again: its
+     * numbers (meta) go with it, so the next sweep reads every code afresh. */
+    if (kind == QRT_SPOOL_SNAPSHOT
+        && spool_exec(s, "SELECT route FROM codes LIMIT 0") != SQLITE_OK
+        && spool_exec(s, "SELECT 1 FROM codes LIMIT 0") == SQLITE_OK
+        && (spool_exec(s, "DROP TABLE codes") != SQLITE_OK
+            || spool_exec(s, "DELETE FROM meta") != SQLITE_OK)) {
+        spool_fail(s, "start its snapshot again");
+        *err = apr_psprintf(p, "%s: %s", path, s->error);
+        return APR_EGENERAL;
+    }
     for (i = 0; ddl[i]; i++) {
         if (spool_exec(s, ddl[i]) != SQLITE_OK) {
             spool_fail(s, "create its tables");
@@ -278,7 +289,7 @@ apr_status_t qrt_spool_peek(qrt_spool_t *s, apr_pool_t *p, int max, apr_int64_t 
         int len = sqlite3_column_bytes(st, 1);
 
         (*seq)[*n] = sqlite3_column_int64(st, 0);
-        if (!data || qrt_visit_unpack(p, data, (apr_size_t)len, &(*v)[*n]) != 0) {
+        if (!data || qrt_visit_unpack_any(p, data, (apr_size_t)len, &(*v)[*n]) != 0) {
             sqlite3_finalize(st);
             apr_snprintf(s->error, sizeof(s->error), "visit %lld of the spool cannot "
                          "be read back", (long long)(*seq)[*n]);
@@ -307,9 +318,10 @@ apr_status_t qrt_spool_drop(qrt_spool_t *s, apr_int64_t upto)
 /* ---- the snapshot ------------------------------------------------------------------ */
 
 apr_status_t qrt_snap_get(qrt_spool_t *s, apr_pool_t *p, const char *code,
-                          apr_int64_t *id, const char **url)
+                          apr_int64_t *id, const char **url, const char **route)
 {
-    sqlite3_stmt *st = spool_prepare(s, "SELECT tracker_id, url FROM codes WHERE code = ?");
+    sqlite3_stmt *st = spool_prepare(s, "SELECT tracker_id, url, route FROM codes "
+                                        "WHERE code = ?");
     apr_status_t rv = APR_NOTFOUND;
     int rc;
 
@@ -322,6 +334,9 @@ apr_status_t qrt_snap_get(qrt_spool_t *s, apr_pool_t *p, const char *code,
         *id = sqlite3_column_int64(st, 0);
         *url = apr_pstrmemdup(p, (const char *)sqlite3_column_text(st, 1),
                               (apr_size_t)sqlite3_column_bytes(st, 1));
+        *route = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL
+            : apr_pstrmemdup(p, (const char *)sqlite3_column_text(st, 2),
+                             (apr_size_t)sqlite3_column_bytes(st, 2));
         rv = APR_SUCCESS;
     }
     else if (rc != SQLITE_DONE) {
@@ -366,7 +381,14 @@ static apr_status_t spool_change(qrt_spool_t *s, const char *sql, const char *t,
     va_start(ap, t);
     for (i = 0; t[i]; i++) {
         if (t[i] == 's') {
-            sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+            const char *v = va_arg(ap, const char *);
+
+            if (v) {
+                sqlite3_bind_text(st, i + 1, v, -1, SQLITE_TRANSIENT);
+            }
+            else {
+                sqlite3_bind_null(st, i + 1);
+            }
         }
         else {
             sqlite3_bind_int64(st, i + 1, va_arg(ap, apr_int64_t));
@@ -379,12 +401,13 @@ static apr_status_t spool_change(qrt_spool_t *s, const char *sql, const char *t,
 }
 
 apr_status_t qrt_snap_put(qrt_spool_t *s, const char *code, apr_int64_t id,
-                          const char *url, apr_int64_t gen)
+                          const char *url, const char *route, apr_int64_t gen)
 {
-    return spool_change(s, "INSERT INTO codes (code, tracker_id, url, gen) "
-                        "VALUES (?, ?, ?, ?) ON CONFLICT (code) DO UPDATE SET "
+    return spool_change(s, "INSERT INTO codes (code, tracker_id, url, gen, route) "
+                        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO UPDATE SET "
                         "tracker_id = excluded.tracker_id, url = excluded.url, "
-                        "gen = excluded.gen", "slsl", code, id, url, gen);
+                        "gen = excluded.gen, route = excluded.route", "slsls", code, id,
+                        url, gen, route);
 }
 
 apr_status_t qrt_snap_del(qrt_spool_t *s, const char *code)

@@ -9,7 +9,7 @@
  *                  id (random, made once) is kept here: with the sequence it names a
  *                  visit uniquely, so a replay interrupted between the database's
  *                  commit and the spool's deletion does not record a visit twice.
- *   the snapshot   code -> (tracker id, destination) of every live tracker, kept
+ *   the snapshot   code -> (tracker id, destination, routing) of every live tracker, kept
  *                  current from the database, read when it cannot be reached.
  *
  * Both are created 0640; the spool is synchronous (FULL), so a visit appended is on
@@ -48,16 +48,17 @@ apr_status_t qrt_spool_drop(qrt_spool_t *s, apr_int64_t upto);
 
 /* ---- the snapshot ----------------------------------------------------------------- */
 
-/* APR_NOTFOUND when code is not in the snapshot. */
+/* APR_NOTFOUND when code is not in the snapshot. *route: the routing as
+ * qrt_route_src_encode wrote it, NULL when none. */
 apr_status_t qrt_snap_get(qrt_spool_t *s, apr_pool_t *p, const char *code,
-                          apr_int64_t *id, const char **url);
+                          apr_int64_t *id, const char **url, const char **route);
 /* Changes are made between begin and commit (rollback on an error). */
 apr_status_t qrt_snap_begin(qrt_spool_t *s);
 apr_status_t qrt_snap_commit(qrt_spool_t *s);
 void qrt_snap_rollback(qrt_spool_t *s);
 /* Sets code's entry; gen marks it as seen by the sweep of that generation. */
 apr_status_t qrt_snap_put(qrt_spool_t *s, const char *code, apr_int64_t id,
-                          const char *url, apr_int64_t gen);
+                          const char *url, const char *route, apr_int64_t gen);
 apr_status_t qrt_snap_del(qrt_spool_t *s, const char *code);
 /* Deletes every entry that the sweep of generation gen did not see. */
 apr_status_t qrt_snap_sweep(qrt_spool_t *s, apr_int64_t gen);

@@ -212,6 +212,16 @@ apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *diges
 /* Trackers */
 #define QRT_TAGS_MAX 20
 
+/* A tracker's routing fields (tracker_routing, schema 24; qrt_route.h compiles them). */
+typedef struct {
+    const char *rules;              /* canonical JSON text of the rules, NULL: none */
+    int has_from, has_until;
+    apr_int64_t valid_from, valid_until;    /* epoch seconds, inclusive */
+    apr_int64_t max_scans;          /* 0: no cap */
+    const char *expired_url;        /* NULL: 410 when expired */
+    const char *password_hash;      /* qrt_password_hash's text, NULL: no password */
+} qrt_route_src_t;
+
 typedef struct {
     apr_int64_t id;
     apr_int64_t account_id;
@@ -227,6 +237,11 @@ typedef struct {
     apr_int64_t unique_visitors;
     apr_int64_t last_visit;         /* 0 when none */
     apr_array_header_t *tags;       /* const char *, sorted */
+    qrt_route_src_t route;          /* read: password_hash is NULL, see password_protected */
+    int password_protected;
+    int route_set;                  /* write: save route (create and PATCH) */
+    int password_keep;              /* write: keep the stored password_hash */
+    apr_int64_t redirected;         /* scans sent on while max_scans is set */
 } qrt_tracker_t;
 
 /* Inserts t (code, name, type, redirect_url, tags, account_id set by the caller)
@@ -251,9 +266,15 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
  * (qrt_report_cache.h). 0 before any change. */
 apr_status_t qrt_store_trackers_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                         apr_int64_t *version);
-/* The hot path: id and destination of a live tracker by its public code. */
+/* The hot path: id, destination and routing of a live tracker by its public code. */
 apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
-                                       apr_int64_t *id, const char **redirect_url);
+                                       apr_int64_t *id, const char **redirect_url,
+                                       qrt_route_src_t *route);
+/* In the scan writer's transaction: takes one of max_scans for a visit of tracker id
+ * (count: 1 for a scan that counts, 0 for one that only asks). *ok 1 when the visit is
+ * sent on, 0 when the cap was reached. */
+apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        int count, int *ok);
 /* Ids of the account's live trackers among ids (n of them): *owned gets how many
  * belong to the account; used to answer 403 for foreign ids in lists. */
 apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
@@ -279,7 +300,17 @@ typedef struct {
     const char *user_agent;
     int bot;
     apr_int64_t visitor;            /* identifies (ip, user agent): qrt_visitor_id() */
+    const char *destination;        /* where the visitor was sent, NULL: nowhere */
+    const char *over_destination;   /* where instead when max_scans were reached */
+    int capped;                     /* QRT_VISIT_CAP_*: its tracker has max_scans */
+    int cap_outcome;                /* set by the scan writer for a capped visit */
 } qrt_visit_t;
+
+/* A capped visit (qrt_visit_t.capped): one that counts against max_scans, or one that
+ * only asks whether the cap is reached (a bot, a click). */
+enum { QRT_VISIT_CAP_NONE, QRT_VISIT_CAP_COUNT, QRT_VISIT_CAP_ASK };
+/* What the scan writer found (qrt_visit_t.cap_outcome). */
+enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
 
 /* Schema 7: the visit rows joined to the dictionaries the report aggregates read
  * (browser; country and city), for statements that need those strings. The view

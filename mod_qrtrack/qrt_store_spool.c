@@ -1,12 +1,15 @@
 /* qrt_store_spool: what a node reads from the database for its snapshot of codes,
  * and the marks of the spooled visits it replayed (qrt_spool.h, schema 21). */
+#include <string.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_spool.h"
+#include "qrt_route.h"
 
 typedef struct {
     qrt_snap_row_fn *fn;
     void *ctx;
+    apr_pool_t *p;
     apr_int64_t last_id;
     int rows;
 } snap_each_t;
@@ -21,6 +24,20 @@ static apr_status_t snap_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     r.url = qrt_db_str(db, row, 2);
     r.deleted = (int)qrt_db_int(db, row, 3, 0);
     r.updated = qrt_db_int(db, row, 4, 0);
+    {
+        qrt_route_src_t src;
+
+        memset(&src, 0, sizeof(src));
+        src.rules = qrt_db_str(db, row, 5);
+        src.has_from = qrt_db_str(db, row, 6) != NULL;
+        src.valid_from = qrt_db_int(db, row, 6, 0);
+        src.has_until = qrt_db_str(db, row, 7) != NULL;
+        src.valid_until = qrt_db_int(db, row, 7, 0);
+        src.max_scans = qrt_db_int(db, row, 8, 0);
+        src.expired_url = qrt_db_str(db, row, 9);
+        src.password_hash = qrt_db_str(db, row, 10);
+        r.route = qrt_route_src_encode(e->p, &src);
+    }
     if (!r.code || !r.url) {
         return APR_SUCCESS;
     }
@@ -32,7 +49,7 @@ static apr_status_t snap_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 apr_status_t qrt_store_snap_changed(qrt_db_t *db, apr_pool_t *p, apr_int64_t since,
                                     qrt_snap_row_fn *fn, void *ctx)
 {
-    snap_each_t e = { fn, ctx, 0, 0 };
+    snap_each_t e = { fn, ctx, p, 0, 0 };
     const void *args[] = { &since };
 
     return qrt_db_each(db, p, SQL_snap_changed, args, snap_row, &e);
@@ -42,7 +59,7 @@ apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
                                  apr_int64_t limit, qrt_snap_row_fn *fn, void *ctx,
                                  apr_int64_t *last, int *rows)
 {
-    snap_each_t e = { fn, ctx, after, 0 };
+    snap_each_t e = { fn, ctx, p, after, 0 };
     const void *args[] = { &after, &limit };
     apr_status_t rv = qrt_db_each(db, p, SQL_snap_page, args, snap_row, &e);
 

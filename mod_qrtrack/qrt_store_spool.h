@@ -12,6 +12,7 @@ typedef struct {
     const char *url;
     int deleted;
     apr_int64_t updated;            /* trackers.updated_at */
+    const char *route;              /* qrt_route_src_encode's text, NULL: none */
 } qrt_snap_row_t;
 
 typedef apr_status_t qrt_snap_row_fn(void *ctx, const qrt_snap_row_t *row);

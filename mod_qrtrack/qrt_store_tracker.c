@@ -11,6 +11,21 @@ static apr_int64_t tracker_now(void)
     return apr_time_sec(apr_time_now());
 }
 
+/* The routing columns rules, valid_from, valid_until, max_scans, expired_url from
+ * column col on (the password hash is read only by the scan path). */
+static void tracker_route_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, int col,
+                               qrt_route_src_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->rules = apr_pstrdup(p, qrt_db_str(db, row, col));
+    r->has_from = qrt_db_str(db, row, col + 1) != NULL;
+    r->valid_from = qrt_db_int(db, row, col + 1, 0);
+    r->has_until = qrt_db_str(db, row, col + 2) != NULL;
+    r->valid_until = qrt_db_int(db, row, col + 2, 0);
+    r->max_scans = qrt_db_int(db, row, col + 3, 0);
+    r->expired_url = apr_pstrdup(p, qrt_db_str(db, row, col + 4));
+}
+
 static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
                          qrt_tracker_t *t)
 {
@@ -28,6 +43,9 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     t->unique_visitors = qrt_db_int(db, row, 11, 0);
     t->last_visit = qrt_db_int(db, row, 12, 0);
     t->tags = apr_array_make(p, 4, sizeof(const char *));
+    tracker_route_read(db, p, row, 13, &t->route);
+    t->password_protected = qrt_db_int(db, row, 18, 0) != 0;
+    t->redirected = qrt_db_int(db, row, 19, 0);
 }
 
 /* The report aggregates follow a tracker's new tags or its deletion. Too big a
@@ -59,6 +77,40 @@ static apr_status_t tracker_tags_save(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         }
     }
     return APR_SUCCESS;
+}
+
+/* Saves t's routing when the caller set it (route_set); a kept password stays. */
+static apr_status_t tracker_route_save(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    const qrt_route_src_t *r = &t->route;
+    const char *hash = r->password_hash;
+    const void *args[7];
+
+    if (!t->route_set) {
+        return APR_SUCCESS;
+    }
+    if (t->password_keep) {
+        const void *hargs[] = { &t->id };
+        apr_dbd_results_t *res;
+        apr_dbd_row_t *row = NULL;
+        apr_status_t rv = qrt_db_select(db, p, SQL_tracker_password_hash, &res, hargs);
+
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            hash = apr_pstrdup(p, qrt_db_str(db, row, 0));
+        }
+    }
+    args[0] = &t->id;
+    args[1] = r->rules;
+    args[2] = r->has_from ? &r->valid_from : NULL;
+    args[3] = r->has_until ? &r->valid_until : NULL;
+    args[4] = r->max_scans > 0 ? &r->max_scans : NULL;
+    args[5] = r->expired_url;
+    args[6] = hash;
+    t->password_protected = hash != NULL;
+    return qrt_db_exec(db, p, SQL_tracker_routing_put, NULL, args);
 }
 
 apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
@@ -100,6 +152,9 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     }
     if (rv == APR_SUCCESS) {
         rv = tracker_tags_save(db, p, t);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = tracker_route_save(db, p, t);
     }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
@@ -213,6 +268,9 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         rv = tracker_tags_save(db, p, t);
     }
     if (rv == APR_SUCCESS) {
+        rv = tracker_route_save(db, p, t);
+    }
+    if (rv == APR_SUCCESS) {
         rv = tracker_aggregates_follow(db, p, t->id);
     }
     if (rv != APR_SUCCESS) {
@@ -256,7 +314,8 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
 }
 
 apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
-                                       apr_int64_t *id, const char **redirect_url)
+                                       apr_int64_t *id, const char **redirect_url,
+                                       qrt_route_src_t *route)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
@@ -270,6 +329,8 @@ apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *
     while (qrt_db_row(db, p, res, &row) == 0) {
         *id = qrt_db_int(db, row, 0, 0);
         *redirect_url = apr_pstrdup(p, qrt_db_str(db, row, 1));
+        tracker_route_read(db, p, row, 2, route);
+        route->password_hash = apr_pstrdup(p, qrt_db_str(db, row, 7));
         rv = APR_SUCCESS;
     }
     return rv;
@@ -322,4 +383,16 @@ apr_status_t qrt_store_trackers_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t
 
     *version = 0;                   /* (no row: no change since schema 18) */
     return qrt_db_select_int(db, p, SQL_trackers_version, args, version);
+}
+
+apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        int count, int *ok)
+{
+    apr_int64_t n = count ? 1 : 0;
+    const void *args[] = { &n, &id };
+    int rows = 0;
+    apr_status_t rv = qrt_db_exec(db, p, SQL_tracker_cap_take, &rows, args);
+
+    *ok = rows > 0;
+    return rv;
 }

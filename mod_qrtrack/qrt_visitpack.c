@@ -66,6 +66,15 @@ static apr_size_t pack_with(char *buf, apr_size_t size, const qrt_visit_t *v,
     rc |= pack_str(&b, v->device, max);
     rc |= pack_str(&b, v->referer, max);
     rc |= pack_str(&b, v->user_agent, max);
+    /* Fields added later (an older spool's visits end before them:
+     * qrt_visit_unpack_any reads both). */
+    {
+        unsigned char capped = (unsigned char)v->capped;
+
+        rc |= pack_bytes(&b, &capped, 1);
+        rc |= pack_str(&b, v->destination, max);
+        rc |= pack_str(&b, v->over_destination, max);
+    }
     return rc ? 0 : (apr_size_t)(b.at - buf);
 }
 
@@ -102,7 +111,8 @@ static int unpack_str(apr_pool_t *p, const char **at, const char *end, const cha
     return 0;
 }
 
-int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v)
+static int visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v,
+                        int legacy)
 {
     const char *at = buf, *end = buf + len;
     const apr_size_t fixed = sizeof(v->tracker_id) + sizeof(v->visit_start) + sizeof(v->bot)
@@ -131,5 +141,26 @@ int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t
     rc |= unpack_str(p, &at, end, &v->device);
     rc |= unpack_str(p, &at, end, &v->referer);
     rc |= unpack_str(p, &at, end, &v->user_agent);
+    if (!rc && !legacy) {
+        unsigned char capped;
+
+        if (at == end || (capped = (unsigned char)*at++) > QRT_VISIT_CAP_ASK) {
+            return -1;
+        }
+        v->capped = capped;
+        rc |= unpack_str(p, &at, end, &v->destination);
+        rc |= unpack_str(p, &at, end, &v->over_destination);
+    }
     return rc || at != end ? -1 : 0;
+}
+
+int qrt_visit_unpack(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v)
+{
+    return visit_unpack(p, buf, len, v, 0);
+}
+
+int qrt_visit_unpack_any(apr_pool_t *p, const char *buf, apr_size_t len, qrt_visit_t *v)
+{
+    /* The two forms never read as each other: the older ends where the newer goes on. */
+    return visit_unpack(p, buf, len, v, 0) == 0 ? 0 : visit_unpack(p, buf, len, v, 1);
 }

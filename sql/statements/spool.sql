@@ -2,16 +2,22 @@
 
 -- trackers changed (made, changed, deleted) since a time: trackers_updated
 -- name: snap_changed
-SELECT code, id, redirect_url, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END, updated_at
-    FROM trackers
-    WHERE updated_at >= %lld
+SELECT t.code, t.id, t.redirect_url, CASE WHEN t.deleted_at IS NULL THEN 0 ELSE 1 END,
+        t.updated_at, r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        r.password_hash
+    FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
+    WHERE t.updated_at >= %lld
 
 -- the live trackers, a page at a time in id order
 -- name: snap_page
-SELECT code, id, redirect_url, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END, updated_at
-    FROM trackers
-    WHERE id > %lld AND deleted_at IS NULL
-    ORDER BY id
+SELECT t.code, t.id, t.redirect_url, CASE WHEN t.deleted_at IS NULL THEN 0 ELSE 1 END,
+        t.updated_at, r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        r.password_hash
+    FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
+    WHERE t.id > %lld AND t.deleted_at IS NULL
+    ORDER BY t.id
     LIMIT %lld
 
 -- name: spool_mark

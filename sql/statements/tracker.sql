@@ -21,8 +21,11 @@ DELETE
 
 -- name: tracker_get
 SELECT t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, t.created_at, t.updated_at,
-        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit
+        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit,
+        r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        CASE WHEN r.password_hash IS NULL THEN 0 ELSE 1 END, COALESCE(r.redirected, 0)
     FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
     WHERE t.id = %lld AND t.deleted_at IS NULL
 
 -- name: tracker_tags
@@ -38,8 +41,11 @@ SELECT COUNT(*)
 
 -- name: tracker_page
 SELECT t.id, t.account_id, t.code, t.name, t.type, t.redirect_url, t.created_at, t.updated_at,
-        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit
+        t.total_scans, t.total_clicks, t.total_bots, t.unique_visitors, t.last_visit,
+        r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        CASE WHEN r.password_hash IS NULL THEN 0 ELSE 1 END, COALESCE(r.redirected, 0)
     FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
     WHERE t.account_id = %lld AND t.deleted_at IS NULL
     ORDER BY t.id
     LIMIT %lld OFFSET %lld
@@ -65,9 +71,11 @@ UPDATE trackers
     WHERE id = %lld AND deleted_at IS NULL
 
 -- name: tracker_by_code
-SELECT id, redirect_url
-    FROM trackers
-    WHERE code = %s AND deleted_at IS NULL
+SELECT t.id, t.redirect_url, r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        r.password_hash
+    FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
+    WHERE t.code = %s AND t.deleted_at IS NULL
 
 -- name: tracker_owner
 SELECT account_id
@@ -85,3 +93,26 @@ SELECT id
 SELECT version
     FROM trackers_version
     WHERE account_id = %lld
+
+-- what a scan does beyond redirect_url (schema 24); redirected is left as it is
+-- name: tracker_routing_put
+INSERT INTO tracker_routing (tracker_id, rules, valid_from, valid_until, max_scans, expired_url,
+        password_hash)
+    VALUES (%lld, %s, %lld, %lld, %lld, %s, %s)
+    ON CONFLICT (tracker_id) DO UPDATE
+    SET rules = excluded.rules, valid_from = excluded.valid_from,
+        valid_until = excluded.valid_until, max_scans = excluded.max_scans,
+        expired_url = excluded.expired_url, password_hash = excluded.password_hash
+
+-- the password hash of a tracker (kept by a PATCH that does not change it)
+-- name: tracker_password_hash
+SELECT password_hash
+    FROM tracker_routing
+    WHERE tracker_id = %lld
+
+-- a capped scan, in the scan writer's transaction: 1 row when it is sent on (and
+-- counted when n = 1), 0 when max_scans were sent on already
+-- name: tracker_cap_take
+UPDATE tracker_routing
+    SET redirected = redirected + %lld
+    WHERE tracker_id = %lld AND (max_scans IS NULL OR redirected < max_scans)

@@ -25,7 +25,8 @@ static const size_t fz_str[] = {
     offsetof(qrt_visit_t, country), offsetof(qrt_visit_t, city),
     offsetof(qrt_visit_t, browser), offsetof(qrt_visit_t, browser_version),
     offsetof(qrt_visit_t, os), offsetof(qrt_visit_t, device),
-    offsetof(qrt_visit_t, referer), offsetof(qrt_visit_t, user_agent)
+    offsetof(qrt_visit_t, referer), offsetof(qrt_visit_t, user_agent),
+    offsetof(qrt_visit_t, destination), offsetof(qrt_visit_t, over_destination)
 };
 #define FZ_STRINGS (sizeof(fz_str) / sizeof(fz_str[0]))
 #define FZ_FIELD(v, i) (*(const char **)((char *)(v) + fz_str[i]))

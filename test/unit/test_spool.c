@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <sqlite3.h>
 #include <apr_general.h>
 #include <apr_strings.h>
 
@@ -177,32 +178,35 @@ START_TEST(the_snapshot_answers_sweeps_and_keeps_its_numbers)
 {
     qrt_spool_t *s = open_kind("snap.db", QRT_SPOOL_SNAPSHOT, pool);
     apr_int64_t id = 0, n, v;
-    const char *url = NULL;
+    const char *url = NULL, *route = "x";
 
-    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_NOTFOUND);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url, &route), APR_NOTFOUND);
     ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/a", 1), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_put(s, "def", 8, "https://example.com/d", 1), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_put(s, "x'; DROP TABLE codes; --", 9, "https://e.com/?q=%s", 1),
+    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/a", NULL, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "def", 8, "https://example.com/d", NULL, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "x'; DROP TABLE codes; --", 9, "https://e.com/?q=%s", NULL, 1),
                      APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_commit(s), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url, &route), APR_SUCCESS);
     ck_assert_int_eq(id, 7);
     ck_assert_str_eq(url, "https://example.com/a");
-    ck_assert_int_eq(qrt_snap_get(s, pool, "x'; DROP TABLE codes; --", &id, &url),
+    ck_assert_ptr_null(route);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "x'; DROP TABLE codes; --", &id, &url, &route),
                      APR_SUCCESS);
     ck_assert_str_eq(url, "https://e.com/?q=%s");
 
     /* A new destination, a deleted code, and a sweep that saw only abc. */
     ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/b", 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_put(s, "abc", 7, "https://example.com/b", "{\"max_scans\":3}", 2),
+                     APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_del(s, "def"), APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_sweep(s, 2), APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_meta_set(s, "gen", 2), APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_commit(s), APR_SUCCESS);
-    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url, &route), APR_SUCCESS);
     ck_assert_str_eq(url, "https://example.com/b");
-    ck_assert_int_eq(qrt_snap_get(s, pool, "def", &id, &url), APR_NOTFOUND);
+    ck_assert_str_eq(route, "{\"max_scans\":3}");
+    ck_assert_int_eq(qrt_snap_get(s, pool, "def", &id, &url, &route), APR_NOTFOUND);
     ck_assert_int_eq(qrt_snap_count(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(qrt_snap_meta_get(s, "gen", &v), APR_SUCCESS);
@@ -214,7 +218,32 @@ START_TEST(the_snapshot_answers_sweeps_and_keeps_its_numbers)
     ck_assert_int_eq(qrt_snap_begin(s), APR_SUCCESS);
     ck_assert_int_eq(qrt_snap_del(s, "abc"), APR_SUCCESS);
     qrt_snap_rollback(s);
-    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url), APR_SUCCESS);
+    ck_assert_int_eq(qrt_snap_get(s, pool, "abc", &id, &url, &route), APR_SUCCESS);
+}
+END_TEST
+
+/* A snapshot file from before codes kept their routing starts again, numbers and all:
+ * the next sweep then reads every code with its routing. */
+START_TEST(a_snapshot_without_routing_starts_again)
+{
+    sqlite3 *db;
+    qrt_spool_t *s;
+    apr_int64_t n = -1, v = -1;
+
+    ck_assert_int_eq(sqlite3_open(path("old.db"), &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT "
+                                  "NOT NULL); INSERT INTO meta VALUES ('hwm', '99'); "
+                                  "CREATE TABLE codes (code TEXT PRIMARY KEY, tracker_id "
+                                  "INTEGER NOT NULL, url TEXT NOT NULL, gen INTEGER NOT NULL) "
+                                  "WITHOUT ROWID; INSERT INTO codes VALUES ('abc', 1, "
+                                  "'https://e.com/', 1)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    s = open_kind("old.db", QRT_SPOOL_SNAPSHOT, pool);
+    ck_assert_int_eq(qrt_snap_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(qrt_snap_meta_get(s, "hwm", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(qrt_snap_put(s, "abc", 1, "https://e.com/", "{}", 1), APR_SUCCESS);
 }
 END_TEST
 
@@ -243,6 +272,7 @@ static Suite *spool_suite(void)
     tcase_add_test(tc, an_append_survives_the_death_of_its_process);
     tcase_add_test(tc, files_are_made_0640_whatever_the_umask);
     tcase_add_test(tc, the_snapshot_answers_sweeps_and_keeps_its_numbers);
+    tcase_add_test(tc, a_snapshot_without_routing_starts_again);
     tcase_add_test(tc, a_file_that_cannot_be_made_says_why);
     suite_add_tcase(s, tc);
     return s;

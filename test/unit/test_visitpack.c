@@ -30,6 +30,9 @@ static qrt_visit_t sample(void)
     v.user_agent = "Mozilla/5.0 (iPhone)";
     v.bot = 1;
     v.visitor = (apr_int64_t)APR_UINT64_C(0x0123456789abcdef);
+    v.destination = "https://example.com/a";
+    v.over_destination = NULL;
+    v.capped = QRT_VISIT_CAP_COUNT;
     return v;
 }
 
@@ -59,6 +62,9 @@ static void assert_same(const qrt_visit_t *a, const qrt_visit_t *b)
     same(a->referer, b->referer);
     same(a->user_agent, b->user_agent);
     ck_assert_int_eq(a->visitor, b->visitor);
+    same(a->destination, b->destination);
+    same(a->over_destination, b->over_destination);
+    ck_assert_int_eq(a->capped, b->capped);
 }
 
 START_TEST(round_trip)
@@ -168,7 +174,33 @@ START_TEST(foreign_bytes)
     len = QRT_VISITPACK_STR_MAX + 1;
     memcpy(buf + fixed, &len, 2);
     memcpy(buf + fixed + 2, s, len);
-    ck_assert_int_eq(qrt_visit_unpack(pool, buf, fixed + 2 + len + 10 * 2, &w), -1);
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, fixed + 2 + len + 10 * 2 + 1 + 2 * 2, &w), -1);
+}
+END_TEST
+
+/* A visit as earlier versions packed it (spool files): without the cap flag and the
+ * destinations. qrt_visit_unpack_any reads it; qrt_visit_unpack does not. */
+START_TEST(the_older_form_reads)
+{
+    qrt_visit_t v = sample(), w;
+    char buf[8192];
+    apr_size_t n, old;
+
+    v.destination = NULL;
+    v.over_destination = NULL;
+    v.capped = 0;
+    n = qrt_visit_pack(buf, sizeof(buf), &v);
+    old = n - 1 - 2 - 2;            /* the flag and two NULL strings */
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, old, &w), -1);
+    ck_assert_int_eq(qrt_visit_unpack_any(pool, buf, old, &w), 0);
+    assert_same(&v, &w);
+    ck_assert_int_eq(qrt_visit_unpack_any(pool, buf, n, &w), 0);
+    assert_same(&v, &w);
+    /* an unknown cap flag is refused */
+    v = sample();
+    n = qrt_visit_pack(buf, sizeof(buf), &v);
+    buf[n - (2 + strlen(v.destination)) - 2 - 1] = 7;
+    ck_assert_int_eq(qrt_visit_unpack(pool, buf, n, &w), -1);
 }
 END_TEST
 
@@ -183,6 +215,7 @@ static Suite *visitpack_suite(void)
     tcase_add_test(tc, too_small);
     tcase_add_test(tc, truncated_or_padded_bytes);
     tcase_add_test(tc, foreign_bytes);
+    tcase_add_test(tc, the_older_form_reads);
     suite_add_tcase(s, tc);
     return s;
 }

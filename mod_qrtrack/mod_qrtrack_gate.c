@@ -1,0 +1,183 @@
+/* mod_qrtrack_gate: what a visitor sees instead of a redirect (CONTRACT section 7): the
+ * password form of a protected code and its answers, and the page of an expired code.
+ * Wrong tries are counted per (address, tracker) in a table in shared memory, so every
+ * child of the server refuses an address that guessed too often. */
+#include <string.h>
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "util_mutex.h"
+#include <apr_shm.h>
+#include <apr_strings.h>
+
+#include "mod_qrtrack.h"
+#include "qrt_form.h"
+#include "qrt_pages.h"
+#include "qrt_password.h"
+#include "qrt_tries.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+#define GATE_SHM_KEY     "qrtrack-gate-shared"
+#define GATE_SLOTS       4096        /* (address, tracker) pairs counted at once */
+#define GATE_TRIES       10          /* wrong tries allowed ... */
+#define GATE_WINDOW      60          /* ... in this many seconds, from one address */
+#define GATE_BODY_MAX    4096        /* the form's body */
+
+static qrt_tries_t *gate_tries;
+static apr_global_mutex_t *gate_mutex;
+
+apr_status_t qrt_gate_post_config(server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    apr_size_t size = qrt_tries_size(GATE_SLOTS);
+    apr_shm_t *shm = NULL;
+    apr_status_t rv;
+
+    apr_pool_userdata_get((void **)&shm, GATE_SHM_KEY, pp);
+    if (shm && apr_shm_size_get(shm) < size) {
+        shm = NULL;
+    }
+    if (!shm) {
+        rv = apr_shm_create(&shm, size, NULL, pp);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00802: cannot create "
+                         "shared memory for the password gate");
+            return rv;
+        }
+        qrt_tries_init(apr_shm_baseaddr_get(shm), GATE_SLOTS);
+        apr_pool_userdata_set(shm, GATE_SHM_KEY, apr_pool_cleanup_null, pp);
+    }
+    gate_tries = apr_shm_baseaddr_get(shm);
+    return qrt_global_mutex(s, QRT_MUTEX_GATE, &gate_mutex);
+}
+
+void qrt_gate_child_init(apr_pool_t *p, server_rec *s)
+{
+    if (gate_mutex
+        && apr_global_mutex_child_init(&gate_mutex, apr_global_mutex_lockfile(gate_mutex),
+                                       p) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00803: cannot attach the password "
+                     "gate's mutex; protected codes answer 503");
+        gate_mutex = NULL;
+    }
+}
+
+/* A complete HTML page as the answer, with status. */
+static int gate_page(request_rec *r, int status, const char *html)
+{
+    apr_size_t len = strlen(html);
+
+    ap_set_content_type(r, "text/html; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "X-Frame-Options", "DENY");
+    apr_table_setn(r->headers_out, "Content-Security-Policy",
+                   "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                   "frame-ancestors 'none'");
+    apr_table_setn(r->headers_out, "Referrer-Policy", "no-referrer");
+    r->status = status;
+    ap_set_content_length(r, (apr_off_t)len);
+    if (!r->header_only) {
+        ap_rwrite(html, (int)len, r);
+    }
+    /* A page of our own written with its status: OK tells httpd not to add its own. */
+    return OK;
+}
+
+int qrt_gate_expired(request_rec *r)
+{
+    return gate_page(r, HTTP_GONE, qrt_page_expired(r->pool));
+}
+
+/* The password field of the form's body, NULL when there is none (or too long a body:
+ * *status says so). */
+static const char *gate_read_password(request_rec *r, int *status)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    char *buf = apr_palloc(r->pool, GATE_BODY_MAX + 1);
+    apr_size_t n = 0;
+    apr_table_t *fields = apr_table_make(r->pool, 2);
+    const char *err = NULL, *ct = apr_table_get(r->headers_in, "Content-Type");
+    int eos = 0;
+
+    *status = OK;
+    if (!ct || strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0) {
+        *status = HTTP_UNSUPPORTED_MEDIA_TYPE;
+        return NULL;
+    }
+    while (!eos) {
+        apr_bucket *b;
+
+        if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
+                           GATE_BODY_MAX) != APR_SUCCESS) {
+            r->connection->keepalive = AP_CONN_CLOSE;
+            *status = HTTP_BAD_REQUEST;
+            return NULL;
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+            const char *data;
+            apr_size_t len;
+
+            if (APR_BUCKET_IS_EOS(b)) {
+                eos = 1;
+                break;
+            }
+            if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
+                *status = HTTP_BAD_REQUEST;
+                return NULL;
+            }
+            if (n + len > GATE_BODY_MAX) {
+                r->connection->keepalive = AP_CONN_CLOSE;
+                *status = HTTP_REQUEST_ENTITY_TOO_LARGE;
+                return NULL;
+            }
+            memcpy(buf + n, data, len);
+            n += len;
+        }
+        apr_brigade_cleanup(bb);
+    }
+    buf[n] = '\0';
+    if (qrt_form_urlencoded_max(r->pool, buf, n, 8, fields, &err) != APR_SUCCESS) {
+        *status = HTTP_BAD_REQUEST;
+        return NULL;
+    }
+    return apr_table_get(fields, "password");
+}
+
+int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash)
+{
+    const char *addr = r->useragent_ip ? r->useragent_ip : "";
+    const char *action = r->uri, *pw;
+    apr_int64_t now = apr_time_sec(r->request_time);
+    int status, blocked, right;
+
+    if (r->method_number != M_POST) {
+        return gate_page(r, HTTP_OK, qrt_page_password(r->pool, action, 0));
+    }
+    if (!gate_mutex || !gate_tries) {
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    apr_global_mutex_lock(gate_mutex);
+    blocked = qrt_tries_blocked(gate_tries, addr, tracker, now, GATE_TRIES, GATE_WINDOW);
+    apr_global_mutex_unlock(gate_mutex);
+    if (blocked) {
+        apr_table_setn(r->err_headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
+        apr_table_setn(r->headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
+        return gate_page(r, HTTP_TOO_MANY_REQUESTS, qrt_page_too_many(r->pool));
+    }
+    pw = gate_read_password(r, &status);
+    if (status != OK) {
+        return status;
+    }
+    /* The slow hash runs outside the lock: one guess holds no other request. */
+    right = pw && *pw && qrt_password_verify(hash, pw, strlen(pw));
+    if (right) {
+        return OK;
+    }
+    apr_global_mutex_lock(gate_mutex);
+    qrt_tries_fail(gate_tries, addr, tracker, now, GATE_WINDOW);
+    apr_global_mutex_unlock(gate_mutex);
+    return gate_page(r, HTTP_FORBIDDEN, qrt_page_password(r->pool, action, 1));
+}

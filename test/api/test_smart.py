@@ -1,0 +1,331 @@
+"""Smart codes (CONTRACT section 7, "Redirect rules and validity"): rules, validity
+windows, scan caps and password gates, decided at scan time."""
+import concurrent.futures
+import datetime
+import re
+
+import pytest
+import requests
+
+from conftest import Api, apxs, start_server
+from lib.qr import IPHONE
+
+ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) "
+           "Chrome/120.0.0.0 Mobile Safari/537.36")
+DESKTOP = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
+           "Gecko) Chrome/120.0.0.0 Safari/537.36")
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+HOME = "https://example.com/home"
+STORE = "https://apps.apple.com/app/x"
+PLAY = "https://play.google.com/store/apps/x"
+
+
+@pytest.fixture(scope="module")
+def srv():
+    extra = ("LoadModule setenvif_module %s/mod_setenvif.so\n"
+             "SetEnvIf X-Test-Country \"^([A-Z]{2})$\" MM_COUNTRY_CODE=$1\n"
+             % apxs("LIBEXECDIR"))
+    s = start_server(extra=extra, accounts=[("acme", "professional"), ("other", "basic")])
+    yield s
+    s.cleanup()
+
+
+@pytest.fixture
+def api(srv):
+    with Api(srv, srv.token("acme")) as a:
+        yield a
+
+
+def create(api, **body):
+    body.setdefault("redirect_url", HOME)
+    r = api.post("/tracker", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def scan(srv, t, ua=IPHONE, kind="q", method="GET", **kw):
+    headers = {"User-Agent": ua, **kw.pop("headers", {})}
+    return requests.request(method, "%s/%s/%s" % (srv.base, kind, t["code"]),
+                            allow_redirects=False, headers=headers, timeout=30, **kw)
+
+
+def where(r):
+    return r.headers.get("Location") if r.status_code == 302 else r.status_code
+
+
+def visits(api, t):
+    r = api.get("/visits/tracker/%d" % t["tracker_id"], params={"rows": 1000})
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+def iso(dt):
+    return dt.strftime("%Y-%m-%dT%H:%M:%S+0000")
+
+
+NOW = datetime.datetime.now(datetime.timezone.utc)
+
+
+# -- the fields ---------------------------------------------------------------------
+
+def test_a_plain_tracker_shows_the_fields_unset(api):
+    t = create(api)
+    assert t["rules"] == [] and t["valid_from"] is None and t["valid_until"] is None
+    assert t["max_scans"] is None and t["expired_url"] is None
+    assert t["password_protected"] is False
+    assert "password" not in t
+
+
+def test_fields_are_stored_shown_listed_and_cleared(api):
+    rules = [{"redirect_url": STORE, "os": ["iOS"]},
+             {"redirect_url": PLAY, "device": ["mobile"], "country": ["de"],
+              "language": ["de"], "weekdays": [5, 1], "hours": "22:00-06:00",
+              "utc_offset": "+01:00", "from": "2026-01-01T00:00:00+0100",
+              "until": "2030-01-01T00:00:00Z"}]
+    t = create(api, rules=rules, valid_from="2026-01-01T00:00:00+0000",
+               valid_until="2099-12-31T23:59:59+0000", max_scans=5,
+               expired_url="https://example.com/over", password="s3cret pass")
+    assert t["rules"][0] == {"redirect_url": STORE, "os": ["iOS"]}
+    second = t["rules"][1]
+    assert second["country"] == ["DE"] and second["weekdays"] == [1, 5]
+    assert second["hours"] == "22:00-06:00" and second["utc_offset"] == "+0100"
+    assert second["from"] == "2025-12-31T23:00:00+0000"
+    assert t["valid_until"] == "2099-12-31T23:59:59+0000" and t["max_scans"] == 5
+    assert t["expired_url"] == "https://example.com/over" and t["password_protected"] is True
+    shown = api.get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert shown == t
+    listed = [x for x in api.get("/tracker", params={"rows": 1000}).json()["data"]
+              if x["tracker_id"] == t["tracker_id"]]
+    assert listed == [t]
+    assert "s3cret" not in api.get("/tracker", params={"rows": 1000}).text
+
+    # A PATCH that changes only the name keeps the rest, password included.
+    p = api.patch("/tracker/%d" % t["tracker_id"], json={"name": "Renamed"}).json()
+    assert p["rules"] == t["rules"] and p["password_protected"] is True
+    # null clears.
+    p = api.patch("/tracker/%d" % t["tracker_id"],
+                  json={"rules": None, "valid_from": None, "valid_until": None,
+                        "max_scans": None, "expired_url": None, "password": None}).json()
+    assert p["rules"] == [] and p["valid_from"] is None and p["valid_until"] is None
+    assert p["max_scans"] is None and p["expired_url"] is None
+    assert p["password_protected"] is False
+    assert where(scan(api.server, t)) == HOME
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"rules": {"redirect_url": HOME}}, "rules"),
+    ({"rules": [{"redirect_url": HOME}]}, "rules.0"),
+    ({"rules": [{"redirect_url": HOME, "os": ["iOS"]}, {"os": ["iOS"]}]}, "rules.1.redirect_url"),
+    ({"rules": [{"redirect_url": "ftp://x.org/", "os": ["iOS"]}]}, "rules.0.redirect_url"),
+    ({"rules": [{"redirect_url": HOME, "hours": "25:00-01:00"}]}, "rules.0.hours"),
+    ({"rules": [{"redirect_url": HOME, "weekdays": [8]}]}, "rules.0.weekdays"),
+    ({"rules": [{"redirect_url": HOME, "country": ["USA"]}]}, "rules.0.country"),
+    ({"rules": [{"redirect_url": HOME, "device": ["phone"]}]}, "rules.0.device"),
+    ({"rules": [{"redirect_url": HOME, "utc_offset": "+1500", "hours": "01:00-02:00"}]},
+     "rules.0.utc_offset"),
+    ({"rules": [{"redirect_url": HOME, "from": "tomorrow"}]}, "rules.0.from"),
+    ({"rules": [{"redirect_url": HOME, "os": ["iOS"], "colour": "red"}]}, "rules.0.colour"),
+    ({"rules": [{"redirect_url": HOME, "os": ["iOS"]}] * 21}, "rules"),
+    ({"max_scans": 0}, "max_scans"),
+    ({"max_scans": "ten"}, "max_scans"),
+    ({"max_scans": 10 ** 12}, "max_scans"),
+    ({"valid_from": "2026-13-01T00:00:00+0000"}, "valid_from"),
+    ({"valid_from": "2026-02-01T00:00:00+0000", "valid_until": "2026-01-01T00:00:00+0000"},
+     "valid_until"),
+    ({"expired_url": "javascript:alert(1)"}, "expired_url"),
+    ({"password": ""}, "password"),
+    ({"password": "x" * 129}, "password"),
+    ({"password": 1234}, "password"),
+])
+def test_bad_fields_are_refused_with_their_name(api, body, field):
+    body = dict(body, redirect_url=HOME)
+    r = api.post("/tracker", json=body)
+    assert r.status_code == 422, r.text
+    assert field in r.json()["errors"], r.json()
+    t = create(api)
+    r = api.patch("/tracker/%d" % t["tracker_id"], json=body)
+    assert r.status_code == 422 and field in r.json()["errors"]
+
+
+def test_rules_only_in_a_json_body(api):
+    r = api.post("/tracker", data={"redirect_url": HOME, "rules": "[]"})
+    assert r.status_code == 422 and "rules" in r.json()["errors"]
+    r = api.post("/tracker", data={"redirect_url": HOME, "max_scans": "3",
+                                   "valid_until": "2099-01-01T00:00:00+0000"})
+    assert r.status_code == 200 and r.json()["max_scans"] == 3
+
+
+# -- rules ------------------------------------------------------------------------------
+
+def test_rules_send_each_visitor_to_their_place_first_match_wins(srv, api):
+    t = create(api, rules=[{"redirect_url": STORE, "os": ["ios"]},
+                           {"redirect_url": PLAY, "os": ["Android"]},
+                           {"redirect_url": "https://example.com/mobile", "device": ["mobile"]},
+                           {"redirect_url": "https://example.com/de", "language": ["de"]},
+                           {"redirect_url": "https://example.com/fr", "country": ["FR"]}])
+    assert where(scan(srv, t, IPHONE)) == STORE
+    assert where(scan(srv, t, ANDROID)) == PLAY
+    assert where(scan(srv, t, ANDROID, kind="l")) == PLAY
+    assert where(scan(srv, t, DESKTOP)) == HOME
+    # The most preferred language only: de-AT matches "de"; en first does not.
+    assert where(scan(srv, t, DESKTOP, headers={"Accept-Language": "de-AT,en;q=0.5"})) \
+        == "https://example.com/de"
+    assert where(scan(srv, t, DESKTOP, headers={"Accept-Language": "en;q=0.9,de;q=0.8"})) \
+        == HOME
+    assert where(scan(srv, t, DESKTOP, headers={"Accept-Language": "fr;q=0.1,de;q=0.9"})) \
+        == "https://example.com/de"
+    assert where(scan(srv, t, DESKTOP, headers={"X-Test-Country": "FR"})) \
+        == "https://example.com/fr"
+    assert where(scan(srv, t, DESKTOP, headers={"Accept-Language": "x" * 10000})) == HOME
+    # Every scan was recorded.
+    assert len(visits(api, t)) == 9
+
+
+def test_time_rules_read_in_their_offset(srv, api):
+    today = NOW.isoweekday()
+    other = today % 7 + 1
+    t = create(api, rules=[{"redirect_url": "https://example.com/other-day", "weekdays": [other],
+                            "hours": "00:00-00:00"},
+                           {"redirect_url": "https://example.com/today", "weekdays": [today]}])
+    assert where(scan(srv, t, DESKTOP)) == "https://example.com/today"
+    # The same weekday seen from +14:00 or -12:00 may differ: an hour window of the
+    # whole day in the local time of the offset matches whatever the day.
+    hour = NOW.strftime("%H:00")
+    nxt = (NOW + datetime.timedelta(hours=1)).strftime("%H:00")
+    t2 = create(api, rules=[{"redirect_url": "https://example.com/now", "hours":
+                             "%s-%s" % (hour, nxt)}])
+    assert where(scan(srv, t2, DESKTOP)) in ("https://example.com/now", HOME)
+    t3 = create(api, rules=[{"redirect_url": "https://example.com/past",
+                             "until": iso(NOW - datetime.timedelta(days=1))},
+                            {"redirect_url": "https://example.com/current",
+                             "from": iso(NOW - datetime.timedelta(days=1)),
+                             "until": iso(NOW + datetime.timedelta(days=1))}])
+    assert where(scan(srv, t3, DESKTOP)) == "https://example.com/current"
+
+
+def test_a_patch_of_rules_is_followed_by_the_next_scan(srv, api):
+    t = create(api)
+    assert where(scan(srv, t, IPHONE)) == HOME
+    api.patch("/tracker/%d" % t["tracker_id"], json={"rules": [{"redirect_url": STORE,
+                                                               "os": ["iOS"]}]})
+    assert where(scan(srv, t, IPHONE)) == STORE
+
+
+# -- validity -----------------------------------------------------------------------------
+
+def test_an_expired_code_answers_410_with_a_page_and_records_the_visit(srv, api):
+    t = create(api, valid_until=iso(NOW - datetime.timedelta(hours=1)))
+    r = scan(srv, t)
+    assert r.status_code == 410
+    assert r.headers["Content-Type"].startswith("text/html")
+    assert "<html" in r.text.lower() and 'name="viewport"' in r.text
+    assert r.headers.get("Location") is None
+    assert scan(srv, t, method="HEAD").status_code == 410
+    assert len(visits(api, t)) == 1
+
+
+def test_an_expired_code_goes_to_expired_url(srv, api):
+    before = create(api, valid_from=iso(NOW + datetime.timedelta(days=1)),
+                    expired_url="https://example.com/soon")
+    after = create(api, valid_until=iso(NOW - datetime.timedelta(seconds=5)),
+                   expired_url="https://example.com/ended")
+    inside = create(api, valid_from=iso(NOW - datetime.timedelta(days=1)),
+                    valid_until=iso(NOW + datetime.timedelta(days=1)),
+                    expired_url="https://example.com/ended")
+    assert where(scan(srv, before)) == "https://example.com/soon"
+    assert where(scan(srv, after, kind="l")) == "https://example.com/ended"
+    assert where(scan(srv, inside)) == HOME
+    assert len(visits(api, before)) == 1 and len(visits(api, after)) == 1
+
+
+def test_max_scans_is_exact_under_concurrent_scans(srv, api):
+    t = create(api, max_scans=7, expired_url="https://example.com/over")
+    # Bots and clicks do not count.
+    assert where(scan(srv, t, GOOGLEBOT)) == HOME
+    assert where(scan(srv, t, kind="l")) == HOME
+
+    def one(i):
+        return where(scan(srv, t, IPHONE, headers={"X-Forwarded-For": "10.0.0.%d" % i}))
+
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        got = list(ex.map(one, range(40)))
+    assert got.count(HOME) == 7, got
+    assert got.count("https://example.com/over") == 33, got
+    # Once over, clicks and bots are expired too.
+    assert where(scan(srv, t, kind="l")) == "https://example.com/over"
+    assert where(scan(srv, t, GOOGLEBOT)) == "https://example.com/over"
+    assert len(visits(api, t)) == 44
+    # Raising the cap lets more through.
+    api.patch("/tracker/%d" % t["tracker_id"], json={"max_scans": 8})
+    assert where(scan(srv, t)) == HOME
+    assert where(scan(srv, t)) == "https://example.com/over"
+
+
+def test_max_scans_without_expired_url_answers_410(srv, api):
+    t = create(api, max_scans=1)
+    assert where(scan(srv, t)) == HOME
+    assert where(scan(srv, t)) == 410
+
+
+# -- password -------------------------------------------------------------------------------
+
+def test_a_password_gate(srv, api):
+    t = create(api, password="open sesame")
+    r = scan(srv, t)
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/html")
+    assert re.search(r'<form[^>]*method="post"', r.text)
+    assert 'name="password"' in r.text and 'type="password"' in r.text
+    assert "<script" not in r.text.lower()
+    assert r.headers.get("Cache-Control") == "no-store"
+    assert visits(api, t) == []
+    r = scan(srv, t, method="POST", data={"password": "wrong"})
+    assert r.status_code == 403 and 'name="password"' in r.text
+    assert visits(api, t) == []
+    r = scan(srv, t, method="POST", data={"password": "open sesame"})
+    assert where(r) == HOME
+    assert len(visits(api, t)) == 1
+    r = scan(srv, t, kind="l", method="POST", data={"password": "open sesame"})
+    assert where(r) == HOME
+    # Not a form: refused without a try counted.
+    r = scan(srv, t, method="POST", json={"password": "open sesame"})
+    assert r.status_code == 415
+    r = scan(srv, t, method="POST", data="password=" + "x" * 10000,
+             headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413
+    # The password is nowhere: not in the API, not in the log.
+    assert "open sesame" not in api.get("/tracker/show/%d" % t["tracker_id"]).text
+    assert "open sesame" not in srv.error_log()
+
+
+def test_a_code_without_password_takes_no_post(srv, api):
+    t = create(api)
+    r = scan(srv, t, method="POST", data={"password": "x"})
+    assert r.status_code == 405 and "GET" in r.headers["Allow"]
+
+
+def test_ten_wrong_tries_a_minute_then_429(srv, api):
+    t = create(api, password="right one")
+    other = create(api, password="right one")
+    codes = [scan(srv, t, method="POST", data={"password": "guess%d" % i}).status_code
+             for i in range(10)]
+    assert codes == [403] * 10
+    r = scan(srv, t, method="POST", data={"password": "right one"})
+    assert r.status_code == 429 and r.headers.get("Retry-After")
+    assert "<html" in r.text.lower()
+    # Another tracker is counted apart.
+    assert where(scan(srv, other, method="POST", data={"password": "right one"})) == HOME
+
+
+def test_a_password_and_rules_together(srv, api):
+    t = create(api, password="pw", rules=[{"redirect_url": STORE, "os": ["iOS"]}])
+    assert scan(srv, t).status_code == 200
+    assert where(scan(srv, t, IPHONE, method="POST", data={"password": "pw"})) == STORE
+    assert where(scan(srv, t, DESKTOP, method="POST", data={"password": "pw"})) == HOME
+
+
+def test_other_accounts_cannot_see_or_change_the_fields(srv, api):
+    t = create(api, password="pw", max_scans=3)
+    with Api(srv, srv.token("other")) as o:
+        r = o.patch("/tracker/%d" % t["tracker_id"], json={"password": None})
+        assert r.status_code == 403
+    assert api.get("/tracker/show/%d" % t["tracker_id"]).json()["password_protected"] is True
