@@ -292,12 +292,17 @@ static const char *rule_language(rule_ctx *x, json_t *v, rule_src *s)
     return NULL;
 }
 
+/* The last second that a time in UTC can be written in: 9999-12-31T23:59:59Z. */
+#define RULE_TIME_MAX APR_INT64_C(253402300799)
+
+/* A time, clamped to what UTC can write (1970 to 9999), so that the canon reads back. */
 static const char *rule_time(rule_ctx *x, const char *key, json_t *v, apr_int64_t *t)
 {
     if (!json_is_string(v) || qrt_date_parse(json_string_value(v), t, NULL)) {
         return rule_fail(x, key, apr_psprintf(x->p, "The %s must be a time like "
                                               "2026-05-01T00:00:00+0200.", key));
     }
+    *t = *t < 0 ? 0 : *t > RULE_TIME_MAX ? RULE_TIME_MAX : *t;
     return NULL;
 }
 
@@ -653,7 +658,8 @@ const char *qrt_rules_parse(apr_pool_t *p, const void *json_array, const qrt_rul
 const char *qrt_rules_parse_text(apr_pool_t *p, const char *text, const qrt_rules_t **out,
                                  apr_size_t *size)
 {
-    const char *err = NULL, *field = NULL, *msg;
+    const char *field = NULL, *msg;
+    json_error_t e;
     json_t *j;
 
     if (!text) {
@@ -661,9 +667,10 @@ const char *qrt_rules_parse_text(apr_pool_t *p, const char *text, const qrt_rule
         *size = 0;
         return NULL;
     }
-    j = qrt_json_parse(p, text, strlen(text), &err);
+    j = qrt_json_own(p, json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e));
     if (!j) {
-        return apr_pstrcat(p, "The stored rules are not JSON: ", err, NULL);
+        return apr_psprintf(p, "The stored rules are not JSON: %s (line %d, column %d).",
+                            e.text, e.line, e.column);
     }
     msg = rules_parse(p, j, out, size, NULL, &field);
     if (msg) {

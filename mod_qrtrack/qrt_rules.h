@@ -17,7 +17,8 @@
  * '-' (subtags of 1 to 8, the first letters only) that matches the visitor's most
  * preferred Accept-Language tag when equal or a prefix of it up to a '-' ("de" matches
  * "de" and "de-AT", "de-AT" only "de-AT"; ASCII case ignored); from and until times as
- * qrt_date_parse reads them, both inclusive; weekdays ISO (1 = Monday, duplicates
+ * qrt_date_parse reads them, both inclusive (held to 1970-01-01T00:00:00Z ..
+ * 9999-12-31T23:59:59Z, what UTC can write); weekdays ISO (1 = Monday, duplicates
  * allowed); hours "HH:MM-HH:MM" on a 24-hour clock, start inclusive, end exclusive
  * ("24:00" as an end is midnight), wrapping past midnight when the end is earlier
  * ("22:00-06:00"), start and end different. weekdays and hours are read in utc_offset
