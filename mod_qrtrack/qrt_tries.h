@@ -15,11 +15,11 @@
  * (the oldest latest try on a tie), unless that entry is blocked (holds at least
  * the limit of the latest qrt_tries_blocked call). When every entry near the key
  * is blocked the try is not recorded (qrt_tries_dropped counts it): filling the
- * table never unblocks an address before its window has passed. Holding a
- * neighbourhood full of blocked entries costs `limit` wrong tries (each a password
- * verify, tens of milliseconds of CPU) per slot per window; size the table so that
- * the server cannot verify that many: slots * limit well above the verifies its
- * cores can do in one window.
+ * table never unblocks an address before its window has passed. As keys cannot be
+ * aimed, a neighbourhood full of blocked entries takes blocked entries in most of
+ * the table, `limit` wrong tries (each a password verify) per slot per window: size
+ * the table so that slots * limit is well above the verifies the server's cores can
+ * do in one window.
  */
 #ifndef QRT_TRIES_H
 #define QRT_TRIES_H
