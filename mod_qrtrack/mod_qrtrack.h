@@ -209,9 +209,9 @@ void qrt_spool_status(qrt_spool_status_t *st);
 /* mod_qrtrack_gate.c: the password form of a protected code and the expired page. */
 apr_status_t qrt_gate_post_config(server_rec *s);
 void qrt_gate_child_init(apr_pool_t *p, server_rec *s);
-/* OK when the request carries the right password (a POST of the form); else the
- * answer was written (the form, 403, 429) or the status to answer. */
-int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash);
+/* *pass 1 when the request carries the right password (a POST of the form); else
+ * the status for the handler to return (its page written: the form, 403, 429). */
+int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *pass);
 /* Writes the 410 page of an expired code. */
 int qrt_gate_expired(request_rec *r);
 

@@ -70,18 +70,17 @@ static int gate_page(request_rec *r, int status, const char *html)
     apr_size_t len = strlen(html);
 
     ap_set_content_type(r, "text/html; charset=utf-8");
-    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->headers_out, "X-Frame-Options", "DENY");
     apr_table_setn(r->headers_out, "Content-Security-Policy",
-                   "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                   "frame-ancestors 'none'");
+                   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
     apr_table_setn(r->headers_out, "Referrer-Policy", "no-referrer");
     r->status = status;
     ap_set_content_length(r, (apr_off_t)len);
     if (!r->header_only) {
         ap_rwrite(html, (int)len, r);
     }
-    /* A page of our own written with its status: OK tells httpd not to add its own. */
+    /* (no form-action: browsers apply it to the redirect that follows the POST too)
+     * A page of our own written with its status: OK tells httpd not to add its own. */
     return OK;
 }
 
@@ -145,13 +144,14 @@ static const char *gate_read_password(request_rec *r, int *status)
     return apr_table_get(fields, "password");
 }
 
-int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash)
+int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *pass)
 {
     const char *addr = r->useragent_ip ? r->useragent_ip : "";
     const char *action = r->uri, *pw;
     apr_int64_t now = apr_time_sec(r->request_time);
     int status, blocked, right;
 
+    *pass = 0;
     if (r->method_number != M_POST) {
         return gate_page(r, HTTP_OK, qrt_page_password(r->pool, action, 0));
     }
@@ -174,6 +174,7 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash)
     /* The slow hash runs outside the lock: one guess holds no other request. */
     right = pw && *pw && qrt_password_verify(hash, pw, strlen(pw));
     if (right) {
+        *pass = 1;
         return OK;
     }
     apr_global_mutex_lock(gate_mutex);

@@ -10,6 +10,7 @@
 #include "http_core.h"
 #include "http_log.h"
 #include "http_protocol.h"
+#include "http_request.h"
 #include "ap_mpm.h"
 #include <apr_dbd.h>
 #include "mod_dbd.h"
@@ -1167,7 +1168,8 @@ int qrt_scan_handler(request_rec *r)
         return DECLINED;
     }
     if (r->method_number != M_GET && r->method_number != M_POST) {
-        r->allowed = AP_METHOD_BIT << M_GET;
+        /* httpd's 405 writes Allow from allowed_methods (GET brings HEAD). */
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     if (!code || !qrt_code_valid(code)) {
@@ -1189,15 +1191,18 @@ int qrt_scan_handler(request_rec *r)
     }
     /* Only a code behind a password takes a POST: its form's. */
     if (r->method_number == M_POST && (!d.password_hash || d.verdict != QRT_ROUTE_GO)) {
-        r->allowed = AP_METHOD_BIT << M_GET;
+        /* httpd's 405 writes Allow from allowed_methods (GET brings HEAD). */
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     visit.tracker_id = d.id;
     if (d.verdict == QRT_ROUTE_GO && d.password_hash) {
         /* The form, a wrong password or too many tries: answered, nothing recorded. */
-        status = qrt_gate_check(r, d.id, d.password_hash);
-        if (status != OK) {
+        int pass = 0;
+
+        status = qrt_gate_check(r, d.id, d.password_hash, &pass);
+        if (!pass) {
             return status;
         }
     }

@@ -423,8 +423,11 @@ static const char *rule_check(rule_ctx *x, json_t *o, rule_src *s)
     }
     json_object_foreach(o, key, v) {
         if (!rule_known(key)) {
-            return rule_fail(x, NULL, apr_psprintf(x->p, "A rule has no field '%s'.",
-                             qrt_valid_utf8_clean(x->p, key, strlen(key), 64)));
+            /* The field named as sent (made valid UTF-8, cut to 64 bytes). */
+            const char *shown = qrt_valid_utf8_clean(x->p, key, strlen(key), 64);
+
+            return rule_fail(x, *shown ? shown : NULL,
+                             apr_psprintf(x->p, "A rule has no field '%s'.", shown));
         }
         if (!json_is_null(v) && (msg = rule_key(x, key, v, s)) != NULL) {
             return msg;

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 22: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 24: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -204,6 +204,17 @@ CREATE SEQUENCE tokens_id_seq
     CACHE 1;
 
 ALTER SEQUENCE tokens_id_seq OWNED BY tokens.id;
+
+CREATE TABLE tracker_routing (
+    tracker_id bigint NOT NULL,
+    rules text,
+    valid_from bigint,
+    valid_until bigint,
+    max_scans bigint,
+    expired_url character varying(2048),
+    password_hash character varying(255),
+    redirected bigint DEFAULT 0 NOT NULL
+);
 
 CREATE TABLE tracker_tags (
     tracker_id bigint NOT NULL,
@@ -458,6 +469,9 @@ ALTER TABLE ONLY tokens
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY tracker_routing
+    ADD CONSTRAINT tracker_routing_pkey PRIMARY KEY (tracker_id);
+
 ALTER TABLE ONLY tracker_tags
     ADD CONSTRAINT tracker_tags_pkey PRIMARY KEY (tracker_id, tag);
 
@@ -561,6 +575,9 @@ CREATE TRIGGER visits_write INSTEAD OF INSERT OR DELETE OR UPDATE ON visits FOR 
 
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_routing
+    ADD CONSTRAINT tracker_routing_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);
 
 ALTER TABLE ONLY tracker_tags
     ADD CONSTRAINT tracker_tags_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 22: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 24: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -272,3 +272,14 @@ CREATE TABLE spool_marks (
 );
 
 CREATE TABLE visit_dict_gen (gen BIGINT NOT NULL);
+
+CREATE TABLE tracker_routing (
+    tracker_id BIGINT PRIMARY KEY REFERENCES trackers (id),
+    rules TEXT,
+    valid_from BIGINT,
+    valid_until BIGINT,
+    max_scans BIGINT,
+    expired_url VARCHAR(2048),
+    password_hash VARCHAR(255),
+    redirected BIGINT NOT NULL DEFAULT 0
+);

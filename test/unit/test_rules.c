@@ -468,8 +468,8 @@ START_TEST(errors)
     refused("[{" URL ",\"utc_offset\":\"+0100\"}]", "rules.0");
     refused("[{" URL ",\"device\":null,\"from\":null}]", "rules.0");
     /* unknown keys, even null ones */
-    refused("[{" URL ",\"devices\":[\"mobile\"]}]", "rules.0");
-    refused("[{" URL ",\"os\":[\"x\"],\"x\":null}]", "rules.0");
+    refused("[{" URL ",\"devices\":[\"mobile\"]}]", "rules.0.devices");
+    refused("[{" URL ",\"os\":[\"x\"],\"x\":null}]", "rules.0.x");
     refused("[{" URL ",\"os\":[\"x\"],\"\":1}]", "rules.0");
     /* redirect_url */
     refused("[{\"os\":[\"x\"]}]", "rules.0.redirect_url");
