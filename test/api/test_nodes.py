@@ -92,11 +92,11 @@ def test_made_on_one_node_scanned_on_the_other_counted_once(nodes):
         assert got["totalScans"] == 1 and got["uniqueVisitors"] == 1, got
 
 
-def follows_within(node, code, check, limit=1.0):
+def follows_within(node, code, check, limit=1.0, ua=UA % 0):
     """Seconds until the node's scans of code satisfy check (fails past limit)."""
     start = time.monotonic()
     while True:
-        r = scan(node, code)
+        r = scan(node, code, ua)
         if check(r):
             return time.monotonic() - start
         assert time.monotonic() - start < limit, (r.status_code, r.headers.get("Location"))
@@ -124,6 +124,56 @@ def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
     # And it stays gone on both.
     time.sleep(0.6)
     assert scan(a, t["code"]).status_code == 404 and scan(b, t["code"]).status_code == 404
+
+
+ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) "
+           "Chrome/120.0.0.0 Mobile Safari/537.36")
+
+
+def test_rules_and_a_password_set_on_one_node_are_followed_by_the_other(nodes):
+    """CONTRACT section 7: rules, validity and passwords reach every node within a
+    second, like redirect_url."""
+    a, b, tok = nodes
+    t = create(a, tok, "https://example.com/home")
+    for _ in range(3):
+        assert scan(b, t["code"], ANDROID).headers["Location"] == "https://example.com/home"
+    with Api(a, tok) as s:
+        r = s.patch("/tracker/%d" % t["tracker_id"], json={"rules": [
+            {"redirect_url": "https://play.example.com/", "os": ["Android"]}]})
+        assert r.status_code == 200, r.text
+    follows_within(b, t["code"], lambda r: r.headers.get("Location") ==
+                   "https://play.example.com/", ua=ANDROID)
+    with Api(b, tok) as s:
+        r = s.patch("/tracker/%d" % t["tracker_id"], json={"password": "on both"})
+        assert r.status_code == 200, r.text
+    assert scan(b, t["code"]).status_code == 200
+    follows_within(a, t["code"], lambda r: r.status_code == 200)
+    r = requests.post("%s/q/%s" % (a.base, t["code"]), data={"password": "on both"},
+                      headers={"User-Agent": ANDROID}, allow_redirects=False, timeout=30)
+    assert r.status_code == 302 and r.headers["Location"] == "https://play.example.com/"
+
+
+def test_max_scans_is_exact_with_scans_spread_over_both_nodes(nodes):
+    """max_scans 100 and 400 concurrent scans over both nodes: exactly 100 sent to the
+    destination, 300 to expired_url, 400 visits recorded."""
+    a, b, tok = nodes
+    with Api(a, tok) as s:
+        r = s.post("/tracker", json={"redirect_url": "https://example.com/prize",
+                                     "max_scans": 100,
+                                     "expired_url": "https://example.com/gone"})
+        assert r.status_code == 200, r.text
+        t = r.json()
+
+    def one(i):
+        r = scan((a, b)[i % 2], t["code"], UA % (1000 + i))
+        return r.headers.get("Location") if r.status_code == 302 else r.status_code
+
+    with concurrent.futures.ThreadPoolExecutor(32) as ex:
+        got = list(ex.map(one, range(400)))
+    assert got.count("https://example.com/prize") == 100, got
+    assert got.count("https://example.com/gone") == 300, got
+    for node in (a, b):
+        assert analytics(node, tok, t["tracker_id"])["totalScans"] == 400
 
 
 def test_a_change_on_one_node_reaches_the_other_nodes_next_report(nodes):
