@@ -298,7 +298,8 @@ static const char *rule_language(rule_ctx *x, json_t *v, rule_src *s)
 /* A time, clamped to what UTC can write (1970 to 9999), so that the canon reads back. */
 static const char *rule_time(rule_ctx *x, const char *key, json_t *v, apr_int64_t *t)
 {
-    if (!json_is_string(v) || qrt_date_parse(json_string_value(v), t, NULL)) {
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)
+        || qrt_date_parse(json_string_value(v), t, NULL)) {
         return rule_fail(x, key, apr_psprintf(x->p, "The %s must be a time like "
                                               "2026-05-01T00:00:00+0200.", key));
     }
@@ -310,7 +311,7 @@ static const char *rule_weekdays(rule_ctx *x, json_t *v, rule_src *s)
 {
     apr_size_t i, n = json_is_array(v) ? json_array_size(v) : 0;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; n <= QRT_RULES_WEEKDAYS_MAX && i < n; i++) {
         json_t *e = json_array_get(v, i);
 
         if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 7) {
@@ -377,7 +378,8 @@ static const char *rule_key(rule_ctx *x, const char *key, json_t *v, rule_src *s
         if (!json_is_string(v)) {
             return rule_fail(x, key, "The redirect_url field must be a string.");
         }
-        why = qrt_valid_redirect_url(json_string_value(v));
+        why = strlen(json_string_value(v)) != json_string_length(v)
+              ? "may not contain a NUL byte" : qrt_valid_redirect_url(json_string_value(v));
         if (why) {
             return rule_fail(x, key, apr_pstrcat(x->p, "The redirect_url ", why, ".", NULL));
         }

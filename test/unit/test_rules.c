@@ -563,6 +563,36 @@ START_TEST(errors)
 }
 END_TEST
 
+/* A json_t made by code may hold NUL bytes that parsed text cannot: each is refused. */
+static void refused_nul(const char *key, json_t *v, const char *field)
+{
+    json_t *a = qrt_json_own(pool, json_array()), *o = json_object();
+    const qrt_rules_t *r = NULL;
+    const char *canon = NULL, *got = NULL;
+    apr_size_t size = 0;
+
+    json_object_set_new(o, "redirect_url", json_string("https://a.example/"));
+    json_object_set_new(o, "os", json_pack("[s]", "iOS"));
+    json_object_set_new(o, key, v);
+    json_array_append_new(a, o);
+    ck_assert_ptr_nonnull(qrt_rules_parse(pool, a, &r, &size, &canon, &got));
+    ck_assert_str_eq(got, field);
+}
+
+START_TEST(nul_bytes)
+{
+    refused_nul("redirect_url", json_stringn("https://a.example/\0x", 20),
+                "rules.0.redirect_url");
+    refused_nul("os", json_pack("[o]", json_stringn("iOS\0x", 5)), "rules.0.os");
+    refused_nul("country", json_pack("[o]", json_stringn("D\0", 2)), "rules.0.country");
+    refused_nul("language", json_pack("[o]", json_stringn("de\0", 3)), "rules.0.language");
+    refused_nul("from", json_stringn("2026-05-01T00:00:00Z\0x", 22), "rules.0.from");
+    refused_nul("hours", json_stringn("09:00-10:00\0", 12), "rules.0.hours");
+    refused_nul("utc_offset", json_stringn("+0100\0", 6), "rules.0.utc_offset");
+    refused_nul("device", json_pack("[o]", json_stringn("bot\0", 4)), "rules.0.device");
+}
+END_TEST
+
 START_TEST(stored_text)
 {
     const qrt_rules_t *r = (const qrt_rules_t *)1;
@@ -708,6 +738,7 @@ static Suite *rules_suite(void)
     tcase_add_test(tc, memcpy_copy);
     tcase_add_test(tc, caps);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, nul_bytes);
     tcase_add_test(tc, stored_text);
     tcase_add_test(tc, accept_language);
     tcase_add_test(tc, accept_language_bounds);
