@@ -226,6 +226,55 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
 
 
 @pgsql_only
+def test_smart_codes_keep_their_gates_through_an_outage(own_cluster):
+    """A node's snapshot keeps each code's routing: while the database is down, a node
+    that never looked the codes up still asks for the password, follows the rules, sends
+    an expired code to its expired_url, and answers a capped code 503 (the cap is known
+    only to the database) rather than risk passing it."""
+    a = b = None
+    ios = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 " \
+          "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+    try:
+        a, b, tok = two_nodes()
+        with Api(a, tok) as s:
+            def make(**body):
+                r = s.post("/tracker", json=dict(body, redirect_url="https://example.com/h"))
+                assert r.status_code == 200, r.text
+                return r.json()["code"]
+            locked = make(password="outage pw")
+            ruled = make(rules=[{"redirect_url": "https://example.com/ios", "os": ["iOS"]}])
+            expired = make(valid_until="2020-01-01T00:00:00+0000",
+                           expired_url="https://example.com/ended")
+            capped = make(max_scans=1000)
+        codes = {locked, ruled, expired, capped}
+        poll(lambda: codes <= snapshot_codes(b), 15, "node b's snapshot of the codes")
+        own_cluster.halt()
+
+        def get(code, ua=ios):
+            return requests.get("%s/q/%s" % (b.base, code), headers={"User-Agent": ua},
+                                allow_redirects=False, timeout=30)
+        poll(lambda: get(ruled).headers.get("Location") == "https://example.com/ios", 15,
+             "a rule followed from the snapshot")
+        r = get(locked)
+        assert r.status_code == 200 and 'name="password"' in r.text
+        r = requests.post("%s/q/%s" % (b.base, locked), data={"password": "outage pw"},
+                          headers={"User-Agent": ios}, allow_redirects=False, timeout=30)
+        assert r.status_code == 302 and r.headers["Location"] == "https://example.com/h"
+        r = get(expired)
+        assert r.status_code == 302 and r.headers["Location"] == "https://example.com/ended"
+        r = get(capped)
+        assert r.status_code == 503 and r.headers["Retry-After"]
+        assert "QRT00801" in b.error_log()
+        own_cluster.start()
+        poll(lambda: get(capped).status_code == 302, 30, "the capped code once the "
+             "database is back")
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+
+
+@pgsql_only
 def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
     a = None
     try:
