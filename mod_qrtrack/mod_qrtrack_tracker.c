@@ -88,6 +88,7 @@ qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
     apr_int64_t id;
     apr_status_t rv;
 
+    memset(t, 0, sizeof(*t));
     if (!seg || qrt_parse_int(seg, 1, APR_INT64_MAX, &id) != 0) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
     }

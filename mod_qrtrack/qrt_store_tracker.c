@@ -46,6 +46,8 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     tracker_route_read(db, p, row, 13, &t->route);
     t->password_protected = qrt_db_int(db, row, 18, 0) != 0;
     t->redirected = qrt_db_int(db, row, 19, 0);
+    t->route_set = 0;
+    t->password_keep = 0;
 }
 
 /* The report aggregates follow a tracker's new tags or its deletion. Too big a

@@ -21,6 +21,11 @@ SELECT 'accounts'
     FROM tracker_tags
     LIMIT 1) x_tracker_tags
     UNION ALL
+    SELECT 'tracker_routing'
+    FROM (SELECT 1
+    FROM tracker_routing
+    LIMIT 1) x_tracker_routing
+    UNION ALL
     SELECT 'visits'
     FROM (SELECT 1
     FROM visits
@@ -76,6 +81,19 @@ SELECT tracker_id, tag, dimension, value
 -- name: copy_tags_add
 INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
     VALUES (%lld, %s, %s, %s)
+
+-- name: copy_routing_page
+SELECT tracker_id, rules, valid_from, valid_until, max_scans, expired_url, password_hash,
+        redirected
+    FROM tracker_routing
+    WHERE tracker_id > %lld
+    ORDER BY tracker_id
+    LIMIT %lld
+
+-- name: copy_routing_add
+INSERT INTO tracker_routing (tracker_id, rules, valid_from, valid_until, max_scans, expired_url,
+        password_hash, redirected)
+    VALUES (%lld, %s, %lld, %lld, %lld, %s, %s, %lld)
 
 -- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
 -- name: copy_visits_page

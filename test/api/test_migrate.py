@@ -28,7 +28,8 @@ UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.1
      "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1 visitor-%d"
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
-TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "visits", "tracker_visitors"]
+TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "tracker_routing", "visits",
+          "tracker_visitors"]
 
 
 def fmt(t):
@@ -107,6 +108,14 @@ def seed(src):
                             "tags": ["campaign:autumn", "region:eu"]})
         assert r.status_code == 200, r.text
         assert api.delete("/tracker/%d" % gone["tracker_id"]).status_code in (200, 204)
+        # Smart fields travel too (schema 24).
+        r = api.patch("/tracker/%d" % quiet["tracker_id"],
+                      json={"rules": [{"redirect_url": "https://example.org/ios",
+                                       "os": ["iOS"]}],
+                            "max_scans": 1000, "expired_url": "https://example.org/over",
+                            "valid_until": "2099-01-01T00:00:00+0000",
+                            "password": "moved along"})
+        assert r.status_code == 200, r.text
     with Api(src, other_tok) as api:
         theirs = create(api, "https://example.net/theirs", ["campaign:spring"])
     visit(src.base, "/q/" + theirs["code"], UA % 3)
@@ -208,7 +217,7 @@ def moved():
 
 def test_copy_prints_one_line_of_counts(moved):
     n = moved["counts"]
-    assert n[0] == 3 and n[1] == 3 and n[2] == 7 and n[4] == 1 + 16 + 40, n
+    assert n[0] == 3 and n[1] == 3 and n[2] == 7 and n[4] == 1 and n[5] == 1 + 16 + 40, n
     assert moved["out"] == "copied %s; report aggregates rebuilt\n" % ", ".join(
         "%s %d" % (t, c) for t, c in zip(TABLES, n))
     assert counts(moved["dst"]) == n
@@ -265,6 +274,13 @@ def test_new_rows_get_fresh_ids_and_old_codes_record(moved):
         assert row["scans"] == new["totalScans"]
     assert requests.get(dst.base + "/q/" + s["gone"]["code"], allow_redirects=False,
                         timeout=30).status_code == 404
+    # The copied password gate and rules work on the new database.
+    quiet = s["live"][3]
+    r = requests.get(dst.base + "/q/" + quiet["code"], allow_redirects=False, timeout=30)
+    assert r.status_code == 200 and 'name="password"' in r.text
+    r = requests.post(dst.base + "/q/" + quiet["code"], data={"password": "moved along"},
+                      headers={"User-Agent": UA % 1}, allow_redirects=False, timeout=30)
+    assert r.status_code == 302 and r.headers["Location"] == "https://example.org/ios"
 
 
 def test_a_target_with_rows_is_refused(moved):
@@ -287,7 +303,8 @@ def test_postgresql_back_to_sqlite(moved):
     try:
         p = dst.admin("copy-to", "sqlite3", back.db)
         assert re.match(r"^copied accounts \d+, tokens \d+, trackers \d+, tracker_tags \d+, "
-                        r"visits \d+, tracker_visitors \d+; report aggregates rebuilt\n$",
+                        r"tracker_routing \d+, visits \d+, tracker_visitors \d+; report "
+                        r"aggregates rebuilt\n$",
                         p.stdout), p.stdout
         assert counts(back) == counts(dst)
         back.start()

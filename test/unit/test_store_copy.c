@@ -62,6 +62,10 @@ static void seed(void)
     exec_sql(&src, "INSERT INTO tracker_tags VALUES (2, 'campaign:spring', 'campaign', "
                    "'spring'), (2, 'plain', NULL, 'plain'), (2, 'region:eu', 'region', 'eu'), "
                    "(8, 'x', NULL, 'x')");
+    exec_sql(&src, "INSERT INTO tracker_routing VALUES (2, '[{\"redirect_url\":"
+                   "\"https://e.example/ios\",\"os\":[\"iOS\"]}]', 100, NULL, 50, "
+                   "'https://e.example/over', 'pbkdf2-sha256$150000$x$y', 7), "
+                   "(8, NULL, NULL, 2000, NULL, NULL, NULL, 0)");
     for (i = 0; i < NVISITS; i++) {
         /* Ids with gaps; every other visit with NULLs, one with empty texts; 97
          * visitors, their ids of both signs (schema 9: 64-bit integers). */
@@ -136,18 +140,20 @@ START_TEST(copies_every_row_as_it_is)
         { "trackers", "id,account_id,code,name,type,redirect_url,created_at,updated_at,"
           "deleted_at,total_scans,total_clicks,total_bots,unique_visitors,last_visit", "id" },
         { "tracker_tags", "tracker_id,tag,dimension,value", "tracker_id, tag" },
+        { "tracker_routing", "tracker_id,rules,valid_from,valid_until,max_scans,expired_url,"
+          "password_hash,redirected", "tracker_id" },
         { "visits", "id,tracker_id,visit_start,source,ip,country,city,browser,"
           "browser_version,os,device,referer,user_agent,bot,visitor", "id" },
         { VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor" },
     };
-    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, NVISITS, 0 };
+    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0 };
     qrt_copy_report_t r;
     const char *table = NULL;
     int i, na, nb;
 
     /* The visitors: every (tracker, visitor) of a visit that is not a bot. */
-    dump(&src, VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor", &expect[5]);
-    ck_assert_int_ge(expect[5], 100);
+    dump(&src, VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor", &expect[6]);
+    ck_assert_int_ge(expect[6], 100);
     ck_assert_int_eq(qrt_store_copy_check_empty(&dst, pool, &table), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_copy_check_empty(&src, pool, &table), APR_EEXIST);
     ck_assert_str_eq(table, "accounts");
@@ -157,7 +163,7 @@ START_TEST(copies_every_row_as_it_is)
         const char *a = dump(&src, t[i][0], t[i][1], t[i][2], &na);
         const char *b = dump(&dst, t[i][0], t[i][1], t[i][2], &nb);
 
-        ck_assert_str_eq(r.table[i], i == 5 ? "tracker_visitors" : t[i][0]);
+        ck_assert_str_eq(r.table[i], i == 6 ? "tracker_visitors" : t[i][0]);
         ck_assert_int_eq(r.rows[i], expect[i]);
         ck_assert_int_eq(nb, expect[i]);
         ck_assert_msg(!strcmp(a, b), "%s differs", t[i][0]);
