@@ -42,6 +42,8 @@
 #endif
 #define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
+qrt_global_t qrt_global;
+
 static apr_status_t qrtrack_walvfs_unload(void *data)
 {
     (void)data;
@@ -59,7 +61,6 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     /* SQLite may outlive this module across a restart (the database driver stays
      * loaded): it must not keep a VFS whose code is unloaded. */
     apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
-    qrt_config_defaults();
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)
@@ -77,25 +78,12 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     server_rec *sp;
     int rv;
 
-    for (sp = s; sp; sp = sp->next) {
-        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
-
-        if (c->rate_limit == -1) {
-            c->rate_limit = QRT_DEFAULT_RATE_LIMIT;
-        }
-        if (c->max_body == -1) {
-            c->max_body = QRT_DEFAULT_MAX_BODY;
-        }
-        if (c->anonymize_ip == -1) {
-            c->anonymize_ip = 1;
-        }
-    }
-    qrt_api_post_config(pconf);
+    qrt_config_post_config(pconf);
     rv = qrt_dbd_find_fns(s);
     if (rv != OK) {
         return rv;
     }
-    rv = qrt_dbd_schema_setup(pconf, ptemp, s);
+    rv = qrt_dbd_schema_setup(ptemp, s);
     if (rv != OK) {
         return rv;
     }
@@ -114,7 +102,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         }
     }
     {
-        const char *path = qrt_global.ua_regexes ? qrt_global.ua_regexes
+        const char *path = qrt_config()->ua_regexes ? qrt_config()->ua_regexes
                                                  : QRT_DEFAULT_UA_REGEXES;
         const char *err = NULL;
 
@@ -135,7 +123,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00065: mod_qrtrack/%s "
-                     "configured (DBDriver %s)", QRTRACK_VERSION, qrt_global.dbd_driver);
+                     "configured (DBDriver %s)", QRTRACK_VERSION, qrt_config()->dbd_driver);
     }
     return OK;
 }

@@ -83,34 +83,14 @@ typedef struct {
 
 /* Process-wide state, set up in post_config (parent) and child_init. */
 typedef struct {
-    apr_uint32_t rate_slots;        /* QRTrackRateLimitSlots */
-    const char *ua_regexes;         /* QRTrackUserAgentRegexes */
-    int scan_queue;                 /* QRTrackScanQueue */
     apr_shm_t *rate_shm;
     qrt_rate_table_t *rate_table;
     apr_global_mutex_t *rate_mutex;
     void *ua_db;                    /* qrt_ua_db_t* */
-    const char *dbd_driver;         /* DBDriver and DBDParams of the main server, for */
-    const char *dbd_params;         /* the writers' own connections */
     const qrt_dialect_t *dialect;   /* DBDriver's dialect (NULL before post_config) */
-    const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
-    const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
-
-    /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
-     * as written (for log lines); NULL = shm */
-    apr_array_header_t *rate_mc_servers;
-    const char *rate_mc_list;
-    int scan_wait;                  /* QRTrackScanWait, seconds (0 = default) */
-    int scan_budget;                /* QRTrackScanBudget: scans a minute per client
-                                     * address, 0 = off */
     qrt_rate_table_t *budget_table; /* its counters in shared memory, or NULL */
     apr_global_mutex_t *budget_mutex;
     qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
-    int visit_retention;            /* QRTrackVisitRetention, days (0 = for ever) */
-    int rate_mc_timeout;            /* QRTrackRateLimitTimeout, ms a memcached call */
-    const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
-    apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
-    int statement_timeout;          /* QRTrackStatementTimeout, seconds (0 = off) */
 } qrt_global_t;
 
 extern qrt_global_t qrt_global;
@@ -140,6 +120,7 @@ typedef struct {
 
 typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
 
+#include "mod_qrtrack_config.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_util.h"
 
@@ -237,9 +218,8 @@ void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *w
 /* 1 when the thread runs: connections then leave checkpoints to it. */
 int qrt_wal_running(void);
 
-/* mod_qrtrack_api.c: the qrtrack-api handler; start-up learns its <Location>s */
+/* mod_qrtrack_api.c: the qrtrack-api handler */
 int qrt_api_handler(request_rec *r);
-void qrt_api_post_config(apr_pool_t *pconf);
 /* The first <Location> of qrtrack-api, e.g. "/api" (the default when there is none). */
 const char *qrt_api_prefix(void);
 

@@ -39,7 +39,7 @@ typedef struct {
 
 int qrt_statement_timeout_ms(void)
 {
-    return qrt_global.statement_timeout * 1000;
+    return qrt_config()->statement_timeout * 1000;
 }
 
 void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
@@ -67,7 +67,7 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00093: cannot put a "
                          "database connection under QRTrackStatementTimeout (%d s): %s "
                          "(and %u more since this line was last logged)",
-                         qrt_global.statement_timeout,
+                         qrt_config()->statement_timeout,
                          apr_dbd_error(dbd->driver, dbd->handle, 1), more);
         }
         return;
@@ -85,14 +85,14 @@ static const char *dbd_refusal_message(apr_pool_t *p)
     apr_dbd_t *handle = NULL;
     const char *err = NULL;
 
-    if (!qrt_global.dbd_driver || !qrt_global.dbd_params
-        || apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) != APR_SUCCESS) {
+    if (!qrt_config()->dbd_driver || !qrt_config()->dbd_params
+        || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS) {
         return "no database driver";
     }
     if (!qrt_dialect_remote(driver)) {
         return "see mod_dbd's AH00629 line";
     }
-    if (apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err) == APR_SUCCESS
+    if (apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, &err) == APR_SUCCESS
         && handle) {
         apr_dbd_close(driver, handle);
         return NULL;
@@ -136,22 +136,6 @@ void qrt_dbd_refused(request_rec *r)
 }
 
 static const char *qrt_unquote(apr_pool_t *p, const char *a);
-
-/* The DBDriver and DBDParams of the main server, read from the config tree. */
-static void qrt_find_dbd(const char **driver, const char **params)
-{
-    const ap_directive_t *d;
-
-    *driver = *params = NULL;
-    for (d = ap_conftree; d; d = d->next) {
-        if (!strcasecmp(d->directive, "DBDriver")) {
-            *driver = d->args;
-        }
-        else if (!strcasecmp(d->directive, "DBDParams")) {
-            *params = d->args;
-        }
-    }
-}
 
 /* A DBDriver or DBDParams inside a <VirtualHost> that names another database than
  * the main server's: NULL when there is none, else the message that refuses it.
@@ -246,7 +230,7 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
 }
 
 /* Creates or migrates the schema in the parent, before any child connects. */
-int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
+int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
 {
     const char *name, *params, *err;
     const qrt_dialect_t *dialect;
@@ -255,14 +239,13 @@ int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     apr_status_t rv;
     int from = 0, to = 0;
 
-    qrt_find_dbd(&name, &params);
+    name = qrt_config()->dbd_driver;
+    params = qrt_config()->dbd_params;
     if (!name || !params) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00001: mod_qrtrack needs "
                      "DBDriver and DBDParams (mod_dbd) in the main server config");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    name = qrt_unquote(ptemp, name);
-    params = qrt_unquote(ptemp, params);
     err = qrt_vhost_dbd(ptemp, name, params);
     dialect = qrt_dialect_named(name);
     if (!err && !dialect) {
@@ -275,8 +258,6 @@ int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00060: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    qrt_global.dbd_driver = apr_pstrdup(pconf, name);
-    qrt_global.dbd_params = apr_pstrdup(pconf, params);
     qrt_global.dialect = dialect;
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
@@ -365,7 +346,7 @@ static int statement_count;
 
 void qrt_dbd_count_statements(void)
 {
-    statement_count = qrt_store_statement_count(qrt_global.dbd_driver);
+    statement_count = qrt_store_statement_count(qrt_config()->dbd_driver);
 }
 
 /* qrt_db_prepare_all, waiting for table locks (PostgreSQL's PREPARE of a statement

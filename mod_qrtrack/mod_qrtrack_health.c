@@ -50,7 +50,7 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     json_object_set_new(j, "database", json_string(problem ? "unavailable" : "ok"));
     json_object_set_new(j, "driver", json_string(qrt_global.dialect
                                                  ? qrt_global.dialect->driver
-                                                 : qrt_global.dbd_driver));
+                                                 : qrt_config()->dbd_driver));
     if (version >= 0) {
         json_object_set_new(j, "schema", json_integer(version));
     }

@@ -43,9 +43,9 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
         }
         apr_pool_userdata_set(st, RATE_USERDATA, apr_pool_cleanup_null, pp);
     }
-    if (!st->shm || st->slots != qrt_global.rate_slots) {
+    if (!st->shm || st->slots != qrt_config()->rate_slots) {
         apr_shm_t *shm;
-        apr_size_t size = qrt_rate_table_size(qrt_global.rate_slots);
+        apr_size_t size = qrt_rate_table_size(qrt_config()->rate_slots);
 
         rv = apr_shm_create(&shm, size, NULL, pp);
         if (rv != APR_SUCCESS) {
@@ -60,7 +60,7 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
             apr_shm_destroy(st->shm);
         }
         st->shm = shm;
-        st->slots = qrt_global.rate_slots;
+        st->slots = qrt_config()->rate_slots;
         st->table = apr_shm_baseaddr_get(shm);
         qrt_rate_table_init(st->table, st->slots);
     }
@@ -93,7 +93,7 @@ apr_status_t qrt_budget_post_config(server_rec *s)
 
     qrt_global.budget_table = NULL;
     qrt_global.budget_mutex = NULL;
-    if (qrt_global.scan_budget <= 0) {
+    if (qrt_config()->scan_budget <= 0) {
         return APR_SUCCESS;
     }
     apr_pool_userdata_get((void **)&st, BUDGET_USERDATA, pp);
@@ -139,7 +139,7 @@ int qrt_budget_check(request_rec *r)
     if (apr_global_mutex_lock(qrt_global.budget_mutex) != APR_SUCCESS) {
         return OK;
     }
-    verdict = qrt_rate_hit(qrt_global.budget_table, key, qrt_global.scan_budget,
+    verdict = qrt_rate_hit(qrt_global.budget_table, key, qrt_config()->scan_budget,
                            QRT_RATE_WINDOW, apr_time_now(), &res);
     apr_global_mutex_unlock(qrt_global.budget_mutex);
     if (verdict == QRT_RATE_FULL) {
@@ -158,7 +158,7 @@ int qrt_budget_check(request_rec *r)
                        apr_ltoa(r->pool, res.retry_after > 0 ? res.retry_after : 1));
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00073: scan over "
                       "QRTrackScanBudget (%d a minute): 429, not recorded",
-                      qrt_global.scan_budget);
+                      qrt_config()->scan_budget);
         return HTTP_TOO_MANY_REQUESTS;
     }
     return OK;
@@ -246,7 +246,7 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00015: the rate-limit table "
                       "is full near token id %" APR_INT64_T_FMT "; raise "
                       "QRTrackRateLimitSlots (now %u)", q->auth.token_id,
-                      qrt_global.rate_slots);
+                      qrt_config()->rate_slots);
         e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE,
                       "Rate limiter is at capacity; try again shortly.");
     }

@@ -110,8 +110,8 @@ static apr_uint32_t scan_queue_slots(void)
     int daemons = 0, threads = 0;
     apr_int64_t n;
 
-    if (qrt_global.scan_queue > 0) {
-        return (apr_uint32_t)qrt_global.scan_queue;
+    if (qrt_config()->scan_queue > 0) {
+        return (apr_uint32_t)qrt_config()->scan_queue;
     }
     ap_mpm_query(AP_MPMQ_MAX_DAEMONS, &daemons);
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
@@ -124,7 +124,7 @@ static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal
 
 static int scan_wait(void)
 {
-    return qrt_global.scan_wait > 0 ? qrt_global.scan_wait : QRT_DEFAULT_SCAN_WAIT;
+    return qrt_config()->scan_wait > 0 ? qrt_config()->scan_wait : QRT_DEFAULT_SCAN_WAIT;
 }
 
 int qrt_scan_wait_seconds(void)
@@ -420,9 +420,9 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (!qrt_global.dbd_driver
-        || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, &err)
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, cp, qrt_config()->dbd_params, &db->handle, &err)
            != APR_SUCCESS) {
         /* Said once, by qrt_db_mark_down; probed by the keeper from then on. */
         qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ",
@@ -480,19 +480,19 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
     int purged = 0, done = 0;
     apr_status_t rv;
 
-    if (!qrt_global.visit_retention || !db || !scan_writer_mutex || !scan_shared) {
+    if (!qrt_config()->visit_retention || !db || !scan_writer_mutex || !scan_shared) {
         return;
     }
     now = apr_time_sec(apr_time_now());
     /* Read without the mutex: only a pass under way or due is worth taking it. */
-    if (!scan_shared->purge.active && scan_shared->purge.days == qrt_global.visit_retention
+    if (!scan_shared->purge.active && scan_shared->purge.days == qrt_config()->visit_retention
         && now < scan_shared->purge.next_due) {
         return;
     }
     if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
         return;
     }
-    if (qrt_purge_due(&scan_shared->purge, now, qrt_global.visit_retention)) {
+    if (qrt_purge_due(&scan_shared->purge, now, qrt_config()->visit_retention)) {
         db->error = NULL;
         rv = qrt_store_purge_step(db, p, &scan_shared->purge.c, PURGE_BATCH, &purged, &done);
         if (rv != APR_SUCCESS) {
@@ -503,7 +503,7 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
                 ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00080: purging "
                              "visits older than %d days failed, tried again in a minute: "
                              "%s (and %u more failures since this line was last logged)",
-                             qrt_global.visit_retention,
+                             qrt_config()->visit_retention,
                              db->error ? db->error : "unknown error", more);
             }
         }
@@ -513,7 +513,7 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
                 qrt_purge_finish(&scan_shared->purge, now, 1);
                 QRT_STAT_ADD(purge_passes, 1);
                 ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00081: a purge of "
-                             "visits older than %d days finished", qrt_global.visit_retention);
+                             "visits older than %d days finished", qrt_config()->visit_retention);
                 if (scan_shared->purge.c.erased > 0) {
                     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00120: the purge "
                                  "deleted %" APR_INT64_T_FMT " user agents, referers and "
@@ -724,7 +724,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             continue;
         }
         if (dbd && !qrt_db_down()) {
-            if (qrt_global.visit_retention) {
+            if (qrt_config()->visit_retention) {
                 dbd->error = NULL;
                 writer_purge(dbd, p);
                 if (dbd->error && qrt_db_lost(dbd)) {
@@ -901,8 +901,8 @@ int qrt_scan_map_to_storage(request_rec *r)
     const char *pre[2];
     int i;
 
-    pre[0] = qrt_global.scan_prefix;
-    pre[1] = qrt_global.click_prefix;
+    pre[0] = qrt_config()->scan_prefix;
+    pre[1] = qrt_config()->click_prefix;
     for (i = 0; i < 2; i++) {
         n = strlen(pre[i]);
         if (n > 1 && !strncmp(r->uri, pre[i], n) && r->uri[n] == '/') {
@@ -997,11 +997,11 @@ int qrt_scan_handler(request_rec *r)
     }
     if (!strcmp(r->handler, "qrtrack-scan")) {
         source = "scan";
-        code = scan_code(r, qrt_global.scan_prefix);
+        code = scan_code(r, qrt_config()->scan_prefix);
     }
     else if (!strcmp(r->handler, "qrtrack-click")) {
         source = "click";
-        code = scan_code(r, qrt_global.click_prefix);
+        code = scan_code(r, qrt_config()->click_prefix);
     }
     else {
         return DECLINED;

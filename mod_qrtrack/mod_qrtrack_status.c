@@ -54,7 +54,7 @@ static int qrt_status_hook(request_rec *r, int flags)
 
     status_add(a, "Version", "Version", QRTRACK_VERSION);
     status_add(a, "Database", "Database driver",
-               qrt_global.dbd_driver ? qrt_global.dbd_driver : "none");
+               qrt_config()->dbd_driver ? qrt_config()->dbd_driver : "none");
     if (queue) {
         qrt_queue_stats_t qs;
 
@@ -123,11 +123,11 @@ static int qrt_status_hook(request_rec *r, int flags)
                    sp.snapshot_answers);
     }
     status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
-               (apr_uint64_t)qrt_global.visit_retention);
+               (apr_uint64_t)qrt_config()->visit_retention);
     status_num(a, r->pool, "ScanBudget", "QRTrackScanBudget (scans a minute per client "
-               "address, 0 = off)", (apr_uint64_t)qrt_global.scan_budget);
+               "address, 0 = off)", (apr_uint64_t)qrt_config()->scan_budget);
     status_add(a, "RateLimitStore", "Rate-limit store",
-               qrt_global.rate_mc_list ? "memcache" : "shm");
+               qrt_config()->rate_mc_list ? "memcache" : "shm");
     {
         apr_uint64_t fallbacks = 0;
         int up = 0;
@@ -139,7 +139,7 @@ static int qrt_status_hook(request_rec *r, int flags)
                        "shared memory while memcached was bypassed", fallbacks);
         }
     }
-    status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_global.rate_slots);
+    status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_config()->rate_slots);
     if (qrt_global.rate_table) {
         /* Read without the mutex: a figure for people, not a decision. */
         status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use",

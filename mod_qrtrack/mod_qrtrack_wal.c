@@ -107,8 +107,8 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-wal", 0, 0, 0);
     h = NULL;
-    if (apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) == APR_SUCCESS
-        && apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err)
+    if (apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) == APR_SUCCESS
+        && apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, &err)
            == APR_SUCCESS) {
         h = apr_dbd_native_handle(driver, handle);
         if (!h) {
