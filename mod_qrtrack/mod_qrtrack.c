@@ -26,11 +26,11 @@
 #include "mod_qrtrack.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
+#include "mod_qrtrack_ua.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
-#include "qrt_ua.h"
 #include "qrt_valid.h"
 #include "qrt_version.h"
 #include "qrt_walvfs.h"
@@ -40,9 +40,6 @@
 #else
 #define QRT_MUTEX_MECH APR_LOCK_DEFAULT
 #endif
-#define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
-
-qrt_global_t qrt_global;
 
 static apr_status_t qrtrack_walvfs_unload(void *data)
 {
@@ -101,17 +98,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
             }
         }
     }
-    {
-        const char *path = qrt_config()->ua_regexes ? qrt_config()->ua_regexes
-                                                 : QRT_DEFAULT_UA_REGEXES;
-        const char *err = NULL;
-
-        qrt_global.ua_db = qrt_ua_load(pconf, path, &err);
-        if (!qrt_global.ua_db) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00008: "
-                         "QRTrackUserAgentRegexes %s: %s", path, err ? err : "");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
+    if (qrt_uadb_post_config(pconf, s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_scan_post_config(s) != APR_SUCCESS
         || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS) {

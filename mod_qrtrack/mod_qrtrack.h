@@ -81,20 +81,6 @@ typedef struct {
                                        * empty = none, NULL = not set here */
 } qrt_server_conf;
 
-/* Process-wide state, set up in post_config (parent) and child_init. */
-typedef struct {
-    apr_shm_t *rate_shm;
-    qrt_rate_table_t *rate_table;
-    apr_global_mutex_t *rate_mutex;
-    void *ua_db;                    /* qrt_ua_db_t* */
-    const qrt_dialect_t *dialect;   /* DBDriver's dialect (NULL before post_config) */
-    qrt_rate_table_t *budget_table; /* its counters in shared memory, or NULL */
-    apr_global_mutex_t *budget_mutex;
-    qrt_visitor_key_t visitor_key;  /* read from the database at start-up */
-} qrt_global_t;
-
-extern qrt_global_t qrt_global;
-
 /* An error on its way to the one place that writes error bodies. */
 typedef struct {
     int status;
@@ -121,6 +107,7 @@ typedef struct {
 typedef qrt_err_t *qrt_handler_fn(qrt_req_t *q);
 
 #include "mod_qrtrack_config.h"
+#include "mod_qrtrack_ua.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_util.h"
 
@@ -130,7 +117,11 @@ ap_dbd_t *qrt_dbd_acquire(request_rec *r);
 ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s);
 void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
 
-/* mod_qrtrack_db.c: QRTrackStatementTimeout in milliseconds (0 = off). */
+/* mod_qrtrack_db.c: DBDriver's dialect, NULL before post_config checked it. */
+const qrt_dialect_t *qrt_dbd_dialect(void);
+/* How visitor ids are made, read from the database in post_config. */
+const qrt_visitor_key_t *qrt_dbd_visitor_key(void);
+/* QRTrackStatementTimeout in milliseconds (0 = off). */
 int qrt_statement_timeout_ms(void);
 /* Puts dbd's statements under QRTrackStatementTimeout: set once a connection, and
  * again on a PostgreSQL connection that libpq re-opened in place. */
@@ -242,6 +233,8 @@ apr_status_t qrt_budget_post_config(server_rec *s);
 int qrt_budget_check(request_rec *r);
 /* Counts the request; sets the X-RateLimit headers; an error for 429/503. */
 qrt_err_t *qrt_rate_check(qrt_req_t *q);
+/* 1 and *n the tokens' slots in use now, or 0 before post_config made the table. */
+int qrt_rate_slots_in_use(apr_time_t now, apr_uint32_t *n);
 
 /* mod_qrtrack_ratemc.c: QRTrackRateLimitStore memcache */
 /* In post_config: the gate all children share (nothing for the shm store). */

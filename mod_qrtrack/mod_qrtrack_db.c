@@ -37,6 +37,20 @@ typedef struct {
     qrt_db_limit_t *sqlite;     /* SQLite: its state */
 } dbd_limit_t;
 
+/* Set in post_config (parent) and read-only afterwards. */
+static const qrt_dialect_t *dbd_dialect;
+static qrt_visitor_key_t visitor_key;
+
+const qrt_dialect_t *qrt_dbd_dialect(void)
+{
+    return dbd_dialect;
+}
+
+const qrt_visitor_key_t *qrt_dbd_visitor_key(void)
+{
+    return &visitor_key;
+}
+
 int qrt_statement_timeout_ms(void)
 {
     return qrt_config()->statement_timeout * 1000;
@@ -131,7 +145,7 @@ void qrt_dbd_refused(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00091: no database connection: "
                   "%s (%s; and %u more requests without a connection since this line "
                   "was last logged)",
-                  qrt_db_refusal_advice(qrt_db_refusal(qrt_global.dialect, msg)),
+                  qrt_db_refusal_advice(qrt_db_refusal(dbd_dialect, msg)),
                   msg, more);
 }
 
@@ -258,7 +272,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00060: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    qrt_global.dialect = dialect;
+    dbd_dialect = dialect;
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
     if (rv != APR_SUCCESS) {
@@ -299,7 +313,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         db.driver = driver;
         db.handle = handle;
         if (qrt_db_prepare_all(&db, ptemp) != NULL
-            || qrt_store_visitor_key(&db, ptemp, &qrt_global.visitor_key) != APR_SUCCESS) {
+            || qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
             apr_dbd_close(driver, handle);
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
                          "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");

@@ -48,8 +48,8 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     json_object_set_new(j, "status", json_string(problem ? "unavailable" : "ok"));
     json_object_set_new(j, "version", json_string(QRTRACK_VERSION));
     json_object_set_new(j, "database", json_string(problem ? "unavailable" : "ok"));
-    json_object_set_new(j, "driver", json_string(qrt_global.dialect
-                                                 ? qrt_global.dialect->driver
+    json_object_set_new(j, "driver", json_string(qrt_dbd_dialect()
+                                                 ? qrt_dbd_dialect()->driver
                                                  : qrt_config()->dbd_driver));
     if (version >= 0) {
         json_object_set_new(j, "schema", json_integer(version));

@@ -436,7 +436,7 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms
      * apart. PostgreSQL waits half of it for each lock: a scan that came while the
      * batch before it was being committed still gets its answer in time. */
-    if (qrt_global.dialect->embedded) {
+    if (qrt_dbd_dialect()->embedded) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
         writer_busy_ms = ms < 10 ? 10 : ms;
@@ -801,7 +801,7 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
     /* (another node may change a code of a shared database: cached codes expire) */
-    scan_cache_ttl = qrt_global.dialect && qrt_global.dialect->remote ? SCAN_CACHE_TTL : 0;
+    scan_cache_ttl = qrt_dbd_dialect() && qrt_dbd_dialect()->remote ? SCAN_CACHE_TTL : 0;
     scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
     for (i = 0; scan_cache && i < SCAN_CACHE_LOCKS; i++) {
         if (apr_thread_mutex_create(&scan_cache_locks[i], APR_THREAD_MUTEX_DEFAULT,
@@ -869,14 +869,14 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     v->user_agent = scan_clean(r->pool, ua, SCAN_UA_MAX);
     v->referer = scan_clean(r->pool, apr_table_get(r->headers_in, "Referer"),
                             SCAN_REFERER_MAX);
-    qrt_ua_parse(qrt_global.ua_db, ua, r->pool, &parsed);
+    qrt_ua_parse(qrt_uadb(), ua, r->pool, &parsed);
     v->browser = parsed.browser;
     v->browser_version = parsed.browser_version;
     v->os = parsed.os;
     v->device = parsed.device;
     v->bot = parsed.bot;
     /* A visitor is an (address as stored, user agent) pair. */
-    v->visitor = qrt_visitor_id(&qrt_global.visitor_key, v->visit_start, v->ip,
+    v->visitor = qrt_visitor_id(qrt_dbd_visitor_key(), v->visit_start, v->ip,
                                 v->user_agent);
 }
 

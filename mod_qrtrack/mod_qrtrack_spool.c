@@ -170,12 +170,12 @@ static const char *spool_dir(apr_pool_t *p)
     if (qrt_config()->spool_dir) {
         return strcasecmp(qrt_config()->spool_dir, "off") ? qrt_config()->spool_dir : NULL;
     }
-    if (qrt_global.dialect && qrt_global.dialect->embedded
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded
         && qrt_config()->dbd_params && (slash = strrchr(qrt_config()->dbd_params, '/'))) {
         return slash == qrt_config()->dbd_params ? "/"
                : apr_pstrndup(p, qrt_config()->dbd_params, slash - qrt_config()->dbd_params);
     }
-    if (qrt_global.dialect && qrt_global.dialect->embedded) {
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
         return ".";
     }
     return QRT_STATE_DIR;

@@ -49,6 +49,7 @@ static int qrt_status_hook(request_rec *r, int flags)
     qrt_stats_t *st = qrt_stats();
     qrt_queue_t *queue = qrt_scan_queue();
     apr_time_t now = apr_time_now();
+    apr_uint32_t in_use = 0;
     const status_line *l;
     int i;
 
@@ -84,7 +85,7 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->queue_full));
         status_num(a, r->pool, "ScanTimeouts", "Scans answered 503 after QRTrackScanWait",
                    status_read(&st->scan_timeouts));
-        if (qrt_global.dialect && qrt_global.dialect->embedded) {
+        if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
             status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
                        status_read(&st->wal_frames));
             status_num(a, r->pool, "WALFramesCopied", "WAL frames copied back then",
@@ -140,10 +141,8 @@ static int qrt_status_hook(request_rec *r, int flags)
         }
     }
     status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_config()->rate_slots);
-    if (qrt_global.rate_table) {
-        /* Read without the mutex: a figure for people, not a decision. */
-        status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use",
-                   qrt_rate_active(qrt_global.rate_table, QRT_RATE_WINDOW, now));
+    if (qrt_rate_slots_in_use(now, &in_use)) {
+        status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use", in_use);
     }
 
     l = (const status_line *)a->elts;

@@ -171,13 +171,16 @@ static apr_status_t wal_stop(void *data)
 
 void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *writers)
 {
+    /* the dialect from the driver's name: mod_qrtrack_db.c asks this file whether
+     * the thread runs, so this one does not call it back */
+    const qrt_dialect_t *dialect = qrt_dialect_named(qrt_config()->dbd_driver);
     apr_pool_t *tp;
     apr_status_t rv;
 
     memset(&wal, 0, sizeof(wal));
     wal.s = s;
     wal.writers = writers;
-    if (!qrt_global.dialect || !qrt_global.dialect->embedded) {
+    if (!dialect || !dialect->embedded) {
         return;
     }
     apr_thread_mutex_create(&wal.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
