@@ -23,11 +23,18 @@
 #include <apr_atomic.h>
 #include <apr_optional_hooks.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_api.h"
 #include "mod_qrtrack_config.h"
+#include "mod_qrtrack_dashboard.h"
 #include "mod_qrtrack_db.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_redact.h"
+#include "mod_qrtrack_report.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_status.h"
 #include "mod_qrtrack_ua.h"
-#include "mod_qrtrack_util.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"

@@ -12,8 +12,9 @@
 #include <apr_uri.h>
 #include <apr_hash.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
+#include "qrt_rate.h"
 #include "qrt_valid.h"
 
 APLOG_USE_MODULE(qrtrack);
@@ -315,6 +316,7 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
                                       const char *list)
 {
     qrt_config_t *g = config_get(cmd->pool);
+    apr_array_header_t *servers = NULL;
     const char *name = cmd->directive->directive;
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
 
@@ -336,11 +338,12 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
         return apr_psprintf(cmd->pool, "%s: memcache needs its servers: memcache "
                             "HOST:PORT[,HOST:PORT...]", name);
     }
-    err = qrt_rate_servers_parse(cmd->pool, list, &g->rate_mc_servers);
+    err = qrt_rate_servers_parse(cmd->pool, list, &servers);
     if (err) {
         g->rate_mc_servers = NULL;
         return apr_psprintf(cmd->pool, "%s: %s", name, err);
     }
+    g->rate_mc_servers = servers;
     g->rate_mc_list = apr_pstrdup(cmd->pool, list);
     return NULL;
 }
@@ -350,7 +353,8 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
 /* The <Location> paths whose SetHandler is one of the module's, found in the tree
  * (a section holding only core directives gets no per-dir config of ours, so the
  * tree is where the prefixes can be learnt). */
-static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, const ap_directive_t *d)
+static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, apr_array_header_t *api,
+                                 const ap_directive_t *d)
 {
     for (; d; d = d->next) {
         if (!strcasecmp(d->directive, "<Location") && d->first_child) {
@@ -374,7 +378,7 @@ static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, const ap_direct
                 }
                 h = ap_getword_conf(p, &h);
                 if (!strcmp(h, "qrtrack-api")) {
-                    APR_ARRAY_PUSH(g->api_prefixes, const char *) = apr_pstrndup(p, path, n);
+                    APR_ARRAY_PUSH(api, const char *) = apr_pstrndup(p, path, n);
                 }
                 else if (!strcmp(h, "qrtrack-scan")) {
                     g->scan_prefix = apr_pstrndup(p, path, n);
@@ -385,7 +389,7 @@ static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, const ap_direct
             }
         }
         else if (d->first_child) {
-            config_find_prefixes(p, g, d->first_child);
+            config_find_prefixes(p, g, api, d->first_child);
         }
     }
 }
@@ -393,12 +397,13 @@ static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, const ap_direct
 void qrt_config_post_config(apr_pool_t *pconf)
 {
     qrt_config_t *g = config_get(pconf);
+    apr_array_header_t *api = apr_array_make(pconf, 2, sizeof(const char *));
     const ap_directive_t *d;
 
-    g->api_prefixes = apr_array_make(pconf, 2, sizeof(const char *));
-    config_find_prefixes(pconf, g, ap_conftree);
-    if (g->api_prefixes->nelts) {
-        g->api_prefix = APR_ARRAY_IDX(g->api_prefixes, 0, const char *);
+    config_find_prefixes(pconf, g, api, ap_conftree);
+    g->api_prefixes = api;
+    if (api->nelts) {
+        g->api_prefix = APR_ARRAY_IDX(api, 0, const char *);
     }
     /* DBDriver and DBDParams of the main server, without the quotes the tree
      * keeps (mod_qrtrack_db.c checks them) */

@@ -23,14 +23,14 @@ typedef struct {
     apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
     /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
      * as written (for log lines); NULL = shm */
-    apr_array_header_t *rate_mc_servers;
+    const apr_array_header_t *rate_mc_servers;
     const char *rate_mc_list;
 
     /* Learnt from the configuration tree in post_config: */
     const char *dbd_driver;         /* DBDriver and DBDParams of the main server */
     const char *dbd_params;         /* (unquoted; NULL when not given) */
     const char *api_prefix;         /* first <Location> of qrtrack-api, default "/api" */
-    apr_array_header_t *api_prefixes; /* every <Location> of qrtrack-api (const char *) */
+    const apr_array_header_t *api_prefixes; /* every <Location> of qrtrack-api */
     const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
     const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
 } qrt_config_t;

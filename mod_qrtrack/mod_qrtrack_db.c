@@ -20,8 +20,11 @@
 #include "unixd.h"
 #include "mod_dbd.h"
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
 #include "qrt_schema.h"

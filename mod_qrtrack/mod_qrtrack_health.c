@@ -6,7 +6,13 @@
  * a balancer takes the node out until its database is back. */
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_health.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_json.h"
 #include "qrt_schema.h"
 #include "qrt_version.h"

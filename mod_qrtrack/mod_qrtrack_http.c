@@ -10,7 +10,9 @@
 #include "mod_dbd.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_dblimit.h"

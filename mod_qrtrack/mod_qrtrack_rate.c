@@ -14,7 +14,13 @@
 #include "util_mutex.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_ratemc.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_util.h"
 
 APLOG_USE_MODULE(qrtrack);
 

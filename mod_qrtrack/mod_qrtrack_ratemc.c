@@ -29,7 +29,9 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_ratemc.h"
 #include "qrt_mc.h"
 #include "qrt_valid.h"
 

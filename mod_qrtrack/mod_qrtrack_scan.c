@@ -23,7 +23,17 @@
 #include <sys/prctl.h>
 #include <sqlite3.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_queue.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_ua.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 #include "qrt_code.h"
 #include "qrt_csv.h"
 #include "qrt_schema.h"

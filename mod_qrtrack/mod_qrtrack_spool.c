@@ -31,7 +31,11 @@
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_spool.h"
 #include "qrt_store_spool.h"
 

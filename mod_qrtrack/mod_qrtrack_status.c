@@ -11,7 +11,15 @@
 #include <apr_optional_hooks.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_ratemc.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_status.h"
 #include "qrt_version.h"
 
 APLOG_USE_MODULE(qrtrack);

@@ -6,7 +6,12 @@
 #include <apr_base64.h>
 #include <apr_lib.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_tracker.h"
 #include "qrt_code.h"
 #include "qrt_json.h"
 #include "qrt_qr.h"

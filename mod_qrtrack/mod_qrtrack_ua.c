@@ -4,7 +4,8 @@
 #include "http_config.h"
 #include "http_log.h"
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
 #include "mod_qrtrack_ua.h"
 
 APLOG_USE_MODULE(qrtrack);

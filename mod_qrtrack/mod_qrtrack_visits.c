@@ -8,7 +8,12 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_tracker.h"
+#include "mod_qrtrack_visits.h"
 #include "qrt_csv.h"
 #include "qrt_date.h"
 #include "qrt_etag.h"

@@ -28,7 +28,11 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_cond.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 
 APLOG_USE_MODULE(qrtrack);
 
