@@ -23,14 +23,22 @@
 #include <apr_atomic.h>
 #include <apr_optional_hooks.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_api.h"
 #include "mod_qrtrack_config.h"
+#include "mod_qrtrack_dashboard.h"
 #include "mod_qrtrack_db.h"
-#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_redact.h"
+#include "mod_qrtrack_report.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_status.h"
+#include "mod_qrtrack_ua.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
-#include "qrt_ua.h"
 #include "qrt_valid.h"
 #include "qrt_version.h"
 #include "qrt_walvfs.h"
@@ -40,7 +48,6 @@
 #else
 #define QRT_MUTEX_MECH APR_LOCK_DEFAULT
 #endif
-#define QRT_DEFAULT_UA_REGEXES "/usr/share/uap-core/regexes.yaml"
 
 static apr_status_t qrtrack_walvfs_unload(void *data)
 {
@@ -59,7 +66,6 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     /* SQLite may outlive this module across a restart (the database driver stays
      * loaded): it must not keep a VFS whose code is unloaded. */
     apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
-    qrt_config_defaults();
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */
     if (ap_mutex_register(pconf, QRT_MUTEX_WRITER, NULL, QRT_MUTEX_MECH, 0)
@@ -79,25 +85,12 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     server_rec *sp;
     int rv;
 
-    for (sp = s; sp; sp = sp->next) {
-        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
-
-        if (c->rate_limit == -1) {
-            c->rate_limit = QRT_DEFAULT_RATE_LIMIT;
-        }
-        if (c->max_body == -1) {
-            c->max_body = QRT_DEFAULT_MAX_BODY;
-        }
-        if (c->anonymize_ip == -1) {
-            c->anonymize_ip = 1;
-        }
-    }
-    qrt_api_post_config(pconf);
+    qrt_config_post_config(pconf);
     rv = qrt_dbd_find_fns(s);
     if (rv != OK) {
         return rv;
     }
-    rv = qrt_dbd_schema_setup(pconf, ptemp, s);
+    rv = qrt_dbd_schema_setup(ptemp, s);
     if (rv != OK) {
         return rv;
     }
@@ -115,17 +108,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
             }
         }
     }
-    {
-        const char *path = qrt_global.ua_regexes ? qrt_global.ua_regexes
-                                                 : QRT_DEFAULT_UA_REGEXES;
-        const char *err = NULL;
-
-        qrt_global.ua_db = qrt_ua_load(pconf, path, &err);
-        if (!qrt_global.ua_db) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00008: "
-                         "QRTrackUserAgentRegexes %s: %s", path, err ? err : "");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
+    if (qrt_uadb_post_config(pconf, s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_scan_post_config(s) != APR_SUCCESS
         || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS) {
@@ -138,7 +122,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00065: mod_qrtrack/%s "
-                     "configured (DBDriver %s)", QRTRACK_VERSION, qrt_global.dbd_driver);
+                     "configured (DBDriver %s)", QRTRACK_VERSION, qrt_config()->dbd_driver);
     }
     return OK;
 }

@@ -1,5 +1,7 @@
 /* mod_qrtrack_account: GET /account, who the token belongs to. */
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_account.h"
+#include "mod_qrtrack_http.h"
 
 APLOG_USE_MODULE(qrtrack);
 

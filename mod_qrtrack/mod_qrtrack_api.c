@@ -14,8 +14,20 @@
 #include "mod_dbd.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_account.h"
+#include "mod_qrtrack_api.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
+#include "mod_qrtrack_openapi.h"
+#include "mod_qrtrack_qrcode.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_report.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_tracker.h"
+#include "mod_qrtrack_visits.h"
 #include "qrt_dblimit.h"
 #include "qrt_form.h"
 #include "qrt_json.h"
@@ -81,69 +93,16 @@ static int api_write_error(qrt_req_t *q, qrt_err_t *e)
     return OK;
 }
 
-/* The <Location> paths whose SetHandler is qrtrack-api, found in the config
- * tree at start-up (a section holding only core directives gets no per-dir
- * config of ours, so the tree is where the prefix can be learnt). */
-static apr_array_header_t *api_prefixes;
-
-static void api_find_prefixes(apr_pool_t *p, const ap_directive_t *d)
-{
-    for (; d; d = d->next) {
-        if (!strcasecmp(d->directive, "<Location") && d->first_child) {
-            const ap_directive_t *c;
-            const char *args = d->args, *path;
-            apr_size_t n;
-
-            path = ap_getword_conf(p, &args);
-            n = strlen(path);
-            if (n && path[n - 1] == '>') {
-                n--;
-            }
-            while (n > 1 && path[n - 1] == '/') {
-                n--;
-            }
-            for (c = d->first_child; c; c = c->next) {
-                const char *h = c->args;
-
-                if (strcasecmp(c->directive, "SetHandler") || n == 0 || path[0] != '/') {
-                    continue;
-                }
-                h = ap_getword_conf(p, &h);
-                if (!strcmp(h, "qrtrack-api")) {
-                    APR_ARRAY_PUSH(api_prefixes, const char *) = apr_pstrndup(p, path, n);
-                }
-                else if (!strcmp(h, "qrtrack-scan")) {
-                    qrt_global.scan_prefix = apr_pstrndup(p, path, n);
-                }
-                else if (!strcmp(h, "qrtrack-click")) {
-                    qrt_global.click_prefix = apr_pstrndup(p, path, n);
-                }
-            }
-        }
-        else if (d->first_child) {
-            api_find_prefixes(p, d->first_child);
-        }
-    }
-}
-
-void qrt_api_post_config(apr_pool_t *pconf)
-{
-    api_prefixes = apr_array_make(pconf, 2, sizeof(const char *));
-    qrt_global.scan_prefix = "/q";
-    qrt_global.click_prefix = "/l";
-    api_find_prefixes(pconf, ap_conftree);
-}
-
 const char *qrt_api_prefix(void)
 {
-    return api_prefixes && api_prefixes->nelts
-           ? APR_ARRAY_IDX(api_prefixes, 0, const char *) : "/api";
+    return qrt_config()->api_prefix;
 }
 
 /* The path below the API's <Location>, without a trailing slash. */
 static const char *api_path(request_rec *r)
 {
     const char *path = r->uri;
+    const apr_array_header_t *api_prefixes = qrt_config()->api_prefixes;
     apr_size_t n, best = 0;
     int i;
 

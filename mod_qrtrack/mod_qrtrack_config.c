@@ -1,7 +1,9 @@
 /* mod_qrtrack_config: the module's directives, in the mod_md manner: one command
  * table, one setter per kind of value (cmd->info says where a whole number goes and
- * its bounds), defaults set in create/merge and in qrt_config_defaults (pre_config,
- * for the process-wide ones, so that a restart starts from them again). */
+ * its bounds), defaults set in create/merge. The server-wide settings are one
+ * struct made from their defaults with the main server's configuration, in the
+ * configuration pool (a graceful restart starts from the defaults again); only this
+ * file writes them, the rest of the glue reads them through qrt_config(). */
 #include <string.h>
 #include "httpd.h"
 #include "http_config.h"
@@ -10,44 +12,63 @@
 #include <apr_uri.h>
 #include <apr_hash.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
+#include "qrt_rate.h"
 #include "qrt_valid.h"
 
 APLOG_USE_MODULE(qrtrack);
 
-qrt_global_t qrt_global = {
+static const qrt_config_t defconf = {
     .rate_slots = QRT_DEFAULT_RATE_SLOTS,
-    .scan_prefix = "/q",
-    .click_prefix = "/l",
     .rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT,
-    .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT
+    .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT,
+    .api_prefix = "/api",
+    .scan_prefix = "/q",
+    .click_prefix = "/l"
 };
 
-void qrt_config_defaults(void)
+/* This configuration's settings, in its pool; NULL once the pool is cleared. */
+static qrt_config_t *config;
+
+static apr_status_t config_cleanup(void *data)
 {
-    qrt_global.rate_slots = QRT_DEFAULT_RATE_SLOTS;
-    qrt_global.ua_regexes = NULL;
-    qrt_global.scan_queue = 0;
-    qrt_global.scan_wait = 0;
-    qrt_global.visit_retention = 0;
-    qrt_global.statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT;
-    qrt_global.scan_budget = 0;
-    qrt_global.budget_table = NULL;
-    qrt_global.budget_mutex = NULL;
-    qrt_global.rate_mc_servers = NULL;
-    qrt_global.rate_mc_list = NULL;
-    qrt_global.rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT;
+    (void)data;
+    config = NULL;
+    return APR_SUCCESS;
+}
+
+/* The settings being configured, made from the defaults on first use. */
+static qrt_config_t *config_get(apr_pool_t *pconf)
+{
+    if (!config) {
+        config = apr_pmemdup(pconf, &defconf, sizeof(*config));
+        apr_pool_cleanup_register(pconf, NULL, config_cleanup, apr_pool_cleanup_null);
+    }
+    return config;
+}
+
+const qrt_config_t *qrt_config(void)
+{
+    return config ? config : &defconf;
 }
 
 void *qrt_create_server_conf(apr_pool_t *p, server_rec *s)
 {
     qrt_server_conf *c = apr_pcalloc(p, sizeof(*c));
 
-    (void)s;
-    c->rate_limit = -1;
-    c->max_body = -1;
-    c->anonymize_ip = -1;
+    config_get(p);
+    if (!s->is_virtual) {
+        /* the main server's are the defaults every virtual host merges over */
+        c->rate_limit = QRT_DEFAULT_RATE_LIMIT;
+        c->max_body = QRT_DEFAULT_MAX_BODY;
+        c->anonymize_ip = 1;
+    }
+    else {
+        c->rate_limit = -1;
+        c->max_body = -1;
+        c->anonymize_ip = -1;
+    }
     return c;
 }
 
@@ -211,7 +232,7 @@ static const char *qrt_set_cors_origin(cmd_parms *cmd, void *dc, const char *arg
     return NULL;
 }
 
-/* A whole-number global directive: where it goes in qrt_global, its bounds and what
+/* A whole-number global directive: where it goes in qrt_config_t, its bounds and what
  * its error message calls it (cmd->info of its command_rec entry). */
 typedef struct {
     size_t offset;
@@ -221,7 +242,7 @@ typedef struct {
 } qrt_int_directive_t;
 
 #define QRT_GLOBAL_INT(field, lo, hi, what) \
-    { APR_OFFSETOF(qrt_global_t, field), (int)sizeof(((qrt_global_t *)0)->field), \
+    { APR_OFFSETOF(qrt_config_t, field), (int)sizeof(((qrt_config_t *)0)->field), \
       (lo), (hi), (what) }
 
 static const qrt_int_directive_t int_rate_slots =
@@ -244,7 +265,7 @@ static const qrt_int_directive_t int_scan_queue =
 static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
 {
     const qrt_int_directive_t *d = cmd->info;
-    char *field = (char *)&qrt_global + d->offset;
+    char *field = (char *)config_get(cmd->pool) + d->offset;
     apr_int64_t v;
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
 
@@ -263,15 +284,16 @@ static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
 
 static const char *qrt_set_spool_dir(cmd_parms *cmd, void *dc, const char *arg)
 {
+    qrt_config_t *g = config_get(cmd->pool);
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
 
     (void)dc;
     if (err) {
         return err;
     }
-    qrt_global.spool_dir = strcasecmp(arg, "off") ? ap_server_root_relative(cmd->pool, arg)
+    g->spool_dir = strcasecmp(arg, "off") ? ap_server_root_relative(cmd->pool, arg)
                                                   : "off";
-    if (!qrt_global.spool_dir) {
+    if (!g->spool_dir) {
         return apr_psprintf(cmd->pool, "QRTrackSpoolDir: '%s' is not a valid path", arg);
     }
     return NULL;
@@ -279,19 +301,22 @@ static const char *qrt_set_spool_dir(cmd_parms *cmd, void *dc, const char *arg)
 
 static const char *qrt_set_ua_regexes(cmd_parms *cmd, void *dc, const char *arg)
 {
+    qrt_config_t *g = config_get(cmd->pool);
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
 
     (void)dc;
     if (err) {
         return err;
     }
-    qrt_global.ua_regexes = ap_server_root_relative(cmd->pool, arg);
+    g->ua_regexes = ap_server_root_relative(cmd->pool, arg);
     return NULL;
 }
 
 static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind,
                                       const char *list)
 {
+    qrt_config_t *g = config_get(cmd->pool);
+    apr_array_header_t *servers = NULL;
     const char *name = cmd->directive->directive;
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
 
@@ -300,8 +325,8 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
         return err;
     }
     if (!strcasecmp(kind, "shm") && !list) {
-        qrt_global.rate_mc_servers = NULL;
-        qrt_global.rate_mc_list = NULL;
+        g->rate_mc_servers = NULL;
+        g->rate_mc_list = NULL;
         return NULL;
     }
     if (strcasecmp(kind, "memcache") != 0) {
@@ -313,13 +338,85 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
         return apr_psprintf(cmd->pool, "%s: memcache needs its servers: memcache "
                             "HOST:PORT[,HOST:PORT...]", name);
     }
-    err = qrt_rate_servers_parse(cmd->pool, list, &qrt_global.rate_mc_servers);
+    err = qrt_rate_servers_parse(cmd->pool, list, &servers);
     if (err) {
-        qrt_global.rate_mc_servers = NULL;
+        g->rate_mc_servers = NULL;
         return apr_psprintf(cmd->pool, "%s: %s", name, err);
     }
-    qrt_global.rate_mc_list = apr_pstrdup(cmd->pool, list);
+    g->rate_mc_servers = servers;
+    g->rate_mc_list = apr_pstrdup(cmd->pool, list);
     return NULL;
+}
+
+/* ---- what post_config learns from the configuration tree ------------------------ */
+
+/* The <Location> paths whose SetHandler is one of the module's, found in the tree
+ * (a section holding only core directives gets no per-dir config of ours, so the
+ * tree is where the prefixes can be learnt). */
+static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, apr_array_header_t *api,
+                                 const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "<Location") && d->first_child) {
+            const ap_directive_t *c;
+            const char *args = d->args, *path;
+            apr_size_t n;
+
+            path = ap_getword_conf(p, &args);
+            n = strlen(path);
+            if (n && path[n - 1] == '>') {
+                n--;
+            }
+            while (n > 1 && path[n - 1] == '/') {
+                n--;
+            }
+            for (c = d->first_child; c; c = c->next) {
+                const char *h = c->args;
+
+                if (strcasecmp(c->directive, "SetHandler") || n == 0 || path[0] != '/') {
+                    continue;
+                }
+                h = ap_getword_conf(p, &h);
+                if (!strcmp(h, "qrtrack-api")) {
+                    APR_ARRAY_PUSH(api, const char *) = apr_pstrndup(p, path, n);
+                }
+                else if (!strcmp(h, "qrtrack-scan")) {
+                    g->scan_prefix = apr_pstrndup(p, path, n);
+                }
+                else if (!strcmp(h, "qrtrack-click")) {
+                    g->click_prefix = apr_pstrndup(p, path, n);
+                }
+            }
+        }
+        else if (d->first_child) {
+            config_find_prefixes(p, g, api, d->first_child);
+        }
+    }
+}
+
+void qrt_config_post_config(apr_pool_t *pconf)
+{
+    qrt_config_t *g = config_get(pconf);
+    apr_array_header_t *api = apr_array_make(pconf, 2, sizeof(const char *));
+    const ap_directive_t *d;
+
+    config_find_prefixes(pconf, g, api, ap_conftree);
+    g->api_prefixes = api;
+    if (api->nelts) {
+        g->api_prefix = APR_ARRAY_IDX(api, 0, const char *);
+    }
+    /* DBDriver and DBDParams of the main server, without the quotes the tree
+     * keeps (mod_qrtrack_db.c checks them) */
+    for (d = ap_conftree; d; d = d->next) {
+        const char *a = d->args;
+
+        if (!strcasecmp(d->directive, "DBDriver")) {
+            g->dbd_driver = ap_getword_conf(pconf, &a);
+        }
+        else if (!strcasecmp(d->directive, "DBDParams")) {
+            g->dbd_params = ap_getword_conf(pconf, &a);
+        }
+    }
 }
 
 const command_rec qrt_cmds[] = {

@@ -5,14 +5,48 @@
 #include "httpd.h"
 #include "http_config.h"
 
+/* The server-wide settings: made with their defaults when the main server's
+ * configuration is made (in the configuration pool, so a restart starts from the
+ * defaults again), written by the directives' setters and, in post_config, by
+ * qrt_config_post_config; read-only afterwards, through qrt_config(). */
+typedef struct {
+    apr_uint32_t rate_slots;        /* QRTrackRateLimitSlots */
+    const char *ua_regexes;         /* QRTrackUserAgentRegexes (NULL: the default) */
+    int scan_queue;                 /* QRTrackScanQueue (0: from the MPM) */
+    int scan_wait;                  /* QRTrackScanWait, seconds (0 = default) */
+    int scan_budget;                /* QRTrackScanBudget: scans a minute per client
+                                     * address, 0 = off */
+    int visit_retention;            /* QRTrackVisitRetention, days (0 = for ever) */
+    int rate_mc_timeout;            /* QRTrackRateLimitTimeout, ms a memcached call */
+    int statement_timeout;          /* QRTrackStatementTimeout, seconds (0 = off) */
+    const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
+    apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
+    /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
+     * as written (for log lines); NULL = shm */
+    const apr_array_header_t *rate_mc_servers;
+    const char *rate_mc_list;
+
+    /* Learnt from the configuration tree in post_config: */
+    const char *dbd_driver;         /* DBDriver and DBDParams of the main server */
+    const char *dbd_params;         /* (unquoted; NULL when not given) */
+    const char *api_prefix;         /* first <Location> of qrtrack-api, default "/api" */
+    const apr_array_header_t *api_prefixes; /* every <Location> of qrtrack-api */
+    const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
+    const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
+} qrt_config_t;
+
+/* The server-wide settings (never NULL; the defaults before any configuration). */
+const qrt_config_t *qrt_config(void);
+
 /* The command table of the module record. */
 extern const command_rec qrt_cmds[];
-/* Per-server configuration (qrt_server_conf): made with every field unset, merged
- * virtual host over main server. */
+/* Per-server configuration (qrt_server_conf): the main server's made with the
+ * defaults, a virtual host's with every field unset, merged over the main
+ * server's. The first call also makes the server-wide settings. */
 void *qrt_create_server_conf(apr_pool_t *p, server_rec *s);
 void *qrt_merge_server_conf(apr_pool_t *p, void *basev, void *addv);
-/* The process-wide settings (qrt_global) back to their defaults, before the
- * configuration is read (pre_config). */
-void qrt_config_defaults(void);
+/* post_config, first: what the server-wide settings take from the configuration
+ * tree (DBDriver, DBDParams, the handlers' <Location>s). */
+void qrt_config_post_config(apr_pool_t *pconf);
 
 #endif

@@ -18,7 +18,9 @@
 #include "http_request.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_api.h"
+#include "mod_qrtrack_dashboard.h"
 #include "qrt_assets.h"
 #include "qrt_etag.h"
 

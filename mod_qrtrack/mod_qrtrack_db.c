@@ -20,8 +20,11 @@
 #include "unixd.h"
 #include "mod_dbd.h"
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
 #include "qrt_schema.h"
@@ -37,9 +40,23 @@ typedef struct {
     qrt_db_limit_t *sqlite;     /* SQLite: its state */
 } dbd_limit_t;
 
+/* Set in post_config (parent) and read-only afterwards. */
+static const qrt_dialect_t *dbd_dialect;
+static qrt_visitor_key_t visitor_key;
+
+const qrt_dialect_t *qrt_dbd_dialect(void)
+{
+    return dbd_dialect;
+}
+
+const qrt_visitor_key_t *qrt_dbd_visitor_key(void)
+{
+    return &visitor_key;
+}
+
 int qrt_statement_timeout_ms(void)
 {
-    return qrt_global.statement_timeout * 1000;
+    return qrt_config()->statement_timeout * 1000;
 }
 
 void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
@@ -67,7 +84,7 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00093: cannot put a "
                          "database connection under QRTrackStatementTimeout (%d s): %s "
                          "(and %u more since this line was last logged)",
-                         qrt_global.statement_timeout,
+                         qrt_config()->statement_timeout,
                          apr_dbd_error(dbd->driver, dbd->handle, 1), more);
         }
         return;
@@ -85,14 +102,14 @@ static const char *dbd_refusal_message(apr_pool_t *p)
     apr_dbd_t *handle = NULL;
     const char *err = NULL;
 
-    if (!qrt_global.dbd_driver || !qrt_global.dbd_params
-        || apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) != APR_SUCCESS) {
+    if (!qrt_config()->dbd_driver || !qrt_config()->dbd_params
+        || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS) {
         return "no database driver";
     }
     if (!qrt_dialect_remote(driver)) {
         return "see mod_dbd's AH00629 line";
     }
-    if (apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err) == APR_SUCCESS
+    if (apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, &err) == APR_SUCCESS
         && handle) {
         apr_dbd_close(driver, handle);
         return NULL;
@@ -131,27 +148,11 @@ void qrt_dbd_refused(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00091: no database connection: "
                   "%s (%s; and %u more requests without a connection since this line "
                   "was last logged)",
-                  qrt_db_refusal_advice(qrt_db_refusal(qrt_global.dialect, msg)),
+                  qrt_db_refusal_advice(qrt_db_refusal(dbd_dialect, msg)),
                   msg, more);
 }
 
 static const char *qrt_unquote(apr_pool_t *p, const char *a);
-
-/* The DBDriver and DBDParams of the main server, read from the config tree. */
-static void qrt_find_dbd(const char **driver, const char **params)
-{
-    const ap_directive_t *d;
-
-    *driver = *params = NULL;
-    for (d = ap_conftree; d; d = d->next) {
-        if (!strcasecmp(d->directive, "DBDriver")) {
-            *driver = d->args;
-        }
-        else if (!strcasecmp(d->directive, "DBDParams")) {
-            *params = d->args;
-        }
-    }
-}
 
 /* A DBDriver or DBDParams inside a <VirtualHost> that names another database than
  * the main server's: NULL when there is none, else the message that refuses it.
@@ -246,7 +247,7 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
 }
 
 /* Creates or migrates the schema in the parent, before any child connects. */
-int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
+int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
 {
     const char *name, *params, *err;
     const qrt_dialect_t *dialect;
@@ -255,14 +256,13 @@ int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     apr_status_t rv;
     int from = 0, to = 0;
 
-    qrt_find_dbd(&name, &params);
+    name = qrt_config()->dbd_driver;
+    params = qrt_config()->dbd_params;
     if (!name || !params) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00001: mod_qrtrack needs "
                      "DBDriver and DBDParams (mod_dbd) in the main server config");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    name = qrt_unquote(ptemp, name);
-    params = qrt_unquote(ptemp, params);
     err = qrt_vhost_dbd(ptemp, name, params);
     dialect = qrt_dialect_named(name);
     if (!err && !dialect) {
@@ -275,9 +275,7 @@ int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00060: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    qrt_global.dbd_driver = apr_pstrdup(pconf, name);
-    qrt_global.dbd_params = apr_pstrdup(pconf, params);
-    qrt_global.dialect = dialect;
+    dbd_dialect = dialect;
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
     if (rv != APR_SUCCESS) {
@@ -318,7 +316,7 @@ int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         db.driver = driver;
         db.handle = handle;
         if (qrt_db_prepare_all(&db, ptemp) != NULL
-            || qrt_store_visitor_key(&db, ptemp, &qrt_global.visitor_key) != APR_SUCCESS) {
+            || qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
             apr_dbd_close(driver, handle);
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
                          "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");
@@ -365,7 +363,7 @@ static int statement_count;
 
 void qrt_dbd_count_statements(void)
 {
-    statement_count = qrt_store_statement_count(qrt_global.dbd_driver);
+    statement_count = qrt_store_statement_count(qrt_config()->dbd_driver);
 }
 
 /* qrt_db_prepare_all, waiting for table locks (PostgreSQL's PREPARE of a statement

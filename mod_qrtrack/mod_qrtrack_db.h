@@ -1,18 +1,43 @@
-/* mod_qrtrack_db: the database's set-up at start-up and mod_dbd's connections. */
+/* mod_qrtrack_db.c: the database's set-up at start-up and mod_dbd's connections. */
 #ifndef MOD_QRTRACK_DB_H
 #define MOD_QRTRACK_DB_H
 
+#include <apr_dbd.h>
 #include "httpd.h"
 #include "mod_dbd.h"
+#include "qrt_dialect.h"
+#include "qrt_token.h"
 
 /* post_config (parent): mod_dbd's optional functions found, or an error status. */
 int qrt_dbd_find_fns(server_rec *s);
 /* post_config (parent): DBDriver/DBDParams checked, the dialect's self-check logged,
  * the schema migrated and the visitor key read; OK or an error status. */
-int qrt_dbd_schema_setup(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s);
 /* post_config: how many statements each connection prepares. */
 void qrt_dbd_count_statements(void);
 /* mod_dbd's post_connect hook: tune, prepare, limit. */
 apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd);
+
+/* mod_dbd's functions, found at start-up (mod_qrtrack refuses to start without
+ * mod_dbd, so they are set wherever a request runs). */
+ap_dbd_t *qrt_dbd_acquire(request_rec *r);
+ap_dbd_t *qrt_dbd_open(apr_pool_t *p, server_rec *s);
+void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
+
+/* DBDriver's dialect, NULL before post_config checked it. */
+const qrt_dialect_t *qrt_dbd_dialect(void);
+/* How visitor ids are made, read from the database in post_config. */
+const qrt_visitor_key_t *qrt_dbd_visitor_key(void);
+/* QRTrackStatementTimeout in milliseconds (0 = off). */
+int qrt_statement_timeout_ms(void);
+/* Puts dbd's statements under QRTrackStatementTimeout: set once a connection, and
+ * again on a PostgreSQL connection that libpq re-opened in place. */
+void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s);
+/* Logs why mod_dbd gave r no connection (the driver's message and what to do about
+ * it), at most every QRT_LOG_EVERY a child. */
+void qrt_dbd_refused(request_rec *r);
+/* Per-connection SQLite settings (busy timeout, synchronous); nothing for other
+ * drivers. */
+void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);
 
 #endif

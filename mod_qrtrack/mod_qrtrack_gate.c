@@ -11,7 +11,9 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_form.h"
 #include "qrt_pages.h"
 #include "qrt_password.h"

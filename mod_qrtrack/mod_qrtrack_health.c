@@ -6,7 +6,13 @@
  * a balancer takes the node out until its database is back. */
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_health.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_json.h"
 #include "qrt_schema.h"
 #include "qrt_version.h"
@@ -48,9 +54,9 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     json_object_set_new(j, "status", json_string(problem ? "unavailable" : "ok"));
     json_object_set_new(j, "version", json_string(QRTRACK_VERSION));
     json_object_set_new(j, "database", json_string(problem ? "unavailable" : "ok"));
-    json_object_set_new(j, "driver", json_string(qrt_global.dialect
-                                                 ? qrt_global.dialect->driver
-                                                 : qrt_global.dbd_driver));
+    json_object_set_new(j, "driver", json_string(qrt_dbd_dialect()
+                                                 ? qrt_dbd_dialect()->driver
+                                                 : qrt_config()->dbd_driver));
     if (version >= 0) {
         json_object_set_new(j, "schema", json_integer(version));
     }

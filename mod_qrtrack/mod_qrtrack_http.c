@@ -10,7 +10,9 @@
 #include "mod_dbd.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_dblimit.h"
@@ -76,7 +78,7 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, q->r, "QRT00090: a statement "
                           "ran out of time (QRTrackStatementTimeout %d s) while %s: %s "
                           "(and %u more since this line was last logged)",
-                          qrt_global.statement_timeout, what, error, more);
+                          qrt_config()->statement_timeout, what, error, more);
         }
         return qrt_error_unavailable(q, "The database did not answer in time; try again "
                                "later.");

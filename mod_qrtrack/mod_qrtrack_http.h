@@ -2,7 +2,7 @@
 #ifndef MOD_QRTRACK_HTTP_H
 #define MOD_QRTRACK_HTTP_H
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
 
 #define QRT_JSON_TYPE "application/json; charset=utf-8"
 qrt_err_t *qrt_error(qrt_req_t *q, int status, const char *message);

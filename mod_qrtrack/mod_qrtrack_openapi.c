@@ -6,7 +6,9 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_openapi.h"
 #include "qrt_assets.h"
 #include "qrt_json.h"
 

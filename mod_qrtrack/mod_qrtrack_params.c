@@ -3,7 +3,9 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
 #include "qrt_date.h"
 #include "qrt_valid.h"
 

@@ -3,7 +3,10 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_qrcode.h"
+#include "mod_qrtrack_tracker.h"
 #include "qrt_valid.h"
 #include "qrt_wifi.h"
 

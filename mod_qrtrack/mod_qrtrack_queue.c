@@ -6,7 +6,8 @@
 #include "httpd.h"
 #include "http_log.h"
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_queue.h"
 
 APLOG_USE_MODULE(qrtrack);
 

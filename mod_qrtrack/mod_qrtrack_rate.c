@@ -14,7 +14,13 @@
 #include "util_mutex.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_ratemc.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_util.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -26,6 +32,10 @@ typedef struct {
     apr_global_mutex_t *mutex;
     apr_uint32_t slots;
 } rate_state;
+
+/* The tokens' table and its mutex (re-attached in each child), set in post_config. */
+static qrt_rate_table_t *rate_table;
+static apr_global_mutex_t *rate_mutex;
 
 apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_rec *s)
 {
@@ -43,9 +53,9 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
         }
         apr_pool_userdata_set(st, RATE_USERDATA, apr_pool_cleanup_null, pp);
     }
-    if (!st->shm || st->slots != qrt_global.rate_slots) {
+    if (!st->shm || st->slots != qrt_config()->rate_slots) {
         apr_shm_t *shm;
-        apr_size_t size = qrt_rate_table_size(qrt_global.rate_slots);
+        apr_size_t size = qrt_rate_table_size(qrt_config()->rate_slots);
 
         rv = apr_shm_create(&shm, size, NULL, pp);
         if (rv != APR_SUCCESS) {
@@ -60,13 +70,12 @@ apr_status_t qrt_rate_post_config(apr_pool_t *pconf, apr_pool_t *plog, server_re
             apr_shm_destroy(st->shm);
         }
         st->shm = shm;
-        st->slots = qrt_global.rate_slots;
+        st->slots = qrt_config()->rate_slots;
         st->table = apr_shm_baseaddr_get(shm);
         qrt_rate_table_init(st->table, st->slots);
     }
-    qrt_global.rate_shm = st->shm;
-    qrt_global.rate_table = st->table;
-    qrt_global.rate_mutex = st->mutex;
+    rate_table = st->table;
+    rate_mutex = st->mutex;
     return qrt_ratemc_post_config(pconf, s);
 }
 
@@ -85,15 +94,19 @@ typedef struct {
     apr_global_mutex_t *mutex;
 } budget_state;
 
+/* Its counters in shared memory and their mutex, or NULL without a budget. */
+static qrt_rate_table_t *budget_table;
+static apr_global_mutex_t *budget_mutex;
+
 apr_status_t qrt_budget_post_config(server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;
     budget_state *st = NULL;
     apr_status_t rv;
 
-    qrt_global.budget_table = NULL;
-    qrt_global.budget_mutex = NULL;
-    if (qrt_global.scan_budget <= 0) {
+    budget_table = NULL;
+    budget_mutex = NULL;
+    if (qrt_config()->scan_budget <= 0) {
         return APR_SUCCESS;
     }
     apr_pool_userdata_get((void **)&st, BUDGET_USERDATA, pp);
@@ -114,8 +127,8 @@ apr_status_t qrt_budget_post_config(server_rec *s)
         qrt_rate_table_init(apr_shm_baseaddr_get(st->shm), QRT_SCAN_BUDGET_SLOTS);
         apr_pool_userdata_set(st, BUDGET_USERDATA, apr_pool_cleanup_null, pp);
     }
-    qrt_global.budget_table = apr_shm_baseaddr_get(st->shm);
-    qrt_global.budget_mutex = st->mutex;
+    budget_table = apr_shm_baseaddr_get(st->shm);
+    budget_mutex = st->mutex;
     return APR_SUCCESS;
 }
 
@@ -129,19 +142,19 @@ int qrt_budget_check(request_rec *r)
     qrt_rate_verdict_t verdict;
     apr_uint32_t more = 0;
 
-    if (!qrt_global.budget_table || !ip) {
+    if (!budget_table || !ip) {
         return OK;
     }
     for (; *ip; ip++) {
         key = (key ^ *ip) * 1099511628211ULL;
     }
     key |= 1;                       /* 0 marks a free slot */
-    if (apr_global_mutex_lock(qrt_global.budget_mutex) != APR_SUCCESS) {
+    if (apr_global_mutex_lock(budget_mutex) != APR_SUCCESS) {
         return OK;
     }
-    verdict = qrt_rate_hit(qrt_global.budget_table, key, qrt_global.scan_budget,
+    verdict = qrt_rate_hit(budget_table, key, qrt_config()->scan_budget,
                            QRT_RATE_WINDOW, apr_time_now(), &res);
-    apr_global_mutex_unlock(qrt_global.budget_mutex);
+    apr_global_mutex_unlock(budget_mutex);
     if (verdict == QRT_RATE_FULL) {
         QRT_STAT_ADD(budget_full, 1);
         if (qrt_log_due(&budget_log, &more)) {
@@ -158,7 +171,7 @@ int qrt_budget_check(request_rec *r)
                        apr_ltoa(r->pool, res.retry_after > 0 ? res.retry_after : 1));
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00073: scan over "
                       "QRTrackScanBudget (%d a minute): 429, not recorded",
-                      qrt_global.scan_budget);
+                      qrt_config()->scan_budget);
         return HTTP_TOO_MANY_REQUESTS;
     }
     return OK;
@@ -168,25 +181,35 @@ void qrt_rate_child_init(apr_pool_t *p, server_rec *s)
 {
     apr_status_t rv;
 
-    if (qrt_global.budget_mutex
-        && apr_global_mutex_child_init(&qrt_global.budget_mutex,
-                                       apr_global_mutex_lockfile(qrt_global.budget_mutex),
+    if (budget_mutex
+        && apr_global_mutex_child_init(&budget_mutex,
+                                       apr_global_mutex_lockfile(budget_mutex),
                                        p) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00074: cannot attach the "
                      "QRTrackScanBudget mutex in the child: no budget in this child");
-        qrt_global.budget_table = NULL;
+        budget_table = NULL;
     }
     qrt_ratemc_child_init(p, s);
-    if (!qrt_global.rate_mutex) {
+    if (!rate_mutex) {
         return;
     }
-    rv = apr_global_mutex_child_init(&qrt_global.rate_mutex,
-                                     apr_global_mutex_lockfile(qrt_global.rate_mutex),
+    rv = apr_global_mutex_child_init(&rate_mutex,
+                                     apr_global_mutex_lockfile(rate_mutex),
                                      p);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00013: cannot attach the "
                      "rate-limit mutex in the child");
     }
+}
+
+int qrt_rate_slots_in_use(apr_time_t now, apr_uint32_t *n)
+{
+    if (!rate_table) {
+        return 0;
+    }
+    /* Read without the mutex: a figure for people, not a decision. */
+    *n = qrt_rate_active(rate_table, QRT_RATE_WINDOW, now);
+    return 1;
 }
 
 /* The caller's limit: the account's override, else the server's. */
@@ -217,15 +240,15 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
            != APR_SUCCESS) {
         /* The shm store, or memcached cannot be reached, did not answer in time,
          * is bypassed or has the most calls in flight (logged there). */
-        rv = apr_global_mutex_lock(qrt_global.rate_mutex);
+        rv = apr_global_mutex_lock(rate_mutex);
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00014: cannot lock the "
                           "rate-limit mutex");
             return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
         }
-        verdict = qrt_rate_hit(qrt_global.rate_table, (apr_uint64_t)q->auth.token_id,
+        verdict = qrt_rate_hit(rate_table, (apr_uint64_t)q->auth.token_id,
                                q->rate_limit, QRT_RATE_WINDOW, apr_time_now(), &res);
-        apr_global_mutex_unlock(qrt_global.rate_mutex);
+        apr_global_mutex_unlock(rate_mutex);
     }
 
     apr_table_setn(r->err_headers_out, "X-RateLimit-Limit",
@@ -246,7 +269,7 @@ qrt_err_t *qrt_rate_check(qrt_req_t *q)
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00015: the rate-limit table "
                       "is full near token id %" APR_INT64_T_FMT "; raise "
                       "QRTrackRateLimitSlots (now %u)", q->auth.token_id,
-                      qrt_global.rate_slots);
+                      qrt_config()->rate_slots);
         e = qrt_error(q, HTTP_SERVICE_UNAVAILABLE,
                       "Rate limiter is at capacity; try again shortly.");
     }

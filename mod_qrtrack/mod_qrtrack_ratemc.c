@@ -29,7 +29,9 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_ratemc.h"
 #include "qrt_mc.h"
 #include "qrt_valid.h"
 
@@ -53,7 +55,7 @@ static qrt_mc_t *ratemc;                    /* this child's client; NULL = shm *
 
 apr_status_t qrt_ratemc_post_config(apr_pool_t *pconf, server_rec *s)
 {
-    const apr_array_header_t *servers = qrt_global.rate_mc_servers;
+    const apr_array_header_t *servers = qrt_config()->rate_mc_servers;
     int daemons = 1, threads = 1;
     apr_uint32_t cap;
     apr_shm_t *shm;
@@ -91,14 +93,14 @@ void qrt_ratemc_child_init(apr_pool_t *pchild, server_rec *s)
     apr_status_t rv;
 
     ratemc = NULL;
-    if (!qrt_global.rate_mc_servers || !ratemc_shared) {
+    if (!qrt_config()->rate_mc_servers || !ratemc_shared) {
         return;
     }
     if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS || threads < 1) {
         threads = 1;
     }
-    rv = qrt_mc_create(pchild, qrt_global.rate_mc_servers,
-                       apr_time_from_msec(qrt_global.rate_mc_timeout),
+    rv = qrt_mc_create(pchild, qrt_config()->rate_mc_servers,
+                       apr_time_from_msec(qrt_config()->rate_mc_timeout),
                        threads < RATEMC_CONN_MAX ? threads : RATEMC_CONN_MAX,
                        RATEMC_CONN_TTL, &ratemc);
     if (rv != APR_SUCCESS) {
@@ -106,7 +108,7 @@ void qrt_ratemc_child_init(apr_pool_t *pchild, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00019: cannot set up the "
                      "memcached client for QRTrackRateLimitStore memcache %s: this "
                      "child counts in its server's shared memory",
-                     qrt_global.rate_mc_list);
+                     qrt_config()->rate_mc_list);
     }
 }
 
@@ -177,7 +179,7 @@ static apr_status_t ratemc_count(int sv, const char *key, apr_uint64_t *n)
 
 static const char *ratemc_server_name(apr_pool_t *p, int sv)
 {
-    const qrt_rate_server_t *s = (const qrt_rate_server_t *)qrt_global.rate_mc_servers->elts;
+    const qrt_rate_server_t *s = (const qrt_rate_server_t *)qrt_config()->rate_mc_servers->elts;
 
     return apr_psprintf(p, "%s:%u", s[sv].host, (unsigned)s[sv].port);
 }
@@ -200,7 +202,7 @@ static void ratemc_fell_back(request_rec *r, int sv, qrt_mc_pass_t pass, apr_sta
                       "MaxRequestWorkers): further requests are counted in this "
                       "server's shared memory, not across nodes, meanwhile (requests "
                       "counted so since the last warning: %u)", ratemc_shared->cap,
-                      qrt_global.rate_mc_list, missed);
+                      qrt_config()->rate_mc_list, missed);
         return;
     }
     if (pass == QRT_MC_DOWN) {
@@ -213,7 +215,7 @@ static void ratemc_fell_back(request_rec *r, int sv, qrt_mc_pass_t pass, apr_sta
                       "rate limits are counted in this server's shared memory, not "
                       "across nodes, until it answers again (tried once a second; "
                       "requests counted so since the last warning: %u)",
-                      ratemc_server_name(r->pool, sv), qrt_global.rate_mc_timeout, missed);
+                      ratemc_server_name(r->pool, sv), qrt_config()->rate_mc_timeout, missed);
     }
     else {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, rv, r, "QRT00016: memcached %s cannot "

@@ -19,7 +19,8 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_redact.h"
 #include "qrt_form.h"
 #include "http_request.h"
 #include "scoreboard.h"

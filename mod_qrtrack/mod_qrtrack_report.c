@@ -30,7 +30,10 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_report.h"
 #include "qrt_agg.h"
 #include "qrt_date.h"
 #include "qrt_json.h"

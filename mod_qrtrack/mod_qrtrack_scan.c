@@ -24,7 +24,18 @@
 #include <sys/prctl.h>
 #include <sqlite3.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_queue.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_ua.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 #include "qrt_code.h"
 #include "qrt_csv.h"
 #include "qrt_schema.h"
@@ -112,8 +123,8 @@ static apr_uint32_t scan_queue_slots(void)
     int daemons = 0, threads = 0;
     apr_int64_t n;
 
-    if (qrt_global.scan_queue > 0) {
-        return (apr_uint32_t)qrt_global.scan_queue;
+    if (qrt_config()->scan_queue > 0) {
+        return (apr_uint32_t)qrt_config()->scan_queue;
     }
     ap_mpm_query(AP_MPMQ_MAX_DAEMONS, &daemons);
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
@@ -126,7 +137,7 @@ static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal
 
 static int scan_wait(void)
 {
-    return qrt_global.scan_wait > 0 ? qrt_global.scan_wait : QRT_DEFAULT_SCAN_WAIT;
+    return qrt_config()->scan_wait > 0 ? qrt_config()->scan_wait : QRT_DEFAULT_SCAN_WAIT;
 }
 
 int qrt_scan_wait_seconds(void)
@@ -443,9 +454,9 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (!qrt_global.dbd_driver
-        || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, &err)
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, cp, qrt_config()->dbd_params, &db->handle, &err)
            != APR_SUCCESS) {
         /* Said once, by qrt_db_mark_down; probed by the keeper from then on. */
         qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ",
@@ -459,7 +470,7 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms
      * apart. PostgreSQL waits half of it for each lock: a scan that came while the
      * batch before it was being committed still gets its answer in time. */
-    if (qrt_global.dialect->embedded) {
+    if (qrt_dbd_dialect()->embedded) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
         writer_busy_ms = ms < 10 ? 10 : ms;
@@ -503,19 +514,19 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
     int purged = 0, done = 0;
     apr_status_t rv;
 
-    if (!qrt_global.visit_retention || !db || !scan_writer_mutex || !scan_shared) {
+    if (!qrt_config()->visit_retention || !db || !scan_writer_mutex || !scan_shared) {
         return;
     }
     now = apr_time_sec(apr_time_now());
     /* Read without the mutex: only a pass under way or due is worth taking it. */
-    if (!scan_shared->purge.active && scan_shared->purge.days == qrt_global.visit_retention
+    if (!scan_shared->purge.active && scan_shared->purge.days == qrt_config()->visit_retention
         && now < scan_shared->purge.next_due) {
         return;
     }
     if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
         return;
     }
-    if (qrt_purge_due(&scan_shared->purge, now, qrt_global.visit_retention)) {
+    if (qrt_purge_due(&scan_shared->purge, now, qrt_config()->visit_retention)) {
         db->error = NULL;
         rv = qrt_store_purge_step(db, p, &scan_shared->purge.c, PURGE_BATCH, &purged, &done);
         if (rv != APR_SUCCESS) {
@@ -526,7 +537,7 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
                 ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00080: purging "
                              "visits older than %d days failed, tried again in a minute: "
                              "%s (and %u more failures since this line was last logged)",
-                             qrt_global.visit_retention,
+                             qrt_config()->visit_retention,
                              db->error ? db->error : "unknown error", more);
             }
         }
@@ -536,7 +547,7 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
                 qrt_purge_finish(&scan_shared->purge, now, 1);
                 QRT_STAT_ADD(purge_passes, 1);
                 ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00081: a purge of "
-                             "visits older than %d days finished", qrt_global.visit_retention);
+                             "visits older than %d days finished", qrt_config()->visit_retention);
                 if (scan_shared->purge.c.erased > 0) {
                     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00120: the purge "
                                  "deleted %" APR_INT64_T_FMT " user agents, referers and "
@@ -782,7 +793,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             continue;
         }
         if (dbd && !qrt_db_down()) {
-            if (qrt_global.visit_retention) {
+            if (qrt_config()->visit_retention) {
                 dbd->error = NULL;
                 writer_purge(dbd, p);
                 if (dbd->error && qrt_db_lost(dbd)) {
@@ -859,7 +870,7 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
     apr_pool_pre_cleanup_register(pchild, NULL, writer_stop);
     /* (another node may change a code of a shared database: cached codes expire) */
-    scan_cache_ttl = qrt_global.dialect && qrt_global.dialect->remote ? SCAN_CACHE_TTL : 0;
+    scan_cache_ttl = qrt_dbd_dialect() && qrt_dbd_dialect()->remote ? SCAN_CACHE_TTL : 0;
     scan_cache = calloc(SCAN_CACHE_SLOTS, sizeof(*scan_cache));
     for (i = 0; scan_cache && i < SCAN_CACHE_LOCKS; i++) {
         if (apr_thread_mutex_create(&scan_cache_locks[i], APR_THREAD_MUTEX_DEFAULT,
@@ -930,14 +941,14 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     v->user_agent = scan_clean(r->pool, ua, SCAN_UA_MAX);
     v->referer = scan_clean(r->pool, apr_table_get(r->headers_in, "Referer"),
                             SCAN_REFERER_MAX);
-    qrt_ua_parse(qrt_global.ua_db, ua, r->pool, &parsed);
+    qrt_ua_parse(qrt_uadb(), ua, r->pool, &parsed);
     v->browser = parsed.browser;
     v->browser_version = parsed.browser_version;
     v->os = parsed.os;
     v->device = parsed.device;
     v->bot = parsed.bot;
     /* A visitor is an (address as stored, user agent) pair. */
-    v->visitor = qrt_visitor_id(&qrt_global.visitor_key, v->visit_start, v->ip,
+    v->visitor = qrt_visitor_id(qrt_dbd_visitor_key(), v->visit_start, v->ip,
                                 v->user_agent);
 }
 
@@ -962,8 +973,8 @@ int qrt_scan_map_to_storage(request_rec *r)
     const char *pre[2];
     int i;
 
-    pre[0] = qrt_global.scan_prefix;
-    pre[1] = qrt_global.click_prefix;
+    pre[0] = qrt_config()->scan_prefix;
+    pre[1] = qrt_config()->click_prefix;
     for (i = 0; i < 2; i++) {
         n = strlen(pre[i]);
         if (n > 1 && !strncmp(r->uri, pre[i], n) && r->uri[n] == '/') {
@@ -1158,11 +1169,11 @@ int qrt_scan_handler(request_rec *r)
     }
     if (!strcmp(r->handler, "qrtrack-scan")) {
         source = "scan";
-        code = scan_code(r, qrt_global.scan_prefix);
+        code = scan_code(r, qrt_config()->scan_prefix);
     }
     else if (!strcmp(r->handler, "qrtrack-click")) {
         source = "click";
-        code = scan_code(r, qrt_global.click_prefix);
+        code = scan_code(r, qrt_config()->click_prefix);
     }
     else {
         return DECLINED;

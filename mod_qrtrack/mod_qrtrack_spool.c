@@ -31,7 +31,11 @@
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_spool.h"
 #include "qrt_store_spool.h"
 
@@ -167,15 +171,15 @@ static const char *spool_dir(apr_pool_t *p)
 {
     const char *slash;
 
-    if (qrt_global.spool_dir) {
-        return strcasecmp(qrt_global.spool_dir, "off") ? qrt_global.spool_dir : NULL;
+    if (qrt_config()->spool_dir) {
+        return strcasecmp(qrt_config()->spool_dir, "off") ? qrt_config()->spool_dir : NULL;
     }
-    if (qrt_global.dialect && qrt_global.dialect->embedded
-        && qrt_global.dbd_params && (slash = strrchr(qrt_global.dbd_params, '/'))) {
-        return slash == qrt_global.dbd_params ? "/"
-               : apr_pstrndup(p, qrt_global.dbd_params, slash - qrt_global.dbd_params);
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded
+        && qrt_config()->dbd_params && (slash = strrchr(qrt_config()->dbd_params, '/'))) {
+        return slash == qrt_config()->dbd_params ? "/"
+               : apr_pstrndup(p, qrt_config()->dbd_params, slash - qrt_config()->dbd_params);
     }
-    if (qrt_global.dialect && qrt_global.dialect->embedded) {
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
         return ".";
     }
     return QRT_STATE_DIR;
@@ -231,7 +235,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
         return APR_SUCCESS;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (qrt_global.spool_dir) {
+        if (qrt_config()->spool_dir) {
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
                          "not a directory: create it, writable by the server's User, or "
                          "say QRTrackSpoolDir off", dir);
@@ -335,7 +339,7 @@ static qrt_spool_t *spool_writer(server_rec *s)
 
 apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
 {
-    apr_int64_t limit = qrt_global.spool_limit > 0 ? qrt_global.spool_limit
+    apr_int64_t limit = qrt_config()->spool_limit > 0 ? qrt_config()->spool_limit
                                                    : QRT_DEFAULT_SPOOL_LIMIT;
     qrt_spool_t *sp;
     apr_uint32_t more = 0;
@@ -522,9 +526,9 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
     *err = NULL;
-    if (!qrt_global.dbd_driver
-        || apr_dbd_get_driver(cp, qrt_global.dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, cp, qrt_global.dbd_params, &db->handle, err)
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, cp, qrt_config()->dbd_params, &db->handle, err)
            != APR_SUCCESS) {
         if (!*err) {
             *err = "no driver";

@@ -11,7 +11,15 @@
 #include <apr_optional_hooks.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_ratemc.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_status.h"
 #include "qrt_version.h"
 
 APLOG_USE_MODULE(qrtrack);
@@ -49,12 +57,13 @@ static int qrt_status_hook(request_rec *r, int flags)
     qrt_stats_t *st = qrt_stats();
     qrt_queue_t *queue = qrt_scan_queue();
     apr_time_t now = apr_time_now();
+    apr_uint32_t in_use = 0;
     const status_line *l;
     int i;
 
     status_add(a, "Version", "Version", QRTRACK_VERSION);
     status_add(a, "Database", "Database driver",
-               qrt_global.dbd_driver ? qrt_global.dbd_driver : "none");
+               qrt_config()->dbd_driver ? qrt_config()->dbd_driver : "none");
     if (queue) {
         qrt_queue_stats_t qs;
 
@@ -84,7 +93,7 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->queue_full));
         status_num(a, r->pool, "ScanTimeouts", "Scans answered 503 after QRTrackScanWait",
                    status_read(&st->scan_timeouts));
-        if (qrt_global.dialect && qrt_global.dialect->embedded) {
+        if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
             status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
                        status_read(&st->wal_frames));
             status_num(a, r->pool, "WALFramesCopied", "WAL frames copied back then",
@@ -123,11 +132,11 @@ static int qrt_status_hook(request_rec *r, int flags)
                    sp.snapshot_answers);
     }
     status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
-               (apr_uint64_t)qrt_global.visit_retention);
+               (apr_uint64_t)qrt_config()->visit_retention);
     status_num(a, r->pool, "ScanBudget", "QRTrackScanBudget (scans a minute per client "
-               "address, 0 = off)", (apr_uint64_t)qrt_global.scan_budget);
+               "address, 0 = off)", (apr_uint64_t)qrt_config()->scan_budget);
     status_add(a, "RateLimitStore", "Rate-limit store",
-               qrt_global.rate_mc_list ? "memcache" : "shm");
+               qrt_config()->rate_mc_list ? "memcache" : "shm");
     {
         apr_uint64_t fallbacks = 0;
         int up = 0;
@@ -139,11 +148,9 @@ static int qrt_status_hook(request_rec *r, int flags)
                        "shared memory while memcached was bypassed", fallbacks);
         }
     }
-    status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_global.rate_slots);
-    if (qrt_global.rate_table) {
-        /* Read without the mutex: a figure for people, not a decision. */
-        status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use",
-                   qrt_rate_active(qrt_global.rate_table, QRT_RATE_WINDOW, now));
+    status_num(a, r->pool, "RateLimitSlots", "Rate-limit slots", qrt_config()->rate_slots);
+    if (qrt_rate_slots_in_use(now, &in_use)) {
+        status_num(a, r->pool, "RateLimitSlotsInUse", "Rate-limit slots in use", in_use);
     }
 
     l = (const status_line *)a->elts;

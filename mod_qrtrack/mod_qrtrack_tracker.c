@@ -6,7 +6,12 @@
 #include <apr_base64.h>
 #include <apr_lib.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_tracker.h"
 #include "qrt_code.h"
 #include "qrt_json.h"
 #include "qrt_qr.h"
@@ -71,9 +76,9 @@ json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
     json_object_set_new(j, "redirect_url", json_string(t->redirect_url));
     json_object_set_new(j, "tags", tags);
     json_object_set_new(j, "scan_url", json_string(apr_pstrcat(q->r->pool, base,
-                        qrt_global.scan_prefix, "/", t->code, NULL)));
+                        qrt_config()->scan_prefix, "/", t->code, NULL)));
     json_object_set_new(j, "short_url", json_string(apr_pstrcat(q->r->pool, base,
-                        qrt_global.click_prefix, "/", t->code, NULL)));
+                        qrt_config()->click_prefix, "/", t->code, NULL)));
     json_object_set_new(j, "created_at", qrt_json_time(t->created_at));
     json_object_set_new(j, "updated_at", qrt_json_time(t->updated_at));
     json_object_set_new(j, "totalScans", json_integer(t->total_scans));
@@ -593,7 +598,7 @@ qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *
 
 static const char *tracker_scan_url(qrt_req_t *q, const qrt_tracker_t *t)
 {
-    return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_global.scan_prefix, "/",
+    return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_config()->scan_prefix, "/",
                        t->code, NULL);
 }
 

@@ -6,7 +6,7 @@
 #include "util_mutex.h"
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
 #include "mod_qrtrack_util.h"
 
 APLOG_USE_MODULE(qrtrack);

@@ -8,7 +8,12 @@
 #include <string.h>
 #include <apr_strings.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_tracker.h"
+#include "mod_qrtrack_visits.h"
 #include "qrt_csv.h"
 #include "qrt_date.h"
 #include "qrt_etag.h"
@@ -132,10 +137,10 @@ static qrt_err_t *visits_filter(qrt_req_t *q, const qrt_tracker_t *t,
             f->end = w.end;
         }
     }
-    if (qrt_global.visit_retention > 0) {
+    if (qrt_config()->visit_retention > 0) {
         /* QRTrackVisitRetention: visits older than it are listed nowhere. */
         apr_int64_t edge = qrt_purge_edge(apr_time_sec(q->r->request_time),
-                                          qrt_global.visit_retention);
+                                          qrt_config()->visit_retention);
 
         if (f->start < edge) {
             f->start = edge;

@@ -28,7 +28,11 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_cond.h>
 
-#include "mod_qrtrack.h"
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_stats.h"
+#include "mod_qrtrack_util.h"
+#include "mod_qrtrack_wal.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -107,8 +111,8 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-wal", 0, 0, 0);
     h = NULL;
-    if (apr_dbd_get_driver(p, qrt_global.dbd_driver, &driver) == APR_SUCCESS
-        && apr_dbd_open_ex(driver, p, qrt_global.dbd_params, &handle, &err)
+    if (apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) == APR_SUCCESS
+        && apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, &err)
            == APR_SUCCESS) {
         h = apr_dbd_native_handle(driver, handle);
         if (!h) {
@@ -171,13 +175,16 @@ static apr_status_t wal_stop(void *data)
 
 void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *writers)
 {
+    /* the dialect from the driver's name: mod_qrtrack_db.c asks this file whether
+     * the thread runs, so this one does not call it back */
+    const qrt_dialect_t *dialect = qrt_dialect_named(qrt_config()->dbd_driver);
     apr_pool_t *tp;
     apr_status_t rv;
 
     memset(&wal, 0, sizeof(wal));
     wal.s = s;
     wal.writers = writers;
-    if (!qrt_global.dialect || !qrt_global.dialect->embedded) {
+    if (!dialect || !dialect->embedded) {
         return;
     }
     apr_thread_mutex_create(&wal.lock, APR_THREAD_MUTEX_DEFAULT, pchild);

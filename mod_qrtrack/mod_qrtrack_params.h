@@ -1,0 +1,27 @@
+/* mod_qrtrack_params.c: query parameters shared by several endpoints. */
+#ifndef MOD_QRTRACK_PARAMS_H
+#define MOD_QRTRACK_PARAMS_H
+
+#include "mod_qrtrack_private.h"
+
+typedef struct {
+    int has_start, has_end;
+    apr_int64_t start, end;     /* epoch seconds, both inclusive */
+    int offset;                 /* seconds east of UTC of visit_start (else of
+                                 * visit_start_end, else 0): days of date rows */
+} qrt_window_t;
+/* visit_start / visit_start_end in every accepted form; 422 naming the parameter
+ * (also when the start is after the end). */
+qrt_err_t *qrt_params_window(qrt_req_t *q, qrt_window_t *w);
+/* Every value of a list parameter: name=1&name=2, name[]=1, name=1,2. */
+apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name);
+/* Tracker ids of a list parameter (name and name[]): 422 for a non-integer, 403 when
+ * any is not the caller's live tracker; none given -> every tracker of the account.
+ * *ids is an array of apr_int64_t. */
+qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_t **ids);
+/* page and rows (rows 1..1000, default 25): 422 naming the parameter. */
+qrt_err_t *qrt_params_paging(qrt_req_t *q, apr_int64_t *page, apr_int64_t *rows);
+/* The paging "meta" object of a list. */
+json_t *qrt_paging_meta(apr_int64_t page, apr_int64_t rows, apr_int64_t total);
+
+#endif

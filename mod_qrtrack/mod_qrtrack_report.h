@@ -1,0 +1,13 @@
+/* mod_qrtrack_report.c: reports, the tag crosstab and the dashboard's figures. */
+#ifndef MOD_QRTRACK_REPORT_H
+#define MOD_QRTRACK_REPORT_H
+
+#include "mod_qrtrack_private.h"
+
+/* The child's kept report scopes (qrt_report_cache.h). */
+void qrt_report_child_init(apr_pool_t *pchild, server_rec *s);
+qrt_err_t *qrt_report_show(qrt_req_t *q);
+qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
+qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);
+
+#endif

@@ -1,0 +1,19 @@
+/* mod_qrtrack_scan.c: the scan and click handlers and this child's writer. */
+#ifndef MOD_QRTRACK_SCAN_H
+#define MOD_QRTRACK_SCAN_H
+
+#include "httpd.h"
+#include "qrt_queue.h"
+
+int qrt_scan_handler(request_rec *r);
+int qrt_scan_map_to_storage(request_rec *r);
+void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
+apr_status_t qrt_scan_post_config(server_rec *s);
+/* QRTrackScanWait in seconds (its default when not set). */
+int qrt_scan_wait_seconds(void);
+/* Every child forgets its cached codes: call after a tracker changes or goes. */
+void qrt_scan_invalidate(void);
+/* The server's queue, or NULL. */
+qrt_queue_t *qrt_scan_queue(void);
+
+#endif
