@@ -81,7 +81,7 @@ SELECT quarter_hour, '', scans, clicks, quarters_since_previous
     FROM agg_day
     WHERE account_id = %lld AND quarter_hour BETWEEN %lld AND %lld
 
--- (a day not sealed: its links and gaps have u = 1, schema 17)
+-- (a day not sealed: its links and gaps have unsealed = 1, schema 17)
 -- name: agg_blob_pdays
 SELECT previous_time, visit_count
     FROM agg_link
@@ -101,8 +101,9 @@ SELECT visit_time, previous_time, tracker_id, v.value, SUM(visit_count)
     GROUP BY visit_time, previous_time, tracker_id, v.value
 
 -- SQLite (schema 17): a day's links and gaps leave agg_link_u and agg_gaps_u when it is sealed,
--- and come back, one (p, t) at a time as its sealed value lists them, when that value goes; by
--- the day's whole range of t (every row of the account read) when the value cannot be read
+-- and come back, one (previous_time, visit_time) at a time as its sealed value lists them, when
+-- that value goes; by the day's whole range of visit_time (every row of the account read) when
+-- the value cannot be read
 -- name: agg_blob_link_sealed
 UPDATE agg_link
     SET unsealed = 0
@@ -152,7 +153,7 @@ UPDATE agg_gaps
     WHERE b.account_id = agg_gaps.account_id AND b.level = 1 AND b.kind = 10 AND b.bucket =
         (agg_gaps.visit_time - ((agg_gaps.visit_time % 86400) + 86400) % 86400) / 86400)
 
--- a day with counters that is not on the work list: sealed (its rows u = 0)
+-- a day with counters that is not on the work list: sealed (its rows unsealed = 0)
 -- name: agg_blob_listed_or_empty
 SELECT COUNT(*)
     FROM agg_cnt c

@@ -1,12 +1,13 @@
 -- Statements of mod_qrtrack/qrt_store_agg_read.c (see docs/design.md, "The SQL statements").
--- Links (agg_link) find their strings in agg_bcy by bcy (schema 12); gaps (agg_gaps) their
--- value in agg_vals by vid (schema 13).
--- Links by time (t) of days not sealed read the rows with u = 1 alone (agg_link_u, schema 17);
--- links of a sealed day whose sealed value is gone without the store's knowing (deleted by
--- hand) read its rows with u = 0 along every link of the account.
--- A "+" before a column (+p, +t, +v.tracker_id) keeps the planner off that column's index so
--- that the index the statement is written for is the one used; "CROSS JOIN" fixes the order
--- of the join (SQLite never reorders it): the reports' speed depends on both.
+-- Links (agg_link) find their strings in agg_bcy by browser_country_city_id (schema 12); gaps
+-- (agg_gaps) their value in agg_vals by value_id (schema 13).
+-- Links by time (visit_time) of days not sealed read the rows with unsealed = 1 alone
+-- (agg_link_u, schema 17); links of a sealed day whose sealed value is gone without the
+-- store's knowing (deleted by hand) read its rows with unsealed = 0 along every link of the
+-- account.
+-- A "+" before a column (+previous_time, +visit_time, +v.tracker_id) keeps the planner off that
+-- column's index so that the index the statement is written for is the one used; "CROSS JOIN"
+-- fixes the order of the join (SQLite never reorders it): the reports' speed depends on both.
 -- The IN lists hold 64 tracker ids: listed trackers are read that many at a time.
 
 -- reads: counters over full days (at most 5 bucket ranges)
@@ -139,7 +140,7 @@ SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.c
         %lld AND v.bot = 0 AND g.tracker_id = v.tracker_id
     GROUP BY g.tag
 
--- reads: links by time (t) and by previous time (p), per kind
+-- reads: links by time (visit_time) and by previous time (previous_time), per kind
 -- name: report_links_by_time_tracker
 SELECT tracker_id, '', SUM(visit_count)
     FROM agg_link
@@ -292,7 +293,7 @@ SELECT tracker_id, v.value, SUM(visit_count)
     GROUP BY tracker_id, v.value
 
 -- the days of [b0, b1] that should be sealed and were not read sealed: with counters, not on the
--- work list (SQLite: their rows have u = 0)
+-- work list (SQLite: their rows have unsealed = 0)
 -- name: agg_orphans
 SELECT c.bucket
     FROM agg_cnt c
