@@ -112,18 +112,62 @@ static char *schema_dialect(apr_pool_t *p, const apr_dbd_driver_t *driver,
 }
 
 #define SCHEMA_UNLESS "{{UNLESS_TABLE:"
+#define SCHEMA_UNLESS_COLUMN "{{UNLESS_COLUMN:"
+
+/* Whether the table (or view) name exists: 1, else 0. With a column (name is then
+ * "table.column"), whether that table has that column. */
+static int schema_has(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                      const char *name, int column)
+{
+    const char *dot = column ? strchr(name, '.') : NULL;
+    const char *q;
+    int n = 0;
+
+    if (column && !dot) {
+        return 0;
+    }
+    if (!column) {
+        q = schema_is_sqlite(driver)
+            ? apr_psprintf(p, "SELECT COUNT(*) FROM sqlite_master WHERE name = '%s'", name)
+            : apr_psprintf(p, "SELECT COUNT(*) FROM information_schema.tables WHERE "
+                              "table_name = '%s'", name);
+    }
+    else {
+        const char *table = apr_pstrndup(p, name, (apr_size_t)(dot - name));
+
+        q = schema_is_sqlite(driver)
+            ? apr_psprintf(p, "SELECT COUNT(*) FROM pragma_table_info('%s') WHERE "
+                              "name = '%s'", table, dot + 1)
+            : apr_psprintf(p, "SELECT COUNT(*) FROM information_schema.columns WHERE "
+                              "table_schema = current_schema() AND table_name = '%s' "
+                              "AND column_name = '%s'", table, dot + 1);
+    }
+    if (schema_int(p, driver, handle, q, &n) != 0) {
+        n = 0;
+    }
+    return n > 0;
+}
 
 /* A statement marked {{UNLESS_TABLE:name}} runs only when no table (or view) of
- * that name existed when its migration started (conds: name -> "1" or "0", filled
- * on the first statement that names it, which is the migration's first). NULL when
- * it runs, the statement without the mark; "" when it is skipped. */
+ * that name existed when its migration started; one marked
+ * {{UNLESS_COLUMN:table.column}} only when that column did not (a migration that
+ * renames it, run again on a database that says an older version than it is).
+ * conds: mark's name -> "1" or "0", filled on the first statement that names it,
+ * which is the migration's first. NULL when it runs, the statement without the
+ * mark; "" when it is skipped. */
 static const char *schema_unless(apr_pool_t *p, const apr_dbd_driver_t *driver,
                                  apr_dbd_t *handle, apr_hash_t *conds, const char *stmt)
 {
     const char *at = strstr(stmt, SCHEMA_UNLESS), *end;
-    const char *name, *seen;
-    int n = 0;
+    const char *name, *seen, *key;
+    int column = 0;
+    apr_size_t len = strlen(SCHEMA_UNLESS);
 
+    if (!at) {
+        at = strstr(stmt, SCHEMA_UNLESS_COLUMN);
+        column = 1;
+        len = strlen(SCHEMA_UNLESS_COLUMN);
+    }
     if (!at) {
         return NULL;
     }
@@ -131,20 +175,12 @@ static const char *schema_unless(apr_pool_t *p, const apr_dbd_driver_t *driver,
     if (!end) {
         return NULL;
     }
-    name = apr_pstrndup(p, at + strlen(SCHEMA_UNLESS),
-                        (apr_size_t)(end - at) - strlen(SCHEMA_UNLESS));
-    seen = apr_hash_get(conds, name, APR_HASH_KEY_STRING);
+    name = apr_pstrndup(p, at + len, (apr_size_t)(end - at) - len);
+    key = apr_pstrcat(p, column ? "column " : "table ", name, NULL);
+    seen = apr_hash_get(conds, key, APR_HASH_KEY_STRING);
     if (!seen) {
-        const char *q = schema_is_sqlite(driver)
-            ? apr_psprintf(p, "SELECT COUNT(*) FROM sqlite_master WHERE name = '%s'", name)
-            : apr_psprintf(p, "SELECT COUNT(*) FROM information_schema.tables WHERE "
-                              "table_name = '%s'", name);
-
-        if (schema_int(p, driver, handle, q, &n) != 0) {
-            n = 0;
-        }
-        seen = n > 0 ? "1" : "0";
-        apr_hash_set(conds, name, APR_HASH_KEY_STRING, seen);
+        seen = schema_has(p, driver, handle, name, column) ? "1" : "0";
+        apr_hash_set(conds, key, APR_HASH_KEY_STRING, seen);
     }
     if (*seen == '1') {
         return "";

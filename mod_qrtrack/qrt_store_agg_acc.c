@@ -293,7 +293,7 @@ static void **acc_sorted(apr_pool_t *p, apr_hash_t *const *h, int nh, acc_cmp_fn
 
 #define ACC_CMP(x, y) do { if ((x) != (y)) { return (x) < (y) ? -1 : 1; } } while (0)
 
-/* agg_cnt's key: kind, account_id, lvl, b, grp, val. */
+/* agg_cnt's key: kind, account_id, level, bucket, tracker_id, value. */
 static int acc_cnt_cmp(const void *a, const void *b)
 {
     const cnt_key *x = &(*(cnt_ent *const *)a)->k, *y = &(*(cnt_ent *const *)b)->k;
@@ -306,7 +306,7 @@ static int acc_cnt_cmp(const void *a, const void *b)
     return strcmp(x->val, y->val);
 }
 
-/* agg_day's key: account_id, q, g. */
+/* agg_day's key: account_id, quarter_hour, quarters_since_previous. */
 static int acc_day_cmp(const void *a, const void *b)
 {
     const day_key *x = &(*(day_ent *const *)a)->k, *y = &(*(day_ent *const *)b)->k;
@@ -317,7 +317,8 @@ static int acc_day_cmp(const void *a, const void *b)
     return 0;
 }
 
-/* agg_link's key: account_id, p, t, flags, tracker_id (then bcy, the strings'). */
+/* agg_link's key: account_id, previous_time, visit_time, flags, tracker_id (then
+ * browser_country_city_id, the strings'). */
 static int acc_lnk_cmp(const void *a, const void *b)
 {
     const lnk_key *x = &(*(lnk_ent *const *)a)->k, *y = &(*(lnk_ent *const *)b)->k;
@@ -334,7 +335,8 @@ static int acc_lnk_cmp(const void *a, const void *b)
     return strcmp(x->city, y->city);
 }
 
-/* agg_gaps's key: kind, account_id, p, t, grp (then vid, the value's). */
+/* agg_gaps's key: kind, account_id, previous_time, visit_time, tracker_id (then value_id,
+ * the value's). */
 static int acc_gap_cmp(const void *a, const void *b)
 {
     const gap_key *x = &(*(gap_ent *const *)a)->k, *y = &(*(gap_ent *const *)b)->k;

@@ -19,8 +19,8 @@ typedef struct {
     int found;
 } ab_open_ctx;
 
-/* The rows of a sealed day's value back to u = 1, one (p, t) each; -1 (the caller
- * opens the whole day) when the value cannot be read. */
+/* The rows of a sealed day's value back to unsealed = 1, one (previous_time,
+ * visit_time) each; -1 (the caller opens the whole day) when the value cannot be read. */
 static apr_status_t ab_open_value(void *ctx, apr_int64_t b, const char *data)
 {
     ab_open_ctx *c = ctx;
@@ -71,10 +71,10 @@ static apr_status_t ab_open_value(void *ctx, apr_int64_t b, const char *data)
 }
 
 /* Before a day's sealed values go: its links and gaps back in agg_link_u and
- * agg_gaps_u (u = 1), as its links value lists them. Without a value to read (damaged,
+ * agg_gaps_u (unsealed = 1), as its links value lists them. Without a value to read (damaged,
  * or gone behind the store's back: a day with counters, off the work list, unless the
- * caller took it off: listed), by the day's range of t along every row of the
- * account. PostgreSQL keeps u = 1 always: nothing to do. */
+ * caller took it off: listed), by the day's range of visit_time along every row of
+ * the account. PostgreSQL keeps unsealed = 1 always: nothing to do. */
 static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                 apr_int64_t day, int listed)
 {
@@ -106,8 +106,8 @@ static apr_status_t ab_open_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
     return rv;
 }
 
-/* After a day is sealed: its links and gaps out of agg_link_u and agg_gaps_u (u = 0),
- * read from its sealed value from now on (SQLite). */
+/* After a day is sealed: its links and gaps out of agg_link_u and agg_gaps_u
+ * (unsealed = 0), read from its sealed value from now on (SQLite). */
 static apr_status_t ab_close_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                  apr_int64_t s, apr_int64_t e)
 {

@@ -1,7 +1,8 @@
 /* qrt_store_agg_blob: the sealed report aggregates (qrt_aggblob.h) in the table
- * agg_blob (account_id, lvl, b, kind, data): sealing, invalidation and fetching.
+ * agg_blob (account_id, level, bucket, kind, data): sealing, invalidation and
+ * fetching.
  *
- * A unit is one account's bucket: a day (lvl 1: counters of every kind, links,
+ * A unit is one account's bucket: a day (level 1: counters of every kind, links,
  * visits, quarter-hours, links by previous day) or 16 or 256 days (counters). A unit
  * is sealed once no visit can be expected in it: its last day ended
  * QRT_AGGBLOB_SETTLE seconds ago, or it starts after tomorrow (visits imported ahead
@@ -15,12 +16,13 @@
  *
  * SQLite (schema 17) reads a day's links and gaps by time from its rows only while the
  * day is not sealed: agg_link and agg_gaps are keyed by the previous visit's time,
- * and their indexes by time (agg_link_u, agg_gaps_u) hold the rows with u = 1 alone.
- * Sealing a day sets u = 0 on its rows; whatever drops its values sets u = 1 again
- * first, on the rows the links value lists (by (p, t)). The rows stay the truth: a
+ * and their indexes by time (agg_link_u, agg_gaps_u) hold the rows with unsealed = 1
+ * alone. Sealing a day sets unsealed = 0 on its rows; whatever drops its values sets
+ * unsealed = 1 again first, on the rows the links value lists (by (previous_time,
+ * visit_time)). The rows stay the truth: a
  * day whose values went behind the store's back (with counters, off the work list)
  * is read along all the account's rows, and qrt_store_agg_blob_relist puts its rows
- * back by time. PostgreSQL keeps its tables keyed by time: u stays 1 there. */
+ * back by time. PostgreSQL keeps its tables keyed by time: unsealed stays 1 there. */
 #ifndef QRT_STORE_AGG_BLOB_H
 #define QRT_STORE_AGG_BLOB_H
 

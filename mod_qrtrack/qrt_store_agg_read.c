@@ -203,8 +203,9 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
     return win_counter_ranges1(db, p, w, kind, account, grp, r, n);
 }
 
-/* How win_links finds its rows: by t (the days not sealed, u = 1), by p, or by t
- * along every link of the account (a sealed day whose values are gone, u = 0). */
+/* How win_links finds its rows: by visit_time (the days not sealed, unsealed = 1), by
+ * previous_time, or by visit_time along every link of the account (a sealed day whose
+ * values are gone, unsealed = 0). */
 enum { BY_T, BY_P, BY_T_SEALED };
 
 /* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned as `by` says, added
@@ -607,7 +608,7 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
 /* The links of days [d0, d1] that were sealed and whose sealed values are gone
  * behind the store's back (SQL by hand): days with counters, not read sealed (the
  * caller's run), not on the work list. Their rows left agg_link_u when they were
- * sealed (u = 0), so they are read along the account's links, a day at a time;
+ * sealed (unsealed = 0), so they are read along the account's links, a day at a time;
  * "qrtrack-admin aggregates seal" puts them back (qrt_store_agg_blob_relist). */
 static apr_status_t win_links_orphans(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                                       apr_int64_t account, apr_int64_t t0, apr_int64_t t1,

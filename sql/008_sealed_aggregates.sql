@@ -18,14 +18,16 @@ CREATE TABLE IF NOT EXISTS agg_blob (
 );
 -- The days to seal: every transaction that changes a day's aggregate rows puts the
 -- day here (and drops its sealed values); the writers seal the settled ones and take
--- them off. An upgraded database starts with every day that has counters.
+-- them off. An upgraded database starts with every day that has counters. (Not when
+-- agg_cnt has the names of version 23: a database that says an older version than it
+-- is, whose days are listed already.)
 CREATE TABLE IF NOT EXISTS agg_unsealed (
     account_id BIGINT NOT NULL,
     day BIGINT NOT NULL,
     PRIMARY KEY (account_id, day)
 );
-{{SQLITE}}INSERT OR IGNORE INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1;
-{{PGSQL}}INSERT INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1 ON CONFLICT DO NOTHING;
+{{SQLITE}}{{UNLESS_COLUMN:agg_cnt.bucket}}INSERT OR IGNORE INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1;
+{{PGSQL}}{{UNLESS_COLUMN:agg_cnt.bucket}}INSERT INTO agg_unsealed (account_id, day) SELECT account_id, b FROM agg_cnt WHERE kind = 2 AND lvl = 1 ON CONFLICT DO NOTHING;
 -- The reports over a few listed trackers group those trackers' visits with their
 -- distinct visitors; the index they read now also holds the source and the
 -- dictionary ids of browser and place, so that no visit row is read for them.

@@ -93,8 +93,8 @@ ALTER SEQUENCE agg_bcy_id_seq OWNED BY agg_bcy.id;
 
 CREATE TABLE agg_blob (
     account_id bigint NOT NULL,
-    lvl smallint NOT NULL,
-    b bigint NOT NULL,
+    level smallint NOT NULL,
+    bucket bigint NOT NULL,
     kind smallint NOT NULL,
     data text NOT NULL
 );
@@ -102,20 +102,20 @@ CREATE TABLE agg_blob (
 CREATE TABLE agg_cnt (
     kind smallint NOT NULL,
     account_id bigint NOT NULL,
-    lvl smallint NOT NULL,
-    b bigint NOT NULL,
-    grp bigint NOT NULL,
-    val character varying(255) NOT NULL,
+    level smallint NOT NULL,
+    bucket bigint NOT NULL,
+    tracker_id bigint NOT NULL,
+    value character varying(255) NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL,
-    firsts bigint NOT NULL,
-    rets bigint NOT NULL
+    first_visits bigint NOT NULL,
+    followed_visits bigint NOT NULL
 );
 
 CREATE TABLE agg_day (
     account_id bigint NOT NULL,
-    q bigint NOT NULL,
-    g smallint NOT NULL,
+    quarter_hour bigint NOT NULL,
+    quarters_since_previous smallint NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL
 );
@@ -123,23 +123,23 @@ CREATE TABLE agg_day (
 CREATE TABLE agg_gaps (
     kind smallint NOT NULL,
     account_id bigint NOT NULL,
-    t bigint NOT NULL,
-    p bigint NOT NULL,
-    grp bigint NOT NULL,
-    vid bigint NOT NULL,
-    n bigint NOT NULL,
-    u smallint DEFAULT 1 NOT NULL
+    visit_time bigint NOT NULL,
+    previous_time bigint NOT NULL,
+    tracker_id bigint NOT NULL,
+    value_id bigint NOT NULL,
+    visit_count bigint NOT NULL,
+    unsealed smallint DEFAULT 1 NOT NULL
 );
 
 CREATE TABLE agg_link (
     account_id bigint NOT NULL,
-    t bigint NOT NULL,
-    p bigint NOT NULL,
+    visit_time bigint NOT NULL,
+    previous_time bigint NOT NULL,
     flags smallint NOT NULL,
     tracker_id bigint NOT NULL,
-    bcy bigint NOT NULL,
-    n bigint NOT NULL,
-    u smallint DEFAULT 1 NOT NULL
+    browser_country_city_id bigint NOT NULL,
+    visit_count bigint NOT NULL,
+    unsealed smallint DEFAULT 1 NOT NULL
 );
 
 CREATE TABLE agg_tag (
@@ -160,7 +160,7 @@ CREATE TABLE agg_unsealed (
 
 CREATE TABLE agg_vals (
     id bigint NOT NULL,
-    val character varying(255) NOT NULL
+    value character varying(255) NOT NULL
 );
 
 CREATE SEQUENCE agg_vals_id_seq
@@ -428,19 +428,19 @@ ALTER TABLE ONLY agg_bcy
     ADD CONSTRAINT agg_bcy_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY agg_blob
-    ADD CONSTRAINT agg_blob_pkey PRIMARY KEY (account_id, lvl, b, kind);
+    ADD CONSTRAINT agg_blob_pkey PRIMARY KEY (account_id, level, bucket, kind);
 
 ALTER TABLE ONLY agg_cnt
-    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (kind, account_id, lvl, b, grp, val);
+    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (kind, account_id, level, bucket, tracker_id, value);
 
 ALTER TABLE ONLY agg_day
-    ADD CONSTRAINT agg_day_pkey PRIMARY KEY (account_id, q, g);
+    ADD CONSTRAINT agg_day_pkey PRIMARY KEY (account_id, quarter_hour, quarters_since_previous);
 
 ALTER TABLE ONLY agg_gaps
-    ADD CONSTRAINT agg_gaps_pkey PRIMARY KEY (kind, account_id, t, p, grp, vid);
+    ADD CONSTRAINT agg_gaps_pkey PRIMARY KEY (kind, account_id, visit_time, previous_time, tracker_id, value_id);
 
 ALTER TABLE ONLY agg_link
-    ADD CONSTRAINT agg_link12_pkey PRIMARY KEY (account_id, t, p, flags, tracker_id, bcy);
+    ADD CONSTRAINT agg_link12_pkey PRIMARY KEY (account_id, visit_time, previous_time, flags, tracker_id, browser_country_city_id);
 
 ALTER TABLE ONLY agg_tag
     ADD CONSTRAINT agg_tag_pkey PRIMARY KEY (tracker_id, tag);
@@ -455,7 +455,7 @@ ALTER TABLE ONLY agg_vals
     ADD CONSTRAINT agg_vals_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY agg_vals
-    ADD CONSTRAINT agg_vals_val_key UNIQUE (val);
+    ADD CONSTRAINT agg_vals_val_key UNIQUE (value);
 
 ALTER TABLE ONLY qrt_settings
     ADD CONSTRAINT qrt_settings_pkey PRIMARY KEY (name);
@@ -517,11 +517,11 @@ ALTER TABLE ONLY visit_uas
 ALTER TABLE ONLY visit_uas
     ADD CONSTRAINT visit_uas_pkey PRIMARY KEY (id);
 
-CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, grp, lvl, b);
+CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, tracker_id, level, bucket);
 
-CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, p, n);
+CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
 
-CREATE INDEX agg_link_p ON agg_link USING btree (account_id, p, n);
+CREATE INDEX agg_link_p ON agg_link USING btree (account_id, previous_time, visit_count);
 
 CREATE INDEX agg_trk_account ON agg_trk USING btree (account_id, tracker_id);
 

@@ -118,26 +118,26 @@ END;
 CREATE TABLE agg_cnt (
     kind SMALLINT NOT NULL,
     account_id BIGINT NOT NULL,
-    lvl SMALLINT NOT NULL,
-    b BIGINT NOT NULL,
-    grp BIGINT NOT NULL,
-    val VARCHAR(255) NOT NULL,
+    level SMALLINT NOT NULL,
+    bucket BIGINT NOT NULL,
+    tracker_id BIGINT NOT NULL,
+    value VARCHAR(255) NOT NULL,
     scans BIGINT NOT NULL,
     clicks BIGINT NOT NULL,
-    firsts BIGINT NOT NULL,
-    rets BIGINT NOT NULL,
-    PRIMARY KEY (kind, account_id, lvl, b, grp, val)
+    first_visits BIGINT NOT NULL,
+    followed_visits BIGINT NOT NULL,
+    PRIMARY KEY (kind, account_id, level, bucket, tracker_id, value)
 );
 
-CREATE INDEX agg_cnt_grp ON agg_cnt (kind, account_id, grp, lvl, b);
+CREATE INDEX agg_cnt_grp ON agg_cnt (kind, account_id, tracker_id, level, bucket);
 
 CREATE TABLE agg_day (
     account_id BIGINT NOT NULL,
-    q BIGINT NOT NULL,
-    g SMALLINT NOT NULL,
+    quarter_hour BIGINT NOT NULL,
+    quarters_since_previous SMALLINT NOT NULL,
     scans BIGINT NOT NULL,
     clicks BIGINT NOT NULL,
-    PRIMARY KEY (account_id, q, g)
+    PRIMARY KEY (account_id, quarter_hour, quarters_since_previous)
 );
 
 CREATE TABLE qrt_settings (
@@ -174,11 +174,11 @@ CREATE TABLE visit_ips (
 
 CREATE TABLE agg_blob (
     account_id BIGINT NOT NULL,
-    lvl SMALLINT NOT NULL,
-    b BIGINT NOT NULL,
+    level SMALLINT NOT NULL,
+    bucket BIGINT NOT NULL,
     kind SMALLINT NOT NULL,
     data TEXT NOT NULL,
-    PRIMARY KEY (account_id, lvl, b, kind)
+    PRIMARY KEY (account_id, level, bucket, kind)
 );
 
 CREATE TABLE agg_unsealed (
@@ -247,19 +247,19 @@ END;
 
 CREATE TABLE agg_bcy (id INTEGER PRIMARY KEY, browser VARCHAR(64) NOT NULL, country VARCHAR(8) NOT NULL, city VARCHAR(128) NOT NULL, UNIQUE (browser, country, city) );
 
-CREATE TABLE agg_vals (id INTEGER PRIMARY KEY, val VARCHAR(255) NOT NULL UNIQUE);
+CREATE TABLE agg_vals (id INTEGER PRIMARY KEY, value VARCHAR(255) NOT NULL UNIQUE);
 
 CREATE TABLE visit_floor (bucket INTEGER PRIMARY KEY, min_start BIGINT NOT NULL);
 
 CREATE TABLE "tracker_visitors" (tracker_id BIGINT NOT NULL, visitor BIGINT NOT NULL, first_visit BIGINT NOT NULL, PRIMARY KEY (tracker_id, visitor)) WITHOUT ROWID;
 
-CREATE TABLE "agg_link" (account_id BIGINT NOT NULL, p BIGINT NOT NULL, t BIGINT NOT NULL, flags SMALLINT NOT NULL, tracker_id BIGINT NOT NULL, bcy BIGINT NOT NULL, n BIGINT NOT NULL, u SMALLINT NOT NULL DEFAULT 1, PRIMARY KEY (account_id, p, t, flags, tracker_id, bcy)) WITHOUT ROWID;
+CREATE TABLE "agg_link" (account_id BIGINT NOT NULL, previous_time BIGINT NOT NULL, visit_time BIGINT NOT NULL, flags SMALLINT NOT NULL, tracker_id BIGINT NOT NULL, browser_country_city_id BIGINT NOT NULL, visit_count BIGINT NOT NULL, unsealed SMALLINT NOT NULL DEFAULT 1, PRIMARY KEY (account_id, previous_time, visit_time, flags, tracker_id, browser_country_city_id)) WITHOUT ROWID;
 
-CREATE INDEX agg_link_u ON agg_link (account_id, t, n, u) WHERE u = 1;
+CREATE INDEX agg_link_u ON agg_link (account_id, visit_time, visit_count, unsealed) WHERE unsealed = 1;
 
-CREATE TABLE "agg_gaps" (kind SMALLINT NOT NULL, account_id BIGINT NOT NULL, p BIGINT NOT NULL, t BIGINT NOT NULL, grp BIGINT NOT NULL, vid BIGINT NOT NULL, n BIGINT NOT NULL, u SMALLINT NOT NULL DEFAULT 1, PRIMARY KEY (kind, account_id, p, t, grp, vid)) WITHOUT ROWID;
+CREATE TABLE "agg_gaps" (kind SMALLINT NOT NULL, account_id BIGINT NOT NULL, previous_time BIGINT NOT NULL, visit_time BIGINT NOT NULL, tracker_id BIGINT NOT NULL, value_id BIGINT NOT NULL, visit_count BIGINT NOT NULL, unsealed SMALLINT NOT NULL DEFAULT 1, PRIMARY KEY (kind, account_id, previous_time, visit_time, tracker_id, value_id)) WITHOUT ROWID;
 
-CREATE INDEX agg_gaps_u ON agg_gaps (kind, account_id, t, n, u) WHERE u = 1;
+CREATE INDEX agg_gaps_u ON agg_gaps (kind, account_id, visit_time, visit_count, unsealed) WHERE unsealed = 1;
 
 CREATE TABLE trackers_version (
     account_id BIGINT PRIMARY KEY,

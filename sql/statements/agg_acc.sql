@@ -21,29 +21,33 @@ INSERT INTO agg_tag (tracker_id, tag)
     WHERE tracker_id = %lld
 
 -- name: agg_counter_add
-INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, clicks, firsts, rets)
+INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, clicks,
+        first_visits, followed_visits)
     VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld, %lld, %lld)
-    ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE
-    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, firsts =
-        agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets
+    ON CONFLICT (kind, account_id, level, bucket, tracker_id, value) DO UPDATE
+    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks,
+        first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
+        agg_cnt.followed_visits + excluded.followed_visits
 
 -- name: agg_day_add
-INSERT INTO agg_day (account_id, q, g, scans, clicks)
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
     VALUES (%lld, %lld, %lld, %lld, %lld)
-    ON CONFLICT (account_id, q, g) DO UPDATE
+    ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
     SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
 
 -- name: agg_link_add
-INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n)
+INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,
+        browser_country_city_id, visit_count)
     VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)
-    ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) DO UPDATE
-    SET n = agg_link.n + excluded.n
+    ON CONFLICT (account_id, visit_time, previous_time, flags, tracker_id, browser_country_city_id)
+        DO UPDATE
+    SET visit_count = agg_link.visit_count + excluded.visit_count
 
 -- name: agg_link_drop
 DELETE
     FROM agg_link
-    WHERE account_id = %lld AND t = %lld AND p = %lld AND flags = %lld AND tracker_id = %lld AND bcy
-        = %lld AND n <= 0
+    WHERE account_id = %lld AND visit_time = %lld AND previous_time = %lld AND flags = %lld AND
+        tracker_id = %lld AND browser_country_city_id = %lld AND visit_count <= 0
 
 -- a link's (browser, country, city): added, else found (qrt_store_dict_id)
 -- name: agg_bcy_add
@@ -57,27 +61,28 @@ SELECT id
     WHERE browser = %s AND country = %s AND city = %s
 
 -- name: agg_gap_add
-INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n)
+INSERT INTO agg_gaps (kind, account_id, visit_time, previous_time, tracker_id, value_id,
+        visit_count)
     VALUES (%lld, %lld, %lld, %lld, %lld, %lld, %lld)
-    ON CONFLICT (kind, account_id, t, p, grp, vid) DO UPDATE
-    SET n = agg_gaps.n + excluded.n
+    ON CONFLICT (kind, account_id, visit_time, previous_time, tracker_id, value_id) DO UPDATE
+    SET visit_count = agg_gaps.visit_count + excluded.visit_count
 
 -- name: agg_gap_drop
 DELETE
     FROM agg_gaps
-    WHERE kind = %lld AND account_id = %lld AND t = %lld AND p = %lld AND grp = %lld AND vid = %lld
-        AND n <= 0
+    WHERE kind = %lld AND account_id = %lld AND visit_time = %lld AND previous_time = %lld AND
+        tracker_id = %lld AND value_id = %lld AND visit_count <= 0
 
 -- a gap's value: added, else found
 -- name: agg_val_add
-INSERT INTO agg_vals (val)
+INSERT INTO agg_vals (value)
     VALUES (%s)
-    ON CONFLICT (val) DO NOTHING
+    ON CONFLICT (value) DO NOTHING
 
 -- name: agg_val_get
 SELECT id
     FROM agg_vals
-    WHERE val = %s
+    WHERE value = %s
 
 -- (the added row's id comes back: qrt_store_dict_id)
 -- name: agg_bcy_add [pgsql]
@@ -87,33 +92,38 @@ INSERT INTO agg_bcy (browser, country, city)
     RETURNING id
 
 -- name: agg_val_add [pgsql]
-INSERT INTO agg_vals (val)
+INSERT INTO agg_vals (value)
     VALUES (%s)
-    ON CONFLICT (val) DO NOTHING
+    ON CONFLICT (value) DO NOTHING
     RETURNING id
 
 -- name: agg_counter_add_many [pgsql-only]
-INSERT INTO agg_cnt (kind, account_id, lvl, b, grp, val, scans, clicks, firsts, rets)
+INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, clicks,
+        first_visits, followed_visits)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
         BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS BIGINT[]), CAST(%s AS
         BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
-    ON CONFLICT (kind, account_id, lvl, b, grp, val) DO UPDATE
-    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks, firsts =
-        agg_cnt.firsts + excluded.firsts, rets = agg_cnt.rets + excluded.rets
+    ON CONFLICT (kind, account_id, level, bucket, tracker_id, value) DO UPDATE
+    SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks,
+        first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
+        agg_cnt.followed_visits + excluded.followed_visits
 
 -- name: agg_link_add_many [pgsql-only]
-INSERT INTO agg_link (account_id, t, p, flags, tracker_id, bcy, n)
+INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,
+        browser_country_city_id, visit_count)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
         BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
-    ON CONFLICT (account_id, t, p, flags, tracker_id, bcy) DO UPDATE
-    SET n = agg_link.n + excluded.n
+    ON CONFLICT (account_id, visit_time, previous_time, flags, tracker_id, browser_country_city_id)
+        DO UPDATE
+    SET visit_count = agg_link.visit_count + excluded.visit_count
 
 -- name: agg_gap_add_many [pgsql-only]
-INSERT INTO agg_gaps (kind, account_id, t, p, grp, vid, n)
+INSERT INTO agg_gaps (kind, account_id, visit_time, previous_time, tracker_id, value_id,
+        visit_count)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
         BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
-    ON CONFLICT (kind, account_id, t, p, grp, vid) DO UPDATE
-    SET n = agg_gaps.n + excluded.n
+    ON CONFLICT (kind, account_id, visit_time, previous_time, tracker_id, value_id) DO UPDATE
+    SET visit_count = agg_gaps.visit_count + excluded.visit_count

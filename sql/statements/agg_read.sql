@@ -1,77 +1,79 @@
 -- Statements of mod_qrtrack/qrt_store_agg_read.c (see docs/design.md, "The SQL statements").
--- Links (agg_link) find their strings in agg_bcy by bcy (schema 12); gaps (agg_gaps) their
--- value in agg_vals by vid (schema 13).
--- Links by time (t) of days not sealed read the rows with u = 1 alone (agg_link_u, schema 17);
--- links of a sealed day whose sealed value is gone without the store's knowing (deleted by
--- hand) read its rows with u = 0 along every link of the account.
--- A "+" before a column (+p, +t, +v.tracker_id) keeps the planner off that column's index so
--- that the index the statement is written for is the one used; "CROSS JOIN" fixes the order
--- of the join (SQLite never reorders it): the reports' speed depends on both.
+-- Links (agg_link) find their strings in agg_bcy by browser_country_city_id (schema 12); gaps
+-- (agg_gaps) their value in agg_vals by value_id (schema 13).
+-- Links by time (visit_time) of days not sealed read the rows with unsealed = 1 alone
+-- (agg_link_u, schema 17); links of a sealed day whose sealed value is gone without the
+-- store's knowing (deleted by hand) read its rows with unsealed = 0 along every link of the
+-- account.
+-- A "+" before a column (+previous_time, +visit_time, +v.tracker_id) keeps the planner off that
+-- column's index so that the index the statement is written for is the one used; "CROSS JOIN"
+-- fixes the order of the join (SQLite never reorders it): the reports' speed depends on both.
 -- The IN lists hold 64 tracker ids: listed trackers are read that many at a time.
 
 -- reads: counters over full days (at most 5 bucket ranges)
 -- name: report_counters_sum
-SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets)
-    FROM (SELECT grp, val, scans, clicks, firsts, rets
+SELECT tracker_id, value, SUM(scans), SUM(clicks), SUM(first_visits), SUM(followed_visits)
+    FROM (SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = %lld AND b BETWEEN %lld AND %lld) x
-    GROUP BY grp, val
+    WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld) x
+    GROUP BY tracker_id, value
 
 -- name: report_counters_sum_of_group
-SELECT grp, val, SUM(scans), SUM(clicks), SUM(firsts), SUM(rets)
-    FROM (SELECT grp, val, scans, clicks, firsts, rets
+SELECT tracker_id, value, SUM(scans), SUM(clicks), SUM(first_visits), SUM(followed_visits)
+    FROM (SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
-        %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
+        BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
-        %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
+        BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
-        %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
+        BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
-        %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
+        BETWEEN %lld AND %lld
     UNION ALL
-    SELECT grp, val, scans, clicks, firsts, rets
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = %lld AND b BETWEEN %lld AND
-        %lld) x
-    GROUP BY grp, val
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
+        BETWEEN %lld AND %lld) x
+    GROUP BY tracker_id, value
 
 -- name: report_counters_by_day
-SELECT b, grp, SUM(scans), SUM(clicks)
+SELECT bucket, tracker_id, SUM(scans), SUM(clicks)
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld
-    GROUP BY b, grp
+    WHERE kind = %lld AND account_id = %lld AND level = 1 AND bucket BETWEEN %lld AND %lld
+    GROUP BY bucket, tracker_id
 
 -- name: report_counters_by_day_of_group
-SELECT b, grp, SUM(scans), SUM(clicks)
+SELECT bucket, tracker_id, SUM(scans), SUM(clicks)
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND grp = %lld AND lvl = 1 AND b BETWEEN %lld AND %lld
-    GROUP BY b, grp
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = 1 AND bucket BETWEEN
+        %lld AND %lld
+    GROUP BY bucket, tracker_id
 
 -- reads: visits of the partial days at a window's edges, per kind
 -- name: report_edge_visits_tracker
@@ -138,180 +140,186 @@ SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.c
         %lld AND v.bot = 0 AND g.tracker_id = v.tracker_id
     GROUP BY g.tag
 
--- reads: links by time (t) and by previous time (p), per kind
+-- reads: links by time (visit_time) and by previous time (previous_time), per kind
 -- name: report_links_by_time_tracker
-SELECT tracker_id, '', SUM(n)
+SELECT tracker_id, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
-        (flags & 1) <> 0
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1 AND (flags & 1) <> 0
     GROUP BY tracker_id
 
 -- name: report_links_by_time_account
-SELECT 0, '', SUM(n)
+SELECT 0, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1
 
 -- name: report_links_by_time_browser
-SELECT 0, k.browser, SUM(n)
+SELECT 0, k.browser, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
-        (flags & 2) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1 AND (flags & 2) <> 0
     GROUP BY k.browser
 
 -- name: report_links_by_time_country
-SELECT 0, k.country, SUM(n)
+SELECT 0, k.country, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
-        (flags & 4) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1 AND (flags & 4) <> 0
     GROUP BY k.country
 
 -- name: report_links_by_time_city
-SELECT 0, k.city, SUM(n)
+SELECT 0, k.city, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 1 AND
-        (flags & 8) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1 AND (flags & 8) <> 0
     GROUP BY k.city
 
 -- name: report_links_by_time_tag
-SELECT 0, g.tag, SUM(l.n)
+SELECT 0, g.tag, SUM(l.visit_count)
     FROM agg_link l
     CROSS JOIN agg_tag g
-    WHERE l.account_id = %lld AND l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld AND l.u =
-        1 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    WHERE l.account_id = %lld AND l.visit_time BETWEEN %lld AND %lld AND +l.previous_time BETWEEN
+        %lld AND %lld AND l.unsealed = 1 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
     GROUP BY g.tag
 
 -- name: report_links_of_lost_seals_tracker
-SELECT tracker_id, '', SUM(n)
+SELECT tracker_id, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
-        (flags & 1) <> 0
+    WHERE account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld
+        AND %lld AND unsealed = 0 AND (flags & 1) <> 0
     GROUP BY tracker_id
 
 -- name: report_links_of_lost_seals_account
-SELECT 0, '', SUM(n)
+SELECT 0, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0
+    WHERE account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld
+        AND %lld AND unsealed = 0
 
 -- name: report_links_of_lost_seals_browser
-SELECT 0, k.browser, SUM(n)
+SELECT 0, k.browser, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
-        (flags & 2) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld
+        AND %lld AND unsealed = 0 AND (flags & 2) <> 0
     GROUP BY k.browser
 
 -- name: report_links_of_lost_seals_country
-SELECT 0, k.country, SUM(n)
+SELECT 0, k.country, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
-        (flags & 4) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld
+        AND %lld AND unsealed = 0 AND (flags & 4) <> 0
     GROUP BY k.country
 
 -- name: report_links_of_lost_seals_city
-SELECT 0, k.city, SUM(n)
+SELECT 0, k.city, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld AND u = 0 AND
-        (flags & 8) <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld
+        AND %lld AND unsealed = 0 AND (flags & 8) <> 0
     GROUP BY k.city
 
 -- name: report_links_of_lost_seals_tag
-SELECT 0, g.tag, SUM(l.n)
+SELECT 0, g.tag, SUM(l.visit_count)
     FROM agg_link l
     CROSS JOIN agg_tag g
-    WHERE l.account_id = %lld AND +l.t BETWEEN %lld AND %lld AND +l.p BETWEEN %lld AND %lld AND l.u
-        = 0 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    WHERE l.account_id = %lld AND +l.visit_time BETWEEN %lld AND %lld AND +l.previous_time BETWEEN
+        %lld AND %lld AND l.unsealed = 0 AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
     GROUP BY g.tag
 
 -- name: report_links_by_previous_time_tracker
-SELECT tracker_id, '', SUM(n)
+SELECT tracker_id, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 1)
-        <> 0
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & 1) <> 0
     GROUP BY tracker_id
 
 -- name: report_links_by_previous_time_account
-SELECT 0, '', SUM(n)
+SELECT 0, '', SUM(visit_count)
     FROM agg_link
-    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld
 
 -- name: report_links_by_previous_time_browser
-SELECT 0, k.browser, SUM(n)
+SELECT 0, k.browser, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 2)
-        <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & 2) <> 0
     GROUP BY k.browser
 
 -- name: report_links_by_previous_time_country
-SELECT 0, k.country, SUM(n)
+SELECT 0, k.country, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 4)
-        <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & 4) <> 0
     GROUP BY k.country
 
 -- name: report_links_by_previous_time_city
-SELECT 0, k.city, SUM(n)
+SELECT 0, k.city, SUM(visit_count)
     FROM agg_link
-    JOIN agg_bcy k ON k.id = bcy
-    WHERE account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld AND (flags & 8)
-        <> 0
+    JOIN agg_bcy k ON k.id = browser_country_city_id
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & 8) <> 0
     GROUP BY k.city
 
 -- name: report_links_by_previous_time_tag
-SELECT 0, g.tag, SUM(l.n)
+SELECT 0, g.tag, SUM(l.visit_count)
     FROM agg_link l
     CROSS JOIN agg_tag g
-    WHERE l.account_id = %lld AND l.p BETWEEN %lld AND %lld AND +l.t BETWEEN %lld AND %lld AND
-        (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
+    WHERE l.account_id = %lld AND l.previous_time BETWEEN %lld AND %lld AND +l.visit_time BETWEEN
+        %lld AND %lld AND (l.flags & 16) <> 0 AND g.tracker_id = l.tracker_id
     GROUP BY g.tag
 
 -- name: report_gaps_by_time
-SELECT grp, v.val, SUM(n)
+SELECT tracker_id, v.value, SUM(visit_count)
     FROM agg_gaps
-    JOIN agg_vals v ON v.id = vid
-    WHERE kind = %lld AND account_id = %lld AND t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND %lld
-        AND u = 1
-    GROUP BY grp, v.val
+    JOIN agg_vals v ON v.id = value_id
+    WHERE kind = %lld AND account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time
+        BETWEEN %lld AND %lld AND unsealed = 1
+    GROUP BY tracker_id, v.value
 
 -- name: report_gaps_of_lost_seals
-SELECT grp, v.val, SUM(n)
+SELECT tracker_id, v.value, SUM(visit_count)
     FROM agg_gaps
-    JOIN agg_vals v ON v.id = vid
-    WHERE kind = %lld AND account_id = %lld AND +t BETWEEN %lld AND %lld AND +p BETWEEN %lld AND
-        %lld AND u = 0
-    GROUP BY grp, v.val
+    JOIN agg_vals v ON v.id = value_id
+    WHERE kind = %lld AND account_id = %lld AND +visit_time BETWEEN %lld AND %lld AND +previous_time
+        BETWEEN %lld AND %lld AND unsealed = 0
+    GROUP BY tracker_id, v.value
 
 -- the days of [b0, b1] that should be sealed and were not read sealed: with counters, not on the
--- work list (SQLite: their rows have u = 0)
+-- work list (SQLite: their rows have unsealed = 0)
 -- name: agg_orphans
-SELECT c.b
+SELECT c.bucket
     FROM agg_cnt c
-    WHERE c.kind = 2 AND c.account_id = %lld AND c.lvl = 1 AND c.b BETWEEN %lld AND %lld AND NOT
-        EXISTS (SELECT 1
+    WHERE c.kind = 2 AND c.account_id = %lld AND c.level = 1 AND c.bucket BETWEEN %lld AND %lld AND
+        NOT EXISTS (SELECT 1
     FROM agg_unsealed x
-    WHERE x.account_id = c.account_id AND x.day = c.b)
-    ORDER BY c.b
+    WHERE x.account_id = c.account_id AND x.day = c.bucket)
+    ORDER BY c.bucket
 
 -- name: report_gaps_by_previous_time
-SELECT grp, v.val, SUM(n)
+SELECT tracker_id, v.value, SUM(visit_count)
     FROM agg_gaps
-    JOIN agg_vals v ON v.id = vid
-    WHERE kind = %lld AND account_id = %lld AND p BETWEEN %lld AND %lld AND +t BETWEEN %lld AND %lld
-    GROUP BY grp, v.val
+    JOIN agg_vals v ON v.id = value_id
+    WHERE kind = %lld AND account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time
+        BETWEEN %lld AND %lld
+    GROUP BY tracker_id, v.value
 
 -- reads: local days (quarter-hours, k = quarter-hour of the local day)
 -- name: agg_day_sum
-SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN g > k THEN scans + clicks ELSE 0 END)
-    FROM (SELECT (q * 900 + %lld) / 86400 AS d, (q * 900 + %lld - ((q * 900 + %lld) / 86400) *
-        86400) / 900 AS k, g, scans, clicks
+SELECT d, SUM(scans), SUM(clicks), SUM(CASE WHEN quarters_since_previous > k THEN scans + clicks
+        ELSE 0 END)
+    FROM (SELECT (quarter_hour * 900 + %lld) / 86400 AS d, (quarter_hour * 900 + %lld -
+        ((quarter_hour * 900 + %lld) / 86400) * 86400) / 900 AS k, quarters_since_previous, scans,
+        clicks
     FROM agg_day
-    WHERE account_id = %lld AND q BETWEEN %lld AND %lld) x
+    WHERE account_id = %lld AND quarter_hour BETWEEN %lld AND %lld) x
     GROUP BY d
 
 -- reads: state and trackers

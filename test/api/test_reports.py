@@ -540,16 +540,21 @@ def agg_rows(server, acct):
         # Every column as text: the four tables' columns differ in type.
         return ", ".join("CAST(%s AS TEXT)" % n for n in names)
     who = "account_id = (SELECT id FROM accounts WHERE name = '%s')" % acct.name
-    q = ("SELECT 'c', " + cols("kind", "lvl", "b", "grp", "val", "scans", "clicks", "firsts",
-                               "rets") + " FROM agg_cnt WHERE " + who +
-         " AND (scans <> 0 OR clicks <> 0 OR firsts <> 0 OR rets <> 0) UNION ALL "
-         "SELECT 'l', " + cols("t", "p", "flags", "tracker_id", "k.browser", "k.country",
-                               "k.city", "n", "0") + " FROM agg_link JOIN agg_bcy k ON "
-         "k.id = bcy WHERE " + who + " AND n <> 0 "
-         "UNION ALL SELECT 'g', " + cols("kind", "t", "p", "grp", "v.val", "n", "0", "0", "0") +
-         " FROM agg_gaps JOIN agg_vals v ON v.id = vid WHERE " + who + " AND n <> 0 "
+    q = ("SELECT 'c', " + cols("kind", "level", "bucket", "tracker_id", "value", "scans",
+                               "clicks", "first_visits", "followed_visits") +
+         " FROM agg_cnt WHERE " + who + " AND (scans <> 0 OR clicks <> 0 OR "
+         "first_visits <> 0 OR followed_visits <> 0) UNION ALL "
+         "SELECT 'l', " + cols("visit_time", "previous_time", "flags", "tracker_id",
+                               "k.browser", "k.country", "k.city", "visit_count", "0") +
+         " FROM agg_link JOIN agg_bcy k ON k.id = browser_country_city_id WHERE " + who +
+         " AND visit_count <> 0 "
+         "UNION ALL SELECT 'g', " + cols("kind", "visit_time", "previous_time", "tracker_id",
+                                         "v.value", "visit_count", "0", "0", "0") +
+         " FROM agg_gaps JOIN agg_vals v ON v.id = value_id WHERE " + who +
+         " AND visit_count <> 0 "
          "UNION ALL "
-         "SELECT 'd', " + cols("q", "g", "scans", "clicks", "0", "0", "0", "0", "0") +
+         "SELECT 'd', " + cols("quarter_hour", "quarters_since_previous", "scans", "clicks",
+                               "0", "0", "0", "0", "0") +
          " FROM agg_day WHERE " + who + " AND (scans <> 0 OR clicks <> 0)")
     return sorted(server.sql(q).splitlines())
 

@@ -20,7 +20,7 @@ STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n
 
 def sealed_days(srv):
     """Days with sealed links, and every sealed unit."""
-    days = srv.sql("SELECT b FROM agg_blob WHERE kind = 10 ORDER BY b").split()
+    days = srv.sql("SELECT bucket FROM agg_blob WHERE kind = 10 ORDER BY bucket").split()
     return [int(d) for d in days], int(srv.sql("SELECT COUNT(*) FROM agg_blob").strip())
 
 

@@ -458,8 +458,9 @@ static void invalidate_sealed_days(void)
     apr_array_header_t *days = apr_array_make(pool, 64, 2 * sizeof(apr_int64_t));
     int i;
 
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res, "SELECT account_id, b "
-                                    "FROM agg_blob WHERE lvl = 1 AND kind = 10", 0), 0);
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                                    "SELECT account_id, bucket FROM agg_blob "
+                                    "WHERE level = 1 AND kind = 10", 0), 0);
     while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
         apr_int64_t *d = apr_array_push(days);
 
@@ -651,8 +652,8 @@ END_TEST
 START_TEST(rebuilt_in_key_order)
 {
     static const char *const order[][2] = {
-        { "agg_cnt", "kind, account_id, lvl, b, grp, val" },
-        { "agg_day", "account_id, q, g" },
+        { "agg_cnt", "kind, account_id, level, bucket, tracker_id, value" },
+        { "agg_day", "account_id, quarter_hour, quarters_since_previous" },
     };
     int i;
 

@@ -433,25 +433,28 @@ START_TEST(plans_seek_what_they_need)
                   && !strstr(plan, "TEMP B-TREE"), "%s", plan);
     /* Links and gaps (schema 17): by previous time along the tables' keys; by time
      * along agg_link_u and agg_gaps_u, which hold the days not sealed alone; a sealed
-     * day's rows found again by (p, t). */
+     * day's rows found again by (previous_time, visit_time). */
     plan = plan_of(SQL_report_links_by_previous_time_browser);
-    ck_assert_msg(strstr(plan, "agg_link USING PRIMARY KEY (account_id=? AND p>? AND p<?)"),
-                  "%s", plan);
+    ck_assert_msg(strstr(plan, "agg_link USING PRIMARY KEY (account_id=? AND "
+                               "previous_time>? AND previous_time<?)"), "%s", plan);
     plan = plan_of(SQL_report_gaps_by_previous_time);
     ck_assert_msg(strstr(plan, "agg_gaps USING PRIMARY KEY (kind=? AND account_id=? AND "
-                               "p>? AND p<?)"), "%s", plan);
+                               "previous_time>? AND previous_time<?)"), "%s", plan);
     plan = plan_of(SQL_report_links_by_time_tag);
-    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
+    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND visit_time>? AND "
+                               "visit_time<?)"), "%s", plan);
     plan = plan_of(SQL_report_gaps_by_time);
-    ck_assert_msg(strstr(plan, "INDEX agg_gaps_u (kind=? AND account_id=? AND t>? AND t<?)"),
-                  "%s", plan);
+    ck_assert_msg(strstr(plan, "INDEX agg_gaps_u (kind=? AND account_id=? AND "
+                               "visit_time>? AND visit_time<?)"), "%s", plan);
     plan = plan_of(SQL_agg_blob_links);
-    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND t>? AND t<?)"), "%s", plan);
+    ck_assert_msg(strstr(plan, "INDEX agg_link_u (account_id=? AND visit_time>? AND "
+                               "visit_time<?)"), "%s", plan);
     plan = plan_of(SQL_agg_blob_link_open);
-    ck_assert_msg(strstr(plan, "PRIMARY KEY (account_id=? AND p=? AND t=?)"), "%s", plan);
+    ck_assert_msg(strstr(plan, "PRIMARY KEY (account_id=? AND previous_time=? AND "
+                               "visit_time=?)"), "%s", plan);
     plan = plan_of(SQL_agg_blob_gap_open);
-    ck_assert_msg(strstr(plan, "PRIMARY KEY (kind=? AND account_id=? AND p=? AND t=?)"),
-                  "%s", plan);
+    ck_assert_msg(strstr(plan, "PRIMARY KEY (kind=? AND account_id=? AND previous_time=? "
+                               "AND visit_time=?)"), "%s", plan);
     plan = plan_of(SQL_agg_seek_visitor_in_account);
     ck_assert_msg(strstr(plan, "visits_visitor (visitor=?)") && !strstr(plan, "TEMP B-TREE"),
                   "%s", plan);
