@@ -14,14 +14,10 @@ import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
 from lib.qr import IPHONE
+from lib.server import qrtrack_status
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
-
-
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
 
 
 class Load:
@@ -74,7 +70,7 @@ def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
             t = a.post("/tracker", json={"redirect_url": "https://example.com/k"}).json()
         load = Load(srv, t["code"])
         time.sleep(1.0)
-        committer = int(status(srv)["QRTrackCommitter"])
+        committer = int(qrtrack_status(srv)["QRTrackCommitter"])
         assert committer > 0
         killed = time.monotonic()
         os.kill(committer, signal.SIGKILL)

@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from conftest import Api, Memcached, PlainApi, Server, apxs, configtest, free_port
+from lib.server import qrtrack_status
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -489,7 +490,7 @@ def test_slow_memcached_is_bypassed():
     try:
         nodes = Nodes("memcache " + slow.addr, extra=STATUS % apxs("LIBEXECDIR") + BIG,
                       accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
-        st = status(nodes[0])
+        st = qrtrack_status(nodes[0])
         assert st["QRTrackRateLimitStore"] == "memcache"
         assert st["QRTrackRateLimitStoreUp"] == "1"
         assert st["QRTrackRateLimitStoreFallbacks"] == "0"
@@ -507,7 +508,7 @@ def test_slow_memcached_is_bypassed():
         log = nodes[0].error_log()
         assert WARN_STALL in log and "bypassed" in log and slow.addr in log, log
         assert log.count(WARN_STALL) == 1, log
-        st = status(nodes[0])
+        st = qrtrack_status(nodes[0])
         assert st["QRTrackRateLimitStoreUp"] == "0"
         assert int(st["QRTrackRateLimitStoreFallbacks"]) >= len(results)
     finally:
@@ -563,11 +564,6 @@ def test_configtest_accepts_the_store_forms():
                  "QRTrackRateLimitStore memcache localhost:11211"]:
         rc, out = configtest(line + "\n")
         assert rc == 0, (line, out)
-
-
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
 
 
 def test_timeout_values():
