@@ -23,3 +23,14 @@ def wait_until(cond, timeout=10.0, interval=0.05, what="the condition", ignore=(
             raise AssertionError("timed out after %.1f s waiting for %s (last: %r)"
                                  % (timeout, what() if callable(what) else what, last))
         time.sleep(interval)
+
+
+def sample(fn, seconds, interval=0.1):
+    """fn()'s values every `interval` over `seconds`: a measurement over a time window
+    (e.g. a file's largest size while a load runs), not a wait for a condition."""
+    end = time.monotonic() + seconds
+    values = []
+    while time.monotonic() < end:
+        values.append(fn())
+        time.sleep(interval)
+    return values
