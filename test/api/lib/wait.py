@@ -25,12 +25,13 @@ def wait_until(cond, timeout=10.0, interval=0.05, what="the condition", ignore=(
         time.sleep(interval)
 
 
-def sample(fn, seconds, interval=0.1):
-    """fn()'s values every `interval` over `seconds`: a measurement over a time window
-    (e.g. a file's largest size while a load runs), not a wait for a condition."""
-    end = time.monotonic() + seconds
+def sample(fn, seconds=None, interval=0.1, during=None):
+    """fn()'s values every `interval` over `seconds`, or as long as during() is true: a
+    measurement over a time window (e.g. a file's largest size while a load runs), not
+    a wait for a condition."""
+    end = time.monotonic() + seconds if seconds is not None else None
     values = []
-    while time.monotonic() < end:
+    while (end is None or time.monotonic() < end) and (during is None or during()):
         values.append(fn())
         time.sleep(interval)
     return values
