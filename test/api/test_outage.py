@@ -69,8 +69,8 @@ class Scanner:
                     got = (None, None)
                 with self.lock:
                     self.results.append((node, code, i, got[0], got[1]))
-                # Paces the load (a steady stream of scans, not a flood): not a wait.
-                time.sleep(0.01)
+                # Paces the load (a steady stream of scans, not a flood).
+                self.stop.wait(0.01)
 
     def count(self):
         with self.lock:
