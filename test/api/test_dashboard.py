@@ -1,12 +1,10 @@
 """The dashboard (SetHandler qrtrack-dashboard): its files over HTTP, and the page in a
 real browser, Debian's headless Chromium driven through chromedriver (python3-selenium),
 one browser session for all the checks. A screenshot goes to build/dashboard.png."""
-import json
 import os
 import shutil
 import tempfile
 import time
-import uuid
 
 import pytest
 import requests
@@ -14,9 +12,10 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import BUILD, Api
+from lib.visits import import_visits, ts
+from lib.wait import wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -64,22 +63,6 @@ def test_page_and_files(server):
 
 
 # -- the page in Chromium --------------------------------------------------------------
-
-def ts(t):
-    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
-
-
-def import_visits(server, visits):
-    path = os.path.join(server.dir, "visits-%s.jsonl" % uuid.uuid4().hex)
-    with open(path, "w", encoding="utf-8") as f:
-        for v in visits:
-            f.write(json.dumps(v) + "\n")
-    os.chmod(path, 0o644)
-    try:
-        server.admin("visits", "import", path)
-    finally:
-        os.unlink(path)
-
 
 @pytest.fixture(scope="module")
 def account(server):
@@ -144,20 +127,17 @@ class Browser:
         self.driver.get("about:blank")
         self.driver.get(url)
 
-    def wait(self, cond, timeout=15, what=""):
+    def wait(self, cond, timeout=15, what="the page"):
         # An element read while the page re-renders its table goes stale: look again.
-        return WebDriverWait(self.driver, timeout, ignored_exceptions=(
-            NoSuchElementException, StaleElementReferenceException)).until(lambda d: cond(), what)
+        return wait_until(cond, timeout=timeout, interval=0.1, what=what, ignore=(
+            NoSuchElementException, StaleElementReferenceException))
 
     def text(self, css):
         """The text of the first element matching css, looked up again if the page
         replaced it between the lookup and the read."""
-        for _ in range(50):
-            try:
-                return self.driver.find_element(By.CSS_SELECTOR, css).text
-            except StaleElementReferenceException:
-                time.sleep(0.05)
-        return self.driver.find_element(By.CSS_SELECTOR, css).text
+        return wait_until(lambda: [self.driver.find_element(By.CSS_SELECTOR, css).text],
+                          timeout=10, ignore=(StaleElementReferenceException,),
+                          what="a steady " + css)[0]
 
     def js(self, script, *args):
         return self.driver.execute_script(script, *args)
@@ -294,8 +274,9 @@ def test_kpis_breakdowns_reports_crosstab_and_a_screenshot(server, account, brow
     assert len(lines) > 10
     # The screenshot, for a person to look at: the whole page.
     height = b.js("return document.documentElement.scrollHeight")
-    d.set_window_size(1280, min(max(height + 140, 1000), 4000))
-    time.sleep(0.3)
+    tall = min(max(height + 140, 1000), 4000)
+    d.set_window_size(1280, tall)
+    b.wait(lambda: d.get_window_size()["height"] == tall, what="the window's new size")
     path = os.path.join(BUILD, "dashboard.png")
     assert d.save_screenshot(path) and os.path.getsize(path) > 10000
     d.set_window_size(1280, 1000)
@@ -316,9 +297,11 @@ def test_latest_visits_follow_new_scans(server, account, browser):
     b.js("document.dispatchEvent(new Event('visibilitychange'))")
     b.wait(lambda: "poll.example" in b.text("#visits tbody tr"), what="the new visit on top")
     assert b.text("#visits tbody tr") != before
-    # Nothing new: a 304 changes nothing.
+    # Nothing new: a 304 changes nothing. The page writes when it checked once it has
+    # handled the answer.
+    b.js("document.getElementById('visits-live').textContent = ''")
     b.js("document.dispatchEvent(new Event('visibilitychange'))")
-    time.sleep(0.5)
+    b.wait(lambda: b.text("#visits-live").startswith("checked"), what="the poll's answer")
     assert "poll.example" in b.text("#visits tbody tr")
     assert b.severe() == []
 

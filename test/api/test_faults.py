@@ -14,14 +14,11 @@ import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
 from lib.qr import IPHONE
+from lib.server import qrtrack_status
+from lib.wait import sample, wait_until
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
-
-
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
 
 
 class Load:
@@ -50,15 +47,20 @@ class Load:
             with self.lock:
                 self.results.append((start, time.monotonic(), code))
 
-    def wait_for(self, status, timeout):
-        """True once a request got status, False after timeout seconds without."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self.lock:
-                if any(code == status for _, _, code in self.results):
-                    return True
-            time.sleep(0.02)
-        return False
+    def seen(self, status, since=0.0):
+        """How many requests started at `since` or later got status."""
+        with self.lock:
+            return sum(1 for start, _, code in self.results if code == status and start >= since)
+
+    def wait_for(self, status, timeout, n=1, since=0.0, what=None):
+        """Returns once n requests started at `since` or later got status; after timeout
+        seconds, stops the load and fails."""
+        try:
+            wait_until(lambda: self.seen(status, since) >= n, timeout=timeout, interval=0.02,
+                       what=what or "%d scans answered %d" % (n, status))
+        except AssertionError:
+            self.finish()
+            raise
 
     def finish(self):
         self.stop.set()
@@ -73,12 +75,12 @@ def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
         with Api(srv, srv.token("acme")) as a:
             t = a.post("/tracker", json={"redirect_url": "https://example.com/k"}).json()
         load = Load(srv, t["code"])
-        time.sleep(1.0)
-        committer = int(status(srv)["QRTrackCommitter"])
-        assert committer > 0
+        load.wait_for(302, 30, n=20, what="scans before the kill")
+        committer = wait_until(lambda: int(qrtrack_status(srv)["QRTrackCommitter"]),
+                               timeout=30, what="a committing child")
         killed = time.monotonic()
         os.kill(committer, signal.SIGKILL)
-        time.sleep(2.0)
+        load.wait_for(302, 30, n=20, since=killed, what="scans answered after the kill")
         results = load.finish()
         # The first scan started after the kill that got its 302: how long it took.
         after = sorted(end for start, end, code in results if start >= killed and code == 302)
@@ -111,14 +113,13 @@ class OutsideLock:
                  "BEGIN; LOCK TABLE visits IN EXCLUSIVE MODE; SELECT pg_sleep(%g); COMMIT;"
                  % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             self.thread = None
-            deadline = time.monotonic() + 30
-            while not pg.psql(srv.dbname, "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
-                              "ON l.relation = c.oid WHERE c.relname = 'visits' "
-                              "AND l.database = (SELECT oid FROM pg_database WHERE "
-                              "datname = current_database()) "
-                              "AND l.mode = 'ExclusiveLock' AND l.granted").strip() == "1":
-                assert time.monotonic() < deadline, "the outside lock was never granted"
-                time.sleep(0.05)
+            query = ("SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
+                     "ON l.relation = c.oid WHERE c.relname = 'visits' "
+                     "AND l.database = (SELECT oid FROM pg_database WHERE "
+                     "datname = current_database()) "
+                     "AND l.mode = 'ExclusiveLock' AND l.granted")
+            wait_until(lambda: pg.psql(srv.dbname, query).strip() == "1", timeout=30,
+                       what="the outside lock to be granted")
             self.held = time.monotonic()
         else:
             self.proc = None
@@ -133,6 +134,7 @@ class OutsideLock:
         con = sqlite3.connect(path, isolation_level=None, timeout=10)
         con.execute("BEGIN IMMEDIATE")
         got.set()
+        # Holding the lock for a set time is the fault under test.
         time.sleep(seconds)
         con.execute("COMMIT")
         con.close()
@@ -153,18 +155,20 @@ def test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answer
         with Api(srv, srv.token("acme")) as a:
             t = a.post("/tracker", json={"redirect_url": "https://example.com/l"}).json()
             load = Load(srv, t["code"])
-            time.sleep(0.5)
+            load.wait_for(302, 30, n=10, what="scans before the lock")
             # Long enough for two rounds of waits of up to twice QRTrackScanWait.
             lock = OutsideLock(srv, 10)
             locked = lock.held
-            time.sleep(1.0)
+            # The API is asked while scans wait on the lock: once the first has given up.
+            load.wait_for(503, 9, since=locked, what="a scan to give up on the lock")
             started = time.monotonic()
             r = a.get("/tracker")
             api_time = time.monotonic() - started
             assert r.status_code == 200
             lock.wait()
             released = time.monotonic()
-            time.sleep(2.0)
+            load.wait_for(302, 30, n=20, since=released + 0.5,
+                          what="scans recorded again after the lock")
             results = load.finish()
         assert api_time < 2.0, api_time
         codes = [code for _, _, code in results]
@@ -200,9 +204,8 @@ def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged
             load = Load(srv, t["code"], threads=12)
             # The stop comes while scans flow (their first 302 seen: a cold start on a
             # busy machine may take longer than a fixed pause), at ten different moments.
-            if not load.wait_for(302, 15):
-                load.finish()
-                assert False, "no scan answered in 15 s (round %d)" % i
+            load.wait_for(302, 15, what="a scan answered (round %d)" % i)
+            # The stop's moment, a little later each round, is what varies.
             time.sleep(0.2 + 0.1 * i)
             srv.proc.send_signal(signal.SIGTERM)
             srv.proc.wait(timeout=30)
@@ -270,33 +273,31 @@ def test_a_full_disk_answers_503_and_service_returns_under_load_once_space_is_fr
         with open(filler, "wb") as f:
             f.write(b"\0" * max(0, free_bytes(mnt) - 256 * 1024))
         load = Load(srv, t["code"], threads=8)
-        time.sleep(3.0)
+        load.wait_for(503, 30, what="a scan to meet the full disk")
         # The API's writes: 503 and Retry-After, not a 500. (A commit may still fit in the
         # blocks the WAL already has for a while after the disk has filled: the writes
         # are tried until one meets the full disk, and each answer is 200 or 503.)
-        deadline = time.monotonic() + 20.0
         with Api(srv, tok) as a:
-            while True:
+            def refused():
                 r = a.post("/tracker", json={"redirect_url": "https://example.com/g",
                                              "name": "x" * 200,
                                              "tags": ["t%d" % i for i in range(20)]})
                 assert r.status_code in (200, 503), r.text
-                if r.status_code == 503 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-        assert r.status_code == 503, r.text
+                return [r] if r.status_code == 503 else None
+            r = wait_until(refused, timeout=20, interval=0.2, what="the API's 503")[0]
         assert int(r.headers["Retry-After"]) >= 1
+        # The disk stays full a moment longer under the load: a window, not a wait.
         time.sleep(1.0)
         full_end = time.monotonic()
         os.unlink(filler)
         freed = time.monotonic()
-        wal_max = 0
-        while time.monotonic() < freed + 10.0:
+        def wal_size():
             try:
-                wal_max = max(wal_max, os.path.getsize(db + "-wal"))
+                return os.path.getsize(db + "-wal")
             except FileNotFoundError:
-                pass
-            time.sleep(0.1)
+                return 0
+        # The WAL's largest size over 10 s of the continuing load.
+        wal_max = max(sample(wal_size, 10.0))
         results = load.finish()
         codes = [code for _, _, code in results]
         assert set(codes) <= {302, 503}, set(codes)

@@ -6,6 +6,7 @@ import subprocess
 import requests
 
 from conftest import Api, HTTPD, Server, apxs, configtest
+from lib.wait import wait_until
 
 
 def json_error(r, status):
@@ -261,17 +262,12 @@ def test_counters_survive_graceful_restart(server):
         fire(srv, tok, 100)
         subprocess.run([HTTPD, "-f", srv.conf,
                         "-k", "graceful"], check=True, capture_output=True)
-        import time
-        deadline = time.time() + 10
-        r = None
-        while time.time() < deadline:
-            try:
-                with Api(srv, tok) as s:
-                    r = s.get("/account")
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        assert r is not None and r.status_code == 200
+        def account():
+            with Api(srv, tok) as s:
+                return [s.get("/account")]
+        r = wait_until(account, timeout=20, interval=0.1, ignore=(requests.ConnectionError,),
+                       what="the restarted server to answer")[0]
+        assert r.status_code == 200
         assert int(r.headers["X-RateLimit-Remaining"]) == 19
     finally:
         srv.cleanup()

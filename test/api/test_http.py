@@ -6,12 +6,12 @@ import os
 import re
 import socket
 import subprocess
-import time
 
 import pytest
 import requests
 
 from conftest import TOP, Api, Server, apxs, configtest, start_server
+from lib.wait import wait_until
 
 # Debian's LogFormats (apache2.conf) and a format with every query item.
 LOGS = r"""
@@ -60,6 +60,19 @@ def logs(srv):
     return text
 
 
+def read_log(srv, name):
+    with open(os.path.join(srv.dir, "logs", name), errors="replace") as f:
+        return f.read()
+
+
+def status_showing(srv, text):
+    """/server-status once it shows text (a request still being served)."""
+    def shown():
+        status = requests.get(srv.base + "/server-status", timeout=10).text
+        return status if text in status else None
+    return wait_until(shown, timeout=10, what="server-status to show " + text)
+
+
 def slow_request(srv, target, body=b'{"redirect_url": "https://example.com/slow"}'):
     """A request whose body is still on its way: mod_status shows it meanwhile."""
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
@@ -102,8 +115,7 @@ def test_a_token_in_the_query_reaches_no_log_and_no_server_status(logged):
     # While a request is being served, mod_status shows its line redacted.
     sock, rest = slow_request(logged, "/api/tracker?api_token=" + tok)
     try:
-        time.sleep(0.3)
-        status = requests.get(logged.base + "/server-status", timeout=10).text
+        status = status_showing(logged, "/api/tracker?api_token=")
         assert "/api/tracker?api_token=[redacted]" in status
         assert tok not in status and tok[:20] not in status
         sock.sendall(rest)
@@ -111,21 +123,22 @@ def test_a_token_in_the_query_reaches_no_log_and_no_server_status(logged):
     finally:
         sock.close()
 
-    time.sleep(0.5)
+    def written():
+        """The logs once the last request (the slow one) is in them."""
+        combined = read_log(logged, "combined.log")
+        assert '"POST /api/tracker?api_token=[redacted] HTTP/1.1" 200' in combined
+        assert '"GET /api/account?api_token=[redacted] HTTP/1.1" 200' in combined
+        assert '"GET /api/account?x=1&api%5Ftoken=[redacted]&y=2 HTTP/1.1" 200' in combined
+        assert ("GET /api/account?api_token=[redacted] HTTP/1.1|?api_token=[redacted]|"
+                "/api/account?api_token=[redacted]|") in read_log(logged, "queries.log")
+        assert "api_token=[redacted]" in read_log(logged, "forensic.log")
+        assert re.search(r"AH10244: invalid URI path \(/api/%zz\?api_token=\[redacted\]\)",
+                         logged.error_log())
+        return True
+
+    wait_until(written, timeout=10, ignore=(AssertionError,), what="the logs' redacted lines")
     text = logs(logged)
     assert tok not in text and tok[:20] not in text and wrong[:20] not in text
-    with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
-        combined = f.read()
-    assert '"GET /api/account?api_token=[redacted] HTTP/1.1" 200' in combined
-    assert '"GET /api/account?x=1&api%5Ftoken=[redacted]&y=2 HTTP/1.1" 200' in combined
-    with open(os.path.join(logged.dir, "logs", "queries.log")) as f:
-        queries = f.read()
-    assert ("GET /api/account?api_token=[redacted] HTTP/1.1|?api_token=[redacted]|"
-            "/api/account?api_token=[redacted]|") in queries
-    with open(os.path.join(logged.dir, "logs", "forensic.log")) as f:
-        assert "api_token=[redacted]" in f.read()
-    assert re.search(r"AH10244: invalid URI path \(/api/%zz\?api_token=\[redacted\]\)",
-                     logged.error_log())
 
 
 def raw_status(srv, line):
@@ -166,12 +179,7 @@ def test_every_spelling_that_authenticates_is_redacted(logged):
         # While a request is served, and after, mod_status shows it redacted.
         sock, rest = slow_request(logged, "/api/tracker?%s=%s" % (name, tok))
         try:
-            deadline = time.time() + 10
-            while True:
-                status = requests.get(logged.base + "/server-status", timeout=10).text
-                if "/api/tracker?" + name in status or time.time() > deadline:
-                    break
-                time.sleep(0.05)
+            status = status_showing(logged, "/api/tracker?" + name)
             assert "/api/tracker?%s=[redacted]" % name in status, name
             assert tok[:20] not in status
             sock.sendall(rest)
@@ -182,12 +190,12 @@ def test_every_spelling_that_authenticates_is_redacted(logged):
         auto = requests.get(logged.base + "/server-status?auto", timeout=10).text
         assert tok[:20] not in status and tok[:20] not in auto, name
 
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        with open(os.path.join(logged.dir, "logs", "queries.log")) as f:
-            if f.read().count("/api/tracker?") >= len(SPELLINGS):
-                break
-        time.sleep(0.05)
+    # The slow requests are the last: once each is logged, every log is complete.
+    wait_until(lambda: all('"POST /api/tracker?%s=[redacted] HTTP/1.1" 200' % name
+                           in read_log(logged, log)
+                           for name in SPELLINGS
+                           for log in ("combined.log", "other_vhosts_access.log")),
+               timeout=10, what="the slow requests in the logs")
     text = logs(logged)
     assert tok[:20] not in text
     with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
@@ -217,9 +225,8 @@ def test_another_application_keeps_its_own_api_token_parameter(logged):
                      allow_redirects=False)
     assert r.status_code == 302
     assert r.headers["Location"].endswith("/elsewhere?api_token=abc123&x=1")
-    time.sleep(0.3)
-    with open(os.path.join(logged.dir, "logs", "combined.log")) as f:
-        assert '"GET /other?api_token=[redacted]&x=1 HTTP/1.1" 302' in f.read()
+    wait_until(lambda: '"GET /other?api_token=[redacted]&x=1 HTTP/1.1" 302'
+               in read_log(logged, "combined.log"), timeout=10, what="the redirect in the log")
 
 
 CORS = "QRTrackCORSOrigin https://app.example.com http://localhost:8080\n"

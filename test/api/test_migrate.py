@@ -13,7 +13,6 @@ Runs under either QRT_TEST_BACKEND: it starts the servers of both kinds itself.
 """
 import calendar
 import json
-import os
 import re
 import time
 
@@ -21,6 +20,7 @@ import pytest
 import requests
 
 from conftest import Api, Server
+from lib.visits import import_visits, ts
 
 DAY = 86400
 T0 = calendar.timegm((2026, 3, 10, 9, 0, 0, 0, 0, 0))       # 2026-03-10T09:00:00+0000
@@ -30,10 +30,6 @@ BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "tracker_routing", "visits",
           "tracker_visitors"]
-
-
-def fmt(t):
-    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
 
 
 def today():
@@ -56,19 +52,6 @@ def create(api, url, tags=(), name=None):
     r = api.post("/tracker", json=body)
     assert r.status_code == 200, r.text
     return r.json()
-
-
-def import_visits(server, lines):
-    path = os.path.join(server.dir, "import.jsonl")
-    with open(path, "w", encoding="utf-8") as f:
-        for v in lines:
-            f.write(json.dumps(v) + "\n")
-    os.chmod(path, 0o644)
-    try:
-        out = server.admin("visits", "import", path).stdout.strip()
-    finally:
-        os.unlink(path)
-    assert out == str(len(lines))
 
 
 def seed(src):
@@ -122,14 +105,14 @@ def seed(src):
     lines = []
     for i in range(40):
         t = [spring, summer, moved, quiet][i % 4]
-        lines.append({"tracker_id": t["tracker_id"], "visit_start": fmt(T0 + i * 7 * 3600),
+        lines.append({"tracker_id": t["tracker_id"], "visit_start": ts(T0 + i * 7 * 3600),
                       "source": "click" if i % 3 == 0 else "scan",
                       "ip": "198.51.100.%d" % (i % 7), "user_agent": UA % (i % 5),
                       "browser": ["Chrome", "Safari", "Firefox"][i % 3],
                       "country": ["DE", "FR", "US", None][i % 4],
                       "city": ["Berlin", "Paris", None][i % 3], "bot": i % 13 == 0,
                       "device": "bot" if i % 13 == 0 else "mobile"})
-    import_visits(src, lines)
+    assert import_visits(src, lines) == str(len(lines))
     live = [spring, summer, moved, quiet]
     return {"tok": tok, "other_tok": other_tok, "revoked": revoked, "live": live,
             "gone": gone, "theirs": theirs}

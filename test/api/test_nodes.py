@@ -14,8 +14,9 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Memcached, PgCluster, Server
+from conftest import BACKEND, Api, Memcached, Server
 from lib import pg as pglib
+from lib.wait import wait_until
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: this file runs "
@@ -23,6 +24,14 @@ pytestmark = pytest.mark.skipif(
 
 UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 " \
      "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1 visitor-%d"
+
+
+@pytest.fixture
+def own_cluster():
+    """A PostgreSQL cluster of the test's own, to stop and start; the session's is put
+    back whatever happens (lib.pg.own_cluster)."""
+    with pglib.own_cluster() as own:
+        yield own
 
 
 @pytest.fixture(scope="module")
@@ -95,12 +104,14 @@ def test_made_on_one_node_scanned_on_the_other_counted_once(nodes):
 def follows_within(node, code, check, limit=1.0, ua=UA % 0):
     """Seconds until the node's scans of code satisfy check (fails past limit)."""
     start = time.monotonic()
-    while True:
-        r = scan(node, code, ua)
-        if check(r):
-            return time.monotonic() - start
-        assert time.monotonic() - start < limit, (r.status_code, r.headers.get("Location"))
-        time.sleep(0.02)
+    last = []
+
+    def followed():
+        last[:] = [scan(node, code, ua)]
+        return check(last[0])
+    wait_until(followed, timeout=limit, interval=0.02, what=lambda: "%s to follow: %s %s" % (
+        node.base, last[0].status_code, last[0].headers.get("Location")))
+    return time.monotonic() - start
 
 
 def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
@@ -121,7 +132,7 @@ def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
         assert s.delete("/tracker/%d" % t["tracker_id"]).status_code == 204
     assert scan(b, t["code"]).status_code == 404
     follows_within(a, t["code"], lambda r: r.status_code == 404)
-    # And it stays gone on both.
+    # And it stays gone on both a while later (time passing is the check, so a sleep).
     time.sleep(0.6)
     assert scan(a, t["code"]).status_code == 404 and scan(b, t["code"]).status_code == 404
 
@@ -273,13 +284,12 @@ def test_nodes_started_at_once_on_an_empty_database_both_come_up():
         a.cleanup()
 
 
-def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost():
+def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost(own_cluster):
     """While PostgreSQL is down, scans still answer 302 (their visits committed to the
     node's spool first: no redirect without a durably recorded visit) and the API
     503; once it is back, both work again without restarting Apache, and every
     visit of the outage is in the database, once (test_outage.py goes further)."""
-    saved = pglib._pg
-    pglib._pg = own = PgCluster()       # a cluster of its own, to stop and start
+    own = own_cluster                   # a cluster of its own, to stop and start
     srv = None
     try:
         srv = Server()
@@ -302,14 +312,14 @@ def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost():
         def until_served(call, ok_status):
             """A pooled connection opened before the restart answers one 503 (with
             Retry-After) when first used, then is opened again: retry on those."""
-            deadline = time.time() + 10
-            while True:
+            def served():
                 r = call()
                 if r.status_code == ok_status:
                     return r
                 assert r.status_code == 503 and r.headers["Retry-After"], r.text
-                assert time.time() < deadline, "not served again after the restart"
-                time.sleep(0.1)
+                return None
+            return wait_until(served, timeout=20, interval=0.1,
+                              what="to be served again after the restart")
 
         for i in range(20):
             until_served(lambda: scan(srv, t["code"], UA % i), 302)
@@ -317,16 +327,15 @@ def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost():
         with Api(srv, tok) as s:
             r = until_served(lambda: s.get("/tracker/analytics/%d" % t["tracker_id"]), 200)
         # Every 302 was recorded, once; the spooled ones may still be on their way.
-        deadline = time.time() + 10
-        while r.json()["totalScans"] < ok and time.time() < deadline:
-            time.sleep(0.1)
+        def recorded():
             with Api(srv, tok) as s:
                 r = until_served(lambda: s.get("/tracker/analytics/%d" % t["tracker_id"]),
                                  200)
+            return r if r.json()["totalScans"] >= ok else None
+        if r.json()["totalScans"] < ok:
+            r = wait_until(recorded, timeout=20, interval=0.1, what="every 302 recorded")
         assert r.json()["totalScans"] == ok == 50, r.json()
         assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 50
     finally:
         if srv:
             srv.cleanup()
-        own.stop()
-        pglib._pg = saved

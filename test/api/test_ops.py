@@ -13,6 +13,7 @@ import requests
 
 from conftest import Api, HTTPD, MODULE, Server, TOP, apxs, free_port, start_server
 from lib.qr import IPHONE, decode_qr
+from lib.wait import wait_until
 
 VHOSTS = """
 LoadModule status_module {libexec}/mod_status.so
@@ -43,10 +44,8 @@ def graceful(srv):
     subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"],
                    check=True, capture_output=True)
     # The parent logs this once the new generation is configured.
-    deadline = time.time() + 20
-    while srv.error_log().count("resuming normal operations") < 2:
-        assert time.time() < deadline, srv.error_log()
-        time.sleep(0.1)
+    wait_until(lambda: srv.error_log().count("resuming normal operations") >= 2, timeout=20,
+               interval=0.1, what=lambda: "the new generation: " + srv.error_log())
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +110,16 @@ def test_module_lines_carry_its_name_at_debug(debian):
     r = requests.get("%s/q/%s" % (debian.base, t["code"]), allow_redirects=False,
                      headers={"User-Agent": IPHONE}, timeout=10)
     assert r.status_code == 302
-    time.sleep(0.3)
-    log = debian.error_log()
-    assert re.search(r"\[qrtrack:debug\] .*QRT00061: POST /tracker: route /tracker", log)
-    assert re.search(r"\[qrtrack:debug\] .*QRT00062: GET /tracker/show/0: 404", log)
-    assert re.search(r"\[qrtrack:debug\] .*QRT00063: code %s is tracker %d"
-                     % (t["code"], t["tracker_id"]), log)
-    assert re.search(r"\[qrtrack:debug\] .*QRT00064: committed \d+ visits", log)
+
+    def logged():
+        log = debian.error_log()
+        assert re.search(r"\[qrtrack:debug\] .*QRT00061: POST /tracker: route /tracker", log)
+        assert re.search(r"\[qrtrack:debug\] .*QRT00062: GET /tracker/show/0: 404", log)
+        assert re.search(r"\[qrtrack:debug\] .*QRT00063: code %s is tracker %d"
+                         % (t["code"], t["tracker_id"]), log)
+        assert re.search(r"\[qrtrack:debug\] .*QRT00064: committed \d+ visits", log)
+        return log
+    log = wait_until(logged, timeout=10, ignore=(AssertionError,), what="the debug lines")
     # Never a line without the module's name, and never the token.
     assert "[:" not in log
     assert tok not in log and tok[:20] not in log
@@ -284,24 +286,28 @@ def test_graceful_restarts_under_scans_prepare_every_connection():
         with Api(srv, srv.token("acme")) as a:
             t = a.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
         stop = threading.Event()
+        codes = []          # list.append is atomic: the threads share it
 
         def load():
             # A connection each: a graceful restart closes idle kept-alive ones.
-            codes = []
             while not stop.is_set():
                 codes.append(requests.get("%s/q/%s" % (srv.base, t["code"]),
                                           allow_redirects=False, headers={"User-Agent": IPHONE},
                                           timeout=30).status_code)
-            return codes
         with concurrent.futures.ThreadPoolExecutor(max_workers=6) as ex:
             futs = [ex.submit(load) for _ in range(6)]
             for i in range(6):
+                # The restarts' rhythm under the load is the scenario, not a wait.
                 time.sleep(0.4)
                 subprocess.run([HTTPD, "-f", srv.conf,
                                 "-k", "graceful"], check=True, capture_output=True)
-            time.sleep(0.5)
-            stop.set()
-            codes = sum((f.result() for f in futs), [])
+            since = len(codes)
+            try:
+                wait_until(lambda: len(codes) >= since + 20, timeout=30,
+                           what="scans answered after the last restart")
+            finally:
+                stop.set()
+            [f.result() for f in futs]
         assert codes and set(codes) <= {302, 503}
         assert codes.count(302) > 0
         log = srv.error_log()

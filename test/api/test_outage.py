@@ -19,7 +19,9 @@ import requests
 
 import conftest
 from lib import pg as pglib
-from conftest import BACKEND, Api, PgCluster, Server
+from conftest import BACKEND, Api, Server
+from lib.wait import wait_until
+from lib.server import qrtrack_status
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -31,25 +33,10 @@ pgsql_only = pytest.mark.skipif(
     "the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
 
 
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
-
-
 def snapshot_codes(srv):
     p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
                         "SELECT code FROM codes"], capture_output=True, text=True)
     return set(p.stdout.split())
-
-
-def poll(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.1)
 
 
 class Scanner:
@@ -82,7 +69,8 @@ class Scanner:
                     got = (None, None)
                 with self.lock:
                     self.results.append((node, code, i, got[0], got[1]))
-                time.sleep(0.01)
+                # Paces the load (a steady stream of scans, not a flood).
+                self.stop.wait(0.01)
 
     def count(self):
         with self.lock:
@@ -140,10 +128,11 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         codes = [t["code"] for t in trackers]
         dest = {t["code"]: t["redirect_url"] for t in trackers}
         # Node b has never looked these codes up: its snapshot must have them.
-        poll(lambda: set(codes) <= snapshot_codes(a) and set(codes) <= snapshot_codes(b),
-             15, "the nodes' snapshots of the codes")
+        wait_until(lambda: set(codes) <= snapshot_codes(a) and set(codes) <= snapshot_codes(b),
+                   timeout=15, interval=0.1, what="the nodes' snapshots of the codes")
         load = Scanner([a, b], codes)
-        poll(lambda: load.count() > 50, 20, "scans before the outage")
+        wait_until(lambda: load.count() > 50,
+                   timeout=20, interval=0.1, what="scans before the outage")
         logs_before = [len(error_lines(a)), len(error_lines(b))]
         # API calls too, throughout the outage: each a 503, none a log line.
         api_stop = threading.Event()
@@ -157,7 +146,9 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         own_cluster.halt()
         api_thread.start()
         halted = time.monotonic()
-        time.sleep(1.0)
+        wait_until(lambda: qrtrack_status(a)["QRTrackDatabaseReachable"] == "0"
+                   and qrtrack_status(b)["QRTrackDatabaseReachable"] == "0", timeout=20, interval=0.1,
+                   what="both nodes to see the database gone")
         with Api(b, tok) as s:
             started = time.monotonic()
             r = s.get("/tracker")
@@ -168,15 +159,23 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         unknown = requests.get(b.base + "/q/NoSuchCode99", allow_redirects=False, timeout=10)
         assert unknown.status_code == 503, unknown.status_code
         assert unknown.headers["Retry-After"]
-        assert status(a)["QRTrackDatabaseReachable"] == "0"
+        assert qrtrack_status(a)["QRTrackDatabaseReachable"] == "0"
+        # The outage lasts several seconds (spools grow, log lines are rationed): a
+        # duration under test, not a wait for a state.
         time.sleep(7.0)
-        assert int(status(a)["QRTrackSpoolVisits"]) + int(status(b)["QRTrackSpoolVisits"]) > 0
+        assert int(qrtrack_status(a)["QRTrackSpoolVisits"]) + int(qrtrack_status(b)["QRTrackSpoolVisits"]) > 0
         api_stop.set()
         api_thread.join()
         assert len(api_codes) > 100 and set(api_codes) <= {503, 429}, set(api_codes)
         restarted = time.monotonic()
         own_cluster.start()
-        time.sleep(1.5)
+        # Scans go on across the recovery: until both nodes reach the database again
+        # and some scans have been answered since.
+        since = load.count()
+        wait_until(lambda: qrtrack_status(a)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(b)["QRTrackDatabaseReachable"] == "1"
+                   and load.count() > since + 50, timeout=45, interval=0.1,
+                   what="both nodes back on the database, scanned meanwhile")
         results = load.finish()
 
         # Every scan was answered, each 302 to its code's destination, during the
@@ -193,7 +192,8 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
                 return int(a.sql("SELECT COUNT(*) FROM visits").strip())
             except AssertionError:
                 return 0
-        poll(lambda: visits() >= len(results), 45, "the spooled visits in the database")
+        wait_until(lambda: visits() >= len(results),
+                   timeout=45, interval=0.1, what="the spooled visits in the database")
         got = {}
         with Api(a, tok) as s:
             for t in trackers:
@@ -206,11 +206,12 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
             assert g["totalScans"] == len(mine), (t["code"], g, len(mine))
             assert g["uniqueVisitors"] == len({r[2] for r in mine}), (t["code"], g)
         assert int(a.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
-        poll(lambda: status(a)["QRTrackSpoolVisits"] == "0"
-             and status(b)["QRTrackSpoolVisits"] == "0", 10, "empty spools")
-        assert int(status(a)["QRTrackSpoolReplayed"]) + \
-            int(status(b)["QRTrackSpoolReplayed"]) > 0
-        assert status(a)["QRTrackDatabaseReachable"] == "1"
+        wait_until(lambda: qrtrack_status(a)["QRTrackSpoolVisits"] == "0"
+                   and qrtrack_status(b)["QRTrackSpoolVisits"] == "0",
+                   timeout=10, interval=0.1, what="empty spools")
+        assert int(qrtrack_status(a)["QRTrackSpoolReplayed"]) + \
+            int(qrtrack_status(b)["QRTrackSpoolReplayed"]) > 0
+        assert qrtrack_status(a)["QRTrackDatabaseReachable"] == "1"
 
         # The outage cost each node a few log lines, not one per request.
         for node, before in zip((a, b), logs_before):
@@ -247,14 +248,15 @@ def test_smart_codes_keep_their_gates_through_an_outage(own_cluster):
                            expired_url="https://example.com/ended")
             capped = make(max_scans=1000)
         codes = {locked, ruled, expired, capped}
-        poll(lambda: codes <= snapshot_codes(b), 15, "node b's snapshot of the codes")
+        wait_until(lambda: codes <= snapshot_codes(b), timeout=15,
+                   what="node b's snapshot of the codes")
         own_cluster.halt()
 
         def get(code, ua=ios):
             return requests.get("%s/q/%s" % (b.base, code), headers={"User-Agent": ua},
                                 allow_redirects=False, timeout=30)
-        poll(lambda: get(ruled).headers.get("Location") == "https://example.com/ios", 15,
-             "a rule followed from the snapshot")
+        wait_until(lambda: get(ruled).headers.get("Location") == "https://example.com/ios",
+                   timeout=15, what="a rule followed from the snapshot")
         r = get(locked)
         assert r.status_code == 200 and 'name="password"' in r.text
         r = requests.post("%s/q/%s" % (b.base, locked), data={"password": "outage pw"},
@@ -264,10 +266,10 @@ def test_smart_codes_keep_their_gates_through_an_outage(own_cluster):
         assert r.status_code == 302 and r.headers["Location"] == "https://example.com/ended"
         r = get(capped)
         assert r.status_code == 503 and r.headers["Retry-After"]
-        assert "QRT00801" in b.error_log()
+        wait_until(lambda: "QRT00801" in b.error_log(), what="the capped code's log line")
         own_cluster.start()
-        poll(lambda: get(capped).status_code == 302, 30, "the capped code once the "
-             "database is back")
+        wait_until(lambda: get(capped).status_code == 302, timeout=30,
+                   what="the capped code once the database is back")
     finally:
         for srv in (b, a):
             if srv:
@@ -282,14 +284,19 @@ def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
         b.cleanup()
         trackers = make_trackers(a, tok, 2)
         codes = [t["code"] for t in trackers]
-        poll(lambda: set(codes) <= snapshot_codes(a), 15, "the snapshot of the codes")
+        wait_until(lambda: set(codes) <= snapshot_codes(a),
+                   timeout=15, interval=0.1, what="the snapshot of the codes")
         own_cluster.halt()
         load = Scanner([a], codes, threads=4)
-        poll(lambda: int(status(a)["QRTrackSpoolVisits"]) > 20, 20, "spooled visits")
-        committer = int(status(a)["QRTrackCommitter"])
+        wait_until(lambda: int(qrtrack_status(a)["QRTrackSpoolVisits"]) > 20,
+                   timeout=20, interval=0.1, what="spooled visits")
+        committer = int(qrtrack_status(a)["QRTrackCommitter"])
         assert committer > 0
         os.kill(committer, signal.SIGKILL)
-        time.sleep(2.0)
+        # Scans go on after the kill, on the remaining and the new children.
+        since = load.count()
+        wait_until(lambda: load.count() > since + 40, timeout=30, interval=0.1,
+                   what="scans after the kill")
         results = load.finish()
         ok = [r for r in results if r[3] == 302]
         # Only the scans the killed child was serving may have got no answer.
@@ -298,8 +305,8 @@ def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
 
         def replayed():
             return int(a.sql("SELECT COUNT(*) FROM visits").strip() or 0) >= len(ok) \
-                and status(a)["QRTrackSpoolVisits"] == "0"
-        poll(replayed, 45, "the replay")
+                and qrtrack_status(a)["QRTrackSpoolVisits"] == "0"
+        wait_until(replayed, timeout=45, interval=0.1, what="the replay")
         # Every acknowledged visit is there; at most the unanswered ones besides.
         n = int(a.sql("SELECT COUNT(*) FROM visits").strip())
         assert len(ok) <= n <= len(results), (len(ok), n, len(results))
@@ -316,29 +323,32 @@ def test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them():
         tok = srv.token("acme")
         srv.start()
         t = make_trackers(srv, tok, 1)[0]
-        poll(lambda: t["code"] in snapshot_codes(srv), 15, "the snapshot of the code")
+        wait_until(lambda: t["code"] in snapshot_codes(srv),
+                   timeout=15, interval=0.1, what="the snapshot of the code")
         for name in ("qrtrack-spool.db", "qrtrack-snapshot.db"):
             st = os.stat(os.path.join(srv.dir, name))
             assert stat.S_IMODE(st.st_mode) == 0o640, (name, oct(st.st_mode))
-        s = status(srv)
+        s = qrtrack_status(srv)
         assert s["QRTrackDatabaseReachable"] == "1"
         assert s["QRTrackSpoolVisits"] == "0"
         # A deleted tracker leaves the snapshot, a changed destination follows.
         u = make_trackers(srv, tok, 1)[0]
-        poll(lambda: u["code"] in snapshot_codes(srv), 15, "the new code in the snapshot")
+        wait_until(lambda: u["code"] in snapshot_codes(srv),
+                   timeout=15, interval=0.1, what="the new code in the snapshot")
         with Api(srv, tok) as api:
             assert api.patch("/tracker/%d" % t["tracker_id"],
                              json={"redirect_url": "https://example.com/new"}
                              ).status_code == 200
             assert api.delete("/tracker/%d" % u["tracker_id"]).status_code == 204
-        poll(lambda: u["code"] not in snapshot_codes(srv), 15, "the deletion")
+        wait_until(lambda: u["code"] not in snapshot_codes(srv),
+                   timeout=15, interval=0.1, what="the deletion")
 
         def url():
             p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
                                 "SELECT url FROM codes WHERE code = '%s'" % t["code"]],
                                capture_output=True, text=True)
             return p.stdout.strip() == "https://example.com/new"
-        poll(url, 15, "the new destination in the snapshot")
+        wait_until(url, timeout=15, interval=0.1, what="the new destination in the snapshot")
     finally:
         srv.cleanup()
 

@@ -16,12 +16,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 
 import pytest
 import requests
 
 from conftest import TOP, free_port, sqlite_only
+from lib.wait import wait_until
 
 PKG = "libapache2-mod-qrtrack"
 POLICY = "/usr/sbin/policy-rc.d"
@@ -164,10 +164,8 @@ class System:
         pid = apache_pid()
         if pid and pid != self.apache_before:
             os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                if apache_pid() != pid:
-                    break
-                time.sleep(0.1)
+            wait_until(lambda: apache_pid() != pid, timeout=20, interval=0.1,
+                       what="the started apache2 (%d) to stop" % pid)
         return pid
 
     def installed(self):
@@ -181,9 +179,11 @@ class System:
             if not self.dbd_before and run(["a2query", "-m", "dbd"], check=False).returncode == 0:
                 run(["a2dismod", "-q", "dbd"], check=False)
         finally:
-            self.stop_started_apache()
-            if self.policy:
-                os.unlink(POLICY)
+            try:
+                self.stop_started_apache()
+            finally:
+                if self.policy:
+                    os.unlink(POLICY)
 
 
 @pytest.fixture(scope="module")
@@ -289,13 +289,11 @@ def test_packaged_config_serves_the_example_site(system):
                             start_new_session=True)
     base = "http://127.0.0.1:%d" % port
     try:
-        for _ in range(100):
-            try:
-                r = requests.get(base + "/api/openapi.json", timeout=2)
-                break
-            except requests.ConnectionError:
-                assert proc.poll() is None, open(d + "/error.log").read()
-                time.sleep(0.1)
+        def up():
+            assert proc.poll() is None, open(d + "/error.log").read()
+            return requests.get(base + "/api/openapi.json", timeout=2)
+        r = wait_until(up, timeout=20, interval=0.1, ignore=(requests.ConnectionError,),
+                       what="the packaged server to answer")
         assert r.status_code == 200 and r.json()["openapi"].startswith("3."), r.text[:300]
         token = as_www_data(["qrtrack-admin", "token", "add", "pkgtest"]).stdout.strip()
         r = requests.get(base + "/api/account", headers={"Authorization": "Bearer " + token},

@@ -8,11 +8,11 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import time
 
 import requests
 
 from conftest import BUILD, TOP, Api, Server
+from lib.wait import wait_until
 
 FILES = ("", "-wal", "-shm")
 
@@ -44,10 +44,8 @@ def scans(srv, n=5):
 
 
 def wait_for_files(srv):
-    deadline = time.time() + 20
-    while not all(os.path.exists(srv.db + s) for s in FILES):
-        assert time.time() < deadline, os.listdir(srv.dir)
-        time.sleep(0.05)
+    wait_until(lambda: all(os.path.exists(srv.db + s) for s in FILES), timeout=20,
+               what=lambda: "the database files: %s" % os.listdir(srv.dir))
 
 
 def test_a_database_the_module_creates_is_0640_with_its_wal_under_umask_000():

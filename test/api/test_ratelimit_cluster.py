@@ -19,6 +19,8 @@ import pytest
 import requests
 
 from conftest import Api, Memcached, PlainApi, Server, apxs, configtest, free_port
+from lib.server import qrtrack_status
+from lib.wait import sample, wait_until
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -197,17 +199,17 @@ def wait_shared(nodes, timeout=30):
     """Fresh tokens, one request on each node, until both count in memcached (the
     second answer continues the first) ten times in a row; the seconds it took."""
     t0 = time.time()
-    streak = 0
-    while streak < 10:
-        assert time.time() - t0 < timeout, "counting did not go back to memcached"
-        tok = nodes.token()
-        ra, rb = nodes.get(0, tok), nodes.get(1, tok)
-        assert ra.status_code == rb.status_code == 200
-        if (remaining(ra), remaining(rb)) == (119, 118):
-            streak += 1
-        else:
-            streak = 0
-            time.sleep(0.2)
+
+    def ten_in_a_row():
+        for _ in range(10):
+            tok = nodes.token()
+            ra, rb = nodes.get(0, tok), nodes.get(1, tok)
+            assert ra.status_code == rb.status_code == 200
+            if (remaining(ra), remaining(rb)) != (119, 118):
+                return False
+        return True
+    wait_until(ten_in_a_row, timeout=timeout, interval=0.2,
+               what="counting to go back to memcached")
     return time.time() - t0
 
 
@@ -252,7 +254,8 @@ def test_memcached_down_counts_per_node_then_back_to_memcached():
         wait_shared(nodes)
         # A child that has not asked since tries the server again once 5 s have
         # passed since it last found it dead (apr_memcache): by then every child
-        # counts in memcached, and the limit is exact across nodes again.
+        # counts in memcached, and the limit is exact across nodes again (apr_memcache's
+        # fixed retry delay: a window to wait out, so a sleep).
         time.sleep(max(0, back + 6 - time.time()))
         tok4 = nodes.token()
         rs = nodes.fire(tok4, 130)
@@ -414,16 +417,17 @@ class ApiLoad:
 def probe_meanwhile(nodes, code, load):
     """/api/health and a scan of code on every node, every 0.2 s while load runs:
     the slowest answer (seconds) and every status seen."""
-    slowest, statuses = 0.0, set()
-    while any(t.is_alive() for t in load.threads):
+    def probe():
+        out = []
         for srv in nodes.servers:
             for url in (srv.api_base + "/health", "%s/q/%s" % (srv.base, code)):
                 t = time.time()
                 r = requests.get(url, timeout=10, allow_redirects=False)
-                slowest = max(slowest, time.time() - t)
-                statuses.add(r.status_code)
-        time.sleep(0.2)
-    return slowest, statuses
+                out.append((time.time() - t, r.status_code))
+        return out
+    seen = [x for probes in sample(probe, interval=0.2, during=lambda: any(
+        t.is_alive() for t in load.threads)) for x in probes]
+    return max([took for took, _ in seen], default=0.0), {st for _, st in seen}
 
 
 SMALL = "StartServers 1\nServerLimit 1\nMaxRequestWorkers 25\n"
@@ -489,7 +493,7 @@ def test_slow_memcached_is_bypassed():
     try:
         nodes = Nodes("memcache " + slow.addr, extra=STATUS % apxs("LIBEXECDIR") + BIG,
                       accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
-        st = status(nodes[0])
+        st = qrtrack_status(nodes[0])
         assert st["QRTrackRateLimitStore"] == "memcache"
         assert st["QRTrackRateLimitStoreUp"] == "1"
         assert st["QRTrackRateLimitStoreFallbacks"] == "0"
@@ -507,7 +511,7 @@ def test_slow_memcached_is_bypassed():
         log = nodes[0].error_log()
         assert WARN_STALL in log and "bypassed" in log and slow.addr in log, log
         assert log.count(WARN_STALL) == 1, log
-        st = status(nodes[0])
+        st = qrtrack_status(nodes[0])
         assert st["QRTrackRateLimitStoreUp"] == "0"
         assert int(st["QRTrackRateLimitStoreFallbacks"]) >= len(results)
     finally:
@@ -532,12 +536,14 @@ def test_calls_in_flight_are_capped():
                       accounts=[("acme", "professional"), ("bigco", "enterprise")], n=1)
         load = ApiLoad(nodes, [nodes.token("bigco") for _ in range(3)], clients=20,
                        seconds=3)
-        slowest, statuses = 0.0, set()
-        while any(t.is_alive() for t in load.threads):
+        def probe():
             t = time.time()
-            statuses.add(requests.get(nodes[0].api_base + "/health", timeout=10).status_code)
-            slowest = max(slowest, time.time() - t)
-            time.sleep(0.2)
+            st = requests.get(nodes[0].api_base + "/health", timeout=10).status_code
+            return time.time() - t, st
+        seen = sample(probe, interval=0.2,
+                      during=lambda: any(t.is_alive() for t in load.threads))
+        slowest = max([took for took, _ in seen], default=0.0)
+        statuses = {st for _, st in seen}
         results = load.finish()
         assert {st for _, st in results} == {200}
         assert statuses == {200} and slowest < 1.0, (statuses, slowest, [
@@ -563,11 +569,6 @@ def test_configtest_accepts_the_store_forms():
                  "QRTrackRateLimitStore memcache localhost:11211"]:
         rc, out = configtest(line + "\n")
         assert rc == 0, (line, out)
-
-
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
 
 
 def test_timeout_values():

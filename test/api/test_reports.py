@@ -18,6 +18,7 @@ import pytest
 
 from conftest import Api
 from lib.reports import Account, DAY, T0, UA, V, acct, fmt, json_error, oracle_crosstab  # noqa: F401
+from lib.wait import wait_until
 
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 
@@ -443,12 +444,10 @@ def test_live_scans_reach_the_reports(server, acct):
         x = requests.get("%s/q/%s" % (server.base, code), headers={"User-Agent": ua},
                          allow_redirects=False, timeout=30)
         assert x.status_code == 302
-    deadline = time.time() + 15
-    while time.time() < deadline:
+    def counted():
         rows = report(acct, "name")["data"]
-        if rows[0]["visits"] == 3:
-            break
-        time.sleep(0.2)
+        return rows if rows and rows[0]["visits"] == 3 else None
+    rows = wait_until(counted, timeout=15, interval=0.2, what="the three visits in the report")
     assert rows[0]["visits"] == 3 and rows[0]["scans"] == 3
     assert rows[0]["unique_visitors"] == 2
     tag = report(acct, "tag")["data"]

@@ -16,6 +16,7 @@ import pytest
 from conftest import Api, Server, configtest
 from lib.counts import check_counts
 from lib.retention import DAY, UA, iso, snapshot, visit  # noqa: F401
+from lib.wait import wait_until
 
 OLD_FIELDS = ("ip", "user_agent", "referer", "browser_version", "os", "device")
 
@@ -70,10 +71,8 @@ def whole(srv, where):
 
 
 def wait_purged(srv, edge):
-    deadline = time.time() + 20
-    while whole(srv, "visit_start < %d" % edge):
-        assert time.time() < deadline, srv.error_log()[-2000:]
-        time.sleep(0.2)
+    wait_until(lambda: whole(srv, "visit_start < %d" % edge) == 0, timeout=20, interval=0.2,
+               what=lambda: "the old visits purged: " + srv.error_log()[-2000:])
 
 
 def test_old_visits_are_listed_nowhere(purged):
@@ -305,16 +304,15 @@ def test_the_background_purge_erases_the_strings():
         second = Server(extra="QRTrackRateLimit 0\nQRTrackVisitRetention 30\n",
                         shared_db=first)
         second.start()
-        deadline = time.time() + 30
-        while True:
-            gone = strings_left(second, agent) == 0
-            if gone and second.backend == "sqlite":
+        def gone():
+            if strings_left(second, agent) != 0:
+                return False
+            if second.backend == "sqlite":
                 data = db_bytes(second)
-                gone = agent.encode() not in data and b"user=alice" not in data
-            if gone:
-                break
-            assert time.time() < deadline, second.error_log()[-2000:]
-            time.sleep(0.2)
+                return agent.encode() not in data and b"user=alice" not in data
+            return True
+        wait_until(gone, timeout=30, interval=0.2,
+                   what=lambda: "the strings erased: " + second.error_log()[-2000:])
         assert_erased(second, agent, keep_agent)
     finally:
         for srv in (second, first):

@@ -9,10 +9,11 @@ import json
 import time
 
 import pytest
-import requests
 
 from conftest import Api, Server
 from lib.retention import DAY, snapshot, visit
+from lib.wait import wait_until
+from lib.server import qrtrack_status
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -25,18 +26,11 @@ def sealed_days(srv):
 
 
 def wait_sealed(srv, want_days):
-    deadline = time.time() + 60
-    while True:
-        days, _ = sealed_days(srv)
-        if set(want_days) <= set(days):
-            return days
-        assert time.time() < deadline, (days, want_days, srv.error_log()[-2000:])
-        time.sleep(0.5)
-
-
-def status(srv):
-    r = requests.get(srv.base + "/server-status?auto", timeout=10)
-    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
+    def sealed():
+        days = sealed_days(srv)[0]
+        return days if set(want_days) <= set(days) else None
+    return wait_until(sealed, timeout=60, interval=0.5,
+                      what=lambda: "days %s sealed: %s" % (want_days, srv.error_log()[-2000:]))
 
 
 def write(srv, lines):
@@ -80,7 +74,7 @@ def test_the_writers_seal_settled_days(sealed):
     want = sorted({(now - 45 * DAY + k * 11 * 3600 + k * 37) // DAY for k in range(90)})
     days = wait_sealed(srv, want)
     assert set(days) == set(want)       # settled days only: nothing for today
-    assert int(status(srv)["QRTrackAggregatesSealed"]) >= len(want)
+    assert int(qrtrack_status(srv)["QRTrackAggregatesSealed"]) >= len(want)
 
 
 def test_sealed_figures_are_the_rows_figures(sealed):

@@ -12,7 +12,6 @@ PostgreSQL answers from the kept counts too, having found the tracker's first an
 visit inside it) and with a window that cuts some visits off (counted along the indexes);
 on PostgreSQL it also checks the kept counts against the counts recomputed from the
 visits."""
-import time
 
 import requests
 
@@ -20,6 +19,7 @@ from conftest import Api, start_server
 from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
 from lib.search import IPHONE, _epoch, oracle
 from lib.counts import check_counts  # noqa: F401
+from lib.wait import wait_until
 
 WORDS = ["iphone", "Safari", "berlin", "reykjav", "story/4", "shop.example", "tablet",
          "zzzqqq"]
@@ -78,10 +78,8 @@ def test_search_totals_follow_every_change_to_the_visits(server, api):
                          headers={"User-Agent": ua,
                                   "Referer": "https://news.example/story/42"}, timeout=30)
         assert r.status_code == 302
-    deadline = time.time() + 10
-    while listing(api, tid)["meta"]["total"] < 63:
-        assert time.time() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: listing(api, tid)["meta"]["total"] >= 63, timeout=10,
+               what="the scans in the listing")
     check_searches(server, tid)
 
     # SQL by hand through the view: one row in, one changed (its user agent, place and

@@ -1,6 +1,7 @@
 """The source keeps its seams: no file but the dialect's compares database driver
 names (each difference between SQLite and PostgreSQL is a fact or a function of
 qrt_dialect_t)."""
+import ast
 import os
 import re
 
@@ -67,4 +68,25 @@ def test_tests_reach_the_library_not_conftest_internals():
             with open(os.path.join(here, fn), encoding="utf-8") as f:
                 found += ["%s:%d" % (fn, n) for n, line in enumerate(f, 1)
                           if re.search(r"conftest\._", line)]
+    assert found == [], found
+
+
+def test_test_files_wait_through_the_library():
+    """A test waits for a condition with lib.wait.wait_until (a deadline, a message on
+    timeout), not with a loop of its own: no `while` loop in a test file calls
+    time.sleep (a sleep that is the behaviour under test stands alone, with its reason)."""
+    here = os.path.dirname(__file__)
+    found = []
+    for fn in sorted(os.listdir(here)):
+        if not fn.endswith(".py"):
+            continue
+        with open(os.path.join(here, fn), encoding="utf-8") as f:
+            tree = ast.parse(f.read(), fn)
+        for loop in ast.walk(tree):
+            if isinstance(loop, ast.While):
+                found += ["%s:%d" % (fn, node.lineno) for node in ast.walk(loop)
+                          if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                          and node.func.attr == "sleep"
+                          and isinstance(node.func.value, ast.Name)
+                          and node.func.value.id == "time"]
     assert found == [], found

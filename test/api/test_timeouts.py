@@ -12,6 +12,8 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, PgCluster, Server, configtest, pg_cluster, start_server
+from lib.env import sqlite_only
+from lib.wait import wait_until
 
 UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
       "(KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1")
@@ -22,20 +24,6 @@ MARGIN = 3.0
 
 def pgsql_only(why):
     return pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL only: " + why)
-
-
-def sqlite_only(why):
-    return pytest.mark.skipif(BACKEND != "sqlite", reason="SQLite only: " + why)
-
-
-def poll(fn, timeout, what):
-    end = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.monotonic() < end, what
-        time.sleep(0.05)
 
 
 def with_visits(srv, api):
@@ -71,8 +59,8 @@ def assert_timed_out(api, path, params):
 
 def assert_answers_again(api, t):
     for path, params in endpoints(t):
-        poll(lambda: api.get(path, params=params).status_code == 200, 15,
-             "%s does not answer 200 after the lock" % path)
+        wait_until(lambda: api.get(path, params=params).status_code == 200, timeout=15,
+                   what="%s to answer 200 after the lock" % path)
 
 
 class PgLock:
@@ -94,9 +82,9 @@ class PgLock:
                  "AND l.database = (SELECT oid FROM pg_database "
                  "WHERE datname = current_database()) AND c.relname IN (%s)"
                  % ", ".join("'%s'" % t for t in tables))
-        poll(lambda: self.proc.poll() is None
-             and int(pg.psql(srv.dbname, query).strip()) == len(tables),
-             30, "the locks were never granted")
+        wait_until(lambda: self.proc.poll() is None
+                   and int(pg.psql(srv.dbname, query).strip()) == len(tables),
+                   timeout=30, what="the locks to be granted")
 
     def release(self):
         if self.proc.poll() is None:
@@ -254,6 +242,7 @@ class SmallCluster:
             refusals += 1
             if refusals == 2:
                 return p.stderr.read()
+            # The second refusal must come a while after the first: that spacing is the check.
             time.sleep(0.5)
         raise AssertionError("PostgreSQL never refused a session")
 

@@ -13,6 +13,7 @@ import requests
 
 from conftest import Api, HTTPD, Server, apxs, sqlite_only, start_server
 from lib.qr import IPHONE, decode_qr  # noqa: F401
+from lib.wait import wait_until
 
 WIN_CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
               "Gecko) Chrome/120.0.0.0 Safari/537.36")
@@ -317,14 +318,16 @@ def test_redirected_scans_survive_killed_children():
 
 
 def wait_for_children(srv, n, old=()):
-    import time
-    deadline = time.time() + 20
-    while time.time() < deadline:
+    def new_children():
         kids = [p for p in children(srv) if p not in old]
-        if len(kids) >= n:
-            return kids
-        time.sleep(0.1)
-    raise AssertionError("httpd did not start %d new children" % n)
+        return kids if len(kids) >= n else None
+    return wait_until(new_children, timeout=20, interval=0.1,
+                      what="httpd to start %d new children" % n)
+
+
+def under_way(futs, n=20):
+    """Once n of the submitted scans are done: the others are being served."""
+    wait_until(lambda: sum(f.done() for f in futs) >= n, timeout=30, what="scans under way")
 
 
 def test_scans_go_on_when_the_committing_child_is_killed():
@@ -368,11 +371,10 @@ def test_children_killed_mid_scan_leave_the_queue_usable():
                 return scan(srv, t).status_code
             except requests.RequestException:
                 return None
-        import time
         for _ in range(5):
             with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
                 futs = [ex.submit(one, i) for i in range(3000)]
-                time.sleep(0.3)
+                under_way(futs)
                 before = children(srv)
                 for pid in before:
                     os.kill(pid, signal.SIGKILL)
@@ -396,10 +398,9 @@ def test_scans_across_a_graceful_restart_are_all_answered_and_recorded():
 
         def one(_):
             return scan(srv, t).status_code
-        import time
         with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
             futs = [ex.submit(one, i) for i in range(3000)]
-            time.sleep(0.3)
+            under_way(futs)
             subprocess.run([HTTPD, "-f", srv.conf,
                             "-k", "graceful"], check=True, capture_output=True)
             codes = [f.result() for f in futs]
@@ -426,11 +427,8 @@ def test_the_wal_is_copied_back_while_scans_go_on():
         with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
             codes = list(ex.map(one, range(3000)))
         assert codes == [302] * 3000
-        import time
-        deadline = time.time() + 5
-        while os.path.getsize(db) <= before and time.time() < deadline:
-            time.sleep(0.1)
-        assert os.path.getsize(db) > before
+        wait_until(lambda: os.path.getsize(db) > before, timeout=20, interval=0.1,
+                   what="the database file to grow")
         names = set()
         for comm in __import__("glob").glob("/proc/[0-9]*/task/*/comm"):
             try:

@@ -1,11 +1,15 @@
 /* The unit tests' SQLite databases: one opened at a path, migrated to the latest
- * schema, its statements prepared, as the module's connections are. */
+ * schema, its statements prepared, as the module's connections are; a directory of
+ * a test's own for them, removed afterwards; one statement run on one. */
 #ifndef QRT_CHECK_DB_H
 #define QRT_CHECK_DB_H
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <check.h>
 #include <apr_dbd.h>
+#include <apr_strings.h>
 
 #include "qrt_schema.h"
 #include "qrt_store.h"
@@ -22,6 +26,56 @@ static void qrt_check_db_open(apr_pool_t *p, const char *path, qrt_db_t *db)
     ck_assert_msg(err == NULL, "%s", err);
     err = qrt_db_prepare_all(db, p);
     ck_assert_msg(err == NULL, "%s", err);
+}
+
+/* A directory of the test's own under /tmp for its database files (tag names the
+ * test in the directory's name); allocated in p. */
+static inline const char *qrt_check_db_dir(apr_pool_t *p, const char *tag)
+{
+    char *dir = apr_psprintf(p, "/tmp/qrt-%s-XXXXXX", tag);
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    return dir;
+}
+
+/* Closes db, opened at dir/name, and removes the file with its -wal and -shm. */
+static inline void qrt_check_db_drop(apr_pool_t *p, qrt_db_t *db, const char *dir,
+                                     const char *name)
+{
+    static const char *const suffixes[] = { "", "-wal", "-shm" };
+    int i;
+
+    apr_dbd_close(db->driver, db->handle);
+    for (i = 0; i < 3; i++) {
+        unlink(apr_pstrcat(p, dir, "/", name, suffixes[i], NULL));
+    }
+}
+
+/* A database of the test's own: t.db in a new directory (qrt_check_db_dir), opened by
+ * qrt_check_db_open; the directory is returned for qrt_check_db_remove. */
+static inline const char *qrt_check_db_temp(apr_pool_t *p, const char *tag, qrt_db_t *db)
+{
+    const char *dir = qrt_check_db_dir(p, tag);
+
+    qrt_check_db_open(p, apr_pstrcat(p, dir, "/t.db", NULL), db);
+    return dir;
+}
+
+/* Undoes qrt_check_db_temp: closes db, removes its files and the directory. */
+static inline void qrt_check_db_remove(apr_pool_t *p, qrt_db_t *db, const char *dir)
+{
+    qrt_check_db_drop(p, db, dir, "t.db");
+    rmdir(dir);
+}
+
+/* Runs one SQL statement (text, no arguments) on db; a failure fails the test with the
+ * database's message. */
+static inline void qrt_check_db_exec(qrt_db_t *db, const char *sql)
+{
+    int n = 0;
+
+    ck_assert_msg(apr_dbd_query(db->driver, db->handle, &n, sql) == 0, "%s: %s", sql,
+                  apr_dbd_error(db->driver, db->handle, 1));
 }
 
 #endif

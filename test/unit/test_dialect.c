@@ -45,18 +45,14 @@ static apr_int64_t account_count(qrt_db_t *db)
 
 START_TEST(sqlite_self_check_and_fallback)
 {
-    char path[] = "/tmp/qrt_dialect_XXXXXX";
-    int fd = mkstemp(path);
+    const char *dir;
     qrt_db_t db;
     apr_dbd_prepared_t *prep = NULL;
     const apr_dbd_type_e *types = NULL;
     apr_int64_t id = 0;
     int nargs = -1;
 
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    unlink(path);
-    qrt_check_db_open(pool, path, &db);
+    dir = qrt_check_db_temp(pool, "dialect", &db);
     ck_assert_ptr_null(qrt_dialect_self_check(db.driver));
     ck_assert_int_eq(apr_dbd_prepare(db.driver, pool, db.handle,
                                      "SELECT %s, %lld", NULL, &prep), 0);
@@ -79,10 +75,7 @@ START_TEST(sqlite_self_check_and_fallback)
     qrt_dialect_sqlite_test_break(0);
     ck_assert_ptr_null(qrt_dialect_self_check(db.driver));
     ck_assert_ptr_nonnull(qrt_dialect_sqlite_stmt(prep, &nargs, &types));
-    apr_dbd_close(db.driver, db.handle);
-    unlink(path);
-    unlink(apr_pstrcat(pool, path, "-wal", NULL));
-    unlink(apr_pstrcat(pool, path, "-shm", NULL));
+    qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
 

@@ -15,6 +15,7 @@
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_check.h"
+#include "qrt_check_db.h"
 
 QRT_CHECK_POOL
 
@@ -257,23 +258,14 @@ END_TEST
 
 START_TEST(record_through_dictionaries)
 {
-    static char dir[] = "/tmp/qrt-dict-XXXXXX";
-    const char *err = NULL;
+    const char *dir, *err = NULL;
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
     qrt_visit_t v[3];
     int i, from, to, n = 0, uas, places;
 
-    memset(&db, 0, sizeof(db));
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    apr_dbd_init(pool);
-    ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &db.driver), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_open_ex(db.driver, pool, apr_pstrcat(pool, dir, "/t.db", NULL),
-                                     &db.handle, &err), APR_SUCCESS);
-    err = qrt_schema_migrate(pool, db.driver, db.handle, &from, &to);
-    ck_assert_msg(err == NULL, "%s", err);
-    ck_assert_int_eq(to, qrt_schema_latest());
-    ck_assert_msg(qrt_db_prepare_all(&db, pool) == NULL, "prepare");
+    dir = qrt_check_db_temp(pool, "dict", &db);
+    ck_assert_int_eq(qrt_schema_version(pool, db.driver, db.handle), qrt_schema_latest());
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO accounts (name, "
                      "plan, created_at) VALUES ('a', 'professional', 0)"), 0);
     ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &n, "INSERT INTO trackers "
@@ -382,12 +374,9 @@ START_TEST(record_through_dictionaries)
                              "FROM (SELECT * FROM visits WHERE id > 20000 ORDER BY id))"),
                      apr_psprintf(pool, "%d%d|UA/Berlin,UA/Berlin,UA/2/-;", uas + 1, places));
     ck_assert_int_eq(qrt_dict_cache_count(db.dict, QRT_DICT_UA), 2);
-    apr_dbd_close(db.driver, db.handle);
     /* The database and its directory go (SQLite's WAL files with it). */
-    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    ck_assert_int_eq(rmdir(dir), 0);
+    qrt_check_db_remove(pool, &db, dir);
+    ck_assert_int_eq(access(dir, F_OK), -1);
 }
 END_TEST
 

@@ -52,7 +52,7 @@ typedef struct {
 
 static apr_pool_t *pool;
 static qrt_db_t db;
-static char dir[] = "/tmp/qrt-report-XXXXXX";
+static const char *dir;
 static ref_tracker trackers[MAXTR];
 static int ntr;
 static ref_visit visits[MAXV];
@@ -68,10 +68,7 @@ static unsigned int rnd(void)
 
 static void exec_sql(const char *sql)
 {
-    int n = 0;
-
-    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
-                  apr_dbd_error(db.driver, db.handle, 1));
+    qrt_check_db_exec(&db, sql);
 }
 
 static apr_int64_t sql_int(const char *sql)
@@ -212,8 +209,7 @@ static void setup(void)
     static const char *const c[] = { "campaign:fall", "region:eu", "region:us", NULL };
     static const char *const d[] = { "campaign:fall", NULL };
     apr_pool_create(&pool, NULL);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &db);
+    dir = qrt_check_db_temp(pool, "report", &db);
     cache = qrt_report_cache_make(pool, 4, 100000);
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('b', 'professional', 0)");
@@ -248,12 +244,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    apr_dbd_close(db.driver, db.handle);
-    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    rmdir(dir);
-    strcpy(dir, "/tmp/qrt-report-XXXXXX");
+    qrt_check_db_remove(pool, &db, dir);
     apr_pool_destroy(pool);
 }
 

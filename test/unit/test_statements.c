@@ -72,18 +72,13 @@ END_TEST
 
 START_TEST(sqlite_prepares_every_statement)
 {
-    char dir[] = "/tmp/qrt-stmts-XXXXXX";
-    const char *path;
+    const char *dir;
     qrt_db_t db;
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
     /* (prepares them all, and fails on the first that SQLite refuses) */
-    qrt_check_db_open(pool, path, &db);
+    dir = qrt_check_db_temp(pool, "stmts", &db);
     ck_assert_int_eq(apr_hash_count(db.prepared), qrt_store_statement_count("sqlite3"));
-    apr_dbd_close(db.driver, db.handle);
-    unlink(path);
-    rmdir(dir);
+    qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
 

@@ -114,32 +114,18 @@ START_TEST(sql_of_many_rows)
 }
 END_TEST
 
-/* A database in a new directory dir (a mkdtemp template), with account 1 and its
- * tracker 1 (code c1): its path. */
-static const char *store_db_open(char *dir, qrt_db_t *db)
+/* A database of the test's own (qrt_check_db_temp), with account 1 and its tracker 1
+ * (code c1): its directory. */
+static const char *store_db_open(qrt_db_t *db)
 {
-    const char *path;
-    int nrows = 0;
+    const char *dir = qrt_check_db_temp(pool, "store", db);
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    path = apr_pstrcat(pool, dir, "/t.db", NULL);
-    qrt_check_db_open(pool, path, db);
-    ck_assert_int_eq(apr_dbd_query(db->driver, db->handle, &nrows, "INSERT INTO accounts "
-                                   "(name, plan, created_at) VALUES ('a', 'free', 0)"), 0);
-    ck_assert_int_eq(apr_dbd_query(db->driver, db->handle, &nrows, "INSERT INTO trackers "
-                                   "(account_id, code, name, type, redirect_url, created_at, "
-                                   "updated_at) VALUES (1, 'c1', 't', 'website', "
-                                   "'https://e.example/', 0, 0)"), 0);
-    return path;
-}
-
-static void store_db_close(const char *dir, const char *path, qrt_db_t *db)
-{
-    apr_dbd_close(db->driver, db->handle);
-    unlink(path);
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    rmdir(dir);
+    qrt_check_db_exec(db, "INSERT INTO accounts (name, plan, created_at) "
+                          "VALUES ('a', 'free', 0)");
+    qrt_check_db_exec(db, "INSERT INTO trackers (account_id, code, name, type, redirect_url, "
+                          "created_at, updated_at) VALUES (1, 'c1', 't', 'website', "
+                          "'https://e.example/', 0, 0)");
+    return dir;
 }
 
 /* Visits recorded on SQLite in batches of every size around the statements' sizes
@@ -148,14 +134,13 @@ static void store_db_close(const char *dir, const char *path, qrt_db_t *db)
 START_TEST(many_rows_on_sqlite)
 {
     static const int sizes[] = { 1, 2, 3, 7, 15, 16, 31, 32, 33, 64, 70, 1, 5 };
-    char dir[] = "/tmp/qrt-store-XXXXXX";
-    const char *path;
+    const char *dir;
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     qrt_db_t db;
     int b, i, n = 0;
 
-    path = store_db_open(dir, &db);
+    dir = store_db_open(&db);
     for (b = 0; b < (int)(sizeof(sizes) / sizeof(sizes[0])); b++) {
         apr_pool_t *bp;
         apr_dbd_transaction_t *tx;
@@ -192,7 +177,7 @@ START_TEST(many_rows_on_sqlite)
         ck_assert_int_eq(atoi(apr_dbd_get_entry(db.driver, row, 5)), i % 2 == 0);
     }
     ck_assert_int_eq(i, n);
-    store_db_close(dir, path, &db);
+    qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
 
@@ -231,15 +216,14 @@ static apr_status_t native_row_check(void *ctx, qrt_db_t *db, apr_dbd_row_t *row
 
 START_TEST(native_rows_on_sqlite)
 {
-    char dir[] = "/tmp/qrt-store-XXXXXX";
-    const char *path;
+    const char *dir;
     apr_int64_t id = 1, none = 99, v = -1;
     const void *args[] = { &id }, *nargs[] = { &none };
     native_ctx c = { 0, 0 };
     sqlite3 *other;
     qrt_db_t db;
 
-    path = store_db_open(dir, &db);
+    dir = store_db_open(&db);
     ck_assert_int_eq(qrt_db_each(&db, pool, SQL_tracker_get, args, native_row_check, &c),
                      APR_SUCCESS);
     ck_assert_int_eq(c.rows, 2);
@@ -257,7 +241,7 @@ START_TEST(native_rows_on_sqlite)
      * statements are SQLite's legacy ones, which are not prepared again): the
      * error, with the statement's label and SQLite's message, as apr_dbd's path
      * gives it. */
-    ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &other), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(other, "CREATE TABLE zz (x INTEGER)", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(other);
@@ -267,7 +251,7 @@ START_TEST(native_rows_on_sqlite)
     ck_assert_ptr_nonnull(db.error);
     ck_assert_msg(!strncmp(db.error, SQL_tracker_get ": ", 13) && strstr(db.error, "schema"),
                   "%s", db.error);
-    store_db_close(dir, path, &db);
+    qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
 

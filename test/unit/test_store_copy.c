@@ -23,14 +23,11 @@
 
 static apr_pool_t *pool;
 static qrt_db_t src, dst;
-static char dir[] = "/tmp/qrt-store-copy-XXXXXX";
+static const char *dir;
 
 static void exec_sql(qrt_db_t *db, const char *sql)
 {
-    int n = 0;
-
-    ck_assert_msg(apr_dbd_query(db->driver, db->handle, &n, sql) == 0, "%s: %s", sql,
-                  apr_dbd_error(db->driver, db->handle, 1));
+    qrt_check_db_exec(db, sql);
 }
 
 static void open_db(qrt_db_t *db, const char *name)
@@ -83,8 +80,7 @@ static void seed(void)
 static void setup(void)
 {
     apr_pool_create(&pool, NULL);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    apr_dbd_init(pool);
+    dir = qrt_check_db_dir(pool, "store-copy");
     open_db(&src, "src.db");
     open_db(&dst, "dst.db");
     seed();
@@ -92,17 +88,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-    static const char *const files[] = { "src.db", "src.db-wal", "src.db-shm",
-                                         "dst.db", "dst.db-wal", "dst.db-shm", NULL };
-    int i;
-
-    apr_dbd_close(src.driver, src.handle);
-    apr_dbd_close(dst.driver, dst.handle);
-    for (i = 0; files[i]; i++) {
-        unlink(apr_pstrcat(pool, dir, "/", files[i], NULL));
-    }
+    qrt_check_db_drop(pool, &src, dir, "src.db");
+    qrt_check_db_drop(pool, &dst, dir, "dst.db");
     rmdir(dir);
-    strcpy(dir, "/tmp/qrt-store-copy-XXXXXX");
     apr_pool_destroy(pool);
 }
 

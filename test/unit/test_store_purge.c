@@ -20,14 +20,11 @@
 
 static apr_pool_t *pool;
 static qrt_db_t db;
-static char dir[] = "/tmp/qrt-store-purge-XXXXXX";
+static const char *dir;
 
 static void exec_sql(const char *sql)
 {
-    int n = 0;
-
-    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
-                  apr_dbd_error(db.driver, db.handle, 1));
+    qrt_check_db_exec(&db, sql);
 }
 
 static apr_int64_t count(const char *sql)
@@ -48,8 +45,7 @@ static void setup(void)
     int i;
 
     apr_pool_create(&pool, NULL);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/p.db", NULL), &db);
+    dir = qrt_check_db_temp(pool, "store-purge", &db);
     exec_sql("INSERT INTO accounts VALUES (1, 'acme', 'professional', 0)");
     /* Trackers 2 and 5 (deleted) with visits; 3 with none. */
     exec_sql("INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "
@@ -73,15 +69,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    static const char *const files[] = { "p.db", "p.db-wal", "p.db-shm", NULL };
-    int i;
-
-    apr_dbd_close(db.driver, db.handle);
-    for (i = 0; files[i]; i++) {
-        unlink(apr_pstrcat(pool, dir, "/", files[i], NULL));
-    }
-    rmdir(dir);
-    strcpy(dir, "/tmp/qrt-store-purge-XXXXXX");
+    qrt_check_db_remove(pool, &db, dir);
     apr_pool_destroy(pool);
 }
 
@@ -223,7 +211,7 @@ START_TEST(test_pass_deletes_the_strings_no_visit_refers_to)
              "browser, user_agent, referer, bot, visitor) VALUES (201, 2, 1001, 'scan', "
              "'198.51.100.0', 'DE', 'Berlin', 'Chrome', 'UA unique-agent', "
              "'https://example.com/?user=alice', 0, '00000000000000aa')");
-    ck_assert(file_holds("p.db", "user=alice") || file_holds("p.db-wal", "user=alice"));
+    ck_assert(file_holds("t.db", "user=alice") || file_holds("t.db-wal", "user=alice"));
     /* Visits before 1030 (ids 1..120 and 201), in steps of 3 ids at most. */
     qrt_purge_cursor_init(&c, QRT_PURGE_TMIN, 1030);
     for (steps = 0; !done; steps++) {
@@ -247,9 +235,9 @@ START_TEST(test_pass_deletes_the_strings_no_visit_refers_to)
     ck_assert_int_eq(count("SELECT COUNT(*) FROM visits WHERE user_agent = 'UA 151' AND "
                            "referer IS NOT NULL AND ip = '192.0.2.0'"), 1);
     /* Gone from the bytes of the database, and of its WAL (emptied). */
-    ck_assert(!file_holds("p.db", "user=alice") && !file_holds("p.db-wal", "user=alice"));
-    ck_assert(!file_holds("p.db", "unique-agent") && !file_holds("p.db-wal", "unique-agent"));
-    ck_assert(!file_holds("p.db", "198.51.100.0") && !file_holds("p.db-wal", "198.51.100.0"));
+    ck_assert(!file_holds("t.db", "user=alice") && !file_holds("t.db-wal", "user=alice"));
+    ck_assert(!file_holds("t.db", "unique-agent") && !file_holds("t.db-wal", "unique-agent"));
+    ck_assert(!file_holds("t.db", "198.51.100.0") && !file_holds("t.db-wal", "198.51.100.0"));
     /* Everything: the shared referer and address go too; a pass with nothing to
      * delete leaves the generation. */
     ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 2000, 50, &steps), 80);
@@ -257,7 +245,7 @@ START_TEST(test_pass_deletes_the_strings_no_visit_refers_to)
     ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_referers"), 0);
     ck_assert_int_eq(count("SELECT COUNT(*) FROM visit_ips"), 0);
     ck_assert_int_eq(dangling(), 0);
-    ck_assert(!file_holds("p.db", "r.example") && !file_holds("p.db-wal", "r.example"));
+    ck_assert(!file_holds("t.db", "r.example") && !file_holds("t.db-wal", "r.example"));
     gen0 = count("SELECT gen FROM visit_dict_gen");
     ck_assert_int_eq(run_pass(QRT_PURGE_TMIN, 2000, 50, &steps), 0);
     ck_assert_int_eq(count("SELECT gen FROM visit_dict_gen"), gen0);

@@ -26,16 +26,13 @@ typedef struct {
 
 static apr_pool_t *pool;
 static qrt_db_t db;
-static char dir[] = "/tmp/qrt-visits-read-XXXXXX";
+static const char *dir;
 static ref_visit ref[NVISITS];
 static int nref;
 
 static void exec_sql(const char *sql)
 {
-    int n = 0;
-
-    ck_assert_msg(apr_dbd_query(db.driver, db.handle, &n, sql) == 0, "%s: %s", sql,
-                  apr_dbd_error(db.driver, db.handle, 1));
+    qrt_check_db_exec(&db, sql);
 }
 
 static void setup(void)
@@ -43,8 +40,7 @@ static void setup(void)
     unsigned int seed = 12345;
 
     apr_pool_create(&pool, NULL);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &db);
+    dir = qrt_check_db_temp(pool, "visits-read", &db);
     exec_sql("INSERT INTO accounts (name, plan, created_at) VALUES ('a', 'professional', 0)");
     exec_sql("INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, "
              "updated_at) VALUES (1, 'code01', 't1', 'website', 'https://e.example/', 0, 0)");
@@ -74,12 +70,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    apr_dbd_close(db.driver, db.handle);
-    unlink(apr_pstrcat(pool, dir, "/t.db", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-wal", NULL));
-    unlink(apr_pstrcat(pool, dir, "/t.db-shm", NULL));
-    rmdir(dir);
-    strcpy(dir, "/tmp/qrt-visits-read-XXXXXX");
+    qrt_check_db_remove(pool, &db, dir);
     apr_pool_destroy(pool);
 }
 

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from lib.env import free_port
+from lib.wait import wait_until
 
 
 class Memcached:
@@ -30,16 +31,14 @@ class Memcached:
         if os.geteuid() == 0:
             cmd += ["-u", "nobody"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
-            except OSError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise AssertionError("memcached did not come up: %s"
-                                         % self.proc.stderr.read())
-                time.sleep(0.05)
+        wait_until(self._up, timeout=10, ignore=(OSError,),
+                   what="memcached to come up on %s" % self.addr)
+
+    def _up(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("memcached exited: %s" % self.proc.stderr.read())
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+            return True
 
     def stop(self):
         if self.proc.poll() is None:

@@ -20,6 +20,7 @@ import requests
 from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
                      HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
 from lib.env import PG_BIN, free_port
+from lib.wait import wait_until
 
 
 def _as_postgres(cmd, **kw):
@@ -68,17 +69,14 @@ class PgCluster:
             cmd = ["runuser", "-u", "postgres", "--"] + cmd
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
-        deadline = time.time() + 30
-        while True:
-            if self.proc.poll() is not None:
-                raise AssertionError("postgres exited:\n" + self.logtext())
-            p = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1",
-                                "-p", str(self.port)], capture_output=True)
-            if p.returncode == 0:
-                return
-            if time.time() > deadline:
-                raise AssertionError("postgres did not come up:\n" + self.logtext())
-            time.sleep(0.1)
+        wait_until(self._ready, timeout=30, interval=0.1,
+                   what=lambda: "postgres to come up:\n" + self.logtext())
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("postgres exited:\n" + self.logtext())
+        return subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1",
+                               "-p", str(self.port)], capture_output=True).returncode == 0
 
     def halt(self):
         """Stops the postmaster (fast shutdown, by its PID), keeping its files."""

@@ -20,6 +20,7 @@ from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BI
                      HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
 from lib.env import CRASH, sanitizer_reports
 from lib.pg import pg_cluster
+from lib.wait import wait_until
 
 
 class Server:
@@ -94,17 +95,16 @@ class Server:
         self.proc = subprocess.Popen([HTTPD,
                                       "-f", self.conf, "-DFOREGROUND"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("httpd exited: %s\n%s" % (
-                    self.proc.stderr.read().decode(), self.error_log()))
-            try:
-                requests.get(self.base + "/api/account", timeout=5)
-                return self
-            except (requests.ConnectionError, requests.Timeout):
-                time.sleep(0.05)
-        raise AssertionError("httpd did not come up:\n" + self.error_log())
+        wait_until(self._up, timeout=20, ignore=(requests.ConnectionError, requests.Timeout),
+                   what=lambda: "httpd to come up:\n" + self.error_log())
+        return self
+
+    def _up(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("httpd exited: %s\n%s" % (
+                self.proc.stderr.read().decode(), self.error_log()))
+        requests.get(self.base + "/api/account", timeout=5)
+        return True
 
     def stop(self):
         """graceful-stop (SIGWINCH), as Debian's apache2.service stops the server:
@@ -175,3 +175,10 @@ def start_server(extra="", accounts=(), **kw):
     for name, plan in accounts:
         srv.account(name, plan)
     return srv.start()
+
+
+def qrtrack_status(srv):
+    """The module's lines of mod_status (/server-status?auto, when the server's config
+    has it): {"QRTrackSpoolVisits": "0", ...}."""
+    r = requests.get(srv.base + "/server-status?auto", timeout=10)
+    return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))

@@ -46,14 +46,15 @@ def visit(tid, t, **kw):
 
 
 def import_visits(server, visits):
-    """Loads visits through qrtrack-admin (counters and aggregates follow)."""
+    """Loads visits through qrtrack-admin (counters and aggregates follow); what it
+    prints, the count of visits imported."""
     path = os.path.join(server.dir, "visits-%s.jsonl" % uuid.uuid4().hex)
     with open(path, "w", encoding="utf-8") as f:
         for v in visits:
             f.write(json.dumps(v, ensure_ascii=False) + "\n")
     os.chmod(path, 0o644)
     try:
-        server.admin("visits", "import", path)
+        return server.admin("visits", "import", path).stdout.strip()
     finally:
         os.unlink(path)
 
