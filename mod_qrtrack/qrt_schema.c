@@ -152,6 +152,40 @@ static const char *schema_unless(apr_pool_t *p, const apr_dbd_driver_t *driver,
     return apr_pstrcat(p, apr_pstrndup(p, stmt, (apr_size_t)(at - stmt)), end + 2, NULL);
 }
 
+#define SCHEMA_UNLESS_COLUMN "{{UNLESS_COLUMN:"
+
+/* A statement marked {{UNLESS_COLUMN:table.column}} runs only when that table has no
+ * such column at that point (an ALTER TABLE ... ADD COLUMN that a database which says
+ * an older version than it is may have run, or lost with a table made again). NULL
+ * when it runs, the statement without the mark; "" when it is skipped. */
+static const char *schema_unless_column(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                                        apr_dbd_t *handle, const char *stmt)
+{
+    const char *at = strstr(stmt, SCHEMA_UNLESS_COLUMN), *end, *dot, *q;
+    char *table, *column;
+    int n = 0;
+
+    if (!at || !(end = strstr(at, "}}"))
+        || !(dot = memchr(at, '.', (apr_size_t)(end - at)))) {
+        return NULL;
+    }
+    table = apr_pstrndup(p, at + strlen(SCHEMA_UNLESS_COLUMN),
+                         (apr_size_t)(dot - at) - strlen(SCHEMA_UNLESS_COLUMN));
+    column = apr_pstrndup(p, dot + 1, (apr_size_t)(end - dot) - 1);
+    q = schema_is_sqlite(driver)
+        ? apr_psprintf(p, "SELECT COUNT(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+                       table, column)
+        : apr_psprintf(p, "SELECT COUNT(*) FROM information_schema.columns WHERE "
+                          "table_name = '%s' AND column_name = '%s'", table, column);
+    if (schema_int(p, driver, handle, q, &n) != 0) {
+        n = 0;
+    }
+    if (n > 0) {
+        return "";
+    }
+    return apr_pstrcat(p, apr_pstrndup(p, stmt, (apr_size_t)(at - stmt)), end + 2, NULL);
+}
+
 static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
                                 apr_dbd_t *handle, const qrt_migration_t *m)
 {
@@ -184,6 +218,11 @@ static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
 
             if (own) {
                 const char *kept = schema_unless(p, driver, handle, conds, own);
+
+                own = !kept ? own : *kept ? kept : NULL;
+            }
+            if (own) {
+                const char *kept = schema_unless_column(p, driver, handle, own);
 
                 own = !kept ? own : *kept ? kept : NULL;
             }

@@ -150,6 +150,7 @@ static apr_status_t vr_read(qrt_db_t *db, apr_pool_t *p, const char *label,
         v->referer = vr_dup(db, p, row, 11);
         v->user_agent = vr_dup(db, p, row, 12);
         v->bot = qrt_db_int(db, row, 13, 0) != 0;
+        v->destination = vr_dup(db, p, row, 14);
     }
     return APR_SUCCESS;
 }
