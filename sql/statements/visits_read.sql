@@ -292,6 +292,21 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT %lld OFFSET %lld
 
+-- report=destination (schema 25): a tracker's visits that are no bots in a window, in keyed
+-- pages along its time order, with their destination ids; then each id's URL
+-- name: visits_dest_page
+SELECT v.visit_start, v.id, v.dest_id, v.click, v.visitor
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 AND
+        (v.visit_start > %lld OR v.id > %lld)
+    ORDER BY v.visit_start, v.id
+    LIMIT %lld
+
+-- name: visits_dest_url
+SELECT url
+    FROM visit_destinations
+    WHERE id = %lld
+
 -- name: visits_page [pgsql]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
