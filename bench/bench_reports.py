@@ -355,10 +355,11 @@ def main():
         india = {"visit_start": "2026-06-01T09:30:00+0530",
                  "visit_start_end": "2026-06-08T09:29:59+0530"}
 
-        def figure(label, path, params, note=""):
+        def figure(label, path, params, note="", target=True):
             nonlocal worst
             ms, body = timed(api(), path, params)
-            worst = max(worst, ms)
+            if target:
+                worst = max(worst, ms)
             print("  %-34s %8.1f ms  %s" % (label, ms, note(body) if callable(note) else note),
                   flush=True)
             return body
@@ -394,6 +395,12 @@ def main():
                dict(mid_week, report="browser", **{"trackers[]": ids}), rows)
         figure("dashboard, 10 trackers, 30 days", "/dashboard/scansAnalytics",
                {"dateStart": "2026-12-02", "dateEnd": "2026-12-31", "trackers": ids}, kp)
+        # report=destination has no aggregates: it reads the covered trackers' visits in
+        # the window, so it is shown beside the target, not held to it.
+        figure("report=destination, 10 trackers, week", "/report/",
+               dict(mid_week, report="destination", **{"trackers[]": ids}), rows, False)
+        figure("report=destination, last week", "/report/",
+               dict(last_week, report="destination"), rows, False)
         print("  slowest report figure: %.1f ms (%s target < %.0f ms: %s)"
               % (worst, "PostgreSQL" if PG else "SQLite", TARGET_MS,
                  "met" if worst < TARGET_MS else "MISSED"), flush=True)

@@ -168,7 +168,7 @@ qrt_err_t *qrt_report_show(qrt_req_t *q)
     if (type < 0) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "report",
                                name ? "The report parameter must be one of name, type, "
-                               "tag, date, browser, city, country."
+                               "tag, date, browser, city, country, destination."
                                : "The report parameter is required.");
     }
     if ((err = qrt_params_window(q, &w)) != NULL

@@ -190,6 +190,7 @@ static json_t *visits_json(apr_pool_t *p, const qrt_visit_t *v)
     json_object_set_new(j, "referer", visits_str(p, v->referer));
     json_object_set_new(j, "user_agent", visits_str(p, v->user_agent));
     json_object_set_new(j, "bot", json_boolean(v->bot));
+    json_object_set_new(j, "destination", visits_str(p, v->destination));
     return j;
 }
 
@@ -200,7 +201,7 @@ static const char *visits_etag(qrt_req_t *q, const qrt_tracker_t *t,
                                apr_int64_t rows, apr_int64_t max_id)
 {
     const char *seed = apr_psprintf(q->r->pool,
-        "visits/1|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT
+        "visits/2|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT
         "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT
         "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT
         "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%" APR_INT64_T_FMT "|%s%s",

@@ -154,7 +154,7 @@ void qrt_dict_cache_abort(qrt_dict_cache_t *c)
 
 int qrt_dict_cache_generation(qrt_dict_cache_t *c, apr_int64_t gen)
 {
-    static const int purged[] = { QRT_DICT_UA, QRT_DICT_REF, QRT_DICT_IP };
+    static const int purged[] = { QRT_DICT_UA, QRT_DICT_REF, QRT_DICT_IP, QRT_DICT_DEST };
     int i, moved;
 
     if (!c || (c->gen_known && c->gen == gen)) {

@@ -14,10 +14,10 @@
 
 #include <apr_pools.h>
 
-/* The visits' dictionaries, agg_bcy (a link's browser, country and city, schema 12) and
- * agg_vals (a gap's value, schema 13). */
+/* The visits' dictionaries, agg_bcy (a link's browser, country and city, schema 12),
+ * agg_vals (a gap's value, schema 13) and the visits' destinations (schema 25). */
 enum { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF, QRT_DICT_IP, QRT_DICT_BCY, QRT_DICT_VAL,
-       QRT_DICTS };
+       QRT_DICT_DEST, QRT_DICTS };
 
 /* The key of a dictionary row of n fields: each field as its length in bytes
  * (decimal), ':' and its bytes, or '-' for NULL; concatenated. In p. */
@@ -47,8 +47,8 @@ void qrt_dict_cache_missed_batch(qrt_dict_cache_t *c, int dict, int found, int a
 /* The visits' dictionaries' generation, read in the writer's transaction (schema 22:
  * visit_dict_gen, raised by each deletion of dictionary rows no visit refers to any
  * more, qrt_store_purge.h). When it is not the one the cache was filled under, the
- * entries of the user agent, referer and address dictionaries (those a purge deletes
- * from) are forgotten, and the cache is under gen from then on: 1 then, else 0. */
+ * entries of the user agent, referer, address and destination dictionaries (those a
+ * purge deletes from) are forgotten, and the cache is under gen from then on: 1 then, else 0. */
 int qrt_dict_cache_generation(qrt_dict_cache_t *c, apr_int64_t gen);
 /* Entries kept in dict (not counting pending ones). */
 int qrt_dict_cache_count(const qrt_dict_cache_t *c, int dict);

@@ -119,6 +119,7 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     v->device = import_str(p, m, nm, "device", 16, &bad);
     v->referer = import_str(p, m, nm, "referer", 2048, &bad);
     v->user_agent = import_str(p, m, nm, "user_agent", 1024, &bad);
+    v->destination = import_str(p, m, nm, "destination", QRT_URL_MAX, &bad);
     if (!id || id->type != QRT_JV_INT || id->num <= 0) {
         *why = "bad tracker_id";
     }
@@ -140,6 +141,9 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     }
     else if (v->device && !import_device(v->device)) {
         *why = "bad device (mobile, tablet, desktop, bot or other)";
+    }
+    else if (v->destination && qrt_valid_redirect_url(v->destination)) {
+        *why = "bad destination (an http or https URL)";
     }
     if (*why) {
         return -1;

@@ -26,7 +26,7 @@
  * ("not a JSON object", "bad tracker_id", "a NUL byte", ...). As a scan has them:
  * the ip anonymised (qrt_ip_anonymize, QRTrackAnonymizeIP's default; the visitor id
  * computed from it), the device one of the five, visit_start from 1970-01-01T00:00:00Z
- * to 9999-12-31T23:59:59Z. */
+ * to 9999-12-31T23:59:59Z; an optional destination (schema 25) an http or https URL. */
 int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
                     const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why);
 

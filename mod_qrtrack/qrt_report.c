@@ -5,9 +5,10 @@
 
 #include "qrt_date.h"
 #include "qrt_report.h"
+#include "qrt_store_visits_read.h"
 
 static const char *const report_types[] = {
-    "name", "type", "tag", "date", "browser", "city", "country", NULL
+    "name", "type", "tag", "date", "browser", "city", "country", "destination", NULL
 };
 
 const char *qrt_report_type_name(int type)
@@ -514,6 +515,84 @@ static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t 
     return rv;
 }
 
+/* ---- where visits went (schema 25) --------------------------------------------- */
+
+static void report_dest_visit(void *ctx, apr_int64_t dest_id, int click, apr_int64_t visitor)
+{
+    char key[24] = "", who[24];
+
+    if (dest_id > 0) {
+        apr_snprintf(key, sizeof(key), "%" APR_INT64_T_FMT, dest_id);
+    }
+    apr_snprintf(who, sizeof(who), "%" APR_INT64_T_FMT, visitor);
+    qrt_agg_groups_add(ctx, key, click, who);
+}
+
+/* Group x counted into *into too (its visitors once each): *into is x when unset. */
+static void report_dest_merge(apr_pool_t *p, qrt_agg_group_t **into, qrt_agg_group_t *x)
+{
+    apr_hash_index_t *hi;
+
+    if (!*into) {
+        *into = x;
+        return;
+    }
+    (*into)->scans += x->scans;
+    (*into)->clicks += x->clicks;
+    for (hi = apr_hash_first(p, x->seen); hi; hi = apr_hash_next(hi)) {
+        const void *who;
+
+        apr_hash_this(hi, &who, NULL, NULL);
+        if (!apr_hash_get((*into)->seen, who, APR_HASH_KEY_STRING)) {
+            apr_hash_set((*into)->seen, who, APR_HASH_KEY_STRING, *into);
+            (*into)->uniques++;
+        }
+    }
+}
+
+static apr_status_t report_destination(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
+                                       apr_array_header_t *rows)
+{
+    qrt_agg_groups_t *g = qrt_agg_groups_make(sc->p);
+    qrt_agg_group_t *none = NULL;
+    apr_hash_index_t *hi;
+    apr_status_t rv;
+    int i;
+
+    for (i = 0; i < sc->list->nelts; i++) {
+        const qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+
+        rv = qrt_store_visits_destinations(sc->db, sc->p, t->id, s, e, report_dest_visit, g);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading where visits went");
+        }
+    }
+    sc->raw_trackers += sc->list->nelts;
+    for (hi = apr_hash_first(sc->p, g->groups); hi; hi = apr_hash_next(hi)) {
+        qrt_agg_group_t *x = apr_hash_this_val(hi);
+        const char *url = NULL;
+
+        if (!*x->key) {
+            report_dest_merge(sc->p, &none, x);
+            continue;
+        }
+        rv = qrt_store_visits_destination_url(sc->db, sc->p, apr_atoi64(x->key), &url);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading where visits went");
+        }
+        if (!url) {
+            /* purged since its visits were read: they have none now */
+            report_dest_merge(sc->p, &none, x);
+            continue;
+        }
+        report_add_row(rows, 0, url, x->scans, x->clicks, x->uniques);
+    }
+    if (none) {
+        report_add_row(rows, 0, "", none->scans, none->clicks, none->uniques);
+    }
+    return APR_SUCCESS;
+}
+
 /* qsort has no context: rows carry their type through a wrapper per type. */
 #define REPORT_CMP(T) \
     static int report_cmp_##T(const void *a, const void *b) \
@@ -546,6 +625,9 @@ apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
     case QRT_REPORT_CITY:
     case QRT_REPORT_COUNTRY:
         rv = report_values(sc, type, s, e, rows);
+        break;
+    case QRT_REPORT_DESTINATION:
+        rv = report_destination(sc, s, e, rows);
         break;
     default:
         return report_fail(sc, APR_EINVAL, "choosing the report type");

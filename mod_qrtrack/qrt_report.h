@@ -20,6 +20,12 @@
  * the named ones among equal visit counts). Rows: visits descending, then tracker id
  * (name) or key bytes; date rows by day.
  *
+ * destination (schema 25: where each visit was sent) has no aggregates: it is read from
+ * the covered trackers' visits in the window (qrt_store_visits_destinations), one pass
+ * along each tracker's time order, distinct visitors counted here; exact, its cost in
+ * proportion to those visits. Its unknown group "" holds the visits sent nowhere (a
+ * 410 page), those recorded before schema 25 and those whose destination was purged.
+ *
  * Unit-tested against an oracle in test/unit/test_report.c. */
 #ifndef QRT_REPORT_H
 #define QRT_REPORT_H
@@ -35,7 +41,8 @@
 
 /* Report types, in the order of qrt_report_type_name. */
 enum { QRT_REPORT_NAME, QRT_REPORT_TYPE, QRT_REPORT_TAG, QRT_REPORT_DATE,
-       QRT_REPORT_BROWSER, QRT_REPORT_CITY, QRT_REPORT_COUNTRY, QRT_REPORT_NTYPES };
+       QRT_REPORT_BROWSER, QRT_REPORT_CITY, QRT_REPORT_COUNTRY, QRT_REPORT_DESTINATION,
+       QRT_REPORT_NTYPES };
 
 /* "name", "type", ... for a type; NULL past the last. */
 const char *qrt_report_type_name(int type);

@@ -31,7 +31,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "tracker_tags", SQL_copy_tags_page, SQL_copy_tags_add, "isss", KEY_TEXT },
     { "tracker_routing", SQL_copy_routing_page, SQL_copy_routing_add, "isiiissi", KEY_ID },
     { "visits", SQL_copy_visits_page, SQL_copy_visits_add,
-      "iiissssssssssis", KEY_VISIT },
+      "iiissssssssssiss", KEY_VISIT },
     /* not read from the source: made from the copied visits (copy_visitors) */
     { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
 };

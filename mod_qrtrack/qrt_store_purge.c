@@ -66,6 +66,7 @@ static const struct {
     { SQL_purge_ua_end, SQL_purge_ua_del },
     { SQL_purge_ref_end, SQL_purge_ref_del },
     { SQL_purge_ip_end, SQL_purge_ip_del },
+    { SQL_purge_dest_end, SQL_purge_dest_del },
 };
 #define PURGE_DICTS ((int)(sizeof(purge_dicts) / sizeof(purge_dicts[0])))
 

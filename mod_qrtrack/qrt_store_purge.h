@@ -3,7 +3,9 @@
  * A visit older than the retention leaves every listing, search and export (the
  * readers' window starts at the retention's edge: mod_qrtrack_visits.c), and what
  * it says about the visitor is erased from its row: address, user agent, referer,
- * browser version, OS and device (schema 7: its referer and address ids are dropped and
+ * browser version, OS, device and (schema 25) where it was sent, which a rule may have
+ * chosen by device, OS or language (schema 7: its referer, address and destination ids
+ * are dropped and
  * its user agent entry is swapped for one that holds the browser name only). What the report aggregates are computed from
  * stays (time, tracker, source, bot flag, browser name, country, city, keyed
  * visitor id), so every report, the rebuild, a tracker's deletion or retagging and
@@ -14,7 +16,8 @@
  * entries and changes at most `batch` rows, so it holds the database's
  * write lock for a few milliseconds whatever the size of the database.
  *
- * Then (schema 22) the pass sweeps the user agent, referer and address dictionaries
+ * Then (schema 22) the pass sweeps the user agent, referer, address and (schema 25)
+ * destination dictionaries
  * by id, at most `batch` ids a step: the rows no visit refers to any more are deleted
  * (the user agent entries that hold a browser name only are kept: they say nothing
  * about a visitor), so the strings the erased visits held are gone from the database,
@@ -43,8 +46,8 @@ typedef struct {
     apr_int64_t tracker;            /* the tracker being walked; 0 before the first */
     apr_int64_t t, id;              /* last position done in it */
     int started;                    /* tracker's walk has begun (t, id are set) */
-    int dict;                       /* 0: walking visits; 1-3: sweeping the user agents,
-                                     * referers, addresses (after the walk) */
+    int dict;                       /* 0: walking visits; 1-4: sweeping the user agents,
+                                     * referers, addresses, destinations (after the walk) */
     apr_int64_t dict_after;         /* last dictionary id swept */
     apr_int64_t erased;             /* dictionary rows the pass deleted so far */
 } qrt_purge_cursor_t;

@@ -6,9 +6,9 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_write.h"
 
-#define VISIT_NARGS 9
-#define VISIT_TYPES "llii" "lllll"          /* qrt_db_exec_rows */
-#define VISIT_ID_TYPES "lllii" "lllll"      /* the same with the id first (SQLite) */
+#define VISIT_NARGS 10
+#define VISIT_TYPES "llii" "llllll"         /* qrt_db_exec_rows */
+#define VISIT_ID_TYPES "lllii" "llllll"     /* the same with the id first (SQLite) */
 
 /* What a batch adds to one tracker's counters. */
 typedef struct {
@@ -42,10 +42,11 @@ typedef struct {
 } dict_labels;
 
 static const dict_labels dict_label[QRT_DICTS] = {
-    { SQL_dict_ua_get, SQL_dict_ua_add },
-    { SQL_dict_place_get, SQL_dict_place_add },
-    { SQL_dict_ref_get, SQL_dict_ref_add },
-    { SQL_dict_ip_get, SQL_dict_ip_add },
+    [QRT_DICT_UA] = { SQL_dict_ua_get, SQL_dict_ua_add },
+    [QRT_DICT_PLACE] = { SQL_dict_place_get, SQL_dict_place_add },
+    [QRT_DICT_REF] = { SQL_dict_ref_get, SQL_dict_ref_add },
+    [QRT_DICT_IP] = { SQL_dict_ip_get, SQL_dict_ip_add },
+    [QRT_DICT_DEST] = { SQL_dict_dest_get, SQL_dict_dest_add },
 };
 
 /* The id of a dictionary row (key, then the add statement's arguments after it). */
@@ -56,19 +57,21 @@ static apr_status_t dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c, in
                              add_args, id);
 }
 
-/* A visit row's dictionary ids; ref and ip 0 for NULL. */
+/* A visit row's dictionary ids; ref, ip and dest 0 for NULL. */
 typedef struct {
-    apr_int64_t ua, place, ref, ip;
+    apr_int64_t ua, place, ref, ip, dest;
     int click;
 } visit_ids;
 
-/* The visits' dictionaries, with the values of a row of each (its add statement's
- * arguments, the key first). */
-#define VISIT_DICTS 4
-static const char *const visit_dict_types[VISIT_DICTS] = { "ssssss", "sss", "s", "s" };
+/* The visits' dictionaries (k-th: QRT_DICT_* visit_dict[k]), with the values of a row of
+ * each (its add statement's arguments, the key first). */
+#define VISIT_DICTS 5
+static const int visit_dict[VISIT_DICTS] = { QRT_DICT_UA, QRT_DICT_PLACE, QRT_DICT_REF,
+                                             QRT_DICT_IP, QRT_DICT_DEST };
+static const char *const visit_dict_types[VISIT_DICTS] = { "ssssss", "sss", "s", "s", "s" };
 
 /* Visit x's row of dictionary d as add arguments (in p): NULL when x has none
- * (no referer, no address). */
+ * (no referer, no address, sent nowhere). */
 static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
 {
     const void **a = apr_palloc(p, 6 * sizeof(*a));
@@ -86,7 +89,7 @@ static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
         memcpy(a + 1, place, sizeof(place));
     }
     else {
-        a[0] = d == QRT_DICT_REF ? x->referer : x->ip;
+        a[0] = d == QRT_DICT_REF ? x->referer : d == QRT_DICT_IP ? x->ip : x->destination;
     }
     return a[0] ? a : NULL;
 }
@@ -95,17 +98,18 @@ static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
 static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
                                    const qrt_visit_t *x, const void ***dargs, visit_ids *out)
 {
-    apr_int64_t *id[VISIT_DICTS] = { &out->ua, &out->place, &out->ref, &out->ip };
+    apr_int64_t *id[VISIT_DICTS] = { &out->ua, &out->place, &out->ref, &out->ip,
+                                     &out->dest };
     apr_status_t rv = APR_SUCCESS;
-    int d;
+    int k;
 
-    out->ref = out->ip = 0;
+    out->ref = out->ip = out->dest = 0;
     out->click = x->source && !strcmp(x->source, "click");
-    for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
-        const void **args = dargs[d];
+    for (k = 0; k < VISIT_DICTS && rv == APR_SUCCESS; k++) {
+        const void **args = dargs[k];
 
         if (args) {
-            rv = dict_id(db, p, c, d, args, id[d]);
+            rv = dict_id(db, p, c, visit_dict[k], args, id[k]);
         }
     }
     return rv;
@@ -152,16 +156,16 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
                                        const void ***dargs, int n)
 {
     apr_status_t rv = APR_SUCCESS;
-    int d, i;
+    int k, i;
 
-    for (d = 0; d < VISIT_DICTS && rv == APR_SUCCESS; d++) {
-        int nargs = (int)strlen(visit_dict_types[d]), m = 0, left, added;
+    for (k = 0; k < VISIT_DICTS && rv == APR_SUCCESS; k++) {
+        int d = visit_dict[k], nargs = (int)strlen(visit_dict_types[k]), m = 0, left, added;
         const void **rows = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * nargs * sizeof(*rows));
         apr_hash_t *seen = apr_hash_make(p);
         dict_many_ctx ctx = { c, d };
 
         for (i = 0; i < n; i++) {
-            const void **args = dargs[(apr_size_t)i * VISIT_DICTS + d];
+            const void **args = dargs[(apr_size_t)i * VISIT_DICTS + k];
 
             if (!args || qrt_dict_cache_get(c, d, args[0])
                 || apr_hash_get(seen, args[0], APR_HASH_KEY_STRING)) {
@@ -184,7 +188,7 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
             left = rv == APR_SUCCESS ? dicts_unknown(c, d, rows, m, nargs) : 0;
         }
         if (rv == APR_SUCCESS && left > 0) {
-            rv = qrt_db_each_rows(db, p, dict_label[d].add, visit_dict_types[d], rows, left,
+            rv = qrt_db_each_rows(db, p, dict_label[d].add, visit_dict_types[k], rows, left,
                                   dict_many_row, &ctx);
         }
         added = left;
@@ -281,7 +285,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
 
     for (i = 0; i < n; i++) {
         for (k = 0; k < VISIT_DICTS; k++) {
-            dargs[(apr_size_t)i * VISIT_DICTS + k] = visit_dict_args(p, &v[i], k);
+            dargs[(apr_size_t)i * VISIT_DICTS + k] = visit_dict_args(p, &v[i], visit_dict[k]);
         }
     }
     if (qrt_dialect_remote(db->driver)) {
@@ -303,7 +307,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         {
             const void *one[] = { &x->tracker_id, &x->visit_start, &d->click, &x->bot,
                                   &x->visitor, &d->ua, &d->place, d->ref ? &d->ref : NULL,
-                                  d->ip ? &d->ip : NULL };
+                                  d->ip ? &d->ip : NULL, d->dest ? &d->dest : NULL };
 
             memcpy(args + (apr_size_t)i * VISIT_NARGS, one, sizeof(one));
         }

@@ -150,6 +150,7 @@ static apr_status_t vr_read(qrt_db_t *db, apr_pool_t *p, const char *label,
         v->referer = vr_dup(db, p, row, 11);
         v->user_agent = vr_dup(db, p, row, 12);
         v->bot = qrt_db_int(db, row, 13, 0) != 0;
+        v->destination = vr_dup(db, p, row, 14);
     }
     return APR_SUCCESS;
 }
@@ -571,4 +572,78 @@ apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tr
     const void *args[] = { &tracker_id };
 
     return qrt_db_select_int(db, p, SQL_visits_max_id, args, max_id);
+}
+
+/* ---- where visits went (schema 25) ------------------------------------------------ */
+
+/* Visits read per query of qrt_store_visits_destinations. */
+#define VR_DEST_PAGE 5000
+
+typedef struct {
+    apr_int64_t last_t, last_id;
+    long n;
+    qrt_visit_dest_fn *fn;
+    void *ctx;
+} vr_dest_ctx;
+
+static apr_status_t vr_dest_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    vr_dest_ctx *c = ctx;
+
+    c->last_t = qrt_db_int(db, row, 0, 0);
+    c->last_id = qrt_db_int(db, row, 1, 0);
+    c->n++;
+    c->fn(c->ctx, qrt_db_int(db, row, 2, 0), qrt_db_int(db, row, 3, 0) != 0,
+          qrt_db_int(db, row, 4, 0));
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_visits_destinations(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t tracker_id, apr_int64_t s,
+                                           apr_int64_t e, qrt_visit_dest_fn *fn, void *ctx)
+{
+    apr_int64_t limit = VR_DEST_PAGE, from = s;
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *pp;
+    vr_dest_ctx c;
+
+    memset(&c, 0, sizeof(c));
+    c.fn = fn;
+    c.ctx = ctx;
+    c.last_t = s;
+    c.last_id = -1;             /* every id at visit_start == s */
+    apr_pool_create(&pp, p);
+    for (;;) {
+        const void *args[] = { &tracker_id, &from, &e, &c.last_t, &c.last_id, &limit };
+        long before = c.n;
+
+        rv = qrt_db_each(db, pp, SQL_visits_dest_page, args, vr_dest_row, &c);
+        apr_pool_clear(pp);
+        if (rv != APR_SUCCESS || c.n - before < limit) {
+            break;
+        }
+        from = c.last_t;
+    }
+    apr_pool_destroy(pp);
+    return rv;
+}
+
+apr_status_t qrt_store_visits_destination_url(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                              const char **url)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &id };
+    apr_status_t rv = qrt_db_select(db, p, SQL_visits_dest_url, &res, args);
+
+    *url = NULL;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        if (!*url) {
+            *url = vr_dup(db, p, row, 0);
+        }
+    }
+    return APR_SUCCESS;
 }

@@ -64,6 +64,20 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
 apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
                                      apr_int64_t *max_id);
 
+/* Where visits went (schema 25, report=destination): fn is called for each visit of
+ * tracker_id that is no bot with s <= visit_start <= e, in time order, with its
+ * destination's id (0: none), whether it is a click, and its visitor id. Read along
+ * the tracker's time order (SQLite: the table's key; PostgreSQL: visits_tracker_visitor,
+ * then each row) in keyed pages: its cost grows with those visits, its memory does not. */
+typedef void qrt_visit_dest_fn(void *ctx, apr_int64_t dest_id, int click,
+                               apr_int64_t visitor);
+apr_status_t qrt_store_visits_destinations(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t tracker_id, apr_int64_t s,
+                                           apr_int64_t e, qrt_visit_dest_fn *fn, void *ctx);
+/* The URL of destination id, in p; NULL when there is none (purged meanwhile). */
+apr_status_t qrt_store_visits_destination_url(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                              const char **url);
+
 /* The LIKE pattern of a search text: ASCII letters lowered, '\\', '%' and '_'
  * escaped with '\\', wrapped in '%'. In p. */
 const char *qrt_visits_like_pattern(apr_pool_t *p, const char *search);

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 24: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 25: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -42,7 +42,7 @@ CREATE FUNCTION qrt_visitor_bigint(v text) RETURNS bigint
 CREATE FUNCTION qrt_visits_write() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; ku TEXT; kg TEXT
+DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; n BIGINT; ku TEXT; kg TEXT
 ; BEGIN
 IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; END IF
 ; ku := COALESCE(octet_length(NEW.user_agent) || ':' || NEW.user_agent, '-') || COALESCE(octet_length(NEW.browser) || ':' || NEW.browser, '-') || COALESCE(octet_length(NEW.browser_version) || ':' || NEW.browser_version, '-') || COALESCE(octet_length(NEW.os) || ':' || NEW.os, '-') || COALESCE(octet_length(NEW.device) || ':' || NEW.device, '-')
@@ -53,8 +53,9 @@ IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; E
 ; SELECT id INTO g FROM visit_places WHERE k = kg
 ; IF NEW.referer IS NOT NULL THEN INSERT INTO visit_referers (referer) VALUES (NEW.referer) ON CONFLICT (referer) DO NOTHING; SELECT id INTO r FROM visit_referers WHERE referer = NEW.referer; END IF
 ; IF NEW.ip IS NOT NULL THEN INSERT INTO visit_ips (ip) VALUES (NEW.ip) ON CONFLICT (ip) DO NOTHING; SELECT id INTO a FROM visit_ips WHERE ip = NEW.ip; END IF
-; IF TG_OP = 'INSERT' THEN INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id, ip_id) VALUES (COALESCE(NEW.id, nextval(pg_get_serial_sequence('visit_rows', 'id'))), NEW.tracker_id, NEW.visit_start, CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, COALESCE(NEW.bot, 0), qrt_visitor_bigint(NEW.visitor), u, g, r, a)
-; ELSE UPDATE visit_rows SET id = NEW.id, tracker_id = NEW.tracker_id, visit_start = NEW.visit_start, click = CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, bot = NEW.bot, visitor = qrt_visitor_bigint(NEW.visitor), ua_id = u, place_id = g, ref_id = r, ip_id = a WHERE id = OLD.id
+; IF NEW.destination IS NOT NULL THEN INSERT INTO visit_destinations (url) VALUES (NEW.destination) ON CONFLICT (url) DO NOTHING; SELECT id INTO n FROM visit_destinations WHERE url = NEW.destination; END IF
+; IF TG_OP = 'INSERT' THEN INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id, ip_id, dest_id) VALUES (COALESCE(NEW.id, nextval(pg_get_serial_sequence('visit_rows', 'id'))), NEW.tracker_id, NEW.visit_start, CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, COALESCE(NEW.bot, 0), qrt_visitor_bigint(NEW.visitor), u, g, r, a, n)
+; ELSE UPDATE visit_rows SET id = NEW.id, tracker_id = NEW.tracker_id, visit_start = NEW.visit_start, click = CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, bot = NEW.bot, visitor = qrt_visitor_bigint(NEW.visitor), ua_id = u, place_id = g, ref_id = r, ip_id = a, dest_id = n WHERE id = OLD.id
 ; END IF
 ; RETURN NEW
 ; END $$;
@@ -260,6 +261,20 @@ CREATE TABLE trackers_version (
     version bigint NOT NULL
 );
 
+CREATE TABLE visit_destinations (
+    id bigint NOT NULL,
+    url character varying(2048) NOT NULL
+);
+
+CREATE SEQUENCE visit_destinations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE visit_destinations_id_seq OWNED BY visit_destinations.id;
+
 CREATE TABLE visit_dict_counts (
     tracker_id bigint NOT NULL,
     d smallint NOT NULL,
@@ -331,7 +346,8 @@ CREATE TABLE visit_rows (
     ua_id bigint NOT NULL,
     place_id bigint NOT NULL,
     ref_id bigint,
-    ip_id bigint
+    ip_id bigint,
+    dest_id bigint
 );
 
 CREATE SEQUENCE visit_rows_id_seq
@@ -388,12 +404,14 @@ CREATE VIEW visits AS
     r.referer,
     u.user_agent,
     v.bot,
-    lpad(to_hex(v.visitor), 16, '0'::text) AS visitor
-   FROM ((((visit_rows v
+    lpad(to_hex(v.visitor), 16, '0'::text) AS visitor,
+    d.url AS destination
+   FROM (((((visit_rows v
      LEFT JOIN visit_ips i ON ((i.id = v.ip_id)))
      LEFT JOIN visit_places g ON ((g.id = v.place_id)))
      LEFT JOIN visit_uas u ON ((u.id = v.ua_id)))
-     LEFT JOIN visit_referers r ON ((r.id = v.ref_id)));
+     LEFT JOIN visit_referers r ON ((r.id = v.ref_id)))
+     LEFT JOIN visit_destinations d ON ((d.id = v.dest_id)));
 
 ALTER TABLE ONLY accounts ALTER COLUMN id SET DEFAULT nextval('accounts_id_seq'::regclass);
 
@@ -404,6 +422,8 @@ ALTER TABLE ONLY agg_vals ALTER COLUMN id SET DEFAULT nextval('agg_vals_id_seq':
 ALTER TABLE ONLY tokens ALTER COLUMN id SET DEFAULT nextval('tokens_id_seq'::regclass);
 
 ALTER TABLE ONLY trackers ALTER COLUMN id SET DEFAULT nextval('trackers_id_seq'::regclass);
+
+ALTER TABLE ONLY visit_destinations ALTER COLUMN id SET DEFAULT nextval('visit_destinations_id_seq'::regclass);
 
 ALTER TABLE ONLY visit_ips ALTER COLUMN id SET DEFAULT nextval('visit_ips_id_seq'::regclass);
 
@@ -487,6 +507,12 @@ ALTER TABLE ONLY trackers
 ALTER TABLE ONLY trackers_version
     ADD CONSTRAINT trackers_version_pkey PRIMARY KEY (account_id);
 
+ALTER TABLE ONLY visit_destinations
+    ADD CONSTRAINT visit_destinations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY visit_destinations
+    ADD CONSTRAINT visit_destinations_url_key UNIQUE (url);
+
 ALTER TABLE ONLY visit_dict_counts
     ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
 
@@ -530,6 +556,8 @@ CREATE INDEX tokens_account ON tokens USING btree (account_id);
 CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
 
 CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
+
+CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
 

@@ -98,7 +98,7 @@ INSERT INTO tracker_routing (tracker_id, rules, valid_from, valid_until, max_sca
 -- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
 -- name: copy_visits_page
 SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
-        referer, user_agent, bot, visitor
+        referer, user_agent, bot, visitor, destination
     FROM visits
     WHERE (tracker_id, visit_start, id) > (%lld, %lld, %lld)
     ORDER BY tracker_id, visit_start, id
@@ -106,8 +106,8 @@ SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_
 
 -- name: copy_visits_add
 INSERT INTO visits (tracker_id, id, visit_start, source, ip, country, city, browser,
-        browser_version, os, device, referer, user_agent, bot, visitor)
-    VALUES (%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %s)
+        browser_version, os, device, referer, user_agent, bot, visitor, destination)
+    VALUES (%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %s, %s)
 
 -- a tracker's visitors, from its visits (schema 16): SQLite reads them there
 -- name: copy_visitors_count

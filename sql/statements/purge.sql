@@ -30,10 +30,10 @@ UPDATE visit_rows
     FROM visit_uas u
     JOIN visit_uas s ON s.k = '-' || COALESCE(length(CAST(u.browser AS BLOB)) || ':' || u.browser,
         '-') || '---'
-    WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL
+    WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL, dest_id = NULL
     WHERE tracker_id = %lld AND visit_start >= %lld AND visit_start < %lld AND (visit_start > %lld
         OR id > %lld) AND (visit_start < %lld OR (visit_start = %lld AND id <= %lld)) AND (ref_id IS
-        NOT NULL OR ip_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
+        NOT NULL OR ip_id IS NOT NULL OR dest_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
         visit_rows.ua_id AND (u.user_agent IS NOT NULL OR u.browser_version IS NOT NULL OR u.os IS
         NOT NULL OR u.device IS NOT NULL)))
 
@@ -84,6 +84,22 @@ DELETE
     FROM visit_rows v
     WHERE v.ip_id = visit_ips.id)
 
+-- (schema 25: where visits went)
+-- name: purge_dest_end
+SELECT MAX(id)
+    FROM (SELECT id
+    FROM visit_destinations
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld) s
+
+-- name: purge_dest_del
+DELETE
+    FROM visit_destinations
+    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
+    FROM visit_rows v
+    WHERE v.dest_id = visit_destinations.id)
+
 -- name: purge_gen
 UPDATE visit_dict_gen
     SET gen = gen + 1
@@ -106,9 +122,9 @@ UPDATE visit_rows
     FROM visit_uas u
     JOIN visit_uas s ON s.k = '-' || COALESCE(octet_length(u.browser) || ':' || u.browser, '-') ||
         '---'
-    WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL
+    WHERE u.id = visit_rows.ua_id), ref_id = NULL, ip_id = NULL, dest_id = NULL
     WHERE tracker_id = %lld AND visit_start >= %lld AND visit_start < %lld AND (visit_start > %lld
         OR id > %lld) AND (visit_start < %lld OR (visit_start = %lld AND id <= %lld)) AND (ref_id IS
-        NOT NULL OR ip_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
+        NOT NULL OR ip_id IS NOT NULL OR dest_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
         visit_rows.ua_id AND (u.user_agent IS NOT NULL OR u.browser_version IS NOT NULL OR u.os IS
         NOT NULL OR u.device IS NOT NULL)))

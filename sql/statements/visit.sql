@@ -12,8 +12,8 @@ SELECT %lld
 
 -- name: visit_add
 INSERT INTO visit_rows (tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id,
-        ip_id)
-    VALUES (%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)
+        ip_id, dest_id)
+    VALUES (%lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld)
 
 -- SQLite (schema 11): a batch's ids, taken from visit_seq (the last one is then read back with
 -- agg_max_id: a RETURNING clause makes SQLite keep a statement journal and a table of the
@@ -24,8 +24,8 @@ UPDATE visit_seq
 
 -- name: visit_add_id
 INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id,
-        ip_id)
-    VALUES (%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld)
+        ip_id, dest_id)
+    VALUES (%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld)
 
 -- SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a tracker's newest
 -- id, once per batch (the view's triggers do the same)
@@ -93,6 +93,17 @@ INSERT INTO visit_ips (ip)
     VALUES (%s)
     ON CONFLICT (ip) DO NOTHING
 
+-- (schema 25: the URL a visit was sent to)
+-- name: dict_dest_get
+SELECT id
+    FROM visit_destinations
+    WHERE url = %s
+
+-- name: dict_dest_add
+INSERT INTO visit_destinations (url)
+    VALUES (%s)
+    ON CONFLICT (url) DO NOTHING
+
 -- the dictionaries' generation (schema 22; dict_cache_generation), with
 -- qrt_store_write_lock_gen's key, unused here
 -- name: write_lock_gen
@@ -114,7 +125,7 @@ SELECT (SELECT MAX(gen)
 SELECT %lld
 
 -- name: visit_add_id [pgsql]
-SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld
+SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld
 
 -- name: visit_floor [pgsql]
 SELECT %lld, %lld
@@ -143,6 +154,12 @@ INSERT INTO visit_ips (ip)
     ON CONFLICT (ip) DO NOTHING
     RETURNING id
 
+-- name: dict_dest_add [pgsql]
+INSERT INTO visit_destinations (url)
+    VALUES (%s)
+    ON CONFLICT (url) DO NOTHING
+    RETURNING id
+
 -- name: tracker_last_id [pgsql]
 SELECT %lld, %lld, %lld
 
@@ -153,11 +170,11 @@ SELECT MAX(id)
 
 -- name: visit_add_many [pgsql-only]
 INSERT INTO visit_rows (tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id,
-        ip_id)
+        ip_id, dest_id)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS SMALLINT[]), CAST(%s AS
         SMALLINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
-        BIGINT[]), CAST(%s AS BIGINT[]))
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
     RETURNING id
 
 -- a batch's dictionary values, added (those added come back), then found (joined to the array:
@@ -210,6 +227,18 @@ INSERT INTO visit_ips (ip)
 SELECT d.ip, d.id
     FROM unnest(CAST(%s AS TEXT[])) AS u(k)
     JOIN visit_ips d ON d.ip = u.k
+
+-- name: dict_dest_add_many [pgsql-only]
+INSERT INTO visit_destinations (url)
+    SELECT *
+    FROM unnest(CAST(%s AS TEXT[]))
+    ON CONFLICT (url) DO NOTHING
+    RETURNING url, id
+
+-- name: dict_dest_get_many [pgsql-only]
+SELECT d.url, d.id
+    FROM unnest(CAST(%s AS TEXT[])) AS u(k)
+    JOIN visit_destinations d ON d.url = u.k
 
 -- name: visitor_add_many [pgsql-only]
 INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)

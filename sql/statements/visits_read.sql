@@ -1,5 +1,6 @@
 -- Statements of mod_qrtrack/qrt_store_visits_read.c (see docs/design.md, "The SQL statements").
--- A visit row comes with its dictionaries' strings (schema 7).
+-- A visit row comes with its dictionaries' strings (schema 7) and its destination (schema 25:
+-- NULL for none).
 -- The filter of a tracker, a window and since_id bounds (tracker_id, visit_start), which
 -- also gives the order without a sort; the "+" keeps SQLite off the id index, which would
 -- read the whole tracker. PostgreSQL's polls (since_id > 0) take the id range of
@@ -41,12 +42,13 @@ SELECT COUNT(*)
 -- name: visits_first
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT %lld OFFSET %lld
@@ -54,12 +56,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_first_s
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
         AND (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\'
         OR u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE
@@ -70,12 +73,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_page
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.tracker_id, v.visit_start, v.id) IN (SELECT v.tracker_id, v.visit_start, v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
@@ -86,12 +90,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_page_s
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.tracker_id, v.visit_start, v.id) IN (SELECT v.tracker_id, v.visit_start, v.id
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
@@ -117,12 +122,13 @@ SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT last
 -- name: visits_same
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld
     ORDER BY v.id DESC
     LIMIT %lld
@@ -130,12 +136,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_same_s
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld AND
         (u.browser LIKE %s ESCAPE '\' OR u.os LIKE %s ESCAPE '\' OR u.device LIKE %s ESCAPE '\' OR
         u.user_agent LIKE %s ESCAPE '\' OR g.country LIKE %s ESCAPE '\' OR g.city LIKE %s ESCAPE '\'
@@ -261,7 +268,7 @@ SELECT COUNT(*)
 -- name: visits_page_pick_s
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM (SELECT v.tracker_id, v.visit_start, v.id
     FROM visit_rows v
     WHERE tracker_id = %lld AND ua_id IN (SELECT value FROM json_each(%s)) UNION
@@ -280,19 +287,36 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE +m.visit_start >= %lld AND +m.visit_start <= %lld
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT %lld OFFSET %lld
 
+-- report=destination (schema 25): a tracker's visits that are no bots in a window, in keyed
+-- pages along its time order, with their destination ids; then each id's URL
+-- name: visits_dest_page
+SELECT v.visit_start, v.id, v.dest_id, v.click, v.visitor
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 AND
+        (v.visit_start > %lld OR v.id > %lld)
+    ORDER BY v.visit_start, v.id
+    LIMIT %lld
+
+-- name: visits_dest_url
+SELECT url
+    FROM visit_destinations
+    WHERE id = %lld
+
 -- name: visits_page [pgsql]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
@@ -303,12 +327,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_page_s [pgsql]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
@@ -326,12 +351,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_page_ci [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
@@ -365,12 +391,13 @@ SELECT COUNT(*)
 -- name: visits_since_page [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
@@ -381,12 +408,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_since_page_ci [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
@@ -479,12 +507,13 @@ SELECT COUNT(*)
 -- name: visits_page_pick_s [pgsql]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.id IN (SELECT v.id
     FROM visit_rows v
     WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
@@ -527,12 +556,13 @@ SELECT COUNT(*)
 -- name: visits_page_pick_ci [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.id IN (SELECT v.id
     FROM visit_rows v
     WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
@@ -567,12 +597,13 @@ SELECT COUNT(*)
 -- name: visits_first_ci [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
         AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
         ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
@@ -586,12 +617,13 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 -- name: visits_same_ci [pgsql-only]
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot
+        v.bot, dn.url
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld AND ((SELECT
         browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR
         user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR (SELECT

@@ -18,7 +18,8 @@ from conftest import sqlite_only
 from lib.visits import CHROME, CSV_HEADER, T0, csv_rows, export, import_visits, listing, new_tracker, ts, visit  # noqa: F401
 
 VISIT_KEYS = {"id", "tracker_id", "visit_start", "source", "ip", "country", "city", "browser",
-              "browser_version", "os", "device", "referer", "user_agent", "bot"}
+              "browser_version", "os", "device", "referer", "user_agent", "bot",
+              "destination"}
 
 
 # -- helpers -------------------------------------------------------------------
@@ -173,7 +174,7 @@ def test_imported_visit_round_trips(server, api):
     v = visit(tid, T0, source="click", ip="2001:db8:1::", country="JP", city="東京",
               browser="Safari", browser_version="17", os="iOS", device="tablet",
               referer="https://example.org/ü?x=1&y=\"2\"", user_agent="Mozilla/5.0 (iPad) ü",
-              bot=False)
+              bot=False, destination="https://example.org/dest?ü=1")
     import_visits(server, [v])
     got = listing(api, tid)["data"][0]
     want = dict(v)

@@ -66,6 +66,15 @@ START_TEST(reads_a_visit_either_way)
     ck_assert_int_eq(a.bot, 1);
     ck_assert_str_eq(a.device, "bot");
     ck_assert_str_eq(a.source, "click");
+    ck_assert_ptr_null(a.destination);
+    /* where the visit went (schema 25): optional, null as absent */
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\","
+                          " \"source\": \"scan\", \"destination\": \"https://a.example/x?y=1\"}",
+                          &a, &why), 1);
+    ck_assert_str_eq(a.destination, "https://a.example/x?y=1");
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\","
+                          " \"source\": \"scan\", \"destination\": null}", &a, &why), 1);
+    ck_assert_ptr_null(a.destination);
 }
 END_TEST
 
@@ -168,6 +177,13 @@ START_TEST(rejects_what_is_not_a_visit)
           " \"device\": \"Mobile\"}", "bad device (mobile, tablet, desktop, bot or other)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"device\": \"\"}", "bad device (mobile, tablet, desktop, bot or other)" },
+        /* a destination that is no URL a scan sends to, or no string */
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"destination\": \"javascript:alert(1)\"}", "bad destination (an http or https URL)" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"destination\": \"\"}", "bad destination (an http or https URL)" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"destination\": 7}", "bad a text field" },
         /* before 1970 in UTC */
         { "{\"tracker_id\": 1, \"visit_start\": \"1970-01-01T00:59:59+0100\", \"source\": \"scan\"}",
           "bad visit_start" },

@@ -47,6 +47,7 @@ typedef struct {
     apr_int64_t t;
     int click, bot;
     const char *browser, *country, *city;   /* NULL: unknown */
+    const char *dest;                       /* where it went (schema 25), NULL: nowhere */
     const char *visitor;
 } ref_visit;
 
@@ -146,6 +147,8 @@ static void add_visits(int n, int from, int to)
     static const char *const browsers[] = { "Chrome", "Firefox", "Safari", "", NULL };
     static const char *const countries[] = { "DE", "FR", "IN", NULL };
     static const char *const cities[] = { "Berlin", "Paris", "Pune", "", NULL };
+    static const char *const dests[] = { "https://d.example/a", "https://d.example/b?x=1",
+                                         NULL };
     qrt_visit_t *batch = apr_pcalloc(pool, n * sizeof(*batch));
     int i, k = 0;
 
@@ -165,6 +168,7 @@ static void add_visits(int n, int from, int to)
         v->browser = pick(browsers, 5);
         v->country = pick(countries, 4);
         v->city = pick(cities, 5);
+        v->dest = pick(dests, 3);
         v->visitor = apr_psprintf(pool, "%016x", who);
         x->tracker_id = trackers[v->tr].id;
         x->visit_start = v->t;
@@ -172,6 +176,7 @@ static void add_visits(int n, int from, int to)
         x->ip = apr_psprintf(pool, "198.51.100.%d", who);
         x->country = v->country;
         x->city = v->city;
+        x->destination = v->dest;
         x->browser = v->browser;
         x->user_agent = "UA";
         x->device = "mobile";
@@ -381,6 +386,9 @@ static const char *ref_rows(int type, const int *cov, int ncov, apr_int64_t s,
             break;
         case QRT_REPORT_CITY:
             ref_count(ref_get(h, nz(v->city), 0), v);
+            break;
+        case QRT_REPORT_DESTINATION:
+            ref_count(ref_get(h, nz(v->dest), 0), v);
             break;
         default:
             ref_count(ref_get(h, nz(v->country), 0), v);

@@ -68,11 +68,12 @@ static void seed(void)
          * visitors, their ids of both signs (schema 9: 64-bit integers). */
         exec_sql(&src, apr_psprintf(pool, "INSERT INTO visits VALUES (%d, %d, %d, '%s', "
                  "%s, %s, %s, 'Chrome', '120', 'Android', 'mobile', %s, 'UA %d', %d, "
-                 "'%016" APR_UINT64_T_HEX_FMT "')", 3 * i + 11, i % 3 ? 2 : 8, 1000 + i,
+                 "'%016" APR_UINT64_T_HEX_FMT "', %s)", 3 * i + 11, i % 3 ? 2 : 8, 1000 + i,
                  i % 5 ? "scan" : "click", i % 2 ? "NULL" : "'192.0.2.0'",
                  i == 7 ? "''" : "'DE'", i % 2 ? "NULL" : "'Berlin'",
                  i % 4 ? "NULL" : "'https://r.example/'", i, i % 11 == 0,
-                 (apr_uint64_t)(i % 97) * APR_UINT64_C(0x9E3779B97F4A7C15)));
+                 (apr_uint64_t)(i % 97) * APR_UINT64_C(0x9E3779B97F4A7C15),
+                 i % 3 == 1 ? "NULL" : i % 3 ? "'https://d.example/a'" : "'https://d.example/b'"));
     }
     exec_sql(&src, "COMMIT");
 }
@@ -131,7 +132,7 @@ START_TEST(copies_every_row_as_it_is)
         { "tracker_routing", "tracker_id,rules,valid_from,valid_until,max_scans,expired_url,"
           "password_hash,redirected", "tracker_id" },
         { "visits", "id,tracker_id,visit_start,source,ip,country,city,browser,"
-          "browser_version,os,device,referer,user_agent,bot,visitor", "id" },
+          "browser_version,os,device,referer,user_agent,bot,visitor,destination", "id" },
         { VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor" },
     };
     int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0 };
