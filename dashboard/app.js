@@ -547,7 +547,7 @@
 
   /* The fields of a rule row: key, label, placeholder, kind (list: comma-separated). */
   var RULE_FIELDS = [
-    ["redirect_url", "Send to URL", "https://example.com/app", "url"],
+    ["redirect_url", "Send to URL", "an http or https address", "url"],
     ["device", "Devices", "mobile, tablet", "list"],
     ["os", "Operating systems", "iOS, Android", "list"],
     ["country", "Countries", "DE, AT", "list"],

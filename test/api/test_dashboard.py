@@ -400,7 +400,7 @@ def active_field(b):
 def only_refused_writes(b):
     """The browser's own records of the 422s the tests asked for, and nothing else."""
     for e in b.severe():
-        assert e["source"] == "network" and "/api/tracker/" in e["message"] and "422" in e["message"], e
+        assert e["source"] == "network" and "/api/tracker" in e["message"] and "422" in e["message"], e
 
 
 def saved(b):
@@ -452,7 +452,6 @@ def test_edit_destination_rules_and_password(server, editor, browser):
     d.find_element(By.ID, "detail-edit").click()
     b.wait(lambda: d.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
     assert active_field(b) == "redirect_url"
-    # Every control has a label (its own, or a name for the checkboxes of the weekdays).
     type_into(field(b, "edit-form", "redirect_url"), "https://example.com/launch-v2")
     # The first rule with the keyboard: Add rule, then the focus is in its URL field.
     d.find_element(By.ID, "rule-add").send_keys(Keys.ENTER)
@@ -474,6 +473,7 @@ def test_edit_destination_rules_and_password(server, editor, browser):
     type_into(field(b, "edit-form", "max_scans"), "100")
     type_into(field(b, "edit-form", "expired_url"), "https://example.com/over")
     type_into(field(b, "edit-form", "password"), "open sesame")
+    # Every control has a label (its own, or a name for the checkboxes of the weekdays).
     unlabelled = b.js("return Array.from(document.querySelectorAll('#edit-form input, #create-form input'))"
                       ".filter(e => !e.labels.length && !e.getAttribute('aria-label')).map(e => e.outerHTML)")
     assert unlabelled == []
@@ -573,6 +573,8 @@ def test_the_editor_at_phone_width(server, editor, browser):
                     ".filter(e => e.getBoundingClientRect().right > w + 1).map(e => e.id || e.outerHTML);")
         assert wide == []
         assert b.js("return document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        b.js("document.getElementById('edit-form').scrollIntoView()")
+        assert d.save_screenshot(os.path.join(BUILD, "dashboard-phone.png"))
         d.find_element(By.CSS_SELECTOR, "#edit-form [data-cancel]").click()
         b.wait(lambda: not d.find_element(By.ID, "edit-form").is_displayed(), what="closed")
     finally:
