@@ -579,4 +579,13 @@ def test_the_editor_at_phone_width(server, editor, browser):
         b.wait(lambda: not d.find_element(By.ID, "edit-form").is_displayed(), what="closed")
     finally:
         d.set_window_size(1280, 1000)
+    # Read-only (for tokens with scopes): body.readonly hides every control that writes.
+    assert d.find_element(By.ID, "new-tracker").is_displayed()
+    b.js("document.body.classList.add('readonly')")
+    try:
+        assert b.js("return Array.from(document.querySelectorAll('[data-write]'))"
+                    ".filter(e => e.offsetParent !== null).length") == 0
+        assert not d.find_element(By.ID, "detail-edit").is_displayed()
+    finally:
+        b.js("document.body.classList.remove('readonly')")
     only_refused_writes(b)
