@@ -15,9 +15,14 @@
   var SVG = "http://www.w3.org/2000/svg";
   var fmt = new Intl.NumberFormat("en-US");
 
+  /* Every token may change trackers today. When tokens get scopes, a read-only token sets
+   * state.canWrite to false at sign-in: that one switch hides every [data-write] control
+   * (body.readonly in app.css) and keeps the forms shut (applyWriteMode). */
+  var WRITE_DEFAULT = true;
+
   var state = {
     token: null, account: null, days: 30, trackers: [], selected: null,
-    poll: null, visits: [], maxId: 0, etag: null, generation: 0
+    poll: null, visits: [], maxId: 0, etag: null, generation: 0, canWrite: false
   };
 
   function $(id) { return document.getElementById(id); }
@@ -72,17 +77,25 @@
     return parts.length ? "?" + parts.join("&") : "";
   }
 
-  function ApiError(status, message) {
+  /* errors: the 400/422 body's {"field": ["message", ...]}, else null. */
+  function ApiError(status, message, errors) {
     this.status = status;
     this.message = message;
+    this.errors = errors || null;
   }
 
-  /* GET path: {status, body, headers}; 401 signs out; other errors reject. */
-  function get(path, params, headers, token) {
+  /* method path, with body (sent as JSON) when given: {status, body, headers} for a 2xx
+   * or 304; anything else rejects with an ApiError. */
+  function call(method, path, params, headers, body, token) {
     var h = { "Accept": "application/json", "Authorization": "Bearer " + (token || state.token) };
+    var opts = { method: method, headers: h, cache: "no-store", credentials: "omit" };
     var k;
     for (k in headers || {}) { h[k] = headers[k]; }
-    return fetch(API + path + query(params), { headers: h, cache: "no-store", credentials: "omit" })
+    if (body !== undefined) {
+      h["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    return fetch(API + path + query(params), opts)
       .then(function (r) {
         if (r.status === 304) { return { status: 304, body: null, headers: r.headers }; }
         return r.json().then(function (body) {
@@ -94,13 +107,17 @@
         throw new ApiError(0, "The server cannot be reached.");
       })
       .then(function (res) {
-        if (res.status === 200 || res.status === 304) { return res; }
+        if ((res.status >= 200 && res.status < 300) || res.status === 304) { return res; }
         var msg = res.body && res.body.message ? res.body.message : "HTTP " + res.status;
         if (res.status === 429) {
           msg = "Rate limit reached: try again in " + (res.headers.get("Retry-After") || "a few") + " s.";
         }
-        throw new ApiError(res.status, msg);
+        throw new ApiError(res.status, msg, res.body && typeof res.body.errors === "object" ? res.body.errors : null);
       });
+  }
+
+  function get(path, params, headers, token) {
+    return call("GET", path, params, headers, undefined, token);
   }
 
   /* A failed call: 401 ends the session, others say what went wrong. */
@@ -275,17 +292,24 @@
       });
     }
     return page(1).then(function (list) {
-      var tags = {};
       if (gen !== state.generation) { return; }
       state.trackers = list;
-      list.forEach(function (t) { t.tags.forEach(function (g) { tags[g] = true; }); });
-      var sel = clear($("filter-tag"));
-      sel.appendChild(el("option", { value: "", text: "All tags" }));
-      Object.keys(tags).sort().forEach(function (g) { sel.appendChild(el("option", { value: g, text: g })); });
+      fillTagFilter();
       renderTrackers();
       fillDimensions();
       if (list.length && !state.selected) { selectTracker(list[0].tracker_id); }
     });
+  }
+
+  /* The tag filter's choices: every tag of the account's trackers (the choice kept). */
+  function fillTagFilter() {
+    var tags = {};
+    var sel = $("filter-tag");
+    var was = sel.value;
+    state.trackers.forEach(function (t) { t.tags.forEach(function (g) { tags[g] = true; }); });
+    clear(sel).appendChild(el("option", { value: "", text: "All tags" }));
+    Object.keys(tags).sort().forEach(function (g) { sel.appendChild(el("option", { value: g, text: g })); });
+    sel.value = tags[was] ? was : "";
   }
 
   function trackerMatches(t, text, tag) {
@@ -305,7 +329,8 @@
       ? "(" + state.trackers.length + ")" : "(" + shown.length + " of " + state.trackers.length + ")";
     if (!state.trackers.length) {
       body.appendChild(el("tr", {}, [el("td", { colspan: "6", cls: "none",
-        text: "No trackers yet: create one with POST " + API + "/tracker." })]));
+        text: state.canWrite ? "No trackers yet: create one with New tracker."
+                             : "No trackers yet: create one with POST " + API + "/tracker." })]));
       return;
     }
     shown.forEach(function (t) {
@@ -388,8 +413,9 @@
       r.className = r.getAttribute("data-id") === String(id) ? "selected" : "";
     });
     $("detail").hidden = false;
-    $("detail-name").textContent = t.name;
-    clear($("detail-dest")).appendChild(document.createTextNode("→ " + t.redirect_url + "  ·  QR: " + t.scan_url));
+    closeForm($("edit-form"), false);
+    $("detail-saved").textContent = "";
+    showDetailHead(t);
     Promise.all([
       get("/tracker/analytics/" + id),
       get("/report/", Object.assign({ report: "date" }, params)),
@@ -417,6 +443,42 @@
       renderVisits();
       startPolling(id, gen);
     }).catch(failed);
+  }
+
+  /* The tracker's name, destination and a line of its routing settings. */
+  function showDetailHead(t) {
+    $("detail-name").textContent = t.name;
+    clear($("detail-dest")).appendChild(document.createTextNode("→ " + t.redirect_url + "  ·  QR: " + t.scan_url));
+    clear($("detail-settings"));
+    settingsSummary(t).forEach(function (x) {
+      $("detail-settings").appendChild(el("li", { text: x[0], title: x[1] || x[0] }));
+    });
+  }
+
+  /* A time of the API (UTC, +0000) as a date, with the time of day when it is not 00:00. */
+  function shortTime(s) {
+    return /T00:00:00\+0000$/.test(s) ? s.slice(0, 10) : s.slice(0, 16).replace("T", " ") + " UTC";
+  }
+
+  function timeMs(s) { return Date.parse(s.replace(/([+-]\d\d)(\d\d)$/, "$1:$2")); }
+
+  /* [text, tooltip] items: "2 rules", "expires 2026-06-01", "max 100 scans", ... */
+  function settingsSummary(t) {
+    var out = [];
+    var rules = t.rules || [];
+    var now = Date.now();
+    out.push([rules.length ? rules.length + (rules.length === 1 ? " rule" : " rules") : "no rules",
+              rules.map(function (r, i) { return (i + 1) + ". → " + r.redirect_url; }).join("\n")]);
+    if (t.valid_from) {
+      out.push([(timeMs(t.valid_from) > now ? "starts " : "valid from ") + shortTime(t.valid_from), t.valid_from]);
+    }
+    if (t.valid_until) {
+      out.push([(timeMs(t.valid_until) < now ? "expired " : "expires ") + shortTime(t.valid_until), t.valid_until]);
+    }
+    if (t.max_scans) { out.push(["max " + num(t.max_scans) + " scans"]); }
+    if (t.expired_url) { out.push(["when expired → " + t.expired_url]); }
+    if (t.password_protected) { out.push(["password protected"]); }
+    return out;
   }
 
   function renderVisits() {
@@ -477,6 +539,360 @@
 
   function stopPolling() {
     if (state.poll) { clearInterval(state.poll); state.poll = null; }
+  }
+
+  /* ---- creating and editing trackers ------------------------------------------------- */
+
+  var uid = 0;
+
+  /* The fields of a rule row: key, label, placeholder, kind (list: comma-separated). */
+  var RULE_FIELDS = [
+    ["redirect_url", "Send to URL", "an http or https address", "url"],
+    ["device", "Devices", "mobile, tablet", "list"],
+    ["os", "Operating systems", "iOS, Android", "list"],
+    ["country", "Countries", "DE, AT", "list"],
+    ["language", "Languages", "de, en-GB", "list"],
+    ["from", "From", "2026-05-01T00:00:00+0200", "text"],
+    ["until", "Until", "2026-05-31T23:59:59+0200", "text"],
+    ["hours", "Hours", "08:00-18:00", "text"],
+    ["utc_offset", "UTC offset", "+0100", "text"]
+  ];
+  var WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+  var WEEKDAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+  function applyWriteMode() {
+    document.body.classList.toggle("readonly", !state.canWrite);
+    if (!state.canWrite) {
+      closeForm($("create-form"), false);
+      closeForm($("edit-form"), false);
+    }
+  }
+
+  function listOf(text) {
+    return text.split(",").map(function (x) { return x.trim(); }).filter(function (x) { return x; });
+  }
+
+  function selected() {
+    return state.trackers.find(function (x) { return x.tracker_id === state.selected; });
+  }
+
+  /* -- errors next to their fields -- */
+
+  /* The element of form that a 400/422 error key names ("rules.2.hours": the third rule's
+   * hours field); a key without an element of its own goes to its parent ("rules.2", "rules"). */
+  function errorTarget(form, key) {
+    var byField = {};
+    var parts = key.split(".");
+    Array.prototype.forEach.call(form.querySelectorAll("[data-field]"), function (e) {
+      byField[e.getAttribute("data-field")] = e;
+    });
+    for (; parts.length; parts.pop()) {
+      if (byField[parts.join(".")]) { return byField[parts.join(".")]; }
+    }
+    return null;
+  }
+
+  function isControl(e) { return /^(INPUT|SELECT|TEXTAREA)$/.test(e.tagName); }
+
+  /* The error line of a field (below it, in its .field box) or of a group (a rule: under
+   * its buttons; a fieldset: at its end), made on first use. */
+  function errorLine(target) {
+    var box = isControl(target) ? target.closest(".field") : target.tagName === "LI" ? target.firstChild : target;
+    var line = box.querySelector(":scope > .err");
+    if (!line) {
+      line = el("p", { cls: "err", id: "err-" + (++uid) });
+      if (target.tagName === "LI") { box.querySelector(".rule-tools").after(line); }
+      else { box.appendChild(line); }
+    }
+    return line;
+  }
+
+  function clearErrors(form) {
+    Array.prototype.forEach.call(form.querySelectorAll(".err"), function (e) { e.remove(); });
+    Array.prototype.forEach.call(form.querySelectorAll("[aria-describedby]"), function (e) {
+      e.removeAttribute("aria-invalid");
+      e.removeAttribute("aria-describedby");
+    });
+    form.querySelector(".form-status").textContent = "";
+  }
+
+  /* A failed save: field errors beside their fields (the first one focused), the rest and a
+   * summary in the form's status line; 401 signs out as everywhere. */
+  function formFailed(form, err, what) {
+    var first = null, loose = [], n = 0;
+    if (!(err instanceof ApiError)) { err = new ApiError(0, String(err)); }
+    if (err.status === 401) { failed(err); return; }
+    clearErrors(form);
+    Object.keys(err.errors || {}).forEach(function (key) {
+      var msgs = [].concat(err.errors[key]).join(" ");
+      var target = errorTarget(form, key);
+      var line, control;
+      n++;
+      if (!target) { loose.push(key + ": " + msgs); return; }
+      line = errorLine(target);
+      line.textContent = (line.textContent ? line.textContent + " " : "") + msgs;
+      /* A group's error is read with its first field, which is not marked invalid itself. */
+      control = isControl(target) ? target : target.querySelector("input:not([disabled])");
+      if (control) {
+        if (control === target) { control.setAttribute("aria-invalid", "true"); }
+        control.setAttribute("aria-describedby",
+                             ((control.getAttribute("aria-describedby") || "") + " " + line.id).trim());
+        first = first || control;
+      }
+    });
+    form.querySelector(".form-status").textContent = what + ": " +
+      (n ? (n === 1 ? "a field needs" : n + " fields need") + " fixing." : err.message) +
+      (loose.length ? " " + loose.join(" ") : "");
+    if (first) { first.focus(); }
+  }
+
+  function busy(form, on) {
+    form.setAttribute("aria-busy", on ? "true" : "false");
+    form.querySelector("button[type=submit]").disabled = on;
+  }
+
+  /* -- the forms: open, close -- */
+
+  function opener(form) { return form.id === "create-form" ? $("new-tracker") : $("detail-edit"); }
+
+  function openForm(form) {
+    if (!state.canWrite) { return; }
+    clearErrors(form);
+    form.hidden = false;
+    opener(form).setAttribute("aria-expanded", "true");
+    form.querySelector("input").focus();
+  }
+
+  /* Closes form, forgetting a password typed into it; focusBack: to the button that opened it. */
+  function closeForm(form, focusBack) {
+    Array.prototype.forEach.call(form.querySelectorAll("input[type=password]"), function (e) { e.value = ""; });
+    if (form.hidden) { return; }
+    form.hidden = true;
+    opener(form).setAttribute("aria-expanded", "false");
+    if (focusBack) { opener(form).focus(); }
+  }
+
+  /* -- creating -- */
+
+  function openCreate() {
+    var f = $("create-form");
+    if (!f.hidden) { closeForm(f, true); return; }
+    ["cr-redirect_url", "cr-name", "cr-tags"].forEach(function (id) { $(id).value = ""; });
+    openForm(f);
+  }
+
+  function submitCreate(e) {
+    var f = $("create-form");
+    var gen = state.generation;
+    var body = { redirect_url: $("cr-redirect_url").value.trim() };
+    var name = $("cr-name").value.trim(), tags = listOf($("cr-tags").value);
+    e.preventDefault();
+    if (name) { body.name = name; }
+    if (tags.length) { body.tags = tags; }
+    busy(f, true);
+    call("POST", "/tracker", null, null, body).then(function (res) {
+      if (gen !== state.generation) { return; }
+      state.trackers.unshift(res.body);
+      fillTagFilter();
+      renderTrackers();
+      if (tags.length) { fillDimensions(); }
+      closeForm(f, false);
+      selectTracker(res.body.tracker_id);
+      $("detail-saved").textContent = "Created " + res.body.name + ".";
+      $("detail-name").focus();
+    }, function (err) {
+      if (gen === state.generation) { formFailed(f, err, "The tracker was not created"); }
+    }).then(function () { busy(f, false); });
+  }
+
+  /* -- editing: the rules -- */
+
+  function ruleRow(rule) {
+    var n = ++uid;
+    var fields = el("div", { cls: "fields" });
+    var days = el("fieldset", { cls: "field weekdays" }, [el("legend", { text: "Weekdays" })]);
+    var tools = el("div", { cls: "rule-tools" });
+    var li = el("li", { cls: "rule" }, [el("fieldset", {}, [el("legend"), tools, fields, days])]);
+    RULE_FIELDS.forEach(function (f) {
+      var v = rule[f[0]];
+      var input = el("input", { id: "rule-" + n + "-" + f[0], type: f[3] === "url" ? "url" : "text",
+                                placeholder: f[2], spellcheck: "false", "data-key": f[0] });
+      input.value = v === undefined || v === null ? "" : Array.isArray(v) ? v.join(", ") : String(v);
+      fields.appendChild(el("div", { cls: "field" + (f[3] === "url" ? " wide" : "") }, [
+        el("label", { "for": input.id, text: f[1] }), input]));
+    });
+    WEEKDAYS.forEach(function (d, i) {
+      var box = el("input", { type: "checkbox", value: String(i + 1), "aria-label": WEEKDAY_NAMES[i] });
+      box.checked = (rule.weekdays || []).indexOf(i + 1) >= 0;
+      days.appendChild(el("label", { title: WEEKDAY_NAMES[i] }, [box, d]));
+    });
+    [["up", "Move up"], ["down", "Move down"], ["remove", "Remove"]].forEach(function (b) {
+      tools.appendChild(el("button", { type: "button", cls: "small", "data-act": b[0], text: b[1] }));
+    });
+    return li;
+  }
+
+  /* Numbers the rows in their order: legends, labels of the buttons, and the data-field
+   * names ("rules.N.key") that 422 errors are matched against. */
+  function renumberRules() {
+    var rows = $("rules").children;
+    Array.prototype.forEach.call(rows, function (li, i) {
+      var name = "Rule " + (i + 1);
+      li.setAttribute("data-field", "rules." + i);
+      li.querySelector("legend").textContent = name;
+      Array.prototype.forEach.call(li.querySelectorAll("[data-key]"), function (e) {
+        e.setAttribute("data-field", "rules." + i + "." + e.getAttribute("data-key"));
+      });
+      li.querySelector(".weekdays").setAttribute("data-field", "rules." + i + ".weekdays");
+      Array.prototype.forEach.call(li.querySelectorAll(".rule-tools button"), function (b) {
+        var act = b.getAttribute("data-act");
+        b.setAttribute("aria-label", act === "remove" ? "Remove rule " + (i + 1)
+                                                      : "Move rule " + (i + 1) + " " + act);
+        b.disabled = (act === "up" && i === 0) || (act === "down" && i === rows.length - 1);
+      });
+    });
+    $("rule-add").disabled = rows.length >= 20;
+  }
+
+  /* A click on a rule's Move up / Move down / Remove; the focus stays on a button nearby. */
+  function ruleAction(e) {
+    var b = e.target.closest("button[data-act]");
+    var li = b && b.closest("li.rule");
+    var act, next;
+    if (!li) { return; }
+    act = b.getAttribute("data-act");
+    clearErrors($("edit-form"));
+    if (act === "remove") {
+      next = li.nextElementSibling || li.previousElementSibling;
+      li.remove();
+      renumberRules();
+      (next ? next.querySelector("button[data-act=remove]") : $("rule-add")).focus();
+      return;
+    }
+    if (act === "up" && li.previousElementSibling) { li.parentNode.insertBefore(li, li.previousElementSibling); }
+    if (act === "down" && li.nextElementSibling) { li.parentNode.insertBefore(li.nextElementSibling, li); }
+    renumberRules();
+    (b.disabled ? li.querySelector("button[data-act=" + (act === "up" ? "down" : "up") + "]") : b).focus();
+  }
+
+  function addRule() {
+    var li = ruleRow({});
+    $("rules").appendChild(li);
+    renumberRules();
+    li.querySelector("input").focus();
+  }
+
+  function collectRule(li) {
+    var r = {};
+    var days = [];
+    RULE_FIELDS.forEach(function (f) {
+      var v = li.querySelector('[data-key="' + f[0] + '"]').value.trim();
+      if (f[3] === "list") {
+        if (listOf(v).length) { r[f[0]] = listOf(v); }
+      }
+      else if (v || f[0] === "redirect_url") {
+        r[f[0]] = v;
+      }
+    });
+    Array.prototype.forEach.call(li.querySelectorAll(".weekdays input:checked"), function (c) {
+      days.push(parseInt(c.value, 10));
+    });
+    if (days.length) { r.weekdays = days; }
+    return r;
+  }
+
+  /* -- editing: the whole tracker -- */
+
+  function openEditor() {
+    var f = $("edit-form");
+    var t = selected();
+    if (!f.hidden) { closeForm(f, true); return; }
+    if (!t) { return; }
+    $("ed-redirect_url").value = t.redirect_url;
+    $("ed-name").value = t.name;
+    $("ed-tags").value = t.tags.join(", ");
+    $("ed-valid_from").value = t.valid_from || "";
+    $("ed-valid_until").value = t.valid_until || "";
+    $("ed-max_scans").value = t.max_scans ? String(t.max_scans) : "";
+    $("ed-expired_url").value = t.expired_url || "";
+    $("ed-password").value = "";
+    $("ed-password").disabled = false;
+    $("ed-password-remove").checked = false;
+    $("ed-password-remove-box").hidden = !t.password_protected;
+    $("ed-password-state").textContent = t.password_protected
+      ? "A scan asks for a password (it is never shown). Type a new one to change it."
+      : "No password: scans go straight on. Type one to make scans ask for it.";
+    clear($("rules"));
+    (t.rules || []).forEach(function (r) { $("rules").appendChild(ruleRow(r)); });
+    renumberRules();
+    $("detail-saved").textContent = "";
+    openForm(f);
+  }
+
+  /* The PATCH body: every field of the form (an empty one clears its setting); the
+   * password only when a new one is typed or its removal is ticked. */
+  function editBody() {
+    var maxScans = $("ed-max_scans").value.trim();
+    var body = {
+      redirect_url: $("ed-redirect_url").value.trim(),
+      name: $("ed-name").value.trim(),
+      tags: listOf($("ed-tags").value),
+      rules: Array.prototype.map.call($("rules").children, collectRule),
+      valid_from: $("ed-valid_from").value.trim() || null,
+      valid_until: $("ed-valid_until").value.trim() || null,
+      /* Not a small number: sent as typed, for the API to say what is wrong with it. */
+      max_scans: /^[0-9]{1,10}$/.test(maxScans) ? parseInt(maxScans, 10) : maxScans || null,
+      expired_url: $("ed-expired_url").value.trim() || null
+    };
+    if ($("ed-password-remove").checked) { body.password = null; }
+    else if ($("ed-password").value) { body.password = $("ed-password").value; }
+    return body;
+  }
+
+  function submitEdit(e) {
+    var f = $("edit-form");
+    var gen = state.generation;
+    var t = selected();
+    var before;
+    e.preventDefault();
+    if (!t) { return; }
+    before = t.tags.join("\n");
+    busy(f, true);
+    call("PATCH", "/tracker/" + t.tracker_id, null, null, editBody()).then(function (res) {
+      var i = state.trackers.findIndex(function (x) { return x.tracker_id === t.tracker_id; });
+      if (gen !== state.generation || i < 0) { return; }
+      state.trackers[i] = res.body;
+      fillTagFilter();
+      renderTrackers();
+      if (res.body.tags.join("\n") !== before) { fillDimensions(); }
+      if (state.selected === t.tracker_id) {
+        showDetailHead(res.body);
+        closeForm(f, true);
+        $("detail-saved").textContent = "Saved.";
+      }
+    }, function (err) {
+      if (gen === state.generation) { formFailed(f, err, "Not saved"); }
+    }).then(function () { busy(f, false); });
+  }
+
+  function startForms() {
+    $("new-tracker").addEventListener("click", openCreate);
+    $("create-form").addEventListener("submit", submitCreate);
+    $("detail-edit").addEventListener("click", openEditor);
+    $("edit-form").addEventListener("submit", submitEdit);
+    $("rule-add").addEventListener("click", addRule);
+    $("rules").addEventListener("click", ruleAction);
+    $("ed-password-remove").addEventListener("change", function () {
+      $("ed-password").disabled = this.checked;
+      if (this.checked) { $("ed-password").value = ""; }
+    });
+    ["create-form", "edit-form"].forEach(function (id) {
+      var f = $(id);
+      f.querySelector("[data-cancel]").addEventListener("click", function () { closeForm(f, true); });
+      f.addEventListener("keydown", function (e) {
+        if (e.key === "Escape") { e.preventDefault(); closeForm(f, true); }
+      });
+    });
   }
 
   /* ---- reports and crosstab ---------------------------------------------------------- */
@@ -600,6 +1016,8 @@
      "report", "crosstab"].forEach(function (id) { clear($(id)); });
     clear($("trackers").tBodies[0]);
     clear($("visits").tBodies[0]);
+    closeForm($("create-form"), false);
+    closeForm($("edit-form"), false);
     $("detail").hidden = true;
     showSignIn(message);
   }
@@ -614,6 +1032,8 @@
       sessionStorage.setItem(KEY, token);
       state.token = token;
       state.account = res.body;
+      state.canWrite = WRITE_DEFAULT;
+      applyWriteMode();
       $("who").textContent = res.body.name + " · " + res.body.plan + " plan · " +
         (res.body.rate_limit ? res.body.rate_limit + " requests/min" : "no rate limit");
       $("signin").hidden = true;
@@ -640,6 +1060,7 @@
     var gen = ++state.generation;
     state.selected = null;
     stopPolling();
+    closeForm($("edit-form"), false);
     $("detail").hidden = true;
     Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen)]).catch(failed);
   }
@@ -669,6 +1090,7 @@
       });
       loadAll();
     });
+    startForms();
     $("filter-text").addEventListener("input", renderTrackers);
     $("filter-tag").addEventListener("change", renderTrackers);
     $("report-type").addEventListener("change", function () { loadReport(state.generation).catch(failed); });

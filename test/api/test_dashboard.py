@@ -12,8 +12,10 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from conftest import BUILD, Api
+from lib.qr import IPHONE
 from lib.visits import import_visits, ts
 from lib.wait import wait_until
 
@@ -344,3 +346,229 @@ def test_a_wrong_token_is_refused(server, account, browser):
     b.wait(lambda: b.driver.find_element(By.ID, "signin").is_displayed())
     no_data(b)
     assert b.severe() == []
+
+
+# -- managing trackers from the page ----------------------------------------------------
+
+STORE = "https://apps.example/ios"
+GERMAN = "https://example.com/de"
+
+
+@pytest.fixture(scope="module")
+def editor(server):
+    """An account of its own, with no tracker yet, and an API client of its token."""
+    server.account("editco")
+    tok = server.token("editco")
+    with Api(server, tok) as api:
+        yield {"token": tok, "api": api}
+
+
+def field(b, form, name):
+    return b.driver.find_element(By.CSS_SELECTOR, '#%s [data-field="%s"]' % (form, name))
+
+
+def type_into(elem, text):
+    elem.clear()
+    elem.send_keys(text)
+
+
+def save(b, form="edit-form"):
+    b.driver.find_element(By.CSS_SELECTOR, "#%s button[type=submit]" % form).click()
+
+
+def active_field(b):
+    return b.js("return document.activeElement.getAttribute('data-field')")
+
+
+def only_refused_writes(b):
+    """The browser's own records of the 422s the tests asked for, and nothing else."""
+    for e in b.severe():
+        assert e["source"] == "network" and "/api/tracker" in e["message"] and "422" in e["message"], e
+
+
+def saved(b):
+    b.wait(lambda: b.text("#detail-saved") == "Saved.", what="Saved.")
+    assert not b.driver.find_element(By.ID, "edit-form").is_displayed()
+
+
+def scan(t, method="GET", **kw):
+    return requests.request(method, t["scan_url"], headers={"User-Agent": IPHONE},
+                            allow_redirects=False, timeout=10, **kw)
+
+
+def test_create_a_tracker_from_the_page(server, editor, browser):
+    b = browser
+    d = b.driver
+    b.open(server.base + "/qrtrack/#token=" + editor["token"])
+    b.wait(lambda: "No trackers yet" in b.text("#trackers tbody"), what="an empty list")
+    d.find_element(By.ID, "new-tracker").click()
+    b.wait(lambda: d.find_element(By.ID, "create-form").is_displayed(), what="the form")
+    assert active_field(b) == "redirect_url"
+    assert d.find_element(By.ID, "new-tracker").get_attribute("aria-expanded") == "true"
+    # A bad destination: the API's message beside the field, the focus on it.
+    d.switch_to.active_element.send_keys("ftp://example.com/x")
+    save(b, "create-form")
+    b.wait(lambda: d.find_elements(By.CSS_SELECTOR, "#create-form .field .err"), what="the error")
+    url = field(b, "create-form", "redirect_url")
+    assert url.get_attribute("aria-invalid") == "true" and active_field(b) == "redirect_url"
+    assert "redirect_url" in b.text("#create-form .field .err") or "URL" in b.text("#create-form .field .err")
+    type_into(url, "https://example.com/launch")
+    type_into(field(b, "create-form", "name"), "Launch <i>poster</i>")
+    type_into(field(b, "create-form", "tags"), "print, campaign:launch,")
+    save(b, "create-form")
+    b.wait(lambda: len(rows(b, "trackers")) == 1 and "Launch" in b.text("#trackers tbody"), what="the tracker")
+    b.wait(lambda: b.text("#detail-name") == "Launch <i>poster</i>", what="its detail")
+    assert not d.find_element(By.ID, "create-form").is_displayed()
+    assert "no rules" in b.text("#detail-settings")
+    data = editor["api"].get("/tracker").json()["data"]
+    assert len(data) == 1
+    t = data[0]
+    assert t["name"] == "Launch <i>poster</i>" and t["redirect_url"] == "https://example.com/launch"
+    assert t["tags"] == ["campaign:launch", "print"] and t["rules"] == []
+    only_refused_writes(b)
+
+
+def test_edit_destination_rules_and_password(server, editor, browser):
+    b = browser
+    d = b.driver
+    t = editor["api"].get("/tracker").json()["data"][0]
+    d.find_element(By.ID, "detail-edit").click()
+    b.wait(lambda: d.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
+    assert active_field(b) == "redirect_url"
+    type_into(field(b, "edit-form", "redirect_url"), "https://example.com/launch-v2")
+    # The first rule with the keyboard: Add rule, then the focus is in its URL field.
+    d.find_element(By.ID, "rule-add").send_keys(Keys.ENTER)
+    b.wait(lambda: active_field(b) == "rules.0.redirect_url", what="the new rule's URL focused")
+    d.switch_to.active_element.send_keys(STORE)
+    type_into(field(b, "edit-form", "rules.0.os"), "iOS")
+    # The second with the mouse.
+    d.find_element(By.ID, "rule-add").click()
+    b.wait(lambda: active_field(b) == "rules.1.redirect_url", what="the second rule")
+    type_into(field(b, "edit-form", "rules.1.redirect_url"), GERMAN)
+    type_into(field(b, "edit-form", "rules.1.country"), "DE, AT")
+    type_into(field(b, "edit-form", "rules.1.language"), "de")
+    for day in range(1, 6):
+        field(b, "edit-form", "rules.1.weekdays").find_element(
+            By.CSS_SELECTOR, "input[value='%d']" % day).click()
+    type_into(field(b, "edit-form", "rules.1.hours"), "08:00-18:00")
+    type_into(field(b, "edit-form", "rules.1.utc_offset"), "+0100")
+    type_into(field(b, "edit-form", "valid_until"), "2030-01-01T00:00:00+0000")
+    type_into(field(b, "edit-form", "max_scans"), "100")
+    type_into(field(b, "edit-form", "expired_url"), "https://example.com/over")
+    type_into(field(b, "edit-form", "password"), "open sesame")
+    # Every control has a label (its own, or a name for the checkboxes of the weekdays).
+    unlabelled = b.js("return Array.from(document.querySelectorAll('#edit-form input, #create-form input'))"
+                      ".filter(e => !e.labels.length && !e.getAttribute('aria-label')).map(e => e.outerHTML)")
+    assert unlabelled == []
+    # The editor, for a person to look at.
+    d.set_window_size(1280, min(max(b.js("return document.documentElement.scrollHeight") + 140, 1000), 4000))
+    b.js("document.getElementById('edit-form').scrollIntoView()")
+    assert d.find_element(By.ID, "edit-form").screenshot(os.path.join(BUILD, "dashboard-edit.png"))
+    d.set_window_size(1280, 1000)
+    save(b)
+    saved(b)
+    # Stored, as one PATCH: the destination, both rules in order, the limits, a password.
+    s = editor["api"].get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert s["redirect_url"] == "https://example.com/launch-v2"
+    assert s["rules"] == [{"redirect_url": STORE, "os": ["iOS"]},
+                          {"redirect_url": GERMAN, "country": ["DE", "AT"], "language": ["de"],
+                           "weekdays": [1, 2, 3, 4, 5], "hours": "08:00-18:00", "utc_offset": "+0100"}]
+    assert s["valid_until"] == "2030-01-01T00:00:00+0000" and s["valid_from"] is None
+    assert s["max_scans"] == 100 and s["expired_url"] == "https://example.com/over"
+    assert s["password_protected"] is True and "password" not in s
+    # The tracker's view says so; the password itself is nowhere on the page.
+    settings = b.text("#detail-settings")
+    for want in ["2 rules", "expires 2030-01-01", "max 100 scans", "password protected"]:
+        assert want in settings, settings
+    assert "open sesame" not in d.page_source
+    assert b.js("return document.getElementById('ed-password').value") == ""
+    assert "launch-v2" in b.text("#detail-dest")
+    # An iPhone gets the password form, then the first rule's destination.
+    r = scan(s)
+    assert r.status_code == 200 and 'name="password"' in r.text
+    r = scan(s, "POST", data={"password": "open sesame"})
+    assert r.status_code == 302 and r.headers["Location"] == STORE
+    only_refused_writes(b)
+
+
+def test_a_bad_rule_field_is_shown_on_its_row(server, editor, browser):
+    b = browser
+    d = b.driver
+    t = editor["api"].get("/tracker").json()["data"][0]
+    d.find_element(By.ID, "detail-edit").click()
+    b.wait(lambda: d.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
+    # The rows come back from the tracker, in order.
+    assert field(b, "edit-form", "rules.0.os").get_attribute("value") == "iOS"
+    assert field(b, "edit-form", "rules.1.country").get_attribute("value") == "DE, AT"
+    hours = field(b, "edit-form", "rules.1.hours")
+    type_into(hours, "25:00-26:00")
+    save(b)
+    b.wait(lambda: hours.get_attribute("aria-invalid") == "true", what="the hours marked")
+    err = hours.find_element(By.XPATH, "./following-sibling::p[@class='err']")
+    assert "HH:MM" in err.text and err.is_displayed()
+    assert hours.get_attribute("aria-describedby") == err.get_attribute("id")
+    assert active_field(b) == "rules.1.hours"
+    # Only that field: the first rule's hours and the form's other fields are not marked.
+    assert d.find_elements(By.CSS_SELECTOR, "#edit-form [aria-invalid=true]") == [hours]
+    assert "Not saved" in b.text("#edit-form .form-status")
+    assert d.find_element(By.ID, "edit-form").is_displayed()
+    s = editor["api"].get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert s["rules"][1]["hours"] == "08:00-18:00"
+    # Fixed, moved up, the other rule removed, the password removed: one save.
+    type_into(hours, "09:00-17:00")
+    d.find_element(By.CSS_SELECTOR, "#edit-form button[aria-label='Move rule 2 up']").click()
+    assert active_field(b) is None and b.js("return document.activeElement.getAttribute('aria-label')") \
+        == "Move rule 1 down"                             # the focus stays with the moved rule
+    assert d.find_elements(By.CSS_SELECTOR, "#edit-form .err") == []
+    assert field(b, "edit-form", "rules.0.redirect_url").get_attribute("value") == GERMAN
+    d.find_element(By.CSS_SELECTOR, "#edit-form button[aria-label='Remove rule 2']").click()
+    assert len(d.find_elements(By.CSS_SELECTOR, "#rules > li")) == 1
+    d.find_element(By.ID, "ed-password-remove").click()
+    assert not d.find_element(By.ID, "ed-password").is_enabled()
+    save(b)
+    saved(b)
+    s = editor["api"].get("/tracker/show/%d" % t["tracker_id"]).json()
+    assert [r["redirect_url"] for r in s["rules"]] == [GERMAN] and s["rules"][0]["hours"] == "09:00-17:00"
+    assert s["password_protected"] is False and s["max_scans"] == 100
+    assert "1 rule" in b.text("#detail-settings") and "password" not in b.text("#detail-settings")
+    # Without a password and without the iPhone rule, a scan goes to the destination.
+    assert scan(s).headers["Location"] == "https://example.com/launch-v2"
+    # Escape closes the editor and gives the focus back to its button.
+    d.find_element(By.ID, "detail-edit").click()
+    b.wait(lambda: d.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
+    d.switch_to.active_element.send_keys(Keys.ESCAPE)
+    b.wait(lambda: not d.find_element(By.ID, "edit-form").is_displayed(), what="closed")
+    assert b.js("return document.activeElement.id") == "detail-edit"
+    only_refused_writes(b)
+
+
+def test_the_editor_at_phone_width(server, editor, browser):
+    b = browser
+    d = b.driver
+    d.set_window_size(390, 844)
+    try:
+        d.find_element(By.ID, "detail-edit").click()
+        b.wait(lambda: d.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
+        d.find_element(By.ID, "rule-add").click()
+        # Nothing sticks out sideways: the page does not scroll horizontally.
+        wide = b.js("var w = document.documentElement.clientWidth;"
+                    "return Array.from(document.querySelectorAll('#edit-form input, #edit-form button'))"
+                    ".filter(e => e.getBoundingClientRect().right > w + 1).map(e => e.id || e.outerHTML);")
+        assert wide == []
+        assert b.js("return document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        b.js("document.getElementById('edit-form').scrollIntoView()")
+        assert d.save_screenshot(os.path.join(BUILD, "dashboard-phone.png"))
+        d.find_element(By.CSS_SELECTOR, "#edit-form [data-cancel]").click()
+        b.wait(lambda: not d.find_element(By.ID, "edit-form").is_displayed(), what="closed")
+    finally:
+        d.set_window_size(1280, 1000)
+    # Read-only (for tokens with scopes): body.readonly hides every control that writes.
+    assert d.find_element(By.ID, "new-tracker").is_displayed()
+    b.js("document.body.classList.add('readonly')")
+    try:
+        assert b.js("return Array.from(document.querySelectorAll('[data-write]'))"
+                    ".filter(e => e.offsetParent !== null).length") == 0
+        assert not d.find_element(By.ID, "detail-edit").is_displayed()
+    finally:
+        b.js("document.body.classList.remove('readonly')")
+    only_refused_writes(b)
