@@ -1,4 +1,5 @@
-/* mod_qrtrack dashboard: a page that reads the JSON API with the analyst's token.
+/* mod_qrtrack dashboard: a page that reads the JSON API with the analyst's token, and
+ * creates and edits trackers through it (POST /tracker, PATCH /tracker/<id>).
  *
  * Sign-in: /qrtrack/#token=TOKEN (the token is taken out of the address bar at once
  * and kept in sessionStorage, this tab only) or the token field. Every call sends it
