@@ -126,78 +126,20 @@ static const char *api_path(request_rec *r)
 /* Reads the whole body, at most max bytes. */
 static qrt_err_t *api_read_body(qrt_req_t *q, char **buf, apr_size_t *len)
 {
-    request_rec *r = q->r;
     apr_off_t max = q->conf->max_body;
-    const char *cl = apr_table_get(r->headers_in, "Content-Length");
-    apr_bucket_brigade *bb;
-    apr_size_t cap = 8192, n = 0;
-    char *data;
-    int seen_eos = 0;
+    int by_httpd = 0;
+    int status = qrt_http_read_body(q->r, max, buf, len, &by_httpd);
 
-    *buf = NULL;
-    *len = 0;
-    if (!cl && !apr_table_get(r->headers_in, "Transfer-Encoding")) {
+    if (status == OK) {
         return NULL;
     }
-    if (cl && apr_atoi64(cl) > max) {
-        return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
-                         "The request body is larger than %" APR_OFF_T_FMT " bytes.",
-                         max));
+    if (status == HTTP_REQUEST_ENTITY_TOO_LARGE && !by_httpd) {
+        return qrt_error(q, status, apr_psprintf(q->r->pool, "The request body is larger "
+                                                 "than %" APR_OFF_T_FMT " bytes.", max));
     }
-    data = apr_palloc(r->pool, cap);
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    while (!seen_eos) {
-        apr_bucket *b;
-        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
-                                         APR_BLOCK_READ, 8192);
-
-        if (rv != APR_SUCCESS) {
-            int status = ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
-
-            /* AP_FILTER_ERROR: httpd has answered already (its own 400 or
-             * 413); the handler returns that and writes nothing more. */
-            r->connection->keepalive = AP_CONN_CLOSE;
-            return qrt_error(q, status, status == HTTP_REQUEST_ENTITY_TOO_LARGE
-                             ? "The request body is too large."
-                             : "The request body could not be read.");
-        }
-        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
-             b = APR_BUCKET_NEXT(b)) {
-            const char *chunk;
-            apr_size_t clen;
-
-            if (APR_BUCKET_IS_EOS(b)) {
-                seen_eos = 1;
-                break;
-            }
-            if (apr_bucket_read(b, &chunk, &clen, APR_BLOCK_READ) != APR_SUCCESS) {
-                return qrt_error(q, HTTP_BAD_REQUEST,
-                                 "The request body could not be read.");
-            }
-            if ((apr_off_t)(n + clen) > max) {
-                return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(r->pool,
-                                 "The request body is larger than %" APR_OFF_T_FMT
-                                 " bytes.", max));
-            }
-            if (n + clen + 1 > cap) {
-                char *bigger;
-
-                while (n + clen + 1 > cap) {
-                    cap *= 2;
-                }
-                bigger = apr_palloc(r->pool, cap);
-                memcpy(bigger, data, n);
-                data = bigger;
-            }
-            memcpy(data + n, chunk, clen);
-            n += clen;
-        }
-        apr_brigade_cleanup(bb);
-    }
-    data[n] = '\0';
-    *buf = data;
-    *len = n;
-    return NULL;
+    return qrt_error(q, status, status == HTTP_REQUEST_ENTITY_TOO_LARGE
+                     ? "The request body is too large."
+                     : "The request body could not be read.");
 }
 
 /* Parses the body by its Content-Type into q->json or q->form. */

@@ -13,6 +13,7 @@
 
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_http.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_form.h"
 #include "qrt_pages.h"
@@ -95,50 +96,25 @@ int qrt_gate_expired(request_rec *r)
  * *status says so). */
 static const char *gate_read_password(request_rec *r, int *status)
 {
-    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    char *buf = apr_palloc(r->pool, GATE_BODY_MAX + 1);
-    apr_size_t n = 0;
     apr_table_t *fields = apr_table_make(r->pool, 2);
     const char *err = NULL, *ct = apr_table_get(r->headers_in, "Content-Type");
-    int eos = 0;
+    char *buf = NULL;
+    apr_size_t n = 0;
+    int by_httpd = 0;
 
-    *status = OK;
     if (!ct || strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0) {
         *status = HTTP_UNSUPPORTED_MEDIA_TYPE;
         return NULL;
     }
-    while (!eos) {
-        apr_bucket *b;
-
-        if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
-                           GATE_BODY_MAX) != APR_SUCCESS) {
-            r->connection->keepalive = AP_CONN_CLOSE;
-            *status = HTTP_BAD_REQUEST;
-            return NULL;
-        }
-        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
-            const char *data;
-            apr_size_t len;
-
-            if (APR_BUCKET_IS_EOS(b)) {
-                eos = 1;
-                break;
-            }
-            if (apr_bucket_read(b, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) {
-                *status = HTTP_BAD_REQUEST;
-                return NULL;
-            }
-            if (n + len > GATE_BODY_MAX) {
-                r->connection->keepalive = AP_CONN_CLOSE;
-                *status = HTTP_REQUEST_ENTITY_TOO_LARGE;
-                return NULL;
-            }
-            memcpy(buf + n, data, len);
-            n += len;
-        }
-        apr_brigade_cleanup(bb);
+    *status = qrt_http_read_body(r, GATE_BODY_MAX, &buf, &n, &by_httpd);
+    if (*status != OK) {
+        /* The rest of the body stays unread: do not reuse the connection. */
+        r->connection->keepalive = AP_CONN_CLOSE;
+        return NULL;
     }
-    buf[n] = '\0';
+    if (!buf) {
+        return NULL;
+    }
     if (qrt_form_urlencoded_max(r->pool, buf, n, 8, fields, &err) != APR_SUCCESS) {
         *status = HTTP_BAD_REQUEST;
         return NULL;

@@ -178,3 +178,70 @@ const char *qrt_public_base(qrt_req_t *q)
                         (unsigned)port);
 }
 
+int qrt_http_read_body(request_rec *r, apr_off_t max, char **buf, apr_size_t *len,
+                       int *by_httpd)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_bucket_brigade *bb;
+    apr_size_t cap = 8192, n = 0;
+    char *data;
+    int seen_eos = 0;
+
+    *buf = NULL;
+    *len = 0;
+    *by_httpd = 0;
+    if (!cl && !apr_table_get(r->headers_in, "Transfer-Encoding")) {
+        return OK;
+    }
+    if (cl && apr_atoi64(cl) > max) {
+        return HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    data = apr_palloc(r->pool, cap);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    while (!seen_eos) {
+        apr_bucket *b;
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                                         APR_BLOCK_READ, 8192);
+
+        if (rv != APR_SUCCESS) {
+            /* AP_FILTER_ERROR: httpd has answered already (its own 400 or
+             * 413); the handler returns that and writes nothing more. */
+            r->connection->keepalive = AP_CONN_CLOSE;
+            *by_httpd = 1;
+            return ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+             b = APR_BUCKET_NEXT(b)) {
+            const char *chunk;
+            apr_size_t clen;
+
+            if (APR_BUCKET_IS_EOS(b)) {
+                seen_eos = 1;
+                break;
+            }
+            if (apr_bucket_read(b, &chunk, &clen, APR_BLOCK_READ) != APR_SUCCESS) {
+                return HTTP_BAD_REQUEST;
+            }
+            if ((apr_off_t)(n + clen) > max) {
+                return HTTP_REQUEST_ENTITY_TOO_LARGE;
+            }
+            if (n + clen + 1 > cap) {
+                char *bigger;
+
+                while (n + clen + 1 > cap) {
+                    cap *= 2;
+                }
+                bigger = apr_palloc(r->pool, cap);
+                memcpy(bigger, data, n);
+                data = bigger;
+            }
+            memcpy(data + n, chunk, clen);
+            n += clen;
+        }
+        apr_brigade_cleanup(bb);
+    }
+    data[n] = '\0';
+    *buf = data;
+    *len = n;
+    return OK;
+}

@@ -30,5 +30,11 @@ const char *qrt_query(qrt_req_t *q, const char *name);
 const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
+/* Reads the whole request body into r->pool, NUL-terminated, at most max bytes: OK
+ * (*buf NULL when the request has none), or the status to answer: 413 past max, 400
+ * when it cannot be read; *by_httpd 1 when httpd's own filters refused it (it has
+ * answered: the handler writes nothing more). */
+int qrt_http_read_body(request_rec *r, apr_off_t max, char **buf, apr_size_t *len,
+                       int *by_httpd);
 
 #endif

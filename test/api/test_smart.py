@@ -329,3 +329,17 @@ def test_other_accounts_cannot_see_or_change_the_fields(srv, api):
         r = o.patch("/tracker/%d" % t["tracker_id"], json={"password": None})
         assert r.status_code == 403
     assert api.get("/tracker/show/%d" % t["tracker_id"]).json()["password_protected"] is True
+
+
+def test_a_chunked_form_past_4_kb_is_refused(srv, api):
+    t = create(api, password="pw")
+
+    def chunks():
+        yield b"password="
+        for _ in range(10):
+            yield b"x" * 1000
+    r = requests.post("%s/q/%s" % (srv.base, t["code"]), data=chunks(), allow_redirects=False,
+                      headers={"Content-Type": "application/x-www-form-urlencoded"},
+                      timeout=30)
+    assert r.status_code == 413
+    assert visits(api, t) == []
