@@ -6,7 +6,8 @@
  * every child waited for the disk. Instead, each child runs one checkpoint thread
  * with its own connection: every QRT_WAL_PERIOD it copies what the writers have
  * committed (a PASSIVE checkpoint, which never blocks them), and the module's
- * connections leave checkpoints to it (wal_autocheckpoint = 0).
+ * connections leave checkpoints to it: their wal_autocheckpoint is set past what the
+ * thread lets the WAL reach, so a commit copies only when the thread fell behind.
  *
  * Under steady load the copy never quite catches up, and SQLite only starts the
  * WAL over once everything in it was copied. When the WAL is longer than
