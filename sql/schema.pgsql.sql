@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 25: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 26: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -413,6 +413,70 @@ CREATE VIEW visits AS
      LEFT JOIN visit_referers r ON ((r.id = v.ref_id)))
      LEFT JOIN visit_destinations d ON ((d.id = v.dest_id)));
 
+CREATE TABLE webhook_attempts (
+    id bigint NOT NULL,
+    event_id bigint NOT NULL,
+    webhook_id bigint NOT NULL,
+    attempt integer NOT NULL,
+    http_status integer,
+    error character varying(255),
+    at bigint NOT NULL,
+    next_attempt_at bigint
+);
+
+CREATE SEQUENCE webhook_attempts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE webhook_attempts_id_seq OWNED BY webhook_attempts.id;
+
+CREATE TABLE webhook_events (
+    id bigint NOT NULL,
+    webhook_id bigint NOT NULL,
+    msg_id character varying(64) NOT NULL,
+    event_type character varying(32) NOT NULL,
+    tracker_id bigint,
+    body text NOT NULL,
+    created_at bigint NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at bigint NOT NULL,
+    state smallint DEFAULT 0 NOT NULL,
+    claimed_until bigint
+);
+
+CREATE SEQUENCE webhook_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE webhook_events_id_seq OWNED BY webhook_events.id;
+
+CREATE TABLE webhooks (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    url character varying(2048) NOT NULL,
+    events integer NOT NULL,
+    secret character varying(128) NOT NULL,
+    created_at bigint NOT NULL,
+    failures integer DEFAULT 0 NOT NULL,
+    disabled_at bigint,
+    disabled_reason character varying(255)
+);
+
+CREATE SEQUENCE webhooks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE webhooks_id_seq OWNED BY webhooks.id;
+
 ALTER TABLE ONLY accounts ALTER COLUMN id SET DEFAULT nextval('accounts_id_seq'::regclass);
 
 ALTER TABLE ONLY agg_bcy ALTER COLUMN id SET DEFAULT nextval('agg_bcy_id_seq'::regclass);
@@ -434,6 +498,12 @@ ALTER TABLE ONLY visit_referers ALTER COLUMN id SET DEFAULT nextval('visit_refer
 ALTER TABLE ONLY visit_rows ALTER COLUMN id SET DEFAULT nextval('visit_rows_id_seq'::regclass);
 
 ALTER TABLE ONLY visit_uas ALTER COLUMN id SET DEFAULT nextval('visit_uas_id_seq'::regclass);
+
+ALTER TABLE ONLY webhook_attempts ALTER COLUMN id SET DEFAULT nextval('webhook_attempts_id_seq'::regclass);
+
+ALTER TABLE ONLY webhook_events ALTER COLUMN id SET DEFAULT nextval('webhook_events_id_seq'::regclass);
+
+ALTER TABLE ONLY webhooks ALTER COLUMN id SET DEFAULT nextval('webhooks_id_seq'::regclass);
 
 ALTER TABLE ONLY accounts
     ADD CONSTRAINT accounts_name_key UNIQUE (name);
@@ -543,6 +613,15 @@ ALTER TABLE ONLY visit_uas
 ALTER TABLE ONLY visit_uas
     ADD CONSTRAINT visit_uas_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY webhook_attempts
+    ADD CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY webhook_events
+    ADD CONSTRAINT webhook_events_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY webhooks
+    ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
+
 CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, tracker_id, level, bucket);
 
 CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
@@ -581,6 +660,14 @@ CREATE INDEX visits_visitor_id ON visit_rows USING btree (visitor, visit_start, 
 
 CREATE INDEX visits_visitor_tracker ON visit_rows USING btree (visitor, tracker_id, visit_start, id) WHERE (bot = 0);
 
+CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts USING btree (webhook_id, id);
+
+CREATE INDEX webhook_events_due ON webhook_events USING btree (state, next_attempt_at);
+
+CREATE INDEX webhook_events_order ON webhook_events USING btree (webhook_id, tracker_id, id);
+
+CREATE INDEX webhooks_account ON webhooks USING btree (account_id);
+
 CREATE TRIGGER agg_tag_version AFTER INSERT OR DELETE OR UPDATE ON agg_tag FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_trk();
 
 CREATE TRIGGER agg_trk_version AFTER INSERT OR DELETE OR UPDATE ON agg_trk FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_acct();
@@ -612,3 +699,6 @@ ALTER TABLE ONLY tracker_tags
 
 ALTER TABLE ONLY trackers
     ADD CONSTRAINT trackers_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY webhooks
+    ADD CONSTRAINT webhooks_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);

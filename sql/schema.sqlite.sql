@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 25: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 26: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -292,3 +292,48 @@ UPDATE trackers SET last_visit_id = NEW.id WHERE id = NEW.tracker_id AND last_vi
 END;
 
 CREATE TRIGGER visits_delete INSTEAD OF DELETE ON visits BEGIN DELETE FROM visit_rows WHERE tracker_id = OLD.tracker_id AND visit_start = OLD.visit_start AND id = OLD.id; END;
+
+CREATE TABLE webhooks (
+    id INTEGER PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts (id),
+    url VARCHAR(2048) NOT NULL,
+    events INTEGER NOT NULL,
+    secret VARCHAR(128) NOT NULL,
+    created_at BIGINT NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    disabled_at BIGINT,
+    disabled_reason VARCHAR(255)
+);
+
+CREATE INDEX webhooks_account ON webhooks (account_id);
+
+CREATE TABLE webhook_events (
+    id INTEGER PRIMARY KEY,
+    webhook_id BIGINT NOT NULL,
+    msg_id VARCHAR(64) NOT NULL,
+    event_type VARCHAR(32) NOT NULL,
+    tracker_id BIGINT,
+    body TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    state SMALLINT NOT NULL DEFAULT 0,
+    claimed_until BIGINT
+);
+
+CREATE INDEX webhook_events_due ON webhook_events (state, next_attempt_at);
+
+CREATE INDEX webhook_events_order ON webhook_events (webhook_id, tracker_id, id);
+
+CREATE TABLE webhook_attempts (
+    id INTEGER PRIMARY KEY,
+    event_id BIGINT NOT NULL,
+    webhook_id BIGINT NOT NULL,
+    attempt INTEGER NOT NULL,
+    http_status INTEGER,
+    error VARCHAR(255),
+    at BIGINT NOT NULL,
+    next_attempt_at BIGINT
+);
+
+CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts (webhook_id, id);
