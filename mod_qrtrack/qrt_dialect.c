@@ -21,9 +21,31 @@ const qrt_dialect_t *qrt_dialect_named(const char *name)
     return NULL;
 }
 
+/* apr_dbd loads a driver once per process and hands out the same struct after, so
+ * each dialect remembers its driver's address: the hot path asks by pointer, not by
+ * comparing names. */
+static const apr_dbd_driver_t *dialect_seen[sizeof(dialects) / sizeof(dialects[0])];
+
 const qrt_dialect_t *qrt_dialect_of(const apr_dbd_driver_t *driver)
 {
-    return driver ? qrt_dialect_named(apr_dbd_name(driver)) : NULL;
+    const qrt_dialect_t *d;
+    size_t i;
+
+    if (!driver) {
+        return NULL;
+    }
+    for (i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        if (__atomic_load_n(&dialect_seen[i], __ATOMIC_ACQUIRE) == driver) {
+            return dialects[i];
+        }
+    }
+    d = qrt_dialect_named(apr_dbd_name(driver));
+    for (i = 0; d && i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        if (dialects[i] == d) {
+            __atomic_store_n(&dialect_seen[i], driver, __ATOMIC_RELEASE);
+        }
+    }
+    return d;
 }
 
 int qrt_dialect_embedded(const apr_dbd_driver_t *driver)

@@ -10,9 +10,8 @@
 
 /* The statements are written in the files of sql/statements; tools/gen_statements.py compiles
  * them into qrt_sql_statements (one entry a name, with PostgreSQL's own form if any). */
-void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx)
+void qrt_store_each_statement(const qrt_dialect_t *d, qrt_stmt_fn *f, void *ctx)
 {
-    const qrt_dialect_t *d = qrt_dialect_named(driver);
     int i, pg = d && d->id == QRT_DIALECT_PGSQL;
 
     for (i = 0; qrt_sql_statements[i].name; i++) {
@@ -115,7 +114,7 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
     }
     ctx[0] = db;
     ctx[1] = p;
-    qrt_store_each_statement(d->driver, store_reprepare_one, ctx);
+    qrt_store_each_statement(d, store_reprepare_one, ctx);
     db->error = error;
     return tx == 0;         /* (unknown: prepared for the next, this one not run again) */
 }
@@ -182,7 +181,7 @@ int qrt_store_statement_count(const char *driver)
 {
     int n = 0;
 
-    qrt_store_each_statement(driver, store_count_one, &n);
+    qrt_store_each_statement(qrt_dialect_named(driver), store_count_one, &n);
     return n;
 }
 
@@ -203,7 +202,7 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
     prepare_ctx c = { db, p, NULL };
 
     qrt_db_prepare_lazily(db, p);
-    qrt_store_each_statement(apr_dbd_name(db->driver), store_prepare_one, &c);
+    qrt_store_each_statement(qrt_dialect_of(db->driver), store_prepare_one, &c);
     return c.err;
 }
 
@@ -246,7 +245,7 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
         /* "<label>*<n>": label's statement for n rows (store_rows) */
         f.label = apr_pstrmemdup(p, label, (apr_size_t)(rows - label));
     }
-    qrt_store_each_statement(apr_dbd_name(db->driver), store_find_one, &f);
+    qrt_store_each_statement(qrt_dialect_of(db->driver), store_find_one, &f);
     sql = f.sql && rows ? qrt_db_sql_rows(p, f.sql, atoi(rows + 1)) : f.sql;
     if (!sql) {
         db->error = apr_psprintf(p, "no statement %s", label);

@@ -32,11 +32,11 @@ typedef struct {
     int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
 } qrt_db_t;
 
-/* Calls f on every statement, with its SQL in the dialect of the apr_dbd driver
- * named driver (qrt_dialect_named): a statement written differently for
+/* Calls f on every statement, with its SQL in dialect d (NULL: the portable form,
+ * SQLite's): a statement written differently for
  * PostgreSQL has its own form in the statement files ("-- name: <name> [pgsql]"). */
 typedef void qrt_stmt_fn(void *ctx, const char *label, const char *sql);
-void qrt_store_each_statement(const char *driver, qrt_stmt_fn *f, void *ctx);
+void qrt_store_each_statement(const qrt_dialect_t *d, qrt_stmt_fn *f, void *ctx);
 
 /* 1 when db's connection speaks dialect id: where the two schemas differ (each
  * caller says how); a difference of behaviour asks a fact of qrt_dialect_t. */
