@@ -147,11 +147,17 @@ int main(void)
         /* fewer commits of the larger batches: about as many visits as 15 a commit */
         rc = bench_size(pool, path, sizes[i], sizes[i] > 15 ? commits * 15 / sizes[i] + 1
                                                             : commits);
+        if (getenv("BENCH_KEEP")) {
+            printf("  kept %s\n", path);
+            continue;
+        }
         unlink(path);
         unlink(apr_pstrcat(pool, path, "-wal", NULL));
         unlink(apr_pstrcat(pool, path, "-shm", NULL));
     }
-    rmdir(dir);
+    if (!getenv("BENCH_KEEP")) {
+        rmdir(dir);
+    }
     apr_terminate();
     return rc;
 }
