@@ -3,7 +3,8 @@
 which times the scan writer's store call on a fresh SQLite database for batches of 1,
 15 and 100 visits, without httpd around it. No target; QRT_TEST_BACKEND=pgsql has
 nothing to run (the PostgreSQL commit path is measured by bench_scan.py).
-Environment: BENCH_COMMITS (commits of the smaller batches, default 2,000)."""
+Environment: BENCH_COMMITS (commits of the smaller batches, default 2,000); BENCH_KEEP=1
+leaves the databases in place (their paths printed) to read their pages per table."""
 import os
 import subprocess
 import sys
