@@ -10,13 +10,13 @@ import re
 import time
 
 from conftest import Api, Server
+from lib.env import LATEST_SCHEMA, SQL_DIR
 from lib.retention import DAY, snapshot, visit
 from lib.wait import wait_until
 
-SQL_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "sql")
 
 # The newest schema: what a start migrates to.
-LATEST = max(int(f[:3]) for f in os.listdir(SQL_DIR) if f[:3].isdigit())
+LATEST = LATEST_SCHEMA
 # (table, name at schema 22, name at schema 23), read from the migration itself.
 with open(os.path.join(SQL_DIR, "023_readable_columns.sql")) as f:
     RENAMES = re.findall(r"ALTER TABLE (\w+) RENAME COLUMN (\w+) TO (\w+);", f.read())

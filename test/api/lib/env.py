@@ -28,6 +28,9 @@ if REPORTS:
     os.environ["ASAN_OPTIONS"] = "detect_leaks=0:log_path=%s/asan" % REPORTS
     os.environ["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=%s/ubsan" % REPORTS
 OPENAPI = os.path.join(TOP, "openapi", "qrtrack.json")
+# The schema version a migrated database ends at: the highest sql/NNN_*.sql.
+SQL_DIR = os.path.join(TOP, "sql")
+LATEST_SCHEMA = max(int(f[:3]) for f in os.listdir(SQL_DIR) if f[:3].isdigit())
 
 BACKEND = os.environ.get("QRT_TEST_BACKEND", "sqlite")
 assert BACKEND in ("sqlite", "pgsql"), "QRT_TEST_BACKEND is sqlite or pgsql"
