@@ -174,10 +174,14 @@ lint-openapi:
 	    $(REDOCLY) lint --config openapi/redocly.yaml --format stylish openapi/qrtrack.json
 
 # The API suite runs on both backends: SQLite, then PostgreSQL (a throwaway cluster
-# that the tests start and stop themselves).
+# that the tests start and stop themselves). Each pass runs its tests two at a time
+# (pytest-xdist: each worker has its own servers and cluster), then those marked serial
+# alone (time and memory bounds under load, the package, the browser: conftest.py).
 api: all
-	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q --durations=15 test/api
-	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q --durations=15 test/api
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -n 2 -m "not serial" --durations=10 test/api
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -m serial --durations=10 test/api
+	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -n 2 -m "not serial" --durations=10 test/api
+	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -m serial --durations=10 test/api
 
 api-sqlite api-pgsql: api-%: all
 	QRT_TEST_BACKEND=$* $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)

@@ -5,7 +5,7 @@ set -e
 PKGS="apache2 apache2-dev libaprutil1-dbd-sqlite3 libjansson-dev libqrencode-dev
 libpng-dev libssl-dev libsqlite3-dev sqlite3 libmaxminddb-dev libpcre2-dev libyaml-dev
 uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
-python3-pytest python3-requests libmaxmind-db-writer-perl curl procps
+python3-pytest python3-pytest-xdist python3-requests libmaxmind-db-writer-perl curl procps
 postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
 chromium chromium-driver python3-selenium
 debhelper dpkg-dev fakeroot build-essential"

@@ -76,8 +76,21 @@ SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists t
 }
 
 
+# Tests that `make test` runs alone, after the others have run two at a time (pytest-xdist):
+# those that assert a time bound or a memory bound under load, or load the machine
+# themselves (the package build, the browser), and every slow one.
+SERIAL_MODULES = SLOW_MODULES | {
+    "test_ratelimit_cluster.py", "test_timeouts.py", "test_faults.py", "test_outage.py",
+    "test_crosstab_bounds.py", "test_dict_bound.py", "test_nodes.py", "test_dashboard.py",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (item.fspath.basename in SLOW_MODULES or "browser" in getattr(item, "fixturenames", ())
-                or item.name.split("[")[0] in SLOW_TESTS):
+        slow = (item.fspath.basename in SLOW_MODULES
+                or "browser" in getattr(item, "fixturenames", ())
+                or item.name.split("[")[0] in SLOW_TESTS)
+        if slow:
             item.add_marker(pytest.mark.slow)
+        if slow or item.fspath.basename in SERIAL_MODULES:
+            item.add_marker(pytest.mark.serial)
