@@ -548,9 +548,11 @@ typedef struct {
     apr_time_t shown_at;
     long rows, imported, failed;
     apr_hash_t *seen;           /* dry run: codes that would be made */
-    qrt_tracker_t *t;
-    long *line;
+    qrt_tracker_t *t;           /* the batch's good rows */
     int n;
+    long *line;                 /* every row of the batch: where it is, why it fails */
+    const char **err;
+    int rows_n;
 } admin_trk;
 
 static void admin_trk_clear(admin_trk *s)
@@ -586,12 +588,13 @@ static void admin_trk_progress(admin_trk *s)
     }
 }
 
-/* The batch's rows through qrt_store_tracker_import; a batch the database refuses
- * (not a taken code) is tried again a row at a time, so that only its bad rows fail.
- * 0, or 1 when the database cannot go on. */
-static int admin_trk_flush(admin_trk *s, apr_pool_t *p, qrt_tracker_t *t, long *line, int n)
+/* The batch's trackers through qrt_store_tracker_import, res[i] for each; a batch the
+ * database refuses (not a taken code) is tried again a tracker at a time, so that only
+ * its bad ones fail (res[i] APR_EGENERAL, why[i] the database's message). 0, or 1 when
+ * the database cannot go on. */
+static int admin_trk_store(admin_trk *s, apr_pool_t *p, qrt_tracker_t *t, int n,
+                           apr_status_t *res, const char **why)
 {
-    apr_status_t *res = apr_palloc(p, sizeof(*res) * (n ? n : 1));
     apr_status_t rv;
     int i;
 
@@ -599,34 +602,62 @@ static int admin_trk_flush(admin_trk *s, apr_pool_t *p, qrt_tracker_t *t, long *
         return 0;
     }
     rv = qrt_store_tracker_import(&s->c->db, p, t, n, s->dry_run, res);
-    if (rv != APR_SUCCESS) {
-        if (qrt_db_lost(&s->c->db) || n == 1) {
-            if (n > 1 || qrt_db_lost(&s->c->db)) {
-                return admin_fail("import failed: %s%s",
-                                  s->c->db.error ? s->c->db.error : "", NULL);
-            }
-            admin_trk_fail(s, line[0], apr_pstrcat(p, "the database refused it: ",
-                           s->c->db.error ? s->c->db.error : "unknown error", NULL));
-            return 0;
-        }
-        for (i = 0; i < n; i++) {
-            if (admin_trk_flush(s, p, t + i, line + i, 1)) {
-                return 1;
-            }
-        }
+    if (rv == APR_SUCCESS) {
+        return 0;
+    }
+    if (qrt_db_lost(&s->c->db) || (n > 1 && s->dry_run)) {
+        return admin_fail("import failed: %s%s", s->c->db.error ? s->c->db.error : "", NULL);
+    }
+    if (n == 1) {
+        res[0] = APR_EGENERAL;
+        why[0] = apr_pstrcat(p, "the database refused it: ",
+                             s->c->db.error ? s->c->db.error : "unknown error", NULL);
         return 0;
     }
     for (i = 0; i < n; i++) {
-        if (res[i] == APR_EEXIST
-            || (s->seen && apr_hash_get(s->seen, t[i].code, APR_HASH_KEY_STRING))) {
-            admin_trk_fail(s, line[i], apr_psprintf(p, "the code %s is taken", t[i].code));
-            continue;
+        if (admin_trk_store(s, p, t + i, 1, res + i, why + i)) {
+            return 1;
         }
-        if (s->seen) {
-            apr_hash_set(s->seen, apr_pstrdup(s->c->p, t[i].code), APR_HASH_KEY_STRING, "");
-        }
-        s->imported++;
     }
+    return 0;
+}
+
+/* Stores the batch's good rows and reports every row's failure in the file's order. */
+static int admin_trk_flush(admin_trk *s, apr_pool_t *p)
+{
+    apr_status_t *res = apr_palloc(p, sizeof(*res) * (s->n ? s->n : 1));
+    const char **why = apr_pcalloc(p, sizeof(*why) * (s->n ? s->n : 1));
+    int i, k = 0;
+
+    if (admin_trk_store(s, p, s->t, s->n, res, why)) {
+        return 1;
+    }
+    for (i = 0; i < s->rows_n; i++) {
+        const char *err = s->err[i];
+
+        if (!err) {
+            qrt_tracker_t *t = &s->t[k];
+
+            if (res[k] == APR_EEXIST
+                || (s->seen && apr_hash_get(s->seen, t->code, APR_HASH_KEY_STRING))) {
+                err = apr_psprintf(p, "the code %s is taken", t->code);
+            }
+            else if (res[k] != APR_SUCCESS) {
+                err = why[k];
+            }
+            else if (s->seen) {
+                apr_hash_set(s->seen, apr_pstrdup(s->c->p, t->code), APR_HASH_KEY_STRING, "");
+            }
+            k++;
+        }
+        if (err) {
+            admin_trk_fail(s, s->line[i], err);
+        }
+        else {
+            s->imported++;
+        }
+    }
+    s->n = s->rows_n = 0;
     return 0;
 }
 
@@ -660,17 +691,17 @@ static int admin_trackers_import(admin_ctx *c, const char *account, int fmt,
     s.seen = dry_run ? apr_hash_make(c->p) : NULL;
     s.t = apr_pcalloc(c->p, sizeof(*s.t) * ADMIN_TRACKER_BATCH);
     s.line = apr_pcalloc(c->p, sizeof(*s.line) * ADMIN_TRACKER_BATCH);
+    s.err = apr_pcalloc(c->p, sizeof(*s.err) * ADMIN_TRACKER_BATCH);
     apr_pool_create(&bp, c->p);
     apr_pool_create(&rp, c->p);
     r = qrt_peer_open_file(rp, (qrt_peer_format_t)fmt, f);
     while (!fatal && (rc = qrt_peer_next(r, bp, &row)) == 1) {
         s.by_line = qrt_peer_by_line(r);
         s.rows++;
-        if (row.error) {
-            admin_trk_fail(&s, row.line, row.error);
-        }
-        else {
-            qrt_tracker_t *t = &s.t[s.n];
+        s.line[s.rows_n] = row.line;
+        s.err[s.rows_n++] = row.error;
+        if (!row.error) {
+            qrt_tracker_t *t = &s.t[s.n++];
 
             memset(t, 0, sizeof(*t));
             t->account_id = a.id;
@@ -680,17 +711,15 @@ static int admin_trackers_import(admin_ctx *c, const char *account, int fmt,
             t->redirect_url = row.url;
             t->tags = row.tags;
             t->created_at = row.created_at ? row.created_at : now;
-            s.line[s.n++] = row.line;
         }
-        if (s.n == ADMIN_TRACKER_BATCH) {
-            fatal = admin_trk_flush(&s, bp, s.t, s.line, s.n);
-            s.n = 0;
+        if (s.rows_n == ADMIN_TRACKER_BATCH) {
+            fatal = admin_trk_flush(&s, bp);
             apr_pool_clear(bp);
         }
         admin_trk_progress(&s);
     }
     if (!fatal) {
-        fatal = admin_trk_flush(&s, bp, s.t, s.line, s.n);
+        fatal = admin_trk_flush(&s, bp);
     }
     admin_trk_clear(&s);
     if (!fatal && rc < 0) {
