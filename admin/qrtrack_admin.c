@@ -23,6 +23,8 @@
 #include "qrt_valid.h"
 #include "qrt_date.h"
 #include "qrt_import.h"
+#include "qrt_peer.h"
+#include <unistd.h>
 
 /* Visits per import transaction. Each commit writes every page the batch dirtied to the
  * WAL; the visitor-keyed indexes put a batch's visits on pages all over the file, so
@@ -39,6 +41,8 @@
 #define ADMIN_TIMEOUT_DEFAULT 30
 
 #define ADMIN_IMPORT_BATCH 25000
+/* Trackers per transaction of trackers import. */
+#define ADMIN_TRACKER_BATCH 1000
 #define ADMIN_IMPORT_BYTES (16 << 20)
 
 /* Without --driver/--params: the installed tool (make install, the Debian package)
@@ -77,6 +81,9 @@ static void admin_help(void)
            "  token add ACCOUNT [--name LABEL]\n"
            "  token list ACCOUNT\n"
            "  token revoke TOKEN_ID\n"
+           "  trackers import ACCOUNT --from shlink|yourls|kutt|csv FILE [--dry-run]\n"
+           "                          (a peer's export, codes kept; - for stdin; exit\n"
+           "                          status 2 when some rows failed)\n"
            "  visits import FILE      (JSON lines of visits; - for stdin)\n"
            "  visits purge DAYS       (erase what visits older than DAYS say about\n"
            "                          their visitors, as QRTrackVisitRetention does)\n"
@@ -530,6 +537,240 @@ static int admin_visits_purge(admin_ctx *c, const char *days_arg)
     return 0;
 }
 
+/* trackers import: the state of one run. */
+typedef struct {
+    admin_ctx *c;
+    apr_int64_t account_id;
+    int dry_run;
+    int by_line;                /* rows placed by line, else by item number (JSON) */
+    int progress;               /* stderr is a terminal */
+    int shown;                  /* a progress line is on it */
+    apr_time_t shown_at;
+    long rows, imported, failed;
+    apr_hash_t *seen;           /* dry run: codes that would be made */
+    qrt_tracker_t *t;           /* the batch's good rows */
+    int n;
+    long *line;                 /* every row of the batch: where it is, why it fails */
+    const char **err;
+    int rows_n;
+} admin_trk;
+
+static void admin_trk_clear(admin_trk *s)
+{
+    if (s->shown) {
+        fputs("\r\033[K", stderr);
+        s->shown = 0;
+    }
+}
+
+static void admin_trk_fail(admin_trk *s, long line, const char *why)
+{
+    admin_trk_clear(s);
+    fprintf(stderr, "%s %ld: %s\n", s->by_line ? "line" : "row", line, why);
+    s->failed++;
+}
+
+/* A \r progress line every half second while stderr is a terminal. */
+static void admin_trk_progress(admin_trk *s)
+{
+    apr_time_t now;
+
+    if (!s->progress) {
+        return;
+    }
+    now = apr_time_now();
+    if (now - s->shown_at >= apr_time_from_msec(500)) {
+        fprintf(stderr, "\r%ld rows read, %ld %s, %ld failed", s->rows, s->imported,
+                s->dry_run ? "to import" : "imported", s->failed);
+        fflush(stderr);
+        s->shown = 1;
+        s->shown_at = now;
+    }
+}
+
+/* The batch's trackers through qrt_store_tracker_import, res[i] for each; a batch the
+ * database refuses (not a taken code) is tried again a tracker at a time, so that only
+ * its bad ones fail (res[i] APR_EGENERAL, why[i] the database's message). 0, or 1 when
+ * the database cannot go on. */
+static int admin_trk_store(admin_trk *s, apr_pool_t *p, qrt_tracker_t *t, int n,
+                           apr_status_t *res, const char **why)
+{
+    apr_status_t rv;
+    int i;
+
+    if (n == 0) {
+        return 0;
+    }
+    rv = qrt_store_tracker_import(&s->c->db, p, t, n, s->dry_run, res);
+    if (rv == APR_SUCCESS) {
+        return 0;
+    }
+    if (qrt_db_lost(&s->c->db) || (n > 1 && s->dry_run)) {
+        return admin_fail("import failed: %s%s", s->c->db.error ? s->c->db.error : "", NULL);
+    }
+    if (n == 1) {
+        res[0] = APR_EGENERAL;
+        why[0] = apr_pstrcat(p, "the database refused it: ",
+                             s->c->db.error ? s->c->db.error : "unknown error", NULL);
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (admin_trk_store(s, p, t + i, 1, res + i, why + i)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Stores the batch's good rows and reports every row's failure in the file's order. */
+static int admin_trk_flush(admin_trk *s, apr_pool_t *p)
+{
+    apr_status_t *res = apr_palloc(p, sizeof(*res) * (s->n ? s->n : 1));
+    const char **why = apr_pcalloc(p, sizeof(*why) * (s->n ? s->n : 1));
+    int i, k = 0;
+
+    if (admin_trk_store(s, p, s->t, s->n, res, why)) {
+        return 1;
+    }
+    for (i = 0; i < s->rows_n; i++) {
+        const char *err = s->err[i];
+
+        if (!err) {
+            qrt_tracker_t *t = &s->t[k];
+
+            if (res[k] == APR_EEXIST
+                || (s->seen && apr_hash_get(s->seen, t->code, APR_HASH_KEY_STRING))) {
+                err = apr_psprintf(p, "the code %s is taken", t->code);
+            }
+            else if (res[k] != APR_SUCCESS) {
+                err = why[k];
+            }
+            else if (s->seen) {
+                apr_hash_set(s->seen, apr_pstrdup(s->c->p, t->code), APR_HASH_KEY_STRING, "");
+            }
+            k++;
+        }
+        if (err) {
+            admin_trk_fail(s, s->line[i], err);
+        }
+        else {
+            s->imported++;
+        }
+    }
+    s->n = s->rows_n = 0;
+    return 0;
+}
+
+/* trackers import ACCOUNT --from FORMAT FILE [--dry-run]: a peer's export read by
+ * qrt_peer, in transactions of ADMIN_TRACKER_BATCH trackers. Exit status 0 when every
+ * row was imported, 2 when some failed (one line each on stderr), 1 when the import
+ * could not go on (the batches before stay). */
+static int admin_trackers_import(admin_ctx *c, const char *account, int fmt,
+                                 const char *path, int dry_run)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    admin_trk s;
+    qrt_account_t a;
+    qrt_peer_reader_t *r;
+    qrt_peer_row_t row;
+    apr_pool_t *bp, *rp;
+    apr_int64_t now = apr_time_sec(apr_time_now());
+    int rc, fatal = 0;
+
+    if (!f) {
+        return admin_fail("cannot read %s: %s", path, strerror(errno));
+    }
+    if (admin_open(c, 0) || admin_find_account(c, account, &a)) {
+        return 1;
+    }
+    memset(&s, 0, sizeof(s));
+    s.c = c;
+    s.account_id = a.id;
+    s.dry_run = dry_run;
+    s.progress = isatty(fileno(stderr));
+    s.seen = dry_run ? apr_hash_make(c->p) : NULL;
+    s.t = apr_pcalloc(c->p, sizeof(*s.t) * ADMIN_TRACKER_BATCH);
+    s.line = apr_pcalloc(c->p, sizeof(*s.line) * ADMIN_TRACKER_BATCH);
+    s.err = apr_pcalloc(c->p, sizeof(*s.err) * ADMIN_TRACKER_BATCH);
+    apr_pool_create(&bp, c->p);
+    apr_pool_create(&rp, c->p);
+    r = qrt_peer_open_file(rp, (qrt_peer_format_t)fmt, f);
+    while (!fatal && (rc = qrt_peer_next(r, bp, &row)) == 1) {
+        s.by_line = qrt_peer_by_line(r);
+        s.rows++;
+        s.line[s.rows_n] = row.line;
+        s.err[s.rows_n++] = row.error;
+        if (!row.error) {
+            qrt_tracker_t *t = &s.t[s.n++];
+
+            memset(t, 0, sizeof(*t));
+            t->account_id = a.id;
+            t->code = row.code;
+            t->name = row.name;
+            t->type = "website";
+            t->redirect_url = row.url;
+            t->tags = row.tags;
+            t->created_at = row.created_at ? row.created_at : now;
+        }
+        if (s.rows_n == ADMIN_TRACKER_BATCH) {
+            fatal = admin_trk_flush(&s, bp);
+            apr_pool_clear(bp);
+        }
+        admin_trk_progress(&s);
+    }
+    if (!fatal) {
+        fatal = admin_trk_flush(&s, bp);
+    }
+    admin_trk_clear(&s);
+    if (!fatal && rc < 0) {
+        fatal = admin_fail("%s: %s", path, qrt_peer_error(r));
+    }
+    if (f != stdin) {
+        fclose(f);
+    }
+    printf("%simported %ld, failed %ld\n", dry_run ? "dry run: would have " : "",
+           s.imported, s.failed);
+    return fatal ? 1 : s.failed ? 2 : 0;
+}
+
+static int admin_trackers(admin_ctx *c, int argc, const char *const *argv)
+{
+    const char *account = NULL, *path = NULL;
+    int i, fmt = -1, dry_run = 0;
+
+    if (argc < 1 || strcmp(argv[0], "import")) {
+        admin_usage();
+        return 2;
+    }
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--from") && i + 1 < argc) {
+            fmt = qrt_peer_format_named(argv[++i]);
+            if (fmt < 0) {
+                return admin_fail("--from: '%s' is not shlink, yourls, kutt or csv%s",
+                                  argv[i], NULL);
+            }
+        }
+        else if (!strcmp(argv[i], "--dry-run")) {
+            dry_run = 1;
+        }
+        else if (!account && (strncmp(argv[i], "--", 2) || !argv[i][2])) {
+            account = argv[i];
+        }
+        else if (!path && (strncmp(argv[i], "--", 2) || !argv[i][2])) {
+            path = argv[i];
+        }
+        else {
+            admin_usage();
+            return 2;
+        }
+    }
+    if (!account || !path || fmt < 0) {
+        admin_usage();
+        return 2;
+    }
+    return admin_trackers_import(c, account, fmt, path, dry_run);
+}
+
 static int admin_visits(admin_ctx *c, int argc, const char *const *argv)
 {
     if (argc == 2 && !strcmp(argv[0], "import")) {
@@ -838,6 +1079,9 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "token")) {
         rc = admin_token(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "trackers")) {
+        rc = admin_trackers(&c, argc - i - 1, argv + i + 1);
     }
     else if (!strcmp(argv[i], "visits")) {
         rc = admin_visits(&c, argc - i - 1, argv + i + 1);

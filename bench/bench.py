@@ -32,6 +32,8 @@ RUNS = [
     ("visits, PostgreSQL", "bench_visits.py", PGSQL),
     ("search, SQLite", "bench_search.py", SQLITE),
     ("search, PostgreSQL", "bench_search.py", PGSQL),
+    ("import peers, SQLite", "bench_import_peers.py", SQLITE),
+    ("import peers, PostgreSQL", "bench_import_peers.py", PGSQL),
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
 ]

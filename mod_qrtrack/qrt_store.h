@@ -248,6 +248,14 @@ typedef struct {
  * with its tags in one transaction; sets t->id and the times. APR_EEXIST when the
  * code is taken (the caller picks another). */
 apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
+/* qrtrack-admin trackers import: n trackers of one account (code, name, type,
+ * redirect_url, tags, account_id and created_at set by the caller) in one transaction of
+ * their own; sets each one's id. res[i] gets APR_SUCCESS, or APR_EEXIST when t[i]'s code
+ * is taken (by any tracker, deleted ones too, or by an earlier one of t), and t[i] is
+ * not made. With dry_run, only res is set and nothing is written. Any other error: no
+ * tracker of t is made. */
+apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t, int n,
+                                      int dry_run, apr_status_t *res);
 /* A live (not deleted) tracker by id, with tags and counters; APR_NOTFOUND. */
 apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                    qrt_tracker_t *out);

@@ -398,3 +398,122 @@ apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t
     *ok = rows > 0;
     return rv;
 }
+
+/* tracker_import_taken: marks each code that comes back in the hash ctx. */
+static apr_status_t tracker_import_taken_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_hash_t *taken = ctx;
+    const char *code = qrt_db_str(db, row, 0);
+
+    if (code) {
+        code = apr_pstrdup(apr_hash_pool_get(taken), code);
+        apr_hash_set(taken, code, APR_HASH_KEY_STRING, "");
+    }
+    return APR_SUCCESS;
+}
+
+/* tracker_import_add: the new tracker's id by its code (ctx: code -> tracker). */
+static apr_status_t tracker_import_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    qrt_tracker_t *t = apr_hash_get(ctx, qrt_db_str(db, row, 1), APR_HASH_KEY_STRING);
+
+    if (t) {
+        t->id = qrt_db_int(db, row, 0, 0);
+    }
+    return APR_SUCCESS;
+}
+
+/* The batch's trackers whose codes are free (in new), their tags after them. */
+static apr_status_t tracker_import_write(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t **new,
+                                         int m)
+{
+    apr_hash_t *by_code = apr_hash_make(p);
+    const void **args = apr_palloc(p, sizeof(*args) * 7 * (m ? m : 1));
+    apr_int64_t now = tracker_now();
+    apr_array_header_t *tags;
+    apr_status_t rv;
+    int i, j, ntags = 0;
+
+    for (i = 0; i < m; i++) {
+        const void **a = args + (apr_size_t)i * 7;
+
+        new[i]->updated_at = now;
+        new[i]->id = 0;
+        apr_hash_set(by_code, new[i]->code, APR_HASH_KEY_STRING, new[i]);
+        a[0] = &new[i]->account_id;
+        a[1] = new[i]->code;
+        a[2] = new[i]->name;
+        a[3] = new[i]->type;
+        a[4] = new[i]->redirect_url;
+        a[5] = &new[i]->created_at;
+        a[6] = &new[i]->updated_at;
+        ntags += new[i]->tags ? new[i]->tags->nelts : 0;
+    }
+    rv = qrt_db_each_rows(db, p, SQL_tracker_import_add, "lssssll", args, m,
+                          tracker_import_added_row, by_code);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    tags = apr_array_make(p, ntags * 4 + 1, sizeof(const void *));
+    for (i = 0; i < m; i++) {
+        if (!new[i]->id) {
+            db->error = "an imported tracker's id did not come back";
+            return APR_EGENERAL;
+        }
+        for (j = 0; new[i]->tags && j < new[i]->tags->nelts; j++) {
+            const char *tag = APR_ARRAY_IDX(new[i]->tags, j, const char *), *dim, *value;
+
+            qrt_tag_split(p, tag, &dim, &value);
+            APR_ARRAY_PUSH(tags, const void *) = &new[i]->id;
+            APR_ARRAY_PUSH(tags, const void *) = tag;
+            APR_ARRAY_PUSH(tags, const void *) = dim;
+            APR_ARRAY_PUSH(tags, const void *) = value;
+        }
+    }
+    return qrt_db_exec_rows(db, p, SQL_tracker_import_tag_add, "lsss",
+                            (const void **)tags->elts, ntags);
+}
+
+apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t, int n,
+                                      int dry_run, apr_status_t *res)
+{
+    apr_hash_t *taken = apr_hash_make(p);
+    const void **codes = apr_palloc(p, sizeof(*codes) * (n ? n : 1));
+    qrt_tracker_t **new = apr_palloc(p, sizeof(*new) * (n ? n : 1));
+    apr_dbd_transaction_t *tx = NULL;
+    apr_status_t rv;
+    int i, m = 0;
+
+    for (i = 0; i < n; i++) {
+        codes[i] = t[i].code;
+    }
+    if (!dry_run) {
+        rv = qrt_db_begin(db, p, &tx);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    rv = qrt_db_each_rows(db, p, SQL_tracker_import_taken, "s", codes, n,
+                          tracker_import_taken_row, taken);
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        if (apr_hash_get(taken, t[i].code, APR_HASH_KEY_STRING)) {
+            res[i] = APR_EEXIST;
+            continue;
+        }
+        res[i] = APR_SUCCESS;
+        apr_hash_set(taken, t[i].code, APR_HASH_KEY_STRING, "");
+        new[m++] = &t[i];
+    }
+    if (rv == APR_SUCCESS && !dry_run) {
+        rv = tracker_import_write(db, p, new, m);
+    }
+    if (tx) {
+        if (rv != APR_SUCCESS) {
+            qrt_db_rollback_only(db, tx);
+        }
+        if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+            rv = APR_EGENERAL;
+        }
+    }
+    return rv;
+}

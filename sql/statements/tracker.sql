@@ -116,3 +116,37 @@ SELECT password_hash
 UPDATE tracker_routing
     SET redirected = redirected + %lld
     WHERE tracker_id = %lld AND (max_scans IS NULL OR redirected < max_scans)
+
+-- qrtrack-admin trackers import: which of a batch's codes are taken (deleted trackers' too)
+-- name: tracker_import_taken
+SELECT code
+    FROM trackers
+    WHERE code = %s
+
+-- name: tracker_import_taken_many [pgsql-only]
+SELECT t.code
+    FROM unnest(CAST(%s AS TEXT[])) AS u(code)
+    JOIN trackers t ON t.code = u.code
+
+-- an imported tracker, its code and creation time kept; updated_at is the import's time, so
+-- that every node's snapshot of codes takes it (snap_changed)
+-- name: tracker_import_add
+INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, updated_at)
+    VALUES (%lld, %s, %s, %s, %s, %lld, %lld)
+    RETURNING id, code
+
+-- name: tracker_import_add_many [pgsql-only]
+INSERT INTO trackers (account_id, code, name, type, redirect_url, created_at, updated_at)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]),
+        CAST(%s AS TEXT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+    RETURNING id, code
+
+-- name: tracker_import_tag_add
+INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
+    VALUES (%lld, %s, %s, %s)
+
+-- name: tracker_import_tag_add_many [pgsql-only]
+INSERT INTO tracker_tags (tracker_id, tag, dimension, value)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]))
