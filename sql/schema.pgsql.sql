@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 26: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 30: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -15,7 +15,7 @@ CREATE FUNCTION qrt_trackers_version_trk() RETURNS trigger
 
 CREATE FUNCTION qrt_trackers_version_up(acct bigint) RETURNS void
     LANGUAGE sql
-    AS $$ INSERT INTO trackers_version (account_id, version) SELECT acct, 1 WHERE acct IS NOT NULL ON CONFLICT (account_id) DO UPDATE SET version = trackers_version.version + 1 $$;
+    AS $$ INSERT INTO trackers_version (account_id, version) SELECT acct, 1 WHERE acct IS NOT NULL ON CONFLICT (account_id) DO UPDATE SET version = trackers_version.version + 1 WHERE trackers_version.xmin::text::bigint <> txid_current() % 4294967296 $$;
 
 CREATE FUNCTION qrt_visit_dict_counts() RETURNS trigger
     LANGUAGE plpgsql
