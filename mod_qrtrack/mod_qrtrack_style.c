@@ -220,10 +220,10 @@ qrt_err_t *qrt_style_create(qrt_req_t *q)
     if (rv == APR_SUCCESS && version == 0) {
         rv = qrt_store_style_count(&q->db, q->r->pool, q->auth.account_id, &n);
         if (rv == APR_SUCCESS && n >= QRT_STYLE_PER_ACCOUNT) {
-            return qrt_error_field(q, HTTP_CONFLICT, "name", apr_psprintf(q->r->pool,
-                                   "This account has %d styles, the most it may keep: "
-                                   "delete one or replace one by its name.",
-                                   QRT_STYLE_PER_ACCOUNT));
+            return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name",
+                                   apr_psprintf(q->r->pool, "This account has %d styles, "
+                                   "the most it may keep: delete one or replace one by "
+                                   "its name.", QRT_STYLE_PER_ACCOUNT));
         }
     }
     if (rv == APR_SUCCESS) {
@@ -265,9 +265,8 @@ qrt_err_t *qrt_style_list(qrt_req_t *q)
 
 static qrt_err_t *style_not_found(qrt_req_t *q, const char *name)
 {
-    return qrt_error_field(q, HTTP_NOT_FOUND, "style", apr_psprintf(q->r->pool,
-                           "No style named %s.", qrt_style_name_valid(name) ? name
-                           : "so"));
+    return qrt_error(q, HTTP_NOT_FOUND, apr_psprintf(q->r->pool, "No style named %s.",
+                     qrt_style_name_valid(name) ? name : "so"));
 }
 
 qrt_err_t *qrt_style_show(qrt_req_t *q)
