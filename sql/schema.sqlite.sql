@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 26: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 27: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -337,3 +337,20 @@ CREATE TABLE webhook_attempts (
 );
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts (webhook_id, id);
+
+CREATE TABLE styles (
+    id INTEGER PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts (id),
+    name VARCHAR(64) NOT NULL,
+    fg VARCHAR(7) NOT NULL,
+    bg VARCHAR(7) NOT NULL,
+    ecc VARCHAR(1) NOT NULL,
+    margin INTEGER NOT NULL,
+    logo BLOB,
+    logo_width INTEGER,
+    logo_height INTEGER,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (account_id, name)
+);
