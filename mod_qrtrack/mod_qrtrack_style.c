@@ -99,11 +99,12 @@ static int style_margin(qrt_req_t *q, qrt_err_t **e)
         }
         return (int)m;
     }
-    if (v && !json_is_null(v)) {
+    if (v && !json_is_null(v) && !json_is_string(v)) {
         style_invalid(q, e, "margin", msg);
         return QRT_QR_MARGIN_DEFAULT;
     }
-    s = q->form ? apr_table_get(q->form, "margin") : NULL;
+    s = v && json_is_string(v) ? json_string_value(v)
+        : q->form ? apr_table_get(q->form, "margin") : NULL;
     if (s && qrt_parse_int(s, QRT_QR_MARGIN_MIN, QRT_QR_MARGIN_MAX, &m) != 0) {
         style_invalid(q, e, "margin", msg);
         return QRT_QR_MARGIN_DEFAULT;
