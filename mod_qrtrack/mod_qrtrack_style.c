@@ -266,8 +266,9 @@ qrt_err_t *qrt_style_list(qrt_req_t *q)
 
 static qrt_err_t *style_not_found(qrt_req_t *q, const char *name)
 {
-    return qrt_error(q, HTTP_NOT_FOUND, apr_psprintf(q->r->pool, "No style named %s.",
-                     qrt_style_name_valid(name) ? name : "so"));
+    return qrt_error(q, HTTP_NOT_FOUND, qrt_style_name_valid(name)
+                     ? apr_psprintf(q->r->pool, "No style named %s.", name)
+                     : "No style of that name (names are 1 to 64 of A-Z, a-z, 0-9, _ and -).");
 }
 
 qrt_err_t *qrt_style_show(qrt_req_t *q)
@@ -504,6 +505,9 @@ qrt_err_t *qrt_style_apply(qrt_req_t *q, const char *name, qrt_style_opts_t *o)
     style_slot_t s;
     apr_status_t rv;
 
+    if (name && !*name) {
+        name = NULL;                /* style= empty: as if not given */
+    }
     if (name && !qrt_style_name_valid(name)) {
         return style_not_found(q, name);
     }

@@ -401,6 +401,7 @@ def test_default_and_named_styles_apply(sapi):
     assert r.status_code == 404 and "nope" in r.json()["message"]
     r = sapi.get("/tracker/%d/qrcode" % tid, params={"style": "../x"})
     assert r.status_code == 404
+    assert quiet_zone(image(sapi, tid, style="")) == 10, "style= empty: the default"
     # replaced: followed at once (the children's caches go by the style's version)
     put(sapi, name="default", margin=7)
     assert quiet_zone(image(sapi, tid)) == 7
