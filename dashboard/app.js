@@ -1,5 +1,6 @@
 /* mod_qrtrack dashboard: a page that reads the JSON API with the analyst's token, and
- * creates and edits trackers through it (POST /tracker, PATCH /tracker/<id>).
+ * creates and edits trackers through it (POST /tracker, PATCH /tracker/<id>); a tracker's
+ * code downloads in a chosen style (GET /style) and format.
  *
  * Sign-in: /qrtrack/#token=TOKEN (the token is taken out of the address bar at once
  * and kept in sessionStorage, this tab only) or the token field. Every call sends it
@@ -367,6 +368,63 @@
       .catch(failed);
   }
 
+  /* ---- a tracker's code: style and format ----------------------------------------- */
+
+  var CODE_EXT = { "image/png": "png", "image/svg+xml": "svg", "application/pdf": "pdf",
+                   "application/postscript": "eps" };
+
+  /* The account's styles (GET /style) as the choices of #detail-style, the choice kept. */
+  function loadStyles() {
+    return get("/style").then(function (r) {
+      var sel = $("detail-style");
+      var keep = sel.value;
+      clear(sel).appendChild(el("option", { value: "", text: "account default" }));
+      r.body.data.forEach(function (st) {
+        sel.appendChild(el("option", { value: st.name,
+          text: st.name + (st.has_logo ? " (logo)" : "") }));
+      });
+      sel.value = r.body.data.some(function (st) { return st.name === keep; }) ? keep : "";
+      codeLink();
+    });
+  }
+
+  /* #detail-code links to the image endpoint with the chosen format and style (the
+   * token is never in a URL: a click fetches it with the Authorization header). */
+  function codeLink() {
+    var q = new URLSearchParams({ format: $("detail-format").value });
+    if ($("detail-style").value) { q.set("style", $("detail-style").value); }
+    $("detail-code").setAttribute("href", state.selected === null ? "#"
+      : API + "/tracker/" + state.selected + "/qrcode?" + q.toString());
+  }
+
+  function downloadCode(e) {
+    var t = state.trackers.find(function (x) { return x.tracker_id === state.selected; });
+    var href = $("detail-code").getAttribute("href");
+    e.preventDefault();
+    if (!t) { return; }
+    fetch(href, { headers: { "Authorization": "Bearer " + state.token }, cache: "no-store",
+                  credentials: "omit" })
+      .then(function (r) {
+        if (!r.ok) {
+          return r.json().catch(function () { return {}; }).then(function (j) {
+            throw new ApiError(r.status, j.message || "The code could not be made (HTTP " + r.status + ").");
+          });
+        }
+        return r.blob();
+      })
+      .then(function (blob) {
+        var ext = CODE_EXT[blob.type.split(";")[0]] || "png";
+        var url = URL.createObjectURL(blob);
+        var a = el("a", { href: url, download: t.code + "." + ext });
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+        $("detail-saved").textContent = "Downloaded " + t.code + "." + ext + " (" + num(blob.size) + " bytes).";
+      })
+      .catch(failed);
+  }
+
   /* ---- one tracker ------------------------------------------------------------------ */
 
   function stat(label, value) {
@@ -417,6 +475,8 @@
     closeForm($("edit-form"), false);
     $("detail-saved").textContent = "";
     showDetailHead(t);
+    codeLink();
+    loadStyles().catch(failed);
     Promise.all([
       get("/tracker/analytics/" + id),
       get("/report/", Object.assign({ report: "date" }, params)),
@@ -1097,6 +1157,9 @@
     $("report-type").addEventListener("change", function () { loadReport(state.generation).catch(failed); });
     $("xt-row").addEventListener("change", function () { loadCrosstab(state.generation).catch(failed); });
     $("xt-col").addEventListener("change", function () { loadCrosstab(state.generation).catch(failed); });
+    $("detail-style").addEventListener("change", codeLink);
+    $("detail-format").addEventListener("change", codeLink);
+    $("detail-code").addEventListener("click", downloadCode);
     $("detail-csv").addEventListener("click", function () {
       var t = state.trackers.find(function (x) { return x.tracker_id === state.selected; });
       if (t) { downloadCsv(t); }

@@ -13,6 +13,7 @@
 #include <apr_dbd.h>
 #include "mod_dbd.h"
 #include <apr_strings.h>
+#include <apr_base64.h>
 
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_account.h"
@@ -26,6 +27,7 @@
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_report.h"
 #include "mod_qrtrack_spool.h"
+#include "mod_qrtrack_style.h"
 #include "mod_qrtrack_tracker.h"
 #include "mod_qrtrack_visits.h"
 #include "qrt_dblimit.h"
@@ -60,6 +62,10 @@ static const api_route api_routes[] = {
     { "PATCH",  "/tracker/#",                         qrt_tracker_update },
     { "DELETE", "/tracker/#",                         qrt_tracker_delete },
     { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
+    { "POST",   "/style",                             qrt_style_create },
+    { "GET",    "/style",                             qrt_style_list },
+    { "GET",    "/style/*",                           qrt_style_show },
+    { "DELETE", "/style/*",                           qrt_style_delete },
     { NULL, NULL, NULL }
 };
 
@@ -187,8 +193,15 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
         qrt_multipart_limits_t lim;
         qrt_multipart_t *mp;
         apr_status_t rv;
+        /* POST /style: the file part "logo" holds a PNG's bytes (NULs and all). */
+        const char *file = !strcmp(q->path, "/style") ? QRT_STYLE_LOGO_FIELD : NULL;
+        const char *data = NULL;
+        apr_size_t dlen = 0;
 
         qrt_multipart_limits_default(&lim);
+        if (file) {
+            lim.max_part_size = QRT_STYLE_PART_MAX;
+        }
         mp = qrt_multipart_create(r->pool, ct, &lim, &err);
         if (!mp) {
             return qrt_error(q, HTTP_BAD_REQUEST,
@@ -197,7 +210,14 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
         q->form = apr_table_make(r->pool, 8);
         rv = qrt_multipart_feed(mp, buf, len, &err);
         if (rv == APR_SUCCESS) {
-            rv = qrt_multipart_finish(mp, q->form, &err);
+            rv = qrt_multipart_finish_file(mp, q->form, file, &data, &dlen, &err);
+        }
+        if (rv == APR_SUCCESS && data) {
+            /* kept as the base64 a JSON body would carry: one way to read it */
+            char *b64 = apr_palloc(r->pool, apr_base64_encode_len((int)dlen));
+
+            apr_base64_encode_binary(b64, (const unsigned char *)data, (int)dlen);
+            apr_table_setn(q->form, QRT_STYLE_LOGO_FIELD, b64);
         }
         if (rv == APR_ENOSPC) {
             q->form = NULL;

@@ -8,7 +8,7 @@
  *                        the server-wide settings, read-only after post_config
  * mod_qrtrack_api.c      the qrtrack-api handler: body, auth, rate limit, routes
  * mod_qrtrack_<resource>.c  one file per resource of the API: account, tracker,
- *                        qrcode, visits, report, openapi, health
+ *                        qrcode, style, visits, report, openapi, health
  * mod_qrtrack_dashboard.c  the qrtrack-dashboard handler, the analysts' web page
  * mod_qrtrack_params.c   query parameters shared by several endpoints
  * mod_qrtrack_http.c     error values (the one store-error helper), responses,

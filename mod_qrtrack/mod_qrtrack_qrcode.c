@@ -6,6 +6,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_qrcode.h"
+#include "mod_qrtrack_style.h"
 #include "mod_qrtrack_tracker.h"
 #include "qrt_valid.h"
 #include "qrt_wifi.h"
@@ -114,7 +115,7 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
     else {
         qrcode_invalid(q, &e, "type", "The type must be one of: url, wifi.");
     }
-    if (e) {
+    if (e || (e = qrt_style_apply(q, qrcode_field(q, "style"), &o)) != NULL) {
         return e;
     }
     return qrt_respond_png(q, text, &o, HTTP_BAD_REQUEST);

@@ -12,6 +12,7 @@
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_tracker.h"
+#include "mod_qrtrack_style.h"
 #include "qrt_code.h"
 #include "qrt_json.h"
 #include "qrt_qr.h"
@@ -625,7 +626,7 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     memset(&t, 0, sizeof(t));
     e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
                           qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
-    if (e) {
+    if (e || (e = qrt_style_apply(q, qrt_query(q, "style"), &o)) != NULL) {
         return e;
     }
     if ((e = tracker_from_body(q, &t, 1)) != NULL) {
@@ -767,7 +768,7 @@ qrt_err_t *qrt_tracker_image(qrt_req_t *q)
     }
     e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
                           qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
-    if (e) {
+    if (e || (e = qrt_style_apply(q, qrt_query(q, "style"), &o)) != NULL) {
         return e;
     }
     return qrt_respond_png(q, tracker_scan_url(q, &t), &o, HTTP_INTERNAL_SERVER_ERROR);

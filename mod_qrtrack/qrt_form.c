@@ -591,9 +591,20 @@ apr_status_t qrt_multipart_feed(qrt_multipart_t *mp, const char *buf,
 apr_status_t qrt_multipart_finish(qrt_multipart_t *mp, apr_table_t *fields,
                                   const char **err)
 {
+    return qrt_multipart_finish_file(mp, fields, NULL, NULL, NULL, err);
+}
+
+apr_status_t qrt_multipart_finish_file(qrt_multipart_t *mp, apr_table_t *fields,
+                                       const char *file, const char **data,
+                                       apr_size_t *len, const char **err)
+{
     const qrt_mp_part_t *parts = (const qrt_mp_part_t *)mp->parts->elts;
     int i;
 
+    if (data) {
+        *data = NULL;
+        *len = 0;
+    }
     if (mp->state == QRT_MP_ERROR) {
         *err = mp->err;
         return mp->rv;
@@ -603,13 +614,22 @@ apr_status_t qrt_multipart_finish(qrt_multipart_t *mp, apr_table_t *fields,
         return APR_EINVAL;
     }
     for (i = 0; i < mp->parts->nelts; i++) {
+        if (file && !strcmp(parts[i].name, file)) {
+            continue;
+        }
         if (memchr(parts[i].value, '\0', parts[i].len)) {
             *err = "a form field contains a NUL byte";
             return APR_EINVAL;
         }
     }
     for (i = 0; i < mp->parts->nelts; i++) {
-        apr_table_add(fields, parts[i].name, parts[i].value);
+        if (!file || strcmp(parts[i].name, file)) {
+            apr_table_add(fields, parts[i].name, parts[i].value);
+        }
+        else if (data && !*data) {
+            *data = parts[i].value;
+            *len = parts[i].len;
+        }
     }
     /* the scratch buffers are no longer needed */
     qrt_mp_cleanup(mp);

@@ -49,6 +49,13 @@ apr_status_t qrt_multipart_feed(qrt_multipart_t *mp, const char *buf,
 apr_status_t qrt_multipart_finish(qrt_multipart_t *mp, apr_table_t *fields,
                                   const char **err);
 
+/* The same, but the parts named file (NULL: none) may hold any bytes and are not added
+ * to fields: *data and *len get the first one's (in the parser's pool; NULL and 0 when
+ * there is none). */
+apr_status_t qrt_multipart_finish_file(qrt_multipart_t *mp, apr_table_t *fields,
+                                       const char *file, const char **data,
+                                       apr_size_t *len, const char **err);
+
 /* application/x-www-form-urlencoded (also used for query strings):
  * '&'-separated, '+' -> space, %XX decoded, keys without '=' get "", empty
  * pieces (a&&b) are skipped. apr_table_add keeps repeated keys in order.

@@ -187,6 +187,31 @@ CREATE TABLE spool_marks (
     seq bigint NOT NULL
 );
 
+CREATE TABLE styles (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    name character varying(64) NOT NULL,
+    fg character varying(7) NOT NULL,
+    bg character varying(7) NOT NULL,
+    ecc character varying(1) NOT NULL,
+    margin integer NOT NULL,
+    logo bytea,
+    logo_width integer,
+    logo_height integer,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    version integer DEFAULT 1 NOT NULL
+);
+
+CREATE SEQUENCE styles_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE styles_id_seq OWNED BY styles.id;
+
 CREATE TABLE tokens (
     id bigint NOT NULL,
     account_id bigint NOT NULL,
@@ -483,6 +508,8 @@ ALTER TABLE ONLY agg_bcy ALTER COLUMN id SET DEFAULT nextval('agg_bcy_id_seq'::r
 
 ALTER TABLE ONLY agg_vals ALTER COLUMN id SET DEFAULT nextval('agg_vals_id_seq'::regclass);
 
+ALTER TABLE ONLY styles ALTER COLUMN id SET DEFAULT nextval('styles_id_seq'::regclass);
+
 ALTER TABLE ONLY tokens ALTER COLUMN id SET DEFAULT nextval('tokens_id_seq'::regclass);
 
 ALTER TABLE ONLY trackers ALTER COLUMN id SET DEFAULT nextval('trackers_id_seq'::regclass);
@@ -552,6 +579,12 @@ ALTER TABLE ONLY qrt_settings
 
 ALTER TABLE ONLY spool_marks
     ADD CONSTRAINT spool_marks_pkey PRIMARY KEY (node);
+
+ALTER TABLE ONLY styles
+    ADD CONSTRAINT styles_account_id_name_key UNIQUE (account_id, name);
+
+ALTER TABLE ONLY styles
+    ADD CONSTRAINT styles_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_digest_key UNIQUE (digest);
@@ -687,6 +720,9 @@ CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STA
 CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 
 CREATE TRIGGER visits_write INSTEAD OF INSERT OR DELETE OR UPDATE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
+
+ALTER TABLE ONLY styles
+    ADD CONSTRAINT styles_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
 
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);

@@ -337,3 +337,20 @@ CREATE TABLE webhook_attempts (
 );
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts (webhook_id, id);
+
+CREATE TABLE styles (
+    id INTEGER PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts (id),
+    name VARCHAR(64) NOT NULL,
+    fg VARCHAR(7) NOT NULL,
+    bg VARCHAR(7) NOT NULL,
+    ecc VARCHAR(1) NOT NULL,
+    margin INTEGER NOT NULL,
+    logo BLOB,
+    logo_width INTEGER,
+    logo_height INTEGER,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (account_id, name)
+);

@@ -572,3 +572,38 @@ def test_the_editor_at_phone_width(server, editor, browser):
     finally:
         b.js("document.body.classList.remove('readonly')")
     only_refused_writes(b)
+
+
+def test_download_a_trackers_code_in_a_style_and_format(server, account, browser):
+    """The tracker's view offers the account's styles (GET /style) and the formats; its
+    link names the image endpoint with both, and a click downloads <code>.<format>
+    (fetched with the token in the header), which decodes to the tracker's scan URL."""
+    from lib.qr import decode_qr
+    b = browser
+    d = b.driver
+    with Api(server, account["token"]) as api:
+        r = api.post("/style", json={"name": "brand", "fg": "#1A237E", "margin": 6})
+        assert r.status_code in (200, 201), r.text
+        b.open(server.base + "/qrtrack/#token=" + account["token"])
+        signed_in(b, account)
+        b.wait(lambda: "brand" in [o.get_attribute("value") for o in
+                                   d.find_elements(By.CSS_SELECTOR, "#detail-style option")],
+               what="the style among the choices")
+        tid = d.find_element(By.CSS_SELECTOR, "#trackers tr.selected").get_attribute("data-id")
+        t = api.get("/tracker/show/%s" % tid).json()
+    d.execute_script("var s = document.getElementById('detail-style'); s.value = 'brand';"
+                     "s.dispatchEvent(new Event('change'));"
+                     "var f = document.getElementById('detail-format'); f.value = 'svg';"
+                     "f.dispatchEvent(new Event('change'));")
+    href = d.find_element(By.ID, "detail-code").get_attribute("href")
+    assert "/api/tracker/%s/qrcode?" % tid in href
+    assert "format=svg" in href and "style=brand" in href and account["token"] not in href
+    d.execute_script("var f = document.getElementById('detail-format'); f.value = 'png';"
+                     "f.dispatchEvent(new Event('change'));")
+    d.find_element(By.ID, "detail-code").click()
+    png = os.path.join(b.downloads, "%s.png" % t["code"])
+    b.wait(lambda: os.path.exists(png) and os.path.getsize(png) > 0, what="the code's file")
+    b.wait(lambda: "Downloaded %s.png" % t["code"] in b.text("#detail-saved"), what="the note")
+    with open(png, "rb") as f:
+        assert decode_qr(f.read()) == t["scan_url"]
+    assert b.severe() == []

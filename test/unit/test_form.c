@@ -192,6 +192,33 @@ START_TEST(test_create)
 }
 END_TEST
 
+START_TEST(test_file_part_keeps_its_bytes)
+{
+    static const char body[] =
+        "--XyZ123\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nbrand\r\n"
+        "--XyZ123\r\nContent-Disposition: form-data; name=\"logo\"; filename=\"l.png\"\r\n"
+        "Content-Type: image/png\r\n\r\n\x89PNG\0\0\r\n\r\n--XyZ123--\r\n";
+    apr_table_t *fields = apr_table_make(pool, 4);
+    const char *err = NULL, *data = NULL;
+    apr_size_t len = 0;
+    qrt_multipart_t *mp = qrt_multipart_create(pool, CT, NULL, &err);
+
+    ck_assert_int_eq(qrt_multipart_feed(mp, body, sizeof(body) - 1, &err), APR_SUCCESS);
+    ck_assert_int_eq(qrt_multipart_finish_file(mp, fields, "logo", &data, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_str_eq(apr_table_get(fields, "name"), "brand");
+    ck_assert_ptr_null(apr_table_get(fields, "logo"));
+    ck_assert_uint_eq(len, 8);
+    ck_assert_mem_eq(data, "\x89PNG\0\0\r\n", 8);
+    /* without naming it, the same body is refused (a NUL in a field) */
+    mp = qrt_multipart_create(pool, CT, NULL, &err);
+    ck_assert_int_eq(qrt_multipart_feed(mp, body, sizeof(body) - 1, &err), APR_SUCCESS);
+    ck_assert_int_eq(qrt_multipart_finish_file(mp, apr_table_make(pool, 4), "other", &data,
+                                               &len, &err), APR_EINVAL);
+    ck_assert_ptr_null(data);
+}
+END_TEST
+
 START_TEST(test_limits_default)
 {
     qrt_multipart_limits_t l;
@@ -845,6 +872,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_create);
     tcase_add_test(tc, test_limits_default);
     tcase_add_test(tc, test_normal);
+    tcase_add_test(tc, test_file_part_keeps_its_bytes);
     tcase_add_test(tc, test_every_chunk_size);
     tcase_add_test(tc, test_random_chunks);
     tcase_add_test(tc, test_empty_chunks);

@@ -1,0 +1,137 @@
+/* qrt_store_style: an account's named image styles (qrt_store_style.h). */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+
+#include "qrt_store_style.h"
+
+apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 const qrt_style_t *s, int *created)
+{
+    apr_int64_t now = apr_time_sec(apr_time_now()), version = 0;
+    char ecc[2] = { s->ecc, '\0' };
+    int margin = s->margin, w = s->logo_width, h = s->logo_height;
+    apr_size_t len = s->logo_len;
+    const void *args[] = { &account_id, s->name, s->fg, s->bg, ecc, &margin,
+                           s->logo ? (const void *)&w : NULL,
+                           s->logo ? (const void *)&h : NULL, &now, &now,
+                           s->logo, &len, "styles", "logo" };
+    apr_status_t rv = qrt_store_style_version(db, p, account_id, s->name, &version);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    *created = version == 0;
+    return qrt_db_exec(db, p, SQL_style_put, NULL, args);
+}
+
+static int style_hex(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The logo's bytes from the hex the statement gives (NULL for none). */
+static void style_logo(apr_pool_t *p, const char *hex, qrt_style_t *s)
+{
+    apr_size_t n = hex ? strlen(hex) / 2 : 0, i;
+    unsigned char *b;
+
+    s->logo = NULL;
+    if (!n) {
+        return;
+    }
+    b = apr_palloc(p, n);
+    for (i = 0; i < n; i++) {
+        int hi = style_hex(hex[2 * i]), lo = style_hex(hex[2 * i + 1]);
+
+        if (hi < 0 || lo < 0) {
+            return;
+        }
+        b[i] = (unsigned char)(hi << 4 | lo);
+    }
+    s->logo = b;
+    s->logo_len = n;
+}
+
+static void style_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, qrt_style_t *s)
+{
+    const char *ecc = qrt_db_str(db, row, 3);
+
+    memset(s, 0, sizeof(*s));
+    s->name = apr_pstrdup(p, qrt_db_str(db, row, 0));
+    s->fg = apr_pstrdup(p, qrt_db_str(db, row, 1));
+    s->bg = apr_pstrdup(p, qrt_db_str(db, row, 2));
+    s->ecc = ecc && *ecc ? ecc[0] : 'M';
+    s->margin = (int)qrt_db_int(db, row, 4, 4);
+    s->logo_width = (int)qrt_db_int(db, row, 5, 0);
+    s->logo_height = (int)qrt_db_int(db, row, 6, 0);
+    s->logo_len = (apr_size_t)qrt_db_int(db, row, 7, 0);
+    s->created_at = qrt_db_int(db, row, 8, 0);
+    s->updated_at = qrt_db_int(db, row, 9, 0);
+    s->version = qrt_db_int(db, row, 10, 1);
+}
+
+apr_status_t qrt_store_style_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                  apr_array_header_t **out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &account_id };
+    apr_status_t rv = qrt_db_select(db, p, SQL_style_list, &res, args);
+
+    *out = apr_array_make(p, 8, sizeof(qrt_style_t));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        style_read(db, p, row, apr_array_push(*out));
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_style_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 const char *name, qrt_style_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &account_id, name };
+    apr_status_t rv = qrt_db_select(db, p, SQL_style_get, &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        style_read(db, p, row, out);
+        style_logo(p, qrt_db_str(db, row, 11), out);
+        rv = APR_SUCCESS;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_style_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     const char *name, apr_int64_t *version)
+{
+    const void *args[] = { &account_id, name };
+
+    return qrt_db_select_int(db, p, SQL_style_version, args, version);
+}
+
+apr_status_t qrt_store_style_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                   apr_int64_t *n)
+{
+    const void *args[] = { &account_id };
+
+    return qrt_db_select_int(db, p, SQL_style_count, args, n);
+}
+
+apr_status_t qrt_store_style_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    const char *name)
+{
+    const void *args[] = { &account_id, name };
+    int n = 0;
+    apr_status_t rv = qrt_db_exec(db, p, SQL_style_delete, &n, args);
+
+    return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
+}

@@ -1,0 +1,505 @@
+"""Named image styles (CONTRACT section 7, "Print-grade images"): POST/GET/DELETE /style,
+style= on the image endpoints, the account's `default` style, logos checked before they
+are decoded and kept as pixels only, and every styled image decoded with zbarimg.
+
+Each test works in an account of its own: a `default` style left in a shared account
+would change every other test's images."""
+import base64
+import itertools
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+import zlib
+
+import pytest
+import requests
+
+from conftest import BACKEND, Api, Memcached, Server
+from lib.memory import children
+from lib.qr import decode_qr
+
+_accounts = itertools.count(1)
+
+NEEDS_RENDER = "needs qrt_render (the renderer of SVG, PDF and EPS, merged separately)"
+
+
+def fresh_api(server):
+    """An Api client of a new account of its own."""
+    name = "styles-%d-%d" % (os.getpid(), next(_accounts))
+    server.account(name)
+    return Api(server, server.token(name))
+
+
+@pytest.fixture
+def sapi(server):
+    with fresh_api(server) as s:
+        yield s
+
+
+# ---- PNGs written and read here (no imaging library in Debian's python3 set) -------
+
+def _chunk(kind, data):
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+
+
+def png_rgba(w, h, pixel, text=None):
+    """An RGBA PNG whose pixel (x, y) is pixel(x, y) (r, g, b, a), with a tEXt chunk."""
+    raw = b"".join(b"\0" + b"".join(bytes(pixel(x, y)) for x in range(w)) for y in range(h))
+    out = b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+    if text:
+        out += _chunk(b"tEXt", b"Comment\0" + text)
+    return out + _chunk(b"IDAT", zlib.compress(raw, 9)) + _chunk(b"IEND", b"")
+
+
+def logo_png(text=None):
+    """A 48 x 48 logo: a dark red disc on a transparent square."""
+    def px(x, y):
+        inside = (x - 24) ** 2 + (y - 24) ** 2 < 20 ** 2
+        return (160, 20, 30, 255) if inside else (0, 0, 0, 0)
+    return png_rgba(48, 48, px, text)
+
+
+def bomb_png(side=20000):
+    """A 1-bit grey PNG that claims side x side pixels of zeros, whole and valid: about
+    50 MB of pixels in well under 200 KB."""
+    row = b"\0" * (1 + (side + 7) // 8)
+    z = zlib.compressobj(9)
+    data = b"".join(z.compress(row) for _ in range(side)) + z.flush()
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
+            + _chunk(b"IDAT", data) + _chunk(b"IEND", b""))
+
+
+def png_rows(png):
+    """The PNG's rows of pixels, one by one, each pixel a tuple (r, g, b) or (r, g, b, a)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, plte = 8, b"", None
+    while pos < len(png):
+        n, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        data = png[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", data)
+        elif kind == b"PLTE":
+            plte = data
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + n
+    assert interlace == 0
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[ctype]
+    bits = depth * channels
+    stride, bpp = (w * bits + 7) // 8, max(1, bits // 8)
+    raw, prev = zlib.decompress(idat), bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        prev = line
+        row = []
+        for x in range(w):
+            if depth < 8:
+                v = (line[x * depth // 8] >> (8 - depth - (x * depth) % 8)) & ((1 << depth) - 1)
+                if ctype == 3:
+                    row.append(tuple(plte[3 * v:3 * v + 3]))
+                else:
+                    v = v * 255 // ((1 << depth) - 1)
+                    row.append((v, v, v))
+            else:
+                px = line[x * bpp:(x + 1) * bpp]
+                row.append(tuple(plte[3 * px[0]:3 * px[0] + 3]) if ctype == 3 else
+                           (px[0],) * 3 if channels == 1 else
+                           (px[0],) * 3 + (px[1],) if channels == 2 else tuple(px))
+        yield row
+
+
+def png_pixels(png):
+    return list(png_rows(png))
+
+
+def png_dark(png):
+    """The PNG as rows of booleans, True for a dark pixel (luminance under half)."""
+    return [[0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] < 128 for p in row]
+            for row in png_pixels(png)]
+
+
+def geometry(png):
+    """(modules a side, quiet zone in modules) of a QR image. Read from the top row of
+    the symbol (the top edges of two finder patterns, 7 modules each): with the image
+    far larger than the symbol in modules (size=2048), the whole modules that fit the
+    image's width, less the symbol's, are the quiet zone, whatever padding centres it."""
+    for y, row in enumerate(png_rows(png)):
+        dark = [0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] < 128 for p in row]
+        if any(dark):
+            break
+    left = dark.index(True)
+    right = len(dark) - dark[::-1].index(True)
+    run = dark.index(False, left) - left
+    scale = run / 7.0
+    n = round((right - left) / scale)
+    return n, (int(len(dark) / round(scale)) - n) // 2
+
+
+def quiet_zone(png):
+    return geometry(png)[1]
+
+
+def rasterise(body, fmt):
+    """A PNG of an image of format fmt (librsvg, poppler, ghostscript)."""
+    if fmt == "png":
+        return body
+    d = tempfile.mkdtemp()
+    try:
+        src = os.path.join(d, "in." + fmt)
+        with open(src, "wb") as f:
+            f.write(body)
+        out = os.path.join(d, "out.png")
+        if fmt == "svg":
+            subprocess.run(["rsvg-convert", "-w", "600", "-o", out, src], check=True)
+        elif fmt == "pdf":
+            subprocess.run(["pdftoppm", "-png", "-r", "150", "-singlefile", src,
+                            os.path.join(d, "out")], check=True)
+        else:
+            subprocess.run(["gs", "-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-dEPSCrop",
+                            "-sDEVICE=png16m", "-r150", "-o", out, src], check=True)
+        with open(out, "rb") as f:
+            return f.read()
+    finally:
+        shutil.rmtree(d)
+
+
+def tracker(s):
+    r = s.post("/tracker", json={"redirect_url": "https://example.com/styled"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def image(s, tid, **params):
+    params.setdefault("size", 2048)
+    r = s.get("/tracker/%d/qrcode" % tid, params=params)
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+def put(s, expect=(200, 201), **fields):
+    r = s.post("/style", json=fields)
+    assert r.status_code in expect, r.text
+    return r.json()
+
+
+# ---- CRUD ------------------------------------------------------------------------
+
+def test_create_list_show_replace_delete(sapi):
+    r = sapi.post("/style", json={"name": "brand", "fg": "#112233", "bg": "#fffff0",
+                                  "ecc": "q", "margin": 6})
+    assert r.status_code == 201, r.text
+    st = r.json()
+    assert (st["name"], st["fg"], st["bg"], st["ecc"], st["margin"]) == \
+        ("brand", "#112233", "#FFFFF0", "Q", 6)
+    assert st["has_logo"] is False and st["logo"] is None
+    lst = sapi.get("/style").json()["data"]
+    assert [x["name"] for x in lst] == ["brand"]
+    assert sapi.get("/style/brand").json()["margin"] == 6
+    # the same name replaces; defaults fill what is not given
+    r = sapi.post("/style", json={"name": "brand", "margin": "2"})
+    assert r.status_code == 200, r.text
+    assert (r.json()["fg"], r.json()["ecc"], r.json()["margin"]) == ("#000000", "M", 2)
+    assert r.json()["created_at"] == st["created_at"]
+    put(sapi, name="another", ecc="L")
+    assert [x["name"] for x in sapi.get("/style").json()["data"]] == ["another", "brand"]
+    assert sapi.delete("/style/brand").status_code == 204
+    assert sapi.get("/style/brand").status_code == 404
+    assert sapi.delete("/style/brand").status_code == 404
+    assert sapi.get("/style/no%20such").status_code == 404
+    assert [x["name"] for x in sapi.get("/style").json()["data"]] == ["another"]
+
+
+@pytest.mark.parametrize("body, fields", [
+    ({}, {"name"}),
+    ({"name": ""}, {"name"}),
+    ({"name": "a b"}, {"name"}),
+    ({"name": "x" * 65}, {"name"}),
+    ({"name": 7}, {"name"}),
+    ({"name": "s", "fg": "red"}, {"fg"}),
+    ({"name": "s", "bg": "#12345"}, {"bg"}),
+    ({"name": "s", "fg": ["#000000"]}, {"fg"}),
+    ({"name": "s", "fg": "#777777", "bg": "#FFFFFF"}, {"fg", "bg"}),
+    ({"name": "s", "fg": "#FFFFFF", "bg": "#000000"}, {"fg", "bg"}),
+    ({"name": "s", "fg": "#1A1A1A", "bg": "#1A1A1A"}, {"fg", "bg"}),
+    ({"name": "s", "ecc": "X"}, {"ecc"}),
+    ({"name": "s", "ecc": "HH"}, {"ecc"}),
+    ({"name": "s", "margin": 17}, {"margin"}),
+    ({"name": "s", "margin": -1}, {"margin"}),
+    ({"name": "s", "margin": 1.5}, {"margin"}),
+    ({"name": "s", "margin": "4x"}, {"margin"}),
+    ({"name": "s", "margin": 10 ** 12}, {"margin"}),
+    ({"name": "s", "logo": 12}, {"logo"}),
+    ({"name": "s", "logo": "not base64!"}, {"logo"}),
+    ({"name": "s", "logo": base64.b64encode(b"GIF89a" + b"\0" * 40).decode()}, {"logo"}),
+    ({"name": "s", "logo": base64.b64encode(logo_png()[:100]).decode()}, {"logo"}),
+    ({"name": "a b", "fg": "#FFFFFF", "bg": "#000000", "ecc": "Z", "margin": 99},
+     {"name", "fg", "bg", "ecc", "margin"}),
+])
+def test_invalid_styles_are_422_naming_their_fields(sapi, body, fields):
+    r = sapi.post("/style", json=body)
+    assert r.status_code == 422, r.text
+    assert set(r.json()["errors"]) == fields
+    assert sapi.get("/style").json()["data"] == []
+
+
+def test_contrast_refusal_names_both_colours(sapi):
+    r = sapi.post("/style", json={"name": "grey", "fg": "#777777", "bg": "#ffffff"})
+    assert r.status_code == 422
+    msg = r.json()["errors"]["fg"][0]
+    assert "#777777" in msg and "#ffffff" in msg and "4.5" in msg
+    assert r.json()["errors"]["bg"] == [msg]
+    r = sapi.post("/style", json={"name": "inverse", "fg": "#ffffff", "bg": "#000000"})
+    assert "darker" in r.json()["errors"]["fg"][0]
+    # 4.54: just enough
+    assert sapi.post("/style", json={"name": "ok", "fg": "#767676"}).status_code == 201
+
+
+def test_bad_bodies(sapi):
+    r = sapi.post("/style", data=b"{", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    r = sapi.post("/style", data=b"[]", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    r = sapi.post("/style", data=b"x", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415
+
+
+# ---- logos -------------------------------------------------------------------------
+
+def test_logo_is_re_encoded_and_forces_ecc_h(sapi):
+    src = logo_png(text=b"secret-comment")
+    r = sapi.post("/style", json={"name": "logo", "ecc": "L",
+                                  "logo": base64.b64encode(src).decode()})
+    assert r.status_code == 201, r.text
+    st = r.json()
+    assert st["ecc"] == "H" and st["has_logo"] is True
+    assert (st["logo"]["width"], st["logo"]["height"]) == (48, 48)
+    assert "data" not in st["logo"]
+    listed = sapi.get("/style").json()["data"][0]
+    assert listed["logo"]["bytes"] == st["logo"]["bytes"] and "data" not in listed["logo"]
+    got = base64.b64decode(sapi.get("/style/logo").json()["logo"]["data"])
+    assert len(got) == st["logo"]["bytes"]
+    assert got[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"secret-comment" not in got and b"tEXt" not in got
+    # the same pixels came through: the red disc, the transparent corners
+    px = png_pixels(got)
+    assert (len(px), len(px[0])) == (48, 48)
+    assert px[24][24] == (160, 20, 30, 255) and px[0][0][3] == 0
+
+
+def test_logo_as_a_multipart_file(sapi):
+    r = sapi.post("/style", data={"name": "upload", "margin": "3", "fg": "#002200"},
+                  files={"logo": ("logo.png", logo_png(), "image/png")})
+    assert r.status_code == 201, r.text
+    st = r.json()
+    assert (st["margin"], st["fg"], st["ecc"], st["has_logo"]) == (3, "#002200", "H", True)
+    # a form without a file replaces the style without a logo
+    r = sapi.post("/style", data={"name": "upload"},
+                  files={"other": ("x.txt", b"text", "text/plain")})
+    assert r.status_code == 200, r.text
+    assert r.json()["has_logo"] is False and r.json()["ecc"] == "M"
+
+
+def test_logo_over_256_kb_is_refused(sapi):
+    big = logo_png() + b"\0" * (256 * 1024)
+    r = sapi.post("/style", json={"name": "big", "logo": base64.b64encode(big).decode()})
+    assert r.status_code == 422 and set(r.json()["errors"]) == {"logo"}
+    assert "262144" in r.json()["errors"]["logo"][0]
+    r = sapi.post("/style", data={"name": "big"}, files={"logo": ("l.png", big, "image/png")})
+    assert r.status_code == 422 and set(r.json()["errors"]) == {"logo"}
+
+
+def _rss_kb(server):
+    total = 0
+    for pid in children(server):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            pass
+    return total
+
+
+def test_png_bomb_is_refused_fast_and_the_children_stay_flat(server, sapi):
+    bomb = bomb_png()
+    assert len(bomb) < 200 * 1024
+    body = {"name": "bomb", "logo": base64.b64encode(bomb).decode()}
+    sapi.post("/style", json={"name": "warm", "logo": base64.b64encode(logo_png()).decode()})
+    before = _rss_kb(server)
+    for _ in range(6):
+        t0 = time.monotonic()
+        r = sapi.post("/style", json=body)
+        took = time.monotonic() - t0
+        assert r.status_code == 422, r.text
+        assert "1024" in r.json()["errors"]["logo"][0]
+        assert took < 1.0, took
+        r = sapi.post("/style", data={"name": "bomb"},
+                      files={"logo": ("bomb.png", bomb, "image/png")})
+        assert r.status_code == 422, r.text
+    grown = _rss_kb(server) - before
+    # decoding it would take 400 MB as RGBA; the request bodies themselves are 0.3 MB
+    assert grown < 16 * 1024, grown
+    assert sapi.get("/style/bomb").status_code == 404
+
+
+def test_at_most_100_styles_an_account(sapi):
+    for i in range(100):
+        put(sapi, name="s%03d" % i)
+    r = sapi.post("/style", json={"name": "one-more"})
+    assert r.status_code == 422, r.text
+    assert "100" in r.json()["errors"]["name"][0]
+    # replacing one is still fine
+    assert put(sapi, expect=(200,), name="s007", margin=5)["margin"] == 5
+    assert len(sapi.get("/style").json()["data"]) == 100
+
+
+def test_other_accounts_styles_are_invisible(server, sapi):
+    put(sapi, name="mine", margin=9)
+    put(sapi, name="default", margin=12)
+    with fresh_api(server) as other:
+        assert other.get("/style/mine").status_code == 404
+        assert other.delete("/style/mine").status_code == 404
+        assert other.get("/style").json()["data"] == []
+        t = tracker(other)
+        r = other.get("/tracker/%d/qrcode" % t["tracker_id"], params={"style": "mine"})
+        assert r.status_code == 404, r.text
+        # not their default either
+        assert quiet_zone(image(other, t["tracker_id"])) == 4
+    assert sapi.get("/style/mine").json()["margin"] == 9
+
+
+# ---- styles on images --------------------------------------------------------------
+
+def test_default_and_named_styles_apply(sapi):
+    t = tracker(sapi)
+    tid = t["tracker_id"]
+    assert quiet_zone(image(sapi, tid)) == 4
+    put(sapi, name="default", margin=10)
+    assert quiet_zone(image(sapi, tid)) == 10
+    assert decode_qr(image(sapi, tid)) == t["scan_url"]
+    # a parameter of the request wins over the style's
+    assert quiet_zone(image(sapi, tid, margin=2)) == 2
+    put(sapi, name="wide", margin=14)
+    assert quiet_zone(image(sapi, tid, style="wide")) == 14
+    r = sapi.get("/tracker/%d/qrcode" % tid, params={"style": "nope"})
+    assert r.status_code == 404 and "nope" in r.json()["message"]
+    r = sapi.get("/tracker/%d/qrcode" % tid, params={"style": "../x"})
+    assert r.status_code == 404
+    assert quiet_zone(image(sapi, tid, style="")) == 10, "style= empty: the default"
+    # replaced: followed at once (the children's caches go by the style's version)
+    put(sapi, name="default", margin=7)
+    assert quiet_zone(image(sapi, tid)) == 7
+    assert sapi.delete("/style/default").status_code == 204
+    assert quiet_zone(image(sapi, tid)) == 4
+
+
+def test_ecc_of_a_style_and_of_its_logo(sapi):
+    t = tracker(sapi)
+    tid = t["tracker_id"]
+    put(sapi, name="low", ecc="L")
+    put(sapi, name="high", ecc="H")
+    put(sapi, name="logo", ecc="L", logo=base64.b64encode(logo_png()).decode())
+    sizes = {}
+    for name in ("low", "high", "logo"):
+        png = image(sapi, tid, style=name)
+        assert decode_qr(png) == t["scan_url"]
+        sizes[name] = geometry(png)[0]
+    # more correction, more modules; a logo means H whatever the style said
+    assert sizes["low"] < sizes["high"] == sizes["logo"]
+
+
+def test_style_on_the_other_image_endpoints(sapi):
+    put(sapi, name="wide", margin=12)
+    r = sapi.post("/qrCode", data={"type": "url", "url": "https://example.com/p",
+                                   "style": "wide", "size": "2048"})
+    assert r.status_code == 200, r.text
+    assert quiet_zone(r.content) == 12 and decode_qr(r.content) == "https://example.com/p"
+    r = sapi.post("/qrCode", data={"type": "url", "url": "https://example.com/p",
+                                   "style": "nope"})
+    assert r.status_code == 404
+    n = len(sapi.get("/tracker").json()["data"])
+    r = sapi.post("/tracker/qrcode", params={"style": "nope"},
+                  json={"redirect_url": "https://example.com/x"})
+    assert r.status_code == 404
+    assert len(sapi.get("/tracker").json()["data"]) == n, "nothing is created"
+    r = sapi.post("/tracker/qrcode", params={"style": "wide", "size": "2048"},
+                  json={"redirect_url": "https://example.com/x"},
+                  headers={"Accept": "image/png"})
+    assert r.status_code == 200, r.text
+    assert quiet_zone(r.content) == 12
+
+
+@pytest.mark.parametrize("fmt", [
+    "png",
+    pytest.param("svg", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
+    pytest.param("pdf", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
+    pytest.param("eps", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
+])
+@pytest.mark.parametrize("ecc", ["L", "M", "Q", "H"])
+def test_styled_images_decode(sapi, fmt, ecc):
+    """Every format of a logo style, and of a colour style at each ECC, decodes to the
+    tracker's scan URL."""
+    t = tracker(sapi)
+    put(sapi, name="brand", fg="#1A237E", bg="#FFFDE7", ecc=ecc, margin=4)
+    put(sapi, name="logo", fg="#000000", bg="#FFFFFF",
+        logo=base64.b64encode(logo_png()).decode())
+    for style in ("brand", "logo"):
+        params = {"style": style}
+        if fmt != "png":
+            params["format"] = fmt
+        body = image(sapi, t["tracker_id"], **params)
+        assert decode_qr(rasterise(body, fmt)) == t["scan_url"], (style, fmt, ecc)
+
+
+# ---- several nodes -----------------------------------------------------------------
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
+                    "this test runs in the PostgreSQL pass (as test_nodes.py)")
+def test_a_style_made_on_one_node_applies_on_the_other():
+    mc = Memcached()
+    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
+    a = b = None
+    try:
+        a = Server(extra=conf)
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=conf, shared_db=a)
+        b.start()
+        tok = a.token("acme")
+        b.tokens.append(tok)
+        with Api(a, tok) as sa, Api(b, tok) as sb:
+            t = tracker(sa)
+            tid = t["tracker_id"]
+            assert quiet_zone(image(sb, tid)) == 4
+            put(sa, name="default", margin=9)
+            assert quiet_zone(image(sb, tid)) == 9
+            put(sa, name="default", margin=3)
+            assert quiet_zone(image(sb, tid)) == 3
+            put(sa, name="logo", logo=base64.b64encode(logo_png()).decode())
+            assert sb.get("/style/logo").json()["ecc"] == "H"
+            # each node encodes its own base URL
+            assert decode_qr(image(sb, tid, style="logo")).endswith("/q/" + t["code"])
+            assert sa.delete("/style/default").status_code == 204
+            assert quiet_zone(image(sb, tid)) == 4
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+        mc.stop()
