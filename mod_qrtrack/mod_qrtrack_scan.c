@@ -98,7 +98,7 @@ typedef struct {
 } scan_shared_t;
 
 typedef struct {
-    char code[QRT_CODE_MAX + 1];
+    char code[QRT_CODE_CUSTOM_MAX + 1];
     qrt_route_t *route;             /* malloc'd: the tracker's id, destination, rules... */
     apr_uint32_t gen;
     apr_time_t fetched;             /* when it was read from the database */
@@ -236,7 +236,7 @@ static void scan_cache_put(const char *code, apr_uint32_t gen, apr_time_t fetche
     apr_uint32_t slot;
     qrt_route_t *copy;
 
-    if (!scan_cache || strlen(code) > QRT_CODE_MAX || !(copy = malloc(size))) {
+    if (!scan_cache || strlen(code) > QRT_CODE_CUSTOM_MAX || !(copy = malloc(size))) {
         return;
     }
     memcpy(copy, route, size);
@@ -1183,7 +1183,7 @@ int qrt_scan_handler(request_rec *r)
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
-    if (!code || !qrt_code_valid(code)) {
+    if (!code || !qrt_code_custom_valid(code)) {
         return HTTP_NOT_FOUND;
     }
     if (!r->header_only) {

@@ -57,3 +57,24 @@ int qrt_code_valid(const char *s)
     }
     return i >= QRT_CODE_MIN;
 }
+
+int qrt_code_custom_valid(const char *s)
+{
+    int i;
+
+    if (!s) {
+        return 0;
+    }
+    for (i = 0; s[i] != '\0'; i++) {
+        char c = s[i];
+
+        if (i >= QRT_CODE_CUSTOM_MAX) {
+            return 0;
+        }
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z')
+              || (c >= 'a' && c <= 'z') || c == '_' || c == '-')) {
+            return 0;
+        }
+    }
+    return i >= QRT_CODE_CUSTOM_MIN;
+}

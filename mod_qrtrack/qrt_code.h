@@ -19,4 +19,13 @@ apr_status_t qrt_code_generate(char *buf, int n);
  * cheap check before a database lookup; NULL gives 0). */
 int qrt_code_valid(const char *s);
 
+/* Shortest and longest code a client may choose (POST /tracker "code"). */
+#define QRT_CODE_CUSTOM_MIN 3
+#define QRT_CODE_CUSTOM_MAX 64
+
+/* 1 if s is QRT_CODE_CUSTOM_MIN..QRT_CODE_CUSTOM_MAX characters of [A-Za-z0-9_-],
+ * else 0 (NULL gives 0). Every generated code passes it too, so the scan path
+ * checks codes with it. */
+int qrt_code_custom_valid(const char *s);
+
 #endif /* QRT_CODE_H */
