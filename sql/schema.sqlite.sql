@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 26: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 28: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -337,3 +337,17 @@ CREATE TABLE webhook_attempts (
 );
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts (webhook_id, id);
+
+CREATE TABLE idempotency_keys (
+    token_id BIGINT NOT NULL,
+    idem_key VARCHAR(255) NOT NULL,
+    request_hash VARCHAR(64) NOT NULL,
+    status INTEGER NOT NULL,
+    content_type VARCHAR(100) NOT NULL,
+    body TEXT NOT NULL,
+    tracker_id BIGINT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (token_id, idem_key)
+);
+
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
