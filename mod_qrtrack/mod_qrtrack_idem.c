@@ -160,9 +160,9 @@ static apr_status_t create_once(qrt_req_t *q, const qrt_idem_req_t *idem,
             rv = qrt_code_generate(code, IDEM_CODE_LEN);
             t[i]->code = code;
         }
-        if (rv == APR_SUCCESS) {
-            rv = qrt_store_tracker_insert_tx(&q->db, q->r->pool, t[i]);
-        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_trackers_insert_tx(&q->db, q->r->pool, t, n);
     }
     if (rv == APR_SUCCESS) {
         memset(a, 0, sizeof(*a));
@@ -238,7 +238,7 @@ qrt_err_t *qrt_create_trackers(qrt_req_t *q, const qrt_idem_req_t *idem,
             }
             return qrt_error_store(q, "reading an idempotency key");
         }
-        if (qrt_store_unique_violation(&q->db, SQL_tracker_add)) {
+        if (qrt_store_unique_violation(&q->db, SQL_bulk_tracker_add)) {
             if (!create_codes_taken(q, t, n, custom, taken, ctx, &e)) {
                 return e;
             }

@@ -8,17 +8,24 @@
 /* How long an Idempotency-Key is honoured, seconds. */
 #define QRT_IDEM_TTL 86400
 
-/* Inserts t (as qrt_store_tracker_add does) inside the caller's transaction,
- * without looking at its code first: a taken code fails the statement
- * (qrt_store_unique_violation tells). Sets t->id and the times. */
-apr_status_t qrt_store_tracker_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
+/* Inserts the non-NULL t[0..n) (as qrt_store_tracker_add does, codes and account
+ * set) with their tags and routing inside the caller's transaction, many rows a
+ * statement, without looking at the codes first: a taken code fails the statement
+ * (qrt_store_unique_violation(db, "bulk_tracker_add")). Sets each t->id and the
+ * times. */
+apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t **t,
+                                          int n);
+/* The routing of a tracker just inserted (route_set), in the caller's transaction
+ * (qrt_store_tracker.c). */
+apr_status_t qrt_store_tracker_route_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 
 /* *taken = 1 when any tracker, live or deleted, has this code (case-sensitive). */
 apr_status_t qrt_store_code_taken(qrt_db_t *db, apr_pool_t *p, const char *code,
                                   int *taken);
 
 /* 1 when db's last error is a UNIQUE constraint (SQLite's message, PostgreSQL's
- * SQLSTATE 23505); statement, when not NULL, must be the failing statement's name. */
+ * SQLSTATE 23505); statement, when not NULL, must be the failing statement's name
+ * (or its "_many" form). */
 int qrt_store_unique_violation(const qrt_db_t *db, const char *statement);
 
 /* The answer kept for a key. */

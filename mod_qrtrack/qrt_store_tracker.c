@@ -400,33 +400,9 @@ apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t
     return rv;
 }
 
-/* Declared in qrt_store_bulk.h: the insert of qrt_store_tracker_add, inside the
- * caller's transaction and without the code check before it. */
-apr_status_t qrt_store_tracker_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+/* Declared in qrt_store_bulk.h: the routing of a tracker just inserted, in the
+ * caller's transaction. */
+apr_status_t qrt_store_tracker_route_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
 {
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
-    apr_status_t rv;
-
-    t->created_at = t->updated_at = tracker_now();
-    {
-        const void *args[] = { &t->account_id, t->code, t->name, t->type,
-                               t->redirect_url, &t->created_at, &t->updated_at };
-
-        rv = qrt_db_select(db, p, SQL_tracker_add, &res, args);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-        while (qrt_db_row(db, p, res, &row) == 0) {
-            t->id = qrt_db_int(db, row, 0, 0);
-            rv = APR_SUCCESS;
-        }
-    }
-    if (rv == APR_SUCCESS) {
-        rv = tracker_tags_save(db, p, t);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = tracker_route_save(db, p, t);
-    }
-    return rv;
+    return tracker_route_save(db, p, t);
 }
