@@ -162,8 +162,10 @@ static qrt_err_t *bulk_csv_header(qrt_req_t *q, const char **f, int n, int *col)
 }
 
 /* A CSV record as the JSON object of a tracker: empty cells are left out, tags are
- * split on ';', max_scans is a number when it is one, rules is JSON text. */
-static json_t *bulk_csv_object(qrt_req_t *q, const char **f, int n, const int *col)
+ * split on ';', max_scans is a number when it is one, rules is JSON text. NULL and
+ * *why for a cell that is not UTF-8. */
+static json_t *bulk_csv_object(qrt_req_t *q, const char **f, int n, const int *col,
+                               const char **why)
 {
     json_t *o = qrt_json_own(q->r->pool, json_object());
     int i;
@@ -202,8 +204,9 @@ static json_t *bulk_csv_object(qrt_req_t *q, const char **f, int n, const int *c
             x = json_string(v);
         }
         if (!x) {
-            /* Not UTF-8: a string jansson refuses; the row says so. */
-            x = json_integer(0);
+            /* jansson refuses a string that is not UTF-8. */
+            *why = apr_psprintf(q->r->pool, "The %s column is not UTF-8 text.", name);
+            return NULL;
         }
         json_object_set_new(o, name, x);
     }
@@ -249,7 +252,7 @@ static qrt_err_t *bulk_from_csv(qrt_req_t *q, bulk_rows *b)
             why = apr_psprintf(p, "Line %d has %d fields; the header row has %d.", line, n,
                                ncol);
         }
-        APR_ARRAY_PUSH(recs, json_t *) = why ? NULL : bulk_csv_object(q, f, n, col);
+        APR_ARRAY_PUSH(recs, json_t *) = why ? NULL : bulk_csv_object(q, f, n, col, &why);
         APR_ARRAY_PUSH(bad, const char *) = why;
     }
     if (recs->nelts == 0) {

@@ -208,6 +208,15 @@ def test_bulk_malformed_csv_rows_are_row_errors(api):
     assert r.json()["meta"] == {"created": 1, "failed": 1}
 
 
+def test_bulk_csv_bytes_that_are_not_utf8_fail_their_row(api):
+    csv = b"redirect_url,name\nhttps://example.com/a,caf\xe9\nhttps://example.com/b,ok\n"
+    r = api.post("/tracker/bulk", data=csv, headers={"Content-Type": "text/csv"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["meta"] == {"created": 1, "failed": 1}
+    assert "UTF-8" in body["data"][0]["errors"]["csv"][0]
+
+
 def test_bulk_bounds(api):
     r = api.post("/tracker/bulk", json={"trackers": [{"redirect_url": "https://e.com/"}] * 1001})
     assert r.status_code == 422 and "1000" in r.json()["message"]
