@@ -8,7 +8,6 @@
 
 typedef struct {
     apr_hash_t *by_code;        /* code -> qrt_tracker_t* */
-    apr_pool_t *p;
     int got;
 } bulk_ids;
 
@@ -26,15 +25,35 @@ static apr_status_t bulk_id_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* The tags of the inserted t[0..n), ntags in all, many rows a statement. */
+static apr_status_t bulk_tags_insert(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t **t, int n,
+                                     int ntags)
+{
+    const void **targs = apr_palloc(p, (apr_size_t)ntags * 4 * sizeof(void *));
+    int i, j, k = 0;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; t[i] && t[i]->tags && j < t[i]->tags->nelts; j++, k++) {
+            const char *tag = APR_ARRAY_IDX(t[i]->tags, j, const char *), *dim, *value;
+
+            qrt_tag_split(p, tag, &dim, &value);
+            targs[4 * k] = &t[i]->id;
+            targs[4 * k + 1] = tag;
+            targs[4 * k + 2] = dim;
+            targs[4 * k + 3] = value;
+        }
+    }
+    return qrt_db_exec_rows(db, p, SQL_bulk_tag_add, "lsss", targs, ntags);
+}
+
 apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t **t,
                                           int n)
 {
     apr_int64_t now = apr_time_sec(apr_time_now());
-    bulk_ids ids = { apr_hash_make(p), p, 0 };
+    bulk_ids ids = { apr_hash_make(p), 0 };
     const void **args = apr_palloc(p, (n > 0 ? n : 1) * 7 * sizeof(void *));
-    const void **targs;
     apr_status_t rv;
-    int i, k, m = 0, ntags = 0;
+    int i, m = 0, ntags = 0;
 
     for (i = 0; i < n; i++) {
         if (!t[i]) {
@@ -58,25 +77,9 @@ apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_track
         db->error = apr_psprintf(p, "bulk_tracker_add: %d of %d rows came back", ids.got, m);
         rv = APR_EGENERAL;
     }
-    if (rv != APR_SUCCESS || ntags == 0) {
-        goto routes;
+    if (rv == APR_SUCCESS && ntags > 0) {
+        rv = bulk_tags_insert(db, p, t, n, ntags);
     }
-    targs = apr_palloc(p, (apr_size_t)ntags * 4 * sizeof(void *));
-    for (i = 0, k = 0; i < n; i++) {
-        int j;
-
-        for (j = 0; t[i] && t[i]->tags && j < t[i]->tags->nelts; j++, k++) {
-            const char *tag = APR_ARRAY_IDX(t[i]->tags, j, const char *), *dim, *value;
-
-            qrt_tag_split(p, tag, &dim, &value);
-            targs[4 * k] = &t[i]->id;
-            targs[4 * k + 1] = tag;
-            targs[4 * k + 2] = dim;
-            targs[4 * k + 3] = value;
-        }
-    }
-    rv = qrt_db_exec_rows(db, p, SQL_bulk_tag_add, "lsss", targs, ntags);
-routes:
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         if (t[i] && t[i]->route_set) {
             rv = qrt_store_tracker_route_tx(db, p, t[i]);
