@@ -187,6 +187,25 @@ def test_bulk_csv_with_bom_crlf_quotes_and_tags(server, api):
     assert scan(server, b).headers["Location"] == "https://example.com/b"
 
 
+def test_bulk_csv_routing_columns(server, api):
+    code = uniq("route")
+    rules = '[{""redirect_url"": ""https://example.com/de"", ""country"": [""DE""]}]'
+    csv = ("Redirect_URL,type,valid_from,valid_until,expired_url,max_scans,rules,code\n"
+           "https://example.com/r,website,2020-01-01T00:00:00+0000,2099-01-01T00:00:00Z,"
+           "https://example.com/gone,5,\"%s\",%s\n"
+           "https://example.com/r2,website,not a time,,,-1,[,\n" % (rules, code))
+    r = api.post("/tracker/bulk", data=csv.encode(), headers={"Content-Type": "text/csv"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["meta"] == {"created": 1, "failed": 1}
+    t = body["data"][0]["tracker"]
+    assert t["max_scans"] == 5 and t["expired_url"] == "https://example.com/gone"
+    assert t["rules"][0]["country"] == ["DE"] and t["valid_from"].startswith("2020-01-01")
+    errors = body["data"][1]["errors"]
+    assert {"valid_from", "max_scans", "rules"} <= set(errors), errors
+    assert scan(server, code).headers["Location"] == "https://example.com/r"
+
+
 def test_bulk_csv_header_errors(api):
     for csv, word in [("name,code\r\nx,y\r\n", "redirect_url"),
                       ("redirect_url,colour\r\nhttps://e.com/,red\r\n", "colour"),
