@@ -5,9 +5,11 @@ figures and a summary.
 The runs, each in its own process: the scan writer's commit alone on SQLite
 (bench_commit.c, built by make as build/bench_commit); the scan path on SQLite, then on
 PostgreSQL; the visit listing on SQLite, then on PostgreSQL; a search bounded by the
-searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the reports on SQLite
-(10,000,000 visits), then on PostgreSQL (1,000,000 visits); images with styles on SQLite.
-PostgreSQL is a throwaway cluster of Debian's
+searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the import of
+a peer's export (bench_import_peers.py) and a bulk create of 1,000 trackers (bench_bulk.py),
+each on SQLite, then on PostgreSQL; the reports on SQLite (10,000,000 visits), then on
+PostgreSQL (1,000,000 visits); images with styles on SQLite. PostgreSQL is a throwaway
+cluster of Debian's
 PostgreSQL 15 started by the run itself (test/api/conftest.py) with its durable
 defaults (QRT_PG_DURABLE=1: fsync, synchronous_commit and full_page_writes on).
 
@@ -35,6 +37,8 @@ RUNS = [
     ("search, PostgreSQL", "bench_search.py", PGSQL),
     ("import peers, SQLite", "bench_import_peers.py", SQLITE),
     ("import peers, PostgreSQL", "bench_import_peers.py", PGSQL),
+    ("bulk, SQLite", "bench_bulk.py", SQLITE),
+    ("bulk, PostgreSQL", "bench_bulk.py", PGSQL),
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
     ("styles, SQLite", "bench_styles.py", SQLITE),

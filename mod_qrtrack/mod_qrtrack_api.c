@@ -18,6 +18,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_account.h"
 #include "mod_qrtrack_api.h"
+#include "mod_qrtrack_bulk.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_health.h"
@@ -50,6 +51,7 @@ static const api_route api_routes[] = {
     { "POST",   "/tracker/qrcode",                    qrt_tracker_qrcode },     /* 1 */
     { "GET",    "/tracker",                           qrt_tracker_list },       /* 2 */
     { "POST",   "/tracker",                           qrt_tracker_create },     /* 3 */
+    { "POST",   "/tracker/bulk",                      qrt_tracker_bulk },
     { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
     { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
     { "GET",    "/report",                            qrt_report_show },        /* 6 */
@@ -169,6 +171,10 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
             return qrt_error(q, HTTP_BAD_REQUEST, "The JSON body must be an object.");
         }
         q->json = j;
+        return NULL;
+    }
+    if (!strncasecmp(ct, "text/csv", 8) && !strcmp(q->path, "/tracker/bulk")) {
+        q->csv = 1;
         return NULL;
     }
     if (!strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
@@ -375,6 +381,8 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     if (e) {
         return e;
     }
+    q->body = len ? body : NULL;
+    q->body_len = len;
     /* A body that does not parse may still not be authenticated: 401 first. */
     body_err = api_parse_body(q, body, len);
 
@@ -413,9 +421,10 @@ static qrt_err_t *api_serve(qrt_req_t *q)
 
 /* ---- no token: OPTIONS, CORS -------------------------------------------- */
 
-#define API_CORS_HEADERS "Authorization, Content-Type, If-None-Match"
+#define API_CORS_HEADERS "Authorization, Content-Type, If-None-Match, Idempotency-Key"
 #define API_CORS_EXPOSE  "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, " \
-                         "X-RateLimit-Reset, ETag, Content-Disposition, Allow"
+                         "X-RateLimit-Reset, ETag, Content-Disposition, Allow, " \
+                         "Idempotent-Replayed, X-Tracker-Id"
 #define API_CORS_MAX_AGE "600"
 
 /* The methods q->path answers ("GET, HEAD, POST"), or NULL when no route has it. */

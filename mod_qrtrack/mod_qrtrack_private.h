@@ -108,6 +108,9 @@ typedef struct {
     apr_table_t *query;         /* decoded query string (repeated keys kept) */
     json_t *json;               /* JSON object body, or NULL */
     apr_table_t *form;          /* urlencoded or multipart body fields, or NULL */
+    const char *body;           /* the body's bytes as read (NULL when empty) */
+    apr_size_t body_len;
+    int csv;                    /* a text/csv body (POST /tracker/bulk only) */
     qrt_auth_t auth;            /* the caller */
     long rate_limit;            /* the caller's limit per minute (0 = off) */
 } qrt_req_t;

@@ -9,11 +9,13 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_http.h"
+#include "mod_qrtrack_idem.h"
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_tracker.h"
 #include "mod_qrtrack_style.h"
 #include "qrt_code.h"
+#include "qrt_store_bulk.h"
 #include "qrt_json.h"
 #include "qrt_qr.h"
 #include "qrt_valid.h"
@@ -411,19 +413,45 @@ static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
     }
 }
 
+/* A code the client chose: on create, [A-Za-z0-9_-]{3,64}; a PATCH may send the
+ * tracker's own code back, never another (printed codes must not move). */
+static void tracker_code_from_body(tracker_check *c, qrt_tracker_t *t, const char *code,
+                                   int creating)
+{
+    if (!creating) {
+        if (!t->code || strcmp(t->code, code) != 0) {
+            tracker_invalid(c, "code", "The code of a tracker cannot change: printed "
+                            "codes must keep working.");
+        }
+        return;
+    }
+    if (!qrt_code_custom_valid(code)) {
+        tracker_invalid(c, "code", apr_psprintf(c->q->r->pool, "The code must be %d to %d "
+                        "characters of A-Z, a-z, 0-9, _ and -.", QRT_CODE_CUSTOM_MIN,
+                        QRT_CODE_CUSTOM_MAX));
+        return;
+    }
+    t->code = code;
+}
+
 /* Fills t from the body. creating: redirect_url is required and defaults apply;
  * otherwise only the fields sent change. */
 static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating)
 {
     tracker_check c = { q, NULL };
-    const char *url, *name, *type, *why;
+    const char *url, *name, *type, *code, *why;
     apr_array_header_t *tags;
-    int has_url, has_name, has_type;
+    int has_url, has_name, has_type, has_code;
 
     url = tracker_str(&c, "redirect_url", &has_url);
     name = tracker_str(&c, "name", &has_name);
     type = tracker_str(&c, "type", &has_type);
+    code = tracker_str(&c, "code", &has_code);
     tags = tracker_tags(&c);
+
+    if (has_code && code) {
+        tracker_code_from_body(&c, t, code, creating);
+    }
 
     if (has_url && url) {
         why = qrt_valid_redirect_url(url);
@@ -480,12 +508,43 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     return NULL;
 }
 
+/* 409 for a code already taken. */
+qrt_err_t *qrt_tracker_code_taken_error(qrt_req_t *q, const char *code)
+{
+    return qrt_error(q, HTTP_CONFLICT, apr_psprintf(q->r->pool, "The code '%s' is already "
+                                                    "taken.", code));
+}
+
+/* A code the client chose: taken (before, or by a create that raced with this
+ * one and won the UNIQUE constraint) -> 409. */
+static qrt_err_t *tracker_insert_custom(qrt_req_t *q, qrt_tracker_t *t)
+{
+    apr_status_t rv = qrt_store_tracker_add(&q->db, q->r->pool, t);
+    int taken = 0;
+
+    if (rv == APR_EEXIST) {
+        return qrt_tracker_code_taken_error(q, t->code);
+    }
+    if (rv != APR_SUCCESS && (qrt_store_unique_violation(&q->db, SQL_tracker_add)
+                              || (qrt_store_code_taken(&q->db, q->r->pool, t->code, &taken)
+                                  == APR_SUCCESS && taken))) {
+        return qrt_tracker_code_taken_error(q, t->code);
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "creating a tracker");
+    }
+    return NULL;
+}
+
 static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
 {
     apr_status_t rv = APR_EEXIST;
     int tries;
 
     t->account_id = q->auth.account_id;
+    if (t->code) {
+        return tracker_insert_custom(q, t);
+    }
     for (tries = 0; tries < 8 && rv == APR_EEXIST; tries++) {
         char *code = apr_palloc(q->r->pool, TRACKER_CODE_LEN + 1);
 
@@ -610,6 +669,89 @@ static int tracker_wants_png(qrt_req_t *q)
     return accept && ap_strcasestr(accept, "image/png") != NULL;
 }
 
+/* ---- creates under an Idempotency-Key (mod_qrtrack_idem.c) ----------------------- */
+
+/* The JSON answer j, as qrt_respond_json would write it. */
+static void tracker_answer_of(qrt_req_t *q, json_t *j, qrt_idem_t *a)
+{
+    apr_size_t len;
+
+    qrt_json_own(q->r->pool, j);
+    a->status = HTTP_OK;
+    a->content_type = QRT_JSON_TYPE;
+    a->body = qrt_json_dump(q->r->pool, j, &len);
+}
+
+static qrt_err_t *tracker_answer_json(qrt_req_t *q, void *ctx, qrt_tracker_t **t, int n,
+                                      qrt_idem_t *a)
+{
+    (void)ctx;
+    (void)n;
+    tracker_answer_of(q, qrt_tracker_json(q, t[0]), a);
+    return NULL;
+}
+
+/* A single create answers 409 for a taken code. */
+static int tracker_taken_stop(qrt_req_t *q, void *ctx, qrt_tracker_t **t, int i)
+{
+    (void)q;
+    (void)ctx;
+    (void)t;
+    (void)i;
+    return 0;
+}
+
+/* POST /tracker/qrcode's answer: the PNG itself or the JSON with it in base64. */
+static qrt_err_t *tracker_answer_qrcode(qrt_req_t *q, void *ctx, qrt_tracker_t **t, int n,
+                                        qrt_idem_t *a)
+{
+    const qrt_qr_opts_t *o = ctx;
+    const char *scan = tracker_scan_url(q, t[0]), *png, *err = NULL;
+    apr_size_t len;
+    json_t *j, *qr;
+    char *b64;
+
+    (void)n;
+    if (qrt_qr_png_buf(q->r->pool, scan, strlen(scan), o, &png, &len, &err)
+        != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00962: QR image failed: %s",
+                      err ? err : "unknown");
+        return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    }
+    b64 = apr_palloc(q->r->pool, apr_base64_encode_len((int)len));
+    apr_base64_encode(b64, png, (int)len);
+    if (tracker_wants_png(q)) {
+        a->status = HTTP_OK;
+        a->content_type = "image/png";
+        a->body = b64;
+        a->tracker_id = t[0]->id;
+        return NULL;
+    }
+    qr = json_object();
+    json_object_set_new(qr, "content_type", json_string("image/png"));
+    json_object_set_new(qr, "encoding", json_string("base64"));
+    json_object_set_new(qr, "data", json_string(b64));
+    j = json_object();
+    json_object_set_new(j, "tracker", qrt_tracker_json(q, t[0]));
+    json_object_set_new(j, "qr", qr);
+    tracker_answer_of(q, j, a);
+    return NULL;
+}
+
+qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t)
+{
+    json_t *json = q->json;
+    apr_table_t *form = q->form;
+    qrt_err_t *e;
+
+    q->json = obj;
+    q->form = NULL;
+    e = tracker_from_body(q, t, 1);
+    q->json = json;
+    q->form = form;
+    return e;
+}
+
 /* ---- endpoints -------------------------------------------------------------------- */
 
 /* 1: POST /tracker/qrcode */
@@ -622,8 +764,13 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     apr_size_t len;
     json_t *j, *qr;
     char *b64;
+    qrt_idem_req_t idem;
+    int replayed;
 
     memset(&t, 0, sizeof(t));
+    if ((e = qrt_idem_start(q, &idem, &replayed)) != NULL || replayed) {
+        return e;
+    }
     e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
                           qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
     if (e || (e = qrt_style_apply(q, qrt_query(q, "style"), &o)) != NULL) {
@@ -631,6 +778,12 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     }
     if ((e = tracker_from_body(q, &t, 1)) != NULL) {
         return e;
+    }
+    if (idem.key) {
+        qrt_tracker_t *list[1] = { &t };
+
+        return qrt_create_trackers(q, &idem, list, 1, tracker_answer_qrcode,
+                                   tracker_taken_stop, &o);
     }
     if ((e = tracker_insert(q, &t)) != NULL) {
         return e;
@@ -690,10 +843,21 @@ qrt_err_t *qrt_tracker_create(qrt_req_t *q)
 {
     qrt_tracker_t t;
     qrt_err_t *e;
+    qrt_idem_req_t idem;
+    int replayed;
 
     memset(&t, 0, sizeof(t));
+    if ((e = qrt_idem_start(q, &idem, &replayed)) != NULL || replayed) {
+        return e;
+    }
     if ((e = tracker_from_body(q, &t, 1)) != NULL) {
         return e;
+    }
+    if (idem.key) {
+        qrt_tracker_t *list[1] = { &t };
+
+        return qrt_create_trackers(q, &idem, list, 1, tracker_answer_json,
+                                   tracker_taken_stop, NULL);
     }
     if ((e = tracker_insert(q, &t)) != NULL) {
         return e;

@@ -17,6 +17,12 @@ qrt_err_t *qrt_qr_opts_parse(qrt_req_t *q, int status, const char *size,
 qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *o,
                            int status_on_error);
 
+/* Fills t from obj as POST /tracker reads its body (what a row of POST
+ * /tracker/bulk is); a 422 error naming the fields otherwise. */
+qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t);
+/* 409 for a code already taken. */
+qrt_err_t *qrt_tracker_code_taken_error(qrt_req_t *q, const char *code);
+
 /* Handlers (the route table in mod_qrtrack_api.c). */
 qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q);
 qrt_err_t *qrt_tracker_list(qrt_req_t *q);

@@ -4,6 +4,7 @@
 #include <apr_time.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_write.h"
+#include "qrt_store_bulk.h"
 #include "qrt_valid.h"
 
 static apr_int64_t tracker_now(void)
@@ -516,4 +517,11 @@ apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         }
     }
     return rv;
+}
+
+/* Declared in qrt_store_bulk.h: the routing of a tracker just inserted, in the
+ * caller's transaction. */
+apr_status_t qrt_store_tracker_route_tx(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    return tracker_route_save(db, p, t);
 }

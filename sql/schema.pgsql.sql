@@ -173,6 +173,17 @@ CREATE SEQUENCE agg_vals_id_seq
 
 ALTER SEQUENCE agg_vals_id_seq OWNED BY agg_vals.id;
 
+CREATE TABLE idempotency_keys (
+    token_id bigint NOT NULL,
+    idem_key character varying(255) NOT NULL,
+    request_hash character varying(64) NOT NULL,
+    status integer NOT NULL,
+    content_type character varying(100) NOT NULL,
+    body text NOT NULL,
+    tracker_id bigint,
+    created_at bigint NOT NULL
+);
+
 CREATE TABLE qrt_schema (
     version integer NOT NULL
 );
@@ -258,7 +269,7 @@ CREATE TABLE tracker_visitors (
 CREATE TABLE trackers (
     id bigint NOT NULL,
     account_id bigint NOT NULL,
-    code character varying(32) NOT NULL,
+    code character varying(64) NOT NULL,
     name character varying(255) NOT NULL,
     type character varying(16) NOT NULL,
     redirect_url character varying(2048) NOT NULL,
@@ -574,6 +585,9 @@ ALTER TABLE ONLY agg_vals
 ALTER TABLE ONLY agg_vals
     ADD CONSTRAINT agg_vals_val_key UNIQUE (value);
 
+ALTER TABLE ONLY idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (token_id, idem_key);
+
 ALTER TABLE ONLY qrt_settings
     ADD CONSTRAINT qrt_settings_pkey PRIMARY KEY (name);
 
@@ -662,6 +676,8 @@ CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time
 CREATE INDEX agg_link_p ON agg_link USING btree (account_id, previous_time, visit_count);
 
 CREATE INDEX agg_trk_account ON agg_trk USING btree (account_id, tracker_id);
+
+CREATE INDEX idempotency_keys_created ON idempotency_keys USING btree (created_at);
 
 CREATE INDEX tokens_account ON tokens USING btree (account_id);
 

@@ -354,3 +354,17 @@ CREATE TABLE styles (
     version INTEGER NOT NULL DEFAULT 1,
     UNIQUE (account_id, name)
 );
+
+CREATE TABLE idempotency_keys (
+    token_id BIGINT NOT NULL,
+    idem_key VARCHAR(255) NOT NULL,
+    request_hash VARCHAR(64) NOT NULL,
+    status INTEGER NOT NULL,
+    content_type VARCHAR(100) NOT NULL,
+    body TEXT NOT NULL,
+    tracker_id BIGINT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (token_id, idem_key)
+);
+
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);

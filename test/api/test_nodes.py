@@ -339,3 +339,23 @@ def test_a_restarted_database_keeps_scans_redirected_and_nothing_is_lost(own_clu
     finally:
         if srv:
             srv.cleanup()
+
+
+def test_an_idempotency_key_used_on_one_node_then_the_other_creates_one_tracker(nodes):
+    a, b, tok = nodes
+    key = "nodes-%d" % time.time_ns()
+    body = {"redirect_url": "https://example.com/idem-nodes-%s" % key}
+    with Api(a, tok) as s:
+        first = s.post("/tracker", json=body, headers={"Idempotency-Key": key})
+    with Api(b, tok) as s:
+        again = s.post("/tracker", json=body, headers={"Idempotency-Key": key})
+        bulk = {"trackers": [body]}
+        bulk_a = s.post("/tracker/bulk", json=bulk, headers={"Idempotency-Key": key + "b"})
+    with Api(a, tok) as s:
+        bulk_b = s.post("/tracker/bulk", json=bulk, headers={"Idempotency-Key": key + "b"})
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["tracker_id"] == first.json()["tracker_id"]
+    assert bulk_b.headers["Idempotent-Replayed"] == "true" and bulk_b.content == bulk_a.content
+    n = a.sql("SELECT COUNT(*) FROM trackers WHERE redirect_url = '%s'" % body["redirect_url"])
+    assert int(n.split()[0]) == 2

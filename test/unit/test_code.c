@@ -118,6 +118,32 @@ START_TEST(valid_long)
 }
 END_TEST
 
+START_TEST(custom_valid)
+{
+    char s[QRT_CODE_CUSTOM_MAX + 2];
+
+    ck_assert_int_eq(qrt_code_custom_valid("abc"), 1);
+    ck_assert_int_eq(qrt_code_custom_valid("a-b_C9"), 1);
+    ck_assert_int_eq(qrt_code_custom_valid("---"), 1);
+    ck_assert_int_eq(qrt_code_custom_valid("k3J9xQ"), 1);
+    ck_assert_int_eq(qrt_code_custom_valid("ab"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid(""), 0);
+    ck_assert_int_eq(qrt_code_custom_valid(NULL), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("abc/"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("ab.c"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("ab c"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("abc%20"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("ab\xc3\xa9"), 0);
+    ck_assert_int_eq(qrt_code_custom_valid("../../etc"), 0);
+    memset(s, 'z', QRT_CODE_CUSTOM_MAX);
+    s[QRT_CODE_CUSTOM_MAX] = '\0';
+    ck_assert_int_eq(qrt_code_custom_valid(s), 1);
+    s[QRT_CODE_CUSTOM_MAX] = 'z';
+    s[QRT_CODE_CUSTOM_MAX + 1] = '\0';
+    ck_assert_int_eq(qrt_code_custom_valid(s), 0);
+}
+END_TEST
+
 static Suite *code_suite(void)
 {
     Suite *s = suite_create("qrt_code");
@@ -130,6 +156,7 @@ static Suite *code_suite(void)
     tcase_add_test(tc, generate_uniform);
     tcase_add_test(tc, valid);
     tcase_add_test(tc, valid_long);
+    tcase_add_test(tc, custom_valid);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -292,6 +292,80 @@ START_TEST(long_cell)
 }
 END_TEST
 
+/* Reads all of s; returns the records as "a|b|c" joined by "\n", errors as "!E<line>". */
+static const char *read_all(const char *s, apr_size_t len, apr_size_t max_record,
+                            int max_fields)
+{
+    qrt_csv_reader_t *rd = qrt_csv_reader_make(pool, s, len, max_record, max_fields);
+    const char *out = "", **f, *err;
+    apr_status_t rv;
+    int n, i, line;
+
+    while ((rv = qrt_csv_read(rd, pool, &f, &n, &line, &err)) != APR_EOF) {
+        if (rv != APR_SUCCESS) {
+            ck_assert_ptr_nonnull(err);
+            out = apr_psprintf(pool, "%s!%s%d\n", out, rv == APR_ENOSPC ? "S" : "E", line);
+            continue;
+        }
+        out = apr_psprintf(pool, "%s%d:", out, line);
+        for (i = 0; i < n; i++) {
+            out = apr_pstrcat(pool, out, i ? "|" : "", f[i], NULL);
+        }
+        out = apr_pstrcat(pool, out, "\n", NULL);
+    }
+    return out;
+}
+
+#define READS(in, want) ck_assert_str_eq(read_all(in, strlen(in), 1000, 50), want)
+
+START_TEST(reader_basic)
+{
+    READS("", "");
+    READS("a,b,c", "1:a|b|c\n");
+    READS("a,b\r\nc,d\r\n", "1:a|b\n2:c|d\n");
+    READS("a,b\nc,d\n", "1:a|b\n2:c|d\n");
+    READS("a,b\rc,d", "1:a|b\n2:c|d\n");
+    READS("\xEF\xBB\xBFredirect_url,name\n", "1:redirect_url|name\n");
+    READS("a,,c,\n", "1:a||c|\n");
+    READS("\n\r\n\na\n\n", "4:a\n");
+    READS(",", "1:|\n");
+}
+END_TEST
+
+START_TEST(reader_quoted)
+{
+    READS("\"a,b\",\"c\"\"d\"\n", "1:a,b|c\"d\n");
+    READS("\"line\r\nbreak\",x\ny\n", "1:line\r\nbreak|x\n3:y\n");
+    READS("\"\",\"\"\n", "1:|\n");
+    READS("\"x\"", "1:x\n");
+    READS("'=1',\"=2\"", "1:'=1'|=2\n");
+}
+END_TEST
+
+START_TEST(reader_malformed)
+{
+    READS("a\"b,c\nd\n", "!E1\n2:d\n");
+    READS("\"a\"b,c\nd\n", "!E1\n2:d\n");
+    READS("x\n\"open,c\nd\n", "1:x\n!E2\n");
+    {
+        static const char nul[] = "a\0b\nc\n";
+
+        ck_assert_str_eq(read_all(nul, sizeof(nul) - 1, 1000, 50), "!E1\n2:c\n");
+    }
+}
+END_TEST
+
+START_TEST(reader_bounds)
+{
+    ck_assert_str_eq(read_all("abcdef,g\nab\n", 12, 5, 50), "!S1\n2:ab\n");
+    ck_assert_str_eq(read_all("abcde\n", 6, 5, 50), "1:abcde\n");
+    ck_assert_str_eq(read_all("\"abcdefgh\"\nab\n", 14, 5, 50), "!S1\n2:ab\n");
+    ck_assert_str_eq(read_all("a,b,c\na,b\n", 10, 100, 2), "!S1\n2:a|b\n");
+    ck_assert_str_eq(read_all("a,b,\n", 5, 100, 2), "!S1\n");
+    ck_assert_str_eq(read_all(NULL, 0, 100, 2), "");
+}
+END_TEST
+
 static Suite *csv_suite(void)
 {
     Suite *s = suite_create("qrt_csv");
@@ -307,6 +381,10 @@ static Suite *csv_suite(void)
     tcase_add_test(tc, rows);
     tcase_add_test(tc, random_round_trip);
     tcase_add_test(tc, long_cell);
+    tcase_add_test(tc, reader_basic);
+    tcase_add_test(tc, reader_quoted);
+    tcase_add_test(tc, reader_malformed);
+    tcase_add_test(tc, reader_bounds);
     suite_add_tcase(s, tc);
     return s;
 }
