@@ -479,12 +479,25 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     return NULL;
 }
 
+/* The data of a webhook event about a tracker: the tracker as this request shows it. */
+static json_t *tracker_event_json(void *ctx, const void *t)
+{
+    return qrt_tracker_json(ctx, t);
+}
+
+static void tracker_events_shown(qrt_req_t *q, qrt_tracker_t *t)
+{
+    t->event_json = tracker_event_json;
+    t->event_ctx = q;
+}
+
 static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
 {
     apr_status_t rv = APR_EEXIST;
     int tries;
 
     t->account_id = q->auth.account_id;
+    tracker_events_shown(q, t);
     for (tries = 0; tries < 8 && rv == APR_EEXIST; tries++) {
         char *code = apr_palloc(q->r->pool, TRACKER_CODE_LEN + 1);
 
@@ -722,6 +735,7 @@ qrt_err_t *qrt_tracker_update(qrt_req_t *q)
     if ((e = tracker_from_body(q, &t, 0)) != NULL) {
         return e;
     }
+    tracker_events_shown(q, &t);
     rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
@@ -743,7 +757,8 @@ qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
     if (e) {
         return e;
     }
-    rv = qrt_store_tracker_delete(&q->db, q->r->pool, t.id);
+    tracker_events_shown(q, &t);
+    rv = qrt_store_tracker_delete_shown(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
