@@ -28,6 +28,7 @@
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_tracker.h"
 #include "mod_qrtrack_visits.h"
+#include "mod_qrtrack_webhook.h"
 #include "qrt_dblimit.h"
 #include "qrt_form.h"
 #include "qrt_json.h"
@@ -60,6 +61,11 @@ static const api_route api_routes[] = {
     { "PATCH",  "/tracker/#",                         qrt_tracker_update },
     { "DELETE", "/tracker/#",                         qrt_tracker_delete },
     { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
+    { "POST",   "/webhook",                           qrt_webhook_create },
+    { "GET",    "/webhook",                           qrt_webhook_list },
+    { "GET",    "/webhook/#",                         qrt_webhook_show },
+    { "DELETE", "/webhook/#",                         qrt_webhook_delete },
+    { "GET",    "/webhook/#/deliveries",              qrt_webhook_deliveries },
     { NULL, NULL, NULL }
 };
 

@@ -345,5 +345,8 @@ enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
  * importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);
+/* The same; ids (n of them, or NULL) gets the visits' new ids. */
+apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
+                                         const qrt_visit_t *v, int n, apr_int64_t *ids);
 
 #endif

@@ -734,6 +734,11 @@ static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     return rv;
 }
 
+int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c)
+{
+    return apr_hash_count(c->touched) > 0 && apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY;
+}
+
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t limit, int all, apr_int64_t *dropped)
 {
@@ -743,7 +748,7 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
     apr_status_t rv = APR_SUCCESS;
 
     *dropped = 0;
-    if (!all && (apr_hash_count(c->touched) == 0 || now - c->bound_at < WEBHOOK_BOUND_EVERY)) {
+    if (!all && !qrt_webhook_cache_bound_due(c)) {
         return APR_SUCCESS;
     }
     for (hi = apr_hash_first(p, ids); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {

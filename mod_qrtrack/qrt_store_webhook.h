@@ -96,6 +96,8 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c);
 /* The outbox bound, in its own transaction or the caller's: of each webhook that got
  * events since the last check (every webhook when all), the oldest pending events past
  * limit become dropped; *dropped counts them. At most once a second unless all. */
+/* 1 when qrt_store_webhook_bound has webhooks to check now (without all). */
+int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c);
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t limit, int all, apr_int64_t *dropped);
 /* One step of the sweep: events done with (delivered, failed, dropped) and attempts
