@@ -61,7 +61,8 @@ static void webhook_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, cons
 }
 
 /* url: a valid destination that names no address of the server's own networks by
- * itself (a name is checked where it resolves, at every delivery). */
+ * itself (a name is checked where it resolves, at every delivery). The literal's check
+ * does not read QRTrackWebhookAllow's list yet: qrt_netguard_allowed takes it. */
 static void webhook_url_check(qrt_req_t *q, qrt_err_t **e, const char *url)
 {
     apr_pool_t *p = q->r->pool;
