@@ -744,13 +744,17 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
 {
     apr_time_t now = apr_time_now();
     apr_hash_index_t *hi;
-    apr_hash_t *ids = all ? c->accounts : c->touched;
+    apr_hash_t *ids;
     apr_status_t rv = APR_SUCCESS;
 
     *dropped = 0;
     if (!all && !qrt_webhook_cache_bound_due(c)) {
         return APR_SUCCESS;
     }
+    if (all && (rv = webhook_cache_refresh(db, p, c, c->gen)) != APR_SUCCESS) {
+        return rv;
+    }
+    ids = all ? c->accounts : c->touched;
     for (hi = apr_hash_first(p, ids); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *val;
 
