@@ -650,7 +650,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
  * bound on every enabled webhook (their tracker events come through the API) and a step
  * of the sweep of rows done with for a week. Under a trylock of the writers' mutex, in
  * statements of their own, after the batch's requests were answered. */
-static qrt_log_throttle_t log_webhook;
+static qrt_log_throttle_t log_webhook, log_webhook_drop;
 
 static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
 {
@@ -681,11 +681,16 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
     }
     apr_global_mutex_unlock(scan_writer_mutex);
     if (dropped > 0) {
+        apr_uint32_t n = 0;
+
         QRT_STAT_ADD(webhook_dropped, dropped);
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT01002: %" APR_INT64_T_FMT
-                     " webhook events past QRTrackWebhookOutboxLimit (%" APR_INT64_T_FMT
-                     " waiting a webhook) dropped, the oldest first", dropped,
-                     qrt_config()->webhook_outbox_limit);
+        if (qrt_log_due(&log_webhook_drop, &n)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01002: %" APR_INT64_T_FMT
+                         " webhook events past QRTrackWebhookOutboxLimit (%" APR_INT64_T_FMT
+                         " waiting a webhook) dropped, the oldest first (and %u more drops "
+                         "since this line was last logged; QRTrackWebhookDropped counts "
+                         "them all)", dropped, qrt_config()->webhook_outbox_limit, n);
+        }
     }
     if (rv != APR_SUCCESS) {
         apr_uint32_t n = 0;
