@@ -65,7 +65,10 @@ apr_status_t qrt_store_webhook_add(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_select_int(db, p, SQL_webhook_count, cargs, &count);
+    rv = qrt_db_select_int(db, p, SQL_webhook_account_lock, cargs, &count);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, SQL_webhook_count, cargs, &count);
+    }
     if (rv == APR_SUCCESS && count >= limit) {
         rv = APR_ENOSPC;
     }

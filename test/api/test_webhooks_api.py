@@ -9,6 +9,7 @@ the oldest pending rows are dropped and counted. Deliveries are the worker's (no
 the rows are read from the database.
 """
 import base64
+import concurrent.futures
 import json
 import re
 import time
@@ -16,7 +17,7 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Server, apxs, start_server
+from conftest import BACKEND, Api, PlainApi, Server, apxs, start_server
 from lib.server import qrtrack_status
 from lib.wait import wait_until
 
@@ -185,6 +186,15 @@ def test_the_per_account_limit_is_422_with_a_clear_message(acct):
     assert "QRTrackWebhookLimit" in r.json()["message"] and "%d" % LIMIT in r.json()["message"]
     assert acct.delete("/webhook/%d" % hooks[0]["id"]).status_code == 204
     make_hook(acct, ["scan.created"])
+
+
+def test_creations_at_once_never_pass_the_limit(srv, acct):
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda _: PlainApi(srv, acct.token).post(
+            "/webhook", json={"url": HOOK, "events": ["scan.created"]}).status_code,
+            range(8)))
+    assert codes.count(200) <= LIMIT and set(codes) <= {200, 422, 503}, codes
+    assert acct.get("/webhook").json()["meta"]["total"] == codes.count(200)
 
 
 def test_deliveries_list_attempts_newest_first_with_the_state(srv, acct):
