@@ -29,8 +29,8 @@ PGSQL = {"QRT_TEST_BACKEND": "pgsql", "QRT_PG_DURABLE": "1"}
 # default (10,000,000 reports visits on SQLite, 1,000,000 on PostgreSQL).
 RUNS = [
     ("commit, SQLite", "bench_commit.py", SQLITE),
-    ("scan, SQLite", "bench_scan.py", SQLITE),
-    ("scan, PostgreSQL", "bench_scan.py", PGSQL),
+    ("scan, SQLite", "bench_scan.py", dict(SQLITE, BENCH_WEBHOOK="1")),
+    ("scan, PostgreSQL", "bench_scan.py", dict(PGSQL, BENCH_WEBHOOK="1")),
     ("visits, SQLite", "bench_visits.py", SQLITE),
     ("visits, PostgreSQL", "bench_visits.py", PGSQL),
     ("search, SQLite", "bench_search.py", SQLITE),

@@ -10,6 +10,11 @@ Each round also scans a tracker with 20 redirect rules, none of which holds for 
 benchmark's visitor (every rule is tried): its speed against the plain tracker's, in the
 same round, must stay >= 0.95.
 
+BENCH_WEBHOOK=1 adds a second server whose tracker's account has one webhook subscribed
+to scan.created (no delivery: the outbox rows are only written): each round scans it
+after the plain one, and the summary prints its ratio beside the plain ratio and their
+quotient (target >= 0.9), and checks that it wrote one outbox row per recorded visit.
+
 QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
 PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
 SQLite; the target ratio is then >= 0.25 (SQLite's is >= 0.5). Exit status 1 when a
@@ -30,6 +35,8 @@ UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.
 TARGET = 0.25 if PG else 0.5
 REFERENCE = os.environ.get("BENCH_REFERENCE")
 RULES_TARGET = 0.95
+WEBHOOK = os.environ.get("BENCH_WEBHOOK") == "1"
+WEBHOOK_TARGET = 0.9
 # Twenty rules whose first condition holds for the iPhone visitor and a later one
 # does not: each is tried to its end.
 RULES = [{"redirect_url": "https://example.com/rule-%d" % i, "device": ["mobile"],
@@ -71,6 +78,22 @@ def bench_server(build=None, rules=False):
     return srv, t
 
 
+def webhook_server():
+    """A server like bench_server's whose account has a webhook subscribed to
+    scan.created: (server, tracker)."""
+    srv, t = bench_server()
+    with Api(srv, srv.token("bench")) as a:
+        r = a.post("/webhook", json={"url": "https://hooks.example.com/bench",
+                                     "events": ["scan.created"]})
+        assert r.status_code == 200, r.text
+    return srv, t
+
+
+def outbox_rows(srv, t):
+    return int(srv.sql("SELECT COUNT(*) FROM webhook_events WHERE tracker_id = %d"
+                       % t["tracker_id"]).strip())
+
+
 def recorded_visits(srv, t):
     return int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
                        % t["tracker_id"]).strip())
@@ -78,10 +101,12 @@ def recorded_visits(srv, t):
 
 def main():
     srv, t, ruled = bench_server(rules=True)
-    ref = ref_t = None
+    ref = ref_t = hooked = hooked_t = None
     try:
         if REFERENCE:
             ref, ref_t = bench_server(REFERENCE)
+        if WEBHOOK:
+            hooked, hooked_t = webhook_server()
         print("scan bench, %s%s: wrk -t2 -c%d -d%ds on loopback, two-process event MPM, "
               "%d rounds" % (NAME, " (durable: fsync on)" if PG
                                    and os.environ.get("QRT_PG_DURABLE") == "1" else "",
@@ -89,6 +114,7 @@ def main():
         ratios, bases, scans, redirects, others = [], [], [], 0, {}
         against, ref_redirects = [], 0
         ruled_ratios, ruled_redirects = [], 0
+        hooked_ratios, hooked_redirects = [], 0
         for i in range(ROUNDS):
             base = wrk(srv.base + "/r")
             # (with a reference, every other round scans it first: neither build
@@ -113,6 +139,16 @@ def main():
                   "against the plain tracker %.2f"
                   % (rscan20["RPS"], rscan20["P50_MS"], rscan20["P99_MS"], ruled_ratios[-1]),
                   flush=True)
+            if hooked:
+                hbase = wrk(hooked.base + "/r")
+                hscan = wrk(hooked_t["scan_url"])
+                hooked_redirects += sum(v for k, v in hscan["status"].items()
+                                        if 300 <= k < 400)
+                hooked_ratios.append(hscan["RPS"] / hbase["RPS"])
+                print("           with a webhook: Redirect %7.0f req/s   scan %7.0f req/s "
+                      "(p50 %.2f ms, p99 %5.2f ms)   ratio %.2f"
+                      % (hbase["RPS"], hscan["RPS"], hscan["P50_MS"], hscan["P99_MS"],
+                         hooked_ratios[-1]), flush=True)
             if ref:
                 rscan = rscan or wrk(ref_t["scan_url"])
                 ref_redirects += sum(v for k, v in rscan["status"].items()
@@ -145,15 +181,29 @@ def main():
             print("  (%d visits more than responses: requests still in flight when wrk "
                   "stopped were committed; at most one per connection and round)"
                   % (recorded - redirects))
+        webhook_ok = True
+        if hooked:
+            hooked_ratio = median(hooked_ratios)
+            hrecorded, hrows = recorded_visits(hooked, hooked_t), outbox_rows(hooked, hooked_t)
+            lost += max(0, hooked_redirects - hrecorded)
+            webhook_ok = hooked_ratio >= WEBHOOK_TARGET * ratio
+            print("  webhook subscribed : ratio %.2f median (rounds: %s) against %.2f without: "
+                  "%.2f (target >= %.2f: %s); outbox rows %d for %d visits recorded%s"
+                  % (hooked_ratio, ", ".join("%.2f" % r for r in hooked_ratios), ratio,
+                     hooked_ratio / ratio, WEBHOOK_TARGET, "met" if webhook_ok else "MISSED",
+                     hrows, hrecorded, "" if hrows == hrecorded else " (MISMATCH)"))
+            if hrows != hrecorded:
+                lost += 1
         if ref:
             ref_lost = max(0, ref_redirects - recorded_visits(ref, ref_t))
             print("  against the reference build (%s): %.2f median (rounds: %s; 1.00 = as "
                   "fast; the reference lost %d)"
                   % (REFERENCE, median(against), ", ".join("%.2f" % x for x in against),
                      ref_lost))
-        return 1 if lost else (0 if ratio >= TARGET and ruled_ratio >= RULES_TARGET else 2)
+        return 1 if lost else (0 if ratio >= TARGET and ruled_ratio >= RULES_TARGET
+                               and webhook_ok else 2)
     finally:
-        for each in (srv, ref):
+        for each in (srv, ref, hooked):
             if each:
                 each.cleanup()
 

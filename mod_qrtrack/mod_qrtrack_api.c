@@ -31,6 +31,7 @@
 #include "mod_qrtrack_style.h"
 #include "mod_qrtrack_tracker.h"
 #include "mod_qrtrack_visits.h"
+#include "mod_qrtrack_webhook.h"
 #include "qrt_dblimit.h"
 #include "qrt_form.h"
 #include "qrt_json.h"
@@ -68,6 +69,11 @@ static const api_route api_routes[] = {
     { "GET",    "/style",                             qrt_style_list },
     { "GET",    "/style/*",                           qrt_style_show },
     { "DELETE", "/style/*",                           qrt_style_delete },
+    { "POST",   "/webhook",                           qrt_webhook_create },
+    { "GET",    "/webhook",                           qrt_webhook_list },
+    { "GET",    "/webhook/#",                         qrt_webhook_show },
+    { "DELETE", "/webhook/#",                         qrt_webhook_delete },
+    { "GET",    "/webhook/#/deliveries",              qrt_webhook_deliveries },
     { NULL, NULL, NULL }
 };
 

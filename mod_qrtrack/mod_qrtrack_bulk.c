@@ -355,7 +355,7 @@ qrt_err_t *qrt_tracker_bulk(qrt_req_t *q)
     qrt_idem_req_t idem;
     bulk_rows b;
     qrt_err_t *e;
-    int replayed;
+    int replayed, i;
 
     memset(&b, 0, sizeof(b));
     if ((e = qrt_idem_start(q, &idem, &replayed)) != NULL || replayed) {
@@ -374,5 +374,10 @@ qrt_err_t *qrt_tracker_bulk(qrt_req_t *q)
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00963: bulk of %d rows (%s)", b.n,
                   q->csv ? "CSV" : "JSON");
+    for (i = 0; i < b.n; i++) {
+        if (b.t[i]) {
+            qrt_tracker_events_shown(q, b.t[i]);
+        }
+    }
     return qrt_create_trackers(q, &idem, b.t, b.n, bulk_answer, bulk_taken, &b);
 }

@@ -23,6 +23,8 @@ static const qrt_config_t defconf = {
     .rate_slots = QRT_DEFAULT_RATE_SLOTS,
     .rate_mc_timeout = QRT_DEFAULT_RATE_MC_TIMEOUT,
     .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT,
+    .webhook_limit = QRT_DEFAULT_WEBHOOK_LIMIT,
+    .webhook_outbox_limit = QRT_DEFAULT_WEBHOOK_OUTBOX_LIMIT,
     .api_prefix = "/api",
     .scan_prefix = "/q",
     .click_prefix = "/l"
@@ -261,6 +263,10 @@ static const qrt_int_directive_t int_scan_wait =
     QRT_GLOBAL_INT(scan_wait, 1, 3600, "a number of seconds");
 static const qrt_int_directive_t int_scan_queue =
     QRT_GLOBAL_INT(scan_queue, 1, 1000000, "a number of visits");
+static const qrt_int_directive_t int_webhook_limit =
+    QRT_GLOBAL_INT(webhook_limit, 0, 1000, "a number of webhooks");
+static const qrt_int_directive_t int_webhook_outbox_limit =
+    QRT_GLOBAL_INT(webhook_outbox_limit, 10, APR_INT64_C(100000000), "a number of events");
 
 static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
 {
@@ -472,6 +478,11 @@ const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackSpoolLimit", qrt_set_global_int, (void *)&int_spool_limit, RSRC_CONF,
                   "Visits the spool may hold before scans get 503 while the database "
                   "cannot be reached (default 1000000)"),
+    AP_INIT_TAKE1("QRTrackWebhookLimit", qrt_set_global_int, (void *)&int_webhook_limit, RSRC_CONF,
+                  "Webhooks an account may have (default 10; 0: none)"),
+    AP_INIT_TAKE1("QRTrackWebhookOutboxLimit", qrt_set_global_int, (void *)&int_webhook_outbox_limit, RSRC_CONF,
+                  "Events waiting for delivery per webhook before the oldest are dropped "
+                  "(default 100000)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     { NULL }

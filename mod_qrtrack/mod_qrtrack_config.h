@@ -21,6 +21,8 @@ typedef struct {
     int statement_timeout;          /* QRTrackStatementTimeout, seconds (0 = off) */
     const char *spool_dir;          /* QRTrackSpoolDir ("off", or NULL: the default) */
     apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
+    int webhook_limit;              /* QRTrackWebhookLimit, webhooks an account */
+    apr_int64_t webhook_outbox_limit; /* QRTrackWebhookOutboxLimit, pending events a webhook */
     /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
      * as written (for log lines); NULL = shm */
     const apr_array_header_t *rate_mc_servers;

@@ -44,6 +44,7 @@
 #include "qrt_store_purge.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_store_spool.h"
+#include "qrt_store_webhook.h"
 #include "qrt_token.h"
 #include "qrt_ua.h"
 #include "qrt_route.h"
@@ -95,6 +96,7 @@ typedef struct {
     apr_int64_t last_visit_start;   /* newest committed visit_start; under the writer mutex */
     qrt_purge_state_t purge;        /* QRTrackVisitRetention's passes; under the writer mutex */
     qrt_stats_t stats;
+    volatile apr_uint32_t webhook_gen;  /* raised by this server's webhook changes */
 } scan_shared_t;
 
 typedef struct {
@@ -134,6 +136,14 @@ static apr_uint32_t scan_queue_slots(void)
 
 static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
     log_lookup, log_unknown, log_capped;
+
+/* This child's writer's cache of the enabled webhooks (writer thread only). */
+static qrt_webhook_cache_t *writer_hooks;
+/* The webhooks' sweep: every WEBHOOK_SWEEP_EVERY seconds a pass over rows older than
+ * WEBHOOK_KEEP_DAYS, WEBHOOK_SWEEP_ROWS rows of each table a step. */
+#define WEBHOOK_SWEEP_EVERY 60
+#define WEBHOOK_KEEP_DAYS 7
+#define WEBHOOK_SWEEP_ROWS 1000
 
 static int scan_wait(void)
 {
@@ -180,6 +190,13 @@ apr_status_t qrt_scan_post_config(server_rec *s)
         return rv;
     }
     return qrt_global_mutex(s, QRT_MUTEX_WRITER, &scan_writer_mutex);
+}
+
+void qrt_scan_webhooks_changed(void)
+{
+    if (scan_shared) {
+        apr_atomic_inc32(&scan_shared->webhook_gen);
+    }
 }
 
 void qrt_scan_invalidate(void)
@@ -270,9 +287,10 @@ static apr_status_t scan_cache_free(void *data)
 static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits,
                                         int n, const qrt_spool_batch_t *sp, int *recorded)
 {
-    apr_int64_t mark = 0;
+    apr_int64_t mark = 0, *ids;
+    apr_uint32_t gen = scan_shared ? scan_shared->webhook_gen : 0;
     apr_status_t rv;
-    int skip = 0;
+    int skip = 0, i;
 
     *recorded = 0;
     /* max_scans: decided here, in the transaction that records the visits, so the
@@ -304,7 +322,24 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
             skip++;
         }
     }
-    rv = skip < n ? qrt_store_visits_record(db, p, visits + skip, n - skip) : APR_SUCCESS;
+    if (skip >= n) {
+        return sp ? qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]) : APR_SUCCESS;
+    }
+    /* Webhooks' events, in this transaction: tracker.expired before the visits change
+     * their trackers' last visit, scan.created and click.created once they have ids. */
+    rv = writer_hooks ? qrt_store_webhook_expiry(db, p, writer_hooks, gen, visits + skip,
+                                                 n - skip)
+                      : APR_SUCCESS;
+    ids = apr_palloc(p, sizeof(*ids) * (apr_size_t)n);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_visits_record_ids(db, p, visits + skip, n - skip, ids);
+    }
+    for (i = 0; rv == APR_SUCCESS && i < n - skip; i++) {
+        visits[skip + i].id = ids[i];
+    }
+    if (rv == APR_SUCCESS && writer_hooks) {
+        rv = qrt_store_webhook_visits(db, p, writer_hooks, gen, visits + skip, n - skip);
+    }
     if (rv == APR_SUCCESS && sp) {
         rv = qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]);
     }
@@ -403,6 +438,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         int native = 0;
 
         db.error = NULL;
+        qrt_webhook_cache_abort(writer_hooks);
         rv = writer_begin(&db, p, deadline, &tx, &native);
         if (rv == APR_SUCCESS) {
             rv = writer_record_batch(&db, p, visits, n, sp, recorded);
@@ -423,6 +459,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     if (rv == APR_SUCCESS) {
         qrt_dict_cache_commit(db.dict);
+        qrt_webhook_cache_commit(writer_hooks);
         QRT_STAT_ADD(visits, n);
         QRT_STAT_ADD(commits, 1);
         QRT_STAT_SET(last_batch, n);
@@ -608,6 +645,66 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
     next_check = more ? 0 : now + SEAL_IDLE_CHECK;
 }
 
+/* The webhooks' outbox bound (QRTrackWebhookOutboxLimit) on the webhooks this writer gave
+ * events to, at most once a second; when idle, every WEBHOOK_SWEEP_EVERY seconds, the
+ * bound on every enabled webhook (their tracker events come through the API) and a step
+ * of the sweep of rows done with for a week. Under a trylock of the writers' mutex, in
+ * statements of their own, after the batch's requests were answered. */
+static qrt_log_throttle_t log_webhook, log_webhook_drop;
+
+static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
+{
+    static apr_int64_t next_sweep;
+    apr_int64_t now = apr_time_sec(apr_time_now()), dropped = 0;
+    apr_status_t rv;
+    int more = 0, all;
+
+    if (!next_sweep) {
+        /* not at once at start: a child starting has scans to commit first */
+        next_sweep = now + WEBHOOK_SWEEP_EVERY;
+    }
+    all = idle && now >= next_sweep;
+    if (!db || !writer_hooks || !scan_writer_mutex
+        || (!all && !qrt_webhook_cache_bound_due(writer_hooks))) {
+        return;
+    }
+    if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
+        return;
+    }
+    db->error = NULL;
+    rv = qrt_store_webhook_bound(db, p, writer_hooks, qrt_config()->webhook_outbox_limit, all,
+                                 &dropped);
+    if (rv == APR_SUCCESS && all) {
+        rv = qrt_store_webhook_sweep(db, p, writer_hooks, now - WEBHOOK_KEEP_DAYS * 86400,
+                                     WEBHOOK_SWEEP_ROWS, &more);
+        next_sweep = more ? now : now + WEBHOOK_SWEEP_EVERY;
+    }
+    apr_global_mutex_unlock(scan_writer_mutex);
+    if (dropped > 0) {
+        apr_uint32_t n = 0;
+
+        QRT_STAT_ADD(webhook_dropped, dropped);
+        if (qrt_log_due(&log_webhook_drop, &n)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01002: %" APR_INT64_T_FMT
+                         " webhook events past QRTrackWebhookOutboxLimit (%" APR_INT64_T_FMT
+                         " waiting a webhook) dropped, the oldest first (and %u more drops "
+                         "since this line was last logged; QRTrackWebhookDropped counts "
+                         "them all)", dropped, qrt_config()->webhook_outbox_limit, n);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        apr_uint32_t n = 0;
+
+        next_sweep = now + WEBHOOK_SWEEP_EVERY;
+        if (qrt_log_due(&log_webhook, &n)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01003: the webhooks' "
+                         "outbox bound or sweep failed, tried again later: %s (and %u more "
+                         "failures since this line was last logged)",
+                         db->error ? db->error : "unknown error", n);
+        }
+    }
+}
+
 /* Group commit under load. A batch of SCAN_GATHER_MIN visits or more means scans
  * arrive faster than one at a time: the writer then waits SCAN_GATHER_WAIT before it
  * takes the next batch, and that batch holds the scans that arrived meanwhile.
@@ -757,6 +854,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
     /* Named, so that top -H and ps -L show which thread it is. */
     prctl(PR_SET_NAME, "qrtrack-writer", 0, 0, 0);
     apr_pool_create(&cp, p);
+    writer_hooks = qrt_webhook_cache_make(p);
     apr_pool_create(&p, p);
     dbd = qrt_db_down() ? NULL : writer_connect(cp);
 
@@ -779,6 +877,10 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             }
             qrt_queue_done_visits(writer.queue, slots, n, rv, visits);
             apr_pool_clear(p);
+            if (dbd) {
+                writer_webhooks(dbd, p, 0);
+                apr_pool_clear(p);
+            }
         }
         replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
         if (n > 0) {
@@ -800,6 +902,10 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
                     writer_disconnect(dbd);
                     dbd = NULL;
                 }
+                apr_pool_clear(p);
+            }
+            if (dbd) {
+                writer_webhooks(dbd, p, 1);
                 apr_pool_clear(p);
             }
             if (dbd) {

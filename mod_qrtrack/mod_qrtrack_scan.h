@@ -13,6 +13,8 @@ apr_status_t qrt_scan_post_config(server_rec *s);
 int qrt_scan_wait_seconds(void);
 /* Every child forgets its cached codes: call after a tracker changes or goes. */
 void qrt_scan_invalidate(void);
+/* Webhooks were made or deleted: this server's scan writers read them again at once. */
+void qrt_scan_webhooks_changed(void);
 /* The server's queue, or NULL. */
 qrt_queue_t *qrt_scan_queue(void);
 

@@ -26,6 +26,7 @@ typedef struct {
     apr_uint64_t purged;            /* visits erased by QRTrackVisitRetention */
     apr_uint64_t purge_passes;      /* its passes finished */
     apr_uint64_t sealed;            /* report aggregate units sealed by the writers */
+    apr_uint64_t webhook_dropped;   /* webhook events dropped by QRTrackWebhookOutboxLimit */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */

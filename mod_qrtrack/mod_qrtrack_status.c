@@ -115,6 +115,8 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->purge_passes));
         status_num(a, r->pool, "AggregatesSealed", "Report aggregate units of settled days "
                    "sealed", status_read(&st->sealed));
+        status_num(a, r->pool, "WebhookDropped", "Webhook events dropped past "
+                   "QRTrackWebhookOutboxLimit", status_read(&st->webhook_dropped));
     }
     {
         qrt_spool_status_t sp;

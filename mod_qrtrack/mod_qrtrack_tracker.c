@@ -536,12 +536,25 @@ static qrt_err_t *tracker_insert_custom(qrt_req_t *q, qrt_tracker_t *t)
     return NULL;
 }
 
+/* The data of a webhook event about a tracker: the tracker as this request shows it. */
+static json_t *tracker_event_json(void *ctx, const void *t)
+{
+    return qrt_tracker_json(ctx, t);
+}
+
+void qrt_tracker_events_shown(qrt_req_t *q, qrt_tracker_t *t)
+{
+    t->event_json = tracker_event_json;
+    t->event_ctx = q;
+}
+
 static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
 {
     apr_status_t rv = APR_EEXIST;
     int tries;
 
     t->account_id = q->auth.account_id;
+    qrt_tracker_events_shown(q, t);
     if (t->code) {
         return tracker_insert_custom(q, t);
     }
@@ -782,6 +795,7 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     if (idem.key) {
         qrt_tracker_t *list[1] = { &t };
 
+        qrt_tracker_events_shown(q, &t);
         return qrt_create_trackers(q, &idem, list, 1, tracker_answer_qrcode,
                                    tracker_taken_stop, &o);
     }
@@ -856,6 +870,7 @@ qrt_err_t *qrt_tracker_create(qrt_req_t *q)
     if (idem.key) {
         qrt_tracker_t *list[1] = { &t };
 
+        qrt_tracker_events_shown(q, &t);
         return qrt_create_trackers(q, &idem, list, 1, tracker_answer_json,
                                    tracker_taken_stop, NULL);
     }
@@ -887,6 +902,7 @@ qrt_err_t *qrt_tracker_update(qrt_req_t *q)
     if ((e = tracker_from_body(q, &t, 0)) != NULL) {
         return e;
     }
+    qrt_tracker_events_shown(q, &t);
     rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
@@ -908,7 +924,8 @@ qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
     if (e) {
         return e;
     }
-    rv = qrt_store_tracker_delete(&q->db, q->r->pool, t.id);
+    qrt_tracker_events_shown(q, &t);
+    rv = qrt_store_tracker_delete_shown(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");

@@ -22,6 +22,9 @@ qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *
 qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t);
 /* 409 for a code already taken. */
 qrt_err_t *qrt_tracker_code_taken_error(qrt_req_t *q, const char *code);
+/* The webhook events about t (tracker.created, ...) carry t as this request's answer
+ * shows it. */
+void qrt_tracker_events_shown(qrt_req_t *q, qrt_tracker_t *t);
 
 /* Handlers (the route table in mod_qrtrack_api.c). */
 qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q);

@@ -13,6 +13,7 @@
 #include <apr_tables.h>
 #include <apr_hash.h>
 #include <apr_dbd.h>
+#include <jansson.h>
 
 #include "qrt_token.h"
 #include "qrt_dict.h"
@@ -242,6 +243,10 @@ typedef struct {
     int route_set;                  /* write: save route (create and PATCH) */
     int password_keep;              /* write: keep the stored password_hash */
     apr_int64_t redirected;         /* scans sent on while max_scans is set */
+    /* write: the tracker (a const qrt_tracker_t *) as the API shows it, for the data of
+     * webhook events (qrt_store_webhook.h); NULL: the store's own rendering */
+    json_t *(*event_json)(void *ctx, const void *tracker);
+    void *event_ctx;
 } qrt_tracker_t;
 
 /* Inserts t (code, name, type, redirect_url, tags, account_id set by the caller)
@@ -267,6 +272,10 @@ apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t acc
 apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 /* Marks a tracker deleted: its code stops redirecting; visits are kept. */
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);
+/* The same for t as the caller read it (t->id; its event_json renders the webhook
+ * events' data). */
+apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
+                                            const qrt_tracker_t *t);
 /* The version of an account's trackers as reports see them (schema 18): triggers
  * raise it in the transaction of every change that can change a report's scope (a
  * tracker made, saved or deleted, its tags, the aggregates' snapshot of them), by the
@@ -344,5 +353,8 @@ enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
  * importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);
+/* The same; ids (n of them, or NULL) gets the visits' new ids. */
+apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
+                                         const qrt_visit_t *v, int n, apr_int64_t *ids);
 
 #endif

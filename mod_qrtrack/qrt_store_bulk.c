@@ -4,6 +4,7 @@
 #include <apr_hash.h>
 #include <apr_time.h>
 #include "qrt_store_bulk.h"
+#include "qrt_store_webhook.h"
 #include "qrt_valid.h"
 
 typedef struct {
@@ -83,6 +84,12 @@ apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_track
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         if (t[i] && t[i]->route_set) {
             rv = qrt_store_tracker_route_tx(db, p, t[i]);
+        }
+    }
+    /* tracker.created, in this transaction as a single create's (qrt_store_tracker_add) */
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        if (t[i]) {
+            rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_CREATED, t[i]);
         }
     }
     return rv;

@@ -5,6 +5,7 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_write.h"
 #include "qrt_store_bulk.h"
+#include "qrt_store_webhook.h"
 #include "qrt_valid.h"
 
 static apr_int64_t tracker_now(void)
@@ -159,6 +160,9 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     if (rv == APR_SUCCESS) {
         rv = tracker_route_save(db, p, t);
     }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_CREATED, t);
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -276,6 +280,9 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     if (rv == APR_SUCCESS) {
         rv = tracker_aggregates_follow(db, p, t->id);
     }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_UPDATED, t);
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -287,6 +294,17 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
 
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
 {
+    qrt_tracker_t t;
+
+    memset(&t, 0, sizeof(t));
+    t.id = id;
+    return qrt_store_tracker_delete_shown(db, p, &t);
+}
+
+apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
+                                            const qrt_tracker_t *t)
+{
+    apr_int64_t id = t->id;
     apr_dbd_transaction_t *tx;
     apr_int64_t now = tracker_now();
     /* updated_at too: the nodes' snapshots of codes learn of deletions from it. */
@@ -298,6 +316,10 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
         return rv;
     }
     rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        /* (before the deletion: a tracker known by its id alone is read for the data) */
+        rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_DELETED, t);
+    }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_tracker_delete, &n, args);
     }

@@ -444,10 +444,17 @@ static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *in, int n)
 {
+    return qrt_store_visits_record_ids(db, p, in, n, NULL);
+}
+
+apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
+                                         const qrt_visit_t *in, int n, apr_int64_t *ids)
+{
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     apr_int64_t *dict_ids = apr_pcalloc(p, (n > 0 ? n : 1) * 2 * sizeof(*dict_ids));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     apr_status_t rv;
+    int i;
 
     /* What an earlier transaction staged and did not see committed is forgotten. */
     qrt_dict_cache_abort(db->dict);
@@ -474,6 +481,9 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     }
     if (rv != APR_SUCCESS) {
         return rv;
+    }
+    for (i = 0; ids && i < n; i++) {
+        ids[i] = v[i].id;
     }
     if (qrt_dialect_remote(db->driver)) {
         /* (the order of the writers before: counters, then aggregates) */

@@ -137,6 +137,28 @@ def test_patch_and_delete_on_one_node_are_followed_by_the_other(nodes):
     assert scan(a, t["code"]).status_code == 404 and scan(b, t["code"]).status_code == 404
 
 
+def test_a_webhook_made_on_one_node_gets_the_other_nodes_scans_within_a_second(nodes):
+    a, b, tok = nodes
+    t = create(a, tok)
+    assert scan(b, t["code"]).status_code == 302    # b's writer knows the tracker already
+    with Api(a, tok) as s:
+        r = s.post("/webhook", json={"url": "https://hooks.example.com/nodes",
+                                     "events": ["scan.created"]})
+        assert r.status_code == 200, r.text
+        hook = r.json()["id"]
+
+    def rows():
+        return int(a.sql("SELECT COUNT(*) FROM webhook_events WHERE webhook_id = %d"
+                         % hook).strip())
+    # b reads the webhooks again within half a second of a change made elsewhere (the
+    # margin over a second is for the psql reads between scans)
+    follows_within(b, t["code"], lambda r: r.status_code == 302 and rows() > 0, limit=1.5)
+    n = rows()
+    for node in (a, b, b):
+        assert scan(node, t["code"]).status_code == 302
+    assert rows() == n + 3
+
+
 ANDROID = ("Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) "
            "Chrome/120.0.0.0 Mobile Safari/537.36")
 

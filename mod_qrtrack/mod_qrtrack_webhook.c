@@ -1,0 +1,283 @@
+/* mod_qrtrack_webhook: POST/GET /webhook, GET/DELETE /webhook/<id> and
+ * GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
+ * transactions of what they report (qrt_store_webhook.h); the delivery worker sends them. */
+#include <string.h>
+#include <apr_strings.h>
+
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_http.h"
+#include "mod_qrtrack_params.h"
+#include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_webhook.h"
+#include "qrt_json.h"
+#include "qrt_store_webhook.h"
+#include "qrt_valid.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+/* events: at most this many names (each may be given once; a repeat is harmless). */
+#define WEBHOOK_EVENTS_MAX 32
+
+static json_t *webhook_json(const qrt_webhook_t *w)
+{
+    json_t *j = json_object();
+
+    json_object_set_new(j, "id", json_integer(w->id));
+    json_object_set_new(j, "url", json_string(w->url));
+    json_object_set_new(j, "events", qrt_webhook_events_json(w->events));
+    json_object_set_new(j, "created_at", qrt_json_time(w->created_at));
+    json_object_set_new(j, "disabled_at", qrt_json_time(w->disabled_at));
+    json_object_set_new(j, "disabled_reason", qrt_json_str(w->disabled_reason));
+    json_object_set_new(j, "failures", json_integer(w->failures));
+    return j;
+}
+
+/* The caller's webhook whose id is the path segment seg: 404 for any other. */
+static qrt_err_t *webhook_load(qrt_req_t *q, const char *seg, qrt_webhook_t *w)
+{
+    apr_int64_t id;
+    apr_status_t rv;
+
+    if (!seg || qrt_parse_int(seg, 1, APR_INT64_MAX, &id) != 0) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    rv = qrt_store_webhook_get(&q->db, q->r->pool, id, w);
+    if (rv == APR_NOTFOUND || (rv == APR_SUCCESS && w->account_id != q->auth.account_id)) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    return rv == APR_SUCCESS ? NULL : qrt_error_store(q, "loading a webhook");
+}
+
+static void webhook_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
+{
+    if (!*e) {
+        *e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, field, msg);
+    }
+    else {
+        qrt_error_add(q, *e, field, msg);
+        (*e)->message = "The given data was invalid.";
+    }
+}
+
+/* url: a valid destination that names no address of the server's own networks by
+ * itself (a name is checked where it resolves, at every delivery). The literal's check
+ * does not read QRTrackWebhookAllow's list yet: qrt_netguard_allowed takes it. */
+static void webhook_url_check(qrt_req_t *q, qrt_err_t **e, const char *url)
+{
+    apr_pool_t *p = q->r->pool;
+    const char *why = qrt_webhook_url_check(p, url);
+    struct sockaddr_storage ss;
+
+    if (why) {
+        webhook_invalid(q, e, "url", apr_pstrcat(p, "The url ", why, ".", NULL));
+        return;
+    }
+    if (qrt_netguard_literal(qrt_url_host(p, url), &ss)
+        && qrt_netguard_literal_refused((const struct sockaddr *)&ss)) {
+        webhook_invalid(q, e, "url", "The url names a loopback, private, link-local or "
+                        "reserved address; QRTrackWebhookAllow must list it.");
+    }
+}
+
+/* events: a non-empty array of known event names. */
+static int webhook_events_read(qrt_req_t *q, qrt_err_t **e, json_t *v)
+{
+    apr_pool_t *p = q->r->pool;
+    size_t i;
+    int mask = 0;
+
+    if (!v || json_is_null(v)) {
+        webhook_invalid(q, e, "events", "The events field is required.");
+        return 0;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > WEBHOOK_EVENTS_MAX) {
+        webhook_invalid(q, e, "events", "The events must be an array of 1 to 32 event names.");
+        return 0;
+    }
+    for (i = 0; i < json_array_size(v); i++) {
+        json_t *n = json_array_get(v, i);
+        int bit = json_is_string(n) ? qrt_webhook_event_bit(json_string_value(n)) : 0;
+
+        if (!bit) {
+            webhook_invalid(q, e, apr_psprintf(p, "events.%lu", (unsigned long)i),
+                            "Unknown event: one of scan.created, click.created, "
+                            "tracker.created, tracker.updated, tracker.deleted, "
+                            "tracker.expired.");
+        }
+        mask |= bit;
+    }
+    return mask;
+}
+
+/* POST /webhook {"url", "events"}: the secret is in this answer only. */
+qrt_err_t *qrt_webhook_create(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    qrt_err_t *e = NULL;
+    json_t *url = q->json ? json_object_get(q->json, "url") : NULL, *j;
+    apr_status_t rv;
+    int limit = qrt_config()->webhook_limit;
+
+    memset(&w, 0, sizeof(w));
+    if (!url || json_is_null(url)) {
+        webhook_invalid(q, &e, "url", "The url field is required.");
+    }
+    else if (!json_is_string(url)) {
+        webhook_invalid(q, &e, "url", "The url must be a string.");
+    }
+    else {
+        w.url = json_string_value(url);
+        webhook_url_check(q, &e, w.url);
+    }
+    w.events = webhook_events_read(q, &e, q->json ? json_object_get(q->json, "events") : NULL);
+    if (e) {
+        return e;
+    }
+    w.account_id = q->auth.account_id;
+    rv = qrt_store_webhook_add(&q->db, q->r->pool, &w, limit);
+    if (rv == APR_ENOSPC) {
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "url", apr_psprintf(q->r->pool,
+                               "This account has %d webhooks already, the most it may have "
+                               "(QRTrackWebhookLimit); delete one first.", limit));
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "creating a webhook");
+    }
+    qrt_scan_webhooks_changed();
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01000: webhook %" APR_INT64_T_FMT
+                  " created for account %s", w.id, q->auth.account_name);
+    j = webhook_json(&w);
+    json_object_set_new(j, "secret", json_string(w.secret));
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* GET /webhook: the account's webhooks, without their secrets. */
+qrt_err_t *qrt_webhook_list(qrt_req_t *q)
+{
+    apr_array_header_t *list;
+    apr_int64_t page, rows, total;
+    json_t *data, *j;
+    qrt_err_t *e;
+    int i;
+
+    if ((e = qrt_params_paging(q, &page, &rows)) != NULL) {
+        return e;
+    }
+    if (qrt_store_webhook_list(&q->db, q->r->pool, q->auth.account_id, (page - 1) * rows,
+                               rows, &list, &total) != APR_SUCCESS) {
+        return qrt_error_store(q, "listing webhooks");
+    }
+    data = json_array();
+    for (i = 0; i < list->nelts; i++) {
+        json_array_append_new(data, webhook_json(&APR_ARRAY_IDX(list, i, qrt_webhook_t)));
+    }
+    j = json_object();
+    json_object_set_new(j, "data", data);
+    json_object_set_new(j, "meta", qrt_paging_meta(page, rows, total));
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* The webhook's state: what GET /webhook/<id> adds and deliveries carry. */
+static qrt_err_t *webhook_state(qrt_req_t *q, const qrt_webhook_t *w, json_t *j)
+{
+    apr_int64_t pending = 0, dropped = 0;
+
+    if (qrt_store_webhook_counts(&q->db, q->r->pool, w->id, &pending, &dropped)
+        != APR_SUCCESS) {
+        json_decref(j);
+        return qrt_error_store(q, "counting a webhook's events");
+    }
+    json_object_set_new(j, "disabled_at", qrt_json_time(w->disabled_at));
+    json_object_set_new(j, "disabled_reason", qrt_json_str(w->disabled_reason));
+    json_object_set_new(j, "failures", json_integer(w->failures));
+    json_object_set_new(j, "pending", json_integer(pending));
+    json_object_set_new(j, "dropped", json_integer(dropped));
+    return NULL;
+}
+
+/* GET /webhook/<id> */
+qrt_err_t *qrt_webhook_show(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    json_t *j;
+
+    if (e) {
+        return e;
+    }
+    j = webhook_json(&w);
+    if ((e = webhook_state(q, &w, j)) != NULL) {
+        return e;
+    }
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* DELETE /webhook/<id>: 204; its pending events are dropped. */
+qrt_err_t *qrt_webhook_delete(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    apr_status_t rv;
+
+    if (e) {
+        return e;
+    }
+    rv = qrt_store_webhook_delete(&q->db, q->r->pool, q->auth.account_id, w.id);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "deleting a webhook");
+    }
+    qrt_scan_webhooks_changed();
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01001: webhook %" APR_INT64_T_FMT
+                  " deleted by account %s", w.id, q->auth.account_name);
+    q->r->status = HTTP_NO_CONTENT;
+    return NULL;
+}
+
+/* GET /webhook/<id>/deliveries: its attempts, newest first, and its state. */
+qrt_err_t *qrt_webhook_deliveries(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    apr_array_header_t *list;
+    apr_int64_t page, rows, total;
+    json_t *data, *j, *state;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    int i;
+
+    if (e || (e = qrt_params_paging(q, &page, &rows)) != NULL) {
+        return e;
+    }
+    if (qrt_store_webhook_attempts(&q->db, q->r->pool, w.id, (page - 1) * rows, rows, &list,
+                                   &total) != APR_SUCCESS) {
+        return qrt_error_store(q, "listing a webhook's deliveries");
+    }
+    data = json_array();
+    for (i = 0; i < list->nelts; i++) {
+        const qrt_webhook_attempt_t *a = &APR_ARRAY_IDX(list, i, qrt_webhook_attempt_t);
+        json_t *d = json_object();
+
+        json_object_set_new(d, "id", json_integer(a->id));
+        json_object_set_new(d, "event_id", qrt_json_str(a->msg_id));
+        json_object_set_new(d, "event_type", qrt_json_str(a->event_type));
+        json_object_set_new(d, "attempt", json_integer(a->attempt));
+        json_object_set_new(d, "http_status", a->has_status ? json_integer(a->http_status)
+                                                            : json_null());
+        json_object_set_new(d, "error", qrt_json_str(a->error));
+        json_object_set_new(d, "at", qrt_json_time(a->at));
+        json_object_set_new(d, "next_attempt_at", qrt_json_time(a->next_attempt_at));
+        json_array_append_new(data, d);
+    }
+    state = json_object();
+    if ((e = webhook_state(q, &w, state)) != NULL) {
+        json_decref(data);
+        return e;
+    }
+    j = json_object();
+    json_object_set_new(j, "data", data);
+    json_object_set_new(j, "meta", qrt_paging_meta(page, rows, total));
+    json_object_set_new(j, "state", state);
+    return qrt_respond_json(q, HTTP_OK, j);
+}

@@ -1,0 +1,832 @@
+/* qrt_store_webhook: see qrt_store_webhook.h. */
+#include <string.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+
+#include "qrt_store_webhook.h"
+#include "qrt_csv.h"
+#include "qrt_date.h"
+#include "qrt_json.h"
+
+#define WEBHOOK_EVENT_TYPES "lsslsll"   /* webhook_event_add's arguments */
+#define WEBHOOK_EVENT_NARGS 7
+/* The writer's map of trackers to their accounts: forgotten whole past this size. */
+#define WEBHOOK_TRACKERS_MAX 65536
+#define WEBHOOK_BOUND_EVERY apr_time_from_sec(1)
+
+static apr_int64_t webhook_now(void)
+{
+    return apr_time_sec(apr_time_now());
+}
+
+static void webhook_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, qrt_webhook_t *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->id = qrt_db_int(db, row, 0, 0);
+    w->account_id = qrt_db_int(db, row, 1, 0);
+    w->url = apr_pstrdup(p, qrt_db_str(db, row, 2));
+    w->events = (int)qrt_db_int(db, row, 3, 0);
+    w->created_at = qrt_db_int(db, row, 4, 0);
+    w->failures = qrt_db_int(db, row, 5, 0);
+    w->disabled_at = qrt_db_int(db, row, 6, 0);
+    w->disabled_reason = apr_pstrdup(p, qrt_db_str(db, row, 7));
+}
+
+/* Ends a transaction: rolled back when rv is an error. */
+static apr_status_t webhook_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *tx,
+                                apr_status_t rv)
+{
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, tx);
+    }
+    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_add(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w, int limit)
+{
+    apr_dbd_transaction_t *tx;
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *cargs[] = { &w->account_id };
+    apr_int64_t count = 0;
+    apr_status_t rv;
+
+    w->secret = qrt_webhook_secret_make(p);
+    if (!w->secret) {
+        db->error = "no random bytes for a secret";
+        return APR_EGENERAL;
+    }
+    w->created_at = webhook_now();
+    rv = qrt_db_begin(db, p, &tx);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select_int(db, p, SQL_webhook_account_lock, cargs, &count);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, SQL_webhook_count, cargs, &count);
+    }
+    if (rv == APR_SUCCESS && count >= limit) {
+        rv = APR_ENOSPC;
+    }
+    if (rv == APR_SUCCESS) {
+        const void *args[] = { &w->account_id, w->url, &w->events, w->secret,
+                               &w->created_at };
+
+        rv = qrt_db_select(db, p, SQL_webhook_add, &res, args);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            w->id = qrt_db_int(db, row, 0, 0);
+            rv = APR_SUCCESS;
+        }
+    }
+    return webhook_end(db, p, tx, rv);
+}
+
+apr_status_t qrt_store_webhook_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    apr_int64_t offset, apr_int64_t limit,
+                                    apr_array_header_t **out, apr_int64_t *total)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *cargs[] = { &account_id };
+    const void *args[] = { &account_id, &limit, &offset };
+    apr_status_t rv;
+
+    *out = apr_array_make(p, 8, sizeof(qrt_webhook_t));
+    *total = 0;
+    rv = qrt_db_select_int(db, p, SQL_webhook_count, cargs, total);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select(db, p, SQL_webhook_page, &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        webhook_read(db, p, row, apr_array_push(*out));
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_webhook_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                   qrt_webhook_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &id };
+    apr_status_t rv = qrt_db_select(db, p, SQL_webhook_get, &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_NOTFOUND;
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        webhook_read(db, p, row, out);
+        rv = APR_SUCCESS;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                      apr_int64_t id)
+{
+    apr_dbd_transaction_t *tx;
+    const void *args[] = { &id, &account_id };
+    const void *eargs[] = { &id };
+    int n = 0;
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_exec(db, p, SQL_webhook_delete, &n, args);
+    if (rv == APR_SUCCESS && n == 0) {
+        rv = APR_NOTFOUND;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_webhook_events_drop_all, NULL, eargs);
+    }
+    return webhook_end(db, p, tx, rv);
+}
+
+apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                      apr_int64_t *pending, apr_int64_t *dropped)
+{
+    int state = QRT_WEBHOOK_PENDING;
+    const void *args[] = { &id, &state };
+    apr_status_t rv;
+
+    *pending = *dropped = 0;
+    rv = qrt_db_select_int(db, p, SQL_webhook_events_state_count, args, pending);
+    if (rv == APR_SUCCESS) {
+        state = QRT_WEBHOOK_DROPPED;
+        rv = qrt_db_select_int(db, p, SQL_webhook_events_state_count, args, dropped);
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_attempts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        apr_int64_t offset, apr_int64_t limit,
+                                        apr_array_header_t **out, apr_int64_t *total)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *cargs[] = { &id };
+    const void *args[] = { &id, &limit, &offset };
+    apr_status_t rv;
+
+    *out = apr_array_make(p, 16, sizeof(qrt_webhook_attempt_t));
+    *total = 0;
+    rv = qrt_db_select_int(db, p, SQL_webhook_attempt_count, cargs, total);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select(db, p, SQL_webhook_attempt_page, &res, args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        qrt_webhook_attempt_t *a = apr_array_push(*out);
+
+        a->id = qrt_db_int(db, row, 0, 0);
+        a->msg_id = apr_pstrdup(p, qrt_db_str(db, row, 1));
+        a->event_type = apr_pstrdup(p, qrt_db_str(db, row, 2));
+        a->attempt = qrt_db_int(db, row, 3, 0);
+        a->has_status = qrt_db_str(db, row, 4) != NULL;
+        a->http_status = qrt_db_int(db, row, 4, 0);
+        a->error = apr_pstrdup(p, qrt_db_str(db, row, 5));
+        a->at = qrt_db_int(db, row, 6, 0);
+        a->next_attempt_at = qrt_db_int(db, row, 7, 0);
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- the events -------------------------------------------------------------------- */
+
+/* Stored text is not trusted to be UTF-8: never drop a member for it. */
+static json_t *webhook_str(apr_pool_t *p, const char *s)
+{
+    json_t *j;
+
+    if (!s) {
+        return json_null();
+    }
+    j = json_string(s);
+    return j ? j : json_string(qrt_csv_utf8_clean(p, s, strlen(s)));
+}
+
+json_t *qrt_store_webhook_visit_json(apr_pool_t *p, const qrt_visit_t *v, const char *code)
+{
+    json_t *j = json_object();
+    char when[QRT_DATE_LEN];
+
+    qrt_date_format(when, v->visit_start, 0);
+    json_object_set_new(j, "id", json_integer(v->id));
+    json_object_set_new(j, "tracker_id", json_integer(v->tracker_id));
+    json_object_set_new(j, "code", webhook_str(p, code));
+    json_object_set_new(j, "visit_start", json_string(when));
+    json_object_set_new(j, "source", webhook_str(p, v->source));
+    json_object_set_new(j, "ip", webhook_str(p, v->ip));
+    json_object_set_new(j, "country", webhook_str(p, v->country));
+    json_object_set_new(j, "city", webhook_str(p, v->city));
+    json_object_set_new(j, "browser", webhook_str(p, v->browser));
+    json_object_set_new(j, "browser_version", webhook_str(p, v->browser_version));
+    json_object_set_new(j, "os", webhook_str(p, v->os));
+    json_object_set_new(j, "device", webhook_str(p, v->device));
+    json_object_set_new(j, "referer", webhook_str(p, v->referer));
+    json_object_set_new(j, "user_agent", webhook_str(p, v->user_agent));
+    json_object_set_new(j, "bot", json_boolean(v->bot));
+    json_object_set_new(j, "destination", webhook_str(p, v->destination));
+    return j;
+}
+
+json_t *qrt_store_webhook_tracker_json(const qrt_tracker_t *t)
+{
+    json_t *j = json_object(), *tags = json_array();
+    int i;
+
+    for (i = 0; t->tags && i < t->tags->nelts; i++) {
+        json_array_append_new(tags, json_string(APR_ARRAY_IDX(t->tags, i, const char *)));
+    }
+    json_object_set_new(j, "tracker_id", json_integer(t->id));
+    json_object_set_new(j, "code", qrt_json_str(t->code));
+    json_object_set_new(j, "name", qrt_json_str(t->name));
+    json_object_set_new(j, "type", qrt_json_str(t->type));
+    json_object_set_new(j, "redirect_url", qrt_json_str(t->redirect_url));
+    json_object_set_new(j, "tags", tags);
+    json_object_set_new(j, "created_at", qrt_json_time(t->created_at));
+    json_object_set_new(j, "updated_at", qrt_json_time(t->updated_at));
+    json_object_set_new(j, "totalScans", json_integer(t->total_scans));
+    json_object_set_new(j, "totalClicks", json_integer(t->total_clicks));
+    json_object_set_new(j, "password_protected", json_boolean(t->password_protected));
+    return j;
+}
+
+/* One outbox row; args: WEBHOOK_EVENT_NARGS pointers, in p. */
+static void webhook_event_args(apr_pool_t *p, const void **args, apr_int64_t webhook_id,
+                               int type, const apr_int64_t *tracker_id, const char *body,
+                               apr_int64_t now)
+{
+    apr_int64_t *ints = apr_palloc(p, 3 * sizeof(*ints));
+    const char *msg = qrt_webhook_msg_id(p);
+
+    ints[0] = webhook_id;
+    ints[1] = now;
+    ints[2] = now;
+    args[0] = &ints[0];
+    args[1] = msg;
+    args[2] = qrt_webhook_event_name(type);
+    args[3] = tracker_id;
+    args[4] = body;
+    args[5] = &ints[1];
+    args[6] = &ints[2];
+}
+
+apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
+                                             const qrt_tracker_t *t)
+{
+    apr_int64_t account_id = t->account_id, now = webhook_now();
+    apr_array_header_t *hooks = apr_array_make(p, 4, sizeof(apr_int64_t));
+    qrt_tracker_t loaded;
+    apr_status_t rv;
+    const char *body;
+    json_t *data;
+    int i;
+
+    if (!account_id) {
+        const void *args[] = { &t->id };
+        apr_dbd_results_t *res;
+        apr_dbd_row_t *row = NULL;
+
+        rv = qrt_db_select(db, p, SQL_webhook_tracker_owner, &res, args);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        while (qrt_db_row(db, p, res, &row) == 0) {
+            account_id = qrt_db_int(db, row, 1, 0);
+        }
+    }
+    {
+        const void *args[] = { &account_id, &type };
+
+        rv = qrt_db_each(db, p, SQL_webhook_subscribers, args, qrt_db_int_list_row, hooks);
+    }
+    if (rv != APR_SUCCESS || hooks->nelts == 0) {
+        return rv;
+    }
+    if (t->event_json) {
+        data = t->event_json(t->event_ctx, t);
+    }
+    else {
+        if (!t->code) {
+            memset(&loaded, 0, sizeof(loaded));
+            rv = qrt_store_tracker_get(db, p, t->id, &loaded);
+            if (rv != APR_SUCCESS) {
+                return rv == APR_NOTFOUND ? APR_SUCCESS : rv;
+            }
+            t = &loaded;
+        }
+        data = qrt_store_webhook_tracker_json(t);
+    }
+    body = qrt_webhook_body(p, type, now, data);
+    for (i = 0; i < hooks->nelts && rv == APR_SUCCESS; i++) {
+        const void *args[WEBHOOK_EVENT_NARGS];
+
+        webhook_event_args(p, args, APR_ARRAY_IDX(hooks, i, apr_int64_t), type, &t->id, body,
+                           now);
+        rv = qrt_db_exec(db, p, SQL_webhook_event_add, NULL, args);
+    }
+    return rv;
+}
+
+/* ---- the scan writer's side ---------------------------------------------------------- */
+
+typedef struct {
+    apr_int64_t id;
+    int events;
+} webhook_sub;
+
+typedef struct {
+    apr_int64_t id, account_id;
+    const char *code;
+} webhook_trk;
+
+struct qrt_webhook_cache_t {
+    apr_pool_t *hooks_pool;         /* the subscriptions, made again on a change */
+    apr_hash_t *accounts;           /* account id -> apr_array_header_t of webhook_sub */
+    int any;                        /* every enabled webhook's events together */
+    int loaded;
+    apr_int64_t fp[4];              /* webhook_fingerprint when they were read */
+    apr_time_t checked;
+    apr_uint32_t gen;
+    apr_pool_t *trk_pool;
+    apr_hash_t *trackers;           /* tracker id -> webhook_trk (never change) */
+    apr_array_header_t *staged;     /* webhooks given events in the open transaction */
+    apr_pool_t *touched_pool;
+    apr_hash_t *touched;            /* ... since the last check of the bound */
+    apr_time_t bound_at;
+    apr_int64_t sweep_events, sweep_attempts;   /* where the sweep's pass is */
+};
+
+qrt_webhook_cache_t *qrt_webhook_cache_make(apr_pool_t *p)
+{
+    qrt_webhook_cache_t *c = apr_pcalloc(p, sizeof(*c));
+
+    apr_pool_create(&c->hooks_pool, p);
+    apr_pool_create(&c->trk_pool, p);
+    apr_pool_create(&c->touched_pool, p);
+    c->staged = apr_array_make(p, 64, sizeof(apr_int64_t));
+    qrt_webhook_cache_reset(c);
+    return c;
+}
+
+void qrt_webhook_cache_reset(qrt_webhook_cache_t *c)
+{
+    apr_pool_clear(c->hooks_pool);
+    apr_pool_clear(c->trk_pool);
+    apr_pool_clear(c->touched_pool);
+    c->accounts = apr_hash_make(c->hooks_pool);
+    c->trackers = apr_hash_make(c->trk_pool);
+    c->touched = apr_hash_make(c->touched_pool);
+    c->staged->nelts = 0;
+    c->any = 0;
+    c->loaded = 0;
+    c->checked = 0;
+}
+
+static apr_status_t webhook_fp_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *fp = ctx;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        fp[i] = qrt_db_int(db, row, i, 0);
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t webhook_sub_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    qrt_webhook_cache_t *c = ctx;
+    apr_int64_t account = qrt_db_int(db, row, 1, 0);
+    apr_array_header_t *subs = apr_hash_get(c->accounts, &account, sizeof(account));
+    webhook_sub *s;
+
+    if (!subs) {
+        apr_int64_t *key = apr_pmemdup(c->hooks_pool, &account, sizeof(account));
+
+        subs = apr_array_make(c->hooks_pool, 2, sizeof(webhook_sub));
+        apr_hash_set(c->accounts, key, sizeof(*key), subs);
+    }
+    s = apr_array_push(subs);
+    s->id = qrt_db_int(db, row, 0, 0);
+    s->events = (int)qrt_db_int(db, row, 2, 0);
+    c->any |= s->events;
+    return APR_SUCCESS;
+}
+
+/* The enabled webhooks read again when they changed: this server's API said so (gen),
+ * or their fingerprint moved (checked every QRT_WEBHOOK_CHECK). */
+static apr_status_t webhook_cache_refresh(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                          apr_uint32_t gen)
+{
+    apr_time_t now = apr_time_now();
+    apr_int64_t fp[4] = { 0, 0, 0, 0 };
+    const void *none[] = { NULL };
+    apr_status_t rv;
+
+    if (c->loaded && gen == c->gen && now - c->checked < QRT_WEBHOOK_CHECK) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_each(db, p, SQL_webhook_fingerprint, none, webhook_fp_row, fp);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    c->checked = now;
+    c->gen = gen;
+    if (c->loaded && !memcmp(fp, c->fp, sizeof(fp))) {
+        return APR_SUCCESS;
+    }
+    apr_pool_clear(c->hooks_pool);
+    c->accounts = apr_hash_make(c->hooks_pool);
+    c->any = 0;
+    c->loaded = 0;
+    rv = qrt_db_each(db, p, SQL_webhook_enabled_all, none, webhook_sub_row, c);
+    if (rv == APR_SUCCESS) {
+        memcpy(c->fp, fp, sizeof(fp));
+        c->loaded = 1;
+    }
+    return rv;
+}
+
+static apr_status_t webhook_trk_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    webhook_trk *t = ctx;
+
+    t->account_id = qrt_db_int(db, row, 1, 0);
+    t->code = qrt_db_str(db, row, 2);
+    return APR_SUCCESS;
+}
+
+/* A tracker's account and code, from the cache or the database (NULL: no such tracker). */
+static apr_status_t webhook_cache_tracker(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                          apr_int64_t id, const webhook_trk **out)
+{
+    webhook_trk *t = apr_hash_get(c->trackers, &id, sizeof(id)), found;
+    const void *args[] = { &id };
+    apr_status_t rv;
+
+    *out = t;
+    if (t) {
+        return APR_SUCCESS;
+    }
+    memset(&found, 0, sizeof(found));
+    rv = qrt_db_each(db, p, SQL_webhook_tracker_owner, args, webhook_trk_row, &found);
+    if (rv != APR_SUCCESS || !found.account_id) {
+        return rv;
+    }
+    if (apr_hash_count(c->trackers) >= WEBHOOK_TRACKERS_MAX) {
+        apr_pool_clear(c->trk_pool);
+        c->trackers = apr_hash_make(c->trk_pool);
+    }
+    t = apr_palloc(c->trk_pool, sizeof(*t));
+    t->id = id;
+    t->account_id = found.account_id;
+    t->code = apr_pstrdup(c->trk_pool, found.code);
+    apr_hash_set(c->trackers, &t->id, sizeof(t->id), t);
+    *out = t;
+    return APR_SUCCESS;
+}
+
+/* The webhooks of a tracker's account that take event type bit (NULL: none). */
+static apr_array_header_t *webhook_cache_subs(qrt_webhook_cache_t *c, const webhook_trk *t,
+                                              int bit)
+{
+    apr_array_header_t *subs = apr_hash_get(c->accounts, &t->account_id,
+                                            sizeof(t->account_id));
+    int i;
+
+    for (i = 0; subs && i < subs->nelts; i++) {
+        if (APR_ARRAY_IDX(subs, i, webhook_sub).events & bit) {
+            return subs;
+        }
+    }
+    return NULL;
+}
+
+/* Rows (WEBHOOK_EVENT_NARGS values each) of one event for every webhook in subs that
+ * takes bit; the webhooks staged for the bound. */
+static void webhook_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c, apr_array_header_t *rows,
+                             apr_array_header_t *subs, int bit, const apr_int64_t *tracker_id,
+                             const char *body, apr_int64_t now)
+{
+    int i;
+
+    for (i = 0; i < subs->nelts; i++) {
+        const webhook_sub *s = &APR_ARRAY_IDX(subs, i, webhook_sub);
+        const void **args;
+
+        if (!(s->events & bit)) {
+            continue;
+        }
+        args = apr_array_push(rows);
+        webhook_event_args(p, args, s->id, bit, tracker_id, body, now);
+        APR_ARRAY_PUSH(c->staged, apr_int64_t) = s->id;
+    }
+}
+
+static apr_status_t webhook_rows_write(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *rows)
+{
+    if (rows->nelts == 0) {
+        return APR_SUCCESS;
+    }
+    return qrt_db_exec_rows(db, p, SQL_webhook_event_add, WEBHOOK_EVENT_TYPES,
+                            (const void **)rows->elts, rows->nelts);
+}
+
+apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n)
+{
+    apr_array_header_t *rows;
+    apr_int64_t now = webhook_now();
+    apr_status_t rv = webhook_cache_refresh(db, p, c, gen);
+    int i;
+
+    if (rv != APR_SUCCESS
+        || !(c->any & (QRT_WEBHOOK_SCAN_CREATED | QRT_WEBHOOK_CLICK_CREATED))) {
+        return rv;
+    }
+    rows = apr_array_make(p, n, WEBHOOK_EVENT_NARGS * sizeof(const void *));
+    for (i = 0; i < n; i++) {
+        int bit = v[i].source && !strcmp(v[i].source, "click") ? QRT_WEBHOOK_CLICK_CREATED
+                                                               : QRT_WEBHOOK_SCAN_CREATED;
+        const webhook_trk *t;
+        apr_array_header_t *subs;
+
+        if (!(c->any & bit)) {
+            continue;
+        }
+        rv = webhook_cache_tracker(db, p, c, v[i].tracker_id, &t);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (t && (subs = webhook_cache_subs(c, t, bit)) != NULL) {
+            const char *body = qrt_webhook_body(p, bit, now,
+                                                qrt_store_webhook_visit_json(p, &v[i], t->code));
+
+            webhook_rows_add(p, c, rows, subs, bit, &v[i].tracker_id, body, now);
+        }
+    }
+    return webhook_rows_write(db, p, rows);
+}
+
+/* What ended a tracker's validity in a batch: "max_scans", "valid_until" or NULL;
+ * *at the time of the visit that met it. */
+static const char *webhook_expiry_reason(const qrt_visit_t *v, int n, apr_int64_t tracker,
+                                         apr_int64_t last_visit, int has_until,
+                                         apr_int64_t valid_until, apr_int64_t max_scans,
+                                         apr_int64_t redirected, apr_int64_t *at)
+{
+    int i;
+
+    for (i = 0; max_scans > 0 && redirected >= max_scans && i < n; i++) {
+        if (v[i].tracker_id == tracker && v[i].capped == QRT_VISIT_CAP_COUNT
+            && v[i].cap_outcome == QRT_VISIT_CAP_SENT) {
+            *at = v[i].visit_start;
+            return "max_scans";
+        }
+    }
+    for (i = 0; has_until && last_visit <= valid_until && i < n; i++) {
+        if (v[i].tracker_id == tracker && !v[i].bot && v[i].visit_start > valid_until) {
+            *at = v[i].visit_start;
+            return "valid_until";
+        }
+    }
+    return NULL;
+}
+
+typedef struct {
+    apr_int64_t last_visit, valid_until, max_scans, redirected;
+    int has_until, found;
+} webhook_expiry;
+
+static apr_status_t webhook_expiry_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    webhook_expiry *e = ctx;
+
+    e->found = 1;
+    e->last_visit = qrt_db_int(db, row, 0, 0);
+    e->has_until = qrt_db_str(db, row, 1) != NULL;
+    e->valid_until = qrt_db_int(db, row, 1, 0);
+    e->max_scans = qrt_db_int(db, row, 2, 0);
+    e->redirected = qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n)
+{
+    apr_array_header_t *rows;
+    apr_hash_t *seen;
+    apr_int64_t now = webhook_now();
+    apr_status_t rv = webhook_cache_refresh(db, p, c, gen);
+    int i;
+
+    if (rv != APR_SUCCESS || !(c->any & QRT_WEBHOOK_TRACKER_EXPIRED)) {
+        return rv;
+    }
+    rows = apr_array_make(p, 4, WEBHOOK_EVENT_NARGS * sizeof(const void *));
+    seen = apr_hash_make(p);
+    for (i = 0; i < n; i++) {
+        const apr_int64_t *id = &v[i].tracker_id;
+        const void *args[] = { id };
+        const webhook_trk *t;
+        apr_array_header_t *subs;
+        webhook_expiry e;
+        const char *reason;
+        apr_int64_t at = 0;
+        json_t *data;
+
+        if (apr_hash_get(seen, id, sizeof(*id))) {
+            continue;
+        }
+        apr_hash_set(seen, id, sizeof(*id), "");
+        rv = webhook_cache_tracker(db, p, c, *id, &t);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (!t || !(subs = webhook_cache_subs(c, t, QRT_WEBHOOK_TRACKER_EXPIRED))) {
+            continue;
+        }
+        memset(&e, 0, sizeof(e));
+        rv = qrt_db_each(db, p, SQL_webhook_tracker_expiry, args, webhook_expiry_row, &e);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        reason = e.found ? webhook_expiry_reason(v, n, *id, e.last_visit, e.has_until,
+                                                 e.valid_until, e.max_scans, e.redirected,
+                                                 &at)
+                         : NULL;
+        if (!reason) {
+            continue;
+        }
+        data = json_object();
+        json_object_set_new(data, "tracker_id", json_integer(*id));
+        json_object_set_new(data, "code", webhook_str(p, t->code));
+        json_object_set_new(data, "reason", json_string(reason));
+        json_object_set_new(data, "valid_until", e.has_until ? qrt_json_time(e.valid_until)
+                                                             : json_null());
+        json_object_set_new(data, "max_scans", e.max_scans > 0 ? json_integer(e.max_scans)
+                                                               : json_null());
+        json_object_set_new(data, "expired_at", qrt_json_time(at));
+        webhook_rows_add(p, c, rows, subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
+                         qrt_webhook_body(p, QRT_WEBHOOK_TRACKER_EXPIRED, now, data), now);
+    }
+    return webhook_rows_write(db, p, rows);
+}
+
+void qrt_webhook_cache_commit(qrt_webhook_cache_t *c)
+{
+    int i;
+
+    for (i = 0; c && i < c->staged->nelts; i++) {
+        apr_int64_t id = APR_ARRAY_IDX(c->staged, i, apr_int64_t);
+
+        if (!apr_hash_get(c->touched, &id, sizeof(id))) {
+            apr_int64_t *key = apr_pmemdup(c->touched_pool, &id, sizeof(id));
+
+            apr_hash_set(c->touched, key, sizeof(*key), key);
+        }
+    }
+    if (c) {
+        c->staged->nelts = 0;
+    }
+}
+
+void qrt_webhook_cache_abort(qrt_webhook_cache_t *c)
+{
+    if (c) {
+        c->staged->nelts = 0;
+    }
+}
+
+/* The oldest pending events of one webhook past limit, dropped; *n how many. */
+static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                      apr_int64_t limit, apr_int64_t *n)
+{
+    const void *cargs[] = { &id, &limit };
+    apr_int64_t cut = 0;
+    int rows = 0;
+    apr_status_t rv = qrt_db_select_int(db, p, SQL_webhook_bound_cut, cargs, &cut);
+
+    if (rv != APR_SUCCESS || cut <= 0) {
+        return rv;
+    }
+    {
+        const void *args[] = { &id, &cut };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_bound_drop, &rows, args);
+    }
+    *n += rows;
+    return rv;
+}
+
+int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c)
+{
+    return apr_hash_count(c->touched) > 0 && apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY;
+}
+
+apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                     apr_int64_t limit, int all, apr_int64_t *dropped)
+{
+    apr_time_t now = apr_time_now();
+    apr_hash_index_t *hi;
+    apr_hash_t *ids;
+    apr_status_t rv = APR_SUCCESS;
+
+    *dropped = 0;
+    if (!all && !qrt_webhook_cache_bound_due(c)) {
+        return APR_SUCCESS;
+    }
+    if (all && (rv = webhook_cache_refresh(db, p, c, c->gen)) != APR_SUCCESS) {
+        return rv;
+    }
+    ids = all ? c->accounts : c->touched;
+    for (hi = apr_hash_first(p, ids); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
+        const void *val;
+
+        apr_hash_this(hi, NULL, NULL, (void **)&val);
+        if (all) {
+            const apr_array_header_t *subs = val;
+            int i;
+
+            for (i = 0; i < subs->nelts && rv == APR_SUCCESS; i++) {
+                rv = webhook_bound_one(db, p, APR_ARRAY_IDX(subs, i, webhook_sub).id, limit,
+                                       dropped);
+            }
+        }
+        else {
+            rv = webhook_bound_one(db, p, *(const apr_int64_t *)val, limit, dropped);
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        c->bound_at = now;
+        apr_pool_clear(c->touched_pool);
+        c->touched = apr_hash_make(c->touched_pool);
+    }
+    return rv;
+}
+
+/* One window of one table's sweep from *cursor: *cursor moves on, or back to 0 when
+ * the window reached rows younger than before (the pass is over). */
+static apr_status_t webhook_sweep_table(qrt_db_t *db, apr_pool_t *p, const char *end_label,
+                                        const char *del_label, apr_int64_t *cursor,
+                                        apr_int64_t before, apr_int64_t batch)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t offset = batch - 1, end = APR_INT64_MAX, end_at = 0;
+    const void *eargs[] = { cursor, &offset };
+    apr_status_t rv = qrt_db_select(db, p, end_label, &res, eargs);
+    int found = 0;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        end = qrt_db_int(db, row, 0, 0);
+        end_at = qrt_db_int(db, row, 1, 0);
+        found = 1;
+    }
+    {
+        const void *args[] = { cursor, &end, &before };
+
+        rv = qrt_db_exec(db, p, del_label, NULL, args);
+    }
+    if (rv == APR_SUCCESS) {
+        *cursor = found && end_at < before ? end : 0;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_sweep(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                     apr_int64_t before, apr_int64_t batch, int *more)
+{
+    apr_status_t rv = webhook_sweep_table(db, p, SQL_webhook_sweep_events_end,
+                                          SQL_webhook_sweep_events, &c->sweep_events, before,
+                                          batch);
+
+    if (rv == APR_SUCCESS) {
+        rv = webhook_sweep_table(db, p, SQL_webhook_sweep_attempts_end,
+                                 SQL_webhook_sweep_attempts, &c->sweep_attempts, before,
+                                 batch);
+    }
+    *more = c->sweep_events != 0 || c->sweep_attempts != 0;
+    return rv;
+}

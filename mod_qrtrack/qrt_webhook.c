@@ -1,0 +1,199 @@
+/* qrt_webhook: see qrt_webhook.h. */
+#include <string.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <apr_strings.h>
+#include <apr_base64.h>
+#include <apr_general.h>
+
+#include "qrt_webhook.h"
+#include "qrt_date.h"
+#include "qrt_json.h"
+#include "qrt_valid.h"
+
+static const char *const webhook_names[] = {
+    "scan.created", "click.created", "tracker.created", "tracker.updated",
+    "tracker.deleted", "tracker.expired"
+};
+#define WEBHOOK_NAMES (int)(sizeof(webhook_names) / sizeof(webhook_names[0]))
+
+int qrt_webhook_event_bit(const char *name)
+{
+    int i;
+
+    for (i = 0; name && i < WEBHOOK_NAMES; i++) {
+        if (!strcmp(name, webhook_names[i])) {
+            return 1 << i;
+        }
+    }
+    return 0;
+}
+
+const char *qrt_webhook_event_name(int bit)
+{
+    int i;
+
+    for (i = 0; i < WEBHOOK_NAMES; i++) {
+        if (bit == 1 << i) {
+            return webhook_names[i];
+        }
+    }
+    return NULL;
+}
+
+json_t *qrt_webhook_events_json(int mask)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; i < WEBHOOK_NAMES; i++) {
+        if (mask & (1 << i)) {
+            json_array_append_new(a, json_string(webhook_names[i]));
+        }
+    }
+    return a;
+}
+
+const char *qrt_webhook_secret_make(apr_pool_t *p)
+{
+    unsigned char raw[32];
+    char *out;
+
+    if (apr_generate_random_bytes(raw, sizeof(raw)) != APR_SUCCESS) {
+        return NULL;
+    }
+    out = apr_palloc(p, 6 + apr_base64_encode_len(sizeof(raw)));
+    memcpy(out, "whsec_", 6);
+    apr_base64_encode_binary(out + 6, raw, sizeof(raw));
+    return out;
+}
+
+const char *qrt_webhook_msg_id(apr_pool_t *p)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    unsigned char raw[22];
+    char *out = apr_palloc(p, 4 + sizeof(raw) + 1);
+    int i;
+
+    if (apr_generate_random_bytes(raw, sizeof(raw)) != APR_SUCCESS) {
+        return NULL;
+    }
+    memcpy(out, "msg_", 4);
+    for (i = 0; i < (int)sizeof(raw); i++) {
+        out[4 + i] = alphabet[raw[i] & 63];     /* 64 symbols: no bias */
+    }
+    out[4 + sizeof(raw)] = '\0';
+    return out;
+}
+
+const char *qrt_webhook_url_check(apr_pool_t *p, const char *url)
+{
+    const char *why, *auth, *end;
+
+    if (!url) {
+        return "is required";
+    }
+    if (strlen(url) > QRT_WEBHOOK_URL_MAX) {
+        return "may not be longer than 2048 bytes";
+    }
+    if ((why = qrt_valid_redirect_url(url)) != NULL) {
+        return why;
+    }
+    /* (qrt_valid_redirect_url has checked the "scheme://" start) */
+    auth = strstr(url, "//") + 2;
+    end = auth + strcspn(auth, "/?#");
+    if (memchr(auth, '@', (apr_size_t)(end - auth))) {
+        return "may not contain a user name or password";
+    }
+    (void)p;
+    return NULL;
+}
+
+int qrt_netguard_literal(const char *host, struct sockaddr_storage *out)
+{
+    char buf[64];
+    apr_size_t len;
+
+    memset(out, 0, sizeof(*out));
+    if (!host || !*host) {
+        return 0;
+    }
+    len = strlen(host);
+    if (host[0] == '[' && host[len - 1] == ']' && len - 2 < sizeof(buf)) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)out;
+
+        memcpy(buf, host + 1, len - 2);
+        buf[len - 2] = '\0';
+        if (inet_pton(AF_INET6, buf, &s6->sin6_addr) == 1) {
+            s6->sin6_family = AF_INET6;
+            return 1;
+        }
+        return 0;
+    }
+    {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)out;
+
+        if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+            s4->sin_family = AF_INET;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An IPv4 address (4 bytes, network order) a webhook may not name by itself. */
+static int netguard_v4_refused(const unsigned char *a)
+{
+    return a[0] == 0                                    /* 0/8: "this network" */
+        || a[0] == 10                                   /* private */
+        || a[0] == 127                                  /* loopback */
+        || (a[0] == 100 && (a[1] & 0xc0) == 64)         /* 100.64/10, CGNAT */
+        || (a[0] == 169 && a[1] == 254)                 /* link-local, metadata */
+        || (a[0] == 172 && (a[1] & 0xf0) == 16)         /* private */
+        || (a[0] == 192 && a[1] == 168)                 /* private */
+        || (a[0] == 192 && a[1] == 0 && a[2] == 0)      /* 192.0.0/24: IETF */
+        || (a[0] == 198 && (a[1] & 0xfe) == 18)         /* 198.18/15: benchmarking */
+        || a[0] >= 224;                                 /* multicast, reserved */
+}
+
+int qrt_netguard_literal_refused(const struct sockaddr *sa)
+{
+    static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+    static const unsigned char zero[12] = { 0 };
+
+    if (sa->sa_family == AF_INET) {
+        return netguard_v4_refused(
+            (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
+    }
+    if (sa->sa_family == AF_INET6) {
+        const unsigned char *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+
+        if (!memcmp(a, mapped, 12) || !memcmp(a, zero, 12)) {
+            /* ::ffff:a.b.c.d and ::a.b.c.d (::1 and :: among them) */
+            return !memcmp(a, zero, 12) ? 1 : netguard_v4_refused(a + 12);
+        }
+        return (a[0] & 0xfe) == 0xfc                    /* fc00::/7, unique local */
+            || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)  /* fe80::/10, link-local */
+            || (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)  /* fec0::/10, site-local */
+            || a[0] == 0xff                             /* multicast */
+            || (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b
+                && netguard_v4_refused(a + 12));        /* 64:ff9b::/96, NAT64 */
+    }
+    return 1;
+}
+
+char *qrt_webhook_body(apr_pool_t *p, int type_bit, apr_int64_t at, json_t *data)
+{
+    json_t *j = json_object();
+    char when[QRT_DATE_LEN];
+    char *out;
+
+    qrt_date_format(when, at, 0);
+    json_object_set_new(j, "type", json_string(qrt_webhook_event_name(type_bit)));
+    json_object_set_new(j, "timestamp", json_string(when));
+    json_object_set_new(j, "data", data ? data : json_object());
+    out = qrt_json_dump(p, j, NULL);
+    json_decref(j);
+    return out;
+}

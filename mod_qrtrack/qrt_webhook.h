@@ -1,0 +1,59 @@
+/* qrt_webhook: webhooks' event types, secrets, message ids, destination URLs and the
+ * bodies of the events (CONTRACT section 7, "Webhooks"; no httpd header). */
+#ifndef QRT_WEBHOOK_H
+#define QRT_WEBHOOK_H
+
+#include <apr_pools.h>
+#include <sys/socket.h>
+#include <jansson.h>
+
+/* webhooks.events: a bit per event type. */
+#define QRT_WEBHOOK_SCAN_CREATED     1
+#define QRT_WEBHOOK_CLICK_CREATED    2
+#define QRT_WEBHOOK_TRACKER_CREATED  4
+#define QRT_WEBHOOK_TRACKER_UPDATED  8
+#define QRT_WEBHOOK_TRACKER_DELETED  16
+#define QRT_WEBHOOK_TRACKER_EXPIRED  32
+#define QRT_WEBHOOK_EVENTS_ALL       63
+
+/* webhook_events.state */
+#define QRT_WEBHOOK_PENDING   0
+#define QRT_WEBHOOK_DELIVERED 1
+#define QRT_WEBHOOK_FAILED    2
+#define QRT_WEBHOOK_DROPPED   3
+
+/* A destination URL: at most this many bytes. */
+#define QRT_WEBHOOK_URL_MAX 2048
+
+/* The bit of an event name ("scan.created"), 0 for an unknown name. */
+int qrt_webhook_event_bit(const char *name);
+/* The name of a single event bit, NULL for anything else. */
+const char *qrt_webhook_event_name(int bit);
+/* A bit mask as a JSON array of names, in bit order. */
+json_t *qrt_webhook_events_json(int mask);
+
+/* "whsec_" + base64 of 32 random bytes (Standard Webhooks). NULL when the system
+ * has no randomness to give. */
+const char *qrt_webhook_secret_make(apr_pool_t *p);
+/* "msg_" + 22 random URL-safe characters (132 bits): an event's webhook-id. */
+const char *qrt_webhook_msg_id(apr_pool_t *p);
+
+/* A destination URL: absolute http or https, at most QRT_WEBHOOK_URL_MAX bytes, no
+ * userinfo (qrt_valid_redirect_url otherwise). NULL when fine, else the reason. */
+const char *qrt_webhook_url_check(apr_pool_t *p, const char *url);
+
+/* When host (as qrt_url_host gives it: a name, a dotted quad or an [IPv6] literal)
+ * is a literal IP address: 1 and the address in *out, else 0 (a name is checked
+ * when it is resolved, at delivery). */
+int qrt_netguard_literal(const char *host, struct sockaddr_storage *out);
+/* 1 when a literal address is one a webhook may not name unless an allow list
+ * covers it: loopback, private (RFC 1918, fc00::/7), link-local (169.254/16,
+ * fe80::/10, which holds the cloud metadata address), unspecified, CGNAT
+ * (100.64/10), multicast, and the IPv4-mapped and -compatible forms of these. */
+int qrt_netguard_literal_refused(const struct sockaddr *sa);
+
+/* The complete body of an event: {"type", "timestamp", "data"} (data's reference
+ * taken), compact JSON in p. */
+char *qrt_webhook_body(apr_pool_t *p, int type_bit, apr_int64_t at, json_t *data);
+
+#endif

@@ -1,0 +1,151 @@
+-- Statements of mod_qrtrack/qrt_store_webhook.c (see docs/design.md, "The SQL statements").
+-- webhooks, webhook_events (the outbox) and webhook_attempts are schema 26's.
+
+-- name: webhook_add
+INSERT INTO webhooks (account_id, url, events, secret, created_at)
+    VALUES (%lld, %s, %d, %s, %lld)
+    RETURNING id
+
+-- taken before an account's webhooks are counted for a new one, so that two at once cannot
+-- pass QRTrackWebhookLimit together (SQLite's writers follow one another already)
+-- name: webhook_account_lock
+SELECT id
+    FROM accounts
+    WHERE id = %lld
+
+-- name: webhook_account_lock [pgsql]
+SELECT id
+    FROM accounts
+    WHERE id = %lld
+    FOR UPDATE
+
+-- name: webhook_count
+SELECT COUNT(*)
+    FROM webhooks
+    WHERE account_id = %lld
+
+-- name: webhook_page
+SELECT id, account_id, url, events, created_at, failures, disabled_at, disabled_reason
+    FROM webhooks
+    WHERE account_id = %lld
+    ORDER BY id
+    LIMIT %lld OFFSET %lld
+
+-- name: webhook_get
+SELECT id, account_id, url, events, created_at, failures, disabled_at, disabled_reason
+    FROM webhooks
+    WHERE id = %lld
+
+-- name: webhook_delete
+DELETE
+    FROM webhooks
+    WHERE id = %lld AND account_id = %lld
+
+-- a deleted webhook's pending events, and the oldest of a webhook past its outbox bound: done
+-- with, their bodies emptied (the sweep deletes the rows after a week)
+-- name: webhook_events_drop_all
+UPDATE webhook_events
+    SET state = 3, body = ''
+    WHERE webhook_id = %lld AND state = 0
+
+-- name: webhook_events_state_count
+SELECT COUNT(*)
+    FROM webhook_events
+    WHERE webhook_id = %lld AND state = %d
+
+-- name: webhook_attempt_count
+SELECT COUNT(*)
+    FROM webhook_attempts
+    WHERE webhook_id = %lld
+
+-- newest first
+-- name: webhook_attempt_page
+SELECT a.id, e.msg_id, e.event_type, a.attempt, a.http_status, a.error, a.at, a.next_attempt_at
+    FROM webhook_attempts a
+    LEFT JOIN webhook_events e ON e.id = a.event_id
+    WHERE a.webhook_id = %lld
+    ORDER BY a.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- what the writers' cache of enabled webhooks follows: any webhook made, deleted, disabled or
+-- enabled again changes one of these
+-- name: webhook_fingerprint
+SELECT COUNT(*), COALESCE(MAX(id), 0), COUNT(disabled_at), COALESCE(SUM(events), 0)
+    FROM webhooks
+
+-- name: webhook_enabled_all
+SELECT id, account_id, events
+    FROM webhooks
+    WHERE disabled_at IS NULL
+    ORDER BY account_id, id
+
+-- an account's enabled webhooks that take an event type (a bit of events)
+-- name: webhook_subscribers
+SELECT id
+    FROM webhooks
+    WHERE account_id = %lld AND disabled_at IS NULL AND (events & %d) <> 0
+    ORDER BY id
+
+-- name: webhook_tracker_owner
+SELECT id, account_id, code
+    FROM trackers
+    WHERE id = %lld
+
+-- what says whether a tracker has expired: its last visit before a batch, its validity and cap
+-- name: webhook_tracker_expiry
+SELECT t.last_visit, r.valid_until, r.max_scans, COALESCE(r.redirected, 0)
+    FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
+    WHERE t.id = %lld
+
+-- name: webhook_event_add
+INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, body, created_at,
+        next_attempt_at)
+    VALUES (%lld, %s, %s, %lld, %s, %lld, %lld)
+
+-- name: webhook_event_add_many [pgsql-only]
+INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, body, created_at,
+        next_attempt_at)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+
+-- the outbox bound: the id of the newest pending event of a webhook past the newest %lld
+-- name: webhook_bound_cut
+SELECT id
+    FROM webhook_events
+    WHERE webhook_id = %lld AND state = 0
+    ORDER BY id DESC
+    LIMIT 1 OFFSET %lld
+
+-- name: webhook_bound_drop
+UPDATE webhook_events
+    SET state = 3, body = ''
+    WHERE webhook_id = %lld AND state = 0 AND id <= %lld
+
+-- the sweep walks each table by id, a bounded window at a time: the window's end (the row
+-- %lld rows past the window's start) and its age, then the rows done with in the window that
+-- are older than a time (delivered, failed, dropped events; attempts)
+-- name: webhook_sweep_events_end
+SELECT id, created_at
+    FROM webhook_events
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT 1 OFFSET %lld
+
+-- name: webhook_sweep_events
+DELETE
+    FROM webhook_events
+    WHERE id > %lld AND id <= %lld AND state <> 0 AND created_at < %lld
+
+-- name: webhook_sweep_attempts_end
+SELECT id, at
+    FROM webhook_attempts
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT 1 OFFSET %lld
+
+-- name: webhook_sweep_attempts
+DELETE
+    FROM webhook_attempts
+    WHERE id > %lld AND id <= %lld AND at < %lld

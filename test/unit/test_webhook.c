@@ -1,0 +1,158 @@
+/* Unit tests for qrt_webhook: event names, secrets, message ids, destination URLs, the
+ * check of literal addresses and the events' bodies. */
+#include <string.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_base64.h>
+#include <apr_strings.h>
+
+#include "qrt_webhook.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+START_TEST(event_names)
+{
+    static const char *const names[] = { "scan.created", "click.created", "tracker.created",
+                                         "tracker.updated", "tracker.deleted",
+                                         "tracker.expired" };
+    int i;
+    json_t *all;
+
+    for (i = 0; i < 6; i++) {
+        ck_assert_int_eq(qrt_webhook_event_bit(names[i]), 1 << i);
+        ck_assert_str_eq(qrt_webhook_event_name(1 << i), names[i]);
+    }
+    ck_assert_int_eq(qrt_webhook_event_bit("scan.deleted"), 0);
+    ck_assert_int_eq(qrt_webhook_event_bit("Scan.created"), 0);
+    ck_assert_int_eq(qrt_webhook_event_bit(""), 0);
+    ck_assert_int_eq(qrt_webhook_event_bit(NULL), 0);
+    ck_assert_ptr_null(qrt_webhook_event_name(3));
+    ck_assert_ptr_null(qrt_webhook_event_name(64));
+    all = qrt_webhook_events_json(QRT_WEBHOOK_EVENTS_ALL);
+    ck_assert_int_eq(json_array_size(all), 6);
+    ck_assert_str_eq(json_string_value(json_array_get(all, 5)), "tracker.expired");
+    json_decref(all);
+}
+END_TEST
+
+START_TEST(secrets_and_message_ids)
+{
+    const char *a = qrt_webhook_secret_make(pool), *b = qrt_webhook_secret_make(pool);
+    unsigned char key[64];
+    const char *m = qrt_webhook_msg_id(pool), *n = qrt_webhook_msg_id(pool);
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert(!strncmp(a, "whsec_", 6));
+    ck_assert_uint_eq(strlen(a), 6 + 44);
+    ck_assert_int_eq(apr_base64_decode_len(a + 6) >= 32, 1);
+    ck_assert_int_eq(apr_base64_decode_binary(key, a + 6), 32);
+    ck_assert_str_ne(a, b);
+    ck_assert(!strncmp(m, "msg_", 4));
+    ck_assert_uint_eq(strlen(m), 26);
+    ck_assert_uint_eq(strspn(m + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789-_"), 22);
+    ck_assert_str_ne(m, n);
+}
+END_TEST
+
+START_TEST(urls)
+{
+    char *long_url = apr_pstrcat(pool, "https://hooks.example.com/",
+                                 apr_pstrndup(pool, memset(apr_palloc(pool, 2100), 'a', 2100),
+                                              2100), NULL);
+
+    ck_assert_ptr_null(qrt_webhook_url_check(pool, "https://hooks.example.com/qr"));
+    ck_assert_ptr_null(qrt_webhook_url_check(pool, "http://hooks.example.com:8080/x?a=b@c"));
+    ck_assert_ptr_null(qrt_webhook_url_check(pool, "https://hooks.example.com/p@th"));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, NULL));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, "ftp://hooks.example.com/"));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, "//hooks.example.com/"));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, "https://u:p@hooks.example.com/"));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, "https://u@hooks.example.com"));
+    ck_assert_ptr_nonnull(qrt_webhook_url_check(pool, long_url));
+}
+END_TEST
+
+/* 1 when host is a literal address that is refused, 0 when it is a literal that is
+ * not, -1 when it is no literal. */
+static int refused(const char *host)
+{
+    struct sockaddr_storage ss;
+
+    if (!qrt_netguard_literal(host, &ss)) {
+        return -1;
+    }
+    return qrt_netguard_literal_refused((const struct sockaddr *)&ss);
+}
+
+START_TEST(literal_addresses)
+{
+    static const char *const bad[] = {
+        "127.0.0.1", "127.255.255.254", "10.0.0.1", "172.16.0.1", "172.31.255.255",
+        "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1",
+        "255.255.255.255", "[::1]", "[::]", "[::ffff:127.0.0.1]", "[::ffff:10.0.0.1]",
+        "[::ffff:169.254.169.254]", "[::127.0.0.1]", "[fe80::1]", "[fd00:ec2::254]",
+        "[fc00::1]", "[ff02::1]", "[64:ff9b::a9fe:a9fe]", "[fec0::1]"
+    };
+    static const char *const good[] = {
+        "203.0.113.7", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1",
+        "[2001:db8::1]", "[2606:4700::1111]", "[::ffff:8.8.8.8]", "[64:ff9b::808:808]"
+    };
+    static const char *const names[] = {
+        "hooks.example.com", "localhost", "127.0.0.1.nip.io", "[not-an-address]", "",
+        "0x7f.1", "[::1"
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(refused(bad[i]) == 1, "%s", bad[i]);
+    }
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        ck_assert_msg(refused(good[i]) == 0, "%s", good[i]);
+    }
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        ck_assert_msg(refused(names[i]) == -1, "%s", names[i]);
+    }
+    ck_assert_int_eq(refused(NULL), -1);
+}
+END_TEST
+
+START_TEST(bodies)
+{
+    json_t *data = json_object(), *j;
+    const char *body;
+
+    json_object_set_new(data, "id", json_integer(7));
+    body = qrt_webhook_body(pool, QRT_WEBHOOK_SCAN_CREATED, 1790000000, data);
+    j = json_loads(body, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(json_object_size(j), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "scan.created");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "timestamp")),
+                     "2026-09-21T14:13:20+0000");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "data"), "id")), 7);
+    json_decref(j);
+}
+END_TEST
+
+static Suite *webhook_suite(void)
+{
+    Suite *s = suite_create("webhook");
+    TCase *tc = tcase_create("webhook");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, event_names);
+    tcase_add_test(tc, secrets_and_message_ids);
+    tcase_add_test(tc, urls);
+    tcase_add_test(tc, literal_addresses);
+    tcase_add_test(tc, bodies);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(webhook_suite());
+}
