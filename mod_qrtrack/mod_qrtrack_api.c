@@ -22,6 +22,7 @@
 #include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_openapi.h"
+#include "mod_qrtrack_image.h"
 #include "mod_qrtrack_qrcode.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_report.h"
@@ -60,6 +61,7 @@ static const api_route api_routes[] = {
     { "PATCH",  "/tracker/#",                         qrt_tracker_update },
     { "DELETE", "/tracker/#",                         qrt_tracker_delete },
     { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
+    { "GET",    "/tracker/qrcodes",                   qrt_image_zip },
     { NULL, NULL, NULL }
 };
 
