@@ -229,7 +229,7 @@ fuzz: $(FUZZ_BIN)
 run: deps all
 	sh conf/run.sh "$(PORT)" "$(DATA)"
 
-bench: deps all $(B)/bench_commit
+bench: deps all $(B)/bench_commit $(B)/bench_images
 	$(PYTHON) bench/bench.py
 
 # The commit path alone (bench/bench_commit.c), run by bench/bench_commit.py.
@@ -237,7 +237,12 @@ $(B)/bench_commit: bench/bench_commit.c $(B)/libqrt.a $(CORE_HDR)
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
 	    -lpthread -o $@
 
+# The image renderer alone (bench/bench_images.c), run by bench/bench_images.py.
+$(B)/bench_images: bench/bench_images.c $(B)/libqrt.a $(CORE_HDR)
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
+	    -lpthread -o $@
+
 clean:
 	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \
-	    $(B)/bench_commit $(B)/ref-* \
+	    $(B)/bench_commit $(B)/bench_images $(B)/ref-* \
 	    $(B)/libqrt.a $(B)/mod_qrtrack.so $(B)/qrtrack-admin $(B)/installed

@@ -6,7 +6,8 @@ The runs, each in its own process: the scan writer's commit alone on SQLite
 (bench_commit.c, built by make as build/bench_commit); the scan path on SQLite, then on
 PostgreSQL; the visit listing on SQLite, then on PostgreSQL; a search bounded by the
 searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the reports on SQLite
-(10,000,000 visits), then on PostgreSQL (1,000,000 visits). PostgreSQL is a throwaway cluster of Debian's
+(10,000,000 visits), then on PostgreSQL (1,000,000 visits); the QR images and a ZIP of
+1,000 of them (bench_images.py) on SQLite. PostgreSQL is a throwaway cluster of Debian's
 PostgreSQL 15 started by the run itself (test/api/conftest.py) with its durable
 defaults (QRT_PG_DURABLE=1: fsync, synchronous_commit and full_page_writes on).
 
@@ -34,6 +35,7 @@ RUNS = [
     ("search, PostgreSQL", "bench_search.py", PGSQL),
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
+    ("images, SQLite", "bench_images.py", SQLITE),
 ]
 
 

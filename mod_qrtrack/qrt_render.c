@@ -304,6 +304,10 @@ static int render_png_rows(render_png_io_t *io, png_uint_32 w, png_uint_32 h, in
             png_set_PLTE(png, info, pal, 2);
             png_set_filter(png, 0, PNG_FILTER_NONE);
         }
+        else {
+            /* SUB turns flat colour into zeros; one filter spares libpng trying five. */
+            png_set_filter(png, 0, PNG_FILTER_SUB);
+        }
         png_write_info(png, info);
         for (y = 0; y < h; y++) {
             row_fn(ctx, y, row);
