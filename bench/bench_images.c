@@ -4,6 +4,7 @@
  * draws PNG with libpng and SVG as text, the same images through cairo's image surface
  * (its PNG writer) and cairo's SVG surface. Each figure runs for BENCH_SECONDS
  * (default 1) on the same 36-byte scan URL at the default size (300 px, margin 4, M). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,31 +169,44 @@ int main(void)
 {
     const char *env = getenv("BENCH_SECONDS");
     double secs = env ? atof(env) : 1.0, today, rate;
-    qrt_render_opts_t png, colours, logo_png, svg, svg_logo, pdf, eps;
-    qrt_logo_t logo;
-    unsigned char *px;
+    qrt_render_opts_t png, colours, logo_png, photo_png, svg, svg_logo, pdf, eps;
+    qrt_logo_t logo, photo;
+    unsigned char *px, *photo_px;
     int x, y, fail = 0;
 
     apr_initialize();
+    /* a logo as logos are: a red disc with a white bar, anti-aliased edges */
     px = malloc(128 * 128 * 4);
+    photo_px = malloc(128 * 128 * 4);
     for (y = 0; y < 128; y++) {
         for (x = 0; x < 128; x++) {
-            unsigned char *q = px + (y * 128 + x) * 4;
+            unsigned char *q = px + (y * 128 + x) * 4, *f = photo_px + (y * 128 + x) * 4;
+            double d = sqrt((x - 63.5) * (x - 63.5) + (y - 63.5) * (y - 63.5));
+            int bar = y >= 56 && y < 72 && x >= 24 && x < 104;
 
-            q[0] = (unsigned char)(x * 2);
-            q[1] = (unsigned char)(y * 2);
-            q[2] = 0x80;
-            q[3] = (x - 64) * (x - 64) + (y - 64) * (y - 64) < 64 * 64 ? 255 : 0;
+            q[0] = 0xd0;
+            q[1] = bar ? 0xff : 0x20;
+            q[2] = bar ? 0xff : 0x20;
+            q[3] = d < 62 ? 255 : d < 64 ? (unsigned char)(255 * (64 - d) / 2) : 0;
+            /* and a photo: a colour gradient, more colours than a palette holds */
+            f[0] = (unsigned char)(x * 2);
+            f[1] = (unsigned char)(y * 2);
+            f[2] = 0x80;
+            f[3] = 255;
         }
     }
     logo.width = logo.height = 128;
     logo.rgba = px;
+    photo.width = photo.height = 128;
+    photo.rgba = photo_px;
     qrt_render_opts_default(&png);
     colours = png;
     colours.fg = 0x1a237e;
     colours.bg = 0xfff8e1;
     logo_png = colours;
     logo_png.logo = &logo;
+    photo_png = colours;
+    photo_png.logo = &photo;
     svg = png;
     svg.format = QRT_FMT_SVG;
     svg_logo = svg;
@@ -216,6 +230,7 @@ int main(void)
         printf("  target missed: a logo under 1,000 images/s\n");
         fail = 1;
     }
+    run("PNG qrt_render, colours + photo", b_render, &photo_png, secs, today);
     run("PNG through cairo (image surface)", b_cairo_png, NULL, secs, today);
     rate = run("SVG qrt_render (text)", b_render, &svg, secs, today);
     if (rate < 5000) {
@@ -227,6 +242,7 @@ int main(void)
     run("PDF qrt_render (cairo)", b_render, &pdf, secs, today);
     run("EPS qrt_render (cairo)", b_render, &eps, secs, today);
     free(px);
+    free(photo_px);
     apr_terminate();
     return fail ? 2 : 0;
 }

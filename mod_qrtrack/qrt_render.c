@@ -13,6 +13,7 @@
 #include <cairo-pdf.h>
 #include <cairo-ps.h>
 #include <png.h>
+#include <zlib.h>
 
 #include "apr_base64.h"
 #include "apr_lib.h"
@@ -267,7 +268,7 @@ static void render_png_flush(png_structp png)
 typedef void render_row_fn(void *ctx, png_uint_32 y, unsigned char *row);
 
 static int render_png_rows(render_png_io_t *io, png_uint_32 w, png_uint_32 h, int depth,
-                           int type, unsigned bg, unsigned fg, render_row_fn *row_fn,
+                           int type, png_color *pal, int npal, render_row_fn *row_fn,
                            void *ctx, unsigned char *row)
 {
     png_structp png;
@@ -293,20 +294,17 @@ static int render_png_rows(render_png_io_t *io, png_uint_32 w, png_uint_32 h, in
         png_set_IHDR(png, info, w, h, depth, type, PNG_INTERLACE_NONE,
                      PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
         if (type == PNG_COLOR_TYPE_PALETTE) {
-            png_color pal[2];
-
-            pal[0].red = bg >> 16 & 0xff;
-            pal[0].green = bg >> 8 & 0xff;
-            pal[0].blue = bg & 0xff;
-            pal[1].red = fg >> 16 & 0xff;
-            pal[1].green = fg >> 8 & 0xff;
-            pal[1].blue = fg & 0xff;
-            png_set_PLTE(png, info, pal, 2);
+            png_set_PLTE(png, info, pal, npal);
             png_set_filter(png, 0, PNG_FILTER_NONE);
+            if (depth == 8) {
+                /* a byte a pixel in runs: run-length matching is what deflate finds */
+                png_set_compression_strategy(png, Z_RLE);
+            }
         }
         else {
             /* SUB turns flat colour into zeros; one filter spares libpng trying five. */
             png_set_filter(png, 0, PNG_FILTER_SUB);
+            png_set_compression_level(png, 3);
         }
         png_write_info(png, info);
         for (y = 0; y < h; y++) {
@@ -343,7 +341,7 @@ static apr_status_t render_logo_png(apr_pool_t *p, const qrt_logo_t *l, char **p
     out.ctx = &m;
     memset(&io, 0, sizeof(io));
     io.out = &out;
-    if (!render_png_rows(&io, l->width, l->height, 8, PNG_COLOR_TYPE_RGB_ALPHA, 0, 0,
+    if (!render_png_rows(&io, l->width, l->height, 8, PNG_COLOR_TYPE_RGB_ALPHA, NULL, 0,
                          render_logo_row, (void *)l, row)) {
         return APR_EGENERAL;
     }
@@ -361,10 +359,74 @@ typedef struct {
     int scale, off;
     png_uint_32 img;
     int cur;                    /* module row in row (palette rows repeat); -2 = none */
-    /* logo, RGB rows: the logo's pixel box and per-column source x */
+    /* logo: the logo's pixel box and per-column source x; with an exact palette, the
+     * box's pixels as palette indices (else RGB rows blend it row by row) */
     long bx0, by0, bx1, by1;
     int *srcx;
+    unsigned char *boxidx;
+    png_color pal[256];
+    int npal;
 } render_png_t;
+
+/* A logo of few colours: the box blended over bg once, as indices of a palette of bg,
+ * fg and the box's own colours (PNG at one byte a pixel, losslessly). 0 when the box
+ * has more colours than a palette holds (the caller writes RGB). */
+static int render_logo_palette(apr_pool_t *p, render_png_t *c)
+{
+    const qrt_logo_t *l = c->o->logo;
+    long bw = c->bx1 - c->bx0, bh = c->by1 - c->by0, x, y;
+    unsigned keys[512];
+    unsigned char vals[512];
+    unsigned cols[2];
+    int k;
+
+    memset(keys, 0xff, sizeof(keys));  /* 0xffffffff: empty (no 0xRRGGBB is) */
+    cols[0] = c->o->bg;
+    cols[1] = c->o->fg;
+    c->npal = 0;
+    c->boxidx = apr_palloc(p, (apr_size_t)(bw > 0 ? bw : 1) * (bh > 0 ? bh : 1));
+    for (k = 0; k < 2 + bw * bh; k++) {
+        unsigned rgb, h;
+
+        if (k < 2) {
+            rgb = cols[k];
+        }
+        else {
+            const unsigned char *s;
+            unsigned a, bg = c->o->bg, ch[3];
+            int i;
+
+            x = (k - 2) % bw;
+            y = (k - 2) / bw;
+            s = l->rgba + ((apr_size_t)(y * l->height / bh) * l->width + c->srcx[x]) * 4;
+            a = s[3];
+            for (i = 0; i < 3; i++) {
+                unsigned b = bg >> (16 - 8 * i) & 0xff;
+
+                ch[i] = (s[i] * a + b * (255 - a) + 127) / 255;
+            }
+            rgb = ch[0] << 16 | ch[1] << 8 | ch[2];
+        }
+        for (h = (rgb * 2654435761u) >> 23; keys[h] != 0xffffffffu && keys[h] != rgb;
+             h = (h + 1) & 511) {
+        }
+        if (keys[h] != rgb) {
+            if (c->npal == 256) {
+                return 0;
+            }
+            keys[h] = rgb;
+            vals[h] = (unsigned char)c->npal;
+            c->pal[c->npal].red = rgb >> 16 & 0xff;
+            c->pal[c->npal].green = rgb >> 8 & 0xff;
+            c->pal[c->npal].blue = rgb & 0xff;
+            c->npal++;
+        }
+        if (k >= 2) {
+            c->boxidx[k - 2] = vals[h];
+        }
+    }
+    return 1;
+}
 
 /* The module row of image row y, or -1 for quiet zone and border. */
 static int render_png_mrow(const render_png_t *c, png_uint_32 y)
@@ -402,6 +464,28 @@ static void render_palette_row(void *ctx, png_uint_32 y, unsigned char *row)
         }
     }
     c->cur = want;
+}
+
+/* 8-bit palette rows (a logo of few colours): 0 bg, 1 fg, the box from boxidx. */
+static void render_index_row(void *ctx, png_uint_32 y, unsigned char *row)
+{
+    render_png_t *c = ctx;
+    int want = render_png_mrow(c, y), mx, in_box = (long)y >= c->by0 && (long)y < c->by1;
+
+    if (want != c->cur || in_box || c->cur == -3) {
+        memset(row, 0, c->img);
+        for (mx = 0; want >= 0 && mx < c->g->width; mx++) {
+            if (render_dark(c->g, mx, want)) {
+                memset(row + c->off + (long)(mx + c->g->margin) * c->scale, 1, c->scale);
+            }
+        }
+        c->cur = want;
+        if (in_box) {
+            memcpy(row + c->bx0, c->boxidx + ((long)y - c->by0) * (c->bx1 - c->bx0),
+                   c->bx1 - c->bx0);
+            c->cur = -3;                    /* the next row is built again */
+        }
+    }
 }
 
 static void render_rgb_row(void *ctx, png_uint_32 y, unsigned char *row)
@@ -492,13 +576,28 @@ static apr_status_t render_png(apr_pool_t *p, const render_grid_t *g,
         for (i = 0; i < c.bx1 - c.bx0; i++) {
             c.srcx[i] = (int)(i * o->logo->width / (c.bx1 - c.bx0));
         }
-        row = apr_palloc(p, img * 3);
-        ok = render_png_rows(&io, c.img, c.img, 8, PNG_COLOR_TYPE_RGB, o->bg, o->fg,
-                             render_rgb_row, &c, row);
+        if (render_logo_palette(p, &c)) {
+            row = apr_palloc(p, img);
+            ok = render_png_rows(&io, c.img, c.img, 8, PNG_COLOR_TYPE_PALETTE, c.pal,
+                                 c.npal, render_index_row, &c, row);
+        }
+        else {
+            row = apr_palloc(p, img * 3);
+            ok = render_png_rows(&io, c.img, c.img, 8, PNG_COLOR_TYPE_RGB, NULL, 0,
+                                 render_rgb_row, &c, row);
+        }
     }
     else {
+        png_color pal[2];
+
+        pal[0].red = o->bg >> 16 & 0xff;
+        pal[0].green = o->bg >> 8 & 0xff;
+        pal[0].blue = o->bg & 0xff;
+        pal[1].red = o->fg >> 16 & 0xff;
+        pal[1].green = o->fg >> 8 & 0xff;
+        pal[1].blue = o->fg & 0xff;
         row = apr_palloc(p, (img + 7) / 8);
-        ok = render_png_rows(&io, c.img, c.img, 1, PNG_COLOR_TYPE_PALETTE, o->bg, o->fg,
+        ok = render_png_rows(&io, c.img, c.img, 1, PNG_COLOR_TYPE_PALETTE, pal, 2,
                              render_palette_row, &c, row);
     }
     if (!ok) {

@@ -150,6 +150,22 @@ START_TEST(test_formats_decode)
 }
 END_TEST
 
+/* A photo-like logo: more colours than a PNG palette holds. */
+static qrt_logo_t *make_photo(int w, int h)
+{
+    qrt_logo_t *l = make_logo(w, h);
+    unsigned char *px = (unsigned char *)l->rgba;
+    int i;
+
+    for (i = 0; i < w * h; i++) {
+        px[4 * i] = (unsigned char)(i * 7);
+        px[4 * i + 2] = (unsigned char)(i / w * 3);
+        px[4 * i + 3] = 255;
+    }
+    return l;
+}
+
+/* formats x (a logo of few colours, a photo) */
 START_TEST(test_logo_decodes)
 {
     qrt_render_opts_t o;
@@ -157,15 +173,20 @@ START_TEST(test_logo_decodes)
     char *got;
 
     qrt_render_opts_default(&o);
-    o.format = (qrt_img_format_t)_i;
+    o.format = (qrt_img_format_t)(_i % 4);
     o.ecc = 'L';                        /* a logo forces H */
-    o.logo = make_logo(80, 60);
+    o.logo = _i < 4 ? make_logo(80, 60) : make_photo(90, 90);
     o.fg = 0x202020;
     got = render_decode(&o, url, &m);
     ck_assert_msg(got && !strcmp(got, url), "format %d: got %s", o.format,
                   got ? got : "(nothing)");
     if (o.format == QRT_FMT_SVG) {
         ck_assert_ptr_nonnull(strstr(m.buf, "href=\"data:image/png;base64,iVBORw0KGgo"));
+    }
+    if (o.format == QRT_FMT_PNG) {
+        /* few colours: an 8-bit palette; a photo: RGB */
+        ck_assert_int_eq((unsigned char)m.buf[24], 8);
+        ck_assert_int_eq((unsigned char)m.buf[25], _i < 4 ? 3 : 2);
     }
 }
 END_TEST
@@ -341,7 +362,7 @@ static Suite *render_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_formats_decode, 0, 32);
-    tcase_add_loop_test(tc, test_logo_decodes, 0, 4);
+    tcase_add_loop_test(tc, test_logo_decodes, 0, 8);
     tcase_add_test(tc, test_svg_shape);
     tcase_add_test(tc, test_pdf_eps_headers);
     tcase_add_test(tc, test_png_palette);
