@@ -120,7 +120,7 @@ static void image_size_mm(qrt_req_t *q, qrt_err_t **e, int status, const char *v
     }
     errno = 0;
     mm = strtod(v, &end);
-    if (!*v || apr_isspace(*v) || *end || errno || !isfinite(mm)
+    if (!*v || strspn(v, "0123456789.") != strlen(v) || *end || errno || !isfinite(mm)
         || mm < QRT_RENDER_MM_MIN || mm > QRT_RENDER_MM_MAX || strlen(v) > 16) {
         image_invalid(q, e, status, "size_mm", "The size_mm must be a number from 10 to "
                       "1000 (millimetres).");

@@ -410,7 +410,7 @@ static int render_logo_palette(apr_pool_t *p, render_png_t *c)
         for (h = (rgb * 2654435761u) >> 23; keys[h] != 0xffffffffu && keys[h] != rgb;
              h = (h + 1) & 511) {
         }
-        if (keys[h] != rgb) {
+        if (keys[h] != rgb || k == 1) {     /* fg is index 1 even when it equals bg */
             if (c->npal == 256) {
                 return 0;
             }

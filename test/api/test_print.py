@@ -90,7 +90,7 @@ def test_size_mm_sets_the_physical_size(api, mm):
 
 
 @pytest.mark.parametrize("mm", ["9", "9.99", "1000.5", "1001", "0", "-20", "abc", "nan",
-                                "inf", "", " 20", "20mm"])
+                                "inf", "", " 20", "20mm", "0x20", "2e1", "+20"])
 def test_size_mm_out_of_bounds_is_422(api, mm):
     t = create(api)
     r = image(api, t, format="svg", size_mm=mm)
