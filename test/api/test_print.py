@@ -199,6 +199,9 @@ def test_zip_of_trackers_has_code_dot_ext_entries_that_decode(api, fmt):
     ids = ",".join(str(t["tracker_id"]) for t in ts)
     r = api.get("/tracker/qrcodes", params={"trackers": ids, "format": fmt,
                                             "fg": "#102030"})
+    # streamed as made: past one 8 KB bucket the archive goes out chunked
+    assert r.headers.get("Transfer-Encoding") == "chunked" or len(r.content) <= 8192
+    assert r.headers["Content-Disposition"] == 'attachment; filename="qrcodes.zip"'
     z = unzip(r)
     assert z.namelist() == ["%s.%s" % (t["code"], fmt) for t in ts]
     for t in ts:
@@ -253,6 +256,13 @@ def test_zip_bad_parameters_are_422(api, params, field):
     r = api.get("/tracker/qrcodes", params=params)
     assert r.status_code == 422, r.text
     assert field in r.json()["errors"]
+
+
+def test_zip_head_has_no_body(api):
+    t = create(api)
+    r = api.head("/tracker/qrcodes", params={"trackers": t["tracker_id"]})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/zip"
+    assert r.content == b""
 
 
 def test_zip_needs_a_token(anon):
