@@ -27,7 +27,9 @@ static apr_status_t mem_write(void *ctx, const void *buf, apr_size_t len)
         apr_size_t cap = (m->cap + len + 1) * 2;
         char *nb = apr_palloc(pool, cap);
 
-        memcpy(nb, m->buf, m->len);
+        if (m->len) {
+            memcpy(nb, m->buf, m->len);
+        }
         m->buf = nb;
         m->cap = cap;
     }
