@@ -712,7 +712,8 @@ static void render_cairo_logo(cairo_t *cr, const render_grid_t *g, const qrt_log
             unsigned a = s[3];
 
             d[x] = (uint32_t)a << 24 | (uint32_t)((s[0] * a + 127) / 255) << 16
-                   | (uint32_t)((s[1] * a + 127) / 255) << 8 | (uint32_t)((s[2] * a + 127) / 255);
+                   | (uint32_t)((s[1] * a + 127) / 255) << 8
+                   | (uint32_t)((s[2] * a + 127) / 255);
         }
     }
     cairo_surface_mark_dirty(img);
