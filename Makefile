@@ -15,9 +15,9 @@ PORT    ?= 8080
 DATA    ?= var
 
 PKGS     = apr-1 apr-util-1 jansson libqrencode libpng libpcre2-8 yaml-0.1 libcrypto libmaxminddb \
-           sqlite3
+           sqlite3 cairo cairo-pdf cairo-ps zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
@@ -233,7 +233,7 @@ fuzz: $(FUZZ_BIN)
 run: deps all
 	sh conf/run.sh "$(PORT)" "$(DATA)"
 
-bench: deps all $(B)/bench_commit
+bench: deps all $(B)/bench_commit $(B)/bench_images
 	$(PYTHON) bench/bench.py
 
 # The commit path alone (bench/bench_commit.c), run by bench/bench_commit.py.
@@ -241,7 +241,12 @@ $(B)/bench_commit: bench/bench_commit.c $(B)/libqrt.a $(CORE_HDR)
 	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
 	    -lpthread -o $@
 
+# The image renderer alone (bench/bench_images.c), run by bench/bench_images.py.
+$(B)/bench_images: bench/bench_images.c $(B)/libqrt.a $(CORE_HDR)
+	$(CC) $(OPT) $(WARN) -Imod_qrtrack -I$(B)/gen $(PKG_CFLAGS) $< $(B)/libqrt.a $(PKG_LIBS) \
+	    -lpthread -o $@
+
 clean:
 	rm -rf $(ASAN_DIR) $(B)/obj $(B)/gen $(B)/apxs $(B)/unit build/fuzz build/corpus \
-	    $(B)/bench_commit $(B)/ref-* \
+	    $(B)/bench_commit $(B)/bench_images $(B)/ref-* \
 	    $(B)/libqrt.a $(B)/mod_qrtrack.so $(B)/qrtrack-admin $(B)/installed

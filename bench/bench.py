@@ -8,7 +8,8 @@ PostgreSQL; the visit listing on SQLite, then on PostgreSQL; a search bounded by
 searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the import of
 a peer's export (bench_import_peers.py) and a bulk create of 1,000 trackers (bench_bulk.py),
 each on SQLite, then on PostgreSQL; the reports on SQLite (10,000,000 visits), then on
-PostgreSQL (1,000,000 visits); images with styles on SQLite. PostgreSQL is a throwaway
+PostgreSQL (1,000,000 visits); the QR images and a ZIP of 1,000 of them
+(bench_images.py) and images with styles (bench_styles.py) on SQLite. PostgreSQL is a throwaway
 cluster of Debian's
 PostgreSQL 15 started by the run itself (test/api/conftest.py) with its durable
 defaults (QRT_PG_DURABLE=1: fsync, synchronous_commit and full_page_writes on).
@@ -42,6 +43,7 @@ RUNS = [
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
     ("styles, SQLite", "bench_styles.py", SQLITE),
+    ("images, SQLite", "bench_images.py", SQLITE),
 ]
 
 

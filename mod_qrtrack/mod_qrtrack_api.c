@@ -24,6 +24,7 @@
 #include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_openapi.h"
+#include "mod_qrtrack_image.h"
 #include "mod_qrtrack_qrcode.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_report.h"
@@ -74,6 +75,7 @@ static const api_route api_routes[] = {
     { "GET",    "/webhook/#",                         qrt_webhook_show },
     { "DELETE", "/webhook/#",                         qrt_webhook_delete },
     { "GET",    "/webhook/#/deliveries",              qrt_webhook_deliveries },
+    { "GET",    "/tracker/qrcodes",                   qrt_image_zip },
     { NULL, NULL, NULL }
 };
 

@@ -37,8 +37,8 @@ static void idem_hash_part(apr_sha1_ctx_t *c, const char *s)
     apr_sha1_update_binary(c, (const unsigned char *)&nul, 1);
 }
 
-/* What makes two requests the same: method, path, query, the body's type, whether
- * an image is asked for, and the body's bytes. */
+/* What makes two requests the same: method, path, query, the body's type, the Accept
+ * header (which image, or JSON, is answered), and the body's bytes. */
 static const char *idem_hash(qrt_req_t *q)
 {
     request_rec *r = q->r;
@@ -54,7 +54,7 @@ static const char *idem_hash(qrt_req_t *q)
     idem_hash_part(&c, q->path);
     idem_hash_part(&c, r->args);
     idem_hash_part(&c, apr_table_get(r->headers_in, "Content-Type"));
-    idem_hash_part(&c, accept && ap_strcasestr(accept, "image/png") ? "png" : "json");
+    idem_hash_part(&c, accept);
     while (off < q->body_len) {
         apr_size_t n = q->body_len - off > 65536 ? 65536 : q->body_len - off;
 
@@ -78,7 +78,8 @@ qrt_err_t *qrt_idem_respond(qrt_req_t *q, const qrt_idem_t *a, int replayed)
     if (a->tracker_id) {
         apr_table_setn(r->headers_out, "X-Tracker-Id", apr_off_t_toa(r->pool, a->tracker_id));
     }
-    if (strncmp(a->content_type, "image/", 6) == 0) {
+    if (strcmp(a->content_type, QRT_JSON_TYPE) != 0) {
+        /* an image (PNG, SVG, PDF, EPS), kept in base64 */
         char *bytes = apr_palloc(r->pool, apr_base64_decode_len(a->body));
         int len = apr_base64_decode(bytes, a->body);
 

@@ -1,13 +1,13 @@
 /* mod_qrtrack_qrcode: POST /qrCode (spec endpoint 11), a plain QR image for a URL
- * or a Wi-Fi network. Untracked: it creates no tracker. Every bad field is a 400. */
+ * or a Wi-Fi network. Untracked: it creates no tracker. Every bad field is a 400 (a fg/bg
+ * pair of too little contrast: 422, as on every image endpoint). */
 #include <string.h>
 #include <apr_strings.h>
 
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_qrcode.h"
-#include "mod_qrtrack_style.h"
-#include "mod_qrtrack_tracker.h"
+#include "mod_qrtrack_image.h"
 #include "qrt_valid.h"
 #include "qrt_wifi.h"
 
@@ -59,15 +59,14 @@ static const char *qrcode_text(qrt_req_t *q, qrt_err_t **e, const char *field,
 qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
 {
     qrt_err_t *e = NULL;
-    qrt_qr_opts_t o;
+    qrt_render_opts_t o;
     const char *type = qrcode_field(q, "type"), *text = NULL;
 
     if (!q->form && !q->json) {
         return qrt_error_field(q, HTTP_BAD_REQUEST, "type", "The type field is required "
                                "(send multipart/form-data or a urlencoded form).");
     }
-    e = qrt_qr_opts_parse(q, HTTP_BAD_REQUEST, qrcode_field(q, "size"),
-                          qrcode_field(q, "margin"), qrcode_field(q, "ecc"), &o);
+    e = qrt_image_opts(q, HTTP_BAD_REQUEST, qrt_image_from_body, &o);
     if (!type || !*type) {
         qrcode_invalid(q, &e, "type", "The type field is required.");
     }
@@ -115,8 +114,8 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
     else {
         qrcode_invalid(q, &e, "type", "The type must be one of: url, wifi.");
     }
-    if (e || (e = qrt_style_apply(q, qrcode_field(q, "style"), &o)) != NULL) {
+    if (e) {
         return e;
     }
-    return qrt_respond_png(q, text, &o, HTTP_BAD_REQUEST);
+    return qrt_respond_image(q, text, &o, HTTP_BAD_REQUEST);
 }

@@ -121,11 +121,11 @@ static void style_colours(qrt_req_t *q, qrt_err_t **e, qrt_style_t *s)
 
     fg = fg ? fg : STYLE_FG_DEFAULT;
     bg = bg ? bg : STYLE_BG_DEFAULT;
-    if (qrt_style_colour_parse(fg, &f) != 0) {
+    if (!qrt_colour_parse(fg, &f)) {
         style_invalid(q, e, "fg", "The fg must be a colour written #RRGGBB.");
         ok = 0;
     }
-    if (qrt_style_colour_parse(bg, &b) != 0) {
+    if (!qrt_colour_parse(bg, &b)) {
         style_invalid(q, e, "bg", "The bg must be a colour written #RRGGBB.");
         ok = 0;
     }
@@ -471,7 +471,7 @@ static int style_given(qrt_req_t *q, const char *field)
            || (q->json && json_object_get(q->json, field));
 }
 
-static void style_fill(qrt_req_t *q, const style_slot_t *s, qrt_style_opts_t *o)
+static void style_fill(qrt_req_t *q, const style_slot_t *s, qrt_render_opts_t *o)
 {
     if (!style_given(q, "margin")) {
         o->margin = s->margin;
@@ -479,7 +479,6 @@ static void style_fill(qrt_req_t *q, const style_slot_t *s, qrt_style_opts_t *o)
     if (!style_given(q, "ecc")) {
         o->ecc = s->ecc;
     }
-#ifdef QRT_STYLE_RENDER
     if (!style_given(q, "fg")) {
         qrt_colour_parse(s->fg, &o->fg);
     }
@@ -494,13 +493,12 @@ static void style_fill(qrt_req_t *q, const style_slot_t *s, qrt_style_opts_t *o)
         logo->rgba = s->rgba;
         o->logo = logo;
     }
-#endif
     if (s->rgba) {
         o->ecc = 'H';
     }
 }
 
-qrt_err_t *qrt_style_apply(qrt_req_t *q, const char *name, qrt_style_opts_t *o)
+qrt_err_t *qrt_style_apply(qrt_req_t *q, const char *name, qrt_render_opts_t *o)
 {
     style_slot_t s;
     apr_status_t rv;

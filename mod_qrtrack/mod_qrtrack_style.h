@@ -4,22 +4,8 @@
 #define MOD_QRTRACK_STYLE_H
 
 #include "mod_qrtrack_private.h"
-#include "qrt_qr.h"
 
-/* MERGE: with the renderer (qrt_render.h) in the tree, a style fills its
- * qrt_render_opts_t (colours, ECC, margin, logo); before it, the PNG options of qrt_qr.h
- * (ECC, margin). Drop the qrt_qr_opts_t branch once both are merged. */
-#if defined(__has_include)
-#if __has_include("qrt_render.h")
 #include "qrt_render.h"
-#define QRT_STYLE_RENDER 1
-#endif
-#endif
-#ifdef QRT_STYLE_RENDER
-typedef qrt_render_opts_t qrt_style_opts_t;
-#else
-typedef qrt_qr_opts_t qrt_style_opts_t;
-#endif
 
 /* POST /style: creates or replaces a style by name (JSON, or multipart with a file part
  * "logo"). */
@@ -35,7 +21,7 @@ qrt_err_t *qrt_style_delete(qrt_req_t *q);
  * style if it has one: colours and logo, and ECC and margin unless the request gave
  * them itself (a logo forces ECC H). 404 naming "style" for an unknown name; NULL when
  * applied or when there is nothing to apply. */
-qrt_err_t *qrt_style_apply(qrt_req_t *q, const char *name, qrt_style_opts_t *o);
+qrt_err_t *qrt_style_apply(qrt_req_t *q, const char *name, qrt_render_opts_t *o);
 
 /* The multipart part that holds a logo's bytes, and the most bytes POST /style
  * lets one part carry (the logo's own bound is checked after, with a clear 422). */

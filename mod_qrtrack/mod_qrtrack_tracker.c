@@ -17,7 +17,7 @@
 #include "qrt_code.h"
 #include "qrt_store_bulk.h"
 #include "qrt_json.h"
-#include "qrt_qr.h"
+#include "mod_qrtrack_image.h"
 #include "qrt_valid.h"
 #include "qrt_date.h"
 #include "qrt_password.h"
@@ -575,111 +575,10 @@ static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
 
 /* ---- QR images ------------------------------------------------------------------ */
 
-typedef struct {
-    apr_bucket_brigade *bb;
-} png_ctx;
-
-static apr_status_t tracker_png_write(void *ctx, const void *buf, apr_size_t len)
-{
-    png_ctx *c = ctx;
-
-    return apr_brigade_write(c->bb, NULL, NULL, buf, len);
-}
-
-qrt_err_t *qrt_qr_opts_parse(qrt_req_t *q, int status, const char *size,
-                             const char *margin, const char *ecc, qrt_qr_opts_t *o)
-{
-    apr_int64_t v;
-    qrt_err_t *e = NULL;
-
-    qrt_qr_opts_default(o);
-    if (size) {
-        if (qrt_parse_int(size, QRT_QR_SIZE_MIN, QRT_QR_SIZE_MAX, &v) != 0) {
-            e = qrt_error_field(q, status, "size", "The size must be an integer from 64 "
-                                "to 2048 (pixels).");
-        }
-        o->size = (int)v;
-    }
-    if (margin) {
-        if (qrt_parse_int(margin, QRT_QR_MARGIN_MIN, QRT_QR_MARGIN_MAX, &v) != 0) {
-            const char *msg = "The margin must be an integer from 0 to 16 (modules).";
-
-            if (e) {
-                qrt_error_add(q, e, "margin", msg);
-            }
-            else {
-                e = qrt_error_field(q, status, "margin", msg);
-            }
-        }
-        o->margin = (int)v;
-    }
-    if (ecc) {
-        if (strlen(ecc) != 1 || !strchr("LMQHlmqh", ecc[0])) {
-            const char *msg = "The ecc must be one of L, M, Q, H.";
-
-            if (e) {
-                qrt_error_add(q, e, "ecc", msg);
-            }
-            else {
-                e = qrt_error_field(q, status, "ecc", msg);
-            }
-        }
-        else {
-            o->ecc = apr_toupper(ecc[0]);
-        }
-    }
-    if (e && e->errors && json_object_size(e->errors) > 1) {
-        e->message = "The given data was invalid.";
-    }
-    return e;
-}
-
-qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *o,
-                           int status_on_error)
-{
-    request_rec *r = q->r;
-    png_ctx c;
-    const char *err = NULL;
-    apr_status_t rv;
-
-    c.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    rv = qrt_qr_png(r->pool, text, strlen(text), o, tracker_png_write, &c, &err);
-    if (rv != APR_SUCCESS) {
-        apr_brigade_destroy(c.bb);
-        if (rv != APR_EINVAL) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "QRT00031: QR image failed: %s",
-                          err ? err : "unknown");
-            return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
-        }
-        return qrt_error_field(q, status_on_error, "data",
-                               apr_pstrcat(r->pool, "The QR code cannot be made: ",
-                                           err ? err : "unknown error", ".", NULL));
-    }
-    ap_set_content_type(r, "image/png");
-    r->status = HTTP_OK;
-    if (r->header_only) {
-        apr_off_t len = 0;
-
-        apr_brigade_length(c.bb, 1, &len);
-        ap_set_content_length(r, len);
-        apr_brigade_cleanup(c.bb);
-    }
-    APR_BRIGADE_INSERT_TAIL(c.bb, apr_bucket_eos_create(c.bb->bucket_alloc));
-    ap_pass_brigade(r->output_filters, c.bb);
-    return NULL;
-}
-
 static const char *tracker_scan_url(qrt_req_t *q, const qrt_tracker_t *t)
 {
     return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_config()->scan_prefix, "/",
                        t->code, NULL);
-}
-
-static int tracker_wants_png(qrt_req_t *q)
-{
-    const char *accept = apr_table_get(q->r->headers_in, "Accept");
-
-    return accept && ap_strcasestr(accept, "image/png") != NULL;
 }
 
 /* ---- creates under an Idempotency-Key (mod_qrtrack_idem.c) ----------------------- */
@@ -714,34 +613,33 @@ static int tracker_taken_stop(qrt_req_t *q, void *ctx, qrt_tracker_t **t, int i)
     return 0;
 }
 
-/* POST /tracker/qrcode's answer: the PNG itself or the JSON with it in base64. */
+/* POST /tracker/qrcode's answer: the image itself (Accept names an image type) or the
+ * JSON with it in base64. */
 static qrt_err_t *tracker_answer_qrcode(qrt_req_t *q, void *ctx, qrt_tracker_t **t, int n,
                                         qrt_idem_t *a)
 {
-    const qrt_qr_opts_t *o = ctx;
-    const char *scan = tracker_scan_url(q, t[0]), *png, *err = NULL;
+    const qrt_render_opts_t *o = ctx;
+    const char *scan = tracker_scan_url(q, t[0]), *img;
     apr_size_t len;
     json_t *j, *qr;
+    qrt_err_t *e;
     char *b64;
 
     (void)n;
-    if (qrt_qr_png_buf(q->r->pool, scan, strlen(scan), o, &png, &len, &err)
-        != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00962: QR image failed: %s",
-                      err ? err : "unknown");
-        return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    if ((e = qrt_image_buf(q, scan, o, &img, &len)) != NULL) {
+        return e;
     }
     b64 = apr_palloc(q->r->pool, apr_base64_encode_len((int)len));
-    apr_base64_encode(b64, png, (int)len);
-    if (tracker_wants_png(q)) {
+    apr_base64_encode(b64, img, (int)len);
+    if (qrt_image_accepted(q)) {
         a->status = HTTP_OK;
-        a->content_type = "image/png";
+        a->content_type = qrt_render_mime(o->format);
         a->body = b64;
         a->tracker_id = t[0]->id;
         return NULL;
     }
     qr = json_object();
-    json_object_set_new(qr, "content_type", json_string("image/png"));
+    json_object_set_new(qr, "content_type", json_string(qrt_render_mime(o->format)));
     json_object_set_new(qr, "encoding", json_string("base64"));
     json_object_set_new(qr, "data", json_string(b64));
     j = json_object();
@@ -767,13 +665,14 @@ qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t)
 
 /* ---- endpoints -------------------------------------------------------------------- */
 
-/* 1: POST /tracker/qrcode */
+/* 1: POST /tracker/qrcode: JSON with the image in base64, or the image itself when
+ * Accept names an image type. */
 qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
 {
     qrt_tracker_t t;
-    qrt_qr_opts_t o;
+    qrt_render_opts_t o;
     qrt_err_t *e;
-    const char *png, *err = NULL, *scan;
+    const char *img, *scan;
     apr_size_t len;
     json_t *j, *qr;
     char *b64;
@@ -784,9 +683,8 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     if ((e = qrt_idem_start(q, &idem, &replayed)) != NULL || replayed) {
         return e;
     }
-    e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
-                          qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
-    if (e || (e = qrt_style_apply(q, qrt_query(q, "style"), &o)) != NULL) {
+    e = qrt_image_opts(q, HTTP_UNPROCESSABLE_ENTITY, qrt_image_from_query, &o);
+    if (e) {
         return e;
     }
     if ((e = tracker_from_body(q, &t, 1)) != NULL) {
@@ -803,20 +701,17 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
         return e;
     }
     scan = tracker_scan_url(q, &t);
-    if (tracker_wants_png(q)) {
+    if (qrt_image_accepted(q)) {
         apr_table_setn(q->r->headers_out, "X-Tracker-Id", apr_off_t_toa(q->r->pool, t.id));
-        return qrt_respond_png(q, scan, &o, HTTP_INTERNAL_SERVER_ERROR);
+        return qrt_respond_image(q, scan, &o, HTTP_INTERNAL_SERVER_ERROR);
     }
-    if (qrt_qr_png_buf(q->r->pool, scan, strlen(scan), &o, &png, &len, &err)
-        != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00030: QR image failed: %s",
-                      err ? err : "unknown");
-        return qrt_error(q, HTTP_INTERNAL_SERVER_ERROR, "Server Error");
+    if ((e = qrt_image_buf(q, scan, &o, &img, &len)) != NULL) {
+        return e;
     }
     b64 = apr_palloc(q->r->pool, apr_base64_encode_len((int)len));
-    apr_base64_encode(b64, png, (int)len);
+    apr_base64_encode(b64, img, (int)len);
     qr = json_object();
-    json_object_set_new(qr, "content_type", json_string("image/png"));
+    json_object_set_new(qr, "content_type", json_string(qrt_render_mime(o.format)));
     json_object_set_new(qr, "encoding", json_string("base64"));
     json_object_set_new(qr, "data", json_string(b64));
     j = json_object();
@@ -937,20 +832,19 @@ qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
     return NULL;
 }
 
-/* GET /tracker/<id>/qrcode?size=&margin=&ecc= */
+/* GET /tracker/<id>/qrcode?format=&size=&size_mm=&margin=&ecc=&fg=&bg= */
 qrt_err_t *qrt_tracker_image(qrt_req_t *q)
 {
     qrt_tracker_t t;
-    qrt_qr_opts_t o;
+    qrt_render_opts_t o;
     qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
 
     if (e) {
         return e;
     }
-    e = qrt_qr_opts_parse(q, HTTP_UNPROCESSABLE_ENTITY, qrt_query(q, "size"),
-                          qrt_query(q, "margin"), qrt_query(q, "ecc"), &o);
-    if (e || (e = qrt_style_apply(q, qrt_query(q, "style"), &o)) != NULL) {
+    e = qrt_image_opts(q, HTTP_UNPROCESSABLE_ENTITY, qrt_image_from_query, &o);
+    if (e) {
         return e;
     }
-    return qrt_respond_png(q, tracker_scan_url(q, &t), &o, HTTP_INTERNAL_SERVER_ERROR);
+    return qrt_respond_image(q, tracker_scan_url(q, &t), &o, HTTP_INTERNAL_SERVER_ERROR);
 }

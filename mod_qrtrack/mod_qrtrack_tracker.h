@@ -10,13 +10,6 @@
 qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t);
 /* The public JSON of a tracker. */
 json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t);
-/* QR image options size, margin, ecc (NULL = default); errors with status. */
-qrt_err_t *qrt_qr_opts_parse(qrt_req_t *q, int status, const char *size,
-                             const char *margin, const char *ecc, qrt_qr_opts_t *o);
-/* Writes a PNG of text as the response (Content-Length set). */
-qrt_err_t *qrt_respond_png(qrt_req_t *q, const char *text, const qrt_qr_opts_t *o,
-                           int status_on_error);
-
 /* Fills t from obj as POST /tracker reads its body (what a row of POST
  * /tracker/bulk is); a 422 error naming the fields otherwise. */
 qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t);

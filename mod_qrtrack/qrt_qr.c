@@ -223,6 +223,23 @@ static apr_status_t qrt_qr_modules(apr_pool_t *p, const char *text,
     return APR_SUCCESS;
 }
 
+apr_status_t qrt_qr_encode(apr_pool_t *p, const char *text, apr_size_t len, char ecc,
+                           unsigned char **mods, int *width, const char **err)
+{
+    QRecLevel level;
+
+    if (!qrt_qr_level(ecc, &level)) {
+        return qrt_qr_fail(APR_EINVAL, err, "ecc must be L, M, Q or H");
+    }
+    if (len == 0 || !text) {
+        return qrt_qr_fail(APR_EINVAL, err, "no data to encode");
+    }
+    if (len > QRT_QR_MAX_INPUT) {
+        return qrt_qr_fail(APR_EINVAL, err, "data too long for a QR code");
+    }
+    return qrt_qr_modules(p, text, len, level, mods, width, err);
+}
+
 /* Everything libpng touches after setjmp() is set up before it, so a
  * longjmp() skips no cleanup: the only resource is the png/info pair,
  * destroyed on both paths. */

@@ -56,4 +56,10 @@ apr_status_t qrt_qr_png_buf(apr_pool_t *p, const char *text, apr_size_t len,
                             const qrt_qr_opts_t *o, const char **png,
                             apr_size_t *png_len, const char **err);
 
+/* The modules of text's QR code at ecc ('L','M','Q','H'), one byte each, row by row,
+ * 1 = dark, in pool memory; *width modules a side (no quiet zone). Same encoding
+ * (and errors) as qrt_qr_png(); every image format draws from this. */
+apr_status_t qrt_qr_encode(apr_pool_t *p, const char *text, apr_size_t len, char ecc,
+                           unsigned char **mods, int *width, const char **err);
+
 #endif /* QRT_QR_H */

@@ -28,13 +28,6 @@ typedef struct {
 /* 1 when name is [A-Za-z0-9_-]{1,64}. */
 int qrt_style_name_valid(const char *name);
 
-/* "#RRGGBB" (either case) into 0xRRGGBB: 0, or -1 when s is not one.
- * A private copy of qrt_render.h's qrt_colour_parse, to be replaced by it when the
- * renderer is merged. */
-int qrt_style_colour_parse(const char *s, unsigned *rgb);
-/* WCAG 2 contrast ratio of two sRGB colours, 1 to 21. A private copy of qrt_render.h's
- * qrt_contrast_ratio, to be replaced by it when the renderer is merged. */
-double qrt_style_contrast_ratio(unsigned fg, unsigned bg);
 /* NULL when fg on bg scans well (contrast at least QRT_STYLE_CONTRAST_MIN and fg the
  * darker), else why not, in p. */
 const char *qrt_style_colours_check(apr_pool_t *p, unsigned fg, unsigned bg);

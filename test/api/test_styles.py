@@ -7,10 +7,7 @@ would change every other test's images."""
 import base64
 import itertools
 import os
-import shutil
 import struct
-import subprocess
-import tempfile
 import time
 import zlib
 
@@ -20,11 +17,9 @@ import requests
 from conftest import BACKEND, Api, Memcached, Server
 from lib.memory import children
 from lib.qr import decode_qr
+from lib.raster import rasterise
 
 _accounts = itertools.count(1)
-
-NEEDS_RENDER = "needs qrt_render (the renderer of SVG, PDF and EPS, merged separately)"
-
 
 def fresh_api(server):
     """An Api client of a new account of its own."""
@@ -154,30 +149,6 @@ def geometry(png):
 
 def quiet_zone(png):
     return geometry(png)[1]
-
-
-def rasterise(body, fmt):
-    """A PNG of an image of format fmt (librsvg, poppler, ghostscript)."""
-    if fmt == "png":
-        return body
-    d = tempfile.mkdtemp()
-    try:
-        src = os.path.join(d, "in." + fmt)
-        with open(src, "wb") as f:
-            f.write(body)
-        out = os.path.join(d, "out.png")
-        if fmt == "svg":
-            subprocess.run(["rsvg-convert", "-w", "600", "-o", out, src], check=True)
-        elif fmt == "pdf":
-            subprocess.run(["pdftoppm", "-png", "-r", "150", "-singlefile", src,
-                            os.path.join(d, "out")], check=True)
-        else:
-            subprocess.run(["gs", "-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-dEPSCrop",
-                            "-sDEVICE=png16m", "-r150", "-o", out, src], check=True)
-        with open(out, "rb") as f:
-            return f.read()
-    finally:
-        shutil.rmtree(d)
 
 
 def tracker(s):
@@ -446,10 +417,7 @@ def test_style_on_the_other_image_endpoints(sapi):
 
 
 @pytest.mark.parametrize("fmt", [
-    "png",
-    pytest.param("svg", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
-    pytest.param("pdf", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
-    pytest.param("eps", marks=pytest.mark.skip(reason=NEEDS_RENDER)),
+    "png", "svg", "pdf", "eps",
 ])
 @pytest.mark.parametrize("ecc", ["L", "M", "Q", "H"])
 def test_styled_images_decode(sapi, fmt, ecc):

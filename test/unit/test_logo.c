@@ -11,6 +11,7 @@
 
 #include "qrt_logo.h"
 #include "qrt_qr.h"
+#include "qrt_render.h"
 #include "qrt_store_style.h"
 #include "qrt_check.h"
 #include "qrt_check_db.h"
@@ -207,16 +208,16 @@ START_TEST(test_colours_and_names)
 {
     unsigned c;
 
-    ck_assert_int_eq(qrt_style_colour_parse("#1a2B3c", &c), 0);
+    ck_assert_int_eq(qrt_colour_parse("#1a2B3c", &c), 1);
     ck_assert_uint_eq(c, 0x1a2b3c);
-    ck_assert_int_eq(qrt_style_colour_parse("1a2b3c", &c), -1);
-    ck_assert_int_eq(qrt_style_colour_parse("#1a2b3g", &c), -1);
-    ck_assert_int_eq(qrt_style_colour_parse("#1a2b3c4", &c), -1);
-    ck_assert_int_eq(qrt_style_colour_parse(NULL, &c), -1);
-    ck_assert(qrt_style_contrast_ratio(0x000000, 0xffffff) > 20.99);
-    ck_assert(qrt_style_contrast_ratio(0xffffff, 0x000000) > 20.99);
-    ck_assert(qrt_style_contrast_ratio(0x777777, 0xffffff) < 4.5);
-    ck_assert(qrt_style_contrast_ratio(0x767676, 0xffffff) >= 4.5);
+    ck_assert_int_eq(qrt_colour_parse("1a2b3c", &c), 0);
+    ck_assert_int_eq(qrt_colour_parse("#1a2b3g", &c), 0);
+    ck_assert_int_eq(qrt_colour_parse("#1a2b3c4", &c), 0);
+    ck_assert_int_eq(qrt_colour_parse(NULL, &c), 0);
+    ck_assert(qrt_contrast_ratio(0x000000, 0xffffff) > 20.99);
+    ck_assert(qrt_contrast_ratio(0xffffff, 0x000000) > 20.99);
+    ck_assert(qrt_contrast_ratio(0x777777, 0xffffff) < 4.5);
+    ck_assert(qrt_contrast_ratio(0x767676, 0xffffff) >= 4.5);
     ck_assert_ptr_null(qrt_style_colours_check(pool, 0x767676, 0xffffff));
     ck_assert_ptr_nonnull(strstr(qrt_style_colours_check(pool, 0x777777, 0xffffff), "4.4"));
     ck_assert_ptr_nonnull(strstr(qrt_style_colours_check(pool, 0xffffff, 0x000000),
