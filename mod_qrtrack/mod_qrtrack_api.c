@@ -37,30 +37,39 @@ APLOG_USE_MODULE(qrtrack);
 
 #define API_MAX_SEGMENTS 8
 
+/* What a route does with the data: a read token may call only API_READS routes. Every
+ * route says which: a new route cannot be written without deciding. */
+typedef enum {
+    API_READS,          /* changes nothing (GET, and POST /qrCode: an image, nothing stored) */
+    API_WRITES          /* creates, changes or deletes something */
+} api_access;
+
 typedef struct {
     const char *method;         /* "GET", "POST", ...; GET also answers HEAD */
     const char *pattern;        /* '*' is one path segment, '#' one of digits only */
+    api_access access;
     qrt_handler_fn *handler;
 } api_route;
 
 /* The API: the spec's endpoints (numbered as in the spec) and CONTRACT's extras. */
 static const api_route api_routes[] = {
-    { "POST",   "/tracker/qrcode",                    qrt_tracker_qrcode },     /* 1 */
-    { "GET",    "/tracker",                           qrt_tracker_list },       /* 2 */
-    { "POST",   "/tracker",                           qrt_tracker_create },     /* 3 */
-    { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
-    { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
-    { "GET",    "/report",                            qrt_report_show },        /* 6 */
-    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab_show }, /* 7 */
-    { "GET",    "/dashboard/scansAnalytics",          qrt_dashboard_scans },    /* 8 */
-    { "GET",    "/visits/tracker/*",                  qrt_visits_list },        /* 9 */
-    { "GET",    "/visits/tracker/*/download/csv",     qrt_visits_csv },         /* 10 */
-    { "POST",   "/qrCode",                            qrt_qrcode_plain },       /* 11 */
-    { "GET",    "/account",                           qrt_account_show },
-    { "PATCH",  "/tracker/#",                         qrt_tracker_update },
-    { "DELETE", "/tracker/#",                         qrt_tracker_delete },
-    { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
-    { NULL, NULL, NULL }
+    { "POST",   "/tracker/qrcode",                API_WRITES, qrt_tracker_qrcode },     /* 1 */
+    { "GET",    "/tracker",                       API_READS,  qrt_tracker_list },       /* 2 */
+    { "POST",   "/tracker",                       API_WRITES, qrt_tracker_create },     /* 3 */
+    { "GET",    "/tracker/show/*",                API_READS,  qrt_tracker_show },       /* 4 */
+    { "GET",    "/tracker/analytics/*",           API_READS,  qrt_tracker_analytics },  /* 5 */
+    { "GET",    "/report",                        API_READS,  qrt_report_show },        /* 6 */
+    { "GET",    "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_show }, /* 7 */
+    { "GET",    "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans },    /* 8 */
+    { "GET",    "/visits/tracker/*",              API_READS,  qrt_visits_list },        /* 9 */
+    { "GET",    "/visits/tracker/*/download/csv", API_READS,  qrt_visits_csv },         /* 10 */
+    { "POST",   "/qrCode",                        API_READS,  qrt_qrcode_plain },       /* 11 */
+    { "GET",    "/account",                       API_READS,  qrt_account_show },
+    { "PATCH",  "/tracker/#",                     API_WRITES, qrt_tracker_update },
+    { "DELETE", "/tracker/#",                     API_WRITES, qrt_tracker_delete },
+    { "GET",    "/tracker/#/qrcode",              API_READS,  qrt_tracker_image },
+    { "GET",    "/tracker/#/history",             API_READS,  qrt_tracker_history },
+    { NULL, NULL, API_READS, NULL }
 };
 
 static int api_write_error(qrt_req_t *q, qrt_err_t *e)
@@ -302,6 +311,12 @@ static qrt_err_t *api_route_request(qrt_req_t *q)
             continue;
         }
         if (!strcmp(api_routes[i].method, method)) {
+            if (api_routes[i].access != API_READS && q->auth.read_only) {
+                ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00990: %s %s: refused to "
+                              "read-only token #%" APR_INT64_T_FMT, method, q->path,
+                              q->auth.token_id);
+                return qrt_error(q, HTTP_FORBIDDEN, "This token is read-only.");
+            }
             q->seg = seg;
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, "
                           "account %s, token #%" APR_INT64_T_FMT, method, q->path,

@@ -25,5 +25,7 @@ qrt_err_t *qrt_tracker_show(qrt_req_t *q);
 qrt_err_t *qrt_tracker_update(qrt_req_t *q);
 qrt_err_t *qrt_tracker_delete(qrt_req_t *q);
 qrt_err_t *qrt_tracker_image(qrt_req_t *q);
+/* GET /tracker/<id>/history */
+qrt_err_t *qrt_tracker_history(qrt_req_t *q);
 
 #endif

@@ -4,6 +4,7 @@
 #include <apr_time.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_write.h"
+#include "qrt_history.h"
 #include "qrt_valid.h"
 
 static apr_int64_t tracker_now(void)
@@ -48,6 +49,7 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     t->redirected = qrt_db_int(db, row, 19, 0);
     t->route_set = 0;
     t->password_keep = 0;
+    t->changed_by = NULL;
 }
 
 /* The report aggregates follow a tracker's new tags or its deletion. Too big a
@@ -158,6 +160,12 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     if (rv == APR_SUCCESS) {
         rv = tracker_route_save(db, p, t);
     }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_history_add(db, p, t->id, t->account_id, t->changed_by,
+                                   QRT_HISTORY_CREATED,
+                                   qrt_history_changes(p, NULL, t, t->route_set
+                                                       && !t->password_keep));
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -247,6 +255,7 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     apr_dbd_transaction_t *tx;
     const void *args[] = { t->name, t->redirect_url, &t->updated_at, &t->id };
     const void *targs[] = { &t->id };
+    qrt_tracker_t before;
     apr_status_t rv;
     int n = 0;
 
@@ -257,6 +266,10 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     }
     /* The aggregates change too: after the visits' writers, never across them. */
     rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        /* The history compares with what this transaction replaces. */
+        rv = qrt_store_tracker_get(db, p, t->id, &before);
+    }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_tracker_update, &n, args);
     }
@@ -275,6 +288,16 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     if (rv == APR_SUCCESS) {
         rv = tracker_aggregates_follow(db, p, t->id);
     }
+    if (rv == APR_SUCCESS) {
+        const char *changes = qrt_history_changes(p, &before, t, t->route_set
+                                                  && !t->password_keep);
+
+        /* A PATCH that changes nothing leaves no row. */
+        if (strcmp(changes, "{}") != 0) {
+            rv = qrt_store_history_add(db, p, t->id, before.account_id, t->changed_by,
+                                       QRT_HISTORY_UPDATED, changes);
+        }
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -286,10 +309,17 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
 
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
 {
+    return qrt_store_tracker_delete_by(db, p, id, NULL);
+}
+
+apr_status_t qrt_store_tracker_delete_by(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                         const char *token_label)
+{
     apr_dbd_transaction_t *tx;
-    apr_int64_t now = tracker_now();
+    apr_int64_t now = tracker_now(), account_id = 0;
     /* updated_at too: the nodes' snapshots of codes learn of deletions from it. */
     const void *args[] = { &now, &now, &id };
+    const void *oargs[] = { &id };
     int n = 0;
     apr_status_t rv = qrt_db_begin(db, p, &tx);
 
@@ -298,6 +328,9 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     }
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, SQL_tracker_owner, oargs, &account_id);
+    }
+    if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_tracker_delete, &n, args);
     }
     if (rv == APR_SUCCESS && n == 0) {
@@ -305,6 +338,10 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     }
     if (rv == APR_SUCCESS) {
         rv = tracker_aggregates_follow(db, p, id);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_history_add(db, p, id, account_id, token_label,
+                                   QRT_HISTORY_DELETED, "{}");
     }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 26: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 29: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -194,7 +194,9 @@ CREATE TABLE tokens (
     prefix character varying(16) NOT NULL,
     digest character(64) NOT NULL,
     created_at bigint NOT NULL,
-    revoked_at bigint
+    revoked_at bigint,
+    scope character varying(8) DEFAULT 'write'::character varying NOT NULL,
+    expires_at bigint
 );
 
 CREATE SEQUENCE tokens_id_seq
@@ -205,6 +207,25 @@ CREATE SEQUENCE tokens_id_seq
     CACHE 1;
 
 ALTER SEQUENCE tokens_id_seq OWNED BY tokens.id;
+
+CREATE TABLE tracker_history (
+    id bigint NOT NULL,
+    tracker_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    at bigint NOT NULL,
+    token_label character varying(128),
+    kind character varying(8) NOT NULL,
+    changes text NOT NULL
+);
+
+CREATE SEQUENCE tracker_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE tracker_history_id_seq OWNED BY tracker_history.id;
 
 CREATE TABLE tracker_routing (
     tracker_id bigint NOT NULL,
@@ -485,6 +506,8 @@ ALTER TABLE ONLY agg_vals ALTER COLUMN id SET DEFAULT nextval('agg_vals_id_seq':
 
 ALTER TABLE ONLY tokens ALTER COLUMN id SET DEFAULT nextval('tokens_id_seq'::regclass);
 
+ALTER TABLE ONLY tracker_history ALTER COLUMN id SET DEFAULT nextval('tracker_history_id_seq'::regclass);
+
 ALTER TABLE ONLY trackers ALTER COLUMN id SET DEFAULT nextval('trackers_id_seq'::regclass);
 
 ALTER TABLE ONLY visit_destinations ALTER COLUMN id SET DEFAULT nextval('visit_destinations_id_seq'::regclass);
@@ -559,6 +582,9 @@ ALTER TABLE ONLY tokens
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY tracker_routing
     ADD CONSTRAINT tracker_routing_pkey PRIMARY KEY (tracker_id);
 
@@ -632,6 +658,8 @@ CREATE INDEX agg_trk_account ON agg_trk USING btree (account_id, tracker_id);
 
 CREATE INDEX tokens_account ON tokens USING btree (account_id);
 
+CREATE INDEX tracker_history_by_tracker ON tracker_history USING btree (tracker_id, id);
+
 CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
 
 CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
@@ -690,6 +718,12 @@ CREATE TRIGGER visits_write INSTEAD OF INSERT OR DELETE OR UPDATE ON visits FOR 
 
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);
 
 ALTER TABLE ONLY tracker_routing
     ADD CONSTRAINT tracker_routing_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);

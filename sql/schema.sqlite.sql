@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 26: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 29: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -20,7 +20,8 @@ CREATE TABLE tokens (
     prefix VARCHAR(16) NOT NULL,
     digest CHAR(64) NOT NULL UNIQUE,
     created_at BIGINT NOT NULL,
-    revoked_at BIGINT
+    revoked_at BIGINT,
+    scope VARCHAR(8) NOT NULL DEFAULT 'write', expires_at BIGINT
 );
 
 CREATE INDEX tokens_account ON tokens (account_id);
@@ -337,3 +338,15 @@ CREATE TABLE webhook_attempts (
 );
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts (webhook_id, id);
+
+CREATE TABLE tracker_history (
+    id INTEGER PRIMARY KEY,
+    tracker_id BIGINT NOT NULL REFERENCES trackers (id),
+    account_id BIGINT NOT NULL REFERENCES accounts (id),
+    at BIGINT NOT NULL,
+    token_label VARCHAR(128),
+    kind VARCHAR(8) NOT NULL,
+    changes TEXT NOT NULL
+);
+
+CREATE INDEX tracker_history_by_tracker ON tracker_history (tracker_id, id);

@@ -29,7 +29,7 @@ UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.1
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "tracker_routing", "visits",
-          "tracker_visitors"]
+          "tracker_visitors", "tracker_history"]
 
 
 def today():
