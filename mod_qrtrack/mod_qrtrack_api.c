@@ -298,6 +298,29 @@ static int api_match(apr_pool_t *p, const char *pattern, const char *path,
     return *pattern == '\0' && *path == '\0';
 }
 
+/* 403 for a read-only token on a route that writes, before its body is looked at. */
+static qrt_err_t *api_scope_check(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    const char **seg = apr_pcalloc(r->pool, (API_MAX_SEGMENTS + 1) * sizeof(char *));
+    const char *method = r->header_only ? "GET" : r->method;
+    int i;
+
+    if (!q->auth.read_only) {
+        return NULL;
+    }
+    for (i = 0; api_routes[i].method; i++) {
+        if (api_routes[i].access != API_READS && !strcmp(api_routes[i].method, method)
+            && api_match(r->pool, api_routes[i].pattern, q->path, seg)) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00990: %s %s: refused to "
+                          "read-only token #%" APR_INT64_T_FMT, method, q->path,
+                          q->auth.token_id);
+            return qrt_error(q, HTTP_FORBIDDEN, "This token is read-only.");
+        }
+    }
+    return NULL;
+}
+
 static qrt_err_t *api_route_request(qrt_req_t *q)
 {
     request_rec *r = q->r;
@@ -311,12 +334,6 @@ static qrt_err_t *api_route_request(qrt_req_t *q)
             continue;
         }
         if (!strcmp(api_routes[i].method, method)) {
-            if (api_routes[i].access != API_READS && q->auth.read_only) {
-                ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00990: %s %s: refused to "
-                              "read-only token #%" APR_INT64_T_FMT, method, q->path,
-                              q->auth.token_id);
-                return qrt_error(q, HTTP_FORBIDDEN, "This token is read-only.");
-            }
             q->seg = seg;
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, "
                           "account %s, token #%" APR_INT64_T_FMT, method, q->path,
@@ -399,6 +416,9 @@ static qrt_err_t *api_serve(qrt_req_t *q)
         return qrt_error(q, HTTP_FORBIDDEN, apr_psprintf(r->pool,
                          "API access requires the Professional or Enterprise plan; "
                          "this account is on the %s plan.", q->auth.plan));
+    }
+    if ((e = api_scope_check(q)) != NULL) {
+        return e;
     }
     if (body_err) {
         return body_err;
