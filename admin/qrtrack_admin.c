@@ -7,6 +7,7 @@
 #include <string.h>
 #include <apr_general.h>
 #include <apr_strings.h>
+#include <apr_time.h>
 #include <apr_lib.h>
 #include <apr_dbd.h>
 
@@ -78,7 +79,8 @@ static void admin_help(void)
            "  account add NAME [--plan free|starter|professional|enterprise]\n"
            "  account list\n"
            "  account plan ACCOUNT PLAN\n"
-           "  token add ACCOUNT [--name LABEL]\n"
+           "  token add ACCOUNT [--name LABEL] [--scope read|write] [--expires TIME]\n"
+           "                          (TIME: 30d, 12h, 90m, 2w or 2027-01-01T00:00:00+0000)\n"
            "  token list ACCOUNT\n"
            "  token revoke TOKEN_ID\n"
            "  trackers import ACCOUNT --from shlink|yourls|kutt|csv FILE [--dry-run]\n"
@@ -318,12 +320,26 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
     int i;
 
     if (argc >= 2 && !strcmp(argv[0], "add")) {
-        const char *name = "default", *token;
-        apr_int64_t id;
+        const char *name = "default", *token, *scope = QRT_SCOPE_WRITE;
+        apr_int64_t id, expires_at = 0;
 
         for (i = 2; i < argc; i++) {
             if (!strcmp(argv[i], "--name") && i + 1 < argc) {
                 name = argv[++i];
+            }
+            else if (!strcmp(argv[i], "--scope") && i + 1 < argc) {
+                scope = argv[++i];
+                if (strcmp(scope, QRT_SCOPE_READ) && strcmp(scope, QRT_SCOPE_WRITE)) {
+                    return admin_fail("bad scope '%s' (read or write)%s", scope, NULL);
+                }
+            }
+            else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
+                if (qrt_token_expiry_parse(argv[++i], apr_time_sec(apr_time_now()),
+                                           &expires_at) != 0) {
+                    return admin_fail("bad --expires '%s' (a duration like 30d, 12h, "
+                                      "90m, 2w, or a time to come like "
+                                      "2027-01-01T00:00:00+0000)%s", argv[i], NULL);
+                }
             }
             else {
                 admin_usage();
@@ -341,7 +357,8 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
             return admin_fail("no randomness available%s%s", NULL, NULL);
         }
         if (qrt_store_token_add(&c->db, c->p, a.id, name, qrt_token_shown(c->p, token),
-                                qrt_token_digest(c->p, token), &id) != APR_SUCCESS) {
+                                qrt_token_digest(c->p, token), scope, expires_at,
+                                &id) != APR_SUCCESS) {
             return admin_fail("%s%s", c->db.error, NULL);
         }
         printf("%s\n", token);
@@ -349,7 +366,7 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
     }
     if (argc == 2 && !strcmp(argv[0], "list")) {
         apr_array_header_t *list;
-        char b1[QRT_DATE_LEN], b2[QRT_DATE_LEN];
+        char b1[QRT_DATE_LEN], b2[QRT_DATE_LEN], b3[QRT_DATE_LEN];
 
         if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
             return 1;
@@ -357,14 +374,15 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
         if (qrt_store_token_list(&c->db, c->p, a.id, &list) != APR_SUCCESS) {
             return admin_fail("%s%s", c->db.error, NULL);
         }
-        printf("id\tprefix\tname\tcreated_at\trevoked_at\n");
+        printf("id\tprefix\tname\tcreated_at\trevoked_at\tscope\texpires_at\n");
         for (i = 0; i < list->nelts; i++) {
             qrt_token_t *t = &APR_ARRAY_IDX(list, i, qrt_token_t);
 
             admin_time(b1, t->created_at);
             admin_time(b2, t->revoked_at);
-            printf("%" APR_INT64_T_FMT "\t%s...\t%s\t%s\t%s\n", t->id, t->prefix,
-                   t->name, b1, b2);
+            admin_time(b3, t->expires_at);
+            printf("%" APR_INT64_T_FMT "\t%s...\t%s\t%s\t%s\t%s\t%s\n", t->id, t->prefix,
+                   t->name, b1, b2, t->scope ? t->scope : QRT_SCOPE_WRITE, b3);
         }
         return 0;
     }

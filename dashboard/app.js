@@ -17,10 +17,10 @@
   var SVG = "http://www.w3.org/2000/svg";
   var fmt = new Intl.NumberFormat("en-US");
 
-  /* Every token may change trackers today. When tokens get scopes, a read-only token sets
-   * state.canWrite to false at sign-in: that one switch hides every [data-write] control
-   * (body.readonly in app.css) and keeps the forms shut (applyWriteMode). */
-  var WRITE_DEFAULT = true;
+  /* A read token (GET /account's token.scope "read") sets state.canWrite to false at
+   * sign-in: that one switch hides every [data-write] control (body.readonly in app.css)
+   * and keeps the forms shut (applyWriteMode). */
+  function canWrite(account) { return !account.token || account.token.scope !== "read"; }
 
   var state = {
     token: null, account: null, days: 30, trackers: [], selected: null,
@@ -483,7 +483,8 @@
       get("/report/", Object.assign({ report: "browser" }, params)),
       get("/report/", Object.assign({ report: "country" }, params)),
       get("/report/", Object.assign({ report: "city" }, params)),
-      get("/visits/tracker/" + id, { rows: 100 })
+      get("/visits/tracker/" + id, { rows: 100 }),
+      get("/tracker/" + id + "/history", { rows: 50 })
     ]).then(function (rs) {
       var a = rs[0].body;
       if (gen !== state.generation || state.selected !== id) { return; }
@@ -502,8 +503,39 @@
        breakdown("Device (latest " + state.visits.length + ")", shares(state.visits, "device"), "device")]
         .forEach(function (b) { $("breakdowns").appendChild(b); });
       renderVisits();
+      renderHistory(rs[6].body.data);
       startPolling(id, gen);
     }).catch(failed);
+  }
+
+  /* A history value as text: lists joined, null as a dash. */
+  function historyValue(v) {
+    if (v === null || v === undefined) { return "–"; }
+    if (Array.isArray(v)) {
+      return v.length ? v.map(function (x) { return typeof x === "string" ? x : JSON.stringify(x); }).join(", ") : "none";
+    }
+    return typeof v === "string" ? v : JSON.stringify(v);
+  }
+
+  /* The tracker's history, newest first: when, which token, what changed from what. */
+  function renderHistory(rows) {
+    var list = clear($("history"));
+    if (!rows.length) { list.appendChild(el("li", { cls: "none", text: "No changes recorded." })); }
+    rows.forEach(function (h) {
+      var fields = Object.keys(h.changes).map(function (k) {
+        return k + ": " + historyValue(h.changes[k][0]) + " → " + historyValue(h.changes[k][1]);
+      });
+      list.appendChild(el("li", { "data-kind": h.kind }, [
+        el("span", { cls: "who", text: h.at.slice(0, 16).replace("T", " ") + " UTC · " + (h.token || "qrtrack-admin") + " · " }),
+        h.kind + (fields.length ? ": " + fields.join("; ") : "")
+      ]));
+    });
+  }
+
+  function loadHistory(id, gen) {
+    return get("/tracker/" + id + "/history", { rows: 50 }).then(function (res) {
+      if (gen === state.generation && state.selected === id) { renderHistory(res.body.data); }
+    });
   }
 
   /* The tracker's name, destination and a line of its routing settings. */
@@ -930,6 +962,7 @@
         showDetailHead(res.body);
         closeForm(f, true);
         $("detail-saved").textContent = "Saved.";
+        loadHistory(t.tracker_id, gen).catch(failed);
       }
     }, function (err) {
       if (gen === state.generation) { formFailed(f, err, "Not saved"); }
@@ -1074,7 +1107,7 @@
     state.selected = null;
     state.visits = [];
     ["kpis", "portfolio-chart", "top-trackers", "detail-stats", "detail-chart", "breakdowns",
-     "report", "crosstab"].forEach(function (id) { clear($(id)); });
+     "report", "crosstab", "history"].forEach(function (id) { clear($(id)); });
     clear($("trackers").tBodies[0]);
     clear($("visits").tBodies[0]);
     closeForm($("create-form"), false);
@@ -1093,10 +1126,11 @@
       sessionStorage.setItem(KEY, token);
       state.token = token;
       state.account = res.body;
-      state.canWrite = WRITE_DEFAULT;
+      state.canWrite = canWrite(res.body);
       applyWriteMode();
       $("who").textContent = res.body.name + " · " + res.body.plan + " plan · " +
-        (res.body.rate_limit ? res.body.rate_limit + " requests/min" : "no rate limit");
+        (res.body.rate_limit ? res.body.rate_limit + " requests/min" : "no rate limit") +
+        (state.canWrite ? "" : " · read-only token");
       $("signin").hidden = true;
       $("who").hidden = false;
       $("period").hidden = false;

@@ -42,41 +42,50 @@ APLOG_USE_MODULE(qrtrack);
 
 #define API_MAX_SEGMENTS 8
 
+/* What a route does with the data: a read token may call only API_READS routes. Every
+ * route says which: a new route cannot be written without deciding. */
+typedef enum {
+    API_READS,          /* changes nothing (GET, and POST /qrCode: an image, nothing stored) */
+    API_WRITES          /* creates, changes or deletes something */
+} api_access;
+
 typedef struct {
     const char *method;         /* "GET", "POST", ...; GET also answers HEAD */
     const char *pattern;        /* '*' is one path segment, '#' one of digits only */
+    api_access access;
     qrt_handler_fn *handler;
 } api_route;
 
 /* The API: the spec's endpoints (numbered as in the spec) and CONTRACT's extras. */
 static const api_route api_routes[] = {
-    { "POST",   "/tracker/qrcode",                    qrt_tracker_qrcode },     /* 1 */
-    { "GET",    "/tracker",                           qrt_tracker_list },       /* 2 */
-    { "POST",   "/tracker",                           qrt_tracker_create },     /* 3 */
-    { "POST",   "/tracker/bulk",                      qrt_tracker_bulk },
-    { "GET",    "/tracker/show/*",                    qrt_tracker_show },       /* 4 */
-    { "GET",    "/tracker/analytics/*",               qrt_tracker_analytics },  /* 5 */
-    { "GET",    "/report",                            qrt_report_show },        /* 6 */
-    { "GET",    "/report/tag-crosstab",               qrt_report_crosstab_show }, /* 7 */
-    { "GET",    "/dashboard/scansAnalytics",          qrt_dashboard_scans },    /* 8 */
-    { "GET",    "/visits/tracker/*",                  qrt_visits_list },        /* 9 */
-    { "GET",    "/visits/tracker/*/download/csv",     qrt_visits_csv },         /* 10 */
-    { "POST",   "/qrCode",                            qrt_qrcode_plain },       /* 11 */
-    { "GET",    "/account",                           qrt_account_show },
-    { "PATCH",  "/tracker/#",                         qrt_tracker_update },
-    { "DELETE", "/tracker/#",                         qrt_tracker_delete },
-    { "GET",    "/tracker/#/qrcode",                  qrt_tracker_image },
-    { "POST",   "/style",                             qrt_style_create },
-    { "GET",    "/style",                             qrt_style_list },
-    { "GET",    "/style/*",                           qrt_style_show },
-    { "DELETE", "/style/*",                           qrt_style_delete },
-    { "POST",   "/webhook",                           qrt_webhook_create },
-    { "GET",    "/webhook",                           qrt_webhook_list },
-    { "GET",    "/webhook/#",                         qrt_webhook_show },
-    { "DELETE", "/webhook/#",                         qrt_webhook_delete },
-    { "GET",    "/webhook/#/deliveries",              qrt_webhook_deliveries },
-    { "GET",    "/tracker/qrcodes",                   qrt_image_zip },
-    { NULL, NULL, NULL }
+    { "POST",   "/tracker/qrcode",                API_WRITES, qrt_tracker_qrcode },     /* 1 */
+    { "GET",    "/tracker",                       API_READS,  qrt_tracker_list },       /* 2 */
+    { "POST",   "/tracker",                       API_WRITES, qrt_tracker_create },     /* 3 */
+    { "POST",   "/tracker/bulk",                  API_WRITES, qrt_tracker_bulk },
+    { "GET",    "/tracker/show/*",                API_READS,  qrt_tracker_show },       /* 4 */
+    { "GET",    "/tracker/analytics/*",           API_READS,  qrt_tracker_analytics },  /* 5 */
+    { "GET",    "/report",                        API_READS,  qrt_report_show },        /* 6 */
+    { "GET",    "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_show }, /* 7 */
+    { "GET",    "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans },    /* 8 */
+    { "GET",    "/visits/tracker/*",              API_READS,  qrt_visits_list },        /* 9 */
+    { "GET",    "/visits/tracker/*/download/csv", API_READS,  qrt_visits_csv },         /* 10 */
+    { "POST",   "/qrCode",                        API_READS,  qrt_qrcode_plain },       /* 11 */
+    { "GET",    "/account",                       API_READS,  qrt_account_show },
+    { "PATCH",  "/tracker/#",                     API_WRITES, qrt_tracker_update },
+    { "DELETE", "/tracker/#",                     API_WRITES, qrt_tracker_delete },
+    { "GET",    "/tracker/#/qrcode",              API_READS,  qrt_tracker_image },
+    { "GET",    "/tracker/#/history",             API_READS,  qrt_tracker_history },
+    { "GET",    "/tracker/qrcodes",               API_READS,  qrt_image_zip },
+    { "POST",   "/style",                         API_WRITES, qrt_style_create },
+    { "GET",    "/style",                         API_READS,  qrt_style_list },
+    { "GET",    "/style/*",                       API_READS,  qrt_style_show },
+    { "DELETE", "/style/*",                       API_WRITES, qrt_style_delete },
+    { "POST",   "/webhook",                       API_WRITES, qrt_webhook_create },
+    { "GET",    "/webhook",                       API_READS,  qrt_webhook_list },
+    { "GET",    "/webhook/#",                     API_READS,  qrt_webhook_show },
+    { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete },
+    { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries },
+    { NULL, NULL, API_READS, NULL }
 };
 
 static int api_write_error(qrt_req_t *q, qrt_err_t *e)
@@ -323,6 +332,29 @@ static int api_match(apr_pool_t *p, const char *pattern, const char *path,
     return *pattern == '\0' && *path == '\0';
 }
 
+/* 403 for a read-only token on a route that writes, before its body is looked at. */
+static qrt_err_t *api_scope_check(qrt_req_t *q)
+{
+    request_rec *r = q->r;
+    const char **seg = apr_pcalloc(r->pool, (API_MAX_SEGMENTS + 1) * sizeof(char *));
+    const char *method = r->header_only ? "GET" : r->method;
+    int i;
+
+    if (!q->auth.read_only) {
+        return NULL;
+    }
+    for (i = 0; api_routes[i].method; i++) {
+        if (api_routes[i].access != API_READS && !strcmp(api_routes[i].method, method)
+            && api_match(r->pool, api_routes[i].pattern, q->path, seg)) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00990: %s %s: refused to "
+                          "read-only token #%" APR_INT64_T_FMT, method, q->path,
+                          q->auth.token_id);
+            return qrt_error(q, HTTP_FORBIDDEN, "This token is read-only.");
+        }
+    }
+    return NULL;
+}
+
 static qrt_err_t *api_route_request(qrt_req_t *q)
 {
     request_rec *r = q->r;
@@ -420,6 +452,9 @@ static qrt_err_t *api_serve(qrt_req_t *q)
         return qrt_error(q, HTTP_FORBIDDEN, apr_psprintf(r->pool,
                          "API access requires the Professional or Enterprise plan; "
                          "this account is on the %s plan.", q->auth.plan));
+    }
+    if ((e = api_scope_check(q)) != NULL) {
+        return e;
     }
     if (body_err) {
         return body_err;

@@ -376,7 +376,7 @@ qrt_err_t *qrt_tracker_bulk(qrt_req_t *q)
                   q->csv ? "CSV" : "JSON");
     for (i = 0; i < b.n; i++) {
         if (b.t[i]) {
-            qrt_tracker_events_shown(q, b.t[i]);
+            qrt_tracker_by_request(q, b.t[i]);
         }
     }
     return qrt_create_trackers(q, &idem, b.t, b.n, bulk_answer, bulk_taken, &b);

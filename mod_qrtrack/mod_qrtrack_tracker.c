@@ -542,10 +542,11 @@ static json_t *tracker_event_json(void *ctx, const void *t)
     return qrt_tracker_json(ctx, t);
 }
 
-void qrt_tracker_events_shown(qrt_req_t *q, qrt_tracker_t *t)
+void qrt_tracker_by_request(qrt_req_t *q, qrt_tracker_t *t)
 {
     t->event_json = tracker_event_json;
     t->event_ctx = q;
+    t->changed_by = q->auth.token_name;
 }
 
 static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
@@ -554,7 +555,7 @@ static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
     int tries;
 
     t->account_id = q->auth.account_id;
-    qrt_tracker_events_shown(q, t);
+    qrt_tracker_by_request(q, t);
     if (t->code) {
         return tracker_insert_custom(q, t);
     }
@@ -693,7 +694,7 @@ qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q)
     if (idem.key) {
         qrt_tracker_t *list[1] = { &t };
 
-        qrt_tracker_events_shown(q, &t);
+        qrt_tracker_by_request(q, &t);
         return qrt_create_trackers(q, &idem, list, 1, tracker_answer_qrcode,
                                    tracker_taken_stop, &o);
     }
@@ -765,7 +766,7 @@ qrt_err_t *qrt_tracker_create(qrt_req_t *q)
     if (idem.key) {
         qrt_tracker_t *list[1] = { &t };
 
-        qrt_tracker_events_shown(q, &t);
+        qrt_tracker_by_request(q, &t);
         return qrt_create_trackers(q, &idem, list, 1, tracker_answer_json,
                                    tracker_taken_stop, NULL);
     }
@@ -797,7 +798,7 @@ qrt_err_t *qrt_tracker_update(qrt_req_t *q)
     if ((e = tracker_from_body(q, &t, 0)) != NULL) {
         return e;
     }
-    qrt_tracker_events_shown(q, &t);
+    qrt_tracker_by_request(q, &t);
     rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
@@ -819,7 +820,7 @@ qrt_err_t *qrt_tracker_delete(qrt_req_t *q)
     if (e) {
         return e;
     }
-    qrt_tracker_events_shown(q, &t);
+    qrt_tracker_by_request(q, &t);
     rv = qrt_store_tracker_delete_shown(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
@@ -847,4 +848,53 @@ qrt_err_t *qrt_tracker_image(qrt_req_t *q)
         return e;
     }
     return qrt_respond_image(q, tracker_scan_url(q, &t), &o, HTTP_INTERNAL_SERVER_ERROR);
+}
+
+/* GET /tracker/<id>/history: the tracker's creates, changes and deletes, newest first,
+ * paged like the other lists. A deleted tracker's history stays readable by its id;
+ * another account's tracker is not found. */
+qrt_err_t *qrt_tracker_history(qrt_req_t *q)
+{
+    apr_pool_t *p = q->r->pool;
+    apr_int64_t id, owner = 0, page, rows, total = 0;
+    apr_array_header_t *list;
+    apr_status_t rv;
+    json_t *data, *j;
+    qrt_err_t *e;
+    int i;
+
+    if (qrt_parse_int(q->seg[0], 1, APR_INT64_MAX, &id) != 0) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if ((e = qrt_params_paging(q, &page, &rows)) != NULL) {
+        return e;
+    }
+    rv = qrt_store_history_account(&q->db, p, id, &owner);
+    if (rv == APR_NOTFOUND || (rv == APR_SUCCESS && owner != q->auth.account_id)) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if (rv != APR_SUCCESS
+        || qrt_store_history_list(&q->db, p, id, (page - 1) * rows, rows, &list, &total)
+           != APR_SUCCESS) {
+        return qrt_error_store(q, "reading a tracker's history");
+    }
+    data = json_array();
+    for (i = 0; i < list->nelts; i++) {
+        const qrt_history_t *h = &APR_ARRAY_IDX(list, i, qrt_history_t);
+        const char *err = NULL;
+        json_t *changes = h->changes ? qrt_json_parse(p, h->changes, strlen(h->changes),
+                                                      &err) : NULL;
+        json_t *row = json_object();
+
+        json_object_set_new(row, "at", qrt_json_time(h->at));
+        json_object_set_new(row, "token", qrt_json_str(h->token_label));
+        json_object_set_new(row, "kind", json_string(h->kind));
+        json_object_set(row, "changes", json_is_object(changes) ? changes
+                        : qrt_json_own(p, json_object()));
+        json_array_append_new(data, row);
+    }
+    j = json_object();
+    json_object_set_new(j, "data", data);
+    json_object_set_new(j, "meta", qrt_paging_meta(page, rows, total));
+    return qrt_respond_json(q, HTTP_OK, j);
 }

@@ -15,9 +15,9 @@ json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t);
 qrt_err_t *qrt_tracker_read(qrt_req_t *q, json_t *obj, qrt_tracker_t *t);
 /* 409 for a code already taken. */
 qrt_err_t *qrt_tracker_code_taken_error(qrt_req_t *q, const char *code);
-/* The webhook events about t (tracker.created, ...) carry t as this request's answer
- * shows it. */
-void qrt_tracker_events_shown(qrt_req_t *q, qrt_tracker_t *t);
+/* What the store records of a change of t made by this request: the webhook events
+ * (tracker.created, ...) carry t as the answer shows it, the history the token's label. */
+void qrt_tracker_by_request(qrt_req_t *q, qrt_tracker_t *t);
 
 /* Handlers (the route table in mod_qrtrack_api.c). */
 qrt_err_t *qrt_tracker_qrcode(qrt_req_t *q);
@@ -27,5 +27,7 @@ qrt_err_t *qrt_tracker_show(qrt_req_t *q);
 qrt_err_t *qrt_tracker_update(qrt_req_t *q);
 qrt_err_t *qrt_tracker_delete(qrt_req_t *q);
 qrt_err_t *qrt_tracker_image(qrt_req_t *q);
+/* GET /tracker/<id>/history */
+qrt_err_t *qrt_tracker_history(qrt_req_t *q);
 
 #endif

@@ -189,7 +189,13 @@ typedef struct {
     const char *prefix;
     apr_int64_t created_at;
     apr_int64_t revoked_at;   /* 0 when live */
+    const char *scope;        /* QRT_SCOPE_READ or QRT_SCOPE_WRITE (schema 29) */
+    apr_int64_t expires_at;   /* 0: never */
 } qrt_token_t;
+
+/* A token's scope: a read token may make no request that changes something. */
+#define QRT_SCOPE_READ  "read"
+#define QRT_SCOPE_WRITE "write"
 
 /* The caller behind a live token. */
 typedef struct {
@@ -197,16 +203,21 @@ typedef struct {
     apr_int64_t account_id;
     const char *account_name;
     const char *plan;
+    const char *token_name;     /* the token's label, as the history records it */
+    int read_only;              /* scope read */
+    apr_int64_t expires_at;     /* 0: never */
 } qrt_auth_t;
 
+/* scope: QRT_SCOPE_READ or QRT_SCOPE_WRITE; expires_at 0 for never. */
 apr_status_t qrt_store_token_add(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                  const char *name, const char *prefix,
-                                 const char *digest, apr_int64_t *id);
+                                 const char *digest, const char *scope,
+                                 apr_int64_t expires_at, apr_int64_t *id);
 apr_status_t qrt_store_token_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                   apr_array_header_t **out);
 /* APR_NOTFOUND when there is no live token with that id. */
 apr_status_t qrt_store_token_revoke(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);
-/* APR_NOTFOUND for an unknown or revoked digest. */
+/* APR_NOTFOUND for an unknown, revoked or expired digest. */
 apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *digest,
                                   qrt_auth_t *out);
 
@@ -247,11 +258,13 @@ typedef struct {
      * webhook events (qrt_store_webhook.h); NULL: the store's own rendering */
     json_t *(*event_json)(void *ctx, const void *tracker);
     void *event_ctx;
+    const char *changed_by;         /* write: the token label the history records (NULL:
+                                     * qrtrack-admin or another program) */
 } qrt_tracker_t;
 
 /* Inserts t (code, name, type, redirect_url, tags, account_id set by the caller)
- * with its tags in one transaction; sets t->id and the times. APR_EEXIST when the
- * code is taken (the caller picks another). */
+ * with its tags and its history row "created" in one transaction; sets t->id and the
+ * times. APR_EEXIST when the code is taken (the caller picks another). */
 apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 /* qrtrack-admin trackers import: n trackers of one account (code, name, type,
  * redirect_url, tags, account_id and created_at set by the caller) in one transaction of
@@ -268,14 +281,47 @@ apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
 apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                     apr_int64_t offset, apr_int64_t limit,
                                     apr_array_header_t **out, apr_int64_t *total);
-/* Saves name, redirect_url and tags of t (by t->id) and sets updated_at. */
+/* Saves name, redirect_url, tags and routing of t (by t->id) and sets updated_at;
+ * a history row "updated" with the fields that changed, in the same transaction. */
 apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
-/* Marks a tracker deleted: its code stops redirecting; visits are kept. */
+/* Marks a tracker deleted: its code stops redirecting; visits and history are kept.
+ * The history row "deleted" names no token. */
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);
 /* The same for t as the caller read it (t->id; its event_json renders the webhook
  * events' data). */
 apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
                                             const qrt_tracker_t *t);
+/* The same, recording token_label in the history row. */
+apr_status_t qrt_store_tracker_delete_by(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                         const char *token_label);
+
+/* A tracker's history (schema 29, qrt_store_history.c; kinds QRT_HISTORY_*). */
+typedef struct {
+    apr_int64_t id;
+    apr_int64_t at;                 /* epoch seconds */
+    const char *token_label;        /* NULL: not made through the API */
+    const char *kind;
+    const char *changes;            /* JSON object text {"field": [old, new]} */
+} qrt_history_t;
+
+#define QRT_HISTORY_CREATED "created"
+#define QRT_HISTORY_UPDATED "updated"
+#define QRT_HISTORY_DELETED "deleted"
+
+/* Adds one history row of tracker_id (of account_id) at the present time. Call it
+ * inside the transaction that makes the change, so that both commit or neither:
+ * changes_json is qrt_history_changes()'s text ("{}" for a delete). */
+apr_status_t qrt_store_history_add(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                   apr_int64_t account_id, const char *token_label,
+                                   const char *kind, const char *changes_json);
+/* One page of a tracker's history, newest first (array of qrt_history_t); *total
+ * gets the count. */
+apr_status_t qrt_store_history_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                    apr_int64_t offset, apr_int64_t limit,
+                                    apr_array_header_t **out, apr_int64_t *total);
+/* The account of a tracker, deleted or not; APR_NOTFOUND when there is none. */
+apr_status_t qrt_store_history_account(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,
+                                       apr_int64_t *account_id);
 /* The version of an account's trackers as reports see them (schema 18): triggers
  * raise it in the transaction of every change that can change a report's scope (a
  * tracker made, saved or deleted, its tags, the aggregates' snapshot of them), by the

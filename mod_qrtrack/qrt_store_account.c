@@ -135,10 +135,13 @@ apr_status_t qrt_store_account_set_plan(qrt_db_t *db, apr_pool_t *p,
 
 apr_status_t qrt_store_token_add(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                  const char *name, const char *prefix,
-                                 const char *digest, apr_int64_t *id)
+                                 const char *digest, const char *scope,
+                                 apr_int64_t expires_at, apr_int64_t *id)
 {
     apr_int64_t now = account_now();
-    const void *args[] = { &account_id, name, prefix, digest, &now };
+    const void *args[] = { &account_id, name, prefix, digest, &now,
+                           scope ? scope : QRT_SCOPE_WRITE,
+                           expires_at > 0 ? &expires_at : NULL };
 
     return account_insert_id(db, p, SQL_token_add, args, id);
 }
@@ -164,6 +167,8 @@ apr_status_t qrt_store_token_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t accou
         t->prefix = apr_pstrdup(p, qrt_db_str(db, row, 3));
         t->created_at = qrt_db_int(db, row, 4, 0);
         t->revoked_at = qrt_db_int(db, row, 5, 0);
+        t->scope = apr_pstrdup(p, qrt_db_str(db, row, 6));
+        t->expires_at = qrt_db_int(db, row, 7, 0);
     }
     return APR_SUCCESS;
 }
@@ -183,7 +188,8 @@ apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *diges
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
-    const void *args[] = { digest };
+    apr_int64_t now = account_now();
+    const void *args[] = { digest, &now };
     apr_status_t rv = qrt_db_select(db, p, SQL_token_auth, &res, args);
 
     if (rv != APR_SUCCESS) {
@@ -195,6 +201,11 @@ apr_status_t qrt_store_token_auth(qrt_db_t *db, apr_pool_t *p, const char *diges
         out->account_id = qrt_db_int(db, row, 1, 0);
         out->account_name = apr_pstrdup(p, qrt_db_str(db, row, 2));
         out->plan = apr_pstrdup(p, qrt_db_str(db, row, 3));
+        out->token_name = apr_pstrdup(p, qrt_db_str(db, row, 4));
+        /* Anything but an explicit write scope is read-only. */
+        out->read_only = !qrt_db_str(db, row, 5)
+                         || strcmp(qrt_db_str(db, row, 5), QRT_SCOPE_WRITE) != 0;
+        out->expires_at = qrt_db_int(db, row, 6, 0);
         rv = APR_SUCCESS;
     }
     return rv;

@@ -5,6 +5,7 @@
 #include <apr_time.h>
 #include "qrt_store_bulk.h"
 #include "qrt_store_webhook.h"
+#include "qrt_history.h"
 #include "qrt_valid.h"
 
 typedef struct {
@@ -86,10 +87,17 @@ apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_track
             rv = qrt_store_tracker_route_tx(db, p, t[i]);
         }
     }
-    /* tracker.created, in this transaction as a single create's (qrt_store_tracker_add) */
+    /* tracker.created and the history row, in this transaction as a single create's
+     * (qrt_store_tracker_add) */
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         if (t[i]) {
             rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_CREATED, t[i]);
+        }
+        if (t[i] && rv == APR_SUCCESS) {
+            rv = qrt_store_history_add(db, p, t[i]->id, t[i]->account_id, t[i]->changed_by,
+                                       QRT_HISTORY_CREATED,
+                                       qrt_history_changes(p, NULL, t[i], t[i]->route_set
+                                                           && !t[i]->password_keep));
         }
     }
     return rv;

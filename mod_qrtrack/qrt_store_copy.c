@@ -25,7 +25,7 @@ typedef struct {
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
 static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "accounts", SQL_copy_accounts_page, SQL_copy_accounts_add, "issi", KEY_ID },
-    { "tokens", SQL_copy_tokens_page, SQL_copy_tokens_add, "iisssii", KEY_ID },
+    { "tokens", SQL_copy_tokens_page, SQL_copy_tokens_add, "iisssiisi", KEY_ID },
     { "trackers", SQL_copy_trackers_page, SQL_copy_trackers_add,
       "iissssiiiiiiii", KEY_ID },
     { "tracker_tags", SQL_copy_tags_page, SQL_copy_tags_add, "isss", KEY_TEXT },
@@ -34,6 +34,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
       "iiissssssssssiss", KEY_VISIT },
     /* not read from the source: made from the copied visits (copy_visitors) */
     { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
+    { "tracker_history", SQL_copy_history_page, SQL_copy_history_add, "iiiisss", KEY_ID },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */

@@ -6,6 +6,7 @@
 #include "qrt_store_agg_write.h"
 #include "qrt_store_bulk.h"
 #include "qrt_store_webhook.h"
+#include "qrt_history.h"
 #include "qrt_valid.h"
 
 static apr_int64_t tracker_now(void)
@@ -50,6 +51,7 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     t->redirected = qrt_db_int(db, row, 19, 0);
     t->route_set = 0;
     t->password_keep = 0;
+    t->changed_by = NULL;
 }
 
 /* The report aggregates follow a tracker's new tags or its deletion. Too big a
@@ -163,6 +165,12 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     if (rv == APR_SUCCESS) {
         rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_CREATED, t);
     }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_history_add(db, p, t->id, t->account_id, t->changed_by,
+                                   QRT_HISTORY_CREATED,
+                                   qrt_history_changes(p, NULL, t, t->route_set
+                                                       && !t->password_keep));
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -252,6 +260,7 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     apr_dbd_transaction_t *tx;
     const void *args[] = { t->name, t->redirect_url, &t->updated_at, &t->id };
     const void *targs[] = { &t->id };
+    qrt_tracker_t before;
     apr_status_t rv;
     int n = 0;
 
@@ -262,6 +271,10 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     }
     /* The aggregates change too: after the visits' writers, never across them. */
     rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        /* The history compares with what this transaction replaces. */
+        rv = qrt_store_tracker_get(db, p, t->id, &before);
+    }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_tracker_update, &n, args);
     }
@@ -283,6 +296,16 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     if (rv == APR_SUCCESS) {
         rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_UPDATED, t);
     }
+    if (rv == APR_SUCCESS) {
+        const char *changes = qrt_history_changes(p, &before, t, t->route_set
+                                                  && !t->password_keep);
+
+        /* A PATCH that changes nothing leaves no row. */
+        if (strcmp(changes, "{}") != 0) {
+            rv = qrt_store_history_add(db, p, t->id, before.account_id, t->changed_by,
+                                       QRT_HISTORY_UPDATED, changes);
+        }
+    }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
     }
@@ -301,14 +324,26 @@ apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     return qrt_store_tracker_delete_shown(db, p, &t);
 }
 
+apr_status_t qrt_store_tracker_delete_by(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                         const char *token_label)
+{
+    qrt_tracker_t t;
+
+    memset(&t, 0, sizeof(t));
+    t.id = id;
+    t.changed_by = token_label;
+    return qrt_store_tracker_delete_shown(db, p, &t);
+}
+
 apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
                                             const qrt_tracker_t *t)
 {
     apr_int64_t id = t->id;
     apr_dbd_transaction_t *tx;
-    apr_int64_t now = tracker_now();
+    apr_int64_t now = tracker_now(), account_id = 0;
     /* updated_at too: the nodes' snapshots of codes learn of deletions from it. */
     const void *args[] = { &now, &now, &id };
+    const void *oargs[] = { &id };
     int n = 0;
     apr_status_t rv = qrt_db_begin(db, p, &tx);
 
@@ -316,6 +351,9 @@ apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
         return rv;
     }
     rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, SQL_tracker_owner, oargs, &account_id);
+    }
     if (rv == APR_SUCCESS) {
         /* (before the deletion: a tracker known by its id alone is read for the data) */
         rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_DELETED, t);
@@ -328,6 +366,10 @@ apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
     }
     if (rv == APR_SUCCESS) {
         rv = tracker_aggregates_follow(db, p, id);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_history_add(db, p, id, account_id, t->changed_by,
+                                   QRT_HISTORY_DELETED, "{}");
     }
     if (rv != APR_SUCCESS) {
         qrt_db_rollback_only(db, tx);
@@ -493,8 +535,15 @@ static apr_status_t tracker_import_write(qrt_db_t *db, apr_pool_t *p, qrt_tracke
             APR_ARRAY_PUSH(tags, const void *) = value;
         }
     }
-    return qrt_db_exec_rows(db, p, SQL_tracker_import_tag_add, "lsss",
-                            (const void **)tags->elts, ntags);
+    rv = qrt_db_exec_rows(db, p, SQL_tracker_import_tag_add, "lsss",
+                          (const void **)tags->elts, ntags);
+    /* the history's "created" row of each, naming no token (qrtrack-admin) */
+    for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+        rv = qrt_store_history_add(db, p, new[i]->id, new[i]->account_id, NULL,
+                                   QRT_HISTORY_CREATED,
+                                   qrt_history_changes(p, NULL, new[i], 0));
+    }
+    return rv;
 }
 
 apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t, int n,

@@ -6,6 +6,7 @@
 #include <apr_general.h>
 #include <openssl/evp.h>
 #include "qrt_code.h"
+#include "qrt_date.h"
 #include "qrt_token.h"
 
 /* SHA-256 fetched once: EVP_sha256() makes OpenSSL 3 look it up on every digest. */
@@ -273,4 +274,40 @@ apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
         id = id << 8 | md[i];
     }
     return (apr_int64_t)id;
+}
+
+/* Longest --expires duration: 100 years, in seconds. */
+#define TOKEN_EXPIRY_MAX (100LL * 366 * 86400)
+
+int qrt_token_expiry_parse(const char *s, apr_int64_t now, apr_int64_t *at)
+{
+    apr_int64_t n = 0, unit, t;
+    const char *c = s;
+
+    if (!s || !*s) {
+        return -1;
+    }
+    if (qrt_date_parse(s, &t, NULL) == 0) {
+        if (t <= now) {
+            return -1;
+        }
+        *at = t;
+        return 0;
+    }
+    for (; *c >= '0' && *c <= '9'; c++) {
+        n = n * 10 + (*c - '0');
+        if (n > TOKEN_EXPIRY_MAX) {
+            return -1;
+        }
+    }
+    if (c == s || c[0] == '\0' || c[1] != '\0') {
+        return -1;
+    }
+    unit = *c == 's' ? 1 : *c == 'm' ? 60 : *c == 'h' ? 3600 : *c == 'd' ? 86400
+         : *c == 'w' ? 7 * 86400 : 0;
+    if (unit == 0 || n == 0 || n > TOKEN_EXPIRY_MAX / unit) {
+        return -1;
+    }
+    *at = now + n * unit;
+    return 0;
 }

@@ -39,6 +39,11 @@ char *qrt_visitor_key_generate(apr_pool_t *p);
  * from before version 6). NULLs count as empty. */
 apr_int64_t qrt_visitor_id(const qrt_visitor_key_t *k, apr_int64_t visit_start,
                            const char *ip, const char *user_agent);
+/* When a token made at now with --expires s ends (epoch seconds, in *at): s is a
+ * duration, a whole number followed by s, m, h, d or w ("30d", "12h"; at most 100 years),
+ * or a time as the API writes them ("2027-01-01T00:00:00+0000"). 0, or -1 for anything
+ * else, a time not after now included. */
+int qrt_token_expiry_parse(const char *s, apr_int64_t now, apr_int64_t *at);
 /* 1 if t could be a token at all: 1..QRT_TOKEN_MAX printable ASCII bytes. */
 int qrt_token_plausible(const char *t);
 

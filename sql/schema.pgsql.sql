@@ -230,7 +230,9 @@ CREATE TABLE tokens (
     prefix character varying(16) NOT NULL,
     digest character(64) NOT NULL,
     created_at bigint NOT NULL,
-    revoked_at bigint
+    revoked_at bigint,
+    scope character varying(8) DEFAULT 'write'::character varying NOT NULL,
+    expires_at bigint
 );
 
 CREATE SEQUENCE tokens_id_seq
@@ -241,6 +243,25 @@ CREATE SEQUENCE tokens_id_seq
     CACHE 1;
 
 ALTER SEQUENCE tokens_id_seq OWNED BY tokens.id;
+
+CREATE TABLE tracker_history (
+    id bigint NOT NULL,
+    tracker_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    at bigint NOT NULL,
+    token_label character varying(128),
+    kind character varying(8) NOT NULL,
+    changes text NOT NULL
+);
+
+CREATE SEQUENCE tracker_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE tracker_history_id_seq OWNED BY tracker_history.id;
 
 CREATE TABLE tracker_routing (
     tracker_id bigint NOT NULL,
@@ -523,6 +544,8 @@ ALTER TABLE ONLY styles ALTER COLUMN id SET DEFAULT nextval('styles_id_seq'::reg
 
 ALTER TABLE ONLY tokens ALTER COLUMN id SET DEFAULT nextval('tokens_id_seq'::regclass);
 
+ALTER TABLE ONLY tracker_history ALTER COLUMN id SET DEFAULT nextval('tracker_history_id_seq'::regclass);
+
 ALTER TABLE ONLY trackers ALTER COLUMN id SET DEFAULT nextval('trackers_id_seq'::regclass);
 
 ALTER TABLE ONLY visit_destinations ALTER COLUMN id SET DEFAULT nextval('visit_destinations_id_seq'::regclass);
@@ -606,6 +629,9 @@ ALTER TABLE ONLY tokens
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY tracker_routing
     ADD CONSTRAINT tracker_routing_pkey PRIMARY KEY (tracker_id);
 
@@ -681,6 +707,8 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys USING btree (created_a
 
 CREATE INDEX tokens_account ON tokens USING btree (account_id);
 
+CREATE INDEX tracker_history_by_tracker ON tracker_history USING btree (tracker_id, id);
+
 CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
 
 CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
@@ -742,6 +770,12 @@ ALTER TABLE ONLY styles
 
 ALTER TABLE ONLY tokens
     ADD CONSTRAINT tokens_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id);
+
+ALTER TABLE ONLY tracker_history
+    ADD CONSTRAINT tracker_history_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);
 
 ALTER TABLE ONLY tracker_routing
     ADD CONSTRAINT tracker_routing_tracker_id_fkey FOREIGN KEY (tracker_id) REFERENCES trackers(id);

@@ -20,7 +20,8 @@ CREATE TABLE tokens (
     prefix VARCHAR(16) NOT NULL,
     digest CHAR(64) NOT NULL UNIQUE,
     created_at BIGINT NOT NULL,
-    revoked_at BIGINT
+    revoked_at BIGINT,
+    scope VARCHAR(8) NOT NULL DEFAULT 'write', expires_at BIGINT
 );
 
 CREATE INDEX tokens_account ON tokens (account_id);
@@ -368,3 +369,15 @@ CREATE TABLE idempotency_keys (
 );
 
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+
+CREATE TABLE tracker_history (
+    id INTEGER PRIMARY KEY,
+    tracker_id BIGINT NOT NULL REFERENCES trackers (id),
+    account_id BIGINT NOT NULL REFERENCES accounts (id),
+    at BIGINT NOT NULL,
+    token_label VARCHAR(128),
+    kind VARCHAR(8) NOT NULL,
+    changes TEXT NOT NULL
+);
+
+CREATE INDEX tracker_history_by_tracker ON tracker_history (tracker_id, id);

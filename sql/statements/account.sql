@@ -26,12 +26,12 @@ UPDATE accounts
     WHERE id = %lld
 
 -- name: token_add
-INSERT INTO tokens (account_id, name, prefix, digest, created_at)
-    VALUES (%lld, %s, %s, %s, %lld)
+INSERT INTO tokens (account_id, name, prefix, digest, created_at, scope, expires_at)
+    VALUES (%lld, %s, %s, %s, %lld, %s, %lld)
     RETURNING id
 
 -- name: token_list
-SELECT id, account_id, name, prefix, created_at, revoked_at
+SELECT id, account_id, name, prefix, created_at, revoked_at, scope, expires_at
     FROM tokens
     WHERE account_id = %lld
     ORDER BY id
@@ -41,11 +41,12 @@ UPDATE tokens
     SET revoked_at = %lld
     WHERE id = %lld AND revoked_at IS NULL
 
+-- a live token: not revoked, not expired at the time given (schema 29)
 -- name: token_auth
-SELECT t.id, a.id, a.name, a.plan
+SELECT t.id, a.id, a.name, a.plan, t.name, t.scope, t.expires_at
     FROM tokens t
     JOIN accounts a ON a.id = t.account_id
-    WHERE t.digest = %s AND t.revoked_at IS NULL
+    WHERE t.digest = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > %lld)
 
 -- name: setting_get
 SELECT value

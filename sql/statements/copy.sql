@@ -35,6 +35,11 @@ SELECT 'accounts'
     FROM (SELECT 1
     FROM tracker_visitors
     LIMIT 1) x_tracker_visitors
+    UNION ALL
+    SELECT 'tracker_history'
+    FROM (SELECT 1
+    FROM tracker_history
+    LIMIT 1) x_tracker_history
 
 -- name: copy_accounts_page
 SELECT id, name, plan, created_at
@@ -48,15 +53,16 @@ INSERT INTO accounts (id, name, plan, created_at)
     VALUES (%lld, %s, %s, %lld)
 
 -- name: copy_tokens_page
-SELECT id, account_id, name, prefix, digest, created_at, revoked_at
+SELECT id, account_id, name, prefix, digest, created_at, revoked_at, scope, expires_at
     FROM tokens
     WHERE id > %lld
     ORDER BY id
     LIMIT %lld
 
 -- name: copy_tokens_add
-INSERT INTO tokens (id, account_id, name, prefix, digest, created_at, revoked_at)
-    VALUES (%lld, %lld, %s, %s, %s, %lld, %lld)
+INSERT INTO tokens (id, account_id, name, prefix, digest, created_at, revoked_at, scope,
+        expires_at)
+    VALUES (%lld, %lld, %s, %s, %s, %lld, %lld, %s, %lld)
 
 -- name: copy_trackers_page
 SELECT id, account_id, code, name, type, redirect_url, created_at, updated_at, deleted_at,
@@ -95,6 +101,17 @@ INSERT INTO tracker_routing (tracker_id, rules, valid_from, valid_until, max_sca
         password_hash, redirected)
     VALUES (%lld, %s, %lld, %lld, %lld, %s, %s, %lld)
 
+-- name: copy_history_page
+SELECT id, tracker_id, account_id, at, token_label, kind, changes
+    FROM tracker_history
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_history_add
+INSERT INTO tracker_history (id, tracker_id, account_id, at, token_label, kind, changes)
+    VALUES (%lld, %lld, %lld, %lld, %s, %s, %s)
+
 -- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
 -- name: copy_visits_page
 SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
@@ -121,7 +138,9 @@ SELECT setval(pg_get_serial_sequence('accounts', 'id'), COALESCE((SELECT MAX(id)
         + 1, false), setval(pg_get_serial_sequence('tokens', 'id'), COALESCE((SELECT MAX(id) FROM
         tokens), 0) + 1, false), setval(pg_get_serial_sequence('trackers', 'id'), COALESCE((SELECT
         MAX(id) FROM trackers), 0) + 1, false), setval(pg_get_serial_sequence('visit_rows', 'id'),
-        COALESCE((SELECT MAX(id) FROM visit_rows), 0) + 1, false)
+        COALESCE((SELECT MAX(id) FROM visit_rows), 0) + 1, false),
+        setval(pg_get_serial_sequence('tracker_history', 'id'), COALESCE((SELECT MAX(id) FROM
+        tracker_history), 0) + 1, false)
 
 -- PostgreSQL keeps tracker_visitors: made from the copied visits
 -- name: copy_visitors_fill [pgsql-only]

@@ -607,3 +607,45 @@ def test_download_a_trackers_code_in_a_style_and_format(server, account, browser
     with open(png, "rb") as f:
         assert decode_qr(f.read()) == t["scan_url"]
     assert b.severe() == []
+
+
+def open_first_tracker(b, server, token):
+    """Signs in with token and opens the first tracker's view, its history included."""
+    b.open(server.base + "/qrtrack/#token=" + token)
+    b.wait(lambda: rows(b, "trackers") and "No trackers" not in b.text("#trackers tbody"),
+           what="the trackers")
+    rows(b, "trackers")[0].click()
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#history li[data-kind]"),
+           what="the tracker's history")
+
+
+def test_a_trackers_view_shows_its_history(server, editor, browser):
+    b = browser
+    open_first_tracker(b, server, editor["token"])
+    items = b.driver.find_elements(By.CSS_SELECTOR, "#history li")
+    kinds = [i.get_attribute("data-kind") for i in items]
+    assert kinds[-1] == "created" and "updated" in kinds, kinds
+    text = b.text("#history")
+    assert "redirect_url: https://example.com/launch → https://example.com/launch-v2" in text
+    assert "password: – → ***" in text and "default" in text
+    only_refused_writes(b)
+
+
+def test_a_read_token_sees_everything_and_no_editing(server, editor, browser):
+    b = browser
+    d = b.driver
+    tok = server.token("editco", "--scope", "read", "--name", "viewer")
+    open_first_tracker(b, server, tok)
+    assert "read-only token" in b.text("#who")
+    assert b.js("return document.body.classList.contains('readonly')")
+    assert b.js("return Array.from(document.querySelectorAll('[data-write]'))"
+                ".filter(e => e.offsetParent !== null).length") == 0
+    assert not d.find_element(By.ID, "new-tracker").is_displayed()
+    assert not d.find_element(By.ID, "detail-edit").is_displayed()
+    assert d.find_elements(By.CSS_SELECTOR, "#detail-chart svg")
+    assert "created" in b.text("#history")
+    # A write token signs in with its controls back.
+    open_first_tracker(b, server, editor["token"])
+    assert not b.js("return document.body.classList.contains('readonly')")
+    assert d.find_element(By.ID, "detail-edit").is_displayed()
+    assert b.severe() == []

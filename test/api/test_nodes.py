@@ -381,3 +381,30 @@ def test_an_idempotency_key_used_on_one_node_then_the_other_creates_one_tracker(
     assert bulk_b.headers["Idempotent-Replayed"] == "true" and bulk_b.content == bulk_a.content
     n = a.sql("SELECT COUNT(*) FROM trackers WHERE redirect_url = '%s'" % body["redirect_url"])
     assert int(n.split()[0]) == 2
+
+
+def test_a_change_on_one_node_is_in_the_history_read_on_the_other(nodes):
+    a, b, tok = nodes
+    t = create(a, tok, "https://example.com/h1")
+    with Api(a, tok) as s:
+        assert s.patch("/tracker/%d" % t["tracker_id"],
+                       json={"redirect_url": "https://example.com/h2"}).status_code == 200
+    with Api(b, tok) as s:
+        h = s.get("/tracker/%d/history" % t["tracker_id"]).json()
+    assert [e["kind"] for e in h["data"]] == ["updated", "created"]
+    assert h["data"][0]["changes"] == {
+        "redirect_url": ["https://example.com/h1", "https://example.com/h2"]}
+
+
+def test_a_read_token_is_refused_on_both_nodes(nodes):
+    a, b, tok = nodes
+    t = create(a, tok)
+    ro = a.token("acme", "--scope", "read")
+    b.tokens.append(ro)
+    for node in (a, b):
+        with Api(node, ro) as s:
+            assert s.get("/tracker/show/%d" % t["tracker_id"]).status_code == 200
+            for method, path in (("POST", "/tracker"), ("PATCH", "/tracker/%d" % t["tracker_id"]),
+                                 ("DELETE", "/tracker/%d" % t["tracker_id"])):
+                r = s.request(method, path, json={"redirect_url": "https://example.com/x"})
+                assert r.status_code == 403 and r.json() == {"message": "This token is read-only."}

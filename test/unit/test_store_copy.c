@@ -44,9 +44,9 @@ static void seed(void)
                    "(7, 'other', 'free', 200)");
     exec_sql(&src, "INSERT INTO tokens VALUES (5, 3, 'default', 'qrt_abcd', "
                    "'" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-                   "', 101, NULL), (9, 7, 'old', 'qrt_efgh', "
+                   "', 101, NULL, 'write', NULL), (9, 7, 'old', 'qrt_efgh', "
                    "'" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
-                   "', 201, 300)");
+                   "', 201, 300, 'read', 4000)");
     exec_sql(&src, "INSERT INTO trackers (id, account_id, code, name, type, redirect_url, "
                    "created_at, updated_at, deleted_at, total_scans, total_clicks, total_bots, "
                    "unique_visitors, last_visit) VALUES "
@@ -63,6 +63,9 @@ static void seed(void)
                    "\"https://e.example/ios\",\"os\":[\"iOS\"]}]', 100, NULL, 50, "
                    "'https://e.example/over', 'pbkdf2-sha256$150000$x$y', 7), "
                    "(8, NULL, NULL, 2000, NULL, NULL, NULL, 0)");
+    exec_sql(&src, "INSERT INTO tracker_history VALUES (3, 2, 3, 110, 'default', 'created', "
+                   "'{\"name\":[null,\"one\"]}'), (6, 4, 3, 150, NULL, 'deleted', '{}'), "
+                   "(11, 2, 3, 160, 'ci', 'updated', '{\"password\":[null,\"***\"]}')");
     for (i = 0; i < NVISITS; i++) {
         /* Ids with gaps; every other visit with NULLs, one with empty texts; 97
          * visitors, their ids of both signs (schema 9: 64-bit integers). */
@@ -125,7 +128,8 @@ START_TEST(copies_every_row_as_it_is)
 {
     static const char *const t[][3] = {
         { "accounts", "id,name,plan,created_at", "id" },
-        { "tokens", "id,account_id,name,prefix,digest,created_at,revoked_at", "id" },
+        { "tokens", "id,account_id,name,prefix,digest,created_at,revoked_at,scope,expires_at",
+          "id" },
         { "trackers", "id,account_id,code,name,type,redirect_url,created_at,updated_at,"
           "deleted_at,total_scans,total_clicks,total_bots,unique_visitors,last_visit", "id" },
         { "tracker_tags", "tracker_id,tag,dimension,value", "tracker_id, tag" },
@@ -134,8 +138,9 @@ START_TEST(copies_every_row_as_it_is)
         { "visits", "id,tracker_id,visit_start,source,ip,country,city,browser,"
           "browser_version,os,device,referer,user_agent,bot,visitor,destination", "id" },
         { VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor" },
+        { "tracker_history", "id,tracker_id,account_id,at,token_label,kind,changes", "id" },
     };
-    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0 };
+    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3 };
     qrt_copy_report_t r;
     const char *table = NULL;
     int i, na, nb;

@@ -162,6 +162,37 @@ START_TEST(visitor_ids_many_keys_many_threads)
 }
 END_TEST
 
+START_TEST(expiry)
+{
+    apr_int64_t now = 1780000000, at = 0;
+
+    ck_assert_int_eq(qrt_token_expiry_parse("30d", now, &at), 0);
+    ck_assert(at == now + 30 * 86400);
+    ck_assert_int_eq(qrt_token_expiry_parse("12h", now, &at), 0);
+    ck_assert(at == now + 12 * 3600);
+    ck_assert_int_eq(qrt_token_expiry_parse("90m", now, &at), 0);
+    ck_assert(at == now + 90 * 60);
+    ck_assert_int_eq(qrt_token_expiry_parse("2w", now, &at), 0);
+    ck_assert(at == now + 14 * 86400);
+    ck_assert_int_eq(qrt_token_expiry_parse("5s", now, &at), 0);
+    ck_assert(at == now + 5);
+    ck_assert_int_eq(qrt_token_expiry_parse("2027-01-01T00:00:00+0000", now, &at), 0);
+    ck_assert(at == 1798761600);
+    /* Not a duration, nothing, zero, past times, too far, overflow. */
+    ck_assert_int_eq(qrt_token_expiry_parse("", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("d", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("30", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("30x", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("30dd", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("-3d", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("0d", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("2020-01-01T00:00:00+0000", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("36700d", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse("99999999999999999999999d", now, &at), -1);
+    ck_assert_int_eq(qrt_token_expiry_parse(NULL, now, &at), -1);
+}
+END_TEST
+
 static Suite *token_suite(void)
 {
     Suite *s = suite_create("qrt_token");
@@ -173,6 +204,7 @@ static Suite *token_suite(void)
     tcase_add_test(tc, visitor_keys);
     tcase_add_test(tc, visitor_ids_many_keys_many_threads);
     tcase_add_test(tc, tokens);
+    tcase_add_test(tc, expiry);
     suite_add_tcase(s, tc);
     return s;
 }

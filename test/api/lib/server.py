@@ -85,8 +85,9 @@ class Server:
     def account(self, name, plan="professional"):
         return int(self.admin("account", "add", name, "--plan", plan).stdout.strip())
 
-    def token(self, account="acme"):
-        tok = self.admin("token", "add", account).stdout.strip()
+    def token(self, account="acme", *options):
+        """A new token of account; options as `token add` takes them (--scope read)."""
+        tok = self.admin("token", "add", account, *options).stdout.strip()
         self.tokens.append(tok)
         return tok
 

@@ -1,0 +1,124 @@
+"""A tracker's history (CONTRACT section 7, "Token scopes and history").
+
+`GET /tracker/<id>/history`: every create, change and delete, newest first, with the
+token's label and `{"field": [old, new]}`; passwords as "***"; paged like the other
+lists; another account's tracker is 404; a deleted tracker's history stays readable.
+Rows are written in the transaction of the change: a refused change leaves none.
+"""
+import pytest
+
+from conftest import Api
+
+SECRET = "correct horse battery staple"
+
+
+@pytest.fixture
+def ci(server):
+    tok = server.token("acme", "--name", "ci")
+    with Api(server, tok) as s:
+        yield s
+
+
+def history(api, tid, **params):
+    r = api.get("/tracker/%d/history" % tid, params=params)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_create_change_delete_are_recorded_newest_first(ci, api):
+    t = ci.post("/tracker", json={"redirect_url": "https://example.com/a", "name": "flyer",
+                                  "tags": ["campaign:spring"], "password": SECRET}).json()
+    tid = t["tracker_id"]
+    rules = [{"redirect_url": "https://example.com/ios", "os": ["iOS"]}]
+    r = ci.patch("/tracker/%d" % tid, json={
+        "redirect_url": "https://example.com/b", "name": "poster",
+        "tags": ["campaign:autumn", "region:eu"], "rules": rules,
+        "valid_from": "2026-01-01T00:00:00+0100", "valid_until": None, "max_scans": 500,
+        "expired_url": "https://example.com/over", "password": None})
+    assert r.status_code == 200, r.text
+    r = api.patch("/tracker/%d" % tid, json={"password": SECRET + "!"})
+    assert r.status_code == 200
+    assert api.delete("/tracker/%d" % tid).status_code == 204
+
+    h = history(api, tid)
+    assert [e["kind"] for e in h["data"]] == ["deleted", "updated", "updated", "created"]
+    assert [e["token"] for e in h["data"]] == ["default", "default", "ci", "ci"]
+    assert h["meta"]["total"] == 4
+    deleted, password, change, created = h["data"]
+    assert deleted["changes"] == {}
+    assert password["changes"] == {"password": [None, "***"]}
+    assert change["changes"] == {
+        "redirect_url": ["https://example.com/a", "https://example.com/b"],
+        "name": ["flyer", "poster"],
+        "tags": [["campaign:spring"], ["campaign:autumn", "region:eu"]],
+        "rules": [[], rules],
+        "valid_from": [None, "2025-12-31T23:00:00+0000"],
+        "max_scans": [None, 500],
+        "expired_url": [None, "https://example.com/over"],
+        "password": ["***", None],
+    }
+    assert created["changes"] == {
+        "redirect_url": [None, "https://example.com/a"], "name": [None, "flyer"],
+        "tags": [None, ["campaign:spring"]], "password": [None, "***"]}
+    for e in h["data"]:
+        assert e["at"].endswith("+0000")
+    assert SECRET not in str(h)
+
+
+def test_a_change_that_changes_nothing_or_is_refused_leaves_no_row(api, server):
+    t = api.post("/tracker", json={"redirect_url": "https://example.com/same",
+                                   "name": "same"}).json()
+    tid = t["tracker_id"]
+    assert api.patch("/tracker/%d" % tid, json={"name": "same"}).status_code == 200
+    assert api.patch("/tracker/%d" % tid, json={}).status_code == 200
+    assert api.patch("/tracker/%d" % tid, json={"redirect_url": "ftp://x",
+                                                "name": "new"}).status_code == 422
+    h = history(api, tid)
+    assert [e["kind"] for e in h["data"]] == ["created"]
+    n = server.sql("SELECT COUNT(*) FROM tracker_history WHERE tracker_id = %d" % tid)
+    assert n.strip() == "1"
+
+
+def test_pages_like_the_other_lists(api):
+    tid = api.post("/tracker", json={"redirect_url": "https://example.com/0"}).json()["tracker_id"]
+    for i in range(1, 6):
+        assert api.patch("/tracker/%d" % tid,
+                         json={"redirect_url": "https://example.com/%d" % i}).status_code == 200
+    first = history(api, tid, rows=2)
+    assert first["meta"] == {"current_page": 1, "per_page": 2, "total": 6, "last_page": 3}
+    assert first["data"][0]["changes"]["redirect_url"][1] == "https://example.com/5"
+    last = history(api, tid, rows=2, page=3)
+    assert [e["kind"] for e in last["data"]] == ["updated", "created"]
+    assert history(api, tid, rows=2, page=4)["data"] == []
+    assert api.get("/tracker/%d/history" % tid, params={"rows": 0}).status_code == 422
+    assert api.get("/tracker/%d/history" % tid, params={"page": "x"}).status_code == 422
+
+
+def test_other_accounts_and_unknown_ids_are_not_found(api, other_api):
+    tid = api.post("/tracker", json={"redirect_url": "https://example.com/mine"}).json()["tracker_id"]
+    for who, path in ((other_api, "/tracker/%d/history" % tid),
+                      (api, "/tracker/999999999/history"),
+                      (api, "/tracker/99999999999999999999999/history")):
+        r = who.get(path)
+        assert r.status_code == 404 and r.json() == {"message": "Tracker not found."}, path
+    assert api.get("/tracker/abc/history").status_code == 404
+    assert api.post("/tracker/%d/history" % tid).status_code == 405
+
+
+def test_a_deleted_trackers_history_stays_readable(api, other_api):
+    tid = api.post("/tracker", json={"redirect_url": "https://example.com/gone"}).json()["tracker_id"]
+    assert api.delete("/tracker/%d" % tid).status_code == 204
+    assert api.get("/tracker/show/%d" % tid).status_code == 404
+    h = history(api, tid)
+    assert [e["kind"] for e in h["data"]] == ["deleted", "created"]
+    assert other_api.get("/tracker/%d/history" % tid).status_code == 404
+
+
+def test_a_form_create_is_recorded_with_the_tokens_label(api):
+    """A form body creates with history too; the label is the token's --name."""
+    r = api.post("/tracker", data={"redirect_url": "https://example.com/form",
+                                   "tags[]": ["b", "a"]})
+    assert r.status_code == 200, r.text
+    h = history(api, r.json()["tracker_id"])
+    assert h["data"][0]["changes"]["tags"] == [None, ["a", "b"]]
+    assert h["data"][0]["token"] == "default"
