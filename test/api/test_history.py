@@ -122,3 +122,29 @@ def test_a_form_create_is_recorded_with_the_tokens_label(api):
     h = history(api, r.json()["tracker_id"])
     assert h["data"][0]["changes"]["tags"] == [None, ["a", "b"]]
     assert h["data"][0]["token"] == "default"
+
+
+def test_bulk_and_keyed_creates_and_imports_are_recorded(server, ci, api):
+    """Trackers made by POST /tracker/bulk, under an Idempotency-Key, or by
+    `qrtrack-admin trackers import` have their "created" row too: the bulk's and the
+    keyed create's with the token's label, the import's with none."""
+    r = ci.post("/tracker/bulk", json={"trackers": [
+        {"redirect_url": "https://example.com/bulk-h", "name": "bulk"}]})
+    assert r.status_code == 200, r.text
+    bulk = r.json()["data"][0]["tracker"]
+    r = ci.post("/tracker", json={"redirect_url": "https://example.com/keyed-h"},
+                headers={"Idempotency-Key": "history-keyed"})
+    assert r.status_code == 200, r.text
+    keyed = r.json()
+    for t in (bulk, keyed):
+        h = history(api, t["tracker_id"])
+        assert [(e["kind"], e["token"]) for e in h["data"]] == [("created", "ci")]
+        assert h["data"][0]["changes"]["redirect_url"] == [None, t["redirect_url"]]
+    path = server.dir + "/history-import.csv"
+    with open(path, "w") as f:
+        f.write("code,redirect_url,name,tags,created_at\n"
+                "hist-import-1,https://example.com/imported,imported,,\n")
+    server.admin("trackers", "import", "acme", "--from", "csv", path)
+    tid = int(server.sql("SELECT id FROM trackers WHERE code = 'hist-import-1'").strip())
+    h = history(api, tid)
+    assert [(e["kind"], e["token"]) for e in h["data"]] == [("created", None)]
