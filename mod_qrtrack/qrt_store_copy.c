@@ -13,7 +13,9 @@
  * when column 1 is text, or (visits) by columns 0, 2 and 1. */
 enum { KEY_ID, KEY_TEXT, KEY_VISIT };
 
-/* One copied table: its statements and the kinds of its columns. */
+/* One copied table: its statements and the kinds of its columns ('b': a blob, read
+ * as hex and written back as bytes; the last column, as apr_dbd takes a blob's four
+ * arguments where a NULL takes one). */
 typedef struct {
     const char *name;
     const char *page;       /* label: the rows after a key, in key order, LIMIT %lld */
@@ -35,6 +37,12 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     /* not read from the source: made from the copied visits (copy_visitors) */
     { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
     { "tracker_history", SQL_copy_history_page, SQL_copy_history_add, "iiiisss", KEY_ID },
+    { "styles", SQL_copy_styles_page, SQL_copy_styles_add, "iissssiiiiiib", KEY_ID },
+    { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiis", KEY_ID },
+    { "webhook_events", SQL_copy_webhook_events_page, SQL_copy_webhook_events_add,
+      "iissisiiiii", KEY_ID },
+    { "webhook_attempts", SQL_copy_webhook_attempts_page, SQL_copy_webhook_attempts_add,
+      "iiiiisii", KEY_ID },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */
@@ -65,11 +73,17 @@ apr_status_t qrt_store_copy_check_empty(qrt_db_t *db, apr_pool_t *p, const char 
     return *table ? APR_EEXIST : APR_SUCCESS;
 }
 
+static int copy_hex(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* Writes one row of the source to the target as it is. */
 static apr_status_t copy_row(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
                              const copy_table *t, apr_dbd_row_t *row)
 {
-    const void *args[16];
+    const void *args[20];
     int i;
 
     for (i = 0; t->cols[i]; i++) {
@@ -81,8 +95,27 @@ static apr_status_t copy_row(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
             *v = apr_atoi64(s);
             args[i] = v;
         }
+        else if (s && *s && t->cols[i] == 'b') {
+            apr_size_t n = strlen(s) / 2, j, *len = apr_palloc(pp, sizeof(*len));
+            unsigned char *b = apr_palloc(pp, n ? n : 1);
+
+            for (j = 0; j < n; j++) {
+                int hi = copy_hex(s[2 * j]), lo = copy_hex(s[2 * j + 1]);
+
+                if (hi < 0 || lo < 0) {
+                    to->error = apr_psprintf(pp, "%s: a blob that is not hex", t->name);
+                    return APR_EGENERAL;
+                }
+                b[j] = (unsigned char)(hi << 4 | lo);
+            }
+            *len = n;
+            args[i] = b;
+            args[i + 1] = len;
+            args[i + 2] = t->name;
+            args[i + 3] = "logo";
+        }
         else {
-            args[i] = s;
+            args[i] = t->cols[i] == 'b' ? NULL : s;
         }
     }
     return qrt_db_exec(to, pp, t->add, NULL, args);

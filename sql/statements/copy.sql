@@ -40,6 +40,16 @@ SELECT 'accounts'
     FROM (SELECT 1
     FROM tracker_history
     LIMIT 1) x_tracker_history
+    UNION ALL
+    SELECT 'styles'
+    FROM (SELECT 1
+    FROM styles
+    LIMIT 1) x_styles
+    UNION ALL
+    SELECT 'webhooks'
+    FROM (SELECT 1
+    FROM webhooks
+    LIMIT 1) x_webhooks
 
 -- name: copy_accounts_page
 SELECT id, name, plan, created_at
@@ -112,6 +122,67 @@ SELECT id, tracker_id, account_id, at, token_label, kind, changes
 INSERT INTO tracker_history (id, tracker_id, account_id, at, token_label, kind, changes)
     VALUES (%lld, %lld, %lld, %lld, %s, %s, %s)
 
+-- (schema 27) the logo travels as hex and is written back as a blob, the last column
+-- name: copy_styles_page
+SELECT id, account_id, name, fg, bg, ecc, margin, logo_width, logo_height, created_at, updated_at,
+        version, hex(logo)
+    FROM styles
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_styles_page [pgsql]
+SELECT id, account_id, name, fg, bg, ecc, margin, logo_width, logo_height, created_at, updated_at,
+        version, encode(logo, 'hex')
+    FROM styles
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_styles_add
+INSERT INTO styles (id, account_id, name, fg, bg, ecc, margin, logo_width, logo_height, created_at,
+        updated_at, version, logo)
+    VALUES (%lld, %lld, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %pDb)
+
+-- (schema 26) webhooks with their outbox and attempts: pending events are delivered from
+-- the copy
+-- name: copy_webhooks_page
+SELECT id, account_id, url, events, secret, created_at, failures, disabled_at, disabled_reason
+    FROM webhooks
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_webhooks_add
+INSERT INTO webhooks (id, account_id, url, events, secret, created_at, failures, disabled_at,
+        disabled_reason)
+    VALUES (%lld, %lld, %s, %lld, %s, %lld, %lld, %lld, %s)
+
+-- name: copy_webhook_events_page
+SELECT id, webhook_id, msg_id, event_type, tracker_id, body, created_at, attempts,
+        next_attempt_at, state, claimed_until
+    FROM webhook_events
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_webhook_events_add
+INSERT INTO webhook_events (id, webhook_id, msg_id, event_type, tracker_id, body, created_at,
+        attempts, next_attempt_at, state, claimed_until)
+    VALUES (%lld, %lld, %s, %s, %lld, %s, %lld, %lld, %lld, %lld, %lld)
+
+-- name: copy_webhook_attempts_page
+SELECT id, event_id, webhook_id, attempt, http_status, error, at, next_attempt_at
+    FROM webhook_attempts
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_webhook_attempts_add
+INSERT INTO webhook_attempts (id, event_id, webhook_id, attempt, http_status, error, at,
+        next_attempt_at)
+    VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld)
+
 -- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
 -- name: copy_visits_page
 SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
@@ -140,7 +211,13 @@ SELECT setval(pg_get_serial_sequence('accounts', 'id'), COALESCE((SELECT MAX(id)
         MAX(id) FROM trackers), 0) + 1, false), setval(pg_get_serial_sequence('visit_rows', 'id'),
         COALESCE((SELECT MAX(id) FROM visit_rows), 0) + 1, false),
         setval(pg_get_serial_sequence('tracker_history', 'id'), COALESCE((SELECT MAX(id) FROM
-        tracker_history), 0) + 1, false)
+        tracker_history), 0) + 1, false), setval(pg_get_serial_sequence('styles', 'id'),
+        COALESCE((SELECT MAX(id) FROM styles), 0) + 1, false),
+        setval(pg_get_serial_sequence('webhooks', 'id'), COALESCE((SELECT MAX(id) FROM webhooks),
+        0) + 1, false), setval(pg_get_serial_sequence('webhook_events', 'id'), COALESCE((SELECT
+        MAX(id) FROM webhook_events), 0) + 1, false),
+        setval(pg_get_serial_sequence('webhook_attempts', 'id'), COALESCE((SELECT MAX(id) FROM
+        webhook_attempts), 0) + 1, false)
 
 -- PostgreSQL keeps tracker_visitors: made from the copied visits
 -- name: copy_visitors_fill [pgsql-only]

@@ -11,6 +11,7 @@ New rows then get ids above the copied ones, and old codes keep recording. A tar
 with rows is refused; the PostgreSQL database copied back into SQLite answers alike.
 Runs under either QRT_TEST_BACKEND: it starts the servers of both kinds itself.
 """
+import base64
 import calendar
 import json
 import re
@@ -20,6 +21,7 @@ import pytest
 import requests
 
 from conftest import Api, Server
+from lib.png import logo_png
 from lib.visits import import_visits, ts
 
 DAY = 86400
@@ -29,7 +31,8 @@ UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.1
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "tracker_routing", "visits",
-          "tracker_visitors", "tracker_history"]
+          "tracker_visitors", "tracker_history", "styles", "webhooks", "webhook_events",
+          "webhook_attempts"]
 
 
 def today():
@@ -99,6 +102,16 @@ def seed(src):
                             "valid_until": "2099-01-01T00:00:00+0000",
                             "password": "moved along"})
         assert r.status_code == 200, r.text
+        # Styles (a logo: bytes that are no text) and webhooks with their outbox travel too
+        # (schemas 26 and 27).
+        r = api.post("/style", json={"name": "brand", "fg": "#1A237E", "bg": "#FFFFFF",
+                                      "logo": base64.b64encode(logo_png()).decode()})
+        assert r.status_code in (200, 201), r.text
+        r = api.post("/webhook", json={"url": "https://hooks.example/moved",
+                                        "events": ["tracker.updated"]})
+        assert r.status_code == 200, r.text
+        r = api.patch("/tracker/%d" % spring["tracker_id"], json={"name": "Spring"})
+        assert r.status_code == 200, r.text
     with Api(src, other_tok) as api:
         theirs = create(api, "https://example.net/theirs", ["campaign:spring"])
     visit(src.base, "/q/" + theirs["code"], UA % 3)
@@ -131,6 +144,16 @@ def answers(server, s):
 
         get("/account")
         get("/tracker", rows=100)
+        get("/style")
+        get("/style/brand")
+        get("/webhook")
+        for w in api.get("/webhook").json()["data"]:
+            get("/webhook/%d/deliveries" % w["id"])
+        r = api.get("/tracker/%d/qrcode" % s["live"][0]["tracker_id"],
+                    params={"style": "brand", "format": "svg"})
+        # (the image encodes this server's own address: its logo and colours are compared)
+        out["styled svg"] = (r.status_code, b"<image" in r.content, b"1A237E" in r.content.upper())
+        assert out["styled svg"] == (200, True, True), r.content[:300]
         ids = [t["tracker_id"] for t in s["live"]]
         for tid in ids + [s["gone"]["tracker_id"], s["theirs"]["tracker_id"]]:
             get("/tracker/show/%d" % tid)
@@ -288,7 +311,8 @@ def test_postgresql_back_to_sqlite(moved):
         p = dst.admin("copy-to", "sqlite3", back.db)
         assert re.match(r"^copied accounts \d+, tokens \d+, trackers \d+, tracker_tags \d+, "
                         r"tracker_routing \d+, visits \d+, tracker_visitors \d+, "
-                        r"tracker_history \d+; report "
+                        r"tracker_history \d+, styles \d+, webhooks \d+, webhook_events \d+, "
+                        r"webhook_attempts \d+; report "
                         r"aggregates rebuilt\n$",
                         p.stdout), p.stdout
         assert counts(back) == counts(dst)

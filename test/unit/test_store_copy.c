@@ -66,6 +66,18 @@ static void seed(void)
     exec_sql(&src, "INSERT INTO tracker_history VALUES (3, 2, 3, 110, 'default', 'created', "
                    "'{\"name\":[null,\"one\"]}'), (6, 4, 3, 150, NULL, 'deleted', '{}'), "
                    "(11, 2, 3, 160, 'ci', 'updated', '{\"password\":[null,\"***\"]}')");
+    /* a style with a logo of bytes that are no text (NULs, high bytes), one without */
+    exec_sql(&src, "INSERT INTO styles VALUES (5, 3, 'brand', '#1A237E', '#FFFFFF', 'H', 4, "
+                   "X'89504E470D0A1A0A0000FF00', 32, 16, 100, 120, 3), "
+                   "(9, 3, 'default', '#000000', '#FFFFFF', 'M', 6, NULL, NULL, NULL, 130, 130, 1)");
+    exec_sql(&src, "INSERT INTO webhooks VALUES (4, 3, 'https://hooks.example/a', 3, "
+                   "'whsec_c2VjcmV0', 100, 0, NULL, NULL), (7, 3, 'https://hooks.example/b', 4, "
+                   "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row')");
+    exec_sql(&src, "INSERT INTO webhook_events VALUES (12, 4, 'msg_aaaa', 'scan.created', 2, "
+                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL), (13, 7, 'msg_bbbb', "
+                   "'tracker.created', NULL, '{}', 121, 2, 400, 2, 125)");
+    exec_sql(&src, "INSERT INTO webhook_attempts VALUES (20, 13, 7, 1, 500, NULL, 122, 300), "
+                   "(21, 13, 7, 2, NULL, 'timed out', 300, NULL)");
     for (i = 0; i < NVISITS; i++) {
         /* Ids with gaps; every other visit with NULLs, one with empty texts; 97
          * visitors, their ids of both signs (schema 9: 64-bit integers). */
@@ -139,8 +151,16 @@ START_TEST(copies_every_row_as_it_is)
           "browser_version,os,device,referer,user_agent,bot,visitor,destination", "id" },
         { VISITOR_PAIRS, "tracker_id,visitor", "tracker_id, visitor" },
         { "tracker_history", "id,tracker_id,account_id,at,token_label,kind,changes", "id" },
+        { "styles", "id,account_id,name,fg,bg,ecc,margin,logo,logo_width,logo_height,"
+          "created_at,updated_at,version", "id" },
+        { "webhooks", "id,account_id,url,events,secret,created_at,failures,disabled_at,"
+          "disabled_reason", "id" },
+        { "webhook_events", "id,webhook_id,msg_id,event_type,tracker_id,body,created_at,"
+          "attempts,next_attempt_at,state,claimed_until", "id" },
+        { "webhook_attempts", "id,event_id,webhook_id,attempt,http_status,error,at,"
+          "next_attempt_at", "id" },
     };
-    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3 };
+    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3, 2, 2, 2, 2 };
     qrt_copy_report_t r;
     const char *table = NULL;
     int i, na, nb;
@@ -160,7 +180,7 @@ START_TEST(copies_every_row_as_it_is)
         ck_assert_str_eq(r.table[i], i == 6 ? "tracker_visitors" : t[i][0]);
         ck_assert_int_eq(r.rows[i], expect[i]);
         ck_assert_int_eq(nb, expect[i]);
-        ck_assert_msg(!strcmp(a, b), "%s differs", t[i][0]);
+        ck_assert_msg(!strcmp(a, b), "%s differs:\n%s\n%s", t[i][0], a, b);
     }
     ck_assert_int_eq(qrt_store_copy_check_empty(&dst, pool, &table), APR_EEXIST);
     dump(&dst, "tracker_visitors", "tracker_id", "tracker_id", &nb);
