@@ -8,7 +8,7 @@ uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
 python3-pytest python3-requests libmaxmind-db-writer-perl curl procps
 postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
 chromium chromium-driver python3-selenium
-debhelper dpkg-dev fakeroot build-essential"
+debhelper dpkg-dev fakeroot build-essential libcurl4-openssl-dev"
 # The Debian package (test/api/test_package.py) builds with debhelper and dh-apache2,
 # which apache2-dev provides.
 missing=""
