@@ -34,6 +34,8 @@ RUNS = [
     ("search, PostgreSQL", "bench_search.py", PGSQL),
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
+    ("webhooks, SQLite", "bench_webhooks.py", SQLITE),
+    ("webhooks, PostgreSQL", "bench_webhooks.py", PGSQL),
 ]
 
 

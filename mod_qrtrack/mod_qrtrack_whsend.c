@@ -41,7 +41,7 @@
 APLOG_USE_MODULE(qrtrack);
 
 #define WH_IDLE          apr_time_from_msec(200)   /* outbox polled when idle */
-#define WH_BATCH         128        /* events taken at once, all in flight together */
+#define WH_BATCH         256        /* events taken at once, all in flight together */
 #define WH_LEASE         30         /* seconds an event stays taken by a worker */
 #define WH_TIMEOUT_MS    10000L     /* a delivery, connection included */
 #define WH_ANSWER_MAX    (64 * 1024)    /* bytes of an answer read; then it is cut */
