@@ -240,3 +240,24 @@ def test_two_nodes_deliver_each_event_once():
             if s:
                 s.cleanup()
         rec.stop()
+
+
+def test_a_graceful_restart_hands_delivery_to_the_new_children(srv):
+    # the first answer hangs: the old child's worker is delivering when told to stop
+    rec = wh.Receiver(lambda path, n: (200, {}, 5 if n == 0 else 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/restart"))
+        first = wh.add_event(srv, wid, tracker_id=1)
+        wait_until(lambda: rec.got("/restart"), timeout=30, what="the first delivery")
+        subprocess.run([srv.proc.args[0], "-f", srv.conf, "-k", "graceful"], check=True,
+                       capture_output=True)
+        second = wh.add_event(srv, wid, tracker_id=2)
+        # the broken-off event is given back (or its answer recorded) and delivered again
+        wait_until(lambda: all(e[0] == wh.DELIVERED for e in wh.events(srv, wid).values()),
+                   timeout=60, interval=0.2, what=lambda: "both delivered: %r\n%s" % (
+                       wh.events(srv, wid), srv.error_log()[-2000:]))
+        got = {r[2]["webhook-id"] for r in rec.got("/restart")}
+        assert got == {first, second}
+        assert srv.proc.poll() is None and not srv.crash_lines()
+    finally:
+        rec.stop()
