@@ -25,7 +25,9 @@ def srv():
     s = start_server(extra=STATUS + ALLOW, accounts=[("acme", "professional")],
                      loglevel="info")
     yield s
+    errors = [l for l in s.error_log().splitlines() if "QRT01033" in l or "QRT01034" in l]
     s.cleanup()
+    assert not errors, "the webhook worker's database work failed:\n" + "\n".join(errors)
 
 
 @pytest.fixture
@@ -259,5 +261,33 @@ def test_a_graceful_restart_hands_delivery_to_the_new_children(srv):
         got = {r[2]["webhook-id"] for r in rec.got("/restart")}
         assert got == {first, second}
         assert srv.proc.poll() is None and not srv.crash_lines()
+    finally:
+        rec.stop()
+
+
+def _rss_kb(srv):
+    from lib.memory import children
+    total = 0
+    for pid in children(srv):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += sum(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+        except OSError:
+            pass
+    return total
+
+
+def test_a_hanging_receiver_keeps_the_childrens_memory_flat(srv):
+    rec = wh.Receiver(lambda path, n: (200, {}, 30))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/flat"))
+        sizes = []
+        for k in range(3):
+            wh.add_events(srv, wid, range(1000 * k, 1000 * k + 100))
+            wait_until(lambda: len(wh.attempts(srv, wid)) >= 100 * (k + 1), timeout=60,
+                       interval=0.5, what="a round of timed-out attempts")
+            sizes.append(_rss_kb(srv))
+        assert all(a[3] and a[3].startswith("timeout") for a in wh.attempts(srv, wid))
+        assert sizes[2] - sizes[0] < 8 * 1024, sizes
     finally:
         rec.stop()
