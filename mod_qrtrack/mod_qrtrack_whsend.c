@@ -41,6 +41,7 @@
 APLOG_USE_MODULE(qrtrack);
 
 #define WH_IDLE          apr_time_from_msec(200)   /* outbox polled when idle */
+#define WH_CLAIM_GAP     apr_time_from_msec(20)    /* between claims while events come */
 #define WH_BATCH         256        /* events taken at once, all in flight together */
 #define WH_LEASE         30         /* seconds an event stays taken by a worker */
 #define WH_TIMEOUT_MS    10000L     /* a delivery, connection included */
@@ -68,7 +69,11 @@ static int wh_stopping(void)
 
 /* One delivery in flight. */
 typedef struct {
-    const qrt_whsend_event_t *ev;
+    const qrt_whsend_event_t *ev;   /* &evc */
+    qrt_whsend_event_t evc;
+    apr_pool_t *p;              /* the item's, from its claim to its record */
+    int in_use;
+    apr_int64_t started;        /* the attempt's time */
     CURL *easy;
     struct curl_slist *headers;
     apr_int64_t retry_after;    /* -1: none */
@@ -226,56 +231,45 @@ static void wh_item_done(CURLM *multi, wh_item *it)
     it->headers = NULL;
 }
 
-/* Sends every item at once; returns when all are answered, failed or timed out, or
- * when the worker stops (those not done are then given back). */
-static void wh_deliver(apr_pool_t *p, CURLM *multi, wh_item *items, int n, apr_int64_t now)
+/* Starts one delivery; a failure to start makes it done at once. */
+static void wh_start(CURLM *multi, wh_item *it)
 {
-    int i, running = 0, left;
-    CURLMsg *msg;
-
-    for (i = 0; i < n; i++) {
-        wh_item *it = &items[i];
-
-        it->retry_after = -1;
-        it->easy = wh_easy(p, it, now);
-        if (!it->easy || curl_multi_add_handle(multi, it->easy) != CURLM_OK) {
-            it->done = 1;
-            it->code = CURLE_FAILED_INIT;
-            wh_item_done(multi, it);
-            continue;
-        }
-        running++;
-    }
-    while (running > 0) {
-        if (curl_multi_perform(multi, &running) != CURLM_OK) {
-            break;
-        }
-        while ((msg = curl_multi_info_read(multi, &left))) {
-            wh_item *it = NULL;
-
-            if (msg->msg != CURLMSG_DONE) {
-                continue;
-            }
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&it);
-            it->done = 1;
-            it->code = msg->data.result;
-            curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &it->status);
-            wh_item_done(multi, it);
-        }
-        if (running == 0 || wh_stopping()) {
-            break;
-        }
-        curl_multi_poll(multi, NULL, 0, 100, NULL);
-    }
-    for (i = 0; i < n; i++) {
-        wh_item_done(multi, &items[i]);
+    it->retry_after = -1;
+    it->easy = wh_easy(it->p, it, it->started);
+    if (!it->easy || curl_multi_add_handle(multi, it->easy) != CURLM_OK) {
+        it->done = 1;
+        it->code = CURLE_FAILED_INIT;
+        wh_item_done(multi, it);
     }
 }
 
+/* Moves on every delivery in flight; the number still running. */
+static int wh_progress(CURLM *multi)
+{
+    int running = 0, left;
+    CURLMsg *msg;
+
+    curl_multi_perform(multi, &running);
+    while ((msg = curl_multi_info_read(multi, &left))) {
+        wh_item *it = NULL;
+
+        if (msg->msg != CURLMSG_DONE) {
+            continue;
+        }
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&it);
+        it->done = 1;
+        it->code = msg->data.result;
+        curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &it->status);
+        wh_item_done(multi, it);
+    }
+    return running;
+}
+
 /* What an attempt came to, for the store. */
-static void wh_result(apr_pool_t *p, const wh_item *it, apr_int64_t now, apr_uint32_t r,
+static void wh_result(apr_pool_t *p, const wh_item *it, apr_uint32_t r,
                       qrt_whsend_result_t *res)
 {
+    apr_int64_t now = it->started;
     int answered = it->done && it->status >= 100
                    && (it->code == CURLE_OK || (it->code == CURLE_WRITE_ERROR && it->cut));
     apr_int64_t delay;
@@ -335,47 +329,120 @@ static apr_uint32_t wh_random(apr_uint32_t *x)
     return *x;
 }
 
-/* One round: take due events, deliver them, record what came of it. The number of
- * events taken, or -1 on a database error. */
-static int wh_round(qrt_db_t *db, CURLM *multi, apr_pool_t *p, apr_uint32_t *rnd)
+/* The deliveries in flight or waiting to be recorded: a slot each. */
+typedef struct {
+    wh_item items[WH_BATCH];
+    int in_flight;              /* started, not done */
+    int done;                   /* done, not recorded */
+    apr_time_t first_done;
+    apr_pool_t *tp;
+    apr_uint32_t rnd;
+} wh_slots_t;
+
+/* Takes up to the free slots' number of due events and starts them. The number
+ * taken, or -1 on a database error. */
+static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
 {
     apr_array_header_t *evs = NULL;
     apr_int64_t now = apr_time_sec(apr_time_now());
-    qrt_whsend_result_t *res;
-    wh_item *items;
-    apr_status_t rv;
-    int i, n, delivered = 0, failed = 0, disabled = 0;
-    apr_uint32_t more = 0;
+    int i, k = 0, free = WH_BATCH - sl->in_flight - sl->done;
 
-    rv = qrt_store_whsend_claim(db, p, now, now + WH_LEASE, WH_BATCH, &evs);
-    if (rv != APR_SUCCESS) {
-        return -1;
-    }
-    n = evs->nelts;
-    if (n == 0) {
+    if (free <= 0) {
         return 0;
     }
-    items = apr_pcalloc(p, sizeof(*items) * (apr_size_t)n);
-    res = apr_pcalloc(p, sizeof(*res) * (apr_size_t)n);
-    for (i = 0; i < n; i++) {
-        items[i].ev = &APR_ARRAY_IDX(evs, i, qrt_whsend_event_t);
+    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, &evs) != APR_SUCCESS) {
+        return -1;
     }
-    wh_deliver(p, multi, items, n, now);
-    for (i = 0; i < n; i++) {
-        wh_result(p, &items[i], now, wh_random(rnd), &res[i]);
-        delivered += res[i].kind == QRT_WHSEND_DELIVERED;
-        failed += res[i].kind == QRT_WHSEND_FAILED || res[i].kind == QRT_WHSEND_GONE;
-        if (items[i].done && items[i].code == CURLE_FAILED_INIT && qrt_log_due(&log_bad, &more)) {
+    for (i = 0; i < evs->nelts; i++) {
+        const qrt_whsend_event_t *e = &APR_ARRAY_IDX(evs, i, qrt_whsend_event_t);
+        wh_item *it;
+
+        while (sl->items[k].in_use) {
+            k++;
+        }
+        it = &sl->items[k];
+        memset(it, 0, sizeof(*it));
+        it->in_use = 1;
+        apr_pool_create(&it->p, sl->tp);
+        it->evc = *e;
+        it->evc.msg_id = apr_pstrdup(it->p, e->msg_id);
+        it->evc.body = apr_pstrdup(it->p, e->body);
+        it->evc.url = apr_pstrdup(it->p, e->url);
+        it->evc.secret = apr_pstrdup(it->p, e->secret);
+        it->ev = &it->evc;
+        it->started = now;
+        wh_start(multi, it);
+        if (it->done) {
+            sl->done++;
+        }
+        else {
+            sl->in_flight++;
+        }
+    }
+    return evs->nelts;
+}
+
+/* Counts the deliveries that ended since the last call. */
+static void wh_count_done(wh_slots_t *sl)
+{
+    int i, done = 0;
+
+    for (i = 0; i < WH_BATCH; i++) {
+        done += sl->items[i].in_use && sl->items[i].done;
+    }
+    if (done > sl->done && sl->done == 0) {
+        sl->first_done = apr_time_now();
+    }
+    sl->in_flight -= done - sl->done;
+    sl->done = done;
+}
+
+/* Records what the done deliveries (and, when `all`, those still in flight, given
+ * back) came to, and frees their slots. APR_SUCCESS, or the store's error: the events
+ * then come back when their lease ends, delivered again (at least once). */
+static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp,
+                              int all)
+{
+    qrt_whsend_result_t *res = apr_pcalloc(rp, sizeof(*res) * WH_BATCH);
+    int i, n = 0, delivered = 0, failed = 0, disabled = 0;
+    apr_uint32_t more = 0;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (i = 0; i < WH_BATCH; i++) {
+        wh_item *it = &sl->items[i];
+
+        if (!it->in_use || (!it->done && !all)) {
+            continue;
+        }
+        wh_item_done(multi, it);
+        wh_result(rp, it, wh_random(&sl->rnd), &res[n]);
+        delivered += res[n].kind == QRT_WHSEND_DELIVERED;
+        failed += res[n].kind == QRT_WHSEND_FAILED || res[n].kind == QRT_WHSEND_GONE;
+        if (it->done && it->code == CURLE_FAILED_INIT && qrt_log_due(&log_bad, &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wh.s, "QRT01031: webhook %"
                          APR_INT64_T_FMT " event %" APR_INT64_T_FMT " cannot be sent: %s "
                          "(and %u more such lines since this one was last logged)",
-                         items[i].ev->webhook_id, items[i].ev->id, items[i].errbuf, more);
+                         it->ev->webhook_id, it->ev->id, it->errbuf, more);
+        }
+        n++;
+    }
+    if (n > 0 && db) {
+        rv = qrt_store_whsend_record(db, rp, res, n, QRT_RETRY_DISABLE_AFTER, &disabled);
+    }
+    for (i = 0; i < WH_BATCH; i++) {
+        wh_item *it = &sl->items[i];
+
+        if (it->in_use && (it->done || all)) {
+            apr_pool_destroy(it->p);
+            memset(it, 0, sizeof(*it));
         }
     }
-    rv = qrt_store_whsend_record(db, p, res, n, QRT_RETRY_DISABLE_AFTER, &disabled);
+    sl->done = 0;
+    if (all) {
+        sl->in_flight = 0;
+    }
     if (rv != APR_SUCCESS) {
-        /* the events come back when their lease ends: delivered again (at least once) */
-        return -1;
+        return rv;
     }
     QRT_STAT_ADD(webhook_delivered, delivered);
     QRT_STAT_ADD(webhook_failed, failed);
@@ -385,7 +452,7 @@ static int wh_round(qrt_db_t *db, CURLM *multi, apr_pool_t *p, apr_uint32_t *rnd
                      "such lines since this one was last logged)", disabled,
                      QRT_RETRY_DISABLE_AFTER, more);
     }
-    return n;
+    return APR_SUCCESS;
 }
 
 /* The worker's own connection (not mod_dbd's: it must not take a request's). */
@@ -437,22 +504,41 @@ static int wh_wait(apr_interval_time_t t)
     return stop;
 }
 
+static void wh_db_failed(qrt_db_t **db, apr_time_t now, apr_time_t *reconnect_at)
+{
+    apr_uint32_t more = 0;
+
+    if (qrt_log_due(&log_db, &more)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01034: the webhook worker's "
+                     "database work failed: %s; connecting again (and %u more such lines "
+                     "since this one was last logged)",
+                     (*db)->error ? (*db)->error : "unknown error", more);
+    }
+    wh_disconnect(*db);
+    *db = NULL;
+    *reconnect_at = now + WH_RECONNECT;
+}
+
+/* The delivering worker's loop: events are taken whenever slots are free (at most
+ * every WH_CLAIM_GAP while events keep coming, every WH_IDLE when none are due) and
+ * sent at once; what ended is recorded in batches. A receiver that hangs holds its
+ * slots, not the others' deliveries. */
 static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *tp = data, *cp, *rp;
     qrt_db_t *db = NULL;
     int active = 0;
-    apr_time_t reconnect_at = 0, backlog_at = 0;
-    apr_uint32_t rnd = (apr_uint32_t)apr_time_now() ^ ((apr_uint32_t)getpid() << 16) ^ 1u;
-    apr_uint32_t more = 0;
+    apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0;
+    wh_slots_t *sl = apr_pcalloc(tp, sizeof(*sl));
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-hooks", 0, 0, 0);
+    sl->tp = tp;
+    sl->rnd = (apr_uint32_t)apr_time_now() ^ ((apr_uint32_t)getpid() << 16) ^ 1u;
     apr_pool_create(&cp, tp);
     apr_pool_create(&rp, tp);
     while (!wh_stopping()) {
-        apr_time_t now = apr_time_now();
-        int got = 0;
+        apr_time_t now = apr_time_now(), wait;
 
         if (!active) {
             active = apr_global_mutex_trylock(wh.active) == APR_SUCCESS;
@@ -463,33 +549,54 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
                 reconnect_at = now + WH_RECONNECT;
             }
         }
-        if (active && db) {
-            got = wh_round(db, wh.multi, rp, &rnd);
-            if (got >= 0 && now >= backlog_at) {
-                apr_int64_t backlog = 0;
+        if (db && now >= claim_at && sl->in_flight + sl->done < WH_BATCH) {
+            int free = WH_BATCH - sl->in_flight - sl->done;
+            int got = wh_claim(sl, db, wh.multi, rp);
 
-                if (qrt_store_whsend_backlog(db, rp, &backlog) == APR_SUCCESS) {
-                    QRT_STAT_SET(webhook_backlog, backlog);
-                }
-                backlog_at = now + WH_BACKLOG_EVERY;
-            }
             if (got < 0) {
-                if (qrt_log_due(&log_db, &more)) {
-                    ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01034: the webhook "
-                                 "worker's database work failed: %s; connecting again (and "
-                                 "%u more such lines since this one was last logged)",
-                                 db->error ? db->error : "unknown error", more);
-                }
-                wh_disconnect(db);
-                db = NULL;
-                reconnect_at = now + WH_RECONNECT;
+                wh_db_failed(&db, now, &reconnect_at);
+            }
+            /* all it asked for: more may be due at once */
+            claim_at = got == free ? now : now + (got > 0 ? WH_CLAIM_GAP : WH_IDLE);
+            apr_pool_clear(rp);
+        }
+        if (sl->in_flight > 0) {
+            wh_progress(wh.multi);
+            wh_count_done(sl);
+        }
+        if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 4
+                             || now - sl->first_done >= WH_CLAIM_GAP || !db)) {
+            if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
+                wh_db_failed(&db, now, &reconnect_at);
             }
             apr_pool_clear(rp);
         }
-        /* a full batch: more may be due at once */
-        if (got > 0 || wh_wait(WH_IDLE)) {
+        if (db && now >= backlog_at) {
+            apr_int64_t backlog = 0;
+
+            if (qrt_store_whsend_backlog(db, rp, &backlog) == APR_SUCCESS) {
+                QRT_STAT_SET(webhook_backlog, backlog);
+            }
+            backlog_at = now + WH_BACKLOG_EVERY;
+            apr_pool_clear(rp);
+        }
+        if (claim_at <= now && db && sl->in_flight + sl->done < WH_BATCH) {
             continue;
         }
+        wait = db ? claim_at - now : WH_IDLE;
+        if (wait < 0 || wait > WH_IDLE) {
+            wait = WH_IDLE;
+        }
+        if (sl->in_flight > 0) {
+            curl_multi_poll(wh.multi, NULL, 0, (int)(wait / 1000) + 1, NULL);
+        }
+        else if (sl->done == 0) {
+            wh_wait(wait);
+        }
+    }
+    /* stopping: what is in flight is broken off and given back */
+    if (sl->in_flight + sl->done > 0) {
+        wh_record(sl, db, wh.multi, rp, 1);
     }
     wh_disconnect(db);
     if (active) {

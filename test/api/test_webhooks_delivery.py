@@ -291,3 +291,23 @@ def test_a_hanging_receiver_keeps_the_childrens_memory_flat(srv):
         assert sizes[2] - sizes[0] < 8 * 1024, sizes
     finally:
         rec.stop()
+
+
+def test_a_hanging_receiver_does_not_hold_up_other_webhooks(srv):
+    def respond(path, n):
+        return (200, {}, 30 if path == "/stuck" else 0)
+
+    rec = wh.Receiver(respond)
+    try:
+        stuck, _ = wh.add_webhook(srv, rec.url("/stuck"))
+        wh.add_events(srv, stuck, [1, 2, 3])
+        wait_until(lambda: len(rec.got("/stuck")) == 3, timeout=30, what="the hanging deliveries")
+        ok, _ = wh.add_webhook(srv, rec.url("/fine"))
+        t0 = time.time()
+        wh.add_event(srv, ok)
+        wait_until(lambda: rec.got("/fine"), timeout=30, what="the other webhook's delivery")
+        # well before the hanging ones' 10 s timeout
+        assert rec.got("/fine")[0][0] - t0 < 5
+        assert not wh.attempts(srv, stuck)
+    finally:
+        rec.stop()
