@@ -42,7 +42,8 @@ APLOG_USE_MODULE(qrtrack);
 
 #define WH_IDLE          apr_time_from_msec(200)   /* outbox polled when idle */
 #define WH_CLAIM_GAP     apr_time_from_msec(20)    /* between claims while events come */
-#define WH_BATCH         256        /* events taken at once, all in flight together */
+#define WH_RECORD_GAP    apr_time_from_msec(50)    /* an outcome waits for others so long */
+#define WH_BATCH         512        /* events taken at once, all in flight together */
 #define WH_LEASE         30         /* seconds an event stays taken by a worker */
 #define WH_TIMEOUT_MS    10000L     /* a delivery, connection included */
 #define WH_ANSWER_MAX    (64 * 1024)    /* bytes of an answer read; then it is cut */
@@ -528,7 +529,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
     apr_pool_t *tp = data, *cp, *rp;
     qrt_db_t *db = NULL;
     int active = 0;
-    apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0;
+    apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0, last_claim = 0;
     wh_slots_t *sl = apr_pcalloc(tp, sizeof(*sl));
 
     (void)thread;
@@ -538,7 +539,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
     apr_pool_create(&cp, tp);
     apr_pool_create(&rp, tp);
     while (!wh_stopping()) {
-        apr_time_t now = apr_time_now(), wait;
+        apr_time_t now = apr_time_now(), wait, next_claim;
+        int free;
 
         if (!active) {
             active = apr_global_mutex_trylock(wh.active) == APR_SUCCESS;
@@ -549,27 +551,34 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
                 reconnect_at = now + WH_RECONNECT;
             }
         }
-        if (db && now >= claim_at && sl->in_flight + sl->done < WH_BATCH) {
-            int free = WH_BATCH - sl->in_flight - sl->done;
+        free = WH_BATCH - sl->in_flight - sl->done;
+        /* events are taken in large takes (half the slots free), or every WH_IDLE
+         * while slots are held by slow receivers */
+        next_claim = free >= WH_BATCH / 2 ? claim_at
+                     : (claim_at > last_claim + WH_IDLE ? claim_at : last_claim + WH_IDLE);
+        if (db && free > 0 && now >= next_claim) {
             int got = wh_claim(sl, db, wh.multi, rp);
 
             if (got < 0) {
                 wh_db_failed(&db, now, &reconnect_at);
             }
+            last_claim = now;
             /* all it asked for: more may be due at once */
             claim_at = got == free ? now : now + (got > 0 ? WH_CLAIM_GAP : WH_IDLE);
             apr_pool_clear(rp);
+            continue;
         }
         if (sl->in_flight > 0) {
             wh_progress(wh.multi);
             wh_count_done(sl);
         }
-        if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 4
-                             || now - sl->first_done >= WH_CLAIM_GAP || !db)) {
+        if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
+                             || now - sl->first_done >= WH_RECORD_GAP || !db)) {
             if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
                 wh_db_failed(&db, now, &reconnect_at);
             }
             apr_pool_clear(rp);
+            continue;
         }
         if (db && now >= backlog_at) {
             apr_int64_t backlog = 0;
@@ -580,17 +589,17 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             backlog_at = now + WH_BACKLOG_EVERY;
             apr_pool_clear(rp);
         }
-        if (claim_at <= now && db && sl->in_flight + sl->done < WH_BATCH) {
-            continue;
+        wait = db ? next_claim - now : WH_IDLE;
+        if (sl->done > 0 && sl->first_done + WH_RECORD_GAP - now < wait) {
+            wait = sl->first_done + WH_RECORD_GAP - now;
         }
-        wait = db ? claim_at - now : WH_IDLE;
         if (wait < 0 || wait > WH_IDLE) {
-            wait = WH_IDLE;
+            wait = wait < 0 ? 0 : WH_IDLE;
         }
         if (sl->in_flight > 0) {
             curl_multi_poll(wh.multi, NULL, 0, (int)(wait / 1000) + 1, NULL);
         }
-        else if (sl->done == 0) {
+        else if (wait > 0) {
             wh_wait(wait);
         }
     }

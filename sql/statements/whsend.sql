@@ -17,6 +17,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
     LIMIT %lld
 
 -- Several nodes share PostgreSQL's outbox: rows another worker is claiming are skipped.
+-- Ordered by the due index alone, which PostgreSQL reads in order and stops early (a
+-- second key would sort every due row first); a tracker's order comes from NOT EXISTS.
 -- name: whsend_due [pgsql]
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
     FROM webhook_events e
@@ -26,7 +28,7 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
         FROM webhook_events o
         WHERE o.webhook_id = e.webhook_id AND o.tracker_id = e.tracker_id AND o.state = 0 AND
             o.id < e.id)
-    ORDER BY e.next_attempt_at, e.id
+    ORDER BY e.next_attempt_at
     LIMIT %lld
     FOR UPDATE OF e SKIP LOCKED
 
