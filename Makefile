@@ -15,7 +15,7 @@ PORT    ?= 8080
 DATA    ?= var
 
 PKGS     = apr-1 apr-util-1 jansson libqrencode libpng libpcre2-8 yaml-0.1 libcrypto libmaxminddb \
-           sqlite3 cairo cairo-pdf cairo-ps zlib
+           sqlite3 cairo cairo-pdf cairo-ps zlib libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)

@@ -44,6 +44,8 @@ RUNS = [
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
     ("styles, SQLite", "bench_styles.py", SQLITE),
     ("images, SQLite", "bench_images.py", SQLITE),
+    ("webhooks, SQLite", "bench_webhooks.py", SQLITE),
+    ("webhooks, PostgreSQL", "bench_webhooks.py", PGSQL),
 ]
 
 

@@ -36,6 +36,7 @@
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_status.h"
 #include "mod_qrtrack_ua.h"
+#include "mod_qrtrack_whsend.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
@@ -73,6 +74,10 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
         || ap_mutex_register(pconf, QRT_MUTEX_BUDGET, NULL, QRT_MUTEX_MECH, 0)
            != APR_SUCCESS
         || ap_mutex_register(pconf, QRT_MUTEX_GATE, NULL, QRT_MUTEX_MECH, 0)
+           != APR_SUCCESS
+        /* held by the delivering child for as long as it lives: APR's default
+         * mechanism, which the kernel frees when that child dies */
+        || ap_mutex_register(pconf, QRT_MUTEX_WEBHOOK, NULL, APR_LOCK_DEFAULT, 0)
            != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -117,7 +122,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS
         || qrt_budget_post_config(s) != APR_SUCCESS
-        || qrt_gate_post_config(s) != APR_SUCCESS) {
+        || qrt_gate_post_config(s) != APR_SUCCESS
+        || qrt_whsend_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
@@ -180,6 +186,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_spool_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_report_child_init(p, s);
+    qrt_whsend_child_init(p, s);
 }
 
 static void qrt_register_hooks(apr_pool_t *p)

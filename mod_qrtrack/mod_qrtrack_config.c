@@ -354,6 +354,34 @@ static const char *qrt_set_rate_store(cmd_parms *cmd, void *dc, const char *kind
     return NULL;
 }
 
+/* QRTrackWebhookAllow: blocks webhook deliveries may reach although qrt_netguard
+ * refuses them (repeatable; "none" clears the list). */
+static const char *qrt_set_webhook_allow(cmd_parms *cmd, void *dc, const char *arg)
+{
+    qrt_config_t *g = config_get(cmd->pool);
+    qrt_cidr_list_t *l = (qrt_cidr_list_t *)g->webhook_allow;
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "none")) {
+        g->webhook_allow = NULL;
+        return NULL;
+    }
+    if (!l) {
+        l = apr_pcalloc(cmd->pool, sizeof(*l));
+    }
+    err = qrt_cidr_list_add(cmd->pool, l, arg);
+    if (err) {
+        return apr_psprintf(cmd->pool, "QRTrackWebhookAllow: %s (give CIDR blocks, e.g. "
+                            "10.0.0.0/8 or fd00::/8, or none)", err);
+    }
+    g->webhook_allow = l;
+    return NULL;
+}
+
 /* ---- what post_config learns from the configuration tree ------------------------ */
 
 /* The <Location> paths whose SetHandler is one of the module's, found in the tree
@@ -485,5 +513,9 @@ const command_rec qrt_cmds[] = {
                   "(default 100000)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
+    AP_INIT_ITERATE("QRTrackWebhookAllow", qrt_set_webhook_allow, NULL, RSRC_CONF,
+                    "CIDR blocks webhook deliveries may reach although they are loopback, "
+                    "private, link-local or otherwise not public (repeatable; none to "
+                    "clear; default none)"),
     { NULL }
 };

@@ -4,6 +4,7 @@
 
 #include "httpd.h"
 #include "http_config.h"
+#include "qrt_netguard.h"
 
 /* The server-wide settings: made with their defaults when the main server's
  * configuration is made (in the configuration pool, so a restart starts from the
@@ -27,6 +28,7 @@ typedef struct {
      * as written (for log lines); NULL = shm */
     const apr_array_header_t *rate_mc_servers;
     const char *rate_mc_list;
+    const qrt_cidr_list_t *webhook_allow;   /* QRTrackWebhookAllow (NULL: none) */
 
     /* Learnt from the configuration tree in post_config: */
     const char *dbd_driver;         /* DBDriver and DBDParams of the main server */

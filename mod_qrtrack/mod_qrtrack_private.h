@@ -71,6 +71,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_MUTEX_WRITER         "qrtrack-writer"
 #define QRT_MUTEX_BUDGET         "qrtrack-scanbudget"
 #define QRT_MUTEX_GATE           "qrtrack-gate"
+#define QRT_MUTEX_WEBHOOK        "qrtrack-webhook"
 /* Client addresses QRTrackScanBudget tracks at once (24 bytes of shared memory each). */
 #define QRT_SCAN_BUDGET_SLOTS    65536
 /* The spool's directory when QRTrackSpoolDir is not set on PostgreSQL. */

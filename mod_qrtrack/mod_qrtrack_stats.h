@@ -27,6 +27,9 @@ typedef struct {
     apr_uint64_t purge_passes;      /* its passes finished */
     apr_uint64_t sealed;            /* report aggregate units sealed by the writers */
     apr_uint64_t webhook_dropped;   /* webhook events dropped by QRTrackWebhookOutboxLimit */
+    apr_uint64_t webhook_backlog;   /* webhook events pending, as the worker last counted */
+    apr_uint64_t webhook_delivered; /* webhook events delivered (2xx) */
+    apr_uint64_t webhook_failed;    /* webhook events failed (retries spent, or 410) */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */

@@ -113,6 +113,12 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->purged));
         status_num(a, r->pool, "PurgePasses", "QRTrackVisitRetention passes finished",
                    status_read(&st->purge_passes));
+        status_num(a, r->pool, "WebhookBacklog", "Webhook events pending",
+                   status_read(&st->webhook_backlog));
+        status_num(a, r->pool, "WebhookDelivered", "Webhook events delivered",
+                   status_read(&st->webhook_delivered));
+        status_num(a, r->pool, "WebhookFailed", "Webhook events failed (every attempt spent, "
+                   "or 410)", status_read(&st->webhook_failed));
         status_num(a, r->pool, "AggregatesSealed", "Report aggregate units of settled days "
                    "sealed", status_read(&st->sealed));
         status_num(a, r->pool, "WebhookDropped", "Webhook events dropped past "

@@ -10,6 +10,7 @@
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_webhook.h"
+#include "qrt_netguard.h"
 #include "qrt_json.h"
 #include "qrt_store_webhook.h"
 #include "qrt_valid.h"
@@ -61,8 +62,8 @@ static void webhook_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, cons
 }
 
 /* url: a valid destination that names no address of the server's own networks by
- * itself (a name is checked where it resolves, at every delivery). The literal's check
- * does not read QRTrackWebhookAllow's list yet: qrt_netguard_allowed takes it. */
+ * itself unless QRTrackWebhookAllow lists it (a name is checked where it resolves, at
+ * every delivery). */
 static void webhook_url_check(qrt_req_t *q, qrt_err_t **e, const char *url)
 {
     apr_pool_t *p = q->r->pool;
@@ -74,7 +75,7 @@ static void webhook_url_check(qrt_req_t *q, qrt_err_t **e, const char *url)
         return;
     }
     if (qrt_netguard_literal(qrt_url_host(p, url), &ss)
-        && qrt_netguard_literal_refused((const struct sockaddr *)&ss)) {
+        && !qrt_netguard_allowed((const struct sockaddr *)&ss, qrt_config()->webhook_allow)) {
         webhook_invalid(q, e, "url", "The url names a loopback, private, link-local or "
                         "reserved address; QRTrackWebhookAllow must list it.");
     }

@@ -142,47 +142,6 @@ int qrt_netguard_literal(const char *host, struct sockaddr_storage *out)
     return 0;
 }
 
-/* An IPv4 address (4 bytes, network order) a webhook may not name by itself. */
-static int netguard_v4_refused(const unsigned char *a)
-{
-    return a[0] == 0                                    /* 0/8: "this network" */
-        || a[0] == 10                                   /* private */
-        || a[0] == 127                                  /* loopback */
-        || (a[0] == 100 && (a[1] & 0xc0) == 64)         /* 100.64/10, CGNAT */
-        || (a[0] == 169 && a[1] == 254)                 /* link-local, metadata */
-        || (a[0] == 172 && (a[1] & 0xf0) == 16)         /* private */
-        || (a[0] == 192 && a[1] == 168)                 /* private */
-        || (a[0] == 192 && a[1] == 0 && a[2] == 0)      /* 192.0.0/24: IETF */
-        || (a[0] == 198 && (a[1] & 0xfe) == 18)         /* 198.18/15: benchmarking */
-        || a[0] >= 224;                                 /* multicast, reserved */
-}
-
-int qrt_netguard_literal_refused(const struct sockaddr *sa)
-{
-    static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-    static const unsigned char zero[12] = { 0 };
-
-    if (sa->sa_family == AF_INET) {
-        return netguard_v4_refused(
-            (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
-    }
-    if (sa->sa_family == AF_INET6) {
-        const unsigned char *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-
-        if (!memcmp(a, mapped, 12) || !memcmp(a, zero, 12)) {
-            /* ::ffff:a.b.c.d and ::a.b.c.d (::1 and :: among them) */
-            return !memcmp(a, zero, 12) ? 1 : netguard_v4_refused(a + 12);
-        }
-        return (a[0] & 0xfe) == 0xfc                    /* fc00::/7, unique local */
-            || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)  /* fe80::/10, link-local */
-            || (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)  /* fec0::/10, site-local */
-            || a[0] == 0xff                             /* multicast */
-            || (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b
-                && netguard_v4_refused(a + 12));        /* 64:ff9b::/96, NAT64 */
-    }
-    return 1;
-}
-
 char *qrt_webhook_body(apr_pool_t *p, int type_bit, apr_int64_t at, json_t *data)
 {
     json_t *j = json_object();

@@ -46,11 +46,6 @@ const char *qrt_webhook_url_check(apr_pool_t *p, const char *url);
  * is a literal IP address: 1 and the address in *out, else 0 (a name is checked
  * when it is resolved, at delivery). */
 int qrt_netguard_literal(const char *host, struct sockaddr_storage *out);
-/* 1 when a literal address is one a webhook may not name unless an allow list
- * covers it: loopback, private (RFC 1918, fc00::/7), link-local (169.254/16,
- * fe80::/10, which holds the cloud metadata address), unspecified, CGNAT
- * (100.64/10), multicast, and the IPv4-mapped and -compatible forms of these. */
-int qrt_netguard_literal_refused(const struct sockaddr *sa);
 
 /* The complete body of an event: {"type", "timestamp", "data"} (data's reference
  * taken), compact JSON in p. */

@@ -73,6 +73,8 @@ SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists t
     "test_the_writers_seal_settled_days",
     "test_imported_visits_make_their_days_stale_at_once",
     "test_memcached_down_counts_per_node_then_back_to_memcached",
+    "test_kill_9_of_the_delivering_child_loses_no_event",
+    "test_a_hanging_receiver_keeps_the_childrens_memory_flat",
 }
 
 

@@ -30,7 +30,8 @@ HOOK = "https://hooks.example.com/qr"
 
 @pytest.fixture(scope="module")
 def srv():
-    s = start_server(extra="QRTrackWebhookLimit %d\nQRTrackWebhookOutboxLimit %d\n%s"
+    s = start_server(extra="QRTrackWebhookLimit %d\nQRTrackWebhookOutboxLimit %d\n"
+                           "QRTrackWebhookAllow 10.20.0.0/16 fd20::/16\n%s"
                      % (LIMIT, OUTBOX, STATUS % apxs("LIBEXECDIR")))
     yield s
     s.cleanup()
@@ -157,8 +158,19 @@ def test_invalid_webhooks_are_422_naming_the_field(acct, body, field):
 
 
 def test_public_addresses_and_names_are_accepted(acct):
-    for url in ("http://203.0.113.7/hook", "https://[2001:db8::1]/x", "https://localhost.example/"):
+    for url in ("http://93.184.216.34/hook", "https://[2606:4700::1111]/x",
+                "https://localhost.example/"):
         make_hook(acct, ["scan.created"], url=url)
+
+
+def test_inside_addresses_that_qrtrackwebhookallow_lists_are_accepted(acct):
+    """QRTrackWebhookAllow lists 10.20.0.0/16 and fd20::/16: a URL naming an address in
+    them is accepted, its neighbours and documentation addresses are not."""
+    for url in ("http://10.20.1.2:8080/hook", "https://[fd20::5]/x"):
+        make_hook(acct, ["scan.created"], url=url)
+    for url in ("http://10.21.0.1/hook", "https://[fd21::5]/x", "http://203.0.113.7/"):
+        r = acct.post("/webhook", json={"url": url, "events": ["scan.created"]})
+        assert r.status_code == 422 and "url" in r.json()["errors"], (url, r.text)
 
 
 def test_a_body_that_is_not_json_is_400(acct):

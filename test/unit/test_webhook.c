@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 
 #include "qrt_webhook.h"
+#include "qrt_netguard.h"
 #include "qrt_check.h"
 
 QRT_CHECK_POOL
@@ -84,7 +85,7 @@ static int refused(const char *host)
     if (!qrt_netguard_literal(host, &ss)) {
         return -1;
     }
-    return qrt_netguard_literal_refused((const struct sockaddr *)&ss);
+    return !qrt_netguard_allowed((const struct sockaddr *)&ss, NULL);
 }
 
 START_TEST(literal_addresses)
@@ -94,11 +95,13 @@ START_TEST(literal_addresses)
         "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1",
         "255.255.255.255", "[::1]", "[::]", "[::ffff:127.0.0.1]", "[::ffff:10.0.0.1]",
         "[::ffff:169.254.169.254]", "[::127.0.0.1]", "[fe80::1]", "[fd00:ec2::254]",
-        "[fc00::1]", "[ff02::1]", "[64:ff9b::a9fe:a9fe]", "[fec0::1]"
+        "[fc00::1]", "[ff02::1]", "[64:ff9b::a9fe:a9fe]", "[fec0::1]",
+        /* documentation blocks: no receiver lives there (qrt_netguard refuses them) */
+        "203.0.113.7", "[2001:db8::1]"
     };
     static const char *const good[] = {
-        "203.0.113.7", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1",
-        "[2001:db8::1]", "[2606:4700::1111]", "[::ffff:8.8.8.8]", "[64:ff9b::808:808]"
+        "93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1",
+        "[2606:4700::1111]", "[::ffff:8.8.8.8]", "[64:ff9b::808:808]"
     };
     static const char *const names[] = {
         "hooks.example.com", "localhost", "127.0.0.1.nip.io", "[not-an-address]", "",

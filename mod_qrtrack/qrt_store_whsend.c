@@ -1,0 +1,189 @@
+/* qrt_store_whsend: the webhook delivery worker's store (see qrt_store_whsend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+
+#include "qrt_store_whsend.h"
+
+#define RECORD_TRIES 3
+
+static apr_status_t due_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_array_header_t *a = ctx;
+    qrt_whsend_event_t *e = apr_array_push(a);
+    const char *s;
+
+    e->id = qrt_db_int(db, row, 0, 0);
+    e->webhook_id = qrt_db_int(db, row, 1, 0);
+    s = qrt_db_str(db, row, 2);
+    e->msg_id = apr_pstrdup(a->pool, s ? s : "");
+    s = qrt_db_str(db, row, 3);
+    e->body = apr_pstrdup(a->pool, s ? s : "");
+    e->attempts = (int)qrt_db_int(db, row, 4, 0);
+    s = qrt_db_str(db, row, 5);
+    e->url = apr_pstrdup(a->pool, s ? s : "");
+    s = qrt_db_str(db, row, 6);
+    e->secret = apr_pstrdup(a->pool, s ? s : "");
+    return APR_SUCCESS;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const qrt_whsend_event_t *x = a, *y = b;
+
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
+                                    apr_int64_t lease_until, int max,
+                                    apr_array_header_t **out)
+{
+    apr_array_header_t *a = apr_array_make(p, max > 0 ? max : 1, sizeof(qrt_whsend_event_t));
+    apr_int64_t limit = max;
+    const void *due_args[] = { &now, &now, &limit };
+    apr_dbd_transaction_t *t = NULL;
+    apr_status_t rv;
+    int i;
+
+    *out = a;
+    rv = qrt_db_begin(db, p, &t);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+    if (rv == APR_SUCCESS && a->nelts > 0) {
+        char *ids = apr_palloc(p, (apr_size_t)a->nelts * 22 + 3), *w = ids;
+        const void *claim_args[] = { &lease_until, ids };
+
+        *w++ = '[';
+        for (i = 0; i < a->nelts; i++) {
+            w += sprintf(w, "%s%" APR_INT64_T_FMT, i ? "," : "",
+                         APR_ARRAY_IDX(a, i, qrt_whsend_event_t).id);
+        }
+        *w++ = ']';
+        *w = '\0';
+        rv = qrt_db_exec(db, p, SQL_whsend_claim, NULL, claim_args);
+    }
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, t);
+        qrt_db_end(db, p, t);
+        a->nelts = 0;
+        return rv;
+    }
+    rv = qrt_db_end(db, p, t);
+    if (rv != APR_SUCCESS) {
+        a->nelts = 0;
+        return rv;
+    }
+    qsort(a->elts, (size_t)a->nelts, sizeof(qrt_whsend_event_t), by_id);
+    return APR_SUCCESS;
+}
+
+/* Webhooks' rows in one order on every node (no deadlock between two workers). */
+static int by_webhook(const void *a, const void *b)
+{
+    const qrt_whsend_result_t *x = a, *y = b;
+
+    if (x->ev->webhook_id != y->ev->webhook_id) {
+        return x->ev->webhook_id < y->ev->webhook_id ? -1 : 1;
+    }
+    return x->ev->id < y->ev->id ? -1 : x->ev->id > y->ev->id;
+}
+
+static apr_status_t record_one(qrt_db_t *db, apr_pool_t *p, const qrt_whsend_result_t *r,
+                               int disable_after, int *disabled)
+{
+    apr_int64_t attempt = r->attempt, status = r->http_status, zero = 0;
+    apr_int64_t bound = disable_after;
+    const void *attempt_args[] = { &r->ev->id, &r->ev->webhook_id, &attempt,
+                                   r->http_status ? (const void *)&status : NULL, r->error,
+                                   &r->at, r->kind == QRT_WHSEND_RETRY ? &r->next_at : NULL };
+    const void *ev_args[] = { &attempt, &r->ev->id };
+    const void *retry_args[] = { &attempt, &r->next_at, &r->ev->id };
+    const void *id_args[] = { &r->ev->id };
+    const void *wh_args[] = { &r->ev->webhook_id };
+    const char *why;
+    apr_status_t rv;
+    int nrows = 0;
+
+    if (r->kind == QRT_WHSEND_RELEASE) {
+        return qrt_db_exec(db, p, SQL_whsend_release, NULL, id_args);
+    }
+    rv = qrt_db_exec(db, p, SQL_whsend_attempt_add, NULL, attempt_args);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    switch (r->kind) {
+    case QRT_WHSEND_DELIVERED:
+        rv = qrt_db_exec(db, p, SQL_whsend_delivered, NULL, ev_args);
+        return rv ? rv : qrt_db_exec(db, p, SQL_whsend_failures_reset, NULL, wh_args);
+    case QRT_WHSEND_RETRY:
+        return qrt_db_exec(db, p, SQL_whsend_retry, NULL, retry_args);
+    case QRT_WHSEND_GONE:
+        rv = qrt_db_exec(db, p, SQL_whsend_failed, NULL, ev_args);
+        why = "the receiver answered 410 Gone";
+        {
+            const void *dis_args[] = { &r->at, why, &r->ev->webhook_id, &zero };
+
+            rv = rv ? rv : qrt_db_exec(db, p, SQL_whsend_disable, &nrows, dis_args);
+        }
+        break;
+    default:
+        rv = qrt_db_exec(db, p, SQL_whsend_failed, NULL, ev_args);
+        rv = rv ? rv : qrt_db_exec(db, p, SQL_whsend_failures_add, NULL, wh_args);
+        why = apr_psprintf(p, "%d events in a row failed every attempt", disable_after);
+        {
+            const void *dis_args[] = { &r->at, why, &r->ev->webhook_id, &bound };
+
+            rv = rv ? rv : qrt_db_exec(db, p, SQL_whsend_disable, &nrows, dis_args);
+        }
+        break;
+    }
+    if (rv == APR_SUCCESS && nrows > 0 && disabled) {
+        (*disabled)++;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_whsend_record(qrt_db_t *db, apr_pool_t *p, qrt_whsend_result_t *r,
+                                     int n, int disable_after, int *disabled)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int try, i, off = 0;
+
+    if (n <= 0) {
+        return APR_SUCCESS;
+    }
+    qsort(r, (size_t)n, sizeof(*r), by_webhook);
+    for (try = 0; try < RECORD_TRIES; try++) {
+        apr_dbd_transaction_t *t = NULL;
+
+        off = 0;
+        rv = qrt_db_begin(db, p, &t);
+        for (i = 0; rv == APR_SUCCESS && i < n; i++) {
+            rv = record_one(db, p, &r[i], disable_after, &off);
+        }
+        if (rv != APR_SUCCESS) {
+            qrt_db_rollback_only(db, t);
+            qrt_db_end(db, p, t);
+        }
+        else {
+            rv = qrt_db_end(db, p, t);
+        }
+        if (rv == APR_SUCCESS || !qrt_db_retryable(db)) {
+            break;
+        }
+    }
+    if (rv == APR_SUCCESS && disabled) {
+        *disabled = off;
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_whsend_backlog(qrt_db_t *db, apr_pool_t *p, apr_int64_t *n)
+{
+    const void *args[] = { NULL };
+
+    return qrt_db_select_int(db, p, SQL_whsend_backlog, args, n);
+}

@@ -1,0 +1,93 @@
+-- Statements of mod_qrtrack/qrt_store_whsend.c, the webhook delivery worker (see
+-- docs/design.md, "Webhook deliveries"). Times are epoch seconds.
+
+-- The due events a worker may take, oldest first: pending, due, not leased to a worker
+-- (or leased past its end), of a webhook that is not disabled, and the oldest pending
+-- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
+-- name: whsend_due
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
+    FROM webhook_events e
+    JOIN webhooks w ON w.id = e.webhook_id
+    WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
+        e.claimed_until <= %lld) AND w.disabled_at IS NULL AND NOT EXISTS (SELECT 1
+        FROM webhook_events o
+        WHERE o.webhook_id = e.webhook_id AND o.tracker_id = e.tracker_id AND o.state = 0 AND
+            o.id < e.id)
+    ORDER BY e.next_attempt_at, e.id
+    LIMIT %lld
+
+-- Several nodes share PostgreSQL's outbox: rows another worker is claiming are skipped.
+-- Ordered by the due index alone, which PostgreSQL reads in order and stops early (a
+-- second key would sort every due row first); a tracker's order comes from NOT EXISTS.
+-- name: whsend_due [pgsql]
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
+    FROM webhook_events e
+    JOIN webhooks w ON w.id = e.webhook_id
+    WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
+        e.claimed_until <= %lld) AND w.disabled_at IS NULL AND NOT EXISTS (SELECT 1
+        FROM webhook_events o
+        WHERE o.webhook_id = e.webhook_id AND o.tracker_id = e.tracker_id AND o.state = 0 AND
+            o.id < e.id)
+    ORDER BY e.next_attempt_at
+    LIMIT %lld
+    FOR UPDATE OF e SKIP LOCKED
+
+-- The lease on the events taken: a JSON array of their ids.
+-- name: whsend_claim
+UPDATE webhook_events
+    SET claimed_until = %lld
+    WHERE id IN (SELECT value FROM json_each(%s))
+
+-- name: whsend_claim [pgsql]
+UPDATE webhook_events
+    SET claimed_until = %lld
+    WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT))
+
+-- name: whsend_attempt_add
+INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status, error, at,
+        next_attempt_at)
+    VALUES (%lld, %lld, %lld, %lld, %s, %lld, %lld)
+
+-- An event's outcome; a row no longer pending (dropped by the outbox bound meanwhile)
+-- stays as it is.
+-- name: whsend_delivered
+UPDATE webhook_events
+    SET state = 1, attempts = %lld, claimed_until = NULL
+    WHERE id = %lld AND state = 0
+
+-- name: whsend_retry
+UPDATE webhook_events
+    SET attempts = %lld, next_attempt_at = %lld, claimed_until = NULL
+    WHERE id = %lld AND state = 0
+
+-- name: whsend_failed
+UPDATE webhook_events
+    SET state = 2, attempts = %lld, claimed_until = NULL
+    WHERE id = %lld AND state = 0
+
+-- An event taken but not tried (the worker stopping): free for the next worker.
+-- name: whsend_release
+UPDATE webhook_events
+    SET claimed_until = NULL
+    WHERE id = %lld AND state = 0
+
+-- name: whsend_failures_reset
+UPDATE webhooks
+    SET failures = 0
+    WHERE id = %lld AND failures <> 0
+
+-- name: whsend_failures_add
+UPDATE webhooks
+    SET failures = failures + 1
+    WHERE id = %lld
+
+-- Disables a webhook (410, or failures reaching the bound given).
+-- name: whsend_disable
+UPDATE webhooks
+    SET disabled_at = %lld, disabled_reason = %s
+    WHERE id = %lld AND disabled_at IS NULL AND failures >= %lld
+
+-- name: whsend_backlog
+SELECT COUNT(*)
+    FROM webhook_events
+    WHERE state = 0

@@ -1,0 +1,348 @@
+"""The webhook delivery worker (CONTRACT section 7, "Webhooks"; issue 38): events of the
+outbox, written here straight into the database (lib.webhooks), delivered to a receiver on
+a loopback port (allowed by QRTrackWebhookAllow 127.0.0.1/32) with Standard Webhooks
+headers and signature, retried on the schedule (about 5 s first) with the same
+webhook-id, Retry-After followed, 410 disabling the webhook, in order per tracker,
+refused on loopback without the allow directive, bounded by a 10 s timeout."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import BACKEND, Api, Server, apxs, start_server
+from lib import webhooks as wh
+from lib.wait import sample, wait_until
+
+STATUS = wh.STATUS_CONF % apxs("LIBEXECDIR")
+ALLOW = "QRTrackWebhookAllow 127.0.0.1/32\n"
+
+
+@pytest.fixture(scope="module")
+def srv():
+    s = start_server(extra=STATUS + ALLOW, accounts=[("acme", "professional")],
+                     loglevel="info")
+    yield s
+    errors = [l for l in s.error_log().splitlines() if "QRT01033" in l or "QRT01034" in l]
+    s.cleanup()
+    assert not errors, "the webhook worker's database work failed:\n" + "\n".join(errors)
+
+
+@pytest.fixture
+def receiver():
+    r = wh.Receiver()
+    yield r
+    r.stop()
+
+
+def delivered(srv, wid, n=1):
+    return wait_until(lambda: [e for e in wh.events(srv, wid).values() if e[0] == wh.DELIVERED]
+                      if sum(e[0] == wh.DELIVERED for e in wh.events(srv, wid).values()) >= n
+                      else None, timeout=30, what=lambda: "deliveries: %r\n%s" % (
+                          wh.events(srv, wid), srv.error_log()[-2000:]))
+
+
+def test_a_delivery_is_signed_and_carries_the_standard_headers(srv, receiver):
+    wid, secret = wh.add_webhook(srv, receiver.url("/signed"))
+    mid = wh.add_event(srv, wid, tracker_id=7)
+    before = int(wh.status_lines(srv).get("QRTrackWebhookDelivered", "0"))
+    delivered(srv, wid)
+    (t, path, h, body, _), = receiver.got("/signed")
+    assert h["webhook-id"] == mid
+    assert abs(int(h["webhook-timestamp"]) - time.time()) < 60
+    assert h["webhook-signature"].startswith("v1,")
+    assert wh.verify(secret, h, body)
+    assert not wh.verify(wh.new_secret(), h, body)
+    assert not wh.verify(secret, h, body + b" ")
+    assert h["content-type"] == "application/json"
+    assert h["user-agent"].startswith("mod_qrtrack/")
+    assert "expect" not in h
+    stored = srv.sql("SELECT body FROM webhook_events WHERE msg_id = '%s'" % mid).strip()
+    assert body.decode() == stored
+    (amid, n, status, error, at, nxt), = wh.attempts(srv, wid)
+    assert (amid, n, status, error, nxt) == (mid, 1, 200, "", None)
+    assert wh.webhook_row(srv, wid) == (0, None, "")
+    lines = wait_until(lambda: (lambda s: s if int(s["QRTrackWebhookDelivered"]) > before
+                                else None)(wh.status_lines(srv)), what="mod_status")
+    assert "QRTrackWebhookBacklog" in lines and "QRTrackWebhookFailed" in lines
+
+
+def test_end_to_end_through_the_api(srv, receiver):
+    """A webhook made with POST /webhook (its secret shown once), a tracker made and
+    changed, a scan and a click: the receiver gets tracker.created, tracker.updated,
+    scan.created and click.created of that tracker, in that order, each signed with the
+    secret the API gave, and GET /webhook/<id>/deliveries lists each attempt's 200."""
+    tok = srv.token("acme")
+    with Api(srv, tok) as api:
+        r = api.post("/webhook", json={"url": receiver.url("/e2e"), "events": [
+            "tracker.created", "tracker.updated", "scan.created", "click.created"]})
+        assert r.status_code == 200, r.text
+        hook = r.json()
+        t = api.post("/tracker", json={"redirect_url": "https://example.com/e2e"}).json()
+        assert api.patch("/tracker/%d" % t["tracker_id"],
+                         json={"name": "renamed"}).status_code == 200
+        for kind in ("q", "l"):
+            r = requests.get("%s/%s/%s" % (srv.base, kind, t["code"]), allow_redirects=False,
+                             timeout=30, headers={"User-Agent": "Mozilla/5.0 Firefox/120.0"})
+            assert r.status_code == 302
+        got = wait_until(lambda: receiver.got("/e2e") if len(receiver.got("/e2e")) >= 4
+                         else None, timeout=30, what=lambda: srv.error_log()[-2000:])
+        assert len(got) == 4
+        types = []
+        for _, _, h, body, _ in got:
+            assert wh.verify(hook["secret"], h, body)
+            event = json.loads(body)
+            types.append(event["type"])
+            tid = event["data"].get("tracker_id")
+            assert tid == t["tracker_id"], event
+        assert types == ["tracker.created", "tracker.updated", "scan.created", "click.created"]
+        d = wait_until(lambda: (lambda j: j if len(j["data"]) >= 4 else None)(
+            api.get("/webhook/%d/deliveries" % hook["id"]).json()), what="deliveries")
+        assert [x["http_status"] for x in d["data"]] == [200] * 4, d
+
+
+def test_a_failed_delivery_is_retried_with_the_same_webhook_id(srv):
+    rec = wh.Receiver(lambda path, n: (500 if n == 0 else 200, {}, 0))
+    try:
+        wid, secret = wh.add_webhook(srv, rec.url("/retry"))
+        mid = wh.add_event(srv, wid)
+        delivered(srv, wid)
+        first, second = rec.got("/retry")
+        assert first[2]["webhook-id"] == second[2]["webhook-id"] == mid
+        assert wh.verify(secret, first[2], first[3]) and wh.verify(secret, second[2], second[3])
+        assert first[3] == second[3]
+        # the schedule's first step: about 5 s (+-10 %, whole seconds)
+        assert second[0] - first[0] >= 3.5, second[0] - first[0]
+        a = wh.attempts(srv, wid)
+        assert [(x[1], x[2]) for x in a] == [(1, 500), (2, 200)]
+        assert a[0][5] is not None and 3 <= a[0][5] - a[0][4] <= 7
+        assert wh.events(srv, wid)[mid] == (wh.DELIVERED, 2)
+    finally:
+        rec.stop()
+
+
+def test_retry_after_longer_than_the_schedule_is_followed(srv):
+    rec = wh.Receiver(lambda path, n: (503, {"Retry-After": "9"}, 0) if n == 0 else (200, {}, 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/later"))
+        wh.add_event(srv, wid)
+        delivered(srv, wid)
+        first, second = rec.got("/later")
+        assert second[0] - first[0] >= 7.5, second[0] - first[0]
+        a = wh.attempts(srv, wid)
+        assert a[0][2] == 503 and a[0][5] - a[0][4] == 9
+    finally:
+        rec.stop()
+
+
+def test_410_disables_the_webhook(srv):
+    rec = wh.Receiver(lambda path, n: (410, {}, 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/gone"))
+        mid = wh.add_event(srv, wid, tracker_id=1)
+        wait_until(lambda: wh.webhook_row(srv, wid)[1], timeout=30, what="disabled_at")
+        failures, at, why = wh.webhook_row(srv, wid)
+        assert "410" in why
+        assert wh.events(srv, wid)[mid] == (wh.FAILED, 1)
+        # no delivery to a disabled webhook: a new event stays pending
+        later = wh.add_event(srv, wid, tracker_id=2)
+        sample(lambda: None, seconds=1.5)   # several of the worker's polls
+        assert wh.events(srv, wid)[later] == (wh.PENDING, 0)
+        assert len(rec.got("/gone")) == 1
+    finally:
+        rec.stop()
+
+
+def test_a_trackers_events_arrive_in_order(srv):
+    # the first event of tracker 1 fails once: the tracker's later events wait for it,
+    # another tracker's are delivered meanwhile
+    def respond(path, n):
+        return (500, {}, 0) if path == "/order" and n == 0 else (200, {}, 0)
+
+    rec = wh.Receiver(respond)
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/order"))
+        a = wh.add_events(srv, wid, [1, 1, 1])
+        wid2, _ = wh.add_webhook(srv, rec.url("/other"))
+        b = wh.add_events(srv, wid2, [2, 2])
+        delivered(srv, wid, 3)
+        delivered(srv, wid2, 2)
+        got = [r[2]["webhook-id"] for r in rec.got("/order")]
+        assert got == [a[0], a[0], a[1], a[2]], got
+        other = rec.got("/other")
+        assert [r[2]["webhook-id"] for r in other] == b
+        retried = rec.got("/order")[1][0]
+        assert other[0][0] < retried        # not held up by the other tracker's retry
+    finally:
+        rec.stop()
+
+
+def test_loopback_is_refused_without_the_allow_directive(receiver):
+    s = start_server(extra=STATUS, accounts=[("acme", "professional")])
+    try:
+        wid, _ = wh.add_webhook(s, receiver.url("/private"))
+        mid = wh.add_event(s, wid)
+        a = wait_until(lambda: wh.attempts(s, wid), timeout=30, what="an attempt")
+        assert a[0][0] == mid and a[0][2] is None
+        assert a[0][3].startswith("refused: 127.0.0.1 is not a public address"), a[0][3]
+        assert a[0][5] is not None                      # retried on the schedule
+        assert receiver.got() == []
+        assert wh.events(s, wid)[mid] == (wh.PENDING, 1)
+    finally:
+        s.cleanup()
+
+
+def test_a_hanging_receiver_times_out_and_scans_keep_their_latency(srv):
+    rec = wh.Receiver(lambda path, n: (200, {}, 30 if n == 0 else 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/hang"))
+        mid = wh.add_event(srv, wid)
+        wait_until(lambda: rec.got("/hang"), timeout=30, what="the delivery")
+        tok = srv.token("acme")
+        with Api(srv, tok) as api:
+            r = api.post("/tracker", json={"redirect_url": "https://example.com/hang"})
+            assert r.status_code == 200, r.text
+            code = r.json()["code"]
+        slow = []
+        for _ in range(20):
+            t0 = time.monotonic()
+            r = requests.get("%s/q/%s" % (srv.base, code), allow_redirects=False, timeout=10)
+            assert r.status_code == 302
+            slow.append(time.monotonic() - t0)
+        assert max(slow) < 2.0, slow
+        a = wait_until(lambda: wh.attempts(srv, wid), timeout=30, interval=0.2,
+                       what="the attempt")
+        seen, started = time.time(), rec.got("/hang")[0][0]
+        assert a[0][0] == mid and a[0][3].startswith("timeout"), a
+        # given up after the 10 s timeout, not after the receiver's 30 s
+        assert 8 <= seen - started <= 20, seen - started
+        assert a[0][4] <= started + 1      # the attempt's time is its start
+    finally:
+        rec.stop()
+
+
+def _delivering_child(srv, port):
+    """The pid of the child with a connection to the receiver's port (ss -tnp)."""
+    out = subprocess.run(["ss", "-Htnp", "dst", "127.0.0.1:%d" % port],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "pid=" in line:
+            return int(line.split("pid=")[1].split(",")[0])
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ss shows other users' sockets to root only")
+def test_kill_9_of_the_delivering_child_loses_no_event(srv):
+    # slow answers keep deliveries in flight when the child dies
+    rec = wh.Receiver(lambda path, n: (200, {}, 0.05))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/kill"))
+        ids = wh.add_events(srv, wid, list(range(1, 401)))
+        wait_until(lambda: len(rec.got()) >= 20, timeout=30, what="deliveries under way")
+        pid = wait_until(lambda: _delivering_child(srv, rec.port), timeout=10,
+                         what="the delivering child")
+        os.kill(pid, signal.SIGKILL)
+        # leased events come back after the lease (30 s)
+        wait_until(lambda: all(e[0] == wh.DELIVERED for e in wh.events(srv, wid).values()),
+                   timeout=120, interval=0.5, what=lambda: "every event delivered: %d left"
+                   % sum(e[0] != wh.DELIVERED for e in wh.events(srv, wid).values()))
+        got = {r[2]["webhook-id"] for r in rec.got()}
+        assert got >= set(ids)
+    finally:
+        rec.stop()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="two nodes share a PostgreSQL outbox")
+def test_two_nodes_deliver_each_event_once():
+    rec = wh.Receiver()
+    a = b = None
+    try:
+        a = Server(extra=ALLOW)
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=ALLOW, shared_db=a)
+        b.start()
+        wid, _ = wh.add_webhook(a, rec.url("/nodes"))
+        ids = wh.add_events(a, wid, [i % 50 for i in range(600)])
+        wait_until(lambda: all(e[0] == wh.DELIVERED for e in wh.events(a, wid).values()),
+                   timeout=60, interval=0.2, what="every event delivered")
+        got = [r[2]["webhook-id"] for r in rec.got()]
+        assert sorted(got) == sorted(ids)       # each once
+    finally:
+        for s in (b, a):
+            if s:
+                s.cleanup()
+        rec.stop()
+
+
+def test_a_graceful_restart_hands_delivery_to_the_new_children(srv):
+    # the first answer hangs: the old child's worker is delivering when told to stop
+    rec = wh.Receiver(lambda path, n: (200, {}, 5 if n == 0 else 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/restart"))
+        first = wh.add_event(srv, wid, tracker_id=1)
+        wait_until(lambda: rec.got("/restart"), timeout=30, what="the first delivery")
+        subprocess.run([srv.proc.args[0], "-f", srv.conf, "-k", "graceful"], check=True,
+                       capture_output=True)
+        second = wh.add_event(srv, wid, tracker_id=2)
+        # the broken-off event is given back (or its answer recorded) and delivered again
+        wait_until(lambda: all(e[0] == wh.DELIVERED for e in wh.events(srv, wid).values()),
+                   timeout=60, interval=0.2, what=lambda: "both delivered: %r\n%s" % (
+                       wh.events(srv, wid), srv.error_log()[-2000:]))
+        got = {r[2]["webhook-id"] for r in rec.got("/restart")}
+        assert got == {first, second}
+        assert srv.proc.poll() is None and not srv.crash_lines()
+    finally:
+        rec.stop()
+
+
+def _rss_kb(srv):
+    from lib.memory import children
+    total = 0
+    for pid in children(srv):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += sum(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+        except OSError:
+            pass
+    return total
+
+
+def test_a_hanging_receiver_keeps_the_childrens_memory_flat(srv):
+    rec = wh.Receiver(lambda path, n: (200, {}, 30))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/flat"))
+        sizes = []
+        for k in range(3):
+            wh.add_events(srv, wid, range(1000 * k, 1000 * k + 100))
+            wait_until(lambda: len(wh.attempts(srv, wid)) >= 100 * (k + 1), timeout=60,
+                       interval=0.5, what="a round of timed-out attempts")
+            sizes.append(_rss_kb(srv))
+        assert all(a[3] and a[3].startswith("timeout") for a in wh.attempts(srv, wid))
+        assert sizes[2] - sizes[0] < 8 * 1024, sizes
+    finally:
+        rec.stop()
+
+
+def test_a_hanging_receiver_does_not_hold_up_other_webhooks(srv):
+    def respond(path, n):
+        return (200, {}, 30 if path == "/stuck" else 0)
+
+    rec = wh.Receiver(respond)
+    try:
+        stuck, _ = wh.add_webhook(srv, rec.url("/stuck"))
+        wh.add_events(srv, stuck, [1, 2, 3])
+        wait_until(lambda: len(rec.got("/stuck")) == 3, timeout=30, what="the hanging deliveries")
+        ok, _ = wh.add_webhook(srv, rec.url("/fine"))
+        t0 = time.time()
+        wh.add_event(srv, ok)
+        wait_until(lambda: rec.got("/fine"), timeout=30, what="the other webhook's delivery")
+        # well before the hanging ones' 10 s timeout
+        assert rec.got("/fine")[0][0] - t0 < 5
+        assert not wh.attempts(srv, stuck)
+    finally:
+        rec.stop()
