@@ -25,6 +25,7 @@ static const qrt_config_t defconf = {
     .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT,
     .webhook_limit = QRT_DEFAULT_WEBHOOK_LIMIT,
     .webhook_outbox_limit = QRT_DEFAULT_WEBHOOK_OUTBOX_LIMIT,
+    .webhook_delivery = 1,
     .api_prefix = "/api",
     .scan_prefix = "/q",
     .click_prefix = "/l"
@@ -382,6 +383,20 @@ static const char *qrt_set_webhook_allow(cmd_parms *cmd, void *dc, const char *a
     return NULL;
 }
 
+/* QRTrackWebhookDelivery On|Off: whether this server delivers webhooks (Off: its
+ * writers still fill the outbox, which another server, or this one later, delivers). */
+static const char *qrt_set_webhook_delivery(cmd_parms *cmd, void *dc, int on)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    config_get(cmd->pool)->webhook_delivery = on;
+    return NULL;
+}
+
 /* ---- what post_config learns from the configuration tree ------------------------ */
 
 /* The <Location> paths whose SetHandler is one of the module's, found in the tree
@@ -513,6 +528,9 @@ const command_rec qrt_cmds[] = {
                   "(default 100000)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
+    AP_INIT_FLAG("QRTrackWebhookDelivery", qrt_set_webhook_delivery, NULL, RSRC_CONF,
+                 "Whether this server delivers the webhooks' events (default On; Off: the "
+                 "outbox is still written, for another server to deliver)"),
     AP_INIT_ITERATE("QRTrackWebhookAllow", qrt_set_webhook_allow, NULL, RSRC_CONF,
                     "CIDR blocks webhook deliveries may reach although they are loopback, "
                     "private, link-local or otherwise not public (repeatable; none to "

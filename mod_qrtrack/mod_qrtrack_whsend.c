@@ -647,7 +647,7 @@ void qrt_whsend_child_init(apr_pool_t *pchild, server_rec *s)
 
     memset(&wh, 0, sizeof(wh));
     wh.s = s;
-    if (!active || !qrt_config()->dbd_driver) {
+    if (!active || !qrt_config()->dbd_driver || !qrt_config()->webhook_delivery) {
         return;
     }
     rv = apr_global_mutex_child_init(&active, apr_global_mutex_lockfile(active), pchild);

@@ -84,6 +84,7 @@ SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists t
 SERIAL_MODULES = SLOW_MODULES | {
     "test_ratelimit_cluster.py", "test_timeouts.py", "test_faults.py", "test_outage.py",
     "test_crosstab_bounds.py", "test_dict_bound.py", "test_nodes.py", "test_dashboard.py",
+    "test_webhooks_delivery.py",
 }
 
 

@@ -107,10 +107,10 @@ def seed(src):
         r = api.post("/style", json={"name": "brand", "fg": "#1A237E", "bg": "#FFFFFF",
                                       "logo": base64.b64encode(logo_png()).decode()})
         assert r.status_code in (200, 201), r.text
+        # (subscribed to an event the seed never makes: no delivery changes the counts
+        # while the servers run; the outbox's own copy is in test_store_copy.c)
         r = api.post("/webhook", json={"url": "https://hooks.example/moved",
-                                        "events": ["tracker.updated"]})
-        assert r.status_code == 200, r.text
-        r = api.patch("/tracker/%d" % spring["tracker_id"], json={"name": "Spring"})
+                                        "events": ["tracker.expired"]})
         assert r.status_code == 200, r.text
     with Api(src, other_tok) as api:
         theirs = create(api, "https://example.net/theirs", ["campaign:spring"])

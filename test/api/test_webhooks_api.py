@@ -30,8 +30,10 @@ HOOK = "https://hooks.example.com/qr"
 
 @pytest.fixture(scope="module")
 def srv():
+    # (this file tests the API and the outbox: no delivery worker writes attempts here)
     s = start_server(extra="QRTrackWebhookLimit %d\nQRTrackWebhookOutboxLimit %d\n"
-                           "QRTrackWebhookAllow 10.20.0.0/16 fd20::/16\n%s"
+                           "QRTrackWebhookAllow 10.20.0.0/16 fd20::/16\n"
+                           "QRTrackWebhookDelivery Off\n%s"
                      % (LIMIT, OUTBOX, STATUS % apxs("LIBEXECDIR")))
     yield s
     s.cleanup()

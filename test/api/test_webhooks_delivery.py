@@ -104,6 +104,32 @@ def test_end_to_end_through_the_api(srv, receiver):
         assert [x["http_status"] for x in d["data"]] == [200] * 4, d
 
 
+def test_a_server_with_delivery_off_keeps_the_outbox_for_one_with_it_on(receiver):
+    """QRTrackWebhookDelivery Off: the events wait (no attempt) while that server runs;
+    a server on the same database with delivery on sends them."""
+    off = on = None
+    try:
+        off = Server(extra=STATUS + ALLOW + "QRTrackWebhookDelivery Off\n")
+        off.admin("init")
+        off.account("acme", "professional")
+        off.start()
+        wid, secret = wh.add_webhook(off, receiver.url("/off"))
+        wh.add_event(off, wid, tracker_id=3)
+        # (a span of time with no delivery is what is under test)
+        assert not any(sample(lambda: receiver.got("/off"), 2.0))
+        assert wh.attempts(off, wid) == []
+        off.stop()
+        on = Server(extra=STATUS + ALLOW, shared_db=off)
+        on.start()
+        delivered(on, wid)
+        (_, _, h, body, _), = receiver.got("/off")
+        assert wh.verify(secret, h, body)
+    finally:
+        for s in (on, off):
+            if s:
+                s.cleanup()
+
+
 def test_a_failed_delivery_is_retried_with_the_same_webhook_id(srv):
     rec = wh.Receiver(lambda path, n: (500 if n == 0 else 200, {}, 0))
     try:
