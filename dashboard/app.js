@@ -1157,7 +1157,48 @@
     stopPolling();
     closeForm($("edit-form"), false);
     $("detail").hidden = true;
-    Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen)]).catch(failed);
+    Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen),
+                 loadWebhooks(gen)]).catch(failed);
+  }
+
+  /* The account's webhooks: state, events waiting, and each one's latest attempts. */
+  function attemptText(a) {
+    var what = a.http_status ? "HTTP " + a.http_status : (a.error || "no answer");
+    return shortTime(a.at) + " " + a.event_type + " #" + a.attempt + ": " + what +
+      (a.next_attempt_at ? " (again " + shortTime(a.next_attempt_at) + ")" : "");
+  }
+
+  function loadWebhooks(gen) {
+    return get("/webhook", { rows: 100 }).then(function (res) {
+      if (gen !== state.generation) { return; }
+      var hooks = res.body.data || [];
+      $("webhook-count").textContent = hooks.length ? "(" + hooks.length + ")" : "";
+      $("webhooks-card").hidden = hooks.length === 0;
+      return Promise.all(hooks.map(function (w) {
+        return get("/webhook/" + w.id + "/deliveries", { rows: 3 }).then(function (d) {
+          return { hook: w, deliveries: d.body };
+        });
+      })).then(function (list) {
+        if (gen !== state.generation) { return; }
+        var body = clear($("webhooks").tBodies[0]);
+        list.forEach(function (x) {
+          var st = x.deliveries.state || {};
+          var off = st.disabled_at ? "disabled " + shortTime(st.disabled_at) +
+            (st.disabled_reason ? ": " + st.disabled_reason : "") : "active";
+          var tr = el("tr", { "data-webhook": String(x.hook.id) }, [
+            el("td", { cls: "url", text: x.hook.url }),
+            el("td", { text: x.hook.events.join(", ") }),
+            el("td", { cls: st.disabled_at ? "bad" : "", text: off }),
+            el("td", { cls: "num", text: num(st.pending) }),
+            el("td", { cls: "num", text: num(st.failures) }),
+            el("td", {}, (x.deliveries.data || []).map(function (a) {
+              return el("div", { cls: "attempt", text: attemptText(a) });
+            }))
+          ]);
+          body.appendChild(tr);
+        });
+      });
+    });
   }
 
   /* #token=... : taken out of the address (and history) before anything else. */

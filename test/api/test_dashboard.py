@@ -649,3 +649,48 @@ def test_a_read_token_sees_everything_and_no_editing(server, editor, browser):
     assert not b.js("return document.body.classList.contains('readonly')")
     assert d.find_element(By.ID, "detail-edit").is_displayed()
     assert b.severe() == []
+
+
+def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, browser):
+    """An account with a webhook: the card lists its URL and events, its state, the
+    events waiting and its latest attempts (a receiver that cannot be reached: the
+    attempt's error), and a webhook disabled after failures says so. An account without
+    webhooks does not see the card."""
+    b = browser
+    d = b.driver
+    server.account("hookco")
+    tok = server.token("hookco")
+    with Api(server, tok) as api:
+        r = api.post("/webhook", json={"url": "https://receiver.invalid/hook",
+                                       "events": ["tracker.created"]})
+        assert r.status_code == 200, r.text
+        hook = r.json()
+        assert api.post("/tracker", json={"redirect_url": "https://example.com/hooked"}
+                        ).status_code == 200
+        # the worker's first attempt fails (the name resolves nowhere)
+        wait_until(lambda: api.get("/webhook/%d/deliveries" % hook["id"]).json()["data"],
+                   timeout=30, what="a delivery attempt")
+
+    def card():
+        b.open(server.base + "/qrtrack/#token=" + tok)
+        b.wait(lambda: d.find_elements(By.CSS_SELECTOR, "#webhooks tbody tr"),
+               what="the webhooks")
+        return d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr")
+
+    row = card()
+    assert d.find_element(By.ID, "webhooks-card").is_displayed()
+    cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[0] == "https://receiver.invalid/hook" and cells[1] == "tracker.created"
+    assert cells[2] == "active" and cells[4] == "0"
+    assert "tracker.created #1" in cells[5], cells
+    server.sql("UPDATE webhooks SET disabled_at = 1790000000, failures = 10, "
+               "disabled_reason = 'failed 10 events in a row' WHERE id = %d" % hook["id"])
+    cells = [c.text for c in card().find_elements(By.TAG_NAME, "td")]
+    assert cells[2].startswith("disabled 2026-09-21") and "failed 10 events" in cells[2]
+    assert cells[4] == "10"
+    # An account without webhooks: no card.
+    server.account("nohookco")
+    b.open(server.base + "/qrtrack/#token=" + server.token("nohookco"))
+    b.wait(lambda: "No trackers" in b.text("#trackers tbody"), what="the empty list")
+    assert not d.find_element(By.ID, "webhooks-card").is_displayed()
+    assert b.severe() == []
