@@ -34,11 +34,15 @@
 #include "mod_qrtrack_whsend.h"
 #include "qrt_netguard.h"
 #include "qrt_retry.h"
+#include "qrt_schema.h"
 #include "qrt_store_whsend.h"
 #include "qrt_version.h"
 #include "qrt_whsign.h"
 
 APLOG_USE_MODULE(qrtrack);
+
+/* SQLite: how long one try of the worker's statements waits for the lock (ms). */
+#define WH_SQLITE_BUSY_MS 20
 
 #define WH_IDLE          apr_time_from_msec(200)   /* outbox polled when idle */
 #define WH_CLAIM_GAP     apr_time_from_msec(20)    /* between claims while events come */
@@ -480,6 +484,14 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
     db->driver = driver;
     db->pool = cp;
     qrt_db_tune(driver, db->handle, cp);
+    if (qrt_dialect_embedded(driver)) {
+        /* apr_dbd_sqlite3 holds a mutex of the whole process while a statement waits
+         * for SQLite's lock: a long wait here would stall this child's API and scan
+         * writer. Short waits, then apr_dbd's own retries (which sleep without the
+         * mutex); a transaction that still meets the lock fails and is tried again. */
+        qrt_schema_pragma(cp, driver, db->handle,
+                          "PRAGMA busy_timeout = " APR_STRINGIFY(WH_SQLITE_BUSY_MS));
+    }
     qrt_db_prepare_lazily(db, cp);
     return db;
 }
