@@ -47,14 +47,27 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
     int i;
 
     *out = a;
+    /* SQLite: the due rows are read before the transaction, whose BEGIN IMMEDIATE takes
+     * the database's write lock (the scan writers wait for it): only the short UPDATE
+     * holds it. One worker a server delivers there, so nothing takes them meanwhile.
+     * PostgreSQL reads them in the transaction, locking them from other nodes. */
+    if (qrt_dialect_embedded(db->driver)) {
+        rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+        if (rv != APR_SUCCESS || a->nelts == 0) {
+            return rv;
+        }
+    }
     rv = qrt_db_begin(db, p, &t);
     if (rv != APR_SUCCESS) {
+        a->nelts = 0;
         return rv;
     }
-    rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+    if (!qrt_dialect_embedded(db->driver)) {
+        rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+    }
     if (rv == APR_SUCCESS && a->nelts > 0) {
         char *ids = apr_palloc(p, (apr_size_t)a->nelts * 22 + 3), *w = ids;
-        const void *claim_args[] = { &lease_until, ids };
+        const void *claim_args[] = { &lease_until, ids, &now };
 
         *w++ = '[';
         for (i = 0; i < a->nelts; i++) {

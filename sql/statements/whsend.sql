@@ -6,13 +6,14 @@
 -- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
 -- name: whsend_due
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
-    FROM webhook_events e
+    FROM (SELECT MIN(id) AS id
+    FROM webhook_events
+    WHERE state = 0
+    GROUP BY webhook_id, tracker_id) h
+    CROSS JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
-    WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
-        e.claimed_until <= %lld) AND w.disabled_at IS NULL AND NOT EXISTS (SELECT 1
-        FROM webhook_events o
-        WHERE o.webhook_id = e.webhook_id AND o.tracker_id = e.tracker_id AND o.state = 0 AND
-            o.id < e.id)
+    WHERE e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) AND
+        w.disabled_at IS NULL
     ORDER BY e.next_attempt_at, e.id
     LIMIT %lld
 
@@ -33,15 +34,18 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
     FOR UPDATE OF e SKIP LOCKED
 
 -- The lease on the events taken: a JSON array of their ids.
+-- (SQLite: the rows were read before this transaction; each is taken only if still waiting)
 -- name: whsend_claim
 UPDATE webhook_events
     SET claimed_until = %lld
-    WHERE id IN (SELECT value FROM json_each(%s))
+    WHERE id IN (SELECT value FROM json_each(%s)) AND state = 0 AND (claimed_until IS NULL OR
+        claimed_until <= %lld)
 
 -- name: whsend_claim [pgsql]
 UPDATE webhook_events
     SET claimed_until = %lld
-    WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT))
+    WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT)) AND
+        state = 0 AND (claimed_until IS NULL OR claimed_until <= %lld)
 
 -- name: whsend_attempt_add
 INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status, error, at,
