@@ -322,9 +322,17 @@ typedef struct {
     char ecc;
     int margin;
     int width, height;                 /* the logo's, 0 without one */
-    unsigned char *rgba;               /* malloc'd: it outlives requests */
+    unsigned char *rgba;               /* the pixels (in pixels->rgba when cached) */
+    struct style_pixels *pixels;       /* the cache's shared copy, or NULL */
     apr_uint64_t used;                 /* when it was last used (a counter) */
 } style_slot_t;
+
+/* A logo's pixels, shared read-only by the cache and the requests drawing with it: the
+ * last of them to let go frees it, so a request never copies megabytes of RGBA. */
+typedef struct style_pixels {
+    int refs;                          /* under style_cache_lock */
+    unsigned char rgba[];
+} style_pixels;
 
 static style_slot_t style_cache[STYLE_CACHE_SLOTS];
 static apr_size_t style_cache_bytes;
@@ -336,15 +344,31 @@ static apr_size_t style_slot_bytes(const style_slot_t *s)
     return (apr_size_t)s->width * s->height * 4;
 }
 
+/* Drops one reference to px; the caller holds style_cache_lock. */
+static void style_pixels_drop(style_pixels *px)
+{
+    if (px && --px->refs == 0) {
+        free(px);
+    }
+}
+
+static apr_status_t style_pixels_release(void *data)
+{
+    pthread_mutex_lock(&style_cache_lock);
+    style_pixels_drop(data);
+    pthread_mutex_unlock(&style_cache_lock);
+    return APR_SUCCESS;
+}
+
 static void style_slot_free(style_slot_t *s)
 {
     style_cache_bytes -= style_slot_bytes(s);
-    free(s->rgba);
+    style_pixels_drop(s->pixels);
     memset(s, 0, sizeof(*s));
 }
 
-/* A copy of the cached slot for (account, name, version) into *out (its pixels in p):
- * 1, or 0 when it is not cached. */
+/* A copy of the cached slot for (account, name, version) into *out, sharing its pixels
+ * until p is cleared: 1, or 0 when it is not cached. */
 static int style_cache_get(apr_pool_t *p, apr_int64_t account, const char *name,
                            apr_int64_t version, style_slot_t *out)
 {
@@ -356,8 +380,10 @@ static int style_cache_get(apr_pool_t *p, apr_int64_t account, const char *name,
 
         if (s->version == version && s->account_id == account && !strcmp(s->name, name)) {
             *out = *s;
-            if (s->rgba) {
-                out->rgba = apr_pmemdup(p, s->rgba, style_slot_bytes(s));
+            if (s->pixels) {
+                s->pixels->refs++;
+                apr_pool_cleanup_register(p, s->pixels, style_pixels_release,
+                                          apr_pool_cleanup_null);
             }
             s->used = ++style_cache_clock;
             hit = 1;
@@ -408,8 +434,11 @@ static void style_cache_put(const style_slot_t *in)
     }
     *free_slot = *in;
     free_slot->rgba = NULL;
-    if (bytes && (free_slot->rgba = malloc(bytes)) != NULL) {
-        memcpy(free_slot->rgba, in->rgba, bytes);
+    free_slot->pixels = NULL;
+    if (bytes && (free_slot->pixels = malloc(sizeof(style_pixels) + bytes)) != NULL) {
+        free_slot->pixels->refs = 1;
+        memcpy(free_slot->pixels->rgba, in->rgba, bytes);
+        free_slot->rgba = free_slot->pixels->rgba;
         style_cache_bytes += bytes;
     }
     if (bytes && !free_slot->rgba) {

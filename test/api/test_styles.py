@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from conftest import BACKEND, Api, Memcached, Server
+from conftest import BACKEND, Api, Memcached, Server, start_server
 from lib.memory import children
 from lib.qr import decode_qr
 from lib.raster import rasterise
@@ -371,6 +371,63 @@ def test_ecc_of_a_style_and_of_its_logo(sapi):
         sizes[name] = geometry(png)[0]
     # more correction, more modules; a logo means H whatever the style said
     assert sizes["low"] < sizes["high"] == sizes["logo"]
+
+
+def test_logos_shared_by_concurrent_images_while_styles_are_replaced_and_evicted():
+    """Each child keeps 16 decoded logos, shared by the requests drawing with them: with
+    20 logo styles drawn from 6 threads while they are replaced, every image carries its
+    own style's logo at its centre, and no child crashes (an evicted or replaced logo is
+    freed only after the last request using it)."""
+    server = start_server(extra="QRTrackAccountRateLimit logos 100000\n",
+                          accounts=[("logos", "enterprise")])
+    try:
+        with Api(server, server.token("logos")) as sapi:
+            _logos_under_load(server, sapi)
+        assert not server.crash_lines()
+    finally:
+        server.stop()
+        server.cleanup()
+
+
+def _logos_under_load(server, sapi):
+    import concurrent.futures
+    import threading
+    tid = tracker(sapi)["tracker_id"]
+    colours = {}
+    for i in range(20):
+        colours["l%d" % i] = (40 + 10 * i, 20, 30)
+        put(sapi, name="l%d" % i, logo=base64.b64encode(
+            logo_png(colour=colours["l%d" % i])).decode())
+    stop = threading.Event()
+
+    def replace():
+        n = 0
+        with Api(server, sapi.token) as s:
+            while not stop.is_set():
+                name = "l%d" % (n % 20)
+                r = s.post("/style", json={"name": name, "margin": 4 + n % 3,
+                                           "logo": base64.b64encode(
+                                               logo_png(colour=colours[name])).decode()})
+                assert r.status_code in (200, 201), r.text
+                n += 1
+        return n
+
+    def draw(k):
+        with Api(server, sapi.token) as s:
+            for j in range(25):
+                name = "l%d" % ((k * 7 + j) % 20)
+                r = s.get("/tracker/%d/qrcode" % tid, params={"style": name, "size": 180})
+                assert r.status_code == 200, r.text
+                rows = png_pixels(r.content)
+                centre = rows[len(rows) // 2][len(rows[0]) // 2][:3]
+                assert centre == colours[name], (name, centre)
+        return True
+
+    with concurrent.futures.ThreadPoolExecutor(7) as ex:
+        writer = ex.submit(replace)
+        assert all(ex.map(draw, range(6)))
+        stop.set()
+        assert writer.result() > 0
 
 
 def test_style_on_the_other_image_endpoints(sapi):

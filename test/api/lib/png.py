@@ -17,9 +17,9 @@ def png_rgba(w, h, pixel, text=None):
     return out + _chunk(b"IDAT", zlib.compress(raw, 9)) + _chunk(b"IEND", b"")
 
 
-def logo_png(text=None):
-    """A 48 x 48 logo: a dark red disc on a transparent square."""
+def logo_png(text=None, colour=(160, 20, 30)):
+    """A 48 x 48 logo: a disc (dark red unless colour says) on a transparent square."""
     def px(x, y):
         inside = (x - 24) ** 2 + (y - 24) ** 2 < 20 ** 2
-        return (160, 20, 30, 255) if inside else (0, 0, 0, 0)
+        return tuple(colour) + (255,) if inside else (0, 0, 0, 0)
     return png_rgba(48, 48, px, text)
