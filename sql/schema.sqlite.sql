@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 31: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 36: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -153,7 +153,8 @@ CREATE TABLE visit_uas (
     browser VARCHAR(64),
     browser_version VARCHAR(32),
     os VARCHAR(64),
-    device VARCHAR(16)
+    device VARCHAR(16),
+    refs BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE visit_places (
@@ -165,12 +166,14 @@ CREATE TABLE visit_places (
 
 CREATE TABLE visit_referers (
     id INTEGER PRIMARY KEY,
-    referer VARCHAR(2048) NOT NULL UNIQUE
+    referer VARCHAR(2048) NOT NULL UNIQUE,
+    refs BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE visit_ips (
     id INTEGER PRIMARY KEY,
-    ip VARCHAR(64) NOT NULL UNIQUE
+    ip VARCHAR(64) NOT NULL UNIQUE,
+    refs BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE agg_blob (
@@ -214,13 +217,26 @@ CREATE INDEX visits_ip ON visit_rows (tracker_id, ip_id, visit_start) WHERE ip_i
 
 CREATE INDEX visits_visitor ON visit_rows (visitor, visit_start, id) WHERE bot = 0;
 
-CREATE INDEX visits_by_ua ON visit_rows (ua_id);
+CREATE TRIGGER visit_refs_ins AFTER INSERT ON visit_rows BEGIN
+UPDATE visit_uas SET refs = refs + 1 WHERE id = NEW.ua_id;
+UPDATE visit_referers SET refs = refs + 1 WHERE id = NEW.ref_id;
+UPDATE visit_ips SET refs = refs + 1 WHERE id = NEW.ip_id;
+UPDATE visit_destinations SET refs = refs + 1 WHERE id = NEW.dest_id;
+END;
 
-CREATE INDEX visits_by_ref ON visit_rows (ref_id) WHERE ref_id IS NOT NULL;
+CREATE TRIGGER visit_refs_del AFTER DELETE ON visit_rows BEGIN
+UPDATE visit_uas SET refs = refs - 1 WHERE id = OLD.ua_id;
+UPDATE visit_referers SET refs = refs - 1 WHERE id = OLD.ref_id;
+UPDATE visit_ips SET refs = refs - 1 WHERE id = OLD.ip_id;
+UPDATE visit_destinations SET refs = refs - 1 WHERE id = OLD.dest_id;
+END;
 
-CREATE INDEX visits_by_ip ON visit_rows (ip_id) WHERE ip_id IS NOT NULL;
-
-CREATE INDEX visits_by_dest ON visit_rows (dest_id) WHERE dest_id IS NOT NULL;
+CREATE TRIGGER visit_refs_upd AFTER UPDATE OF ua_id, ref_id, ip_id, dest_id ON visit_rows BEGIN
+UPDATE visit_uas SET refs = refs + (id = NEW.ua_id) - (id = OLD.ua_id) WHERE id IN (OLD.ua_id, NEW.ua_id) AND NEW.ua_id IS NOT OLD.ua_id;
+UPDATE visit_referers SET refs = refs + (id IS NEW.ref_id) - (id IS OLD.ref_id) WHERE id IN (OLD.ref_id, NEW.ref_id) AND NEW.ref_id IS NOT OLD.ref_id;
+UPDATE visit_ips SET refs = refs + (id IS NEW.ip_id) - (id IS OLD.ip_id) WHERE id IN (OLD.ip_id, NEW.ip_id) AND NEW.ip_id IS NOT OLD.ip_id;
+UPDATE visit_destinations SET refs = refs + (id IS NEW.dest_id) - (id IS OLD.dest_id) WHERE id IN (OLD.dest_id, NEW.dest_id) AND NEW.dest_id IS NOT OLD.dest_id;
+END;
 
 CREATE TABLE agg_bcy (id INTEGER PRIMARY KEY, browser VARCHAR(64) NOT NULL, country VARCHAR(8) NOT NULL, city VARCHAR(128) NOT NULL, UNIQUE (browser, country, city) );
 
@@ -263,7 +279,8 @@ CREATE TABLE tracker_routing (
 
 CREATE TABLE visit_destinations (
     id INTEGER PRIMARY KEY,
-    url VARCHAR(2048) NOT NULL UNIQUE
+    url VARCHAR(2048) NOT NULL UNIQUE,
+    refs BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE VIEW visits AS SELECT v.id AS id, v.tracker_id AS tracker_id, v.visit_start AS visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END AS source, i.ip AS ip, g.country AS country, g.city AS city, u.browser AS browser, u.browser_version AS browser_version, u.os AS os, u.device AS device, r.referer AS referer, u.user_agent AS user_agent, v.bot AS bot, CASE WHEN typeof(v.visitor) = 'integer' THEN printf('%016x', v.visitor) ELSE v.visitor END AS visitor, d.url AS destination FROM visit_rows v LEFT JOIN visit_ips i ON i.id = v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id LEFT JOIN visit_destinations d ON d.id = v.dest_id;

@@ -50,9 +50,7 @@ DELETE
     FROM visit_uas
     WHERE id > %lld AND id <= %lld AND (visit_uas.user_agent IS NOT NULL OR
         visit_uas.browser_version IS NOT NULL OR visit_uas.os IS NOT NULL OR visit_uas.device IS NOT
-        NULL) AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.ua_id = visit_uas.id)
+        NULL) AND visit_uas.refs = 0
 
 -- name: purge_ref_end
 SELECT MAX(id)
@@ -65,9 +63,7 @@ SELECT MAX(id)
 -- name: purge_ref_del
 DELETE
     FROM visit_referers
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.ref_id = visit_referers.id)
+    WHERE id > %lld AND id <= %lld AND visit_referers.refs = 0
 
 -- name: purge_ip_end
 SELECT MAX(id)
@@ -80,9 +76,7 @@ SELECT MAX(id)
 -- name: purge_ip_del
 DELETE
     FROM visit_ips
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.ip_id = visit_ips.id)
+    WHERE id > %lld AND id <= %lld AND visit_ips.refs = 0
 
 -- (schema 25: where visits went)
 -- name: purge_dest_end
@@ -96,9 +90,7 @@ SELECT MAX(id)
 -- name: purge_dest_del
 DELETE
     FROM visit_destinations
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.dest_id = visit_destinations.id)
+    WHERE id > %lld AND id <= %lld AND visit_destinations.refs = 0
 
 -- name: purge_gen
 UPDATE visit_dict_gen
@@ -128,3 +120,36 @@ UPDATE visit_rows
         NOT NULL OR ip_id IS NOT NULL OR dest_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
         visit_rows.ua_id AND (u.user_agent IS NOT NULL OR u.browser_version IS NOT NULL OR u.os IS
         NOT NULL OR u.device IS NOT NULL)))
+
+-- (PostgreSQL keeps no count in its dictionaries: its indexes visits_by_* find whether
+-- any visit still names an id)
+
+-- name: purge_ua_del [pgsql]
+DELETE
+    FROM visit_uas
+    WHERE id > %lld AND id <= %lld AND (visit_uas.user_agent IS NOT NULL OR
+        visit_uas.browser_version IS NOT NULL OR visit_uas.os IS NOT NULL OR visit_uas.device IS NOT
+        NULL) AND NOT EXISTS (SELECT 1
+    FROM visit_rows v
+    WHERE v.ua_id = visit_uas.id)
+
+-- name: purge_ref_del [pgsql]
+DELETE
+    FROM visit_referers
+    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
+    FROM visit_rows v
+    WHERE v.ref_id = visit_referers.id)
+
+-- name: purge_ip_del [pgsql]
+DELETE
+    FROM visit_ips
+    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
+    FROM visit_rows v
+    WHERE v.ip_id = visit_ips.id)
+
+-- name: purge_dest_del [pgsql]
+DELETE
+    FROM visit_destinations
+    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
+    FROM visit_rows v
+    WHERE v.dest_id = visit_destinations.id)

@@ -7,9 +7,20 @@ from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
 from lib.search import IPHONE, _epoch, oracle
 
 
+SQLITE_REFS = (("visit_uas", "ua_id"), ("visit_referers", "ref_id"), ("visit_ips", "ip_id"),
+               ("visit_destinations", "dest_id"))
+
+
 def check_counts(server):
-    """PostgreSQL: visit_dict_counts is what the visits say, with no row of 0."""
+    """PostgreSQL: visit_dict_counts is what the visits say, with no row of 0.
+    SQLite: each dictionary row's refs is the number of visit rows that name it."""
     if server.backend != "pgsql":
+        for table, column in SQLITE_REFS:
+            wrong = server.sql(
+                "SELECT d.id, d.refs, (SELECT COUNT(*) FROM visit_rows v WHERE v.%s = d.id) "
+                "FROM %s d WHERE d.refs <> (SELECT COUNT(*) FROM visit_rows v WHERE v.%s = d.id) "
+                "LIMIT 5" % (column, table, column)).split()
+            assert not wrong, (table, wrong)
         return
     kept = server.sql("SELECT tracker_id, d, id, n FROM visit_dict_counts "
                       "ORDER BY 1, 2, 3").split()

@@ -1,0 +1,124 @@
+"""Dictionary counts (schema 36, SQLite): each user agent, referer, address and destination
+row counts the visit rows that name it, through every way visits change (scans, imports,
+the purge's erasure, a tracker deleted, SQL by hand), and the retention's sweep deletes the
+rows nobody names from those counts. A database of schema 31, with visits, gets its counts
+on upgrade. On PostgreSQL the same steps check its visit_dict_counts (lib.counts)."""
+import json
+import os
+import time
+
+import pytest
+import requests
+
+from conftest import Api, Server
+from lib.counts import check_counts
+from lib.retention import DAY, visit
+
+
+def scan(srv, code, agent, referer):
+    r = requests.get("%s/q/%s" % (srv.base, code), allow_redirects=False, timeout=30,
+                     headers={"User-Agent": agent, "Referer": referer})
+    assert r.status_code == 302, r.text
+
+
+def tracker(a, url="https://example.com/"):
+    r = a.post("/tracker", json={"redirect_url": url})
+    assert r.status_code == 200, r.text
+    tid = r.json()["tracker_id"]
+    return tid, a.get("/tracker/show/%d" % tid).json()["code"]
+
+
+def import_lines(srv, lines):
+    path = os.path.join(srv.dir, "import-%d.jsonl" % time.time_ns())
+    with open(path, "w") as f:
+        f.write("".join(json.dumps(l) + "\n" for l in lines))
+    srv.admin("visits", "import", path)
+
+
+def populate(srv, a):
+    """Two trackers, scans and imported visits sharing strings between them."""
+    now = int(time.time())
+    t1, c1 = tracker(a, "https://example.com/one")
+    t2, c2 = tracker(a, "https://example.com/two")
+    for k in range(6):
+        scan(srv, (c1, c2)[k % 2], "refs-agent-%d" % (k % 3), "https://ref.example/%d" % (k % 2))
+    import_lines(srv, [visit((t1, t2)[k % 2], now - (40 if k < 4 else 2) * DAY + k * 60,
+                             "w%d" % (k % 3)) for k in range(8)])
+    return now, (t1, c1), (t2, c2)
+
+
+def strings(srv):
+    return int(srv.sql("SELECT (SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                       "'%%refs-agent-%%') + (SELECT COUNT(*) FROM visit_referers WHERE "
+                       "referer LIKE 'https://ref.example/%%')").strip())
+
+
+def test_counts_follow_every_change_and_the_sweep_uses_them():
+    srv = Server(extra="QRTrackRateLimit 0\n")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        with Api(srv, tok) as a:
+            now, (t1, c1), (t2, c2) = populate(srv, a)
+            check_counts(srv)
+            assert strings(srv) == 5
+            # SQL by hand: a visit loses its referer, another moves to another agent
+            srv.sql("UPDATE visit_rows SET ref_id = NULL WHERE id = (SELECT MIN(id) FROM "
+                    "visit_rows WHERE ref_id IS NOT NULL)")
+            srv.sql("UPDATE visit_rows SET ua_id = (SELECT MIN(ua_id) FROM visit_rows) "
+                    "WHERE id = (SELECT MAX(id) FROM visit_rows)")
+            check_counts(srv)
+            # every scan made old: the purge erases them, the sweep deletes their strings
+            srv.sql("UPDATE visit_rows SET visit_start = visit_start - %d WHERE ua_id IN "
+                    "(SELECT id FROM visit_uas WHERE user_agent LIKE '%%refs-agent-%%')"
+                    % (40 * DAY))
+            old = srv.sql("SELECT COUNT(*) FROM visit_rows WHERE visit_start < %d"
+                          % (now - 31 * DAY)).strip()
+            assert int(old) >= 10
+            assert srv.admin("visits", "purge", "30").stdout.strip() == old
+            check_counts(srv)
+            assert strings(srv) == 0
+            # a tracker deleted: its visits' strings are no longer counted
+            assert a.delete("/tracker/%d" % t2).status_code in (200, 204)
+            check_counts(srv)
+            scan(srv, c1, "refs-agent-again", "https://ref.example/again")
+            check_counts(srv)
+            assert strings(srv) == 2
+    finally:
+        srv.cleanup()
+
+
+def test_an_upgrade_from_schema_31_counts_the_visits():
+    srv = Server(extra="QRTrackRateLimit 0\n")
+    if srv.backend != "sqlite":
+        srv.cleanup()
+        pytest.skip("SQLite's own counts (PostgreSQL keeps visit_dict_counts)")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        with Api(srv, tok) as a:
+            populate(srv, a)
+        srv.stop()
+        # the database as schema 31 left it: no counts, no triggers, the reverse indexes
+        srv.sql("DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
+                "DROP TRIGGER visit_refs_upd; "
+                "ALTER TABLE visit_uas DROP COLUMN refs; "
+                "ALTER TABLE visit_referers DROP COLUMN refs; "
+                "ALTER TABLE visit_ips DROP COLUMN refs; "
+                "ALTER TABLE visit_destinations DROP COLUMN refs; "
+                "CREATE INDEX visits_by_ua ON visit_rows (ua_id); "
+                "CREATE INDEX visits_by_ref ON visit_rows (ref_id) WHERE ref_id IS NOT NULL; "
+                "CREATE INDEX visits_by_ip ON visit_rows (ip_id) WHERE ip_id IS NOT NULL; "
+                "CREATE INDEX visits_by_dest ON visit_rows (dest_id) WHERE dest_id IS NOT NULL; "
+                "UPDATE qrt_schema SET version = 31;")
+        srv.start()
+        assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= 36
+        check_counts(srv)
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE refs > 0").strip()) > 0
+        assert srv.sql("SELECT name FROM sqlite_master WHERE name LIKE 'visits_by_%'").strip() == ""
+    finally:
+        srv.cleanup()
