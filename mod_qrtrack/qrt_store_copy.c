@@ -22,27 +22,28 @@ typedef struct {
     const char *add;        /* label: one row, its columns in the page's order */
     const char *cols;       /* per column: 'i' integer, 's' text (NULL kept in both) */
     int key;                /* KEY_ID, KEY_TEXT or KEY_VISIT */
+    const char *blob;       /* the name of the 'b' column, which apr_dbd's blob needs */
 } copy_table;
 
 /* In copy order: a row's references come before it (PostgreSQL checks them). */
 static const copy_table copy_tables[QRT_COPY_TABLES] = {
-    { "accounts", SQL_copy_accounts_page, SQL_copy_accounts_add, "issi", KEY_ID },
-    { "tokens", SQL_copy_tokens_page, SQL_copy_tokens_add, "iisssiisi", KEY_ID },
+    { "accounts", SQL_copy_accounts_page, SQL_copy_accounts_add, "issi", KEY_ID, NULL },
+    { "tokens", SQL_copy_tokens_page, SQL_copy_tokens_add, "iisssiisi", KEY_ID, NULL },
     { "trackers", SQL_copy_trackers_page, SQL_copy_trackers_add,
-      "iissssiiiiiiii", KEY_ID },
-    { "tracker_tags", SQL_copy_tags_page, SQL_copy_tags_add, "isss", KEY_TEXT },
-    { "tracker_routing", SQL_copy_routing_page, SQL_copy_routing_add, "isiiissi", KEY_ID },
+      "iissssiiiiiiii", KEY_ID, NULL },
+    { "tracker_tags", SQL_copy_tags_page, SQL_copy_tags_add, "isss", KEY_TEXT, NULL },
+    { "tracker_routing", SQL_copy_routing_page, SQL_copy_routing_add, "isiiissi", KEY_ID, NULL },
     { "visits", SQL_copy_visits_page, SQL_copy_visits_add,
-      "iiissssssssssiss", KEY_VISIT },
+      "iiissssssssssiss", KEY_VISIT, NULL },
     /* not read from the source: made from the copied visits (copy_visitors) */
-    { "tracker_visitors", NULL, NULL, NULL, KEY_ID },
-    { "tracker_history", SQL_copy_history_page, SQL_copy_history_add, "iiiisss", KEY_ID },
-    { "styles", SQL_copy_styles_page, SQL_copy_styles_add, "iissssiiiiiib", KEY_ID },
-    { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiis", KEY_ID },
+    { "tracker_visitors", NULL, NULL, NULL, KEY_ID, NULL },
+    { "tracker_history", SQL_copy_history_page, SQL_copy_history_add, "iiiisss", KEY_ID, NULL },
+    { "styles", SQL_copy_styles_page, SQL_copy_styles_add, "iissssiiiiiib", KEY_ID, "logo" },
+    { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiis", KEY_ID, NULL },
     { "webhook_events", SQL_copy_webhook_events_page, SQL_copy_webhook_events_add,
-      "iissisiiiii", KEY_ID },
+      "iissisiiiii", KEY_ID, NULL },
     { "webhook_attempts", SQL_copy_webhook_attempts_page, SQL_copy_webhook_attempts_add,
-      "iiiiisii", KEY_ID },
+      "iiiiisii", KEY_ID, NULL },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */
@@ -112,7 +113,7 @@ static apr_status_t copy_row(qrt_db_t *from, qrt_db_t *to, apr_pool_t *pp,
             args[i] = b;
             args[i + 1] = len;
             args[i + 2] = t->name;
-            args[i + 3] = "logo";
+            args[i + 3] = t->blob;
         }
         else {
             args[i] = t->cols[i] == 'b' ? NULL : s;
