@@ -23,6 +23,24 @@ from lib.pg import pg_cluster
 from lib.wait import wait_until
 
 
+def httpd_children(parent):
+    """The pids of parent's children that run httpd itself (not piped loggers)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                stat = f.read()
+            exe = os.readlink("/proc/%s/exe" % d)
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == parent and os.path.basename(exe) == os.path.basename(HTTPD):
+            out.append(int(d))
+    return out
+
+
 class Server:
     """One throwaway httpd with mod_qrtrack, its data in a fresh directory.
 
@@ -114,7 +132,15 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGWINCH)
             try:
-                self.proc.wait(timeout=30)
+                # httpd's parent looks for exited children once a second: once they
+                # have all finished, SIGTERM ends its wait (the stop stays graceful).
+                deadline = time.time() + 30
+                while self.proc.poll() is None and time.time() < deadline:
+                    if not httpd_children(self.proc.pid):
+                        self.proc.send_signal(signal.SIGTERM)
+                        break
+                    time.sleep(0.02)
+                self.proc.wait(timeout=max(1, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 self.proc.send_signal(signal.SIGTERM)
                 try:
