@@ -8,10 +8,14 @@
 {{SQLITE}}{{UNLESS_COLUMN:visit_referers.refs}}ALTER TABLE visit_referers ADD COLUMN refs BIGINT NOT NULL DEFAULT 0;
 {{SQLITE}}{{UNLESS_COLUMN:visit_ips.refs}}ALTER TABLE visit_ips ADD COLUMN refs BIGINT NOT NULL DEFAULT 0;
 {{SQLITE}}{{UNLESS_COLUMN:visit_destinations.refs}}ALTER TABLE visit_destinations ADD COLUMN refs BIGINT NOT NULL DEFAULT 0;
-{{SQLITE}}UPDATE visit_uas SET refs = (SELECT COUNT(*) FROM visit_rows v WHERE v.ua_id = visit_uas.id);
-{{SQLITE}}UPDATE visit_referers SET refs = (SELECT COUNT(*) FROM visit_rows v WHERE v.ref_id = visit_referers.id);
-{{SQLITE}}UPDATE visit_ips SET refs = (SELECT COUNT(*) FROM visit_rows v WHERE v.ip_id = visit_ips.id);
-{{SQLITE}}UPDATE visit_destinations SET refs = (SELECT COUNT(*) FROM visit_rows v WHERE v.dest_id = visit_destinations.id);
+{{SQLITE}}UPDATE visit_uas SET refs = 0 WHERE refs <> 0;
+{{SQLITE}}UPDATE visit_uas SET refs = c.n FROM (SELECT ua_id AS id, COUNT(*) AS n FROM visit_rows WHERE ua_id IS NOT NULL GROUP BY ua_id) c WHERE c.id = visit_uas.id;
+{{SQLITE}}UPDATE visit_referers SET refs = 0 WHERE refs <> 0;
+{{SQLITE}}UPDATE visit_referers SET refs = c.n FROM (SELECT ref_id AS id, COUNT(*) AS n FROM visit_rows WHERE ref_id IS NOT NULL GROUP BY ref_id) c WHERE c.id = visit_referers.id;
+{{SQLITE}}UPDATE visit_ips SET refs = 0 WHERE refs <> 0;
+{{SQLITE}}UPDATE visit_ips SET refs = c.n FROM (SELECT ip_id AS id, COUNT(*) AS n FROM visit_rows WHERE ip_id IS NOT NULL GROUP BY ip_id) c WHERE c.id = visit_ips.id;
+{{SQLITE}}UPDATE visit_destinations SET refs = 0 WHERE refs <> 0;
+{{SQLITE}}UPDATE visit_destinations SET refs = c.n FROM (SELECT dest_id AS id, COUNT(*) AS n FROM visit_rows WHERE dest_id IS NOT NULL GROUP BY dest_id) c WHERE c.id = visit_destinations.id;
 {{SQLITE}}DROP INDEX IF EXISTS visits_by_ua;
 {{SQLITE}}DROP INDEX IF EXISTS visits_by_ref;
 {{SQLITE}}DROP INDEX IF EXISTS visits_by_ip;
