@@ -178,9 +178,9 @@ lint-openapi:
 # (pytest-xdist: each worker has its own servers and cluster), then those marked serial
 # alone (time and memory bounds under load, the package, the browser: conftest.py).
 api: all
-	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -n 2 -m "not serial" --durations=10 test/api
+	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not serial" --durations=10 test/api
 	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -m serial --durations=10 test/api
-	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -n 2 -m "not serial" --durations=10 test/api
+	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not serial" --durations=10 test/api
 	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -m serial --durations=10 test/api
 
 api-sqlite api-pgsql: api-%: all

@@ -78,10 +78,17 @@ SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists t
 }
 
 
+# Slow tests that assert nothing about time or memory: they run two at a time with the rest.
+UNBOUND_SLOW_TESTS = {
+    "test_the_writers_seal_settled_days",
+    "test_imported_visits_make_their_days_stale_at_once",
+}
+
+
 # Tests that `make test` runs alone, after the others have run two at a time (pytest-xdist):
-# those that assert a time bound or a memory bound under load, or load the machine
-# themselves (the package build, the browser), and every slow one.
-SERIAL_MODULES = SLOW_MODULES | {
+# those that assert a time bound or a memory bound under load, the browser's (each worker
+# would start its own), and the slow ones but those above and the package build.
+SERIAL_MODULES = {
     "test_ratelimit_cluster.py", "test_timeouts.py", "test_faults.py", "test_outage.py",
     "test_crosstab_bounds.py", "test_dict_bound.py", "test_nodes.py", "test_dashboard.py",
     "test_webhooks_delivery.py",
@@ -95,5 +102,7 @@ def pytest_collection_modifyitems(config, items):
                 or item.name.split("[")[0] in SLOW_TESTS)
         if slow:
             item.add_marker(pytest.mark.slow)
-        if slow or item.fspath.basename in SERIAL_MODULES:
+        unbound = (item.fspath.basename in SLOW_MODULES
+                   or item.name.split("[")[0] in UNBOUND_SLOW_TESTS)
+        if (slow and not unbound) or item.fspath.basename in SERIAL_MODULES:
             item.add_marker(pytest.mark.serial)
