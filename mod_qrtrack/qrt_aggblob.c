@@ -1459,6 +1459,22 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     return 1;
 }
 
+unsigned qrt_aggblob_gap_kinds(const qrt_aggblob_t *r)
+{
+    unsigned kinds = 0;
+    int i;
+
+    if (r->format != 'L' || r->version != 2) {
+        return ~0u;
+    }
+    for (i = 0; i < r->v2->npair; i++) {
+        int k = r->v2->pair[2 * i];
+
+        kinds |= k >= 0 && k < 32 ? 1u << k : ~0u;
+    }
+    return kinds;
+}
+
 int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
 {
     apr_uint64_t kind;

@@ -136,6 +136,11 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out);
 int qrt_aggblob_next_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out);
 int qrt_aggblob_next_count(qrt_aggblob_t *r, apr_pool_t *p, qrt_aggblob_count_t *out);
 
+/* The gap kinds a value of links may hold, a bit (1 << kind) each: those of its pair
+ * table (version 2), every kind (version 1). A reader of one kind skips the gaps when
+ * its bit is not set. */
+unsigned qrt_aggblob_gap_kinds(const qrt_aggblob_t *r);
+
 /* The number codec, exposed for the tests. */
 char *qrt_aggblob_put(char *out, apr_uint64_t v);
 int qrt_aggblob_get(const char **s, const char *end, apr_uint64_t *v);

@@ -464,7 +464,11 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
                    c->field, l.n);
         }
     }
-    while (rc == 0 && c->kind != QRT_AGG_A && (rc = qrt_aggblob_next_gap(&r, &gp)) > 0) {
+    /* The gaps of other kinds are not decoded when the value holds none of this one. */
+    if (c->kind == QRT_AGG_A || !(qrt_aggblob_gap_kinds(&r) >> c->kind & 1)) {
+        return rd_done(c, b, rc);
+    }
+    while (rc == 0 && (rc = qrt_aggblob_next_gap(&r, &gp)) > 0) {
         rc = 0;
         if (gp.kind != c->kind || gp.t < c->t0 || gp.t > c->t1 || gp.p < c->p0
             || gp.p > c->p1) {

@@ -628,3 +628,60 @@ def test_many_trackers_counted_from_visits(acct):
     r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0), dateEnd=day_of(T0 + DAY),
                  trackers=listed)
     assert r.json() == oracle_dashboard(acct, d, d + 1, covered=listed)
+
+
+# -- any window (issue 39): random seconds, offsets and lengths, sealed days and not ----
+
+WINDOW_OFFSETS = [-43200, -34200, -18000, 0, 19800, 20700, 45900, 50400, 420]
+
+
+def any_windows(rng, k, now, ids):
+    """k windows with random start and end seconds between 400 days ago and tomorrow,
+    lengths from a minute to ten years, the offsets of WINDOW_OFFSETS (-1200, -0930,
+    +0545, +1245, +1400, +0007 ...), a third of them over a list of trackers."""
+    out = []
+    for _ in range(k):
+        off = rng.choice(WINDOW_OFFSETS)
+        s = now - 400 * DAY + rng.randrange(401 * DAY)
+        if rng.random() < 0.3:
+            # a local midnight, 14:30 or 19:05:34
+            s -= (s + off) % DAY - rng.choice([0, 52200, 68734])
+        e = s + int(60 * (10 * 365 * DAY / 60) ** rng.random())
+        covered = sorted(rng.sample(ids, rng.randrange(1, len(ids) + 1))) \
+            if rng.random() < 0.3 else None
+        out.append((s, e, off, covered))
+    return out
+
+
+@pytest.mark.parametrize("seed", [39, 391])
+def test_any_window_is_exact(server, acct, seed):
+    """Windows a date picker or a script asks for: any start and end second, any offset,
+    a minute to years long, listed trackers or all, over days that are sealed (settled,
+    sealed at once by `aggregates seal`) and days that are not (today, and days whose
+    sealed values an import just dropped): every report equals the visits' answer."""
+    rng = random.Random(seed)
+    now = int(time.time())
+    tags = [["campaign:a", "region:eu"], ["campaign:b", "region:us"], ["campaign:a"],
+            ["solo"], []]
+    ids = [acct.tracker("w%d" % i, tg) for i, tg in enumerate(tags)]
+
+    def visit(t):
+        return V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(25), ua=rng.randrange(3),
+                 browser=rng.choice(["Chrome", "Safari", None]),
+                 country=rng.choice(["DE", "NP", None]),
+                 city=rng.choice(["Berlin", "Kathmandu", "Lyon", None]),
+                 bot=rng.random() < 0.05)
+    # A year of visits, denser in the last weeks, some today (a day never sealed).
+    times = [now - rng.randrange(380 * DAY) for _ in range(250)] + \
+            [now - rng.randrange(20 * DAY) for _ in range(250)] + \
+            [now - rng.randrange(min(now % DAY, 3 * 3600) + 1) for _ in range(40)]
+    acct.load([visit(t) for t in sorted(times)])
+    server.admin("aggregates", "seal")
+    for s, e, off, covered in any_windows(rng, 12, now, ids):
+        check_all(acct, s, e, off, covered)
+    # Out of order into sealed days: their sealed values go until the writers seal
+    # them again; the windows read them from the rows meanwhile.
+    acct.load([visit(now - rng.randrange(30 * DAY)) for _ in range(60)])
+    for s, e, off, covered in any_windows(rng, 8, now, ids):
+        check_all(acct, s, e, off, covered)

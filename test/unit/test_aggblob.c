@@ -181,6 +181,37 @@ START_TEST(gaps_without_reading_links)
 }
 END_TEST
 
+/* The gap kinds a value of links holds: those of its gaps (none without gaps), every
+ * kind for a value of version 1. */
+START_TEST(gap_kinds)
+{
+    qrt_aggblob_builder_t *b = qrt_aggblob_builder_make(pool, 0);
+    qrt_aggblob_t r;
+    qrt_aggblob_link_t l;
+    qrt_aggblob_gap_t g;
+
+    qrt_aggblob_add_link(b, 10, 5, 3, 7, "x", "y", "z", 2);
+    ck_assert_int_eq(qrt_aggblob_open(&r, pool, qrt_aggblob_links(b), 0), APR_SUCCESS);
+    ck_assert_uint_eq(qrt_aggblob_gap_kinds(&r), 0);
+    qrt_aggblob_add_gap(b, 5, 20, 1, 0, "Pune", 1);
+    qrt_aggblob_add_gap(b, 1, 30, 2, 7, "", 1);
+    qrt_aggblob_add_gap(b, 6, 40, 3, 0, "campaign:a", 1);
+    qrt_aggblob_add_gap(b, 5, 50, 4, 0, "Lyon", 1);
+    ck_assert_int_eq(qrt_aggblob_open(&r, pool, qrt_aggblob_links(b), 0), APR_SUCCESS);
+    ck_assert_uint_eq(qrt_aggblob_gap_kinds(&r), 1u << 1 | 1u << 5 | 1u << 6);
+    /* Read or not, the value says the same. */
+    ck_assert_int_eq(qrt_aggblob_next_link(&r, &l), 1);
+    ck_assert_int_eq(qrt_aggblob_next_gap(&r, &g), 1);
+    ck_assert_uint_eq(qrt_aggblob_gap_kinds(&r), 1u << 1 | 1u << 5 | 1u << 6);
+    /* Version 1 (the links of v1_kept_values) keeps no table of them. */
+    ck_assert_int_eq(qrt_aggblob_open(&r, pool,
+                                      "L1XVChromeRDEVBerlinWFirefoxRINTPunePVspringR641MQA11MQS^"
+                                      "hoQSTUVB0W00NBV^PPQRRNF1U1H8UnQVVV00000000RSV4S431>AQWTQ4"
+                                      "SH4RPRS8VPSR", APR_INT64_C(20454) * 86400), APR_SUCCESS);
+    ck_assert_uint_eq(qrt_aggblob_gap_kinds(&r), ~0u);
+}
+END_TEST
+
 START_TEST(visits_round_trip)
 {
     const apr_int64_t day0 = APR_INT64_C(20000) * 86400;
@@ -1071,6 +1102,7 @@ static Suite *aggblob_suite(void)
     tcase_add_test(tc, numbers);
     tcase_add_test(tc, links_round_trip);
     tcase_add_test(tc, gaps_without_reading_links);
+    tcase_add_test(tc, gap_kinds);
     tcase_add_test(tc, visits_round_trip);
     tcase_add_test(tc, counts_round_trip);
     tcase_add_test(tc, damaged_values);
