@@ -17,7 +17,8 @@ quotient (target >= 0.9), and checks that it wrote one outbox row per recorded v
 
 BENCH_THREADS sets each child's ThreadsPerChild (default conf/httpd.conf.in's 25). Issue
 39's configuration is BENCH_CONNECTIONS=64 BENCH_THREADS=16 (64 connections on 2 x 16
-threads), where a scan's p99 is also checked against 10 ms.
+threads; make bench runs it on SQLite): its targets are a ratio >= 0.55 and a scan p99
+<= 10 ms.
 
 QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
 PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
@@ -35,10 +36,11 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
 THREADS = int(os.environ.get("BENCH_THREADS", "25"))
+ISSUE39 = CONNECTIONS == 64 and THREADS == 16
 P99_TARGET_MS = 10.0
 UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
       "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
-TARGET = 0.25 if PG else 0.5
+TARGET = 0.25 if PG else (0.55 if ISSUE39 else 0.5)
 REFERENCE = os.environ.get("BENCH_REFERENCE")
 RULES_TARGET = 0.95
 WEBHOOK = os.environ.get("BENCH_WEBHOOK") == "1"
@@ -181,10 +183,12 @@ def main():
         print("  ratio scan/redirect: %.2f median (rounds: %s; %s target >= %.2f: %s)"
               % (ratio, ", ".join("%.2f" % r for r in ratios), NAME, TARGET,
                  "met" if ratio >= TARGET else "MISSED"))
-        if THREADS != 25:
+        p99_ok = True
+        if ISSUE39:
             p99 = median([x["P99_MS"] for x in scans])
+            p99_ok = p99 <= P99_TARGET_MS
             print("  scan p99           : %.2f ms median (target <= %.0f ms: %s)"
-                  % (p99, P99_TARGET_MS, "met" if p99 <= P99_TARGET_MS else "MISSED"))
+                  % (p99, P99_TARGET_MS, "met" if p99_ok else "MISSED"))
         ruled_ratio = median(ruled_ratios)
         print("  20 rules / none    : %.2f median (rounds: %s; target >= %.2f: %s)"
               % (ruled_ratio, ", ".join("%.2f" % r for r in ruled_ratios), RULES_TARGET,
@@ -215,7 +219,7 @@ def main():
                   % (REFERENCE, median(against), ", ".join("%.2f" % x for x in against),
                      ref_lost))
         return 1 if lost else (0 if ratio >= TARGET and ruled_ratio >= RULES_TARGET
-                               and webhook_ok else 2)
+                               and webhook_ok and p99_ok else 2)
     finally:
         for each in (srv, ref, hooked):
             if each:
