@@ -227,14 +227,13 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t d
     return qrt_queue_submit_outcome(q, v, deadline, NULL);
 }
 
-apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
-                                      apr_time_t deadline, int *outcome)
+apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline,
+                               qrt_queue_ticket_t *t)
 {
     queue_shm *sh = q->shm;
     const qrt_queue_os_t *os = q->os;
     queue_slot *slot;
-    apr_uint32_t i, state;
-    apr_status_t rv;
+    apr_uint32_t i;
     pid_t me = os->self(os->ctx);
     int wake;
 
@@ -255,6 +254,8 @@ apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
     slot->seq++;
     slot->abandoned = 0;
     slot->deadline = deadline;
+    t->slot = i;
+    t->seq = slot->seq;
     queue_unlock(sh);
 
     /* Packed outside the lock: the slot is this request's alone now. */
@@ -289,59 +290,114 @@ apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
     if (wake) {
         os->wake(os->ctx, wake == 1 ? &sh->wake : &sh->cwake, 1, 0);
     }
+    return APR_SUCCESS;
+}
 
+int qrt_queue_poll(qrt_queue_t *q, const qrt_queue_ticket_t *t, apr_status_t *rv,
+                   int *outcome)
+{
+    queue_shm *sh = q->shm;
+    const qrt_queue_os_t *os = q->os;
+    queue_slot *slot = &sh->slots[t->slot];
+
+    if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_DONE) {
+        *rv = slot->status;
+        if (outcome) {
+            *outcome = slot->outcome;
+        }
+        queue_lock(sh);
+        queue_free(sh, t->slot);
+        queue_unlock(sh);
+        return 1;
+    }
+    if (os->now(os->ctx) < slot->deadline) {
+        return 0;
+    }
+    /* Waited long enough: a visit no writer has taken yet leaves the queue
+     * unrecorded, and the scan is answered 503. One being committed is waited for:
+     * its commit gives up by the batch's first deadline (qrt_queue_take), and past
+     * QRT_QUEUE_GRACE more the request answers 503 anyway and leaves the slot to the
+     * committer. */
+    queue_lock(sh);
+    if (queue_withdraw(sh, t->slot)) {
+        queue_free(sh, t->slot);
+        queue_unlock(sh);
+        *rv = APR_TIMEUP;
+        return 1;
+    }
+    if (slot->state == SLOT_TAKEN && os->now(os->ctx) >= slot->deadline + QRT_QUEUE_GRACE) {
+        slot->abandoned = 1;
+        queue_unlock(sh);
+        *rv = APR_TIMEUP;
+        return 1;
+    }
+    queue_unlock(sh);
+    return 0;
+}
+
+/* No batch finished since `since`, QRT_QUEUE_STALE ago or more: is the committer still
+ * there? A dead one is replaced, and a writer woken for the visits left queued. */
+static void queue_watch(qrt_queue_t *q)
+{
+    queue_shm *sh = q->shm;
+    const qrt_queue_os_t *os = q->os;
+    int wake;
+
+    queue_lock(sh);
+    queue_reap(q, os->self(os->ctx), q->logctx);
+    wake = sh->committer == 0 && sh->head != QUEUE_NIL;
+    if (wake) {
+        sh->wake++;
+    }
+    queue_unlock(sh);
+    if (wake) {
+        os->wake(os->ctx, &sh->wake, 1, 0);
+    }
+}
+
+void qrt_queue_await(qrt_queue_t *q, apr_interval_time_t timeout)
+{
+    queue_shm *sh = q->shm;
+    const qrt_queue_os_t *os = q->os;
+    apr_uint32_t seen = __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE);
+    apr_time_t since = os->now(os->ctx);
+
+    if (timeout > QRT_QUEUE_STALE) {
+        timeout = QRT_QUEUE_STALE;
+    }
+    os->wait(os->ctx, &sh->done, seen, 0xFFFFFFFFu, timeout);
+    if (__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) == seen
+        && os->now(os->ctx) - since >= QRT_QUEUE_STALE) {
+        queue_watch(q);
+    }
+}
+
+apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
+                                      apr_time_t deadline, int *outcome)
+{
+    queue_shm *sh = q->shm;
+    const qrt_queue_os_t *os = q->os;
+    qrt_queue_ticket_t t;
+    apr_status_t rv;
+
+    rv = qrt_queue_enqueue(q, v, deadline, &t);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     for (;;) {
         apr_uint32_t seen = __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE);
         apr_time_t since = os->now(os->ctx);
 
-        state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
-        if (state == SLOT_DONE) {
-            break;
+        if (qrt_queue_poll(q, &t, &rv, outcome)) {
+            return rv;
         }
-        os->wait(os->ctx, &sh->done, seen, queue_bit(slot->batch), QRT_QUEUE_STALE);
+        os->wait(os->ctx, &sh->done, seen, queue_bit(sh->slots[t.slot].batch),
+                 QRT_QUEUE_STALE);
         if (__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) == seen
             && os->now(os->ctx) - since >= QRT_QUEUE_STALE) {
-            /* No batch finished for a while: is the committer still there? */
-            queue_lock(sh);
-            queue_reap(q, me, q->logctx);
-            wake = sh->committer == 0 && sh->head != QUEUE_NIL;
-            if (wake) {
-                sh->wake++;
-            }
-            queue_unlock(sh);
-            if (wake) {
-                os->wake(os->ctx, &sh->wake, 1, 0);
-            }
-        }
-        if (os->now(os->ctx) >= deadline) {
-            /* Waited long enough: a visit no writer has taken yet leaves the queue
-             * unrecorded, and the scan is answered 503. One being committed is
-             * waited for: its commit gives up by the batch's first deadline
-             * (qrt_queue_take), and past QRT_QUEUE_GRACE more the request answers
-             * 503 anyway and leaves the slot to the committer. */
-            queue_lock(sh);
-            if (queue_withdraw(sh, i)) {
-                queue_free(sh, i);
-                queue_unlock(sh);
-                return APR_TIMEUP;
-            }
-            if (slot->state == SLOT_TAKEN
-                && os->now(os->ctx) >= deadline + QRT_QUEUE_GRACE) {
-                slot->abandoned = 1;
-                queue_unlock(sh);
-                return APR_TIMEUP;
-            }
-            queue_unlock(sh);
+            queue_watch(q);
         }
     }
-    rv = slot->status;
-    if (outcome) {
-        *outcome = slot->outcome;
-    }
-    queue_lock(sh);
-    queue_free(sh, i);
-    queue_unlock(sh);
-    return rv;
 }
 
 /* ---- the writers' side -------------------------------------------------------------- */

@@ -86,6 +86,18 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t d
  * unless it was committed). */
 apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
                                       apr_time_t deadline, int *outcome);
+/* The same in steps, for a waiter that answers its requests later: queues v (the
+ * ticket in *t), or APR_EAGAIN when no slot is free. */
+apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline,
+                               qrt_queue_ticket_t *t);
+/* Without sleeping: 1 when t's visit has its answer (*rv and *outcome as
+ * qrt_queue_submit_outcome gives them, the slot handed back; t is then spent), 0 while
+ * it still waits. Past the deadline it gives up as qrt_queue_submit does (APR_TIMEUP). */
+int qrt_queue_poll(qrt_queue_t *q, const qrt_queue_ticket_t *t, apr_status_t *rv,
+                   int *outcome);
+/* Sleeps until any batch finishes, at most timeout (capped at QRT_QUEUE_STALE); when
+ * none finished meanwhile, checks the committer as a waiting request does. */
+void qrt_queue_await(qrt_queue_t *q, apr_interval_time_t timeout);
 /* A writer: takes every queued visit (copied into p) and the role of committer,
  * unless another writer has it; the number of visits; *deadline is the batch's
  * earliest (stopping gives the role up). The visits must then go to qrt_queue_done. */

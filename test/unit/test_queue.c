@@ -486,6 +486,87 @@ START_TEST(test_other_writer_waits_and_stopping_gives_up)
 }
 END_TEST
 
+/* A waiter of many requests: qrt_queue_enqueue and qrt_queue_poll never sleep; the
+ * answers (commit, outcome, deadlines) are those of qrt_queue_submit_outcome. */
+START_TEST(test_enqueue_and_poll_answer_without_sleeping)
+{
+    qrt_queue_ticket_t a, b, late, *slots;
+    qrt_visit_t va = visit(1), vb = visit(2), *visits;
+    apr_time_t deadline, t0 = now();
+    apr_status_t rv = APR_EGENERAL;
+    int n, outcome = -1;
+
+    make_queue(4);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &va, now() + apr_time_from_sec(10), &a),
+                     APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &vb, now() + apr_time_from_sec(10), &b),
+                     APR_SUCCESS);
+    /* Past its deadline before any writer took it: withdrawn, slot free. */
+    ck_assert_int_eq(qrt_queue_enqueue(q, &va, now() - 1, &late), APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_poll(q, &late, &rv, &outcome), 1);
+    ck_assert_int_eq(rv, APR_TIMEUP);
+    ck_assert_int_eq(qrt_queue_poll(q, &a, &rv, &outcome), 0);
+    WAIT_FOR(st.queued == 2 && st.free == 2, 10);
+    n = qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, &outcome), 0);
+    visits[0].cap_outcome = QRT_VISIT_CAP_SENT;
+    visits[1].cap_outcome = QRT_VISIT_CAP_UNKNOWN;
+    qrt_queue_done_visits(q, slots, n, APR_SUCCESS, visits);
+    ck_assert_int_eq(qrt_queue_poll(q, &a, &rv, &outcome), 1);
+    ck_assert_int_eq(rv, APR_SUCCESS);
+    ck_assert_int_eq(outcome, QRT_VISIT_CAP_SENT);
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 1);
+    ck_assert_int_eq(rv, APR_SUCCESS);
+    WAIT_FOR(st.free == 4 && st.queued == 0 && st.taken == 0, 10);
+    ck_assert(now() - t0 < apr_time_from_sec(1));
+    ck_assert_int_eq(qrt_queue_take(q, pool, 1, &visits, &slots, &deadline, NULL), 0);
+}
+END_TEST
+
+/* qrt_queue_await wakes when another process's commit lands; a visit being committed
+ * past its deadline and QRT_QUEUE_GRACE is given up and left to the committer. */
+START_TEST(test_await_wakes_on_commit_and_poll_abandons_late)
+{
+    qrt_queue_ticket_t t, *slots;
+    qrt_visit_t v = visit(3), *visits;
+    apr_time_t deadline, t0;
+    apr_status_t rv = APR_EGENERAL;
+    pid_t comm;
+    int n, i;
+
+    make_queue(2);
+    comm = spawn(committer, 1);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &v, now() + apr_time_from_sec(10), &t),
+                     APR_SUCCESS);
+    t0 = now();
+    for (i = 0; i < 100 && !qrt_queue_poll(q, &t, &rv, NULL); i++) {
+        qrt_queue_await(q, apr_time_from_sec(5));
+    }
+    ck_assert_int_eq(rv, APR_SUCCESS);
+    ck_assert(now() - t0 < apr_time_from_sec(3));
+    ck_assert_int_eq(reap(comm, 5000), 0);
+    WAIT_FOR(st.free == 2, 1000);
+
+    /* Taken and never committed: past deadline + grace the waiter answers. */
+    ck_assert_int_eq(qrt_queue_take(q, pool, 1, &visits, &slots, &deadline, NULL), 0);
+    WAIT_FOR(st.committer == 0, 1000);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &v, now() + apr_time_from_msec(50), &t),
+                     APR_SUCCESS);
+    n = qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(qrt_queue_poll(q, &t, &rv, NULL), 0);
+    seam->skew = apr_time_from_msec(100) + QRT_QUEUE_GRACE;
+    ck_assert_int_eq(qrt_queue_poll(q, &t, &rv, NULL), 1);
+    ck_assert_int_eq(rv, APR_TIMEUP);
+    seam->skew = 0;
+    WAIT_FOR(st.taken == 1 && st.free == 1, 10);
+    qrt_queue_done(q, slots, n, APR_SUCCESS);
+    WAIT_FOR(st.taken == 0 && st.free == 2, 10);
+    ck_assert_int_eq(qrt_queue_take(q, pool, 1, &visits, &slots, &deadline, NULL), 0);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
@@ -500,6 +581,8 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_stuck_committer_is_replaced);
     tcase_add_test(tc, test_killed_request_slot_reclaimed);
     tcase_add_test(tc, test_other_writer_waits_and_stopping_gives_up);
+    tcase_add_test(tc, test_enqueue_and_poll_answer_without_sleeping);
+    tcase_add_test(tc, test_await_wakes_on_commit_and_poll_abandons_late);
     suite_add_tcase(s, tc);
     return s;
 }

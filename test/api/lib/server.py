@@ -46,9 +46,11 @@ class Server:
 
     backend: "sqlite" or "pgsql" (default QRT_TEST_BACKEND); shared_db: another
     Server whose database this one uses too (a second node of one cluster); build:
-    another build directory's module and admin tool (bench_scan.py's reference)."""
+    another build directory's module and admin tool (bench_scan.py's reference); mpm:
+    "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children)."""
 
-    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None):
+    def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None,
+                 mpm="event"):
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
@@ -86,6 +88,8 @@ class Server:
                 .replace("@LOGLEVEL@", loglevel).replace("@USER@", user)
                 .replace("@DBDRIVER@", self.driver).replace("@DBDPARAMS@", self.db)
                 .replace("@EXTRA@", extra))
+        conf = mpm_conf(conf, mpm)
+        self.mpm = mpm
         self.conf = os.path.join(self.dir, "httpd.conf")
         with open(self.conf, "w") as f:
             f.write(conf)
@@ -113,7 +117,10 @@ class Server:
     def start(self):
         self.proc = subprocess.Popen([HTTPD,
                                       "-f", self.conf, "-DFOREGROUND"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     # prefork signals its whole process group when
+                                     # it stops: not the tests'
+                                     start_new_session=self.mpm == "prefork")
         wait_until(self._up, timeout=20, ignore=(requests.ConnectionError, requests.Timeout),
                    what=lambda: "httpd to come up:\n" + self.error_log())
         return self
@@ -183,6 +190,21 @@ class Server:
                                            self.db, query],
                            capture_output=True, text=True, check=True)
         return p.stdout
+
+
+def mpm_conf(conf, mpm):
+    """conf (made from conf/httpd.conf.in) with the MPM mpm loaded instead of event's."""
+    if mpm == "event":
+        return conf
+    assert mpm in ("worker", "prefork"), mpm
+    conf = conf.replace("mpm_event_module", "mpm_%s_module" % mpm).replace(
+        "mod_mpm_event.so", "mod_mpm_%s.so" % mpm)
+    if mpm == "prefork":
+        # prefork knows no thread directives: two children of one request each.
+        conf = re.sub(r"(?m)^(ThreadsPerChild|MinSpareThreads|MaxSpareThreads)\b.*\n", "", conf)
+        conf = re.sub(r"(?m)^MaxRequestWorkers .*$",
+                      "MaxRequestWorkers 2\nMinSpareServers 1\nMaxSpareServers 2", conf)
+    return conf
 
 
 def configtest(extra):
