@@ -74,8 +74,9 @@ static void seed(void)
                    "'whsec_c2VjcmV0', 100, 0, NULL, NULL), (7, 3, 'https://hooks.example/b', 4, "
                    "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row')");
     exec_sql(&src, "INSERT INTO webhook_events VALUES (12, 4, 'msg_aaaa', 'scan.created', 2, "
-                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL), (13, 7, 'msg_bbbb', "
-                   "'tracker.created', NULL, '{}', 121, 2, 400, 2, 125)");
+                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL, NULL), (14, 4, "
+                   "'msg_cccc', 'scan.created', 2, '', 120, 0, 120, 0, NULL, 31), (13, 7, "
+                   "'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, 125, NULL)");
     exec_sql(&src, "INSERT INTO webhook_attempts VALUES (20, 13, 7, 1, 500, NULL, 122, 300), "
                    "(21, 13, 7, 2, NULL, 'timed out', 300, NULL)");
     for (i = 0; i < NVISITS; i++) {
