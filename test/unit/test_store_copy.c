@@ -157,11 +157,11 @@ START_TEST(copies_every_row_as_it_is)
         { "webhooks", "id,account_id,url,events,secret,created_at,failures,disabled_at,"
           "disabled_reason", "id" },
         { "webhook_events", "id,webhook_id,msg_id,event_type,tracker_id,body,created_at,"
-          "attempts,next_attempt_at,state,claimed_until", "id" },
+          "attempts,next_attempt_at,state,claimed_until,visit_id", "id" },
         { "webhook_attempts", "id,event_id,webhook_id,attempt,http_status,error,at,"
           "next_attempt_at", "id" },
     };
-    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3, 2, 2, 2, 2 };
+    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3, 2, 2, 3, 2 };
     qrt_copy_report_t r;
     const char *table = NULL;
     int i, na, nb;
