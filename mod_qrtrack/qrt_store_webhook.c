@@ -290,8 +290,9 @@ static void webhook_event_args(apr_pool_t *p, const void **args, apr_int64_t web
     args[6] = &ints[2];
 }
 
-apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
-                                             const qrt_tracker_t *t)
+/* known: account id -> its subscribers of type, read once for several trackers (or NULL). */
+static apr_status_t webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
+                                          const qrt_tracker_t *t, apr_hash_t *known)
 {
     apr_int64_t account_id = t->account_id, now = webhook_now();
     apr_array_header_t *hooks = apr_array_make(p, 4, sizeof(apr_int64_t));
@@ -314,10 +315,17 @@ apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int ty
             account_id = qrt_db_int(db, row, 1, 0);
         }
     }
-    {
+    if (known && apr_hash_get(known, &account_id, sizeof(account_id))) {
+        hooks = apr_hash_get(known, &account_id, sizeof(account_id));
+    }
+    else {
         const void *args[] = { &account_id, &type };
 
         rv = qrt_db_each(db, p, SQL_webhook_subscribers, args, qrt_db_int_list_row, hooks);
+        if (rv == APR_SUCCESS && known) {
+            apr_hash_set(known, apr_pmemdup(p, &account_id, sizeof(account_id)),
+                         sizeof(account_id), hooks);
+        }
     }
     if (rv != APR_SUCCESS || hooks->nelts == 0) {
         return rv;
@@ -343,6 +351,27 @@ apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int ty
         webhook_event_args(p, args, APR_ARRAY_IDX(hooks, i, apr_int64_t), type, &t->id, body,
                            now);
         rv = qrt_db_exec(db, p, SQL_webhook_event_add, NULL, args);
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
+                                             const qrt_tracker_t *t)
+{
+    return webhook_tracker_event(db, p, type, t, NULL);
+}
+
+apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int type,
+                                              qrt_tracker_t *const *t, int n)
+{
+    apr_hash_t *known = apr_hash_make(p);
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        if (t[i]) {
+            rv = webhook_tracker_event(db, p, type, t[i], known);
+        }
     }
     return rv;
 }

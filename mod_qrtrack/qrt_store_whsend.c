@@ -251,8 +251,11 @@ static apr_status_t record_one(qrt_db_t *db, apr_pool_t *p, const qrt_whsend_res
         }
         break;
     }
-    if (rv == APR_SUCCESS && nrows > 0 && disabled) {
-        (*disabled)++;
+    if (rv == APR_SUCCESS && nrows > 0) {
+        rv = qrt_db_exec(db, p, SQL_whsend_drop_pending, NULL, wh_args);
+        if (disabled) {
+            (*disabled)++;
+        }
     }
     return rv;
 }

@@ -114,6 +114,13 @@ UPDATE webhooks
     SET disabled_at = %lld, disabled_reason = %s
     WHERE id = %lld AND disabled_at IS NULL AND failures >= %lld
 
+-- A webhook just disabled: its pending events are dropped (counted as the webhook's
+-- dropped), never to wait behind a webhook that delivers no more.
+-- name: whsend_drop_pending
+UPDATE webhook_events
+    SET state = 3, body = '', claimed_until = NULL
+    WHERE webhook_id = %lld AND state = 0
+
 -- name: whsend_backlog
 SELECT COUNT(*)
     FROM webhook_events

@@ -450,3 +450,21 @@ def test_an_event_whose_visit_is_gone_is_dropped_not_sent(receiver):
         for s in (on, off):
             if s:
                 s.cleanup()
+
+
+def test_disabling_a_webhook_drops_its_pending_events(srv):
+    """A webhook the worker disables (410 here) keeps no pending events: those waiting
+    are dropped and counted as its dropped, not left pending for ever."""
+    rec = wh.Receiver(lambda path, n: (410, {}, 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/disable-drops"))
+        first, *rest = wh.add_events(srv, wid, [1, 1, 1])
+        wait_until(lambda: wh.webhook_row(srv, wid)[1], timeout=30, what="disabled_at")
+        ev = wh.events(srv, wid)
+        assert ev[first] == (wh.FAILED, 1)
+        assert [ev[m][0] for m in rest] == [3, 3], ev
+        assert srv.sql("SELECT COUNT(*) FROM webhook_events WHERE webhook_id = %d AND "
+                       "state = 3 AND body = ''" % wid).strip() == "2"
+        assert len(rec.got("/disable-drops")) == 1
+    finally:
+        rec.stop()
