@@ -350,13 +350,18 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
 {
     apr_array_header_t *evs = NULL;
     apr_int64_t now = apr_time_sec(apr_time_now());
-    int i, k = 0, free = WH_BATCH - sl->in_flight - sl->done;
+    int i, k = 0, gone = 0, free = WH_BATCH - sl->in_flight - sl->done;
 
     if (free <= 0) {
         return 0;
     }
-    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, &evs) != APR_SUCCESS) {
+    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, &evs, &gone)
+        != APR_SUCCESS) {
         return -1;
+    }
+    if (gone > 0) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, wh.s, "QRT01100: %d webhook events dropped: "
+                     "their visits were deleted before delivery", gone);
     }
     for (i = 0; i < evs->nelts; i++) {
         const qrt_whsend_event_t *e = &APR_ARRAY_IDX(evs, i, qrt_whsend_event_t);
@@ -372,6 +377,7 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
         it->evc = *e;
         it->evc.msg_id = apr_pstrdup(it->p, e->msg_id);
         it->evc.body = apr_pstrdup(it->p, e->body);
+        it->evc.event_type = apr_pstrdup(it->p, e->event_type);
         it->evc.url = apr_pstrdup(it->p, e->url);
         it->evc.secret = apr_pstrdup(it->p, e->secret);
         it->ev = &it->evc;

@@ -89,11 +89,11 @@ apr_status_t qrt_store_trackers_insert_tx(qrt_db_t *db, apr_pool_t *p, qrt_track
     }
     /* tracker.created and the history row, in this transaction as a single create's
      * (qrt_store_tracker_add) */
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_webhook_tracker_events(db, p, QRT_WEBHOOK_TRACKER_CREATED, t, n);
+    }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         if (t[i]) {
-            rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_CREATED, t[i]);
-        }
-        if (t[i] && rv == APR_SUCCESS) {
             rv = qrt_store_history_add(db, p, t[i]->id, t[i]->account_id, t[i]->changed_by,
                                        QRT_HISTORY_CREATED,
                                        qrt_history_changes(p, NULL, t[i], t[i]->route_set

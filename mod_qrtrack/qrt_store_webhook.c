@@ -11,6 +11,8 @@
 
 #define WEBHOOK_EVENT_TYPES "lsslsll"   /* webhook_event_add's arguments */
 #define WEBHOOK_EVENT_NARGS 7
+#define WEBHOOK_VISIT_TYPES "lssllll"   /* webhook_visit_event_add's arguments */
+#define WEBHOOK_VISIT_NARGS 7
 /* The writer's map of trackers to their accounts: forgotten whole past this size. */
 #define WEBHOOK_TRACKERS_MAX 65536
 #define WEBHOOK_BOUND_EVERY apr_time_from_sec(1)
@@ -288,8 +290,9 @@ static void webhook_event_args(apr_pool_t *p, const void **args, apr_int64_t web
     args[6] = &ints[2];
 }
 
-apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
-                                             const qrt_tracker_t *t)
+/* known: account id -> its subscribers of type, read once for several trackers (or NULL). */
+static apr_status_t webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
+                                          const qrt_tracker_t *t, apr_hash_t *known)
 {
     apr_int64_t account_id = t->account_id, now = webhook_now();
     apr_array_header_t *hooks = apr_array_make(p, 4, sizeof(apr_int64_t));
@@ -312,10 +315,17 @@ apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int ty
             account_id = qrt_db_int(db, row, 1, 0);
         }
     }
-    {
+    if (known && apr_hash_get(known, &account_id, sizeof(account_id))) {
+        hooks = apr_hash_get(known, &account_id, sizeof(account_id));
+    }
+    else {
         const void *args[] = { &account_id, &type };
 
         rv = qrt_db_each(db, p, SQL_webhook_subscribers, args, qrt_db_int_list_row, hooks);
+        if (rv == APR_SUCCESS && known) {
+            apr_hash_set(known, apr_pmemdup(p, &account_id, sizeof(account_id)),
+                         sizeof(account_id), hooks);
+        }
     }
     if (rv != APR_SUCCESS || hooks->nelts == 0) {
         return rv;
@@ -341,6 +351,27 @@ apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int ty
         webhook_event_args(p, args, APR_ARRAY_IDX(hooks, i, apr_int64_t), type, &t->id, body,
                            now);
         rv = qrt_db_exec(db, p, SQL_webhook_event_add, NULL, args);
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
+                                             const qrt_tracker_t *t)
+{
+    return webhook_tracker_event(db, p, type, t, NULL);
+}
+
+apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int type,
+                                              qrt_tracker_t *const *t, int n)
+{
+    apr_hash_t *known = apr_hash_make(p);
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        if (t[i]) {
+            rv = webhook_tracker_event(db, p, type, t[i], known);
+        }
     }
     return rv;
 }
@@ -550,6 +581,38 @@ static apr_status_t webhook_rows_write(qrt_db_t *db, apr_pool_t *p, apr_array_he
                             (const void **)rows->elts, rows->nelts);
 }
 
+/* A visit's rows (WEBHOOK_VISIT_NARGS values each) for every webhook in subs that takes
+ * bit: its reference only, the body is rendered at delivery (qrt_store_whsend.c). */
+static void webhook_visit_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c,
+                                   apr_array_header_t *rows, apr_array_header_t *subs,
+                                   int bit, const qrt_visit_t *v, apr_int64_t now)
+{
+    int i;
+
+    for (i = 0; i < subs->nelts; i++) {
+        const webhook_sub *s = &APR_ARRAY_IDX(subs, i, webhook_sub);
+        apr_int64_t *ints;
+        const void **args;
+
+        if (!(s->events & bit)) {
+            continue;
+        }
+        ints = apr_palloc(p, 3 * sizeof(*ints));
+        ints[0] = s->id;
+        ints[1] = now;
+        ints[2] = now;
+        args = apr_array_push(rows);
+        args[0] = &ints[0];
+        args[1] = qrt_webhook_msg_id(p);
+        args[2] = qrt_webhook_event_name(bit);
+        args[3] = &v->tracker_id;
+        args[4] = &v->id;
+        args[5] = &ints[1];
+        args[6] = &ints[2];
+        APR_ARRAY_PUSH(c->staged, apr_int64_t) = s->id;
+    }
+}
+
 apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                       apr_uint32_t gen, const qrt_visit_t *v, int n)
 {
@@ -562,7 +625,7 @@ apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         || !(c->any & (QRT_WEBHOOK_SCAN_CREATED | QRT_WEBHOOK_CLICK_CREATED))) {
         return rv;
     }
-    rows = apr_array_make(p, n, WEBHOOK_EVENT_NARGS * sizeof(const void *));
+    rows = apr_array_make(p, n, WEBHOOK_VISIT_NARGS * sizeof(const void *));
     for (i = 0; i < n; i++) {
         int bit = v[i].source && !strcmp(v[i].source, "click") ? QRT_WEBHOOK_CLICK_CREATED
                                                                : QRT_WEBHOOK_SCAN_CREATED;
@@ -577,13 +640,13 @@ apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
             return rv;
         }
         if (t && (subs = webhook_cache_subs(c, t, bit)) != NULL) {
-            const char *body = qrt_webhook_body(p, bit, now,
-                                                qrt_store_webhook_visit_json(p, &v[i], t->code));
-
-            webhook_rows_add(p, c, rows, subs, bit, &v[i].tracker_id, body, now);
+            webhook_visit_rows_add(p, c, rows, subs, bit, &v[i], now);
         }
     }
-    return webhook_rows_write(db, p, rows);
+    return rows->nelts == 0 ? APR_SUCCESS
+                            : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add,
+                                               WEBHOOK_VISIT_TYPES, (const void **)rows->elts,
+                                               rows->nelts);
 }
 
 /* What ended a tracker's validity in a batch: "max_scans", "valid_until" or NULL;

@@ -60,6 +60,10 @@ apr_status_t qrt_store_webhook_attempts(qrt_db_t *db, apr_pool_t *p, apr_int64_t
  * first. Costs one indexed query when the account takes no such event. */
 apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
                                              const qrt_tracker_t *t);
+/* The same event for n trackers (NULLs skipped), e.g. a bulk create's: each account's
+ * subscribers read once. */
+apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int type,
+                                              qrt_tracker_t *const *t, int n);
 /* A tracker as the store renders it for an event (the API's fields it knows). */
 json_t *qrt_store_webhook_tracker_json(const qrt_tracker_t *t);
 /* A visit as GET /visits shows it, with its tracker's code. */

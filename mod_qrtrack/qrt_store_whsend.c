@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 
 #include "qrt_store_whsend.h"
+#include "qrt_store_webhook.h"
 
 #define RECORD_TRIES 3
 
@@ -25,7 +26,99 @@ static apr_status_t due_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     e->url = apr_pstrdup(a->pool, s ? s : "");
     s = qrt_db_str(db, row, 6);
     e->secret = apr_pstrdup(a->pool, s ? s : "");
+    e->visit_id = qrt_db_int(db, row, 7, 0);
+    e->tracker_id = qrt_db_int(db, row, 8, 0);
+    s = qrt_db_str(db, row, 9);
+    e->event_type = apr_pstrdup(a->pool, s ? s : "");
+    e->created_at = qrt_db_int(db, row, 10, 0);
     return APR_SUCCESS;
+}
+
+static const char *visit_dup(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, int col)
+{
+    const char *s = qrt_db_str(db, row, col);
+
+    return s ? apr_pstrdup(p, s) : NULL;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    qrt_visit_t v;
+    const char *code;
+    int found;
+} visit_found;
+
+/* whsend_visit's row: the columns of visits_read.sql's pages, then the tracker's code. */
+static apr_status_t visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    visit_found *f = ctx;
+    qrt_visit_t *v = &f->v;
+
+    f->found = 1;
+    v->id = qrt_db_int(db, row, 0, 0);
+    v->tracker_id = qrt_db_int(db, row, 1, 0);
+    v->visit_start = qrt_db_int(db, row, 2, 0);
+    v->source = visit_dup(db, f->p, row, 3);
+    v->ip = visit_dup(db, f->p, row, 4);
+    v->country = visit_dup(db, f->p, row, 5);
+    v->city = visit_dup(db, f->p, row, 6);
+    v->browser = visit_dup(db, f->p, row, 7);
+    v->browser_version = visit_dup(db, f->p, row, 8);
+    v->os = visit_dup(db, f->p, row, 9);
+    v->device = visit_dup(db, f->p, row, 10);
+    v->referer = visit_dup(db, f->p, row, 11);
+    v->user_agent = visit_dup(db, f->p, row, 12);
+    v->bot = qrt_db_int(db, row, 13, 0) != 0;
+    v->destination = visit_dup(db, f->p, row, 14);
+    f->code = visit_dup(db, f->p, row, 15);
+    return APR_SUCCESS;
+}
+
+/* The bodies of the visits' events taken: rendered as the scan writer rendered them
+ * before schema 37, with the event's own time; an event whose visit is gone is dropped
+ * and left out of a (*gone counts them). */
+static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *a,
+                                  int *gone)
+{
+    int i, kept = 0;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (i = 0; i < a->nelts; i++) {
+        qrt_whsend_event_t *e = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
+
+        if (e->visit_id > 0 && !*e->body) {
+            const void *args[] = { &e->tracker_id, &e->visit_id };
+            int bit = qrt_webhook_event_bit(e->event_type);
+            visit_found f;
+
+            memset(&f, 0, sizeof(f));
+            f.p = p;
+            rv = qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
+            if (rv != APR_SUCCESS) {
+                break;
+            }
+            if (!f.found || !bit) {
+                const void *gargs[] = { &e->id };
+
+                rv = qrt_db_exec(db, p, SQL_whsend_visit_gone, NULL, gargs);
+                if (rv != APR_SUCCESS) {
+                    break;
+                }
+                (*gone)++;
+                continue;
+            }
+            e->body = qrt_webhook_body(p, bit, e->created_at,
+                                       qrt_store_webhook_visit_json(p, &f.v, f.code));
+        }
+        if (kept != i) {
+            APR_ARRAY_IDX(a, kept, qrt_whsend_event_t) = *e;
+        }
+        kept++;
+    }
+    if (rv == APR_SUCCESS) {
+        a->nelts = kept;
+    }
+    return rv;
 }
 
 static int by_id(const void *a, const void *b)
@@ -37,7 +130,7 @@ static int by_id(const void *a, const void *b)
 
 apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                     apr_int64_t lease_until, int max,
-                                    apr_array_header_t **out)
+                                    apr_array_header_t **out, int *gone)
 {
     apr_array_header_t *a = apr_array_make(p, max > 0 ? max : 1, sizeof(qrt_whsend_event_t));
     apr_int64_t limit = max;
@@ -47,6 +140,7 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
     int i;
 
     *out = a;
+    *gone = 0;
     /* SQLite: the due rows are read before the transaction, whose BEGIN IMMEDIATE takes
      * the database's write lock (the scan writers wait for it): only the short UPDATE
      * holds it. One worker a server delivers there, so nothing takes them meanwhile.
@@ -90,7 +184,11 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
         return rv;
     }
     qsort(a->elts, (size_t)a->nelts, sizeof(qrt_whsend_event_t), by_id);
-    return APR_SUCCESS;
+    rv = render_visits(db, p, a, gone);
+    if (rv != APR_SUCCESS) {
+        a->nelts = 0;   /* their leases end by themselves */
+    }
+    return rv;
 }
 
 /* Webhooks' rows in one order on every node (no deadlock between two workers). */
@@ -153,8 +251,11 @@ static apr_status_t record_one(qrt_db_t *db, apr_pool_t *p, const qrt_whsend_res
         }
         break;
     }
-    if (rv == APR_SUCCESS && nrows > 0 && disabled) {
-        (*disabled)++;
+    if (rv == APR_SUCCESS && nrows > 0) {
+        rv = qrt_db_exec(db, p, SQL_whsend_drop_pending, NULL, wh_args);
+        if (disabled) {
+            (*disabled)++;
+        }
     }
     return rv;
 }

@@ -14,15 +14,20 @@ typedef struct {
     const char *url;
     const char *secret;
     int attempts;               /* attempts made before this one */
+    apr_int64_t visit_id;       /* a visit's event (body rendered when taken), or 0 */
+    apr_int64_t tracker_id;
+    const char *event_type;
+    apr_int64_t created_at;
 } qrt_whsend_event_t;
 
 /* Takes up to max due events (see sql/statements/whsend.sql, whsend_due), leased to
  * this worker until lease_until, in one transaction: *out, an array of
  * qrt_whsend_event_t in p, in id order. PostgreSQL skips rows another worker is
- * taking at the same moment. */
+ * taking at the same moment. A visit's event gets its body rendered from the visit;
+ * one whose visit is gone is dropped (state 3) and left out; *gone counts them. */
 apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                     apr_int64_t lease_until, int max,
-                                    apr_array_header_t **out);
+                                    apr_array_header_t **out, int *gone);
 
 typedef enum {
     QRT_WHSEND_DELIVERED,       /* 2xx: delivered, the webhook's failures reset */

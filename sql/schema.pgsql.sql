@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 36: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 37: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -501,7 +501,8 @@ CREATE TABLE webhook_events (
     attempts integer DEFAULT 0 NOT NULL,
     next_attempt_at bigint NOT NULL,
     state smallint DEFAULT 0 NOT NULL,
-    claimed_until bigint
+    claimed_until bigint,
+    visit_id bigint
 );
 
 CREATE SEQUENCE webhook_events_id_seq

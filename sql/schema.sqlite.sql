@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 36: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 37: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -336,7 +336,8 @@ CREATE TABLE webhook_events (
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_at BIGINT NOT NULL,
     state SMALLINT NOT NULL DEFAULT 0,
-    claimed_until BIGINT
+    claimed_until BIGINT,
+    visit_id BIGINT
 );
 
 CREATE INDEX webhook_events_due ON webhook_events (state, next_attempt_at);

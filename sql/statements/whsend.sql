@@ -5,7 +5,8 @@
 -- (or leased past its end), of a webhook that is not disabled, and the oldest pending
 -- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
 -- name: whsend_due
-SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
+        e.tracker_id, e.event_type, e.created_at
     FROM (SELECT MIN(id) AS id
     FROM webhook_events
     WHERE state = 0
@@ -21,7 +22,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
 -- Ordered by the due index alone, which PostgreSQL reads in order and stops early (a
 -- second key would sort every due row first); a tracker's order comes from NOT EXISTS.
 -- name: whsend_due [pgsql]
-SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
+        e.tracker_id, e.event_type, e.created_at
     FROM webhook_events e
     JOIN webhooks w ON w.id = e.webhook_id
     WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
@@ -32,6 +34,27 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret
     ORDER BY e.next_attempt_at
     LIMIT %lld
     FOR UPDATE OF e SKIP LOCKED
+
+-- A visit's event (schema 37: body '', visit_id set): the visit, its dictionaries' strings
+-- and its tracker's code, from which the body is rendered when the event is taken.
+-- name: whsend_visit
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot, dn.url, t.code
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = %lld AND v.id = %lld
+
+-- A visit's event whose visit is gone (retention, the tracker or account deleted): dropped.
+-- name: whsend_visit_gone
+UPDATE webhook_events
+    SET state = 3, claimed_until = NULL
+    WHERE id = %lld AND state = 0
 
 -- The lease on the events taken: a JSON array of their ids.
 -- (SQLite: the rows were read before this transaction; each is taken only if still waiting)
@@ -90,6 +113,13 @@ UPDATE webhooks
 UPDATE webhooks
     SET disabled_at = %lld, disabled_reason = %s
     WHERE id = %lld AND disabled_at IS NULL AND failures >= %lld
+
+-- A webhook just disabled: its pending events are dropped (counted as the webhook's
+-- dropped), never to wait behind a webhook that delivers no more.
+-- name: whsend_drop_pending
+UPDATE webhook_events
+    SET state = 3, body = '', claimed_until = NULL
+    WHERE webhook_id = %lld AND state = 0
 
 -- name: whsend_backlog
 SELECT COUNT(*)

@@ -373,3 +373,99 @@ def test_a_hanging_receiver_does_not_hold_up_other_webhooks(srv):
         assert not wh.attempts(srv, stuck)
     finally:
         rec.stop()
+
+
+def test_a_visits_event_is_rendered_at_delivery_as_the_api_shows_it(srv, receiver):
+    """A scan's and a click's outbox rows hold their visits' ids and no body (schema 37);
+    the worker renders each body when it takes the event: the visit as GET /visits shows
+    it and the tracker's code, stamped with the event's time, signed, webhook-id the row's."""
+    srv.account("render")       # (acme may be at its limit of webhooks by now)
+    tok = srv.token("render")
+    with Api(srv, tok) as api:
+        hook = api.post("/webhook", json={"url": receiver.url("/render"), "events": [
+            "scan.created", "click.created"]}).json()
+        t = api.post("/tracker", json={"redirect_url": "https://example.com/render"}).json()
+        for kind in ("q", "l"):
+            r = requests.get("%s/%s/%s" % (srv.base, kind, t["code"]), allow_redirects=False,
+                             timeout=30, headers={"User-Agent": "Mozilla/5.0 (X11; Linux "
+                                                  "x86_64) Firefox/120.0",
+                                                  "Referer": "https://ref.example/p?q=1"})
+            assert r.status_code == 302
+        rows = srv.sql("SELECT msg_id, visit_id, LENGTH(body), created_at FROM webhook_events "
+                       "WHERE webhook_id = %d ORDER BY id" % hook["id"]).split()
+        rows = [r.split("|") for r in rows]
+        assert len(rows) == 2 and all(r[1] and r[2] == "0" for r in rows), rows
+        got = wait_until(lambda: receiver.got("/render") if len(receiver.got("/render")) >= 2
+                         else None, timeout=30, what=lambda: srv.error_log()[-2000:])
+        visits = {v["id"]: v for v in api.get("/visits/tracker/%d" % t["tracker_id"]
+                                               ).json()["data"]}
+        for (msg_id, visit_id, _, created_at), (_, _, h, body, _) in zip(rows, got):
+            assert h["webhook-id"] == msg_id
+            assert wh.verify(hook["secret"], h, body)
+            event = json.loads(body)
+            assert set(event) == {"type", "timestamp", "data"}
+            assert event["timestamp"] == time.strftime("%Y-%m-%dT%H:%M:%S+0000",
+                                                       time.gmtime(int(created_at)))
+            data = dict(event["data"])
+            assert data.pop("code") == t["code"]
+            assert data == visits[int(visit_id)]
+            assert event["type"] == data["source"] + ".created"
+        assert [json.loads(g[3])["type"] for g in got] == ["scan.created", "click.created"]
+
+
+def test_an_event_whose_visit_is_gone_is_dropped_not_sent(receiver):
+    """A visit deleted before its event is delivered (the retention's purge, an account
+    erased): the event is dropped (state 3, listed as dropped), nothing is sent for it,
+    and the tracker's next event is delivered."""
+    off = on = None
+    try:
+        off = Server(extra=STATUS + ALLOW + "QRTrackWebhookDelivery Off\n")
+        off.admin("init")
+        off.account("acme", "professional")
+        off.start()
+        with Api(off, off.token("acme")) as api:
+            hook = api.post("/webhook", json={"url": receiver.url("/gone"),
+                                              "events": ["scan.created"]}).json()
+            t = api.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
+            for _ in range(2):
+                assert requests.get("%s/q/%s" % (off.base, t["code"]), allow_redirects=False,
+                                    timeout=30).status_code == 302
+            first, second = [int(v) for v in off.sql(
+                "SELECT visit_id FROM webhook_events WHERE webhook_id = %d ORDER BY id"
+                % hook["id"]).split()]
+        off.stop()
+        off.sql("DELETE FROM visit_rows WHERE id = %d" % first)
+        on = Server(extra=STATUS + ALLOW, shared_db=off)
+        on.start()
+        events = wait_until(lambda: (lambda e: e if sorted(s for s, _ in e.values()) ==
+                                     [wh.DELIVERED, 3] else None)(wh.events(on, hook["id"])),
+                            timeout=30, what=lambda: wh.events(on, hook["id"]))
+        (_, _, h, body, _), = receiver.got("/gone")
+        assert json.loads(body)["data"]["id"] == second
+        assert wh.verify(hook["secret"], h, body)
+        assert len(wh.attempts(on, hook["id"])) == 1
+        with Api(on, on.token("acme")) as api:
+            d = api.get("/webhook/%d/deliveries" % hook["id"]).json()
+        assert d["state"]["dropped"] == 1 and d["state"]["pending"] == 0
+    finally:
+        for s in (on, off):
+            if s:
+                s.cleanup()
+
+
+def test_disabling_a_webhook_drops_its_pending_events(srv):
+    """A webhook the worker disables (410 here) keeps no pending events: those waiting
+    are dropped and counted as its dropped, not left pending for ever."""
+    rec = wh.Receiver(lambda path, n: (410, {}, 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/disable-drops"))
+        first, *rest = wh.add_events(srv, wid, [1, 1, 1])
+        wait_until(lambda: wh.webhook_row(srv, wid)[1], timeout=30, what="disabled_at")
+        ev = wh.events(srv, wid)
+        assert ev[first] == (wh.FAILED, 1)
+        assert [ev[m][0] for m in rest] == [3, 3], ev
+        assert srv.sql("SELECT COUNT(*) FROM webhook_events WHERE webhook_id = %d AND "
+                       "state = 3 AND body = ''" % wid).strip() == "2"
+        assert len(rec.got("/disable-drops")) == 1
+    finally:
+        rec.stop()
