@@ -409,6 +409,15 @@ def main():
         print("  bytes per visit: %.1f (database %.0f MB / %s visits, dictionaries, indexes "
               "and report aggregates included; target <= 150)"
               % (mb * 1e6 / max(int(sizes[0]), 1), mb, sizes[0]), flush=True)
+        if PG:
+            # Where a visit's bytes go: visit_rows, each of its indexes, its counts.
+            rels = srv.sql("SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c WHERE "
+                           "c.oid = 'visit_rows'::regclass OR c.oid IN (SELECT indexrelid "
+                           "FROM pg_index WHERE indrelid = 'visit_rows'::regclass) OR "
+                           "c.relname = 'visit_dict_counts' ORDER BY 2 DESC")
+            for line in rels.strip().splitlines():
+                name, size = line.split("|")
+                print("    %-24s %6.1f bytes a visit" % (name, int(size) / max(int(sizes[0]), 1)))
 
         calls = [0]
         session = [None]

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 37: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 39: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -714,13 +714,11 @@ CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
 
 CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
 
+CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts USING btree (d, id);
+
 CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
-
-CREATE INDEX visits_by_ref ON visit_rows USING btree (ref_id) WHERE (ref_id IS NOT NULL);
-
-CREATE INDEX visits_by_ua ON visit_rows USING btree (ua_id);
 
 CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id, visit_start, id) WHERE (ip_id IS NOT NULL);
 

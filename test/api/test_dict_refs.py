@@ -122,3 +122,47 @@ def test_an_upgrade_from_schema_31_counts_the_visits():
         assert srv.sql("SELECT name FROM sqlite_master WHERE name LIKE 'visits_by_%'").strip() == ""
     finally:
         srv.cleanup()
+
+
+def test_a_postgresql_upgrade_drops_the_sweeps_reverse_indexes():
+    """Schema 39 (PostgreSQL): the sweep reads visit_dict_counts for user agents and
+    referers, so an upgraded database loses visits_by_ua and visits_by_ref, gains the
+    counts' index by entry, and its sweep still deletes only the strings nobody names."""
+    srv = Server(extra="QRTrackRateLimit 0\n")
+    if srv.backend != "pgsql":
+        srv.cleanup()
+        pytest.skip("PostgreSQL's indexes (SQLite counts in its dictionaries)")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        with Api(srv, tok) as a:
+            now, _, _ = populate(srv, a)
+        srv.stop()
+        # the database as schema 36 left it
+        srv.sql("DROP INDEX visit_dict_counts_by_id; "
+                "CREATE INDEX visits_by_ua ON visit_rows (ua_id); "
+                "CREATE INDEX visits_by_ref ON visit_rows (ref_id) WHERE ref_id IS NOT NULL; "
+                "UPDATE qrt_schema SET version = 36;")
+        srv.start()
+        assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= 39
+        names = set(srv.sql("SELECT indexname FROM pg_indexes WHERE indexname LIKE "
+                            "'visit%%by%%'").split())
+        assert names == {"visits_by_ip", "visits_by_dest", "visit_dict_counts_by_id"}, names
+        check_counts(srv)
+        assert strings(srv) == 5
+        # half the scans made old: only the strings no younger visit names go
+        srv.sql("UPDATE visit_rows SET visit_start = visit_start - %d WHERE ua_id IN "
+                "(SELECT id FROM visit_uas WHERE user_agent = 'refs-agent-0')" % (40 * DAY))
+        srv.admin("visits", "purge", "30")
+        check_counts(srv)
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent = "
+                           "'refs-agent-0'").strip()) == 0
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                           "'refs-agent-%%'").strip()) == 2
+        # referer /0 is still named by younger scans of agent 2, /1 by agent 1's
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_referers WHERE referer LIKE "
+                           "'https://ref.example/%%'").strip()) == 2
+    finally:
+        srv.cleanup()
