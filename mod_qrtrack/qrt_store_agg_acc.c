@@ -511,16 +511,21 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
         rv = run_flush(run);
     }
     if (rv == APR_SUCCESS) {
+        /* (many rows a statement: an import's days are as many as its visits) */
         void **v = acc_sorted(p, &a->day, 1, acc_day_cmp, &n);
+        row_run *days = run_make(p, a->db, SQL_agg_day_add, "lllll");
 
         for (i = 0; i < n && rv == APR_SUCCESS; i++) {
             day_ent *e = v[i];
-            apr_int64_t g = e->k.g;
-            const void *dargs[] = { &e->k.account, &e->k.q, &g, &e->scans, &e->clicks };
+            const void *dargs[] = { &e->k.account, &e->k.q, run_int(days, e->k.g), &e->scans,
+                                    &e->clicks };
 
             if (e->scans || e->clicks) {
-                rv = qrt_db_exec(a->db, p, SQL_agg_day_add, NULL, dargs);
+                rv = run_add(days, dargs);
             }
+        }
+        if (rv == APR_SUCCESS) {
+            rv = run_flush(days);
         }
     }
     apr_hash_clear(a->cnt);

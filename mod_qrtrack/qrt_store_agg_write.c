@@ -132,21 +132,56 @@ typedef struct {
 
 /* One visit of a visitor's history (its tags are filled in after the query: no
  * query may run while another's rows are being read). */
+static void agg_visit_fill(apr_pool_t *p, apr_array_header_t *list, qrt_db_t *db,
+                           apr_dbd_row_t *row, int col)
+{
+    qrt_agg_visit_t *x = apr_array_push(list);
+    const char *src = qrt_db_str(db, row, col + 3);
+
+    memset(x, 0, sizeof(*x));
+    x->id = qrt_db_int(db, row, col, 0);
+    x->t = qrt_db_int(db, row, col + 1, 0);
+    x->tracker = qrt_db_int(db, row, col + 2, 0);
+    x->click = src && !strcmp(src, "click");
+    x->browser = apr_pstrdup(p, qrt_store_agg_acc_col(db, row, col + 4));
+    x->country = apr_pstrdup(p, qrt_store_agg_acc_col(db, row, col + 5));
+    x->city = apr_pstrdup(p, qrt_store_agg_acc_col(db, row, col + 6));
+}
+
 static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_list_ctx *c = ctx;
-    qrt_agg_visit_t *x = apr_array_push(c->list);
-    const char *src = qrt_db_str(db, row, 3);
 
-    memset(x, 0, sizeof(*x));
-    x->id = qrt_db_int(db, row, 0, 0);
-    x->t = qrt_db_int(db, row, 1, 0);
-    x->tracker = qrt_db_int(db, row, 2, 0);
-    x->click = src && !strcmp(src, "click");
-    x->browser = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 4));
-    x->country = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 5));
-    x->city = apr_pstrdup(c->p, qrt_store_agg_acc_col(db, row, 6));
+    agg_visit_fill(c->p, c->list, db, row, 0);
     return APR_SUCCESS;
+}
+
+/* PostgreSQL: a visit out of order's two lists of visits read for the whole batch
+ * (agg_prefetch_seeks): agg_visitor_from's and agg_visitor_before_of_kind's rows. */
+typedef struct {
+    int asked;
+    apr_array_header_t *from, *before;
+} agg_lists;
+
+typedef struct {
+    apr_pool_t *p;
+    agg_lists *l;
+    int before;
+} agg_lists_ctx;
+
+static apr_status_t agg_lists_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_lists_ctx *c = ctx;
+    agg_lists *l = &c->l[qrt_db_int(db, row, 0, 0)];
+
+    agg_visit_fill(c->p, c->before ? l->before : l->from, db, row, 1);
+    return APR_SUCCESS;
+}
+
+/* A copy of a prefetched list (agg_recompute changes its list), or NULL. */
+static apr_array_header_t *agg_lists_copy(apr_pool_t *p, const agg_lists *l, int before)
+{
+    return l && l->asked ? apr_array_copy(p, before ? l->before : l->from) : NULL;
 }
 
 /* Tags of the visits v[0..n) from their trackers (the cache trk lives in tp). */
@@ -212,7 +247,8 @@ static int agg_groups(apr_pool_t *p, apr_hash_t *groups, const qrt_agg_visit_t *
  * history, unless the new one or a later one is the first in a group for long. */
 static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
                                   apr_hash_t *trk, apr_int64_t visitor,
-                                  apr_int64_t account, apr_int64_t id, apr_int64_t t)
+                                  apr_int64_t account, apr_int64_t id, apr_int64_t t,
+                                  const agg_lists *pl)
 {
     const void *args[5] = { &visitor, &account, &id, &t, &agg_probe };
     agg_list_ctx c;
@@ -225,8 +261,14 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
      * (The trackers' cache stays in p.) */
     apr_pool_create(&rp, p);
     c.p = rp;
-    c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
-    rv = qrt_db_each(db, rp, SQL_agg_visitor_from, args, agg_visit_row, &c);
+    c.list = agg_lists_copy(rp, pl, 0);
+    if (c.list) {
+        rv = APR_SUCCESS;
+    }
+    else {
+        c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
+        rv = qrt_db_each(db, rp, SQL_agg_visitor_from, args, agg_visit_row, &c);
+    }
     /* (the visits at t itself before the new one are before it) */
     v = (qrt_agg_visit_t *)c.list->elts;
     for (i = 0, n = 0; i < c.list->nelts; i++) {
@@ -241,9 +283,12 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     if (rv == APR_SUCCESS) {
         rv = agg_tags(db, p, trk, v, n);
     }
-    c.list = apr_array_make(rp, (int)agg_probe + 1, sizeof(qrt_agg_visit_t));
-    if (rv == APR_SUCCESS) {
-        rv = qrt_db_each(db, rp, SQL_agg_visitor_before_of_kind, args, agg_visit_row, &c);
+    c.list = agg_lists_copy(rp, pl, 1);
+    if (!c.list) {
+        c.list = apr_array_make(rp, (int)agg_probe + 1, sizeof(qrt_agg_visit_t));
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_of_kind, args, agg_visit_row, &c);
+        }
     }
     if (rv == APR_SUCCESS) {
         rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
@@ -317,18 +362,57 @@ static apr_status_t agg_history(qrt_db_t *db, apr_pool_t *p, apr_pool_t *tp,
     return rv;
 }
 
+/* PostgreSQL: a visit's seeks made for the whole batch at once (agg_prefetch_seeks),
+ * each the answer its own seek would give (all of the batch's rows are written by then,
+ * and the seeks read nothing else the loop writes). */
+enum { SEEK_TR, SEEK_BR, SEEK_CO, SEEK_CI, SEEKS };
+typedef struct {
+    char asked[SEEKS], has[SEEKS];
+    apr_int64_t t[SEEKS];
+} agg_seeks;
+
+typedef struct {
+    agg_seeks *s;
+    int kind;
+} agg_seeks_ctx;
+
+static apr_status_t agg_seeks_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_seeks_ctx *c = ctx;
+    agg_seeks *s = &c->s[qrt_db_int(db, row, 0, 0)];
+
+    s->has[c->kind] = 1;
+    s->t[c->kind] = qrt_db_int(db, row, 1, 0);
+    return APR_SUCCESS;
+}
+
+/* A prefetched seek into *out: 1 when there is one. */
+static int agg_seek_known(const agg_seeks *s, int kind, qrt_store_agg_prev_t *out)
+{
+    if (!s || !s->asked[kind]) {
+        return 0;
+    }
+    out->has = s->has[kind];
+    out->same = 0;
+    out->t = s->has[kind] ? s->t[kind] : 0;
+    return 1;
+}
+
 /* The previous visit in one dimension (browser, country or city): the previous
  * visit in the account when that one had the same value, else one more seek. */
 static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                  const qrt_agg_visit_t *x, apr_int64_t account,
                                  const char *last_val, const char *val,
                                  const char *label, const qrt_store_agg_prev_t *in_account,
-                                 qrt_store_agg_prev_t *out)
+                                 const agg_seeks *s, int kind, qrt_store_agg_prev_t *out)
 {
     const void *args[] = { &v->visitor, &account, &x->id, val };
 
     if (!strcmp(last_val, val)) {
         *out = *in_account;
+        return APR_SUCCESS;
+    }
+    if (agg_seek_known(s, kind, out)) {
         return APR_SUCCESS;
     }
     return agg_seek(db, p, label, args, out);
@@ -444,12 +528,177 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return rv;
 }
 
+/* A visitor's latest visit as agg_prefetch_seeks guesses it (the batch's order). */
+typedef struct {
+    int has, seen;              /* seen: the batch's last visit is the latest (in order) */
+    apr_int64_t tracker, seen_t, max_t;
+    const char *browser, *country, *city;
+} agg_guess;
+
+/* What agg_prefetch_seeks found for the batch, by visit. */
+typedef struct {
+    agg_seeks *seeks;
+    agg_lists *lists;           /* visits out of order */
+    agg_pre *prev;              /* the latest visit before, when the batch's is not */
+    char *prev_asked;
+} agg_batch_reads;
+
+/* The seeks the loop will likely make for the batch's visits (those whose visitor's
+ * latest visit, as the batch's order and the prefetched previous visits tell, differs
+ * in tracker, browser, country or city), in one statement a kind, where they cost a
+ * round trip each. A guess that turns out wrong costs only its seek, made as before. */
+static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                       const qrt_visit_t *v, const int *is_new, int n,
+                                       apr_hash_t *prefetched, agg_batch_reads *out)
+{
+    static const char *const labels[SEEKS] = {
+        SQL_agg_seek_visitor_on_tracker, SQL_agg_seek_visitor_browser,
+        SQL_agg_seek_visitor_country, SQL_agg_seek_visitor_city };
+    apr_size_t rows = (apr_size_t)(n > 0 ? n : 1);
+    agg_seeks *seeks = apr_pcalloc(p, rows * sizeof(*seeks));
+    apr_int64_t *num = apr_palloc(p, rows * sizeof(*num));
+    const void **args[SEEKS];
+    apr_hash_t *guess = apr_hash_make(p);
+    apr_status_t rv = APR_SUCCESS;
+    int m[SEEKS] = { 0 }, i, kind, np = 0, nl = 0;
+    const void **pargs = apr_palloc(p, rows * 3 * sizeof(*pargs));
+    const void **largs = apr_palloc(p, rows * 6 * sizeof(*largs));
+    const void **fargs = apr_palloc(p, rows * 5 * sizeof(*fargs));
+
+    out->lists = apr_pcalloc(p, rows * sizeof(*out->lists));
+    out->prev = apr_pcalloc(p, rows * sizeof(*out->prev));
+    out->prev_asked = apr_pcalloc(p, rows);
+    for (kind = 0; kind < SEEKS; kind++) {
+        args[kind] = apr_palloc(p, rows * 5 * sizeof(*args[kind]));
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        qrt_store_agg_trk_t *k;
+        apr_int64_t key[2];
+        agg_guess *g;
+        const char *val[SEEKS];
+
+        if (v[i].bot) {
+            continue;
+        }
+        rv = qrt_store_agg_acc_trk_get(db, p, trk, v[i].tracker_id, 1, &k);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        key[0] = v[i].visitor;
+        key[1] = k->account;
+        g = apr_hash_get(guess, key, sizeof(key));
+        if (!g) {
+            agg_pre *pre = apr_hash_get(prefetched, key, sizeof(key));
+
+            g = apr_pcalloc(p, sizeof(*g));
+            if (pre && pre->last.has) {
+                g->has = 1;
+                g->tracker = pre->last.tracker;
+                g->browser = pre->last.browser;
+                g->country = pre->last.country;
+                g->city = pre->last.city;
+                g->max_t = pre->last.t;
+            }
+            g->seen = 1;            /* (its first visit: the prefetched one is the latest) */
+            g->seen_t = g->max_t;
+            apr_hash_set(guess, apr_pmemdup(p, key, sizeof(key)), sizeof(key), g);
+        }
+        else if (!g->seen || g->seen_t > v[i].visit_start) {
+            /* the loop seeks the latest visit before this one */
+            pargs[3 * np] = &num[i];
+            pargs[3 * np + 1] = &v[i].visitor;
+            pargs[3 * np + 2] = &v[i].id;
+            out->prev_asked[i] = 1;
+            np++;
+        }
+        num[i] = i;
+        if (g->has && g->max_t > v[i].visit_start) {
+            /* out of order: the loop recomputes the visitor's visits from it on */
+            const void **a = largs + (apr_size_t)nl * 6;
+
+            a[0] = &num[i];
+            a[1] = &v[i].visitor;
+            a[2] = &k->account;
+            a[3] = &v[i].id;
+            a[4] = &v[i].visit_start;
+            a[5] = &agg_probe;
+            memcpy(fargs + (apr_size_t)nl * 5, a, 5 * sizeof(*a));
+            out->lists[i].asked = 1;
+            out->lists[i].from = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
+            out->lists[i].before = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
+            nl++;
+            g->seen = 0;
+            continue;
+        }
+        val[SEEK_TR] = NULL;
+        val[SEEK_BR] = qrt_store_agg_acc_nz(v[i].browser);
+        val[SEEK_CO] = qrt_store_agg_acc_nz(v[i].country);
+        val[SEEK_CI] = qrt_store_agg_acc_nz(v[i].city);
+        if (g->has) {
+            const char *had[SEEKS] = { NULL, g->browser, g->country, g->city };
+
+            for (kind = 0; kind < SEEKS; kind++) {
+                const void **a = args[kind] + (apr_size_t)m[kind] * (kind ? 5 : 4);
+
+                if (kind == SEEK_TR ? g->tracker == v[i].tracker_id || is_new[i] > 0
+                                    : had[kind] && !strcmp(had[kind], val[kind])) {
+                    continue;
+                }
+                a[0] = &num[i];
+                a[1] = &v[i].visitor;
+                a[2] = kind == SEEK_TR ? (const void *)&v[i].tracker_id
+                                       : (const void *)&k->account;
+                a[3] = &v[i].id;
+                a[4] = val[kind];
+                seeks[i].asked[kind] = 1;
+                m[kind]++;
+            }
+        }
+        g->has = g->seen = 1;
+        g->seen_t = v[i].visit_start;
+        if (v[i].visit_start > g->max_t) {
+            g->max_t = v[i].visit_start;
+        }
+        g->tracker = v[i].tracker_id;
+        g->browser = val[SEEK_BR];
+        g->country = val[SEEK_CO];
+        g->city = val[SEEK_CI];
+    }
+    for (kind = 0; kind < SEEKS && rv == APR_SUCCESS; kind++) {
+        agg_seeks_ctx ctx = { seeks, kind };
+
+        rv = qrt_db_each_rows(db, p, labels[kind], kind ? "lllls" : "llll", args[kind],
+                              m[kind], agg_seeks_row, &ctx);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor, "lll", pargs, np, agg_pre_row,
+                              out->prev);
+    }
+    if (rv == APR_SUCCESS) {
+        agg_lists_ctx c = { p, out->lists, 0 };
+
+        rv = qrt_db_each_rows(db, p, SQL_agg_visitor_from, "lllll", fargs, nl, agg_lists_row,
+                              &c);
+        c.before = 1;
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_each_rows(db, p, SQL_agg_visitor_before_of_kind, "llllll", largs, nl,
+                                  agg_lists_row, &c);
+        }
+    }
+    out->seeks = seeks;
+    return rv;
+}
+
 /* Whether the visitor has a visit before x on x's tracker (agg_seek_visitor_on_tracker). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                     const qrt_agg_visit_t *x, qrt_store_agg_prev_t *out)
+                                     const qrt_agg_visit_t *x, const agg_seeks *s,
+                                     qrt_store_agg_prev_t *out)
 {
     const void *args[] = { &v->visitor, &x->tracker, &x->id };
 
+    if (agg_seek_known(s, SEEK_TR, out)) {
+        return APR_SUCCESS;
+    }
     return agg_seek(db, p, SQL_agg_seek_visitor_on_tracker, args, out);
 }
 
@@ -459,7 +708,8 @@ static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visi
 static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                       const qrt_visit_t *v, const qrt_agg_visit_t *x,
                                       apr_int64_t account, int *is_new,
-                                      const agg_seek_row *last, qrt_store_agg_prevs_t *pv)
+                                      const agg_seek_row *last, const agg_seeks *s,
+                                      qrt_store_agg_prevs_t *pv)
 {
     qrt_store_agg_trk_t *lk;
     apr_status_t rv = APR_SUCCESS;
@@ -483,22 +733,22 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
         }
     }
     else if (*is_new <= 0) {
-        rv = agg_seek_tracker(db, p, v, x, &pv->tr);
+        rv = agg_seek_tracker(db, p, v, x, s, &pv->tr);
         if (*is_new < 0) {
             *is_new = !pv->tr.has;
         }
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
-                          SQL_agg_seek_visitor_browser, &pv->a, &pv->br);
+                          SQL_agg_seek_visitor_browser, &pv->a, s, SEEK_BR, &pv->br);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->country, x->country,
-                          SQL_agg_seek_visitor_country, &pv->a, &pv->co);
+                          SQL_agg_seek_visitor_country, &pv->a, s, SEEK_CO, &pv->co);
     }
     if (rv == APR_SUCCESS) {
         rv = agg_prev_dim(db, p, v, x, account, last->city, x->city,
-                          SQL_agg_seek_visitor_city, &pv->a, &pv->ci);
+                          SQL_agg_seek_visitor_city, &pv->a, s, SEEK_CI, &pv->ci);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &lk);
@@ -526,6 +776,9 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
     apr_hash_t *trk, *batch_last, *prefetched = NULL;
+    agg_batch_reads br = { NULL, NULL, NULL, NULL };   /* PostgreSQL: the batch's seeks */
+    agg_seeks *seeks = NULL;
+    agg_lists *lists = NULL;
     apr_int64_t base = 0;
     apr_status_t rv = APR_SUCCESS;
     int i, need_ids = 0;
@@ -551,6 +804,11 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     else if (qrt_dialect_remote(db->driver)) {
         /* (what the batch needs in a few round trips, not one a visit) */
         rv = agg_prefetch(db, sp, trk, v, n, &prefetched);
+        if (rv == APR_SUCCESS) {
+            rv = agg_prefetch_seeks(db, sp, trk, v, is_new, n, prefetched, &br);
+            seeks = br.seeks;
+            lists = br.lists;
+        }
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         qrt_agg_visit_t x;
@@ -595,6 +853,10 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         else if (pre) {
             last = pre->last;
         }
+        else if (lists && br.prev_asked[i]) {
+            last = br.prev[i].last;
+            rv = agg_seek_account(db, sp, trk, v[i].visitor, k->account, x.id, &last);
+        }
         else {
             rv = agg_seek_prev(db, sp, trk, v[i].visitor, k->account, x.id, &last);
         }
@@ -606,12 +868,12 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             if (is_new[i] < 0) {
                 qrt_store_agg_prev_t tr;
 
-                rv = agg_seek_tracker(db, sp, &v[i], &x, &tr);
+                rv = agg_seek_tracker(db, sp, &v[i], &x, seeks ? &seeks[i] : NULL, &tr);
                 is_new[i] = !tr.has;
             }
             if (rv == APR_SUCCESS) {
                 rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id,
-                                   x.t);
+                                   x.t, lists ? &lists[i] : NULL);
             }
             continue;
         }
@@ -632,7 +894,8 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen->country = x.country;
         seen->city = x.city;
         apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), seen);
-        rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account, &is_new[i], &last, &pv);
+        rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account, &is_new[i], &last,
+                               seeks ? &seeks[i] : NULL, &pv);
         if (rv == APR_SUCCESS) {
             qrt_store_agg_acc_emit(a, 1, k->account, &x, &pv);
         }

@@ -234,6 +234,20 @@ static apr_status_t visits_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     return rv;
 }
 
+/* Visits by the key of visit_rows (SQLite): tracker, time, id. */
+static int visit_key_cmp(const void *a, const void *b)
+{
+    const qrt_visit_t *x = *(const qrt_visit_t *const *)a, *y = *(const qrt_visit_t *const *)b;
+
+    if (x->tracker_id != y->tracker_id) {
+        return x->tracker_id < y->tracker_id ? -1 : 1;
+    }
+    if (x->visit_start != y->visit_start) {
+        return x->visit_start < y->visit_start ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* SQLite: the batch's ids from visit_seq (its writers follow one another, so the ids
  * follow one another), then its rows, each with its id in front of its arguments. */
 static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v,
@@ -241,6 +255,7 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
 {
     const void **with_id = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * (VISIT_NARGS + 1)
                                          * sizeof(*with_id));
+    const qrt_visit_t **order = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*order));
     apr_int64_t count = n, last = 0;
     const void *seq_args[] = { &count }, *none[] = { NULL };
     apr_status_t rv;
@@ -258,9 +273,17 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     }
     for (i = 0; i < n; i++) {
         v[i].id = last - n + 1 + i;
-        with_id[(apr_size_t)i * (VISIT_NARGS + 1)] = &v[i].id;
+        order[i] = &v[i];
+    }
+    /* The ids follow the batch's order; the rows go in by the table's key (tracker,
+     * time, id), so that each B-tree page is visited once a run, not once a row. */
+    qsort(order, n, sizeof(*order), visit_key_cmp);
+    for (i = 0; i < n; i++) {
+        apr_size_t at = (apr_size_t)(order[i] - v);
+
+        with_id[(apr_size_t)i * (VISIT_NARGS + 1)] = &v[at].id;
         memcpy(with_id + (apr_size_t)i * (VISIT_NARGS + 1) + 1,
-               args + (apr_size_t)i * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
+               args + at * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
     }
     rv = qrt_db_exec_rows(db, p, SQL_visit_add_id, VISIT_ID_TYPES, with_id, n);
     return rv == APR_SUCCESS ? visits_floor(db, p, v, n) : rv;

@@ -109,6 +109,14 @@ INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, 
         first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
         agg_cnt.followed_visits + excluded.followed_visits
 
+-- name: agg_day_add_many [pgsql-only]
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS SMALLINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]))
+    ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+
 -- name: agg_link_add_many [pgsql-only]
 INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,
         browser_country_city_id, visit_count)

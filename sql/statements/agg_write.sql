@@ -198,6 +198,95 @@ SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.
     LEFT JOIN visit_places vp ON vp.id = p.place_id
 
 -- along visits_visitor_tracker (schema 20): the tracker is part of the seek
+-- The seeks of a batch's visits that come back to a visitor (PostgreSQL): the time of the
+-- visitor's latest visit before each on its tracker, or with its browser, country or city,
+-- in one statement each, as agg_seek_visitor_on_tracker and agg_seek_visitor_browser,
+-- _country, _city find them one at a time
+-- name: agg_seek_visitor_on_tracker_many [pgsql-only]
+SELECT u.n, p.visit_start
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[])) AS u(n, visitor, tracker, before)
+    CROSS JOIN LATERAL (SELECT v.visit_start
+    FROM visit_rows v
+    WHERE v.visitor = u.visitor AND v.tracker_id = u.tracker AND v.bot = 0 AND v.id < u.before
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1) p
+
+-- name: agg_seek_visitor_browser_many [pgsql-only]
+SELECT u.n, p.visit_start
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS TEXT[])) AS u(n, visitor, account, before, val)
+    CROSS JOIN LATERAL (SELECT v.visit_start
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = u.visitor AND k.tracker_id = v.tracker_id + 0 AND k.account_id = u.account
+        AND v.bot = 0 AND v.id < u.before AND COALESCE(vu.browser, '') = u.val
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1) p
+
+-- name: agg_seek_visitor_country_many [pgsql-only]
+SELECT u.n, p.visit_start
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS TEXT[])) AS u(n, visitor, account, before, val)
+    CROSS JOIN LATERAL (SELECT v.visit_start
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = u.visitor AND k.tracker_id = v.tracker_id + 0 AND k.account_id = u.account
+        AND v.bot = 0 AND v.id < u.before AND COALESCE(vp.country, '') = u.val
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1) p
+
+-- name: agg_seek_visitor_city_many [pgsql-only]
+SELECT u.n, p.visit_start
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS TEXT[])) AS u(n, visitor, account, before, val)
+    CROSS JOIN LATERAL (SELECT v.visit_start
+    FROM visit_rows v
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = u.visitor AND k.tracker_id = v.tracker_id + 0 AND k.account_id = u.account
+        AND v.bot = 0 AND v.id < u.before AND COALESCE(vp.city, '') = u.val
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 1) p
+
+-- a batch's visits out of order (PostgreSQL): agg_visitor_from and agg_visitor_before_of_kind of
+-- each, in one statement each, the rows of each visit together (u.n) in the order the one
+-- visit's statement gives them
+-- name: agg_visitor_from_many [pgsql-only]
+SELECT u.n, p.id, p.visit_start, p.tracker_id, p.source, p.browser, p.country, p.city
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[])) AS u(n, visitor, account, upto, since)
+    CROSS JOIN LATERAL (SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN
+        'click' ELSE 'scan' END AS source, COALESCE(vu.browser, '') AS browser,
+        COALESCE(vp.country, '') AS country, COALESCE(vp.city, '') AS city
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = u.visitor AND k.tracker_id = v.tracker_id + 0 AND k.account_id = u.account
+        AND v.bot = 0 AND v.id <= u.upto AND v.visit_start >= u.since) p
+    ORDER BY u.n, p.visit_start, p.id
+
+-- name: agg_visitor_before_of_kind_many [pgsql-only]
+SELECT u.n, p.id, p.visit_start, p.tracker_id, p.source, p.browser, p.country, p.city
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[])) AS u(n, visitor, account, below,
+        upto, lim)
+    CROSS JOIN LATERAL (SELECT v.id, v.visit_start, v.tracker_id, CASE WHEN v.click = 1 THEN
+        'click' ELSE 'scan' END AS source, COALESCE(vu.browser, '') AS browser,
+        COALESCE(vp.country, '') AS country, COALESCE(vp.city, '') AS city
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    CROSS JOIN agg_trk k
+    WHERE v.visitor = u.visitor AND k.tracker_id = v.tracker_id + 0 AND k.account_id = u.account
+        AND v.bot = 0 AND v.id < u.below AND v.visit_start <= u.upto
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT u.lim) p
+    ORDER BY u.n, p.visit_start DESC, p.id DESC
+
 -- name: agg_seek_visitor_on_tracker [pgsql]
 SELECT v.visit_start
     FROM visit_rows v
