@@ -234,7 +234,8 @@ def varied_lines(trackers, shuffled, seed=39):
             "tracker_id": trackers[rnd.randrange(len(trackers))],
             "visit_start": time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(times[x])),
             "source": "click" if rnd.randrange(5) == 0 else "scan",
-            "ip": "198.51.%d.%d" % (rnd.randrange(16), rnd.randrange(16) * 16),
+            # 256 addresses in 256 /24 networks: as many stored, anonymised to the /24
+            "ip": "198.51.%d.%d" % (rnd.randrange(256), 1 + rnd.randrange(254)),
             "country": country, "city": city,
             "browser": "Googlebot" if bot else b, "browser_version": str(v),
             "os": os_name, "device": "bot" if bot else device,
