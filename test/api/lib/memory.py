@@ -2,24 +2,13 @@
 import os
 import time
 import pytest
-from lib.server import start_server
+from lib.server import child_pids, start_server
 from lib.reports import DAY, T0, Account, V, fmt, json_error, oracle_crosstab
 
 
 def children(srv):
     """The server's child processes (the parent is srv.proc)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == srv.proc.pid:
-            out.append(int(d))
-    return out
+    return child_pids(srv.proc.pid)
 
 
 def peak_kb(srv):

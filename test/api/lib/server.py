@@ -23,8 +23,9 @@ from lib.pg import pg_cluster
 from lib.wait import wait_until
 
 
-def httpd_children(parent):
-    """The pids of parent's children that run httpd itself (not piped loggers)."""
+def child_pids(parent, httpd_only=False):
+    """The pids of parent's children; with httpd_only, those that run httpd itself (not
+    piped loggers)."""
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -32,12 +33,14 @@ def httpd_children(parent):
         try:
             with open("/proc/%s/stat" % d) as f:
                 stat = f.read()
-            exe = os.readlink("/proc/%s/exe" % d)
+            if int(stat[stat.rindex(")") + 2:].split()[1]) != parent:
+                continue
+            if httpd_only and os.path.basename(os.readlink("/proc/%s/exe" % d)) \
+                    != os.path.basename(HTTPD):
+                continue
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == parent and os.path.basename(exe) == os.path.basename(HTTPD):
-            out.append(int(d))
+        out.append(int(d))
     return out
 
 
@@ -143,7 +146,7 @@ class Server:
                 # have all finished, SIGTERM ends its wait (the stop stays graceful).
                 deadline = time.time() + 30
                 while self.proc.poll() is None and time.time() < deadline:
-                    if not httpd_children(self.proc.pid):
+                    if not child_pids(self.proc.pid, httpd_only=True):
                         self.proc.send_signal(signal.SIGTERM)
                         break
                     time.sleep(0.02)
