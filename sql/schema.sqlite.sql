@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 39: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 44: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -340,11 +340,9 @@ CREATE TABLE webhook_events (
     visit_id BIGINT
 );
 
-CREATE INDEX webhook_events_due ON webhook_events (state, next_attempt_at);
-
-CREATE INDEX webhook_events_order ON webhook_events (webhook_id, tracker_id, id);
-
 CREATE INDEX webhook_events_pending ON webhook_events (webhook_id, tracker_id, id) WHERE state = 0;
+
+CREATE INDEX webhook_events_state ON webhook_events (webhook_id, state, id);
 
 CREATE TABLE webhook_attempts (
     id INTEGER PRIMARY KEY,

@@ -4,13 +4,31 @@
 -- The due events a worker may take, oldest first: pending, due, not leased to a worker
 -- (or leased past its end), of a webhook that is not disabled, and the oldest pending
 -- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
+-- SQLite finds those oldest events by seeking in webhook_events_pending from one
+-- (webhook, tracker) pair to the next: a step per pair, however many events wait behind
+-- each (a GROUP BY would read them all).
 -- name: whsend_due
+WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
+    FROM (SELECT id, webhook_id, tracker_id
+        FROM webhook_events
+        WHERE state = 0
+        ORDER BY webhook_id, tracker_id, id
+        LIMIT 1)
+    UNION ALL
+    SELECT n.id, n.webhook_id, n.tracker_id
+    FROM heads h
+    JOIN webhook_events n ON n.id = COALESCE((SELECT id
+        FROM webhook_events
+        WHERE state = 0 AND webhook_id = h.w AND tracker_id > h.t
+        ORDER BY tracker_id, id
+        LIMIT 1), (SELECT id
+        FROM webhook_events
+        WHERE state = 0 AND webhook_id > h.w
+        ORDER BY webhook_id, tracker_id, id
+        LIMIT 1)))
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
         e.tracker_id, e.event_type, e.created_at
-    FROM (SELECT MIN(id) AS id
-    FROM webhook_events
-    WHERE state = 0
-    GROUP BY webhook_id, tracker_id) h
+    FROM heads h
     CROSS JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
     WHERE e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) AND
