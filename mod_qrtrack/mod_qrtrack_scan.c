@@ -140,9 +140,8 @@ static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal
 /* This child's writer's cache of the enabled webhooks (writer thread only). */
 static qrt_webhook_cache_t *writer_hooks;
 /* The webhooks' sweep: every WEBHOOK_SWEEP_EVERY seconds a pass over rows older than
- * WEBHOOK_KEEP_DAYS, WEBHOOK_SWEEP_ROWS rows of each table a step. */
+ * QRT_WEBHOOK_KEEP, WEBHOOK_SWEEP_ROWS rows of each table a step. */
 #define WEBHOOK_SWEEP_EVERY 60
-#define WEBHOOK_KEEP_DAYS 7
 #define WEBHOOK_SWEEP_ROWS 1000
 
 static int scan_wait(void)
@@ -675,7 +674,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
     rv = qrt_store_webhook_bound(db, p, writer_hooks, qrt_config()->webhook_outbox_limit, all,
                                  &dropped);
     if (rv == APR_SUCCESS && all) {
-        rv = qrt_store_webhook_sweep(db, p, writer_hooks, now - WEBHOOK_KEEP_DAYS * 86400,
+        rv = qrt_store_webhook_sweep(db, p, writer_hooks, now - QRT_WEBHOOK_KEEP,
                                      WEBHOOK_SWEEP_ROWS, &more);
         next_sweep = more ? now : now + WEBHOOK_SWEEP_EVERY;
     }

@@ -44,6 +44,8 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
       "iissisiiiiii", KEY_ID, NULL },
     { "webhook_attempts", SQL_copy_webhook_attempts_page, SQL_copy_webhook_attempts_add,
       "iiiiisii", KEY_ID, NULL },
+    { "webhook_drops", SQL_copy_webhook_drops_page, SQL_copy_webhook_drops_add, "iiii", KEY_ID,
+      NULL },
 };
 
 /* Where a table's copy has got to: the key of the last row copied. */

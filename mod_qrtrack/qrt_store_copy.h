@@ -6,7 +6,7 @@
 #include "qrt_store.h"
 
 /* The copied tables, in the order they are copied (a row's references first). */
-#define QRT_COPY_TABLES 12
+#define QRT_COPY_TABLES 13
 /* Rows per page: one read of the source, one transaction of the target. */
 #define QRT_COPY_PAGE 2000
 

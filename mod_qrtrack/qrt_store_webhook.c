@@ -154,6 +154,9 @@ apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_webhook_events_drop_all, NULL, eargs);
     }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_webhook_drops_delete, NULL, eargs);
+    }
     return webhook_end(db, p, tx, rv);
 }
 
@@ -169,6 +172,13 @@ apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     if (rv == APR_SUCCESS) {
         state = QRT_WEBHOOK_DROPPED;
         rv = qrt_db_select_int(db, p, SQL_webhook_events_state_count, args, dropped);
+    }
+    if (rv == APR_SUCCESS) {
+        apr_int64_t since = webhook_now() - QRT_WEBHOOK_KEEP, bound = 0;
+        const void *dargs[] = { &id, &since };
+
+        rv = qrt_db_select_int(db, p, SQL_webhook_drops_count, dargs, &bound);
+        *dropped += bound;
     }
     return rv;
 }
@@ -779,24 +789,37 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c)
     }
 }
 
-/* The oldest pending events of one webhook past limit, dropped; *n how many. */
+/* The oldest pending events of one webhook past limit, dropped; *n how many. Those never
+ * tried are deleted, which costs a row's index entries once (a dropped row would be
+ * rewritten now and deleted by the sweep later) and is counted per minute in
+ * webhook_drops; those tried stay as dropped rows, which their attempts name. */
 static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                       apr_int64_t limit, apr_int64_t *n)
 {
     const void *cargs[] = { &id, &limit };
-    apr_int64_t cut = 0;
-    int rows = 0;
+    const void *args[] = { &id, NULL };
+    apr_int64_t cut = 0, at = webhook_now(), deleted;
+    int rows = 0, tried = 0;
     apr_status_t rv = qrt_db_select_int(db, p, SQL_webhook_bound_cut, cargs, &cut);
 
     if (rv != APR_SUCCESS || cut <= 0) {
         return rv;
     }
-    {
-        const void *args[] = { &id, &cut };
-
-        rv = qrt_db_exec(db, p, SQL_webhook_bound_drop, &rows, args);
+    args[1] = &cut;
+    rv = qrt_db_exec(db, p, SQL_webhook_bound_delete, &rows, args);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_webhook_bound_drop, &tried, args);
     }
-    *n += rows;
+    deleted = rows;
+    at -= at % 60;
+    if (rv == APR_SUCCESS && deleted > 0) {
+        const void *dargs[] = { &id, &at, &deleted };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_drops_add, NULL, dargs);
+    }
+    if (rv == APR_SUCCESS) {
+        *n += rows + tried;
+    }
     return rv;
 }
 
@@ -889,6 +912,11 @@ apr_status_t qrt_store_webhook_sweep(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
         rv = webhook_sweep_table(db, p, SQL_webhook_sweep_attempts_end,
                                  SQL_webhook_sweep_attempts, &c->sweep_attempts, before,
                                  batch);
+    }
+    if (rv == APR_SUCCESS && c->sweep_events == 0) {
+        const void *args[] = { &before };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_sweep_drops, NULL, args);
     }
     *more = c->sweep_events != 0 || c->sweep_attempts != 0;
     return rv;

@@ -44,6 +44,8 @@ apr_status_t qrt_store_webhook_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
 /* Deletes an account's webhook and drops its pending events; APR_NOTFOUND. */
 apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                       apr_int64_t id);
+/* Done events, attempts and the bound's counts of drops are kept so long (seconds). */
+#define QRT_WEBHOOK_KEEP (7 * 86400)
 /* How many of a webhook's events are pending, and dropped by the bound (or by its
  * deletion) within the sweep's week. */
 apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
@@ -99,13 +101,14 @@ void qrt_webhook_cache_commit(qrt_webhook_cache_t *c);
 void qrt_webhook_cache_abort(qrt_webhook_cache_t *c);
 /* The outbox bound, in its own transaction or the caller's: of each webhook that got
  * events since the last check (every webhook when all), the oldest pending events past
- * limit become dropped; *dropped counts them. At most once a second unless all. */
+ * limit are dropped (deleted and counted in webhook_drops; those already tried kept as
+ * dropped rows); *dropped counts them. At most once a second unless all. */
 /* 1 when qrt_store_webhook_bound has webhooks to check now (without all). */
 int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c);
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t limit, int all, apr_int64_t *dropped);
-/* One step of the sweep: events done with (delivered, failed, dropped) and attempts
- * older than before (epoch seconds) deleted, in windows of batch rows by id (the
+/* One step of the sweep: events done with (delivered, failed, dropped), attempts and
+ * the bound's counts of drops older than before (epoch seconds) deleted, in windows of batch rows by id (the
  * cache keeps where it is). *more: 1 while the pass is not over. */
 apr_status_t qrt_store_webhook_sweep(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t before, apr_int64_t batch, int *more);

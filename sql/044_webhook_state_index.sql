@@ -5,7 +5,19 @@
 -- next in webhook_events_pending (whsend_due), so nothing reads webhook_events_due there:
 -- a scan's event row costs two index entries instead of three. PostgreSQL's worker reads
 -- its due events in the order of webhook_events_due, which stays there.
+-- webhook_drops: the events the bound dropped, counted per webhook and minute (at, epoch
+-- seconds, a multiple of 60). The bound deletes the dropped events it never tried, where
+-- it kept each as a row of state 3 for a week; what GET /webhook/<id> says was dropped in
+-- the last week is this count plus the rows of state 3 (tried events, visits gone,
+-- webhooks disabled or deleted).
 CREATE INDEX IF NOT EXISTS webhook_events_state ON webhook_events (webhook_id, state, id);
 DROP INDEX IF EXISTS webhook_events_order;
 {{SQLITE}}DROP INDEX IF EXISTS webhook_events_due;
+CREATE TABLE IF NOT EXISTS webhook_drops (
+    id {{ID}},
+    webhook_id BIGINT NOT NULL,
+    at BIGINT NOT NULL,
+    n BIGINT NOT NULL,
+    UNIQUE (webhook_id, at)
+);
 UPDATE qrt_schema SET version = 44;

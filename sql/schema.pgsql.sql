@@ -490,6 +490,22 @@ CREATE SEQUENCE webhook_attempts_id_seq
 
 ALTER SEQUENCE webhook_attempts_id_seq OWNED BY webhook_attempts.id;
 
+CREATE TABLE webhook_drops (
+    id bigint NOT NULL,
+    webhook_id bigint NOT NULL,
+    at bigint NOT NULL,
+    n bigint NOT NULL
+);
+
+CREATE SEQUENCE webhook_drops_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE webhook_drops_id_seq OWNED BY webhook_drops.id;
+
 CREATE TABLE webhook_events (
     id bigint NOT NULL,
     webhook_id bigint NOT NULL,
@@ -562,6 +578,8 @@ ALTER TABLE ONLY visit_rows ALTER COLUMN id SET DEFAULT nextval('visit_rows_id_s
 ALTER TABLE ONLY visit_uas ALTER COLUMN id SET DEFAULT nextval('visit_uas_id_seq'::regclass);
 
 ALTER TABLE ONLY webhook_attempts ALTER COLUMN id SET DEFAULT nextval('webhook_attempts_id_seq'::regclass);
+
+ALTER TABLE ONLY webhook_drops ALTER COLUMN id SET DEFAULT nextval('webhook_drops_id_seq'::regclass);
 
 ALTER TABLE ONLY webhook_events ALTER COLUMN id SET DEFAULT nextval('webhook_events_id_seq'::regclass);
 
@@ -689,6 +707,12 @@ ALTER TABLE ONLY visit_uas
 
 ALTER TABLE ONLY webhook_attempts
     ADD CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY webhook_drops
+    ADD CONSTRAINT webhook_drops_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY webhook_drops
+    ADD CONSTRAINT webhook_drops_webhook_id_at_key UNIQUE (webhook_id, at);
 
 ALTER TABLE ONLY webhook_events
     ADD CONSTRAINT webhook_events_pkey PRIMARY KEY (id);

@@ -399,3 +399,11 @@ CREATE TABLE tracker_history (
 );
 
 CREATE INDEX tracker_history_by_tracker ON tracker_history (tracker_id, id);
+
+CREATE TABLE webhook_drops (
+    id INTEGER PRIMARY KEY,
+    webhook_id BIGINT NOT NULL,
+    at BIGINT NOT NULL,
+    n BIGINT NOT NULL,
+    UNIQUE (webhook_id, at)
+);

@@ -183,6 +183,17 @@ INSERT INTO webhook_attempts (id, event_id, webhook_id, attempt, http_status, er
         next_attempt_at)
     VALUES (%lld, %lld, %lld, %lld, %lld, %s, %lld, %lld)
 
+-- name: copy_webhook_drops_page
+SELECT id, webhook_id, at, n
+    FROM webhook_drops
+    WHERE id > %lld
+    ORDER BY id
+    LIMIT %lld
+
+-- name: copy_webhook_drops_add
+INSERT INTO webhook_drops (id, webhook_id, at, n)
+    VALUES (%lld, %lld, %lld, %lld)
+
 -- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
 -- name: copy_visits_page
 SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
@@ -217,7 +228,8 @@ SELECT setval(pg_get_serial_sequence('accounts', 'id'), COALESCE((SELECT MAX(id)
         0) + 1, false), setval(pg_get_serial_sequence('webhook_events', 'id'), COALESCE((SELECT
         MAX(id) FROM webhook_events), 0) + 1, false),
         setval(pg_get_serial_sequence('webhook_attempts', 'id'), COALESCE((SELECT MAX(id) FROM
-        webhook_attempts), 0) + 1, false)
+        webhook_attempts), 0) + 1, false), setval(pg_get_serial_sequence('webhook_drops', 'id'),
+        COALESCE((SELECT MAX(id) FROM webhook_drops), 0) + 1, false)
 
 -- PostgreSQL keeps tracker_visitors: made from the copied visits
 -- name: copy_visitors_fill [pgsql-only]

@@ -53,6 +53,12 @@ SELECT COUNT(*)
     FROM webhook_events
     WHERE webhook_id = %lld AND state = %d
 
+-- the events the bound dropped since a time (schema 44), beside the rows of state 3
+-- name: webhook_drops_count
+SELECT COALESCE(SUM(n), 0)
+    FROM webhook_drops
+    WHERE webhook_id = %lld AND at >= %lld
+
 -- name: webhook_attempt_count
 SELECT COUNT(*)
     FROM webhook_attempts
@@ -132,10 +138,33 @@ SELECT id
     ORDER BY id DESC
     LIMIT 1 OFFSET %lld
 
+-- the oldest pending events past the bound that were never tried: deleted, counted in
+-- webhook_drops (schema 44); those tried stay, dropped (their attempts name them)
+-- name: webhook_bound_delete
+DELETE
+    FROM webhook_events
+    WHERE webhook_id = %lld AND state = 0 AND id <= %lld AND attempts = 0
+
 -- name: webhook_bound_drop
 UPDATE webhook_events
     SET state = 3, body = ''
     WHERE webhook_id = %lld AND state = 0 AND id <= %lld
+
+-- name: webhook_drops_add
+INSERT INTO webhook_drops (webhook_id, at, n)
+    VALUES (%lld, %lld, %lld)
+    ON CONFLICT (webhook_id, at) DO UPDATE
+    SET n = webhook_drops.n + excluded.n
+
+-- name: webhook_drops_delete
+DELETE
+    FROM webhook_drops
+    WHERE webhook_id = %lld
+
+-- name: webhook_sweep_drops
+DELETE
+    FROM webhook_drops
+    WHERE at < %lld
 
 -- the sweep walks each table by id, a bounded window at a time: the window's end (the row
 -- %lld rows past the window's start) and its age, then the rows done with in the window that

@@ -32,7 +32,7 @@ BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 TABLES = ["accounts", "tokens", "trackers", "tracker_tags", "tracker_routing", "visits",
           "tracker_visitors", "tracker_history", "styles", "webhooks", "webhook_events",
-          "webhook_attempts"]
+          "webhook_attempts", "webhook_drops"]
 
 
 def today():
@@ -112,6 +112,9 @@ def seed(src):
         r = api.post("/webhook", json={"url": "https://hooks.example/moved",
                                         "events": ["tracker.expired"]})
         assert r.status_code == 200, r.text
+        # the outbox bound's count of the events it deleted (schema 44), shown as dropped
+        src.sql("INSERT INTO webhook_drops (webhook_id, at, n) VALUES (%d, %d, 4)"
+                   % (r.json()["id"], int(time.time()) // 60 * 60))
     with Api(src, other_tok) as api:
         theirs = create(api, "https://example.net/theirs", ["campaign:spring"])
     visit(src.base, "/q/" + theirs["code"], UA % 3)
@@ -247,6 +250,8 @@ def test_postgresql_answers_as_sqlite_did(moved):
     assert after["revoked"] == 401
     a = after["/tracker/analytics/%d?{}" % s["live"][0]["tracker_id"]][1]
     assert (a["totalScans"], a["totalClicks"], a["bots"]) == (12, 3, 2), a
+    hooks = [v for k, v in after.items() if k.startswith("/webhook/")]
+    assert [h[1]["state"]["dropped"] for h in hooks] == [4]
     # PostgreSQL's counts of visits per dictionary entry (schema 19) hold the copied visits.
     from lib.counts import check_counts
     check_counts(moved["dst"])
@@ -312,7 +317,7 @@ def test_postgresql_back_to_sqlite(moved):
         assert re.match(r"^copied accounts \d+, tokens \d+, trackers \d+, tracker_tags \d+, "
                         r"tracker_routing \d+, visits \d+, tracker_visitors \d+, "
                         r"tracker_history \d+, styles \d+, webhooks \d+, webhook_events \d+, "
-                        r"webhook_attempts \d+; report "
+                        r"webhook_attempts \d+, webhook_drops \d+; report "
                         r"aggregates rebuilt\n$",
                         p.stdout), p.stdout
         assert counts(back) == counts(dst)

@@ -407,10 +407,15 @@ def test_tracker_expired_once_at_the_first_scan_after_valid_until(srv, acct):
 # -- the outbox bound ------------------------------------------------------------------
 
 def test_past_the_outbox_bound_the_oldest_pending_events_are_dropped_and_counted(srv, acct):
+    """The oldest events past the bound are dropped: deleted when never tried (counted
+    in webhook_drops), kept as dropped rows when tried (their attempts name them)."""
     before = int(qrtrack_status(srv).get("QRTrackWebhookDropped", "0"))
     w = make_hook(acct, ["scan.created"])
     t = make_tracker(acct)
-    for _ in range(OUTBOX + 5):
+    assert scan(srv, t["code"]).status_code == 302
+    first = of_tracker(srv, t["tracker_id"])[0]["id"]
+    srv.sql("UPDATE webhook_events SET attempts = 1 WHERE id = %d" % first)
+    for _ in range(OUTBOX + 4):
         assert scan(srv, t["code"]).status_code == 302
 
     def bounded():
@@ -419,8 +424,14 @@ def test_past_the_outbox_bound_the_oldest_pending_events_are_dropped_and_counted
     shown = wait_until(bounded, timeout=10, interval=0.1, what="the bound applied")
     assert shown["dropped"] == 5
     rows = of_tracker(srv, t["tracker_id"])
-    assert [e["state"] for e in rows] == [3] * 5 + [0] * OUTBOX
-    assert all(e["body"] is None for e in rows[:5])
+    assert [(e["id"], e["state"]) for e in rows[:1]] == [(first, 3)]
+    assert [e["state"] for e in rows[1:]] == [0] * OUTBOX
+    newest = [int(x) for x in srv.sql("SELECT id FROM visits WHERE tracker_id = %d ORDER BY id "
+                                      "DESC LIMIT %d" % (t["tracker_id"], OUTBOX)).split()]
+    assert [e["visit_id"] for e in rows[1:]] == newest[::-1]
+    assert rows[0]["body"] is None
+    assert int(srv.sql("SELECT SUM(n) FROM webhook_drops WHERE webhook_id = %d"
+                       % w["id"]).strip()) == 4
     assert int(qrtrack_status(srv)["QRTrackWebhookDropped"]) - before == 5
     d = acct.get("/webhook/%d/deliveries" % w["id"]).json()
     assert d["state"]["pending"] == OUTBOX and d["state"]["dropped"] == 5

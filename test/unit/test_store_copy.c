@@ -79,6 +79,7 @@ static void seed(void)
                    "'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, 125, NULL)");
     exec_sql(&src, "INSERT INTO webhook_attempts VALUES (20, 13, 7, 1, 500, NULL, 122, 300), "
                    "(21, 13, 7, 2, NULL, 'timed out', 300, NULL)");
+    exec_sql(&src, "INSERT INTO webhook_drops VALUES (3, 4, 120, 25), (6, 7, 180, 1)");
     for (i = 0; i < NVISITS; i++) {
         /* Ids with gaps; every other visit with NULLs, one with empty texts; 97
          * visitors, their ids of both signs (schema 9: 64-bit integers). */
@@ -160,8 +161,9 @@ START_TEST(copies_every_row_as_it_is)
           "attempts,next_attempt_at,state,claimed_until,visit_id", "id" },
         { "webhook_attempts", "id,event_id,webhook_id,attempt,http_status,error,at,"
           "next_attempt_at", "id" },
+        { "webhook_drops", "id,webhook_id,at,n", "id" },
     };
-    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3, 2, 2, 3, 2 };
+    int expect[QRT_COPY_TABLES] = { 2, 2, 3, 4, 2, NVISITS, 0, 3, 2, 2, 3, 2, 2 };
     qrt_copy_report_t r;
     const char *table = NULL;
     int i, na, nb;

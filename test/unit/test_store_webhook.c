@@ -243,18 +243,38 @@ START_TEST(bound_drops_the_oldest)
     ck_assert_int_eq(one(apr_psprintf(pool, "SELECT MAX(visit_id) "
                                       "FROM webhook_events WHERE webhook_id = %" APR_INT64_T_FMT
                                       " AND state = 0", h)), (long)v[14].id);
-    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT MIN(id) FROM webhook_events WHERE "
-                                      "webhook_id = %" APR_INT64_T_FMT " AND state = 0", h)),
-                     one(apr_psprintf(pool, "SELECT MAX(id) FROM webhook_events WHERE "
-                                      "webhook_id = %" APR_INT64_T_FMT " AND state = 3", h))
-                     + 2);      /* (the other webhook's row between them) */
-    ck_assert_int_eq(one("SELECT COUNT(*) FROM webhook_events WHERE state = 3 AND body = ''"),
-                     5);
+    /* the five oldest, never tried, are deleted and counted */
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT MIN(visit_id) "
+                                      "FROM webhook_events WHERE webhook_id = %" APR_INT64_T_FMT
+                                      " AND state = 0", h)), (long)v[5].id);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT COUNT(*) FROM webhook_events WHERE "
+                                      "webhook_id = %" APR_INT64_T_FMT, h)), 10);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT SUM(n) FROM webhook_drops WHERE "
+                                      "webhook_id = %" APR_INT64_T_FMT, h)), 5);
+    ck_assert_int_eq(one("SELECT COUNT(*) FROM webhook_events WHERE state = 3"), 0);
     /* every webhook, as the idle writer checks them: nothing more */
     ck_assert_int_eq(qrt_store_webhook_bound(&db, pool, c, 10, 1, &dropped), APR_SUCCESS);
     ck_assert_int_eq(dropped, 0);
+    /* an event already tried stays, dropped, for its attempts */
+    qrt_check_db_exec(&db, apr_psprintf(pool, "UPDATE webhook_events SET attempts = 1 WHERE "
+                                        "visit_id = %" APR_INT64_T_FMT " AND webhook_id = %"
+                                        APR_INT64_T_FMT, v[5].id, h));
     ck_assert_int_eq(qrt_store_webhook_bound(&db, pool, c, 4, 1, &dropped), APR_SUCCESS);
     ck_assert_int_eq(dropped, 6);
+    ck_assert_int_eq(one("SELECT COUNT(*) FROM webhook_events WHERE state = 3 AND body = ''"),
+                     1);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT visit_id FROM webhook_events WHERE "
+                                      "state = 3 AND webhook_id = %" APR_INT64_T_FMT, h)),
+                     (long)v[5].id);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT SUM(n) FROM webhook_drops WHERE "
+                                      "webhook_id = %" APR_INT64_T_FMT, h)), 10);
+    {
+        apr_int64_t pending = 0, shown = 0;
+
+        ck_assert_int_eq(qrt_store_webhook_counts(&db, pool, h, &pending, &shown), APR_SUCCESS);
+        ck_assert_int_eq(pending, 4);
+        ck_assert_int_eq(shown, 11);
+    }
 }
 END_TEST
 
