@@ -48,6 +48,7 @@ APLOG_USE_MODULE(qrtrack);
 #define WH_CLAIM_GAP     apr_time_from_msec(20)    /* between claims while events come */
 #define WH_RECORD_GAP    apr_time_from_msec(50)    /* an outcome waits for others so long */
 #define WH_BATCH         512        /* events taken at once, all in flight together */
+#define WH_RUN           64         /* events of one webhook and tracker taken at once */
 #define WH_LEASE         30         /* seconds an event stays taken by a worker */
 #define WH_TIMEOUT_MS    10000L     /* a delivery, connection included */
 #define WH_ANSWER_MAX    (64 * 1024)    /* bytes of an answer read; then it is cut */
@@ -90,6 +91,12 @@ typedef struct {
     CURLcode code;
     long status;
     char errbuf[CURL_ERROR_SIZE];
+    /* a run: the events of one webhook and tracker taken together, each sent once the
+     * one before it was delivered */
+    int next;                   /* the slot of the next in its run, + 1 (0: none) */
+    int waiting;                /* not started: the one before it is in flight */
+    int skipped;                /* never tried: the one before it was not delivered */
+    apr_int64_t run_until;      /* no later one starts after this (its lease runs) */
 } wh_item;
 
 /* Every connection's address, resolved, before connect(): DNS rebinding cannot
@@ -236,6 +243,14 @@ static void wh_item_done(CURLM *multi, wh_item *it)
     it->headers = NULL;
 }
 
+/* Whether a delivery that ended got a 2xx (or a 2xx whose long answer was cut). */
+static int wh_delivered(const wh_item *it)
+{
+    return it->done && !it->skipped && it->status >= 100
+           && (it->code == CURLE_OK || (it->code == CURLE_WRITE_ERROR && it->cut))
+           && qrt_retry_outcome(it->status) == QRT_RETRY_DELIVERED;
+}
+
 /* Starts one delivery; a failure to start makes it done at once. */
 static void wh_start(CURLM *multi, wh_item *it)
 {
@@ -248,8 +263,45 @@ static void wh_start(CURLM *multi, wh_item *it)
     }
 }
 
+/* The slots of the deliveries in flight, waiting their turn in a run, or waiting to be
+ * recorded. */
+typedef struct {
+    wh_item items[WH_BATCH];
+    int in_flight;              /* started, not done */
+    int waiting;                /* in a run, after one in flight */
+    int done;                   /* done, not recorded */
+    apr_time_t first_done;
+    apr_pool_t *tp;
+    apr_uint32_t rnd;
+} wh_slots_t;
+
+/* it has ended: the next of its run starts if it was delivered (while the run's lease
+ * allows), else it and every later one of the run end untried, their leases given back
+ * when recorded: a tracker's events go out in order. */
+static void wh_run_next(wh_slots_t *sl, CURLM *multi, wh_item *it)
+{
+    while (it->next) {
+        wh_item *n = &sl->items[it->next - 1];
+        apr_int64_t now = apr_time_sec(apr_time_now());
+
+        n->waiting = 0;
+        if (wh_delivered(it) && now < it->run_until) {
+            n->started = now;
+            wh_start(multi, n);
+            if (!n->done) {
+                return;
+            }
+        }
+        else {
+            n->done = 1;
+            n->skipped = 1;
+        }
+        it = n;
+    }
+}
+
 /* Moves on every delivery in flight; the number still running. */
-static int wh_progress(CURLM *multi)
+static int wh_progress(wh_slots_t *sl, CURLM *multi)
 {
     int running = 0, left;
     CURLMsg *msg;
@@ -266,6 +318,7 @@ static int wh_progress(CURLM *multi)
         it->code = msg->data.result;
         curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &it->status);
         wh_item_done(multi, it);
+        wh_run_next(sl, multi, it);
     }
     return running;
 }
@@ -283,7 +336,7 @@ static void wh_result(apr_pool_t *p, const wh_item *it, apr_uint32_t r,
     res->ev = it->ev;
     res->attempt = it->ev->attempts + 1;
     res->at = now;
-    if (!it->done) {
+    if (!it->done || it->skipped) {
         res->kind = QRT_WHSEND_RELEASE;
         return;
     }
@@ -334,28 +387,62 @@ static apr_uint32_t wh_random(apr_uint32_t *x)
     return *x;
 }
 
-/* The deliveries in flight or waiting to be recorded: a slot each. */
-typedef struct {
-    wh_item items[WH_BATCH];
-    int in_flight;              /* started, not done */
-    int done;                   /* done, not recorded */
-    apr_time_t first_done;
-    apr_pool_t *tp;
-    apr_uint32_t rnd;
-} wh_slots_t;
+/* Counts the slots in flight, waiting in a run and done (the time the first of those
+ * done since the last record ended). */
+static void wh_count(wh_slots_t *sl)
+{
+    int i, done = 0, in_flight = 0, waiting = 0;
 
-/* Takes up to the free slots' number of due events and starts them. The number
- * taken, or -1 on a database error. */
+    for (i = 0; i < WH_BATCH; i++) {
+        const wh_item *it = &sl->items[i];
+
+        if (it->in_use) {
+            done += it->done;
+            waiting += !it->done && it->waiting;
+            in_flight += !it->done && !it->waiting;
+        }
+    }
+    if (done > 0 && sl->done == 0) {
+        sl->first_done = apr_time_now();
+    }
+    sl->in_flight = in_flight;
+    sl->waiting = waiting;
+    sl->done = done;
+}
+
+/* The slots of one claim's events in run order: by webhook, tracker and id. */
+typedef struct {
+    apr_int64_t webhook_id, tracker_id, id;
+    int slot;
+} wh_order;
+
+static int wh_by_run(const void *a, const void *b)
+{
+    const wh_order *x = a, *y = b;
+
+    if (x->webhook_id != y->webhook_id) {
+        return x->webhook_id < y->webhook_id ? -1 : 1;
+    }
+    if (x->tracker_id != y->tracker_id) {
+        return x->tracker_id < y->tracker_id ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Takes up to the free slots' number of due events, in runs of up to WH_RUN events of
+ * one webhook and tracker, and starts the first of each run. The number taken, or -1
+ * on a database error. */
 static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
 {
     apr_array_header_t *evs = NULL;
     apr_int64_t now = apr_time_sec(apr_time_now());
-    int i, k = 0, gone = 0, free = WH_BATCH - sl->in_flight - sl->done;
+    int i, k = 0, gone = 0, free = WH_BATCH - sl->in_flight - sl->done - sl->waiting;
+    wh_order *order;
 
     if (free <= 0) {
         return 0;
     }
-    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, &evs, &gone)
+    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, WH_RUN, &evs, &gone)
         != APR_SUCCESS) {
         return -1;
     }
@@ -363,6 +450,7 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, wh.s, "QRT01100: %d webhook events dropped: "
                      "their visits were deleted before delivery", gone);
     }
+    order = apr_palloc(rp, sizeof(*order) * (apr_size_t)(evs->nelts > 0 ? evs->nelts : 1));
     for (i = 0; i < evs->nelts; i++) {
         const qrt_whsend_event_t *e = &APR_ARRAY_IDX(evs, i, qrt_whsend_event_t);
         wh_item *it;
@@ -382,30 +470,32 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
         it->evc.secret = apr_pstrdup(it->p, e->secret);
         it->ev = &it->evc;
         it->started = now;
-        wh_start(multi, it);
-        if (it->done) {
-            sl->done++;
-        }
-        else {
-            sl->in_flight++;
+        it->run_until = now + WH_LEASE / 2;
+        order[i].webhook_id = e->webhook_id;
+        order[i].tracker_id = e->tracker_id;
+        order[i].id = e->id;
+        order[i].slot = k;
+    }
+    qsort(order, (size_t)evs->nelts, sizeof(*order), wh_by_run);
+    for (i = 1; i < evs->nelts; i++) {
+        if (order[i].webhook_id == order[i - 1].webhook_id
+            && order[i].tracker_id == order[i - 1].tracker_id) {
+            sl->items[order[i - 1].slot].next = order[i].slot + 1;
+            sl->items[order[i].slot].waiting = 1;
         }
     }
+    for (i = 0; i < evs->nelts; i++) {
+        wh_item *it = &sl->items[order[i].slot];
+
+        if (!it->waiting) {
+            wh_start(multi, it);
+            if (it->done) {
+                wh_run_next(sl, multi, it);
+            }
+        }
+    }
+    wh_count(sl);
     return evs->nelts;
-}
-
-/* Counts the deliveries that ended since the last call. */
-static void wh_count_done(wh_slots_t *sl)
-{
-    int i, done = 0;
-
-    for (i = 0; i < WH_BATCH; i++) {
-        done += sl->items[i].in_use && sl->items[i].done;
-    }
-    if (done > sl->done && sl->done == 0) {
-        sl->first_done = apr_time_now();
-    }
-    sl->in_flight -= done - sl->done;
-    sl->done = done;
 }
 
 /* Records what the done deliveries (and, when `all`, those still in flight, given
@@ -450,7 +540,7 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
     }
     sl->done = 0;
     if (all) {
-        sl->in_flight = 0;
+        sl->in_flight = sl->waiting = 0;
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -569,7 +659,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
                 reconnect_at = now + WH_RECONNECT;
             }
         }
-        free = WH_BATCH - sl->in_flight - sl->done;
+        free = WH_BATCH - sl->in_flight - sl->done - sl->waiting;
         /* events are taken in large takes (half the slots free), or every WH_IDLE
          * while slots are held by slow receivers */
         next_claim = free >= WH_BATCH / 2 ? claim_at
@@ -587,8 +677,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             continue;
         }
         if (sl->in_flight > 0) {
-            wh_progress(wh.multi);
-            wh_count_done(sl);
+            wh_progress(sl, wh.multi);
+            wh_count(sl);
         }
         if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
                              || now - sl->first_done >= WH_RECORD_GAP || !db)) {
@@ -622,7 +712,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         }
     }
     /* stopping: what is in flight is broken off and given back */
-    if (sl->in_flight + sl->done > 0) {
+    if (sl->in_flight + sl->done + sl->waiting > 0) {
         wh_record(sl, db, wh.multi, rp, 1);
     }
     wh_disconnect(db);

@@ -121,6 +121,43 @@ static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_
     return rv;
 }
 
+typedef struct {
+    apr_array_header_t *a;
+    int stop;
+} follower_ctx;
+
+/* whsend_followers' row: taken while each may be, up to the first that may not. */
+static apr_status_t follower_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    follower_ctx *f = ctx;
+
+    if (f->stop || !qrt_db_int(db, row, 11, 0)) {
+        f->stop = 1;
+        return APR_SUCCESS;
+    }
+    return due_row(f->a, db, row);
+}
+
+/* The followers of the due events a holds (its first heads entries), while it has
+ * room for them (max), up to run - 1 each. */
+static apr_status_t take_followers(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *a,
+                                   int heads, apr_int64_t now, int max, int run)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; i < heads && a->nelts < max && rv == APR_SUCCESS; i++) {
+        const qrt_whsend_event_t *h = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
+        apr_int64_t w = h->webhook_id, t = h->tracker_id, id = h->id;
+        apr_int64_t limit = max - a->nelts < run - 1 ? max - a->nelts : run - 1;
+        const void *args[] = { &now, &now, &w, &t, &id, &limit };
+        follower_ctx f = { a, 0 };
+
+        rv = qrt_db_each(db, p, SQL_whsend_followers, args, follower_row, &f);
+    }
+    return rv;
+}
+
 static int by_id(const void *a, const void *b)
 {
     const qrt_whsend_event_t *x = a, *y = b;
@@ -129,7 +166,7 @@ static int by_id(const void *a, const void *b)
 }
 
 apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
-                                    apr_int64_t lease_until, int max,
+                                    apr_int64_t lease_until, int max, int run,
                                     apr_array_header_t **out, int *gone)
 {
     apr_array_header_t *a = apr_array_make(p, max > 0 ? max : 1, sizeof(qrt_whsend_event_t));
@@ -147,7 +184,11 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
      * PostgreSQL reads them in the transaction, locking them from other nodes. */
     if (qrt_dialect_embedded(db->driver)) {
         rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+        if (rv == APR_SUCCESS && run > 1) {
+            rv = take_followers(db, p, a, a->nelts, now, max, run);
+        }
         if (rv != APR_SUCCESS || a->nelts == 0) {
+            a->nelts = 0;
             return rv;
         }
     }
@@ -158,6 +199,9 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
     }
     if (!qrt_dialect_embedded(db->driver)) {
         rv = qrt_db_each(db, p, SQL_whsend_due, due_args, due_row, a);
+        if (rv == APR_SUCCESS && run > 1) {
+            rv = take_followers(db, p, a, a->nelts, now, max, run);
+        }
     }
     if (rv == APR_SUCCESS && a->nelts > 0) {
         char *ids = apr_palloc(p, (apr_size_t)a->nelts * 22 + 3), *w = ids;

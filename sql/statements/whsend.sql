@@ -6,7 +6,7 @@
 -- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
 -- SQLite finds those oldest events by seeking in webhook_events_pending from one
 -- (webhook, tracker) pair to the next: a step per pair, however many events wait behind
--- each (a GROUP BY would read them all).
+-- each (a GROUP BY would read them all); events without a tracker form one pair, first.
 -- name: whsend_due
 WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
     FROM (SELECT id, webhook_id, tracker_id
@@ -19,7 +19,8 @@ WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
     FROM heads h
     JOIN webhook_events n ON n.id = COALESCE((SELECT id
         FROM webhook_events
-        WHERE state = 0 AND webhook_id = h.w AND tracker_id > h.t
+        WHERE state = 0 AND webhook_id = h.w AND tracker_id > COALESCE(h.t,
+            -9223372036854775807)
         ORDER BY tracker_id, id
         LIMIT 1), (SELECT id
         FROM webhook_events
@@ -52,6 +53,19 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
     ORDER BY e.next_attempt_at
     LIMIT %lld
     FOR UPDATE OF e SKIP LOCKED
+
+-- The events after a due one of its (webhook, tracker) pair, in order, sent after it in
+-- the same run when it is delivered; the last column says whether each may be taken now
+-- (the run stops at the first that may not).
+-- name: whsend_followers
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
+        e.tracker_id, e.event_type, e.created_at, CASE WHEN e.next_attempt_at <= %lld AND
+        (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
+    FROM webhook_events e
+    JOIN webhooks w ON w.id = e.webhook_id
+    WHERE e.webhook_id = %lld AND e.tracker_id = %lld AND e.state = 0 AND e.id > %lld
+    ORDER BY e.id
+    LIMIT %lld
 
 -- A visit's event (schema 37: body '', visit_id set): the visit, its dictionaries' strings
 -- and its tracker's code, from which the body is rendered when the event is taken.

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -202,6 +203,57 @@ def test_a_trackers_events_arrive_in_order(srv):
         assert [r[2]["webhook-id"] for r in other] == b
         retried = rec.got("/order")[1][0]
         assert other[0][0] < retried        # not held up by the other tracker's retry
+    finally:
+        rec.stop()
+
+
+def test_a_busy_trackers_events_are_taken_in_runs_and_sent_in_order(srv):
+    """A tracker's waiting events are taken together (a run) and sent one after another,
+    each once the one before it was delivered: while the first is held by its receiver,
+    the run's later events are leased too, and none of them is sent before it."""
+    first = threading.Event()
+
+    def respond(path, n):
+        if n == 0:
+            first.wait(20)
+        return (200, {}, 0)
+
+    rec = wh.Receiver(respond)
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/busy"))
+        mids = wh.add_events(srv, wid, [11] * 150)
+        wait_until(lambda: rec.got("/busy"), timeout=30, what="the first delivery")
+
+        def leased():
+            n = int(srv.sql("SELECT COUNT(*) FROM webhook_events WHERE webhook_id = %d AND "
+                            "claimed_until IS NOT NULL" % wid).strip())
+            return n if n > 1 else None
+        assert wait_until(leased, timeout=10, what="the run's leases") >= 32
+        sample(lambda: None, seconds=0.5)
+        assert len(rec.got("/busy")) == 1
+        first.set()
+        delivered(srv, wid, 150)
+        assert [r[2]["webhook-id"] for r in rec.got("/busy")] == mids
+        assert all(x[1] == 1 for x in wh.attempts(srv, wid))
+    finally:
+        first.set()
+        rec.stop()
+
+
+def test_a_run_stops_at_an_event_not_delivered(srv):
+    """The second event of a run fails once: the events after it are given back untried
+    (no attempt), then sent after its retry, in order."""
+    rec = wh.Receiver(lambda path, n: (500, {}, 0) if n == 1 else (200, {}, 0))
+    try:
+        wid, _ = wh.add_webhook(srv, rec.url("/stops"))
+        mids = wh.add_events(srv, wid, [12] * 5)
+        delivered(srv, wid, 5)
+        got = [r[2]["webhook-id"] for r in rec.got("/stops")]
+        assert got == [mids[0], mids[1], mids[1]] + mids[2:], got
+        a = wh.attempts(srv, wid)
+        assert [(x[0], x[1], x[2]) for x in a] == [(mids[0], 1, 200), (mids[1], 1, 500),
+                                                   (mids[1], 2, 200)] + \
+            [(m, 1, 200) for m in mids[2:]]
     finally:
         rec.stop()
 
