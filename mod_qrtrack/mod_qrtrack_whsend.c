@@ -66,6 +66,10 @@ static struct {
     server_rec *s;
 } wh;
 
+/* This server's id in the leases its workers take (webhook_events.claimed_by): made once
+ * in the parent's life, the same across graceful restarts, as the mutex is. */
+static apr_int64_t wh_owner;
+
 static qrt_log_throttle_t log_db, log_disabled, log_bad;
 
 static int wh_stopping(void)
@@ -442,7 +446,8 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
     if (free <= 0) {
         return 0;
     }
-    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, free, WH_RUN, &evs, &gone)
+    if (qrt_store_whsend_claim(db, rp, now, now + WH_LEASE, wh_owner, free, WH_RUN, &evs,
+                               &gone)
         != APR_SUCCESS) {
         return -1;
     }
@@ -636,7 +641,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *tp = data, *cp, *rp;
     qrt_db_t *db = NULL;
-    int active = 0;
+    int active = 0, taken_over = 0;
     apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0, last_claim = 0;
     wh_slots_t *sl = apr_pcalloc(tp, sizeof(*sl));
 
@@ -658,6 +663,24 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             if (!db) {
                 reconnect_at = now + WH_RECONNECT;
             }
+        }
+        /* The worker before this one (this server's) is gone: what it had leased and
+         * neither recorded nor gave back is taken again now, not when its leases end. */
+        if (db && !taken_over) {
+            int n = 0;
+
+            if (qrt_store_whsend_takeover(db, rp, wh_owner, &n) != APR_SUCCESS) {
+                wh_db_failed(&db, now, &reconnect_at);
+                apr_pool_clear(rp);
+                continue;
+            }
+            taken_over = 1;
+            if (n > 0) {
+                ap_log_error(APLOG_MARK, APLOG_INFO, 0, wh.s, "QRT01038: %d webhook events "
+                             "leased by this server's previous delivering worker taken "
+                             "again", n);
+            }
+            apr_pool_clear(rp);
         }
         free = WH_BATCH - sl->in_flight - sl->done - sl->waiting;
         /* events are taken in large takes (half the slots free), or every WH_IDLE
@@ -744,6 +767,21 @@ static apr_status_t wh_stop(void *data)
 
 apr_status_t qrt_whsend_post_config(server_rec *s)
 {
+    apr_pool_t *pp = s->process->pool;
+    apr_int64_t *owner = NULL;
+
+    apr_pool_userdata_get((void **)&owner, "qrtrack-webhook-owner", pp);
+    if (!owner) {
+        apr_uint64_t r = 0;
+
+        owner = apr_palloc(pp, sizeof(*owner));
+        if (apr_generate_random_bytes((unsigned char *)&r, sizeof(r)) != APR_SUCCESS) {
+            r = (apr_uint64_t)apr_time_now() ^ ((apr_uint64_t)getpid() << 32);
+        }
+        *owner = (apr_int64_t)(r & APR_UINT64_C(0x7fffffffffffffff)) | 1;
+        apr_pool_userdata_set(owner, "qrtrack-webhook-owner", apr_pool_cleanup_null, pp);
+    }
+    wh_owner = *owner;
     return qrt_global_mutex(s, QRT_MUTEX_WEBHOOK, &wh.active);
 }
 

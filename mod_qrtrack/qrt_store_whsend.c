@@ -166,8 +166,8 @@ static int by_id(const void *a, const void *b)
 }
 
 apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
-                                    apr_int64_t lease_until, int max, int run,
-                                    apr_array_header_t **out, int *gone)
+                                    apr_int64_t lease_until, apr_int64_t owner, int max,
+                                    int run, apr_array_header_t **out, int *gone)
 {
     apr_array_header_t *a = apr_array_make(p, max > 0 ? max : 1, sizeof(qrt_whsend_event_t));
     apr_int64_t limit = max;
@@ -205,7 +205,7 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
     }
     if (rv == APR_SUCCESS && a->nelts > 0) {
         char *ids = apr_palloc(p, (apr_size_t)a->nelts * 22 + 3), *w = ids;
-        const void *claim_args[] = { &lease_until, ids, &now };
+        const void *claim_args[] = { &lease_until, &owner, ids, &now };
 
         *w++ = '[';
         for (i = 0; i < a->nelts; i++) {
@@ -231,6 +231,19 @@ apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now
     rv = render_visits(db, p, a, gone);
     if (rv != APR_SUCCESS) {
         a->nelts = 0;   /* their leases end by themselves */
+    }
+    return rv;
+}
+
+apr_status_t qrt_store_whsend_takeover(qrt_db_t *db, apr_pool_t *p, apr_int64_t owner,
+                                       int *n)
+{
+    const void *args[] = { &owner };
+    int rows = 0;
+    apr_status_t rv = qrt_db_exec(db, p, SQL_whsend_takeover, &rows, args);
+
+    if (n) {
+        *n = rows;
     }
     return rv;
 }

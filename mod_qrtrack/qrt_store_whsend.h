@@ -21,7 +21,7 @@ typedef struct {
 } qrt_whsend_event_t;
 
 /* Takes up to max due events (see sql/statements/whsend.sql, whsend_due), leased to
- * this worker until lease_until, in one transaction: *out, an array of
+ * this worker (owner, its server's id) until lease_until, in one transaction: *out, an array of
  * qrt_whsend_event_t in p, in id order. With run > 1, each due event comes with up to
  * run - 1 of the events after it of its (webhook, tracker) pair (whsend_followers),
  * while max allows: the caller sends them in order, each once the one before it was
@@ -29,8 +29,13 @@ typedef struct {
  * visit's event gets its body rendered from the visit; one whose visit is gone is
  * dropped (state 3) and left out; *gone counts them. */
 apr_status_t qrt_store_whsend_claim(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
-                                    apr_int64_t lease_until, int max, int run,
-                                    apr_array_header_t **out, int *gone);
+                                    apr_int64_t lease_until, apr_int64_t owner, int max,
+                                    int run, apr_array_header_t **out, int *gone);
+
+/* Gives back the leases of owner's events (a worker of this server that is gone);
+ * *n (optional) how many. */
+apr_status_t qrt_store_whsend_takeover(qrt_db_t *db, apr_pool_t *p, apr_int64_t owner,
+                                       int *n);
 
 typedef enum {
     QRT_WHSEND_DELIVERED,       /* 2xx: delivered, the webhook's failures reset */

@@ -10,6 +10,10 @@
 -- it kept each as a row of state 3 for a week; what GET /webhook/<id> says was dropped in
 -- the last week is this count plus the rows of state 3 (tried events, visits gone,
 -- webhooks disabled or deleted).
+-- webhook_events.claimed_by: the server whose worker leased the event (a random id of the
+-- server's parent process), so that the worker taking over from one that died gives its
+-- leases back at once instead of when they end.
+ALTER TABLE webhook_events ADD COLUMN claimed_by BIGINT;
 CREATE INDEX IF NOT EXISTS webhook_events_state ON webhook_events (webhook_id, state, id);
 DROP INDEX IF EXISTS webhook_events_order;
 {{SQLITE}}DROP INDEX IF EXISTS webhook_events_due;

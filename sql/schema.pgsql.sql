@@ -518,7 +518,8 @@ CREATE TABLE webhook_events (
     next_attempt_at bigint NOT NULL,
     state smallint DEFAULT 0 NOT NULL,
     claimed_until bigint,
-    visit_id bigint
+    visit_id bigint,
+    claimed_by bigint
 );
 
 CREATE SEQUENCE webhook_events_id_seq

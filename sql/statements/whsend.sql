@@ -92,15 +92,22 @@ UPDATE webhook_events
 -- (SQLite: the rows were read before this transaction; each is taken only if still waiting)
 -- name: whsend_claim
 UPDATE webhook_events
-    SET claimed_until = %lld
+    SET claimed_until = %lld, claimed_by = %lld
     WHERE id IN (SELECT value FROM json_each(%s)) AND state = 0 AND (claimed_until IS NULL OR
         claimed_until <= %lld)
 
 -- name: whsend_claim [pgsql]
 UPDATE webhook_events
-    SET claimed_until = %lld
+    SET claimed_until = %lld, claimed_by = %lld
     WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT)) AND
         state = 0 AND (claimed_until IS NULL OR claimed_until <= %lld)
+
+-- The leases of a worker of this server that is gone (it died, or stopped without giving
+-- them back), given back by the one taking over.
+-- name: whsend_takeover
+UPDATE webhook_events
+    SET claimed_until = NULL, claimed_by = NULL
+    WHERE state = 0 AND claimed_by = %lld
 
 -- name: whsend_attempt_add
 INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status, error, at,
