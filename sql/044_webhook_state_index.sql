@@ -13,7 +13,7 @@
 -- webhook_events.claimed_by: the server whose worker leased the event (a random id of the
 -- server's parent process), so that the worker taking over from one that died gives its
 -- leases back at once instead of when they end.
-ALTER TABLE webhook_events ADD COLUMN claimed_by BIGINT;
+{{UNLESS_COLUMN:webhook_events.claimed_by}}ALTER TABLE webhook_events ADD COLUMN claimed_by BIGINT;
 CREATE INDEX IF NOT EXISTS webhook_events_state ON webhook_events (webhook_id, state, id);
 DROP INDEX IF EXISTS webhook_events_order;
 {{SQLITE}}DROP INDEX IF EXISTS webhook_events_due;
