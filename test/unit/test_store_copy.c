@@ -75,9 +75,10 @@ static void seed(void)
                    "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row')");
     /* (claimed_by, schema 44, is not copied: a lease names the server that took it) */
     exec_sql(&src, "INSERT INTO webhook_events VALUES (12, 4, 'msg_aaaa', 'scan.created', 2, "
-                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL, NULL, NULL), (14, 4, "
-                   "'msg_cccc', 'scan.created', 2, '', 120, 0, 120, 0, NULL, 31, NULL), (13, 7, "
-                   "'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, 125, NULL, 77)");
+                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL, NULL, NULL), "
+                   "(14, 4, 'msg_cccc', 'scan.created', 2, '', 120, 0, 120, 0, NULL, 31, NULL), "
+                   "(13, 7, 'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, 125, "
+                   "NULL, 77)");
     exec_sql(&src, "INSERT INTO webhook_attempts VALUES (20, 13, 7, 1, 500, NULL, 122, 300), "
                    "(21, 13, 7, 2, NULL, 'timed out', 300, NULL)");
     exec_sql(&src, "INSERT INTO webhook_drops VALUES (3, 4, 120, 25), (6, 7, 180, 1)");
