@@ -41,7 +41,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "styles", SQL_copy_styles_page, SQL_copy_styles_add, "iissssiiiiiib", KEY_ID, "logo" },
     { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiis", KEY_ID, NULL },
     { "webhook_events", SQL_copy_webhook_events_page, SQL_copy_webhook_events_add,
-      "iissisiiiiii", KEY_ID, NULL },
+      "iissisiiiiiii", KEY_ID, NULL },
     { "webhook_attempts", SQL_copy_webhook_attempts_page, SQL_copy_webhook_attempts_add,
       "iiiiisii", KEY_ID, NULL },
     { "webhook_drops", SQL_copy_webhook_drops_page, SQL_copy_webhook_drops_add, "iiii", KEY_ID,

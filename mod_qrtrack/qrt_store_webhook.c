@@ -11,8 +11,8 @@
 
 #define WEBHOOK_EVENT_TYPES "lsslsll"   /* webhook_event_add's arguments */
 #define WEBHOOK_EVENT_NARGS 7
-#define WEBHOOK_VISIT_TYPES "lssllll"   /* webhook_visit_event_add's arguments */
-#define WEBHOOK_VISIT_NARGS 7
+#define WEBHOOK_VISIT_TYPES "lsslllll"  /* webhook_visit_event_add's arguments */
+#define WEBHOOK_VISIT_NARGS 8
 /* The writer's map of trackers to their accounts: forgotten whole past this size. */
 #define WEBHOOK_TRACKERS_MAX 65536
 #define WEBHOOK_BOUND_EVERY apr_time_from_sec(1)
@@ -619,6 +619,7 @@ static void webhook_visit_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c,
         args[4] = &v->id;
         args[5] = &ints[1];
         args[6] = &ints[2];
+        args[7] = &v->visit_start;
         APR_ARRAY_PUSH(c->staged, apr_int64_t) = s->id;
     }
 }

@@ -31,6 +31,8 @@ static apr_status_t due_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     s = qrt_db_str(db, row, 9);
     e->event_type = apr_pstrdup(a->pool, s ? s : "");
     e->created_at = qrt_db_int(db, row, 10, 0);
+    e->has_visit_start = qrt_db_str(db, row, 11) != NULL;
+    e->visit_start = qrt_db_int(db, row, 11, 0);
     return APR_SUCCESS;
 }
 
@@ -88,12 +90,15 @@ static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_
 
         if (e->visit_id > 0 && !*e->body) {
             const void *args[] = { &e->tracker_id, &e->visit_id };
+            const void *at_args[] = { &e->tracker_id, &e->visit_start, &e->visit_id };
             int bit = qrt_webhook_event_bit(e->event_type);
             visit_found f;
 
             memset(&f, 0, sizeof(f));
             f.p = p;
-            rv = qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
+            rv = e->has_visit_start
+                 ? qrt_db_each(db, p, SQL_whsend_visit_at, at_args, visit_row, &f)
+                 : qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
             if (rv != APR_SUCCESS) {
                 break;
             }
@@ -131,7 +136,7 @@ static apr_status_t follower_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     follower_ctx *f = ctx;
 
-    if (f->stop || !qrt_db_int(db, row, 11, 0)) {
+    if (f->stop || !qrt_db_int(db, row, 12, 0)) {
         f->stop = 1;
         return APR_SUCCESS;
     }

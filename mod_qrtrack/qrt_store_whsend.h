@@ -18,6 +18,8 @@ typedef struct {
     apr_int64_t tracker_id;
     const char *event_type;
     apr_int64_t created_at;
+    int has_visit_start;        /* the visit's time is known (schema 44): */
+    apr_int64_t visit_start;
 } qrt_whsend_event_t;
 
 /* Takes up to max due events (see sql/statements/whsend.sql, whsend_due), leased to

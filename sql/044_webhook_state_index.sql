@@ -13,6 +13,10 @@
 -- webhook_events.claimed_by: the server whose worker leased the event (a random id of the
 -- server's parent process), so that the worker taking over from one that died gives its
 -- leases back at once instead of when they end.
+-- webhook_events.visit_start: a visit's event names its visit by its key (tracker, time,
+-- id), which SQLite's visit_rows is ordered by: the worker reads it with one seek, where
+-- (tracker, id) walked the tracker's visits. Events written before leave it NULL.
+{{UNLESS_COLUMN:webhook_events.visit_start}}ALTER TABLE webhook_events ADD COLUMN visit_start BIGINT;
 {{UNLESS_COLUMN:webhook_events.claimed_by}}ALTER TABLE webhook_events ADD COLUMN claimed_by BIGINT;
 CREATE INDEX IF NOT EXISTS webhook_events_state ON webhook_events (webhook_id, state, id);
 DROP INDEX IF EXISTS webhook_events_order;

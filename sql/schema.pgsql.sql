@@ -519,6 +519,7 @@ CREATE TABLE webhook_events (
     state smallint DEFAULT 0 NOT NULL,
     claimed_until bigint,
     visit_id bigint,
+    visit_start bigint,
     claimed_by bigint
 );
 

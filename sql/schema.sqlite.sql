@@ -337,7 +337,7 @@ CREATE TABLE webhook_events (
     next_attempt_at BIGINT NOT NULL,
     state SMALLINT NOT NULL DEFAULT 0,
     claimed_until BIGINT,
-    visit_id BIGINT, claimed_by BIGINT
+    visit_id BIGINT, visit_start BIGINT, claimed_by BIGINT
 );
 
 CREATE INDEX webhook_events_pending ON webhook_events (webhook_id, tracker_id, id) WHERE state = 0;

@@ -160,7 +160,7 @@ INSERT INTO webhooks (id, account_id, url, events, secret, created_at, failures,
 
 -- name: copy_webhook_events_page
 SELECT id, webhook_id, msg_id, event_type, tracker_id, body, created_at, attempts,
-        next_attempt_at, state, claimed_until, visit_id
+        next_attempt_at, state, claimed_until, visit_id, visit_start
     FROM webhook_events
     WHERE id > %lld
     ORDER BY id
@@ -168,8 +168,8 @@ SELECT id, webhook_id, msg_id, event_type, tracker_id, body, created_at, attempt
 
 -- name: copy_webhook_events_add
 INSERT INTO webhook_events (id, webhook_id, msg_id, event_type, tracker_id, body, created_at,
-        attempts, next_attempt_at, state, claimed_until, visit_id)
-    VALUES (%lld, %lld, %s, %s, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld)
+        attempts, next_attempt_at, state, claimed_until, visit_id, visit_start)
+    VALUES (%lld, %lld, %s, %s, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld)
 
 -- name: copy_webhook_attempts_page
 SELECT id, event_id, webhook_id, attempt, http_status, error, at, next_attempt_at

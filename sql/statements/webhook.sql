@@ -112,16 +112,16 @@ INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, body, cr
 -- a visit's event: its reference, the body rendered at delivery (schema 37)
 -- name: webhook_visit_event_add
 INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, visit_id, body,
-        created_at, next_attempt_at)
-    VALUES (%lld, %s, %s, %lld, %lld, '', %lld, %lld)
+        created_at, next_attempt_at, visit_start)
+    VALUES (%lld, %s, %s, %lld, %lld, '', %lld, %lld, %lld)
 
 -- name: webhook_visit_event_add_many [pgsql-only]
 INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, visit_id, body,
-        created_at, next_attempt_at)
-    SELECT w, m, e, t, v, '', c, n
+        created_at, next_attempt_at, visit_start)
+    SELECT w, m, e, t, v, '', c, n, s
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS
-        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[])) AS x (w,
-        m, e, t, v, c, n)
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+        BIGINT[])) AS x (w, m, e, t, v, c, n, s)
 
 -- name: webhook_event_add_many [pgsql-only]
 INSERT INTO webhook_events (webhook_id, msg_id, event_type, tracker_id, body, created_at,

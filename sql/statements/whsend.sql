@@ -28,7 +28,7 @@ WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
         ORDER BY webhook_id, tracker_id, id
         LIMIT 1)))
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at
+        e.tracker_id, e.event_type, e.created_at, e.visit_start
     FROM heads h
     CROSS JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
@@ -42,7 +42,7 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 -- second key would sort every due row first); a tracker's order comes from NOT EXISTS.
 -- name: whsend_due [pgsql]
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at
+        e.tracker_id, e.event_type, e.created_at, e.visit_start
     FROM webhook_events e
     JOIN webhooks w ON w.id = e.webhook_id
     WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
@@ -59,8 +59,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 -- (the run stops at the first that may not).
 -- name: whsend_followers
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at, CASE WHEN e.next_attempt_at <= %lld AND
-        (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, CASE WHEN e.next_attempt_at
+        <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
     FROM webhook_events e
     JOIN webhooks w ON w.id = e.webhook_id
     WHERE e.webhook_id = %lld AND e.tracker_id = %lld AND e.state = 0 AND e.id > %lld
@@ -68,7 +68,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
     LIMIT %lld
 
 -- A visit's event (schema 37: body '', visit_id set): the visit, its dictionaries' strings
--- and its tracker's code, from which the body is rendered when the event is taken.
+-- and its tracker's code, from which the body is rendered when the event is taken (an
+-- event written before schema 44, which does not know the visit's time).
 -- name: whsend_visit
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
@@ -81,6 +82,20 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_referers r ON r.id = v.ref_id
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.id = %lld
+
+-- The same by the visit's key (schema 44's events know its time): one seek on SQLite.
+-- name: whsend_visit_at
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot, dn.url, t.code
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id = %lld
 
 -- A visit's event whose visit is gone (retention, the tracker or account deleted): dropped.
 -- name: whsend_visit_gone

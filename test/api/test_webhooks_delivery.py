@@ -470,6 +470,36 @@ def test_a_visits_event_is_rendered_at_delivery_as_the_api_shows_it(srv, receive
         assert [json.loads(g[3])["type"] for g in got] == ["scan.created", "click.created"]
 
 
+def test_a_visits_event_names_its_visit_by_key_and_renders_the_same_without_its_time(srv):
+    """A scan's outbox row holds its visit's time as well (schema 44), read with one seek;
+    a row written before (no time) renders the same body from the visit's id."""
+    rec = wh.Receiver(lambda path, n: (500, {}, 0) if n == 0 else (200, {}, 0))
+    try:
+        srv.account("bykey")
+        with Api(srv, srv.token("bykey")) as api:
+            hook = api.post("/webhook", json={"url": rec.url("/bykey"),
+                                              "events": ["scan.created"]}).json()
+            t = api.post("/tracker", json={"redirect_url": "https://example.com/k"}).json()
+            r = requests.get("%s/q/%s" % (srv.base, t["code"]), allow_redirects=False,
+                             timeout=30)
+            assert r.status_code == 302
+            wait_until(lambda: rec.got("/bykey"), timeout=30, what="the first attempt")
+            row = srv.sql("SELECT e.visit_start, v.visit_start FROM webhook_events e JOIN "
+                          "visits v ON v.id = e.visit_id WHERE e.webhook_id = %d"
+                          % hook["id"]).split("|")
+            assert row[0].strip() and row[0].strip() == row[1].strip(), row
+            srv.sql("UPDATE webhook_events SET visit_start = NULL WHERE webhook_id = %d"
+                    % hook["id"])
+            got = wait_until(lambda: rec.got("/bykey") if len(rec.got("/bykey")) >= 2
+                             else None, timeout=30, what="the retry")
+            assert got[0][3] == got[1][3]
+            assert json.loads(got[1][3])["data"]["id"] == int(
+                srv.sql("SELECT visit_id FROM webhook_events WHERE webhook_id = %d"
+                        % hook["id"]).strip())
+    finally:
+        rec.stop()
+
+
 def test_an_event_whose_visit_is_gone_is_dropped_not_sent(receiver):
     """A visit deleted before its event is delivered (the retention's purge, an account
     erased): the event is dropped (state 3, listed as dropped), nothing is sent for it,

@@ -74,11 +74,13 @@ static void seed(void)
                    "'whsec_c2VjcmV0', 100, 0, NULL, NULL), (7, 3, 'https://hooks.example/b', 4, "
                    "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row')");
     /* (claimed_by, schema 44, is not copied: a lease names the server that took it) */
-    exec_sql(&src, "INSERT INTO webhook_events VALUES (12, 4, 'msg_aaaa', 'scan.created', 2, "
-                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL, NULL, NULL), "
-                   "(14, 4, 'msg_cccc', 'scan.created', 2, '', 120, 0, 120, 0, NULL, 31, NULL), "
-                   "(13, 7, 'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, 125, "
-                   "NULL, 77)");
+    exec_sql(&src, "INSERT INTO webhook_events (id, webhook_id, msg_id, event_type, tracker_id, "
+                   "body, created_at, attempts, next_attempt_at, state, claimed_until, visit_id, "
+                   "visit_start, claimed_by) VALUES (12, 4, 'msg_aaaa', 'scan.created', 2, "
+                   "'{\"type\":\"scan.created\"}', 120, 0, 120, 0, NULL, NULL, NULL, NULL), "
+                   "(14, 4, 'msg_cccc', 'scan.created', 2, '', 120, 0, 120, 0, NULL, 31, 1100, "
+                   "NULL), (13, 7, 'msg_bbbb', 'tracker.created', NULL, '{}', 121, 2, 400, 2, "
+                   "125, NULL, NULL, 77)");
     exec_sql(&src, "INSERT INTO webhook_attempts VALUES (20, 13, 7, 1, 500, NULL, 122, 300), "
                    "(21, 13, 7, 2, NULL, 'timed out', 300, NULL)");
     exec_sql(&src, "INSERT INTO webhook_drops VALUES (3, 4, 120, 25), (6, 7, 180, 1)");
@@ -160,7 +162,7 @@ START_TEST(copies_every_row_as_it_is)
         { "webhooks", "id,account_id,url,events,secret,created_at,failures,disabled_at,"
           "disabled_reason", "id" },
         { "webhook_events", "id,webhook_id,msg_id,event_type,tracker_id,body,created_at,"
-          "attempts,next_attempt_at,state,claimed_until,visit_id", "id" },
+          "attempts,next_attempt_at,state,claimed_until,visit_id,visit_start", "id" },
         { "webhook_attempts", "id,event_id,webhook_id,attempt,http_status,error,at,"
           "next_attempt_at", "id" },
         { "webhook_drops", "id,webhook_id,at,n", "id" },
