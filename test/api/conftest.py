@@ -91,7 +91,11 @@ UNBOUND_SLOW_TESTS = {
 SERIAL_MODULES = {
     "test_ratelimit_cluster.py", "test_timeouts.py", "test_faults.py", "test_outage.py",
     "test_crosstab_bounds.py", "test_dict_bound.py", "test_nodes.py", "test_dashboard.py",
-    "test_webhooks_delivery.py",
+}
+# ... and single tests that assert a time bound, in modules whose other tests need not wait
+SERIAL_TESTS = {
+    "test_a_hanging_receiver_times_out_and_scans_keep_their_latency",
+    "test_a_hanging_receiver_does_not_hold_up_other_webhooks",
 }
 
 
@@ -104,5 +108,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         unbound = (item.fspath.basename in SLOW_MODULES
                    or item.name.split("[")[0] in UNBOUND_SLOW_TESTS)
-        if (slow and not unbound) or item.fspath.basename in SERIAL_MODULES:
+        if (slow and not unbound) or item.fspath.basename in SERIAL_MODULES \
+                or item.name.split("[")[0] in SERIAL_TESTS:
             item.add_marker(pytest.mark.serial)
