@@ -18,6 +18,7 @@
 -- (tracker, id) walked the tracker's visits. Events written before leave it NULL.
 {{UNLESS_COLUMN:webhook_events.visit_start}}ALTER TABLE webhook_events ADD COLUMN visit_start BIGINT;
 {{UNLESS_COLUMN:webhook_events.claimed_by}}ALTER TABLE webhook_events ADD COLUMN claimed_by BIGINT;
+CREATE INDEX IF NOT EXISTS webhook_events_leased ON webhook_events (claimed_by) WHERE claimed_until IS NOT NULL;
 CREATE INDEX IF NOT EXISTS webhook_events_state ON webhook_events (webhook_id, state, id);
 DROP INDEX IF EXISTS webhook_events_order;
 {{SQLITE}}DROP INDEX IF EXISTS webhook_events_due;

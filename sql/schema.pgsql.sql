@@ -766,6 +766,8 @@ CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts USING btree (webhoo
 
 CREATE INDEX webhook_events_due ON webhook_events USING btree (state, next_attempt_at);
 
+CREATE INDEX webhook_events_leased ON webhook_events USING btree (claimed_by) WHERE (claimed_until IS NOT NULL);
+
 CREATE INDEX webhook_events_pending ON webhook_events USING btree (webhook_id, tracker_id, id) WHERE (state = 0);
 
 CREATE INDEX webhook_events_state ON webhook_events USING btree (webhook_id, state, id);

@@ -342,6 +342,8 @@ CREATE TABLE webhook_events (
 
 CREATE INDEX webhook_events_pending ON webhook_events (webhook_id, tracker_id, id) WHERE state = 0;
 
+CREATE INDEX webhook_events_leased ON webhook_events (claimed_by) WHERE claimed_until IS NOT NULL;
+
 CREATE INDEX webhook_events_state ON webhook_events (webhook_id, state, id);
 
 CREATE TABLE webhook_attempts (

@@ -138,12 +138,13 @@ SELECT id
     ORDER BY id DESC
     LIMIT 1 OFFSET %lld
 
--- the oldest pending events past the bound that were never tried: deleted, counted in
--- webhook_drops (schema 44); those tried stay, dropped (their attempts name them)
+-- the oldest pending events past the bound that were never tried nor taken: deleted,
+-- counted in webhook_drops (schema 44); the others stay, dropped (their attempts name them)
 -- name: webhook_bound_delete
 DELETE
     FROM webhook_events
-    WHERE webhook_id = %lld AND state = 0 AND id <= %lld AND attempts = 0
+    WHERE webhook_id = %lld AND state = 0 AND id <= %lld AND attempts = 0 AND claimed_until IS
+        NULL
 
 -- name: webhook_bound_drop
 UPDATE webhook_events

@@ -122,7 +122,7 @@ UPDATE webhook_events
 -- name: whsend_takeover
 UPDATE webhook_events
     SET claimed_until = NULL, claimed_by = NULL
-    WHERE state = 0 AND claimed_by = %lld
+    WHERE claimed_until IS NOT NULL AND claimed_by = %lld AND state = 0
 
 -- name: whsend_attempt_add
 INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status, error, at,
