@@ -768,9 +768,9 @@ CREATE INDEX webhook_events_due ON webhook_events USING btree (state, next_attem
 
 CREATE INDEX webhook_events_leased ON webhook_events USING btree (claimed_by) WHERE (claimed_until IS NOT NULL);
 
-CREATE INDEX webhook_events_pending ON webhook_events USING btree (webhook_id, tracker_id, id) WHERE (state = 0);
+CREATE INDEX webhook_events_order ON webhook_events USING btree (webhook_id, tracker_id, id);
 
-CREATE INDEX webhook_events_state ON webhook_events USING btree (webhook_id, state, id);
+CREATE INDEX webhook_events_pending ON webhook_events USING btree (webhook_id, tracker_id, id) WHERE (state = 0);
 
 CREATE INDEX webhooks_account ON webhooks USING btree (account_id);
 

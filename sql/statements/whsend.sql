@@ -57,7 +57,19 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 -- The events after a due one of its (webhook, tracker) pair, in order, sent after it in
 -- the same run when it is delivered; the last column says whether each may be taken now
 -- (the run stops at the first that may not).
+-- (SQLite: by the tracker's waiting events, not webhook_events_state, whose walk would
+-- read every other tracker's waiting events too)
 -- name: whsend_followers
+SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, CASE WHEN e.next_attempt_at
+        <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
+    FROM webhook_events e INDEXED BY webhook_events_pending
+    JOIN webhooks w ON w.id = e.webhook_id
+    WHERE e.webhook_id = %lld AND e.tracker_id = %lld AND e.state = 0 AND e.id > %lld
+    ORDER BY e.id
+    LIMIT %lld
+
+-- name: whsend_followers [pgsql]
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
         e.tracker_id, e.event_type, e.created_at, e.visit_start, CASE WHEN e.next_attempt_at
         <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
