@@ -239,6 +239,27 @@ static int gap_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* Version 3 of links: by previous time, then time. */
+static int link_cmp_p(const void *a, const void *b)
+{
+    const ab_link *x = a, *y = b;
+
+    if (x->p != y->p) {
+        return x->p < y->p ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int gap_cmp_p(const void *a, const void *b)
+{
+    const ab_gap *x = a, *y = b;
+
+    if (x->p != y->p) {
+        return x->p < y->p ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
 static int visit_cmp(const void *a, const void *b)
 {
     const ab_visit *x = a, *y = b;
@@ -636,15 +657,16 @@ static apr_size_t ab_cap(qrt_aggblob_builder_t *b, int ncodes, apr_uint64_t bits
            + (apr_size_t)ncodes * 3 * AB_NUM_MAX + (apr_size_t)(bits / 6) + 2;
 }
 
-/* The format letter, version 2 and the string and tracker tables (trackers in the given
- * order). */
-static char *ab_head(qrt_aggblob_builder_t *b, char fmt, const int *order, char *o)
+/* The format letter, version (2 or 3) and the string and tracker tables (trackers in
+ * the given order). */
+static char *ab_head(qrt_aggblob_builder_t *b, char fmt, int version, const int *order,
+                     char *o)
 {
     apr_int64_t prev = 0;
     int i;
 
     *o++ = fmt;
-    *o++ = '2';
+    *o++ = (char)('0' + version);
     o = qrt_aggblob_put(o, b->strlist->nelts);
     for (i = 0; i < b->strlist->nelts; i++) {
         o = put_str(o, APR_ARRAY_IDX(b->strlist, i, const char *));
@@ -681,18 +703,29 @@ static void col_ranks(ab_col *c, int n, const int *rank)
     }
 }
 
-const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+/* Version 2: links and gaps by time, each as its time since the previous entry's and
+ * its time since its previous visit. Version 3: by previous time, each as its previous
+ * time since the previous entry's (from the section's first) and its time in the day;
+ * the header also gives the sections' first previous times and the links' bits, so that
+ * a reader may stop at a previous time and jump to the gaps. */
+static const char *ab_links(qrt_aggblob_builder_t *b, int version)
 {
     ab_col lc[L_FIELDS], gc[G_FIELDS];
     ab_tab brw, plc, flg, pair;
     apr_pool_t *tp;
-    apr_int64_t prev = b->day_start;
-    int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder;
+    apr_int64_t prev = b->day_start, lbase = b->day_start, gbase = b->day_start;
+    int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder, v3 = version == 3;
     char *start, *o;
     ab_out w;
 
-    qsort(b->links->elts, nl, sizeof(ab_link), link_cmp);
-    qsort(b->gaps->elts, ng, sizeof(ab_gap), gap_cmp);
+    qsort(b->links->elts, nl, sizeof(ab_link), v3 ? link_cmp_p : link_cmp);
+    qsort(b->gaps->elts, ng, sizeof(ab_gap), v3 ? gap_cmp_p : gap_cmp);
+    if (v3 && nl) {
+        prev = lbase = APR_ARRAY_IDX(b->links, 0, ab_link).p;
+    }
+    if (v3 && ng) {
+        gbase = APR_ARRAY_IDX(b->gaps, 0, ab_gap).p;
+    }
     apr_pool_create(&tp, b->p);
     tab_make(&brw, tp);
     tab_make(&plc, tp);
@@ -707,24 +740,24 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
     for (i = 0; i < nl; i++) {
         ab_link *l = &APR_ARRAY_IDX(b->links, i, ab_link);
 
-        lc[L_DT].v[i] = sub64(l->t, prev);
-        lc[L_TP].v[i] = sub64(l->t, l->p);
+        lc[L_DT].v[i] = v3 ? sub64(l->p, prev) : sub64(l->t, prev);
+        lc[L_TP].v[i] = v3 ? sub64(l->t, b->day_start) : sub64(l->t, l->p);
         lc[L_FLAGS].v[i] = (apr_uint64_t)tab_add(&flg, l->flags, 0);
         lc[L_TI].v[i] = (apr_uint64_t)l->ti;
         lc[L_PLACE].v[i] = (apr_uint64_t)tab_add(&plc, l->ci, l->yi);
         lc[L_BROWSER].v[i] = (apr_uint64_t)tab_add(&brw, l->bi, 0);
         lc[L_N].v[i] = (apr_uint64_t)l->n;
-        prev = l->t;
+        prev = v3 ? l->p : l->t;
     }
-    prev = b->day_start;
+    prev = gbase;
     for (i = 0; i < ng; i++) {
         ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
 
         gc[G_PAIR].v[i] = (apr_uint64_t)tab_add(&pair, g->kind, g->ref);
-        gc[G_DT].v[i] = sub64(g->t, prev);
-        gc[G_TP].v[i] = sub64(g->t, g->p);
+        gc[G_DT].v[i] = v3 ? sub64(g->p, prev) : sub64(g->t, prev);
+        gc[G_TP].v[i] = v3 ? sub64(g->t, b->day_start) : sub64(g->t, g->p);
         gc[G_N].v[i] = (apr_uint64_t)g->n;
-        prev = g->t;
+        prev = v3 ? g->p : g->t;
     }
     tab_rank(&brw);
     tab_rank(&plc);
@@ -756,10 +789,16 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
 
     start = apr_palloc(b->p, ab_cap(b, L_FIELDS + G_FIELDS, cols_bits(lc, L_FIELDS)
                                                             + cols_bits(gc, G_FIELDS))
-                             + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair));
-    o = ab_head(b, 'L', torder, start);
+                             + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair)
+                             + 3 * AB_NUM_MAX);
+    o = ab_head(b, 'L', version, torder, start);
     o = qrt_aggblob_put(o, nl);
     o = qrt_aggblob_put(o, ng);
+    if (v3) {
+        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(lbase, b->day_start)));
+        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(gbase, b->day_start)));
+        o = qrt_aggblob_put(o, nl ? cols_bits(lc, L_FIELDS) : 0);
+    }
     /* A section without entries has neither tables nor codes. */
     if (nl) {
         o = tab_put(o, &brw, 0, 0, NULL);
@@ -782,6 +821,16 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
     out_end(&w);
     apr_pool_destroy(tp);
     return start;
+}
+
+const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+{
+    return ab_links(b, 3);
+}
+
+const char *qrt_aggblob_links_v2(qrt_aggblob_builder_t *b)
+{
+    return ab_links(b, 2);
 }
 
 const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
@@ -836,7 +885,7 @@ const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
 
     start = apr_palloc(b->p, ab_cap(b, V_FIELDS, cols_bits(vc, V_FIELDS)) + tab_cap(&brw)
                              + tab_cap(&plc));
-    o = ab_head(b, 'V', torder, start);
+    o = ab_head(b, 'V', 2, torder, start);
     o = qrt_aggblob_put(o, nr);
     if (nr) {
         o = tab_put(o, &brw, 0, 0, NULL);
@@ -948,6 +997,9 @@ struct qrt_aggblob_v2_t {
     ab_rd rd;                   /* the next entry's */
     int bad;                    /* a character outside the alphabet */
     int ngaps;                  /* links: the gaps that follow them */
+    int v3;                     /* links by previous time (version 3) */
+    apr_int64_t gbase;          /* version 3: the gaps' first previous time */
+    apr_uint64_t lbits;         /* version 3: the links' bits */
     int nbrw, nplc, nflg, npair;
     int *brw;                   /* browsers: string indexes */
     int *plc;                   /* places: country and city string indexes */
@@ -1220,6 +1272,17 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
     if (get_entries(s, end, &r->left) < 0 || (links && get_entries(s, end, &x->ngaps) < 0)) {
         return APR_EINVAL;
     }
+    if (r->version == 3) {
+        apr_int64_t lb, gb;
+
+        if (get_int(s, end, &lb) < 0 || get_int(s, end, &gb) < 0
+            || qrt_aggblob_get(s, end, &x->lbits) < 0) {
+            return APR_EINVAL;
+        }
+        x->v3 = 1;
+        r->t = add64(r->day_start, (apr_uint64_t)lb);
+        x->gbase = add64(r->day_start, (apr_uint64_t)gb);
+    }
     if (r->left) {
         if (get_tab(s, end, p, 1, 0, r->nstr, 0, 0, &x->brw, &x->nbrw) < 0
             || get_tab(s, end, p, 2, 0, r->nstr, r->nstr, 0, &x->plc, &x->nplc) < 0
@@ -1271,6 +1334,9 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
         x->nbits = (apr_uint64_t)n * 6;
         x->rd.err = x->nbits + 1;
         *s = end;
+        if (x->lbits > x->nbits) {
+            return APR_EINVAL;
+        }
     }
     return APR_SUCCESS;
 }
@@ -1283,7 +1349,8 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
 
     memset(r, 0, sizeof(*r));
     if (!data || (data[0] != 'L' && data[0] != 'V' && data[0] != 'C')
-        || (data[1] != '1' && (data[1] != '2' || data[0] == 'C'))) {
+        || (data[1] != '1' && (data[1] != '2' || data[0] == 'C')
+            && (data[1] != '3' || data[0] != 'L'))) {
         return APR_EINVAL;
     }
     r->format = data[0];
@@ -1315,7 +1382,7 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
         }
         r->trk[i] = prev = add64(prev, (apr_uint64_t)d);
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_open(r, p);
     }
     return get_count(&r->s, r->end, &r->left) < 0 ? APR_EINVAL : APR_SUCCESS;
@@ -1366,8 +1433,14 @@ static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     if (v2_took(r, &b) < 0) {
         return -1;
     }
-    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
-    out->p = add64(out->t, -(apr_uint64_t)gap);
+    if (x->v3) {
+        out->p = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->t = add64(r->day_start, (apr_uint64_t)gap);
+    }
+    else {
+        out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->p = add64(out->t, -(apr_uint64_t)gap);
+    }
     out->flags = x->flg[f];
     out->bi = x->brw[br];
     out->ci = x->plc[2 * pl];
@@ -1391,8 +1464,14 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     out->kind = x->pair[2 * pr];
-    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
-    out->p = add64(out->t, -(apr_uint64_t)gap);
+    if (x->v3) {
+        out->p = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->t = add64(r->day_start, (apr_uint64_t)gap);
+    }
+    else {
+        out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->p = add64(out->t, -(apr_uint64_t)gap);
+    }
     out->ti = out->kind == 1 ? x->pair[2 * pr + 1] : -1;
     out->si = out->kind == 1 ? -1 : x->pair[2 * pr + 1];
     return 1;
@@ -1434,13 +1513,16 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
         /* The gaps follow. */
         r->section = 1;
         r->t = r->day_start;
-        if (r->version == 2) {
+        if (r->version >= 2) {
             r->left = r->v2->ngaps;
+            if (r->v2->v3) {
+                r->t = r->v2->gbase;
+            }
             return 0;
         }
         return get_count(&r->s, r->end, &r->left) < 0 ? -1 : 0;
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_link(r, out);
     }
     if (get_int(&r->s, r->end, &dt) < 0 || get_int(&r->s, r->end, &gap) < 0
@@ -1459,12 +1541,40 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     return 1;
 }
 
+int qrt_aggblob_by_p(const qrt_aggblob_t *r)
+{
+    return r->format == 'L' && r->version == 3;
+}
+
+int qrt_aggblob_skip_links(qrt_aggblob_t *r)
+{
+    qrt_aggblob_link_t l;
+    int rc;
+
+    if (r->format != 'L' || r->section != 0) {
+        return r->format == 'L' ? 0 : -1;
+    }
+    if (r->version == 3) {
+        qrt_aggblob_v2_t *x = r->v2;
+
+        x->rd.pos = x->lbits;
+        x->rd.w = 0;
+        x->rd.avail = 0;
+        r->left = 0;
+        return 0;
+    }
+    while ((rc = qrt_aggblob_next_link(r, &l)) > 0) {
+    }
+    /* The gaps' section is opened: the next link call returns 0 again. */
+    return rc;
+}
+
 unsigned qrt_aggblob_gap_kinds(const qrt_aggblob_t *r)
 {
     unsigned kinds = 0;
     int i;
 
-    if (r->format != 'L' || r->version != 2) {
+    if (r->format != 'L' || r->version < 2) {
         return ~0u;
     }
     for (i = 0; i < r->v2->npair; i++) {
@@ -1493,9 +1603,9 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     if (r->left == 0) {
-        return r->version == 2 ? v2_end(r) : 0;
+        return r->version >= 2 ? v2_end(r) : 0;
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_gap(r, out);
     }
     if (qrt_aggblob_get(&r->s, r->end, &kind) < 0 || get_int(&r->s, r->end, &dt) < 0
