@@ -1000,6 +1000,8 @@ struct qrt_aggblob_v2_t {
     int v3;                     /* links by previous time (version 3) */
     apr_int64_t gbase;          /* version 3: the gaps' first previous time */
     apr_uint64_t lbits;         /* version 3: the links' bits */
+    const unsigned char *src;   /* version 3: the stream's characters, n of them, turned */
+    apr_size_t n, hi, len;      /* into bytes up to byte hi as the reader gets there */
     int nbrw, nplc, nflg, npair;
     int *brw;                   /* browsers: string indexes */
     int *plc;                   /* places: country and city string indexes */
@@ -1330,7 +1332,17 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
         x->buf = apr_palloc(p, len + AB_PAD);
 #endif
         memset(x->buf + len, 0, AB_PAD);
-        x->bad = bits_load(x->buf, (const unsigned char *)*s, n) != 0;
+        x->src = (const unsigned char *)*s;
+        x->n = n;
+        x->len = len;
+        if (x->v3) {
+            /* Readers of version 3 may stop early or jump: no more than they read. */
+            x->hi = 0;
+        }
+        else {
+            x->bad = bits_load(x->buf, x->src, n) != 0;
+            x->hi = len;
+        }
         x->nbits = (apr_uint64_t)n * 6;
         x->rd.err = x->nbits + 1;
         *s = end;
@@ -1390,9 +1402,34 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
 
 /* Version 2 at the end of its last section: every bit read but the last character's
  * padding, zeros. */
+/* Version 3: the bytes an entry at bit pos may read (AB_PAD past its start) turned from
+ * the characters, a few KB at a time from where the last turning ended. */
+static void v3_load(qrt_aggblob_v2_t *x, apr_uint64_t pos)
+{
+    apr_size_t need = (apr_size_t)(pos >> 3) + AB_PAD, from, to;
+
+    if (need <= x->hi || x->hi >= x->len) {
+        return;
+    }
+    if (need < x->hi + 3072) {
+        need = x->hi + 3072;
+    }
+    from = x->hi / 3 * 4;
+    to = (need + 2) / 3 * 4;
+    if (to > x->n) {
+        to = x->n;
+    }
+    x->bad |= bits_load(x->buf + x->hi, x->src + from, to - from) != 0;
+    x->hi = to == x->n ? x->len : to / 4 * 3;
+}
+
 static int v2_end(qrt_aggblob_t *r)
 {
     qrt_aggblob_v2_t *x = r->v2;
+
+    if (x->v3) {
+        v3_load(x, x->rd.pos);
+    }
     apr_uint64_t left = x->nbits - x->rd.pos;
 
     return !x->bad && x->rd.pos <= x->nbits && left < 6
@@ -1419,9 +1456,14 @@ static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
 {
     qrt_aggblob_v2_t *x = r->v2;
     const unsigned char *buf = x->buf;
-    ab_rd b = x->rd;
+    ab_rd b;
     apr_int64_t dt, gap;
     int f, pl, br;
+
+    if (x->v3) {
+        v3_load(x, x->rd.pos);
+    }
+    b = x->rd;
 
     dt = get_num(buf, &b, &x->f[L_DT]);
     gap = get_num(buf, &b, &x->f[L_TP]);
@@ -1452,9 +1494,14 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
 {
     qrt_aggblob_v2_t *x = r->v2;
     const unsigned char *buf = x->buf;
-    ab_rd b = x->rd;
+    ab_rd b;
     apr_int64_t dt, gap;
     int pr;
+
+    if (x->v3) {
+        v3_load(x, x->rd.pos);
+    }
+    b = x->rd;
 
     pr = get_ix(buf, &b, &x->g[G_PAIR]);
     dt = get_num(buf, &b, &x->g[G_DT]);
@@ -1560,6 +1607,9 @@ int qrt_aggblob_skip_links(qrt_aggblob_t *r)
         x->rd.pos = x->lbits;
         x->rd.w = 0;
         x->rd.avail = 0;
+        /* The bytes are turned from the gaps' first group of 3 on (again, or past the
+         * links not read). */
+        x->hi = (apr_size_t)(x->lbits >> 3) / 3 * 3;
         r->left = 0;
         return 0;
     }
