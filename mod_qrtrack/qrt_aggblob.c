@@ -254,6 +254,9 @@ static int gap_cmp_p(const void *a, const void *b)
 {
     const ab_gap *x = a, *y = b;
 
+    if (x->kind != y->kind) {
+        return x->kind < y->kind ? -1 : 1;
+    }
     if (x->p != y->p) {
         return x->p < y->p ? -1 : 1;
     }
@@ -367,6 +370,11 @@ static int eg_len(apr_uint64_t v, int k)
 static int tb_len(const ab_code *c, apr_uint64_t v)
 {
     return c->k == 0 ? 0 : v < c->u ? c->k - 1 : c->k;
+}
+
+static int code_len(const ab_code *c, apr_uint64_t v)
+{
+    return c->eg < 0 ? tb_len(c, v) : eg_len(v, c->eg);
 }
 
 /* ---- version 2: writing --------------------------------------------------------------- */
@@ -704,16 +712,17 @@ static void col_ranks(ab_col *c, int n, const int *rank)
 }
 
 /* Version 2: links and gaps by time, each as its time since the previous entry's and
- * its time since its previous visit. Version 3: by previous time, each as its previous
- * time since the previous entry's (from the section's first) and its time in the day;
- * the header also gives the sections' first previous times and the links' bits, so that
- * a reader may stop at a previous time and jump to the gaps. */
+ * its time since its previous visit. Version 3: links by previous time, gaps by kind
+ * then previous time, each as its previous time since the previous entry's (from the
+ * first of its section or kind) and its time in the day; the header also gives the
+ * links' bits and where each kind's gaps start, so that a reader may stop at a previous
+ * time and jump to one kind's gaps. */
 static const char *ab_links(qrt_aggblob_builder_t *b, int version)
 {
     ab_col lc[L_FIELDS], gc[G_FIELDS];
     ab_tab brw, plc, flg, pair;
     apr_pool_t *tp;
-    apr_int64_t prev = b->day_start, lbase = b->day_start, gbase = b->day_start;
+    apr_int64_t prev = b->day_start, lbase = b->day_start;
     int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder, v3 = version == 3;
     char *start, *o;
     ab_out w;
@@ -722,9 +731,6 @@ static const char *ab_links(qrt_aggblob_builder_t *b, int version)
     qsort(b->gaps->elts, ng, sizeof(ab_gap), v3 ? gap_cmp_p : gap_cmp);
     if (v3 && nl) {
         prev = lbase = APR_ARRAY_IDX(b->links, 0, ab_link).p;
-    }
-    if (v3 && ng) {
-        gbase = APR_ARRAY_IDX(b->gaps, 0, ab_gap).p;
     }
     apr_pool_create(&tp, b->p);
     tab_make(&brw, tp);
@@ -749,10 +755,14 @@ static const char *ab_links(qrt_aggblob_builder_t *b, int version)
         lc[L_N].v[i] = (apr_uint64_t)l->n;
         prev = v3 ? l->p : l->t;
     }
-    prev = gbase;
+    prev = b->day_start;
     for (i = 0; i < ng; i++) {
         ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
 
+        if (v3 && (i == 0 || g->kind != APR_ARRAY_IDX(b->gaps, i - 1, ab_gap).kind)) {
+            /* Version 3: each kind's gaps from its first previous time on. */
+            prev = g->p;
+        }
         gc[G_PAIR].v[i] = (apr_uint64_t)tab_add(&pair, g->kind, g->ref);
         gc[G_DT].v[i] = v3 ? sub64(g->p, prev) : sub64(g->t, prev);
         gc[G_TP].v[i] = v3 ? sub64(g->t, b->day_start) : sub64(g->t, g->p);
@@ -790,14 +800,38 @@ static const char *ab_links(qrt_aggblob_builder_t *b, int version)
     start = apr_palloc(b->p, ab_cap(b, L_FIELDS + G_FIELDS, cols_bits(lc, L_FIELDS)
                                                             + cols_bits(gc, G_FIELDS))
                              + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair)
-                             + 3 * AB_NUM_MAX);
+                             + (3 + 4 * (apr_size_t)ng) * AB_NUM_MAX);
     o = ab_head(b, 'L', version, torder, start);
     o = qrt_aggblob_put(o, nl);
     o = qrt_aggblob_put(o, ng);
     if (v3) {
+        /* The links' first previous time and bits, then each kind's run of gaps: its
+         * kind, entries, first previous time and first bit. */
+        apr_uint64_t bit = nl ? cols_bits(lc, L_FIELDS) : 0;
+        int runs = 0, j, c;
+
+        for (i = 0; i < ng; i++) {
+            runs += i == 0 || APR_ARRAY_IDX(b->gaps, i, ab_gap).kind
+                              != APR_ARRAY_IDX(b->gaps, i - 1, ab_gap).kind;
+        }
         o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(lbase, b->day_start)));
-        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(gbase, b->day_start)));
-        o = qrt_aggblob_put(o, nl ? cols_bits(lc, L_FIELDS) : 0);
+        o = qrt_aggblob_put(o, bit);
+        o = qrt_aggblob_put(o, (apr_uint64_t)runs);
+        for (i = 0; i < ng; i = j) {
+            const ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
+
+            for (j = i; j < ng && APR_ARRAY_IDX(b->gaps, j, ab_gap).kind == g->kind; j++) {
+            }
+            o = qrt_aggblob_put(o, zz(g->kind));
+            o = qrt_aggblob_put(o, (apr_uint64_t)(j - i));
+            o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(g->p, b->day_start)));
+            o = qrt_aggblob_put(o, bit);
+            for (; i < j; i++) {
+                for (c = 0; c < G_FIELDS; c++) {
+                    bit += (apr_uint64_t)code_len(&gc[c].code, gc[c].v[i]);
+                }
+            }
+        }
     }
     /* A section without entries has neither tables nor codes. */
     if (nl) {
@@ -998,8 +1032,12 @@ struct qrt_aggblob_v2_t {
     int bad;                    /* a character outside the alphabet */
     int ngaps;                  /* links: the gaps that follow them */
     int v3;                     /* links by previous time (version 3) */
-    apr_int64_t gbase;          /* version 3: the gaps' first previous time */
     apr_uint64_t lbits;         /* version 3: the links' bits */
+    int nruns, run, run_left;   /* version 3: the gaps' runs (one per kind), the current */
+    int only;                   /* one run read alone (qrt_aggblob_gaps_of) */
+    int *rkind, *rcount;
+    apr_int64_t *rbase;         /* a run's first previous time */
+    apr_uint64_t *rbit;         /* its first bit */
     const unsigned char *src;   /* version 3: the stream's characters, n of them, turned */
     apr_size_t n, hi, len;      /* into bytes up to byte hi as the reader gets there */
     int nbrw, nplc, nflg, npair;
@@ -1275,15 +1313,38 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
         return APR_EINVAL;
     }
     if (r->version == 3) {
-        apr_int64_t lb, gb;
+        apr_int64_t lb, v;
+        apr_uint64_t bit;
+        int i, total = 0;
 
-        if (get_int(s, end, &lb) < 0 || get_int(s, end, &gb) < 0
-            || qrt_aggblob_get(s, end, &x->lbits) < 0) {
+        if (get_int(s, end, &lb) < 0 || qrt_aggblob_get(s, end, &x->lbits) < 0
+            || get_count(s, end, &x->nruns) < 0 || x->nruns > x->ngaps) {
             return APR_EINVAL;
         }
         x->v3 = 1;
         r->t = add64(r->day_start, (apr_uint64_t)lb);
-        x->gbase = add64(r->day_start, (apr_uint64_t)gb);
+        x->rkind = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rkind));
+        x->rcount = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rcount));
+        x->rbase = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rbase));
+        x->rbit = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rbit));
+        for (i = 0; i < x->nruns; i++) {
+            if (get_int(s, end, &v) < 0 || v < INT_MIN || v > INT_MAX
+                || get_entries(s, end, &x->rcount[i]) < 0 || x->rcount[i] < 1
+                || x->rcount[i] > x->ngaps - total) {
+                return APR_EINVAL;
+            }
+            x->rkind[i] = (int)v;
+            total += x->rcount[i];
+            if (get_int(s, end, &v) < 0 || qrt_aggblob_get(s, end, &bit) < 0
+                || bit < x->lbits || (i > 0 && bit < x->rbit[i - 1])) {
+                return APR_EINVAL;
+            }
+            x->rbase[i] = add64(r->day_start, (apr_uint64_t)v);
+            x->rbit[i] = bit;
+        }
+        if (total != x->ngaps) {
+            return APR_EINVAL;
+        }
     }
     if (r->left) {
         if (get_tab(s, end, p, 1, 0, r->nstr, 0, 0, &x->brw, &x->nbrw) < 0
@@ -1346,7 +1407,7 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
         x->nbits = (apr_uint64_t)n * 6;
         x->rd.err = x->nbits + 1;
         *s = end;
-        if (x->lbits > x->nbits) {
+        if (x->lbits > x->nbits || (x->nruns && x->rbit[x->nruns - 1] > x->nbits)) {
             return APR_EINVAL;
         }
     }
@@ -1499,6 +1560,14 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
     int pr;
 
     if (x->v3) {
+        if (x->run_left == 0) {
+            /* The next kind's run: its previous times from its first on. */
+            if (x->only || ++x->run >= x->nruns || x->rbit[x->run] != x->rd.pos) {
+                return -1;
+            }
+            x->run_left = x->rcount[x->run];
+            r->t = x->rbase[x->run];
+        }
         v3_load(x, x->rd.pos);
     }
     b = x->rd;
@@ -1512,6 +1581,10 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
     }
     out->kind = x->pair[2 * pr];
     if (x->v3) {
+        if (out->kind != x->rkind[x->run]) {
+            return -1;
+        }
+        x->run_left--;
         out->p = r->t = add64(r->t, (apr_uint64_t)dt);
         out->t = add64(r->day_start, (apr_uint64_t)gap);
     }
@@ -1562,9 +1635,8 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
         r->t = r->day_start;
         if (r->version >= 2) {
             r->left = r->v2->ngaps;
-            if (r->v2->v3) {
-                r->t = r->v2->gbase;
-            }
+            r->v2->run = -1;
+            r->v2->run_left = 0;
             return 0;
         }
         return get_count(&r->s, r->end, &r->left) < 0 ? -1 : 0;
@@ -1619,6 +1691,34 @@ int qrt_aggblob_skip_links(qrt_aggblob_t *r)
     return rc;
 }
 
+int qrt_aggblob_gaps_of(qrt_aggblob_t *r, int kind)
+{
+    qrt_aggblob_v2_t *x;
+    int i;
+
+    if (r->format != 'L' || r->version != 3) {
+        return r->format == 'L' ? 0 : -1;
+    }
+    x = r->v2;
+    r->section = 1;
+    r->left = 0;
+    x->only = 1;
+    x->run_left = 0;
+    for (i = 0; i < x->nruns; i++) {
+        if (x->rkind[i] == kind) {
+            x->run = i;
+            x->run_left = r->left = x->rcount[i];
+            r->t = x->rbase[i];
+            x->rd.pos = x->rbit[i];
+            x->rd.w = 0;
+            x->rd.avail = 0;
+            x->hi = (apr_size_t)(x->rbit[i] >> 3) / 3 * 3;
+            break;
+        }
+    }
+    return 0;
+}
+
 unsigned qrt_aggblob_gap_kinds(const qrt_aggblob_t *r)
 {
     unsigned kinds = 0;
@@ -1653,7 +1753,7 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     if (r->left == 0) {
-        return r->version >= 2 ? v2_end(r) : 0;
+        return r->version >= 2 && !r->v2->only ? v2_end(r) : 0;
     }
     if (r->version >= 2) {
         return v2_gap(r, out);

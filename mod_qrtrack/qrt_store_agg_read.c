@@ -443,7 +443,6 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {
         if (by_p && l.p > c->p1) {
             /* Links by previous time: the rest lie after p1 too. */
-            rc = qrt_aggblob_skip_links(&r);
             break;
         }
         if (l.t < c->t0 || l.t > c->t1 || l.p < c->p0 || l.p > c->p1) {
@@ -472,7 +471,11 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     }
     /* The gaps of other kinds are not decoded when the value holds none of this one. */
     if (c->kind == QRT_AGG_A || !(qrt_aggblob_gap_kinds(&r) >> c->kind & 1)) {
-        return rd_done(c, b, rc);
+        return rd_done(c, b, rc < 0 ? rc : 0);
+    }
+    if (rc >= 0) {
+        /* Version 3: this kind's gaps alone, by previous time. */
+        rc = qrt_aggblob_gaps_of(&r, c->kind);
     }
     while (rc == 0 && (rc = qrt_aggblob_next_gap(&r, &gp)) > 0) {
         rc = 0;
