@@ -239,6 +239,30 @@ static int gap_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* Version 3 of links: by previous time, then time. */
+static int link_cmp_p(const void *a, const void *b)
+{
+    const ab_link *x = a, *y = b;
+
+    if (x->p != y->p) {
+        return x->p < y->p ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int gap_cmp_p(const void *a, const void *b)
+{
+    const ab_gap *x = a, *y = b;
+
+    if (x->kind != y->kind) {
+        return x->kind < y->kind ? -1 : 1;
+    }
+    if (x->p != y->p) {
+        return x->p < y->p ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
 static int visit_cmp(const void *a, const void *b)
 {
     const ab_visit *x = a, *y = b;
@@ -346,6 +370,11 @@ static int eg_len(apr_uint64_t v, int k)
 static int tb_len(const ab_code *c, apr_uint64_t v)
 {
     return c->k == 0 ? 0 : v < c->u ? c->k - 1 : c->k;
+}
+
+static int code_len(const ab_code *c, apr_uint64_t v)
+{
+    return c->eg < 0 ? tb_len(c, v) : eg_len(v, c->eg);
 }
 
 /* ---- version 2: writing --------------------------------------------------------------- */
@@ -636,15 +665,16 @@ static apr_size_t ab_cap(qrt_aggblob_builder_t *b, int ncodes, apr_uint64_t bits
            + (apr_size_t)ncodes * 3 * AB_NUM_MAX + (apr_size_t)(bits / 6) + 2;
 }
 
-/* The format letter, version 2 and the string and tracker tables (trackers in the given
- * order). */
-static char *ab_head(qrt_aggblob_builder_t *b, char fmt, const int *order, char *o)
+/* The format letter, version (2 or 3) and the string and tracker tables (trackers in
+ * the given order). */
+static char *ab_head(qrt_aggblob_builder_t *b, char fmt, int version, const int *order,
+                     char *o)
 {
     apr_int64_t prev = 0;
     int i;
 
     *o++ = fmt;
-    *o++ = '2';
+    *o++ = (char)('0' + version);
     o = qrt_aggblob_put(o, b->strlist->nelts);
     for (i = 0; i < b->strlist->nelts; i++) {
         o = put_str(o, APR_ARRAY_IDX(b->strlist, i, const char *));
@@ -681,18 +711,27 @@ static void col_ranks(ab_col *c, int n, const int *rank)
     }
 }
 
-const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+/* Version 2: links and gaps by time, each as its time since the previous entry's and
+ * its time since its previous visit. Version 3: links by previous time, gaps by kind
+ * then previous time, each as its previous time since the previous entry's (from the
+ * first of its section or kind) and its time in the day; the header also gives the
+ * links' bits and where each kind's gaps start, so that a reader may stop at a previous
+ * time and jump to one kind's gaps. */
+static const char *ab_links(qrt_aggblob_builder_t *b, int version)
 {
     ab_col lc[L_FIELDS], gc[G_FIELDS];
     ab_tab brw, plc, flg, pair;
     apr_pool_t *tp;
-    apr_int64_t prev = b->day_start;
-    int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder;
+    apr_int64_t prev = b->day_start, lbase = b->day_start;
+    int nl = b->links->nelts, ng = b->gaps->nelts, i, *trank, *torder, v3 = version == 3;
     char *start, *o;
     ab_out w;
 
-    qsort(b->links->elts, nl, sizeof(ab_link), link_cmp);
-    qsort(b->gaps->elts, ng, sizeof(ab_gap), gap_cmp);
+    qsort(b->links->elts, nl, sizeof(ab_link), v3 ? link_cmp_p : link_cmp);
+    qsort(b->gaps->elts, ng, sizeof(ab_gap), v3 ? gap_cmp_p : gap_cmp);
+    if (v3 && nl) {
+        prev = lbase = APR_ARRAY_IDX(b->links, 0, ab_link).p;
+    }
     apr_pool_create(&tp, b->p);
     tab_make(&brw, tp);
     tab_make(&plc, tp);
@@ -707,24 +746,28 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
     for (i = 0; i < nl; i++) {
         ab_link *l = &APR_ARRAY_IDX(b->links, i, ab_link);
 
-        lc[L_DT].v[i] = sub64(l->t, prev);
-        lc[L_TP].v[i] = sub64(l->t, l->p);
+        lc[L_DT].v[i] = v3 ? sub64(l->p, prev) : sub64(l->t, prev);
+        lc[L_TP].v[i] = v3 ? sub64(l->t, b->day_start) : sub64(l->t, l->p);
         lc[L_FLAGS].v[i] = (apr_uint64_t)tab_add(&flg, l->flags, 0);
         lc[L_TI].v[i] = (apr_uint64_t)l->ti;
         lc[L_PLACE].v[i] = (apr_uint64_t)tab_add(&plc, l->ci, l->yi);
         lc[L_BROWSER].v[i] = (apr_uint64_t)tab_add(&brw, l->bi, 0);
         lc[L_N].v[i] = (apr_uint64_t)l->n;
-        prev = l->t;
+        prev = v3 ? l->p : l->t;
     }
     prev = b->day_start;
     for (i = 0; i < ng; i++) {
         ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
 
+        if (v3 && (i == 0 || g->kind != APR_ARRAY_IDX(b->gaps, i - 1, ab_gap).kind)) {
+            /* Version 3: each kind's gaps from its first previous time on. */
+            prev = g->p;
+        }
         gc[G_PAIR].v[i] = (apr_uint64_t)tab_add(&pair, g->kind, g->ref);
-        gc[G_DT].v[i] = sub64(g->t, prev);
-        gc[G_TP].v[i] = sub64(g->t, g->p);
+        gc[G_DT].v[i] = v3 ? sub64(g->p, prev) : sub64(g->t, prev);
+        gc[G_TP].v[i] = v3 ? sub64(g->t, b->day_start) : sub64(g->t, g->p);
         gc[G_N].v[i] = (apr_uint64_t)g->n;
-        prev = g->t;
+        prev = v3 ? g->p : g->t;
     }
     tab_rank(&brw);
     tab_rank(&plc);
@@ -756,10 +799,40 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
 
     start = apr_palloc(b->p, ab_cap(b, L_FIELDS + G_FIELDS, cols_bits(lc, L_FIELDS)
                                                             + cols_bits(gc, G_FIELDS))
-                             + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair));
-    o = ab_head(b, 'L', torder, start);
+                             + tab_cap(&brw) + tab_cap(&plc) + tab_cap(&flg) + tab_cap(&pair)
+                             + (3 + 4 * (apr_size_t)ng) * AB_NUM_MAX);
+    o = ab_head(b, 'L', version, torder, start);
     o = qrt_aggblob_put(o, nl);
     o = qrt_aggblob_put(o, ng);
+    if (v3) {
+        /* The links' first previous time and bits, then each kind's run of gaps: its
+         * kind, entries, first previous time and first bit. */
+        apr_uint64_t bit = nl ? cols_bits(lc, L_FIELDS) : 0;
+        int runs = 0, j, c;
+
+        for (i = 0; i < ng; i++) {
+            runs += i == 0 || APR_ARRAY_IDX(b->gaps, i, ab_gap).kind
+                              != APR_ARRAY_IDX(b->gaps, i - 1, ab_gap).kind;
+        }
+        o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(lbase, b->day_start)));
+        o = qrt_aggblob_put(o, bit);
+        o = qrt_aggblob_put(o, (apr_uint64_t)runs);
+        for (i = 0; i < ng; i = j) {
+            const ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
+
+            for (j = i; j < ng && APR_ARRAY_IDX(b->gaps, j, ab_gap).kind == g->kind; j++) {
+            }
+            o = qrt_aggblob_put(o, zz(g->kind));
+            o = qrt_aggblob_put(o, (apr_uint64_t)(j - i));
+            o = qrt_aggblob_put(o, zz((apr_int64_t)sub64(g->p, b->day_start)));
+            o = qrt_aggblob_put(o, bit);
+            for (; i < j; i++) {
+                for (c = 0; c < G_FIELDS; c++) {
+                    bit += (apr_uint64_t)code_len(&gc[c].code, gc[c].v[i]);
+                }
+            }
+        }
+    }
     /* A section without entries has neither tables nor codes. */
     if (nl) {
         o = tab_put(o, &brw, 0, 0, NULL);
@@ -782,6 +855,16 @@ const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
     out_end(&w);
     apr_pool_destroy(tp);
     return start;
+}
+
+const char *qrt_aggblob_links(qrt_aggblob_builder_t *b)
+{
+    return ab_links(b, 3);
+}
+
+const char *qrt_aggblob_links_v2(qrt_aggblob_builder_t *b)
+{
+    return ab_links(b, 2);
 }
 
 const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
@@ -836,7 +919,7 @@ const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
 
     start = apr_palloc(b->p, ab_cap(b, V_FIELDS, cols_bits(vc, V_FIELDS)) + tab_cap(&brw)
                              + tab_cap(&plc));
-    o = ab_head(b, 'V', torder, start);
+    o = ab_head(b, 'V', 2, torder, start);
     o = qrt_aggblob_put(o, nr);
     if (nr) {
         o = tab_put(o, &brw, 0, 0, NULL);
@@ -948,6 +1031,15 @@ struct qrt_aggblob_v2_t {
     ab_rd rd;                   /* the next entry's */
     int bad;                    /* a character outside the alphabet */
     int ngaps;                  /* links: the gaps that follow them */
+    int v3;                     /* links by previous time (version 3) */
+    apr_uint64_t lbits;         /* version 3: the links' bits */
+    int nruns, run, run_left;   /* version 3: the gaps' runs (one per kind), the current */
+    int only;                   /* one run read alone (qrt_aggblob_gaps_of) */
+    int *rkind, *rcount;
+    apr_int64_t *rbase;         /* a run's first previous time */
+    apr_uint64_t *rbit;         /* its first bit */
+    const unsigned char *src;   /* version 3: the stream's characters, n of them, turned */
+    apr_size_t n, hi, len;      /* into bytes up to byte hi as the reader gets there */
     int nbrw, nplc, nflg, npair;
     int *brw;                   /* browsers: string indexes */
     int *plc;                   /* places: country and city string indexes */
@@ -1220,6 +1312,40 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
     if (get_entries(s, end, &r->left) < 0 || (links && get_entries(s, end, &x->ngaps) < 0)) {
         return APR_EINVAL;
     }
+    if (r->version == 3) {
+        apr_int64_t lb, v;
+        apr_uint64_t bit;
+        int i, total = 0;
+
+        if (get_int(s, end, &lb) < 0 || qrt_aggblob_get(s, end, &x->lbits) < 0
+            || get_count(s, end, &x->nruns) < 0 || x->nruns > x->ngaps) {
+            return APR_EINVAL;
+        }
+        x->v3 = 1;
+        r->t = add64(r->day_start, (apr_uint64_t)lb);
+        x->rkind = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rkind));
+        x->rcount = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rcount));
+        x->rbase = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rbase));
+        x->rbit = apr_palloc(p, (x->nruns + 1) * sizeof(*x->rbit));
+        for (i = 0; i < x->nruns; i++) {
+            if (get_int(s, end, &v) < 0 || v < INT_MIN || v > INT_MAX
+                || get_entries(s, end, &x->rcount[i]) < 0 || x->rcount[i] < 1
+                || x->rcount[i] > x->ngaps - total) {
+                return APR_EINVAL;
+            }
+            x->rkind[i] = (int)v;
+            total += x->rcount[i];
+            if (get_int(s, end, &v) < 0 || qrt_aggblob_get(s, end, &bit) < 0
+                || bit < x->lbits || (i > 0 && bit < x->rbit[i - 1])) {
+                return APR_EINVAL;
+            }
+            x->rbase[i] = add64(r->day_start, (apr_uint64_t)v);
+            x->rbit[i] = bit;
+        }
+        if (total != x->ngaps) {
+            return APR_EINVAL;
+        }
+    }
     if (r->left) {
         if (get_tab(s, end, p, 1, 0, r->nstr, 0, 0, &x->brw, &x->nbrw) < 0
             || get_tab(s, end, p, 2, 0, r->nstr, r->nstr, 0, &x->plc, &x->nplc) < 0
@@ -1267,10 +1393,23 @@ static apr_status_t v2_open(qrt_aggblob_t *r, apr_pool_t *p)
         x->buf = apr_palloc(p, len + AB_PAD);
 #endif
         memset(x->buf + len, 0, AB_PAD);
-        x->bad = bits_load(x->buf, (const unsigned char *)*s, n) != 0;
+        x->src = (const unsigned char *)*s;
+        x->n = n;
+        x->len = len;
+        if (x->v3) {
+            /* Readers of version 3 may stop early or jump: no more than they read. */
+            x->hi = 0;
+        }
+        else {
+            x->bad = bits_load(x->buf, x->src, n) != 0;
+            x->hi = len;
+        }
         x->nbits = (apr_uint64_t)n * 6;
         x->rd.err = x->nbits + 1;
         *s = end;
+        if (x->lbits > x->nbits || (x->nruns && x->rbit[x->nruns - 1] > x->nbits)) {
+            return APR_EINVAL;
+        }
     }
     return APR_SUCCESS;
 }
@@ -1283,7 +1422,8 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
 
     memset(r, 0, sizeof(*r));
     if (!data || (data[0] != 'L' && data[0] != 'V' && data[0] != 'C')
-        || (data[1] != '1' && (data[1] != '2' || data[0] == 'C'))) {
+        || (data[1] != '1' && (data[1] != '2' || data[0] == 'C')
+            && (data[1] != '3' || data[0] != 'L'))) {
         return APR_EINVAL;
     }
     r->format = data[0];
@@ -1315,7 +1455,7 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
         }
         r->trk[i] = prev = add64(prev, (apr_uint64_t)d);
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_open(r, p);
     }
     return get_count(&r->s, r->end, &r->left) < 0 ? APR_EINVAL : APR_SUCCESS;
@@ -1323,9 +1463,34 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
 
 /* Version 2 at the end of its last section: every bit read but the last character's
  * padding, zeros. */
+/* Version 3: the bytes an entry at bit pos may read (AB_PAD past its start) turned from
+ * the characters, a few KB at a time from where the last turning ended. */
+static void v3_load(qrt_aggblob_v2_t *x, apr_uint64_t pos)
+{
+    apr_size_t need = (apr_size_t)(pos >> 3) + AB_PAD, from, to;
+
+    if (need <= x->hi || x->hi >= x->len) {
+        return;
+    }
+    if (need < x->hi + 3072) {
+        need = x->hi + 3072;
+    }
+    from = x->hi / 3 * 4;
+    to = (need + 2) / 3 * 4;
+    if (to > x->n) {
+        to = x->n;
+    }
+    x->bad |= bits_load(x->buf + x->hi, x->src + from, to - from) != 0;
+    x->hi = to == x->n ? x->len : to / 4 * 3;
+}
+
 static int v2_end(qrt_aggblob_t *r)
 {
     qrt_aggblob_v2_t *x = r->v2;
+
+    if (x->v3) {
+        v3_load(x, x->rd.pos);
+    }
     apr_uint64_t left = x->nbits - x->rd.pos;
 
     return !x->bad && x->rd.pos <= x->nbits && left < 6
@@ -1352,9 +1517,14 @@ static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
 {
     qrt_aggblob_v2_t *x = r->v2;
     const unsigned char *buf = x->buf;
-    ab_rd b = x->rd;
+    ab_rd b;
     apr_int64_t dt, gap;
     int f, pl, br;
+
+    if (x->v3) {
+        v3_load(x, x->rd.pos);
+    }
+    b = x->rd;
 
     dt = get_num(buf, &b, &x->f[L_DT]);
     gap = get_num(buf, &b, &x->f[L_TP]);
@@ -1366,8 +1536,14 @@ static int v2_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     if (v2_took(r, &b) < 0) {
         return -1;
     }
-    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
-    out->p = add64(out->t, -(apr_uint64_t)gap);
+    if (x->v3) {
+        out->p = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->t = add64(r->day_start, (apr_uint64_t)gap);
+    }
+    else {
+        out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->p = add64(out->t, -(apr_uint64_t)gap);
+    }
     out->flags = x->flg[f];
     out->bi = x->brw[br];
     out->ci = x->plc[2 * pl];
@@ -1379,9 +1555,22 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
 {
     qrt_aggblob_v2_t *x = r->v2;
     const unsigned char *buf = x->buf;
-    ab_rd b = x->rd;
+    ab_rd b;
     apr_int64_t dt, gap;
     int pr;
+
+    if (x->v3) {
+        if (x->run_left == 0) {
+            /* The next kind's run: its previous times from its first on. */
+            if (x->only || ++x->run >= x->nruns || x->rbit[x->run] != x->rd.pos) {
+                return -1;
+            }
+            x->run_left = x->rcount[x->run];
+            r->t = x->rbase[x->run];
+        }
+        v3_load(x, x->rd.pos);
+    }
+    b = x->rd;
 
     pr = get_ix(buf, &b, &x->g[G_PAIR]);
     dt = get_num(buf, &b, &x->g[G_DT]);
@@ -1391,8 +1580,18 @@ static int v2_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     out->kind = x->pair[2 * pr];
-    out->t = r->t = add64(r->t, (apr_uint64_t)dt);
-    out->p = add64(out->t, -(apr_uint64_t)gap);
+    if (x->v3) {
+        if (out->kind != x->rkind[x->run]) {
+            return -1;
+        }
+        x->run_left--;
+        out->p = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->t = add64(r->day_start, (apr_uint64_t)gap);
+    }
+    else {
+        out->t = r->t = add64(r->t, (apr_uint64_t)dt);
+        out->p = add64(out->t, -(apr_uint64_t)gap);
+    }
     out->ti = out->kind == 1 ? x->pair[2 * pr + 1] : -1;
     out->si = out->kind == 1 ? -1 : x->pair[2 * pr + 1];
     return 1;
@@ -1434,13 +1633,15 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
         /* The gaps follow. */
         r->section = 1;
         r->t = r->day_start;
-        if (r->version == 2) {
+        if (r->version >= 2) {
             r->left = r->v2->ngaps;
+            r->v2->run = -1;
+            r->v2->run_left = 0;
             return 0;
         }
         return get_count(&r->s, r->end, &r->left) < 0 ? -1 : 0;
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_link(r, out);
     }
     if (get_int(&r->s, r->end, &dt) < 0 || get_int(&r->s, r->end, &gap) < 0
@@ -1459,12 +1660,71 @@ int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out)
     return 1;
 }
 
+int qrt_aggblob_by_p(const qrt_aggblob_t *r)
+{
+    return r->format == 'L' && r->version == 3;
+}
+
+int qrt_aggblob_skip_links(qrt_aggblob_t *r)
+{
+    qrt_aggblob_link_t l;
+    int rc;
+
+    if (r->format != 'L' || r->section != 0) {
+        return r->format == 'L' ? 0 : -1;
+    }
+    if (r->version == 3) {
+        qrt_aggblob_v2_t *x = r->v2;
+
+        x->rd.pos = x->lbits;
+        x->rd.w = 0;
+        x->rd.avail = 0;
+        /* The bytes are turned from the gaps' first group of 3 on (again, or past the
+         * links not read). */
+        x->hi = (apr_size_t)(x->lbits >> 3) / 3 * 3;
+        r->left = 0;
+        return 0;
+    }
+    while ((rc = qrt_aggblob_next_link(r, &l)) > 0) {
+    }
+    /* The gaps' section is opened: the next link call returns 0 again. */
+    return rc;
+}
+
+int qrt_aggblob_gaps_of(qrt_aggblob_t *r, int kind)
+{
+    qrt_aggblob_v2_t *x;
+    int i;
+
+    if (r->format != 'L' || r->version != 3) {
+        return r->format == 'L' ? 0 : -1;
+    }
+    x = r->v2;
+    r->section = 1;
+    r->left = 0;
+    x->only = 1;
+    x->run_left = 0;
+    for (i = 0; i < x->nruns; i++) {
+        if (x->rkind[i] == kind) {
+            x->run = i;
+            x->run_left = r->left = x->rcount[i];
+            r->t = x->rbase[i];
+            x->rd.pos = x->rbit[i];
+            x->rd.w = 0;
+            x->rd.avail = 0;
+            x->hi = (apr_size_t)(x->rbit[i] >> 3) / 3 * 3;
+            break;
+        }
+    }
+    return 0;
+}
+
 unsigned qrt_aggblob_gap_kinds(const qrt_aggblob_t *r)
 {
     unsigned kinds = 0;
     int i;
 
-    if (r->format != 'L' || r->version != 2) {
+    if (r->format != 'L' || r->version < 2) {
         return ~0u;
     }
     for (i = 0; i < r->v2->npair; i++) {
@@ -1493,9 +1753,9 @@ int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out)
         return -1;
     }
     if (r->left == 0) {
-        return r->version == 2 ? v2_end(r) : 0;
+        return r->version >= 2 && !r->v2->only ? v2_end(r) : 0;
     }
-    if (r->version == 2) {
+    if (r->version >= 2) {
         return v2_gap(r, out);
     }
     if (qrt_aggblob_get(&r->s, r->end, &kind) < 0 || get_int(&r->s, r->end, &dt) < 0

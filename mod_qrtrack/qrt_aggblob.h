@@ -36,7 +36,11 @@
  * binary (a fixed width, one bit shorter for the first values) or in an Exp-Golomb
  * code of the order that makes the value shortest (on the 10M-visit bench database a
  * visit takes 4.2 characters instead of 9.7, a link or gap 7.7 instead of 13.5). The
- * reader reads both versions. Unit-tested in test/unit/test_aggblob.c, fuzzed in
+ * reader reads both versions. Version 3 of links (what is sealed now) holds the links,
+ * then each kind's gaps, by their previous time instead of their time, and where each
+ * kind's gaps start: a window's links whose previous visit lies before its start are a prefix of
+ * each day's value (about as many bits: the previous times are now the differences,
+ * the times in the day the fixed width). Unit-tested in test/unit/test_aggblob.c, fuzzed in
  * test/fuzz/fuzz_aggblob.c. */
 #ifndef QRT_AGGBLOB_H
 #define QRT_AGGBLOB_H
@@ -80,6 +84,8 @@ void qrt_aggblob_add_count(qrt_aggblob_builder_t *b, apr_int64_t grp, const char
 
 /* The encoded value (in the builder's pool). */
 const char *qrt_aggblob_links(qrt_aggblob_builder_t *b);
+/* Links in version 2, as before version 3 (the tests of values sealed then). */
+const char *qrt_aggblob_links_v2(qrt_aggblob_builder_t *b);
 const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b);
 const char *qrt_aggblob_counts(qrt_aggblob_builder_t *b);
 
@@ -93,7 +99,7 @@ typedef struct qrt_aggblob_v2_t qrt_aggblob_v2_t;
 typedef struct {
     const char *s, *end;
     int format;                     /* 'L', 'V' or 'C' */
-    int version;                    /* 1 or 2 */
+    int version;                    /* 1, 2 or 3 (links) */
     qrt_aggblob_v2_t *v2;           /* version 2: its tables and bit stream */
     apr_int64_t day_start;
     int nstr, ntrk;
@@ -130,11 +136,25 @@ apr_status_t qrt_aggblob_open(qrt_aggblob_t *r, apr_pool_t *p, const char *data,
                               apr_int64_t day_start);
 
 /* The next entry: 1, 0 at the end of the section, -1 when the value is damaged.
- * Links come first, by time; then gaps, by time within each kind. */
+ * Links come first, by time (version 3: by previous time); then gaps, by time (version
+ * 3: by kind, then previous time). */
 int qrt_aggblob_next_link(qrt_aggblob_t *r, qrt_aggblob_link_t *out);
 int qrt_aggblob_next_gap(qrt_aggblob_t *r, qrt_aggblob_gap_t *out);
 int qrt_aggblob_next_visit(qrt_aggblob_t *r, qrt_aggblob_visit_t *out);
 int qrt_aggblob_next_count(qrt_aggblob_t *r, apr_pool_t *p, qrt_aggblob_count_t *out);
+
+/* Whether a value of links holds its links, and each kind's gaps, in order of their
+ * previous time p (version 3; the gaps by kind first): a reader of p up to some time
+ * may stop at the first later link, and at the first later gap of one kind read alone
+ * (qrt_aggblob_gaps_of). */
+int qrt_aggblob_by_p(const qrt_aggblob_t *r);
+/* Past the rest of the links, to the gaps (version 3 jumps; others decode them): 0, or
+ * -1 when the value is damaged. */
+int qrt_aggblob_skip_links(qrt_aggblob_t *r);
+/* Version 3: past the links to the gaps of kind alone (none when it has none), the
+ * next gap calls giving them and then 0; 0, or -1 for a value that is not links. Other
+ * versions: nothing is moved (their gaps of every kind follow, to be filtered). */
+int qrt_aggblob_gaps_of(qrt_aggblob_t *r, int kind);
 
 /* The gap kinds a value of links may hold, a bit (1 << kind) each: those of its pair
  * table (version 2), every kind (version 1). A reader of one kind skips the gaps when

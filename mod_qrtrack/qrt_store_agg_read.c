@@ -432,14 +432,19 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     qrt_aggblob_gap_t gp;
     agg_grp **strs, *all = NULL;
     ab_grps *trks;
-    int rc, i;
+    int rc, i, by_p;
 
     if (qrt_aggblob_open(&r, c->scratch, data, b * QRT_AGG_DAY) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
+    by_p = qrt_aggblob_by_p(&r);
     strs = apr_pcalloc(c->scratch, (r.nstr + 1) * sizeof(*strs));
     trks = apr_pcalloc(c->scratch, (r.ntrk + 1) * sizeof(*trks));
     while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {
+        if (by_p && l.p > c->p1) {
+            /* Links by previous time: the rest lie after p1 too. */
+            break;
+        }
         if (l.t < c->t0 || l.t > c->t1 || l.p < c->p0 || l.p > c->p1) {
             continue;
         }
@@ -466,10 +471,17 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     }
     /* The gaps of other kinds are not decoded when the value holds none of this one. */
     if (c->kind == QRT_AGG_A || !(qrt_aggblob_gap_kinds(&r) >> c->kind & 1)) {
-        return rd_done(c, b, rc);
+        return rd_done(c, b, rc < 0 ? rc : 0);
+    }
+    if (rc >= 0) {
+        /* Version 3: this kind's gaps alone, by previous time. */
+        rc = qrt_aggblob_gaps_of(&r, c->kind);
     }
     while (rc == 0 && (rc = qrt_aggblob_next_gap(&r, &gp)) > 0) {
         rc = 0;
+        if (by_p && gp.p > c->p1) {
+            break;
+        }
         if (gp.kind != c->kind || gp.t < c->t0 || gp.t > c->t1 || gp.p < c->p0
             || gp.p > c->p1) {
             continue;

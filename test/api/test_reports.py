@@ -653,7 +653,7 @@ def any_windows(rng, k, now, ids):
     return out
 
 
-@pytest.mark.parametrize("seed", [39, 391])
+@pytest.mark.parametrize("seed", [39, 391, 3903])
 def test_any_window_is_exact(server, acct, seed):
     """Windows a date picker or a script asks for: any start and end second, any offset,
     a minute to years long, listed trackers or all, over days that are sealed (settled,

@@ -62,6 +62,21 @@ static int fz_read(apr_pool_t *p, const char *data, apr_int64_t day, int as, lon
             }
             rc = 0;
         }
+        /* Again with a reader that stops after the first link and jumps to the gaps. */
+        if (rc == 0 && qrt_aggblob_open(&r, p, data, day) == APR_SUCCESS) {
+            long m = 0;
+            int rs = qrt_aggblob_next_link(&r, &l);
+
+            if (rs >= 0 && qrt_aggblob_skip_links(&r) == 0) {
+                while ((rs = qrt_aggblob_next_gap(&r, &g)) > 0) {
+                    if ((g.kind == 1 ? g.ti < 0 || g.ti >= r.ntrk || g.si != -1
+                                     : g.si < 0 || g.si >= r.nstr || g.ti != -1)
+                        || ++m > bound) {
+                        FZ_FAIL("gap after a jump");
+                    }
+                }
+            }
+        }
     }
     else {
         while ((rc = qrt_aggblob_next_count(&r, p, &c)) > 0) {
@@ -174,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         lv = qrt_aggblob_links(lb);
         vv = qrt_aggblob_visits(vb);
-        if (lv[1] != '2' || vv[1] != '2' || qrt_aggblob_open(&r, p, lv, day) != APR_SUCCESS) {
+        if (lv[1] != '3' || vv[1] != '2' || qrt_aggblob_open(&r, p, lv, day) != APR_SUCCESS) {
             FZ_FAIL("written");
         }
         while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {

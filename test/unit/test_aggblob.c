@@ -75,6 +75,28 @@ static int ref_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* Version 3's order: previous time first. */
+static int ref_cmp_p(const void *a, const void *b)
+{
+    const ref *x = a, *y = b;
+
+    if (x->p != y->p) {
+        return x->p < y->p ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Version 3's order of gaps: kind, then previous time. */
+static int ref_cmp_kp(const void *a, const void *b)
+{
+    const ref *x = a, *y = b;
+
+    if (x->kind != y->kind) {
+        return x->kind < y->kind ? -1 : 1;
+    }
+    return ref_cmp_p(a, b);
+}
+
 static const char *const strs[] = { "", "Chrome", "Firefox", "DE", "IN", "Pune",
                                      "S\xc3\xa3o Paulo", "campaign:spring", "a:b:c" };
 
@@ -119,8 +141,8 @@ START_TEST(links_round_trip)
         }
         data = qrt_aggblob_links(b);
         ck_assert_int_eq(strlen(data) > 0, 1);
-        qsort(links, nl, sizeof(ref), ref_cmp);
-        qsort(gaps, ng, sizeof(ref), ref_cmp);
+        qsort(links, nl, sizeof(ref), ref_cmp_p);
+        qsort(gaps, ng, sizeof(ref), ref_cmp_kp);
         ck_assert_int_eq(qrt_aggblob_open(&r, pool, data, day0), APR_SUCCESS);
         for (i = 0; (rc = qrt_aggblob_next_link(&r, &l)) > 0; i++) {
             ck_assert_int_lt(i, nl);
@@ -138,7 +160,7 @@ START_TEST(links_round_trip)
                             && !strcmp(x->y, r.str[l.yi]);
                 }
                 ck_assert_msg(found, "link %d not written", i);
-                ck_assert_int_eq(l.t, links[i].t);
+                ck_assert_int_eq(l.p, links[i].p);
             }
         }
         ck_assert_int_eq(rc, 0);
@@ -147,7 +169,7 @@ START_TEST(links_round_trip)
             int j, found = 0;
 
             ck_assert_int_lt(i, ng);
-            ck_assert_int_eq(g.t, gaps[i].t);
+            ck_assert_int_eq(g.p, gaps[i].p);
             for (j = 0; j < ng && !found; j++) {
                 ref *x = &gaps[j];
 
@@ -400,25 +422,30 @@ static int same_str(const char *a, const char *b)
 }
 
 /* Reads a value of links and gaps and matches every entry with one given (in time order,
- * alike ones in any order); the indexes stay within their tables. */
-static void check_links(const char *data, apr_int64_t day0, refs *ls, refs *gs)
+ * version 3 in previous-time order, alike ones in any order); the indexes stay within
+ * their tables. */
+static void check_links(const char *data, apr_int64_t day0, refs *ls, refs *gs,
+                        int version)
 {
     qrt_aggblob_t r;
     qrt_aggblob_link_t l;
     qrt_aggblob_gap_t g;
     apr_int64_t prev = APR_INT64_MIN;
-    int i, j, rc;
+    int i, j, rc, v3 = version == 3, prevkind = 0;
 
     qsort(ls->e, ls->n, sizeof(ref), ref_cmp);
     qsort(gs->e, gs->n, sizeof(ref), ref_cmp);
+    memset(ls->used, 0, ls->n + 1);
+    memset(gs->used, 0, gs->n + 1);
     ck_assert_int_eq(qrt_aggblob_open(&r, pool, data, day0), APR_SUCCESS);
-    ck_assert_int_eq(r.version, 2);
+    ck_assert_int_eq(r.version, version);
+    ck_assert_int_eq(qrt_aggblob_by_p(&r), v3);
     for (i = 0; (rc = qrt_aggblob_next_link(&r, &l)) > 0; i++) {
         ck_assert_int_lt(i, ls->n);
         ck_assert(l.ti >= 0 && l.ti < r.ntrk && l.bi >= 0 && l.bi < r.nstr && l.ci >= 0
                   && l.ci < r.nstr && l.yi >= 0 && l.yi < r.nstr);
-        ck_assert(l.t >= prev);
-        prev = l.t;
+        ck_assert(v3 ? l.p >= prev : l.t >= prev);
+        prev = v3 ? l.p : l.t;
         for (j = refs_at(ls, l.t); j < ls->n; j++) {
             ref *x = &ls->e[j];
 
@@ -439,8 +466,14 @@ static void check_links(const char *data, apr_int64_t day0, refs *ls, refs *gs)
         ck_assert_int_lt(i, gs->n);
         ck_assert(g.kind == 1 ? g.ti >= 0 && g.ti < r.ntrk && g.si == -1
                               : g.si >= 0 && g.si < r.nstr && g.ti == -1);
-        ck_assert(g.t >= prev);
-        prev = g.t;
+        if (v3 && i > 0 && g.kind != prevkind) {
+            /* Version 3: kind by kind, each by previous time. */
+            ck_assert_int_gt(g.kind, prevkind);
+            prev = APR_INT64_MIN;
+        }
+        prevkind = g.kind;
+        ck_assert(v3 ? g.p >= prev : g.t >= prev);
+        prev = v3 ? g.p : g.t;
         for (j = refs_at(gs, g.t); j < gs->n; j++) {
             ref *x = &gs->e[j];
 
@@ -584,13 +617,21 @@ START_TEST(v2_links_random)
             x->val = x->kind == 1 ? "" : rnd_str(special);
             qrt_aggblob_add_gap(b, x->kind, x->t, x->p, x->tracker, x->val, x->n);
         }
-        data = qrt_aggblob_links(b);
+        data = qrt_aggblob_links_v2(b);
         ck_assert(data[0] == 'L' && data[1] == '2');
         if (!special) {
             check_chars(data);
         }
-        check_links(data, day0, &ls, &gs);
+        check_links(data, day0, &ls, &gs, 2);
         /* Written again, the same value. */
+        ck_assert_str_eq(qrt_aggblob_links_v2(b), data);
+        /* Version 3, what is sealed now: the same entries by previous time. */
+        data = qrt_aggblob_links(b);
+        ck_assert(data[0] == 'L' && data[1] == '3');
+        if (!special) {
+            check_chars(data);
+        }
+        check_links(data, day0, &ls, &gs, 3);
         ck_assert_str_eq(qrt_aggblob_links(b), data);
     }
 }
@@ -636,6 +677,129 @@ START_TEST(v2_visits_random)
 }
 END_TEST
 
+/* A reader's sums over the links and gaps with p <= p1 (and t in [t0, t1]): every
+ * entry decoded (any version), or version 3's prefix (stop at the first later p, jump
+ * to the gaps). */
+typedef struct {
+    apr_int64_t links, gaps[8], sig;
+    int decoded;
+} psum;
+
+static psum read_upto(const char *data, apr_int64_t day0, apr_int64_t t0, apr_int64_t t1,
+                      apr_int64_t p1, int prefix)
+{
+    qrt_aggblob_t r;
+    qrt_aggblob_link_t l;
+    qrt_aggblob_gap_t g;
+    psum x;
+    int rc;
+
+    memset(&x, 0, sizeof(x));
+    ck_assert_int_eq(qrt_aggblob_open(&r, pool, data, day0), APR_SUCCESS);
+    while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {
+        x.decoded++;
+        if (prefix && l.p > p1) {
+            rc = qrt_aggblob_skip_links(&r);
+            break;
+        }
+        if (l.p <= p1 && l.t >= t0 && l.t <= t1) {
+            x.links += l.n;
+            x.sig += l.n * (l.t % 1000 + 7 * (l.p % 997) + 31 * l.flags + 101 * r.trk[l.ti]);
+        }
+    }
+    ck_assert_int_eq(rc, 0);
+    if (prefix) {
+        /* Each kind's gaps alone, by previous time, from a reader of its own. */
+        static const int kinds[] = { 1, 3, 4, 5, 6 };
+        int k;
+
+        for (k = 0; k < 5; k++) {
+            ck_assert_int_eq(qrt_aggblob_open(&r, pool, data, day0), APR_SUCCESS);
+            ck_assert_int_eq(qrt_aggblob_gaps_of(&r, kinds[k]), 0);
+            while ((rc = qrt_aggblob_next_gap(&r, &g)) > 0) {
+                x.decoded++;
+                ck_assert_int_eq(g.kind, kinds[k]);
+                if (g.p > p1) {
+                    rc = 2;
+                    break;
+                }
+                if (g.t >= t0 && g.t <= t1) {
+                    x.gaps[g.kind & 7] += g.n;
+                    x.sig += g.n * (g.t % 1000 + 7 * (g.p % 997) + 13 * g.kind);
+                }
+            }
+            if (rc == 0) {
+                /* The kind's last gap read: the end stays the end. */
+                ck_assert_int_eq(qrt_aggblob_next_gap(&r, &g), 0);
+            }
+            ck_assert(rc == 0 || rc == 2);
+        }
+        return x;
+    }
+    while ((rc = qrt_aggblob_next_gap(&r, &g)) > 0) {
+        x.decoded++;
+        if (g.p <= p1 && g.t >= t0 && g.t <= t1) {
+            x.gaps[g.kind & 7] += g.n;
+            x.sig += g.n * (g.t % 1000 + 7 * (g.p % 997) + 13 * g.kind);
+        }
+    }
+    ck_assert_int_eq(rc, 0);
+    return x;
+}
+
+/* Version 3 answers a window's links before a time as version 2 does, reading only a
+ * prefix of the links and of the gaps. */
+START_TEST(v3_prefix_by_p)
+{
+    int round;
+
+    for (round = 0; round < 200; round++) {
+        apr_int64_t day0 = rnd(1, 30000) * 86400;
+        qrt_aggblob_builder_t *b = qrt_aggblob_builder_make(pool, day0);
+        int nl = round % 10 == 0 ? 0 : (int)rnd(0, 500), ng = round % 7 == 0 ? 0
+                                                              : (int)rnd(0, 300), i, k;
+        const char *v2, *v3;
+
+        for (i = 0; i < nl; i++) {
+            apr_int64_t t = day0 + rnd(0, 86399);
+
+            qrt_aggblob_add_link(b, t, t - rnd(0, 3) * rnd(1, 200 * 86400), (int)rnd(0, 31),
+                                 rnd(1, 40), strs[rnd(0, 8)], strs[rnd(0, 8)],
+                                 strs[rnd(0, 8)], rnd(1, 3));
+        }
+        for (i = 0; i < ng; i++) {
+            static const int kinds[] = { 1, 3, 4, 5, 6 };
+            apr_int64_t t = day0 + rnd(0, 86399);
+            int kind = kinds[rnd(0, 4)];
+
+            qrt_aggblob_add_gap(b, kind, t, t - rnd(1, 200 * 86400), kind == 1 ? rnd(1, 9) : 0,
+                                kind == 1 ? "" : strs[rnd(0, 8)], rnd(1, 3));
+        }
+        v2 = qrt_aggblob_links_v2(b);
+        v3 = qrt_aggblob_links(b);
+        for (k = 0; k < 6; k++) {
+            apr_int64_t p1 = k == 0 ? day0 - 601 * 86400 : k == 1 ? day0 + 86400
+                             : day0 - rnd(0, 200 * 86400);
+            apr_int64_t t0 = k < 3 ? day0 : day0 + rnd(0, 86399);
+            apr_int64_t t1 = k < 3 ? day0 + 86399 : t0 + rnd(0, 86399);
+            psum a = read_upto(v2, day0, t0, t1, p1, 0), c = read_upto(v3, day0, t0, t1, p1, 1);
+            psum d = read_upto(v3, day0, t0, t1, p1, 0);
+
+            ck_assert_int_eq(a.links, c.links);
+            ck_assert_int_eq(a.sig, c.sig);
+            ck_assert_int_eq(a.links, d.links);
+            ck_assert_int_eq(a.sig, d.sig);
+            ck_assert(memcmp(a.gaps, c.gaps, sizeof(a.gaps)) == 0);
+            /* Nothing before any previous time: one link and one gap of each kind at
+             * most decoded. */
+            if (k == 0) {
+                ck_assert_int_le(c.decoded, (nl > 0) + (ng > 0 ? 5 : 0));
+            }
+        }
+    }
+}
+END_TEST
+
 /* More than 65,536 trackers, places and gaps' groups: tables past 16 bits. */
 START_TEST(v2_large_tables)
 {
@@ -670,7 +834,8 @@ START_TEST(v2_large_tables)
         qrt_aggblob_add_gap(lb, g->kind, g->t, g->p, g->tracker, g->val, g->n);
     }
     check_visits(qrt_aggblob_visits(vb), day0, &vs);
-    check_links(qrt_aggblob_links(lb), day0, &ls, &gs);
+    check_links(qrt_aggblob_links_v2(lb), day0, &ls, &gs, 2);
+    check_links(qrt_aggblob_links(lb), day0, &ls, &gs, 3);
 }
 END_TEST
 
@@ -919,7 +1084,8 @@ START_TEST(v1_and_v2_alike)
         }
         ck_assert_int_eq(qrt_aggblob_open(&r1, pool, v1_links(day0, ls, nl, gs, ng), day0),
                          APR_SUCCESS);
-        ck_assert_int_eq(qrt_aggblob_open(&r2, pool, qrt_aggblob_links(b), day0), APR_SUCCESS);
+        ck_assert_int_eq(qrt_aggblob_open(&r2, pool, qrt_aggblob_links_v2(b), day0),
+                         APR_SUCCESS);
         ck_assert_int_eq(r1.version * 10 + r2.version, 12);
         for (i = 0;; i++) {
             qrt_aggblob_link_t x, y;
@@ -1099,6 +1265,9 @@ static Suite *aggblob_suite(void)
     TCase *tc = tcase_create("codec");
 
     tcase_add_checked_fixture(tc, setup, teardown);
+    /* Every random value is read in both versions of links: more than the default 4 s on
+     * a loaded machine. */
+    tcase_set_timeout(tc, 30);
     tcase_add_test(tc, numbers);
     tcase_add_test(tc, links_round_trip);
     tcase_add_test(tc, gaps_without_reading_links);
@@ -1111,6 +1280,7 @@ static Suite *aggblob_suite(void)
     tcase_add_test(tc, v2_large_tables);
     tcase_add_test(tc, v1_kept_values);
     tcase_add_test(tc, v1_and_v2_alike);
+    tcase_add_test(tc, v3_prefix_by_p);
     tcase_add_test(tc, v2_damaged);
     suite_add_tcase(s, tc);
     return s;
