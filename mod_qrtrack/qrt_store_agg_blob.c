@@ -137,6 +137,13 @@ apr_status_t qrt_store_agg_blob_invalidate(qrt_db_t *db, apr_pool_t *p,
     const void *args[] = { &account, &day, &b2, &b3 };
     apr_status_t rv = ab_open_day(db, p, account, day, 0);
 
+    if (qrt_dialect_remote(db->driver)) {
+        /* (both statements in one round trip: a server's commit of scans waits for each) */
+        const void *both[] = { &account, &day, &b2, &b3, &account, &day };
+
+        return rv == APR_SUCCESS ? qrt_db_exec(db, p, SQL_agg_blob_inval_unsealed, NULL, both)
+                                 : rv;
+    }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_agg_blob_inval, NULL, args);
     }

@@ -117,6 +117,28 @@ INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, c
     ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
     SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
 
+-- agg_counter_add_many and agg_day_add_many in one round trip (a commit of scans
+-- writes both): the counters' ten arrays, then the days' five.
+-- name: agg_counter_day_add [pgsql-only]
+WITH counters AS (
+    INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, clicks,
+            first_visits, followed_visits)
+        SELECT *
+        FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+            BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS TEXT[]), CAST(%s AS BIGINT[]), CAST(%s AS
+            BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
+        ON CONFLICT (kind, account_id, level, bucket, tracker_id, value) DO UPDATE
+        SET scans = agg_cnt.scans + excluded.scans, clicks = agg_cnt.clicks + excluded.clicks,
+            first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
+            agg_cnt.followed_visits + excluded.followed_visits
+)
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
+    SELECT *
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS SMALLINT[]), CAST(%s AS
+        BIGINT[]), CAST(%s AS BIGINT[]))
+    ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+
 -- name: agg_link_add_many [pgsql-only]
 INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,
         browser_country_city_id, visit_count)

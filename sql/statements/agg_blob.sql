@@ -41,6 +41,20 @@ INSERT INTO agg_unsealed (account_id, day)
     VALUES (%lld, %lld)
     ON CONFLICT (account_id, day) DO NOTHING
 
+-- agg_blob_inval then agg_blob_unsealed_add in one round trip (a commit of scans
+-- runs them each time); the arguments: account, day, 16-day and 256-day buckets,
+-- account, day.
+-- name: agg_blob_inval_unsealed [pgsql-only]
+WITH gone AS (
+    DELETE
+        FROM agg_blob
+        WHERE account_id = %lld AND ((level = 1 AND bucket = %lld) OR (level = 2 AND bucket = %lld) OR
+            (level = 3 AND bucket = %lld))
+)
+INSERT INTO agg_unsealed (account_id, day)
+    VALUES (%lld, %lld)
+    ON CONFLICT (account_id, day) DO NOTHING
+
 -- name: agg_blob_unsealed
 SELECT account_id, day
     FROM agg_unsealed
