@@ -248,6 +248,61 @@ static int visit_key_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* SQLite: a batch of at least this many visits counts its dictionary references
+ * itself (visits_refs), fewer through the trigger visit_refs_ins. */
+#define VISIT_REFS_BATCH_MIN 256
+
+/* The argument of each counted dictionary in a visit's VISIT_NARGS, and its statement. */
+static const struct {
+    int arg;
+    const char *label;
+} visit_refs[] = {
+    { 5, SQL_visit_refs_ua }, { 7, SQL_visit_refs_referer },
+    { 8, SQL_visit_refs_ip }, { 9, SQL_visit_refs_dest },
+};
+
+/* SQLite: the references of the batch's rows (args), one UPDATE per distinct entry of
+ * each dictionary instead of four per row in the trigger. */
+static apr_status_t visits_refs(qrt_db_t *db, apr_pool_t *p, const void **args, int n)
+{
+    apr_size_t k;
+
+    for (k = 0; k < sizeof(visit_refs) / sizeof(visit_refs[0]); k++) {
+        apr_hash_t *count = apr_hash_make(p);
+        apr_hash_index_t *hi;
+        int i;
+
+        for (i = 0; i < n; i++) {
+            const apr_int64_t *id = args[(apr_size_t)i * VISIT_NARGS + visit_refs[k].arg];
+            apr_int64_t *c;
+
+            if (!id) {
+                continue;
+            }
+            c = apr_hash_get(count, id, sizeof(*id));
+            if (!c) {
+                c = apr_pcalloc(p, sizeof(*c));
+                apr_hash_set(count, id, sizeof(*id), c);
+            }
+            (*c)++;
+        }
+        for (hi = apr_hash_first(p, count); hi; hi = apr_hash_next(hi)) {
+            const void *key, *args1[2];
+            void *val;
+            apr_status_t rv;
+
+            apr_hash_this(hi, &key, NULL, &val);
+            args1[0] = val;
+            args1[1] = key;
+            rv = qrt_db_exec(db, p, visit_refs[k].label, NULL, args1);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+        }
+    }
+    return APR_SUCCESS;
+}
+
 /* SQLite: the batch's ids from visit_seq (its writers follow one another, so the ids
  * follow one another), then its rows, each with its id in front of its arguments. */
 static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v,
@@ -256,8 +311,9 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     const void **with_id = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * (VISIT_NARGS + 1)
                                          * sizeof(*with_id));
     const qrt_visit_t **order = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*order));
-    apr_int64_t count = n, last = 0;
-    const void *seq_args[] = { &count }, *none[] = { NULL };
+    apr_int64_t count = n, last = 0, first;
+    const void *seq_args[] = { &count }, *none[] = { NULL }, *range[] = { &first, &last };
+    int batch;
     apr_status_t rv;
     int i;
 
@@ -285,7 +341,23 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
         memcpy(with_id + (apr_size_t)i * (VISIT_NARGS + 1) + 1,
                args + at * VISIT_NARGS, VISIT_NARGS * sizeof(*args));
     }
+    /* A large batch: visit_refs_ins skips its rows while their range is in
+     * visit_refs_batch (within the caller's transaction), visits_refs counts them. */
+    first = last - n + 1;
+    batch = n >= VISIT_REFS_BATCH_MIN;
+    if (batch) {
+        rv = qrt_db_exec(db, p, SQL_visit_refs_batch_add, NULL, range);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
     rv = qrt_db_exec_rows(db, p, SQL_visit_add_id, VISIT_ID_TYPES, with_id, n);
+    if (rv == APR_SUCCESS && batch) {
+        rv = visits_refs(db, p, args, n);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_exec(db, p, SQL_visit_refs_batch_end, NULL, range);
+        }
+    }
     return rv == APR_SUCCESS ? visits_floor(db, p, v, n) : rv;
 }
 

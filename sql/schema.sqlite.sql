@@ -217,13 +217,6 @@ CREATE INDEX visits_ip ON visit_rows (tracker_id, ip_id, visit_start) WHERE ip_i
 
 CREATE INDEX visits_visitor ON visit_rows (visitor, visit_start, id) WHERE bot = 0;
 
-CREATE TRIGGER visit_refs_ins AFTER INSERT ON visit_rows BEGIN
-UPDATE visit_uas SET refs = refs + 1 WHERE id = NEW.ua_id;
-UPDATE visit_referers SET refs = refs + 1 WHERE id = NEW.ref_id;
-UPDATE visit_ips SET refs = refs + 1 WHERE id = NEW.ip_id;
-UPDATE visit_destinations SET refs = refs + 1 WHERE id = NEW.dest_id;
-END;
-
 CREATE TRIGGER visit_refs_del AFTER DELETE ON visit_rows BEGIN
 UPDATE visit_uas SET refs = refs - 1 WHERE id = OLD.ua_id;
 UPDATE visit_referers SET refs = refs - 1 WHERE id = OLD.ref_id;
@@ -236,6 +229,13 @@ UPDATE visit_uas SET refs = refs + (id = NEW.ua_id) - (id = OLD.ua_id) WHERE id 
 UPDATE visit_referers SET refs = refs + (id IS NEW.ref_id) - (id IS OLD.ref_id) WHERE id IN (OLD.ref_id, NEW.ref_id) AND NEW.ref_id IS NOT OLD.ref_id;
 UPDATE visit_ips SET refs = refs + (id IS NEW.ip_id) - (id IS OLD.ip_id) WHERE id IN (OLD.ip_id, NEW.ip_id) AND NEW.ip_id IS NOT OLD.ip_id;
 UPDATE visit_destinations SET refs = refs + (id IS NEW.dest_id) - (id IS OLD.dest_id) WHERE id IN (OLD.dest_id, NEW.dest_id) AND NEW.dest_id IS NOT OLD.dest_id;
+END;
+
+CREATE TRIGGER visit_refs_ins AFTER INSERT ON visit_rows WHEN NOT EXISTS (SELECT 1 FROM visit_refs_batch WHERE first <= NEW.id AND last >= NEW.id) BEGIN
+UPDATE visit_uas SET refs = refs + 1 WHERE id = NEW.ua_id;
+UPDATE visit_referers SET refs = refs + 1 WHERE id = NEW.ref_id;
+UPDATE visit_ips SET refs = refs + 1 WHERE id = NEW.ip_id;
+UPDATE visit_destinations SET refs = refs + 1 WHERE id = NEW.dest_id;
 END;
 
 CREATE TABLE agg_bcy (id INTEGER PRIMARY KEY, browser VARCHAR(64) NOT NULL, country VARCHAR(8) NOT NULL, city VARCHAR(128) NOT NULL, UNIQUE (browser, country, city) );
@@ -401,6 +401,8 @@ CREATE TABLE tracker_history (
 );
 
 CREATE INDEX tracker_history_by_tracker ON tracker_history (tracker_id, id);
+
+CREATE TABLE visit_refs_batch (first INTEGER PRIMARY KEY, last BIGINT NOT NULL);
 
 CREATE TABLE webhook_drops (
     id INTEGER PRIMARY KEY,

@@ -27,6 +27,55 @@ INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id,
         ip_id, dest_id)
     VALUES (%lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld)
 
+-- SQLite (schema 43): a large batch's dictionary references, counted once per distinct entry
+-- while its id range is in visit_refs_batch (visit_refs_ins skips those rows); PostgreSQL
+-- counts in its own triggers and never runs these.
+-- name: visit_refs_batch_add
+INSERT INTO visit_refs_batch (first, last)
+    VALUES (%lld, %lld)
+
+-- name: visit_refs_batch_add [pgsql]
+SELECT %lld, %lld
+
+-- name: visit_refs_batch_end
+DELETE FROM visit_refs_batch
+    WHERE first = %lld
+
+-- name: visit_refs_batch_end [pgsql]
+SELECT %lld
+
+-- name: visit_refs_ua
+UPDATE visit_uas
+    SET refs = refs + %lld
+    WHERE id = %lld
+
+-- name: visit_refs_ua [pgsql]
+SELECT %lld, %lld
+
+-- name: visit_refs_referer
+UPDATE visit_referers
+    SET refs = refs + %lld
+    WHERE id = %lld
+
+-- name: visit_refs_referer [pgsql]
+SELECT %lld, %lld
+
+-- name: visit_refs_ip
+UPDATE visit_ips
+    SET refs = refs + %lld
+    WHERE id = %lld
+
+-- name: visit_refs_ip [pgsql]
+SELECT %lld, %lld
+
+-- name: visit_refs_dest
+UPDATE visit_destinations
+    SET refs = refs + %lld
+    WHERE id = %lld
+
+-- name: visit_refs_dest [pgsql]
+SELECT %lld, %lld
+
 -- SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a tracker's newest
 -- id, once per batch (the view's triggers do the same)
 -- name: visit_floor
