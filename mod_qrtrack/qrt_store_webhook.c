@@ -15,7 +15,12 @@
 #define WEBHOOK_VISIT_NARGS 8
 /* The writer's map of trackers to their accounts: forgotten whole past this size. */
 #define WEBHOOK_TRACKERS_MAX 65536
-#define WEBHOOK_BOUND_EVERY apr_time_from_sec(1)
+/* The bound's checks: every WEBHOOK_BOUND_EVERY, and at once again while a webhook is
+ * past it by more than a slice. On SQLite a check deletes at most WEBHOOK_BOUND_SLICE
+ * events of a webhook: it holds the writers' lock, so a scan's commit waits for at most a
+ * slice's deletes, not for a second's events at once. */
+#define WEBHOOK_BOUND_EVERY apr_time_from_msec(100)
+#define WEBHOOK_BOUND_SLICE 1000
 
 static apr_int64_t webhook_now(void)
 {
@@ -412,6 +417,7 @@ struct qrt_webhook_cache_t {
     apr_pool_t *touched_pool;
     apr_hash_t *touched;            /* ... since the last check of the bound */
     apr_time_t bound_at;
+    int bound_more;                 /* a touched webhook is still past the bound */
     apr_int64_t sweep_events, sweep_attempts;   /* where the sweep's pass is */
 };
 
@@ -793,18 +799,33 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c)
 /* The oldest pending events of one webhook past limit, dropped; *n how many. Those never
  * tried are deleted, which costs a row's index entries once (a dropped row would be
  * rewritten now and deleted by the sweep later) and is counted per minute in
- * webhook_drops; those tried stay as dropped rows, which their attempts name. */
+ * webhook_drops; those tried stay as dropped rows, which their attempts name. SQLite: at
+ * most WEBHOOK_BOUND_SLICE of them, *more set when more are past the bound (PostgreSQL's
+ * delete holds no lock a commit waits for, and it has no index of a webhook's events by
+ * state and id, schema 44, to find a slice's end with). */
 static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
-                                      apr_int64_t limit, apr_int64_t *n)
+                                      apr_int64_t limit, apr_int64_t *n, int *more)
 {
     const void *cargs[] = { &id, &limit };
     const void *args[] = { &id, NULL };
-    apr_int64_t cut = 0, at = webhook_now(), deleted;
+    apr_int64_t cut = 0, at = webhook_now(), deleted, slice = WEBHOOK_BOUND_SLICE - 1, end = 0;
     int rows = 0, tried = 0;
     apr_status_t rv = qrt_db_select_int(db, p, SQL_webhook_bound_cut, cargs, &cut);
 
     if (rv != APR_SUCCESS || cut <= 0) {
         return rv;
+    }
+    if (qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
+        const void *sargs[] = { &id, &slice };
+
+        rv = qrt_db_select_int(db, p, SQL_webhook_bound_slice, sargs, &end);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (end > 0 && end < cut) {
+            cut = end;
+            *more = 1;
+        }
     }
     args[1] = &cut;
     rv = qrt_db_exec(db, p, SQL_webhook_bound_delete, &rows, args);
@@ -826,7 +847,8 @@ static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
 
 int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c)
 {
-    return apr_hash_count(c->touched) > 0 && apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY;
+    return apr_hash_count(c->touched) > 0
+           && (c->bound_more || apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY);
 }
 
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
@@ -835,7 +857,9 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
     apr_time_t now = apr_time_now();
     apr_hash_index_t *hi;
     apr_hash_t *ids;
+    apr_array_header_t *left = apr_array_make(p, 4, sizeof(apr_int64_t));
     apr_status_t rv = APR_SUCCESS;
+    int i;
 
     *dropped = 0;
     if (!all && !qrt_webhook_cache_bound_due(c)) {
@@ -847,25 +871,35 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
     ids = all ? c->accounts : c->touched;
     for (hi = apr_hash_first(p, ids); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *val;
+        const apr_array_header_t *subs;
+        apr_int64_t one;
+        int k, nids;
 
         apr_hash_this(hi, NULL, NULL, (void **)&val);
-        if (all) {
-            const apr_array_header_t *subs = val;
-            int i;
+        subs = all ? val : NULL;
+        nids = all ? subs->nelts : 1;
+        for (k = 0; k < nids && rv == APR_SUCCESS; k++) {
+            int more = 0;
 
-            for (i = 0; i < subs->nelts && rv == APR_SUCCESS; i++) {
-                rv = webhook_bound_one(db, p, APR_ARRAY_IDX(subs, i, webhook_sub).id, limit,
-                                       dropped);
+            one = all ? APR_ARRAY_IDX(subs, k, webhook_sub).id : *(const apr_int64_t *)val;
+            rv = webhook_bound_one(db, p, one, limit, dropped, &more);
+            if (more) {
+                APR_ARRAY_PUSH(left, apr_int64_t) = one;
             }
-        }
-        else {
-            rv = webhook_bound_one(db, p, *(const apr_int64_t *)val, limit, dropped);
         }
     }
     if (rv == APR_SUCCESS) {
+        /* the webhooks still past the bound are checked again after the next commit */
         c->bound_at = now;
         apr_pool_clear(c->touched_pool);
         c->touched = apr_hash_make(c->touched_pool);
+        for (i = 0; i < left->nelts; i++) {
+            apr_int64_t *key = apr_pmemdup(c->touched_pool, &APR_ARRAY_IDX(left, i, apr_int64_t),
+                                           sizeof(apr_int64_t));
+
+            apr_hash_set(c->touched, key, sizeof(*key), key);
+        }
+        c->bound_more = left->nelts > 0;
     }
     return rv;
 }

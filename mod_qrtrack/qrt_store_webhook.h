@@ -102,7 +102,8 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c);
 /* The outbox bound, in its own transaction or the caller's: of each webhook that got
  * events since the last check (every webhook when all), the oldest pending events past
  * limit are dropped (deleted and counted in webhook_drops; those already tried kept as
- * dropped rows); *dropped counts them. At most once a second unless all. */
+ * dropped rows); *dropped counts them. Every 100 ms unless all; on SQLite a slice of a
+ * webhook's events at a time, due again at once while it is past the bound. */
 /* 1 when qrt_store_webhook_bound has webhooks to check now (without all). */
 int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c);
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,

@@ -138,6 +138,14 @@ SELECT id
     ORDER BY id DESC
     LIMIT 1 OFFSET %lld
 
+-- the end of a slice of the bound (SQLite): the pending event %lld places after the oldest
+-- name: webhook_bound_slice
+SELECT id
+    FROM webhook_events
+    WHERE webhook_id = %lld AND state = 0
+    ORDER BY id
+    LIMIT 1 OFFSET %lld
+
 -- the oldest pending events past the bound that were never tried nor taken: deleted,
 -- counted in webhook_drops (schema 44); the others stay, dropped (their attempts name them)
 -- name: webhook_bound_delete

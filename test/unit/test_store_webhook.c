@@ -281,6 +281,47 @@ START_TEST(bound_drops_the_oldest)
 }
 END_TEST
 
+START_TEST(bound_in_slices)
+{
+    /* 2,510 events over a bound of 10: a check drops at most a slice (1,000) and is due
+     * again at once until the webhook is back at its bound */
+    qrt_webhook_cache_t *c = qrt_webhook_cache_make(pool);
+    qrt_tracker_t t = tracker("slices");
+    qrt_visit_t *v = apr_palloc(pool, 2510 * sizeof(*v));
+    apr_int64_t h = hook(QRT_WEBHOOK_SCAN_CREATED), dropped = 0, total = 0;
+    int i, checks = 0;
+
+    for (i = 0; i < 2510; i++) {
+        v[i] = visit(t.id, "scan", 1790000000 + i);
+    }
+    record(c, 1, v, 2510);
+    while (qrt_webhook_cache_bound_due(c)) {
+        ck_assert_int_eq(qrt_store_webhook_bound(&db, pool, c, 10, 0, &dropped), APR_SUCCESS);
+        ck_assert_int_le(dropped, 1000);
+        total += dropped;
+        ck_assert_int_lt(++checks, 10);
+    }
+    ck_assert_int_eq(checks, 3);
+    ck_assert_int_eq(total, 2500);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT MIN(visit_id) FROM webhook_events WHERE "
+                                      "webhook_id = %" APR_INT64_T_FMT " AND state = 0", h)),
+                     (long)v[2500].id);
+    ck_assert_int_eq(one(apr_psprintf(pool, "SELECT SUM(n) FROM webhook_drops WHERE "
+                                      "webhook_id = %" APR_INT64_T_FMT, h)), 2500);
+    /* the idle check of every webhook slices too */
+    for (i = 0; i < 1500; i++) {
+        v[i] = visit(t.id, "scan", 1790010000 + i);
+    }
+    record(c, 2, v, 1500);
+    ck_assert_int_eq(qrt_store_webhook_bound(&db, pool, c, 10, 1, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped, 1000);
+    ck_assert_int_eq(qrt_webhook_cache_bound_due(c), 1);
+    ck_assert_int_eq(qrt_store_webhook_bound(&db, pool, c, 10, 0, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped, 500);
+    ck_assert_int_eq(qrt_webhook_cache_bound_due(c), 0);
+}
+END_TEST
+
 START_TEST(sweep_deletes_old_rows_done_with)
 {
     qrt_webhook_cache_t *c = qrt_webhook_cache_make(pool);
@@ -322,6 +363,7 @@ static Suite *store_webhook_suite(void)
     tcase_add_test(tc, visits_and_the_cache);
     tcase_add_test(tc, expiry);
     tcase_add_test(tc, bound_drops_the_oldest);
+    tcase_add_test(tc, bound_in_slices);
     tcase_add_test(tc, sweep_deletes_old_rows_done_with);
     suite_add_tcase(s, tc);
     return s;
