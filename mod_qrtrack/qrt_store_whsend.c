@@ -89,15 +89,16 @@ static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_
         qrt_whsend_event_t *e = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
 
         if (e->visit_id > 0 && !*e->body) {
-            apr_int64_t from = e->has_visit_start ? e->visit_start : APR_INT64_MIN;
-            apr_int64_t to = e->has_visit_start ? e->visit_start : APR_INT64_MAX;
-            const void *args[] = { &e->tracker_id, &from, &to, &e->visit_id };
+            const void *args[] = { &e->tracker_id, &e->visit_start, &e->visit_id };
+            const void *uargs[] = { &e->tracker_id, &e->visit_id };
             int bit = qrt_webhook_event_bit(e->event_type);
             visit_found f;
 
             memset(&f, 0, sizeof(f));
             f.p = p;
-            rv = qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
+            rv = e->has_visit_start
+                 ? qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f)
+                 : qrt_db_each(db, p, SQL_whsend_visit_untimed, uargs, visit_row, &f);
             if (rv != APR_SUCCESS) {
                 break;
             }

@@ -82,7 +82,7 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 -- A visit's event (schema 37: body '', visit_id set): the visit, its dictionaries' strings
 -- and its tracker's code, from which the body is rendered when the event is taken. Its
 -- time (schema 44) makes it one seek on SQLite, whose visit_rows is ordered by (tracker,
--- time, id); an event written before gives the whole range of times.
+-- time, id): an equality, as a range of times would read every visit of that second.
 -- name: whsend_visit
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
@@ -94,7 +94,21 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
-    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND v.id = %lld
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id = %lld
+
+-- An event written before schema 44, without its visit's time: the tracker's visits.
+-- name: whsend_visit_untimed
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot, dn.url, t.code
+    FROM visit_rows v
+    JOIN trackers t ON t.id = v.tracker_id
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = %lld AND v.id = %lld
 
 -- A visit's event whose visit is gone (retention, the tracker or account deleted): dropped.
 -- name: whsend_visit_gone
