@@ -645,9 +645,9 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
 }
 
 /* The webhooks' outbox bound (QRTrackWebhookOutboxLimit) on the webhooks this writer gave
- * events to, every 100 ms (at once again while one is past it by more than a slice); when
- * idle, every WEBHOOK_SWEEP_EVERY seconds, the bound on every enabled webhook (their tracker events come through the API) and a step
- * of the sweep of rows done with for a week. Under a trylock of the writers' mutex, in
+ * events to, once a second (then on SQLite in slices, one after each commit); when idle,
+ * every WEBHOOK_SWEEP_EVERY seconds, the bound on every enabled webhook (their tracker
+ * events come through the API) and a step of the sweep of rows done with for a week. Under a trylock of the writers' mutex, in
  * statements of their own, after the batch's requests were answered. */
 static qrt_log_throttle_t log_webhook, log_webhook_drop;
 

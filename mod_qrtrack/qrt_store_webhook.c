@@ -15,11 +15,11 @@
 #define WEBHOOK_VISIT_NARGS 8
 /* The writer's map of trackers to their accounts: forgotten whole past this size. */
 #define WEBHOOK_TRACKERS_MAX 65536
-/* The bound's checks: every WEBHOOK_BOUND_EVERY, and at once again while a webhook is
- * past it by more than a slice. On SQLite a check deletes at most WEBHOOK_BOUND_SLICE
- * events of a webhook: it holds the writers' lock, so a scan's commit waits for at most a
- * slice's deletes, not for a second's events at once. */
-#define WEBHOOK_BOUND_EVERY apr_time_from_msec(100)
+/* The bound's checks: every WEBHOOK_BOUND_EVERY, each finding the webhooks' cuts (a walk
+ * of the bound's length in an index). On SQLite the events up to a cut are then dropped
+ * WEBHOOK_BOUND_SLICE at a time, one slice a webhook after each commit: the drop holds the
+ * writers' lock, so a scan's commit waits for at most a slice, not a second's events. */
+#define WEBHOOK_BOUND_EVERY apr_time_from_sec(1)
 #define WEBHOOK_BOUND_SLICE 1000
 
 static apr_int64_t webhook_now(void)
@@ -403,6 +403,10 @@ typedef struct {
     const char *code;
 } webhook_trk;
 
+typedef struct {
+    apr_int64_t webhook_id, cut;    /* its pending events up to cut are to be dropped */
+} webhook_cut;
+
 struct qrt_webhook_cache_t {
     apr_pool_t *hooks_pool;         /* the subscriptions, made again on a change */
     apr_hash_t *accounts;           /* account id -> apr_array_header_t of webhook_sub */
@@ -417,7 +421,7 @@ struct qrt_webhook_cache_t {
     apr_pool_t *touched_pool;
     apr_hash_t *touched;            /* ... since the last check of the bound */
     apr_time_t bound_at;
-    int bound_more;                 /* a touched webhook is still past the bound */
+    apr_array_header_t *cuts;       /* webhook_cut: drops found, not yet done */
     apr_int64_t sweep_events, sweep_attempts;   /* where the sweep's pass is */
 };
 
@@ -429,6 +433,7 @@ qrt_webhook_cache_t *qrt_webhook_cache_make(apr_pool_t *p)
     apr_pool_create(&c->trk_pool, p);
     apr_pool_create(&c->touched_pool, p);
     c->staged = apr_array_make(p, 64, sizeof(apr_int64_t));
+    c->cuts = apr_array_make(p, 4, sizeof(webhook_cut));
     qrt_webhook_cache_reset(c);
     return c;
 }
@@ -442,6 +447,7 @@ void qrt_webhook_cache_reset(qrt_webhook_cache_t *c)
     c->trackers = apr_hash_make(c->trk_pool);
     c->touched = apr_hash_make(c->touched_pool);
     c->staged->nelts = 0;
+    c->cuts->nelts = 0;
     c->any = 0;
     c->loaded = 0;
     c->checked = 0;
@@ -796,25 +802,32 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c)
     }
 }
 
-/* The oldest pending events of one webhook past limit, dropped; *n how many. Those never
- * tried are deleted, which costs a row's index entries once (a dropped row would be
- * rewritten now and deleted by the sweep later) and is counted per minute in
- * webhook_drops; those tried stay as dropped rows, which their attempts name. SQLite: at
- * most WEBHOOK_BOUND_SLICE of them, *more set when more are past the bound (PostgreSQL's
- * delete holds no lock a commit waits for, and it has no index of a webhook's events by
- * state and id, schema 44, to find a slice's end with). */
-static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
-                                      apr_int64_t limit, apr_int64_t *n, int *more)
+/* The id of the newest pending event of a webhook past its newest limit (0: none). */
+static apr_status_t webhook_bound_cut(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                      apr_int64_t limit, apr_int64_t *cut)
 {
     const void *cargs[] = { &id, &limit };
-    const void *args[] = { &id, NULL };
-    apr_int64_t cut = 0, at = webhook_now(), deleted, slice = WEBHOOK_BOUND_SLICE - 1, end = 0;
-    int rows = 0, tried = 0;
-    apr_status_t rv = qrt_db_select_int(db, p, SQL_webhook_bound_cut, cargs, &cut);
 
-    if (rv != APR_SUCCESS || cut <= 0) {
-        return rv;
-    }
+    *cut = 0;
+    return qrt_db_select_int(db, p, SQL_webhook_bound_cut, cargs, cut);
+}
+
+/* A webhook's oldest pending events up to cut, dropped; *n how many. Those never tried
+ * are deleted, which costs a row's index entries once (a dropped row would be rewritten
+ * now and deleted by the sweep later) and is counted per minute in webhook_drops; those
+ * tried stay as dropped rows, which their attempts name. SQLite: at most
+ * WEBHOOK_BOUND_SLICE of them, *more set when some up to cut are left (PostgreSQL's delete
+ * holds no lock a commit waits for, and it has no index of a webhook's events by state
+ * and id, schema 44, to find a slice's end with). */
+static apr_status_t webhook_drop_upto(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                      apr_int64_t cut, apr_int64_t *n, int *more)
+{
+    const void *args[] = { &id, &cut };
+    apr_int64_t at = webhook_now(), deleted, slice = WEBHOOK_BOUND_SLICE - 1, end = 0;
+    int rows = 0, tried = 0;
+    apr_status_t rv = APR_SUCCESS;
+
+    *more = 0;
     if (qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         const void *sargs[] = { &id, &slice };
 
@@ -823,11 +836,10 @@ static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
             return rv;
         }
         if (end > 0 && end < cut) {
-            cut = end;
+            args[1] = &end;
             *more = 1;
         }
     }
-    args[1] = &cut;
     rv = qrt_db_exec(db, p, SQL_webhook_bound_delete, &rows, args);
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_webhook_bound_drop, &tried, args);
@@ -845,21 +857,37 @@ static apr_status_t webhook_bound_one(qrt_db_t *db, apr_pool_t *p, apr_int64_t i
     return rv;
 }
 
+/* Of a webhook, the cut to drop up to: replaces one found before. */
+static void webhook_cut_set(qrt_webhook_cache_t *c, apr_int64_t id, apr_int64_t cut)
+{
+    webhook_cut *w;
+    int i;
+
+    for (i = 0; i < c->cuts->nelts; i++) {
+        w = &APR_ARRAY_IDX(c->cuts, i, webhook_cut);
+        if (w->webhook_id == id) {
+            w->cut = cut;
+            return;
+        }
+    }
+    w = apr_array_push(c->cuts);
+    w->webhook_id = id;
+    w->cut = cut;
+}
+
 int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c)
 {
-    return apr_hash_count(c->touched) > 0
-           && (c->bound_more || apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY);
+    return c->cuts->nelts > 0
+           || (apr_hash_count(c->touched) > 0
+               && apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY);
 }
 
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t limit, int all, apr_int64_t *dropped)
 {
     apr_time_t now = apr_time_now();
-    apr_hash_index_t *hi;
-    apr_hash_t *ids;
-    apr_array_header_t *left = apr_array_make(p, 4, sizeof(apr_int64_t));
     apr_status_t rv = APR_SUCCESS;
-    int i;
+    int i, kept = 0;
 
     *dropped = 0;
     if (!all && !qrt_webhook_cache_bound_due(c)) {
@@ -868,39 +896,48 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
     if (all && (rv = webhook_cache_refresh(db, p, c, c->gen)) != APR_SUCCESS) {
         return rv;
     }
-    ids = all ? c->accounts : c->touched;
-    for (hi = apr_hash_first(p, ids); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
-        const void *val;
-        const apr_array_header_t *subs;
-        apr_int64_t one;
-        int k, nids;
+    if (all || (apr_hash_count(c->touched) > 0 && now - c->bound_at >= WEBHOOK_BOUND_EVERY)) {
+        apr_hash_index_t *hi;
 
-        apr_hash_this(hi, NULL, NULL, (void **)&val);
-        subs = all ? val : NULL;
-        nids = all ? subs->nelts : 1;
-        for (k = 0; k < nids && rv == APR_SUCCESS; k++) {
-            int more = 0;
+        for (hi = apr_hash_first(p, all ? c->accounts : c->touched); hi && rv == APR_SUCCESS;
+             hi = apr_hash_next(hi)) {
+            const void *val;
+            const apr_array_header_t *subs;
+            int k, nids;
 
-            one = all ? APR_ARRAY_IDX(subs, k, webhook_sub).id : *(const apr_int64_t *)val;
-            rv = webhook_bound_one(db, p, one, limit, dropped, &more);
-            if (more) {
-                APR_ARRAY_PUSH(left, apr_int64_t) = one;
+            apr_hash_this(hi, NULL, NULL, (void **)&val);
+            subs = all ? val : NULL;
+            nids = all ? subs->nelts : 1;
+            for (k = 0; k < nids && rv == APR_SUCCESS; k++) {
+                apr_int64_t id = all ? APR_ARRAY_IDX(subs, k, webhook_sub).id
+                                     : *(const apr_int64_t *)val, cut = 0;
+
+                rv = webhook_bound_cut(db, p, id, limit, &cut);
+                if (rv == APR_SUCCESS && cut > 0) {
+                    webhook_cut_set(c, id, cut);
+                }
             }
         }
-    }
-    if (rv == APR_SUCCESS) {
-        /* the webhooks still past the bound are checked again after the next commit */
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
         c->bound_at = now;
         apr_pool_clear(c->touched_pool);
         c->touched = apr_hash_make(c->touched_pool);
-        for (i = 0; i < left->nelts; i++) {
-            apr_int64_t *key = apr_pmemdup(c->touched_pool, &APR_ARRAY_IDX(left, i, apr_int64_t),
-                                           sizeof(apr_int64_t));
-
-            apr_hash_set(c->touched, key, sizeof(*key), key);
-        }
-        c->bound_more = left->nelts > 0;
     }
+    /* a slice of each webhook's drop; those not done stay for the next call */
+    for (i = 0; i < c->cuts->nelts; i++) {
+        webhook_cut w = APR_ARRAY_IDX(c->cuts, i, webhook_cut);
+        int more = 0;
+
+        if (rv == APR_SUCCESS) {
+            rv = webhook_drop_upto(db, p, w.webhook_id, w.cut, dropped, &more);
+        }
+        if (rv != APR_SUCCESS || more) {
+            APR_ARRAY_IDX(c->cuts, kept++, webhook_cut) = w;
+        }
+    }
+    c->cuts->nelts = kept;
     return rv;
 }
 

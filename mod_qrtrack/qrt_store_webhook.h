@@ -102,8 +102,9 @@ void qrt_webhook_cache_abort(qrt_webhook_cache_t *c);
 /* The outbox bound, in its own transaction or the caller's: of each webhook that got
  * events since the last check (every webhook when all), the oldest pending events past
  * limit are dropped (deleted and counted in webhook_drops; those already tried kept as
- * dropped rows); *dropped counts them. Every 100 ms unless all; on SQLite a slice of a
- * webhook's events at a time, due again at once while it is past the bound. */
+ * dropped rows); *dropped counts them. The webhooks' cuts are found once a second
+ * (and when all); on SQLite the drops then go a slice of a webhook's events a call, due
+ * again at once while a cut is not reached. */
 /* 1 when qrt_store_webhook_bound has webhooks to check now (without all). */
 int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c);
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
