@@ -142,6 +142,7 @@ static qrt_webhook_cache_t *writer_hooks;
 /* The webhooks' sweep: every WEBHOOK_SWEEP_EVERY seconds a pass over rows older than
  * QRT_WEBHOOK_KEEP, WEBHOOK_SWEEP_ROWS rows of each table a step. */
 #define WEBHOOK_SWEEP_EVERY 60
+#define WEBHOOK_LOCK_WAIT apr_time_from_msec(5)
 #define WEBHOOK_SWEEP_ROWS 1000
 
 static int scan_wait(void)
@@ -655,8 +656,9 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
 {
     static apr_int64_t next_sweep;
     apr_int64_t now = apr_time_sec(apr_time_now()), dropped = 0;
+    apr_dbd_transaction_t *tx = NULL;
     apr_status_t rv;
-    int more = 0, all;
+    int more = 0, all, native = 0;
 
     if (!next_sweep) {
         /* not at once at start: a child starting has scans to commit first */
@@ -671,6 +673,15 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
         return;
     }
     db->error = NULL;
+    /* One transaction. On SQLite its lock is waited for WEBHOOK_LOCK_WAIT at most: while
+     * the webhook worker writes, this work waits for the next commit rather than hold the
+     * writers' mutex (and the next batch) through SQLite's busy waits. */
+    rv = writer_begin(db, p, qrt_dialect_embedded(db->driver)
+                                 ? apr_time_now() + WEBHOOK_LOCK_WAIT : 0, &tx, &native);
+    if (rv != APR_SUCCESS) {
+        apr_global_mutex_unlock(scan_writer_mutex);
+        return;
+    }
     rv = qrt_store_webhook_bound(db, p, writer_hooks, qrt_config()->webhook_outbox_limit, all,
                                  &dropped);
     if (rv == APR_SUCCESS && all) {
@@ -678,7 +689,11 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
                                      WEBHOOK_SWEEP_ROWS, &more);
         next_sweep = more ? now : now + WEBHOOK_SWEEP_EVERY;
     }
+    rv = writer_end(db, p, tx, native, rv);
     apr_global_mutex_unlock(scan_writer_mutex);
+    if (rv != APR_SUCCESS) {
+        dropped = 0;
+    }
     if (dropped > 0) {
         apr_uint32_t n = 0;
 
