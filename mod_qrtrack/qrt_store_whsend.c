@@ -79,6 +79,13 @@ static apr_status_t visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* The bodies of the visits' events taken: rendered as the scan writer rendered them
  * before schema 37, with the event's own time; an event whose visit is gone is dropped
  * and left out of a (*gone counts them). */
+/* whsend_visit_time's row: the visit's time. */
+static apr_status_t visit_time_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    *(apr_int64_t *)ctx = qrt_db_int(db, row, 0, 0);
+    return APR_SUCCESS;
+}
+
 static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *a,
                                   int *gone)
 {
@@ -89,16 +96,22 @@ static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_
         qrt_whsend_event_t *e = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
 
         if (e->visit_id > 0 && !*e->body) {
-            const void *args[] = { &e->tracker_id, &e->visit_start, &e->visit_id };
-            const void *uargs[] = { &e->tracker_id, &e->visit_id };
-            int bit = qrt_webhook_event_bit(e->event_type);
+            apr_int64_t at = e->has_visit_start ? e->visit_start : APR_INT64_MIN;
+            const void *args[] = { &e->tracker_id, &at, &e->visit_id };
+            const void *targs[] = { &e->tracker_id, &e->visit_id };
+            int bit = qrt_webhook_event_bit(e->event_type), timed = e->has_visit_start;
             visit_found f;
 
             memset(&f, 0, sizeof(f));
             f.p = p;
-            rv = e->has_visit_start
-                 ? qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f)
-                 : qrt_db_each(db, p, SQL_whsend_visit_untimed, uargs, visit_row, &f);
+            rv = timed ? APR_SUCCESS
+                       : qrt_db_each(db, p, SQL_whsend_visit_time, targs, visit_time_row, &at);
+            if (rv == APR_SUCCESS && !timed) {
+                timed = at != APR_INT64_MIN;
+            }
+            if (rv == APR_SUCCESS && timed) {
+                rv = qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
+            }
             if (rv != APR_SUCCESS) {
                 break;
             }

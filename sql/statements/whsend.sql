@@ -96,19 +96,12 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id = %lld
 
--- An event written before schema 44, without its visit's time: the tracker's visits.
--- name: whsend_visit_untimed
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url, t.code
-    FROM visit_rows v
-    JOIN trackers t ON t.id = v.tracker_id
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
-    LEFT JOIN visit_places g ON g.id = v.place_id
-    LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
-    WHERE v.tracker_id = %lld AND v.id = %lld
+-- An event written before schema 44, without its visit's time: found among the tracker's
+-- visits, then read by whsend_visit.
+-- name: whsend_visit_time
+SELECT visit_start
+    FROM visit_rows
+    WHERE tracker_id = %lld AND id = %lld
 
 -- A visit's event whose visit is gone (retention, the tracker or account deleted): dropped.
 -- name: whsend_visit_gone
