@@ -410,6 +410,10 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
     }
     db->later = apr_array_make(p, 16, sizeof(qrt_pipe_cmd_t));
     store_later_sql(db, "BEGIN");
+    /* The writer's statements are index seeks and upserts of arrays whatever their
+     * values: planned once, not again at every execution (PostgreSQL re-plans a
+     * statement of array arguments each time). This transaction's alone. */
+    store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
     db->in_tx = 1;
     return APR_SUCCESS;
 }
