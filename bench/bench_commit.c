@@ -44,6 +44,26 @@ static int bench_fail(const char *what, const char *err)
     return 1;
 }
 
+/* One visitor's size visits, the next ones of the *seq visits made so far: 30 scans a
+ * second of the scan bench's single iPhone, in time order. */
+static void bench_visits(qrt_visit_t *v, apr_int64_t tracker, int size, apr_int64_t *seq)
+{
+    int i;
+
+    for (i = 0; i < size; i++) {
+        v[i].tracker_id = tracker;
+        v[i].visit_start = T0 + (*seq)++ / 30;
+        v[i].source = "scan";
+        v[i].ip = "127.0.0.0";
+        v[i].browser = "Mobile Safari";
+        v[i].browser_version = "17.0";
+        v[i].os = "iOS";
+        v[i].device = "mobile";
+        v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
+        v[i].visitor = 0x5ca9;
+    }
+}
+
 /* One batch size on a fresh database at path. */
 static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
 {
@@ -55,7 +75,8 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     const char *err = NULL;
     double took;
     long pages = 0;
-    int k, i, cur, hi, nrows;
+    apr_int64_t seq = 0;
+    int k, cur, hi, nrows;
 
     apr_pool_create(&p, pool);
     memset(&db, 0, sizeof(db));
@@ -92,19 +113,7 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
         apr_pool_t *bp;
 
         apr_pool_create(&bp, p);
-        for (i = 0; i < size; i++) {
-            /* 30 scans a second, one visitor: the scan bench's single iPhone */
-            v[i].tracker_id = t.id;
-            v[i].visit_start = T0 + ((apr_int64_t)k * size + i) / 30;
-            v[i].source = "scan";
-            v[i].ip = "127.0.0.0";
-            v[i].browser = "Mobile Safari";
-            v[i].browser_version = "17.0";
-            v[i].os = "iOS";
-            v[i].device = "mobile";
-            v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
-            v[i].visitor = 0x5ca9;
-        }
+        bench_visits(v, t.id, size, &seq);
         db.error = NULL;
         if (qrt_db_begin(&db, bp, &tx) != APR_SUCCESS
             || qrt_store_visits_record(&db, bp, v, size) != APR_SUCCESS
@@ -126,26 +135,6 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     apr_dbd_close(db.driver, db.handle);
     apr_pool_destroy(p);
     return 0;
-}
-
-/* One visitor's size visits, the next ones of the *seq visits made so far (30 a
- * second, as bench_size makes them: the visitor's visits keep their time order). */
-static void bench_visits(qrt_visit_t *v, apr_int64_t tracker, int size, apr_int64_t *seq)
-{
-    int i;
-
-    for (i = 0; i < size; i++) {
-        v[i].tracker_id = tracker;
-        v[i].visit_start = T0 + (*seq)++ / 30;
-        v[i].source = "scan";
-        v[i].ip = "127.0.0.0";
-        v[i].browser = "Mobile Safari";
-        v[i].browser_version = "17.0";
-        v[i].os = "iOS";
-        v[i].device = "mobile";
-        v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
-        v[i].visitor = 0x5ca9;
-    }
 }
 
 /* One commit of v on PostgreSQL, pipelined or through apr_dbd's transaction. */
