@@ -69,6 +69,9 @@ typedef struct qrt_dialect_t {
     int (*pipeline)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
                     const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
                     const char **error);
+    /* The server's version as PostgreSQL numbers it (150004), 0 when unknown; NULL
+     * where the dialect has none. */
+    int (*server_version)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

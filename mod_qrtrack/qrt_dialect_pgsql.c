@@ -33,6 +33,7 @@ static int looked;
 static verbosity_fn *set_verbosity;     /* PQsetErrorVerbosity */
 static status_fn *tx_status;            /* PQtransactionStatus */
 static status_fn *backend_pid;          /* PQbackendPID */
+static status_fn *server_version;       /* PQserverVersion */
 /* libpq 14's pipeline mode, and what reads its results */
 static struct {
     conn_fn *enter, *exit, *sync;       /* PQenterPipelineMode, PQexitPipelineMode,
@@ -75,6 +76,7 @@ static void pg_look(void)
         set_verbosity = (verbosity_fn *)pg_sym("PQsetErrorVerbosity");
         tx_status = (status_fn *)pg_sym("PQtransactionStatus");
         backend_pid = (status_fn *)pg_sym("PQbackendPID");
+        server_version = (status_fn *)pg_sym("PQserverVersion");
         pq.enter = (conn_fn *)pg_sym("PQenterPipelineMode");
         pq.exit = (conn_fn *)pg_sym("PQexitPipelineMode");
         pq.sync = (conn_fn *)pg_sym("PQpipelineSync");
@@ -123,6 +125,13 @@ static int pg_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
     pg_look();
     return backend_pid ? backend_pid(apr_dbd_native_handle(driver, handle)) : 0;
+}
+
+static int pg_server_version(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    pg_look();
+    return server_version && handle
+           ? server_version(apr_dbd_native_handle(driver, handle)) : 0;
 }
 
 /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
@@ -315,7 +324,8 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
 
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
-    pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline
+    pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
+    pg_server_version
 };
 
 const char *qrt_dialect_pgsql_check(void)

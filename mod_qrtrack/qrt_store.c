@@ -412,8 +412,11 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
     store_later_sql(db, "BEGIN");
     /* The writer's statements are index seeks and upserts of arrays whatever their
      * values: planned once, not again at every execution (PostgreSQL re-plans a
-     * statement of array arguments each time). This transaction's alone. */
-    store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
+     * statement of array arguments each time). This transaction's alone; the
+     * setting is PostgreSQL 12's. */
+    if (d->server_version && d->server_version(db->driver, db->handle) >= 120000) {
+        store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
+    }
     db->in_tx = 1;
     return APR_SUCCESS;
 }
