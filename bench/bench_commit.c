@@ -1,5 +1,5 @@
 /* make bench, the commit path alone: what the scan writer's commit costs the store on
- * SQLite, without httpd, wrk or the queue around it.
+ * SQLite (or PostgreSQL), without httpd, wrk or the queue around it.
  *
  * A fresh database in a temporary directory (WAL, synchronous = NORMAL, no automatic
  * checkpoint: as the module's writer connection), one account and one tracker; then,
@@ -8,7 +8,12 @@
  * writer_commit runs it), a PASSIVE checkpoint every 200 commits (as the module's WAL
  * thread does). Prints the time a commit and a visit takes, and the database pages a
  * commit writes to the WAL. Batches of 15 are what the scan bench's 50 connections
- * make on a two-core machine. No target: the figures explain the scan ratio. */
+ * make on a two-core machine. No target: the figures explain the scan ratio.
+ *
+ * With BENCH_PG_PARAMS (apr_dbd's pgsql parameters of an empty database, which
+ * bench_commit.py makes on a throwaway cluster), the same on PostgreSQL: each batch
+ * size with the writer's pipelined transaction (qrt_db_begin_pipelined) and with
+ * apr_dbd's, in turns of 50 commits so that both see the same machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,26 @@ static int bench_fail(const char *what, const char *err)
     return 1;
 }
 
+/* One visitor's size visits, the next ones of the *seq visits made so far: 30 scans a
+ * second of the scan bench's single iPhone, in time order. */
+static void bench_visits(qrt_visit_t *v, apr_int64_t tracker, int size, apr_int64_t *seq)
+{
+    int i;
+
+    for (i = 0; i < size; i++) {
+        v[i].tracker_id = tracker;
+        v[i].visit_start = T0 + (*seq)++ / 30;
+        v[i].source = "scan";
+        v[i].ip = "127.0.0.0";
+        v[i].browser = "Mobile Safari";
+        v[i].browser_version = "17.0";
+        v[i].os = "iOS";
+        v[i].device = "mobile";
+        v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
+        v[i].visitor = 0x5ca9;
+    }
+}
+
 /* One batch size on a fresh database at path. */
 static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
 {
@@ -50,7 +75,8 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     const char *err = NULL;
     double took;
     long pages = 0;
-    int k, i, cur, hi, nrows;
+    apr_int64_t seq = 0;
+    int k, cur, hi, nrows;
 
     apr_pool_create(&p, pool);
     memset(&db, 0, sizeof(db));
@@ -87,19 +113,7 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
         apr_pool_t *bp;
 
         apr_pool_create(&bp, p);
-        for (i = 0; i < size; i++) {
-            /* 30 scans a second, one visitor: the scan bench's single iPhone */
-            v[i].tracker_id = t.id;
-            v[i].visit_start = T0 + ((apr_int64_t)k * size + i) / 30;
-            v[i].source = "scan";
-            v[i].ip = "127.0.0.0";
-            v[i].browser = "Mobile Safari";
-            v[i].browser_version = "17.0";
-            v[i].os = "iOS";
-            v[i].device = "mobile";
-            v[i].user_agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)";
-            v[i].visitor = 0x5ca9;
-        }
+        bench_visits(v, t.id, size, &seq);
         db.error = NULL;
         if (qrt_db_begin(&db, bp, &tx) != APR_SUCCESS
             || qrt_store_visits_record(&db, bp, v, size) != APR_SUCCESS
@@ -123,6 +137,112 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     return 0;
 }
 
+/* One commit of v on PostgreSQL, pipelined or through apr_dbd's transaction. */
+static int bench_pg_commit(qrt_db_t *db, apr_pool_t *bp, qrt_visit_t *v, int size,
+                           int pipelined)
+{
+    apr_dbd_transaction_t *tx = NULL;
+    apr_status_t rv;
+
+    db->error = NULL;
+    if (pipelined) {
+        rv = qrt_db_begin_pipelined(db, bp);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_end_pipelined(db, bp, qrt_store_visits_record(db, bp, v, size));
+        }
+    }
+    else {
+        rv = qrt_db_begin(db, bp, &tx);
+        if (rv == APR_SUCCESS) {
+            rv = qrt_store_visits_record(db, bp, v, size);
+            if (rv != APR_SUCCESS) {
+                qrt_db_rollback_only(db, tx);
+            }
+            rv = qrt_db_end(db, bp, tx) != APR_SUCCESS ? APR_EGENERAL : rv;
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        qrt_dict_cache_commit(db->dict);
+    }
+    return rv == APR_SUCCESS ? 0 : bench_fail(pipelined ? "pipelined commit" : "commit",
+                                              db->error);
+}
+
+/* PostgreSQL: each batch size, pipelined and not, on one tracker each. */
+static int bench_pg(apr_pool_t *pool, const char *params, int commits)
+{
+    static const int sizes[] = { 1, 15, 100 };
+    apr_pool_t *p;
+    qrt_db_t db;
+    const char *err = NULL;
+    apr_int64_t seq = 0;
+    int s, nrows;
+
+    apr_pool_create(&p, pool);
+    memset(&db, 0, sizeof(db));
+    if (apr_dbd_get_driver(p, "pgsql", &db.driver) != APR_SUCCESS
+        || apr_dbd_open_ex(db.driver, p, params, &db.handle, &err) != APR_SUCCESS) {
+        return bench_fail("open", err);
+    }
+    if ((err = qrt_schema_migrate(p, db.driver, db.handle, NULL, NULL)) != NULL
+        || (err = qrt_db_prepare_all(&db, p)) != NULL) {
+        return bench_fail("schema", err);
+    }
+    db.dict = qrt_dict_cache_make(p, 1 << 16, 8 << 20);
+    if (apr_dbd_query(db.driver, db.handle, &nrows, "INSERT INTO accounts (name, plan, "
+                      "created_at) VALUES ('bench', 'professional', 0)") != 0) {
+        return bench_fail("account", apr_dbd_error(db.driver, db.handle, 1));
+    }
+    printf("commit bench, PostgreSQL: qrt_store_visits_record in one transaction a batch, "
+           "one tracker a batch size and way, one visitor in time order; turns of 50 commits\n");
+    for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++) {
+        int size = sizes[s], n = size > 15 ? commits * 15 / size + 1 : commits, way, k, turn;
+        int done[2] = { 0, 0 };
+        qrt_tracker_t t[2];
+        qrt_visit_t *v = apr_pcalloc(p, (apr_size_t)size * sizeof(*v));
+        double took[2] = { 0, 0 };
+
+        for (way = 0; way < 2; way++) {
+            memset(&t[way], 0, sizeof(t[way]));
+            t[way].account_id = 1;
+            t[way].code = apr_psprintf(p, "bench%d%d", s, way);
+            t[way].name = "bench";
+            t[way].type = "website";
+            t[way].redirect_url = "https://example.com/spring";
+            t[way].tags = apr_array_make(p, 1, sizeof(const char *));
+            if (qrt_store_tracker_add(&db, p, &t[way]) != APR_SUCCESS) {
+                return bench_fail("tracker", db.error);
+            }
+        }
+        for (turn = 0; done[0] < n || done[1] < n; turn++) {
+            /* turns of 50 commits: pipelined, then apr_dbd's, ... */
+            int pipelined = turn % 2 == 0;
+
+            for (k = 0; k < 50 && done[pipelined] < n; k++) {
+                apr_pool_t *bp;
+                double t0;
+
+                apr_pool_create(&bp, p);
+                bench_visits(v, t[pipelined].id, size, &seq);
+                done[pipelined]++;
+                t0 = bench_now();
+                if (bench_pg_commit(&db, bp, v, size, pipelined) != 0) {
+                    return 1;
+                }
+                took[pipelined] += bench_now() - t0;
+                apr_pool_destroy(bp);
+            }
+        }
+        printf("  batches of %3d visits: pipelined %7.1f us a commit, apr_dbd's %7.1f us "
+               "(pipelined / apr_dbd's %.2f; %d commits each)\n", size,
+               took[1] / n * 1e6, took[0] / n * 1e6, took[0] > 0 ? took[1] / took[0] : 0,
+               n);
+    }
+    apr_dbd_close(db.driver, db.handle);
+    apr_pool_destroy(p);
+    return 0;
+}
+
 int main(void)
 {
     static const int sizes[] = { 1, 15, 100 };
@@ -136,6 +256,11 @@ int main(void)
     apr_initialize();
     apr_pool_create(&pool, NULL);
     apr_dbd_init(pool);
+    if (getenv("BENCH_PG_PARAMS")) {
+        rc = bench_pg(pool, getenv("BENCH_PG_PARAMS"), commits);
+        apr_terminate();
+        return rc;
+    }
     if (!mkdtemp(dir)) {
         return bench_fail("mkdtemp", dir);
     }

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """make bench, the commit path alone: runs build/bench_commit (bench/bench_commit.c),
 which times the scan writer's store call on a fresh SQLite database for batches of 1,
-15 and 100 visits, without httpd around it. No target; QRT_TEST_BACKEND=pgsql has
-nothing to run (the PostgreSQL commit path is measured by bench_scan.py).
+15 and 100 visits, without httpd around it. No target.
+QRT_TEST_BACKEND=pgsql times it on an empty database of a throwaway PostgreSQL cluster
+(durable defaults, as benchlib makes them): each batch size with the writer's
+pipelined transaction and with apr_dbd's, side by side.
 Environment: BENCH_COMMITS (commits of the smaller batches, default 2,000); BENCH_KEEP=1
 leaves the databases in place (their paths printed) to read their pages per table."""
 import os
@@ -14,14 +16,15 @@ BUILD = os.environ.get("QRT_TEST_BUILD", os.path.join(HERE, "..", "build"))
 
 
 def main():
-    if os.environ.get("QRT_TEST_BACKEND", "sqlite") != "sqlite":
-        print("commit bench: SQLite only")
-        return 0
     path = os.path.join(BUILD, "bench_commit")
     if not os.path.exists(path):
         print("commit bench: %s is missing (make %s)" % (path, "build/bench_commit"),
               file=sys.stderr)
         return 1
+    if os.environ.get("QRT_TEST_BACKEND", "sqlite") == "pgsql":
+        from benchlib import pg_cluster
+        _, params = pg_cluster().new_database()
+        return subprocess.call([path], env=dict(os.environ, BENCH_PG_PARAMS=params))
     return subprocess.call([path])
 
 

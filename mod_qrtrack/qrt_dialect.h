@@ -20,6 +20,16 @@ typedef enum {
     QRT_DIALECT_PGSQL
 } qrt_dialect_id_t;
 
+/* One command of a pipeline (qrt_dialect_t.pipeline): a prepared statement by its
+ * label with its values as text (NULL: SQL NULL), or, label NULL, the SQL of a
+ * command without values (BEGIN, COMMIT). */
+typedef struct {
+    const char *label;
+    const char *sql;
+    int nvalues;
+    const char **values;
+} qrt_pipe_cmd_t;
+
 typedef struct qrt_dialect_t {
     qrt_dialect_id_t id;
     const char *driver;         /* apr_dbd's name of the driver */
@@ -51,6 +61,17 @@ typedef struct qrt_dialect_t {
     /* The id of the row the connection's last INSERT added; NULL when the dialect's
      * insert statements return it themselves (RETURNING). */
     apr_int64_t (*last_rowid)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+    /* Runs the n commands in order in one round trip (PostgreSQL: libpq's pipeline
+     * mode); NULL where the dialect has none. 0 when every one succeeded (*first: the
+     * first column of the last command's first row, from p, NULL for none); 1 when
+     * command *failed failed (*error: its message, from p; the later ones were not
+     * run); -1 when the connection cannot (n 0: asks only that). */
+    int (*pipeline)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                    const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
+                    const char **error);
+    /* The server's version as PostgreSQL numbers it (150004), 0 when unknown; NULL
+     * where the dialect has none. */
+    int (*server_version)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

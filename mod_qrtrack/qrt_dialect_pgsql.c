@@ -14,12 +14,40 @@ const char *qrt_dialect_pgsql_check(void);
 
 typedef int verbosity_fn(void *conn, int verbosity);
 typedef int status_fn(const void *conn);
+typedef int conn_fn(void *conn);
+typedef int send_params_fn(void *conn, const char *command, int nparams, const void *types,
+                           const char *const *values, const int *lengths, const int *formats,
+                           int result_format);
+typedef int send_prepared_fn(void *conn, const char *name, int nparams,
+                             const char *const *values, const int *lengths,
+                             const int *formats, int result_format);
+typedef void *get_result_fn(void *conn);
+typedef int result_int_fn(const void *res);
+typedef char *result_str_fn(const void *res);
+typedef char *conn_str_fn(const void *conn);
+typedef void clear_fn(void *res);
+typedef char *value_fn(const void *res, int row, int col);
 
 static pthread_mutex_t look_lock = PTHREAD_MUTEX_INITIALIZER;
 static int looked;
 static verbosity_fn *set_verbosity;     /* PQsetErrorVerbosity */
 static status_fn *tx_status;            /* PQtransactionStatus */
 static status_fn *backend_pid;          /* PQbackendPID */
+static status_fn *server_version;       /* PQserverVersion */
+/* libpq 14's pipeline mode, and what reads its results */
+static struct {
+    conn_fn *enter, *exit, *sync;       /* PQenterPipelineMode, PQexitPipelineMode,
+                                         * PQpipelineSync */
+    send_params_fn *send_params;        /* PQsendQueryParams */
+    send_prepared_fn *send_prepared;    /* PQsendQueryPrepared */
+    get_result_fn *get_result;          /* PQgetResult */
+    result_int_fn *status, *ntuples;    /* PQresultStatus, PQntuples */
+    result_str_fn *message, *cmd_status;  /* PQresultErrorMessage, PQcmdStatus */
+    conn_str_fn *conn_message;          /* PQerrorMessage */
+    clear_fn *clear;                    /* PQclear */
+    value_fn *value;                    /* PQgetvalue */
+} pq;
+static int pipeline_ok;
 static char missing[200];              /* "libpq lacks" and their names */
 static int nmissing;
 static char hidden[64];
@@ -48,6 +76,23 @@ static void pg_look(void)
         set_verbosity = (verbosity_fn *)pg_sym("PQsetErrorVerbosity");
         tx_status = (status_fn *)pg_sym("PQtransactionStatus");
         backend_pid = (status_fn *)pg_sym("PQbackendPID");
+        server_version = (status_fn *)pg_sym("PQserverVersion");
+        pq.enter = (conn_fn *)pg_sym("PQenterPipelineMode");
+        pq.exit = (conn_fn *)pg_sym("PQexitPipelineMode");
+        pq.sync = (conn_fn *)pg_sym("PQpipelineSync");
+        pq.send_params = (send_params_fn *)pg_sym("PQsendQueryParams");
+        pq.send_prepared = (send_prepared_fn *)pg_sym("PQsendQueryPrepared");
+        pq.get_result = (get_result_fn *)pg_sym("PQgetResult");
+        pq.status = (result_int_fn *)pg_sym("PQresultStatus");
+        pq.ntuples = (result_int_fn *)pg_sym("PQntuples");
+        pq.message = (result_str_fn *)pg_sym("PQresultErrorMessage");
+        pq.cmd_status = (result_str_fn *)pg_sym("PQcmdStatus");
+        pq.conn_message = (conn_str_fn *)pg_sym("PQerrorMessage");
+        pq.clear = (clear_fn *)pg_sym("PQclear");
+        pq.value = (value_fn *)pg_sym("PQgetvalue");
+        pipeline_ok = pq.enter && pq.exit && pq.sync && pq.send_params && pq.send_prepared
+                      && pq.get_result && pq.status && pq.ntuples && pq.message
+                      && pq.cmd_status && pq.conn_message && pq.clear && pq.value;
         __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&look_lock);
@@ -80,6 +125,13 @@ static int pg_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
 {
     pg_look();
     return backend_pid ? backend_pid(apr_dbd_native_handle(driver, handle)) : 0;
+}
+
+static int pg_server_version(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    pg_look();
+    return server_version && handle
+           ? server_version(apr_dbd_native_handle(driver, handle)) : 0;
 }
 
 /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
@@ -125,9 +177,155 @@ static int pg_next_row(const apr_dbd_driver_t *driver, apr_pool_t *p,
     return apr_dbd_get_row(driver, p, res, row, next) == 0 ? 0 : -1;
 }
 
+/* libpq's ExecStatusType */
+#define PGRES_COMMAND_OK 1
+#define PGRES_TUPLES_OK 2
+#define PGRES_PIPELINE_SYNC 10
+
+/* The message of a failed command (or of the connection when it gave no result). */
+static const char *pipe_error(apr_pool_t *p, void *conn, void *res)
+{
+    const char *m = res ? pq.message(res) : NULL;
+
+    if (!m || !*m) {
+        m = pq.conn_message(conn);
+    }
+    return apr_pstrdup(p, m && *m ? m : "no result from the server");
+}
+
+/* Reads every result up to the pipeline's sync point: the first failure in
+ * *failed, *error; the last command's first value in *first. 0 when the sync
+ * point was reached (the connection may leave pipeline mode), -1 when not. */
+static int pipe_read(void *conn, apr_pool_t *p, const qrt_pipe_cmd_t *cmds, int n,
+                     const char **first, int *failed, const char **error)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        void *res = pq.get_result(conn), *more;
+        int st = res ? pq.status(res) : -1;
+
+        if (!res) {
+            if (*failed < 0) {
+                *failed = i;
+                *error = pipe_error(p, conn, NULL);
+            }
+            return -1;          /* the connection is gone */
+        }
+        if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && *failed < 0) {
+            *failed = i;
+            *error = pipe_error(p, conn, res);
+        }
+        /* A COMMIT of a transaction that failed ends it as ROLLBACK, and says so only
+         * in its tag. */
+        else if (st == PGRES_COMMAND_OK && !cmds[i].label && !strcmp(cmds[i].sql, "COMMIT")
+                 && strcmp(pq.cmd_status(res), "COMMIT") && *failed < 0) {
+            *failed = i;
+            *error = apr_pstrcat(p, "the transaction was rolled back (", pq.cmd_status(res),
+                                 ")", NULL);
+        }
+        if (i == n - 1 && *failed < 0 && st == PGRES_TUPLES_OK && pq.ntuples(res) > 0) {
+            *first = apr_pstrdup(p, pq.value(res, 0, 0));
+        }
+        pq.clear(res);
+        /* each command's results end with a NULL */
+        while ((more = pq.get_result(conn)) != NULL) {
+            pq.clear(more);
+        }
+    }
+    {
+        void *res = pq.get_result(conn);
+        int st = res ? pq.status(res) : -1;
+
+        if (res) {
+            pq.clear(res);
+        }
+        return st == PGRES_PIPELINE_SYNC ? 0 : -1;
+    }
+}
+
+/* What is left of a pipeline that broke off: read (boundedly) up to its sync
+ * point or the connection's end. */
+static void pipe_drain(void *conn)
+{
+    int i, nulls = 0;
+
+    for (i = 0; i < 256 && nulls < 2; i++) {
+        void *res = pq.get_result(conn);
+
+        if (!res) {
+            nulls++;
+            continue;
+        }
+        nulls = 0;
+        if (pq.status(res) == PGRES_PIPELINE_SYNC) {
+            pq.clear(res);
+            return;
+        }
+        pq.clear(res);
+    }
+}
+
+static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                       const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
+                       const char **error)
+{
+    void *conn;
+    int i, sent = 0;
+
+    pg_look();
+    if (!pipeline_ok) {
+        return -1;
+    }
+    if (n <= 0) {
+        return 0;
+    }
+    conn = apr_dbd_native_handle(driver, handle);
+    *first = NULL;
+    *failed = -1;
+    *error = NULL;
+    if (!pq.enter(conn)) {
+        *failed = 0;
+        *error = pipe_error(p, conn, NULL);
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        const qrt_pipe_cmd_t *c = &cmds[i];
+        int ok = c->label ? pq.send_prepared(conn, c->label, c->nvalues,
+                                             (const char *const *)c->values, NULL, NULL, 0)
+                          : pq.send_params(conn, c->sql, 0, NULL, NULL, NULL, NULL, 0);
+
+        if (!ok) {
+            *failed = i;
+            *error = pipe_error(p, conn, NULL);
+            break;
+        }
+        sent++;
+    }
+    /* What was sent is read to its end even after a failure, so the connection
+     * leaves pipeline mode in order (a lost one fails its next statement). */
+    if (!pq.sync(conn) && *failed < 0) {
+        *failed = sent;
+        *error = pipe_error(p, conn, NULL);
+    }
+    if (pipe_read(conn, p, cmds, sent, first, failed, error) != 0) {
+        pipe_drain(conn);
+    }
+    if (!pq.exit(conn) && *failed < 0) {
+        *failed = n - 1;
+        *error = pipe_error(p, conn, NULL);
+    }
+    if (*failed >= 0) {
+        *first = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
-    pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL
+    pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
+    pg_server_version
 };
 
 const char *qrt_dialect_pgsql_check(void)

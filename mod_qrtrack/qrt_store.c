@@ -1,6 +1,7 @@
 /* qrt_store: the statement registry and thin helpers over apr_dbd. */
 #include <stdlib.h>
 #include <string.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
 #include "qrt_store.h"
@@ -264,12 +265,201 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
     return stmt;
 }
 
+/* ---- PostgreSQL's pipelined transaction ------------------------------------------ */
+
+/* The values of statement label's args as text (from p), by its placeholders as
+ * apr_dbd reads them (%d an int, %lld an apr_int64_t, %s a string, a NULL pointer
+ * SQL NULL): how many, or -1 for a statement whose values are not held that way (a
+ * blob) or that does not exist. */
+static int store_text_values(qrt_db_t *db, apr_pool_t *p, const char *label,
+                             const void **args, const char ***values)
+{
+    store_find_ctx f = { label, NULL };
+    const char *c;
+    int n = 0, i = 0;
+
+    if (!label) {
+        return -1;
+    }
+    qrt_store_each_statement(qrt_dialect_of(db->driver), store_find_one, &f);
+    for (c = f.sql; c && *c; c++) {
+        if (c[0] == '%' && c[1] == '%') {
+            c++;
+        }
+        else if (c[0] == '%' && apr_isalpha(c[1])) {
+            n++;
+        }
+    }
+    if (!f.sql) {
+        return -1;
+    }
+    *values = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(**values));
+    for (c = f.sql; *c; c++) {
+        if (c[0] == '%' && c[1] == '%') {
+            c++;
+            continue;
+        }
+        if (c[0] != '%' || !apr_isalpha(c[1])) {
+            continue;
+        }
+        if (!args[i]) {
+            (*values)[i] = NULL;
+        }
+        else if (c[1] == 's') {
+            (*values)[i] = apr_pstrdup(p, args[i]);
+        }
+        else if (c[1] == 'd') {
+            (*values)[i] = apr_itoa(p, *(const int *)args[i]);
+        }
+        else if (!strncmp(c + 1, "lld", 3)) {
+            (*values)[i] = apr_psprintf(p, "%" APR_INT64_T_FMT, *(const apr_int64_t *)args[i]);
+        }
+        else {
+            return -1;
+        }
+        i++;
+    }
+    return n;
+}
+
+/* Statement label with args, held for the next round trip: APR_ENOTIMPL when it
+ * cannot be (it runs at once). */
+static apr_status_t store_later(qrt_db_t *db, const char *label, const void **args)
+{
+    apr_pool_t *lp = db->later->pool;
+    const char **values;
+    qrt_pipe_cmd_t *c;
+    int n = store_text_values(db, lp, label, args, &values);
+
+    if (n < 0) {
+        return APR_ENOTIMPL;
+    }
+    c = apr_array_push(db->later);
+    c->label = apr_pstrdup(lp, label);
+    c->sql = NULL;
+    c->nvalues = n;
+    c->values = values;
+    return APR_SUCCESS;
+}
+
+static void store_later_sql(qrt_db_t *db, const char *sql)
+{
+    qrt_pipe_cmd_t *c = apr_array_push(db->later);
+
+    c->label = NULL;
+    c->sql = sql;
+    c->nvalues = 0;
+    c->values = NULL;
+}
+
+/* Sends the held statements, then (label not NULL) label with args, in one round
+ * trip; *first: the first column of label's first row. */
+static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, const char **first)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+    const qrt_pipe_cmd_t *cmds, *bad;
+    const char *error = NULL, *got = NULL;
+    int n, failed = -1, rc;
+
+    if (label) {
+        const char **values;
+        int nv = store_text_values(db, p, label, args, &values);
+        qrt_pipe_cmd_t *c;
+
+        if (nv < 0) {
+            db->error = apr_psprintf(p, "no statement %s", label);
+            return APR_EGENERAL;
+        }
+        c = apr_array_push(db->later);
+        c->label = label;
+        c->sql = NULL;
+        c->nvalues = nv;
+        c->values = values;
+    }
+    cmds = (const qrt_pipe_cmd_t *)db->later->elts;
+    n = db->later->nelts;
+    db->later->nelts = 0;
+    if (n == 0) {
+        return APR_SUCCESS;
+    }
+    rc = d->pipeline(db->driver, db->handle, p, cmds, n, &got, &failed, &error);
+    if (first) {
+        *first = got;
+    }
+    if (rc == 0) {
+        return APR_SUCCESS;
+    }
+    if (rc < 0 || failed < 0 || failed >= n) {
+        db->error = apr_psprintf(p, "pipeline: %s", error ? error : "not available");
+        return APR_EGENERAL;
+    }
+    bad = &cmds[failed];
+    db->error = apr_psprintf(p, "%s: %s", bad->label ? bad->label
+                             : !strcmp(bad->sql, "BEGIN") ? "begin" : "commit", error);
+    return APR_EGENERAL;
+}
+
+apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+
+    if (!d || !d->pipeline
+        || d->pipeline(db->driver, db->handle, p, NULL, 0, NULL, NULL, NULL) != 0) {
+        return APR_ENOTIMPL;
+    }
+    db->later = apr_array_make(p, 16, sizeof(qrt_pipe_cmd_t));
+    store_later_sql(db, "BEGIN");
+    /* The writer's statements are index seeks and upserts of arrays whatever their
+     * values: planned once, not again at every execution (PostgreSQL re-plans a
+     * statement of array arguments each time). This transaction's alone; the
+     * setting is PostgreSQL 12's. */
+    if (d->server_version && d->server_version(db->driver, db->handle) >= 120000) {
+        store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
+    }
+    db->in_tx = 1;
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+
+    if (!db->later) {
+        return rv;
+    }
+    if (rv == APR_SUCCESS) {
+        store_later_sql(db, "COMMIT");
+        rv = store_flush(db, p, NULL, NULL, NULL);
+    }
+    db->later = NULL;
+    db->in_tx = 0;
+    /* A statement failed (or its transaction is aborted): roll back what reached
+     * the server. A failed COMMIT has ended its transaction already. */
+    if (rv != APR_SUCCESS && d->in_transaction(db->driver, db->handle) != 0) {
+        int nrows = 0;
+
+        apr_dbd_query(db->driver, db->handle, &nrows, "ROLLBACK");
+    }
+    return rv;
+}
+
 apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
                          int *nrows, const void **args)
 {
-    apr_dbd_prepared_t *stmt = store_stmt(db, p, label);
+    apr_dbd_prepared_t *stmt;
     int n = 0, rv;
 
+    if (db->later) {
+        /* in a pipelined transaction: held when no count is asked for */
+        if (!nrows && store_later(db, label, args) == APR_SUCCESS) {
+            return APR_SUCCESS;
+        }
+        if (store_flush(db, p, NULL, NULL, NULL) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+    }
+    stmt = store_stmt(db, p, label);
     if (!stmt) {
         return APR_EGENERAL;
     }
@@ -295,10 +485,14 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
 apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
                            apr_dbd_results_t **res, const void **args)
 {
-    apr_dbd_prepared_t *stmt = store_stmt(db, p, label);
+    apr_dbd_prepared_t *stmt;
     int rv;
 
     *res = NULL;
+    if (db->later && store_flush(db, p, NULL, NULL, NULL) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    stmt = store_stmt(db, p, label);
     if (!stmt) {
         return APR_EGENERAL;
     }
@@ -476,6 +670,14 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
     int first = 1;
 
     *v = 0;
+    if (db->later && db->later->nelts > 0) {
+        /* in a pipelined transaction: one round trip with what is held */
+        const char *first = NULL;
+
+        rv = store_flush(db, p, label, args, &first);
+        *v = first && *first ? apr_atoi64(first) : 0;
+        return rv;
+    }
     switch (native_rows(db, p, label, args, &nrows)) {
     case -1:
         return APR_EGENERAL;

@@ -31,6 +31,8 @@ typedef struct {
     qrt_dict_cache_t *dict; /* the visits' dictionary ids known to a writer that
                              * keeps them across transactions, or NULL */
     int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
+    apr_array_header_t *later;  /* in a pipelined transaction: the statements held
+                                 * (qrt_pipe_cmd_t), else NULL */
 } qrt_db_t;
 
 /* Calls f on every statement, with its SQL in dialect d (NULL: the portable form,
@@ -146,6 +148,15 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t);
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t);
 apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t);
+/* A pipelined transaction (PostgreSQL with libpq's pipeline mode): BEGIN and every
+ * qrt_db_exec that asks for no row count are held, then sent in one round trip with
+ * the next statement that reads, or with the COMMIT of qrt_db_end_pipelined; their
+ * errors come back there. Statements run in the order of the calls. APR_ENOTIMPL
+ * when the connection has no pipeline (then qrt_db_begin). p lives until the end. */
+apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p);
+/* Commits the transaction when rv is APR_SUCCESS (the held statements and COMMIT in
+ * one round trip), else rolls it back: rv, or the commit's error. */
+apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv);
 
 /* Accounts */
 #define QRT_PLANS "free|starter|professional|enterprise"

@@ -581,9 +581,13 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
         ids[i] = v[i].id;
     }
     if (qrt_dialect_remote(db->driver)) {
-        /* (the order of the writers before: counters, then aggregates) */
-        rv = visits_counters(db, p, v, is_new, n);
-        return rv == APR_SUCCESS ? qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n) : rv;
+        /* The aggregates, which read before they write, then the counters: in a
+         * pipelined transaction the counters' update goes with the aggregates'
+         * writes and the COMMIT in one round trip, not with their first read.
+         * (Writers of every node take the write lock first, so the order of their
+         * row locks among themselves does not matter.) */
+        rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);
+        return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
     }
     /* SQLite: the aggregates first, which find the visitors new to a tracker */
     rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);

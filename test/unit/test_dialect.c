@@ -101,6 +101,37 @@ START_TEST(pgsql_self_check)
 }
 END_TEST
 
+/* libpq's pipeline mode, found with the rest: without it a writer's transaction is
+ * apr_dbd's (qrt_db_begin_pipelined says APR_ENOTIMPL); SQLite has none. */
+START_TEST(pgsql_pipeline_and_its_fallback)
+{
+    const qrt_dialect_t *g = qrt_dialect_named("pgsql");
+    qrt_db_t db;
+
+    ck_assert_ptr_null(qrt_dialect_named("sqlite3")->pipeline);
+    apr_dbd_init(pool);
+    memset(&db, 0, sizeof(db));
+    if (apr_dbd_get_driver(pool, "pgsql", &db.driver) != APR_SUCCESS) {
+        return;         /* (libaprutil1-dbd-pgsql not installed) */
+    }
+    ck_assert_int_eq(g->pipeline(db.driver, NULL, pool, NULL, 0, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(qrt_db_begin_pipelined(&db, pool), APR_SUCCESS);
+    ck_assert_ptr_nonnull(db.later);
+    ck_assert_int_eq(db.in_tx, 1);
+
+    memset(&db, 0, sizeof(db));
+    ck_assert_int_eq(apr_dbd_get_driver(pool, "pgsql", &db.driver), APR_SUCCESS);
+    qrt_dialect_pgsql_test_hide("PQpipelineSync");
+    ck_assert_ptr_nonnull(strstr(qrt_dialect_self_check(db.driver), "PQpipelineSync"));
+    ck_assert_int_eq(g->pipeline(db.driver, NULL, pool, NULL, 0, NULL, NULL, NULL), -1);
+    ck_assert_int_eq(qrt_db_begin_pipelined(&db, pool), APR_ENOTIMPL);
+    ck_assert_ptr_null(db.later);
+    ck_assert_int_eq(db.in_tx, 0);
+    qrt_dialect_pgsql_test_hide(NULL);
+    ck_assert_ptr_null(qrt_dialect_self_check(db.driver));
+}
+END_TEST
+
 static Suite *dialect_suite(void)
 {
     Suite *s = suite_create("dialect");
@@ -110,6 +141,7 @@ static Suite *dialect_suite(void)
     tcase_add_test(tc, lookup_and_facts);
     tcase_add_test(tc, sqlite_self_check_and_fallback);
     tcase_add_test(tc, pgsql_self_check);
+    tcase_add_test(tc, pgsql_pipeline_and_its_fallback);
     suite_add_tcase(s, tc);
     return s;
 }
