@@ -44,41 +44,39 @@ static const char *visit_dup(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, in
 }
 
 typedef struct {
-    apr_pool_t *p;
     qrt_visit_t v;
     const char *code;
-    int found;
 } visit_found;
 
-/* whsend_visit's row: the columns of visits_read.sql's pages, then the tracker's code. */
+/* whsend_visits' row, kept by visit id: the columns of visits_read.sql's pages, then the
+ * tracker's code. */
 static apr_status_t visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    visit_found *f = ctx;
+    apr_hash_t *found = ctx;
+    apr_pool_t *p = apr_hash_pool_get(found);
+    visit_found *f = apr_pcalloc(p, sizeof(*f));
     qrt_visit_t *v = &f->v;
 
-    f->found = 1;
     v->id = qrt_db_int(db, row, 0, 0);
     v->tracker_id = qrt_db_int(db, row, 1, 0);
     v->visit_start = qrt_db_int(db, row, 2, 0);
-    v->source = visit_dup(db, f->p, row, 3);
-    v->ip = visit_dup(db, f->p, row, 4);
-    v->country = visit_dup(db, f->p, row, 5);
-    v->city = visit_dup(db, f->p, row, 6);
-    v->browser = visit_dup(db, f->p, row, 7);
-    v->browser_version = visit_dup(db, f->p, row, 8);
-    v->os = visit_dup(db, f->p, row, 9);
-    v->device = visit_dup(db, f->p, row, 10);
-    v->referer = visit_dup(db, f->p, row, 11);
-    v->user_agent = visit_dup(db, f->p, row, 12);
+    v->source = visit_dup(db, p, row, 3);
+    v->ip = visit_dup(db, p, row, 4);
+    v->country = visit_dup(db, p, row, 5);
+    v->city = visit_dup(db, p, row, 6);
+    v->browser = visit_dup(db, p, row, 7);
+    v->browser_version = visit_dup(db, p, row, 8);
+    v->os = visit_dup(db, p, row, 9);
+    v->device = visit_dup(db, p, row, 10);
+    v->referer = visit_dup(db, p, row, 11);
+    v->user_agent = visit_dup(db, p, row, 12);
     v->bot = qrt_db_int(db, row, 13, 0) != 0;
-    v->destination = visit_dup(db, f->p, row, 14);
-    f->code = visit_dup(db, f->p, row, 15);
+    v->destination = visit_dup(db, p, row, 14);
+    f->code = visit_dup(db, p, row, 15);
+    apr_hash_set(found, &v->id, sizeof(v->id), f);
     return APR_SUCCESS;
 }
 
-/* The bodies of the visits' events taken: rendered as the scan writer rendered them
- * before schema 37, with the event's own time; an event whose visit is gone is dropped
- * and left out of a (*gone counts them). */
 /* whsend_visit_time's row: the visit's time. */
 static apr_status_t visit_time_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
@@ -86,36 +84,52 @@ static apr_status_t visit_time_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* The bodies of the visits' events taken, read in one statement: rendered as the scan
+ * writer rendered them before schema 37, with the event's own time; an event whose visit
+ * is gone is dropped and left out of a (*gone counts them). An event written before
+ * schema 44 finds its visit's time first. */
 static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *a,
                                   int *gone)
 {
+    apr_hash_t *found = apr_hash_make(p);
+    apr_array_header_t *keys = apr_array_make(p, a->nelts > 0 ? a->nelts : 1,
+                                              sizeof(const char *));
     int i, kept = 0;
     apr_status_t rv = APR_SUCCESS;
 
-    for (i = 0; i < a->nelts; i++) {
+    for (i = 0; i < a->nelts && rv == APR_SUCCESS; i++) {
+        qrt_whsend_event_t *e = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
+        apr_int64_t at = e->visit_start;
+        const void *targs[] = { &e->tracker_id, &e->visit_id };
+
+        if (e->visit_id <= 0 || *e->body) {
+            continue;
+        }
+        if (!e->has_visit_start) {
+            at = APR_INT64_MIN;
+            rv = qrt_db_each(db, p, SQL_whsend_visit_time, targs, visit_time_row, &at);
+            if (rv != APR_SUCCESS || at == APR_INT64_MIN) {
+                continue;
+            }
+        }
+        APR_ARRAY_PUSH(keys, const char *) =
+            apr_psprintf(p, "[%" APR_INT64_T_FMT ",%" APR_INT64_T_FMT ",%" APR_INT64_T_FMT "]",
+                         e->tracker_id, at, e->visit_id);
+    }
+    if (rv == APR_SUCCESS && keys->nelts > 0) {
+        const void *args[] = { apr_pstrcat(p, "[", apr_array_pstrcat(p, keys, ','), "]",
+                                           NULL) };
+
+        rv = qrt_db_each(db, p, SQL_whsend_visits, args, visit_row, found);
+    }
+    for (i = 0; i < a->nelts && rv == APR_SUCCESS; i++) {
         qrt_whsend_event_t *e = &APR_ARRAY_IDX(a, i, qrt_whsend_event_t);
 
         if (e->visit_id > 0 && !*e->body) {
-            apr_int64_t at = e->has_visit_start ? e->visit_start : APR_INT64_MIN;
-            const void *args[] = { &e->tracker_id, &at, &e->visit_id };
-            const void *targs[] = { &e->tracker_id, &e->visit_id };
-            int bit = qrt_webhook_event_bit(e->event_type), timed = e->has_visit_start;
-            visit_found f;
+            int bit = qrt_webhook_event_bit(e->event_type);
+            const visit_found *f = apr_hash_get(found, &e->visit_id, sizeof(e->visit_id));
 
-            memset(&f, 0, sizeof(f));
-            f.p = p;
-            rv = timed ? APR_SUCCESS
-                       : qrt_db_each(db, p, SQL_whsend_visit_time, targs, visit_time_row, &at);
-            if (rv == APR_SUCCESS && !timed) {
-                timed = at != APR_INT64_MIN;
-            }
-            if (rv == APR_SUCCESS && timed) {
-                rv = qrt_db_each(db, p, SQL_whsend_visit, args, visit_row, &f);
-            }
-            if (rv != APR_SUCCESS) {
-                break;
-            }
-            if (!f.found || !bit) {
+            if (!f || f->v.tracker_id != e->tracker_id || !bit) {
                 const void *gargs[] = { &e->id };
 
                 rv = qrt_db_exec(db, p, SQL_whsend_visit_gone, NULL, gargs);
@@ -126,7 +140,7 @@ static apr_status_t render_visits(qrt_db_t *db, apr_pool_t *p, apr_array_header_
                 continue;
             }
             e->body = qrt_webhook_body(p, bit, e->created_at,
-                                       qrt_store_webhook_visit_json(p, &f.v, f.code));
+                                       qrt_store_webhook_visit_json(p, &f->v, f->code));
         }
         if (kept != i) {
             APR_ARRAY_IDX(a, kept, qrt_whsend_event_t) = *e;

@@ -38,19 +38,37 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
     LIMIT %lld
 
 -- Several nodes share PostgreSQL's outbox: rows another worker is claiming are skipped.
--- Ordered by the due index alone, which PostgreSQL reads in order and stops early (a
--- second key would sort every due row first); a tracker's order comes from NOT EXISTS.
+-- The oldest pending event of each (webhook, tracker) pair is found by seeking from one
+-- pair to the next, as on SQLite: a claim costs a step per pair, not a read of every
+-- waiting event (which the anti-join it replaces did, and a busy tracker's backlog of
+-- waiting events made each claim slow).
 -- name: whsend_due [pgsql]
+WITH RECURSIVE heads (id, w, t) AS ((SELECT id, webhook_id, tracker_id
+        FROM webhook_events
+        WHERE state = 0
+        ORDER BY webhook_id, tracker_id, id
+        LIMIT 1)
+    UNION ALL
+    SELECT n.id, n.webhook_id, n.tracker_id
+    FROM heads h
+    JOIN webhook_events n ON n.id = COALESCE((SELECT id
+        FROM webhook_events
+        WHERE state = 0 AND webhook_id = h.w AND tracker_id > COALESCE(h.t,
+            -9223372036854775807)
+        ORDER BY tracker_id, id
+        LIMIT 1), (SELECT id
+        FROM webhook_events
+        WHERE state = 0 AND webhook_id > h.w
+        ORDER BY webhook_id, tracker_id, id
+        LIMIT 1)))
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
         e.tracker_id, e.event_type, e.created_at, e.visit_start
-    FROM webhook_events e
+    FROM heads h
+    JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
     WHERE e.state = 0 AND e.next_attempt_at <= %lld AND (e.claimed_until IS NULL OR
-        e.claimed_until <= %lld) AND w.disabled_at IS NULL AND NOT EXISTS (SELECT 1
-        FROM webhook_events o
-        WHERE o.webhook_id = e.webhook_id AND o.tracker_id = e.tracker_id AND o.state = 0 AND
-            o.id < e.id)
-    ORDER BY e.next_attempt_at
+        e.claimed_until <= %lld) AND w.disabled_at IS NULL
+    ORDER BY e.next_attempt_at, e.id
     LIMIT %lld
     FOR UPDATE OF e SKIP LOCKED
 
@@ -79,25 +97,40 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
     ORDER BY e.id
     LIMIT %lld
 
--- A visit's event (schema 37: body '', visit_id set): the visit, its dictionaries' strings
--- and its tracker's code, from which the body is rendered when the event is taken. Its
--- time (schema 44) makes it one seek on SQLite, whose visit_rows is ordered by (tracker,
--- time, id): an equality, as a range of times would read every visit of that second.
--- name: whsend_visit
+-- The visits of the visit events taken (schema 37: body '', visit_id set), given as a JSON
+-- array of [tracker, time, id]: each visit, its dictionaries' strings and its tracker's
+-- code, from which the body is rendered. One statement for a claim's events; on SQLite
+-- each is one seek, visit_rows being ordered by (tracker, time, id) (schema 44's time).
+-- name: whsend_visits
 SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
         g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
         v.bot, dn.url, t.code
-    FROM visit_rows v
+    FROM json_each(%s) k
+    JOIN visit_rows v ON v.tracker_id = k.value ->> 0 AND v.visit_start = k.value ->> 1 AND v.id =
+        k.value ->> 2
     JOIN trackers t ON t.id = v.tracker_id
     LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
-    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id = %lld
+
+-- name: whsend_visits [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
+        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
+        v.bot, dn.url, t.code
+    FROM jsonb_array_elements(CAST(%s AS jsonb)) k
+    JOIN visit_rows v ON v.id = CAST(k.value ->> 2 AS BIGINT)
+    JOIN trackers t ON t.id = v.tracker_id
+    LEFT JOIN visit_ips i ON i.id = v.ip_id
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    LEFT JOIN visit_referers r ON r.id = v.ref_id
+    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = CAST(k.value ->> 0 AS BIGINT)
 
 -- An event written before schema 44, without its visit's time: found among the tracker's
--- visits, then read by whsend_visit.
+-- visits, then read by whsend_visits.
 -- name: whsend_visit_time
 SELECT visit_start
     FROM visit_rows
