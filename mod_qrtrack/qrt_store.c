@@ -331,7 +331,8 @@ static apr_status_t store_later(qrt_db_t *db, const char *label, const void **ar
     qrt_pipe_cmd_t *c;
     int n = store_text_values(db, lp, label, args, &values);
 
-    if (n < 0) {
+    /* sent by its name: prepared first when the connection prepares lazily */
+    if (n < 0 || !store_stmt(db, lp, label)) {
         return APR_ENOTIMPL;
     }
     c = apr_array_push(db->later);
@@ -410,10 +411,10 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
     }
     db->later = apr_array_make(p, 16, sizeof(qrt_pipe_cmd_t));
     store_later_sql(db, "BEGIN");
-    /* The writer's statements are index seeks and upserts of arrays whatever their
-     * values: planned once, not again at every execution (PostgreSQL re-plans a
-     * statement of array arguments each time). This transaction's alone; the
-     * setting is PostgreSQL 12's. */
+    /* The statements pipelined (the scan writer's, the webhook worker's records) are
+     * index seeks, inserts and upserts of arrays whatever their values: planned once,
+     * not again at every execution (PostgreSQL re-plans a statement of array arguments
+     * each time). This transaction's alone; the setting is PostgreSQL 12's. */
     if (d->server_version && d->server_version(db->driver, db->handle) >= 120000) {
         store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
     }

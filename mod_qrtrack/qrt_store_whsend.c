@@ -361,13 +361,23 @@ apr_status_t qrt_store_whsend_record(qrt_db_t *db, apr_pool_t *p, qrt_whsend_res
     qsort(r, (size_t)n, sizeof(*r), by_webhook);
     for (try = 0; try < RECORD_TRIES; try++) {
         apr_dbd_transaction_t *t = NULL;
+        /* PostgreSQL: pipelined, so a batch of deliveries is recorded in a round trip or
+         * two, not three a delivery */
+        int piped;
 
         off = 0;
-        rv = qrt_db_begin(db, p, &t);
+        rv = qrt_db_begin_pipelined(db, p);
+        piped = rv == APR_SUCCESS;
+        if (rv == APR_ENOTIMPL) {
+            rv = qrt_db_begin(db, p, &t);
+        }
         for (i = 0; rv == APR_SUCCESS && i < n; i++) {
             rv = record_one(db, p, &r[i], disable_after, &off);
         }
-        if (rv != APR_SUCCESS) {
+        if (piped) {
+            rv = qrt_db_end_pipelined(db, p, rv);
+        }
+        else if (rv != APR_SUCCESS) {
             qrt_db_rollback_only(db, t);
             qrt_db_end(db, p, t);
         }
