@@ -711,37 +711,37 @@ static apr_int64_t win_total(agg_win *w, int what)
 }
 
 /* Which link scan is cheapest: by p before s (0), by t inside (1), by t after e (2),
- * estimated from the account's counters. */
+ * estimated from the account's counters. Sealed links are held by previous time
+ * (version 3), so a scan by t decodes, of each day, the links whose previous visit
+ * lies before the bound it looks for: for form 1 those crossing s's day, for form 2
+ * those crossing the day after e (each a day's visits that are followed later, less
+ * the visits that follow one, summed up to that day). */
 static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int kind,
                                apr_int64_t s, apr_int64_t e, int *form)
 {
     apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
     apr_int64_t lo = qrt_agg_fdiv(QRT_AGG_TMIN, QRT_AGG_DAY);
-    apr_int64_t hi = qrt_agg_fdiv(QRT_AGG_TMAX, QRT_AGG_DAY);
-    apr_int64_t before, inside, after;
+    apr_int64_t cross_s, cross_e, by_p, inside, after;
     agg_win w;
     apr_status_t rv;
 
     w.p = p;
     w.groups = apr_hash_make(p);
     rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, lo, ds);
-    before = win_total(&w, 1);
+    cross_s = win_total(&w, 1) - win_total(&w, 0);
     w.groups = apr_hash_make(p);
     if (rv == APR_SUCCESS) {
         rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, ds, de + 1);
     }
-    inside = win_total(&w, 0);
-    w.groups = apr_hash_make(p);
-    if (rv == APR_SUCCESS) {
-        rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, de + 1, hi + 1);
-    }
-    after = win_total(&w, 0);
-    /* Links by p are rows read through SQL; links by t mostly sealed days decoded in C
-     * (about AGG_ROW_COST times cheaper each), and the R form reads its rets as rows. */
-    before *= AGG_ROW_COST;
-    after += kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
-             : AGG_R_COST_MANY;
-    *form = (before <= inside && before <= after) ? 0 : (inside <= after ? 1 : 2);
+    cross_e = cross_s + win_total(&w, 1) - win_total(&w, 0);
+    /* Links by p are rows read through SQL (about AGG_ROW_COST times a decoded link
+     * each); the R form reads its rets as rows. */
+    by_p = cross_s * AGG_ROW_COST;
+    inside = cross_s;
+    after = cross_e
+            + (kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
+               : AGG_R_COST_MANY);
+    *form = (by_p <= inside && by_p <= after) ? 0 : (inside <= after ? 1 : 2);
     return rv;
 }
 
