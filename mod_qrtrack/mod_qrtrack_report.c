@@ -48,7 +48,7 @@ APLOG_USE_MODULE(qrtrack);
 #define REP_DIM_MAX 64
 #define REP_CACHE_ACCOUNTS 16       /* report scopes a child keeps ... */
 #define REP_CACHE_TRACKERS 20000    /* ... of at most this many trackers each */
-#define REP_SEALED_BYTES (64 << 20) /* text of the sealed values a child keeps */
+#define REP_SEALED_BYTES (128 << 20) /* sealed values (and their indexes) a child keeps */
 
 /* The child's kept report scopes (NULL: every report reads its own). */
 static qrt_report_cache_t *rep_cache;

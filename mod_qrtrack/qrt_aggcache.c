@@ -13,6 +13,7 @@ struct qrt_aggcache_ent_t {
     int refs;                           /* readers holding it, + 1 while in the table */
     qrt_aggcache_ent_t *chain;          /* next of its hash slot */
     qrt_aggcache_ent_t *newer, *older;  /* the use list */
+    apr_int64_t align;                  /* (data: at an offset of 8 bytes at least) */
     char data[1];                       /* len bytes and a NUL */
 };
 
@@ -207,6 +208,15 @@ const char *qrt_aggcache_get(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
     }
     ac_unlock(c);
     return *ent ? (*ent)->data : NULL;
+}
+
+const char *qrt_aggcache_get_len(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
+                                 apr_int64_t seal, qrt_aggcache_ent_t **ent, apr_size_t *len)
+{
+    const char *data = qrt_aggcache_get(c, key, seal, ent);
+
+    *len = data ? (*ent)->len : 0;
+    return data;
 }
 
 void qrt_aggcache_release(qrt_aggcache_t *c, qrt_aggcache_ent_t *ent)

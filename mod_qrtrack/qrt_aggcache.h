@@ -37,6 +37,9 @@ apr_int64_t qrt_aggcache_seal(const char *data, apr_size_t len);
  * qrt_aggcache_release; NULL when not kept (or kept under another seal). */
 const char *qrt_aggcache_get(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
                              apr_int64_t seal, qrt_aggcache_ent_t **ent);
+/* The same, with its length (values that are bytes, not text; 8-byte aligned). */
+const char *qrt_aggcache_get_len(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
+                                 apr_int64_t seal, qrt_aggcache_ent_t **ent, apr_size_t *len);
 void qrt_aggcache_release(qrt_aggcache_t *c, qrt_aggcache_ent_t *ent);
 
 /* Keeps a copy of data (len bytes) under key and seal, replacing what key held. */

@@ -562,13 +562,38 @@ void qrt_store_agg_blob_cache(qrt_aggcache_t *c)
     ab_cache = c;
 }
 
+int qrt_store_agg_blob_cached(void)
+{
+    return ab_cache != NULL;
+}
+
+void qrt_store_agg_blob_keep(apr_int64_t account, int lvl, apr_int64_t b, int kind,
+                             apr_int64_t seal, const char *data, apr_size_t len)
+{
+    qrt_aggcache_key_t k;
+
+    k.account = account;
+    k.level = lvl;
+    k.bucket = b;
+    k.kind = kind;
+    qrt_aggcache_put(ab_cache, &k, seal, data, len);
+}
+
 typedef struct {
-    qrt_aggblob_fn *fn;
+    qrt_aggblob_fn *fn;         /* (or fn_ix, with the value's seal) */
+    qrt_aggblob_ix_fn *fn_ix;
+    int (*want_ix)(void *, apr_int64_t);
     void *ctx;
     int rows;
     apr_int64_t last;
     qrt_aggcache_key_t key;     /* (bucket: each row's) */
 } ab_fetch_ctx;
+
+static apr_status_t ab_call(ab_fetch_ctx *c, apr_int64_t b, const char *data,
+                            apr_int64_t seal)
+{
+    return c->fn_ix ? c->fn_ix(c->ctx, b, data, seal, NULL, 0) : c->fn(c->ctx, b, data);
+}
 
 static apr_status_t ab_fetch_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
@@ -578,11 +603,12 @@ static apr_status_t ab_fetch_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 
     c->rows++;
     c->last = qrt_db_int(db, row, 0, 0);
-    if (ab_cache && data && seal) {
+    if (ab_cache && data && seal && !(c->want_ix && c->want_ix(c->ctx, c->last))) {
+        /* (a value read for its index: the index is kept, not the text) */
         c->key.bucket = c->last;
         qrt_aggcache_put(ab_cache, &c->key, seal, data, strlen(data));
     }
-    return c->fn(c->ctx, c->last, data ? data : "");
+    return ab_call(c, c->last, data ? data : "", data ? seal : 0);
 }
 
 /* The stored values of buckets [b0, b1], a few at a time, each few in a pool of its own:
@@ -623,25 +649,19 @@ static apr_status_t ab_seal_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
-                                      int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
-                                      qrt_aggblob_fn *fn, void *ctx)
+/* The values of buckets [b0, b1] into c's callback: those kept from memory (the index
+ * of ixkind instead, when kept and want_ix says so), the others read, in bucket order. */
+static apr_status_t ab_fetch(qrt_db_t *db, apr_pool_t *p, ab_fetch_ctx *c, apr_int64_t b0,
+                             apr_int64_t b1, int ixkind, int (*want_ix)(void *, apr_int64_t))
 {
-    apr_int64_t l = lvl, k = kind;
-    const void *args[] = { &account, &l, &k, &b0, &b1 };
-    ab_fetch_ctx c;
+    apr_int64_t l = c->key.level, k = c->key.kind;
+    const void *args[] = { &c->key.account, &l, &k, &b0, &b1 };
     apr_array_header_t *seals;
     apr_status_t rv;
     int i, run = -1;
 
-    memset(&c, 0, sizeof(c));
-    c.fn = fn;
-    c.ctx = ctx;
-    c.key.account = account;
-    c.key.level = lvl;
-    c.key.kind = kind;
     if (!ab_cache) {
-        return ab_fetch_rows(db, p, &c, b0, b1);
+        return ab_fetch_rows(db, p, c, b0, b1);
     }
     /* The window's seals first (an index alone); the text of the values not kept,
      * run by run, in bucket order with the kept ones. */
@@ -651,10 +671,21 @@ apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
         ab_seal *x = i < seals->nelts ? &APR_ARRAY_IDX(seals, i, ab_seal) : NULL;
         qrt_aggcache_ent_t *ent = NULL;
         const char *data = NULL;
+        apr_size_t ixlen = 0;
+        int ix = 0;
 
         if (x) {
-            c.key.bucket = x->bucket;
-            data = qrt_aggcache_get(ab_cache, &c.key, x->seal, &ent);
+            c->key.bucket = x->bucket;
+            if (want_ix && x->seal && want_ix(c->ctx, x->bucket)) {
+                qrt_aggcache_key_t ik = c->key;
+
+                ik.kind = ixkind;
+                data = qrt_aggcache_get_len(ab_cache, &ik, x->seal, &ent, &ixlen);
+                ix = data != NULL;
+            }
+            if (!data) {
+                data = qrt_aggcache_get(ab_cache, &c->key, x->seal, &ent);
+            }
         }
         if (x && !data) {
             if (run < 0) {
@@ -663,14 +694,47 @@ apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
             continue;
         }
         if (run >= 0) {
-            rv = ab_fetch_rows(db, p, &c, APR_ARRAY_IDX(seals, run, ab_seal).bucket,
+            rv = ab_fetch_rows(db, p, c, APR_ARRAY_IDX(seals, run, ab_seal).bucket,
                                APR_ARRAY_IDX(seals, i - 1, ab_seal).bucket);
             run = -1;
         }
         if (data && rv == APR_SUCCESS) {
-            rv = fn(ctx, x->bucket, data);
+            rv = ix ? c->fn_ix(c->ctx, x->bucket, NULL, x->seal, data, ixlen)
+                 : ab_call(c, x->bucket, data, x->seal);
         }
         qrt_aggcache_release(ab_cache, ent);
     }
     return rv;
+}
+
+apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                      int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
+                                      qrt_aggblob_fn *fn, void *ctx)
+{
+    ab_fetch_ctx c;
+
+    memset(&c, 0, sizeof(c));
+    c.fn = fn;
+    c.ctx = ctx;
+    c.key.account = account;
+    c.key.level = lvl;
+    c.key.kind = kind;
+    return ab_fetch(db, p, &c, b0, b1, 0, NULL);
+}
+
+apr_status_t qrt_store_agg_blob_fetch_ix(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                         int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
+                                         int ixkind, int (*want_ix)(void *, apr_int64_t),
+                                         qrt_aggblob_ix_fn *fn, void *ctx)
+{
+    ab_fetch_ctx c;
+
+    memset(&c, 0, sizeof(c));
+    c.fn_ix = fn;
+    c.want_ix = want_ix;
+    c.ctx = ctx;
+    c.key.account = account;
+    c.key.level = lvl;
+    c.key.kind = kind;
+    return ab_fetch(db, p, &c, b0, b1, ixkind, want_ix);
 }
