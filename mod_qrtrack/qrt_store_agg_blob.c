@@ -500,20 +500,22 @@ static apr_status_t ab_hash_some(qrt_db_t *db, apr_pool_t *p, int max, int *more
     const void *args[] = { &limit };
     apr_array_header_t *list = apr_array_make(p, max, sizeof(ab_unhashed));
     apr_status_t rv;
-    int i;
+    int i, hashed = 0;
 
     if (max <= 0) {
         return APR_SUCCESS;
     }
     rv = qrt_db_each(db, p, SQL_agg_blob_unhashed, args, ab_unhashed_row, list);
-
     for (i = 0; i < list->nelts && rv == APR_SUCCESS; i++) {
         ab_unhashed *u = &APR_ARRAY_IDX(list, i, ab_unhashed);
         const void *hargs[] = { &u->v[0], &u->v[1], &u->v[2], &u->v[3], &u->v[4], u->data };
+        int n = 0;
 
-        rv = qrt_db_exec(db, p, SQL_agg_blob_hash, NULL, hargs);
+        rv = qrt_db_exec(db, p, SQL_agg_blob_hash, &n, hargs);
+        hashed += n;
     }
-    if (list->nelts == max) {
+    /* (more only while values get their seal: one that cannot is left to be read) */
+    if (list->nelts == max && hashed > 0) {
         *more = 1;
     }
     return rv;

@@ -862,6 +862,8 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     w.p = p;
     w.groups = apr_hash_make(p);
     rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, lo, ds);
+    /* (the scan by p walks every link whose previous visit lies before s) */
+    by_p = win_total(&w, 1) * AGG_ROW_COST;
     cross_s = win_total(&w, 1) - win_total(&w, 0);
     w.groups = apr_hash_make(p);
     if (rv == APR_SUCCESS) {
@@ -869,8 +871,8 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     }
     cross_e = cross_s + win_total(&w, 1) - win_total(&w, 0);
     /* Links by p are rows read through SQL (about AGG_ROW_COST times a decoded link
-     * each); the R form reads its rets as rows. */
-    by_p = cross_s * AGG_ROW_COST;
+     * each), the links before s read to find those into the window; the R form reads
+     * its rets as rows. */
     inside = cross_s;
     after = cross_e
             + (kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
