@@ -5,15 +5,19 @@
 #include "qrt_aggblob.h"
 #include "qrt_aggidx.h"
 
-#define IX_MAGIC 0x31584951u        /* "QIX1" */
+#define IX_MAGIC 0x32584951u        /* "QIX2" */
+#define IX_BLOCK 256                /* entries a block at most */
 
-/* The head of an index; then gid[ngroups], ghash[ngroups], soff[ngroups] (padded to
- * 8 bytes), dp[nent] (padded), gi[nent], n[nent] (padded), the strings. */
+/* The head of an index; then gid[ngroups], ghash[ngroups], soff[ngroups], the blocks'
+ * base[nblk] (the previous time of their first entry, from the day's start) and
+ * first[nblk] (their first entry), each entry's off (from its block's base), gi, and n
+ * when some count is not 1 (each array padded to 8 bytes), the strings. A block holds
+ * at most IX_BLOCK entries within 65,535 seconds of its first. */
 typedef struct {
     apr_uint32_t magic;
     apr_int32_t kind;
     apr_int64_t day_start;
-    apr_int32_t ngroups, nent, strbytes, pad;
+    apr_int32_t ngroups, nent, nblk, has_n, strbytes, pad;
 } ix_head;
 
 typedef struct {
@@ -33,10 +37,11 @@ apr_uint64_t qrt_aggidx_hash(const char *s)
     return h;
 }
 
-static apr_size_t ix_size(int ngroups, int nent, apr_size_t strbytes)
+static apr_size_t ix_size(int ngroups, int nent, int nblk, int has_n, apr_size_t strbytes)
 {
     return sizeof(ix_head) + (apr_size_t)ngroups * 16 + PAD8((apr_size_t)ngroups * 4)
-           + PAD8((apr_size_t)nent * 4) + PAD8((apr_size_t)nent * 4) + strbytes;
+           + 2 * PAD8((apr_size_t)nblk * 4) + (has_n ? 3 : 2) * PAD8((apr_size_t)nent * 2)
+           + strbytes;
 }
 
 static void ix_push(apr_array_header_t *a, apr_int64_t p, apr_int64_t n, int g)
@@ -63,14 +68,14 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     qrt_aggblob_link_t l;
     qrt_aggblob_gap_t gp;
     ix_head *h;
-    int *map, nmap, ngroups = 0, nent = 0, i, j, k, rc;
+    int *map, nmap, ngroups = 0, nent = 0, nblk = 0, has_n = 0, i, j, k, b, rc;
     int *order;
     apr_size_t strbytes = 0, size, off;
     char *buf, *strs;
-    apr_int64_t *gid;
+    apr_int64_t *gid, *dps, base = 0;
     apr_uint64_t *ghash;
-    apr_int32_t *soff, *dp;
-    apr_uint16_t *gi, *gn;
+    apr_int32_t *soff, *bbase, *bfirst;
+    apr_uint16_t *eoff, *gi, *gn;
 
     if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
         return APR_EINVAL;
@@ -147,12 +152,34 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
                 }
             }
             nent += (int)((e->n + 65534) / 65535);
+            has_n |= e->n != 1;
         }
     }
     if (ngroups > 65535) {
         return APR_ENOTIMPL;
     }
-    size = ix_size(ngroups, nent, PAD8(strbytes));
+    /* The entries' previous times, links and gaps merged (each by previous time), and
+     * where each block starts. */
+    dps = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*dps));
+    bfirst = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*bfirst));
+    for (i = j = k = 0; i < links->nelts || j < gaps->nelts;) {
+        int link = j >= gaps->nelts || (i < links->nelts
+                                        && APR_ARRAY_IDX(links, i, ix_ent).p
+                                           <= APR_ARRAY_IDX(gaps, j, ix_ent).p);
+        ix_ent *e = link ? &APR_ARRAY_IDX(links, i++, ix_ent) : &APR_ARRAY_IDX(gaps, j++, ix_ent);
+        apr_int64_t left = e->n;
+
+        do {
+            dps[k] = e->p - day_start;
+            if (k == 0 || dps[k] - base > 65535 || k - bfirst[nblk - 1] >= IX_BLOCK) {
+                bfirst[nblk++] = k;
+                base = dps[k];
+            }
+            k++;
+            left -= left > 65535 ? 65535 : left;
+        } while (left > 0);
+    }
+    size = ix_size(ngroups, nent, nblk, has_n, PAD8(strbytes));
     buf = apr_pcalloc(p, size);
     h = (ix_head *)buf;
     h->magic = IX_MAGIC;
@@ -160,6 +187,8 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     h->day_start = day_start;
     h->ngroups = ngroups;
     h->nent = nent;
+    h->nblk = nblk;
+    h->has_n = has_n;
     h->strbytes = (apr_int32_t)PAD8(strbytes);
     off = sizeof(*h);
     gid = (apr_int64_t *)(buf + off);
@@ -168,11 +197,17 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     off += (apr_size_t)ngroups * 8;
     soff = (apr_int32_t *)(buf + off);
     off += PAD8((apr_size_t)ngroups * 4);
-    dp = (apr_int32_t *)(buf + off);
-    off += PAD8((apr_size_t)nent * 4);
+    bbase = (apr_int32_t *)(buf + off);
+    off += PAD8((apr_size_t)nblk * 4);
+    memcpy(buf + off, bfirst, (apr_size_t)nblk * 4);
+    bfirst = (apr_int32_t *)(buf + off);
+    off += PAD8((apr_size_t)nblk * 4);
+    eoff = (apr_uint16_t *)(buf + off);
+    off += PAD8((apr_size_t)nent * 2);
     gi = (apr_uint16_t *)(buf + off);
-    gn = gi + nent;
-    off += PAD8((apr_size_t)nent * 4);
+    off += PAD8((apr_size_t)nent * 2);
+    gn = has_n ? (apr_uint16_t *)(buf + off) : NULL;
+    off += has_n ? PAD8((apr_size_t)nent * 2) : 0;
     strs = buf + off;
     strbytes = 0;
     for (i = 0; i < ngroups; i++) {
@@ -190,21 +225,30 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
             strbytes += n + 1;
         }
     }
-    /* The links and the gaps, each by previous time, merged. */
+    for (i = 0; i < nblk; i++) {
+        bbase[i] = (apr_int32_t)dps[bfirst[i]];
+    }
+    /* The entries again, in the same order: offsets, groups, counts. */
+    b = 0;
     for (i = j = k = 0; i < links->nelts || j < gaps->nelts;) {
-        ix_ent *e = j >= gaps->nelts || (i < links->nelts
-                                         && APR_ARRAY_IDX(links, i, ix_ent).p
-                                            <= APR_ARRAY_IDX(gaps, j, ix_ent).p)
-                    ? &APR_ARRAY_IDX(links, i++, ix_ent) : &APR_ARRAY_IDX(gaps, j++, ix_ent);
+        int link = j >= gaps->nelts || (i < links->nelts
+                                        && APR_ARRAY_IDX(links, i, ix_ent).p
+                                           <= APR_ARRAY_IDX(gaps, j, ix_ent).p);
+        ix_ent *e = link ? &APR_ARRAY_IDX(links, i++, ix_ent) : &APR_ARRAY_IDX(gaps, j++, ix_ent);
         apr_int64_t left = e->n;
         int g = map[kind == QRT_AGG_A ? nmap : e->g];
 
         do {
             apr_int64_t n = left > 65535 ? 65535 : left;
 
-            dp[k] = (apr_int32_t)(e->p - day_start);
+            while (b + 1 < nblk && bfirst[b + 1] <= k) {
+                b++;
+            }
+            eoff[k] = (apr_uint16_t)(dps[k] - bbase[b]);
             gi[k] = (apr_uint16_t)g;
-            gn[k] = (apr_uint16_t)n;
+            if (gn) {
+                gn[k] = (apr_uint16_t)n;
+            }
             k++;
             left -= n;
         } while (left > 0);
@@ -220,32 +264,49 @@ apr_status_t qrt_aggidx_view(qrt_aggidx_t *x, apr_pool_t *p, const char *ix, apr
     apr_size_t off = sizeof(*h);
     const apr_int32_t *soff;
     const char **gstr;
-    int i;
+    int i, str;
 
     if (len < sizeof(*h) || ((apr_uintptr_t)ix & 7) || h->magic != IX_MAGIC
-        || h->ngroups < 0 || h->nent < 0 || h->strbytes < 0
-        || ix_size(h->ngroups, h->nent, (apr_size_t)h->strbytes) != len) {
+        || h->ngroups < 0 || h->nent < 0 || h->nblk < 0 || h->nblk > h->nent
+        || h->strbytes < 0
+        || ix_size(h->ngroups, h->nent, h->nblk, h->has_n, (apr_size_t)h->strbytes) != len) {
         return APR_EINVAL;
     }
     x->day_start = h->day_start;
     x->kind = h->kind;
     x->ngroups = h->ngroups;
     x->nent = h->nent;
+    x->nblk = h->nblk;
     x->gid = (const apr_int64_t *)(ix + off);
     off += (apr_size_t)h->ngroups * 8;
     x->ghash = (const apr_uint64_t *)(ix + off);
     off += (apr_size_t)h->ngroups * 8;
     soff = (const apr_int32_t *)(ix + off);
     off += PAD8((apr_size_t)h->ngroups * 4);
-    x->dp = (const apr_int32_t *)(ix + off);
-    off += PAD8((apr_size_t)h->nent * 4);
+    x->base = (const apr_int32_t *)(ix + off);
+    off += PAD8((apr_size_t)h->nblk * 4);
+    x->first = (const apr_int32_t *)(ix + off);
+    off += PAD8((apr_size_t)h->nblk * 4);
+    x->off = (const apr_uint16_t *)(ix + off);
+    off += PAD8((apr_size_t)h->nent * 2);
     x->gi = (const apr_uint16_t *)(ix + off);
-    x->n = x->gi + h->nent;
-    off += PAD8((apr_size_t)h->nent * 4);
+    off += PAD8((apr_size_t)h->nent * 2);
+    x->n = h->has_n ? (const apr_uint16_t *)(ix + off) : NULL;
+    off += h->has_n ? PAD8((apr_size_t)h->nent * 2) : 0;
+    for (i = 0; i < h->nblk; i++) {
+        if (x->first[i] < 0 || x->first[i] >= h->nent || (i && x->first[i] <= x->first[i - 1])
+            || (i == 0 && x->first[0] != 0)) {
+            return APR_EINVAL;
+        }
+    }
+    for (i = 0; i < h->nent; i++) {
+        if (x->gi[i] >= h->ngroups) {
+            return APR_EINVAL;
+        }
+    }
     gstr = apr_palloc(p, ((apr_size_t)h->ngroups + 1) * sizeof(*gstr));
+    str = x->kind == QRT_AGG_B || x->kind == QRT_AGG_C || x->kind == QRT_AGG_Y;
     for (i = 0; i < h->ngroups; i++) {
-        int str = x->kind == QRT_AGG_B || x->kind == QRT_AGG_C || x->kind == QRT_AGG_Y;
-
         if (str && (soff[i] < 0 || soff[i] >= h->strbytes)) {
             return APR_EINVAL;
         }
@@ -258,25 +319,42 @@ apr_status_t qrt_aggidx_view(qrt_aggidx_t *x, apr_pool_t *p, const char *ix, apr
     return APR_SUCCESS;
 }
 
-int qrt_aggidx_from(const qrt_aggidx_t *x, apr_int64_t t)
+void qrt_aggidx_sum(const qrt_aggidx_t *x, apr_int64_t p0, apr_int64_t p1, apr_int64_t *sum)
 {
-    int lo = 0, hi = x->nent;
+    apr_int64_t lo = p0 - x->day_start, hi = p1 - x->day_start;
+    int b, l = 0, r = x->nblk, k;
 
-    if (t - x->day_start > 0) {
-        return x->nent;
+    if (x->nblk == 0 || hi < x->base[0]) {
+        return;
     }
-    if (t - x->day_start < -APR_INT64_C(2147483647)) {
-        return 0;
-    }
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
+    /* the last block whose first entry is before lo (entries before it are all) */
+    while (r - l > 1) {
+        int mid = l + (r - l) / 2;
 
-        if (x->dp[mid] < (apr_int32_t)(t - x->day_start)) {
-            lo = mid + 1;
+        if (x->base[mid] < lo) {
+            l = mid;
         }
         else {
-            hi = mid;
+            r = mid;
         }
     }
-    return lo;
+    for (b = l; b < x->nblk; b++) {
+        apr_int64_t base = x->base[b];
+        int end = b + 1 < x->nblk ? x->first[b + 1] : x->nent;
+
+        if (base > hi) {
+            break;
+        }
+        for (k = x->first[b]; k < end; k++) {
+            apr_int64_t dp = base + x->off[k];
+
+            if (dp < lo) {
+                continue;
+            }
+            if (dp > hi) {
+                return;
+            }
+            sum[x->gi[k]] += x->n ? x->n[k] : 1;
+        }
+    }
 }

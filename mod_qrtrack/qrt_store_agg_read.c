@@ -569,17 +569,14 @@ static ab_grps *ix_groups(ab_rd *c, const qrt_aggidx_t *x, int i)
 static apr_status_t rd_index(ab_rd *c, apr_int64_t b, const char *ix, apr_size_t len)
 {
     qrt_aggidx_t x;
-    apr_int64_t *sum, end;
-    int i, k;
+    apr_int64_t *sum;
+    int i;
 
     if (qrt_aggidx_view(&x, c->scratch, ix, len) != APR_SUCCESS || x.kind != c->kind) {
         return rd_done(c, b, -1);
     }
     sum = apr_pcalloc(c->scratch, ((apr_size_t)x.ngroups + 1) * sizeof(*sum));
-    end = c->p1 - x.day_start;
-    for (k = qrt_aggidx_from(&x, c->p0); k < x.nent && x.dp[k] <= end; k++) {
-        sum[x.gi[k]] += x.n[k];
-    }
+    qrt_aggidx_sum(&x, c->p0, c->p1, sum);
     for (i = 0; i < x.ngroups; i++) {
         if (sum[i]) {
             ab_grps *g = ix_groups(c, &x, i);
