@@ -1,8 +1,8 @@
 /* qrt_aggcache: sealed report values (qrt_aggblob.h) a process keeps in memory.
  *
  * A report over a long window decodes a sealed value per day, and reading their text
- * through SQL costs more than decoding them (a day's links are about 100 KB on a
- * 10 M-visit account: SQLite walks their overflow pages, the driver copies them). A
+ * through SQL costs more than decoding them (SQLite walks their overflow pages, the
+ * driver copies them). A
  * value is kept under its key (account, level, bucket, kind) and its seal (schema 48:
  * a hash of its text, qrt_aggcache_seal), so a report lists its window's seals from
  * an index and reads the text of those it does not hold only: a value replaced in

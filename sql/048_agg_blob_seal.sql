@@ -1,8 +1,8 @@
 -- mod_qrtrack schema, version 48. agg_blob.seal: a hash of the sealed value's text (its
 -- top bits 01, so never 0), written with it, so that a report lists a window's values by
 -- (bucket, seal) from an index and takes those it holds in memory from its process's
--- cache (qrt_aggcache.h) instead of reading their text again: a long window's values
--- are tens of MB. NULL: not known (values sealed before, or written by hand), read from
+-- cache (qrt_aggcache.h) instead of reading their text again (a long window reads a
+-- value a day). NULL: not known (values sealed before, or written by hand), read from
 -- the table; the scan writers' idle time and "qrtrack-admin aggregates seal" hash them
 -- (agg_blob_unhashed). A change of data that keeps the seal (SQL by hand) clears it.
 {{UNLESS_COLUMN:agg_blob.seal}}ALTER TABLE agg_blob ADD COLUMN seal BIGINT;
