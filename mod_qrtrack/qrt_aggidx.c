@@ -7,6 +7,7 @@
 
 #define IX_MAGIC 0x32584951u        /* "QIX2" */
 #define IX_BLOCK 256                /* entries a block at most */
+#define IX_MAX_ENT (1 << 20)        /* entries an index at most (else the value is decoded) */
 
 /* The head of an index; then gid[ngroups], ghash[ngroups], soff[ngroups], the blocks'
  * base[nblk] (the previous time of their first entry, from the day's start) and
@@ -141,7 +142,7 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
             ix_ent *e = &APR_ARRAY_IDX(a, i, ix_ent);
             int g = kind == QRT_AGG_A ? nmap : e->g;
 
-            if (e->p - day_start < -APR_INT64_C(2147483647)) {
+            if (e->p < day_start - APR_INT64_C(2147483647)) {
                 return APR_ENOTIMPL;
             }
             if (map[g] < 0) {
@@ -151,7 +152,10 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
                     strbytes += strlen(r.str[g]) + 1;
                 }
             }
-            nent += (int)((e->n + 65534) / 65535);
+            if (e->n / 65535 >= IX_MAX_ENT - nent) {
+                return APR_ENOTIMPL;
+            }
+            nent += (int)(e->n / 65535 + (e->n % 65535 != 0));
             has_n |= e->n != 1;
         }
     }
