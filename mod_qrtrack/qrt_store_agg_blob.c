@@ -6,6 +6,7 @@
 #include "qrt_agg.h"
 #include "qrt_store_agg_acc.h"
 #include "qrt_store_agg_blob.h"
+#include "qrt_aggcache.h"
 
 #define AB_TODO_MAX 64              /* units looked at per seal call */
 #define AB_FETCH_ROWS 16            /* sealed values fetched per statement */
@@ -272,8 +273,8 @@ static apr_status_t ab_pday_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 static apr_status_t ab_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int lvl,
                            apr_int64_t b, int kind, const char *data)
 {
-    apr_int64_t l = lvl, k = kind;
-    const void *args[] = { &account, &l, &b, &k, data };
+    apr_int64_t l = lvl, k = kind, seal = qrt_aggcache_seal(data, strlen(data));
+    const void *args[] = { &account, &l, &b, &k, data, &seal };
 
     return qrt_db_exec(db, p, SQL_agg_blob_put, NULL, args);
 }
@@ -471,6 +472,55 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
     return rv;
 }
 
+/* Values sealed before schema 48 (seal NULL): the seal of at most max of them; *more
+ * is set while some may be left. */
+typedef struct {
+    apr_int64_t v[5];           /* seal, account, level, bucket, kind */
+    const char *data;
+} ab_unhashed;
+
+static apr_status_t ab_unhashed_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_array_header_t *list = ctx;
+    ab_unhashed *u = apr_array_push(list);
+    const char *data = qrt_db_str(db, row, 4);
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        u->v[i + 1] = qrt_db_int(db, row, i, 0);
+    }
+    u->data = apr_pstrdup(list->pool, data ? data : "");
+    u->v[0] = qrt_aggcache_seal(u->data, strlen(u->data));
+    return APR_SUCCESS;
+}
+
+static apr_status_t ab_hash_some(qrt_db_t *db, apr_pool_t *p, int max, int *more)
+{
+    apr_int64_t limit = max;
+    const void *args[] = { &limit };
+    apr_array_header_t *list = apr_array_make(p, max, sizeof(ab_unhashed));
+    apr_status_t rv;
+    int i, hashed = 0;
+
+    if (max <= 0) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_each(db, p, SQL_agg_blob_unhashed, args, ab_unhashed_row, list);
+    for (i = 0; i < list->nelts && rv == APR_SUCCESS; i++) {
+        ab_unhashed *u = &APR_ARRAY_IDX(list, i, ab_unhashed);
+        const void *hargs[] = { &u->v[0], &u->v[1], &u->v[2], &u->v[3], &u->v[4], u->data };
+        int n = 0;
+
+        rv = qrt_db_exec(db, p, SQL_agg_blob_hash, &n, hargs);
+        hashed += n;
+    }
+    /* (more only while values get their seal: one that cannot is left to be read) */
+    if (list->nelts == max && hashed > 0) {
+        *more = 1;
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
                                      int max, int *sealed, int *more)
 {
@@ -497,51 +547,196 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
                          APR_ARRAY_IDX(c.days, i + 1, apr_int64_t), now, sealed);
         apr_pool_destroy(bp);
     }
+    if (rv == APR_SUCCESS) {
+        rv = ab_hash_some(db, up, c.max, more);
+    }
     apr_pool_destroy(up);
     return rv;
 }
 
 /* ---- fetching --------------------------------------------------------------------- */
 
+/* The process's kept values (NULL: every value is read from the store). */
+static qrt_aggcache_t *ab_cache;
+
+void qrt_store_agg_blob_cache(qrt_aggcache_t *c)
+{
+    ab_cache = c;
+}
+
+int qrt_store_agg_blob_cached(void)
+{
+    return ab_cache != NULL;
+}
+
+void qrt_store_agg_blob_keep(apr_int64_t account, int lvl, apr_int64_t b, int kind,
+                             apr_int64_t seal, const char *data, apr_size_t len)
+{
+    qrt_aggcache_key_t k;
+
+    k.account = account;
+    k.level = lvl;
+    k.bucket = b;
+    k.kind = kind;
+    qrt_aggcache_put(ab_cache, &k, seal, data, len);
+}
+
 typedef struct {
-    qrt_aggblob_fn *fn;
+    qrt_aggblob_fn *fn;         /* (or fn_ix, with the value's seal) */
+    qrt_aggblob_ix_fn *fn_ix;
+    int (*want_ix)(void *, apr_int64_t);
     void *ctx;
     int rows;
     apr_int64_t last;
+    qrt_aggcache_key_t key;     /* (bucket: each row's) */
 } ab_fetch_ctx;
+
+static apr_status_t ab_call(ab_fetch_ctx *c, apr_int64_t b, const char *data,
+                            apr_int64_t seal)
+{
+    return c->fn_ix ? c->fn_ix(c->ctx, b, data, seal, NULL, 0) : c->fn(c->ctx, b, data);
+}
 
 static apr_status_t ab_fetch_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     ab_fetch_ctx *c = ctx;
     const char *data = qrt_db_str(db, row, 1);
+    apr_int64_t seal = qrt_db_int(db, row, 2, 0);
 
     c->rows++;
     c->last = qrt_db_int(db, row, 0, 0);
-    return c->fn(c->ctx, c->last, data ? data : "");
+    if (ab_cache && data && seal && !(c->want_ix && c->want_ix(c->ctx, c->last))) {
+        /* (a value read for its index: the index is kept, not the text) */
+        c->key.bucket = c->last;
+        qrt_aggcache_put(ab_cache, &c->key, seal, data, strlen(data));
+    }
+    return ab_call(c, c->last, data ? data : "", data ? seal : 0);
+}
+
+/* The stored values of buckets [b0, b1], a few at a time, each few in a pool of its own:
+ * a long window holds at most AB_FETCH_ROWS fetched values at once (the drivers copy
+ * every row). */
+static apr_status_t ab_fetch_rows(qrt_db_t *db, apr_pool_t *p, ab_fetch_ctx *c,
+                                  apr_int64_t b0, apr_int64_t b1)
+{
+    apr_int64_t l = c->key.level, k = c->key.kind, from = b0, limit = AB_FETCH_ROWS;
+    const void *args[] = { &c->key.account, &l, &from, &b1, &k, &limit };
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *fp;
+
+    apr_pool_create(&fp, p);
+    while (rv == APR_SUCCESS) {
+        c->rows = 0;
+        rv = qrt_db_each(db, fp, SQL_agg_blob_fetch, args, ab_fetch_row, c);
+        apr_pool_clear(fp);
+        if (c->rows < AB_FETCH_ROWS || c->last >= b1) {
+            break;
+        }
+        from = c->last + 1;
+    }
+    apr_pool_destroy(fp);
+    return rv;
+}
+
+typedef struct {
+    apr_int64_t bucket, seal;
+} ab_seal;
+
+static apr_status_t ab_seal_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    ab_seal *x = apr_array_push(ctx);
+
+    x->bucket = qrt_db_int(db, row, 0, 0);
+    x->seal = qrt_db_int(db, row, 1, 0);
+    return APR_SUCCESS;
+}
+
+/* The values of buckets [b0, b1] into c's callback: those kept from memory (the index
+ * of ixkind instead, when kept and want_ix says so), the others read, in bucket order. */
+static apr_status_t ab_fetch(qrt_db_t *db, apr_pool_t *p, ab_fetch_ctx *c, apr_int64_t b0,
+                             apr_int64_t b1, int ixkind, int (*want_ix)(void *, apr_int64_t))
+{
+    apr_int64_t l = c->key.level, k = c->key.kind;
+    const void *args[] = { &c->key.account, &l, &k, &b0, &b1 };
+    apr_array_header_t *seals;
+    apr_status_t rv;
+    int i, run = -1;
+
+    if (!ab_cache) {
+        return ab_fetch_rows(db, p, c, b0, b1);
+    }
+    /* The window's seals first (an index alone); the text of the values not kept,
+     * run by run, in bucket order with the kept ones. */
+    seals = apr_array_make(p, 64, sizeof(ab_seal));
+    rv = qrt_db_each(db, p, SQL_agg_blob_seals, args, ab_seal_row, seals);
+    for (i = 0; i <= seals->nelts && rv == APR_SUCCESS; i++) {
+        ab_seal *x = i < seals->nelts ? &APR_ARRAY_IDX(seals, i, ab_seal) : NULL;
+        qrt_aggcache_ent_t *ent = NULL;
+        const char *data = NULL;
+        apr_size_t ixlen = 0;
+        int ix = 0;
+
+        if (x) {
+            c->key.bucket = x->bucket;
+            if (want_ix && x->seal && want_ix(c->ctx, x->bucket)) {
+                qrt_aggcache_key_t ik = c->key;
+
+                ik.kind = ixkind;
+                data = qrt_aggcache_get_len(ab_cache, &ik, x->seal, &ent, &ixlen);
+                ix = data != NULL;
+            }
+            if (!data) {
+                data = qrt_aggcache_get(ab_cache, &c->key, x->seal, &ent);
+            }
+        }
+        if (x && !data) {
+            if (run < 0) {
+                run = i;
+            }
+            continue;
+        }
+        if (run >= 0) {
+            rv = ab_fetch_rows(db, p, c, APR_ARRAY_IDX(seals, run, ab_seal).bucket,
+                               APR_ARRAY_IDX(seals, i - 1, ab_seal).bucket);
+            run = -1;
+        }
+        if (data && rv == APR_SUCCESS) {
+            rv = ix ? c->fn_ix(c->ctx, x->bucket, NULL, x->seal, data, ixlen)
+                 : ab_call(c, x->bucket, data, x->seal);
+        }
+        qrt_aggcache_release(ab_cache, ent);
+    }
+    return rv;
 }
 
 apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                       int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
                                       qrt_aggblob_fn *fn, void *ctx)
 {
-    apr_int64_t l = lvl, k = kind, from = b0, limit = AB_FETCH_ROWS;
-    const void *args[] = { &account, &l, &from, &b1, &k, &limit };
-    ab_fetch_ctx c = { fn, ctx, 0, 0 };
-    apr_status_t rv = APR_SUCCESS;
-    apr_pool_t *fp;
+    ab_fetch_ctx c;
 
-    /* A few values at a time, each few in a pool of its own: a long window holds at
-     * most AB_FETCH_ROWS fetched values at once (the drivers copy every row). */
-    apr_pool_create(&fp, p);
-    while (rv == APR_SUCCESS) {
-        c.rows = 0;
-        rv = qrt_db_each(db, fp, SQL_agg_blob_fetch, args, ab_fetch_row, &c);
-        apr_pool_clear(fp);
-        if (c.rows < AB_FETCH_ROWS || c.last >= b1) {
-            break;
-        }
-        from = c.last + 1;
-    }
-    apr_pool_destroy(fp);
-    return rv;
+    memset(&c, 0, sizeof(c));
+    c.fn = fn;
+    c.ctx = ctx;
+    c.key.account = account;
+    c.key.level = lvl;
+    c.key.kind = kind;
+    return ab_fetch(db, p, &c, b0, b1, 0, NULL);
+}
+
+apr_status_t qrt_store_agg_blob_fetch_ix(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                         int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
+                                         int ixkind, int (*want_ix)(void *, apr_int64_t),
+                                         qrt_aggblob_ix_fn *fn, void *ctx)
+{
+    ab_fetch_ctx c;
+
+    memset(&c, 0, sizeof(c));
+    c.fn_ix = fn;
+    c.want_ix = want_ix;
+    c.ctx = ctx;
+    c.key.account = account;
+    c.key.level = lvl;
+    c.key.kind = kind;
+    return ab_fetch(db, p, &c, b0, b1, ixkind, want_ix);
 }

@@ -55,10 +55,33 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
  * ended QRT_AGGBLOB_SETTLE seconds ago, or starts after tomorrow. */
 int qrt_store_agg_blob_due(int lvl, apr_int64_t b, apr_int64_t now);
 
-/* The sealed values of kind for buckets [b0, b1] of lvl, in bucket order. */
+/* The sealed values of kind for buckets [b0, b1] of lvl, in bucket order: those the
+ * process keeps (qrt_store_agg_blob_cache) from memory, the others read. fn must not
+ * keep data after it returns. */
 typedef apr_status_t qrt_aggblob_fn(void *ctx, apr_int64_t b, const char *data);
 apr_status_t qrt_store_agg_blob_fetch(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                       int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
                                       qrt_aggblob_fn *fn, void *ctx);
+
+/* The same, each value with its seal (0: none), or, for a bucket that want_ix(ctx, b)
+ * says may be, a kept index of it (qrt_aggidx.h) instead, under ixkind and the value's
+ * seal: fn gets data or ix (ixlen bytes), the other NULL. */
+typedef apr_status_t qrt_aggblob_ix_fn(void *ctx, apr_int64_t b, const char *data,
+                                       apr_int64_t seal, const char *ix, apr_size_t ixlen);
+apr_status_t qrt_store_agg_blob_fetch_ix(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                                         int kind, int lvl, apr_int64_t b0, apr_int64_t b1,
+                                         int ixkind, int (*want_ix)(void *, apr_int64_t),
+                                         qrt_aggblob_ix_fn *fn, void *ctx);
+
+/* Whether the process keeps sealed values; keeps len bytes derived from the value of
+ * (account, lvl, b) under kind and the value's seal (no cache: nothing). */
+int qrt_store_agg_blob_cached(void);
+void qrt_store_agg_blob_keep(apr_int64_t account, int lvl, apr_int64_t b, int kind,
+                             apr_int64_t seal, const char *data, apr_size_t len);
+
+/* The cache of sealed values that qrt_store_agg_blob_fetch uses in this process from
+ * now on (NULL: none, as in qrtrack-admin): set once, before threads read. */
+struct qrt_aggcache_t;
+void qrt_store_agg_blob_cache(struct qrt_aggcache_t *c);
 
 #endif

@@ -9,6 +9,7 @@
 #include "qrt_store_agg_acc.h"
 #include "qrt_store_agg_read.h"
 #include "qrt_store_agg_blob.h"
+#include "qrt_aggidx.h"
 
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
 #define AGG_FEW         64          /* listed trackers read one by one up to this many */
@@ -18,6 +19,7 @@
 #define AGG_ROW_COST    20          /* a link row read through SQL, in links decoded */
 #define AGG_R_COST      20000       /* the R form's counter rows, in links decoded */
 #define AGG_R_COST_MANY 400000      /* the same for kinds of many groups (T, Y, G) */
+#define AGG_IX_KIND     100         /* + kind: a day's index of links (qrt_aggidx.h) */
 
 /* The statements of a kind (QRT_AGG_T .. QRT_AGG_G), of a grouping (QRT_AGG_RAW_*). */
 static const char *const agg_links[3][7] = {
@@ -237,6 +239,42 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
 
 /* ---- reads: sealed values (qrt_aggblob.h), the rows where there are none ----------- */
 
+/* A map of 64-bit keys to pointers (open addressing), in a request's pool. */
+typedef struct {
+    apr_pool_t *p;
+    apr_uint64_t *keys;
+    void **vals;
+    apr_size_t cap, n;
+} ab_map;
+
+static void **map_slot(ab_map *m, apr_uint64_t key)
+{
+    apr_size_t i;
+
+    if (m->n * 2 >= m->cap) {
+        ab_map old = *m;
+
+        m->cap = m->cap ? m->cap * 2 : 1024;
+        m->keys = apr_pcalloc(m->p, m->cap * sizeof(*m->keys));
+        m->vals = apr_pcalloc(m->p, m->cap * sizeof(*m->vals));
+        m->n = 0;
+        for (i = 0; i < old.cap; i++) {
+            if (old.vals[i]) {
+                *map_slot(m, old.keys[i]) = old.vals[i];
+                m->n++;
+            }
+        }
+    }
+    i = (apr_size_t)((key * APR_UINT64_C(0x9E3779B97F4A7C15)) >> 20) & (m->cap - 1);
+    while (m->vals[i] && m->keys[i] != key) {
+        i = (i + 1) & (m->cap - 1);
+    }
+    if (!m->vals[i]) {
+        m->keys[i] = key;
+    }
+    return &m->vals[i];
+}
+
 typedef struct {
     agg_win *w;
     qrt_db_t *db;
@@ -247,6 +285,7 @@ typedef struct {
     apr_hash_t *tags;           /* kind G: tracker id -> apr_array of const char * */
     apr_pool_t *scratch;        /* one value's decoding, cleared after it */
     apr_array_header_t *got;    /* apr_int64_t: buckets read sealed, ascending */
+    ab_map groups;              /* indexes: tracker id (T) or string hash -> group */
 } ab_rd;
 
 static apr_status_t tag_map_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
@@ -273,6 +312,7 @@ static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
     c->account = account;
     c->kind = kind;
     c->got = apr_array_make(p, 32, sizeof(apr_int64_t));
+    c->groups.p = p;
     apr_pool_create(&c->scratch, p);
     if (kind == QRT_AGG_G) {
         /* The trackers' tags as the aggregates hold them, once per window. */
@@ -496,6 +536,93 @@ static apr_status_t rd_links(void *ctx, apr_int64_t b, const char *data)
     return rd_done(c, b, rc);
 }
 
+/* The group of an index's group i (kind T by tracker, B, C and Y by string), from the
+ * window's map. */
+static ab_grps *ix_groups(ab_rd *c, const qrt_aggidx_t *x, int i)
+{
+    int by_tracker = c->kind == QRT_AGG_T;
+    apr_uint64_t key = c->kind == QRT_AGG_A ? 0 : by_tracker ? (apr_uint64_t)x->gid[i]
+                       : x->ghash[i];
+    ab_grps **slot = (ab_grps **)map_slot(&c->groups, key), *g = *slot;
+
+    if (g && !by_tracker && c->kind != QRT_AGG_A && strcmp(g->g[0]->row.val, x->gstr[i])) {
+        /* two strings of one hash: the second is looked up each time */
+        g = apr_palloc(c->scratch, sizeof(*g));
+        g->n = 1;
+        g->g = apr_palloc(c->scratch, sizeof(*g->g));
+        g->g[0] = win_group(c->w, 0, x->gstr[i]);
+        return g;
+    }
+    if (!g) {
+        g = apr_palloc(c->w->p, sizeof(*g));
+        g->n = 1;
+        g->g = apr_palloc(c->w->p, sizeof(*g->g));
+        g->g[0] = win_group(c->w, by_tracker ? x->gid[i] : 0,
+                            by_tracker || c->kind == QRT_AGG_A ? "" : x->gstr[i]);
+        *slot = g;
+        c->groups.n++;
+    }
+    return g;
+}
+
+/* A whole day's links with p in [p0, p1] (before the day) from its index. */
+static apr_status_t rd_index(ab_rd *c, apr_int64_t b, const char *ix, apr_size_t len)
+{
+    qrt_aggidx_t x;
+    apr_int64_t *sum;
+    int i;
+
+    if (qrt_aggidx_view(&x, c->scratch, ix, len) != APR_SUCCESS || x.kind != c->kind) {
+        return rd_done(c, b, -1);
+    }
+    sum = apr_pcalloc(c->scratch, ((apr_size_t)x.ngroups + 1) * sizeof(*sum));
+    qrt_aggidx_sum(&x, c->p0, c->p1, sum);
+    for (i = 0; i < x.ngroups; i++) {
+        if (sum[i]) {
+            ab_grps *g = ix_groups(c, &x, i);
+            int j;
+
+            for (j = 0; j < g->n; j++) {
+                rd_add(g->g[j], c->field, sum[i]);
+            }
+        }
+    }
+    return rd_done(c, b, 0);
+}
+
+/* Whether day b is read from its index: the window holds all of it, and the links it
+ * counts come from before it. */
+static int rd_ix_day(void *ctx, apr_int64_t b)
+{
+    ab_rd *c = ctx;
+    apr_int64_t a = b * QRT_AGG_DAY;
+
+    return a >= c->t0 && a + QRT_AGG_DAY - 1 <= c->t1 && c->p1 < a;
+}
+
+static apr_status_t rd_links_ix(void *ctx, apr_int64_t b, const char *data, apr_int64_t seal,
+                                const char *ix, apr_size_t ixlen)
+{
+    ab_rd *c = ctx;
+
+    if (!ix && seal && rd_ix_day(c, b)) {
+        /* The day's index, made once and kept under the value's seal. */
+        apr_status_t rv = qrt_aggidx_build(c->scratch, data, b * QRT_AGG_DAY, c->kind, &ix,
+                                           &ixlen);
+
+        if (rv == APR_EINVAL) {
+            return rd_done(c, b, -1);
+        }
+        if (rv == APR_SUCCESS) {
+            qrt_store_agg_blob_keep(c->account, 1, b, AGG_IX_KIND + c->kind, seal, ix, ixlen);
+        }
+        else {
+            ix = NULL;
+        }
+    }
+    return ix ? rd_index(c, b, ix, ixlen) : rd_links(ctx, b, data);
+}
+
 /* A day's account links by the day of their previous visit: those with p's day in
  * [pd0, pd1] (the caller's window is whole days). */
 static apr_status_t rd_pdays(void *ctx, apr_int64_t b, const char *data)
@@ -673,6 +800,10 @@ static apr_status_t win_links_t(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
         rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_PDAYS, 1, d0, d1,
                                       rd_pdays, &c);
     }
+    else if (rv == APR_SUCCESS && kind != QRT_AGG_G && qrt_store_agg_blob_cached()) {
+        rv = qrt_store_agg_blob_fetch_ix(db, p, account, QRT_AGGBLOB_LINKS, 1, d0, d1,
+                                         AGG_IX_KIND + kind, rd_ix_day, rd_links_ix, &c);
+    }
     else if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_blob_fetch(db, p, account, QRT_AGGBLOB_LINKS, 1, d0, d1,
                                       rd_links, &c);
@@ -711,37 +842,39 @@ static apr_int64_t win_total(agg_win *w, int what)
 }
 
 /* Which link scan is cheapest: by p before s (0), by t inside (1), by t after e (2),
- * estimated from the account's counters. */
+ * estimated from the account's counters. Sealed links are held by previous time
+ * (version 3), so a scan by t decodes, of each day, the links whose previous visit
+ * lies before the bound it looks for: for form 1 those crossing s's day, for form 2
+ * those crossing the day after e (each a day's visits that are followed later, less
+ * the visits that follow one, summed up to that day). */
 static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account, int kind,
                                apr_int64_t s, apr_int64_t e, int *form)
 {
     apr_int64_t ds = qrt_agg_fdiv(s, QRT_AGG_DAY), de = qrt_agg_fdiv(e, QRT_AGG_DAY);
     apr_int64_t lo = qrt_agg_fdiv(QRT_AGG_TMIN, QRT_AGG_DAY);
-    apr_int64_t hi = qrt_agg_fdiv(QRT_AGG_TMAX, QRT_AGG_DAY);
-    apr_int64_t before, inside, after;
+    apr_int64_t cross_s, cross_e, by_p, inside, after;
     agg_win w;
     apr_status_t rv;
 
     w.p = p;
     w.groups = apr_hash_make(p);
     rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, lo, ds);
-    before = win_total(&w, 1);
+    /* (the scan by p walks every link whose previous visit lies before s) */
+    by_p = win_total(&w, 1) * AGG_ROW_COST;
+    cross_s = win_total(&w, 1) - win_total(&w, 0);
     w.groups = apr_hash_make(p);
     if (rv == APR_SUCCESS) {
         rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, ds, de + 1);
     }
-    inside = win_total(&w, 0);
-    w.groups = apr_hash_make(p);
-    if (rv == APR_SUCCESS) {
-        rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, de + 1, hi + 1);
-    }
-    after = win_total(&w, 0);
-    /* Links by p are rows read through SQL; links by t mostly sealed days decoded in C
-     * (about AGG_ROW_COST times cheaper each), and the R form reads its rets as rows. */
-    before *= AGG_ROW_COST;
-    after += kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
-             : AGG_R_COST_MANY;
-    *form = (before <= inside && before <= after) ? 0 : (inside <= after ? 1 : 2);
+    cross_e = cross_s + win_total(&w, 1) - win_total(&w, 0);
+    /* Links by p are rows read through SQL (about AGG_ROW_COST times a decoded link
+     * each), the links before s read to find those into the window; the R form reads
+     * its rets as rows. */
+    inside = cross_s;
+    after = cross_e
+            + (kind == QRT_AGG_A || kind == QRT_AGG_B || kind == QRT_AGG_C ? AGG_R_COST
+               : AGG_R_COST_MANY);
+    *form = (by_p <= inside && by_p <= after) ? 0 : (inside <= after ? 1 : 2);
     return rv;
 }
 

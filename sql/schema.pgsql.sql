@@ -1,9 +1,13 @@
--- The schema of mod_qrtrack on PostgreSQL, version 44: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 48: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
 -- (the functions are made before the tables that their bodies name)
 SET check_function_bodies = false;
+
+CREATE FUNCTION qrt_agg_blob_seal_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ BEGIN IF NEW.seal IS NOT DISTINCT FROM OLD.seal AND NEW.data IS DISTINCT FROM OLD.data THEN NEW.seal := NULL; END IF; RETURN NEW; END $$;
 
 CREATE FUNCTION qrt_trackers_version_acct() RETURNS trigger
     LANGUAGE plpgsql
@@ -97,7 +101,8 @@ CREATE TABLE agg_blob (
     level smallint NOT NULL,
     bucket bigint NOT NULL,
     kind smallint NOT NULL,
-    data text NOT NULL
+    data text NOT NULL,
+    seal bigint
 );
 
 CREATE TABLE agg_cnt (
@@ -722,6 +727,10 @@ ALTER TABLE ONLY webhook_events
 ALTER TABLE ONLY webhooks
     ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 
+CREATE INDEX agg_blob_seals ON agg_blob USING btree (account_id, level, kind, bucket, seal);
+
+CREATE INDEX agg_blob_unhashed ON agg_blob USING btree (account_id, level, kind, bucket) WHERE (seal IS NULL);
+
 CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, tracker_id, level, bucket);
 
 CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
@@ -773,6 +782,8 @@ CREATE INDEX webhook_events_order ON webhook_events USING btree (webhook_id, tra
 CREATE INDEX webhook_events_pending ON webhook_events USING btree (webhook_id, tracker_id, id) WHERE (state = 0);
 
 CREATE INDEX webhooks_account ON webhooks USING btree (account_id);
+
+CREATE TRIGGER agg_blob_seal_kept BEFORE UPDATE OF data ON agg_blob FOR EACH ROW EXECUTE FUNCTION qrt_agg_blob_seal_kept();
 
 CREATE TRIGGER agg_tag_version AFTER INSERT OR DELETE OR UPDATE ON agg_tag FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_trk();
 

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 44: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 48: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -181,9 +181,15 @@ CREATE TABLE agg_blob (
     level SMALLINT NOT NULL,
     bucket BIGINT NOT NULL,
     kind SMALLINT NOT NULL,
-    data TEXT NOT NULL,
+    data TEXT NOT NULL, seal BIGINT,
     PRIMARY KEY (account_id, level, bucket, kind)
 );
+
+CREATE INDEX agg_blob_seals ON agg_blob (account_id, level, kind, bucket, seal);
+
+CREATE INDEX agg_blob_unhashed ON agg_blob (account_id, level, kind, bucket) WHERE seal IS NULL;
+
+CREATE TRIGGER agg_blob_seal_kept AFTER UPDATE OF data ON agg_blob WHEN new.seal IS old.seal AND new.data IS NOT old.data BEGIN UPDATE agg_blob SET seal = NULL WHERE rowid = new.rowid; END;
 
 CREATE TABLE agg_unsealed (
     account_id BIGINT NOT NULL,

@@ -1,17 +1,38 @@
 -- Statements of mod_qrtrack/qrt_store_agg_blob.c (see docs/design.md, "The SQL statements").
 
 -- name: agg_blob_fetch
-SELECT bucket, data
+SELECT bucket, data, seal
     FROM agg_blob
     WHERE account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld AND kind = %lld
     ORDER BY bucket
     LIMIT %lld
 
 -- name: agg_blob_put
-INSERT INTO agg_blob (account_id, level, bucket, kind, data)
-    VALUES (%lld, %lld, %lld, %lld, %s)
+INSERT INTO agg_blob (account_id, level, bucket, kind, data, seal)
+    VALUES (%lld, %lld, %lld, %lld, %s, %lld)
     ON CONFLICT (account_id, level, bucket, kind) DO UPDATE
-    SET data = excluded.data
+    SET data = excluded.data, seal = excluded.seal
+
+-- The seals of a window's values, from the index agg_blob_seals alone (their text is
+-- read only for those the process does not hold: qrt_aggcache.h).
+-- name: agg_blob_seals
+SELECT bucket, seal
+    FROM agg_blob
+    WHERE account_id = %lld AND level = %lld AND kind = %lld AND bucket BETWEEN %lld AND %lld
+    ORDER BY bucket
+
+-- Values whose seal is not known yet (sealed before schema 48), a few at a time.
+-- name: agg_blob_unhashed
+SELECT account_id, level, bucket, kind, data
+    FROM agg_blob
+    WHERE seal IS NULL
+    LIMIT %lld
+
+-- (the text it was hashed from: a value replaced meanwhile keeps its own)
+-- name: agg_blob_hash
+UPDATE agg_blob SET seal = %lld
+    WHERE account_id = %lld AND level = %lld AND bucket = %lld AND kind = %lld AND seal IS NULL
+        AND data = %s
 
 -- name: agg_blob_inval
 DELETE

@@ -141,3 +141,42 @@ def test_admin_seals_every_settled_day_at_once(sealed):
         assert snapshot(a, tids, now) == sealed_figures
     bad = srv.admin("aggregates", "sael", check=False)
     assert bad.returncode == 2
+
+
+def test_values_sealed_before_their_seal_are_read_and_hashed(sealed):
+    """Schema 48: a report takes the sealed values it has read before from its child's
+    memory, under their seal (a hash of their text). Values sealed before it (seal
+    NULL) are read from the table, and `aggregates seal` (as the writers' idle time)
+    gives them the seal sealing them again would: the figures never change."""
+    srv, tok, tids, now, lines = sealed
+    srv.admin("aggregates", "seal")     # (the test before left none)
+    wait_sealed(srv, [(now - 40 * DAY) // DAY])
+    key = "SELECT account_id, level, bucket, kind, seal FROM agg_blob ORDER BY 1, 2, 3, 4"
+    with Api(srv, tok) as a:
+        first = snapshot(a, tids, now)
+        assert snapshot(a, tids, now) == first      # (from memory)
+    srv.stop()
+    try:
+        sealed_now = srv.sql(key)
+        assert all(row.split("|")[4] for row in sealed_now.splitlines()), sealed_now[:300]
+        srv.sql("UPDATE agg_blob SET seal = NULL")
+    finally:
+        srv.start()
+    with Api(srv, tok) as a:
+        assert snapshot(a, tids, now) == first      # read from the table, unhashed
+    srv.stop()
+    try:
+        srv.admin("aggregates", "seal")
+        assert srv.sql(key) == sealed_now
+        # A change of a value's text by hand (its seal kept) clears its seal.
+        day = srv.sql("SELECT MIN(bucket) FROM agg_blob WHERE kind = 10").strip()
+        srv.sql("UPDATE agg_blob SET data = data || 'x' WHERE kind = 10 AND bucket = %s" % day)
+        assert srv.sql("SELECT COUNT(*) FROM agg_blob WHERE kind = 10 AND bucket = %s "
+                       "AND seal IS NULL" % day).strip() == "1"
+        srv.sql("DELETE FROM agg_blob WHERE level = 1 AND bucket = %s" % day)
+        srv.admin("aggregates", "seal")
+        assert srv.sql(key) == sealed_now
+    finally:
+        srv.start()
+    with Api(srv, tok) as a:
+        assert snapshot(a, tids, now) == first

@@ -8,6 +8,8 @@
  *    a builder, whose values (version 2) read back the same entries, as many visits;
  *  - as damage to those values: the first two bytes pick a position and a character,
  *    then the value is read whole again (refused, or entries within their tables).
+ * Every value read as links is also indexed for each kind (qrt_aggidx.c): refused, or an
+ * index that reads back and sums within its groups.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,12 +20,37 @@
 #include <apr_strings.h>
 
 #include "qrt_aggblob.h"
+#include "qrt_aggidx.h"
 
 #define FZ_FAIL(what) \
     do { fprintf(stderr, "fuzz_aggblob: %s (line %d)\n", what, __LINE__); abort(); } while (0)
 
 static const char *const fz_strs[] = { "", "Chrome", "DE", "Pune", "S\xc3\xa3o Paulo",
                                        "tag:a", "x\"'\\" };
+
+/* Indexes a value for each kind and sums the index over a few ranges. */
+static void fz_index(apr_pool_t *p, const char *data, apr_int64_t day)
+{
+    int kind;
+
+    for (kind = 1; kind <= 6; kind++) {
+        const char *ix;
+        apr_size_t len;
+        qrt_aggidx_t x;
+        apr_int64_t *sum;
+
+        if (qrt_aggidx_build(p, data, day, kind, &ix, &len) != APR_SUCCESS) {
+            continue;
+        }
+        if (qrt_aggidx_view(&x, p, ix, len) != APR_SUCCESS || x.kind != kind) {
+            FZ_FAIL("index");
+        }
+        sum = apr_pcalloc(p, ((apr_size_t)x.ngroups + 1) * sizeof(*sum));
+        qrt_aggidx_sum(&x, -(APR_INT64_C(1) << 50), day - 1, sum);
+        qrt_aggidx_sum(&x, day - 86400 * 3, day - 3600, sum);
+        qrt_aggidx_sum(&x, day + 10, day - 10, sum);
+    }
+}
 
 /* Reads a value whole; returns the last answer (-2: refused at opening). */
 static int fz_read(apr_pool_t *p, const char *data, apr_int64_t day, int as, long *entries)
@@ -157,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (f = 0; f < 3; f++) {
         fz_read(p, value, 86400, "LVC"[f], &entries);
     }
+    fz_index(p, value, 86400);
 
     /* 2. The bytes as entries. */
     n = size / 12;
@@ -192,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (lv[1] != '3' || vv[1] != '2' || qrt_aggblob_open(&r, p, lv, day) != APR_SUCCESS) {
             FZ_FAIL("written");
         }
+        fz_index(p, lv, day);
         while ((rc = qrt_aggblob_next_link(&r, &l)) > 0) {
             for (j = 0; j < n; j++) {
                 if (!e[j].used && e[j].kind < 4 && e[j].t == l.t && e[j].p == l.p
@@ -260,6 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (at < len) {
                 bad[at] = (char)(data[2] ? data[2] : '0');
                 fz_read(p, bad, day, good[0], &entries);
+                fz_index(p, bad, day);
             }
             bad = apr_pstrmemdup(p, good, at < len ? at : len - 1);
             if (fz_read(p, bad, day, good[0], &entries) >= 0) {

@@ -26,6 +26,7 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_store_agg_blob.h"
+#include "qrt_aggcache.h"
 #include "qrt_check.h"
 #include "qrt_check_db.h"
 
@@ -1095,6 +1096,21 @@ static void teardown_probe(void)
     qrt_store_agg_write_probe(64);
 }
 
+/* The sealed values kept in memory, as a server's child keeps them (qrt_aggcache.h):
+ * read again from the cache and from the days' indexes, the reports stay exact, also
+ * after values were sealed again, dropped or damaged by hand. */
+static void setup_kept(void)
+{
+    setup();
+    qrt_store_agg_blob_cache(qrt_aggcache_make(pool, 1 << 24));
+}
+
+static void teardown_kept(void)
+{
+    qrt_store_agg_blob_cache(NULL);
+    teardown();
+}
+
 /* A test case of the suite, its fixture run around each test. */
 static TCase *report_case(Suite *s, const char *name, SFun up, SFun down)
 {
@@ -1140,6 +1156,14 @@ static Suite *report_suite(void)
     tcase_add_test(tc, whole_account);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, tracker_counters);
+    tcase_add_test(tc, dashboard);
+    tc = report_case(s, "engine, sealed values kept in memory", setup_kept, teardown_kept);
+    tcase_add_test(tc, whole_account);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, deleted_trackers);
+    tcase_add_test(tc, retagged_trackers);
+    tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, crosstab);
     tcase_add_test(tc, dashboard);
     return s;
 }
