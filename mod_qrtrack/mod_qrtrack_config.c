@@ -25,6 +25,7 @@ static const qrt_config_t defconf = {
     .statement_timeout = QRT_DEFAULT_STATEMENT_TIMEOUT,
     .webhook_limit = QRT_DEFAULT_WEBHOOK_LIMIT,
     .webhook_outbox_limit = QRT_DEFAULT_WEBHOOK_OUTBOX_LIMIT,
+    .report_cache = QRT_DEFAULT_REPORT_CACHE,
     .webhook_delivery = 1,
     .api_prefix = "/api",
     .scan_prefix = "/q",
@@ -268,6 +269,8 @@ static const qrt_int_directive_t int_webhook_limit =
     QRT_GLOBAL_INT(webhook_limit, 0, 1000, "a number of webhooks");
 static const qrt_int_directive_t int_webhook_outbox_limit =
     QRT_GLOBAL_INT(webhook_outbox_limit, 10, APR_INT64_C(100000000), "a number of events");
+static const qrt_int_directive_t int_report_cache =
+    QRT_GLOBAL_INT(report_cache, 0, 65536, "a number of megabytes (0 = off)");
 
 static const char *qrt_set_global_int(cmd_parms *cmd, void *dc, const char *arg)
 {
@@ -526,6 +529,9 @@ const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackWebhookOutboxLimit", qrt_set_global_int, (void *)&int_webhook_outbox_limit, RSRC_CONF,
                   "Events waiting for delivery per webhook before the oldest are dropped "
                   "(default 100000)"),
+    AP_INIT_TAKE1("QRTrackReportCache", qrt_set_global_int, (void *)&int_report_cache, RSRC_CONF,
+                  "Megabytes of sealed report values each child keeps in memory (default "
+                  "128; 0: reports read them from the database every time)"),
     AP_INIT_TAKE1("QRTrackUserAgentRegexes", qrt_set_ua_regexes, NULL, RSRC_CONF,
                   "uap-core regexes.yaml (default /usr/share/uap-core/regexes.yaml)"),
     AP_INIT_FLAG("QRTrackWebhookDelivery", qrt_set_webhook_delivery, NULL, RSRC_CONF,

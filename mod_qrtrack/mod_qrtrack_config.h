@@ -24,6 +24,7 @@ typedef struct {
     apr_int64_t spool_limit;        /* QRTrackSpoolLimit, visits (0 = the default) */
     int webhook_limit;              /* QRTrackWebhookLimit, webhooks an account */
     apr_int64_t webhook_outbox_limit; /* QRTrackWebhookOutboxLimit, pending events a webhook */
+    int report_cache;               /* QRTrackReportCache, MB of sealed values a child keeps */
     /* QRTrackRateLimitStore memcache: its servers (qrt_rate_server_t) and the list
      * as written (for log lines); NULL = shm */
     const apr_array_header_t *rate_mc_servers;

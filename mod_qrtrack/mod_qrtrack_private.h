@@ -52,6 +52,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_DEFAULT_STATEMENT_TIMEOUT 15    /* seconds */
 #define QRT_DEFAULT_WEBHOOK_LIMIT 10        /* webhooks an account */
 #define QRT_DEFAULT_WEBHOOK_OUTBOX_LIMIT 100000 /* pending events a webhook */
+#define QRT_DEFAULT_REPORT_CACHE 128     /* MB of sealed report values a child keeps */
 /* Retry-After of a 503 for a database that is away, full or too slow now. */
 #define QRT_DB_RETRY_AFTER       5
 /* Bounds on what one request may make the server do (README: "Limits"). */

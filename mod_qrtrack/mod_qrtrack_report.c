@@ -31,6 +31,7 @@
 #include <apr_time.h>
 
 #include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_report.h"
@@ -48,22 +49,22 @@ APLOG_USE_MODULE(qrtrack);
 #define REP_DIM_MAX 64
 #define REP_CACHE_ACCOUNTS 16       /* report scopes a child keeps ... */
 #define REP_CACHE_TRACKERS 20000    /* ... of at most this many trackers each */
-#define REP_SEALED_BYTES (128 << 20) /* sealed values (and their indexes) a child keeps */
 
 /* The child's kept report scopes (NULL: every report reads its own). */
 static qrt_report_cache_t *rep_cache;
 
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    qrt_aggcache_t *sealed;
+    qrt_aggcache_t *sealed = NULL;
+    /* sealed values (and their indexes) a child keeps: QRTrackReportCache */
+    apr_size_t bytes = (apr_size_t)qrt_config()->report_cache << 20;
 
     rep_cache = qrt_report_cache_make(pchild, REP_CACHE_ACCOUNTS, REP_CACHE_TRACKERS);
     if (!rep_cache) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00505: cannot make the report "
                      "scope cache; every report reads its trackers itself");
     }
-    sealed = qrt_aggcache_make(pchild, REP_SEALED_BYTES);
-    if (!sealed) {
+    if (bytes > 0 && !(sealed = qrt_aggcache_make(pchild, bytes))) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT02300: cannot make the cache of "
                      "sealed report values; every report reads them from the database");
     }

@@ -180,3 +180,25 @@ def test_values_sealed_before_their_seal_are_read_and_hashed(sealed):
         srv.start()
     with Api(srv, tok) as a:
         assert snapshot(a, tids, now) == first
+
+
+def test_reports_are_the_same_with_the_cache_of_sealed_values_off(sealed):
+    """QRTrackReportCache: a server keeping sealed values in memory (read twice, the second
+    time from memory) and one over the same database keeping none answer the same; a value
+    that is not a size in megabytes fails configtest."""
+    from conftest import start_server
+    from lib.server import configtest
+    srv, tok, tids, now, lines = sealed
+    wait_sealed(srv, [(now - 40 * DAY) // DAY])
+    off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
+    try:
+        with Api(srv, tok) as a:
+            cold, warm = snapshot(a, tids, now), snapshot(a, tids, now)
+        with Api(off, tok) as a:
+            unkept = snapshot(a, tids, now)
+    finally:
+        off.stop()
+        off.cleanup()
+    assert cold == warm == unkept
+    status, out = configtest("QRTrackReportCache lots\n")
+    assert status != 0 and "QRTrackReportCache" in out, out
