@@ -24,6 +24,10 @@ BENCH_LOAD=varied imports BENCH_VISITS varied visits (seeded) over 10 trackers: 
 and bots, once in time order and once with shuffled times, each into a fresh server, and
 prints both rates (target >= 50,000 visits/s on SQLite); nothing else is measured.
 
+BENCH_LOAD=onevisitor imports BENCH_VISITS (default here 20,000) visits of one visitor (one
+address, one user agent) on one tracker with shuffled times: each batch's visits out of
+order re-chain the visitor's later visits once, not once a visit; prints the rate.
+
 Environment: BENCH_VISITS (rows), BENCH_REPEAT (requests per figure), BENCH_ANALYZE=1
 (SQLite: run ANALYZE after the load), BENCH_LOAD=import, BENCH_BUILD=dir (another build's
 module and admin tool, as bench/reference_build.sh prints). Exit status 2 when the export
@@ -42,7 +46,8 @@ import requests
 from benchlib import PG, Api, lean_sql, pg_describe, pg_size_mb, psql
 from conftest import start_server
 
-N = int(os.environ.get("BENCH_VISITS", "1000000"))
+ONE_VISITOR = os.environ.get("BENCH_LOAD") == "onevisitor"
+N = int(os.environ.get("BENCH_VISITS", "20000" if ONE_VISITOR else "1000000"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 # No ANALYZE by default: the service never runs it, and the plans do not need it.
 ANALYZE = os.environ.get("BENCH_ANALYZE", "0") == "1"
@@ -283,6 +288,46 @@ def load_varied():
     return 0
 
 
+def load_one_visitor(seed=39):
+    """BENCH_LOAD=onevisitor: the import rate of one visitor's shuffled visits."""
+    import json
+    import random
+    rnd = random.Random(seed)
+    srv = start_server(accounts=[("bench", "professional")], build=BUILD)
+    try:
+        with Api(srv, srv.token("bench")) as a:
+            tid = a.post("/tracker", json={"redirect_url": "https://example.com/one"}
+                         ).json()["tracker_id"]
+        times = [T0 + (x * SPAN) // N for x in range(N)]
+        rnd.shuffle(times)
+        path = os.path.join(srv.dir, "one.jsonl")
+        with open(path, "w") as f:
+            for t in times:
+                f.write(json.dumps({
+                    "tracker_id": tid,
+                    "visit_start": time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t)),
+                    "source": "scan", "ip": "198.51.100.7", "country": "DE",
+                    "city": "Berlin", "browser": "Firefox", "browser_version": "128",
+                    "os": "Linux", "device": "desktop",
+                    "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 "
+                                  "Firefox/128.0"}) + "\n")
+        os.chmod(path, 0o644)
+        os.sync()
+        started = time.time()
+        out = srv.admin("visits", "import", path).stdout.strip()
+        took = time.time() - started
+        assert out == str(N), out
+        print("visits bench, %s: %d visits of one visitor with shuffled times, visits "
+              "import in %.1f s: %.0f visits/s"
+              % (pg_describe(srv) if PG else "SQLite", N, took, N / took), flush=True)
+    except BaseException:
+        print(srv.error_log()[-4000:], file=sys.stderr)
+        raise
+    finally:
+        srv.cleanup()
+    return 0
+
+
 def sqlite(srv, sql):
     subprocess.run(srv.as_user + ["sqlite3", "-bail", srv.db], input=sql, text=True,
                    check=True, stdout=subprocess.DEVNULL)
@@ -321,6 +366,8 @@ def timed(session, url, repeat=REPEAT, expect=200, **kw):
 def main():
     if VARIED:
         return load_varied()
+    if ONE_VISITOR:
+        return load_one_visitor()
     srv = start_server(accounts=[("bench", "professional")], build=BUILD)
     try:
         token = srv.token("bench")

@@ -11,8 +11,9 @@
  *     agg_link row, agg_gaps rows for the groups where the previous visit differs,
  *     one agg_day row;
  *   - a visit older than the visitor's latest in the account (an import out of
- *     order, two nodes' clocks) recomputes instead the contributions of the
- *     visitor's visits from its time on (agg_recompute).
+ *     order, two nodes' clocks) and the visitor's later ones in the batch are
+ *     deferred: after the loop, the contributions of the visitor's visits from the
+ *     earliest of them on are recomputed, once a batch (agg_recompute).
  *
  * The account-level kinds cover the trackers listed in agg_trk with the tags in
  * agg_tag at the time; qrt_store_agg_read_state tells the readers when trackers were
@@ -156,8 +157,8 @@ static apr_status_t agg_visit_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* PostgreSQL: a visit out of order's two lists of visits read for the whole batch
- * (agg_prefetch_seeks): agg_visitor_from's and agg_visitor_before_of_kind's rows. */
+/* PostgreSQL: a deferred visitor's two lists of visits read for the whole batch
+ * (agg_recompute_deferred): agg_visitor_from's and agg_visitor_before_of_kind's rows. */
 typedef struct {
     int asked;
     apr_array_header_t *from, *before;
@@ -237,27 +238,38 @@ static int agg_groups(apr_pool_t *p, apr_hash_t *groups, const qrt_agg_visit_t *
     return 1;
 }
 
-/* A visit (id, at time t, in the database already) older than the visitor's latest
- * in the account: the contributions of the visitor's visits from t on are taken
- * away and added again with it. The visits before it keep theirs (their previous
- * visits do not change) and are read only as the previous visits of the others: the
- * latest agg_probe of them when those have a visit in every group of the visits
- * from t on (nearly always: a visitor keeps its browser and place), else all of
- * them. So the work follows the visits after the new one, not the visitor's whole
- * history, unless the new one or a later one is the first in a group for long. */
+/* A visitor's visits of a batch out of order, in one account: re-chained once, after
+ * the batch's other visits (agg_recompute). The first one out of order (id first) and
+ * every later one of the visitor in the account are deferred; from, the earliest of
+ * them by (time, id), is where the chain changes. */
+typedef struct {
+    apr_int64_t visitor, account;
+    apr_int64_t first;          /* the first deferred visit's id: those below it count */
+    apr_int64_t from_t, from_id;
+    apr_int64_t upto;           /* the last deferred visit's id */
+} agg_defer;
+
+/* Deferred visits (in the database already) of a visitor in an account, d: the
+ * contributions of the visitor's visits from d->from on, as they count now (ids below
+ * d->first), are taken away, and those of all of its visits from there on (up to
+ * d->upto) added. The visits before keep theirs (their previous visits do not change)
+ * and are read only as the previous visits of the others: the latest agg_probe of them
+ * when those have a visit in every group of the visits from d->from on (nearly always:
+ * a visitor keeps its browser and place), else all of them. So the work follows the
+ * visits after the earliest deferred one, once a batch, not the visitor's whole
+ * history, unless one of them is the first in a group for long. */
 static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool_t *p,
-                                  apr_hash_t *trk, apr_int64_t visitor,
-                                  apr_int64_t account, apr_int64_t id, apr_int64_t t,
-                                  const agg_lists *pl)
+                                  apr_hash_t *trk, const agg_defer *d, const agg_lists *pl)
 {
-    const void *args[5] = { &visitor, &account, &id, &t, &agg_probe };
+    const void *fargs[4] = { &d->visitor, &d->account, &d->upto, &d->from_t };
+    const void *bargs[5] = { &d->visitor, &d->account, &d->from_id, &d->from_t, &agg_probe };
     agg_list_ctx c;
     qrt_agg_visit_t *v, *old, *all;
     apr_pool_t *rp;
     apr_status_t rv;
     int i, n, nb, nold = 0, nall = 0;
 
-    /* The rows in a pool of their own: a batch may hold many visits out of order.
+    /* The rows in a pool of their own: a batch may hold many visitors out of order.
      * (The trackers' cache stays in p.) */
     apr_pool_create(&rp, p);
     c.p = rp;
@@ -267,16 +279,16 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     }
     else {
         c.list = apr_array_make(rp, 16, sizeof(qrt_agg_visit_t));
-        rv = qrt_db_each(db, rp, SQL_agg_visitor_from, args, agg_visit_row, &c);
+        rv = qrt_db_each(db, rp, SQL_agg_visitor_from, fargs, agg_visit_row, &c);
     }
-    /* (the visits at t itself before the new one are before it) */
+    /* (the visits at from_t itself before from_id are before it) */
     v = (qrt_agg_visit_t *)c.list->elts;
     for (i = 0, n = 0; i < c.list->nelts; i++) {
-        if (v[i].t > t || v[i].id == id) {
+        if (v[i].t > d->from_t || v[i].id >= d->from_id) {
             v[n++] = v[i];
         }
     }
-    if (rv == APR_SUCCESS && (n == 0 || v[0].id != id)) {
+    if (rv == APR_SUCCESS && (n == 0 || v[0].id != d->from_id)) {
         db->error = "the visit out of order is not in the visitor's visits";
         rv = APR_EGENERAL;
     }
@@ -287,7 +299,7 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     if (!c.list) {
         c.list = apr_array_make(rp, (int)agg_probe + 1, sizeof(qrt_agg_visit_t));
         if (rv == APR_SUCCESS) {
-            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_of_kind, args, agg_visit_row, &c);
+            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_of_kind, bargs, agg_visit_row, &c);
         }
     }
     if (rv == APR_SUCCESS) {
@@ -306,7 +318,7 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
         }
         if (!covered) {
             c.list = apr_array_make(rp, 64, sizeof(qrt_agg_visit_t));
-            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_any, args, agg_visit_row, &c);
+            rv = qrt_db_each(db, rp, SQL_agg_visitor_before_any, bargs, agg_visit_row, &c);
             if (rv == APR_SUCCESS) {
                 rv = agg_tags(db, p, trk, (qrt_agg_visit_t *)c.list->elts, c.list->nelts);
             }
@@ -316,7 +328,8 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
         apr_pool_destroy(rp);
         return rv;
     }
-    /* The visits before, in order; then the new one and those after it. */
+    /* The visits before, in order; then those from d->from on: as they count now (the
+     * deferred ones left out), and all. */
     nb = c.list->nelts;
     old = apr_palloc(rp, (nb + n) * sizeof(*old));
     all = apr_palloc(rp, (nb + n) * sizeof(*all));
@@ -328,12 +341,12 @@ static apr_status_t agg_recompute(qrt_store_agg_acc_t *a, qrt_db_t *db, apr_pool
     nold = nall = nb;
     for (i = 0; i < n; i++) {
         all[nall++] = v[i];
-        if (i > 0) {
+        if (v[i].id < d->first) {
             old[nold++] = v[i];
         }
     }
-    qrt_store_agg_acc_emit_list(a, rp, -1, account, old, nold, nb);
-    qrt_store_agg_acc_emit_list(a, rp, 1, account, all, nall, nb);
+    qrt_store_agg_acc_emit_list(a, rp, -1, d->account, old, nold, nb);
+    qrt_store_agg_acc_emit_list(a, rp, 1, d->account, all, nall, nb);
     apr_pool_destroy(rp);
     return APR_SUCCESS;
 }
@@ -531,6 +544,7 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
 /* A visitor's latest visit as agg_prefetch_seeks guesses it (the batch's order). */
 typedef struct {
     int has, seen;              /* seen: the batch's last visit is the latest (in order) */
+    int deferred;               /* out of order: its later visits are deferred too */
     apr_int64_t tracker, seen_t, max_t;
     const char *browser, *country, *city;
 } agg_guess;
@@ -538,7 +552,6 @@ typedef struct {
 /* What agg_prefetch_seeks found for the batch, by visit. */
 typedef struct {
     agg_seeks *seeks;
-    agg_lists *lists;           /* visits out of order */
     agg_pre *prev;              /* the latest visit before, when the batch's is not */
     char *prev_asked;
 } agg_batch_reads;
@@ -560,12 +573,9 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
     const void **args[SEEKS];
     apr_hash_t *guess = apr_hash_make(p);
     apr_status_t rv = APR_SUCCESS;
-    int m[SEEKS] = { 0 }, i, kind, np = 0, nl = 0;
+    int m[SEEKS] = { 0 }, i, kind, np = 0;
     const void **pargs = apr_palloc(p, rows * 3 * sizeof(*pargs));
-    const void **largs = apr_palloc(p, rows * 6 * sizeof(*largs));
-    const void **fargs = apr_palloc(p, rows * 5 * sizeof(*fargs));
 
-    out->lists = apr_pcalloc(p, rows * sizeof(*out->lists));
     out->prev = apr_pcalloc(p, rows * sizeof(*out->prev));
     out->prev_asked = apr_pcalloc(p, rows);
     for (kind = 0; kind < SEEKS; kind++) {
@@ -603,6 +613,9 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
             g->seen_t = g->max_t;
             apr_hash_set(guess, apr_pmemdup(p, key, sizeof(key)), sizeof(key), g);
         }
+        else if (g->deferred) {
+            continue;               /* (re-chained after the loop, with no seeks) */
+        }
         else if (!g->seen || g->seen_t > v[i].visit_start) {
             /* the loop seeks the latest visit before this one */
             pargs[3 * np] = &num[i];
@@ -613,21 +626,8 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
         }
         num[i] = i;
         if (g->has && g->max_t > v[i].visit_start) {
-            /* out of order: the loop recomputes the visitor's visits from it on */
-            const void **a = largs + (apr_size_t)nl * 6;
-
-            a[0] = &num[i];
-            a[1] = &v[i].visitor;
-            a[2] = &k->account;
-            a[3] = &v[i].id;
-            a[4] = &v[i].visit_start;
-            a[5] = &agg_probe;
-            memcpy(fargs + (apr_size_t)nl * 5, a, 5 * sizeof(*a));
-            out->lists[i].asked = 1;
-            out->lists[i].from = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
-            out->lists[i].before = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
-            nl++;
-            g->seen = 0;
+            /* out of order: the loop defers the visitor's visits from it on */
+            g->deferred = 1;
             continue;
         }
         val[SEEK_TR] = NULL;
@@ -673,17 +673,6 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
     if (rv == APR_SUCCESS) {
         rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor, "lll", pargs, np, agg_pre_row,
                               out->prev);
-    }
-    if (rv == APR_SUCCESS) {
-        agg_lists_ctx c = { p, out->lists, 0 };
-
-        rv = qrt_db_each_rows(db, p, SQL_agg_visitor_from, "lllll", fargs, nl, agg_lists_row,
-                              &c);
-        c.before = 1;
-        if (rv == APR_SUCCESS) {
-            rv = qrt_db_each_rows(db, p, SQL_agg_visitor_before_of_kind, "llllll", largs, nl,
-                                  agg_lists_row, &c);
-        }
     }
     out->seeks = seeks;
     return rv;
@@ -770,15 +759,66 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
     return rv;
 }
 
+/* The batch's deferred visitors re-chained, each once; on PostgreSQL their visits read
+ * in two statements for all of them. */
+static apr_status_t agg_recompute_deferred(qrt_store_agg_acc_t *a, qrt_db_t *db,
+                                           apr_pool_t *p, apr_hash_t *trk,
+                                           apr_array_header_t *defers)
+{
+    agg_defer **d = (agg_defer **)defers->elts;
+    agg_lists *lists = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int i, n = defers->nelts;
+
+    if (n > 0 && qrt_dialect_remote(db->driver)) {
+        apr_int64_t *num = apr_palloc(p, n * sizeof(*num));
+        const void **fargs = apr_palloc(p, (apr_size_t)n * 5 * sizeof(*fargs));
+        const void **largs = apr_palloc(p, (apr_size_t)n * 6 * sizeof(*largs));
+        agg_lists_ctx c;
+
+        lists = apr_pcalloc(p, n * sizeof(*lists));
+        for (i = 0; i < n; i++) {
+            const void **f = fargs + (apr_size_t)i * 5, **l = largs + (apr_size_t)i * 6;
+
+            num[i] = i;
+            f[0] = l[0] = &num[i];
+            f[1] = l[1] = &d[i]->visitor;
+            f[2] = l[2] = &d[i]->account;
+            f[3] = &d[i]->upto;
+            f[4] = &d[i]->from_t;
+            l[3] = &d[i]->from_id;
+            l[4] = &d[i]->from_t;
+            l[5] = &agg_probe;
+            lists[i].asked = 1;
+            lists[i].from = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
+            lists[i].before = apr_array_make(p, 8, sizeof(qrt_agg_visit_t));
+        }
+        c.p = p;
+        c.l = lists;
+        c.before = 0;
+        rv = qrt_db_each_rows(db, p, SQL_agg_visitor_from, "lllll", fargs, n, agg_lists_row,
+                              &c);
+        c.before = 1;
+        if (rv == APR_SUCCESS) {
+            rv = qrt_db_each_rows(db, p, SQL_agg_visitor_before_of_kind, "llllll", largs, n,
+                                  agg_lists_row, &c);
+        }
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        rv = agg_recompute(a, db, p, trk, d[i], lists ? &lists[i] : NULL);
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                         int *is_new, const apr_int64_t *dict_ids, int n)
 {
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
-    apr_hash_t *trk, *batch_last, *prefetched = NULL;
-    agg_batch_reads br = { NULL, NULL, NULL, NULL };   /* PostgreSQL: the batch's seeks */
+    apr_hash_t *trk, *batch_last, *deferred, *prefetched = NULL;
+    apr_array_header_t *defers;     /* agg_defer *, in the order found */
+    agg_batch_reads br = { NULL, NULL, NULL };     /* PostgreSQL: the batch's seeks */
     agg_seeks *seeks = NULL;
-    agg_lists *lists = NULL;
     apr_int64_t base = 0;
     apr_status_t rv = APR_SUCCESS;
     int i, need_ids = 0;
@@ -793,6 +833,8 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     a = qrt_store_agg_acc_make(db, sp);
     trk = apr_hash_make(sp);
     batch_last = apr_hash_make(sp);
+    deferred = apr_hash_make(sp);
+    defers = apr_array_make(sp, 4, sizeof(agg_defer *));
     if (need_ids) {
         /* The batch's rows are the newest: ids follow the insertion order. */
         const void *args[] = { NULL };
@@ -807,12 +849,12 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         if (rv == APR_SUCCESS) {
             rv = agg_prefetch_seeks(db, sp, trk, v, is_new, n, prefetched, &br);
             seeks = br.seeks;
-            lists = br.lists;
         }
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         qrt_agg_visit_t x;
         agg_seek_row last, *seen;
+        agg_defer *d;
         agg_pre *pre = NULL;
         qrt_store_agg_prevs_t pv;
         qrt_store_agg_trk_t *k;
@@ -839,6 +881,22 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen_key = apr_palloc(sp, 2 * sizeof(*seen_key));   /* visitor, account */
         seen_key[0] = v[i].visitor;
         seen_key[1] = k->account;
+        d = apr_hash_get(deferred, seen_key, 2 * sizeof(*seen_key));
+        if (d) {
+            /* the visitor's visits in the account are re-chained after the loop */
+            if (x.t < d->from_t || (x.t == d->from_t && x.id < d->from_id)) {
+                d->from_t = x.t;
+                d->from_id = x.id;
+            }
+            d->upto = x.id;
+            if (is_new[i] < 0) {
+                qrt_store_agg_prev_t tr;
+
+                rv = agg_seek_tracker(db, sp, &v[i], &x, seeks ? &seeks[i] : NULL, &tr);
+                is_new[i] = !tr.has;
+            }
+            continue;
+        }
         seen = apr_hash_get(batch_last, seen_key, 2 * sizeof(*seen_key));
         if (prefetched) {
             /* (the visitor's first visit here: what was sought for it, once) */
@@ -853,7 +911,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         else if (pre) {
             last = pre->last;
         }
-        else if (lists && br.prev_asked[i]) {
+        else if (br.prev_asked && br.prev_asked[i]) {
             last = br.prev[i].last;
             rv = agg_seek_account(db, sp, trk, v[i].visitor, k->account, x.id, &last);
         }
@@ -871,10 +929,13 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
                 rv = agg_seek_tracker(db, sp, &v[i], &x, seeks ? &seeks[i] : NULL, &tr);
                 is_new[i] = !tr.has;
             }
-            if (rv == APR_SUCCESS) {
-                rv = agg_recompute(a, db, sp, trk, v[i].visitor, k->account, x.id,
-                                   x.t, lists ? &lists[i] : NULL);
-            }
+            d = apr_pcalloc(sp, sizeof(*d));
+            d->visitor = v[i].visitor;
+            d->account = k->account;
+            d->first = d->from_id = d->upto = x.id;
+            d->from_t = x.t;
+            apr_hash_set(deferred, seen_key, 2 * sizeof(*seen_key), d);
+            APR_ARRAY_PUSH(defers, agg_defer *) = d;
             continue;
         }
         if (last.has) {
@@ -899,6 +960,9 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         if (rv == APR_SUCCESS) {
             qrt_store_agg_acc_emit(a, 1, k->account, &x, &pv);
         }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = agg_recompute_deferred(a, db, sp, trk, defers);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_acc_flush_counts(a);
