@@ -200,18 +200,15 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, 0 FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'scan') AS s,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'click') AS c,
-    SUM(bot) AS b, MAX(visit_start) FILTER (WHERE bot = 0) AS l
+    SUM(bot) AS b, MAX(visit_start) FILTER (WHERE bot = 0) AS l,
+    COUNT(DISTINCT visitor) FILTER (WHERE bot = 0) AS u
     FROM gen GROUP BY tracker_id;
 DROP TABLE gen;
 UPDATE trackers SET total_scans = sums.s, total_clicks = sums.c, total_bots = sums.b,
-    last_visit = sums.l,
-    unique_visitors = (SELECT COUNT(*) FROM tracker_visitors v
-                       WHERE v.tracker_id = trackers.id)
+    last_visit = sums.l, unique_visitors = sums.u
 FROM sums WHERE trackers.account_id = {account} AND sums.tracker_id = trackers.id;
 COMMIT;
 """
