@@ -101,16 +101,16 @@ CREATE TABLE agg_blob (
 );
 
 CREATE TABLE agg_cnt (
-    kind smallint NOT NULL,
     account_id bigint NOT NULL,
-    level smallint NOT NULL,
     bucket bigint NOT NULL,
     tracker_id bigint NOT NULL,
-    value character varying(255) NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL,
     first_visits bigint NOT NULL,
-    followed_visits bigint NOT NULL
+    followed_visits bigint NOT NULL,
+    kind smallint NOT NULL,
+    level smallint NOT NULL,
+    value character varying(255) NOT NULL
 );
 
 CREATE TABLE agg_day (
@@ -603,7 +603,7 @@ ALTER TABLE ONLY agg_blob
     ADD CONSTRAINT agg_blob_pkey PRIMARY KEY (account_id, level, bucket, kind);
 
 ALTER TABLE ONLY agg_cnt
-    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (kind, account_id, level, bucket, tracker_id, value);
+    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (account_id, kind, level, bucket, tracker_id, value);
 
 ALTER TABLE ONLY agg_day
     ADD CONSTRAINT agg_day_pkey PRIMARY KEY (account_id, quarter_hour, quarters_since_previous);
@@ -722,7 +722,9 @@ ALTER TABLE ONLY webhook_events
 ALTER TABLE ONLY webhooks
     ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 
-CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, tracker_id, level, bucket);
+CREATE INDEX agg_cnt_account_days ON agg_cnt USING btree (level, bucket, account_id) WHERE (kind = 2);
+
+CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (account_id, tracker_id, kind, level, bucket);
 
 CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
 

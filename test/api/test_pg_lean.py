@@ -1,8 +1,8 @@
 """A tracker's visitors read from its visits (schema 16 on SQLite, 47 on PostgreSQL):
 whether a visit is its visitor's first on a tracker (uniqueVisitors) comes from the
-visitor's earlier visits, through scans and imports, in order and out of order, and a
-PostgreSQL database whose tracker_visitors was filled gets it emptied on upgrade with its
-counters unchanged."""
+visitor's earlier visits, through scans and imports, in order and out of order. A
+PostgreSQL database of the schema before (tracker_visitors filled, agg_cnt in its old
+column order and keys) upgrades with its counters and reports unchanged."""
 import glob
 import os
 
@@ -30,9 +30,39 @@ def uniques(srv, a, tid):
     return n
 
 
+# agg_cnt as the schema before made it
+OLD_AGG_CNT = """
+CREATE TABLE agg_cnt_old (kind SMALLINT NOT NULL, account_id BIGINT NOT NULL,
+    level SMALLINT NOT NULL, bucket BIGINT NOT NULL, tracker_id BIGINT NOT NULL,
+    value VARCHAR(255) NOT NULL, scans BIGINT NOT NULL, clicks BIGINT NOT NULL,
+    first_visits BIGINT NOT NULL, followed_visits BIGINT NOT NULL,
+    PRIMARY KEY (kind, account_id, level, bucket, tracker_id, value));
+INSERT INTO agg_cnt_old SELECT kind, account_id, level, bucket, tracker_id, value, scans,
+    clicks, first_visits, followed_visits FROM agg_cnt;
+DROP TABLE agg_cnt;
+ALTER TABLE agg_cnt_old RENAME TO agg_cnt;
+ALTER INDEX agg_cnt_old_pkey RENAME TO agg_cnt_pkey;
+CREATE INDEX agg_cnt_grp ON agg_cnt (kind, account_id, tracker_id, level, bucket);
+"""
+
+REPORTS = [("/report/", {"report": kind}) for kind in
+           ("name", "type", "date", "browser", "country", "city", "tag")] + \
+          [("/report/", {"report": "browser", "visit_start": "2026-11-26T12:00:00+0000",
+                         "visit_start_end": "2026-11-28T00:00:00+0000"})]
+
+
+def answers(a):
+    out = []
+    for path, params in REPORTS:
+        r = a.get(path, params=params)
+        assert r.status_code == 200, (path, params, r.text)
+        out.append(r.json())
+    return out
+
+
 def own_version():
     """The schema version of this change (its migration file's number)."""
-    name = os.path.basename(glob.glob(os.path.join(SQL_DIR, "*_pg_visitors_from_visits.sql"))[0])
+    name = os.path.basename(glob.glob(os.path.join(SQL_DIR, "*_pg_lean.sql"))[0])
     return int(name[:3])
 
 
@@ -78,20 +108,30 @@ def test_a_postgresql_upgrade_empties_tracker_visitors():
         tok = srv.token("acme")
         srv.start()
         with Api(srv, tok) as a:
-            t1 = new_tracker(a)
+            t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("up-a", "up-b", "up-a"):
                 scan(srv, t1["code"], agent)
+            import_visits(srv, [visit((t1, t2)[k % 2]["tracker_id"], T0 + k * 3600,
+                                      user_agent="up-%d" % (k % 3),
+                                      browser=("Chrome", "Firefox")[k % 2],
+                                      city=("Berlin", "Paris", "Rome")[k % 3])
+                                for k in range(40)])
+            before = answers(a)
             srv.stop()
             # the database as the schema before kept it
-            srv.sql("INSERT INTO tracker_visitors (tracker_id, visitor, first_visit) SELECT "
-                    "DISTINCT tracker_id, visitor, 0 FROM visit_rows WHERE bot = 0; "
-                    "UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            srv.sql(OLD_AGG_CNT + "INSERT INTO tracker_visitors (tracker_id, visitor, "
+                    "first_visit) SELECT DISTINCT tracker_id, visitor, 0 FROM visit_rows "
+                    "WHERE bot = 0; UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
             srv.start()
             assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
             assert int(srv.sql("SELECT COUNT(*) FROM tracker_visitors").strip()) == 0
-            assert uniques(srv, a, t1["tracker_id"]) == 2
+            assert srv.sql("SELECT pg_get_indexdef('agg_cnt_pkey'::regclass)").strip().endswith(
+                "(account_id, kind, level, bucket, tracker_id, value)")
+            assert answers(a) == before
+            assert uniques(srv, a, t1["tracker_id"]) == 5
             for agent in ("up-b", "up-c"):
                 scan(srv, t1["code"], agent)
-            assert uniques(srv, a, t1["tracker_id"]) == 3
+            assert uniques(srv, a, t1["tracker_id"]) == 6
+            assert answers(a) != before
     finally:
         srv.cleanup()
