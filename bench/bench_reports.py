@@ -40,7 +40,7 @@ only), with BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a
 whose aggregates changed). BENCH_KEEP=path (SQLite): a copy of the database, generated
 and rebuilt, is left there for later BENCH_DB runs. BENCH_BUILD=dir: the module and
 admin tool of another build (bench/reference_build.sh prints one), to compare two
-builds on one BENCH_DB in turn. BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
+builds on one BENCH_DB in turn. BENCH_SIZES_ONLY=1: stop after the sizes. BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
 e.g. with QRT_PG_CONF="shared_preload_libraries = 'auto_explain';
 auto_explain.log_min_duration = 50; auto_explain.log_analyze = on" to see slow plans.
 """
@@ -69,6 +69,7 @@ SPAN = 365 * 86400
 POOL = 400000                   # returning visitors
 TARGET_MS = 20.0
 PG_LOG = os.environ.get("BENCH_PG_LOG")
+SIZES_ONLY = os.environ.get("BENCH_SIZES_ONLY") == "1"
 
 LOAD_SQL = """
 PRAGMA journal_mode = WAL;
@@ -199,18 +200,15 @@ SELECT x, bt.id, {t0} + ((x - 1) * {span}) / {n},
        vid
 FROM w JOIN bt ON bt.i = w.ti;
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, 0 FROM gen WHERE bot = 0 GROUP BY tracker_id, visitor;
 CREATE TEMP TABLE sums AS SELECT tracker_id,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'scan') AS s,
     COUNT(*) FILTER (WHERE bot = 0 AND source = 'click') AS c,
-    SUM(bot) AS b, MAX(visit_start) FILTER (WHERE bot = 0) AS l
+    SUM(bot) AS b, MAX(visit_start) FILTER (WHERE bot = 0) AS l,
+    COUNT(DISTINCT visitor) FILTER (WHERE bot = 0) AS u
     FROM gen GROUP BY tracker_id;
 DROP TABLE gen;
 UPDATE trackers SET total_scans = sums.s, total_clicks = sums.c, total_bots = sums.b,
-    last_visit = sums.l,
-    unique_visitors = (SELECT COUNT(*) FROM tracker_visitors v
-                       WHERE v.tracker_id = trackers.id)
+    last_visit = sums.l, unique_visitors = sums.u
 FROM sums WHERE trackers.account_id = {account} AND sums.tracker_id = trackers.id;
 COMMIT;
 """
@@ -418,6 +416,18 @@ def main():
             for line in rels.strip().splitlines():
                 name, size = line.split("|")
                 print("    %-24s %6.1f bytes a visit" % (name, int(size) / max(int(sizes[0]), 1)))
+            # Every other table (with its TOAST) and index, the largest first.
+            rels = srv.sql("SELECT c.relname, pg_table_size(c.oid) FROM pg_class c "
+                           "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE "
+                           "c.relkind IN ('r', 'i') AND n.nspname = 'public' AND NOT "
+                           "(c.oid = 'visit_rows'::regclass OR c.oid IN (SELECT indexrelid "
+                           "FROM pg_index WHERE indrelid = 'visit_rows'::regclass) OR "
+                           "c.relname = 'visit_dict_counts') ORDER BY 2 DESC LIMIT 16")
+            for line in rels.strip().splitlines():
+                name, size = line.split("|")
+                print("    %-24s %6.1f bytes a visit" % (name, int(size) / max(int(sizes[0]), 1)))
+        if SIZES_ONLY:
+            return 0
 
         calls = [0]
         session = [None]

@@ -172,9 +172,6 @@ SELECT x, {tid},
        x % 200003
 FROM generate_series(1::bigint, {n}::bigint) AS c(x);
 {lean}
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT tracker_id, visitor, 0 FROM visit_rows
-    WHERE tracker_id = {tid} AND bot = 0 GROUP BY tracker_id, visitor;
 DROP TABLE gen;
 UPDATE trackers SET
     total_scans = (SELECT COUNT(*) FROM visits WHERE tracker_id = {tid} AND bot = 0
@@ -182,7 +179,8 @@ UPDATE trackers SET
     total_clicks = (SELECT COUNT(*) FROM visits WHERE tracker_id = {tid} AND bot = 0
                     AND source = 'click'),
     total_bots = (SELECT COUNT(*) FROM visits WHERE tracker_id = {tid} AND bot = 1),
-    unique_visitors = (SELECT COUNT(*) FROM tracker_visitors WHERE tracker_id = {tid}),
+    unique_visitors = (SELECT COUNT(DISTINCT visitor) FROM visit_rows
+                       WHERE tracker_id = {tid} AND bot = 0),
     last_visit = (SELECT MAX(visit_start) FROM visits WHERE tracker_id = {tid} AND bot = 0)
 WHERE id = {tid};
 COMMIT;

@@ -204,22 +204,16 @@ static apr_status_t copy_table_rows(qrt_db_t *from, qrt_db_t *to, apr_pool_t *p,
     return rv;
 }
 
-/* A tracker's visitors on the target, from the visits copied: PostgreSQL's
- * tracker_visitors made from them, SQLite's read from them (schema 16); *rows gets the
- * (tracker, visitor) pairs. */
+/* A tracker's visitors on the target, read from the visits copied (schema 16 on
+ * SQLite, 47 on PostgreSQL); *rows gets the (tracker, visitor) pairs. */
 static apr_status_t copy_visitors(qrt_db_t *to, apr_pool_t *p, apr_int64_t *rows,
                                   const char **err)
 {
     const void *none[] = { NULL };
-    apr_status_t rv = APR_SUCCESS;
+    apr_status_t rv;
 
     to->error = NULL;
-    if (qrt_db_dialect_is(to, QRT_DIALECT_PGSQL)) {
-        rv = qrt_db_exec(to, p, SQL_copy_visitors_fill, NULL, none);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = qrt_db_select_int(to, p, SQL_copy_visitors_count, none, rows);
-    }
+    rv = qrt_db_select_int(to, p, SQL_copy_visitors_count, none, rows);
     if (rv != APR_SUCCESS) {
         *err = apr_psprintf(p, "tracker_visitors: %s", to->error ? to->error : "failed");
     }

@@ -425,58 +425,29 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     return rv;
 }
 
-/* A (tracker_id, visitor) row: added to ctx, a hash of visit_tv_key. */
-static apr_status_t visit_added_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+/* is_new[i] = -1 for visit i when it is the batch's first visit of its visitor on its
+ * tracker (0 otherwise): whether the visitor has one there from before, the aggregates
+ * find out from the visitor's previous visits, which they seek anyway
+ * (qrt_store_agg_write_visits). No table says it (schema 16 on SQLite, 47 on
+ * PostgreSQL). Called before the batch's rows are written. */
+static apr_status_t visits_visitors(const qrt_visit_t *v, int n, apr_pool_t *p,
+                                    int *is_new)
 {
-    apr_hash_t *added = ctx;
-    visit_tv_key *key = apr_palloc(apr_hash_pool_get(added), sizeof(*key));
-
-    key->tracker = qrt_db_int(db, row, 0, 0);
-    key->visitor = qrt_db_int(db, row, 1, 0);
-    apr_hash_set(added, key, sizeof(*key), key);
-    return APR_SUCCESS;
-}
-
-/* is_new[i] = 1 when visit i is its visitor's first on its tracker: the first of the
- * batch's visits of that visitor there, when the visitor has none there yet. Called
- * before the batch's rows are written. PostgreSQL keeps tracker_visitors (the insert
- * says which rows it added). SQLite keeps no such table (schema 16): the batch's
- * first visits are marked -1, and the aggregates find out from the visitor's previous
- * visits, which they seek anyway (qrt_store_agg_write_visits). */
-static apr_status_t visits_visitors(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                    int n, int *is_new)
-{
-    const void **args = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * 2 * sizeof(*args));
-    visit_tv_key *keys = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*keys));
-    int *first = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*first));
-    apr_hash_t *seen = apr_hash_make(p), *added;
-    apr_status_t rv = APR_SUCCESS;
-    int i, m = 0;
+    apr_hash_t *seen = apr_hash_make(p);
+    int i;
 
     for (i = 0; i < n; i++) {
-        keys[m].tracker = v[i].tracker_id;
-        keys[m].visitor = v[i].visitor;
-        if (v[i].bot || apr_hash_get(seen, &keys[m], sizeof(keys[m]))) {
+        visit_tv_key *key = apr_palloc(p, sizeof(*key));
+
+        key->tracker = v[i].tracker_id;
+        key->visitor = v[i].visitor;
+        if (v[i].bot || apr_hash_get(seen, key, sizeof(*key))) {
             continue;           /* a visitor back on the same tracker within the batch */
         }
-        apr_hash_set(seen, &keys[m], sizeof(keys[m]), "");
-        args[2 * m] = &v[i].tracker_id;
-        args[2 * m + 1] = &v[i].visitor;
-        first[m++] = i;
+        apr_hash_set(seen, key, sizeof(*key), "");
+        is_new[i] = -1;
     }
-    if (qrt_dialect_remote(db->driver)) {
-        added = apr_hash_make(p);
-        rv = qrt_db_each_rows(db, p, SQL_visitor_add, "ll", args, m, visit_added_row,
-                              added);
-        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
-            is_new[first[i]] = apr_hash_get(added, &keys[i], sizeof(keys[i])) != NULL;
-        }
-        return rv;
-    }
-    for (i = 0; i < m; i++) {
-        is_new[first[i]] = -1;
-    }
-    return rv;
+    return APR_SUCCESS;
 }
 
 /* The batch's counters on its trackers' rows (is_new known). */
@@ -569,7 +540,7 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
         }
     }
     if (rv == APR_SUCCESS) {
-        rv = visits_visitors(db, p, v, n, is_new);
+        rv = visits_visitors(v, n, p, is_new);
     }
     if (rv == APR_SUCCESS) {
         rv = visits_insert(db, p, v, n, dict_ids);
@@ -580,16 +551,10 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
     for (i = 0; ids && i < n; i++) {
         ids[i] = v[i].id;
     }
-    if (qrt_dialect_remote(db->driver)) {
-        /* The aggregates, which read before they write, then the counters: in a
-         * pipelined transaction the counters' update goes with the aggregates'
-         * writes and the COMMIT in one round trip, not with their first read.
-         * (Writers of every node take the write lock first, so the order of their
-         * row locks among themselves does not matter.) */
-        rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);
-        return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
-    }
-    /* SQLite: the aggregates first, which find the visitors new to a tracker */
+    /* The aggregates first, which find the visitors new to a tracker, then the
+     * counters (in a pipelined transaction the counters' update goes with the COMMIT).
+     * Whatever else writes the trackers' rows or the aggregates takes the write lock
+     * first, so the order of their row locks does not matter. */
     rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);
     return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

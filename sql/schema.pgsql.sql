@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 48: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 49: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -106,16 +106,16 @@ CREATE TABLE agg_blob (
 );
 
 CREATE TABLE agg_cnt (
-    kind smallint NOT NULL,
     account_id bigint NOT NULL,
-    level smallint NOT NULL,
     bucket bigint NOT NULL,
     tracker_id bigint NOT NULL,
-    value character varying(255) NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL,
     first_visits bigint NOT NULL,
-    followed_visits bigint NOT NULL
+    followed_visits bigint NOT NULL,
+    kind smallint NOT NULL,
+    level smallint NOT NULL,
+    value character varying(255) NOT NULL
 );
 
 CREATE TABLE agg_day (
@@ -608,7 +608,7 @@ ALTER TABLE ONLY agg_blob
     ADD CONSTRAINT agg_blob_pkey PRIMARY KEY (account_id, level, bucket, kind);
 
 ALTER TABLE ONLY agg_cnt
-    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (kind, account_id, level, bucket, tracker_id, value);
+    ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (account_id, kind, level, bucket, tracker_id, value);
 
 ALTER TABLE ONLY agg_day
     ADD CONSTRAINT agg_day_pkey PRIMARY KEY (account_id, quarter_hour, quarters_since_previous);
@@ -731,7 +731,9 @@ CREATE INDEX agg_blob_seals ON agg_blob USING btree (account_id, level, kind, bu
 
 CREATE INDEX agg_blob_unhashed ON agg_blob USING btree (account_id, level, kind, bucket) WHERE (seal IS NULL);
 
-CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (kind, account_id, tracker_id, level, bucket);
+CREATE INDEX agg_cnt_account_days ON agg_cnt USING btree (level, bucket, account_id) WHERE (kind = 2);
+
+CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (account_id, tracker_id, kind, level, bucket);
 
 CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
 

@@ -208,7 +208,7 @@ INSERT INTO visits (tracker_id, id, visit_start, source, ip, country, city, brow
         browser_version, os, device, referer, user_agent, bot, visitor, destination)
     VALUES (%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %s, %s)
 
--- a tracker's visitors, from its visits (schema 16): SQLite reads them there
+-- a tracker's visitors, from its visits (schema 16 on SQLite, 47 on PostgreSQL)
 -- name: copy_visitors_count
 SELECT COUNT(*)
     FROM (SELECT DISTINCT tracker_id, visitor
@@ -230,15 +230,3 @@ SELECT setval(pg_get_serial_sequence('accounts', 'id'), COALESCE((SELECT MAX(id)
         setval(pg_get_serial_sequence('webhook_attempts', 'id'), COALESCE((SELECT MAX(id) FROM
         webhook_attempts), 0) + 1, false), setval(pg_get_serial_sequence('webhook_drops', 'id'),
         COALESCE((SELECT MAX(id) FROM webhook_drops), 0) + 1, false)
-
--- PostgreSQL keeps tracker_visitors: made from the copied visits
--- name: copy_visitors_fill [pgsql-only]
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT DISTINCT tracker_id, visitor, 0
-    FROM visit_rows
-    WHERE bot = 0
-    ON CONFLICT (tracker_id, visitor) DO NOTHING
-
--- name: copy_visitors_count [pgsql]
-SELECT COUNT(*)
-    FROM tracker_visitors

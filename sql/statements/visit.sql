@@ -90,11 +90,6 @@ UPDATE trackers
     SET last_visit_id = %lld
     WHERE id = %lld AND last_visit_id < %lld
 
--- name: visitor_add
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    VALUES (%lld, %lld, 0)
-    ON CONFLICT (tracker_id, visitor) DO NOTHING
-
 -- name: tracker_counters
 UPDATE trackers
     SET total_scans = total_scans + %lld, total_clicks = total_clicks + %lld, total_bots =
@@ -168,8 +163,7 @@ SELECT (SELECT MAX(gen)
     FROM visit_dict_gen)
     FROM (SELECT pg_advisory_xact_lock(%lld)) l
 
--- (SQLite's alone: PostgreSQL's ids come from the sequence, and its tracker_visitors says who is
--- new)
+-- (SQLite's alone: PostgreSQL's ids come from the sequence)
 -- name: visit_ids [pgsql]
 SELECT %lld
 
@@ -288,10 +282,3 @@ INSERT INTO visit_destinations (url)
 SELECT d.url, d.id
     FROM unnest(CAST(%s AS TEXT[])) AS u(k)
     JOIN visit_destinations d ON d.url = u.k
-
--- name: visitor_add_many [pgsql-only]
-INSERT INTO tracker_visitors (tracker_id, visitor, first_visit)
-    SELECT t, v, 0
-    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[])) AS u(t, v)
-    ON CONFLICT (tracker_id, visitor) DO NOTHING
-    RETURNING tracker_id, visitor
