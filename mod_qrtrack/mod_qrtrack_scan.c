@@ -160,6 +160,15 @@ qrt_queue_t *qrt_scan_queue(void)
     return scan_queue;
 }
 
+apr_status_t qrt_scan_writers_lock(int lock)
+{
+    if (!scan_writer_mutex) {
+        return APR_SUCCESS;
+    }
+    return lock ? apr_global_mutex_lock(scan_writer_mutex)
+                : apr_global_mutex_unlock(scan_writer_mutex);
+}
+
 apr_status_t qrt_scan_post_config(server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;

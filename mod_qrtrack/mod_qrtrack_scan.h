@@ -17,5 +17,8 @@ void qrt_scan_invalidate(void);
 void qrt_scan_webhooks_changed(void);
 /* The server's queue, or NULL. */
 qrt_queue_t *qrt_scan_queue(void);
+/* Takes (lock 1) or gives back (0) the scan writers' mutex, for another writer of this
+ * server's SQLite database (qrt_db_t.tx_lock); APR_SUCCESS when there is none. */
+apr_status_t qrt_scan_writers_lock(int lock);
 
 #endif

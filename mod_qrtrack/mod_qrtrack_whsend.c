@@ -27,6 +27,7 @@
 #include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
+#include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_stats.h"
@@ -592,6 +593,10 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
          * mutex); a transaction that still meets the lock fails and is tried again. */
         qrt_schema_pragma(cp, driver, db->handle,
                           "PRAGMA busy_timeout = " APR_STRINGIFY(WH_SQLITE_BUSY_MS));
+        /* Its transactions (leases, records) wait for the scan writers' commits on
+         * their mutex, not in SQLite's busy wait: one inside apr_dbd_sqlite3's mutex
+         * would hold up this child's scan writer in its own commit meanwhile. */
+        db->tx_lock = qrt_scan_writers_lock;
     }
     qrt_db_prepare_lazily(db, cp);
     return db;

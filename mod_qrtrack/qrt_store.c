@@ -992,12 +992,28 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
     return rv;
 }
 
+static void store_tx_unlock(qrt_db_t *db)
+{
+    if (db->tx_locked) {
+        db->tx_locked = 0;
+        db->tx_lock(0);
+    }
+}
+
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
     const char *error = NULL;
 
+    if (db->tx_lock && !db->tx_locked) {
+        if (db->tx_lock(1) != APR_SUCCESS) {
+            db->error = "begin: the writers' lock cannot be taken";
+            return APR_EGENERAL;
+        }
+        db->tx_locked = 1;
+    }
     if (qrt_dialect_of(db->driver)->begin(db->driver, p, db->handle, t, &error) != 0) {
         db->error = apr_psprintf(p, "begin: %s", error ? error : "");
+        store_tx_unlock(db);
         return APR_EGENERAL;
     }
     db->in_tx = 1;
@@ -1017,9 +1033,11 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
 
     db->in_tx = 0;
     if (!t) {
+        store_tx_unlock(db);
         return APR_SUCCESS;
     }
     rv = apr_dbd_transaction_end(db->driver, p, t);
+    store_tx_unlock(db);
     if (rv != 0) {
         db->error = apr_psprintf(p, "commit: %s",
                                  apr_dbd_error(db->driver, db->handle, rv));

@@ -33,6 +33,12 @@ typedef struct {
     int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
     apr_array_header_t *later;  /* in a pipelined transaction: the statements held
                                  * (qrt_pipe_cmd_t), else NULL */
+    /* A lock outside the database held from qrt_db_begin to qrt_db_end (lock 1 takes
+     * it, 0 gives it back), or NULL: on SQLite the webhook worker takes the scan
+     * writers' mutex, so that it waits for their commits there and not in SQLite's
+     * busy wait, which apr_dbd_sqlite3 makes holding a mutex of the whole process. */
+    apr_status_t (*tx_lock)(int lock);
+    int tx_locked;
 } qrt_db_t;
 
 /* Calls f on every statement, with its SQL in dialect d (NULL: the portable form,
