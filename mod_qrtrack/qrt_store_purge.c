@@ -57,6 +57,7 @@ void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t be
     c->dict = 0;
     c->dict_after = 0;
     c->erased = 0;
+    c->truncations = 0;
 }
 
 /* The dictionaries swept after the walk, in order (c->dict - 1). */
@@ -101,17 +102,19 @@ static void purge_secure_delete(qrt_db_t *db)
 }
 
 /* SQLite, after a pass that deleted rows: the WAL, which still holds the pages as
- * they were before, copied back and emptied. Best effort: a reader that holds the
- * WAL makes it give up after a short wait (the writers wait meanwhile). */
+ * they were before, copied back and emptied; 0 when done. A reader that holds the WAL
+ * makes it give up after a short wait (the writers wait meanwhile): the pass's next
+ * step tries again, up to PURGE_TRUNCATE_TRIES steps. */
 #define PURGE_TRUNCATE_WAIT_MS 50
-static void purge_truncate_wal(qrt_db_t *db)
+#define PURGE_TRUNCATE_TRIES 100
+static int purge_truncate_wal(qrt_db_t *db)
 {
     sqlite3 *h;
     sqlite3_stmt *st = NULL;
-    int ms = 0;
+    int ms = 0, rc;
 
     if (!qrt_dialect_embedded(db->driver)) {
-        return;
+        return 0;
     }
     h = apr_dbd_native_handle(db->driver, db->handle);
     /* (the connection's own wait, set again after) */
@@ -121,8 +124,9 @@ static void purge_truncate_wal(qrt_db_t *db)
     }
     sqlite3_finalize(st);
     sqlite3_busy_timeout(h, PURGE_TRUNCATE_WAIT_MS);
-    sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(h, ms);
+    return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* Deletes the rows of dictionary d with after < id <= end that no visit refers to,
@@ -176,10 +180,11 @@ static apr_status_t purge_sweep_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_curs
             c->dict_after = 0;
             return APR_SUCCESS;
         }
-        *done = 1;
-        if (c->erased > 0) {
-            purge_truncate_wal(db);
+        if (c->erased > 0 && purge_truncate_wal(db) != 0
+            && ++c->truncations < PURGE_TRUNCATE_TRIES) {
+            return APR_SUCCESS;     /* tried again at the next step */
         }
+        *done = 1;
         return APR_SUCCESS;
     }
     if ((rv = purge_sweep_range(db, p, d, c->dict_after, end, &deleted)) != APR_SUCCESS) {

@@ -50,6 +50,7 @@ typedef struct {
                                      * referers, addresses, destinations (after the walk) */
     apr_int64_t dict_after;         /* last dictionary id swept */
     apr_int64_t erased;             /* dictionary rows the pass deleted so far */
+    int truncations;                /* tries at emptying the WAL at the pass's end */
 } qrt_purge_cursor_t;
 
 /* The retention's edge at now (seconds): visits before it are purged and listed
