@@ -66,13 +66,19 @@ def own_version():
     return int(name[:3])
 
 
+def started(srv):
+    """srv's database made, its account acme and a token of it, srv started: the token."""
+    srv.admin("init")
+    srv.account("acme")
+    tok = srv.token("acme")
+    srv.start()
+    return tok
+
+
 def test_first_visits_of_a_visitor_count_once_per_tracker():
     srv = Server(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
+        tok = started(srv)
         with Api(srv, tok) as a:
             t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("lean-a", "lean-a", "lean-b"):
@@ -103,10 +109,7 @@ def test_a_postgresql_upgrade_empties_tracker_visitors():
         srv.cleanup()
         pytest.skip("PostgreSQL's tracker_visitors (SQLite's is empty since schema 16)")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
+        tok = started(srv)
         with Api(srv, tok) as a:
             t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("up-a", "up-b", "up-a"):
