@@ -4,11 +4,15 @@
  * A fresh database in a temporary directory (WAL, synchronous = NORMAL, no automatic
  * checkpoint: as the module's writer connection), one account and one tracker; then,
  * for each batch size, BENCH_COMMITS commits (default 2,000) of that many visits of one
- * visitor, each in its own transaction through qrt_store_visits_record (as
+ * visitor, each in its own transaction through qrt_store_visits_record_ids (as
  * writer_commit runs it), a PASSIVE checkpoint every 200 commits (as the module's WAL
- * thread does). Prints the time a commit and a visit takes, and the database pages a
- * commit writes to the WAL. Batches of 15 are what the scan bench's 50 connections
- * make on a two-core machine. No target: the figures explain the scan ratio.
+ * thread does). Each size runs again on a database whose account has a webhook
+ * subscribed to scan.created: the commit also writes the batch's events, as the
+ * writer does (the outbox's bound is not in it). Prints the time a commit and a visit
+ * takes, and the database pages a commit writes to the WAL. Batches of 15 are what the
+ * scan bench's 50 connections make on a two-core machine. BENCH_SIZE=n runs one size,
+ * BENCH_WEBHOOK=0 or 1 only without or with the webhook. No target: the figures
+ * explain the scan ratios.
  *
  * With BENCH_PG_PARAMS (apr_dbd's pgsql parameters of an empty database, which
  * bench_commit.py makes on a throwaway cluster), the same on PostgreSQL: each batch
@@ -27,6 +31,7 @@
 #include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_dict.h"
+#include "qrt_store_webhook.h"
 
 #define T0 1790000000               /* 2026-09-21: visits from there on */
 
@@ -64,9 +69,11 @@ static void bench_visits(qrt_visit_t *v, apr_int64_t tracker, int size, apr_int6
     }
 }
 
-/* One batch size on a fresh database at path. */
-static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
+/* One batch size on a fresh database at path; with hooked, the tracker's account has a
+ * webhook subscribed to scan.created, whose events the commit writes as the writer does. */
+static int bench_size(apr_pool_t *pool, const char *path, int size, int commits, int hooked)
 {
+    qrt_webhook_cache_t *hooks = NULL;
     apr_pool_t *p;
     qrt_db_t db;
     qrt_tracker_t t;
@@ -106,21 +113,45 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
     if (qrt_store_tracker_add(&db, p, &t) != APR_SUCCESS) {
         return bench_fail("tracker", db.error);
     }
+    if (hooked) {
+        qrt_webhook_t w;
+
+        memset(&w, 0, sizeof(w));
+        w.account_id = 1;
+        w.url = "http://127.0.0.1:9/bench";
+        w.events = QRT_WEBHOOK_SCAN_CREATED;
+        if (qrt_store_webhook_add(&db, p, &w, 10) != APR_SUCCESS) {
+            return bench_fail("webhook", db.error);
+        }
+        hooks = qrt_webhook_cache_make(p);
+    }
     v = apr_pcalloc(p, (apr_size_t)size * sizeof(*v));
     took = bench_now();
     for (k = 0; k < commits; k++) {
         apr_dbd_transaction_t *tx;
         apr_pool_t *bp;
+        apr_int64_t *ids;
+        int i;
 
         apr_pool_create(&bp, p);
         bench_visits(v, t.id, size, &seq);
+        ids = apr_palloc(bp, sizeof(*ids) * (apr_size_t)size);
         db.error = NULL;
         if (qrt_db_begin(&db, bp, &tx) != APR_SUCCESS
-            || qrt_store_visits_record(&db, bp, v, size) != APR_SUCCESS
+            || qrt_store_visits_record_ids(&db, bp, v, size, ids) != APR_SUCCESS) {
+            return bench_fail("commit", db.error);
+        }
+        for (i = 0; i < size; i++) {
+            v[i].id = ids[i];
+        }
+        if ((hooks && qrt_store_webhook_visits(&db, bp, hooks, 0, v, size) != APR_SUCCESS)
             || qrt_db_end(&db, bp, tx) != APR_SUCCESS) {
             return bench_fail("commit", db.error);
         }
         qrt_dict_cache_commit(db.dict);
+        if (hooks) {
+            qrt_webhook_cache_commit(hooks);
+        }
         sqlite3_db_status(h, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
         pages += cur;
         if (k % 200 == 199) {
@@ -129,9 +160,10 @@ static int bench_size(apr_pool_t *pool, const char *path, int size, int commits)
         apr_pool_destroy(bp);
     }
     took = bench_now() - took;
-    printf("  batches of %3d visits: %7.1f us a commit, %6.2f us a visit, "
-           "%5.1f pages a commit (%d commits)\n", size, took / commits * 1e6,
-           took / commits / size * 1e6, (double)pages / commits, commits);
+    printf("  batches of %3d visits%s: %7.1f us a commit, %6.2f us a visit, "
+           "%5.1f pages a commit (%d commits)\n", size, hooked ? " (webhook)" : "",
+           took / commits * 1e6, took / commits / size * 1e6, (double)pages / commits,
+           commits);
     apr_dbd_close(db.driver, db.handle);
     apr_pool_destroy(p);
     return 0;
@@ -266,12 +298,19 @@ int main(void)
     }
     printf("commit bench, SQLite: qrt_store_visits_record in one transaction a batch, "
            "one tracker, one visitor\n");
-    for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])) && rc == 0; i++) {
-        const char *path = apr_psprintf(pool, "%s/c%d.db", dir, sizes[i]);
+    for (i = 0; i < 2 * (int)(sizeof(sizes) / sizeof(sizes[0])) && rc == 0; i++) {
+        int size = sizes[i / 2], hooked = i % 2;
+        const char *path;
+
+        if ((getenv("BENCH_SIZE") && atoi(getenv("BENCH_SIZE")) != size)
+            || (getenv("BENCH_WEBHOOK") && atoi(getenv("BENCH_WEBHOOK")) != hooked)) {
+            continue;
+        }
+        path = apr_psprintf(pool, "%s/c%d%s.db", dir, size, hooked ? "h" : "");
 
         /* fewer commits of the larger batches: about as many visits as 15 a commit */
-        rc = bench_size(pool, path, sizes[i], sizes[i] > 15 ? commits * 15 / sizes[i] + 1
-                                                            : commits);
+        rc = bench_size(pool, path, size, size > 15 ? commits * 15 / size + 1 : commits,
+                        hooked);
         if (getenv("BENCH_KEEP")) {
             printf("  kept %s\n", path);
             continue;

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """make bench, the commit path alone: runs build/bench_commit (bench/bench_commit.c),
 which times the scan writer's store call on a fresh SQLite database for batches of 1,
-15 and 100 visits, without httpd around it. No target.
+15 and 100 visits, without httpd around it, each also with a webhook subscribed to
+scan.created (its events written in the same transaction). No target.
 QRT_TEST_BACKEND=pgsql times it on an empty database of a throwaway PostgreSQL cluster
 (durable defaults, as benchlib makes them): each batch size with the writer's
 pipelined transaction and with apr_dbd's, side by side.
 Environment: BENCH_COMMITS (commits of the smaller batches, default 2,000); BENCH_KEEP=1
-leaves the databases in place (their paths printed) to read their pages per table."""
+leaves the databases in place (their paths printed) to read their pages per table;
+BENCH_SIZE=n one batch size; BENCH_WEBHOOK=0 or 1 only without or with the webhook."""
 import os
 import subprocess
 import sys

@@ -625,7 +625,7 @@ static void webhook_visit_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c,
         ints[2] = now;
         args = apr_array_push(rows);
         args[0] = &ints[0];
-        args[1] = qrt_webhook_msg_id(p);
+        args[1] = NULL;     /* the batch's ids are drawn at once (webhook_visit_ids) */
         args[2] = qrt_webhook_event_name(bit);
         args[3] = &v->tracker_id;
         args[4] = &v->id;
@@ -634,6 +634,23 @@ static void webhook_visit_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c,
         args[7] = &v->visit_start;
         APR_ARRAY_PUSH(c->staged, apr_int64_t) = s->id;
     }
+}
+
+/* The webhook-ids of a batch's visit events (webhook_visit_rows_add's rows), from one
+ * draw of the system's randomness rather than one a visit. */
+static apr_status_t webhook_visit_ids(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *rows)
+{
+    const char **ids = qrt_webhook_msg_ids(p, rows->nelts);
+    int i;
+
+    if (!ids) {
+        db->error = "no randomness for the events' webhook-ids";
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        ((const void **)rows->elts)[(apr_size_t)i * WEBHOOK_VISIT_NARGS + 1] = ids[i];
+    }
+    return APR_SUCCESS;
 }
 
 apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
@@ -666,10 +683,12 @@ apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
             webhook_visit_rows_add(p, c, rows, subs, bit, &v[i], now);
         }
     }
-    return rows->nelts == 0 ? APR_SUCCESS
-                            : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add,
-                                               WEBHOOK_VISIT_TYPES, (const void **)rows->elts,
-                                               rows->nelts);
+    if (rows->nelts == 0) {
+        return APR_SUCCESS;
+    }
+    rv = webhook_visit_ids(db, p, rows);
+    return rv ? rv : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add, WEBHOOK_VISIT_TYPES,
+                                      (const void **)rows->elts, rows->nelts);
 }
 
 /* What ended a tracker's validity in a batch: "max_scans", "valid_until" or NULL;

@@ -68,23 +68,35 @@ const char *qrt_webhook_secret_make(apr_pool_t *p)
     return out;
 }
 
-const char *qrt_webhook_msg_id(apr_pool_t *p)
+const char **qrt_webhook_msg_ids(apr_pool_t *p, int n)
 {
     static const char alphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    unsigned char raw[22];
-    char *out = apr_palloc(p, 4 + sizeof(raw) + 1);
-    int i;
+    enum { RAW = 22 };
+    const char **ids = apr_palloc(p, sizeof(*ids) * (apr_size_t)(n > 0 ? n : 1));
+    unsigned char *raw = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * RAW);
+    char *out = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * (4 + RAW + 1));
+    int k, i;
 
-    if (apr_generate_random_bytes(raw, sizeof(raw)) != APR_SUCCESS) {
+    if (n > 0 && apr_generate_random_bytes(raw, (apr_size_t)n * RAW) != APR_SUCCESS) {
         return NULL;
     }
-    memcpy(out, "msg_", 4);
-    for (i = 0; i < (int)sizeof(raw); i++) {
-        out[4 + i] = alphabet[raw[i] & 63];     /* 64 symbols: no bias */
+    for (k = 0; k < n; k++, out += 4 + RAW + 1) {
+        memcpy(out, "msg_", 4);
+        for (i = 0; i < RAW; i++) {
+            out[4 + i] = alphabet[raw[k * RAW + i] & 63];   /* 64 symbols: no bias */
+        }
+        out[4 + RAW] = '\0';
+        ids[k] = out;
     }
-    out[4 + sizeof(raw)] = '\0';
-    return out;
+    return ids;
+}
+
+const char *qrt_webhook_msg_id(apr_pool_t *p)
+{
+    const char **ids = qrt_webhook_msg_ids(p, 1);
+
+    return ids ? ids[0] : NULL;
 }
 
 const char *qrt_webhook_url_check(apr_pool_t *p, const char *url)

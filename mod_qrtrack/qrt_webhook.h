@@ -37,6 +37,9 @@ json_t *qrt_webhook_events_json(int mask);
 const char *qrt_webhook_secret_make(apr_pool_t *p);
 /* "msg_" + 22 random URL-safe characters (132 bits): an event's webhook-id. */
 const char *qrt_webhook_msg_id(apr_pool_t *p);
+/* n such ids from one draw of the system's randomness (a batch's events): an array of
+ * n strings, NULL when there is none to give. */
+const char **qrt_webhook_msg_ids(apr_pool_t *p, int n);
 
 /* A destination URL: absolute http or https, at most QRT_WEBHOOK_URL_MAX bytes, no
  * userinfo (qrt_valid_redirect_url otherwise). NULL when fine, else the reason. */

@@ -6,7 +6,7 @@ import subprocess
 
 import requests
 
-from conftest import Server, apxs
+from conftest import apxs, started
 from lib.env import HTTPD, free_port
 from lib.wait import wait_until
 
@@ -71,12 +71,8 @@ def settings(srv, tok):
 def test_a_graceful_restart_without_the_directives_returns_to_the_defaults():
     base = STATUS % apxs("LIBEXECDIR") + VHOSTS
     with_them = base + SET % free_port()
-    srv = Server(extra=with_them)
+    srv, tok = started(extra=with_them)
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         r = requests.post(srv.api_base + "/tracker", timeout=10,
                           headers={"Authorization": "Bearer " + tok},
                           json={"redirect_url": "https://example.com/"})

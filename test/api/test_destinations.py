@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from conftest import Api, Server, start_server
+from conftest import Api, Server, start_server, started
 from lib.counts import check_counts
 from lib.env import LATEST_SCHEMA
 from lib.qr import IPHONE
@@ -187,12 +187,8 @@ OLD_VIEW = ("CREATE VIEW visits AS SELECT v.id AS id, v.tracker_id AS tracker_id
 
 
 def test_a_database_of_schema_24_migrates_and_its_visits_went_nowhere_known():
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         with Api(srv, tok) as a:
             t = create(a)
             for ua in (IPHONE, ANDROID):

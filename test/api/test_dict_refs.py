@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from conftest import Api, Server
+from conftest import Api, Server, started
 from lib.counts import check_counts
 from lib.retention import DAY, visit
 
@@ -54,12 +54,8 @@ def strings(srv):
 
 
 def test_counts_follow_every_change_and_the_sweep_uses_them():
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         with Api(srv, tok) as a:
             now, (t1, c1), (t2, c2) = populate(srv, a)
             check_counts(srv)
@@ -172,12 +168,8 @@ def test_a_large_import_batch_counts_its_references_once_per_entry():
     """SQLite counts a batch of 256 visits or more itself (visit_refs_batch holds its id
     range while it writes, so the trigger skips those rows); the counts are those of the
     rows, after large and small imports, and after a large batch that fails."""
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         with Api(srv, tok) as a:
             now = int(time.time())
             t1, c1 = tracker(a, "https://example.com/one")

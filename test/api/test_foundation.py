@@ -5,7 +5,7 @@ import subprocess
 
 import requests
 
-from conftest import Api, HTTPD, Server, apxs, configtest
+from conftest import Api, apxs, configtest, HTTPD, Server, started
 from lib.wait import wait_until
 
 
@@ -239,12 +239,8 @@ def test_full_rate_table_refuses_instead_of_passing():
 
 
 def test_rate_limit_off(server):
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         rs = fire(srv, tok, 150)
         assert all(r.status_code == 200 for r in rs)
         assert "X-RateLimit-Limit" not in rs[0].headers
@@ -253,12 +249,8 @@ def test_rate_limit_off(server):
 
 
 def test_counters_survive_graceful_restart(server):
-    srv = Server()
+    srv, tok = started()
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         fire(srv, tok, 100)
         subprocess.run([HTTPD, "-f", srv.conf,
                         "-k", "graceful"], check=True, capture_output=True)

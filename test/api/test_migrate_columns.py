@@ -9,7 +9,7 @@ import os
 import re
 import time
 
-from conftest import Api, Server
+from conftest import Api, started
 from lib.env import LATEST_SCHEMA, SQL_DIR
 from lib.retention import DAY, snapshot, visit
 from lib.wait import wait_until
@@ -73,12 +73,8 @@ def history(tids, now, start, n):
 
 def test_a_schema_22_database_upgrades_to_23_with_the_same_reports():
     assert len(RENAMES) >= 20, RENAMES
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         now = int(time.time())
         with Api(srv, tok) as a:
             tids = [a.post("/tracker", json={"redirect_url": "https://example.com/%d" % k,

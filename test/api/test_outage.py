@@ -19,7 +19,7 @@ import requests
 
 import conftest
 from lib import pg as pglib
-from conftest import BACKEND, Api, Server
+from conftest import Api, BACKEND, Server, started
 from lib.wait import wait_until
 from lib.server import qrtrack_status
 
@@ -316,12 +316,8 @@ def test_spooled_visits_survive_a_kill_9_of_the_committing_child(own_cluster):
 
 
 def test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them():
-    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"))
+    srv, tok = started(extra=STATUS % conftest.apxs("LIBEXECDIR"))
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         t = make_trackers(srv, tok, 1)[0]
         wait_until(lambda: t["code"] in snapshot_codes(srv),
                    timeout=15, interval=0.1, what="the snapshot of the code")

@@ -9,7 +9,7 @@ import os
 import pytest
 import requests
 
-from conftest import Api, Server
+from conftest import Api, BACKEND, started
 from lib.env import SQL_DIR
 from lib.visits import T0, import_visits, new_tracker, visit
 
@@ -66,19 +66,9 @@ def own_version():
     return int(name[:3])
 
 
-def started(srv):
-    """srv's database made, its account acme and a token of it, srv started: the token."""
-    srv.admin("init")
-    srv.account("acme")
-    tok = srv.token("acme")
-    srv.start()
-    return tok
-
-
 def test_first_visits_of_a_visitor_count_once_per_tracker():
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        tok = started(srv)
         with Api(srv, tok) as a:
             t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("lean-a", "lean-a", "lean-b"):
@@ -104,12 +94,10 @@ def test_first_visits_of_a_visitor_count_once_per_tracker():
 
 
 def test_a_postgresql_upgrade_empties_tracker_visitors():
-    srv = Server(extra="QRTrackRateLimit 0\n")
-    if srv.backend != "pgsql":
-        srv.cleanup()
+    if BACKEND != "pgsql":
         pytest.skip("PostgreSQL's tracker_visitors (SQLite's is empty since schema 16)")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        tok = started(srv)
         with Api(srv, tok) as a:
             t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("up-a", "up-b", "up-a"):

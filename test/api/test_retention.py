@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import Api, Server, configtest
+from conftest import Api, configtest, Server, started
 from lib.counts import check_counts
 from lib.retention import DAY, UA, iso, snapshot, visit  # noqa: F401
 from lib.wait import wait_until
@@ -156,12 +156,8 @@ def test_configtest_names_the_directive():
 
 
 def test_admin_purges_in_one_pass():
-    srv = Server()
+    srv, tok = started()
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         with Api(srv, tok) as a:
             tid = a.post("/tracker", json={"redirect_url": "https://example.com/"}).json()[
                 "tracker_id"]
@@ -253,12 +249,8 @@ def test_the_admin_purge_erases_the_strings_and_writers_forget_their_ids():
     `visits purge` on the running server: no dictionary row holds them, nor (SQLite)
     the database file and its WAL. A scan with the same user agent after it gets it
     whole (a writer that kept the deleted row's id forgot it)."""
-    srv = Server(extra="QRTrackRateLimit 0\n")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         code = tracker_code(srv, tok)
         agent = UA % ("erase-%d-%d" % (os.getpid(), time.time_ns()))
         keep_agent = UA % "keep"

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Api, Server
+from conftest import Api, started
 from lib.retention import DAY, snapshot, visit
 from lib.wait import wait_until
 from lib.server import qrtrack_status
@@ -43,12 +43,8 @@ def write(srv, lines):
 @pytest.fixture(scope="module")
 def sealed():
     from conftest import apxs
-    srv = Server(extra="QRTrackRateLimit 0\n" + STATUS % apxs("LIBEXECDIR"))
+    srv, tok = started(extra="QRTrackRateLimit 0\n" + STATUS % apxs("LIBEXECDIR"))
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         now = int(time.time())
         with Api(srv, tok) as a:
             tids = [a.post("/tracker", json={"redirect_url": "https://example.com/%d" % k,

@@ -58,6 +58,26 @@ START_TEST(secrets_and_message_ids)
 }
 END_TEST
 
+/* A batch's ids, drawn at once: each well formed, none the same as another. */
+START_TEST(message_ids_of_a_batch)
+{
+    const char **ids = qrt_webhook_msg_ids(pool, 300);
+    int i, j;
+
+    ck_assert_ptr_nonnull(ids);
+    for (i = 0; i < 300; i++) {
+        ck_assert(!strncmp(ids[i], "msg_", 4));
+        ck_assert_uint_eq(strlen(ids[i]), 26);
+        ck_assert_uint_eq(strspn(ids[i] + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                             "0123456789-_"), 22);
+        for (j = 0; j < i; j++) {
+            ck_assert_str_ne(ids[i], ids[j]);
+        }
+    }
+    ck_assert_ptr_nonnull(qrt_webhook_msg_ids(pool, 0));
+}
+END_TEST
+
 START_TEST(urls)
 {
     char *long_url = apr_pstrcat(pool, "https://hooks.example.com/",
@@ -148,6 +168,7 @@ static Suite *webhook_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, event_names);
     tcase_add_test(tc, secrets_and_message_ids);
+    tcase_add_test(tc, message_ids_of_a_batch);
     tcase_add_test(tc, urls);
     tcase_add_test(tc, literal_addresses);
     tcase_add_test(tc, bodies);

@@ -229,6 +229,21 @@ def start_server(extra="", accounts=(), **kw):
     return srv.start()
 
 
+def started(extra="", account="acme", **kw):
+    """A new server with account `account` (professional) and a token of it, started:
+    (server, token). A server that fails to start is cleaned up before the error goes on."""
+    srv = Server(extra=extra, **kw)
+    try:
+        srv.admin("init")
+        srv.account(account)
+        tok = srv.token(account)
+        srv.start()
+    except BaseException:
+        srv.cleanup()
+        raise
+    return srv, tok
+
+
 def qrtrack_status(srv):
     """The module's lines of mod_status (/server-status?auto, when the server's config
     has it): {"QRTrackSpoolVisits": "0", ...}."""
