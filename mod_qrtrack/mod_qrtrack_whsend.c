@@ -10,9 +10,11 @@
  * checked with qrt_netguard before it is made (QRTrackWebhookAllow). No lock a scan
  * takes is held while an HTTP request is in flight, and the worker has its own
  * database connection. */
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include "qrt_schema.h"
 #include "qrt_store_whsend.h"
 #include "qrt_version.h"
+#include "qrt_webhook.h"
 #include "qrt_whsign.h"
 
 APLOG_USE_MODULE(qrtrack);
@@ -56,6 +59,7 @@ APLOG_USE_MODULE(qrtrack);
 #define WH_ERROR_MAX     255        /* webhook_attempts.error */
 #define WH_RECONNECT     apr_time_from_sec(1)
 #define WH_BACKLOG_EVERY apr_time_from_sec(1)
+#define WH_BUSY_EVERY    apr_time_from_msec(50)    /* the scan committer's pace looked at */
 
 static struct {
     apr_thread_t *thread;
@@ -642,12 +646,43 @@ static void wh_db_failed(qrt_db_t **db, apr_time_t now, apr_time_t *reconnect_at
  * every WH_CLAIM_GAP while events keep coming, every WH_IDLE when none are due) and
  * sent at once; what ended is recorded in batches. A receiver that hangs holds its
  * slots, not the others' deliveries. */
+/* The CPU this thread has used (microseconds). */
+static apr_time_t wh_cpu(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+        return 0;
+    }
+    return (apr_time_t)ts.tv_sec * APR_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/* The time this thread ran and waited to run (ns, Linux's schedstat); *waited stays as
+ * it is when the system does not tell. */
+static void wh_sched(apr_int64_t *ran, apr_int64_t *waited)
+{
+    long long r, w;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+    if (f) {
+        if (fscanf(f, "%lld %lld", &r, &w) == 2) {
+            *ran = r;
+            *waited = w;
+        }
+        fclose(f);
+    }
+}
+
 static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *tp = data, *cp, *rp;
     qrt_db_t *db = NULL;
     int active = 0, taken_over = 0;
     apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0, last_claim = 0;
+    apr_time_t busy_at = 0, seen_at = 0, cpu_mark = 0;
+    apr_uint32_t seen_batches = 0;
+    apr_int64_t seen_ran = 0, seen_waited = 0;
+    int busy = 0;
     wh_slots_t *sl = apr_pcalloc(tp, sizeof(*sl));
 
     (void)thread;
@@ -662,6 +697,33 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 
         if (!active) {
             active = apr_global_mutex_trylock(wh.active) == APR_SUCCESS;
+        }
+        /* Deliveries give way to scans (QRT_WEBHOOK_SLICE): a pause after each slice of
+         * CPU while scans keep the committer busy and the CPU is contended (between
+         * steps: no lock held, no transaction open). */
+        if (now >= busy_at) {
+            qrt_queue_t *q = qrt_scan_queue();
+            apr_uint32_t batches = q ? qrt_queue_batches_done(q) : 0;
+            apr_int64_t ran = 0, waited = -1;
+
+            wh_sched(&ran, &waited);
+            busy = q && seen_at
+                   && qrt_webhook_give_way(batches - seen_batches, now - seen_at,
+                                           ran - seen_ran, waited < 0 ? -1
+                                                                      : waited - seen_waited);
+            seen_batches = batches;
+            seen_ran = ran;
+            seen_waited = waited;
+            seen_at = now;
+            busy_at = now + WH_BUSY_EVERY;
+            if (!busy) {
+                cpu_mark = wh_cpu();
+            }
+        }
+        if (busy && wh_cpu() - cpu_mark >= QRT_WEBHOOK_SLICE) {
+            apr_sleep(QRT_WEBHOOK_PAUSE);
+            cpu_mark = wh_cpu();
+            now = apr_time_now();
         }
         if (active && !db && now >= reconnect_at) {
             db = wh_connect(cp);

@@ -645,3 +645,8 @@ void qrt_queue_stats(qrt_queue_t *q, qrt_queue_stats_t *st)
     st->batches = sh->takes;
     queue_unlock(sh);
 }
+
+apr_uint32_t qrt_queue_batches_done(qrt_queue_t *q)
+{
+    return __atomic_load_n(&q->shm->done, __ATOMIC_RELAXED);
+}

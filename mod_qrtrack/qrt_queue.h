@@ -115,5 +115,8 @@ void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
 /* Wakes every sleeping writer (a child stopping). */
 void qrt_queue_wake_all(qrt_queue_t *q);
 void qrt_queue_stats(qrt_queue_t *q, qrt_queue_stats_t *st);
+/* Batches committed so far (a count that wraps), read without the queue's lock: how
+ * busy its committer is, for work that should give way to scans. */
+apr_uint32_t qrt_queue_batches_done(qrt_queue_t *q);
 
 #endif

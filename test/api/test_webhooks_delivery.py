@@ -556,3 +556,44 @@ def test_disabling_a_webhook_drops_its_pending_events(srv):
         assert len(rec.got("/disable-drops")) == 1
     finally:
         rec.stop()
+
+
+def test_deliveries_go_on_while_scans_keep_the_server_busy(srv, receiver):
+    """Scans from 16 keep-alive clients for 4 s with a scan.created webhook: deliveries
+    give way to the scans (docs/api.md) but are not starved meanwhile, and every visit's
+    event is delivered once the scans stop."""
+    with Api(srv, srv.token("acme")) as api:
+        r = api.post("/tracker", json={"redirect_url": "https://example.com/busy"})
+        assert r.status_code == 200, r.text
+        t = r.json()
+    wid, _ = wh.add_webhook(srv, receiver.url("/busy"), events=("scan.created",))
+    stop, scanned, errors = time.monotonic() + 4, [0], []
+
+    def scan():
+        with requests.Session() as s:
+            while time.monotonic() < stop:
+                try:
+                    r = s.get(t["scan_url"], allow_redirects=False, timeout=10)
+                except requests.RequestException as e:
+                    errors.append(repr(e))
+                    return
+                if r.status_code != 302:
+                    errors.append(r.status_code)
+                    return
+                scanned[0] += 1
+
+    threads = [threading.Thread(target=scan) for _ in range(16)]
+    for th in threads:
+        th.start()
+    time.sleep(2)
+    during = len(receiver.got("/busy"))
+    for th in threads:
+        th.join()
+    assert not errors, errors[:5]
+    assert during > 0, "no delivery while the scans ran"
+    visits = int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                         % t["tracker_id"]).strip())
+    assert visits >= scanned[0] > 0
+    wait_until(lambda: len({r[2]["webhook-id"] for r in receiver.got("/busy")}) >= visits,
+               timeout=60, interval=0.5, what=lambda: "%d visits' events delivered of %d"
+               % (len(receiver.got("/busy")), visits))

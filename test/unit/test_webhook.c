@@ -58,6 +58,29 @@ START_TEST(secrets_and_message_ids)
 }
 END_TEST
 
+/* Giving way: QRT_WEBHOOK_BUSY_RATE batches a second or more, and a worker that waited
+ * to run at least as long as it ran (or a system that does not tell). */
+START_TEST(deliveries_give_way_to_busy_scans)
+{
+    apr_int64_t ms50 = apr_time_from_msec(50);
+    apr_uint32_t per50 = QRT_WEBHOOK_BUSY_RATE / 20;
+
+    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 1000, 1000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 1000, 5000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 1000, -1), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 1000, 999), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 0, 0), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per50 - 1, ms50, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(0, ms50, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(1000, 0, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(1000, apr_time_from_sec(10), 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(3000, apr_time_from_sec(10), 1000, 5000), 1);
+    /* a count that wrapped: the caller's unsigned difference */
+    ck_assert_int_eq(qrt_webhook_give_way((apr_uint32_t)(per50 - 2 - 0xFFFFFFFEu), ms50,
+                                          1000, 5000), 1);
+}
+END_TEST
+
 /* A batch's ids, drawn at once: each well formed, none the same as another. */
 START_TEST(message_ids_of_a_batch)
 {
@@ -169,6 +192,7 @@ static Suite *webhook_suite(void)
     tcase_add_test(tc, event_names);
     tcase_add_test(tc, secrets_and_message_ids);
     tcase_add_test(tc, message_ids_of_a_batch);
+    tcase_add_test(tc, deliveries_give_way_to_busy_scans);
     tcase_add_test(tc, urls);
     tcase_add_test(tc, literal_addresses);
     tcase_add_test(tc, bodies);

@@ -140,6 +140,9 @@ class Receiver:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # the answer's head and body go in two writes: without TCP_NODELAY the body
+            # waits for the worker's delayed ACK, some 40 ms a delivery
+            disable_nagle_algorithm = True
 
             def log_message(self, *a):
                 pass
