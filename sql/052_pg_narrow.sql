@@ -1,10 +1,12 @@
--- mod_qrtrack schema, version 52 (PostgreSQL; SQLite only takes the number): narrower visit rows.
+-- mod_qrtrack schema, version 52 (PostgreSQL; SQLite only takes the number): narrower rows.
 -- - visit_rows made again with 4-byte tracker and dictionary ids, its 8-byte columns first
 --   and the two smallints last, so no column pads: a row and the entries of the indexes
 --   that pair the tracker with a dictionary id (visits_ua, _place, _ref, _ip) or hold
 --   both (visits_tracker_visitor) take 8 to 24 bytes less. Its rows go in in id order
 --   (the writers' order) and its primary key, appended to at its end, fills its pages.
 -- - visit_dict_counts likewise: its count first, 4-byte tracker and dictionary ids.
+-- - agg_cnt likewise: its counters first, then 4-byte account, day bucket and tracker, the
+--   kind and level, the value; its keys lose their padding (16 bytes an entry).
 -- The view visits and its triggers are made again over the new table, as they were.
 {{PGSQL}}DROP VIEW IF EXISTS visits;
 {{PGSQL}}CREATE TABLE visit_rows52 (id BIGINT NOT NULL, visit_start BIGINT NOT NULL, visitor BIGINT NOT NULL, tracker_id INTEGER NOT NULL, ua_id INTEGER NOT NULL, place_id INTEGER NOT NULL, ref_id INTEGER, ip_id INTEGER, dest_id INTEGER, click SMALLINT NOT NULL, bot SMALLINT NOT NULL);
@@ -37,4 +39,11 @@
 {{PGSQL}}ALTER TABLE visit_dict_counts52 RENAME TO visit_dict_counts;
 {{PGSQL}}ALTER TABLE visit_dict_counts ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
 {{PGSQL}}CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts (d, id);
+{{PGSQL}}CREATE TABLE agg_cnt52 (scans BIGINT NOT NULL, clicks BIGINT NOT NULL, first_visits BIGINT NOT NULL, followed_visits BIGINT NOT NULL, account_id INTEGER NOT NULL, bucket INTEGER NOT NULL, tracker_id INTEGER NOT NULL, kind SMALLINT NOT NULL, level SMALLINT NOT NULL, value VARCHAR(255) NOT NULL);
+{{PGSQL}}INSERT INTO agg_cnt52 (scans, clicks, first_visits, followed_visits, account_id, bucket, tracker_id, kind, level, value) SELECT scans, clicks, first_visits, followed_visits, account_id, bucket, tracker_id, kind, level, value FROM agg_cnt ORDER BY account_id, kind, level, bucket, tracker_id, value;
+{{PGSQL}}DROP TABLE agg_cnt;
+{{PGSQL}}ALTER TABLE agg_cnt52 RENAME TO agg_cnt;
+{{PGSQL}}ALTER TABLE agg_cnt ADD CONSTRAINT agg_cnt_pkey PRIMARY KEY (account_id, kind, level, bucket, tracker_id, value);
+{{PGSQL}}CREATE INDEX agg_cnt_grp ON agg_cnt (account_id, tracker_id, kind, level, bucket);
+{{PGSQL}}CREATE INDEX agg_cnt_account_days ON agg_cnt (level, bucket, account_id) WHERE kind = 2;
 UPDATE qrt_schema SET version = 52;

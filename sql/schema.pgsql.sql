@@ -106,13 +106,13 @@ CREATE TABLE agg_blob (
 );
 
 CREATE TABLE agg_cnt (
-    account_id bigint NOT NULL,
-    bucket bigint NOT NULL,
-    tracker_id bigint NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL,
     first_visits bigint NOT NULL,
     followed_visits bigint NOT NULL,
+    account_id integer NOT NULL,
+    bucket integer NOT NULL,
+    tracker_id integer NOT NULL,
     kind smallint NOT NULL,
     level smallint NOT NULL,
     value character varying(255) NOT NULL

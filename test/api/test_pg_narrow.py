@@ -1,5 +1,6 @@
-"""Narrower visit rows (PostgreSQL; SQLite only takes the number): visit_rows and
-visit_dict_counts hold 4-byte tracker and dictionary ids. A database of the schema before
+"""Narrower rows (PostgreSQL; SQLite only takes the number): visit_rows and
+visit_dict_counts hold 4-byte tracker and dictionary ids, agg_cnt 4-byte accounts, buckets
+and trackers. A database of the schema before
 (8-byte ids) upgrades with every answer unchanged, its counts still what the visits say,
 and the migration runs again over its own result as well; visits written after it go
 through every path (scans, imports, the view written by hand)."""
@@ -15,7 +16,8 @@ from lib.env import SQL_DIR
 from lib.visits import T0, import_visits, listing, new_tracker, visit
 
 NARROW = {"visit_rows": ("tracker_id", "ua_id", "place_id", "ref_id", "ip_id", "dest_id"),
-          "visit_dict_counts": ("tracker_id", "id")}
+          "visit_dict_counts": ("tracker_id", "id"),
+          "agg_cnt": ("account_id", "bucket", "tracker_id")}
 
 # the visits view goes with the types of its columns (the migration makes it again)
 WIDE = "DROP VIEW visits; " + " ".join(
@@ -32,9 +34,9 @@ def own_version():
 
 
 def types(srv):
-    out = srv.sql("SELECT table_name || '.' || column_name || '=' || data_type FROM "
+    out = srv.sql("SELECT table_name || '.' || column_name || '=' || udt_name FROM "
                   "information_schema.columns WHERE table_name IN ('visit_rows', "
-                  "'visit_dict_counts') ORDER BY 1").split()
+                  "'visit_dict_counts', 'agg_cnt') ORDER BY 1").split()
     return dict(x.split("=", 1) for x in out)
 
 
@@ -82,10 +84,10 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             tids = (t1["tracker_id"], t2["tracker_id"])
             before = answers(a, tids)
             narrow = types(srv)
-            assert set(narrow.values()) == {"bigint", "integer", "smallint"}
+            assert set(narrow.values()) == {"int8", "int4", "int2", "varchar"}
             srv.stop()
             srv.sql(WIDE + " UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
-            assert types(srv)["visit_rows.ua_id"] == "bigint"
+            assert types(srv)["visit_rows.ua_id"] == types(srv)["agg_cnt.bucket"] == "int8"
             srv.start()
             assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
             assert types(srv) == narrow
