@@ -117,3 +117,38 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             assert listing(a, t1["tracker_id"], search="narrow-0", rows=10)["meta"]["total"] == 0
     finally:
         srv.cleanup()
+
+
+# ids past a 4-byte integer (and the largest 8-byte one): unknown, never a database error
+HUGE = (2 ** 31 - 1, 2 ** 31, 2 ** 32 + 1, 2 ** 40, 2 ** 63 - 1)
+
+
+def test_ids_past_four_bytes_are_unknown_not_errors(server, api):
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    for big in HUGE:
+        for path in ("/visits/tracker/%d", "/visits/tracker/%d/download/csv",
+                     "/tracker/analytics/%d"):
+            r = api.get(path % big)
+            assert r.status_code == 404, (path, big, r.status_code, r.text)
+        for path, extra in [("/report/", {"report": "name"}),
+                            ("/report/", {"report": "browser"}),
+                            ("/report/tag-crosstab", {"row": "a", "col": "b"}),
+                            ("/dashboard/scansAnalytics", {})]:
+            r = api.get(path, params=dict(extra, **{"trackers[]": [tid, big]}))
+            assert r.status_code == 403, (path, big, r.status_code, r.text)
+            assert r.json()["message"]
+        r = api.get("/visits/tracker/%d" % tid, params={"since_id": big})
+        assert r.status_code == 200, (big, r.text)
+        assert r.json()["data"] == []
+        path = os.path.join(server.dir, "huge-%d.jsonl" % big)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", '
+                    '"source": "scan"}\n' % big)
+        os.chmod(path, 0o644)
+        try:
+            p = server.admin("visits", "import", path, check=False)
+        finally:
+            os.unlink(path)
+        assert p.returncode != 0 and "line 1: bad tracker_id" in p.stderr, (big, p.stderr)
+    assert listing(api, tid)["meta"]["total"] == 0
