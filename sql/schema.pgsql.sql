@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 49: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 52: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -106,13 +106,13 @@ CREATE TABLE agg_blob (
 );
 
 CREATE TABLE agg_cnt (
-    account_id bigint NOT NULL,
-    bucket bigint NOT NULL,
-    tracker_id bigint NOT NULL,
     scans bigint NOT NULL,
     clicks bigint NOT NULL,
     first_visits bigint NOT NULL,
     followed_visits bigint NOT NULL,
+    account_id integer NOT NULL,
+    bucket integer NOT NULL,
+    tracker_id integer NOT NULL,
     kind smallint NOT NULL,
     level smallint NOT NULL,
     value character varying(255) NOT NULL
@@ -338,10 +338,10 @@ CREATE SEQUENCE visit_destinations_id_seq
 ALTER SEQUENCE visit_destinations_id_seq OWNED BY visit_destinations.id;
 
 CREATE TABLE visit_dict_counts (
-    tracker_id bigint NOT NULL,
-    d smallint NOT NULL,
-    id bigint NOT NULL,
-    n bigint NOT NULL
+    n bigint NOT NULL,
+    tracker_id integer NOT NULL,
+    id integer NOT NULL,
+    d smallint NOT NULL
 );
 
 CREATE TABLE visit_dict_gen (
@@ -400,16 +400,16 @@ ALTER SEQUENCE visit_referers_id_seq OWNED BY visit_referers.id;
 
 CREATE TABLE visit_rows (
     id bigint NOT NULL,
-    tracker_id bigint NOT NULL,
     visit_start bigint NOT NULL,
-    click smallint NOT NULL,
-    bot smallint NOT NULL,
     visitor bigint NOT NULL,
-    ua_id bigint NOT NULL,
-    place_id bigint NOT NULL,
-    ref_id bigint,
-    ip_id bigint,
-    dest_id bigint
+    tracker_id integer NOT NULL,
+    ua_id integer NOT NULL,
+    place_id integer NOT NULL,
+    ref_id integer,
+    ip_id integer,
+    dest_id integer,
+    click smallint NOT NULL,
+    bot smallint NOT NULL
 );
 
 CREATE SEQUENCE visit_rows_id_seq
@@ -704,7 +704,7 @@ ALTER TABLE ONLY visit_referers
     ADD CONSTRAINT visit_referers_referer_key UNIQUE (referer);
 
 ALTER TABLE ONLY visit_rows
-    ADD CONSTRAINT visit_rows_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT visit_rows_pkey PRIMARY KEY (id) WITH (fillfactor='100');
 
 ALTER TABLE ONLY visit_uas
     ADD CONSTRAINT visit_uas_k_key UNIQUE (k);
