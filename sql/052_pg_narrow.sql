@@ -1,16 +1,16 @@
 -- mod_qrtrack schema, version 52 (PostgreSQL; SQLite only takes the number): narrower rows.
--- - visit_rows made again with 4-byte tracker and dictionary ids, its 8-byte columns first
---   and the two smallints last, so no column pads: a row and the entries of the indexes
---   that pair the tracker with a dictionary id (visits_ua, _place, _ref, _ip) or hold
---   both (visits_tracker_visitor) take 8 to 24 bytes less. Its rows go in in id order
---   (the writers' order) and its primary key, appended to at its end, fills its pages.
--- - visit_dict_counts likewise: its count first, 4-byte tracker and dictionary ids.
+-- - visit_rows made again with a 4-byte tracker id, its 8-byte columns first and the two
+--   smallints last, so no column pads. Its rows go in in id order (the writers' order) and
+--   its primary key, appended to at its end, fills its pages. The dictionary ids stay 8
+--   bytes: a dictionary's sequence takes an id for every new string (a referer with a click
+--   id is one a visit) and for some strings already there, so 4 bytes could run out.
+-- - visit_dict_counts likewise: its count and dictionary id first, a 4-byte tracker id.
 -- - agg_cnt likewise: its counters first, then 4-byte account, day bucket and tracker, the
 --   kind and level, the value; its keys lose their padding (16 bytes an entry).
 -- The view visits and its triggers are made again over the new table, as they were.
 {{PGSQL}}DROP VIEW IF EXISTS visits;
-{{PGSQL}}CREATE TABLE visit_rows52 (id BIGINT NOT NULL, visit_start BIGINT NOT NULL, visitor BIGINT NOT NULL, tracker_id INTEGER NOT NULL, ua_id INTEGER NOT NULL, place_id INTEGER NOT NULL, ref_id INTEGER, ip_id INTEGER, dest_id INTEGER, click SMALLINT NOT NULL, bot SMALLINT NOT NULL);
-{{PGSQL}}INSERT INTO visit_rows52 (id, visit_start, visitor, tracker_id, ua_id, place_id, ref_id, ip_id, dest_id, click, bot) SELECT id, visit_start, visitor, tracker_id, ua_id, place_id, ref_id, ip_id, dest_id, click, bot FROM visit_rows ORDER BY id;
+{{PGSQL}}CREATE TABLE visit_rows52 (id BIGINT NOT NULL, visit_start BIGINT NOT NULL, visitor BIGINT NOT NULL, ua_id BIGINT NOT NULL, place_id BIGINT NOT NULL, ref_id BIGINT, ip_id BIGINT, dest_id BIGINT, tracker_id INTEGER NOT NULL, click SMALLINT NOT NULL, bot SMALLINT NOT NULL);
+{{PGSQL}}INSERT INTO visit_rows52 (id, visit_start, visitor, ua_id, place_id, ref_id, ip_id, dest_id, tracker_id, click, bot) SELECT id, visit_start, visitor, ua_id, place_id, ref_id, ip_id, dest_id, tracker_id, click, bot FROM visit_rows ORDER BY id;
 {{PGSQL}}ALTER SEQUENCE visit_rows_id_seq OWNED BY NONE;
 {{PGSQL}}DROP TABLE visit_rows;
 {{PGSQL}}ALTER TABLE visit_rows52 RENAME TO visit_rows;
@@ -33,8 +33,8 @@
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 {{PGSQL}}CREATE VIEW visits AS SELECT v.id AS id, v.tracker_id AS tracker_id, v.visit_start AS visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END AS source, i.ip AS ip, g.country AS country, g.city AS city, u.browser AS browser, u.browser_version AS browser_version, u.os AS os, u.device AS device, r.referer AS referer, u.user_agent AS user_agent, v.bot AS bot, lpad(to_hex(v.visitor), 16, '0') AS visitor, d.url AS destination FROM visit_rows v LEFT JOIN visit_ips i ON i.id = v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id LEFT JOIN visit_destinations d ON d.id = v.dest_id;
 {{PGSQL}}CREATE TRIGGER visits_write INSTEAD OF INSERT OR UPDATE OR DELETE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
-{{PGSQL}}CREATE TABLE visit_dict_counts52 (n BIGINT NOT NULL, tracker_id INTEGER NOT NULL, id INTEGER NOT NULL, d SMALLINT NOT NULL);
-{{PGSQL}}INSERT INTO visit_dict_counts52 (n, tracker_id, id, d) SELECT n, tracker_id, id, d FROM visit_dict_counts ORDER BY tracker_id, d, id;
+{{PGSQL}}CREATE TABLE visit_dict_counts52 (n BIGINT NOT NULL, id BIGINT NOT NULL, tracker_id INTEGER NOT NULL, d SMALLINT NOT NULL);
+{{PGSQL}}INSERT INTO visit_dict_counts52 (n, id, tracker_id, d) SELECT n, id, tracker_id, d FROM visit_dict_counts ORDER BY tracker_id, d, id;
 {{PGSQL}}DROP TABLE visit_dict_counts;
 {{PGSQL}}ALTER TABLE visit_dict_counts52 RENAME TO visit_dict_counts;
 {{PGSQL}}ALTER TABLE visit_dict_counts ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);

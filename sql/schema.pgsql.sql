@@ -339,8 +339,8 @@ ALTER SEQUENCE visit_destinations_id_seq OWNED BY visit_destinations.id;
 
 CREATE TABLE visit_dict_counts (
     n bigint NOT NULL,
+    id bigint NOT NULL,
     tracker_id integer NOT NULL,
-    id integer NOT NULL,
     d smallint NOT NULL
 );
 
@@ -402,12 +402,12 @@ CREATE TABLE visit_rows (
     id bigint NOT NULL,
     visit_start bigint NOT NULL,
     visitor bigint NOT NULL,
+    ua_id bigint NOT NULL,
+    place_id bigint NOT NULL,
+    ref_id bigint,
+    ip_id bigint,
+    dest_id bigint,
     tracker_id integer NOT NULL,
-    ua_id integer NOT NULL,
-    place_id integer NOT NULL,
-    ref_id integer,
-    ip_id integer,
-    dest_id integer,
     click smallint NOT NULL,
     bot smallint NOT NULL
 );

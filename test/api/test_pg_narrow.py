@@ -1,6 +1,6 @@
 """Narrower rows (PostgreSQL; SQLite only takes the number): visit_rows and
-visit_dict_counts hold 4-byte tracker and dictionary ids, agg_cnt 4-byte accounts, buckets
-and trackers. A database of the schema before
+visit_dict_counts hold 4-byte tracker ids (their dictionary ids stay 8 bytes: the
+dictionaries' sequences could outgrow 4), agg_cnt 4-byte accounts, buckets and trackers. A database of the schema before
 (8-byte ids) upgrades with every answer unchanged, its counts still what the visits say,
 and the migration runs again over its own result as well; visits written after it go
 through every path (scans, imports, the view written by hand)."""
@@ -85,6 +85,8 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             before = answers(a, tids)
             narrow = types(srv)
             assert set(narrow.values()) == {"int8", "int4", "int2", "varchar"}
+            assert narrow["visit_rows.tracker_id"] == narrow["agg_cnt.bucket"] == "int4"
+            assert narrow["visit_rows.ua_id"] == narrow["visit_dict_counts.id"] == "int8"
             srv.stop()
             srv.sql(WIDE + " UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
             assert types(srv)["visit_rows.ua_id"] == types(srv)["agg_cnt.bucket"] == "int8"
