@@ -272,10 +272,12 @@ def load_varied():
             # the import's CPU seconds (its threads), steadier than the wall on a busy machine
             cpu = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime
             assert out == str(N), out
+            # (the largest child so far: the imports, whose memory does not grow with the lines)
             print("visits bench, %s: %d varied visits over 10 trackers (%s), visits import "
-                  "in %.1f s (CPU %.1f s): %.0f visits/s (target >= %s: %s)"
+                  "in %.1f s (CPU %.1f s, max RSS %.0f MB): %.0f visits/s (target >= %s: %s)"
                   % (pg_describe(srv) if PG else "SQLite", N,
-                     "shuffled times" if shuffled else "time order", took, cpu, N / took,
+                     "shuffled times" if shuffled else "time order", took, cpu,
+                     used.ru_maxrss / 1024, N / took,
                      "40,000" if PG else "50,000",
                      "met" if N / took >= (40000 if PG else 50000) else "MISSED"), flush=True)
         except BaseException:
