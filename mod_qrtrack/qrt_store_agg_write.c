@@ -6,7 +6,8 @@
  *   - the visitor's latest earlier visit in the account (one index seek on
  *     visits (visitor, visit_start)) is the previous visit in the account; when it
  *     also has the visit's tracker, browser, country, city or tags it is the previous
- *     visit there too, else one more seek finds it;
+ *     visit there too, else one more seek finds it (on SQLite the first seek reads the
+ *     visitor's few visits before too, and the others are looked for among them first);
  *   - counters (per day, merged per batch and rolled up to 16 and 256 days), one
  *     agg_link row, agg_gaps rows for the groups where the previous visit differs,
  *     one agg_day row;
@@ -411,15 +412,161 @@ static int agg_seek_known(const agg_seeks *s, int kind, qrt_store_agg_prev_t *ou
     return 1;
 }
 
+/* SQLite: a visitor's latest visits before one, anywhere (agg_seek_visitor_recent), read
+ * with the seek of its previous visit. The previous visit on a tracker, browser, country
+ * or city is the first of them that has it; when none has it and they are all of the
+ * visitor's visits before (fewer than AGG_RECENT), there is none: a seek each is made only
+ * when neither holds. The strings of their dictionary rows are read once a batch (names). */
+#define AGG_RECENT 8
+typedef struct {
+    apr_hash_t *ua, *place;         /* dictionary id -> browser; -> country, city */
+} agg_names;
+
+typedef struct {
+    int n;                          /* rows read; -1: not usable */
+    agg_seek_row r[AGG_RECENT];
+    apr_int64_t ua, place;          /* the visit's own dictionary ids */
+    agg_names *names;
+} agg_recent;
+
+static apr_status_t agg_recent_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_recent *rc = ctx;
+
+    if (rc->n < AGG_RECENT) {
+        agg_seek_fill(&rc->r[rc->n++], db, row, 0);
+    }
+    return APR_SUCCESS;
+}
+
+/* The previous visit on tracker among rc's: 1 when they tell. */
+static int agg_recent_tracker(const agg_recent *rc, apr_int64_t tracker,
+                              qrt_store_agg_prev_t *out)
+{
+    int i;
+
+    if (!rc || rc->n < 0) {
+        return 0;
+    }
+    for (i = 0; i < rc->n; i++) {
+        if (rc->r[i].tracker == tracker) {
+            out->has = 1;
+            out->same = 0;
+            out->t = rc->r[i].t;
+            return 1;
+        }
+    }
+    if (rc->n < AGG_RECENT) {
+        memset(out, 0, sizeof(*out));
+        return 1;
+    }
+    return 0;
+}
+
+static apr_status_t agg_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    const char **s = ctx;
+
+    s[0] = qrt_store_agg_acc_col(db, row, 0);
+    s[1] = qrt_store_agg_acc_col(db, row, 1);
+    return APR_SUCCESS;
+}
+
+/* The value of kind (SEEK_BR, SEEK_CO, SEEK_CI) of a visit whose dictionary rows are
+ * r's: x's own when r has x's rows, else from the batch's names (read once each). */
+static apr_status_t agg_recent_value(qrt_db_t *db, apr_pool_t *p, const agg_recent *rc,
+                                     const agg_seek_row *r, const qrt_agg_visit_t *x,
+                                     int kind, const char **out)
+{
+    int br = kind == SEEK_BR;
+    apr_int64_t id = br ? r->ua : r->place;
+    apr_hash_t *h = br ? rc->names->ua : rc->names->place;
+    const char **s;
+
+    if (br ? r->ua == rc->ua : r->place == rc->place) {
+        *out = br ? x->browser : kind == SEEK_CO ? x->country : x->city;
+        return APR_SUCCESS;
+    }
+    s = apr_hash_get(h, &id, sizeof(id));
+    if (!s) {
+        const void *args[] = { &id };
+        apr_int64_t *key = apr_pmemdup(p, &id, sizeof(id));
+        apr_status_t rv;
+
+        /* ("" when the row is not there, as the seeks' LEFT JOIN reads it) */
+        s = apr_palloc(p, 2 * sizeof(*s));
+        s[0] = s[1] = "";
+        rv = qrt_db_each(db, p, br ? SQL_agg_ua_browser : SQL_agg_place_names, args,
+                         agg_name_row, (void *)s);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        s[0] = apr_pstrdup(p, s[0]);
+        s[1] = apr_pstrdup(p, s[1]);
+        apr_hash_set(h, key, sizeof(*key), s);
+    }
+    *out = br || kind == SEEK_CO ? s[0] : s[1];
+    return APR_SUCCESS;
+}
+
+/* The previous visit in the account with value val of kind among rc's: *told 1 when
+ * they tell. */
+static apr_status_t agg_recent_dim(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                   const agg_recent *rc, const qrt_agg_visit_t *x,
+                                   apr_int64_t account, int kind, const char *val,
+                                   qrt_store_agg_prev_t *out, int *told)
+{
+    int i;
+
+    *told = 0;
+    if (!rc || rc->n < 0) {
+        return APR_SUCCESS;
+    }
+    for (i = 0; i < rc->n; i++) {
+        qrt_store_agg_trk_t *k;
+        const char *had;
+        apr_status_t rv = qrt_store_agg_acc_trk_get(db, p, trk, rc->r[i].tracker, 0, &k);
+
+        if (rv == APR_NOTFOUND) {
+            db->error = NULL;
+            continue;               /* (not aggregated: not in the account's groups) */
+        }
+        if (rv == APR_SUCCESS && k->account != account) {
+            continue;
+        }
+        if (rv == APR_SUCCESS) {
+            rv = agg_recent_value(db, p, rc, &rc->r[i], x, kind, &had);
+        }
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (!strcmp(had, val)) {
+            out->has = 1;
+            out->same = 0;
+            out->t = rc->r[i].t;
+            *told = 1;
+            return APR_SUCCESS;
+        }
+    }
+    if (rc->n < AGG_RECENT) {
+        memset(out, 0, sizeof(*out));
+        *told = 1;
+    }
+    return APR_SUCCESS;
+}
+
 /* The previous visit in one dimension (browser, country or city): the previous
  * visit in the account when that one had the same value, else one more seek. */
-static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                 const qrt_agg_visit_t *x, apr_int64_t account,
-                                 const char *last_val, const char *val,
+static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                 const qrt_visit_t *v, const qrt_agg_visit_t *x,
+                                 apr_int64_t account, const char *last_val, const char *val,
                                  const char *label, const qrt_store_agg_prev_t *in_account,
-                                 const agg_seeks *s, int kind, qrt_store_agg_prev_t *out)
+                                 const agg_seeks *s, const agg_recent *rc, int kind,
+                                 qrt_store_agg_prev_t *out)
 {
     const void *args[] = { &v->visitor, &account, &x->id, val };
+    apr_status_t rv;
+    int told;
 
     if (!strcmp(last_val, val)) {
         *out = *in_account;
@@ -427,6 +574,10 @@ static apr_status_t agg_prev_dim(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t 
     }
     if (agg_seek_known(s, kind, out)) {
         return APR_SUCCESS;
+    }
+    rv = agg_recent_dim(db, p, trk, rc, x, account, kind, val, out, &told);
+    if (rv != APR_SUCCESS || told) {
+        return rv;
     }
     return agg_seek(db, p, label, args, out);
 }
@@ -458,20 +609,37 @@ static apr_status_t agg_seek_account(qrt_db_t *db, apr_pool_t *p, apr_hash_t *tr
     return qrt_db_each(db, p, SQL_agg_seek_visitor_in_account, a_args, agg_seek_a_row, last);
 }
 
-/* The visitor's latest visit before id in the account. */
+/* The visitor's latest visit before id in the account; with rc (SQLite), the visits
+ * before it anywhere too (rc->n -1 when the latest is not in the account). */
 static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                   apr_int64_t visitor, apr_int64_t account, apr_int64_t id,
-                                  agg_seek_row *last)
+                                  agg_seek_row *last, agg_recent *rc)
 {
     const void *args[] = { &visitor, &id };
     apr_status_t rv;
 
     memset(last, 0, sizeof(*last));
-    rv = qrt_db_each(db, p, SQL_agg_seek_visitor, args, agg_seek_a_row, last);
+    if (rc) {
+        apr_int64_t limit = AGG_RECENT;
+        const void *rargs[] = { &visitor, &id, &limit };
+
+        rc->n = 0;
+        rv = qrt_db_each(db, p, SQL_agg_seek_visitor_recent, rargs, agg_recent_row, rc);
+        if (rv == APR_SUCCESS && rc->n > 0) {
+            *last = rc->r[0];
+        }
+    }
+    else {
+        rv = qrt_db_each(db, p, SQL_agg_seek_visitor, args, agg_seek_a_row, last);
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    return agg_seek_account(db, p, trk, visitor, account, id, last);
+    rv = agg_seek_account(db, p, trk, visitor, account, id, last);
+    if (rc && rc->n > 0 && (!last->has || last->id != rc->r[0].id)) {
+        rc->n = -1;                 /* (sought again in the account) */
+    }
+    return rv;
 }
 
 /* A batch's visitors' previous visits sought at once (PostgreSQL). */
@@ -698,7 +866,7 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
                                       const qrt_visit_t *v, const qrt_agg_visit_t *x,
                                       apr_int64_t account, int *is_new,
                                       const agg_seek_row *last, const agg_seeks *s,
-                                      qrt_store_agg_prevs_t *pv)
+                                      const agg_recent *rc, qrt_store_agg_prevs_t *pv)
 {
     qrt_store_agg_trk_t *lk;
     apr_status_t rv = APR_SUCCESS;
@@ -722,22 +890,23 @@ static apr_status_t agg_prevs_inorder(qrt_db_t *db, apr_pool_t *p, apr_hash_t *t
         }
     }
     else if (*is_new <= 0) {
-        rv = agg_seek_tracker(db, p, v, x, s, &pv->tr);
+        rv = agg_recent_tracker(rc, x->tracker, &pv->tr) ? APR_SUCCESS
+             : agg_seek_tracker(db, p, v, x, s, &pv->tr);
         if (*is_new < 0) {
             *is_new = !pv->tr.has;
         }
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_prev_dim(db, p, v, x, account, last->browser, x->browser,
-                          SQL_agg_seek_visitor_browser, &pv->a, s, SEEK_BR, &pv->br);
+        rv = agg_prev_dim(db, p, trk, v, x, account, last->browser, x->browser,
+                          SQL_agg_seek_visitor_browser, &pv->a, s, rc, SEEK_BR, &pv->br);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_prev_dim(db, p, v, x, account, last->country, x->country,
-                          SQL_agg_seek_visitor_country, &pv->a, s, SEEK_CO, &pv->co);
+        rv = agg_prev_dim(db, p, trk, v, x, account, last->country, x->country,
+                          SQL_agg_seek_visitor_country, &pv->a, s, rc, SEEK_CO, &pv->co);
     }
     if (rv == APR_SUCCESS) {
-        rv = agg_prev_dim(db, p, v, x, account, last->city, x->city,
-                          SQL_agg_seek_visitor_city, &pv->a, s, SEEK_CI, &pv->ci);
+        rv = agg_prev_dim(db, p, trk, v, x, account, last->city, x->city,
+                          SQL_agg_seek_visitor_city, &pv->a, s, rc, SEEK_CI, &pv->ci);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_store_agg_acc_trk_get(db, p, trk, last->tracker, 0, &lk);
@@ -819,6 +988,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     apr_array_header_t *defers;     /* agg_defer *, in the order found */
     agg_batch_reads br = { NULL, NULL, NULL };     /* PostgreSQL: the batch's seeks */
     agg_seeks *seeks = NULL;
+    agg_names *names = NULL;        /* SQLite: agg_recent's strings */
     apr_int64_t base = 0;
     apr_status_t rv = APR_SUCCESS;
     int i, need_ids = 0;
@@ -835,6 +1005,11 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     batch_last = apr_hash_make(sp);
     deferred = apr_hash_make(sp);
     defers = apr_array_make(sp, 4, sizeof(agg_defer *));
+    if (qrt_dialect_embedded(db->driver)) {
+        names = apr_palloc(sp, sizeof(*names));
+        names->ua = apr_hash_make(sp);
+        names->place = apr_hash_make(sp);
+    }
     if (need_ids) {
         /* The batch's rows are the newest: ids follow the insertion order. */
         const void *args[] = { NULL };
@@ -859,6 +1034,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         qrt_store_agg_prevs_t pv;
         qrt_store_agg_trk_t *k;
         apr_int64_t *seen_key;
+        agg_recent recent, *rc = NULL;
 
         if (v[i].bot) {
             continue;
@@ -916,7 +1092,13 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             rv = agg_seek_account(db, sp, trk, v[i].visitor, k->account, x.id, &last);
         }
         else {
-            rv = agg_seek_prev(db, sp, trk, v[i].visitor, k->account, x.id, &last);
+            if (names) {
+                rc = &recent;
+                rc->ua = dict_ids[2 * i];
+                rc->place = dict_ids[2 * i + 1];
+                rc->names = names;
+            }
+            rv = agg_seek_prev(db, sp, trk, v[i].visitor, k->account, x.id, &last, rc);
         }
         if (rv != APR_SUCCESS) {
             break;
@@ -926,7 +1108,9 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             if (is_new[i] < 0) {
                 qrt_store_agg_prev_t tr;
 
-                rv = agg_seek_tracker(db, sp, &v[i], &x, seeks ? &seeks[i] : NULL, &tr);
+                if (!agg_recent_tracker(rc, x.tracker, &tr)) {
+                    rv = agg_seek_tracker(db, sp, &v[i], &x, seeks ? &seeks[i] : NULL, &tr);
+                }
                 is_new[i] = !tr.has;
             }
             d = apr_pcalloc(sp, sizeof(*d));
@@ -938,11 +1122,20 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
             APR_ARRAY_PUSH(defers, agg_defer *) = d;
             continue;
         }
-        if (last.has) {
-            rv = agg_last_names(db, sp, &last, &x, dict_ids[2 * i], dict_ids[2 * i + 1]);
-            if (rv != APR_SUCCESS) {
-                break;
+        if (last.has && rc && rc->n > 0) {
+            rv = agg_recent_value(db, sp, rc, &rc->r[0], &x, SEEK_BR, &last.browser);
+            if (rv == APR_SUCCESS) {
+                rv = agg_recent_value(db, sp, rc, &rc->r[0], &x, SEEK_CO, &last.country);
             }
+            if (rv == APR_SUCCESS) {
+                rv = agg_recent_value(db, sp, rc, &rc->r[0], &x, SEEK_CI, &last.city);
+            }
+        }
+        else if (last.has) {
+            rv = agg_last_names(db, sp, &last, &x, dict_ids[2 * i], dict_ids[2 * i + 1]);
+        }
+        if (rv != APR_SUCCESS) {
+            break;
         }
         seen = apr_palloc(sp, sizeof(*seen));
         seen->has = 1;
@@ -956,7 +1149,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
         seen->city = x.city;
         apr_hash_set(batch_last, seen_key, 2 * sizeof(*seen_key), seen);
         rv = agg_prevs_inorder(db, sp, trk, &v[i], &x, k->account, &is_new[i], &last,
-                               seeks ? &seeks[i] : NULL, &pv);
+                               seeks ? &seeks[i] : NULL, rc, &pv);
         if (rv == APR_SUCCESS) {
             qrt_store_agg_acc_emit(a, 1, k->account, &x, &pv);
         }

@@ -33,6 +33,15 @@ SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT 1
 
+-- the same with the visits before it, latest first (SQLite's write path): where the previous
+-- visit on a tracker, browser, country or city is among them, no seek of its own is made
+-- name: agg_seek_visitor_recent
+SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
+    FROM visit_rows v
+    WHERE v.visitor = %lld AND v.bot = 0 AND v.id < %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld
+
 -- name: agg_ua_browser
 SELECT COALESCE(browser, '')
     FROM visit_uas
