@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 49: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 50: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -756,6 +756,8 @@ CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts USING btree (d, id);
 CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
+
+CREATE INDEX visits_dest ON visit_rows USING btree (visit_start) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id, visit_start, id) WHERE (ip_id IS NOT NULL);
 
