@@ -750,3 +750,7 @@ def test_destination_windows_are_exact(server, acct, seed):
     acct.load([visit(now - rng.randrange(30 * DAY)) for _ in range(40)])
     for s, e, off, covered in any_windows(rng, 6, now, ids):
         check(acct, "destination", s, e, off, covered)
+    # A tracker deleted: its visits are no one's any more.
+    acct.delete(ids[0])
+    for s, e, off, covered in any_windows(rng, 4, now, ids[1:]) + [(None, None, 0, None)]:
+        check(acct, "destination", s, e, off, covered)
