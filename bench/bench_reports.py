@@ -522,12 +522,13 @@ def main():
                dict(mid_week, report="browser", **{"trackers[]": ids}), rows)
         figure("dashboard, 10 trackers, 30 days", "/dashboard/scansAnalytics",
                {"dateStart": "2026-12-02", "dateEnd": "2026-12-31", "trackers": ids}, kp)
-        # report=destination has no aggregates: it reads the covered trackers' visits in
-        # the window, so it is shown beside the target, not held to it.
+        # report=destination over listed trackers reads their visits in the window, so
+        # it is shown beside the target, not held to it; over all trackers it takes the
+        # aggregates and reads the visits that went to a destination alone (schema 50).
         figure("report=destination, 10 trackers, week", "/report/",
                dict(mid_week, report="destination", **{"trackers[]": ids}), rows, False)
         figure("report=destination, last week", "/report/",
-               dict(last_week, report="destination"), rows, False)
+               dict(last_week, report="destination"), rows)
         print("  slowest report figure: %.1f ms (%s target < %.0f ms: %s)"
               % (worst, "PostgreSQL" if PG else "SQLite", TARGET_MS,
                  "met" if worst < TARGET_MS else "MISSED"), flush=True)
