@@ -13,7 +13,7 @@ typedef struct {
     apr_int64_t scans, clicks, uniques;
 } vg_group;
 
-/* A (group, visitor) pair; group 0: an empty slot (groups are numbered from 1). */
+/* A visit's (group, visitor) pair; groups are numbered from 1. */
 typedef struct {
     apr_uint64_t visitor;
     apr_uint32_t group;
@@ -24,9 +24,10 @@ struct qrt_vgroups_t {
     apr_uint32_t ngroups, gcap;
     apr_uint32_t *gslot;            /* hash of keys: group numbers, 0 empty */
     apr_size_t gslots;
-    vg_pair *pairs;
+    vg_pair *pairs;                 /* every visit's, as added */
     apr_size_t pcap, npairs, max;
     apr_uint32_t last;              /* the group of the previous add */
+    int counted;                    /* the groups' uniques are counted */
 };
 
 static apr_uint64_t vg_hash(const char *s, apr_size_t n)
@@ -61,7 +62,7 @@ qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
     g->max = max;
     g->groups = malloc((g->gcap + 1) * sizeof(*g->groups));
     g->gslot = calloc(g->gslots, sizeof(*g->gslot));
-    g->pairs = calloc(g->pcap, sizeof(*g->pairs));
+    g->pairs = malloc(g->pcap * sizeof(*g->pairs));
     if (!g->groups || !g->gslot || !g->pairs) {
         qrt_vgroups_free(g);
         return NULL;
@@ -141,48 +142,99 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     return g->ngroups;
 }
 
-/* Adds the pair (group, visitor): 1 when new, 0 when known, -1 past max or without
- * memory. */
+/* Appends the pair (group, visitor): 0, or -1 past max or without memory. */
 static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t group, apr_uint64_t visitor)
 {
-    apr_size_t mask = g->pcap - 1, i;
-
-    for (i = (apr_size_t)vg_mix(visitor ^ ((apr_uint64_t)group << 40)) & mask;
-         g->pairs[i].group; i = (i + 1) & mask) {
-        if (g->pairs[i].group == group && g->pairs[i].visitor == visitor) {
-            return 0;
-        }
-    }
     if (g->npairs >= g->max) {
         return -1;
     }
-    if ((g->npairs + 1) * 2 > g->pcap) {
-        apr_size_t n = g->pcap * 2, j, k;
-        vg_pair *more = calloc(n, sizeof(*more));
+    if (g->npairs == g->pcap) {
+        vg_pair *more = realloc(g->pairs, g->pcap * 2 * sizeof(*more));
 
         if (!more) {
             return -1;
         }
-        for (k = 0; k < g->pcap; k++) {
-            vg_pair *e = &g->pairs[k];
-
-            if (!e->group) {
-                continue;
-            }
-            for (j = (apr_size_t)vg_mix(e->visitor ^ ((apr_uint64_t)e->group << 40)) & (n - 1);
-                 more[j].group; j = (j + 1) & (n - 1)) {
-            }
-            more[j] = *e;
-        }
-        free(g->pairs);
         g->pairs = more;
-        g->pcap = n;
-        return vg_pair_add(g, group, visitor);
+        g->pcap *= 2;
     }
-    g->pairs[i].group = group;
-    g->pairs[i].visitor = visitor;
+    g->pairs[g->npairs].visitor = visitor;
+    g->pairs[g->npairs].group = group;
     g->npairs++;
-    return 1;
+    return 0;
+}
+
+/* Each group's distinct visitors: the pairs sorted by visitor (a byte at a time, the
+ * bytes every visitor shares skipped), then by group keeping that order; a group's
+ * visitors are then runs. Sequential passes over the pairs, no random probes. */
+static int vg_count(qrt_vgroups_t *g)
+{
+    apr_size_t n = g->npairs, i, count[256], *gstart;
+    vg_pair *tmp, *a = g->pairs, *b;
+    apr_uint32_t k;
+    int shift;
+
+    if (g->counted) {
+        return 0;
+    }
+    tmp = malloc((n + 1) * sizeof(*tmp));
+    gstart = calloc((apr_size_t)g->ngroups + 2, sizeof(*gstart));
+    if (!tmp || !gstart) {
+        free(tmp);
+        free(gstart);
+        return -1;
+    }
+    b = tmp;
+    for (shift = 0; shift < 64; shift += 8) {
+        apr_size_t sum = 0;
+        vg_pair *swap;
+
+        memset(count, 0, sizeof(count));
+        for (i = 0; i < n; i++) {
+            count[(a[i].visitor >> shift) & 0xFF]++;
+        }
+        if (n && count[(a[0].visitor >> shift) & 0xFF] == n) {
+            continue;
+        }
+        for (i = 0; i < 256; i++) {
+            apr_size_t c = count[i];
+
+            count[i] = sum;
+            sum += c;
+        }
+        for (i = 0; i < n; i++) {
+            b[count[(a[i].visitor >> shift) & 0xFF]++] = a[i];
+        }
+        swap = a;
+        a = b;
+        b = swap;
+    }
+    /* by group, stable */
+    for (i = 0; i < n; i++) {
+        gstart[a[i].group + 1]++;
+    }
+    for (k = 1; k <= g->ngroups + 1; k++) {
+        gstart[k] += gstart[k - 1];
+    }
+    for (i = 0; i < n; i++) {
+        b[gstart[a[i].group]++] = a[i];
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        g->groups[k].uniques = 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (i == 0 || b[i].group != b[i - 1].group || b[i].visitor != b[i - 1].visitor) {
+            g->groups[b[i].group].uniques++;
+        }
+    }
+    /* (a and b are the pairs' array and tmp, in either order) */
+    free(g->pairs);
+    free(tmp);
+    g->pairs = NULL;
+    free(gstart);
+    g->npairs = 0;
+    g->pcap = 0;
+    g->counted = 1;
+    return 0;
 }
 
 int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
@@ -190,19 +242,20 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
 {
     apr_uint32_t k = g->last;
     vg_group *x;
-    int rc;
 
+    if (g->counted || g->npairs >= g->max) {
+        return -1;
+    }
     if (!k || g->groups[k].klen != klen || memcmp(g->groups[k].key, key, klen)) {
         if (!(k = vg_group_of(g, key, klen))) {
             return -1;
         }
         g->last = k;
     }
-    if ((rc = vg_pair_add(g, k, (apr_uint64_t)visitor)) < 0) {
+    if (g->counted || vg_pair_add(g, k, (apr_uint64_t)visitor) < 0) {
         return -1;
     }
     x = &g->groups[k];
-    x->uniques += rc;
     if (click) {
         x->clicks++;
     }
@@ -218,6 +271,9 @@ char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len)
     apr_uint32_t k;
     char *out;
 
+    if (vg_count(g) < 0) {
+        return NULL;
+    }
     for (k = 1; k <= g->ngroups; k++) {
         size += g->groups[k].klen + 80;
     }

@@ -5,11 +5,13 @@
  * a browser, a tag ...) with scans, clicks and distinct visitors per group. SQLite's
  * GROUP BY sorts the visits and its distinct count builds a b-tree per group: most of
  * the time of such a report. This counts them as they come instead: a hash of the
- * keys, and one hash set of (group, visitor) pairs whose new members raise their
- * group's count. The store registers it with SQLite as the aggregate
+ * keys, each visit's (group, visitor) pair appended to an array, and the pairs sorted
+ * by radix once, when the groups are written (a group's distinct visitors are then
+ * runs: sequential passes, where a hash set of the pairs would miss the cache on
+ * every visit). The store registers it with SQLite as the aggregate
  * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
  * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd
- * and bounded: at most max pairs, then an add fails and the caller counts another way.
+ * and bounded: at most max visits, then an add fails and the caller counts another way.
  *
  * The text form: for each group "<bytes of key>:<key> <scans> <clicks> <uniques>\n".
  * Unit-tested in test/unit/test_vgroups.c. */
@@ -21,14 +23,14 @@
 
 typedef struct qrt_vgroups_t qrt_vgroups_t;
 
-/* No groups yet, at most max (group, visitor) pairs; NULL without memory. */
+/* No groups yet, at most max visits; NULL without memory. */
 qrt_vgroups_t *qrt_vgroups_make(apr_size_t max);
-/* Counts a visit of group key (klen bytes) by visitor id: 0, or -1 past max pairs or
- * out of memory (the groups are then no longer exact). */
+/* Counts a visit of group key (klen bytes) by visitor id: 0, or -1 past max visits,
+ * after qrt_vgroups_text, or out of memory (the groups are then no longer exact). */
 int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
                     apr_int64_t visitor);
 /* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
- * memory. */
+ * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);
 void qrt_vgroups_free(qrt_vgroups_t *g);
 

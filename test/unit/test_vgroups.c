@@ -93,13 +93,20 @@ START_TEST(bounded)
     qrt_vgroups_t *g = qrt_vgroups_make(100);
     int i;
 
+    apr_size_t len;
+    char *text;
+
     for (i = 0; i < 100; i++) {
-        ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 0, i), 0);
+        ck_assert_int_eq(qrt_vgroups_add(g, i % 2 ? "x" : "y", 1, 0, i % 30), 0);
     }
-    /* known pairs still count, a new one does not fit */
-    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 1, 7), 0);
-    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 0, 100), -1);
-    ck_assert_int_eq(qrt_vgroups_add(g, "y", 1, 0, 7), -1);
+    /* the 101st visit does not fit, of a known group and visitor or not */
+    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 1, 7), -1);
+    ck_assert_int_eq(qrt_vgroups_add(g, "z", 1, 0, 100), -1);
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_str_eq(text, "1:y 50 0 15\n1:x 50 0 15\n");
+    /* nothing more once written */
+    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 1, 7), -1);
+    free(text);
     qrt_vgroups_free(g);
 }
 END_TEST
