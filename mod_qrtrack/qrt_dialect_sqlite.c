@@ -88,6 +88,9 @@ static void ndistinct_final(sqlite3_context *ctx)
 typedef struct {
     qrt_vgroups_t *g;
     int over;
+    int has_int;                    /* the previous key was last_int, written in buf */
+    sqlite3_int64 last_int;
+    char buf[24];
 } vgroups_ctx;
 
 static void vgroups_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -117,8 +120,22 @@ static void vgroups_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             return;
         }
     }
-    key = (const char *)sqlite3_value_text(argv[0]);
-    klen = key ? (apr_size_t)sqlite3_value_bytes(argv[0]) : 0;
+    if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        /* (a day number: written once for its run of visits, not by SQLite each time) */
+        sqlite3_int64 v = sqlite3_value_int64(argv[0]);
+
+        if (!c->has_int || v != c->last_int) {
+            apr_snprintf(c->buf, sizeof(c->buf), "%" APR_INT64_T_FMT, (apr_int64_t)v);
+            c->last_int = v;
+            c->has_int = 1;
+        }
+        key = c->buf;
+        klen = strlen(c->buf);
+    }
+    else {
+        key = (const char *)sqlite3_value_text(argv[0]);
+        klen = key ? (apr_size_t)sqlite3_value_bytes(argv[0]) : 0;
+    }
     if (qrt_vgroups_add(c->g, key ? key : "", klen, sqlite3_value_int(argv[1]) == 1, who) < 0) {
         c->over = 1;
     }
