@@ -81,9 +81,10 @@ static void ndistinct_final(sqlite3_context *ctx)
 }
 
 /* qrt_vgroups(key, click, visitor): the visits grouped by key, in qrt_vgroups' text
- * form (NULL key: ""); '-' when the pairs would grow past QRT_VGROUPS_MAX, or a
- * visitor is text that is no id (the caller then asks the database's GROUP BY). */
-#define QRT_VGROUPS_MAX ((apr_size_t)1 << 21)
+ * form (NULL key: ""); '-' past QRT_VGROUPS_MAX visits (16 bytes each, twice while
+ * they are counted), or when a visitor is text that is no id (the caller then asks
+ * the database's GROUP BY). */
+#define QRT_VGROUPS_MAX ((apr_size_t)1 << 20)
 
 typedef struct {
     qrt_vgroups_t *g;
