@@ -76,7 +76,7 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     apr_int64_t *gid, *dps, base = 0;
     apr_uint64_t *ghash;
     apr_int32_t *soff, *bbase, *bfirst;
-    apr_uint16_t *eoff, *gi, *gn;
+    apr_uint16_t *eoff, *gi, *gn, *egi, *en;
 
     if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
         return APR_EINVAL;
@@ -162,9 +162,12 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     if (ngroups > 65535) {
         return APR_ENOTIMPL;
     }
-    /* The entries' previous times, links and gaps merged (each by previous time), and
+    /* The entries, links and gaps merged by previous time (each is by previous time),
+     * counts of more than 65,535 split: their previous times, groups and counts, and
      * where each block starts. */
     dps = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*dps));
+    egi = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*egi));
+    en = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*en));
     bfirst = apr_palloc(p, ((apr_size_t)nent + 1) * sizeof(*bfirst));
     for (i = j = k = 0; i < links->nelts || j < gaps->nelts;) {
         int link = j >= gaps->nelts || (i < links->nelts
@@ -172,15 +175,20 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
                                            <= APR_ARRAY_IDX(gaps, j, ix_ent).p);
         ix_ent *e = link ? &APR_ARRAY_IDX(links, i++, ix_ent) : &APR_ARRAY_IDX(gaps, j++, ix_ent);
         apr_int64_t left = e->n;
+        int g = map[kind == QRT_AGG_A ? nmap : e->g];
 
         do {
+            apr_int64_t n = left > 65535 ? 65535 : left;
+
             dps[k] = e->p - day_start;
+            egi[k] = (apr_uint16_t)g;
+            en[k] = (apr_uint16_t)n;
             if (k == 0 || dps[k] - base > 65535 || k - bfirst[nblk - 1] >= IX_BLOCK) {
                 bfirst[nblk++] = k;
                 base = dps[k];
             }
             k++;
-            left -= left > 65535 ? 65535 : left;
+            left -= n;
         } while (left > 0);
     }
     size = ix_size(ngroups, nent, nblk, has_n, PAD8(strbytes));
@@ -232,30 +240,16 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     for (i = 0; i < nblk; i++) {
         bbase[i] = (apr_int32_t)dps[bfirst[i]];
     }
-    /* The entries again, in the same order: offsets, groups, counts. */
-    b = 0;
-    for (i = j = k = 0; i < links->nelts || j < gaps->nelts;) {
-        int link = j >= gaps->nelts || (i < links->nelts
-                                        && APR_ARRAY_IDX(links, i, ix_ent).p
-                                           <= APR_ARRAY_IDX(gaps, j, ix_ent).p);
-        ix_ent *e = link ? &APR_ARRAY_IDX(links, i++, ix_ent) : &APR_ARRAY_IDX(gaps, j++, ix_ent);
-        apr_int64_t left = e->n;
-        int g = map[kind == QRT_AGG_A ? nmap : e->g];
-
-        do {
-            apr_int64_t n = left > 65535 ? 65535 : left;
-
-            while (b + 1 < nblk && bfirst[b + 1] <= k) {
-                b++;
-            }
-            eoff[k] = (apr_uint16_t)(dps[k] - bbase[b]);
-            gi[k] = (apr_uint16_t)g;
-            if (gn) {
-                gn[k] = (apr_uint16_t)n;
-            }
-            k++;
-            left -= n;
-        } while (left > 0);
+    /* Each entry's offset from its block's base. */
+    for (b = k = 0; k < nent; k++) {
+        while (b + 1 < nblk && bfirst[b + 1] <= k) {
+            b++;
+        }
+        eoff[k] = (apr_uint16_t)(dps[k] - bbase[b]);
+    }
+    memcpy(gi, egi, (apr_size_t)nent * 2);
+    if (gn) {
+        memcpy(gn, en, (apr_size_t)nent * 2);
     }
     *out = buf;
     *len = size;

@@ -7,6 +7,7 @@
 #include "qrt_dialect.h"
 #include "qrt_walvfs.h"
 #include "qrt_vset.h"
+#include "qrt_vgroups.h"
 
 const char *qrt_dialect_sqlite_check(void);
 
@@ -79,10 +80,98 @@ static void ndistinct_final(sqlite3_context *ctx)
     }
 }
 
+/* qrt_vgroups(key, click, visitor): the visits grouped by key, in qrt_vgroups' text
+ * form (NULL key: ""); '-' past QRT_VGROUPS_MAX visits (16 bytes each, twice while
+ * they are counted), or when a visitor is text that is no id (the caller then asks
+ * the database's GROUP BY). */
+#define QRT_VGROUPS_MAX ((apr_size_t)1 << 20)
+
+typedef struct {
+    qrt_vgroups_t *g;
+    int over;
+    int has_int;                    /* the previous key was last_int, written in buf */
+    sqlite3_int64 last_int;
+    char buf[24];
+} vgroups_ctx;
+
+static void vgroups_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    vgroups_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
+    const char *key;
+    apr_size_t klen;
+    apr_int64_t who;
+
+    (void)argc;
+    if (!c || c->over || sqlite3_value_type(argv[2]) == SQLITE_NULL) {
+        return;
+    }
+    if (!c->g && !(c->g = qrt_vgroups_make(QRT_VGROUPS_MAX))) {
+        c->over = 1;
+        return;
+    }
+    if (sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
+        who = sqlite3_value_int64(argv[2]);
+    }
+    else {
+        const char *text = (const char *)sqlite3_value_text(argv[2]);
+
+        if (!text || qrt_vgroups_visitor_id(text, (apr_size_t)sqlite3_value_bytes(argv[2]),
+                                            &who) < 0) {
+            c->over = 1;
+            return;
+        }
+    }
+    if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        /* (a day number: written once for its run of visits, not by SQLite each time) */
+        sqlite3_int64 v = sqlite3_value_int64(argv[0]);
+
+        if (!c->has_int || v != c->last_int) {
+            apr_snprintf(c->buf, sizeof(c->buf), "%" APR_INT64_T_FMT, (apr_int64_t)v);
+            c->last_int = v;
+            c->has_int = 1;
+        }
+        key = c->buf;
+        klen = strlen(c->buf);
+    }
+    else {
+        key = (const char *)sqlite3_value_text(argv[0]);
+        klen = key ? (apr_size_t)sqlite3_value_bytes(argv[0]) : 0;
+    }
+    if (qrt_vgroups_add(c->g, key ? key : "", klen, sqlite3_value_int(argv[1]) == 1, who) < 0) {
+        c->over = 1;
+    }
+}
+
+static void vgroups_final(sqlite3_context *ctx)
+{
+    vgroups_ctx *c = sqlite3_aggregate_context(ctx, 0);
+    apr_size_t len = 0;
+    char *text;
+
+    if (c && c->over) {
+        sqlite3_result_text(ctx, "-", 1, SQLITE_STATIC);
+    }
+    else if (!c || !c->g) {
+        sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+    }
+    else if ((text = qrt_vgroups_text(c->g, &len)) != NULL) {
+        sqlite3_result_text(ctx, text, (int)len, free);
+    }
+    else {
+        sqlite3_result_text(ctx, "-", 1, SQLITE_STATIC);
+    }
+    if (c) {
+        qrt_vgroups_free(c->g);
+        c->g = NULL;
+    }
+}
+
 static void qrt_sqlite_functions(sqlite3 *h)
 {
     sqlite3_create_function_v2(h, "qrt_ndistinct", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                NULL, NULL, ndistinct_step, ndistinct_final, NULL);
+    sqlite3_create_function_v2(h, "qrt_vgroups", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                               NULL, NULL, vgroups_step, vgroups_final, NULL);
 }
 
 static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -550,15 +550,73 @@ static void report_dest_merge(apr_pool_t *p, qrt_agg_group_t **into, qrt_agg_gro
     }
 }
 
+/* report=destination over all of the account's trackers, from the account's aggregates
+ * (every visit) less the visits that have a destination (read alone): the row of
+ * none has the visitors of the window but those whose every visit in it went to a
+ * destination. APR_ENOTIMPL when a destination has no URL any more (purged): its
+ * visits count as none's, read from the visits. */
+static apr_status_t report_destination_agg(qrt_report_scope_t *sc, apr_int64_t s,
+                                           apr_int64_t e, apr_array_header_t *rows)
+{
+    apr_array_header_t *all, *groups;
+    apr_int64_t scans = 0, clicks = 0, uniques = 0, only = 0;
+    apr_status_t rv;
+    int i, first = rows->nelts;
+
+    rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e, 1,
+                                   &all);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "summing account aggregates");
+    }
+    if (all->nelts) {
+        qrt_agg_row_t *a = &APR_ARRAY_IDX(all, 0, qrt_agg_row_t);
+
+        scans = a->scans;
+        clicks = a->clicks;
+        uniques = a->uniques;
+    }
+    rv = qrt_store_visits_dest_groups(sc->db, sc->p, sc->account_id, s, e, &groups, &only);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "reading where visits went");
+    }
+    for (i = 0; i < groups->nelts; i++) {
+        qrt_visit_dest_group_t *g = &APR_ARRAY_IDX(groups, i, qrt_visit_dest_group_t);
+        const char *url = NULL;
+
+        rv = qrt_store_visits_destination_url(sc->db, sc->p, g->dest_id, &url);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading where visits went");
+        }
+        if (!url) {
+            rows->nelts = first;
+            return APR_ENOTIMPL;
+        }
+        report_add_row(rows, 0, url, g->scans, g->clicks, g->uniques);
+        scans -= g->scans;
+        clicks -= g->clicks;
+    }
+    if (scans + clicks > 0) {
+        report_add_row(rows, 0, "", scans, clicks, uniques - only);
+    }
+    return APR_SUCCESS;
+}
+
 static apr_status_t report_destination(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
                                        apr_array_header_t *rows)
 {
-    qrt_agg_groups_t *g = qrt_agg_groups_make(sc->p);
+    qrt_agg_groups_t *g;
     qrt_agg_group_t *none = NULL;
     apr_hash_index_t *hi;
     apr_status_t rv;
     int i;
 
+    if (sc->agg_ok) {
+        rv = report_destination_agg(sc, s, e, rows);
+        if (rv != APR_ENOTIMPL) {
+            return rv;
+        }
+    }
+    g = qrt_agg_groups_make(sc->p);
     for (i = 0; i < sc->list->nelts; i++) {
         const qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
 

@@ -10,6 +10,7 @@
 #include "qrt_store_agg_read.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_aggidx.h"
+#include "qrt_vgroups.h"
 
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
 #define AGG_FEW         64          /* listed trackers read one by one up to this many */
@@ -1295,6 +1296,47 @@ static apr_status_t rg_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+static apr_status_t rg_text_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    const char **text = ctx;
+
+    *text = qrt_db_str(db, row, 0);
+    return APR_SUCCESS;
+}
+
+/* The rows of a statement whose one value is qrt_vgroups' text form, into out (their
+ * key the group's number when by_number, else its value); APR_EAGAIN when the value
+ * says the groups grew past their bound. */
+static apr_status_t rg_groups(qrt_db_t *db, apr_pool_t *p, const char *label,
+                              const void **args, int by_number, apr_array_header_t *out)
+{
+    apr_array_header_t *groups = apr_array_make(p, 16, sizeof(qrt_vgroup_t));
+    const char *text = NULL;
+    apr_status_t rv = qrt_db_each(db, p, label, args, rg_text_row, &text);
+    int i;
+
+    if (rv != APR_SUCCESS || !text) {
+        return rv;
+    }
+    if (!strcmp(text, "-")) {
+        return APR_EAGAIN;
+    }
+    if (qrt_vgroups_parse(p, text, strlen(text), groups) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < groups->nelts; i++) {
+        qrt_vgroup_t *g = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t);
+        qrt_agg_row_t *r = apr_array_push(out);
+
+        r->grp = by_number ? apr_atoi64(g->key) : 0;
+        r->val = by_number ? "" : g->key;
+        r->scans = g->scans;
+        r->clicks = g->clicks;
+        r->uniques = g->uniques;
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                            const apr_int64_t *ids, int n, apr_int64_t s,
                                            apr_int64_t e, int offset,
@@ -1321,14 +1363,11 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
     args[k++] = &e;
     c.p = p;
     c.days = *out;
-    rv = qrt_db_each(db, p, agg_rg[by], args, rg_row, &c);
-    for (i = 0; i < (*out)->nelts && rv == APR_SUCCESS; i++) {
-        if (APR_ARRAY_IDX(*out, i, qrt_agg_row_t).uniques < 0) {
-            /* A visitor set grew past its bound: the database counts them. */
-            (*out)->nelts = 0;
-            rv = qrt_db_each(db, p, agg_rgd[by], args, rg_row, &c);
-            break;
-        }
+    rv = rg_groups(db, p, agg_rg[by], args, by == QRT_AGG_RAW_DATE, *out);
+    if (rv == APR_EAGAIN) {
+        /* The groups grew past their bound: the database counts them. */
+        (*out)->nelts = 0;
+        rv = qrt_db_each(db, p, agg_rgd[by], args, rg_row, &c);
     }
     for (i = 0; i < (*out)->nelts && by == QRT_AGG_RAW_DATE; i++) {
         APR_ARRAY_IDX(*out, i, qrt_agg_row_t).grp -= AGG_DAY_SHIFT;

@@ -647,3 +647,30 @@ apr_status_t qrt_store_visits_destination_url(qrt_db_t *db, apr_pool_t *p, apr_i
     }
     return APR_SUCCESS;
 }
+
+static apr_status_t vr_dest_group_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    qrt_visit_dest_group_t *g = apr_array_push(ctx);
+
+    g->dest_id = qrt_db_int(db, row, 0, 0);
+    g->scans = qrt_db_int(db, row, 1, 0);
+    g->clicks = qrt_db_int(db, row, 2, 0);
+    g->uniques = qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_visits_dest_groups(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                          apr_int64_t s, apr_int64_t e,
+                                          apr_array_header_t **groups, apr_int64_t *only)
+{
+    const void *args[] = { &s, &e, &account_id, &s, &e, &account_id };
+    apr_status_t rv;
+
+    *groups = apr_array_make(p, 8, sizeof(qrt_visit_dest_group_t));
+    *only = 0;
+    rv = qrt_db_each(db, p, SQL_report_dest_groups, args, vr_dest_group_row, *groups);
+    if (rv != APR_SUCCESS || (*groups)->nelts == 0) {
+        return rv;
+    }
+    return qrt_db_select_int(db, p, SQL_report_dest_only_visitors, args, only);
+}

@@ -74,6 +74,16 @@ typedef void qrt_visit_dest_fn(void *ctx, apr_int64_t dest_id, int click,
 apr_status_t qrt_store_visits_destinations(qrt_db_t *db, apr_pool_t *p,
                                            apr_int64_t tracker_id, apr_int64_t s,
                                            apr_int64_t e, qrt_visit_dest_fn *fn, void *ctx);
+/* report=destination over all of account_id's trackers (schema 50): the visits that are
+ * no bots with s <= visit_start <= e and a destination, by destination (groups, of
+ * qrt_visit_dest_group_t), and *only: how many of their visitors have no visit without
+ * one in the window. Read along visits_dest: the cost grows with those visits alone. */
+typedef struct {
+    apr_int64_t dest_id, scans, clicks, uniques;
+} qrt_visit_dest_group_t;
+apr_status_t qrt_store_visits_dest_groups(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                          apr_int64_t s, apr_int64_t e,
+                                          apr_array_header_t **groups, apr_int64_t *only);
 /* The URL of destination id, in p; NULL when there is none (purged meanwhile). */
 apr_status_t qrt_store_visits_destination_url(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                               const char **url);

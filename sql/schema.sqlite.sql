@@ -244,6 +244,8 @@ UPDATE visit_ips SET refs = refs + 1 WHERE id = NEW.ip_id;
 UPDATE visit_destinations SET refs = refs + 1 WHERE id = NEW.dest_id;
 END;
 
+CREATE INDEX visits_dest ON visit_rows (visit_start) WHERE dest_id IS NOT NULL;
+
 CREATE TABLE agg_bcy (id INTEGER PRIMARY KEY, browser VARCHAR(64) NOT NULL, country VARCHAR(8) NOT NULL, city VARCHAR(128) NOT NULL, UNIQUE (browser, country, city) );
 
 CREATE TABLE agg_vals (id INTEGER PRIMARY KEY, value VARCHAR(255) NOT NULL UNIQUE);

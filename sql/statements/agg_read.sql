@@ -355,9 +355,12 @@ SELECT v.visit_start, v.id, v.visitor, CASE WHEN v.click = 1 THEN 'click' ELSE '
     ORDER BY v.visit_start, v.id
     LIMIT %lld
 
+-- report_listed_total and report_listed_by_*: a few listed trackers' visits in a window,
+-- grouped, as one value in qrt_vgroups' text form (qrt_vgroups.h): SQLite counts them in C
+-- as they come (the aggregate qrt_vgroups: no sort, no b-tree per group), PostgreSQL
+-- groups them and writes the same form with string_agg.
 -- name: report_listed_total
-SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
-        END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups('', v.click, v.visitor)
     FROM visit_rows v
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -367,8 +370,7 @@ SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.clic
         = 0
 
 -- name: report_listed_by_type
-SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
-        ELSE 0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups(t.type, v.click, v.visitor)
     FROM visit_rows v
     JOIN trackers t ON t.id = v.tracker_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -377,11 +379,9 @@ SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY t.type
 
 -- name: report_listed_by_tag
-SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
-        0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups(g.tag, v.click, v.visitor)
     FROM visit_rows v
     JOIN tracker_tags g ON g.tracker_id = v.tracker_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -390,11 +390,9 @@ SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.c
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY g.tag
 
 -- name: report_listed_by_date
-SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
-        WHEN v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups((v.visit_start + %lld) / 86400, v.click, v.visitor)
     FROM visit_rows v
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -402,11 +400,9 @@ SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY 1
 
 -- name: report_listed_by_browser
-SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
-        v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups(COALESCE(vu.browser, ''), v.click, v.visitor)
     FROM visit_rows v
     LEFT JOIN visit_uas vu ON vu.id = v.ua_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -415,11 +411,9 @@ SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END)
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY COALESCE(vu.browser, '')
 
 -- name: report_listed_by_city
-SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
-        = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups(COALESCE(vp.city, ''), v.click, v.visitor)
     FROM visit_rows v
     LEFT JOIN visit_places vp ON vp.id = v.place_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -428,11 +422,9 @@ SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), S
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY COALESCE(vp.city, '')
 
 -- name: report_listed_by_country
-SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
-        v.click = 1 THEN 1 ELSE 0 END), qrt_ndistinct(v.visitor)
+SELECT qrt_vgroups(COALESCE(vp.country, ''), v.click, v.visitor)
     FROM visit_rows v
     LEFT JOIN visit_places vp ON vp.id = v.place_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
@@ -441,7 +433,6 @@ SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END)
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
-    GROUP BY COALESCE(vp.country, '')
 
 -- name: report_listed_visitors
 SELECT qrt_ndistinct(v.visitor)
@@ -551,9 +542,8 @@ SELECT COUNT(DISTINCT v.visitor)
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
 
--- reads: a few listed trackers' visits grouped, with distinct visitors (SQLite: counted in C by
--- qrt_ndistinct, qrt_vset.h; "rgd": the same with COUNT(DISTINCT), when a set would grow past
--- its bound)
+-- reads: the _exact statements group a few listed trackers' visits in the database, with
+-- COUNT(DISTINCT) (SQLite, when qrt_vgroups or qrt_ndistinct would grow past their bound)
 -- name: agg_tag_map
 SELECT g.tracker_id, g.tag
     FROM agg_tag g
@@ -598,92 +588,106 @@ SELECT g.tracker_id, g.tag, g.dimension, g.value
     WHERE t.account_id = %lld AND t.deleted_at IS NULL
 
 -- name: report_listed_total [pgsql]
-SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
-        END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
+            END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_type [pgsql]
-SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
-        ELSE 0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    JOIN trackers t ON t.id = v.tracker_id
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY t.type
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, t.type, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
+            ELSE 0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        JOIN trackers t ON t.id = v.tracker_id
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY t.type) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_tag [pgsql]
-SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
-        0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    JOIN tracker_tags g ON g.tracker_id = v.tracker_id
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY g.tag
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
+            0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        JOIN tracker_tags g ON g.tracker_id = v.tracker_id
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY g.tag) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_date [pgsql]
-SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
-        WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY 1
+SELECT string_agg(octet_length(x.g::text) || ':' || x.g::text || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT (v.visit_start + %lld) / 86400, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE
+            WHEN v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY 1) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_browser [pgsql]
-SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
-        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY COALESCE(vu.browser, '')
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, COALESCE(vu.browser, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+            v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY COALESCE(vu.browser, '')) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_city [pgsql]
-SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
-        = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    LEFT JOIN visit_places vp ON vp.id = v.place_id
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY COALESCE(vp.city, '')
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click
+            = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        LEFT JOIN visit_places vp ON vp.id = v.place_id
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY COALESCE(vp.city, '')) AS x (g, k, s, c, u)
 
 -- name: report_listed_by_country [pgsql]
-SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
-        v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
-    FROM visit_rows v
-    LEFT JOIN visit_places vp ON vp.id = v.place_id
-    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
-        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
-        = 0
-    GROUP BY COALESCE(vp.country, '')
+SELECT string_agg(octet_length(x.k) || ':' || x.k || ' ' || x.s || ' ' || x.c || ' ' ||
+        x.u || chr(10), '')
+    FROM (SELECT 0, COALESCE(vp.country, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN
+            v.click = 1 THEN 1 ELSE 0 END), COUNT(DISTINCT v.visitor)
+        FROM visit_rows v
+        LEFT JOIN visit_places vp ON vp.id = v.place_id
+        WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+            %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+            = 0
+        GROUP BY COALESCE(vp.country, '')) AS x (g, k, s, c, u)
 
 -- name: report_listed_visitors [pgsql]
 SELECT COUNT(DISTINCT v.visitor)

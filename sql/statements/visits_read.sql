@@ -717,3 +717,28 @@ SELECT COUNT(*)
     FROM visit_rows
     WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
         visit_start <= %lld
+
+-- report=destination over all of an account's live trackers (schema 50): the visits with a
+-- destination in the window, along visits_dest (CROSS JOIN: the visits first, not the
+-- account's trackers, whose windows would be read whole), grouped by destination; and
+-- how many of their visitors have no visit without a destination in the window (each
+-- looked up along visits_visitor: those not among the visitors of "none").
+-- name: report_dest_groups
+SELECT v.dest_id, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1
+        ELSE 0 END), COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    CROSS JOIN trackers t
+    WHERE v.dest_id IS NOT NULL AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 AND t.id =
+        v.tracker_id AND t.account_id = %lld AND t.deleted_at IS NULL
+    GROUP BY v.dest_id
+
+-- name: report_dest_only_visitors
+SELECT COUNT(DISTINCT v.visitor)
+    FROM visit_rows v
+    CROSS JOIN trackers t
+    WHERE v.dest_id IS NOT NULL AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0 AND t.id =
+        v.tracker_id AND t.account_id = %lld AND t.deleted_at IS NULL AND NOT EXISTS (SELECT 1
+    FROM visit_rows n
+    CROSS JOIN trackers u
+    WHERE n.visitor = v.visitor AND n.visit_start BETWEEN %lld AND %lld AND n.bot = 0 AND n.dest_id
+        IS NULL AND u.id = n.tracker_id AND u.account_id = %lld AND u.deleted_at IS NULL)

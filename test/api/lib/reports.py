@@ -103,8 +103,9 @@ class V:
     """One visit as imported."""
 
     def __init__(self, tid, t, source="scan", who=0, ua=0, browser="Chrome", country="DE",
-                 city="Berlin", bot=False):
+                 city="Berlin", bot=False, destination=None):
         self.tid, self.t, self.source, self.bot = tid, t, source, bot
+        self.destination = destination
         # one /24 a visitor: the import anonymises addresses as a scan does
         self.ip = "198.51.%d.0" % who
         self.ua = UA[ua]
@@ -114,10 +115,13 @@ class V:
         return (self.ip, self.ua)
 
     def line(self):
-        return {"tracker_id": self.tid, "visit_start": fmt(self.t), "source": self.source,
+        line = {"tracker_id": self.tid, "visit_start": fmt(self.t), "source": self.source,
                 "ip": self.ip, "user_agent": self.ua, "browser": self.browser,
                 "country": self.country, "city": self.city, "bot": self.bot,
                 "device": "bot" if self.bot else "mobile"}
+        if self.destination:
+            line["destination"] = self.destination
+        return line
 
 
 @pytest.fixture

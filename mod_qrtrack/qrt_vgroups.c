@@ -1,0 +1,365 @@
+/* qrt_vgroups: visits counted by group in one pass (see qrt_vgroups.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+
+#include "qrt_vgroups.h"
+
+typedef struct {
+    char *key;
+    apr_size_t klen;
+    apr_uint64_t hash;
+    apr_int64_t scans, clicks, uniques;
+} vg_group;
+
+/* A visit's (group, visitor) pair; groups are numbered from 1. */
+typedef struct {
+    apr_uint64_t visitor;
+    apr_uint32_t group;
+} vg_pair;
+
+struct qrt_vgroups_t {
+    vg_group *groups;               /* [1 .. ngroups] */
+    apr_uint32_t ngroups, gcap;
+    apr_uint32_t *gslot;            /* hash of keys: group numbers, 0 empty */
+    apr_size_t gslots;
+    vg_pair *pairs;                 /* every visit's, as added */
+    apr_size_t pcap, npairs, max;
+    apr_uint32_t last;              /* the group of the previous add */
+    int counted;                    /* the groups' uniques are counted */
+};
+
+static apr_uint64_t vg_hash(const char *s, apr_size_t n)
+{
+    apr_uint64_t h = APR_UINT64_C(0xCBF29CE484222325);
+    apr_size_t i;
+
+    for (i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * APR_UINT64_C(0x100000001B3);
+    }
+    return h;
+}
+
+static apr_uint64_t vg_mix(apr_uint64_t x)
+{
+    x ^= x >> 33;
+    x *= APR_UINT64_C(0xFF51AFD7ED558CCD);
+    x ^= x >> 33;
+    return x;
+}
+
+qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
+{
+    qrt_vgroups_t *g = calloc(1, sizeof(*g));
+
+    if (!g) {
+        return NULL;
+    }
+    g->gcap = 16;
+    g->gslots = 32;
+    g->pcap = 1024;
+    g->max = max;
+    g->groups = malloc((g->gcap + 1) * sizeof(*g->groups));
+    g->gslot = calloc(g->gslots, sizeof(*g->gslot));
+    g->pairs = malloc(g->pcap * sizeof(*g->pairs));
+    if (!g->groups || !g->gslot || !g->pairs) {
+        qrt_vgroups_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void qrt_vgroups_free(qrt_vgroups_t *g)
+{
+    apr_uint32_t i;
+
+    if (!g) {
+        return;
+    }
+    for (i = 1; g->groups && i <= g->ngroups; i++) {
+        free(g->groups[i].key);
+    }
+    free(g->groups);
+    free(g->gslot);
+    free(g->pairs);
+    free(g);
+}
+
+/* The group of key, made when new: its number, 0 without memory. */
+static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t klen)
+{
+    apr_uint64_t h = vg_hash(key, klen);
+    apr_size_t i = (apr_size_t)vg_mix(h) & (g->gslots - 1);
+    vg_group *x;
+
+    for (; g->gslot[i]; i = (i + 1) & (g->gslots - 1)) {
+        x = &g->groups[g->gslot[i]];
+        if (x->hash == h && x->klen == klen && !memcmp(x->key, key, klen)) {
+            return g->gslot[i];
+        }
+    }
+    if (g->ngroups + 1 > g->gcap) {
+        vg_group *more = realloc(g->groups, ((apr_size_t)g->gcap * 2 + 1) * sizeof(*more));
+
+        if (!more) {
+            return 0;
+        }
+        g->groups = more;
+        g->gcap *= 2;
+    }
+    if ((g->ngroups + 1) * 2 > g->gslots) {
+        /* twice the slots, the groups placed again */
+        apr_size_t n = g->gslots * 2, j;
+        apr_uint32_t *slot = calloc(n, sizeof(*slot)), k;
+
+        if (!slot) {
+            return 0;
+        }
+        for (k = 1; k <= g->ngroups; k++) {
+            for (j = (apr_size_t)vg_mix(g->groups[k].hash) & (n - 1); slot[j];
+                 j = (j + 1) & (n - 1)) {
+            }
+            slot[j] = k;
+        }
+        free(g->gslot);
+        g->gslot = slot;
+        g->gslots = n;
+        for (i = (apr_size_t)vg_mix(h) & (n - 1); slot[i]; i = (i + 1) & (n - 1)) {
+        }
+    }
+    x = &g->groups[g->ngroups + 1];
+    x->key = malloc(klen + 1);
+    if (!x->key) {
+        return 0;
+    }
+    memcpy(x->key, key, klen);
+    x->key[klen] = '\0';
+    x->klen = klen;
+    x->hash = h;
+    x->scans = x->clicks = x->uniques = 0;
+    g->gslot[i] = ++g->ngroups;
+    return g->ngroups;
+}
+
+/* Appends the pair (group, visitor): 0, or -1 past max or without memory. */
+static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t group, apr_uint64_t visitor)
+{
+    if (g->npairs >= g->max) {
+        return -1;
+    }
+    if (g->npairs == g->pcap) {
+        vg_pair *more = realloc(g->pairs, g->pcap * 2 * sizeof(*more));
+
+        if (!more) {
+            return -1;
+        }
+        g->pairs = more;
+        g->pcap *= 2;
+    }
+    g->pairs[g->npairs].visitor = visitor;
+    g->pairs[g->npairs].group = group;
+    g->npairs++;
+    return 0;
+}
+
+/* Each group's distinct visitors: the pairs sorted by visitor (a byte at a time, the
+ * bytes every visitor shares skipped), then by group keeping that order; a group's
+ * visitors are then runs. Sequential passes over the pairs, no random probes. */
+static int vg_count(qrt_vgroups_t *g)
+{
+    apr_size_t n = g->npairs, i, count[256], *gstart;
+    vg_pair *tmp, *a = g->pairs, *b;
+    apr_uint32_t k;
+    int shift;
+
+    if (g->counted) {
+        return 0;
+    }
+    tmp = malloc((n + 1) * sizeof(*tmp));
+    gstart = calloc((apr_size_t)g->ngroups + 2, sizeof(*gstart));
+    if (!tmp || !gstart) {
+        free(tmp);
+        free(gstart);
+        return -1;
+    }
+    b = tmp;
+    for (shift = 0; shift < 64; shift += 8) {
+        apr_size_t sum = 0;
+        vg_pair *swap;
+
+        memset(count, 0, sizeof(count));
+        for (i = 0; i < n; i++) {
+            count[(a[i].visitor >> shift) & 0xFF]++;
+        }
+        if (n && count[(a[0].visitor >> shift) & 0xFF] == n) {
+            continue;
+        }
+        for (i = 0; i < 256; i++) {
+            apr_size_t c = count[i];
+
+            count[i] = sum;
+            sum += c;
+        }
+        for (i = 0; i < n; i++) {
+            b[count[(a[i].visitor >> shift) & 0xFF]++] = a[i];
+        }
+        swap = a;
+        a = b;
+        b = swap;
+    }
+    /* by group, stable */
+    for (i = 0; i < n; i++) {
+        gstart[a[i].group + 1]++;
+    }
+    for (k = 1; k <= g->ngroups + 1; k++) {
+        gstart[k] += gstart[k - 1];
+    }
+    for (i = 0; i < n; i++) {
+        b[gstart[a[i].group]++] = a[i];
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        g->groups[k].uniques = 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (i == 0 || b[i].group != b[i - 1].group || b[i].visitor != b[i - 1].visitor) {
+            g->groups[b[i].group].uniques++;
+        }
+    }
+    /* (a and b are the pairs' array and tmp, in either order) */
+    free(g->pairs);
+    free(tmp);
+    g->pairs = NULL;
+    free(gstart);
+    g->npairs = 0;
+    g->pcap = 0;
+    g->counted = 1;
+    return 0;
+}
+
+int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
+                    apr_int64_t visitor)
+{
+    apr_uint32_t k = g->last;
+    vg_group *x;
+
+    if (g->counted || g->npairs >= g->max) {
+        return -1;
+    }
+    if (!k || g->groups[k].klen != klen || memcmp(g->groups[k].key, key, klen)) {
+        if (!(k = vg_group_of(g, key, klen))) {
+            return -1;
+        }
+        g->last = k;
+    }
+    if (g->counted || vg_pair_add(g, k, (apr_uint64_t)visitor) < 0) {
+        return -1;
+    }
+    x = &g->groups[k];
+    if (click) {
+        x->clicks++;
+    }
+    else {
+        x->scans++;
+    }
+    return 0;
+}
+
+char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len)
+{
+    apr_size_t size = 1, used = 0;
+    apr_uint32_t k;
+    char *out;
+
+    if (vg_count(g) < 0) {
+        return NULL;
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        size += g->groups[k].klen + 80;
+    }
+    if (!(out = malloc(size))) {
+        return NULL;
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        vg_group *x = &g->groups[k];
+
+        used += (apr_size_t)snprintf(out + used, size - used, "%" APR_SIZE_T_FMT ":", x->klen);
+        memcpy(out + used, x->key, x->klen);
+        used += x->klen;
+        used += (apr_size_t)snprintf(out + used, size - used, " %" APR_INT64_T_FMT " %"
+                                     APR_INT64_T_FMT " %" APR_INT64_T_FMT "\n",
+                                     x->scans, x->clicks, x->uniques);
+    }
+    out[used] = '\0';
+    *len = used;
+    return out;
+}
+
+int qrt_vgroups_visitor_id(const char *s, apr_size_t n, apr_int64_t *id)
+{
+    apr_uint64_t v = 0;
+    apr_size_t i;
+
+    if (n != 16) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+
+        if (c >= '0' && c <= '9') {
+            v = v << 4 | (apr_uint64_t)(c - '0');
+        }
+        else if (c >= 'a' && c <= 'f') {
+            v = v << 4 | (apr_uint64_t)(c - 'a' + 10);
+        }
+        else {
+            return -1;
+        }
+    }
+    *id = (apr_int64_t)v;
+    return 0;
+}
+
+/* A decimal number of at most 18 digits before the character end: its value, the
+ * position past end in *s; -1 when there is none. */
+static apr_int64_t vg_num(const char **s, const char *lim, char end)
+{
+    const char *q = *s;
+    apr_int64_t v = 0;
+    int digits = 0;
+
+    for (; q < lim && *q >= '0' && *q <= '9' && digits < 18; q++, digits++) {
+        v = v * 10 + (*q - '0');
+    }
+    if (!digits || q >= lim || *q != end) {
+        return -1;
+    }
+    *s = q + 1;
+    return v;
+}
+
+apr_status_t qrt_vgroups_parse(apr_pool_t *p, const char *s, apr_size_t len,
+                               apr_array_header_t *out)
+{
+    const char *lim = s + len;
+
+    while (s < lim) {
+        qrt_vgroup_t *x;
+        apr_int64_t klen = vg_num(&s, lim, ':'), a, b, c;
+
+        if (klen < 0 || klen >= lim - s) {
+            return APR_EINVAL;
+        }
+        x = apr_array_push(out);
+        x->key = apr_pstrmemdup(p, s, (apr_size_t)klen);
+        s += klen;
+        if (*s++ != ' ' || (a = vg_num(&s, lim, ' ')) < 0 || (b = vg_num(&s, lim, ' ')) < 0
+            || (c = vg_num(&s, lim, '\n')) < 0) {
+            return APR_EINVAL;
+        }
+        x->scans = a;
+        x->clicks = b;
+        x->uniques = c;
+    }
+    return APR_SUCCESS;
+}

@@ -1,0 +1,52 @@
+/* qrt_vgroups: visits counted by group in one pass, distinct visitors included (no
+ * database, no httpd).
+ *
+ * A report over listed trackers groups their visits in the window by a key (a date,
+ * a browser, a tag ...) with scans, clicks and distinct visitors per group. SQLite's
+ * GROUP BY sorts the visits and its distinct count builds a b-tree per group: most of
+ * the time of such a report. This counts them as they come instead: a hash of the
+ * keys, each visit's (group, visitor) pair appended to an array, and the pairs sorted
+ * by radix once, when the groups are written (a group's distinct visitors are then
+ * runs: sequential passes, where a hash set of the pairs would miss the cache on
+ * every visit). The store registers it with SQLite as the aggregate
+ * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
+ * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd
+ * and bounded: at most max visits, then an add fails and the caller counts another way.
+ *
+ * The text form: for each group "<bytes of key>:<key> <scans> <clicks> <uniques>\n".
+ * Unit-tested in test/unit/test_vgroups.c. */
+#ifndef QRT_VGROUPS_H
+#define QRT_VGROUPS_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+typedef struct qrt_vgroups_t qrt_vgroups_t;
+
+/* No groups yet, at most max visits; NULL without memory. */
+qrt_vgroups_t *qrt_vgroups_make(apr_size_t max);
+/* Counts a visit of group key (klen bytes) by visitor id: 0, or -1 past max visits,
+ * after qrt_vgroups_text, or out of memory (the groups are then no longer exact). */
+int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
+                    apr_int64_t visitor);
+/* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
+ * memory. Ends the adds. */
+char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);
+void qrt_vgroups_free(qrt_vgroups_t *g);
+
+/* A visitor id written as text (before schema 9): 16 lower-case hex digits, as
+ * qrt_vset reads them. 0, or -1 for any other text. */
+int qrt_vgroups_visitor_id(const char *s, apr_size_t n, apr_int64_t *id);
+
+/* One group of the text form. */
+typedef struct {
+    const char *key;
+    apr_int64_t scans, clicks, uniques;
+} qrt_vgroup_t;
+
+/* The groups of a text form (len bytes) appended to out (of qrt_vgroup_t), their keys
+ * in p: APR_SUCCESS, or APR_EINVAL when it is not one. */
+apr_status_t qrt_vgroups_parse(apr_pool_t *p, const char *s, apr_size_t len,
+                               apr_array_header_t *out);
+
+#endif

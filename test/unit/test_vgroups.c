@@ -1,0 +1,156 @@
+/* Unit tests for qrt_vgroups: random visits of many groups and visitors (the tables
+ * growing), counted as a plain count of distinct (group, visitor) pairs says; the text
+ * form read back; the bound; visitor ids as text; damaged text refused. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "qrt_vgroups.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+static apr_uint64_t seed = 50;
+
+static apr_int64_t rnd(apr_int64_t n)
+{
+    seed = seed * APR_UINT64_C(6364136223846793005) + APR_UINT64_C(1442695040888963407);
+    return (apr_int64_t)((seed >> 33) % (apr_uint64_t)n);
+}
+
+#define NV 20000
+#define NG 300
+
+START_TEST(counts_as_the_visits)
+{
+    static apr_int64_t scans[NG], clicks[NG], uniques[NG];
+    static unsigned char seen[NG][2000];
+    int round;
+
+    for (round = 0; round < 4; round++) {
+        qrt_vgroups_t *g = qrt_vgroups_make(1 << 20);
+        apr_array_header_t *out = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+        int ngroups = round == 0 ? 1 : round == 1 ? 7 : NG, i, found = 0;
+        apr_size_t len;
+        char *text;
+
+        memset(scans, 0, sizeof(scans));
+        memset(clicks, 0, sizeof(clicks));
+        memset(uniques, 0, sizeof(uniques));
+        memset(seen, 0, sizeof(seen));
+        ck_assert_ptr_nonnull(g);
+        for (i = 0; i < NV; i++) {
+            int k = (int)rnd(ngroups), click = rnd(5) == 0;
+            /* visitors spread over the whole 64 bits, some repeating */
+            int w = (int)rnd(2000);
+            apr_int64_t who = (apr_int64_t)((apr_uint64_t)w * APR_UINT64_C(0x9E3779B97F4A7C15));
+            /* keys with bytes of every kind, an empty one, one a prefix of another */
+            const char *key = k == 0 ? "" : k == 1 ? "a\nb c:1" : k == 2 ? "a"
+                              : apr_psprintf(pool, "%d", k - 100);
+
+            ck_assert_int_eq(qrt_vgroups_add(g, key, strlen(key), click, who), 0);
+            if (click) {
+                clicks[k]++;
+            }
+            else {
+                scans[k]++;
+            }
+            if (!seen[k][w]) {
+                seen[k][w] = 1;
+                uniques[k]++;
+            }
+        }
+        text = qrt_vgroups_text(g, &len);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_uint_eq(strlen(text), len);
+        ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+        for (i = 0; i < out->nelts; i++) {
+            qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+            int k = !*x->key ? 0 : !strcmp(x->key, "a\nb c:1") ? 1 : !strcmp(x->key, "a") ? 2
+                    : atoi(x->key) + 100;
+
+            ck_assert_int_ge(k, 0);
+            ck_assert_int_lt(k, ngroups);
+            ck_assert(x->scans == scans[k] && x->clicks == clicks[k]
+                      && x->uniques == uniques[k]);
+            found++;
+        }
+        for (i = 0; i < ngroups; i++) {
+            found -= scans[i] + clicks[i] > 0;
+        }
+        ck_assert_int_eq(found, 0);
+        free(text);
+        qrt_vgroups_free(g);
+    }
+}
+END_TEST
+
+START_TEST(bounded)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(100);
+    int i;
+
+    apr_size_t len;
+    char *text;
+
+    for (i = 0; i < 100; i++) {
+        ck_assert_int_eq(qrt_vgroups_add(g, i % 2 ? "x" : "y", 1, 0, i % 30), 0);
+    }
+    /* the 101st visit does not fit, of a known group and visitor or not */
+    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 1, 7), -1);
+    ck_assert_int_eq(qrt_vgroups_add(g, "z", 1, 0, 100), -1);
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_str_eq(text, "1:y 50 0 15\n1:x 50 0 15\n");
+    /* nothing more once written */
+    ck_assert_int_eq(qrt_vgroups_add(g, "x", 1, 1, 7), -1);
+    free(text);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
+START_TEST(visitor_ids_and_damaged_text)
+{
+    apr_array_header_t *out = apr_array_make(pool, 4, sizeof(qrt_vgroup_t));
+    static const char *const bad[] = { "1:a 1 2\n", "2:a 1 2 3\n", "x:a 1 2 3\n",
+                                       "1:a 1 2 3", "1:a 1 -2 3\n", "9:a 1 2 3\n",
+                                       "1:a1 2 3\n" };
+    apr_int64_t id = 0;
+    int i;
+
+    ck_assert_int_eq(qrt_vgroups_visitor_id("ffffffffffffffff", 16, &id), 0);
+    ck_assert(id == -1);
+    ck_assert_int_eq(qrt_vgroups_visitor_id("00000000000000a1", 16, &id), 0);
+    ck_assert(id == 0xa1);
+    ck_assert_int_eq(qrt_vgroups_visitor_id("00000000000000A1", 16, &id), -1);
+    ck_assert_int_eq(qrt_vgroups_visitor_id("a1", 2, &id), -1);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, "", 0, out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 0);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, "0: 1 2 3\n3:x y 0 0 1\n", 21, out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 1, qrt_vgroup_t).key, "x y");
+    for (i = 0; i < (int)(sizeof(bad) / sizeof(*bad)); i++) {
+        ck_assert_int_eq(qrt_vgroups_parse(pool, bad[i], strlen(bad[i]), out), APR_EINVAL);
+    }
+}
+END_TEST
+
+static Suite *vgroups_suite(void)
+{
+    Suite *s = suite_create("qrt_vgroups");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, counts_as_the_visits);
+    tcase_add_test(tc, bounded);
+    tcase_add_test(tc, visitor_ids_and_damaged_text);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(vgroups_suite());
+}
