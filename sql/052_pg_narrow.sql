@@ -27,6 +27,7 @@
 {{PGSQL}}CREATE INDEX visits_ip ON visit_rows (tracker_id, ip_id, visit_start, id) WHERE ip_id IS NOT NULL;
 {{PGSQL}}CREATE INDEX visits_by_ip ON visit_rows (ip_id) WHERE ip_id IS NOT NULL;
 {{PGSQL}}CREATE INDEX visits_by_dest ON visit_rows (dest_id) WHERE dest_id IS NOT NULL;
+{{PGSQL}}CREATE INDEX visits_dest ON visit_rows (visit_start) WHERE dest_id IS NOT NULL;
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
 {{PGSQL}}CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();

@@ -757,6 +757,8 @@ CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id I
 
 CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
 
+CREATE INDEX visits_dest ON visit_rows USING btree (visit_start) WHERE (dest_id IS NOT NULL);
+
 CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id, visit_start, id) WHERE (ip_id IS NOT NULL);
 
 CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id, visit_start, id);

@@ -40,6 +40,11 @@ def types(srv):
     return dict(x.split("=", 1) for x in out)
 
 
+def indexes(srv):
+    return set(srv.sql("SELECT indexname FROM pg_indexes WHERE tablename = 'visit_rows'")
+               .split())
+
+
 def answers(a, tids):
     out = []
     for tid in tids:
@@ -83,7 +88,10 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
                                 for k in range(40)])
             tids = (t1["tracker_id"], t2["tracker_id"])
             before = answers(a, tids)
-            narrow = types(srv)
+            narrow, indexed = types(srv), indexes(srv)
+            # every index of visit_rows made again, those of earlier migrations included
+            assert {"visit_rows_pkey", "visits_tracker_visitor", "visits_ua",
+                    "visits_dest"} <= indexed, indexed
             assert set(narrow.values()) == {"int8", "int4", "int2", "varchar"}
             assert narrow["visit_rows.tracker_id"] == narrow["agg_cnt.bucket"] == "int4"
             assert narrow["visit_rows.ua_id"] == narrow["visit_dict_counts.id"] == "int8"
@@ -92,7 +100,7 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             assert types(srv)["visit_rows.ua_id"] == types(srv)["agg_cnt.bucket"] == "int8"
             srv.start()
             assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
-            assert types(srv) == narrow
+            assert types(srv) == narrow and indexes(srv) == indexed
             assert answers(a, tids) == before
             check_counts(srv)
             # again over its own result (a migration that stopped half way is run again)
