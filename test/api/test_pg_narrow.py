@@ -10,7 +10,7 @@ import os
 import pytest
 import requests
 
-from conftest import Api, Server
+from conftest import Api, BACKEND, started
 from lib.counts import check_counts
 from lib.env import SQL_DIR
 from lib.visits import T0, import_visits, listing, new_tracker, visit
@@ -62,15 +62,10 @@ def answers(a, tids):
 
 
 def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
-    srv = Server(extra="QRTrackRateLimit 0\n")
-    if srv.backend != "pgsql":
-        srv.cleanup()
+    if BACKEND != "pgsql":
         pytest.skip("PostgreSQL's visit rows (SQLite's ids are integers of any size)")
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        srv.admin("init")
-        srv.account("acme")
-        tok = srv.token("acme")
-        srv.start()
         with Api(srv, tok) as a:
             t1, t2 = new_tracker(a), new_tracker(a)
             for agent in ("narrow-a", "narrow-b"):
