@@ -266,10 +266,13 @@ static void pipe_drain(void *conn)
     }
 }
 
-static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                       const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
-                       const char **error)
+/* Sends the n commands and a sync point, without reading: 0 when all were sent (their
+ * results wait for pg_pipe_read), 1 when one could not be (*failed, *error; what was
+ * sent has been read and pipeline mode left), -1 when the connection has no pipeline. */
+static int pg_pipe_send(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                        const qrt_pipe_cmd_t *cmds, int n, int *failed, const char **error)
 {
+    const char *first = NULL;
     void *conn;
     int i, sent = 0;
 
@@ -277,11 +280,7 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
     if (!pipeline_ok) {
         return -1;
     }
-    if (n <= 0) {
-        return 0;
-    }
     conn = apr_dbd_native_handle(driver, handle);
-    *first = NULL;
     *failed = -1;
     *error = NULL;
     if (!pq.enter(conn)) {
@@ -302,13 +301,40 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
         }
         sent++;
     }
-    /* What was sent is read to its end even after a failure, so the connection
-     * leaves pipeline mode in order (a lost one fails its next statement). */
+    /* (the sync point also flushes what was sent to the server) */
     if (!pq.sync(conn) && *failed < 0) {
         *failed = sent;
         *error = pipe_error(p, conn, NULL);
     }
-    if (pipe_read(conn, p, cmds, sent, first, failed, error) != 0) {
+    if (*failed < 0) {
+        return 0;
+    }
+    /* What was sent is read to its end even after a failure, so the connection
+     * leaves pipeline mode in order (a lost one fails its next statement). */
+    if (pipe_read(conn, p, cmds, sent, &first, failed, error) != 0) {
+        pipe_drain(conn);
+    }
+    pq.exit(conn);
+    return 1;
+}
+
+/* Reads the results of the n commands pg_pipe_send sent, up to their sync point,
+ * and leaves pipeline mode: as pg_pipeline answers. */
+static int pg_pipe_read(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                        const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
+                        const char **error)
+{
+    void *conn;
+
+    pg_look();
+    if (!pipeline_ok) {
+        return -1;
+    }
+    conn = apr_dbd_native_handle(driver, handle);
+    *first = NULL;
+    *failed = -1;
+    *error = NULL;
+    if (pipe_read(conn, p, cmds, n, first, failed, error) != 0) {
         pipe_drain(conn);
     }
     if (!pq.exit(conn) && *failed < 0) {
@@ -322,10 +348,28 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
     return 0;
 }
 
+static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                       const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
+                       const char **error)
+{
+    int rc;
+
+    pg_look();
+    if (!pipeline_ok) {
+        return -1;
+    }
+    if (n <= 0) {
+        return 0;
+    }
+    *first = NULL;
+    rc = pg_pipe_send(driver, handle, p, cmds, n, failed, error);
+    return rc != 0 ? rc : pg_pipe_read(driver, handle, p, cmds, n, first, failed, error);
+}
+
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
-    pg_server_version
+    pg_server_version, pg_pipe_send, pg_pipe_read
 };
 
 const char *qrt_dialect_pgsql_check(void)
