@@ -63,6 +63,9 @@ APLOG_USE_MODULE(qrtrack);
 /* Under load, a writer pauses before its next batch (writer_gather). */
 #define SCAN_GATHER_MIN  8
 #define SCAN_GATHER_WAIT 250                      /* microseconds */
+/* While a COMMIT is on its way (PostgreSQL), the next batch is taken when its outcome
+ * arrives, or after this long at most. */
+#define SCAN_FLIGHT_WAIT apr_time_from_sec(1)
 /* A cached code is looked up again after this long: a change made through another
  * node (several servers on one PostgreSQL database) is followed within it. */
 #define SCAN_CACHE_TTL   apr_time_from_msec(500)
@@ -1021,11 +1024,16 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
                  : writer_store(&dbd, cp, p, visits, n, deadline, &flight);
             if (flight.active) {
                 /* While the server makes the commit durable: the next batch is
-                 * gathered and taken (its requests are not answered before this
-                 * one's outcome is known). */
+                 * gathered, and taken when this one's outcome arrives (so it holds
+                 * every scan that came meanwhile); this batch's requests are
+                 * answered once the outcome is read. */
                 writer_gather(n);
                 gathered = 1;
                 if (!stopping) {
+                    apr_interval_time_t left = flight.deadline - apr_time_now();
+
+                    qrt_db_commit_ready(&flight.db, left < SCAN_FLIGHT_WAIT ? left
+                                                                            : SCAN_FLIGHT_WAIT);
                     next_n = qrt_queue_take(writer.queue, next_p, 0, &next_visits,
                                             &next_slots, &next_deadline, writer.s);
                 }

@@ -81,6 +81,9 @@ typedef struct qrt_dialect_t {
     int (*pipeline_read)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
                          const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
                          const char **error);
+    /* Between them: sleeps until the answer begins to arrive, at most timeout. */
+    void (*pipeline_wait)(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                          apr_interval_time_t timeout);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

@@ -5,6 +5,7 @@
  * not linked with libpq, which only PostgreSQL's users install); when one is
  * missing, what needs it is skipped, as the self-check says. */
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <apr_strings.h>
@@ -46,6 +47,7 @@ static struct {
     conn_str_fn *conn_message;          /* PQerrorMessage */
     clear_fn *clear;                    /* PQclear */
     value_fn *value;                    /* PQgetvalue */
+    status_fn *socket;                  /* PQsocket */
 } pq;
 static int pipeline_ok;
 static char missing[200];              /* "libpq lacks" and their names */
@@ -90,6 +92,7 @@ static void pg_look(void)
         pq.conn_message = (conn_str_fn *)pg_sym("PQerrorMessage");
         pq.clear = (clear_fn *)pg_sym("PQclear");
         pq.value = (value_fn *)pg_sym("PQgetvalue");
+        pq.socket = (status_fn *)pg_sym("PQsocket");
         pipeline_ok = pq.enter && pq.exit && pq.sync && pq.send_params && pq.send_prepared
                       && pq.get_result && pq.status && pq.ntuples && pq.message
                       && pq.cmd_status && pq.conn_message && pq.clear && pq.value;
@@ -348,6 +351,25 @@ static int pg_pipe_read(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_p
     return 0;
 }
 
+/* Sleeps until the server's answer to what was sent begins to arrive, at most timeout
+ * (a pipeline's results are sent at its sync point). */
+static void pg_pipe_wait(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
+                         apr_interval_time_t timeout)
+{
+    struct pollfd pfd;
+
+    pg_look();
+    if (!pq.socket || timeout <= 0) {
+        return;
+    }
+    pfd.fd = pq.socket(apr_dbd_native_handle(driver, handle));
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    if (pfd.fd >= 0) {
+        poll(&pfd, 1, (int)((timeout + 999) / 1000));
+    }
+}
+
 static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
                        const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
                        const char **error)
@@ -369,7 +391,7 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
-    pg_server_version, pg_pipe_send, pg_pipe_read
+    pg_server_version, pg_pipe_send, pg_pipe_read, pg_pipe_wait
 };
 
 const char *qrt_dialect_pgsql_check(void)

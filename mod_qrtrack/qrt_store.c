@@ -491,6 +491,15 @@ apr_status_t qrt_db_end_pipelined_send(qrt_db_t *db, apr_pool_t *p, apr_status_t
     return rv;
 }
 
+void qrt_db_commit_ready(qrt_db_t *db, apr_interval_time_t timeout)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+
+    if (db->sent && d->pipeline_wait) {
+        d->pipeline_wait(db->driver, db->handle, timeout);
+    }
+}
+
 apr_status_t qrt_db_commit_wait(qrt_db_t *db, apr_pool_t *p)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);

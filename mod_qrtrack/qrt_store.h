@@ -172,6 +172,8 @@ apr_status_t qrt_db_end_pipelined_send(qrt_db_t *db, apr_pool_t *p, apr_status_t
 /* Waits for the COMMIT qrt_db_end_pipelined_send sent: APR_SUCCESS once it is durable,
  * else its error (the transaction then rolled back). */
 apr_status_t qrt_db_commit_wait(qrt_db_t *db, apr_pool_t *p);
+/* Sleeps until the outcome of that COMMIT begins to arrive, at most timeout. */
+void qrt_db_commit_ready(qrt_db_t *db, apr_interval_time_t timeout);
 
 /* Accounts */
 #define QRT_PLANS "free|starter|professional|enterprise"
