@@ -1023,17 +1023,19 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             rv = scan_writer_mutex && !locked ? APR_EGENERAL
                  : writer_store(&dbd, cp, p, visits, n, deadline, &flight);
             if (flight.active) {
-                /* While the server makes the commit durable: the next batch is
-                 * gathered, and taken when this one's outcome arrives (so it holds
-                 * every scan that came meanwhile); this batch's requests are
-                 * answered once the outcome is read. */
-                writer_gather(n);
-                gathered = 1;
-                if (!stopping) {
-                    apr_interval_time_t left = flight.deadline - apr_time_now();
+                /* While the server makes the commit durable, scans keep coming: when
+                 * that took as long as the pause before a next batch would
+                 * (writer_gather), the next batch is taken at once, with every scan
+                 * that came meanwhile. This batch's requests are answered once the
+                 * outcome is read, never before. */
+                apr_time_t sent = apr_time_now();
+                apr_interval_time_t left = flight.deadline - sent;
 
-                    qrt_db_commit_ready(&flight.db, left < SCAN_FLIGHT_WAIT ? left
-                                                                            : SCAN_FLIGHT_WAIT);
+                qrt_db_commit_ready(&flight.db, left < SCAN_FLIGHT_WAIT ? left
+                                                                        : SCAN_FLIGHT_WAIT);
+                if (!stopping && n >= SCAN_GATHER_MIN
+                    && apr_time_now() - sent >= SCAN_GATHER_WAIT) {
+                    gathered = 1;
                     next_n = qrt_queue_take(writer.queue, next_p, 0, &next_visits,
                                             &next_slots, &next_deadline, writer.s);
                 }
