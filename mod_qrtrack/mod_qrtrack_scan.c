@@ -63,9 +63,6 @@ APLOG_USE_MODULE(qrtrack);
 /* Under load, a writer pauses before its next batch (writer_gather). */
 #define SCAN_GATHER_MIN  8
 #define SCAN_GATHER_WAIT 250                      /* microseconds */
-/* While a COMMIT is on its way (PostgreSQL), the next batch is taken when its outcome
- * arrives, or after this long at most. */
-#define SCAN_FLIGHT_WAIT apr_time_from_sec(1)
 /* A cached code is looked up again after this long: a change made through another
  * node (several servers on one PostgreSQL database) is followed within it. */
 #define SCAN_CACHE_TTL   apr_time_from_msec(500)
@@ -361,6 +358,9 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     return rv;
 }
 
+/* Records visits in one transaction, run again after a conflict. A batch replayed
+ * from the spool (sp) skips the visits its node's mark says the database has, and
+ * raises the mark with them; *recorded says how many were new to it. */
 /* SQLite: the busy timeout of each of apr_dbd_sqlite3's tries (writer_connect). */
 static int writer_busy_ms;
 
@@ -428,79 +428,15 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
     return rv;
 }
 
-/* A batch whose COMMIT is on its way to PostgreSQL (libpq's pipeline): while the server
- * makes it durable the writer takes the next batch; writer_store_finish reads the outcome
- * before the batch's requests are answered, and before anything else uses the
- * connection. */
-typedef struct {
-    int active;
-    qrt_db_t db;                /* the transaction's copy of the connection */
-    qrt_db_t *dbp;
-    apr_pool_t *p;
-    qrt_visit_t *visits;
-    int n, attempt;
-    apr_int64_t last;
-    apr_time_t deadline;
-} writer_flight_t;
-
-/* What follows a commit's last try: the committed visits' time floor, caches and
- * counters, or the failure's log line. */
-static apr_status_t writer_commit_done(qrt_db_t *db, qrt_db_t *dbp, apr_status_t rv, int n,
-                                       int attempt, apr_int64_t last)
-{
-    if (rv == APR_SUCCESS && last && scan_shared) {
-        scan_shared->last_visit_start = last;
-    }
-    if (rv == APR_SUCCESS) {
-        qrt_dict_cache_commit(db->dict);
-        qrt_webhook_cache_commit(writer_hooks);
-        QRT_STAT_ADD(visits, n);
-        QRT_STAT_ADD(commits, 1);
-        QRT_STAT_SET(last_batch, n);
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00064: committed %d "
-                     "visits (attempt %d)", n, attempt);
-    }
-    if (rv != APR_SUCCESS) {
-        apr_uint32_t more = 0;
-
-        QRT_STAT_ADD(commit_failures, 1);
-        if (qrt_log_due(&log_commit, &more)) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
-                         "commit %d visits: %s (and %u more failed commits since this "
-                         "line was last logged)", n, db->error ? db->error : "unknown error",
-                         more);
-        }
-    }
-    dbp->error = db->error;
-    return rv;
-}
-
-/* Whether a failed try is tried again (another node's transaction won a deadlock or a
- * serialization conflict: this one was rolled back whole; the scans keep waiting). */
-static int writer_retry(qrt_db_t *db, int n, int attempt)
-{
-    if (!qrt_db_retryable(db) || attempt >= SCAN_COMMIT_TRIES) {
-        return 0;
-    }
-    QRT_STAT_ADD(commit_retries, 1);
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
-                 "of %d visits (attempt %d): %s", n, attempt + 1, db->error);
-    apr_sleep(apr_time_from_msec(attempt * 5));
-    return 1;
-}
-
-/* Tries from attempt on. With flight, a pipelined transaction's COMMIT may be left on
- * its way (flight->active; APR_SUCCESS until writer_commit_finish says otherwise). */
-static apr_status_t writer_commit_from(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
-                                       int n, const qrt_spool_batch_t *sp, int *recorded,
-                                       apr_time_t deadline, writer_flight_t *flight,
-                                       int attempt)
+static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
+                                  int n, const qrt_spool_batch_t *sp, int *recorded,
+                                  apr_time_t deadline)
 {
     qrt_db_t db;
     apr_dbd_transaction_t *tx;
     apr_int64_t last = 0;
     apr_status_t rv;
-    int i;
+    int i, attempt;
 
     if (scan_writer_mutex && scan_shared) {
         /* Commits follow each other across children; a visit whose request began
@@ -517,64 +453,51 @@ static apr_status_t writer_commit_from(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t
         last = floor;
     }
     db = *dbp;
-    for (;; attempt++) {
-        int native = 0, sent = 0;
+    for (attempt = 1;; attempt++) {
+        int native = 0;
 
         db.error = NULL;
         qrt_webhook_cache_abort(writer_hooks);
         rv = writer_begin(&db, p, deadline, &tx, &native);
         if (rv == APR_SUCCESS) {
             rv = writer_record_batch(&db, p, visits, n, sp, recorded);
-            if (native == 2 && flight) {
-                rv = qrt_db_end_pipelined_send(&db, p, rv, &sent);
-            }
-            else {
-                rv = writer_end(&db, p, tx, native, rv);
-            }
+            rv = writer_end(&db, p, tx, native, rv);
         }
-        if (sent) {
-            flight->active = 1;
-            flight->db = db;
-            flight->dbp = dbp;
-            flight->p = p;
-            flight->visits = visits;
-            flight->n = n;
-            flight->attempt = attempt;
-            flight->last = last;
-            flight->deadline = deadline;
-            return APR_SUCCESS;
-        }
-        if (rv == APR_SUCCESS || !writer_retry(&db, n, attempt)) {
+        if (rv == APR_SUCCESS || !qrt_db_retryable(&db) || attempt == SCAN_COMMIT_TRIES) {
             break;
         }
+        /* Another node's transaction won a deadlock or a serialization conflict:
+         * this one was rolled back whole; run it again (the scans keep waiting). */
+        QRT_STAT_ADD(commit_retries, 1);
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
+                     "of %d visits (attempt %d): %s", n, attempt + 1, db.error);
+        apr_sleep(apr_time_from_msec(attempt * 5));
     }
-    return writer_commit_done(&db, dbp, rv, n, attempt, last);
-}
-
-/* Records visits in one transaction, run again after a conflict. A batch replayed
- * from the spool (sp) skips the visits its node's mark says the database has, and
- * raises the mark with them; *recorded says how many were new to it. */
-static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
-                                  int n, const qrt_spool_batch_t *sp, int *recorded,
-                                  apr_time_t deadline, writer_flight_t *flight)
-{
-    return writer_commit_from(dbp, p, visits, n, sp, recorded, deadline, flight, 1);
-}
-
-/* The outcome of a commit left on its way: its requests may be answered once this
- * returns; a failed COMMIT is tried again (or failed) as writer_commit would. */
-static apr_status_t writer_commit_finish(writer_flight_t *f)
-{
-    apr_status_t rv;
-    int recorded = 0;
-
-    f->active = 0;
-    rv = qrt_db_commit_wait(&f->db, f->p);
-    if (rv != APR_SUCCESS && writer_retry(&f->db, f->n, f->attempt)) {
-        return writer_commit_from(f->dbp, f->p, f->visits, f->n, NULL, &recorded,
-                                  f->deadline, NULL, f->attempt + 1);
+    if (rv == APR_SUCCESS && last && scan_shared) {
+        scan_shared->last_visit_start = last;
     }
-    return writer_commit_done(&f->db, f->dbp, rv, f->n, f->attempt, f->last);
+    if (rv == APR_SUCCESS) {
+        qrt_dict_cache_commit(db.dict);
+        qrt_webhook_cache_commit(writer_hooks);
+        QRT_STAT_ADD(visits, n);
+        QRT_STAT_ADD(commits, 1);
+        QRT_STAT_SET(last_batch, n);
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00064: committed %d "
+                     "visits (attempt %d)", n, attempt);
+    }
+    if (rv != APR_SUCCESS) {
+        apr_uint32_t more = 0;
+
+        QRT_STAT_ADD(commit_failures, 1);
+        if (qrt_log_due(&log_commit, &more)) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
+                         "commit %d visits: %s (and %u more failed commits since this "
+                         "line was last logged)", n, db.error ? db.error : "unknown error",
+                         more);
+        }
+    }
+    dbp->error = db.error;
+    return rv;
 }
 
 /* The writer's own connection, outside mod_dbd's pool: a request never waits for
@@ -866,35 +789,11 @@ static apr_status_t writer_spool(qrt_visit_t *visits, int n)
     return rv == APR_ENOTIMPL ? APR_EGENERAL : rv;
 }
 
-/* After a batch's commit failed: the database marked down (then the visits go to the
- * spool), or the connection dropped when it may be what failed. */
-static apr_status_t writer_store_failed(qrt_db_t **dbp, qrt_visit_t *visits, int n,
-                                        apr_status_t rv)
-{
-    if (qrt_db_unreachable(*dbp)) {
-        qrt_db_mark_down(writer.s, (*dbp)->error);
-    }
-    else if (qrt_dialect_remote((*dbp)->driver)) {
-        /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
-         * connection that met a lock timeout stays: a new one would wait on
-         * the same lock to prepare its statements.) */
-        return rv;
-    }
-    /* The connection may be what failed: take a fresh one next time. */
-    writer_disconnect(*dbp);
-    *dbp = NULL;
-    if (!qrt_db_down()) {
-        return rv;
-    }
-    return writer_spool(visits, n);
-}
-
 /* A batch's visits into the database, or into the spool when the database cannot be
  * reached (or visits wait there already: new ones go behind them). Under the writers'
- * mutex. With flight, the commit may be left on its way (writer_store_finish). */
+ * mutex. */
 static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
-                                 qrt_visit_t *visits, int n, apr_time_t deadline,
-                                 writer_flight_t *flight)
+                                 qrt_visit_t *visits, int n, apr_time_t deadline)
 {
     apr_status_t rv;
     int recorded = 0;
@@ -907,22 +806,28 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             (*dbp)->error = NULL;
             /* A little before the deadline: the answer must reach the request. */
             rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
-                               deadline - SCAN_ANSWER_MARGIN, flight);
+                               deadline - SCAN_ANSWER_MARGIN);
             if (rv == APR_SUCCESS) {
                 return rv;
             }
-            return writer_store_failed(dbp, visits, n, rv);
+            if (qrt_db_unreachable(*dbp)) {
+                qrt_db_mark_down(writer.s, (*dbp)->error);
+            }
+            else if (qrt_dialect_remote((*dbp)->driver)) {
+                /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
+                 * connection that met a lock timeout stays: a new one would wait on
+                 * the same lock to prepare its statements.) */
+                return rv;
+            }
+            /* The connection may be what failed: take a fresh one next time. */
+            writer_disconnect(*dbp);
+            *dbp = NULL;
+            if (!qrt_db_down()) {
+                return rv;
+            }
         }
     }
     return writer_spool(visits, n);
-}
-
-/* The outcome of writer_store's commit left on its way. */
-static apr_status_t writer_store_finish(qrt_db_t **dbp, writer_flight_t *f)
-{
-    apr_status_t rv = writer_commit_finish(f);
-
-    return rv == APR_SUCCESS || !*dbp ? rv : writer_store_failed(dbp, f->visits, f->n, rv);
 }
 
 /* One transaction of spooled visits into the database once it answers again, when
@@ -948,7 +853,7 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
         && b.n > 0) {
         (*dbp)->error = NULL;
         rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
-                           apr_time_now() + SCAN_REPLAY_PAUSE, NULL);
+                           apr_time_now() + SCAN_REPLAY_PAUSE);
         if (rv == APR_SUCCESS) {
             qrt_spool_replayed(writer.s, &b, recorded);
             done = 1;
@@ -975,20 +880,14 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
 
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
-    apr_pool_t *p = data, *cp, *next_p;
+    apr_pool_t *p = data, *cp;
     qrt_db_t *dbd;
-    /* the batch taken while the one before it was being committed */
-    qrt_visit_t *next_visits = NULL;
-    qrt_queue_ticket_t *next_slots = NULL;
-    apr_time_t next_deadline = 0;
-    int next_n = 0;
 
     (void)thread;
     /* Named, so that top -H and ps -L show which thread it is. */
     prctl(PR_SET_NAME, "qrtrack-writer", 0, 0, 0);
     apr_pool_create(&cp, p);
     writer_hooks = qrt_webhook_cache_make(p);
-    apr_pool_create(&next_p, p);
     apr_pool_create(&p, p);
     dbd = qrt_db_down() ? NULL : writer_connect(cp);
 
@@ -997,50 +896,15 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         qrt_queue_ticket_t *slots;
         apr_status_t rv;
         apr_time_t deadline;
-        writer_flight_t flight;
-        int n, locked, stopping = writer.stopping, replayed, gathered = 0;
+        int n, locked, stopping = writer.stopping, replayed;
 
-        if (next_n > 0) {
-            apr_pool_t *swap = p;
-
-            p = next_p;
-            next_p = swap;
-            visits = next_visits;
-            slots = next_slots;
-            deadline = next_deadline;
-            n = next_n;
-            next_n = 0;
-        }
-        else {
-            /* Everything queued by any child, if no other writer is committing. */
-            n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline,
-                               writer.s);
-        }
+        /* Everything queued by any child, if no other writer is committing. */
+        n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
         if (n > 0) {
-            flight.active = 0;
             locked = scan_writer_mutex
                      && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
             rv = scan_writer_mutex && !locked ? APR_EGENERAL
-                 : writer_store(&dbd, cp, p, visits, n, deadline, &flight);
-            if (flight.active) {
-                /* While the server makes the commit durable, scans keep coming: when
-                 * that took as long as the pause before a next batch would
-                 * (writer_gather), the next batch is taken at once, with every scan
-                 * that came meanwhile. This batch's requests are answered once the
-                 * outcome is read, never before. */
-                apr_time_t sent = apr_time_now();
-                apr_interval_time_t left = flight.deadline - sent;
-
-                qrt_db_commit_ready(&flight.db, left < SCAN_FLIGHT_WAIT ? left
-                                                                        : SCAN_FLIGHT_WAIT);
-                if (!stopping && n >= SCAN_GATHER_MIN
-                    && apr_time_now() - sent >= SCAN_GATHER_WAIT) {
-                    gathered = 1;
-                    next_n = qrt_queue_take(writer.queue, next_p, 0, &next_visits,
-                                            &next_slots, &next_deadline, writer.s);
-                }
-                rv = writer_store_finish(&dbd, &flight);
-            }
+                 : writer_store(&dbd, cp, p, visits, n, deadline);
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }
@@ -1053,9 +917,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         }
         replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
         if (n > 0) {
-            if (!gathered) {
-                writer_gather(n);
-            }
+            writer_gather(n);
             continue;
         }
         apr_pool_clear(p);

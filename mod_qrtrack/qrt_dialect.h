@@ -72,18 +72,6 @@ typedef struct qrt_dialect_t {
     /* The server's version as PostgreSQL numbers it (150004), 0 when unknown; NULL
      * where the dialect has none. */
     int (*server_version)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
-    /* pipeline in two halves, so that the caller works while the server runs the
-     * commands: send (0 sent; 1 when command *failed could not be, nothing left to
-     * read; -1 as pipeline), then read (as pipeline answers). Nothing else may use
-     * the connection between them. NULL where the dialect has no pipeline. */
-    int (*pipeline_send)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                         const qrt_pipe_cmd_t *cmds, int n, int *failed, const char **error);
-    int (*pipeline_read)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                         const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
-                         const char **error);
-    /* Between them: sleeps until the answer begins to arrive, at most timeout. */
-    void (*pipeline_wait)(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                          apr_interval_time_t timeout);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

@@ -5,7 +5,6 @@
  * not linked with libpq, which only PostgreSQL's users install); when one is
  * missing, what needs it is skipped, as the self-check says. */
 #include <dlfcn.h>
-#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <apr_strings.h>
@@ -47,7 +46,6 @@ static struct {
     conn_str_fn *conn_message;          /* PQerrorMessage */
     clear_fn *clear;                    /* PQclear */
     value_fn *value;                    /* PQgetvalue */
-    status_fn *socket;                  /* PQsocket */
 } pq;
 static int pipeline_ok;
 static char missing[200];              /* "libpq lacks" and their names */
@@ -92,7 +90,6 @@ static void pg_look(void)
         pq.conn_message = (conn_str_fn *)pg_sym("PQerrorMessage");
         pq.clear = (clear_fn *)pg_sym("PQclear");
         pq.value = (value_fn *)pg_sym("PQgetvalue");
-        pq.socket = (status_fn *)pg_sym("PQsocket");
         pipeline_ok = pq.enter && pq.exit && pq.sync && pq.send_params && pq.send_prepared
                       && pq.get_result && pq.status && pq.ntuples && pq.message
                       && pq.cmd_status && pq.conn_message && pq.clear && pq.value;
@@ -269,13 +266,10 @@ static void pipe_drain(void *conn)
     }
 }
 
-/* Sends the n commands and a sync point, without reading: 0 when all were sent (their
- * results wait for pg_pipe_read), 1 when one could not be (*failed, *error; what was
- * sent has been read and pipeline mode left), -1 when the connection has no pipeline. */
-static int pg_pipe_send(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                        const qrt_pipe_cmd_t *cmds, int n, int *failed, const char **error)
+static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
+                       const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
+                       const char **error)
 {
-    const char *first = NULL;
     void *conn;
     int i, sent = 0;
 
@@ -283,7 +277,11 @@ static int pg_pipe_send(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_p
     if (!pipeline_ok) {
         return -1;
     }
+    if (n <= 0) {
+        return 0;
+    }
     conn = apr_dbd_native_handle(driver, handle);
+    *first = NULL;
     *failed = -1;
     *error = NULL;
     if (!pq.enter(conn)) {
@@ -304,40 +302,13 @@ static int pg_pipe_send(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_p
         }
         sent++;
     }
-    /* (the sync point also flushes what was sent to the server) */
+    /* What was sent is read to its end even after a failure, so the connection
+     * leaves pipeline mode in order (a lost one fails its next statement). */
     if (!pq.sync(conn) && *failed < 0) {
         *failed = sent;
         *error = pipe_error(p, conn, NULL);
     }
-    if (*failed < 0) {
-        return 0;
-    }
-    /* What was sent is read to its end even after a failure, so the connection
-     * leaves pipeline mode in order (a lost one fails its next statement). */
-    if (pipe_read(conn, p, cmds, sent, &first, failed, error) != 0) {
-        pipe_drain(conn);
-    }
-    pq.exit(conn);
-    return 1;
-}
-
-/* Reads the results of the n commands pg_pipe_send sent, up to their sync point,
- * and leaves pipeline mode: as pg_pipeline answers. */
-static int pg_pipe_read(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                        const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
-                        const char **error)
-{
-    void *conn;
-
-    pg_look();
-    if (!pipeline_ok) {
-        return -1;
-    }
-    conn = apr_dbd_native_handle(driver, handle);
-    *first = NULL;
-    *failed = -1;
-    *error = NULL;
-    if (pipe_read(conn, p, cmds, n, first, failed, error) != 0) {
+    if (pipe_read(conn, p, cmds, sent, first, failed, error) != 0) {
         pipe_drain(conn);
     }
     if (!pq.exit(conn) && *failed < 0) {
@@ -351,47 +322,10 @@ static int pg_pipe_read(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_p
     return 0;
 }
 
-/* Sleeps until the server's answer to what was sent begins to arrive, at most timeout
- * (a pipeline's results are sent at its sync point). */
-static void pg_pipe_wait(const apr_dbd_driver_t *driver, apr_dbd_t *handle,
-                         apr_interval_time_t timeout)
-{
-    struct pollfd pfd;
-
-    pg_look();
-    if (!pq.socket || timeout <= 0) {
-        return;
-    }
-    pfd.fd = pq.socket(apr_dbd_native_handle(driver, handle));
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    if (pfd.fd >= 0) {
-        poll(&pfd, 1, (int)((timeout + 999) / 1000));
-    }
-}
-
-static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,
-                       const qrt_pipe_cmd_t *cmds, int n, const char **first, int *failed,
-                       const char **error)
-{
-    int rc;
-
-    pg_look();
-    if (!pipeline_ok) {
-        return -1;
-    }
-    if (n <= 0) {
-        return 0;
-    }
-    *first = NULL;
-    rc = pg_pipe_send(driver, handle, p, cmds, n, failed, error);
-    return rc != 0 ? rc : pg_pipe_read(driver, handle, p, cmds, n, first, failed, error);
-}
-
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
-    pg_server_version, pg_pipe_send, pg_pipe_read, pg_pipe_wait
+    pg_server_version
 };
 
 const char *qrt_dialect_pgsql_check(void)

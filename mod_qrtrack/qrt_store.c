@@ -353,16 +353,13 @@ static void store_later_sql(qrt_db_t *db, const char *sql)
     c->values = NULL;
 }
 
-static apr_status_t store_pipe_error(qrt_db_t *db, apr_pool_t *p, const qrt_pipe_cmd_t *cmds,
-                                     int n, int rc, int failed, const char *error);
-
 /* Sends the held statements, then (label not NULL) label with args, in one round
  * trip; *first: the first column of label's first row. */
 static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
                                 const void **args, const char **first)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
-    const qrt_pipe_cmd_t *cmds;
+    const qrt_pipe_cmd_t *cmds, *bad;
     const char *error = NULL, *got = NULL;
     int n, failed = -1, rc;
 
@@ -391,7 +388,17 @@ static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (first) {
         *first = got;
     }
-    return store_pipe_error(db, p, cmds, n, rc, failed, error);
+    if (rc == 0) {
+        return APR_SUCCESS;
+    }
+    if (rc < 0 || failed < 0 || failed >= n) {
+        db->error = apr_psprintf(p, "pipeline: %s", error ? error : "not available");
+        return APR_EGENERAL;
+    }
+    bad = &cmds[failed];
+    db->error = apr_psprintf(p, "%s: %s", bad->label ? bad->label
+                             : !strcmp(bad->sql, "BEGIN") ? "begin" : "commit", error);
+    return APR_EGENERAL;
 }
 
 apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
@@ -415,40 +422,10 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-/* The error of a pipeline that failed (rc from the dialect), as store_flush says it. */
-static apr_status_t store_pipe_error(qrt_db_t *db, apr_pool_t *p, const qrt_pipe_cmd_t *cmds,
-                                     int n, int rc, int failed, const char *error)
-{
-    const qrt_pipe_cmd_t *bad;
-
-    if (rc == 0) {
-        return APR_SUCCESS;
-    }
-    if (rc < 0 || failed < 0 || failed >= n) {
-        db->error = apr_psprintf(p, "pipeline: %s", error ? error : "not available");
-        return APR_EGENERAL;
-    }
-    bad = &cmds[failed];
-    db->error = apr_psprintf(p, "%s: %s", bad->label ? bad->label
-                             : !strcmp(bad->sql, "BEGIN") ? "begin" : "commit", error);
-    return APR_EGENERAL;
-}
-
-/* After a pipelined transaction failed (or its COMMIT did): rolls back what reached
- * the server. A failed COMMIT has ended its transaction already. */
-static void store_pipe_rollback(qrt_db_t *db)
+apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
 
-    if (d->in_transaction(db->driver, db->handle) != 0) {
-        int nrows = 0;
-
-        apr_dbd_query(db->driver, db->handle, &nrows, "ROLLBACK");
-    }
-}
-
-apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
-{
     if (!db->later) {
         return rv;
     }
@@ -458,64 +435,12 @@ apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
     }
     db->later = NULL;
     db->in_tx = 0;
-    if (rv != APR_SUCCESS) {
-        store_pipe_rollback(db);
-    }
-    return rv;
-}
+    /* A statement failed (or its transaction is aborted): roll back what reached
+     * the server. A failed COMMIT has ended its transaction already. */
+    if (rv != APR_SUCCESS && d->in_transaction(db->driver, db->handle) != 0) {
+        int nrows = 0;
 
-apr_status_t qrt_db_end_pipelined_send(qrt_db_t *db, apr_pool_t *p, apr_status_t rv,
-                                       int *sent)
-{
-    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
-    const char *error = NULL;
-    int failed = -1, rc;
-
-    *sent = 0;
-    if (!db->later || rv != APR_SUCCESS || !d->pipeline_send) {
-        return qrt_db_end_pipelined(db, p, rv);
-    }
-    store_later_sql(db, "COMMIT");
-    db->sent = (const qrt_pipe_cmd_t *)db->later->elts;
-    db->nsent = db->later->nelts;
-    db->later = NULL;
-    db->in_tx = 0;
-    rc = d->pipeline_send(db->driver, db->handle, p, db->sent, db->nsent, &failed, &error);
-    if (rc == 0) {
-        *sent = 1;
-        return APR_SUCCESS;
-    }
-    rv = store_pipe_error(db, p, db->sent, db->nsent, rc, failed, error);
-    db->sent = NULL;
-    store_pipe_rollback(db);
-    return rv;
-}
-
-void qrt_db_commit_ready(qrt_db_t *db, apr_interval_time_t timeout)
-{
-    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
-
-    if (db->sent && d->pipeline_wait) {
-        d->pipeline_wait(db->driver, db->handle, timeout);
-    }
-}
-
-apr_status_t qrt_db_commit_wait(qrt_db_t *db, apr_pool_t *p)
-{
-    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
-    const char *error = NULL, *first = NULL;
-    int failed = -1, rc;
-    apr_status_t rv;
-
-    if (!db->sent) {
-        return APR_SUCCESS;
-    }
-    rc = d->pipeline_read(db->driver, db->handle, p, db->sent, db->nsent, &first, &failed,
-                          &error);
-    rv = store_pipe_error(db, p, db->sent, db->nsent, rc, failed, error);
-    db->sent = NULL;
-    if (rv != APR_SUCCESS) {
-        store_pipe_rollback(db);
+        apr_dbd_query(db->driver, db->handle, &nrows, "ROLLBACK");
     }
     return rv;
 }

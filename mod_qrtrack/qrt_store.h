@@ -33,8 +33,6 @@ typedef struct {
     int in_tx;              /* inside qrt_db_begin .. qrt_db_end */
     apr_array_header_t *later;  /* in a pipelined transaction: the statements held
                                  * (qrt_pipe_cmd_t), else NULL */
-    const qrt_pipe_cmd_t *sent; /* a COMMIT sent whose outcome is not read yet */
-    int nsent;
     /* A lock outside the database held from qrt_db_begin to qrt_db_end (lock 1 takes
      * it, 0 gives it back), or NULL: on SQLite the webhook worker takes the scan
      * writers' mutex, so that it waits for their commits there and not in SQLite's
@@ -165,15 +163,6 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p);
 /* Commits the transaction when rv is APR_SUCCESS (the held statements and COMMIT in
  * one round trip), else rolls it back: rv, or the commit's error. */
 apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv);
-/* The same, except that a COMMIT is only sent (*sent 1): its outcome is read by
- * qrt_db_commit_wait, and until then nothing else may use db (p lives until then). */
-apr_status_t qrt_db_end_pipelined_send(qrt_db_t *db, apr_pool_t *p, apr_status_t rv,
-                                       int *sent);
-/* Waits for the COMMIT qrt_db_end_pipelined_send sent: APR_SUCCESS once it is durable,
- * else its error (the transaction then rolled back). */
-apr_status_t qrt_db_commit_wait(qrt_db_t *db, apr_pool_t *p);
-/* Sleeps until the outcome of that COMMIT begins to arrive, at most timeout. */
-void qrt_db_commit_ready(qrt_db_t *db, apr_interval_time_t timeout);
 
 /* Accounts */
 #define QRT_PLANS "free|starter|professional|enterprise"
