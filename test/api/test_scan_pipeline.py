@@ -2,7 +2,10 @@
 the writes nothing reads ride with the COMMIT. A statement failing inside a pipeline
 ends it cleanly: the batch is rolled back whole, its scans answer 503 as before, and
 the writer's connection serves the next batch; a deadlock there is retried as before
-and the visit recorded once."""
+and the visit recorded once. The same when the COMMIT itself fails (a deferred check),
+alone or among concurrent batches."""
+import concurrent.futures
+
 import pytest
 import requests
 
@@ -83,7 +86,7 @@ def test_a_deadlock_inside_the_pipeline_is_retried_and_recorded_once(srv):
 
 
 # A check that fails only at COMMIT (a deferred constraint trigger on the trackers'
-# counters): the outcome the writer reads after it took the next batch.
+# counters): the last result of the batch's last round trip.
 DEFERRED = ("CREATE FUNCTION test_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
             "IF {cond} THEN RAISE EXCEPTION 'injected at commit' USING ERRCODE = '{code}'; "
             "END IF; RETURN NULL; END $$;"
@@ -118,9 +121,8 @@ def test_a_deadlock_at_commit_is_retried_and_recorded_once(srv):
 
 
 def test_concurrent_scans_with_commits_failing_now_and_then_are_each_counted_once(srv):
-    """Batches follow each other with the COMMIT of one on its way while the next is
-    taken: every 302 has its visit, every 503 none, whichever commit failed."""
-    import concurrent.futures
+    """Batches follow each other under load: every 302 has its visit, every 503 none,
+    whichever commit failed."""
     t = tracker(srv)
     # every third commit fails at its end (a deferred trigger fires once a tracker row)
     srv.sql("CREATE SEQUENCE test_tries;"
