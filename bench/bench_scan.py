@@ -26,17 +26,22 @@ BENCH_THREADS sets each child's ThreadsPerChild (default conf/httpd.conf.in's 25
 threads; make bench runs it on SQLite): its targets are a ratio >= 0.55 and a scan p99
 <= 10 ms.
 
+BENCH_CPU=1 also prints, for each round's Redirect and scan runs, the cores that httpd,
+PostgreSQL (its cluster's processes) and wrk used, and how busy the whole machine was:
+on a shared machine the difference is what other work took from the bench.
+
 QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
 PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
 SQLite; the target ratio is then >= 0.25 (SQLite's is >= 0.5). Exit status 1 when a
 scan is lost (a 3xx without its visit), 2 when only the target ratio is missed.
 """
 import os
+import resource
 import subprocess
 import sys
 import time
 
-from benchlib import HERE, NAME, PG, Api
+from benchlib import HERE, NAME, PG, Api, pg_cluster
 from conftest import start_server, wait_until
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
@@ -58,6 +63,62 @@ WEBHOOK_LIMIT = 10000
 RULES = [{"redirect_url": "https://example.com/rule-%d" % i, "device": ["mobile"],
           "os": ["Android", "Windows"], "language": ["de", "fr-CA"],
           "weekdays": [1, 2, 3, 4, 5, 6, 7], "hours": "00:00-23:59"} for i in range(20)]
+
+
+CPU = os.environ.get("BENCH_CPU") == "1"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(pids):
+    """CPU seconds (user + system) the processes pids have used so far."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            total += int(st[11]) + int(st[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / TICK
+
+
+def _tree(pid):
+    """pid and its descendants."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    kids.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def cpu_sample(srv):
+    """(httpd, PostgreSQL, wrk, the machine's busy, wall) seconds so far."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    pg = pg_cluster().postmaster_pid() if PG else None
+    return (_cpu_of(_tree(srv.proc.pid)), _cpu_of(_tree(pg)) if pg else 0.0,
+            kids.ru_utime + kids.ru_stime, (sum(ticks) - ticks[3] - ticks[4]) / TICK,
+            time.monotonic())
+
+
+def cpu_line(what, a, b, rps):
+    wall = b[4] - a[4]
+    used = [(y - x) / wall for x, y in zip(a[:4], b[:4])]
+    return ("           %-8s cores: httpd %.2f, PostgreSQL %.2f, wrk %.2f; the machine %.2f "
+            "of %d busy (%.2f for other work); CPU a request: httpd %.0f us, PostgreSQL "
+            "%.0f us" % (what, used[0], used[1], used[2], used[3], os.cpu_count(),
+                         max(0.0, used[3] - sum(used[:3])), 1e6 * used[0] / rps,
+                         1e6 * used[1] / rps))
 
 
 def wrk(url):
@@ -167,11 +228,15 @@ def main():
             if hooked_first:
                 hscan, ok = hooked_phase(srv, hooked_t, receiver)
                 events_ok = events_ok and ok
+            c0 = cpu_sample(srv) if CPU else None
             base = wrk(srv.base + "/r")
+            c1 = cpu_sample(srv) if CPU else None
             # (with a reference, every other round scans it first: neither build
             # always gets the colder or the warmer turn)
             rscan = wrk(ref_t["scan_url"]) if ref and i % 2 else None
+            c2 = cpu_sample(srv) if CPU else None
             scan = wrk(t["scan_url"])
+            c3 = cpu_sample(srv) if CPU else None
             redirects += sum(v for k, v in scan["status"].items() if 300 <= k < 400)
             for k, v in scan["status"].items():
                 if not 300 <= k < 400:
@@ -186,6 +251,9 @@ def main():
                   "(p50 %.2f ms, p99 %5.2f ms)   ratio %.2f"
                   % (i + 1, base["RPS"], base["P99_MS"], scan["RPS"], scan["P50_MS"],
                      scan["P99_MS"], ratios[-1]), flush=True)
+            if CPU:
+                print(cpu_line("Redirect", c0, c1, base["RPS"]), flush=True)
+                print(cpu_line("scan", c2, c3, scan["RPS"]), flush=True)
             print("           20-rule scan %7.0f req/s (p50 %.2f ms, p99 %5.2f ms)   "
                   "against the plain tracker %.2f"
                   % (rscan20["RPS"], rscan20["P50_MS"], rscan20["P99_MS"], ruled_ratios[-1]),

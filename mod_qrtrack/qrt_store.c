@@ -368,7 +368,8 @@ static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
         int nv = store_text_values(db, p, label, args, &values);
         qrt_pipe_cmd_t *c;
 
-        if (nv < 0) {
+        /* sent by its name: prepared first when the connection prepares lazily */
+        if (nv < 0 || !store_stmt(db, p, label)) {
             db->error = apr_psprintf(p, "no statement %s", label);
             return APR_EGENERAL;
         }
