@@ -36,6 +36,7 @@
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_util.h"
+#include "qrt_dblimit.h"
 #include "qrt_spool.h"
 #include "qrt_store_spool.h"
 
@@ -120,6 +121,12 @@ void qrt_spool_status(qrt_spool_status_t *st)
 void qrt_db_mark_down(server_rec *s, const char *why)
 {
     apr_uint32_t up = 0;
+    qrt_db_refusal_t kind = why ? qrt_db_refusal(NULL, why) : QRT_DB_REFUSED_OTHER;
+    /* what to do about a refusal the driver's message names (no connection slot left,
+     * a login refused): the API's QRT00091 line says it too, but while the database is
+     * marked down the API no longer asks for a connection, so this line may be the only
+     * one */
+    const char *advice = kind == QRT_DB_REFUSED_OTHER ? "" : qrt_db_refusal_advice(kind);
 
     if (!shared || !__atomic_compare_exchange_n(&shared->down, &up, 1, 0, __ATOMIC_ACQ_REL,
                                                 __ATOMIC_RELAXED)) {
@@ -129,14 +136,16 @@ void qrt_db_mark_down(server_rec *s, const char *why)
     shared->next_probe = shared->down_since + SPOOL_PROBE_EVERY;
     if (qrt_spool_enabled()) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00104: the database cannot be "
-                     "reached (%s): scans are answered from this node's snapshot of "
+                     "reached (%s%s%s): scans are answered from this node's snapshot of "
                      "codes and their visits kept in %s until it answers again; the "
-                     "API answers 503", why ? why : "no connection", spool_path);
+                     "API answers 503", why ? why : "no connection", *advice ? "; " : "",
+                     advice, spool_path);
     }
     else {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00104: the database cannot be "
-                     "reached (%s): scans and the API answer 503 until it answers again "
-                     "(QRTrackSpoolDir is off)", why ? why : "no connection");
+                     "reached (%s%s%s): scans and the API answer 503 until it answers "
+                     "again (QRTrackSpoolDir is off)", why ? why : "no connection",
+                     *advice ? "; " : "", advice);
     }
 }
 
