@@ -418,6 +418,10 @@ static int agg_seek_known(const agg_seeks *s, int kind, qrt_store_agg_prev_t *ou
  * visitor's visits before (fewer than AGG_RECENT), there is none: a seek each is made only
  * when neither holds. The strings of their dictionary rows are read once a batch (names). */
 #define AGG_RECENT 8
+/* Only in batches this large (imports): a scan writer's batch of a few dozen visits, most
+ * of the same visitor as their previous visit in every dimension, pays a row and its
+ * strings for what one seek told before. */
+#define AGG_RECENT_BATCH_MIN 256
 typedef struct {
     apr_hash_t *ua, *place;         /* dictionary id -> browser; -> country, city */
 } agg_names;
@@ -1005,7 +1009,7 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     batch_last = apr_hash_make(sp);
     deferred = apr_hash_make(sp);
     defers = apr_array_make(sp, 4, sizeof(agg_defer *));
-    if (qrt_dialect_embedded(db->driver)) {
+    if (qrt_dialect_embedded(db->driver) && n >= AGG_RECENT_BATCH_MIN) {
         names = apr_palloc(sp, sizeof(*names));
         names->ua = apr_hash_make(sp);
         names->place = apr_hash_make(sp);
