@@ -673,6 +673,22 @@ static void wh_sched(apr_int64_t *ran, apr_int64_t *waited)
     }
 }
 
+/* The microseconds some task waited for a CPU since boot (Linux's pressure stall
+ * information, its "some" line), -1 when the system does not tell. */
+static apr_int64_t wh_stalled(void)
+{
+    long long total = -1;
+    FILE *f = fopen("/proc/pressure/cpu", "r");
+
+    if (f) {
+        if (fscanf(f, "some avg10=%*f avg60=%*f avg300=%*f total=%lld", &total) != 1) {
+            total = -1;
+        }
+        fclose(f);
+    }
+    return total;
+}
+
 static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *tp = data, *cp, *rp;
@@ -681,7 +697,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
     apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0, last_claim = 0;
     apr_time_t busy_at = 0, seen_at = 0, cpu_mark = 0;
     apr_uint32_t seen_batches = 0;
-    apr_int64_t seen_ran = 0, seen_waited = 0;
+    apr_int64_t seen_ran = 0, seen_waited = 0, seen_stalled = -1;
     int busy = 0;
     wh_slots_t *sl = apr_pcalloc(tp, sizeof(*sl));
 
@@ -704,13 +720,16 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         if (now >= busy_at) {
             qrt_queue_t *q = qrt_scan_queue();
             apr_uint32_t batches = q ? qrt_queue_batches_done(q) : 0;
-            apr_int64_t ran = 0, waited = -1;
+            apr_int64_t ran = 0, waited = -1, stalled = wh_stalled();
 
             wh_sched(&ran, &waited);
             busy = q && seen_at
                    && qrt_webhook_give_way(batches - seen_batches, now - seen_at,
+                                           stalled < 0 || seen_stalled < 0
+                                               ? -1 : stalled - seen_stalled,
                                            ran - seen_ran, waited < 0 ? -1
                                                                       : waited - seen_waited);
+            seen_stalled = stalled;
             seen_batches = batches;
             seen_ran = ran;
             seen_waited = waited;

@@ -99,14 +99,20 @@ const char *qrt_webhook_msg_id(apr_pool_t *p)
     return ids ? ids[0] : NULL;
 }
 
-int qrt_webhook_give_way(apr_uint32_t batches, apr_int64_t elapsed, apr_int64_t ran,
-                         apr_int64_t waited)
+int qrt_webhook_give_way(apr_uint32_t batches, apr_int64_t elapsed, apr_int64_t stalled,
+                         apr_int64_t ran, apr_int64_t waited)
 {
     if (elapsed <= 0
         || (apr_int64_t)batches * APR_USEC_PER_SEC < QRT_WEBHOOK_BUSY_RATE * elapsed) {
         return 0;
     }
-    return waited < 0 || (waited > 0 && waited >= ran);
+    if (stalled >= 0 && stalled * 100 >= QRT_WEBHOOK_STALL_SHARE * elapsed) {
+        return 1;
+    }
+    if (waited > 0 && waited >= ran) {
+        return 1;
+    }
+    return stalled < 0 && waited < 0;
 }
 
 const char *qrt_webhook_url_check(apr_pool_t *p, const char *url)

@@ -43,19 +43,23 @@ const char *qrt_webhook_msg_id(apr_pool_t *p);
 const char **qrt_webhook_msg_ids(apr_pool_t *p, int n);
 
 /* Deliveries give way to scans: while the scan committer finishes at least
- * QRT_WEBHOOK_BUSY_RATE batches a second and the CPU is contended (the delivery worker
- * waited to run at least as long as it ran), the worker pauses QRT_WEBHOOK_PAUSE after
- * each QRT_WEBHOOK_SLICE of CPU it used (a twentieth of a core at most): it takes a
- * share of the CPU, not what the scans need. Its deliveries go on, later (the outbox
- * keeps them), and at full speed while the CPU has room. */
-#define QRT_WEBHOOK_BUSY_RATE 200
-#define QRT_WEBHOOK_SLICE     apr_time_from_msec(1)
-#define QRT_WEBHOOK_PAUSE     apr_time_from_msec(19)
+ * QRT_WEBHOOK_BUSY_RATE batches a second and the CPU is contended, the worker pauses
+ * QRT_WEBHOOK_PAUSE after each QRT_WEBHOOK_SLICE of CPU it used (a twentieth of a core at
+ * most): it takes a share of the CPU, not what the scans need. Its deliveries go on,
+ * later (the outbox keeps them), and at full speed while the CPU has room. The CPU is
+ * contended when some task waited for a CPU at least QRT_WEBHOOK_STALL_SHARE percent of
+ * the time (Linux's pressure stall information), or, where the system does not tell,
+ * when the worker itself waited to run at least as long as it ran. */
+#define QRT_WEBHOOK_BUSY_RATE   200
+#define QRT_WEBHOOK_STALL_SHARE 25
+#define QRT_WEBHOOK_SLICE       apr_time_from_msec(1)
+#define QRT_WEBHOOK_PAUSE       apr_time_from_msec(19)
 /* Whether to give way, from what happened in the last elapsed microseconds: batches the
- * committer finished, and the time the worker ran and waited to run (nanoseconds;
- * waited < 0 when the system does not tell, then the batches alone decide). */
-int qrt_webhook_give_way(apr_uint32_t batches, apr_int64_t elapsed, apr_int64_t ran,
-                         apr_int64_t waited);
+ * committer finished; stalled, the microseconds some task waited for a CPU (< 0 when the
+ * system does not tell); the time the worker ran and waited to run (nanoseconds; waited
+ * < 0 when the system does not tell). With neither measure the batches alone decide. */
+int qrt_webhook_give_way(apr_uint32_t batches, apr_int64_t elapsed, apr_int64_t stalled,
+                         apr_int64_t ran, apr_int64_t waited);
 
 /* A destination URL: absolute http or https, at most QRT_WEBHOOK_URL_MAX bytes, no
  * userinfo (qrt_valid_redirect_url otherwise). NULL when fine, else the reason. */
