@@ -106,6 +106,8 @@ typedef struct {
     int waiting;                /* not started: the one before it is in flight */
     int skipped;                /* never tried: the one before it was not delivered */
     apr_int64_t run_until;      /* no later one starts after this (its lease runs) */
+    int run_full;               /* the last of a run of WH_RUN: more of its webhook and
+                                 * tracker may be due */
 } wh_item;
 
 /* Every connection's address, resolved, before connect(): DNS rebinding cannot
@@ -280,6 +282,7 @@ typedef struct {
     int waiting;                /* in a run, after one in flight */
     int done;                   /* done, not recorded */
     apr_time_t first_done;
+    int more_due;               /* a full run was delivered: its next events may be due */
     apr_pool_t *tp;
     apr_uint32_t rnd;
 } wh_slots_t;
@@ -445,7 +448,7 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
 {
     apr_array_header_t *evs = NULL;
     apr_int64_t now = apr_time_sec(apr_time_now());
-    int i, k = 0, gone = 0, free = WH_BATCH - sl->in_flight - sl->done - sl->waiting;
+    int i, k = 0, run, gone = 0, free = WH_BATCH - sl->in_flight - sl->done - sl->waiting;
     wh_order *order;
 
     if (free <= 0) {
@@ -487,12 +490,18 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
         order[i].slot = k;
     }
     qsort(order, (size_t)evs->nelts, sizeof(*order), wh_by_run);
-    for (i = 1; i < evs->nelts; i++) {
-        if (order[i].webhook_id == order[i - 1].webhook_id
+    for (i = 0, run = 0; i < evs->nelts; i++) {
+        if (i > 0 && order[i].webhook_id == order[i - 1].webhook_id
             && order[i].tracker_id == order[i - 1].tracker_id) {
             sl->items[order[i - 1].slot].next = order[i].slot + 1;
             sl->items[order[i].slot].waiting = 1;
+            run++;
         }
+        else {
+            run = 1;
+        }
+        /* the claim took as many of them as a run holds: the rest wait for this one */
+        sl->items[order[i].slot].run_full = run >= WH_RUN;
     }
     for (i = 0; i < evs->nelts; i++) {
         wh_item *it = &sl->items[order[i].slot];
@@ -528,6 +537,9 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
         wh_item_done(multi, it);
         wh_result(rp, it, wh_random(&sl->rnd), &res[n]);
         delivered += res[n].kind == QRT_WHSEND_DELIVERED;
+        if (it->run_full && res[n].kind == QRT_WHSEND_DELIVERED) {
+            sl->more_due = 1;
+        }
         failed += res[n].kind == QRT_WHSEND_FAILED || res[n].kind == QRT_WHSEND_GONE;
         if (it->done && it->code == CURLE_FAILED_INIT && qrt_log_due(&log_bad, &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wh.s, "QRT01031: webhook %"
@@ -793,6 +805,11 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
                              || now - sl->first_done >= WH_RECORD_GAP || !db)) {
             if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
                 wh_db_failed(&db, now, &reconnect_at);
+            }
+            /* a busy tracker's next run is taken now, not after the claims' gap */
+            if (sl->more_due) {
+                sl->more_due = 0;
+                claim_at = now;
             }
             apr_pool_clear(rp);
             continue;
