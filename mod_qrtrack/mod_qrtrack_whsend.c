@@ -35,6 +35,7 @@
 #include "mod_qrtrack_stats.h"
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_whsend.h"
+#include "qrt_dialect.h"
 #include "qrt_netguard.h"
 #include "qrt_retry.h"
 #include "qrt_schema.h"
@@ -669,6 +670,23 @@ static apr_time_t wh_cpu(void)
     return (apr_time_t)ts.tv_sec * APR_USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+/* The worker's work for giving way (microseconds): its own CPU, and on a database server
+ * the time it waited for its statements, which is mostly that server's CPU spent for it. */
+static apr_time_t wh_remote_spent;
+
+static apr_time_t wh_used(void)
+{
+    return wh_cpu() + wh_remote_spent;
+}
+
+/* Adds the time since `since` to the worker's work when the database is a server's. */
+static void wh_remote_done(qrt_db_t *db, apr_time_t since)
+{
+    if (db && qrt_dialect_remote(db->driver)) {
+        wh_remote_spent += apr_time_now() - since;
+    }
+}
+
 /* The time this thread ran and waited to run (ns, Linux's schedstat); *waited stays as
  * it is when the system does not tell. */
 static void wh_sched(apr_int64_t *ran, apr_int64_t *waited)
@@ -748,12 +766,12 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             seen_at = now;
             busy_at = now + WH_BUSY_EVERY;
             if (!busy) {
-                cpu_mark = wh_cpu();
+                cpu_mark = wh_used();
             }
         }
-        if (busy && wh_cpu() - cpu_mark >= QRT_WEBHOOK_SLICE) {
+        if (busy && wh_used() - cpu_mark >= QRT_WEBHOOK_SLICE) {
             apr_sleep(QRT_WEBHOOK_PAUSE);
-            cpu_mark = wh_cpu();
+            cpu_mark = wh_used();
             now = apr_time_now();
         }
         if (active && !db && now >= reconnect_at) {
@@ -788,6 +806,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         if (db && free > 0 && now >= next_claim) {
             int got = wh_claim(sl, db, wh.multi, rp);
 
+            wh_remote_done(db, now);
+
             if (got < 0) {
                 wh_db_failed(&db, now, &reconnect_at);
             }
@@ -803,9 +823,12 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         }
         if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
                              || now - sl->first_done >= WH_RECORD_GAP || !db)) {
+            apr_time_t at = apr_time_now();
+
             if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
                 wh_db_failed(&db, now, &reconnect_at);
             }
+            wh_remote_done(db, at);
             /* a busy tracker's next run is taken now, not after the claims' gap */
             if (sl->more_due) {
                 sl->more_due = 0;

@@ -44,13 +44,14 @@ const char **qrt_webhook_msg_ids(apr_pool_t *p, int n);
 
 /* Deliveries give way to scans: while the scan committer finishes at least
  * QRT_WEBHOOK_BUSY_RATE batches a second and the CPU is contended, the worker pauses
- * QRT_WEBHOOK_PAUSE after each QRT_WEBHOOK_SLICE of CPU it used (a twentieth of a core at
- * most): it takes a share of the CPU, not what the scans need. Its deliveries go on,
+ * QRT_WEBHOOK_PAUSE after each QRT_WEBHOOK_SLICE of work (its CPU, and on a database
+ * server the time its statements took there): a twentieth of a core at most, a share of
+ * the CPU, not what the scans need. Its deliveries go on,
  * later (the outbox keeps them), and at full speed while the CPU has room. The CPU is
  * contended when some task waited for a CPU at least QRT_WEBHOOK_STALL_SHARE percent of
  * the time (Linux's pressure stall information), or, where the system does not tell,
  * when the worker itself waited to run at least as long as it ran. */
-#define QRT_WEBHOOK_BUSY_RATE   200
+#define QRT_WEBHOOK_BUSY_RATE   50
 #define QRT_WEBHOOK_STALL_SHARE 25
 #define QRT_WEBHOOK_SLICE       apr_time_from_msec(1)
 #define QRT_WEBHOOK_PAUSE       apr_time_from_msec(19)

@@ -63,34 +63,34 @@ END_TEST
  * as long as it ran (or a system that tells neither). */
 START_TEST(deliveries_give_way_to_busy_scans)
 {
-    apr_int64_t ms50 = apr_time_from_msec(50);
-    apr_int64_t stall = ms50 * QRT_WEBHOOK_STALL_SHARE / 100;
-    apr_uint32_t per50 = QRT_WEBHOOK_BUSY_RATE / 20;
+    apr_int64_t ms100 = apr_time_from_msec(100);
+    apr_int64_t stall = ms100 * QRT_WEBHOOK_STALL_SHARE / 100;
+    apr_uint32_t per100 = QRT_WEBHOOK_BUSY_RATE / 10, per10s = QRT_WEBHOOK_BUSY_RATE * 10;
 
     /* the pressure measure */
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, stall, 1000, 0), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, ms50, 1000, 0), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, stall - 1, 1000, 0), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 0, 1000, 0), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(per50 - 1, ms50, ms50, 1000, 0), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, stall, 1000, 0), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, ms100, 1000, 0), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, stall - 1, 1000, 0), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, 0, 1000, 0), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100 - 1, ms100, ms100, 1000, 0), 0);
     /* a worker that waited as long as it ran gives way under little pressure too */
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 0, 1000, 1000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, 0, 1000, 1000), 1);
     /* without the pressure measure the worker's own wait decides */
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, -1, 1000, 1000), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, -1, 1000, 5000), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, -1, 1000, -1), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, 0, 1000, -1), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, -1, 1000, 999), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(per50, ms50, -1, 0, 0), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(per50 - 1, ms50, -1, 1000, 5000), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(0, ms50, ms50, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, -1, 1000, 1000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, -1, 1000, 5000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, -1, 1000, -1), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, 0, 1000, -1), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, -1, 1000, 999), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100, ms100, -1, 0, 0), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per100 - 1, ms100, -1, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(0, ms100, ms100, 1000, 5000), 0);
     ck_assert_int_eq(qrt_webhook_give_way(1000, 0, 0, 1000, 5000), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(1000, apr_time_from_sec(10), -1, 1000, 5000), 0);
-    ck_assert_int_eq(qrt_webhook_give_way(3000, apr_time_from_sec(10), -1, 1000, 5000), 1);
-    ck_assert_int_eq(qrt_webhook_give_way(3000, apr_time_from_sec(10), apr_time_from_sec(3),
+    ck_assert_int_eq(qrt_webhook_give_way(per10s - 1, apr_time_from_sec(10), -1, 1000, 5000), 0);
+    ck_assert_int_eq(qrt_webhook_give_way(per10s, apr_time_from_sec(10), -1, 1000, 5000), 1);
+    ck_assert_int_eq(qrt_webhook_give_way(per10s, apr_time_from_sec(10), apr_time_from_sec(3),
                                           1000, 0), 1);
     /* a count that wrapped: the caller's unsigned difference */
-    ck_assert_int_eq(qrt_webhook_give_way((apr_uint32_t)(per50 - 2 - 0xFFFFFFFEu), ms50, -1,
+    ck_assert_int_eq(qrt_webhook_give_way((apr_uint32_t)(per100 - 2 - 0xFFFFFFFEu), ms100, -1,
                                           1000, 5000), 1);
 }
 END_TEST
