@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 52: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 55: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -777,13 +777,11 @@ CREATE INDEX visits_visitor_tracker ON visit_rows USING btree (visitor, tracker_
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts USING btree (webhook_id, id);
 
-CREATE INDEX webhook_events_due ON webhook_events USING btree (state, next_attempt_at);
-
 CREATE INDEX webhook_events_leased ON webhook_events USING btree (claimed_by) WHERE (claimed_until IS NOT NULL);
 
-CREATE INDEX webhook_events_order ON webhook_events USING btree (webhook_id, tracker_id, id);
-
 CREATE INDEX webhook_events_pending ON webhook_events USING btree (webhook_id, tracker_id, id) WHERE (state = 0);
+
+CREATE INDEX webhook_events_state ON webhook_events USING btree (webhook_id, state, id);
 
 CREATE INDEX webhooks_account ON webhooks USING btree (account_id);
 
