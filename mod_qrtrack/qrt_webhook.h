@@ -45,7 +45,7 @@ const char **qrt_webhook_msg_ids(apr_pool_t *p, int n);
 /* Deliveries give way to scans: while the scan committer finishes at least
  * QRT_WEBHOOK_BUSY_RATE batches a second and the CPU is contended, the worker pauses
  * QRT_WEBHOOK_PAUSE after each QRT_WEBHOOK_SLICE of work (its CPU, and on a database
- * server the time its statements took there): a twentieth of a core at most, a share of
+ * server the time its statements took there): a fortieth of a core at most, a share of
  * the CPU, not what the scans need. Its deliveries go on,
  * later (the outbox keeps them), and at full speed while the CPU has room. The CPU is
  * contended when some task waited for a CPU at least QRT_WEBHOOK_STALL_SHARE percent of
@@ -54,7 +54,7 @@ const char **qrt_webhook_msg_ids(apr_pool_t *p, int n);
 #define QRT_WEBHOOK_BUSY_RATE   50
 #define QRT_WEBHOOK_STALL_SHARE 25
 #define QRT_WEBHOOK_SLICE       apr_time_from_msec(1)
-#define QRT_WEBHOOK_PAUSE       apr_time_from_msec(19)
+#define QRT_WEBHOOK_PAUSE       apr_time_from_msec(39)
 /* Whether to give way, from what happened in the last elapsed microseconds: batches the
  * committer finished; stalled, the microseconds some task waited for a CPU (< 0 when the
  * system does not tell); the time the worker ran and waited to run (nanoseconds; waited
