@@ -237,6 +237,29 @@ static int vg_count(qrt_vgroups_t *g)
     return 0;
 }
 
+apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen)
+{
+    return g->counted ? 0 : vg_group_of(g, key, klen);
+}
+
+int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor)
+{
+    vg_group *x;
+
+    if (g->counted || !group || group > g->ngroups
+        || vg_pair_add(g, group, (apr_uint64_t)visitor) < 0) {
+        return -1;
+    }
+    x = &g->groups[group];
+    if (click) {
+        x->clicks++;
+    }
+    else {
+        x->scans++;
+    }
+    return 0;
+}
+
 int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
                     apr_int64_t visitor)
 {
