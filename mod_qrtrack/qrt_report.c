@@ -303,8 +303,12 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             continue;
         }
         if (col) {
-            apr_uint32_t si = col[k], grp = c->map[si];
+            apr_uint32_t si = col[k], grp;
 
+            if (si >= v->nstr) {
+                return APR_EINVAL;
+            }
+            grp = c->map[si];
             if (!grp && !(grp = c->map[si] = report_lv_group(c, qrt_vcols_str(v, si)))) {
                 return APR_EAGAIN;
             }
@@ -374,7 +378,8 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         return APR_ENOTIMPL;
     }
     rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
-                                   report_lv_block, &c);
+                                   type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
+                                   || type == QRT_REPORT_COUNTRY, report_lv_block, &c);
     if (rv != APR_SUCCESS) {
         qrt_vgroups_free(c.g);
         return rv == APR_EAGAIN ? APR_ENOTIMPL : rv;

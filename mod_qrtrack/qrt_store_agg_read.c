@@ -1707,7 +1707,8 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
 
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx)
+                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
+                                       void *ctx)
 {
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     apr_array_header_t *sealed, *gaps, *miss;
@@ -1845,7 +1846,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         apr_pool_create(&c.p, p);
         c.builds = apr_array_make(c.p, nshared, sizeof(lv_build));
         c.index = apr_hash_make(c.p);
-        rv = qrt_db_each(db, c.p, SQL_report_listed_visits_in, args, lv_row, &c);
+        rv = qrt_db_each(db, c.p, strings ? SQL_report_listed_visits_in
+                                          : SQL_report_listed_visits_in_bare, args, lv_row, &c);
         if (rv == APR_SUCCESS) {
             rv = lv_deliver(&c, cache, fn, ctx);
         }

@@ -90,13 +90,15 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * the block this process keeps under the day's seals (read from the visits, and kept,
  * when it has none); of the other days, blocks of the visits in [s, e] read at once.
  * A block may hold visits outside [s, e] (of the window's first and last day): fn
- * leaves them out. APR_ENOTIMPL when the process keeps no sealed values (nothing
- * was read). */
+ * leaves them out. Without strings, the blocks of days not sealed hold "" for the
+ * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
+ * (nothing was read). */
 typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx);
+                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
+                                       void *ctx);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
  * [s, e], counted by the database along (tracker_id, visit_start) (none is

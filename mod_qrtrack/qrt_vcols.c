@@ -131,7 +131,7 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
 {
     apr_uint32_t head[4], i;
-    apr_size_t n, nstr, strbytes, k;
+    apr_size_t n, nstr, strbytes;
     const char *q = data;
 
     memset(v, 0, sizeof(*v));
@@ -173,8 +173,15 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
             return APR_EINVAL;
         }
     }
-    for (k = 0; k < n; k++) {
-        if (v->browser[k] >= nstr || v->country[k] >= nstr || v->city[k] >= nstr
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
+{
+    apr_size_t k;
+
+    for (k = 0; k < v->n; k++) {
+        if (v->browser[k] >= v->nstr || v->country[k] >= v->nstr || v->city[k] >= v->nstr
             || v->click[k] > 1) {
             return APR_EINVAL;
         }

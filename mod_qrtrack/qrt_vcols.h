@@ -35,14 +35,18 @@ typedef struct {
     apr_size_t n;
     apr_uint32_t nstr;
     const apr_int64_t *t, *visitor;
-    const apr_uint32_t *browser, *country, *city;   /* < nstr (checked by open) */
+    const apr_uint32_t *browser, *country, *city;   /* < nstr (qrt_vcols_check) */
     const unsigned char *click;                     /* 1 a click, 0 a scan */
     const apr_uint32_t *stroff;
     const char *strs;
 } qrt_vcols_t;
 
-/* Opens a block of len bytes: APR_SUCCESS, or APR_EINVAL when it is not one. */
+/* Opens a block of len bytes: APR_SUCCESS, or APR_EINVAL when it is not one (its
+ * header, sizes and strings; a visit at a time in qrt_vcols_check). */
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len);
+/* Every visit's indexes and source in range (a block the builder made has them):
+ * APR_SUCCESS, or APR_EINVAL. */
+apr_status_t qrt_vcols_check(const qrt_vcols_t *v);
 
 /* String i of an opened block (i < nstr). */
 #define qrt_vcols_str(v, i) ((v)->strs + (v)->stroff[(i)])

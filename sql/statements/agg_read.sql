@@ -379,6 +379,17 @@ SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.v
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
 
+-- The same without the strings (reports by tracker, tag or date).
+-- name: report_listed_visits_in_bare
+SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, '', '', ''
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
 -- report_listed_total and report_listed_by_*: a few listed trackers' visits in a window,
 -- grouped, as one value in qrt_vgroups' text form (qrt_vgroups.h): SQLite counts them in C
 -- as they come (the aggregate qrt_vgroups: no sort, no b-tree per group), PostgreSQL

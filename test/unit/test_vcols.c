@@ -39,6 +39,7 @@ START_TEST(block_read_back)
     ck_assert_uint_eq(len % 8, 0);
     ck_assert_uint_eq((apr_uintptr_t)data % 8, 0);
     ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
     ck_assert_uint_eq(v.n, 1000);
     /* 4 browsers (one of them ""), "DE", 3 cities: "" once */
     ck_assert_uint_eq(v.nstr, 8);
@@ -81,12 +82,15 @@ START_TEST(empty_and_damaged)
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
     copy[16 + 32] = 9;                  /* the first browser index */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
     copy[16 + 32 + 24 + 16] = 2;        /* the first click (after 4 string offsets) */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
     ck_assert_uint_eq(v.nstr, 4);
     ck_assert_str_eq(qrt_vcols_str(&v, v.city[1]), "d");
 }
