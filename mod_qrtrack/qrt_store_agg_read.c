@@ -1508,6 +1508,7 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
 /* ---- reads: listed trackers' visits as blocks (qrt_vcols) ------------------------ */
 
 #define LV_KIND 400                 /* a tracker's block of a day: (tracker, 1, day, 400) */
+#define LV_KIND_BARE 401            /* the same without its strings (read without joins) */
 
 typedef struct {
     apr_int64_t day, seal;
@@ -1584,6 +1585,7 @@ typedef struct {
     apr_hash_t *index;              /* (tracker, day) of a sealed day, (tracker, LV_NONE)
                                      * of the days not sealed -> index + 1 in builds */
     int one;                        /* rows of one tracker (no tracker column) */
+    int kind;                       /* what blocks of sealed days are kept as */
     apr_int64_t tracker;            /* that tracker */
     apr_int64_t last_tracker, last_day;
     lv_build *last;
@@ -1664,7 +1666,7 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
             key.account = x->tracker;
             key.level = 1;
             key.bucket = x->day;
-            key.kind = LV_KIND;
+            key.kind = c->kind;
             qrt_aggcache_put(cache, &key, x->seal, data, len);
         }
         rv = qrt_vcols_open(&v, data, len);
@@ -1677,7 +1679,7 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
 
 /* One tracker's visits in [lo, hi] (whole days for the sealed days missed, listed
  * in miss), into blocks. */
-static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
+static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache, int strings,
                              apr_int64_t tracker, apr_int64_t lo, apr_int64_t hi,
                              apr_array_header_t *miss, qrt_agg_vcols_fn *fn, void *ctx)
 {
@@ -1692,11 +1694,13 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     c.index = apr_hash_make(c.p);
     c.one = 1;
     c.tracker = tracker;
+    c.kind = strings ? LV_KIND : LV_KIND_BARE;
     for (i = 0; i < miss->nelts; i++) {
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
                APR_ARRAY_IDX(miss, i, lv_day).seal);
     }
-    rv = qrt_db_each(db, c.p, SQL_report_listed_visits, args, lv_row, &c);
+    rv = qrt_db_each(db, c.p, strings ? SQL_report_listed_visits : SQL_report_listed_visits_bare,
+                     args, lv_row, &c);
     if (rv == APR_SUCCESS) {
         rv = lv_deliver(&c, cache, fn, ctx);
     }
@@ -1767,13 +1771,18 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         miss->nelts = 0;
         key.account = ids[j];
         key.level = 1;
-        key.kind = LV_KIND;
         for (i = 0; i < sealed->nelts; i++) {
             lv_day *d = &APR_ARRAY_IDX(sealed, i, lv_day);
 
             key.bucket = d->day;
             ents[i] = NULL;
+            /* (a report that needs no strings takes either block) */
+            key.kind = strings ? LV_KIND : LV_KIND_BARE;
             data[i] = qrt_aggcache_get_len(cache, &key, d->seal, &ents[i], &len[i]);
+            if (!data[i] && !strings) {
+                key.kind = LV_KIND;
+                data[i] = qrt_aggcache_get_len(cache, &key, d->seal, &ents[i], &len[i]);
+            }
             missed += !data[i];
         }
         if (!missed) {
@@ -1788,7 +1797,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
             if (data[i] && rv == APR_SUCCESS) {
                 if (missed && lo <= d->day * QRT_AGG_DAY - 1) {
-                    rv = lv_range(db, p, cache, ids[j], lo, d->day * QRT_AGG_DAY - 1, miss,
+                    rv = lv_range(db, p, cache, strings, ids[j], lo, d->day * QRT_AGG_DAY - 1, miss,
                                   fn, ctx);
                 }
                 if (rv == APR_SUCCESS && qrt_vcols_open(&v, data[i], len[i]) == APR_SUCCESS
@@ -1818,7 +1827,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 }
             }
             if (lo <= hi) {
-                rv = lv_range(db, p, cache, ids[j], lo, hi, miss, fn, ctx);
+                rv = lv_range(db, p, cache, strings, ids[j], lo, hi, miss, fn, ctx);
             }
         }
         for (i = 0; i < sealed->nelts; i++) {

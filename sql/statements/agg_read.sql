@@ -365,6 +365,12 @@ SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, COALES
     LEFT JOIN visit_places vp ON vp.id = v.place_id
     WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
 
+-- The same without the strings (reports by tracker, tag or date).
+-- name: report_listed_visits_bare
+SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, '', '', ''
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
+
 -- The same for up to 64 trackers at once (days no block holds: not sealed), with the tracker.
 -- name: report_listed_visits_in
 SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor,
