@@ -215,7 +215,7 @@ static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, i
 
 /* ---- listed trackers' visits from their blocks (qrt_vcols) ------------------------ */
 
-#define REPORT_LV_MAX ((apr_size_t)1 << 22)    /* (visit, group) pairs: 64 MB, twice */
+#define REPORT_LV_MAX ((apr_size_t)1 << 21)    /* (visit, group) pairs: 32 MB, twice */
 
 typedef struct {
     qrt_vgroups_t *g;
