@@ -1699,8 +1699,8 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
                APR_ARRAY_IDX(miss, i, lv_day).seal);
     }
-    rv = qrt_db_each(db, c.p, strings ? SQL_report_listed_visits : SQL_report_listed_visits_bare,
-                     args, lv_row, &c);
+    rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits
+                                              : SQL_report_listed_visits_bare, args, lv_row, &c);
     if (rv == APR_SUCCESS) {
         rv = lv_deliver(&c, cache, fn, ctx);
     }
@@ -1855,8 +1855,9 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         apr_pool_create(&c.p, p);
         c.builds = apr_array_make(c.p, nshared, sizeof(lv_build));
         c.index = apr_hash_make(c.p);
-        rv = qrt_db_each(db, c.p, strings ? SQL_report_listed_visits_in
-                                          : SQL_report_listed_visits_in_bare, args, lv_row, &c);
+        rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
+                                                 : SQL_report_listed_visits_in_bare, args,
+                                lv_row, &c);
         if (rv == APR_SUCCESS) {
             rv = lv_deliver(&c, cache, fn, ctx);
         }
