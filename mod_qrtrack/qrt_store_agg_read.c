@@ -1718,6 +1718,10 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     apr_array_header_t *sealed, *gaps, *miss;
     apr_int64_t slot[QRT_AGG_RAW_IDS], lo;
     qrt_aggcache_ent_t **ents;
+    qrt_aggcache_key_t *keys;
+    apr_int64_t *seals;
+    const char **data;
+    apr_size_t *len;
     apr_status_t rv;
     int i, j, nshared = 0;
 
@@ -1761,29 +1765,34 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         g[1] = e;
     }
     ents = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*ents));
+    keys = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*keys));
+    seals = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*seals));
+    data = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*data));
+    len = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*len));
+    for (i = 0; i < sealed->nelts; i++) {
+        seals[i] = APR_ARRAY_IDX(sealed, i, lv_day).seal;
+    }
     miss = apr_array_make(p, 16, sizeof(lv_day));
     for (j = 0; j < n && rv == APR_SUCCESS; j++) {
-        qrt_aggcache_key_t key;
-        const char **data = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*data));
-        apr_size_t *len = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*len));
-        int missed = 0;
+        int missed;
 
         miss->nelts = 0;
-        key.account = ids[j];
-        key.level = 1;
         for (i = 0; i < sealed->nelts; i++) {
-            lv_day *d = &APR_ARRAY_IDX(sealed, i, lv_day);
-
-            key.bucket = d->day;
-            ents[i] = NULL;
+            keys[i].account = ids[j];
+            keys[i].level = 1;
+            keys[i].bucket = APR_ARRAY_IDX(sealed, i, lv_day).day;
             /* (a report that needs no strings takes either block) */
-            key.kind = strings ? LV_KIND : LV_KIND_BARE;
-            data[i] = qrt_aggcache_get_len(cache, &key, d->seal, &ents[i], &len[i]);
-            if (!data[i] && !strings) {
-                key.kind = LV_KIND;
-                data[i] = qrt_aggcache_get_len(cache, &key, d->seal, &ents[i], &len[i]);
+            keys[i].kind = strings ? LV_KIND : LV_KIND_BARE;
+            data[i] = NULL;
+            ents[i] = NULL;
+        }
+        missed = sealed->nelts - qrt_aggcache_get_many(cache, keys, seals, sealed->nelts, data,
+                                                       len, ents);
+        if (missed && !strings) {
+            for (i = 0; i < sealed->nelts; i++) {
+                keys[i].kind = LV_KIND;
             }
-            missed += !data[i];
+            missed -= qrt_aggcache_get_many(cache, keys, seals, sealed->nelts, data, len, ents);
         }
         if (!missed) {
             slot[nshared++] = ids[j];
@@ -1813,8 +1822,6 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 }
                 APR_ARRAY_PUSH(miss, lv_day) = *d;
             }
-            qrt_aggcache_release(cache, ents[i]);
-            ents[i] = NULL;
         }
         if (missed && rv == APR_SUCCESS) {
             apr_int64_t hi = e;
@@ -1830,9 +1837,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 rv = lv_range(db, p, cache, strings, ids[j], lo, hi, miss, fn, ctx);
             }
         }
-        for (i = 0; i < sealed->nelts; i++) {
-            qrt_aggcache_release(cache, ents[i]);
-        }
+        qrt_aggcache_release_many(cache, ents, sealed->nelts);
     }
     /* The days not sealed of the trackers read from kept blocks alone, at once. */
     for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
