@@ -1509,6 +1509,7 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
 
 #define LV_KIND 400                 /* a tracker's block of a day: (tracker, 1, day, 400) */
 #define LV_KIND_BARE 401            /* the same without its strings (read without joins) */
+#define LV_MAX_READ ((apr_size_t)1 << 21)   /* visits a report reads through SQL, at most */
 
 typedef struct {
     apr_int64_t day, seal;
@@ -1589,6 +1590,7 @@ typedef struct {
     apr_int64_t tracker;            /* that tracker */
     apr_int64_t last_tracker, last_day;
     lv_build *last;
+    apr_size_t *left;               /* visits the report may read still */
 } lv_read;
 
 #define LV_NONE APR_INT64_MIN
@@ -1632,6 +1634,10 @@ static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     apr_int64_t t = qrt_db_int(db, row, k, 0);
     apr_int64_t day = qrt_agg_fdiv(t, QRT_AGG_DAY);
 
+    if (!*c->left) {
+        return APR_EAGAIN;
+    }
+    (*c->left)--;
     if (!c->last || c->last_tracker != tracker || c->last_day != day) {
         c->last = lv_find(c, tracker, day);
         c->last_tracker = tracker;
@@ -1680,8 +1686,9 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
 /* One tracker's visits in [lo, hi] (whole days for the sealed days missed, listed
  * in miss), into blocks. */
 static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache, int strings,
-                             apr_int64_t tracker, apr_int64_t lo, apr_int64_t hi,
-                             apr_array_header_t *miss, qrt_agg_vcols_fn *fn, void *ctx)
+                             apr_size_t *left, apr_int64_t tracker, apr_int64_t lo,
+                             apr_int64_t hi, apr_array_header_t *miss, qrt_agg_vcols_fn *fn,
+                             void *ctx)
 {
     const void *args[] = { &tracker, &lo, &hi };
     apr_status_t rv;
@@ -1695,6 +1702,7 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     c.one = 1;
     c.tracker = tracker;
     c.kind = strings ? LV_KIND : LV_KIND_BARE;
+    c.left = left;
     for (i = 0; i < miss->nelts; i++) {
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
                APR_ARRAY_IDX(miss, i, lv_day).seal);
@@ -1722,6 +1730,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     apr_int64_t *seals;
     const char **data;
     apr_size_t *len;
+    apr_size_t left = LV_MAX_READ;
     apr_status_t rv;
     int i, j, nshared = 0;
 
@@ -1806,8 +1815,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
             if (data[i] && rv == APR_SUCCESS) {
                 if (missed && lo <= d->day * QRT_AGG_DAY - 1) {
-                    rv = lv_range(db, p, cache, strings, ids[j], lo, d->day * QRT_AGG_DAY - 1, miss,
-                                  fn, ctx);
+                    rv = lv_range(db, p, cache, strings, &left, ids[j], lo,
+                                  d->day * QRT_AGG_DAY - 1, miss, fn, ctx);
                 }
                 if (rv == APR_SUCCESS && qrt_vcols_open(&v, data[i], len[i]) == APR_SUCCESS
                     && v.n) {
@@ -1834,7 +1843,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 }
             }
             if (lo <= hi) {
-                rv = lv_range(db, p, cache, strings, ids[j], lo, hi, miss, fn, ctx);
+                rv = lv_range(db, p, cache, strings, &left, ids[j], lo, hi, miss, fn, ctx);
             }
         }
         qrt_aggcache_release_many(cache, ents, sealed->nelts);
@@ -1860,6 +1869,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         apr_pool_create(&c.p, p);
         c.builds = apr_array_make(c.p, nshared, sizeof(lv_build));
         c.index = apr_hash_make(c.p);
+        c.left = &left;
         rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
                                                  : SQL_report_listed_visits_in_bare, args,
                                 lv_row, &c);

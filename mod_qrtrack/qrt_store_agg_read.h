@@ -92,7 +92,8 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * A block may hold visits outside [s, e] (of the window's first and last day): fn
  * leaves them out. Without strings, the blocks of days not sealed hold "" for the
  * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
- * (nothing was read). */
+ * (nothing was read); APR_EAGAIN when more than 2 M visits would be read through SQL
+ * (the caller counts them in the database). */
 typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
