@@ -219,6 +219,54 @@ const char *qrt_aggcache_get_len(qrt_aggcache_t *c, const qrt_aggcache_key_t *ke
     return data;
 }
 
+int qrt_aggcache_get_many(qrt_aggcache_t *c, const qrt_aggcache_key_t *keys,
+                          const apr_int64_t *seals, int n, const char **data,
+                          apr_size_t *lens, qrt_aggcache_ent_t **ents)
+{
+    int i, found = 0;
+
+    if (!c) {
+        return 0;
+    }
+    ac_lock(c);
+    for (i = 0; i < n; i++) {
+        qrt_aggcache_ent_t *e;
+
+        if (data[i] || !seals[i]) {
+            continue;
+        }
+        e = *ac_find(c, &keys[i]);
+        if (e && e->seal == seals[i]) {
+            e->refs++;
+            ac_unlink_use(c, e);
+            ac_link_newest(c, e);
+            ents[i] = e;
+            data[i] = e->data;
+            lens[i] = e->len;
+            found++;
+        }
+    }
+    ac_unlock(c);
+    return found;
+}
+
+void qrt_aggcache_release_many(qrt_aggcache_t *c, qrt_aggcache_ent_t **ents, int n)
+{
+    int i;
+
+    if (!c) {
+        return;
+    }
+    ac_lock(c);
+    for (i = 0; i < n; i++) {
+        if (ents[i]) {
+            ac_unref(ents[i]);
+            ents[i] = NULL;
+        }
+    }
+    ac_unlock(c);
+}
+
 void qrt_aggcache_release(qrt_aggcache_t *c, qrt_aggcache_ent_t *ent)
 {
     if (c && ent) {

@@ -41,6 +41,14 @@ const char *qrt_aggcache_get(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
 const char *qrt_aggcache_get_len(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
                                  apr_int64_t seal, qrt_aggcache_ent_t **ent, apr_size_t *len);
 void qrt_aggcache_release(qrt_aggcache_t *c, qrt_aggcache_ent_t *ent);
+/* The same for n keys under one lock: of each key i whose data[i] is still NULL, the
+ * kept value under seals[i] in data[i], lens[i] and ents[i] (left as they are when not
+ * kept); the number found. qrt_aggcache_release_many lets go of ents[0..n) (NULL ones
+ * skipped) and sets them NULL. */
+int qrt_aggcache_get_many(qrt_aggcache_t *c, const qrt_aggcache_key_t *keys,
+                          const apr_int64_t *seals, int n, const char **data,
+                          apr_size_t *lens, qrt_aggcache_ent_t **ents);
+void qrt_aggcache_release_many(qrt_aggcache_t *c, qrt_aggcache_ent_t **ents, int n);
 
 /* Keeps a copy of data (len bytes) under key and seal, replacing what key held. */
 void qrt_aggcache_put(qrt_aggcache_t *c, const qrt_aggcache_key_t *key, apr_int64_t seal,

@@ -6,6 +6,7 @@
 #include "qrt_date.h"
 #include "qrt_report.h"
 #include "qrt_store_visits_read.h"
+#include "qrt_vgroups.h"
 
 static const char *const report_types[] = {
     "name", "type", "tag", "date", "browser", "city", "country", "destination", NULL
@@ -212,6 +213,198 @@ static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, i
     }
 }
 
+/* ---- listed trackers' visits from their blocks (qrt_vcols) ------------------------ */
+
+#define REPORT_LV_MAX ((apr_size_t)1 << 21)    /* (visit, group) pairs: 32 MB, twice */
+
+typedef struct {
+    qrt_vgroups_t *g;
+    int type, offset;
+    apr_hash_t *tags;               /* tag report: the tags to count */
+    apr_hash_t *trackers;           /* id -> qrt_report_tracker_t* */
+    apr_int64_t s, e;
+    apr_array_header_t *fixed;      /* apr_uint32_t: the groups of a block's every visit */
+    apr_uint32_t *map;              /* a block's string index -> group (0: not yet) */
+    apr_size_t mapcap;
+    apr_int64_t last_day;
+    apr_uint32_t last_group;
+    apr_pool_t *p;
+} report_lv;
+
+static apr_uint32_t report_lv_group(report_lv *c, const char *key)
+{
+    return qrt_vgroups_group(c->g, key, strlen(key));
+}
+
+/* One block: its visits in [s, e] counted into their groups; APR_EAGAIN when the groups
+ * grow past their bound. */
+static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
+{
+    report_lv *c = ctx;
+    const qrt_report_tracker_t *t = apr_hash_get(c->trackers, &tracker_id, sizeof(tracker_id));
+    const apr_uint32_t *col = NULL, *fixed;
+    apr_size_t k;
+    int i, nfixed;
+
+    if (!t) {
+        return APR_SUCCESS;
+    }
+    c->fixed->nelts = 0;
+    switch (c->type) {
+    case QRT_REPORT_TYPE:
+        APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, t->type);
+        break;
+    case QRT_REPORT_TAG:
+        for (i = 0; i < t->tags->nelts; i++) {
+            const char *tag = APR_ARRAY_IDX(t->tags, i, qrt_report_tag_t).tag;
+
+            if (!c->tags || apr_hash_get(c->tags, tag, APR_HASH_KEY_STRING)) {
+                APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, tag);
+            }
+        }
+        if (!c->fixed->nelts) {
+            return APR_SUCCESS;
+        }
+        break;
+    case QRT_REPORT_DATE:
+        break;
+    case QRT_REPORT_BROWSER:
+        col = v->browser;
+        break;
+    case QRT_REPORT_CITY:
+        col = v->city;
+        break;
+    case QRT_REPORT_COUNTRY:
+        col = v->country;
+        break;
+    default:
+        APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, "");
+        break;
+    }
+    fixed = (const apr_uint32_t *)(void *)c->fixed->elts;
+    nfixed = c->fixed->nelts;
+    for (i = 0; i < nfixed; i++) {
+        if (!fixed[i]) {
+            return APR_EAGAIN;
+        }
+    }
+    if (col) {
+        if (c->mapcap < v->nstr) {
+            c->mapcap = v->nstr * 2;
+            c->map = apr_palloc(c->p, c->mapcap * sizeof(*c->map));
+        }
+        memset(c->map, 0, v->nstr * sizeof(*c->map));
+    }
+    for (k = 0; k < v->n; k++) {
+        apr_int64_t when = v->t[k];
+        int click = v->click[k];
+
+        if (when < c->s || when > c->e) {
+            continue;
+        }
+        if (col) {
+            apr_uint32_t si = col[k], grp;
+
+            if (si >= v->nstr) {
+                return APR_EINVAL;
+            }
+            grp = c->map[si];
+            if (!grp && !(grp = c->map[si] = report_lv_group(c, qrt_vcols_str(v, si)))) {
+                return APR_EAGAIN;
+            }
+            if (qrt_vgroups_add_to(c->g, grp, click, v->visitor[k]) < 0) {
+                return APR_EAGAIN;
+            }
+        }
+        else if (c->type == QRT_REPORT_DATE) {
+            apr_int64_t day = qrt_date_day_of(when, c->offset);
+
+            if (!c->last_group || day != c->last_day) {
+                char buf[32];
+
+                apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT, day);
+                if (!(c->last_group = report_lv_group(c, buf))) {
+                    return APR_EAGAIN;
+                }
+                c->last_day = day;
+            }
+            if (qrt_vgroups_add_to(c->g, c->last_group, click, v->visitor[k]) < 0) {
+                return APR_EAGAIN;
+            }
+        }
+        else {
+            for (i = 0; i < nfixed; i++) {
+                if (qrt_vgroups_add_to(c->g, fixed[i], click, v->visitor[k]) < 0) {
+                    return APR_EAGAIN;
+                }
+            }
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* The groups of the trackers read (at most QRT_AGG_RAW_IDS) from their blocks, into
+ * out: APR_ENOTIMPL when there are none to read (no cache) or the groups grew past
+ * their bound (out is then as it was). */
+static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
+                                     int type, int offset, apr_hash_t *tags,
+                                     apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out)
+{
+    apr_pool_t *p = sc->p;
+    apr_int64_t ids[QRT_AGG_RAW_IDS];
+    apr_array_header_t *groups;
+    apr_status_t rv;
+    report_lv c;
+    apr_size_t len = 0;
+    char *text;
+    int i;
+
+    memset(&c, 0, sizeof(c));
+    c.type = type;
+    c.offset = offset;
+    c.tags = tags;
+    c.s = s;
+    c.e = e;
+    c.p = p;
+    c.trackers = apr_hash_make(p);
+    c.fixed = apr_array_make(p, 8, sizeof(apr_uint32_t));
+    for (i = 0; i < read->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
+
+        ids[i] = t->id;
+        apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
+    }
+    if (!(c.g = qrt_vgroups_make(REPORT_LV_MAX))) {
+        return APR_ENOTIMPL;
+    }
+    rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
+                                   type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
+                                   || type == QRT_REPORT_COUNTRY, report_lv_block, &c);
+    if (rv != APR_SUCCESS) {
+        qrt_vgroups_free(c.g);
+        return rv == APR_EAGAIN ? APR_ENOTIMPL : rv;
+    }
+    text = qrt_vgroups_text(c.g, &len);
+    qrt_vgroups_free(c.g);
+    if (!text) {
+        return APR_ENOTIMPL;
+    }
+    groups = apr_array_make(p, 16, sizeof(qrt_vgroup_t));
+    rv = qrt_vgroups_parse(p, text, len, groups);
+    free(text);
+    if (rv != APR_SUCCESS) {
+        return APR_ENOTIMPL;
+    }
+    for (i = 0; i < groups->nelts; i++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t);
+
+        if (x->scans + x->clicks > 0) {
+            qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
+        }
+    }
+    return APR_SUCCESS;
+}
+
 /* Groups of the covered trackers' visits in [s, e] (only trackers with one of tags,
  * when tags is given): counted by the database for a few trackers, else here.
  * type -1: one group "" of every visit. */
@@ -247,6 +440,13 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
         apr_int64_t ids[QRT_AGG_RAW_IDS];
         apr_array_header_t *rows;
 
+        rv = report_lv_groups(sc, read, type, offset, tags, s, e, c.g);
+        if (rv == APR_SUCCESS) {
+            return APR_SUCCESS;
+        }
+        if (rv != APR_ENOTIMPL) {
+            return report_fail(sc, rv, "grouping visits");
+        }
         for (i = 0; i < read->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *)->id;
         }

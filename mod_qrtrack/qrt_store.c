@@ -626,6 +626,76 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
     return rc == SQLITE_DONE ? 1 : -1;
 }
 
+/* Steps a bound statement and calls fn on each row as it comes, in one row whose
+ * strings are SQLite's own (valid while fn runs): 1 when it did, 0 when it cannot be
+ * read here, -1 when it failed; *frv: the first error fn returned (the rows stop). */
+static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
+                         qrt_db_t *db, qrt_row_fn *fn, void *ctx, apr_status_t *frv,
+                         const char **error)
+{
+    const apr_dbd_type_e *types = NULL;
+    int nargs = 0;
+    sqlite3_stmt *st = qrt_dialect_sqlite_stmt(prep, &nargs, &types);
+    native_row r, *outer = native_current;
+    int i, k, rc = SQLITE_OK;
+
+    *frv = APR_SUCCESS;
+    if (!st || !sqlite3_stmt_readonly(st) || sqlite3_reset(st) != SQLITE_OK) {
+        return 0;
+    }
+    for (i = 0; i < nargs && rc == SQLITE_OK; i++) {
+        const void *v = args[i];
+
+        if (!v) {
+            rc = sqlite3_bind_null(st, i + 1);
+        }
+        else if (types[i] == APR_DBD_TYPE_LONGLONG) {
+            rc = sqlite3_bind_int64(st, i + 1, *(const apr_int64_t *)v);
+        }
+        else if (types[i] == APR_DBD_TYPE_INT) {
+            rc = sqlite3_bind_int(st, i + 1, *(const int *)v);
+        }
+        else {
+            rc = SQLITE_MISUSE;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        return 0;
+    }
+    r.p = p;
+    r.ncols = sqlite3_column_count(st);
+    r.cols = apr_palloc(p, (apr_size_t)(r.ncols > 0 ? r.ncols : 1) * sizeof(*r.cols));
+    r.next = NULL;
+    while (*frv == APR_SUCCESS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (k = 0; k < r.ncols; k++) {
+            native_col *c = &r.cols[k];
+
+            c->type = sqlite3_column_type(st, k);
+            c->i = 0;
+            c->s = NULL;
+            if (c->type == SQLITE_INTEGER) {
+                c->i = sqlite3_column_int64(st, k);
+            }
+            else if (c->type != SQLITE_NULL) {
+                c->s = (const char *)sqlite3_column_text(st, k);
+                c->type = c->s ? SQLITE_TEXT : SQLITE_NULL;
+            }
+        }
+        native_current = &r;
+        *frv = fn(ctx, db, (apr_dbd_row_t *)&r);
+        native_current = outer;
+    }
+    if (*frv != APR_SUCCESS) {
+        sqlite3_reset(st);
+        return 1;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        *error = apr_pstrdup(p, sqlite3_errmsg(sqlite3_db_handle(st)));
+    }
+    return rc == SQLITE_DONE ? 1 : -1;
+}
+
 /* The rows of label natively when db allows it: 1 when *rows holds them, 0 when
  * apr_dbd is to run it, -1 when it failed (db->error says why). */
 static int native_rows(qrt_db_t *db, apr_pool_t *p, const char *label, const void **args,
@@ -700,6 +770,25 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
         }
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_row_fn *fn, void *ctx)
+{
+    apr_dbd_prepared_t *stmt;
+    const char *error = NULL;
+    apr_status_t frv = APR_SUCCESS;
+    int rc;
+
+    if (!native_ok(db) || !(stmt = store_stmt(db, p, label))) {
+        return qrt_db_each(db, p, label, args, fn, ctx);
+    }
+    rc = native_stream(p, stmt, args, db, fn, ctx, &frv, &error);
+    if (rc < 0) {
+        db->error = apr_psprintf(p, "%s: %s", label, error);
+        return APR_EGENERAL;
+    }
+    return rc > 0 ? frv : qrt_db_each(db, p, label, args, fn, ctx);
 }
 
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,

@@ -132,6 +132,10 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
  * rows are text): qrt_db_str and qrt_db_int read fn's row either way. */
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
                          const void **args, qrt_row_fn *fn, void *ctx);
+/* The same, fn called on each row as SQLite reads it (not the rows copied first):
+ * fn runs no statement on db, and keeps no string of the row past its call. */
+apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_row_fn *fn, void *ctx);
 /* Next row, 0 when there is one, -1 at the end. */
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
                apr_dbd_row_t **row);

@@ -564,6 +564,11 @@ void qrt_store_agg_blob_cache(qrt_aggcache_t *c)
     ab_cache = c;
 }
 
+struct qrt_aggcache_t *qrt_store_agg_blob_kept(void)
+{
+    return ab_cache;
+}
+
 int qrt_store_agg_blob_cached(void)
 {
     return ab_cache != NULL;

@@ -83,5 +83,7 @@ void qrt_store_agg_blob_keep(apr_int64_t account, int lvl, apr_int64_t b, int ki
  * now on (NULL: none, as in qrtrack-admin): set once, before threads read. */
 struct qrt_aggcache_t;
 void qrt_store_agg_blob_cache(struct qrt_aggcache_t *c);
+/* The process's kept values (NULL: none are kept). */
+struct qrt_aggcache_t *qrt_store_agg_blob_kept(void);
 
 #endif

@@ -10,6 +10,8 @@
 #include "qrt_store_agg_read.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_aggidx.h"
+#include "qrt_aggblob.h"
+#include "qrt_aggcache.h"
 #include "qrt_vgroups.h"
 
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
@@ -1499,6 +1501,382 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
         qrt_report_tracker_t *t = &APR_ARRAY_IDX(c.list, i, qrt_report_tracker_t);
 
         qsort(t->tags->elts, t->tags->nelts, sizeof(qrt_report_tag_t), rep_tag_cmp);
+    }
+    return rv;
+}
+
+/* ---- reads: listed trackers' visits as blocks (qrt_vcols) ------------------------ */
+
+#define LV_KIND 400                 /* a tracker's block of a day: (tracker, 1, day, 400) */
+#define LV_KIND_BARE 401            /* the same without its strings (read without joins) */
+#define LV_MAX_READ ((apr_size_t)1 << 21)   /* visits a report reads through SQL, at most */
+
+typedef struct {
+    apr_int64_t day, seal;
+} lv_day;
+
+static apr_status_t lv_seal_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_day *x = apr_array_push(ctx);
+
+    x->day = qrt_db_int(db, row, 0, 0);
+    x->seal = qrt_db_int(db, row, 1, 0);
+    return APR_SUCCESS;
+}
+
+/* The days of [d0, d1] whose tracker counters, links and visits are sealed, by day,
+ * each with one seal of the three: whatever changes a day's visits drops them in its
+ * transaction (qrt_store_agg_blob_invalidate), and sealed again they hash anew. */
+static apr_status_t lv_sealed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
+                              apr_int64_t d0, apr_int64_t d1, apr_array_header_t **out)
+{
+    static const int kinds[3] = { QRT_AGG_T, QRT_AGGBLOB_LINKS, QRT_AGGBLOB_VISITS };
+    apr_array_header_t *got[3];
+    apr_int64_t one = 1;
+    apr_status_t rv = APR_SUCCESS;
+    int k, i, j[3] = { 0, 0, 0 };
+
+    *out = apr_array_make(p, 64, sizeof(lv_day));
+    for (k = 0; k < 3 && rv == APR_SUCCESS; k++) {
+        apr_int64_t kind = kinds[k];
+        const void *args[] = { &account, &one, &kind, &d0, &d1 };
+
+        got[k] = apr_array_make(p, 64, sizeof(lv_day));
+        rv = qrt_db_each(db, p, SQL_agg_blob_seals, args, lv_seal_row, got[k]);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < got[0]->nelts; i++) {
+        lv_day *x = &APR_ARRAY_IDX(got[0], i, lv_day), *y;
+        apr_uint64_t h = (apr_uint64_t)x->seal;
+        int all = x->seal != 0;
+
+        for (k = 1; k < 3 && all; k++) {
+            while (j[k] < got[k]->nelts && APR_ARRAY_IDX(got[k], j[k], lv_day).day < x->day) {
+                j[k]++;
+            }
+            y = j[k] < got[k]->nelts ? &APR_ARRAY_IDX(got[k], j[k], lv_day) : NULL;
+            all = y && y->day == x->day && y->seal != 0;
+            if (all) {
+                h = (h ^ (apr_uint64_t)y->seal) * APR_UINT64_C(0x9E3779B97F4A7C15);
+                h ^= h >> 29;
+            }
+        }
+        if (all) {
+            lv_day *d = apr_array_push(*out);
+
+            d->day = x->day;
+            d->seal = h ? (apr_int64_t)h : 1;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* A block being read from the visits: a day's to keep (seal != 0) or of days not
+ * sealed (seal 0). */
+typedef struct {
+    apr_int64_t tracker, day, seal;
+    qrt_vcols_builder_t *b;
+} lv_build;
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *builds;     /* lv_build */
+    apr_hash_t *index;              /* (tracker, day) of a sealed day, (tracker, LV_NONE)
+                                     * of the days not sealed -> index + 1 in builds */
+    int one;                        /* rows of one tracker (no tracker column) */
+    int kind;                       /* what blocks of sealed days are kept as */
+    apr_int64_t tracker;            /* that tracker */
+    apr_int64_t last_tracker, last_day;
+    lv_build *last;
+    apr_size_t *left;               /* visits the report may read still */
+} lv_read;
+
+#define LV_NONE APR_INT64_MIN
+
+static lv_build *lv_add(lv_read *c, apr_int64_t tracker, apr_int64_t day, apr_int64_t seal)
+{
+    apr_int64_t *key = apr_palloc(c->p, 2 * sizeof(*key));
+    lv_build *x = apr_array_push(c->builds);
+
+    x->tracker = tracker;
+    x->day = day;
+    x->seal = seal;
+    x->b = qrt_vcols_builder_make(c->p);
+    key[0] = tracker;
+    key[1] = seal ? day : LV_NONE;
+    apr_hash_set(c->index, key, 2 * sizeof(*key), (void *)(apr_uintptr_t)c->builds->nelts);
+    return x;
+}
+
+/* The block a visit of tracker on day goes to. */
+static lv_build *lv_find(lv_read *c, apr_int64_t tracker, apr_int64_t day)
+{
+    apr_int64_t key[2];
+    apr_uintptr_t i;
+
+    key[0] = tracker;
+    key[1] = day;
+    i = (apr_uintptr_t)apr_hash_get(c->index, key, sizeof(key));
+    if (!i) {
+        key[1] = LV_NONE;
+        i = (apr_uintptr_t)apr_hash_get(c->index, key, sizeof(key));
+    }
+    return i ? &APR_ARRAY_IDX(c->builds, (int)i - 1, lv_build) : lv_add(c, tracker, day, 0);
+}
+
+static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_read *c = ctx;
+    int k = c->one ? 0 : 1;
+    apr_int64_t tracker = c->one ? c->tracker : qrt_db_int(db, row, 0, 0);
+    apr_int64_t t = qrt_db_int(db, row, k, 0);
+    apr_int64_t day = qrt_agg_fdiv(t, QRT_AGG_DAY);
+
+    if (!*c->left) {
+        return APR_EAGAIN;
+    }
+    (*c->left)--;
+    if (!c->last || c->last_tracker != tracker || c->last_day != day) {
+        c->last = lv_find(c, tracker, day);
+        c->last_tracker = tracker;
+        c->last_day = day;
+    }
+    qrt_vcols_add(c->last->b, t, qrt_db_int(db, row, k + 1, 0) == 1,
+                  qrt_db_int(db, row, k + 2, 0), qrt_store_agg_acc_col(db, row, k + 3),
+                  qrt_store_agg_acc_col(db, row, k + 4), qrt_store_agg_acc_col(db, row, k + 5));
+    return APR_SUCCESS;
+}
+
+/* Hands the blocks read to fn, keeping the sealed days' ones. */
+static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_fn *fn,
+                               void *ctx)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; i < c->builds->nelts && rv == APR_SUCCESS; i++) {
+        lv_build *x = &APR_ARRAY_IDX(c->builds, i, lv_build);
+        apr_size_t len = 0;
+        const char *data;
+        qrt_vcols_t v;
+
+        if (!x->seal && !qrt_vcols_count(x->b)) {
+            continue;
+        }
+        data = qrt_vcols_block(x->b, &len);
+        if (x->seal) {
+            qrt_aggcache_key_t key;
+
+            key.account = x->tracker;
+            key.level = 1;
+            key.bucket = x->day;
+            key.kind = c->kind;
+            qrt_aggcache_put(cache, &key, x->seal, data, len);
+        }
+        rv = qrt_vcols_open(&v, data, len);
+        if (rv == APR_SUCCESS && v.n) {
+            rv = fn(ctx, x->tracker, &v);
+        }
+    }
+    return rv;
+}
+
+/* One tracker's visits in [lo, hi] (whole days for the sealed days missed, listed
+ * in miss), into blocks. */
+static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache, int strings,
+                             apr_size_t *left, apr_int64_t tracker, apr_int64_t lo,
+                             apr_int64_t hi, apr_array_header_t *miss, qrt_agg_vcols_fn *fn,
+                             void *ctx)
+{
+    const void *args[] = { &tracker, &lo, &hi };
+    apr_status_t rv;
+    lv_read c;
+    int i;
+
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&c.p, p);
+    c.builds = apr_array_make(c.p, miss->nelts + 1, sizeof(lv_build));
+    c.index = apr_hash_make(c.p);
+    c.one = 1;
+    c.tracker = tracker;
+    c.kind = strings ? LV_KIND : LV_KIND_BARE;
+    c.left = left;
+    for (i = 0; i < miss->nelts; i++) {
+        lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
+               APR_ARRAY_IDX(miss, i, lv_day).seal);
+    }
+    rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits
+                                              : SQL_report_listed_visits_bare, args, lv_row, &c);
+    if (rv == APR_SUCCESS) {
+        rv = lv_deliver(&c, cache, fn, ctx);
+    }
+    apr_pool_destroy(c.p);
+    miss->nelts = 0;
+    return rv;
+}
+
+apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       const apr_int64_t *ids, int n, apr_int64_t s,
+                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
+                                       void *ctx)
+{
+    qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
+    apr_array_header_t *sealed, *gaps, *miss;
+    apr_int64_t slot[QRT_AGG_RAW_IDS], lo;
+    qrt_aggcache_ent_t **ents;
+    qrt_aggcache_key_t *keys;
+    apr_int64_t *seals;
+    const char **data;
+    apr_size_t *len;
+    apr_size_t left = LV_MAX_READ;
+    apr_status_t rv;
+    int i, j, nshared = 0;
+
+    if (!cache || n > QRT_AGG_RAW_IDS) {
+        return APR_ENOTIMPL;
+    }
+    if (s < QRT_AGG_TMIN) {
+        s = QRT_AGG_TMIN;
+    }
+    if (e > QRT_AGG_TMAX) {
+        e = QRT_AGG_TMAX;
+    }
+    if (s > e || n <= 0) {
+        return APR_SUCCESS;
+    }
+    rv = lv_sealed(db, p, account_id, qrt_agg_fdiv(s, QRT_AGG_DAY),
+                   qrt_agg_fdiv(e, QRT_AGG_DAY), &sealed);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* The window less its sealed days: what every tracker reads from the visits. */
+    gaps = apr_array_make(p, 8, 2 * sizeof(apr_int64_t));
+    lo = s;
+    for (i = 0; i < sealed->nelts; i++) {
+        apr_int64_t d = APR_ARRAY_IDX(sealed, i, lv_day).day;
+
+        if (d * QRT_AGG_DAY > lo) {
+            apr_int64_t *g = apr_array_push(gaps);
+
+            g[0] = lo;
+            g[1] = d * QRT_AGG_DAY - 1;
+        }
+        if ((d + 1) * QRT_AGG_DAY > lo) {
+            lo = (d + 1) * QRT_AGG_DAY;
+        }
+    }
+    if (lo <= e) {
+        apr_int64_t *g = apr_array_push(gaps);
+
+        g[0] = lo;
+        g[1] = e;
+    }
+    ents = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*ents));
+    keys = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*keys));
+    seals = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*seals));
+    data = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*data));
+    len = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*len));
+    for (i = 0; i < sealed->nelts; i++) {
+        seals[i] = APR_ARRAY_IDX(sealed, i, lv_day).seal;
+    }
+    miss = apr_array_make(p, 16, sizeof(lv_day));
+    for (j = 0; j < n && rv == APR_SUCCESS; j++) {
+        int missed;
+
+        miss->nelts = 0;
+        for (i = 0; i < sealed->nelts; i++) {
+            keys[i].account = ids[j];
+            keys[i].level = 1;
+            keys[i].bucket = APR_ARRAY_IDX(sealed, i, lv_day).day;
+            /* (a report that needs no strings takes either block) */
+            keys[i].kind = strings ? LV_KIND : LV_KIND_BARE;
+            data[i] = NULL;
+            ents[i] = NULL;
+        }
+        missed = sealed->nelts - qrt_aggcache_get_many(cache, keys, seals, sealed->nelts, data,
+                                                       len, ents);
+        if (missed && !strings) {
+            for (i = 0; i < sealed->nelts; i++) {
+                keys[i].kind = LV_KIND;
+            }
+            missed -= qrt_aggcache_get_many(cache, keys, seals, sealed->nelts, data, len, ents);
+        }
+        if (!missed) {
+            slot[nshared++] = ids[j];
+        }
+        /* The kept blocks; of a tracker with days missed, those days and the
+         * window's days not sealed, each run of them in one statement. */
+        lo = s;
+        for (i = 0; i < sealed->nelts; i++) {
+            lv_day *d = &APR_ARRAY_IDX(sealed, i, lv_day);
+            qrt_vcols_t v;
+
+            if (data[i] && rv == APR_SUCCESS) {
+                if (missed && lo <= d->day * QRT_AGG_DAY - 1) {
+                    rv = lv_range(db, p, cache, strings, &left, ids[j], lo,
+                                  d->day * QRT_AGG_DAY - 1, miss, fn, ctx);
+                }
+                if (rv == APR_SUCCESS && qrt_vcols_open(&v, data[i], len[i]) == APR_SUCCESS
+                    && v.n) {
+                    rv = fn(ctx, ids[j], &v);
+                }
+                lo = (d->day + 1) * QRT_AGG_DAY;
+            }
+            else if (!data[i]) {
+                /* (read whole: the window's first day from its start) */
+                if (d->day * QRT_AGG_DAY < lo) {
+                    lo = d->day * QRT_AGG_DAY;
+                }
+                APR_ARRAY_PUSH(miss, lv_day) = *d;
+            }
+        }
+        if (missed && rv == APR_SUCCESS) {
+            apr_int64_t hi = e;
+
+            if (miss->nelts) {
+                apr_int64_t last = APR_ARRAY_IDX(miss, miss->nelts - 1, lv_day).day;
+
+                if ((last + 1) * QRT_AGG_DAY - 1 > hi) {
+                    hi = (last + 1) * QRT_AGG_DAY - 1;
+                }
+            }
+            if (lo <= hi) {
+                rv = lv_range(db, p, cache, strings, &left, ids[j], lo, hi, miss, fn, ctx);
+            }
+        }
+        qrt_aggcache_release_many(cache, ents, sealed->nelts);
+    }
+    /* The days not sealed of the trackers read from kept blocks alone, at once. */
+    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+        if (i >= nshared) {
+            slot[i] = 0;
+        }
+    }
+    for (i = 0; i < gaps->nelts && nshared && rv == APR_SUCCESS; i++) {
+        apr_int64_t *g = (apr_int64_t *)(void *)(gaps->elts + (apr_size_t)i * gaps->elt_size);
+        const void *args[QRT_AGG_RAW_IDS + 2];
+        lv_read c;
+        int k;
+
+        for (k = 0; k < QRT_AGG_RAW_IDS; k++) {
+            args[k] = &slot[k];
+        }
+        args[QRT_AGG_RAW_IDS] = &g[0];
+        args[QRT_AGG_RAW_IDS + 1] = &g[1];
+        memset(&c, 0, sizeof(c));
+        apr_pool_create(&c.p, p);
+        c.builds = apr_array_make(c.p, nshared, sizeof(lv_build));
+        c.index = apr_hash_make(c.p);
+        c.left = &left;
+        rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
+                                                 : SQL_report_listed_visits_in_bare, args,
+                                lv_row, &c);
+        if (rv == APR_SUCCESS) {
+            rv = lv_deliver(&c, cache, fn, ctx);
+        }
+        apr_pool_destroy(c.p);
     }
     return rv;
 }

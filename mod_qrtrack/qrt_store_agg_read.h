@@ -10,6 +10,7 @@
 
 #include "qrt_store.h"
 #include "qrt_agg.h"
+#include "qrt_vcols.h"
 
 /* One group's totals over a window. */
 typedef struct {
@@ -83,6 +84,22 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                            const apr_int64_t *ids, int n, apr_int64_t s,
                                            apr_int64_t e, int offset,
                                            apr_array_header_t **out);
+
+/* The non-bot visits of at most QRT_AGG_RAW_IDS trackers (ids, n) around [s, e], a
+ * block (qrt_vcols.h) at a time: of each tracker and day whose aggregates are sealed,
+ * the block this process keeps under the day's seals (read from the visits, and kept,
+ * when it has none); of the other days, blocks of the visits in [s, e] read at once.
+ * A block may hold visits outside [s, e] (of the window's first and last day): fn
+ * leaves them out. Without strings, the blocks of days not sealed hold "" for the
+ * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
+ * (nothing was read); APR_EAGAIN when more than 2 M visits would be read through SQL
+ * (the caller counts them in the database). */
+typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
+                                      const qrt_vcols_t *v);
+apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       const apr_int64_t *ids, int n, apr_int64_t s,
+                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
+                                       void *ctx);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
  * [s, e], counted by the database along (tracker_id, visit_start) (none is

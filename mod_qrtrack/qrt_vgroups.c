@@ -163,12 +163,24 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t group, apr_uint64_t visito
     return 0;
 }
 
-/* Each group's distinct visitors: the pairs sorted by visitor (a byte at a time, the
- * bytes every visitor shares skipped), then by group keeping that order; a group's
- * visitors are then runs. Sequential passes over the pairs, no random probes. */
+/* Each group's distinct visitors: the pairs sorted by the low 32 bits of their visitor
+ * (11 bits at a time, the digits every visitor shares skipped), then by group keeping
+ * that order; a group's visitors are then runs of equal low bits, within which the
+ * whole ids are told apart (a run is one visitor but for the rare ids that share
+ * their low bits). Sequential passes over the pairs, no random probes. */
+#define VG_BITS 11
+#define VG_DIGITS (1u << VG_BITS)
+
+static int vg_pair_cmp(const void *x, const void *y)
+{
+    apr_uint64_t a = ((const vg_pair *)x)->visitor, b = ((const vg_pair *)y)->visitor;
+
+    return a < b ? -1 : a > b;
+}
+
 static int vg_count(qrt_vgroups_t *g)
 {
-    apr_size_t n = g->npairs, i, count[256], *gstart;
+    apr_size_t n = g->npairs, i, j, *count, *gstart;
     vg_pair *tmp, *a = g->pairs, *b;
     apr_uint32_t k;
     int shift;
@@ -178,36 +190,39 @@ static int vg_count(qrt_vgroups_t *g)
     }
     tmp = malloc((n + 1) * sizeof(*tmp));
     gstart = calloc((apr_size_t)g->ngroups + 2, sizeof(*gstart));
-    if (!tmp || !gstart) {
+    count = malloc(VG_DIGITS * sizeof(*count));
+    if (!tmp || !gstart || !count) {
         free(tmp);
         free(gstart);
+        free(count);
         return -1;
     }
     b = tmp;
-    for (shift = 0; shift < 64; shift += 8) {
+    for (shift = 0; shift < 32; shift += VG_BITS) {
         apr_size_t sum = 0;
         vg_pair *swap;
 
-        memset(count, 0, sizeof(count));
+        memset(count, 0, VG_DIGITS * sizeof(*count));
         for (i = 0; i < n; i++) {
-            count[(a[i].visitor >> shift) & 0xFF]++;
+            count[(a[i].visitor >> shift) & (VG_DIGITS - 1)]++;
         }
-        if (n && count[(a[0].visitor >> shift) & 0xFF] == n) {
+        if (n && count[(a[0].visitor >> shift) & (VG_DIGITS - 1)] == n) {
             continue;
         }
-        for (i = 0; i < 256; i++) {
+        for (i = 0; i < VG_DIGITS; i++) {
             apr_size_t c = count[i];
 
             count[i] = sum;
             sum += c;
         }
         for (i = 0; i < n; i++) {
-            b[count[(a[i].visitor >> shift) & 0xFF]++] = a[i];
+            b[count[(a[i].visitor >> shift) & (VG_DIGITS - 1)]++] = a[i];
         }
         swap = a;
         a = b;
         b = swap;
     }
+    free(count);
     /* by group, stable */
     for (i = 0; i < n; i++) {
         gstart[a[i].group + 1]++;
@@ -221,9 +236,30 @@ static int vg_count(qrt_vgroups_t *g)
     for (k = 1; k <= g->ngroups; k++) {
         g->groups[k].uniques = 0;
     }
-    for (i = 0; i < n; i++) {
-        if (i == 0 || b[i].group != b[i - 1].group || b[i].visitor != b[i - 1].visitor) {
-            g->groups[b[i].group].uniques++;
+    for (i = 0; i < n; i = j) {
+        apr_uint32_t low = (apr_uint32_t)b[i].visitor;
+        apr_size_t r;
+
+        /* the run of i's group and low bits: a visitor counted at its first place */
+        for (j = i + 1; j < n && b[j].group == b[i].group
+             && (apr_uint32_t)b[j].visitor == low; j++) {
+        }
+        if (j - i > 16) {
+            /* (a long run: sorted by the whole id, however many ids share the bits) */
+            qsort(b + i, j - i, sizeof(*b), vg_pair_cmp);
+            for (r = i; r < j; r++) {
+                g->groups[b[i].group].uniques += r == i || b[r].visitor != b[r - 1].visitor;
+            }
+            continue;
+        }
+        for (r = i; r < j; r++) {
+            apr_size_t q;
+
+            for (q = i; q < r && b[q].visitor != b[r].visitor; q++) {
+            }
+            if (q == r) {
+                g->groups[b[i].group].uniques++;
+            }
         }
     }
     /* (a and b are the pairs' array and tmp, in either order) */
@@ -234,6 +270,29 @@ static int vg_count(qrt_vgroups_t *g)
     g->npairs = 0;
     g->pcap = 0;
     g->counted = 1;
+    return 0;
+}
+
+apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen)
+{
+    return g->counted ? 0 : vg_group_of(g, key, klen);
+}
+
+int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor)
+{
+    vg_group *x;
+
+    if (g->counted || !group || group > g->ngroups
+        || vg_pair_add(g, group, (apr_uint64_t)visitor) < 0) {
+        return -1;
+    }
+    x = &g->groups[group];
+    if (click) {
+        x->clicks++;
+    }
+    else {
+        x->scans++;
+    }
     return 0;
 }
 

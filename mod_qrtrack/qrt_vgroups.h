@@ -29,6 +29,11 @@ qrt_vgroups_t *qrt_vgroups_make(apr_size_t max);
  * after qrt_vgroups_text, or out of memory (the groups are then no longer exact). */
 int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
                     apr_int64_t visitor);
+/* The number of group key (klen bytes), made when new: > 0; 0 without memory or
+ * after qrt_vgroups_text. */
+apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen);
+/* Counts a visit of a group numbered by qrt_vgroups_group, as qrt_vgroups_add does. */
+int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor);
 /* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
  * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);

@@ -355,6 +355,47 @@ SELECT v.visit_start, v.id, v.visitor, CASE WHEN v.click = 1 THEN 'click' ELSE '
     ORDER BY v.visit_start, v.id
     LIMIT %lld
 
+-- One listed tracker's visits in [s, e] for the blocks of qrt_vcols (qrt_store_agg_read_listed):
+-- along the primary key (tracker_id, visit_start, id), each with its strings.
+-- name: report_listed_visits
+SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, COALESCE(vu.browser, ''),
+        COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
+
+-- The same without the strings (reports by tracker, tag or date).
+-- name: report_listed_visits_bare
+SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, '', '', ''
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
+
+-- The same for up to 64 trackers at once (days no block holds: not sealed), with the tracker.
+-- name: report_listed_visits_in
+SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor,
+        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM visit_rows v
+    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
+    LEFT JOIN visit_places vp ON vp.id = v.place_id
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
+-- The same without the strings (reports by tracker, tag or date).
+-- name: report_listed_visits_in_bare
+SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, '', '', ''
+    FROM visit_rows v
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
+        = 0
+
 -- report_listed_total and report_listed_by_*: a few listed trackers' visits in a window,
 -- grouped, as one value in qrt_vgroups' text form (qrt_vgroups.h): SQLite counts them in C
 -- as they come (the aggregate qrt_vgroups: no sort, no b-tree per group), PostgreSQL

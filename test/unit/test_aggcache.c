@@ -170,6 +170,45 @@ START_TEST(many_values_and_seals)
 }
 END_TEST
 
+START_TEST(many_at_once)
+{
+    qrt_aggcache_t *c = qrt_aggcache_make(pool, 1 << 20);
+    static const char *const texts[] = { "one", "two", "three", "four" };
+    qrt_aggcache_key_t keys[4];
+    apr_int64_t seals[4];
+    const char *data[4] = { NULL, NULL, NULL, NULL };
+    apr_size_t lens[4] = { 0, 0, 0, 0 };
+    qrt_aggcache_ent_t *ents[4] = { NULL, NULL, NULL, NULL };
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        keys[i] = key(7, 1, 100 + i, 400);
+        seals[i] = qrt_aggcache_seal(texts[i], strlen(texts[i]));
+        if (i != 2) {
+            put(c, keys[i], texts[i]);
+        }
+    }
+    seals[3] = seals[3] + 1;            /* kept under another seal */
+    ck_assert_int_eq(qrt_aggcache_get_many(c, keys, seals, 4, data, lens, ents), 2);
+    ck_assert_str_eq(data[0], "one");
+    ck_assert_uint_eq(lens[1], 3);
+    ck_assert_str_eq(data[1], "two");
+    ck_assert(!data[2] && !ents[2] && !data[3] && !ents[3]);
+    /* held while replaced; a second pass fills only the ones still missing */
+    put(c, keys[0], "uno");
+    put(c, keys[2], texts[2]);
+    ck_assert_int_eq(qrt_aggcache_get_many(c, keys, seals, 4, data, lens, ents), 1);
+    ck_assert_str_eq(data[0], "one");
+    ck_assert_str_eq(data[2], "three");
+    qrt_aggcache_release_many(c, ents, 4);
+    for (i = 0; i < 4; i++) {
+        ck_assert(ents[i] == NULL);
+    }
+    ck_assert(kept(c, keys[0], "uno"));
+    ck_assert(!kept(c, keys[0], "one"));
+}
+END_TEST
+
 static Suite *aggcache_suite(void)
 {
     Suite *s = suite_create("qrt_aggcache");
@@ -180,6 +219,7 @@ static Suite *aggcache_suite(void)
     tcase_add_test(tc, held_after_it_is_replaced);
     tcase_add_test(tc, least_recently_used_goes);
     tcase_add_test(tc, many_values_and_seals);
+    tcase_add_test(tc, many_at_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -88,6 +88,32 @@ START_TEST(counts_as_the_visits)
 }
 END_TEST
 
+START_TEST(ids_sharing_their_low_bits)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(10000);
+    apr_size_t len;
+    char *text;
+    int i;
+
+    /* group a: 5 ids sharing their low 32 bits, each twice; group b: 40 such ids
+     * (a long run), each three times, and 7 others */
+    for (i = 0; i < 10; i++) {
+        ck_assert_int_eq(qrt_vgroups_add(g, "a", 1, 0, ((apr_int64_t)(i % 5) << 32) | 77), 0);
+    }
+    for (i = 0; i < 120; i++) {
+        ck_assert_int_eq(qrt_vgroups_add(g, "b", 1, i % 2,
+                                         (apr_int64_t)((apr_uint64_t)(i % 40) << 40 | 5)), 0);
+    }
+    for (i = 0; i < 7; i++) {
+        ck_assert_int_eq(qrt_vgroups_add(g, "b", 1, 0, -1 - i), 0);
+    }
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_str_eq(text, "1:a 10 0 5\n1:b 67 60 47\n");
+    free(text);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
 START_TEST(bounded)
 {
     qrt_vgroups_t *g = qrt_vgroups_make(100);
@@ -144,6 +170,7 @@ static Suite *vgroups_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, counts_as_the_visits);
+    tcase_add_test(tc, ids_sharing_their_low_bits);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     suite_add_tcase(s, tc);

@@ -1,0 +1,148 @@
+/* Unit tests for qrt_vcols: a block read back as built (times, visitors, sources and
+ * strings, shared strings stored once), an empty block, damaged blocks refused; and
+ * qrt_vgroups' numbered groups counting as qrt_vgroups_add does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "qrt_vcols.h"
+#include "qrt_vgroups.h"
+#include "qrt_check.h"
+
+QRT_CHECK_POOL
+
+/* A visitor id of either sign. */
+static apr_int64_t who(apr_size_t i)
+{
+    return (apr_int64_t)(i * 2654435761u) - (apr_int64_t)(i % 3) * (APR_INT64_C(1) << 62);
+}
+
+START_TEST(block_read_back)
+{
+    static const char *const browsers[] = { "Chrome", "Safari", "", "Firefox" };
+    static const char *const cities[] = { "Berlin", "Paris", "Zürich" };
+    qrt_vcols_builder_t *b = qrt_vcols_builder_make(pool);
+    const char *data;
+    apr_size_t len = 0, i;
+    qrt_vcols_t v;
+
+    for (i = 0; i < 1000; i++) {
+        qrt_vcols_add(b, APR_INT64_C(1767225600) + (apr_int64_t)i * 7, i % 5 == 0,
+                      who(i),
+                      browsers[i % 4], i % 7 ? "DE" : NULL, cities[i % 3]);
+    }
+    ck_assert_uint_eq(qrt_vcols_count(b), 1000);
+    data = qrt_vcols_block(b, &len);
+    ck_assert_uint_eq(len % 8, 0);
+    ck_assert_uint_eq((apr_uintptr_t)data % 8, 0);
+    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_uint_eq(v.n, 1000);
+    /* 4 browsers (one of them ""), "DE", 3 cities: "" once */
+    ck_assert_uint_eq(v.nstr, 8);
+    for (i = 0; i < 1000; i++) {
+        ck_assert(v.t[i] == APR_INT64_C(1767225600) + (apr_int64_t)i * 7);
+        ck_assert(v.visitor[i] == who(i));
+        ck_assert_int_eq(v.click[i], i % 5 == 0);
+        ck_assert_str_eq(qrt_vcols_str(&v, v.browser[i]), browsers[i % 4]);
+        ck_assert_str_eq(qrt_vcols_str(&v, v.country[i]), i % 7 ? "DE" : "");
+        ck_assert_str_eq(qrt_vcols_str(&v, v.city[i]), cities[i % 3]);
+    }
+}
+END_TEST
+
+START_TEST(empty_and_damaged)
+{
+    qrt_vcols_builder_t *b = qrt_vcols_builder_make(pool);
+    const char *data;
+    char *copy;
+    apr_size_t len = 0, cut;
+    qrt_vcols_t v;
+
+    data = qrt_vcols_block(b, &len);
+    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    ck_assert_uint_eq(v.n, 0);
+    ck_assert_int_eq(qrt_vcols_open(&v, NULL, 0), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, data, 8), APR_EINVAL);
+
+    b = qrt_vcols_builder_make(pool);
+    qrt_vcols_add(b, 10, 0, 1, "a", "b", "c");
+    qrt_vcols_add(b, 20, 1, 2, "a", "b", "d");
+    data = qrt_vcols_block(b, &len);
+    copy = apr_palloc(pool, len);
+    /* cut short, or a byte of the header, an index or a source changed */
+    for (cut = 8; cut < len; cut += 8) {
+        ck_assert_int_eq(qrt_vcols_open(&v, data, cut), APR_EINVAL);
+    }
+    memcpy(copy, data, len);
+    copy[0] ^= 1;
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[16 + 32] = 9;                  /* the first browser index */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[16 + 32 + 24 + 16] = 2;        /* the first click (after 4 string offsets) */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    memcpy(copy, data, len);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_uint_eq(v.nstr, 4);
+    ck_assert_str_eq(qrt_vcols_str(&v, v.city[1]), "d");
+}
+END_TEST
+
+START_TEST(numbered_groups)
+{
+    qrt_vgroups_t *a = qrt_vgroups_make(1000), *b = qrt_vgroups_make(1000);
+    apr_uint32_t gx, gy;
+    apr_size_t la, lb;
+    char *ta, *tb;
+    int i;
+
+    gy = qrt_vgroups_group(b, "y", 1);
+    gx = qrt_vgroups_group(b, "x", 1);
+    ck_assert_uint_gt(gx, 0);
+    ck_assert_uint_ne(gx, gy);
+    ck_assert_uint_eq(qrt_vgroups_group(b, "x", 1), gx);
+    for (i = 0; i < 300; i++) {
+        ck_assert_int_eq(qrt_vgroups_add(a, i % 3 ? "x" : "y", 1, i % 4 == 0, i % 37), 0);
+        ck_assert_int_eq(qrt_vgroups_add_to(b, i % 3 ? gx : gy, i % 4 == 0, i % 37), 0);
+    }
+    /* no such group */
+    ck_assert_int_eq(qrt_vgroups_add_to(b, 0, 0, 1), -1);
+    ck_assert_int_eq(qrt_vgroups_add_to(b, 3, 0, 1), -1);
+    ta = qrt_vgroups_text(a, &la);
+    tb = qrt_vgroups_text(b, &lb);
+    /* (the groups in the order they were made: y first in both) */
+    ck_assert_str_eq(ta, tb);
+    ck_assert_uint_eq(qrt_vgroups_group(b, "z", 1), 0);
+    ck_assert_int_eq(qrt_vgroups_add_to(b, gx, 0, 1), -1);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(a);
+    qrt_vgroups_free(b);
+}
+END_TEST
+
+static Suite *vcols_suite(void)
+{
+    Suite *s = suite_create("qrt_vcols");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, block_read_back);
+    tcase_add_test(tc, empty_and_damaged);
+    tcase_add_test(tc, numbered_groups);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(vcols_suite());
+}
