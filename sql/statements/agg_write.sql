@@ -206,7 +206,8 @@ SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.
     LEFT JOIN visit_uas vu ON vu.id = p.ua_id
     LEFT JOIN visit_places vp ON vp.id = p.place_id
 
--- along visits_visitor_tracker (schema 20): the tracker is part of the seek
+-- along visits_visitor_id, whose entries carry the tracker (schema 53): the visitor's visits
+-- newest first, to the first on the tracker
 -- The seeks of a batch's visits that come back to a visitor (PostgreSQL): the time of the
 -- visitor's latest visit before each on its tracker, or with its browser, country or city,
 -- in one statement each, as agg_seek_visitor_on_tracker and agg_seek_visitor_browser,
