@@ -759,21 +759,19 @@ CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT 
 
 CREATE INDEX visits_dest ON visit_rows USING btree (visit_start) WHERE (dest_id IS NOT NULL);
 
-CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id, visit_start, id) WHERE (ip_id IS NOT NULL);
+CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id) WHERE (ip_id IS NOT NULL);
 
-CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id, visit_start, id);
+CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id);
 
-CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id, visit_start, id) WHERE (ref_id IS NOT NULL);
+CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id) WHERE (ref_id IS NOT NULL);
 
 CREATE INDEX visits_tracker_id ON visit_rows USING btree (tracker_id, id);
 
 CREATE INDEX visits_tracker_visitor ON visit_rows USING btree (tracker_id, visit_start, id, visitor, bot, click, ua_id, place_id);
 
-CREATE INDEX visits_ua ON visit_rows USING btree (tracker_id, ua_id, visit_start, id);
+CREATE INDEX visits_ua ON visit_rows USING btree (tracker_id, ua_id);
 
-CREATE INDEX visits_visitor_id ON visit_rows USING btree (visitor, visit_start, id) WHERE (bot = 0);
-
-CREATE INDEX visits_visitor_tracker ON visit_rows USING btree (visitor, tracker_id, visit_start, id) WHERE (bot = 0);
+CREATE INDEX visits_visitor_id ON visit_rows USING btree (visitor, visit_start, id) INCLUDE (tracker_id) WHERE (bot = 0);
 
 CREATE INDEX webhook_attempts_by_webhook ON webhook_attempts USING btree (webhook_id, id);
 

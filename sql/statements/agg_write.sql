@@ -52,8 +52,8 @@ SELECT COALESCE(country, ''), COALESCE(city, '')
     FROM visit_places
     WHERE id = %lld
 
--- (the '+': by the visitor's index, not along the whole tracker; PostgreSQL has an index of the
--- visitor and tracker for it: agg_seek_visitor_many)
+-- (the '+': by the visitor's index, not along the whole tracker, on both backends; PostgreSQL's
+-- visits_visitor_id carries the tracker: agg_seek_visitor_on_tracker_many)
 -- name: agg_seek_visitor_on_tracker
 SELECT v.visit_start
     FROM visit_rows v
@@ -206,7 +206,9 @@ SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.
     LEFT JOIN visit_uas vu ON vu.id = p.ua_id
     LEFT JOIN visit_places vp ON vp.id = p.place_id
 
--- along visits_visitor_tracker (schema 20): the tracker is part of the seek
+-- along visits_visitor_id, whose entries carry the tracker (schema 53): the visitor's visits
+-- newest first, to the first on the tracker (the '+': not along the tracker's visits, which
+-- the planner may take for as few as the visitor's)
 -- The seeks of a batch's visits that come back to a visitor (PostgreSQL): the time of the
 -- visitor's latest visit before each on its tracker, or with its browser, country or city,
 -- in one statement each, as agg_seek_visitor_on_tracker and agg_seek_visitor_browser,
@@ -217,7 +219,7 @@ SELECT u.n, p.visit_start
         BIGINT[])) AS u(n, visitor, tracker, before)
     CROSS JOIN LATERAL (SELECT v.visit_start
     FROM visit_rows v
-    WHERE v.visitor = u.visitor AND v.tracker_id = u.tracker AND v.bot = 0 AND v.id < u.before
+    WHERE v.visitor = u.visitor AND +v.tracker_id = u.tracker AND v.bot = 0 AND v.id < u.before
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT 1) p
 
@@ -295,10 +297,3 @@ SELECT u.n, p.id, p.visit_start, p.tracker_id, p.source, p.browser, p.country, p
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT u.lim) p
     ORDER BY u.n, p.visit_start DESC, p.id DESC
-
--- name: agg_seek_visitor_on_tracker [pgsql]
-SELECT v.visit_start
-    FROM visit_rows v
-    WHERE v.visitor = %lld AND v.tracker_id = %lld AND v.bot = 0 AND v.id < %lld
-    ORDER BY v.visit_start DESC, v.id DESC
-    LIMIT 1

@@ -11,8 +11,8 @@ scan bench's single visitor fell to 800 scans a second. Now the seek takes the
 visitor's latest visit anywhere, along an index of the visits that are not bots
 (schema 20, as SQLite's), and checks its account in the server
 (qrt_store_agg_write.c: agg_seek_visitor_many, agg_seek_account); its latest visit on
-one tracker (agg_seek_visitor_on_tracker, when the latest was on another) has an index of the
-visitor and tracker on PostgreSQL.
+one tracker (agg_seek_visitor_on_tracker, when the latest was on another) walks the same
+index, whose entries carry the tracker on PostgreSQL (schema 53), never the tracker's visits.
 
 The queries below are the module's own, prepared as it prepares them (its arrays bound
 as text) and planned both ways PostgreSQL may plan them for the writer's connection
@@ -43,7 +43,7 @@ PG_SEEKS = [
      "('{{0}}', '{{{visitor}}}', '{{{before}}}')", 1),
     ("(bigint, bigint, bigint)",
      "SELECT v.visit_start FROM visit_rows v WHERE v.visitor = $1 "
-     "AND v.tracker_id = $2 AND v.bot = 0 AND v.id < $3 "
+     "AND +v.tracker_id = $2 AND v.bot = 0 AND v.id < $3 "
      "ORDER BY v.visit_start DESC, v.id DESC LIMIT 1",
      "({visitor}, {tracker}, {before})", 0)]
 # SQLite: agg_seek_visitor and agg_seek_visitor_on_tracker.
