@@ -551,22 +551,17 @@ static int native_ok(const qrt_db_t *db)
     return sqlite3_threadsafe() != 0 && qrt_dialect_embedded(db->driver);
 }
 
-/* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
- * did; 0 when it cannot be read here (an argument of another type, a statement that
- * writes: apr_dbd then runs it); -1 when it failed (SQLite's message in *error: not
- * run again, which would wait for a lock as long again). */
-static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
-                         native_row **rows, const char **error)
+/* apr_dbd's read-only statement prep, reset and bound to args (which outlive its rows),
+ * to be stepped natively; NULL when it cannot be read here (a statement that writes, an
+ * argument of another type: apr_dbd then runs it). */
+static sqlite3_stmt *native_bound(apr_dbd_prepared_t *prep, const void **args)
 {
     const apr_dbd_type_e *types = NULL;
-    int nargs = 0;
+    int i, nargs = 0, rc = SQLITE_OK;
     sqlite3_stmt *st = qrt_dialect_sqlite_stmt(prep, &nargs, &types);
-    native_row **tail = rows;
-    int i, k, rc = SQLITE_OK, ncols;
 
-    *rows = NULL;
     if (!st || !sqlite3_stmt_readonly(st) || sqlite3_reset(st) != SQLITE_OK) {
-        return 0;
+        return NULL;
     }
     for (i = 0; i < nargs && rc == SQLITE_OK; i++) {
         const void *v = args[i];
@@ -587,7 +582,22 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
             rc = SQLITE_MISUSE;
         }
     }
-    if (rc != SQLITE_OK) {
+    return rc == SQLITE_OK ? st : NULL;
+}
+
+/* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
+ * did; 0 when it cannot be read here (an argument of another type, a statement that
+ * writes: apr_dbd then runs it); -1 when it failed (SQLite's message in *error: not
+ * run again, which would wait for a lock as long again). */
+static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
+                         native_row **rows, const char **error)
+{
+    sqlite3_stmt *st = native_bound(prep, args);
+    native_row **tail = rows;
+    int k, rc, ncols;
+
+    *rows = NULL;
+    if (!st) {
         return 0;
     }
     ncols = sqlite3_column_count(st);
@@ -633,33 +643,12 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
                          qrt_db_t *db, qrt_row_fn *fn, void *ctx, apr_status_t *frv,
                          const char **error)
 {
-    const apr_dbd_type_e *types = NULL;
-    int nargs = 0;
-    sqlite3_stmt *st = qrt_dialect_sqlite_stmt(prep, &nargs, &types);
+    sqlite3_stmt *st = native_bound(prep, args);
     native_row r, *outer = native_current;
-    int i, k, rc = SQLITE_OK;
+    int k, rc = SQLITE_OK;
 
     *frv = APR_SUCCESS;
-    if (!st || !sqlite3_stmt_readonly(st) || sqlite3_reset(st) != SQLITE_OK) {
-        return 0;
-    }
-    for (i = 0; i < nargs && rc == SQLITE_OK; i++) {
-        const void *v = args[i];
-
-        if (!v) {
-            rc = sqlite3_bind_null(st, i + 1);
-        }
-        else if (types[i] == APR_DBD_TYPE_LONGLONG) {
-            rc = sqlite3_bind_int64(st, i + 1, *(const apr_int64_t *)v);
-        }
-        else if (types[i] == APR_DBD_TYPE_INT) {
-            rc = sqlite3_bind_int(st, i + 1, *(const int *)v);
-        }
-        else {
-            rc = SQLITE_MISUSE;
-        }
-    }
-    if (rc != SQLITE_OK) {
+    if (!st) {
         return 0;
     }
     r.p = p;
