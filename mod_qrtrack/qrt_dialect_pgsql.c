@@ -134,9 +134,18 @@ static int pg_server_version(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
            ? server_version(apr_dbd_native_handle(driver, handle)) : 0;
 }
 
+/* The pgsql driver's transaction (apr-util 1.x, whose ABI is frozen). */
+typedef struct {
+    int mode;
+    int errnum;
+    apr_dbd_t *handle;          /* set when BEGIN got an answer, success or not */
+} pg_transaction;
+
 /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
- * either way: a BEGIN that fails (a lost connection) would crash the process. Its
- * transaction is three zeroed words (mode, error, handle): it is given one. */
+ * either way: a BEGIN that fails (a lost connection) would crash the process. It is
+ * given one, zeroed. A BEGIN that got no answer at all (the connection gone) leaves
+ * it without its handle and the connection without it; ending it then would reach
+ * through that NULL handle, so only one the driver took is ended. */
 static int pg_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *handle,
                     apr_dbd_transaction_t **t, const char **error)
 {
@@ -146,7 +155,7 @@ static int pg_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *ha
     rv = apr_dbd_transaction_start(driver, p, handle, t);
     if (rv != 0) {
         *error = apr_pstrdup(p, apr_dbd_error(driver, handle, rv));
-        if (*t) {
+        if (*t && ((pg_transaction *)(void *)*t)->handle) {
             /* The driver took it as the connection's: let go of it again. */
             apr_dbd_transaction_end(driver, p, *t);
         }
