@@ -585,6 +585,31 @@ static sqlite3_stmt *native_bound(apr_dbd_prepared_t *prep, const void **args)
     return rc == SQLITE_OK ? st : NULL;
 }
 
+/* Row r's columns from st's current row: strings copied into copy, or SQLite's own
+ * (valid until the next step) when copy is NULL. */
+static void native_fill(sqlite3_stmt *st, native_row *r, apr_pool_t *copy)
+{
+    int k;
+
+    for (k = 0; k < r->ncols; k++) {
+        native_col *c = &r->cols[k];
+
+        c->type = sqlite3_column_type(st, k);
+        c->i = 0;
+        c->s = NULL;
+        if (c->type == SQLITE_INTEGER) {
+            c->i = sqlite3_column_int64(st, k);
+        }
+        else if (c->type != SQLITE_NULL) {
+            const char *t = (const char *)sqlite3_column_text(st, k);
+
+            c->s = t && copy ? apr_pstrmemdup(copy, t, (apr_size_t)sqlite3_column_bytes(st, k))
+                             : t;
+            c->type = t ? SQLITE_TEXT : SQLITE_NULL;
+        }
+    }
+}
+
 /* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
  * did; 0 when it cannot be read here (an argument of another type, a statement that
  * writes: apr_dbd then runs it); -1 when it failed (SQLite's message in *error: not
@@ -594,7 +619,7 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
 {
     sqlite3_stmt *st = native_bound(prep, args);
     native_row **tail = rows;
-    int k, rc, ncols;
+    int rc, ncols;
 
     *rows = NULL;
     if (!st) {
@@ -608,23 +633,7 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
         r->ncols = ncols;
         r->cols = apr_palloc(p, (apr_size_t)(ncols > 0 ? ncols : 1) * sizeof(*r->cols));
         r->next = NULL;
-        for (k = 0; k < ncols; k++) {
-            native_col *c = &r->cols[k];
-
-            c->type = sqlite3_column_type(st, k);
-            c->i = 0;
-            c->s = NULL;
-            if (c->type == SQLITE_INTEGER) {
-                c->i = sqlite3_column_int64(st, k);
-            }
-            else if (c->type != SQLITE_NULL) {
-                const char *t = (const char *)sqlite3_column_text(st, k);
-
-                c->s = t ? apr_pstrmemdup(p, t, (apr_size_t)sqlite3_column_bytes(st, k))
-                         : NULL;
-                c->type = t ? SQLITE_TEXT : SQLITE_NULL;
-            }
-        }
+        native_fill(st, r, p);
         *tail = r;
         tail = &r->next;
     }
@@ -645,7 +654,7 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
 {
     sqlite3_stmt *st = native_bound(prep, args);
     native_row r, *outer = native_current;
-    int k, rc = SQLITE_OK;
+    int rc = SQLITE_OK;
 
     *frv = APR_SUCCESS;
     if (!st) {
@@ -656,20 +665,7 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
     r.cols = apr_palloc(p, (apr_size_t)(r.ncols > 0 ? r.ncols : 1) * sizeof(*r.cols));
     r.next = NULL;
     while (*frv == APR_SUCCESS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        for (k = 0; k < r.ncols; k++) {
-            native_col *c = &r.cols[k];
-
-            c->type = sqlite3_column_type(st, k);
-            c->i = 0;
-            c->s = NULL;
-            if (c->type == SQLITE_INTEGER) {
-                c->i = sqlite3_column_int64(st, k);
-            }
-            else if (c->type != SQLITE_NULL) {
-                c->s = (const char *)sqlite3_column_text(st, k);
-                c->type = c->s ? SQLITE_TEXT : SQLITE_NULL;
-            }
-        }
+        native_fill(st, &r, NULL);
         native_current = &r;
         *frv = fn(ctx, db, (apr_dbd_row_t *)&r);
         native_current = outer;
