@@ -99,7 +99,6 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (rv != OK) {
         return rv;
     }
-    qrt_dbd_count_statements();
     for (sp = s; sp; sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
         const char *err = NULL;

@@ -358,65 +358,13 @@ static APR_OPTIONAL_FN_TYPE(ap_dbd_acquire) *dbd_acquire_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_open) *dbd_open_fn;
 static APR_OPTIONAL_FN_TYPE(ap_dbd_close) *dbd_close_fn;
 
-/* How many statements a connection prepares (qrt_dbd_post_connect). */
-static int statement_count;
-
-void qrt_dbd_count_statements(void)
-{
-    statement_count = qrt_store_statement_count(qrt_config()->dbd_driver);
-}
-
-/* qrt_db_prepare_all, waiting for table locks (PostgreSQL's PREPARE of a statement
- * that writes a table waits for a lock on it) no longer than a scan waits. */
-static const char *qrt_prepare_bounded(qrt_db_t *db, apr_pool_t *p)
-{
-    const char *err;
-    char after[64];
-    int nrows, ms = qrt_statement_timeout_ms();
-
-    if (!qrt_dialect_remote(db->driver)) {
-        return qrt_db_prepare_all(db, p);
-    }
-    /* Short: what cannot be prepared now (an INSERT into a table locked from outside)
-     * is prepared when a request first needs it (qrt_store.c). */
-    apr_dbd_query(db->driver, db->handle, &nrows, "SET lock_timeout = "
-                  QRT_PREPARE_LOCK_MS_STR);
-    err = qrt_db_prepare_all(db, p);
-    /* back to QRTrackStatementTimeout's (qrt_dbd_limit), or the session's default */
-    if (ms > 0) {
-        apr_snprintf(after, sizeof(after), "SET lock_timeout = %d", ms);
-    }
-    apr_dbd_query(db->driver, db->handle, &nrows, ms > 0 ? after : "RESET lock_timeout");
-    return err;
-}
-
-/* A connection whose statements were not all prepared when it was opened (SQLite
- * busy past its timeout, a table locked from outside, PostgreSQL restarting) tries
- * the rest now; what still fails is prepared when a request first needs it. Then
- * QRTrackStatementTimeout, unless the connection has it already. */
+/* A connection mod_dbd hands out: QRTrackStatementTimeout, unless the connection
+ * has it already (a PostgreSQL connection that was reset lost it). */
 static ap_dbd_t *qrt_dbd_ready(ap_dbd_t *dbd, server_rec *s)
 {
-    qrt_db_t db;
-    const char *err;
-
-    if (!dbd) {
-        return NULL;
-    }
-    if (dbd->prepared && (int)apr_hash_count(dbd->prepared) >= statement_count) {
+    if (dbd) {
         qrt_dbd_limit(dbd, s);
-        return dbd;
     }
-    memset(&db, 0, sizeof(db));
-    db.driver = dbd->driver;
-    db.handle = dbd->handle;
-    db.prepared = dbd->prepared;
-    err = qrt_prepare_bounded(&db, dbd->pool);
-    dbd->prepared = db.prepared;
-    if (err) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, "QRT00067: a database connection "
-                     "prepares the rest of its statements when they are needed: %s", err);
-    }
-    qrt_dbd_limit(dbd, s);
     return dbd;
 }
 
@@ -461,8 +409,9 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
 {
     int nrows;
 
-    /* (qrt_db_setup comes with qrt_db_prepare_all, which every caller runs next: once
-     * a connection, not twice, with PostgreSQL's session setting a round trip.) */
+    /* (qrt_db_setup comes with qrt_db_prepare_lazily or qrt_db_prepare_all, which
+     * every caller runs next: once a connection, not twice, with PostgreSQL's session
+     * setting a round trip.) */
     if (!qrt_dialect_embedded(driver)) {
         return;
     }
@@ -482,29 +431,25 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
     qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 8388608");
 }
 
-/* Every connection mod_dbd opens: SQLite's busy timeout first, then the statements
- * (which mod_dbd would prepare before any hook could set the timeout, failing with
- * "database is locked" while another connection writes, AH00632), then
- * QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place).
- * Prepared here, the statements are not registered with mod_dbd at all, so virtual
- * hosts need nothing. */
+/* Every connection mod_dbd opens: SQLite's busy timeout and the session's settings,
+ * then QRTrackStatementTimeout (on SQLite its handlers take the busy timeout's place).
+ * A statement is prepared when a request first needs it on this connection
+ * (qrt_store.c), not here: a new PostgreSQL connection that prepared all of them
+ * (some 400 round trips, each parsed and planned by the server) held the requests
+ * that waited for it, and a child that opens its connections under a burst opens
+ * several at once. Nor are they registered with mod_dbd, so virtual hosts need
+ * nothing. */
 apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
 {
     qrt_db_t db;
-    const char *err;
 
     qrt_db_tune(dbd->driver, dbd->handle, p);
     memset(&db, 0, sizeof(db));
     db.driver = dbd->driver;
     db.handle = dbd->handle;
     db.prepared = dbd->prepared;
-    err = qrt_prepare_bounded(&db, p);
+    qrt_db_prepare_lazily(&db, dbd->pool);
     dbd->prepared = db.prepared;
     qrt_dbd_limit(dbd, cfg->server);
-    if (err) {
-        /* qrt_dbd_ready tries again when a request takes the connection. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cfg->server, "QRT00066: a new "
-                     "database connection could not prepare its statements yet: %s", err);
-    }
     return APR_SUCCESS;
 }

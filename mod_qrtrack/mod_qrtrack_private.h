@@ -64,9 +64,6 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
  * lock up to 17 times, sleeping 100 ms between tries. */
 #define QRT_SQLITE_TRIES         17
 #define QRT_SQLITE_BUSY_MS_STR   "500"
-/* PostgreSQL: how long a new connection waits for a table's lock to prepare a
- * statement (PREPARE of an INSERT takes the table's lock). */
-#define QRT_PREPARE_LOCK_MS_STR  "100"
 #define QRT_RATE_WINDOW          apr_time_from_sec(60)
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"
 #define QRT_MUTEX_WRITER         "qrtrack-writer"

@@ -72,15 +72,32 @@ int qrt_db_busy_or_full(const qrt_db_t *db)
                  || strstr(e, " 55P03:") || strstr(e, " 57014:"));
 }
 
-static void store_reprepare_one(void *ctx, const char *label, const char *sql)
-{
-    qrt_db_t *db = ((void **)ctx)[0];
-    apr_pool_t *p = ((void **)ctx)[1];
-    apr_dbd_prepared_t *stmt = NULL;
+typedef struct {
+    const char *label;
+    const char *sql;
+} store_find_ctx;
 
-    /* The server knows a statement by its label: the driver's records of the old
-     * ones stay good once it has them again. */
-    apr_dbd_prepare(db->driver, p, db->handle, sql, label, &stmt);
+static void store_find_one(void *ctx, const char *label, const char *sql)
+{
+    store_find_ctx *f = ctx;
+
+    if (!f->sql && !strcmp(label, f->label)) {
+        f->sql = sql;
+    }
+}
+
+/* Statement label's SQL on db's backend ("<label>*<n>": label's for n rows,
+ * store_rows), or NULL when there is none. */
+static const char *store_sql_of(qrt_db_t *db, apr_pool_t *p, const char *label)
+{
+    store_find_ctx f = { label, NULL };
+    const char *rows = strchr(label, '*');
+
+    if (rows) {
+        f.label = apr_pstrmemdup(p, label, (apr_size_t)(rows - label));
+    }
+    qrt_store_each_statement(qrt_dialect_of(db->driver), store_find_one, &f);
+    return f.sql && rows ? qrt_db_sql_rows(p, f.sql, atoi(rows + 1)) : f.sql;
 }
 
 /* PostgreSQL: apr_dbd's check of a pooled connection re-opens a lost one in place
@@ -92,7 +109,7 @@ static void store_reprepare_one(void *ctx, const char *label, const char *sql)
 static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
-    void *ctx[2];
+    apr_hash_index_t *hi;
     const char *error = db->error;
     int tx;
 
@@ -113,9 +130,19 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
     if (tx > 0) {
         return 0;           /* in a transaction: it failed */
     }
-    ctx[0] = db;
-    ctx[1] = p;
-    qrt_store_each_statement(d, store_reprepare_one, ctx);
+    /* The statements this connection had, and only those: one prepared later finds
+     * none of its name on the server. The server knows a statement by its label, so
+     * the driver's records of the old ones stay good once it has them again. */
+    for (hi = db->prepared ? apr_hash_first(p, db->prepared) : NULL; hi;
+         hi = apr_hash_next(hi)) {
+        const char *label = apr_hash_this_key(hi);
+        const char *sql = store_sql_of(db, p, label);
+        apr_dbd_prepared_t *stmt = NULL;
+
+        if (sql) {
+            apr_dbd_prepare(db->driver, p, db->handle, sql, label, &stmt);
+        }
+    }
     db->error = error;
     return tx == 0;         /* (unknown: prepared for the next, this one not run again) */
 }
@@ -207,30 +234,16 @@ const char *qrt_db_prepare_all(qrt_db_t *db, apr_pool_t *p)
     return c.err;
 }
 
-typedef struct {
-    const char *label;
-    const char *sql;
-} store_find_ctx;
-
-static void store_find_one(void *ctx, const char *label, const char *sql)
-{
-    store_find_ctx *f = ctx;
-
-    if (!f->sql && !strcmp(label, f->label)) {
-        f->sql = sql;
-    }
-}
-
-/* A statement by its label; one that the connection could not prepare when it was
- * opened (a table locked from outside, SQLite busy) is prepared now, in the
- * connection's pool. */
+/* A statement by its label, prepared on this connection when first needed (in the
+ * connection's pool): a connection of mod_dbd's prepares none when it opens, and one
+ * that could not prepare them all (a table locked from outside, SQLite busy) has the
+ * rest prepared so. */
 static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *label)
 {
     apr_pool_t *cp = db->pool ? db->pool : p;
     apr_dbd_prepared_t *stmt = db->prepared && label
         ? apr_hash_get(db->prepared, label, APR_HASH_KEY_STRING) : NULL;
-    store_find_ctx f = { label, NULL };
-    const char *rows, *sql;
+    const char *sql;
     int rv;
 
     if (stmt) {
@@ -241,13 +254,7 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
         db->error = "no statement";
         return NULL;
     }
-    rows = strchr(label, '*');
-    if (rows) {
-        /* "<label>*<n>": label's statement for n rows (store_rows) */
-        f.label = apr_pstrmemdup(p, label, (apr_size_t)(rows - label));
-    }
-    qrt_store_each_statement(qrt_dialect_of(db->driver), store_find_one, &f);
-    sql = f.sql && rows ? qrt_db_sql_rows(p, f.sql, atoi(rows + 1)) : f.sql;
+    sql = store_sql_of(db, p, label);
     if (!sql) {
         db->error = apr_psprintf(p, "no statement %s", label);
         return NULL;
