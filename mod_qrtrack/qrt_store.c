@@ -263,7 +263,18 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
     if (rv != 0 || !stmt) {
         db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
-        return NULL;
+        /* A pooled connection whose server restarted: re-opened in place (outside a
+         * transaction), then this one prepared there. */
+        if (!store_reprepare(db, p)) {
+            return NULL;
+        }
+        stmt = NULL;
+        rv = apr_dbd_prepare(db->driver, cp, db->handle, sql, label, &stmt);
+        if (rv != 0 || !stmt) {
+            db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
+                                     apr_dbd_error(db->driver, db->handle, rv));
+            return NULL;
+        }
     }
     if (!db->prepared) {
         db->prepared = apr_hash_make(cp);

@@ -227,6 +227,38 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
 
 
 @pgsql_only
+def test_a_connection_that_prepared_nothing_yet_outlives_a_restart(own_cluster):
+    """A child's pooled connection prepares its statements when a request first needs
+    them, so one opened when the child started holds none. PostgreSQL restarts under
+    it: the first API request on it finds it gone while preparing, re-opens it in
+    place and answers 200, as a connection that had run statements does."""
+    one = STATUS % conftest.apxs("LIBEXECDIR") + "StartServers 1\nServerLimit 1\n" \
+        "MaxRequestWorkers 25\nDBDMin 1\nDBDKeep 1\nDBDMax 1\n"
+    srv = Server(extra=one)
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        tok = srv.token("acme")
+        srv.start()
+        # The child is up, its one API connection (DBDMin) opened and nothing run on
+        # it; the scan writer and webhook worker have their own.
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
+                   timeout=10, interval=0.1, what="the node on its database")
+        own_cluster.halt()
+        own_cluster.start()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
+                   timeout=20, interval=0.1, what="the node back on its database")
+        with Api(srv, tok) as s:
+            r = s.get("/account")
+            assert r.status_code == 200, (r.text, srv.error_log()[-3000:])
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/after"})
+            assert r.status_code == 200, r.text
+    finally:
+        srv.stop()
+        srv.cleanup()
+
+
+@pgsql_only
 def test_smart_codes_keep_their_gates_through_an_outage(own_cluster):
     """A node's snapshot keeps each code's routing: while the database is down, a node
     that never looked the codes up still asks for the password, follows the rules, sends
