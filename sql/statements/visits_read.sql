@@ -17,6 +17,9 @@
 -- for each match instead of seeking its key.
 -- The *_sizes statement gives the tracker's size and each dictionary's (its highest id):
 -- which way a search's matched entries are read.
+-- PostgreSQL plans most executions afresh (custom plans), and each join adds to the join
+-- search: the statements it runs read a visit's address, referer and destination by scalar
+-- subqueries, and its picks sort and cut the matched rows before joining their strings.
 
 -- name: visits_count
 SELECT COUNT(*)
@@ -49,6 +52,19 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld OFFSET %lld
+
+-- name: visits_first [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
+    FROM visit_rows v
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT %lld OFFSET %lld
@@ -129,6 +145,19 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_uas u ON u.id = v.ua_id
     LEFT JOIN visit_referers r ON r.id = v.ref_id
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
+    WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld
+    ORDER BY v.id DESC
+    LIMIT %lld
+
+-- name: visits_same [pgsql]
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
+    FROM visit_rows v
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld
     ORDER BY v.id DESC
     LIMIT %lld
@@ -308,15 +337,14 @@ SELECT url
     WHERE id = %lld
 
 -- name: visits_page [pgsql]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
@@ -325,15 +353,14 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     ORDER BY v.visit_start DESC, v.id DESC
 
 -- name: visits_page_s [pgsql]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     LEFT JOIN visit_ips i ON i.id = v.ip_id
@@ -349,15 +376,14 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     ORDER BY v.visit_start DESC, v.id DESC
 
 -- name: visits_page_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
@@ -389,15 +415,14 @@ SELECT COUNT(*)
         v.ip_id))
 
 -- name: visits_since_page [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
@@ -406,15 +431,14 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     ORDER BY +v.visit_start DESC, +v.id DESC
 
 -- name: visits_since_page_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE (v.id) IN (SELECT v.id
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
@@ -505,15 +529,13 @@ SELECT COUNT(*)
         v.visit_start <= %lld
 
 -- name: visits_page_pick_s [pgsql]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
+    FROM (SELECT v.*
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
-    LEFT JOIN visit_places g ON g.id = v.place_id
-    LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.id IN (SELECT v.id
     FROM visit_rows v
     WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
@@ -531,7 +553,10 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
         v.visit_start <= %lld
     ORDER BY v.visit_start DESC, v.id DESC
-    LIMIT %lld OFFSET %lld
+    LIMIT %lld OFFSET %lld) v
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    ORDER BY v.visit_start DESC, v.id DESC
 
 -- name: visits_count_pick_ci [pgsql-only]
 SELECT COUNT(*)
@@ -554,15 +579,13 @@ SELECT COUNT(*)
         v.visit_start <= %lld
 
 -- name: visits_page_pick_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
+    FROM (SELECT v.*
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
-    LEFT JOIN visit_places g ON g.id = v.place_id
-    LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.id IN (SELECT v.id
     FROM visit_rows v
     WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
@@ -580,7 +603,10 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     WHERE tracker_id = %lld AND ip_id = ANY (CAST(%s AS BIGINT[]))) AND v.visit_start >= %lld AND
         v.visit_start <= %lld
     ORDER BY v.visit_start DESC, v.id DESC
-    LIMIT %lld OFFSET %lld
+    LIMIT %lld OFFSET %lld) v
+    LEFT JOIN visit_places g ON g.id = v.place_id
+    LEFT JOIN visit_uas u ON u.id = v.ua_id
+    ORDER BY v.visit_start DESC, v.id DESC
 
 -- the search forms (SQLite has its _s forms)
 -- name: visits_count_ci [pgsql-only]
@@ -595,15 +621,14 @@ SELECT COUNT(*)
         v.ip_id))
 
 -- name: visits_first_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start >= %lld AND v.visit_start <= %lld AND +v.id > %lld
         AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
         ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
@@ -615,15 +640,14 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LIMIT %lld OFFSET %lld
 
 -- name: visits_same_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id)
     FROM visit_rows v
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = %lld AND v.visit_start = %lld AND v.id > %lld AND v.id < %lld AND ((SELECT
         browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR
         user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR (SELECT

@@ -116,17 +116,16 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
 
 -- name: whsend_visits [pgsql]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END, i.ip,
-        g.country, g.city, u.browser, u.browser_version, u.os, u.device, r.referer, u.user_agent,
-        v.bot, dn.url, t.code
+SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
+        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
+        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
+        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
+        v.dest_id), t.code
     FROM jsonb_array_elements(CAST(%s AS jsonb)) k
     JOIN visit_rows v ON v.id = CAST(k.value ->> 2 AS BIGINT)
     JOIN trackers t ON t.id = v.tracker_id
-    LEFT JOIN visit_ips i ON i.id = v.ip_id
     LEFT JOIN visit_places g ON g.id = v.place_id
     LEFT JOIN visit_uas u ON u.id = v.ua_id
-    LEFT JOIN visit_referers r ON r.id = v.ref_id
-    LEFT JOIN visit_destinations dn ON dn.id = v.dest_id
     WHERE v.tracker_id = CAST(k.value ->> 0 AS BIGINT)
 
 -- An event written before schema 44, without its visit's time: found among the tracker's
