@@ -20,6 +20,9 @@
 /* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
  * visit's index entry: measured with bench_search.py) */
 #define VR_OWN_COST 4
+/* A pick has a fixed cost that a walk has not (PostgreSQL plans it at each execution, with
+ * its union of four index reads): a walk of up to this many rows costs less. */
+#define VR_WALK_SMALL 64
 
 /* A read's statement in its three forms: without a search, with a search on SQLite
  * (_s), with a search on PostgreSQL (_ci: its lower-cased columns). */
@@ -442,6 +445,7 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
                                    apr_int64_t limit, apr_array_header_t *out)
 {
     apr_int64_t total = -1, size;
+    double walked;
     vr_ids_t ids;
     vr_args a;
     apr_status_t rv;
@@ -461,9 +465,13 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
     }
     size = ids.size < total ? total : ids.size;
     a.n = 0;
-    /* Rows walked (offset + limit) * size / total, against total picked and sorted. */
-    if (ids.over
-        || (double)(offset + limit) * (double)size <= 2.0 * (double)total * (double)total) {
+    /* Rows walked, (offset + limit) * size / total and at most the tracker's size, against
+     * total picked and sorted. */
+    walked = (double)(offset + limit) * (double)size / (double)total;
+    if (walked > (double)size) {
+        walked = (double)size;
+    }
+    if (ids.over || walked <= 2.0 * (double)total || walked <= VR_WALK_SMALL) {
         return vr_page(db, p, f, 0, offset, limit, out);
     }
     vr_push_picked(&a, f, &ids);
