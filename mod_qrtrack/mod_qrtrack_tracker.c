@@ -91,7 +91,7 @@ json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
     return j;
 }
 
-qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
+static qrt_err_t *tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t, int tags)
 {
     apr_int64_t id;
     apr_status_t rv;
@@ -100,7 +100,8 @@ qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
     if (!seg || qrt_parse_int(seg, 1, APR_INT64_MAX, &id) != 0) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
     }
-    rv = qrt_store_tracker_get(&q->db, q->r->pool, id, t);
+    rv = tags ? qrt_store_tracker_get(&q->db, q->r->pool, id, t)
+              : qrt_store_tracker_head(&q->db, q->r->pool, id, t);
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
     }
@@ -111,6 +112,16 @@ qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
         return qrt_error(q, HTTP_FORBIDDEN, "This tracker is not accessible to this account.");
     }
     return NULL;
+}
+
+qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
+{
+    return tracker_load(q, seg, t, 1);
+}
+
+qrt_err_t *qrt_tracker_load_head(qrt_req_t *q, const char *seg, qrt_tracker_t *t)
+{
+    return tracker_load(q, seg, t, 0);
 }
 
 /* ---- reading a tracker from the body ------------------------------------------ */

@@ -8,6 +8,8 @@
 /* The caller's live tracker whose id is the path segment seg: 404 for a
  * non-numeric, unknown or deleted id, 403 for another account's. */
 qrt_err_t *qrt_tracker_load(qrt_req_t *q, const char *seg, qrt_tracker_t *t);
+/* The same without the tracker's tags (t->tags left empty): for the visits' handlers. */
+qrt_err_t *qrt_tracker_load_head(qrt_req_t *q, const char *seg, qrt_tracker_t *t);
 /* The public JSON of a tracker. */
 json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t);
 /* Fills t from obj as POST /tracker reads its body (what a row of POST

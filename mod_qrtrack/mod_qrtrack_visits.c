@@ -39,7 +39,7 @@ static const char *const visits_csv_header[VISITS_CSV_COLUMNS] = {
 qrt_err_t *qrt_tracker_analytics(qrt_req_t *q)
 {
     qrt_tracker_t t;
-    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+    qrt_err_t *e = qrt_tracker_load_head(q, q->seg[0], &t);
     json_t *j;
 
     if (e) {
@@ -238,7 +238,7 @@ qrt_err_t *qrt_visits_list(qrt_req_t *q)
     json_t *body, *data;
     int i;
 
-    if ((e = qrt_tracker_load(q, q->seg[0], &t)) != NULL) {
+    if ((e = qrt_tracker_load_head(q, q->seg[0], &t)) != NULL) {
         return e;
     }
     e = visits_filter(q, &t, &f);
@@ -406,7 +406,7 @@ qrt_err_t *qrt_visits_csv(qrt_req_t *q)
     const char *name, *header;
     qrt_err_t *e;
 
-    if ((e = qrt_tracker_load(q, q->seg[0], &t)) != NULL) {
+    if ((e = qrt_tracker_load_head(q, q->seg[0], &t)) != NULL) {
         return e;
     }
     if ((e = visits_filter(q, &t, &f)) != NULL) {

@@ -298,6 +298,9 @@ apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
 /* A live (not deleted) tracker by id, with tags and counters; APR_NOTFOUND. */
 apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                    qrt_tracker_t *out);
+/* The same without its tags (their list left empty): one statement fewer. */
+apr_status_t qrt_store_tracker_head(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                    qrt_tracker_t *out);
 /* One page of an account's live trackers, by id; *total gets the count. */
 apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                     apr_int64_t offset, apr_int64_t limit,

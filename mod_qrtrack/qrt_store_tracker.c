@@ -180,8 +180,8 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     return rv;
 }
 
-apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
-                                   qrt_tracker_t *out)
+apr_status_t qrt_store_tracker_head(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                    qrt_tracker_t *out)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
@@ -196,6 +196,17 @@ apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
         tracker_read(db, p, row, out);
         rv = APR_SUCCESS;
     }
+    return rv;
+}
+
+apr_status_t qrt_store_tracker_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                   qrt_tracker_t *out)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &id };
+    apr_status_t rv = qrt_store_tracker_head(db, p, id, out);
+
     if (rv != APR_SUCCESS) {
         return rv;
     }
