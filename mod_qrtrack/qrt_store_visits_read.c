@@ -214,6 +214,56 @@ static const char *vr_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t
                        NULL);
 }
 
+/* Sets ids' lists, mask and over from each dictionary's matched entries. */
+static void vr_ids_set(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *const got[4],
+                       vr_ids_t *ids)
+{
+    int d;
+
+    for (d = 0; d < 4; d++) {
+        if (got[d]->nelts > VR_IDS_MAX) {
+            ids->over = 1;
+            return;
+        }
+        if (got[d]->nelts) {
+            ids->mask |= 1 << d;
+        }
+        ids->list[d] = vr_list(db, p, got[d]);
+    }
+}
+
+/* PostgreSQL's matched entries of all four dictionaries from the tracker's own, in one
+ * statement (visits_ids_own4_ci). */
+static apr_status_t vr_ids_own4(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
+                                const char *pattern, vr_ids_t *ids)
+{
+    const void *args[4 + 4 + 2 + 1 + 1];
+    apr_array_header_t *got[4];
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_status_t rv;
+    int d, i, n = 0;
+
+    for (d = 0; d < 4; d++) {
+        got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
+        args[n++] = &f->tracker_id;
+        for (i = 0; i < vr_per[d]; i++) {
+            args[n++] = pattern;
+        }
+    }
+    if ((rv = qrt_db_select(db, p, SQL_visits_ids_own4_ci, &res, args)) != APR_SUCCESS) {
+        return rv;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        d = (int)qrt_db_int(db, row, 0, -1);
+        if (d >= 0 && d < 4) {
+            APR_ARRAY_PUSH(got[d], apr_int64_t) = qrt_db_int(db, row, 1, 0);
+        }
+    }
+    vr_ids_set(db, p, got, ids);
+    return APR_SUCCESS;
+}
+
 /* Reads f's matched entries into *ids: for each dictionary, from the entries the
  * tracker's visits name (other accounts' strings are never read), or from the whole
  * dictionary when it holds fewer than a VR_OWN_COST-th as many entries as the tracker
@@ -241,6 +291,9 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
         for (d = 0; d < 4; d++) {
             dsize[d] = qrt_db_int(db, row, d + 1, 0);
         }
+    }
+    if (pg && dsize[3] * VR_OWN_COST > ids->size) {
+        return vr_ids_own4(db, p, f, pattern, ids);
     }
     for (d = 0; d < 4; d++) {
         apr_array_header_t *got = apr_array_make(p, 16, sizeof(apr_int64_t));
