@@ -3,15 +3,16 @@ whether a visit is its visitor's first on a tracker (uniqueVisitors) comes from 
 visitor's earlier visits, through scans and imports, in order and out of order. A
 PostgreSQL database of the schema before (tracker_visitors filled, agg_cnt in its old
 column order and keys) upgrades with its counters and reports unchanged."""
-import glob
-import os
 
 import pytest
 import requests
 
 from conftest import Api, BACKEND, started
-from lib.env import SQL_DIR
+from lib.migrations import migrated, migration_version, rewind
 from lib.visits import T0, import_visits, new_tracker, visit
+
+# The schema version of this change (its migration file's number).
+VERSION = migration_version("pg_lean")
 
 
 def scan(srv, code, agent):
@@ -60,11 +61,6 @@ def answers(a):
     return out
 
 
-def own_version():
-    """The schema version of this change (its migration file's number)."""
-    name = os.path.basename(glob.glob(os.path.join(SQL_DIR, "*_pg_lean.sql"))[0])
-    return int(name[:3])
-
 
 def test_first_visits_of_a_visitor_count_once_per_tracker():
     srv, tok = started(extra="QRTrackRateLimit 0\n")
@@ -108,13 +104,12 @@ def test_a_postgresql_upgrade_empties_tracker_visitors():
                                       city=("Berlin", "Paris", "Rome")[k % 3])
                                 for k in range(40)])
             before = answers(a)
-            srv.stop()
             # the database as the schema before kept it
-            srv.sql(OLD_AGG_CNT + "INSERT INTO tracker_visitors (tracker_id, visitor, "
-                    "first_visit) SELECT DISTINCT tracker_id, visitor, 0 FROM visit_rows "
-                    "WHERE bot = 0; UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            rewind(srv, VERSION, OLD_AGG_CNT + "INSERT INTO tracker_visitors (tracker_id, "
+                   "visitor, first_visit) SELECT DISTINCT tracker_id, visitor, 0 FROM "
+                   "visit_rows WHERE bot = 0;")
             srv.start()
-            assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
+            assert migrated(srv, VERSION)
             assert int(srv.sql("SELECT COUNT(*) FROM tracker_visitors").strip()) == 0
             assert srv.sql("SELECT pg_get_indexdef('agg_cnt_pkey'::regclass)").strip().endswith(
                 "(account_id, kind, level, bucket, tracker_id, value)")

@@ -4,7 +4,6 @@ dictionaries' sequences could outgrow 4), agg_cnt 4-byte accounts, buckets and t
 (8-byte ids) upgrades with every answer unchanged, its counts still what the visits say,
 and the migration runs again over its own result as well; visits written after it go
 through every path (scans, imports, the view written by hand)."""
-import glob
 import os
 
 import pytest
@@ -12,7 +11,7 @@ import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.env import SQL_DIR
+from lib.migrations import migrated, migration_version, rewind
 from lib.visits import T0, import_visits, listing, new_tracker, visit
 
 NARROW = {"visit_rows": ("tracker_id", "ua_id", "place_id", "ref_id", "ip_id", "dest_id"),
@@ -26,11 +25,9 @@ WIDE = "DROP VIEW visits; " + " ".join(
 
 SEARCHES = ("iPhone", "Firefox", "Paris", "example.org", "198.51.100")
 
+# The schema version of this change (its migration file's number).
+VERSION = migration_version("pg_narrow")
 
-def own_version():
-    """The schema version of this change (its migration file's number)."""
-    name = os.path.basename(glob.glob(os.path.join(SQL_DIR, "*_pg_narrow.sql"))[0])
-    return int(name[:3])
 
 
 def types(srv):
@@ -90,17 +87,15 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             assert set(narrow.values()) == {"int8", "int4", "int2", "varchar"}
             assert narrow["visit_rows.tracker_id"] == narrow["agg_cnt.bucket"] == "int4"
             assert narrow["visit_rows.ua_id"] == narrow["visit_dict_counts.id"] == "int8"
-            srv.stop()
-            srv.sql(WIDE + " UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            rewind(srv, VERSION, WIDE)
             assert types(srv)["visit_rows.ua_id"] == types(srv)["agg_cnt.bucket"] == "int8"
             srv.start()
-            assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
+            assert migrated(srv, VERSION)
             assert types(srv) == narrow and indexes(srv) == indexed
             assert answers(a, tids) == before
             check_counts(srv)
             # again over its own result (a migration that stopped half way is run again)
-            srv.stop()
-            srv.sql("UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            rewind(srv, VERSION)
             srv.start()
             assert types(srv) == narrow
             assert answers(a, tids) == before

@@ -6,15 +6,13 @@ the schema before (the wider set) upgrades to exactly the new set with every ans
 unchanged (listings, searches with and without a window, analytics, reports), the
 migration runs again over its own result, and visits written after it count their
 visitors as a rebuild of the aggregates from the visits does."""
-import glob
-import os
 
 import pytest
 import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.env import SQL_DIR
+from lib.migrations import migrated, migration_version, rewind
 from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
 
 NEW = {
@@ -39,11 +37,9 @@ OLD = ("DROP INDEX visits_visitor_id, visits_ua, visits_place, visits_ref, visit
 
 SEARCHES = ("iPhone", "Firefox", "Paris", "example.org", "198.51.100", "idx-b")
 
+# The schema version of this change (its migration file's number).
+VERSION = migration_version("pg_visit_indexes")
 
-def own_version():
-    """The schema version of this change (its migration file's number)."""
-    name = os.path.basename(glob.glob(os.path.join(SQL_DIR, "*_pg_visit_indexes.sql"))[0])
-    return int(name[:3])
 
 
 def indexes(srv):
@@ -117,17 +113,15 @@ def test_a_postgresql_upgrade_makes_the_new_visit_indexes_and_keeps_every_answer
             before = answers(a, tids)
             assert before == rebuilt(srv, a, tids)
             # the schema before: its wider set, then the upgrade
-            srv.stop()
-            srv.sql(OLD + " UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            rewind(srv, VERSION, OLD)
             assert "visits_visitor_tracker" in indexes(srv)
             srv.start()
-            assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= own_version()
+            assert migrated(srv, VERSION)
             assert indexes(srv) == now
             assert answers(a, tids) == before
             check_counts(srv)
             # again over its own result (a migration that stopped half way is run again)
-            srv.stop()
-            srv.sql("UPDATE qrt_schema SET version = %d;" % (own_version() - 1))
+            rewind(srv, VERSION)
             srv.start()
             assert indexes(srv) == now
             assert answers(a, tids) == before

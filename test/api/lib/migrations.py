@@ -1,0 +1,25 @@
+"""Running a migration again on a test server's database: the upgrade tests put the schema
+back as it was before a migration, start the server (whose start runs it), and check the
+result; then run it once more over its own result, as after a migration stopped half way."""
+import glob
+import os
+
+from lib.env import SQL_DIR
+
+
+def migration_version(name):
+    """The number of the migration file sql/NNN_<name>.sql."""
+    path = glob.glob(os.path.join(SQL_DIR, "[0-9][0-9][0-9]_%s.sql" % name))[0]
+    return int(os.path.basename(path)[:3])
+
+
+def rewind(srv, version, sql=""):
+    """Stops srv and runs sql (say, the schema as it was) in its database, then sets the
+    schema version just below version: srv's next start runs that migration again."""
+    srv.stop()
+    srv.sql(sql + " UPDATE qrt_schema SET version = %d;" % (version - 1))
+
+
+def migrated(srv, version):
+    """Whether srv's database is at version or later."""
+    return int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= version
