@@ -29,7 +29,6 @@ SEARCHES = ("iPhone", "Firefox", "Paris", "example.org", "198.51.100")
 VERSION = migration_version("pg_narrow")
 
 
-
 def types(srv):
     out = srv.sql("SELECT table_name || '.' || column_name || '=' || udt_name FROM "
                   "information_schema.columns WHERE table_name IN ('visit_rows', "

@@ -41,12 +41,13 @@ SEARCHES = ("iPhone", "Firefox", "Paris", "example.org", "198.51.100", "idx-b")
 VERSION = migration_version("pg_visit_indexes")
 
 
-
 def indexes(srv):
-    """Each index of visit_rows by name: what it keys (from USING btree on)."""
+    """Each index of visit_rows by name: what it keys (from USING btree on; other
+    methods' with their name first, "brin (visit_start) ...")."""
     out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes "
                   "WHERE tablename = 'visit_rows'").splitlines()
-    return dict((x.split("=", 1)[0], x.split(" USING btree ", 1)[1]) for x in out)
+    return dict((x.split("=", 1)[0], x.split(" USING ", 1)[1].replace("btree ", "", 1))
+                for x in out)
 
 
 def answers(a, tids):
