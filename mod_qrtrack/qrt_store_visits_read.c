@@ -277,6 +277,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     const char *pattern = qrt_visits_like_pattern(p, f->search);
     const void *targs[] = { &f->tracker_id };
     apr_int64_t dsize[4] = { 0, 0, 0, 0 };
+    apr_array_header_t *got[4];
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_status_t rv;
@@ -296,10 +297,10 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
         return vr_ids_own4(db, p, f, pattern, ids);
     }
     for (d = 0; d < 4; d++) {
-        apr_array_header_t *got = apr_array_make(p, 16, sizeof(apr_int64_t));
         const void *args[1 + 4];
         int own = (pg && d < 3) || dsize[d] * VR_OWN_COST > ids->size, n = 0;
 
+        got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
         if (own) {
             args[n++] = &f->tracker_id;
         }
@@ -307,19 +308,17 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
             args[n++] = pattern;
         }
         rv = qrt_db_each(db, p, (own ? vr_ids_own : vr_ids_all)[d][vr_form(db) - 1],
-                         args, qrt_db_int_list_row, got);
+                         args, qrt_db_int_list_row, got[d]);
         if (rv != APR_SUCCESS) {
             return rv;
         }
-        if (got->nelts > VR_IDS_MAX) {
+        if (got[d]->nelts > VR_IDS_MAX) {
+            /* (the search walks the visits: the other dictionaries are not read) */
             ids->over = 1;
             return APR_SUCCESS;
         }
-        if (got->nelts) {
-            ids->mask |= 1 << d;
-        }
-        ids->list[d] = vr_list(db, p, got);
     }
+    vr_ids_set(db, p, got, ids);
     return APR_SUCCESS;
 }
 
