@@ -143,9 +143,12 @@ typedef struct {
 
 /* The pgsql driver makes the transaction only when BEGIN succeeds, then uses it
  * either way: a BEGIN that fails (a lost connection) would crash the process. It is
- * given one, zeroed. A BEGIN that got no answer at all (the connection gone) leaves
- * it without its handle and the connection without it; ending it then would reach
- * through that NULL handle, so only one the driver took is ended. */
+ * given one, zeroed, and apr_dbd registers the driver's end of it as a cleanup of p
+ * whether BEGIN succeeded or not. A BEGIN that got no answer at all (the connection
+ * gone) leaves it without its handle: that cleanup would reach through the NULL
+ * handle when p is cleared. So a failed BEGIN's transaction is always ended here, at
+ * once (which removes the cleanup), given its handle first when the driver did not
+ * set it; the ROLLBACK that sends fails at once on a connection known to be lost. */
 static int pg_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *handle,
                     apr_dbd_transaction_t **t, const char **error)
 {
@@ -155,8 +158,13 @@ static int pg_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *ha
     rv = apr_dbd_transaction_start(driver, p, handle, t);
     if (rv != 0) {
         *error = apr_pstrdup(p, apr_dbd_error(driver, handle, rv));
-        if (*t && ((pg_transaction *)(void *)*t)->handle) {
-            /* The driver took it as the connection's: let go of it again. */
+        if (*t) {
+            pg_transaction *pt = (pg_transaction *)(void *)*t;
+
+            if (!pt->handle) {
+                pt->handle = handle;
+            }
+            pt->errnum = 1;         /* ended by ROLLBACK, not COMMIT */
             apr_dbd_transaction_end(driver, p, *t);
         }
         *t = NULL;

@@ -196,11 +196,13 @@ static const char *schema_apply(apr_pool_t *p, const apr_dbd_driver_t *driver,
     char *sql = apr_pstrdup(p, m->sql), *line, *last = NULL;
     char *stmt = apr_pstrdup(p, "");
     const char *err = NULL;
+    const qrt_dialect_t *d = qrt_dialect_of(driver);
+    const char *berr = NULL;
     int nrows, rv;
 
-    if (apr_dbd_transaction_start(driver, p, handle, &trans) != 0) {
+    if (!d || d->begin(driver, p, handle, &trans, &berr) != 0) {
         return apr_psprintf(p, "%s: cannot start a transaction: %s", m->name,
-                            apr_dbd_error(driver, handle, 1));
+                            berr ? berr : "no dialect");
     }
     for (line = apr_strtok(sql, "\n", &last); line && !err;
          line = apr_strtok(NULL, "\n", &last)) {
