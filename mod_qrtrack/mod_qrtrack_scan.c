@@ -80,7 +80,22 @@ static struct {
     volatile int stopping;
     apr_thread_t *thread;
     server_rec *s;
+    /* The batch taken from the queue while writer_store stores it (NULL otherwise),
+     * and which of its requests have answered already (writer_committing). */
+    const qrt_queue_ticket_t *slots;
+    int nslots;
+    char *answered;
 } writer;
+
+/* The commit point of the batch being stored: from here its requests wait for the
+ * outcome. The number whose requests answered 503 already (past QRT_QUEUE_GRACE):
+ * those must not be recorded. 0 outside a batch (replays, webhook work). */
+static int writer_committing(void)
+{
+    return writer.slots ? qrt_queue_committing(writer.queue, writer.slots, writer.nslots,
+                                               writer.answered)
+                        : 0;
+}
 
 /* ---- the code cache ----------------------------------------------------------------
  *
@@ -406,6 +421,14 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
                                int native, apr_status_t rv)
 {
     sqlite3 *h;
+
+    /* A scan answered 503 while its visit was being written must not be recorded:
+     * the transaction is rolled back (writer_store commits the others again). Past
+     * this point no request of the batch gives up before the outcome. */
+    if (rv == APR_SUCCESS && writer_committing() > 0) {
+        db->error = "scans of the batch answered before its commit";
+        rv = APR_TIMEUP;
+    }
 
     if (native == 2) {
         return qrt_db_end_pipelined(db, p, rv);
@@ -761,10 +784,12 @@ static apr_status_t writer_spool(qrt_visit_t *visits, int n)
 {
     qrt_visit_t *keep = visits;
     apr_status_t rv;
-    int i, kept = 0;
+    int i, kept = 0, answered = writer_committing() > 0;
 
     for (i = 0; i < n; i++) {
-        if (visits[i].capped != QRT_VISIT_CAP_NONE) {
+        /* (nor those whose requests answered 503 already) */
+        if (visits[i].capped != QRT_VISIT_CAP_NONE
+            || (answered && writer.answered[i])) {
             visits[i].cap_outcome = QRT_VISIT_CAP_UNKNOWN;
             if (keep == visits) {
                 keep = malloc(sizeof(*keep) * (apr_size_t)n);
@@ -789,6 +814,43 @@ static apr_status_t writer_spool(qrt_visit_t *visits, int n)
     return rv == APR_ENOTIMPL ? APR_EGENERAL : rv;
 }
 
+/* The batch again without the visits whose scans answered 503 while it was written
+ * (writer_end rolled it back for them): the other requests wait for this commit. */
+static apr_status_t writer_commit_rest(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits,
+                                       int n, apr_time_t deadline)
+{
+    const qrt_queue_ticket_t *slots = writer.slots;
+    char *answered = writer.answered;
+    qrt_queue_ticket_t *rs = apr_palloc(p, (apr_size_t)n * sizeof(*rs));
+    qrt_visit_t *rest = apr_palloc(p, (apr_size_t)n * sizeof(*rest));
+    int *at = apr_palloc(p, (apr_size_t)n * sizeof(*at));
+    int i, m = 0, recorded = 0;
+    apr_status_t rv;
+
+    for (i = 0; i < n; i++) {
+        if (!answered[i]) {
+            rs[m] = slots[i];
+            rest[m] = visits[i];
+            at[m++] = i;
+        }
+    }
+    if (m == 0) {
+        return APR_TIMEUP;
+    }
+    writer.slots = rs;
+    writer.nslots = m;
+    writer.answered = apr_pcalloc(p, (apr_size_t)m);
+    rv = writer_commit(db, p, rest, m, NULL, &recorded, deadline);
+    /* (each visit as committed: its time, its cap_outcome) */
+    for (i = 0; i < m; i++) {
+        visits[at[i]] = rest[i];
+    }
+    writer.slots = slots;
+    writer.nslots = n;
+    writer.answered = answered;
+    return rv;
+}
+
 /* A batch's visits into the database, or into the spool when the database cannot be
  * reached (or visits wait there already: new ones go behind them). Under the writers'
  * mutex. */
@@ -807,8 +869,11 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             /* A little before the deadline: the answer must reach the request. */
             rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                deadline - SCAN_ANSWER_MARGIN);
-            if (rv == APR_SUCCESS) {
-                return rv;
+            if (rv == APR_TIMEUP) {
+                rv = writer_commit_rest(*dbp, p, visits, n, deadline - SCAN_ANSWER_MARGIN);
+            }
+            if (rv == APR_SUCCESS || rv == APR_TIMEUP) {
+                return rv;          /* (TIMEUP: every request had answered) */
             }
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
@@ -903,8 +968,12 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         if (n > 0) {
             locked = scan_writer_mutex
                      && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
+            writer.slots = slots;
+            writer.nslots = n;
+            writer.answered = apr_pcalloc(p, (apr_size_t)n);
             rv = scan_writer_mutex && !locked ? APR_EGENERAL
                  : writer_store(&dbd, cp, p, visits, n, deadline);
+            writer.slots = NULL;
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }

@@ -46,7 +46,8 @@ typedef struct {
                                      * frees it */
     apr_time_t deadline;            /* when its request must be answered */
     apr_int32_t outcome;            /* the writer's cap_outcome for the visit */
-    apr_int32_t pad;
+    apr_uint32_t committing;        /* its commit is past the point of no return: its
+                                     * request waits for the outcome */
     char data[QUEUE_SLOT - 48];     /* the packed visit (qrt_visitpack) */
 } queue_slot;
 
@@ -253,6 +254,7 @@ apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t 
     slot->owner = me;
     slot->seq++;
     slot->abandoned = 0;
+    slot->committing = 0;
     slot->deadline = deadline;
     t->slot = i;
     t->seq = slot->seq;
@@ -317,7 +319,9 @@ int qrt_queue_poll(qrt_queue_t *q, const qrt_queue_ticket_t *t, apr_status_t *rv
      * unrecorded, and the scan is answered 503. One being committed is waited for:
      * its commit gives up by the batch's first deadline (qrt_queue_take), and past
      * QRT_QUEUE_GRACE more the request answers 503 anyway and leaves the slot to the
-     * committer. */
+     * committer, which then must not record it (qrt_queue_committing). Once its
+     * commit is under way, its outcome is what the request answers: it waits for
+     * it, up to QRT_QUEUE_COMMIT_WAIT past the deadline. */
     queue_lock(sh);
     if (queue_withdraw(sh, t->slot)) {
         queue_free(sh, t->slot);
@@ -325,7 +329,9 @@ int qrt_queue_poll(qrt_queue_t *q, const qrt_queue_ticket_t *t, apr_status_t *rv
         *rv = APR_TIMEUP;
         return 1;
     }
-    if (slot->state == SLOT_TAKEN && os->now(os->ctx) >= slot->deadline + QRT_QUEUE_GRACE) {
+    if (slot->state == SLOT_TAKEN
+        && os->now(os->ctx) >= slot->deadline + (slot->committing ? QRT_QUEUE_COMMIT_WAIT
+                                                                  : QRT_QUEUE_GRACE)) {
         slot->abandoned = 1;
         queue_unlock(sh);
         *rv = APR_TIMEUP;
@@ -550,6 +556,31 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
         (*slots)[kept++] = t;
     }
     return kept;
+}
+
+int qrt_queue_committing(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                         char *answered)
+{
+    queue_shm *sh = q->shm;
+    int i, gone = 0;
+
+    queue_lock(sh);
+    for (i = 0; i < n; i++) {
+        queue_slot *slot = &sh->slots[slots[i].slot];
+        /* (a slot no longer taken under this ticket was answered by the reaper) */
+        int ans = slot->state != SLOT_TAKEN || slot->seq != slots[i].seq
+                  || slot->abandoned;
+
+        if (!ans) {
+            slot->committing = 1;
+        }
+        if (answered) {
+            answered[i] = (char)ans;
+        }
+        gone += ans;
+    }
+    queue_unlock(sh);
+    return gone;
 }
 
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,

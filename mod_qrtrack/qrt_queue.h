@@ -22,6 +22,10 @@
 /* A request whose visit is being committed past its deadline waits this much longer
  * for the commit, then answers 503 and leaves the slot to the committer. */
 #define QRT_QUEUE_GRACE    apr_time_from_msec(500)
+/* One whose commit is under way (qrt_queue_committing) waits for its outcome, at
+ * most this long past its deadline: a commit that hangs (a disk, a database server)
+ * holds its batch's requests no longer than that. */
+#define QRT_QUEUE_COMMIT_WAIT apr_time_from_sec(10)
 
 enum { QRT_QUEUE_LOG_ERR, QRT_QUEUE_LOG_WARNING };
 
@@ -104,6 +108,12 @@ void qrt_queue_await(qrt_queue_t *q, apr_interval_time_t timeout);
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
                    qrt_visit_t **visits, qrt_queue_ticket_t **slots,
                    apr_time_t *deadline, void *logctx);
+/* A writer about to make n taken visits' commit final (its COMMIT, or the spool):
+ * from now on their requests wait for the outcome instead of giving up past
+ * QRT_QUEUE_GRACE. The number of those whose requests have answered already (503):
+ * they must not be recorded (answered[i] 1 for each, when answered is not NULL). */
+int qrt_queue_committing(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
+                         char *answered);
 /* Ends the commit of n taken visits with rv, waking their requests. */
 void qrt_queue_done(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                     apr_status_t rv);

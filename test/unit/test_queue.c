@@ -567,6 +567,60 @@ START_TEST(test_await_wakes_on_commit_and_poll_abandons_late)
 }
 END_TEST
 
+/* A commit under way (qrt_queue_committing) is waited for past QRT_QUEUE_GRACE, up to
+ * QRT_QUEUE_COMMIT_WAIT; one whose request gave up before is reported, so that the
+ * writer does not record a visit whose scan answered 503. */
+START_TEST(test_committing_is_waited_for_and_reports_the_abandoned)
+{
+    qrt_queue_ticket_t a, b, *slots;
+    qrt_visit_t va = visit(4), vb = visit(5), *visits;
+    apr_time_t deadline;
+    apr_status_t rv = APR_EGENERAL;
+    char answered[2] = { 9, 9 };
+    int n;
+
+    make_queue(4);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &va, now() + apr_time_from_msec(50), &a),
+                     APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &vb, now() + apr_time_from_msec(50), &b),
+                     APR_SUCCESS);
+    n = qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL);
+    ck_assert_int_eq(n, 2);
+    /* a's request gives up while the batch is written: reported, not waited for */
+    seam->skew = apr_time_from_msec(100) + QRT_QUEUE_GRACE;
+    ck_assert_int_eq(qrt_queue_poll(q, &a, &rv, NULL), 1);
+    ck_assert_int_eq(rv, APR_TIMEUP);
+    ck_assert_int_eq(qrt_queue_committing(q, slots, n, answered), 1);
+    ck_assert_int_eq(answered[slots[0].slot == a.slot ? 0 : 1], 1);
+    ck_assert_int_eq(answered[slots[0].slot == a.slot ? 1 : 0], 0);
+    /* b's commit is under way: past the grace b still waits, up to the commit wait */
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 0);
+    seam->skew = apr_time_from_msec(50) + QRT_QUEUE_COMMIT_WAIT - apr_time_from_msec(20);
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 0);
+    /* called again (a commit tried twice): the same answer, nothing changed */
+    ck_assert_int_eq(qrt_queue_committing(q, slots, n, NULL), 1);
+    qrt_queue_done(q, slots, n, APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 1);
+    ck_assert_int_eq(rv, APR_SUCCESS);
+    WAIT_FOR(st.free == 4 && st.taken == 0, 10);
+
+    /* A commit that never ends: past the commit wait its request answers 503. */
+    seam->skew = 0;
+    ck_assert_int_eq(qrt_queue_enqueue(q, &vb, now() + apr_time_from_msec(50), &b),
+                     APR_SUCCESS);
+    n = qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(qrt_queue_committing(q, slots, n, answered), 0);
+    seam->skew = apr_time_from_msec(100) + QRT_QUEUE_COMMIT_WAIT;
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 1);
+    ck_assert_int_eq(rv, APR_TIMEUP);
+    seam->skew = 0;
+    qrt_queue_done(q, slots, n, APR_SUCCESS);
+    WAIT_FOR(st.free == 4 && st.taken == 0, 10);
+    ck_assert_int_eq(qrt_queue_take(q, pool, 1, &visits, &slots, &deadline, NULL), 0);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
@@ -583,6 +637,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_other_writer_waits_and_stopping_gives_up);
     tcase_add_test(tc, test_enqueue_and_poll_answer_without_sleeping);
     tcase_add_test(tc, test_await_wakes_on_commit_and_poll_abandons_late);
+    tcase_add_test(tc, test_committing_is_waited_for_and_reports_the_abandoned);
     suite_add_tcase(s, tc);
     return s;
 }
