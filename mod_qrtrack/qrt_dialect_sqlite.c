@@ -204,6 +204,11 @@ static int sqlite_session(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
     return 1;
 }
 
+/* The sqlite3 driver makes the transaction, makes it the connection's and apr_dbd
+ * registers its end as a cleanup of p even when BEGIN fails (SQLite busy): left so,
+ * the connection would keep a pointer into p once p is cleared, and the cleanup would
+ * run on a connection closed by then. A failed BEGIN's transaction is ended at once
+ * (a ROLLBACK that finds none). */
 static int sqlite_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t *handle,
                         apr_dbd_transaction_t **t, const char **error)
 {
@@ -213,6 +218,10 @@ static int sqlite_begin(const apr_dbd_driver_t *driver, apr_pool_t *p, apr_dbd_t
     rv = apr_dbd_transaction_start(driver, p, handle, t);
     if (rv != 0) {
         *error = apr_pstrdup(p, apr_dbd_error(driver, handle, rv));
+        if (*t) {
+            apr_dbd_transaction_mode_set(driver, *t, APR_DBD_TRANSACTION_ROLLBACK);
+            apr_dbd_transaction_end(driver, p, *t);
+        }
         *t = NULL;
     }
     return rv;

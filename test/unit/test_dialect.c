@@ -81,6 +81,60 @@ END_TEST
 
 /* PostgreSQL's driver, when installed: its libpq functions are found, and one that
  * is missing is named by the self-check (what needs it is then skipped). */
+/* A BEGIN that fails (the database busy) leaves nothing behind: clearing its pool
+ * later neither commits nor ends a transaction the connection began since. */
+static apr_int64_t row_count(qrt_db_t *db)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t n;
+
+    ck_assert_int_eq(apr_dbd_select(db->driver, pool, db->handle, &res,
+                                    "SELECT COUNT(*) FROM t_begin", 0), 0);
+    ck_assert_int_eq(apr_dbd_get_row(db->driver, pool, res, &row, -1), 0);
+    n = apr_atoi64(apr_dbd_get_entry(db->driver, row, 0));
+    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
+    }
+    return n;
+}
+
+START_TEST(sqlite_failed_begin_leaves_no_transaction)
+{
+    const qrt_dialect_t *d = qrt_dialect_named("sqlite3");
+    const char *dir, *err = NULL;
+    qrt_db_t a, b;
+    apr_dbd_transaction_t *t = NULL;
+    apr_pool_t *p1, *p2;
+
+    dir = qrt_check_db_temp(pool, "begin", &a);
+    qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &b);
+    qrt_check_db_exec(&a, "CREATE TABLE t_begin (x INTEGER)");
+    /* (apr_dbd_sqlite3 still tries 16 times, 100 ms apart) */
+    sqlite3_busy_timeout(apr_dbd_native_handle(b.driver, b.handle), 1);
+    apr_pool_create(&p1, pool);
+    apr_pool_create(&p2, pool);
+    /* a holds the write lock: b's BEGIN fails */
+    qrt_check_db_exec(&a, "BEGIN IMMEDIATE");
+    ck_assert_int_ne(d->begin(b.driver, p1, b.handle, &t, &err), 0);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(err);
+    qrt_check_db_exec(&a, "COMMIT");
+    /* b's next transaction, rolled back after p1 is cleared */
+    ck_assert_int_eq(d->begin(b.driver, p2, b.handle, &t, &err), 0);
+    ck_assert_ptr_nonnull(t);
+    qrt_check_db_exec(&b, "INSERT INTO t_begin VALUES (1)");
+    apr_pool_clear(p1);
+    apr_dbd_transaction_mode_set(b.driver, t, APR_DBD_TRANSACTION_ROLLBACK);
+    ck_assert_int_eq(apr_dbd_transaction_end(b.driver, p2, t), 0);
+    ck_assert_int_eq(row_count(&a), 0);
+    ck_assert_int_eq(row_count(&b), 0);
+    apr_pool_destroy(p1);
+    apr_pool_destroy(p2);
+    qrt_check_db_drop(pool, &b, dir, "t.db");
+    qrt_check_db_remove(pool, &a, dir);
+}
+END_TEST
+
 START_TEST(pgsql_self_check)
 {
     const apr_dbd_driver_t *driver = NULL;
@@ -140,6 +194,7 @@ static Suite *dialect_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, lookup_and_facts);
     tcase_add_test(tc, sqlite_self_check_and_fallback);
+    tcase_add_test(tc, sqlite_failed_begin_leaves_no_transaction);
     tcase_add_test(tc, pgsql_self_check);
     tcase_add_test(tc, pgsql_pipeline_and_its_fallback);
     suite_add_tcase(s, tc);
