@@ -9,7 +9,10 @@ python3-pytest python3-pytest-xdist python3-requests libmaxmind-db-writer-perl c
 postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
 chromium chromium-driver python3-selenium
 debhelper dpkg-dev fakeroot build-essential
-libcairo2-dev zlib1g-dev librsvg2-bin poppler-utils ghostscript unzip libcurl4-openssl-dev"
+libcairo2-dev zlib1g-dev librsvg2-bin poppler-utils ghostscript unzip libcurl4-openssl-dev
+gdb"
+# gdb: a test server's child that crashes leaves a core, whose backtrace the test's
+# failure prints (test/api/lib/server.py).
 # The Debian package (test/api/test_package.py) builds with debhelper and dh-apache2,
 # which apache2-dev provides.
 missing=""

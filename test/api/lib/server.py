@@ -4,6 +4,7 @@ import json
 import os
 import pwd
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -57,7 +58,7 @@ class Server:
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
-        for sub in ("run", "logs"):
+        for sub in ("run", "logs", "cores"):
             os.makedirs(os.path.join(self.dir, sub))
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
@@ -91,6 +92,8 @@ class Server:
                 .replace("@LOGLEVEL@", loglevel).replace("@USER@", user)
                 .replace("@DBDRIVER@", self.driver).replace("@DBDPARAMS@", self.db)
                 .replace("@EXTRA@", extra))
+        # A child that crashes leaves its core here (cleanup prints its backtrace).
+        conf += '\nCoreDumpDirectory "%s"\n' % os.path.join(self.dir, "cores")
         conf = mpm_conf(conf, mpm)
         self.mpm = mpm
         self.conf = os.path.join(self.dir, "httpd.conf")
@@ -123,7 +126,8 @@ class Server:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      # prefork signals its whole process group when
                                      # it stops: not the tests'
-                                     start_new_session=self.mpm == "prefork")
+                                     start_new_session=self.mpm == "prefork",
+                                     preexec_fn=allow_cores)
         wait_until(self._up, timeout=20, ignore=(requests.ConnectionError, requests.Timeout),
                    what=lambda: "httpd to come up:\n" + self.error_log())
         return self
@@ -177,12 +181,29 @@ class Server:
         return [l for l in self.error_log().splitlines() if CRASH.search(l)] \
             + sanitizer_reports()
 
+    def backtraces(self):
+        """The crashing thread's backtrace from each core a child left (gdb), as text."""
+        out = []
+        cores = os.path.join(self.dir, "cores")
+        for name in sorted(os.listdir(cores)) if os.path.isdir(cores) else []:
+            try:
+                p = subprocess.run(["gdb", "-batch", "-ex", "bt 30", HTTPD,
+                                    os.path.join(cores, name)],
+                                   capture_output=True, text=True, timeout=120)
+                out.append("%s:\n%s" % (name, "\n".join(
+                    l for l in p.stdout.splitlines() if l.startswith("#"))))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                out.append("%s: no backtrace (%s)" % (name, e))
+        return "\n".join(out)
+
     def cleanup(self):
         """Stops the server and removes its files; fails on any crash line."""
         self.stop()
         crashes = self.crash_lines()
+        traces = self.backtraces() if crashes else ""
         shutil.rmtree(self.dir, ignore_errors=True)
-        assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes)
+        assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes) \
+            + ("\n" + traces if traces else "")
 
     def sql(self, query):
         """Reads the database directly (tests only: checks what was stored);
@@ -193,6 +214,12 @@ class Server:
                                            self.db, query],
                            capture_output=True, text=True, check=True)
         return p.stdout
+
+
+def allow_cores():
+    """In the server's process before it runs: cores as large as the hard limit allows."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
 
 
 def mpm_conf(conf, mpm):
