@@ -31,7 +31,9 @@ static void mem_write(png_structp png, png_bytep data, png_size_t n)
         apr_size_t cap = (m->len + n) * 2;
         unsigned char *b = apr_palloc(pool, cap);
 
-        memcpy(b, m->buf, m->len);
+        if (m->len) {
+            memcpy(b, m->buf, m->len);
+        }
         m->buf = b;
         m->cap = cap;
     }

@@ -17,7 +17,9 @@ QRT_CHECK_POOL
 /* A visitor id of either sign. */
 static apr_int64_t who(apr_size_t i)
 {
-    return (apr_int64_t)(i * 2654435761u) - (apr_int64_t)(i % 3) * (APR_INT64_C(1) << 62);
+    /* (in unsigned arithmetic, which wraps: 2 << 62 does not fit a signed 64-bit) */
+    return (apr_int64_t)((apr_uint64_t)(i * 2654435761u)
+                         - (apr_uint64_t)(i % 3) * (APR_UINT64_C(1) << 62));
 }
 
 START_TEST(block_read_back)
