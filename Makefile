@@ -213,8 +213,8 @@ test-asan: deps
 	rm -rf $(ASAN_DIR)/reports && mkdir -p $(ASAN_DIR)/reports && chmod 1777 $(ASAN_DIR)/reports
 	ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(ASAN_DIR)/reports/unit \
 	    $(MAKE) B=$(ASAN_DIR) OPT="$(ASAN_FLAGS)" unit
-	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
-	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
+	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_OPT="$(ASAN_FLAGS)" QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
+	QRT_TEST_BUILD=$(CURDIR)/$(ASAN_DIR) QRT_TEST_OPT="$(ASAN_FLAGS)" QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
 	@if [ -n "$$(ls $(ASAN_DIR)/reports)" ]; then cat $(ASAN_DIR)/reports/*; \
 	    echo "test-asan: sanitizer reports above"; exit 1; fi
 	@echo "test-asan: no sanitizer report"

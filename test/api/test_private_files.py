@@ -108,8 +108,11 @@ def test_make_install_makes_the_state_directory_0750():
     dest = tempfile.mkdtemp(prefix="qrtrack-install-")
     try:
         with umask(0):
+            # (make test-asan's build links with its sanitizer flags: QRT_TEST_OPT)
             p = subprocess.run(["make", "-C", TOP, "-s", "install", "DESTDIR=" + dest,
-                                "B=" + os.path.relpath(BUILD, TOP)],
+                                "B=" + os.path.relpath(BUILD, TOP)]
+                               + (["OPT=" + os.environ["QRT_TEST_OPT"]]
+                                  if os.environ.get("QRT_TEST_OPT") else []),
                                capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         assert mode(os.path.join(dest, "var/lib/qrtrack")) == 0o750
