@@ -558,6 +558,15 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
     return kept;
 }
 
+/* Under the lock: whether ticket t's slot is still the committer's, taken under that
+ * ticket (a writer replaced while stuck must not touch slots handed out since). */
+static int queue_still_taken(const queue_shm *sh, const qrt_queue_ticket_t *t)
+{
+    const queue_slot *slot = &sh->slots[t->slot];
+
+    return slot->state == SLOT_TAKEN && slot->seq == t->seq;
+}
+
 int qrt_queue_committing(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
                          char *answered)
 {
@@ -568,8 +577,7 @@ int qrt_queue_committing(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int n,
     for (i = 0; i < n; i++) {
         queue_slot *slot = &sh->slots[slots[i].slot];
         /* (a slot no longer taken under this ticket was answered by the reaper) */
-        int ans = slot->state != SLOT_TAKEN || slot->seq != slots[i].seq
-                  || slot->abandoned;
+        int ans = !queue_still_taken(sh, &slots[i]) || slot->abandoned;
 
         if (!ans) {
             slot->committing = 1;
@@ -602,7 +610,7 @@ void qrt_queue_done_visits(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int 
     for (i = 0; i < n; i++) {
         queue_slot *slot = &sh->slots[slots[i].slot];
 
-        if (slot->state == SLOT_TAKEN && slot->seq == slots[i].seq) {
+        if (queue_still_taken(sh, &slots[i])) {
             if (slot->abandoned) {
                 queue_free(sh, slots[i].slot);
                 continue;
