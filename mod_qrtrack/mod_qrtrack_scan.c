@@ -319,22 +319,8 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     *recorded = 0;
     /* max_scans: decided here, in the transaction that records the visits, so the
      * cap holds across every process and node that writes. */
-    for (skip = 0; !sp && skip < n; skip++) {
-        qrt_visit_t *v = &visits[skip];
-        int ok = 1;
-
-        if (v->capped == QRT_VISIT_CAP_NONE) {
-            continue;
-        }
-        rv = qrt_store_tracker_cap_take(db, p, v->tracker_id, v->capped == QRT_VISIT_CAP_COUNT,
-                                        &ok);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-        v->cap_outcome = ok ? QRT_VISIT_CAP_SENT : QRT_VISIT_CAP_OVER;
-        if (!ok) {
-            v->destination = v->over_destination;
-        }
+    if (!sp && (rv = qrt_store_visits_cap(db, p, visits, n)) != APR_SUCCESS) {
+        return rv;
     }
     skip = 0;
     if (sp) {

@@ -388,7 +388,8 @@ typedef struct {
     int bot;
     apr_int64_t visitor;            /* identifies (ip, user agent): qrt_visitor_id() */
     const char *destination;        /* where the visitor was sent, NULL: nowhere */
-    const char *over_destination;   /* where instead when max_scans were reached */
+    const char *over_destination;   /* where instead when max_scans were reached (the two
+                                     * swapped once the writer found it over) */
     int capped;                     /* QRT_VISIT_CAP_*: its tracker has max_scans */
     int cap_outcome;                /* set by the scan writer for a capped visit */
 } qrt_visit_t;
@@ -416,6 +417,12 @@ enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
  * a bucket being id >> this (polls: qrt_store_visits_read.h). */
 #define QRT_VISIT_FLOOR_SHIFT 12
 
+/* In the same transaction: decides every capped visit of a batch (qrt_visit_t.capped)
+ * with qrt_store_tracker_cap_take, setting its cap_outcome and, when over the cap, its
+ * destination to over_destination. Run again on a batch whose earlier attempt was
+ * rolled back, it undoes that attempt's choice first: a visit found under the cap now
+ * records the destination it is sent to. */
+apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits, int n);
 /* Records n visits inside the caller's transaction: the rows, each tracker's
  * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit; on SQLite
  * also its newest id and visit_floor) and the report aggregates

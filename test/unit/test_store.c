@@ -255,6 +255,55 @@ START_TEST(native_rows_on_sqlite)
 }
 END_TEST
 
+/* max_scans decided in the writer's transaction (qrt_store_visits_cap): the batch's
+ * second scan is over a cap of 1 and records the over-the-cap destination; that attempt
+ * is rolled back and the batch committed again without the first scan (answered 503
+ * meanwhile): the second scan is under the cap now and records its own destination. */
+START_TEST(capped_visits_decided_again_after_a_rollback)
+{
+    const char *dir;
+    qrt_db_t db;
+    qrt_visit_t v[2];
+    apr_dbd_transaction_t *tx;
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int i;
+
+    dir = store_db_open(&db);
+    qrt_check_db_exec(&db, "INSERT INTO tracker_routing (tracker_id, max_scans, expired_url) "
+                           "VALUES (1, 1, 'https://over.example/')");
+    memset(v, 0, sizeof(v));
+    for (i = 0; i < 2; i++) {
+        v[i].tracker_id = 1;
+        v[i].capped = QRT_VISIT_CAP_COUNT;
+        v[i].destination = "https://e.example/";
+        v[i].over_destination = "https://over.example/";
+    }
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_cap(&db, pool, v, 2), APR_SUCCESS);
+    ck_assert_int_eq(v[0].cap_outcome, QRT_VISIT_CAP_SENT);
+    ck_assert_str_eq(v[0].destination, "https://e.example/");
+    ck_assert_int_eq(v[1].cap_outcome, QRT_VISIT_CAP_OVER);
+    ck_assert_str_eq(v[1].destination, "https://over.example/");
+    qrt_db_rollback_only(&db, tx);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_cap(&db, pool, v + 1, 1), APR_SUCCESS);
+    ck_assert_int_eq(v[1].cap_outcome, QRT_VISIT_CAP_SENT);
+    ck_assert_str_eq(v[1].destination, "https://e.example/");
+    ck_assert_str_eq(v[1].over_destination, "https://over.example/");
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                                    "SELECT redirected FROM tracker_routing", 0), 0);
+    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
+    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), 1);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+    }
+    qrt_check_db_remove(pool, &db, dir);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -268,6 +317,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, sql_of_many_rows);
     tcase_add_test(tc, many_rows_on_sqlite);
     tcase_add_test(tc, native_rows_on_sqlite);
+    tcase_add_test(tc, capped_visits_decided_again_after_a_rollback);
     suite_add_tcase(s, tc);
     return s;
 }
