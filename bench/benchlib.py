@@ -101,14 +101,16 @@ INSERT INTO visit_rows ({id_col}tracker_id, visit_start, click, bot, visitor, ua
            id_val="" if pg else ("(SELECT last FROM visit_seq) + "
                                  "ROW_NUMBER() OVER (ORDER BY s.%s), " % order),
            rows_order="s.%s" % order if pg else "2, 3, 1",
-           # (schema 14: the floor of every bucket of ids, each tracker's newest id)
-           seq="" if pg else "UPDATE visit_seq SET last = (SELECT COALESCE(MAX(id), "
-                             "0) FROM visit_rows);\n"
-                             "INSERT OR REPLACE INTO visit_floor (bucket, min_start) "
-                             "SELECT id >> 12, MIN(visit_start) FROM visit_rows GROUP BY 1;\n"
-                             "UPDATE trackers SET last_visit_id = COALESCE((SELECT "
-                             "MAX(v.id) FROM visit_rows v WHERE v.tracker_id = "
-                             "trackers.id), 0);")
+           # (the floor of every bucket of ids, each tracker's newest id: SQLite's schema
+           # 14, PostgreSQL's 57)
+           seq=("" if pg else "UPDATE visit_seq SET last = (SELECT COALESCE(MAX(id), "
+                              "0) FROM visit_rows);\n")
+           + ("DELETE FROM visit_floor;\n"
+              "INSERT INTO visit_floor (bucket, min_start) "
+              "SELECT id >> 12, MIN(visit_start) FROM visit_rows GROUP BY 1;\n"
+              "UPDATE trackers SET last_visit_id = COALESCE((SELECT "
+              "MAX(v.id) FROM visit_rows v WHERE v.tracker_id = "
+              "trackers.id), 0);"))
 
 
 def bytes_per_visit(size_bytes, visits):

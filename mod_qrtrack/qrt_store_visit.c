@@ -14,7 +14,7 @@
 typedef struct {
     apr_int64_t tracker_id;
     apr_int64_t scans, clicks, bots, uniques, last;
-    apr_int64_t max_id;             /* the newest id (SQLite: trackers.last_visit_id) */
+    apr_int64_t max_id;             /* the newest id (trackers.last_visit_id) */
 } visit_counters;
 
 static int visit_counters_cmp(const void *a, const void *b)
@@ -213,8 +213,8 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
     return rv;
 }
 
-/* SQLite (schema 14): visit_floor's buckets of the batch's ids (ascending with
- * the visits) lowered to the earliest time of their visits. */
+/* visit_floor's buckets of the batch's ids (ascending with the visits) lowered to
+ * the earliest time of their visits (SQLite: schema 14, PostgreSQL: schema 57). */
 static apr_status_t visits_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v, int n)
 {
     apr_status_t rv = APR_SUCCESS;
@@ -422,7 +422,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         v[i].id = APR_ARRAY_IDX(row_ids, i, apr_int64_t);
     }
-    return rv;
+    return rv == APR_SUCCESS ? visits_floor(db, p, v, n) : rv;
 }
 
 /* is_new[i] = -1 for visit i when it is the batch's first visit of its visitor on its
@@ -495,14 +495,10 @@ static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit
     for (j = 0; j < nacc && rv == APR_SUCCESS; j++) {
         visit_counters *c = &acc[j];
         const void *args[] = { &c->scans, &c->clicks, &c->bots, &c->uniques,
-                               &c->last, &c->last, &c->tracker_id };
-
-        const void *last_args[] = { &c->max_id, &c->tracker_id, &c->max_id };
+                               &c->last, &c->last, &c->max_id, &c->max_id,
+                               &c->tracker_id };
 
         rv = qrt_db_exec(db, p, SQL_tracker_counters, NULL, args);
-        if (rv == APR_SUCCESS && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
-            rv = qrt_db_exec(db, p, SQL_tracker_last_id, NULL, last_args);
-        }
     }
     return rv;
 }

@@ -29,14 +29,10 @@
 enum { VR_PLAIN, VR_SQLITE, VR_PGSQL };
 static const char *const vr_count[3] = {
     SQL_visits_count, SQL_visits_count_s, SQL_visits_count_ci };
-static const char *const vr_since_count[3] = {
-    SQL_visits_since_count, NULL, SQL_visits_since_count_ci };
 static const char *const vr_first[3] = {
     SQL_visits_first, SQL_visits_first_s, SQL_visits_first_ci };
 static const char *const vr_page_forms[3] = {
     SQL_visits_page, SQL_visits_page_s, SQL_visits_page_ci };
-static const char *const vr_since_page[3] = {
-    SQL_visits_since_page, NULL, SQL_visits_since_page_ci };
 static const char *const vr_same[3] = {
     SQL_visits_same, SQL_visits_same_s, SQL_visits_same_ci };
 
@@ -159,8 +155,7 @@ static apr_status_t vr_read(qrt_db_t *db, apr_pool_t *p, const char *label,
 }
 
 static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
-                            int since, apr_int64_t offset, apr_int64_t limit,
-                            apr_array_header_t *out);
+                            apr_int64_t offset, apr_int64_t limit, apr_array_header_t *out);
 
 /* A search's entries of each dictionary (0 user agents, 1 places, 2 referers, 3
  * ips) that hold the text and that the tracker's visits may name, each list one
@@ -411,15 +406,14 @@ static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                   a.v, total);
 }
 
-/* A poll on SQLite (schema 14): the visits above since_id lie at or after the
- * earliest visit_start of the ids from its bucket up (visit_floor), so a poll is
- * the tracker's window from there, walked in time order, the id tested on each
- * row. *g gets f with its start raised to that floor (past the end when no id is
- * above since_id; left as it is when a bucket up to the highest id is missing:
- * rows that SQL wrote into visit_rows itself), and *floored 1. PostgreSQL takes
- * its id index instead: *g is f, *floored 0. */
+/* A poll (SQLite: schema 14, PostgreSQL: 57): the visits above since_id lie at or
+ * after the earliest visit_start of the ids from its bucket up (visit_floor), so a
+ * poll is the tracker's window from there, walked in time order, the id tested on
+ * each row. *g gets f with its start raised to that floor (past the end when no id
+ * is above since_id; left as it is when a bucket up to the highest id is missing:
+ * rows that SQL wrote into visit_rows itself, or ids that were rolled back). */
 static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
-                             qrt_visit_filter_t *g, int *floored)
+                             qrt_visit_filter_t *g)
 {
     apr_int64_t bucket = f->since_id >> QRT_VISIT_FLOOR_SHIFT;
     apr_int64_t buckets = 0, floor = 0, last = 0;
@@ -429,8 +423,7 @@ static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
     apr_status_t rv;
 
     *g = *f;
-    *floored = 0;
-    if (f->since_id <= 0 || qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
+    if (f->since_id <= 0) {
         return APR_SUCCESS;
     }
     rv = qrt_db_select(db, p, SQL_visits_floor, &res, args);
@@ -442,7 +435,6 @@ static apr_status_t vr_floor(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
         floor = qrt_db_int(db, row, 1, 0);
         last = qrt_db_int(db, row, 2, 0);
     }
-    *floored = 1;
     if (last <= f->since_id) {
         g->start = APR_INT64_MAX;
         g->end = APR_INT64_MIN;
@@ -460,7 +452,6 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
     vr_ids_t ids;
     vr_args a;
     apr_status_t rv;
-    int floored;
 
     if (f->search && f->since_id <= 0) {
         if (f->matched && *f->matched >= 0) {
@@ -477,14 +468,12 @@ apr_status_t qrt_store_visits_count(qrt_db_t *db, apr_pool_t *p,
         }
         return rv;
     }
-    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+    if ((rv = vr_floor(db, p, f, &g)) != APR_SUCCESS) {
         return rv;
     }
     a.n = 0;
     vr_push_filter(&a, p, &g);
-    return qrt_db_select_int(db, p, vr_label(db, g.since_id > 0 && !floored
-                                                    ? vr_since_count : vr_count, &g),
-                             a.v, total);
+    return qrt_db_select_int(db, p, vr_label(db, vr_count, &g), a.v, total);
 }
 
 /* A search's page without since_id: nothing when no entry matches; else, knowing
@@ -524,7 +513,7 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
         walked = (double)size;
     }
     if (ids.over || walked <= 2.0 * (double)total || walked <= VR_WALK_SMALL) {
-        return vr_page(db, p, f, 0, offset, limit, out);
+        return vr_page(db, p, f, offset, limit, out);
     }
     vr_push_picked(&a, f, &ids);
     vr_push(&a, &f->start);
@@ -535,11 +524,9 @@ static apr_status_t vr_search_page(qrt_db_t *db, apr_pool_t *p,
                    out);
 }
 
-/* One page by offset into out: along the time index, or (since, PostgreSQL) the
- * visits above since_id found by id and sorted. */
+/* One page by offset into out, along the time index. */
 static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
-                            int since, apr_int64_t offset, apr_int64_t limit,
-                            apr_array_header_t *out)
+                            apr_int64_t offset, apr_int64_t limit, apr_array_header_t *out)
 {
     vr_args a;
 
@@ -547,8 +534,7 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
     vr_push_filter(&a, p, f);
     vr_push(&a, &limit);
     vr_push(&a, &offset);
-    return vr_read(db, p, vr_label(db, since ? vr_since_page
-                                      : offset == 0 ? vr_first : vr_page_forms, f), a.v, out);
+    return vr_read(db, p, vr_label(db, offset == 0 ? vr_first : vr_page_forms, f), a.v, out);
 }
 
 static apr_array_header_t *vr_array(apr_pool_t *p, apr_int64_t limit)
@@ -564,16 +550,15 @@ apr_status_t qrt_store_visits_page(qrt_db_t *db, apr_pool_t *p,
 {
     qrt_visit_filter_t g;
     apr_status_t rv;
-    int floored;
 
     *out = vr_array(p, limit);
     if (f->search && f->since_id <= 0) {
         return vr_search_page(db, p, f, offset, limit, *out);
     }
-    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+    if ((rv = vr_floor(db, p, f, &g)) != APR_SUCCESS) {
         return rv;
     }
-    return vr_page(db, p, &g, g.since_id > 0 && !floored, offset, limit, *out);
+    return vr_page(db, p, &g, offset, limit, *out);
 }
 
 apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
@@ -585,14 +570,13 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
     apr_int64_t rest;
     vr_args a;
     apr_status_t rv;
-    int floored;
 
     *out = vr_array(p, limit);
     if (limit <= 0) {
         return APR_SUCCESS;
     }
-    /* (since_id on SQLite: the window from the floor of its ids) */
-    if ((rv = vr_floor(db, p, f, &g, &floored)) != APR_SUCCESS) {
+    /* (since_id: the window from the floor of its ids) */
+    if ((rv = vr_floor(db, p, f, &g)) != APR_SUCCESS) {
         return rv;
     }
     f = &g;
@@ -600,7 +584,7 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
     /* Always along the time index: each chunk starts where the last one ended, so
      * the whole export reads the index once, since_id or not. */
     if (after_id <= 0) {
-        return vr_page(db, p, f, 0, 0, limit, *out);
+        return vr_page(db, p, f, 0, limit, *out);
     }
     /* First the rest of the second of the last visit written (a seek on
      * tracker_id, visit_start, id)... */
@@ -623,7 +607,7 @@ apr_status_t qrt_store_visits_after(qrt_db_t *db, apr_pool_t *p,
         return APR_SUCCESS;
     }
     older.end = after_start - 1 < f->end ? after_start - 1 : f->end;
-    return vr_page(db, p, &older, 0, 0, rest, *out);
+    return vr_page(db, p, &older, 0, rest, *out);
 }
 
 apr_status_t qrt_store_visits_max_id(qrt_db_t *db, apr_pool_t *p, apr_int64_t tracker_id,

@@ -4,9 +4,8 @@
  * Order everywhere: newest first, visit_start descending, ties by id descending.
  * Listings and exports walk (tracker_id, visit_start, id): SQLite's table itself
  * (schema 11), PostgreSQL's index visits_tracker_visitor; no sort. Polls
- * (since_id > 0): SQLite's walk that order from the floor of the ids above
- * since_id (visit_floor, schema 14), PostgreSQL's take the id range of
- * visits_tracker_id and sort what is new.
+ * (since_id > 0) walk that order from the floor of the ids above since_id
+ * (visit_floor: SQLite's schema 14, PostgreSQL's 57).
  * Searches (schema 7) read only the tracker's own strings: the entries of the
  * dictionaries of user agents, places, referers and ips that its visits name and
  * that hold the text (once per request), then count the tracker's visits with

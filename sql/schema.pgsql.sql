@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 56: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 57: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -46,7 +46,7 @@ CREATE FUNCTION qrt_visitor_bigint(v text) RETURNS bigint
 CREATE FUNCTION qrt_visits_write() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; n BIGINT; ku TEXT; kg TEXT
+DECLARE u BIGINT; g BIGINT; r BIGINT; a BIGINT; n BIGINT; i BIGINT; ku TEXT; kg TEXT
 ; BEGIN
 IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; END IF
 ; ku := COALESCE(octet_length(NEW.user_agent) || ':' || NEW.user_agent, '-') || COALESCE(octet_length(NEW.browser) || ':' || NEW.browser, '-') || COALESCE(octet_length(NEW.browser_version) || ':' || NEW.browser_version, '-') || COALESCE(octet_length(NEW.os) || ':' || NEW.os, '-') || COALESCE(octet_length(NEW.device) || ':' || NEW.device, '-')
@@ -58,9 +58,12 @@ IF TG_OP = 'DELETE' THEN DELETE FROM visit_rows WHERE id = OLD.id; RETURN OLD; E
 ; IF NEW.referer IS NOT NULL THEN INSERT INTO visit_referers (referer) VALUES (NEW.referer) ON CONFLICT (referer) DO NOTHING; SELECT id INTO r FROM visit_referers WHERE referer = NEW.referer; END IF
 ; IF NEW.ip IS NOT NULL THEN INSERT INTO visit_ips (ip) VALUES (NEW.ip) ON CONFLICT (ip) DO NOTHING; SELECT id INTO a FROM visit_ips WHERE ip = NEW.ip; END IF
 ; IF NEW.destination IS NOT NULL THEN INSERT INTO visit_destinations (url) VALUES (NEW.destination) ON CONFLICT (url) DO NOTHING; SELECT id INTO n FROM visit_destinations WHERE url = NEW.destination; END IF
-; IF TG_OP = 'INSERT' THEN INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id, ip_id, dest_id) VALUES (COALESCE(NEW.id, nextval(pg_get_serial_sequence('visit_rows', 'id'))), NEW.tracker_id, NEW.visit_start, CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, COALESCE(NEW.bot, 0), qrt_visitor_bigint(NEW.visitor), u, g, r, a, n)
+; i := CASE WHEN TG_OP = 'INSERT' THEN COALESCE(NEW.id, nextval(pg_get_serial_sequence('visit_rows', 'id'))) ELSE NEW.id END
+; IF TG_OP = 'INSERT' THEN INSERT INTO visit_rows (id, tracker_id, visit_start, click, bot, visitor, ua_id, place_id, ref_id, ip_id, dest_id) VALUES (i, NEW.tracker_id, NEW.visit_start, CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, COALESCE(NEW.bot, 0), qrt_visitor_bigint(NEW.visitor), u, g, r, a, n)
 ; ELSE UPDATE visit_rows SET id = NEW.id, tracker_id = NEW.tracker_id, visit_start = NEW.visit_start, click = CASE WHEN NEW.source = 'click' THEN 1 ELSE 0 END, bot = NEW.bot, visitor = qrt_visitor_bigint(NEW.visitor), ua_id = u, place_id = g, ref_id = r, ip_id = a, dest_id = n WHERE id = OLD.id
 ; END IF
+; INSERT INTO visit_floor (bucket, min_start) VALUES (i >> 12, NEW.visit_start) ON CONFLICT (bucket) DO UPDATE SET min_start = excluded.min_start WHERE excluded.min_start < visit_floor.min_start
+; UPDATE trackers SET last_visit_id = i WHERE id = NEW.tracker_id AND last_visit_id < i
 ; RETURN NEW
 ; END $$;
 
@@ -306,7 +309,8 @@ CREATE TABLE trackers (
     total_clicks bigint DEFAULT 0 NOT NULL,
     total_bots bigint DEFAULT 0 NOT NULL,
     unique_visitors bigint DEFAULT 0 NOT NULL,
-    last_visit bigint
+    last_visit bigint,
+    last_visit_id bigint DEFAULT 0 NOT NULL
 );
 
 CREATE SEQUENCE trackers_id_seq
@@ -346,6 +350,11 @@ CREATE TABLE visit_dict_counts (
 
 CREATE TABLE visit_dict_gen (
     gen bigint NOT NULL
+);
+
+CREATE TABLE visit_floor (
+    bucket bigint NOT NULL,
+    min_start bigint NOT NULL
 );
 
 CREATE TABLE visit_ips (
@@ -685,6 +694,9 @@ ALTER TABLE ONLY visit_destinations
 ALTER TABLE ONLY visit_dict_counts
     ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
 
+ALTER TABLE ONLY visit_floor
+    ADD CONSTRAINT visit_floor_pkey PRIMARY KEY (bucket);
+
 ALTER TABLE ONLY visit_ips
     ADD CONSTRAINT visit_ips_ip_key UNIQUE (ip);
 
@@ -766,8 +778,6 @@ CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id);
 CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id) WHERE (ref_id IS NOT NULL);
 
 CREATE INDEX visits_start_brin ON visit_rows USING brin (visit_start) WITH (pages_per_range='16', autosummarize='on');
-
-CREATE INDEX visits_tracker_id ON visit_rows USING btree (tracker_id, id);
 
 CREATE INDEX visits_tracker_visitor ON visit_rows USING btree (tracker_id, visit_start, id, visitor, bot, click, ua_id, place_id);
 

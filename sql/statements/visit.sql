@@ -76,8 +76,8 @@ UPDATE visit_destinations
 -- name: visit_refs_dest [pgsql]
 SELECT %lld, %lld
 
--- SQLite (schema 14): the earliest time of a bucket of ids (id >> 12), and a tracker's newest
--- id, once per batch (the view's triggers do the same)
+-- The earliest time of a bucket of ids (id >> 12), once per batch (SQLite: schema 14,
+-- PostgreSQL: schema 57; the view's triggers do the same, and keep trackers.last_visit_id)
 -- name: visit_floor
 INSERT INTO visit_floor (bucket, min_start)
     VALUES (%lld, %lld)
@@ -85,16 +85,13 @@ INSERT INTO visit_floor (bucket, min_start)
     SET min_start = excluded.min_start
     WHERE excluded.min_start < visit_floor.min_start
 
--- name: tracker_last_id
-UPDATE trackers
-    SET last_visit_id = %lld
-    WHERE id = %lld AND last_visit_id < %lld
-
+-- a batch's counters of one tracker, and its newest id (SQLite: schema 14, PostgreSQL: 57)
 -- name: tracker_counters
 UPDATE trackers
     SET total_scans = total_scans + %lld, total_clicks = total_clicks + %lld, total_bots =
         total_bots + %lld, unique_visitors = unique_visitors + %lld, last_visit = CASE WHEN %lld >
-        COALESCE(last_visit, 0) THEN %lld ELSE last_visit END
+        COALESCE(last_visit, 0) THEN %lld ELSE last_visit END, last_visit_id = CASE WHEN %lld >
+        last_visit_id THEN %lld ELSE last_visit_id END
     WHERE id = %lld
 
 -- name: dict_ua_get
@@ -170,9 +167,6 @@ SELECT %lld
 -- name: visit_add_id [pgsql]
 SELECT %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld
 
--- name: visit_floor [pgsql]
-SELECT %lld, %lld
-
 -- name: dict_ua_add [pgsql]
 INSERT INTO visit_uas (k, user_agent, browser, browser_version, os, device)
     VALUES (%s, %s, %s, %s, %s, %s)
@@ -202,9 +196,6 @@ INSERT INTO visit_destinations (url)
     VALUES (%s)
     ON CONFLICT (url) DO NOTHING
     RETURNING id
-
--- name: tracker_last_id [pgsql]
-SELECT %lld, %lld, %lld
 
 -- (qrt_store_agg_write.c's highest visit id: SQLite reads visit_seq)
 -- name: agg_max_id [pgsql]

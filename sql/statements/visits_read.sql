@@ -3,9 +3,8 @@
 -- NULL for none).
 -- The filter of a tracker, a window and since_id bounds (tracker_id, visit_start), which
 -- also gives the order without a sort; the "+" keeps SQLite off the id index, which would
--- read the whole tracker. PostgreSQL's polls (since_id > 0) take the id range of
--- visits_tracker_id and sort those (the *_since_* statements); SQLite's walk the time order
--- from the floor of their ids (visits_floor).
+-- read the whole tracker. Polls (since_id > 0) walk the time order from the floor of their
+-- ids (visits_floor).
 -- Searches (_s: SQLite and PostgreSQL, _ci: PostgreSQL's case-insensitive columns) either
 -- walk the visits testing each on its own strings, or pick the matched visits through the
 -- indexes visits_ua, visits_place, visits_ref, visits_ip (tracker, then the dictionary's
@@ -127,7 +126,7 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LIMIT %lld OFFSET %lld)
     ORDER BY v.visit_start DESC, v.id DESC
 
--- SQLite (schema 14): the earliest visit_start of the ids from a bucket up, how many buckets say
+-- The earliest visit_start of the ids from a bucket up, how many buckets say
 -- so, and the highest id handed out
 -- name: visits_floor
 SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT last
@@ -179,7 +178,7 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     ORDER BY v.id DESC
     LIMIT %lld
 
--- (SQLite, schema 14: kept by the writer and the view's triggers)
+-- (SQLite: schema 14, PostgreSQL: schema 57; kept by the writer and the view's triggers)
 -- name: visits_max_id
 SELECT last_visit_id
     FROM trackers
@@ -397,69 +396,14 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     LIMIT %lld OFFSET %lld)
     ORDER BY v.visit_start DESC, v.id DESC
 
--- Polls by the id index visits_tracker_id (SQLite's take the floor instead)
--- name: visits_since_count [pgsql-only]
-SELECT COUNT(*)
-    FROM visit_rows v
-    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
-
--- name: visits_since_count_ci [pgsql-only]
-SELECT COUNT(*)
-    FROM visit_rows v
-    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
-        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
-        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
-        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
-        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
-        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
-        v.ip_id))
-
--- name: visits_since_page [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
-        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
-        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
-        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
-        v.dest_id)
-    FROM visit_rows v
-    LEFT JOIN visit_places g ON g.id = v.place_id
-    LEFT JOIN visit_uas u ON u.id = v.ua_id
-    WHERE (v.id) IN (SELECT v.id
-    FROM visit_rows v
-    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
-    ORDER BY +v.visit_start DESC, +v.id DESC
-    LIMIT %lld OFFSET %lld)
-    ORDER BY +v.visit_start DESC, +v.id DESC
-
--- name: visits_since_page_ci [pgsql-only]
-SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
-        (SELECT ip FROM visit_ips i WHERE i.id = v.ip_id), g.country, g.city, u.browser,
-        u.browser_version, u.os, u.device, (SELECT referer FROM visit_referers r WHERE r.id =
-        v.ref_id), u.user_agent, v.bot, (SELECT url FROM visit_destinations dn WHERE dn.id =
-        v.dest_id)
-    FROM visit_rows v
-    LEFT JOIN visit_places g ON g.id = v.place_id
-    LEFT JOIN visit_uas u ON u.id = v.ua_id
-    WHERE (v.id) IN (SELECT v.id
-    FROM visit_rows v
-    WHERE v.tracker_id = %lld AND +v.visit_start >= %lld AND +v.visit_start <= %lld AND v.id > %lld
-        AND ((SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s ESCAPE '\' OR device_lc LIKE %s
-        ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\' FROM visit_uas x WHERE x.id = v.ua_id) OR
-        (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE %s ESCAPE '\' FROM visit_places x
-        WHERE x.id = v.place_id) OR (SELECT referer_lc LIKE %s ESCAPE '\' FROM visit_referers x
-        WHERE x.id = v.ref_id) OR (SELECT lower(ip) LIKE %s ESCAPE '\' FROM visit_ips x WHERE x.id =
-        v.ip_id))
-    ORDER BY +v.visit_start DESC, +v.id DESC
-    LIMIT %lld OFFSET %lld)
-    ORDER BY +v.visit_start DESC, +v.id DESC
-
--- name: visits_max_id [pgsql]
-SELECT MAX(id)
-    FROM visit_rows
-    WHERE tracker_id = %lld
-
--- (SQLite's alone: PostgreSQL's polls take visits_tracker_id)
+-- (PostgreSQL, schema 57: the highest id is the sequence's, taken or not: a bucket of ids
+-- that were all rolled back is missing, and the poll reads its whole window)
 -- name: visits_floor [pgsql]
-SELECT 0, 0, %lld
+SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT CASE WHEN is_called THEN last_value ELSE
+        last_value - 1 END
+    FROM visit_rows_id_seq)
+    FROM visit_floor
+    WHERE bucket >= %lld
 
 -- the time of a tracker's first and last visit (two probes of visits_tracker_visitor), -1 for
 -- the last when it has none
