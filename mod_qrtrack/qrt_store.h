@@ -424,8 +424,8 @@ enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
  * records the destination it is sent to. */
 apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits, int n);
 /* Records n visits inside the caller's transaction: the rows, each tracker's
- * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit; on SQLite
- * also its newest id and visit_floor) and the report aggregates
+ * counters (totalScans, totalClicks, bots, uniqueVisitors, lastVisit, its newest
+ * id), visit_floor and the report aggregates
  * (qrt_store_agg_write_visits, qrt_store_agg_write.h). The writer thread and the
  * importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
