@@ -475,38 +475,37 @@ apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t
     return rv;
 }
 
+/* Over the cap, a visit's two destinations are swapped (and swapped back by the next
+ * attempt), so that either attempt's choice can be undone. */
+static void visit_cap_outcome(qrt_visit_t *v, int outcome)
+{
+    if ((v->cap_outcome == QRT_VISIT_CAP_OVER) != (outcome == QRT_VISIT_CAP_OVER)) {
+        const char *swap = v->destination;
+
+        v->destination = v->over_destination;
+        v->over_destination = swap;
+    }
+    v->cap_outcome = outcome;
+}
+
 apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits, int n)
 {
     int i;
 
     for (i = 0; i < n; i++) {
         qrt_visit_t *v = &visits[i];
-        const char *swap;
         apr_status_t rv;
         int ok = 1;
 
         if (v->capped == QRT_VISIT_CAP_NONE) {
             continue;
         }
-        /* Over the cap, the two destinations are swapped, so that either attempt's
-         * choice can be undone by the next. */
-        if (v->cap_outcome == QRT_VISIT_CAP_OVER) {
-            swap = v->destination;
-            v->destination = v->over_destination;
-            v->over_destination = swap;
-            v->cap_outcome = QRT_VISIT_CAP_SENT;
-        }
         rv = qrt_store_tracker_cap_take(db, p, v->tracker_id,
                                         v->capped == QRT_VISIT_CAP_COUNT, &ok);
         if (rv != APR_SUCCESS) {
             return rv;
         }
-        if (!ok) {
-            swap = v->destination;
-            v->destination = v->over_destination;
-            v->over_destination = swap;
-            v->cap_outcome = QRT_VISIT_CAP_OVER;
-        }
+        visit_cap_outcome(v, ok ? QRT_VISIT_CAP_SENT : QRT_VISIT_CAP_OVER);
     }
     return APR_SUCCESS;
 }
