@@ -466,6 +466,7 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         int native = 0;
 
         db.error = NULL;
+        db.again = 0;
         qrt_webhook_cache_abort(writer_hooks);
         rv = writer_begin(&db, p, deadline, &tx, &native);
         if (rv == APR_SUCCESS) {
@@ -475,8 +476,9 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         if (rv == APR_SUCCESS || !qrt_db_retryable(&db) || attempt == SCAN_COMMIT_TRIES) {
             break;
         }
-        /* Another node's transaction won a deadlock or a serialization conflict:
-         * this one was rolled back whole; run it again (the scans keep waiting). */
+        /* Another node's transaction won a deadlock or a serialization conflict, or
+         * a purge changed the dictionaries under the batch (db.again): this one was
+         * rolled back whole; run it again (the scans keep waiting). */
         QRT_STAT_ADD(commit_retries, 1);
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
                      "of %d visits (attempt %d): %s", n, attempt + 1, db.error);

@@ -20,14 +20,24 @@ typedef enum {
     QRT_DIALECT_PGSQL
 } qrt_dialect_id_t;
 
+/* The rows a pipelined command returned, as text (NULL: SQL NULL): row r's column c
+ * is values[r * ncols + c], allocated from pool; done once the command ran. */
+typedef struct {
+    apr_pool_t *pool;
+    int nrows, ncols, done;
+    const char **values;
+} qrt_pipe_rows_t;
+
 /* One command of a pipeline (qrt_dialect_t.pipeline): a prepared statement by its
  * label with its values as text (NULL: SQL NULL), or, label NULL, the SQL of a
- * command without values (BEGIN, COMMIT). */
+ * command without values (BEGIN, COMMIT); rows, when not NULL, receives every row
+ * it returns. */
 typedef struct {
     const char *label;
     const char *sql;
     int nvalues;
     const char **values;
+    qrt_pipe_rows_t *rows;
 } qrt_pipe_cmd_t;
 
 typedef struct qrt_dialect_t {
@@ -63,7 +73,8 @@ typedef struct qrt_dialect_t {
     apr_int64_t (*last_rowid)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
     /* Runs the n commands in order in one round trip (PostgreSQL: libpq's pipeline
      * mode); NULL where the dialect has none. 0 when every one succeeded (*first: the
-     * first column of the last command's first row, from p, NULL for none); 1 when
+     * first column of the last command's first row, from p, NULL for none; each
+     * command's rows in its rows, when it has one); 1 when
      * command *failed failed (*error: its message, from p; the later ones were not
      * run); -1 when the connection cannot (n 0: asks only that). */
     int (*pipeline)(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p,

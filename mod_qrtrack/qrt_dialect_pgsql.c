@@ -27,6 +27,7 @@ typedef char *result_str_fn(const void *res);
 typedef char *conn_str_fn(const void *conn);
 typedef void clear_fn(void *res);
 typedef char *value_fn(const void *res, int row, int col);
+typedef int isnull_fn(const void *res, int row, int col);
 
 static pthread_mutex_t look_lock = PTHREAD_MUTEX_INITIALIZER;
 static int looked;
@@ -41,11 +42,12 @@ static struct {
     send_params_fn *send_params;        /* PQsendQueryParams */
     send_prepared_fn *send_prepared;    /* PQsendQueryPrepared */
     get_result_fn *get_result;          /* PQgetResult */
-    result_int_fn *status, *ntuples;    /* PQresultStatus, PQntuples */
+    result_int_fn *status, *ntuples, *nfields;  /* PQresultStatus, PQntuples, PQnfields */
     result_str_fn *message, *cmd_status;  /* PQresultErrorMessage, PQcmdStatus */
     conn_str_fn *conn_message;          /* PQerrorMessage */
     clear_fn *clear;                    /* PQclear */
     value_fn *value;                    /* PQgetvalue */
+    isnull_fn *isnull;                  /* PQgetisnull */
 } pq;
 static int pipeline_ok;
 static char missing[200];              /* "libpq lacks" and their names */
@@ -85,6 +87,8 @@ static void pg_look(void)
         pq.get_result = (get_result_fn *)pg_sym("PQgetResult");
         pq.status = (result_int_fn *)pg_sym("PQresultStatus");
         pq.ntuples = (result_int_fn *)pg_sym("PQntuples");
+        pq.nfields = (result_int_fn *)pg_sym("PQnfields");
+        pq.isnull = (isnull_fn *)pg_sym("PQgetisnull");
         pq.message = (result_str_fn *)pg_sym("PQresultErrorMessage");
         pq.cmd_status = (result_str_fn *)pg_sym("PQcmdStatus");
         pq.conn_message = (conn_str_fn *)pg_sym("PQerrorMessage");
@@ -92,7 +96,8 @@ static void pg_look(void)
         pq.value = (value_fn *)pg_sym("PQgetvalue");
         pipeline_ok = pq.enter && pq.exit && pq.sync && pq.send_params && pq.send_prepared
                       && pq.get_result && pq.status && pq.ntuples && pq.message
-                      && pq.cmd_status && pq.conn_message && pq.clear && pq.value;
+                      && pq.cmd_status && pq.conn_message && pq.clear && pq.value
+                      && pq.nfields && pq.isnull;
         __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&look_lock);
@@ -210,9 +215,28 @@ static const char *pipe_error(apr_pool_t *p, void *conn, void *res)
     return apr_pstrdup(p, m && *m ? m : "no result from the server");
 }
 
+/* Every row of res into out (from out->pool). */
+static void pipe_rows(void *res, qrt_pipe_rows_t *out)
+{
+    int r, c, nrows = pq.ntuples(res), ncols = pq.nfields(res);
+
+    out->nrows = nrows;
+    out->ncols = ncols;
+    out->values = apr_palloc(out->pool, (apr_size_t)(nrows * ncols > 0 ? nrows * ncols : 1)
+                                        * sizeof(*out->values));
+    for (r = 0; r < nrows; r++) {
+        for (c = 0; c < ncols; c++) {
+            out->values[r * ncols + c] = pq.isnull(res, r, c)
+                                         ? NULL : apr_pstrdup(out->pool, pq.value(res, r, c));
+        }
+    }
+    out->done = 1;
+}
+
 /* Reads every result up to the pipeline's sync point: the first failure in
- * *failed, *error; the last command's first value in *first. 0 when the sync
- * point was reached (the connection may leave pipeline mode), -1 when not. */
+ * *failed, *error; the last command's first value in *first, each command's rows
+ * in its rows. 0 when the sync point was reached (the connection may leave pipeline
+ * mode), -1 when not. */
 static int pipe_read(void *conn, apr_pool_t *p, const qrt_pipe_cmd_t *cmds, int n,
                      const char **first, int *failed, const char **error)
 {
@@ -243,6 +267,9 @@ static int pipe_read(void *conn, apr_pool_t *p, const qrt_pipe_cmd_t *cmds, int 
         }
         if (i == n - 1 && *failed < 0 && st == PGRES_TUPLES_OK && pq.ntuples(res) > 0) {
             *first = apr_pstrdup(p, pq.value(res, 0, 0));
+        }
+        if (cmds[i].rows && *failed < 0 && st == PGRES_TUPLES_OK) {
+            pipe_rows(res, cmds[i].rows);
         }
         pq.clear(res);
         /* each command's results end with a NULL */

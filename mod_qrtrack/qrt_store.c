@@ -46,9 +46,9 @@ int qrt_db_retryable(const qrt_db_t *db)
 {
     const char *e = db->error;
 
-    return e && (strstr(e, " 40P01:") || strstr(e, " 40001:")
+    return db->again || (e && (strstr(e, " 40P01:") || strstr(e, " 40001:")
                  || strstr(e, "deadlock detected")
-                 || strstr(e, "could not serialize access"));
+                 || strstr(e, "could not serialize access")));
 }
 
 int qrt_db_lost(const qrt_db_t *db)
@@ -172,6 +172,15 @@ apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *
     const void *args[] = { &key };
 
     return qrt_db_select_int(db, p, SQL_write_lock_gen, args, gen);
+}
+
+apr_status_t qrt_store_write_lock_gen_hold(qrt_db_t *db, apr_pool_t *p,
+                                           qrt_pipe_rows_t **rows)
+{
+    static const apr_int64_t key = 0x71727472;      /* the same lock */
+    const void *args[] = { &key };
+
+    return qrt_db_hold_select(db, p, SQL_write_lock_gen, args, rows);
 }
 
 typedef struct {
@@ -358,6 +367,7 @@ static apr_status_t store_later(qrt_db_t *db, const char *label, const void **ar
     c->sql = NULL;
     c->nvalues = n;
     c->values = values;
+    c->rows = NULL;
     return APR_SUCCESS;
 }
 
@@ -369,12 +379,14 @@ static void store_later_sql(qrt_db_t *db, const char *sql)
     c->sql = sql;
     c->nvalues = 0;
     c->values = NULL;
+    c->rows = NULL;
 }
 
 /* Sends the held statements, then (label not NULL) label with args, in one round
- * trip; *first: the first column of label's first row. */
-static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
-                                const void **args, const char **first)
+ * trip; *first: the first column of label's first row; rows (not NULL): its rows. */
+static apr_status_t store_flush_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                     const void **args, const char **first,
+                                     qrt_pipe_rows_t *rows)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
     const qrt_pipe_cmd_t *cmds, *bad;
@@ -396,6 +408,7 @@ static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
         c->sql = NULL;
         c->nvalues = nv;
         c->values = values;
+        c->rows = rows;
     }
     cmds = (const qrt_pipe_cmd_t *)db->later->elts;
     n = db->later->nelts;
@@ -418,6 +431,29 @@ static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
     db->error = apr_psprintf(p, "%s: %s", bad->label ? bad->label
                              : !strcmp(bad->sql, "BEGIN") ? "begin" : "commit", error);
     return APR_EGENERAL;
+}
+
+static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, const char **first)
+{
+    return store_flush_rows(db, p, label, args, first, NULL);
+}
+
+apr_status_t qrt_db_hold_select(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_pipe_rows_t **out)
+{
+    qrt_pipe_rows_t *rows;
+    qrt_pipe_cmd_t *c;
+
+    *out = NULL;
+    if (!db->later || store_later(db, label, args) != APR_SUCCESS) {
+        return APR_ENOTIMPL;
+    }
+    c = &APR_ARRAY_IDX(db->later, db->later->nelts - 1, qrt_pipe_cmd_t);
+    c->rows = rows = apr_pcalloc(p, sizeof(*rows));
+    rows->pool = p;
+    *out = rows;
+    return APR_SUCCESS;
 }
 
 apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
@@ -794,28 +830,83 @@ apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
     return rc > 0 ? frv : qrt_db_each(db, p, label, args, fn, ctx);
 }
 
+/* fn on each of rows, read as rows of qrt_db_each. */
+static apr_status_t native_each(qrt_db_t *db, native_row *rows, qrt_row_fn *fn, void *ctx)
+{
+    native_row *outer = native_current, *r;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (r = rows; r && rv == APR_SUCCESS; r = r->next) {
+        native_current = r;
+        rv = fn(ctx, db, (apr_dbd_row_t *)r);
+    }
+    native_current = outer;
+    return rv;
+}
+
+/* The rows a pipelined command returned, as native rows of text (from their pool). */
+static native_row *pipe_native(const qrt_pipe_rows_t *rows)
+{
+    native_row *head = NULL, **tail = &head;
+    int r, c;
+
+    for (r = 0; r < rows->nrows; r++) {
+        native_row *x = apr_palloc(rows->pool, sizeof(*x));
+
+        x->p = rows->pool;
+        x->ncols = rows->ncols;
+        x->cols = apr_palloc(rows->pool, (apr_size_t)(rows->ncols > 0 ? rows->ncols : 1)
+                                         * sizeof(*x->cols));
+        x->next = NULL;
+        for (c = 0; c < rows->ncols; c++) {
+            const char *v = rows->values[r * rows->ncols + c];
+
+            x->cols[c].type = v ? SQLITE_TEXT : SQLITE_NULL;
+            x->cols[c].i = 0;
+            x->cols[c].s = v;
+        }
+        *tail = x;
+        tail = &x->next;
+    }
+    return head;
+}
+
+apr_status_t qrt_db_held_each(qrt_db_t *db, const qrt_pipe_rows_t *rows, qrt_row_fn *fn,
+                              void *ctx)
+{
+    if (!rows || !rows->done) {
+        db->error = "a held select has not run";
+        return APR_EINCOMPLETE;
+    }
+    return native_each(db, pipe_native(rows), fn, ctx);
+}
+
 apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
                          const void **args, qrt_row_fn *fn, void *ctx)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
-    native_row *nrows, *r;
+    native_row *nrows;
     apr_status_t rv;
-    int native = native_rows(db, p, label, args, &nrows);
+    int native;
+    const char **values;
 
+    if (db->later && store_text_values(db, p, label, args, &values) >= 0) {
+        /* in a pipelined transaction: the held statements and this one in one round
+         * trip, its rows read whole */
+        qrt_pipe_rows_t rows;
+
+        memset(&rows, 0, sizeof(rows));
+        rows.pool = p;
+        rv = store_flush_rows(db, p, label, args, NULL, &rows);
+        return rv == APR_SUCCESS ? native_each(db, pipe_native(&rows), fn, ctx) : rv;
+    }
+    native = native_rows(db, p, label, args, &nrows);
     if (native < 0) {
         return APR_EGENERAL;
     }
     if (native > 0) {
-        native_row *outer = native_current;
-
-        rv = APR_SUCCESS;
-        for (r = nrows; r && rv == APR_SUCCESS; r = r->next) {
-            native_current = r;
-            rv = fn(ctx, db, (apr_dbd_row_t *)r);
-        }
-        native_current = outer;
-        return rv;
+        return native_each(db, nrows, fn, ctx);
     }
     rv = qrt_db_select(db, p, label, &res, args);
     if (rv != APR_SUCCESS) {

@@ -39,6 +39,8 @@ typedef struct {
      * busy wait, which apr_dbd_sqlite3 makes holding a mutex of the whole process. */
     apr_status_t (*tx_lock)(int lock);
     int tx_locked;
+    int again;              /* the transaction failed only for a reason that running
+                             * it again from its start removes (qrt_db_retryable) */
 } qrt_db_t;
 
 /* Calls f on every statement, with its SQL in dialect d (NULL: the portable form,
@@ -54,7 +56,8 @@ int qrt_db_dialect_is(const qrt_db_t *db, qrt_dialect_id_t id);
  * their SQLSTATE (for qrt_db_retryable). */
 void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 /* 1 when db's last error is a transaction that lost a deadlock or a serialization
- * conflict (SQLSTATE 40P01, 40001), which must be run again from its start. */
+ * conflict (SQLSTATE 40P01, 40001), or one that db->again says must be run again
+ * from its start. */
 int qrt_db_retryable(const qrt_db_t *db);
 /* 1 when db's last error says the connection to the database was lost (the server
  * stopped or restarted, the network failed): worth a 503, not a 500. */
@@ -72,6 +75,10 @@ apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p);
  * round trip: *gen. On SQLite, the generation alone (its writers hold the database's
  * write lock already). */
 apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *gen);
+/* The same, in a pipelined transaction: held for the next round trip (qrt_db_hold_select;
+ * APR_ENOTIMPL outside one), the generation in *rows' first column once it ran. */
+apr_status_t qrt_store_write_lock_gen_hold(qrt_db_t *db, apr_pool_t *p,
+                                           qrt_pipe_rows_t **rows);
 
 /* Prepares on db every statement that db->prepared lacks (all of them on a new
  * connection), after qrt_db_setup; p must live as long as the connection. NULL
@@ -167,6 +174,16 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p);
 /* Commits the transaction when rv is APR_SUCCESS (the held statements and COMMIT in
  * one round trip), else rolls it back: rv, or the commit's error. */
 apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv);
+/* In a pipelined transaction, a select held like a statement that reads nothing: it
+ * runs with the next round trip, and *rows (from p) keeps what it returned, for
+ * qrt_db_held_each. APR_ENOTIMPL outside one (or for a statement that cannot be
+ * held): the caller runs the select itself when it needs the rows. */
+apr_status_t qrt_db_hold_select(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_pipe_rows_t **rows);
+/* fn on each row of a held select, as qrt_db_each calls it; APR_EINCOMPLETE when the
+ * select has not run (its round trip failed, or has not come yet). */
+apr_status_t qrt_db_held_each(qrt_db_t *db, const qrt_pipe_rows_t *rows, qrt_row_fn *fn,
+                              void *ctx);
 
 /* Accounts */
 #define QRT_PLANS "free|starter|professional|enterprise"

@@ -62,6 +62,21 @@ static apr_status_t agg_trk_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* Tracker id's entry in cache, from what agg_trk_get returned (tc). */
+static qrt_store_agg_trk_t *agg_trk_keep(apr_pool_t *p, apr_hash_t *cache, apr_int64_t id,
+                                         agg_tags_ctx *tc)
+{
+    qrt_store_agg_trk_t *k = apr_pcalloc(p, sizeof(*k));
+
+    qsort(tc->tags->elts, tc->tags->nelts, sizeof(const char *), qrt_store_agg_acc_strcmp);
+    k->id = id;
+    k->account = tc->account;
+    k->tags = (const char **)tc->tags->elts;
+    k->ntags = tc->tags->nelts;
+    apr_hash_set(cache, &k->id, sizeof(k->id), k);
+    return k;
+}
+
 /* The aggregated tracker id from the cache, else from agg_trk; with create, a
  * tracker not yet aggregated is added with its current tags. */
 apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
@@ -97,15 +112,35 @@ apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
         db->error = apr_psprintf(p, "no tracker %" APR_INT64_T_FMT, id);
         return APR_NOTFOUND;
     }
-    qsort(tc.tags->elts, tc.tags->nelts, sizeof(const char *), qrt_store_agg_acc_strcmp);
-    k = apr_pcalloc(p, sizeof(*k));
-    k->id = id;
-    k->account = tc.account;
-    k->tags = (const char **)tc.tags->elts;
-    k->ntags = tc.tags->nelts;
-    apr_hash_set(cache, &k->id, sizeof(k->id), k);
-    *out = k;
+    *out = agg_trk_keep(p, cache, id, &tc);
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_acc_trk_hold(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        qrt_pipe_rows_t **rows)
+{
+    const void *args[] = { &id };
+
+    return qrt_db_hold_select(db, p, SQL_agg_trk_get, args, rows);
+}
+
+void qrt_store_agg_acc_trk_put(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
+                               apr_int64_t id, const qrt_pipe_rows_t *rows)
+{
+    agg_tags_ctx tc;
+    const char *error = db->error;
+
+    tc.p = p;
+    tc.account = 0;
+    tc.tags = apr_array_make(p, 4, sizeof(const char *));
+    if (apr_hash_get(cache, &id, sizeof(id))
+        || qrt_db_held_each(db, rows, agg_trk_row, &tc) != APR_SUCCESS) {
+        db->error = error;
+        return;
+    }
+    if (tc.account != 0) {
+        agg_trk_keep(p, cache, id, &tc);
+    }
 }
 
 /* ---- the accumulator: changes merged before they are written ------------- */

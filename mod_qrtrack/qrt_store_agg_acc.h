@@ -99,6 +99,14 @@ apr_status_t qrt_store_agg_acc_int_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *r
 apr_status_t qrt_store_agg_acc_trk_get(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
                                        apr_int64_t id, int create,
                                        qrt_store_agg_trk_t **out);
+/* PostgreSQL's pipelined transaction: agg_trk_get of tracker id held for the next
+ * round trip (qrt_db_hold_select; APR_ENOTIMPL outside one), then its entry put in
+ * cache from the rows it returned, as qrt_store_agg_acc_trk_get would keep them (none
+ * when they did not come, or the tracker is not aggregated yet: trk_get asks then). */
+apr_status_t qrt_store_agg_acc_trk_hold(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        qrt_pipe_rows_t **rows);
+void qrt_store_agg_acc_trk_put(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
+                               apr_int64_t id, const qrt_pipe_rows_t *rows);
 
 /* An empty accumulator writing to db, living in p, for one transaction of db (its
  * flushes drop each day's sealed values once). */

@@ -646,6 +646,76 @@ static apr_status_t agg_seek_prev(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     return rv;
 }
 
+struct qrt_store_agg_held {
+    int ntrk;
+    apr_int64_t *trk;                   /* the batch's trackers */
+    qrt_pipe_rows_t **trk_rows;         /* agg_trk_get of each */
+    int nvisitors;
+    apr_hash_t *visitors;               /* visitor -> its index in the seek (int) */
+    qrt_pipe_rows_t *seek;              /* agg_seek_visitor_many, before the batch */
+};
+
+apr_status_t qrt_store_agg_write_hold(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                      int n, qrt_store_agg_held_t **out)
+{
+    qrt_store_agg_held_t *h;
+    apr_hash_t *trackers;
+    apr_int64_t *num, before = APR_INT64_MAX;
+    const void **flat, *cols[3];
+    apr_status_t rv;
+    int i;
+
+    *out = NULL;
+    if (!db->later || !qrt_dialect_remote(db->driver) || n <= 0) {
+        return APR_SUCCESS;
+    }
+    h = apr_pcalloc(p, sizeof(*h));
+    h->trk = apr_palloc(p, (apr_size_t)n * sizeof(*h->trk));
+    h->trk_rows = apr_pcalloc(p, (apr_size_t)n * sizeof(*h->trk_rows));
+    h->visitors = apr_hash_make(p);
+    trackers = apr_hash_make(p);
+    num = apr_palloc(p, (apr_size_t)n * sizeof(*num));
+    flat = apr_palloc(p, (apr_size_t)n * 3 * sizeof(*flat));
+    for (i = 0; i < n; i++) {
+        if (v[i].bot) {
+            continue;
+        }
+        if (!apr_hash_get(trackers, &v[i].tracker_id, sizeof(v[i].tracker_id))) {
+            apr_hash_set(trackers, &v[i].tracker_id, sizeof(v[i].tracker_id), "");
+            h->trk[h->ntrk++] = v[i].tracker_id;
+        }
+        if (!apr_hash_get(h->visitors, &v[i].visitor, sizeof(v[i].visitor))) {
+            int *at = apr_palloc(p, sizeof(*at));
+
+            *at = h->nvisitors;
+            num[h->nvisitors] = h->nvisitors;
+            flat[3 * h->nvisitors] = &num[h->nvisitors];
+            flat[3 * h->nvisitors + 1] = &v[i].visitor;
+            flat[3 * h->nvisitors + 2] = &before;
+            apr_hash_set(h->visitors, &v[i].visitor, sizeof(v[i].visitor), at);
+            h->nvisitors++;
+        }
+    }
+    if (h->nvisitors == 0) {
+        return APR_SUCCESS;
+    }
+    for (i = 0; i < h->ntrk; i++) {
+        rv = qrt_store_agg_acc_trk_hold(db, p, h->trk[i], &h->trk_rows[i]);
+        if (rv != APR_SUCCESS) {
+            return rv == APR_ENOTIMPL ? APR_SUCCESS : rv;
+        }
+    }
+    for (i = 0; i < 3; i++) {
+        cols[i] = qrt_db_array(p, 'l', flat, 3, i, h->nvisitors);
+    }
+    rv = qrt_db_hold_select(db, p, SQL_agg_seek_visitor_many, cols, &h->seek);
+    if (rv != APR_SUCCESS && rv != APR_ENOTIMPL) {
+        return rv;
+    }
+    *out = h;
+    return APR_SUCCESS;
+}
+
 /* A batch's visitors' previous visits sought at once (PostgreSQL). */
 typedef struct {
     apr_int64_t key[2];             /* visitor, account */
@@ -669,8 +739,33 @@ static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* PostgreSQL: the previous visit in the account of each visitor's first visit of the
  * batch (not a bot), sought in one statement (agg_seek_visitor_many); *out maps
  * (visitor, account) to its agg_pre, for that first visit alone. */
+/* A row of the held agg_seek_visitor_many: the visitor's latest visit, by its index. */
+typedef struct {
+    agg_seek_row *latest;
+    int n;
+} agg_held_seek;
+
+static apr_status_t agg_held_seek_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_held_seek *c = ctx;
+    apr_int64_t at = qrt_db_int(db, row, 0, -1);
+    agg_seek_row *s;
+
+    if (at < 0 || at >= c->n) {
+        db->error = "agg_seek_visitor_many: a row of no visitor";
+        return APR_EGENERAL;
+    }
+    s = &c->latest[at];
+    agg_seek_fill(s, db, row, 1);
+    s->browser = qrt_store_agg_acc_col(db, row, 6);
+    s->country = qrt_store_agg_acc_col(db, row, 7);
+    s->city = qrt_store_agg_acc_col(db, row, 8);
+    return APR_SUCCESS;
+}
+
 static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
-                                 const qrt_visit_t *v, int n, apr_hash_t **out)
+                                 const qrt_visit_t *v, int n,
+                                 const qrt_store_agg_held_t *held, apr_hash_t **out)
 {
     agg_pre *pre = apr_pcalloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*pre));
     apr_int64_t *num = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * sizeof(*num));
@@ -703,7 +798,26 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
         args[3 * m + 2] = &x->before;
         m++;
     }
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && held && held->seek && held->seek->done) {
+        /* sought with the insert's round trip, before the batch's rows */
+        agg_held_seek c;
+
+        c.n = held->nvisitors;
+        c.latest = apr_pcalloc(p, (apr_size_t)(c.n > 0 ? c.n : 1) * sizeof(*c.latest));
+        rv = qrt_db_held_each(db, held->seek, agg_held_seek_row, &c);
+        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+            const int *at = apr_hash_get(held->visitors, &pre[i].key[0],
+                                         sizeof(pre[i].key[0]));
+
+            if (!at) {
+                db->error = "a visitor of the batch was not sought";
+                rv = APR_EGENERAL;
+                break;
+            }
+            pre[i].last = c.latest[*at];
+        }
+    }
+    else if (rv == APR_SUCCESS) {
         rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor, "lll", args, m, agg_pre_row, pre);
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
@@ -984,7 +1098,8 @@ static apr_status_t agg_recompute_deferred(qrt_store_agg_acc_t *a, qrt_db_t *db,
 }
 
 apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
-                                        int *is_new, const apr_int64_t *dict_ids, int n)
+                                        int *is_new, const apr_int64_t *dict_ids, int n,
+                                        const qrt_store_agg_held_t *held)
 {
     apr_pool_t *sp;
     qrt_store_agg_acc_t *a;
@@ -1024,7 +1139,10 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     }
     else if (qrt_dialect_remote(db->driver)) {
         /* (what the batch needs in a few round trips, not one a visit) */
-        rv = agg_prefetch(db, sp, trk, v, n, &prefetched);
+        for (i = 0; held && i < held->ntrk; i++) {
+            qrt_store_agg_acc_trk_put(db, sp, trk, held->trk[i], held->trk_rows[i]);
+        }
+        rv = agg_prefetch(db, sp, trk, v, n, held, &prefetched);
         if (rv == APR_SUCCESS) {
             rv = agg_prefetch_seeks(db, sp, trk, v, is_new, n, prefetched, &br);
             seeks = br.seeks;

@@ -509,12 +509,41 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
     return qrt_store_visits_record_ids(db, p, in, n, NULL);
 }
 
+/* The dictionaries' generation read under the write lock with the batch's inserts
+ * (qrt_store_write_lock_gen_hold). When it moved since the cache's (a purge deleted
+ * dictionary rows), ids the batch took from the cache may name rows that are gone: the
+ * transaction fails, to be run again from its start (db->again), with the cache
+ * emptied. */
+static apr_status_t visits_generation(qrt_db_t *db, apr_pool_t *p,
+                                      const qrt_pipe_rows_t *rows)
+{
+    apr_array_header_t *gen = apr_array_make(p, 1, sizeof(apr_int64_t));
+    apr_status_t rv = qrt_db_held_each(db, rows, qrt_db_int_list_row, gen);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (gen->nelts != 1) {
+        db->error = "write_lock_gen: no generation";
+        return APR_EGENERAL;
+    }
+    if (qrt_dict_cache_generation(db->dict, APR_ARRAY_IDX(gen, 0, apr_int64_t))) {
+        db->error = "the dictionaries changed while the batch was written (a purge): "
+                    "run again";
+        db->again = 1;
+        return APR_EAGAIN;
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
                                          const qrt_visit_t *in, int n, apr_int64_t *ids)
 {
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     apr_int64_t *dict_ids = apr_pcalloc(p, (n > 0 ? n : 1) * 2 * sizeof(*dict_ids));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
+    qrt_store_agg_held_t *held = NULL;
+    qrt_pipe_rows_t *gen_rows = NULL;
     apr_status_t rv;
     int i;
 
@@ -522,6 +551,13 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
     qrt_dict_cache_abort(db->dict);
     if (!db->dict) {
         rv = qrt_store_write_lock(db, p);
+    }
+    else if (qrt_store_write_lock_gen_hold(db, p, &gen_rows) == APR_SUCCESS) {
+        /* PostgreSQL, pipelined: the lock and the generation go with the inserts'
+         * round trip (every statement still runs under the lock, after it); the ids
+         * taken from the cache meanwhile are checked against it there
+         * (visits_generation). */
+        rv = APR_SUCCESS;
     }
     else {
         /* Under the write lock (PostgreSQL) or in the write transaction (SQLite), as
@@ -539,7 +575,14 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
         rv = visits_visitors(v, n, p, is_new);
     }
     if (rv == APR_SUCCESS) {
+        /* (PostgreSQL, pipelined: the aggregates' first reads go with the inserts) */
+        rv = qrt_store_agg_write_hold(db, p, v, n, &held);
+    }
+    if (rv == APR_SUCCESS) {
         rv = visits_insert(db, p, v, n, dict_ids);
+    }
+    if (rv == APR_SUCCESS && gen_rows) {
+        rv = visits_generation(db, p, gen_rows);
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -551,6 +594,6 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
      * counters (in a pipelined transaction the counters' update goes with the COMMIT).
      * Whatever else writes the trackers' rows or the aggregates takes the write lock
      * first, so the order of their row locks does not matter. */
-    rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n);
+    rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n, held);
     return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

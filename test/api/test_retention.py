@@ -310,3 +310,32 @@ def test_the_background_purge_erases_the_strings():
         for srv in (second, first):
             if srv:
                 srv.cleanup()
+
+
+def test_a_writer_holding_a_purged_id_runs_its_batch_again():
+    """One child, so its scan writer commits every scan and keeps the ids of the
+    strings it wrote. A purge deletes the agent's and the referer's rows in between.
+    The next scan with them takes the kept ids; the writer finds the dictionaries'
+    generation moved under the batch and writes it again, with new rows. On
+    PostgreSQL the generation is read in the round trip that inserts the batch, after
+    the ids were taken: the commit is run again, and says why."""
+    srv, tok = started(extra="QRTrackRateLimit 0\nStartServers 1\nServerLimit 1\n"
+                             "MaxRequestWorkers 25\n", loglevel="info")
+    try:
+        code = tracker_code(srv, tok)
+        agent = UA % ("again-%d-%d" % (os.getpid(), time.time_ns()))
+        keep_agent = UA % "keep"
+        scan(srv, code, agent, ALICE)
+        scan(srv, code, keep_agent, KEEP)
+        age(srv, agent, 40)
+        assert srv.admin("visits", "purge", "30").stdout.strip() == "1"
+        assert strings_left(srv, agent) == 0
+        scan(srv, code, agent, ALICE)
+        assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE user_agent = '%s' AND "
+                           "referer = '%s'" % (agent, ALICE)).strip()) == 1
+        assert dangling(srv) == 0
+        if srv.backend == "pgsql":
+            assert "the dictionaries changed while the batch was written" in srv.error_log()
+        check_counts(srv)
+    finally:
+        srv.cleanup()
