@@ -178,6 +178,37 @@ SELECT 0, k.city, SUM(visit_count)
         %lld AND unsealed = 1 AND (flags & 8) <> 0
     GROUP BY k.city
 
+-- The same rows as they are, for every kind: SQLite adds them up itself (win_links_raw)
+-- name: report_links_by_time_raw
+SELECT tracker_id, browser_country_city_id, visit_count, flags
+    FROM agg_link
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1
+
+-- the browser, country and city of the agg_bcy entries listed (SQLite: a JSON array)
+-- name: report_bcy_names
+SELECT id, browser, country, city
+    FROM agg_bcy
+    WHERE id IN (SELECT value
+    FROM json_each(%s))
+
+-- name: report_bcy_names [pgsql]
+SELECT id, browser, country, city
+    FROM agg_bcy
+    WHERE id = ANY (CAST(%s AS BIGINT[]))
+
+-- the tags of the trackers listed (SQLite: a JSON array)
+-- name: report_tags_of
+SELECT tracker_id, tag
+    FROM agg_tag
+    WHERE tracker_id IN (SELECT value
+    FROM json_each(%s))
+
+-- name: report_tags_of [pgsql]
+SELECT tracker_id, tag
+    FROM agg_tag
+    WHERE tracker_id = ANY (CAST(%s AS BIGINT[]))
+
 -- name: report_links_by_time_tag
 SELECT 0, g.tag, SUM(l.visit_count)
     FROM agg_link l
@@ -283,6 +314,25 @@ SELECT tracker_id, v.value, SUM(visit_count)
     WHERE kind = %lld AND account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time
         BETWEEN %lld AND %lld AND unsealed = 1
     GROUP BY tracker_id, v.value
+
+-- The same rows as they are: SQLite adds them up itself (win_gaps_raw)
+-- name: report_gaps_by_time_raw
+SELECT tracker_id, value_id, visit_count
+    FROM agg_gaps
+    WHERE kind = %lld AND account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time
+        BETWEEN %lld AND %lld AND unsealed = 1
+
+-- the values of the agg_vals entries listed (SQLite: a JSON array)
+-- name: report_vals_names
+SELECT id, value
+    FROM agg_vals
+    WHERE id IN (SELECT value
+    FROM json_each(%s))
+
+-- name: report_vals_names [pgsql]
+SELECT id, value
+    FROM agg_vals
+    WHERE id = ANY (CAST(%s AS BIGINT[]))
 
 -- name: report_gaps_of_lost_seals
 SELECT tracker_id, v.value, SUM(visit_count)
