@@ -243,7 +243,8 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
     largs[3] = gargs[4] = by_p ? &t0 : &p0;
     largs[4] = gargs[5] = by_p ? &t1 : &p1;
     gargs[0] = &k;
-    if (by == BY_T && kind != QRT_AGG_A && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
+    if (by == BY_T && kind != QRT_AGG_A && kind != QRT_AGG_T
+        && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         /* the days not sealed: their rows added up here (win_links_raw) */
         rv = win_links_raw(db, p, w, kind, largs);
         return rv == APR_SUCCESS ? win_gaps_raw(db, p, w, gargs) : rv;
@@ -296,11 +297,11 @@ static void **map_slot(ab_map *m, apr_uint64_t key)
 /* ---- reads: the links of the days not sealed, added up here (SQLite) -------------- */
 
 /* A day not sealed yet (today, tomorrow) holds a link row for most of its visits, and
- * gap rows: grouped in SQL (by tracker, or through a join by browser, country, city,
- * tag or value), its rows went through a temporary B-tree, which took most of the time
- * (a day of 10,618 links: 12-14 ms, against 2-3 ms to read them). They are read as
- * they are, along agg_link_u and agg_gaps_u, and added up here by tracker, by entry of
- * agg_bcy or of agg_vals; the entries found are then named in one statement. */
+ * gap rows: grouped in SQL through a join by browser, country, city, tag or value, its
+ * rows went through a temporary B-tree keyed by the strings. They are read as they are,
+ * along agg_link_u and agg_gaps_u, and added up here by tracker, by entry of agg_bcy or
+ * of agg_vals; the entries found are then named in one statement. (By tracker alone,
+ * SQL's grouping is as fast: kind T keeps its statement.) */
 
 /* The list of n ids as the statements read one: "[1,2]" (SQLite's json_each), "{1,2}". */
 static const char *raw_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids)
@@ -318,8 +319,6 @@ static const char *raw_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_
 }
 
 typedef struct {
-    int bit;                    /* the kind's flag (QRT_AGG_F_*) */
-    int col;                    /* the column added up by: 0 tracker, 1 agg_bcy entry */
     ab_map sums;                /* key -> apr_int64_t (links) */
     apr_array_header_t *keys;   /* apr_int64_t, in the order found */
 } raw_links;
@@ -336,14 +335,12 @@ static apr_int64_t *raw_sum(ab_map *m, apr_array_header_t *keys, apr_int64_t key
     return *sum;
 }
 
+/* A row (key, links). */
 static apr_status_t raw_link_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     raw_links *c = ctx;
 
-    if (qrt_db_int(db, row, 3, 0) & c->bit) {
-        *raw_sum(&c->sums, c->keys, qrt_db_int(db, row, c->col, 0))
-            += qrt_db_int(db, row, 2, 0);
-    }
+    *raw_sum(&c->sums, c->keys, qrt_db_int(db, row, 0, 0)) += qrt_db_int(db, row, 1, 0);
     return APR_SUCCESS;
 }
 
@@ -365,33 +362,27 @@ static apr_status_t raw_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* Kinds B, C, Y and G. */
 static apr_status_t win_links_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                                   const void **largs)
 {
-    static const int bits[7] = { 0, QRT_AGG_F_T, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y,
-                                 QRT_AGG_F_G };
+    static const apr_int64_t bits[7] = { 0, 0, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y,
+                                         QRT_AGG_F_G };
     raw_links c;
     raw_names r;
-    const void *args[1];
+    const void *args[6];
     apr_status_t rv;
-    int i;
 
     memset(&c, 0, sizeof(c));
-    c.bit = bits[kind];
-    c.col = kind == QRT_AGG_T || kind == QRT_AGG_G ? 0 : 1;
     c.sums.p = p;
     c.keys = apr_array_make(p, 256, sizeof(apr_int64_t));
-    rv = qrt_db_each_stream(db, p, SQL_report_links_by_time_raw, largs, raw_link_row, &c);
+    memcpy(args, largs, 5 * sizeof(*args));
+    args[5] = &bits[kind];
+    rv = qrt_db_each_stream(db, p, kind == QRT_AGG_G ? SQL_report_links_by_time_raw_trackers
+                                                     : SQL_report_links_by_time_raw_entries,
+                            args, raw_link_row, &c);
     if (rv != APR_SUCCESS || c.keys->nelts == 0) {
         return rv;
-    }
-    if (kind == QRT_AGG_T) {
-        for (i = 0; i < c.keys->nelts; i++) {
-            apr_int64_t key = APR_ARRAY_IDX(c.keys, i, apr_int64_t);
-
-            win_link_add(w, key, "", *raw_sum(&c.sums, NULL, key));
-        }
-        return APR_SUCCESS;
     }
     /* by the trackers' tags (a link to each of its tracker's tags), or by the names of
      * the agg_bcy entries */

@@ -178,12 +178,19 @@ SELECT 0, k.city, SUM(visit_count)
         %lld AND unsealed = 1 AND (flags & 8) <> 0
     GROUP BY k.city
 
--- The same rows as they are, for every kind: SQLite adds them up itself (win_links_raw)
--- name: report_links_by_time_raw
-SELECT tracker_id, browser_country_city_id, visit_count, flags
+-- The same rows as they are, of the kind whose flag is given, by agg_bcy entry or by
+-- tracker: SQLite adds them up itself (win_links_raw)
+-- name: report_links_by_time_raw_entries
+SELECT browser_country_city_id, visit_count
     FROM agg_link
     WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
-        %lld AND unsealed = 1
+        %lld AND unsealed = 1 AND (flags & %lld) <> 0
+
+-- name: report_links_by_time_raw_trackers
+SELECT tracker_id, visit_count
+    FROM agg_link
+    WHERE account_id = %lld AND visit_time BETWEEN %lld AND %lld AND +previous_time BETWEEN %lld AND
+        %lld AND unsealed = 1 AND (flags & %lld) <> 0
 
 -- the browser, country and city of the agg_bcy entries listed (SQLite: a JSON array)
 -- name: report_bcy_names
