@@ -63,11 +63,14 @@ typedef struct {
     apr_time_t next_refresh;
     apr_time_t next_sweep;
     apr_int64_t snap_hwm;               /* newest updated_at the snapshot has seen */
+    apr_int64_t snap_settled;           /* snap_hwm once a refresh began SNAP_MARGIN past
+                                         * it: changes are then read after it alone */
     apr_int64_t snap_gen;               /* the snapshot's last full sweep */
     volatile apr_int64_t spooled;       /* visits in the spool now */
     volatile apr_uint64_t spooled_total;
     volatile apr_uint64_t replayed;
     volatile apr_uint64_t snapshot_answers;
+    volatile apr_uint64_t snapshot_writes; /* codes written to the snapshot */
     volatile apr_uint32_t full_warned;
 } spool_shared_t;
 
@@ -115,6 +118,7 @@ void qrt_spool_status(qrt_spool_status_t *st)
         st->spooled_total = __atomic_load_n(&shared->spooled_total, __ATOMIC_RELAXED);
         st->snapshot_answers = __atomic_load_n(&shared->snapshot_answers,
                                                __ATOMIC_RELAXED);
+        st->snapshot_writes = __atomic_load_n(&shared->snapshot_writes, __ATOMIC_RELAXED);
     }
 }
 
@@ -451,6 +455,7 @@ static apr_status_t keeper_row(void *data, const qrt_snap_row_t *row)
     if (row->updated > k->hwm) {
         k->hwm = row->updated;
     }
+    __atomic_add_fetch(&shared->snapshot_writes, 1, __ATOMIC_RELAXED);
     return row->deleted ? qrt_snap_del(k->snap, row->code)
                         : qrt_snap_put(k->snap, row->code, row->id, row->url, row->route,
                                        k->gen);
@@ -496,16 +501,25 @@ static apr_status_t keeper_sweep(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-/* The trackers changed since the newest change seen (less the margin). */
+/* The trackers changed since the newest change seen, less the margin (a change made
+ * a little before it may commit after it) while that margin runs: once a refresh has
+ * begun SNAP_MARGIN seconds past the newest change, it has seen every change made up
+ * to it, and the later ones read only what is newer. Else the margin's trackers were
+ * written again every second for as long as nothing newer changed: after an import
+ * of 100,000 trackers, each of them every second. (Later than the margin, a change is
+ * still caught by the sweep, every SPOOL_SWEEP_EVERY.) */
 static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
 {
     keeper_ctx k = { snap, shared->snap_gen, shared->snap_hwm };
+    apr_int64_t begun = apr_time_sec(apr_time_now());
+    apr_int64_t from = shared->snap_settled == k.hwm && k.hwm > 0 ? k.hwm + 1
+                                                                   : k.hwm - SNAP_MARGIN;
     apr_status_t rv;
 
     if (qrt_snap_begin(snap) != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    rv = qrt_store_snap_changed(db, p, k.hwm - SNAP_MARGIN, keeper_row, &k);
+    rv = qrt_store_snap_changed(db, p, from, keeper_row, &k);
     if (rv == APR_SUCCESS && k.hwm != shared->snap_hwm) {
         rv = qrt_snap_meta_set(snap, "hwm", k.hwm);
     }
@@ -517,6 +531,9 @@ static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
         return APR_EGENERAL;
     }
     shared->snap_hwm = k.hwm;
+    if (begun > k.hwm + SNAP_MARGIN) {
+        shared->snap_settled = k.hwm;
+    }
     return APR_SUCCESS;
 }
 

@@ -14,7 +14,7 @@ typedef struct {
 } qrt_spool_batch_t;
 typedef struct {
     int enabled, reachable;
-    apr_uint64_t spooled, replayed, spooled_total, snapshot_answers;
+    apr_uint64_t spooled, replayed, spooled_total, snapshot_answers, snapshot_writes;
 } qrt_spool_status_t;
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s);

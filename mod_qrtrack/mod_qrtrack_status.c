@@ -138,6 +138,8 @@ static int qrt_status_hook(request_rec *r, int flags)
                    sp.spooled_total);
         status_num(a, r->pool, "SnapshotAnswers", "Codes answered from the snapshot",
                    sp.snapshot_answers);
+        status_num(a, r->pool, "SnapshotWrites", "Codes written to the snapshot",
+                   sp.snapshot_writes);
     }
     status_num(a, r->pool, "VisitRetention", "QRTrackVisitRetention (days, 0 = for ever)",
                (apr_uint64_t)qrt_config()->visit_retention);

@@ -381,6 +381,48 @@ def test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them():
         srv.cleanup()
 
 
+def test_a_bulk_of_trackers_is_written_to_the_snapshot_a_few_times_not_every_second():
+    """300 trackers created in one request share their updated_at. The keeper reads the
+    changes of the last 10 s again at each look (late commits), but once a look began 10 s
+    past the newest change it reads only newer ones: the snapshot's writes stop, where
+    they went on at 300 a second for as long as nothing else changed. A change after that
+    still reaches the snapshot."""
+    srv, tok = started(extra=STATUS % conftest.apxs("LIBEXECDIR"))
+    try:
+        with Api(srv, tok) as api:
+            r = api.post("/tracker/bulk", json={"trackers": [
+                {"redirect_url": "https://example.com/b%d" % i} for i in range(300)]})
+            assert r.status_code == 200, r.text
+            made = time.time()
+            codes = {d["tracker"]["code"] for d in r.json()["data"]}
+        assert len(codes) == 300
+        wait_until(lambda: codes <= snapshot_codes(srv), timeout=15, interval=0.2,
+                   what="the bulk's codes in the snapshot")
+        time.sleep(max(0.0, made + 13 - time.time()))
+        before = int(qrtrack_status(srv)["QRTrackSnapshotWrites"])
+        time.sleep(3)
+        after = int(qrtrack_status(srv)["QRTrackSnapshotWrites"])
+        assert after == before, (before, after)
+        # 300 written once, again for each look of the margin (about 10): far below what
+        # 13 s of writing them every second made
+        assert before < 300 * 13, before
+        t = sorted(codes)[0]
+        with Api(srv, tok) as api:
+            tid = [d for d in api.get("/tracker", params={"rows": 1000}).json()["data"]
+                   if d["code"] == t][0]["tracker_id"]
+            assert api.patch("/tracker/%d" % tid, json={"redirect_url": "https://example.com/n"}
+                             ).status_code == 200
+
+        def url():
+            p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
+                                "SELECT url FROM codes WHERE code = '%s'" % t],
+                               capture_output=True, text=True)
+            return p.stdout.strip() == "https://example.com/n"
+        wait_until(url, timeout=15, interval=0.1, what="the change in the snapshot")
+    finally:
+        srv.cleanup()
+
+
 def test_spool_directives_are_checked():
     for extra in ("QRTrackSpoolLimit 5\n", "QRTrackSpoolLimit many\n"):
         rc, out = conftest.configtest(extra)
