@@ -920,6 +920,20 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
     return rv;
 }
 
+const char *qrt_db_id_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids)
+{
+    apr_array_header_t *t = apr_array_make(p, ids->nelts ? ids->nelts : 1,
+                                           sizeof(const char *));
+    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), i;
+
+    for (i = 0; i < ids->nelts; i++) {
+        APR_ARRAY_PUSH(t, const char *) =
+            apr_psprintf(p, "%" APR_INT64_T_FMT, APR_ARRAY_IDX(ids, i, apr_int64_t));
+    }
+    return apr_pstrcat(p, pg ? "{" : "[", apr_array_pstrcat(p, t, ','), pg ? "}" : "]",
+                       NULL);
+}
+
 char *qrt_db_array(apr_pool_t *p, char type, const void **args, int nargs, int col, int n)
 {
     apr_size_t len = 3;

@@ -91,6 +91,10 @@ void qrt_db_prepare_lazily(qrt_db_t *db, apr_pool_t *p);
 /* How many statements a connection of the named driver prepares. */
 int qrt_store_statement_count(const char *driver);
 
+/* The apr_int64_t ids as one statement argument of a list of ids: "[1,2]" for SQLite's
+ * json_each, "{1,2}" for PostgreSQL's CAST(%s AS BIGINT[]). */
+const char *qrt_db_id_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids);
+
 /* Runs a statement that changes rows; *nrows (optional) gets the count.
  * args holds one pointer per placeholder (char* for %s, apr_int64_t* for %lld,
  * NULL for an SQL NULL). */

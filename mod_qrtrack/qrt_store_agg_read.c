@@ -303,21 +303,6 @@ static void **map_slot(ab_map *m, apr_uint64_t key)
  * of agg_vals; the entries found are then named in one statement. (By tracker alone,
  * SQL's grouping is as fast: kind T keeps its statement.) */
 
-/* The list of n ids as the statements read one: "[1,2]" (SQLite's json_each), "{1,2}". */
-static const char *raw_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids)
-{
-    apr_array_header_t *t = apr_array_make(p, ids->nelts ? ids->nelts : 1,
-                                           sizeof(const char *));
-    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), i;
-
-    for (i = 0; i < ids->nelts; i++) {
-        APR_ARRAY_PUSH(t, const char *) =
-            apr_psprintf(p, "%" APR_INT64_T_FMT, APR_ARRAY_IDX(ids, i, apr_int64_t));
-    }
-    return apr_pstrcat(p, pg ? "{" : "[", apr_array_pstrcat(p, t, ','), pg ? "}" : "]",
-                       NULL);
-}
-
 typedef struct {
     ab_map sums;                /* key -> apr_int64_t (links) */
     apr_array_header_t *keys;   /* apr_int64_t, in the order found */
@@ -386,7 +371,7 @@ static apr_status_t win_links_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int k
     }
     /* by the trackers' tags (a link to each of its tracker's tags), or by the names of
      * the agg_bcy entries */
-    args[0] = raw_list(db, p, c.keys);
+    args[0] = qrt_db_id_list(db, p, c.keys);
     r.w = w;
     r.sums = &c.sums;
     r.name = kind == QRT_AGG_G ? 1 : kind == QRT_AGG_B ? 1 : kind == QRT_AGG_C ? 2 : 3;
@@ -449,7 +434,7 @@ static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w,
         return rv;
     }
     names = apr_hash_make(p);
-    args[0] = raw_list(db, p, c.ids);
+    args[0] = qrt_db_id_list(db, p, c.ids);
     rv = qrt_db_each_stream(db, p, SQL_report_vals_names, args, raw_val_row, names);
     for (hi = apr_hash_first(p, c.sums); hi && rv == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const apr_int64_t *key = apr_hash_this_key(hi);

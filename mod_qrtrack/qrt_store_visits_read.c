@@ -193,22 +193,6 @@ static const char *const vr_count_pick[2] = { SQL_visits_count_pick_s, SQL_visit
 static const char *const vr_page_pick[2] = { SQL_visits_page_pick_s, SQL_visits_page_pick_ci };
 static const int vr_per[] = { 4, 2, 1, 1 };
 
-/* The list of n ids for db's driver: "[1,2]" to SQLite's json_each, "{1,2}" to
- * PostgreSQL. */
-static const char *vr_list(qrt_db_t *db, apr_pool_t *p, const apr_array_header_t *ids)
-{
-    apr_array_header_t *t = apr_array_make(p, ids->nelts ? ids->nelts : 1,
-                                           sizeof(const char *));
-    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), i;
-
-    for (i = 0; i < ids->nelts; i++) {
-        *(const char **)apr_array_push(t) =
-            apr_psprintf(p, "%" APR_INT64_T_FMT, APR_ARRAY_IDX(ids, i, apr_int64_t));
-    }
-    return apr_pstrcat(p, pg ? "{" : "[", apr_array_pstrcat(p, t, ','), pg ? "}" : "]",
-                       NULL);
-}
-
 /* Sets ids' lists, mask and over from each dictionary's matched entries. */
 static void vr_ids_set(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *const got[4],
                        vr_ids_t *ids)
@@ -223,7 +207,7 @@ static void vr_ids_set(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *const go
         if (got[d]->nelts) {
             ids->mask |= 1 << d;
         }
-        ids->list[d] = vr_list(db, p, got[d]);
+        ids->list[d] = qrt_db_id_list(db, p, got[d]);
     }
 }
 
