@@ -383,7 +383,8 @@ static void store_later_sql(qrt_db_t *db, const char *sql)
 }
 
 /* Sends the held statements, then (label not NULL) label with args, in one round
- * trip; *first: the first column of label's first row; rows (not NULL): its rows. */
+ * trip; *first: the first column of label's first row; rows (not NULL): its rows.
+ * APR_ENOTIMPL, nothing sent, when label's values cannot be sent as text. */
 static apr_status_t store_flush_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                                      const void **args, const char **first,
                                      qrt_pipe_rows_t *rows)
@@ -401,7 +402,7 @@ static apr_status_t store_flush_rows(qrt_db_t *db, apr_pool_t *p, const char *la
         /* sent by its name: prepared first when the connection prepares lazily */
         if (nv < 0 || !store_stmt(db, p, label)) {
             db->error = apr_psprintf(p, "no statement %s", label);
-            return APR_EGENERAL;
+            return nv < 0 ? APR_ENOTIMPL : APR_EGENERAL;
         }
         c = apr_array_push(db->later);
         c->label = label;
@@ -889,17 +890,19 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
     native_row *nrows;
     apr_status_t rv;
     int native;
-    const char **values;
 
-    if (db->later && store_text_values(db, p, label, args, &values) >= 0) {
+    if (db->later) {
         /* in a pipelined transaction: the held statements and this one in one round
-         * trip, its rows read whole */
+         * trip, its rows read whole (a statement whose values are not text: apart) */
         qrt_pipe_rows_t rows;
 
         memset(&rows, 0, sizeof(rows));
         rows.pool = p;
         rv = store_flush_rows(db, p, label, args, NULL, &rows);
-        return rv == APR_SUCCESS ? native_each(db, pipe_native(&rows), fn, ctx) : rv;
+        if (rv != APR_ENOTIMPL) {
+            return rv == APR_SUCCESS ? native_each(db, pipe_native(&rows), fn, ctx) : rv;
+        }
+        db->error = NULL;
     }
     native = native_rows(db, p, label, args, &nrows);
     if (native < 0) {
