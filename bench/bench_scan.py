@@ -31,7 +31,9 @@ threads; make bench runs it on SQLite): its targets are a ratio >= 0.55 and a sc
 
 BENCH_CPU=1 also prints, for each round's Redirect and scan runs, the cores that httpd,
 PostgreSQL (its cluster's processes) and wrk used, and how busy the whole machine was:
-on a shared machine the difference is what other work took from the bench.
+on a shared machine the difference is what other work took from the bench. It also prints
+the TCP connections accepted a request: when every worker of a child is busy, httpd's event
+MPM closes the keep-alive connections whose next request arrives, and wrk connects again.
 
 QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
 PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
@@ -103,25 +105,36 @@ def _tree(pid):
     return out
 
 
+def _passive_opens():
+    """TCP connections this machine has accepted so far (/proc/net/snmp)."""
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("PassiveOpens")])
+
+
 def cpu_sample(srv):
-    """(httpd, PostgreSQL, wrk, the machine's busy, wall) seconds so far."""
+    """(httpd, PostgreSQL, wrk, the machine's busy, wall) seconds so far, and the TCP
+    connections accepted so far."""
     with open("/proc/stat") as f:
         ticks = [int(x) for x in f.readline().split()[1:]]
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     pg = pg_cluster().postmaster_pid() if PG else None
     return (_cpu_of(_tree(srv.proc.pid)), _cpu_of(_tree(pg)) if pg else 0.0,
             kids.ru_utime + kids.ru_stime, (sum(ticks) - ticks[3] - ticks[4]) / TICK,
-            time.monotonic())
+            time.monotonic(), _passive_opens())
 
 
 def cpu_line(what, a, b, rps):
     wall = b[4] - a[4]
     used = [(y - x) / wall for x, y in zip(a[:4], b[:4])]
+    # (a new connection a request: httpd's event MPM closes keep-alive connections
+    # whose next request finds every worker of their child busy; wrk connects again)
     return ("           %-8s cores: httpd %.2f, PostgreSQL %.2f, wrk %.2f; the machine %.2f "
             "of %d busy (%.2f for other work); CPU a request: httpd %.0f us, PostgreSQL "
-            "%.0f us" % (what, used[0], used[1], used[2], used[3], os.cpu_count(),
-                         max(0.0, used[3] - sum(used[:3])), 1e6 * used[0] / rps,
-                         1e6 * used[1] / rps))
+            "%.0f us; new connections a request %.2f"
+            % (what, used[0], used[1], used[2], used[3], os.cpu_count(),
+               max(0.0, used[3] - sum(used[:3])), 1e6 * used[0] / rps, 1e6 * used[1] / rps,
+               (b[5] - a[5]) / (rps * SECONDS)))
 
 
 def wrk(url):
