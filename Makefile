@@ -60,7 +60,8 @@ all: $(B)/mod_qrtrack.so $(B)/qrtrack-admin
 deps:
 	sh tools/deps.sh
 
-$(B)/gen/qrt_schema_sql.c: $(SQL_FILES) tools/embed_sql.sh
+# (sql/ itself too: a migration deleted changes only the directory)
+$(B)/gen/qrt_schema_sql.c: $(SQL_FILES) sql tools/embed_sql.sh
 	@mkdir -p $(B)/gen
 	sh tools/embed_sql.sh $(SQL_FILES) > $@
 

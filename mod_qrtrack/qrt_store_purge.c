@@ -57,7 +57,8 @@ void qrt_purge_cursor_init(qrt_purge_cursor_t *c, apr_int64_t lo, apr_int64_t be
     c->dict = 0;
     c->dict_after = 0;
     c->erased = 0;
-    c->truncations = 0;
+    c->truncate_since = c->truncate_next = 0;
+    c->waiting = c->truncate_failed = 0;
 }
 
 /* The dictionaries swept after the walk, in order (c->dict - 1). */
@@ -103,10 +104,9 @@ static void purge_secure_delete(qrt_db_t *db)
 
 /* SQLite, after a pass that deleted rows: the WAL, which still holds the pages as
  * they were before, copied back and emptied; 0 when done. A reader that holds the WAL
- * makes it give up after a short wait (the writers wait meanwhile): the pass's next
- * step tries again, up to PURGE_TRUNCATE_TRIES steps. */
+ * makes it give up after a short wait (the writers wait meanwhile), another
+ * connection's checkpoint at once: a later step tries again (QRT_PURGE_RETRY_MS). */
 #define PURGE_TRUNCATE_WAIT_MS 50
-#define PURGE_TRUNCATE_TRIES 100
 static int purge_truncate_wal(qrt_db_t *db)
 {
     sqlite3 *h;
@@ -127,6 +127,41 @@ static int purge_truncate_wal(qrt_db_t *db)
     rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(h, ms);
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The pass's last step(s): the WAL emptied when the pass deleted dictionary rows.
+ * Until a try succeeds or QRT_PURGE_TRUNCATE_S have passed since the first failed,
+ * the step says it is waiting (c->waiting) and tries again at most every
+ * QRT_PURGE_RETRY_MS. */
+static apr_status_t purge_truncate_step(qrt_db_t *db, qrt_purge_cursor_t *c, int *done)
+{
+    apr_time_t now;
+
+    if (c->erased <= 0) {
+        *done = 1;
+        return APR_SUCCESS;
+    }
+    now = apr_time_now();
+    if (c->truncate_next && now < c->truncate_next) {
+        c->waiting = 1;
+        return APR_SUCCESS;
+    }
+    if (purge_truncate_wal(db) == 0) {
+        *done = 1;
+        return APR_SUCCESS;
+    }
+    if (!c->truncate_since) {
+        c->truncate_since = now;
+    }
+    if (now - c->truncate_since >= apr_time_from_sec(QRT_PURGE_TRUNCATE_S)) {
+        /* Given up: the strings leave the WAL at a later pass's or checkpoint's end. */
+        c->truncate_failed = 1;
+        *done = 1;
+        return APR_SUCCESS;
+    }
+    c->truncate_next = now + apr_time_from_msec(QRT_PURGE_RETRY_MS);
+    c->waiting = 1;
+    return APR_SUCCESS;
 }
 
 /* Deletes the rows of dictionary d with after < id <= end that no visit refers to,
@@ -180,12 +215,7 @@ static apr_status_t purge_sweep_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_curs
             c->dict_after = 0;
             return APR_SUCCESS;
         }
-        if (c->erased > 0 && purge_truncate_wal(db) != 0
-            && ++c->truncations < PURGE_TRUNCATE_TRIES) {
-            return APR_SUCCESS;     /* tried again at the next step */
-        }
-        *done = 1;
-        return APR_SUCCESS;
+        return purge_truncate_step(db, c, done);
     }
     if ((rv = purge_sweep_range(db, p, d, c->dict_after, end, &deleted)) != APR_SUCCESS) {
         return rv;
@@ -206,6 +236,7 @@ apr_status_t qrt_store_purge_step(qrt_db_t *db, apr_pool_t *p, qrt_purge_cursor_
 
     *purged = 0;
     *done = 0;
+    c->waiting = 0;
     if (c->lo >= c->before) {
         *done = 1;
         return APR_SUCCESS;

@@ -28,8 +28,9 @@
  * (qrt_dict_cache_generation), so a new visit never gets a deleted id. On SQLite
  * the connection deletes with secure_delete (the bytes are overwritten, in the
  * table, its indexes and the pages freed), and a pass that deleted rows ends with a
- * TRUNCATE checkpoint, so the older page images in the WAL go too (when no reader
- * holds it at that moment: else the next pass that deletes tries again). */
+ * TRUNCATE checkpoint, so the older page images in the WAL go too (tried again for
+ * QRT_PURGE_TRUNCATE_S while readers or checkpoints hold the WAL; after that the next
+ * pass that deletes tries again). */
 #ifndef QRT_STORE_PURGE_H
 #define QRT_STORE_PURGE_H
 
@@ -50,8 +51,20 @@ typedef struct {
                                      * referers, addresses, destinations (after the walk) */
     apr_int64_t dict_after;         /* last dictionary id swept */
     apr_int64_t erased;             /* dictionary rows the pass deleted so far */
-    int truncations;                /* tries at emptying the WAL at the pass's end */
+    apr_int64_t truncate_since;     /* SQLite: when the first try at emptying the WAL at
+                                     * the pass's end failed (apr_time_t); 0 before */
+    apr_int64_t truncate_next;      /* not tried again before then */
+    int waiting;                    /* the last step only waited to try again: a caller
+                                     * that steps in a loop sleeps a little */
+    int truncate_failed;            /* the pass ended without emptying the WAL */
 } qrt_purge_cursor_t;
+
+/* SQLite: emptying the WAL is tried every QRT_PURGE_RETRY_MS for QRT_PURGE_TRUNCATE_S
+ * seconds. A try fails at once while another connection checkpoints (each child's WAL
+ * thread copies every 100 ms, with fsyncs) and after a short wait while a reader holds
+ * the WAL; tries back to back would all meet the same checkpoint. */
+#define QRT_PURGE_RETRY_MS   100
+#define QRT_PURGE_TRUNCATE_S 30
 
 /* The retention's edge at now (seconds): visits before it are purged and listed
  * nowhere. Moves by whole minutes, so a listing's entity tag stays put within one. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <apr_general.h>
@@ -252,6 +254,79 @@ START_TEST(test_pass_deletes_the_strings_no_visit_refers_to)
 }
 END_TEST
 
+/* Another process holds the WAL's checkpoint lock (as another connection's checkpoint
+ * does, such as each child's WAL thread every 100 ms) for `ms`: SQLite's unix VFS
+ * locks byte 120 + 1 of the -shm file. Returns the holder's pid once it holds it. */
+static pid_t hold_checkpoint_lock(int ms)
+{
+    int fds[2];
+    char c;
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(fds), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct flock l;
+        int fd = open(apr_pstrcat(pool, dir, "/t.db-shm", NULL), O_RDWR);
+
+        memset(&l, 0, sizeof(l));
+        l.l_type = F_WRLCK;
+        l.l_whence = SEEK_SET;
+        l.l_start = 121;
+        l.l_len = 1;
+        if (fd < 0 || fcntl(fd, F_SETLK, &l) != 0) {
+            _exit(1);
+        }
+        if (write(fds[1], "x", 1) != 1) {
+            _exit(1);
+        }
+        usleep(ms * 1000);
+        _exit(0);
+    }
+    close(fds[1]);
+    ck_assert_int_eq(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    return pid;
+}
+
+/* A checkpoint of another connection under way when the pass ends: the pass waits
+ * (steps that say so, QRT_PURGE_RETRY_MS apart) and empties the WAL once it is over,
+ * instead of giving up after tries that all meet the same checkpoint. */
+START_TEST(test_the_pass_waits_for_another_checkpoint_to_empty_the_wal)
+{
+    qrt_purge_cursor_t c;
+    int steps = 0, waits = 0, purged, done = 0, status = -1;
+    apr_time_t start;
+    pid_t holder;
+
+    exec_sql("INSERT INTO visits (id, tracker_id, visit_start, source, ip, country, city, "
+             "browser, user_agent, referer, bot, visitor) VALUES (201, 2, 1001, 'scan', "
+             "'198.51.100.0', 'DE', 'Berlin', 'Chrome', 'UA unique-agent', "
+             "'https://example.com/?user=alice', 0, '00000000000000aa')");
+    ck_assert(file_holds("t.db-wal", "user=alice"));
+    holder = hold_checkpoint_lock(600);
+    start = apr_time_now();
+    qrt_purge_cursor_init(&c, QRT_PURGE_TMIN, 1030);
+    while (!done) {
+        ck_assert_int_eq(qrt_store_purge_step(&db, pool, &c, 50, &purged, &done),
+                         APR_SUCCESS);
+        if (c.waiting) {
+            waits++;
+            usleep(10000);
+        }
+        ck_assert_int_lt(++steps, 10000);
+    }
+    ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_gt(waits, 0);
+    ck_assert_int_eq(c.truncate_failed, 0);
+    ck_assert_int_ge(apr_time_now() - start, apr_time_from_msec(500));
+    ck_assert(!file_holds("t.db-wal", "user=alice") && !file_holds("t.db", "user=alice"));
+    ck_assert(!file_holds("t.db-wal", "unique-agent") && !file_holds("t.db", "unique-agent"));
+}
+END_TEST
+
 START_TEST(test_empty_and_inverted_ranges)
 {
     int steps;
@@ -273,6 +348,7 @@ static Suite *store_purge_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_pass_erases_exactly_the_old_visits);
     tcase_add_test(tc, test_pass_deletes_the_strings_no_visit_refers_to);
+    tcase_add_test(tc, test_the_pass_waits_for_another_checkpoint_to_empty_the_wal);
     tcase_add_test(tc, test_empty_and_inverted_ranges);
     suite_add_tcase(s, tc);
     return s;
