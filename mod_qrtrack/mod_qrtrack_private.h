@@ -60,9 +60,7 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_FORM_FIELDS_MAX      10000      /* fields of an urlencoded body: above tags' 1000 */
 #define QRT_TRACKER_IDS_MAX      1000       /* ids in trackers[] (reports, KPIs) */
 #define QRT_PAGE_MAX             100000000  /* page of a listing */
-/* SQLite's busy timeout per try: apr_dbd_sqlite3 tries a statement that meets a
- * lock up to 17 times, sleeping 100 ms between tries. */
-#define QRT_SQLITE_TRIES         17
+/* SQLite's busy timeout per try (QRT_SQLITE_TRIES tries, 100 ms apart: qrt_store.h). */
 #define QRT_SQLITE_BUSY_MS_STR   "500"
 #define QRT_RATE_WINDOW          apr_time_from_sec(60)
 #define QRT_MUTEX_TYPE           "qrtrack-ratelimit"

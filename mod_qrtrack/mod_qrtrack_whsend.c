@@ -604,15 +604,14 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
     db->pool = cp;
     qrt_db_tune(driver, db->handle, cp);
     if (qrt_dialect_embedded(driver)) {
-        /* apr_dbd_sqlite3 holds a mutex of the whole process while a statement waits
-         * for SQLite's lock: a long wait here would stall this child's API and scan
-         * writer. Short waits, then apr_dbd's own retries (which sleep without the
-         * mutex); a transaction that still meets the lock fails and is tried again. */
+        /* Short waits, then QRT_SQLITE_TRIES tries 100 ms apart; a transaction that
+         * still meets the lock fails and is tried again. (Its statements run natively,
+         * qrt_store.c; one that fell back to apr_dbd_sqlite3 would wait holding its
+         * mutex of the whole process, and stall this child's API and scan writer.) */
         qrt_schema_pragma(cp, driver, db->handle,
                           "PRAGMA busy_timeout = " APR_STRINGIFY(WH_SQLITE_BUSY_MS));
         /* Its transactions (leases, records) wait for the scan writers' commits on
-         * their mutex, not in SQLite's busy wait: one inside apr_dbd_sqlite3's mutex
-         * would hold up this child's scan writer in its own commit meanwhile. */
+         * their mutex, in turn with them, not in SQLite's busy wait. */
         db->tx_lock = qrt_scan_writers_lock;
     }
     qrt_db_prepare_lazily(db, cp);

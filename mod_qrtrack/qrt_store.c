@@ -501,6 +501,29 @@ apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
     return rv;
 }
 
+static int native_ok(const qrt_db_t *db);
+static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
+                       const char **error);
+
+/* SQLite's own transaction: a statement of it failed, so it is rolled back at its end
+ * and the statements after fail (as in apr_dbd's transactions). */
+static void store_tx_failed(qrt_db_t *db)
+{
+    if (db->native_tx) {
+        db->tx_failed = 1;
+    }
+}
+
+static int store_tx_dead(qrt_db_t *db, apr_pool_t *p, const char *label)
+{
+    if (db->native_tx && db->tx_failed) {
+        db->error = apr_psprintf(p, "%s: not run, a statement before it in the "
+                                 "transaction failed", label);
+        return 1;
+    }
+    return 0;
+}
+
 apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
                          int *nrows, const void **args)
 {
@@ -516,9 +539,29 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
             return APR_EGENERAL;
         }
     }
+    if (store_tx_dead(db, p, label)) {
+        return APR_EGENERAL;
+    }
     stmt = store_stmt(db, p, label);
     if (!stmt) {
         return APR_EGENERAL;
+    }
+    if (native_ok(db)) {
+        const char *error = NULL;
+
+        switch (native_exec(stmt, args, &n, &error)) {
+        case 1:
+            if (nrows) {
+                *nrows = n;
+            }
+            return APR_SUCCESS;
+        case -1:
+            db->error = apr_psprintf(p, "%s: %s", label, error);
+            store_tx_failed(db);
+            return APR_EGENERAL;
+        default:
+            break;
+        }
     }
     rv = apr_dbd_pbquery(db->driver, p, db->handle, &n, stmt, args);
     if (rv != 0) {
@@ -531,6 +574,7 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (rv != 0) {
         db->error = apr_psprintf(p, "%s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
+        store_tx_failed(db);
         return APR_EGENERAL;
     }
     if (nrows) {
@@ -547,6 +591,9 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
 
     *res = NULL;
     if (db->later && store_flush(db, p, NULL, NULL, NULL) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    if (store_tx_dead(db, p, label)) {
         return APR_EGENERAL;
     }
     stmt = store_stmt(db, p, label);
@@ -567,6 +614,7 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (rv != 0) {
         db->error = apr_psprintf(p, "%s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
+        store_tx_failed(db);
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
@@ -606,16 +654,16 @@ static int native_ok(const qrt_db_t *db)
     return sqlite3_threadsafe() != 0 && qrt_dialect_embedded(db->driver);
 }
 
-/* apr_dbd's read-only statement prep, reset and bound to args (which outlive its rows),
- * to be stepped natively; NULL when it cannot be read here (a statement that writes, an
- * argument of another type: apr_dbd then runs it). */
-static sqlite3_stmt *native_bound(apr_dbd_prepared_t *prep, const void **args)
+/* apr_dbd's statement prep, reset and bound to args (which outlive its rows), to be
+ * stepped natively; NULL when it cannot be run here (a statement that writes unless
+ * writes, an argument of another type: apr_dbd then runs it). */
+static sqlite3_stmt *native_bound(apr_dbd_prepared_t *prep, const void **args, int writes)
 {
     const apr_dbd_type_e *types = NULL;
     int i, nargs = 0, rc = SQLITE_OK;
     sqlite3_stmt *st = qrt_dialect_sqlite_stmt(prep, &nargs, &types);
 
-    if (!st || !sqlite3_stmt_readonly(st) || sqlite3_reset(st) != SQLITE_OK) {
+    if (!st || (!writes && !sqlite3_stmt_readonly(st)) || sqlite3_reset(st) != SQLITE_OK) {
         return NULL;
     }
     for (i = 0; i < nargs && rc == SQLITE_OK; i++) {
@@ -665,14 +713,52 @@ static void native_fill(sqlite3_stmt *st, native_row *r, apr_pool_t *copy)
     }
 }
 
-/* Runs a read-only statement and reads its rows into *rows (NULL: none): 1 when it
- * did; 0 when it cannot be read here (an argument of another type, a statement that
- * writes: apr_dbd then runs it); -1 when it failed (SQLite's message in *error: not
- * run again, which would wait for a lock as long again). */
+/* The first step of a bound statement. SQLITE_BUSY (a lock another connection holds,
+ * past the connection's busy handler) is tried again QRT_SQLITE_TRIES times, 100 ms
+ * apart, as apr_dbd_sqlite3 does, but without its mutex: apr_dbd holds one mutex of the
+ * whole process while a statement waits, so a wait there stalls every connection of
+ * the process, the one holding the lock among them when it is this process's. */
+static int native_step(sqlite3_stmt *st)
+{
+    int rc, tries = 1;
+
+    while ((rc = sqlite3_step(st)) == SQLITE_BUSY && tries++ < QRT_SQLITE_TRIES) {
+        apr_sleep(apr_time_from_msec(100));
+    }
+    return rc;
+}
+
+/* Runs a statement that writes natively: 1 when it did (*n: the rows it changed), 0
+ * when it cannot run here (apr_dbd then runs it), -1 when it failed (*error). */
+static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
+                       const char **error)
+{
+    sqlite3_stmt *st = native_bound(prep, args, 1);
+    int rc;
+
+    if (!st) {
+        return 0;
+    }
+    for (rc = native_step(st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+    }
+    if (rc == SQLITE_DONE) {
+        *n = sqlite3_changes(sqlite3_db_handle(st));
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        *error = sqlite3_errmsg(sqlite3_db_handle(st));
+    }
+    return rc == SQLITE_DONE ? 1 : -1;
+}
+
+/* Runs a statement and reads its rows into *rows (NULL: none): 1 when it did; 0 when
+ * it cannot be read here (an argument of another type: apr_dbd then runs it); -1 when
+ * it failed (SQLite's message in *error: not run again, which would wait for a lock as
+ * long again). */
 static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
                          native_row **rows, const char **error)
 {
-    sqlite3_stmt *st = native_bound(prep, args);
+    sqlite3_stmt *st = native_bound(prep, args, 1);
     native_row **tail = rows;
     int rc, ncols;
 
@@ -681,7 +767,7 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
         return 0;
     }
     ncols = sqlite3_column_count(st);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    for (rc = native_step(st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
         native_row *r = apr_palloc(p, sizeof(*r));
 
         r->p = p;
@@ -707,7 +793,7 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
                          qrt_db_t *db, qrt_row_fn *fn, void *ctx, apr_status_t *frv,
                          const char **error)
 {
-    sqlite3_stmt *st = native_bound(prep, args);
+    sqlite3_stmt *st = native_bound(prep, args, 0);
     native_row r, *outer = native_current;
     int rc = SQLITE_OK;
 
@@ -748,9 +834,13 @@ static int native_rows(qrt_db_t *db, apr_pool_t *p, const char *label, const voi
     if (!native_ok(db) || !(stmt = store_stmt(db, p, label))) {
         return 0;
     }
+    if (store_tx_dead(db, p, label)) {
+        return -1;
+    }
     rc = native_select(p, stmt, args, rows, &error);
     if (rc < 0) {
         db->error = apr_psprintf(p, "%s: %s", label, error);
+        store_tx_failed(db);
     }
     return rc;
 }
@@ -823,9 +913,13 @@ apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
     if (!native_ok(db) || !(stmt = store_stmt(db, p, label))) {
         return qrt_db_each(db, p, label, args, fn, ctx);
     }
+    if (store_tx_dead(db, p, label)) {
+        return APR_EGENERAL;
+    }
     rc = native_stream(p, stmt, args, db, fn, ctx, &frv, &error);
     if (rc < 0) {
         db->error = apr_psprintf(p, "%s: %s", label, error);
+        store_tx_failed(db);
         return APR_EGENERAL;
     }
     return rc > 0 ? frv : qrt_db_each(db, p, label, args, fn, ctx);
@@ -1201,6 +1295,79 @@ static void store_tx_unlock(qrt_db_t *db)
     }
 }
 
+static apr_status_t native_tx_cleanup(void *data);
+
+/* What qrt_db_begin gives for SQLite's own transaction: not NULL, as callers that
+ * begin only sometimes test it to know whether one is open; never given to apr_dbd. */
+static char native_tx_mark;
+#define NATIVE_TX ((apr_dbd_transaction_t *)(void *)&native_tx_mark)
+
+/* SQLite: sql (one statement without rows) on the connection itself, SQLITE_BUSY tried
+ * again as native_step does (the same statement stepped again: a busy handler under
+ * QRTrackStatementTimeout counts the tries in one statement's time). */
+static int native_run(sqlite3 *h, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+
+    if (rc == SQLITE_OK) {
+        rc = native_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Ends SQLite's own transaction: COMMIT, or ROLLBACK when asked or when a statement
+ * failed (then APR_SUCCESS, as apr_dbd's end; the statement said why). A COMMIT that
+ * fails rolls back what is left of it. */
+static apr_status_t native_tx_end(qrt_db_t *db, apr_pool_t *p)
+{
+    sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+    int rollback = db->tx_failed || db->tx_rollback, rc;
+
+    db->native_tx = db->tx_failed = db->tx_rollback = 0;
+    if (db->tx_pool) {
+        apr_pool_cleanup_kill(db->tx_pool, db, native_tx_cleanup);
+        db->tx_pool = NULL;
+    }
+    if (!rollback) {
+        rc = native_run(h, "COMMIT");
+        if (rc == SQLITE_OK) {
+            return APR_SUCCESS;
+        }
+        db->error = apr_psprintf(p, "commit: %s", sqlite3_errmsg(h));
+    }
+    if (!sqlite3_get_autocommit(h)) {
+        rc = sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+        if (rc != SQLITE_OK && rollback) {
+            db->error = apr_psprintf(p, "rollback: %s", sqlite3_errmsg(h));
+            return APR_EGENERAL;
+        }
+    }
+    return rollback ? APR_SUCCESS : APR_EGENERAL;
+}
+
+/* The pool of qrt_db_begin went before qrt_db_end (an error path that left): the
+ * connection goes back to its pool with no transaction open. */
+static apr_status_t native_tx_cleanup(void *data)
+{
+    qrt_db_t *db = data;
+
+    db->tx_pool = NULL;
+    if (db->native_tx) {
+        sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+
+        db->native_tx = db->tx_failed = db->tx_rollback = 0;
+        db->in_tx = 0;
+        if (h && !sqlite3_get_autocommit(h)) {
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+        }
+        store_tx_unlock(db);
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
     const char *error = NULL;
@@ -1211,6 +1378,25 @@ apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t
             return APR_EGENERAL;
         }
         db->tx_locked = 1;
+    }
+    if (native_ok(db)) {
+        /* SQLite: BEGIN IMMEDIATE waits for the database's lock here, outside
+         * apr_dbd's mutex; once it holds the lock nothing in the transaction waits. */
+        sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+
+        *t = NULL;
+        if (!h || native_run(h, "BEGIN IMMEDIATE") != SQLITE_OK) {
+            db->error = apr_psprintf(p, "begin: %s", h ? sqlite3_errmsg(h) : "no connection");
+            store_tx_unlock(db);
+            return APR_EGENERAL;
+        }
+        db->native_tx = 1;
+        db->tx_failed = db->tx_rollback = 0;
+        db->tx_pool = p;
+        apr_pool_cleanup_register(p, db, native_tx_cleanup, apr_pool_cleanup_null);
+        db->in_tx = 1;
+        *t = NATIVE_TX;
+        return APR_SUCCESS;
     }
     if (qrt_dialect_of(db->driver)->begin(db->driver, p, db->handle, t, &error) != 0) {
         db->error = apr_psprintf(p, "begin: %s", error ? error : "");
@@ -1223,7 +1409,10 @@ apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t
 
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t)
 {
-    if (t) {
+    if (t == NATIVE_TX) {
+        db->tx_rollback = 1;
+    }
+    else if (t) {
         apr_dbd_transaction_mode_set(db->driver, t, APR_DBD_TRANSACTION_ROLLBACK);
     }
 }
@@ -1233,6 +1422,12 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
     int rv;
 
     db->in_tx = 0;
+    if (t == NATIVE_TX || db->native_tx) {
+        apr_status_t nrv = db->native_tx ? native_tx_end(db, p) : APR_SUCCESS;
+
+        store_tx_unlock(db);
+        return nrv;
+    }
     if (!t) {
         store_tx_unlock(db);
         return APR_SUCCESS;

@@ -35,13 +35,23 @@ typedef struct {
                                  * (qrt_pipe_cmd_t), else NULL */
     /* A lock outside the database held from qrt_db_begin to qrt_db_end (lock 1 takes
      * it, 0 gives it back), or NULL: on SQLite the webhook worker takes the scan
-     * writers' mutex, so that it waits for their commits there and not in SQLite's
-     * busy wait, which apr_dbd_sqlite3 makes holding a mutex of the whole process. */
+     * writers' mutex, so that it waits for their commits there, in turn with them,
+     * and not in SQLite's busy wait. */
     apr_status_t (*tx_lock)(int lock);
     int tx_locked;
     int again;              /* the transaction failed only for a reason that running
                              * it again from its start removes (qrt_db_retryable) */
+    /* SQLite: the transaction of qrt_db_begin is the connection's own, run without
+     * apr_dbd (which would wait for SQLite's lock holding a mutex of the whole
+     * process); tx_failed: a statement of it failed (it is rolled back); tx_rollback:
+     * qrt_db_rollback_only; tx_pool: where its end is a cleanup. */
+    int native_tx, tx_failed, tx_rollback;
+    apr_pool_t *tx_pool;
 } qrt_db_t;
+
+/* SQLite: a statement that meets a lock is tried this many times, 100 ms apart, each
+ * try waiting as the connection's busy handler says (as apr_dbd_sqlite3 does). */
+#define QRT_SQLITE_TRIES 17
 
 /* Calls f on every statement, with its SQL in dialect d (NULL: the portable form,
  * SQLite's): a statement written differently for

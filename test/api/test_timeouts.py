@@ -3,6 +3,7 @@ runs long, ends within the timeout and the request answers 503 with Retry-After 
 a JSON body; once the lock goes the same requests answer 200. A database that
 refuses connections for lack of slots is named as such in the error log, with the
 pool formula, at most every 10 s a child."""
+import concurrent.futures
 import re
 import signal
 import subprocess
@@ -150,6 +151,52 @@ def test_the_timeout_is_set_once_a_connection_on_postgresql():
         assert 1 <= sets <= 2, sets
         assert "QRT00093" not in srv.error_log()
     finally:
+        srv.cleanup()
+
+
+@sqlite_only("apr_dbd_sqlite3's mutex of the whole process")
+def test_writes_of_one_child_queued_behind_a_lock_all_go_on_once_it_goes():
+    """Many API writes of one child wait for SQLite's lock, held from another program.
+    Once it goes, each gets it in turn and all answer 200 within a few seconds. A
+    write whose wait for the lock were made inside apr_dbd_sqlite3, which holds one
+    mutex of the whole process while a statement waits, would keep the writer that
+    has the lock from running its next statement until the wait's timeout (here a
+    minute): the requests would hang that long."""
+    srv = start_server(extra="QRTrackStatementTimeout 60\nStartServers 1\nServerLimit 1\n"
+                             "MaxRequestWorkers 25\n", accounts=[("acme", "professional")])
+    locker = None
+    try:
+        token = srv.token("acme")
+        locker = subprocess.Popen(srv.as_user + ["sqlite3", srv.db], text=True,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+        locker.stdin.write(".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
+        locker.stdin.flush()
+        assert locker.stdout.readline().strip() == "locked", locker.stderr.read()
+
+        def create(i):
+            started = time.monotonic()
+            with Api(srv, token) as api:
+                r = api.post("/tracker", json={"redirect_url": "https://example.com/%d" % (i % 4)},
+                             headers={"Idempotency-Key": "queued-%d" % (i % 4)}, timeout=40)
+            return r.status_code, time.monotonic() - started
+
+        with concurrent.futures.ThreadPoolExecutor(12) as pool:
+            futures = [pool.submit(create, i) for i in range(12)]
+            time.sleep(1.5)
+            locker.stdin.write("COMMIT;\n.quit\n")
+            locker.stdin.close()
+            locker.wait(timeout=30)
+            locker = None
+            got = [f.result() for f in futures]
+        assert all(code == 200 for code, _ in got), got
+        assert max(took for _, took in got) < 1.5 + 2 * MARGIN, got
+        # One tracker for each key: the requests that shared one got its answer.
+        assert int(srv.sql("SELECT COUNT(*) FROM trackers")) == 4
+    finally:
+        if locker and locker.poll() is None:
+            locker.kill()
+            locker.wait()
         srv.cleanup()
 
 

@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "qrt_store.h"
+#include "qrt_store_bulk.h"
 #include "qrt_check.h"
 #include "qrt_check_db.h"
 
@@ -255,6 +256,92 @@ START_TEST(native_rows_on_sqlite)
 }
 END_TEST
 
+static apr_int64_t keys_kept(qrt_db_t *db)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t n = -1;
+
+    ck_assert_int_eq(apr_dbd_select(db->driver, pool, db->handle, &res,
+                                    "SELECT COUNT(*) FROM idempotency_keys", 0), 0);
+    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
+        n = apr_atoi64(apr_dbd_get_entry(db->driver, row, 0));
+    }
+    return n;
+}
+
+static apr_status_t keep(qrt_db_t *db, apr_pool_t *p, const char *key)
+{
+    qrt_idem_t a = { "h", 200, "application/json", "{}", 0 };
+
+    return qrt_store_idem_add(db, p, 7, key, &a);
+}
+
+/* SQLite's own transactions (qrt_db_begin without apr_dbd): committed; rolled back when
+ * asked; after a statement that failed, the statements after it fail and the end
+ * rolls everything back (as apr_dbd's transactions); a pool gone before the end rolls
+ * it back and leaves the connection out of any transaction; a write outside one
+ * commits at once; BEGIN waits for another connection's lock as apr_dbd would. */
+START_TEST(native_transactions_on_sqlite)
+{
+    const char *dir;
+    apr_dbd_transaction_t *tx = NULL;
+    apr_pool_t *sp;
+    apr_time_t started;
+    sqlite3 *other;
+    qrt_db_t db;
+
+    dir = store_db_open(&db);
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_ptr_nonnull(tx);             /* callers test it to know one is open */
+    ck_assert_int_eq(keep(&db, pool, "a"), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 1);
+
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(keep(&db, pool, "b"), APR_SUCCESS);
+    qrt_db_rollback_only(&db, tx);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 1);
+
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(keep(&db, pool, "c"), APR_SUCCESS);
+    ck_assert_int_eq(keep(&db, pool, "a"), APR_EGENERAL);
+    ck_assert(qrt_store_unique_violation(&db, SQL_idem_add));
+    ck_assert_int_eq(keep(&db, pool, "d"), APR_EGENERAL);
+    ck_assert_ptr_nonnull(strstr(db.error, "a statement before it"));
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 1);
+    ck_assert(sqlite3_get_autocommit(apr_dbd_native_handle(db.driver, db.handle)));
+
+    apr_pool_create(&sp, pool);
+    ck_assert_int_eq(qrt_db_begin(&db, sp, &tx), APR_SUCCESS);
+    ck_assert_int_eq(keep(&db, sp, "e"), APR_SUCCESS);
+    apr_pool_destroy(sp);
+    ck_assert_int_eq(db.in_tx, 0);
+    ck_assert(sqlite3_get_autocommit(apr_dbd_native_handle(db.driver, db.handle)));
+    ck_assert_int_eq(keys_kept(&db), 1);
+
+    ck_assert_int_eq(keep(&db, pool, "f"), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 2);
+
+    /* Another connection holds the lock: BEGIN waits (the busy handler, then 16 more
+     * tries 100 ms apart) and fails, saying so; once it goes, BEGIN gets it. */
+    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &other), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(apr_dbd_native_handle(db.driver, db.handle), 10);
+    started = apr_time_now();
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_EGENERAL);
+    ck_assert_int_ge(apr_time_now() - started, apr_time_from_msec(1500));
+    ck_assert_ptr_nonnull(strstr(db.error, "locked"));
+    ck_assert_int_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(other);
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    qrt_check_db_remove(pool, &db, dir);
+}
+END_TEST
+
 /* max_scans decided in the writer's transaction (qrt_store_visits_cap): the batch's
  * second scan is over a cap of 1 and records the over-the-cap destination; that attempt
  * is rolled back and the batch committed again without the first scan (answered 503
@@ -317,6 +404,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, sql_of_many_rows);
     tcase_add_test(tc, many_rows_on_sqlite);
     tcase_add_test(tc, native_rows_on_sqlite);
+    tcase_add_test(tc, native_transactions_on_sqlite);
     tcase_add_test(tc, capped_visits_decided_again_after_a_rollback);
     suite_add_tcase(s, tc);
     return s;
