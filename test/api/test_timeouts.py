@@ -154,6 +154,18 @@ def test_the_timeout_is_set_once_a_connection_on_postgresql():
         srv.cleanup()
 
 
+def lock_from_outside(srv):
+    """sqlite3 holding the database's write lock (BEGIN IMMEDIATE) until it is told to
+    COMMIT; run as the server's User, so that no file of the database changes owner."""
+    locker = subprocess.Popen(srv.as_user + ["sqlite3", srv.db], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    locker.stdin.write(".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
+    locker.stdin.flush()
+    assert locker.stdout.readline().strip() == "locked", locker.stderr.read()
+    return locker
+
+
 @sqlite_only("apr_dbd_sqlite3's mutex of the whole process")
 def test_writes_of_one_child_queued_behind_a_lock_all_go_on_once_it_goes():
     """Many API writes of one child wait for SQLite's lock, held from another program.
@@ -167,12 +179,7 @@ def test_writes_of_one_child_queued_behind_a_lock_all_go_on_once_it_goes():
     locker = None
     try:
         token = srv.token("acme")
-        locker = subprocess.Popen(srv.as_user + ["sqlite3", srv.db], text=True,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        locker.stdin.write(".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
-        locker.stdin.flush()
-        assert locker.stdout.readline().strip() == "locked", locker.stderr.read()
+        locker = lock_from_outside(srv)
 
         def create(i):
             started = time.monotonic()
@@ -212,13 +219,7 @@ def test_writes_on_a_sqlite_database_locked_from_outside_answer_503_within_the_t
     try:
         with Api(srv, srv.token("acme")) as api:
             t = with_visits(srv, api)
-            # As the server's User, so that no file of the database changes owner.
-            locker = subprocess.Popen(srv.as_user + ["sqlite3", srv.db], text=True,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE)
-            locker.stdin.write(".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n")
-            locker.stdin.flush()
-            assert locker.stdout.readline().strip() == "locked", locker.stderr.read()
+            locker = lock_from_outside(srv)
             writes = [("post", "/tracker", {"json": {"redirect_url": "https://example.com/w"}}),
                       ("patch", "/tracker/%d" % t["tracker_id"], {"json": {"name": "w"}}),
                       ("delete", "/tracker/%d" % t["tracker_id"], {})]
