@@ -21,6 +21,8 @@
 #include "mod_dbd.h"
 #include <apr_strings.h>
 #include <apr_atomic.h>
+#include <apr_thread_mutex.h>
+#include <apr_allocator.h>
 #include <apr_optional_hooks.h>
 
 #include "mod_qrtrack_private.h"
@@ -177,8 +179,32 @@ static void qrt_child_stopping(apr_pool_t *pchild, int graceful)
     apr_atomic_set32(&child_stopped, 1);
 }
 
+/* The module's threads (scan writer, WAL, keeper, webhooks) allocate from pools under
+ * pchild, so they share its allocator with the threads that serve requests. The
+ * prefork MPM makes that allocator without a mutex (one thread serves there): its
+ * requests' pools and the writer's then raced in it, and a child crashed now and then
+ * in apr_palloc or apr_pool_destroy. The event and worker MPMs' allocator has one. */
+static void qrt_child_allocator_lock(apr_pool_t *pchild, server_rec *s)
+{
+    apr_allocator_t *a = apr_pool_allocator_get(pchild);
+    apr_thread_mutex_t *m = NULL;
+    apr_status_t rv;
+
+    if (!a || apr_allocator_mutex_get(a)) {
+        return;
+    }
+    rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00121: cannot make the child's "
+                     "memory allocator safe for the module's threads");
+        return;
+    }
+    apr_allocator_mutex_set(a, m);
+}
+
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
+    qrt_child_allocator_lock(p, s);
     apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
     qrt_gate_child_init(p, s);
