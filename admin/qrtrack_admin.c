@@ -563,8 +563,9 @@ static int admin_visits_purge(admin_ctx *c, const char *days_arg)
     }
     if (cur.truncate_failed) {
         fprintf(stderr, "qrtrack-admin: warning: the WAL could not be emptied within %d "
-                "seconds (a reader held it): the erased strings may stay in the -wal file "
-                "until the next purge that erases any\n", QRT_PURGE_TRUNCATE_S);
+                "seconds (a reader or another checkpoint held it): the erased strings "
+                "may stay in the -wal file until the next purge that erases any\n",
+                QRT_PURGE_TRUNCATE_S);
     }
     printf("%ld\n", total);
     return 0;
