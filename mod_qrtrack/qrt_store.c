@@ -562,6 +562,25 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
         default:
             break;
         }
+        if (sqlite3_get_autocommit(apr_dbd_native_handle(db->driver, db->handle))) {
+            /* apr_dbd runs it (an argument native_bound does not bind: a logo's blob),
+             * in a transaction of its own whose BEGIN waits for the lock here: so it
+             * never waits holding apr_dbd_sqlite3's mutex of the whole process. */
+            apr_dbd_transaction_t *tx;
+            apr_status_t trv = qrt_db_begin(db, p, &tx);
+
+            if (trv != APR_SUCCESS) {
+                return trv;
+            }
+            trv = qrt_db_exec(db, p, label, nrows, args);
+            if (trv != APR_SUCCESS) {
+                qrt_db_rollback_only(db, tx);
+            }
+            if (qrt_db_end(db, p, tx) != APR_SUCCESS && trv == APR_SUCCESS) {
+                trv = APR_EGENERAL;
+            }
+            return trv;
+        }
     }
     rv = apr_dbd_pbquery(db->driver, p, db->handle, &n, stmt, args);
     if (rv != 0) {
