@@ -45,6 +45,15 @@ static apr_size_t ix_size(int ngroups, int nent, int nblk, int has_n, apr_size_t
            + strbytes;
 }
 
+/* Of group g of kind's map: its string's index + 1, 0 when it is not a string. */
+static int ix_str(int kind, int g, int ntrk)
+{
+    if (kind == QRT_AGG_G) {
+        return g >= ntrk ? g - ntrk + 1 : 0;
+    }
+    return kind == QRT_AGG_B || kind == QRT_AGG_C || kind == QRT_AGG_Y ? g + 1 : 0;
+}
+
 static void ix_push(apr_array_header_t *a, apr_int64_t p, apr_int64_t n, int g)
 {
     ix_ent *e;
@@ -81,10 +90,6 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     if (kind < QRT_AGG_T || kind > QRT_AGG_G) {
         return APR_EINVAL;
     }
-    if (kind == QRT_AGG_G) {
-        /* (its links count for their tracker's tags, its gaps for one tag each) */
-        return APR_ENOTIMPL;
-    }
     if (qrt_aggblob_open(&r, p, data, day_start) != APR_SUCCESS) {
         return APR_EINVAL;
     }
@@ -93,15 +98,18 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     }
     links = apr_array_make(p, 256, sizeof(ix_ent));
     gaps = apr_array_make(p, 64, sizeof(ix_ent));
-    nmap = by_tracker ? r.ntrk : r.nstr;
+    /* (kind G: its links count for their tracker's tags, its gaps for one tag each:
+     * groups 0 .. ntrk - 1 are trackers, the next the strings) */
+    nmap = by_tracker ? r.ntrk : kind == QRT_AGG_G ? r.ntrk + r.nstr : r.nstr;
     while ((rc = qrt_aggblob_next_link(&r, &l)) > 0 && l.p < day_start) {
-        int g = kind == QRT_AGG_A ? 0 : by_tracker ? l.ti
+        int g = kind == QRT_AGG_A ? 0 : by_tracker || kind == QRT_AGG_G ? l.ti
                 : kind == QRT_AGG_B ? l.bi : kind == QRT_AGG_C ? l.ci : l.yi;
 
         if (kind != QRT_AGG_A && !(l.flags & flag[kind])) {
             continue;
         }
-        if (l.n < 0 || (kind != QRT_AGG_A && (g < 0 || g >= nmap))) {
+        if (l.n < 0 || (kind != QRT_AGG_A && (g < 0 || g >= (kind == QRT_AGG_G ? r.ntrk
+                                                                     : nmap)))) {
             return APR_EINVAL;
         }
         ix_push(links, l.p, l.n, g);
@@ -114,12 +122,12 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
             return APR_EINVAL;
         }
         while ((rc = qrt_aggblob_next_gap(&r, &gp)) > 0 && gp.p < day_start) {
-            int g = kind == QRT_AGG_T ? gp.ti : gp.si;
+            int g = kind == QRT_AGG_T ? gp.ti : kind == QRT_AGG_G ? r.ntrk + gp.si : gp.si;
 
             if (gp.kind != kind) {
                 continue;
             }
-            if (gp.n < 0 || g < 0 || g >= nmap) {
+            if (gp.n < 0 || g < 0 || g >= nmap || (kind == QRT_AGG_G && gp.si < 0)) {
                 return APR_EINVAL;
             }
             ix_push(gaps, gp.p, gp.n, g);
@@ -148,8 +156,8 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
             if (map[g] < 0) {
                 order[ngroups] = g;
                 map[g] = ngroups++;
-                if (!by_tracker && kind != QRT_AGG_A) {
-                    strbytes += strlen(r.str[g]) + 1;
+                if (ix_str(kind, g, r.ntrk)) {
+                    strbytes += strlen(r.str[ix_str(kind, g, r.ntrk) - 1]) + 1;
                 }
             }
             if (e->n / 65535 >= IX_MAX_ENT - nent) {
@@ -223,18 +231,20 @@ apr_status_t qrt_aggidx_build(apr_pool_t *p, const char *data, apr_int64_t day_s
     strs = buf + off;
     strbytes = 0;
     for (i = 0; i < ngroups; i++) {
-        int g = order[i];
+        int g = order[i], si = ix_str(kind, g, r.ntrk);
 
-        if (by_tracker) {
-            gid[i] = r.trk[g];
-        }
-        else if (kind != QRT_AGG_A) {
-            apr_size_t n = strlen(r.str[g]);
+        if (si) {
+            const char *str = r.str[si - 1];
+            apr_size_t n = strlen(str);
 
             soff[i] = (apr_int32_t)strbytes;
-            ghash[i] = qrt_aggidx_hash(r.str[g]);
-            memcpy(strs + strbytes, r.str[g], n + 1);
+            ghash[i] = qrt_aggidx_hash(str);
+            memcpy(strs + strbytes, str, n + 1);
             strbytes += n + 1;
+        }
+        else if (by_tracker || kind == QRT_AGG_G) {
+            gid[i] = r.trk[g];
+            soff[i] = -1;
         }
     }
     for (i = 0; i < nblk; i++) {
@@ -305,10 +315,14 @@ apr_status_t qrt_aggidx_view(qrt_aggidx_t *x, apr_pool_t *p, const char *ix, apr
     gstr = apr_palloc(p, ((apr_size_t)h->ngroups + 1) * sizeof(*gstr));
     str = x->kind == QRT_AGG_B || x->kind == QRT_AGG_C || x->kind == QRT_AGG_Y;
     for (i = 0; i < h->ngroups; i++) {
-        if (str && (soff[i] < 0 || soff[i] >= h->strbytes)) {
+        if (x->kind == QRT_AGG_G && soff[i] == -1) {
+            gstr[i] = NULL;         /* a tracker */
+            continue;
+        }
+        if ((str || x->kind == QRT_AGG_G) && (soff[i] < 0 || soff[i] >= h->strbytes)) {
             return APR_EINVAL;
         }
-        gstr[i] = str ? ix + off + soff[i] : "";
+        gstr[i] = str || x->kind == QRT_AGG_G ? ix + off + soff[i] : "";
     }
     if (h->strbytes && ix[len - 1] != '\0') {
         return APR_EINVAL;

@@ -21,7 +21,9 @@ typedef struct {
     apr_int64_t day_start;
     int kind, ngroups, nent, nblk;
     const apr_int64_t *gid;         /* kind T: the groups' tracker ids */
-    const char *const *gstr;        /* kinds B, C and Y: the groups' strings (in p) */
+    const char *const *gstr;        /* kinds B, C and Y: the groups' strings (in p); kind
+                                     * G: a tag (a gap's), or NULL for a tracker (gid: a
+                                     * link's, counted for each of its tags) */
     const apr_uint64_t *ghash;      /* and their hashes */
     const apr_int32_t *base, *first;    /* the blocks of entries */
     const apr_uint16_t *off, *gi, *n;   /* the entries (n NULL: every count 1) */

@@ -824,12 +824,17 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
     r.ncols = sqlite3_column_count(st);
     r.cols = apr_palloc(p, (apr_size_t)(r.ncols > 0 ? r.ncols : 1) * sizeof(*r.cols));
     r.next = NULL;
+    /* The connection's mutex held over the rows (SQLite's serialized mode takes it in
+     * each step and each column's call; held here, those only count it up): rows of a
+     * report's days not sealed come by the ten thousand. */
+    sqlite3_mutex_enter(sqlite3_db_mutex(sqlite3_db_handle(st)));
     while (*frv == APR_SUCCESS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         native_fill(st, &r, NULL);
         native_current = &r;
         *frv = fn(ctx, db, (apr_dbd_row_t *)&r);
         native_current = outer;
     }
+    sqlite3_mutex_leave(sqlite3_db_mutex(sqlite3_db_handle(st)));
     if (*frv != APR_SUCCESS) {
         sqlite3_reset(st);
         return 1;

@@ -204,6 +204,13 @@ SELECT id, browser, country, city
     FROM agg_bcy
     WHERE id = ANY (CAST(%s AS BIGINT[]))
 
+-- the same over an id range, for a list that fills most of it (names_of in
+-- qrt_store_agg_read.c): the rows of ids not listed are skipped in C
+-- name: report_bcy_names_range
+SELECT id, browser, country, city
+    FROM agg_bcy
+    WHERE id BETWEEN %lld AND %lld
+
 -- the tags of the trackers listed (SQLite: a JSON array)
 -- name: report_tags_of
 SELECT tracker_id, tag
@@ -215,6 +222,11 @@ SELECT tracker_id, tag
 SELECT tracker_id, tag
     FROM agg_tag
     WHERE tracker_id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: report_tags_of_range
+SELECT tracker_id, tag
+    FROM agg_tag
+    WHERE tracker_id BETWEEN %lld AND %lld
 
 -- name: report_links_by_time_tag
 SELECT 0, g.tag, SUM(l.visit_count)
@@ -340,6 +352,11 @@ SELECT id, value
 SELECT id, value
     FROM agg_vals
     WHERE id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: report_vals_names_range
+SELECT id, value
+    FROM agg_vals
+    WHERE id BETWEEN %lld AND %lld
 
 -- name: report_gaps_of_lost_seals
 SELECT tracker_id, v.value, SUM(visit_count)
@@ -796,3 +813,10 @@ SELECT COUNT(DISTINCT v.visitor)
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.visit_start BETWEEN %lld AND %lld AND v.bot
         = 0
+
+-- the account's visits in the quarter-hours of [a, b] (an estimate: which part of a day
+-- not settled is read from its visits, qrt_store_agg_read.c's win_pieces)
+-- name: report_day_visits
+SELECT COALESCE(SUM(scans + clicks), 0)
+    FROM agg_day
+    WHERE account_id = %lld AND quarter_hour BETWEEN %lld AND %lld

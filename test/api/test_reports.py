@@ -726,6 +726,47 @@ def test_any_window_is_exact(server, acct, seed):
             check_all(acct, s, e, off, covered)
 
 
+def test_windows_through_today_and_tomorrow_are_exact(server, acct):
+    """Days not settled (today, tomorrow) have no sealed visits: a window's piece of one
+    is read from its visits, or as the day's counters less the rest of the day when the
+    rest holds fewer visits (a report through now, late in the day). "The last 24 hours",
+    "the last 30 days", "since an hour ago", "until tomorrow", windows inside today,
+    cut early, mid-day and late in today and tomorrow, with visits on both sides of each
+    cut (imported: tomorrow too), several offsets: every report equals the visits'
+    answer, and again after more visits today."""
+    rng = random.Random(77)
+    now = int(time.time())
+    today = now - now % DAY
+    ids = [acct.tracker("n%d" % i, tg) for i, tg in
+           enumerate([["campaign:a", "region:eu"], ["campaign:b"], ["campaign:a"], []])]
+
+    def visit(t):
+        return V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(30), ua=rng.randrange(3),
+                 browser=rng.choice(["Chrome", "Safari", None]),
+                 country=rng.choice(["DE", "NP", None]),
+                 city=rng.choice(["Berlin", "Kathmandu", None]), bot=rng.random() < 0.05)
+    times = [now - rng.randrange(40 * DAY) for _ in range(150)] + \
+            [today + rng.randrange(2 * DAY) for _ in range(300)]
+    acct.load([visit(t) for t in sorted(times)])
+    server.admin("aggregates", "seal")
+    cuts = [today + 2 * 3600 + rng.randrange(3600), today + 13 * 3600 + rng.randrange(3600),
+            today + 22 * 3600 + rng.randrange(3600), today + DAY + 21 * 3600 + 7]
+    windows = []
+    for i, cut in enumerate(cuts):
+        off = [0, 19800, -34200, 45900][i]
+        windows += [(cut - DAY, cut, off), (cut - 30 * DAY, cut, off), (cut - 3600, cut, off),
+                    (cut, today + 2 * DAY - 1, off), (cut - 7 * 3600, cut + 1800, off)]
+    windows += [(today, today + DAY - 1, 0), (today + 60, today + 2 * DAY - 61, 0),
+                (today - 3 * DAY + 17, today + DAY + 3600, 20700)]
+    for s, e, off in windows:
+        check_all(acct, s, e, off)
+    # More visits today and tomorrow, some before visits stored already.
+    acct.load([visit(today + rng.randrange(2 * DAY)) for _ in range(60)])
+    for s, e, off in windows[::3]:
+        check_all(acct, s, e, off)
+
+
 @pytest.mark.parametrize("seed", [50, 5003])
 def test_destination_windows_are_exact(server, acct, seed):
     """report=destination over all of an account's trackers takes the account's

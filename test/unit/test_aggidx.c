@@ -1,7 +1,8 @@
 /* Unit tests for qrt_aggidx: for random sealed links values, every kind's index gives,
  * for any range of previous times before the day, the same counts per group as the
- * links and gaps put in (counts over 65,535 split, links of the day itself left out);
- * values of version 2, of tags, and damaged indexes are refused. */
+ * links and gaps put in (counts over 65,535 split, links of the day itself left out;
+ * tags: links by tracker, gaps by tag); values of version 2 and damaged indexes are
+ * refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,11 @@ typedef struct {
 
 static const char *const strs[] = { "", "Chrome", "Firefox", "DE", "IN", "Pune",
                                      "S\xc3\xa3o Paulo", "a:b:c" };
-static const int flag[] = { 0, QRT_AGG_F_T, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y, 0 };
+static const int flag[] = { 0, QRT_AGG_F_T, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y,
+                            QRT_AGG_F_G };
 
-/* The count of kind's entries of group (tracker id, or string) with p in [p0, p1]. */
+/* The count of kind's entries of group (tracker id, or string) with p in [p0, p1]; kind
+ * G: a tracker's links (val NULL) or a tag's gaps. */
 static apr_int64_t expect(const ent *links, int nl, const ent *gaps, int ng, int kind,
                           apr_int64_t tracker, const char *val, apr_int64_t p0,
                           apr_int64_t p1, apr_int64_t day0)
@@ -51,8 +54,9 @@ static apr_int64_t expect(const ent *links, int nl, const ent *gaps, int ng, int
             || (kind != QRT_AGG_A && !(x->flags & flag[kind]))) {
             continue;
         }
-        if (kind == QRT_AGG_A || (kind == QRT_AGG_T ? x->tracker == tracker
-                                  : !strcmp(s, val))) {
+        if (kind == QRT_AGG_G ? !val && x->tracker == tracker
+            : kind == QRT_AGG_A || (kind == QRT_AGG_T ? x->tracker == tracker
+                                    : !strcmp(s, val))) {
             sum += x->n;
         }
     }
@@ -62,7 +66,7 @@ static apr_int64_t expect(const ent *links, int nl, const ent *gaps, int ng, int
         if (x->kind != kind || x->p < p0 || x->p > p1 || x->p >= day0) {
             continue;
         }
-        if (kind == QRT_AGG_T ? x->tracker == tracker : !strcmp(x->val, val)) {
+        if (kind == QRT_AGG_T ? x->tracker == tracker : val && !strcmp(x->val, val)) {
             sum += x->n;
         }
     }
@@ -109,7 +113,7 @@ START_TEST(index_counts_as_the_links)
             qrt_aggblob_add_gap(b, x->kind, x->t, x->p, x->tracker, x->val, x->n);
         }
         data = qrt_aggblob_links(b);
-        for (kind = QRT_AGG_T; kind <= QRT_AGG_Y; kind++) {
+        for (kind = QRT_AGG_T; kind <= QRT_AGG_G; kind++) {
             const char *ix;
             apr_size_t len;
             qrt_aggidx_t x;
@@ -135,7 +139,8 @@ START_TEST(index_counts_as_the_links)
                 for (g = 0; g < x.ngroups; g++) {
                     ck_assert(sum[g] == expect(links, nl, gaps, ng, kind, x.gid[g],
                                                x.gstr[g], p0, p1, day0));
-                    if (kind == QRT_AGG_B || kind == QRT_AGG_C || kind == QRT_AGG_Y) {
+                    if (kind == QRT_AGG_B || kind == QRT_AGG_C || kind == QRT_AGG_Y
+                        || (kind == QRT_AGG_G && x.gstr[g])) {
                         ck_assert(x.ghash[g] == qrt_aggidx_hash(x.gstr[g]));
                     }
                 }
@@ -146,10 +151,20 @@ START_TEST(index_counts_as_the_links)
                     int found = 0;
 
                     for (g = 0; g < x.ngroups; g++) {
-                        found |= kind == QRT_AGG_T ? x.gid[g] == trk : !strcmp(x.gstr[g], val);
+                        found |= kind == QRT_AGG_T ? x.gid[g] == trk
+                                 : kind == QRT_AGG_G ? !x.gstr[g] && x.gid[g] == trk
+                                 : !strcmp(x.gstr[g], val);
                     }
                     if (!found) {
-                        ck_assert(expect(links, nl, gaps, ng, kind, trk, val, p0, p1,
+                        ck_assert(expect(links, nl, gaps, ng, kind, trk,
+                                         kind == QRT_AGG_G ? NULL : val, p0, p1,
+                                         day0) == 0);
+                    }
+                    for (g = 0, found = 0; kind == QRT_AGG_G && g < x.ngroups; g++) {
+                        found |= x.gstr[g] && !strcmp(x.gstr[g], val);
+                    }
+                    if (kind == QRT_AGG_G && !found) {
+                        ck_assert(expect(links, nl, gaps, ng, kind, 0, val, p0, p1,
                                          day0) == 0);
                     }
                 }
@@ -171,10 +186,9 @@ START_TEST(refused)
     qrt_aggblob_add_link(b, day0 + 10, day0 - 5, 31, 7, "Chrome", "DE", "Pune", 1);
     qrt_aggblob_add_gap(b, 6, day0 + 20, day0 - 50, 0, "campaign:x", 1);
     v3 = qrt_aggblob_links(b);
-    /* version 2 (not by previous time), tags, not a value */
+    /* version 2 (not by previous time), not a value */
     ck_assert_int_eq(qrt_aggidx_build(pool, qrt_aggblob_links_v2(b), day0, QRT_AGG_T, &ix,
                                       &len), APR_ENOTIMPL);
-    ck_assert_int_eq(qrt_aggidx_build(pool, v3, day0, QRT_AGG_G, &ix, &len), APR_ENOTIMPL);
     ck_assert_int_eq(qrt_aggidx_build(pool, "nothing", day0, QRT_AGG_T, &ix, &len),
                      APR_EINVAL);
     ck_assert_int_eq(qrt_aggidx_build(pool, v3, day0, 9, &ix, &len), APR_EINVAL);
@@ -192,6 +206,25 @@ START_TEST(refused)
         qrt_aggidx_sum(&x, day0 - 4, day0 + 100, sum);
         qrt_aggidx_sum(&x, day0 - 100, day0 - 6, sum);
         ck_assert(sum[0] == 1);
+    }
+    /* tags: the link by its tracker, the gap by its tag */
+    {
+        const char *gix;
+        apr_size_t glen;
+        qrt_aggidx_t gx;
+        apr_int64_t sum[3] = { 0, 0, 0 };
+        int t;
+
+        ck_assert_int_eq(qrt_aggidx_build(pool, v3, day0, QRT_AGG_G, &gix, &glen),
+                         APR_SUCCESS);
+        ck_assert_int_eq(qrt_aggidx_view(&gx, pool, gix, glen), APR_SUCCESS);
+        ck_assert_int_eq(gx.ngroups, 2);
+        t = gx.gstr[0] ? 1 : 0;
+        ck_assert_ptr_null(gx.gstr[t]);
+        ck_assert(gx.gid[t] == 7);
+        ck_assert_str_eq(gx.gstr[1 - t], "campaign:x");
+        qrt_aggidx_sum(&gx, day0 - 50, day0 - 5, sum);
+        ck_assert(sum[0] == 1 && sum[1] == 1);
     }
     ck_assert_int_eq(qrt_aggidx_view(&x, pool, ix, len - 8), APR_EINVAL);
     ck_assert_int_eq(qrt_aggidx_view(&x, pool, ix, 4), APR_EINVAL);
