@@ -1101,15 +1101,18 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     return rv;
 }
 
-/* A window's partial days in pieces of one UTC day each. A piece of a day not settled
- * yet (today, tomorrow: no sealed visits to decode) is read from the visits, which for
- * the account's trackers takes a probe per tracker and a row per visit: late in a busy
- * day, most of its visits. When the rest of that day holds fewer visits (by the
- * account's quarter-hour counters), the piece is read instead as the day's counters
- * (always exact) less the rest of the day read as partial days: a report through now
- * then reads the few visits after now, not the day's. */
+/* A window's partial days in pieces of one UTC day each. A piece without sealed visits
+ * (a day not settled yet: today, tomorrow; or without visits) is read from the visits,
+ * which for the account's trackers takes a probe per tracker and a row per visit: late
+ * in a busy day, most of its visits. By the account's quarter-hour counters (agg_day,
+ * written with the visits' other aggregates): a piece whose quarter-hours hold no
+ * visit is not read at all (the end of a window in the future); a piece of a day not
+ * settled whose rest holds fewer visits is read as the day's counters (always exact)
+ * less the rest of the day read as partial days: a report through now then reads the
+ * few visits after now, not the day's. */
 typedef struct {
     apr_int64_t a, b;           /* the piece */
+    int empty;                  /* no visits in its quarter-hours */
     int rest;                   /* read as its day less [rest_a[k], rest_b[k]] */
     int nrest;
     apr_int64_t rest_a[2], rest_b[2];
@@ -1146,10 +1149,12 @@ static apr_status_t win_pieces(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
             c->a = x;
             c->b = y < de ? y : de;
             x = c->b + 1;
-            if (!may_rest || qrt_store_agg_blob_due(1, d, now)) {
+            rv = day_visits(db, p, account, c->a, c->b, &in);
+            c->empty = rv == APR_SUCCESS && in == 0;
+            if (rv != APR_SUCCESS || c->empty || !may_rest
+                || qrt_store_agg_blob_due(1, d, now)) {
                 continue;
             }
-            rv = day_visits(db, p, account, c->a, c->b, &in);
             if (rv == APR_SUCCESS) {
                 rv = day_visits(db, p, account, ds, c->a - 1, &left);
             }
@@ -1239,10 +1244,13 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         rv = win_pieces(db, p, account_id, &ws, 0, pc, &npc);
         for (j = 0; j < nonly && rv == APR_SUCCESS; j++) {
             rv = win_counters(db, p, &w, kind, account_id, &only[j], ws.d0, ws.d1);
-            for (i = 0; i < ws.nparts && rv == APR_SUCCESS; i++) {
-                const void *args[] = { &only[j], &ws.part[i][0], &ws.part[i][1] };
+            for (i = 0; i < npc && rv == APR_SUCCESS; i++) {
+                const void *args[] = { &only[j], &pc[i].a, &pc[i].b };
 
-                rv = qrt_db_each(db, p, SQL_report_edge_visits_one_tracker, args, win_raw_row, &w);
+                if (!pc[i].empty) {
+                    rv = qrt_db_each(db, p, SQL_report_edge_visits_one_tracker, args,
+                                     win_raw_row, &w);
+                }
             }
         }
     }
@@ -1257,6 +1265,9 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         for (i = 0; i < npc && rv == APR_SUCCESS; i++) {
             apr_int64_t d = qrt_agg_fdiv(pc[i].a, QRT_AGG_DAY);
 
+            if (pc[i].empty) {
+                continue;
+            }
             if (!pc[i].rest) {
                 rv = win_partial(db, p, &w, kind, account_id, pc[i].a, pc[i].b, &tags);
                 continue;
@@ -1273,7 +1284,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         /* The partial days: links by t (for firsts) or by p (for rets); of a piece read
          * as its day less the rest, the rest's. */
         for (i = 0; i < npc && rv == APR_SUCCESS; i++) {
-            int k, nr = pc[i].rest ? pc[i].nrest : 1;
+            int k, nr = pc[i].empty ? 0 : pc[i].rest ? pc[i].nrest : 1;
 
             for (k = 0; k < nr && rv == APR_SUCCESS; k++) {
                 agg_win *to = pc[i].rest ? &rest : &w;
