@@ -1048,10 +1048,23 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
         pd->uniques = all->nelts ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
     }
     else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_RAW_IDS) {
-        /* A few trackers: COUNT(DISTINCT) over an index, no visit row read. */
+        /* A few trackers: their blocks of visits as the child keeps them (as a report
+         * over them reads them); without them (no cache, too many visitors),
+         * COUNT(DISTINCT) in the database, no visit row transferred. */
+        qrt_agg_groups_t *g = qrt_agg_groups_make(sc->p);
+        qrt_agg_group_t *x;
         apr_int64_t ids[QRT_AGG_RAW_IDS];
         int i;
 
+        rv = report_lv_groups(sc, apr_array_copy(sc->p, sc->list), -1, 0, NULL, s, e, g);
+        if (rv == APR_SUCCESS) {
+            x = qrt_agg_groups_get(g, "");
+            pd->uniques = x ? x->uniques : 0;
+            return APR_SUCCESS;
+        }
+        if (rv != APR_ENOTIMPL) {
+            return report_fail(sc, rv, "grouping visits");
+        }
         for (i = 0; i < sc->list->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
         }

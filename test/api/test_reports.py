@@ -759,12 +759,25 @@ def test_windows_through_today_and_tomorrow_are_exact(server, acct):
                     (cut, today + 2 * DAY - 1, off), (cut - 7 * 3600, cut + 1800, off)]
     windows += [(today, today + DAY - 1, 0), (today + 60, today + 2 * DAY - 61, 0),
                 (today - 3 * DAY + 17, today + DAY + 3600, 20700)]
+    d = today // DAY
+
+    def dashboards():
+        # the portfolio KPIs of days through today and tomorrow, listed trackers or all
+        for d0, d1, cov in [(d - 29, d, ids[:2]), (d, d + 1, ids[1:3]), (d - 2, d + 1, None),
+                            (d - 29, d, None)]:
+            params = {"dateStart": day_of(d0 * DAY), "dateEnd": day_of(d1 * DAY)}
+            if cov:
+                params["trackers"] = cov
+            r = acct.get("/dashboard/scansAnalytics", **params)
+            assert r.json() == oracle_dashboard(acct, d0, d1, cov), params
     for s, e, off in windows:
         check_all(acct, s, e, off)
+    dashboards()
     # More visits today and tomorrow, some before visits stored already.
     acct.load([visit(today + rng.randrange(2 * DAY)) for _ in range(60)])
     for s, e, off in windows[::3]:
         check_all(acct, s, e, off)
+    dashboards()
 
 
 @pytest.mark.parametrize("seed", [50, 5003])
