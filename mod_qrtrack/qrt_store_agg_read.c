@@ -936,6 +936,94 @@ static apr_status_t win_counters_sealed(qrt_db_t *db, apr_pool_t *p, agg_win *w,
     return rv;
 }
 
+/* ---- reads: a partial day's visits by browser, country or city (SQLite) ------------- */
+
+/* Their user agent's or place's id and source as they are, counted here by id, then the
+ * ids named in one statement (names_of): grouped in SQL through the join, the rows went
+ * through a temporary B-tree keyed by the strings (12,000 visits of a day by browser:
+ * 21 ms, most of it that B-tree). */
+typedef struct {
+    ab_map ids;                 /* id -> apr_int64_t[3]: scans, clicks, named */
+    apr_array_header_t *keys;   /* the ids, in the order found */
+    agg_win *w;
+    int col;                    /* the name's column in the names' rows */
+} edge_raw;
+
+static apr_status_t edge_raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    edge_raw *c = ctx;
+    apr_int64_t id = qrt_db_int(db, row, 0, 0);
+    apr_int64_t **n = (apr_int64_t **)map_slot(&c->ids, (apr_uint64_t)id);
+
+    if (!*n) {
+        *n = apr_pcalloc(c->ids.p, 3 * sizeof(**n));
+        c->ids.n++;
+        APR_ARRAY_PUSH(c->keys, apr_int64_t) = id;
+    }
+    (*n)[qrt_db_int(db, row, 1, 0) == 1 ? 1 : 0]++;
+    return APR_SUCCESS;
+}
+
+static void edge_add(agg_win *w, const char *val, const apr_int64_t *n)
+{
+    agg_grp *g;
+
+    if (n[0] + n[1] == 0) {
+        return;
+    }
+    g = win_group(w, 0, val);
+    g->row.scans += n[0];
+    g->row.clicks += n[1];
+    g->pv += n[0] + n[1];
+}
+
+static apr_status_t edge_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    edge_raw *c = ctx;
+    apr_int64_t **n = (apr_int64_t **)map_slot(&c->ids,
+                                               (apr_uint64_t)qrt_db_int(db, row, 0, 0));
+
+    if (*n && !(*n)[2]) {
+        (*n)[2] = 1;
+        edge_add(c->w, qrt_store_agg_acc_col(db, row, c->col), *n);
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t win_partial_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                    const void **args)
+{
+    edge_raw c;
+    apr_status_t rv;
+    int i;
+
+    memset(&c, 0, sizeof(c));
+    c.ids.p = p;
+    c.keys = apr_array_make(p, 256, sizeof(apr_int64_t));
+    c.w = w;
+    c.col = kind == QRT_AGG_Y ? 2 : 1;
+    rv = qrt_db_each_stream(db, p, kind == QRT_AGG_B ? SQL_report_edge_visits_raw_ua
+                                                     : SQL_report_edge_visits_raw_place,
+                            args, edge_raw_row, &c);
+    if (rv != APR_SUCCESS || c.keys->nelts == 0) {
+        return rv;
+    }
+    rv = kind == QRT_AGG_B
+         ? names_of(db, p, SQL_report_ua_browsers, SQL_report_ua_browsers_range, c.keys,
+                    edge_name_row, &c)
+         : names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c.keys,
+                    edge_name_row, &c);
+    for (i = 0; i < c.keys->nelts && rv == APR_SUCCESS; i++) {
+        apr_int64_t **n = (apr_int64_t **)map_slot(&c.ids, (apr_uint64_t)APR_ARRAY_IDX(
+                                                       c.keys, i, apr_int64_t));
+
+        if (!(*n)[2]) {
+            edge_add(w, "", *n);    /* (no dictionary row: the join's NULL, as "") */
+        }
+    }
+    return rv;
+}
+
 /* The visits of a kind with times in [s, e] (a window's partial days): sealed days,
  * then the rows of the others. */
 static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
@@ -966,7 +1054,10 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
 
         a = a < s ? s : a;
         b = b > e ? e : b;
-        rv = qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
+        rv = qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)
+             && (kind == QRT_AGG_B || kind == QRT_AGG_C || kind == QRT_AGG_Y)
+             ? win_partial_raw(db, p, w, kind, args)
+             : qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
     }
     return rv;
 }

@@ -130,6 +130,57 @@ SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), S
         %lld AND v.bot = 0
     GROUP BY COALESCE(vp.city, '')
 
+-- SQLite: a partial day's visits with their dictionary ids as they are, counted and named
+-- in C (win_partial_raw): grouped through the join, the rows went through a temporary
+-- B-tree keyed by the strings
+-- name: report_edge_visits_raw_ua
+SELECT v.ua_id, v.click
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+
+-- name: report_edge_visits_raw_place
+SELECT v.place_id, v.click
+    FROM agg_trk k
+    CROSS JOIN visit_rows v
+    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
+        %lld AND v.bot = 0
+
+-- the browsers of the user agents listed (a JSON array), and of a range of ids
+-- name: report_ua_browsers
+SELECT id, browser
+    FROM visit_uas
+    WHERE id IN (SELECT value
+    FROM json_each(%s))
+
+-- name: report_ua_browsers [pgsql]
+SELECT id, browser
+    FROM visit_uas
+    WHERE id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: report_ua_browsers_range
+SELECT id, browser
+    FROM visit_uas
+    WHERE id BETWEEN %lld AND %lld
+
+-- the countries and cities of the places listed, and of a range of ids
+-- name: report_place_names
+SELECT id, country, city
+    FROM visit_places
+    WHERE id IN (SELECT value
+    FROM json_each(%s))
+
+-- name: report_place_names [pgsql]
+SELECT id, country, city
+    FROM visit_places
+    WHERE id = ANY (CAST(%s AS BIGINT[]))
+
+-- name: report_place_names_range
+SELECT id, country, city
+    FROM visit_places
+    WHERE id BETWEEN %lld AND %lld
+
 -- name: report_edge_visits_tag
 SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
         0 END)
