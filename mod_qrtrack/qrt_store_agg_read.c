@@ -50,14 +50,13 @@ static const char *const agg_links[3][7] = {
       SQL_report_links_of_lost_seals_country,
       SQL_report_links_of_lost_seals_city,
       SQL_report_links_of_lost_seals_tag } };
+/* (a partial day's visits by tracker, account and tag: win_partial_trackers) */
 static const char *const agg_raw[7] = {
-    NULL,
-    SQL_report_edge_visits_tracker,
-    SQL_report_edge_visits_account,
+    NULL, NULL, NULL,
     SQL_report_edge_visits_browser,
     SQL_report_edge_visits_country,
     SQL_report_edge_visits_city,
-    SQL_report_edge_visits_tag };
+    NULL };
 static const char *const agg_rg[7] = {
     SQL_report_listed_total,
     SQL_report_listed_by_type,
@@ -1024,6 +1023,105 @@ static apr_status_t win_partial_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int
     return rv;
 }
 
+/* ---- reads: a partial day's visits by tracker, account or tag --------------------- */
+
+/* A window's partial day read from the visits takes a probe per tracker of the account,
+ * and a report reads one piece for two kinds (tracker and account for report=type,
+ * tracker and tag for report=tag): the visits are read by tracker once a request (kept
+ * with the request's pool) and added up here for the account, or for each tracker's
+ * tags as the aggregates hold them (agg_tag, as the statement by tag joins them). */
+typedef struct edge_memo {
+    struct edge_memo *next;
+    apr_int64_t account, a, b;
+    apr_array_header_t *rows;   /* apr_int64_t triples: tracker, scans, clicks */
+} edge_memo;
+
+#define EDGE_MEMO_KEY "qrt_store_agg_read.edge"
+
+static apr_status_t edge_tracker_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *x = apr_array_push(ctx);
+
+    x[0] = qrt_db_int(db, row, 0, 0);
+    x[1] = qrt_db_int(db, row, 2, 0);
+    x[2] = qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+static apr_status_t edge_trackers(qrt_db_t *db, apr_pool_t *p, const void **args,
+                                  apr_array_header_t **out)
+{
+    apr_int64_t account = *(const apr_int64_t *)args[0];
+    apr_int64_t a = *(const apr_int64_t *)args[1], b = *(const apr_int64_t *)args[2];
+    edge_memo *head = NULL, *m;
+    apr_status_t rv;
+
+    apr_pool_userdata_get((void **)&head, EDGE_MEMO_KEY, p);
+    for (m = head; m; m = m->next) {
+        if (m->account == account && m->a == a && m->b == b) {
+            *out = m->rows;
+            return APR_SUCCESS;
+        }
+    }
+    m = apr_pcalloc(p, sizeof(*m));
+    m->account = account;
+    m->a = a;
+    m->b = b;
+    m->rows = *out = apr_array_make(p, 64, 3 * sizeof(apr_int64_t));
+    rv = qrt_db_each_stream(db, p, SQL_report_edge_visits_tracker, args, edge_tracker_row,
+                            m->rows);
+    if (rv == APR_SUCCESS) {
+        m->next = head;
+        apr_pool_userdata_setn(m, EDGE_MEMO_KEY, NULL, p);
+    }
+    return rv;
+}
+
+static void edge_add_to(agg_win *w, apr_int64_t grp, const char *val, const apr_int64_t *n)
+{
+    agg_grp *g;
+
+    if (n[0] + n[1] == 0) {
+        return;
+    }
+    g = win_group(w, grp, val);
+    g->row.scans += n[0];
+    g->row.clicks += n[1];
+    g->pv += n[0] + n[1];
+}
+
+static apr_status_t win_partial_trackers(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
+                                         apr_hash_t *tags, const void **args)
+{
+    apr_array_header_t *rows;
+    apr_int64_t all[2] = { 0, 0 };
+    apr_status_t rv = edge_trackers(db, p, args, &rows);
+    int i, j;
+
+    for (i = 0; i < rows->nelts && rv == APR_SUCCESS; i++) {
+        const apr_int64_t *x = (const apr_int64_t *)(void *)(rows->elts
+                                                              + (apr_size_t)i * rows->elt_size);
+        apr_array_header_t *of;
+
+        if (kind == QRT_AGG_T) {
+            edge_add_to(w, x[0], "", x + 1);
+        }
+        else if (kind == QRT_AGG_A) {
+            all[0] += x[1];
+            all[1] += x[2];
+        }
+        else if ((of = apr_hash_get(tags, &x[0], sizeof(x[0]))) != NULL) {
+            for (j = 0; j < of->nelts; j++) {
+                edge_add_to(w, 0, APR_ARRAY_IDX(of, j, const char *), x + 1);
+            }
+        }
+    }
+    if (kind == QRT_AGG_A) {
+        edge_add_to(w, 0, "", all);
+    }
+    return rv;
+}
+
 /* The visits of a kind with times in [s, e] (a window's partial days): sealed days,
  * then the rows of the others. */
 static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
@@ -1054,10 +1152,14 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
 
         a = a < s ? s : a;
         b = b > e ? e : b;
-        rv = qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)
-             && (kind == QRT_AGG_B || kind == QRT_AGG_C || kind == QRT_AGG_Y)
-             ? win_partial_raw(db, p, w, kind, args)
-             : qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
+        if (kind == QRT_AGG_T || kind == QRT_AGG_A || kind == QRT_AGG_G) {
+            rv = win_partial_trackers(db, p, w, kind, c.tags, args);
+        }
+        else {
+            rv = qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)
+                 ? win_partial_raw(db, p, w, kind, args)
+                 : qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
+        }
     }
     return rv;
 }

@@ -85,14 +85,6 @@ SELECT v.tracker_id, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE 
         %lld AND v.bot = 0
     GROUP BY v.tracker_id
 
--- name: report_edge_visits_account
-SELECT 0, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE 0
-        END)
-    FROM agg_trk k
-    CROSS JOIN visit_rows v
-    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
-        %lld AND v.bot = 0
-
 -- name: report_edge_visits_one_tracker
 SELECT v.tracker_id, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1
         THEN 1 ELSE 0 END)
@@ -180,16 +172,6 @@ SELECT id, country, city
 SELECT id, country, city
     FROM visit_places
     WHERE id BETWEEN %lld AND %lld
-
--- name: report_edge_visits_tag
-SELECT 0, g.tag, SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1 THEN 1 ELSE
-        0 END)
-    FROM agg_trk k
-    CROSS JOIN visit_rows v
-    CROSS JOIN agg_tag g
-    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
-        %lld AND v.bot = 0 AND g.tracker_id = v.tracker_id
-    GROUP BY g.tag
 
 -- reads: links by time (visit_time) and by previous time (previous_time), per kind
 -- name: report_links_by_time_tracker
