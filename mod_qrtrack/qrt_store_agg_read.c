@@ -490,6 +490,8 @@ typedef struct {
     ab_map groups;              /* indexes: tracker id (T) or string hash -> group */
 } ab_rd;
 
+#define TAG_MAP_KEY "qrt_store_agg_read.tags"
+
 static apr_status_t tag_map_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     ab_rd *c = ctx;
@@ -517,15 +519,27 @@ static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
     c->groups.p = p;
     apr_pool_create(&c->scratch, p);
     if (kind == QRT_AGG_G) {
-        /* The trackers' tags as the aggregates hold them, once per window. */
+        /* The trackers' tags as the aggregates hold them, once per request (kept with
+         * its pool: a report by tag reads windows of two kinds). */
         if (!*tags) {
             const void *args[] = { &account };
+            apr_int64_t *of = NULL;
             apr_status_t rv;
 
-            c->tags = *tags = apr_hash_make(p);
-            rv = qrt_db_each(db, p, SQL_agg_tag_map, args, tag_map_row, c);
-            if (rv != APR_SUCCESS) {
-                return rv;
+            apr_pool_userdata_get((void **)&of, TAG_MAP_KEY, p);
+            if (of && *of == account) {
+                apr_pool_userdata_get((void **)tags, TAG_MAP_KEY ".map", p);
+            }
+            if (!*tags) {
+                c->tags = *tags = apr_hash_make(p);
+                rv = qrt_db_each(db, p, SQL_agg_tag_map, args, tag_map_row, c);
+                if (rv != APR_SUCCESS) {
+                    *tags = NULL;
+                    return rv;
+                }
+                of = apr_pmemdup(p, &account, sizeof(account));
+                apr_pool_userdata_setn(of, TAG_MAP_KEY, NULL, p);
+                apr_pool_userdata_setn(*tags, TAG_MAP_KEY ".map", NULL, p);
             }
         }
         c->tags = *tags;
