@@ -221,8 +221,8 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
 enum { BY_T, BY_P, BY_T_SEALED };
 
 static apr_status_t win_links_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                  const void **largs);
-static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w,
+                                  int by_p, const void **largs);
+static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int by_p,
                                  const void **gargs);
 
 /* Links of a kind with t in [t0, t1] and p in [p0, p1], scanned as `by` says, added
@@ -248,8 +248,14 @@ static apr_status_t win_links(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
     if (by == BY_T && kind != QRT_AGG_A && kind != QRT_AGG_T
         && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
         /* the days not sealed: their rows added up here (win_links_raw) */
-        rv = win_links_raw(db, p, w, kind, largs);
-        return rv == APR_SUCCESS ? win_gaps_raw(db, p, w, gargs) : rv;
+        rv = win_links_raw(db, p, w, kind, 0, largs);
+        return rv == APR_SUCCESS ? win_gaps_raw(db, p, w, 0, gargs) : rv;
+    }
+    if (by == BY_P && kind != QRT_AGG_A && kind != QRT_AGG_T
+        && qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)) {
+        /* the same by previous time (a window's partial day, in the R form) */
+        rv = win_links_raw(db, p, w, kind, 1, largs);
+        return rv == APR_SUCCESS ? win_gaps_raw(db, p, w, 1, gargs) : rv;
     }
     rv = qrt_db_each(db, p, agg_links[by][kind], largs, win_link_row, w);
     if (rv == APR_SUCCESS && kind != QRT_AGG_A) {
@@ -379,8 +385,12 @@ static apr_status_t names_of(qrt_db_t *db, apr_pool_t *p, const char *list,
 
 /* Kinds B, C, Y and G. */
 static apr_status_t win_links_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                  const void **largs)
+                                  int by_p, const void **largs)
 {
+    static const char *const stmt[2][2] = {
+        { SQL_report_links_by_time_raw_entries, SQL_report_links_by_time_raw_trackers },
+        { SQL_report_links_by_previous_time_raw_entries,
+          SQL_report_links_by_previous_time_raw_trackers } };
     static const apr_int64_t bits[7] = { 0, 0, 0, QRT_AGG_F_B, QRT_AGG_F_C, QRT_AGG_F_Y,
                                          QRT_AGG_F_G };
     raw_links c;
@@ -393,9 +403,7 @@ static apr_status_t win_links_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int k
     c.keys = apr_array_make(p, 256, sizeof(apr_int64_t));
     memcpy(args, largs, 5 * sizeof(*args));
     args[5] = &bits[kind];
-    rv = qrt_db_each_stream(db, p, kind == QRT_AGG_G ? SQL_report_links_by_time_raw_trackers
-                                                     : SQL_report_links_by_time_raw_entries,
-                            args, raw_link_row, &c);
+    rv = qrt_db_each_stream(db, p, stmt[by_p][kind == QRT_AGG_G], args, raw_link_row, &c);
     if (rv != APR_SUCCESS || c.keys->nelts == 0) {
         return rv;
     }
@@ -447,7 +455,7 @@ static apr_status_t raw_val_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w,
+static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int by_p,
                                  const void **gargs)
 {
     raw_gaps c;
@@ -459,7 +467,8 @@ static apr_status_t win_gaps_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w,
     c.p = c.vals.p = p;
     c.sums = apr_hash_make(p);
     c.ids = apr_array_make(p, 64, sizeof(apr_int64_t));
-    rv = qrt_db_each_stream(db, p, SQL_report_gaps_by_time_raw, gargs, raw_gap_row, &c);
+    rv = qrt_db_each_stream(db, p, by_p ? SQL_report_gaps_by_previous_time_raw
+                                        : SQL_report_gaps_by_time_raw, gargs, raw_gap_row, &c);
     if (rv != APR_SUCCESS || c.ids->nelts == 0) {
         return rv;
     }

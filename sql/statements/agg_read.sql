@@ -410,6 +410,26 @@ SELECT c.bucket
     WHERE x.account_id = c.account_id AND x.day = c.bucket)
     ORDER BY c.bucket
 
+-- The links and gaps by previous time as they are (SQLite adds them up itself:
+-- win_links_raw and win_gaps_raw, as by time)
+-- name: report_links_by_previous_time_raw_entries
+SELECT browser_country_city_id, visit_count
+    FROM agg_link
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & %lld) <> 0
+
+-- name: report_links_by_previous_time_raw_trackers
+SELECT tracker_id, visit_count
+    FROM agg_link
+    WHERE account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time BETWEEN %lld AND
+        %lld AND (flags & %lld) <> 0
+
+-- name: report_gaps_by_previous_time_raw
+SELECT tracker_id, value_id, visit_count
+    FROM agg_gaps
+    WHERE kind = %lld AND account_id = %lld AND previous_time BETWEEN %lld AND %lld AND +visit_time
+        BETWEEN %lld AND %lld
+
 -- name: report_gaps_by_previous_time
 SELECT tracker_id, v.value, SUM(visit_count)
     FROM agg_gaps
