@@ -51,6 +51,8 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     *out = sc;
     sc->db = db;
     sc->p = p;
+    apr_pool_create(&sc->wp, p);
+    qrt_store_agg_read_share(sc->wp);
     sc->account_id = account_id;
     if (cache) {
         /* The version before anything is read: a change made meanwhile raises it, and
@@ -146,7 +148,7 @@ static apr_status_t report_per_tracker(qrt_report_scope_t *sc, apr_int64_t s,
     int i;
 
     *out = apr_hash_make(sc->p);
-    rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_T, report_only(sc),
+    rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_T, report_only(sc),
                               sc->list->nelts, s, e, uniques, &rows);
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "summing tracker aggregates");
@@ -587,7 +589,7 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
         if (sc->agg_ok && apr_hash_count(sums) == 1) {
             apr_array_header_t *all;
 
-            rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+            rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
                                       1, &all);
             if (rv != APR_SUCCESS) {
                 return report_fail(sc, rv, "summing account aggregates");
@@ -604,7 +606,7 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
     else if (sc->agg_ok) {
         apr_array_header_t *tags;
 
-        rv = qrt_store_agg_read_window(sc->db, p, sc->account_id, QRT_AGG_G, NULL, 0, s, e, 1,
+        rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_G, NULL, 0, s, e, 1,
                                   &tags);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing tag aggregates");
@@ -696,7 +698,7 @@ static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t 
     int i;
 
     if (sc->agg_ok) {
-        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, kinds[type], NULL, 0, s, e,
+        rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, kinds[type], NULL, 0, s, e,
                                   1, &list);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing report aggregates");
@@ -763,7 +765,7 @@ static apr_status_t report_destination_agg(qrt_report_scope_t *sc, apr_int64_t s
     apr_status_t rv;
     int i, first = rows->nelts;
 
-    rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e, 1,
+    rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_A, NULL, 0, s, e, 1,
                                    &all);
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "summing account aggregates");
@@ -1040,7 +1042,7 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
     if (sc->agg_ok) {
         apr_array_header_t *all;
 
-        rv = qrt_store_agg_read_window(sc->db, sc->p, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
+        rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_A, NULL, 0, s, e,
                                   1, &all);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "summing account aggregates");

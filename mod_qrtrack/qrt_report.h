@@ -58,6 +58,9 @@ int qrt_report_type_parse(const char *name);
 typedef struct {
     qrt_db_t *db;
     apr_pool_t *p;
+    apr_pool_t *wp;                 /* the windows' reads: a child of p, whose userdata
+                                     * keeps what one scope's windows share (a partial
+                                     * day's visits, the tags: qrt_store_agg_read.c) */
     apr_int64_t account_id;
     apr_array_header_t *live;       /* qrt_report_tracker_t: the account's trackers (a
                                      * short list's own only, when fewer than nlive) */

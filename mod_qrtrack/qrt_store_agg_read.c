@@ -500,6 +500,20 @@ typedef struct {
 } ab_rd;
 
 #define TAG_MAP_KEY "qrt_store_agg_read.tags"
+#define SHARE_KEY "qrt_store_agg_read.share"
+
+void qrt_store_agg_read_share(apr_pool_t *p)
+{
+    apr_pool_userdata_setn("", SHARE_KEY, NULL, p);
+}
+
+static int shared(apr_pool_t *p)
+{
+    void *mark = NULL;
+
+    apr_pool_userdata_get(&mark, SHARE_KEY, p);
+    return mark != NULL;
+}
 
 static apr_status_t tag_map_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
@@ -528,14 +542,17 @@ static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
     c->groups.p = p;
     apr_pool_create(&c->scratch, p);
     if (kind == QRT_AGG_G) {
-        /* The trackers' tags as the aggregates hold them, once per request (kept with
-         * its pool: a report by tag reads windows of two kinds). */
+        /* The trackers' tags as the aggregates hold them, once a window, or once a
+         * report when its pool shares them (a report by tag reads windows of two
+         * kinds). */
         if (!*tags) {
             const void *args[] = { &account };
             apr_int64_t *of = NULL;
             apr_status_t rv;
 
-            apr_pool_userdata_get((void **)&of, TAG_MAP_KEY, p);
+            if (shared(p)) {
+                apr_pool_userdata_get((void **)&of, TAG_MAP_KEY, p);
+            }
             if (of && *of == account) {
                 apr_pool_userdata_get((void **)tags, TAG_MAP_KEY ".map", p);
             }
@@ -546,9 +563,11 @@ static apr_status_t rd_init(ab_rd *c, qrt_db_t *db, apr_pool_t *p, agg_win *w,
                     *tags = NULL;
                     return rv;
                 }
-                of = apr_pmemdup(p, &account, sizeof(account));
-                apr_pool_userdata_setn(of, TAG_MAP_KEY, NULL, p);
-                apr_pool_userdata_setn(*tags, TAG_MAP_KEY ".map", NULL, p);
+                if (shared(p)) {
+                    of = apr_pmemdup(p, &account, sizeof(account));
+                    apr_pool_userdata_setn(of, TAG_MAP_KEY, NULL, p);
+                    apr_pool_userdata_setn(*tags, TAG_MAP_KEY ".map", NULL, p);
+                }
             }
         }
         c->tags = *tags;
@@ -1050,9 +1069,10 @@ static apr_status_t win_partial_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int
 
 /* A window's partial day read from the visits takes a probe per tracker of the account,
  * and a report reads one piece for two kinds (tracker and account for report=type,
- * tracker and tag for report=tag): the visits are read by tracker once a request (kept
- * with the request's pool) and added up here for the account, or for each tracker's
- * tags as the aggregates hold them (agg_tag, as the statement by tag joins them). */
+ * tracker and tag for report=tag): the visits are read by tracker, once a report when
+ * its pool shares them (qrt_store_agg_read_share), and added up here for the account,
+ * or for each tracker's tags as the aggregates hold them (agg_tag, as the statement by
+ * tag joins them). */
 typedef struct edge_memo {
     struct edge_memo *next;
     apr_int64_t account, a, b;
@@ -1079,6 +1099,11 @@ static apr_status_t edge_trackers(qrt_db_t *db, apr_pool_t *p, const void **args
     edge_memo *head = NULL, *m;
     apr_status_t rv;
 
+    if (!shared(p)) {
+        *out = apr_array_make(p, 64, 3 * sizeof(apr_int64_t));
+        return qrt_db_each_stream(db, p, SQL_report_edge_visits_tracker, args,
+                                  edge_tracker_row, *out);
+    }
     apr_pool_userdata_get((void **)&head, EDGE_MEMO_KEY, p);
     for (m = head; m; m = m->next) {
         if (m->account == account && m->a == a && m->b == b) {

@@ -29,6 +29,12 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                                        apr_int64_t s, apr_int64_t e, int want_uniques,
                                        apr_array_header_t **out);
 
+/* From now on, the windows read in p share what they read of partial days' visits and of
+ * the trackers' tags (kept in p's userdata until p goes): for the pool of one report's
+ * windows, which read the database as it is while nothing is written. Without it, each
+ * window reads them itself. */
+void qrt_store_agg_read_share(apr_pool_t *p);
+
 /* One local day of the date report. */
 typedef struct {
     apr_int64_t day;            /* days since 1970-01-01 in the offset */
