@@ -126,19 +126,28 @@ static apr_status_t win_cnt_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-static apr_status_t win_raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+/* Visits of a partial day, n[0] scans and n[1] clicks, added to the group of (grp, val). */
+static void win_visits_add(agg_win *w, apr_int64_t grp, const char *val,
+                           const apr_int64_t *n)
 {
-    agg_win *w = ctx;
-    apr_int64_t scans = qrt_db_int(db, row, 2, 0), clicks = qrt_db_int(db, row, 3, 0);
     agg_grp *g;
 
-    if (scans + clicks == 0) {
-        return APR_SUCCESS;
+    if (n[0] + n[1] == 0) {
+        return;
     }
-    g = win_group(w, qrt_db_int(db, row, 0, 0), qrt_store_agg_acc_col(db, row, 1));
-    g->row.scans += scans;
-    g->row.clicks += clicks;
-    g->pv += scans + clicks;
+    g = win_group(w, grp, val);
+    g->row.scans += n[0];
+    g->row.clicks += n[1];
+    g->pv += n[0] + n[1];
+}
+
+static apr_status_t win_raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t n[2];
+
+    n[0] = qrt_db_int(db, row, 2, 0);
+    n[1] = qrt_db_int(db, row, 3, 0);
+    win_visits_add(ctx, qrt_db_int(db, row, 0, 0), qrt_store_agg_acc_col(db, row, 1), n);
     return APR_SUCCESS;
 }
 
@@ -1005,19 +1014,6 @@ static apr_status_t edge_raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-static void edge_add(agg_win *w, const char *val, const apr_int64_t *n)
-{
-    agg_grp *g;
-
-    if (n[0] + n[1] == 0) {
-        return;
-    }
-    g = win_group(w, 0, val);
-    g->row.scans += n[0];
-    g->row.clicks += n[1];
-    g->pv += n[0] + n[1];
-}
-
 static apr_status_t edge_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     edge_raw *c = ctx;
@@ -1026,7 +1022,7 @@ static apr_status_t edge_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 
     if (*n && !(*n)[2]) {
         (*n)[2] = 1;
-        edge_add(c->w, qrt_store_agg_acc_col(db, row, c->col), *n);
+        win_visits_add(c->w, 0, qrt_store_agg_acc_col(db, row, c->col), *n);
     }
     return APR_SUCCESS;
 }
@@ -1059,7 +1055,7 @@ static apr_status_t win_partial_raw(qrt_db_t *db, apr_pool_t *p, agg_win *w, int
                                                        c.keys, i, apr_int64_t));
 
         if (!(*n)[2]) {
-            edge_add(w, "", *n);    /* (no dictionary row: the join's NULL, as "") */
+            win_visits_add(w, 0, "", *n);   /* (no dictionary row: the join's NULL) */
         }
     }
     return rv;
@@ -1125,19 +1121,6 @@ static apr_status_t edge_trackers(qrt_db_t *db, apr_pool_t *p, const void **args
     return rv;
 }
 
-static void edge_add_to(agg_win *w, apr_int64_t grp, const char *val, const apr_int64_t *n)
-{
-    agg_grp *g;
-
-    if (n[0] + n[1] == 0) {
-        return;
-    }
-    g = win_group(w, grp, val);
-    g->row.scans += n[0];
-    g->row.clicks += n[1];
-    g->pv += n[0] + n[1];
-}
-
 static apr_status_t win_partial_trackers(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                                          apr_hash_t *tags, const void **args)
 {
@@ -1152,7 +1135,7 @@ static apr_status_t win_partial_trackers(qrt_db_t *db, apr_pool_t *p, agg_win *w
         apr_array_header_t *of;
 
         if (kind == QRT_AGG_T) {
-            edge_add_to(w, x[0], "", x + 1);
+            win_visits_add(w, x[0], "", x + 1);
         }
         else if (kind == QRT_AGG_A) {
             all[0] += x[1];
@@ -1160,12 +1143,12 @@ static apr_status_t win_partial_trackers(qrt_db_t *db, apr_pool_t *p, agg_win *w
         }
         else if ((of = apr_hash_get(tags, &x[0], sizeof(x[0]))) != NULL) {
             for (j = 0; j < of->nelts; j++) {
-                edge_add_to(w, 0, APR_ARRAY_IDX(of, j, const char *), x + 1);
+                win_visits_add(w, 0, APR_ARRAY_IDX(of, j, const char *), x + 1);
             }
         }
     }
     if (kind == QRT_AGG_A) {
-        edge_add_to(w, 0, "", all);
+        win_visits_add(w, 0, "", all);
     }
     return rv;
 }
