@@ -236,8 +236,8 @@ static void acc_cnt(qrt_store_agg_acc_t *a, int kind, apr_int64_t account, apr_i
     e->rets += rets;
 }
 
-static void acc_day(qrt_store_agg_acc_t *a, apr_int64_t account, apr_int64_t q, int g,
-                    apr_int64_t scans, apr_int64_t clicks)
+static void acc_day(qrt_store_agg_acc_t *a, int sign, apr_int64_t account, apr_int64_t t,
+                    apr_int64_t q, int g, apr_int64_t scans, apr_int64_t clicks)
 {
     day_key k;
     day_ent *e;
@@ -249,6 +249,9 @@ static void acc_day(qrt_store_agg_acc_t *a, apr_int64_t account, apr_int64_t q, 
     e = acc_entry(a->p, a->day, &k, sizeof(k), sizeof(*e), NULL);
     e->scans += scans;
     e->clicks += clicks;
+    if (sign > 0 && t > e->last) {
+        e->last = t;
+    }
 }
 
 static void acc_link(qrt_store_agg_acc_t *a, int sign, apr_int64_t account, apr_int64_t t,
@@ -574,12 +577,12 @@ apr_status_t qrt_store_agg_acc_flush_counts(qrt_store_agg_acc_t *a)
     if (rv == APR_SUCCESS) {
         /* (many rows a statement: an import's days are as many as its visits) */
         void **v = acc_sorted(p, &a->day, 1, acc_day_cmp, &n);
-        row_run *days = run_make(p, a->db, SQL_agg_day_add, "lllll");
+        row_run *days = run_make(p, a->db, SQL_agg_day_add, "llllll");
 
         for (i = 0; i < n && rv == APR_SUCCESS; i++) {
             day_ent *e = v[i];
             const void *dargs[] = { &e->k.account, &e->k.q, run_int(days, e->k.g), &e->scans,
-                                    &e->clicks };
+                                    &e->clicks, &e->last };
 
             if (e->scans || e->clicks) {
                 rv = run_add(days, dargs);
@@ -784,7 +787,7 @@ void qrt_store_agg_acc_emit(qrt_store_agg_acc_t *a, int sign, apr_int64_t accoun
         }
         g = gap < QRT_AGG_QDAY ? (int)gap : QRT_AGG_QDAY;
     }
-    acc_day(a, account, q, g, sign * !x->click, sign * x->click);
+    acc_day(a, sign, account, x->t, q, g, sign * !x->click, sign * x->click);
 }
 
 static void agg_prev_of(qrt_store_agg_prev_t *o, const qrt_agg_visit_t *v, int idx, int a)

@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
     day_key k;
     apr_int64_t scans, clicks;
+    apr_int64_t last;           /* the latest time added (0: none), agg_day.last_start */
 } day_ent;
 
 typedef struct {

@@ -1342,14 +1342,32 @@ typedef struct {
     apr_int64_t rest_a[2], rest_b[2];
 } win_piece;
 
+static apr_status_t day_visits_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_int64_t *out = ctx;
+
+    out[0] = qrt_db_int(db, row, 0, 0);
+    out[1] = qrt_db_int(db, row, 1, 0);
+    return APR_SUCCESS;
+}
+
+/* The account's visits in the quarter-hours of [a, b] (*n), and a time none of them is
+ * later than (*last). */
 static apr_status_t day_visits(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
-                               apr_int64_t a, apr_int64_t b, apr_int64_t *n)
+                               apr_int64_t a, apr_int64_t b, apr_int64_t *n,
+                               apr_int64_t *last)
 {
     apr_int64_t q0 = qrt_agg_fdiv(a, QRT_AGG_QUARTER), q1 = qrt_agg_fdiv(b, QRT_AGG_QUARTER);
     const void *args[] = { &account, &q0, &q1 };
+    apr_int64_t out[2] = { 0, 0 };
+    apr_status_t rv = APR_SUCCESS;
 
-    *n = 0;
-    return a > b ? APR_SUCCESS : qrt_db_select_int(db, p, SQL_report_day_visits, args, n);
+    if (a <= b) {
+        rv = qrt_db_each(db, p, SQL_report_day_visits, args, day_visits_row, out);
+    }
+    *n = out[0];
+    *last = out[1];
+    return rv;
 }
 
 static apr_status_t win_pieces(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
@@ -1366,34 +1384,38 @@ static apr_status_t win_pieces(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
 
         while (x <= y && rv == APR_SUCCESS && *n < WIN_PIECES) {
             apr_int64_t d = qrt_agg_fdiv(x, QRT_AGG_DAY), ds = d * QRT_AGG_DAY;
-            apr_int64_t de = ds + QRT_AGG_DAY - 1, in, left = 0, right = 0;
+            apr_int64_t de = ds + QRT_AGG_DAY - 1, in, left = 0, right = 0, last = 0;
             win_piece *c = &out[(*n)++];
 
             memset(c, 0, sizeof(*c));
             c->a = x;
             c->b = y < de ? y : de;
             x = c->b + 1;
-            rv = day_visits(db, p, account, c->a, c->b, &in);
-            c->empty = rv == APR_SUCCESS && in == 0;
+            rv = day_visits(db, p, account, c->a, c->b, &in, &last);
+            /* (no visit in its quarter-hours, or none from its start on) */
+            c->empty = rv == APR_SUCCESS && (in == 0 || last < c->a);
             if (rv != APR_SUCCESS || c->empty || !may_rest
                 || qrt_store_agg_blob_due(1, d, now)) {
                 continue;
             }
             if (rv == APR_SUCCESS) {
-                rv = day_visits(db, p, account, ds, c->a - 1, &left);
+                rv = day_visits(db, p, account, ds, c->a - 1, &left, &last);
             }
             if (rv == APR_SUCCESS) {
-                rv = day_visits(db, p, account, c->b + 1, de, &right);
+                rv = day_visits(db, p, account, c->b + 1, de, &right, &last);
+                /* none after the piece (a window through now): the rest after it is
+                 * empty, not read */
+                right = last > c->b ? right : 0;
             }
             if (rv != APR_SUCCESS || left + right >= in) {
                 continue;
             }
             c->rest = 1;
-            if (c->a > ds) {
+            if (c->a > ds && left > 0) {
                 c->rest_a[c->nrest] = ds;
                 c->rest_b[c->nrest++] = c->a - 1;
             }
-            if (c->b < de) {
+            if (c->b < de && right > 0) {
                 c->rest_a[c->nrest] = c->b + 1;
                 c->rest_b[c->nrest++] = de;
             }

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 57: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 58: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -126,7 +126,8 @@ CREATE TABLE agg_day (
     quarter_hour bigint NOT NULL,
     quarters_since_previous smallint NOT NULL,
     scans bigint NOT NULL,
-    clicks bigint NOT NULL
+    clicks bigint NOT NULL,
+    last_start bigint
 );
 
 CREATE TABLE agg_gaps (

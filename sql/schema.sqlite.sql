@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 57: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 58: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -137,7 +137,7 @@ CREATE TABLE agg_day (
     quarter_hour BIGINT NOT NULL,
     quarters_since_previous SMALLINT NOT NULL,
     scans BIGINT NOT NULL,
-    clicks BIGINT NOT NULL,
+    clicks BIGINT NOT NULL, last_start BIGINT,
     PRIMARY KEY (account_id, quarter_hour, quarters_since_previous)
 );
 

@@ -29,11 +29,16 @@ INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, 
         first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
         agg_cnt.followed_visits + excluded.followed_visits
 
+-- (last_start, schema 58: the latest time added; a row from before that schema keeps none,
+-- its quarter-hour's end bounds its visits)
 -- name: agg_day_add
-INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
-    VALUES (%lld, %lld, %lld, %lld, %lld)
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks,
+        last_start)
+    VALUES (%lld, %lld, %lld, %lld, %lld, %lld)
     ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
-    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks,
+        last_start = CASE WHEN agg_day.last_start IS NULL OR excluded.last_start <
+        agg_day.last_start THEN agg_day.last_start ELSE excluded.last_start END
 
 -- name: agg_link_add
 INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,
@@ -110,15 +115,18 @@ INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, 
         agg_cnt.followed_visits + excluded.followed_visits
 
 -- name: agg_day_add_many [pgsql-only]
-INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks,
+        last_start)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS SMALLINT[]), CAST(%s AS
-        BIGINT[]), CAST(%s AS BIGINT[]))
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
     ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
-    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks,
+        last_start = CASE WHEN agg_day.last_start IS NULL OR excluded.last_start <
+        agg_day.last_start THEN agg_day.last_start ELSE excluded.last_start END
 
 -- agg_counter_add_many and agg_day_add_many in one round trip (a commit of scans
--- writes both): the counters' ten arrays, then the days' five.
+-- writes both): the counters' ten arrays, then the days' six.
 -- name: agg_counter_day_add [pgsql-only]
 WITH counters AS (
     INSERT INTO agg_cnt (kind, account_id, level, bucket, tracker_id, value, scans, clicks,
@@ -132,12 +140,15 @@ WITH counters AS (
             first_visits = agg_cnt.first_visits + excluded.first_visits, followed_visits =
             agg_cnt.followed_visits + excluded.followed_visits
 )
-INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks)
+INSERT INTO agg_day (account_id, quarter_hour, quarters_since_previous, scans, clicks,
+        last_start)
     SELECT *
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS SMALLINT[]), CAST(%s AS
-        BIGINT[]), CAST(%s AS BIGINT[]))
+        BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]))
     ON CONFLICT (account_id, quarter_hour, quarters_since_previous) DO UPDATE
-    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks
+    SET scans = agg_day.scans + excluded.scans, clicks = agg_day.clicks + excluded.clicks,
+        last_start = CASE WHEN agg_day.last_start IS NULL OR excluded.last_start <
+        agg_day.last_start THEN agg_day.last_start ELSE excluded.last_start END
 
 -- name: agg_link_add_many [pgsql-only]
 INSERT INTO agg_link (account_id, visit_time, previous_time, flags, tracker_id,

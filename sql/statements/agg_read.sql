@@ -868,8 +868,10 @@ SELECT COUNT(DISTINCT v.visitor)
         = 0
 
 -- the account's visits in the quarter-hours of [a, b] (an estimate: which part of a day
--- not settled is read from its visits, qrt_store_agg_read.c's win_pieces)
+-- not settled is read from its visits, qrt_store_agg_read.c's win_pieces), and a time no
+-- visit of them is later than (schema 58; a row from before it: its quarter-hour's end)
 -- name: report_day_visits
-SELECT COALESCE(SUM(scans + clicks), 0)
+SELECT COALESCE(SUM(scans + clicks), 0), COALESCE(MAX(COALESCE(last_start, quarter_hour * 900 +
+        899)), 0)
     FROM agg_day
     WHERE account_id = %lld AND quarter_hour BETWEEN %lld AND %lld

@@ -780,6 +780,62 @@ def test_windows_through_today_and_tomorrow_are_exact(server, acct):
     dashboards()
 
 
+def test_windows_through_the_latest_visit_are_exact(server, acct):
+    """A window through now ends after the account's latest visit: today is read as its
+    counters less a rest of the day that holds no visit, which the day's quarter-hours
+    say (agg_day.last_start, schema 58) without reading it. Windows ending at the latest
+    visit, a second before it, after it in its quarter-hour and in later ones, starting
+    after it; exact, then again after a tracker with the latest visits is deleted (the
+    bound stays above the visits left), after visits and a bot land after it in the same
+    quarter-hour and later, and with the bounds of rows from before schema 58 (none)."""
+    rng = random.Random(58)
+    now = int(time.time())
+    today = now - now % DAY
+    ids = [acct.tracker("l%d" % i, tg) for i, tg in
+           enumerate([["campaign:a", "region:eu"], ["campaign:b"], ["campaign:a"]])]
+
+    def visit(t, tid=None, bot=False):
+        return V(tid or rng.choice(acct.live()), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(20), ua=rng.randrange(3),
+                 browser=rng.choice(["Chrome", "Safari"]), country=rng.choice(["DE", "NP"]),
+                 city=rng.choice(["Berlin", "Kathmandu"]), bot=bot)
+    # the latest visit at last, 7 minutes into a quarter-hour of today, some before it
+    # in its quarter-hour
+    last = today + 15 * 3600 + 7 * 60 + rng.randrange(60)
+    times = [now - rng.randrange(30 * DAY) for _ in range(80)] + \
+            [today + rng.randrange(last - today) for _ in range(150)] + \
+            [last - rng.randrange(400) for _ in range(10)]
+    acct.load([visit(t) for t in sorted(times)] + [visit(last, ids[0])])
+    server.admin("aggregates", "seal")
+    account = int(server.sql("SELECT id FROM accounts WHERE name = '%s'" % acct.name).split()[0])
+    bound = "SELECT MAX(last_start) FROM agg_day WHERE account_id = %d AND quarter_hour = %d" \
+        % (account, last // 900)
+    assert int(server.sql(bound).split()[0]) == last
+    ends = [last, last - 1, last + 1, last + 300, last + 3 * 3600, today + DAY - 1]
+    windows = [(e - span, e, off) for e in ends
+               for span, off in [(DAY, 0), (30 * DAY, 19800), (3600, -34200)]]
+    windows += [(last + 1, last + 900, 0), (last + 1, today + DAY + 600, 45900),
+                (today, last - 1, 0)]
+
+    def check_windows(ws):
+        for s, e, off in ws:
+            check_all(acct, s, e, off)
+    check_windows(windows)
+    # The tracker with the latest visit deleted: its visits are no one's any more.
+    acct.delete(ids[0])
+    check_windows(windows[::2])
+    # Visits after the latest, in its quarter-hour and later; a bot after them.
+    acct.load([visit(last + 5), visit(last + 120), visit(last + 2 * 3600),
+               visit(last + 3 * 3600 + 1, bot=True)])
+    assert int(server.sql(bound).split()[0]) == last + 120
+    check_windows(windows[1::2])
+    # Rows from before schema 58: no bound (their quarter-hour's end stands in).
+    server.sql("UPDATE agg_day SET last_start = NULL WHERE account_id = %d" % account)
+    check_windows(windows[::3])
+    acct.load([visit(last + 60)])
+    check_windows(windows[2::3])
+
+
 @pytest.mark.parametrize("seed", [50, 5003])
 def test_destination_windows_are_exact(server, acct, seed):
     """report=destination over all of an account's trackers takes the account's
