@@ -1091,7 +1091,7 @@ static apr_status_t edge_trackers(qrt_db_t *db, apr_pool_t *p, const void **args
                                   apr_array_header_t **out)
 {
     apr_int64_t account = *(const apr_int64_t *)args[0];
-    apr_int64_t a = *(const apr_int64_t *)args[1], b = *(const apr_int64_t *)args[2];
+    apr_int64_t a = *(const apr_int64_t *)args[4], b = *(const apr_int64_t *)args[5];
     edge_memo *head = NULL, *m;
     apr_status_t rv;
 
@@ -1179,16 +1179,20 @@ static apr_status_t win_partial(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kin
     for (j = 0; j + 1 < runs->nelts && rv == APR_SUCCESS; j += 2) {
         apr_int64_t a = APR_ARRAY_IDX(runs, j, apr_int64_t) * QRT_AGG_DAY;
         apr_int64_t b = (APR_ARRAY_IDX(runs, j + 1, apr_int64_t) + 1) * QRT_AGG_DAY - 1;
+        apr_int64_t da = APR_ARRAY_IDX(runs, j, apr_int64_t);
+        apr_int64_t db1 = APR_ARRAY_IDX(runs, j + 1, apr_int64_t);
         const void *args[] = { &account, &a, &b };
+        /* (by tracker and raw: the trackers with counters on days da..db1 alone) */
+        const void *active[] = { &account, &account, &da, &db1, &a, &b };
 
         a = a < s ? s : a;
         b = b > e ? e : b;
         if (kind == QRT_AGG_T || kind == QRT_AGG_A || kind == QRT_AGG_G) {
-            rv = win_partial_trackers(db, p, w, kind, c.tags, args);
+            rv = win_partial_trackers(db, p, w, kind, c.tags, active);
         }
         else {
             rv = qrt_db_dialect_is(db, QRT_DIALECT_SQLITE)
-                 ? win_partial_raw(db, p, w, kind, args)
+                 ? win_partial_raw(db, p, w, kind, active)
                  : qrt_db_each(db, p, agg_raw[kind], args, win_raw_row, w);
         }
     }

@@ -75,14 +75,18 @@ SELECT bucket, tracker_id, SUM(scans), SUM(clicks)
         %lld AND %lld
     GROUP BY bucket, tracker_id
 
--- reads: visits of the partial days at a window's edges, per kind
+-- reads: visits of the partial days at a window's edges, per kind. By tracker and raw
+-- (below): the trackers probed are those with counters on the days (a tracker's visits of
+-- a day all add to its kind-1 counter of that day), not every tracker of the account.
 -- name: report_edge_visits_tracker
 SELECT v.tracker_id, '', SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), SUM(CASE WHEN v.click = 1
         THEN 1 ELSE 0 END)
     FROM agg_trk k
     CROSS JOIN visit_rows v
-    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
-        %lld AND v.bot = 0
+    WHERE k.account_id = %lld AND k.tracker_id IN (SELECT tracker_id
+        FROM agg_cnt
+        WHERE kind = 1 AND account_id = %lld AND level = 1 AND bucket BETWEEN %lld AND %lld) AND
+        v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
     GROUP BY v.tracker_id
 
 -- name: report_edge_visits_one_tracker
@@ -129,15 +133,19 @@ SELECT 0, COALESCE(vp.city, ''), SUM(CASE WHEN v.click = 1 THEN 0 ELSE 1 END), S
 SELECT v.ua_id, v.click
     FROM agg_trk k
     CROSS JOIN visit_rows v
-    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
-        %lld AND v.bot = 0
+    WHERE k.account_id = %lld AND k.tracker_id IN (SELECT tracker_id
+        FROM agg_cnt
+        WHERE kind = 1 AND account_id = %lld AND level = 1 AND bucket BETWEEN %lld AND %lld) AND
+        v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
 
 -- name: report_edge_visits_raw_place
 SELECT v.place_id, v.click
     FROM agg_trk k
     CROSS JOIN visit_rows v
-    WHERE k.account_id = %lld AND v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND
-        %lld AND v.bot = 0
+    WHERE k.account_id = %lld AND k.tracker_id IN (SELECT tracker_id
+        FROM agg_cnt
+        WHERE kind = 1 AND account_id = %lld AND level = 1 AND bucket BETWEEN %lld AND %lld) AND
+        v.tracker_id = k.tracker_id AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
 
 -- the browsers of the user agents listed (a JSON array), and of a range of ids
 -- name: report_ua_browsers

@@ -836,6 +836,47 @@ def test_windows_through_the_latest_visit_are_exact(server, acct):
     check_windows(windows[2::3])
 
 
+def test_partial_days_of_few_active_trackers_are_exact(server, acct):
+    """A partial day not sealed (today, tomorrow) is read from the visits of the trackers
+    with counters that day, not from every tracker of the account: most trackers idle
+    today, some with visits only on other days, one only tomorrow, a bot on an idle one;
+    windows cut inside those days, in several offsets; exact, then again after an idle
+    tracker gets a visit today and after an active one is deleted."""
+    rng = random.Random(59)
+    now = int(time.time())
+    today = now - now % DAY
+    ids = [acct.tracker("p%d" % i, tg) for i, tg in
+           enumerate([["campaign:a"], ["campaign:b", "region:eu"], ["campaign:a"], [],
+                      ["region:eu"], ["campaign:c"]])]
+
+    def visit(tid, t, bot=False):
+        return V(tid, t, rng.choice(["scan", "scan", "click"]), who=rng.randrange(15),
+                 ua=rng.randrange(3), browser=rng.choice(["Chrome", "Firefox"]),
+                 country=rng.choice(["DE", "BR"]), city=rng.choice(["Berlin", "Recife"]),
+                 bot=bot)
+    old = [visit(rng.choice(ids), today - rng.randrange(1, 20 * DAY)) for _ in range(120)]
+    todays = [visit(rng.choice(ids[:2]), today + rng.randrange(DAY)) for _ in range(80)]
+    later = [visit(ids[3], today + DAY + rng.randrange(DAY)) for _ in range(20)] + \
+        [visit(ids[2], today + rng.randrange(DAY), bot=True)]
+    acct.load(sorted(old + todays + later, key=lambda v: v.t))
+    server.admin("aggregates", "seal")
+    windows = [(today + 2 * 3600 + 17, today + 20 * 3600, 0),
+               (today - DAY + 5000, today + 9 * 3600 + 3, 19800),
+               (today + 11 * 3600, today + DAY + 5 * 3600, -34200),
+               (today - 3 * DAY + 100, today + DAY + 22 * 3600, 45900),
+               (today + DAY + 3600, today + 2 * DAY - 1, 0)]
+
+    def check_windows():
+        for s, e, off in windows:
+            check_all(acct, s, e, off)
+    check_windows()
+    # An idle tracker's first visit today; an active tracker deleted.
+    acct.load([visit(ids[4], today + 6 * 3600 + 11), visit(ids[5], today + 19 * 3600)])
+    check_windows()
+    acct.delete(ids[0])
+    check_windows()
+
+
 @pytest.mark.parametrize("seed", [50, 5003])
 def test_destination_windows_are_exact(server, acct, seed):
     """report=destination over all of an account's trackers takes the account's
