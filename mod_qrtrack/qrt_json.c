@@ -37,6 +37,39 @@ char *qrt_json_dump(apr_pool_t *p, const json_t *j, apr_size_t *len)
     return out;
 }
 
+apr_size_t qrt_json_quote(char *out, const char *s, apr_size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    apr_size_t i, k = 0;
+
+    out[k++] = '"';
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        switch (c) {
+        case '"':  out[k++] = '\\'; out[k++] = '"'; break;
+        case '\\': out[k++] = '\\'; out[k++] = '\\'; break;
+        case '\b': out[k++] = '\\'; out[k++] = 'b'; break;
+        case '\f': out[k++] = '\\'; out[k++] = 'f'; break;
+        case '\n': out[k++] = '\\'; out[k++] = 'n'; break;
+        case '\r': out[k++] = '\\'; out[k++] = 'r'; break;
+        case '\t': out[k++] = '\\'; out[k++] = 't'; break;
+        default:
+            if (c < 0x20) {
+                memcpy(out + k, "\\u00", 4);
+                out[k + 4] = hex[c >> 4];
+                out[k + 5] = hex[c & 15];
+                k += 6;
+            }
+            else {
+                out[k++] = (char)c;
+            }
+        }
+    }
+    out[k++] = '"';
+    return k;
+}
+
 json_t *qrt_json_str(const char *s)
 {
     return s ? json_string(s) : json_null();

@@ -4,6 +4,7 @@
 #include <apr_strings.h>
 
 #include "qrt_date.h"
+#include "qrt_json.h"
 #include "qrt_report.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_vgroups.h"
@@ -1159,4 +1160,49 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
     }
     out->top = top;
     return APR_SUCCESS;
+}
+
+/* ---- a row as the API writes it ------------------------------------------------ */
+
+apr_size_t qrt_report_row_json(char *out, apr_size_t cap, int type, const qrt_report_row_t *r)
+{
+    const char *key = r->key ? r->key : "";
+    apr_size_t klen = strlen(key), need, k;
+    char day[QRT_DAY_LEN];
+
+    /* the key quoted at most 6 bytes a byte; the rest: names and five numbers */
+    need = QRT_JSON_QUOTED_MAX(klen) + 32 + 5 * 21 + 80;
+    if (need >= cap) {
+        return need;
+    }
+    switch (type) {
+    case QRT_REPORT_NAME:
+        /* (no name: no key, as the JSON object without it) */
+        k = (apr_size_t)apr_snprintf(out, cap, "{\"tracker_id\":%" APR_INT64_T_FMT "%s",
+                                     r->id, r->key ? ",\"name\":" : "");
+        if (r->key) {
+            k += qrt_json_quote(out + k, key, klen);
+        }
+        break;
+    case QRT_REPORT_DATE:
+        qrt_date_format_day(day, r->id);
+        k = (apr_size_t)apr_snprintf(out, cap, "{\"date\":\"%s\"", day);
+        break;
+    default:
+        k = (apr_size_t)apr_snprintf(out, cap, "{\"%s\":", qrt_report_type_name(type));
+        if (*key) {
+            k += qrt_json_quote(out + k, key, klen);
+        }
+        else {
+            memcpy(out + k, "null", 4);
+            k += 4;
+        }
+        break;
+    }
+    k += (apr_size_t)apr_snprintf(out + k, cap - k, ",\"visits\":%" APR_INT64_T_FMT
+                                  ",\"scans\":%" APR_INT64_T_FMT ",\"clicks\":%"
+                                  APR_INT64_T_FMT ",\"unique_visitors\":%" APR_INT64_T_FMT
+                                  "}", r->scans + r->clicks, r->scans, r->clicks,
+                                  r->uniques);
+    return k;
 }

@@ -90,6 +90,12 @@ typedef struct {
     apr_int64_t scans, clicks, uniques;
 } qrt_report_row_t;
 
+/* Row r of report type as the JSON object of the API's report (keys in its order,
+ * compact, strings escaped as json_dumps does), into out of cap bytes with its NUL.
+ * Returns the length it takes (without the NUL): when that is cap or more, out holds
+ * nothing usable and a buffer of that length + 1 is needed. */
+apr_size_t qrt_report_row_json(char *out, apr_size_t cap, int type, const qrt_report_row_t *r);
+
 /* The rows of report type over [s, e] (days of the date report in offset, seconds
  * east of UTC), sorted. Array of qrt_report_row_t. */
 apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
