@@ -8,7 +8,8 @@ PostgreSQL, then on SQLite with 64 connections on 2 x 16 threads; the visit list
 searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the import of
 a peer's export (bench_import_peers.py) and a bulk create of 1,000 trackers (bench_bulk.py),
 each on SQLite, then on PostgreSQL; the reports on SQLite (10,000,000 visits), then on
-PostgreSQL (1,000,000 visits); the QR images and a ZIP of 1,000 of them
+PostgreSQL (1,000,000 visits); the reports of a 10,000-tracker account (bench_portfolio.py)
+on SQLite, then on PostgreSQL; the QR images and a ZIP of 1,000 of them
 (bench_images.py) and images with styles (bench_styles.py) on SQLite. PostgreSQL is a throwaway
 cluster of Debian's
 PostgreSQL 15 started by the run itself (test/api/conftest.py) with its durable
@@ -44,6 +45,8 @@ RUNS = [
     ("bulk, PostgreSQL", "bench_bulk.py", PGSQL),
     ("reports, SQLite", "bench_reports.py", SQLITE),
     ("reports, PostgreSQL", "bench_reports.py", PGSQL),
+    ("portfolio, SQLite", "bench_portfolio.py", SQLITE),
+    ("portfolio, PostgreSQL", "bench_portfolio.py", PGSQL),
     ("styles, SQLite", "bench_styles.py", SQLITE),
     ("images, SQLite", "bench_images.py", SQLITE),
     ("webhooks, SQLite", "bench_webhooks.py", SQLITE),
