@@ -39,6 +39,24 @@ static apr_status_t report_fail(qrt_report_scope_t *sc, apr_status_t rv, const c
 
 /* ---- the scope --------------------------------------------------------------- */
 
+/* The report aggregates' tags of the account's trackers, read by a report by tag when
+ * the cache had none at this version: kept with the scope when the report's windows go
+ * (after its answer), for the reports after it. */
+typedef struct {
+    qrt_report_cache_t *cache;
+    apr_int64_t account, version;
+    apr_pool_t *wp;
+} report_tags_keep;
+
+static apr_status_t report_tags_kept(void *data)
+{
+    report_tags_keep *k = data;
+
+    qrt_report_cache_put_agg_tags(k->cache, k->account, k->version,
+                                  qrt_store_agg_read_tags_got(k->wp, k->account));
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                               const apr_array_header_t *ids, qrt_report_cache_t *cache,
                               qrt_report_scope_t **out)
@@ -62,6 +80,23 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
             return report_fail(sc, rv, "reading the trackers' version");
         }
         kept = qrt_report_cache_get(cache, account_id, version, p, &sc->live, &sc->state);
+        {
+            apr_hash_t *tags = qrt_report_cache_agg_tags(cache, account_id, version, p);
+            report_tags_keep *k;
+
+            if (tags) {
+                qrt_store_agg_read_tags_use(sc->wp, account_id, tags);
+            }
+            else {
+                k = apr_palloc(p, sizeof(*k));
+                k->cache = cache;
+                k->account = account_id;
+                k->version = version;
+                k->wp = sc->wp;
+                apr_pool_cleanup_register(sc->wp, k, report_tags_kept,
+                                          apr_pool_cleanup_null);
+            }
+        }
     }
     if (!kept && ids->nelts <= QRT_AGG_RAW_IDS) {
         /* Fewer listed than the account has: only those are read. */

@@ -13,6 +13,8 @@ typedef struct cache_ent {
     apr_array_header_t *live;       /* qrt_report_tracker_t */
     int deleted;
     apr_array_header_t *dirty;      /* const char *: the state's dirty tags */
+    apr_pool_t *tags_pool;          /* its own (unmanaged): agg_tags, once kept */
+    apr_hash_t *agg_tags;           /* tracker id -> apr_array of const char *, or NULL */
     apr_uint64_t used;              /* when last handed out or kept */
     int refs;                       /* requests holding it, + 1 while in the table */
 } cache_ent;
@@ -53,6 +55,9 @@ static void cache_unlock(qrt_report_cache_t *c)
 static void cache_unref(cache_ent *e)
 {
     if (--e->refs == 0) {
+        if (e->tags_pool) {
+            apr_pool_destroy(e->tags_pool);
+        }
         apr_pool_destroy(e->pool);
     }
 }
@@ -226,6 +231,101 @@ void qrt_report_cache_put(qrt_report_cache_t *c, apr_int64_t account, apr_int64_
     e->used = ++c->tick;
     c->ents[c->n++] = e;
     cache_unlock(c);
+}
+
+/* Under the lock: account's entry at version, or NULL. */
+static cache_ent *cache_find(qrt_report_cache_t *c, apr_int64_t account, apr_int64_t version)
+{
+    int i;
+
+    for (i = 0; i < c->n; i++) {
+        if (c->ents[i]->account == account && c->ents[i]->version == version) {
+            return c->ents[i];
+        }
+    }
+    return NULL;
+}
+
+apr_hash_t *qrt_report_cache_agg_tags(qrt_report_cache_t *c, apr_int64_t account,
+                                      apr_int64_t version, apr_pool_t *p)
+{
+    cache_hold *h;
+    cache_ent *e;
+    apr_hash_t *map = NULL;
+
+    if (!c) {
+        return NULL;
+    }
+    cache_lock(c);
+    e = cache_find(c, account, version);
+    if (e && e->agg_tags) {
+        map = e->agg_tags;
+        e->refs++;
+    }
+    cache_unlock(c);
+    if (map) {
+        h = apr_palloc(p, sizeof(*h));
+        h->c = c;
+        h->e = e;
+        apr_pool_cleanup_register(p, h, cache_release, apr_pool_cleanup_null);
+    }
+    return map;
+}
+
+#define CACHE_TAGS_MAX 64           /* tags a tracker, for a map to be kept */
+
+void qrt_report_cache_put_agg_tags(qrt_report_cache_t *c, apr_int64_t account,
+                                   apr_int64_t version, apr_hash_t *map)
+{
+    apr_pool_t *tp;
+    apr_hash_t *copy;
+    apr_hash_index_t *hi;
+    cache_ent *e;
+    int i, kept = 0;
+
+    if (!c || !map || (int)apr_hash_count(map) > c->max_trackers) {
+        return;
+    }
+    cache_lock(c);
+    e = cache_find(c, account, version);
+    kept = e && e->agg_tags;
+    cache_unlock(c);
+    if (!e || kept) {
+        return;
+    }
+    /* Copied outside the lock, into a pool of its own: the other threads keep reading. */
+    if (apr_pool_create_unmanaged_ex(&tp, NULL, NULL) != APR_SUCCESS) {
+        return;
+    }
+    copy = apr_hash_make(tp);
+    for (hi = apr_hash_first(tp, map); hi; hi = apr_hash_next(hi)) {
+        const apr_int64_t *id = apr_hash_this_key(hi);
+        const apr_array_header_t *tags = apr_hash_this_val(hi);
+        apr_array_header_t *x;
+
+        if (tags->nelts > CACHE_TAGS_MAX) {
+            apr_pool_destroy(tp);
+            return;
+        }
+        x = apr_array_make(tp, tags->nelts > 0 ? tags->nelts : 1, sizeof(const char *));
+        for (i = 0; i < tags->nelts; i++) {
+            APR_ARRAY_PUSH(x, const char *) = apr_pstrdup(tp, APR_ARRAY_IDX(tags, i,
+                                                                           const char *));
+        }
+        apr_hash_set(copy, apr_pmemdup(tp, id, sizeof(*id)), sizeof(*id), x);
+    }
+    cache_lock(c);
+    /* (the entry may have gone or got a map meanwhile: then this copy goes) */
+    e = cache_find(c, account, version);
+    if (e && !e->agg_tags) {
+        e->tags_pool = tp;
+        e->agg_tags = copy;
+        tp = NULL;
+    }
+    cache_unlock(c);
+    if (tp) {
+        apr_pool_destroy(tp);
+    }
 }
 
 int qrt_report_cache_count(qrt_report_cache_t *c)

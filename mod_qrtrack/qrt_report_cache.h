@@ -38,6 +38,17 @@ int qrt_report_cache_get(qrt_report_cache_t *c, apr_int64_t account, apr_int64_t
 void qrt_report_cache_put(qrt_report_cache_t *c, apr_int64_t account, apr_int64_t version,
                           const apr_array_header_t *live, const qrt_agg_state_t *state);
 
+/* The report aggregates' map of the trackers' tags kept with account's scope at version
+ * (qrt_store_agg_read_tags_use: read-only, held until p is cleared), NULL when none. */
+apr_hash_t *qrt_report_cache_agg_tags(qrt_report_cache_t *c, apr_int64_t account,
+                                      apr_int64_t version, apr_pool_t *p);
+
+/* Keeps a copy of map (qrt_store_agg_read_tags_got) with account's scope kept at
+ * version, when there is one and it has none yet, and the map has at most max_trackers
+ * trackers of at most 64 tags each. */
+void qrt_report_cache_put_agg_tags(qrt_report_cache_t *c, apr_int64_t account,
+                                   apr_int64_t version, apr_hash_t *map);
+
 /* Scopes kept now (for tests). */
 int qrt_report_cache_count(qrt_report_cache_t *c);
 

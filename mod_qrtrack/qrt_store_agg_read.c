@@ -524,6 +524,26 @@ static int shared(apr_pool_t *p)
     return mark != NULL;
 }
 
+void qrt_store_agg_read_tags_use(apr_pool_t *p, apr_int64_t account, apr_hash_t *map)
+{
+    apr_int64_t *of = apr_pmemdup(p, &account, sizeof(account));
+
+    apr_pool_userdata_setn(of, TAG_MAP_KEY, NULL, p);
+    apr_pool_userdata_setn(map, TAG_MAP_KEY ".map", NULL, p);
+}
+
+apr_hash_t *qrt_store_agg_read_tags_got(apr_pool_t *p, apr_int64_t account)
+{
+    apr_int64_t *of = NULL;
+    apr_hash_t *map = NULL;
+
+    apr_pool_userdata_get((void **)&of, TAG_MAP_KEY, p);
+    if (of && *of == account) {
+        apr_pool_userdata_get((void **)&map, TAG_MAP_KEY ".map", p);
+    }
+    return map;
+}
+
 static apr_status_t tag_map_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     ab_rd *c = ctx;

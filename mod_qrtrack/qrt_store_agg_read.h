@@ -35,6 +35,15 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
  * window reads them itself. */
 void qrt_store_agg_read_share(apr_pool_t *p);
 
+/* The trackers' tags as the report aggregates hold them (agg_tag: tracker id, an
+ * apr_int64_t key -> apr_array_header_t of const char *) for account's windows read in
+ * p, a pool marked by qrt_store_agg_read_share: a map kept from an earlier report under
+ * the same trackers version (agg_tag and agg_trk raise it) is handed in with _use, read
+ * only, living longer than p; _got is the map p holds for account (handed in or read by a
+ * window of kind tag), NULL when none. */
+void qrt_store_agg_read_tags_use(apr_pool_t *p, apr_int64_t account, apr_hash_t *map);
+apr_hash_t *qrt_store_agg_read_tags_got(apr_pool_t *p, apr_int64_t account);
+
 /* One local day of the date report. */
 typedef struct {
     apr_int64_t day;            /* days since 1970-01-01 in the offset */

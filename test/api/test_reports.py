@@ -340,12 +340,16 @@ def test_every_change_reaches_the_next_report(server, acct):
     trackers version stays (schema 18): each change made between two reports, through
     the API, by the admin tool or in SQL by hand, reaches the very next one. Each
     report is asked several times, so that every child of the server has the scope
-    kept before the change."""
+    kept before the change; so are reports by tag over windows with partial days, which
+    read the aggregates' tags of the trackers (kept with the scope, schema 18's version
+    too)."""
     a, b, c, d = seed_small(acct)
 
     def all_reports():
         for _ in range(4):
             check_all(acct)
+            check(acct, "tag", T0 + 10 * 3600, T0 + 3 * DAY + 13 * 3600)
+            check(acct, "tag", T0 + 21 * 3600, T0 + DAY + 5 * 3600, 19800)
         assert acct.get("/report/tag-crosstab", row="campaign", col="region").json()[
             "data"] == oracle_crosstab(acct, "campaign", "region")
 

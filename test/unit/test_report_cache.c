@@ -105,6 +105,95 @@ START_TEST(kept_for_its_account_and_version)
 }
 END_TEST
 
+/* A map of the report aggregates' tags: trackers first .. first + n - 1, each with tag
+ * and "region:<id % 3>", in p. */
+static apr_hash_t *tag_map(apr_pool_t *p, int first, int n, const char *tag, int ntags)
+{
+    apr_hash_t *map = apr_hash_make(p);
+    int i, j;
+
+    for (i = 0; i < n; i++) {
+        apr_int64_t *id = apr_palloc(p, sizeof(*id));
+        apr_array_header_t *tags = apr_array_make(p, 2, sizeof(const char *));
+
+        *id = first + i;
+        APR_ARRAY_PUSH(tags, const char *) = apr_pstrdup(p, tag);
+        for (j = 1; j < ntags; j++) {
+            APR_ARRAY_PUSH(tags, const char *) = apr_psprintf(p, "region:%d-%d",
+                                                              (first + i) % 3, j);
+        }
+        apr_hash_set(map, id, sizeof(*id), tags);
+    }
+    return map;
+}
+
+static void check_tag_map(apr_hash_t *map, int first, int n, const char *tag, int ntags)
+{
+    int i, j;
+
+    ck_assert_ptr_nonnull(map);
+    ck_assert_int_eq(apr_hash_count(map), n);
+    for (i = 0; i < n; i++) {
+        apr_int64_t id = first + i;
+        apr_array_header_t *tags = apr_hash_get(map, &id, sizeof(id));
+        char want[64];
+
+        ck_assert_ptr_nonnull(tags);
+        ck_assert_int_eq(tags->nelts, ntags);
+        ck_assert_str_eq(APR_ARRAY_IDX(tags, 0, const char *), tag);
+        for (j = 1; j < ntags; j++) {
+            snprintf(want, sizeof(want), "region:%d-%d", (first + i) % 3, j);
+            ck_assert_str_eq(APR_ARRAY_IDX(tags, j, const char *), want);
+        }
+    }
+}
+
+START_TEST(agg_tags_kept_with_their_scope)
+{
+    qrt_report_cache_t *c = qrt_report_cache_make(pool, 4, 100);
+    apr_pool_t *mine, *req, *later;
+    apr_array_header_t *got;
+    apr_hash_t *map;
+    qrt_agg_state_t st, gst;
+
+    apr_pool_create(&mine, pool);
+    apr_pool_create(&req, pool);
+    apr_pool_create(&later, pool);
+    /* no scope kept: no map kept either */
+    qrt_report_cache_put_agg_tags(c, 7, 3, tag_map(mine, 1, 10, "spring", 2));
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 3, req));
+    qrt_report_cache_put(c, 7, 3, scope(pool, 1, 10, "spring", NULL, &st), &st);
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 3, req));
+    /* kept as a copy, for its version and account alone; a second map does not replace it */
+    qrt_report_cache_put_agg_tags(c, 7, 3, tag_map(mine, 1, 10, "spring", 2));
+    qrt_report_cache_put_agg_tags(c, 7, 3, tag_map(mine, 1, 4, "autumn", 1));
+    apr_pool_destroy(mine);
+    map = qrt_report_cache_agg_tags(c, 7, 3, req);
+    check_tag_map(map, 1, 10, "spring", 2);
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 4, req));
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 8, 3, req));
+    ck_assert_int_eq(qrt_report_cache_get(c, 7, 3, req, &got, &gst), 1);
+    /* a change: the scope at version 4 comes without a map; the request still reads its
+     * map of version 3 until its pool goes (the sanitizer build would see a read of
+     * freed memory) */
+    qrt_report_cache_put(c, 7, 4, scope(pool, 1, 12, "summer", NULL, &st), &st);
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 3, later));
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 4, later));
+    check_tag_map(map, 1, 10, "spring", 2);
+    apr_pool_destroy(req);
+    /* too many trackers, or a tracker of too many tags: not kept */
+    apr_pool_create(&mine, pool);
+    qrt_report_cache_put_agg_tags(c, 7, 4, tag_map(mine, 1, 101, "summer", 1));
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 4, later));
+    qrt_report_cache_put_agg_tags(c, 7, 4, tag_map(mine, 1, 12, "summer", 65));
+    ck_assert_ptr_null(qrt_report_cache_agg_tags(c, 7, 4, later));
+    qrt_report_cache_put_agg_tags(c, 7, 4, tag_map(mine, 1, 12, "summer", 64));
+    apr_pool_destroy(mine);
+    check_tag_map(qrt_report_cache_agg_tags(c, 7, 4, later), 1, 12, "summer", 64);
+    apr_pool_destroy(later);
+}
+END_TEST
+
 START_TEST(held_after_it_is_replaced)
 {
     qrt_report_cache_t *c = qrt_report_cache_make(pool, 4, 100);
@@ -215,6 +304,7 @@ static Suite *report_cache_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, kept_for_its_account_and_version);
     tcase_add_test(tc, held_after_it_is_replaced);
+    tcase_add_test(tc, agg_tags_kept_with_their_scope);
     tcase_add_test(tc, least_recently_used_goes);
     tcase_add_test(tc, too_many_trackers_not_kept);
     tcase_add_test(tc, freed_with_its_pool_while_held);
