@@ -225,6 +225,17 @@ static void rep_put_json(rep_out *o, json_t *j)
     json_decref(j);
 }
 
+/* The body's closing brace and its end: what went wrong on the way, if anything. */
+static apr_status_t rep_end(rep_out *o)
+{
+    rep_puts(o, "}");
+    if (o->rv == APR_SUCCESS) {
+        APR_BRIGADE_INSERT_TAIL(o->bb, apr_bucket_eos_create(o->bb->bucket_alloc));
+        o->rv = ap_pass_brigade(o->r->output_filters, o->bb);
+    }
+    return o->rv;
+}
+
 static void rep_put_ints(rep_out *o, const apr_int64_t *v, int n)
 {
     char buf[32];
@@ -274,12 +285,7 @@ static qrt_err_t *rep_rows_write(qrt_req_t *q, int type, apr_array_header_t *row
     }
     rep_puts(&o, "],\"meta\":");
     rep_put_json(&o, meta);
-    rep_puts(&o, "}");
-    if (o.rv == APR_SUCCESS) {
-        APR_BRIGADE_INSERT_TAIL(o.bb, apr_bucket_eos_create(o.bb->bucket_alloc));
-        o.rv = ap_pass_brigade(r->output_filters, o.bb);
-    }
-    if (o.rv != APR_SUCCESS) {
+    if (rep_end(&o) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, o.rv, r, "QRT00122: client went away "
                       "during a report");
     }
@@ -385,12 +391,7 @@ qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q)
     apr_snprintf(buf, sizeof(buf), ",\"total\":%" APR_INT64_T_FMT "},\"meta\":", x.total);
     rep_puts(&o, buf);
     rep_put_json(&o, meta);
-    rep_puts(&o, "}");
-    if (o.rv == APR_SUCCESS) {
-        APR_BRIGADE_INSERT_TAIL(o.bb, apr_bucket_eos_create(o.bb->bucket_alloc));
-        o.rv = ap_pass_brigade(r->output_filters, o.bb);
-    }
-    if (o.rv != APR_SUCCESS) {
+    if (rep_end(&o) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, o.rv, r, "QRT00201: client went away "
                       "during a crosstab");
     }
