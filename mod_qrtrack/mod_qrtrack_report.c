@@ -77,8 +77,10 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
  * qrt_params_trackers). */
 static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_scope_t **sc)
 {
-    apr_array_header_t *ids;
-    qrt_err_t *e = qrt_params_trackers(q, param, &ids);
+    apr_array_header_t *ids = NULL;
+    /* (none listed: all of the account's, which the scope reads, or keeps, itself) */
+    qrt_err_t *e = qrt_query_list(q, param)->nelts ? qrt_params_trackers(q, param, &ids)
+                                                  : NULL;
 
     if (e) {
         return e;

@@ -98,7 +98,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
             }
         }
     }
-    if (!kept && ids->nelts <= QRT_AGG_RAW_IDS) {
+    if (!kept && ids && ids->nelts <= QRT_AGG_RAW_IDS) {
         /* Fewer listed than the account has: only those are read. */
         apr_int64_t count = 0;
 
@@ -119,14 +119,22 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         && (rv = qrt_store_agg_read_trackers(db, p, account_id, &sc->live)) != APR_SUCCESS) {
         return report_fail(sc, rv, "listing trackers");
     }
+    sc->list = apr_array_make(p, (ids ? ids->nelts : sc->live->nelts) + 1,
+                              sizeof(qrt_report_tracker_t *));
+    sc->covered = apr_hash_make(p);
     for (i = 0; i < sc->live->nelts; i++) {
         qrt_report_tracker_t *t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
 
-        apr_hash_set(byid, &t->id, sizeof(t->id), t);
+        if (ids) {
+            apr_hash_set(byid, &t->id, sizeof(t->id), t);
+        }
+        else if (!apr_hash_get(sc->covered, &t->id, sizeof(t->id))) {
+            /* all of them: the live trackers themselves */
+            apr_hash_set(sc->covered, &t->id, sizeof(t->id), t);
+            APR_ARRAY_PUSH(sc->list, qrt_report_tracker_t *) = t;
+        }
     }
-    sc->list = apr_array_make(p, ids->nelts + 1, sizeof(qrt_report_tracker_t *));
-    sc->covered = apr_hash_make(p);
-    for (i = 0; i < ids->nelts; i++) {
+    for (i = 0; ids && i < ids->nelts; i++) {
         apr_int64_t id = APR_ARRAY_IDX(ids, i, apr_int64_t);
         qrt_report_tracker_t *t = apr_hash_get(byid, &id, sizeof(id));
 

@@ -75,7 +75,8 @@ typedef struct {
 } qrt_report_scope_t;
 
 /* The scope of the account's trackers among ids (apr_int64_t; ids of other accounts
- * are the caller's business: they are left out here). With a cache (may be NULL), the
+ * are the caller's business: they are left out here), or of all of them when ids is
+ * NULL (their ids are not read apart then). With a cache (may be NULL), the
  * scope of every tracker is taken from it while the account's trackers version stays,
  * and kept there when read. */
 apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,

@@ -410,8 +410,9 @@ static const char *ref_rows(int type, const int *cov, int ncov, apr_int64_t s,
     return out;
 }
 
-/* The engine's scope over the trackers cov (all live ones when NULL). */
-static qrt_report_scope_t *scope(const int *cov, int ncov)
+/* The engine's scope over the trackers cov (all live ones when NULL: listed, or with no
+ * list when all is set). */
+static qrt_report_scope_t *scope(const int *cov, int ncov, int all)
 {
     apr_array_header_t *ids = apr_array_make(pool, 8, sizeof(apr_int64_t));
     qrt_report_scope_t *sc;
@@ -422,14 +423,31 @@ static qrt_report_scope_t *scope(const int *cov, int ncov)
             APR_ARRAY_PUSH(ids, apr_int64_t) = trackers[i].id;
         }
     }
-    ck_assert_int_eq(qrt_report_scope(&db, pool, 1, ids, cache, &sc), APR_SUCCESS);
+    ck_assert_int_eq(qrt_report_scope(&db, pool, 1, all ? NULL : ids, cache, &sc),
+                     APR_SUCCESS);
     return sc;
 }
 
+static const char *engine_rows_of(int type, const int *cov, int ncov, apr_int64_t s,
+                                  apr_int64_t e, int offset, int all);
+
+/* The rows of the engine; over all live trackers, the same whether they are listed or
+ * not. */
 static const char *engine_rows(int type, const int *cov, int ncov, apr_int64_t s,
                                apr_int64_t e, int offset)
 {
-    qrt_report_scope_t *sc = scope(cov, ncov);
+    const char *out = engine_rows_of(type, cov, ncov, s, e, offset, 0);
+
+    if (!cov) {
+        ck_assert_str_eq(engine_rows_of(type, cov, ncov, s, e, offset, 1), out);
+    }
+    return out;
+}
+
+static const char *engine_rows_of(int type, const int *cov, int ncov, apr_int64_t s,
+                                  apr_int64_t e, int offset, int all)
+{
+    qrt_report_scope_t *sc = scope(cov, ncov, all);
     apr_array_header_t *rows;
     const char *out = "";
     int i;
@@ -580,10 +598,21 @@ END_TEST
 
 START_TEST(whole_account)
 {
-    qrt_report_scope_t *sc = scope(NULL, 0);
+    qrt_report_scope_t *sc = scope(NULL, 0, 0), *none = scope(NULL, 0, 1);
+    int i;
 
     ck_assert_int_eq(sc->agg_ok, 1);
     ck_assert_int_eq(sc->list->nelts, 5);
+    /* with no list: the same trackers, in the same order, every one covered */
+    ck_assert_int_eq(none->agg_ok, 1);
+    ck_assert_int_eq(none->everything, 1);
+    ck_assert_int_eq(none->list->nelts, 5);
+    for (i = 0; i < 5; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(none->list, i, qrt_report_tracker_t *);
+
+        ck_assert_int_eq(t->id, APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id);
+        ck_assert_ptr_nonnull(apr_hash_get(none->covered, &t->id, sizeof(t->id)));
+    }
     check_all(NULL, 0, "whole account");
 }
 END_TEST
@@ -591,7 +620,7 @@ END_TEST
 START_TEST(listed_trackers)
 {
     static const int one[] = { 1 }, two[] = { 0, 2 }, four[] = { 0, 1, 2, 3 };
-    qrt_report_scope_t *sc = scope(two, 2);
+    qrt_report_scope_t *sc = scope(two, 2, 0);
 
     ck_assert_int_eq(sc->everything, 0);
     ck_assert_int_eq(sc->agg_ok, 0);
@@ -629,20 +658,24 @@ START_TEST(deleted_trackers)
     /* Deleted through the store: the account-level aggregates are repaired. */
     ck_assert_int_eq(qrt_store_tracker_delete(&db, pool, trackers[2].id), APR_SUCCESS);
     trackers[2].deleted = 1;
-    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 1);
+    ck_assert_int_eq(scope(NULL, 0, 0)->agg_ok, 1);
+    ck_assert_int_eq(scope(NULL, 0, 1)->agg_ok, 1);
     check_all(NULL, 0, "a tracker deleted");
     /* Deleted behind the aggregates' back (as when too big to repair): exact still,
      * from the visits. */
     exec_sql(apr_psprintf(pool, "UPDATE trackers SET deleted_at = 1 WHERE id = %"
                           APR_INT64_T_FMT, trackers[1].id));
     trackers[1].deleted = 1;
-    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 0);
-    ck_assert_int_eq(scope(NULL, 0)->state.deleted, 1);
+    ck_assert_int_eq(scope(NULL, 0, 0)->agg_ok, 0);
+    ck_assert_int_eq(scope(NULL, 0, 0)->state.deleted, 1);
+    ck_assert_int_eq(scope(NULL, 0, 1)->agg_ok, 0);
+    ck_assert_int_eq(scope(NULL, 0, 1)->state.deleted, 1);
     check_all(NULL, 0, "a tracker deleted, aggregates stale");
     check_all(two, 2, "two trackers, aggregates stale");
     /* After a rebuild the aggregates hold again. */
     ck_assert_int_eq(qrt_store_agg_rebuild(&db, pool), APR_SUCCESS);
-    ck_assert_int_eq(scope(NULL, 0)->agg_ok, 1);
+    ck_assert_int_eq(scope(NULL, 0, 0)->agg_ok, 1);
+    ck_assert_int_eq(scope(NULL, 0, 1)->agg_ok, 1);
     check_all(NULL, 0, "after a rebuild");
 }
 END_TEST
@@ -709,7 +742,7 @@ START_TEST(bots_and_visitors)
     exec_sql("BEGIN");
     ck_assert_int_eq(qrt_store_visits_record(&db, pool, x, 4), APR_SUCCESS);
     exec_sql("COMMIT");
-    sc = scope(&tr, 1);
+    sc = scope(&tr, 1, 0);
     ck_assert_int_eq(qrt_report_rows(sc, QRT_REPORT_NAME, QRT_AGG_TMIN, QRT_AGG_TMAX, 0,
                                      &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 1);
@@ -849,7 +882,7 @@ static void check_crosstab(const char *row, const char *col, apr_int64_t s, apr_
     memset(rt, 0, sizeof(rt));
     memset(ct, 0, sizeof(ct));
     memset(n, 0, sizeof(n));
-    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), row, col, s, e, &x), APR_SUCCESS);
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0, 1), row, col, s, e, &x), APR_SUCCESS);
     ck_assert_int_le(x.nrows, 64);
     ck_assert_int_le(x.ncols, 64);
     for (i = 1; i < x.nrows; i++) {
@@ -902,7 +935,7 @@ START_TEST(crosstab)
     check_crosstab("region", "campaign", T0 + DAY + 5, T0 + 9 * DAY);
     check_crosstab("region", "region", QRT_AGG_TMIN, QRT_AGG_TMAX);
     check_crosstab("campaign", "nothing", QRT_AGG_TMIN, QRT_AGG_TMAX);
-    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "campaign", "region",
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0, 1), "campaign", "region",
                                          QRT_AGG_TMIN, QRT_AGG_TMAX, &x), APR_SUCCESS);
     ck_assert_int_eq(x.nrows, 2);
     ck_assert_str_eq(APR_ARRAY_IDX(x.rows, 0, const char *), "fall");
@@ -927,7 +960,7 @@ START_TEST(crosstab_limit)
         tags[20] = NULL;
         add_tracker(apr_psprintf(pool, "b%d", i), "website", tags);
     }
-    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "big", "small", QRT_AGG_TMIN,
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0, 1), "big", "small", QRT_AGG_TMIN,
                                          QRT_AGG_TMAX, &x), APR_SUCCESS);
     ck_assert_int_eq(x.nrows, 494);
     ck_assert_int_eq(x.ncols, 1);
@@ -942,12 +975,12 @@ START_TEST(crosstab_limit)
         tags[20] = NULL;
         add_tracker("b26", "website", tags);
     }
-    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "big", "small", QRT_AGG_TMIN,
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0, 1), "big", "small", QRT_AGG_TMIN,
                                          QRT_AGG_TMAX, &x), APR_ENOSPC);
     ck_assert_int_eq(x.nrows, 513);
     ck_assert_int_eq(x.ncols, 2);
     ck_assert_ptr_null(x.matrix);
-    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0), "small", "big", QRT_AGG_TMIN,
+    ck_assert_int_eq(qrt_report_crosstab(scope(NULL, 0, 1), "small", "big", QRT_AGG_TMIN,
                                          QRT_AGG_TMAX, &x), APR_ENOSPC);
     ck_assert_int_eq(x.ncols, 513);
 }
@@ -1016,7 +1049,7 @@ static void check_dashboard1(const int *cov, int ncov, apr_int64_t d0, apr_int64
 
     memset(ps, 0, sizeof(ps));
     memset(pc, 0, sizeof(pc));
-    ck_assert_int_eq(qrt_report_dashboard(scope(cov, ncov), d0, d1, 1, &x), APR_SUCCESS);
+    ck_assert_int_eq(qrt_report_dashboard(scope(cov, ncov, cov == NULL), d0, d1, 1, &x), APR_SUCCESS);
     ref_period(cov, ncov, d0, d1, &cur, ps, pc);
     ref_period(cov, ncov, d0 - (d1 - d0 + 1), d0 - 1, &prev, NULL, NULL);
     ck_assert_int_eq(x.cur.d0, d0);
