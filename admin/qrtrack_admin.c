@@ -445,7 +445,7 @@ static int admin_visits_import(admin_ctx *c, const char *path)
     const qrt_import_batch_t *b;
     apr_pool_t *bp;
     long total = 0;
-    int i, failed = 0;
+    int i, batch, failed = 0;
     qrt_visitor_key_t key;
     apr_hash_t *live;           /* tracker ids found live */
 
@@ -481,22 +481,30 @@ static int admin_visits_import(admin_ctx *c, const char *path)
      * cannot fill the process. */
     c->db.dict = qrt_dict_cache_make(c->p, 1 << 18, 16 << 20);
     live = apr_hash_make(c->p);
-    r = qrt_import_start(c->p, f, &key, qrt_dialect_embedded(c->db.driver)
-                         ? ADMIN_IMPORT_BATCH_SQLITE : ADMIN_IMPORT_BATCH, ADMIN_IMPORT_BYTES);
+    /* A file is read by time (qrt_import.h): a run checked whole, then written in
+     * time order. A pipe, as its lines come. */
+    batch = qrt_dialect_embedded(c->db.driver) ? ADMIN_IMPORT_BATCH_SQLITE : ADMIN_IMPORT_BATCH;
+    r = qrt_import_start_by_time(c->p, f, &key, batch, ADMIN_IMPORT_BYTES, QRT_IMPORT_RUN);
+    if (!r) {
+        r = qrt_import_start(c->p, f, &key, batch, ADMIN_IMPORT_BYTES);
+    }
     if (!r) {
         return admin_fail("cannot start the import's reader%s", "", NULL);
     }
     while (!failed && (b = qrt_import_next(r)) != NULL) {
-        /* Each tracker looked up once per import (two queries a visit before). */
-        for (i = 0; i < b->n && !failed; i++) {
-            apr_int64_t id = b->v[i].tracker_id;
+        /* Each tracker looked up once per import (two queries a visit before): a
+         * by-time run's all before any of its visits is written. */
+        for (i = 0; i < b->ntrackers + b->n && !failed; i++) {
+            apr_int64_t id = i < b->ntrackers ? b->trackers[i]
+                           : b->v[i - b->ntrackers].tracker_id;
+            long line = i < b->ntrackers ? b->tracker_line[i] : b->line[i - b->ntrackers];
             qrt_tracker_t t;
 
             if (apr_hash_get(live, &id, sizeof(id))) {
                 continue;
             }
             if (qrt_store_tracker_get(&c->db, bp, id, &t) != APR_SUCCESS) {
-                failed = admin_fail("line %s: bad %s", apr_ltoa(c->p, b->line[i]),
+                failed = admin_fail("line %s: bad %s", apr_ltoa(c->p, line),
                                     "tracker_id (no such tracker)");
             }
             else {

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
@@ -81,8 +83,10 @@ static int import_device(const char *d)
     return 0;
 }
 
-int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
-                    const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why)
+/* qrt_import_line; with ids 0 the visit is only checked: no visitor id (a by-time
+ * reader's first reading of a line, which keeps its time and tracker only). */
+static int import_line(apr_pool_t *p, char *line, apr_size_t len,
+                       const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why, int ids)
 {
     qrt_jv_t fast[IMPORT_MEMBERS], *m = fast;
     const qrt_jv_t *id, *bot;
@@ -153,8 +157,16 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
     if (!v->device) {
         v->device = v->bot ? "bot" : "other";
     }
-    v->visitor = qrt_visitor_id(key, v->visit_start, v->ip, v->user_agent);
+    if (ids) {
+        v->visitor = qrt_visitor_id(key, v->visit_start, v->ip, v->user_agent);
+    }
     return 1;
+}
+
+int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
+                    const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why)
+{
+    return import_line(p, line, len, key, v, why, 1);
 }
 
 /* ---- the reader thread -------------------------------------------------------- */
@@ -183,6 +195,20 @@ struct qrt_import_reader {
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *cond;
     apr_thread_t *thread;
+    /* a by-time reader's (run > 0; the rest is the reader thread's own): */
+    long run;               /* visits a run holds at most */
+    int fd;
+    apr_off_t offset;       /* of the next line the first reading takes */
+    int eof;                /* the first reading has ended */
+    long batches;           /* batches filled */
+    struct import_ent *ent; /* the run's visits, by time (malloc'd: run_gone) */
+    apr_size_t nent, pos, cap_ent;
+    long run_line0;         /* the line before the run's first */
+    apr_pool_t *rp;         /* the run's trackers */
+    apr_pool_t *cp;         /* a chunk's lines while they are checked */
+    apr_pool_t *sp;         /* the reader thread's scratch while it checks */
+    apr_pool_t *shp;        /* the helper's (an allocator of its own) */
+    apr_hash_t *trackers;   /* tracker id -> the first line naming it */
 };
 
 /* Lines of the first batch parsed by one thread, into v from its first visit on. */
@@ -232,46 +258,18 @@ static int import_full(const qrt_import_reader_t *r, apr_size_t text_bytes)
     return r->bytes > 0 && text_bytes >= r->bytes;
 }
 
-/* The first batch: nothing overlaps its parsing (the writer waits for it), so its
- * lines are read first, then parsed in two
- * halves at once, the second by a helper thread with a pool of its own. The visits
- * and the first bad line come out as one thread would find them. */
-static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line,
-                             size_t *cap)
+/* Parses nraw lines into s's batch in two halves at once, the second by a helper
+ * thread with a pool of its own: the visits and the first bad line come out as one
+ * thread would find them. */
+static void import_parse_halves(qrt_import_reader_t *r, import_slot *s, char **text,
+                                apr_size_t *len, long *lineno, int nraw)
 {
     qrt_import_batch_t *b = &s->b;
-    apr_size_t max = (apr_size_t)r->size * 2 + 16;
-    char **text = apr_palloc(s->p, max * sizeof(*text));
-    apr_size_t *len = apr_palloc(s->p, max * sizeof(*len));
-    long *lineno = apr_palloc(s->p, max * sizeof(*lineno));
     import_part part[2];
     apr_thread_t *helper = NULL;
     apr_status_t rv;
-    int nraw = 0, visits = 0, half, head = 0, more = 1, i;
-    apr_size_t text_bytes = 0;
-    ssize_t got;
+    int half = nraw / 2, head = 0, i;
 
-    while (visits < r->size && !import_full(r, text_bytes)
-           && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-        if ((apr_size_t)nraw == max) {
-            break;              /* blank lines by the thousand: the rest next time */
-        }
-        errno = 0;
-        got = getline(line, cap, r->f);
-        if (got < 0) {
-            r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
-            more = 0;
-            break;
-        }
-        r->lineno++;
-        text[nraw] = apr_pstrmemdup(s->p, *line, (apr_size_t)got);
-        len[nraw] = (apr_size_t)got;
-        lineno[nraw++] = r->lineno;
-        text_bytes += (apr_size_t)got;
-        /* (what qrt_import_line takes for a blank line) */
-        visits += (*line)[strspn(*line, " \t\r\n")] != '\0';
-    }
-    half = nraw / 2;
     for (i = 0; i < half; i++) {
         head += text[i][strspn(text[i], " \t\r\n")] != '\0';
     }
@@ -303,15 +301,357 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
     if (part[0].error) {
         b->error = part[0].error;
         b->error_line = part[0].error_line;
-        return 0;
+        return;
     }
     b->n += part[1].n;
     if (part[1].error) {
         b->error = part[1].error;
         b->error_line = part[1].error_line;
+    }
+}
+
+/* The first batch: nothing overlaps its parsing (the writer waits for it), so its
+ * lines are read first, then parsed in two
+ * halves at once, the second by a helper thread with a pool of its own. The visits
+ * and the first bad line come out as one thread would find them. */
+static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line,
+                             size_t *cap)
+{
+    qrt_import_batch_t *b = &s->b;
+    apr_size_t max = (apr_size_t)r->size * 2 + 16;
+    char **text = apr_palloc(s->p, max * sizeof(*text));
+    apr_size_t *len = apr_palloc(s->p, max * sizeof(*len));
+    long *lineno = apr_palloc(s->p, max * sizeof(*lineno));
+    int nraw = 0, visits = 0, more = 1;
+    apr_size_t text_bytes = 0;
+    ssize_t got;
+
+    while (visits < r->size && !import_full(r, text_bytes)
+           && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+        if ((apr_size_t)nraw == max) {
+            break;              /* blank lines by the thousand: the rest next time */
+        }
+        errno = 0;
+        got = getline(line, cap, r->f);
+        if (got < 0) {
+            r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
+            more = 0;
+            break;
+        }
+        r->lineno++;
+        text[nraw] = apr_pstrmemdup(s->p, *line, (apr_size_t)got);
+        len[nraw] = (apr_size_t)got;
+        lineno[nraw++] = r->lineno;
+        text_bytes += (apr_size_t)got;
+        /* (what qrt_import_line takes for a blank line) */
+        visits += (*line)[strspn(*line, " \t\r\n")] != '\0';
+    }
+    import_parse_halves(r, s, text, len, lineno, nraw);
+    return !b->error && more && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+/* ---- by time: a run read twice ---------------------------------------------- */
+
+/* A visit of a run: where its line is, and what it is sorted by. */
+typedef struct import_ent {
+    apr_int64_t t;          /* visit_start */
+    apr_off_t off;          /* the line's offset in the file */
+    apr_uint32_t len;       /* its bytes */
+    apr_uint32_t k;         /* its line, counted from the run's first (ties: line order) */
+} import_ent;
+
+/* Raw lines read, then checked by two threads, at a time; and their bytes at most. */
+#define IMPORT_CHUNK 16384
+#define IMPORT_CHUNK_BYTES (32 << 20)
+
+/* The lines of a chunk checked by one thread: per line its time and tracker (0 for a
+ * blank line), or the first bad one. */
+typedef struct {
+    apr_pool_t *p;
+    char **text;
+    apr_size_t *len;
+    int from, to;
+    apr_int64_t *t, *tid;
+    const char *error;
+    int error_at;           /* the bad line's index in the chunk, -1 none */
+} import_check_part;
+
+static void import_check(import_check_part *x)
+{
+    int i;
+
+    x->error_at = -1;
+    for (i = x->from; i < x->to; i++) {
+        qrt_visit_t v;
+        const char *why;
+        int rc;
+
+        if ((i - x->from) % 256 == 0) {
+            apr_pool_clear(x->p);
+        }
+        rc = import_line(x->p, x->text[i], x->len[i], NULL, &v, &why, 0);
+        if (rc < 0) {
+            x->error = why;
+            x->error_at = i;
+            return;
+        }
+        x->tid[i] = rc > 0 ? v.tracker_id : 0;
+        x->t[i] = rc > 0 ? v.visit_start : 0;
+    }
+}
+
+static void *APR_THREAD_FUNC import_check_helper(apr_thread_t *t, void *arg)
+{
+    import_check(arg);
+    (void)t;
+    return NULL;
+}
+
+static int import_ent_cmp(const void *a, const void *b)
+{
+    const import_ent *x = a, *y = b;
+
+    if (x->t != y->t) {
+        return x->t < y->t ? -1 : 1;
+    }
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Adds a chunk's visits to the run, and their trackers. */
+static int import_add(qrt_import_reader_t *r, int nraw, const apr_off_t *off,
+                      const apr_size_t *len, const long *lineno, const apr_int64_t *t,
+                      const apr_int64_t *tid)
+{
+    int i;
+
+    for (i = 0; i < nraw; i++) {
+        import_ent *e;
+
+        if (!tid[i]) {
+            continue;
+        }
+        if (r->nent == r->cap_ent) {
+            apr_size_t cap = r->cap_ent ? r->cap_ent * 2 : 65536;
+            import_ent *grown = realloc(r->ent, cap * sizeof(*grown));
+
+            if (!grown) {
+                return ENOMEM;
+            }
+            r->ent = grown;
+            r->cap_ent = cap;
+        }
+        e = &r->ent[r->nent++];
+        e->t = t[i];
+        e->off = off[i];
+        e->len = (apr_uint32_t)len[i];
+        e->k = (apr_uint32_t)(lineno[i] - r->run_line0);
+        if (!apr_hash_get(r->trackers, &tid[i], sizeof(tid[i]))) {
+            apr_int64_t *key = apr_pmemdup(r->rp, &tid[i], sizeof(tid[i]));
+            long *first = apr_pmemdup(r->rp, &lineno[i], sizeof(lineno[i]));
+
+            apr_hash_set(r->trackers, key, sizeof(*key), first);
+        }
+    }
+    return 0;
+}
+
+/* The first reading of a run: up to r->run visits, each line checked (a chunk at a
+ * time, in two halves at once), then sorted by time. 1 with the run ready and its
+ * trackers on s's batch; 0 at the end of the input, at a read error (nothing of the
+ * run is handed out) or at a bad line (s's batch holds the error, and no visit). */
+static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
+                            size_t *cap)
+{
+    qrt_import_batch_t *b = &s->b;
+    apr_hash_index_t *hi;
+    long limit = r->run;
+    int nt;
+
+    r->nent = r->pos = 0;
+    r->run_line0 = r->lineno;
+    apr_pool_clear(r->rp);
+    r->trackers = apr_hash_make(r->rp);
+    while ((long)r->nent < limit && !r->eof
+           && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+        char **text;
+        apr_size_t *len, bytes = 0;
+        apr_off_t *off;
+        apr_int64_t *t, *tid;
+        long *lineno, visits = 0;
+        import_check_part part[2];
+        apr_thread_t *helper = NULL;
+        apr_status_t rv;
+        int nraw = 0, i;
+        ssize_t got;
+
+        apr_pool_clear(r->cp);
+        text = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*text));
+        len = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*len));
+        off = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*off));
+        lineno = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*lineno));
+        t = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*t));
+        tid = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*tid));
+        /* A run's lines are counted from its first in 32 bits. */
+        while (nraw < IMPORT_CHUNK && bytes < IMPORT_CHUNK_BYTES
+               && (long)r->nent + visits < limit
+               && r->lineno - r->run_line0 < 0xFFFFFFFFL) {
+            errno = 0;
+            got = getline(line, cap, r->f);
+            if (got < 0) {
+                r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
+                r->eof = 1;
+                break;
+            }
+            r->lineno++;
+            text[nraw] = apr_pstrmemdup(r->cp, *line, (apr_size_t)got);
+            len[nraw] = (apr_size_t)got;
+            off[nraw] = r->offset;
+            lineno[nraw] = r->lineno;
+            r->offset += got;
+            bytes += (apr_size_t)got;
+            visits += (*line)[strspn(*line, " \t\r\n")] != '\0';
+            if ((apr_uint64_t)got > 0xFFFFFFFFULL) {
+                b->error = "a line of 4 GB or more";
+                b->error_line = r->lineno;
+                r->eof = 1;
+                return 0;
+            }
+            nraw++;
+        }
+        if (r->lineno - r->run_line0 >= 0xFFFFFFFFL) {
+            limit = (long)r->nent + visits;    /* this run ends with the chunk */
+        }
+        for (i = 0; i < 2; i++) {
+            memset(&part[i], 0, sizeof(part[i]));
+            part[i].p = i ? r->shp : r->sp;
+            part[i].text = text;
+            part[i].len = len;
+            part[i].from = i ? nraw / 2 : 0;
+            part[i].to = i ? nraw : nraw / 2;
+            part[i].t = t;
+            part[i].tid = tid;
+        }
+        if (nraw < 64 || apr_thread_create(&helper, NULL, import_check_helper, &part[1],
+                                           r->cp) != APR_SUCCESS) {
+            helper = NULL;
+        }
+        import_check(&part[0]);
+        if (helper) {
+            apr_thread_join(&rv, helper);
+        }
+        else {
+            import_check(&part[1]);
+        }
+        for (i = 0; i < 2; i++) {
+            if (part[i].error) {
+                b->error = part[i].error;
+                b->error_line = lineno[part[i].error_at];
+                r->eof = 1;
+                r->nent = 0;
+                return 0;
+            }
+        }
+        if (r->read_error || import_add(r, nraw, off, len, lineno, t, tid)) {
+            if (!r->read_error) {
+                r->read_error = ENOMEM;
+            }
+            r->eof = 1;
+            r->nent = 0;
+            return 0;
+        }
+    }
+    if (r->nent == 0 || __atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+        r->nent = 0;
         return 0;
     }
-    return more && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+    qsort(r->ent, r->nent, sizeof(*r->ent), import_ent_cmp);
+    nt = (int)apr_hash_count(r->trackers);
+    b->trackers = apr_palloc(s->p, (apr_size_t)nt * sizeof(*b->trackers));
+    b->tracker_line = apr_palloc(s->p, (apr_size_t)nt * sizeof(*b->tracker_line));
+    b->ntrackers = 0;
+    for (hi = apr_hash_first(s->p, r->trackers); hi; hi = apr_hash_next(hi)) {
+        const void *key;
+        void *first;
+
+        apr_hash_this(hi, &key, NULL, &first);
+        b->trackers[b->ntrackers] = *(const apr_int64_t *)key;
+        b->tracker_line[b->ntrackers++] = *(long *)first;
+    }
+    return 1;
+}
+
+/* Fills s with the run's next visits in time order, each line read again at its
+ * offset (a new run first when the last is handed out): 1 when more follow. */
+static int import_fill_by_time(qrt_import_reader_t *r, import_slot *s, char **line,
+                               size_t *cap)
+{
+    qrt_import_batch_t *b = &s->b;
+    apr_size_t max, text_bytes = 0;
+    char **text;
+    apr_size_t *len;
+    long *lineno;
+    int nraw = 0;
+
+    if (r->pos == r->nent && (r->eof || !import_index_run(r, s, line, cap))) {
+        return 0;
+    }
+    max = (apr_size_t)r->size;
+    text = apr_palloc(s->p, max * sizeof(*text));
+    len = apr_palloc(s->p, max * sizeof(*len));
+    lineno = apr_palloc(s->p, max * sizeof(*lineno));
+    while (r->pos < r->nent && (apr_size_t)nraw < max && !import_full(r, text_bytes)) {
+        const import_ent *e = &r->ent[r->pos++];
+        char *buf = apr_palloc(s->p, (apr_size_t)e->len + 1);
+        apr_size_t done = 0;
+
+        while (done < e->len) {
+            ssize_t got = pread(r->fd, buf + done, e->len - done, e->off + (apr_off_t)done);
+
+            if (got <= 0) {
+                if (got < 0 && errno == EINTR) {
+                    continue;
+                }
+                /* the file shrank, or cannot be read, since its first reading */
+                r->read_error = got < 0 ? errno : EIO;
+                r->pos = r->nent;
+                r->eof = 1;
+                return 0;
+            }
+            done += (apr_size_t)got;
+        }
+        buf[e->len] = '\0';
+        text[nraw] = buf;
+        len[nraw] = e->len;
+        lineno[nraw++] = r->run_line0 + (long)e->k;
+        text_bytes += e->len;
+    }
+    if (r->batches++ == 0) {
+        import_parse_halves(r, s, text, len, lineno, nraw);
+    }
+    else {
+        import_part one;
+
+        memset(&one, 0, sizeof(one));
+        one.key = r->key;
+        one.p = s->p;
+        one.text = text;
+        one.len = len;
+        one.lineno = lineno;
+        one.to = nraw;
+        one.v = b->v;
+        one.line = b->line;
+        import_parse(&one);
+        b->n = one.n;
+        b->error = one.error;
+        b->error_line = one.error_line;
+    }
+    /* A line that changed since its first reading ends the input where it is. */
+    if (b->error) {
+        r->pos = r->nent;
+        r->eof = 1;
+        return 0;
+    }
+    return (r->pos < r->nent || !r->eof) && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
 }
 
 /* Fills s from the input: 1 when the input goes on after it. */
@@ -326,6 +666,12 @@ static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size
     b->n = 0;
     b->error = NULL;
     b->error_line = 0;
+    b->trackers = NULL;
+    b->tracker_line = NULL;
+    b->ntrackers = 0;
+    if (r->run > 0) {
+        return import_fill_by_time(r, s, line, cap);
+    }
     if (r->lineno == 0) {
         return import_fill_first(r, s, line, cap);
     }
@@ -399,8 +745,14 @@ static apr_status_t import_pool_gone(void *hp)
     return APR_SUCCESS;
 }
 
-qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
-                                      int size, apr_size_t bytes)
+static apr_status_t import_run_gone(void *r)
+{
+    free(((qrt_import_reader_t *)r)->ent);
+    return APR_SUCCESS;
+}
+
+static qrt_import_reader_t *import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
+                                         int size, apr_size_t bytes, long run)
 {
     apr_pool_t *rp;
     qrt_import_reader_t *r;
@@ -426,6 +778,20 @@ qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_
         }
         apr_pool_cleanup_register(rp, r->slot[i].hp, import_pool_gone, apr_pool_cleanup_null);
     }
+    if (run > 0) {
+        r->run = run;
+        r->fd = fileno(f);
+        r->offset = ftello(f);
+        apr_pool_cleanup_register(rp, r, import_run_gone, apr_pool_cleanup_null);
+        if (r->offset < 0 || apr_pool_create(&r->rp, rp) != APR_SUCCESS
+            || apr_pool_create(&r->cp, rp) != APR_SUCCESS
+            || apr_pool_create(&r->sp, rp) != APR_SUCCESS
+            || apr_pool_create_unmanaged_ex(&r->shp, NULL, NULL) != APR_SUCCESS) {
+            apr_pool_destroy(rp);
+            return NULL;
+        }
+        apr_pool_cleanup_register(rp, r->shp, import_pool_gone, apr_pool_cleanup_null);
+    }
     if (apr_thread_mutex_create(&r->lock, APR_THREAD_MUTEX_DEFAULT, rp) != APR_SUCCESS
         || apr_thread_cond_create(&r->cond, rp) != APR_SUCCESS
         || apr_thread_create(&r->thread, NULL, import_thread, r, rp) != APR_SUCCESS) {
@@ -433,6 +799,24 @@ qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_
         return NULL;
     }
     return r;
+}
+
+qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
+                                      int size, apr_size_t bytes)
+{
+    return import_start(p, f, key, size, bytes, 0);
+}
+
+qrt_import_reader_t *qrt_import_start_by_time(apr_pool_t *p, FILE *f,
+                                              const qrt_visitor_key_t *key, int size,
+                                              apr_size_t bytes, long run)
+{
+    struct stat st;
+
+    if (run < 1 || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return NULL;
+    }
+    return import_start(p, f, key, size, bytes, run);
 }
 
 const qrt_import_batch_t *qrt_import_next(qrt_import_reader_t *r)

@@ -12,7 +12,14 @@
  * parsing leaves the commit path).
  * It fills two batches in turn, each with its own pool: the writer holds one
  * while the reader fills the other. Memory stays at two batches whatever the
- * file's length. */
+ * file's length.
+ *
+ * A by-time reader (a regular file) reads each run of up to `run` visits twice:
+ * first every line of the run is checked (by two threads) and only its time, offset
+ * and length kept (24 bytes a visit), then the run's visits come out in batches in
+ * time order, each line read again at its offset. Visits stored in time order find
+ * their visitor's previous visit already stored, so the aggregates extend each
+ * visitor's chain instead of splitting it (the writer's cost of shuffled input). */
 #ifndef QRT_IMPORT_H
 #define QRT_IMPORT_H
 
@@ -31,13 +38,19 @@ int qrt_import_line(apr_pool_t *p, char *line, apr_size_t len,
                     const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why);
 
 /* A batch: n visits, each with the number of its line; error set on the batch after
- * which the input stops at a line that is not a visit (error_line, what). */
+ * which the input stops at a line that is not a visit (error_line, what). A by-time
+ * reader's first batch of each run also lists the run's ntrackers tracker ids, each
+ * with the first line that names it, for the writer to check before it writes any of
+ * the run (NULL and 0 on other batches). */
 typedef struct {
     qrt_visit_t *v;
     long *line;
     int n;
     const char *error;
     long error_line;
+    apr_int64_t *trackers;
+    long *tracker_line;
+    int ntrackers;
 } qrt_import_batch_t;
 
 typedef struct qrt_import_reader qrt_import_reader_t;
@@ -48,6 +61,19 @@ typedef struct qrt_import_reader qrt_import_reader_t;
  * a subpool of p. NULL when the thread cannot start. */
 qrt_import_reader_t *qrt_import_start(apr_pool_t *p, FILE *f, const qrt_visitor_key_t *key,
                                       int size, apr_size_t bytes);
+/* Visits of a by-time reader's run at most in qrtrack-admin (96 MB of offsets). */
+#define QRT_IMPORT_RUN 4000000
+
+/* The same, by time: f (a regular file, read from where it stands) is read in runs of
+ * up to run visits. A run's lines are all checked before any of its visits is handed
+ * out: a bad line makes the run's first batch one of no visits, with the error (the
+ * runs before it handed out whole). Then its visits come in batches in the order of
+ * their visit_start, equal times in the order of their lines. A line found changed at
+ * its second reading ends the input there as a bad line; a file cut shorter, as a read
+ * error. NULL when f is not a regular file or the thread cannot start. */
+qrt_import_reader_t *qrt_import_start_by_time(apr_pool_t *p, FILE *f,
+                                              const qrt_visitor_key_t *key, int size,
+                                              apr_size_t bytes, long run);
 /* The next batch, once read (the batch before is handed back to the reader: it
  * must no longer be used); NULL after the last one, or after a read error
  * (qrt_import_read_error). A batch with error set is the last. */

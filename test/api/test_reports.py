@@ -637,6 +637,49 @@ def test_batch_out_of_order_rechained_once(server, acct):
     assert before and before == agg_rows(server, acct)
 
 
+def test_a_shuffled_file_is_written_in_time_order_and_exact(server, acct):
+    """A file's visits are written in time order (qrt_import's by-time reader): a
+    shuffled file, then a second one whose visits land in the middle of the first's and
+    before them, give the reports of the oracle and the aggregates a rebuild makes; the
+    visits' ids follow their times, equal times in the order of their lines."""
+    rng = random.Random(53)
+    ids = [acct.tracker("f0", ["campaign:a"]), acct.tracker("f1", ["campaign:b", "region:eu"]),
+           acct.tracker("f2", ["rare"])]
+
+    def visit(t):
+        return V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(40), ua=rng.randrange(3),
+                 browser=rng.choice(["Chrome", "Opera", None]),
+                 country=rng.choice(["DE", "FR"]), city=rng.choice(["Berlin", "Oslo", None]),
+                 bot=rng.random() < 0.03)
+    first = [visit(T0 + rng.randrange(0, 4 * DAY) // 60 * 60) for _ in range(1500)]
+    acct.load(first, as_file=True)
+    second = [visit(T0 + rng.randrange(-DAY, 5 * DAY) // 60 * 60) for _ in range(700)]
+    acct.load(second, as_file=True)
+    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
+                      (T0 - DAY + 100, T0 + DAY, -19800)]:
+        check_all(acct, s, e, off)
+    before = agg_rows(server, acct)
+    acct.rebuild()
+    assert before and before == agg_rows(server, acct)
+    # the first file's visits of one tracker come first by id, in (time, line) order
+    got = []
+    page = 1
+    while True:
+        r = acct.get("/visits/tracker/%d" % ids[0], rows=1000, page=page)
+        assert r.status_code == 200, r.text
+        got += r.json()["data"]
+        if len(r.json()["data"]) < 1000:
+            break
+        page += 1
+    got.sort(key=lambda v: v["id"])
+    mine = sorted((v.t, k, v) for k, v in enumerate(first) if v.tid == ids[0])
+    assert len(got) == len(mine) + sum(1 for v in second if v.tid == ids[0])
+    assert [(v["visit_start"], v["city"], v["browser"], v["source"], v["bot"])
+            for v in got[:len(mine)]] == \
+        [(fmt(t), v.city, v.browser, v.source, v.bot) for t, _, v in mine]
+
+
 def test_many_trackers_counted_from_visits(acct):
     """More trackers than one statement lists: distinct visitors of a list of trackers,
     or of an account whose aggregates went stale, are counted from the visits here."""

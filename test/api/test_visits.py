@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import random
 import subprocess
 import time
 import uuid
@@ -262,17 +263,27 @@ def test_import_refuses_nul_bytes_and_stores_visits_as_scans_have_them(server, a
                            visit(tid, T0 + 1, ip="2001:db8:abcd:12::1", device="bot", bot=True),
                            visit(tid, T0 + 2, ip=None, device=None),
                            dict(visit(tid, 0), visit_start="1970-01-01T01:00:00+0100")])
+    # (a file's visits are stored in time order: the one of 1970 first)
     got = sorted(listing(api, tid)["data"], key=lambda v: v["id"])
-    assert [v["ip"] for v in got] == ["198.51.100.0", "2001:db8:abcd::", None, "203.0.113.0"]
-    assert [v["device"] for v in got] == ["tablet", "bot", "other", "mobile"]
-    assert got[3]["visit_start"].startswith("1970-01-01T00:00:00")
+    assert [v["ip"] for v in got] == ["203.0.113.0", "198.51.100.0", "2001:db8:abcd::", None]
+    assert [v["device"] for v in got] == ["mobile", "tablet", "bot", "other"]
+    assert got[0]["visit_start"].startswith("1970-01-01T00:00:00")
+
+
+def admin_stdin(server, data):
+    """visits import - with data on a pipe; the finished process."""
+    return subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
+                                            "--params", server.db, "visits", "import", "-"],
+                          input=data, capture_output=True)
 
 
 def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
     # qrtrack-admin writes 40,000 visits a transaction on SQLite, 25,000 on PostgreSQL
     # (these lines are short: the batch's 16 MB of text is not reached) while its reader
-    # thread parses the next batch: a bad line or an unknown tracker fails its own batch
-    # unwritten, naming the line, after the batches before it are committed. From stdin too.
+    # thread parses the next batch. From a pipe, a bad line or an unknown tracker fails
+    # its own batch unwritten, naming the line, after the batches before it are
+    # committed. A file is checked whole first (its run of up to 4,000,000 visits):
+    # a bad line or an unknown tracker anywhere in it, and nothing is written.
     batch = 25000 if server.backend == "pgsql" else 40000
     t = new_tracker(api)
     tid = t["tracker_id"]
@@ -291,33 +302,91 @@ def test_import_commits_whole_batches_and_stops_at_a_bad_line(server, api):
     p = import_lines(server, lines, check=False)
     assert p.returncode != 0, p.stderr
     assert "line %d: bad visit_start" % (batch + 12001) in p.stderr, p.stderr
-    assert totals() == (batch, batch)
-    # the first batch holds an unknown tracker on its line before last: nothing is written
-    lines = [line(3 * batch + i) for i in range(batch + 2000)]
-    lines[batch - 2] = line(1, tracker=999999999)
+    assert totals() == (0, 0)
+    # an unknown tracker on the file's last line but one: nothing is written either
+    lines = [line(i) for i in range(batch + 2000)]
+    lines[-2] = line(1, tracker=999999999)
     p = import_lines(server, lines, check=False)
     assert p.returncode != 0, p.stderr
-    assert "line %d: bad tracker_id (no such tracker)" % (batch - 1) in p.stderr, p.stderr
+    assert "line %d: bad tracker_id (no such tracker)" % (batch + 1999) in p.stderr, p.stderr
+    assert totals() == (0, 0)
+    # the same two from a pipe: the batches before the bad line's are committed
+    lines = [line(i) for i in range(batch + 15000)]
+    lines[batch + 12000] = b'{"tracker_id": %d, "source": "scan"}' % tid
+    p = admin_stdin(server, b"".join(x + b"\n" for x in lines))
+    assert p.returncode != 0 and b"line %d: bad visit_start" % (batch + 12001) in p.stderr
+    assert totals() == (batch, batch)
+    lines = [line(3 * batch + i) for i in range(batch + 2000)]
+    lines[batch - 2] = line(1, tracker=999999999)
+    p = admin_stdin(server, b"".join(x + b"\n" for x in lines))
+    assert p.returncode != 0, p.stderr
+    assert b"line %d: bad tracker_id (no such tracker)" % (batch - 1) in p.stderr, p.stderr
     assert totals() == (batch, batch)
     # from stdin, blank lines between: every visit
     n = batch + 500
-    data = b"\n\n".join(line(5 * batch + i) for i in range(n)) + b"\n"
-    p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
-                                         "--params", server.db, "visits", "import", "-"],
-                       input=data, capture_output=True)
+    p = admin_stdin(server, b"\n\n".join(line(5 * batch + i) for i in range(n)) + b"\n")
     assert p.returncode == 0 and p.stdout.strip() == str(n).encode(), p.stderr
     assert totals() == (batch + n, batch + n)
     newest = listing(api, tid, rows=1)["data"][0]
     assert newest["visit_start"] == ts(T0 + 5 * batch + n - 1)
 
 
+def test_a_file_is_stored_in_time_order(server, api):
+    # A file's visits are written in the order of their visit_start (equal times in
+    # the order of their lines), over several batches: their ids follow that order, and
+    # the counters count each visit once (test_reports checks the aggregates of a
+    # shuffled file). From a pipe they are written as they come.
+    batch = 25000 if server.backend == "pgsql" else 40000
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    n = batch + batch // 2
+    rnd = random.Random(39)
+    times = [T0 - 86400 * 30 + rnd.randrange(86400 * 30) for _ in range(n)]
+    for k in range(0, 60, 3):      # a few equal times, their lines apart
+        times[k * 7] = times[k * 7 + 1] = times[n - k - 1] = T0 - 3600
+    # 600 returning visitors: the aggregates' chains of each visitor's visits
+    lines = [json.dumps({"tracker_id": tid, "visit_start": ts(times[i]),
+                         "source": "click" if i % 5 == 0 else "scan",
+                         "ip": "198.51.%d.%d" % (i % 600 // 250, 1 + i % 250),
+                         "user_agent": "UA %d" % (i % 600), "city": "c%d" % i}).encode()
+             for i in range(n)]
+    p = import_lines(server, lines)
+    assert p.stdout.strip() == str(n)
+    got = all_ids_and_cities(api, tid)
+    order = sorted(range(n), key=lambda i: (times[i], i))
+    assert [c for _, c in got] == ["c%d" % i for i in order]
+    assert [i for i, _ in got] == sorted(i for i, _ in got)
+    a = api.get("/tracker/analytics/%d" % tid).json()
+    assert (a["totalScans"], a["totalClicks"]) == (n - len(range(0, n, 5)), len(range(0, n, 5)))
+    assert a["uniqueVisitors"] == 600
+    # a pipe's lines as they come
+    t2 = new_tracker(api)["tracker_id"]
+    p = admin_stdin(server, b"".join(x.replace(b'"tracker_id": %d' % tid,
+                                                 b'"tracker_id": %d' % t2) + b"\n"
+                                       for x in lines[:500]))
+    assert p.returncode == 0, p.stderr
+    assert [c for _, c in all_ids_and_cities(api, t2)] == ["c%d" % i for i in range(500)]
+
+
+def all_ids_and_cities(api, tid):
+    """Every visit of tid as (id, city), in the order of their ids."""
+    got, page = [], 1
+    while True:
+        data = listing(api, tid, rows=1000, page=page)["data"]
+        got += [(v["id"], v["city"]) for v in data]
+        if len(data) < 1000:
+            return sorted(got)
+        page += 1
+
+
 def test_newest_first_ties_by_id_descending(server, api):
     t = new_tracker(api)
     tid = t["tracker_id"]
-    # Imported out of time order, with three visits in the same second.
-    import_visits(server, [visit(tid, T0 + 10, city="b1"), visit(tid, T0, city="a"),
-                           visit(tid, T0 + 10, city="b2"), visit(tid, T0 + 99, city="c"),
-                           visit(tid, T0 + 10, city="b3")])
+    # Imported out of time order (two files: one file's visits are written in time
+    # order), with three visits in the same second.
+    import_visits(server, [visit(tid, T0 + 10, city="b1")])
+    import_visits(server, [visit(tid, T0, city="a"), visit(tid, T0 + 10, city="b2"),
+                           visit(tid, T0 + 99, city="c"), visit(tid, T0 + 10, city="b3")])
     data = listing(api, tid)["data"]
     assert [v["city"] for v in data] == ["c", "b3", "b2", "b1", "a"]
     same = [v["id"] for v in data[1:4]]

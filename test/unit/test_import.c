@@ -1,11 +1,13 @@
 /* Unit tests for qrt_import: one line read into a visit (both readers, every
  * rejection), and the reader thread's batches: their sizes and line numbers, blank
  * lines, a bad line ending the input after the visits before it, a reader stopped
- * early, an empty input and a pipe. */
+ * early, an empty input and a pipe; a by-time reader's runs in time order, a bad
+ * line failing its run, and a file cut after its first reading. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
 
 #include <check.h>
 #include <apr_general.h>
@@ -554,6 +556,193 @@ START_TEST(batches_end_at_their_bytes)
 }
 END_TEST
 
+/* ---- by time ------------------------------------------------------------------ */
+
+/* A file of n lines: on line i + 1 a visit of tracker i + 1 at second when[i] of
+ * 2026-03-01, or a blank line where when[i] < 0, or a bad line where it is -2. */
+static FILE *timed_input(const int *when, int n)
+{
+    FILE *f = tmpfile();
+    int i;
+
+    ck_assert_ptr_nonnull(f);
+    for (i = 0; i < n; i++) {
+        if (when[i] >= 0) {
+            fprintf(f, "{\"tracker_id\": %d, \"visit_start\": \"2026-03-01T%02d:%02d:%02dZ\","
+                    " \"source\": \"scan\", \"ip\": \"10.0.0.%d\", \"city\": \"c%d\"}\n",
+                    i + 1, when[i] / 3600, when[i] / 60 % 60, when[i] % 60, i % 250, i % 250);
+        }
+        else if (when[i] == -2) {
+            fprintf(f, "{\"tracker_id\": %d, \"bot\": 1}\n", i + 1);
+        }
+        else {
+            fputs(" \n", f);
+        }
+    }
+    rewind(f);
+    return f;
+}
+
+/* Takes a by-time reader's batches of f: each run's visits must come in (time, line)
+ * order, every visit of the file once; the first batch of a run lists its trackers.
+ * Returns the visits seen; *runs the runs, *error_line the error's line (0 none). */
+static int take_by_time(FILE *f, const int *when, int n, int size, long run, int *runs,
+                        long *error_line)
+{
+    qrt_import_reader_t *r = qrt_import_start_by_time(pool, f, NULL, size, 0, run);
+    const qrt_import_batch_t *b;
+    char *seen = apr_pcalloc(pool, (apr_size_t)n + 1);
+    long in_run = 0, last_line = 0;
+    int total = 0, last_t = -1, i;
+
+    ck_assert_ptr_nonnull(r);
+    *runs = 0;
+    *error_line = 0;
+    while ((b = qrt_import_next(r)) != NULL) {
+        if (b->error) {
+            ck_assert_int_eq(b->n, 0);          /* a bad run hands out nothing */
+            *error_line = b->error_line;
+            ck_assert_str_eq(b->error, "bad visit_start");
+            continue;
+        }
+        check_batch(b);
+        if (b->ntrackers > 0) {
+            /* a new run: its trackers (here one a line, named on its own line) */
+            ck_assert_int_eq(in_run % run, 0);
+            (*runs)++;
+            last_t = -1;
+            last_line = 0;
+            for (i = 0; i < b->ntrackers; i++) {
+                ck_assert_int_eq(b->tracker_line[i], b->trackers[i]);
+                ck_assert_int_ge(when[b->trackers[i] - 1], 0);
+            }
+            in_run = 0;
+        }
+        ck_assert_int_gt(*runs, 0);
+        for (i = 0; i < b->n; i++) {
+            int t = when[b->line[i] - 1];
+
+            ck_assert_int_ge(t, last_t);
+            if (t == last_t) {
+                ck_assert_int_gt(b->line[i], last_line);
+            }
+            ck_assert_int_eq(b->v[i].visit_start % 86400, t);
+            ck_assert_int_eq(seen[b->line[i]], 0);
+            seen[b->line[i]] = 1;
+            last_t = t;
+            last_line = b->line[i];
+        }
+        in_run += b->n;
+        total += b->n;
+    }
+    ck_assert_int_eq(qrt_import_read_error(r), 0);
+    qrt_import_stop(r);
+    return total;
+}
+
+START_TEST(by_time_hands_each_run_out_in_time_order)
+{
+    int when[200], runs, i;
+    long err;
+    FILE *f;
+
+    /* shuffled times with ties (every third line at 10:00:00), blank lines between */
+    for (i = 0; i < 200; i++) {
+        when[i] = i % 11 == 10 ? -1 : i % 3 == 0 ? 36000 : (i * 7919) % 86400;
+    }
+    for (i = 1; i <= 400; i *= 2) {             /* runs of 1 to 256 visits */
+        f = timed_input(when, 200);
+        ck_assert_int_eq(take_by_time(f, when, 200, 7, i, &runs, &err), 182);
+        ck_assert_int_eq(err, 0);
+        ck_assert_int_eq(runs, (182 + i - 1) / i);
+        fclose(f);
+    }
+    /* the same through a first batch of two halves (64 lines or more) */
+    f = timed_input(when, 200);
+    ck_assert_int_eq(take_by_time(f, when, 200, 150, 1000, &runs, &err), 182);
+    ck_assert_int_eq(runs, 1);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(by_time_a_bad_line_fails_its_run_unwritten)
+{
+    int when[100], runs, i;
+    long err;
+    FILE *f;
+
+    for (i = 0; i < 100; i++) {
+        when[i] = 50000 - i * 13;
+    }
+    when[71] = -2;                              /* line 72, in the third run of 30 */
+    f = timed_input(when, 100);
+    ck_assert_int_eq(take_by_time(f, when, 100, 4, 30, &runs, &err), 60);
+    ck_assert_int_eq(runs, 2);
+    ck_assert_int_eq(err, 72);
+    fclose(f);
+    /* in a run of all: nothing */
+    f = timed_input(when, 100);
+    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
+    ck_assert_int_eq(err, 72);
+    fclose(f);
+    /* on the first line, and among 64 or more (two threads check a chunk) */
+    when[71] = 10;
+    when[0] = -2;
+    f = timed_input(when, 100);
+    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
+    ck_assert_int_eq(err, 1);
+    fclose(f);
+    when[0] = 10;
+    when[40] = when[90] = -2;
+    f = timed_input(when, 100);
+    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
+    ck_assert_int_eq(err, 41);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(by_time_wants_a_file_and_sees_it_cut)
+{
+    int when[40], fd[2], i, total = 0;
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+    FILE *f, *p;
+
+    for (i = 0; i < 40; i++) {
+        when[i] = 40 - i;
+    }
+    ck_assert_int_eq(pipe(fd), 0);
+    p = fdopen(fd[0], "r");
+    ck_assert_ptr_null(qrt_import_start_by_time(pool, p, NULL, 4, 0, 10));
+    fclose(p);
+    close(fd[1]);
+    f = timed_input(when, 40);
+    ck_assert_ptr_null(qrt_import_start_by_time(pool, f, NULL, 4, 0, 0));
+    /* cut short after its first reading: a read error, not a visit more of the cut */
+    r = qrt_import_start_by_time(pool, f, NULL, 2, 0, 100);
+    b = qrt_import_next(r);
+    ck_assert_int_eq(b->n, 2);
+    ck_assert_int_eq(b->line[0], 40);           /* the latest line, the earliest time */
+    ck_assert_int_eq(ftruncate(fileno(f), 100), 0);
+    total = b->n;
+    while ((b = qrt_import_next(r)) != NULL) {
+        ck_assert_ptr_null(b->error);
+        total += b->n;
+    }
+    ck_assert_int_lt(total, 40);
+    ck_assert_int_eq(qrt_import_read_error(r), EIO);
+    qrt_import_stop(r);
+    fclose(f);
+    /* stopped early, in its first run */
+    f = timed_input(when, 40);
+    r = qrt_import_start_by_time(pool, f, NULL, 3, 0, 100);
+    ck_assert_int_eq(qrt_import_next(r)->n, 3);
+    qrt_import_stop(r);
+    qrt_import_stop(qrt_import_start_by_time(pool, f, NULL, 3, 0, 100));
+    fclose(f);
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
     Suite *s = suite_create("qrt_import");
@@ -572,6 +761,9 @@ static Suite *import_suite(void)
     tcase_add_test(tc, stops_early_and_ends_empty);
     tcase_add_test(tc, reads_a_pipe);
     tcase_add_test(tc, batches_end_at_their_bytes);
+    tcase_add_test(tc, by_time_hands_each_run_out_in_time_order);
+    tcase_add_test(tc, by_time_a_bad_line_fails_its_run_unwritten);
+    tcase_add_test(tc, by_time_wants_a_file_and_sees_it_cut);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -103,9 +103,10 @@ class Server:
         self.tokens = []
 
     # -- administration ---------------------------------------------------
-    def admin(self, *args, check=True):
+    def admin(self, *args, check=True, input=None):
+        """qrtrack-admin args (input: text on its standard input)."""
         cmd = self.as_user + [self.admin_tool, "--driver", self.driver, "--params", self.db] + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, input=input)
         if check and p.returncode != 0:
             raise AssertionError("qrtrack-admin %s failed: %s" % (args, p.stderr))
         return p
