@@ -79,6 +79,12 @@ START_TEST(takes_the_common_lines)
         "{\"a\":true,\"b\":false,\"c\":null}", "{\"\":\"\"}",
         "{\"a\":\"x\",\"a\":\"y\"}", "{\"a\":\"\xe2\x82\xac \xf0\x9f\x98\x80\"}",
         "{\"a\":\"\x7f\"}", "{\"k\" : \"v\" , \"n\" : 3 }",
+        /* escapes, written out as jansson does */
+        "{\"a\":\"x\\ny\"}", "{\"a\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"}",
+        "{\"city\":\"M\\u00fcnchen\",\"b\":\"S\\u00E3o\"}", "{\"a\":\"\\u20ac\\u0001\"}",
+        "{\"a\":\"\\ud83d\\ude00!\\uDBFF\\uDFFF\\u007f\\u07FF\\u0800\\uffff\"}",
+        "{\"a\":\"https:\\/\\/example.com\\/x\", \"b\": \"\\\\\", \"a\": \"\\\"\"}",
+        "{\"a\":\"\\u00fc\xc3\xbc\"}",
     };
     qrt_jv_t m[MAXM];
     char buf[64];
@@ -100,9 +106,12 @@ END_TEST
 START_TEST(declines_the_rest)
 {
     static const char *const declined[] = {
-        /* jansson's to read */
-        "{\"a\":\"x\\ny\"}", "{\"a\\u0041\":1}", "{\"a\":[1]}", "{\"a\":{}}", "{\"a\":1.5}",
-        "{\"a\":1e3}", "{\"a\":1E3}",
+        /* jansson's to read (or refuse) */
+        "{\"a\\u0041\":1}", "{\"a\":[1]}", "{\"a\":{}}", "{\"a\":1.5}",
+        "{\"a\":1e3}", "{\"a\":1E3}", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\ud800\"}",
+        "{\"a\":\"\\udc00\\ud800\"}", "{\"a\":\"\\ud800\\u0041\"}", "{\"a\":\"\\ud800x\"}",
+        "{\"a\":\"\\x41\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\u12G4\"}", "{\"a\":\"\\\"}",
+        "{\"a\":\"\\ud83d\\ude0\"}", "{\"a\":\"\\\"}", "{\"a\":\"x\\\"}",
         /* not JSON, or not an object */
         "", " ", "[]", "1", "\"a\"", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\" 1}", "{,}",
         "{\"a\":1,}", "{\"a\":1 \"b\":2}", "{\"a\":01}", "{\"a\":-}", "{\"a\":+1}",
@@ -163,16 +172,18 @@ START_TEST(random_changes_agree)
         "{\"tracker_id\":7,\"visit_start\":\"2026-01-01T00:00:00Z\",\"source\":\"click\","
         "\"ip\":\"2001:db8::\",\"bot\":true,\"user_agent\":\"Mozilla/5.0 (X11)\"}",
         "{ \"a\" : -12 , \"b\" : null , \"c\" : \"\xc3\xa9t\xc3\xa9\" }",
+        "{\"a\":\"x\\u00e9\\n\\\"y\\/\",\"b\":\"\\ud83d\\ude00\\u20AC\\\\\"}",
     };
-    static const char alphabet[] = "{}[]:,\"\\ -+.0123456789eEtrufalsn\t\n\x01\x7f\xc3\xa9\xff";
+    static const char alphabet[] = "{}[]:,\"\\ -+.0123456789eEtrufalsn\t\n\x01\x7f\xc3\xa9\xff"
+                                   "\\\\uuUdDcCbfAF";
     unsigned int seed = 4242;
     char line[512];
     int iter, taken = 0, j;
 
-    for (iter = 0; iter < 200000; iter++) {
+    for (iter = 0; iter < 300000; iter++) {
         size_t len;
 
-        strcpy(line, base[iter % 2]);
+        strcpy(line, base[iter % 3]);
         for (j = 0; j < 1 + iter % 3; j++) {
             size_t at;
             char c;
