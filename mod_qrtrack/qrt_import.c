@@ -484,6 +484,9 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
         int nraw = 0, i;
         ssize_t got;
 
+        if (r->nent == 0) {
+            r->run_line0 = r->lineno;       /* (blank lines only so far) */
+        }
         apr_pool_clear(r->cp);
         text = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*text));
         len = apr_palloc(r->cp, IMPORT_CHUNK * sizeof(*len));

@@ -5,8 +5,9 @@
  * with jansson is a large share of an import's work: its lexer
  * takes one character at a time through a callback, and it builds a value and a
  * hash table per line. qrt_jsonl_flat reads the common line in one pass, in place;
- * whatever it does not take whole (an escape in a string, a nested value, a number
- * with a fraction or an exponent, too many members) it declines, and the caller
+ * whatever it does not take whole (an escape in a key, \u0000 or a lone surrogate, a
+ * nested value, a number with a fraction or an exponent, too many members) it
+ * declines, and the caller
  * reads the line with jansson instead (admin_jmembers in qrtrack-admin gives
  * the same members). What it takes, jansson takes alike: test/unit/test_jsonl.c
  * and test/fuzz/fuzz_jsonl.c compare the two. */
@@ -37,12 +38,13 @@ typedef struct {
 #define QRT_JSONL_DECLINED 1
 
 /* Reads line (len bytes; whitespace around the object allowed) as one JSON object
- * whose values are strings without escapes, integers (no fraction, no exponent,
- * within 64 bits), true, false or null, and whose strings are valid UTF-8 without
- * control characters. 0 and *n members in out (at most max; keys may repeat, in
- * the line's order), or QRT_JSONL_DECLINED (out undefined): not of that form, or
- * not JSON at all. Taken whole, the strings are cut out of line in place (each
- * closing quote becomes a NUL); declined, line is as it came. */
+ * whose keys are strings without escapes and whose values are strings, integers (no
+ * fraction, no exponent, within 64 bits), true, false or null; its strings valid UTF-8
+ * without raw control characters. 0 and *n members in out (at most max; keys may
+ * repeat, in the line's order), or QRT_JSONL_DECLINED (out undefined): not of that
+ * form, or not JSON at all. Taken whole, the strings are cut out of line in place
+ * (each closing quote becomes a NUL) and their escapes written out in place, as
+ * jansson reads them; declined, line is as it came. */
 int qrt_jsonl_flat(char *line, apr_size_t len, qrt_jv_t *out, int max, int *n);
 
 /* The last member named key (JSON's last duplicate wins, as with jansson), or
