@@ -209,6 +209,7 @@ struct qrt_import_reader {
     apr_pool_t *sp;         /* the reader thread's scratch while it checks */
     apr_pool_t *shp;        /* the helper's (an allocator of its own) */
     apr_hash_t *trackers;   /* tracker id -> the first line naming it */
+    char *span;             /* IMPORT_SPAN bytes of lines read at once (malloc'd) */
 };
 
 /* Lines of the first batch parsed by one thread, into v from its first visit on. */
@@ -359,6 +360,9 @@ typedef struct import_ent {
     apr_uint32_t len;       /* its bytes */
     apr_uint32_t k;         /* its line, counted from the run's first (ties: line order) */
 } import_ent;
+
+/* Bytes of adjacent lines read at once in the second reading. */
+#define IMPORT_SPAN (1 << 20)
 
 /* Raw lines read, then checked by two threads, at a time; and their bytes at most. */
 #define IMPORT_CHUNK 16384
@@ -583,6 +587,25 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
     return 1;
 }
 
+/* Reads len bytes at off into buf: 0, or the error (EIO: the file ends before). */
+static int import_pread(int fd, char *buf, apr_size_t len, apr_off_t off)
+{
+    apr_size_t done = 0;
+
+    while (done < len) {
+        ssize_t got = pread(fd, buf + done, len - done, off + (apr_off_t)done);
+
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return got < 0 ? errno : EIO;
+        }
+        done += (apr_size_t)got;
+    }
+    return 0;
+}
+
 /* Fills s with the run's next visits in time order, each line read again at its
  * offset (a new run first when the last is handed out): 1 when more follow. */
 static int import_fill_by_time(qrt_import_reader_t *r, import_slot *s, char **line,
@@ -603,30 +626,49 @@ static int import_fill_by_time(qrt_import_reader_t *r, import_slot *s, char **li
     len = apr_palloc(s->p, max * sizeof(*len));
     lineno = apr_palloc(s->p, max * sizeof(*lineno));
     while (r->pos < r->nent && (apr_size_t)nraw < max && !import_full(r, text_bytes)) {
-        const import_ent *e = &r->ent[r->pos++];
-        char *buf = apr_palloc(s->p, (apr_size_t)e->len + 1);
-        apr_size_t done = 0;
+        apr_size_t first = r->pos, last = r->pos, span = r->ent[first].len, j;
+        char *buf;
+        int err;
 
-        while (done < e->len) {
-            ssize_t got = pread(r->fd, buf + done, e->len - done, e->off + (apr_off_t)done);
-
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR) {
-                    continue;
-                }
-                /* the file shrank, or cannot be read, since its first reading */
-                r->read_error = got < 0 ? errno : EIO;
-                r->pos = r->nent;
-                r->eof = 1;
-                return 0;
-            }
-            done += (apr_size_t)got;
+        /* the lines that follow it in the file and in time too: one read (a file in
+         * time order is read by the MB) */
+        while (last + 1 < r->nent && (apr_size_t)nraw + (last - first) + 1 < max
+               && !import_full(r, text_bytes + span)
+               && r->ent[last + 1].off == r->ent[last].off + (apr_off_t)r->ent[last].len
+               && span + r->ent[last + 1].len <= IMPORT_SPAN) {
+            last++;
+            span += r->ent[last].len;
         }
-        buf[e->len] = '\0';
-        text[nraw] = buf;
-        len[nraw] = e->len;
-        lineno[nraw++] = r->run_line0 + (long)e->k;
-        text_bytes += e->len;
+        if (span > IMPORT_SPAN) {
+            buf = apr_palloc(s->p, span + 1);           /* one long line */
+        }
+        else if (!r->span && !(r->span = malloc(IMPORT_SPAN))) {
+            err = ENOMEM;
+            buf = NULL;
+        }
+        else {
+            buf = r->span;
+        }
+        if (!buf || (err = import_pread(r->fd, buf, span, r->ent[first].off)) != 0) {
+            /* the file shrank, or cannot be read, since its first reading */
+            r->read_error = buf ? err : ENOMEM;
+            r->pos = r->nent;
+            r->eof = 1;
+            return 0;
+        }
+        if (buf != r->span) {
+            buf[span] = '\0';                           /* (first == last) */
+        }
+        for (j = first; j <= last; j++) {
+            const import_ent *e = &r->ent[j];
+            const char *at = buf + (e->off - r->ent[first].off);
+
+            text[nraw] = buf == r->span ? apr_pstrmemdup(s->p, at, e->len) : buf;
+            len[nraw] = e->len;
+            lineno[nraw++] = r->run_line0 + (long)e->k;
+        }
+        text_bytes += span;
+        r->pos = last + 1;
     }
     if (r->batches++ == 0) {
         import_parse_halves(r, s, text, len, lineno, nraw);
@@ -751,6 +793,7 @@ static apr_status_t import_pool_gone(void *hp)
 static apr_status_t import_run_gone(void *r)
 {
     free(((qrt_import_reader_t *)r)->ent);
+    free(((qrt_import_reader_t *)r)->span);
     return APR_SUCCESS;
 }
 

@@ -64,12 +64,13 @@ def test_polls_read_from_the_floor_of_the_ids_and_the_migration_keeps_their_answ
             tids = (t1["tracker_id"], t2["tracker_id"])
             for k in range(3):
                 scan(srv, t1["code"], "floor-%d Firefox/120.0" % k)
-            # old visits after newer ones: a higher id with an earlier time
+            # old visits after newer ones: a higher id with an earlier time (through a
+            # pipe: a file's visits are written in time order)
             import_visits(srv, [visit(tids[k % 2], T0 + (40 - k) * 3600,
                                       user_agent="floor-%d %s" % (k, ("Firefox/1",
                                                                       "iPhone")[k % 2]),
                                       browser=("Firefox", "Safari")[k % 2])
-                                for k in range(40)])
+                                for k in range(40)], pipe=True)
             every = sorted(set(ids(a, tids[0]) + ids(a, tids[1])))
             assert len(every) == 43
             # each tracker's newest id, and the floor of every bucket, as the visits say

@@ -743,6 +743,66 @@ START_TEST(by_time_wants_a_file_and_sees_it_cut)
 }
 END_TEST
 
+/* A file in time order is read by the MB (adjacent lines at once), a line longer than
+ * that alone; batches still end at size visits or at the line that brings their text to
+ * the byte budget, as a pipe's do. */
+START_TEST(by_time_reads_adjacent_lines_at_once)
+{
+    FILE *f = tmpfile();
+    char *pad = malloc(1536 * 1024 + 1);
+    long len[300];
+    int k, i, total = 0;
+    qrt_import_reader_t *r;
+    const qrt_import_batch_t *b;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(pad);
+    memset(pad, 'x', 1536 * 1024);
+    pad[1536 * 1024] = '\0';
+    for (i = 0; i < 300; i++) {
+        long at = ftell(f);
+
+        fprintf(f, "{\"tracker_id\": %d, \"visit_start\": \"2026-03-01T10:%02d:%02dZ\","
+                " \"source\": \"scan\", \"ip\": \"10.0.0.%d\", \"city\": \"c%d\", \"pad\": \"%s\"}\n",
+                i + 1, i / 60, i % 60, i % 250, i % 250, i == 150 ? pad : i % 7 ? "" : "yy");
+        len[i] = ftell(f) - at;
+    }
+    free(pad);
+    rewind(f);
+    for (k = 0; k < 2; k++) {
+        apr_size_t budget = k ? 3000 : 0, used = 0;
+        int want_n = 0, line = 0;
+
+        r = qrt_import_start_by_time(pool, f, NULL, 40, budget, 1000);
+        ck_assert_ptr_nonnull(r);
+        total = 0;
+        while ((b = qrt_import_next(r)) != NULL) {
+            check_batch(b);
+            /* the batch the rule makes from the lines' own lengths */
+            want_n = 0;
+            used = 0;
+            while (line < 300 && want_n < 40 && !(budget && used >= budget)) {
+                used += (apr_size_t)len[line++];
+                want_n++;
+            }
+            ck_assert_int_eq(b->n, want_n);
+            for (i = 0; i < b->n; i++) {
+                ck_assert_int_eq(b->line[i], total + i + 1);
+            }
+            if (b->line[0] <= 151 && b->line[b->n - 1] >= 151) {
+                ck_assert_int_eq(strlen(b->v[150 - total].city), 4);
+            }
+            total += b->n;
+        }
+        ck_assert_int_eq(total, 300);
+        ck_assert_int_eq(qrt_import_read_error(r), 0);
+        qrt_import_stop(r);
+        rewind(f);
+    }
+    fclose(f);
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
     Suite *s = suite_create("qrt_import");
@@ -764,6 +824,7 @@ static Suite *import_suite(void)
     tcase_add_test(tc, by_time_hands_each_run_out_in_time_order);
     tcase_add_test(tc, by_time_a_bad_line_fails_its_run_unwritten);
     tcase_add_test(tc, by_time_wants_a_file_and_sees_it_cut);
+    tcase_add_test(tc, by_time_reads_adjacent_lines_at_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -45,9 +45,13 @@ def visit(tid, t, **kw):
     return v
 
 
-def import_visits(server, visits):
+def import_visits(server, visits, pipe=False):
     """Loads visits through qrtrack-admin (counters and aggregates follow); what it
-    prints, the count of visits imported."""
+    prints, the count of visits imported. A file's visits are written in time order;
+    pipe: through a pipe, in the order given."""
+    if pipe:
+        return server.admin("visits", "import", "-", input="".join(
+            json.dumps(v, ensure_ascii=False) + "\n" for v in visits)).stdout.strip()
     path = os.path.join(server.dir, "visits-%s.jsonl" % uuid.uuid4().hex)
     with open(path, "w", encoding="utf-8") as f:
         for v in visits:
