@@ -246,11 +246,45 @@ static void import_parse(import_part *x)
     }
 }
 
-static void *APR_THREAD_FUNC import_helper(apr_thread_t *t, void *arg)
+static void import_parse_any(void *x)
 {
-    import_parse(arg);
+    import_parse(x);
+}
+
+/* fn on a here and on b in a helper thread at once (both here with fewer than 64 lines,
+ * or without a thread). */
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+} import_job;
+
+static void *APR_THREAD_FUNC import_job_run(apr_thread_t *t, void *x)
+{
+    import_job *j = x;
+
+    j->fn(j->arg);
     (void)t;
     return NULL;
+}
+
+static void import_in_two(void (*fn)(void *), void *a, void *b, int nraw, apr_pool_t *p)
+{
+    import_job job;
+    apr_thread_t *helper = NULL;
+    apr_status_t rv;
+
+    job.fn = fn;
+    job.arg = b;
+    if (nraw < 64 || apr_thread_create(&helper, NULL, import_job_run, &job, p) != APR_SUCCESS) {
+        helper = NULL;
+    }
+    fn(a);
+    if (helper) {
+        apr_thread_join(&rv, helper);
+    }
+    else {
+        fn(b);
+    }
 }
 
 /* Whether a batch whose lines hold text_bytes bytes takes no more lines. */
@@ -267,8 +301,6 @@ static void import_parse_halves(qrt_import_reader_t *r, import_slot *s, char **t
 {
     qrt_import_batch_t *b = &s->b;
     import_part part[2];
-    apr_thread_t *helper = NULL;
-    apr_status_t rv;
     int half = nraw / 2, head = 0, i;
 
     for (i = 0; i < half; i++) {
@@ -287,17 +319,7 @@ static void import_parse_halves(qrt_import_reader_t *r, import_slot *s, char **t
         part[i].v = b->v + (i ? head : 0);
         part[i].line = b->line + (i ? head : 0);
     }
-    if (nraw < 64 || apr_thread_create(&helper, NULL, import_helper, &part[1],
-                                       s->p) != APR_SUCCESS) {
-        helper = NULL;
-    }
-    import_parse(&part[0]);
-    if (helper) {
-        apr_thread_join(&rv, helper);
-    }
-    else {
-        import_parse(&part[1]);
-    }
+    import_in_two(import_parse_any, &part[0], &part[1], nraw, s->p);
     b->n = part[0].n;
     if (part[0].error) {
         b->error = part[0].error;
@@ -404,11 +426,9 @@ static void import_check(import_check_part *x)
     }
 }
 
-static void *APR_THREAD_FUNC import_check_helper(apr_thread_t *t, void *arg)
+static void import_check_any(void *x)
 {
-    import_check(arg);
-    (void)t;
-    return NULL;
+    import_check(x);
 }
 
 static int import_ent_cmp(const void *a, const void *b)
@@ -483,8 +503,6 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
         apr_int64_t *t, *tid;
         long *lineno, visits = 0;
         import_check_part part[2];
-        apr_thread_t *helper = NULL;
-        apr_status_t rv;
         int nraw = 0, i;
         ssize_t got;
 
@@ -538,17 +556,7 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
             part[i].t = t;
             part[i].tid = tid;
         }
-        if (nraw < 64 || apr_thread_create(&helper, NULL, import_check_helper, &part[1],
-                                           r->cp) != APR_SUCCESS) {
-            helper = NULL;
-        }
-        import_check(&part[0]);
-        if (helper) {
-            apr_thread_join(&rv, helper);
-        }
-        else {
-            import_check(&part[1]);
-        }
+        import_in_two(import_check_any, &part[0], &part[1], nraw, r->cp);
         for (i = 0; i < 2; i++) {
             if (part[i].error) {
                 b->error = part[i].error;

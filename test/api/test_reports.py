@@ -575,6 +575,17 @@ def test_rebuild_keeps_tables_identical(server, acct):
     assert before and before == after
 
 
+def exact_and_as_rebuilt(server, acct, windows):
+    """Every report over each (start, end, offset) window matches the oracle, and the
+    aggregates are the rows a rebuild makes (a wrong chain would differ in links, gaps,
+    first and returning visits)."""
+    for s, e, off in windows:
+        check_all(acct, s, e, off)
+    before = agg_rows(server, acct)
+    acct.rebuild()
+    assert before and before == agg_rows(server, acct)
+
+
 def test_long_histories_out_of_order(server, acct):
     """Two visitors with hundreds of visits each, then visits of theirs that land in the
     middle of their histories, often in a rare tracker, tag, browser or city. Such a
@@ -600,12 +611,8 @@ def test_long_histories_out_of_order(server, acct):
     for v in late[40:50]:
         acct.load([v])
     acct.load(late[50:])
-    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
-                      (T0 + 2 * DAY, T0 + 2 * DAY + 7000, -19800)]:
-        check_all(acct, s, e, off)
-    before = agg_rows(server, acct)
-    acct.rebuild()
-    assert before and before == agg_rows(server, acct)
+    exact_and_as_rebuilt(server, acct, [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
+                                         (T0 + 2 * DAY, T0 + 2 * DAY + 7000, -19800)])
 
 
 def test_batch_out_of_order_rechained_once(server, acct):
@@ -629,12 +636,8 @@ def test_batch_out_of_order_rechained_once(server, acct):
     rng.shuffle(late)
     acct.load(late[:200])
     acct.load(sorted(late[200:], key=lambda v: -v.t))
-    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
-                      (T0 - DAY + 100, T0 + DAY, -19800)]:
-        check_all(acct, s, e, off)
-    before = agg_rows(server, acct)
-    acct.rebuild()
-    assert before and before == agg_rows(server, acct)
+    exact_and_as_rebuilt(server, acct, [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
+                                         (T0 - DAY + 100, T0 + DAY, -19800)])
 
 
 def test_a_shuffled_file_is_written_in_time_order_and_exact(server, acct):
@@ -656,12 +659,8 @@ def test_a_shuffled_file_is_written_in_time_order_and_exact(server, acct):
     acct.load(first, as_file=True)
     second = [visit(T0 + rng.randrange(-DAY, 5 * DAY) // 60 * 60) for _ in range(700)]
     acct.load(second, as_file=True)
-    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
-                      (T0 - DAY + 100, T0 + DAY, -19800)]:
-        check_all(acct, s, e, off)
-    before = agg_rows(server, acct)
-    acct.rebuild()
-    assert before and before == agg_rows(server, acct)
+    exact_and_as_rebuilt(server, acct, [(None, None, 0), (T0 + 3600, T0 + 4 * DAY + 5, 7200),
+                                         (T0 - DAY + 100, T0 + DAY, -19800)])
     # the first file's visits of one tracker come first by id, in (time, line) order
     got = []
     page = 1

@@ -665,39 +665,37 @@ START_TEST(by_time_hands_each_run_out_in_time_order)
 }
 END_TEST
 
+/* when's file through a by-time reader (batches of 4, runs of run visits): the visits
+ * handed out, the runs and the bad line must be these. */
+static void bad_run(const int *when, int n, long run, int visits, int runs, long line)
+{
+    FILE *f = timed_input(when, n);
+    int got_runs;
+    long err;
+
+    ck_assert_int_eq(take_by_time(f, when, n, 4, run, &got_runs, &err), visits);
+    ck_assert_int_eq(got_runs, runs);
+    ck_assert_int_eq(err, line);
+    fclose(f);
+}
+
 START_TEST(by_time_a_bad_line_fails_its_run_unwritten)
 {
-    int when[100], runs, i;
-    long err;
-    FILE *f;
+    int when[100], i;
 
     for (i = 0; i < 100; i++) {
         when[i] = 50000 - i * 13;
     }
-    when[71] = -2;                              /* line 72, in the third run of 30 */
-    f = timed_input(when, 100);
-    ck_assert_int_eq(take_by_time(f, when, 100, 4, 30, &runs, &err), 60);
-    ck_assert_int_eq(runs, 2);
-    ck_assert_int_eq(err, 72);
-    fclose(f);
-    /* in a run of all: nothing */
-    f = timed_input(when, 100);
-    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
-    ck_assert_int_eq(err, 72);
-    fclose(f);
+    when[71] = -2;                      /* line 72, in the third run of 30: two runs out */
+    bad_run(when, 100, 30, 60, 2, 72);
+    bad_run(when, 100, 1000, 0, 0, 72); /* in a run of all: nothing */
     /* on the first line, and among 64 or more (two threads check a chunk) */
     when[71] = 10;
     when[0] = -2;
-    f = timed_input(when, 100);
-    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
-    ck_assert_int_eq(err, 1);
-    fclose(f);
+    bad_run(when, 100, 1000, 0, 0, 1);
     when[0] = 10;
     when[40] = when[90] = -2;
-    f = timed_input(when, 100);
-    ck_assert_int_eq(take_by_time(f, when, 100, 4, 1000, &runs, &err), 0);
-    ck_assert_int_eq(err, 41);
-    fclose(f);
+    bad_run(when, 100, 1000, 0, 0, 41);
 }
 END_TEST
 
