@@ -389,7 +389,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     return APR_SUCCESS;
 }
 
-/* The groups of the trackers read (at most QRT_AGG_RAW_IDS) from their blocks, into
+/* The groups of the trackers read (at most QRT_AGG_LISTED_MAX) from their blocks, into
  * out: APR_ENOTIMPL when there are none to read (no cache) or the groups grew past
  * their bound (out is then as it was). */
 static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
@@ -397,7 +397,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
                                      apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out)
 {
     apr_pool_t *p = sc->p;
-    apr_int64_t ids[QRT_AGG_RAW_IDS];
+    apr_int64_t *ids = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*ids) + 1);
     apr_array_header_t *groups;
     apr_status_t rv;
     report_lv c;
@@ -482,10 +482,7 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
     memset(&c, 0, sizeof(c));
     c.g = *out = qrt_agg_groups_make(p);
     sc->raw_trackers += read->nelts;
-    if (read->nelts > 0 && read->nelts <= QRT_AGG_RAW_IDS) {
-        apr_int64_t ids[QRT_AGG_RAW_IDS];
-        apr_array_header_t *rows;
-
+    if (read->nelts > 0 && read->nelts <= QRT_AGG_LISTED_MAX) {
         rv = report_lv_groups(sc, read, type, offset, tags, s, e, c.g);
         if (rv == APR_SUCCESS) {
             return APR_SUCCESS;
@@ -493,6 +490,11 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
         if (rv != APR_ENOTIMPL) {
             return report_fail(sc, rv, "grouping visits");
         }
+    }
+    if (read->nelts > 0 && read->nelts <= QRT_AGG_RAW_IDS) {
+        apr_int64_t ids[QRT_AGG_RAW_IDS];
+        apr_array_header_t *rows;
+
         for (i = 0; i < read->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *)->id;
         }

@@ -2335,6 +2335,37 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     return rv;
 }
 
+/* The visits in [s, e] of QRT_AGG_RAW_IDS trackers (slot; 0 for none) in one
+ * statement, as blocks to fn. */
+static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
+                                int strings, apr_size_t *left, apr_int64_t *slot,
+                                apr_int64_t s, apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx)
+{
+    const void *args[QRT_AGG_RAW_IDS + 2];
+    apr_status_t rv;
+    lv_read c;
+    int k;
+
+    for (k = 0; k < QRT_AGG_RAW_IDS; k++) {
+        args[k] = &slot[k];
+    }
+    args[QRT_AGG_RAW_IDS] = &s;
+    args[QRT_AGG_RAW_IDS + 1] = &e;
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&c.p, p);
+    c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
+    c.index = apr_hash_make(c.p);
+    c.left = left;
+    rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
+                                             : SQL_report_listed_visits_in_bare, args,
+                            lv_row, &c);
+    if (rv == APR_SUCCESS) {
+        rv = lv_deliver(&c, cache, fn, ctx);
+    }
+    apr_pool_destroy(c.p);
+    return rv;
+}
+
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
                                        apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
@@ -2342,7 +2373,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 {
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     apr_array_header_t *sealed, *gaps, *miss;
-    apr_int64_t slot[QRT_AGG_RAW_IDS], lo;
+    apr_int64_t *slot, lo;
     qrt_aggcache_ent_t **ents;
     qrt_aggcache_key_t *keys;
     apr_int64_t *seals;
@@ -2352,9 +2383,11 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     apr_status_t rv;
     int i, j, nshared = 0;
 
-    if (!cache || n > QRT_AGG_RAW_IDS) {
+    if (!cache || n > QRT_AGG_LISTED_MAX) {
         return APR_ENOTIMPL;
     }
+    /* (a statement takes QRT_AGG_RAW_IDS of them at a time, the rest 0) */
+    slot = apr_pcalloc(p, (apr_size_t)(n + QRT_AGG_RAW_IDS) * sizeof(*slot));
     if (s < QRT_AGG_TMIN) {
         s = QRT_AGG_TMIN;
     }
@@ -2466,35 +2499,14 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         }
         qrt_aggcache_release_many(cache, ents, sealed->nelts);
     }
-    /* The days not sealed of the trackers read from kept blocks alone, at once. */
-    for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
-        if (i >= nshared) {
-            slot[i] = 0;
-        }
-    }
-    for (i = 0; i < gaps->nelts && nshared && rv == APR_SUCCESS; i++) {
+    /* The days not sealed of the trackers read from kept blocks alone, at once
+     * (QRT_AGG_RAW_IDS trackers a statement). */
+    for (i = 0; i < gaps->nelts && rv == APR_SUCCESS; i++) {
         apr_int64_t *g = (apr_int64_t *)(void *)(gaps->elts + (apr_size_t)i * gaps->elt_size);
-        const void *args[QRT_AGG_RAW_IDS + 2];
-        lv_read c;
-        int k;
 
-        for (k = 0; k < QRT_AGG_RAW_IDS; k++) {
-            args[k] = &slot[k];
+        for (j = 0; j < nshared && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
+            rv = lv_unsealed(db, p, cache, strings, &left, slot + j, g[0], g[1], fn, ctx);
         }
-        args[QRT_AGG_RAW_IDS] = &g[0];
-        args[QRT_AGG_RAW_IDS + 1] = &g[1];
-        memset(&c, 0, sizeof(c));
-        apr_pool_create(&c.p, p);
-        c.builds = apr_array_make(c.p, nshared, sizeof(lv_build));
-        c.index = apr_hash_make(c.p);
-        c.left = &left;
-        rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
-                                                 : SQL_report_listed_visits_in_bare, args,
-                                lv_row, &c);
-        if (rv == APR_SUCCESS) {
-            rv = lv_deliver(&c, cache, fn, ctx);
-        }
-        apr_pool_destroy(c.p);
     }
     return rv;
 }

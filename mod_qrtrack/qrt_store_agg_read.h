@@ -100,7 +100,7 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                            apr_int64_t e, int offset,
                                            apr_array_header_t **out);
 
-/* The non-bot visits of at most QRT_AGG_RAW_IDS trackers (ids, n) around [s, e], a
+/* The non-bot visits of at most QRT_AGG_LISTED_MAX trackers (ids, n) around [s, e], a
  * block (qrt_vcols.h) at a time: of each tracker and day whose aggregates are sealed,
  * the block this process keeps under the day's seals (read from the visits, and kept,
  * when it has none); of the other days, blocks of the visits in [s, e] read at once.
@@ -109,6 +109,7 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
  * (nothing was read); APR_EAGAIN when more than 2 M visits would be read through SQL
  * (the caller counts them in the database). */
+#define QRT_AGG_LISTED_MAX 1000
 typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,

@@ -679,22 +679,34 @@ def test_a_shuffled_file_is_written_in_time_order_and_exact(server, acct):
         [(fmt(t), v.city, v.browser, v.source, v.bot) for t, _, v in mine]
 
 
-def test_many_trackers_counted_from_visits(acct):
-    """More trackers than one statement lists: distinct visitors of a list of trackers,
-    or of an account whose aggregates went stale, are counted from the visits here."""
+def many_trackers(acct, n=70):
+    """n trackers with 500 visits among them (a few bots); their ids."""
     rng = random.Random(11)
     ids = [acct.tracker("m%02d" % i, ["campaign:%s" % "xyz"[i % 3], "region:%d" % (i % 2)])
-           for i in range(70)]
+           for i in range(n)]
     visits = [V(rng.choice(ids), T0 + rng.randrange(0, 3 * DAY),
                 rng.choice(["scan", "click"]), who=rng.randrange(30), ua=rng.randrange(4),
                 browser=rng.choice(["Chrome", None]), country=rng.choice(["DE", "US"]),
                 city=rng.choice(["Berlin", "Austin", None]), bot=rng.random() < 0.05)
               for _ in range(500)]
     acct.load(visits)
+    return ids
+
+
+LISTED_WINDOWS = [(None, None, 0), (T0 + 3600, T0 + 2 * DAY + 5, 7200),
+                  (T0 + 100, T0 + 3 * DAY, 420)]
+
+
+def test_many_trackers_counted_from_visits(acct):
+    """More trackers than one statement lists (66 and 130 of them: their visits' blocks
+    read 64 trackers a statement): distinct visitors of a list of trackers, or of an
+    account whose aggregates went stale, are counted from the visits here."""
+    ids = many_trackers(acct, 140)
     listed = ids[:66]
-    for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 2 * DAY + 5, 7200),
-                      (T0 + 100, T0 + 3 * DAY, 420)]:
+    for s, e, off in LISTED_WINDOWS:
         check_all(acct, s, e, off, covered=listed)
+    for s, e, off in LISTED_WINDOWS[1:]:
+        check_all(acct, s, e, off, covered=ids[5:135])
     acct.delete(ids[-1])
     acct.retag(ids[0], ["campaign:z"])
     for s, e, off in [(None, None, 0), (T0 + 3600, T0 + 2 * DAY + 5, -19800)]:
@@ -705,6 +717,28 @@ def test_many_trackers_counted_from_visits(acct):
     r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0), dateEnd=day_of(T0 + DAY),
                  trackers=listed)
     assert r.json() == oracle_dashboard(acct, d, d + 1, covered=listed)
+
+
+def test_many_listed_trackers_without_the_cache(server, acct):
+    """A server keeping no sealed values (QRTrackReportCache 0) reads a list of more
+    trackers than one statement lists a tracker at a time: the same answers."""
+    from conftest import start_server
+    ids = many_trackers(acct)
+    off = start_server(extra="QRTrackReportCache 0\n", shared_db=server)
+    try:
+        acct.api.close()
+        acct.api = Api(off, server.token(acct.name))
+        acct.calls = 0
+        for s, e, off_s in LISTED_WINDOWS:
+            check_all(acct, s, e, off_s, covered=ids[:66])
+        d = T0 // DAY
+        r = acct.get("/dashboard/scansAnalytics", dateStart=day_of(T0),
+                     dateEnd=day_of(T0 + DAY), trackers=ids[:66])
+        assert r.json() == oracle_dashboard(acct, d, d + 1, covered=ids[:66])
+    finally:
+        off.stop()
+        off.cleanup()
+        acct._renew()
 
 
 # -- any window (issue 39): random seconds, offsets and lengths, sealed days and not ----

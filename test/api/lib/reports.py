@@ -53,6 +53,9 @@ class Account:
         return self.api.get(path, params=params)
 
     def tracker(self, name, tags=()):
+        self.calls += 1
+        if self.calls > 100:
+            self._renew()
         r = self.api.post("/tracker", json={"redirect_url": "https://example.com/" + name,
                                             "name": name, "tags": list(tags)})
         assert r.status_code == 200, r.text
