@@ -6,6 +6,7 @@
 #include "qrt_date.h"
 #include "qrt_json.h"
 #include "qrt_report.h"
+#include "qrt_store_agg_blob.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_vgroups.h"
 
@@ -263,6 +264,13 @@ static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, i
 
 #define REPORT_LV_MAX ((apr_size_t)1 << 21)    /* (visit, group) pairs: 32 MB, twice */
 
+static apr_size_t report_lv_max = REPORT_LV_MAX;
+
+void qrt_report_lv_max(apr_size_t max)
+{
+    report_lv_max = max ? max : REPORT_LV_MAX;
+}
+
 typedef struct {
     qrt_vgroups_t *g;
     int type, offset;
@@ -420,7 +428,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         ids[i] = t->id;
         apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
     }
-    if (!(c.g = qrt_vgroups_make(REPORT_LV_MAX))) {
+    if (!(c.g = qrt_vgroups_make(report_lv_max))) {
         return APR_ENOTIMPL;
     }
     rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
@@ -445,6 +453,87 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         qrt_vgroup_t *x = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t);
 
         if (x->scans + x->clicks > 0) {
+            qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static int report_str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A report by tag whose (visit, tag) pairs pass the blocks' bound, read again in two
+ * halves of its tags (each tag's distinct visitors are its own: the halves' groups are
+ * disjoint), each half split again while it passes the bound; into out, only when
+ * every part was counted (APR_ENOTIMPL, and out as it was, when a single tag passes it
+ * or the child keeps no blocks). */
+static apr_status_t report_lv_tag_halves(qrt_report_scope_t *sc, apr_array_header_t *read,
+                                         int offset, apr_hash_t *tags, apr_int64_t s,
+                                         apr_int64_t e, qrt_agg_groups_t *out)
+{
+    apr_pool_t *p = sc->p;
+    apr_hash_t *seen = apr_hash_make(p), *half[2];
+    apr_array_header_t *names = apr_array_make(p, 16, sizeof(const char *)), *part[2];
+    qrt_agg_groups_t *got[2];
+    apr_hash_index_t *hi;
+    apr_status_t rv = APR_SUCCESS;
+    int i, j, k;
+
+    if (!qrt_store_agg_blob_kept()) {
+        return APR_ENOTIMPL;
+    }
+    for (i = 0; i < read->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
+
+        for (j = 0; j < t->tags->nelts; j++) {
+            const char *tag = APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag;
+
+            if ((!tags || apr_hash_get(tags, tag, APR_HASH_KEY_STRING))
+                && !apr_hash_get(seen, tag, APR_HASH_KEY_STRING)) {
+                apr_hash_set(seen, tag, APR_HASH_KEY_STRING, tag);
+                APR_ARRAY_PUSH(names, const char *) = tag;
+            }
+        }
+    }
+    if (names->nelts < 2) {
+        return APR_ENOTIMPL;
+    }
+    qsort(names->elts, (size_t)names->nelts, sizeof(const char *), report_str_cmp);
+    for (k = 0; k < 2; k++) {
+        half[k] = apr_hash_make(p);
+        for (i = k ? names->nelts / 2 : 0; i < (k ? names->nelts : names->nelts / 2); i++) {
+            const char *tag = APR_ARRAY_IDX(names, i, const char *);
+
+            apr_hash_set(half[k], tag, APR_HASH_KEY_STRING, tag);
+        }
+        /* the trackers with a tag of the half */
+        part[k] = apr_array_make(p, read->nelts, sizeof(qrt_report_tracker_t *));
+        for (i = 0; i < read->nelts; i++) {
+            qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
+
+            for (j = 0; j < t->tags->nelts; j++) {
+                if (apr_hash_get(half[k], APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag,
+                                 APR_HASH_KEY_STRING)) {
+                    APR_ARRAY_PUSH(part[k], qrt_report_tracker_t *) = t;
+                    break;
+                }
+            }
+        }
+        got[k] = qrt_agg_groups_make(p);
+        rv = report_lv_groups(sc, part[k], QRT_REPORT_TAG, offset, half[k], s, e, got[k]);
+        if (rv == APR_ENOTIMPL) {
+            rv = report_lv_tag_halves(sc, part[k], offset, half[k], s, e, got[k]);
+        }
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    for (k = 0; k < 2; k++) {
+        for (hi = apr_hash_first(p, got[k]->groups); hi; hi = apr_hash_next(hi)) {
+            qrt_agg_group_t *x = apr_hash_this_val(hi);
+
             qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
         }
     }
@@ -484,6 +573,9 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
     sc->raw_trackers += read->nelts;
     if (read->nelts > 0 && read->nelts <= QRT_AGG_LISTED_MAX) {
         rv = report_lv_groups(sc, read, type, offset, tags, s, e, c.g);
+        if (rv == APR_ENOTIMPL && type == QRT_REPORT_TAG) {
+            rv = report_lv_tag_halves(sc, read, offset, tags, s, e, c.g);
+        }
         if (rv == APR_SUCCESS) {
             return APR_SUCCESS;
         }

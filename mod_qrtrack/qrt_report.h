@@ -99,6 +99,11 @@ apr_size_t qrt_report_row_json(char *out, apr_size_t cap, int type, const qrt_re
 
 /* The rows of report type over [s, e] (days of the date report in offset, seconds
  * east of UTC), sorted. Array of qrt_report_row_t. */
+/* For tests: the (visit, group) pairs a report counts from the listed trackers' blocks
+ * at most (0: the default, 2 M); past it a report by tag is counted in halves of its
+ * tags, any other from the visits a tracker at a time. */
+void qrt_report_lv_max(apr_size_t max);
+
 apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
                              apr_int64_t e, int offset, apr_array_header_t **out);
 

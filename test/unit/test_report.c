@@ -651,6 +651,35 @@ START_TEST(many_listed_trackers)
 }
 END_TEST
 
+/* The same with the pairs counted from the blocks bounded low: a report by tag is
+ * counted in halves of its tags (and halves of those), past the bound for a single tag
+ * from the visits a tracker at a time; every other one from the visits. */
+START_TEST(many_listed_trackers_in_parts)
+{
+    int cov[MAXTR], ncov = 0, i;
+    static const apr_size_t bounds[] = { 2000, 600, 150, 20 };
+
+    for (i = 0; i < 70; i++) {
+        const char *tags[4] = { apr_psprintf(pool, "campaign:c%d", i % 6),
+                                apr_psprintf(pool, "n%d", i % 4),
+                                apr_psprintf(pool, "r%d", i % 3), NULL };
+
+        add_tracker(apr_psprintf(pool, "t%02d", i), i % 9 ? "website" : "vcard", tags);
+    }
+    add_visits(500, 5, ntr);
+    for (i = 1; i < ntr - 1; i++) {
+        cov[ncov++] = i;
+    }
+    for (i = 0; i < (int)(sizeof(bounds) / sizeof(bounds[0])); i++) {
+        qrt_report_lv_max(bounds[i]);
+        check_all(cov, ncov, apr_psprintf(pool, "many trackers, %d pairs at most",
+                                          (int)bounds[i]));
+        check_all(cov, 5, "five trackers");
+    }
+    qrt_report_lv_max(0);
+}
+END_TEST
+
 START_TEST(deleted_trackers)
 {
     static const int two[] = { 0, 3 };
@@ -1193,6 +1222,8 @@ static Suite *report_suite(void)
     tc = report_case(s, "engine, sealed values kept in memory", setup_kept, teardown_kept);
     tcase_add_test(tc, whole_account);
     tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, many_listed_trackers_in_parts);
     tcase_add_test(tc, deleted_trackers);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
