@@ -163,50 +163,38 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t group, apr_uint64_t visito
     return 0;
 }
 
-/* Each group's distinct visitors: the pairs sorted by the low 32 bits of their visitor
- * (11 bits at a time, the digits every visitor shares skipped), then by group keeping
- * that order; a group's visitors are then runs of equal low bits, within which the
- * whole ids are told apart (a run is one visitor but for the rare ids that share
- * their low bits). Sequential passes over the pairs, no random probes. */
+/* The distinct values of v (m of them, reordered; tmp as long): sorted by their low 32
+ * bits (11 bits at a time, the digits every value shares skipped), then each run of
+ * equal low bits told apart by the whole value (a run is one value but for the rare
+ * ones sharing their low bits). Sequential passes: for a group too large for a table
+ * in the CPU's cache. */
 #define VG_BITS 11
 #define VG_DIGITS (1u << VG_BITS)
+#define VG_TABLE_MAX ((apr_size_t)1 << 18)  /* a group's visits counted through a table */
 
-static int vg_pair_cmp(const void *x, const void *y)
+static int vg_u64_cmp(const void *x, const void *y)
 {
-    apr_uint64_t a = ((const vg_pair *)x)->visitor, b = ((const vg_pair *)y)->visitor;
+    apr_uint64_t a = *(const apr_uint64_t *)x, b = *(const apr_uint64_t *)y;
 
     return a < b ? -1 : a > b;
 }
 
-static int vg_count(qrt_vgroups_t *g)
+static apr_int64_t vg_distinct_sorted(apr_uint64_t *v, apr_size_t m, apr_uint64_t *tmp,
+                                      apr_size_t *count)
 {
-    apr_size_t n = g->npairs, i, j, *count, *gstart;
-    vg_pair *tmp, *a = g->pairs, *b;
-    apr_uint32_t k;
+    apr_uint64_t *a = v, *b = tmp, *swap;
+    apr_size_t i, j, r, q;
+    apr_int64_t u = 0;
     int shift;
 
-    if (g->counted) {
-        return 0;
-    }
-    tmp = malloc((n + 1) * sizeof(*tmp));
-    gstart = calloc((apr_size_t)g->ngroups + 2, sizeof(*gstart));
-    count = malloc(VG_DIGITS * sizeof(*count));
-    if (!tmp || !gstart || !count) {
-        free(tmp);
-        free(gstart);
-        free(count);
-        return -1;
-    }
-    b = tmp;
     for (shift = 0; shift < 32; shift += VG_BITS) {
         apr_size_t sum = 0;
-        vg_pair *swap;
 
         memset(count, 0, VG_DIGITS * sizeof(*count));
-        for (i = 0; i < n; i++) {
-            count[(a[i].visitor >> shift) & (VG_DIGITS - 1)]++;
+        for (i = 0; i < m; i++) {
+            count[(a[i] >> shift) & (VG_DIGITS - 1)]++;
         }
-        if (n && count[(a[0].visitor >> shift) & (VG_DIGITS - 1)] == n) {
+        if (count[(a[0] >> shift) & (VG_DIGITS - 1)] == m) {
             continue;
         }
         for (i = 0; i < VG_DIGITS; i++) {
@@ -215,58 +203,131 @@ static int vg_count(qrt_vgroups_t *g)
             count[i] = sum;
             sum += c;
         }
-        for (i = 0; i < n; i++) {
-            b[count[(a[i].visitor >> shift) & (VG_DIGITS - 1)]++] = a[i];
+        for (i = 0; i < m; i++) {
+            b[count[(a[i] >> shift) & (VG_DIGITS - 1)]++] = a[i];
         }
         swap = a;
         a = b;
         b = swap;
     }
-    free(count);
-    /* by group, stable */
-    for (i = 0; i < n; i++) {
-        gstart[a[i].group + 1]++;
-    }
-    for (k = 1; k <= g->ngroups + 1; k++) {
-        gstart[k] += gstart[k - 1];
-    }
-    for (i = 0; i < n; i++) {
-        b[gstart[a[i].group]++] = a[i];
-    }
-    for (k = 1; k <= g->ngroups; k++) {
-        g->groups[k].uniques = 0;
-    }
-    for (i = 0; i < n; i = j) {
-        apr_uint32_t low = (apr_uint32_t)b[i].visitor;
-        apr_size_t r;
+    for (i = 0; i < m; i = j) {
+        apr_uint32_t low = (apr_uint32_t)a[i];
 
-        /* the run of i's group and low bits: a visitor counted at its first place */
-        for (j = i + 1; j < n && b[j].group == b[i].group
-             && (apr_uint32_t)b[j].visitor == low; j++) {
+        for (j = i + 1; j < m && (apr_uint32_t)a[j] == low; j++) {
         }
         if (j - i > 16) {
-            /* (a long run: sorted by the whole id, however many ids share the bits) */
-            qsort(b + i, j - i, sizeof(*b), vg_pair_cmp);
+            qsort(a + i, j - i, sizeof(*a), vg_u64_cmp);
             for (r = i; r < j; r++) {
-                g->groups[b[i].group].uniques += r == i || b[r].visitor != b[r - 1].visitor;
+                u += r == i || a[r] != a[r - 1];
             }
             continue;
         }
         for (r = i; r < j; r++) {
-            apr_size_t q;
-
-            for (q = i; q < r && b[q].visitor != b[r].visitor; q++) {
+            for (q = i; q < r && a[q] != a[r]; q++) {
             }
-            if (q == r) {
-                g->groups[b[i].group].uniques++;
-            }
+            u += q == r;
         }
     }
-    /* (a and b are the pairs' array and tmp, in either order) */
+    return u;
+}
+
+/* Each group's distinct visitors: the visitors put in order of their group (a counting
+ * sort: one pass to count, one to place), then each group's counted through a table of
+ * its own, twice its visitors' number in slots (open addressing: a group of a day's
+ * visits stays in the CPU's cache, where sorting all the pairs at once went over them
+ * several times); a group of more than VG_TABLE_MAX visits, by vg_distinct_sorted. */
+static int vg_count(qrt_vgroups_t *g)
+{
+    apr_size_t n = g->npairs, i, *start, *count = NULL, cap = 0, most = 0;
+    apr_uint64_t *ids, *slot = NULL;
+    apr_uint32_t k;
+
+    if (g->counted) {
+        return 0;
+    }
+    start = calloc((apr_size_t)g->ngroups + 2, sizeof(*start));
+    ids = malloc((n + 1) * sizeof(*ids));
+    if (!start || !ids) {
+        free(start);
+        free(ids);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        start[g->pairs[i].group + 1]++;
+    }
+    for (k = 1; k <= g->ngroups + 1; k++) {
+        if (k <= g->ngroups && start[k + 1] > most) {
+            most = start[k + 1];
+        }
+        start[k] += start[k - 1];
+    }
+    /* start[k]: group k's first place; filled, start[k] moves to group k + 1's */
+    for (i = 0; i < n; i++) {
+        ids[start[g->pairs[i].group]++] = g->pairs[i].visitor;
+    }
     free(g->pairs);
-    free(tmp);
     g->pairs = NULL;
-    free(gstart);
+    while (cap < 2 * (most < VG_TABLE_MAX ? most : VG_TABLE_MAX)) {
+        cap = cap ? cap * 2 : 16;
+    }
+    /* (the table of the largest group counted through one, or the sort's room) */
+    if (most > 16 && !(slot = malloc((most > cap ? most : cap) * sizeof(*slot)))) {
+        free(start);
+        free(ids);
+        return -1;
+    }
+    if (most > VG_TABLE_MAX && !(count = malloc(VG_DIGITS * sizeof(*count)))) {
+        free(slot);
+        free(start);
+        free(ids);
+        return -1;
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        apr_size_t from = k > 1 ? start[k - 1] : 0, to = start[k], m = to - from, size, r, q;
+        apr_uint64_t *v = ids + from;
+        apr_int64_t u = 0;
+
+        if (m > VG_TABLE_MAX) {
+            u = vg_distinct_sorted(v, m, slot, count);
+        }
+        else if (m <= 16) {
+            for (r = 0; r < m; r++) {
+                for (q = 0; q < r && v[q] != v[r]; q++) {
+                }
+                u += q == r;
+            }
+        }
+        else {
+            /* (0 marks an empty slot: a visitor 0 is counted apart) */
+            int zero = 0;
+
+            for (size = 16; size < 2 * m; size *= 2) {
+            }
+            memset(slot, 0, size * sizeof(*slot));
+            for (r = 0; r < m; r++) {
+                apr_uint64_t x = v[r];
+                apr_size_t j;
+
+                if (!x) {
+                    u += !zero;
+                    zero = 1;
+                    continue;
+                }
+                for (j = (apr_size_t)vg_mix(x) & (size - 1); slot[j] && slot[j] != x;
+                     j = (j + 1) & (size - 1)) {
+                }
+                if (!slot[j]) {
+                    slot[j] = x;
+                    u++;
+                }
+            }
+        }
+        g->groups[k].uniques = u;
+    }
+    free(count);
+    free(slot);
+    free(ids);
+    free(start);
     g->npairs = 0;
     g->pcap = 0;
     g->counted = 1;

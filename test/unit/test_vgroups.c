@@ -88,6 +88,79 @@ START_TEST(counts_as_the_visits)
 }
 END_TEST
 
+static int u64_cmp(const void *x, const void *y)
+{
+    apr_uint64_t a = *(const apr_uint64_t *)x, b = *(const apr_uint64_t *)y;
+
+    return a < b ? -1 : a > b;
+}
+
+/* A group of more visits than a table counts (qrt_vgroups.c: sorted instead), beside
+ * smaller ones: 300,000 visits of 90,000 visitors, some sharing their low 32 bits,
+ * counted as sorting their ids says; 200,000 visits of 150,000 visitors (visitor 0
+ * among them) through the largest table. */
+START_TEST(a_large_group)
+{
+    enum { N = 300000 };
+    apr_uint64_t *ids = malloc(N * sizeof(*ids));
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 20);
+    apr_array_header_t *out = apr_array_make(pool, 4, sizeof(qrt_vgroup_t));
+    apr_int64_t want = 0;
+    apr_size_t len;
+    char *text;
+    int i, small = 0;
+
+    ck_assert_ptr_nonnull(ids);
+    for (i = 0; i < N; i++) {
+        apr_uint64_t w = (apr_uint64_t)rnd(90000);
+        /* one visitor in ten shares its low bits with nine others */
+        apr_uint64_t who = w % 10 == 0 ? (w << 32) | 12345 : w * APR_UINT64_C(0x9E3779B97F4A7C15);
+
+        ids[i] = who;
+        ck_assert_int_eq(qrt_vgroups_add(g, "big", 3, i % 3 == 0, (apr_int64_t)who), 0);
+        if (i % 1000 == 0) {
+            ck_assert_int_eq(qrt_vgroups_add(g, "small", 5, 0, (apr_int64_t)who), 0);
+            small++;
+        }
+        /* and one counted through the largest table (2^19 slots, more than the large
+         * group's visits) */
+        if (i < 200000) {
+            ck_assert_int_eq(qrt_vgroups_add(g, "medium", 6, 0, (apr_int64_t)(i % 150000)), 0);
+        }
+    }
+    qsort(ids, N, sizeof(*ids), u64_cmp);
+    for (i = 0; i < N; i++) {
+        want += i == 0 || ids[i] != ids[i - 1];
+    }
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 3);
+    for (i = 0; i < 3; i++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+
+        if (!strcmp(x->key, "medium")) {
+            ck_assert_int_eq(x->scans, 200000);
+            ck_assert_int_eq(x->uniques, 150000);
+        }
+        else if (!strcmp(x->key, "big")) {
+            ck_assert_int_eq(x->scans + x->clicks, N);
+            ck_assert_int_eq(x->clicks, (N + 2) / 3);
+            ck_assert_int_eq(x->uniques, want);
+        }
+        else {
+            ck_assert_str_eq(x->key, "small");
+            ck_assert_int_eq(x->scans, small);
+            ck_assert_int_le(x->uniques, small);
+            ck_assert_int_gt(x->uniques, small / 2);
+        }
+    }
+    free(text);
+    qrt_vgroups_free(g);
+    free(ids);
+}
+END_TEST
+
 START_TEST(ids_sharing_their_low_bits)
 {
     qrt_vgroups_t *g = qrt_vgroups_make(10000);
@@ -171,6 +244,7 @@ static Suite *vgroups_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, counts_as_the_visits);
     tcase_add_test(tc, ids_sharing_their_low_bits);
+    tcase_add_test(tc, a_large_group);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     suite_add_tcase(s, tc);
