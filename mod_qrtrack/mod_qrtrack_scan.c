@@ -60,9 +60,6 @@ APLOG_USE_MODULE(qrtrack);
 #define SCAN_COMMIT_TRIES 8                      /* a commit that lost a conflict */
 #define SCAN_DICT_CACHE  65536                    /* dictionary ids a writer keeps */
 #define SCAN_DICT_BYTES  (8 << 20)                /* of their keys, per dictionary */
-/* Under load, a writer pauses before its next batch (writer_gather). */
-#define SCAN_GATHER_MIN  8
-#define SCAN_GATHER_WAIT 250                      /* microseconds */
 /* A cached code is looked up again after this long: a change made through another
  * node (several servers on one PostgreSQL database) is followed within it. */
 #define SCAN_CACHE_TTL   apr_time_from_msec(500)
@@ -749,18 +746,15 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
     }
 }
 
-/* Group commit under load. A batch of SCAN_GATHER_MIN visits or more means scans
- * arrive faster than one at a time: the writer then waits SCAN_GATHER_WAIT before it
- * takes the next batch, and that batch holds the scans that arrived meanwhile.
- * A commit's cost is mostly its own (the transaction, the counter rows, waking the
- * requests), not its visits', so larger batches mean more scans a second for the
- * same CPU (bench/bench_scan.py). Smaller batches do not wait: a
- * few clients scanning in turn would only see each scan's commit come later. The
- * wait holds no lock, and the requests of the batch before are already answered. */
-static void writer_gather(int n)
+/* Group commit under load: a pause before the next batch, which then holds the scans
+ * that arrived meanwhile (qrt_queue_gather says when, bench/bench_scan.py measures
+ * it). The pause holds no lock, and the requests of the batch before are answered. */
+static void writer_gather(int n, apr_interval_time_t took)
 {
-    if (n >= SCAN_GATHER_MIN && !writer.stopping) {
-        apr_sleep(SCAN_GATHER_WAIT);
+    apr_interval_time_t wait = qrt_queue_gather(n, took);
+
+    if (wait > 0 && !writer.stopping) {
+        apr_sleep(wait);
     }
 }
 
@@ -949,11 +943,13 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         qrt_queue_ticket_t *slots;
         apr_status_t rv;
         apr_time_t deadline;
+        apr_interval_time_t took = 0;
         int n, locked, stopping = writer.stopping, replayed;
 
         /* Everything queued by any child, if no other writer is committing. */
         n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
         if (n > 0) {
+            took = apr_time_now();
             locked = scan_writer_mutex
                      && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
             writer.slots = slots;
@@ -965,6 +961,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }
+            took = apr_time_now() - took;
             qrt_queue_done_visits(writer.queue, slots, n, rv, visits);
             apr_pool_clear(p);
             if (dbd) {
@@ -974,7 +971,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         }
         replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
         if (n > 0) {
-            writer_gather(n);
+            writer_gather(n, took);
             continue;
         }
         apr_pool_clear(p);
