@@ -749,9 +749,10 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
 /* Group commit under load: a pause before the next batch, which then holds the scans
  * that arrived meanwhile (qrt_queue_gather says when, bench/bench_scan.py measures
  * it). The pause holds no lock, and the requests of the batch before are answered. */
-static void writer_gather(int n, apr_interval_time_t took)
+static void writer_gather(int n, apr_interval_time_t took, const qrt_db_t *db)
 {
-    apr_interval_time_t wait = qrt_queue_gather(n, took);
+    apr_interval_time_t wait = qrt_queue_gather(n, took,
+                                                db && qrt_dialect_remote(db->driver));
 
     if (wait > 0 && !writer.stopping) {
         apr_sleep(wait);
@@ -971,7 +972,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         }
         replayed = stopping ? 0 : writer_replay(&dbd, cp, p);
         if (n > 0) {
-            writer_gather(n, took);
+            writer_gather(n, took, dbd);
             continue;
         }
         apr_pool_clear(p);

@@ -690,8 +690,8 @@ apr_uint32_t qrt_queue_batches_done(qrt_queue_t *q)
     return __atomic_load_n(&q->shm->done, __ATOMIC_RELAXED);
 }
 
-apr_interval_time_t qrt_queue_gather(int n, apr_interval_time_t took)
+apr_interval_time_t qrt_queue_gather(int n, apr_interval_time_t took, int waited)
 {
-    return n >= QRT_QUEUE_GATHER_MIN && took < QRT_QUEUE_GATHER_LONG ? QRT_QUEUE_GATHER_WAIT
-                                                                     : 0;
+    return n >= QRT_QUEUE_GATHER_MIN && !(waited && took >= QRT_QUEUE_GATHER_LONG)
+           ? QRT_QUEUE_GATHER_WAIT : 0;
 }

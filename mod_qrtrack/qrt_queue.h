@@ -27,8 +27,8 @@
  * holds its batch's requests no longer than that. */
 #define QRT_QUEUE_COMMIT_WAIT apr_time_from_sec(10)
 /* Group commit under load (qrt_queue_gather): a batch of GATHER_MIN visits or more
- * makes the committer wait GATHER_WAIT before its next take, unless its commit took
- * GATHER_LONG or more. */
+ * makes the committer wait GATHER_WAIT before its next take, unless its commit waited
+ * for a database server GATHER_LONG or more. */
 #define QRT_QUEUE_GATHER_MIN  8
 #define QRT_QUEUE_GATHER_WAIT 250                      /* microseconds */
 #define QRT_QUEUE_GATHER_LONG (2 * QRT_QUEUE_GATHER_WAIT)
@@ -131,10 +131,12 @@ void qrt_queue_done_visits(qrt_queue_t *q, const qrt_queue_ticket_t *slots, int 
  * or more means scans arrive faster than one at a time: waiting lets the next batch
  * hold the scans that arrive meanwhile, and a commit costs about the same for 9 visits
  * as for 25. Smaller batches do not wait: a few clients scanning in turn would only
- * see each scan's commit come later. A commit that took QRT_QUEUE_GATHER_LONG or more
- * (PostgreSQL's, under load) has gathered its next batch while it ran: waiting then
- * only stretches the committer's cycle, which bounds the scans a second. */
-apr_interval_time_t qrt_queue_gather(int n, apr_interval_time_t took);
+ * see each scan's commit come later. waited: the commit waited for a database server
+ * (PostgreSQL), whose round trips gather the next batch while they run: one that took
+ * QRT_QUEUE_GATHER_LONG or more is followed at once, as waiting would only stretch the
+ * committer's cycle, which bounds the scans a second. (SQLite's commit runs on the
+ * writer's own CPU: a long one means a busy machine, where larger batches save CPU.) */
+apr_interval_time_t qrt_queue_gather(int n, apr_interval_time_t took, int waited);
 /* A writer with nothing to take sleeps until a visit is queued or timeout. */
 void qrt_queue_wait(qrt_queue_t *q, apr_interval_time_t timeout);
 /* Wakes every sleeping writer (a child stopping). */
