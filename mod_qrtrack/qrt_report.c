@@ -290,6 +290,28 @@ static apr_uint32_t report_lv_group(report_lv *c, const char *key)
     return qrt_vgroups_group(c->g, key, strlen(key));
 }
 
+/* Narrows [*lo, *hi] to the UTC seconds of local day `day` (offset seconds east of
+ * UTC), where they can be told without overflow (else to no more than the one second
+ * asked, as the day is then asked again at each visit). */
+static void report_lv_day(apr_int64_t day, int offset, apr_int64_t *lo, apr_int64_t *hi)
+{
+    const apr_int64_t far = (apr_int64_t)1 << 40;   /* days: far from overflow */
+
+    if (day > -far && day < far) {
+        apr_int64_t a = day * 86400 - offset, b = a + 86399;
+
+        if (a > *lo) {
+            *lo = a;
+        }
+        if (b < *hi) {
+            *hi = b;
+        }
+    }
+    else {
+        *lo = *hi = APR_INT64_MIN;
+    }
+}
+
 /* One block: its visits in [s, e] counted into their groups; APR_EAGAIN when the groups
  * grow past their bound. */
 static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
@@ -349,28 +371,16 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         }
         memset(c->map, 0, v->nstr * sizeof(*c->map));
     }
-    for (k = 0; k < v->n; k++) {
-        apr_int64_t when = v->t[k];
-        int click = v->click[k];
+    /* Runs of the visits in [s, e] (of one local day, by date), each counted at once. */
+    for (k = 0; k < v->n;) {
+        apr_int64_t when = v->t[k], lo = c->s, hi = c->e;
+        apr_size_t j;
 
         if (when < c->s || when > c->e) {
+            k++;
             continue;
         }
-        if (col) {
-            apr_uint32_t si = col[k], grp;
-
-            if (si >= v->nstr) {
-                return APR_EINVAL;
-            }
-            grp = c->map[si];
-            if (!grp && !(grp = c->map[si] = report_lv_group(c, qrt_vcols_str(v, si)))) {
-                return APR_EAGAIN;
-            }
-            if (qrt_vgroups_add_to(c->g, grp, click, v->visitor[k]) < 0) {
-                return APR_EAGAIN;
-            }
-        }
-        else if (c->type == QRT_REPORT_DATE) {
+        if (c->type == QRT_REPORT_DATE) {
             apr_int64_t day = qrt_date_day_of(when, c->offset);
 
             if (!c->last_group || day != c->last_day) {
@@ -382,17 +392,48 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
                 }
                 c->last_day = day;
             }
-            if (qrt_vgroups_add_to(c->g, c->last_group, click, v->visitor[k]) < 0) {
+            report_lv_day(day, c->offset, &lo, &hi);
+        }
+        for (j = k + 1; j < v->n && v->t[j] >= lo && v->t[j] <= hi; j++) {
+        }
+        if (col) {
+            apr_uint32_t grp[256];
+            apr_size_t m = 0, q;
+
+            for (q = k; q < j; q++) {
+                apr_uint32_t si = col[q];
+
+                if (si >= v->nstr) {
+                    return APR_EINVAL;
+                }
+                if (!(grp[m] = c->map[si])
+                    && !(grp[m] = c->map[si] = report_lv_group(c, qrt_vcols_str(v, si)))) {
+                    return APR_EAGAIN;
+                }
+                if (++m == 256 || q + 1 == j) {
+                    if (qrt_vgroups_add_run(c->g, 0, grp, v->visitor + q + 1 - m,
+                                            v->click + q + 1 - m, m) < 0) {
+                        return APR_EAGAIN;
+                    }
+                    m = 0;
+                }
+            }
+        }
+        else if (c->type == QRT_REPORT_DATE) {
+            if (qrt_vgroups_add_run(c->g, c->last_group, NULL, v->visitor + k, v->click + k,
+                                    j - k) < 0) {
                 return APR_EAGAIN;
             }
         }
         else {
             for (i = 0; i < nfixed; i++) {
-                if (qrt_vgroups_add_to(c->g, fixed[i], click, v->visitor[k]) < 0) {
+                if (qrt_vgroups_add_run(c->g, fixed[i], NULL, v->visitor + k, v->click + k,
+                                        j - k) < 0) {
                     return APR_EAGAIN;
                 }
             }
         }
+        k = j;
     }
     return APR_SUCCESS;
 }

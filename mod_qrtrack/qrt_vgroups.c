@@ -357,6 +357,66 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
     return 0;
 }
 
+int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                        const apr_int64_t *visitors, const unsigned char *clicks,
+                        apr_size_t n)
+{
+    apr_size_t i, want = g->npairs + n, cap = g->pcap;
+    vg_pair *to;
+
+    if (g->counted || n > g->max || g->npairs > g->max - n) {
+        return n ? -1 : 0;
+    }
+    for (i = 0; i < n; i++) {
+        apr_uint32_t k = groups ? groups[i] : group;
+
+        if (!k || k > g->ngroups) {
+            return -1;
+        }
+    }
+    if (want > cap) {
+        vg_pair *more;
+
+        while (cap < want) {
+            cap *= 2;
+        }
+        if (!(more = realloc(g->pairs, cap * sizeof(*more)))) {
+            return -1;
+        }
+        g->pairs = more;
+        g->pcap = cap;
+    }
+    to = g->pairs + g->npairs;
+    if (!groups) {
+        vg_group *x = &g->groups[group];
+        apr_size_t c = 0;
+
+        for (i = 0; i < n; i++) {
+            to[i].visitor = (apr_uint64_t)visitors[i];
+            to[i].group = group;
+            c += clicks[i] != 0;
+        }
+        x->clicks += (apr_int64_t)c;
+        x->scans += (apr_int64_t)(n - c);
+    }
+    else {
+        for (i = 0; i < n; i++) {
+            vg_group *x = &g->groups[groups[i]];
+
+            to[i].visitor = (apr_uint64_t)visitors[i];
+            to[i].group = groups[i];
+            if (clicks[i]) {
+                x->clicks++;
+            }
+            else {
+                x->scans++;
+            }
+        }
+    }
+    g->npairs = want;
+    return 0;
+}
+
 int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int click,
                     apr_int64_t visitor)
 {

@@ -36,6 +36,12 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
 apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen);
 /* Counts a visit of a group numbered by qrt_vgroups_group, as qrt_vgroups_add does. */
 int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor);
+/* Counts n visits (visitors[i], a click where clicks[i] is not 0) as n calls of
+ * qrt_vgroups_add_to do: all of group when groups is NULL, else each of groups[i].
+ * 0, or -1 as qrt_vgroups_add_to (past max: none of them counted). */
+int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                        const apr_int64_t *visitors, const unsigned char *clicks,
+                        apr_size_t n);
 /* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
  * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);

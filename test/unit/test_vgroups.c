@@ -210,6 +210,87 @@ START_TEST(bounded)
 }
 END_TEST
 
+/* Runs of visits (one group each, or a group a visit) count as the same visits one at
+ * a time: the same text, byte for byte, over runs of 0 to 300 visits and every kind of
+ * run; a run past the bound counts none of its visits, one naming no group neither. */
+START_TEST(runs_count_as_single_visits)
+{
+    enum { N = 60000, G = 40 };
+    static apr_int64_t who[N];
+    static unsigned char click[N];
+    static apr_uint32_t grp[N];
+    qrt_vgroups_t *one = qrt_vgroups_make(1 << 20), *runs = qrt_vgroups_make(1 << 20), *b;
+    apr_uint32_t num[G + 1];
+    apr_size_t i, n, la, lb;
+    char *ta, *tb;
+    int k;
+
+    for (k = 0; k < G; k++) {
+        const char *key = apr_psprintf(pool, "g%d", k);
+
+        num[k] = qrt_vgroups_group(runs, key, strlen(key));
+        ck_assert_uint_gt(num[k], 0);
+    }
+    for (i = 0; i < N;) {
+        int same = rnd(2) == 0;
+        apr_uint32_t k0 = (apr_uint32_t)rnd(G);
+
+        n = (apr_size_t)rnd(301);
+        if (i + n > N) {
+            n = N - i;
+        }
+        for (k = 0; k < (int)n; k++) {
+            apr_uint32_t kk = same ? k0 : (apr_uint32_t)rnd(G);
+            const char *key = apr_psprintf(pool, "g%u", kk);
+
+            who[i + k] = (apr_int64_t)((apr_uint64_t)rnd(3000) * APR_UINT64_C(0x9E3779B97F4A7C15));
+            click[i + k] = rnd(4) == 0 ? (unsigned char)(1 + rnd(3)) : 0;
+            grp[i + k] = num[kk];
+            ck_assert_int_eq(qrt_vgroups_add(one, key, strlen(key), click[i + k], who[i + k]), 0);
+        }
+        ck_assert_int_eq(qrt_vgroups_add_run(runs, same ? num[k0] : 0, same ? NULL : grp + i,
+                                             who + i, click + i, n), 0);
+        i += n;
+    }
+    ta = qrt_vgroups_text(one, &la);
+    tb = qrt_vgroups_text(runs, &lb);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    /* (the groups were made in another order: compared as sets of lines) */
+    ck_assert_uint_eq(la, lb);
+    for (k = 0; k < G; k++) {
+        const char *line = strstr(ta, apr_psprintf(pool, "%d:g%d ", k < 10 ? 2 : 3, k));
+        const char *end;
+
+        ck_assert_ptr_nonnull(line);
+        end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(strstr(tb, apr_pstrndup(pool, line, (apr_size_t)(end - line + 1))));
+    }
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(one);
+    qrt_vgroups_free(runs);
+
+    b = qrt_vgroups_make(10);
+    k = (int)qrt_vgroups_group(b, "x", 1);
+    ck_assert_int_eq(qrt_vgroups_add_run(b, (apr_uint32_t)k, NULL, who, click, 8), 0);
+    ck_assert_int_eq(qrt_vgroups_add_run(b, (apr_uint32_t)k, NULL, who + 8, click + 8, 3), -1);
+    grp[0] = (apr_uint32_t)k;
+    grp[1] = 7;
+    ck_assert_int_eq(qrt_vgroups_add_run(b, 0, grp, who + 8, click + 8, 2), -1);
+    ck_assert_int_eq(qrt_vgroups_add_run(b, (apr_uint32_t)k, NULL, who + 8, click + 8, 2), 0);
+    ta = qrt_vgroups_text(b, &la);
+    n = (apr_size_t)(click[0] != 0) + (click[1] != 0);
+    for (i = 2; i < 10; i++) {
+        n += click[i] != 0;
+    }
+    tb = apr_psprintf(pool, "1:x %d %d ", (int)(10 - n), (int)n);
+    ck_assert_int_eq(strncmp(ta, tb, strlen(tb)), 0);
+    free(ta);
+    qrt_vgroups_free(b);
+}
+END_TEST
+
 START_TEST(visitor_ids_and_damaged_text)
 {
     apr_array_header_t *out = apr_array_make(pool, 4, sizeof(qrt_vgroup_t));
@@ -246,6 +327,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, ids_sharing_their_low_bits);
     tcase_add_test(tc, a_large_group);
     tcase_add_test(tc, bounded);
+    tcase_add_test(tc, runs_count_as_single_visits);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     suite_add_tcase(s, tc);
     return s;
