@@ -6,26 +6,29 @@
 
 #include "qrt_vgroups.h"
 
+/* A group's visitors go in chunks of the slab (qrt_vgroups_t): a chunk is a header (the
+ * index of the group's next chunk, 0 for none) and room for VG_CHUNK_MIN visitors, twice
+ * the room of the chunk before it, at most VG_CHUNK_MAX. Groups are numbered from 1. */
+#define VG_CHUNK_MIN 4
+#define VG_CHUNK_MAX 4096
+
 typedef struct {
     char *key;
     apr_size_t klen;
     apr_uint64_t hash;
     apr_int64_t scans, clicks, uniques;
+    apr_size_t first, last;         /* its chunks (0: none yet) */
+    apr_uint32_t fill, room;        /* visitors in its last chunk, and its room */
 } vg_group;
-
-/* A visit's (group, visitor) pair; groups are numbered from 1. */
-typedef struct {
-    apr_uint64_t visitor;
-    apr_uint32_t group;
-} vg_pair;
 
 struct qrt_vgroups_t {
     vg_group *groups;               /* [1 .. ngroups] */
     apr_uint32_t ngroups, gcap;
     apr_uint32_t *gslot;            /* hash of keys: group numbers, 0 empty */
     apr_size_t gslots;
-    vg_pair *pairs;                 /* every visit's, as added */
-    apr_size_t pcap, npairs, max;
+    apr_uint64_t *slab;             /* the groups' chunks; index 0 unused */
+    apr_size_t slabcap, slabused;
+    apr_size_t npairs, max;         /* visits added, and the bound */
     apr_uint32_t last;              /* the group of the previous add */
     int counted;                    /* the groups' uniques are counted */
 };
@@ -58,12 +61,13 @@ qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
     }
     g->gcap = 16;
     g->gslots = 32;
-    g->pcap = 1024;
+    g->slabcap = 1024;
+    g->slabused = 1;
     g->max = max;
     g->groups = malloc((g->gcap + 1) * sizeof(*g->groups));
     g->gslot = calloc(g->gslots, sizeof(*g->gslot));
-    g->pairs = malloc(g->pcap * sizeof(*g->pairs));
-    if (!g->groups || !g->gslot || !g->pairs) {
+    g->slab = malloc(g->slabcap * sizeof(*g->slab));
+    if (!g->groups || !g->gslot || !g->slab) {
         qrt_vgroups_free(g);
         return NULL;
     }
@@ -82,7 +86,7 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     }
     free(g->groups);
     free(g->gslot);
-    free(g->pairs);
+    free(g->slab);
     free(g);
 }
 
@@ -138,27 +142,55 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     x->klen = klen;
     x->hash = h;
     x->scans = x->clicks = x->uniques = 0;
+    x->first = x->last = 0;
+    x->fill = x->room = 0;
     g->gslot[i] = ++g->ngroups;
     return g->ngroups;
 }
 
-/* Appends the pair (group, visitor): 0, or -1 past max or without memory. */
-static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t group, apr_uint64_t visitor)
+/* A new last chunk for group x, its room twice the last one's: 0, or -1 without memory. */
+static int vg_chunk(qrt_vgroups_t *g, vg_group *x)
 {
-    if (g->npairs >= g->max) {
-        return -1;
-    }
-    if (g->npairs == g->pcap) {
-        vg_pair *more = realloc(g->pairs, g->pcap * 2 * sizeof(*more));
+    apr_uint32_t room = !x->room ? VG_CHUNK_MIN
+                        : x->room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : x->room * 2;
+    apr_size_t at = g->slabused;
 
-        if (!more) {
+    if (g->slabcap - g->slabused < (apr_size_t)room + 1) {
+        apr_size_t cap = g->slabcap;
+        apr_uint64_t *more;
+
+        while (cap - g->slabused < (apr_size_t)room + 1) {
+            cap *= 2;
+        }
+        if (!(more = realloc(g->slab, cap * sizeof(*more)))) {
             return -1;
         }
-        g->pairs = more;
-        g->pcap *= 2;
+        g->slab = more;
+        g->slabcap = cap;
     }
-    g->pairs[g->npairs].visitor = visitor;
-    g->pairs[g->npairs].group = group;
+    g->slab[at] = 0;
+    if (x->last) {
+        g->slab[x->last] = at;
+    }
+    else {
+        x->first = at;
+    }
+    x->last = at;
+    x->fill = 0;
+    x->room = room;
+    g->slabused += (apr_size_t)room + 1;
+    return 0;
+}
+
+/* Appends a visit of group k by visitor: 0, or -1 past max or without memory. */
+static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, apr_uint64_t visitor)
+{
+    vg_group *x = &g->groups[k];
+
+    if (g->npairs >= g->max || (x->fill == x->room && vg_chunk(g, x) < 0)) {
+        return -1;
+    }
+    g->slab[x->last + 1 + x->fill++] = visitor;
     g->npairs++;
     return 0;
 }
@@ -231,71 +263,76 @@ static apr_int64_t vg_distinct_sorted(apr_uint64_t *v, apr_size_t m, apr_uint64_
     return u;
 }
 
-/* Each group's distinct visitors: the visitors put in order of their group (a counting
- * sort: one pass to count, one to place), then each group's counted through a table of
- * its own, twice its visitors' number in slots (open addressing: a group of a day's
- * visits stays in the CPU's cache, where sorting all the pairs at once went over them
- * several times); a group of more than VG_TABLE_MAX visits, by vg_distinct_sorted. */
+/* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
+ * comparing them, up to VG_TABLE_MAX through a table of its own, twice its
+ * visits' number in slots (open addressing: a group of a day's visits stays in the CPU's
+ * cache), a larger one copied out and counted by vg_distinct_sorted. */
 static int vg_count(qrt_vgroups_t *g)
 {
-    apr_size_t n = g->npairs, i, *start, *count = NULL, cap = 0, most = 0;
-    apr_uint64_t *ids, *slot = NULL;
+    apr_size_t most = 0, cap = 0, *count = NULL;
+    apr_uint64_t *slot = NULL, *flat = NULL;
     apr_uint32_t k;
 
     if (g->counted) {
         return 0;
     }
-    start = calloc((apr_size_t)g->ngroups + 2, sizeof(*start));
-    ids = malloc((n + 1) * sizeof(*ids));
-    if (!start || !ids) {
-        free(start);
-        free(ids);
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        start[g->pairs[i].group + 1]++;
-    }
-    for (k = 1; k <= g->ngroups + 1; k++) {
-        if (k <= g->ngroups && start[k + 1] > most) {
-            most = start[k + 1];
+    for (k = 1; k <= g->ngroups; k++) {
+        apr_size_t m = (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+
+        if (m > most) {
+            most = m;
         }
-        start[k] += start[k - 1];
     }
-    /* start[k]: group k's first place; filled, start[k] moves to group k + 1's */
-    for (i = 0; i < n; i++) {
-        ids[start[g->pairs[i].group]++] = g->pairs[i].visitor;
-    }
-    free(g->pairs);
-    g->pairs = NULL;
     while (cap < 2 * (most < VG_TABLE_MAX ? most : VG_TABLE_MAX)) {
         cap = cap ? cap * 2 : 16;
     }
     /* (the table of the largest group counted through one, or the sort's room) */
     if (most > 16 && !(slot = malloc((most > cap ? most : cap) * sizeof(*slot)))) {
-        free(start);
-        free(ids);
         return -1;
     }
-    if (most > VG_TABLE_MAX && !(count = malloc(VG_DIGITS * sizeof(*count)))) {
+    if (most > VG_TABLE_MAX && (!(count = malloc(VG_DIGITS * sizeof(*count)))
+                                || !(flat = malloc(most * sizeof(*flat))))) {
+        free(count);
         free(slot);
-        free(start);
-        free(ids);
         return -1;
     }
     for (k = 1; k <= g->ngroups; k++) {
-        apr_size_t from = k > 1 ? start[k - 1] : 0, to = start[k], m = to - from, size, r, q;
-        apr_uint64_t *v = ids + from;
+        vg_group *x = &g->groups[k];
+        apr_size_t m = (apr_size_t)(x->scans + x->clicks), c, room = VG_CHUNK_MIN, size, r, q;
         apr_int64_t u = 0;
 
-        if (m > VG_TABLE_MAX) {
-            u = vg_distinct_sorted(v, m, slot, count);
+        if (!m) {
+            x->uniques = 0;
+            continue;
         }
-        else if (m <= 16) {
+        if (m <= 16) {
+            apr_uint64_t v[16];
+            apr_size_t at = 0;
+
+            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
+                apr_size_t n = c == x->last ? x->fill : room;
+
+                memcpy(v + at, g->slab + c + 1, n * sizeof(*v));
+                at += n;
+                room *= 2;
+            }
             for (r = 0; r < m; r++) {
                 for (q = 0; q < r && v[q] != v[r]; q++) {
                 }
                 u += q == r;
             }
+        }
+        else if (m > VG_TABLE_MAX) {
+            apr_size_t at = 0;
+
+            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
+                apr_size_t n = c == x->last ? x->fill : room;
+
+                memcpy(flat + at, g->slab + c + 1, n * sizeof(*flat));
+                at += n;
+                room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
+            }
+            u = vg_distinct_sorted(flat, m, slot, count);
         }
         else {
             /* (0 marks an empty slot: a visitor 0 is counted apart) */
@@ -304,32 +341,38 @@ static int vg_count(qrt_vgroups_t *g)
             for (size = 16; size < 2 * m; size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
-            for (r = 0; r < m; r++) {
-                apr_uint64_t x = v[r];
-                apr_size_t j;
+            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
+                const apr_uint64_t *v = g->slab + c + 1;
+                apr_size_t n = c == x->last ? x->fill : room;
 
-                if (!x) {
-                    u += !zero;
-                    zero = 1;
-                    continue;
+                for (r = 0; r < n; r++) {
+                    apr_uint64_t id = v[r];
+                    apr_size_t j;
+
+                    if (!id) {
+                        u += !zero;
+                        zero = 1;
+                        continue;
+                    }
+                    for (j = (apr_size_t)vg_mix(id) & (size - 1); slot[j] && slot[j] != id;
+                         j = (j + 1) & (size - 1)) {
+                    }
+                    if (!slot[j]) {
+                        slot[j] = id;
+                        u++;
+                    }
                 }
-                for (j = (apr_size_t)vg_mix(x) & (size - 1); slot[j] && slot[j] != x;
-                     j = (j + 1) & (size - 1)) {
-                }
-                if (!slot[j]) {
-                    slot[j] = x;
-                    u++;
-                }
+                room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
             }
         }
-        g->groups[k].uniques = u;
+        x->uniques = u;
     }
+    free(flat);
     free(count);
     free(slot);
-    free(ids);
-    free(start);
-    g->npairs = 0;
-    g->pcap = 0;
+    free(g->slab);
+    g->slab = NULL;
+    g->slabcap = g->slabused = 0;
     g->counted = 1;
     return 0;
 }
@@ -361,8 +404,7 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n)
 {
-    apr_size_t i, want = g->npairs + n, cap = g->pcap;
-    vg_pair *to;
+    apr_size_t i;
 
     if (g->counted || n > g->max || g->npairs > g->max - n) {
         return n ? -1 : 0;
@@ -374,46 +416,44 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
             return -1;
         }
     }
-    if (want > cap) {
-        vg_pair *more;
-
-        while (cap < want) {
-            cap *= 2;
-        }
-        if (!(more = realloc(g->pairs, cap * sizeof(*more)))) {
-            return -1;
-        }
-        g->pairs = more;
-        g->pcap = cap;
-    }
-    to = g->pairs + g->npairs;
     if (!groups) {
         vg_group *x = &g->groups[group];
         apr_size_t c = 0;
 
-        for (i = 0; i < n; i++) {
-            to[i].visitor = (apr_uint64_t)visitors[i];
-            to[i].group = group;
-            c += clicks[i] != 0;
+        for (i = 0; i < n;) {
+            apr_size_t take, j;
+            apr_uint64_t *to;
+
+            if (x->fill == x->room && vg_chunk(g, x) < 0) {
+                return -1;
+            }
+            take = x->room - x->fill < n - i ? x->room - x->fill : n - i;
+            to = g->slab + x->last + 1 + x->fill;
+            for (j = 0; j < take; j++) {
+                to[j] = (apr_uint64_t)visitors[i + j];
+                c += clicks[i + j] != 0;
+            }
+            x->fill += (apr_uint32_t)take;
+            i += take;
         }
         x->clicks += (apr_int64_t)c;
         x->scans += (apr_int64_t)(n - c);
+        g->npairs += n;
+        return 0;
     }
-    else {
-        for (i = 0; i < n; i++) {
-            vg_group *x = &g->groups[groups[i]];
+    for (i = 0; i < n; i++) {
+        vg_group *x = &g->groups[groups[i]];
 
-            to[i].visitor = (apr_uint64_t)visitors[i];
-            to[i].group = groups[i];
-            if (clicks[i]) {
-                x->clicks++;
-            }
-            else {
-                x->scans++;
-            }
+        if (vg_pair_add(g, groups[i], (apr_uint64_t)visitors[i]) < 0) {
+            return -1;
+        }
+        if (clicks[i]) {
+            x->clicks++;
+        }
+        else {
+            x->scans++;
         }
     }
-    g->npairs = want;
     return 0;
 }
 

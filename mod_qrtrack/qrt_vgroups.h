@@ -5,12 +5,12 @@
  * a browser, a tag ...) with scans, clicks and distinct visitors per group. SQLite's
  * GROUP BY sorts the visits and its distinct count builds a b-tree per group: most of
  * the time of such a report. This counts them as they come instead: a hash of the
- * keys, each visit's (group, visitor) pair appended to an array; when the groups are
- * written, the visitors are put in order of their group (a counting sort), and each
- * group's distinct visitors are counted through a table of its own, small enough to
- * stay in the CPU's cache (a hash set of all the pairs would miss it on every visit),
- * or, for a group of more than 262,144 visits, by sorting its visitors by radix (a
- * group's distinct visitors are then runs). The store registers it with SQLite as the aggregate
+ * keys, each visit's visitor appended to its group's chunks (growing from 4 visitors to
+ * 4,096, in one slab); when the groups are written, each group's distinct visitors are
+ * counted through a table of its own, small enough to stay in the CPU's cache (a hash set
+ * of all the pairs would miss it on every visit), or, for a group of more than 262,144
+ * visits, by sorting its visitors by radix (a group's distinct visitors are then runs).
+ * The store registers it with SQLite as the aggregate
  * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
  * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd
  * and bounded: at most max visits, then an add fails and the caller counts another way.

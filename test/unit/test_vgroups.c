@@ -291,6 +291,45 @@ START_TEST(runs_count_as_single_visits)
 }
 END_TEST
 
+/* Groups of 1 to 40 visits (a group's visitors span chunks of 4, 8, 16 ...; those of up
+ * to 16 are compared, larger ones go through a table), added interleaved, visitor 0 and
+ * repeats among them: each group's count exact. */
+START_TEST(small_groups_across_chunks)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 20);
+    apr_array_header_t *out = apr_array_make(pool, 64, sizeof(qrt_vgroup_t));
+    apr_size_t len;
+    char *text;
+    int m, i;
+
+    for (i = 0; i < 40; i++) {
+        for (m = 1; m <= 40; m++) {
+            if (i < m) {
+                const char *key = apr_psprintf(pool, "%d", m);
+                apr_int64_t who = (apr_int64_t)((apr_uint64_t)(i % (m / 2 + 1))
+                                                * APR_UINT64_C(0x9E3779B97F4A7C15));
+
+                ck_assert_int_eq(qrt_vgroups_add(g, key, strlen(key), i % 3 == 0, who), 0);
+            }
+        }
+    }
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 40);
+    for (i = 0; i < out->nelts; i++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+
+        m = atoi(x->key);
+        ck_assert_int_eq(x->scans + x->clicks, m);
+        ck_assert_int_eq(x->clicks, (m + 2) / 3);
+        ck_assert_int_eq(x->uniques, m < m / 2 + 1 ? m : m / 2 + 1);
+    }
+    free(text);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
 START_TEST(visitor_ids_and_damaged_text)
 {
     apr_array_header_t *out = apr_array_make(pool, 4, sizeof(qrt_vgroup_t));
@@ -328,6 +367,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, a_large_group);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, runs_count_as_single_visits);
+    tcase_add_test(tc, small_groups_across_chunks);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     suite_add_tcase(s, tc);
     return s;
