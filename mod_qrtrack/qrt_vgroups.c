@@ -182,8 +182,9 @@ static int vg_chunk(qrt_vgroups_t *g, vg_group *x)
     return 0;
 }
 
-/* Appends a visit of group k by visitor: 0, or -1 past max or without memory. */
-static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, apr_uint64_t visitor)
+/* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
+ * without memory. */
+static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t visitor)
 {
     vg_group *x = &g->groups[k];
 
@@ -192,6 +193,12 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, apr_uint64_t visitor)
     }
     g->slab[x->last + 1 + x->fill++] = visitor;
     g->npairs++;
+    if (click) {
+        x->clicks++;
+    }
+    else {
+        x->scans++;
+    }
     return 0;
 }
 
@@ -384,20 +391,8 @@ apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t kle
 
 int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor)
 {
-    vg_group *x;
-
-    if (g->counted || !group || group > g->ngroups
-        || vg_pair_add(g, group, (apr_uint64_t)visitor) < 0) {
-        return -1;
-    }
-    x = &g->groups[group];
-    if (click) {
-        x->clicks++;
-    }
-    else {
-        x->scans++;
-    }
-    return 0;
+    return g->counted || !group || group > g->ngroups
+           ? -1 : vg_pair_add(g, group, click, (apr_uint64_t)visitor);
 }
 
 int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
@@ -442,16 +437,8 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
         return 0;
     }
     for (i = 0; i < n; i++) {
-        vg_group *x = &g->groups[groups[i]];
-
-        if (vg_pair_add(g, groups[i], (apr_uint64_t)visitors[i]) < 0) {
+        if (vg_pair_add(g, groups[i], clicks[i] != 0, (apr_uint64_t)visitors[i]) < 0) {
             return -1;
-        }
-        if (clicks[i]) {
-            x->clicks++;
-        }
-        else {
-            x->scans++;
         }
     }
     return 0;
@@ -461,7 +448,6 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
                     apr_int64_t visitor)
 {
     apr_uint32_t k = g->last;
-    vg_group *x;
 
     if (g->counted || g->npairs >= g->max) {
         return -1;
@@ -472,17 +458,7 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
         }
         g->last = k;
     }
-    if (g->counted || vg_pair_add(g, k, (apr_uint64_t)visitor) < 0) {
-        return -1;
-    }
-    x = &g->groups[k];
-    if (click) {
-        x->clicks++;
-    }
-    else {
-        x->scans++;
-    }
-    return 0;
+    return vg_pair_add(g, k, click, (apr_uint64_t)visitor);
 }
 
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len)
