@@ -202,81 +202,38 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
     return 0;
 }
 
-/* The distinct values of v (m of them, reordered; tmp as long): sorted by their low 32
- * bits (11 bits at a time, the digits every value shares skipped), then each run of
- * equal low bits told apart by the whole value (a run is one value but for the rare
- * ones sharing their low bits). Sequential passes: for a group too large for a table
- * in the CPU's cache. */
-#define VG_BITS 11
-#define VG_DIGITS (1u << VG_BITS)
-#define VG_TABLE_MAX ((apr_size_t)1 << 18)  /* a group's visits counted through a table */
+/* A group of more than 16 visits is counted in parts: its visitors, mixed by vg_mix (a
+ * bijection, so mixed values are equal when the visitors are), are spread over up to
+ * VG_PARTS parts by their high bits (one part up to VG_PART visitors, then about VG_PART a
+ * part), each part then counted through a table of its own indexed by their low bits,
+ * small enough for the CPU's first caches. Two sequential reads of the chunks and one of
+ * the parts, where one table for a large group would miss the cache on nearly every
+ * visit. */
+#define VG_PART 2048
+#define VG_PARTS 1024
+#define VG_PART_OF(h, bits) ((bits) ? (apr_size_t)((h) >> (64 - (bits))) : 0)
 
-static int vg_u64_cmp(const void *x, const void *y)
+/* Puts the mixed visitor h (not 0) in slot, a table of size slots (a power of two, 0 for
+ * empty): 1 when it was not there yet. */
+static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint64_t h)
 {
-    apr_uint64_t a = *(const apr_uint64_t *)x, b = *(const apr_uint64_t *)y;
+    apr_size_t j;
 
-    return a < b ? -1 : a > b;
-}
-
-static apr_int64_t vg_distinct_sorted(apr_uint64_t *v, apr_size_t m, apr_uint64_t *tmp,
-                                      apr_size_t *count)
-{
-    apr_uint64_t *a = v, *b = tmp, *swap;
-    apr_size_t i, j, r, q;
-    apr_int64_t u = 0;
-    int shift;
-
-    for (shift = 0; shift < 32; shift += VG_BITS) {
-        apr_size_t sum = 0;
-
-        memset(count, 0, VG_DIGITS * sizeof(*count));
-        for (i = 0; i < m; i++) {
-            count[(a[i] >> shift) & (VG_DIGITS - 1)]++;
-        }
-        if (count[(a[0] >> shift) & (VG_DIGITS - 1)] == m) {
-            continue;
-        }
-        for (i = 0; i < VG_DIGITS; i++) {
-            apr_size_t c = count[i];
-
-            count[i] = sum;
-            sum += c;
-        }
-        for (i = 0; i < m; i++) {
-            b[count[(a[i] >> shift) & (VG_DIGITS - 1)]++] = a[i];
-        }
-        swap = a;
-        a = b;
-        b = swap;
+    for (j = (apr_size_t)h & (size - 1); slot[j] && slot[j] != h; j = (j + 1) & (size - 1)) {
     }
-    for (i = 0; i < m; i = j) {
-        apr_uint32_t low = (apr_uint32_t)a[i];
-
-        for (j = i + 1; j < m && (apr_uint32_t)a[j] == low; j++) {
-        }
-        if (j - i > 16) {
-            qsort(a + i, j - i, sizeof(*a), vg_u64_cmp);
-            for (r = i; r < j; r++) {
-                u += r == i || a[r] != a[r - 1];
-            }
-            continue;
-        }
-        for (r = i; r < j; r++) {
-            for (q = i; q < r && a[q] != a[r]; q++) {
-            }
-            u += q == r;
-        }
+    if (slot[j]) {
+        return 0;
     }
-    return u;
+    slot[j] = h;
+    return 1;
 }
 
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
- * comparing them, up to VG_TABLE_MAX through a table of its own, twice its
- * visits' number in slots (open addressing: a group of a day's visits stays in the CPU's
- * cache), a larger one copied out and counted by vg_distinct_sorted. */
+ * comparing them, a larger one in parts (above; a visitor 0, whose mixed value 0 marks
+ * an empty slot, counted apart). */
 static int vg_count(qrt_vgroups_t *g)
 {
-    apr_size_t most = 0, cap = 0, *count = NULL;
+    apr_size_t most = 0, cap = 16, *start = NULL, slotcap = 0;
     apr_uint64_t *slot = NULL, *flat = NULL;
     apr_uint32_t k;
 
@@ -290,23 +247,26 @@ static int vg_count(qrt_vgroups_t *g)
             most = m;
         }
     }
-    while (cap < 2 * (most < VG_TABLE_MAX ? most : VG_TABLE_MAX)) {
-        cap = cap ? cap * 2 : 16;
+    while (cap < 2 * (most < 2 * VG_PART ? most : 2 * VG_PART)) {
+        cap *= 2;
     }
-    /* (the table of the largest group counted through one, or the sort's room) */
-    if (most > 16 && !(slot = malloc((most > cap ? most : cap) * sizeof(*slot)))) {
-        return -1;
-    }
-    if (most > VG_TABLE_MAX && (!(count = malloc(VG_DIGITS * sizeof(*count)))
-                                || !(flat = malloc(most * sizeof(*flat))))) {
-        free(count);
-        free(slot);
-        return -1;
+    if (most > 16) {
+        slotcap = cap;
+        if (!(slot = malloc(slotcap * sizeof(*slot)))
+            || !(start = malloc((VG_PARTS + 1) * sizeof(*start)))
+            || !(flat = malloc(most * sizeof(*flat)))) {
+            free(start);
+            free(slot);
+            return -1;
+        }
     }
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
-        apr_size_t m = (apr_size_t)(x->scans + x->clicks), c, room = VG_CHUNK_MIN, size, r, q;
+        apr_size_t m = (apr_size_t)(x->scans + x->clicks), c, room = VG_CHUNK_MIN, r, q;
+        apr_size_t parts, p, biggest = 0, size = 16;
         apr_int64_t u = 0;
+        unsigned bits = 0;
+        int zero = 0;
 
         if (!m) {
             x->uniques = 0;
@@ -328,54 +288,101 @@ static int vg_count(qrt_vgroups_t *g)
                 }
                 u += q == r;
             }
+            x->uniques = u;
+            continue;
         }
-        else if (m > VG_TABLE_MAX) {
-            apr_size_t at = 0;
-
-            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
-                apr_size_t n = c == x->last ? x->fill : room;
-
-                memcpy(flat + at, g->slab + c + 1, n * sizeof(*flat));
-                at += n;
-                room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
-            }
-            u = vg_distinct_sorted(flat, m, slot, count);
+        while (bits < 10 && (m >> bits) > VG_PART) {
+            bits++;
         }
-        else {
-            /* (0 marks an empty slot: a visitor 0 is counted apart) */
-            int zero = 0;
-
-            for (size = 16; size < 2 * m; size *= 2) {
+        if (!bits) {
+            /* one part: its table filled from the chunks */
+            for (; size < 2 * m; size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
-            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
+            for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
                 const apr_uint64_t *v = g->slab + c + 1;
                 apr_size_t n = c == x->last ? x->fill : room;
 
                 for (r = 0; r < n; r++) {
-                    apr_uint64_t id = v[r];
-                    apr_size_t j;
-
-                    if (!id) {
-                        u += !zero;
+                    if (v[r]) {
+                        u += vg_table_put(slot, size, vg_mix(v[r]));
+                    }
+                    else {
                         zero = 1;
-                        continue;
-                    }
-                    for (j = (apr_size_t)vg_mix(id) & (size - 1); slot[j] && slot[j] != id;
-                         j = (j + 1) & (size - 1)) {
-                    }
-                    if (!slot[j]) {
-                        slot[j] = id;
-                        u++;
                     }
                 }
                 room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
             }
+            x->uniques = u + zero;
+            continue;
         }
-        x->uniques = u;
+        /* the mixed visitors (a visitor 0 counted apart) spread over the parts in flat:
+         * their number in each part, then each put at its part's next place */
+        parts = (apr_size_t)1 << bits;
+        memset(start, 0, (parts + 1) * sizeof(*start));
+        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
+            const apr_uint64_t *v = g->slab + c + 1;
+            apr_size_t n = c == x->last ? x->fill : room;
+
+            for (r = 0; r < n; r++) {
+                if (v[r]) {
+                    start[VG_PART_OF(vg_mix(v[r]), bits) + 1]++;
+                }
+                else {
+                    zero = 1;
+                }
+            }
+            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
+        }
+        for (p = 1; p <= parts; p++) {
+            if (start[p] > biggest) {
+                biggest = start[p];
+            }
+            start[p] += start[p - 1];
+        }
+        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
+            const apr_uint64_t *v = g->slab + c + 1;
+            apr_size_t n = c == x->last ? x->fill : room;
+
+            for (r = 0; r < n; r++) {
+                if (v[r]) {
+                    apr_uint64_t h = vg_mix(v[r]);
+
+                    flat[start[VG_PART_OF(h, bits)]++] = h;
+                }
+            }
+            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
+        }
+        /* (start[p] is now where part p ends) */
+        while (size < 2 * biggest) {
+            size *= 2;
+        }
+        if (size > slotcap) {
+            apr_uint64_t *more = realloc(slot, size * sizeof(*slot));
+
+            if (!more) {
+                free(flat);
+                free(start);
+                free(slot);
+                return -1;
+            }
+            slot = more;
+            slotcap = size;
+        }
+        for (p = 0, r = 0; p < parts; r = start[p++]) {
+            apr_size_t n = start[p] - r;
+
+            for (size = 16; size < 2 * n; size *= 2) {
+            }
+            memset(slot, 0, size * sizeof(*slot));
+            for (q = r; q < start[p]; q++) {
+                u += vg_table_put(slot, size, flat[q]);
+            }
+        }
+        x->uniques = u + zero;
     }
     free(flat);
-    free(count);
+    free(start);
     free(slot);
     free(g->slab);
     g->slab = NULL;

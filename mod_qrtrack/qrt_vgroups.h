@@ -7,9 +7,10 @@
  * the time of such a report. This counts them as they come instead: a hash of the
  * keys, each visit's visitor appended to its group's chunks (growing from 4 visitors to
  * 4,096, in one slab); when the groups are written, each group's distinct visitors are
- * counted through a table of its own, small enough to stay in the CPU's cache (a hash set
- * of all the pairs would miss it on every visit), or, for a group of more than 262,144
- * visits, by sorting its visitors by radix (a group's distinct visitors are then runs).
+ * counted through tables of its own, small enough to stay in the CPU's cache (a hash set
+ * of all the pairs would miss it on every visit): a group of more than 2,048 visits is
+ * first spread over parts of about 2,048 visitors by the high bits of their hash, each
+ * part then counted through its own table.
  * The store registers it with SQLite as the aggregate
  * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
  * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd

@@ -122,8 +122,7 @@ START_TEST(a_large_group)
             ck_assert_int_eq(qrt_vgroups_add(g, "small", 5, 0, (apr_int64_t)who), 0);
             small++;
         }
-        /* and one counted through the largest table (2^19 slots, more than the large
-         * group's visits) */
+        /* and one of many repeats */
         if (i < 200000) {
             ck_assert_int_eq(qrt_vgroups_add(g, "medium", 6, 0, (apr_int64_t)(i % 150000)), 0);
         }
@@ -182,6 +181,88 @@ START_TEST(ids_sharing_their_low_bits)
     }
     text = qrt_vgroups_text(g, &len);
     ck_assert_str_eq(text, "1:a 10 0 5\n1:b 67 60 47\n");
+    free(text);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
+/* The distinct values of ids[0 .. n) (sorted here). */
+static apr_int64_t distinct(apr_uint64_t *ids, apr_size_t n)
+{
+    apr_int64_t u = 0;
+    apr_size_t i;
+
+    qsort(ids, n, sizeof(*ids), u64_cmp);
+    for (i = 0; i < n; i++) {
+        u += i == 0 || ids[i] != ids[i - 1];
+    }
+    return u;
+}
+
+/* The visitor whose mixed value (qrt_vgroups.c's vg_mix: xor-shift, multiply, xor-shift)
+ * is h: a group's visitors are spread over parts by the high bits of that value. */
+static apr_uint64_t unmix(apr_uint64_t h)
+{
+    apr_uint64_t c = APR_UINT64_C(0xFF51AFD7ED558CCD), inv = c;
+    int i;
+
+    for (i = 0; i < 6; i++) {
+        inv *= 2 - c * inv;             /* Newton: the inverse of c modulo 2^64 */
+    }
+    h ^= h >> 33;
+    h *= inv;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Groups on either side of each way of counting them (16 visits compared, one table up
+ * to 2,048, then parts of about 2,048 each), a visitor 0 among them, and a group whose
+ * visitors all fall into one part. */
+START_TEST(groups_of_any_size_in_parts)
+{
+    static const apr_size_t sizes[] = { 16, 17, 2048, 2049, 4096, 4097, 70001, 300000 };
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+    apr_uint64_t *ids[NS + 1];
+    apr_size_t n[NS + 1];
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 21);
+    apr_array_header_t *out = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
+    apr_size_t len, i, k;
+    char *text;
+
+    for (k = 0; k <= NS; k++) {
+        n[k] = k < NS ? sizes[k] : 40000;
+        ids[k] = malloc(n[k] * sizeof(**ids));
+        ck_assert_ptr_nonnull(ids[k]);
+        for (i = 0; i < n[k]; i++) {
+            char key[16];
+            apr_uint64_t who;
+
+            if (k == NS) {
+                /* mixed values below 2^54: all in the first of the 1,024 parts */
+                who = unmix(1 + (apr_uint64_t)rnd(30000) * APR_UINT64_C(0x9E3779B9));
+            }
+            else {
+                who = i % 97 == 5 ? 0 : (apr_uint64_t)rnd((apr_int64_t)n[k] / 2 + 1)
+                                         * APR_UINT64_C(0x9E3779B97F4A7C15);
+            }
+            ids[k][i] = who;
+            apr_snprintf(key, sizeof(key), "g%d", (int)k);
+            ck_assert_int_eq(qrt_vgroups_add(g, key, strlen(key), (int)(i & 1),
+                                             (apr_int64_t)who), 0);
+        }
+    }
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, NS + 1);
+    for (k = 0; k <= NS; k++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(out, k, qrt_vgroup_t);
+
+        ck_assert_str_eq(x->key, apr_psprintf(pool, "g%d", (int)k));
+        ck_assert_int_eq(x->scans + x->clicks, (apr_int64_t)n[k]);
+        ck_assert_int_eq(x->uniques, distinct(ids[k], n[k]));
+        free(ids[k]);
+    }
     free(text);
     qrt_vgroups_free(g);
 }
@@ -365,6 +446,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, counts_as_the_visits);
     tcase_add_test(tc, ids_sharing_their_low_bits);
     tcase_add_test(tc, a_large_group);
+    tcase_add_test(tc, groups_of_any_size_in_parts);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, runs_count_as_single_visits);
     tcase_add_test(tc, small_groups_across_chunks);
