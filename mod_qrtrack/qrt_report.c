@@ -276,6 +276,7 @@ typedef struct {
     int type, offset;
     apr_hash_t *tags;               /* tag report: the tags to count */
     apr_hash_t *trackers;           /* id -> qrt_report_tracker_t* */
+    apr_hash_t *sets;               /* tag report: tracker id -> the set of its tags */
     apr_int64_t s, e;
     apr_array_header_t *fixed;      /* apr_uint32_t: the groups of a block's every visit */
     apr_uint32_t *map;              /* a block's string index -> group (0: not yet) */
@@ -330,18 +331,36 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     case QRT_REPORT_TYPE:
         APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, t->type);
         break;
-    case QRT_REPORT_TAG:
-        for (i = 0; i < t->tags->nelts; i++) {
-            const char *tag = APR_ARRAY_IDX(t->tags, i, qrt_report_tag_t).tag;
+    case QRT_REPORT_TAG: {
+        /* the set of the tracker's tags: a visit is added once, not once a tag */
+        apr_uint32_t *set = apr_hash_get(c->sets, &t->id, sizeof(t->id));
 
-            if (!c->tags || apr_hash_get(c->tags, tag, APR_HASH_KEY_STRING)) {
-                APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, tag);
+        if (!set) {
+            apr_array_header_t *tags = apr_array_make(c->p, 4, sizeof(apr_uint32_t));
+
+            for (i = 0; i < t->tags->nelts; i++) {
+                const char *tag = APR_ARRAY_IDX(t->tags, i, qrt_report_tag_t).tag;
+
+                if (!c->tags || apr_hash_get(c->tags, tag, APR_HASH_KEY_STRING)) {
+                    if (!(APR_ARRAY_PUSH(tags, apr_uint32_t) = report_lv_group(c, tag))) {
+                        return APR_EAGAIN;
+                    }
+                }
             }
+            set = apr_palloc(c->p, sizeof(*set));
+            *set = 0;
+            if (tags->nelts && !(*set = qrt_vgroups_set(c->g, (apr_uint32_t *)(void *)tags->elts,
+                                                        (apr_size_t)tags->nelts))) {
+                return APR_EAGAIN;
+            }
+            apr_hash_set(c->sets, &t->id, sizeof(t->id), set);
         }
-        if (!c->fixed->nelts) {
+        if (!*set) {
             return APR_SUCCESS;
         }
+        APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = *set;
         break;
+    }
     case QRT_REPORT_DATE:
         break;
     case QRT_REPORT_BROWSER:
@@ -462,6 +481,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     c.e = e;
     c.p = p;
     c.trackers = apr_hash_make(p);
+    c.sets = apr_hash_make(p);
     c.fixed = apr_array_make(p, 8, sizeof(apr_uint32_t));
     for (i = 0; i < read->nelts; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);

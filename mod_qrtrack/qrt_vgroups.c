@@ -19,6 +19,8 @@ typedef struct {
     apr_int64_t scans, clicks, uniques;
     apr_size_t first, last;         /* its chunks (0: none yet) */
     apr_uint32_t fill, room;        /* visitors in its last chunk, and its room */
+    apr_uint32_t *members;          /* a set (qrt_vgroups_set): its groups; else NULL */
+    apr_uint32_t nmembers;
 } vg_group;
 
 struct qrt_vgroups_t {
@@ -83,6 +85,7 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     }
     for (i = 1; g->groups && i <= g->ngroups; i++) {
         free(g->groups[i].key);
+        free(g->groups[i].members);
     }
     free(g->groups);
     free(g->gslot);
@@ -90,16 +93,18 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     free(g);
 }
 
-/* The group of key, made when new: its number, 0 without memory. */
-static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t klen)
+/* The group of key (a set's when set: its members' numbers), made when new: its number,
+ * 0 without memory. */
+static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t klen, int set)
 {
-    apr_uint64_t h = vg_hash(key, klen);
+    apr_uint64_t h = vg_hash(key, klen) ^ (apr_uint64_t)set;
     apr_size_t i = (apr_size_t)vg_mix(h) & (g->gslots - 1);
     vg_group *x;
 
     for (; g->gslot[i]; i = (i + 1) & (g->gslots - 1)) {
         x = &g->groups[g->gslot[i]];
-        if (x->hash == h && x->klen == klen && !memcmp(x->key, key, klen)) {
+        if (x->hash == h && x->klen == klen && !x->members == !set
+            && !memcmp(x->key, key, klen)) {
             return g->gslot[i];
         }
     }
@@ -144,6 +149,16 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     x->scans = x->clicks = x->uniques = 0;
     x->first = x->last = 0;
     x->fill = x->room = 0;
+    x->members = NULL;
+    x->nmembers = 0;
+    if (set) {
+        if (!(x->members = malloc(klen))) {
+            free(x->key);
+            return 0;
+        }
+        memcpy(x->members, key, klen);
+        x->nmembers = (apr_uint32_t)(klen / sizeof(apr_uint32_t));
+    }
     g->gslot[i] = ++g->ngroups;
     return g->ngroups;
 }
@@ -230,18 +245,19 @@ static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint
 
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
  * comparing them, a larger one in parts (above; a visitor 0, whose mixed value 0 marks
- * an empty slot, counted apart). */
-static int vg_count(qrt_vgroups_t *g)
+ * an empty slot, counted apart). Not the sets, nor their members (bit[k] not 0). */
+static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
 {
     apr_size_t most = 0, cap = 16, *start = NULL, slotcap = 0;
     apr_uint64_t *slot = NULL, *flat = NULL;
     apr_uint32_t k;
 
-    if (g->counted) {
-        return 0;
-    }
     for (k = 1; k <= g->ngroups; k++) {
         apr_size_t m = (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+
+        if (g->groups[k].members || (bit && bit[k])) {
+            continue;
+        }
 
         if (m > most) {
             most = m;
@@ -268,6 +284,9 @@ static int vg_count(qrt_vgroups_t *g)
         unsigned bits = 0;
         int zero = 0;
 
+        if (x->members || (bit && bit[k])) {
+            continue;
+        }
         if (!m) {
             x->uniques = 0;
             continue;
@@ -384,6 +403,245 @@ static int vg_count(qrt_vgroups_t *g)
     free(flat);
     free(start);
     free(slot);
+    return 0;
+}
+
+/* The distinct visitors of the groups that sets hold (bit[k]: group k's bit + 1, nbits of
+ * them): each visit of a set, or of such a group itself, counts its visitor once in
+ * every group it names. The visits are spread over parts by their mixed visitor (as in
+ * vg_count_plain), each part's visitors then gathered in a table with the union of
+ * their groups' bits, and each bit of each visitor counted once. */
+static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t nbits)
+{
+    apr_size_t words = (nbits + 63) / 64, m = 0, nsrc = 0, parts, p, r, q, c, room;
+    apr_size_t biggest = 0, size, *start = NULL;
+    apr_uint32_t k, b, *src = NULL, *runs = NULL, *grp = NULL;
+    apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL, *tab = NULL, *tabm = NULL;
+    apr_int64_t *cnt = NULL, *per = NULL;
+    unsigned bits = 0;
+    int rv = -1;
+
+    /* the sources (sets, and member groups with visits of their own), their masks */
+    if (!(src = malloc(g->ngroups * sizeof(*src))) || !(grp = malloc(nbits * sizeof(*grp)))
+        || !(zero = calloc(words, sizeof(*zero)))
+        || !(cnt = calloc(words * 64, sizeof(*cnt)))) {
+        goto done;
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        vg_group *x = &g->groups[k];
+
+        if (bit[k]) {
+            grp[bit[k] - 1] = k;
+        }
+        if ((x->members || bit[k]) && x->scans + x->clicks > 0) {
+            src[nsrc++] = k;
+            m += (apr_size_t)(x->scans + x->clicks);
+        }
+    }
+    if (!(mask = calloc(nsrc * words + 1, sizeof(*mask)))
+        || !(per = calloc(nsrc + 1, sizeof(*per)))) {
+        goto done;
+    }
+    for (r = 0; r < nsrc; r++) {
+        vg_group *x = &g->groups[src[r]];
+        apr_uint64_t *mk = mask + r * words;
+
+        if (!x->members) {
+            mk[(bit[src[r]] - 1) / 64] |= (apr_uint64_t)1 << ((bit[src[r]] - 1) % 64);
+        }
+        for (q = 0; q < x->nmembers; q++) {
+            b = bit[x->members[q]] - 1;
+            mk[b / 64] |= (apr_uint64_t)1 << (b % 64);
+        }
+    }
+    /* (as many parts as plain groups take, fewer while the sources' counts by part would
+     * outgrow the visits) */
+    while (bits < 10 && (m >> bits) > VG_PART && nsrc << (bits + 1) <= m + 65536) {
+        bits++;
+    }
+    parts = (apr_size_t)1 << bits;
+    if (!(start = calloc(parts + 1, sizeof(*start))) || !(flat = malloc((m + 1) * sizeof(*flat)))
+        || !(runs = calloc(nsrc * parts, sizeof(*runs)))) {
+        goto done;
+    }
+    /* each source's visitors by part; a part's visitors are then put in source order */
+    for (r = 0; r < nsrc; r++) {
+        vg_group *x = &g->groups[src[r]];
+        apr_uint32_t *rn = runs + r * parts;
+
+        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
+            const apr_uint64_t *v = g->slab + c + 1;
+            apr_size_t n = c == x->last ? x->fill : room, i;
+
+            for (i = 0; i < n; i++) {
+                if (v[i]) {
+                    rn[VG_PART_OF(vg_mix(v[i]), bits)]++;
+                }
+                else {
+                    for (q = 0; q < words; q++) {
+                        zero[q] |= mask[r * words + q];
+                    }
+                }
+            }
+            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
+        }
+    }
+    for (p = 0; p < parts; p++) {
+        apr_size_t n = 0;
+
+        for (r = 0; r < nsrc; r++) {
+            n += runs[r * parts + p];
+        }
+        if (n > biggest) {
+            biggest = n;
+        }
+        start[p + 1] = start[p] + n;
+    }
+    for (r = 0; r < nsrc; r++) {
+        vg_group *x = &g->groups[src[r]];
+
+        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
+            const apr_uint64_t *v = g->slab + c + 1;
+            apr_size_t n = c == x->last ? x->fill : room, i;
+
+            for (i = 0; i < n; i++) {
+                if (v[i]) {
+                    apr_uint64_t h = vg_mix(v[i]);
+
+                    flat[start[VG_PART_OF(h, bits)]++] = h;
+                }
+            }
+            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
+        }
+    }
+    for (size = 16; size < 2 * biggest; size *= 2) {
+    }
+    if (!(tab = malloc(size * sizeof(*tab))) || !(tabm = malloc(size * words * sizeof(*tabm)))) {
+        goto done;
+    }
+    /* (start[p] is now where part p ends) */
+    for (p = 0, q = 0; p < parts; p++) {
+        apr_size_t ps, j;
+
+        for (ps = 16; ps < 2 * (start[p] - q); ps *= 2) {
+        }
+        memset(tab, 0, ps * sizeof(*tab));
+        for (r = 0; r < nsrc; r++) {
+            const apr_uint64_t *mk = mask + r * words;
+            apr_size_t end = q + runs[r * parts + p], fresh = 0;
+
+            for (; q < end; q++) {
+                apr_uint64_t *have;
+                apr_size_t w;
+
+                for (j = (apr_size_t)flat[q] & (ps - 1); tab[j] && tab[j] != flat[q];
+                     j = (j + 1) & (ps - 1)) {
+                }
+                have = tabm + j * words;
+                if (!tab[j]) {
+                    /* a visitor new to the part: counted once in each group of its
+                     * source (through the source's count) */
+                    tab[j] = flat[q];
+                    for (w = 0; w < words; w++) {
+                        have[w] = mk[w];
+                    }
+                    fresh++;
+                    continue;
+                }
+                /* else counted in each group it had not been counted in yet */
+                for (w = 0; w < words; w++) {
+                    apr_uint64_t word = mk[w] & ~have[w];
+
+                    have[w] |= word;
+                    for (; word; word &= word - 1) {
+                        cnt[w * 64 + (apr_size_t)__builtin_ctzll(word)]++;
+                    }
+                }
+            }
+            per[r] += (apr_int64_t)fresh;
+        }
+    }
+    for (r = 0; r < nsrc; r++) {
+        for (q = 0; per[r] && q < words; q++) {
+            apr_uint64_t word = mask[r * words + q];
+
+            for (; word; word &= word - 1) {
+                cnt[q * 64 + (apr_size_t)__builtin_ctzll(word)] += per[r];
+            }
+        }
+    }
+    for (q = 0; q < words; q++) {
+        apr_uint64_t word = zero[q];
+
+        for (; word; word &= word - 1) {
+            cnt[q * 64 + (apr_size_t)__builtin_ctzll(word)]++;
+        }
+    }
+    for (b = 0; b < nbits; b++) {
+        g->groups[grp[b]].uniques += cnt[b];
+    }
+    rv = 0;
+done:
+    free(tabm);
+    free(tab);
+    free(runs);
+    free(flat);
+    free(start);
+    free(mask);
+    free(per);
+    free(cnt);
+    free(zero);
+    free(grp);
+    free(src);
+    return rv;
+}
+
+/* Every group's scans, clicks and distinct visitors; the adds end. */
+static int vg_count(qrt_vgroups_t *g)
+{
+    apr_uint32_t k, q, nbits = 0, *bit = NULL;
+    int rv;
+
+    if (g->counted) {
+        return 0;
+    }
+    for (k = 1; k <= g->ngroups && !bit; k++) {
+        if (g->groups[k].members && !(bit = calloc(g->ngroups + 1, sizeof(*bit)))) {
+            return -1;
+        }
+    }
+    /* the members' bits, their visits through sets, their visitors counted from 0 */
+    for (k = 1; bit && k <= g->ngroups; k++) {
+        vg_group *x = &g->groups[k];
+
+        for (q = 0; q < x->nmembers; q++) {
+            vg_group *y = &g->groups[x->members[q]];
+
+            if (!bit[x->members[q]]) {
+                bit[x->members[q]] = ++nbits;
+                y->uniques = 0;
+            }
+        }
+    }
+    rv = vg_count_plain(g, bit);
+    if (rv == 0 && bit) {
+        rv = vg_count_sets(g, bit, nbits);
+    }
+    if (rv == 0 && bit) {
+        /* the sets' visits added to their members' */
+        for (k = 1; k <= g->ngroups; k++) {
+            vg_group *x = &g->groups[k];
+
+            for (q = 0; q < x->nmembers; q++) {
+                g->groups[x->members[q]].scans += x->scans;
+                g->groups[x->members[q]].clicks += x->clicks;
+            }
+        }
+    }
+    free(bit);
+    if (rv < 0) {
+        return -1;
+    }
     free(g->slab);
     g->slab = NULL;
     g->slabcap = g->slabused = 0;
@@ -393,7 +651,38 @@ static int vg_count(qrt_vgroups_t *g)
 
 apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen)
 {
-    return g->counted ? 0 : vg_group_of(g, key, klen);
+    return g->counted ? 0 : vg_group_of(g, key, klen, 0);
+}
+
+apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_size_t n)
+{
+    apr_uint32_t *key;
+    apr_size_t i, j, m = 0;
+    apr_uint32_t k;
+
+    if (g->counted || !n || !(key = malloc(n * sizeof(*key)))) {
+        return 0;
+    }
+    /* its members in order, once each: the same set whatever order they come in */
+    for (i = 0; i < n; i++) {
+        apr_uint32_t y = groups[i];
+
+        if (!y || y > g->ngroups || g->groups[y].members) {
+            free(key);
+            return 0;
+        }
+        for (j = m; j > 0 && key[j - 1] > y; j--) {
+        }
+        if (j > 0 && key[j - 1] == y) {
+            continue;
+        }
+        memmove(key + j + 1, key + j, (m - j) * sizeof(*key));
+        key[j] = y;
+        m++;
+    }
+    k = vg_group_of(g, (const char *)key, m * sizeof(*key), 1);
+    free(key);
+    return k;
 }
 
 int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor)
@@ -460,7 +749,7 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
         return -1;
     }
     if (!k || g->groups[k].klen != klen || memcmp(g->groups[k].key, key, klen)) {
-        if (!(k = vg_group_of(g, key, klen))) {
+        if (!(k = vg_group_of(g, key, klen, 0))) {
             return -1;
         }
         g->last = k;
@@ -478,7 +767,7 @@ char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len)
         return NULL;
     }
     for (k = 1; k <= g->ngroups; k++) {
-        size += g->groups[k].klen + 80;
+        size += g->groups[k].members ? 0 : g->groups[k].klen + 80;
     }
     if (!(out = malloc(size))) {
         return NULL;
@@ -486,6 +775,9 @@ char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len)
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
 
+        if (x->members) {
+            continue;
+        }
         used += (apr_size_t)snprintf(out + used, size - used, "%" APR_SIZE_T_FMT ":", x->klen);
         memcpy(out + used, x->key, x->klen);
         used += x->klen;

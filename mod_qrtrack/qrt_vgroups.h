@@ -10,7 +10,10 @@
  * counted through tables of its own, small enough to stay in the CPU's cache (a hash set
  * of all the pairs would miss it on every visit): a group of more than 2,048 visits is
  * first spread over parts of about 2,048 visitors by the high bits of their hash, each
- * part then counted through its own table.
+ * part then counted through its own table. A visit may also count in a set of groups
+ * (a tracker's tags: qrt_vgroups_set), added once: the sets' visitors are spread over
+ * parts the same way, and each part's table keeps for each visitor the union of the
+ * groups it was counted in, so that it counts once in each.
  * The store registers it with SQLite as the aggregate
  * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
  * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd
@@ -35,6 +38,13 @@ int qrt_vgroups_add(qrt_vgroups_t *g, const char *key, apr_size_t klen, int clic
 /* The number of group key (klen bytes), made when new: > 0; 0 without memory or
  * after qrt_vgroups_text. */
 apr_uint32_t qrt_vgroups_group(qrt_vgroups_t *g, const char *key, apr_size_t klen);
+/* The number of the set of n groups numbered by qrt_vgroups_group (in any order, repeats
+ * once), made when new: > 0; 0 for no groups, a number that is no group, without memory
+ * or after qrt_vgroups_text. A visit added to a set (qrt_vgroups_add_to, _add_run) is a
+ * visit of each of its groups, its visitor counted once in each however many sets and
+ * groups name it: a report by tag adds each visit once, to the set of its tracker's
+ * tags, not once a tag. A set is not a group of the text form. */
+apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_size_t n);
 /* Counts a visit of a group numbered by qrt_vgroups_group, as qrt_vgroups_add does. */
 int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int64_t visitor);
 /* Counts n visits (visitors[i], a click where clicks[i] is not 0) as n calls of

@@ -268,6 +268,102 @@ START_TEST(groups_of_any_size_in_parts)
 }
 END_TEST
 
+/* Sets of groups (a tracker's tags): each visit added once, to its set, counts in every
+ * group of the set, its visitor once a group however many sets name the group; some
+ * groups take visits of their own too; 150 groups (three words of bits); a visitor 0;
+ * enough visits for parts. Against the visits added once a group. */
+START_TEST(sets_count_as_their_groups)
+{
+    enum { NGR = 150, NSET = 40, NVIS = 120000 };
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 22), *plain = qrt_vgroups_make(1 << 22);
+    apr_array_header_t *out = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
+    apr_array_header_t *want = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
+    apr_uint32_t gr[NGR + 1], set[NSET], members[NSET][6];
+    int nmem[NSET], i, k;
+    apr_size_t len;
+    char *text;
+
+    for (k = 1; k <= NGR; k++) {
+        char key[16];
+
+        apr_snprintf(key, sizeof(key), "tag%d", k);
+        gr[k] = qrt_vgroups_group(g, key, strlen(key));
+        ck_assert_uint_eq(gr[k], (apr_uint32_t)k);
+        ck_assert_uint_eq(qrt_vgroups_group(plain, key, strlen(key)), (apr_uint32_t)k);
+    }
+    for (i = 0; i < NSET; i++) {
+        apr_uint32_t again;
+
+        nmem[i] = 1 + (int)rnd(6);
+        for (k = 0; k < nmem[i]; k++) {
+            /* (some sets name a group twice) */
+            members[i][k] = k && rnd(8) == 0 ? members[i][0] : 1 + (apr_uint32_t)rnd(NGR);
+        }
+        set[i] = qrt_vgroups_set(g, members[i], (apr_size_t)nmem[i]);
+        ck_assert_uint_gt(set[i], NGR);
+        /* the same set in another order is the same set */
+        {
+            apr_uint32_t rev[6];
+
+            for (k = 0; k < nmem[i]; k++) {
+                rev[k] = members[i][nmem[i] - 1 - k];
+            }
+            again = qrt_vgroups_set(g, rev, (apr_size_t)nmem[i]);
+            ck_assert_uint_eq(again, set[i]);
+        }
+    }
+    ck_assert_uint_eq(qrt_vgroups_set(g, members[0], 0), 0);
+    ck_assert_uint_eq(qrt_vgroups_set(g, &set[0], 1), 0);     /* a set is no member */
+    for (i = 0; i < NVIS; i++) {
+        int w = (int)rnd(NSET), click = (int)rnd(4) == 0;
+        apr_int64_t who = rnd(50) == 0 ? 0 : rnd(30000) * (apr_int64_t)0x9E3779B9;
+        unsigned char c = (unsigned char)click;
+
+        if (i % 7 == 3) {
+            /* a visit of a group of its own */
+            apr_uint32_t y = 1 + (apr_uint32_t)rnd(NGR);
+
+            ck_assert_int_eq(qrt_vgroups_add_to(g, y, click, who), 0);
+            ck_assert_int_eq(qrt_vgroups_add_to(plain, y, click, who), 0);
+            continue;
+        }
+        ck_assert_int_eq(i % 2 ? qrt_vgroups_add_to(g, set[w], click, who)
+                         : qrt_vgroups_add_run(g, set[w], NULL, &who, &c, 1), 0);
+        for (k = 0; k < nmem[w]; k++) {
+            int seen = 0, q;
+
+            for (q = 0; q < k; q++) {
+                seen |= members[w][q] == members[w][k];
+            }
+            if (!seen) {
+                ck_assert_int_eq(qrt_vgroups_add_to(plain, members[w][k], click, who), 0);
+            }
+        }
+    }
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    free(text);
+    text = qrt_vgroups_text(plain, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, want), APR_SUCCESS);
+    free(text);
+    ck_assert_int_eq(out->nelts, NGR);
+    ck_assert_int_eq(want->nelts, NGR);
+    for (k = 0; k < NGR; k++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(out, k, qrt_vgroup_t);
+        qrt_vgroup_t *y = &APR_ARRAY_IDX(want, k, qrt_vgroup_t);
+
+        ck_assert_str_eq(x->key, y->key);
+        ck_assert_int_eq(x->scans, y->scans);
+        ck_assert_int_eq(x->clicks, y->clicks);
+        ck_assert_int_eq(x->uniques, y->uniques);
+    }
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(plain);
+}
+END_TEST
+
 START_TEST(bounded)
 {
     qrt_vgroups_t *g = qrt_vgroups_make(100);
@@ -447,6 +543,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, ids_sharing_their_low_bits);
     tcase_add_test(tc, a_large_group);
     tcase_add_test(tc, groups_of_any_size_in_parts);
+    tcase_add_test(tc, sets_count_as_their_groups);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, runs_count_as_single_visits);
     tcase_add_test(tc, small_groups_across_chunks);
