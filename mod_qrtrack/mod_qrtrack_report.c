@@ -36,6 +36,7 @@
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_report.h"
 #include "qrt_agg.h"
+#include "qrt_strid.h"
 #include "qrt_aggcache.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_date.h"
@@ -53,6 +54,8 @@ APLOG_USE_MODULE(qrtrack);
 /* The child's kept report scopes (NULL: every report reads its own). */
 static qrt_report_cache_t *rep_cache;
 
+#define REP_STRIDS (1u << 20)      /* strings numbered for the blocks of visits, at most */
+
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 {
     qrt_aggcache_t *sealed = NULL;
@@ -69,6 +72,8 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
                      "sealed report values; every report reads them from the database");
     }
     qrt_store_agg_blob_cache(sealed);
+    /* the numbers of the kept blocks' strings: at most an eighth of the cache's bytes */
+    qrt_store_agg_blob_strids(sealed ? qrt_strid_make(pchild, REP_STRIDS, bytes / 8) : NULL);
 }
 
 /* ---- shared pieces -------------------------------------------------------- */

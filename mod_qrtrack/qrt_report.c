@@ -281,6 +281,8 @@ typedef struct {
     apr_array_header_t *fixed;      /* apr_uint32_t: the groups of a block's every visit */
     apr_uint32_t *map;              /* a block's string index -> group (0: not yet) */
     apr_size_t mapcap;
+    apr_uint32_t *idkey, *idval;    /* a string's number (qrt_strid.h) -> its group */
+    apr_size_t idslots, ids;
     apr_int64_t last_day;
     apr_uint32_t last_group;
     apr_pool_t *p;
@@ -289,6 +291,49 @@ typedef struct {
 static apr_uint32_t report_lv_group(report_lv *c, const char *key)
 {
     return qrt_vgroups_group(c->g, key, strlen(key));
+}
+
+/* The group of a block's string si: by its number, else by its text (and its number
+ * noted); 0 without memory. */
+static apr_uint32_t report_lv_str(report_lv *c, const qrt_vcols_t *v, apr_uint32_t si)
+{
+    apr_uint32_t id = v->strid[si], grp;
+    apr_size_t j;
+
+    if (id && c->idslots) {
+        for (j = id & (c->idslots - 1); c->idkey[j]; j = (j + 1) & (c->idslots - 1)) {
+            if (c->idkey[j] == id) {
+                return c->idval[j];
+            }
+        }
+    }
+    if (!(grp = report_lv_group(c, qrt_vcols_str(v, si))) || !id) {
+        return grp;
+    }
+    if ((c->ids + 1) * 2 > c->idslots) {
+        /* twice the slots, the numbers placed again */
+        apr_size_t n = c->idslots ? c->idslots * 2 : 256, k;
+        apr_uint32_t *key = apr_pcalloc(c->p, n * sizeof(*key));
+        apr_uint32_t *val = apr_palloc(c->p, n * sizeof(*val));
+
+        for (k = 0; k < c->idslots; k++) {
+            if (c->idkey[k]) {
+                for (j = c->idkey[k] & (n - 1); key[j]; j = (j + 1) & (n - 1)) {
+                }
+                key[j] = c->idkey[k];
+                val[j] = c->idval[k];
+            }
+        }
+        c->idkey = key;
+        c->idval = val;
+        c->idslots = n;
+    }
+    for (j = id & (c->idslots - 1); c->idkey[j]; j = (j + 1) & (c->idslots - 1)) {
+    }
+    c->idkey[j] = id;
+    c->idval[j] = grp;
+    c->ids++;
+    return grp;
 }
 
 /* Narrows [*lo, *hi] to the UTC seconds of local day `day` (offset seconds east of
@@ -426,7 +471,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
                     return APR_EINVAL;
                 }
                 if (!(grp[m] = c->map[si])
-                    && !(grp[m] = c->map[si] = report_lv_group(c, qrt_vcols_str(v, si)))) {
+                    && !(grp[m] = c->map[si] = report_lv_str(c, v, si))) {
                     return APR_EAGAIN;
                 }
                 if (++m == 256 || q + 1 == j) {

@@ -569,6 +569,18 @@ struct qrt_aggcache_t *qrt_store_agg_blob_kept(void)
     return ab_cache;
 }
 
+static struct qrt_strid_t *ab_strid;
+
+void qrt_store_agg_blob_strids(struct qrt_strid_t *ids)
+{
+    ab_strid = ids;
+}
+
+struct qrt_strid_t *qrt_store_agg_blob_strid(void)
+{
+    return ab_strid;
+}
+
 int qrt_store_agg_blob_cached(void)
 {
     return ab_cache != NULL;

@@ -85,5 +85,10 @@ struct qrt_aggcache_t;
 void qrt_store_agg_blob_cache(struct qrt_aggcache_t *c);
 /* The process's kept values (NULL: none are kept). */
 struct qrt_aggcache_t *qrt_store_agg_blob_kept(void);
+struct qrt_strid_t;
+/* The numbers of the strings of kept blocks of visits (qrt_strid.h), set with the cache
+ * by the module (NULL: none). */
+void qrt_store_agg_blob_strids(struct qrt_strid_t *ids);
+struct qrt_strid_t *qrt_store_agg_blob_strid(void);
 
 #endif

@@ -2223,6 +2223,7 @@ static lv_build *lv_add(lv_read *c, apr_int64_t tracker, apr_int64_t day, apr_in
     x->day = day;
     x->seal = seal;
     x->b = qrt_vcols_builder_make(c->p);
+    qrt_vcols_builder_ids(x->b, qrt_store_agg_blob_strid());
     key[0] = tracker;
     key[1] = seal ? day : LV_NONE;
     apr_hash_set(c->index, key, 2 * sizeof(*key), (void *)(apr_uintptr_t)c->builds->nelts);
@@ -2424,6 +2425,7 @@ static void lv_span_keep(qrt_aggcache_t *cache, apr_pool_t *p, const qrt_aggcach
         return;
     }
     b = qrt_vcols_builder_make(sp);
+    qrt_vcols_builder_ids(b, qrt_store_agg_blob_strid());
     for (i = 0; i < LV_SPAN; i++) {
         qrt_vcols_t v;
         apr_size_t k;

@@ -6,7 +6,7 @@
 
 #include "qrt_vcols.h"
 
-#define VC_MAGIC 0x31435651u        /* "QVC1" */
+#define VC_MAGIC 0x32435651u        /* "QVC2" */
 #define VC_HEAD 16
 
 struct qrt_vcols_builder_t {
@@ -17,6 +17,7 @@ struct qrt_vcols_builder_t {
     apr_size_t strbytes;
     const char *last[3];            /* the previous visit's strings and their indexes */
     apr_uint32_t last_i[3];
+    qrt_strid_t *ids;               /* the strings' numbers (NULL: none, all 0) */
 };
 
 qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p)
@@ -74,6 +75,11 @@ void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t
     APR_ARRAY_PUSH(b->click, unsigned char) = click ? 1 : 0;
 }
 
+void qrt_vcols_builder_ids(qrt_vcols_builder_t *b, qrt_strid_t *ids)
+{
+    b->ids = ids;
+}
+
 apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b)
 {
     return (apr_size_t)b->t->nelts;
@@ -82,7 +88,7 @@ apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b)
 /* The block's length for n visits, nstr strings of strbytes bytes. */
 static apr_size_t vc_size(apr_size_t n, apr_size_t nstr, apr_size_t strbytes)
 {
-    apr_size_t size = VC_HEAD + 16 * n + 12 * n + 4 * nstr + n + strbytes;
+    apr_size_t size = VC_HEAD + 16 * n + 12 * n + 8 * nstr + n + strbytes;
 
     return (size + 7) & ~(apr_size_t)7;
 }
@@ -94,7 +100,7 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     /* (apr_palloc's memory is 8-byte aligned) */
     char *out = apr_pcalloc(b->p, size), *q = out;
     apr_uint32_t head[4];
-    apr_uint32_t *stroff;
+    apr_uint32_t *stroff, *strid;
 
     head[0] = VC_MAGIC;
     head[1] = (apr_uint32_t)n;
@@ -113,6 +119,11 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     memcpy(q, b->c->elts, 4 * n);
     q += 4 * n;
     stroff = (apr_uint32_t *)(void *)q;
+    q += 4 * nstr;
+    strid = (apr_uint32_t *)(void *)q;
+    if (b->ids && nstr) {
+        qrt_strid_get_many(b->ids, (const char *const *)(void *)b->strs->elts, nstr, strid);
+    }
     q += 4 * nstr;
     memcpy(q, b->click->elts, n);
     q += n;
@@ -160,6 +171,8 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     v->city = (const apr_uint32_t *)(const void *)q;
     q += 4 * n;
     v->stroff = (const apr_uint32_t *)(const void *)q;
+    q += 4 * nstr;
+    v->strid = (const apr_uint32_t *)(const void *)q;
     q += 4 * nstr;
     v->click = (const unsigned char *)q;
     q += n;

@@ -11,12 +11,15 @@
  *
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, strings
  * nstr, string bytes), int64 times[n], int64 visitors[n], uint32 browser, country and
- * city indexes [n] each, uint32 string offsets [nstr], uint8 clicks [n], the strings
- * (each NUL-terminated), zero padding. Unit-tested in test/unit/test_vcols.c. */
+ * city indexes [n] each, uint32 string offsets [nstr], uint32 string numbers [nstr]
+ * (qrt_strid.h; 0: none), uint8 clicks [n], the strings (each NUL-terminated), zero
+ * padding. Unit-tested in test/unit/test_vcols.c. */
 #ifndef QRT_VCOLS_H
 #define QRT_VCOLS_H
 
 #include <apr_pools.h>
+
+#include "qrt_strid.h"
 
 typedef struct qrt_vcols_builder_t qrt_vcols_builder_t;
 
@@ -25,6 +28,8 @@ qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p);
 /* Adds a visit (NULL strings: ""). */
 void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t visitor,
                    const char *browser, const char *country, const char *city);
+/* Numbers the block's strings in ids when it is made (else they are 0). */
+void qrt_vcols_builder_ids(qrt_vcols_builder_t *b, qrt_strid_t *ids);
 /* The visits added so far. */
 apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b);
 /* The block (in the builder's pool, 8-byte aligned), its length in *len. */
@@ -38,6 +43,7 @@ typedef struct {
     const apr_uint32_t *browser, *country, *city;   /* < nstr (qrt_vcols_check) */
     const unsigned char *click;                     /* 1 a click, 0 a scan */
     const apr_uint32_t *stroff;
+    const apr_uint32_t *strid;                      /* [nstr]: a string's number, or 0 */
     const char *strs;
 } qrt_vcols_t;
 

@@ -87,7 +87,8 @@ START_TEST(empty_and_damaged)
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
-    copy[16 + 32 + 24 + 16] = 2;        /* the first click (after 4 string offsets) */
+    copy[16 + 32 + 24 + 16 + 16] = 2;   /* the first click (after 4 string offsets and
+                                         * their 4 numbers) */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
@@ -131,6 +132,48 @@ START_TEST(numbered_groups)
 }
 END_TEST
 
+/* Blocks made with a table of string numbers: a string has one number in every block,
+ * another string another; a block made without one, or past the table's bound, has 0. */
+START_TEST(strings_numbered_across_blocks)
+{
+    qrt_strid_t *ids = qrt_strid_make(pool, 3, 1 << 20);
+    qrt_vcols_builder_t *a = qrt_vcols_builder_make(pool), *b = qrt_vcols_builder_make(pool);
+    qrt_vcols_builder_t *none = qrt_vcols_builder_make(pool);
+    qrt_vcols_t va, vb, vn;
+    const char *da, *db, *dn;
+    apr_size_t la, lb, ln;
+
+    ck_assert_ptr_nonnull(ids);
+    qrt_vcols_builder_ids(a, ids);
+    qrt_vcols_builder_ids(b, ids);
+    qrt_vcols_add(a, 1, 0, 7, "Firefox", "DE", "Berlin");
+    qrt_vcols_add(b, 2, 0, 8, "Chrome", "DE", "Berlin");
+    qrt_vcols_add(b, 3, 1, 9, "Firefox", "FR", "Paris");
+    qrt_vcols_add(none, 4, 0, 9, "Firefox", "DE", "Berlin");
+    da = qrt_vcols_block(a, &la);
+    db = qrt_vcols_block(b, &lb);
+    dn = qrt_vcols_block(none, &ln);
+    ck_assert_int_eq(qrt_vcols_open(&va, da, la), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_open(&vb, db, lb), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_open(&vn, dn, ln), APR_SUCCESS);
+    /* Firefox, DE, Berlin: 1, 2, 3 */
+    ck_assert_uint_eq(va.strid[va.browser[0]], 1);
+    ck_assert_uint_eq(va.strid[va.country[0]], 2);
+    ck_assert_uint_eq(va.strid[va.city[0]], 3);
+    ck_assert_uint_eq(vb.strid[vb.country[0]], 2);
+    ck_assert_uint_eq(vb.strid[vb.city[0]], 3);
+    ck_assert_uint_eq(vb.strid[vb.browser[1]], 1);
+    /* the table holds 3: Chrome, FR and Paris have none */
+    ck_assert_uint_eq(vb.strid[vb.browser[0]], 0);
+    ck_assert_uint_eq(vb.strid[vb.country[1]], 0);
+    ck_assert_uint_eq(vb.strid[vb.city[1]], 0);
+    ck_assert_str_eq(qrt_vcols_str(&vb, vb.city[1]), "Paris");
+    ck_assert_uint_eq(qrt_strid_count(ids), 3);
+    ck_assert_uint_eq(vn.strid[vn.city[0]], 0);
+    ck_assert_int_eq(qrt_vcols_check(&vb), APR_SUCCESS);
+}
+END_TEST
+
 static Suite *vcols_suite(void)
 {
     Suite *s = suite_create("qrt_vcols");
@@ -138,6 +181,7 @@ static Suite *vcols_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, block_read_back);
+    tcase_add_test(tc, strings_numbered_across_blocks);
     tcase_add_test(tc, empty_and_damaged);
     tcase_add_test(tc, numbered_groups);
     suite_add_tcase(s, tc);
