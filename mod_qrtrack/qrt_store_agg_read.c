@@ -2128,6 +2128,8 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
 #define LV_KIND 400                 /* a tracker's block of a day: (tracker, 1, day, 400) */
 #define LV_KIND_BARE 401            /* the same without its strings (read without joins) */
 #define LV_SPAN 16                  /* days a span block holds: (tracker, 16, day / 16, kind) */
+static const char lv_spanned[1];
+#define LV_SPANNED lv_spanned       /* (a day whose visits come with its span's block) */
 #define LV_MAX_READ ((apr_size_t)1 << 21)   /* visits a report reads through SQL, at most */
 
 typedef struct {
@@ -2368,37 +2370,39 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     return rv;
 }
 
-/* A span: LV_SPAN sealed days in a row from a multiple of LV_SPAN, inside the window
- * whole. A tracker's visits of a span are kept as one block, made from its days' blocks,
- * under a seal of their seals: a report over a long window looks up and walks a block
- * a span instead of one a day (64 trackers over a year: about 1,500 blocks, not 23,000).
- * Whatever changes a day's visits drops its seal, and with it the span's. */
+/* A span: the LV_SPAN days from a multiple of LV_SPAN, every one sealed. A tracker's
+ * visits of a span are kept as one block, under a seal of their seals, and no day of
+ * it as a block of its own: a report over a long window looks up and walks a block a
+ * span instead of one a day (64 trackers over a year: about 1,500 blocks, not 23,000),
+ * a window that takes part of a span walks the whole block (the caller counts the
+ * visits of its window only, as it does of a window's first and last days). Whatever
+ * changes a day's visits drops its seal, and with it the span's. */
 typedef struct {
-    int first;                      /* its first day in the sealed days */
     apr_int64_t bucket, seal;
 } lv_span;
 
-static apr_array_header_t *lv_spans(apr_pool_t *p, apr_array_header_t *sealed, apr_int64_t s,
-                                    apr_int64_t e)
+/* The spans of all sealed days (all: by day, from the first day of the window's first
+ * span to the last of its last) that hold a day of [d0, d1]. */
+static apr_array_header_t *lv_spans(apr_pool_t *p, apr_array_header_t *all, apr_int64_t d0,
+                                    apr_int64_t d1)
 {
     apr_array_header_t *out = apr_array_make(p, 8, sizeof(lv_span));
     int i, k;
 
-    for (i = 0; i + LV_SPAN <= sealed->nelts;) {
-        apr_int64_t d = APR_ARRAY_IDX(sealed, i, lv_day).day;
+    for (i = 0; i + LV_SPAN <= all->nelts;) {
+        apr_int64_t d = APR_ARRAY_IDX(all, i, lv_day).day;
 
         if (qrt_agg_fdiv(d, LV_SPAN) * LV_SPAN == d
-            && APR_ARRAY_IDX(sealed, i + LV_SPAN - 1, lv_day).day == d + LV_SPAN - 1
-            && d * QRT_AGG_DAY >= s && (d + LV_SPAN) * QRT_AGG_DAY - 1 <= e) {
+            && APR_ARRAY_IDX(all, i + LV_SPAN - 1, lv_day).day == d + LV_SPAN - 1
+            && d <= d1 && d + LV_SPAN - 1 >= d0) {
             lv_span *x = apr_array_push(out);
             apr_uint64_t h = APR_UINT64_C(0x51A4);
 
             for (k = 0; k < LV_SPAN; k++) {
-                h = (h ^ (apr_uint64_t)APR_ARRAY_IDX(sealed, i + k, lv_day).seal)
+                h = (h ^ (apr_uint64_t)APR_ARRAY_IDX(all, i + k, lv_day).seal)
                     * APR_UINT64_C(0x9E3779B97F4A7C15);
                 h ^= h >> 29;
             }
-            x->first = i;
             x->bucket = d / LV_SPAN;
             x->seal = h ? (apr_int64_t)h : 1;
             i += LV_SPAN;
@@ -2410,41 +2414,60 @@ static apr_array_header_t *lv_spans(apr_pool_t *p, apr_array_header_t *sealed, a
     return out;
 }
 
-/* A span's block made from its days' blocks (data[0 .. LV_SPAN), each a block) and kept. */
-static void lv_span_keep(qrt_aggcache_t *cache, apr_pool_t *p, const qrt_aggcache_key_t *key,
-                         apr_int64_t seal, int strings, const char *const *data,
-                         const apr_size_t *len)
-{
-    apr_pool_t *sp;
+typedef struct {
     qrt_vcols_builder_t *b;
-    const char *block;
-    apr_size_t n;
-    int i;
+    apr_size_t *left;
+} lv_span_read;
 
-    if (apr_pool_create(&sp, p) != APR_SUCCESS) {
-        return;
+static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_span_read *c = ctx;
+
+    if (!*c->left) {
+        return APR_EAGAIN;
     }
-    b = qrt_vcols_builder_make(sp);
-    qrt_vcols_builder_ids(b, qrt_store_agg_blob_strid());
-    for (i = 0; i < LV_SPAN; i++) {
+    (*c->left)--;
+    qrt_vcols_add(c->b, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0) == 1,
+                  qrt_db_int(db, row, 2, 0), qrt_store_agg_acc_col(db, row, 3),
+                  qrt_store_agg_acc_col(db, row, 4), qrt_store_agg_acc_col(db, row, 5));
+    return APR_SUCCESS;
+}
+
+/* A tracker's visits of a span not kept: read whole, kept under key and seal, handed to
+ * fn. */
+static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
+                                 int strings, apr_size_t *left, const qrt_aggcache_key_t *key,
+                                 apr_int64_t seal, qrt_agg_vcols_fn *fn, void *ctx)
+{
+    apr_int64_t lo = key->bucket * LV_SPAN * QRT_AGG_DAY;
+    apr_int64_t hi = lo + LV_SPAN * QRT_AGG_DAY - 1;
+    const void *args[] = { &key->account, &lo, &hi };
+    apr_pool_t *sp;
+    lv_span_read c;
+    apr_status_t rv;
+
+    if ((rv = apr_pool_create(&sp, p)) != APR_SUCCESS) {
+        return rv;
+    }
+    c.b = qrt_vcols_builder_make(sp);
+    c.left = left;
+    qrt_vcols_builder_ids(c.b, qrt_store_agg_blob_strid());
+    rv = qrt_db_each_stream(db, sp, strings ? SQL_report_listed_visits
+                                            : SQL_report_listed_visits_bare, args, lv_span_row,
+                            &c);
+    if (rv == APR_SUCCESS) {
+        apr_size_t len = 0;
+        const char *data = qrt_vcols_block(c.b, &len);
         qrt_vcols_t v;
-        apr_size_t k;
 
-        if (qrt_vcols_open(&v, data[i], len[i]) != APR_SUCCESS
-            || qrt_vcols_check(&v) != APR_SUCCESS) {
-            apr_pool_destroy(sp);
-            return;
-        }
-        for (k = 0; k < v.n; k++) {
-            qrt_vcols_add(b, v.t[k], v.click[k], v.visitor[k],
-                          strings ? qrt_vcols_str(&v, v.browser[k]) : NULL,
-                          strings ? qrt_vcols_str(&v, v.country[k]) : NULL,
-                          strings ? qrt_vcols_str(&v, v.city[k]) : NULL);
+        qrt_aggcache_put(cache, key, seal, data, len);
+        rv = qrt_vcols_open(&v, data, len);
+        if (rv == APR_SUCCESS && v.n) {
+            rv = fn(ctx, key->account, &v);
         }
     }
-    block = qrt_vcols_block(b, &n);
-    qrt_aggcache_put(cache, key, seal, block, n);
     apr_pool_destroy(sp);
+    return rv;
 }
 
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
@@ -2461,7 +2484,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     const char **data;
     apr_size_t *len;
     apr_size_t left = LV_MAX_READ;
-    apr_array_header_t *spans;
+    apr_array_header_t *spans, *all;
+    apr_int64_t d0, d1;
     qrt_aggcache_ent_t **sents;
     qrt_aggcache_key_t *skeys;
     apr_int64_t *sseals;
@@ -2485,10 +2509,22 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     if (s > e || n <= 0) {
         return APR_SUCCESS;
     }
-    rv = lv_sealed(db, p, account_id, qrt_agg_fdiv(s, QRT_AGG_DAY),
-                   qrt_agg_fdiv(e, QRT_AGG_DAY), &sealed);
+    d0 = qrt_agg_fdiv(s, QRT_AGG_DAY);
+    d1 = qrt_agg_fdiv(e, QRT_AGG_DAY);
+    /* the sealed days of the window's spans, those of the window alone apart */
+    rv = lv_sealed(db, p, account_id, qrt_agg_fdiv(d0, LV_SPAN) * LV_SPAN,
+                   qrt_agg_fdiv(d1, LV_SPAN) * LV_SPAN + LV_SPAN - 1, &all);
     if (rv != APR_SUCCESS) {
         return rv;
+    }
+    spans = lv_spans(p, all, d0, d1);
+    sealed = apr_array_make(p, all->nelts + 1, sizeof(lv_day));
+    for (i = 0; i < all->nelts; i++) {
+        lv_day *x = &APR_ARRAY_IDX(all, i, lv_day);
+
+        if (x->day >= d0 && x->day <= d1) {
+            APR_ARRAY_PUSH(sealed, lv_day) = *x;
+        }
     }
     /* The window less its sealed days: what every tracker reads from the visits. */
     gaps = apr_array_make(p, 8, 2 * sizeof(apr_int64_t));
@@ -2520,19 +2556,21 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     for (i = 0; i < sealed->nelts; i++) {
         seals[i] = APR_ARRAY_IDX(sealed, i, lv_day).seal;
     }
-    spans = lv_spans(p, sealed, s, e);
     span_of = apr_pcalloc(p, (sealed->nelts + 1) * sizeof(*span_of));
     sents = apr_pcalloc(p, (spans->nelts + 1) * sizeof(*sents));
     skeys = apr_pcalloc(p, (spans->nelts + 1) * sizeof(*skeys));
     sseals = apr_pcalloc(p, (spans->nelts + 1) * sizeof(*sseals));
     sdata = apr_pcalloc(p, (spans->nelts + 1) * sizeof(*sdata));
     slen = apr_pcalloc(p, (spans->nelts + 1) * sizeof(*slen));
-    for (k = 0; k < spans->nelts; k++) {
+    for (k = 0, i = 0; k < spans->nelts; k++) {
         lv_span *x = &APR_ARRAY_IDX(spans, k, lv_span);
 
         sseals[k] = x->seal;
-        for (i = x->first; i < x->first + LV_SPAN; i++) {
-            span_of[i] = k + 1;
+        for (; i < sealed->nelts
+               && APR_ARRAY_IDX(sealed, i, lv_day).day < (x->bucket + 1) * LV_SPAN; i++) {
+            if (APR_ARRAY_IDX(sealed, i, lv_day).day >= x->bucket * LV_SPAN) {
+                span_of[i] = k + 1;
+            }
         }
     }
     miss = apr_array_make(p, 16, sizeof(lv_day));
@@ -2557,13 +2595,25 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             }
             qrt_aggcache_get_many(cache, skeys, sseals, spans->nelts, sdata, slen, sents);
         }
-        /* the days kept, but for those of a span kept (data[i] set: not looked up) */
+        /* each span, kept or read now */
+        for (k = 0; k < spans->nelts && rv == APR_SUCCESS; k++) {
+            qrt_vcols_t v;
+
+            if (!sdata[k]) {
+                skeys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
+                rv = lv_span_fill(db, p, cache, strings, &left, &skeys[k], sseals[k], fn, ctx);
+            }
+            else if (qrt_vcols_open(&v, sdata[k], slen[k]) == APR_SUCCESS && v.n) {
+                rv = fn(ctx, ids[j], &v);
+            }
+        }
+        /* the days kept, but for those of a span (data[i] set: not looked up) */
         for (i = 0; i < sealed->nelts; i++) {
             keys[i].account = ids[j];
             keys[i].level = 1;
             keys[i].bucket = APR_ARRAY_IDX(sealed, i, lv_day).day;
             keys[i].kind = strings ? LV_KIND : LV_KIND_BARE;
-            data[i] = span_of[i] && sdata[span_of[i] - 1] ? sdata[span_of[i] - 1] : NULL;
+            data[i] = span_of[i] ? LV_SPANNED : NULL;
             ents[i] = NULL;
         }
         qrt_aggcache_get_many(cache, keys, seals, sealed->nelts, data, len, ents);
@@ -2587,17 +2637,13 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             qrt_vcols_t v;
 
             if (data[i] && rv == APR_SUCCESS) {
-                int in_span = span_of[i] && sdata[span_of[i] - 1];
-
                 if (missed && lo <= d->day * QRT_AGG_DAY - 1) {
                     rv = lv_range(db, p, cache, strings, &left, ids[j], lo,
                                   d->day * QRT_AGG_DAY - 1, miss, fn, ctx);
                 }
-                /* (a span's block at its first day, its other days in it) */
-                if (rv == APR_SUCCESS
-                    && (!in_span || APR_ARRAY_IDX(spans, span_of[i] - 1, lv_span).first == i)
-                    && qrt_vcols_open(&v, data[i], in_span ? slen[span_of[i] - 1] : len[i])
-                       == APR_SUCCESS && v.n) {
+                /* (a span's days came with its block) */
+                if (rv == APR_SUCCESS && !span_of[i]
+                    && qrt_vcols_open(&v, data[i], len[i]) == APR_SUCCESS && v.n) {
                     rv = fn(ctx, ids[j], &v);
                 }
                 lo = (d->day + 1) * QRT_AGG_DAY;
@@ -2622,18 +2668,6 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             }
             if (lo <= hi) {
                 rv = lv_range(db, p, cache, strings, &left, ids[j], lo, hi, miss, fn, ctx);
-            }
-        }
-        /* the spans not kept whose every day was: made from their days' blocks */
-        for (k = 0; k < spans->nelts && rv == APR_SUCCESS; k++) {
-            int first = APR_ARRAY_IDX(spans, k, lv_span).first, all = !sdata[k];
-
-            for (i = first; i < first + LV_SPAN && all; i++) {
-                all = data[i] != NULL;
-            }
-            if (all) {
-                skeys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
-                lv_span_keep(cache, p, &skeys[k], sseals[k], strings, data + first, len + first);
             }
         }
         qrt_aggcache_release_many(cache, ents, sealed->nelts);
