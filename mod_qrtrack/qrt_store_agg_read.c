@@ -2248,6 +2248,15 @@ static lv_build *lv_find(lv_read *c, apr_int64_t tracker, apr_int64_t day)
     return i ? &APR_ARRAY_IDX(c->builds, (int)i - 1, lv_build) : lv_add(c, tracker, day, 0);
 }
 
+/* A row of report_listed_visits* (its columns from k: time, source, visitor, browser,
+ * country, city) added to b. */
+static void lv_add_row(qrt_vcols_builder_t *b, qrt_db_t *db, apr_dbd_row_t *row, int k)
+{
+    qrt_vcols_add(b, qrt_db_int(db, row, k, 0), qrt_db_int(db, row, k + 1, 0) == 1,
+                  qrt_db_int(db, row, k + 2, 0), qrt_store_agg_acc_col(db, row, k + 3),
+                  qrt_store_agg_acc_col(db, row, k + 4), qrt_store_agg_acc_col(db, row, k + 5));
+}
+
 static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     lv_read *c = ctx;
@@ -2265,9 +2274,7 @@ static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
         c->last_tracker = tracker;
         c->last_day = day;
     }
-    qrt_vcols_add(c->last->b, t, qrt_db_int(db, row, k + 1, 0) == 1,
-                  qrt_db_int(db, row, k + 2, 0), qrt_store_agg_acc_col(db, row, k + 3),
-                  qrt_store_agg_acc_col(db, row, k + 4), qrt_store_agg_acc_col(db, row, k + 5));
+    lv_add_row(c->last->b, db, row, k);
     return APR_SUCCESS;
 }
 
@@ -2427,9 +2434,7 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
         return APR_EAGAIN;
     }
     (*c->left)--;
-    qrt_vcols_add(c->b, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0) == 1,
-                  qrt_db_int(db, row, 2, 0), qrt_store_agg_acc_col(db, row, 3),
-                  qrt_store_agg_acc_col(db, row, 4), qrt_store_agg_acc_col(db, row, 5));
+    lv_add_row(c->b, db, row, 0);
     return APR_SUCCESS;
 }
 
