@@ -421,6 +421,10 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, "");
         break;
     }
+    if (!col && v->n && (c->type == QRT_REPORT_BROWSER || c->type == QRT_REPORT_CITY
+                         || c->type == QRT_REPORT_COUNTRY)) {
+        return APR_EINVAL;          /* (a block of no strings: never handed to these) */
+    }
     fixed = (const apr_uint32_t *)(void *)c->fixed->elts;
     nfixed = c->fixed->nelts;
     for (i = 0; i < nfixed; i++) {

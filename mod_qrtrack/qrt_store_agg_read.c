@@ -2208,6 +2208,7 @@ typedef struct {
                                      * of the days not sealed -> index + 1 in builds */
     int one;                        /* rows of one tracker (no tracker column) */
     int kind;                       /* what blocks of sealed days are kept as */
+    int bare;                       /* blocks of no strings (qrt_vcols_builder_bare) */
     apr_int64_t tracker;            /* that tracker */
     apr_int64_t last_tracker, last_day;
     lv_build *last;
@@ -2226,6 +2227,9 @@ static lv_build *lv_add(lv_read *c, apr_int64_t tracker, apr_int64_t day, apr_in
     x->seal = seal;
     x->b = qrt_vcols_builder_make(c->p);
     qrt_vcols_builder_ids(x->b, qrt_store_agg_blob_strid());
+    if (c->bare) {
+        qrt_vcols_builder_bare(x->b);
+    }
     key[0] = tracker;
     key[1] = seal ? day : LV_NONE;
     apr_hash_set(c->index, key, 2 * sizeof(*key), (void *)(apr_uintptr_t)c->builds->nelts);
@@ -2331,6 +2335,7 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     c.one = 1;
     c.tracker = tracker;
     c.kind = strings ? LV_KIND : LV_KIND_BARE;
+    c.bare = !strings;
     c.left = left;
     for (i = 0; i < miss->nelts; i++) {
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
@@ -2366,6 +2371,7 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     apr_pool_create(&c.p, p);
     c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
     c.index = apr_hash_make(c.p);
+    c.bare = !strings;
     c.left = left;
     rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
                                              : SQL_report_listed_visits_in_bare, args,
@@ -2457,6 +2463,9 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
     c.b = qrt_vcols_builder_make(sp);
     c.left = left;
     qrt_vcols_builder_ids(c.b, qrt_store_agg_blob_strid());
+    if (!strings) {
+        qrt_vcols_builder_bare(c.b);
+    }
     rv = qrt_db_each_stream(db, sp, strings ? SQL_report_listed_visits
                                             : SQL_report_listed_visits_bare, args, lv_span_row,
                             &c);

@@ -18,6 +18,7 @@ struct qrt_vcols_builder_t {
     const char *last[3];            /* the previous visit's strings and their indexes */
     apr_uint32_t last_i[3];
     qrt_strid_t *ids;               /* the strings' numbers (NULL: none, all 0) */
+    int bare;                       /* no strings: no string columns either */
 };
 
 qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p)
@@ -69,9 +70,11 @@ void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t
 {
     APR_ARRAY_PUSH(b->t, apr_int64_t) = t;
     APR_ARRAY_PUSH(b->visitor, apr_int64_t) = visitor;
-    APR_ARRAY_PUSH(b->b, apr_uint32_t) = vc_str(b, 0, browser);
-    APR_ARRAY_PUSH(b->y, apr_uint32_t) = vc_str(b, 1, country);
-    APR_ARRAY_PUSH(b->c, apr_uint32_t) = vc_str(b, 2, city);
+    if (!b->bare) {
+        APR_ARRAY_PUSH(b->b, apr_uint32_t) = vc_str(b, 0, browser);
+        APR_ARRAY_PUSH(b->y, apr_uint32_t) = vc_str(b, 1, country);
+        APR_ARRAY_PUSH(b->c, apr_uint32_t) = vc_str(b, 2, city);
+    }
     APR_ARRAY_PUSH(b->click, unsigned char) = click ? 1 : 0;
 }
 
@@ -80,15 +83,23 @@ void qrt_vcols_builder_ids(qrt_vcols_builder_t *b, qrt_strid_t *ids)
     b->ids = ids;
 }
 
+void qrt_vcols_builder_bare(qrt_vcols_builder_t *b)
+{
+    if (!b->t->nelts) {
+        b->bare = 1;
+    }
+}
+
 apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b)
 {
     return (apr_size_t)b->t->nelts;
 }
 
-/* The block's length for n visits, nstr strings of strbytes bytes. */
+/* The block's length for n visits, nstr strings of strbytes bytes (none: no string
+ * columns). */
 static apr_size_t vc_size(apr_size_t n, apr_size_t nstr, apr_size_t strbytes)
 {
-    apr_size_t size = VC_HEAD + 16 * n + 12 * n + 8 * nstr + n + strbytes;
+    apr_size_t size = VC_HEAD + 16 * n + (nstr ? 12 * n : 0) + 8 * nstr + n + strbytes;
 
     return (size + 7) & ~(apr_size_t)7;
 }
@@ -112,12 +123,14 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     q += 8 * n;
     memcpy(q, b->visitor->elts, 8 * n);
     q += 8 * n;
-    memcpy(q, b->b->elts, 4 * n);
-    q += 4 * n;
-    memcpy(q, b->y->elts, 4 * n);
-    q += 4 * n;
-    memcpy(q, b->c->elts, 4 * n);
-    q += 4 * n;
+    if (nstr) {
+        memcpy(q, b->b->elts, 4 * n);
+        q += 4 * n;
+        memcpy(q, b->y->elts, 4 * n);
+        q += 4 * n;
+        memcpy(q, b->c->elts, 4 * n);
+        q += 4 * n;
+    }
     stroff = (apr_uint32_t *)(void *)q;
     q += 4 * nstr;
     strid = (apr_uint32_t *)(void *)q;
@@ -154,7 +167,7 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     nstr = head[2];
     strbytes = head[3];
     if (head[0] != VC_MAGIC || n > len || nstr > len || strbytes > len
-        || vc_size(n, nstr, strbytes) != len || (n > 0 && nstr == 0)) {
+        || vc_size(n, nstr, strbytes) != len || (nstr == 0 && strbytes)) {
         return APR_EINVAL;
     }
     q += VC_HEAD;
@@ -164,12 +177,14 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     q += 8 * n;
     v->visitor = (const apr_int64_t *)(const void *)q;
     q += 8 * n;
-    v->browser = (const apr_uint32_t *)(const void *)q;
-    q += 4 * n;
-    v->country = (const apr_uint32_t *)(const void *)q;
-    q += 4 * n;
-    v->city = (const apr_uint32_t *)(const void *)q;
-    q += 4 * n;
+    if (nstr) {
+        v->browser = (const apr_uint32_t *)(const void *)q;
+        q += 4 * n;
+        v->country = (const apr_uint32_t *)(const void *)q;
+        q += 4 * n;
+        v->city = (const apr_uint32_t *)(const void *)q;
+        q += 4 * n;
+    }
     v->stroff = (const apr_uint32_t *)(const void *)q;
     q += 4 * nstr;
     v->strid = (const apr_uint32_t *)(const void *)q;
@@ -194,8 +209,8 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
     apr_size_t k;
 
     for (k = 0; k < v->n; k++) {
-        if (v->browser[k] >= v->nstr || v->country[k] >= v->nstr || v->city[k] >= v->nstr
-            || v->click[k] > 1) {
+        if ((v->nstr && (v->browser[k] >= v->nstr || v->country[k] >= v->nstr
+                         || v->city[k] >= v->nstr)) || v->click[k] > 1) {
             return APR_EINVAL;
         }
     }

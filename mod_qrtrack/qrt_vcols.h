@@ -11,9 +11,9 @@
  *
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, strings
  * nstr, string bytes), int64 times[n], int64 visitors[n], uint32 browser, country and
- * city indexes [n] each, uint32 string offsets [nstr], uint32 string numbers [nstr]
- * (qrt_strid.h; 0: none), uint8 clicks [n], the strings (each NUL-terminated), zero
- * padding. Unit-tested in test/unit/test_vcols.c. */
+ * city indexes [n] each (none in a block of no strings), uint32 string offsets [nstr],
+ * uint32 string numbers [nstr] (qrt_strid.h; 0: none), uint8 clicks [n], the strings
+ * (each NUL-terminated), zero padding. Unit-tested in test/unit/test_vcols.c. */
 #ifndef QRT_VCOLS_H
 #define QRT_VCOLS_H
 
@@ -28,6 +28,10 @@ qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p);
 /* Adds a visit (NULL strings: ""). */
 void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t visitor,
                    const char *browser, const char *country, const char *city);
+/* A block of no strings (for the reports by date, type or tag): its visits' strings are
+ * not kept, nor its string columns (nstr 0, browser, country and city NULL); before
+ * the first add. */
+void qrt_vcols_builder_bare(qrt_vcols_builder_t *b);
 /* Numbers the block's strings in ids when it is made (else they are 0). */
 void qrt_vcols_builder_ids(qrt_vcols_builder_t *b, qrt_strid_t *ids);
 /* The visits added so far. */
@@ -40,7 +44,8 @@ typedef struct {
     apr_size_t n;
     apr_uint32_t nstr;
     const apr_int64_t *t, *visitor;
-    const apr_uint32_t *browser, *country, *city;   /* < nstr (qrt_vcols_check) */
+    const apr_uint32_t *browser, *country, *city;   /* < nstr (qrt_vcols_check); NULL
+                                                     * when nstr is 0 */
     const unsigned char *click;                     /* 1 a click, 0 a scan */
     const apr_uint32_t *stroff;
     const apr_uint32_t *strid;                      /* [nstr]: a string's number, or 0 */

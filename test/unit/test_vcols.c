@@ -174,6 +174,45 @@ START_TEST(strings_numbered_across_blocks)
 }
 END_TEST
 
+/* A block of no strings: times, visitors and sources only, in fewer bytes than the same
+ * visits with their strings; its string columns NULL; a damaged source still refused. */
+START_TEST(a_block_of_no_strings)
+{
+    qrt_vcols_builder_t *bare = qrt_vcols_builder_make(pool), *full = qrt_vcols_builder_make(pool);
+    const char *db;
+    char *copy;
+    apr_size_t lb, lf;
+    qrt_vcols_t v;
+    int i;
+
+    qrt_vcols_builder_bare(bare);
+    for (i = 0; i < 10; i++) {
+        qrt_vcols_add(bare, 100 + i, i % 3 == 0, 1000 + i, "Firefox", "DE", "Berlin");
+        qrt_vcols_add(full, 100 + i, i % 3 == 0, 1000 + i, "Firefox", "DE", "Berlin");
+    }
+    db = qrt_vcols_block(bare, &lb);
+    ck_assert_ptr_nonnull(qrt_vcols_block(full, &lf));
+    ck_assert_uint_lt(lb + 10 * 12, lf + 1);
+    ck_assert_int_eq(qrt_vcols_open(&v, db, lb), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_uint_eq(v.n, 10);
+    ck_assert_uint_eq(v.nstr, 0);
+    ck_assert_ptr_null(v.browser);
+    ck_assert_ptr_null(v.city);
+    for (i = 0; i < 10; i++) {
+        ck_assert_int_eq(v.t[i], 100 + i);
+        ck_assert_int_eq(v.visitor[i], 1000 + i);
+        ck_assert_uint_eq(v.click[i], i % 3 == 0);
+    }
+    copy = apr_pmemdup(pool, db, lb);
+    copy[16 + 160] = 2;                 /* the first source, after times and visitors */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, lb), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    /* cut short */
+    ck_assert_int_eq(qrt_vcols_open(&v, db, lb - 8), APR_EINVAL);
+}
+END_TEST
+
 static Suite *vcols_suite(void)
 {
     Suite *s = suite_create("qrt_vcols");
@@ -182,6 +221,7 @@ static Suite *vcols_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, block_read_back);
     tcase_add_test(tc, strings_numbered_across_blocks);
+    tcase_add_test(tc, a_block_of_no_strings);
     tcase_add_test(tc, empty_and_damaged);
     tcase_add_test(tc, numbered_groups);
     suite_add_tcase(s, tc);
