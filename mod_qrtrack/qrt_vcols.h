@@ -1,5 +1,5 @@
-/* qrt_vcols: one tracker's non-bot visits of one UTC day as columns, in one block of
- * plain memory (no database, no httpd).
+/* qrt_vcols: one tracker's non-bot visits of one UTC day (or of 16 sealed days) as
+ * columns, in one block of plain memory (no database, no httpd).
  *
  * A report over a list of trackers counts distinct visitors across them, which the
  * aggregates cannot give: it reads the listed trackers' visits in its window. Read
