@@ -197,6 +197,31 @@ static int vg_chunk(qrt_vgroups_t *g, vg_group *x)
     return 0;
 }
 
+/* A walk over a group's chunks (vg_next), from { 0, 0 }. */
+typedef struct {
+    apr_size_t c, room;
+} vg_walk;
+
+/* The next chunk of group x: its visitors (*n of them), or NULL after the last. The
+ * rooms grow as vg_chunk grows them. */
+static APR_INLINE const apr_uint64_t *vg_next(const qrt_vgroups_t *g, const vg_group *x,
+                                              vg_walk *w, apr_size_t *n)
+{
+    if (!w->room) {
+        w->c = x->first;
+        w->room = VG_CHUNK_MIN;
+    }
+    else {
+        w->c = (apr_size_t)g->slab[w->c];
+        w->room = w->room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : w->room * 2;
+    }
+    if (!w->c) {
+        return NULL;
+    }
+    *n = w->c == x->last ? x->fill : w->room;
+    return g->slab + w->c + 1;
+}
+
 /* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
  * without memory. */
 static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t visitor)
@@ -278,8 +303,10 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     }
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
-        apr_size_t m = (apr_size_t)(x->scans + x->clicks), c, room = VG_CHUNK_MIN, r, q;
+        apr_size_t m = (apr_size_t)(x->scans + x->clicks), n, r, q;
         apr_size_t parts, p, biggest = 0, size = 16;
+        const apr_uint64_t *v;
+        vg_walk w;
         apr_int64_t u = 0;
         unsigned bits = 0;
         int zero = 0;
@@ -292,18 +319,15 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             continue;
         }
         if (m <= 16) {
-            apr_uint64_t v[16];
+            apr_uint64_t few[16];
             apr_size_t at = 0;
 
-            for (c = x->first; c; c = (apr_size_t)g->slab[c]) {
-                apr_size_t n = c == x->last ? x->fill : room;
-
-                memcpy(v + at, g->slab + c + 1, n * sizeof(*v));
+            for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+                memcpy(few + at, v, n * sizeof(*few));
                 at += n;
-                room *= 2;
             }
             for (r = 0; r < m; r++) {
-                for (q = 0; q < r && v[q] != v[r]; q++) {
+                for (q = 0; q < r && few[q] != few[r]; q++) {
                 }
                 u += q == r;
             }
@@ -318,10 +342,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             for (; size < 2 * m; size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
-            for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
-                const apr_uint64_t *v = g->slab + c + 1;
-                apr_size_t n = c == x->last ? x->fill : room;
-
+            for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
                 for (r = 0; r < n; r++) {
                     if (v[r]) {
                         u += vg_table_put(slot, size, vg_mix(v[r]));
@@ -330,7 +351,6 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
                         zero = 1;
                     }
                 }
-                room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
             }
             x->uniques = u + zero;
             continue;
@@ -339,10 +359,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
          * their number in each part, then each put at its part's next place */
         parts = (apr_size_t)1 << bits;
         memset(start, 0, (parts + 1) * sizeof(*start));
-        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
-            const apr_uint64_t *v = g->slab + c + 1;
-            apr_size_t n = c == x->last ? x->fill : room;
-
+        for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             for (r = 0; r < n; r++) {
                 if (v[r]) {
                     start[VG_PART_OF(vg_mix(v[r]), bits) + 1]++;
@@ -351,7 +368,6 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
                     zero = 1;
                 }
             }
-            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
         }
         for (p = 1; p <= parts; p++) {
             if (start[p] > biggest) {
@@ -359,10 +375,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             }
             start[p] += start[p - 1];
         }
-        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
-            const apr_uint64_t *v = g->slab + c + 1;
-            apr_size_t n = c == x->last ? x->fill : room;
-
+        for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             for (r = 0; r < n; r++) {
                 if (v[r]) {
                     apr_uint64_t h = vg_mix(v[r]);
@@ -370,7 +383,6 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
                     flat[start[VG_PART_OF(h, bits)]++] = h;
                 }
             }
-            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
         }
         /* (start[p] is now where part p ends) */
         while (size < 2 * biggest) {
@@ -389,9 +401,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             slotcap = size;
         }
         for (p = 0, r = 0; p < parts; r = start[p++]) {
-            apr_size_t n = start[p] - r;
-
-            for (size = 16; size < 2 * n; size *= 2) {
+            for (size = 16; size < 2 * (start[p] - r); size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
             for (q = r; q < start[p]; q++) {
@@ -415,8 +425,10 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
  * it 2.5 KB, a part's table about 20 MB at the most.) */
 static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t nbits)
 {
-    apr_size_t words = (nbits + 63) / 64, m = 0, nsrc = 0, parts, p, r, q, c, room;
+    apr_size_t words = (nbits + 63) / 64, m = 0, nsrc = 0, parts, p, r, q, n;
     apr_size_t biggest = 0, size, *start = NULL;
+    const apr_uint64_t *v;
+    vg_walk w;
     apr_uint32_t k, b, *src = NULL, *runs = NULL, *grp = NULL;
     apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL, *tab = NULL, *tabm = NULL;
     apr_int64_t *cnt = NULL, *per = NULL;
@@ -471,9 +483,8 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
         vg_group *x = &g->groups[src[r]];
         apr_uint32_t *rn = runs + r * parts;
 
-        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
-            const apr_uint64_t *v = g->slab + c + 1;
-            apr_size_t n = c == x->last ? x->fill : room, i;
+        for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+            apr_size_t i;
 
             for (i = 0; i < n; i++) {
                 if (v[i]) {
@@ -485,13 +496,10 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
                     }
                 }
             }
-            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
         }
     }
     for (p = 0; p < parts; p++) {
-        apr_size_t n = 0;
-
-        for (r = 0; r < nsrc; r++) {
+        for (n = 0, r = 0; r < nsrc; r++) {
             n += runs[r * parts + p];
         }
         if (n > biggest) {
@@ -502,9 +510,8 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     for (r = 0; r < nsrc; r++) {
         vg_group *x = &g->groups[src[r]];
 
-        for (c = x->first, room = VG_CHUNK_MIN; c; c = (apr_size_t)g->slab[c]) {
-            const apr_uint64_t *v = g->slab + c + 1;
-            apr_size_t n = c == x->last ? x->fill : room, i;
+        for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+            apr_size_t i;
 
             for (i = 0; i < n; i++) {
                 if (v[i]) {
@@ -513,7 +520,6 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
                     flat[start[VG_PART_OF(h, bits)]++] = h;
                 }
             }
-            room = room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : room * 2;
         }
     }
     for (size = 16; size < 2 * biggest; size *= 2) {
