@@ -7,6 +7,7 @@
 #include <check.h>
 #include <apr_general.h>
 #include <apr_strings.h>
+#include <apr_thread_proc.h>
 
 #include "qrt_vgroups.h"
 #include "qrt_check.h"
@@ -533,6 +534,98 @@ START_TEST(visitor_ids_and_damaged_text)
 }
 END_TEST
 
+/* One count of nv visits over ng groups, visitors drawn from a pool of nv / 3 scaled by
+ * salt, checked against the visits: 0 when every figure is right. Counts follow one
+ * another on the arrays the last count kept (larger than needed, holding its visitors). */
+static int count_checked(apr_pool_t *p, apr_size_t nv, int ng, apr_uint64_t salt,
+                         apr_uint64_t *state)
+{
+    apr_uint64_t **ids = calloc((apr_size_t)ng, sizeof(*ids));
+    apr_size_t *n = calloc((apr_size_t)ng, sizeof(*n)), i, len;
+    qrt_vgroups_t *g = qrt_vgroups_make(nv + 1);
+    apr_array_header_t *out = apr_array_make(p, 8, sizeof(qrt_vgroup_t));
+    char *text;
+    int k, bad = 0;
+
+    for (k = 0; k < ng; k++) {
+        ids[k] = malloc(nv * sizeof(**ids));
+    }
+    for (i = 0; i < nv; i++) {
+        char key[16];
+        apr_uint64_t who;
+
+        *state = *state * APR_UINT64_C(6364136223846793005) + APR_UINT64_C(1442695040888963407);
+        k = (int)((*state >> 33) % (apr_uint64_t)ng);
+        who = ((*state >> 13) % (nv / 3 + 1)) * salt;
+        ids[k][n[k]++] = who;
+        apr_snprintf(key, sizeof(key), "g%d", k);
+        bad |= qrt_vgroups_add(g, key, strlen(key), 0, (apr_int64_t)who) != 0;
+    }
+    text = qrt_vgroups_text(g, &len);
+    bad |= !text || qrt_vgroups_parse(p, text, len, out) != APR_SUCCESS;
+    for (k = 0; !bad && k < out->nelts; k++) {
+        qrt_vgroup_t *x = &APR_ARRAY_IDX(out, k, qrt_vgroup_t);
+        int j = atoi(x->key + 1);
+
+        bad |= x->scans != (apr_int64_t)n[j] || x->uniques != distinct(ids[j], n[j]);
+    }
+    for (k = 0; k < ng; k++) {
+        free(ids[k]);
+    }
+    free(ids);
+    free(n);
+    free(text);
+    qrt_vgroups_free(g);
+    return bad;
+}
+
+static int turn_bad[2];
+
+static void *APR_THREAD_FUNC counts_in_turn(apr_thread_t *th, void *arg)
+{
+    int me = (int)(apr_uintptr_t)arg;
+    apr_uint64_t state = (apr_uint64_t)me + 1;
+    apr_pool_t *p;
+    int r, bad = 0;
+
+    (void)th;
+    apr_pool_create(&p, NULL);
+    for (r = 0; r < 6; r++) {
+        bad |= count_checked(p, r % 2 ? 3000 : 120000, r % 3 ? 5 : 1, 2 * state + 1, &state);
+        apr_pool_clear(p);
+    }
+    apr_pool_destroy(p);
+    turn_bad[me] = bad;
+    return NULL;
+}
+
+/* The arrays a count keeps for the next (qrt_vgroups.c's spares): a large count, then
+ * smaller ones on its larger arrays still holding its visitors, then two threads counting
+ * at once (one of them without the spares), each figure exact. */
+START_TEST(counts_again_on_kept_arrays)
+{
+    apr_uint64_t state = 7;
+    apr_thread_t *th[2];
+    apr_status_t rv;
+    int k;
+
+    ck_assert_int_eq(count_checked(pool, 400000, 3, 0x9E3779B97F4A7C15, &state), 0);
+    ck_assert_int_eq(count_checked(pool, 5000, 40, 3, &state), 0);
+    ck_assert_int_eq(count_checked(pool, 100000, 1, 5, &state), 0);
+    ck_assert_int_eq(count_checked(pool, 20, 2, 11, &state), 0);
+    for (k = 0; k < 2; k++) {
+        turn_bad[k] = -1;
+        ck_assert_int_eq(apr_thread_create(&th[k], NULL, counts_in_turn,
+                                           (void *)(apr_uintptr_t)k, pool), APR_SUCCESS);
+    }
+    for (k = 0; k < 2; k++) {
+        apr_thread_join(&rv, th[k]);
+        ck_assert_int_eq(turn_bad[k], 0);
+    }
+    ck_assert_int_eq(count_checked(pool, 50000, 7, 13, &state), 0);
+}
+END_TEST
+
 static Suite *vgroups_suite(void)
 {
     Suite *s = suite_create("qrt_vgroups");
@@ -548,6 +641,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, runs_count_as_single_visits);
     tcase_add_test(tc, small_groups_across_chunks);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
+    tcase_add_test(tc, counts_again_on_kept_arrays);
     suite_add_tcase(s, tc);
     return s;
 }
