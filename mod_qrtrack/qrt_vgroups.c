@@ -67,8 +67,11 @@ static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
     return more;
 }
 
-/* Gives back a (of cap elements) from vg_take, kept as spare s when small enough. */
-static void vg_give(int s, apr_uint64_t *a, apr_size_t cap)
+/* Gives back a (of cap elements, the first used of them written) from vg_take, kept as
+ * spare s when small enough: only the pages written this time are handed to the system
+ * (the rest were when they last were written), so a small count on a large spare costs
+ * little. */
+static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
 {
     if (!a) {
         return;
@@ -82,7 +85,8 @@ static void vg_give(int s, apr_uint64_t *a, apr_size_t cap)
         long page = sysconf(_SC_PAGESIZE);
         apr_uintptr_t from = ((apr_uintptr_t)(a + 1) + (apr_uintptr_t)page - 1)
                              & ~((apr_uintptr_t)page - 1);
-        apr_uintptr_t to = (apr_uintptr_t)(a + cap) & ~((apr_uintptr_t)page - 1);
+        apr_uintptr_t to = (apr_uintptr_t)(a + (used < cap ? used : cap))
+                           & ~((apr_uintptr_t)page - 1);
 
         if (page > 0 && to > from) {
             madvise((void *)from, to - from, MADV_FREE);
@@ -146,7 +150,7 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     }
     free(g->groups);
     free(g->gslot);
-    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
+    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap, g->slabused);
     free(g);
 }
 
@@ -332,7 +336,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
 {
     apr_size_t most = 0, cap = 16, *start = NULL, slotcap = 0;
     apr_uint64_t *slot = NULL, *flat = NULL;
-    apr_size_t flatcap = 0;
+    apr_size_t flatcap = 0, flatused = 0;
     apr_uint32_t k;
 
     for (k = 1; k <= g->ngroups; k++) {
@@ -358,6 +362,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             free(slot);
             return -1;
         }
+        flatused = most;
     }
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
@@ -450,7 +455,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             apr_uint64_t *more = realloc(slot, size * sizeof(*slot));
 
             if (!more) {
-                vg_give(VG_SPARE_FLAT, flat, flatcap);
+                vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
                 free(start);
                 free(slot);
                 return -1;
@@ -468,7 +473,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
         }
         x->uniques = u + zero;
     }
-    vg_give(VG_SPARE_FLAT, flat, flatcap);
+    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
     free(start);
     free(slot);
     return 0;
@@ -489,7 +494,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     vg_walk w;
     apr_uint32_t k, b, *src = NULL, *runs = NULL, *grp = NULL;
     apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL, *tab = NULL, *tabm = NULL;
-    apr_size_t flatcap = 0;
+    apr_size_t flatcap = 0, flatused = 0;
     apr_int64_t *cnt = NULL, *per = NULL;
     unsigned bits = 0;
     int rv = -1;
@@ -537,6 +542,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
         || !(runs = calloc(nsrc * parts, sizeof(*runs)))) {
         goto done;
     }
+    flatused = m + 1;
     /* each source's visitors by part; a part's visitors are then put in source order */
     for (r = 0; r < nsrc; r++) {
         vg_group *x = &g->groups[src[r]];
@@ -652,7 +658,7 @@ done:
     free(tabm);
     free(tab);
     free(runs);
-    vg_give(VG_SPARE_FLAT, flat, flatcap);
+    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
     free(start);
     free(mask);
     free(per);
@@ -709,7 +715,7 @@ static int vg_count(qrt_vgroups_t *g)
     if (rv < 0) {
         return -1;
     }
-    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
+    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap, g->slabused);
     g->slab = NULL;
     g->slabcap = g->slabused = 0;
     g->counted = 1;
