@@ -285,6 +285,8 @@ typedef struct {
     apr_size_t idslots, ids;
     apr_int64_t last_day;
     apr_uint32_t last_group;
+    int over;                       /* the groups passed their bound: visits only seen */
+    apr_size_t seen;                /* the visits in [s, e] of the blocks walked */
     apr_pool_t *p;
 } report_lv;
 
@@ -358,8 +360,9 @@ static void report_lv_day(apr_int64_t day, int offset, apr_int64_t *lo, apr_int6
     }
 }
 
-/* One block: its visits in [s, e] counted into their groups; APR_EAGAIN when the groups
- * grow past their bound. */
+/* One block: its visits in [s, e] counted into their groups, and into c->seen. Once the
+ * groups pass their bound (c->over) the walk goes on only counting the visits in c->seen,
+ * for the shares to know how many there are. APR_EAGAIN without memory for a group. */
 static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
 {
     report_lv *c = ctx;
@@ -432,6 +435,12 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             return APR_EAGAIN;
         }
     }
+    if (c->over) {
+        for (k = 0; k < v->n; k++) {
+            c->seen += v->t[k] >= c->s && v->t[k] <= c->e;
+        }
+        return APR_SUCCESS;
+    }
     if (col) {
         if (c->mapcap < v->nstr) {
             c->mapcap = v->nstr * 2;
@@ -464,6 +473,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         }
         for (j = k + 1; j < v->n && v->t[j] >= lo && v->t[j] <= hi; j++) {
         }
+        c->seen += j - k;
         if (col) {
             apr_uint32_t grp[256];
             apr_size_t m = 0, q;
@@ -481,7 +491,8 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
                 if (++m == 256 || q + 1 == j) {
                     if (qrt_vgroups_add_run(c->g, 0, grp, v->visitor + q + 1 - m,
                                             v->click + q + 1 - m, m) < 0) {
-                        return APR_EAGAIN;
+                        c->over = 1;
+                        return APR_SUCCESS;
                     }
                     m = 0;
                 }
@@ -490,14 +501,16 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         else if (c->type == QRT_REPORT_DATE) {
             if (qrt_vgroups_add_run(c->g, c->last_group, NULL, v->visitor + k, v->click + k,
                                     j - k) < 0) {
-                return APR_EAGAIN;
+                c->over = 1;
+                return APR_SUCCESS;
             }
         }
         else {
             for (i = 0; i < nfixed; i++) {
                 if (qrt_vgroups_add_run(c->g, fixed[i], NULL, v->visitor + k, v->click + k,
                                         j - k) < 0) {
-                    return APR_EAGAIN;
+                    c->over = 1;
+                    return APR_SUCCESS;
                 }
             }
         }
@@ -506,20 +519,107 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     return APR_SUCCESS;
 }
 
+/* One walk of the listed trackers' blocks (c set up but for its groups), counting the
+ * visits of share k of n of their visitors (all of them when n is 1) into acc (group key
+ * -> qrt_vgroup_t, summed over the shares, in p): APR_EAGAIN when the share's groups grow
+ * past their bound (c->over: c->seen then holds all the window's visits, not only the
+ * share's), when the store would read too many visits (c->over 0) or without memory for a
+ * group; APR_ENOTIMPL without memory for the groups. */
+static apr_status_t report_lv_share(qrt_report_scope_t *sc, report_lv *c, apr_int64_t *ids,
+                                    int nids, apr_uint32_t k, apr_uint32_t n, apr_hash_t *acc)
+{
+    apr_pool_t *p = sc->p;
+    apr_array_header_t *groups;
+    apr_status_t rv;
+    apr_size_t len = 0;
+    char *text;
+    int i;
+
+    /* a pass's groups are numbered afresh: what maps to them goes with them */
+    apr_pool_create(&c->p, p);
+    c->sets = apr_hash_make(c->p);
+    c->fixed = apr_array_make(c->p, 8, sizeof(apr_uint32_t));
+    c->map = c->idkey = c->idval = NULL;
+    c->mapcap = c->idslots = c->ids = 0;
+    c->last_group = 0;
+    c->last_day = 0;
+    c->over = 0;
+    c->seen = 0;
+    if (!(c->g = qrt_vgroups_make(report_lv_max))
+        || (n > 1 && qrt_vgroups_share(c->g, k, n) != 0)) {
+        qrt_vgroups_free(c->g);
+        apr_pool_destroy(c->p);
+        return APR_ENOTIMPL;
+    }
+    rv = qrt_store_agg_read_listed(sc->db, c->p, sc->account_id, ids, nids, c->s, c->e,
+                                   c->type == QRT_REPORT_BROWSER || c->type == QRT_REPORT_CITY
+                                   || c->type == QRT_REPORT_COUNTRY, report_lv_block, c);
+    if (rv == APR_SUCCESS && c->over) {
+        rv = APR_EAGAIN;
+    }
+    else {
+        c->over = 0;                /* (a walk cut short: c->seen is not all) */
+    }
+    text = rv == APR_SUCCESS ? qrt_vgroups_text(c->g, &len) : NULL;
+    qrt_vgroups_free(c->g);
+    if (rv == APR_SUCCESS) {
+        groups = apr_array_make(c->p, 16, sizeof(qrt_vgroup_t));
+        rv = text && qrt_vgroups_parse(c->p, text, len, groups) == APR_SUCCESS
+             ? APR_SUCCESS : APR_ENOTIMPL;
+        for (i = 0; rv == APR_SUCCESS && i < groups->nelts; i++) {
+            qrt_vgroup_t *x = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t), *sum;
+
+            if (x->scans + x->clicks == 0) {
+                continue;
+            }
+            if (!(sum = apr_hash_get(acc, x->key, APR_HASH_KEY_STRING))) {
+                sum = apr_pcalloc(p, sizeof(*sum));
+                sum->key = apr_pstrdup(p, x->key);
+                apr_hash_set(acc, sum->key, APR_HASH_KEY_STRING, sum);
+            }
+            sum->scans += x->scans;
+            sum->clicks += x->clicks;
+            sum->uniques += x->uniques;
+        }
+    }
+    free(text);
+    apr_pool_destroy(c->p);
+    return rv;
+}
+
 /* The groups of the trackers read (at most QRT_AGG_LISTED_MAX) from their blocks, into
  * out: APR_ENOTIMPL when there are none to read (no cache) or the groups grew past
- * their bound (out is then as it was). */
+ * their bound in every share (out is then as it was). Past the bound the visits are
+ * counted again in 2, 4, ... REPORT_LV_SHARES shares of their visitors, a walk of the
+ * blocks each (qrt_vgroups_share: each visitor in one share, so the shares' distinct
+ * visitors add up), so that a count's memory stays within the bound. */
+#define REPORT_LV_SHARES 64
+
+/* The shares to count in after a share of n of them passed the bound, the window
+ * holding c->seen visits: at least twice as many, and enough for those visits with a
+ * margin (the shares of many visitors are nearly even). */
+static apr_uint32_t report_lv_shares(const report_lv *c, apr_uint32_t n)
+{
+    apr_size_t want = c->seen + c->seen / 16;
+    apr_uint32_t m = n * 2;
+
+    while (m <= REPORT_LV_SHARES && want / m >= report_lv_max) {
+        m *= 2;
+    }
+    return m;
+}
+
 static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
                                      int type, int offset, apr_hash_t *tags,
                                      apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out)
 {
     apr_pool_t *p = sc->p;
     apr_int64_t *ids = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*ids) + 1);
-    apr_array_header_t *groups;
-    apr_status_t rv;
+    apr_int64_t *rev = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*rev) + 1);
+    apr_hash_index_t *hi;
+    apr_status_t rv = APR_ENOTIMPL;
+    apr_uint32_t n, k, walks = 0;
     report_lv c;
-    apr_size_t len = 0;
-    char *text;
     int i;
 
     memset(&c, 0, sizeof(c));
@@ -528,45 +628,42 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     c.tags = tags;
     c.s = s;
     c.e = e;
-    c.p = p;
     c.trackers = apr_hash_make(p);
-    c.sets = apr_hash_make(p);
-    c.fixed = apr_array_make(p, 8, sizeof(apr_uint32_t));
     for (i = 0; i < read->nelts; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
 
-        ids[i] = t->id;
+        ids[i] = rev[read->nelts - 1 - i] = t->id;
         apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
     }
-    if (!(c.g = qrt_vgroups_make(report_lv_max))) {
-        return APR_ENOTIMPL;
-    }
-    rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
-                                   type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
-                                   || type == QRT_REPORT_COUNTRY, report_lv_block, &c);
-    if (rv != APR_SUCCESS) {
-        qrt_vgroups_free(c.g);
-        return rv == APR_EAGAIN ? APR_ENOTIMPL : rv;
-    }
-    text = qrt_vgroups_text(c.g, &len);
-    qrt_vgroups_free(c.g);
-    if (!text) {
-        return APR_ENOTIMPL;
-    }
-    groups = apr_array_make(p, 16, sizeof(qrt_vgroup_t));
-    rv = qrt_vgroups_parse(p, text, len, groups);
-    free(text);
-    if (rv != APR_SUCCESS) {
-        return APR_ENOTIMPL;
-    }
-    for (i = 0; i < groups->nelts; i++) {
-        qrt_vgroup_t *x = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t);
+    for (n = 1; n <= REPORT_LV_SHARES; n = report_lv_shares(&c, n)) {
+        apr_hash_t *acc = apr_hash_make(p);
 
-        if (x->scans + x->clicks > 0) {
-            qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
+        /* (every other walk the other way round: blocks the cache cannot hold all of are
+         * then met first where the last walk left them, not last where it evicted them) */
+        for (k = 0, rv = APR_SUCCESS; k < n && rv == APR_SUCCESS; k++, walks++) {
+            rv = report_lv_share(sc, &c, walks % 2 ? rev : ids, read->nelts, k, n, acc);
+        }
+        if (rv == APR_SUCCESS) {
+            for (hi = apr_hash_first(p, acc); hi; hi = apr_hash_next(hi)) {
+                qrt_vgroup_t *x = apr_hash_this_val(hi);
+
+                qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
+            }
+            if ((int)n > sc->lv_shares) {
+                sc->lv_shares = (int)n;
+            }
+            return APR_SUCCESS;
+        }
+        if (rv != APR_EAGAIN) {
+            break;
+        }
+        if (!c.over) {
+            /* (the store would read too many visits through SQL: the blocks are not all
+             * kept, and walks in shares would read them again) */
+            break;
         }
     }
-    return APR_SUCCESS;
+    return rv == APR_EAGAIN || rv == APR_ENOTIMPL ? APR_ENOTIMPL : rv;
 }
 
 static int report_str_cmp(const void *a, const void *b)

@@ -71,6 +71,8 @@ typedef struct {
     int agg_ok;                     /* ... and the account-level aggregates are usable */
     qrt_agg_state_t state;
     int raw_trackers;               /* trackers whose visits were read (for the log) */
+    int lv_shares;                  /* the most shares of their visitors listed trackers'
+                                     * visits were counted in (for the log) */
     const char *failed;             /* after an error: what the engine was doing */
 } qrt_report_scope_t;
 

@@ -36,6 +36,7 @@ struct qrt_vgroups_t {
     apr_size_t npairs, max;         /* visits added, and the bound */
     apr_uint32_t last;              /* the group of the previous add */
     int counted;                    /* the groups' uniques are counted */
+    apr_uint64_t share_mask, share; /* only visitors of this share (qrt_vgroups_share) */
 };
 
 /* Arrays kept from one count to the next, one of each use per process: the slab, and the
@@ -114,6 +115,16 @@ static apr_uint64_t vg_mix(apr_uint64_t x)
     x *= APR_UINT64_C(0xFF51AFD7ED558CCD);
     x ^= x >> 33;
     return x;
+}
+
+/* A share of the visitors (qrt_vgroups_share) is told by bits of their mixed value that
+ * neither the parts (its high bits) nor the tables (its low bits) use: within a share the
+ * visitors still spread evenly over both. */
+#define VG_SHARE_SHIFT 40
+
+static APR_INLINE int vg_in_share(const qrt_vgroups_t *g, apr_uint64_t visitor)
+{
+    return ((vg_mix(visitor) >> VG_SHARE_SHIFT) & g->share_mask) == g->share;
 }
 
 qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
@@ -289,6 +300,9 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
 {
     vg_group *x = &g->groups[k];
 
+    if (g->share_mask && !vg_in_share(g, visitor)) {
+        return 0;
+    }
     if (g->npairs >= g->max || (x->fill == x->room && vg_chunk(g, x) < 0)) {
         return -1;
     }
@@ -768,10 +782,19 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n)
 {
-    apr_size_t i;
+    apr_size_t i, m = n;
 
-    if (g->counted || n > g->max || g->npairs > g->max - n) {
+    if (g->counted) {
         return n ? -1 : 0;
+    }
+    if (g->share_mask) {
+        /* (the visits of the share alone count against the bound) */
+        for (i = 0, m = 0; i < n; i++) {
+            m += (apr_size_t)vg_in_share(g, (apr_uint64_t)visitors[i]);
+        }
+    }
+    if (m > g->max || g->npairs > g->max - m) {
+        return -1;
     }
     for (i = 0; i < n; i++) {
         apr_uint32_t k = groups ? groups[i] : group;
@@ -780,7 +803,7 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
             return -1;
         }
     }
-    if (!groups) {
+    if (!groups && m == n) {
         vg_group *x = &g->groups[group];
         apr_size_t c = 0;
 
@@ -806,10 +829,21 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
         return 0;
     }
     for (i = 0; i < n; i++) {
-        if (vg_pair_add(g, groups[i], clicks[i] != 0, (apr_uint64_t)visitors[i]) < 0) {
+        if (vg_pair_add(g, groups ? groups[i] : group, clicks[i] != 0,
+                        (apr_uint64_t)visitors[i]) < 0) {
             return -1;
         }
     }
+    return 0;
+}
+
+int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n)
+{
+    if (g->counted || g->npairs || !n || (n & (n - 1)) || n > QRT_VGROUPS_SHARES || k >= n) {
+        return -1;
+    }
+    g->share_mask = n - 1;
+    g->share = k;
     return 0;
 }
 

@@ -53,6 +53,14 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
 int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n);
+/* From now on counts only the visits of share k of n of the visitors (n a power of two
+ * up to QRT_VGROUPS_SHARES, k < n; before any visit is added), each visitor in one share
+ * by a hash: the others are left out as though never added, nor counted against the
+ * bound. The shares' counts of each group (visits, clicks, distinct visitors) add up to
+ * the whole's, so visits too many for the bound can be counted share by share. 0, or -1
+ * for a bad share or after a visit was added. */
+#define QRT_VGROUPS_SHARES 4096
+int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n);
 /* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
  * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);

@@ -651,13 +651,14 @@ START_TEST(many_listed_trackers)
 }
 END_TEST
 
-/* The same with the pairs counted from the blocks bounded low: a report by tag is
- * counted in halves of its tags (and halves of those), past the bound for a single tag
- * from the visits a tracker at a time; every other one from the visits. */
+/* The same with the pairs counted from the blocks bounded low: past the bound a report
+ * is counted in shares of the visitors (2 to 64 walks of the blocks), past 64 shares a
+ * report by tag in halves of its tags (and halves of those), past the bound for a single
+ * tag from the visits a tracker at a time; every other one from the visits. */
 START_TEST(many_listed_trackers_in_parts)
 {
     int cov[MAXTR], ncov = 0, i;
-    static const apr_size_t bounds[] = { 2000, 600, 150, 20 };
+    static const apr_size_t bounds[] = { 2000, 600, 150, 20, 3 };
 
     for (i = 0; i < 70; i++) {
         const char *tags[4] = { apr_psprintf(pool, "campaign:c%d", i % 6),
@@ -671,10 +672,39 @@ START_TEST(many_listed_trackers_in_parts)
         cov[ncov++] = i;
     }
     for (i = 0; i < (int)(sizeof(bounds) / sizeof(bounds[0])); i++) {
+        int type;
+
         qrt_report_lv_max(bounds[i]);
         check_all(cov, ncov, apr_psprintf(pool, "many trackers, %d pairs at most",
                                           (int)bounds[i]));
         check_all(cov, 5, "five trackers");
+        /* counted in shares while 64 of them keep within the bound */
+        for (type = QRT_REPORT_DATE; type <= QRT_REPORT_COUNTRY; type++) {
+            qrt_report_scope_t *sc = scope(cov, ncov, 0);
+            apr_array_header_t *rows;
+
+            apr_size_t visits = 0;
+            int r;
+
+            ck_assert_int_eq(qrt_report_rows(sc, type, QRT_AGG_TMIN, QRT_AGG_TMAX, 0, &rows),
+                             APR_SUCCESS);
+            for (r = 0; r < rows->nelts; r++) {
+                visits += (apr_size_t)(APR_ARRAY_IDX(rows, r, qrt_report_row_t).scans
+                                       + APR_ARRAY_IDX(rows, r, qrt_report_row_t).clicks);
+            }
+            ck_assert_msg(visits <= bounds[i] ? sc->lv_shares == 1
+                          : visits <= bounds[i] * 16 ? sc->lv_shares >= 2
+                          : visits > bounds[i] * 128 ? sc->lv_shares == 0 : 1,
+                          "report %s, %d visits, %d pairs at most: %d shares",
+                          qrt_report_type_name(type), (int)visits, (int)bounds[i],
+                          sc->lv_shares);
+            if (bounds[i] == 3) {
+                ck_assert_uint_gt(visits, bounds[i] * 128);
+            }
+            if (bounds[i] == 150) {
+                ck_assert_uint_gt(visits, bounds[i]);
+            }
+        }
     }
     qrt_report_lv_max(0);
 }

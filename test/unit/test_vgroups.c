@@ -626,6 +626,140 @@ START_TEST(counts_again_on_kept_arrays)
 }
 END_TEST
 
+/* The groups of one set of visits counted whole, or in shares of their visitors (2, 8 and
+ * 64 of them) whose groups are summed: the same visits, clicks and distinct visitors in
+ * every group. The visits go in as runs of one group, runs of many, single visits and
+ * visits of sets (a tag report's), a visitor 0 among them; a share counts only its own
+ * visits against the bound. */
+static void share_adds(qrt_vgroups_t *g, apr_uint64_t seed0, const apr_uint32_t *set)
+{
+    apr_uint64_t st = seed0;
+    apr_int64_t vis[64];
+    unsigned char clk[64];
+    apr_uint32_t grp[64];
+    int i, j;
+
+    for (i = 0; i < 3000; i++) {
+        int n = 1 + (int)(i % 50);
+
+        for (j = 0; j < n; j++) {
+            st = st * APR_UINT64_C(6364136223846793005) + APR_UINT64_C(1442695040888963407);
+            vis[j] = (st >> 20) % 97 == 0 ? 0 : (apr_int64_t)((st >> 24) % 20000) * 0x9E3779B9;
+            clk[j] = (unsigned char)((st >> 40) % 5 == 0);
+            grp[j] = 1 + (apr_uint32_t)((st >> 45) % 12);
+        }
+        switch (i % 4) {
+        case 0:
+            ck_assert_int_eq(qrt_vgroups_add_run(g, grp[0], NULL, vis, clk, (apr_size_t)n), 0);
+            break;
+        case 1:
+            ck_assert_int_eq(qrt_vgroups_add_run(g, 0, grp, vis, clk, (apr_size_t)n), 0);
+            break;
+        case 2:
+            ck_assert_int_eq(qrt_vgroups_add_run(g, set[i % 3], NULL, vis, clk, (apr_size_t)n),
+                             0);
+            break;
+        default:
+            for (j = 0; j < n; j++) {
+                ck_assert_int_eq(qrt_vgroups_add_to(g, grp[j], clk[j], vis[j]), 0);
+            }
+            break;
+        }
+    }
+}
+
+static qrt_vgroups_t *share_groups(apr_size_t max, apr_uint32_t *set)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(max);
+    apr_uint32_t k, m[3][3] = { { 1, 2, 0 }, { 3, 4, 5 }, { 12, 0, 0 } };
+    int nm[3] = { 2, 3, 1 };
+
+    ck_assert_ptr_nonnull(g);
+    for (k = 1; k <= 12; k++) {
+        char key[8];
+
+        apr_snprintf(key, sizeof(key), "k%u", k);
+        ck_assert_uint_eq(qrt_vgroups_group(g, key, strlen(key)), k);
+    }
+    for (k = 0; k < 3; k++) {
+        set[k] = qrt_vgroups_set(g, m[k], (apr_size_t)nm[k]);
+        ck_assert_uint_gt(set[k], 12);
+    }
+    return g;
+}
+
+START_TEST(shares_add_up_to_the_whole)
+{
+    static const apr_uint32_t ns[] = { 2, 8, 64 };
+    apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+    apr_uint32_t set[3];
+    qrt_vgroups_t *g = share_groups(1 << 20, set);
+    apr_size_t len, total;
+    char *text;
+    int i, k, q;
+
+    share_adds(g, 11, set);
+    text = qrt_vgroups_text(g, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, whole), APR_SUCCESS);
+    free(text);
+    qrt_vgroups_free(g);
+    ck_assert_int_eq(whole->nelts, 12);
+    total = 0;
+    for (i = 0; i < whole->nelts; i++) {
+        total += (apr_size_t)(APR_ARRAY_IDX(whole, i, qrt_vgroup_t).scans
+                              + APR_ARRAY_IDX(whole, i, qrt_vgroup_t).clicks);
+    }
+    for (q = 0; q < 3; q++) {
+        apr_int64_t sum[12][3];
+
+        memset(sum, 0, sizeof(sum));
+        for (k = 0; k < (int)ns[q]; k++) {
+            apr_array_header_t *out = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+
+            /* bounded at half the visits: a share counts its own alone */
+            g = share_groups(total / 2, set);
+            ck_assert_int_eq(qrt_vgroups_share(g, (apr_uint32_t)k, ns[q]), 0);
+            share_adds(g, 11, set);
+            text = qrt_vgroups_text(g, &len);
+            ck_assert_ptr_nonnull(text);
+            ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+            free(text);
+            qrt_vgroups_free(g);
+            for (i = 0; i < out->nelts; i++) {
+                qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+                int j = atoi(x->key + 1) - 1;
+
+                ck_assert(j >= 0 && j < 12);
+                sum[j][0] += x->scans;
+                sum[j][1] += x->clicks;
+                sum[j][2] += x->uniques;
+            }
+        }
+        for (i = 0; i < whole->nelts; i++) {
+            qrt_vgroup_t *x = &APR_ARRAY_IDX(whole, i, qrt_vgroup_t);
+            int j = atoi(x->key + 1) - 1;
+
+            ck_assert_msg(sum[j][0] == x->scans && sum[j][1] == x->clicks
+                          && sum[j][2] == x->uniques,
+                          "%u shares, group %s: %lld/%lld/%lld, whole %lld/%lld/%lld", ns[q],
+                          x->key, (long long)sum[j][0], (long long)sum[j][1],
+                          (long long)sum[j][2], (long long)x->scans, (long long)x->clicks,
+                          (long long)x->uniques);
+        }
+    }
+    /* shares refused: not a power of two, k past n, too many, after a visit */
+    g = qrt_vgroups_make(100);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 3), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 4, 4), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 0), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, QRT_VGROUPS_SHARES * 2), -1);
+    ck_assert_int_eq(qrt_vgroups_add(g, "a", 1, 0, 5), 0);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
 static Suite *vgroups_suite(void)
 {
     Suite *s = suite_create("qrt_vgroups");
@@ -642,6 +776,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, small_groups_across_chunks);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     tcase_add_test(tc, counts_again_on_kept_arrays);
+    tcase_add_test(tc, shares_add_up_to_the_whole);
     suite_add_tcase(s, tc);
     return s;
 }
