@@ -688,22 +688,29 @@ static qrt_vgroups_t *share_groups(apr_size_t max, apr_uint32_t *set)
     return g;
 }
 
+/* g's groups read back into out; g freed. */
+static void share_read(qrt_vgroups_t *g, apr_array_header_t *out)
+{
+    apr_size_t len;
+    char *text = qrt_vgroups_text(g, &len);
+
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    free(text);
+    qrt_vgroups_free(g);
+}
+
 START_TEST(shares_add_up_to_the_whole)
 {
     static const apr_uint32_t ns[] = { 2, 8, 64 };
     apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
     apr_uint32_t set[3];
     qrt_vgroups_t *g = share_groups(1 << 20, set);
-    apr_size_t len, total;
-    char *text;
+    apr_size_t total;
     int i, k, q;
 
     share_adds(g, 11, set);
-    text = qrt_vgroups_text(g, &len);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, whole), APR_SUCCESS);
-    free(text);
-    qrt_vgroups_free(g);
+    share_read(g, whole);
     ck_assert_int_eq(whole->nelts, 12);
     total = 0;
     for (i = 0; i < whole->nelts; i++) {
@@ -721,11 +728,7 @@ START_TEST(shares_add_up_to_the_whole)
             g = share_groups(total / 2, set);
             ck_assert_int_eq(qrt_vgroups_share(g, (apr_uint32_t)k, ns[q]), 0);
             share_adds(g, 11, set);
-            text = qrt_vgroups_text(g, &len);
-            ck_assert_ptr_nonnull(text);
-            ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
-            free(text);
-            qrt_vgroups_free(g);
+            share_read(g, out);
             for (i = 0; i < out->nelts; i++) {
                 qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
                 int j = atoi(x->key + 1) - 1;
