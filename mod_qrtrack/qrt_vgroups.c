@@ -54,18 +54,18 @@ static volatile void *vg_spare[VG_SPARES];
  * elements; NULL without memory. */
 static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
 {
-    apr_uint64_t *a = apr_atomic_xchgptr(&vg_spare[s], NULL), *more;
+    apr_uint64_t *a = apr_atomic_xchgptr(&vg_spare[s], NULL);
 
     if (a && (apr_size_t)a[0] >= n) {
         *cap = (apr_size_t)a[0];
         return a;
     }
-    if (!(more = realloc(a, n * sizeof(*a)))) {
-        free(a);
+    free(a);                        /* (too small: its contents are of no use) */
+    if (!(a = malloc(n * sizeof(*a)))) {
         return NULL;
     }
     *cap = n;
-    return more;
+    return a;
 }
 
 /* Gives back a (of cap elements, the first used of them written) from vg_take, kept as
