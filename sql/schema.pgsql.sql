@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 58: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 59: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -780,7 +780,7 @@ CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id) WHERE (re
 
 CREATE INDEX visits_start_brin ON visit_rows USING brin (visit_start) WITH (pages_per_range='16', autosummarize='on');
 
-CREATE INDEX visits_tracker_visitor ON visit_rows USING btree (tracker_id, visit_start, id, visitor, bot, click, ua_id, place_id);
+CREATE INDEX visits_tracker_time ON visit_rows USING btree (tracker_id, visit_start, id);
 
 CREATE INDEX visits_ua ON visit_rows USING btree (tracker_id, ua_id);
 

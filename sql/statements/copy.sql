@@ -194,7 +194,7 @@ SELECT id, webhook_id, at, n
 INSERT INTO webhook_drops (id, webhook_id, at, n)
     VALUES (%lld, %lld, %lld, %lld)
 
--- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_visitor
+-- by tracker, time and id: SQLite's key (schema 11), PostgreSQL's visits_tracker_time
 -- name: copy_visits_page
 SELECT tracker_id, id, visit_start, source, ip, country, city, browser, browser_version, os, device,
         referer, user_agent, bot, visitor, destination

@@ -405,7 +405,7 @@ SELECT COUNT(*), COALESCE(MIN(min_start), 0), (SELECT CASE WHEN is_called THEN l
     FROM visit_floor
     WHERE bucket >= %lld
 
--- the time of a tracker's first and last visit (two probes of visits_tracker_visitor), -1 for
+-- the time of a tracker's first and last visit (two probes of visits_tracker_time), -1 for
 -- the last when it has none
 -- name: visits_span [pgsql-only]
 SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1)

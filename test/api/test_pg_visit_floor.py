@@ -84,11 +84,11 @@ def test_polls_read_from_the_floor_of_the_ids_and_the_migration_keeps_their_answ
             # a poll above an old visit's id finds it, though its time is older
             assert ids(a, tids[1], since_id=every[-2]) == [every[-1]]
             assert ids(a, tids[0], since_id=every[-1]) == []
-            # a poll reads the window along visits_tracker_visitor, from the floor
+            # a poll reads the window along visits_tracker_time, from the floor
             plan = srv.sql("EXPLAIN SELECT id FROM visit_rows WHERE tracker_id = %d AND "
                            "visit_start >= %d AND visit_start <= %d AND +id > %d"
                            % (tids[0], T0, T0 + 86400, every[3]))
-            assert "visits_tracker_visitor" in plan, plan
+            assert "visits_tracker_time" in plan, plan
             # a visit written through the view raises its tracker's newest id and lowers
             # its bucket's floor, and the listing's ETag changes with it
             url = "/visits/tracker/%d" % tids[1]
@@ -109,7 +109,7 @@ def test_polls_read_from_the_floor_of_the_ids_and_the_migration_keeps_their_answ
             assert migrated(srv, VERSION)
             names = srv.sql("SELECT indexname FROM pg_indexes WHERE tablename = "
                             "'visit_rows'").split()
-            assert "visits_tracker_id" not in names and "visits_tracker_visitor" in names
+            assert "visits_tracker_id" not in names and "visits_tracker_time" in names
             assert newest(srv, tids[1]) == made
             after = floors(srv)
             assert after == srv.sql("SELECT id >> 12, MIN(visit_start) FROM visit_rows "

@@ -109,7 +109,7 @@ def test_a_postgresql_upgrade_makes_the_new_visit_indexes_and_keeps_every_answer
             for name, keys in NEW.items():
                 assert now.get(name) == keys, (name, now)
             assert "visits_visitor_tracker" not in now, now
-            assert {"visit_rows_pkey", "visits_tracker_visitor", "visits_by_ip",
+            assert {"visit_rows_pkey", "visits_tracker_time", "visits_by_ip",
                     "visits_by_dest", "visits_dest"} <= set(now), now
             assert "visits_tracker_id" not in now, now       # schema 57
             before = answers(a, tids)
