@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 59: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 60: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -131,24 +131,24 @@ CREATE TABLE agg_day (
 );
 
 CREATE TABLE agg_gaps (
-    kind smallint NOT NULL,
-    account_id bigint NOT NULL,
     visit_time bigint NOT NULL,
     previous_time bigint NOT NULL,
-    tracker_id bigint NOT NULL,
     value_id bigint NOT NULL,
-    visit_count bigint NOT NULL,
+    account_id integer NOT NULL,
+    tracker_id integer NOT NULL,
+    visit_count integer NOT NULL,
+    kind smallint NOT NULL,
     unsealed smallint DEFAULT 1 NOT NULL
 );
 
 CREATE TABLE agg_link (
-    account_id bigint NOT NULL,
     visit_time bigint NOT NULL,
     previous_time bigint NOT NULL,
-    flags smallint NOT NULL,
-    tracker_id bigint NOT NULL,
     browser_country_city_id bigint NOT NULL,
-    visit_count bigint NOT NULL,
+    account_id integer NOT NULL,
+    tracker_id integer NOT NULL,
+    visit_count integer NOT NULL,
+    flags smallint NOT NULL,
     unsealed smallint DEFAULT 1 NOT NULL
 );
 
