@@ -748,9 +748,9 @@ CREATE INDEX agg_cnt_account_days ON agg_cnt USING btree (level, bucket, account
 
 CREATE INDEX agg_cnt_grp ON agg_cnt USING btree (account_id, tracker_id, kind, level, bucket);
 
-CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time, visit_count);
+CREATE INDEX agg_gaps_p ON agg_gaps USING btree (kind, account_id, previous_time);
 
-CREATE INDEX agg_link_p ON agg_link USING btree (account_id, previous_time, visit_count);
+CREATE INDEX agg_link_p ON agg_link USING btree (account_id, previous_time);
 
 CREATE INDEX agg_trk_account ON agg_trk USING btree (account_id, tracker_id);
 

@@ -52,6 +52,21 @@ def types(srv):
     return dict(x.split("=", 1) for x in out)
 
 
+def keys(srv):
+    out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes WHERE tablename IN "
+                  "('agg_link', 'agg_gaps')").splitlines()
+    return dict((x.split("=", 1)[0], x.split(" USING btree ", 1)[1]) for x in out)
+
+
+NEW_KEYS = {
+    "agg_link12_pkey": "(account_id, visit_time, previous_time, flags, tracker_id, "
+                       "browser_country_city_id)",
+    "agg_link_p": "(account_id, previous_time)",
+    "agg_gaps_pkey": "(kind, account_id, visit_time, previous_time, tracker_id, value_id)",
+    "agg_gaps_p": "(kind, account_id, previous_time)",
+}
+
+
 def rows(srv):
     return [srv.sql("SELECT %s FROM agg_link ORDER BY 1, 2, 3, 4, 5, 6" % ", ".join(LINK)),
             srv.sql("SELECT %s FROM agg_gaps ORDER BY 1, 2, 3, 4, 5, 6" % ", ".join(GAPS))]
@@ -97,6 +112,9 @@ def test_narrow_links_and_gaps_keep_every_row_and_answer():
                                 for k in range(240)])
             srv.admin("aggregates", "seal")
             kept = rows(srv)
+            # the reads by previous time test the visit's time from the table: no count in
+            # agg_link_p and agg_gaps_p
+            assert keys(srv) == NEW_KEYS
             assert all(len(x.splitlines()) > 20 for x in kept), kept
             assert set(types(srv).values()) == {"int8", "int4", "int2"}
             assert types(srv)["agg_link.visit_count"] == types(srv)["agg_gaps.account_id"] \
@@ -105,10 +123,12 @@ def test_narrow_links_and_gaps_keep_every_row_and_answer():
             # the schema before, then the upgrade: the same rows and answers
             rewind(srv, VERSION, OLD)
             assert set(types(srv).values()) == {"int8", "int2"}
+            assert keys(srv)["agg_link_p"] == "(account_id, previous_time, visit_count)"
             assert rows(srv) == kept
             srv.start()
             assert migrated(srv, VERSION)
             assert types(srv)["agg_link.visit_count"] == "int4"
+            assert keys(srv) == NEW_KEYS
             assert rows(srv) == kept
             assert answers(a, tids, now) == before
             # again over its own result
