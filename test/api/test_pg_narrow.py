@@ -11,7 +11,7 @@ import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.migrations import migrated, migration_version, rewind
+from lib.migrations import column_types, migrated, migration_version, rewind
 from lib.visits import T0, import_visits, listing, new_tracker, visit
 
 NARROW = {"visit_rows": ("tracker_id", "ua_id", "place_id", "ref_id", "ip_id", "dest_id"),
@@ -30,10 +30,7 @@ VERSION = migration_version("pg_narrow")
 
 
 def types(srv):
-    out = srv.sql("SELECT table_name || '.' || column_name || '=' || udt_name FROM "
-                  "information_schema.columns WHERE table_name IN ('visit_rows', "
-                  "'visit_dict_counts', 'agg_cnt') ORDER BY 1").split()
-    return dict(x.split("=", 1) for x in out)
+    return column_types(srv, ("visit_rows", "visit_dict_counts", "agg_cnt"))
 
 
 def indexes(srv):

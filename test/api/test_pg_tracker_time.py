@@ -13,7 +13,7 @@ import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.migrations import migrated, migration_version, rewind
+from lib.migrations import migration_version, upgrade_twice
 from lib.visits import export, import_visits, listing, new_tracker, ts, visit
 
 pytestmark = pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL's schema")
@@ -104,18 +104,16 @@ def test_the_tracker_index_keys_time_and_id_and_the_migration_keeps_every_answer
             assert "Index Only Scan Backward using visits_tracker_time" in plan, plan
             before = answers(a, tids, now)
             assert sum(len(b["data"]) for b in before[:1]) > 60
-            # the schema before, then the upgrade: the same answers
-            rewind(srv, VERSION, OLD)
-            assert indexes(srv)["visits_tracker_visitor"] == WIDE
-            srv.start()
-            assert migrated(srv, VERSION)
-            assert indexes(srv) == names
-            assert answers(a, tids, now) == before
-            # again over its own result (a migration that stopped half way is run again)
-            rewind(srv, VERSION)
-            srv.start()
-            assert indexes(srv) == names
-            assert answers(a, tids, now) == before
+            # the schema before, then the upgrade (and again over its own result): the same
+            # answers
+
+            def check_old():
+                assert indexes(srv)["visits_tracker_visitor"] == WIDE
+
+            def check():
+                assert indexes(srv) == names
+                assert answers(a, tids, now) == before
+            upgrade_twice(srv, VERSION, OLD, check, check_old)
             # visits written after it, old and new, count as a rebuild counts them
             import_visits(srv, [visit(tids[k % 3], now - 3 * DAY + k * 3600,
                                       user_agent="tt-%d Firefox/1%d" % (k % 5, k % 7),

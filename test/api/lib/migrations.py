@@ -23,3 +23,25 @@ def rewind(srv, version, sql=""):
 def migrated(srv, version):
     """Whether srv's database is at version or later."""
     return int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= version
+
+
+def upgrade_twice(srv, version, old_sql, check, check_old=None):
+    """The schema before (old_sql run, check_old() on it), the server started (the
+    migration runs), check(); then the migration once more over its own result, check()."""
+    rewind(srv, version, old_sql)
+    if check_old:
+        check_old()
+    srv.start()
+    assert migrated(srv, version)
+    check()
+    rewind(srv, version)
+    srv.start()
+    check()
+
+
+def column_types(srv, tables):
+    """PostgreSQL: each column of tables, "table.column", by its type's name."""
+    out = srv.sql("SELECT table_name || '.' || column_name || '=' || udt_name FROM "
+                  "information_schema.columns WHERE table_name IN (%s) ORDER BY 1"
+                  % ", ".join("'%s'" % t for t in tables)).split()
+    return dict(x.split("=", 1) for x in out)
