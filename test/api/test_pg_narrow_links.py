@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import Api, BACKEND, started
-from lib.migrations import column_types, migration_version, upgrade_twice
+from lib.migrations import column_types, index_keys, migration_version, upgrade_twice
 from lib.visits import import_visits, ts, visit
 
 pytestmark = pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL's schema")
@@ -50,9 +50,7 @@ def types(srv):
 
 
 def keys(srv):
-    out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes WHERE tablename IN "
-                  "('agg_link', 'agg_gaps')").splitlines()
-    return dict((x.split("=", 1)[0], x.split(" USING btree ", 1)[1]) for x in out)
+    return index_keys(srv, ("agg_link", "agg_gaps"))
 
 
 NEW_KEYS = {

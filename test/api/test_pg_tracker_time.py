@@ -13,7 +13,7 @@ import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.migrations import migration_version, upgrade_twice
+from lib.migrations import index_keys, migration_version, upgrade_twice
 from lib.visits import export, import_visits, listing, new_tracker, ts, visit
 
 pytestmark = pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL's schema")
@@ -31,10 +31,7 @@ DAY = 86400
 
 
 def indexes(srv):
-    out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes "
-                  "WHERE tablename = 'visit_rows'").splitlines()
-    return dict((x.split("=", 1)[0], x.split(" USING ", 1)[1].replace("btree ", "", 1))
-                for x in out)
+    return index_keys(srv, ("visit_rows",))
 
 
 def report(a, **params):

@@ -12,7 +12,7 @@ import requests
 
 from conftest import Api, BACKEND, started
 from lib.counts import check_counts
-from lib.migrations import migrated, migration_version, rewind
+from lib.migrations import index_keys, migrated, migration_version, rewind
 from lib.visits import T0, import_visits, listing, new_tracker, ts, visit
 
 NEW = {
@@ -42,12 +42,7 @@ VERSION = migration_version("pg_visit_indexes")
 
 
 def indexes(srv):
-    """Each index of visit_rows by name: what it keys (from USING btree on; other
-    methods' with their name first, "brin (visit_start) ...")."""
-    out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes "
-                  "WHERE tablename = 'visit_rows'").splitlines()
-    return dict((x.split("=", 1)[0], x.split(" USING ", 1)[1].replace("btree ", "", 1))
-                for x in out)
+    return index_keys(srv, ("visit_rows",))
 
 
 def answers(a, tids):

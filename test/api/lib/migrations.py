@@ -45,3 +45,12 @@ def column_types(srv, tables):
                   "information_schema.columns WHERE table_name IN (%s) ORDER BY 1"
                   % ", ".join("'%s'" % t for t in tables)).split()
     return dict(x.split("=", 1) for x in out)
+
+
+def index_keys(srv, tables):
+    """PostgreSQL: each index of tables by name, as what it keys (from USING btree on;
+    other methods' with their name first, "brin (visit_start) ...")."""
+    out = srv.sql("SELECT indexname || '=' || indexdef FROM pg_indexes WHERE tablename IN (%s)"
+                  % ", ".join("'%s'" % t for t in tables)).splitlines()
+    return dict((x.split("=", 1)[0], x.split(" USING ", 1)[1].replace("btree ", "", 1))
+                for x in out)
