@@ -721,19 +721,59 @@ typedef struct {
     apr_int64_t key[2];             /* visitor, account */
     apr_int64_t before;             /* the id of its first visit of the batch */
     agg_seek_row last;
+    int nr;                         /* imports: rows in recent; -1: none read or usable */
+    agg_seek_row *recent;           /* the visitor's latest visits before, latest first */
 } agg_pre;
 
-static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+static void agg_pre_fill(agg_seek_row *s, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    agg_pre *pre = ctx;
-    agg_seek_row *s = &pre[qrt_db_int(db, row, 0, 0)].last;
-
     /* with its strings (no query a visit for them: a round trip each) */
     agg_seek_fill(s, db, row, 1);
     s->browser = qrt_store_agg_acc_col(db, row, 6);
     s->country = qrt_store_agg_acc_col(db, row, 7);
     s->city = qrt_store_agg_acc_col(db, row, 8);
+}
+
+static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_pre *pre = ctx;
+
+    agg_pre_fill(&pre[qrt_db_int(db, row, 0, 0)].last, db, row);
     return APR_SUCCESS;
+}
+
+typedef struct {
+    agg_pre *pre;
+    int m;
+} agg_pre_recent_ctx;
+
+/* A row of agg_seek_visitor_recent_many: one of a visitor's latest visits. */
+static apr_status_t agg_pre_recent_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_pre_recent_ctx *c = ctx;
+    apr_int64_t at = qrt_db_int(db, row, 0, -1);
+    agg_pre *x;
+
+    if (at < 0 || at >= c->m) {
+        db->error = "agg_seek_visitor_recent_many: a row of no visitor";
+        return APR_EGENERAL;
+    }
+    x = &c->pre[at];
+    if (x->nr < AGG_RECENT) {
+        agg_pre_fill(&x->recent[x->nr++], db, row);
+    }
+    return APR_SUCCESS;
+}
+
+/* Latest first, as the seeks order them. */
+static int agg_recent_cmp(const void *a, const void *b)
+{
+    const agg_seek_row *x = a, *y = b;
+
+    if (x->t != y->t) {
+        return x->t > y->t ? -1 : 1;
+    }
+    return x->id > y->id ? -1 : x->id < y->id;
 }
 
 /* PostgreSQL: the previous visit in the account of each visitor's first visit of the
@@ -817,15 +857,45 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
             pre[i].last = c.latest[*at];
         }
     }
+    else if (rv == APR_SUCCESS && n >= AGG_RECENT_BATCH_MIN) {
+        /* an import's batch: each visitor's few latest visits, which answer most of the
+         * seeks agg_prefetch_seeks would make (agg_guess_tell) */
+        agg_pre_recent_ctx c = { pre, m };
+
+        for (i = 0; i < m; i++) {
+            pre[i].recent = apr_palloc(p, AGG_RECENT * sizeof(*pre[i].recent));
+        }
+        rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor_recent, "lll", args, m,
+                              agg_pre_recent_row, &c);
+        for (i = 0; i < m && rv == APR_SUCCESS; i++) {
+            qsort(pre[i].recent, (apr_size_t)pre[i].nr, sizeof(*pre[i].recent),
+                  agg_recent_cmp);
+            if (pre[i].nr > 0) {
+                pre[i].last = pre[i].recent[0];
+            }
+        }
+    }
     else if (rv == APR_SUCCESS) {
         rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor, "lll", args, m, agg_pre_row, pre);
     }
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
         rv = agg_seek_account(db, p, trk, pre[i].key[0], pre[i].key[1], pre[i].before,
                               &pre[i].last);
+        if (!pre[i].recent
+            || (pre[i].nr > 0 && (!pre[i].last.has || pre[i].last.id != pre[i].recent[0].id))) {
+            pre[i].nr = -1;         /* (none read, or sought again in the account) */
+        }
     }
     return rv;
 }
+
+/* One of a visitor's visits of the batch in the account, in order, latest first. */
+typedef struct agg_hist agg_hist;
+struct agg_hist {
+    apr_int64_t t, tracker;
+    const char *val[SEEKS];     /* (SEEK_BR, SEEK_CO, SEEK_CI) */
+    agg_hist *next;
+};
 
 /* A visitor's latest visit as agg_prefetch_seeks guesses it (the batch's order). */
 typedef struct {
@@ -833,7 +903,70 @@ typedef struct {
     int deferred;               /* out of order: its later visits are deferred too */
     apr_int64_t tracker, seen_t, max_t;
     const char *browser, *country, *city;
+    const agg_pre *pre;         /* imports: its visits before the batch (pre->recent) */
+    agg_hist *hist;             /* imports: its visits of the batch so far */
 } agg_guess;
+
+/* Imports: the answer of the seek of kind for a visit of g's visitor (on tracker, or with
+ * value val) from the visits before it that g holds, into s: 1 when they tell, which
+ * is when one of them has it, or they are all of the visitor's visits before. */
+static apr_status_t agg_guess_tell(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
+                                   const agg_guess *g, apr_int64_t account, int kind,
+                                   apr_int64_t tracker, const char *val, agg_seeks *s,
+                                   int *told)
+{
+    const agg_hist *h;
+    int i;
+
+    *told = 0;
+    if (!g->pre || g->pre->nr < 0) {
+        return APR_SUCCESS;
+    }
+    for (h = g->hist; h; h = h->next) {
+        if (kind == SEEK_TR ? h->tracker == tracker : !strcmp(h->val[kind], val)) {
+            s->has[kind] = 1;
+            s->t[kind] = h->t;
+            s->asked[kind] = *told = 1;
+            return APR_SUCCESS;
+        }
+    }
+    for (i = 0; i < g->pre->nr; i++) {
+        const agg_seek_row *r = &g->pre->recent[i];
+        const char *had;
+
+        if (kind == SEEK_TR) {
+            if (r->tracker != tracker) {
+                continue;
+            }
+        }
+        else {
+            /* the seeks of a dimension read the account's aggregated trackers alone */
+            qrt_store_agg_trk_t *k;
+            apr_status_t rv = qrt_store_agg_acc_trk_get(db, p, trk, r->tracker, 0, &k);
+
+            if (rv == APR_NOTFOUND) {
+                db->error = NULL;
+                continue;
+            }
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            had = kind == SEEK_BR ? r->browser : kind == SEEK_CO ? r->country : r->city;
+            if (k->account != account || strcmp(had, val)) {
+                continue;
+            }
+        }
+        s->has[kind] = 1;
+        s->t[kind] = r->t;
+        s->asked[kind] = *told = 1;
+        return APR_SUCCESS;
+    }
+    if (g->pre->nr < AGG_RECENT) {
+        s->has[kind] = 0;
+        s->asked[kind] = *told = 1;
+    }
+    return APR_SUCCESS;
+}
 
 /* What agg_prefetch_seeks found for the batch, by visit. */
 typedef struct {
@@ -887,6 +1020,7 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
             agg_pre *pre = apr_hash_get(prefetched, key, sizeof(key));
 
             g = apr_pcalloc(p, sizeof(*g));
+            g->pre = pre;
             if (pre && pre->last.has) {
                 g->has = 1;
                 g->tracker = pre->last.tracker;
@@ -923,11 +1057,17 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
         if (g->has) {
             const char *had[SEEKS] = { NULL, g->browser, g->country, g->city };
 
-            for (kind = 0; kind < SEEKS; kind++) {
+            for (kind = 0; kind < SEEKS && rv == APR_SUCCESS; kind++) {
                 const void **a = args[kind] + (apr_size_t)m[kind] * (kind ? 5 : 4);
+                int told;
 
                 if (kind == SEEK_TR ? g->tracker == v[i].tracker_id || is_new[i] > 0
                                     : had[kind] && !strcmp(had[kind], val[kind])) {
+                    continue;
+                }
+                rv = agg_guess_tell(db, p, trk, g, k->account, kind, v[i].tracker_id,
+                                    val[kind], &seeks[i], &told);
+                if (rv != APR_SUCCESS || told) {
                     continue;
                 }
                 a[0] = &num[i];
@@ -939,6 +1079,15 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
                 seeks[i].asked[kind] = 1;
                 m[kind]++;
             }
+        }
+        if (g->pre && g->pre->nr >= 0) {
+            agg_hist *h = apr_palloc(p, sizeof(*h));
+
+            h->t = v[i].visit_start;
+            h->tracker = v[i].tracker_id;
+            memcpy(h->val, val, sizeof(h->val));
+            h->next = g->hist;
+            g->hist = h;
         }
         g->has = g->seen = 1;
         g->seen_t = v[i].visit_start;

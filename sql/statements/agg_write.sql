@@ -206,6 +206,22 @@ SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.
     LEFT JOIN visit_uas vu ON vu.id = p.ua_id
     LEFT JOIN visit_places vp ON vp.id = p.place_id
 
+-- the same with up to 8 visits a visitor (AGG_RECENT), in no order (qrt_store_agg_write.c
+-- sorts them): an import's batch looks for the previous visit on a tracker, browser, country
+-- or city among them and the batch's own before it seeks it
+-- name: agg_seek_visitor_recent_many [pgsql-only]
+SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.browser, ''),
+        COALESCE(vp.country, ''), COALESCE(vp.city, '')
+    FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[])) AS u(n, visitor,
+        before)
+    CROSS JOIN LATERAL (SELECT v.visit_start, v.id, v.tracker_id, v.ua_id, v.place_id
+    FROM visit_rows v
+    WHERE v.visitor = u.visitor AND v.bot = 0 AND v.id < u.before
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT 8) p
+    LEFT JOIN visit_uas vu ON vu.id = p.ua_id
+    LEFT JOIN visit_places vp ON vp.id = p.place_id
+
 -- along visits_visitor_id, whose entries carry the tracker (schema 53): the visitor's visits
 -- newest first, to the first on the tracker (the '+': not along the tracker's visits, which
 -- the planner may take for as few as the visitor's)

@@ -640,6 +640,42 @@ def test_batch_out_of_order_rechained_once(server, acct):
                                          (T0 - DAY + 100, T0 + DAY, -19800)])
 
 
+def test_batch_seeks_answered_by_recent_visits(server, acct):
+    """An import batch in time order after the visitors' stored visits: most have a few
+    (all of them among the eight an import's batch reads back a visitor, which then
+    answer the seeks of a previous visit on a tracker, browser, country or city), some
+    more than eight (those seeks are made), and some visits of theirs lie in another
+    account between them (never the previous visit in this one). The reports match the
+    oracle and the aggregates are the rows a rebuild makes."""
+    rng = random.Random(61)
+    other = Account(server)
+    try:
+        ids = [acct.tracker("r%d" % i, tags) for i, tags in
+               enumerate([["campaign:a"], ["campaign:b"], ["campaign:a", "region:eu"], []])]
+        elsewhere = other.tracker("elsewhere")
+
+        def visit(tid, t, who):
+            return V(tid, t, rng.choice(["scan", "scan", "click"]), who=who % 40, ua=who // 40,
+                     browser=rng.choice(["Chrome", "Opera", None]),
+                     country=rng.choice(["DE", "FR", None]),
+                     city=rng.choice(["Berlin", "Oslo", "Lyon", None]), bot=rng.random() < 0.03)
+        stored = []
+        for who in range(120):
+            k = 12 if who < 15 else rng.randrange(0, 6)
+            stored += [visit(rng.choice(ids), T0 + rng.randrange(0, 2 * DAY), who)
+                       for _ in range(k)]
+        acct.load(sorted(stored, key=lambda v: v.t))
+        other.load(sorted((visit(elsewhere, T0 + rng.randrange(0, 2 * DAY), who)
+                           for who in range(0, 120, 3)), key=lambda v: v.t))
+        batch = [visit(rng.choice(ids), T0 + 2 * DAY + rng.randrange(0, DAY), rng.randrange(120))
+                 for _ in range(700)]
+        acct.load(sorted(batch, key=lambda v: v.t))
+        exact_and_as_rebuilt(server, acct, [(None, None, 0), (T0 + 3600, T0 + 3 * DAY + 5, 7200),
+                                             (T0 + 2 * DAY + 100, T0 + 3 * DAY, -19800)])
+    finally:
+        other.close()
+
+
 def test_a_shuffled_file_is_written_in_time_order_and_exact(server, acct):
     """A file's visits are written in time order (qrt_import's by-time reader): a
     shuffled file, then a second one whose visits land in the middle of the first's and
