@@ -6,8 +6,9 @@
  *   - the visitor's latest earlier visit in the account (one index seek on
  *     visits (visitor, visit_start)) is the previous visit in the account; when it
  *     also has the visit's tracker, browser, country, city or tags it is the previous
- *     visit there too, else one more seek finds it (on SQLite the first seek reads the
- *     visitor's few visits before too, and the others are looked for among them first);
+ *     visit there too, else one more seek finds it (on SQLite, and on PostgreSQL in an
+ *     import's batch, the first seek reads the visitor's few visits before too, and the
+ *     others are looked for among them first);
  *   - counters (per day, merged per batch and rolled up to 16 and 256 days), one
  *     agg_link row, agg_gaps rows for the groups where the previous visit differs,
  *     one agg_day row;
