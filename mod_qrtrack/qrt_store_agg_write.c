@@ -908,6 +908,11 @@ typedef struct {
     agg_hist *hist;             /* imports: its visits of the batch so far */
 } agg_guess;
 
+/* The batch's own visits of a visitor agg_guess_tell looks through, at most: a visitor
+ * with thousands of visits in a batch, each in a new city, would otherwise cost the
+ * square of them; past these its seek is made. */
+#define AGG_HIST_MAX 64
+
 /* Imports: the answer of the seek of kind for a visit of g's visitor (on tracker, or with
  * value val) from the visits before it that g holds, into s: 1 when they tell, which
  * is when one of them has it, or they are all of the visitor's visits before. */
@@ -917,13 +922,16 @@ static apr_status_t agg_guess_tell(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                    int *told)
 {
     const agg_hist *h;
-    int i;
+    int i, walked = 0;
 
     *told = 0;
     if (!g->pre || g->pre->nr < 0) {
         return APR_SUCCESS;
     }
     for (h = g->hist; h; h = h->next) {
+        if (++walked > AGG_HIST_MAX) {
+            return APR_SUCCESS;
+        }
         if (kind == SEEK_TR ? h->tracker == tracker : !strcmp(h->val[kind], val)) {
             s->has[kind] = 1;
             s->t[kind] = h->t;

@@ -645,8 +645,9 @@ def test_batch_seeks_answered_by_recent_visits(server, acct):
     (all of them among the eight an import's batch reads back a visitor, which then
     answer the seeks of a previous visit on a tracker, browser, country or city), some
     more than eight (those seeks are made), and some visits of theirs lie in another
-    account between them (never the previous visit in this one). The reports match the
-    oracle and the aggregates are the rows a rebuild makes."""
+    account between them (never the previous visit in this one); one visitor comes back
+    150 times in the batch, from 100 cities. The reports match the oracle and the
+    aggregates are the rows a rebuild makes."""
     rng = random.Random(61)
     other = Account(server)
     try:
@@ -669,6 +670,12 @@ def test_batch_seeks_answered_by_recent_visits(server, acct):
                            for who in range(0, 120, 3)), key=lambda v: v.t))
         batch = [visit(rng.choice(ids), T0 + 2 * DAY + rng.randrange(0, DAY), rng.randrange(120))
                  for _ in range(700)]
+        # a kiosk: 150 visits in the batch from 100 cities, past the batch's own visits
+        # that an import looks through before it seeks
+        for k in range(150):
+            v = visit(rng.choice(ids), T0 + 2 * DAY + rng.randrange(0, DAY), 159)
+            v.city = "Kiosk %d" % rng.randrange(100)
+            batch.append(v)
         acct.load(sorted(batch, key=lambda v: v.t))
         exact_and_as_rebuilt(server, acct, [(None, None, 0), (T0 + 3600, T0 + 3 * DAY + 5, 7200),
                                              (T0 + 2 * DAY + 100, T0 + 3 * DAY, -19800)])
