@@ -1,6 +1,7 @@
 /* Unit tests for qrt_store.c: the array literals of PostgreSQL's statements of many
  * rows and SQLite's statements of many rows (qrt_db_exec_rows), SQLite's rows read
  * without apr_dbd (qrt_db_each, qrt_db_select_int), and how errors are classed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,37 @@ START_TEST(array_of_numbers)
                      "{1,NULL,-9223372036854775808,42}");
     ck_assert_str_eq(qrt_db_array(pool, 'i', args, 2, 1, 4), "{0,1,NULL,0}");
     ck_assert_str_eq(qrt_db_array(pool, 'l', args, 2, 0, 0), "{}");
+}
+END_TEST
+
+START_TEST(array_of_numbers_every_width)
+{
+    /* every count of digits, both signs, and the extremes of both types */
+    apr_int64_t v[40];
+    int iv[4] = { -2147483647 - 1, 2147483647, -10, 9 };
+    const void *args[40], *iargs[4];
+    char want[1024], *w = want;
+    apr_int64_t x = 1;
+    int i;
+
+    for (i = 0; i < 19; i++, x *= 10) {
+        v[2 * i] = x + (i % 7);
+        v[2 * i + 1] = -(x * 9 + 9 - (i % 3));
+    }
+    v[38] = 9223372036854775807LL;
+    v[39] = 0;
+    w += sprintf(w, "{");
+    for (i = 0; i < 40; i++) {
+        args[i] = &v[i];
+        w += sprintf(w, "%s%lld", i ? "," : "", (long long)v[i]);
+    }
+    sprintf(w, "}");
+    ck_assert_str_eq(qrt_db_array(pool, 'l', args, 1, 0, 40), want);
+    for (i = 0; i < 4; i++) {
+        iargs[i] = &iv[i];
+    }
+    ck_assert_str_eq(qrt_db_array(pool, 'i', iargs, 1, 0, 4),
+                     "{-2147483648,2147483647,-10,9}");
 }
 END_TEST
 
@@ -398,6 +430,7 @@ static Suite *store_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, array_of_numbers);
+    tcase_add_test(tc, array_of_numbers_every_width);
     tcase_add_test(tc, array_of_strings);
     tcase_add_test(tc, array_of_long_strings);
     tcase_add_test(tc, error_classes);
