@@ -22,3 +22,19 @@ apr_uint64_t qrt_hash64(const void *s, apr_size_t n)
     h ^= h >> 33;
     return h;
 }
+
+unsigned int qrt_hash_apr(const char *key, apr_ssize_t *klen)
+{
+    apr_uint64_t h;
+
+    if (*klen == APR_HASH_KEY_STRING) {
+        *klen = (apr_ssize_t)strlen(key);
+    }
+    h = qrt_hash64(key, (apr_size_t)*klen);
+    return (unsigned int)(h ^ (h >> 32));
+}
+
+apr_hash_t *qrt_hash_make(apr_pool_t *p)
+{
+    return apr_hash_make_custom(p, qrt_hash_apr);
+}

@@ -148,20 +148,9 @@ void qrt_store_agg_acc_trk_put(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
 /* The accumulators' hash of their fixed-size keys (integers and interned string
  * pointers, zero-padded): 8 bytes a step. APR's default takes one byte a step,
  * many instructions for these 40-byte keys, on every visit of an import. */
-static unsigned int acc_hash(const char *key, apr_ssize_t *klen)
-{
-    apr_uint64_t h;
-
-    if (*klen == APR_HASH_KEY_STRING) {
-        *klen = (apr_ssize_t)strlen(key);
-    }
-    h = qrt_hash64(key, (apr_size_t)*klen);
-    return (unsigned int)(h ^ (h >> 32));
-}
-
 static apr_hash_t *acc_hash_make(apr_pool_t *p)
 {
-    return apr_hash_make_custom(p, acc_hash);
+    return qrt_hash_make(p);
 }
 
 qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)

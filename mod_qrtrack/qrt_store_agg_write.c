@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
+#include "qrt_hash.h"
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
 #include "qrt_store_agg_write.h"
@@ -673,8 +674,8 @@ apr_status_t qrt_store_agg_write_hold(qrt_db_t *db, apr_pool_t *p, const qrt_vis
     h = apr_pcalloc(p, sizeof(*h));
     h->trk = apr_palloc(p, (apr_size_t)n * sizeof(*h->trk));
     h->trk_rows = apr_pcalloc(p, (apr_size_t)n * sizeof(*h->trk_rows));
-    h->visitors = apr_hash_make(p);
-    trackers = apr_hash_make(p);
+    h->visitors = qrt_hash_make(p);
+    trackers = qrt_hash_make(p);
     num = apr_palloc(p, (apr_size_t)n * sizeof(*num));
     flat = apr_palloc(p, (apr_size_t)n * 3 * sizeof(*flat));
     for (i = 0; i < n; i++) {
@@ -814,7 +815,7 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     apr_status_t rv = APR_SUCCESS;
     int i, m = 0;
 
-    *out = apr_hash_make(p);
+    *out = qrt_hash_make(p);
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         qrt_store_agg_trk_t *k;
         agg_pre *x = &pre[m];
@@ -999,7 +1000,7 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
     agg_seeks *seeks = apr_pcalloc(p, rows * sizeof(*seeks));
     apr_int64_t *num = apr_palloc(p, rows * sizeof(*num));
     const void **args[SEEKS];
-    apr_hash_t *guess = apr_hash_make(p);
+    apr_hash_t *guess = qrt_hash_make(p);
     apr_status_t rv = APR_SUCCESS;
     int m[SEEKS] = { 0 }, i, kind, np = 0;
     const void **pargs = apr_palloc(p, rows * 3 * sizeof(*pargs));
@@ -1278,9 +1279,10 @@ apr_status_t qrt_store_agg_write_visits(qrt_db_t *db, apr_pool_t *p, const qrt_v
     }
     apr_pool_create(&sp, p);
     a = qrt_store_agg_acc_make(db, sp);
-    trk = apr_hash_make(sp);
-    batch_last = apr_hash_make(sp);
-    deferred = apr_hash_make(sp);
+    /* (keys of visitor ids, accounts and trackers) */
+    trk = qrt_hash_make(sp);
+    batch_last = qrt_hash_make(sp);
+    deferred = qrt_hash_make(sp);
     defers = apr_array_make(sp, 4, sizeof(agg_defer *));
     if (qrt_dialect_embedded(db->driver) && n >= AGG_RECENT_BATCH_MIN) {
         names = apr_palloc(sp, sizeof(*names));

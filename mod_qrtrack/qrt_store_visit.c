@@ -94,9 +94,11 @@ static const void **visit_dict_args(apr_pool_t *p, const qrt_visit_t *x, int d)
     return a[0] ? a : NULL;
 }
 
-/* Visit x's ids; dargs: its rows' add arguments (visit_dict_args, VISIT_DICTS). */
+/* Visit x's ids; dargs: its rows' add arguments (visit_dict_args, VISIT_DICTS); known:
+ * the ids the cache gave for them before (visits_dicts_pgsql; 0: look up), or NULL. */
 static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
-                                   const qrt_visit_t *x, const void ***dargs, visit_ids *out)
+                                   const qrt_visit_t *x, const void ***dargs,
+                                   const apr_int64_t *known, visit_ids *out)
 {
     apr_int64_t *id[VISIT_DICTS] = { &out->ua, &out->place, &out->ref, &out->ip,
                                      &out->dest };
@@ -108,7 +110,10 @@ static apr_status_t visit_dict_ids(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t
     for (k = 0; k < VISIT_DICTS && rv == APR_SUCCESS; k++) {
         const void **args = dargs[k];
 
-        if (args) {
+        if (args && known && known[k] > 0) {
+            *id[k] = known[k];
+        }
+        else if (args) {
             rv = dict_id(db, p, c, visit_dict[k], args, id[k]);
         }
     }
@@ -151,9 +156,10 @@ static int dicts_unknown(qrt_dict_cache_t *c, int d, const void **rows, int m, i
  * new user agents: one a visit). When most such values lately were there already
  * (qrt_dict_cache_lookup_first: an import of visitors seen before), found first and
  * the rest added: an insert that conflicts costs PostgreSQL more than a lookup. What
- * they stage, visit_dict_ids then finds. */
+ * they stage, visit_dict_ids then finds; known[i * VISIT_DICTS + k] is the id the cache
+ * knew already (0: none), which visit_dict_ids then takes without a second lookup. */
 static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
-                                       const void ***dargs, int n)
+                                       const void ***dargs, int n, apr_int64_t *known)
 {
     apr_status_t rv = APR_SUCCESS;
     int k, i;
@@ -166,9 +172,10 @@ static apr_status_t visits_dicts_pgsql(qrt_db_t *db, apr_pool_t *p, qrt_dict_cac
 
         for (i = 0; i < n; i++) {
             const void **args = dargs[(apr_size_t)i * VISIT_DICTS + k];
+            apr_int64_t *kn = &known[(apr_size_t)i * VISIT_DICTS + k];
 
-            if (!args || qrt_dict_cache_get(c, d, args[0])
-                || apr_hash_get(seen, args[0], APR_HASH_KEY_STRING)) {
+            *kn = args ? qrt_dict_cache_get(c, d, args[0]) : 0;
+            if (!args || *kn || apr_hash_get(seen, args[0], APR_HASH_KEY_STRING)) {
                 continue;
             }
             apr_hash_set(seen, args[0], APR_HASH_KEY_STRING, "");
@@ -375,6 +382,7 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
     const void ***dargs = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_DICTS
                                         * sizeof(*dargs));
     apr_array_header_t *row_ids;     /* PostgreSQL: the ids the inserts return */
+    apr_int64_t *known = NULL;       /* PostgreSQL: the ids the cache knew (visit_dict_ids) */
     apr_status_t rv;
     int i, k;
 
@@ -384,7 +392,8 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         }
     }
     if (qrt_dialect_remote(db->driver)) {
-        rv = visits_dicts_pgsql(db, p, c, dargs, n);
+        known = apr_palloc(p, (apr_size_t)(n > 0 ? n : 1) * VISIT_DICTS * sizeof(*known));
+        rv = visits_dicts_pgsql(db, p, c, dargs, n, known);
         if (rv != APR_SUCCESS) {
             return rv;
         }
@@ -393,7 +402,8 @@ static apr_status_t visits_insert(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v, i
         qrt_visit_t *x = &v[i];
         visit_ids *d = &ids[i];
 
-        rv = visit_dict_ids(db, p, c, x, dargs + (apr_size_t)i * VISIT_DICTS, d);
+        rv = visit_dict_ids(db, p, c, x, dargs + (apr_size_t)i * VISIT_DICTS,
+                            known ? known + (apr_size_t)i * VISIT_DICTS : NULL, d);
         if (rv != APR_SUCCESS) {
             return rv;
         }
