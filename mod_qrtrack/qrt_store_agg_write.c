@@ -778,9 +778,6 @@ static int agg_recent_cmp(const void *a, const void *b)
     return x->id > y->id ? -1 : x->id < y->id;
 }
 
-/* PostgreSQL: the previous visit in the account of each visitor's first visit of the
- * batch (not a bot), sought in one statement (agg_seek_visitor_many); *out maps
- * (visitor, account) to its agg_pre, for that first visit alone. */
 /* A row of the held agg_seek_visitor_many: the visitor's latest visit, by its index. */
 typedef struct {
     agg_seek_row *latest;
@@ -791,20 +788,19 @@ static apr_status_t agg_held_seek_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *ro
 {
     agg_held_seek *c = ctx;
     apr_int64_t at = qrt_db_int(db, row, 0, -1);
-    agg_seek_row *s;
 
     if (at < 0 || at >= c->n) {
         db->error = "agg_seek_visitor_many: a row of no visitor";
         return APR_EGENERAL;
     }
-    s = &c->latest[at];
-    agg_seek_fill(s, db, row, 1);
-    s->browser = qrt_store_agg_acc_col(db, row, 6);
-    s->country = qrt_store_agg_acc_col(db, row, 7);
-    s->city = qrt_store_agg_acc_col(db, row, 8);
+    agg_pre_fill(&c->latest[at], db, row);
     return APR_SUCCESS;
 }
 
+/* PostgreSQL: the previous visit in the account of each visitor's first visit of the
+ * batch (not a bot), sought in one statement (agg_seek_visitor_many; in an import's batch
+ * with the visits before it, agg_seek_visitor_recent_many); *out maps (visitor, account)
+ * to its agg_pre, for that first visit alone. */
 static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
                                  const qrt_visit_t *v, int n,
                                  const qrt_store_agg_held_t *held, apr_hash_t **out)
