@@ -723,7 +723,8 @@ typedef struct {
     apr_int64_t key[2];             /* visitor, account */
     apr_int64_t before;             /* the id of its first visit of the batch */
     agg_seek_row last;
-    int nr;                         /* imports: rows in recent; -1: none read or usable */
+    int listed;                     /* imports: recent was read */
+    int nr;                         /* its rows; -1: not usable */
     agg_seek_row *recent;           /* the visitor's latest visits before, latest first */
 } agg_pre;
 
@@ -744,26 +745,33 @@ static apr_status_t agg_pre_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* A row of agg_seek_visitor_recent_many: one of visitor at's latest visits. The rows
+ * are gathered first, then handed out (most visitors have one or two, few eight). */
+typedef struct {
+    int at;
+    agg_seek_row r;
+} agg_recent_of;
+
 typedef struct {
     agg_pre *pre;
     int m;
+    apr_array_header_t *rows;       /* of agg_recent_of */
 } agg_pre_recent_ctx;
 
-/* A row of agg_seek_visitor_recent_many: one of a visitor's latest visits. */
 static apr_status_t agg_pre_recent_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_pre_recent_ctx *c = ctx;
     apr_int64_t at = qrt_db_int(db, row, 0, -1);
-    agg_pre *x;
+    agg_recent_of *x;
 
     if (at < 0 || at >= c->m) {
         db->error = "agg_seek_visitor_recent_many: a row of no visitor";
         return APR_EGENERAL;
     }
-    x = &c->pre[at];
-    if (x->nr < AGG_RECENT) {
-        agg_pre_fill(&x->recent[x->nr++], db, row);
-    }
+    x = apr_array_push(c->rows);
+    x->at = (int)at;
+    agg_pre_fill(&x->r, db, row);
+    c->pre[at].nr++;
     return APR_SUCCESS;
 }
 
@@ -858,16 +866,32 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     else if (rv == APR_SUCCESS && n >= AGG_RECENT_BATCH_MIN) {
         /* an import's batch: each visitor's few latest visits, which answer most of the
          * seeks agg_prefetch_seeks would make (agg_guess_tell) */
-        agg_pre_recent_ctx c = { pre, m };
+        agg_pre_recent_ctx c = { pre, m, apr_array_make(p, m > 0 ? m : 1,
+                                                        sizeof(agg_recent_of)) };
+        agg_seek_row *flat;
+        apr_size_t at = 0;
 
-        for (i = 0; i < m; i++) {
-            pre[i].recent = apr_palloc(p, AGG_RECENT * sizeof(*pre[i].recent));
-        }
         rv = qrt_db_each_rows(db, p, SQL_agg_seek_visitor_recent, "lll", args, m,
                               agg_pre_recent_row, &c);
+        flat = apr_palloc(p, (apr_size_t)(c.rows->nelts > 0 ? c.rows->nelts : 1)
+                             * sizeof(*flat));
+        for (i = 0; i < m; i++) {
+            pre[i].listed = 1;
+            pre[i].recent = flat + at;
+            at += (apr_size_t)pre[i].nr;
+            pre[i].nr = 0;
+        }
+        for (i = 0; i < c.rows->nelts && rv == APR_SUCCESS; i++) {
+            const agg_recent_of *x = &APR_ARRAY_IDX(c.rows, i, agg_recent_of);
+
+            pre[x->at].recent[pre[x->at].nr++] = x->r;
+        }
         for (i = 0; i < m && rv == APR_SUCCESS; i++) {
             qsort(pre[i].recent, (apr_size_t)pre[i].nr, sizeof(*pre[i].recent),
                   agg_recent_cmp);
+            if (pre[i].nr > AGG_RECENT) {
+                pre[i].nr = AGG_RECENT;     /* (the statement reads no more) */
+            }
             if (pre[i].nr > 0) {
                 pre[i].last = pre[i].recent[0];
             }
@@ -879,7 +903,7 @@ static apr_status_t agg_prefetch(qrt_db_t *db, apr_pool_t *p, apr_hash_t *trk,
     for (i = 0; i < m && rv == APR_SUCCESS; i++) {
         rv = agg_seek_account(db, p, trk, pre[i].key[0], pre[i].key[1], pre[i].before,
                               &pre[i].last);
-        if (!pre[i].recent
+        if (!pre[i].listed
             || (pre[i].nr > 0 && (!pre[i].last.has || pre[i].last.id != pre[i].recent[0].id))) {
             pre[i].nr = -1;         /* (none read, or sought again in the account) */
         }
