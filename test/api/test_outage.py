@@ -21,7 +21,7 @@ import conftest
 from lib import pg as pglib
 from conftest import Api, BACKEND, Server, started
 from lib.wait import wait_until
-from lib.server import qrtrack_status
+from lib.server import qrtrack_status, snapshot_codes
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -31,12 +31,6 @@ UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.1
 pgsql_only = pytest.mark.skipif(
     BACKEND != "pgsql", reason="stops and starts a PostgreSQL cluster of its own: runs in "
     "the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
-
-
-def snapshot_codes(srv):
-    p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
-                        "SELECT code FROM codes"], capture_output=True, text=True)
-    return set(p.stdout.split())
 
 
 class Scanner:

@@ -277,3 +277,11 @@ def qrtrack_status(srv):
     has it): {"QRTrackSpoolVisits": "0", ...}."""
     r = requests.get(srv.base + "/server-status?auto", timeout=10)
     return dict(l.split(": ", 1) for l in r.text.splitlines() if l.startswith("QRTrack"))
+
+
+def snapshot_codes(srv):
+    """The codes in the node's snapshot (qrtrack-snapshot.db beside its state), which
+    scans answer from while the database cannot be reached."""
+    p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
+                        "SELECT code FROM codes"], capture_output=True, text=True)
+    return set(p.stdout.split())
