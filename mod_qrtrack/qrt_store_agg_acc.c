@@ -145,14 +145,9 @@ void qrt_store_agg_acc_trk_put(qrt_db_t *db, apr_pool_t *p, apr_hash_t *cache,
 
 /* ---- the accumulator: changes merged before they are written ------------- */
 
-/* The accumulators' hash of their fixed-size keys (integers and interned string
- * pointers, zero-padded): 8 bytes a step. APR's default takes one byte a step,
- * many instructions for these 40-byte keys, on every visit of an import. */
-static apr_hash_t *acc_hash_make(apr_pool_t *p)
-{
-    return qrt_hash_make(p);
-}
-
+/* The accumulators' tables are keyed by fixed-size keys (integers and interned string
+ * pointers, zero-padded): qrt_hash_make hashes them 8 bytes a step, where APR's default
+ * takes many instructions for these 40-byte keys on every visit of an import. */
 qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
 {
     qrt_store_agg_acc_t *a = apr_pcalloc(p, sizeof(*a));
@@ -161,10 +156,10 @@ qrt_store_agg_acc_t *qrt_store_agg_acc_make(qrt_db_t *db, apr_pool_t *p)
     a->p = p;
     apr_pool_create(&a->lp, p);
     a->strs = apr_hash_make(p);
-    a->cnt = acc_hash_make(p);
-    a->day = acc_hash_make(p);
-    a->lnk = acc_hash_make(a->lp);
-    a->gap = acc_hash_make(a->lp);
+    a->cnt = qrt_hash_make(p);
+    a->day = qrt_hash_make(p);
+    a->lnk = qrt_hash_make(a->lp);
+    a->gap = qrt_hash_make(a->lp);
     a->stale = apr_hash_make(p);
     return a;
 }
@@ -704,8 +699,8 @@ apr_status_t qrt_store_agg_acc_flush_links(qrt_store_agg_acc_t *a)
     }
     apr_pool_destroy(p);
     apr_pool_clear(a->lp);
-    a->lnk = acc_hash_make(a->lp);
-    a->gap = acc_hash_make(a->lp);
+    a->lnk = qrt_hash_make(a->lp);
+    a->gap = qrt_hash_make(a->lp);
     a->nlinks = 0;
     return rv;
 }
