@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 61: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 60: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -34,14 +34,6 @@ INSERT INTO visit_dict_counts (tracker_id, d, id, n) SELECT tracker_id, d, id, C
 ; END IF
 ; RETURN NULL
 ; END $$;
-
-CREATE FUNCTION qrt_visit_keys(t bigint, u bigint, g bigint, r bigint, a bigint) RETURNS bigint[]
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT array_remove(ARRAY[(t << 34) # (u << 3) # 1, (t << 34) # (g << 3) # 2, (t << 34) # (r << 3) # 3, (a << 3) # 4], NULL) $$;
-
-CREATE FUNCTION qrt_visit_keys_of(t bigint, d integer, ids bigint[]) RETURNS bigint[]
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT ARRAY(SELECT CASE WHEN d = 4 THEN (x << 3) # 4 ELSE (t << 34) # (x << 3) # d END FROM unnest(ids) AS x) $$;
 
 CREATE FUNCTION qrt_visitor_bigint(v bigint) RETURNS bigint
     LANGUAGE sql IMMUTABLE
@@ -776,15 +768,21 @@ CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts USING btree (d, id);
 
 CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id IS NOT NULL);
 
+CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
+
 CREATE INDEX visits_dest ON visit_rows USING btree (visit_start) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id) WHERE (ip_id IS NOT NULL);
 
-CREATE INDEX visits_keys ON visit_rows USING gin (qrt_visit_keys((tracker_id)::bigint, ua_id, place_id, ref_id, ip_id));
+CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id);
+
+CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id) WHERE (ref_id IS NOT NULL);
 
 CREATE INDEX visits_start_brin ON visit_rows USING brin (visit_start) WITH (pages_per_range='16', autosummarize='on');
 
 CREATE INDEX visits_tracker_time ON visit_rows USING btree (tracker_id, visit_start, id);
+
+CREATE INDEX visits_ua ON visit_rows USING btree (tracker_id, ua_id);
 
 CREATE INDEX visits_visitor_id ON visit_rows USING btree (visitor, visit_start, id) INCLUDE (tracker_id) WHERE (bot = 0);
 

@@ -122,9 +122,8 @@ UPDATE visit_rows
         NOT NULL OR u.device IS NOT NULL)))
 
 -- (PostgreSQL keeps no count in its dictionaries: visit_dict_counts, by its index on
--- (d, id), finds whether any visit still names a user agent or referer; the GIN index
--- visits_keys by an address entry's key (schema 61), an address; visits_by_dest, a
--- destination)
+-- (d, id), finds whether any visit still names a user agent or referer; the indexes
+-- visits_by_ip and visits_by_dest, an address or destination)
 
 -- name: purge_ua_del [pgsql]
 DELETE
@@ -147,8 +146,7 @@ DELETE
     FROM visit_ips
     WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
     FROM visit_rows v
-    WHERE qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) @>
-        ARRAY[(visit_ips.id << 3) # 4] AND v.ip_id = visit_ips.id)
+    WHERE v.ip_id = visit_ips.id)
 
 -- name: purge_dest_del [pgsql]
 DELETE

@@ -8,8 +8,7 @@
 -- Searches (_s: SQLite and PostgreSQL, _ci: PostgreSQL's case-insensitive columns) either
 -- walk the visits testing each on its own strings, or pick the matched visits through the
 -- indexes visits_ua, visits_place, visits_ref, visits_ip (tracker, then the dictionary's
--- id; PostgreSQL: the GIN index visits_keys by qrt_visit_keys_of, the columns tested too, and
--- visits_ip, schema 61). A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
+-- id). A visit found again from an index: by its key in SQLite's table (schema 11: WITHOUT
 -- ROWID, key (tracker_id, visit_start, id), which every index ends with), by its id in
 -- PostgreSQL's. SQLite gets the matched keys as a table (UNION: once each) and reads the
 -- rows by key: an IN list would draw it to walking the table in order. In the picks, the
@@ -431,24 +430,21 @@ SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
 -- (SQLite's forms read a JSON array: these are prepared here too, as arrays)
 -- name: visits_count_ua_s [pgsql]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_place_s [pgsql]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_ref_s [pgsql]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_ip_s [pgsql]
 SELECT COUNT(*)
@@ -460,19 +456,16 @@ SELECT COUNT(*)
 SELECT COUNT(*)
     FROM visit_rows v
     WHERE v.id IN (SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
     FROM visit_rows v
@@ -488,19 +481,16 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     FROM (SELECT v.*
     FROM visit_rows v
     WHERE v.id IN (SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
     FROM visit_rows v
@@ -516,19 +506,16 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
 SELECT COUNT(*)
     FROM visit_rows v
     WHERE v.id IN (SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
     FROM visit_rows v
@@ -544,19 +531,16 @@ SELECT v.id, v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 'click' ELS
     FROM (SELECT v.*
     FROM visit_rows v
     WHERE v.id IN (SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
+    FROM visit_rows v
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
     UNION ALL
     SELECT v.id
     FROM visit_rows v
@@ -715,24 +699,21 @@ UNION ALL
 
 -- name: visits_count_ua_ci [pgsql-only]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 1, q.ids) AND v.tracker_id = q.t AND v.ua_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_place_ci [pgsql-only]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 2, q.ids) AND v.tracker_id = q.t AND v.place_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_ref_ci [pgsql-only]
 SELECT COUNT(*)
-    FROM (SELECT CAST(%lld AS BIGINT) AS t, CAST(%s AS BIGINT[]) AS ids) q
-    JOIN visit_rows v ON qrt_visit_keys(v.tracker_id, v.ua_id, v.place_id, v.ref_id, v.ip_id) &&
-        qrt_visit_keys_of(q.t, 3, q.ids) AND v.tracker_id = q.t AND v.ref_id = ANY (q.ids)
-    WHERE v.visit_start >= %lld AND v.visit_start <= %lld
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[])) AND visit_start >= %lld AND
+        visit_start <= %lld
 
 -- name: visits_count_ip_ci [pgsql-only]
 SELECT COUNT(*)

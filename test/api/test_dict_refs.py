@@ -145,8 +145,7 @@ def test_a_postgresql_upgrade_drops_the_sweeps_reverse_indexes():
         assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= 39
         names = set(srv.sql("SELECT indexname FROM pg_indexes WHERE indexname LIKE "
                             "'visit%%by%%'").split())
-        # (visits_by_ip goes at schema 61: the sweep finds an address by visits_keys)
-        assert names == {"visits_by_dest", "visit_dict_counts_by_id"}, names
+        assert names == {"visits_by_ip", "visits_by_dest", "visit_dict_counts_by_id"}, names
         check_counts(srv)
         assert strings(srv) == 5
         # half the scans made old: only the strings no younger visit names go

@@ -78,7 +78,7 @@ def test_a_postgresql_upgrade_narrows_the_ids_and_keeps_every_answer():
             before = answers(a, tids)
             narrow, indexed = types(srv), indexes(srv)
             # every index of visit_rows made again, those of earlier migrations included
-            assert {"visit_rows_pkey", "visits_tracker_time", "visits_keys",
+            assert {"visit_rows_pkey", "visits_tracker_time", "visits_ua",
                     "visits_dest"} <= indexed, indexed
             assert set(narrow.values()) == {"int8", "int4", "int2", "varchar"}
             assert narrow["visit_rows.tracker_id"] == narrow["agg_cnt.bucket"] == "int4"
