@@ -279,10 +279,10 @@ typedef struct {
     apr_hash_t *sets;               /* tag report: tracker id -> the set of its tags */
     apr_int64_t s, e;
     apr_array_header_t *fixed;      /* apr_uint32_t: the groups of a block's every visit */
-    apr_uint32_t *map;              /* a block's string index -> group (0: not yet) */
+    apr_uint32_t *map;              /* a block's entry -> group (0: not yet) */
     apr_size_t mapcap;
-    apr_uint32_t *idkey, *idval;    /* a string's number (qrt_strid.h) -> its group */
-    apr_size_t idslots, ids;
+    apr_uint32_t *bynum;            /* a string's number (qrt_strid.h) -> its group */
+    apr_size_t numcap;
     apr_int64_t last_day;
     apr_uint32_t last_group;
     int over;                       /* the groups passed their bound: visits only seen */
@@ -295,46 +295,36 @@ static apr_uint32_t report_lv_group(report_lv *c, const char *key)
     return qrt_vgroups_group(c->g, key, strlen(key));
 }
 
-/* The group of a block's string si: by its number, else by its text (and its number
- * noted); 0 without memory. */
-static apr_uint32_t report_lv_str(report_lv *c, const qrt_vcols_t *v, apr_uint32_t si)
+/* The group of entry e of a block's column col: by its string's number, else by its
+ * text; 0 without memory (or for a number the process did not give). */
+static apr_uint32_t report_lv_ent(report_lv *c, const qrt_vcols_t *v, int col, apr_uint32_t e)
 {
-    apr_uint32_t id = v->strid[si], grp;
-    apr_size_t j;
+    const char *text = qrt_vcols_text(v, col, e);
+    apr_uint32_t id = qrt_vcols_num(v, col, e), grp;
+    qrt_strid_t *ids = qrt_store_agg_blob_strid();
 
-    if (id && c->idslots) {
-        for (j = id & (c->idslots - 1); c->idkey[j]; j = (j + 1) & (c->idslots - 1)) {
-            if (c->idkey[j] == id) {
-                return c->idval[j];
-            }
-        }
+    if (text) {
+        return report_lv_group(c, text);
     }
-    if (!(grp = report_lv_group(c, qrt_vcols_str(v, si))) || !id) {
-        return grp;
+    if (id < c->numcap && c->bynum[id]) {
+        return c->bynum[id];
     }
-    if ((c->ids + 1) * 2 > c->idslots) {
-        /* twice the slots, the numbers placed again */
-        apr_size_t n = c->idslots ? c->idslots * 2 : 256, k;
-        apr_uint32_t *key = apr_pcalloc(c->p, n * sizeof(*key));
-        apr_uint32_t *val = apr_palloc(c->p, n * sizeof(*val));
+    if (!ids || !(text = qrt_strid_str(ids, id, c->p))
+        || !(grp = report_lv_group(c, text))) {
+        return 0;
+    }
+    if (id >= c->numcap) {
+        /* (numbers are given from 1 up: the table grows to twice the largest seen) */
+        apr_size_t n = (apr_size_t)id * 2 + 64;
+        apr_uint32_t *more = apr_pcalloc(c->p, n * sizeof(*more));
 
-        for (k = 0; k < c->idslots; k++) {
-            if (c->idkey[k]) {
-                for (j = c->idkey[k] & (n - 1); key[j]; j = (j + 1) & (n - 1)) {
-                }
-                key[j] = c->idkey[k];
-                val[j] = c->idval[k];
-            }
+        if (c->numcap) {
+            memcpy(more, c->bynum, c->numcap * sizeof(*more));
         }
-        c->idkey = key;
-        c->idval = val;
-        c->idslots = n;
+        c->bynum = more;
+        c->numcap = n;
     }
-    for (j = id & (c->idslots - 1); c->idkey[j]; j = (j + 1) & (c->idslots - 1)) {
-    }
-    c->idkey[j] = id;
-    c->idval[j] = grp;
-    c->ids++;
+    c->bynum[id] = grp;
     return grp;
 }
 
@@ -367,9 +357,9 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
 {
     report_lv *c = ctx;
     const qrt_report_tracker_t *t = apr_hash_get(c->trackers, &tracker_id, sizeof(tracker_id));
-    const apr_uint32_t *col = NULL, *fixed;
+    const apr_uint32_t *fixed;
     apr_size_t k;
-    int i, nfixed;
+    int i, nfixed, col = -1;
 
     if (!t) {
         return APR_SUCCESS;
@@ -412,20 +402,19 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     case QRT_REPORT_DATE:
         break;
     case QRT_REPORT_BROWSER:
-        col = v->browser;
+        col = QRT_VCOLS_BROWSER;
         break;
     case QRT_REPORT_CITY:
-        col = v->city;
+        col = QRT_VCOLS_CITY;
         break;
     case QRT_REPORT_COUNTRY:
-        col = v->country;
+        col = QRT_VCOLS_COUNTRY;
         break;
     default:
         APR_ARRAY_PUSH(c->fixed, apr_uint32_t) = report_lv_group(c, "");
         break;
     }
-    if (!col && v->n && (c->type == QRT_REPORT_BROWSER || c->type == QRT_REPORT_CITY
-                         || c->type == QRT_REPORT_COUNTRY)) {
+    if (col >= 0 && !v->nent[col] && v->n) {
         return APR_EINVAL;          /* (a block of no strings: never handed to these) */
     }
     fixed = (const apr_uint32_t *)(void *)c->fixed->elts;
@@ -437,20 +426,22 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     }
     if (c->over) {
         for (k = 0; k < v->n; k++) {
-            c->seen += v->t[k] >= c->s && v->t[k] <= c->e;
+            apr_int64_t when = qrt_vcols_time(v, k);
+
+            c->seen += when >= c->s && when <= c->e;
         }
         return APR_SUCCESS;
     }
-    if (col) {
-        if (c->mapcap < v->nstr) {
-            c->mapcap = v->nstr * 2;
+    if (col >= 0) {
+        if (c->mapcap < v->nent[col]) {
+            c->mapcap = (apr_size_t)v->nent[col] * 2;
             c->map = apr_palloc(c->p, c->mapcap * sizeof(*c->map));
         }
-        memset(c->map, 0, v->nstr * sizeof(*c->map));
+        memset(c->map, 0, v->nent[col] * sizeof(*c->map));
     }
     /* Runs of the visits in [s, e] (of one local day, by date), each counted at once. */
     for (k = 0; k < v->n;) {
-        apr_int64_t when = v->t[k], lo = c->s, hi = c->e;
+        apr_int64_t when = qrt_vcols_time(v, k), lo = c->s, hi = c->e;
         apr_size_t j;
 
         if (when < c->s || when > c->e) {
@@ -471,21 +462,21 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             }
             report_lv_day(day, c->offset, &lo, &hi);
         }
-        for (j = k + 1; j < v->n && v->t[j] >= lo && v->t[j] <= hi; j++) {
+        for (j = k + 1; j < v->n && qrt_vcols_time(v, j) >= lo && qrt_vcols_time(v, j) <= hi;
+             j++) {
         }
         c->seen += j - k;
-        if (col) {
+        if (col >= 0) {
             apr_uint32_t grp[256];
             apr_size_t m = 0, q;
 
             for (q = k; q < j; q++) {
-                apr_uint32_t si = col[q];
+                apr_uint32_t x = qrt_vcols_idx(v, col, q);
 
-                if (si >= v->nstr) {
+                if (x >= v->nent[col]) {
                     return APR_EINVAL;
                 }
-                if (!(grp[m] = c->map[si])
-                    && !(grp[m] = c->map[si] = report_lv_str(c, v, si))) {
+                if (!(grp[m] = c->map[x]) && !(grp[m] = c->map[x] = report_lv_ent(c, v, col, x))) {
                     return APR_EAGAIN;
                 }
                 if (++m == 256 || q + 1 == j) {
@@ -539,8 +530,8 @@ static apr_status_t report_lv_share(qrt_report_scope_t *sc, report_lv *c, apr_in
     apr_pool_create(&c->p, p);
     c->sets = apr_hash_make(c->p);
     c->fixed = apr_array_make(c->p, 8, sizeof(apr_uint32_t));
-    c->map = c->idkey = c->idval = NULL;
-    c->mapcap = c->idslots = c->ids = 0;
+    c->map = c->bynum = NULL;
+    c->mapcap = c->numcap = 0;
     c->last_group = 0;
     c->last_day = 0;
     c->over = 0;

@@ -1,6 +1,7 @@
 /* qrt_strid: a number for each string a process has seen (see qrt_strid.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <apr_strings.h>
 #include <apr_thread_mutex.h>
 
 #include "qrt_strid.h"
@@ -19,6 +20,8 @@ struct qrt_strid_t {
     apr_size_t nslots;
     char *arena;                    /* the strings, each NUL-terminated */
     apr_size_t used, cap;
+    apr_size_t *offs;               /* [id]: where string id lies in the arena */
+    apr_size_t offcap;
     apr_uint32_t count, max_ids;
     apr_size_t max_bytes;
 };
@@ -40,8 +43,10 @@ static apr_status_t sid_free(void *data)
 
     free(t->slots);
     free(t->arena);
+    free(t->offs);
     t->slots = NULL;
     t->arena = NULL;
+    t->offs = NULL;
     return APR_SUCCESS;
 }
 
@@ -117,6 +122,16 @@ static apr_uint32_t sid_get(qrt_strid_t *t, const char *s, apr_size_t n)
         t->arena = more;
         t->cap = cap;
     }
+    if (t->count + 2 > t->offcap) {
+        apr_size_t cap = t->offcap ? t->offcap * 2 : 256;
+        apr_size_t *more = realloc(t->offs, cap * sizeof(*more));
+
+        if (!more) {
+            return 0;
+        }
+        t->offs = more;
+        t->offcap = cap;
+    }
     for (j = (apr_size_t)h & (t->nslots - 1); t->slots[j].id; j = (j + 1) & (t->nslots - 1)) {
     }
     memcpy(t->arena + t->used, s, n);
@@ -124,6 +139,7 @@ static apr_uint32_t sid_get(qrt_strid_t *t, const char *s, apr_size_t n)
     t->slots[j].hash = h;
     t->slots[j].off = t->used;
     t->slots[j].id = ++t->count;
+    t->offs[t->count] = t->used;
     t->used += n + 1;
     return t->count;
 }
@@ -156,4 +172,20 @@ apr_uint32_t qrt_strid_count(qrt_strid_t *t)
     apr_thread_mutex_unlock(t->lock);
 #endif
     return n;
+}
+
+const char *qrt_strid_str(qrt_strid_t *t, apr_uint32_t id, apr_pool_t *p)
+{
+    const char *s = NULL;
+
+#if APR_HAS_THREADS
+    apr_thread_mutex_lock(t->lock);
+#endif
+    if (id && id <= t->count) {
+        s = apr_pstrdup(p, t->arena + t->offs[id]);
+    }
+#if APR_HAS_THREADS
+    apr_thread_mutex_unlock(t->lock);
+#endif
+    return s;
 }

@@ -7,7 +7,8 @@
  * once when it is made, and a report finds a number's group in a table of numbers.
  * Numbers are never reused while the table lives; once it holds max_ids strings or
  * max_bytes of them it hands out 0 ("none": the report looks that string up by its
- * text). Thread-safe. Unit-tested in test/unit/test_strid.c. */
+ * text). A block may then hold a string's number alone, and a report read the string
+ * back by its number. Thread-safe. Unit-tested in test/unit/test_strid.c. */
 #ifndef QRT_STRID_H
 #define QRT_STRID_H
 
@@ -22,6 +23,8 @@ qrt_strid_t *qrt_strid_make(apr_pool_t *p, apr_uint32_t max_ids, apr_size_t max_
  * without memory. */
 void qrt_strid_get_many(qrt_strid_t *t, const char *const *s, apr_size_t n,
                         apr_uint32_t *ids);
+/* The string numbered id, copied into p; NULL for a number not given out. */
+const char *qrt_strid_str(qrt_strid_t *t, apr_uint32_t id, apr_pool_t *p);
 /* The strings numbered so far. */
 apr_uint32_t qrt_strid_count(qrt_strid_t *t);
 

@@ -6,40 +6,47 @@
 
 #include "qrt_vcols.h"
 
-#define VC_MAGIC 0x32435651u        /* "QVC2" */
-#define VC_HEAD 16
+#define VC_MAGIC 0x33435651u        /* "QVC3" */
+#define VC_HEAD 40
+#define VC_WIDE 1u                  /* times as int64 */
+
+/* A column being built: its entries' strings, and each visit's entry. */
+typedef struct {
+    apr_array_header_t *strs;       /* const char *, by entry */
+    apr_hash_t *index;              /* string -> entry + 1 */
+    apr_array_header_t *idx;        /* apr_uint32_t, a visit */
+    const char *last;               /* the previous visit's string, and its entry */
+    apr_uint32_t last_i;
+} vc_col;
 
 struct qrt_vcols_builder_t {
     apr_pool_t *p;
-    apr_array_header_t *t, *visitor, *b, *y, *c, *click;
-    apr_array_header_t *strs;       /* const char *, by index */
-    apr_hash_t *index;              /* string -> index + 1 */
-    apr_size_t strbytes;
-    const char *last[3];            /* the previous visit's strings and their indexes */
-    apr_uint32_t last_i[3];
-    qrt_strid_t *ids;               /* the strings' numbers (NULL: none, all 0) */
-    int bare;                       /* no strings: no string columns either */
+    apr_array_header_t *t, *visitor, *click;
+    vc_col col[QRT_VCOLS_COLS];
+    qrt_strid_t *ids;               /* the strings' numbers (NULL: none, texts all) */
+    int bare;                       /* no strings: no columns either */
 };
 
 qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p)
 {
     qrt_vcols_builder_t *b = apr_pcalloc(p, sizeof(*b));
+    int c;
 
     b->p = p;
     b->t = apr_array_make(p, 64, sizeof(apr_int64_t));
     b->visitor = apr_array_make(p, 64, sizeof(apr_int64_t));
-    b->b = apr_array_make(p, 64, sizeof(apr_uint32_t));
-    b->y = apr_array_make(p, 64, sizeof(apr_uint32_t));
-    b->c = apr_array_make(p, 64, sizeof(apr_uint32_t));
     b->click = apr_array_make(p, 64, 1);
-    b->strs = apr_array_make(p, 16, sizeof(const char *));
-    b->index = apr_hash_make(p);
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        b->col[c].strs = apr_array_make(p, 16, sizeof(const char *));
+        b->col[c].index = apr_hash_make(p);
+        b->col[c].idx = apr_array_make(p, 64, sizeof(apr_uint32_t));
+    }
     return b;
 }
 
-/* The index of s in the block's strings (added when new); col: which column's
- * previous string to try first (visits in a row often share them). */
-static apr_uint32_t vc_str(qrt_vcols_builder_t *b, int col, const char *s)
+/* Adds a visit's string s to column x (its entry made when new; visits in a row often
+ * share it). */
+static void vc_add_str(apr_pool_t *p, vc_col *x, const char *s)
 {
     apr_uintptr_t i;
     apr_size_t n;
@@ -47,22 +54,20 @@ static apr_uint32_t vc_str(qrt_vcols_builder_t *b, int col, const char *s)
     if (!s) {
         s = "";
     }
-    if (b->last[col] && !strcmp(b->last[col], s)) {
-        return b->last_i[col];
-    }
-    n = strlen(s);
-    i = (apr_uintptr_t)apr_hash_get(b->index, s, (apr_ssize_t)n);
-    if (!i) {
-        char *copy = apr_pstrmemdup(b->p, s, n);
+    if (!x->last || strcmp(x->last, s)) {
+        n = strlen(s);
+        i = (apr_uintptr_t)apr_hash_get(x->index, s, (apr_ssize_t)n);
+        if (!i) {
+            char *copy = apr_pstrmemdup(p, s, n);
 
-        APR_ARRAY_PUSH(b->strs, const char *) = copy;
-        b->strbytes += n + 1;
-        i = (apr_uintptr_t)b->strs->nelts;
-        apr_hash_set(b->index, copy, (apr_ssize_t)n, (void *)i);
+            APR_ARRAY_PUSH(x->strs, const char *) = copy;
+            i = (apr_uintptr_t)x->strs->nelts;
+            apr_hash_set(x->index, copy, (apr_ssize_t)n, (void *)i);
+        }
+        x->last = APR_ARRAY_IDX(x->strs, (int)i - 1, const char *);
+        x->last_i = (apr_uint32_t)(i - 1);
     }
-    b->last[col] = APR_ARRAY_IDX(b->strs, (int)i - 1, const char *);
-    b->last_i[col] = (apr_uint32_t)(i - 1);
-    return b->last_i[col];
+    APR_ARRAY_PUSH(x->idx, apr_uint32_t) = x->last_i;
 }
 
 void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t visitor,
@@ -71,9 +76,9 @@ void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t
     APR_ARRAY_PUSH(b->t, apr_int64_t) = t;
     APR_ARRAY_PUSH(b->visitor, apr_int64_t) = visitor;
     if (!b->bare) {
-        APR_ARRAY_PUSH(b->b, apr_uint32_t) = vc_str(b, 0, browser);
-        APR_ARRAY_PUSH(b->y, apr_uint32_t) = vc_str(b, 1, country);
-        APR_ARRAY_PUSH(b->c, apr_uint32_t) = vc_str(b, 2, city);
+        vc_add_str(b->p, &b->col[QRT_VCOLS_BROWSER], browser);
+        vc_add_str(b->p, &b->col[QRT_VCOLS_COUNTRY], country);
+        vc_add_str(b->p, &b->col[QRT_VCOLS_CITY], city);
     }
     APR_ARRAY_PUSH(b->click, unsigned char) = click ? 1 : 0;
 }
@@ -95,110 +100,197 @@ apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b)
     return (apr_size_t)b->t->nelts;
 }
 
-/* The block's length for n visits, nstr strings of strbytes bytes (none: no string
- * columns). */
-static apr_size_t vc_size(apr_size_t n, apr_size_t nstr, apr_size_t strbytes)
+/* The bytes of an index into a column of nent entries (0: none). */
+static unsigned vc_width(apr_size_t nent)
 {
-    apr_size_t size = VC_HEAD + 16 * n + (nstr ? 12 * n : 0) + 8 * nstr + n + strbytes;
+    return !nent ? 0 : nent <= 256 ? 1 : nent <= 65536 ? 2 : 4;
+}
 
-    return (size + 7) & ~(apr_size_t)7;
+/* The block's layout for n visits, each column's entries nent and strbytes bytes of
+ * texts: each part's offset, and the length. */
+typedef struct {
+    apr_size_t visitor, t, idx[QRT_VCOLS_COLS], ent, click, strs, size;
+} vc_layout;
+
+static void vc_lay(vc_layout *l, apr_size_t n, const apr_size_t *nent, apr_size_t strbytes,
+                   apr_uint32_t flags)
+{
+    apr_size_t at, ents = 0;
+    int c;
+
+    l->visitor = VC_HEAD;
+    l->t = l->visitor + 8 * n;
+    at = l->t + ((flags & VC_WIDE) ? 8 : 4) * n;
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        l->idx[c] = at;
+        at += vc_width(nent[c]) * n;
+        ents += nent[c];
+    }
+    l->ent = (at + 3) & ~(apr_size_t)3;
+    l->click = l->ent + 4 * ents;
+    l->strs = l->click + n;
+    l->size = (l->strs + strbytes + 7) & ~(apr_size_t)7;
 }
 
 const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
 {
-    apr_size_t n = (apr_size_t)b->t->nelts, nstr = (apr_size_t)b->strs->nelts, i;
-    apr_size_t size = vc_size(n, nstr, b->strbytes), off = 0;
-    /* (apr_palloc's memory is 8-byte aligned) */
-    char *out = apr_pcalloc(b->p, size), *q = out;
-    apr_uint32_t head[4];
-    apr_uint32_t *stroff, *strid;
+    apr_size_t n = (apr_size_t)b->t->nelts, i, nent[QRT_VCOLS_COLS], all = 0, strbytes = 0;
+    const apr_int64_t *t = (const apr_int64_t *)(void *)b->t->elts;
+    apr_int64_t lo = n ? t[0] : 0, hi = lo;
+    apr_uint32_t head[8], flags = 0, *ids = NULL, *ent;
+    const char **strs = NULL;
+    vc_layout l;
+    char *out, *text;
+    int c;
 
+    for (i = 1; i < n; i++) {
+        lo = t[i] < lo ? t[i] : lo;
+        hi = t[i] > hi ? t[i] : hi;
+    }
+    /* (in unsigned arithmetic: the span of two int64 may not fit one) */
+    if ((apr_uint64_t)hi - (apr_uint64_t)lo > APR_UINT64_C(0xFFFFFFFF)) {
+        flags |= VC_WIDE;
+    }
+    /* every column's strings in turn, numbered at once; the texts of those without */
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        nent[c] = (apr_size_t)b->col[c].strs->nelts;
+        all += nent[c];
+    }
+    if (all) {
+        strs = apr_palloc(b->p, all * sizeof(*strs));
+        ids = apr_pcalloc(b->p, all * sizeof(*ids));
+        for (c = 0, i = 0; c < QRT_VCOLS_COLS; i += nent[c++]) {
+            memcpy(strs + i, b->col[c].strs->elts, nent[c] * sizeof(*strs));
+        }
+        if (b->ids) {
+            qrt_strid_get_many(b->ids, strs, all, ids);
+        }
+        for (i = 0; i < all; i++) {
+            strbytes += ids[i] ? 0 : strlen(strs[i]) + 1;
+        }
+    }
+    vc_lay(&l, n, nent, strbytes, flags);
+    /* (apr_palloc's memory is 8-byte aligned) */
+    out = apr_pcalloc(b->p, l.size);
     head[0] = VC_MAGIC;
     head[1] = (apr_uint32_t)n;
-    head[2] = (apr_uint32_t)nstr;
-    head[3] = (apr_uint32_t)b->strbytes;
-    memcpy(q, head, VC_HEAD);
-    q += VC_HEAD;
-    memcpy(q, b->t->elts, 8 * n);
-    q += 8 * n;
-    memcpy(q, b->visitor->elts, 8 * n);
-    q += 8 * n;
-    if (nstr) {
-        memcpy(q, b->b->elts, 4 * n);
-        q += 4 * n;
-        memcpy(q, b->y->elts, 4 * n);
-        q += 4 * n;
-        memcpy(q, b->c->elts, 4 * n);
-        q += 4 * n;
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        head[2 + c] = (apr_uint32_t)nent[c];
     }
-    stroff = (apr_uint32_t *)(void *)q;
-    q += 4 * nstr;
-    strid = (apr_uint32_t *)(void *)q;
-    if (b->ids && nstr) {
-        qrt_strid_get_many(b->ids, (const char *const *)(void *)b->strs->elts, nstr, strid);
+    head[5] = (apr_uint32_t)strbytes;
+    head[6] = flags;
+    head[7] = 0;
+    memcpy(out, head, sizeof(head));
+    memcpy(out + sizeof(head), &lo, sizeof(lo));
+    memcpy(out + l.visitor, b->visitor->elts, 8 * n);
+    if (flags & VC_WIDE) {
+        memcpy(out + l.t, t, 8 * n);
     }
-    q += 4 * nstr;
-    memcpy(q, b->click->elts, n);
-    q += n;
-    for (i = 0; i < nstr; i++) {
-        const char *s = APR_ARRAY_IDX(b->strs, (int)i, const char *);
-        apr_size_t sl = strlen(s) + 1;
+    else {
+        apr_uint32_t *to = (apr_uint32_t *)(void *)(out + l.t);
 
-        stroff[i] = (apr_uint32_t)off;
-        memcpy(q + off, s, sl);
-        off += sl;
+        for (i = 0; i < n; i++) {
+            to[i] = (apr_uint32_t)((apr_uint64_t)t[i] - (apr_uint64_t)lo);
+        }
     }
-    *len = size;
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        const apr_uint32_t *from = (const apr_uint32_t *)(void *)b->col[c].idx->elts;
+        char *to = out + l.idx[c];
+
+        switch (vc_width(nent[c])) {
+        case 1:
+            for (i = 0; i < n; i++) {
+                ((unsigned char *)to)[i] = (unsigned char)from[i];
+            }
+            break;
+        case 2:
+            for (i = 0; i < n; i++) {
+                ((apr_uint16_t *)(void *)to)[i] = (apr_uint16_t)from[i];
+            }
+            break;
+        case 4:
+            memcpy(to, from, 4 * n);
+            break;
+        }
+    }
+    ent = (apr_uint32_t *)(void *)(out + l.ent);
+    text = out + l.strs;
+    for (i = 0; i < all; i++) {
+        if (ids[i]) {
+            ent[i] = ids[i];
+        }
+        else {
+            apr_size_t sl = strlen(strs[i]) + 1;
+
+            ent[i] = QRT_VCOLS_TEXT | (apr_uint32_t)(text - (out + l.strs));
+            memcpy(text, strs[i], sl);
+            text += sl;
+        }
+    }
+    memcpy(out + l.click, b->click->elts, n);
+    *len = l.size;
     return out;
 }
 
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
 {
-    apr_uint32_t head[4], i;
-    apr_size_t n, nstr, strbytes;
-    const char *q = data;
+    apr_uint32_t head[8];
+    apr_size_t n, nent[QRT_VCOLS_COLS], strbytes, i, e;
+    vc_layout l;
+    int c;
 
     memset(v, 0, sizeof(*v));
     if (!data || len < VC_HEAD || ((apr_uintptr_t)data & 7)) {
         return APR_EINVAL;
     }
-    memcpy(head, data, VC_HEAD);
+    memcpy(head, data, sizeof(head));
     n = head[1];
-    nstr = head[2];
-    strbytes = head[3];
-    if (head[0] != VC_MAGIC || n > len || nstr > len || strbytes > len
-        || vc_size(n, nstr, strbytes) != len || (nstr == 0 && strbytes)) {
+    strbytes = head[5];
+    if (head[0] != VC_MAGIC || n > len || strbytes > len || (head[6] & ~VC_WIDE) || head[7]) {
         return APR_EINVAL;
     }
-    q += VC_HEAD;
-    v->n = n;
-    v->nstr = (apr_uint32_t)nstr;
-    v->t = (const apr_int64_t *)(const void *)q;
-    q += 8 * n;
-    v->visitor = (const apr_int64_t *)(const void *)q;
-    q += 8 * n;
-    if (nstr) {
-        v->browser = (const apr_uint32_t *)(const void *)q;
-        q += 4 * n;
-        v->country = (const apr_uint32_t *)(const void *)q;
-        q += 4 * n;
-        v->city = (const apr_uint32_t *)(const void *)q;
-        q += 4 * n;
-    }
-    v->stroff = (const apr_uint32_t *)(const void *)q;
-    q += 4 * nstr;
-    v->strid = (const apr_uint32_t *)(const void *)q;
-    q += 4 * nstr;
-    v->click = (const unsigned char *)q;
-    q += n;
-    v->strs = q;
-    /* Every string inside the table and ended; every index a string. */
-    if (strbytes && q[strbytes - 1] != '\0') {
-        return APR_EINVAL;
-    }
-    for (i = 0; i < nstr; i++) {
-        if (v->stroff[i] >= strbytes) {
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        nent[c] = head[2 + c];
+        /* (every column has entries, or none has: a block of no strings) */
+        if (nent[c] > len || !nent[c] != !nent[0]) {
             return APR_EINVAL;
+        }
+    }
+    vc_lay(&l, n, nent, strbytes, head[6]);
+    if (l.size != len || (!nent[0] && strbytes)) {
+        return APR_EINVAL;
+    }
+    memcpy(&v->base, data + sizeof(head), sizeof(v->base));
+    v->n = n;
+    v->visitor = (const apr_int64_t *)(const void *)(data + l.visitor);
+    if (head[6] & VC_WIDE) {
+        v->t64 = (const apr_int64_t *)(const void *)(data + l.t);
+    }
+    else {
+        v->t32 = (const apr_uint32_t *)(const void *)(data + l.t);
+    }
+    for (c = 0, e = 0; c < QRT_VCOLS_COLS; e += nent[c++]) {
+        v->nent[c] = (apr_uint32_t)nent[c];
+        v->width[c] = vc_width(nent[c]);
+        v->idx[c] = nent[c] ? data + l.idx[c] : NULL;
+        v->ent[c] = (const apr_uint32_t *)(const void *)(data + l.ent) + e;
+    }
+    v->click = (const unsigned char *)(data + l.click);
+    v->strs = data + l.strs;
+    v->strbytes = strbytes;
+    /* The texts ended; every entry a number, or a text's start. */
+    if (strbytes && v->strs[strbytes - 1] != '\0') {
+        return APR_EINVAL;
+    }
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        for (i = 0; i < nent[c]; i++) {
+            apr_uint32_t x = v->ent[c][i];
+
+            if (!x || ((x & QRT_VCOLS_TEXT) && (x & ~QRT_VCOLS_TEXT) >= strbytes)
+                || ((x & QRT_VCOLS_TEXT) && (x & ~QRT_VCOLS_TEXT)
+                    && v->strs[(x & ~QRT_VCOLS_TEXT) - 1] != '\0')) {
+                return APR_EINVAL;
+            }
         }
     }
     return APR_SUCCESS;
@@ -207,12 +299,32 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
 apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
 {
     apr_size_t k;
+    int c;
 
     for (k = 0; k < v->n; k++) {
-        if ((v->nstr && (v->browser[k] >= v->nstr || v->country[k] >= v->nstr
-                         || v->city[k] >= v->nstr)) || v->click[k] > 1) {
+        if (v->click[k] > 1) {
             return APR_EINVAL;
+        }
+        for (c = 0; c < QRT_VCOLS_COLS && v->nent[c]; c++) {
+            if (qrt_vcols_idx(v, c, k) >= v->nent[c]) {
+                return APR_EINVAL;
+            }
         }
     }
     return APR_SUCCESS;
+}
+
+const char *qrt_vcols_string(const qrt_vcols_t *v, qrt_strid_t *ids, int col, apr_size_t k,
+                             apr_pool_t *p)
+{
+    apr_uint32_t e;
+    const char *s;
+
+    if (!v->nent[col] || k >= v->n || (e = qrt_vcols_idx(v, col, k)) >= v->nent[col]) {
+        return NULL;
+    }
+    if ((s = qrt_vcols_text(v, col, e))) {
+        return s;
+    }
+    return ids ? qrt_strid_str(ids, qrt_vcols_num(v, col, e), p) : NULL;
 }

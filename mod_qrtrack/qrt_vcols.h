@@ -4,16 +4,25 @@
  * A report over a list of trackers counts distinct visitors across them, which the
  * aggregates cannot give: it reads the listed trackers' visits in its window. Read
  * through SQL that costs a row a visit (some 250 ns on the 10M-visit bench database).
- * A block holds a tracker's visits of a sealed day as arrays (time, visitor, source
- * and the browser, country and city as indexes into the block's own strings), so that
- * qrt_aggcache keeps it under the day's seals and a later report walks it at a few
- * nanoseconds a visit. Blocks are made only by the builder below, in this process.
+ * A block holds a tracker's visits of a sealed day as arrays, so that qrt_aggcache
+ * keeps it under the day's seals and a later report walks it at a few nanoseconds a
+ * visit. Blocks are made only by the builder below, in this process.
  *
- * Layout (native byte order, 8-byte aligned): a header (magic, visits n, strings
- * nstr, string bytes), int64 times[n], int64 visitors[n], uint32 browser, country and
- * city indexes [n] each (none in a block of no strings), uint32 string offsets [nstr],
- * uint32 string numbers [nstr] (qrt_strid.h; 0: none), uint8 clicks [n], the strings
- * (each NUL-terminated), zero padding. Unit-tested in test/unit/test_vcols.c. */
+ * Small, so that a child's cache holds the blocks of long lists: a visit takes its
+ * visitor (8 bytes), its time as seconds from the block's first (4; 8 in a block whose
+ * visits lie 2^32 seconds apart or more), its source (1) and, but in a block of no
+ * strings, its browser, country and city as indexes into the block's entries of each
+ * column (1 byte each while a column has at most 256 entries, 2 up to 65,536, else 4).
+ * An entry is the string's number in the process (qrt_strid.h), so that the many blocks
+ * of a report share their strings; the block holds the text only of a string without a
+ * number (the table of numbers full).
+ *
+ * Layout (native byte order, 8-byte aligned): a header (magic, visits n, each column's
+ * entries, string bytes, flags, 0; the first time, int64), int64 visitors[n], times [n]
+ * (uint32, or int64 with the flag wide), each column's indexes [n] (padded to 4 bytes
+ * after the last), uint32 entries (each column's in turn: a number, or QRT_VCOLS_TEXT |
+ * the offset of its text), uint8 clicks [n], the texts (each NUL-terminated), zero
+ * padding. Unit-tested in test/unit/test_vcols.c. */
 #ifndef QRT_VCOLS_H
 #define QRT_VCOLS_H
 
@@ -29,37 +38,75 @@ qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p);
 void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t visitor,
                    const char *browser, const char *country, const char *city);
 /* A block of no strings (for the reports by date, type or tag): its visits' strings are
- * not kept, nor its string columns (nstr 0, browser, country and city NULL); before
- * the first add. */
+ * not kept, nor its columns' indexes (no entries); before the first add. */
 void qrt_vcols_builder_bare(qrt_vcols_builder_t *b);
-/* Numbers the block's strings in ids when it is made (else they are 0). */
+/* Numbers the block's strings in ids when it is made (else every entry is a text). */
 void qrt_vcols_builder_ids(qrt_vcols_builder_t *b, qrt_strid_t *ids);
 /* The visits added so far. */
 apr_size_t qrt_vcols_count(const qrt_vcols_builder_t *b);
 /* The block (in the builder's pool, 8-byte aligned), its length in *len. */
 const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len);
 
+/* The columns. */
+#define QRT_VCOLS_BROWSER 0
+#define QRT_VCOLS_COUNTRY 1
+#define QRT_VCOLS_CITY 2
+#define QRT_VCOLS_COLS 3
+/* An entry that is the offset of a text in the block, not a number. */
+#define QRT_VCOLS_TEXT 0x80000000u
+
 /* A block opened for reading: pointers into it. */
 typedef struct {
     apr_size_t n;
-    apr_uint32_t nstr;
-    const apr_int64_t *t, *visitor;
-    const apr_uint32_t *browser, *country, *city;   /* < nstr (qrt_vcols_check); NULL
-                                                     * when nstr is 0 */
+    apr_int64_t base;                               /* the times' origin */
+    const apr_uint32_t *t32;                        /* time - base, or NULL: t64 */
+    const apr_int64_t *t64;
+    const apr_int64_t *visitor;
     const unsigned char *click;                     /* 1 a click, 0 a scan */
-    const apr_uint32_t *stroff;
-    const apr_uint32_t *strid;                      /* [nstr]: a string's number, or 0 */
+    const void *idx[QRT_VCOLS_COLS];                /* a visit's entry of each column */
+    unsigned width[QRT_VCOLS_COLS];                 /* its bytes: 1, 2 or 4 (0: none) */
+    apr_uint32_t nent[QRT_VCOLS_COLS];              /* 0 in a block of no strings */
+    const apr_uint32_t *ent[QRT_VCOLS_COLS];
     const char *strs;
+    apr_size_t strbytes;
 } qrt_vcols_t;
 
 /* Opens a block of len bytes: APR_SUCCESS, or APR_EINVAL when it is not one (its
- * header, sizes and strings; a visit at a time in qrt_vcols_check). */
+ * header, sizes, entries and texts; a visit at a time in qrt_vcols_check). */
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len);
-/* Every visit's indexes and source in range (a block the builder made has them):
+/* Every visit's entries and source in range (a block the builder made has them):
  * APR_SUCCESS, or APR_EINVAL. */
 apr_status_t qrt_vcols_check(const qrt_vcols_t *v);
 
-/* String i of an opened block (i < nstr). */
-#define qrt_vcols_str(v, i) ((v)->strs + (v)->stroff[(i)])
+/* Visit k's time. */
+#define qrt_vcols_time(v, k) \
+    ((v)->t32 ? (v)->base + (apr_int64_t)(v)->t32[(k)] : (v)->t64[(k)])
+
+/* Visit k's entry of column col (the block has entries). */
+static APR_INLINE apr_uint32_t qrt_vcols_idx(const qrt_vcols_t *v, int col, apr_size_t k)
+{
+    switch (v->width[col]) {
+    case 1:
+        return ((const unsigned char *)v->idx[col])[k];
+    case 2:
+        return ((const apr_uint16_t *)v->idx[col])[k];
+    default:
+        return ((const apr_uint32_t *)v->idx[col])[k];
+    }
+}
+
+/* Entry e of column col: its string's number, or 0 where the block holds its text
+ * (qrt_vcols_text). */
+#define qrt_vcols_num(v, col, e) \
+    (((v)->ent[(col)][(e)] & QRT_VCOLS_TEXT) ? 0 : (v)->ent[(col)][(e)])
+/* Its text, or NULL for a number. */
+#define qrt_vcols_text(v, col, e) \
+    (((v)->ent[(col)][(e)] & QRT_VCOLS_TEXT) \
+     ? (v)->strs + ((v)->ent[(col)][(e)] & ~QRT_VCOLS_TEXT) : (const char *)NULL)
+
+/* Visit k's string of column col, from its text or by its number in ids (in p when
+ * copied); NULL when neither tells (a number ids did not give). */
+const char *qrt_vcols_string(const qrt_vcols_t *v, qrt_strid_t *ids, int col, apr_size_t k,
+                             apr_pool_t *p);
 
 #endif

@@ -27,6 +27,7 @@
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_aggcache.h"
+#include "qrt_strid.h"
 #include "qrt_check.h"
 #include "qrt_check_db.h"
 
@@ -1200,7 +1201,24 @@ static void setup_kept(void)
 static void teardown_kept(void)
 {
     qrt_store_agg_blob_cache(NULL);
+    qrt_store_agg_blob_strids(NULL);
     teardown();
+}
+
+/* The same with the strings of the listed trackers' blocks numbered, as a server's
+ * child numbers them (qrt_strid.h): a block then holds a string's number, not its
+ * text; with a table of 4 numbers, a block holds some strings' numbers, the texts of
+ * the others. */
+static void setup_kept_ids(void)
+{
+    setup_kept();
+    qrt_store_agg_blob_strids(qrt_strid_make(pool, 1 << 20, 1 << 20));
+}
+
+static void setup_kept_few_ids(void)
+{
+    setup_kept();
+    qrt_store_agg_blob_strids(qrt_strid_make(pool, 4, 1 << 20));
 }
 
 /* A test case of the suite, its fixture run around each test. */
@@ -1259,6 +1277,15 @@ static Suite *report_suite(void)
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, crosstab);
     tcase_add_test(tc, dashboard);
+    tc = report_case(s, "engine, kept blocks with string numbers", setup_kept_ids,
+                     teardown_kept);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, many_listed_trackers_in_parts);
+    tc = report_case(s, "engine, kept blocks with 4 string numbers", setup_kept_few_ids,
+                     teardown_kept);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
     return s;
 }
 

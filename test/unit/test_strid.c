@@ -1,4 +1,5 @@
-/* Unit tests for qrt_strid: equal strings one number, others their own, from 1 up;
+/* Unit tests for qrt_strid: equal strings one number, others their own, from 1 up,
+ * each read back by its number;
  * the bounds of numbers and bytes (0 past them, the numbers given still given); two
  * threads numbering the same strings at once agree. */
 #include <stdio.h>
@@ -46,6 +47,14 @@ START_TEST(one_number_a_string)
     ck_assert_uint_eq(again[0], 50004);
     ck_assert_uint_eq(again[1], 50005);
     ck_assert_uint_eq(qrt_strid_count(t), 50005);
+    /* each number's string read back (the arena has moved meanwhile) */
+    ck_assert_str_eq(qrt_strid_str(t, 1, pool), "Berlin");
+    ck_assert_str_eq(qrt_strid_str(t, 3, pool), "");
+    ck_assert_str_eq(qrt_strid_str(t, 4, pool), "city 0");
+    ck_assert_str_eq(qrt_strid_str(t, 50003, pool), "city 49999");
+    ck_assert_str_eq(qrt_strid_str(t, 50005, pool), "Parisx");
+    ck_assert_ptr_null(qrt_strid_str(t, 0, pool));
+    ck_assert_ptr_null(qrt_strid_str(t, 50006, pool));
 }
 END_TEST
 

@@ -43,25 +43,38 @@ START_TEST(block_read_back)
     ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
     ck_assert_uint_eq(v.n, 1000);
-    /* 4 browsers (one of them ""), "DE", 3 cities: "" once */
-    ck_assert_uint_eq(v.nstr, 8);
+    /* 4 browsers (one of them ""), "DE" and "", 3 cities */
+    ck_assert_uint_eq(v.nent[QRT_VCOLS_BROWSER], 4);
+    ck_assert_uint_eq(v.nent[QRT_VCOLS_COUNTRY], 2);
+    ck_assert_uint_eq(v.nent[QRT_VCOLS_CITY], 3);
     for (i = 0; i < 1000; i++) {
-        ck_assert(v.t[i] == APR_INT64_C(1767225600) + (apr_int64_t)i * 7);
+        ck_assert(qrt_vcols_time(&v, i) == APR_INT64_C(1767225600) + (apr_int64_t)i * 7);
         ck_assert(v.visitor[i] == who(i));
         ck_assert_int_eq(v.click[i], i % 5 == 0);
-        ck_assert_str_eq(qrt_vcols_str(&v, v.browser[i]), browsers[i % 4]);
-        ck_assert_str_eq(qrt_vcols_str(&v, v.country[i]), i % 7 ? "DE" : "");
-        ck_assert_str_eq(qrt_vcols_str(&v, v.city[i]), cities[i % 3]);
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_BROWSER, i, pool),
+                         browsers[i % 4]);
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_COUNTRY, i, pool),
+                         i % 7 ? "DE" : "");
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, i, pool), cities[i % 3]);
     }
+    ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 1000, pool));
+    /* times from the first in 4 bytes, an index of each column in 1: the header, 8 + 4 +
+     * 3 + 1 bytes a visit, 9 entries and the texts (without numbers: every one) */
+    ck_assert_ptr_nonnull(v.t32);
+    ck_assert_uint_eq(v.width[QRT_VCOLS_CITY], 1);
+    ck_assert_uint_eq(v.strbytes, 23 + 4 + 21);
+    ck_assert_uint_eq(len, (40 + 1000 * 16 + 9 * 4 + 48 + 7) / 8 * 8);
 }
 END_TEST
 
+/* An empty block; blocks cut short or with a byte of the header, an entry, an index or
+ * a source changed. */
 START_TEST(empty_and_damaged)
 {
     qrt_vcols_builder_t *b = qrt_vcols_builder_make(pool);
     const char *data;
     char *copy;
-    apr_size_t len = 0, cut;
+    apr_size_t len = 0, cut, at_idx, at_ent, at_click;
     qrt_vcols_t v;
 
     data = qrt_vcols_block(b, &len);
@@ -75,27 +88,115 @@ START_TEST(empty_and_damaged)
     qrt_vcols_add(b, 20, 1, 2, "a", "b", "d");
     data = qrt_vcols_block(b, &len);
     copy = apr_palloc(pool, len);
-    /* cut short, or a byte of the header, an index or a source changed */
     for (cut = 8; cut < len; cut += 8) {
         ck_assert_int_eq(qrt_vcols_open(&v, data, cut), APR_EINVAL);
     }
+    /* (where the parts lie, from the block opened whole) */
+    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    at_idx = (apr_size_t)((const char *)v.idx[QRT_VCOLS_CITY] - data);
+    at_ent = (apr_size_t)((const char *)v.ent[QRT_VCOLS_BROWSER] - data);
+    at_click = (apr_size_t)((const char *)v.click - data);
+    /* the header 40, visitors 16, times 8, indexes 3 x 2 (padded to 8), entries 4 x 4,
+     * sources 2, texts 8, padding */
+    ck_assert_uint_eq(at_idx, 40 + 16 + 8 + 2 + 2);
+    ck_assert_uint_eq(at_ent, 40 + 16 + 8 + 8);
+    ck_assert_uint_eq(at_click, at_ent + 16);
+    ck_assert_uint_eq(len, 104);
     memcpy(copy, data, len);
     copy[0] ^= 1;
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
-    copy[16 + 32] = 9;                  /* the first browser index */
+    copy[at_ent] = 9;                   /* the browser's text: past the texts */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[at_ent] = 1;                   /* ... or inside one */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    memcpy(copy, data, len);
+    memset(copy + at_ent, 0, 4);        /* ... or number 0 */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[at_idx + 1] = 2;               /* the second visit's city: no such entry */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 1, pool));
+    memcpy(copy, data, len);
+    copy[at_click] = 2;                 /* the first source */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
-    copy[16 + 32 + 24 + 16 + 16] = 2;   /* the first click (after 4 string offsets and
-                                         * their 4 numbers) */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
-    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    copy[24] = 2;                       /* the flags: none such */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[16] = 0;                       /* the countries' entries: none, the others some */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
-    ck_assert_uint_eq(v.nstr, 4);
-    ck_assert_str_eq(qrt_vcols_str(&v, v.city[1]), "d");
+    ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 1, pool), "d");
+    ck_assert_int_eq(qrt_vcols_time(&v, 1), 20);
+}
+END_TEST
+
+/* Times 2^32 seconds apart or more take 8 bytes, a column of more than 65,536 entries
+ * 4 bytes an index (of 256 or fewer 1, else 2); each reads back as built. */
+START_TEST(wide_times_and_many_entries)
+{
+    qrt_vcols_builder_t *w = qrt_vcols_builder_make(pool), *m = qrt_vcols_builder_make(pool);
+    const char *dw, *dm;
+    apr_size_t lw, lm, i;
+    qrt_vcols_t v;
+    char city[32];
+
+    /* 1970, just under 2^32 seconds later (narrow), then 9999 (wide) */
+    qrt_vcols_add(w, 0, 0, 1, "A", "DE", "x");
+    qrt_vcols_add(w, APR_INT64_C(4294967295), 1, 2, "B", "DE", "x");
+    dw = qrt_vcols_block(w, &lw);
+    ck_assert_int_eq(qrt_vcols_open(&v, dw, lw), APR_SUCCESS);
+    ck_assert_ptr_nonnull(v.t32);
+    ck_assert_int_eq(qrt_vcols_time(&v, 1), APR_INT64_C(4294967295));
+    qrt_vcols_add(w, APR_INT64_C(253402300799), 0, 3, "A", "FR", "y");
+    dw = qrt_vcols_block(w, &lw);
+    ck_assert_int_eq(qrt_vcols_open(&v, dw, lw), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_ptr_null(v.t32);
+    ck_assert_ptr_nonnull(v.t64);
+    ck_assert_int_eq(qrt_vcols_time(&v, 0), 0);
+    ck_assert_int_eq(qrt_vcols_time(&v, 1), APR_INT64_C(4294967295));
+    ck_assert_int_eq(qrt_vcols_time(&v, 2), APR_INT64_C(253402300799));
+    ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_COUNTRY, 2, pool), "FR");
+    ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_BROWSER, 1, pool), "B");
+    /* times as far apart as int64 goes */
+    w = qrt_vcols_builder_make(pool);
+    qrt_vcols_add(w, APR_INT64_MIN, 0, 1, NULL, NULL, NULL);
+    qrt_vcols_add(w, APR_INT64_MAX, 0, 1, NULL, NULL, NULL);
+    dw = qrt_vcols_block(w, &lw);
+    ck_assert_int_eq(qrt_vcols_open(&v, dw, lw), APR_SUCCESS);
+    ck_assert(qrt_vcols_time(&v, 0) == APR_INT64_MIN);
+    ck_assert(qrt_vcols_time(&v, 1) == APR_INT64_MAX);
+    ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 1, pool), "");
+
+    for (i = 0; i < 70001; i++) {
+        apr_snprintf(city, sizeof(city), "c%" APR_SIZE_T_FMT, i);
+        qrt_vcols_add(m, 1000 - (apr_int64_t)i, (int)(i & 1), (apr_int64_t)i, "Firefox",
+                      i % 200 ? "DE" : city, city);
+    }
+    dm = qrt_vcols_block(m, &lm);
+    ck_assert_int_eq(qrt_vcols_open(&v, dm, lm), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_uint_eq(v.width[QRT_VCOLS_BROWSER], 1);
+    ck_assert_uint_eq(v.width[QRT_VCOLS_COUNTRY], 2);
+    ck_assert_uint_eq(v.width[QRT_VCOLS_CITY], 4);
+    ck_assert_uint_eq(v.nent[QRT_VCOLS_CITY], 70001);
+    ck_assert_int_eq(v.base, 1000 - 70000);
+    for (i = 0; i < 70001; i += 997) {
+        apr_snprintf(city, sizeof(city), "c%" APR_SIZE_T_FMT, i);
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, i, pool), city);
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_COUNTRY, i, pool),
+                         i % 200 ? "DE" : city);
+        ck_assert_str_eq(qrt_vcols_string(&v, NULL, QRT_VCOLS_BROWSER, i, pool), "Firefox");
+        ck_assert_int_eq(qrt_vcols_time(&v, i), 1000 - (apr_int64_t)i);
+        ck_assert_int_eq(v.click[i], (int)(i & 1));
+    }
 }
 END_TEST
 
@@ -132,8 +233,8 @@ START_TEST(numbered_groups)
 }
 END_TEST
 
-/* Blocks made with a table of string numbers: a string has one number in every block,
- * another string another; a block made without one, or past the table's bound, has 0. */
+#define NUM(v, col, k) qrt_vcols_num((v), (col), qrt_vcols_idx((v), (col), (k)))
+
 START_TEST(strings_numbered_across_blocks)
 {
     qrt_strid_t *ids = qrt_strid_make(pool, 3, 1 << 20);
@@ -157,25 +258,32 @@ START_TEST(strings_numbered_across_blocks)
     ck_assert_int_eq(qrt_vcols_open(&vb, db, lb), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_open(&vn, dn, ln), APR_SUCCESS);
     /* Firefox, DE, Berlin: 1, 2, 3 */
-    ck_assert_uint_eq(va.strid[va.browser[0]], 1);
-    ck_assert_uint_eq(va.strid[va.country[0]], 2);
-    ck_assert_uint_eq(va.strid[va.city[0]], 3);
-    ck_assert_uint_eq(vb.strid[vb.country[0]], 2);
-    ck_assert_uint_eq(vb.strid[vb.city[0]], 3);
-    ck_assert_uint_eq(vb.strid[vb.browser[1]], 1);
-    /* the table holds 3: Chrome, FR and Paris have none */
-    ck_assert_uint_eq(vb.strid[vb.browser[0]], 0);
-    ck_assert_uint_eq(vb.strid[vb.country[1]], 0);
-    ck_assert_uint_eq(vb.strid[vb.city[1]], 0);
-    ck_assert_str_eq(qrt_vcols_str(&vb, vb.city[1]), "Paris");
+    ck_assert_uint_eq(NUM(&va, QRT_VCOLS_BROWSER, 0), 1);
+    ck_assert_uint_eq(NUM(&va, QRT_VCOLS_COUNTRY, 0), 2);
+    ck_assert_uint_eq(NUM(&va, QRT_VCOLS_CITY, 0), 3);
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_COUNTRY, 0), 2);
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_CITY, 0), 3);
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_BROWSER, 1), 1);
+    /* the table holds 3: Chrome, FR and Paris have none, and their texts instead; a
+     * number's string is read back from the table */
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_BROWSER, 0), 0);
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_COUNTRY, 1), 0);
+    ck_assert_uint_eq(NUM(&vb, QRT_VCOLS_CITY, 1), 0);
+    ck_assert_str_eq(qrt_vcols_string(&vb, NULL, QRT_VCOLS_CITY, 1, pool), "Paris");
+    ck_assert_str_eq(qrt_vcols_string(&vb, NULL, QRT_VCOLS_BROWSER, 0, pool), "Chrome");
+    ck_assert_ptr_null(qrt_vcols_string(&vb, NULL, QRT_VCOLS_BROWSER, 1, pool));
+    ck_assert_str_eq(qrt_vcols_string(&vb, ids, QRT_VCOLS_BROWSER, 1, pool), "Firefox");
+    ck_assert_str_eq(qrt_vcols_string(&vb, ids, QRT_VCOLS_CITY, 0, pool), "Berlin");
+    ck_assert_uint_eq(vb.strbytes, 7 + 3 + 6);
     ck_assert_uint_eq(qrt_strid_count(ids), 3);
-    ck_assert_uint_eq(vn.strid[vn.city[0]], 0);
+    ck_assert_uint_eq(NUM(&vn, QRT_VCOLS_CITY, 0), 0);
+    ck_assert_str_eq(qrt_vcols_string(&vn, ids, QRT_VCOLS_CITY, 0, pool), "Berlin");
     ck_assert_int_eq(qrt_vcols_check(&vb), APR_SUCCESS);
 }
 END_TEST
 
 /* A block of no strings: times, visitors and sources only, in fewer bytes than the same
- * visits with their strings; its string columns NULL; a damaged source still refused. */
+ * visits with their strings; no entries; a damaged source still refused. */
 START_TEST(a_block_of_no_strings)
 {
     qrt_vcols_builder_t *bare = qrt_vcols_builder_make(pool), *full = qrt_vcols_builder_make(pool);
@@ -192,20 +300,22 @@ START_TEST(a_block_of_no_strings)
     }
     db = qrt_vcols_block(bare, &lb);
     ck_assert_ptr_nonnull(qrt_vcols_block(full, &lf));
-    ck_assert_uint_lt(lb + 10 * 12, lf + 1);
+    ck_assert_uint_lt(lb, lf);
     ck_assert_int_eq(qrt_vcols_open(&v, db, lb), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
     ck_assert_uint_eq(v.n, 10);
-    ck_assert_uint_eq(v.nstr, 0);
-    ck_assert_ptr_null(v.browser);
-    ck_assert_ptr_null(v.city);
+    ck_assert_uint_eq(v.nent[QRT_VCOLS_BROWSER] + v.nent[QRT_VCOLS_CITY], 0);
+    ck_assert_ptr_null(v.idx[QRT_VCOLS_CITY]);
+    ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 0, pool));
+    /* header, then 8 + 4 + 1 bytes a visit */
+    ck_assert_uint_eq(lb, (40 + 10 * 13 + 7) / 8 * 8);
     for (i = 0; i < 10; i++) {
-        ck_assert_int_eq(v.t[i], 100 + i);
+        ck_assert_int_eq(qrt_vcols_time(&v, i), 100 + i);
         ck_assert_int_eq(v.visitor[i], 1000 + i);
         ck_assert_uint_eq(v.click[i], i % 3 == 0);
     }
     copy = apr_pmemdup(pool, db, lb);
-    copy[16 + 160] = 2;                 /* the first source, after times and visitors */
+    copy[40 + 80 + 40] = 2;             /* the first source, after visitors and times */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, lb), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     /* cut short */
@@ -223,6 +333,7 @@ static Suite *vcols_suite(void)
     tcase_add_test(tc, strings_numbered_across_blocks);
     tcase_add_test(tc, a_block_of_no_strings);
     tcase_add_test(tc, empty_and_damaged);
+    tcase_add_test(tc, wide_times_and_many_entries);
     tcase_add_test(tc, numbered_groups);
     suite_add_tcase(s, tc);
     return s;
