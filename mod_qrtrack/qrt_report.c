@@ -1,7 +1,9 @@
 /* qrt_report: the report engine (see qrt_report.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <apr_strings.h>
+#include <apr_thread_proc.h>
 
 #include "qrt_date.h"
 #include "qrt_json.h"
@@ -285,6 +287,8 @@ typedef struct {
     apr_size_t numcap;
     apr_int64_t last_day;
     apr_uint32_t last_group;
+    apr_uint32_t *daygrp;           /* by date: day - day0 -> its group (0: not yet) */
+    apr_int64_t day0, ndays;
     int over;                       /* the groups passed their bound: visits only seen */
     apr_size_t seen;                /* the visits in [s, e] of the blocks walked */
     apr_pool_t *p;
@@ -299,10 +303,15 @@ static apr_uint32_t report_lv_group(report_lv *c, const char *key)
  * text; 0 without memory (or for a number the process did not give). */
 static apr_uint32_t report_lv_ent(report_lv *c, const qrt_vcols_t *v, int col, apr_uint32_t e)
 {
-    const char *text = qrt_vcols_text(v, col, e);
-    apr_uint32_t id = qrt_vcols_num(v, col, e), grp;
     qrt_strid_t *ids = qrt_store_agg_blob_strid();
+    const char *text;
+    apr_uint32_t id, grp;
 
+    if (!qrt_vcols_entry_ok(v, col, e)) {
+        return 0;                   /* (a damaged block: the report counts another way) */
+    }
+    text = qrt_vcols_text(v, col, e);
+    id = qrt_vcols_num(v, col, e);
     if (text) {
         return report_lv_group(c, text);
     }
@@ -359,7 +368,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     const qrt_report_tracker_t *t = apr_hash_get(c->trackers, &tracker_id, sizeof(tracker_id));
     const apr_uint32_t *fixed;
     apr_size_t k;
-    int i, nfixed, col = -1;
+    int i, nfixed, col = -1, inside, texts;
 
     if (!t) {
         return APR_SUCCESS;
@@ -424,15 +433,18 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             return APR_EAGAIN;
         }
     }
+    inside = v->tmin >= c->s && v->tmax <= c->e;
     if (c->over) {
-        for (k = 0; k < v->n; k++) {
+        for (k = 0; k < v->n && !inside; k++) {
             apr_int64_t when = qrt_vcols_time(v, k);
 
             c->seen += when >= c->s && when <= c->e;
         }
+        c->seen += inside ? v->n : 0;
         return APR_SUCCESS;
     }
-    if (col >= 0) {
+    texts = v->strbytes > 0;
+    if (col >= 0 && texts) {
         if (c->mapcap < v->nent[col]) {
             c->mapcap = (apr_size_t)v->nent[col] * 2;
             c->map = apr_palloc(c->p, c->mapcap * sizeof(*c->map));
@@ -452,18 +464,32 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             apr_int64_t day = qrt_date_day_of(when, c->offset);
 
             if (!c->last_group || day != c->last_day) {
-                char buf[32];
+                /* (a day's group kept by the day: blocks of each tracker go over the
+                 * same days again) */
+                apr_uint32_t *kept = c->daygrp && day >= c->day0 && day - c->day0 < c->ndays
+                                     ? &c->daygrp[day - c->day0] : NULL;
 
-                apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT, day);
-                if (!(c->last_group = report_lv_group(c, buf))) {
-                    return APR_EAGAIN;
+                if (kept && *kept) {
+                    c->last_group = *kept;
+                }
+                else {
+                    char buf[32];
+
+                    apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT, day);
+                    if (!(c->last_group = report_lv_group(c, buf))) {
+                        return APR_EAGAIN;
+                    }
+                    if (kept) {
+                        *kept = c->last_group;
+                    }
                 }
                 c->last_day = day;
             }
             report_lv_day(day, c->offset, &lo, &hi);
         }
-        for (j = k + 1; j < v->n && qrt_vcols_time(v, j) >= lo && qrt_vcols_time(v, j) <= hi;
-             j++) {
+        /* (a block inside the window is one run, but by date) */
+        for (j = inside && c->type != QRT_REPORT_DATE ? v->n : k + 1;
+             j < v->n && qrt_vcols_time(v, j) >= lo && qrt_vcols_time(v, j) <= hi; j++) {
         }
         c->seen += j - k;
         if (col >= 0) {
@@ -471,12 +497,22 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
             apr_size_t m = 0, q;
 
             for (q = k; q < j; q++) {
-                apr_uint32_t x = qrt_vcols_idx(v, col, q);
+                apr_uint32_t x = qrt_vcols_idx(v, col, q), num;
 
                 if (x >= v->nent[col]) {
                     return APR_EINVAL;
                 }
-                if (!(grp[m] = c->map[x]) && !(grp[m] = c->map[x] = report_lv_ent(c, v, col, x))) {
+                /* a string's number to its group, in a table of the count's; a block
+                 * that holds texts maps its entries (read once a block) */
+                num = v->ent[col][x];
+                if (texts) {
+                    if (!(grp[m] = c->map[x])
+                        && !(grp[m] = c->map[x] = report_lv_ent(c, v, col, x))) {
+                        return APR_EAGAIN;
+                    }
+                }
+                else if (!(num < c->numcap && (grp[m] = c->bynum[num]))
+                         && !(grp[m] = report_lv_ent(c, v, col, x))) {
                     return APR_EAGAIN;
                 }
                 if (++m == 256 || q + 1 == j) {
@@ -510,24 +546,62 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
     return APR_SUCCESS;
 }
 
-/* One walk of the listed trackers' blocks (c set up but for its groups), counting the
- * visits of share k of n of their visitors (all of them when n is 1) into acc (group key
- * -> qrt_vgroup_t, summed over the shares, in p): APR_EAGAIN when the share's groups grow
- * past their bound (c->over: c->seen then holds all the window's visits, not only the
- * share's), when the store would read too many visits (c->over 0) or without memory for a
- * group; APR_ENOTIMPL without memory for the groups. */
-static apr_status_t report_lv_share(qrt_report_scope_t *sc, report_lv *c, apr_int64_t *ids,
-                                    int nids, apr_uint32_t k, apr_uint32_t n, apr_hash_t *acc)
-{
-    apr_pool_t *p = sc->p;
-    apr_array_header_t *groups;
-    apr_status_t rv;
-    apr_size_t len = 0;
-    char *text;
-    int i;
+/* The listed trackers' blocks of a report, read once and held for its counts. */
+typedef struct {
+    apr_int64_t tracker;
+    qrt_vcols_t v;
+} report_lv_blk;
 
-    /* a pass's groups are numbered afresh: what maps to them goes with them */
-    apr_pool_create(&c->p, p);
+typedef struct {
+    apr_array_header_t *blks;       /* report_lv_blk */
+    apr_int64_t s, e;
+    apr_size_t seen;                /* their visits in [s, e] */
+} report_lv_set;
+
+static apr_status_t report_lv_keep(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
+{
+    report_lv_set *set = ctx;
+    report_lv_blk *b = apr_array_push(set->blks);
+    apr_size_t k;
+
+    b->tracker = tracker_id;
+    b->v = *v;
+    if (v->tmin >= set->s && v->tmax <= set->e) {
+        set->seen += v->n;
+    }
+    else if (v->tmin <= set->e && v->tmax >= set->s) {
+        for (k = 0; k < v->n; k++) {
+            apr_int64_t when = qrt_vcols_time(v, k);
+
+            set->seen += when >= set->s && when <= set->e;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* Listed reports of this many visits in their window or more are walked and counted in
+ * two threads where the machine has two CPUs or more (report_lv_groups). */
+#define REPORT_LV_PAR_MIN ((apr_size_t)200000)
+
+static apr_size_t report_lv_par_min = REPORT_LV_PAR_MIN;
+static int report_lv_par_set;       /* (tests: two threads whatever the CPUs) */
+
+void qrt_report_lv_par(apr_size_t min)
+{
+    report_lv_par_min = min ? min : REPORT_LV_PAR_MIN;
+    report_lv_par_set = min != 0;
+}
+
+/* A walk's state set up for a count of share k of n (all visitors when n is 1) in a pool
+ * of its own, a child of p (p used by no other thread): 0, or -1 without memory. */
+static int report_lv_begin(report_lv *c, apr_pool_t *p, apr_uint32_t k, apr_uint32_t n)
+{
+    /* a count's groups are numbered afresh: what maps to them goes with them */
+    if (apr_pool_create(&c->p, p) != APR_SUCCESS) {
+        c->p = NULL;
+        c->g = NULL;
+        return -1;
+    }
     c->sets = apr_hash_make(c->p);
     c->fixed = apr_array_make(c->p, 8, sizeof(apr_uint32_t));
     c->map = c->bynum = NULL;
@@ -536,26 +610,172 @@ static apr_status_t report_lv_share(qrt_report_scope_t *sc, report_lv *c, apr_in
     c->last_day = 0;
     c->over = 0;
     c->seen = 0;
+    c->daygrp = NULL;
+    if (c->type == QRT_REPORT_DATE && c->s > QRT_AGG_TMIN + 86400 && c->e < QRT_AGG_TMAX - 86400
+        && (c->e - c->s) / 86400 < 65536) {
+        c->day0 = qrt_date_day_of(c->s, c->offset);
+        c->ndays = qrt_date_day_of(c->e, c->offset) - c->day0 + 1;
+        c->daygrp = apr_pcalloc(c->p, (apr_size_t)c->ndays * sizeof(*c->daygrp));
+    }
     if (!(c->g = qrt_vgroups_make(report_lv_max))
         || (n > 1 && qrt_vgroups_share(c->g, k, n) != 0)) {
-        qrt_vgroups_free(c->g);
+        return -1;
+    }
+    return 0;
+}
+
+static void report_lv_end(report_lv *c)
+{
+    qrt_vgroups_free(c->g);
+    c->g = NULL;
+    if (c->p) {
         apr_pool_destroy(c->p);
+        c->p = NULL;
+    }
+}
+
+/* A walk of the held blocks [from, to): APR_SUCCESS, APR_EAGAIN past the bound
+ * (c->over) or without memory for a group. */
+typedef struct {
+    report_lv *c;
+    const report_lv_set *set;
+    int from, to;
+    apr_status_t rv;
+} report_lv_part;
+
+static void report_lv_walk(report_lv_part *w)
+{
+    int i;
+
+    w->rv = APR_SUCCESS;
+    for (i = w->from; i < w->to && w->rv == APR_SUCCESS && !w->c->over; i++) {
+        const report_lv_blk *b = &APR_ARRAY_IDX(w->set->blks, i, report_lv_blk);
+
+        w->rv = report_lv_block(w->c, b->tracker, &b->v);
+    }
+    if (w->rv == APR_SUCCESS && w->c->over) {
+        w->rv = APR_EAGAIN;
+    }
+}
+
+#if APR_HAS_THREADS
+static void *APR_THREAD_FUNC report_lv_thread(apr_thread_t *t, void *data)
+{
+    report_lv_walk(data);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+#endif
+
+/* A pool with an allocator of its own (a second thread's), or NULL. */
+static apr_pool_t *report_lv_pool(void)
+{
+    apr_allocator_t *a;
+    apr_pool_t *p;
+
+    if (apr_allocator_create(&a) != APR_SUCCESS) {
+        return NULL;
+    }
+    if (apr_pool_create_unmanaged_ex(&p, NULL, a) != APR_SUCCESS) {
+        apr_allocator_destroy(a);
+        return NULL;
+    }
+    apr_allocator_owner_set(a, p);
+    return p;
+}
+
+/* One count of the held blocks' visits of share k of n of their visitors (all of them
+ * when n is 1), into acc (group key -> qrt_vgroup_t, summed over the shares, in sc->p):
+ * APR_EAGAIN when the share's groups grow past their bound; APR_ENOTIMPL without memory.
+ * With par, a second thread walks the later half of the blocks (by their visits) into
+ * groups of its own, which the first then adds to its own before the count: each block
+ * is read once, by one of the two. */
+static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *proto,
+                                    const report_lv_set *set, apr_uint32_t k, apr_uint32_t n,
+                                    int par, apr_hash_t *acc)
+{
+    apr_pool_t *p = sc->p, *tp = NULL;
+    report_lv c[2];
+    report_lv_part w[2];
+    apr_array_header_t *groups;
+    apr_status_t rv;
+    apr_size_t len = 0;
+    char *text = NULL;
+    int i, half = set->blks->nelts;
+#if APR_HAS_THREADS
+    apr_thread_t *thread = NULL;
+#endif
+
+    c[0] = c[1] = *proto;
+    c[1].p = NULL;
+    c[1].g = NULL;
+    if (par && set->blks->nelts > 1) {
+        /* the block where the first half of the visits ends */
+        apr_size_t all = 0, upto = 0;
+
+        for (i = 0; i < set->blks->nelts; i++) {
+            all += APR_ARRAY_IDX(set->blks, i, report_lv_blk).v.n;
+        }
+        for (half = 0; half < set->blks->nelts && upto < all / 2; half++) {
+            upto += APR_ARRAY_IDX(set->blks, half, report_lv_blk).v.n;
+        }
+        if (!(tp = report_lv_pool())) {
+            half = set->blks->nelts;
+        }
+    }
+    if (report_lv_begin(&c[0], p, k, n) < 0
+        || (half < set->blks->nelts && report_lv_begin(&c[1], tp, k, n) < 0)) {
+        report_lv_end(&c[0]);
+        report_lv_end(&c[1]);
+        if (tp) {
+            apr_pool_destroy(tp);
+        }
         return APR_ENOTIMPL;
     }
-    rv = qrt_store_agg_read_listed(sc->db, c->p, sc->account_id, ids, nids, c->s, c->e,
-                                   c->type == QRT_REPORT_BROWSER || c->type == QRT_REPORT_CITY
-                                   || c->type == QRT_REPORT_COUNTRY, report_lv_block, c);
-    if (rv == APR_SUCCESS && c->over) {
-        rv = APR_EAGAIN;
+    for (i = 0; i < 2; i++) {
+        w[i].c = &c[i];
+        w[i].set = set;
+        w[i].from = i ? half : 0;
+        w[i].to = i ? set->blks->nelts : half;
+        w[i].rv = APR_SUCCESS;
     }
-    else {
-        c->over = 0;                /* (a walk cut short: c->seen is not all) */
+#if APR_HAS_THREADS
+    /* (the thread and its pool made from tp, whose allocator no other thread uses) */
+    if (c[1].g && apr_thread_create(&thread, NULL, report_lv_thread, &w[1], tp)
+                  != APR_SUCCESS) {
+        thread = NULL;
     }
-    text = rv == APR_SUCCESS ? qrt_vgroups_text(c->g, &len) : NULL;
-    qrt_vgroups_free(c->g);
+#endif
+    report_lv_walk(&w[0]);
+#if APR_HAS_THREADS
+    if (thread) {
+        apr_status_t trv;
+
+        apr_thread_join(&trv, thread);
+    }
+    else
+#endif
+    if (c[1].g) {
+        report_lv_walk(&w[1]);      /* (no thread: the later half here) */
+    }
+    rv = w[0].rv != APR_SUCCESS ? w[0].rv : c[1].g ? w[1].rv : APR_SUCCESS;
+    if (rv == APR_EAGAIN && !c[0].over && !c[1].over) {
+        rv = APR_ENOTIMPL;          /* (no memory for a group: not the bound) */
+    }
+    if (rv == APR_SUCCESS && c[1].g && qrt_vgroups_absorb(c[0].g, c[1].g) != 0) {
+        rv = APR_EAGAIN;            /* (the two halves together past the bound) */
+    }
+    report_lv_end(&c[1]);
+    if (tp) {
+        apr_pool_destroy(tp);
+    }
     if (rv == APR_SUCCESS) {
-        groups = apr_array_make(c->p, 16, sizeof(qrt_vgroup_t));
-        rv = text && qrt_vgroups_parse(c->p, text, len, groups) == APR_SUCCESS
+        if (par) {
+            qrt_vgroups_threads(c[0].g, 2, report_lv_par_set ? 1 : 0);
+        }
+        text = qrt_vgroups_text(c[0].g, &len);
+        groups = apr_array_make(c[0].p, 16, sizeof(qrt_vgroup_t));
+        rv = text && qrt_vgroups_parse(c[0].p, text, len, groups) == APR_SUCCESS
              ? APR_SUCCESS : APR_ENOTIMPL;
         for (i = 0; rv == APR_SUCCESS && i < groups->nelts; i++) {
             qrt_vgroup_t *x = &APR_ARRAY_IDX(groups, i, qrt_vgroup_t), *sum;
@@ -574,30 +794,71 @@ static apr_status_t report_lv_share(qrt_report_scope_t *sc, report_lv *c, apr_in
         }
     }
     free(text);
-    apr_pool_destroy(c->p);
+    report_lv_end(&c[0]);
     return rv;
 }
 
 /* The groups of the trackers read (at most QRT_AGG_LISTED_MAX) from their blocks, into
- * out: APR_ENOTIMPL when there are none to read (no cache) or the groups grew past
- * their bound in every share (out is then as it was). Past the bound the visits are
- * counted again in 2, 4, ... REPORT_LV_SHARES shares of their visitors, a walk of the
- * blocks each (qrt_vgroups_share: each visitor in one share, so the shares' distinct
- * visitors add up), so that a count's memory stays within the bound. */
+ * out: APR_ENOTIMPL when there are none to read (no cache), when the store would read
+ * too many visits through SQL, or when the visits need more than REPORT_LV_SHARES
+ * shares (out is then as it was). The blocks are read once and held; their visits are
+ * counted in as many shares of their visitors as the bound of one count takes
+ * (qrt_vgroups_share: each visitor in one share, so the shares' distinct visitors add
+ * up), a walk of the held blocks each. A window of many visits is walked by two threads
+ * where the machine has two CPUs or more, each half of the blocks once (a walk reads
+ * its blocks from memory, which the two would otherwise both read whole). */
 #define REPORT_LV_SHARES 64
 
-/* The shares to count in after a share of n of them passed the bound, the window
- * holding c->seen visits: at least twice as many, and enough for those visits with a
- * margin (the shares of many visitors are nearly even). */
-static apr_uint32_t report_lv_shares(const report_lv *c, apr_uint32_t n)
+/* The shares one count of seen visits takes: 1 while they keep within the bound, else
+ * enough for them with a margin (the shares of many visitors are nearly even); 0 past
+ * REPORT_LV_SHARES. */
+static apr_uint32_t report_lv_shares(apr_size_t seen)
 {
-    apr_size_t want = c->seen + c->seen / 16;
-    apr_uint32_t m = n * 2;
+    apr_size_t want = seen + seen / 16;
+    apr_uint32_t m = 2;
 
+    if (seen <= report_lv_max) {
+        return 1;
+    }
     while (m <= REPORT_LV_SHARES && want / m >= report_lv_max) {
         m *= 2;
     }
-    return m;
+    return m <= REPORT_LV_SHARES ? m : 0;
+}
+
+/* The held blocks' visits counted in n shares, summed into out: APR_SUCCESS, APR_EAGAIN
+ * when a share passed the bound (out as it was), or another error. */
+static apr_status_t report_lv_counts(qrt_report_scope_t *sc, const report_lv *proto,
+                                     const report_lv_set *set, apr_uint32_t n, int par,
+                                     qrt_agg_groups_t *out)
+{
+    apr_hash_t *acc = apr_hash_make(sc->p);
+    apr_hash_index_t *hi;
+    apr_status_t rv = APR_SUCCESS;
+    apr_uint32_t k;
+
+    for (k = 0; k < n && rv == APR_SUCCESS; k++) {
+        rv = report_lv_count(sc, proto, set, k, n, par, acc);
+    }
+    if (rv == APR_SUCCESS) {
+        for (hi = apr_hash_first(sc->p, acc); hi; hi = apr_hash_next(hi)) {
+            qrt_vgroup_t *x = apr_hash_this_val(hi);
+
+            qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
+        }
+    }
+    return rv;
+}
+
+static int report_lv_cpus(void)
+{
+#ifdef _SC_NPROCESSORS_ONLN
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n > 0 ? (int)n : 1;
+#else
+    return 1;
+#endif
 }
 
 static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
@@ -606,12 +867,12 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
 {
     apr_pool_t *p = sc->p;
     apr_int64_t *ids = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*ids) + 1);
-    apr_int64_t *rev = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*rev) + 1);
-    apr_hash_index_t *hi;
-    apr_status_t rv = APR_ENOTIMPL;
-    apr_uint32_t n, k, walks = 0;
+    apr_array_header_t *held = apr_array_make(p, 256, sizeof(void *));
+    apr_status_t rv;
+    apr_uint32_t n;
+    report_lv_set set;
     report_lv c;
-    int i;
+    int i, par;
 
     memset(&c, 0, sizeof(c));
     c.type = type;
@@ -623,37 +884,37 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     for (i = 0; i < read->nelts; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
 
-        ids[i] = rev[read->nelts - 1 - i] = t->id;
+        ids[i] = t->id;
         apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
     }
-    for (n = 1; n <= REPORT_LV_SHARES; n = report_lv_shares(&c, n)) {
-        apr_hash_t *acc = apr_hash_make(p);
-
-        /* (every other walk the other way round: blocks the cache cannot hold all of are
-         * then met first where the last walk left them, not last where it evicted them) */
-        for (k = 0, rv = APR_SUCCESS; k < n && rv == APR_SUCCESS; k++, walks++) {
-            rv = report_lv_share(sc, &c, walks % 2 ? rev : ids, read->nelts, k, n, acc);
-        }
+    set.blks = apr_array_make(p, 256, sizeof(report_lv_blk));
+    set.s = s;
+    set.e = e;
+    set.seen = 0;
+    rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
+                                   type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
+                                   || type == QRT_REPORT_COUNTRY, held, report_lv_keep,
+                                   &set);
+    /* (the store would read too many visits through SQL: the way below) */
+    n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
+    par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
+    for (; rv == APR_SUCCESS && n > 0 && n <= REPORT_LV_SHARES; n *= 2) {
+        rv = report_lv_counts(sc, &c, &set, n, par, out);
         if (rv == APR_SUCCESS) {
-            for (hi = apr_hash_first(p, acc); hi; hi = apr_hash_next(hi)) {
-                qrt_vgroup_t *x = apr_hash_this_val(hi);
-
-                qrt_agg_groups_set(out, x->key, x->scans, x->clicks, x->uniques);
-            }
             if ((int)n > sc->lv_shares) {
                 sc->lv_shares = (int)n;
             }
-            return APR_SUCCESS;
-        }
-        if (rv != APR_EAGAIN) {
             break;
         }
-        if (!c.over) {
-            /* (the store would read too many visits through SQL: the blocks are not all
-             * kept, and walks in shares would read them again) */
-            break;
+        if (rv == APR_EAGAIN) {
+            /* (a share passed the bound after all: twice as many; out is as it was) */
+            rv = APR_SUCCESS;
         }
     }
+    if (rv == APR_SUCCESS && (n == 0 || n > REPORT_LV_SHARES)) {
+        rv = APR_ENOTIMPL;
+    }
+    qrt_store_agg_read_listed_release(held);
     return rv == APR_EAGAIN || rv == APR_ENOTIMPL ? APR_ENOTIMPL : rv;
 }
 

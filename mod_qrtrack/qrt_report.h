@@ -105,6 +105,10 @@ apr_size_t qrt_report_row_json(char *out, apr_size_t cap, int type, const qrt_re
  * at most (0: the default, 2 M); past it a report by tag is counted in halves of its
  * tags, any other from the visits a tracker at a time. */
 void qrt_report_lv_max(apr_size_t max);
+/* For tests: the visits of a window from which its listed trackers' blocks are counted
+ * in two threads, whatever the CPUs (0: the default, 200,000 visits where the machine
+ * has two CPUs or more). */
+void qrt_report_lv_par(apr_size_t min);
 
 apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
                              apr_int64_t e, int offset, apr_array_header_t **out);

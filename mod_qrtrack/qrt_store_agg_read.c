@@ -2213,6 +2213,7 @@ typedef struct {
     apr_int64_t last_tracker, last_day;
     lv_build *last;
     apr_size_t *left;               /* visits the report may read still */
+    apr_pool_t *keep;               /* blocks handed on are copied here (NULL: not) */
 } lv_read;
 
 #define LV_NONE APR_INT64_MIN
@@ -2299,6 +2300,9 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
             continue;
         }
         data = qrt_vcols_block(x->b, &len);
+        if (c->keep) {
+            data = apr_pmemdup(c->keep, data, len);
+        }
         if (x->seal) {
             qrt_aggcache_key_t key;
 
@@ -2319,7 +2323,8 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
 /* One tracker's visits in [lo, hi] (whole days for the sealed days missed, listed
  * in miss), into blocks. */
 static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache, int strings,
-                             apr_size_t *left, apr_int64_t tracker, apr_int64_t lo,
+                             apr_pool_t *keep, apr_size_t *left, apr_int64_t tracker,
+                             apr_int64_t lo,
                              apr_int64_t hi, apr_array_header_t *miss, qrt_agg_vcols_fn *fn,
                              void *ctx)
 {
@@ -2337,6 +2342,7 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     c.kind = strings ? LV_KIND : LV_KIND_BARE;
     c.bare = !strings;
     c.left = left;
+    c.keep = keep;
     for (i = 0; i < miss->nelts; i++) {
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
                APR_ARRAY_IDX(miss, i, lv_day).seal);
@@ -2354,7 +2360,8 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
 /* The visits in [s, e] of QRT_AGG_RAW_IDS trackers (slot; 0 for none) in one
  * statement, as blocks to fn. */
 static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                int strings, apr_size_t *left, apr_int64_t *slot,
+                                int strings, apr_pool_t *keep, apr_size_t *left,
+                                apr_int64_t *slot,
                                 apr_int64_t s, apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx)
 {
     const void *args[QRT_AGG_RAW_IDS + 2];
@@ -2373,6 +2380,7 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     c.index = apr_hash_make(c.p);
     c.bare = !strings;
     c.left = left;
+    c.keep = keep;
     rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
                                              : SQL_report_listed_visits_in_bare, args,
                             lv_row, &c);
@@ -2447,7 +2455,8 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* A tracker's visits of a span not kept: read whole, kept under key and seal, handed to
  * fn. */
 static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                 int strings, apr_size_t *left, const qrt_aggcache_key_t *key,
+                                 int strings, apr_pool_t *keep, apr_size_t *left,
+                                 const qrt_aggcache_key_t *key,
                                  apr_int64_t seal, qrt_agg_vcols_fn *fn, void *ctx)
 {
     apr_int64_t lo = key->bucket * LV_SPAN * QRT_AGG_DAY;
@@ -2475,6 +2484,9 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
         qrt_vcols_t v;
 
         qrt_aggcache_put(cache, key, seal, data, len);
+        if (keep) {
+            data = apr_pmemdup(keep, data, len);
+        }
         rv = qrt_vcols_open(&v, data, len);
         if (rv == APR_SUCCESS && v.n) {
             rv = fn(ctx, key->account, &v);
@@ -2486,9 +2498,10 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
 
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
-                                       void *ctx)
+                                       apr_int64_t e, int strings, apr_array_header_t *held,
+                                       qrt_agg_vcols_fn *fn, void *ctx)
 {
+    apr_pool_t *keep = held ? p : NULL;
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     apr_array_header_t *sealed, *gaps, *miss;
     apr_int64_t *slot, lo;
@@ -2615,7 +2628,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
             if (!sdata[k]) {
                 skeys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
-                rv = lv_span_fill(db, p, cache, strings, &left, &skeys[k], sseals[k], fn, ctx);
+                rv = lv_span_fill(db, p, cache, strings, keep, &left, &skeys[k], sseals[k], fn,
+                                  ctx);
             }
             else if (qrt_vcols_open(&v, sdata[k], slen[k]) == APR_SUCCESS && v.n) {
                 rv = fn(ctx, ids[j], &v);
@@ -2652,7 +2666,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
             if (data[i] && rv == APR_SUCCESS) {
                 if (missed && lo <= d->day * QRT_AGG_DAY - 1) {
-                    rv = lv_range(db, p, cache, strings, &left, ids[j], lo,
+                    rv = lv_range(db, p, cache, strings, keep, &left, ids[j], lo,
                                   d->day * QRT_AGG_DAY - 1, miss, fn, ctx);
                 }
                 /* (a span's days came with its block) */
@@ -2681,11 +2695,25 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 }
             }
             if (lo <= hi) {
-                rv = lv_range(db, p, cache, strings, &left, ids[j], lo, hi, miss, fn, ctx);
+                rv = lv_range(db, p, cache, strings, keep, &left, ids[j], lo, hi, miss, fn, ctx);
             }
         }
-        qrt_aggcache_release_many(cache, ents, sealed->nelts);
-        qrt_aggcache_release_many(cache, sents, spans->nelts);
+        if (held) {
+            for (i = 0; i < sealed->nelts; i++) {
+                if (ents[i]) {
+                    APR_ARRAY_PUSH(held, qrt_aggcache_ent_t *) = ents[i];
+                }
+            }
+            for (k = 0; k < spans->nelts; k++) {
+                if (sents[k]) {
+                    APR_ARRAY_PUSH(held, qrt_aggcache_ent_t *) = sents[k];
+                }
+            }
+        }
+        else {
+            qrt_aggcache_release_many(cache, ents, sealed->nelts);
+            qrt_aggcache_release_many(cache, sents, spans->nelts);
+        }
     }
     /* The days not sealed of the trackers read from kept blocks alone, at once
      * (QRT_AGG_RAW_IDS trackers a statement). */
@@ -2693,8 +2721,21 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         apr_int64_t *g = (apr_int64_t *)(void *)(gaps->elts + (apr_size_t)i * gaps->elt_size);
 
         for (j = 0; j < nshared && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
-            rv = lv_unsealed(db, p, cache, strings, &left, slot + j, g[0], g[1], fn, ctx);
+            rv = lv_unsealed(db, p, cache, strings, keep, &left, slot + j, g[0], g[1], fn, ctx);
         }
     }
     return rv;
+}
+
+void qrt_store_agg_read_listed_release(apr_array_header_t *held)
+{
+    qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
+
+    if (cache && held && held->nelts) {
+        qrt_aggcache_release_many(cache, (qrt_aggcache_ent_t **)(void *)held->elts,
+                                  held->nelts);
+    }
+    if (held) {
+        held->nelts = 0;
+    }
 }

@@ -108,14 +108,18 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * leaves them out. Without strings, the blocks of days not sealed hold "" for the
  * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
  * (nothing was read); APR_EAGAIN when more than 2 M visits would be read through SQL
- * (the caller counts them in the database). */
+ * (the caller counts them in the database). With held NULL a block is valid during fn
+ * only; else every block stays valid until qrt_store_agg_read_listed_release(held):
+ * those kept are held in the cache (held gets them), those read now are copied into p. */
 #define QRT_AGG_LISTED_MAX 1000
 typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, int strings, qrt_agg_vcols_fn *fn,
-                                       void *ctx);
+                                       apr_int64_t e, int strings, apr_array_header_t *held,
+                                       qrt_agg_vcols_fn *fn, void *ctx);
+/* Lets go of the blocks held for qrt_store_agg_read_listed (held is then empty). */
+void qrt_store_agg_read_listed_release(apr_array_header_t *held);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
  * [s, e], counted by the database along (tracker_id, visit_start) (none is

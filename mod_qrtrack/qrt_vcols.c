@@ -179,7 +179,8 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     }
     head[5] = (apr_uint32_t)strbytes;
     head[6] = flags;
-    head[7] = 0;
+    /* the latest time, from the first (wide: not told) */
+    head[7] = (flags & VC_WIDE) ? 0 : (apr_uint32_t)((apr_uint64_t)hi - (apr_uint64_t)lo);
     memcpy(out, head, sizeof(head));
     memcpy(out + sizeof(head), &lo, sizeof(lo));
     memcpy(out + l.visitor, b->visitor->elts, 8 * n);
@@ -235,7 +236,7 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
 {
     apr_uint32_t head[8];
-    apr_size_t n, nent[QRT_VCOLS_COLS], strbytes, i, e;
+    apr_size_t n, nent[QRT_VCOLS_COLS], strbytes, e;
     vc_layout l;
     int c;
 
@@ -246,7 +247,8 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     memcpy(head, data, sizeof(head));
     n = head[1];
     strbytes = head[5];
-    if (head[0] != VC_MAGIC || n > len || strbytes > len || (head[6] & ~VC_WIDE) || head[7]) {
+    if (head[0] != VC_MAGIC || n > len || strbytes > len || (head[6] & ~VC_WIDE)
+        || ((head[6] & VC_WIDE) && head[7])) {
         return APR_EINVAL;
     }
     for (c = 0; c < QRT_VCOLS_COLS; c++) {
@@ -261,6 +263,8 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
         return APR_EINVAL;
     }
     memcpy(&v->base, data + sizeof(head), sizeof(v->base));
+    v->tmin = (head[6] & VC_WIDE) ? APR_INT64_MIN : v->base;
+    v->tmax = (head[6] & VC_WIDE) ? APR_INT64_MAX : v->base + (apr_int64_t)head[7];
     v->n = n;
     v->visitor = (const apr_int64_t *)(const void *)(data + l.visitor);
     if (head[6] & VC_WIDE) {
@@ -278,22 +282,22 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     v->click = (const unsigned char *)(data + l.click);
     v->strs = data + l.strs;
     v->strbytes = strbytes;
-    /* The texts ended; every entry a number, or a text's start. */
+    /* The texts ended (the entries are told apart by qrt_vcols_entry_ok). */
     if (strbytes && v->strs[strbytes - 1] != '\0') {
         return APR_EINVAL;
     }
-    for (c = 0; c < QRT_VCOLS_COLS; c++) {
-        for (i = 0; i < nent[c]; i++) {
-            apr_uint32_t x = v->ent[c][i];
-
-            if (!x || ((x & QRT_VCOLS_TEXT) && (x & ~QRT_VCOLS_TEXT) >= strbytes)
-                || ((x & QRT_VCOLS_TEXT) && (x & ~QRT_VCOLS_TEXT)
-                    && v->strs[(x & ~QRT_VCOLS_TEXT) - 1] != '\0')) {
-                return APR_EINVAL;
-            }
-        }
-    }
     return APR_SUCCESS;
+}
+
+int qrt_vcols_entry_ok(const qrt_vcols_t *v, int col, apr_uint32_t e)
+{
+    apr_uint32_t x, at;
+
+    if (e >= v->nent[col] || !(x = v->ent[col][e])) {
+        return 0;
+    }
+    at = x & ~QRT_VCOLS_TEXT;
+    return !(x & QRT_VCOLS_TEXT) || (at < v->strbytes && (!at || v->strs[at - 1] == '\0'));
 }
 
 apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
@@ -301,8 +305,17 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
     apr_size_t k;
     int c;
 
+    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+        apr_uint32_t e;
+
+        for (e = 0; e < v->nent[c]; e++) {
+            if (!qrt_vcols_entry_ok(v, c, e)) {
+                return APR_EINVAL;
+            }
+        }
+    }
     for (k = 0; k < v->n; k++) {
-        if (v->click[k] > 1) {
+        if (v->click[k] > 1 || qrt_vcols_time(v, k) < v->tmin || qrt_vcols_time(v, k) > v->tmax) {
             return APR_EINVAL;
         }
         for (c = 0; c < QRT_VCOLS_COLS && v->nent[c]; c++) {
@@ -320,7 +333,7 @@ const char *qrt_vcols_string(const qrt_vcols_t *v, qrt_strid_t *ids, int col, ap
     apr_uint32_t e;
     const char *s;
 
-    if (!v->nent[col] || k >= v->n || (e = qrt_vcols_idx(v, col, k)) >= v->nent[col]) {
+    if (!v->nent[col] || k >= v->n || !qrt_vcols_entry_ok(v, col, e = qrt_vcols_idx(v, col, k))) {
         return NULL;
     }
     if ((s = qrt_vcols_text(v, col, e))) {

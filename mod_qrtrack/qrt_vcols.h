@@ -18,7 +18,8 @@
  * number (the table of numbers full).
  *
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, each column's
- * entries, string bytes, flags, 0; the first time, int64), int64 visitors[n], times [n]
+ * entries, string bytes, flags, the latest time from the first (0 with the flag wide);
+ * the first time, int64), int64 visitors[n], times [n]
  * (uint32, or int64 with the flag wide), each column's indexes [n] (padded to 4 bytes
  * after the last), uint32 entries (each column's in turn: a number, or QRT_VCOLS_TEXT |
  * the offset of its text), uint8 clicks [n], the texts (each NUL-terminated), zero
@@ -59,6 +60,9 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len);
 typedef struct {
     apr_size_t n;
     apr_int64_t base;                               /* the times' origin */
+    apr_int64_t tmin, tmax;                         /* no visit before or after (a block
+                                                     * whose times take 8 bytes: the
+                                                     * int64 range) */
     const apr_uint32_t *t32;                        /* time - base, or NULL: t64 */
     const apr_int64_t *t64;
     const apr_int64_t *visitor;
@@ -72,10 +76,14 @@ typedef struct {
 } qrt_vcols_t;
 
 /* Opens a block of len bytes: APR_SUCCESS, or APR_EINVAL when it is not one (its
- * header, sizes, entries and texts; a visit at a time in qrt_vcols_check). */
+ * header, sizes and texts; an entry at a time in qrt_vcols_entry_ok, a visit at a time
+ * in qrt_vcols_check: a report opens thousands of blocks and uses few of their entries). */
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len);
-/* Every visit's entries and source in range (a block the builder made has them):
- * APR_SUCCESS, or APR_EINVAL. */
+/* Entry e of column col is one: a number, or the start of a text of the block (1), or
+ * not (0: e past the column's entries, or a damaged block). */
+int qrt_vcols_entry_ok(const qrt_vcols_t *v, int col, apr_uint32_t e);
+/* Every entry, and every visit's entries, source and time in range (a block the builder
+ * made has them): APR_SUCCESS, or APR_EINVAL. */
 apr_status_t qrt_vcols_check(const qrt_vcols_t *v);
 
 /* Visit k's time. */

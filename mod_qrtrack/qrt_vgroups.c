@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <apr_atomic.h>
@@ -37,30 +38,41 @@ struct qrt_vgroups_t {
     apr_uint32_t last;              /* the group of the previous add */
     int counted;                    /* the groups' uniques are counted */
     apr_uint64_t share_mask, share; /* only visitors of this share (qrt_vgroups_share) */
+    int threads;                    /* the count may use (qrt_vgroups_threads) */
+    apr_size_t par_min;             /* ... from this many visits of plain groups */
 };
 
-/* Arrays kept from one count to the next, one of each use per process: the slab, and the
+/* Arrays kept from one count to the next, two of each use per process (two counts may
+ * run at once: a report walked by two threads, or two reports): the slab, and the
  * visitors spread over parts. A report over millions of visits would otherwise have the
  * system map these arrays afresh and fault in every page of them each time (about a fifth
- * of such a report's time). A count that finds its spare taken (another thread's count
- * holds it) allocates its own; an array is kept only up to VG_SPARE_MAX bytes, and its
+ * of such a report's time). A count that finds no spare (other counts hold them)
+ * allocates its own; an array is kept only up to VG_SPARE_MAX bytes, and its
  * pages are handed to the system to take back should it need them (MADV_FREE): until it
  * does, they are used again without a fault. */
 #define VG_SPARE_MAX ((apr_size_t)32 << 20)
+/* The visits of plain groups from which a count may take two threads (vg_count_plain). */
+#define VG_PAR_MIN ((apr_size_t)100000)
+#define VG_SPARE_EACH 2
 enum { VG_SPARE_SLAB, VG_SPARE_FLAT, VG_SPARES };
-static volatile void *vg_spare[VG_SPARES];
+static volatile void *vg_spare[VG_SPARES][VG_SPARE_EACH];
 
-/* An array of at least n 8-byte elements (n >= 1), spare s if there is one: *cap gets its
- * elements; NULL without memory. */
+/* An array of at least n 8-byte elements (n >= 1), a spare of use s if there is one:
+ * *cap gets its elements; NULL without memory. */
 static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
 {
-    apr_uint64_t *a = apr_atomic_xchgptr(&vg_spare[s], NULL);
+    apr_uint64_t *a;
+    int i;
 
-    if (a && (apr_size_t)a[0] >= n) {
-        *cap = (apr_size_t)a[0];
-        return a;
+    for (i = 0; i < VG_SPARE_EACH; i++) {
+        if ((a = apr_atomic_xchgptr(&vg_spare[s][i], NULL))) {
+            if ((apr_size_t)a[0] >= n) {
+                *cap = (apr_size_t)a[0];
+                return a;
+            }
+            free(a);                /* (too small: its contents are of no use) */
+        }
     }
-    free(a);                        /* (too small: its contents are of no use) */
     if (!(a = malloc(n * sizeof(*a)))) {
         return NULL;
     }
@@ -74,6 +86,8 @@ static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
  * little. */
 static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
 {
+    int i;
+
     if (!a) {
         return;
     }
@@ -95,7 +109,12 @@ static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
     }
 #endif
     a[0] = cap;
-    free(apr_atomic_xchgptr(&vg_spare[s], a));
+    for (i = 0; i < VG_SPARE_EACH; i++) {
+        if (!apr_atomic_casptr(&vg_spare[s][i], a, NULL)) {
+            return;                 /* (kept in an empty place) */
+        }
+    }
+    free(apr_atomic_xchgptr(&vg_spare[s][0], a));
 }
 
 static apr_uint64_t vg_hash(const char *s, apr_size_t n)
@@ -136,6 +155,8 @@ qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
     }
     g->gcap = 16;
     g->gslots = 32;
+    g->threads = 1;
+    g->par_min = VG_PAR_MIN;
     g->slabused = 1;
     g->max = max;
     g->groups = malloc((g->gcap + 1) * sizeof(*g->groups));
@@ -324,7 +345,7 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
  * small enough for the CPU's first caches. Two sequential reads of the chunks and one of
  * the parts, where one table for a large group would miss the cache on nearly every
  * visit. */
-#define VG_PART 2048
+#define VG_PART 1024
 #define VG_PARTS 1024
 #define VG_PART_OF(h, bits) ((bits) ? (apr_size_t)((h) >> (64 - (bits))) : 0)
 
@@ -346,7 +367,8 @@ static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
  * comparing them, a larger one in parts (above; a visitor 0, whose mixed value 0 marks
  * an empty slot, counted apart). Not the sets, nor their members (bit[k] not 0). */
-static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
+static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
+                               const unsigned char *pick, unsigned which)
 {
     apr_size_t most = 0, cap = 16, *start = NULL, slotcap = 0;
     apr_uint64_t *slot = NULL, *flat = NULL;
@@ -356,7 +378,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     for (k = 1; k <= g->ngroups; k++) {
         apr_size_t m = (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
 
-        if (g->groups[k].members || (bit && bit[k])) {
+        if (g->groups[k].members || (bit && bit[k]) || (pick && pick[k] != which)) {
             continue;
         }
 
@@ -388,7 +410,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
         unsigned bits = 0;
         int zero = 0;
 
-        if (x->members || (bit && bit[k])) {
+        if (x->members || (bit && bit[k]) || (pick && pick[k] != which)) {
             continue;
         }
         if (!m) {
@@ -433,13 +455,19 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
             continue;
         }
         /* the mixed visitors (a visitor 0 counted apart) spread over the parts in flat:
-         * their number in each part, then each put at its part's next place */
+         * their number in each part, then each put at its part's next place. The chunks
+         * take the mixed values as they are counted (vg_mix is a bijection that keeps 0,
+         * and the chunks are read no more once counted), so that the second pass does
+         * not mix them again. */
         parts = (apr_size_t)1 << bits;
         memset(start, 0, (parts + 1) * sizeof(*start));
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+            apr_uint64_t *mixed = (apr_uint64_t *)(apr_uintptr_t)v;
+
             for (r = 0; r < n; r++) {
                 if (v[r]) {
-                    start[VG_PART_OF(vg_mix(v[r]), bits) + 1]++;
+                    mixed[r] = vg_mix(v[r]);
+                    start[VG_PART_OF(mixed[r], bits) + 1]++;
                 }
                 else {
                     zero = 1;
@@ -455,9 +483,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             for (r = 0; r < n; r++) {
                 if (v[r]) {
-                    apr_uint64_t h = vg_mix(v[r]);
-
-                    flat[start[VG_PART_OF(h, bits)]++] = h;
+                    flat[start[VG_PART_OF(v[r], bits)]++] = v[r];
                 }
             }
         }
@@ -491,6 +517,90 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     free(start);
     free(slot);
     return 0;
+}
+
+/* A second thread's share of vg_count_plain. */
+typedef struct {
+    qrt_vgroups_t *g;
+    const apr_uint32_t *bit;
+    const unsigned char *pick;
+    int rv;
+} vg_half;
+
+static void *vg_half_run(void *data)
+{
+    vg_half *h = data;
+
+    h->rv = vg_count_plain_some(h->g, h->bit, h->pick, 1);
+    return NULL;
+}
+
+typedef struct {
+    apr_size_t m;
+    apr_uint32_t k;
+} vg_size;
+
+static int vg_size_cmp(const void *a, const void *b)
+{
+    const vg_size *x = a, *y = b;
+
+    return x->m < y->m ? 1 : x->m > y->m ? -1 : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Each plain group's distinct visitors (not the sets, nor their members): in two
+ * threads when g may use them and its plain groups hold VG_PAR_MIN visits or more, the
+ * groups shared out between them by their visits (the largest first, each to the one
+ * with fewer so far): a group's count is its own, in tables of its own. */
+static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
+{
+    apr_size_t all = 0, load[2] = { 0, 0 };
+    unsigned char *pick = NULL;
+    vg_size *by = NULL;
+    apr_uint32_t k, nby = 0;
+    pthread_t t;
+    vg_half h;
+    int rv;
+
+    if (g->threads >= 2) {
+        for (k = 1; k <= g->ngroups; k++) {
+            if (!g->groups[k].members && !(bit && bit[k])) {
+                all += (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+            }
+        }
+    }
+    if (g->threads < 2 || all < g->par_min
+        || !(pick = calloc((apr_size_t)g->ngroups + 1, 1))
+        || !(by = malloc(((apr_size_t)g->ngroups + 1) * sizeof(*by)))) {
+        free(pick);
+        return vg_count_plain_some(g, bit, NULL, 0);
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        if (!g->groups[k].members && !(bit && bit[k])) {
+            by[nby].m = (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+            by[nby++].k = k;
+        }
+    }
+    qsort(by, nby, sizeof(*by), vg_size_cmp);
+    for (k = 0; k < nby; k++) {
+        int to = load[1] < load[0];
+
+        pick[by[k].k] = (unsigned char)to;
+        load[to] += by[k].m;
+    }
+    free(by);
+    h.g = g;
+    h.bit = bit;
+    h.pick = pick;
+    h.rv = -1;
+    if (pthread_create(&t, NULL, vg_half_run, &h) != 0) {
+        rv = vg_count_plain_some(g, bit, NULL, 0);
+        free(pick);
+        return rv;
+    }
+    rv = vg_count_plain_some(g, bit, pick, 0);
+    pthread_join(t, NULL);
+    free(pick);
+    return rv < 0 || h.rv < 0 ? -1 : 0;
 }
 
 /* The distinct visitors of the groups that sets hold (bit[k]: group k's bit + 1, nbits of
@@ -778,32 +888,14 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
            ? -1 : vg_pair_add(g, group, click, (apr_uint64_t)visitor);
 }
 
-int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
-                        const apr_int64_t *visitors, const unsigned char *clicks,
-                        apr_size_t n)
+/* Adds n visits of the share (the bound and the groups checked by the caller): all of
+ * group when groups is NULL, else each of groups[i]. 0, or -1 without memory. */
+static int vg_add_many(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                       const apr_uint64_t *visitors, const unsigned char *clicks, apr_size_t n)
 {
-    apr_size_t i, m = n;
+    apr_size_t i;
 
-    if (g->counted) {
-        return n ? -1 : 0;
-    }
-    if (g->share_mask) {
-        /* (the visits of the share alone count against the bound) */
-        for (i = 0, m = 0; i < n; i++) {
-            m += (apr_size_t)vg_in_share(g, (apr_uint64_t)visitors[i]);
-        }
-    }
-    if (m > g->max || g->npairs > g->max - m) {
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        apr_uint32_t k = groups ? groups[i] : group;
-
-        if (!k || k > g->ngroups) {
-            return -1;
-        }
-    }
-    if (!groups && m == n) {
+    if (!groups) {
         vg_group *x = &g->groups[group];
         apr_size_t c = 0;
 
@@ -817,7 +909,7 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
             take = x->room - x->fill < n - i ? x->room - x->fill : n - i;
             to = g->slab + x->last + 1 + x->fill;
             for (j = 0; j < take; j++) {
-                to[j] = (apr_uint64_t)visitors[i + j];
+                to[j] = visitors[i + j];
                 c += clicks[i + j] != 0;
             }
             x->fill += (apr_uint32_t)take;
@@ -825,16 +917,160 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
         }
         x->clicks += (apr_int64_t)c;
         x->scans += (apr_int64_t)(n - c);
-        g->npairs += n;
         return 0;
     }
+    /* each visit to its group's last chunk (vg_pair_add's work, inline) */
     for (i = 0; i < n; i++) {
-        if (vg_pair_add(g, groups ? groups[i] : group, clicks[i] != 0,
-                        (apr_uint64_t)visitors[i]) < 0) {
+        vg_group *x = &g->groups[groups[i]];
+
+        if (x->fill == x->room && vg_chunk(g, x) < 0) {
             return -1;
+        }
+        g->slab[x->last + 1 + x->fill++] = visitors[i];
+        if (clicks[i]) {
+            x->clicks++;
+        }
+        else {
+            x->scans++;
         }
     }
     return 0;
+}
+
+int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                        const apr_int64_t *visitors, const unsigned char *clicks,
+                        apr_size_t n)
+{
+    unsigned char keep[4096];       /* (a run's visits in the share, up to 4,096 of them) */
+    apr_size_t i, m = n;
+
+    if (g->counted) {
+        return n ? -1 : 0;
+    }
+    if (g->share_mask) {
+        /* (the visits of the share alone count against the bound) */
+        for (i = 0, m = 0; i < n; i++) {
+            int in = vg_in_share(g, (apr_uint64_t)visitors[i]);
+
+            if (n <= sizeof(keep)) {
+                keep[i] = (unsigned char)in;
+            }
+            m += (apr_size_t)in;
+        }
+    }
+    if (m > g->max || g->npairs > g->max - m) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        apr_uint32_t k = groups ? groups[i] : group;
+
+        if (!k || k > g->ngroups) {
+            return -1;
+        }
+    }
+    if (!g->share_mask) {
+        if (vg_add_many(g, group, groups, (const apr_uint64_t *)(const void *)visitors, clicks,
+                        n) < 0) {
+            return -1;
+        }
+        g->npairs += n;
+        return 0;
+    }
+    /* the share's visits gathered 256 at a time, without a branch a visit (half of them,
+     * at random, are not of the share), then added */
+    for (i = 0; i < n; i += 256) {
+        apr_uint64_t vb[256];
+        apr_uint32_t gb[256];
+        unsigned char cb[256];
+        apr_size_t q, j = 0, take = n - i < 256 ? n - i : 256;
+
+        for (q = 0; q < take; q++) {
+            vb[j] = (apr_uint64_t)visitors[i + q];
+            gb[j] = groups ? groups[i + q] : group;
+            cb[j] = clicks[i + q];
+            j += n <= sizeof(keep) ? keep[i + q] : (apr_size_t)vg_in_share(g, vb[j]);
+        }
+        if (vg_add_many(g, group, groups ? gb : NULL, vb, cb, j) < 0) {
+            return -1;
+        }
+    }
+    g->npairs += m;
+    return 0;
+}
+
+void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min)
+{
+    g->threads = n >= 2 ? 2 : 1;
+    g->par_min = min ? min : VG_PAR_MIN;
+}
+
+int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
+{
+    apr_uint32_t *to, *mem = NULL, k, q;
+    int rv = -1;
+
+    if (g->counted || from->counted || from->npairs > g->max
+        || g->npairs > g->max - from->npairs) {
+        return -1;
+    }
+    if (!(to = calloc((apr_size_t)from->ngroups + 1, sizeof(*to)))) {
+        return -1;
+    }
+    /* each group of from is g's group of its key; a set names groups made before it, so
+     * its members are g's already */
+    for (k = 1; k <= from->ngroups; k++) {
+        vg_group *x = &from->groups[k];
+
+        if (x->members) {
+            apr_uint32_t *more = realloc(mem, (apr_size_t)x->nmembers * sizeof(*mem));
+
+            if (!more) {
+                goto done;
+            }
+            mem = more;
+            for (q = 0; q < x->nmembers; q++) {
+                mem[q] = to[x->members[q]];
+            }
+            to[k] = qrt_vgroups_set(g, mem, x->nmembers);
+        }
+        else {
+            to[k] = vg_group_of(g, x->key, x->klen, 0);
+        }
+        if (!to[k]) {
+            goto done;
+        }
+    }
+    for (k = 1; k <= from->ngroups; k++) {
+        vg_group *x = &from->groups[k], *y;
+        const apr_uint64_t *v;
+        apr_size_t n, i;
+        vg_walk w;
+
+        for (w.room = 0; (v = vg_next(from, x, &w, &n));) {
+            for (i = 0; i < n;) {
+                apr_size_t take;
+
+                /* (g's groups may move as g's chunks are made: y is taken afresh) */
+                y = &g->groups[to[k]];
+                if (y->fill == y->room && vg_chunk(g, y) < 0) {
+                    goto done;
+                }
+                take = y->room - y->fill < n - i ? y->room - y->fill : n - i;
+                memcpy(g->slab + y->last + 1 + y->fill, v + i, take * sizeof(*v));
+                y->fill += (apr_uint32_t)take;
+                i += take;
+            }
+        }
+        y = &g->groups[to[k]];
+        y->scans += x->scans;
+        y->clicks += x->clicks;
+    }
+    g->npairs += from->npairs;
+    rv = 0;
+done:
+    free(mem);
+    free(to);
+    return rv;
 }
 
 int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n)

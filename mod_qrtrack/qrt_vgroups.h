@@ -8,8 +8,8 @@
  * keys, each visit's visitor appended to its group's chunks (growing from 4 visitors to
  * 4,096, in one slab); when the groups are written, each group's distinct visitors are
  * counted through tables of its own, small enough to stay in the CPU's cache (a hash set
- * of all the pairs would miss it on every visit): a group of more than 2,048 visits is
- * first spread over parts of about 2,048 visitors by the high bits of their hash, each
+ * of all the pairs would miss it on every visit): a group of more than 1,024 visits is
+ * first spread over parts of about 1,024 visitors by the high bits of their hash, each
  * part then counted through its own table. A visit may also count in a set of groups
  * (a tracker's tags: qrt_vgroups_set), added once: the sets' visitors are spread over
  * parts the same way, and each part's table keeps for each visitor the union of the
@@ -53,6 +53,17 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
 int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n);
+/* Lets the count (qrt_vgroups_text) use n threads (1 or 2): with 2, the distinct
+ * visitors of groups that are no set nor a set's member are counted in two threads,
+ * the groups shared out between them by their visits, once they hold min visits or
+ * more (0: 100,000). */
+void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min);
+/* Adds the visits of from to g, as though they had been added to g (each to the group,
+ * or set, of g of the same key; made when new): two walks can each count part of one
+ * report's visits, one adding the other's before the count. from is left as it was (to
+ * be freed). 0, or -1 past g's bound, without memory (g is then no longer exact) or after
+ * qrt_vgroups_text of either. */
+int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from);
 /* From now on counts only the visits of share k of n of the visitors (n a power of two
  * up to QRT_VGROUPS_SHARES, k < n; before any visit is added), each visitor in one share
  * by a hash: the others are left out as though never added, nor counted against the

@@ -1215,6 +1215,19 @@ static void setup_kept_ids(void)
     qrt_store_agg_blob_strids(qrt_strid_make(pool, 1 << 20, 1 << 20));
 }
 
+/* ... and every listed report counted in two threads (each a half of each share). */
+static void setup_kept_par(void)
+{
+    setup_kept_ids();
+    qrt_report_lv_par(1);
+}
+
+static void teardown_kept_par(void)
+{
+    qrt_report_lv_par(0);
+    teardown_kept();
+}
+
 static void setup_kept_few_ids(void)
 {
     setup_kept();
@@ -1282,6 +1295,14 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
+    tc = report_case(s, "engine, kept blocks counted in two threads", setup_kept_par,
+                     teardown_kept_par);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, many_listed_trackers_in_parts);
+    tcase_add_test(tc, retagged_trackers);
+    tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, dashboard);
     tc = report_case(s, "engine, kept blocks with 4 string numbers", setup_kept_few_ids,
                      teardown_kept);
     tcase_add_test(tc, listed_trackers);

@@ -61,6 +61,8 @@ START_TEST(block_read_back)
     /* times from the first in 4 bytes, an index of each column in 1: the header, 8 + 4 +
      * 3 + 1 bytes a visit, 9 entries and the texts (without numbers: every one) */
     ck_assert_ptr_nonnull(v.t32);
+    ck_assert_int_eq(v.tmin, APR_INT64_C(1767225600));
+    ck_assert_int_eq(v.tmax, APR_INT64_C(1767225600) + 999 * 7);
     ck_assert_uint_eq(v.width[QRT_VCOLS_CITY], 1);
     ck_assert_uint_eq(v.strbytes, 23 + 4 + 21);
     ck_assert_uint_eq(len, (40 + 1000 * 16 + 9 * 4 + 48 + 7) / 8 * 8);
@@ -105,15 +107,26 @@ START_TEST(empty_and_damaged)
     memcpy(copy, data, len);
     copy[0] ^= 1;
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    /* an entry damaged: the block opens, the entry is refused where it is used, and by
+     * the check */
     memcpy(copy, data, len);
     copy[at_ent] = 9;                   /* the browser's text: past the texts */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert(!qrt_vcols_entry_ok(&v, QRT_VCOLS_BROWSER, 0));
+    ck_assert(qrt_vcols_entry_ok(&v, QRT_VCOLS_CITY, 0));
+    ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_BROWSER, 0, pool));
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
     copy[at_ent] = 1;                   /* ... or inside one */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert(!qrt_vcols_entry_ok(&v, QRT_VCOLS_BROWSER, 0));
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     memcpy(copy, data, len);
     memset(copy + at_ent, 0, 4);        /* ... or number 0 */
-    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert(!qrt_vcols_entry_ok(&v, QRT_VCOLS_BROWSER, 0));
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    ck_assert(!qrt_vcols_entry_ok(&v, QRT_VCOLS_CITY, 2));   /* (past the entries) */
     memcpy(copy, data, len);
     copy[at_idx + 1] = 2;               /* the second visit's city: no such entry */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
@@ -123,6 +136,13 @@ START_TEST(empty_and_damaged)
     copy[at_click] = 2;                 /* the first source */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[28] = 9;                       /* the latest time: before the second visit's */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    memcpy(copy, data, len);
+    copy[24] = 1;                       /* wide times, with a latest time told */
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
     copy[24] = 2;                       /* the flags: none such */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
@@ -160,6 +180,7 @@ START_TEST(wide_times_and_many_entries)
     ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
     ck_assert_ptr_null(v.t32);
     ck_assert_ptr_nonnull(v.t64);
+    ck_assert(v.tmin == APR_INT64_MIN && v.tmax == APR_INT64_MAX);
     ck_assert_int_eq(qrt_vcols_time(&v, 0), 0);
     ck_assert_int_eq(qrt_vcols_time(&v, 1), APR_INT64_C(4294967295));
     ck_assert_int_eq(qrt_vcols_time(&v, 2), APR_INT64_C(253402300799));

@@ -763,6 +763,198 @@ START_TEST(shares_add_up_to_the_whole)
 }
 END_TEST
 
+/* The same visits added to two counts, each run to one or the other (the second's groups
+ * and sets made in another order, so numbered otherwise), the second then absorbed into
+ * the first: the same groups as the whole counted at once, also in shares; past the
+ * bound refused. */
+static void split_adds(qrt_vgroups_t **g, apr_uint64_t seed0, apr_uint32_t (*set)[3],
+                       apr_uint32_t (*num)[13])
+{
+    apr_uint64_t st = seed0;
+    apr_int64_t vis[64];
+    unsigned char clk[64];
+    apr_uint32_t grp[64];
+    int i, j;
+
+    for (i = 0; i < 3000; i++) {
+        int n = 1 + (int)(i % 50), h = (int)((st >> 33) % 2);
+
+        for (j = 0; j < n; j++) {
+            st = st * APR_UINT64_C(6364136223846793005) + APR_UINT64_C(1442695040888963407);
+            vis[j] = (st >> 20) % 97 == 0 ? 0 : (apr_int64_t)((st >> 24) % 20000) * 0x9E3779B9;
+            clk[j] = (unsigned char)((st >> 40) % 5 == 0);
+            grp[j] = num[h][1 + (st >> 45) % 12];
+        }
+        switch (i % 4) {
+        case 0:
+            ck_assert_int_eq(qrt_vgroups_add_run(g[h], grp[0], NULL, vis, clk, (apr_size_t)n),
+                             0);
+            break;
+        case 1:
+            ck_assert_int_eq(qrt_vgroups_add_run(g[h], 0, grp, vis, clk, (apr_size_t)n), 0);
+            break;
+        case 2:
+            ck_assert_int_eq(qrt_vgroups_add_run(g[h], set[h][i % 3], NULL, vis, clk,
+                                                 (apr_size_t)n), 0);
+            break;
+        default:
+            for (j = 0; j < n; j++) {
+                ck_assert_int_eq(qrt_vgroups_add_to(g[h], grp[j], clk[j], vis[j]), 0);
+            }
+            break;
+        }
+    }
+}
+
+/* Two counts bounded at max (in share k of n when n > 1), the second's groups made in
+ * the reverse order: num[h][i] is count h's number of group "k<i>". */
+static void split_groups(qrt_vgroups_t **g, apr_size_t max, apr_uint32_t k, apr_uint32_t n,
+                         apr_uint32_t (*set)[3], apr_uint32_t (*num)[13])
+{
+    static const apr_uint32_t m[3][3] = { { 1, 2, 0 }, { 3, 4, 5 }, { 12, 0, 0 } };
+    static const int nm[3] = { 2, 3, 1 };
+    int h, i, q;
+
+    for (h = 0; h < 2; h++) {
+        ck_assert_ptr_nonnull(g[h] = qrt_vgroups_make(max));
+        if (n > 1) {
+            ck_assert_int_eq(qrt_vgroups_share(g[h], k, n), 0);
+        }
+        for (i = 1; i <= 12; i++) {
+            char key[8];
+            int at = h ? 13 - i : i;
+
+            apr_snprintf(key, sizeof(key), "k%d", at);
+            num[h][at] = qrt_vgroups_group(g[h], key, strlen(key));
+            ck_assert_uint_gt(num[h][at], 0);
+        }
+        for (i = 0; i < 3; i++) {
+            apr_uint32_t mem[3];
+            int at = h ? 2 - i : i;
+
+            for (q = 0; q < nm[at]; q++) {
+                mem[q] = num[h][m[at][q]];
+            }
+            set[h][at] = qrt_vgroups_set(g[h], mem, (apr_size_t)nm[at]);
+            ck_assert_uint_gt(set[h][at], 12);
+        }
+    }
+}
+
+START_TEST(two_counts_absorbed_are_the_whole)
+{
+    static const apr_uint32_t ns[] = { 1, 2, 8 };
+    apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+    apr_uint32_t set[2][3], num[2][13], wset[3];
+    qrt_vgroups_t *g[2], *w = share_groups(1 << 20, wset);
+    apr_size_t total = 0, len;
+    char *text;
+    int i, q;
+    apr_uint32_t k;
+
+    share_adds(w, 11, wset);
+    share_read(w, whole);
+    for (i = 0; i < whole->nelts; i++) {
+        total += (apr_size_t)(APR_ARRAY_IDX(whole, i, qrt_vgroup_t).scans
+                              + APR_ARRAY_IDX(whole, i, qrt_vgroup_t).clicks);
+    }
+    for (q = 0; q < 3; q++) {
+        apr_int64_t sum[12][3];
+
+        memset(sum, 0, sizeof(sum));
+        for (k = 0; k < ns[q]; k++) {
+            apr_array_header_t *out = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+
+            split_groups(g, 1 << 20, k, ns[q], set, num);
+            split_adds(g, 11, set, num);
+            ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
+            qrt_vgroups_free(g[1]);
+            share_read(g[0], out);
+            for (i = 0; i < out->nelts; i++) {
+                qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+                int j = atoi(x->key + 1) - 1;
+
+                ck_assert(j >= 0 && j < 12);
+                sum[j][0] += x->scans;
+                sum[j][1] += x->clicks;
+                sum[j][2] += x->uniques;
+            }
+        }
+        for (i = 0; i < whole->nelts; i++) {
+            qrt_vgroup_t *x = &APR_ARRAY_IDX(whole, i, qrt_vgroup_t);
+            int j = atoi(x->key + 1) - 1;
+
+            ck_assert_msg(sum[j][0] == x->scans && sum[j][1] == x->clicks
+                          && sum[j][2] == x->uniques,
+                          "%u shares, group %s: %lld/%lld/%lld, whole %lld/%lld/%lld", ns[q],
+                          x->key, (long long)sum[j][0], (long long)sum[j][1],
+                          (long long)sum[j][2], (long long)x->scans, (long long)x->clicks,
+                          (long long)x->uniques);
+        }
+    }
+    /* past the first's bound: refused, and the first is then no count to trust, but the
+     * second is as it was */
+    split_groups(g, total * 3 / 4, 0, 1, set, num);
+    split_adds(g, 11, set, num);
+    ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), -1);
+    ck_assert_int_eq(qrt_vgroups_add_to(g[1], num[1][3], 0, 42), 0);
+    qrt_vgroups_free(g[0]);
+    /* nor after a count */
+    g[0] = qrt_vgroups_make(100);
+    text = qrt_vgroups_text(g[0], &len);
+    free(text);
+    ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), -1);
+    ck_assert_int_eq(qrt_vgroups_absorb(g[1], g[0]), -1);
+    qrt_vgroups_free(g[0]);
+    qrt_vgroups_free(g[1]);
+}
+END_TEST
+
+/* A count in two threads (the groups shared out between them) gives the count in one,
+ * sets and their members among the groups, and groups of every size. */
+START_TEST(two_threads_count_as_one)
+{
+    apr_uint32_t set[3];
+    apr_array_header_t *one = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+    apr_array_header_t *two = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+    qrt_vgroups_t *a = share_groups(1 << 20, set), *b = share_groups(1 << 20, set);
+    apr_size_t la, lb;
+    char *ta, *tb;
+    int i, k;
+
+    share_adds(a, 5, set);
+    share_adds(b, 5, set);
+    /* and groups of no set: a large one, many small ones */
+    for (k = 0; k < 200; k++) {
+        char key[16];
+        apr_uint32_t ga, gb;
+
+        apr_snprintf(key, sizeof(key), "p%d", k);
+        ga = qrt_vgroups_group(a, key, strlen(key));
+        gb = qrt_vgroups_group(b, key, strlen(key));
+        for (i = 0; i < (k ? 1 + k * 7 % 300 : 50000); i++) {
+            apr_int64_t who = (apr_int64_t)((i * 2654435761u + (unsigned)k) % 40000);
+
+            ck_assert_int_eq(qrt_vgroups_add_to(a, ga, i % 3 == 0, who), 0);
+            ck_assert_int_eq(qrt_vgroups_add_to(b, gb, i % 3 == 0, who), 0);
+        }
+    }
+    qrt_vgroups_threads(b, 2, 1);
+    ta = qrt_vgroups_text(a, &la);
+    tb = qrt_vgroups_text(b, &lb);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, ta, la, one), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, tb, lb, two), APR_SUCCESS);
+    ck_assert_int_eq(one->nelts, 212);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(a);
+    qrt_vgroups_free(b);
+}
+END_TEST
+
 static Suite *vgroups_suite(void)
 {
     Suite *s = suite_create("qrt_vgroups");
@@ -780,6 +972,8 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     tcase_add_test(tc, counts_again_on_kept_arrays);
     tcase_add_test(tc, shares_add_up_to_the_whole);
+    tcase_add_test(tc, two_counts_absorbed_are_the_whole);
+    tcase_add_test(tc, two_threads_count_as_one);
     suite_add_tcase(s, tc);
     return s;
 }
