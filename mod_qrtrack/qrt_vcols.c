@@ -122,8 +122,11 @@ static void vc_lay(vc_layout *l, apr_size_t n, const apr_size_t *nent, apr_size_
     l->t = l->visitor + 8 * n;
     at = l->t + ((flags & VC_WIDE) ? 8 : 4) * n;
     for (c = 0; c < QRT_VCOLS_COLS; c++) {
-        l->idx[c] = at;
-        at += vc_width(nent[c]) * n;
+        apr_size_t w = vc_width(nent[c]);
+
+        /* (each column aligned to its width) */
+        l->idx[c] = w ? (at + w - 1) & ~(w - 1) : at;
+        at = l->idx[c] + w * n;
         ents += nent[c];
     }
     l->ent = (at + 3) & ~(apr_size_t)3;

@@ -20,8 +20,8 @@
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, each column's
  * entries, string bytes, flags, the latest time from the first (0 with the flag wide);
  * the first time, int64), int64 visitors[n], times [n]
- * (uint32, or int64 with the flag wide), each column's indexes [n] (padded to 4 bytes
- * after the last), uint32 entries (each column's in turn: a number, or QRT_VCOLS_TEXT |
+ * (uint32, or int64 with the flag wide), each column's indexes [n] (each aligned to its
+ * width, the last padded to 4 bytes), uint32 entries (each column's in turn: a number, or QRT_VCOLS_TEXT |
  * the offset of its text), uint8 clicks [n], the texts (each NUL-terminated), zero
  * padding. Unit-tested in test/unit/test_vcols.c. */
 #ifndef QRT_VCOLS_H

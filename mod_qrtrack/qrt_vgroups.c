@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <apr_atomic.h>
 #include <apr_strings.h>
 
 #include "qrt_vgroups.h"
@@ -55,7 +54,8 @@ struct qrt_vgroups_t {
 #define VG_PAR_MIN ((apr_size_t)100000)
 #define VG_SPARE_EACH 2
 enum { VG_SPARE_SLAB, VG_SPARE_FLAT, VG_SPARES };
-static volatile void *vg_spare[VG_SPARES][VG_SPARE_EACH];
+/* (swapped with the compiler's atomic builtins, which thread checkers understand) */
+static void *vg_spare[VG_SPARES][VG_SPARE_EACH];
 
 /* An array of at least n 8-byte elements (n >= 1), a spare of use s if there is one:
  * *cap gets its elements; NULL without memory. */
@@ -65,7 +65,7 @@ static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
     int i;
 
     for (i = 0; i < VG_SPARE_EACH; i++) {
-        if ((a = apr_atomic_xchgptr(&vg_spare[s][i], NULL))) {
+        if ((a = __atomic_exchange_n(&vg_spare[s][i], NULL, __ATOMIC_ACQ_REL))) {
             if ((apr_size_t)a[0] >= n) {
                 *cap = (apr_size_t)a[0];
                 return a;
@@ -110,11 +110,14 @@ static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
 #endif
     a[0] = cap;
     for (i = 0; i < VG_SPARE_EACH; i++) {
-        if (!apr_atomic_casptr(&vg_spare[s][i], a, NULL)) {
+        void *none = NULL;
+
+        if (__atomic_compare_exchange_n(&vg_spare[s][i], &none, (void *)a, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
             return;                 /* (kept in an empty place) */
         }
     }
-    free(apr_atomic_xchgptr(&vg_spare[s][0], a));
+    free(__atomic_exchange_n(&vg_spare[s][0], (void *)a, __ATOMIC_ACQ_REL));
 }
 
 static apr_uint64_t vg_hash(const char *s, apr_size_t n)

@@ -207,6 +207,9 @@ START_TEST(wide_times_and_many_entries)
     ck_assert_uint_eq(v.width[QRT_VCOLS_BROWSER], 1);
     ck_assert_uint_eq(v.width[QRT_VCOLS_COUNTRY], 2);
     ck_assert_uint_eq(v.width[QRT_VCOLS_CITY], 4);
+    /* (70,001 one-byte indexes before them: each column aligned to its width) */
+    ck_assert_uint_eq((apr_uintptr_t)v.idx[QRT_VCOLS_COUNTRY] % 2, 0);
+    ck_assert_uint_eq((apr_uintptr_t)v.idx[QRT_VCOLS_CITY] % 4, 0);
     ck_assert_uint_eq(v.nent[QRT_VCOLS_CITY], 70001);
     ck_assert_int_eq(v.base, 1000 - 70000);
     for (i = 0; i < 70001; i += 997) {
