@@ -630,143 +630,8 @@ END_TEST
  * 64 of them) whose groups are summed: the same visits, clicks and distinct visitors in
  * every group. The visits go in as runs of one group, runs of many, single visits and
  * visits of sets (a tag report's), a visitor 0 among them; a share counts only its own
- * visits against the bound. */
-static void share_adds(qrt_vgroups_t *g, apr_uint64_t seed0, const apr_uint32_t *set)
-{
-    apr_uint64_t st = seed0;
-    apr_int64_t vis[64];
-    unsigned char clk[64];
-    apr_uint32_t grp[64];
-    int i, j;
-
-    for (i = 0; i < 3000; i++) {
-        int n = 1 + (int)(i % 50);
-
-        for (j = 0; j < n; j++) {
-            st = st * APR_UINT64_C(6364136223846793005) + APR_UINT64_C(1442695040888963407);
-            vis[j] = (st >> 20) % 97 == 0 ? 0 : (apr_int64_t)((st >> 24) % 20000) * 0x9E3779B9;
-            clk[j] = (unsigned char)((st >> 40) % 5 == 0);
-            grp[j] = 1 + (apr_uint32_t)((st >> 45) % 12);
-        }
-        switch (i % 4) {
-        case 0:
-            ck_assert_int_eq(qrt_vgroups_add_run(g, grp[0], NULL, vis, clk, (apr_size_t)n), 0);
-            break;
-        case 1:
-            ck_assert_int_eq(qrt_vgroups_add_run(g, 0, grp, vis, clk, (apr_size_t)n), 0);
-            break;
-        case 2:
-            ck_assert_int_eq(qrt_vgroups_add_run(g, set[i % 3], NULL, vis, clk, (apr_size_t)n),
-                             0);
-            break;
-        default:
-            for (j = 0; j < n; j++) {
-                ck_assert_int_eq(qrt_vgroups_add_to(g, grp[j], clk[j], vis[j]), 0);
-            }
-            break;
-        }
-    }
-}
-
-static qrt_vgroups_t *share_groups(apr_size_t max, apr_uint32_t *set)
-{
-    qrt_vgroups_t *g = qrt_vgroups_make(max);
-    apr_uint32_t k, m[3][3] = { { 1, 2, 0 }, { 3, 4, 5 }, { 12, 0, 0 } };
-    int nm[3] = { 2, 3, 1 };
-
-    ck_assert_ptr_nonnull(g);
-    for (k = 1; k <= 12; k++) {
-        char key[8];
-
-        apr_snprintf(key, sizeof(key), "k%u", k);
-        ck_assert_uint_eq(qrt_vgroups_group(g, key, strlen(key)), k);
-    }
-    for (k = 0; k < 3; k++) {
-        set[k] = qrt_vgroups_set(g, m[k], (apr_size_t)nm[k]);
-        ck_assert_uint_gt(set[k], 12);
-    }
-    return g;
-}
-
-/* g's groups read back into out; g freed. */
-static void share_read(qrt_vgroups_t *g, apr_array_header_t *out)
-{
-    apr_size_t len;
-    char *text = qrt_vgroups_text(g, &len);
-
-    ck_assert_ptr_nonnull(text);
-    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
-    free(text);
-    qrt_vgroups_free(g);
-}
-
-START_TEST(shares_add_up_to_the_whole)
-{
-    static const apr_uint32_t ns[] = { 2, 8, 64 };
-    apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
-    apr_uint32_t set[3];
-    qrt_vgroups_t *g = share_groups(1 << 20, set);
-    apr_size_t total;
-    int i, k, q;
-
-    share_adds(g, 11, set);
-    share_read(g, whole);
-    ck_assert_int_eq(whole->nelts, 12);
-    total = 0;
-    for (i = 0; i < whole->nelts; i++) {
-        total += (apr_size_t)(APR_ARRAY_IDX(whole, i, qrt_vgroup_t).scans
-                              + APR_ARRAY_IDX(whole, i, qrt_vgroup_t).clicks);
-    }
-    for (q = 0; q < 3; q++) {
-        apr_int64_t sum[12][3];
-
-        memset(sum, 0, sizeof(sum));
-        for (k = 0; k < (int)ns[q]; k++) {
-            apr_array_header_t *out = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
-
-            /* bounded at half the visits: a share counts its own alone */
-            g = share_groups(total / 2, set);
-            ck_assert_int_eq(qrt_vgroups_share(g, (apr_uint32_t)k, ns[q]), 0);
-            share_adds(g, 11, set);
-            share_read(g, out);
-            for (i = 0; i < out->nelts; i++) {
-                qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
-                int j = atoi(x->key + 1) - 1;
-
-                ck_assert(j >= 0 && j < 12);
-                sum[j][0] += x->scans;
-                sum[j][1] += x->clicks;
-                sum[j][2] += x->uniques;
-            }
-        }
-        for (i = 0; i < whole->nelts; i++) {
-            qrt_vgroup_t *x = &APR_ARRAY_IDX(whole, i, qrt_vgroup_t);
-            int j = atoi(x->key + 1) - 1;
-
-            ck_assert_msg(sum[j][0] == x->scans && sum[j][1] == x->clicks
-                          && sum[j][2] == x->uniques,
-                          "%u shares, group %s: %lld/%lld/%lld, whole %lld/%lld/%lld", ns[q],
-                          x->key, (long long)sum[j][0], (long long)sum[j][1],
-                          (long long)sum[j][2], (long long)x->scans, (long long)x->clicks,
-                          (long long)x->uniques);
-        }
-    }
-    /* shares refused: not a power of two, k past n, too many, after a visit */
-    g = qrt_vgroups_make(100);
-    ck_assert_int_eq(qrt_vgroups_share(g, 0, 3), -1);
-    ck_assert_int_eq(qrt_vgroups_share(g, 4, 4), -1);
-    ck_assert_int_eq(qrt_vgroups_share(g, 0, 0), -1);
-    ck_assert_int_eq(qrt_vgroups_share(g, 0, QRT_VGROUPS_SHARES * 2), -1);
-    ck_assert_int_eq(qrt_vgroups_add(g, "a", 1, 0, 5), 0);
-    ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
-    qrt_vgroups_free(g);
-}
-END_TEST
-
-/* The same visits added to two counts, each run to one or the other (the second's groups
- * and sets made in another order, so numbered otherwise), the second then absorbed into
- * the first: the same groups as the whole counted at once, also in shares; past the
- * bound refused. */
+ * visits against the bound. split_adds sends each run to g[0] or g[1] (num[h][i]: count
+ * h's number of group "k<i>", set[h] its sets); share_adds all of them to one count. */
 static void split_adds(qrt_vgroups_t **g, apr_uint64_t seed0, apr_uint32_t (*set)[3],
                        apr_uint32_t (*num)[13])
 {
@@ -806,6 +671,143 @@ static void split_adds(qrt_vgroups_t **g, apr_uint64_t seed0, apr_uint32_t (*set
     }
 }
 
+static void share_adds(qrt_vgroups_t *g, apr_uint64_t seed0, const apr_uint32_t *set)
+{
+    qrt_vgroups_t *two[2] = { g, g };
+    apr_uint32_t sets[2][3], num[2][13];
+    int h, i;
+
+    /* (both halves the one count, its groups "k<i>" numbered i) */
+    for (h = 0; h < 2; h++) {
+        memcpy(sets[h], set, sizeof(sets[h]));
+        for (i = 0; i < 13; i++) {
+            num[h][i] = (apr_uint32_t)i;
+        }
+    }
+    split_adds(two, seed0, sets, num);
+}
+
+static qrt_vgroups_t *share_groups(apr_size_t max, apr_uint32_t *set)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(max);
+    apr_uint32_t k, m[3][3] = { { 1, 2, 0 }, { 3, 4, 5 }, { 12, 0, 0 } };
+    int nm[3] = { 2, 3, 1 };
+
+    ck_assert_ptr_nonnull(g);
+    for (k = 1; k <= 12; k++) {
+        char key[8];
+
+        apr_snprintf(key, sizeof(key), "k%u", k);
+        ck_assert_uint_eq(qrt_vgroups_group(g, key, strlen(key)), k);
+    }
+    for (k = 0; k < 3; k++) {
+        set[k] = qrt_vgroups_set(g, m[k], (apr_size_t)nm[k]);
+        ck_assert_uint_gt(set[k], 12);
+    }
+    return g;
+}
+
+/* g's groups read back into out; g freed. */
+static void share_read(qrt_vgroups_t *g, apr_array_header_t *out)
+{
+    apr_size_t len;
+    char *text = qrt_vgroups_text(g, &len);
+
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(qrt_vgroups_parse(pool, text, len, out), APR_SUCCESS);
+    free(text);
+    qrt_vgroups_free(g);
+}
+
+/* The groups "k1" .. "k12" of out added to sum. */
+static void share_sum(const apr_array_header_t *out, apr_int64_t (*sum)[3])
+{
+    int i;
+
+    for (i = 0; i < out->nelts; i++) {
+        const qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+        int j = atoi(x->key + 1) - 1;
+
+        ck_assert(j >= 0 && j < 12);
+        sum[j][0] += x->scans;
+        sum[j][1] += x->clicks;
+        sum[j][2] += x->uniques;
+    }
+}
+
+/* The groups of share_adds counted whole, into whole: their visits. */
+static apr_size_t share_whole(apr_array_header_t *whole)
+{
+    apr_uint32_t set[3];
+    qrt_vgroups_t *g = share_groups(1 << 20, set);
+    apr_size_t total = 0;
+    int i;
+
+    share_adds(g, 11, set);
+    share_read(g, whole);
+    for (i = 0; i < whole->nelts; i++) {
+        total += (apr_size_t)(APR_ARRAY_IDX(whole, i, qrt_vgroup_t).scans
+                              + APR_ARRAY_IDX(whole, i, qrt_vgroup_t).clicks);
+    }
+    return total;
+}
+
+/* sum (of n shares) is whole. */
+static void share_check(const apr_array_header_t *whole, apr_int64_t (*sum)[3], apr_uint32_t n)
+{
+    int i;
+
+    for (i = 0; i < whole->nelts; i++) {
+        const qrt_vgroup_t *x = &APR_ARRAY_IDX(whole, i, qrt_vgroup_t);
+        int j = atoi(x->key + 1) - 1;
+
+        ck_assert_msg(sum[j][0] == x->scans && sum[j][1] == x->clicks
+                      && sum[j][2] == x->uniques,
+                      "%u shares, group %s: %lld/%lld/%lld, whole %lld/%lld/%lld", n,
+                      x->key, (long long)sum[j][0], (long long)sum[j][1],
+                      (long long)sum[j][2], (long long)x->scans, (long long)x->clicks,
+                      (long long)x->uniques);
+    }
+}
+
+START_TEST(shares_add_up_to_the_whole)
+{
+    static const apr_uint32_t ns[] = { 2, 8, 64 };
+    apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+    apr_uint32_t set[3];
+    qrt_vgroups_t *g;
+    apr_size_t total = share_whole(whole);
+    int k, q;
+
+    ck_assert_int_eq(whole->nelts, 12);
+    for (q = 0; q < 3; q++) {
+        apr_int64_t sum[12][3];
+
+        memset(sum, 0, sizeof(sum));
+        for (k = 0; k < (int)ns[q]; k++) {
+            apr_array_header_t *out = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
+
+            /* bounded at half the visits: a share counts its own alone */
+            g = share_groups(total / 2, set);
+            ck_assert_int_eq(qrt_vgroups_share(g, (apr_uint32_t)k, ns[q]), 0);
+            share_adds(g, 11, set);
+            share_read(g, out);
+            share_sum(out, sum);
+        }
+        share_check(whole, sum, ns[q]);
+    }
+    /* shares refused: not a power of two, k past n, too many, after a visit */
+    g = qrt_vgroups_make(100);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 3), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 4, 4), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 0), -1);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, QRT_VGROUPS_SHARES * 2), -1);
+    ck_assert_int_eq(qrt_vgroups_add(g, "a", 1, 0, 5), 0);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
+    qrt_vgroups_free(g);
+}
+END_TEST
+
 /* Two counts bounded at max (in share k of n when n > 1), the second's groups made in
  * the reverse order: num[h][i] is count h's number of group "k<i>". */
 static void split_groups(qrt_vgroups_t **g, apr_size_t max, apr_uint32_t k, apr_uint32_t n,
@@ -841,23 +843,21 @@ static void split_groups(qrt_vgroups_t **g, apr_size_t max, apr_uint32_t k, apr_
     }
 }
 
+/* The visits of share_adds added to two counts, each run to one or the other (the
+ * second's groups and sets made in another order, so numbered otherwise), the second then
+ * absorbed into the first: the same groups as the whole counted at once, also in shares;
+ * past the bound refused. */
 START_TEST(two_counts_absorbed_are_the_whole)
 {
     static const apr_uint32_t ns[] = { 1, 2, 8 };
     apr_array_header_t *whole = apr_array_make(pool, 16, sizeof(qrt_vgroup_t));
-    apr_uint32_t set[2][3], num[2][13], wset[3];
-    qrt_vgroups_t *g[2], *w = share_groups(1 << 20, wset);
-    apr_size_t total = 0, len;
+    apr_uint32_t set[2][3], num[2][13];
+    qrt_vgroups_t *g[2];
+    apr_size_t total = share_whole(whole), len;
     char *text;
-    int i, q;
+    int q;
     apr_uint32_t k;
 
-    share_adds(w, 11, wset);
-    share_read(w, whole);
-    for (i = 0; i < whole->nelts; i++) {
-        total += (apr_size_t)(APR_ARRAY_IDX(whole, i, qrt_vgroup_t).scans
-                              + APR_ARRAY_IDX(whole, i, qrt_vgroup_t).clicks);
-    }
     for (q = 0; q < 3; q++) {
         apr_int64_t sum[12][3];
 
@@ -870,27 +870,9 @@ START_TEST(two_counts_absorbed_are_the_whole)
             ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
             qrt_vgroups_free(g[1]);
             share_read(g[0], out);
-            for (i = 0; i < out->nelts; i++) {
-                qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
-                int j = atoi(x->key + 1) - 1;
-
-                ck_assert(j >= 0 && j < 12);
-                sum[j][0] += x->scans;
-                sum[j][1] += x->clicks;
-                sum[j][2] += x->uniques;
-            }
+            share_sum(out, sum);
         }
-        for (i = 0; i < whole->nelts; i++) {
-            qrt_vgroup_t *x = &APR_ARRAY_IDX(whole, i, qrt_vgroup_t);
-            int j = atoi(x->key + 1) - 1;
-
-            ck_assert_msg(sum[j][0] == x->scans && sum[j][1] == x->clicks
-                          && sum[j][2] == x->uniques,
-                          "%u shares, group %s: %lld/%lld/%lld, whole %lld/%lld/%lld", ns[q],
-                          x->key, (long long)sum[j][0], (long long)sum[j][1],
-                          (long long)sum[j][2], (long long)x->scans, (long long)x->clicks,
-                          (long long)x->uniques);
-        }
+        share_check(whole, sum, ns[q]);
     }
     /* past the first's bound: refused, and the first is then no count to trust, but the
      * second is as it was */
