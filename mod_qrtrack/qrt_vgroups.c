@@ -606,6 +606,130 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     return rv < 0 || h.rv < 0 ? -1 : 0;
 }
 
+/* Parts [p0, p1) of vg_count_sets' spread visitors: each part's visitors gathered in a
+ * table of its own (tab, tabm: room for the biggest part) with the union of their
+ * groups' bits; a visitor new to the part adds to its source's per[], a bit it had not
+ * had to cnt[]. Parts are independent: two threads take a half of them each, with
+ * tables and counts of their own. */
+typedef struct {
+    const apr_uint64_t *flat, *mask;
+    const apr_size_t *start;            /* where each part ends */
+    const apr_uint32_t *runs;           /* each source's visitors in each part */
+    apr_size_t nsrc, parts, words, size;
+    apr_size_t p0, p1;
+    apr_int64_t *cnt, *per;
+    int rv;
+} vg_sets_part;
+
+/* vg_sets_parts where the sets name at most 64 groups (a word of bits a visitor): each
+ * slot holds the visitor and its bits side by side (kv: 2 words a slot), so that a probe
+ * reads one cache line, not one in each of two tables. */
+static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t q)
+{
+    const apr_uint64_t *flat = c->flat;
+    apr_size_t p, r;
+
+    for (p = c->p0; p < c->p1; p++) {
+        apr_size_t ps, j;
+
+        for (ps = 16; ps < 2 * (c->start[p] - q); ps *= 2) {
+        }
+        memset(kv, 0, 2 * ps * sizeof(*kv));
+        for (r = 0; r < c->nsrc; r++) {
+            apr_uint64_t mk = c->mask[r];
+            apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
+
+            for (; q < end; q++) {
+                apr_uint64_t h = flat[q], word;
+
+                for (j = (apr_size_t)h & (ps - 1); kv[2 * j] && kv[2 * j] != h;
+                     j = (j + 1) & (ps - 1)) {
+                }
+                if (!kv[2 * j]) {
+                    kv[2 * j] = h;
+                    kv[2 * j + 1] = mk;
+                    fresh++;
+                    continue;
+                }
+                word = mk & ~kv[2 * j + 1];
+                kv[2 * j + 1] |= word;
+                for (; word; word &= word - 1) {
+                    c->cnt[__builtin_ctzll(word)]++;
+                }
+            }
+            c->per[r] += (apr_int64_t)fresh;
+        }
+    }
+}
+
+static void *vg_sets_parts(void *data)
+{
+    vg_sets_part *c = data;
+    apr_size_t words = c->words, p, r, q = c->p0 ? c->start[c->p0 - 1] : 0;
+    apr_uint64_t *tab = malloc(c->size * sizeof(*tab));
+    apr_uint64_t *tabm = malloc(c->size * (words < 2 ? 2 : words) * sizeof(*tabm));
+    const apr_uint64_t *flat = c->flat;
+
+    c->rv = -1;
+    if (!tab || !tabm) {
+        free(tab);
+        free(tabm);
+        return NULL;
+    }
+    if (words == 1) {
+        vg_sets_parts_one(c, (apr_uint64_t *)tabm, q);
+        free(tabm);
+        free(tab);
+        c->rv = 0;
+        return NULL;
+    }
+    for (p = c->p0; p < c->p1; p++) {
+        apr_size_t ps, j;
+
+        for (ps = 16; ps < 2 * (c->start[p] - q); ps *= 2) {
+        }
+        memset(tab, 0, ps * sizeof(*tab));
+        for (r = 0; r < c->nsrc; r++) {
+            const apr_uint64_t *mk = c->mask + r * words;
+            apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
+
+            for (; q < end; q++) {
+                apr_uint64_t *have;
+                apr_size_t w;
+
+                for (j = (apr_size_t)flat[q] & (ps - 1); tab[j] && tab[j] != flat[q];
+                     j = (j + 1) & (ps - 1)) {
+                }
+                have = tabm + j * words;
+                if (!tab[j]) {
+                    /* a visitor new to the part: counted once in each group of its
+                     * source (through the source's count) */
+                    tab[j] = flat[q];
+                    for (w = 0; w < words; w++) {
+                        have[w] = mk[w];
+                    }
+                    fresh++;
+                    continue;
+                }
+                /* else counted in each group it had not been counted in yet */
+                for (w = 0; w < words; w++) {
+                    apr_uint64_t word = mk[w] & ~have[w];
+
+                    have[w] |= word;
+                    for (; word; word &= word - 1) {
+                        c->cnt[w * 64 + (apr_size_t)__builtin_ctzll(word)]++;
+                    }
+                }
+            }
+            c->per[r] += (apr_int64_t)fresh;
+        }
+    }
+    free(tabm);
+    free(tab);
+    c->rv = 0;
+    return NULL;
+}
+
 /* The distinct visitors of the groups that sets hold (bit[k]: group k's bit + 1, nbits of
  * them): each visit of a set, or of such a group itself, counts its visitor once in
  * every group it names. The visits are spread over parts by their mixed visitor (as in
@@ -620,11 +744,13 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     const apr_uint64_t *v;
     vg_walk w;
     apr_uint32_t k, b, *src = NULL, *runs = NULL, *grp = NULL;
-    apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL, *tab = NULL, *tabm = NULL;
+    apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL;
     apr_size_t flatcap = 0, flatused = 0;
     apr_int64_t *cnt = NULL, *per = NULL;
+    vg_sets_part one, two;
+    pthread_t t;
     unsigned bits = 0;
-    int rv = -1;
+    int rv = -1, split = 0;
 
     /* the sources (sets, and member groups with visits of their own), their masks */
     if (!(src = malloc(g->ngroups * sizeof(*src))) || !(grp = malloc(nbits * sizeof(*grp)))
@@ -716,50 +842,50 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     }
     for (size = 16; size < 2 * biggest; size *= 2) {
     }
-    if (!(tab = malloc(size * sizeof(*tab))) || !(tabm = malloc(size * words * sizeof(*tabm)))) {
-        goto done;
+    /* (start[p] is now where part p ends) the parts counted, in two threads when g may
+     * use them and the sets hold par_min visits or more: the second takes the later
+     * half of the parts, with counts of its own added after */
+    memset(&one, 0, sizeof(one));
+    one.flat = flat;
+    one.mask = mask;
+    one.start = start;
+    one.runs = runs;
+    one.nsrc = nsrc;
+    one.parts = parts;
+    one.words = words;
+    one.size = size;
+    one.p1 = parts;
+    one.cnt = cnt;
+    one.per = per;
+    two = one;
+    if (g->threads >= 2 && m >= g->par_min && parts >= 2
+        && (two.cnt = calloc(words * 64, sizeof(*two.cnt)))
+        && (two.per = calloc(nsrc + 1, sizeof(*two.per)))) {
+        one.p1 = two.p0 = parts / 2;
+        two.rv = -1;
+        split = pthread_create(&t, NULL, vg_sets_parts, &two) == 0;
+        if (!split) {
+            one.p1 = parts;
+        }
     }
-    /* (start[p] is now where part p ends) */
-    for (p = 0, q = 0; p < parts; p++) {
-        apr_size_t ps, j;
-
-        for (ps = 16; ps < 2 * (start[p] - q); ps *= 2) {
+    vg_sets_parts(&one);
+    if (split) {
+        pthread_join(t, NULL);
+        for (r = 0; two.rv == 0 && r < words * 64; r++) {
+            cnt[r] += two.cnt[r];
         }
-        memset(tab, 0, ps * sizeof(*tab));
-        for (r = 0; r < nsrc; r++) {
-            const apr_uint64_t *mk = mask + r * words;
-            apr_size_t end = q + runs[r * parts + p], fresh = 0;
-
-            for (; q < end; q++) {
-                apr_uint64_t *have;
-                apr_size_t w;
-
-                for (j = (apr_size_t)flat[q] & (ps - 1); tab[j] && tab[j] != flat[q];
-                     j = (j + 1) & (ps - 1)) {
-                }
-                have = tabm + j * words;
-                if (!tab[j]) {
-                    /* a visitor new to the part: counted once in each group of its
-                     * source (through the source's count) */
-                    tab[j] = flat[q];
-                    for (w = 0; w < words; w++) {
-                        have[w] = mk[w];
-                    }
-                    fresh++;
-                    continue;
-                }
-                /* else counted in each group it had not been counted in yet */
-                for (w = 0; w < words; w++) {
-                    apr_uint64_t word = mk[w] & ~have[w];
-
-                    have[w] |= word;
-                    for (; word; word &= word - 1) {
-                        cnt[w * 64 + (apr_size_t)__builtin_ctzll(word)]++;
-                    }
-                }
-            }
-            per[r] += (apr_int64_t)fresh;
+        for (r = 0; two.rv == 0 && r < nsrc; r++) {
+            per[r] += two.per[r];
         }
+    }
+    if (two.cnt != cnt) {
+        free(two.cnt);
+    }
+    if (two.per != per) {
+        free(two.per);
+    }
+    if (one.rv < 0 || (split && two.rv < 0)) {
+        goto done;
     }
     for (r = 0; r < nsrc; r++) {
         for (q = 0; per[r] && q < words; q++) {
@@ -782,8 +908,6 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     }
     rv = 0;
 done:
-    free(tabm);
-    free(tab);
     free(runs);
     vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
     free(start);

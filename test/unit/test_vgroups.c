@@ -273,16 +273,23 @@ END_TEST
  * group of the set, its visitor once a group however many sets name the group; some
  * groups take visits of their own too; 150 groups (three words of bits); a visitor 0;
  * enough visits for parts. Against the visits added once a group. */
-START_TEST(sets_count_as_their_groups)
+/* Visits of sets of ngr groups (and of the groups themselves) count as the same visits
+ * added to each group of the set (plain): more than 64 groups take several words of bits
+ * a visitor, at most 64 one; threads 2: the parts counted by two threads. */
+static void sets_against_plain(int ngr, int threads)
 {
-    enum { NGR = 150, NSET = 40, NVIS = 120000 };
+    enum { NGR_MAX = 150, NSET = 40, NVIS = 120000 };
+    const int NGR = ngr;
     qrt_vgroups_t *g = qrt_vgroups_make(1 << 22), *plain = qrt_vgroups_make(1 << 22);
     apr_array_header_t *out = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
     apr_array_header_t *want = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
-    apr_uint32_t gr[NGR + 1], set[NSET], members[NSET][6];
+    apr_uint32_t gr[NGR_MAX + 1], set[NSET], members[NSET][6];
     int nmem[NSET], i, k;
     apr_size_t len;
     char *text;
+
+    ck_assert_int_le(ngr, NGR_MAX);
+    qrt_vgroups_threads(g, threads, 1);
 
     for (k = 1; k <= NGR; k++) {
         char key[16];
@@ -362,6 +369,19 @@ START_TEST(sets_count_as_their_groups)
     }
     qrt_vgroups_free(g);
     qrt_vgroups_free(plain);
+}
+
+START_TEST(sets_count_as_their_groups)
+{
+    sets_against_plain(150, 1);
+}
+END_TEST
+
+START_TEST(sets_of_few_groups_count_as_their_groups)
+{
+    sets_against_plain(40, 1);
+    sets_against_plain(40, 2);
+    sets_against_plain(150, 2);
 }
 END_TEST
 
@@ -948,6 +968,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, a_large_group);
     tcase_add_test(tc, groups_of_any_size_in_parts);
     tcase_add_test(tc, sets_count_as_their_groups);
+    tcase_add_test(tc, sets_of_few_groups_count_as_their_groups);
     tcase_add_test(tc, bounded);
     tcase_add_test(tc, runs_count_as_single_visits);
     tcase_add_test(tc, small_groups_across_chunks);
