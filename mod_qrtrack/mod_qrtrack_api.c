@@ -67,6 +67,10 @@ static const api_route api_routes[] = {
     { "GET",    "/report",                        API_READS,  qrt_report_show },        /* 6 */
     { "GET",    "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_show }, /* 7 */
     { "GET",    "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans },    /* 8 */
+    /* the same three with their parameters in the body (long tracker lists) */
+    { "POST",   "/report",                        API_READS,  qrt_report_post },
+    { "POST",   "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_post },
+    { "POST",   "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans_post },
     { "GET",    "/visits/tracker/*",              API_READS,  qrt_visits_list },        /* 9 */
     { "GET",    "/visits/tracker/*/download/csv", API_READS,  qrt_visits_csv },         /* 10 */
     { "POST",   "/qrCode",                        API_READS,  qrt_qrcode_plain },       /* 11 */

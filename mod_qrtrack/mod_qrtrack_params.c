@@ -89,6 +89,134 @@ apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name)
     return c.out;
 }
 
+/* ---- a POST's body as the query's parameters ---------------------------------- */
+
+typedef struct {
+    qrt_req_t *q;
+    const char *both;           /* a name the query has too */
+    int n;                      /* values added */
+} body_ctx;
+
+/* The query has name (as name or name[]), or body_add's twin of it. */
+static int params_in_query(qrt_req_t *q, const char *name)
+{
+    apr_size_t n = strlen(name);
+    const char *base = n > 2 && !strcmp(name + n - 2, "[]")
+        ? apr_pstrndup(q->r->pool, name, n - 2) : name;
+
+    return q->query && (apr_table_get(q->query, base)
+                        || apr_table_get(q->query, apr_pstrcat(q->r->pool, base, "[]",
+                                                               NULL)));
+}
+
+static int params_form_field(void *data, const char *key, const char *value)
+{
+    body_ctx *c = data;
+
+    (void)value;
+    if (!strcmp(key, "api_token")) {
+        return 1;               /* (the caller's token, read by authentication) */
+    }
+    if (!c->both && c->q->query && params_in_query(c->q, key)) {
+        c->both = key;
+    }
+    c->n++;
+    return 1;
+}
+
+/* One JSON value as a parameter's text; NULL for a type a parameter cannot have. */
+static const char *params_json_text(apr_pool_t *p, json_t *v)
+{
+    if (json_is_string(v)) {
+        return json_string_value(v);
+    }
+    if (json_is_integer(v)) {
+        return apr_psprintf(p, "%" APR_INT64_T_FMT, (apr_int64_t)json_integer_value(v));
+    }
+    if (json_is_boolean(v)) {
+        return json_is_true(v) ? "true" : "false";
+    }
+    return NULL;
+}
+
+qrt_err_t *qrt_params_from_body(qrt_req_t *q)
+{
+    apr_pool_t *p = q->r->pool;
+    apr_table_t *add = apr_table_make(p, 8);
+    body_ctx c;
+
+    memset(&c, 0, sizeof(c));
+    c.q = q;
+    if (q->form) {
+        apr_table_do(params_form_field, &c, q->form, NULL);
+        if (!c.both) {
+            add = q->form;
+        }
+    }
+    else if (q->json) {
+        const char *key;
+        json_t *v;
+
+        json_object_foreach(q->json, key, v) {
+            const char *text;
+            size_t i;
+
+            if (json_is_null(v) || !strcmp(key, "api_token")) {
+                continue;
+            }
+            if (!c.both && params_in_query(q, key)) {
+                c.both = key;
+                break;
+            }
+            if (!json_is_array(v)) {
+                if (!(text = params_json_text(p, v))) {
+                    return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, key,
+                                           apr_psprintf(p, "The %s field must be a string, "
+                                                        "an integer, true or false, or a "
+                                                        "list of strings and integers.",
+                                                        key));
+                }
+                apr_table_addn(add, key, text);
+                c.n++;
+                continue;
+            }
+            if (c.n + json_array_size(v) > QRT_FORM_FIELDS_MAX) {
+                c.n = QRT_FORM_FIELDS_MAX + 1;
+                break;
+            }
+            for (i = 0; i < json_array_size(v); i++) {
+                json_t *x = json_array_get(v, i);
+
+                if (!json_is_string(x) && !json_is_integer(x)) {
+                    return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, key,
+                                           apr_psprintf(p, "The %s list must hold strings "
+                                                        "and integers only.", key));
+                }
+                apr_table_addn(add, key, params_json_text(p, x));
+                c.n++;
+            }
+        }
+    }
+    else if (q->body || q->csv) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "The body must be JSON "
+                         "(application/json) or a form (application/x-www-form-urlencoded "
+                         "or multipart/form-data).");
+    }
+    if (c.n > QRT_FORM_FIELDS_MAX) {
+        return qrt_error(q, HTTP_REQUEST_ENTITY_TOO_LARGE, apr_psprintf(p, "Too many "
+                         "parameters in the body (at most %d).", QRT_FORM_FIELDS_MAX));
+    }
+    if (c.both) {
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, c.both, apr_psprintf(p,
+                               "The %s parameter is given both in the query and in the "
+                               "body; give it once.", c.both));
+    }
+    if (!apr_is_empty_table(add)) {
+        q->query = q->query ? apr_table_overlay(p, q->query, add) : add;
+    }
+    return NULL;
+}
+
 static int params_id_cmp(const void *a, const void *b)
 {
     apr_int64_t x = *(const apr_int64_t *)a, y = *(const apr_int64_t *)b;

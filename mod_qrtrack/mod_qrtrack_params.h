@@ -19,6 +19,12 @@ apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name);
  * any is not the caller's live tracker; none given -> every tracker of the account.
  * *ids is an array of apr_int64_t. */
 qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_t **ids);
+/* A POST of a read endpoint (reports, crosstab, dashboard): the body's parameters (an
+ * urlencoded or multipart form with the query's names, or a JSON object whose values are
+ * strings, integers, true or false, or lists of strings and integers; null leaves one
+ * out) added to the query's, so that the GET's code reads them. 422 for a parameter
+ * in both, or a value of another JSON type; 413 past QRT_FORM_FIELDS_MAX values. */
+qrt_err_t *qrt_params_from_body(qrt_req_t *q);
 /* page and rows (rows 1..1000, default 25): 422 naming the parameter. */
 qrt_err_t *qrt_params_paging(qrt_req_t *q, apr_int64_t *page, apr_int64_t *rows);
 /* The paging "meta" object of a list. */

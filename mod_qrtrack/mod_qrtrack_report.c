@@ -3,6 +3,7 @@
  *   GET /report/?report=<type>          qrt_report_show      (6)
  *   GET /report/tag-crosstab            qrt_report_crosstab_show (7)
  *   GET /dashboard/scansAnalytics       qrt_dashboard_scans  (8)
+ *   POST of each, its parameters in the body (qrt_report_post, ...)
  *
  * The parameters are read here and the answers written as JSON; the numbers come
  * from the report engine (qrt_report.h: planning, aggregates or visits, the
@@ -529,4 +530,27 @@ qrt_err_t *qrt_dashboard_scans(qrt_req_t *q)
     json_object_set_new(body, "daily", days);
     json_object_set_new(body, "topTrackers", tops);
     return qrt_respond_json(q, HTTP_OK, body);
+}
+
+/* ---- the same as POSTs ------------------------------------------------------ */
+
+qrt_err_t *qrt_report_post(qrt_req_t *q)
+{
+    qrt_err_t *e = qrt_params_from_body(q);
+
+    return e ? e : qrt_report_show(q);
+}
+
+qrt_err_t *qrt_report_crosstab_post(qrt_req_t *q)
+{
+    qrt_err_t *e = qrt_params_from_body(q);
+
+    return e ? e : qrt_report_crosstab_show(q);
+}
+
+qrt_err_t *qrt_dashboard_scans_post(qrt_req_t *q)
+{
+    qrt_err_t *e = qrt_params_from_body(q);
+
+    return e ? e : qrt_dashboard_scans(q);
 }

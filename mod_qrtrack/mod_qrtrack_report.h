@@ -9,5 +9,10 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s);
 qrt_err_t *qrt_report_show(qrt_req_t *q);
 qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
 qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);
+/* The same three as POSTs of their parameters in the body (qrt_params_from_body): a list
+ * of 1,000 tracker ids may not fit the request line httpd reads (LimitRequestLine). */
+qrt_err_t *qrt_report_post(qrt_req_t *q);
+qrt_err_t *qrt_report_crosstab_post(qrt_req_t *q);
+qrt_err_t *qrt_dashboard_scans_post(qrt_req_t *q);
 
 #endif
