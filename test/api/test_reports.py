@@ -293,8 +293,13 @@ def test_validation(acct, other_api):
         json_error(acct.get("/dashboard/scansAnalytics", **params), 422, field)
     # The spec's own path with and without the trailing slash.
     assert acct.get("/report", report="name").status_code == 200
+    # POST answers as GET (test_reports_post.py); other methods are 405 naming both
     r = acct.api.post(acct.server.api_base + "/report/", params={"report": "name"})
+    assert r.status_code == 200
+    assert r.json() == acct.get("/report", report="name").json()
+    r = acct.api.delete(acct.server.api_base + "/report/", params={"report": "name"})
     assert r.status_code == 405
+    assert {m.strip() for m in r.headers["Allow"].split(",")} == {"GET", "HEAD", "POST"}
 
 
 def test_tracker_lists_and_deleted_trackers(acct):
