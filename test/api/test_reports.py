@@ -17,83 +17,14 @@ import uuid
 import pytest
 
 from conftest import Api
-from lib.reports import Account, DAY, T0, UA, V, acct, fmt, json_error, oracle_crosstab  # noqa: F401
+from lib.reports import (Account, DAY, T0, UA, V, acct, day_of, fmt, json_error,  # noqa: F401
+                         oracle_crosstab, oracle_dashboard, oracle_rows)
 from lib.wait import wait_until
 
 REPORTS = ["name", "type", "tag", "date", "browser", "city", "country"]
 
 
 # -- helpers -------------------------------------------------------------------
-
-
-def day_of(t, off=0):
-    return time.strftime("%Y-%m-%d", time.gmtime(t + off))
-
-
-# -- the oracle ------------------------------------------------------------------
-
-def _bound(x):
-    return x if x else None
-
-
-def oracle_rows(acct, kind, s=None, e=None, off=0, covered=None):
-    cov = covered if covered is not None else acct.live()
-    tr = acct.trackers
-    groups = {}
-
-    def group(key):
-        return groups.setdefault(key, {"scans": 0, "clicks": 0, "who": set()})
-
-    if kind == "name":
-        for tid in cov:
-            group((tid, tr[tid]["name"]))
-    elif kind == "type":
-        for tid in cov:
-            group(tr[tid]["type"])
-    elif kind == "tag":
-        for tid in cov:
-            for tag in tr[tid]["tags"]:
-                group(tag)
-    for v in acct.visits:
-        if v.bot or v.tid not in cov or (s is not None and v.t < s) or \
-                (e is not None and v.t > e):
-            continue
-        if kind == "name":
-            keys = [(v.tid, tr[v.tid]["name"])]
-        elif kind == "type":
-            keys = [tr[v.tid]["type"]]
-        elif kind == "tag":
-            keys = tr[v.tid]["tags"]
-        elif kind == "date":
-            keys = [day_of(v.t, off)]
-        elif kind == "destination":
-            keys = [v.destination]
-        else:
-            keys = [_bound(getattr(v, kind))]
-        for k in keys:
-            g = group(k)
-            g["clicks" if v.source == "click" else "scans"] += 1
-            g["who"].add(v.visitor())
-    rows = []
-    for k, g in groups.items():
-        n = g["scans"] + g["clicks"]
-        if kind in ("date", "browser", "city", "country") and n == 0:
-            continue
-        row = {"visits": n, "scans": g["scans"], "clicks": g["clicks"],
-               "unique_visitors": len(g["who"])}
-        if kind == "name":
-            row["tracker_id"], row["name"] = k
-        else:
-            row[kind] = k
-        rows.append(row)
-    if kind == "date":
-        rows.sort(key=lambda r: r["date"])
-    elif kind == "name":
-        rows.sort(key=lambda r: (-r["visits"], r["tracker_id"]))
-    else:
-        rows.sort(key=lambda r: (-r["visits"], r[kind] is None,
-                                 (r[kind] or "").encode()))
-    return rows
 
 
 def report(acct, kind, s=None, e=None, off=0, covered=None, **extra):
@@ -124,48 +55,6 @@ def check(acct, kind, s=None, e=None, off=0, covered=None):
 def check_all(acct, s=None, e=None, off=0, covered=None):
     for kind in REPORTS:
         check(acct, kind, s, e, off, covered)
-
-
-def oracle_dashboard(acct, d0, d1, covered=None, compare=True):
-    cov = covered if covered is not None else acct.live()
-
-    def period(a, b):
-        s, e = a * DAY, (b + 1) * DAY - 1
-        vs = [v for v in acct.visits if v.tid in cov and not v.bot and s <= v.t <= e]
-        per = {}
-        for v in vs:
-            x = per.setdefault(v.tid, [0, 0])
-            x[v.source == "click"] += 1
-        return {"scans": sum(1 for v in vs if v.source != "click"),
-                "clicks": sum(1 for v in vs if v.source == "click"),
-                "uniques": len({v.visitor() for v in vs}), "active": len(per),
-                "per": per, "vs": vs}
-
-    n = d1 - d0 + 1
-    cur, prev = period(d0, d1), period(d0 - n, d0 - 1)
-
-    def kpi(key):
-        value, before = cur[key], prev[key]
-        change = None
-        if compare and before:
-            tenths = (abs(value - before) * 1000 * 2 + before) // (2 * before)
-            change = (tenths if value >= before else -tenths) / 10
-        return {"value": value, "previous": before if compare else None, "change": change}
-
-    daily = []
-    for d in range(d0, d1 + 1):
-        vs = [v for v in cur["vs"] if v.t // DAY == d]
-        daily.append({"date": day_of(d * DAY), "scans": sum(v.source != "click" for v in vs),
-                      "clicks": sum(v.source == "click" for v in vs)})
-    top = sorted(cur["per"].items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:10]
-    return {"period": {"dateStart": day_of(d0 * DAY), "dateEnd": day_of(d1 * DAY)},
-            "previousPeriod": ({"dateStart": day_of((d0 - n) * DAY),
-                                "dateEnd": day_of((d0 - 1) * DAY)} if compare else None),
-            "kpis": {"totalScans": kpi("scans"), "totalClicks": kpi("clicks"),
-                     "uniqueVisitors": kpi("uniques"), "activeTrackers": kpi("active")},
-            "daily": daily,
-            "topTrackers": [{"tracker_id": tid, "name": acct.trackers[tid]["name"],
-                             "scans": sc, "clicks": cl} for tid, (sc, cl) in top]}
 
 
 # -- a hand-made account: every number checked -------------------------------------

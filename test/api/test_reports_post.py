@@ -2,15 +2,13 @@
 "any tracker list"): a list of 1,000 tracker ids does not fit httpd's request line
 (414), while the same list in a JSON or form body gives the GET's answer, checked
 against the oracle of test_reports; and every hostile body gets its 4xx."""
-import json
 import random
 import urllib.parse
 
 import pytest
 
 from conftest import Api
-from lib.reports import DAY, T0, V, acct, fmt  # noqa: F401
-from test_reports import oracle_rows, oracle_dashboard, day_of
+from lib.reports import DAY, T0, V, acct, day_of, fmt, oracle_dashboard, oracle_rows  # noqa: F401
 
 
 def bulk_trackers(acct, n):
