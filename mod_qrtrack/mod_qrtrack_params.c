@@ -97,7 +97,7 @@ typedef struct {
     int n;                      /* values added */
 } body_ctx;
 
-/* The query has name (as name or name[]), or body_add's twin of it. */
+/* The query has name, or its twin with or without "[]" (both name one list). */
 static int params_in_query(qrt_req_t *q, const char *name)
 {
     apr_size_t n = strlen(name);
