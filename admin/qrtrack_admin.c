@@ -16,6 +16,7 @@
 #include "qrt_dblimit.h"
 #include "qrt_schema.h"
 #include "qrt_store.h"
+#include "qrt_store_compact.h"
 #include "qrt_store_copy.h"
 #include "qrt_store_purge.h"
 #include "qrt_store_agg_rebuild.h"
@@ -95,6 +96,8 @@ static void admin_help(void)
            "                          their visitors, as QRTrackVisitRetention does)\n"
            "  aggregates rebuild      (recompute report aggregates from visits)\n"
            "  aggregates seal         (seal settled days' aggregates now)\n"
+           "  compact                 (PostgreSQL: give back the room the visits' tables\n"
+           "                          leave in their indexes' pages, built again online)\n"
            "  visitor-key show|new    (how visitor ids are made; new: a new secret)\n"
            "  visitor-key rotate daily|none  (the visit's day part of the id, or not)\n"
            "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
@@ -887,6 +890,47 @@ static int admin_aggregates(admin_ctx *c, int argc, const char *const *argv)
     return strcmp(argv[0], "seal") ? admin_rebuild(c, &c->db) : admin_seal(c, &c->db);
 }
 
+static void admin_compact_step(void *ctx, const char *what, int done, double seconds)
+{
+    *(int *)ctx = !done;            /* (a line begun) */
+    if (!done) {
+        printf("compacting %s ...", what);
+    }
+    else {
+        printf(" %.1f s\n", seconds);
+    }
+    fflush(stdout);
+}
+
+/* compact: the dialect's compaction (qrt_store_compact.h), with the database's size
+ * before and after. */
+static int admin_compact(admin_ctx *c)
+{
+    apr_int64_t before = 0, after = 0;
+    apr_status_t rv;
+    int begun = 0;
+
+    if (admin_open(c, 0)) {
+        return 1;
+    }
+    if (qrt_store_db_bytes(&c->db, c->p, &before) != APR_SUCCESS) {
+        return admin_fail("cannot read the database's size: %s%s", c->db.error, NULL);
+    }
+    rv = qrt_store_compact(&c->db, c->p, admin_compact_step, &begun);
+    if (rv != APR_SUCCESS) {
+        if (begun) {
+            printf("\n");
+        }
+        return admin_fail("compaction failed: %s%s", c->db.error ? c->db.error : "", NULL);
+    }
+    if (qrt_store_db_bytes(&c->db, c->p, &after) != APR_SUCCESS) {
+        return admin_fail("cannot read the database's size: %s%s", c->db.error, NULL);
+    }
+    printf("database: %.1f MB before, %.1f MB after\n", (double)before / 1e6,
+           (double)after / 1e6);
+    return 0;
+}
+
 /* copy-to, once both databases are open: the checks, the rows (read in one
  * transaction of the source, so from one snapshot of it), the sequences, the
  * aggregates, and the summary. */
@@ -1133,6 +1177,9 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "visitor-key")) {
         rc = admin_visitor_key(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "compact") && argc == i + 1) {
+        rc = admin_compact(&c);
     }
     else if (!strcmp(argv[i], "copy-to")) {
         rc = admin_copy_to(&c, argc - i - 1, argv + i + 1);

@@ -22,7 +22,9 @@ rate: no bulk INSERT, no rebuild (the import writes the aggregates as it goes).
 BENCH_LOAD=varied imports BENCH_VISITS varied visits (seeded) over 10 trackers: 4 browsers of
 120 versions each on 5 systems (2,400 user agents), 5,000 referers, 10 cities, 256 addresses
 and bots, once in time order and once with shuffled times, each into a fresh server, and
-prints both rates (target >= 50,000 visits/s on SQLite); nothing else is measured.
+prints both rates (target >= 50,000 visits/s on SQLite), then the bytes a visit of each
+database so written, as a live server's is (PostgreSQL's also after `qrtrack-admin compact`,
+with its time).
 
 BENCH_LOAD=onevisitor imports BENCH_VISITS (default here 20,000) visits of one visitor (one
 address, one user agent) on one tracker with shuffled times: each batch's visits out of
@@ -283,6 +285,22 @@ def load_varied():
                      used.ru_maxrss / 1024, N / took,
                      "40,000" if PG else "50,000",
                      "met" if N / took >= (40000 if PG else 50000) else "MISSED"), flush=True)
+            # the bytes a visit of a database written as a live server's is: its visits
+            # added in time order, trackers and visitors mixed; PostgreSQL's after
+            # `qrtrack-admin compact` too
+            if PG:
+                mb = pg_size_mb(srv)
+                started = time.time()
+                srv.admin("compact")
+                took = time.time() - started
+                print("  bytes per visit after the import: %.1f; after qrtrack-admin compact "
+                      "(%.1f s): %.1f" % (mb * 1e6 / N, took, pg_size_mb(srv) * 1e6 / N),
+                      flush=True)
+            else:
+                srv.stop()
+                sqlite(srv, "PRAGMA wal_checkpoint(TRUNCATE);")
+                print("  bytes per visit after the import: %.1f"
+                      % (os.path.getsize(srv.db) / N), flush=True)
         except BaseException:
             print(srv.error_log()[-4000:], file=sys.stderr)
             raise

@@ -83,6 +83,11 @@ typedef struct qrt_dialect_t {
     /* The server's version as PostgreSQL numbers it (150004), 0 when unknown; NULL
      * where the dialect has none. */
     int (*server_version)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+    /* What `qrtrack-admin compact` runs, one statement at a time outside a transaction,
+     * to give back the room that the tables growing with the visits leave in their
+     * pages (qrt_store_compact.h): each a label for people, then its SQL (constant text:
+     * some cannot be prepared); NULL-terminated. NULL: no compaction while servers run. */
+    const char *const (*compact)[2];
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

@@ -366,10 +366,35 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
     return 0;
 }
 
+/* Compaction: the B-tree indexes of the tables that grow with the visits, built again
+ * (REINDEX ... CONCURRENTLY: writes and reads go on meanwhile). Their pages fill by halves:
+ * a tracker's visits and a visitor's are added inside the index, behind other trackers'
+ * and visitors', where a full page splits in two halves that stay half to two thirds
+ * full; a new build fills them. An interrupted REINDEX CONCURRENTLY leaves its new or old
+ * index behind, invalid (suffix _ccnew or _ccold) but still written by every insert:
+ * those of these tables are dropped first (waiting at most 10 s for their table). */
+static const char *const pg_compact[][2] = {
+    { "indexes left by an interrupted compaction",
+      "DO $$ DECLARE r record; BEGIN SET LOCAL lock_timeout = '10s'; FOR r IN SELECT "
+      "c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON "
+      "t.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT "
+      "i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$' AND n.nspname = current_schema() "
+      "AND t.relname IN ('visit_rows', 'agg_link', 'agg_gaps', 'visit_dict_counts', "
+      "'agg_cnt', 'agg_day') LOOP EXECUTE format('DROP INDEX %I', r.relname); END LOOP; "
+      "END $$" },
+    { "visit_rows", "REINDEX TABLE CONCURRENTLY visit_rows" },
+    { "agg_link", "REINDEX TABLE CONCURRENTLY agg_link" },
+    { "agg_gaps", "REINDEX TABLE CONCURRENTLY agg_gaps" },
+    { "visit_dict_counts", "REINDEX TABLE CONCURRENTLY visit_dict_counts" },
+    { "agg_cnt", "REINDEX TABLE CONCURRENTLY agg_cnt" },
+    { "agg_day", "REINDEX TABLE CONCURRENTLY agg_day" },
+    { NULL, NULL }
+};
+
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
-    pg_server_version
+    pg_server_version, pg_compact
 };
 
 const char *qrt_dialect_pgsql_check(void)

@@ -241,7 +241,10 @@ static apr_int64_t sqlite_last_rowid(const apr_dbd_driver_t *driver, apr_dbd_t *
 const qrt_dialect_t qrt_dialect_sqlite = {
     QRT_DIALECT_SQLITE, "sqlite3", "SQLite", 1, 0,
     sqlite_setup, sqlite_in_transaction, sqlite_session, sqlite_begin, sqlite_next_row,
-    sqlite_last_rowid, NULL, NULL
+    sqlite_last_rowid, NULL, NULL,
+    /* (no compaction: VACUUM would pack the file, but it holds the write lock while it
+     * copies, and it makes every server's prepared statements stale) */
+    NULL
 };
 
 void qrt_dialect_sqlite_tune(int own_connections)
