@@ -372,10 +372,15 @@ static int pg_pipeline(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_po
  * and visitors', where a full page splits in two halves that stay half to two thirds
  * full; a new build fills them. An interrupted REINDEX CONCURRENTLY leaves its new or old
  * index behind, invalid (suffix _ccnew or _ccold) but still written by every insert:
- * those of these tables are dropped first (waiting at most 10 s for their table). */
+ * those of these tables are dropped first (waiting at most 10 s for their table). One
+ * compaction at a time: the first step takes an advisory lock ("qrtc") that the session
+ * holds to its end, or fails, since a second one would drop the first's index being built
+ * as a leftover. */
 static const char *const pg_compact[][2] = {
     { "indexes left by an interrupted compaction",
-      "DO $$ DECLARE r record; BEGIN SET LOCAL lock_timeout = '10s'; FOR r IN SELECT "
+      "DO $$ DECLARE r record; BEGIN IF NOT pg_try_advisory_lock(1903326307) THEN RAISE "
+      "EXCEPTION 'another compaction of this database is running'; END IF; "
+      "SET LOCAL lock_timeout = '10s'; FOR r IN SELECT "
       "c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON "
       "t.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT "
       "i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$' AND n.nspname = current_schema() "

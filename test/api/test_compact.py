@@ -3,16 +3,19 @@ indexes' pages given back. PostgreSQL builds their indexes again, concurrently: 
 recorded while it runs, every answer stays the same, the index of a tracker's visits in
 time order (whose pages split in halves as each tracker's visits are added inside it)
 shrinks, and an index that an interrupted compaction left behind (invalid, still written
-by every insert) is dropped, while the administrator's own indexes stay. SQLite has no
-compaction while servers run: the command says so and changes nothing."""
+by every insert) is dropped, while the administrator's own indexes stay; one compaction
+runs at a time. SQLite has no compaction while servers run: the command says so and
+changes nothing."""
+import subprocess
 import threading
 import time
 
 import pytest
 import requests
 
-from conftest import Api, BACKEND, started
+from conftest import Api, BACKEND, pg_cluster, started
 from lib.visits import export, import_visits, listing, new_tracker, visit
+from lib.wait import wait_until
 
 DAY = 86400
 
@@ -112,6 +115,49 @@ def test_compact_packs_the_visits_indexes_online_and_keeps_every_answer():
             srv.admin("compact")
             assert answers(a, tids[1:]) == before
             assert invalid_indexes(srv) == ["admin_own_idx"]
+    finally:
+        srv.cleanup()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL's compaction")
+def test_one_compaction_at_a_time():
+    """A second compaction while one runs would take the first's index, invalid while it
+    is built, for a leftover: it fails at once, saying why, and drops nothing."""
+    srv, tok = started()
+    try:
+        with Api(srv, tok) as a:
+            tid = new_tracker(a)["tracker_id"]
+            import_visits(srv, [visit(tid, int(time.time()) - 1000 + k) for k in range(50)])
+        # the running compaction's lock, held by a session of its own; and its index
+        # being built, invalid meanwhile
+        with pytest.raises(AssertionError):
+            srv.sql("CREATE UNIQUE INDEX CONCURRENTLY visit_rows_pkey_ccnew "
+                    "ON visit_rows (tracker_id)")
+        pg = pg_cluster()
+        holder = subprocess.Popen(
+            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+             str(pg.port), "-U", pg.user, "-d", srv.dbname],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        try:
+            holder.stdin.write("SELECT pg_advisory_lock(1903326307);\n")
+            holder.stdin.flush()
+            wait_until(lambda: srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = "
+                                       "'advisory' AND objid = 1903326307 AND "
+                                       "granted").strip() == "1",
+                       timeout=30, what="the holder's lock")
+            started_at = time.time()
+            p = srv.admin("compact", check=False)
+            assert p.returncode == 1, (p.stdout, p.stderr)
+            assert "another compaction of this database is running" in p.stderr
+            assert time.time() - started_at < 10
+            assert invalid_indexes(srv) == ["visit_rows_pkey_ccnew"]
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        # once it has ended, the next run drops the leftover
+        srv.admin("compact")
+        assert invalid_indexes(srv) == []
     finally:
         srv.cleanup()
 
