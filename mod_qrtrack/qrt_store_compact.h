@@ -14,7 +14,7 @@
  * the servers prepared fails once. With every server stopped, `sqlite3 FILE VACUUM` does
  * it.
  *
- * Unit-tested through qrtrack-admin in test/api/test_compact.py. */
+ * Tested through qrtrack-admin in test/api/test_compact.py (both backends). */
 #ifndef QRT_STORE_COMPACT_H
 #define QRT_STORE_COMPACT_H
 
