@@ -341,13 +341,18 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
     return 0;
 }
 
-/* A group of more than 16 visits is counted in parts: its visitors, mixed by vg_mix (a
- * bijection, so mixed values are equal when the visitors are), are spread over up to
- * VG_PARTS parts by their high bits (one part up to VG_PART visitors, then about VG_PART a
- * part), each part then counted through a table of its own indexed by their low bits,
- * small enough for the CPU's first caches. Two sequential reads of the chunks and one of
- * the parts, where one table for a large group would miss the cache on nearly every
- * visit. */
+/* A group of more than 16 visits is counted through tables of its visitors mixed by
+ * vg_mix (a bijection, so mixed values are equal when the visitors are), indexed by their
+ * low bits. A table has VG_LOAD slots or more a visitor: at half full, a probe runs on
+ * past its first slot often enough that the loop's mispredicted ends take more time than
+ * the table's reads. A group of up to VG_ONE visits goes in one table (512 KB at most,
+ * in the CPU's second cache) filled straight from its chunks. A larger group is spread
+ * over up to VG_PARTS parts by the high bits of the mixed visitors, about VG_PART a part,
+ * each part then counted through a table of its own small enough for the first caches:
+ * two sequential reads of the chunks and one of the parts, where one table for a large
+ * group would miss the caches on nearly every visit. */
+#define VG_LOAD 4
+#define VG_ONE 16384
 #define VG_PART 1024
 #define VG_PARTS 1024
 #define VG_PART_OF(h, bits) ((bits) ? (apr_size_t)((h) >> (64 - (bits))) : 0)
@@ -365,6 +370,56 @@ static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint
     }
     slot[j] = h;
     return 1;
+}
+
+/* Spreads group x's mixed visitors over parts (1 << bits of them) in one read of its
+ * chunks: each part gets flatcap / parts places, part p from p * room, start[p] its
+ * next place. The hash spreads the visitors evenly, so that a part's room is its share
+ * of the visits with a margin of some standard deviations; should one part overflow
+ * it (visitors chosen against the hash), 0 and the caller counts the parts first.
+ * Sets *zero for a visitor 0 (mixed 0, an empty slot's value). */
+static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_t *flat,
+                          apr_size_t flatcap, apr_size_t *start, apr_size_t parts,
+                          unsigned bits, int *zero)
+{
+    apr_size_t room = flatcap / parts, p, n, r;
+    const apr_uint64_t *v;
+    vg_walk w;
+
+    for (p = 0; p < parts; p++) {
+        start[p] = p * room;
+    }
+    for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+        for (r = 0; r < n; r++) {
+            apr_uint64_t h = vg_mix(v[r]);
+            apr_size_t q = VG_PART_OF(h, bits);
+
+            if (!h) {
+                *zero = 1;
+                continue;
+            }
+            if (start[q] == (q + 1) * room) {
+                return 0;
+            }
+            flat[start[q]++] = h;
+        }
+    }
+    return 1;
+}
+
+/* The places of flat for a group of m visits: room for vg_spread_once (m / 1024 a part,
+ * and 8 of its standard deviations more) when the group is counted in parts. */
+static apr_size_t vg_flat_room(apr_size_t m)
+{
+    apr_size_t each = m / VG_PARTS, sd = 1;
+
+    if (m <= VG_ONE) {
+        return m;
+    }
+    while (sd * sd < each) {
+        sd++;
+    }
+    return VG_PARTS * (each + 8 * sd + 16);
 }
 
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
@@ -389,19 +444,19 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             most = m;
         }
     }
-    while (cap < 2 * (most < 2 * VG_PART ? most : 2 * VG_PART)) {
+    while (cap < VG_LOAD * (most < VG_ONE ? most : VG_ONE)) {
         cap *= 2;
     }
     if (most > 16) {
         slotcap = cap;
         if (!(slot = malloc(slotcap * sizeof(*slot)))
             || !(start = malloc((VG_PARTS + 1) * sizeof(*start)))
-            || !(flat = vg_take(VG_SPARE_FLAT, most, &flatcap))) {
+            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(most), &flatcap))) {
             free(start);
             free(slot);
             return -1;
         }
-        flatused = most;
+        flatused = flatcap;
     }
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
@@ -436,12 +491,12 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             x->uniques = u;
             continue;
         }
-        while (bits < 10 && (m >> bits) > VG_PART) {
+        while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
             bits++;
         }
         if (!bits) {
-            /* one part: its table filled from the chunks */
-            for (; size < 2 * m; size *= 2) {
+            /* one table filled from the chunks */
+            for (; size < VG_LOAD * m; size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
             for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
@@ -457,12 +512,47 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             x->uniques = u + zero;
             continue;
         }
+        parts = (apr_size_t)1 << bits;
+        if (vg_spread_once(g, x, flat, flatcap, start, parts, bits, &zero)) {
+            /* (start[p] is where part p ends; each part begins at p * room) */
+            apr_size_t room = flatcap / parts;
+
+            for (p = 0; p < parts; p++) {
+                if (start[p] - p * room > biggest) {
+                    biggest = start[p] - p * room;
+                }
+            }
+            while (size < VG_LOAD * biggest) {
+                size *= 2;
+            }
+            if (size > slotcap) {
+                apr_uint64_t *more = realloc(slot, size * sizeof(*slot));
+
+                if (!more) {
+                    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
+                    free(start);
+                    free(slot);
+                    return -1;
+                }
+                slot = more;
+                slotcap = size;
+            }
+            for (p = 0; p < parts; p++) {
+                for (size = 16; size < VG_LOAD * (start[p] - p * room); size *= 2) {
+                }
+                memset(slot, 0, size * sizeof(*slot));
+                for (q = p * room; q < start[p]; q++) {
+                    u += vg_table_put(slot, size, flat[q]);
+                }
+            }
+            x->uniques = u + zero;
+            continue;
+        }
         /* the mixed visitors (a visitor 0 counted apart) spread over the parts in flat:
          * their number in each part, then each put at its part's next place. The chunks
          * take the mixed values as they are counted (vg_mix is a bijection that keeps 0,
          * and the chunks are read no more once counted), so that the second pass does
          * not mix them again. */
-        parts = (apr_size_t)1 << bits;
         memset(start, 0, (parts + 1) * sizeof(*start));
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             apr_uint64_t *mixed = (apr_uint64_t *)(apr_uintptr_t)v;
@@ -491,7 +581,7 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             }
         }
         /* (start[p] is now where part p ends) */
-        while (size < 2 * biggest) {
+        while (size < VG_LOAD * biggest) {
             size *= 2;
         }
         if (size > slotcap) {
@@ -507,7 +597,7 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             slotcap = size;
         }
         for (p = 0, r = 0; p < parts; r = start[p++]) {
-            for (size = 16; size < 2 * (start[p] - r); size *= 2) {
+            for (size = 16; size < VG_LOAD * (start[p] - r); size *= 2) {
             }
             memset(slot, 0, size * sizeof(*slot));
             for (q = r; q < start[p]; q++) {
@@ -632,7 +722,7 @@ static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t q)
     for (p = c->p0; p < c->p1; p++) {
         apr_size_t ps, j;
 
-        for (ps = 16; ps < 2 * (c->start[p] - q); ps *= 2) {
+        for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
         }
         memset(kv, 0, 2 * ps * sizeof(*kv));
         for (r = 0; r < c->nsrc; r++) {
@@ -686,7 +776,7 @@ static void *vg_sets_parts(void *data)
     for (p = c->p0; p < c->p1; p++) {
         apr_size_t ps, j;
 
-        for (ps = 16; ps < 2 * (c->start[p] - q); ps *= 2) {
+        for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
         }
         memset(tab, 0, ps * sizeof(*tab));
         for (r = 0; r < c->nsrc; r++) {
@@ -840,7 +930,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
             }
         }
     }
-    for (size = 16; size < 2 * biggest; size *= 2) {
+    for (size = 16; size < VG_LOAD * biggest; size *= 2) {
     }
     /* (start[p] is now where part p ends) the parts counted, in two threads when g may
      * use them and the sets hold par_min visits or more: the second takes the later

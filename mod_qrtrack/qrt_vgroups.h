@@ -7,8 +7,8 @@
  * the time of such a report. This counts them as they come instead: a hash of the
  * keys, each visit's visitor appended to its group's chunks (growing from 4 visitors to
  * 4,096, in one slab); when the groups are written, each group's distinct visitors are
- * counted through tables of its own, small enough to stay in the CPU's cache (a hash set
- * of all the pairs would miss it on every visit): a group of more than 1,024 visits is
+ * counted through tables of its own, small enough to stay in the CPU's caches (a hash set
+ * of all the pairs would miss them on every visit): a group of more than 16,384 visits is
  * first spread over parts of about 1,024 visitors by the high bits of their hash, each
  * part then counted through its own table. A visit may also count in a set of groups
  * (a tracker's tags: qrt_vgroups_set), added once: the sets' visitors are spread over

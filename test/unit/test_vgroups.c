@@ -217,11 +217,11 @@ static apr_uint64_t unmix(apr_uint64_t h)
 }
 
 /* Groups on either side of each way of counting them (16 visits compared, one table up
- * to 2,048, then parts of about 2,048 each), a visitor 0 among them, and a group whose
+ * to 16,384, then parts of about 1,024 each), a visitor 0 among them, and a group whose
  * visitors all fall into one part. */
 START_TEST(groups_of_any_size_in_parts)
 {
-    static const apr_size_t sizes[] = { 16, 17, 2048, 2049, 4096, 4097, 70001, 300000 };
+    static const apr_size_t sizes[] = { 16, 17, 2048, 2049, 16384, 16385, 70001, 300000 };
     enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
     apr_uint64_t *ids[NS + 1];
     apr_size_t n[NS + 1];
