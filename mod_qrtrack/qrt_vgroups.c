@@ -407,19 +407,16 @@ static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_
     return 1;
 }
 
-/* The places of flat for a group of m visits: room for vg_spread_once (m / 1024 a part,
- * and 8 of its standard deviations more) when the group is counted in parts. */
-static apr_size_t vg_flat_room(apr_size_t m)
+/* The places of flat for m visits spread over parts in one read (vg_spread_once,
+ * vg_sets_spread_once): a part's share of them, and 8 of its standard deviations more. */
+static apr_size_t vg_flat_room(apr_size_t m, apr_size_t parts)
 {
-    apr_size_t each = m / VG_PARTS, sd = 1;
+    apr_size_t each = m / parts, sd = 1;
 
-    if (m <= VG_ONE) {
-        return m;
-    }
     while (sd * sd < each) {
         sd++;
     }
-    return VG_PARTS * (each + 8 * sd + 16);
+    return parts * (each + 8 * sd + 16);
 }
 
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
@@ -451,7 +448,9 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
         slotcap = cap;
         if (!(slot = malloc(slotcap * sizeof(*slot)))
             || !(start = malloc((VG_PARTS + 1) * sizeof(*start)))
-            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(most), &flatcap))) {
+            || !(flat = vg_take(VG_SPARE_FLAT,
+                                most <= VG_ONE ? most : vg_flat_room(most, VG_PARTS),
+                                &flatcap))) {
             free(start);
             free(slot);
             return -1;
@@ -707,117 +706,220 @@ typedef struct {
     const apr_uint32_t *runs;           /* each source's visitors in each part */
     apr_size_t nsrc, parts, words, size;
     apr_size_t p0, p1;
+    apr_size_t room;                    /* not 0: parts spread by vg_sets_spread_once */
+    unsigned shift;                     /* (its entries' source: entry >> shift) */
     apr_int64_t *cnt, *per;
     int rv;
 } vg_sets_part;
 
+/* Where vg_sets_spread_once put part p's entries: [*from, end); a source's visitors are
+ * ordered by source (runs), else each entry names its own (room). */
+static APR_INLINE apr_size_t vg_sets_from(const vg_sets_part *c, apr_size_t p)
+{
+    return c->room ? p * c->room : p ? c->start[p - 1] : 0;
+}
+
+/* An entry of vg_sets_spread_once: the part's visitor (its mixed value less the part's
+ * bits, which all of the part's share, with the top bit set: never 0) and its source. */
+#define VG_ENTRY_KEY(e, shift) (((e) & ((APR_UINT64_C(1) << (shift)) - 1)) \
+                                | (APR_UINT64_C(1) << 63))
+#define VG_ENTRY_SRC(e, shift) ((apr_size_t)((e) >> (shift)))
+
+/* Counts visitor h (not 0) of a source whose groups' bits are mk in a part's table of
+ * ps slots, visitor and bits side by side (kv): 1 for a visitor new to the part (counted
+ * through its source's count; its slot added at *used), else 0 and each bit it had not
+ * had counted in cnt. */
+static APR_INLINE apr_size_t vg_kv_put(apr_uint64_t *kv, apr_size_t ps, apr_uint64_t h,
+                                       apr_uint64_t mk, apr_int64_t *cnt, apr_size_t **used)
+{
+    apr_size_t j;
+    apr_uint64_t word;
+
+    for (j = (apr_size_t)h & (ps - 1); kv[2 * j] && kv[2 * j] != h; j = (j + 1) & (ps - 1)) {
+    }
+    if (!kv[2 * j]) {
+        kv[2 * j] = h;
+        kv[2 * j + 1] = mk;
+        *(*used)++ = j;
+        return 1;
+    }
+    word = mk & ~kv[2 * j + 1];
+    kv[2 * j + 1] |= word;
+    for (; word; word &= word - 1) {
+        cnt[__builtin_ctzll(word)]++;
+    }
+    return 0;
+}
+
+/* vg_kv_put for bits of several words (mk: words of them): the visitors in tab, their
+ * bits in tabm (words a slot). */
+static APR_INLINE apr_size_t vg_tab_put(apr_uint64_t *tab, apr_uint64_t *tabm, apr_size_t ps,
+                                        apr_size_t words, apr_uint64_t h,
+                                        const apr_uint64_t *mk, apr_int64_t *cnt,
+                                        apr_size_t **used)
+{
+    apr_uint64_t *have;
+    apr_size_t j, w;
+
+    for (j = (apr_size_t)h & (ps - 1); tab[j] && tab[j] != h; j = (j + 1) & (ps - 1)) {
+    }
+    have = tabm + j * words;
+    if (!tab[j]) {
+        tab[j] = h;
+        for (w = 0; w < words; w++) {
+            have[w] = mk[w];
+        }
+        *(*used)++ = j;
+        return 1;
+    }
+    for (w = 0; w < words; w++) {
+        apr_uint64_t word = mk[w] & ~have[w];
+
+        have[w] |= word;
+        for (; word; word &= word - 1) {
+            cnt[w * 64 + (apr_size_t)__builtin_ctzll(word)]++;
+        }
+    }
+    return 0;
+}
+
 /* vg_sets_parts where the sets name at most 64 groups (a word of bits a visitor): each
  * slot holds the visitor and its bits side by side (kv: 2 words a slot), so that a probe
  * reads one cache line, not one in each of two tables. */
-static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t q)
+static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t *used)
 {
     const apr_uint64_t *flat = c->flat;
     apr_size_t p, r;
 
     for (p = c->p0; p < c->p1; p++) {
-        apr_size_t ps, j;
+        apr_size_t ps, q = vg_sets_from(c, p), *at = used;
 
         for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
         }
-        memset(kv, 0, 2 * ps * sizeof(*kv));
-        for (r = 0; r < c->nsrc; r++) {
-            apr_uint64_t mk = c->mask[r];
+        if (c->room) {
+            for (; q < c->start[p]; q++) {
+                apr_size_t from = VG_ENTRY_SRC(flat[q], c->shift);
+
+                c->per[from] += (apr_int64_t)vg_kv_put(kv, ps, VG_ENTRY_KEY(flat[q], c->shift),
+                                                       c->mask[from], c->cnt, &at);
+            }
+        }
+        for (r = 0; !c->room && r < c->nsrc; r++) {
             apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
 
             for (; q < end; q++) {
-                apr_uint64_t h = flat[q], word;
-
-                for (j = (apr_size_t)h & (ps - 1); kv[2 * j] && kv[2 * j] != h;
-                     j = (j + 1) & (ps - 1)) {
-                }
-                if (!kv[2 * j]) {
-                    kv[2 * j] = h;
-                    kv[2 * j + 1] = mk;
-                    fresh++;
-                    continue;
-                }
-                word = mk & ~kv[2 * j + 1];
-                kv[2 * j + 1] |= word;
-                for (; word; word &= word - 1) {
-                    c->cnt[__builtin_ctzll(word)]++;
-                }
+                fresh += vg_kv_put(kv, ps, flat[q], c->mask[r], c->cnt, &at);
             }
             c->per[r] += (apr_int64_t)fresh;
+        }
+        while (at > used) {
+            kv[2 * *--at] = 0;      /* (the table empty again for the next part) */
         }
     }
 }
 
+/* (The parts' tables are cleared once, then after each part only in the slots it used:
+ * a part's visits come back to few visitors, and its table, sized by its visits, would
+ * otherwise be cleared whole for each part.) */
 static void *vg_sets_parts(void *data)
 {
     vg_sets_part *c = data;
-    apr_size_t words = c->words, p, r, q = c->p0 ? c->start[c->p0 - 1] : 0;
-    apr_uint64_t *tab = malloc(c->size * sizeof(*tab));
-    apr_uint64_t *tabm = malloc(c->size * (words < 2 ? 2 : words) * sizeof(*tabm));
+    apr_size_t words = c->words, p, r;
+    apr_uint64_t *tab = calloc(c->size, sizeof(*tab));
+    apr_uint64_t *tabm = calloc(c->size * (words < 2 ? 2 : words), sizeof(*tabm));
+    apr_size_t *used = malloc(c->size / VG_LOAD * sizeof(*used) + sizeof(*used));
     const apr_uint64_t *flat = c->flat;
 
     c->rv = -1;
-    if (!tab || !tabm) {
+    if (!tab || !tabm || !used) {
         free(tab);
         free(tabm);
+        free(used);
         return NULL;
     }
     if (words == 1) {
-        vg_sets_parts_one(c, (apr_uint64_t *)tabm, q);
+        vg_sets_parts_one(c, (apr_uint64_t *)tabm, used);
         free(tabm);
         free(tab);
+        free(used);
         c->rv = 0;
         return NULL;
     }
     for (p = c->p0; p < c->p1; p++) {
-        apr_size_t ps, j;
+        apr_size_t ps, q = vg_sets_from(c, p), *at = used;
 
         for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
         }
-        memset(tab, 0, ps * sizeof(*tab));
-        for (r = 0; r < c->nsrc; r++) {
-            const apr_uint64_t *mk = c->mask + r * words;
+        if (c->room) {
+            for (; q < c->start[p]; q++) {
+                apr_size_t from = VG_ENTRY_SRC(flat[q], c->shift);
+
+                c->per[from] += (apr_int64_t)vg_tab_put(tab, tabm, ps, words,
+                                                        VG_ENTRY_KEY(flat[q], c->shift),
+                                                        c->mask + from * words, c->cnt,
+                                                        &at);
+            }
+        }
+        for (r = 0; !c->room && r < c->nsrc; r++) {
             apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
 
             for (; q < end; q++) {
-                apr_uint64_t *have;
-                apr_size_t w;
-
-                for (j = (apr_size_t)flat[q] & (ps - 1); tab[j] && tab[j] != flat[q];
-                     j = (j + 1) & (ps - 1)) {
-                }
-                have = tabm + j * words;
-                if (!tab[j]) {
-                    /* a visitor new to the part: counted once in each group of its
-                     * source (through the source's count) */
-                    tab[j] = flat[q];
-                    for (w = 0; w < words; w++) {
-                        have[w] = mk[w];
-                    }
-                    fresh++;
-                    continue;
-                }
-                /* else counted in each group it had not been counted in yet */
-                for (w = 0; w < words; w++) {
-                    apr_uint64_t word = mk[w] & ~have[w];
-
-                    have[w] |= word;
-                    for (; word; word &= word - 1) {
-                        c->cnt[w * 64 + (apr_size_t)__builtin_ctzll(word)]++;
-                    }
-                }
+                fresh += vg_tab_put(tab, tabm, ps, words, flat[q], c->mask + r * words,
+                                    c->cnt, &at);
             }
             c->per[r] += (apr_int64_t)fresh;
+        }
+        while (at > used) {
+            tab[*--at] = 0;
         }
     }
     free(tabm);
     free(tab);
+    free(used);
     c->rv = 0;
     return NULL;
+}
+
+/* Spreads the sources' mixed visitors over the parts (1 << bits of them, no fewer than
+ * the sources) in one read of their chunks, as vg_spread_once does for a group: part p
+ * from p * c->room, c->start[p] its next place, each entry its visitor and source
+ * (VG_ENTRY_KEY, VG_ENTRY_SRC). 0 when a part overflows its room (the caller then counts
+ * the parts first); zero gets the bits of the sources of a visitor 0. */
+static int vg_sets_spread_once(const qrt_vgroups_t *g, const apr_uint32_t *src,
+                               vg_sets_part *c, apr_uint64_t *flat, apr_size_t *start,
+                               unsigned bits, apr_uint64_t *zero)
+{
+    apr_size_t p, r, n, i, q;
+    const apr_uint64_t *v;
+    vg_walk w;
+
+    c->shift = 64 - bits;
+    for (p = 0; p < c->parts; p++) {
+        start[p] = p * c->room;
+    }
+    for (r = 0; r < c->nsrc; r++) {
+        const vg_group *x = &g->groups[src[r]];
+        apr_uint64_t tag = (apr_uint64_t)r << c->shift;
+
+        for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+            for (i = 0; i < n; i++) {
+                apr_uint64_t h = vg_mix(v[i]);
+
+                if (!h) {
+                    for (q = 0; q < c->words; q++) {
+                        zero[q] |= c->mask[r * c->words + q];
+                    }
+                    continue;
+                }
+                p = VG_PART_OF(h, bits);
+                if (start[p] == (p + 1) * c->room) {
+                    return 0;
+                }
+                flat[start[p]++] = tag | (h & ((APR_UINT64_C(1) << c->shift) - 1));
+            }
+        }
+    }
+    return 1;
 }
 
 /* The distinct visitors of the groups that sets hold (bit[k]: group k's bit + 1, nbits of
@@ -875,9 +977,42 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
             mk[b / 64] |= (apr_uint64_t)1 << (b % 64);
         }
     }
-    /* (as many parts as plain groups take, fewer while the sources' counts by part would
+    memset(&one, 0, sizeof(one));
+    one.mask = mask;
+    one.nsrc = nsrc;
+    one.words = words;
+    /* as many parts as plain groups take; each entry names its source when there are
+     * no more sources than parts */
+    while (bits < 10 && (m >> bits) > VG_PART) {
+        bits++;
+    }
+    parts = (apr_size_t)1 << bits;
+    if (bits && nsrc <= parts) {
+        if (!(start = calloc(parts + 1, sizeof(*start)))
+            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(m, parts), &flatcap))) {
+            goto done;
+        }
+        flatused = flatcap;
+        one.parts = parts;
+        one.room = flatcap / parts;
+        if (vg_sets_spread_once(g, src, &one, flat, start, bits, zero)) {
+            for (p = 0; p < parts; p++) {
+                if (start[p] - p * one.room > biggest) {
+                    biggest = start[p] - p * one.room;
+                }
+            }
+            goto spread;
+        }
+        one.room = 0;
+        vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
+        flat = NULL;
+        free(start);
+        start = NULL;
+    }
+    /* else each source's visitors counted by part first, then put in their part in
+     * source order (as many parts as plain groups take, fewer while those counts would
      * outgrow the visits) */
-    while (bits < 10 && (m >> bits) > VG_PART && nsrc << (bits + 1) <= m + 65536) {
+    for (bits = 0; bits < 10 && (m >> bits) > VG_PART && nsrc << (bits + 1) <= m + 65536;) {
         bits++;
     }
     parts = (apr_size_t)1 << bits;
@@ -930,19 +1065,16 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
             }
         }
     }
+spread:
     for (size = 16; size < VG_LOAD * biggest; size *= 2) {
     }
     /* (start[p] is now where part p ends) the parts counted, in two threads when g may
      * use them and the sets hold par_min visits or more: the second takes the later
      * half of the parts, with counts of its own added after */
-    memset(&one, 0, sizeof(one));
     one.flat = flat;
-    one.mask = mask;
     one.start = start;
     one.runs = runs;
-    one.nsrc = nsrc;
     one.parts = parts;
-    one.words = words;
     one.size = size;
     one.p1 = parts;
     one.cnt = cnt;

@@ -217,8 +217,8 @@ static apr_uint64_t unmix(apr_uint64_t h)
 }
 
 /* Groups on either side of each way of counting them (16 visits compared, one table up
- * to 16,384, then parts of about 1,024 each), a visitor 0 among them, and a group whose
- * visitors all fall into one part. */
+ * to 16,384, then parts of about 1,024 each), a visitor 0 among them, and a group with
+ * two thirds of its visitors in one part (past the room of a spread in one read). */
 START_TEST(groups_of_any_size_in_parts)
 {
     static const apr_size_t sizes[] = { 16, 17, 2048, 2049, 16384, 16385, 70001, 300000 };
@@ -238,9 +238,12 @@ START_TEST(groups_of_any_size_in_parts)
             char key[16];
             apr_uint64_t who;
 
-            if (k == NS) {
-                /* mixed values below 2^54: all in the first of the 1,024 parts */
+            if (k == NS && i % 3) {
+                /* mixed values below 2^54: two thirds in the first of the parts */
                 who = unmix(1 + (apr_uint64_t)rnd(30000) * APR_UINT64_C(0x9E3779B9));
+            }
+            else if (k == NS) {
+                who = 1 + (apr_uint64_t)rnd(30000) * APR_UINT64_C(0x9E3779B97F4A7C15);
             }
             else {
                 who = i % 97 == 5 ? 0 : (apr_uint64_t)rnd((apr_int64_t)n[k] / 2 + 1)
@@ -275,10 +278,15 @@ END_TEST
  * enough visits for parts. Against the visits added once a group. */
 /* Visits of sets of ngr groups (and of the groups themselves) count as the same visits
  * added to each group of the set (plain): more than 64 groups take several words of bits
- * a visitor, at most 64 one; threads 2: the parts counted by two threads. */
-static void sets_against_plain(int ngr, int threads)
+ * a visitor, at most 64 one; threads 2: the parts counted by two threads. nvis visits:
+ * 120,000 make 128 parts, no fewer than the sources (each visitor spread with its source
+ * in one read); 60,000 over 150 groups make 64 parts, fewer than the sources (each
+ * source's visitors counted by part first). skew puts two thirds of the visitors in the
+ * first part, which overflows the one read's room. */
+static void sets_against_plain(int ngr, int threads, int skew, int nvis)
 {
-    enum { NGR_MAX = 150, NSET = 40, NVIS = 120000 };
+    enum { NGR_MAX = 150, NSET = 40 };
+    const int NVIS = nvis;
     const int NGR = ngr;
     qrt_vgroups_t *g = qrt_vgroups_make(1 << 22), *plain = qrt_vgroups_make(1 << 22);
     apr_array_header_t *out = apr_array_make(pool, 8, sizeof(qrt_vgroup_t));
@@ -325,6 +333,10 @@ static void sets_against_plain(int ngr, int threads)
     for (i = 0; i < NVIS; i++) {
         int w = (int)rnd(NSET), click = (int)rnd(4) == 0;
         apr_int64_t who = rnd(50) == 0 ? 0 : rnd(30000) * (apr_int64_t)0x9E3779B9;
+
+        if (skew && who && (who / 0x9E3779B9) % 3 != 0) {
+            who = (apr_int64_t)unmix((apr_uint64_t)who);    /* (mixed: below 2^54) */
+        }
         unsigned char c = (unsigned char)click;
 
         if (i % 7 == 3) {
@@ -373,15 +385,19 @@ static void sets_against_plain(int ngr, int threads)
 
 START_TEST(sets_count_as_their_groups)
 {
-    sets_against_plain(150, 1);
+    sets_against_plain(150, 1, 0, 120000);
+    sets_against_plain(150, 1, 0, 60000);
 }
 END_TEST
 
 START_TEST(sets_of_few_groups_count_as_their_groups)
 {
-    sets_against_plain(40, 1);
-    sets_against_plain(40, 2);
-    sets_against_plain(150, 2);
+    sets_against_plain(40, 1, 0, 120000);
+    sets_against_plain(40, 2, 0, 120000);
+    sets_against_plain(150, 2, 0, 120000);
+    sets_against_plain(40, 1, 1, 120000);
+    sets_against_plain(150, 1, 1, 120000);
+    sets_against_plain(40, 2, 1, 120000);
 }
 END_TEST
 
