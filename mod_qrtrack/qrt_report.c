@@ -525,8 +525,9 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
                 }
             }
         }
+        /* (the run read where it is: the blocks are held until the count) */
         else if (c->type == QRT_REPORT_DATE) {
-            if (qrt_vgroups_add_run(c->g, c->last_group, NULL, v->visitor + k, v->click + k,
+            if (qrt_vgroups_add_ref(c->g, c->last_group, v->visitor + k, v->click + k,
                                     j - k) < 0) {
                 c->over = 1;
                 return APR_SUCCESS;
@@ -534,7 +535,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         }
         else {
             for (i = 0; i < nfixed; i++) {
-                if (qrt_vgroups_add_run(c->g, fixed[i], NULL, v->visitor + k, v->click + k,
+                if (qrt_vgroups_add_ref(c->g, fixed[i], v->visitor + k, v->click + k,
                                         j - k) < 0) {
                     c->over = 1;
                     return APR_SUCCESS;

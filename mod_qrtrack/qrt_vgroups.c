@@ -15,12 +15,20 @@
 #define VG_CHUNK_MIN 4
 #define VG_CHUNK_MAX 4096
 
+/* A run of a group's visitors held where its caller keeps them (qrt_vgroups_add_ref),
+ * and the next run of the group (0: none). */
+typedef struct {
+    const apr_uint64_t *v;
+    apr_size_t n, next;
+} vg_ref;
+
 typedef struct {
     char *key;
     apr_size_t klen;
     apr_uint64_t hash;
     apr_int64_t scans, clicks, uniques;
     apr_size_t first, last;         /* its chunks (0: none yet) */
+    apr_size_t rfirst, rlast;       /* its runs held by reference (0: none) */
     apr_uint32_t fill, room;        /* visitors in its last chunk, and its room */
     apr_uint32_t *members;          /* a set (qrt_vgroups_set): its groups; else NULL */
     apr_uint32_t nmembers;
@@ -33,6 +41,8 @@ struct qrt_vgroups_t {
     apr_size_t gslots;
     apr_uint64_t *slab;             /* the groups' chunks; index 0 unused */
     apr_size_t slabcap, slabused;
+    vg_ref *refs;                   /* runs added by reference; index 0 unused */
+    apr_size_t nrefs, refcap;
     apr_size_t npairs, max;         /* visits added, and the bound */
     apr_uint32_t last;              /* the group of the previous add */
     int counted;                    /* the groups' uniques are counted */
@@ -185,6 +195,7 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     }
     free(g->groups);
     free(g->gslot);
+    free(g->refs);
     vg_give(VG_SPARE_SLAB, g->slab, g->slabcap, g->slabused);
     free(g);
 }
@@ -244,6 +255,7 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     x->hash = h;
     x->scans = x->clicks = x->uniques = 0;
     x->first = x->last = 0;
+    x->rfirst = x->rlast = 0;
     x->fill = x->room = 0;
     x->members = NULL;
     x->nmembers = 0;
@@ -293,30 +305,77 @@ static int vg_chunk(qrt_vgroups_t *g, vg_group *x)
     return 0;
 }
 
-/* A walk over a group's chunks (vg_next), from { 0, 0 }. */
+/* A walk over a group's chunks, then its runs held by reference (vg_next), from room 0;
+ * ext is set once it reaches the runs, which are not g's to write. */
 typedef struct {
-    apr_size_t c, room;
+    apr_size_t c, room, r;
+    int ext;
 } vg_walk;
 
-/* The next chunk of group x: its visitors (*n of them), or NULL after the last. The
- * rooms grow as vg_chunk grows them. */
+/* The next chunk or run of group x: its visitors (*n of them), or NULL after the last.
+ * The rooms grow as vg_chunk grows them. */
 static APR_INLINE const apr_uint64_t *vg_next(const qrt_vgroups_t *g, const vg_group *x,
                                               vg_walk *w, apr_size_t *n)
 {
     if (!w->room) {
         w->c = x->first;
         w->room = VG_CHUNK_MIN;
+        w->ext = 0;
+        w->r = 0;
     }
-    else {
+    else if (!w->ext) {
         w->c = (apr_size_t)g->slab[w->c];
         w->room = w->room >= VG_CHUNK_MAX ? VG_CHUNK_MAX : w->room * 2;
     }
-    if (!w->c) {
+    if (!w->ext) {
+        if (w->c) {
+            *n = w->c == x->last ? x->fill : w->room;
+            return g->slab + w->c + 1;
+        }
+        w->ext = 1;
+        w->r = x->rfirst;
+    }
+    else {
+        w->r = g->refs[w->r].next;
+    }
+    if (!w->r) {
         return NULL;
     }
-    *n = w->c == x->last ? x->fill : w->room;
-    return g->slab + w->c + 1;
+    *n = g->refs[w->r].n;
+    return g->refs[w->r].v;
 }
+
+/* Appends a run of n visitors of group k held by reference: 0, or -1 without memory. */
+static int vg_ref_add(qrt_vgroups_t *g, apr_uint32_t k, const apr_uint64_t *v, apr_size_t n)
+{
+    vg_group *x = &g->groups[k];
+
+    if (g->nrefs + 1 >= g->refcap) {
+        apr_size_t cap = g->refcap ? g->refcap * 2 : 256;
+        vg_ref *more = realloc(g->refs, cap * sizeof(*more));
+
+        if (!more) {
+            return -1;
+        }
+        g->refs = more;
+        g->refcap = cap;
+    }
+    g->nrefs += !g->nrefs;          /* (index 0 unused) */
+    g->refs[g->nrefs].v = v;
+    g->refs[g->nrefs].n = n;
+    g->refs[g->nrefs].next = 0;
+    if (x->rlast) {
+        g->refs[x->rlast].next = g->nrefs;
+    }
+    else {
+        x->rfirst = g->nrefs;
+    }
+    x->rlast = g->nrefs++;
+    return 0;
+}
+
+/* Runs shorter than this are copied by qrt_vgroups_add_ref. */
+#define VG_REF_MIN 16
 
 /* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
  * without memory. */
@@ -551,18 +610,21 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
          * their number in each part, then each put at its part's next place. The chunks
          * take the mixed values as they are counted (vg_mix is a bijection that keeps 0,
          * and the chunks are read no more once counted), so that the second pass does
-         * not mix them again. */
+         * not mix them again; the runs held by reference are mixed in both. */
         memset(start, 0, (parts + 1) * sizeof(*start));
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             apr_uint64_t *mixed = (apr_uint64_t *)(apr_uintptr_t)v;
 
             for (r = 0; r < n; r++) {
-                if (v[r]) {
-                    mixed[r] = vg_mix(v[r]);
-                    start[VG_PART_OF(mixed[r], bits) + 1]++;
+                if (!v[r]) {
+                    zero = 1;
+                }
+                else if (w.ext) {
+                    start[VG_PART_OF(vg_mix(v[r]), bits) + 1]++;
                 }
                 else {
-                    zero = 1;
+                    mixed[r] = vg_mix(v[r]);
+                    start[VG_PART_OF(mixed[r], bits) + 1]++;
                 }
             }
         }
@@ -575,7 +637,9 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             for (r = 0; r < n; r++) {
                 if (v[r]) {
-                    flat[start[VG_PART_OF(v[r], bits)]++] = v[r];
+                    apr_uint64_t h = w.ext ? vg_mix(v[r]) : v[r];
+
+                    flat[start[VG_PART_OF(h, bits)]++] = h;
                 }
             }
         }
@@ -1347,6 +1411,31 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
     return 0;
 }
 
+int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t *visitors,
+                        const unsigned char *clicks, apr_size_t n)
+{
+    vg_group *x;
+    apr_size_t i, c = 0;
+
+    if (g->share_mask || n < VG_REF_MIN) {
+        /* (a share's visitors are picked out of the run: copied; a short run is
+         * cheaper copied than followed) */
+        return qrt_vgroups_add_run(g, group, NULL, visitors, clicks, n);
+    }
+    if (g->counted || !group || group > g->ngroups || n > g->max || g->npairs > g->max - n
+        || vg_ref_add(g, group, (const apr_uint64_t *)(const void *)visitors, n) < 0) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        c += clicks[i] != 0;
+    }
+    x = &g->groups[group];
+    x->clicks += (apr_int64_t)c;
+    x->scans += (apr_int64_t)(n - c);
+    g->npairs += n;
+    return 0;
+}
+
 void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min)
 {
     g->threads = n >= 2 ? 2 : 1;
@@ -1396,6 +1485,13 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
         vg_walk w;
 
         for (w.room = 0; (v = vg_next(from, x, &w, &n));) {
+            if (w.ext) {
+                /* (a run held by reference stays where it is) */
+                if (vg_ref_add(g, to[k], v, n) < 0) {
+                    goto done;
+                }
+                continue;
+            }
             for (i = 0; i < n;) {
                 apr_size_t take;
 

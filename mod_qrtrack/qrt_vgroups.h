@@ -53,6 +53,12 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
 int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n);
+/* As qrt_vgroups_add_run with groups NULL, but a run of 16 visits or more is not
+ * copied: g reads visitors where they are, which must stay unchanged until
+ * qrt_vgroups_text (or _free) of g and of any g that absorbs it (a report's blocks,
+ * held for its count). Copied when g counts a share (qrt_vgroups_share). */
+int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t *visitors,
+                        const unsigned char *clicks, apr_size_t n);
 /* Lets the count (qrt_vgroups_text) use n threads (1 or 2): with 2, the distinct
  * visitors of groups that are no set nor a set's member are counted in two threads,
  * the groups shared out between them by their visits, once they hold min visits or

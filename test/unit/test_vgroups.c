@@ -401,6 +401,141 @@ START_TEST(sets_of_few_groups_count_as_their_groups)
 }
 END_TEST
 
+/* Runs added by reference (qrt_vgroups_add_ref) count as the same runs copied
+ * (qrt_vgroups_add_run) through every way of counting: groups of 10, 3,000, 40,000 and
+ * 300,000 visits (compared, one table, parts spread in one read) and one of 40,000 with
+ * two thirds of its visitors in one part (its parts counted first, the chunks mixed in
+ * place), a set of two of them; runs short (copied) and long, some added to a second
+ * count that the first absorbs (their runs stay where they are); one thread and two.
+ * The runs' visitors are left as they were. */
+static void refs_against_copies(int threads)
+{
+    enum { N = 400000, NGRP = 5 };
+    static const apr_size_t sizes[NGRP] = { 10, 3000, 40000, 300000, 40000 };
+    static apr_int64_t who[N], before[N];
+    static unsigned char click[N];
+    qrt_vgroups_t *ref = qrt_vgroups_make(1 << 22), *half = qrt_vgroups_make(1 << 22);
+    qrt_vgroups_t *cp = qrt_vgroups_make(1 << 22);
+    apr_uint32_t gr[NGRP], gh[NGRP], gc[NGRP], two[2], sr, sh, sc;
+    apr_size_t at = 0, i, la, lb;
+    char *ta, *tb;
+    int k;
+
+    for (k = 0; k < NGRP; k++) {
+        const char *key = apr_psprintf(pool, "g%d", k);
+
+        gr[k] = qrt_vgroups_group(ref, key, strlen(key));
+        gh[k] = qrt_vgroups_group(half, key, strlen(key));
+        gc[k] = qrt_vgroups_group(cp, key, strlen(key));
+    }
+    two[0] = gr[0];
+    two[1] = gr[2];
+    sr = qrt_vgroups_set(ref, two, 2);
+    two[0] = gh[0];
+    two[1] = gh[2];
+    sh = qrt_vgroups_set(half, two, 2);
+    two[0] = gc[0];
+    two[1] = gc[2];
+    sc = qrt_vgroups_set(cp, two, 2);
+    ck_assert_uint_gt(sr, 0);
+    ck_assert_uint_gt(sh, 0);
+    ck_assert_uint_gt(sc, 0);
+    qrt_vgroups_threads(ref, threads, 1);
+    qrt_vgroups_threads(cp, threads, 1);
+    for (k = 0; k < NGRP; k++) {
+        apr_size_t end = at + sizes[k];
+
+        for (i = at; i < end; i++) {
+            apr_uint64_t r = 1 + (apr_uint64_t)rnd((apr_int64_t)sizes[k] / 2 + 1);
+
+            who[i] = k == 4 && i % 3 ? (apr_int64_t)unmix(r * APR_UINT64_C(0x9E3779B9))
+                     : i % 89 == 7 ? 0 : (apr_int64_t)(r * APR_UINT64_C(0x9E3779B97F4A7C15));
+            click[i] = rnd(5) == 0;
+        }
+        while (at < end) {
+            apr_size_t n = 1 + (apr_size_t)rnd(300);
+            int to_set = k == 1 && rnd(3) == 0, second = rnd(4) == 0;
+
+            if (n > end - at) {
+                n = end - at;
+            }
+            ck_assert_int_eq(qrt_vgroups_add_ref(second ? half : ref,
+                                                 to_set ? (second ? sh : sr)
+                                                        : (second ? gh[k] : gr[k]),
+                                                 who + at, click + at, n), 0);
+            ck_assert_int_eq(qrt_vgroups_add_run(cp, to_set ? sc : gc[k], NULL, who + at,
+                                                 click + at, n), 0);
+            at += n;
+        }
+    }
+    memcpy(before, who, sizeof(who));
+    ck_assert_int_eq(qrt_vgroups_absorb(ref, half), 0);
+    qrt_vgroups_free(half);
+    ta = qrt_vgroups_text(ref, &la);
+    tb = qrt_vgroups_text(cp, &lb);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    ck_assert_int_eq(memcmp(before, who, sizeof(who)), 0);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(ref);
+    qrt_vgroups_free(cp);
+}
+
+START_TEST(refs_count_as_copies)
+{
+    refs_against_copies(1);
+    refs_against_copies(2);
+}
+END_TEST
+
+/* A run by reference counts against the bound as copied runs do, and a count of a
+ * share copies the run's visitors of the share. */
+START_TEST(refs_bounded_and_shared)
+{
+    static apr_int64_t who[100];
+    static unsigned char click[100];
+    qrt_vgroups_t *b = qrt_vgroups_make(50), *s = qrt_vgroups_make(1000);
+    qrt_vgroups_t *w = qrt_vgroups_make(1000);
+    apr_uint32_t k;
+    apr_size_t la, lb, i;
+    char *ta, *tb;
+
+    for (i = 0; i < 100; i++) {
+        who[i] = (apr_int64_t)(1 + i % 37) * 7919;
+        click[i] = i % 3 == 0;
+    }
+    k = qrt_vgroups_group(b, "x", 1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(b, k, who, click, 40), 0);
+    ck_assert_int_eq(qrt_vgroups_add_ref(b, k, who + 40, click + 40, 20), -1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(b, k + 5, who + 40, click + 40, 20), -1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(b, k, who + 40, click + 40, 10), 0);
+    ta = qrt_vgroups_text(b, &la);
+    ck_assert_str_eq(ta, "1:x 33 17 37\n");
+    free(ta);
+    ck_assert_int_eq(qrt_vgroups_add_ref(b, k, who, click, 20), -1);   /* (counted) */
+    qrt_vgroups_free(b);
+
+    /* share 1 of 2: as the whole's visitors of that share added one at a time */
+    ck_assert_int_eq(qrt_vgroups_share(s, 1, 2), 0);
+    ck_assert_int_eq(qrt_vgroups_share(w, 1, 2), 0);
+    k = qrt_vgroups_group(s, "x", 1);
+    ck_assert_int_eq(qrt_vgroups_group(w, "x", 1), k);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, k, who, click, 100), 0);
+    for (i = 0; i < 100; i++) {
+        ck_assert_int_eq(qrt_vgroups_add_to(w, k, click[i], who[i]), 0);
+    }
+    ta = qrt_vgroups_text(s, &la);
+    tb = qrt_vgroups_text(w, &lb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(s);
+    qrt_vgroups_free(w);
+}
+END_TEST
+
 START_TEST(bounded)
 {
     qrt_vgroups_t *g = qrt_vgroups_make(100);
@@ -993,6 +1128,8 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, shares_add_up_to_the_whole);
     tcase_add_test(tc, two_counts_absorbed_are_the_whole);
     tcase_add_test(tc, two_threads_count_as_one);
+    tcase_add_test(tc, refs_count_as_copies);
+    tcase_add_test(tc, refs_bounded_and_shared);
     suite_add_tcase(s, tc);
     return s;
 }
