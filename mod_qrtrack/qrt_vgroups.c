@@ -478,6 +478,47 @@ static apr_size_t vg_flat_room(apr_size_t m, apr_size_t parts)
     return parts * (each + 8 * sd + 16);
 }
 
+/* The distinct visitors of the parts spread in flat (part p ends at start[p] and begins at
+ * p * room, or where part p - 1 ends when room is 0), each counted through a table of
+ * *slot (*slotcap slots, grown when a part needs more): their number, or -1 without
+ * memory. */
+static apr_int64_t vg_count_parts(const apr_uint64_t *flat, const apr_size_t *start,
+                                  apr_size_t parts, apr_size_t room, apr_uint64_t **slot,
+                                  apr_size_t *slotcap)
+{
+    apr_size_t p, q, from, biggest = 0, size = 16;
+    apr_int64_t u = 0;
+
+    for (p = 0, from = 0; p < parts; from = start[p++]) {
+        from = room ? p * room : from;
+        if (start[p] - from > biggest) {
+            biggest = start[p] - from;
+        }
+    }
+    while (size < VG_LOAD * biggest) {
+        size *= 2;
+    }
+    if (size > *slotcap) {
+        apr_uint64_t *more = realloc(*slot, size * sizeof(*more));
+
+        if (!more) {
+            return -1;
+        }
+        *slot = more;
+        *slotcap = size;
+    }
+    for (p = 0, from = 0; p < parts; from = start[p++]) {
+        from = room ? p * room : from;
+        for (size = 16; size < VG_LOAD * (start[p] - from); size *= 2) {
+        }
+        memset(*slot, 0, size * sizeof(**slot));
+        for (q = from; q < start[p]; q++) {
+            u += vg_table_put(*slot, size, flat[q]);
+        }
+    }
+    return u;
+}
+
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
  * comparing them, a larger one in parts (above; a visitor 0, whose mixed value 0 marks
  * an empty slot, counted apart). Not the sets, nor their members (bit[k] not 0). */
@@ -519,7 +560,7 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
         apr_size_t m = (apr_size_t)(x->scans + x->clicks), n, r, q;
-        apr_size_t parts, p, biggest = 0, size = 16;
+        apr_size_t parts, p, size = 16;
         const apr_uint64_t *v;
         vg_walk w;
         apr_int64_t u = 0;
@@ -573,35 +614,8 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
         parts = (apr_size_t)1 << bits;
         if (vg_spread_once(g, x, flat, flatcap, start, parts, bits, &zero)) {
             /* (start[p] is where part p ends; each part begins at p * room) */
-            apr_size_t room = flatcap / parts;
-
-            for (p = 0; p < parts; p++) {
-                if (start[p] - p * room > biggest) {
-                    biggest = start[p] - p * room;
-                }
-            }
-            while (size < VG_LOAD * biggest) {
-                size *= 2;
-            }
-            if (size > slotcap) {
-                apr_uint64_t *more = realloc(slot, size * sizeof(*slot));
-
-                if (!more) {
-                    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
-                    free(start);
-                    free(slot);
-                    return -1;
-                }
-                slot = more;
-                slotcap = size;
-            }
-            for (p = 0; p < parts; p++) {
-                for (size = 16; size < VG_LOAD * (start[p] - p * room); size *= 2) {
-                }
-                memset(slot, 0, size * sizeof(*slot));
-                for (q = p * room; q < start[p]; q++) {
-                    u += vg_table_put(slot, size, flat[q]);
-                }
+            if ((u = vg_count_parts(flat, start, parts, flatcap / parts, &slot, &slotcap)) < 0) {
+                break;
             }
             x->uniques = u + zero;
             continue;
@@ -629,9 +643,6 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             }
         }
         for (p = 1; p <= parts; p++) {
-            if (start[p] > biggest) {
-                biggest = start[p];
-            }
             start[p] += start[p - 1];
         }
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
@@ -644,35 +655,15 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
             }
         }
         /* (start[p] is now where part p ends) */
-        while (size < VG_LOAD * biggest) {
-            size *= 2;
-        }
-        if (size > slotcap) {
-            apr_uint64_t *more = realloc(slot, size * sizeof(*slot));
-
-            if (!more) {
-                vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
-                free(start);
-                free(slot);
-                return -1;
-            }
-            slot = more;
-            slotcap = size;
-        }
-        for (p = 0, r = 0; p < parts; r = start[p++]) {
-            for (size = 16; size < VG_LOAD * (start[p] - r); size *= 2) {
-            }
-            memset(slot, 0, size * sizeof(*slot));
-            for (q = r; q < start[p]; q++) {
-                u += vg_table_put(slot, size, flat[q]);
-            }
+        if ((u = vg_count_parts(flat, start, parts, 0, &slot, &slotcap)) < 0) {
+            break;
         }
         x->uniques = u + zero;
     }
     vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
     free(start);
     free(slot);
-    return 0;
+    return k <= g->ngroups ? -1 : 0;
 }
 
 /* A second thread's share of vg_count_plain. */
