@@ -279,14 +279,21 @@ void qrt_aggcache_release(qrt_aggcache_t *c, qrt_aggcache_ent_t *ent)
 void qrt_aggcache_put(qrt_aggcache_t *c, const qrt_aggcache_key_t *key, apr_int64_t seal,
                       const char *data, apr_size_t len)
 {
+    qrt_aggcache_put_held(c, key, seal, data, len, NULL);
+}
+
+const char *qrt_aggcache_put_held(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
+                                  apr_int64_t seal, const char *data, apr_size_t len,
+                                  qrt_aggcache_ent_t **ent)
+{
     qrt_aggcache_ent_t *e, **at;
 
     if (!c || !seal || len > c->max_bytes / 8) {
-        return;
+        return NULL;
     }
     e = malloc(sizeof(*e) + len);
     if (!e) {
-        return;
+        return NULL;
     }
     memset(e, 0, sizeof(*e));
     e->key = *key;
@@ -312,7 +319,17 @@ void qrt_aggcache_put(qrt_aggcache_t *c, const qrt_aggcache_key_t *key, apr_int6
     ac_link_newest(c, e);
     c->n++;
     c->bytes += len;
+    if (ent) {
+        e->refs++;
+        *ent = e;
+    }
     ac_unlock(c);
+    return e->data;
+}
+
+apr_size_t qrt_aggcache_max_bytes(const qrt_aggcache_t *c)
+{
+    return c ? c->max_bytes : 0;
 }
 
 void qrt_aggcache_usage(qrt_aggcache_t *c, int *values, apr_size_t *bytes)

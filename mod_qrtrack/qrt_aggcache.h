@@ -53,7 +53,14 @@ void qrt_aggcache_release_many(qrt_aggcache_t *c, qrt_aggcache_ent_t **ents, int
 /* Keeps a copy of data (len bytes) under key and seal, replacing what key held. */
 void qrt_aggcache_put(qrt_aggcache_t *c, const qrt_aggcache_key_t *key, apr_int64_t seal,
                       const char *data, apr_size_t len);
+/* The same, holding the copy kept in *ent (when ent is not NULL) until
+ * qrt_aggcache_release: the copy, or NULL when it is not kept (too long, or no memory). */
+const char *qrt_aggcache_put_held(qrt_aggcache_t *c, const qrt_aggcache_key_t *key,
+                                  apr_int64_t seal, const char *data, apr_size_t len,
+                                  qrt_aggcache_ent_t **ent);
 
+/* The bytes it keeps at most. */
+apr_size_t qrt_aggcache_max_bytes(const qrt_aggcache_t *c);
 /* Values and bytes kept now (for tests). */
 void qrt_aggcache_usage(qrt_aggcache_t *c, int *values, apr_size_t *bytes);
 

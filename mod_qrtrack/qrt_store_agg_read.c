@@ -2130,7 +2130,12 @@ apr_status_t qrt_store_agg_read_trackers_in(qrt_db_t *db, apr_pool_t *p,
 #define LV_SPAN 16                  /* days a span block holds: (tracker, 16, day / 16, kind) */
 static const char lv_spanned[1];
 #define LV_SPANNED lv_spanned       /* (a day whose visits come with its span's block) */
-#define LV_MAX_READ ((apr_size_t)1 << 21)   /* visits a report reads through SQL, at most */
+/* Visits a report reads through SQL, at most: 2 M, or as many as make blocks of four
+ * fifths of the cache (at LV_VISIT_BYTES a visit, a block with strings; 128 MB: 5.4 M),
+ * since the sealed blocks it reads are held where the cache keeps them, not copied. Past
+ * that it counts in the database, the blocks read so far kept for its next requests. */
+#define LV_MAX_READ ((apr_size_t)1 << 21)
+#define LV_VISIT_BYTES 20
 
 typedef struct {
     apr_int64_t day, seal;
@@ -2194,6 +2199,36 @@ static apr_status_t lv_sealed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     return APR_SUCCESS;
 }
 
+/* Where the blocks a report reads are kept until it lets go of them: held in the cache
+ * (held: its entries) or, when the cache keeps none, copied into pool. */
+typedef struct {
+    apr_pool_t *pool;
+    apr_array_header_t *held;
+} lv_keep;
+
+/* A block just read (data, len; a sealed day's or span's under key and seal, 0 for
+ * none), put in the cache: what to hand on. With keep, the cache's copy, held, or a copy
+ * in keep->pool; without, data itself (handed on at once). */
+static const char *lv_keep_block(qrt_aggcache_t *cache, lv_keep *keep,
+                                 const qrt_aggcache_key_t *key, apr_int64_t seal,
+                                 const char *data, apr_size_t len)
+{
+    qrt_aggcache_ent_t *ent = NULL;
+    const char *kept;
+
+    if (!keep) {
+        if (seal) {
+            qrt_aggcache_put(cache, key, seal, data, len);
+        }
+        return data;
+    }
+    if (seal && (kept = qrt_aggcache_put_held(cache, key, seal, data, len, &ent))) {
+        APR_ARRAY_PUSH(keep->held, qrt_aggcache_ent_t *) = ent;
+        return kept;
+    }
+    return apr_pmemdup(keep->pool, data, len);
+}
+
 /* A block being read from the visits: a day's to keep (seal != 0) or of days not
  * sealed (seal 0). */
 typedef struct {
@@ -2213,7 +2248,7 @@ typedef struct {
     apr_int64_t last_tracker, last_day;
     lv_build *last;
     apr_size_t *left;               /* visits the report may read still */
-    apr_pool_t *keep;               /* blocks handed on are copied here (NULL: not) */
+    lv_keep *keep;                  /* blocks handed on are kept (NULL: not) */
 } lv_read;
 
 #define LV_NONE APR_INT64_MIN
@@ -2292,6 +2327,7 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
 
     for (i = 0; i < c->builds->nelts && rv == APR_SUCCESS; i++) {
         lv_build *x = &APR_ARRAY_IDX(c->builds, i, lv_build);
+        qrt_aggcache_key_t key;
         apr_size_t len = 0;
         const char *data;
         qrt_vcols_t v;
@@ -2299,19 +2335,12 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
         if (!x->seal && !qrt_vcols_count(x->b)) {
             continue;
         }
+        key.account = x->tracker;
+        key.level = 1;
+        key.bucket = x->day;
+        key.kind = c->kind;
         data = qrt_vcols_block(x->b, &len);
-        if (c->keep) {
-            data = apr_pmemdup(c->keep, data, len);
-        }
-        if (x->seal) {
-            qrt_aggcache_key_t key;
-
-            key.account = x->tracker;
-            key.level = 1;
-            key.bucket = x->day;
-            key.kind = c->kind;
-            qrt_aggcache_put(cache, &key, x->seal, data, len);
-        }
+        data = lv_keep_block(cache, c->keep, &key, x->seal, data, len);
         rv = qrt_vcols_open(&v, data, len);
         if (rv == APR_SUCCESS && v.n) {
             rv = fn(ctx, x->tracker, &v);
@@ -2323,7 +2352,7 @@ static apr_status_t lv_deliver(lv_read *c, qrt_aggcache_t *cache, qrt_agg_vcols_
 /* One tracker's visits in [lo, hi] (whole days for the sealed days missed, listed
  * in miss), into blocks. */
 static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache, int strings,
-                             apr_pool_t *keep, apr_size_t *left, apr_int64_t tracker,
+                             lv_keep *keep, apr_size_t *left, apr_int64_t tracker,
                              apr_int64_t lo,
                              apr_int64_t hi, apr_array_header_t *miss, qrt_agg_vcols_fn *fn,
                              void *ctx)
@@ -2360,7 +2389,7 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
 /* The visits in [s, e] of QRT_AGG_RAW_IDS trackers (slot; 0 for none) in one
  * statement, as blocks to fn. */
 static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                int strings, apr_pool_t *keep, apr_size_t *left,
+                                int strings, lv_keep *keep, apr_size_t *left,
                                 apr_int64_t *slot,
                                 apr_int64_t s, apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx)
 {
@@ -2455,7 +2484,7 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* A tracker's visits of a span not kept: read whole, kept under key and seal, handed to
  * fn. */
 static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                 int strings, apr_pool_t *keep, apr_size_t *left,
+                                 int strings, lv_keep *keep, apr_size_t *left,
                                  const qrt_aggcache_key_t *key,
                                  apr_int64_t seal, qrt_agg_vcols_fn *fn, void *ctx)
 {
@@ -2483,10 +2512,7 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
         const char *data = qrt_vcols_block(c.b, &len);
         qrt_vcols_t v;
 
-        qrt_aggcache_put(cache, key, seal, data, len);
-        if (keep) {
-            data = apr_pmemdup(keep, data, len);
-        }
+        data = lv_keep_block(cache, keep, key, seal, data, len);
         rv = qrt_vcols_open(&v, data, len);
         if (rv == APR_SUCCESS && v.n) {
             rv = fn(ctx, key->account, &v);
@@ -2501,7 +2527,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                                        apr_int64_t e, int strings, apr_array_header_t *held,
                                        qrt_agg_vcols_fn *fn, void *ctx)
 {
-    apr_pool_t *keep = held ? p : NULL;
+    lv_keep kept = { p, held }, *keep = held ? &kept : NULL;
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     apr_array_header_t *sealed, *gaps, *miss;
     apr_int64_t *slot, lo;
@@ -2524,6 +2550,9 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
     if (!cache || n > QRT_AGG_LISTED_MAX) {
         return APR_ENOTIMPL;
+    }
+    if (qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 5 * 4 > left) {
+        left = qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 5 * 4;
     }
     /* (a statement takes QRT_AGG_RAW_IDS of them at a time, the rest 0) */
     slot = apr_pcalloc(p, (apr_size_t)(n + QRT_AGG_RAW_IDS) * sizeof(*slot));

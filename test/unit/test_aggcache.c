@@ -99,6 +99,43 @@ START_TEST(held_after_it_is_replaced)
 }
 END_TEST
 
+/* qrt_aggcache_put_held: the copy kept, held by the caller through its replacement and
+ * its being pushed out (the cache full of others), freed at its release (ASan: no leak,
+ * no use after free); a value too long for the cache is neither kept nor held. */
+START_TEST(put_and_held)
+{
+    qrt_aggcache_t *c = qrt_aggcache_make(pool, 64);
+    qrt_aggcache_key_t k = key(3, 1, 9, 10);
+    qrt_aggcache_ent_t *e = NULL, *e2 = NULL;
+    char buf[8];
+    const char *got;
+    int i, n;
+    apr_size_t bytes;
+
+    strcpy(buf, "block");
+    got = qrt_aggcache_put_held(c, &k, qrt_aggcache_seal(buf, 5), buf, 5, &e);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_ne(got, buf);                 /* the cache's copy */
+    strcpy(buf, "gone!");
+    ck_assert_str_eq(got, "block");
+    ck_assert(kept(c, k, "block"));
+    put(c, k, "other");                         /* replaced */
+    for (i = 0; i < 20; i++) {                  /* and the cache filled with others */
+        put(c, key(4, 1, i, 10), "xxxxxxx");
+    }
+    ck_assert(!kept(c, k, "block"));
+    ck_assert_str_eq(got, "block");             /* still the holder's */
+    qrt_aggcache_usage(c, &n, &bytes);
+    ck_assert_uint_le(bytes, 64);
+    qrt_aggcache_release(c, e);
+    /* too long (more than an eighth of the cache): not kept, nothing held */
+    ck_assert_ptr_null(qrt_aggcache_put_held(c, &k, 1, "0123456789", 10, &e2));
+    ck_assert_ptr_null(e2);
+    ck_assert(!kept(c, k, "0123456789"));
+    ck_assert_uint_eq(qrt_aggcache_max_bytes(c), 64);
+}
+END_TEST
+
 START_TEST(least_recently_used_goes)
 {
     /* 100 bytes kept at most: values of 10 bytes (at most an eighth each) */
@@ -217,6 +254,7 @@ static Suite *aggcache_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, kept_for_its_key_and_seal);
     tcase_add_test(tc, held_after_it_is_replaced);
+    tcase_add_test(tc, put_and_held);
     tcase_add_test(tc, least_recently_used_goes);
     tcase_add_test(tc, many_values_and_seals);
     tcase_add_test(tc, many_at_once);
