@@ -2200,10 +2200,15 @@ static apr_status_t lv_sealed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
 }
 
 /* Where the blocks a report reads are kept until it lets go of them: held in the cache
- * (held: its entries) or, when the cache keeps none, copied into pool. */
+ * (held: its entries), up to the cache's bytes (most) in all, else copied into pool and
+ * not put in the cache. Past the cache's bytes, a report's blocks would push out those
+ * it holds: a block held that the cache pushes out lives on until the report lets go of
+ * it, and many such blocks freed at once leave holes in the heap that its later, larger
+ * allocations do not fit (its memory then grows with every such report). */
 typedef struct {
     apr_pool_t *pool;
     apr_array_header_t *held;
+    apr_size_t pinned, most;
 } lv_keep;
 
 /* A block just read (data, len; a sealed day's or span's under key and seal, 0 for
@@ -2222,8 +2227,10 @@ static const char *lv_keep_block(qrt_aggcache_t *cache, lv_keep *keep,
         }
         return data;
     }
-    if (seal && (kept = qrt_aggcache_put_held(cache, key, seal, data, len, &ent))) {
+    if (seal && keep->pinned + len <= keep->most
+        && (kept = qrt_aggcache_put_held(cache, key, seal, data, len, &ent))) {
         APR_ARRAY_PUSH(keep->held, qrt_aggcache_ent_t *) = ent;
+        keep->pinned += len;
         return kept;
     }
     return apr_pmemdup(keep->pool, data, len);
@@ -2527,8 +2534,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                                        apr_int64_t e, int strings, apr_array_header_t *held,
                                        qrt_agg_vcols_fn *fn, void *ctx)
 {
-    lv_keep kept = { p, held }, *keep = held ? &kept : NULL;
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
+    lv_keep kept = { p, held, 0, qrt_aggcache_max_bytes(cache) }, *keep = held ? &kept : NULL;
     apr_array_header_t *sealed, *gaps, *miss;
     apr_int64_t *slot, lo;
     qrt_aggcache_ent_t **ents;

@@ -1,0 +1,83 @@
+"""Reports over listed trackers hold the blocks they read from the visits where the
+report cache keeps them (qrt_aggcache_put_held), up to the cache's bytes, and copy the
+rest: with a QRTrackReportCache too small for a list's blocks, every request reads them
+again, holds them for its count and lets go of them after it. The answers are those of a
+server without the cache, request after request, and the children's memory stays flat
+(held blocks never let go of, or held past the cache's bytes and pushed out by the
+report's own later blocks, made it grow with every request)."""
+import random
+import time
+
+from conftest import Api, start_server
+from lib.memory import children
+from lib.visits import import_visits, new_tracker, ts, visit
+
+DAY = 86400
+BROWSERS = ["Chrome", "Safari", "Firefox", "Edge"]
+
+
+def _rss_kb(srv):
+    total = 0
+    for pid in children(srv):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            pass
+    return total
+
+
+def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
+    # (prefork: a child's memory is that of one request at a time, not of whichever of its
+    # threads ran one last)
+    srv = start_server(extra="QRTrackReportCache 1\n", accounts=[("acme", "professional")],
+                       mpm="prefork")
+    off = None
+    try:
+        tok = srv.token("acme")
+        with Api(srv, tok) as api:
+            tids = [new_tracker(api)["tracker_id"] for _ in range(24)]
+        rng = random.Random(39)
+        now = int(time.time())
+        first = now - 200 * DAY
+        # 150,000 visits of 20,000 visitors over days long settled: the listed trackers'
+        # some 2 MB of blocks, more than the 1 MB cache keeps
+        visits = [visit(rng.choice(tids), first + rng.randrange(180 * DAY),
+                        browser=rng.choice(BROWSERS), ip="198.51.100.%d" % rng.randrange(256),
+                        user_agent="agent %d" % rng.randrange(20000),
+                        source=rng.choice(["scan", "scan", "click"]))
+                  for _ in range(150000)]
+        import_visits(srv, visits)
+        srv.stop()
+        srv.admin("aggregates", "seal")
+        srv.start()
+        off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
+        # (a list of some of the account's trackers: its visitors are counted from the
+        # visits, where all of them are the account's aggregates)
+        params = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY),
+                  "trackers[]": tids[:20]}
+        want = {}
+        with Api(off, off.token("acme")) as a:
+            for kind in ("browser", "date"):
+                r = a.get("/report/", params=dict(params, report=kind))
+                assert r.status_code == 200, r.text
+                want[kind] = r.json()
+                assert 100000 < sum(x["visits"] for x in want[kind]["data"]) < 150000
+        rss = []
+        with Api(srv, tok) as a:
+            for _ in range(3):
+                for _ in range(20):
+                    for kind in ("browser", "date"):
+                        assert a.get("/report/", params=dict(params, report=kind)).json() \
+                            == want[kind]
+                rss.append(_rss_kb(srv))
+        # each request holds up to the cache's 1 MB of blocks in it and copies the rest:
+        # once the children's memory has grown to what a report takes, 40 more requests
+        # would leave 40 MB behind were they not let go
+        assert rss[2] - rss[1] < 8 * 1024, rss
+    finally:
+        if off:
+            off.stop()
+            off.cleanup()
+        srv.stop()
+        srv.cleanup()
