@@ -9,22 +9,11 @@ import random
 import time
 
 from conftest import Api, start_server
-from lib.memory import children
+from lib.memory import rss_kb
 from lib.visits import import_visits, new_tracker, ts, visit
 
 DAY = 86400
 BROWSERS = ["Chrome", "Safari", "Firefox", "Edge"]
-
-
-def _rss_kb(srv):
-    total = 0
-    for pid in children(srv):
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        except (OSError, StopIteration):
-            pass
-    return total
 
 
 def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
@@ -70,7 +59,7 @@ def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
                     for kind in ("browser", "date"):
                         assert a.get("/report/", params=dict(params, report=kind)).json() \
                             == want[kind]
-                rss.append(_rss_kb(srv))
+                rss.append(rss_kb(srv))
         # each request holds up to the cache's 1 MB of blocks in it and copies the rest:
         # once the children's memory has grown to what a report takes, 40 more requests
         # would leave 40 MB behind were they not let go

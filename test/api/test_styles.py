@@ -14,7 +14,7 @@ import zlib
 import pytest
 
 from conftest import BACKEND, Api, Memcached, Server, start_server
-from lib.memory import children
+from lib.memory import rss_kb
 from lib.qr import decode_qr
 from lib.raster import rasterise
 from lib.png import _chunk, logo_png
@@ -274,23 +274,12 @@ def test_logo_over_256_kb_is_refused(sapi):
     assert r.status_code == 422 and set(r.json()["errors"]) == {"logo"}
 
 
-def _rss_kb(server):
-    total = 0
-    for pid in children(server):
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        except (OSError, StopIteration):
-            pass
-    return total
-
-
 def test_png_bomb_is_refused_fast_and_the_children_stay_flat(server, sapi):
     bomb = bomb_png()
     assert len(bomb) < 200 * 1024
     body = {"name": "bomb", "logo": base64.b64encode(bomb).decode()}
     sapi.post("/style", json={"name": "warm", "logo": base64.b64encode(logo_png()).decode()})
-    before = _rss_kb(server)
+    before = rss_kb(server)
     for _ in range(6):
         t0 = time.monotonic()
         r = sapi.post("/style", json=body)
@@ -301,7 +290,7 @@ def test_png_bomb_is_refused_fast_and_the_children_stay_flat(server, sapi):
         r = sapi.post("/style", data={"name": "bomb"},
                       files={"logo": ("bomb.png", bomb, "image/png")})
         assert r.status_code == 422, r.text
-    grown = _rss_kb(server) - before
+    grown = rss_kb(server) - before
     # decoding it would take 400 MB as RGBA; the request bodies themselves are 0.3 MB
     assert grown < 16 * 1024, grown
     assert sapi.get("/style/bomb").status_code == 404

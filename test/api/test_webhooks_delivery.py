@@ -16,6 +16,7 @@ import requests
 
 from conftest import BACKEND, Api, Server, apxs, start_server
 from lib import webhooks as wh
+from lib.memory import rss_kb
 from lib.wait import sample, wait_until
 
 STATUS = wh.STATUS_CONF % apxs("LIBEXECDIR")
@@ -384,18 +385,6 @@ def test_a_graceful_restart_hands_delivery_to_the_new_children(srv):
         rec.stop()
 
 
-def _rss_kb(srv):
-    from lib.memory import children
-    total = 0
-    for pid in children(srv):
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                total += sum(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
-        except OSError:
-            pass
-    return total
-
-
 def test_a_hanging_receiver_keeps_the_childrens_memory_flat(srv):
     rec = wh.Receiver(lambda path, n: (200, {}, 30))
     try:
@@ -405,7 +394,7 @@ def test_a_hanging_receiver_keeps_the_childrens_memory_flat(srv):
             wh.add_events(srv, wid, range(1000 * k, 1000 * k + 100))
             wait_until(lambda: len(wh.attempts(srv, wid)) >= 100 * (k + 1), timeout=60,
                        interval=0.5, what="a round of timed-out attempts")
-            sizes.append(_rss_kb(srv))
+            sizes.append(rss_kb(srv))
         assert all(a[3] and a[3].startswith("timeout") for a in wh.attempts(srv, wid))
         assert sizes[2] - sizes[0] < 8 * 1024, sizes
     finally:

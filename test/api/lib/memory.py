@@ -11,6 +11,18 @@ def children(srv):
     return child_pids(srv.proc.pid)
 
 
+def rss_kb(srv):
+    """The children's resident memory (VmRSS), summed, in kB."""
+    total = 0
+    for pid in children(srv):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += sum(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        except OSError:
+            pass
+    return total
+
+
 def peak_kb(srv):
     """The children's peak resident memory (VmHWM), summed, in kB."""
     total = 0
