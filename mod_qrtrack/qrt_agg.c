@@ -1,4 +1,6 @@
 /* qrt_agg: bucket arithmetic, window splitting, visitor chains, distinct counts. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "qrt_agg.h"
@@ -201,6 +203,176 @@ void qrt_agg_chain(apr_pool_t *p, const qrt_agg_visit_t *v, int n, qrt_agg_prev_
     }
 }
 
+
+/* ---- sets of visitors ----------------------------------------------------------- */
+
+struct qrt_agg_vset {
+    apr_pool_t *p;
+    apr_uint64_t *slot;         /* the numbers, 0 marking a free slot */
+    apr_size_t cap, used;       /* slots (a power of two, or 0), numbers in them */
+    int zero;                   /* the number 0 is in the set */
+    apr_hash_t *str;            /* the other strings (NULL until one comes) */
+};
+
+static apr_status_t vset_free(void *data)
+{
+    qrt_agg_vset_t *s = data;
+
+    free(s->slot);
+    s->slot = NULL;
+    s->cap = s->used = 0;
+    return APR_SUCCESS;
+}
+
+qrt_agg_vset_t *qrt_agg_vset_make(apr_pool_t *p)
+{
+    qrt_agg_vset_t *s = apr_pcalloc(p, sizeof(*s));
+
+    s->p = p;
+    apr_pool_cleanup_register(p, s, vset_free, apr_pool_cleanup_null);
+    return s;
+}
+
+/* 1 and *out when v is a whole number in its shortest decimal form ("0", "-12", not
+ * "012", "-0", "+1" or past 64 bits): the one string of that number, so that numbers
+ * and strings stay one-to-one. */
+static int vset_number(const char *v, apr_int64_t *out)
+{
+    const char *d = v + (*v == '-');
+    const char *x;
+    char *end;
+    long long n;
+
+    if (*d < '0' || *d > '9' || (*d == '0' && (d[1] || d != v))) {
+        return 0;
+    }
+    for (x = d; *x; x++) {
+        if (*x < '0' || *x > '9' || x - d >= 19) {
+            return 0;
+        }
+    }
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno || *end) {
+        return 0;
+    }
+    *out = (apr_int64_t)n;
+    return 1;
+}
+
+static apr_size_t vset_home(apr_uint64_t k, apr_size_t cap)
+{
+    k ^= k >> 33;
+    k *= APR_UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    return (apr_size_t)k & (cap - 1);
+}
+
+/* 1 when k (not 0) was put in the table, 0 when it was there. */
+static int vset_put(apr_uint64_t *slot, apr_size_t cap, apr_uint64_t k)
+{
+    apr_size_t i = vset_home(k, cap);
+
+    while (slot[i]) {
+        if (slot[i] == k) {
+            return 0;
+        }
+        i = (i + 1) & (cap - 1);
+    }
+    slot[i] = k;
+    return 1;
+}
+
+static int vset_grow(qrt_agg_vset_t *s)
+{
+    apr_size_t cap = s->cap ? s->cap * 2 : 16, i;
+    apr_uint64_t *slot = calloc(cap, sizeof(*slot));
+
+    if (!slot) {
+        return -1;
+    }
+    for (i = 0; i < s->cap; i++) {
+        if (s->slot[i]) {
+            vset_put(slot, cap, s->slot[i]);
+        }
+    }
+    free(s->slot);
+    s->slot = slot;
+    s->cap = cap;
+    return 0;
+}
+
+static int vset_add_number(qrt_agg_vset_t *s, apr_uint64_t k)
+{
+    int added;
+
+    if (k == 0) {
+        added = !s->zero;
+        s->zero = 1;
+        return added;
+    }
+    /* at most half full */
+    if ((s->used + 1) * 2 > s->cap && vset_grow(s) != 0) {
+        return -1;
+    }
+    added = vset_put(s->slot, s->cap, k);
+    s->used += added;
+    return added;
+}
+
+static int vset_add_string(qrt_agg_vset_t *s, const char *v)
+{
+    if (!s->str) {
+        s->str = apr_hash_make(s->p);
+    }
+    if (apr_hash_get(s->str, v, APR_HASH_KEY_STRING)) {
+        return 0;
+    }
+    apr_hash_set(s->str, apr_pstrdup(s->p, v), APR_HASH_KEY_STRING, s);
+    return 1;
+}
+
+int qrt_agg_vset_add(qrt_agg_vset_t *s, const char *visitor)
+{
+    apr_int64_t n;
+
+    return vset_number(visitor, &n) ? vset_add_number(s, (apr_uint64_t)n)
+                                    : vset_add_string(s, visitor);
+}
+
+apr_size_t qrt_agg_vset_count(const qrt_agg_vset_t *s)
+{
+    return s->used + (apr_size_t)s->zero + (s->str ? apr_hash_count(s->str) : 0);
+}
+
+apr_int64_t qrt_agg_vset_union(qrt_agg_vset_t *into, const qrt_agg_vset_t *from)
+{
+    apr_hash_index_t *hi;
+    apr_int64_t added = 0;
+    apr_size_t i;
+    int r;
+
+    if (from->zero) {
+        added += vset_add_number(into, 0);
+    }
+    for (i = 0; i < from->cap; i++) {
+        if (from->slot[i]) {
+            if ((r = vset_add_number(into, from->slot[i])) < 0) {
+                return -1;
+            }
+            added += r;
+        }
+    }
+    for (hi = from->str ? apr_hash_first(from->p, from->str) : NULL; hi;
+         hi = apr_hash_next(hi)) {
+        const void *v;
+
+        apr_hash_this(hi, &v, NULL, NULL);
+        added += vset_add_string(into, v);
+    }
+    return added;
+}
+
 qrt_agg_groups_t *qrt_agg_groups_make(apr_pool_t *p)
 {
     qrt_agg_groups_t *g = apr_pcalloc(p, sizeof(*g));
@@ -222,7 +394,7 @@ static qrt_agg_group_t *agg_group(qrt_agg_groups_t *g, const char *key)
     if (!grp) {
         grp = apr_pcalloc(g->p, sizeof(*grp));
         grp->key = apr_pstrdup(g->p, key);
-        grp->seen = apr_hash_make(g->p);
+        grp->seen = qrt_agg_vset_make(g->p);
         apr_hash_set(g->groups, grp->key, APR_HASH_KEY_STRING, grp);
     }
     return grp;
@@ -249,10 +421,24 @@ void qrt_agg_groups_add(qrt_agg_groups_t *g, const char *key, int click,
     else {
         grp->scans++;
     }
-    if (!apr_hash_get(grp->seen, visitor, APR_HASH_KEY_STRING)) {
-        apr_hash_set(grp->seen, apr_pstrdup(g->p, visitor), APR_HASH_KEY_STRING, grp);
+    switch (qrt_agg_vset_add(grp->seen, visitor)) {
+    case 1:
         grp->uniques++;
+        break;
+    case -1:
+        g->nomem = 1;
+        break;
     }
+}
+
+int qrt_agg_group_merge(qrt_agg_group_t *into, const qrt_agg_group_t *x)
+{
+    apr_int64_t added = qrt_agg_vset_union(into->seen, x->seen);
+
+    into->scans += x->scans;
+    into->clicks += x->clicks;
+    into->uniques += added > 0 ? added : 0;
+    return added < 0 ? -1 : 0;
 }
 
 int qrt_agg_change(apr_int64_t value, apr_int64_t previous, double *out)

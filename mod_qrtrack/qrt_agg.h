@@ -114,16 +114,31 @@ void qrt_agg_chain(apr_pool_t *p, const qrt_agg_visit_t *v, int n, qrt_agg_prev_
 /* 1 if every string of a (sorted) is in b (sorted). */
 int qrt_agg_subset(const char *const *a, int na, const char *const *b, int nb);
 
+/* A set of visitors. A visitor written as a whole number in its shortest decimal form
+ * (as the databases give the visitor column) is kept as its 8 bytes, in an open table
+ * of at most twice as many slots, allocated with malloc and freed with the pool that
+ * made the set: about 16 bytes a visitor where a string in a hash took 80. Any other
+ * string is kept as itself. Two visitors are one when their strings are equal. */
+typedef struct qrt_agg_vset qrt_agg_vset_t;
+qrt_agg_vset_t *qrt_agg_vset_make(apr_pool_t *p);
+/* 1 when visitor was not in s yet (it is now), 0 when it was, -1 without memory. */
+int qrt_agg_vset_add(qrt_agg_vset_t *s, const char *visitor);
+/* How many visitors s holds. */
+apr_size_t qrt_agg_vset_count(const qrt_agg_vset_t *s);
+/* Every visitor of from added to into: how many were new to it (-1 without memory). */
+apr_int64_t qrt_agg_vset_union(qrt_agg_vset_t *into, const qrt_agg_vset_t *from);
+
 /* Distinct counting for rows read from the visits: per key, scans, clicks and
  * the set of visitors. */
 typedef struct {
     const char *key;
     apr_int64_t scans, clicks, uniques;
-    apr_hash_t *seen;
+    qrt_agg_vset_t *seen;
 } qrt_agg_group_t;
 typedef struct {
     apr_pool_t *p;
     apr_hash_t *groups;             /* key -> qrt_agg_group_t* */
+    int nomem;                      /* a visitor could not be kept: the counts are short */
 } qrt_agg_groups_t;
 qrt_agg_groups_t *qrt_agg_groups_make(apr_pool_t *p);
 /* Counts one visit in the group key (created on first use). */
@@ -134,6 +149,9 @@ void qrt_agg_groups_set(qrt_agg_groups_t *g, const char *key, apr_int64_t scans,
                         apr_int64_t clicks, apr_int64_t uniques);
 /* The group of key, or NULL. */
 qrt_agg_group_t *qrt_agg_groups_get(qrt_agg_groups_t *g, const char *key);
+/* x's visits counted into into too, its visitors once each (into's uniques: the
+ * union's): 0, or -1 without memory. */
+int qrt_agg_group_merge(qrt_agg_group_t *into, const qrt_agg_group_t *x);
 
 /* Percent change from previous to value, rounded to one decimal (half away from
  * zero). Returns 0 and leaves *out when previous is 0, else 1. */

@@ -2133,9 +2133,18 @@ static const char lv_spanned[1];
 /* Visits a report reads through SQL, at most: 2 M, or as many as make blocks of four
  * fifths of the cache (at LV_VISIT_BYTES a visit, a block with strings; 128 MB: 5.4 M),
  * since the sealed blocks it reads are held where the cache keeps them, not copied. Past
- * that it counts in the database, the blocks read so far kept for its next requests. */
+ * that it counts in the database, the blocks read so far kept for its next requests;
+ * but for a caller with no such way (more trackers than a statement takes), who reads
+ * them all. */
 #define LV_MAX_READ ((apr_size_t)1 << 21)
 #define LV_VISIT_BYTES 20
+
+static apr_size_t lv_bound;         /* (tests: the bound itself; 0, the rule above) */
+
+void qrt_store_agg_read_listed_bound(apr_size_t most)
+{
+    lv_bound = most;
+}
 
 typedef struct {
     apr_int64_t day, seal;
@@ -2531,8 +2540,9 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
 
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, int strings, apr_array_header_t *held,
-                                       qrt_agg_vcols_fn *fn, void *ctx)
+                                       apr_int64_t e, int strings, int any,
+                                       apr_array_header_t *held, qrt_agg_vcols_fn *fn,
+                                       void *ctx)
 {
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     lv_keep kept = { p, held, 0, qrt_aggcache_max_bytes(cache) }, *keep = held ? &kept : NULL;
@@ -2558,7 +2568,13 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     if (!cache || n > QRT_AGG_LISTED_MAX) {
         return APR_ENOTIMPL;
     }
-    if (qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 5 * 4 > left) {
+    if (any) {
+        left = (apr_size_t)-1;
+    }
+    else if (lv_bound) {
+        left = lv_bound;
+    }
+    else if (qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 5 * 4 > left) {
         left = qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 5 * 4;
     }
     /* (a statement takes QRT_AGG_RAW_IDS of them at a time, the rest 0) */

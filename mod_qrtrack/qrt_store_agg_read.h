@@ -107,8 +107,10 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * A block may hold visits outside [s, e] (of the window's first and last day): fn
  * leaves them out. Without strings, the blocks of days not sealed hold "" for the
  * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
- * (nothing was read); APR_EAGAIN when more than 2 M visits would be read through SQL
- * (the caller counts them in the database). With held NULL a block is valid during fn
+ * (nothing was read); APR_EAGAIN when more visits would be read through SQL than four
+ * fifths of the cache hold (at least 2 M; the caller counts them in the database),
+ * unless any is set: then as many as there are (for a caller whose other way would
+ * cost more, in time and memory). With held NULL a block is valid during fn
  * only; else every block stays valid until qrt_store_agg_read_listed_release(held):
  * those kept are held in the cache (held gets them), those read now are copied into p. */
 #define QRT_AGG_LISTED_MAX 1000
@@ -116,8 +118,11 @@ typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
-                                       apr_int64_t e, int strings, apr_array_header_t *held,
-                                       qrt_agg_vcols_fn *fn, void *ctx);
+                                       apr_int64_t e, int strings, int any,
+                                       apr_array_header_t *held, qrt_agg_vcols_fn *fn,
+                                       void *ctx);
+/* Tests: the visits qrt_store_agg_read_listed may read through SQL (0: its own rule). */
+void qrt_store_agg_read_listed_bound(apr_size_t most);
 /* Lets go of the blocks held for qrt_store_agg_read_listed (held is then empty). */
 void qrt_store_agg_read_listed_release(apr_array_header_t *held);
 

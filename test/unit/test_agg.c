@@ -202,6 +202,97 @@ START_TEST(chain_matches_brute_force)
 }
 END_TEST
 
+/* The compact set against a hash of the strings themselves: numbers in their shortest
+ * decimal form as 8 bytes, every other string as itself, one visitor per distinct
+ * string either way. */
+START_TEST(visitor_set_counts_strings)
+{
+    static const char *odd[] = {
+        "0", "-0", "00", "+0", "012", "12", "-12", "-012", "9223372036854775807",
+        "-9223372036854775808", "9223372036854775808", "-9223372036854775809",
+        "18446744073709551616", "", "-", "1a", "a1", "1 ", " 1", "0x10", "16",
+        "00000000000000ff", "255", "1234567890123456789", "12345678901234567890"
+    };
+    apr_hash_t *ref = apr_hash_make(pool);
+    qrt_agg_vset_t *s = qrt_agg_vset_make(pool), *half = qrt_agg_vset_make(pool);
+    apr_int64_t added;
+    apr_size_t before;
+    unsigned long long x = 88172645463325252ULL;
+    char buf[32];
+    int i, r, want;
+
+    for (i = 0; i < (int)(sizeof(odd) / sizeof(*odd)); i++) {
+        want = !apr_hash_get(ref, odd[i], APR_HASH_KEY_STRING);
+        apr_hash_set(ref, odd[i], APR_HASH_KEY_STRING, "");
+        ck_assert_msg(qrt_agg_vset_add(s, odd[i]) == want, "%s", odd[i]);
+        ck_assert_int_eq(qrt_agg_vset_add(s, odd[i]), 0);
+    }
+    /* numbers of every size, repeats among them, through several growths */
+    for (i = 0; i < 200000; i++) {
+        const char *v;
+
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        switch (i % 4) {
+        case 0:
+            apr_snprintf(buf, sizeof(buf), "%lld", (long long)x);
+            break;
+        case 1:
+            apr_snprintf(buf, sizeof(buf), "%llu", x % 50000);
+            break;
+        case 2:
+            apr_snprintf(buf, sizeof(buf), "-%llu", x % 1000);
+            break;
+        default:
+            apr_snprintf(buf, sizeof(buf), "%016llx", x % 3000);
+            break;
+        }
+        v = apr_pstrdup(pool, buf);
+        want = !apr_hash_get(ref, v, APR_HASH_KEY_STRING);
+        apr_hash_set(ref, v, APR_HASH_KEY_STRING, "");
+        r = qrt_agg_vset_add(s, v);
+        ck_assert_msg(r == want, "%s: %d", v, r);
+        if (i % 2) {
+            ck_assert_int_ge(qrt_agg_vset_add(half, v), 0);
+        }
+    }
+    ck_assert_uint_eq(qrt_agg_vset_count(s), apr_hash_count(ref));
+    /* a union adds what the other has and this has not, once */
+    before = qrt_agg_vset_count(half);
+    ck_assert_uint_lt(before, apr_hash_count(ref));
+    added = qrt_agg_vset_union(half, s);
+    ck_assert_uint_eq(qrt_agg_vset_count(half), apr_hash_count(ref));
+    ck_assert_int_eq(added, (apr_int64_t)(apr_hash_count(ref) - before));
+    ck_assert_int_eq(qrt_agg_vset_union(half, s), 0);
+    ck_assert_int_eq(qrt_agg_vset_union(s, qrt_agg_vset_make(pool)), 0);
+}
+END_TEST
+
+START_TEST(groups_merge)
+{
+    qrt_agg_groups_t *g = qrt_agg_groups_make(pool);
+    qrt_agg_group_t *a, *b;
+
+    qrt_agg_groups_add(g, "a", 0, "1");
+    qrt_agg_groups_add(g, "a", 1, "2");
+    qrt_agg_groups_add(g, "a", 0, "x");
+    qrt_agg_groups_add(g, "b", 1, "2");
+    qrt_agg_groups_add(g, "b", 0, "3");
+    qrt_agg_groups_add(g, "b", 0, "x");
+    qrt_agg_groups_add(g, "b", 0, "y");
+    qrt_agg_groups_add(g, "b", 0, "0");
+    a = qrt_agg_groups_get(g, "a");
+    b = qrt_agg_groups_get(g, "b");
+    ck_assert(a->uniques == 3 && b->uniques == 5);
+    ck_assert_int_eq(qrt_agg_group_merge(a, b), 0);
+    ck_assert(a->scans == 6 && a->clicks == 2 && a->uniques == 6);
+    ck_assert_uint_eq(qrt_agg_vset_count(a->seen), 6);
+    ck_assert(b->uniques == 5);
+    ck_assert_int_eq(g->nomem, 0);
+}
+END_TEST
+
 START_TEST(groups_count_distinct)
 {
     qrt_agg_groups_t *g = qrt_agg_groups_make(pool);
@@ -257,6 +348,8 @@ int main(void)
     tcase_add_test(tc, subset);
     tcase_add_test(tc, chain_matches_brute_force);
     tcase_add_test(tc, groups_count_distinct);
+    tcase_add_test(tc, visitor_set_counts_strings);
+    tcase_add_test(tc, groups_merge);
     tcase_add_test(tc, change_rounds_half_away_from_zero);
     suite_add_tcase(s, tc);
     return qrt_check_run(s);

@@ -711,6 +711,43 @@ START_TEST(many_listed_trackers_in_parts)
 }
 END_TEST
 
+/* A listed read past its bound of visits read through SQL: up to QRT_AGG_RAW_IDS
+ * trackers the database counts them, more are read as blocks all the same (their other
+ * way, a tracker at a time in strings, costs more); exact either way. */
+START_TEST(listed_read_past_its_bound)
+{
+    int cov[MAXTR], ncov = 0, i, type, pass;
+
+    for (i = 0; i < 70; i++) {
+        const char *tags[3] = { apr_psprintf(pool, "campaign:c%d", i % 6),
+                                apr_psprintf(pool, "n%d", i % 4), NULL };
+
+        add_tracker(apr_psprintf(pool, "t%02d", i), i % 9 ? "website" : "vcard", tags);
+    }
+    add_visits(500, 5, ntr);
+    for (i = 1; i < ntr - 1; i++) {
+        cov[ncov++] = i;
+    }
+    qrt_store_agg_read_listed_bound(10);
+    for (pass = 0; pass < 2; pass++) {
+        for (type = QRT_REPORT_DATE; type <= QRT_REPORT_COUNTRY; type++) {
+            int few = pass == 0;
+            qrt_report_scope_t *sc = scope(cov, few ? 5 : ncov, 0);
+            apr_array_header_t *rows;
+
+            ck_assert_int_eq(qrt_report_rows(sc, type, QRT_AGG_TMIN, QRT_AGG_TMAX, 0, &rows),
+                             APR_SUCCESS);
+            ck_assert_msg(few ? sc->lv_shares == 0 : sc->lv_shares >= 1,
+                          "report %s, %d trackers: %d shares", qrt_report_type_name(type),
+                          few ? 5 : ncov, sc->lv_shares);
+        }
+    }
+    check_all(cov, ncov, "many trackers past the read bound");
+    check_all(cov, 5, "five trackers past the read bound");
+    qrt_store_agg_read_listed_bound(0);
+}
+END_TEST
+
 START_TEST(deleted_trackers)
 {
     static const int two[] = { 0, 3 };
@@ -1285,6 +1322,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
+    tcase_add_test(tc, listed_read_past_its_bound);
     tcase_add_test(tc, deleted_trackers);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
@@ -1300,6 +1338,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
+    tcase_add_test(tc, listed_read_past_its_bound);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, dashboard);
