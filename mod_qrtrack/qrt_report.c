@@ -1397,6 +1397,140 @@ static apr_status_t report_destination_agg(qrt_report_scope_t *sc, apr_int64_t s
     return APR_SUCCESS;
 }
 
+/* report=destination over listed trackers (schema 61): their visits in the window counted
+ * as one group (from their blocks, as any report over them reads them), less the visits
+ * that went to a destination, read alone along visits_tracker_dest; the row of none has the
+ * visitors of the window but those whose every visit in it went to a destination, each of
+ * the destinations' visitors looked up along visits_visitor. APR_ENOTIMPL (rows as they
+ * were) when the destinations' visits pass a sixteenth of all (and 4,096), past which
+ * reading every visit costs less than a look-up for each of their visitors, or when a
+ * destination has no URL any more (purged: its visits count as none's). */
+typedef struct {
+    qrt_agg_groups_t *g;            /* destination id -> its visits and visitors */
+    qrt_agg_vset_t *seen;           /* every destination's visitors ... */
+    apr_array_header_t *who;        /* ... each once, as numbers */
+} report_dest_listed_ctx;
+
+#define REPORT_DEST_LOOKUPS 4096    /* the destinations' visits read alone, at least */
+
+static apr_int64_t report_dest_most;        /* (tests: the bound itself; 0, the rule) */
+
+void qrt_report_dest_lookups(apr_int64_t most)
+{
+    report_dest_most = most;
+}
+
+static void report_dest_listed_visit(void *ctx, apr_int64_t dest_id, int click,
+                                     apr_int64_t visitor)
+{
+    report_dest_listed_ctx *c = ctx;
+    char key[24], who[24];
+
+    apr_snprintf(key, sizeof(key), "%" APR_INT64_T_FMT, dest_id);
+    apr_snprintf(who, sizeof(who), "%" APR_INT64_T_FMT, visitor);
+    qrt_agg_groups_add(c->g, key, click, who);
+    switch (qrt_agg_vset_add(c->seen, who)) {
+    case 1:
+        APR_ARRAY_PUSH(c->who, apr_int64_t) = visitor;
+        break;
+    case -1:
+        c->g->nomem = 1;
+        break;
+    }
+}
+
+static apr_status_t report_destination_listed(qrt_report_scope_t *sc, apr_int64_t s,
+                                              apr_int64_t e, apr_array_header_t *rows)
+{
+    apr_pool_t *p = sc->p, *vp;
+    apr_hash_t *listed = apr_hash_make(p);
+    apr_hash_index_t *hi;
+    qrt_agg_groups_t *all;
+    qrt_agg_group_t *x;
+    report_dest_listed_ctx c;
+    apr_int64_t scans, clicks, uniques, most, only = 0;
+    apr_status_t rv;
+    int i, j, first = rows->nelts;
+
+    rv = report_raw_groups(sc, -1, 0, NULL, s, e, &all);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    x = qrt_agg_groups_get(all, "");
+    scans = x ? x->scans : 0;
+    clicks = x ? x->clicks : 0;
+    uniques = x ? x->uniques : 0;
+    most = (scans + clicks) / 16;
+    if (most < REPORT_DEST_LOOKUPS) {
+        most = REPORT_DEST_LOOKUPS;
+    }
+    if (report_dest_most) {
+        most = report_dest_most;
+    }
+    c.g = qrt_agg_groups_make(p);
+    c.seen = qrt_agg_vset_make(p);
+    c.who = apr_array_make(p, 64, sizeof(apr_int64_t));
+    for (i = 0; i < sc->list->nelts; i++) {
+        qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+        apr_int64_t n = 0;
+
+        apr_hash_set(listed, &t->id, sizeof(t->id), t);
+        rv = qrt_store_visits_tracker_dests(sc->db, p, t->id, s, e, most,
+                                           report_dest_listed_visit, &c, &n);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading where visits went");
+        }
+        if (n > most) {
+            return APR_ENOTIMPL;
+        }
+        most -= n;
+    }
+    if (c.g->nomem) {
+        return report_fail(sc, APR_ENOMEM, "counting distinct visitors");
+    }
+    /* the destinations' visitors with no visit without one on a listed tracker */
+    apr_pool_create(&vp, p);
+    for (i = 0; i < c.who->nelts; i++) {
+        apr_array_header_t *trackers;
+        int other = 0;
+
+        rv = qrt_store_visits_visitor_rest(sc->db, vp, APR_ARRAY_IDX(c.who, i, apr_int64_t), s,
+                                           e, &trackers);
+        if (rv != APR_SUCCESS) {
+            apr_pool_destroy(vp);
+            return report_fail(sc, rv, "reading where visits went");
+        }
+        for (j = 0; j < trackers->nelts && !other; j++) {
+            other = apr_hash_get(listed, &APR_ARRAY_IDX(trackers, j, apr_int64_t),
+                                 sizeof(apr_int64_t)) != NULL;
+        }
+        only += !other;
+        apr_pool_clear(vp);
+    }
+    apr_pool_destroy(vp);
+    for (hi = apr_hash_first(p, c.g->groups); hi; hi = apr_hash_next(hi)) {
+        qrt_agg_group_t *d = apr_hash_this_val(hi);
+        const char *url = NULL;
+
+        rv = qrt_store_visits_destination_url(sc->db, p, apr_atoi64(d->key), &url);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading where visits went");
+        }
+        if (!url) {
+            rows->nelts = first;
+            return APR_ENOTIMPL;
+        }
+        report_add_row(rows, 0, url, d->scans, d->clicks, d->uniques);
+        scans -= d->scans;
+        clicks -= d->clicks;
+    }
+    if (scans + clicks > 0) {
+        report_add_row(rows, 0, "", scans, clicks, uniques - only);
+    }
+    sc->dest_alone = 1;
+    return APR_SUCCESS;
+}
+
 static apr_status_t report_destination(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
                                        apr_array_header_t *rows)
 {
@@ -1408,6 +1542,12 @@ static apr_status_t report_destination(qrt_report_scope_t *sc, apr_int64_t s, ap
 
     if (sc->agg_ok) {
         rv = report_destination_agg(sc, s, e, rows);
+        if (rv != APR_ENOTIMPL) {
+            return rv;
+        }
+    }
+    else {
+        rv = report_destination_listed(sc, s, e, rows);
         if (rv != APR_ENOTIMPL) {
             return rv;
         }

@@ -73,6 +73,8 @@ typedef struct {
     int raw_trackers;               /* trackers whose visits were read (for the log) */
     int lv_shares;                  /* the most shares of their visitors listed trackers'
                                      * visits were counted in (for the log) */
+    int dest_alone;                 /* report=destination over listed trackers read the
+                                     * visits with a destination alone (tests) */
     const char *failed;             /* after an error: what the engine was doing */
 } qrt_report_scope_t;
 
@@ -109,6 +111,10 @@ void qrt_report_lv_max(apr_size_t max);
  * in two threads, whatever the CPUs (0: the default, 200,000 visits where the machine
  * has two CPUs or more). */
 void qrt_report_lv_par(apr_size_t min);
+/* For tests: the visits with a destination that report=destination over listed trackers
+ * reads alone, at most (0: the default, a sixteenth of their visits and 4,096); past it,
+ * every visit. */
+void qrt_report_dest_lookups(apr_int64_t most);
 
 apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
                              apr_int64_t e, int offset, apr_array_header_t **out);

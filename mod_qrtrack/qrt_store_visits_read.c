@@ -656,6 +656,48 @@ apr_status_t qrt_store_visits_destinations(qrt_db_t *db, apr_pool_t *p,
     return rv;
 }
 
+typedef struct {
+    qrt_visit_dest_fn *fn;
+    void *ctx;
+    apr_int64_t n;
+} vr_tdest_ctx;
+
+static apr_status_t vr_tdest_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    vr_tdest_ctx *c = ctx;
+
+    c->n++;
+    c->fn(c->ctx, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0) != 0,
+          qrt_db_int(db, row, 2, 0));
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_visits_tracker_dests(qrt_db_t *db, apr_pool_t *p,
+                                           apr_int64_t tracker_id, apr_int64_t s,
+                                           apr_int64_t e, apr_int64_t most,
+                                           qrt_visit_dest_fn *fn, void *ctx, apr_int64_t *n)
+{
+    apr_int64_t limit = most + 1;
+    const void *args[] = { &tracker_id, &s, &e, &limit };
+    vr_tdest_ctx c = { fn, ctx, 0 };
+    apr_status_t rv;
+
+    rv = qrt_db_each(db, p, SQL_report_dest_tracker, args, vr_tdest_row, &c);
+    *n = c.n;
+    return rv;
+}
+
+apr_status_t qrt_store_visits_visitor_rest(qrt_db_t *db, apr_pool_t *p, apr_int64_t visitor,
+                                           apr_int64_t s, apr_int64_t e,
+                                           apr_array_header_t **trackers)
+{
+    const void *args[] = { &visitor, &s, &e };
+
+    *trackers = apr_array_make(p, 4, sizeof(apr_int64_t));
+    return qrt_db_each(db, p, SQL_report_dest_visitor_rest, args, qrt_db_int_list_row,
+                       *trackers);
+}
+
 apr_status_t qrt_store_visits_destination_url(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                               const char **url)
 {

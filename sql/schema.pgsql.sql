@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 60: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 61: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -779,6 +779,8 @@ CREATE INDEX visits_place ON visit_rows USING btree (tracker_id, place_id);
 CREATE INDEX visits_ref ON visit_rows USING btree (tracker_id, ref_id) WHERE (ref_id IS NOT NULL);
 
 CREATE INDEX visits_start_brin ON visit_rows USING brin (visit_start) WITH (pages_per_range='16', autosummarize='on');
+
+CREATE INDEX visits_tracker_dest ON visit_rows USING btree (tracker_id, visit_start) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_tracker_time ON visit_rows USING btree (tracker_id, visit_start, id);
 

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 60: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 61: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -245,6 +245,8 @@ UPDATE visit_destinations SET refs = refs + 1 WHERE id = NEW.dest_id;
 END;
 
 CREATE INDEX visits_dest ON visit_rows (visit_start) WHERE dest_id IS NOT NULL;
+
+CREATE INDEX visits_tracker_dest ON visit_rows (tracker_id, visit_start) WHERE dest_id IS NOT NULL;
 
 CREATE TABLE agg_bcy (id INTEGER PRIMARY KEY, browser VARCHAR(64) NOT NULL, country VARCHAR(8) NOT NULL, city VARCHAR(128) NOT NULL, UNIQUE (browser, country, city) );
 

@@ -199,12 +199,14 @@ def test_a_database_of_schema_24_migrates_and_its_visits_went_nowhere_known():
                    "ELSE v.visitor END" if srv.backend == "sqlite"
                    else "lpad(to_hex(v.visitor), 16, '0')")
         # (SQLite: schema 36's dictionary counts and their triggers, and their index
-        # on PostgreSQL, came later too; and schema 50's visits_dest)
+        # on PostgreSQL, came later too; and schema 50's visits_dest and 61's
+        # visits_tracker_dest)
         later = ("DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
                  "DROP TRIGGER visit_refs_upd; ALTER TABLE visit_uas DROP COLUMN refs; "
                  "ALTER TABLE visit_referers DROP COLUMN refs; "
                  "ALTER TABLE visit_ips DROP COLUMN refs; " if srv.backend == "sqlite"
-                 else "DROP INDEX visits_by_dest; ") + "DROP INDEX visits_dest; "
+                 else "DROP INDEX visits_by_dest; ") + \
+            "DROP INDEX visits_dest; DROP INDEX visits_tracker_dest; "
         srv.sql("DROP VIEW visits; " + later +
                 "ALTER TABLE visit_rows DROP COLUMN dest_id; DROP TABLE visit_destinations; "
                 + OLD_VIEW % visitor + "; UPDATE qrt_schema SET version = 24")

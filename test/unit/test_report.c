@@ -631,6 +631,34 @@ START_TEST(listed_trackers)
 }
 END_TEST
 
+/* report=destination over listed trackers reads the visits with a destination alone and
+ * takes the rest from the trackers' other reads; past its bound of them, every visit. */
+START_TEST(listed_destinations)
+{
+    static const int two[] = { 0, 2 }, four[] = { 0, 1, 2, 3 };
+    static const apr_int64_t most[] = { 0, 1, 5 };
+    int i, k;
+
+    for (k = 0; k < 3; k++) {
+        qrt_report_dest_lookups(most[k]);
+        for (i = 0; i < 2; i++) {
+            qrt_report_scope_t *sc = scope(i ? four : two, i ? 4 : 2, 0);
+            apr_array_header_t *rows;
+
+            ck_assert_int_eq(qrt_report_rows(sc, QRT_REPORT_DESTINATION, QRT_AGG_TMIN,
+                                             QRT_AGG_TMAX, 0, &rows), APR_SUCCESS);
+            ck_assert_int_eq(sc->dest_alone, most[k] == 0);
+            ck_assert_int_gt(rows->nelts, 1);
+        }
+        check_all(two, 2, apr_psprintf(pool, "two trackers, %d destinations' visits alone",
+                                       (int)most[k]));
+        check_all(four, 4, apr_psprintf(pool, "four trackers, %d destinations' visits alone",
+                                        (int)most[k]));
+    }
+    qrt_report_dest_lookups(0);
+}
+END_TEST
+
 START_TEST(many_listed_trackers)
 {
     /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
@@ -1290,6 +1318,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, type_names);
     tcase_add_test(tc, whole_account);
     tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, listed_destinations);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, deleted_trackers);
     tcase_add_test(tc, rebuilt_in_key_order);
@@ -1320,6 +1349,7 @@ static Suite *report_suite(void)
     tc = report_case(s, "engine, sealed values kept in memory", setup_kept, teardown_kept);
     tcase_add_test(tc, whole_account);
     tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, listed_destinations);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
     tcase_add_test(tc, listed_read_past_its_bound);
