@@ -1448,7 +1448,7 @@ static apr_status_t report_destination_listed(qrt_report_scope_t *sc, apr_int64_
     qrt_agg_groups_t *all;
     qrt_agg_group_t *x;
     report_dest_listed_ctx c;
-    apr_int64_t scans, clicks, uniques, most, only = 0;
+    apr_int64_t scans, clicks, uniques, most, only = 0, n = 0, *ids;
     apr_status_t rv;
     int i, j, first = rows->nelts;
 
@@ -1470,20 +1470,20 @@ static apr_status_t report_destination_listed(qrt_report_scope_t *sc, apr_int64_
     c.g = qrt_agg_groups_make(p);
     c.seen = qrt_agg_vset_make(p);
     c.who = apr_array_make(p, 64, sizeof(apr_int64_t));
+    ids = apr_palloc(p, (apr_size_t)(sc->list->nelts + 1) * sizeof(*ids));
     for (i = 0; i < sc->list->nelts; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
-        apr_int64_t n = 0;
 
+        ids[i] = t->id;
         apr_hash_set(listed, &t->id, sizeof(t->id), t);
-        rv = qrt_store_visits_tracker_dests(sc->db, p, t->id, s, e, most,
-                                           report_dest_listed_visit, &c, &n);
-        if (rv != APR_SUCCESS) {
-            return report_fail(sc, rv, "reading where visits went");
-        }
-        if (n > most) {
-            return APR_ENOTIMPL;
-        }
-        most -= n;
+    }
+    rv = qrt_store_visits_trackers_dests(sc->db, p, ids, sc->list->nelts, s, e, most,
+                                         report_dest_listed_visit, &c, &n);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "reading where visits went");
+    }
+    if (n > most) {
+        return APR_ENOTIMPL;
     }
     if (c.g->nomem) {
         return report_fail(sc, APR_ENOMEM, "counting distinct visitors");

@@ -656,6 +656,8 @@ apr_status_t qrt_store_visits_destinations(qrt_db_t *db, apr_pool_t *p,
     return rv;
 }
 
+#define QRT_VISITS_DEST_IDS 64      /* trackers a statement of report_dest_trackers takes */
+
 typedef struct {
     qrt_visit_dest_fn *fn;
     void *ctx;
@@ -672,18 +674,31 @@ static apr_status_t vr_tdest_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_visits_tracker_dests(qrt_db_t *db, apr_pool_t *p,
-                                           apr_int64_t tracker_id, apr_int64_t s,
-                                           apr_int64_t e, apr_int64_t most,
-                                           qrt_visit_dest_fn *fn, void *ctx, apr_int64_t *n)
+apr_status_t qrt_store_visits_trackers_dests(qrt_db_t *db, apr_pool_t *p,
+                                            const apr_int64_t *ids, int n, apr_int64_t s,
+                                            apr_int64_t e, apr_int64_t most,
+                                            qrt_visit_dest_fn *fn, void *ctx,
+                                            apr_int64_t *count)
 {
-    apr_int64_t limit = most + 1;
-    const void *args[] = { &tracker_id, &s, &e, &limit };
+    apr_int64_t slot[QRT_VISITS_DEST_IDS], limit;
+    const void *args[QRT_VISITS_DEST_IDS + 3];
     vr_tdest_ctx c = { fn, ctx, 0 };
-    apr_status_t rv;
+    apr_status_t rv = APR_SUCCESS;
+    int i, k;
 
-    rv = qrt_db_each(db, p, SQL_report_dest_tracker, args, vr_tdest_row, &c);
-    *n = c.n;
+    /* up to QRT_VISITS_DEST_IDS trackers a statement, the others' slots 0 (no tracker) */
+    for (k = 0; k < n && rv == APR_SUCCESS && c.n <= most; k += QRT_VISITS_DEST_IDS) {
+        for (i = 0; i < QRT_VISITS_DEST_IDS; i++) {
+            slot[i] = k + i < n ? ids[k + i] : 0;
+            args[i] = &slot[i];
+        }
+        limit = most - c.n + 1;
+        args[QRT_VISITS_DEST_IDS] = &s;
+        args[QRT_VISITS_DEST_IDS + 1] = &e;
+        args[QRT_VISITS_DEST_IDS + 2] = &limit;
+        rv = qrt_db_each(db, p, SQL_report_dest_trackers, args, vr_tdest_row, &c);
+    }
+    *count = c.n;
     return rv;
 }
 

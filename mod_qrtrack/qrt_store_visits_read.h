@@ -83,13 +83,15 @@ typedef struct {
 apr_status_t qrt_store_visits_dest_groups(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                           apr_int64_t s, apr_int64_t e,
                                           apr_array_header_t **groups, apr_int64_t *only);
-/* report=destination over listed trackers (schema 61): fn for each visit of tracker_id
- * that is no bot with s <= visit_start <= e and a destination (along visits_tracker_dest),
- * at most most + 1 of them: *n how many (most + 1 tells there are more). */
-apr_status_t qrt_store_visits_tracker_dests(qrt_db_t *db, apr_pool_t *p,
-                                           apr_int64_t tracker_id, apr_int64_t s,
-                                           apr_int64_t e, apr_int64_t most,
-                                           qrt_visit_dest_fn *fn, void *ctx, apr_int64_t *n);
+/* report=destination over listed trackers (schema 61): fn for each visit of the n trackers
+ * ids that is no bot with s <= visit_start <= e and a destination (along
+ * visits_tracker_dest), at most most + 1 of them: *count how many (most + 1 tells there
+ * are more). */
+apr_status_t qrt_store_visits_trackers_dests(qrt_db_t *db, apr_pool_t *p,
+                                            const apr_int64_t *ids, int n, apr_int64_t s,
+                                            apr_int64_t e, apr_int64_t most,
+                                            qrt_visit_dest_fn *fn, void *ctx,
+                                            apr_int64_t *count);
 /* The trackers (apr_int64_t) of visitor's visits that are no bots with s <= visit_start
  * <= e and no destination, each once. */
 apr_status_t qrt_store_visits_visitor_rest(qrt_db_t *db, apr_pool_t *p, apr_int64_t visitor,

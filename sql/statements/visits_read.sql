@@ -746,23 +746,31 @@ SELECT COUNT(DISTINCT v.visitor)
     WHERE n.visitor = v.visitor AND n.visit_start BETWEEN %lld AND %lld AND n.bot = 0 AND n.dest_id
         IS NULL AND u.id = n.tracker_id AND u.account_id = %lld AND u.deleted_at IS NULL)
 
--- report=destination over listed trackers (schema 61): a tracker's visits with a destination
--- in the window, along visits_tracker_dest, at most as many as the last value says (the
--- caller reads the visits themselves past that).
+-- report=destination over listed trackers (schema 61): up to 64 of the trackers' visits with
+-- a destination in the window (unused ids 0), along visits_tracker_dest, at most as many as
+-- the last value says (the caller reads the visits themselves past that).
 -- (SQLite: by the index named, which its planner, unaware of how few rows it has, passes
--- over for the table's own range of the tracker's visits)
--- name: report_dest_tracker
+-- over for the table's own ranges of the trackers' visits)
+-- name: report_dest_trackers
 SELECT v.dest_id, v.click, v.visitor
     FROM visit_rows v INDEXED BY visits_tracker_dest
-    WHERE v.tracker_id = %lld AND v.dest_id IS NOT NULL AND v.visit_start BETWEEN %lld AND %lld
-        AND v.bot = 0
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.dest_id IS NOT NULL AND
+        v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
     LIMIT %lld
 
--- name: report_dest_tracker [pgsql]
+-- name: report_dest_trackers [pgsql]
 SELECT v.dest_id, v.click, v.visitor
     FROM visit_rows v
-    WHERE v.tracker_id = %lld AND v.dest_id IS NOT NULL AND v.visit_start BETWEEN %lld AND %lld
-        AND v.bot = 0
+    WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
+        %lld, %lld, %lld, %lld, %lld, %lld, %lld) AND v.dest_id IS NOT NULL AND
+        v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
     LIMIT %lld
 
 -- The trackers of a visitor's visits without a destination in the window, along
