@@ -1865,8 +1865,15 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
     /* Scans and clicks per day, zero days included. */
     out->scans = apr_pcalloc(p, len * sizeof(*out->scans));
     out->clicks = apr_pcalloc(p, len * sizeof(*out->clicks));
-    rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id, sc->agg_ok ? QRT_AGG_A : QRT_AGG_T,
-                             report_only(sc), sc->list->nelts, d0, d1, &daily);
+    if (!sc->agg_ok && !sc->everything) {
+        /* listed trackers: summed by the database, a row a day */
+        rv = qrt_store_agg_read_daily_listed(sc->db, p, sc->account_id, report_only(sc),
+                                             sc->list->nelts, d0, d1, &daily);
+    }
+    else {
+        rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id,
+                                      sc->agg_ok ? QRT_AGG_A : QRT_AGG_T, d0, d1, &daily);
+    }
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "reading daily aggregates");
     }
@@ -1874,7 +1881,8 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
         qrt_agg_daily_t *x = &APR_ARRAY_IDX(daily, i, qrt_agg_daily_t);
 
         if (x->day < d0 || x->day > d1
-            || (!sc->agg_ok && !apr_hash_get(sc->covered, &x->grp, sizeof(x->grp)))) {
+            || (!sc->agg_ok && sc->everything
+                && !apr_hash_get(sc->covered, &x->grp, sizeof(x->grp)))) {
             continue;
         }
         out->scans[x->day - d0] += x->scans;

@@ -1788,34 +1788,78 @@ static apr_status_t daily_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 
     d->day = qrt_db_int(db, row, 0, 0);
     d->grp = qrt_db_int(db, row, 1, 0);
-    d->scans = qrt_db_int(db, row, 2, 0);
+    d->scans += qrt_db_int(db, row, 2, 0);
     d->clicks = qrt_db_int(db, row, 3, 0);
     return APR_SUCCESS;
 }
 
 apr_status_t qrt_store_agg_read_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                      int kind, const apr_int64_t *only, int nonly,
-                                      apr_int64_t d0, apr_int64_t d1,
+                                      int kind, apr_int64_t d0, apr_int64_t d1,
                                       apr_array_header_t **out)
 {
     apr_int64_t k = kind;
-    apr_status_t rv = APR_SUCCESS;
-    int i;
+    const void *args[] = { &k, &account_id, &d0, &d1 };
 
     *out = apr_array_make(p, 64, sizeof(qrt_agg_daily_t));
-    if (kind == QRT_AGG_T && only && nonly <= AGG_FEW) {
-        for (i = 0; i < nonly && rv == APR_SUCCESS; i++) {
-            const void *args[] = { &k, &account_id, &only[i], &d0, &d1 };
+    return qrt_db_each(db, p, SQL_report_counters_by_day, args, daily_row, *out);
+}
 
-            rv = qrt_db_each(db, p, SQL_report_counters_by_day_of_group, args, daily_row, *out);
+typedef struct {
+    apr_array_header_t *out;
+    apr_hash_t *byday;              /* day -> its row in out */
+} daily_sum_ctx;
+
+static apr_status_t daily_sum_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    daily_sum_ctx *c = ctx;
+    apr_int64_t day = qrt_db_int(db, row, 0, 0);
+    apr_size_t *at = apr_hash_get(c->byday, &day, sizeof(day));
+    qrt_agg_daily_t *d;
+
+    if (!at) {
+        apr_pool_t *p = apr_hash_pool_get(c->byday);
+
+        at = apr_palloc(p, sizeof(*at) + sizeof(day));
+        *at = (apr_size_t)c->out->nelts;
+        memcpy(at + 1, &day, sizeof(day));
+        apr_hash_set(c->byday, at + 1, sizeof(day), at);
+        d = apr_array_push(c->out);
+        d->day = day;
+        d->grp = 0;
+        d->scans = d->clicks = 0;
+    }
+    d = &APR_ARRAY_IDX(c->out, *at, qrt_agg_daily_t);
+    d->scans += qrt_db_int(db, row, 2, 0);
+    d->clicks += qrt_db_int(db, row, 3, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_daily_listed(qrt_db_t *db, apr_pool_t *p,
+                                             apr_int64_t account_id, const apr_int64_t *ids,
+                                             int n, apr_int64_t d0, apr_int64_t d1,
+                                             apr_array_header_t **out)
+{
+    apr_int64_t kind = QRT_AGG_T, slot[QRT_AGG_RAW_IDS];
+    const void *args[QRT_AGG_RAW_IDS + 4];
+    daily_sum_ctx c;
+    apr_status_t rv = APR_SUCCESS;
+    int i, k;
+
+    *out = apr_array_make(p, 64, sizeof(qrt_agg_daily_t));
+    c.out = *out;
+    c.byday = apr_hash_make(p);
+    args[0] = &kind;
+    args[1] = &account_id;
+    args[QRT_AGG_RAW_IDS + 2] = &d0;
+    args[QRT_AGG_RAW_IDS + 3] = &d1;
+    for (k = 0; k < n && rv == APR_SUCCESS; k += QRT_AGG_RAW_IDS) {
+        for (i = 0; i < QRT_AGG_RAW_IDS; i++) {
+            slot[i] = k + i < n ? ids[k + i] : 0;
+            args[i + 2] = &slot[i];
         }
-        return rv;
+        rv = qrt_db_each(db, p, SQL_report_counters_by_day_listed, args, daily_sum_row, &c);
     }
-    {
-        const void *args[] = { &k, &account_id, &d0, &d1 };
-
-        return qrt_db_each(db, p, SQL_report_counters_by_day, args, daily_row, *out);
-    }
+    return rv;
 }
 
 /* ---- reads: state, raw visits, trackers ---------------------------------- */

@@ -65,12 +65,18 @@ typedef struct {
 } qrt_agg_daily_t;
 
 /* Scans and clicks per UTC day in [d0, d1] (day numbers) for QRT_AGG_A (grp 0) or
- * per tracker and day for QRT_AGG_T (only: as for qrt_store_agg_read_window). Array of
+ * per tracker and day for QRT_AGG_T (every tracker of the account). Array of
  * qrt_agg_daily_t. */
 apr_status_t qrt_store_agg_read_daily(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                      int kind, const apr_int64_t *only, int nonly,
-                                      apr_int64_t d0, apr_int64_t d1,
+                                      int kind, apr_int64_t d0, apr_int64_t d1,
                                       apr_array_header_t **out);
+/* Scans and clicks per UTC day in [d0, d1] of the n trackers ids together (grp 0, a row a
+ * day with visits; up to 64 trackers summed by a statement, the statements' rows of a
+ * day added here). */
+apr_status_t qrt_store_agg_read_daily_listed(qrt_db_t *db, apr_pool_t *p,
+                                             apr_int64_t account_id, const apr_int64_t *ids,
+                                             int n, apr_int64_t d0, apr_int64_t d1,
+                                             apr_array_header_t **out);
 
 /* Whether the account-level aggregates still describe the account's live trackers. */
 typedef struct {

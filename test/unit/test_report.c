@@ -659,6 +659,8 @@ START_TEST(listed_destinations)
 }
 END_TEST
 
+static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1);
+
 START_TEST(many_listed_trackers)
 {
     /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
@@ -677,6 +679,8 @@ START_TEST(many_listed_trackers)
     ck_assert_int_gt(ncov, QRT_AGG_RAW_IDS);
     check_all(cov, ncov, "many trackers");
     check_all(NULL, 0, "whole account, many trackers");
+    /* the daily series of more trackers than a statement sums */
+    check_dashboard(cov, ncov, T0 / DAY + 2, T0 / DAY + 17);
 }
 END_TEST
 
