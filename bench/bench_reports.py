@@ -374,6 +374,18 @@ def list_windows(api, figure):
                 if figure.last > slowest:
                     slowest, which = figure.last, "%s, %d trackers, %s" % (kind, len(listed),
                                                                             label)
+        # the dashboard over the same list: the year (against 2025) and December
+        for label, ds, de in [("year", "2026-01-01", "2026-12-31"),
+                              ("30 days", "2026-12-02", "2026-12-31")]:
+            figure("  dashboard, %d trackers, %s" % (len(listed), label),
+                   "/dashboard/scansAnalytics",
+                   {"dateStart": ds, "dateEnd": de, "trackers": listed},
+                   lambda b: "scans %d, uniques %d" % (b["kpis"]["totalScans"]["value"],
+                                                       b["kpis"]["uniqueVisitors"]["value"]),
+                   target=False)
+            if figure.last > slowest:
+                slowest, which = figure.last, "dashboard, %d trackers, %s" % (len(listed),
+                                                                               label)
     print("  slowest report over a tracker list: %.1f ms, %s (target < %.0f ms: %s)"
           % (slowest, which, TARGET_MS, "met" if slowest < TARGET_MS else "MISSED"),
           flush=True)

@@ -862,9 +862,50 @@ static int report_lv_cpus(void)
 #endif
 }
 
+/* Scans and clicks a UTC day from day d0 for ndays days, taken from the blocks a count
+ * holds (a dashboard's series over listed trackers: no statement of its own); filled is
+ * set when the count succeeded. */
+typedef struct {
+    apr_int64_t d0, ndays;
+    apr_int64_t *scans, *clicks;
+    int filled;
+} report_lv_daily;
+
+static void report_lv_days(const report_lv_set *set, apr_int64_t s, apr_int64_t e,
+                           report_lv_daily *daily)
+{
+    int i;
+
+    memset(daily->scans, 0, (apr_size_t)daily->ndays * sizeof(*daily->scans));
+    memset(daily->clicks, 0, (apr_size_t)daily->ndays * sizeof(*daily->clicks));
+    for (i = 0; i < set->blks->nelts; i++) {
+        const qrt_vcols_t *v = &APR_ARRAY_IDX(set->blks, i, report_lv_blk).v;
+        apr_size_t k;
+
+        if (v->tmax < s || v->tmin > e) {
+            continue;
+        }
+        for (k = 0; k < v->n; k++) {
+            apr_int64_t when = qrt_vcols_time(v, k),
+                        d = qrt_agg_fdiv(when, QRT_AGG_DAY) - daily->d0;
+
+            if (when < s || when > e || d < 0 || d >= daily->ndays) {
+                continue;
+            }
+            if (v->click[k]) {
+                daily->clicks[d]++;
+            }
+            else {
+                daily->scans[d]++;
+            }
+        }
+    }
+}
+
 static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
                                      int type, int offset, apr_hash_t *tags,
-                                     apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out)
+                                     apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out,
+                                     report_lv_daily *daily)
 {
     apr_pool_t *p = sc->p;
     apr_int64_t *ids = apr_palloc(p, (apr_size_t)read->nelts * sizeof(*ids) + 1);
@@ -920,6 +961,10 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     }
     if (rv == APR_SUCCESS && (n == 0 || n > REPORT_LV_SHARES)) {
         rv = APR_ENOTIMPL;
+    }
+    if (rv == APR_SUCCESS && daily) {
+        report_lv_days(&set, s, e, daily);
+        daily->filled = 1;
     }
     qrt_store_agg_read_listed_release(held);
     return rv == APR_EAGAIN || rv == APR_ENOTIMPL ? APR_ENOTIMPL : rv;
@@ -988,7 +1033,8 @@ static apr_status_t report_lv_tag_halves(qrt_report_scope_t *sc, apr_array_heade
             }
         }
         got[k] = qrt_agg_groups_make(p);
-        rv = report_lv_groups(sc, part[k], QRT_REPORT_TAG, offset, half[k], s, e, got[k]);
+        rv = report_lv_groups(sc, part[k], QRT_REPORT_TAG, offset, half[k], s, e, got[k],
+                              NULL);
         if (rv == APR_ENOTIMPL) {
             rv = report_lv_tag_halves(sc, part[k], offset, half[k], s, e, got[k]);
         }
@@ -1038,7 +1084,7 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
     c.g = *out = qrt_agg_groups_make(p);
     sc->raw_trackers += read->nelts;
     if (read->nelts > 0 && read->nelts <= QRT_AGG_LISTED_MAX) {
-        rv = report_lv_groups(sc, read, type, offset, tags, s, e, c.g);
+        rv = report_lv_groups(sc, read, type, offset, tags, s, e, c.g, NULL);
         if (rv == APR_ENOTIMPL && type == QRT_REPORT_TAG) {
             rv = report_lv_tag_halves(sc, read, offset, tags, s, e, c.g);
         }
@@ -1764,7 +1810,7 @@ apr_status_t qrt_report_crosstab(qrt_report_scope_t *sc, const char *row, const 
 /* ---- portfolio KPIs (8) ---------------------------------------------------- */
 
 static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t *pd,
-                                     apr_hash_t **per)
+                                     apr_hash_t **per, report_lv_daily *daily)
 {
     apr_int64_t s = pd->d0 * QRT_AGG_DAY, e = (pd->d1 + 1) * QRT_AGG_DAY - 1;
     apr_hash_index_t *hi;
@@ -1790,16 +1836,18 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
         }
         pd->uniques = all->nelts ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
     }
-    else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_RAW_IDS) {
-        /* A few trackers: their blocks of visits as the child keeps them (as a report
-         * over them reads them); without them (no cache, too many visitors),
-         * COUNT(DISTINCT) in the database, no visit row transferred. */
+    else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_LISTED_MAX) {
+        /* Listed trackers: their blocks of visits as the child keeps them (as a report
+         * over them reads them), which give the period's series of days too; without
+         * them (no cache, too many visitors), COUNT(DISTINCT) in the database for up to
+         * 64 trackers, no visit row transferred. */
         qrt_agg_groups_t *g = qrt_agg_groups_make(sc->p);
         qrt_agg_group_t *x;
         apr_int64_t ids[QRT_AGG_RAW_IDS];
         int i;
 
-        rv = report_lv_groups(sc, apr_array_copy(sc->p, sc->list), -1, 0, NULL, s, e, g);
+        rv = report_lv_groups(sc, apr_array_copy(sc->p, sc->list), -1, 0, NULL, s, e, g,
+                              daily);
         if (rv == APR_SUCCESS) {
             x = qrt_agg_groups_get(g, "");
             pd->uniques = x ? x->uniques : 0;
@@ -1807,6 +1855,15 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
         }
         if (rv != APR_ENOTIMPL) {
             return report_fail(sc, rv, "grouping visits");
+        }
+        if (sc->list->nelts > QRT_AGG_RAW_IDS) {
+            /* (more than a statement takes: read a tracker at a time) */
+            if ((rv = report_raw_groups(sc, -1, 0, NULL, s, e, &g)) != APR_SUCCESS) {
+                return rv;
+            }
+            x = qrt_agg_groups_get(g, "");
+            pd->uniques = x ? x->uniques : 0;
+            return APR_SUCCESS;
         }
         for (i = 0; i < sc->list->nelts; i++) {
             ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
@@ -1848,45 +1905,54 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
     apr_int64_t len = d1 - d0 + 1;
     apr_array_header_t *daily, *top = apr_array_make(p, 16, sizeof(qrt_report_top_t));
     apr_hash_t *per, *prev_per;
+    report_lv_daily days;
     apr_status_t rv;
     int i;
 
     memset(out, 0, sizeof(*out));
     out->cur.d0 = d0;
     out->cur.d1 = d1;
-    if ((rv = dash_period_load(sc, &out->cur, &per)) != APR_SUCCESS) {
+    out->scans = apr_pcalloc(p, len * sizeof(*out->scans));
+    out->clicks = apr_pcalloc(p, len * sizeof(*out->clicks));
+    days.d0 = d0;
+    days.ndays = len;
+    days.scans = out->scans;
+    days.clicks = out->clicks;
+    days.filled = 0;
+    if ((rv = dash_period_load(sc, &out->cur, &per, &days)) != APR_SUCCESS) {
         return rv;
     }
     out->prev.d1 = d0 - 1;
     out->prev.d0 = out->prev.d1 - len + 1;
-    if (compare && (rv = dash_period_load(sc, &out->prev, &prev_per)) != APR_SUCCESS) {
+    if (compare && (rv = dash_period_load(sc, &out->prev, &prev_per, NULL)) != APR_SUCCESS) {
         return rv;
     }
-    /* Scans and clicks per day, zero days included. */
-    out->scans = apr_pcalloc(p, len * sizeof(*out->scans));
-    out->clicks = apr_pcalloc(p, len * sizeof(*out->clicks));
-    if (!sc->agg_ok && !sc->everything) {
-        /* listed trackers: summed by the database, a row a day */
-        rv = qrt_store_agg_read_daily_listed(sc->db, p, sc->account_id, report_only(sc),
-                                             sc->list->nelts, d0, d1, &daily);
-    }
-    else {
-        rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id,
-                                      sc->agg_ok ? QRT_AGG_A : QRT_AGG_T, d0, d1, &daily);
-    }
-    if (rv != APR_SUCCESS) {
-        return report_fail(sc, rv, "reading daily aggregates");
-    }
-    for (i = 0; i < daily->nelts; i++) {
-        qrt_agg_daily_t *x = &APR_ARRAY_IDX(daily, i, qrt_agg_daily_t);
-
-        if (x->day < d0 || x->day > d1
-            || (!sc->agg_ok && sc->everything
-                && !apr_hash_get(sc->covered, &x->grp, sizeof(x->grp)))) {
-            continue;
+    /* Scans and clicks per day, zero days included: from the blocks the distinct
+     * visitors were counted from, else from the aggregates. */
+    if (!days.filled) {
+        if (!sc->agg_ok && !sc->everything) {
+            /* listed trackers: summed by the database, a row a day */
+            rv = qrt_store_agg_read_daily_listed(sc->db, p, sc->account_id, report_only(sc),
+                                                 sc->list->nelts, d0, d1, &daily);
         }
-        out->scans[x->day - d0] += x->scans;
-        out->clicks[x->day - d0] += x->clicks;
+        else {
+            rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id,
+                                          sc->agg_ok ? QRT_AGG_A : QRT_AGG_T, d0, d1, &daily);
+        }
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading daily aggregates");
+        }
+        for (i = 0; i < daily->nelts; i++) {
+            qrt_agg_daily_t *x = &APR_ARRAY_IDX(daily, i, qrt_agg_daily_t);
+
+            if (x->day < d0 || x->day > d1
+                || (!sc->agg_ok && sc->everything
+                    && !apr_hash_get(sc->covered, &x->grp, sizeof(x->grp)))) {
+                continue;
+            }
+            out->scans[x->day - d0] += x->scans;
+            out->clicks[x->day - d0] += x->clicks;
+        }
     }
     /* The busiest trackers of the period. */
     for (i = 0; i < sc->list->nelts; i++) {
