@@ -659,12 +659,11 @@ START_TEST(listed_destinations)
 }
 END_TEST
 
-static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1);
-
-START_TEST(many_listed_trackers)
+/* 70 more trackers with two tags each and 500 visits over them and the fixture's last
+ * one: the trackers but the first and the last into cov; returns how many. */
+static int add_many_trackers(int *cov)
 {
-    /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
-    int cov[MAXTR], ncov = 0, i;
+    int i, ncov = 0;
 
     for (i = 0; i < 70; i++) {
         const char *tags[3] = { apr_psprintf(pool, "campaign:c%d", i % 6),
@@ -676,6 +675,16 @@ START_TEST(many_listed_trackers)
     for (i = 1; i < ntr - 1; i++) {
         cov[ncov++] = i;
     }
+    return ncov;
+}
+
+static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1);
+
+START_TEST(many_listed_trackers)
+{
+    /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
+    int cov[MAXTR], ncov = add_many_trackers(cov);
+
     ck_assert_int_gt(ncov, QRT_AGG_RAW_IDS);
     check_all(cov, ncov, "many trackers");
     check_all(NULL, 0, "whole account, many trackers");
@@ -748,18 +757,8 @@ END_TEST
  * way, a tracker at a time in strings, costs more); exact either way. */
 START_TEST(listed_read_past_its_bound)
 {
-    int cov[MAXTR], ncov = 0, i, type, pass;
+    int cov[MAXTR], ncov = add_many_trackers(cov), type, pass;
 
-    for (i = 0; i < 70; i++) {
-        const char *tags[3] = { apr_psprintf(pool, "campaign:c%d", i % 6),
-                                apr_psprintf(pool, "n%d", i % 4), NULL };
-
-        add_tracker(apr_psprintf(pool, "t%02d", i), i % 9 ? "website" : "vcard", tags);
-    }
-    add_visits(500, 5, ntr);
-    for (i = 1; i < ntr - 1; i++) {
-        cov[ncov++] = i;
-    }
     qrt_store_agg_read_listed_bound(10);
     for (pass = 0; pass < 2; pass++) {
         for (type = QRT_REPORT_DATE; type <= QRT_REPORT_COUNTRY; type++) {
