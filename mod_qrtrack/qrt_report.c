@@ -934,10 +934,9 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     set.e = e;
     set.seen = 0;
     /* More trackers than the database counts in one statement have no way below but
-     * reading their visits a tracker at a time and counting them in strings, slower and
-     * larger (about 16 bytes a distinct visitor and group, against some 20 a visit for
-     * the blocks, and the visitors' shares of a bounded size): their blocks are read
-     * whatever their number. */
+     * reading their visits a tracker at a time and counting them in sets of visitors,
+     * slower and larger: their blocks are read up to twice the cache's bytes, not four
+     * fifths of them. */
     rv = qrt_store_agg_read_listed(sc->db, p, sc->account_id, ids, read->nelts, s, e,
                                    type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
                                    || type == QRT_REPORT_COUNTRY,

@@ -2178,8 +2178,9 @@ static const char lv_spanned[1];
  * fifths of the cache (at LV_VISIT_BYTES a visit, a block with strings; 128 MB: 5.4 M),
  * since the sealed blocks it reads are held where the cache keeps them, not copied. Past
  * that it counts in the database, the blocks read so far kept for its next requests;
- * but for a caller with no such way (more trackers than a statement takes), who reads
- * them all. */
+ * a caller with no such way (more trackers than a statement takes) reads as many as make
+ * blocks of twice the cache's bytes (10.7 M visits at 128 MB), the request's memory
+ * bounded by the cache's size, not the window's. */
 #define LV_MAX_READ ((apr_size_t)1 << 21)
 #define LV_VISIT_BYTES 20
 
@@ -2613,7 +2614,12 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         return APR_ENOTIMPL;
     }
     if (any) {
-        left = (apr_size_t)-1;
+        /* as many as make blocks of twice the cache's bytes: what is not held in the
+         * cache is copied into p */
+        if (qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES > left) {
+            left = qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES;
+        }
+        left *= 2;
     }
     else if (lv_bound) {
         left = lv_bound;

@@ -114,9 +114,9 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
  * leaves them out. Without strings, the blocks of days not sealed hold "" for the
  * browser, country and city. APR_ENOTIMPL when the process keeps no sealed values
  * (nothing was read); APR_EAGAIN when more visits would be read through SQL than four
- * fifths of the cache hold (at least 2 M; the caller counts them in the database),
- * unless any is set: then as many as there are (for a caller whose other way would
- * cost more, in time and memory). With held NULL a block is valid during fn
+ * fifths of the cache hold (at least 2 M; the caller counts them in the database), or
+ * with any set (a caller whose other way costs more, in time and memory) than make
+ * blocks of twice the cache's bytes (at least 4 M). With held NULL a block is valid during fn
  * only; else every block stays valid until qrt_store_agg_read_listed_release(held):
  * those kept are held in the cache (held gets them), those read now are copied into p. */
 #define QRT_AGG_LISTED_MAX 1000
