@@ -2801,14 +2801,19 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             }
         }
         if (held) {
+            /* The blocks found count with those put: once the report holds the cache's
+             * bytes, it puts no more (a list larger than the cache would otherwise push
+             * out, at each request, the blocks the next one finds first). */
             for (i = 0; i < sealed->nelts; i++) {
                 if (ents[i]) {
                     APR_ARRAY_PUSH(held, qrt_aggcache_ent_t *) = ents[i];
+                    keep->pinned += len[i];
                 }
             }
             for (k = 0; k < spans->nelts; k++) {
                 if (sents[k]) {
                     APR_ARRAY_PUSH(held, qrt_aggcache_ent_t *) = sents[k];
+                    keep->pinned += slen[k];
                 }
             }
         }
