@@ -4,11 +4,7 @@
  * connects), registers every prepared statement with mod_dbd, sets up the
  * shared-memory rate table and loads the user-agent regexes. */
 #include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <sys/stat.h>
 #include <apr_dbd.h>
 #include "httpd.h"
@@ -206,29 +202,8 @@ static void qrt_child_allocator_lock(apr_pool_t *pchild, server_rec *s)
     apr_allocator_mutex_set(a, m);
 }
 
-/* glibc raises its threshold for serving an allocation with its own mapping to the size of
- * each such block freed (up to 32 MB): after the first large report's counting arrays and
- * copied blocks were freed, the next ones came from the threads' heaps, which keep their
- * peak, and a child's memory grew with every large report a new thread served (999 listed
- * trackers over a year: 300 to 620 MB over 20 requests). A fixed threshold (glibc's own
- * first value) keeps large blocks mapped and gives them back when freed; an administrator's
- * MALLOC_MMAP_THRESHOLD_ is left as it is. */
-static void qrt_child_malloc(server_rec *s)
-{
-#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
-    if (!getenv("MALLOC_MMAP_THRESHOLD_") && !mallopt(M_MMAP_THRESHOLD, 128 * 1024)) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00123: cannot fix the C library's "
-                     "threshold for mapping large blocks; large reports may leave the "
-                     "child's memory larger");
-    }
-#else
-    (void)s;
-#endif
-}
-
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
-    qrt_child_malloc(s);
     qrt_child_allocator_lock(p, s);
     apr_atomic_set32(&child_stopped, 0);
     qrt_rate_child_init(p, s);
