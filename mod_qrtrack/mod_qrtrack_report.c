@@ -27,6 +27,9 @@
  *     covered trackers with visits in the period, by visits then tracker_id. A period
  *     of more than 3660 days is 422. */
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -103,9 +106,29 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
     return NULL;
 }
 
+/* Hands back to the system the memory the process's reports freed (qrt_report_trim_due),
+ * once the request's answer is out: a cleanup of its pool. */
+static apr_status_t rep_trim(void *data)
+{
+#if defined(__GLIBC__)
+    request_rec *r = data;
+    apr_time_t started = apr_time_now();
+
+    malloc_trim(0);
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00123: handed back the memory "
+                  "reports freed (%" APR_TIME_T_FMT " us)", apr_time_now() - started);
+#else
+    (void)data;
+#endif
+    return APR_SUCCESS;
+}
+
 /* After the engine ran: a store error, or a note of the visits it read. */
 static qrt_err_t *rep_done(qrt_req_t *q, qrt_report_scope_t *sc, apr_status_t rv)
 {
+    if (qrt_report_trim_due(sc->counted)) {
+        apr_pool_cleanup_register(q->r->pool, q->r, rep_trim, apr_pool_cleanup_null);
+    }
     if (sc->raw_trackers) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00503: counted distinct "
                       "visitors of %d trackers from their visits", sc->raw_trackers);

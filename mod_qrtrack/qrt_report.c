@@ -218,6 +218,7 @@ typedef struct {
     int offset;
     apr_hash_t *tags;               /* tag report: the tags to count */
     const qrt_report_tracker_t *t;
+    apr_int64_t n;                  /* the visits read */
     char buf[32];
 } report_raw;
 
@@ -229,6 +230,7 @@ static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, i
     int i;
 
     (void)tracker_id;
+    c->n++;
     switch (c->type) {
     case QRT_REPORT_TYPE:
         qrt_agg_groups_add(c->g, c->t->type, click, visitor);
@@ -942,6 +944,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
                                    || type == QRT_REPORT_COUNTRY,
                                    read->nelts > QRT_AGG_RAW_IDS, held, report_lv_keep,
                                    &set);
+    sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
     n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
     par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
@@ -1122,6 +1125,8 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
     for (i = 0; i < read->nelts; i++) {
         c.t = APR_ARRAY_IDX(read, i, qrt_report_tracker_t *);
         rv = qrt_store_agg_read_raw(sc->db, p, c.t->id, s, e, report_raw_visit, &c);
+        sc->counted += c.n;
+        c.n = 0;
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "reading visits");
         }
@@ -1460,6 +1465,35 @@ typedef struct {
 
 static apr_int64_t report_dest_most;        /* (tests: the bound itself; 0, the rule) */
 
+static apr_int64_t report_trim_every = QRT_REPORT_TRIM_VISITS;
+static apr_int64_t report_trim_sum;         /* (atomic: the visits counted since) */
+
+int qrt_report_trim_due(apr_int64_t counted)
+{
+    apr_int64_t every = __atomic_load_n(&report_trim_every, __ATOMIC_RELAXED), sum;
+
+    if (counted <= 0) {
+        return 0;
+    }
+    sum = __atomic_add_fetch(&report_trim_sum, counted, __ATOMIC_RELAXED);
+    while (sum >= every) {
+        /* (the one that takes a mark's worth off the sum trims; a request of more
+         * than one mark's worth trims once, the rest dropped) */
+        if (__atomic_compare_exchange_n(&report_trim_sum, &sum, sum % every, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void qrt_report_trim_every(apr_int64_t visits)
+{
+    __atomic_store_n(&report_trim_every, visits > 0 ? visits : QRT_REPORT_TRIM_VISITS,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&report_trim_sum, 0, __ATOMIC_RELAXED);
+}
+
 void qrt_report_dest_lookups(apr_int64_t most)
 {
     report_dest_most = most;
@@ -1524,6 +1558,7 @@ static apr_status_t report_destination_listed(qrt_report_scope_t *sc, apr_int64_
     }
     rv = qrt_store_visits_trackers_dests(sc->db, p, ids, sc->list->nelts, s, e, most,
                                          report_dest_listed_visit, &c, &n);
+    sc->counted += n;
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "reading where visits went");
     }
@@ -1614,6 +1649,7 @@ static apr_status_t report_destination(qrt_report_scope_t *sc, apr_int64_t s, ap
         qrt_agg_group_t *x = apr_hash_this_val(hi);
         const char *url = NULL;
 
+        sc->counted += x->scans + x->clicks;
         if (!*x->key) {
             if (report_dest_merge(&none, x) != 0) {
                 return report_fail(sc, APR_ENOMEM, "counting distinct visitors");

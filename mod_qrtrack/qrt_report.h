@@ -75,6 +75,8 @@ typedef struct {
                                      * visits were counted in (for the log) */
     int dest_alone;                 /* report=destination over listed trackers read the
                                      * visits with a destination alone (tests) */
+    apr_int64_t counted;            /* visits counted one by one from the visits or
+                                     * their blocks (qrt_report_trim_due) */
     const char *failed;             /* after an error: what the engine was doing */
 } qrt_report_scope_t;
 
@@ -115,6 +117,19 @@ void qrt_report_lv_par(apr_size_t min);
  * reads alone, at most (0: the default, a sixteenth of their visits and 4,096); past it,
  * every visit. */
 void qrt_report_dest_lookups(apr_int64_t most);
+
+/* Whether the process should hand back to the system the memory its reports freed,
+ * given a request's counted visits (qrt_report_scope_t): counting visits one by one
+ * takes and frees arrays of megabytes, and the C library keeps what a thread freed in
+ * that thread's heap, at its peak, so a process whose threads each ran such a report
+ * would hold each one's peak. Once every QRT_REPORT_TRIM_VISITS visits so counted,
+ * summed over the process's requests, it answers 1 (once, for a request of several
+ * times as many too); else 0. Thread-safe. */
+#define QRT_REPORT_TRIM_VISITS ((apr_int64_t)2000000)
+int qrt_report_trim_due(apr_int64_t counted);
+/* For tests: the visits between two trims (0: QRT_REPORT_TRIM_VISITS); the sum so far
+ * starts again from 0. */
+void qrt_report_trim_every(apr_int64_t visits);
 
 apr_status_t qrt_report_rows(qrt_report_scope_t *sc, int type, apr_int64_t s,
                              apr_int64_t e, int offset, apr_array_header_t **out);

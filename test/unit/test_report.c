@@ -10,6 +10,7 @@
  * sealed by an earlier check and made stale by later visits), with every settled
  * day sealed, with none, with the sealed values deleted behind the store's back, and
  * sealed again after that (qrt_store_agg_blob.h). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -656,6 +657,75 @@ START_TEST(listed_destinations)
                                         (int)most[k]));
     }
     qrt_report_dest_lookups(0);
+}
+END_TEST
+
+/* A report counts into its scope the visits it counted one by one: none from the
+ * aggregates, every visit of a listed window from the kept blocks. */
+START_TEST(counted_visits)
+{
+    static const int two[] = { 0, 2 };
+    qrt_report_scope_t *all = scope(NULL, 0, 0), *sc = scope(two, 2, 0);
+    apr_array_header_t *rows;
+    apr_int64_t visits = 0;
+    int i;
+
+    ck_assert_int_eq(qrt_report_rows(all, QRT_REPORT_DATE, QRT_AGG_TMIN, QRT_AGG_TMAX, 0,
+                                     &rows), APR_SUCCESS);
+    ck_assert_int_gt(rows->nelts, 0);
+    ck_assert_int_eq(all->counted, 0);
+    ck_assert_int_eq(qrt_report_rows(sc, QRT_REPORT_DATE, QRT_AGG_TMIN, QRT_AGG_TMAX, 0,
+                                     &rows), APR_SUCCESS);
+    for (i = 0; i < rows->nelts; i++) {
+        visits += APR_ARRAY_IDX(rows, i, qrt_report_row_t).scans
+                  + APR_ARRAY_IDX(rows, i, qrt_report_row_t).clicks;
+    }
+    ck_assert_int_gt(visits, 0);
+    /* (without kept blocks two trackers are grouped by the database) */
+    ck_assert_int_eq(sc->counted, qrt_store_agg_blob_kept() ? visits : 0);
+}
+END_TEST
+
+/* qrt_report_trim_due: once a mark's worth of counted visits, summed. */
+static void *trim_ones(void *data)
+{
+    int i, *due = data;
+
+    for (i = 0; i < 100000; i++) {
+        *due += qrt_report_trim_due(1);
+    }
+    return NULL;
+}
+
+START_TEST(trim_marks)
+{
+    pthread_t t[4];
+    int due[4] = { 0, 0, 0, 0 }, i;
+
+    qrt_report_trim_every(10);
+    ck_assert_int_eq(qrt_report_trim_due(0), 0);
+    ck_assert_int_eq(qrt_report_trim_due(-5), 0);
+    ck_assert_int_eq(qrt_report_trim_due(4), 0);
+    ck_assert_int_eq(qrt_report_trim_due(5), 0);
+    ck_assert_int_eq(qrt_report_trim_due(1), 1);     /* 10 */
+    ck_assert_int_eq(qrt_report_trim_due(9), 0);
+    ck_assert_int_eq(qrt_report_trim_due(3), 1);     /* 12: 2 left */
+    ck_assert_int_eq(qrt_report_trim_due(7), 0);     /* 9 */
+    ck_assert_int_eq(qrt_report_trim_due(25), 1);    /* 34: once, 4 left */
+    ck_assert_int_eq(qrt_report_trim_due(5), 0);
+    ck_assert_int_eq(qrt_report_trim_due(1), 1);
+    /* four threads, 400,000 visits one at a time: 400 marks, none lost nor twice */
+    qrt_report_trim_every(1000);
+    for (i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_create(&t[i], NULL, trim_ones, &due[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+    }
+    ck_assert_int_eq(due[0] + due[1] + due[2] + due[3], 400);
+    qrt_report_trim_every(0);
+    ck_assert_int_eq(qrt_report_trim_due(QRT_REPORT_TRIM_VISITS - 1), 0);
+    ck_assert_int_eq(qrt_report_trim_due(1), 1);
 }
 END_TEST
 
@@ -1319,7 +1389,9 @@ static Suite *report_suite(void)
     TCase *tc = report_case(s, "engine", setup, teardown);
 
     tcase_add_test(tc, type_names);
+    tcase_add_test(tc, trim_marks);
     tcase_add_test(tc, whole_account);
+    tcase_add_test(tc, counted_visits);
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, listed_destinations);
     tcase_add_test(tc, many_listed_trackers);
@@ -1351,6 +1423,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, dashboard);
     tc = report_case(s, "engine, sealed values kept in memory", setup_kept, teardown_kept);
     tcase_add_test(tc, whole_account);
+    tcase_add_test(tc, counted_visits);
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, listed_destinations);
     tcase_add_test(tc, many_listed_trackers);
