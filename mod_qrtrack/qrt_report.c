@@ -155,8 +155,17 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         return APR_SUCCESS;
     }
     if (!sc->everything) {
-        /* The account-level aggregates are not read: nothing to check. */
+        /* The account-level aggregates are not read: nothing to check. A long list read
+         * every live tracker: kept for the next with the aggregates' state, as the
+         * account's own reports keep them. */
         sc->state.dirty_tags = apr_hash_make(p);
+        if (cache && sc->live->nelts == sc->nlive) {
+            qrt_agg_state_t state;
+
+            if (qrt_store_agg_read_state(db, p, account_id, &state) == APR_SUCCESS) {
+                qrt_report_cache_put(cache, account_id, version, sc->live, &state);
+            }
+        }
         return APR_SUCCESS;
     }
     if ((rv = qrt_store_agg_read_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
@@ -550,6 +559,7 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
 }
 
 /* The listed trackers' blocks of a report, read once and held for its counts. */
+#define REPORT_LV_BLKS 65536
 typedef struct {
     apr_int64_t tracker;
     qrt_vcols_t v;
@@ -931,7 +941,20 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         ids[i] = t->id;
         apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
     }
-    set.blks = apr_array_make(p, 256, sizeof(report_lv_blk));
+    /* (room for about as many blocks as the trackers' spans and days of the window
+     * have, at most REPORT_LV_BLKS: grown, the array would be copied as many times,
+     * each into memory the system maps afresh) */
+    {
+        apr_int64_t ws = s < QRT_AGG_TMIN ? QRT_AGG_TMIN : s, we = e > QRT_AGG_TMAX
+                                                                  ? QRT_AGG_TMAX : e;
+        apr_int64_t each = we >= ws ? (we - ws) / (16 * 86400) + 40 : 40;
+        apr_int64_t want = each * read->nelts;
+
+        set.blks = apr_array_make(p, 1, sizeof(report_lv_blk));
+        set.blks->nalloc = (int)(want < 256 ? 256 : want > REPORT_LV_BLKS ? REPORT_LV_BLKS
+                                                                          : want);
+        set.blks->elts = apr_palloc(p, (apr_size_t)set.blks->nalloc * sizeof(report_lv_blk));
+    }
     set.s = s;
     set.e = e;
     set.seen = 0;

@@ -750,6 +750,36 @@ static int add_many_trackers(int *cov)
 
 static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_t d1);
 
+/* A list of more trackers than a statement takes reads every live tracker of the
+ * account: kept for the next request, as the account's own reports keep them; a short
+ * list reads its own only, not kept. */
+START_TEST(long_list_scope_kept)
+{
+    static const int two[] = { 0, 2 };
+    int cov[MAXTR], ncov = add_many_trackers(cov), i;
+    qrt_report_scope_t *sc, *again;
+
+    ck_assert_int_eq(qrt_report_cache_count(cache), 0);
+    sc = scope(two, 2, 0);
+    ck_assert_int_eq(sc->list->nelts, 2);
+    ck_assert_int_eq(qrt_report_cache_count(cache), 0);
+    sc = scope(cov, ncov, 0);
+    ck_assert_int_eq(sc->everything, 0);
+    ck_assert_int_eq(sc->list->nelts, ncov);
+    ck_assert_int_eq(qrt_report_cache_count(cache), 1);
+    /* the next one from the cache: the same trackers, the short list's too */
+    again = scope(cov, ncov, 0);
+    ck_assert_int_eq(again->list->nelts, ncov);
+    for (i = 0; i < ncov; i++) {
+        ck_assert_int_eq(APR_ARRAY_IDX(again->list, i, qrt_report_tracker_t *)->id,
+                         APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id);
+    }
+    ck_assert_int_eq(scope(two, 2, 0)->list->nelts, 2);
+    ck_assert_int_eq(scope(two, 2, 0)->nlive, ntr);
+    check_all(cov, ncov, "many trackers, their scope kept");
+}
+END_TEST
+
 START_TEST(many_listed_trackers)
 {
     /* More than QRT_AGG_RAW_IDS listed: the visits are counted by the engine. */
@@ -1395,6 +1425,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, listed_destinations);
     tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, long_list_scope_kept);
     tcase_add_test(tc, deleted_trackers);
     tcase_add_test(tc, rebuilt_in_key_order);
     tcase_add_test(tc, retagged_trackers);
