@@ -214,9 +214,44 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_whsend_child_init(p, s);
 }
 
+/* The module's handlers serve no file: when the request's SetHandler (its <Location>'s,
+ * known after the location walk that precedes translate_name) names one of them, the
+ * URI is translated to no file and the filesystem walk is skipped, as mod_proxy does for
+ * what it proxies. Translated by core, a path segment longer than a file name answered
+ * 403 (AH00127) before the handler, and each request looked for files and .htaccess; a
+ * path prefix alone would skip the walk for another virtual host's files under the same
+ * path. Last of the translators: Redirect, Alias and rewrites still apply first. */
+static const char *const qrt_handlers[] = { "qrtrack-api", "qrtrack-scan", "qrtrack-click",
+                                            "qrtrack-dashboard", NULL };
+
+static int qrt_translate_name(request_rec *r)
+{
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    const char *h = NULL, *err = NULL;
+    int i;
+
+    if (d && d->expr_handler) {
+        h = ap_expr_str_exec(r, d->expr_handler, &err);
+    }
+    for (i = 0; h && !err && qrt_handlers[i]; i++) {
+        if (!strcmp(h, qrt_handlers[i])) {
+            ap_set_module_config(r->request_config, &qrtrack_module, (void *)qrt_handlers[i]);
+            r->filename = apr_pstrcat(r->pool, qrt_handlers[i], ":", r->uri, NULL);
+            return OK;
+        }
+    }
+    return DECLINED;
+}
+
+static int qrt_map_to_storage(request_rec *r)
+{
+    return ap_get_module_config(r->request_config, &qrtrack_module) ? OK : DECLINED;
+}
+
 static void qrt_register_hooks(apr_pool_t *p)
 {
     static const char *const before_dbd[] = { "mod_dbd.c", NULL };
+    static const char *const after_http[] = { "http_core.c", NULL };
 
     (void)p;
     ap_hook_pre_config(qrt_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
@@ -227,7 +262,10 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_scan_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qrt_dashboard_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_map_to_storage(qrt_scan_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_translate_name(qrt_translate_name, NULL, NULL, APR_HOOK_LAST);
+    /* (after mod_http's, which answers TRACE: TraceEnable off holds for the module's
+     * paths too) */
+    ap_hook_map_to_storage(qrt_map_to_storage, after_http, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(dbd, post_connect, qrt_dbd_post_connect, NULL, NULL,
                       APR_HOOK_MIDDLE);
     qrt_status_register();

@@ -1160,24 +1160,6 @@ static const char *scan_code(request_rec *r, const char *prefix)
     return strchr(code, '/') ? NULL : code;
 }
 
-/* Scans and clicks map to no file: skip the filesystem walk (as mod_proxy does). */
-int qrt_scan_map_to_storage(request_rec *r)
-{
-    apr_size_t n;
-    const char *pre[2];
-    int i;
-
-    pre[0] = qrt_config()->scan_prefix;
-    pre[1] = qrt_config()->click_prefix;
-    for (i = 0; i < 2; i++) {
-        n = strlen(pre[i]);
-        if (n > 1 && !strncmp(r->uri, pre[i], n) && r->uri[n] == '/') {
-            return OK;
-        }
-    }
-    return DECLINED;
-}
-
 /* The tracker of code from the database; while it cannot be reached, from this
  * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
  * the database says so (the snapshot cannot prove that a code does not exist). */

@@ -6,7 +6,6 @@
 #include "qrt_queue.h"
 
 int qrt_scan_handler(request_rec *r);
-int qrt_scan_map_to_storage(request_rec *r);
 void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t qrt_scan_post_config(server_rec *s);
 /* QRTrackScanWait in seconds (its default when not set). */

@@ -4,8 +4,10 @@ mod_status; OPTIONS and CORS preflights; GET /api/health for load balancers; TRA
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 
 import pytest
 import requests
@@ -383,3 +385,72 @@ def test_trace_is_off_in_the_shipped_configs(server):
     for name in ("httpd.conf.in", "qrtrack-site.conf"):
         with open(os.path.join(TOP, "conf", name)) as f:
             assert re.search(r"^\s*TraceEnable off\s*$", f.read(), re.M | re.I), name
+
+
+# A second site on the same server with files of its own under the module's paths (its
+# <Location>s set no handler of the module), one directory of them denied.
+FILES_SITE = """
+<VirtualHost *:*>
+    ServerName files.example
+    DocumentRoot "{root}"
+    <Location /q>
+        SetHandler none
+    </Location>
+    <Location /api>
+        SetHandler none
+    </Location>
+    <Directory "{root}">
+        Require all granted
+    </Directory>
+    <Directory "{root}/api">
+        Require all denied
+    </Directory>
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName qr.example
+</VirtualHost>
+"""
+
+
+def test_the_module_maps_its_own_paths_to_no_file_and_no_other_site_s():
+    """The module's handlers serve no file: a request for them skips httpd's mapping to a
+    file (a path segment longer than a file name was 403 from it, in HTML), and only for
+    them: another site's files under the same paths keep their own access rules."""
+    # (where the server's user can read them)
+    root = tempfile.mkdtemp(prefix="qrtrack-site-")
+    os.chmod(root, 0o755)
+    for d in ("q", "api"):
+        os.mkdir(os.path.join(root, d), 0o755)
+        with open(os.path.join(root, d, "page.txt"), "w") as f:
+            f.write("page of the other site\n")
+        os.chmod(os.path.join(root, d, "page.txt"), 0o644)
+    srv = start_server(extra=FILES_SITE.format(root=root), accounts=[("acme", "professional")])
+    try:
+        files = {"Host": "files.example:%d" % srv.port}
+        r = requests.get(srv.base + "/q/page.txt", headers=files, timeout=10)
+        assert (r.status_code, r.text) == (200, "page of the other site\n")
+        assert requests.get(srv.base + "/api/page.txt", headers=files,
+                            timeout=10).status_code == 403
+        with Api(srv, srv.token("acme")) as a:
+            qr = {"Host": "qr.example:%d" % srv.port}
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/"},
+                       headers=qr).json()
+            for n in (300, 4000):
+                r = a.get("/tracker/show/" + "7" * n, headers=qr)
+                assert r.status_code in (404, 422), r.text[:200]
+                assert r.headers["Content-Type"].startswith("application/json")
+            r = requests.get(srv.base + "/q/" + "z" * 4000, headers=qr, timeout=10,
+                             allow_redirects=False)
+            assert r.status_code == 404, r.text[:200]
+            r = requests.get(t["scan_url"], headers=qr, timeout=10, allow_redirects=False)
+            assert r.status_code == 302
+            # (TraceEnable off holds for the module's paths: no scan answers a TRACE)
+            r = requests.request("TRACE", t["scan_url"], headers=qr, timeout=10)
+            assert r.status_code == 405
+            assert a.get("/tracker/show/%d" % t["tracker_id"],
+                         headers=qr).json()["totalScans"] == 1
+        assert "AH00127" not in srv.error_log()
+    finally:
+        srv.stop()
+        srv.cleanup()
+        shutil.rmtree(root)
