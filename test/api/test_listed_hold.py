@@ -19,9 +19,15 @@ DAY = 86400
 BROWSERS = ["Chrome", "Safari", "Firefox", "Edge"]
 
 
-def settled_visits(srv, tids, first):
-    """150,000 visits of 20,000 visitors over tids, over the 180 days from first, imported
-    into srv (stopped while their days are sealed)."""
+def settled_account(srv):
+    """acme's token and 24 trackers, with 150,000 visits of 20,000 visitors over the 180
+    days from 200 days ago, imported into srv (stopped while their days are sealed):
+    (token, tracker ids, the first day's time, now)."""
+    tok = srv.token("acme")
+    with Api(srv, tok) as api:
+        tids = [new_tracker(api)["tracker_id"] for _ in range(24)]
+    now = int(time.time())
+    first = now - 200 * DAY
     rng = random.Random(39)
     visits = [visit(rng.choice(tids), first + rng.randrange(180 * DAY),
                     browser=rng.choice(BROWSERS), ip="198.51.100.%d" % rng.randrange(256),
@@ -32,6 +38,7 @@ def settled_visits(srv, tids, first):
     srv.stop()
     srv.admin("aggregates", "seal")
     srv.start()
+    return tok, tids, first, now
 
 
 def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
@@ -41,14 +48,9 @@ def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
                        mpm="prefork")
     off = None
     try:
-        tok = srv.token("acme")
-        with Api(srv, tok) as api:
-            tids = [new_tracker(api)["tracker_id"] for _ in range(24)]
-        now = int(time.time())
-        first = now - 200 * DAY
         # 150,000 visits of 20,000 visitors over days long settled: the listed trackers'
         # some 2 MB of blocks, more than the 1 MB cache keeps
-        settled_visits(srv, tids, first)
+        tok, tids, first, now = settled_account(srv)
         off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
         # (a list of some of the account's trackers: its visitors are counted from the
         # visits, where all of them are the account's aggregates)
@@ -86,12 +88,7 @@ def test_a_child_hands_back_what_its_reports_freed():
     # library, which keeps what a report freed at that report's peak)
     srv = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:debug")
     try:
-        tok = srv.token("acme")
-        with Api(srv, tok) as api:
-            tids = [new_tracker(api)["tracker_id"] for _ in range(24)]
-        now = int(time.time())
-        first = now - 200 * DAY
-        settled_visits(srv, tids, first)
+        tok, tids, first, now = settled_account(srv)
         window = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY)}
         listed = dict(window, report="browser", **{"trackers[]": tids[:20]})
         with Api(srv, tok) as a:
