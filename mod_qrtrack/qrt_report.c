@@ -941,9 +941,10 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         ids[i] = t->id;
         apr_hash_set(c.trackers, &t->id, sizeof(t->id), t);
     }
-    /* (room for about as many blocks as the trackers' spans and days of the window
-     * have, at most REPORT_LV_BLKS: grown, the array would be copied as many times,
-     * each into memory the system maps afresh) */
+    /* (room for about as many blocks as the window holds of each tracker: a block a
+     * span of 16 days (the store's LV_SPAN), and some days apart at either end; at most
+     * REPORT_LV_BLKS. Grown from small, the array was copied at each doubling into
+     * memory the system maps afresh) */
     {
         apr_int64_t ws = s < QRT_AGG_TMIN ? QRT_AGG_TMIN : s, we = e > QRT_AGG_TMAX
                                                                   ? QRT_AGG_TMAX : e;
