@@ -10,7 +10,8 @@ postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
 chromium chromium-driver python3-selenium
 debhelper dpkg-dev fakeroot build-essential
 libcairo2-dev zlib1g-dev librsvg2-bin poppler-utils ghostscript unzip libcurl4-openssl-dev
-gdb"
+gdb openssl"
+# openssl: the certificate of test_tls.py's TLS site.
 # gdb: a test server's child that crashes leaves a core, whose backtrace the test's
 # failure prints (test/api/lib/server.py).
 # The Debian package (test/api/test_package.py) builds with debhelper and dh-apache2,
