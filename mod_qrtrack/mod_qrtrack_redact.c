@@ -15,6 +15,11 @@
  *    (internal redirects included; requests httpd refused early too).
  * The handlers in between, the API's and any other application's on the server,
  * see the query string and the URI as the client sent them.
+ *
+ * The Authorization header cannot be kept out of httpd's own debug lines: from
+ * `LogLevel http:trace4` httpd writes every request's headers to the error log, and
+ * mod_http2 from `http2:trace2`. A server or virtual host set to log so gets a warning
+ * at start-up (QRT00124).
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -22,6 +27,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_redact.h"
 #include "qrt_form.h"
+#include "http_core.h"
 #include "http_request.h"
 #include "scoreboard.h"
 
@@ -126,6 +132,57 @@ static int redact_log_transaction(request_rec *r)
     return DECLINED;
 }
 
+/* The levels from which a module writes request headers, Authorization included, to
+ * the error log. */
+typedef struct {
+    const char *file;               /* the module's source file, as httpd links it */
+    const char *name;               /* its name in LogLevel */
+    int level;
+} redact_header_log;
+
+static const redact_header_log header_logs[] = {
+    { "http_core.c", "http", APLOG_TRACE4 },
+    { "mod_http2.c", "http2", APLOG_TRACE2 },
+};
+
+static int redact_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                              server_rec *s)
+{
+    server_rec *sp;
+    apr_size_t i;
+
+    (void)pconf;
+    (void)plog;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;                  /* (the first of the two passes: warned in the second) */
+    }
+    for (i = 0; i < sizeof(header_logs) / sizeof(header_logs[0]); i++) {
+        module *m = ap_find_linked_module(header_logs[i].file);
+
+        int main_logs = m && ap_get_server_module_loglevel(s, m->module_index)
+                             >= header_logs[i].level;
+
+        /* (once for the main server, and for each virtual host that logs so where the
+         * main server does not) */
+        for (sp = s; m && sp; sp = sp->next) {
+            apr_port_t port = sp->port ? sp->port : sp->addrs ? sp->addrs->host_port : 0;
+
+            if (ap_get_server_module_loglevel(sp, m->module_index) < header_logs[i].level
+                || (sp != s && main_logs)) {
+                continue;
+            }
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, sp, "QRT00124: LogLevel %s:trace%d "
+                         "or above writes every request's headers to the error log, API "
+                         "tokens in Authorization included (%s%s%s%s)",
+                         header_logs[i].name, header_logs[i].level - APLOG_DEBUG,
+                         sp == s ? "the main server " : "",
+                         sp->server_hostname ? sp->server_hostname : "", port ? ":" : "",
+                         port ? apr_itoa(ptemp, port) : "");
+        }
+    }
+    return OK;
+}
+
 void qrt_redact_register(void)
 {
     /* Before the modules that write the request line at once or log it. */
@@ -137,4 +194,5 @@ void qrt_redact_register(void)
     ap_hook_pre_translate_name(redact_pre_translate, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(redact_log_transaction, NULL, loggers,
                             APR_HOOK_REALLY_FIRST);
+    ap_hook_post_config(redact_post_config, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -231,6 +231,65 @@ def test_another_application_keeps_its_own_api_token_parameter(logged):
                in read_log(logged, "combined.log"), timeout=10, what="the redirect in the log")
 
 
+HEADER_LOGS = """
+LoadModule http2_module {lib}/mod_http2.so
+Protocols h2c http/1.1
+<VirtualHost *:*>
+    ServerName plain.example
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName debug.example
+    LogLevel warn http:trace4
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName debug2.example
+    LogLevel warn http2:trace2
+</VirtualHost>
+"""
+
+
+def test_a_server_whose_debug_lines_write_the_request_headers_is_warned_at_start():
+    """httpd writes every request header to the error log from http:trace4 (mod_http2 from
+    http2:trace2), Authorization and its token included: the module cannot keep the token
+    out of those lines, so it says so at start-up, for each virtual host set to log them
+    (QRT00124), and says nothing for the others."""
+    srv = start_server(extra=HEADER_LOGS.format(lib=apxs("LIBEXECDIR")),
+                       accounts=[("acme", "professional")])
+    try:
+        tok = srv.token("acme")
+        warned = [l for l in srv.error_log().splitlines() if "QRT00124" in l]
+        assert len(warned) == 2, warned
+        assert any("http:trace4" in l and "(debug.example)" in l for l in warned), warned
+        assert any("http2:trace2" in l and "(debug2.example)" in l for l in warned), warned
+        assert all("[qrtrack:warn]" in l for l in warned), warned
+        # what the warning is about: httpd's own line names the header, token and all
+        r = requests.get(srv.api_base + "/account", timeout=10,
+                         headers={"Host": "debug.example", "Authorization": "Bearer " + tok})
+        assert r.status_code == 200
+        wait_until(lambda: "Authorization: Bearer " + tok in srv.error_log(), timeout=10,
+                   what="httpd's trace line of the request's headers")
+    finally:
+        srv.stop()
+        srv.cleanup()
+    # set for the whole server: one line, for the main server, not one per virtual host
+    srv = start_server(extra="LogLevel warn http:trace5\n" + HEADER_LOGS.format(
+        lib=apxs("LIBEXECDIR")))
+    try:
+        warned = [l for l in srv.error_log().splitlines() if "QRT00124" in l]
+        assert len(warned) == 2, warned
+        assert any("http:trace4" in l and "(the main server " in l for l in warned), warned
+        assert any("http2:trace2" in l and "(debug2.example)" in l for l in warned), warned
+    finally:
+        srv.stop()
+        srv.cleanup()
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        assert "QRT00124" not in srv.error_log()
+    finally:
+        srv.stop()
+        srv.cleanup()
+
+
 CORS = "QRTrackCORSOrigin https://app.example.com http://localhost:8080\n"
 
 
