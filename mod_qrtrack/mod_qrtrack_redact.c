@@ -16,10 +16,10 @@
  * The handlers in between, the API's and any other application's on the server,
  * see the query string and the URI as the client sent them.
  *
- * The Authorization header cannot be kept out of httpd's own debug lines: from
- * `LogLevel http:trace4` httpd writes every request's headers to the error log, and
- * mod_http2 from `http2:trace2`. A server or virtual host set to log so gets a warning
- * at start-up (QRT00124).
+ * Tokens cannot be kept out of httpd's own debug lines: from `LogLevel core:trace5`
+ * httpd writes each request line as read, from `http:trace4` every request's headers
+ * (Authorization too), and mod_http2 its headers from `http2:trace2`. A server or
+ * virtual host set to log so gets a warning at start-up (QRT00124).
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -132,17 +132,19 @@ static int redact_log_transaction(request_rec *r)
     return DECLINED;
 }
 
-/* The levels from which a module writes request headers, Authorization included, to
- * the error log. */
+/* The levels from which a module writes each request's line or headers, where a
+ * token may be, to the error log. */
 typedef struct {
     const char *file;               /* the module's source file, as httpd links it */
     const char *name;               /* its name in LogLevel */
     int level;
+    const char *what;               /* what it writes */
 } redact_header_log;
 
 static const redact_header_log header_logs[] = {
-    { "http_core.c", "http", APLOG_TRACE4 },
-    { "mod_http2.c", "http2", APLOG_TRACE2 },
+    { "core.c", "core", APLOG_TRACE5, "line, API tokens in ?api_token= included" },
+    { "http_core.c", "http", APLOG_TRACE4, "headers, API tokens in Authorization included" },
+    { "mod_http2.c", "http2", APLOG_TRACE2, "headers, API tokens in Authorization included" },
 };
 
 static int redact_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
@@ -172,9 +174,9 @@ static int redact_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *p
                 continue;
             }
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, sp, "QRT00124: LogLevel %s:trace%d "
-                         "or above writes every request's headers to the error log, API "
-                         "tokens in Authorization included (%s%s%s%s)",
+                         "or above writes every request's %s, to the error log (%s%s%s%s)",
                          header_logs[i].name, header_logs[i].level - APLOG_DEBUG,
+                         header_logs[i].what,
                          sp == s ? "the main server " : "",
                          sp->server_hostname ? sp->server_hostname : "", port ? ":" : "",
                          port ? apr_itoa(ptemp, port) : "");

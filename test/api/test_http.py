@@ -245,22 +245,30 @@ Protocols h2c http/1.1
     ServerName debug2.example
     LogLevel warn http2:trace2
 </VirtualHost>
+<VirtualHost *:*>
+    ServerName debug3.example
+    LogLevel warn core:trace5
+</VirtualHost>
 """
 
 
 def test_a_server_whose_debug_lines_write_the_request_headers_is_warned_at_start():
     """httpd writes every request header to the error log from http:trace4 (mod_http2 from
-    http2:trace2), Authorization and its token included: the module cannot keep the token
-    out of those lines, so it says so at start-up, for each virtual host set to log them
-    (QRT00124), and says nothing for the others."""
+    http2:trace2), Authorization and its token included, and each request line as read
+    (?api_token= and all) from core:trace5: the module cannot keep the token out of those
+    lines, so it says so at start-up, for each virtual host set to log them (QRT00124), and
+    says nothing for the others."""
     srv = start_server(extra=HEADER_LOGS.format(lib=apxs("LIBEXECDIR")),
                        accounts=[("acme", "professional")])
     try:
         tok = srv.token("acme")
         warned = [l for l in srv.error_log().splitlines() if "QRT00124" in l]
-        assert len(warned) == 2, warned
-        assert any("http:trace4" in l and "(debug.example)" in l for l in warned), warned
+        assert len(warned) == 3, warned
+        assert any("http:trace4" in l and "headers" in l and "(debug.example)" in l
+                   for l in warned), warned
         assert any("http2:trace2" in l and "(debug2.example)" in l for l in warned), warned
+        assert any("core:trace5" in l and "?api_token=" in l and "(debug3.example)" in l
+                   for l in warned), warned
         assert all("[qrtrack:warn]" in l for l in warned), warned
         # what the warning is about: httpd's own line names the header, token and all
         r = requests.get(srv.api_base + "/account", timeout=10,
@@ -276,7 +284,7 @@ def test_a_server_whose_debug_lines_write_the_request_headers_is_warned_at_start
         lib=apxs("LIBEXECDIR")))
     try:
         warned = [l for l in srv.error_log().splitlines() if "QRT00124" in l]
-        assert len(warned) == 2, warned
+        assert len(warned) == 3, warned
         assert any("http:trace4" in l and "(the main server " in l for l in warned), warned
         assert any("http2:trace2" in l and "(debug2.example)" in l for l in warned), warned
     finally:
