@@ -78,13 +78,20 @@ def curl(reach, *args, proto="--http2"):
     return status.decode().split(), body
 
 
-def test_the_site_s_urls_are_https_from_its_own_name(site):
-    srv, tok, base, reach = site
+def new_tracker(site, url):
+    """A tracker made through the site over HTTP/2: (curl's Authorization header, the
+    tracker)."""
+    _, tok, base, reach = site
     auth = "Authorization: Bearer " + tok
     status, body = curl(reach, "-H", auth, "-H", "Content-Type: application/json",
-                        "-d", '{"redirect_url": "https://example.com/tls"}', base + "/api/tracker")
+                        "-d", json.dumps({"redirect_url": url}), base + "/api/tracker")
     assert status == ["2", "200"], body
-    t = json.loads(body)
+    return auth, json.loads(body)
+
+
+def test_the_site_s_urls_are_https_from_its_own_name(site):
+    _, _, base, reach = site
+    auth, t = new_tracker(site, "https://example.com/tls")
     assert t["scan_url"] == "%s/q/%s" % (base, t["code"])
     assert t["short_url"] == "%s/l/%s" % (base, t["code"])
     # the printed code carries the same URL
@@ -94,11 +101,8 @@ def test_the_site_s_urls_are_https_from_its_own_name(site):
 
 
 def test_scans_multiplexed_on_one_http2_connection_are_each_recorded(site):
-    srv, tok, base, reach = site
-    auth = "Authorization: Bearer " + tok
-    _, body = curl(reach, "-H", auth, "-H", "Content-Type: application/json",
-                   "-d", '{"redirect_url": "https://example.com/many"}', base + "/api/tracker")
-    t = json.loads(body)
+    _, _, base, reach = site
+    auth, t = new_tracker(site, "https://example.com/many")
     n = 120
     # one connection, up to 100 streams at once; each answer's status and Location
     # (options hold for every URL until --next, which starts a transfer's own)
@@ -131,11 +135,8 @@ def test_scans_multiplexed_on_one_http2_connection_are_each_recorded(site):
 
 
 def test_http1_over_tls_and_errors_over_http2(site):
-    srv, tok, base, reach = site
-    auth = "Authorization: Bearer " + tok
-    _, body = curl(reach, "-H", auth, "-H", "Content-Type: application/json",
-                   "-d", '{"redirect_url": "https://example.com/one"}', base + "/api/tracker")
-    t = json.loads(body)
+    _, _, base, reach = site
+    auth, t = new_tracker(site, "https://example.com/one")
     status, _ = curl(reach, t["short_url"], proto="--http1.1")
     assert status == ["1.1", "302"]
     # a request body read over HTTP/2: malformed JSON is the API's 400 in JSON
