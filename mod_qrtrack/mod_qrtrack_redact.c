@@ -160,7 +160,6 @@ static int redact_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *p
     }
     for (i = 0; i < sizeof(header_logs) / sizeof(header_logs[0]); i++) {
         module *m = ap_find_linked_module(header_logs[i].file);
-
         int main_logs = m && ap_get_server_module_loglevel(s, m->module_index)
                              >= header_logs[i].level;
 
