@@ -2542,10 +2542,152 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* A span's visits with their strings, read by the ids of their user agent and place
+ * (report_listed_visits_ids); the names of the ids not met before in the request are read
+ * after, in one statement each (names_of), as a partial day's are (win_partial_raw). The
+ * joins to visit_uas and visit_places cost two lookups a visit, most of a cold report's
+ * read by browser, country or city. A name not found is "", as the joins' COALESCE gave. */
+#define LV_NAMES_MAX 65536          /* ids a request keeps named; past them it starts over */
+
+typedef struct {
+    apr_pool_t *p;                          /* the names' (a child of the request's) */
+    apr_hash_t *names[2];                   /* user agent / place id -> const char *[3] */
+    unsigned n;
+} lv_names;
+
+typedef struct {
+    lv_names *names;
+    apr_array_header_t *rows;               /* lv_id_visit */
+    apr_array_header_t *ids[2];             /* the ids not named yet */
+    apr_size_t *left;
+} lv_ids_read;
+
+typedef struct {
+    apr_int64_t t, visitor, ua, place;
+    int click;
+} lv_id_visit;
+
+static lv_names *lv_names_make(apr_pool_t *p)
+{
+    lv_names *n = apr_pcalloc(p, sizeof(*n));
+
+    apr_pool_create(&n->p, p);
+    n->names[0] = apr_hash_make(n->p);
+    n->names[1] = apr_hash_make(n->p);
+    return n;
+}
+
+static void lv_ids_note(lv_ids_read *c, int d, apr_int64_t id)
+{
+    lv_names *n = c->names;
+
+    if (!apr_hash_get(n->names[d], &id, sizeof(id))) {
+        apr_hash_set(n->names[d], apr_pmemdup(n->p, &id, sizeof(id)), sizeof(id),
+                     apr_pcalloc(n->p, 3 * sizeof(const char *)));
+        APR_ARRAY_PUSH(c->ids[d], apr_int64_t) = id;
+        n->n++;
+    }
+}
+
+static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_ids_read *c = ctx;
+    lv_id_visit *x;
+
+    if (!*c->left) {
+        return APR_EAGAIN;
+    }
+    (*c->left)--;
+    x = apr_array_push(c->rows);
+    x->t = qrt_db_int(db, row, 0, 0);
+    x->click = qrt_db_int(db, row, 1, 0) == 1;
+    x->visitor = qrt_db_int(db, row, 2, 0);
+    x->ua = qrt_db_int(db, row, 3, 0);
+    x->place = qrt_db_int(db, row, 4, 0);
+    lv_ids_note(c, 0, x->ua);
+    lv_ids_note(c, 1, x->place);
+    return APR_SUCCESS;
+}
+
+/* A row of report_ua_browsers (id, browser) or report_place_names (id, country, city). */
+static apr_status_t lv_ua_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_names *n = ((lv_ids_read *)ctx)->names;
+    apr_int64_t id = qrt_db_int(db, row, 0, 0);
+    const char **name = apr_hash_get(n->names[0], &id, sizeof(id));
+
+    if (name) {
+        name[0] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1));
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t lv_place_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_names *n = ((lv_ids_read *)ctx)->names;
+    apr_int64_t id = qrt_db_int(db, row, 0, 0);
+    const char **name = apr_hash_get(n->names[1], &id, sizeof(id));
+
+    if (name) {
+        name[1] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1));
+        name[2] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 2));
+    }
+    return APR_SUCCESS;
+}
+
+/* A span's visits with their strings into b (rows in p): APR_EAGAIN past *left. */
+static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *names,
+                                     const void **args, apr_size_t *left,
+                                     qrt_vcols_builder_t *b)
+{
+    lv_ids_read c;
+    apr_status_t rv;
+    int i;
+
+    if (names->n > LV_NAMES_MAX) {
+        /* (the names of many distinct ids: the request's memory stays bounded) */
+        apr_pool_clear(names->p);
+        names->names[0] = apr_hash_make(names->p);
+        names->names[1] = apr_hash_make(names->p);
+        names->n = 0;
+    }
+    c.names = names;
+    c.rows = apr_array_make(p, 256, sizeof(lv_id_visit));
+    c.left = left;
+    c.ids[0] = apr_array_make(p, 16, sizeof(apr_int64_t));
+    c.ids[1] = apr_array_make(p, 16, sizeof(apr_int64_t));
+    rv = qrt_db_each_stream(db, p, SQL_report_listed_visits_ids, args, lv_ids_row, &c);
+    if (rv == APR_SUCCESS && c.ids[0]->nelts) {
+        rv = names_of(db, p, SQL_report_ua_browsers, SQL_report_ua_browsers_range, c.ids[0],
+                      lv_ua_name_row, &c);
+    }
+    if (rv == APR_SUCCESS && c.ids[1]->nelts) {
+        rv = names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c.ids[1],
+                      lv_place_name_row, &c);
+    }
+    for (i = 0; rv == APR_SUCCESS && i < c.rows->nelts; i++) {
+        const lv_id_visit *x = &APR_ARRAY_IDX(c.rows, i, lv_id_visit);
+        const char **u = apr_hash_get(names->names[0], &x->ua, sizeof(x->ua));
+        const char **g = apr_hash_get(names->names[1], &x->place, sizeof(x->place));
+
+        qrt_vcols_add(b, x->t, x->click, x->visitor, u[0] ? u[0] : "", g[1] ? g[1] : "",
+                      g[2] ? g[2] : "");
+    }
+    if (rv != APR_SUCCESS) {
+        /* (ids noted without their names: not to be taken as named by a later span) */
+        apr_pool_clear(names->p);
+        names->names[0] = apr_hash_make(names->p);
+        names->names[1] = apr_hash_make(names->p);
+        names->n = 0;
+    }
+    return rv;
+}
+
 /* A tracker's visits of a span not kept: read whole, kept under key and seal, handed to
  * fn. */
 static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                 int strings, lv_keep *keep, apr_size_t *left,
+                                 int strings, lv_names *names, lv_keep *keep,
+                                 apr_size_t *left,
                                  const qrt_aggcache_key_t *key,
                                  apr_int64_t seal, qrt_agg_vcols_fn *fn, void *ctx)
 {
@@ -2565,9 +2707,9 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
     if (!strings) {
         qrt_vcols_builder_bare(c.b);
     }
-    rv = qrt_db_each_stream(db, sp, strings ? SQL_report_listed_visits
-                                            : SQL_report_listed_visits_bare, args, lv_span_row,
-                            &c);
+    rv = strings ? lv_span_read_ids(db, sp, names, args, left, c.b)
+                 : qrt_db_each_stream(db, sp, SQL_report_listed_visits_bare, args, lv_span_row,
+                                      &c);
     if (rv == APR_SUCCESS) {
         apr_size_t len = 0;
         const char *data = qrt_vcols_block(c.b, &len);
@@ -2599,6 +2741,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     const char **data;
     apr_size_t *len;
     apr_size_t left = LV_MAX_READ;
+    lv_names *names = NULL;         /* (the user agents' and places' names read so far) */
     apr_array_header_t *spans, *all;
     apr_int64_t d0, d1;
     qrt_aggcache_ent_t **sents;
@@ -2730,8 +2873,11 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 
             if (!sdata[k]) {
                 skeys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
-                rv = lv_span_fill(db, p, cache, strings, keep, &left, &skeys[k], sseals[k], fn,
-                                  ctx);
+                if (strings && !names) {
+                    names = lv_names_make(p);
+                }
+                rv = lv_span_fill(db, p, cache, strings, names, keep, &left, &skeys[k],
+                                  sseals[k], fn, ctx);
             }
             else if (qrt_vcols_open(&v, sdata[k], slen[k]) == APR_SUCCESS && v.n) {
                 rv = fn(ctx, ids[j], &v);

@@ -519,6 +519,13 @@ SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, COALES
     LEFT JOIN visit_places vp ON vp.id = v.place_id
     WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
 
+-- The same with the ids of each visit's user agent and place, whose names are read after,
+-- once an id (qrt_store_agg_read.c, lv_span_read_ids): no lookup of them a visit.
+-- name: report_listed_visits_ids
+SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, v.ua_id, v.place_id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
+
 -- The same without the strings (reports by tracker, tag or date).
 -- name: report_listed_visits_bare
 SELECT v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor, '', '', ''
