@@ -2560,6 +2560,7 @@ typedef struct {
     apr_array_header_t *rows;               /* lv_id_visit */
     apr_array_header_t *ids[2];             /* the ids not named yet */
     apr_size_t *left;
+    int naming;                             /* 0: user agents, 1: places */
 } lv_ids_read;
 
 typedef struct {
@@ -2609,28 +2610,18 @@ static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* A row of report_ua_browsers (id, browser) or report_place_names (id, country, city). */
-static apr_status_t lv_ua_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+/* A row of report_ua_browsers (id, browser: the name's [0]) or, naming places,
+ * report_place_names (id, country, city: its [1] and [2]). */
+static apr_status_t lv_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    lv_names *n = ((lv_ids_read *)ctx)->names;
+    lv_ids_read *c = ctx;
+    lv_names *n = c->names;
     apr_int64_t id = qrt_db_int(db, row, 0, 0);
-    const char **name = apr_hash_get(n->names[0], &id, sizeof(id));
+    const char **name = apr_hash_get(n->names[c->naming], &id, sizeof(id));
+    int k;
 
-    if (name) {
-        name[0] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1));
-    }
-    return APR_SUCCESS;
-}
-
-static apr_status_t lv_place_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
-{
-    lv_names *n = ((lv_ids_read *)ctx)->names;
-    apr_int64_t id = qrt_db_int(db, row, 0, 0);
-    const char **name = apr_hash_get(n->names[1], &id, sizeof(id));
-
-    if (name) {
-        name[1] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1));
-        name[2] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 2));
+    for (k = 0; name && k <= c->naming; k++) {
+        name[c->naming + k] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1 + k));
     }
     return APR_SUCCESS;
 }
@@ -2658,12 +2649,14 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     c.ids[1] = apr_array_make(p, 16, sizeof(apr_int64_t));
     rv = qrt_db_each_stream(db, p, SQL_report_listed_visits_ids, args, lv_ids_row, &c);
     if (rv == APR_SUCCESS && c.ids[0]->nelts) {
+        c.naming = 0;
         rv = names_of(db, p, SQL_report_ua_browsers, SQL_report_ua_browsers_range, c.ids[0],
-                      lv_ua_name_row, &c);
+                      lv_name_row, &c);
     }
     if (rv == APR_SUCCESS && c.ids[1]->nelts) {
+        c.naming = 1;
         rv = names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c.ids[1],
-                      lv_place_name_row, &c);
+                      lv_name_row, &c);
     }
     for (i = 0; rv == APR_SUCCESS && i < c.rows->nelts; i++) {
         const lv_id_visit *x = &APR_ARRAY_IDX(c.rows, i, lv_id_visit);
