@@ -2568,13 +2568,21 @@ typedef struct {
     int click;
 } lv_id_visit;
 
+/* Forgets every name (their memory too). */
+static void lv_names_reset(lv_names *n)
+{
+    apr_pool_clear(n->p);
+    n->names[0] = apr_hash_make(n->p);
+    n->names[1] = apr_hash_make(n->p);
+    n->n = 0;
+}
+
 static lv_names *lv_names_make(apr_pool_t *p)
 {
     lv_names *n = apr_pcalloc(p, sizeof(*n));
 
     apr_pool_create(&n->p, p);
-    n->names[0] = apr_hash_make(n->p);
-    n->names[1] = apr_hash_make(n->p);
+    lv_names_reset(n);
     return n;
 }
 
@@ -2636,11 +2644,7 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     int i;
 
     if (names->n > LV_NAMES_MAX) {
-        /* (the names of many distinct ids: the request's memory stays bounded) */
-        apr_pool_clear(names->p);
-        names->names[0] = apr_hash_make(names->p);
-        names->names[1] = apr_hash_make(names->p);
-        names->n = 0;
+        lv_names_reset(names);      /* (many distinct ids: the request's memory bounded) */
     }
     c.names = names;
     c.rows = apr_array_make(p, 256, sizeof(lv_id_visit));
@@ -2668,10 +2672,7 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     }
     if (rv != APR_SUCCESS) {
         /* (ids noted without their names: not to be taken as named by a later span) */
-        apr_pool_clear(names->p);
-        names->names[0] = apr_hash_make(names->p);
-        names->names[1] = apr_hash_make(names->p);
-        names->n = 0;
+        lv_names_reset(names);
     }
     return rv;
 }
