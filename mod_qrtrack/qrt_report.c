@@ -569,13 +569,19 @@ typedef struct {
     apr_array_header_t *blks;       /* report_lv_blk */
     apr_int64_t s, e;
     apr_size_t seen;                /* their visits in [s, e] */
+    apr_size_t thin;                /* ... of blocks of under REPORT_LV_THICK visits a day */
 } report_lv_set;
+
+/* A block of this many visits a day on average or more (a little over the shortest run
+ * that qrt_vgroups holds by reference, 16) is likely read by date in runs of a day held
+ * where they are, not copied. */
+#define REPORT_LV_THICK 20
 
 static apr_status_t report_lv_keep(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
 {
     report_lv_set *set = ctx;
     report_lv_blk *b = apr_array_push(set->blks);
-    apr_size_t k;
+    apr_size_t k, was = set->seen;
 
     b->tracker = tracker_id;
     b->v = *v;
@@ -588,6 +594,9 @@ static apr_status_t report_lv_keep(void *ctx, apr_int64_t tracker_id, const qrt_
 
             set->seen += when >= set->s && when <= set->e;
         }
+    }
+    if (v->n && (apr_int64_t)v->n < REPORT_LV_THICK * ((v->tmax - v->tmin) / 86400 + 1)) {
+        set->thin += set->seen - was;
     }
     return APR_SUCCESS;
 }
@@ -926,7 +935,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     apr_uint32_t n;
     report_lv_set set;
     report_lv c;
-    int i, par;
+    int i, par, by_ref;
 
     memset(&c, 0, sizeof(c));
     c.type = type;
@@ -959,6 +968,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     set.s = s;
     set.e = e;
     set.seen = 0;
+    set.thin = 0;
     /* More trackers than the database counts in one statement have no way below but
      * reading their visits a tracker at a time and counting them in sets of visitors,
      * slower and larger: their blocks are read up to twice the cache's bytes, not four
@@ -971,10 +981,15 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
     n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
+    /* By date, a day's runs of a tracker's visits are held where they are, outside the
+     * bound but for each day's size (qrt_vgroups_add_ref): a window of blocks thick
+     * enough is tried in one walk first, then in shares should that pass the bound. */
+    by_ref = n > 1 && type == QRT_REPORT_DATE && set.thin <= report_lv_max / 2;
     par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
     for (; rv == APR_SUCCESS && n > 0 && n <= REPORT_LV_SHARES; n *= 2) {
-        rv = report_lv_counts(sc, &c, &set, n, par, out);
+        rv = report_lv_counts(sc, &c, &set, by_ref ? 1 : n, par, out);
         if (rv == APR_SUCCESS) {
+            n = by_ref ? 1 : n;
             if ((int)n > sc->lv_shares) {
                 sc->lv_shares = (int)n;
             }
@@ -983,6 +998,10 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         if (rv == APR_EAGAIN) {
             /* (a share passed the bound after all: twice as many; out is as it was) */
             rv = APR_SUCCESS;
+            if (by_ref) {
+                by_ref = 0;
+                n /= 2;             /* (then the shares the visits take) */
+            }
         }
     }
     if (rv == APR_SUCCESS && (n == 0 || n > REPORT_LV_SHARES)) {

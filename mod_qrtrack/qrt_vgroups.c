@@ -32,6 +32,8 @@ typedef struct {
     apr_uint32_t fill, room;        /* visitors in its last chunk, and its room */
     apr_uint32_t *members;          /* a set (qrt_vgroups_set): its groups; else NULL */
     apr_uint32_t nmembers;
+    int member;                     /* a set's member */
+    apr_size_t held;                /* its visits held by reference outside the bound */
 } vg_group;
 
 struct qrt_vgroups_t {
@@ -44,6 +46,7 @@ struct qrt_vgroups_t {
     vg_ref *refs;                   /* runs added by reference; index 0 unused */
     apr_size_t nrefs, refcap;
     apr_size_t npairs, max;         /* visits added, and the bound */
+    apr_size_t nheld;               /* visits of plain groups held by reference (below) */
     apr_uint32_t last;              /* the group of the previous add */
     int counted;                    /* the groups' uniques are counted */
     apr_uint64_t share_mask, share; /* only visitors of this share (qrt_vgroups_share) */
@@ -259,6 +262,8 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     x->fill = x->room = 0;
     x->members = NULL;
     x->nmembers = 0;
+    x->member = 0;
+    x->held = 0;
     if (set) {
         if (!(x->members = malloc(klen))) {
             free(x->key);
@@ -377,6 +382,21 @@ static int vg_ref_add(qrt_vgroups_t *g, apr_uint32_t k, const apr_uint64_t *v, a
 /* Runs shorter than this are copied by qrt_vgroups_add_ref. */
 #define VG_REF_MIN 16
 
+/* The bound. A visit copied into the chunks takes 8 bytes of the slab, and one of a set
+ * or of a set's member is spread with the sets' for their count: those count against max
+ * (npairs). A run of a plain group held by reference takes no memory of g's but its place
+ * in the runs' list, so it does not; but a plain group is counted whole, its visitors
+ * spread over parts in an array as large as the group (vg_count_plain_some), so no plain
+ * group may hold more than max visits in all (vg_fits), however they came. A report's
+ * blocks walked by date, whose runs of a day are held by reference, are so counted in
+ * one walk where their copies would take several shares of the visitors. */
+static APR_INLINE int vg_fits(const qrt_vgroups_t *g, const vg_group *x, apr_size_t n)
+{
+    apr_size_t has = (apr_size_t)(x->scans + x->clicks);
+
+    return n <= g->max && has <= g->max - n;
+}
+
 /* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
  * without memory. */
 static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t visitor)
@@ -386,7 +406,8 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
     if (g->share_mask && !vg_in_share(g, visitor)) {
         return 0;
     }
-    if (g->npairs >= g->max || (x->fill == x->room && vg_chunk(g, x) < 0)) {
+    if (g->npairs >= g->max || (g->nheld && !vg_fits(g, x, 1))
+        || (x->fill == x->room && vg_chunk(g, x) < 0)) {
         return -1;
     }
     g->slab[x->last + 1 + x->fill++] = visitor;
@@ -1281,7 +1302,23 @@ apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_s
         key[j] = y;
         m++;
     }
-    k = vg_group_of(g, (const char *)key, m * sizeof(*key), 1);
+    /* (the members' visits held by reference now count against the bound: vg_fits) */
+    for (i = 0, j = 0; i < m; i++) {
+        j += g->groups[key[i]].held;
+    }
+    if (j > g->max || g->npairs > g->max - j
+        || !(k = vg_group_of(g, (const char *)key, m * sizeof(*key), 1))) {
+        free(key);
+        return 0;
+    }
+    for (i = 0; i < m; i++) {
+        vg_group *y = &g->groups[key[i]];
+
+        y->member = 1;
+        g->nheld -= y->held;
+        g->npairs += y->held;
+        y->held = 0;
+    }
     free(key);
     return k;
 }
@@ -1368,8 +1405,12 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
     for (i = 0; i < n; i++) {
         apr_uint32_t k = groups ? groups[i] : group;
 
-        if (!k || k > g->ngroups) {
+        /* (with runs held by reference, no group past the bound: vg_fits) */
+        if (!k || k > g->ngroups || (g->nheld && !vg_fits(g, &g->groups[k], m))) {
             return -1;
+        }
+        if (!groups) {
+            break;
         }
     }
     if (!g->share_mask) {
@@ -1413,8 +1454,15 @@ int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t 
          * cheaper copied than followed) */
         return qrt_vgroups_add_run(g, group, NULL, visitors, clicks, n);
     }
-    if (g->counted || !group || group > g->ngroups || n > g->max || g->npairs > g->max - n
-        || vg_ref_add(g, group, (const apr_uint64_t *)(const void *)visitors, n) < 0) {
+    if (g->counted || !group || group > g->ngroups) {
+        return -1;
+    }
+    /* (a set's visits count against the bound, a plain group's only in its size: vg_fits) */
+    x = &g->groups[group];
+    if (x->members || x->member ? n > g->max || g->npairs > g->max - n : !vg_fits(g, x, n)) {
+        return -1;
+    }
+    if (vg_ref_add(g, group, (const apr_uint64_t *)(const void *)visitors, n) < 0) {
         return -1;
     }
     for (i = 0; i < n; i++) {
@@ -1423,7 +1471,13 @@ int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t 
     x = &g->groups[group];
     x->clicks += (apr_int64_t)c;
     x->scans += (apr_int64_t)(n - c);
-    g->npairs += n;
+    if (x->members || x->member) {
+        g->npairs += n;
+    }
+    else {
+        x->held += n;
+        g->nheld += n;
+    }
     return 0;
 }
 
@@ -1465,7 +1519,9 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
         else {
             to[k] = vg_group_of(g, x->key, x->klen, 0);
         }
-        if (!to[k]) {
+        /* (a plain group of both, counted whole, within the bound: vg_fits) */
+        if (!to[k] || (!x->members && !x->member
+                       && !vg_fits(g, &g->groups[to[k]], (apr_size_t)(x->scans + x->clicks)))) {
             goto done;
         }
     }
@@ -1502,6 +1558,10 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
         y->clicks += x->clicks;
     }
     g->npairs += from->npairs;
+    g->nheld += from->nheld;
+    for (k = 1; k <= from->ngroups; k++) {
+        g->groups[to[k]].held += from->groups[k].held;
+    }
     rv = 0;
 done:
     free(mem);
@@ -1511,7 +1571,8 @@ done:
 
 int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n)
 {
-    if (g->counted || g->npairs || !n || (n & (n - 1)) || n > QRT_VGROUPS_SHARES || k >= n) {
+    if (g->counted || g->npairs || g->nheld || !n || (n & (n - 1)) || n > QRT_VGROUPS_SHARES
+        || k >= n) {
         return -1;
     }
     g->share_mask = n - 1;

@@ -490,8 +490,8 @@ START_TEST(refs_count_as_copies)
 }
 END_TEST
 
-/* A run by reference counts against the bound as copied runs do, and a count of a
- * share copies the run's visitors of the share. */
+/* A plain group's runs by reference count against the bound in its size (it is
+ * counted whole), and a count of a share copies the run's visitors of the share. */
 START_TEST(refs_bounded_and_shared)
 {
     static apr_int64_t who[100];
@@ -533,6 +533,125 @@ START_TEST(refs_bounded_and_shared)
     free(tb);
     qrt_vgroups_free(s);
     qrt_vgroups_free(w);
+}
+END_TEST
+
+/* Runs of plain groups held by reference take none of the bound's memory: groups each
+ * within it may hold more visits in all than the bound (a report by date over the days
+ * of many trackers, in one walk), as many copied visits as the bound besides. A group
+ * past the bound is refused however its visits come (by reference, copied, one at a
+ * time, or absorbed), as are a set's runs past it in all and a share once visits are
+ * held. The counts are those of the same visits added one at a time without a bound. */
+START_TEST(refs_of_plain_groups_outside_the_bound)
+{
+    static apr_int64_t who[400];
+    static unsigned char click[400];
+    qrt_vgroups_t *g = qrt_vgroups_make(100), *w = qrt_vgroups_make(100000);
+    qrt_vgroups_t *h = qrt_vgroups_make(100), *s = qrt_vgroups_make(100);
+    apr_uint32_t day[4], wday[4], set, two[2];
+    apr_size_t la, lb, i;
+    char *ta, *tb;
+    int d;
+
+    for (i = 0; i < 400; i++) {
+        who[i] = (apr_int64_t)(1 + (i * 7) % 131) * 104729;
+        click[i] = i % 4 == 0;
+    }
+    for (d = 0; d < 4; d++) {
+        char key[8];
+
+        snprintf(key, sizeof(key), "d%d", d);
+        day[d] = qrt_vgroups_group(g, key, strlen(key));
+        wday[d] = qrt_vgroups_group(w, key, strlen(key));
+        ck_assert_uint_eq(qrt_vgroups_group(h, key, strlen(key)), day[d]);
+    }
+    /* four days of 90 visits by reference: 360 in all, past the bound of 100 */
+    for (d = 0; d < 4; d++) {
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, day[d], who + 90 * d, click + 90 * d, 50), 0);
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, day[d], who + 90 * d + 50, click + 90 * d + 50,
+                                             40), 0);
+        for (i = 90 * (apr_size_t)d; i < 90 * (apr_size_t)d + 90; i++) {
+            ck_assert_int_eq(qrt_vgroups_add_to(w, wday[d], click[i], who[i]), 0);
+        }
+    }
+    /* a day past the bound: by reference, copied, one at a time */
+    ck_assert_int_eq(qrt_vgroups_add_ref(g, day[0], who, click, 20), -1);
+    ck_assert_int_eq(qrt_vgroups_add_run(g, day[1], NULL, who, click, 11), -1);
+    ck_assert_int_eq(qrt_vgroups_add_run(g, 0, day, who, click, 11), -1);
+    for (i = 0; i < 10; i++) {
+        ck_assert_int_eq(qrt_vgroups_add_to(g, day[2], click[360 + i], who[360 + i]), 0);
+        ck_assert_int_eq(qrt_vgroups_add_to(w, wday[2], click[360 + i], who[360 + i]), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_add_to(g, day[2], 0, who[0]), -1);
+    /* the bound's copies besides: a fifth day of 100 copied visits, not one more */
+    {
+        apr_uint32_t d4 = qrt_vgroups_group(g, "d4", 2), w4 = qrt_vgroups_group(w, "d4", 2);
+
+        ck_assert_int_eq(qrt_vgroups_add_run(g, d4, NULL, who + 300, click + 300, 90), 0);
+        ck_assert_int_eq(qrt_vgroups_add_run(w, w4, NULL, who + 300, click + 300, 90), 0);
+        ck_assert_int_eq(qrt_vgroups_add_run(g, d4, NULL, who, click, 1), -1);
+    }
+    /* a share, once visits are held */
+    ck_assert_int_eq(qrt_vgroups_share(h, 0, 2), 0);
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
+    ta = qrt_vgroups_text(g, &la);
+    tb = qrt_vgroups_text(w, &lb);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(w);
+    qrt_vgroups_free(h);
+
+    /* two counts whose day passes the bound together: not absorbed */
+    g = qrt_vgroups_make(100);
+    h = qrt_vgroups_make(100);
+    day[0] = qrt_vgroups_group(g, "d0", 2);
+    day[1] = qrt_vgroups_group(h, "d0", 2);
+    day[2] = qrt_vgroups_group(h, "d1", 2);
+    ck_assert_int_eq(qrt_vgroups_add_ref(g, day[0], who, click, 60), 0);
+    ck_assert_int_eq(qrt_vgroups_add_ref(h, day[1], who + 60, click + 60, 60), 0);
+    ck_assert_int_eq(qrt_vgroups_absorb(g, h), -1);
+    qrt_vgroups_free(h);
+    /* ... and absorbed when each day keeps within it */
+    h = qrt_vgroups_make(100);
+    day[1] = qrt_vgroups_group(h, "d1", 2);
+    ck_assert_int_eq(qrt_vgroups_add_ref(h, day[1], who + 60, click + 60, 90), 0);
+    ck_assert_int_eq(qrt_vgroups_absorb(g, h), 0);
+    qrt_vgroups_free(h);
+    ta = qrt_vgroups_text(g, &la);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(strstr(ta, "2:d0 45 15 "));
+    ck_assert_ptr_nonnull(strstr(ta, "2:d1 67 23 "));
+    free(ta);
+    qrt_vgroups_free(g);
+
+    /* a set's runs count against the bound in all */
+    two[0] = qrt_vgroups_group(s, "a", 1);
+    two[1] = qrt_vgroups_group(s, "b", 1);
+    set = qrt_vgroups_set(s, two, 2);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, set, who, click, 60), 0);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, set, who + 60, click + 60, 60), -1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, two[0], who + 60, click + 60, 60), -1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, two[0], who + 60, click + 60, 40), 0);
+    qrt_vgroups_free(s);
+    /* a group's visits held by reference count against it once it is a set's member */
+    s = qrt_vgroups_make(100);
+    two[0] = qrt_vgroups_group(s, "c", 1);
+    two[1] = qrt_vgroups_group(s, "e", 1);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, two[0], who, click, 70), 0);
+    ck_assert_int_eq(qrt_vgroups_add_run(s, two[1], NULL, who + 70, click + 70, 40), 0);
+    ck_assert_uint_eq(qrt_vgroups_set(s, two, 2), 0);
+    ck_assert_uint_eq(qrt_vgroups_set(s, two, 1), 0);
+    ck_assert_uint_gt(qrt_vgroups_set(s, two + 1, 1), 0);
+    ck_assert_int_eq(qrt_vgroups_add_run(s, two[1], NULL, who, click, 61), -1);
+    ck_assert_int_eq(qrt_vgroups_add_run(s, two[1], NULL, who, click, 60), 0);
+    /* (c, held by reference, is no member: its own size is its bound) */
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, two[0], who + 70, click + 70, 30), 0);
+    ck_assert_int_eq(qrt_vgroups_add_ref(s, two[0], who, click, 16), -1);
+    qrt_vgroups_free(s);
 }
 END_TEST
 
@@ -1130,6 +1249,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, two_threads_count_as_one);
     tcase_add_test(tc, refs_count_as_copies);
     tcase_add_test(tc, refs_bounded_and_shared);
+    tcase_add_test(tc, refs_of_plain_groups_outside_the_bound);
     suite_add_tcase(s, tc);
     return s;
 }
