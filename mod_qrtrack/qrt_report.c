@@ -574,7 +574,7 @@ typedef struct {
 
 /* A block of this many visits a day on average or more (a little over the shortest run
  * that qrt_vgroups holds by reference, 16) is likely read by date in runs of a day held
- * where they are, not copied. */
+ * where they are, not copied (report_lv_groups). */
 #define REPORT_LV_THICK 20
 
 static apr_status_t report_lv_keep(void *ctx, apr_int64_t tracker_id, const qrt_vcols_t *v)
@@ -981,10 +981,14 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
     n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
-    /* By date, a day's runs of a tracker's visits are held where they are, outside the
-     * bound but for each day's size (qrt_vgroups_add_ref): a window of blocks thick
-     * enough is tried in one walk first, then in shares should that pass the bound. */
-    by_ref = n > 1 && type == QRT_REPORT_DATE && set.thin <= report_lv_max / 2;
+    /* By date, by type and for the whole (a dashboard's), the runs of a tracker's visits
+     * (of a day, by date) are held where they are, outside the bound (qrt_vgroups_add_ref:
+     * a group past it is counted in bands of its visitors): a window is tried in one walk
+     * first, then in shares should the runs copied (shorter than 16 visits) pass the
+     * bound. By date that takes blocks thick enough; otherwise a block's visits in the
+     * window are one run, and the blocks too few for their short runs to pass it. */
+    by_ref = n > 1 && (type == QRT_REPORT_DATE ? set.thin <= report_lv_max / 2
+                       : type == QRT_REPORT_TYPE || type < 0);
     par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
     for (; rv == APR_SUCCESS && n > 0 && n <= REPORT_LV_SHARES; n *= 2) {
         rv = report_lv_counts(sc, &c, &set, by_ref ? 1 : n, par, out);

@@ -385,18 +385,10 @@ static int vg_ref_add(qrt_vgroups_t *g, apr_uint32_t k, const apr_uint64_t *v, a
 /* The bound. A visit copied into the chunks takes 8 bytes of the slab, and one of a set
  * or of a set's member is spread with the sets' for their count: those count against max
  * (npairs). A run of a plain group held by reference takes no memory of g's but its place
- * in the runs' list, so it does not; but a plain group is counted whole, its visitors
- * spread over parts in an array as large as the group (vg_count_plain_some), so no plain
- * group may hold more than max visits in all (vg_fits), however they came. A report's
- * blocks walked by date, whose runs of a day are held by reference, are so counted in
- * one walk where their copies would take several shares of the visitors. */
-static APR_INLINE int vg_fits(const qrt_vgroups_t *g, const vg_group *x, apr_size_t n)
-{
-    apr_size_t has = (apr_size_t)(x->scans + x->clicks);
-
-    return n <= g->max && has <= g->max - n;
-}
-
+ * in the runs' list, so it does not (nheld): a plain group past max visits is counted in
+ * bands of its visitors, each spread in an array of about max (vg_count_big). A report's
+ * blocks walked by date or as a whole, whose runs are held by reference, are so counted
+ * in one walk where their copies would take several shares of the visitors. */
 /* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
  * without memory. */
 static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t visitor)
@@ -406,8 +398,7 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
     if (g->share_mask && !vg_in_share(g, visitor)) {
         return 0;
     }
-    if (g->npairs >= g->max || (g->nheld && !vg_fits(g, x, 1))
-        || (x->fill == x->room && vg_chunk(g, x) < 0)) {
+    if (g->npairs >= g->max || (x->fill == x->room && vg_chunk(g, x) < 0)) {
         return -1;
     }
     g->slab[x->last + 1 + x->fill++] = visitor;
@@ -687,6 +678,192 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
     return k <= g->ngroups ? -1 : 0;
 }
 
+/* A group of more than max visits (its runs held by reference: qrt_vgroups_add_ref) is
+ * counted in bands: its parts (as above, by the high bits of the mixed visitors) cut into
+ * B bands of consecutive parts, each band's visitors spread over its parts in one read of
+ * the group's runs and counted, so that the spread array holds about max visits whatever
+ * the group's size; B reads of the runs instead of B walks of a report's blocks. A group
+ * of VG_BAND_PAR visits or more is counted in two bands or more, half of them by a second
+ * thread (each with arrays and tables of its own), where g may use two: the other groups'
+ * count cannot share one group out between its threads. */
+#define VG_BAND_PAR ((apr_size_t)1 << 20)
+
+typedef struct {
+    const qrt_vgroups_t *g;
+    const vg_group *x;
+    unsigned bits;                  /* the group's parts: 1 << bits */
+    apr_size_t np;                  /* parts a band */
+    apr_size_t b0, b1;              /* this count's bands, [b0, b1) */
+    apr_size_t want;                /* places of its spread array */
+    apr_int64_t u;
+    int zero, rv;
+} vg_band;
+
+/* Spreads the mixed visitors of parts [lo, lo + np) of group x over flat in one read, as
+ * vg_spread_once does: 1, or 0 when a part overflowed its room. */
+static int vg_spread_band(const vg_band *c, apr_size_t lo, apr_uint64_t *flat, apr_size_t flatcap,
+                          apr_size_t *start, int *zero)
+{
+    apr_size_t room = flatcap / c->np, p, n, r;
+    const apr_uint64_t *v;
+    vg_walk w;
+
+    for (p = 0; p < c->np; p++) {
+        start[p] = p * room;
+    }
+    for (w.room = 0; (v = vg_next(c->g, c->x, &w, &n));) {
+        for (r = 0; r < n; r++) {
+            apr_uint64_t h = vg_mix(v[r]);
+            apr_size_t q = VG_PART_OF(h, c->bits) - lo;
+
+            if (!h) {
+                *zero = 1;
+                continue;
+            }
+            if (q >= c->np) {
+                continue;           /* (another band's; below lo it wraps past np) */
+            }
+            if (start[q] == (q + 1) * room) {
+                return 0;
+            }
+            flat[start[q]++] = h;
+        }
+    }
+    return 1;
+}
+
+static void vg_band_run(vg_band *c)
+{
+    apr_size_t flatcap = 0, slotcap = 0, used = 0, b, *start;
+    apr_uint64_t *flat, *slot = NULL;
+    const apr_uint64_t *v;
+    apr_int64_t u;
+
+    c->u = 0;
+    c->rv = -1;
+    if (!(start = malloc((c->np + 1) * sizeof(*start)))
+        || !(flat = vg_take(VG_SPARE_FLAT, c->want, &flatcap))) {
+        free(start);
+        return;
+    }
+    for (b = c->b0; b < c->b1; b++) {
+        apr_size_t lo = b * c->np, n, r, q;
+        vg_walk w;
+
+        used = flatcap;
+        if (vg_spread_band(c, lo, flat, flatcap, start, &c->zero)) {
+            if ((u = vg_count_parts(flat, start, c->np, flatcap / c->np, &slot, &slotcap)) < 0) {
+                goto done;
+            }
+            c->u += u;
+            continue;
+        }
+        /* (a part past its room: the band's parts counted first, then filled in turn) */
+        memset(start, 0, (c->np + 1) * sizeof(*start));
+        for (w.room = 0; (v = vg_next(c->g, c->x, &w, &n));) {
+            for (r = 0; r < n; r++) {
+                apr_uint64_t h = vg_mix(v[r]);
+
+                q = VG_PART_OF(h, c->bits) - lo;
+                if (h && q < c->np) {
+                    start[q + 1]++;
+                }
+            }
+        }
+        for (q = 1; q <= c->np; q++) {
+            start[q] += start[q - 1];
+        }
+        if (start[c->np] > flatcap) {
+            apr_uint64_t *more = realloc(flat, start[c->np] * sizeof(*flat));
+
+            if (!more) {
+                goto done;
+            }
+            flat = more;
+            flatcap = used = start[c->np];
+        }
+        for (w.room = 0; (v = vg_next(c->g, c->x, &w, &n));) {
+            for (r = 0; r < n; r++) {
+                apr_uint64_t h = vg_mix(v[r]);
+
+                q = VG_PART_OF(h, c->bits) - lo;
+                if (h && q < c->np) {
+                    flat[start[q]++] = h;
+                }
+            }
+        }
+        if ((u = vg_count_parts(flat, start, c->np, 0, &slot, &slotcap)) < 0) {
+            goto done;
+        }
+        c->u += u;
+    }
+    c->rv = 0;
+done:
+    vg_give(VG_SPARE_FLAT, flat, flatcap, used);
+    free(start);
+    free(slot);
+}
+
+static void *vg_band_thread(void *data)
+{
+    vg_band_run(data);
+    return NULL;
+}
+
+/* The distinct visitors of group x (of m visits) in bands: 0, or -1 without memory or
+ * for a group of more than 1,024 times max visits. */
+static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
+{
+    apr_size_t bands = 1, parts;
+    unsigned bits = 0, bb = 0;
+    vg_band c[2];
+    pthread_t t;
+    int threaded = 0;
+
+    while (m / bands > g->max && bands < VG_PARTS) {
+        bands *= 2;
+        bb++;
+    }
+    if (m / bands > g->max) {
+        return -1;
+    }
+    if (two && bands == 1) {
+        bands = 2;
+        bb = 1;
+    }
+    while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
+        bits++;
+    }
+    if (bits < bb) {
+        bits = bb;
+    }
+    parts = (apr_size_t)1 << bits;
+    memset(c, 0, sizeof(c));
+    c[0].g = c[1].g = g;
+    c[0].x = c[1].x = x;
+    c[0].bits = c[1].bits = bits;
+    c[0].np = c[1].np = parts / bands;
+    c[0].want = c[1].want = vg_flat_room(m / bands + 1, parts / bands);
+    c[0].b0 = 0;
+    c[0].b1 = c[1].b0 = two ? bands / 2 : bands;
+    c[1].b1 = bands;
+    if (two && pthread_create(&t, NULL, vg_band_thread, &c[1]) == 0) {
+        threaded = 1;
+    }
+    vg_band_run(&c[0]);
+    if (threaded) {
+        pthread_join(t, NULL);
+    }
+    else if (two) {
+        vg_band_run(&c[1]);
+    }
+    if (c[0].rv < 0 || (two && c[1].rv < 0)) {
+        return -1;
+    }
+    x->uniques = c[0].u + c[1].u + (c[0].zero || c[1].zero);
+    return 0;
+}
+
 /* A second thread's share of vg_count_plain. */
 typedef struct {
     qrt_vgroups_t *g;
@@ -729,21 +906,36 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     vg_half h;
     int rv;
 
-    if (g->threads >= 2) {
-        for (k = 1; k <= g->ngroups; k++) {
-            if (!g->groups[k].members && !(bit && bit[k])) {
-                all += (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+    /* groups past the bound, or large enough for two threads, in bands (pick 2: not
+     * among the others) */
+    for (k = 1; k <= g->ngroups; k++) {
+        vg_group *x = &g->groups[k];
+        apr_size_t m = (apr_size_t)(x->scans + x->clicks);
+
+        if (x->members || (bit && bit[k])) {
+            continue;
+        }
+        if (m > g->max || (g->threads >= 2 && m >= VG_BAND_PAR && m >= g->par_min)) {
+            if ((!pick && !(pick = calloc((apr_size_t)g->ngroups + 1, 1)))
+                || vg_count_big(g, x, m, g->threads >= 2 && m >= g->par_min) < 0) {
+                free(pick);
+                return -1;
             }
+            pick[k] = 2;
+        }
+        else {
+            all += m;
         }
     }
     if (g->threads < 2 || all < g->par_min
-        || !(pick = calloc((apr_size_t)g->ngroups + 1, 1))
+        || (!pick && !(pick = calloc((apr_size_t)g->ngroups + 1, 1)))
         || !(by = malloc(((apr_size_t)g->ngroups + 1) * sizeof(*by)))) {
+        rv = vg_count_plain_some(g, bit, pick, 0);  /* (pick NULL: no group in bands) */
         free(pick);
-        return vg_count_plain_some(g, bit, NULL, 0);
+        return rv;
     }
     for (k = 1; k <= g->ngroups; k++) {
-        if (!g->groups[k].members && !(bit && bit[k])) {
+        if (!g->groups[k].members && !(bit && bit[k]) && pick[k] != 2) {
             by[nby].m = (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
             by[nby++].k = k;
         }
@@ -761,7 +953,10 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     h.pick = pick;
     h.rv = -1;
     if (pthread_create(&t, NULL, vg_half_run, &h) != 0) {
-        rv = vg_count_plain_some(g, bit, NULL, 0);
+        for (k = 1; k <= g->ngroups; k++) {
+            pick[k] = pick[k] == 2 ? 2 : 0;
+        }
+        rv = vg_count_plain_some(g, bit, pick, 0);
         free(pick);
         return rv;
     }
@@ -1302,7 +1497,7 @@ apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_s
         key[j] = y;
         m++;
     }
-    /* (the members' visits held by reference now count against the bound: vg_fits) */
+    /* (the members' visits held by reference now count against the bound) */
     for (i = 0, j = 0; i < m; i++) {
         j += g->groups[key[i]].held;
     }
@@ -1405,8 +1600,7 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
     for (i = 0; i < n; i++) {
         apr_uint32_t k = groups ? groups[i] : group;
 
-        /* (with runs held by reference, no group past the bound: vg_fits) */
-        if (!k || k > g->ngroups || (g->nheld && !vg_fits(g, &g->groups[k], m))) {
+        if (!k || k > g->ngroups) {
             return -1;
         }
         if (!groups) {
@@ -1457,9 +1651,9 @@ int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t 
     if (g->counted || !group || group > g->ngroups) {
         return -1;
     }
-    /* (a set's visits count against the bound, a plain group's only in its size: vg_fits) */
+    /* (a set's visits and its members' count against the bound, a plain group's not) */
     x = &g->groups[group];
-    if (x->members || x->member ? n > g->max || g->npairs > g->max - n : !vg_fits(g, x, n)) {
+    if ((x->members || x->member) && (n > g->max || g->npairs > g->max - n)) {
         return -1;
     }
     if (vg_ref_add(g, group, (const apr_uint64_t *)(const void *)visitors, n) < 0) {
@@ -1519,9 +1713,7 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
         else {
             to[k] = vg_group_of(g, x->key, x->klen, 0);
         }
-        /* (a plain group of both, counted whole, within the bound: vg_fits) */
-        if (!to[k] || (!x->members && !x->member
-                       && !vg_fits(g, &g->groups[to[k]], (apr_size_t)(x->scans + x->clicks)))) {
+        if (!to[k]) {
             goto done;
         }
     }
