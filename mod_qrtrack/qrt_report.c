@@ -901,15 +901,22 @@ static void report_lv_days(const report_lv_set *set, apr_int64_t s, apr_int64_t 
     memset(daily->clicks, 0, (apr_size_t)daily->ndays * sizeof(*daily->clicks));
     for (i = 0; i < set->blks->nelts; i++) {
         const qrt_vcols_t *v = &APR_ARRAY_IDX(set->blks, i, report_lv_blk).v;
+        apr_int64_t d = 0, from = 1, to = 0;       /* (the day of the last visit) */
         apr_size_t k;
 
         if (v->tmax < s || v->tmin > e) {
             continue;
         }
         for (k = 0; k < v->n; k++) {
-            apr_int64_t when = qrt_vcols_time(v, k),
-                        d = qrt_agg_fdiv(when, QRT_AGG_DAY) - daily->d0;
+            apr_int64_t when = qrt_vcols_time(v, k);
 
+            if (when < from || when > to) {
+                /* (a block's visits come in time order: a division a day, not a visit) */
+                d = qrt_agg_fdiv(when, QRT_AGG_DAY);
+                from = d * QRT_AGG_DAY;
+                to = from + QRT_AGG_DAY - 1;
+                d -= daily->d0;
+            }
             if (when < s || when > e || d < 0 || d >= daily->ndays) {
                 continue;
             }

@@ -811,20 +811,22 @@ static void *vg_band_thread(void *data)
 }
 
 /* The distinct visitors of group x (of m visits) in bands: 0, or -1 without memory or
- * for a group of more than 1,024 times max visits. */
+ * for a group of more than 2,048 times max visits. */
 static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
 {
-    apr_size_t bands = 1, parts;
+    /* (a band may take what the copies left of the bound besides its own: the slab's
+     * memory and the spread array's were bounded apart) */
+    apr_size_t bands = 1, parts, cap = g->max + (g->max - g->npairs);
     unsigned bits = 0, bb = 0;
     vg_band c[2];
     pthread_t t;
     int threaded = 0;
 
-    while (m / bands > g->max && bands < VG_PARTS) {
+    while (m / bands > cap && bands < VG_PARTS) {
         bands *= 2;
         bb++;
     }
-    if (m / bands > g->max) {
+    if (m / bands > cap) {
         return -1;
     }
     if (two && bands == 1) {
