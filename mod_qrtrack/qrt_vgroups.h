@@ -17,10 +17,10 @@
  * The store registers it with SQLite as the aggregate
  * qrt_vgroups(key, click, visitor), whose value is the groups in the text form below
  * (PostgreSQL's statements write the same form with string_agg). Memory is malloc'd
- * and bounded: at most max visits copied or added to sets and their members, and no
- * group of more than max visits (a run held by reference, qrt_vgroups_add_ref, takes no
- * copy but counts in its group's size), then an add fails and the caller counts another
- * way.
+ * and bounded: at most max visits copied or added to sets and their members, then an
+ * add fails and the caller counts another way. A run held by reference
+ * (qrt_vgroups_add_ref) takes no copy: a group past max visits that way is counted in
+ * bands of its visitors, each in an array of at most twice max.
  *
  * The text form: for each group "<bytes of key>:<key> <scans> <clicks> <uniques>\n".
  * Unit-tested in test/unit/test_vgroups.c. */
@@ -59,15 +59,15 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
 /* As qrt_vgroups_add_run with groups NULL, but a run of 16 visits or more is not
  * copied: g reads visitors where they are, which must stay unchanged until
  * qrt_vgroups_text (or _free) of g and of any g that absorbs it (a report's blocks,
- * held for its count). Such a run of a group that is no set nor a set's member counts
- * against the bound only in its group's size: many groups may so hold more than max
- * visits in all. Copied when g counts a share (qrt_vgroups_share). */
+ * held for its count). Such a run of a group that is no set nor a set's member does not
+ * count against the bound. Copied when g counts a share (qrt_vgroups_share). */
 int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t *visitors,
                         const unsigned char *clicks, apr_size_t n);
 /* Lets the count (qrt_vgroups_text) use n threads (1 or 2): with 2, the distinct
  * visitors of groups that are no set nor a set's member are counted in two threads,
  * the groups shared out between them by their visits, once they hold min visits or
- * more (0: 100,000). */
+ * more (0: 100,000); a group of a million visits or more (and min) alone, in bands of
+ * its visitors, half of them by each thread. */
 void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min);
 /* Adds the visits of from to g, as though they had been added to g (each to the group,
  * or set, of g of the same key; made when new): two walks can each count part of one
