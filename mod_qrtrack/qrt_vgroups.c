@@ -683,9 +683,9 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
  * B bands of consecutive parts, each band's visitors spread over its parts in one read of
  * the group's runs and counted, so that the spread array holds about max visits whatever
  * the group's size; B reads of the runs instead of B walks of a report's blocks. A group
- * of VG_BAND_PAR visits or more is counted in two bands or more, half of them by a second
- * thread (each with arrays and tables of its own), where g may use two: the other groups'
- * count cannot share one group out between its threads. */
+ * of VG_BAND_PAR visits or more and two thirds of the visits is counted in two bands or
+ * more, half of them by a second thread (each with arrays and tables of its own), where g
+ * may use two: the other groups' count cannot share one group out between its threads. */
 #define VG_BAND_PAR ((apr_size_t)1 << 20)
 
 typedef struct {
@@ -900,7 +900,7 @@ static int vg_size_cmp(const void *a, const void *b)
  * with fewer so far): a group's count is its own, in tables of its own. */
 static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
 {
-    apr_size_t all = 0, load[2] = { 0, 0 };
+    apr_size_t all = 0, whole = 0, load[2] = { 0, 0 };
     unsigned char *pick = NULL;
     vg_size *by = NULL;
     apr_uint32_t k, nby = 0;
@@ -908,7 +908,13 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     vg_half h;
     int rv;
 
-    /* groups past the bound, or large enough for two threads, in bands (pick 2: not
+    for (k = 1; k <= g->ngroups; k++) {
+        if (!g->groups[k].members && !(bit && bit[k])) {
+            whole += (apr_size_t)(g->groups[k].scans + g->groups[k].clicks);
+        }
+    }
+    /* groups past the bound, or of two thirds of the visits or more (the others too few
+     * for the second thread: each band reads the whole group), in bands (pick 2: not
      * among the others) */
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
@@ -917,7 +923,8 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
         if (x->members || (bit && bit[k])) {
             continue;
         }
-        if (m > g->max || (g->threads >= 2 && m >= VG_BAND_PAR && m >= g->par_min)) {
+        if (m > g->max || (g->threads >= 2 && m >= VG_BAND_PAR && m >= g->par_min
+                           && m / 2 >= whole / 3)) {
             if ((!pick && !(pick = calloc((apr_size_t)g->ngroups + 1, 1)))
                 || vg_count_big(g, x, m, g->threads >= 2 && m >= g->par_min) < 0) {
                 free(pick);
