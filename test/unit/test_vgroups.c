@@ -540,6 +540,21 @@ START_TEST(refs_bounded_and_shared)
 }
 END_TEST
 
+/* g and w count the same (their text forms equal); both freed. */
+static void same_counts(qrt_vgroups_t *g, qrt_vgroups_t *w)
+{
+    apr_size_t la, lb;
+    char *ta = qrt_vgroups_text(g, &la), *tb = qrt_vgroups_text(w, &lb);
+
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(w);
+}
+
 /* Runs of plain groups held by reference take none of the bound's memory: groups may
  * hold more visits in all than the bound (a report by date over the days of many
  * trackers, in one walk), and one group more than the bound (counted in bands of its
@@ -555,8 +570,7 @@ static void refs_outside_the_bound(int threads)
     qrt_vgroups_t *g = qrt_vgroups_make(100), *w = qrt_vgroups_make(100000);
     qrt_vgroups_t *h = qrt_vgroups_make(100), *s = qrt_vgroups_make(100);
     apr_uint32_t day[5], wday[5], set, two[2];
-    apr_size_t la, lb, i;
-    char *ta, *tb;
+    apr_size_t i;
     int d;
 
     for (i = 0; i < N; i++) {
@@ -606,15 +620,7 @@ static void refs_outside_the_bound(int threads)
     /* a share, once visits are held */
     ck_assert_int_eq(qrt_vgroups_share(h, 0, 2), 0);
     ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
-    ta = qrt_vgroups_text(g, &la);
-    tb = qrt_vgroups_text(w, &lb);
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(g);
-    qrt_vgroups_free(w);
+    same_counts(g, w);
     qrt_vgroups_free(h);
 
     /* two counts whose day passes the bound together, absorbed */
@@ -634,15 +640,7 @@ static void refs_outside_the_bound(int threads)
     qrt_vgroups_free(h);
     ck_assert_int_eq(qrt_vgroups_add_run(w, wday[0], NULL, who, click, 120), 0);
     ck_assert_int_eq(qrt_vgroups_add_run(w, wday[1], NULL, who + 120, click + 120, 90), 0);
-    ta = qrt_vgroups_text(g, &la);
-    tb = qrt_vgroups_text(w, &lb);
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(g);
-    qrt_vgroups_free(w);
+    same_counts(g, w);
 
     /* a set's runs count against the bound in all */
     two[0] = qrt_vgroups_group(s, "a", 1);
@@ -678,8 +676,7 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
     static unsigned char click[N];
     qrt_vgroups_t *g = qrt_vgroups_make(max), *w = qrt_vgroups_make(1 << 22);
     apr_uint32_t k, kw;
-    apr_size_t la, lb, i;
-    char *ta, *tb;
+    apr_size_t i;
 
     for (i = 0; i < N; i++) {
         apr_uint64_t r = 1 + (apr_uint64_t)rnd(700000);
@@ -694,15 +691,7 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
         ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 40000), 0);
     }
     ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
-    ta = qrt_vgroups_text(g, &la);
-    tb = qrt_vgroups_text(w, &lb);
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(g);
-    qrt_vgroups_free(w);
+    same_counts(g, w);
 }
 
 START_TEST(refs_of_plain_groups_outside_the_bound)
