@@ -765,7 +765,10 @@ static void vg_band_run(vg_band *c)
                 apr_uint64_t h = vg_mix(v[r]);
 
                 q = VG_PART_OF(h, c->bits) - lo;
-                if (h && q < c->np) {
+                if (!h) {
+                    c->zero = 1;    /* (the spread may have stopped before it) */
+                }
+                else if (q < c->np) {
                     start[q + 1]++;
                 }
             }

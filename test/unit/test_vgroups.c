@@ -694,8 +694,32 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
     same_counts(g, w);
 }
 
+/* A group past the bound whose visitors all fall in one part (chosen against the hash):
+ * its one band overflows that part's room and is spread again, counted first; the
+ * visitor 0 after the overflow still counts once. */
+static void a_band_past_its_room(void)
+{
+    enum { N = 20000 };
+    static apr_int64_t who[N];
+    static unsigned char click[N];
+    qrt_vgroups_t *g = qrt_vgroups_make(10000), *w = qrt_vgroups_make(100000);
+    apr_uint32_t k = qrt_vgroups_group(g, "x", 1), kw = qrt_vgroups_group(w, "x", 1);
+    apr_size_t i;
+
+    for (i = 0; i < N; i++) {
+        who[i] = i + 1 < N ? (apr_int64_t)unmix((apr_uint64_t)(i % 15000) + 1) : 0;
+        click[i] = i % 7 == 0;
+    }
+    for (i = 0; i < N; i += 1000) {
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 1000), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
+    same_counts(g, w);
+}
+
 START_TEST(refs_of_plain_groups_outside_the_bound)
 {
+    a_band_past_its_room();
     refs_outside_the_bound(1);
     refs_outside_the_bound(2);
     a_big_group_by_reference(2, 1 << 21);
