@@ -47,6 +47,10 @@
 #include "qrt_json.h"
 #include "qrt_report.h"
 #include "qrt_valid.h"
+#include "qrt_dblimit.h"
+#include "qrt_store_agg_read.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_spool.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -59,6 +63,101 @@ APLOG_USE_MODULE(qrtrack);
 static qrt_report_cache_t *rep_cache;
 
 #define REP_STRIDS (1u << 20)      /* strings numbered for the blocks of visits, at most */
+
+/* The child's second connection for reading a long list's blocks (one request at a
+ * time: qrt_store_agg_read_helper), outside mod_dbd's pool: a request that holds its own
+ * connection never waits for another. Opened when first taken, kept while it works. */
+static struct {
+    apr_pool_t *p;                  /* the connection's (cleared when it is opened again) */
+    qrt_db_t *db;
+    int busy;                       /* (atomic) taken by a request */
+    server_rec *s;
+} rep_help;
+
+static qrt_db_t *rep_help_take(void)
+{
+    const apr_dbd_driver_t *driver;
+    const char *err = NULL;
+    qrt_db_t *db;
+    apr_dbd_t *handle;
+
+    if (__atomic_exchange_n(&rep_help.busy, 1, __ATOMIC_ACQ_REL)) {
+        return NULL;                /* (another request's) */
+    }
+    if (rep_help.db || qrt_db_down()) {
+        if (!rep_help.db) {
+            __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
+        }
+        return rep_help.db;
+    }
+    apr_pool_clear(rep_help.p);
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(rep_help.p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, rep_help.p, qrt_config()->dbd_params, &handle, &err)
+           != APR_SUCCESS) {
+        /* (the request reads its list alone; mod_dbd and the keeper say what is wrong) */
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00507: cannot open a "
+                     "second connection to read a list's visits: %s",
+                     err ? err : "no driver");
+        __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    qrt_db_tune(driver, handle, rep_help.p);
+    qrt_db_limit(driver, handle, rep_help.p, qrt_statement_timeout_ms(), NULL);
+    db = apr_pcalloc(rep_help.p, sizeof(*db));
+    db->driver = driver;
+    db->handle = handle;
+    db->pool = rep_help.p;
+    qrt_db_prepare_lazily(db, rep_help.p);
+    rep_help.db = db;
+    return db;
+}
+
+static void rep_help_give(qrt_db_t *db, int broken, apr_size_t spans)
+{
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00509: a second thread read "
+                 "%" APR_SIZE_T_FMT " spans of a list's visits", spans);
+    if (broken && db == rep_help.db) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00508: the second "
+                     "connection for a list's visits failed (%s); opened again when next "
+                     "needed", db->error ? db->error : "unknown error");
+        apr_dbd_close(db->driver, db->handle);
+        rep_help.db = NULL;
+    }
+    __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
+}
+
+/* (the child ends: no request runs) */
+static apr_status_t rep_help_end(void *data)
+{
+    (void)data;
+    qrt_store_agg_read_helper(NULL, NULL, 0);
+    if (rep_help.db) {
+        apr_dbd_close(rep_help.db->driver, rep_help.db->handle);
+        rep_help.db = NULL;
+    }
+    apr_pool_destroy(rep_help.p);
+    rep_help.p = NULL;
+    return APR_SUCCESS;
+}
+
+/* The connection's pool, with an allocator of its own: the requests that take the
+ * connection in turn allocate in it from their own threads. */
+static int rep_help_init(apr_pool_t *pchild)
+{
+    apr_allocator_t *a;
+
+    if (apr_allocator_create(&a) != APR_SUCCESS) {
+        return 0;
+    }
+    if (apr_pool_create_unmanaged_ex(&rep_help.p, NULL, a) != APR_SUCCESS) {
+        apr_allocator_destroy(a);
+        return 0;
+    }
+    apr_allocator_owner_set(a, rep_help.p);
+    apr_pool_cleanup_register(pchild, NULL, rep_help_end, apr_pool_cleanup_null);
+    return 1;
+}
 
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 {
@@ -78,6 +177,10 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
     qrt_store_agg_blob_cache(sealed);
     /* the numbers of the kept blocks' strings: at most an eighth of the cache's bytes */
     qrt_store_agg_blob_strids(sealed ? qrt_strid_make(pchild, REP_STRIDS, bytes / 8) : NULL);
+    rep_help.s = s;
+    if (sealed && rep_help_init(pchild)) {
+        qrt_store_agg_read_helper(rep_help_take, rep_help_give, 0);
+    }
 }
 
 /* ---- shared pieces -------------------------------------------------------- */

@@ -4,6 +4,7 @@
  * qrt_store_agg_read.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
@@ -2719,6 +2720,175 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
     return rv;
 }
 
+/* ---- a second thread for a list's blocks (qrt_store_agg_read_helper) ---------------
+ * A list whose blocks are not kept yet is read from the visits through SQL, most of
+ * its time in the database's code and in building the blocks, on one CPU. A second
+ * thread over a connection of its own reads the spans of the trackers from the last one
+ * back and keeps them, while the request goes on from the first; where they meet, the
+ * thread stops and the request finds the rest kept, as though an earlier request had
+ * read them. (Halves were slower: the request's trackers also take its days not in a
+ * span, and a list's busy trackers need not be spread evenly.) */
+static qrt_agg_help_take_fn *lv_help_take;
+static qrt_agg_help_give_fn *lv_help_give;
+static int lv_help_min = QRT_AGG_HELP_MIN;
+static apr_size_t lv_helped;        /* (atomic: spans read by helpers) */
+
+void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn *give,
+                               int min)
+{
+    lv_help_take = take && give ? take : NULL;
+    lv_help_give = take && give ? give : NULL;
+    lv_help_min = min > 0 ? min : QRT_AGG_HELP_MIN;
+}
+
+apr_size_t qrt_store_agg_read_helped(void)
+{
+    return __atomic_load_n(&lv_helped, __ATOMIC_RELAXED);
+}
+
+typedef struct {
+    qrt_db_t *db;
+    apr_pool_t *p;                  /* its own allocator: no other thread uses it */
+    qrt_aggcache_t *cache;
+    int strings;
+    const apr_int64_t *ids;
+    int claim;                      /* (atomic) the last tracker it took, from the end */
+    int at;                         /* (atomic) the tracker the request reads now */
+    const lv_span *spans;
+    int nspans;
+    apr_size_t left;                /* visits it may read through SQL */
+    apr_size_t most;                /* ... and keep: half of what the cache holds */
+    int stop;                       /* (atomic) set by the request: stop now */
+    apr_size_t read;                /* spans it read and kept */
+    apr_status_t rv;
+    pthread_t thread;
+} lv_help;
+
+/* (the blocks a helper reads go to the cache alone) */
+static apr_status_t lv_help_kept(void *ctx, apr_int64_t tracker, const qrt_vcols_t *v)
+{
+    lv_help *h = ctx;
+
+    (void)tracker;
+    h->most = h->most > v->n ? h->most - v->n : 0;
+    return APR_SUCCESS;
+}
+
+static void *lv_help_run(void *data)
+{
+    lv_help *h = data;
+    int n = h->nspans, j, k;
+    qrt_aggcache_key_t *keys = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*keys));
+    apr_int64_t *seals = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*seals));
+    const char **dat = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*dat));
+    apr_size_t *len = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*len));
+    qrt_aggcache_ent_t **ents = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*ents));
+    lv_names *names = h->strings ? lv_names_make(h->p) : NULL;
+
+    for (k = 0; k < n; k++) {
+        seals[k] = h->spans[k].seal;
+    }
+    /* trackers taken from the end until the request's reading meets them */
+    while (h->rv == APR_SUCCESS
+           && (j = __atomic_sub_fetch(&h->claim, 1, __ATOMIC_ACQ_REL))
+              > __atomic_load_n(&h->at, __ATOMIC_ACQUIRE)) {
+        /* the spans already kept (as the request looks them up) left alone */
+        for (k = 0; k < n; k++) {
+            keys[k].account = h->ids[j];
+            keys[k].level = LV_SPAN;
+            keys[k].bucket = h->spans[k].bucket;
+            keys[k].kind = h->strings ? LV_KIND : LV_KIND_BARE;
+            dat[k] = NULL;
+            ents[k] = NULL;
+        }
+        if (qrt_aggcache_get_many(h->cache, keys, seals, n, dat, len, ents) < n
+            && !h->strings) {
+            for (k = 0; k < n; k++) {
+                keys[k].kind = LV_KIND;
+            }
+            qrt_aggcache_get_many(h->cache, keys, seals, n, dat, len, ents);
+        }
+        qrt_aggcache_release_many(h->cache, ents, n);
+        for (k = 0; k < n && h->rv == APR_SUCCESS; k++) {
+            if (dat[k]) {
+                continue;
+            }
+            if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE) || !h->most) {
+                return NULL;
+            }
+            keys[k].kind = h->strings ? LV_KIND : LV_KIND_BARE;
+            h->rv = lv_span_fill(h->db, h->p, h->cache, h->strings, names, NULL, &h->left,
+                                 &keys[k], seals[k], lv_help_kept, h);
+            if (h->rv == APR_SUCCESS) {
+                h->read++;
+                __atomic_add_fetch(&lv_helped, 1, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Starts a helper for ids (from the last) when the list is long enough and a
+ * connection is free: the helper, or NULL. */
+static lv_help *lv_help_start(qrt_aggcache_t *cache, int strings, const apr_int64_t *ids,
+                              int n, const apr_array_header_t *spans, apr_size_t left)
+{
+    apr_allocator_t *a;
+    apr_pool_t *p;
+    lv_help *h;
+    qrt_db_t *db;
+
+    if (!lv_help_take || n < lv_help_min || !spans->nelts) {
+        return NULL;
+    }
+    if (apr_allocator_create(&a) != APR_SUCCESS) {
+        return NULL;
+    }
+    if (apr_pool_create_unmanaged_ex(&p, NULL, a) != APR_SUCCESS) {
+        apr_allocator_destroy(a);
+        return NULL;
+    }
+    apr_allocator_owner_set(a, p);
+    if (!(db = lv_help_take())) {
+        apr_pool_destroy(p);
+        return NULL;
+    }
+    h = apr_pcalloc(p, sizeof(*h));
+    h->db = db;
+    h->p = p;
+    h->cache = cache;
+    h->strings = strings;
+    h->ids = ids;
+    h->claim = n;
+    h->at = 0;
+    h->spans = (const lv_span *)(const void *)spans->elts;
+    h->nspans = spans->nelts;
+    h->left = left / 2;
+    h->most = qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 2;
+    h->rv = APR_SUCCESS;
+    if (pthread_create(&h->thread, NULL, lv_help_run, h) != 0) {
+        lv_help_give(db, 0, 0);
+        apr_pool_destroy(p);
+        return NULL;
+    }
+    return h;
+}
+
+/* Waits for the helper (stopped at once with stop) and gives its connection back. */
+static void lv_help_end(lv_help *h, int stop)
+{
+    if (!h) {
+        return;
+    }
+    if (stop) {
+        __atomic_store_n(&h->stop, 1, __ATOMIC_RELEASE);
+    }
+    pthread_join(h->thread, NULL);
+    /* (past its share of the bound it only stopped; a failed statement breaks it) */
+    lv_help_give(h->db, h->rv != APR_SUCCESS && h->rv != APR_EAGAIN, h->read);
+    apr_pool_destroy(h->p);
+}
+
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
                                        apr_int64_t e, int strings, int any,
@@ -2745,7 +2915,8 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     apr_size_t *slen;
     int *span_of;
     apr_status_t rv;
-    int i, j, k, nshared = 0;
+    lv_help *help;
+    int i, j, k, nshared = 0, helped = 0;
 
     if (!cache || n > QRT_AGG_LISTED_MAX) {
         return APR_ENOTIMPL;
@@ -2840,9 +3011,19 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         }
     }
     miss = apr_array_make(p, 16, sizeof(lv_day));
+    help = NULL;
     for (j = 0; j < n && rv == APR_SUCCESS; j++) {
         int missed = 0;
 
+        if (help) {
+            /* (where the helper's trackers begin: it stops, and this one goes on to
+             * find their spans kept) */
+            __atomic_store_n(&help->at, j, __ATOMIC_RELEASE);
+            if (j >= __atomic_load_n(&help->claim, __ATOMIC_ACQUIRE)) {
+                lv_help_end(help, 1);
+                help = NULL;
+            }
+        }
         miss->nelts = 0;
         /* the spans kept (a report that needs no strings takes either block) */
         for (k = 0; k < spans->nelts; k++) {
@@ -2860,6 +3041,16 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 skeys[k].kind = LV_KIND;
             }
             qrt_aggcache_get_many(cache, skeys, sseals, spans->nelts, sdata, slen, sents);
+        }
+        /* A span not kept: the trackers' spans are read by a second thread too, from
+         * the last tracker back, when one may (once a request). */
+        for (k = 0; k < spans->nelts && !helped; k++) {
+            if (!sdata[k]) {
+                helped = 1;
+                if ((help = lv_help_start(cache, strings, ids, n, spans, left))) {
+                    __atomic_store_n(&help->at, j, __ATOMIC_RELEASE);
+                }
+            }
         }
         /* each span, kept or read now */
         for (k = 0; k < spans->nelts && rv == APR_SUCCESS; k++) {
@@ -2962,6 +3153,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             qrt_aggcache_release_many(cache, sents, spans->nelts);
         }
     }
+    lv_help_end(help, 1);           /* (the request failed before the two met) */
     /* The days not sealed of the trackers read from kept blocks alone, at once
      * (QRT_AGG_RAW_IDS trackers a statement). */
     for (i = 0; i < gaps->nelts && rv == APR_SUCCESS; i++) {

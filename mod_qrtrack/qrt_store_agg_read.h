@@ -131,6 +131,21 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
 void qrt_store_agg_read_listed_bound(apr_size_t most);
 /* Lets go of the blocks held for qrt_store_agg_read_listed (held is then empty). */
 void qrt_store_agg_read_listed_release(apr_array_header_t *held);
+/* A second connection for qrt_store_agg_read_listed: once a list of min trackers or
+ * more (0: QRT_AGG_HELP_MIN) meets a block not kept, a second thread reads and keeps
+ * the blocks of its trackers from the last one back, over a connection take gives
+ * (NULL when none is free now: the request reads them all itself), while the request
+ * goes on from the first; where the two meet, the thread stops and gives the connection
+ * back (broken: a statement of it failed; spans: the blocks of 16 days it read), and the
+ * request finds the rest kept. Without take (the default), none. Set before the
+ * threads start. */
+#define QRT_AGG_HELP_MIN 16
+typedef qrt_db_t *qrt_agg_help_take_fn(void);
+typedef void qrt_agg_help_give_fn(qrt_db_t *db, int broken, apr_size_t spans);
+void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn *give,
+                               int min);
+/* The spans of blocks second threads have read and kept so far (tests). */
+apr_size_t qrt_store_agg_read_helped(void);
 
 /* The distinct visitors of the non-bot visits of at most QRT_AGG_RAW_IDS trackers in
  * [s, e], counted by the database along (tracker_id, visit_start) (none is

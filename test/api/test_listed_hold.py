@@ -108,3 +108,43 @@ def test_a_child_hands_back_what_its_reports_freed():
     finally:
         srv.stop()
         srv.cleanup()
+
+
+def test_a_long_lists_blocks_are_read_by_two_threads():
+    """A list of 16 trackers or more whose blocks no request has read yet: a second thread,
+    over a connection of the child's own, reads them from the end of the list while the
+    request reads from its start (QRT00509 at debug says how many spans it read). Every
+    answer, the first and the later ones (from the blocks kept), is that of a server
+    without the cache, which counts the visits in the database."""
+    srv = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:debug")
+    off = None
+    try:
+        tok, tids, first, now = settled_account(srv)
+        off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
+        window = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY),
+                  "trackers[]": tids[:20]}
+        want = {}
+        with Api(off, off.token("acme")) as a:
+            for kind in ("date", "browser", "city"):
+                r = a.get("/report/", params=dict(window, report=kind))
+                assert r.status_code == 200, r.text
+                want[kind] = r.json()
+                assert 100000 < sum(x["visits"] for x in want[kind]["data"]) < 150000
+        # by date first (blocks without strings), then by browser and city (with them):
+        # each child reads each kind of block once
+        with Api(srv, tok) as a:
+            for _ in range(4):
+                for kind in ("date", "browser", "city"):
+                    assert a.get("/report/", params=dict(window, report=kind)).json() \
+                        == want[kind], kind
+        read = [int(n) for n in re.findall(r"\[qrtrack:debug\] .*QRT00509: a second thread "
+                                           r"read (\d+) spans of a list's visits",
+                                           srv.error_log())]
+        # (two children at most each read both kinds once, and nothing after)
+        assert read and max(read) > 0 and len(read) <= 4, read
+    finally:
+        if off:
+            off.stop()
+            off.cleanup()
+        srv.stop()
+        srv.cleanup()

@@ -27,6 +27,7 @@
 #include "qrt_store.h"
 #include "qrt_store_agg_rebuild.h"
 #include "qrt_store_agg_blob.h"
+#include "qrt_store_agg_read.h"
 #include "qrt_aggcache.h"
 #include "qrt_strid.h"
 #include "qrt_check.h"
@@ -1465,6 +1466,118 @@ static void teardown_kept_par(void)
     teardown_kept();
 }
 
+/* ... and a second thread reading the blocks of lists of 2 trackers or more over a
+ * second connection to the same database (help_db), as a child's second connection does;
+ * or over one to a database without the schema, whose every statement fails (broken). */
+static qrt_db_t help_db;
+static int help_broken, help_taken, help_given_broken;
+static apr_size_t help_spans;
+
+static qrt_db_t *help_take(void)
+{
+    help_taken++;
+    return &help_db;
+}
+
+static void help_give(qrt_db_t *d, int broken, apr_size_t spans)
+{
+    ck_assert_ptr_eq(d, &help_db);
+    help_given_broken += broken;
+    help_spans += spans;
+}
+
+static void setup_kept_help(void)
+{
+    setup_kept_ids();
+    help_taken = help_given_broken = 0;
+    help_spans = 0;
+    if (help_broken) {
+        const char *err = NULL;
+
+        memset(&help_db, 0, sizeof(help_db));
+        ck_assert_int_eq(apr_dbd_get_driver(pool, "sqlite3", &help_db.driver), APR_SUCCESS);
+        ck_assert_int_eq(apr_dbd_open_ex(help_db.driver, pool,
+                                         apr_pstrcat(pool, dir, "/empty.db", NULL),
+                                         &help_db.handle, &err), APR_SUCCESS);
+        qrt_db_prepare_lazily(&help_db, pool);
+    }
+    else {
+        qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &help_db);
+    }
+    qrt_store_agg_read_helper(help_take, help_give, 2);
+}
+
+static void teardown_kept_help(void)
+{
+    qrt_store_agg_read_helper(NULL, NULL, 0);
+    apr_dbd_close(help_db.driver, help_db.handle);
+    unlink(apr_pstrcat(pool, dir, "/empty.db", NULL));
+    teardown_kept();
+}
+
+static void setup_kept_broken_help(void)
+{
+    help_broken = 1;
+    setup_kept_help();
+    help_broken = 0;
+}
+
+/* A list's blocks not kept yet are read by the request from its first tracker and by a
+ * second thread from its last, each over its own connection, until they meet: the
+ * thread's are then found kept. Exact however they meet; a list whose blocks are all
+ * kept takes no second thread. */
+START_TEST(listed_read_by_two_threads)
+{
+    int cov[MAXTR], ncov = add_many_trackers(cov), type;
+    apr_size_t before;
+
+    /* 60 days of visits: spans of 16 days whose every day is sealed */
+    for (shift = 20 * DAY; shift <= 40 * DAY; shift += 20 * DAY) {
+        add_visits(600, 5, ntr);
+    }
+    shift = 0;
+    seal(1);
+    for (type = QRT_REPORT_DATE; type <= QRT_REPORT_COUNTRY; type++) {
+        qrt_report_scope_t *sc = scope(cov, ncov, 0);
+        apr_array_header_t *rows;
+
+        ck_assert_int_eq(qrt_report_rows(sc, type, QRT_AGG_TMIN, QRT_AGG_TMAX, 0, &rows),
+                         APR_SUCCESS);
+    }
+    ck_assert_int_gt(help_taken, 0);
+    ck_assert_int_eq(help_given_broken, 0);
+    ck_assert_uint_gt(help_spans, 0);
+    ck_assert_uint_ge(qrt_store_agg_read_helped(), help_spans);
+    check_all(cov, ncov, "many trackers, read by two threads");
+    check_all(cov, 5, "five trackers, read by two threads");
+    /* all kept now: no second thread */
+    before = help_spans;
+    seal(1);
+    help_taken = 0;
+    check_all1(cov, ncov, "many trackers, kept");
+    ck_assert_int_eq(help_taken, 0);
+    ck_assert_uint_eq(help_spans, before);
+}
+END_TEST
+
+/* The same with a second connection whose statements fail: the thread stops and says so,
+ * and the request reads every block itself. */
+START_TEST(listed_read_by_a_broken_thread)
+{
+    int cov[MAXTR], ncov = add_many_trackers(cov);
+
+    for (shift = 20 * DAY; shift <= 40 * DAY; shift += 20 * DAY) {
+        add_visits(600, 5, ntr);
+    }
+    shift = 0;
+
+    check_all(cov, ncov, "many trackers, the second thread broken");
+    ck_assert_int_gt(help_taken, 0);
+    ck_assert_int_gt(help_given_broken, 0);
+    ck_assert_uint_eq(help_spans, 0);
+}
+END_TEST
+
 static void setup_kept_few_ids(void)
 {
     setup_kept();
@@ -1550,6 +1663,21 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_read_past_its_bound);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, dashboard);
+    tc = report_case(s, "engine, kept blocks read by a second thread too", setup_kept_help,
+                     teardown_kept_help);
+    tcase_add_test(tc, listed_read_by_two_threads);
+    tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, many_listed_trackers);
+    tcase_add_test(tc, many_listed_trackers_in_parts);
+    tcase_add_test(tc, listed_days_held_by_reference);
+    tcase_add_test(tc, listed_read_past_its_bound);
+    tcase_add_test(tc, retagged_trackers);
+    tcase_add_test(tc, dashboard);
+    tc = report_case(s, "engine, kept blocks with a second thread that fails",
+                     setup_kept_broken_help, teardown_kept_help);
+    tcase_add_test(tc, listed_read_by_a_broken_thread);
+    tcase_add_test(tc, listed_trackers);
     tcase_add_test(tc, dashboard);
     tc = report_case(s, "engine, kept blocks with 4 string numbers", setup_kept_few_ids,
                      teardown_kept);
