@@ -2727,28 +2727,24 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
  * back and keeps them, while the request goes on from the first; where they meet, the
  * thread stops and the request finds the rest kept, as though an earlier request had
  * read them. (Halves were slower: the request's trackers also take its days not in a
- * span, and a list's busy trackers need not be spread evenly.) */
+ * span, and a list's busy trackers need not be spread evenly.) The thread is one a
+ * process, made when first needed and kept, with a pool of its own cleared after each
+ * list: a thread made for each list took a heap of the C library's each time, which
+ * kept what the list had freed, and the children grew request after request. */
 static qrt_agg_help_take_fn *lv_help_take;
 static qrt_agg_help_give_fn *lv_help_give;
 static int lv_help_min = QRT_AGG_HELP_MIN;
 static apr_size_t lv_helped;        /* (atomic: spans read by helpers) */
 
-void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn *give,
-                               int min)
-{
-    lv_help_take = take && give ? take : NULL;
-    lv_help_give = take && give ? give : NULL;
-    lv_help_min = min > 0 ? min : QRT_AGG_HELP_MIN;
-}
-
-apr_size_t qrt_store_agg_read_helped(void)
-{
-    return __atomic_load_n(&lv_helped, __ATOMIC_RELAXED);
-}
+/* Below this many bytes of the cache, what the thread keeps would be pushed out before
+ * the request reaches it. */
+#define LV_HELP_CACHE ((apr_size_t)8 << 20)
+/* What the thread's pool keeps of the memory it freed. */
+#define LV_HELP_KEEP ((apr_size_t)4 << 20)
 
 typedef struct {
     qrt_db_t *db;
-    apr_pool_t *p;                  /* its own allocator: no other thread uses it */
+    apr_pool_t *p;                  /* the thread's */
     qrt_aggcache_t *cache;
     int strings;
     const apr_int64_t *ids;
@@ -2761,8 +2757,44 @@ typedef struct {
     int stop;                       /* (atomic) set by the request: stop now */
     apr_size_t read;                /* spans it read and kept */
     apr_status_t rv;
-    pthread_t thread;
 } lv_help;
+
+/* The thread, its job and its state, under mu. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    int started, quit;
+    int busy;                       /* a request's job, from its start to its end */
+    lv_help *job;                   /* posted, not yet done */
+    apr_pool_t *p;
+} lv_helper = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn *give,
+                               int min)
+{
+    pthread_mutex_lock(&lv_helper.mu);
+    lv_help_take = take && give ? take : NULL;
+    lv_help_give = take && give ? give : NULL;
+    lv_help_min = min > 0 ? min : QRT_AGG_HELP_MIN;
+    if (!lv_help_take && lv_helper.started) {
+        /* (no job runs: a request holds the thread until its end) */
+        lv_helper.quit = 1;
+        pthread_cond_broadcast(&lv_helper.cv);
+        pthread_mutex_unlock(&lv_helper.mu);
+        pthread_join(lv_helper.thread, NULL);
+        pthread_mutex_lock(&lv_helper.mu);
+        apr_pool_destroy(lv_helper.p);
+        lv_helper.p = NULL;
+        lv_helper.started = lv_helper.quit = 0;
+    }
+    pthread_mutex_unlock(&lv_helper.mu);
+}
+
+apr_size_t qrt_store_agg_read_helped(void)
+{
+    return __atomic_load_n(&lv_helped, __ATOMIC_RELAXED);
+}
 
 /* (the blocks a helper reads go to the cache alone) */
 static apr_status_t lv_help_kept(void *ctx, apr_int64_t tracker, const qrt_vcols_t *v)
@@ -2774,9 +2806,9 @@ static apr_status_t lv_help_kept(void *ctx, apr_int64_t tracker, const qrt_vcols
     return APR_SUCCESS;
 }
 
-static void *lv_help_run(void *data)
+/* The job h, in the helper's pool (cleared after it). */
+static void lv_help_run(lv_help *h)
 {
-    lv_help *h = data;
     int n = h->nspans, j, k;
     qrt_aggcache_key_t *keys = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*keys));
     apr_int64_t *seals = apr_pcalloc(h->p, (apr_size_t)n * sizeof(*seals));
@@ -2814,7 +2846,7 @@ static void *lv_help_run(void *data)
                 continue;
             }
             if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE) || !h->most) {
-                return NULL;
+                return;
             }
             keys[k].kind = h->strings ? LV_KIND : LV_KIND_BARE;
             h->rv = lv_span_fill(h->db, h->p, h->cache, h->strings, names, NULL, &h->left,
@@ -2825,37 +2857,85 @@ static void *lv_help_run(void *data)
             }
         }
     }
+}
+
+static void *lv_help_main(void *data)
+{
+    (void)data;
+    pthread_mutex_lock(&lv_helper.mu);
+    while (!lv_helper.quit) {
+        lv_help *h = lv_helper.job;
+
+        if (!h) {
+            pthread_cond_wait(&lv_helper.cv, &lv_helper.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&lv_helper.mu);
+        lv_help_run(h);
+        apr_pool_clear(lv_helper.p);
+        pthread_mutex_lock(&lv_helper.mu);
+        lv_helper.job = NULL;
+        pthread_cond_broadcast(&lv_helper.cv);
+    }
+    pthread_mutex_unlock(&lv_helper.mu);
     return NULL;
 }
 
-/* Starts a helper for ids (from the last) when the list is long enough and a
- * connection is free: the helper, or NULL. */
-static lv_help *lv_help_start(qrt_aggcache_t *cache, int strings, const apr_int64_t *ids,
-                              int n, const apr_array_header_t *spans, apr_size_t left)
+/* The thread made (under mu): 0, or -1. */
+static int lv_help_made(void)
 {
     apr_allocator_t *a;
-    apr_pool_t *p;
+
+    if (lv_helper.started) {
+        return 0;
+    }
+    if (apr_allocator_create(&a) != APR_SUCCESS) {
+        return -1;
+    }
+    apr_allocator_max_free_set(a, LV_HELP_KEEP);
+    if (apr_pool_create_unmanaged_ex(&lv_helper.p, NULL, a) != APR_SUCCESS) {
+        apr_allocator_destroy(a);
+        return -1;
+    }
+    apr_allocator_owner_set(a, lv_helper.p);
+    if (pthread_create(&lv_helper.thread, NULL, lv_help_main, NULL) != 0) {
+        apr_pool_destroy(lv_helper.p);
+        lv_helper.p = NULL;
+        return -1;
+    }
+    lv_helper.started = 1;
+    return 0;
+}
+
+/* Starts the helper on ids (from the last) when the list is long enough, the cache
+ * large enough, and the thread and a connection free: its job (in p), or NULL. */
+static lv_help *lv_help_start(apr_pool_t *p, qrt_aggcache_t *cache, int strings,
+                              const apr_int64_t *ids, int n, const apr_array_header_t *spans,
+                              apr_size_t left)
+{
     lv_help *h;
     qrt_db_t *db;
 
-    if (!lv_help_take || n < lv_help_min || !spans->nelts) {
+    if (!lv_help_take || n < lv_help_min || !spans->nelts
+        || qrt_aggcache_max_bytes(cache) < LV_HELP_CACHE) {
         return NULL;
     }
-    if (apr_allocator_create(&a) != APR_SUCCESS) {
+    pthread_mutex_lock(&lv_helper.mu);
+    if (lv_helper.busy || lv_help_made() < 0) {
+        pthread_mutex_unlock(&lv_helper.mu);
         return NULL;
     }
-    if (apr_pool_create_unmanaged_ex(&p, NULL, a) != APR_SUCCESS) {
-        apr_allocator_destroy(a);
-        return NULL;
-    }
-    apr_allocator_owner_set(a, p);
+    lv_helper.busy = 1;
+    pthread_mutex_unlock(&lv_helper.mu);
     if (!(db = lv_help_take())) {
-        apr_pool_destroy(p);
+        pthread_mutex_lock(&lv_helper.mu);
+        lv_helper.busy = 0;
+        pthread_mutex_unlock(&lv_helper.mu);
         return NULL;
     }
     h = apr_pcalloc(p, sizeof(*h));
     h->db = db;
-    h->p = p;
+    h->p = lv_helper.p;
     h->cache = cache;
     h->strings = strings;
     h->ids = ids;
@@ -2866,15 +2946,15 @@ static lv_help *lv_help_start(qrt_aggcache_t *cache, int strings, const apr_int6
     h->left = left / 2;
     h->most = qrt_aggcache_max_bytes(cache) / LV_VISIT_BYTES / 2;
     h->rv = APR_SUCCESS;
-    if (pthread_create(&h->thread, NULL, lv_help_run, h) != 0) {
-        lv_help_give(db, 0, 0);
-        apr_pool_destroy(p);
-        return NULL;
-    }
+    pthread_mutex_lock(&lv_helper.mu);
+    lv_helper.job = h;
+    pthread_cond_broadcast(&lv_helper.cv);
+    pthread_mutex_unlock(&lv_helper.mu);
     return h;
 }
 
-/* Waits for the helper (stopped at once with stop) and gives its connection back. */
+/* Waits for the helper's job (stopped at once with stop) and gives its connection
+ * back. */
 static void lv_help_end(lv_help *h, int stop)
 {
     if (!h) {
@@ -2883,10 +2963,16 @@ static void lv_help_end(lv_help *h, int stop)
     if (stop) {
         __atomic_store_n(&h->stop, 1, __ATOMIC_RELEASE);
     }
-    pthread_join(h->thread, NULL);
+    pthread_mutex_lock(&lv_helper.mu);
+    while (lv_helper.job == h) {
+        pthread_cond_wait(&lv_helper.cv, &lv_helper.mu);
+    }
+    pthread_mutex_unlock(&lv_helper.mu);
     /* (past its share of the bound it only stopped; a failed statement breaks it) */
     lv_help_give(h->db, h->rv != APR_SUCCESS && h->rv != APR_EAGAIN, h->read);
-    apr_pool_destroy(h->p);
+    pthread_mutex_lock(&lv_helper.mu);
+    lv_helper.busy = 0;
+    pthread_mutex_unlock(&lv_helper.mu);
 }
 
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
@@ -3047,7 +3133,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         for (k = 0; k < spans->nelts && !helped; k++) {
             if (!sdata[k]) {
                 helped = 1;
-                if ((help = lv_help_start(cache, strings, ids, n, spans, left))) {
+                if ((help = lv_help_start(p, cache, strings, ids, n, spans, left))) {
                     __atomic_store_n(&help->at, j, __ATOMIC_RELEASE);
                 }
             }
