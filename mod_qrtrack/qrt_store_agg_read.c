@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
@@ -2729,8 +2732,8 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
  * read them. (Halves were slower: the request's trackers also take its days not in a
  * span, and a list's busy trackers need not be spread evenly.) The thread is one a
  * process, made when first needed and kept, with a pool of its own cleared after each
- * list: a thread made for each list took a heap of the C library's each time, which
- * kept what the list had freed, and the children grew request after request. */
+ * list, keeping little of what it freed; the C library's heaps are trimmed after a list
+ * it read, since the library keeps what a thread freed in a heap of its own. */
 static qrt_agg_help_take_fn *lv_help_take;
 static qrt_agg_help_give_fn *lv_help_give;
 static int lv_help_min = QRT_AGG_HELP_MIN;
@@ -2740,7 +2743,7 @@ static apr_size_t lv_helped;        /* (atomic: spans read by helpers) */
  * the request reaches it. */
 #define LV_HELP_CACHE ((apr_size_t)8 << 20)
 /* What the thread's pool keeps of the memory it freed. */
-#define LV_HELP_KEEP ((apr_size_t)4 << 20)
+#define LV_HELP_KEEP ((apr_size_t)256 << 10)
 
 typedef struct {
     qrt_db_t *db;
@@ -2865,6 +2868,7 @@ static void *lv_help_main(void *data)
     pthread_mutex_lock(&lv_helper.mu);
     while (!lv_helper.quit) {
         lv_help *h = lv_helper.job;
+        apr_size_t read;
 
         if (!h) {
             pthread_cond_wait(&lv_helper.cv, &lv_helper.mu);
@@ -2873,9 +2877,20 @@ static void *lv_help_main(void *data)
         pthread_mutex_unlock(&lv_helper.mu);
         lv_help_run(h);
         apr_pool_clear(lv_helper.p);
+        read = h->read;
         pthread_mutex_lock(&lv_helper.mu);
-        lv_helper.job = NULL;
+        lv_helper.job = NULL;       /* (h is the request's again) */
         pthread_cond_broadcast(&lv_helper.cv);
+#ifdef __GLIBC__
+        if (read) {
+            /* (the C library keeps what this thread freed in a heap of its own: given back
+             * once a list was read, a rare thing, so that each child does not keep its
+             * largest list's memory; after the request goes on) */
+            pthread_mutex_unlock(&lv_helper.mu);
+            malloc_trim(0);
+            pthread_mutex_lock(&lv_helper.mu);
+        }
+#endif
     }
     pthread_mutex_unlock(&lv_helper.mu);
     return NULL;

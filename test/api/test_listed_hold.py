@@ -41,28 +41,38 @@ def settled_account(srv):
     return tok, tids, first, now
 
 
+def answers_without_cache(srv, tids, first, now, kinds):
+    """A window over the settled account's days and 20 of its trackers (some of them: their
+    visitors are counted from the visits, where all of them are the account's aggregates),
+    and the reports of each kind over it from a server on srv's database without the cache
+    of sealed values, which counts the visits in the database: (params, reports)."""
+    params = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY),
+              "trackers[]": tids[:20]}
+    want = {}
+    off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
+    try:
+        with Api(off, off.token("acme")) as a:
+            for kind in kinds:
+                r = a.get("/report/", params=dict(params, report=kind))
+                assert r.status_code == 200, r.text
+                want[kind] = r.json()
+                assert 100000 < sum(x["visits"] for x in want[kind]["data"]) < 150000
+    finally:
+        off.stop()
+        off.cleanup()
+    return params, want
+
+
 def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
     # (prefork: a child's memory is that of one request at a time, not of whichever of its
     # threads ran one last)
     srv = start_server(extra="QRTrackReportCache 1\n", accounts=[("acme", "professional")],
                        mpm="prefork")
-    off = None
     try:
         # 150,000 visits of 20,000 visitors over days long settled: the listed trackers'
         # some 2 MB of blocks, more than the 1 MB cache keeps
         tok, tids, first, now = settled_account(srv)
-        off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
-        # (a list of some of the account's trackers: its visitors are counted from the
-        # visits, where all of them are the account's aggregates)
-        params = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY),
-                  "trackers[]": tids[:20]}
-        want = {}
-        with Api(off, off.token("acme")) as a:
-            for kind in ("browser", "date"):
-                r = a.get("/report/", params=dict(params, report=kind))
-                assert r.status_code == 200, r.text
-                want[kind] = r.json()
-                assert 100000 < sum(x["visits"] for x in want[kind]["data"]) < 150000
+        params, want = answers_without_cache(srv, tids, first, now, ("browser", "date"))
         rss = []
         with Api(srv, tok) as a:
             for _ in range(3):
@@ -76,9 +86,6 @@ def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
         # would leave 40 MB behind were they not let go
         assert rss[2] - rss[1] < 8 * 1024, rss
     finally:
-        if off:
-            off.stop()
-            off.cleanup()
         srv.stop()
         srv.cleanup()
 
@@ -117,19 +124,9 @@ def test_a_long_lists_blocks_are_read_by_two_threads():
     answer, the first and the later ones (from the blocks kept), is that of a server
     without the cache, which counts the visits in the database."""
     srv = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:debug")
-    off = None
     try:
         tok, tids, first, now = settled_account(srv)
-        off = start_server(extra="QRTrackReportCache 0\n", shared_db=srv)
-        window = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY),
-                  "trackers[]": tids[:20]}
-        want = {}
-        with Api(off, off.token("acme")) as a:
-            for kind in ("date", "browser", "city"):
-                r = a.get("/report/", params=dict(window, report=kind))
-                assert r.status_code == 200, r.text
-                want[kind] = r.json()
-                assert 100000 < sum(x["visits"] for x in want[kind]["data"]) < 150000
+        window, want = answers_without_cache(srv, tids, first, now, ("date", "browser", "city"))
         # by date first (blocks without strings), then by browser and city (with them):
         # each child reads each kind of block once
         with Api(srv, tok) as a:
@@ -143,8 +140,5 @@ def test_a_long_lists_blocks_are_read_by_two_threads():
         # (two children at most each read both kinds once, and nothing after)
         assert read and max(read) > 0 and len(read) <= 4, read
     finally:
-        if off:
-            off.stop()
-            off.cleanup()
         srv.stop()
         srv.cleanup()
