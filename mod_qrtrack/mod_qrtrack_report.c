@@ -64,13 +64,12 @@ static qrt_report_cache_t *rep_cache;
 
 #define REP_STRIDS (1u << 20)      /* strings numbered for the blocks of visits, at most */
 
-/* The child's second connection for reading a long list's blocks (one request at a
- * time: qrt_store_agg_read_helper), outside mod_dbd's pool: a request that holds its own
- * connection never waits for another. Opened when first taken, kept while it works. */
+/* The child's second connection for reading a long list's blocks (taken by one request
+ * at a time: qrt_store_agg_read_helper), outside mod_dbd's pool: a request that holds its
+ * own connection never waits for another. Opened when first taken, kept while it works. */
 static struct {
     apr_pool_t *p;                  /* the connection's (cleared when it is opened again) */
     qrt_db_t *db;
-    int busy;                       /* (atomic) taken by a request */
     server_rec *s;
 } rep_help;
 
@@ -81,13 +80,7 @@ static qrt_db_t *rep_help_take(void)
     qrt_db_t *db;
     apr_dbd_t *handle;
 
-    if (__atomic_exchange_n(&rep_help.busy, 1, __ATOMIC_ACQ_REL)) {
-        return NULL;                /* (another request's) */
-    }
     if (rep_help.db || qrt_db_down()) {
-        if (!rep_help.db) {
-            __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
-        }
         return rep_help.db;
     }
     apr_pool_clear(rep_help.p);
@@ -99,7 +92,6 @@ static qrt_db_t *rep_help_take(void)
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00507: cannot open a "
                      "second connection to read a list's visits: %s",
                      err ? err : "no driver");
-        __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
         return NULL;
     }
     qrt_db_tune(driver, handle, rep_help.p);
@@ -124,7 +116,6 @@ static void rep_help_give(qrt_db_t *db, int broken, apr_size_t spans)
         apr_dbd_close(db->driver, db->handle);
         rep_help.db = NULL;
     }
-    __atomic_store_n(&rep_help.busy, 0, __ATOMIC_RELEASE);
 }
 
 /* (the child ends: no request runs) */

@@ -2723,6 +2723,32 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
     return rv;
 }
 
+/* The spans kept of tracker (keys, data, lens, ents: n each, seals[k] the seal of
+ * spans[k]): a report that needs no strings takes either block. Held in ents until
+ * qrt_aggcache_release_many. */
+static void lv_spans_kept(qrt_aggcache_t *cache, apr_int64_t tracker, const lv_span *spans,
+                          const apr_int64_t *seals, int n, int strings,
+                          qrt_aggcache_key_t *keys, const char **data, apr_size_t *lens,
+                          qrt_aggcache_ent_t **ents)
+{
+    int k;
+
+    for (k = 0; k < n; k++) {
+        keys[k].account = tracker;
+        keys[k].level = LV_SPAN;
+        keys[k].bucket = spans[k].bucket;
+        keys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
+        data[k] = NULL;
+        ents[k] = NULL;
+    }
+    if (n && qrt_aggcache_get_many(cache, keys, seals, n, data, lens, ents) < n && !strings) {
+        for (k = 0; k < n; k++) {
+            keys[k].kind = LV_KIND;
+        }
+        qrt_aggcache_get_many(cache, keys, seals, n, data, lens, ents);
+    }
+}
+
 /* ---- a second thread for a list's blocks (qrt_store_agg_read_helper) ---------------
  * A list whose blocks are not kept yet is read from the visits through SQL, most of
  * its time in the database's code and in building the blocks, on one CPU. A second
@@ -2828,21 +2854,8 @@ static void lv_help_run(lv_help *h)
            && (j = __atomic_sub_fetch(&h->claim, 1, __ATOMIC_ACQ_REL))
               > __atomic_load_n(&h->at, __ATOMIC_ACQUIRE)) {
         /* the spans already kept (as the request looks them up) left alone */
-        for (k = 0; k < n; k++) {
-            keys[k].account = h->ids[j];
-            keys[k].level = LV_SPAN;
-            keys[k].bucket = h->spans[k].bucket;
-            keys[k].kind = h->strings ? LV_KIND : LV_KIND_BARE;
-            dat[k] = NULL;
-            ents[k] = NULL;
-        }
-        if (qrt_aggcache_get_many(h->cache, keys, seals, n, dat, len, ents) < n
-            && !h->strings) {
-            for (k = 0; k < n; k++) {
-                keys[k].kind = LV_KIND;
-            }
-            qrt_aggcache_get_many(h->cache, keys, seals, n, dat, len, ents);
-        }
+        lv_spans_kept(h->cache, h->ids[j], h->spans, seals, n, h->strings, keys, dat, len,
+                      ents);
         qrt_aggcache_release_many(h->cache, ents, n);
         for (k = 0; k < n && h->rv == APR_SUCCESS; k++) {
             if (dat[k]) {
@@ -3126,23 +3139,9 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
             }
         }
         miss->nelts = 0;
-        /* the spans kept (a report that needs no strings takes either block) */
-        for (k = 0; k < spans->nelts; k++) {
-            skeys[k].account = ids[j];
-            skeys[k].level = LV_SPAN;
-            skeys[k].bucket = APR_ARRAY_IDX(spans, k, lv_span).bucket;
-            skeys[k].kind = strings ? LV_KIND : LV_KIND_BARE;
-            sdata[k] = NULL;
-            sents[k] = NULL;
-        }
-        if (spans->nelts
-            && qrt_aggcache_get_many(cache, skeys, sseals, spans->nelts, sdata, slen, sents)
-               < spans->nelts && !strings) {
-            for (k = 0; k < spans->nelts; k++) {
-                skeys[k].kind = LV_KIND;
-            }
-            qrt_aggcache_get_many(cache, skeys, sseals, spans->nelts, sdata, slen, sents);
-        }
+        /* the spans kept */
+        lv_spans_kept(cache, ids[j], (const lv_span *)(const void *)spans->elts, sseals,
+                      spans->nelts, strings, skeys, sdata, slen, sents);
         /* A span not kept: the trackers' spans are read by a second thread too, from
          * the last tracker back, when one may (once a request). */
         for (k = 0; k < spans->nelts && !helped; k++) {

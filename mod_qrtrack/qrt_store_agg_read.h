@@ -137,8 +137,9 @@ void qrt_store_agg_read_listed_release(apr_array_header_t *held);
  * (NULL when none is free now: the request reads them all itself), while the request
  * goes on from the first; where the two meet, the thread stops and gives the connection
  * back (broken: a statement of it failed; spans: the blocks of 16 days it read), and the
- * request finds the rest kept. Without take (the default), none. Set before the
- * threads start. */
+ * request finds the rest kept. take and give are called by one thread at a time, each
+ * take followed by its give before the next take. Without take (the default), none. Set
+ * before the threads start. */
 #define QRT_AGG_HELP_MIN 16
 typedef qrt_db_t *qrt_agg_help_take_fn(void);
 typedef void qrt_agg_help_give_fn(qrt_db_t *db, int broken, apr_size_t spans);
