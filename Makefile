@@ -158,8 +158,9 @@ $(B)/unit/%: test/unit/%.c $(B)/libqrt.a $(CORE_HDR) $(wildcard test/unit/*.h)
 	    $(B)/libqrt.a \
 	    $(PKG_LIBS) $(CHECK_LIBS) -lpthread -o $@
 
+# Two binaries at a time, the longest first (test_report also runs its cases two at a time).
 unit: $(UNIT_BIN) callgraph
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; (cd test/unit && ../../$$t); done
+	@sh tools/unit_run.sh $(filter %/test_report,$(UNIT_BIN)) $(filter-out %/test_report,$(UNIT_BIN))
 
 # The glue's files call one another without a circle (tools/callgraph.py reads the
 # calls from the object files apxs built).

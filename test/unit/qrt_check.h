@@ -3,7 +3,10 @@
 #ifndef QRT_CHECK_H
 #define QRT_CHECK_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <check.h>
 #include <apr_general.h>
 
@@ -18,6 +21,90 @@ static int qrt_check_run(Suite *s)
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     apr_terminate();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Runs the suite that make() builds one named case at a time, each in a process of
+ * its own, QRT_CHECK_JOBS of them at once (default 2: the long suites' cases share the
+ * machine's two cores), and prints each case's output in the order of names. With
+ * CK_RUN_CASE set, or one job, it runs as qrt_check_run. A case that runs no test fails. */
+static int qrt_check_run_cases(Suite *(*make)(void), const char *const *names, int n)
+{
+    const char *env = getenv("QRT_CHECK_JOBS");
+    int jobs = env ? atoi(env) : 2, running = 0, next = 0, failed = 0, i;
+    FILE **out;
+    pid_t *pids;
+
+    if (jobs <= 1 || getenv("CK_RUN_CASE") || n <= 1) {
+        return qrt_check_run(make());
+    }
+    out = calloc((size_t)n, sizeof(*out));
+    pids = calloc((size_t)n, sizeof(*pids));
+    if (!out || !pids) {
+        return EXIT_FAILURE;
+    }
+    while (next < n || running > 0) {
+        int status;
+        pid_t pid;
+
+        while (next < n && running < jobs) {
+            out[next] = tmpfile();
+            if (!out[next]) {
+                return EXIT_FAILURE;
+            }
+            fflush(stdout);
+            fflush(stderr);
+            pid = fork();
+            if (pid < 0) {
+                return EXIT_FAILURE;
+            }
+            if (pid == 0) {
+                SRunner *sr;
+                int bad;
+
+                dup2(fileno(out[next]), 1);
+                dup2(fileno(out[next]), 2);
+                apr_initialize();
+                sr = srunner_create(make());
+                srunner_run(sr, NULL, names[next], CK_NORMAL);
+                bad = srunner_ntests_failed(sr) > 0 || srunner_ntests_run(sr) == 0;
+                srunner_free(sr);
+                apr_terminate();
+                fflush(stdout);
+                _exit(bad ? EXIT_FAILURE : EXIT_SUCCESS);
+            }
+            pids[next++] = pid;
+            running++;
+        }
+        pid = wait(&status);
+        if (pid < 0) {
+            return EXIT_FAILURE;
+        }
+        for (i = 0; i < next; i++) {
+            if (pids[i] == pid) {
+                running--;
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_SUCCESS) {
+                    failed++;
+                }
+            }
+        }
+    }
+    for (i = 0; i < n; i++) {
+        char buf[4096];
+        size_t k;
+
+        printf("-- case: %s\n", names[i]);
+        rewind(out[i]);
+        while ((k = fread(buf, 1, sizeof(buf), out[i])) > 0) {
+            fwrite(buf, 1, k, stdout);
+        }
+        fclose(out[i]);
+    }
+    if (failed) {
+        printf("%d of %d cases failed\n", failed, n);
+    }
+    free(out);
+    free(pids);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 

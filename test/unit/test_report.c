@@ -1584,10 +1584,19 @@ static void setup_kept_few_ids(void)
     qrt_store_agg_blob_strids(qrt_strid_make(pool, 4, 1 << 20));
 }
 
+/* The suite's case names, for qrt_check_run_cases. */
+static const char *case_names[16];
+static int ncases;
+
 /* A test case of the suite, its fixture run around each test. */
 static TCase *report_case(Suite *s, const char *name, SFun up, SFun down)
 {
     TCase *tc = tcase_create(name);
+
+    if (ncases == (int)(sizeof(case_names) / sizeof(case_names[0]))) {
+        abort();
+    }
+    case_names[ncases++] = name;
 
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, up, down);
@@ -1611,7 +1620,10 @@ static void add_listed_kept(TCase *tc)
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
-    TCase *tc = report_case(s, "engine", setup, teardown);
+    TCase *tc;
+
+    ncases = 0;
+    tc = report_case(s, "engine", setup, teardown);
 
     tcase_add_test(tc, type_names);
     tcase_add_test(tc, trim_marks);
@@ -1689,5 +1701,7 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-    return qrt_check_run(report_suite());
+    /* The suite made once for its case names, then each case in a process of its own */
+    srunner_free(srunner_create(report_suite()));
+    return qrt_check_run_cases(report_suite, case_names, ncases);
 }
