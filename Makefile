@@ -179,11 +179,9 @@ lint-openapi:
 # that the tests start and stop themselves). Each pass runs its tests two at a time
 # (pytest-xdist: each worker has its own servers and cluster), then those marked serial
 # alone (time and memory bounds under load, the package, the browser: conftest.py).
+# Both backends' shared passes at once, then each one's serial tests alone (tools/api_run.sh).
 api: all
-	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not serial" --durations=10 test/api
-	QRT_TEST_BACKEND=sqlite $(PYTHON) -m pytest -q -m serial --durations=10 test/api
-	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not serial" --durations=10 test/api
-	QRT_TEST_BACKEND=pgsql $(PYTHON) -m pytest -q -m serial --durations=10 test/api
+	PYTHON=$(PYTHON) sh tools/api_run.sh
 
 api-sqlite api-pgsql: api-%: all
 	QRT_TEST_BACKEND=$* $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
