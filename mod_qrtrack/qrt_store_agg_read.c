@@ -2763,6 +2763,7 @@ static void lv_spans_kept(qrt_aggcache_t *cache, apr_int64_t tracker, const lv_s
 static qrt_agg_help_take_fn *lv_help_take;
 static qrt_agg_help_give_fn *lv_help_give;
 static int lv_help_min = QRT_AGG_HELP_MIN;
+static int lv_help_sync;            /* tests: the request waits for the thread's first span */
 static apr_size_t lv_helped;        /* (atomic: spans read by helpers) */
 
 /* Below this many bytes of the cache, what the thread keeps would be pushed out before
@@ -2785,6 +2786,7 @@ typedef struct {
     apr_size_t most;                /* ... and keep: half of what the cache holds */
     int stop;                       /* (atomic) set by the request: stop now */
     apr_size_t read;                /* spans it read and kept */
+    int first;                      /* (under mu) its first span tried */
     apr_status_t rv;
 } lv_help;
 
@@ -2817,6 +2819,13 @@ void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn 
         lv_helper.p = NULL;
         lv_helper.started = lv_helper.quit = 0;
     }
+    pthread_mutex_unlock(&lv_helper.mu);
+}
+
+void qrt_store_agg_read_helper_sync(int on)
+{
+    pthread_mutex_lock(&lv_helper.mu);
+    lv_help_sync = on;
     pthread_mutex_unlock(&lv_helper.mu);
 }
 
@@ -2870,6 +2879,12 @@ static void lv_help_run(lv_help *h)
             if (h->rv == APR_SUCCESS) {
                 h->read++;
                 __atomic_add_fetch(&lv_helped, 1, __ATOMIC_RELAXED);
+            }
+            if (!h->first) {
+                pthread_mutex_lock(&lv_helper.mu);
+                h->first = 1;
+                pthread_cond_broadcast(&lv_helper.cv);
+                pthread_mutex_unlock(&lv_helper.mu);
             }
         }
     }
@@ -2977,6 +2992,9 @@ static lv_help *lv_help_start(apr_pool_t *p, qrt_aggcache_t *cache, int strings,
     pthread_mutex_lock(&lv_helper.mu);
     lv_helper.job = h;
     pthread_cond_broadcast(&lv_helper.cv);
+    while (lv_help_sync && !h->first && lv_helper.job == h) {
+        pthread_cond_wait(&lv_helper.cv, &lv_helper.mu);
+    }
     pthread_mutex_unlock(&lv_helper.mu);
     return h;
 }

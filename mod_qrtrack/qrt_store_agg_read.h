@@ -145,6 +145,9 @@ typedef qrt_db_t *qrt_agg_help_take_fn(void);
 typedef void qrt_agg_help_give_fn(qrt_db_t *db, int broken, apr_size_t spans);
 void qrt_store_agg_read_helper(qrt_agg_help_take_fn *take, qrt_agg_help_give_fn *give,
                                int min);
+/* Tests: with on, a request that starts the second thread waits until the thread has
+ * tried its first block (or stopped), so that its share does not hang on the scheduler. */
+void qrt_store_agg_read_helper_sync(int on);
 /* The spans of blocks second threads have read and kept so far (tests). */
 apr_size_t qrt_store_agg_read_helped(void);
 

@@ -1505,10 +1505,14 @@ static void setup_kept_help(void)
         qrt_check_db_open(pool, apr_pstrcat(pool, dir, "/t.db", NULL), &help_db);
     }
     qrt_store_agg_read_helper(help_take, help_give, 2);
+    /* (the thread's first block read before the request goes on, however busy the
+     * machine: both the thread's share and its failure are then certain) */
+    qrt_store_agg_read_helper_sync(1);
 }
 
 static void teardown_kept_help(void)
 {
+    qrt_store_agg_read_helper_sync(0);
     qrt_store_agg_read_helper(NULL, NULL, 0);
     apr_dbd_close(help_db.driver, help_db.handle);
     unlink(apr_pstrcat(pool, dir, "/empty.db", NULL));
