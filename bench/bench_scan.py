@@ -35,6 +35,11 @@ on a shared machine the difference is what other work took from the bench. It al
 the TCP connections accepted a request: when every worker of a child is busy, httpd's event
 MPM closes the keep-alive connections whose next request arrives, and wrk connects again.
 
+BENCH_VARIED=1 sends every request, Redirect's and the scans', from another visitor (one of
+2,400 user agents, addresses through mod_remoteip, 10 places, 5,000 referers: count.lua),
+as real traffic does: each scan then adds its own dictionary entries and counts, where the
+default bench's visits share one user agent and place.
+
 QRT_TEST_BACKEND=pgsql measures a server on a throwaway PostgreSQL cluster (Debian's
 PostgreSQL 15, durable defaults: QRT_PG_DURABLE=1 unless set otherwise) instead of
 SQLite; the target ratio is then >= 0.35 (issue 39; SQLite's is >= 0.5). Exit status 1 when a
@@ -47,7 +52,7 @@ import sys
 import time
 
 from benchlib import HERE, NAME, PG, Api, pg_cluster
-from conftest import start_server, wait_until
+from conftest import apxs, start_server, wait_until
 
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -70,6 +75,7 @@ RULES = [{"redirect_url": "https://example.com/rule-%d" % i, "device": ["mobile"
           "weekdays": [1, 2, 3, 4, 5, 6, 7], "hours": "00:00-23:59"} for i in range(20)]
 
 
+VARIED = os.environ.get("BENCH_VARIED") == "1"
 CPU = os.environ.get("BENCH_CPU") == "1"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -140,7 +146,8 @@ def cpu_line(what, a, b, rps):
 def wrk(url):
     out = subprocess.run(["wrk", "-t2", "-c%d" % CONNECTIONS, "-d%ds" % SECONDS,
                           "-H", "User-Agent: " + UA, "-s", os.path.join(HERE, "count.lua"), url],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, QRT_BENCH_VARIED="1" if VARIED else "0")).stdout
     res = {"status": {}}
     for line in out.splitlines():
         parts = line.split()
@@ -162,6 +169,14 @@ def bench_server(build=None, rules=False, extra=""):
     threads = "" if THREADS == 25 else (
         "ThreadsPerChild %d\nMaxRequestWorkers %d\nMaxSpareThreads %d\n"
         % (THREADS, 2 * THREADS, 2 * THREADS))
+    if VARIED:
+        # (each request's address from X-Forwarded-For, its place from two headers)
+        extra += ("LoadModule remoteip_module {0}/mod_remoteip.so\n"
+                  "LoadModule setenvif_module {0}/mod_setenvif.so\n"
+                  "RemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n"
+                  'SetEnvIf X-Bench-Country "^([A-Z][A-Z])$" MM_COUNTRY_CODE=$1\n'
+                  'SetEnvIf X-Bench-City "^([A-Za-z ]+)$" MM_CITY_NAME=$1\n'
+                  ).format(apxs("LIBEXECDIR"))
     srv = start_server(extra="Redirect 302 /r https://example.com/spring\n" + threads + extra,
                        accounts=[("bench", "professional")], build=build)
     with Api(srv, srv.token("bench")) as a:
@@ -232,10 +247,11 @@ def main():
                 hooked_t = a.post("/tracker", json={
                     "redirect_url": "https://example.com/spring"}).json()
         print("scan bench, %s%s: wrk -t2 -c%d -d%ds on loopback, two-process event MPM "
-              "(%d threads each), %d rounds"
+              "(%d threads each), %d rounds%s"
               % (NAME, " (durable: fsync on)" if PG
                  and os.environ.get("QRT_PG_DURABLE") == "1" else "",
-                 CONNECTIONS, SECONDS, THREADS, ROUNDS), flush=True)
+                 CONNECTIONS, SECONDS, THREADS, ROUNDS,
+                 ", every request from another visitor" if VARIED else ""), flush=True)
         ratios, bases, scans, redirects, others = [], [], [], 0, {}
         against, ref_redirects = [], 0
         ruled_ratios, ruled_redirects = [], 0

@@ -1,12 +1,56 @@
--- wrk script: counts responses by status across threads and prints figures.
+-- wrk script: counts responses by status across threads and prints figures. With
+-- QRT_BENCH_VARIED=1 in its environment, each request comes from another visitor: one of
+-- 2,400 user agents (4 browsers, 120 versions, 5 systems), an address among 65,000 (sent in
+-- X-Forwarded-For, for mod_remoteip), one of 10 places (X-Bench-Country, X-Bench-City, set
+-- as mod_maxminddb's variables by SetEnvIf) and, three times in four, one of 5,000 referers.
 local threads = {}
 
 function setup(thread)
     table.insert(threads, thread)
+    thread:set("seed", #threads)
 end
 
 function init(args)
     counts = {}
+    math.randomseed(seed or 1)
+end
+
+if os.getenv("QRT_BENCH_VARIED") == "1" then
+    local systems = { "Windows NT 10.0; Win64; x64", "Macintosh; Intel Mac OS X 10_15_7",
+                      "X11; Linux x86_64", "Linux; Android 14; Pixel 8",
+                      "iPhone; CPU iPhone OS 17_4 like Mac OS X" }
+    local places = { { "DE", "Berlin" }, { "DE", "Munich" }, { "US", "New York" },
+                     { "US", "Austin" }, { "FR", "Paris" }, { "JP", "Tokyo" },
+                     { "BR", "Sao Paulo" }, { "IN", "Pune" }, { "GB", "London" },
+                     { "NG", "Lagos" } }
+
+    local function agent()
+        local s, v, b = systems[math.random(5)], 10 + math.random(0, 119), math.random(4)
+        if b == 1 then
+            return string.format("Mozilla/5.0 (%s) AppleWebKit/537.36 (KHTML, like Gecko) "
+                                 .. "Chrome/%d.0.0.0 Safari/537.36", s, v)
+        elseif b == 2 then
+            return string.format("Mozilla/5.0 (%s; rv:%d.0) Gecko/20100101 Firefox/%d.0",
+                                 s, v, v)
+        elseif b == 3 then
+            return string.format("Mozilla/5.0 (%s) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                                 .. "Version/%d.1 Safari/605.1.15", s, v)
+        end
+        return string.format("Mozilla/5.0 (%s) AppleWebKit/537.36 (KHTML, like Gecko) "
+                             .. "Chrome/%d.0.0.0 Safari/537.36 Edg/%d.0.0.0", s, v, v)
+    end
+
+    function request()
+        local p = places[math.random(10)]
+        local h = { ["User-Agent"] = agent(),
+                    ["X-Forwarded-For"] = string.format("198.51.%d.%d", math.random(0, 255),
+                                                        math.random(1, 254)),
+                    ["X-Bench-Country"] = p[1], ["X-Bench-City"] = p[2] }
+        if math.random(4) > 1 then
+            h["Referer"] = string.format("https://ref%d.example/page", math.random(5000))
+        end
+        return wrk.format(nil, nil, h)
+    end
 end
 
 function response(status, headers, body)
