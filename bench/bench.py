@@ -4,7 +4,8 @@ figures and a summary.
 
 The runs, each in its own process: the scan writer's commit alone on SQLite
 (bench_commit.c, built by make as build/bench_commit); the scan path on SQLite, then on
-PostgreSQL, then on SQLite with 64 connections on 2 x 16 threads; the visit listing on SQLite, then on PostgreSQL; a search bounded by the
+PostgreSQL, then on SQLite with 64 connections on 2 x 16 threads, then with every request
+from another visitor on SQLite and on PostgreSQL; the visit listing on SQLite, then on PostgreSQL; a search bounded by the
 searched tracker's own visits (bench_search.py) on SQLite, then on PostgreSQL; the import of
 a peer's export (bench_import_peers.py) and a bulk create of 1,000 trackers (bench_bulk.py),
 each on SQLite, then on PostgreSQL; the reports on SQLite (10,000,000 visits), then on
@@ -35,6 +36,10 @@ RUNS = [
     ("scan, PostgreSQL", "bench_scan.py", dict(PGSQL, BENCH_WEBHOOK="1")),
     ("scan, SQLite, 64 connections on 2 x 16 threads", "bench_scan.py",
      dict(SQLITE, BENCH_CONNECTIONS="64", BENCH_THREADS="16")),
+    ("scan, SQLite, every request from another visitor", "bench_scan.py",
+     dict(SQLITE, BENCH_VARIED="1")),
+    ("scan, PostgreSQL, every request from another visitor", "bench_scan.py",
+     dict(PGSQL, BENCH_VARIED="1")),
     ("visits, SQLite", "bench_visits.py", SQLITE),
     ("visits, PostgreSQL", "bench_visits.py", PGSQL),
     ("search, SQLite", "bench_search.py", SQLITE),
