@@ -421,12 +421,10 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
     /* In WAL mode, NORMAL keeps every commit safe from a crash of the process;
      * only an operating-system crash may lose the last ones (README). */
     apr_dbd_query(driver, handle, &nrows, "PRAGMA synchronous = NORMAL");
-    if (qrt_wal_running()) {
-        /* This child's checkpoint thread copies the WAL back (mod_qrtrack_wal.c);
-         * the commit itself only when the thread has fallen behind. */
-        qrt_schema_pragma(p, driver, handle,
-                          "PRAGMA wal_autocheckpoint = " QRT_WAL_FALLBACK_STR);
-    }
+    /* This child's checkpoint thread copies the WAL back (mod_qrtrack_wal.c), woken
+     * by commits that made it long; the commit itself only when the thread has fallen
+     * behind. */
+    qrt_wal_hook(driver, handle);
     /* A WAL that grew under load is cut back when it starts over. */
     qrt_schema_pragma(p, driver, handle, "PRAGMA journal_size_limit = 8388608");
 }

@@ -30,6 +30,8 @@ typedef struct {
     apr_uint64_t webhook_backlog;   /* webhook events pending, as the worker last counted */
     apr_uint64_t webhook_delivered; /* webhook events delivered (2xx) */
     apr_uint64_t webhook_failed;    /* webhook events failed (retries spent, or 410) */
+    apr_uint64_t wal_kicks;         /* SQLite: checkpoint rounds commits asked for */
+    apr_uint64_t wal_commit_copies; /* SQLite: checkpoints commits ran themselves */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */

@@ -100,6 +100,11 @@ static int qrt_status_hook(request_rec *r, int flags)
                        status_read(&st->wal_copied));
             status_num(a, r->pool, "Checkpoints", "WAL checkpoints",
                        status_read(&st->checkpoints));
+            status_num(a, r->pool, "CheckpointKicks", "WAL checkpoint rounds asked for by "
+                       "commits", status_read(&st->wal_kicks));
+            status_num(a, r->pool, "CommitCheckpoints", "WAL checkpoints run by commits "
+                       "(the checkpoint thread fell behind)",
+                       status_read(&st->wal_commit_copies));
         }
         status_num(a, r->pool, "RateLimited", "API requests over their limit (429)",
                    status_read(&st->rate_limited));

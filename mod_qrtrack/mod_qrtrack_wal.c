@@ -9,6 +9,11 @@
  * connections leave checkpoints to it: their wal_autocheckpoint is set past what the
  * thread lets the WAL reach, so a commit copies only when the thread fell behind.
  *
+ * Commits that leave the WAL past QRT_WAL_KICK frames wake the thread at once (a WAL
+ * hook on every connection, in place of SQLite's own checkpointing hook): visits from
+ * many visitors dirty a few pages each, and their WAL grows by several MB between two
+ * rounds, which the commits then copied themselves, on the one writer's CPU.
+ *
  * Under steady load the copy never quite catches up, and SQLite only starts the
  * WAL over once everything in it was copied. When the WAL is longer than
  * QRT_WAL_LONG frames, the thread therefore copies the rest while holding the
@@ -38,9 +43,10 @@
 APLOG_USE_MODULE(qrtrack);
 
 #define QRT_WAL_PERIOD  apr_time_from_msec(100)
-#define QRT_WAL_LONG    1024        /* frames (of one page each): 4 MB */
+#define QRT_WAL_LONG    512         /* frames (of one page each): 2 MB */
 #define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
 #define QRT_WAL_TRIES   8           /* copies to get there */
+#define QRT_WAL_KICK    256         /* frames after a commit that wake the thread */
 
 static struct {
     apr_thread_t *thread;
@@ -48,6 +54,7 @@ static struct {
     apr_thread_cond_t *wake;
     int stopping;
     int running;                    /* the thread has its connection */
+    int kicked;                     /* a commit asked for a round (under lock) */
     apr_global_mutex_t *writers;
     server_rec *s;
 } wal;
@@ -137,7 +144,10 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
     }
     apr_thread_cond_broadcast(wal.wake);
     while (!wal.stopping) {
-        apr_thread_cond_timedwait(wal.wake, wal.lock, QRT_WAL_PERIOD);
+        if (!wal.kicked) {
+            apr_thread_cond_timedwait(wal.wake, wal.lock, QRT_WAL_PERIOD);
+        }
+        wal.kicked = 0;
         if (wal.stopping) {
             break;
         }
@@ -154,6 +164,39 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
     /* A plain return, not apr_thread_exit(): that unwinds under AddressSanitizer
      * into a stack-use-after-scope report at every child's exit. */
     return NULL;
+}
+
+/* After each commit of a connection of this child: wake the thread when the WAL has
+ * grown, copy it here when the thread fell far behind (SQLite's own hook copies at
+ * wal_autocheckpoint's length, whatever the thread does). */
+static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
+{
+    (void)arg;
+    if (nframes >= QRT_WAL_FALLBACK_FRAMES) {
+        QRT_STAT_ADD(wal_commit_copies, 1);
+        sqlite3_wal_checkpoint_v2(h, db, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
+    else if (nframes >= QRT_WAL_KICK && wal.running) {
+        apr_thread_mutex_lock(wal.lock);
+        if (!wal.kicked) {
+            wal.kicked = 1;
+            QRT_STAT_ADD(wal_kicks, 1);
+            apr_thread_cond_signal(wal.wake);
+        }
+        apr_thread_mutex_unlock(wal.lock);
+    }
+    return SQLITE_OK;
+}
+
+int qrt_wal_hook(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    sqlite3 *h;
+
+    if (!wal.running || !(h = apr_dbd_native_handle(driver, handle))) {
+        return -1;
+    }
+    sqlite3_wal_hook(h, wal_hook, NULL);
+    return 0;
 }
 
 static apr_status_t wal_stop(void *data)
