@@ -537,6 +537,11 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
     if (qrt_dbd_dialect()->embedded) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
+        /* The batches' dictionary references wait in visit_refs_due (schema 62); the
+         * count goes on across connections, the rows stay until settled. */
+        static apr_int64_t refs_due;
+
+        db->refs_due = &refs_due;
         writer_busy_ms = ms < 10 ? 10 : ms;
         qrt_schema_pragma(cp, driver, db->handle,
                           apr_psprintf(cp, "PRAGMA busy_timeout = %d", writer_busy_ms));

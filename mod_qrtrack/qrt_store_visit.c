@@ -310,6 +310,85 @@ static apr_status_t visits_refs(qrt_db_t *db, apr_pool_t *p, const void **args, 
     return APR_SUCCESS;
 }
 
+/* SQLite: the batch's references appended to visit_refs_due, one row per distinct
+ * entry of each dictionary (d 1 to 4, in visit_refs' order), settled together once
+ * QRT_REFS_SETTLE_ROWS rows were appended: an entry named by several batches in between
+ * is updated once. */
+static apr_status_t visits_refs_due(qrt_db_t *db, apr_pool_t *p, const void **args, int n)
+{
+    apr_array_header_t *rows = apr_array_make(p, n * 2 + 1, sizeof(const void *));
+    apr_size_t k;
+    apr_status_t rv;
+
+    for (k = 0; k < sizeof(visit_refs) / sizeof(visit_refs[0]); k++) {
+        apr_hash_t *count = apr_hash_make(p);
+        apr_hash_index_t *hi;
+        apr_int64_t *d = apr_palloc(p, sizeof(*d));
+        int i;
+
+        *d = (apr_int64_t)k + 1;
+        for (i = 0; i < n; i++) {
+            const apr_int64_t *id = args[(apr_size_t)i * VISIT_NARGS + visit_refs[k].arg];
+            apr_int64_t *c;
+
+            if (!id) {
+                continue;
+            }
+            c = apr_hash_get(count, id, sizeof(*id));
+            if (!c) {
+                c = apr_pcalloc(p, sizeof(*c));
+                apr_hash_set(count, id, sizeof(*id), c);
+            }
+            (*c)++;
+        }
+        for (hi = apr_hash_first(p, count); hi; hi = apr_hash_next(hi)) {
+            const void *key;
+            void *val;
+
+            apr_hash_this(hi, &key, NULL, &val);
+            APR_ARRAY_PUSH(rows, const void *) = d;
+            APR_ARRAY_PUSH(rows, const void *) = key;
+            APR_ARRAY_PUSH(rows, const void *) = val;
+        }
+    }
+    if (rows->nelts == 0) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_exec_rows(db, p, SQL_visit_refs_due_add, "lll", (const void **)rows->elts,
+                          rows->nelts / 3);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    *db->refs_due += rows->nelts / 3;
+    return *db->refs_due >= QRT_REFS_SETTLE_ROWS ? qrt_store_refs_settle(db, p)
+                                                 : APR_SUCCESS;
+}
+
+apr_status_t qrt_store_refs_settle(qrt_db_t *db, apr_pool_t *p)
+{
+    static const char *const settle[] = {
+        SQL_visit_refs_settle_ua, SQL_visit_refs_settle_referer, SQL_visit_refs_settle_ip,
+        SQL_visit_refs_settle_dest, SQL_visit_refs_settle_end,
+    };
+    const void *none[] = { NULL };
+    apr_size_t k;
+    apr_status_t rv;
+
+    if (!qrt_dialect_embedded(db->driver)) {
+        return APR_SUCCESS;
+    }
+    for (k = 0; k < sizeof(settle) / sizeof(settle[0]); k++) {
+        if ((rv = qrt_db_exec(db, p, settle[k], NULL, none)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    /* (a transaction rolled back after this keeps the rows: settled with later ones) */
+    if (db->refs_due) {
+        *db->refs_due = 0;
+    }
+    return APR_SUCCESS;
+}
+
 /* SQLite: the batch's ids from visit_seq (its writers follow one another, so the ids
  * follow one another), then its rows, each with its id in front of its arguments. */
 static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *v,
@@ -351,7 +430,7 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     /* A large batch: visit_refs_ins skips its rows while their range is in
      * visit_refs_batch (within the caller's transaction), visits_refs counts them. */
     first = last - n + 1;
-    batch = n >= VISIT_REFS_BATCH_MIN;
+    batch = n >= VISIT_REFS_BATCH_MIN || db->refs_due;
     if (batch) {
         rv = qrt_db_exec(db, p, SQL_visit_refs_batch_add, NULL, range);
         if (rv != APR_SUCCESS) {
@@ -360,7 +439,7 @@ static apr_status_t visits_insert_sqlite(qrt_db_t *db, apr_pool_t *p, qrt_visit_
     }
     rv = qrt_db_exec_rows(db, p, SQL_visit_add_id, VISIT_ID_TYPES, with_id, n);
     if (rv == APR_SUCCESS && batch) {
-        rv = visits_refs(db, p, args, n);
+        rv = db->refs_due ? visits_refs_due(db, p, args, n) : visits_refs(db, p, args, n);
         if (rv == APR_SUCCESS) {
             rv = qrt_db_exec(db, p, SQL_visit_refs_batch_end, NULL, range);
         }

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 61: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 62: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -421,3 +421,5 @@ CREATE TABLE webhook_drops (
     n BIGINT NOT NULL,
     UNIQUE (webhook_id, at)
 );
+
+CREATE TABLE visit_refs_due (d SMALLINT NOT NULL, id BIGINT NOT NULL, n BIGINT NOT NULL);

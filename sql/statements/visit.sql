@@ -44,6 +44,69 @@ DELETE FROM visit_refs_batch
 -- name: visit_refs_batch_end [pgsql]
 SELECT %lld
 
+-- SQLite (schema 62): the scan writer's batch counts, added to refs later by
+-- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end
+-- name: visit_refs_due_add
+INSERT INTO visit_refs_due (d, id, n)
+    VALUES (%lld, %lld, %lld)
+
+-- name: visit_refs_due_add [pgsql]
+SELECT %lld, %lld, %lld
+
+-- name: visit_refs_settle_ua
+UPDATE visit_uas
+    SET refs = refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM visit_refs_due
+    WHERE d = 1
+    GROUP BY id) s
+    WHERE visit_uas.id = s.id
+
+-- name: visit_refs_settle_ua [pgsql]
+SELECT 1
+
+-- name: visit_refs_settle_referer
+UPDATE visit_referers
+    SET refs = refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM visit_refs_due
+    WHERE d = 2
+    GROUP BY id) s
+    WHERE visit_referers.id = s.id
+
+-- name: visit_refs_settle_referer [pgsql]
+SELECT 1
+
+-- name: visit_refs_settle_ip
+UPDATE visit_ips
+    SET refs = refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM visit_refs_due
+    WHERE d = 3
+    GROUP BY id) s
+    WHERE visit_ips.id = s.id
+
+-- name: visit_refs_settle_ip [pgsql]
+SELECT 1
+
+-- name: visit_refs_settle_dest
+UPDATE visit_destinations
+    SET refs = refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM visit_refs_due
+    WHERE d = 4
+    GROUP BY id) s
+    WHERE visit_destinations.id = s.id
+
+-- name: visit_refs_settle_dest [pgsql]
+SELECT 1
+
+-- name: visit_refs_settle_end
+DELETE FROM visit_refs_due
+
+-- name: visit_refs_settle_end [pgsql]
+SELECT 1
+
 -- name: visit_refs_ua
 UPDATE visit_uas
     SET refs = refs + %lld

@@ -199,9 +199,10 @@ def test_a_database_of_schema_24_migrates_and_its_visits_went_nowhere_known():
                    "ELSE v.visitor END" if srv.backend == "sqlite"
                    else "lpad(to_hex(v.visitor), 16, '0')")
         # (SQLite: schema 36's dictionary counts and their triggers, and their index
-        # on PostgreSQL, came later too; and schema 50's visits_dest and 61's
-        # visits_tracker_dest)
-        later = ("DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
+        # on PostgreSQL, came later too; and schema 50's visits_dest, 61's
+        # visits_tracker_dest and 62's visit_refs_due)
+        later = ("DROP TABLE visit_refs_due; "
+                 "DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
                  "DROP TRIGGER visit_refs_upd; ALTER TABLE visit_uas DROP COLUMN refs; "
                  "ALTER TABLE visit_referers DROP COLUMN refs; "
                  "ALTER TABLE visit_ips DROP COLUMN refs; " if srv.backend == "sqlite"

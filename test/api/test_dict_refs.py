@@ -86,6 +86,54 @@ def test_counts_follow_every_change_and_the_sweep_uses_them():
         srv.cleanup()
 
 
+def test_scans_references_wait_until_a_sweep_settles_them():
+    """Schema 62 (SQLite): the scan writer appends each batch's references to
+    visit_refs_due instead of updating every entry it names; the retention's sweep adds
+    them to refs first, in its own transaction, so an entry that only waiting references
+    name is kept, and the table is empty after it."""
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
+    try:
+        if srv.backend != "sqlite":
+            pytest.skip("SQLite's own counts (PostgreSQL keeps visit_dict_counts)")
+        with Api(srv, tok) as a:
+            _, c1 = tracker(a, "https://example.com/due")
+        for k in range(30):
+            scan(srv, c1, "due-agent-%d" % (k % 10), "https://due.example/%d" % (k % 7))
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) > 0
+        named = int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                            "'due-agent-%%'").strip())
+        assert named == 10
+        # the scans' entries are not in refs yet: only their waiting rows name them
+        assert srv.sql("SELECT SUM(refs) FROM visit_uas WHERE user_agent LIKE "
+                       "'due-agent-%%'").strip() == "0"
+        check_counts(srv)
+        srv.admin("visits", "purge", "30")
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) == 0
+        assert srv.sql("SELECT SUM(refs) FROM visit_uas WHERE user_agent LIKE "
+                       "'due-agent-%%'").strip() == "30"
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_referers WHERE referer LIKE "
+                           "'https://due.example/%%'").strip()) == 7
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                           "'due-agent-%%'").strip()) == 10
+        check_counts(srv)
+        # scans again, then their visits erased before anything settled: the sweep
+        # settles, finds nobody names them, and deletes their strings
+        for k in range(5):
+            scan(srv, c1, "gone-agent-%d" % k, "https://gone.example/%d" % k)
+        srv.sql("UPDATE visit_rows SET visit_start = visit_start - %d WHERE ua_id IN "
+                "(SELECT id FROM visit_uas WHERE user_agent LIKE 'gone-agent-%%')" % (40 * DAY))
+        srv.admin("visits", "purge", "30")
+        check_counts(srv)
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                           "'gone-agent-%%'").strip()) == 0
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_referers WHERE referer LIKE "
+                           "'https://gone.example/%%'").strip()) == 0
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE user_agent LIKE "
+                           "'due-agent-%%'").strip()) == 10
+    finally:
+        srv.cleanup()
+
+
 def test_an_upgrade_from_schema_31_counts_the_visits():
     srv = Server(extra="QRTrackRateLimit 0\n")
     if srv.backend != "sqlite":
@@ -100,7 +148,8 @@ def test_an_upgrade_from_schema_31_counts_the_visits():
             populate(srv, a)
         srv.stop()
         # the database as schema 31 left it: no counts, no triggers, the reverse indexes
-        srv.sql("DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
+        srv.sql("DROP TABLE visit_refs_due; "
+                "DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
                 "DROP TRIGGER visit_refs_upd; "
                 "ALTER TABLE visit_uas DROP COLUMN refs; "
                 "ALTER TABLE visit_referers DROP COLUMN refs; "
