@@ -268,6 +268,30 @@ static const struct {
     { 8, SQL_visit_refs_ip }, { 9, SQL_visit_refs_dest },
 };
 
+/* The batch's rows (args) that name an entry of dictionary k of visit_refs: entry id ->
+ * apr_int64_t count, keyed by the rows' own id pointers. */
+static apr_hash_t *visits_refs_count(apr_pool_t *p, const void **args, int n, apr_size_t k)
+{
+    apr_hash_t *count = apr_hash_make(p);
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const apr_int64_t *id = args[(apr_size_t)i * VISIT_NARGS + visit_refs[k].arg];
+        apr_int64_t *c;
+
+        if (!id) {
+            continue;
+        }
+        c = apr_hash_get(count, id, sizeof(*id));
+        if (!c) {
+            c = apr_pcalloc(p, sizeof(*c));
+            apr_hash_set(count, id, sizeof(*id), c);
+        }
+        (*c)++;
+    }
+    return count;
+}
+
 /* SQLite: the references of the batch's rows (args), one UPDATE per distinct entry of
  * each dictionary instead of four per row in the trigger. */
 static apr_status_t visits_refs(qrt_db_t *db, apr_pool_t *p, const void **args, int n)
@@ -275,24 +299,9 @@ static apr_status_t visits_refs(qrt_db_t *db, apr_pool_t *p, const void **args, 
     apr_size_t k;
 
     for (k = 0; k < sizeof(visit_refs) / sizeof(visit_refs[0]); k++) {
-        apr_hash_t *count = apr_hash_make(p);
+        apr_hash_t *count = visits_refs_count(p, args, n, k);
         apr_hash_index_t *hi;
-        int i;
 
-        for (i = 0; i < n; i++) {
-            const apr_int64_t *id = args[(apr_size_t)i * VISIT_NARGS + visit_refs[k].arg];
-            apr_int64_t *c;
-
-            if (!id) {
-                continue;
-            }
-            c = apr_hash_get(count, id, sizeof(*id));
-            if (!c) {
-                c = apr_pcalloc(p, sizeof(*c));
-                apr_hash_set(count, id, sizeof(*id), c);
-            }
-            (*c)++;
-        }
         for (hi = apr_hash_first(p, count); hi; hi = apr_hash_next(hi)) {
             const void *key, *args1[2];
             void *val;
@@ -321,26 +330,11 @@ static apr_status_t visits_refs_due(qrt_db_t *db, apr_pool_t *p, const void **ar
     apr_status_t rv;
 
     for (k = 0; k < sizeof(visit_refs) / sizeof(visit_refs[0]); k++) {
-        apr_hash_t *count = apr_hash_make(p);
+        apr_hash_t *count = visits_refs_count(p, args, n, k);
         apr_hash_index_t *hi;
         apr_int64_t *d = apr_palloc(p, sizeof(*d));
-        int i;
 
         *d = (apr_int64_t)k + 1;
-        for (i = 0; i < n; i++) {
-            const apr_int64_t *id = args[(apr_size_t)i * VISIT_NARGS + visit_refs[k].arg];
-            apr_int64_t *c;
-
-            if (!id) {
-                continue;
-            }
-            c = apr_hash_get(count, id, sizeof(*id));
-            if (!c) {
-                c = apr_pcalloc(p, sizeof(*c));
-                apr_hash_set(count, id, sizeof(*id), c);
-            }
-            (*c)++;
-        }
         for (hi = apr_hash_first(p, count); hi; hi = apr_hash_next(hi)) {
             const void *key;
             void *val;
