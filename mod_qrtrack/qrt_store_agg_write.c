@@ -1143,6 +1143,94 @@ static apr_status_t agg_prefetch_seeks(qrt_db_t *db, apr_pool_t *p, apr_hash_t *
     return rv;
 }
 
+/* One chunk of a side of agg_seek_tracker_sqlite: rows read, the cursor (the last row's
+ * time and id), and the match when one was found. */
+typedef struct {
+    int tracker_side;           /* rows of agg_seek_tracker_chunk, else _visitor_chunk */
+    apr_int64_t visitor, tracker, before;
+    apr_int64_t at_t, at_id;    /* the cursor: rows before (at_t, at_id) come next */
+    int rows, found;
+    apr_int64_t t;
+} agg_seek_side;
+
+static apr_status_t agg_seek_side_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    agg_seek_side *s = ctx;
+    apr_int64_t t = qrt_db_int(db, row, 2 - !s->tracker_side, 0);
+    apr_int64_t id = qrt_db_int(db, row, 3 - !s->tracker_side, 0);
+    int match = s->tracker_side
+        ? qrt_db_int(db, row, 0, 0) == s->visitor && qrt_db_int(db, row, 1, 1) == 0
+          && id < s->before
+        : qrt_db_int(db, row, 0, 0) == s->tracker;
+
+    s->rows++;
+    s->at_t = t;
+    s->at_id = id;
+    if (match && !s->found) {
+        s->found = 1;
+        s->t = t;
+    }
+    return APR_SUCCESS;
+}
+
+#define SEEK_CHUNK_FIRST 32
+#define SEEK_CHUNK_MAX   4096
+
+/* SQLite: the latest visit of v's visitor before x on x's tracker, sought along the
+ * visitor's visits and along the tracker's in turn, chunks growing from
+ * SEEK_CHUNK_FIRST: both meet the same visit first (newest first, by time then id), so
+ * the answer is that of agg_seek_visitor_on_tracker, at about twice the cost of the
+ * shorter of the two walks instead of the visitor's whole one. A side that ends
+ * without it ends the seek: there is none. */
+static apr_status_t agg_seek_tracker_sqlite(qrt_db_t *db, apr_pool_t *p,
+                                            const qrt_visit_t *v,
+                                            const qrt_agg_visit_t *x,
+                                            qrt_store_agg_prev_t *out)
+{
+    agg_seek_side side[2];
+    apr_int64_t limit = SEEK_CHUNK_FIRST;
+    int k;
+
+    memset(side, 0, sizeof(side));
+    for (k = 0; k < 2; k++) {
+        side[k].tracker_side = k;
+        side[k].visitor = v->visitor;
+        side[k].tracker = x->tracker;
+        side[k].before = x->id;
+        side[k].at_t = APR_INT64_MAX;
+        side[k].at_id = APR_INT64_MAX;
+    }
+    out->has = 0;
+    out->same = 0;
+    out->t = 0;
+    for (;;) {
+        for (k = 0; k < 2; k++) {
+            agg_seek_side *s = &side[k];
+            const void *va[] = { &s->visitor, &s->before, &s->at_t, &s->at_id, &limit };
+            const void *ta[] = { &s->tracker, &s->at_t, &s->at_id, &limit };
+            apr_status_t rv;
+
+            s->rows = 0;
+            rv = qrt_db_each(db, p, k ? SQL_agg_seek_tracker_chunk : SQL_agg_seek_visitor_chunk,
+                             k ? ta : va, agg_seek_side_row, s);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            if (s->found) {
+                out->has = 1;
+                out->t = s->t;
+                return APR_SUCCESS;
+            }
+            if (s->rows < limit) {
+                return APR_SUCCESS;
+            }
+        }
+        if (limit < SEEK_CHUNK_MAX) {
+            limit *= 2;
+        }
+    }
+}
+
 /* Whether the visitor has a visit before x on x's tracker (agg_seek_visitor_on_tracker). */
 static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
                                      const qrt_agg_visit_t *x, const agg_seeks *s,
@@ -1152,6 +1240,9 @@ static apr_status_t agg_seek_tracker(qrt_db_t *db, apr_pool_t *p, const qrt_visi
 
     if (agg_seek_known(s, SEEK_TR, out)) {
         return APR_SUCCESS;
+    }
+    if (qrt_dialect_embedded(db->driver)) {
+        return agg_seek_tracker_sqlite(db, p, v, x, out);
     }
     return agg_seek(db, p, SQL_agg_seek_visitor_on_tracker, args, out);
 }

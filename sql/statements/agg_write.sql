@@ -61,6 +61,31 @@ SELECT v.visit_start
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT 1
 
+-- SQLite: agg_seek_visitor_on_tracker walked from both ends at once (qrt_store_agg_write.c,
+-- agg_seek_tracker_sqlite), a chunk of each in turn: the visitor's visits before a
+-- (time, id), newest first, and the tracker's. A visitor with many visits elsewhere (one
+-- address and user agent behind a proxy) made the walk along its own visits long; the
+-- tracker's visits reach the same visit first then, and each chunk is bounded.
+-- name: agg_seek_visitor_chunk
+SELECT v.tracker_id, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE v.visitor = %lld AND v.bot = 0 AND v.id < %lld AND (v.visit_start, v.id) < (%lld, %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld
+
+-- name: agg_seek_visitor_chunk [pgsql]
+SELECT %lld, %lld, %lld, %lld, %lld
+
+-- name: agg_seek_tracker_chunk
+SELECT v.visitor, v.bot, v.visit_start, v.id
+    FROM visit_rows v
+    WHERE v.tracker_id = %lld AND (v.visit_start, v.id) < (%lld, %lld)
+    ORDER BY v.visit_start DESC, v.id DESC
+    LIMIT %lld
+
+-- name: agg_seek_tracker_chunk [pgsql]
+SELECT %lld, %lld, %lld, %lld
+
 -- name: agg_seek_visitor_browser
 SELECT v.visit_start, v.id, v.tracker_id, COALESCE(vu.browser, ''), COALESCE(vp.country, ''),
         COALESCE(vp.city, '')

@@ -28,7 +28,7 @@ static int qrt_check_run(Suite *s)
  * its own, QRT_CHECK_JOBS of them at once (default 2: the long suites' cases share the
  * machine's two cores), and prints each case's output in the order of names. With
  * CK_RUN_CASE set, or one job, it runs as qrt_check_run. A case that runs no test fails. */
-static int qrt_check_run_cases(Suite *(*make)(void), const char *const *names, int n)
+__attribute__((unused)) static int qrt_check_run_cases(Suite *(*make)(void), const char *const *names, int n)
 {
     const char *env = getenv("QRT_CHECK_JOBS");
     int jobs = env ? atoi(env) : 2, running = 0, next = 0, failed = 0, i;

@@ -1141,6 +1141,61 @@ START_TEST(tracker_counters)
 }
 END_TEST
 
+/* n visits of visitor who on tracker tr, one a second from t (bots when bot), each
+ * batch of `per` visits committed alone. */
+static void visits_of(int tr, apr_int64_t who, apr_int64_t t, int n, int per, int bot)
+{
+    qrt_visit_t *x = apr_pcalloc(pool, (apr_size_t)n * sizeof(*x));
+    int i;
+
+    for (i = 0; i < n; i++) {
+        x[i].tracker_id = trackers[tr].id;
+        x[i].visit_start = t + i;
+        x[i].source = "scan";
+        x[i].ip = "192.0.2.77";
+        x[i].user_agent = "UA";
+        x[i].device = "mobile";
+        x[i].visitor = who;
+        x[i].bot = bot;
+    }
+    for (i = 0; i < n; i += per) {
+        exec_sql("BEGIN");
+        apr_status_t rv = qrt_store_visits_record(&db, pool, x + i, n - i < per ? n - i : per);
+
+        ck_assert_msg(rv == APR_SUCCESS, "tracker %d, visit %d: %s", tr, i,
+                      db.error ? db.error : "?");
+        exec_sql("COMMIT");
+    }
+}
+
+/* A visitor with thousands of visits (one address and user agent behind a proxy) that
+ * comes to a tracker for the first time, or back to one after many visits elsewhere:
+ * SQLite seeks its previous visit there along its visits and along the tracker's at
+ * once, in growing chunks (agg_seek_tracker_sqlite); the trackers' distinct visitors
+ * stay those of their visit rows, whichever side finds the answer or ends first. */
+START_TEST(a_visitor_busy_elsewhere)
+{
+    const apr_int64_t who = 0x7777, t = T0 + 40 * DAY;
+
+    visits_of(0, who, t, 3000, 50, 0);
+    visits_of(1, who, t + 3000, 1, 1, 0);              /* new on 1: both sides walk */
+    visits_of(2, who, t + 3001, 400, 1, 0);            /* new on 2, then back, one by one */
+    visits_of(1, who, t + 3401, 1, 1, 0);              /* back on 1 past 400 elsewhere */
+    visits_of(3, who, t + 3402, 70, 7, 1);             /* only bots on 3 ... */
+    visits_of(0, who, t + 3472, 100, 10, 0);
+    visits_of(3, who, t + 3572, 1, 1, 0);              /* ... then its first visit there */
+    check_counters("a visitor with thousands of visits elsewhere");
+    /* the same second on two trackers, in one batch and in two */
+    visits_of(4, who, t + 4000, 1, 1, 0);
+    visits_of(2, who, t + 4000, 2, 2, 0);
+    visits_of(4, who, t + 4001, 1, 1, 0);
+    visits_of(3, 0x7778, t + 4001, 1, 1, 0);
+    visits_of(0, 0x7778, t + 4001, 5000, 500, 0);
+    visits_of(3, 0x7778, t + 9001, 1, 1, 0);            /* back on 3 past 5,000 */
+    check_counters("equal times, and another visitor busy elsewhere");
+}
+END_TEST
+
 /* ---- crosstab ----------------------------------------------------------------- */
 
 /* The values of dimension dim among a tracker's tags, sorted. */
@@ -1642,6 +1697,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, tracker_counters);
+    tcase_add_test(tc, a_visitor_busy_elsewhere);
     tcase_add_test(tc, crosstab);
     tcase_add_test(tc, crosstab_limit);
     tcase_add_test(tc, dashboard);
