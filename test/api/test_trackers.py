@@ -479,6 +479,46 @@ def test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread():
         srv.cleanup()
 
 
+def test_a_visitor_with_many_visits_elsewhere_counts_once_on_each_tracker():
+    """The writer seeks a visitor's previous visit on the tracker of each new visit (is it
+    new there?). A visitor with many visits elsewhere (one address and user agent behind a
+    proxy) is sought from the tracker's side too: it is new on a tracker it never visited,
+    and not new back on one, however many visits lie between, or however many of
+    another's came to that tracker meanwhile."""
+    import urllib.parse
+    from lib.rawhttp import get_many
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            ta, tb, tc = create(a), create(a), create(a)
+        u = urllib.parse.urlsplit(srv.base)
+
+        def scans(t, n, ua):
+            path = "%s/q/%s" % (u.path.rstrip("/"), t["code"])
+            assert get_many(u.hostname, u.port, [(path, {"User-Agent": ua})] * n) == [302] * n
+
+        kiosk, other = IPHONE, IPHONE.replace("17_0", "16_6")
+        scans(ta, 300, kiosk)
+        scans(tb, 1, kiosk)         # new on b, after 300 elsewhere
+        scans(tc, 100, kiosk)
+        scans(tb, 1, kiosk)         # back on b past 100 elsewhere
+        scans(ta, 1, kiosk)         # back on a past 102
+        scans(tc, 10, kiosk)
+        scans(ta, 1, kiosk)         # back on a past 10
+        scans(tb, 1100, other)      # 1,100 of another's on b
+        scans(tc, 70, kiosk)
+        scans(tb, 1, kiosk)         # back on b past 70 of its own and 1,100 others'
+        with Api(srv, srv.token("acme")) as a:
+            for t, scanned in ((ta, 302), (tb, 1103), (tc, 180)):
+                got = a.get("/tracker/analytics/%d" % t["tracker_id"]).json()
+                distinct = int(srv.sql("SELECT COUNT(DISTINCT visitor) FROM visit_rows WHERE "
+                                       "tracker_id = %d AND bot = 0" % t["tracker_id"]).strip())
+                assert got["totalScans"] == scanned, got
+                assert got["uniqueVisitors"] == distinct == (2 if t is tb else 1), (got, distinct)
+    finally:
+        srv.cleanup()
+
+
 def test_full_scan_queue_answers_503_and_loses_nothing():
     srv = start_server(extra="QRTrackScanQueue 1\n", accounts=[("acme", "professional")])
     try:
