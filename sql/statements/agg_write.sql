@@ -61,44 +61,6 @@ SELECT v.visit_start
     ORDER BY v.visit_start DESC, v.id DESC
     LIMIT 1
 
--- PostgreSQL: the visitor's 64 latest visits before, then the tracker's 1,024 latest visits,
--- then the visitor's whole walk, each only when the one before neither found the visit nor
--- ended (a CASE evaluates only the branch it takes): a visitor with many visits elsewhere,
--- back on a tracker, is found among the tracker's latest visits
--- name: agg_seek_visitor_on_tracker [pgsql]
-SELECT s.t
-    FROM (SELECT CAST(%lld AS BIGINT) AS visitor, CAST(%lld AS BIGINT) AS tracker, CAST(%lld AS
-        BIGINT) AS before) u
-    CROSS JOIN LATERAL (SELECT CASE
-        WHEN a.w[2] IS NOT NULL THEN a.w[2]
-        WHEN a.w[1] < 64 THEN NULL
-        ELSE (SELECT CASE
-            WHEN b.w[2] IS NOT NULL THEN b.w[2]
-            WHEN b.w[1] < 1024 THEN NULL
-            ELSE (SELECT v.visit_start
-            FROM visit_rows v
-            WHERE v.visitor = u.visitor AND +v.tracker_id = u.tracker AND v.bot = 0 AND v.id <
-                u.before
-            ORDER BY v.visit_start DESC, v.id DESC
-            LIMIT 1)
-            END
-        FROM (SELECT ARRAY[COUNT(*), MAX(CASE WHEN r.visitor = u.visitor AND r.bot = 0 AND r.id <
-                u.before THEN r.visit_start END)] AS w
-        FROM (SELECT v.visitor, v.bot, v.id, v.visit_start
-        FROM visit_rows v
-        WHERE v.tracker_id = u.tracker
-        ORDER BY v.visit_start DESC, v.id DESC
-        LIMIT 1024) r) b)
-        END AS t
-    FROM (SELECT ARRAY[COUNT(*), MAX(CASE WHEN r.tracker_id = u.tracker THEN r.visit_start END)] AS
-            w
-    FROM (SELECT v.tracker_id, v.visit_start
-    FROM visit_rows v
-    WHERE v.visitor = u.visitor AND v.bot = 0 AND v.id < u.before
-    ORDER BY v.visit_start DESC, v.id DESC
-    LIMIT 64) r) a) s
-    WHERE s.t IS NOT NULL
-
 -- SQLite: agg_seek_visitor_on_tracker walked from both ends at once (qrt_store_agg_write.c,
 -- agg_seek_tracker_sqlite), a chunk of each in turn: the visitor's visits before a
 -- (time, id), newest first, and the tracker's. A visitor with many visits elsewhere (one
@@ -293,38 +255,14 @@ SELECT u.n, p.visit_start, p.id, p.tracker_id, p.ua_id, p.place_id, COALESCE(vu.
 -- in one statement each, as agg_seek_visitor_on_tracker and agg_seek_visitor_browser,
 -- _country, _city find them one at a time
 -- name: agg_seek_visitor_on_tracker_many [pgsql-only]
-SELECT u.n, s.t
+SELECT u.n, p.visit_start
     FROM unnest(CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS BIGINT[]), CAST(%s AS
         BIGINT[])) AS u(n, visitor, tracker, before)
-    CROSS JOIN LATERAL (SELECT CASE
-        WHEN a.w[2] IS NOT NULL THEN a.w[2]
-        WHEN a.w[1] < 64 THEN NULL
-        ELSE (SELECT CASE
-            WHEN b.w[2] IS NOT NULL THEN b.w[2]
-            WHEN b.w[1] < 1024 THEN NULL
-            ELSE (SELECT v.visit_start
-            FROM visit_rows v
-            WHERE v.visitor = u.visitor AND +v.tracker_id = u.tracker AND v.bot = 0 AND v.id <
-                u.before
-            ORDER BY v.visit_start DESC, v.id DESC
-            LIMIT 1)
-            END
-        FROM (SELECT ARRAY[COUNT(*), MAX(CASE WHEN r.visitor = u.visitor AND r.bot = 0 AND r.id <
-                u.before THEN r.visit_start END)] AS w
-        FROM (SELECT v.visitor, v.bot, v.id, v.visit_start
-        FROM visit_rows v
-        WHERE v.tracker_id = u.tracker
-        ORDER BY v.visit_start DESC, v.id DESC
-        LIMIT 1024) r) b)
-        END AS t
-    FROM (SELECT ARRAY[COUNT(*), MAX(CASE WHEN r.tracker_id = u.tracker THEN r.visit_start END)] AS
-            w
-    FROM (SELECT v.tracker_id, v.visit_start
+    CROSS JOIN LATERAL (SELECT v.visit_start
     FROM visit_rows v
-    WHERE v.visitor = u.visitor AND v.bot = 0 AND v.id < u.before
+    WHERE v.visitor = u.visitor AND +v.tracker_id = u.tracker AND v.bot = 0 AND v.id < u.before
     ORDER BY v.visit_start DESC, v.id DESC
-    LIMIT 64) r) a) s
-    WHERE s.t IS NOT NULL
+    LIMIT 1) p
 
 -- name: agg_seek_visitor_browser_many [pgsql-only]
 SELECT u.n, p.visit_start
