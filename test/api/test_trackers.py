@@ -482,8 +482,8 @@ def test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread():
 def test_a_visitor_with_many_visits_elsewhere_counts_once_on_each_tracker():
     """The writer seeks a visitor's previous visit on the tracker of each new visit (is it
     new there?). A visitor with many visits elsewhere (one address and user agent behind a
-    proxy) is sought from the tracker's side too: it is new on a tracker it never visited,
-    and not new back on one, however many visits lie between, or however many of
+    proxy; SQLite seeks it from the tracker's side too) is new on a tracker it never
+    visited, and not new back on one, however many visits lie between, or however many of
     another's came to that tracker meanwhile."""
     import urllib.parse
     from lib.rawhttp import get_many
