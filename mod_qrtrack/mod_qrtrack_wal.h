@@ -3,6 +3,7 @@
 #define MOD_QRTRACK_WAL_H
 
 #include "httpd.h"
+#include <apr_dbd.h>
 #include <apr_global_mutex.h>
 
 /* Started before the writer; writers is the mutex the scan writers commit under. */
@@ -12,7 +13,6 @@ int qrt_wal_running(void);
 /* While the thread runs, an SQLite connection of this child (driver and handle of
  * apr_dbd) wakes it after a commit that made the WAL long, and copies the WAL itself
  * past QRT_WAL_FALLBACK_FRAMES. 0 when set; -1 when the thread does not run. */
-#include <apr_dbd.h>
 int qrt_wal_hook(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 /* While the thread runs, a commit that leaves the WAL longer than this many frames
  * (6 MB of 4 KB pages) copies it back itself: the thread fell behind (it skips a
