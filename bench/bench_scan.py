@@ -36,7 +36,8 @@ the TCP connections accepted a request: when every worker of a child is busy, ht
 MPM closes the keep-alive connections whose next request arrives, and wrk connects again.
 
 BENCH_VARIED=1 sends every request, Redirect's and the scans', from another visitor (one of
-2,400 user agents, addresses through mod_remoteip, 10 places, 5,000 referers: count.lua),
+2,400 user agents, addresses in 4,096 networks through mod_remoteip, 2,000 places, 5,000
+referers: count.lua),
 as real traffic does: each scan then adds its own dictionary entries and counts, where the
 default bench's visits share one user agent and place.
 
@@ -175,7 +176,7 @@ def bench_server(build=None, rules=False, extra=""):
                   "LoadModule setenvif_module {0}/mod_setenvif.so\n"
                   "RemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n"
                   'SetEnvIf X-Bench-Country "^([A-Z][A-Z])$" MM_COUNTRY_CODE=$1\n'
-                  'SetEnvIf X-Bench-City "^([A-Za-z ]+)$" MM_CITY_NAME=$1\n'
+                  'SetEnvIf X-Bench-City "^([A-Za-z0-9 ]+)$" MM_CITY_NAME=$1\n'
                   ).format(apxs("LIBEXECDIR"))
     srv = start_server(extra="Redirect 302 /r https://example.com/spring\n" + threads + extra,
                        accounts=[("bench", "professional")], build=build)

@@ -20,8 +20,8 @@ then the module's own, from the address and the user agent), and prints the impo
 rate: no bulk INSERT, no rebuild (the import writes the aggregates as it goes).
 
 BENCH_LOAD=varied imports BENCH_VISITS varied visits (seeded) over 10 trackers: 4 browsers of
-120 versions each on 5 systems (2,400 user agents), 5,000 referers, 10 cities, 256 addresses
-and bots, once in time order and once with shuffled times, each into a fresh server, and
+120 versions each on 5 systems (2,400 user agents), 5,000 referers, 2,000 cities in 40
+countries, addresses in 4,096 networks and bots, once in time order and once with shuffled times, each into a fresh server, and
 prints both rates (target >= 50,000 visits/s on SQLite), then the bytes a visit of each
 database so written, as a live server's is (PostgreSQL's also after `qrtrack-admin compact`,
 with its time).
@@ -224,9 +224,19 @@ def varied_lines(trackers, shuffled, seed=39):
                ("Linux", "desktop", "X11; Linux x86_64"),
                ("Android", "mobile", "Linux; Android 14; Pixel 8"),
                ("iOS", "mobile", "iPhone; CPU iPhone OS 17_4 like Mac OS X")]
-    cities = [("DE", "Berlin"), ("DE", "München"), ("US", "New York"), ("US", "Austin"),
-              ("FR", "Paris"), ("JP", "Tokyo"), ("BR", "São Paulo"), ("IN", "Pune"),
-              ("GB", "London"), ("NG", "Lagos")]
+    # 2,000 places (40 countries, 50 towns each) and 4,096 addresses' /24 networks, from
+    # a generator of their own, so that the other fields' draws stay as they were
+    lists = random.Random(seed + 1)
+    countries = ["DE", "US", "FR", "JP", "BR", "IN", "GB", "NG", "CA", "AU", "IT", "ES", "MX",
+                 "NL", "SE", "PL", "TR", "KR", "AR", "ZA", "EG", "ID", "TH", "VN", "PH", "CL",
+                 "CO", "PE", "PT", "GR", "CZ", "AT", "CH", "BE", "DK", "NO", "FI", "IE", "NZ",
+                 "KE"]
+    cities = [(country, "%s Town %d" % (country, k)) for country in countries
+              for k in range(50)]
+    networks = set()
+    while len(networks) < 4096:
+        networks.add((11 + lists.randrange(180), lists.randrange(256), lists.randrange(256)))
+    networks = sorted(networks)
     times = [T0 + (x * SPAN) // N for x in range(N)]
     if shuffled:
         rnd.shuffle(times)
@@ -234,14 +244,15 @@ def varied_lines(trackers, shuffled, seed=39):
         b, template = browsers[rnd.randrange(4)]
         os_name, device, os_ua = systems[rnd.randrange(5)]
         v = 10 + rnd.randrange(120)
-        country, city = cities[rnd.randrange(10)]
+        country, city = cities[rnd.randrange(len(cities))]
         bot = rnd.randrange(100) == 0
         yield json.dumps({
             "tracker_id": trackers[rnd.randrange(len(trackers))],
             "visit_start": time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(times[x])),
             "source": "click" if rnd.randrange(5) == 0 else "scan",
-            # 256 addresses in 256 /24 networks: as many stored, anonymised to the /24
-            "ip": "198.51.%d.%d" % (rnd.randrange(256), 1 + rnd.randrange(254)),
+            # addresses in 4,096 /24 networks: as many stored, anonymised to the /24
+            "ip": "%d.%d.%d.%d" % (networks[rnd.randrange(len(networks))]
+                                   + (1 + rnd.randrange(254),)),
             "country": country, "city": city,
             "browser": "Googlebot" if bot else b, "browser_version": str(v),
             "os": os_name, "device": "bot" if bot else device,

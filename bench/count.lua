@@ -1,8 +1,9 @@
 -- wrk script: counts responses by status across threads and prints figures. With
 -- QRT_BENCH_VARIED=1 in its environment, each request comes from another visitor: one of
--- 2,400 user agents (4 browsers, 120 versions, 5 systems), an address among 65,000 (sent in
--- X-Forwarded-For, for mod_remoteip), one of 10 places (X-Bench-Country, X-Bench-City, set
--- as mod_maxminddb's variables by SetEnvIf) and, three times in four, one of 5,000 referers.
+-- 2,400 user agents (4 browsers, 120 versions, 5 systems), an address in one of 4,096 /24
+-- networks (sent in X-Forwarded-For, for mod_remoteip), one of 2,000 places in 40 countries
+-- (X-Bench-Country, X-Bench-City, set as mod_maxminddb's variables by SetEnvIf) and, three
+-- times in four, one of 5,000 referers.
 local threads = {}
 
 function setup(thread)
@@ -19,10 +20,22 @@ if os.getenv("QRT_BENCH_VARIED") == "1" then
     local systems = { "Windows NT 10.0; Win64; x64", "Macintosh; Intel Mac OS X 10_15_7",
                       "X11; Linux x86_64", "Linux; Android 14; Pixel 8",
                       "iPhone; CPU iPhone OS 17_4 like Mac OS X" }
-    local places = { { "DE", "Berlin" }, { "DE", "Munich" }, { "US", "New York" },
-                     { "US", "Austin" }, { "FR", "Paris" }, { "JP", "Tokyo" },
-                     { "BR", "Sao Paulo" }, { "IN", "Pune" }, { "GB", "London" },
-                     { "NG", "Lagos" } }
+    local countries = { "DE", "US", "FR", "JP", "BR", "IN", "GB", "NG", "CA", "AU", "IT",
+                        "ES", "MX", "NL", "SE", "PL", "TR", "KR", "AR", "ZA", "EG", "ID",
+                        "TH", "VN", "PH", "CL", "CO", "PE", "PT", "GR", "CZ", "AT", "CH",
+                        "BE", "DK", "NO", "FI", "IE", "NZ", "KE" }
+    local places, networks = {}, {}
+    for _, c in ipairs(countries) do
+        for k = 0, 49 do
+            table.insert(places, { c, string.format("%s Town %d", c, k) })
+        end
+    end
+    -- the same 4,096 networks in every thread (drawn before the thread's own seed)
+    math.randomseed(4096)
+    for k = 1, 4096 do
+        networks[k] = string.format("%d.%d.%d", 11 + math.random(0, 179), math.random(0, 255),
+                                    math.random(0, 255))
+    end
 
     local function agent()
         local s, v, b = systems[math.random(5)], 10 + math.random(0, 119), math.random(4)
@@ -41,9 +54,9 @@ if os.getenv("QRT_BENCH_VARIED") == "1" then
     end
 
     function request()
-        local p = places[math.random(10)]
+        local p = places[math.random(#places)]
         local h = { ["User-Agent"] = agent(),
-                    ["X-Forwarded-For"] = string.format("198.51.%d.%d", math.random(0, 255),
+                    ["X-Forwarded-For"] = string.format("%s.%d", networks[math.random(4096)],
                                                         math.random(1, 254)),
                     ["X-Bench-Country"] = p[1], ["X-Bench-City"] = p[2] }
         if math.random(4) > 1 then
