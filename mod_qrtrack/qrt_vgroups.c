@@ -432,9 +432,18 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
  * empty): 1 when it was not there yet. */
 static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint64_t h)
 {
-    apr_size_t j;
+    apr_size_t j = (apr_size_t)h & (size - 1);
+    apr_uint64_t s = slot[j];
+    /* (the first slot, empty or h, decides most puts: taken without a branch on which,
+     * since whether a visitor was seen before is as likely as not) */
+    apr_uint64_t x = s ^ h;
+    apr_uint64_t taken = ((s | (0 - s)) & (x | (0 - x))) >> 63;  /* s != 0 and s != h */
 
-    for (j = (apr_size_t)h & (size - 1); slot[j] && slot[j] != h; j = (j + 1) & (size - 1)) {
+    if (__builtin_expect(!taken, 1)) {
+        slot[j] = h;
+        return s == 0;
+    }
+    for (j = (j + 1) & (size - 1); slot[j] && slot[j] != h; j = (j + 1) & (size - 1)) {
     }
     if (slot[j]) {
         return 0;
@@ -1015,23 +1024,27 @@ static APR_INLINE apr_size_t vg_sets_from(const vg_sets_part *c, apr_size_t p)
 static APR_INLINE apr_size_t vg_kv_put(apr_uint64_t *kv, apr_size_t ps, apr_uint64_t h,
                                        apr_uint64_t mk, apr_int64_t *cnt, apr_size_t **used)
 {
-    apr_size_t j;
-    apr_uint64_t word;
+    apr_size_t j = (apr_size_t)h & (ps - 1);
+    apr_uint64_t s = kv[2 * j], x = s ^ h, word, fresh, old;
 
-    for (j = (apr_size_t)h & (ps - 1); kv[2 * j] && kv[2 * j] != h; j = (j + 1) & (ps - 1)) {
+    if (__builtin_expect(((s | (0 - s)) & (x | (0 - x))) >> 63, 0)) {
+        /* (the first slot holds another visitor: along the probe) */
+        for (j = (j + 1) & (ps - 1); kv[2 * j] && kv[2 * j] != h; j = (j + 1) & (ps - 1)) {
+        }
+        s = kv[2 * j];
     }
-    if (!kv[2 * j]) {
-        kv[2 * j] = h;
-        kv[2 * j + 1] = mk;
-        *(*used)++ = j;
-        return 1;
-    }
-    word = mk & ~kv[2 * j + 1];
-    kv[2 * j + 1] |= word;
+    /* (new or seen, written without a branch on which: as likely as not) */
+    fresh = s == 0;
+    old = kv[2 * j + 1] & (fresh - 1);
+    word = (mk & ~old) & (fresh - 1);
+    kv[2 * j] = h;
+    kv[2 * j + 1] = old | mk;
+    **used = j;
+    *used += fresh;
     for (; word; word &= word - 1) {
         cnt[__builtin_ctzll(word)]++;
     }
-    return 0;
+    return (apr_size_t)fresh;
 }
 
 /* vg_kv_put for bits of several words (mk: words of them): the visitors in tab, their
@@ -1575,12 +1588,9 @@ static int vg_add_many(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t 
             return -1;
         }
         g->slab[x->last + 1 + x->fill++] = visitors[i];
-        if (clicks[i]) {
-            x->clicks++;
-        }
-        else {
-            x->scans++;
-        }
+        /* (counted without a branch: clicks and scans come mixed) */
+        x->clicks += clicks[i] != 0;
+        x->scans += clicks[i] == 0;
     }
     return 0;
 }
