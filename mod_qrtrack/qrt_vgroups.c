@@ -428,18 +428,25 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
 #define VG_PARTS 1024
 #define VG_PART_OF(h, bits) ((bits) ? (apr_size_t)((h) >> (64 - (bits))) : 0)
 
+/* 1 when a slot's value s holds a visitor other than h (s is neither 0 nor h), told
+ * without a branch: a table's put takes its first slot when it is empty or h, and which
+ * of the two it is (whether the visitor was seen before) is as likely as not, so a branch
+ * on it would be mispredicted half the time. */
+static APR_INLINE apr_uint64_t vg_slot_other(apr_uint64_t s, apr_uint64_t h)
+{
+    apr_uint64_t x = s ^ h;
+
+    return ((s | (0 - s)) & (x | (0 - x))) >> 63;
+}
+
 /* Puts the mixed visitor h (not 0) in slot, a table of size slots (a power of two, 0 for
  * empty): 1 when it was not there yet. */
 static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint64_t h)
 {
     apr_size_t j = (apr_size_t)h & (size - 1);
     apr_uint64_t s = slot[j];
-    /* (the first slot, empty or h, decides most puts: taken without a branch on which,
-     * since whether a visitor was seen before is as likely as not) */
-    apr_uint64_t x = s ^ h;
-    apr_uint64_t taken = ((s | (0 - s)) & (x | (0 - x))) >> 63;  /* s != 0 and s != h */
 
-    if (__builtin_expect(!taken, 1)) {
+    if (__builtin_expect(!vg_slot_other(s, h), 1)) {
         slot[j] = h;
         return s == 0;
     }
@@ -1025,15 +1032,16 @@ static APR_INLINE apr_size_t vg_kv_put(apr_uint64_t *kv, apr_size_t ps, apr_uint
                                        apr_uint64_t mk, apr_int64_t *cnt, apr_size_t **used)
 {
     apr_size_t j = (apr_size_t)h & (ps - 1);
-    apr_uint64_t s = kv[2 * j], x = s ^ h, word, fresh, old;
+    apr_uint64_t s = kv[2 * j], word, fresh, old;
 
-    if (__builtin_expect(((s | (0 - s)) & (x | (0 - x))) >> 63, 0)) {
+    if (__builtin_expect(vg_slot_other(s, h), 0)) {
         /* (the first slot holds another visitor: along the probe) */
         for (j = (j + 1) & (ps - 1); kv[2 * j] && kv[2 * j] != h; j = (j + 1) & (ps - 1)) {
         }
         s = kv[2 * j];
     }
-    /* (new or seen, written without a branch on which: as likely as not) */
+    /* (new or seen, written without a branch on which; **used is past the slots used,
+     * within their array's room, and kept only for a new visitor) */
     fresh = s == 0;
     old = kv[2 * j + 1] & (fresh - 1);
     word = (mk & ~old) & (fresh - 1);
