@@ -384,13 +384,12 @@ static const char *const pg_compact[][2] = {
       "c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON "
       "t.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT "
       "i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$' AND n.nspname = current_schema() "
-      "AND t.relname IN ('visit_rows', 'agg_link', 'agg_gaps', 'visit_dict_counts', "
-      "'agg_cnt', 'agg_day') LOOP EXECUTE format('DROP INDEX %I', r.relname); END LOOP; "
+      "AND t.relname IN ('visit_rows', 'agg_link', 'agg_gaps', 'agg_cnt', 'agg_day') "
+      "LOOP EXECUTE format('DROP INDEX %I', r.relname); END LOOP; "
       "END $$" },
     { "visit_rows", "REINDEX TABLE CONCURRENTLY visit_rows" },
     { "agg_link", "REINDEX TABLE CONCURRENTLY agg_link" },
     { "agg_gaps", "REINDEX TABLE CONCURRENTLY agg_gaps" },
-    { "visit_dict_counts", "REINDEX TABLE CONCURRENTLY visit_dict_counts" },
     { "agg_cnt", "REINDEX TABLE CONCURRENTLY agg_cnt" },
     { "agg_day", "REINDEX TABLE CONCURRENTLY agg_day" },
     { NULL, NULL }

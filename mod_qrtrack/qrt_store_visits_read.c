@@ -248,8 +248,8 @@ static apr_status_t vr_ids_own4(qrt_db_t *db, apr_pool_t *p, const qrt_visit_fil
  * dictionary when it holds fewer than a VR_OWN_COST-th as many entries as the tracker
  * has visits (a large tracker in an installation of few distinct strings, whose
  * index entries cost more to read than the dictionary's strings): either way no more
- * than the tracker's own data. PostgreSQL has the tracker's own entries of user
- * agents, places and referers at hand (visit_dict_counts): always those. */
+ * than the tracker's own data. PostgreSQL reads the tracker's own entries of all four
+ * in one statement when it reads them all. */
 static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
                            vr_ids_t *ids)
 {
@@ -272,12 +272,13 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
             dsize[d] = qrt_db_int(db, row, d + 1, 0);
         }
     }
-    if (pg && dsize[3] * VR_OWN_COST > ids->size) {
+    if (pg && dsize[0] * VR_OWN_COST > ids->size && dsize[1] * VR_OWN_COST > ids->size
+        && dsize[2] * VR_OWN_COST > ids->size && dsize[3] * VR_OWN_COST > ids->size) {
         return vr_ids_own4(db, p, f, pattern, ids);
     }
     for (d = 0; d < 4; d++) {
         const void *args[1 + 4];
-        int own = (pg && d < 3) || dsize[d] * VR_OWN_COST > ids->size, n = 0;
+        int own = dsize[d] * VR_OWN_COST > ids->size, n = 0;
 
         got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
         if (own) {
@@ -313,7 +314,9 @@ static void vr_push_picked(vr_args *a, const qrt_visit_filter_t *f, const vr_ids
 }
 
 /* PostgreSQL: *whole 1 when f's window holds every visit of the tracker (no bounds,
- * or bounds around its first and last visit), whose kept counts then answer. */
+ * or bounds around its first and last visit), which are then counted along the index
+ * of the tracker and entry alone (its entries hold no time: tested, each visit would
+ * be read from the table). */
 static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
                              int *whole)
 {
@@ -341,8 +344,8 @@ static apr_status_t vr_whole(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter
 /* The count of a search without since_id, given its matched entries: the tracker's
  * window walked, each visit tested, when they are too many to list; else one
  * dictionary's index when it alone matches (on PostgreSQL, over a window that holds
- * all of the tracker's visits and not its addresses: the sum of its entries' counts),
- * else the union of the picks. */
+ * all of the tracker's visits and not its addresses: without the window), else the
+ * union of the picks. */
 static apr_status_t vr_search_count(qrt_db_t *db, apr_pool_t *p,
                                     const qrt_visit_filter_t *f, const vr_ids_t *ids,
                                     apr_int64_t *total)

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 62: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 63: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -21,16 +21,15 @@ CREATE FUNCTION qrt_trackers_version_up(acct bigint) RETURNS void
     LANGUAGE sql
     AS $$ INSERT INTO trackers_version (account_id, version) SELECT acct, 1 WHERE acct IS NOT NULL ON CONFLICT (account_id) DO UPDATE SET version = trackers_version.version + 1 WHERE trackers_version.xmin::text::bigint <> txid_current() % 4294967296 $$;
 
-CREATE FUNCTION qrt_visit_dict_counts() RETURNS trigger
+CREATE FUNCTION qrt_visit_refs() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ BEGIN
-IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_dict_counts; RETURN NULL; END IF
+IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_refs_due; UPDATE visit_uas SET refs = 0 WHERE refs <> 0; UPDATE visit_referers SET refs = 0 WHERE refs <> 0; UPDATE visit_ips SET refs = 0 WHERE refs <> 0; UPDATE visit_destinations SET refs = 0 WHERE refs <> 0; RETURN NULL; END IF
 ; IF TG_OP <> 'INSERT' THEN
-UPDATE visit_dict_counts k SET n = k.n - c.n FROM (SELECT tracker_id, d, id, COUNT(*) AS n FROM (SELECT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT tracker_id, 2, place_id FROM qrt_old UNION ALL SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) o GROUP BY 1, 2, 3) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id
-; DELETE FROM visit_dict_counts k USING (SELECT DISTINCT tracker_id, 1 AS d, ua_id AS id FROM qrt_old UNION SELECT tracker_id, 2, place_id FROM qrt_old UNION SELECT tracker_id, 3, ref_id FROM qrt_old WHERE ref_id IS NOT NULL) c WHERE k.tracker_id = c.tracker_id AND k.d = c.d AND k.id = c.id AND k.n <= 0
+INSERT INTO visit_refs_due (d, id, n) SELECT d, id, -COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT 2, ref_id FROM qrt_old WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_old WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_old WHERE dest_id IS NOT NULL) o GROUP BY 1, 2
 ; END IF
 ; IF TG_OP <> 'DELETE' THEN
-INSERT INTO visit_dict_counts (tracker_id, d, id, n) SELECT tracker_id, d, id, COUNT(*) FROM (SELECT tracker_id, 1 AS d, ua_id AS id FROM qrt_new UNION ALL SELECT tracker_id, 2, place_id FROM qrt_new UNION ALL SELECT tracker_id, 3, ref_id FROM qrt_new WHERE ref_id IS NOT NULL) o GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 ON CONFLICT (tracker_id, d, id) DO UPDATE SET n = visit_dict_counts.n + excluded.n
+INSERT INTO visit_refs_due (d, id, n) SELECT d, id, COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_new UNION ALL SELECT 2, ref_id FROM qrt_new WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_new WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_new WHERE dest_id IS NOT NULL) o GROUP BY 1, 2
 ; END IF
 ; RETURN NULL
 ; END $$;
@@ -330,7 +329,8 @@ CREATE TABLE trackers_version (
 
 CREATE TABLE visit_destinations (
     id bigint NOT NULL,
-    url character varying(2048) NOT NULL
+    url character varying(2048) NOT NULL,
+    refs bigint DEFAULT 0 NOT NULL
 );
 
 CREATE SEQUENCE visit_destinations_id_seq
@@ -341,13 +341,6 @@ CREATE SEQUENCE visit_destinations_id_seq
     CACHE 1;
 
 ALTER SEQUENCE visit_destinations_id_seq OWNED BY visit_destinations.id;
-
-CREATE TABLE visit_dict_counts (
-    n bigint NOT NULL,
-    id bigint NOT NULL,
-    tracker_id integer NOT NULL,
-    d smallint NOT NULL
-);
 
 CREATE TABLE visit_dict_gen (
     gen bigint NOT NULL
@@ -360,7 +353,8 @@ CREATE TABLE visit_floor (
 
 CREATE TABLE visit_ips (
     id bigint NOT NULL,
-    ip character varying(64) NOT NULL
+    ip character varying(64) NOT NULL,
+    refs bigint DEFAULT 0 NOT NULL
 );
 
 CREATE SEQUENCE visit_ips_id_seq
@@ -395,7 +389,8 @@ ALTER SEQUENCE visit_places_id_seq OWNED BY visit_places.id;
 CREATE TABLE visit_referers (
     id bigint NOT NULL,
     referer character varying(2048) NOT NULL,
-    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED
+    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED,
+    refs bigint DEFAULT 0 NOT NULL
 );
 ALTER TABLE ONLY visit_referers ALTER COLUMN referer_lc SET STATISTICS 0;
 
@@ -407,6 +402,12 @@ CREATE SEQUENCE visit_referers_id_seq
     CACHE 1;
 
 ALTER SEQUENCE visit_referers_id_seq OWNED BY visit_referers.id;
+
+CREATE TABLE visit_refs_due (
+    d smallint NOT NULL,
+    id bigint NOT NULL,
+    n bigint NOT NULL
+);
 
 CREATE TABLE visit_rows (
     id bigint NOT NULL,
@@ -442,7 +443,8 @@ CREATE TABLE visit_uas (
     user_agent_lc text GENERATED ALWAYS AS (lower((user_agent)::text)) STORED,
     browser_lc text GENERATED ALWAYS AS (lower((browser)::text)) STORED,
     os_lc text GENERATED ALWAYS AS (lower((os)::text)) STORED,
-    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED
+    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED,
+    refs bigint DEFAULT 0 NOT NULL
 );
 ALTER TABLE ONLY visit_uas ALTER COLUMN user_agent_lc SET STATISTICS 0;
 ALTER TABLE ONLY visit_uas ALTER COLUMN browser_lc SET STATISTICS 0;
@@ -692,9 +694,6 @@ ALTER TABLE ONLY visit_destinations
 ALTER TABLE ONLY visit_destinations
     ADD CONSTRAINT visit_destinations_url_key UNIQUE (url);
 
-ALTER TABLE ONLY visit_dict_counts
-    ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
-
 ALTER TABLE ONLY visit_floor
     ADD CONSTRAINT visit_floor_pkey PRIMARY KEY (bucket);
 
@@ -764,12 +763,6 @@ CREATE INDEX trackers_account ON trackers USING btree (account_id, id);
 
 CREATE INDEX trackers_updated ON trackers USING btree (updated_at);
 
-CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts USING btree (d, id);
-
-CREATE INDEX visits_by_dest ON visit_rows USING btree (dest_id) WHERE (dest_id IS NOT NULL);
-
-CREATE INDEX visits_by_ip ON visit_rows USING btree (ip_id) WHERE (ip_id IS NOT NULL);
-
 CREATE INDEX visits_dest ON visit_rows USING btree (visit_start) WHERE (dest_id IS NOT NULL);
 
 CREATE INDEX visits_ip ON visit_rows USING btree (tracker_id, ip_id) WHERE (ip_id IS NOT NULL);
@@ -810,13 +803,13 @@ CREATE TRIGGER trackers_version_ins AFTER INSERT OR DELETE ON trackers FOR EACH 
 
 CREATE TRIGGER trackers_version_upd AFTER UPDATE OF account_id, name, type, deleted_at ON trackers FOR EACH ROW EXECUTE FUNCTION qrt_trackers_version_acct();
 
-CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+CREATE TRIGGER visit_refs_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_refs();
 
-CREATE TRIGGER visit_dict_counts_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+CREATE TRIGGER visit_refs_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_refs();
 
-CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+CREATE TRIGGER visit_refs_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_refs();
 
-CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+CREATE TRIGGER visit_refs_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_refs();
 
 CREATE TRIGGER visits_write INSTEAD OF INSERT OR DELETE OR UPDATE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
 

@@ -120,37 +120,3 @@ UPDATE visit_rows
         NOT NULL OR ip_id IS NOT NULL OR dest_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
         visit_rows.ua_id AND (u.user_agent IS NOT NULL OR u.browser_version IS NOT NULL OR u.os IS
         NOT NULL OR u.device IS NOT NULL)))
-
--- (PostgreSQL keeps no count in its dictionaries: visit_dict_counts, by its index on
--- (d, id), finds whether any visit still names a user agent or referer; the indexes
--- visits_by_ip and visits_by_dest, an address or destination)
-
--- name: purge_ua_del [pgsql]
-DELETE
-    FROM visit_uas
-    WHERE id > %lld AND id <= %lld AND (visit_uas.user_agent IS NOT NULL OR
-        visit_uas.browser_version IS NOT NULL OR visit_uas.os IS NOT NULL OR visit_uas.device IS NOT
-        NULL) AND NOT EXISTS (SELECT 1
-    FROM visit_dict_counts k
-    WHERE k.d = 1 AND k.id = visit_uas.id)
-
--- name: purge_ref_del [pgsql]
-DELETE
-    FROM visit_referers
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_dict_counts k
-    WHERE k.d = 3 AND k.id = visit_referers.id)
-
--- name: purge_ip_del [pgsql]
-DELETE
-    FROM visit_ips
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.ip_id = visit_ips.id)
-
--- name: purge_dest_del [pgsql]
-DELETE
-    FROM visit_destinations
-    WHERE id > %lld AND id <= %lld AND NOT EXISTS (SELECT 1
-    FROM visit_rows v
-    WHERE v.dest_id = visit_destinations.id)

@@ -45,7 +45,9 @@ DELETE FROM visit_refs_batch
 SELECT %lld
 
 -- SQLite (schema 62): the scan writer's batch counts, added to refs later by
--- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end
+-- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end. PostgreSQL (schema
+-- 63): its triggers append the rows; each settle statement takes a dictionary's rows out
+-- and adds them in one statement, so that a row appended meanwhile stays for the next.
 -- name: visit_refs_due_add
 INSERT INTO visit_refs_due (d, id, n)
     VALUES (%lld, %lld, %lld)
@@ -63,7 +65,15 @@ UPDATE visit_uas
     WHERE visit_uas.id = s.id
 
 -- name: visit_refs_settle_ua [pgsql]
-SELECT 1
+WITH due AS (DELETE FROM visit_refs_due
+    WHERE d = 1
+    RETURNING id, n)
+UPDATE visit_uas
+    SET refs = visit_uas.refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM due
+    GROUP BY id) s
+    WHERE visit_uas.id = s.id
 
 -- name: visit_refs_settle_referer
 UPDATE visit_referers
@@ -75,7 +85,15 @@ UPDATE visit_referers
     WHERE visit_referers.id = s.id
 
 -- name: visit_refs_settle_referer [pgsql]
-SELECT 1
+WITH due AS (DELETE FROM visit_refs_due
+    WHERE d = 2
+    RETURNING id, n)
+UPDATE visit_referers
+    SET refs = visit_referers.refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM due
+    GROUP BY id) s
+    WHERE visit_referers.id = s.id
 
 -- name: visit_refs_settle_ip
 UPDATE visit_ips
@@ -87,7 +105,15 @@ UPDATE visit_ips
     WHERE visit_ips.id = s.id
 
 -- name: visit_refs_settle_ip [pgsql]
-SELECT 1
+WITH due AS (DELETE FROM visit_refs_due
+    WHERE d = 3
+    RETURNING id, n)
+UPDATE visit_ips
+    SET refs = visit_ips.refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM due
+    GROUP BY id) s
+    WHERE visit_ips.id = s.id
 
 -- name: visit_refs_settle_dest
 UPDATE visit_destinations
@@ -99,7 +125,15 @@ UPDATE visit_destinations
     WHERE visit_destinations.id = s.id
 
 -- name: visit_refs_settle_dest [pgsql]
-SELECT 1
+WITH due AS (DELETE FROM visit_refs_due
+    WHERE d = 4
+    RETURNING id, n)
+UPDATE visit_destinations
+    SET refs = visit_destinations.refs + s.n
+    FROM (SELECT id, SUM(n) AS n
+    FROM due
+    GROUP BY id) s
+    WHERE visit_destinations.id = s.id
 
 -- name: visit_refs_settle_end
 DELETE FROM visit_refs_due

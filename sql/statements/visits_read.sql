@@ -413,19 +413,19 @@ SELECT COALESCE(MIN(visit_start), 0), COALESCE(MAX(visit_start), -1)
     WHERE tracker_id = %lld
 
 -- name: visits_total_ua_ci [pgsql-only]
-SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
-    FROM visit_dict_counts
-    WHERE tracker_id = %lld AND d = 1 AND id = ANY (CAST(%s AS BIGINT[]))
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ua_id = ANY (CAST(%s AS BIGINT[]))
 
 -- name: visits_total_place_ci [pgsql-only]
-SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
-    FROM visit_dict_counts
-    WHERE tracker_id = %lld AND d = 2 AND id = ANY (CAST(%s AS BIGINT[]))
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND place_id = ANY (CAST(%s AS BIGINT[]))
 
 -- name: visits_total_ref_ci [pgsql-only]
-SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT)
-    FROM visit_dict_counts
-    WHERE tracker_id = %lld AND d = 3 AND id = ANY (CAST(%s AS BIGINT[]))
+SELECT COUNT(*)
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id = ANY (CAST(%s AS BIGINT[]))
 
 -- (SQLite's forms read a JSON array: these are prepared here too, as arrays)
 -- name: visits_count_ua_s [pgsql]
@@ -628,8 +628,10 @@ SELECT id
 
 -- name: visits_ids_ua_own_ci [pgsql-only]
 SELECT k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 1 AND (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
+    FROM (SELECT DISTINCT ua_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld) k
+    WHERE (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
         ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\'
     FROM visit_uas x
     WHERE x.id = k.id)
@@ -637,8 +639,10 @@ SELECT k.id
 
 -- name: visits_ids_place_own_ci [pgsql-only]
 SELECT k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 2 AND (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
+    FROM (SELECT DISTINCT place_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld) k
+    WHERE (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
         %s ESCAPE '\'
     FROM visit_places x
     WHERE x.id = k.id)
@@ -646,8 +650,10 @@ SELECT k.id
 
 -- name: visits_ids_ref_own_ci [pgsql-only]
 SELECT k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 3 AND (SELECT referer_lc LIKE %s ESCAPE '\'
+    FROM (SELECT DISTINCT ref_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id IS NOT NULL) k
+    WHERE (SELECT referer_lc LIKE %s ESCAPE '\'
     FROM visit_referers x
     WHERE x.id = k.id)
     LIMIT 10001
@@ -666,24 +672,30 @@ SELECT k.id
 -- (one round trip instead of four): the dictionary (0 user agents to 3 ips), then the id.
 -- name: visits_ids_own4_ci [pgsql-only]
 (SELECT 0, k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 1 AND (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
+    FROM (SELECT DISTINCT ua_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld) k
+    WHERE (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
         ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\'
     FROM visit_uas x
     WHERE x.id = k.id)
     LIMIT 10001)
 UNION ALL
 (SELECT 1, k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 2 AND (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
+    FROM (SELECT DISTINCT place_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld) k
+    WHERE (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
         %s ESCAPE '\'
     FROM visit_places x
     WHERE x.id = k.id)
     LIMIT 10001)
 UNION ALL
 (SELECT 2, k.id
-    FROM visit_dict_counts k
-    WHERE k.tracker_id = %lld AND k.d = 3 AND (SELECT referer_lc LIKE %s ESCAPE '\'
+    FROM (SELECT DISTINCT ref_id AS id
+    FROM visit_rows
+    WHERE tracker_id = %lld AND ref_id IS NOT NULL) k
+    WHERE (SELECT referer_lc LIKE %s ESCAPE '\'
     FROM visit_referers x
     WHERE x.id = k.id)
     LIMIT 10001)

@@ -13,6 +13,7 @@ import requests
 from conftest import Api, Server, start_server, started
 from lib.counts import check_counts
 from lib.env import LATEST_SCHEMA
+from lib.migrations import before_dict_refs
 from lib.qr import IPHONE
 from lib.visits import CHROME, T0, export, import_visits, listing, visit
 
@@ -201,6 +202,7 @@ def test_a_database_of_schema_24_migrates_and_its_visits_went_nowhere_known():
         # (SQLite: schema 36's dictionary counts and their triggers, and their index
         # on PostgreSQL, came later too; and schema 50's visits_dest, 61's
         # visits_tracker_dest and 62's visit_refs_due)
+        before_dict_refs(srv)
         later = ("DROP TABLE visit_refs_due; "
                  "DROP TRIGGER visit_refs_ins; DROP TRIGGER visit_refs_del; "
                  "DROP TRIGGER visit_refs_upd; ALTER TABLE visit_uas DROP COLUMN refs; "

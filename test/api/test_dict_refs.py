@@ -1,8 +1,8 @@
-"""Dictionary counts (schema 36, SQLite): each user agent, referer, address and destination
-row counts the visit rows that name it, through every way visits change (scans, imports,
-the purge's erasure, a tracker deleted, SQL by hand), and the retention's sweep deletes the
-rows nobody names from those counts. A database of schema 31, with visits, gets its counts
-on upgrade. On PostgreSQL the same steps check its visit_dict_counts (lib.counts)."""
+"""Dictionary counts (schema 36, SQLite; 63, PostgreSQL): each user agent, referer, address
+and destination row counts the visit rows that name it, through every way visits change
+(scans, imports, the purge's erasure, a tracker deleted, SQL by hand), and the retention's
+sweep deletes the rows nobody names from those counts. A database of schema 31 (SQLite) or
+62 (PostgreSQL), with visits, gets its counts on upgrade."""
 import json
 import os
 import time
@@ -12,6 +12,7 @@ import requests
 
 from conftest import Api, Server, started
 from lib.counts import check_counts
+from lib.migrations import before_dict_refs
 from lib.retention import DAY, visit
 
 
@@ -87,14 +88,12 @@ def test_counts_follow_every_change_and_the_sweep_uses_them():
 
 
 def test_scans_references_wait_until_a_sweep_settles_them():
-    """Schema 62 (SQLite): the scan writer appends each batch's references to
-    visit_refs_due instead of updating every entry it names; the retention's sweep adds
-    them to refs first, in its own transaction, so an entry that only waiting references
-    name is kept, and the table is empty after it."""
+    """Schema 62 (SQLite), 63 (PostgreSQL, by a statement trigger): each batch's
+    references are appended to visit_refs_due instead of updating every entry it names;
+    the retention's sweep adds them to refs first, in its own transaction, so an entry
+    that only waiting references name is kept, and the table is empty after it."""
     srv, tok = started(extra="QRTrackRateLimit 0\n")
     try:
-        if srv.backend != "sqlite":
-            pytest.skip("SQLite's own counts (PostgreSQL keeps visit_dict_counts)")
         with Api(srv, tok) as a:
             _, c1 = tracker(a, "https://example.com/due")
         for k in range(30):
@@ -138,7 +137,7 @@ def test_an_upgrade_from_schema_31_counts_the_visits():
     srv = Server(extra="QRTrackRateLimit 0\n")
     if srv.backend != "sqlite":
         srv.cleanup()
-        pytest.skip("SQLite's own counts (PostgreSQL keeps visit_dict_counts)")
+        pytest.skip("SQLite's schema 31 (PostgreSQL's upgrade: the test after the next)")
     try:
         srv.admin("init")
         srv.account("acme")
@@ -170,9 +169,11 @@ def test_an_upgrade_from_schema_31_counts_the_visits():
 
 
 def test_a_postgresql_upgrade_drops_the_sweeps_reverse_indexes():
-    """Schema 39 (PostgreSQL): the sweep reads visit_dict_counts for user agents and
-    referers, so an upgraded database loses visits_by_ua and visits_by_ref, gains the
-    counts' index by entry, and its sweep still deletes only the strings nobody names."""
+    """Schemas 39 and 63 (PostgreSQL): the sweep reads the dictionaries' counts, so a
+    database of schema 36 upgraded loses visits_by_ua and visits_by_ref (39), then
+    visit_dict_counts with its index by entry, visits_by_ip and visits_by_dest (63), gets
+    each entry's count from its visits, and its sweep still deletes only the strings
+    nobody names."""
     srv = Server(extra="QRTrackRateLimit 0\n")
     if srv.backend != "pgsql":
         srv.cleanup()
@@ -186,15 +187,17 @@ def test_a_postgresql_upgrade_drops_the_sweeps_reverse_indexes():
             now, _, _ = populate(srv, a)
         srv.stop()
         # the database as schema 36 left it
+        before_dict_refs(srv)
         srv.sql("DROP INDEX visit_dict_counts_by_id; "
                 "CREATE INDEX visits_by_ua ON visit_rows (ua_id); "
                 "CREATE INDEX visits_by_ref ON visit_rows (ref_id) WHERE ref_id IS NOT NULL; "
                 "UPDATE qrt_schema SET version = 36;")
         srv.start()
-        assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= 39
+        assert int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip()) >= 63
         names = set(srv.sql("SELECT indexname FROM pg_indexes WHERE indexname LIKE "
                             "'visit%%by%%'").split())
-        assert names == {"visits_by_ip", "visits_by_dest", "visit_dict_counts_by_id"}, names
+        assert names == set(), names
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE refs > 0").strip()) > 0
         check_counts(srv)
         assert strings(srv) == 5
         # half the scans made old: only the strings no younger visit names go
@@ -244,5 +247,29 @@ def test_a_large_import_batch_counts_its_references_once_per_entry():
             check_counts(srv)
             if srv.backend == "sqlite":
                 assert srv.sql("SELECT COUNT(*) FROM visit_refs_batch").strip() == "0"
+    finally:
+        srv.cleanup()
+
+
+def test_a_long_import_settles_its_references_as_it_goes():
+    """An import of 20,000 visits, each naming its own user agent, referer and address:
+    on PostgreSQL (schema 63) the trigger appends their references to visit_refs_due and
+    the importer settles them every 8,192 visits, on SQLite the importer counts them
+    itself; either way fewer than 32,768 wait at its end, and every count is right."""
+    srv, tok = started(extra="QRTrackRateLimit 0\n")
+    try:
+        with Api(srv, tok) as a:
+            now = int(time.time())
+            t1, _ = tracker(a, "https://example.com/long")
+            lines = []
+            for k in range(20000):
+                v = visit(t1, now - 5 * DAY + k, "long%d" % k)
+                v["ip"] = "10.%d.%d.%d" % (k >> 16, (k >> 8) & 255, k & 255)
+                lines.append(v)
+            import_lines(srv, lines)
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) < 32768
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE refs = 1 AND user_agent "
+                           "LIKE '%%long%%'").strip()) > 10000
+        check_counts(srv)
     finally:
         srv.cleanup()

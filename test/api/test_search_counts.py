@@ -1,17 +1,17 @@
-"""A search's total over the whole of a tracker's visits (schema 19,
-sql/019_search_counts.sql). PostgreSQL keeps, per tracker, how many visits hold each
-user agent, place and referer entry (visit_dict_counts); a search that matches one of
-these dictionaries only adds them up rather than counting each matched visit. Statement
-triggers keep them in every change to visit_rows: the scan writer's batches, imports,
-SQL written by hand through the visits view (insert, update, delete) or into visit_rows,
-a TRUNCATE, and the retention's erasure (test_retention checks them after its purge).
+"""A search's total over the whole of a tracker's visits (schemas 19 and 63). When a
+search matches one of the user agents, places or referers alone and its window holds all
+of the tracker's visits, PostgreSQL counts the matched entries along the index of tracker
+and entry without reading the table (schemas 19 to 62 added up per-tracker counts instead,
+visit_dict_counts, kept by statement triggers). The totals must follow every change to
+visit_rows: the scan writer's batches, imports, SQL written by hand through the visits view
+(insert, update, delete) or into visit_rows, a TRUNCATE, and the retention's erasure
+(test_retention checks its counts after its purge).
 
 Each step checks, on both backends, that every search's total and first page are those
 of an oracle over the listing, with no window, with a window around every visit (which
-PostgreSQL answers from the kept counts too, having found the tracker's first and last
-visit inside it) and with a window that cuts some visits off (counted along the indexes);
-on PostgreSQL it also checks the kept counts against the counts recomputed from the
-visits."""
+PostgreSQL counts without the window, having found the tracker's first and last visit
+inside it) and with a window that cuts some visits off (counted along the indexes); it
+also checks the dictionaries' reference counts against the visits."""
 
 import requests
 
