@@ -307,6 +307,13 @@ def load_varied():
                 print("  bytes per visit after the import: %.1f; after qrtrack-admin compact "
                       "(%.1f s): %.1f" % (mb * 1e6 / N, took, pg_size_mb(srv) * 1e6 / N),
                       flush=True)
+                # where they go: the largest tables (with their TOAST) and indexes
+                rels = srv.sql("SELECT c.relname, pg_table_size(c.oid) FROM pg_class c JOIN "
+                               "pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN "
+                               "('r', 'i') AND n.nspname = 'public' ORDER BY 2 DESC LIMIT 14")
+                print("  the largest, bytes a visit: " + ", ".join(
+                    "%s %.1f" % (name, int(size) / N) for name, size in
+                    (line.split("|") for line in rels.strip().splitlines())), flush=True)
             else:
                 srv.stop()
                 sqlite(srv, "PRAGMA wal_checkpoint(TRUNCATE);")

@@ -24,7 +24,7 @@ CREATE FUNCTION qrt_trackers_version_up(acct bigint) RETURNS void
 CREATE FUNCTION qrt_visit_refs() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ BEGIN
-IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_refs_due; UPDATE visit_uas SET refs = 0 WHERE refs <> 0; UPDATE visit_referers SET refs = 0 WHERE refs <> 0; UPDATE visit_ips SET refs = 0 WHERE refs <> 0; UPDATE visit_destinations SET refs = 0 WHERE refs <> 0; RETURN NULL; END IF
+IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_refs_due; DELETE FROM visit_refs; RETURN NULL; END IF
 ; IF TG_OP <> 'INSERT' THEN
 INSERT INTO visit_refs_due (d, id, n) SELECT d, id, -COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT 2, ref_id FROM qrt_old WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_old WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_old WHERE dest_id IS NOT NULL) o GROUP BY 1, 2
 ; END IF
@@ -329,8 +329,7 @@ CREATE TABLE trackers_version (
 
 CREATE TABLE visit_destinations (
     id bigint NOT NULL,
-    url character varying(2048) NOT NULL,
-    refs bigint DEFAULT 0 NOT NULL
+    url character varying(2048) NOT NULL
 );
 
 CREATE SEQUENCE visit_destinations_id_seq
@@ -353,8 +352,7 @@ CREATE TABLE visit_floor (
 
 CREATE TABLE visit_ips (
     id bigint NOT NULL,
-    ip character varying(64) NOT NULL,
-    refs bigint DEFAULT 0 NOT NULL
+    ip character varying(64) NOT NULL
 );
 
 CREATE SEQUENCE visit_ips_id_seq
@@ -389,8 +387,7 @@ ALTER SEQUENCE visit_places_id_seq OWNED BY visit_places.id;
 CREATE TABLE visit_referers (
     id bigint NOT NULL,
     referer character varying(2048) NOT NULL,
-    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED,
-    refs bigint DEFAULT 0 NOT NULL
+    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED
 );
 ALTER TABLE ONLY visit_referers ALTER COLUMN referer_lc SET STATISTICS 0;
 
@@ -403,11 +400,18 @@ CREATE SEQUENCE visit_referers_id_seq
 
 ALTER SEQUENCE visit_referers_id_seq OWNED BY visit_referers.id;
 
+CREATE TABLE visit_refs (
+    n bigint NOT NULL,
+    id bigint NOT NULL,
+    d smallint NOT NULL
+);
+
 CREATE TABLE visit_refs_due (
     d smallint NOT NULL,
     id bigint NOT NULL,
     n bigint NOT NULL
-);
+)
+WITH (autovacuum_vacuum_threshold='10000', autovacuum_vacuum_scale_factor='0');
 
 CREATE TABLE visit_rows (
     id bigint NOT NULL,
@@ -443,8 +447,7 @@ CREATE TABLE visit_uas (
     user_agent_lc text GENERATED ALWAYS AS (lower((user_agent)::text)) STORED,
     browser_lc text GENERATED ALWAYS AS (lower((browser)::text)) STORED,
     os_lc text GENERATED ALWAYS AS (lower((os)::text)) STORED,
-    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED,
-    refs bigint DEFAULT 0 NOT NULL
+    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED
 );
 ALTER TABLE ONLY visit_uas ALTER COLUMN user_agent_lc SET STATISTICS 0;
 ALTER TABLE ONLY visit_uas ALTER COLUMN browser_lc SET STATISTICS 0;
@@ -714,6 +717,9 @@ ALTER TABLE ONLY visit_referers
 
 ALTER TABLE ONLY visit_referers
     ADD CONSTRAINT visit_referers_referer_key UNIQUE (referer);
+
+ALTER TABLE ONLY visit_refs
+    ADD CONSTRAINT visit_refs_pkey PRIMARY KEY (d, id);
 
 ALTER TABLE ONLY visit_rows
     ADD CONSTRAINT visit_rows_pkey PRIMARY KEY (id) WITH (fillfactor='100');

@@ -120,3 +120,55 @@ UPDATE visit_rows
         NOT NULL OR ip_id IS NOT NULL OR dest_id IS NOT NULL OR EXISTS (SELECT 1 FROM visit_uas u WHERE u.id =
         visit_rows.ua_id AND (u.user_agent IS NOT NULL OR u.browser_version IS NOT NULL OR u.os IS
         NOT NULL OR u.device IS NOT NULL)))
+
+-- PostgreSQL (schema 63): the counts are in visit_refs, a row per entry named or once named;
+-- the range's rows at 0 go with the entries nobody names (one statement: the bounds once)
+-- name: purge_ua_del [pgsql]
+WITH b AS (SELECT CAST(%lld AS BIGINT) AS lo, CAST(%lld AS BIGINT) AS hi),
+gone AS (DELETE FROM visit_refs r
+    USING b
+    WHERE r.d = 1 AND r.id > b.lo AND r.id <= b.hi AND r.n = 0)
+DELETE
+    FROM visit_uas
+    USING b
+    WHERE visit_uas.id > b.lo AND visit_uas.id <= b.hi AND (visit_uas.user_agent IS NOT NULL OR
+        visit_uas.browser_version IS NOT NULL OR visit_uas.os IS NOT NULL OR visit_uas.device IS NOT
+        NULL) AND NOT EXISTS (SELECT 1
+    FROM visit_refs r
+    WHERE r.d = 1 AND r.id = visit_uas.id AND r.n <> 0)
+
+-- name: purge_ref_del [pgsql]
+WITH b AS (SELECT CAST(%lld AS BIGINT) AS lo, CAST(%lld AS BIGINT) AS hi),
+gone AS (DELETE FROM visit_refs r
+    USING b
+    WHERE r.d = 2 AND r.id > b.lo AND r.id <= b.hi AND r.n = 0)
+DELETE
+    FROM visit_referers
+    USING b
+    WHERE visit_referers.id > b.lo AND visit_referers.id <= b.hi AND NOT EXISTS (SELECT 1
+    FROM visit_refs r
+    WHERE r.d = 2 AND r.id = visit_referers.id AND r.n <> 0)
+
+-- name: purge_ip_del [pgsql]
+WITH b AS (SELECT CAST(%lld AS BIGINT) AS lo, CAST(%lld AS BIGINT) AS hi),
+gone AS (DELETE FROM visit_refs r
+    USING b
+    WHERE r.d = 3 AND r.id > b.lo AND r.id <= b.hi AND r.n = 0)
+DELETE
+    FROM visit_ips
+    USING b
+    WHERE visit_ips.id > b.lo AND visit_ips.id <= b.hi AND NOT EXISTS (SELECT 1
+    FROM visit_refs r
+    WHERE r.d = 3 AND r.id = visit_ips.id AND r.n <> 0)
+
+-- name: purge_dest_del [pgsql]
+WITH b AS (SELECT CAST(%lld AS BIGINT) AS lo, CAST(%lld AS BIGINT) AS hi),
+gone AS (DELETE FROM visit_refs r
+    USING b
+    WHERE r.d = 4 AND r.id > b.lo AND r.id <= b.hi AND r.n = 0)
+DELETE
+    FROM visit_destinations
+    USING b
+    WHERE visit_destinations.id > b.lo AND visit_destinations.id <= b.hi AND NOT EXISTS (SELECT 1
+    FROM visit_refs r
+    WHERE r.d = 4 AND r.id = visit_destinations.id AND r.n <> 0)

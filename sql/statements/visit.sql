@@ -47,7 +47,8 @@ SELECT %lld
 -- SQLite (schema 62): the scan writer's batch counts, added to refs later by
 -- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end. PostgreSQL (schema
 -- 63): its triggers append the rows; each settle statement takes a dictionary's rows out
--- and adds them in one statement, so that a row appended meanwhile stays for the next.
+-- and adds them to visit_refs (its counts, apart from the dictionaries' wide rows) in one
+-- statement, so that a row appended meanwhile stays for the next.
 -- name: visit_refs_due_add
 INSERT INTO visit_refs_due (d, id, n)
     VALUES (%lld, %lld, %lld)
@@ -68,12 +69,12 @@ UPDATE visit_uas
 WITH due AS (DELETE FROM visit_refs_due
     WHERE d = 1
     RETURNING id, n)
-UPDATE visit_uas
-    SET refs = visit_uas.refs + s.n
-    FROM (SELECT id, SUM(n) AS n
+INSERT INTO visit_refs (d, id, n)
+    SELECT 1, id, SUM(n)
     FROM due
-    GROUP BY id) s
-    WHERE visit_uas.id = s.id
+    GROUP BY id
+    ORDER BY id
+    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
 
 -- name: visit_refs_settle_referer
 UPDATE visit_referers
@@ -88,12 +89,12 @@ UPDATE visit_referers
 WITH due AS (DELETE FROM visit_refs_due
     WHERE d = 2
     RETURNING id, n)
-UPDATE visit_referers
-    SET refs = visit_referers.refs + s.n
-    FROM (SELECT id, SUM(n) AS n
+INSERT INTO visit_refs (d, id, n)
+    SELECT 2, id, SUM(n)
     FROM due
-    GROUP BY id) s
-    WHERE visit_referers.id = s.id
+    GROUP BY id
+    ORDER BY id
+    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
 
 -- name: visit_refs_settle_ip
 UPDATE visit_ips
@@ -108,12 +109,12 @@ UPDATE visit_ips
 WITH due AS (DELETE FROM visit_refs_due
     WHERE d = 3
     RETURNING id, n)
-UPDATE visit_ips
-    SET refs = visit_ips.refs + s.n
-    FROM (SELECT id, SUM(n) AS n
+INSERT INTO visit_refs (d, id, n)
+    SELECT 3, id, SUM(n)
     FROM due
-    GROUP BY id) s
-    WHERE visit_ips.id = s.id
+    GROUP BY id
+    ORDER BY id
+    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
 
 -- name: visit_refs_settle_dest
 UPDATE visit_destinations
@@ -128,12 +129,12 @@ UPDATE visit_destinations
 WITH due AS (DELETE FROM visit_refs_due
     WHERE d = 4
     RETURNING id, n)
-UPDATE visit_destinations
-    SET refs = visit_destinations.refs + s.n
-    FROM (SELECT id, SUM(n) AS n
+INSERT INTO visit_refs (d, id, n)
+    SELECT 4, id, SUM(n)
     FROM due
-    GROUP BY id) s
-    WHERE visit_destinations.id = s.id
+    GROUP BY id
+    ORDER BY id
+    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
 
 -- name: visit_refs_settle_end
 DELETE FROM visit_refs_due

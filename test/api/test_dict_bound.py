@@ -13,7 +13,7 @@ import urllib.parse
 import pytest
 
 from conftest import REPORTS, Api, start_server
-from lib.counts import check_counts
+from lib.counts import check_counts, refs
 from lib.memory import peak_kb
 from lib.rawhttp import get_many
 
@@ -91,6 +91,7 @@ def test_long_new_strings_do_not_grow_the_writer(own_server):
     # (QRT_REFS_SETTLE_ROWS; on PostgreSQL every 8,192 visits, each of up to four rows),
     # so it never holds more.
     assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) < 32768
-    assert int(srv.sql("SELECT COUNT(*) FROM visit_uas WHERE refs > 0 AND user_agent "
-                       "LIKE 'Mozilla/5.0 (DictBound %%'").strip()) > 1000
+    assert int(srv.sql("SELECT COUNT(*) FROM visit_uas u WHERE %s > 0 AND user_agent "
+                       "LIKE 'Mozilla/5.0 (DictBound %%%%'" % refs(srv, "visit_uas", "u")
+                       ).strip()) > 1000
     check_counts(srv)

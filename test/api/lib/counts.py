@@ -11,22 +11,39 @@ SQLITE_REFS = (("visit_uas", "ua_id"), ("visit_referers", "ref_id"), ("visit_ips
                ("visit_destinations", "dest_id"))
 
 
+def refs(server, table, alias):
+    """The count of visit rows that name the row alias of dictionary table, as stored:
+    its refs column on SQLite, its row of visit_refs on PostgreSQL (schema 63, 0 when it
+    has none)."""
+    if server.backend != "pgsql":
+        return "%s.refs" % alias
+    d = [t for t, _ in SQLITE_REFS].index(table) + 1
+    return ("COALESCE((SELECT r.n FROM visit_refs r WHERE r.d = %d AND r.id = %s.id), 0)"
+            % (d, alias))
+
+
 def check_counts(server):
-    """Each dictionary row's refs, plus the writers' references waiting in visit_refs_due
-    (SQLite: schema 62, PostgreSQL: 63; dictionary d 1-4 in SQLITE_REFS' order), is the
-    number of visit rows that name it; no waiting reference names a row that is gone.
-    PostgreSQL keeps no count per tracker any more (visit_dict_counts is gone)."""
+    """Each dictionary row's count (refs), plus the writers' references waiting in
+    visit_refs_due (SQLite: schema 62, PostgreSQL: 63; dictionary d 1-4 in SQLITE_REFS'
+    order), is the number of visit rows that name it; no waiting reference names a row
+    that is gone. PostgreSQL keeps no count per tracker any more (visit_dict_counts), and
+    none of an entry that is gone (visit_refs)."""
     for d, (table, column) in enumerate(SQLITE_REFS, 1):
         wrong = server.sql(
-            "SELECT d.id, d.refs, COALESCE(q.n, 0), COALESCE(c.n, 0) FROM %s d "
+            "SELECT d.id, %s, COALESCE(q.n, 0), COALESCE(c.n, 0) FROM %s d "
             "LEFT JOIN (SELECT id, SUM(n) AS n FROM visit_refs_due WHERE d = %d "
             "GROUP BY id) q ON q.id = d.id LEFT JOIN (SELECT %s AS id, "
             "COUNT(*) AS n FROM visit_rows GROUP BY %s) c ON c.id = d.id "
-            "WHERE d.refs + COALESCE(q.n, 0) <> COALESCE(c.n, 0) LIMIT 5"
-            % (table, d, column, column)).split()
+            "WHERE %s + COALESCE(q.n, 0) <> COALESCE(c.n, 0) LIMIT 5"
+            % (refs(server, table, "d"), table, d, column, column,
+               refs(server, table, "d"))).split()
         assert not wrong, (table, wrong)
         gone = server.sql("SELECT COUNT(*) FROM visit_refs_due q WHERE q.d = %d AND "
                           "NOT EXISTS (SELECT 1 FROM %s WHERE id = q.id)" % (d, table))
         assert int(gone.strip()) == 0, (table, gone)
+        if server.backend == "pgsql":
+            gone = server.sql("SELECT COUNT(*) FROM visit_refs r WHERE r.d = %d AND r.n <> 0 "
+                              "AND NOT EXISTS (SELECT 1 FROM %s WHERE id = r.id)" % (d, table))
+            assert int(gone.strip()) == 0, (table, gone)
     if server.backend == "pgsql":
         assert server.sql("SELECT to_regclass('visit_dict_counts')").strip() == ""
