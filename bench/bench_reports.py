@@ -521,7 +521,7 @@ def main():
             rels = srv.sql("SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c WHERE "
                            "c.oid = 'visit_rows'::regclass OR c.oid IN (SELECT indexrelid "
                            "FROM pg_index WHERE indrelid = 'visit_rows'::regclass) OR "
-                           "c.relname = 'visit_refs_due' ORDER BY 2 DESC")
+                           "c.relname = 'visit_refs' ORDER BY 2 DESC")
             for line in rels.strip().splitlines():
                 name, size = line.split("|")
                 print("    %-24s %6.1f bytes a visit" % (name, int(size) / max(int(sizes[0]), 1)))
@@ -531,7 +531,7 @@ def main():
                            "c.relkind IN ('r', 'i') AND n.nspname = 'public' AND NOT "
                            "(c.oid = 'visit_rows'::regclass OR c.oid IN (SELECT indexrelid "
                            "FROM pg_index WHERE indrelid = 'visit_rows'::regclass) OR "
-                           "c.relname = 'visit_refs_due') ORDER BY 2 DESC LIMIT 16")
+                           "c.relname = 'visit_refs') ORDER BY 2 DESC LIMIT 16")
             for line in rels.strip().splitlines():
                 name, size = line.split("|")
                 print("    %-24s %6.1f bytes a visit" % (name, int(size) / max(int(sizes[0]), 1)))

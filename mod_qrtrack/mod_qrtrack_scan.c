@@ -508,8 +508,6 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     return rv;
 }
 
-static apr_int64_t writer_refs_due;
-
 /* The writer's own connection, outside mod_dbd's pool: a request never waits for
  * the writer while the writer waits for a connection that request holds. */
 static qrt_db_t *writer_connect(apr_pool_t *cp)
@@ -536,12 +534,14 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms
      * apart. PostgreSQL waits half of it for each lock: a scan that came while the
      * batch before it was being committed still gets its answer in time. */
-    /* The batches' dictionary references wait in visit_refs_due (schemas 62, 63); the
-     * count goes on across connections, the rows stay until settled. */
-    db->refs_due = &writer_refs_due;
     if (qrt_dbd_dialect()->embedded) {
         int ms = (scan_wait() * 1000 - (QRT_SQLITE_TRIES - 1) * 100) / QRT_SQLITE_TRIES;
 
+        /* The batches' dictionary references wait in visit_refs_due (schema 62); the
+         * count goes on across connections, the rows stay until settled. */
+        static apr_int64_t refs_due;
+
+        db->refs_due = &refs_due;
         writer_busy_ms = ms < 10 ? 10 : ms;
         qrt_schema_pragma(cp, driver, db->handle,
                           apr_psprintf(cp, "PRAGMA busy_timeout = %d", writer_busy_ms));

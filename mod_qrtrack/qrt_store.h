@@ -50,11 +50,8 @@ typedef struct {
     /* SQLite: non-NULL on a connection whose batches of visits append their dictionary
      * references to visit_refs_due (schema 62) instead of adding them to refs: the rows
      * appended since it last settled them (qrt_store_refs_settle), which it does once
-     * they pass QRT_REFS_SETTLE_ROWS. PostgreSQL (schema 63: its trigger appends them):
-     * the visits written since (refs_visits when NULL), settled past
-     * QRT_REFS_SETTLE_VISITS. A count that outlives copies of the struct. */
+     * they pass QRT_REFS_SETTLE_ROWS. */
     apr_int64_t *refs_due;
-    apr_int64_t refs_visits;
 } qrt_db_t;
 
 /* SQLite: a statement that meets a lock is tried this many times, 100 ms apart, each
@@ -472,12 +469,10 @@ apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
 /* The same; ids (n of them, or NULL) gets the visits' new ids. */
 apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
                                          const qrt_visit_t *v, int n, apr_int64_t *ids);
-/* Adds the references waiting in visit_refs_due (SQLite: schema 62, PostgreSQL: 63) to
- * the dictionaries' refs and takes them out, inside the caller's transaction (on
- * PostgreSQL under the write lock); resets db->refs_due and db->refs_visits. */
+/* SQLite: adds the references waiting in visit_refs_due (schema 62) to the
+ * dictionaries' refs and empties it, inside the caller's transaction; resets
+ * db->refs_due. Nothing to do on PostgreSQL. */
 apr_status_t qrt_store_refs_settle(qrt_db_t *db, apr_pool_t *p);
 #define QRT_REFS_SETTLE_ROWS 32768
-/* (up to four rows a visit) */
-#define QRT_REFS_SETTLE_VISITS (QRT_REFS_SETTLE_ROWS / 4)
 
 #endif

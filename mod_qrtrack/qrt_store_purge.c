@@ -180,7 +180,7 @@ static apr_status_t purge_sweep_range(qrt_db_t *db, apr_pool_t *p, int d,
     }
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
-        /* the writers' references not added to refs yet (schemas 62 and 63) */
+        /* SQLite: the scan writer's references not added to refs yet (schema 62) */
         rv = qrt_store_refs_settle(db, p);
     }
     if (rv == APR_SUCCESS) {

@@ -368,6 +368,9 @@ apr_status_t qrt_store_refs_settle(qrt_db_t *db, apr_pool_t *p)
     apr_size_t k;
     apr_status_t rv;
 
+    if (!qrt_dialect_embedded(db->driver)) {
+        return APR_SUCCESS;
+    }
     for (k = 0; k < sizeof(settle) / sizeof(settle[0]); k++) {
         if ((rv = qrt_db_exec(db, p, settle[k], NULL, none)) != APR_SUCCESS) {
             return rv;
@@ -377,7 +380,6 @@ apr_status_t qrt_store_refs_settle(qrt_db_t *db, apr_pool_t *p)
     if (db->refs_due) {
         *db->refs_due = 0;
     }
-    db->refs_visits = 0;
     return APR_SUCCESS;
 }
 
@@ -676,15 +678,5 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
      * Whatever else writes the trackers' rows or the aggregates takes the write lock
      * first, so the order of their row locks does not matter. */
     rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n, held);
-    if (rv == APR_SUCCESS && qrt_dialect_remote(db->driver)) {
-        /* PostgreSQL: the rows its trigger appended to visit_refs_due (schema 63), at
-         * most one per dictionary a visit, settled every so many visits (under the write
-         * lock, which this transaction holds) */
-        apr_int64_t *due = db->refs_due ? db->refs_due : &db->refs_visits;
-
-        if ((*due += n) >= QRT_REFS_SETTLE_VISITS) {
-            rv = qrt_store_refs_settle(db, p);
-        }
-    }
     return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

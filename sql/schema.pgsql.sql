@@ -24,12 +24,12 @@ CREATE FUNCTION qrt_trackers_version_up(acct bigint) RETURNS void
 CREATE FUNCTION qrt_visit_refs() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ BEGIN
-IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_refs_due; DELETE FROM visit_refs; RETURN NULL; END IF
+IF TG_OP = 'TRUNCATE' THEN DELETE FROM visit_refs; RETURN NULL; END IF
 ; IF TG_OP <> 'INSERT' THEN
-INSERT INTO visit_refs_due (d, id, n) SELECT d, id, -COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT 2, ref_id FROM qrt_old WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_old WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_old WHERE dest_id IS NOT NULL) o GROUP BY 1, 2
+UPDATE visit_refs k SET n = k.n - c.n FROM (SELECT d, id, COUNT(*) AS n FROM (SELECT 1 AS d, ua_id AS id FROM qrt_old UNION ALL SELECT 2, ref_id FROM qrt_old WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_old WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_old WHERE dest_id IS NOT NULL) o GROUP BY 1, 2) c WHERE k.d = c.d AND k.id = c.id
 ; END IF
 ; IF TG_OP <> 'DELETE' THEN
-INSERT INTO visit_refs_due (d, id, n) SELECT d, id, COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_new UNION ALL SELECT 2, ref_id FROM qrt_new WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_new WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_new WHERE dest_id IS NOT NULL) o GROUP BY 1, 2
+INSERT INTO visit_refs (d, id, n) SELECT d, id, COUNT(*) FROM (SELECT 1 AS d, ua_id AS id FROM qrt_new UNION ALL SELECT 2, ref_id FROM qrt_new WHERE ref_id IS NOT NULL UNION ALL SELECT 3, ip_id FROM qrt_new WHERE ip_id IS NOT NULL UNION ALL SELECT 4, dest_id FROM qrt_new WHERE dest_id IS NOT NULL) o GROUP BY 1, 2 ORDER BY 1, 2 ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
 ; END IF
 ; RETURN NULL
 ; END $$;
@@ -404,14 +404,8 @@ CREATE TABLE visit_refs (
     n bigint NOT NULL,
     id bigint NOT NULL,
     d smallint NOT NULL
-);
-
-CREATE TABLE visit_refs_due (
-    d smallint NOT NULL,
-    id bigint NOT NULL,
-    n bigint NOT NULL
 )
-WITH (autovacuum_vacuum_threshold='10000', autovacuum_vacuum_scale_factor='0');
+WITH (fillfactor='50');
 
 CREATE TABLE visit_rows (
     id bigint NOT NULL,

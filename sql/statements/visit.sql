@@ -45,10 +45,8 @@ DELETE FROM visit_refs_batch
 SELECT %lld
 
 -- SQLite (schema 62): the scan writer's batch counts, added to refs later by
--- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end. PostgreSQL (schema
--- 63): its triggers append the rows; each settle statement takes a dictionary's rows out
--- and adds them to visit_refs (its counts, apart from the dictionaries' wide rows) in one
--- statement, so that a row appended meanwhile stays for the next.
+-- visit_refs_settle_* (qrt_store_refs_settle) with visit_refs_settle_end. PostgreSQL counts
+-- in its own triggers (schema 63: visit_refs) and never settles anything.
 -- name: visit_refs_due_add
 INSERT INTO visit_refs_due (d, id, n)
     VALUES (%lld, %lld, %lld)
@@ -66,15 +64,7 @@ UPDATE visit_uas
     WHERE visit_uas.id = s.id
 
 -- name: visit_refs_settle_ua [pgsql]
-WITH due AS (DELETE FROM visit_refs_due
-    WHERE d = 1
-    RETURNING id, n)
-INSERT INTO visit_refs (d, id, n)
-    SELECT 1, id, SUM(n)
-    FROM due
-    GROUP BY id
-    ORDER BY id
-    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
+SELECT 1
 
 -- name: visit_refs_settle_referer
 UPDATE visit_referers
@@ -86,15 +76,7 @@ UPDATE visit_referers
     WHERE visit_referers.id = s.id
 
 -- name: visit_refs_settle_referer [pgsql]
-WITH due AS (DELETE FROM visit_refs_due
-    WHERE d = 2
-    RETURNING id, n)
-INSERT INTO visit_refs (d, id, n)
-    SELECT 2, id, SUM(n)
-    FROM due
-    GROUP BY id
-    ORDER BY id
-    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
+SELECT 1
 
 -- name: visit_refs_settle_ip
 UPDATE visit_ips
@@ -106,15 +88,7 @@ UPDATE visit_ips
     WHERE visit_ips.id = s.id
 
 -- name: visit_refs_settle_ip [pgsql]
-WITH due AS (DELETE FROM visit_refs_due
-    WHERE d = 3
-    RETURNING id, n)
-INSERT INTO visit_refs (d, id, n)
-    SELECT 3, id, SUM(n)
-    FROM due
-    GROUP BY id
-    ORDER BY id
-    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
+SELECT 1
 
 -- name: visit_refs_settle_dest
 UPDATE visit_destinations
@@ -126,15 +100,7 @@ UPDATE visit_destinations
     WHERE visit_destinations.id = s.id
 
 -- name: visit_refs_settle_dest [pgsql]
-WITH due AS (DELETE FROM visit_refs_due
-    WHERE d = 4
-    RETURNING id, n)
-INSERT INTO visit_refs (d, id, n)
-    SELECT 4, id, SUM(n)
-    FROM due
-    GROUP BY id
-    ORDER BY id
-    ON CONFLICT (d, id) DO UPDATE SET n = visit_refs.n + excluded.n
+SELECT 1
 
 -- name: visit_refs_settle_end
 DELETE FROM visit_refs_due

@@ -85,12 +85,12 @@ def test_long_new_strings_do_not_grow_the_writer(own_server):
     assert got["meta"]["total"] == 1
     assert got["data"][0]["user_agent"] == long_headers(12345)["User-Agent"]
     assert got["data"][0]["referer"] == long_headers(12345)["Referer"]
-    # Each scan named its own user agent and referer: some 36,000 references waited in
-    # visit_refs_due (SQLite: schema 62, appended by the writer; PostgreSQL: 63, by a
-    # trigger), and the writer added them to refs each time the table passed 32,768 rows
-    # (QRT_REFS_SETTLE_ROWS; on PostgreSQL every 8,192 visits, each of up to four rows),
-    # so it never holds more.
-    assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) < 32768
+    # Each scan named its own user agent and referer: on SQLite some 36,000 references
+    # waited in visit_refs_due (schema 62), and the writer added them to refs each time
+    # the table passed 32,768 rows (QRT_REFS_SETTLE_ROWS), so it never holds more; on
+    # PostgreSQL its triggers count them at once (schema 63).
+    if srv.backend == "sqlite":
+        assert int(srv.sql("SELECT COUNT(*) FROM visit_refs_due").strip()) < 32768
     assert int(srv.sql("SELECT COUNT(*) FROM visit_uas u WHERE %s > 0 AND user_agent "
                        "LIKE 'Mozilla/5.0 (DictBound %%%%'" % refs(srv, "visit_uas", "u")
                        ).strip()) > 1000

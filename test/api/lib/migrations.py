@@ -33,7 +33,7 @@ def before_dict_refs(srv):
     """PostgreSQL: puts back what schema 62 had and 63 (pg_visit_refs) replaced: the
     per-tracker counts visit_dict_counts (as schema 52 made them, filled from the
     visits, with their triggers and their index by entry) and the indexes visits_by_ip
-    and visits_by_dest, without 63's visit_refs, visit_refs_due and triggers. Nothing on
+    and visits_by_dest, without 63's visit_refs and its triggers. Nothing on
     SQLite, or when it is there already."""
     if srv.backend != "pgsql" or srv.sql("SELECT to_regclass('visit_dict_counts')").strip():
         return
@@ -42,8 +42,7 @@ def before_dict_refs(srv):
     assert len(fn) == 1, fn
     sql = ["DROP TRIGGER IF EXISTS visit_refs_%s ON visit_rows;" % t
            for t in ("ins", "upd", "del", "trunc")]
-    sql += ["DROP FUNCTION IF EXISTS qrt_visit_refs();", "DROP TABLE IF EXISTS visit_refs_due;",
-            "DROP TABLE IF EXISTS visit_refs;"]
+    sql += ["DROP FUNCTION IF EXISTS qrt_visit_refs();", "DROP TABLE IF EXISTS visit_refs;"]
     sql += fn + [
         "CREATE TABLE visit_dict_counts (n BIGINT NOT NULL, id BIGINT NOT NULL, "
         "tracker_id INTEGER NOT NULL, d SMALLINT NOT NULL);",
