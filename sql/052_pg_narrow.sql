@@ -28,18 +28,11 @@
 {{PGSQL}}CREATE INDEX visits_by_ip ON visit_rows (ip_id) WHERE ip_id IS NOT NULL;
 {{PGSQL}}CREATE INDEX visits_by_dest ON visit_rows (dest_id) WHERE dest_id IS NOT NULL;
 {{PGSQL}}CREATE INDEX visits_dest ON visit_rows (visit_start) WHERE dest_id IS NOT NULL;
-{{PGSQL}}CREATE TRIGGER visit_dict_counts_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
-{{PGSQL}}CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
-{{PGSQL}}CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
-{{PGSQL}}CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts();
+-- (the counts' triggers and table only where they are: schema 63 dropped them)
+{{PGSQL}}DO $$ BEGIN IF to_regproc('qrt_visit_dict_counts') IS NOT NULL THEN CREATE TRIGGER visit_dict_counts_ins AFTER INSERT ON visit_rows REFERENCING NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts(); CREATE TRIGGER visit_dict_counts_upd AFTER UPDATE ON visit_rows REFERENCING OLD TABLE AS qrt_old NEW TABLE AS qrt_new FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts(); CREATE TRIGGER visit_dict_counts_del AFTER DELETE ON visit_rows REFERENCING OLD TABLE AS qrt_old FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts(); CREATE TRIGGER visit_dict_counts_trunc AFTER TRUNCATE ON visit_rows FOR EACH STATEMENT EXECUTE FUNCTION qrt_visit_dict_counts(); END IF; END $$;
 {{PGSQL}}CREATE VIEW visits AS SELECT v.id AS id, v.tracker_id AS tracker_id, v.visit_start AS visit_start, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END AS source, i.ip AS ip, g.country AS country, g.city AS city, u.browser AS browser, u.browser_version AS browser_version, u.os AS os, u.device AS device, r.referer AS referer, u.user_agent AS user_agent, v.bot AS bot, lpad(to_hex(v.visitor), 16, '0') AS visitor, d.url AS destination FROM visit_rows v LEFT JOIN visit_ips i ON i.id = v.ip_id LEFT JOIN visit_places g ON g.id = v.place_id LEFT JOIN visit_uas u ON u.id = v.ua_id LEFT JOIN visit_referers r ON r.id = v.ref_id LEFT JOIN visit_destinations d ON d.id = v.dest_id;
 {{PGSQL}}CREATE TRIGGER visits_write INSTEAD OF INSERT OR UPDATE OR DELETE ON visits FOR EACH ROW EXECUTE FUNCTION qrt_visits_write();
-{{PGSQL}}CREATE TABLE visit_dict_counts52 (n BIGINT NOT NULL, id BIGINT NOT NULL, tracker_id INTEGER NOT NULL, d SMALLINT NOT NULL);
-{{PGSQL}}INSERT INTO visit_dict_counts52 (n, id, tracker_id, d) SELECT n, id, tracker_id, d FROM visit_dict_counts ORDER BY tracker_id, d, id;
-{{PGSQL}}DROP TABLE visit_dict_counts;
-{{PGSQL}}ALTER TABLE visit_dict_counts52 RENAME TO visit_dict_counts;
-{{PGSQL}}ALTER TABLE visit_dict_counts ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id);
-{{PGSQL}}CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts (d, id);
+{{PGSQL}}DO $$ BEGIN IF to_regclass('visit_dict_counts') IS NOT NULL THEN CREATE TABLE visit_dict_counts52 (n BIGINT NOT NULL, id BIGINT NOT NULL, tracker_id INTEGER NOT NULL, d SMALLINT NOT NULL); INSERT INTO visit_dict_counts52 (n, id, tracker_id, d) SELECT n, id, tracker_id, d FROM visit_dict_counts ORDER BY tracker_id, d, id; DROP TABLE visit_dict_counts; ALTER TABLE visit_dict_counts52 RENAME TO visit_dict_counts; ALTER TABLE visit_dict_counts ADD CONSTRAINT visit_dict_counts_pkey PRIMARY KEY (tracker_id, d, id); CREATE INDEX visit_dict_counts_by_id ON visit_dict_counts (d, id); END IF; END $$;
 {{PGSQL}}CREATE TABLE agg_cnt52 (scans BIGINT NOT NULL, clicks BIGINT NOT NULL, first_visits BIGINT NOT NULL, followed_visits BIGINT NOT NULL, account_id INTEGER NOT NULL, bucket INTEGER NOT NULL, tracker_id INTEGER NOT NULL, kind SMALLINT NOT NULL, level SMALLINT NOT NULL, value VARCHAR(255) NOT NULL);
 {{PGSQL}}INSERT INTO agg_cnt52 (scans, clicks, first_visits, followed_visits, account_id, bucket, tracker_id, kind, level, value) SELECT scans, clicks, first_visits, followed_visits, account_id, bucket, tracker_id, kind, level, value FROM agg_cnt ORDER BY account_id, kind, level, bucket, tracker_id, value;
 {{PGSQL}}DROP TABLE agg_cnt;
