@@ -1305,6 +1305,10 @@ static Suite *vgroups_suite(void)
     Suite *s = suite_create("qrt_vgroups");
     TCase *tc = tcase_create("core");
 
+    /* (as the other suites: several cases fill and count arrays of millions of entries,
+     * whose page faults alone took past Check's default 4 s on a machine reclaiming
+     * freed pages eagerly) */
+    tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, counts_as_the_visits);
     tcase_add_test(tc, ids_sharing_their_low_bits);
