@@ -260,7 +260,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
     apr_status_t rv;
-    int pg = qrt_db_dialect_is(db, QRT_DIALECT_PGSQL), d, i;
+    int own[4], owned = 0, d, i;
 
     memset(ids, 0, sizeof(*ids));
     if ((rv = qrt_db_select(db, p, SQL_visits_sizes, &res, targs)) != APR_SUCCESS) {
@@ -272,22 +272,24 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
             dsize[d] = qrt_db_int(db, row, d + 1, 0);
         }
     }
-    if (pg && dsize[0] * VR_OWN_COST > ids->size && dsize[1] * VR_OWN_COST > ids->size
-        && dsize[2] * VR_OWN_COST > ids->size && dsize[3] * VR_OWN_COST > ids->size) {
+    for (d = 0; d < 4; d++) {
+        owned += own[d] = dsize[d] * VR_OWN_COST > ids->size;
+    }
+    if (owned == 4 && qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return vr_ids_own4(db, p, f, pattern, ids);
     }
     for (d = 0; d < 4; d++) {
         const void *args[1 + 4];
-        int own = dsize[d] * VR_OWN_COST > ids->size, n = 0;
+        int n = 0;
 
         got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
-        if (own) {
+        if (own[d]) {
             args[n++] = &f->tracker_id;
         }
         for (i = 0; i < vr_per[d]; i++) {
             args[n++] = pattern;
         }
-        rv = qrt_db_each(db, p, (own ? vr_ids_own : vr_ids_all)[d][vr_form(db) - 1],
+        rv = qrt_db_each(db, p, (own[d] ? vr_ids_own : vr_ids_all)[d][vr_form(db) - 1],
                          args, qrt_db_int_list_row, got[d]);
         if (rv != APR_SUCCESS) {
             return rv;

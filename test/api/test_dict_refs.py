@@ -139,7 +139,7 @@ def test_an_upgrade_from_schema_31_counts_the_visits():
     srv = Server(extra="QRTrackRateLimit 0\n")
     if srv.backend != "sqlite":
         srv.cleanup()
-        pytest.skip("SQLite's schema 31 (PostgreSQL's upgrade: the test after the next)")
+        pytest.skip("SQLite's schema 31 (PostgreSQL's upgrade: the next test)")
     try:
         srv.admin("init")
         srv.account("acme")
