@@ -225,18 +225,41 @@ void qrt_aggblob_add_count(qrt_aggblob_builder_t *b, apr_int64_t grp, const char
     b->strbytes += strlen(c->val);
 }
 
+/* The entries' comparisons: their order in the value, then every other field, so that
+ * entries alike in their order's fields (visits in the same second, say) come out in one
+ * order whatever order their rows came in (ab_canon). */
+#define AB_CMP(x, y) do { if ((x) != (y)) { return (x) < (y) ? -1 : 1; } } while (0)
+
+static int link_rest(const ab_link *x, const ab_link *y)
+{
+    AB_CMP(x->flags, y->flags);
+    AB_CMP(x->ti, y->ti);
+    AB_CMP(x->bi, y->bi);
+    AB_CMP(x->ci, y->ci);
+    AB_CMP(x->yi, y->yi);
+    AB_CMP(x->n, y->n);
+    return 0;
+}
+
 static int link_cmp(const void *a, const void *b)
 {
     const ab_link *x = a, *y = b;
 
-    return x->t < y->t ? -1 : x->t > y->t;
+    AB_CMP(x->t, y->t);
+    AB_CMP(x->p, y->p);
+    return link_rest(x, y);
 }
 
 static int gap_cmp(const void *a, const void *b)
 {
     const ab_gap *x = a, *y = b;
 
-    return x->t < y->t ? -1 : x->t > y->t;
+    AB_CMP(x->t, y->t);
+    AB_CMP(x->p, y->p);
+    AB_CMP(x->kind, y->kind);
+    AB_CMP(x->ref, y->ref);
+    AB_CMP(x->n, y->n);
+    return 0;
 }
 
 /* Version 3 of links: by previous time, then time. */
@@ -244,40 +267,123 @@ static int link_cmp_p(const void *a, const void *b)
 {
     const ab_link *x = a, *y = b;
 
-    if (x->p != y->p) {
-        return x->p < y->p ? -1 : 1;
-    }
-    return x->t < y->t ? -1 : x->t > y->t;
+    AB_CMP(x->p, y->p);
+    AB_CMP(x->t, y->t);
+    return link_rest(x, y);
 }
 
 static int gap_cmp_p(const void *a, const void *b)
 {
     const ab_gap *x = a, *y = b;
 
-    if (x->kind != y->kind) {
-        return x->kind < y->kind ? -1 : 1;
-    }
-    if (x->p != y->p) {
-        return x->p < y->p ? -1 : 1;
-    }
-    return x->t < y->t ? -1 : x->t > y->t;
+    AB_CMP(x->kind, y->kind);
+    AB_CMP(x->p, y->p);
+    AB_CMP(x->t, y->t);
+    AB_CMP(x->ref, y->ref);
+    AB_CMP(x->n, y->n);
+    return 0;
 }
 
 static int visit_cmp(const void *a, const void *b)
 {
     const ab_visit *x = a, *y = b;
 
-    return x->t < y->t ? -1 : x->t > y->t;
+    AB_CMP(x->t, y->t);
+    AB_CMP(x->click, y->click);
+    AB_CMP(x->ti, y->ti);
+    AB_CMP(x->bi, y->bi);
+    AB_CMP(x->ci, y->ci);
+    AB_CMP(x->yi, y->yi);
+    return 0;
 }
 
 static int count_cmp(const void *a, const void *b)
 {
     const ab_count *x = a, *y = b;
+    int c;
 
-    if (x->grp != y->grp) {
-        return x->grp < y->grp ? -1 : 1;
+    AB_CMP(x->grp, y->grp);
+    if ((c = strcmp(x->val, y->val)) != 0) {
+        return c;
     }
-    return strcmp(x->val, y->val);
+    AB_CMP(x->scans, y->scans);
+    AB_CMP(x->clicks, y->clicks);
+    AB_CMP(x->firsts, y->firsts);
+    return 0;
+}
+
+typedef struct {
+    const char *s;
+    apr_int64_t id;
+    int old;
+} ab_canon_t;
+
+static int canon_str_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ab_canon_t *)a)->s, ((const ab_canon_t *)b)->s);
+}
+
+static int canon_trk_cmp(const void *a, const void *b)
+{
+    const ab_canon_t *x = a, *y = b;
+
+    AB_CMP(x->id, y->id);
+    return 0;
+}
+
+/* Renumbers the string table by the strings' bytes and the tracker table by id, and the
+ * entries' indexes with them: with the comparisons above, a value's text then depends on
+ * its rows alone, not on the order SQL returned them in (which changes with a plan or a
+ * page's rows), so that sealing a day again gives the same text and seal. */
+static void ab_canon(qrt_aggblob_builder_t *b, apr_pool_t *tp)
+{
+    int ns = b->strlist->nelts, nt = b->trklist->nelts, i;
+    ab_canon_t *c = apr_palloc(tp, (apr_size_t)(ns + nt + 1) * sizeof(*c));
+    int *smap = apr_palloc(tp, (apr_size_t)(ns + 1) * sizeof(int));
+    int *tmap = apr_palloc(tp, (apr_size_t)(nt + 1) * sizeof(int));
+
+    for (i = 0; i < ns; i++) {
+        c[i].s = APR_ARRAY_IDX(b->strlist, i, const char *);
+        c[i].old = i;
+    }
+    qsort(c, (size_t)ns, sizeof(*c), canon_str_cmp);
+    for (i = 0; i < ns; i++) {
+        smap[c[i].old] = i;
+        APR_ARRAY_IDX(b->strlist, i, const char *) = c[i].s;
+        apr_hash_set(b->strs, c[i].s, APR_HASH_KEY_STRING, (void *)(apr_uintptr_t)(i + 1));
+    }
+    for (i = 0; i < nt; i++) {
+        c[i].id = APR_ARRAY_IDX(b->trklist, i, apr_int64_t);
+        c[i].old = i;
+    }
+    qsort(c, (size_t)nt, sizeof(*c), canon_trk_cmp);
+    for (i = 0; i < nt; i++) {
+        tmap[c[i].old] = i;
+        APR_ARRAY_IDX(b->trklist, i, apr_int64_t) = c[i].id;
+        /* (the key is there: the value alone is replaced) */
+        apr_hash_set(b->trks, &c[i].id, sizeof(c[i].id), (void *)(apr_uintptr_t)(i + 1));
+    }
+    for (i = 0; i < b->links->nelts; i++) {
+        ab_link *l = &APR_ARRAY_IDX(b->links, i, ab_link);
+
+        l->ti = tmap[l->ti];
+        l->bi = smap[l->bi];
+        l->ci = smap[l->ci];
+        l->yi = smap[l->yi];
+    }
+    for (i = 0; i < b->gaps->nelts; i++) {
+        ab_gap *g = &APR_ARRAY_IDX(b->gaps, i, ab_gap);
+
+        g->ref = g->kind == 1 ? tmap[g->ref] : smap[g->ref];
+    }
+    for (i = 0; i < b->visits->nelts; i++) {
+        ab_visit *v = &APR_ARRAY_IDX(b->visits, i, ab_visit);
+
+        v->ti = tmap[v->ti];
+        v->bi = smap[v->bi];
+        v->ci = smap[v->ci];
+        v->yi = smap[v->yi];
+    }
 }
 
 static char *put_str(char *o, const char *s)
@@ -727,12 +833,13 @@ static const char *ab_links(qrt_aggblob_builder_t *b, int version)
     char *start, *o;
     ab_out w;
 
+    apr_pool_create(&tp, b->p);
+    ab_canon(b, tp);
     qsort(b->links->elts, nl, sizeof(ab_link), v3 ? link_cmp_p : link_cmp);
     qsort(b->gaps->elts, ng, sizeof(ab_gap), v3 ? gap_cmp_p : gap_cmp);
     if (v3 && nl) {
         prev = lbase = APR_ARRAY_IDX(b->links, 0, ab_link).p;
     }
-    apr_pool_create(&tp, b->p);
     tab_make(&brw, tp);
     tab_make(&plc, tp);
     tab_make(&flg, tp);
@@ -878,9 +985,10 @@ const char *qrt_aggblob_visits(qrt_aggblob_builder_t *b)
     char *start, *o;
     ab_out w;
 
+    apr_pool_create(&tp, b->p);
+    ab_canon(b, tp);
     qsort(b->visits->elts, nv, sizeof(ab_visit), visit_cmp);
     vis = (ab_visit *)b->visits->elts;
-    apr_pool_create(&tp, b->p);
     tab_make(&brw, tp);
     tab_make(&plc, tp);
     for (i = 0; i < V_FIELDS; i++) {

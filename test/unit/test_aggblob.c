@@ -1259,6 +1259,130 @@ START_TEST(v2_damaged)
 }
 END_TEST
 
+/* The same rows in another order (as SQL may return them: another plan, rows moved on
+ * their pages) give the same text, so that a day sealed again keeps its seal: entries
+ * alike in time (the same second, the same previous time), trackers and strings met in
+ * another order, visits alike apart. */
+static void shuffle(ref *e, int n)
+{
+    int i;
+
+    for (i = n - 1; i > 0; i--) {
+        int j = (int)rnd(0, i);
+        ref x = e[i];
+
+        e[i] = e[j];
+        e[j] = x;
+    }
+}
+
+START_TEST(any_row_order_one_value)
+{
+    static const char *const few[] = { "Chrome", "Firefox", "DE", "FR", "Berlin", "Paris",
+                                       "" };
+    int round;
+
+    for (round = 0; round < 200; round++) {
+        apr_int64_t day0 = rnd(0, 30000) * 86400;
+        int nl = (int)rnd(1, 60), ng = (int)rnd(1, 60), nv = (int)rnd(1, 80);
+        int nc = (int)rnd(1, 40), i, k;
+        refs ls = refs_make(nl), gs = refs_make(ng), vs = refs_make(nv), cs = refs_make(nc);
+        const char *first[4] = { NULL, NULL, NULL, NULL };
+
+        for (i = 0; i < nl; i++) {
+            ref *x = &ls.e[i];
+
+            x->t = day0 + rnd(0, 2);
+            x->p = x->t - rnd(0, 1) * 86400;
+            x->n = rnd(1, 2);
+            x->flags = (int)rnd(0, 1);
+            x->tracker = rnd(1, 4);
+            x->b = few[rnd(0, 1)];
+            x->c = few[rnd(2, 3)];
+            x->y = few[rnd(4, 6)];
+        }
+        for (i = 0; i < ng; i++) {
+            ref *x = &gs.e[i];
+
+            x->kind = rnd(0, 1) ? 1 : 3;
+            x->t = day0 + rnd(0, 2);
+            x->p = x->t - rnd(0, 1) * 86400;
+            x->n = rnd(1, 2);
+            x->tracker = x->kind == 1 ? rnd(1, 4) : 0;
+            x->val = x->kind == 1 ? "" : few[rnd(0, 6)];
+        }
+        for (i = 0; i < nv; i++) {
+            ref *x = &vs.e[i];
+
+            x->t = day0 + rnd(0, 2);
+            x->click = (int)rnd(0, 1);
+            x->tracker = rnd(1, 4);
+            x->b = few[rnd(0, 1)];
+            x->c = few[rnd(2, 3)];
+            x->y = few[rnd(4, 6)];
+        }
+        for (i = 0; i < nc; i++) {
+            /* (a unit's counters: one row per group and value) */
+            cs.e[i].tracker = i / 7;
+            cs.e[i].val = apr_psprintf(pool, "v%d", i % 7);
+            cs.e[i].n = rnd(0, 5);
+        }
+        for (k = 0; k < 2; k++) {
+            qrt_aggblob_builder_t *b = qrt_aggblob_builder_make(pool, day0);
+            qrt_aggblob_builder_t *v = qrt_aggblob_builder_make(pool, day0);
+            qrt_aggblob_builder_t *c = qrt_aggblob_builder_make(pool, 0);
+            const char *got[4];
+
+            if (k) {
+                shuffle(ls.e, nl);
+                shuffle(gs.e, ng);
+                shuffle(vs.e, nv);
+                shuffle(cs.e, nc);
+            }
+            /* (links and gaps interleaved: the tables meet their strings in another order) */
+            for (i = 0; i < nl || i < ng; i++) {
+                if (i < ng) {
+                    const ref *x = &gs.e[i];
+
+                    qrt_aggblob_add_gap(b, x->kind, x->t, x->p, x->tracker, x->val, x->n);
+                }
+                if (i < nl) {
+                    const ref *x = &ls.e[i];
+
+                    qrt_aggblob_add_link(b, x->t, x->p, x->flags, x->tracker, x->b, x->c, x->y,
+                                         x->n);
+                }
+            }
+            for (i = 0; i < nv; i++) {
+                const ref *x = &vs.e[i];
+
+                qrt_aggblob_add_visit(v, x->t, x->click, x->tracker, x->b, x->c, x->y);
+            }
+            for (i = 0; i < nc; i++) {
+                const ref *x = &cs.e[i];
+
+                qrt_aggblob_add_count(c, x->tracker, x->val, x->n, x->n + 1, x->n * 2);
+            }
+            got[0] = qrt_aggblob_links(b);
+            got[1] = qrt_aggblob_links_v2(b);
+            got[2] = qrt_aggblob_visits(v);
+            got[3] = qrt_aggblob_counts(c);
+            for (i = 0; i < 4; i++) {
+                if (!k) {
+                    first[i] = got[i];
+                }
+                else {
+                    ck_assert_msg(strcmp(first[i], got[i]) == 0, "round %d, value %d: %s / %s",
+                                  round, i, first[i], got[i]);
+                }
+            }
+        }
+        check_links(first[0], day0, &ls, &gs, 3);
+        check_visits(first[2], day0, &vs);
+    }
+}
+END_TEST
+
 static Suite *aggblob_suite(void)
 {
     Suite *s = suite_create("aggblob");
@@ -1282,6 +1406,7 @@ static Suite *aggblob_suite(void)
     tcase_add_test(tc, v1_and_v2_alike);
     tcase_add_test(tc, v3_prefix_by_p);
     tcase_add_test(tc, v2_damaged);
+    tcase_add_test(tc, any_row_order_one_value);
     suite_add_tcase(s, tc);
     return s;
 }
