@@ -11,6 +11,8 @@ import random
 import re
 import time
 
+import pytest
+
 from conftest import Api, start_server
 from lib.memory import rss_kb
 from lib.visits import import_visits, new_tracker, ts, visit
@@ -63,16 +65,31 @@ def answers_without_cache(srv, tids, first, now, kinds):
     return params, want
 
 
-def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
+@pytest.fixture(scope="module")
+def settled():
+    """The module's database, made once (its tests only read it, each through a server of
+    its own): (the server that made it, stopped; acme's trackers, the first day's time, now,
+    a window over 20 of the trackers and the reports by date, browser and city over it from
+    a server without the cache)."""
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        tok, tids, first, now = settled_account(srv)
+        params, want = answers_without_cache(srv, tids, first, now, ("date", "browser", "city"))
+        srv.stop()
+        yield srv, tids, first, now, params, want
+    finally:
+        srv.cleanup()
+
+
+def test_a_list_past_the_cache_is_held_for_each_report_and_let_go(settled):
     # (prefork: a child's memory is that of one request at a time, not of whichever of its
     # threads ran one last)
-    srv = start_server(extra="QRTrackReportCache 1\n", accounts=[("acme", "professional")],
-                       mpm="prefork")
+    made, _, _, _, params, want = settled
+    srv = start_server(extra="QRTrackReportCache 1\n", shared_db=made, mpm="prefork")
     try:
         # 150,000 visits of 20,000 visitors over days long settled: the listed trackers'
         # some 2 MB of blocks, more than the 1 MB cache keeps
-        tok, tids, first, now = settled_account(srv)
-        params, want = answers_without_cache(srv, tids, first, now, ("browser", "date"))
+        tok = srv.token("acme")
         rss = []
         with Api(srv, tok) as a:
             for _ in range(3):
@@ -90,12 +107,13 @@ def test_a_list_past_the_cache_is_held_for_each_report_and_let_go():
         srv.cleanup()
 
 
-def test_a_child_hands_back_what_its_reports_freed():
+def test_a_child_hands_back_what_its_reports_freed(settled):
     # (the event MPM, as served: each of a child's threads has its own heap in the C
     # library, which keeps what a report freed at that report's peak)
-    srv = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:debug")
+    made, tids, first, now, _, _ = settled
+    srv = start_server(shared_db=made, loglevel="warn qrtrack:debug")
     try:
-        tok, tids, first, now = settled_account(srv)
+        tok = srv.token("acme")
         window = {"visit_start": ts(first - DAY), "visit_start_end": ts(now - DAY)}
         listed = dict(window, report="browser", **{"trackers[]": tids[:20]})
         with Api(srv, tok) as a:
@@ -117,16 +135,16 @@ def test_a_child_hands_back_what_its_reports_freed():
         srv.cleanup()
 
 
-def test_a_long_lists_blocks_are_read_by_two_threads():
+def test_a_long_lists_blocks_are_read_by_two_threads(settled):
     """A list of 16 trackers or more whose blocks no request has read yet: a second thread,
     over a connection of the child's own, reads them from the end of the list while the
     request reads from its start (QRT00509 at debug says how many spans it read). Every
     answer, the first and the later ones (from the blocks kept), is that of a server
     without the cache, which counts the visits in the database."""
-    srv = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:debug")
+    made, _, _, _, window, want = settled
+    srv = start_server(shared_db=made, loglevel="warn qrtrack:debug")
     try:
-        tok, tids, first, now = settled_account(srv)
-        window, want = answers_without_cache(srv, tids, first, now, ("date", "browser", "city"))
+        tok = srv.token("acme")
         # by date first (blocks without strings), then by browser and city (with them):
         # each child reads each kind of block once
         with Api(srv, tok) as a:
