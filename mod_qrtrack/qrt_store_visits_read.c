@@ -20,6 +20,12 @@
 /* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
  * visit's index entry: measured with bench_search.py) */
 #define VR_OWN_COST 4
+/* PostgreSQL reads a tracker's own entries of a dictionary by a descent of its index per
+ * entry (qrt_own_ids, schema 64) for up to one entry per VR_SKIP_PER visits, then the rest
+ * of the index in one pass: a descent costs about as much as reading a hundred index
+ * entries, so a tracker of many distinct strings pays at most about a third more, and one
+ * of few pays a few descents. */
+#define VR_SKIP_PER 256
 /* A pick has a fixed cost that a walk has not (PostgreSQL plans it at each execution, with
  * its union of four index reads): a walk of up to this many rows costs less. */
 #define VR_WALK_SMALL 64
@@ -161,12 +167,15 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
  * ips) that hold the text and that the tracker's visits may name, each list one
  * argument of the statements that take them; mask: the dictionaries with any; over:
  * 1 when one has more than VR_IDS_MAX (the search then walks the visits); size: the
- * tracker's visits ever recorded. Read once per request, in the request's pool. */
+ * tracker's visits ever recorded; skip: PostgreSQL's descents per dictionary before it
+ * reads the rest of the tracker's index in one pass (VR_SKIP_PER). Read once per request,
+ * in the request's pool. */
 typedef struct {
     const char *list[4];
     int mask;
     int over;
     apr_int64_t size;
+    apr_int64_t skip;
 } vr_ids_t;
 
 /* A search's statements of each dictionary: its matched entries among all, among the
@@ -216,7 +225,7 @@ static void vr_ids_set(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *const go
 static apr_status_t vr_ids_own4(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t *f,
                                 const char *pattern, vr_ids_t *ids)
 {
-    const void *args[4 + 4 + 2 + 1 + 1];
+    const void *args[4 * 2 + 4 + 2 + 1 + 1];
     apr_array_header_t *got[4];
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
@@ -226,6 +235,7 @@ static apr_status_t vr_ids_own4(qrt_db_t *db, apr_pool_t *p, const qrt_visit_fil
     for (d = 0; d < 4; d++) {
         got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
         args[n++] = &f->tracker_id;
+        args[n++] = &ids->skip;
         for (i = 0; i < vr_per[d]; i++) {
             args[n++] = pattern;
         }
@@ -275,16 +285,20 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
     for (d = 0; d < 4; d++) {
         owned += own[d] = dsize[d] * VR_OWN_COST > ids->size;
     }
+    ids->skip = ids->size / VR_SKIP_PER;
     if (owned == 4 && qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
         return vr_ids_own4(db, p, f, pattern, ids);
     }
     for (d = 0; d < 4; d++) {
-        const void *args[1 + 4];
+        const void *args[2 + 4];
         int n = 0;
 
         got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
         if (own[d]) {
             args[n++] = &f->tracker_id;
+            if (qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
+                args[n++] = &ids->skip;
+            }
         }
         for (i = 0; i < vr_per[d]; i++) {
             args[n++] = pattern;

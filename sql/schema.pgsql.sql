@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 63: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 64: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -8,6 +8,32 @@ SET check_function_bodies = false;
 CREATE FUNCTION qrt_agg_blob_seal_kept() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ BEGIN IF NEW.seal IS NOT DISTINCT FROM OLD.seal AND NEW.data IS DISTINCT FROM OLD.data THEN NEW.seal := NULL; END IF; RETURN NEW; END $$;
+
+CREATE FUNCTION qrt_own_ids(t bigint, col text, cap bigint) RETURNS SETOF bigint
+    LANGUAGE plpgsql STABLE
+    AS $$ DECLARE cur BIGINT := -9223372036854775808; nxt BIGINT; i BIGINT := 0; BEGIN
+LOOP
+IF i >= cap THEN
+IF col = 'ua' THEN RETURN QUERY SELECT DISTINCT ua_id FROM visit_rows WHERE tracker_id = t AND ua_id > cur
+; ELSIF col = 'place' THEN RETURN QUERY SELECT DISTINCT place_id FROM visit_rows WHERE tracker_id = t AND place_id > cur
+; ELSIF col = 'ref' THEN RETURN QUERY SELECT DISTINCT ref_id FROM visit_rows WHERE tracker_id = t AND ref_id > cur
+; ELSIF col = 'ip' THEN RETURN QUERY SELECT DISTINCT ip_id FROM visit_rows WHERE tracker_id = t AND ip_id > cur
+; END IF
+; RETURN
+; END IF
+; IF col = 'ua' THEN SELECT ua_id INTO nxt FROM visit_rows WHERE tracker_id = t AND ua_id > cur ORDER BY ua_id LIMIT 1
+; ELSIF col = 'place' THEN SELECT place_id INTO nxt FROM visit_rows WHERE tracker_id = t AND place_id > cur ORDER BY place_id LIMIT 1
+; ELSIF col = 'ref' THEN SELECT ref_id INTO nxt FROM visit_rows WHERE tracker_id = t AND ref_id > cur ORDER BY ref_id LIMIT 1
+; ELSIF col = 'ip' THEN SELECT ip_id INTO nxt FROM visit_rows WHERE tracker_id = t AND ip_id > cur ORDER BY ip_id LIMIT 1
+; ELSE RAISE EXCEPTION 'qrt_own_ids: no dictionary %', col
+; END IF
+; EXIT WHEN nxt IS NULL
+; RETURN NEXT nxt
+; cur := nxt
+; i := i + 1
+; END LOOP
+; RETURN
+; END $$;
 
 CREATE FUNCTION qrt_trackers_version_acct() RETURNS trigger
     LANGUAGE plpgsql

@@ -626,11 +626,11 @@ SELECT id
     WHERE lower(ip) LIKE %s ESCAPE '\'
     LIMIT 10001
 
+-- The entries the tracker's visits name (qrt_own_ids, schema 64: a descent of the tracker's
+-- index per entry, up to the second argument's count, then the rest of it in one pass).
 -- name: visits_ids_ua_own_ci [pgsql-only]
 SELECT k.id
-    FROM (SELECT DISTINCT ua_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld) k
+    FROM qrt_own_ids(%lld, 'ua', %lld) AS k (id)
     WHERE (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
         ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\'
     FROM visit_uas x
@@ -639,9 +639,7 @@ SELECT k.id
 
 -- name: visits_ids_place_own_ci [pgsql-only]
 SELECT k.id
-    FROM (SELECT DISTINCT place_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld) k
+    FROM qrt_own_ids(%lld, 'place', %lld) AS k (id)
     WHERE (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
         %s ESCAPE '\'
     FROM visit_places x
@@ -650,9 +648,7 @@ SELECT k.id
 
 -- name: visits_ids_ref_own_ci [pgsql-only]
 SELECT k.id
-    FROM (SELECT DISTINCT ref_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ref_id IS NOT NULL) k
+    FROM qrt_own_ids(%lld, 'ref', %lld) AS k (id)
     WHERE (SELECT referer_lc LIKE %s ESCAPE '\'
     FROM visit_referers x
     WHERE x.id = k.id)
@@ -660,9 +656,7 @@ SELECT k.id
 
 -- name: visits_ids_ip_own_ci [pgsql-only]
 SELECT k.id
-    FROM (SELECT DISTINCT ip_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ip_id IS NOT NULL) k
+    FROM qrt_own_ids(%lld, 'ip', %lld) AS k (id)
     WHERE (SELECT lower(ip) LIKE %s ESCAPE '\'
     FROM visit_ips x
     WHERE x.id = k.id)
@@ -672,9 +666,7 @@ SELECT k.id
 -- (one round trip instead of four): the dictionary (0 user agents to 3 ips), then the id.
 -- name: visits_ids_own4_ci [pgsql-only]
 (SELECT 0, k.id
-    FROM (SELECT DISTINCT ua_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld) k
+    FROM qrt_own_ids(%lld, 'ua', %lld) AS k (id)
     WHERE (SELECT browser_lc LIKE %s ESCAPE '\' OR os_lc LIKE %s
         ESCAPE '\' OR device_lc LIKE %s ESCAPE '\' OR user_agent_lc LIKE %s ESCAPE '\'
     FROM visit_uas x
@@ -682,9 +674,7 @@ SELECT k.id
     LIMIT 10001)
 UNION ALL
 (SELECT 1, k.id
-    FROM (SELECT DISTINCT place_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld) k
+    FROM qrt_own_ids(%lld, 'place', %lld) AS k (id)
     WHERE (SELECT country_lc LIKE %s ESCAPE '\' OR city_lc LIKE
         %s ESCAPE '\'
     FROM visit_places x
@@ -692,18 +682,14 @@ UNION ALL
     LIMIT 10001)
 UNION ALL
 (SELECT 2, k.id
-    FROM (SELECT DISTINCT ref_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ref_id IS NOT NULL) k
+    FROM qrt_own_ids(%lld, 'ref', %lld) AS k (id)
     WHERE (SELECT referer_lc LIKE %s ESCAPE '\'
     FROM visit_referers x
     WHERE x.id = k.id)
     LIMIT 10001)
 UNION ALL
 (SELECT 3, k.id
-    FROM (SELECT DISTINCT ip_id AS id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ip_id IS NOT NULL) k
+    FROM qrt_own_ids(%lld, 'ip', %lld) AS k (id)
     WHERE (SELECT lower(ip) LIKE %s ESCAPE '\'
     FROM visit_ips x
     WHERE x.id = k.id)

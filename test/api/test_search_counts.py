@@ -124,3 +124,37 @@ def test_visits_emptied_by_hand_leave_no_count():
         assert len(check_searches(srv, tid)) == 12
     finally:
         srv.cleanup()
+
+
+def test_a_large_tracker_finds_its_entries_before_and_after_its_descents(server, api):
+    """A tracker of 2,600 visits naming 60 entries of each dictionary, among 1,200 visits
+    of another tracker that each name their own: the dictionaries hold more entries than a
+    quarter of the tracker's visits, so a search reads the tracker's own entries. PostgreSQL
+    reads the first ten (one per 256 visits) by a descent of the index each, the other 50
+    in one pass after them (schema 64): a search finds entries of both parts, and none of
+    the other tracker's."""
+    tid = new_tracker(api)["tracker_id"]
+    other = new_tracker(api)["tracker_id"]
+    mine, rows = [], []
+    for i in range(2600):
+        k = i % 60
+        v = visit(tid, T0 + i * 10, user_agent="LooseAgent/%02d" % k, city="Town%02d" % k,
+                  referer="https://r.example/p%02d" % k, ip="198.51.%d.0" % k)
+        mine.append(v)
+        rows.append(v)
+        if i % 2:
+            j = i // 2
+            rows.append(visit(other, T0 + i * 10 + 5, user_agent="Other/%d" % j,
+                              city="Else%d" % j, referer="https://o.example/%d" % j,
+                              ip="10.%d.%d.0" % (j // 256, j % 256)))
+    import_visits(server, rows)
+    with Api(server, server.token("acme")) as a:
+        for word in ("looseagent/07", "LooseAgent/45", "town03", "Town59", "r.example/p30",
+                     "198.51.12.", "loose", "else7", "other/", "zzqq"):
+            want = oracle(mine, word)
+            got = listing(a, tid, search=word, rows=25)
+            assert got["meta"]["total"] == len(want), word
+            assert len(got["data"]) == min(25, len(want)), word
+            assert oracle(got["data"], word) == got["data"], word
+            ids = [v["id"] for v in got["data"]]
+            assert ids == sorted(ids, reverse=True), word
