@@ -20,11 +20,11 @@
 /* (an entry of a dictionary, up to 2 KB tested against each pattern, against a
  * visit's index entry: measured with bench_search.py) */
 #define VR_OWN_COST 4
-/* PostgreSQL reads a tracker's own entries of a dictionary by a descent of its index per
- * entry (qrt_own_ids, schema 64) for up to one entry per VR_SKIP_PER visits, then the rest
- * of the index in one pass: a descent costs about as much as reading a hundred index
- * entries, so a tracker of many distinct strings pays at most about a third more, and one
- * of few pays a few descents. */
+/* A tracker's own entries of a dictionary are read by a descent of its index per entry
+ * (PostgreSQL: qrt_own_ids, schema 64; SQLite: a recursive statement) for up to one entry
+ * per VR_SKIP_PER visits, then the rest of the index in one pass: a descent costs about as
+ * much as reading a hundred index entries, so a tracker of many distinct strings pays at
+ * most about 40 % more, and one of few pays a few descents. */
 #define VR_SKIP_PER 256
 /* A pick has a fixed cost that a walk has not (PostgreSQL plans it at each execution, with
  * its union of four index reads): a walk of up to this many rows costs less. */
@@ -167,8 +167,8 @@ static apr_status_t vr_page(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_
  * ips) that hold the text and that the tracker's visits may name, each list one
  * argument of the statements that take them; mask: the dictionaries with any; over:
  * 1 when one has more than VR_IDS_MAX (the search then walks the visits); size: the
- * tracker's visits ever recorded; skip: PostgreSQL's descents per dictionary before it
- * reads the rest of the tracker's index in one pass (VR_SKIP_PER). Read once per request,
+ * tracker's visits ever recorded; skip: the descents per dictionary before the rest of
+ * the tracker's index is read in one pass (VR_SKIP_PER). Read once per request,
  * in the request's pool. */
 typedef struct {
     const char *list[4];
@@ -296,9 +296,7 @@ static apr_status_t vr_ids(qrt_db_t *db, apr_pool_t *p, const qrt_visit_filter_t
         got[d] = apr_array_make(p, 16, sizeof(apr_int64_t));
         if (own[d]) {
             args[n++] = &f->tracker_id;
-            if (qrt_db_dialect_is(db, QRT_DIALECT_PGSQL)) {
-                args[n++] = &ids->skip;
-            }
+            args[n++] = &ids->skip;
         }
         for (i = 0; i < vr_per[d]; i++) {
             args[n++] = pattern;

@@ -219,38 +219,122 @@ SELECT id
     WHERE ip LIKE %s ESCAPE '\'
     LIMIT 10001
 
+-- The entries the tracker's visits name, found by skipping from one to the next (a seek of
+-- the tracker's index each) for up to the second argument's count, then the rest of the
+-- index in one pass (the same walk as PostgreSQL's qrt_own_ids): p holds the tracker and
+-- the count, s the entries found by seeks, k every entry.
 -- name: visits_ids_ua_own_s
+WITH RECURSIVE p(t, cap) AS (SELECT %lld, %lld),
+    s(id, n) AS (SELECT (SELECT v.ua_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ua_id IS NOT NULL
+    ORDER BY v.ua_id
+    LIMIT 1), 1
+UNION ALL
+SELECT (SELECT v.ua_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ua_id > s.id
+    ORDER BY v.ua_id
+    LIMIT 1), s.n + 1
+    FROM s
+    WHERE s.id IS NOT NULL AND s.n < (SELECT cap FROM p)),
+    k(id) AS (SELECT id
+    FROM s
+    WHERE id IS NOT NULL
+UNION ALL
+SELECT DISTINCT v.ua_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ua_id > (SELECT MAX(id) FROM s) AND (SELECT MAX(n)
+    FROM s) >= (SELECT cap FROM p))
 SELECT id
     FROM visit_uas
-    WHERE id IN (SELECT ua_id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ua_id IS NOT NULL) AND (browser LIKE %s ESCAPE '\' OR os LIKE %s
+    WHERE id IN (SELECT id FROM k) AND (browser LIKE %s ESCAPE '\' OR os LIKE %s
         ESCAPE '\' OR device LIKE %s ESCAPE '\' OR user_agent LIKE %s ESCAPE '\')
     LIMIT 10001
 
 -- name: visits_ids_place_own_s
+WITH RECURSIVE p(t, cap) AS (SELECT %lld, %lld),
+    s(id, n) AS (SELECT (SELECT v.place_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.place_id IS NOT NULL
+    ORDER BY v.place_id
+    LIMIT 1), 1
+UNION ALL
+SELECT (SELECT v.place_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.place_id > s.id
+    ORDER BY v.place_id
+    LIMIT 1), s.n + 1
+    FROM s
+    WHERE s.id IS NOT NULL AND s.n < (SELECT cap FROM p)),
+    k(id) AS (SELECT id
+    FROM s
+    WHERE id IS NOT NULL
+UNION ALL
+SELECT DISTINCT v.place_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.place_id > (SELECT MAX(id) FROM s) AND (SELECT MAX(n)
+    FROM s) >= (SELECT cap FROM p))
 SELECT id
     FROM visit_places
-    WHERE id IN (SELECT place_id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND place_id IS NOT NULL) AND (country LIKE %s ESCAPE '\' OR city LIKE
+    WHERE id IN (SELECT id FROM k) AND (country LIKE %s ESCAPE '\' OR city LIKE
         %s ESCAPE '\')
     LIMIT 10001
 
 -- name: visits_ids_ref_own_s
+WITH RECURSIVE p(t, cap) AS (SELECT %lld, %lld),
+    s(id, n) AS (SELECT (SELECT v.ref_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ref_id IS NOT NULL
+    ORDER BY v.ref_id
+    LIMIT 1), 1
+UNION ALL
+SELECT (SELECT v.ref_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ref_id > s.id
+    ORDER BY v.ref_id
+    LIMIT 1), s.n + 1
+    FROM s
+    WHERE s.id IS NOT NULL AND s.n < (SELECT cap FROM p)),
+    k(id) AS (SELECT id
+    FROM s
+    WHERE id IS NOT NULL
+UNION ALL
+SELECT DISTINCT v.ref_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ref_id > (SELECT MAX(id) FROM s) AND (SELECT MAX(n)
+    FROM s) >= (SELECT cap FROM p))
 SELECT id
     FROM visit_referers
-    WHERE id IN (SELECT ref_id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ref_id IS NOT NULL) AND (referer LIKE %s ESCAPE '\')
+    WHERE id IN (SELECT id FROM k) AND (referer LIKE %s ESCAPE '\')
     LIMIT 10001
 
 -- name: visits_ids_ip_own_s
+WITH RECURSIVE p(t, cap) AS (SELECT %lld, %lld),
+    s(id, n) AS (SELECT (SELECT v.ip_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ip_id IS NOT NULL
+    ORDER BY v.ip_id
+    LIMIT 1), 1
+UNION ALL
+SELECT (SELECT v.ip_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ip_id > s.id
+    ORDER BY v.ip_id
+    LIMIT 1), s.n + 1
+    FROM s
+    WHERE s.id IS NOT NULL AND s.n < (SELECT cap FROM p)),
+    k(id) AS (SELECT id
+    FROM s
+    WHERE id IS NOT NULL
+UNION ALL
+SELECT DISTINCT v.ip_id
+    FROM visit_rows v
+    WHERE v.tracker_id = (SELECT t FROM p) AND v.ip_id > (SELECT MAX(id) FROM s) AND (SELECT MAX(n)
+    FROM s) >= (SELECT cap FROM p))
 SELECT id
     FROM visit_ips
-    WHERE id IN (SELECT ip_id
-    FROM visit_rows
-    WHERE tracker_id = %lld AND ip_id IS NOT NULL) AND (ip LIKE %s ESCAPE '\')
+    WHERE id IN (SELECT id FROM k) AND (ip LIKE %s ESCAPE '\')
     LIMIT 10001
 
 -- name: visits_count_ua_s

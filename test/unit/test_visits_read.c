@@ -374,13 +374,16 @@ START_TEST(plans_seek_what_they_need)
     ck_assert_msg(!strstr(plan, "visit_start>?") && !strstr(plan, "SCAN v\n"), "%s", plan);
     ck_assert_msg(strstr(plan, "visits_place (tracker_id=? AND place_id=?)"), "%s", plan);
     /* A search's matched entries, from the tracker's own (issue 33): the tracker's
-     * ids from its index, each entry sought by its id, never the dictionary scanned. */
+     * ids from its index, one seek past the last found each (then the rest of the
+     * index from there), each entry sought by its id, never the dictionary scanned. */
     plan = plan_of(SQL_visits_ids_ua_own_s);
     ck_assert_msg(strstr(plan, "visit_uas USING INTEGER PRIMARY KEY (rowid=?)")
-                  && strstr(plan, "visits_ua (tracker_id=?)"), "%s", plan);
+                  && strstr(plan, "visits_ua (tracker_id=? AND ua_id>?)")
+                  && !strstr(plan, "SCAN v\n"), "%s", plan);
     plan = plan_of(SQL_visits_ids_ref_own_s);
     ck_assert_msg(strstr(plan, "visit_referers USING INTEGER PRIMARY KEY (rowid=?)")
-                  && strstr(plan, "visits_ref (tracker_id=?"), "%s", plan);
+                  && strstr(plan, "visits_ref (tracker_id=? AND ref_id>?)")
+                  && !strstr(plan, "SCAN v\n"), "%s", plan);
     /* ... and the visits that name them, through an index of the dictionary's ids:
      * the tracker's (visits_ua) or the purge's (visits_by_ua, schema 22, which holds
      * the table's key after the id: a seek by entry, tracker and window at once). */
