@@ -846,6 +846,19 @@ static int admin_rebuild(admin_ctx *c, qrt_db_t *db)
     if (qrt_db_end(db, c->p, tx) != APR_SUCCESS || rv != APR_SUCCESS) {
         return admin_fail("rebuild failed: %s%s", db->error ? db->error : "", NULL);
     }
+    /* PostgreSQL: the link and gap rows were written a share of the visitors at a time,
+     * each share's rows all over their indexes, whose pages then stay two thirds full;
+     * they are built again, packed, concurrently (as `compact` does). The rebuild stands
+     * if this fails (`compact` does it later). */
+    if (qrt_dialect_of(db->driver) && qrt_dialect_of(db->driver)->compact) {
+        static const char *const aggs[] = { "agg_link", "agg_gaps", NULL };
+
+        if (qrt_store_compact_tables(db, c->p, aggs, NULL, NULL) != APR_SUCCESS) {
+            fprintf(stderr, "qrtrack-admin: the rebuilt aggregates' indexes were not "
+                    "packed (qrtrack-admin compact packs them): %s\n",
+                    db->error ? db->error : "failed");
+        }
+    }
     /* Then the settled days sealed (the servers' writers would, in their idle time). */
     return admin_seal(c, db);
 }

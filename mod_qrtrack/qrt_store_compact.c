@@ -1,4 +1,5 @@
 /* qrt_store_compact: see qrt_store_compact.h. */
+#include <string.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "qrt_store_compact.h"
@@ -10,6 +11,28 @@ apr_status_t qrt_store_db_bytes(qrt_db_t *db, apr_pool_t *p, apr_int64_t *bytes)
 
 apr_status_t qrt_store_compact(qrt_db_t *db, apr_pool_t *p, qrt_store_compact_fn *each,
                                void *ctx)
+{
+    return qrt_store_compact_tables(db, p, NULL, each, ctx);
+}
+
+/* 1 when step i runs for tables: the first step (the leftovers, and the lock) always,
+ * the others when their table is listed (or tables is NULL). */
+static int compact_step_runs(const char *what, int i, const char *const *tables)
+{
+    if (i == 0 || !tables) {
+        return 1;
+    }
+    for (; *tables; tables++) {
+        if (!strcmp(*tables, what)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+apr_status_t qrt_store_compact_tables(qrt_db_t *db, apr_pool_t *p,
+                                      const char *const *tables,
+                                      qrt_store_compact_fn *each, void *ctx)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
     int i;
@@ -27,6 +50,9 @@ apr_status_t qrt_store_compact(qrt_db_t *db, apr_pool_t *p, qrt_store_compact_fn
         apr_time_t started = apr_time_now();
         int nrows = 0, rv;
 
+        if (!compact_step_runs(d->compact[i][0], i, tables)) {
+            continue;
+        }
         if (each) {
             each(ctx, d->compact[i][0], 0, 0);
         }

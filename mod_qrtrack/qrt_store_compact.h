@@ -34,4 +34,12 @@ apr_status_t qrt_store_db_bytes(qrt_db_t *db, apr_pool_t *p, apr_int64_t *bytes)
 apr_status_t qrt_store_compact(qrt_db_t *db, apr_pool_t *p, qrt_store_compact_fn *each,
                                void *ctx);
 
+/* The same for the tables listed (NULL-terminated; the step that drops an interrupted
+ * run's indexes, and takes the compaction's lock, runs first in any case): after a
+ * rebuild of the report aggregates, whose link and gap rows are written a share of the
+ * visitors at a time, each share's spread over the whole index. */
+apr_status_t qrt_store_compact_tables(qrt_db_t *db, apr_pool_t *p,
+                                      const char *const *tables,
+                                      qrt_store_compact_fn *each, void *ctx);
+
 #endif
