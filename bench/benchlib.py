@@ -13,6 +13,7 @@ os.environ.setdefault("QRT_PG_DURABLE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "api"))
 from conftest import BACKEND, PlainApi, pg_cluster  # noqa: E402
+from lib.env import PSQL  # noqa: E402
 
 PG = BACKEND == "pgsql"
 NAME = "PostgreSQL" if PG else "SQLite"
@@ -27,7 +28,7 @@ def psql(srv, sql, capture=False, user=None):
     """Runs a script of statements in the server's PostgreSQL database, as the
     database's owner (or user, e.g. "postgres" for a VACUUM of every table)."""
     pg = pg_cluster()
-    p = subprocess.run(["psql", "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
+    p = subprocess.run([PSQL, "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
                         "-h", "127.0.0.1", "-p", str(pg.port), "-U", user or pg.user,
                         "-d", srv.dbname, "-f", "-"], input=sql, text=True, check=True,
                        env=dict(os.environ, PGCLIENTENCODING="UTF8"),

@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from conftest import Api, BACKEND, pg_cluster, started
+from lib.env import PSQL
 from lib.visits import export, import_visits, listing, new_tracker, visit
 from lib.wait import wait_until
 
@@ -137,7 +138,7 @@ def test_one_compaction_at_a_time():
                     "ON visit_rows (tracker_id)")
         pg = pg_cluster()
         holder = subprocess.Popen(
-            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+            [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
              str(pg.port), "-U", pg.user, "-d", srv.dbname],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)

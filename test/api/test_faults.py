@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
+from lib.env import PSQL
 from lib.qr import IPHONE
 from lib.server import qrtrack_status
 from lib.wait import sample, wait_until
@@ -108,7 +109,7 @@ class OutsideLock:
         if srv.backend == "pgsql":
             pg = pg_cluster()
             self.proc = subprocess.Popen(
-                ["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user,
+                [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user,
                  "-d", srv.dbname, "-c",
                  "BEGIN; LOCK TABLE visits IN EXCLUSIVE MODE; SELECT pg_sleep(%g); COMMIT;"
                  % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -12,6 +12,8 @@ import sqlite3
 import subprocess
 import tempfile
 
+from lib.env import PSQL
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WRITE = os.environ.get("QRT_SCHEMA_WRITE") == "1"
 HEADER = """-- The schema of mod_qrtrack on {backend}, version {version}: what the migrations
@@ -132,7 +134,7 @@ PG_QUERIES = [
 
 
 def psql(params, query):
-    p = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\x1f", "-R", "\x1e",
+    p = subprocess.run([PSQL, "-X", "-q", "-At", "-F", "\x1f", "-R", "\x1e",
                         "-v", "ON_ERROR_STOP=1", "-d", params, "-c", query],
                        capture_output=True, text=True)
     assert p.returncode == 0, "psql %s: %s" % (query, p.stderr)
@@ -186,7 +188,7 @@ def check_pgsql(server):
                 f.write(pg_text(migrated))
         loaded = pg_database(server.db, loaded_db)
         with open(schema_file("pgsql")) as f:
-            p = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", loaded],
+            p = subprocess.run([PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", loaded],
                                stdin=f, capture_output=True, text=True)
         assert p.returncode == 0, "loading sql/schema.pgsql.sql: " + p.stderr
         assert pg_describe(loaded) == pg_describe(migrated)

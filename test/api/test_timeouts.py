@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, PgCluster, Server, configtest, pg_cluster, start_server
-from lib.env import sqlite_only
+from lib.env import PSQL, sqlite_only
 from lib.png import logo_png
 from lib.wait import wait_until
 
@@ -73,7 +73,7 @@ class PgLock:
     def __init__(self, srv, tables):
         pg = pg_cluster()
         self.proc = subprocess.Popen(
-            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+            [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
              "-p", str(pg.port), "-U", pg.user, "-d", srv.dbname],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
@@ -291,7 +291,7 @@ class SmallCluster:
         PostgreSQL would take a slot itself)."""
         refusals = 0
         for _ in range(50):
-            p = subprocess.Popen(["psql", "-X", "-q", "-h", "127.0.0.1",
+            p = subprocess.Popen([PSQL, "-X", "-q", "-h", "127.0.0.1",
                                   "-p", str(self.pg.port), "-U", self.pg.user, "-d", dbname,
                                   "-c", "SELECT pg_sleep(600)"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -1,5 +1,6 @@
 """Where things are, which backend runs, and small helpers every test may use."""
 import atexit
+import functools
 import json
 import os
 import pwd
@@ -46,11 +47,22 @@ def _pg_bin():
 
 
 PG_BIN = _pg_bin()
+# psql itself: /usr/bin/psql is Debian's pg_wrapper, a Perl script that costs about four
+# times the client's own start on every call (the tests run it about a thousand times).
+PSQL = os.path.join(PG_BIN, "psql")
+
+
+def as_user(name):
+    """The prefix that runs a command as user name (from root): setpriv changes the ids
+    and execs, without runuser's PAM session (a process more, and twice the time, on
+    each of the thousands of commands the tests run as www-data or postgres)."""
+    return ["setpriv", "--reuid=" + name, "--regid=" + name, "--init-groups", "--"]
 
 CRASH = re.compile(r"exit signal|Segmentation fault|AH00052|double free|"
                    r"AddressSanitizer|Aborted|core dumped|stack smashing")
 
 
+@functools.lru_cache(maxsize=None)
 def apxs(var):
     return subprocess.check_output(["apxs", "-q", var], text=True).strip()
 

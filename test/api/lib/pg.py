@@ -19,14 +19,14 @@ import requests
 
 from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
                      HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
-from lib.env import PG_BIN, free_port
+from lib.env import PG_BIN, PSQL, as_user, free_port
 from lib.wait import wait_until
 
 
 def _as_postgres(cmd, **kw):
     """Runs cmd as the postgres user when we are root (initdb refuses root)."""
     if os.geteuid() == 0:
-        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        cmd = as_user("postgres") + cmd
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
@@ -44,6 +44,7 @@ class PgCluster:
         self.user = "qrtrack"
         self.proc = None
         self.ndb = 0
+        self.made = {}
         p = _as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
                           "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
         if p.returncode != 0:
@@ -66,7 +67,7 @@ class PgCluster:
         """(Re)starts the postmaster on the same data and port."""
         cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
         if os.geteuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+            cmd = as_user("postgres") + cmd
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         wait_until(self._ready, timeout=30, interval=0.1,
@@ -89,27 +90,56 @@ class PgCluster:
         with open(os.path.join(self.dir, "postgres.log"), errors="replace") as f:
             return f.read()
 
-    def psql(self, db, query, user=None):
-        p = subprocess.run(["psql", "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
-                            "-h", "127.0.0.1", "-p", str(self.port), "-U", user or self.user,
-                            "-d", db, "-c", query], capture_output=True, text=True)
+    def psql(self, db, query, user=None, then=None):
+        """query's rows in db (as user, else the tests' role); then: (another database,
+        a query run there as the tests' role next, in the same psql)."""
+        cmd = [PSQL, "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
+               "-h", "127.0.0.1", "-p", str(self.port), "-U", user or self.user,
+               "-d", db, "-c", query]
+        if then:
+            cmd += ["-c", "\\connect %s %s" % (then[0], self.user), "-c", then[1]]
+        p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise AssertionError("psql %s: %s" % (query, p.stderr))
         return p.stdout
 
-    def new_database(self):
-        """A fresh empty database; its DBDParams."""
+    def new_database(self, template=None, visitor_key=None):
+        """A fresh database, empty or a copy of template (one that initialized made,
+        given visitor_key instead of the template's): (its name, its DBDParams)."""
         self.ndb += 1
         name = "qrt_%d_%d" % (os.getpid(), self.ndb)
-        self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
-                  user="postgres")
+        if template is None:
+            self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
+                      user="postgres")
+        else:
+            assert re.fullmatch(r"[0-9a-f]{64}", visitor_key), visitor_key
+            self.psql("postgres", "CREATE DATABASE %s TEMPLATE %s OWNER %s"
+                      % (name, template, self.user), user="postgres",
+                      then=(name, "UPDATE qrt_settings SET value = '%s' "
+                                  "WHERE name = 'visitor_key'" % visitor_key))
         return name, self.params(name)
+
+    def initialized(self, admin_tool):
+        """The name of a database that admin_tool's `init` made, made on first use: new
+        databases copy it rather than run some sixty migrations each (CREATE DATABASE
+        ... TEMPLATE; no session ever connects to it but init's)."""
+        name = self.made.get(admin_tool)
+        if name is None:
+            name = "qrt_made_%d_%d" % (os.getpid(), len(self.made))
+            self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
+                      user="postgres")
+            p = subprocess.run([admin_tool, "--driver", "pgsql", "--params",
+                                self.params(name), "init"], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise AssertionError("qrtrack-admin init failed: " + p.stderr)
+            self.made[admin_tool] = name
+        return name
 
     def params(self, name):
         return "host=127.0.0.1 port=%d dbname=%s user=%s" % (self.port, name, self.user)
 
     def postmaster_pid(self):
-        """The postmaster's PID (runuser started it: self.proc may be runuser)."""
+        """The postmaster's PID (from its pid file)."""
         try:
             with open(os.path.join(self.data, "postmaster.pid")) as f:
                 return int(f.readline().strip())

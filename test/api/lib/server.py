@@ -5,9 +5,11 @@ import os
 import pwd
 import re
 import resource
+import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -19,16 +21,29 @@ import requests
 
 from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
                      HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
+from lib.env import as_user
 from lib.env import CRASH, sanitizer_reports
 from lib.pg import pg_cluster
 from lib.wait import wait_until
 
 
-def child_pids(parent, httpd_only=False):
+def child_pids(parent, httpd_only=False, listed=False):
     """The pids of parent's children; with httpd_only, those that run httpd itself (not
-    piped loggers)."""
+    piped loggers). listed: from the kernel's list of the children that parent's main
+    thread forked (httpd's parent forks from that thread), not a walk through every
+    process's stat; it may miss a child forked while it is read (none is, once the
+    server stops)."""
+    pids = None
+    if listed:
+        try:
+            with open("/proc/%d/task/%d/children" % (parent, parent)) as f:
+                pids = f.read().split()
+        except OSError:
+            pass
+    if pids is None:
+        pids = os.listdir("/proc")
     out = []
-    for d in os.listdir("/proc"):
+    for d in pids:
         if not d.isdigit():
             continue
         try:
@@ -51,10 +66,12 @@ class Server:
     backend: "sqlite" or "pgsql" (default QRT_TEST_BACKEND); shared_db: another
     Server whose database this one uses too (a second node of one cluster); build:
     another build directory's module and admin tool (bench_scan.py's reference); mpm:
-    "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children)."""
+    "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children);
+    initialized: a new database made as `qrtrack-admin init` makes one (a copy of one it
+    made, with a visitor key of its own), else an empty one."""
 
     def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None,
-                 mpm="event"):
+                 mpm="event", initialized=False):
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
@@ -64,14 +81,6 @@ class Server:
         self.base = "http://127.0.0.1:%d" % self.port
         self.api_base = self.base + "/api"
         self.backend = shared_db.backend if shared_db else (backend or BACKEND)
-        if shared_db:
-            self.driver, self.db, self.dbname = shared_db.driver, shared_db.db, shared_db.dbname
-        elif self.backend == "pgsql":
-            self.driver = "pgsql"
-            self.dbname, self.db = pg_cluster().new_database()
-        else:
-            self.driver, self.dbname = "sqlite3", None
-            self.db = os.path.join(self.dir, "qrtrack.db")
         self.module = os.path.join(build, "mod_qrtrack.so") if build else MODULE
         self.admin_tool = os.path.join(build, "qrtrack-admin") if build else ADMIN
         self.as_user = []
@@ -84,7 +93,20 @@ class Server:
             user = "User www-data\nGroup www-data"
             # The admin tool writes as the server's user, so every database
             # file (WAL included) stays the children's.
-            self.as_user = ["runuser", "-u", "www-data", "--"]
+            self.as_user = as_user("www-data")
+        if shared_db:
+            self.driver, self.db, self.dbname = shared_db.driver, shared_db.db, shared_db.dbname
+        elif self.backend == "pgsql":
+            self.driver = "pgsql"
+            self.dbname, self.db = pg_cluster().new_database(
+                template=pg_cluster().initialized(self.admin_tool) if initialized else None,
+                visitor_key=secrets.token_hex(32))
+        else:
+            self.driver, self.dbname = "sqlite3", None
+            self.db = os.path.join(self.dir, "qrtrack.db")
+            if initialized:
+                sqlite_initialized_copy(sqlite_initialized(self.admin_tool, self.as_user),
+                                        self.db, secrets.token_hex(32))
         with open(os.path.join(TOP, "conf", "httpd.conf.in")) as f:
             conf = f.read()
         conf = (conf.replace("@DATA@", self.dir).replace("@PORT@", str(self.port))
@@ -151,7 +173,7 @@ class Server:
                 # have all finished, SIGTERM ends its wait (the stop stays graceful).
                 deadline = time.time() + 30
                 while self.proc.poll() is None and time.time() < deadline:
-                    if not child_pids(self.proc.pid, httpd_only=True):
+                    if not child_pids(self.proc.pid, httpd_only=True, listed=True):
                         self.proc.send_signal(signal.SIGTERM)
                         break
                     time.sleep(0.02)
@@ -217,6 +239,50 @@ class Server:
         return p.stdout
 
 
+# A database that `qrtrack-admin init` made, once per process and admin tool: a new
+# server's database is a copy of it (init runs some sixty migrations each time: a third
+# of a second of the CPU, on each of the hundreds of servers the tests start).
+_sqlite_made = {}
+
+
+def sqlite_initialized(admin_tool, prefix):
+    """The path of an SQLite database that admin_tool's init made (as the user that
+    prefix runs commands as), made on first use and removed when the process exits."""
+    path = _sqlite_made.get(admin_tool)
+    if path is None:
+        d = tempfile.mkdtemp(prefix="qrtrack-initialized-")
+        os.chmod(d, 0o755)
+        if prefix:
+            pw = pwd.getpwnam("www-data")
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+        atexit.register(shutil.rmtree, d, True)
+        path = os.path.join(d, "qrtrack.db")
+        p = subprocess.run(prefix + [admin_tool, "--driver", "sqlite3", "--params", path,
+                                     "init"], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError("qrtrack-admin init failed: " + p.stderr)
+        _sqlite_made[admin_tool] = path
+    return path
+
+
+def sqlite_initialized_copy(made, path, visitor_key):
+    """A copy of the database made at path, with its own visitor key (init draws one for
+    each database), its mode and owner as init leaves them."""
+    shutil.copyfile(made, path)
+    con = sqlite3.connect(path)
+    try:
+        con.execute("UPDATE qrt_settings SET value = ? WHERE name = 'visitor_key'",
+                    (visitor_key,))
+        con.commit()
+    finally:
+        con.close()
+    st = os.stat(made)
+    for f in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(f):
+            os.chmod(f, st.st_mode & 0o777)
+            os.chown(f, st.st_uid, st.st_gid)
+
+
 def allow_cores():
     """In the server's process before it runs: cores as large as the hard limit allows."""
     _, hard = resource.getrlimit(resource.RLIMIT_CORE)
@@ -250,8 +316,9 @@ def configtest(extra):
 
 
 def start_server(extra="", accounts=(), **kw):
-    srv = Server(extra=extra, **kw)
-    srv.admin("init")
+    srv = Server(extra=extra, initialized=not kw.get("shared_db"), **kw)
+    if kw.get("shared_db"):
+        srv.admin("init")
     for name, plan in accounts:
         srv.account(name, plan)
     return srv.start()
@@ -260,9 +327,10 @@ def start_server(extra="", accounts=(), **kw):
 def started(extra="", account="acme", **kw):
     """A new server with account `account` (professional) and a token of it, started:
     (server, token). A server that fails to start is cleaned up before the error goes on."""
-    srv = Server(extra=extra, **kw)
+    srv = Server(extra=extra, initialized=not kw.get("shared_db"), **kw)
     try:
-        srv.admin("init")
+        if kw.get("shared_db"):
+            srv.admin("init")
         srv.account(account)
         tok = srv.token(account)
         srv.start()
