@@ -16,6 +16,7 @@
 #include <apr_optional.h>
 #include "httpd.h"
 #include "http_config.h"
+#include "http_core.h"
 #include "http_log.h"
 #include "unixd.h"
 #include "mod_dbd.h"
@@ -309,14 +310,32 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     }
     err = qrt_schema_migrate(ptemp, driver, handle, &from, &to);
     if (!err) {
-        /* How visitor ids are made: the same for every child and every node. */
+        /* How visitor ids are made: the same for every child and every node. Every
+         * statement of this build is prepared against the schema first (a build that
+         * does not match its database stops here, saying which statement), but not in
+         * the second of the two passes httpd makes through its configuration as it
+         * starts (generation 1), a moment after the first did it on the same database;
+         * each restart checks again. */
         qrt_db_t db;
+        const char *perr = NULL;
 
         memset(&db, 0, sizeof(db));
         db.driver = driver;
         db.handle = handle;
-        if (qrt_db_prepare_all(&db, ptemp) != NULL
-            || qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
+        if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_CONFIG
+            && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
+            qrt_db_prepare_lazily(&db, ptemp);
+        }
+        else {
+            perr = qrt_db_prepare_all(&db, ptemp);
+        }
+        if (perr) {
+            apr_dbd_close(driver, handle);
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00125: the database does "
+                         "not match this build of mod_qrtrack: %s", perr);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
             apr_dbd_close(driver, handle);
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
                          "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");

@@ -213,6 +213,20 @@ def test_a_missing_database_directory_stops_start_up():
         srv.cleanup()
 
 
+def test_a_database_that_does_not_match_the_build_stops_start_up():
+    """Every statement of the build is prepared against the database as httpd starts:
+    one that does not prepare (a column dropped by hand, say) stops the start, naming
+    the statement's error, rather than the first request that needs it."""
+    srv = Server(initialized=True)
+    try:
+        srv.sql("ALTER TABLE tokens DROP COLUMN expires_at")
+        out = fails_to_start(srv)
+        assert "QRT00125: the database does not match this build" in out, out
+        assert "expires_at" in out, out
+    finally:
+        srv.cleanup()
+
+
 def test_without_mod_dbd_the_log_says_to_load_it():
     srv = Server()
     try:
