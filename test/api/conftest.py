@@ -102,7 +102,17 @@ SERIAL_TESTS = {
 }
 
 
+# The longest modules first (a module's tests run on one worker: --dist loadfile), so that
+# the short ones fill the workers' ends rather than a long one running last on its own.
+LONG_MODULES = ["test_package.py", "test_listed_hold.py", "test_reports.py",
+                "test_webhooks_delivery.py", "test_trackers.py", "test_visits.py",
+                "test_styles.py", "test_sealed.py", "test_print.py", "test_dict_refs.py",
+                "test_migrate.py"]
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_MODULES)}
+    items.sort(key=lambda item: rank.get(item.fspath.basename, len(LONG_MODULES)))
     for item in items:
         slow = (item.fspath.basename in SLOW_MODULES
                 or "browser" in getattr(item, "fixturenames", ())
