@@ -9,7 +9,6 @@ import secrets
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -67,8 +66,9 @@ class Server:
     Server whose database this one uses too (a second node of one cluster); build:
     another build directory's module and admin tool (bench_scan.py's reference); mpm:
     "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children);
-    initialized: a new database made as `qrtrack-admin init` makes one (a copy of one it
-    made, with a visitor key of its own), else an empty one."""
+    initialized: a new database as `qrtrack-admin init` makes one (SQLite: init runs on
+    it; PostgreSQL: a copy of one that init made, with a visitor key of its own), else an
+    empty one."""
 
     def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None,
                  mpm="event", initialized=False):
@@ -104,9 +104,6 @@ class Server:
         else:
             self.driver, self.dbname = "sqlite3", None
             self.db = os.path.join(self.dir, "qrtrack.db")
-            if initialized:
-                sqlite_initialized_copy(sqlite_initialized(self.admin_tool, self.as_user),
-                                        self.db, secrets.token_hex(32))
         with open(os.path.join(TOP, "conf", "httpd.conf.in")) as f:
             conf = f.read()
         conf = (conf.replace("@DATA@", self.dir).replace("@PORT@", str(self.port))
@@ -123,6 +120,9 @@ class Server:
             f.write(conf)
         self.proc = None
         self.tokens = []
+        if initialized and self.backend != "pgsql" and not shared_db:
+            # (SQLite: init itself, on the server's own file)
+            self.admin("init")
 
     # -- administration ---------------------------------------------------
     def admin(self, *args, check=True, input=None):
@@ -237,50 +237,6 @@ class Server:
                                            self.db, query],
                            capture_output=True, text=True, check=True)
         return p.stdout
-
-
-# A database that `qrtrack-admin init` made, once per process and admin tool: a new
-# server's database is a copy of it (init runs some sixty migrations each time: a third
-# of a second of the CPU, on each of the hundreds of servers the tests start).
-_sqlite_made = {}
-
-
-def sqlite_initialized(admin_tool, prefix):
-    """The path of an SQLite database that admin_tool's init made (as the user that
-    prefix runs commands as), made on first use and removed when the process exits."""
-    path = _sqlite_made.get(admin_tool)
-    if path is None:
-        d = tempfile.mkdtemp(prefix="qrtrack-initialized-")
-        os.chmod(d, 0o755)
-        if prefix:
-            pw = pwd.getpwnam("www-data")
-            os.chown(d, pw.pw_uid, pw.pw_gid)
-        atexit.register(shutil.rmtree, d, True)
-        path = os.path.join(d, "qrtrack.db")
-        p = subprocess.run(prefix + [admin_tool, "--driver", "sqlite3", "--params", path,
-                                     "init"], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise AssertionError("qrtrack-admin init failed: " + p.stderr)
-        _sqlite_made[admin_tool] = path
-    return path
-
-
-def sqlite_initialized_copy(made, path, visitor_key):
-    """A copy of the database made at path, with its own visitor key (init draws one for
-    each database), its mode and owner as init leaves them."""
-    shutil.copyfile(made, path)
-    con = sqlite3.connect(path)
-    try:
-        con.execute("UPDATE qrt_settings SET value = ? WHERE name = 'visitor_key'",
-                    (visitor_key,))
-        con.commit()
-    finally:
-        con.close()
-    st = os.stat(made)
-    for f in (path, path + "-wal", path + "-shm"):
-        if os.path.exists(f):
-            os.chmod(f, st.st_mode & 0o777)
-            os.chown(f, st.st_uid, st.st_gid)
 
 
 def allow_cores():
