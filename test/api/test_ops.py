@@ -219,6 +219,7 @@ def test_a_database_that_does_not_match_the_build_stops_start_up():
     the statement's error, rather than the first request that needs it."""
     srv = Server(initialized=True)
     try:
+        srv.init()
         srv.sql("ALTER TABLE tokens DROP COLUMN expires_at")
         out = fails_to_start(srv)
         assert "QRT00125: the database does not match this build" in out, out

@@ -5,6 +5,7 @@ import json
 import os
 import pwd
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -103,16 +104,16 @@ class PgCluster:
             raise AssertionError("psql %s: %s" % (query, p.stderr))
         return p.stdout
 
-    def new_database(self, template=None, visitor_key=None):
+    def new_database(self, template=None):
         """A fresh database, empty or a copy of template (one that initialized made,
-        given visitor_key instead of the template's): (its name, its DBDParams)."""
+        with a visitor key of its own, as init draws one): (its name, its DBDParams)."""
         self.ndb += 1
         name = "qrt_%d_%d" % (os.getpid(), self.ndb)
         if template is None:
             self.psql("postgres", "CREATE DATABASE %s OWNER %s" % (name, self.user),
                       user="postgres")
         else:
-            assert re.fullmatch(r"[0-9a-f]{64}", visitor_key), visitor_key
+            visitor_key = secrets.token_hex(32)
             self.psql("postgres", "CREATE DATABASE %s TEMPLATE %s OWNER %s"
                       % (name, template, self.user), user="postgres",
                       then=(name, "UPDATE qrt_settings SET value = '%s' "

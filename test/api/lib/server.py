@@ -5,7 +5,6 @@ import os
 import pwd
 import re
 import resource
-import secrets
 import shutil
 import signal
 import socket
@@ -66,9 +65,8 @@ class Server:
     Server whose database this one uses too (a second node of one cluster); build:
     another build directory's module and admin tool (bench_scan.py's reference); mpm:
     "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children);
-    initialized: a new database as `qrtrack-admin init` makes one (SQLite: init runs on
-    it; PostgreSQL: a copy of one that init made, with a visitor key of its own), else an
-    empty one."""
+    initialized: a new PostgreSQL database is a copy of one that `qrtrack-admin init` made
+    (with a visitor key of its own), else it is empty (init() brings either to the schema)."""
 
     def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None,
                  mpm="event", initialized=False):
@@ -81,6 +79,7 @@ class Server:
         self.base = "http://127.0.0.1:%d" % self.port
         self.api_base = self.base + "/api"
         self.backend = shared_db.backend if shared_db else (backend or BACKEND)
+        self.copied = False
         self.module = os.path.join(build, "mod_qrtrack.so") if build else MODULE
         self.admin_tool = os.path.join(build, "qrtrack-admin") if build else ADMIN
         self.as_user = []
@@ -98,9 +97,9 @@ class Server:
             self.driver, self.db, self.dbname = shared_db.driver, shared_db.db, shared_db.dbname
         elif self.backend == "pgsql":
             self.driver = "pgsql"
+            self.copied = initialized
             self.dbname, self.db = pg_cluster().new_database(
-                template=pg_cluster().initialized(self.admin_tool) if initialized else None,
-                visitor_key=secrets.token_hex(32))
+                template=pg_cluster().initialized(self.admin_tool) if initialized else None)
         else:
             self.driver, self.dbname = "sqlite3", None
             self.db = os.path.join(self.dir, "qrtrack.db")
@@ -120,9 +119,6 @@ class Server:
             f.write(conf)
         self.proc = None
         self.tokens = []
-        if initialized and self.backend != "pgsql" and not shared_db:
-            # (SQLite: init itself, on the server's own file)
-            self.admin("init")
 
     # -- administration ---------------------------------------------------
     def admin(self, *args, check=True, input=None):
@@ -132,6 +128,12 @@ class Server:
         if check and p.returncode != 0:
             raise AssertionError("qrtrack-admin %s failed: %s" % (args, p.stderr))
         return p
+
+    def init(self):
+        """The database brought to this build's schema: `qrtrack-admin init`, unless it is
+        a copy of a database that init made."""
+        if not self.copied:
+            self.admin("init")
 
     def account(self, name, plan="professional"):
         return int(self.admin("account", "add", name, "--plan", plan).stdout.strip())
@@ -272,9 +274,8 @@ def configtest(extra):
 
 
 def start_server(extra="", accounts=(), **kw):
-    srv = Server(extra=extra, initialized=not kw.get("shared_db"), **kw)
-    if kw.get("shared_db"):
-        srv.admin("init")
+    srv = Server(extra=extra, initialized=True, **kw)
+    srv.init()
     for name, plan in accounts:
         srv.account(name, plan)
     return srv.start()
@@ -283,10 +284,9 @@ def start_server(extra="", accounts=(), **kw):
 def started(extra="", account="acme", **kw):
     """A new server with account `account` (professional) and a token of it, started:
     (server, token). A server that fails to start is cleaned up before the error goes on."""
-    srv = Server(extra=extra, initialized=not kw.get("shared_db"), **kw)
+    srv = Server(extra=extra, initialized=True, **kw)
     try:
-        if kw.get("shared_db"):
-            srv.admin("init")
+        srv.init()
         srv.account(account)
         tok = srv.token(account)
         srv.start()
