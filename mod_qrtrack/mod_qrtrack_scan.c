@@ -46,6 +46,7 @@
 #include "qrt_store_spool.h"
 #include "qrt_store_webhook.h"
 #include "qrt_token.h"
+#include "qrt_vgroups.h"
 #include "qrt_ua.h"
 #include "qrt_route.h"
 
@@ -57,6 +58,9 @@ APLOG_USE_MODULE(qrtrack);
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 #define SCAN_WRITER_POLL apr_time_from_msec(250) /* an idle writer looks again */
+/* The arrays a child's report counts keep for the next (qrt_vgroups_spares_release):
+ * freed once no count has used them this long, looked at once a second by the writer. */
+#define SCAN_SPARES_IDLE apr_time_from_sec(10)
 #define SCAN_COMMIT_TRIES 8                      /* a commit that lost a conflict */
 #define SCAN_DICT_CACHE  65536                    /* dictionary ids a writer keeps */
 #define SCAN_DICT_BYTES  (8 << 20)                /* of their keys, per dictionary */
@@ -935,6 +939,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *p = data, *cp;
     qrt_db_t *dbd;
+    apr_time_t spares_next = 0;
 
     (void)thread;
     /* Named, so that top -H and ps -L show which thread it is. */
@@ -952,6 +957,10 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         apr_interval_time_t took = 0;
         int n, locked, stopping = writer.stopping, replayed;
 
+        if (apr_time_now() >= spares_next) {
+            qrt_vgroups_spares_release(SCAN_SPARES_IDLE);
+            spares_next = apr_time_now() + apr_time_from_sec(1);
+        }
         /* Everything queued by any child, if no other writer is committing. */
         n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
         if (n > 0) {

@@ -712,6 +712,11 @@ static apr_pool_t *report_lv_pool(void)
  * With par, a second thread walks the later half of the blocks (by their visits) into
  * groups of its own, which the first then adds to its own before the count: each block
  * is read once, by one of the two. */
+/* What walking a block costs besides its visits, in visits: split by visits alone, the
+ * thread that took a list's quiet trackers (their visits in many small blocks) walked
+ * several times longer than the other. */
+#define REPORT_LV_BLOCK_COST 256
+
 static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *proto,
                                     const report_lv_set *set, apr_uint32_t k, apr_uint32_t n,
                                     int par, apr_hash_t *acc)
@@ -732,14 +737,16 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
     c[1].p = NULL;
     c[1].g = NULL;
     if (par && set->blks->nelts > 1) {
-        /* the block where the first half of the visits ends */
+        /* the block where the first half of the work ends: a block's visits, and its own
+         * cost besides (its tracker looked up, its runs begun), about that of
+         * REPORT_LV_BLOCK_COST visits: a list's quiet trackers have many small blocks */
         apr_size_t all = 0, upto = 0;
 
         for (i = 0; i < set->blks->nelts; i++) {
-            all += APR_ARRAY_IDX(set->blks, i, report_lv_blk).v.n;
+            all += APR_ARRAY_IDX(set->blks, i, report_lv_blk).v.n + REPORT_LV_BLOCK_COST;
         }
         for (half = 0; half < set->blks->nelts && upto < all / 2; half++) {
-            upto += APR_ARRAY_IDX(set->blks, half, report_lv_blk).v.n;
+            upto += APR_ARRAY_IDX(set->blks, half, report_lv_blk).v.n + REPORT_LV_BLOCK_COST;
         }
         if (!(tp = report_lv_pool())) {
             half = set->blks->nelts;

@@ -3,9 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <apr_strings.h>
+#include <apr_time.h>
 
 #include "qrt_vgroups.h"
 
@@ -57,11 +56,13 @@ struct qrt_vgroups_t {
 /* Arrays kept from one count to the next, two of each use per process (two counts may
  * run at once: a report walked by two threads, or two reports): the slab, and the
  * visitors spread over parts. A report over millions of visits would otherwise have the
- * system map these arrays afresh and fault in every page of them each time (about a fifth
- * of such a report's time). A count that finds no spare (other counts hold them)
- * allocates its own; an array is kept only up to VG_SPARE_MAX bytes, and its
- * pages are handed to the system to take back should it need them (MADV_FREE): until it
- * does, they are used again without a fault. */
+ * system map these arrays afresh and fault in every page of them each time. A count that
+ * finds no spare (other counts hold them) allocates its own; an array is kept only up to
+ * VG_SPARE_MAX bytes, its pages left as they are, and freed once it has waited unused
+ * for qrt_vgroups_spares_release's idle time. (Pages handed to the system to take back
+ * when it needs them, MADV_FREE, cost a trap into the hypervisor at their first write
+ * again on virtual machines that keep the page tables in software: a report over 2 M
+ * visits spent a third of its time there.) */
 #define VG_SPARE_MAX ((apr_size_t)32 << 20)
 /* The visits of plain groups from which a count may take two threads (vg_count_plain). */
 #define VG_PAR_MIN ((apr_size_t)100000)
@@ -69,22 +70,49 @@ struct qrt_vgroups_t {
 enum { VG_SPARE_SLAB, VG_SPARE_FLAT, VG_SPARES };
 /* (swapped with the compiler's atomic builtins, which thread checkers understand) */
 static void *vg_spare[VG_SPARES][VG_SPARE_EACH];
+static apr_time_t vg_spare_at[VG_SPARES][VG_SPARE_EACH];   /* when each was kept */
 
-/* An array of at least n 8-byte elements (n >= 1), a spare of use s if there is one:
- * *cap gets its elements; NULL without memory. */
-static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
+/* Keeps a (a spare of use s, a[0] its elements) in an empty place, else frees it. */
+static void vg_keep(int s, apr_uint64_t *a)
 {
-    apr_uint64_t *a;
     int i;
 
     for (i = 0; i < VG_SPARE_EACH; i++) {
-        if ((a = __atomic_exchange_n(&vg_spare[s][i], NULL, __ATOMIC_ACQ_REL))) {
-            if ((apr_size_t)a[0] >= n) {
-                *cap = (apr_size_t)a[0];
-                return a;
-            }
-            free(a);                /* (too small: its contents are of no use) */
+        void *none = NULL;
+
+        if (__atomic_compare_exchange_n(&vg_spare[s][i], &none, (void *)a, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            return;
         }
+    }
+    free(a);
+}
+
+/* An array of at least n 8-byte elements (n >= 1): a spare of use s when one is that
+ * large, the largest of them when largest, else the smallest (the other spares stay for
+ * other counts: a report walked by two threads takes two slabs at once, and the first,
+ * which takes in the second's visits, asks for the largest, since a slab that grows
+ * faults its new pages in); *cap gets its elements; NULL without memory. */
+static apr_uint64_t *vg_take(int s, apr_size_t n, int largest, apr_size_t *cap)
+{
+    apr_uint64_t *got[VG_SPARE_EACH], *a;
+    int i, pick = -1;
+
+    for (i = 0; i < VG_SPARE_EACH; i++) {
+        got[i] = __atomic_exchange_n(&vg_spare[s][i], NULL, __ATOMIC_ACQ_REL);
+        if (got[i] && (apr_size_t)got[i][0] >= n
+            && (pick < 0 || (largest ? got[i][0] > got[pick][0] : got[i][0] < got[pick][0]))) {
+            pick = i;
+        }
+    }
+    for (i = 0; i < VG_SPARE_EACH; i++) {
+        if (i != pick && got[i]) {
+            vg_keep(s, got[i]);
+        }
+    }
+    if (pick >= 0) {
+        *cap = (apr_size_t)got[pick][0];
+        return got[pick];
     }
     if (!(a = malloc(n * sizeof(*a)))) {
         return NULL;
@@ -93,12 +121,10 @@ static apr_uint64_t *vg_take(int s, apr_size_t n, apr_size_t *cap)
     return a;
 }
 
-/* Gives back a (of cap elements, the first used of them written) from vg_take, kept as
- * spare s when small enough: only the pages written this time are handed to the system
- * (the rest were when they last were written), so a small count on a large spare costs
- * little. */
-static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
+/* Gives back a (of cap elements) from vg_take, kept as spare s when small enough. */
+static void vg_give(int s, apr_uint64_t *a, apr_size_t cap)
 {
+    apr_time_t now = apr_time_now();
     int i;
 
     if (!a) {
@@ -108,29 +134,53 @@ static void vg_give(int s, apr_uint64_t *a, apr_size_t cap, apr_size_t used)
         free(a);
         return;
     }
-#ifdef MADV_FREE
-    {
-        long page = sysconf(_SC_PAGESIZE);
-        apr_uintptr_t from = ((apr_uintptr_t)(a + 1) + (apr_uintptr_t)page - 1)
-                             & ~((apr_uintptr_t)page - 1);
-        apr_uintptr_t to = (apr_uintptr_t)(a + (used < cap ? used : cap))
-                           & ~((apr_uintptr_t)page - 1);
-
-        if (page > 0 && to > from) {
-            madvise((void *)from, to - from, MADV_FREE);
-        }
-    }
-#endif
     a[0] = cap;
     for (i = 0; i < VG_SPARE_EACH; i++) {
         void *none = NULL;
 
         if (__atomic_compare_exchange_n(&vg_spare[s][i], &none, (void *)a, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&vg_spare_at[s][i], now, __ATOMIC_RELAXED);
             return;                 /* (kept in an empty place) */
         }
     }
     free(__atomic_exchange_n(&vg_spare[s][0], (void *)a, __ATOMIC_ACQ_REL));
+    __atomic_store_n(&vg_spare_at[s][0], now, __ATOMIC_RELAXED);
+}
+
+void qrt_vgroups_spares_release(apr_interval_time_t idle)
+{
+    apr_time_t now = apr_time_now();
+    int s, i;
+
+    for (s = 0; s < VG_SPARES; s++) {
+        for (i = 0; i < VG_SPARE_EACH; i++) {
+            /* (one kept between the two reads may go too: the next count allocates) */
+            if (__atomic_load_n(&vg_spare[s][i], __ATOMIC_ACQUIRE)
+                && now - __atomic_load_n(&vg_spare_at[s][i], __ATOMIC_RELAXED) >= idle) {
+                free(__atomic_exchange_n(&vg_spare[s][i], NULL, __ATOMIC_ACQ_REL));
+            }
+        }
+    }
+}
+
+apr_size_t qrt_vgroups_spares_held(void)
+{
+    apr_size_t bytes = 0;
+    int s, i;
+
+    for (s = 0; s < VG_SPARES; s++) {
+        for (i = 0; i < VG_SPARE_EACH; i++) {
+            /* (taken while counted: a spare left in its place could be freed meanwhile) */
+            apr_uint64_t *a = __atomic_exchange_n(&vg_spare[s][i], NULL, __ATOMIC_ACQ_REL);
+
+            if (a) {
+                bytes += (apr_size_t)a[0] * sizeof(*a);
+                vg_keep(s, a);
+            }
+        }
+    }
+    return bytes;
 }
 
 static apr_uint64_t vg_hash(const char *s, apr_size_t n)
@@ -177,7 +227,7 @@ qrt_vgroups_t *qrt_vgroups_make(apr_size_t max)
     g->max = max;
     g->groups = malloc((g->gcap + 1) * sizeof(*g->groups));
     g->gslot = calloc(g->gslots, sizeof(*g->gslot));
-    g->slab = vg_take(VG_SPARE_SLAB, 1024, &g->slabcap);
+    g->slab = vg_take(VG_SPARE_SLAB, 1024, 1, &g->slabcap);
     if (!g->groups || !g->gslot || !g->slab) {
         qrt_vgroups_free(g);
         return NULL;
@@ -199,7 +249,7 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     free(g->groups);
     free(g->gslot);
     free(g->refs);
-    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap, g->slabused);
+    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
     free(g);
 }
 
@@ -555,7 +605,7 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
 {
     apr_size_t most = 0, cap = 16, *start = NULL, slotcap = 0;
     apr_uint64_t *slot = NULL, *flat = NULL;
-    apr_size_t flatcap = 0, flatused = 0;
+    apr_size_t flatcap = 0;
     apr_uint32_t k;
 
     for (k = 1; k <= g->ngroups; k++) {
@@ -577,13 +627,12 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
         if (!(slot = malloc(slotcap * sizeof(*slot)))
             || !(start = malloc((VG_PARTS + 1) * sizeof(*start)))
             || !(flat = vg_take(VG_SPARE_FLAT,
-                                most <= VG_ONE ? most : vg_flat_room(most, VG_PARTS),
+                                most <= VG_ONE ? most : vg_flat_room(most, VG_PARTS), 0,
                                 &flatcap))) {
             free(start);
             free(slot);
             return -1;
         }
-        flatused = flatcap;
     }
     for (k = 1; k <= g->ngroups; k++) {
         vg_group *x = &g->groups[k];
@@ -688,7 +737,7 @@ static int vg_count_plain_some(qrt_vgroups_t *g, const apr_uint32_t *bit,
         }
         x->uniques = u + zero;
     }
-    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
+    vg_give(VG_SPARE_FLAT, flat, flatcap);
     free(start);
     free(slot);
     return k <= g->ngroups ? -1 : 0;
@@ -758,7 +807,7 @@ static void vg_band_run(vg_band *c)
     c->u = 0;
     c->rv = -1;
     if (!(start = malloc((c->np + 1) * sizeof(*start)))
-        || !(flat = vg_take(VG_SPARE_FLAT, c->want, &flatcap))) {
+        || !(flat = vg_take(VG_SPARE_FLAT, c->want, 0, &flatcap))) {
         free(start);
         return;
     }
@@ -818,7 +867,7 @@ static void vg_band_run(vg_band *c)
     }
     c->rv = 0;
 done:
-    vg_give(VG_SPARE_FLAT, flat, flatcap, used);
+    vg_give(VG_SPARE_FLAT, flat, flatcap);
     free(start);
     free(slot);
 }
@@ -1241,7 +1290,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     vg_walk w;
     apr_uint32_t k, b, *src = NULL, *runs = NULL, *grp = NULL;
     apr_uint64_t *mask = NULL, *zero = NULL, *flat = NULL;
-    apr_size_t flatcap = 0, flatused = 0;
+    apr_size_t flatcap = 0;
     apr_int64_t *cnt = NULL, *per = NULL;
     vg_sets_part one, two;
     pthread_t t;
@@ -1293,10 +1342,9 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     parts = (apr_size_t)1 << bits;
     if (bits && nsrc <= parts) {
         if (!(start = calloc(parts + 1, sizeof(*start)))
-            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(m, parts), &flatcap))) {
+            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(m, parts), 0, &flatcap))) {
             goto done;
         }
-        flatused = flatcap;
         one.parts = parts;
         one.room = flatcap / parts;
         if (vg_sets_spread_once(g, src, &one, flat, start, bits, zero)) {
@@ -1308,7 +1356,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
             goto spread;
         }
         one.room = 0;
-        vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
+        vg_give(VG_SPARE_FLAT, flat, flatcap);
         flat = NULL;
         free(start);
         start = NULL;
@@ -1320,11 +1368,10 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
         bits++;
     }
     parts = (apr_size_t)1 << bits;
-    if (!(start = calloc(parts + 1, sizeof(*start))) || !(flat = vg_take(VG_SPARE_FLAT, m + 1, &flatcap))
+    if (!(start = calloc(parts + 1, sizeof(*start))) || !(flat = vg_take(VG_SPARE_FLAT, m + 1, 0, &flatcap))
         || !(runs = calloc(nsrc * parts, sizeof(*runs)))) {
         goto done;
     }
-    flatused = m + 1;
     /* each source's visitors by part; a part's visitors are then put in source order */
     for (r = 0; r < nsrc; r++) {
         vg_group *x = &g->groups[src[r]];
@@ -1435,7 +1482,7 @@ spread:
     rv = 0;
 done:
     free(runs);
-    vg_give(VG_SPARE_FLAT, flat, flatcap, flatused);
+    vg_give(VG_SPARE_FLAT, flat, flatcap);
     free(start);
     free(mask);
     free(per);
@@ -1492,7 +1539,7 @@ static int vg_count(qrt_vgroups_t *g)
     if (rv < 0) {
         return -1;
     }
-    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap, g->slabused);
+    vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
     g->slab = NULL;
     g->slabcap = g->slabused = 0;
     g->counted = 1;

@@ -29,6 +29,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <apr_time.h>
 
 typedef struct qrt_vgroups_t qrt_vgroups_t;
 
@@ -87,6 +88,14 @@ int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n);
  * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);
 void qrt_vgroups_free(qrt_vgroups_t *g);
+
+/* The arrays that counts keep for the next ones (a process's few spares, each at most
+ * 32 MB, their pages kept resident: a count on them faults none in): those kept unused
+ * for idle or longer are freed. A process that counts calls it now and then (a child's
+ * scan writer, once a second), so that its memory goes back once reports stop. */
+void qrt_vgroups_spares_release(apr_interval_time_t idle);
+/* The bytes those spares hold now. */
+apr_size_t qrt_vgroups_spares_held(void);
 
 /* A visitor id written as text (before schema 9): 16 lower-case hex digits, as
  * qrt_vset reads them. 0, or -1 for any other text. */

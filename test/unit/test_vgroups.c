@@ -989,6 +989,27 @@ START_TEST(counts_again_on_kept_arrays)
 }
 END_TEST
 
+/* The spares are freed once unused for the idle time given, not before; counts go on
+ * exact after (on arrays of their own, then kept again). */
+START_TEST(spares_released_once_idle)
+{
+    apr_uint64_t state = 17;
+    apr_size_t held;
+
+    ck_assert_int_eq(count_checked(pool, 400000, 3, 0x9E3779B97F4A7C15, &state), 0);
+    held = qrt_vgroups_spares_held();
+    /* (the slab of 400,000 visitors and the parts they were spread over) */
+    ck_assert_uint_ge(held, (apr_size_t)400000 * 8);
+    qrt_vgroups_spares_release(apr_time_from_sec(3600));
+    ck_assert_uint_eq(qrt_vgroups_spares_held(), held);
+    qrt_vgroups_spares_release(0);
+    ck_assert_uint_eq(qrt_vgroups_spares_held(), 0);
+    ck_assert_int_eq(count_checked(pool, 100000, 5, 3, &state), 0);
+    ck_assert_uint_gt(qrt_vgroups_spares_held(), 0);
+    ck_assert_int_eq(count_checked(pool, 20000, 40, 5, &state), 0);
+}
+END_TEST
+
 /* The groups of one set of visits counted whole, or in shares of their visitors (2, 8 and
  * 64 of them) whose groups are summed: the same visits, clicks and distinct visitors in
  * every group. The visits go in as runs of one group, runs of many, single visits and
@@ -1321,6 +1342,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, small_groups_across_chunks);
     tcase_add_test(tc, visitor_ids_and_damaged_text);
     tcase_add_test(tc, counts_again_on_kept_arrays);
+    tcase_add_test(tc, spares_released_once_idle);
     tcase_add_test(tc, shares_add_up_to_the_whole);
     tcase_add_test(tc, two_counts_absorbed_are_the_whole);
     tcase_add_test(tc, two_threads_count_as_one);

@@ -210,8 +210,9 @@ class OpenApiDoc:
             if errors:
                 e = jsonschema.exceptions.best_match(errors)
                 raise AssertionError("%s: the body does not match the OpenAPI document at "
-                                     "/%s: %s" % (where, "/".join(map(str, e.absolute_path)),
-                                                  e.message))
+                                     "/%s: %s; there: %s" % (
+                                         where, "/".join(map(str, e.absolute_path)),
+                                         e.message, json.dumps(e.instance)[:400]))
         elif media == "image/png" and r._content_consumed:
             assert r.content.startswith(b"\x89PNG\r\n\x1a\n"), "%s: not a PNG" % where
 
