@@ -61,8 +61,8 @@ struct qrt_vgroups_t {
  * VG_SPARE_MAX bytes, its pages left as they are, and freed once it has waited unused
  * for qrt_vgroups_spares_release's idle time. (Pages handed to the system to take back
  * when it needs them, MADV_FREE, cost a trap into the hypervisor at their first write
- * again on virtual machines that keep the page tables in software: a report over 2 M
- * visits spent a third of its time there.) */
+ * again on virtual machines that keep the page tables in software: much of a large
+ * report's time.) */
 #define VG_SPARE_MAX ((apr_size_t)32 << 20)
 /* The visits of plain groups from which a count may take two threads (vg_count_plain). */
 #define VG_PAR_MIN ((apr_size_t)100000)
