@@ -188,6 +188,14 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
     if (e) {
         return e;
     }
+    /* The report's reads see one state of the database, ended by rep_done (or by the
+     * request's pool): the writers seal days and imports change them meanwhile. (The
+     * second connection's reads of a long list are of sealed days, which change only
+     * by an import, whose new seals no report of the old ones meets again.) */
+    if (qrt_db_snapshot_begin(&q->db, q->r->pool) != APR_SUCCESS) {
+        *sc = NULL;
+        return qrt_error_store(q, "reporting");
+    }
     if (qrt_report_scope(&q->db, q->r->pool, q->auth.account_id, ids, rep_cache, sc)
         != APR_SUCCESS) {
         return qrt_error_store(q, *sc && (*sc)->failed ? (*sc)->failed : "reporting");
@@ -220,6 +228,7 @@ static apr_status_t rep_trim(void *data)
 /* After the engine ran: a store error, or a note of the visits it read. */
 static qrt_err_t *rep_done(qrt_req_t *q, qrt_report_scope_t *sc, apr_status_t rv)
 {
+    qrt_db_snapshot_end(&q->db);
     if (qrt_report_trim_due(sc->counted)) {
         apr_pool_cleanup_register(q->r->pool, q->r, rep_trim, apr_pool_cleanup_null);
     }
@@ -489,6 +498,7 @@ qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q)
     rep_window(&w, &s, &e);
     rv = qrt_report_crosstab(sc, row, col, s, e, &x);
     if (rv == APR_ENOSPC) {
+        qrt_db_snapshot_end(&q->db);
         return rep_xt_bound(q, row, col, &x);
     }
     if ((err = rep_done(q, sc, rv)) != NULL) {

@@ -88,6 +88,9 @@ typedef struct qrt_dialect_t {
      * pages (qrt_store_compact.h): each a label for people, then its SQL (constant text:
      * some cannot be prepared); NULL-terminated. NULL: no compaction while servers run. */
     const char *const (*compact)[2];
+    /* Starts a transaction that only reads and sees one state of the database from its
+     * first statement to its end (qrt_db_snapshot_begin). */
+    const char *snapshot_sql;
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

@@ -398,7 +398,8 @@ static const char *const pg_compact[][2] = {
 const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
-    pg_server_version, pg_compact
+    pg_server_version, pg_compact,
+    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 };
 
 const char *qrt_dialect_pgsql_check(void)

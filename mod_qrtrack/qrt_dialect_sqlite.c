@@ -244,7 +244,9 @@ const qrt_dialect_t qrt_dialect_sqlite = {
     sqlite_last_rowid, NULL, NULL,
     /* (no compaction: VACUUM would pack the file, but it holds the write lock while it
      * copies, and it makes every server's prepared statements stale) */
-    NULL
+    NULL,
+    /* (deferred: its first read takes the snapshot, which WAL keeps to its end) */
+    "BEGIN DEFERRED"
 };
 
 void qrt_dialect_sqlite_tune(int own_connections)

@@ -1486,3 +1486,72 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
     }
     return APR_SUCCESS;
 }
+
+/* One command without rows outside apr_dbd's transactions: 0, or -1 with *error (from
+ * p; error NULL: not asked). SQLite's runs on the connection itself, as
+ * qrt_db_begin's do (apr_dbd would wait for a lock under a mutex of the process). */
+static int snapshot_run(qrt_db_t *db, apr_pool_t *p, const char *sql, const char **error)
+{
+    int rc, n = 0;
+
+    if (native_ok(db)) {
+        sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+
+        if (!h || native_run(h, sql) != SQLITE_OK) {
+            if (error) {
+                *error = apr_pstrdup(p, h ? sqlite3_errmsg(h) : "no connection");
+            }
+            return -1;
+        }
+        return 0;
+    }
+    rc = apr_dbd_query(db->driver, db->handle, &n, sql);
+    if (rc != 0) {
+        if (error) {
+            *error = apr_pstrdup(p, apr_dbd_error(db->driver, db->handle, rc));
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static apr_status_t snapshot_cleanup(void *data)
+{
+    qrt_db_t *db = data;
+
+    db->snapshot_pool = NULL;
+    /* (a read-only transaction: COMMIT keeps nothing but what SET changed; on
+     * PostgreSQL it ends one that a failed statement aborted, as ROLLBACK would) */
+    if (snapshot_run(db, NULL, "COMMIT", NULL) != 0 && native_ok(db)) {
+        sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+
+        if (h && !sqlite3_get_autocommit(h)) {
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_snapshot_begin(qrt_db_t *db, apr_pool_t *p)
+{
+    const qrt_dialect_t *d = qrt_dialect_of(db->driver);
+    const char *error = NULL;
+
+    if (db->in_tx || db->snapshot_pool || !d) {
+        return APR_SUCCESS;
+    }
+    if (snapshot_run(db, p, d->snapshot_sql, &error) != 0) {
+        db->error = apr_psprintf(p, "begin a snapshot: %s", error);
+        return APR_EGENERAL;
+    }
+    db->snapshot_pool = p;
+    apr_pool_cleanup_register(p, db, snapshot_cleanup, apr_pool_cleanup_null);
+    return APR_SUCCESS;
+}
+
+void qrt_db_snapshot_end(qrt_db_t *db)
+{
+    if (db->snapshot_pool) {
+        apr_pool_cleanup_run(db->snapshot_pool, db, snapshot_cleanup);
+    }
+}

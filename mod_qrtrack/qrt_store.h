@@ -47,6 +47,8 @@ typedef struct {
      * qrt_db_rollback_only; tx_pool: where its end is a cleanup. */
     int native_tx, tx_failed, tx_rollback;
     apr_pool_t *tx_pool;
+    /* Inside qrt_db_snapshot_begin .. end: the pool whose cleanup ends it. */
+    apr_pool_t *snapshot_pool;
     /* SQLite: non-NULL on a connection whose batches of visits append their dictionary
      * references to visit_refs_due (schema 62) instead of adding them to refs: the rows
      * appended since it last settled them (qrt_store_refs_settle), which it does once
@@ -184,6 +186,16 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t);
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t);
 apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t);
+/* A reader's snapshot: every statement from here to qrt_db_snapshot_end reads the
+ * database as it was at the first one (SQLite: a deferred transaction, which WAL keeps
+ * on one state; PostgreSQL: REPEATABLE READ, READ ONLY), so that a report that reads
+ * a dozen statements does not mix a day's rows from before a commit (the writers
+ * sealing it, an import) with its sealed values from after. Nothing to do inside a
+ * transaction already. Ended by qrt_db_snapshot_end, or when p is cleared (before
+ * the connection goes back to mod_dbd when p is the request's). On failure db->error
+ * says why and nothing is open. */
+apr_status_t qrt_db_snapshot_begin(qrt_db_t *db, apr_pool_t *p);
+void qrt_db_snapshot_end(qrt_db_t *db);
 /* A pipelined transaction (PostgreSQL with libpq's pipeline mode): BEGIN and every
  * qrt_db_exec that asks for no row count are held, then sent in one round trip with
  * the next statement that reads, or with the COMMIT of qrt_db_end_pipelined; their

@@ -743,6 +743,42 @@ def test_any_window_is_exact(server, acct, seed):
             check_all(acct, s, e, off, covered)
 
 
+def test_reports_stay_exact_while_the_writers_seal(server, acct):
+    """Reports asked while the scan writers seal, in their idle time, the days an import
+    touched: between two statements of a report a day's rows may turn into sealed values
+    (a seal listed, rows no longer marked unsealed). Every answer equals the visits'
+    answer all along: a report reads one snapshot of the database."""
+    rng = random.Random(83)
+    now = int(time.time())
+    first = (now // DAY - 60) * DAY
+    tags = [["campaign:a", "region:eu"], ["campaign:b"], []]
+    ids = [acct.tracker("s%d" % i, tg) for i, tg in enumerate(tags)]
+
+    def visit(t):
+        return V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(40), ua=rng.randrange(3),
+                 browser=rng.choice(["Chrome", "Safari", None]),
+                 country=rng.choice(["DE", "NP"]), city=rng.choice(["Berlin", "Lyon", None]))
+    acct.load([visit(t) for t in sorted(first + rng.randrange(50 * DAY)
+                                        for _ in range(800))])
+    windows = [(None, None, 0, None),
+               (first + 5 * DAY + 52200, first + 49 * DAY + 3000, -34200, None),
+               (first + 7 * DAY, first + 40 * DAY + 68734, 20700, ids[:2])]
+    yesterday = now // DAY - 1
+    deadline = time.time() + 60
+    rounds = 0
+    while True:
+        pending = int(server.sql("SELECT COUNT(*) FROM agg_unsealed WHERE day < %d"
+                                 % yesterday).strip())
+        for s, e, off, covered in windows:
+            for kind in ("name", "tag", "date", "browser", "city"):
+                check(acct, kind, s, e, off, covered)
+        rounds += 1
+        if pending == 0 and rounds >= 3:
+            break
+        assert time.time() < deadline, "the writers did not seal the imported days"
+
+
 def test_windows_through_today_and_tomorrow_are_exact(server, acct):
     """Days not settled (today, tomorrow) have no sealed visits: a window's piece of one
     is read from its visits, or as the day's counters less the rest of the day when the

@@ -374,6 +374,55 @@ START_TEST(native_transactions_on_sqlite)
 }
 END_TEST
 
+/* A reader's snapshot (qrt_db_snapshot_begin): another connection's commits after its
+ * first read are not seen until it ends; its end, or its pool's, leaves the connection
+ * out of any transaction; inside qrt_db_begin it adds nothing. */
+START_TEST(snapshot_reads_one_state_on_sqlite)
+{
+    const char *dir;
+    apr_dbd_transaction_t *tx = NULL;
+    apr_pool_t *sp;
+    sqlite3 *other, *h;
+    qrt_db_t db;
+
+    dir = store_db_open(&db);
+    h = apr_dbd_native_handle(db.driver, db.handle);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA journal_mode = WAL", NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &other), SQLITE_OK);
+    ck_assert_int_eq(keep(&db, pool, "a"), APR_SUCCESS);
+
+    ck_assert_int_eq(qrt_db_snapshot_begin(&db, pool), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 1);
+    ck_assert_int_eq(sqlite3_exec(other, "INSERT INTO idempotency_keys SELECT token_id, "
+                                  "'b', request_hash, status, content_type, body, tracker_id, "
+                                  "created_at FROM idempotency_keys", NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(keys_kept(&db), 1);        /* the state of its first read */
+    qrt_db_snapshot_end(&db);
+    ck_assert(sqlite3_get_autocommit(h));
+    ck_assert_int_eq(keys_kept(&db), 2);
+    qrt_db_snapshot_end(&db);                   /* (nothing open: nothing done) */
+
+    apr_pool_create(&sp, pool);
+    ck_assert_int_eq(qrt_db_snapshot_begin(&db, sp), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 2);
+    ck_assert(!sqlite3_get_autocommit(h));
+    apr_pool_destroy(sp);
+    ck_assert(sqlite3_get_autocommit(h));
+    ck_assert_ptr_null(db.snapshot_pool);
+
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_snapshot_begin(&db, pool), APR_SUCCESS);
+    ck_assert_ptr_null(db.snapshot_pool);
+    ck_assert_int_eq(keep(&db, pool, "c"), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(keys_kept(&db), 3);
+    sqlite3_close(other);
+    qrt_check_db_remove(pool, &db, dir);
+}
+END_TEST
+
 /* max_scans decided in the writer's transaction (qrt_store_visits_cap): the batch's
  * second scan is over a cap of 1 and records the over-the-cap destination; that attempt
  * is rolled back and the batch committed again without the first scan (answered 503
@@ -438,6 +487,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, many_rows_on_sqlite);
     tcase_add_test(tc, native_rows_on_sqlite);
     tcase_add_test(tc, native_transactions_on_sqlite);
+    tcase_add_test(tc, snapshot_reads_one_state_on_sqlite);
     tcase_add_test(tc, capped_visits_decided_again_after_a_rollback);
     suite_add_tcase(s, tc);
     return s;
