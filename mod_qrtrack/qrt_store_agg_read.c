@@ -2485,15 +2485,21 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     return rv;
 }
 
-/* A span: the LV_SPAN days from a multiple of LV_SPAN, every one sealed. A tracker's
- * visits of a span are kept as one block, under a seal of their seals, and no day of
- * it as a block of its own: a report over a long window looks up and walks a block a
- * span instead of one a day (64 trackers over a year: about 1,500 blocks, not 23,000),
- * a window that takes part of a span walks the whole block (the caller counts the
- * visits of its window only, as it does of a window's first and last days). Whatever
- * changes a day's visits drops its seal, and with it the span's. */
+/* A span: the sealed days (two or more) of the LV_SPAN days from a multiple of LV_SPAN.
+ * A tracker's visits of those days are kept as one block, under a seal of their seals
+ * and of which days they are, and no such day as a block of its own: a report over a
+ * long window looks up and walks a block a span instead of one a day (64 trackers over
+ * a year: about 1,500 blocks, not 23,000), a window that takes part of a span walks the
+ * whole block (the caller counts the visits of its window only, as it does of a
+ * window's first and last days). The span of today holds the days before it (today,
+ * not sealed, is read as every report reads it), as does one with a day an import
+ * touched, or days before the account's first visit (no seal: nothing to read).
+ * Whatever changes a day's visits drops its seal, and with it the span's. */
+#define LV_SPAN_FULL ((1u << LV_SPAN) - 1)
+
 typedef struct {
     apr_int64_t bucket, seal;
+    unsigned mask;                  /* bit k: day bucket * LV_SPAN + k is in the block */
 } lv_span;
 
 /* The spans of all sealed days (all: by day, from the first day of the window's first
@@ -2502,42 +2508,61 @@ static apr_array_header_t *lv_spans(apr_pool_t *p, apr_array_header_t *all, apr_
                                     apr_int64_t d1)
 {
     apr_array_header_t *out = apr_array_make(p, 8, sizeof(lv_span));
-    int i, k;
+    int i, k, n;
 
-    for (i = 0; i + LV_SPAN <= all->nelts;) {
-        apr_int64_t d = APR_ARRAY_IDX(all, i, lv_day).day;
+    for (i = 0; i < all->nelts; i = k) {
+        apr_int64_t bucket = qrt_agg_fdiv(APR_ARRAY_IDX(all, i, lv_day).day, LV_SPAN);
+        apr_uint64_t h = APR_UINT64_C(0x51A4);
+        unsigned mask = 0;
 
-        if (qrt_agg_fdiv(d, LV_SPAN) * LV_SPAN == d
-            && APR_ARRAY_IDX(all, i + LV_SPAN - 1, lv_day).day == d + LV_SPAN - 1
-            && d <= d1 && d + LV_SPAN - 1 >= d0) {
+        for (k = i; k < all->nelts
+                    && qrt_agg_fdiv(APR_ARRAY_IDX(all, k, lv_day).day, LV_SPAN) == bucket;
+             k++) {
+            const lv_day *x = &APR_ARRAY_IDX(all, k, lv_day);
+
+            mask |= 1u << (x->day - bucket * LV_SPAN);
+            h = (h ^ (apr_uint64_t)x->seal) * APR_UINT64_C(0x9E3779B97F4A7C15);
+            h ^= h >> 29;
+        }
+        n = k - i;
+        if (n >= 2 && bucket * LV_SPAN <= d1 && bucket * LV_SPAN + LV_SPAN - 1 >= d0) {
             lv_span *x = apr_array_push(out);
-            apr_uint64_t h = APR_UINT64_C(0x51A4);
 
-            for (k = 0; k < LV_SPAN; k++) {
-                h = (h ^ (apr_uint64_t)APR_ARRAY_IDX(all, i + k, lv_day).seal)
-                    * APR_UINT64_C(0x9E3779B97F4A7C15);
+            if (mask != LV_SPAN_FULL) {
+                /* (which days: the same seals of other days are another block) */
+                h = (h ^ mask) * APR_UINT64_C(0x9E3779B97F4A7C15);
                 h ^= h >> 29;
             }
-            x->bucket = d / LV_SPAN;
+            x->bucket = bucket;
             x->seal = h ? (apr_int64_t)h : 1;
-            i += LV_SPAN;
-        }
-        else {
-            i++;
+            x->mask = mask;
         }
     }
     return out;
 }
 
+/* The days of a span's block: 1 when t is on one of them (mask's bits from day0). */
+static int lv_span_has(apr_int64_t day0, unsigned mask, apr_int64_t t)
+{
+    apr_int64_t k = qrt_agg_fdiv(t, QRT_AGG_DAY) - day0;
+
+    return k >= 0 && k < LV_SPAN && (mask >> k & 1u);
+}
+
 typedef struct {
     qrt_vcols_builder_t *b;
     apr_size_t *left;
+    apr_int64_t day0;               /* the span's first day */
+    unsigned mask;                  /* its days in the block (lv_span) */
 } lv_span_read;
 
 static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     lv_span_read *c = ctx;
 
+    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, qrt_db_int(db, row, 0, 0))) {
+        return APR_SUCCESS;         /* (a day read by itself: not sealed) */
+    }
     if (!*c->left) {
         return APR_EAGAIN;
     }
@@ -2565,6 +2590,8 @@ typedef struct {
     apr_array_header_t *ids[2];             /* the ids not named yet */
     apr_size_t *left;
     int naming;                             /* 0: user agents, 1: places */
+    apr_int64_t day0;                       /* the span's days (lv_span_read) */
+    unsigned mask;
 } lv_ids_read;
 
 typedef struct {
@@ -2606,13 +2633,17 @@ static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     lv_ids_read *c = ctx;
     lv_id_visit *x;
+    apr_int64_t t = qrt_db_int(db, row, 0, 0);
 
+    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, t)) {
+        return APR_SUCCESS;
+    }
     if (!*c->left) {
         return APR_EAGAIN;
     }
     (*c->left)--;
     x = apr_array_push(c->rows);
-    x->t = qrt_db_int(db, row, 0, 0);
+    x->t = t;
     x->click = qrt_db_int(db, row, 1, 0) == 1;
     x->visitor = qrt_db_int(db, row, 2, 0);
     x->ua = qrt_db_int(db, row, 3, 0);
@@ -2641,7 +2672,7 @@ static apr_status_t lv_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 /* A span's visits with their strings into b (rows in p): APR_EAGAIN past *left. */
 static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *names,
                                      const void **args, apr_size_t *left,
-                                     qrt_vcols_builder_t *b)
+                                     apr_int64_t day0, unsigned mask, qrt_vcols_builder_t *b)
 {
     lv_ids_read c;
     apr_status_t rv;
@@ -2653,6 +2684,8 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     c.names = names;
     c.rows = apr_array_make(p, 256, sizeof(lv_id_visit));
     c.left = left;
+    c.day0 = day0;
+    c.mask = mask;
     c.ids[0] = apr_array_make(p, 16, sizeof(apr_int64_t));
     c.ids[1] = apr_array_make(p, 16, sizeof(apr_int64_t));
     rv = qrt_db_each_stream(db, p, SQL_report_listed_visits_ids, args, lv_ids_row, &c);
@@ -2681,16 +2714,19 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     return rv;
 }
 
-/* A tracker's visits of a span not kept: read whole, kept under key and seal, handed to
- * fn. */
+/* A tracker's visits of a span not kept (the days of mask): read whole, kept under key
+ * and seal, handed to fn. */
 static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
                                  int strings, lv_names *names, lv_keep *keep,
                                  apr_size_t *left,
                                  const qrt_aggcache_key_t *key,
-                                 apr_int64_t seal, qrt_agg_vcols_fn *fn, void *ctx)
+                                 apr_int64_t seal, unsigned mask, qrt_agg_vcols_fn *fn,
+                                 void *ctx)
 {
-    apr_int64_t lo = key->bucket * LV_SPAN * QRT_AGG_DAY;
-    apr_int64_t hi = lo + LV_SPAN * QRT_AGG_DAY - 1;
+    apr_int64_t day0 = key->bucket * LV_SPAN;
+    int first = __builtin_ctz(mask), last = 31 - __builtin_clz(mask);
+    apr_int64_t lo = (day0 + first) * QRT_AGG_DAY;
+    apr_int64_t hi = (day0 + last + 1) * QRT_AGG_DAY - 1;
     const void *args[] = { &key->account, &lo, &hi };
     apr_pool_t *sp;
     lv_span_read c;
@@ -2701,11 +2737,13 @@ static apr_status_t lv_span_fill(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *ca
     }
     c.b = qrt_vcols_builder_make(sp);
     c.left = left;
+    c.day0 = day0;
+    c.mask = mask;
     qrt_vcols_builder_ids(c.b, qrt_store_agg_blob_strid());
     if (!strings) {
         qrt_vcols_builder_bare(c.b);
     }
-    rv = strings ? lv_span_read_ids(db, sp, names, args, left, c.b)
+    rv = strings ? lv_span_read_ids(db, sp, names, args, left, day0, mask, c.b)
                  : qrt_db_each_stream(db, sp, SQL_report_listed_visits_bare, args, lv_span_row,
                                       &c);
     if (rv == APR_SUCCESS) {
@@ -2875,7 +2913,7 @@ static void lv_help_run(lv_help *h)
             }
             keys[k].kind = h->strings ? LV_KIND : LV_KIND_BARE;
             h->rv = lv_span_fill(h->db, h->p, h->cache, h->strings, names, NULL, &h->left,
-                                 &keys[k], seals[k], lv_help_kept, h);
+                                 &keys[k], seals[k], h->spans[k].mask, lv_help_kept, h);
             if (h->rv == APR_SUCCESS) {
                 h->read++;
                 __atomic_add_fetch(&lv_helped, 1, __ATOMIC_RELAXED);
@@ -3180,7 +3218,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                     names = lv_names_make(p);
                 }
                 rv = lv_span_fill(db, p, cache, strings, names, keep, &left, &skeys[k],
-                                  sseals[k], fn, ctx);
+                                  sseals[k], APR_ARRAY_IDX(spans, k, lv_span).mask, fn, ctx);
             }
             else if (qrt_vcols_open(&v, sdata[k], slen[k]) == APR_SUCCESS && v.n) {
                 rv = fn(ctx, ids[j], &v);
