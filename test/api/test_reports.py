@@ -765,11 +765,12 @@ def test_reports_stay_exact_while_the_writers_seal(server, acct):
                (first + 5 * DAY + 52200, first + 49 * DAY + 3000, -34200, None),
                (first + 7 * DAY, first + 40 * DAY + 68734, 20700, ids[:2])]
     yesterday = now // DAY - 1
+    account = int(server.sql("SELECT id FROM accounts WHERE name = '%s'" % acct.name).strip())
     deadline = time.time() + 60
     rounds = 0
     while True:
-        pending = int(server.sql("SELECT COUNT(*) FROM agg_unsealed WHERE day < %d"
-                                 % yesterday).strip())
+        pending = int(server.sql("SELECT COUNT(*) FROM agg_unsealed WHERE account_id = %d "
+                                 "AND day < %d" % (account, yesterday)).strip())
         for s, e, off, covered in windows:
             for kind in ("name", "tag", "date", "browser", "city"):
                 check(acct, kind, s, e, off, covered)
