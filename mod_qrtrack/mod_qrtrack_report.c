@@ -190,8 +190,8 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
     }
     /* The report's reads see one state of the database, ended by rep_done (or by the
      * request's pool): the writers seal days and imports change them meanwhile. (The
-     * second connection's reads of a long list are of sealed days, which change only
-     * by an import, whose new seals no report of the old ones meets again.) */
+     * second connection's reads of a long list are of sealed days, outside it: they
+     * change only by an import, whose new seals no later report meets the block under.) */
     if (qrt_db_snapshot_begin(&q->db, q->r->pool) != APR_SUCCESS) {
         *sc = NULL;
         return qrt_error_store(q, "reporting");
