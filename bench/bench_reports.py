@@ -41,8 +41,9 @@ one is not (1 when the run fails).
 Environment: BENCH_VISITS, BENCH_TRACKERS, BENCH_REPEAT (requests per figure),
 BENCH_IMPORT (visits of the import figures), BENCH_DB=path: measure an existing
 database built by this script (hard-linked into the server's directory, so on the same
-file system; no generation, no rebuild, no import: the file is left as it was; SQLite
-only), with BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a build
+file system; no generation, no rebuild, no import: only the days settled since a server
+last ran on it are sealed, as a live server's writers would have; SQLite only), with
+BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a build
 whose aggregates changed). BENCH_KEEP=path (SQLite): a copy of the database, generated
 and rebuilt, is left there for later BENCH_DB runs. BENCH_BUILD=dir: the module and
 admin tool of another build (bench/reference_build.sh prints one), to compare two
@@ -470,6 +471,11 @@ def main():
                 srv.admin("init")           # a kept database of an older schema
                 srv.admin("aggregates", "rebuild")
                 rebuild = time.time() - started
+            else:
+                # The days that ended since a server last ran on it (yesterday, say), sealed
+                # as a live server's writers seal them ten minutes after midnight; else the
+                # writers seal them during the figures, which then depend on when.
+                srv.admin("aggregates", "seal")
         else:
             started = time.time()
             # The secondary indexes of visit_rows dropped around the load, made after.
