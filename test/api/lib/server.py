@@ -5,6 +5,7 @@ import os
 import pwd
 import re
 import resource
+import secrets
 import shutil
 import signal
 import socket
@@ -65,8 +66,8 @@ class Server:
     Server whose database this one uses too (a second node of one cluster); build:
     another build directory's module and admin tool (bench_scan.py's reference); mpm:
     "event" (conf/httpd.conf.in's), "worker" or "prefork" (two one-request children);
-    initialized: a new PostgreSQL database is a copy of one that `qrtrack-admin init` made
-    (with a visitor key of its own), else it is empty (init() brings either to the schema)."""
+    initialized: a new database is a copy of one that `qrtrack-admin init` made (with a
+    visitor key of its own), else it is empty (init() brings either to the schema)."""
 
     def __init__(self, extra="", loglevel="warn", backend=None, shared_db=None, build=None,
                  mpm="event", initialized=False):
@@ -80,6 +81,7 @@ class Server:
         self.api_base = self.base + "/api"
         self.backend = shared_db.backend if shared_db else (backend or BACKEND)
         self.copied = False
+        self.initialized = initialized
         self.module = os.path.join(build, "mod_qrtrack.so") if build else MODULE
         self.admin_tool = os.path.join(build, "qrtrack-admin") if build else ADMIN
         self.as_user = []
@@ -132,8 +134,12 @@ class Server:
     def init(self):
         """The database brought to this build's schema: `qrtrack-admin init`, unless it is
         a copy of a database that init made."""
-        if not self.copied:
-            self.admin("init")
+        if self.copied:
+            return
+        if self.initialized and self.driver == "sqlite3" and not os.path.exists(self.db):
+            sqlite_copy(sqlite_initialized(self.admin_tool), self.db)
+            return
+        self.admin("init")
 
     def account(self, name, plan="professional"):
         return int(self.admin("account", "add", name, "--plan", plan).stdout.strip())
@@ -271,6 +277,46 @@ def configtest(extra):
         return p.returncode, p.stdout + p.stderr
     finally:
         srv.cleanup()
+
+
+_sqlite_made = {}
+
+
+def sqlite_initialized(admin_tool):
+    """A SQLite database that admin_tool's `init` made, made on first use in this process:
+    new servers' databases copy it rather than run some sixty migrations each."""
+    path = _sqlite_made.get(admin_tool)
+    if path is None:
+        d = tempfile.mkdtemp(prefix="qrtrack-made-")
+        atexit.register(shutil.rmtree, d, True)
+        path = os.path.join(d, "qrtrack.db")
+        p = subprocess.run([admin_tool, "--driver", "sqlite3", "--params", path, "init"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError("qrtrack-admin init failed: " + p.stderr)
+        for suffix in ("-wal", "-shm", "-journal"):
+            assert not os.path.exists(path + suffix), suffix
+        _sqlite_made[admin_tool] = path
+    return path
+
+
+def sqlite_copy(made, path):
+    """A copy of made at path with a visitor key of its own (init draws one), the
+    server's user's, mode 0640 as the module and init make it."""
+    import sqlite3
+    shutil.copyfile(made, path)
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("UPDATE qrt_settings SET value = ? WHERE name = 'visitor_key'",
+                    (secrets.token_hex(32),))
+    finally:
+        con.close()
+    for suffix in ("-wal", "-shm", "-journal"):
+        assert not os.path.exists(path + suffix), suffix
+    os.chmod(path, 0o640)
+    if os.geteuid() == 0:
+        pw = pwd.getpwnam("www-data")
+        os.chown(path, pw.pw_uid, pw.pw_gid)
 
 
 def start_server(extra="", accounts=(), **kw):
