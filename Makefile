@@ -178,7 +178,7 @@ lint-openapi:
 # The API suite runs on both backends: SQLite, then PostgreSQL (a throwaway cluster
 # that the tests start and stop themselves). Each pass runs its tests two at a time
 # (pytest-xdist: each worker has its own servers and cluster), then those marked serial
-# alone (time and memory bounds under load, the package, the browser: conftest.py).
+# alone (time and memory bounds under load, the browser: conftest.py).
 # Both backends' shared passes at once, then each one's serial tests alone (tools/api_run.sh).
 api: all
 	PYTHON=$(PYTHON) sh tools/api_run.sh
