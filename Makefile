@@ -22,6 +22,8 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
 OPT     ?= -O2 -g
+# make test compiles this many files at a time (the machine's CPUs).
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # Where the build goes (make test-asan builds into build/asan).
 B       ?= build
 WARN     = -Wall -Wextra
@@ -187,7 +189,7 @@ api-sqlite api-pgsql: api-%: all
 	QRT_TEST_BACKEND=$* $(PYTHON) -m pytest -q test/api $(PYTEST_ARGS)
 
 test: deps
-	$(MAKE) all unit_bins
+	$(MAKE) -j$(JOBS) all unit_bins
 	$(MAKE) lint-openapi
 	$(MAKE) unit
 	$(MAKE) api
