@@ -49,6 +49,7 @@
 #include "qrt_valid.h"
 #include "qrt_dblimit.h"
 #include "qrt_store_agg_read.h"
+#include "qrt_spare.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_spool.h"
 
@@ -150,6 +151,15 @@ static int rep_help_init(apr_pool_t *pchild)
     return 1;
 }
 
+/* (the child ends: the reports' kept second threads end before the module's code may
+ * be unloaded) */
+static apr_status_t rep_spare_end(void *data)
+{
+    (void)data;
+    qrt_spare_end();
+    return APR_SUCCESS;
+}
+
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
 {
     qrt_aggcache_t *sealed = NULL;
@@ -168,6 +178,8 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
     qrt_store_agg_blob_cache(sealed);
     /* the numbers of the kept blocks' strings: at most an eighth of the cache's bytes */
     qrt_store_agg_blob_strids(sealed ? qrt_strid_make(pchild, REP_STRIDS, bytes / 8) : NULL);
+    qrt_spare_keep(QRT_SPARE_KEEP);
+    apr_pool_cleanup_register(pchild, NULL, rep_spare_end, apr_pool_cleanup_null);
     rep_help.s = s;
     if (sealed && rep_help_init(pchild)) {
         qrt_store_agg_read_helper(rep_help_take, rep_help_give, 0);

@@ -13,6 +13,7 @@
 #include "qrt_import.h"
 #include "qrt_ip.h"
 #include "qrt_jsonl.h"
+#include "qrt_spare.h"
 #include "qrt_valid.h"
 
 /* Members of a line read in one pass (qrt_jsonl_flat); a line with more goes to jansson. */
@@ -251,36 +252,16 @@ static void import_parse_any(void *x)
     import_parse(x);
 }
 
-/* fn on a here and on b in a helper thread at once (both here with fewer than 64 lines,
+/* fn on a here and on b in a kept thread at once (both here with fewer than 64 lines,
  * or without a thread). */
-typedef struct {
-    void (*fn)(void *);
-    void *arg;
-} import_job;
-
-static void *APR_THREAD_FUNC import_job_run(apr_thread_t *t, void *x)
+static void import_in_two(void (*fn)(void *), void *a, void *b, int nraw)
 {
-    import_job *j = x;
+    qrt_spare_job job;
+    int helped = nraw >= 64 && qrt_spare_start(&job, fn, b) == 0;
 
-    j->fn(j->arg);
-    (void)t;
-    return NULL;
-}
-
-static void import_in_two(void (*fn)(void *), void *a, void *b, int nraw, apr_pool_t *p)
-{
-    import_job job;
-    apr_thread_t *helper = NULL;
-    apr_status_t rv;
-
-    job.fn = fn;
-    job.arg = b;
-    if (nraw < 64 || apr_thread_create(&helper, NULL, import_job_run, &job, p) != APR_SUCCESS) {
-        helper = NULL;
-    }
     fn(a);
-    if (helper) {
-        apr_thread_join(&rv, helper);
+    if (helped) {
+        qrt_spare_wait(&job);
     }
     else {
         fn(b);
@@ -319,7 +300,7 @@ static void import_parse_halves(qrt_import_reader_t *r, import_slot *s, char **t
         part[i].v = b->v + (i ? head : 0);
         part[i].line = b->line + (i ? head : 0);
     }
-    import_in_two(import_parse_any, &part[0], &part[1], nraw, s->p);
+    import_in_two(import_parse_any, &part[0], &part[1], nraw);
     b->n = part[0].n;
     if (part[0].error) {
         b->error = part[0].error;
@@ -556,7 +537,7 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
             part[i].t = t;
             part[i].tid = tid;
         }
-        import_in_two(import_check_any, &part[0], &part[1], nraw, r->cp);
+        import_in_two(import_check_any, &part[0], &part[1], nraw);
         for (i = 0; i < 2; i++) {
             if (part[i].error) {
                 b->error = part[i].error;

@@ -8,6 +8,7 @@
 #include "qrt_date.h"
 #include "qrt_json.h"
 #include "qrt_report.h"
+#include "qrt_spare.h"
 #include "qrt_store_agg_blob.h"
 #include "qrt_store_visits_read.h"
 #include "qrt_vgroups.h"
@@ -680,30 +681,57 @@ static void report_lv_walk(report_lv_part *w)
     }
 }
 
-#if APR_HAS_THREADS
-static void *APR_THREAD_FUNC report_lv_thread(apr_thread_t *t, void *data)
+static void report_lv_walk_any(void *data)
 {
     report_lv_walk(data);
-    apr_thread_exit(t, APR_SUCCESS);
-    return NULL;
 }
-#endif
+
+/* Pools for a second thread's half, kept cleared between counts: a pool of its own
+ * allocator costs the allocator's first blocks, which APR maps and unmaps, each time.
+ * What a kept pool's allocator keeps of the memory it freed is bounded. */
+#define REPORT_LV_POOLS 4
+#define REPORT_LV_POOL_KEEP ((apr_size_t)256 << 10)
+static apr_pool_t *report_lv_pools[REPORT_LV_POOLS];
 
 /* A pool with an allocator of its own (a second thread's), or NULL. */
 static apr_pool_t *report_lv_pool(void)
 {
     apr_allocator_t *a;
     apr_pool_t *p;
+    int i;
 
+    for (i = 0; i < REPORT_LV_POOLS; i++) {
+        if ((p = __atomic_exchange_n(&report_lv_pools[i], NULL, __ATOMIC_ACQ_REL))) {
+            return p;
+        }
+    }
     if (apr_allocator_create(&a) != APR_SUCCESS) {
         return NULL;
     }
+    apr_allocator_max_free_set(a, REPORT_LV_POOL_KEEP);
     if (apr_pool_create_unmanaged_ex(&p, NULL, a) != APR_SUCCESS) {
         apr_allocator_destroy(a);
         return NULL;
     }
     apr_allocator_owner_set(a, p);
     return p;
+}
+
+/* p, from report_lv_pool, cleared and kept for the next count, or destroyed. */
+static void report_lv_pool_done(apr_pool_t *p)
+{
+    int i;
+
+    apr_pool_clear(p);
+    for (i = 0; i < REPORT_LV_POOLS; i++) {
+        apr_pool_t *none = NULL;
+
+        if (__atomic_compare_exchange_n(&report_lv_pools[i], &none, p, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            return;
+        }
+    }
+    apr_pool_destroy(p);
 }
 
 /* One count of the held blocks' visits of share k of n of their visitors (all of them
@@ -728,10 +756,8 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
     apr_status_t rv;
     apr_size_t len = 0;
     char *text = NULL;
-    int i, half = set->blks->nelts;
-#if APR_HAS_THREADS
-    apr_thread_t *thread = NULL;
-#endif
+    int i, half = set->blks->nelts, helped = 0;
+    qrt_spare_job job;
 
     c[0] = c[1] = *proto;
     c[1].p = NULL;
@@ -757,7 +783,7 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
         report_lv_end(&c[0]);
         report_lv_end(&c[1]);
         if (tp) {
-            apr_pool_destroy(tp);
+            report_lv_pool_done(tp);
         }
         return APR_ENOTIMPL;
     }
@@ -768,23 +794,13 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
         w[i].to = i ? set->blks->nelts : half;
         w[i].rv = APR_SUCCESS;
     }
-#if APR_HAS_THREADS
-    /* (the thread and its pool made from tp, whose allocator no other thread uses) */
-    if (c[1].g && apr_thread_create(&thread, NULL, report_lv_thread, &w[1], tp)
-                  != APR_SUCCESS) {
-        thread = NULL;
-    }
-#endif
+    /* (the second half in a kept thread, in tp, whose allocator no other thread uses) */
+    helped = c[1].g && qrt_spare_start(&job, report_lv_walk_any, &w[1]) == 0;
     report_lv_walk(&w[0]);
-#if APR_HAS_THREADS
-    if (thread) {
-        apr_status_t trv;
-
-        apr_thread_join(&trv, thread);
+    if (helped) {
+        qrt_spare_wait(&job);
     }
-    else
-#endif
-    if (c[1].g) {
+    else if (c[1].g) {
         report_lv_walk(&w[1]);      /* (no thread: the later half here) */
     }
     rv = w[0].rv != APR_SUCCESS ? w[0].rv : c[1].g ? w[1].rv : APR_SUCCESS;
@@ -796,7 +812,7 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
     }
     report_lv_end(&c[1]);
     if (tp) {
-        apr_pool_destroy(tp);
+        report_lv_pool_done(tp);
     }
     if (rv == APR_SUCCESS) {
         if (par) {

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 
+#include "qrt_spare.h"
 #include "qrt_vgroups.h"
 
 /* A group's visitors go in chunks of the slab (qrt_vgroups_t): a chunk is a header (the
@@ -872,10 +872,9 @@ done:
     free(slot);
 }
 
-static void *vg_band_thread(void *data)
+static void vg_band_thread(void *data)
 {
     vg_band_run(data);
-    return NULL;
 }
 
 /* The distinct visitors of group x (of m visits) in bands: 0, or -1 without memory or
@@ -887,7 +886,7 @@ static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
     apr_size_t bands = 1, parts, cap = g->max + (g->max - g->npairs);
     unsigned bits = 0, bb = 0;
     vg_band c[2];
-    pthread_t t;
+    qrt_spare_job job;
     int threaded = 0;
 
     while (m / bands > cap && bands < VG_PARTS) {
@@ -917,12 +916,12 @@ static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
     c[0].b0 = 0;
     c[0].b1 = c[1].b0 = two ? bands / 2 : bands;
     c[1].b1 = bands;
-    if (two && pthread_create(&t, NULL, vg_band_thread, &c[1]) == 0) {
+    if (two && qrt_spare_start(&job, vg_band_thread, &c[1]) == 0) {
         threaded = 1;
     }
     vg_band_run(&c[0]);
     if (threaded) {
-        pthread_join(t, NULL);
+        qrt_spare_wait(&job);
     }
     else if (two) {
         vg_band_run(&c[1]);
@@ -942,12 +941,11 @@ typedef struct {
     int rv;
 } vg_half;
 
-static void *vg_half_run(void *data)
+static void vg_half_run(void *data)
 {
     vg_half *h = data;
 
     h->rv = vg_count_plain_some(h->g, h->bit, h->pick, 1);
-    return NULL;
 }
 
 typedef struct {
@@ -972,7 +970,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     unsigned char *pick = NULL;
     vg_size *by = NULL;
     apr_uint32_t k, nby = 0;
-    pthread_t t;
+    qrt_spare_job job;
     vg_half h;
     int rv;
 
@@ -1029,7 +1027,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
     h.bit = bit;
     h.pick = pick;
     h.rv = -1;
-    if (pthread_create(&t, NULL, vg_half_run, &h) != 0) {
+    if (qrt_spare_start(&job, vg_half_run, &h) != 0) {
         for (k = 1; k <= g->ngroups; k++) {
             pick[k] = pick[k] == 2 ? 2 : 0;
         }
@@ -1038,7 +1036,7 @@ static int vg_count_plain(qrt_vgroups_t *g, const apr_uint32_t *bit)
         return rv;
     }
     rv = vg_count_plain_some(g, bit, pick, 0);
-    pthread_join(t, NULL);
+    qrt_spare_wait(&job);
     free(pick);
     return rv < 0 || h.rv < 0 ? -1 : 0;
 }
@@ -1233,6 +1231,11 @@ static void *vg_sets_parts(void *data)
     return NULL;
 }
 
+static void vg_sets_parts_any(void *data)
+{
+    vg_sets_parts(data);
+}
+
 /* Spreads the sources' mixed visitors over the parts (1 << bits of them, no fewer than
  * the sources) in one read of their chunks, as vg_spread_once does for a group: part p
  * from p * c->room, c->start[p] its next place, each entry its visitor and source
@@ -1293,7 +1296,7 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     apr_size_t flatcap = 0;
     apr_int64_t *cnt = NULL, *per = NULL;
     vg_sets_part one, two;
-    pthread_t t;
+    qrt_spare_job job;
     unsigned bits = 0;
     int rv = -1, split = 0;
 
@@ -1436,14 +1439,14 @@ spread:
         && (two.per = calloc(nsrc + 1, sizeof(*two.per)))) {
         one.p1 = two.p0 = parts / 2;
         two.rv = -1;
-        split = pthread_create(&t, NULL, vg_sets_parts, &two) == 0;
+        split = qrt_spare_start(&job, vg_sets_parts_any, &two) == 0;
         if (!split) {
             one.p1 = parts;
         }
     }
     vg_sets_parts(&one);
     if (split) {
-        pthread_join(t, NULL);
+        qrt_spare_wait(&job);
         for (r = 0; two.rv == 0 && r < words * 64; r++) {
             cnt[r] += two.cnt[r];
         }

@@ -10,18 +10,81 @@
 #include <check.h>
 #include <apr_dbd.h>
 #include <apr_strings.h>
+#include <apr_file_io.h>
 
 #include "qrt_schema.h"
 #include "qrt_store.h"
 
+/* The run's migrated database (qrt_check_tpl_dir), made on first use by whichever test
+ * process needs it first: its path, or NULL (no directory: migrate). */
+static const char *qrt_check_db_template(apr_pool_t *p, const apr_dbd_driver_t *driver)
+{
+    const char *tpl, *tmp, *err = NULL;
+    apr_dbd_t *h;
+
+    if (!qrt_check_tpl_dir[0]) {
+        return NULL;
+    }
+    tpl = apr_pstrcat(p, qrt_check_tpl_dir, "/t.db", NULL);
+    if (access(tpl, F_OK) == 0) {
+        return tpl;
+    }
+    /* (made under a name of this process's, then renamed: another case's process may
+     * make it at the same time) */
+    tmp = apr_psprintf(p, "%s.%ld", tpl, (long)getpid());
+    ck_assert_int_eq(apr_dbd_open_ex(driver, p, tmp, &h, &err), APR_SUCCESS);
+    err = qrt_schema_migrate(p, driver, h, NULL, NULL);
+    ck_assert_msg(err == NULL, "%s", err);
+    apr_dbd_close(driver, h);
+    ck_assert_msg(access(apr_pstrcat(p, tmp, "-wal", NULL), F_OK) != 0,
+                  "the migrated template kept its WAL");
+    ck_assert_int_eq(rename(tmp, tpl), 0);
+    return tpl;
+}
+
+/* A copy of the file from at to (which does not exist). */
+static void qrt_check_db_copy(apr_pool_t *p, const char *from, const char *to)
+{
+    apr_file_t *in, *out;
+    char buf[65536];
+    apr_size_t n;
+
+    ck_assert_int_eq(apr_file_open(&in, from, APR_FOPEN_READ, 0, p), APR_SUCCESS);
+    ck_assert_int_eq(apr_file_open(&out, to, APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                                   | APR_FOPEN_EXCL, APR_FPROT_OS_DEFAULT, p), APR_SUCCESS);
+    for (;;) {
+        n = sizeof(buf);
+        if (apr_file_read(in, buf, &n) != APR_SUCCESS || n == 0) {
+            break;
+        }
+        ck_assert_int_eq(apr_file_write_full(out, buf, n, NULL), APR_SUCCESS);
+    }
+    apr_file_close(in);
+    ck_assert_int_eq(apr_file_close(out), APR_SUCCESS);
+}
+
+/* db opened at path, at the latest schema: a new database is a copy of the run's
+ * migrated one with a visitor key of its own, as a migration draws one. */
 static void qrt_check_db_open(apr_pool_t *p, const char *path, qrt_db_t *db)
 {
-    const char *err = NULL;
+    const char *err = NULL, *tpl;
+    int n = 0;
 
     memset(db, 0, sizeof(*db));
     apr_dbd_init(p);
     ck_assert_int_eq(apr_dbd_get_driver(p, "sqlite3", &db->driver), APR_SUCCESS);
+    tpl = access(path, F_OK) != 0 ? qrt_check_db_template(p, db->driver) : NULL;
+    if (tpl) {
+        qrt_check_db_copy(p, tpl, path);
+    }
     ck_assert_int_eq(apr_dbd_open_ex(db->driver, p, path, &db->handle, &err), APR_SUCCESS);
+    if (tpl) {
+        ck_assert_int_eq(apr_dbd_query(db->driver, db->handle, &n,
+                                       "UPDATE qrt_settings SET value = "
+                                       "lower(hex(randomblob(32))) WHERE name = "
+                                       "'visitor_key'"), 0);
+    }
+    /* (nothing left to do on a copy: it checks the schema's version) */
     err = qrt_schema_migrate(p, db->driver, db->handle, NULL, NULL);
     ck_assert_msg(err == NULL, "%s", err);
     err = qrt_db_prepare_all(db, p);
