@@ -2,6 +2,7 @@
  * post_config; every scan parses its User-Agent with them. */
 #include "httpd.h"
 #include "http_config.h"
+#include "http_core.h"
 #include "http_log.h"
 
 #include "mod_qrtrack_private.h"
@@ -21,7 +22,12 @@ apr_status_t qrt_uadb_post_config(apr_pool_t *pconf, server_rec *s)
                                                 : QRT_DEFAULT_UA_REGEXES;
     const char *err = NULL;
 
-    ua_db = qrt_ua_load(pconf, path, &err);
+    /* httpd's first pass over the configuration at start-up only checks it (the second
+     * builds the server): the regexes are compiled, not for the JIT, which takes most
+     * of the load's time */
+    ua_db = qrt_ua_load_ex(pconf, path,
+                           ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG,
+                           &err);
     if (!ua_db) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00008: "
                      "QRTrackUserAgentRegexes %s: %s", path, err ? err : "");

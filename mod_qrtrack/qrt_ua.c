@@ -104,6 +104,7 @@ struct qrt_ua_db_t {
     qrt_ua_slot_t *slots;   /* QRT_UA_CACHE_SETS * QRT_UA_CACHE_WAYS */
     unsigned char *victim;  /* per set: the way to replace next */
     qrt_ua_stripe_t stripes[QRT_UA_CACHE_STRIPES];
+    int jit;                /* compile for PCRE2's JIT too */
 };
 
 /* A browser family naming a crawler or an automated client. */
@@ -151,7 +152,7 @@ static const char *qrt_ua_scalar(yaml_node_t *node)
 }
 
 static pcre2_code *qrt_ua_compile(apr_pool_t *p, const char *pattern,
-                                  uint32_t options, const char **err)
+                                  uint32_t options, int jit, const char **err)
 {
     pcre2_code *re;
     int errcode;
@@ -167,7 +168,9 @@ static pcre2_code *qrt_ua_compile(apr_pool_t *p, const char *pattern,
         return NULL;
     }
     /* without JIT support the interpreter is used: not an error */
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    if (jit) {
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    }
     return re;
 }
 
@@ -733,7 +736,7 @@ static int qrt_ua_load_list(qrt_ua_db_t *db, apr_pool_t *p,
             *err = apr_psprintf(p, "%s #%d has no regex", section, n);
             return 0;
         }
-        rule->re = qrt_ua_compile(p, regex, options, &cerr);
+        rule->re = qrt_ua_compile(p, regex, options, db->jit, &cerr);
         if (!rule->re) {
             *err = apr_psprintf(p, "%s #%d: %s: %s", section, n, regex, cerr);
             return 0;
@@ -752,6 +755,12 @@ static int qrt_ua_load_list(qrt_ua_db_t *db, apr_pool_t *p,
 
 qrt_ua_db_t *qrt_ua_load(apr_pool_t *p, const char *yaml_path,
                          const char **err)
+{
+    return qrt_ua_load_ex(p, yaml_path, 1, err);
+}
+
+qrt_ua_db_t *qrt_ua_load_ex(apr_pool_t *p, const char *yaml_path, int jit,
+                            const char **err)
 {
     static const char *const ua_keys[] = {
         "family_replacement", "v1_replacement", "v2_replacement",
@@ -776,6 +785,7 @@ qrt_ua_db_t *qrt_ua_load(apr_pool_t *p, const char *yaml_path,
 
     *err = NULL;
     db = apr_pcalloc(p, sizeof(*db));
+    db->jit = jit;
     db->ovector_pairs = 10;     /* $1..$9 */
     apr_pool_cleanup_register(p, db, qrt_ua_cleanup, apr_pool_cleanup_null);
 
@@ -850,7 +860,7 @@ qrt_ua_db_t *qrt_ua_load(apr_pool_t *p, const char *yaml_path,
         }
     }
 
-    db->botfamily = qrt_ua_compile(p, qrt_ua_botfamily_re, PCRE2_CASELESS,
+    db->botfamily = qrt_ua_compile(p, qrt_ua_botfamily_re, PCRE2_CASELESS, db->jit,
                                    &cerr);
     db->mctx = pcre2_match_context_create(NULL);
     if (!db->botfamily || !db->mctx) {

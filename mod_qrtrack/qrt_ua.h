@@ -40,6 +40,11 @@ typedef struct qrt_ua_db_t qrt_ua_db_t;
  * p or static) on failure. */
 qrt_ua_db_t *qrt_ua_load(apr_pool_t *p, const char *yaml_path,
                          const char **err);
+/* The same; with jit 0 the regexes are compiled for PCRE2's interpreter alone (checked
+ * as qrt_ua_load checks them, and parsed the same, more slowly): for a load that only
+ * checks the file, such as httpd's first pass over its configuration. */
+qrt_ua_db_t *qrt_ua_load_ex(apr_pool_t *p, const char *yaml_path, int jit,
+                            const char **err);
 
 /* Classify ua (NULL or empty gives browser "Other", os "Other", device
  * "other", bot 0). Only the first QRT_UA_MAX_LEN bytes are examined; any

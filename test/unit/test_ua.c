@@ -678,6 +678,53 @@ START_TEST(test_benchmark)
 }
 END_TEST
 
+/* Compiled for the interpreter alone, the regexes check bad files as the JIT's do and
+ * parse every vector of test_ua.yaml the same. */
+START_TEST(test_load_without_jit)
+{
+    apr_pool_t *p, *rp;
+    qrt_ua_db_t *db;
+    const char *err = NULL, *bad;
+    vector_t *v;
+    FILE *f;
+    int i, n;
+
+    apr_pool_create(&p, NULL);
+    apr_pool_create(&rp, p);
+    bad = apr_psprintf(p, "/tmp/qrt_ua_bad_nojit_%ld.yaml", (long)getpid());
+    f = fopen(bad, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("user_agent_parsers:\n  - regex: '(unclosed'\n"
+          "os_parsers:\n  - regex: 'x'\n", f);
+    fclose(f);
+    ck_assert_ptr_null(qrt_ua_load_ex(p, bad, 0, &err));
+    ck_assert_msg(err && strstr(err, "user_agent_parsers #0") != NULL, "%s", err);
+    unlink(bad);
+    err = NULL;
+    db = qrt_ua_load_ex(p, uap_path("regexes.yaml"), 0, &err);
+    ck_assert_msg(db != NULL, "load failed: %s", err ? err : "?");
+    n = load_vectors(p, uap_path("tests/test_ua.yaml"), &v);
+    ck_assert_int_gt(n, 100);
+    for (i = 0; i < n; i++) {
+        qrt_ua_t a, b;
+
+        qrt_ua_parse(db, v[i].ua, rp, &a);
+        qrt_ua_parse(gdb, v[i].ua, rp, &b);
+        ck_assert_str_eq(a.browser, b.browser);
+        ck_assert_msg((!a.browser_version && !b.browser_version)
+                      || (a.browser_version && b.browser_version
+                          && !strcmp(a.browser_version, b.browser_version)), "%s", v[i].ua);
+        ck_assert_str_eq(a.os, b.os);
+        ck_assert_str_eq(a.device, b.device);
+        ck_assert_int_eq(a.bot, b.bot);
+        if (i % 1000 == 0) {
+            apr_pool_clear(rp);
+        }
+    }
+    apr_pool_destroy(p);
+}
+END_TEST
+
 static Suite *ua_suite(void)
 {
     Suite *s = suite_create("qrt_ua");
@@ -685,6 +732,7 @@ static Suite *ua_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_load);
+    tcase_add_test(tc, test_load_without_jit);
     tcase_add_test(tc, test_browser_agreement);
     tcase_add_test(tc, test_os_agreement);
     tcase_add_test(tc, test_spiders);
