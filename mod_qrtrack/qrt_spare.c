@@ -35,13 +35,14 @@ static void sp_parent(void)
 }
 
 /* (the child of a fork has none of the parent's threads: their records are left, as
- * the memory of a thread that no longer exists cannot be known to be free) */
+ * the memory of a thread that no longer exists cannot be known to be free, and the
+ * condition made anew, as the parent's waiters are not the child's) */
 static void sp_child(void)
 {
-    pthread_mutex_init(&sp.mu, NULL);
     pthread_cond_init(&sp.done, NULL);
     sp.idle = sp.ended = NULL;
     sp.nidle = sp.nlive = 0;
+    pthread_mutex_unlock(&sp.mu);
 }
 
 static void sp_once_init(void)
