@@ -49,6 +49,8 @@
 #define ADMIN_IMPORT_BATCH_SQLITE 40000
 /* Trackers per transaction of trackers import. */
 #define ADMIN_TRACKER_BATCH 1000
+/* token add --count: at most this many tokens in one run */
+#define ADMIN_TOKENS_MAX 1000
 #define ADMIN_IMPORT_BYTES (16 << 20)
 
 /* Without --driver/--params: the installed tool (make install, the Debian package)
@@ -85,7 +87,9 @@ static void admin_help(void)
            "  account list\n"
            "  account plan ACCOUNT PLAN\n"
            "  token add ACCOUNT [--name LABEL] [--scope read|write] [--expires TIME]\n"
-           "                          (TIME: 30d, 12h, 90m, 2w or 2027-01-01T00:00:00+0000)\n"
+           "                          [--count N]\n"
+           "                          (TIME: 30d, 12h, 90m, 2w or 2027-01-01T00:00:00+0000;\n"
+           "                          N tokens alike, 1 to 1000, one a line)\n"
            "  token list ACCOUNT\n"
            "  token revoke TOKEN_ID\n"
            "  trackers import ACCOUNT --from shlink|yourls|kutt|csv FILE [--dry-run]\n"
@@ -329,6 +333,10 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
     if (argc >= 2 && !strcmp(argv[0], "add")) {
         const char *name = "default", *token, *scope = QRT_SCOPE_WRITE;
         apr_int64_t id, expires_at = 0;
+        apr_dbd_transaction_t *tx = NULL;
+        apr_array_header_t *made;
+        apr_status_t rv = APR_SUCCESS;
+        int count = 1;
 
         for (i = 2; i < argc; i++) {
             if (!strcmp(argv[i], "--name") && i + 1 < argc) {
@@ -339,6 +347,16 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
                 if (strcmp(scope, QRT_SCOPE_READ) && strcmp(scope, QRT_SCOPE_WRITE)) {
                     return admin_fail("bad scope '%s' (read or write)%s", scope, NULL);
                 }
+            }
+            else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+                char *end;
+                long n = strtol(argv[++i], &end, 10);
+
+                if (*argv[i] == '\0' || *end != '\0' || n < 1 || n > ADMIN_TOKENS_MAX) {
+                    return admin_fail("bad --count '%s' (1 to %s)", argv[i],
+                                      APR_STRINGIFY(ADMIN_TOKENS_MAX));
+                }
+                count = (int)n;
             }
             else if (!strcmp(argv[i], "--expires") && i + 1 < argc) {
                 if (qrt_token_expiry_parse(argv[++i], apr_time_sec(apr_time_now()),
@@ -359,16 +377,36 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
         if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
             return 1;
         }
-        token = qrt_token_generate(c->p);
-        if (!token) {
-            return admin_fail("no randomness available%s%s", NULL, NULL);
-        }
-        if (qrt_store_token_add(&c->db, c->p, a.id, name, qrt_token_shown(c->p, token),
-                                qrt_token_digest(c->p, token), scope, expires_at,
-                                &id) != APR_SUCCESS) {
+        /* (several in one transaction: all of them made, or none) */
+        if (count > 1 && qrt_db_begin(&c->db, c->p, &tx) != APR_SUCCESS) {
             return admin_fail("%s%s", c->db.error, NULL);
         }
-        printf("%s\n", token);
+        made = apr_array_make(c->p, count, sizeof(const char *));
+        for (i = 0; i < count && rv == APR_SUCCESS; i++) {
+            token = qrt_token_generate(c->p);
+            if (!token) {
+                rv = APR_EGENERAL;
+                c->db.error = "no randomness available";
+                break;
+            }
+            rv = qrt_store_token_add(&c->db, c->p, a.id, name, qrt_token_shown(c->p, token),
+                                     qrt_token_digest(c->p, token), scope, expires_at, &id);
+            APR_ARRAY_PUSH(made, const char *) = token;
+        }
+        if (tx) {
+            if (rv != APR_SUCCESS) {
+                qrt_db_rollback_only(&c->db, tx);
+            }
+            if (qrt_db_end(&c->db, c->p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
+                rv = APR_EGENERAL;
+            }
+        }
+        if (rv != APR_SUCCESS) {
+            return admin_fail("%s%s", c->db.error ? c->db.error : "not added", NULL);
+        }
+        for (i = 0; i < made->nelts; i++) {
+            printf("%s\n", APR_ARRAY_IDX(made, i, const char *));
+        }
         return 0;
     }
     if (argc == 2 && !strcmp(argv[0], "list")) {

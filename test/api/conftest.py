@@ -40,7 +40,7 @@ def server():
 @pytest.fixture
 def token(server):
     """A fresh token of account acme: each test gets its own rate-limit window."""
-    return server.token("acme")
+    return server.unused_token("acme")
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def api(server, token):
 @pytest.fixture
 def other_api(server):
     """A caller of another account."""
-    with Api(server, server.token("other")) as s:
+    with Api(server, server.unused_token("other")) as s:
         yield s
 
 

@@ -153,3 +153,26 @@ def test_token_add_refuses_bad_scopes_and_times(server, args):
     p = server.admin("token", "add", "acme", *args, check=False)
     assert p.returncode != 0 and not p.stdout.strip(), (args, p.stdout)
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_token_add_count_makes_that_many_alike_or_none(server):
+    server.account("fleet")
+    p = server.admin("token", "add", "fleet", "--count", "3", "--scope", "read",
+                     "--name", "device")
+    made = p.stdout.split()
+    server.tokens += made
+    assert len(made) == 3 and len(set(made)) == 3
+    assert all(re.fullmatch(r"qrt_[0-9A-Za-z]{40}", t) for t in made), made
+    for tok in made:
+        with Api(server, tok) as api:
+            assert api.get("/account").json()["name"] == "fleet"
+            r = api.post("/tracker", json={"redirect_url": "https://example.com/"})
+            assert r.status_code == 403, r.text
+    rows = [l.split("\t") for l in server.admin("token", "list", "fleet").stdout.splitlines()[1:]]
+    assert sorted(r[1] for r in rows) == sorted(t[:8] + "..." for t in made)
+    assert {(r[2], r[5]) for r in rows} == {("device", "read")}
+    for bad in ("0", "1001", "-2", "3x", ""):
+        p = server.admin("token", "add", "fleet", "--count", bad, check=False)
+        assert p.returncode != 0 and not p.stdout.strip(), (bad, p.stdout)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert len(server.admin("token", "list", "fleet").stdout.splitlines()) == 4

@@ -121,6 +121,7 @@ class Server:
             f.write(conf)
         self.proc = None
         self.tokens = []
+        self.unused = {}        # account: tokens made, not yet handed out (unused_token)
 
     # -- administration ---------------------------------------------------
     def admin(self, *args, check=True, input=None):
@@ -149,6 +150,18 @@ class Server:
         tok = self.admin("token", "add", account, *options).stdout.strip()
         self.tokens.append(tok)
         return tok
+
+    def unused_token(self, account="acme"):
+        """A write token of account that no request has used yet, from a batch that one
+        `token add --count` made (a run of qrtrack-admin a token costs as much as a test
+        of a few requests): not necessarily the newest of `token list`."""
+        pool = self.unused.setdefault(account, [])
+        if not pool:
+            made = self.admin("token", "add", account, "--count", "16").stdout.split()
+            assert len(made) == 16 and len(set(made)) == 16, made
+            self.tokens += made
+            pool += made
+        return pool.pop(0)
 
     # -- life cycle ----------------------------------------------------------
     def start(self):
