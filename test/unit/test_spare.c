@@ -77,6 +77,21 @@ START_TEST(a_job_runs_on_another_thread_kept_for_the_next)
 }
 END_TEST
 
+/* The threads that exist and wait, once as many as live exist (a thread counts as
+ * waiting or ended just after its job's end is seen), or after a second. */
+static void settle(int live, int *nlive, int *nidle)
+{
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        qrt_spare_counts(nlive, nidle);
+        if (*nlive == live) {
+            return;
+        }
+        usleep(1000);
+    }
+}
+
 /* Jobs at once each get a thread of their own (none waits for another's); once done,
  * only the kept number stays. */
 START_TEST(jobs_at_once_never_queue_and_only_the_kept_stay)
@@ -109,24 +124,11 @@ START_TEST(jobs_at_once_never_queue_and_only_the_kept_stay)
             ck_assert(!pthread_equal(a[i].ran_on, a[j].ran_on));
         }
     }
-    /* (a thread counts as idle or ended just after its job's end is seen) */
-    for (i = 0; i < 1000; i++) {
-        qrt_spare_counts(&live, &idle);
-        if (live == 3) {
-            break;
-        }
-        usleep(1000);
-    }
+    settle(3, &live, &idle);
     ck_assert_int_eq(live, 3);
     ck_assert_int_eq(idle, 3);
     qrt_spare_keep(1);
-    for (i = 0; i < 1000; i++) {
-        qrt_spare_counts(&live, &idle);
-        if (live == 1) {
-            break;
-        }
-        usleep(1000);
-    }
+    settle(1, &live, &idle);
     ck_assert_int_eq(live, 1);
     ck_assert_int_eq(idle, 1);
     qrt_spare_end();
@@ -143,14 +145,7 @@ START_TEST(none_kept)
     qrt_spare_keep(0);
     one_job(&a);
     ck_assert_int_eq(a.value, 2);
-    /* (the thread ended right after its job: joined by the next call) */
-    for (int i = 0; i < 1000; i++) {
-        qrt_spare_counts(&live, &idle);
-        if (live == 0) {
-            break;
-        }
-        usleep(1000);
-    }
+    settle(0, &live, &idle);
     ck_assert_int_eq(live, 0);
     ck_assert_int_eq(idle, 0);
     qrt_spare_keep(QRT_SPARE_KEEP);

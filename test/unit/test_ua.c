@@ -134,6 +134,19 @@ static int same(const char *a, const char *b)
 
 /* ------------------------------------------------------------------ */
 
+/* A regexes file whose first user-agent regex does not compile: its path, in p. */
+static const char *bad_regexes(apr_pool_t *p, const char *tag)
+{
+    const char *bad = apr_psprintf(p, "/tmp/qrt_ua_bad_%s_%ld.yaml", tag, (long)getpid());
+    FILE *f = fopen(bad, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs("user_agent_parsers:\n  - regex: '(unclosed'\n"
+          "os_parsers:\n  - regex: 'x'\n", f);
+    fclose(f);
+    return bad;
+}
+
 START_TEST(test_load)
 {
     apr_pool_t *p;
@@ -150,12 +163,7 @@ START_TEST(test_load)
     ck_assert_ptr_null(db);
     ck_assert_ptr_nonnull(err);
 
-    bad = apr_psprintf(p, "/tmp/qrt_ua_bad_%ld.yaml", (long)getpid());
-    f = fopen(bad, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("user_agent_parsers:\n  - regex: '(unclosed'\n"
-          "os_parsers:\n  - regex: 'x'\n", f);
-    fclose(f);
+    bad = bad_regexes(p, "jit");
     db = qrt_ua_load(p, bad, &err);
     ck_assert_ptr_null(db);
     ck_assert_ptr_nonnull(err);
@@ -686,17 +694,11 @@ START_TEST(test_load_without_jit)
     qrt_ua_db_t *db;
     const char *err = NULL, *bad;
     vector_t *v;
-    FILE *f;
     int i, n;
 
     apr_pool_create(&p, NULL);
     apr_pool_create(&rp, p);
-    bad = apr_psprintf(p, "/tmp/qrt_ua_bad_nojit_%ld.yaml", (long)getpid());
-    f = fopen(bad, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("user_agent_parsers:\n  - regex: '(unclosed'\n"
-          "os_parsers:\n  - regex: 'x'\n", f);
-    fclose(f);
+    bad = bad_regexes(p, "nojit");
     ck_assert_ptr_null(qrt_ua_load_ex(p, bad, 0, &err));
     ck_assert_msg(err && strstr(err, "user_agent_parsers #0") != NULL, "%s", err);
     unlink(bad);
