@@ -6,12 +6,13 @@ PKGS="apache2 apache2-dev libaprutil1-dbd-sqlite3 libjansson-dev libqrencode-dev
 libpng-dev libssl-dev libsqlite3-dev sqlite3 libmaxminddb-dev libpcre2-dev libyaml-dev
 uap-core check pkg-config make gcc clang libclang-rt-14-dev zbar-tools wrk
 python3-pytest python3-pytest-xdist python3-requests libmaxmind-db-writer-perl curl procps
-postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema
+postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema python3-psycopg2
 chromium chromium-driver python3-selenium
 debhelper dpkg-dev fakeroot build-essential
 libcairo2-dev zlib1g-dev librsvg2-bin poppler-utils ghostscript unzip libcurl4-openssl-dev
 gdb openssl"
 # openssl: the certificate of test_tls.py's TLS site.
+# python3-psycopg2: the tests read PostgreSQL through kept connections (test/api/lib/pg.py).
 # gdb: a test server's child that crashes leaves a core, whose backtrace the test's
 # failure prints (test/api/lib/server.py).
 # The Debian package (test/api/test_package.py) builds with debhelper and dh-apache2,

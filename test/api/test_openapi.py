@@ -6,10 +6,12 @@ import json
 import os
 import re
 
+import jsonschema
 import pytest
 import requests
 
 from conftest import OPENAPI, TOP, Api, OpenApiDoc, openapi
+from lib import fastschema
 
 SPEC_PATHS = ["/tracker/qrcode", "/tracker", "/tracker/show/{tracker_id}",
               "/tracker/analytics/{tracker_id}", "/report/", "/report/tag-crosstab",
@@ -202,3 +204,76 @@ def test_the_documents_examples_pass_the_checker():
             assert not errors, (name, errors[0].message)
             n += 1
     assert n >= 6
+
+
+# lib/fastschema.py answers for jsonschema on most responses (lib/openapi.py); it must
+# never be the more lenient, nor the stricter.
+TRICKY = [
+    ({"type": "integer"}, [1, 1.0, 1.5, True, "1", None, 2 ** 64]),
+    ({"type": "number", "minimum": 0, "maximum": 10}, [0, 10, 10.5, -0.5, True, False, "5"]),
+    ({"type": ["string", "null"], "maxLength": 2, "minLength": 1}, ["", "a", "ab", "abc", None, 0]),
+    ({"enum": [0, 1, "a", None]}, [0, 1, 0.0, 1.0, False, True, "a", None, "b", [0]]),
+    ({"enum": [True]}, [True, 1, 1.0, "true"]),
+    ({"const": 0}, [0, 0.0, False, None, [0]]),
+    ({"pattern": "^[a-z]+$"}, ["abc", "ab1", "", 5, None]),
+    ({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}},
+      "additionalProperties": False}, [{"a": "x"}, {}, {"a": 1}, {"a": "x", "b": 1}, [], "a"]),
+    ({"additionalProperties": {"type": "integer"}, "properties": {"a": {}}},
+     [{"a": "x", "b": 1}, {"b": "x"}, {}, 3]),
+    ({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 2},
+     [[], [1], [1, 2], [1, 2, 3], [1, "2"], [True], {}]),
+    ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, "x", True]),
+    ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, [1, "x", 1.5, None]),
+    ({"allOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]}],
+      "properties": {"b": {"type": "string"}}, "unevaluatedProperties": False},
+     [{"a": 1}, {"a": 1, "b": "x"}, {"a": 1, "c": 0}, {"b": "x"}, {"a": "1"}, []]),
+    ({"properties": {"m": {"properties": {"r": {"const": "x"}}}},
+      "if": {"properties": {"m": {"properties": {"r": {"const": "x"}}}}},
+      "then": {"required": ["d"]}, "else": {"required": ["e"]}},
+     [{"m": {"r": "x"}, "d": 1}, {"m": {"r": "x"}}, {"m": {"r": "y"}, "e": 1}, {"m": {"r": "y"}},
+      {"d": 1}, {"e": 1}]),
+    ({"type": "object", "minProperties": 1, "maxProperties": 1}, [{}, {"a": 1}, {"a": 1, "b": 2}]),
+]
+
+
+@pytest.mark.parametrize("schema,instances", TRICKY)
+def test_the_compiled_checker_agrees_with_jsonschema_on_each_keyword(schema, instances):
+    fast = fastschema.compile_schema(schema)
+    ref = jsonschema.Draft202012Validator(schema)
+    for x in instances:
+        assert fast(x) == ref.is_valid(x), (schema, x)
+
+
+def test_the_compiled_checker_agrees_with_jsonschema_on_mutated_examples():
+    doc = openapi()
+    n = invalid = 0
+    for name, schema in doc.doc["components"]["schemas"].items():
+        if not schema.get("examples"):
+            continue
+        inlined = doc.inline(schema)
+        fast = fastschema.compile_schema(inlined)
+        ref = jsonschema.Draft202012Validator(inlined)
+        for example in schema["examples"]:
+            for _ in range(50):
+                for x in [example] + fastschema.mutations(example):
+                    valid = ref.is_valid(x)
+                    assert fast(x) == valid, (name, x)
+                    n += 1
+                    invalid += not valid
+    assert n > 1000 and invalid > n // 4, (n, invalid)
+
+
+def test_every_schema_of_the_document_compiles():
+    """No response or header schema falls back to jsonschema alone."""
+    doc = openapi()
+    n = 0
+    for tpl, item in doc.doc["paths"].items():
+        for method in doc.METHODS:
+            for status, resp in item.get(method, {}).get("responses", {}).items():
+                resp = doc.resolve(resp)
+                schemas = [c["schema"] for c in resp.get("content", {}).values() if "schema" in c]
+                schemas += [doc.resolve(h)["schema"] for h in resp.get("headers", {}).values()]
+                for schema in schemas:
+                    fastschema.compile_schema(doc.inline(schema))
+                    n += 1
+    assert n > 300

@@ -25,6 +25,9 @@ class PlainApi(requests.Session):
 
     def __init__(self, server, token=None):
         super().__init__()
+        # loopback only: no proxy or .netrc from the environment (requests would look
+        # through all of os.environ for them on every request)
+        self.trust_env = False
         self.server = server
         self.token = token
         if token:

@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 import requests
 
+from lib import fastschema
 from lib.env import OPENAPI
 
 
@@ -62,6 +63,8 @@ class OpenApiDoc:
                                  for s in self.common}
         self.not_found = self.resolve({"$ref": "#/components/responses/NotFound"})
         self._validators = {}
+        self._fast = {}
+        self._checked = 0
 
     # -- the document ------------------------------------------------------------
     def pointer(self, ref):
@@ -94,7 +97,42 @@ class OpenApiDoc:
             inlined = self.inline(schema)
             jsonschema.Draft202012Validator.check_schema(inlined)
             v = self._validators[key] = jsonschema.Draft202012Validator(inlined)
+            assert v.format_checker is None, "lib/fastschema.py takes format as no assertion"
+            try:
+                self._fast[key] = fastschema.compile_schema(inlined)
+            except fastschema.Unsupported:
+                self._fast[key] = None
         return v
+
+    # Every SAMPLE-th instance checked is also checked by jsonschema, as are a few
+    # mutations of it when it is small: the compiled checker must agree on each.
+    SAMPLE = 64
+    SAMPLE_BYTES = 16384
+
+    def errors(self, key, schema, instance, size=0):
+        """The jsonschema errors of instance under schema (key names it in the cache):
+        none when the compiled checker finds it valid."""
+        v = self.validator(key, schema)
+        fast = self._fast[key]
+        if fast is None:
+            return list(v.iter_errors(instance))
+        self._checked += 1
+        if self._checked % self.SAMPLE == 0:
+            self._agree(key, v, fast, instance, size <= self.SAMPLE_BYTES)
+        if fast(instance):
+            return []
+        errors = list(v.iter_errors(instance))
+        assert errors, "%r: lib/fastschema.py finds %s invalid, jsonschema valid" % (
+            key, json.dumps(instance)[:400])
+        return errors
+
+    @staticmethod
+    def _agree(key, v, fast, instance, mutate):
+        cases = [instance] + (fastschema.mutations(instance) if mutate else [])
+        for x in cases:
+            assert fast(x) == v.is_valid(x), \
+                "%r: lib/fastschema.py and jsonschema disagree (fast: %s) on %s" % (
+                    key, fast(x), json.dumps(x)[:400])
 
     @staticmethod
     def _segments(path):
@@ -185,7 +223,7 @@ class OpenApiDoc:
             if v.schema.get("type") == "integer":
                 assert re.fullmatch(r"-?[0-9]+", value), "%s: %s: %r" % (where, name, value)
                 value = int(value)
-            errors = list(v.iter_errors(value))
+            errors = self.errors(key + ("header", name), h["schema"], value)
             assert not errors, "%s: header %s %r: %s" % (where, name, value, errors[0].message)
 
     def _check_body(self, r, resp, key, where, head):
@@ -205,8 +243,9 @@ class OpenApiDoc:
                 body = json.loads(r.content)
             except ValueError as e:
                 raise AssertionError("%s: not JSON: %s" % (where, e))
-            errors = sorted(self.validator(key + (media,), content[media]["schema"])
-                            .iter_errors(body), key=lambda e: list(e.absolute_path))
+            errors = sorted(self.errors(key + (media,), content[media]["schema"], body,
+                                        len(r.content)),
+                            key=lambda e: list(e.absolute_path))
             if errors:
                 e = jsonschema.exceptions.best_match(errors)
                 raise AssertionError("%s: the body does not match the OpenAPI document at "

@@ -13,8 +13,11 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+from collections import OrderedDict
 
 import jsonschema
+import psycopg2
+import psycopg2.extensions
 import pytest
 import requests
 
@@ -46,6 +49,7 @@ class PgCluster:
         self.proc = None
         self.ndb = 0
         self.made = {}
+        self.conns = OrderedDict()      # (database, user): a kept connection (_query)
         p = _as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
                           "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
         if p.returncode != 0:
@@ -66,6 +70,7 @@ class PgCluster:
 
     def start(self):
         """(Re)starts the postmaster on the same data and port."""
+        self.forget()
         cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
         if os.geteuid() == 0:
             cmd = as_user("postgres") + cmd
@@ -82,6 +87,7 @@ class PgCluster:
 
     def halt(self):
         """Stops the postmaster (fast shutdown, by its PID), keeping its files."""
+        self.forget()
         pid = self.postmaster_pid()
         if self.proc and self.proc.poll() is None:
             os.kill(pid or self.proc.pid, signal.SIGINT)
@@ -92,8 +98,17 @@ class PgCluster:
             return f.read()
 
     def psql(self, db, query, user=None, then=None):
-        """query's rows in db (as user, else the tests' role); then: (another database,
-        a query run there as the tests' role next, in the same psql)."""
+        """query's rows in db (as user, else the tests' role), as `psql -At -F '|'` prints
+        them; then: (another database, a query run there as the tests' role next).
+
+        One statement runs on a connection kept for its database and role (_query): a
+        psql costs a process and a backend's start, as much CPU as a test's requests.
+        Several statements in one string go to psql, which prints each one's rows."""
+        if ";" not in query.strip().rstrip(";"):
+            out = self._query(db, user or self.user, query)
+            if then:
+                out += self.psql(then[0], then[1])
+            return out
         cmd = [PSQL, "-X", "-q", "-At", "-F", "|", "-v", "ON_ERROR_STOP=1",
                "-h", "127.0.0.1", "-p", str(self.port), "-U", user or self.user,
                "-d", db, "-c", query]
@@ -103,6 +118,38 @@ class PgCluster:
         if p.returncode != 0:
             raise AssertionError("psql %s: %s" % (query, p.stderr))
         return p.stdout
+
+    # Every type's text as PostgreSQL sends it, as psql prints it (t/f, timestamps...).
+    RAW = psycopg2.extensions.new_type(tuple(psycopg2.extensions.string_types),
+                                       "QRT_RAW", lambda value, cur: value)
+    KEEP = 4
+
+    def _query(self, db, user, query):
+        key = (db, user)
+        conn = self.conns.pop(key, None)
+        if conn is None or conn.closed:
+            try:
+                conn = psycopg2.connect(host="127.0.0.1", port=self.port, dbname=db, user=user)
+            except psycopg2.Error as e:
+                raise AssertionError("psql %s: %s" % (query, e))
+            conn.autocommit = True
+            psycopg2.extensions.register_type(self.RAW, conn)
+        self.conns[key] = conn
+        while len(self.conns) > self.KEEP:
+            self.conns.popitem(last=False)[1].close()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(query)
+                rows = cur.fetchall() if cur.description is not None else []
+        except psycopg2.Error as e:
+            raise AssertionError("psql %s: %s" % (query, e))
+        return "".join("|".join("" if v is None else v for v in row) + "\n" for row in rows)
+
+    def forget(self, db=None):
+        """Closes the kept connections (to db only, if given): before a restart, or
+        before something needs a database no one is connected to."""
+        for key in [k for k in self.conns if db is None or k[0] == db]:
+            self.conns.pop(key).close()
 
     def new_database(self, template=None):
         """A fresh database, empty or a copy of template (one that initialized made,
@@ -149,6 +196,7 @@ class PgCluster:
 
     def stop(self):
         """Fast shutdown (SIGINT to the postmaster, by its PID), then the files go."""
+        self.forget()
         if self.proc and self.proc.poll() is None:
             pid = self.postmaster_pid()
             try:
