@@ -7,6 +7,7 @@ import signal
 import struct
 import subprocess
 import tempfile
+import threading
 
 import pytest
 import requests
@@ -325,9 +326,30 @@ def wait_for_children(srv, n, old=()):
                       what="httpd to start %d new children" % n)
 
 
-def under_way(futs, n=20):
-    """Once n of the submitted scans are done: the others are being served."""
-    wait_until(lambda: sum(f.done() for f in futs) >= n, timeout=30, what="scans under way")
+def scans_with(one, total, action, after=20, then_stop=False):
+    """one(i) for i < total on 16 threads; the thread that finishes the after-th runs
+    action() at once, while the other threads' scans are being served. (Waiting for them
+    in the calling thread, the action could come seconds late: 16 threads busy with
+    requests can keep the calling thread from the interpreter that long.) With then_stop,
+    the calls not begun by then are not made (their result is None). The results."""
+    lock = threading.Lock()
+    state = {"done": 0, "acted": False}
+
+    def run(i):
+        if then_stop and state["acted"]:
+            return None
+        result = one(i)
+        with lock:
+            state["done"] += 1
+            mine = state["done"] == after
+        if mine:
+            action()
+            state["acted"] = True
+        return result
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
+        results = list(ex.map(run, range(total)))
+    assert state["acted"], "fewer than %d scans ended" % after
+    return results
 
 
 def test_scans_go_on_when_the_committing_child_is_killed():
@@ -372,16 +394,14 @@ def test_children_killed_mid_scan_leave_the_queue_usable():
             except requests.RequestException:
                 return None
         for _ in range(5):
-            with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
-                futs = [ex.submit(one, i) for i in range(3000)]
-                under_way(futs)
-                before = children(srv)
+            before = []
+
+            def kill():
+                before.extend(children(srv))
                 for pid in before:
                     os.kill(pid, signal.SIGKILL)
-                # the scans not yet sent are not needed: those in flight were killed
-                for f in futs:
-                    f.cancel()
-                [f.result() for f in futs if not f.cancelled()]
+            # the scans not yet sent are not needed: those in flight were killed
+            scans_with(one, 3000, kill, then_stop=True)
             wait_for_children(srv, 2, old=before)
         codes = [scan(srv, t).status_code for _ in range(20)]
         assert codes == [302] * 20, srv.error_log()[-6000:]
@@ -401,12 +421,11 @@ def test_scans_across_a_graceful_restart_are_all_answered_and_recorded():
 
         def one(_):
             return scan(srv, t).status_code
-        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
-            futs = [ex.submit(one, i) for i in range(3000)]
-            under_way(futs)
-            subprocess.run([HTTPD, "-f", srv.conf,
-                            "-k", "graceful"], check=True, capture_output=True)
-            codes = [f.result() for f in futs]
+
+        def graceful():
+            subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True,
+                           capture_output=True)
+        codes = scans_with(one, 3000, graceful)
         assert set(codes) <= {302, 503}
         assert codes.count(302) > 0
         assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
