@@ -8,12 +8,14 @@ import struct
 import subprocess
 import tempfile
 import threading
+import urllib.parse
 
 import pytest
 import requests
 
 from conftest import Api, HTTPD, Server, apxs, sqlite_only, start_server
 from lib.qr import IPHONE, decode_qr  # noqa: F401
+from lib.rawhttp import get_many
 from lib.wait import wait_until
 
 WIN_CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
@@ -326,6 +328,25 @@ def wait_for_children(srv, n, old=()):
                       what="httpd to start %d new children" % n)
 
 
+def scans_at_once(srv, items, connections=16):
+    """GET each (path, headers) of items below srv over that many keep-alive connections at
+    once, one request in flight on each (lib/rawhttp.py: scans from many connections
+    without requests' own cost a call): the status codes, in the order of items."""
+    u = urllib.parse.urlsplit(srv.base)
+    base = u.path.rstrip("/")
+    parts = [list(range(k, len(items), connections)) for k in range(connections)]
+
+    def run(part):
+        return get_many(u.hostname, u.port, [(base + items[i][0], items[i][1]) for i in part],
+                        depth=1)
+    codes = [None] * len(items)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=connections) as ex:
+        for part, got in zip(parts, ex.map(run, parts)):
+            for i, code in zip(part, got):
+                codes[i] = code
+    return codes
+
+
 def scans_with(one, total, action, after=20, then_stop=False):
     """one(i) for i < total on 16 threads; the thread that finishes the after-th runs
     action() at once, while the other threads' scans are being served. (Waiting for them
@@ -444,10 +465,7 @@ def test_the_wal_is_copied_back_while_scans_go_on():
         db = os.path.join(srv.dir, "qrtrack.db")
         before = os.path.getsize(db)
 
-        def one(_):
-            return scan(srv, t).status_code
-        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
-            codes = list(ex.map(one, range(3000)))
+        codes = scans_at_once(srv, [("/q/" + t["code"], {"User-Agent": IPHONE})] * 3000)
         assert codes == [302] * 3000
         wait_until(lambda: os.path.getsize(db) > before, timeout=20, interval=0.1,
                    what="the database file to grow")
@@ -477,14 +495,11 @@ def test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread():
         with Api(srv, srv.token("acme")) as a:
             t = create(a)
 
-        def one(i):
-            ua = ("Mozilla/5.0 (X11; Linux x86_64; wake-%d) AppleWebKit/537.36 (KHTML, "
-                  "like Gecko) Chrome/%d.0.0.0 Safari/537.36" % (i, 100 + i % 40))
-            return scan(srv, t, ua=ua, headers={
-                "Referer": "https://ref-%d.example/page/%d?utm_source=qr" % (i % 997, i)
-            }).status_code
-        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as ex:
-            codes = list(ex.map(one, range(6000)))
+        codes = scans_at_once(srv, [("/q/" + t["code"], {
+            "User-Agent": "Mozilla/5.0 (X11; Linux x86_64; wake-%d) AppleWebKit/537.36 (KHTML, "
+                          "like Gecko) Chrome/%d.0.0.0 Safari/537.36" % (i, 100 + i % 40),
+            "Referer": "https://ref-%d.example/page/%d?utm_source=qr" % (i % 997, i)})
+            for i in range(6000)])
         assert codes == [302] * 6000
         st = qrtrack_status(srv)
         commits = int(st["QRTrackCommits"])
@@ -504,8 +519,6 @@ def test_a_visitor_with_many_visits_elsewhere_counts_once_on_each_tracker():
     proxy; SQLite seeks it from the tracker's side too) is new on a tracker it never
     visited, and not new back on one, however many visits lie between, or however many of
     another's came to that tracker meanwhile."""
-    import urllib.parse
-    from lib.rawhttp import get_many
     srv = start_server(accounts=[("acme", "professional")])
     try:
         with Api(srv, srv.token("acme")) as a:
