@@ -96,12 +96,14 @@ class OpenApiDoc:
         if v is None:
             inlined = self.inline(schema)
             jsonschema.Draft202012Validator.check_schema(inlined)
-            v = self._validators[key] = jsonschema.Draft202012Validator(inlined)
+            v = jsonschema.Draft202012Validator(inlined)
             assert v.format_checker is None, "lib/fastschema.py takes format as no assertion"
             try:
                 self._fast[key] = fastschema.compile_schema(inlined)
             except fastschema.Unsupported:
                 self._fast[key] = None
+            # (after _fast: a test's threads may check responses at once)
+            self._validators[key] = v
         return v
 
     # Every SAMPLE-th instance checked is also checked by jsonschema, as are a few

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections import OrderedDict
@@ -50,6 +51,7 @@ class PgCluster:
         self.ndb = 0
         self.made = {}
         self.conns = OrderedDict()      # (database, user): a kept connection (_query)
+        self.conns_lock = threading.Lock()  # (a test's threads may read at once)
         p = _as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
                           "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
         if p.returncode != 0:
@@ -125,6 +127,10 @@ class PgCluster:
     KEEP = 4
 
     def _query(self, db, user, query):
+        with self.conns_lock:
+            return self._query_locked(db, user, query)
+
+    def _query_locked(self, db, user, query):
         key = (db, user)
         conn = self.conns.pop(key, None)
         if conn is None or conn.closed:
@@ -148,8 +154,9 @@ class PgCluster:
     def forget(self, db=None):
         """Closes the kept connections (to db only, if given): before a restart, or
         before something needs a database no one is connected to."""
-        for key in [k for k in self.conns if db is None or k[0] == db]:
-            self.conns.pop(key).close()
+        with self.conns_lock:
+            for key in [k for k in self.conns if db is None or k[0] == db]:
+                self.conns.pop(key).close()
 
     def new_database(self, template=None):
         """A fresh database, empty or a copy of template (one that initialized made,
