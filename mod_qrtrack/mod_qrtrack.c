@@ -33,6 +33,7 @@
 #include "mod_qrtrack_gate.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_redact.h"
+#include "mod_qrtrack_errpage.h"
 #include "mod_qrtrack_report.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_spool.h"
@@ -270,6 +271,7 @@ static void qrt_register_hooks(apr_pool_t *p)
                       APR_HOOK_MIDDLE);
     qrt_status_register();
     qrt_redact_register();
+    qrt_errpage_register();
 }
 
 AP_DECLARE_MODULE(qrtrack) = {

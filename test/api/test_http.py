@@ -521,3 +521,95 @@ def test_the_module_maps_its_own_paths_to_no_file_and_no_other_site_s():
         srv.stop()
         srv.cleanup()
         shutil.rmtree(root)
+
+
+def raw_answers(srv, data, n=1):
+    """data sent as written on one connection, then n answers read:
+    [(status, {header: value} with lower-case names, body)]."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    out = []
+    try:
+        s.sendall(data)
+        f = s.makefile("rb")
+        for _ in range(n):
+            status = int(f.readline().split()[1])
+            headers = {}
+            while True:
+                line = f.readline()
+                if line in (b"\r\n", b""):
+                    break
+                k, _, v = line.decode("latin-1").partition(":")
+                headers[k.strip().lower()] = v.strip()
+            length = int(headers.get("content-length", 0))
+            head = data.startswith(b"HEAD ") and not out
+            out.append((status, headers, b"" if head else f.read(length)))
+    finally:
+        s.close()
+    return out
+
+
+# Requests that httpd itself refuses before any handler runs, on the API's paths.
+REFUSED = [
+    (b"GET /api/tracker/1%00 HTTP/1.1\r\nHost: x\r\n", 404, "Not Found."),
+    (b"GET /api/tracker/1%2f2 HTTP/1.1\r\nHost: x\r\n", 404, "Not Found."),
+    (b"GET /api/%zz HTTP/1.1\r\nHost: x\r\n", 400, "Bad Request."),
+    (b"GET /api/account HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 9000 + b"\r\n", 400,
+     "Bad Request."),
+    (b"GET /api/account HTTP/1.1\r\n", 400, "Bad Request."),
+    (b"POST /api/tracker HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n", 400,
+     "Bad Request."),
+    (b"POST /api/tracker HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n", 400,
+     "Bad Request."),
+    (b"TRACE /api/account HTTP/1.1\r\nHost: x\r\n", 405, "Method Not Allowed."),
+]
+
+
+@pytest.mark.parametrize("request_head,status,message", REFUSED,
+                         ids=["nul", "encoded-slash", "bad-escape", "long-header", "no-host",
+                              "bad-length", "bad-encoding", "trace"])
+def test_what_httpd_refuses_on_the_api_paths_is_a_json_error(server, request_head, status,
+                                                             message):
+    [(got, headers, body)] = raw_answers(server, request_head
+                                         + b"Authorization: Bearer qrt_secret\r\n"
+                                         b"Connection: close\r\n\r\n")
+    assert got == status, body[:300]
+    assert headers["content-type"] == "application/json; charset=utf-8", headers
+    assert json.loads(body) == {"message": message}
+    assert b"qrt_secret" not in body
+
+
+def test_a_refused_request_keeps_its_connection_and_a_head_gets_no_body(server):
+    tok = server.unused_token("acme")
+    [(s1, h1, b1), (s2, h2, b2)] = raw_answers(
+        server, b"GET /api/tracker/1%00 HTTP/1.1\r\nHost: x\r\n\r\n"
+        b"GET /api/account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + tok.encode() + b"\r\nConnection: close\r\n\r\n", n=2)
+    assert (s1, json.loads(b1)) == (404, {"message": "Not Found."})
+    assert h1.get("connection", "").lower() != "close"
+    assert s2 == 200 and json.loads(b2)["name"] == "acme"
+    [(s3, h3, b3)] = raw_answers(server, b"HEAD /api/tracker/1%00 HTTP/1.1\r\nHost: x\r\n"
+                                         b"Connection: close\r\n\r\n")
+    assert s3 == 404 and h3["content-type"] == "application/json; charset=utf-8"
+    assert int(h3["content-length"]) == len(b1) and b3 == b""
+
+
+def test_outside_the_api_and_under_an_errordocument_httpd_keeps_its_pages():
+    """The scan path serves browsers, another path another application: httpd's HTML
+    pages stay. An ErrorDocument the administrator set under the API's <Location>
+    stays theirs."""
+    srv = start_server(extra='<Location /api/tracker>\n    ErrorDocument 404 "not here"\n'
+                             '</Location>\n')
+    try:
+        for target in (b"/q/ab%00", b"/elsewhere/ab%00"):
+            [(status, headers, body)] = raw_answers(
+                srv, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert status in (400, 404) and headers["content-type"].startswith("text/html")
+        [(status, headers, body)] = raw_answers(
+            srv, b"GET /api/tracker/1%00 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert (status, body) == (404, b"not here")
+        # ... and the other paths of the API still answer JSON
+        [(status, headers, body)] = raw_answers(
+            srv, b"GET /api/style/1%00 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert (status, json.loads(body)) == (404, {"message": "Not Found."})
+    finally:
+        srv.cleanup()
