@@ -34,6 +34,7 @@
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_redact.h"
 #include "mod_qrtrack_errpage.h"
+#include "qrt_dbwatch.h"
 #include "mod_qrtrack_report.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_spool.h"
@@ -94,6 +95,11 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     int rv;
 
     qrt_config_post_config(pconf);
+    /* A PostgreSQL server that takes connections and then never answers (its processes
+     * frozen) would hold libpq's connection attempts for ever: 5 s, unless the
+     * environment or DBDParams' connect_timeout says otherwise (set here, in the parent
+     * before any thread, for every connection its children open: mod_dbd's too). */
+    setenv("PGCONNECT_TIMEOUT", "5", 0);
     rv = qrt_dbd_find_fns(s);
     if (rv != OK) {
         return rv;
@@ -207,6 +213,12 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     qrt_child_allocator_lock(p, s);
     apr_atomic_set32(&child_stopped, 0);
+    /* (a deadline on the calls of the threads that set a limit: qrt_dbwatch.h) */
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->socket && qrt_dbwatch_start() != 0) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00126: cannot start the database "
+                     "watchdog thread: a database server that stops answering holds the "
+                     "requests that wait for it");
+    }
     qrt_rate_child_init(p, s);
     qrt_gate_child_init(p, s);
     qrt_spool_child_init(p, s);
@@ -236,6 +248,11 @@ static int qrt_translate_name(request_rec *r)
     }
     for (i = 0; h && !err && qrt_handlers[i]; i++) {
         if (!strcmp(h, qrt_handlers[i])) {
+            /* The deadline of each database call of the request's thread: a scan's
+             * lookup within its QRTrackScanWait, an API statement well past
+             * QRTrackStatementTimeout (by then the server would have cancelled it). */
+            qrt_dbwatch_limit(i == 1 || i == 2 ? qrt_scan_wait_seconds() * 1000
+                              : qrt_db_call_limit_ms());
             ap_set_module_config(r->request_config, &qrtrack_module, (void *)qrt_handlers[i]);
             r->filename = apr_pstrcat(r->pool, qrt_handlers[i], ":", r->uri, NULL);
             return OK;

@@ -24,6 +24,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
+#include "qrt_dbwatch.h"
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
@@ -58,6 +59,13 @@ const qrt_visitor_key_t *qrt_dbd_visitor_key(void)
 int qrt_statement_timeout_ms(void)
 {
     return qrt_config()->statement_timeout * 1000;
+}
+
+int qrt_db_call_limit_ms(void)
+{
+    int ms = qrt_statement_timeout_ms();
+
+    return ms ? ms + QRT_DBWATCH_MARGIN_MS : 0;
 }
 
 void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)

@@ -28,6 +28,9 @@ const qrt_dialect_t *qrt_dbd_dialect(void);
 const qrt_visitor_key_t *qrt_dbd_visitor_key(void);
 /* QRTrackStatementTimeout in milliseconds (0 = off). */
 int qrt_statement_timeout_ms(void);
+/* The deadline of one database call of a request or of the module's background threads
+ * (qrt_dbwatch.h): well past QRTrackStatementTimeout, 0 (none) when that is 0. */
+int qrt_db_call_limit_ms(void);
 /* Puts dbd's statements under QRTrackStatementTimeout: set once a connection, and
  * again on a PostgreSQL connection that libpq re-opened in place. */
 void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s);

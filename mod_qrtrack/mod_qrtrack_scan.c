@@ -31,6 +31,7 @@
 #include "mod_qrtrack_queue.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_scan.h"
+#include "qrt_dbwatch.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_stats.h"
 #include "mod_qrtrack_ua.h"
@@ -944,6 +945,10 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
     (void)thread;
     /* Named, so that top -H and ps -L show which thread it is. */
     prctl(PR_SET_NAME, "qrtrack-writer", 0, 0, 0);
+    /* A call that gets no answer from a server that stopped answering ends its
+     * connection (qrt_dbwatch.h): the writer then spools, and its idle work (sealing,
+     * the purge's steps, each short, under the writers' mutex) cannot hold it either. */
+    qrt_dbwatch_limit(scan_wait() * 1000 + QRT_DBWATCH_MARGIN_MS / 2);
     apr_pool_create(&cp, p);
     writer_hooks = qrt_webhook_cache_make(p);
     apr_pool_create(&p, p);

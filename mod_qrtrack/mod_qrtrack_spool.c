@@ -32,6 +32,7 @@
 #include <apr_thread_mutex.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_dbwatch.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_spool.h"
@@ -593,6 +594,8 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-keeper", 0, 0, 0);
+    /* (its database calls end when a server stops answering: qrt_dbwatch.h) */
+    qrt_dbwatch_limit(qrt_db_call_limit_ms());
     apr_pool_create(&cp, top);
     apr_pool_create(&sp, top);
     apr_pool_create(&p, top);

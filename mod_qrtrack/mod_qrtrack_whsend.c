@@ -29,6 +29,7 @@
 #include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_dbwatch.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
@@ -732,6 +733,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-hooks", 0, 0, 0);
+    /* (its database calls end when a server stops answering: qrt_dbwatch.h) */
+    qrt_dbwatch_limit(qrt_db_call_limit_ms());
     sl->tp = tp;
     sl->rnd = (apr_uint32_t)apr_time_now() ^ ((apr_uint32_t)getpid() << 16) ^ 1u;
     apr_pool_create(&cp, tp);

@@ -91,6 +91,9 @@ typedef struct qrt_dialect_t {
     /* Starts a transaction that only reads and sees one state of the database from its
      * first statement to its end (qrt_db_snapshot_begin). */
     const char *snapshot_sql;
+    /* The connection's socket, -1 when unknown; NULL for an embedded database (its
+     * calls wait for no server: qrt_dbwatch.h). */
+    int (*socket)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

@@ -35,6 +35,7 @@ static verbosity_fn *set_verbosity;     /* PQsetErrorVerbosity */
 static status_fn *tx_status;            /* PQtransactionStatus */
 static status_fn *backend_pid;          /* PQbackendPID */
 static status_fn *server_version;       /* PQserverVersion */
+static status_fn *socket_of;            /* PQsocket */
 /* libpq 14's pipeline mode, and what reads its results */
 static struct {
     conn_fn *enter, *exit, *sync;       /* PQenterPipelineMode, PQexitPipelineMode,
@@ -79,6 +80,7 @@ static void pg_look(void)
         tx_status = (status_fn *)pg_sym("PQtransactionStatus");
         backend_pid = (status_fn *)pg_sym("PQbackendPID");
         server_version = (status_fn *)pg_sym("PQserverVersion");
+        socket_of = (status_fn *)pg_sym("PQsocket");
         pq.enter = (conn_fn *)pg_sym("PQenterPipelineMode");
         pq.exit = (conn_fn *)pg_sym("PQexitPipelineMode");
         pq.sync = (conn_fn *)pg_sym("PQpipelineSync");
@@ -137,6 +139,12 @@ static int pg_server_version(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
     pg_look();
     return server_version && handle
            ? server_version(apr_dbd_native_handle(driver, handle)) : 0;
+}
+
+static int pg_socket(const apr_dbd_driver_t *driver, apr_dbd_t *handle)
+{
+    pg_look();
+    return socket_of && handle ? socket_of(apr_dbd_native_handle(driver, handle)) : -1;
 }
 
 /* The pgsql driver's transaction (apr-util 1.x, whose ABI is frozen). */
@@ -399,7 +407,7 @@ const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
     pg_server_version, pg_compact,
-    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", pg_socket
 };
 
 const char *qrt_dialect_pgsql_check(void)

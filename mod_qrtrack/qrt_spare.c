@@ -1,5 +1,6 @@
 /* qrt_spare: a second thread for a request's work, kept between jobs (qrt_spare.h). */
 #include "qrt_spare.h"
+#include "qrt_dbwatch.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -80,7 +81,9 @@ static void *spare_main(void *data)
         job = t->job;
         t->job = NULL;
         pthread_mutex_unlock(&sp.mu);
+        qrt_dbwatch_limit(job->dbwatch_ms);
         job->fn(job->arg);
+        qrt_dbwatch_limit(0);
         pthread_mutex_lock(&sp.mu);
         job->done = 1;              /* (job is the caller's again) */
         pthread_cond_broadcast(&sp.done);
@@ -107,6 +110,7 @@ int qrt_spare_start(qrt_spare_job *job, qrt_spare_fn *fn, void *arg)
     job->fn = fn;
     job->arg = arg;
     job->done = 0;
+    job->dbwatch_ms = qrt_dbwatch_limit_ms();
     pthread_mutex_lock(&sp.mu);
     sp_reap();
     if (sp.ending) {

@@ -22,6 +22,8 @@ typedef struct qrt_spare_job {
     qrt_spare_fn *fn;
     void *arg;
     int done;                       /* (under the module's lock) */
+    int dbwatch_ms;                 /* the caller's limit on database calls, which fn's
+                                     * thread keeps while it runs (qrt_dbwatch.h) */
 } qrt_spare_job;
 
 /* Runs fn(arg) on another thread: 0, and the caller waits for it with qrt_spare_wait;

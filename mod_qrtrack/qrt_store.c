@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <sqlite3.h>
 #include "qrt_store.h"
+#include "qrt_dbwatch.h"
 #include "qrt_dialect.h"
 #include "qrt_walvfs.h"
 #include "qrt_vset.h"
@@ -23,6 +24,30 @@ void qrt_store_each_statement(const qrt_dialect_t *d, qrt_stmt_fn *f, void *ctx)
         if (sql) {
             f(ctx, st->name, sql);
         }
+    }
+}
+
+/* A deadline on the call about to start on db's connection, when the calling thread has
+ * a limit (qrt_dbwatch.h): a token for store_unwatch. */
+static int store_watch(const qrt_db_t *db)
+{
+    const qrt_dialect_t *d;
+
+    if (!qrt_dbwatch_limit_ms() || !db->handle) {
+        return 0;
+    }
+    d = qrt_dialect_of(db->driver);
+    return d && d->socket ? qrt_dbwatch_arm(d->socket(db->driver, db->handle)) : 0;
+}
+
+/* Ends what store_watch armed; a call whose deadline passed says so in db->error (its
+ * connection is shut down: the caller sees a lost connection, qrt_db_lost). */
+static void store_unwatch(qrt_db_t *db, int token)
+{
+    if (qrt_dbwatch_disarm(token)) {
+        db->error = apr_psprintf(db->pool, "no connection to the server: no answer within "
+                                 "%d ms (%s)", qrt_dbwatch_limit_ms(),
+                                 db->error ? db->error : "the call was cut short");
     }
 }
 
@@ -440,8 +465,8 @@ static apr_status_t store_flush(qrt_db_t *db, apr_pool_t *p, const char *label,
     return store_flush_rows(db, p, label, args, first, NULL);
 }
 
-apr_status_t qrt_db_hold_select(qrt_db_t *db, apr_pool_t *p, const char *label,
-                                const void **args, qrt_pipe_rows_t **out)
+static apr_status_t db_hold_select_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                             const void **args, qrt_pipe_rows_t **out)
 {
     qrt_pipe_rows_t *rows;
     qrt_pipe_cmd_t *c;
@@ -455,6 +480,16 @@ apr_status_t qrt_db_hold_select(qrt_db_t *db, apr_pool_t *p, const char *label,
     rows->pool = p;
     *out = rows;
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_hold_select(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_pipe_rows_t **out)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_hold_select_unwatched(db, p, label, args, out);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
@@ -478,7 +513,7 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
+static apr_status_t db_end_pipelined_unwatched(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
 
@@ -498,6 +533,15 @@ apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
 
         apr_dbd_query(db->driver, db->handle, &nrows, "ROLLBACK");
     }
+    return rv;
+}
+
+apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
+{
+    int w = store_watch(db);
+
+    rv = db_end_pipelined_unwatched(db, p, rv);
+    store_unwatch(db, w);
     return rv;
 }
 
@@ -524,8 +568,8 @@ static int store_tx_dead(qrt_db_t *db, apr_pool_t *p, const char *label)
     return 0;
 }
 
-apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
-                         int *nrows, const void **args)
+static apr_status_t db_exec_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                      int *nrows, const void **args)
 {
     apr_dbd_prepared_t *stmt;
     int n = 0, rv;
@@ -602,8 +646,18 @@ apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
-                           apr_dbd_results_t **res, const void **args)
+apr_status_t qrt_db_exec(qrt_db_t *db, apr_pool_t *p, const char *label,
+                         int *nrows, const void **args)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_exec_unwatched(db, p, label, nrows, args);
+
+    store_unwatch(db, w);
+    return rv;
+}
+
+static apr_status_t db_select_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                        apr_dbd_results_t **res, const void **args)
 {
     apr_dbd_prepared_t *stmt;
     int rv;
@@ -637,6 +691,16 @@ apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_select(qrt_db_t *db, apr_pool_t *p, const char *label,
+                           apr_dbd_results_t **res, const void **args)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_select_unwatched(db, p, label, res, args);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 /* ---- SQLite's rows, read without apr_dbd's copies -------------------------- */
@@ -926,8 +990,8 @@ apr_status_t qrt_db_select_int(qrt_db_t *db, apr_pool_t *p, const char *label,
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
-                                const void **args, qrt_row_fn *fn, void *ctx)
+static apr_status_t db_each_stream_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                             const void **args, qrt_row_fn *fn, void *ctx)
 {
     apr_dbd_prepared_t *stmt;
     const char *error = NULL;
@@ -947,6 +1011,16 @@ apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
         return APR_EGENERAL;
     }
     return rc > 0 ? frv : qrt_db_each(db, p, label, args, fn, ctx);
+}
+
+apr_status_t qrt_db_each_stream(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                const void **args, qrt_row_fn *fn, void *ctx)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_each_stream_unwatched(db, p, label, args, fn, ctx);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 /* fn on each of rows, read as rows of qrt_db_each. */
@@ -1000,8 +1074,8 @@ apr_status_t qrt_db_held_each(qrt_db_t *db, const qrt_pipe_rows_t *rows, qrt_row
     return native_each(db, pipe_native(rows), fn, ctx);
 }
 
-apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
-                         const void **args, qrt_row_fn *fn, void *ctx)
+static apr_status_t db_each_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                      const void **args, qrt_row_fn *fn, void *ctx)
 {
     apr_dbd_results_t *res;
     apr_dbd_row_t *row = NULL;
@@ -1038,6 +1112,16 @@ apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
             rv = fn(ctx, db, row);
         }
     }
+    return rv;
+}
+
+apr_status_t qrt_db_each(qrt_db_t *db, apr_pool_t *p, const char *label,
+                         const void **args, qrt_row_fn *fn, void *ctx)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_each_unwatched(db, p, label, args, fn, ctx);
+
+    store_unwatch(db, w);
     return rv;
 }
 
@@ -1217,17 +1301,38 @@ static apr_status_t store_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
     return rv;
 }
 
+static apr_status_t db_exec_rows_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                           const char *types, const void **args, int n)
+{
+    return n > 0 ? store_rows(db, p, label, types, args, n, NULL, NULL) : APR_SUCCESS;
+}
+
 apr_status_t qrt_db_exec_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n)
 {
-    return n > 0 ? store_rows(db, p, label, types, args, n, NULL, NULL) : APR_SUCCESS;
+    int w = store_watch(db);
+    apr_status_t rv = db_exec_rows_unwatched(db, p, label, types, args, n);
+
+    store_unwatch(db, w);
+    return rv;
+}
+
+static apr_status_t db_each_rows_unwatched(qrt_db_t *db, apr_pool_t *p, const char *label,
+                                           const char *types, const void **args, int n,
+                                           qrt_row_fn *fn, void *ctx)
+{
+    return n > 0 ? store_rows(db, p, label, types, args, n, fn, ctx) : APR_SUCCESS;
 }
 
 apr_status_t qrt_db_each_rows(qrt_db_t *db, apr_pool_t *p, const char *label,
                               const char *types, const void **args, int n,
                               qrt_row_fn *fn, void *ctx)
 {
-    return n > 0 ? store_rows(db, p, label, types, args, n, fn, ctx) : APR_SUCCESS;
+    int w = store_watch(db);
+    apr_status_t rv = db_each_rows_unwatched(db, p, label, types, args, n, fn, ctx);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
@@ -1413,7 +1518,7 @@ static apr_status_t native_tx_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
+static apr_status_t db_begin_unwatched(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
 {
     const char *error = NULL;
 
@@ -1452,6 +1557,15 @@ apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t
     return APR_SUCCESS;
 }
 
+apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_begin_unwatched(db, p, t);
+
+    store_unwatch(db, w);
+    return rv;
+}
+
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t)
 {
     if (t == NATIVE_TX) {
@@ -1462,7 +1576,7 @@ void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t)
     }
 }
 
-apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
+static apr_status_t db_end_unwatched(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
 {
     int rv;
 
@@ -1485,6 +1599,15 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_end_unwatched(db, p, t);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 /* One command without rows outside apr_dbd's transactions: 0, or -1 with *error (from
@@ -1532,7 +1655,7 @@ static apr_status_t snapshot_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_db_snapshot_begin(qrt_db_t *db, apr_pool_t *p)
+static apr_status_t db_snapshot_begin_unwatched(qrt_db_t *db, apr_pool_t *p)
 {
     const qrt_dialect_t *d = qrt_dialect_of(db->driver);
     const char *error = NULL;
@@ -1547,6 +1670,15 @@ apr_status_t qrt_db_snapshot_begin(qrt_db_t *db, apr_pool_t *p)
     db->snapshot_pool = p;
     apr_pool_cleanup_register(p, db, snapshot_cleanup, apr_pool_cleanup_null);
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_db_snapshot_begin(qrt_db_t *db, apr_pool_t *p)
+{
+    int w = store_watch(db);
+    apr_status_t rv = db_snapshot_begin_unwatched(db, p);
+
+    store_unwatch(db, w);
+    return rv;
 }
 
 void qrt_db_snapshot_end(qrt_db_t *db)

@@ -423,3 +423,92 @@ def test_spool_directives_are_checked():
         assert rc != 0 and "QRTrackSpoolLimit" in out, out
     rc, out = conftest.configtest("QRTrackSpoolDir off\nQRTrackSpoolLimit 5000\n")
     assert rc == 0, out
+
+
+def cluster_pids(cluster):
+    """The cluster's postmaster and its children (the backends and helpers)."""
+    top = cluster.postmaster_pid()
+    pids = [top]
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == top:
+                        pids.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return pids
+
+
+@pgsql_only
+def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
+    """A database server that keeps its connections but answers nothing (its processes
+    stopped: a frozen host, storage that hangs) is no different from one that is gone:
+    each call of the server's threads has a deadline past which its connection is cut
+    (qrt_dbwatch), scans of known codes are spooled and redirected, the API answers 503
+    in bounded time, and once the server answers again every redirected visit is in it."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
+                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
+    pids = []
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        trackers = make_trackers(srv, tok, 4)
+        codes = [t["code"] for t in trackers]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        load = Scanner([srv], codes)
+        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
+                   what="scans before the stall")
+        pids = cluster_pids(own_cluster)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        stalled = time.monotonic()
+        # An API request waits at most its statement's deadline (2 s + 5 s) and a new
+        # connection's attempt (PGCONNECT_TIMEOUT, 5 s), then 503.
+        with Api(srv, tok) as s:
+            started = time.monotonic()
+            r = s.get("/tracker")
+            assert r.status_code == 503, r.text
+            assert r.json()["message"]
+            assert time.monotonic() - started < 20, time.monotonic() - started
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+                   timeout=30, interval=0.1, what="the node to leave the database")
+        left = time.monotonic()
+        assert left - stalled < 25, left - stalled
+        since = load.count()
+        # Scans go on, from the spool, for a few seconds of the stall.
+        wait_until(lambda: load.count() > since + 100 and time.monotonic() - left > 3,
+                   timeout=30, interval=0.1, what="scans while the database is stalled")
+        with load.lock:
+            spooled = [r for r in load.results[since:]]
+        assert spooled and all(r[3] == 302 for r in spooled), \
+            sorted({r[3] for r in spooled}, key=str)
+        assert int(qrtrack_status(srv)["QRTrackSpoolVisits"]) > 0
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        pids = []
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=45, interval=0.1, what="the node back on the database, its spool "
+                   "replayed")
+        results = load.finish()
+        # Every scan got an answer (a 503 at most, while the first calls waited out
+        # their deadlines), and every redirect's visit is in the database.
+        assert all(r[3] in (302, 503) for r in results), sorted({r[3] for r in results}, key=str)
+        redirected = sum(1 for r in results if r[3] == 302)
+
+        def visits():
+            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
+                   what="every redirected visit in the database")
+        # (a 503's visit may be there too: its commit may have reached the server before
+        # it stopped)
+        assert visits() <= len(results)
+        assert "QRT00104" in srv.error_log() and "QRT00105" in srv.error_log()
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        srv.cleanup()

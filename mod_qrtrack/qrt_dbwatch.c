@@ -1,0 +1,163 @@
+/* qrt_dbwatch: a deadline on each blocking call to a database server (qrt_dbwatch.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "qrt_dbwatch.h"
+
+/* One slot a thread that armed a call; more threads than slots arm nothing. */
+#define DBWATCH_SLOTS 1024
+#define DBWATCH_TICK_MS 50
+
+typedef struct {
+    int fd;                     /* -1: free */
+    int fired;
+    long long deadline;         /* CLOCK_MONOTONIC, in ms */
+} dbwatch_slot_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tick = PTHREAD_COND_INITIALIZER;
+static dbwatch_slot_t slots[DBWATCH_SLOTS];
+static int nslots;              /* slots ever used: the watchdog looks at these */
+static int running, stopping;
+static pthread_t watchdog;
+static unsigned long fired;
+
+static __thread int limit_ms;
+static __thread int armed;      /* this thread's token while a call is armed */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *dbwatch_run(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    while (!stopping) {
+        struct timespec until;
+        long long now = now_ms();
+        int i;
+
+        for (i = 0; i < nslots; i++) {
+            if (slots[i].fd >= 0 && !slots[i].fired && slots[i].deadline <= now) {
+                /* (under the lock: the caller disarms under it before its connection
+                 * can close, so fd is still that connection's socket) */
+                shutdown(slots[i].fd, SHUT_RDWR);
+                slots[i].fired = 1;
+                fired++;
+            }
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += DBWATCH_TICK_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&tick, &lock, &until);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+int qrt_dbwatch_start(void)
+{
+    int rv = 0, i;
+
+    pthread_mutex_lock(&lock);
+    if (!running) {
+        if (!nslots) {
+            for (i = 0; i < DBWATCH_SLOTS; i++) {
+                slots[i].fd = -1;
+            }
+        }
+        stopping = 0;
+        rv = pthread_create(&watchdog, NULL, dbwatch_run, NULL);
+        running = rv == 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return rv;
+}
+
+void qrt_dbwatch_stop(void)
+{
+    int was;
+
+    pthread_mutex_lock(&lock);
+    was = running;
+    stopping = 1;
+    running = 0;
+    pthread_cond_signal(&tick);
+    pthread_mutex_unlock(&lock);
+    if (was) {
+        pthread_join(watchdog, NULL);
+    }
+}
+
+void qrt_dbwatch_limit(int ms)
+{
+    limit_ms = ms > 0 ? ms : 0;
+}
+
+int qrt_dbwatch_limit_ms(void)
+{
+    return limit_ms;
+}
+
+int qrt_dbwatch_arm(int fd)
+{
+    int i, token = 0;
+
+    if (!limit_ms || fd < 0 || armed) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    if (running) {
+        for (i = 0; i < DBWATCH_SLOTS; i++) {
+            if (slots[i].fd < 0) {
+                slots[i].fd = fd;
+                slots[i].fired = 0;
+                slots[i].deadline = now_ms() + limit_ms;
+                if (i >= nslots) {
+                    nslots = i + 1;
+                }
+                token = i + 1;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    armed = token;
+    return token;
+}
+
+int qrt_dbwatch_disarm(int token)
+{
+    int was = 0;
+
+    if (!token) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    was = slots[token - 1].fired;
+    slots[token - 1].fd = -1;
+    slots[token - 1].fired = 0;
+    pthread_mutex_unlock(&lock);
+    armed = 0;
+    return was;
+}
+
+unsigned long qrt_dbwatch_fired(void)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&lock);
+    n = fired;
+    pthread_mutex_unlock(&lock);
+    return n;
+}

@@ -1,0 +1,145 @@
+/* qrt_dbwatch: a call armed by a thread with a limit ends when its deadline passes (its
+ * socket shut down); a call that ends in time, a thread without a limit, a nested call
+ * and a process without the watchdog arm nothing; a spare thread keeps the limit of
+ * the request that gave it its job. */
+#include <check.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qrt_dbwatch.h"
+#include "qrt_spare.h"
+#include "qrt_check.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Waits up to ms for fd to be readable or hung up, as libpq waits for an answer:
+ * 1 when it was (the peer wrote, or the socket was shut down), 0 on timeout. */
+static int wait_answer(int fd, int ms)
+{
+    struct pollfd pfd = { fd, POLLIN, 0 };
+
+    return poll(&pfd, 1, ms) == 1;
+}
+
+START_TEST(a_call_past_its_deadline_is_cut_short)
+{
+    int sv[2], token;
+    double t0;
+    char c;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(qrt_dbwatch_start(), 0);
+    qrt_dbwatch_limit(200);
+    ck_assert_int_eq(qrt_dbwatch_limit_ms(), 200);
+    unsigned long before = qrt_dbwatch_fired();
+    t0 = now_s();
+    token = qrt_dbwatch_arm(sv[0]);
+    ck_assert_int_gt(token, 0);
+    /* (the server never answers: only the watchdog ends the wait) */
+    ck_assert_int_eq(wait_answer(sv[0], 5000), 1);
+    ck_assert_double_ge(now_s() - t0, 0.19);
+    ck_assert_double_lt(now_s() - t0, 2.0);
+    ck_assert_int_eq(read(sv[0], &c, 1), 0);
+    ck_assert_int_eq(qrt_dbwatch_disarm(token), 1);
+    ck_assert_uint_eq(qrt_dbwatch_fired(), before + 1);
+    qrt_dbwatch_limit(0);
+    close(sv[0]);
+    close(sv[1]);
+    qrt_dbwatch_stop();
+}
+END_TEST
+
+START_TEST(a_call_in_time_keeps_its_socket)
+{
+    int sv[2], token, outer;
+    char c = 'x';
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(qrt_dbwatch_start(), 0);
+    qrt_dbwatch_limit(150);
+    token = qrt_dbwatch_arm(sv[0]);
+    ck_assert_int_gt(token, 0);
+    ck_assert_int_eq(write(sv[1], &c, 1), 1);
+    ck_assert_int_eq(wait_answer(sv[0], 1000), 1);
+    ck_assert_int_eq(read(sv[0], &c, 1), 1);
+    ck_assert_int_eq(qrt_dbwatch_disarm(token), 0);
+    /* the deadline that was armed passes: nothing happens to the socket */
+    usleep(400000);
+    ck_assert_int_eq(write(sv[1], &c, 1), 1);
+    ck_assert_int_eq(read(sv[0], &c, 1), 1);
+
+    /* a call inside an armed one keeps the outer deadline: it arms nothing */
+    outer = qrt_dbwatch_arm(sv[0]);
+    ck_assert_int_gt(outer, 0);
+    ck_assert_int_eq(qrt_dbwatch_arm(sv[0]), 0);
+    ck_assert_int_eq(qrt_dbwatch_disarm(0), 0);
+    ck_assert_int_eq(qrt_dbwatch_disarm(outer), 0);
+
+    /* no limit, or no socket: nothing armed */
+    qrt_dbwatch_limit(0);
+    ck_assert_int_eq(qrt_dbwatch_arm(sv[0]), 0);
+    qrt_dbwatch_limit(100);
+    ck_assert_int_eq(qrt_dbwatch_arm(-1), 0);
+    qrt_dbwatch_stop();
+    /* no watchdog running: nothing armed */
+    ck_assert_int_eq(qrt_dbwatch_arm(sv[0]), 0);
+    usleep(300000);
+    ck_assert_int_eq(write(sv[1], &c, 1), 1);
+    ck_assert_int_eq(read(sv[0], &c, 1), 1);
+    qrt_dbwatch_limit(0);
+    close(sv[0]);
+    close(sv[1]);
+}
+END_TEST
+
+typedef struct {
+    int limit;
+} seen_t;
+
+static void see_limit(void *data)
+{
+    ((seen_t *)data)->limit = qrt_dbwatch_limit_ms();
+}
+
+START_TEST(a_spare_thread_keeps_the_limit_of_its_job)
+{
+    seen_t seen = { -1 };
+    qrt_spare_job job;
+
+    qrt_dbwatch_limit(1234);
+    if (qrt_spare_start(&job, see_limit, &seen) == 0) {
+        qrt_spare_wait(&job);
+    }
+    else {
+        see_limit(&seen);
+    }
+    ck_assert_int_eq(seen.limit, 1234);
+    qrt_dbwatch_limit(0);
+    qrt_spare_end();
+}
+END_TEST
+
+static Suite *dbwatch_suite(void)
+{
+    Suite *s = suite_create("qrt_dbwatch");
+    TCase *tc = tcase_create("dbwatch");
+
+    tcase_add_test(tc, a_call_past_its_deadline_is_cut_short);
+    tcase_add_test(tc, a_call_in_time_keeps_its_socket);
+    tcase_add_test(tc, a_spare_thread_keeps_the_limit_of_its_job);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return qrt_check_run(dbwatch_suite());
+}
