@@ -209,15 +209,28 @@ static void qrt_child_allocator_lock(apr_pool_t *pchild, server_rec *s)
     apr_allocator_mutex_set(a, m);
 }
 
+static apr_status_t qrt_dbwatch_end(void *data)
+{
+    (void)data;
+    qrt_dbwatch_stop();
+    return APR_SUCCESS;
+}
+
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     qrt_child_allocator_lock(p, s);
     apr_atomic_set32(&child_stopped, 0);
-    /* (a deadline on the calls of the threads that set a limit: qrt_dbwatch.h) */
-    if (qrt_dbd_dialect() && qrt_dbd_dialect()->socket && qrt_dbwatch_start() != 0) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00126: cannot start the database "
-                     "watchdog thread: a database server that stops answering holds the "
-                     "requests that wait for it");
+    /* (a deadline on the calls of the threads that set a limit: qrt_dbwatch.h; the
+     * watchdog ends with the child, before the module's code may be unloaded) */
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->socket) {
+        if (qrt_dbwatch_start() != 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00126: cannot start the "
+                         "database watchdog thread: a database server that stops answering "
+                         "holds the requests that wait for it");
+        }
+        else {
+            apr_pool_cleanup_register(p, NULL, qrt_dbwatch_end, apr_pool_cleanup_null);
+        }
     }
     qrt_rate_child_init(p, s);
     qrt_gate_child_init(p, s);

@@ -35,7 +35,7 @@ pgsql_only = pytest.mark.skipif(
 
 class Scanner:
     """Threads scanning codes on nodes, one visitor per thread; each result is
-    (node index, code, visitor, status or None, Location)."""
+    (node index, code, visitor, status or None, Location, the time it was sent)."""
 
     def __init__(self, nodes, codes, threads=8):
         self.nodes, self.codes = nodes, codes
@@ -54,6 +54,7 @@ class Scanner:
                 node = (i + n) % len(self.nodes)
                 code = self.codes[(i * 7 + n) % len(self.codes)]
                 n += 1
+                sent = time.monotonic()
                 try:
                     r = s.get("%s/q/%s" % (self.nodes[node].base, code),
                               headers={"User-Agent": UA % i}, allow_redirects=False,
@@ -62,7 +63,7 @@ class Scanner:
                 except requests.RequestException:
                     got = (None, None)
                 with self.lock:
-                    self.results.append((node, code, i, got[0], got[1]))
+                    self.results.append((node, code, i, got[0], got[1], sent))
                 # Paces the load (a steady stream of scans, not a flood).
                 self.stop.wait(0.01)
 
@@ -478,14 +479,18 @@ def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
                    timeout=30, interval=0.1, what="the node to leave the database")
         left = time.monotonic()
         assert left - stalled < 25, left - stalled
-        since = load.count()
-        # Scans go on, from the spool, for a few seconds of the stall.
-        wait_until(lambda: load.count() > since + 100 and time.monotonic() - left > 3,
+        # Scans go on, from the spool, for a few seconds of the stall: every scan sent once
+        # the calls that were waiting when the node left have met their deadlines (the
+        # writer's, 2 s + 2.5 s, the longest) is redirected.
+        settled = left + 5
+
+        def spooled():
+            with load.lock:
+                return [r for r in load.results if r[5] >= settled]
+        wait_until(lambda: len(spooled()) > 100 and time.monotonic() > settled + 3,
                    timeout=30, interval=0.1, what="scans while the database is stalled")
-        with load.lock:
-            spooled = [r for r in load.results[since:]]
-        assert spooled and all(r[3] == 302 for r in spooled), \
-            sorted({r[3] for r in spooled}, key=str)
+        assert all(r[3] == 302 for r in spooled()), \
+            sorted({r[3] for r in spooled()}, key=str)
         assert int(qrtrack_status(srv)["QRTrackSpoolVisits"]) > 0
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
