@@ -11,9 +11,9 @@
  * httpd's page.
  *
  * Whether a refused request's path is the API's: many are refused before the location
- * walk, so it is walked here (ap_location_walk, which keeps its result for the request),
- * and the handler the request's <Location> sets is evaluated as the translate_name hook
- * does.
+ * walk, so it is walked here (ap_location_walk; its result is kept for an API path
+ * only), and the handler the request's <Location> sets is evaluated as the
+ * translate_name hook does.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -31,21 +31,27 @@ APLOG_USE_MODULE(qrtrack);
 
 static ap_filter_rec_t *errpage_filter_handle;
 
-/* Whether r's <Location> sets SetHandler qrtrack-api. */
+/* Whether r's <Location> sets SetHandler qrtrack-api. The walk's configuration is kept
+ * only then: another application's refused request keeps the one httpd gave it. */
 static int errpage_is_api(request_rec *r)
 {
+    struct ap_conf_vector_t *before = r->per_dir_config;
     core_dir_config *d;
-    const char *h, *err = NULL;
+    const char *h = NULL, *err = NULL;
 
     if (!r->uri || r->uri[0] != '/' || ap_location_walk(r) != OK) {
+        r->per_dir_config = before;
         return 0;
     }
     d = ap_get_core_module_config(r->per_dir_config);
-    if (!d || !d->expr_handler) {
-        return 0;
+    if (d && d->expr_handler) {
+        h = ap_expr_str_exec(r, d->expr_handler, &err);
     }
-    h = ap_expr_str_exec(r, d->expr_handler, &err);
-    return h && !err && !strcmp(h, "qrtrack-api");
+    if (h && !err && !strcmp(h, "qrtrack-api")) {
+        return 1;
+    }
+    r->per_dir_config = before;
+    return 0;
 }
 
 static void errpage_insert(request_rec *r)
