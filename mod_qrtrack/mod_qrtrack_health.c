@@ -65,8 +65,10 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
 
         qrt_spool_status(&sp);
         /* Scans keep their redirects while the database is away (from the snapshot,
-         * their visits spooled): a balancer that sends scans here may keep doing so. */
-        json_object_set_new(j, "scans", json_string(sp.reachable ? "ok" : "spooling"));
+         * their visits spooled) or refuses writes, and while spooled visits wait (new
+         * ones go behind them): a balancer that sends scans here may keep doing so. */
+        json_object_set_new(j, "scans", json_string(sp.reachable && !sp.spooled ? "ok"
+                                                    : "spooling"));
         json_object_set_new(j, "spooled", json_integer((json_int_t)sp.spooled));
     }
     if (problem) {

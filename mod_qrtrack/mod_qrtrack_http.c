@@ -93,6 +93,11 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
          * mod_dbd opens a new connection for the next request. */
         return qrt_error_unavailable(q, "Database unavailable.");
     }
+    if (qrt_db_read_only(&q->db)) {
+        /* A standby, or a database switched to read-only: nothing was changed. */
+        return qrt_error_unavailable(q, "The database takes no changes now (it is "
+                                     "read-only); try again later.");
+    }
     if (qrt_db_busy_or_full(&q->db)) {
         /* A full disk, no connection slot left: nothing was changed; try again later. */
         return qrt_error_unavailable(q, "The database cannot take this request now; try "

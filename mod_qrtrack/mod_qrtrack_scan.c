@@ -152,7 +152,7 @@ static apr_uint32_t scan_queue_slots(void)
 }
 
 static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
-    log_lookup, log_unknown, log_capped;
+    log_lookup, log_unknown, log_capped, log_read_only;
 
 /* This child's writer's cache of the enabled webhooks (writer thread only). */
 static qrt_webhook_cache_t *writer_hooks;
@@ -871,6 +871,24 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
+            else if (qrt_db_read_only(*dbp)) {
+                /* Reads work, writes are refused (a standby, a read-only switch): the
+                 * visits wait in the spool, the next ones behind them, and the replay
+                 * tries again each second on a new connection, which a failover's
+                 * address may have moved to the new primary meanwhile. */
+                apr_uint32_t more = 0;
+
+                if (qrt_log_due(&log_read_only, &more)) {
+                    ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00127: the "
+                                 "database refuses writes (%s): scans are redirected and "
+                                 "their visits kept in the spool until it takes them "
+                                 "(and %u more batches since this line was last logged)",
+                                 (*dbp)->error, more);
+                }
+                writer_disconnect(*dbp);
+                *dbp = NULL;
+                return writer_spool(visits, n);
+            }
             else if (qrt_dialect_remote((*dbp)->driver)) {
                 /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
                  * connection that met a lock timeout stays: a new one would wait on
@@ -920,7 +938,8 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
-            if (!qrt_dialect_remote((*dbp)->driver) || qrt_db_lost(*dbp)) {
+            if (!qrt_dialect_remote((*dbp)->driver) || qrt_db_lost(*dbp)
+                || qrt_db_read_only(*dbp)) {
                 writer_disconnect(*dbp);
                 *dbp = NULL;
             }

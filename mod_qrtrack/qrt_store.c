@@ -97,6 +97,13 @@ int qrt_db_busy_or_full(const qrt_db_t *db)
                  || strstr(e, " 55P03:") || strstr(e, " 57014:"));
 }
 
+int qrt_db_read_only(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    return e && (strstr(e, " 25006:") || strstr(e, "attempt to write a readonly database"));
+}
+
 typedef struct {
     const char *label;
     const char *sql;

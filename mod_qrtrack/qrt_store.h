@@ -82,6 +82,11 @@ int qrt_db_lost(const qrt_db_t *db);
 /* 1 when db's last error is the database's disk or memory full, or a lock held
  * elsewhere past the time allowed: the request may succeed later (503). */
 int qrt_db_busy_or_full(const qrt_db_t *db);
+/* 1 when db's last error is the database refusing writes while it answers reads: a
+ * PostgreSQL hot standby (a balancer or a failover's address pointing at it) or
+ * default_transaction_read_only (SQLSTATE 25006), SQLite's file or file system made
+ * read-only (SQLITE_READONLY). It may take them later (503; scans spool). */
+int qrt_db_read_only(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

@@ -120,6 +120,17 @@ START_TEST(error_classes)
     db.error = "ERROR: 23505: duplicate key value violates unique constraint";
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
     ck_assert_int_eq(qrt_db_lost(&db), 0);
+    ck_assert_int_eq(qrt_db_read_only(&db), 0);
+    /* a hot standby, default_transaction_read_only; SQLite's read-only file */
+    db.error = "visit_add_many: ERROR:  25006: cannot execute INSERT in a read-only "
+               "transaction";
+    ck_assert_int_eq(qrt_db_read_only(&db), 1);
+    ck_assert_int_eq(qrt_db_lost(&db), 0);
+    ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    db.error = "attempt to write a readonly database";
+    ck_assert_int_eq(qrt_db_read_only(&db), 1);
+    db.error = NULL;
+    ck_assert_int_eq(qrt_db_read_only(&db), 0);
 }
 END_TEST
 
