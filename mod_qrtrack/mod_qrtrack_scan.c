@@ -871,11 +871,12 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
-            else if (qrt_db_read_only(*dbp)) {
-                /* Reads work, writes are refused (a standby, a read-only switch): the
-                 * visits wait in the spool, the next ones behind them, and the replay
-                 * tries again each second on a new connection, which a failover's
-                 * address may have moved to the new primary meanwhile. */
+            else if (qrt_db_refuses_writes(*dbp)) {
+                /* Reads work, writes are refused (a standby, a read-only switch, the
+                 * server's disk full): the visits wait in the spool, the next ones
+                 * behind them, and the replay tries again each second on a new
+                 * connection, which a failover's address may have moved to the new
+                 * primary meanwhile. */
                 apr_uint32_t more = 0;
 
                 if (qrt_log_due(&log_read_only, &more)) {
@@ -939,7 +940,7 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
             if (!qrt_dialect_remote((*dbp)->driver) || qrt_db_lost(*dbp)
-                || qrt_db_read_only(*dbp)) {
+                || qrt_db_refuses_writes(*dbp)) {
                 writer_disconnect(*dbp);
                 *dbp = NULL;
             }

@@ -104,6 +104,11 @@ int qrt_db_read_only(const qrt_db_t *db)
     return e && (strstr(e, " 25006:") || strstr(e, "attempt to write a readonly database"));
 }
 
+int qrt_db_refuses_writes(const qrt_db_t *db)
+{
+    return qrt_db_read_only(db) || (db->error && strstr(db->error, " 53100:"));
+}
+
 typedef struct {
     const char *label;
     const char *sql;

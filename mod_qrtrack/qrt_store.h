@@ -87,6 +87,11 @@ int qrt_db_busy_or_full(const qrt_db_t *db);
  * default_transaction_read_only (SQLSTATE 25006), SQLite's file or file system made
  * read-only (SQLITE_READONLY). It may take them later (503; scans spool). */
 int qrt_db_read_only(const qrt_db_t *db);
+/* 1 when db's last error says the database takes no writes for now while it may still
+ * answer reads: qrt_db_read_only, or PostgreSQL's disk full (53100; a server elsewhere,
+ * whose full disk is not the node's). Not SQLite's full disk: its spool shares that
+ * file system unless QRTrackSpoolDir says otherwise. */
+int qrt_db_refuses_writes(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
+from lib.disk import Tmpfs, free_bytes
 from lib.env import PSQL
 from lib.qr import IPHONE
 from lib.server import qrtrack_status
@@ -218,27 +219,6 @@ def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged
             assert not srv.crash_lines(), srv.error_log()
         finally:
             srv.cleanup()
-
-
-class Tmpfs:
-    """A small tmpfs (root only) for a database that fills its disk; None when this
-    machine does not let the tests mount one."""
-
-    @staticmethod
-    def mount(path, megabytes):
-        os.makedirs(path, exist_ok=True)
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % megabytes,
-                            "tmpfs", path], capture_output=True, text=True)
-        return p.returncode == 0
-
-    @staticmethod
-    def umount(path):
-        subprocess.run(["umount", "-l", path], capture_output=True)
-
-
-def free_bytes(path):
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")

@@ -8,6 +8,7 @@ counters and unique visitors come out as if nothing had happened. An unknown cod
 answers 503 meanwhile (the snapshot cannot prove it does not exist), the API 503, and
 the error log says so a few times, not once per request."""
 import os
+import pwd
 import signal
 import stat
 import subprocess
@@ -19,6 +20,7 @@ import requests
 
 import conftest
 from lib import pg as pglib
+from lib.disk import Tmpfs, free_bytes
 from conftest import Api, BACKEND, Server, started
 from lib.wait import wait_until
 from lib.server import qrtrack_status, snapshot_codes
@@ -590,3 +592,57 @@ def test_a_database_that_refuses_writes_keeps_scans_redirected_and_the_api_reada
     finally:
         set_read_only(own_cluster, False)
         srv.cleanup()
+
+
+@pgsql_only
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_database_whose_disk_is_full_keeps_scans_redirected_until_it_has_room(own_cluster):
+    """The visits' table on a tablespace whose disk fills (SQLSTATE 53100; the server's
+    other files, its WAL included, have room): scans go on being redirected, their visits
+    kept in the node's spool, and the API's other writes work; once the disk has room
+    again the spool is replayed and every redirected visit is in the database, once."""
+    mnt = os.path.join(own_cluster.dir, "small")
+    if not Tmpfs.mount(mnt, 8):
+        pytest.skip("this machine does not allow mounting a tmpfs")
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    try:
+        pw = pwd.getpwnam("postgres")
+        os.chown(mnt, pw.pw_uid, pw.pw_gid)
+        srv.admin("init")
+        srv.account("acme")
+        own_cluster.psql("postgres", "CREATE TABLESPACE small LOCATION '%s'" % mnt,
+                         user="postgres")
+        own_cluster.psql(srv.dbname, "ALTER TABLE visit_rows SET TABLESPACE small",
+                         user="postgres")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 4)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        filler = os.path.join(mnt, "filler")
+        with open(filler, "wb") as f:
+            f.write(b"\0" * max(0, free_bytes(mnt) - 128 * 1024))
+        load = Scanner([srv], codes)
+        wait_until(lambda: int(qrtrack_status(srv)["QRTrackSpoolVisits"]) > 0, timeout=30,
+                   interval=0.1, what="the disk to fill and visits to be spooled")
+        full = time.monotonic()
+        time.sleep(3)
+        with Api(srv, tok) as s:
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/new"})
+            assert r.status_code == 200, r.text
+            assert s.get("/health").json()["scans"] == "spooling"
+        freed = time.monotonic()
+        os.unlink(filler)
+        wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=30, interval=0.1, what="the spool replayed")
+        results = load.finish()
+        during = [r[3] for r in results if full < r[5] < freed]
+        assert len(during) > 50 and set(during) == {302}, sorted(set(during), key=str)
+        assert all(r[3] == 302 for r in results), sorted({r[3] for r in results}, key=str)
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
+        log = srv.error_log()
+        assert "QRT00127" in log and "53100" in log, log[-3000:]
+        assert not srv.crash_lines(), srv.error_log()
+    finally:
+        srv.cleanup()
+        Tmpfs.umount(mnt)

@@ -127,10 +127,21 @@ START_TEST(error_classes)
     ck_assert_int_eq(qrt_db_read_only(&db), 1);
     ck_assert_int_eq(qrt_db_lost(&db), 0);
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 1);
     db.error = "attempt to write a readonly database";
     ck_assert_int_eq(qrt_db_read_only(&db), 1);
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 1);
+    /* PostgreSQL's full disk refuses writes (the spool is elsewhere), SQLite's is busy */
+    db.error = "ERROR: 53100: could not extend file: No space left on device";
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 1);
+    ck_assert_int_eq(qrt_db_read_only(&db), 0);
+    db.error = "database or disk is full";
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
+    db.error = "FATAL: 57P01: terminating connection due to administrator command";
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
     db.error = NULL;
     ck_assert_int_eq(qrt_db_read_only(&db), 0);
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
 }
 END_TEST
 
