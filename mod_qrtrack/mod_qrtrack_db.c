@@ -89,6 +89,21 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
         return;
     }
     if (qrt_db_limit(dbd->driver, dbd->handle, dbd->pool, ms, &l->sqlite) != APR_SUCCESS) {
+        qrt_db_t was;
+
+        memset(&was, 0, sizeof(was));
+        was.error = apr_dbd_error(dbd->driver, dbd->handle, 1);
+        /* A pooled connection the server closed while it was idle (its
+         * idle_session_timeout, a restart since): opened again in place, its statements
+         * prepared again by its first use (qrt_store.c), and limited then. */
+        if (qrt_db_lost(&was)
+            && apr_dbd_check_conn(dbd->driver, dbd->pool, dbd->handle) == APR_SUCCESS
+            && qrt_db_limit(dbd->driver, dbd->handle, dbd->pool, ms, &l->sqlite)
+               == APR_SUCCESS) {
+            l->set = 1;
+            l->session = qrt_db_session(dbd->driver, dbd->handle);
+            return;
+        }
         if (qrt_log_due(&throttle, &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00093: cannot put a "
                          "database connection under QRTrackStatementTimeout (%d s): %s "

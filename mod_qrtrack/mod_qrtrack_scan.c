@@ -439,6 +439,17 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
     return rv;
 }
 
+/* 1 when a commit failed because the writer's connection had been closed while it was
+ * idle (the server's idle_session_timeout, 57P05; a restart since; a balancer or
+ * firewall that drops idle connections), before anything of the batch reached the
+ * server: its first call failed as lost. The batch is then tried once on a new
+ * connection before the database counts as gone. */
+static int writer_stale(const qrt_db_t *db)
+{
+    return qrt_db_lost(db) && db->error
+           && (strstr(db->error, " 57P05:") || !strncmp(db->error, "begin: ", 7));
+}
+
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
                                   int n, const qrt_spool_batch_t *sp, int *recorded,
                                   apr_time_t deadline)
@@ -498,7 +509,12 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00064: committed %d "
                      "visits (attempt %d)", n, attempt);
     }
-    if (rv != APR_SUCCESS) {
+    if (rv != APR_SUCCESS && writer_stale(&db)) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00128: the scan writer's "
+                     "connection was closed while idle (%s); committing on a new one",
+                     db.error);
+    }
+    else if (rv != APR_SUCCESS) {
         apr_uint32_t more = 0;
 
         QRT_STAT_ADD(commit_failures, 1);
@@ -862,6 +878,14 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             /* A little before the deadline: the answer must reach the request. */
             rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                deadline - SCAN_ANSWER_MARGIN);
+            if (rv != APR_SUCCESS && rv != APR_TIMEUP && writer_stale(*dbp)) {
+                writer_disconnect(*dbp);
+                if (!(*dbp = writer_connect(cp))) {
+                    return writer_spool(visits, n);     /* (marked down) */
+                }
+                rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
+                                   deadline - SCAN_ANSWER_MARGIN);
+            }
             if (rv == APR_TIMEUP) {
                 rv = writer_commit_rest(*dbp, p, visits, n, deadline - SCAN_ANSWER_MARGIN);
             }
@@ -931,11 +955,18 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
         (*dbp)->error = NULL;
         rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
                            apr_time_now() + SCAN_REPLAY_PAUSE);
+        if (rv != APR_SUCCESS && writer_stale(*dbp)) {
+            writer_disconnect(*dbp);
+            if ((*dbp = writer_connect(cp)) != NULL) {
+                rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
+                                   apr_time_now() + SCAN_REPLAY_PAUSE);
+            }
+        }
         if (rv == APR_SUCCESS) {
             qrt_spool_replayed(writer.s, &b, recorded);
             done = 1;
         }
-        else {
+        else if (*dbp) {
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }

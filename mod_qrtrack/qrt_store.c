@@ -81,6 +81,7 @@ int qrt_db_lost(const qrt_db_t *db)
     const char *e = db->error;
 
     return e && (strstr(e, " 57P01:") || strstr(e, " 57P02:") || strstr(e, " 57P03:")
+                 || strstr(e, " 57P05:") || strstr(e, " 25P03:")
                  || strstr(e, ": 08") || strstr(e, "server closed the connection")
                  || strstr(e, "no connection to the server"));
 }

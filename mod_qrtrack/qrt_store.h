@@ -77,7 +77,8 @@ void qrt_db_setup(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
  * from its start. */
 int qrt_db_retryable(const qrt_db_t *db);
 /* 1 when db's last error says the connection to the database was lost (the server
- * stopped or restarted, the network failed): worth a 503, not a 500. */
+ * stopped or restarted, the network failed, it ended a session idle past its
+ * idle_session_timeout or idle_in_transaction_session_timeout): worth a 503, not a 500. */
 int qrt_db_lost(const qrt_db_t *db);
 /* 1 when db's last error is the database's disk or memory full, or a lock held
  * elsewhere past the time allowed: the request may succeed later (503). */

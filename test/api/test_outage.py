@@ -646,3 +646,48 @@ def test_a_database_whose_disk_is_full_keeps_scans_redirected_until_it_has_room(
     finally:
         srv.cleanup()
         Tmpfs.umount(mnt)
+
+
+@pgsql_only
+def test_connections_the_server_ends_while_idle_are_opened_again_without_an_outage(
+        own_cluster):
+    """A server that ends sessions idle past its idle_session_timeout (SQLSTATE 57P05, as
+    administrators set to reap idle connections; a balancer that drops idle connections
+    looks the same) is no outage: each scan after an idle spell is recorded and
+    redirected (the writer commits on a new connection), API requests answer as usual,
+    nothing is spooled, and the error log says nothing of it."""
+    own_cluster.psql("postgres", "ALTER SYSTEM SET idle_session_timeout = '1500ms'",
+                     user="postgres")
+    own_cluster.psql("postgres", "SELECT pg_reload_conf()", user="postgres")
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        scans = 0
+        for spell in range(4):
+            time.sleep(2.5)         # every connection idle past the timeout
+            with Api(srv, tok) as s:
+                for i in range(3):
+                    r = s.get("/tracker")
+                    assert r.status_code == 200, (spell, r.status_code, r.text)
+                r = s.post("/tracker", json={"redirect_url": "https://example.com/%d" % spell})
+                assert r.status_code == 200, (spell, r.status_code, r.text)
+            for i in range(4):
+                r = requests.get("%s/q/%s" % (srv.base, codes[i % 2]), allow_redirects=False,
+                                 headers={"User-Agent": UA % i}, timeout=30)
+                assert r.status_code == 302, (spell, i, r.status_code, r.text)
+                scans += 1
+        status = qrtrack_status(srv)
+        assert status["QRTrackSpoolVisitsTotal"] == "0", status
+        assert status["QRTrackDatabaseReachable"] == "1", status
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == scans
+        log = srv.error_log()
+        for line in ("QRT00104", "QRT00040", "QRT00093", "QRT00020"):
+            assert line not in log, log[-3000:]
+        assert "57P05" in log       # (the writer's new connection, at level info)
+        assert not error_lines(srv), error_lines(srv)
+    finally:
+        srv.cleanup()

@@ -117,6 +117,11 @@ START_TEST(error_classes)
     db.error = "FATAL: 57P01: terminating connection due to administrator command";
     ck_assert_int_eq(qrt_db_lost(&db), 1);
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
+    /* a session ended by the server's idle timeouts */
+    db.error = "begin: FATAL:  57P05: terminating connection due to idle-session timeout";
+    ck_assert_int_eq(qrt_db_lost(&db), 1);
+    db.error = "FATAL:  25P03: terminating connection due to idle-in-transaction timeout";
+    ck_assert_int_eq(qrt_db_lost(&db), 1);
     db.error = "ERROR: 23505: duplicate key value violates unique constraint";
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
     ck_assert_int_eq(qrt_db_lost(&db), 0);
