@@ -219,13 +219,71 @@ static void spool_give(apr_pool_t *p, server_rec *s, const char *path)
     }
 }
 
+/* Opens one of the node's files in the parent and reads what start-up needs of it (the
+ * visits waiting; the snapshot's marks). A file damaged by a disk's or a copy's fault
+ * (not an SQLite database, or a corrupt one) is moved aside, kept for a look or a
+ * recovery, and made anew, so that it does not keep httpd from starting: the snapshot is
+ * filled again from the database within seconds; the visits a damaged spool held are not
+ * replayed (sqlite3's .recover may get them back from the file set aside). */
+static apr_status_t spool_open_start(apr_pool_t *ptemp, server_rec *s, const char *path,
+                                     qrt_spool_kind_t kind, qrt_spool_t **out,
+                                     apr_int64_t *v, const char **err)
+{
+    apr_pool_t *tp;
+    const char *aside;
+    apr_status_t rv;
+    int tries;
+
+    for (tries = 0;; tries++) {
+        apr_pool_create(&tp, ptemp);
+        *err = NULL;
+        rv = qrt_spool_open(tp, path, kind, out, err);
+        if (rv == APR_SUCCESS) {
+            rv = kind == QRT_SPOOL_VISITS ? qrt_spool_count(*out, &v[0])
+                 : qrt_snap_meta_get(*out, "hwm", &v[0]) == APR_SUCCESS
+                   ? qrt_snap_meta_get(*out, "gen", &v[1]) : APR_EGENERAL;
+            if (rv != APR_SUCCESS) {
+                *err = apr_psprintf(ptemp, "%s: %s", path, qrt_spool_error(*out));
+                if (qrt_spool_damaged(*out)) {
+                    rv = QRT_SPOOL_EDAMAGED;
+                }
+            }
+        }
+        *err = *err ? apr_pstrdup(ptemp, *err) : NULL;
+        if (rv != QRT_SPOOL_EDAMAGED || tries > 0) {
+            if (rv != APR_SUCCESS) {
+                apr_pool_destroy(tp);
+                *out = NULL;
+            }
+            return rv;
+        }
+        apr_pool_destroy(tp);           /* (closes it) */
+        rv = qrt_spool_set_aside(ptemp, path, apr_time_sec(apr_time_now()), &aside);
+        if (rv != APR_SUCCESS) {
+            *err = apr_psprintf(ptemp, "%s is damaged (%s) and cannot be moved aside",
+                                path, *err);
+            return rv;
+        }
+        if (kind == QRT_SPOOL_VISITS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00129: the spool is damaged (%s): "
+                         "moved aside to %s and made anew; the visits it held are not "
+                         "replayed (sqlite3's .recover may get them back)", *err, aside);
+        }
+        else {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00129: the snapshot is damaged "
+                         "(%s): moved aside to %s and made anew (filled from the database "
+                         "again)", *err, aside);
+        }
+    }
+}
+
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;
     apr_shm_t *shm = NULL;
     const char *dir = spool_dir(ptemp), *err = NULL;
     qrt_spool_t *sp, *snap;
-    apr_int64_t n = 0, hwm = 0, gen = 0;
+    apr_int64_t n = 0, hwm = 0, gen = 0, v[3] = { 0, 0, 0 };
     apr_status_t rv;
     struct stat st;
 
@@ -263,17 +321,19 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     spool_path = apr_pstrcat(pconf, dir, "/" SPOOL_FILE, NULL);
     snap_path = apr_pstrcat(pconf, dir, "/" SNAP_FILE, NULL);
     /* Made here, before any child: a schema, the node's id, and what waits. */
-    if (qrt_spool_open(ptemp, spool_path, QRT_SPOOL_VISITS, &sp, &err) != APR_SUCCESS
-        || qrt_spool_count(sp, &n) != APR_SUCCESS
-        || qrt_spool_open(ptemp, snap_path, QRT_SPOOL_SNAPSHOT, &snap, &err) != APR_SUCCESS
-        || qrt_snap_meta_get(snap, "hwm", &hwm) != APR_SUCCESS
-        || qrt_snap_meta_get(snap, "gen", &gen) != APR_SUCCESS) {
+    if (spool_open_start(ptemp, s, spool_path, QRT_SPOOL_VISITS, &sp, v, &err)
+        != APR_SUCCESS
+        || spool_open_start(ptemp, s, snap_path, QRT_SPOOL_SNAPSHOT, &snap, v + 1, &err)
+           != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00109: the spool in %s: %s (the "
                      "directory must be writable by the server's User; or say "
-                     "QRTrackSpoolDir off)", dir, err ? err : qrt_spool_error(sp));
+                     "QRTrackSpoolDir off)", dir, err ? err : "cannot open it");
         spool_path = snap_path = NULL;
         return APR_EGENERAL;
     }
+    n = v[0];
+    hwm = v[1];
+    gen = v[2];
     spool_give(ptemp, s, spool_path);
     spool_give(ptemp, s, snap_path);
     shared->spooled = n;

@@ -21,6 +21,7 @@ struct qrt_spool {
     qrt_spool_kind_t kind;
     char node[17];
     char error[256];
+    int damaged;                    /* an error said the file is damaged */
 };
 
 static const char *const spool_schema[] = {
@@ -39,14 +40,44 @@ static const char *const snap_schema[] = {
 
 static apr_status_t spool_fail(qrt_spool_t *s, const char *what)
 {
+    int rc = s->db ? sqlite3_errcode(s->db) & 0xff : SQLITE_OK;
+
     apr_snprintf(s->error, sizeof(s->error), "%s: %s", what,
                  s->db ? sqlite3_errmsg(s->db) : "not open");
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+        s->damaged = 1;
+    }
     return APR_EGENERAL;
 }
 
 const char *qrt_spool_error(qrt_spool_t *s)
 {
     return s->error[0] ? s->error : "no error";
+}
+
+int qrt_spool_damaged(const qrt_spool_t *s)
+{
+    return s && s->damaged;
+}
+
+apr_status_t qrt_spool_set_aside(apr_pool_t *p, const char *path, apr_int64_t stamp,
+                                 const char **aside)
+{
+    static const char *const ext[] = { "-wal", "-shm", "" };
+    const char *to = apr_psprintf(p, "%s.damaged-%" APR_INT64_T_FMT, path, stamp);
+    int i;
+
+    *aside = to;
+    /* (the log and the shared memory first: a file without its log reads as it was
+     * before the log's last commits) */
+    for (i = 0; i < 3; i++) {
+        const char *from = apr_pstrcat(p, path, ext[i], NULL);
+
+        if (rename(from, apr_pstrcat(p, to, ext[i], NULL)) != 0 && (errno != ENOENT || !*ext[i])) {
+            return APR_FROM_OS_ERROR(errno);
+        }
+    }
+    return APR_SUCCESS;
 }
 
 static apr_status_t spool_close(void *data)
@@ -171,7 +202,7 @@ apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t ki
            != SQLITE_OK) {
         spool_fail(s, "set up");
         *err = apr_psprintf(p, "%s: %s", path, s->error);
-        return APR_EGENERAL;
+        return s->damaged ? QRT_SPOOL_EDAMAGED : APR_EGENERAL;
     }
     /* A snapshot written before codes had their routing is started again: its
      * numbers (meta) go with it, so the next sweep reads every code afresh. */
@@ -182,18 +213,18 @@ apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t ki
             || spool_exec(s, "DELETE FROM meta") != SQLITE_OK)) {
         spool_fail(s, "start its snapshot again");
         *err = apr_psprintf(p, "%s: %s", path, s->error);
-        return APR_EGENERAL;
+        return s->damaged ? QRT_SPOOL_EDAMAGED : APR_EGENERAL;
     }
     for (i = 0; ddl[i]; i++) {
         if (spool_exec(s, ddl[i]) != SQLITE_OK) {
             spool_fail(s, "create its tables");
             *err = apr_psprintf(p, "%s: %s", path, s->error);
-            return APR_EGENERAL;
+            return s->damaged ? QRT_SPOOL_EDAMAGED : APR_EGENERAL;
         }
     }
     if (kind == QRT_SPOOL_VISITS && spool_node_id(s) != APR_SUCCESS) {
         *err = apr_psprintf(p, "%s: %s", path, s->error);
-        return APR_EGENERAL;
+        return s->damaged ? QRT_SPOOL_EDAMAGED : APR_EGENERAL;
     }
     *out = s;
     return APR_SUCCESS;

@@ -25,11 +25,21 @@ typedef struct qrt_spool qrt_spool_t;
 typedef enum { QRT_SPOOL_VISITS, QRT_SPOOL_SNAPSHOT } qrt_spool_kind_t;
 
 /* Opens (creating it and its tables when missing) the file at path; the connection is
- * closed with p. APR_SUCCESS, or an error with *err saying why. */
+ * closed with p. APR_SUCCESS, QRT_SPOOL_EDAMAGED when the file is not an SQLite database
+ * or a damaged one (SQLITE_NOTADB, SQLITE_CORRUPT: a disk's or a copy's fault), or
+ * another error; *err says why. */
+#define QRT_SPOOL_EDAMAGED APR_EBADF
 apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t kind,
                             qrt_spool_t **s, const char **err);
 /* The last error of s, for log lines. */
 const char *qrt_spool_error(qrt_spool_t *s);
+/* 1 when an error of s said its file is damaged (as QRT_SPOOL_EDAMAGED). */
+int qrt_spool_damaged(const qrt_spool_t *s);
+/* Moves the file at path (and its -wal and -shm files) aside, to
+ * "<path>.damaged-<stamp>" (*aside, in p), so that a new one can be made where it was and
+ * the old one kept to be looked at or recovered. APR_SUCCESS or rename(2)'s error. */
+apr_status_t qrt_spool_set_aside(apr_pool_t *p, const char *path, apr_int64_t stamp,
+                                 const char **aside);
 
 /* ---- the spool of visits --------------------------------------------------------- */
 

@@ -691,3 +691,47 @@ def test_connections_the_server_ends_while_idle_are_opened_again_without_an_outa
         assert not error_lines(srv), error_lines(srv)
     finally:
         srv.cleanup()
+
+
+def test_damaged_spool_and_snapshot_files_are_set_aside_and_made_anew():
+    """A node's spool or snapshot damaged by a disk's or a copy's fault (not an SQLite file
+    at all; a file whose pages are garbage) does not keep httpd from starting: each is moved
+    aside (kept, for a look or sqlite3's .recover), made anew, private as before, the
+    snapshot filled again from the database; scans go on; the error log names both."""
+    srv, tok = started(extra=STATUS % conftest.apxs("LIBEXECDIR"))
+    try:
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the snapshot of the codes")
+        srv.stop()
+        spool = os.path.join(srv.dir, "qrtrack-spool.db")
+        snap = os.path.join(srv.dir, "qrtrack-snapshot.db")
+        with open(spool, "r+b") as f:
+            f.write(b"not a database! " * 64)
+        with open(snap, "r+b") as f:
+            f.seek(100)         # the header kept, the schema's page garbage
+            f.write(b"\xa5" * 3996)
+        srv.start()
+        for i in range(4):
+            r = requests.get("%s/q/%s" % (srv.base, codes[i % 2]), allow_redirects=False,
+                             timeout=30)
+            assert r.status_code == 302, r.text
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the new snapshot filled again")
+        log = srv.error_log()
+        assert log.count("QRT00129") >= 2, log[-3000:]
+        assert "the spool is damaged" in log and "the snapshot is damaged" in log, log[-3000:]
+        for path, head in ((spool, b"not a database! "), (snap, b"SQLite format 3\0")):
+            aside = [n for n in os.listdir(srv.dir)
+                     if n.startswith(os.path.basename(path) + ".damaged-")
+                     and not n.endswith(("-wal", "-shm"))]
+            assert len(aside) == 1, os.listdir(srv.dir)
+            with open(os.path.join(srv.dir, aside[0]), "rb") as f:
+                assert f.read(16) == head
+            st = os.stat(path)
+            assert stat.S_IMODE(st.st_mode) == 0o640, (path, oct(st.st_mode))
+        with Api(srv, tok) as s:
+            assert s.get("/health").json()["scans"] == "ok"
+        assert not srv.crash_lines(), srv.error_log()
+    finally:
+        srv.cleanup()
