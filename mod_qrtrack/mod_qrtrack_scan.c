@@ -152,7 +152,7 @@ static apr_uint32_t scan_queue_slots(void)
 }
 
 static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
-    log_lookup, log_unknown, log_capped, log_read_only;
+    log_lookup, log_unknown, log_capped, log_read_only, log_commit_quiet;
 
 /* This child's writer's cache of the enabled webhooks (writer thread only). */
 static qrt_webhook_cache_t *writer_hooks;
@@ -516,9 +516,13 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     else if (rv != APR_SUCCESS) {
         apr_uint32_t more = 0;
+        /* A database that refuses writes while visits wait in the spool was said once
+         * (QRT00127); its replays fail every second until it takes them again. */
+        int quiet = qrt_db_refuses_writes(&db) && qrt_spool_pending();
 
         QRT_STAT_ADD(commit_failures, 1);
-        if (qrt_log_due(&log_commit, &more)) {
+        if (quiet ? qrt_log_due_every(&log_commit_quiet, QRT_LOG_QUIET, &more)
+                  : qrt_log_due(&log_commit, &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
                          "commit %d visits: %s (and %u more failed commits since this "
                          "line was last logged)", n, db.error ? db.error : "unknown error",

@@ -13,9 +13,15 @@ APLOG_USE_MODULE(qrtrack);
 
 int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 {
+    return qrt_log_due_every(t, QRT_LOG_EVERY, skipped);
+}
+
+int qrt_log_due_every(qrt_log_throttle_t *t, apr_interval_time_t every,
+                      apr_uint32_t *skipped)
+{
     apr_time_t now = apr_time_now(), seen = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
 
-    if (now - seen < QRT_LOG_EVERY
+    if (now - seen < every
         || !__atomic_compare_exchange_n(&t->last, &seen, now, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);

@@ -14,6 +14,11 @@ typedef struct {
     apr_uint32_t skipped;
 } qrt_log_throttle_t;
 int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped);
+/* The same, once per every: a condition already said and bound to last (the database
+ * refusing writes for hours) every QRT_LOG_QUIET. */
+#define QRT_LOG_QUIET apr_time_from_sec(300)
+int qrt_log_due_every(qrt_log_throttle_t *t, apr_interval_time_t every,
+                      apr_uint32_t *skipped);
 
 /* A global mutex of the given (registered) type, created once in
  * the process pool so that it survives graceful restarts. */

@@ -77,7 +77,7 @@ static struct {
  * in the parent's life, the same across graceful restarts, as the mutex is. */
 static apr_int64_t wh_owner;
 
-static qrt_log_throttle_t log_db, log_disabled, log_bad;
+static qrt_log_throttle_t log_db, log_db_quiet, log_disabled, log_bad;
 
 static int wh_stopping(void)
 {
@@ -644,7 +644,10 @@ static void wh_db_failed(qrt_db_t **db, apr_time_t now, apr_time_t *reconnect_at
 {
     apr_uint32_t more = 0;
 
-    if (qrt_log_due(&log_db, &more)) {
+    /* (a database that refuses writes refuses them every second, for as long as it
+     * lasts: said every QRT_LOG_QUIET) */
+    if (qrt_db_refuses_writes(*db) ? qrt_log_due_every(&log_db_quiet, QRT_LOG_QUIET, &more)
+                                   : qrt_log_due(&log_db, &more)) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01034: the webhook worker's "
                      "database work failed: %s; connecting again (and %u more such lines "
                      "since this one was last logged)",

@@ -554,8 +554,9 @@ def test_a_database_that_refuses_writes_keeps_scans_redirected_and_the_api_reada
         switched = time.monotonic()
         wait_until(lambda: int(qrtrack_status(srv)["QRTrackSpoolVisits"]) > 0, timeout=20,
                    interval=0.1, what="visits in the spool")
-        # A few seconds of scans while the database refuses writes.
-        time.sleep(3)
+        # Scans while the database refuses writes, long enough for the replays that fail
+        # every second to meet a throttle of 10 s twice.
+        time.sleep(22)
         with Api(srv, tok) as s:
             r = s.get("/tracker")
             assert r.status_code == 200, r.text
@@ -586,8 +587,11 @@ def test_a_database_that_refuses_writes_keeps_scans_redirected_and_the_api_reada
             assert r.status_code == 200, r.text
         log = srv.error_log()
         assert "QRT00127" in log and "25006" in log, log[-3000:]
-        # Throttled: at most once per 10 s per child, not once per batch.
-        assert log.count("QRT00127") <= 4, log.count("QRT00127")
+        # Said once a child; the replays' failures and the webhook worker's, which repeat
+        # every second while it lasts, once per QRT_LOG_QUIET (5 minutes) a child.
+        assert log.count("QRT00127") <= 2, log.count("QRT00127")
+        assert log.count("QRT00040") <= 3, log.count("QRT00040")
+        assert log.count("QRT01034") <= 2, log.count("QRT01034")
         assert not srv.crash_lines(), srv.error_log()
     finally:
         set_read_only(own_cluster, False)
