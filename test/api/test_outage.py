@@ -533,69 +533,75 @@ def set_read_only(cluster, on):
 def test_a_database_that_refuses_writes_keeps_scans_redirected_and_the_api_readable(
         own_cluster):
     """A database that answers reads but refuses writes (a hot standby a failover's address
-    points at, default_transaction_read_only) while its connections stay: scans go on being
-    redirected, their visits kept in the node's spool; the API reads, and its writes
-    answer 503 with Retry-After (not 500); /api/health says scans are spooled; once the
-    database takes writes again every redirected visit is in it, once."""
-    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    points at, default_transaction_read_only) while its connections stay, under two nodes:
+    scans go on being redirected on both, their visits kept in each node's spool; the API
+    reads, and its writes answer 503 with Retry-After (not 500); /api/health says scans are
+    spooled; once the database takes writes again every redirected visit of both nodes is
+    in it, once; the error log says it once, and the failures that repeat while it lasts
+    rarely."""
+    nodes = ()
     try:
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
-        tok = srv.token("acme")
-        trackers = make_trackers(srv, tok, 4)
-        codes = [t["code"] for t in trackers]
-        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
-                   what="the node's snapshot of the codes")
-        load = Scanner([srv], codes)
+        a, b, tok = two_nodes()
+        nodes = (a, b)
+        codes = [t["code"] for t in make_trackers(a, tok, 4)]
+        for n in nodes:
+            wait_until(lambda: set(codes) <= snapshot_codes(n), timeout=15, interval=0.1,
+                       what="the node's snapshot of the codes")
+        load = Scanner(list(nodes), codes)
         wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
                    what="scans before the switch")
         set_read_only(own_cluster, True)
         switched = time.monotonic()
-        wait_until(lambda: int(qrtrack_status(srv)["QRTrackSpoolVisits"]) > 0, timeout=20,
-                   interval=0.1, what="visits in the spool")
+        for n in nodes:
+            wait_until(lambda: int(qrtrack_status(n)["QRTrackSpoolVisits"]) > 0, timeout=20,
+                       interval=0.1, what="visits in the node's spool")
         # Scans while the database refuses writes, long enough for the replays that fail
         # every second to meet a throttle of 10 s twice.
         time.sleep(22)
-        with Api(srv, tok) as s:
-            r = s.get("/tracker")
-            assert r.status_code == 200, r.text
-            assert {t["code"] for t in r.json()["data"]} == set(codes)
-            r = s.post("/tracker", json={"redirect_url": "https://example.com/new"})
-            assert r.status_code == 503, r.text
-            assert "read-only" in r.json()["message"], r.text
-            assert int(r.headers["Retry-After"]) >= 1
-            r = s.get("/health")
-            assert r.status_code == 200, r.text
-            assert r.json()["scans"] == "spooling" and r.json()["spooled"] > 0, r.text
-        status = qrtrack_status(srv)
-        assert status["QRTrackDatabaseReachable"] == "1"
+        for n in nodes:
+            with Api(n, tok) as s:
+                r = s.get("/tracker")
+                assert r.status_code == 200, r.text
+                assert {t["code"] for t in r.json()["data"]} == set(codes)
+                r = s.post("/tracker", json={"redirect_url": "https://example.com/new"})
+                assert r.status_code == 503, r.text
+                assert "read-only" in r.json()["message"], r.text
+                assert int(r.headers["Retry-After"]) >= 1
+                r = s.get("/health")
+                assert r.status_code == 200, r.text
+                assert r.json()["scans"] == "spooling" and r.json()["spooled"] > 0, r.text
+            assert qrtrack_status(n)["QRTrackDatabaseReachable"] == "1"
         refused = time.monotonic()
         set_read_only(own_cluster, False)
-        wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
-                   timeout=30, interval=0.1, what="the spool replayed")
+        for n in nodes:
+            wait_until(lambda: qrtrack_status(n)["QRTrackSpoolVisits"] == "0",
+                       timeout=30, interval=0.1, what="the node's spool replayed")
         results = load.finish()
         # Every scan sent while the database refused writes was redirected (the
         # reload reaches the sessions within a moment of the switch).
         during = [r[3] for r in results if switched + 1 < r[5] < refused]
         assert len(during) > 50 and set(during) == {302}, sorted(set(during), key=str)
+        assert {r[0] for r in results if switched + 1 < r[5] < refused} == {0, 1}
         assert all(r[3] == 302 for r in results), sorted({r[3] for r in results}, key=str)
-        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
-        with Api(srv, tok) as s:
-            assert s.get("/health").json()["scans"] == "ok"
-            r = s.post("/tracker", json={"redirect_url": "https://example.com/new"})
-            assert r.status_code == 200, r.text
-        log = srv.error_log()
-        assert "QRT00127" in log and "25006" in log, log[-3000:]
-        # Said once a child; the replays' failures and the webhook worker's, which repeat
-        # every second while it lasts, once per QRT_LOG_QUIET (5 minutes) a child.
-        assert log.count("QRT00127") <= 2, log.count("QRT00127")
-        assert log.count("QRT00040") <= 3, log.count("QRT00040")
-        assert log.count("QRT01034") <= 2, log.count("QRT01034")
-        assert not srv.crash_lines(), srv.error_log()
+        assert int(a.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
+        for n in nodes:
+            with Api(n, tok) as s:
+                assert s.get("/health").json()["scans"] == "ok"
+                r = s.post("/tracker", json={"redirect_url": "https://example.com/new"})
+                assert r.status_code == 200, r.text
+            log = n.error_log()
+            assert "QRT00127" in log and "25006" in log, log[-3000:]
+            # Said once a child; the replays' failures and the webhook worker's, which
+            # repeat every second while it lasts, once per QRT_LOG_QUIET (5 minutes) a
+            # child.
+            assert log.count("QRT00127") <= 2, log.count("QRT00127")
+            assert log.count("QRT00040") <= 3, log.count("QRT00040")
+            assert log.count("QRT01034") <= 2, log.count("QRT01034")
+            assert not n.crash_lines(), n.error_log()
     finally:
         set_read_only(own_cluster, False)
-        srv.cleanup()
+        for n in nodes:
+            n.cleanup()
 
 
 @pgsql_only
