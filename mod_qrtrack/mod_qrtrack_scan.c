@@ -511,8 +511,8 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     if (rv != APR_SUCCESS && writer_stale(&db)) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00128: the scan writer's "
-                     "connection was closed while idle (%s); committing on a new one",
-                     db.error);
+                     "connection was closed before its commit began (%s); committing on "
+                     "a new one", db.error);
     }
     else if (rv != APR_SUCCESS) {
         apr_uint32_t more = 0;
