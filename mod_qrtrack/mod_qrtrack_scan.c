@@ -74,6 +74,9 @@ APLOG_USE_MODULE(qrtrack);
 #define SCAN_LOOKUP_TRIES 3
 #define SCAN_ANSWER_MARGIN apr_time_from_msec(50)
 #define SCAN_REPLAY_PAUSE apr_time_from_sec(1)
+/* How long a replay waits for a lock held elsewhere: it holds the writers' mutex, so
+ * every child's new visits wait as long to reach the spool (writer_replay). */
+#define SCAN_REPLAY_LOCK_MS 200
 
 /* This child's writer thread: one of the writers that may commit the shared
  * queue of waiting visits (mod_qrtrack_queue.c). */
@@ -152,7 +155,7 @@ static apr_uint32_t scan_queue_slots(void)
 }
 
 static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
-    log_lookup, log_unknown, log_capped, log_read_only, log_commit_quiet;
+    log_lookup, log_unknown, log_capped, log_read_only, log_locked, log_commit_quiet;
 
 /* This child's writer's cache of the enabled webhooks (writer thread only). */
 static qrt_webhook_cache_t *writer_hooks;
@@ -516,9 +519,11 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     else if (rv != APR_SUCCESS) {
         apr_uint32_t more = 0;
-        /* A database that refuses writes while visits wait in the spool was said once
-         * (QRT00127); its replays fail every second until it takes them again. */
-        int quiet = qrt_db_refuses_writes(&db) && qrt_spool_pending();
+        /* A database that refuses writes, or a lock held elsewhere, while visits wait
+         * in the spool was said once (QRT00127, QRT00130); its replays fail every
+         * second until it takes them again. */
+        int quiet = (qrt_db_refuses_writes(&db) || qrt_db_locked(&db))
+                    && qrt_spool_pending();
 
         QRT_STAT_ADD(commit_failures, 1);
         if (quiet ? qrt_log_due_every(&log_commit_quiet, QRT_LOG_QUIET, &more)
@@ -864,6 +869,10 @@ static apr_status_t writer_commit_rest(qrt_db_t *db, apr_pool_t *p, qrt_visit_t 
     return rv;
 }
 
+/* No replay before this time: the last one failed, or the database has just refused
+ * a batch (the scans queued behind it meanwhile go to the spool first). */
+static apr_time_t replay_pause_until;
+
 /* A batch's visits into the database, or into the spool when the database cannot be
  * reached (or visits wait there already: new ones go behind them). Under the writers'
  * mutex. */
@@ -916,12 +925,31 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                 }
                 writer_disconnect(*dbp);
                 *dbp = NULL;
+                replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+                return writer_spool(visits, n);
+            }
+            else if (qrt_db_locked(*dbp)) {
+                /* Another program holds a lock past the wait (an administrator's
+                 * transaction, VACUUM FULL, CREATE INDEX, ALTER TABLE): nothing of the
+                 * batch was recorded. It waits in the spool and the scans are
+                 * redirected; the visits after it go behind it, and the replay tries
+                 * each second, briefly, until the lock has gone. The connection stays
+                 * (a new one would wait on the same lock to prepare its statements). */
+                apr_uint32_t more = 0;
+
+                if (qrt_log_due(&log_locked, &more)) {
+                    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00130: a "
+                                 "lock held elsewhere kept the scan writer waiting past "
+                                 "its time (%s): scans are redirected and their visits "
+                                 "kept in the spool until the lock goes (and %u more "
+                                 "batches since this line was last logged)",
+                                 (*dbp)->error, more);
+                }
+                replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
                 return writer_spool(visits, n);
             }
             else if (qrt_dialect_remote((*dbp)->driver)) {
-                /* A lock timeout, a failed statement: 503, no spool. (A PostgreSQL
-                 * connection that met a lock timeout stays: a new one would wait on
-                 * the same lock to prepare its statements.) */
+                /* A failed statement: 503, no spool. */
                 return rv;
             }
             /* The connection may be what failed: take a fresh one next time. */
@@ -935,16 +963,29 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
     return writer_spool(visits, n);
 }
 
+/* Spooled visits b into the database. A lock held elsewhere (what may have sent them
+ * to the spool) is waited for only briefly: the replay holds the writers' mutex. */
+static apr_status_t writer_replay_commit(qrt_db_t *db, apr_pool_t *p,
+                                         qrt_spool_batch_t *b, int *recorded)
+{
+    apr_status_t rv;
+
+    db->lock_wait_ms = SCAN_REPLAY_LOCK_MS;
+    rv = writer_commit(db, p, b->visits, b->n, b, recorded,
+                       apr_time_now() + apr_time_from_msec(SCAN_REPLAY_LOCK_MS));
+    db->lock_wait_ms = 0;
+    return rv;
+}
+
 /* One transaction of spooled visits into the database once it answers again, when
  * visits wait in the spool. 1 when it did one (more may wait). */
 static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
 {
-    static apr_time_t pause_until;
     qrt_spool_batch_t b;
     apr_status_t rv;
     int locked, recorded = 0, done = 0;
 
-    if (!qrt_spool_pending() || qrt_db_down() || apr_time_now() < pause_until) {
+    if (!qrt_spool_pending() || qrt_db_down() || apr_time_now() < replay_pause_until) {
         return 0;
     }
     locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
@@ -957,13 +998,11 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
     if (*dbp && qrt_spool_next(p, writer.s, SCAN_REPLAY_BATCH, &b) == APR_SUCCESS
         && b.n > 0) {
         (*dbp)->error = NULL;
-        rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
-                           apr_time_now() + SCAN_REPLAY_PAUSE);
+        rv = writer_replay_commit(*dbp, p, &b, &recorded);
         if (rv != APR_SUCCESS && writer_stale(*dbp)) {
             writer_disconnect(*dbp);
             if ((*dbp = writer_connect(cp)) != NULL) {
-                rv = writer_commit(*dbp, p, b.visits, b.n, &b, &recorded,
-                                   apr_time_now() + SCAN_REPLAY_PAUSE);
+                rv = writer_replay_commit(*dbp, p, &b, &recorded);
             }
         }
         if (rv == APR_SUCCESS) {
@@ -974,15 +1013,15 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
             if (qrt_db_unreachable(*dbp)) {
                 qrt_db_mark_down(writer.s, (*dbp)->error);
             }
-            if (!qrt_dialect_remote((*dbp)->driver) || qrt_db_lost(*dbp)
-                || qrt_db_refuses_writes(*dbp)) {
+            if ((!qrt_dialect_remote((*dbp)->driver) && !qrt_db_locked(*dbp))
+                || qrt_db_lost(*dbp) || qrt_db_refuses_writes(*dbp)) {
                 writer_disconnect(*dbp);
                 *dbp = NULL;
             }
         }
     }
     if (!done) {
-        pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+        replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
     }
     if (locked) {
         apr_global_mutex_unlock(scan_writer_mutex);
@@ -1056,7 +1095,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         if (replayed) {
             continue;
         }
-        if (dbd && !qrt_db_down()) {
+        /* (Not while visits wait in the spool: the database takes them first, and a
+         * lock held elsewhere would hold this work, under the writers' mutex, too.) */
+        if (dbd && !qrt_db_down() && !qrt_spool_pending()) {
             if (qrt_config()->visit_retention) {
                 dbd->error = NULL;
                 writer_purge(dbd, p);

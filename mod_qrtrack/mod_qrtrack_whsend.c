@@ -37,6 +37,7 @@
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_whsend.h"
 #include "qrt_dialect.h"
+#include "mod_qrtrack_spool.h"
 #include "qrt_netguard.h"
 #include "qrt_retry.h"
 #include "qrt_schema.h"
@@ -640,6 +641,16 @@ static int wh_wait(apr_interval_time_t t)
     return stop;
 }
 
+/* 1 while the worker leaves the database alone: on SQLite, while visits wait in the
+ * node's spool. Its transactions take the scan writers' mutex, and the database the spool
+ * waits for (a lock held by another program, a read-only file) would keep it waiting
+ * there through SQLite's busy tries, the scans' batches behind it. Deliveries in flight
+ * go on; their outcomes are recorded once the spool has been replayed. */
+static int wh_paused(const qrt_db_t *db)
+{
+    return db && qrt_dialect_embedded(db->driver) && qrt_spool_pending();
+}
+
 static void wh_db_failed(qrt_db_t **db, apr_time_t now, apr_time_t *reconnect_at)
 {
     apr_uint32_t more = 0;
@@ -744,7 +755,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
     apr_pool_create(&rp, tp);
     while (!wh_stopping()) {
         apr_time_t now = apr_time_now(), wait, next_claim;
-        int free;
+        int free, paused;
 
         if (!active) {
             active = apr_global_mutex_trylock(wh.active) == APR_SUCCESS;
@@ -785,9 +796,10 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
                 reconnect_at = now + WH_RECONNECT;
             }
         }
+        paused = wh_paused(db);
         /* The worker before this one (this server's) is gone: what it had leased and
          * neither recorded nor gave back is taken again now, not when its leases end. */
-        if (db && !taken_over) {
+        if (db && !paused && !taken_over) {
             int n = 0;
 
             if (qrt_store_whsend_takeover(db, rp, wh_owner, &n) != APR_SUCCESS) {
@@ -808,7 +820,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
          * while slots are held by slow receivers */
         next_claim = free >= WH_BATCH / 2 ? claim_at
                      : (claim_at > last_claim + WH_IDLE ? claim_at : last_claim + WH_IDLE);
-        if (db && free > 0 && now >= next_claim) {
+        if (db && !paused && free > 0 && now >= next_claim) {
             int got = wh_claim(sl, db, wh.multi, rp);
 
             wh_remote_done(db, now);
@@ -826,8 +838,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             wh_progress(sl, wh.multi);
             wh_count(sl);
         }
-        if (sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
-                             || now - sl->first_done >= WH_RECORD_GAP || !db)) {
+        if (!paused && sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
+                                        || now - sl->first_done >= WH_RECORD_GAP || !db)) {
             apr_time_t at = apr_time_now();
 
             if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
@@ -842,7 +854,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             apr_pool_clear(rp);
             continue;
         }
-        if (db && now >= backlog_at) {
+        if (db && !paused && now >= backlog_at) {
             apr_int64_t backlog = 0;
 
             if (qrt_store_whsend_backlog(db, rp, &backlog) == APR_SUCCESS) {
@@ -851,8 +863,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             backlog_at = now + WH_BACKLOG_EVERY;
             apr_pool_clear(rp);
         }
-        wait = db ? next_claim - now : WH_IDLE;
-        if (sl->done > 0 && sl->first_done + WH_RECORD_GAP - now < wait) {
+        wait = db && !paused ? next_claim - now : WH_IDLE;
+        if (!paused && sl->done > 0 && sl->first_done + WH_RECORD_GAP - now < wait) {
             wait = sl->first_done + WH_RECORD_GAP - now;
         }
         if (wait < 0 || wait > WH_IDLE) {

@@ -110,6 +110,13 @@ int qrt_db_refuses_writes(const qrt_db_t *db)
     return qrt_db_read_only(db) || (db->error && strstr(db->error, " 53100:"));
 }
 
+int qrt_db_locked(const qrt_db_t *db)
+{
+    const char *e = db->error;
+
+    return e && (strstr(e, "database is locked") || strstr(e, " 55P03:"));
+}
+
 typedef struct {
     const char *label;
     const char *sql;
@@ -521,6 +528,9 @@ apr_status_t qrt_db_begin_pipelined(qrt_db_t *db, apr_pool_t *p)
      * each time). This transaction's alone; the setting is PostgreSQL 12's. */
     if (d->server_version && d->server_version(db->driver, db->handle) >= 120000) {
         store_later_sql(db, "SET LOCAL plan_cache_mode = force_generic_plan");
+    }
+    if (db->lock_wait_ms > 0) {
+        store_later_sql(db, apr_psprintf(p, "SET LOCAL lock_timeout = %d", db->lock_wait_ms));
     }
     db->in_tx = 1;
     return APR_SUCCESS;
@@ -1481,6 +1491,20 @@ static int native_run(sqlite3 *h, const char *sql)
     return rc;
 }
 
+/* sql run with the connection's busy handler alone, not tried again. */
+static int native_run_once(sqlite3 *h, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Ends SQLite's own transaction: COMMIT, or ROLLBACK when asked or when a statement
  * failed (then APR_SUCCESS, as apr_dbd's end; the statement said why). A COMMIT that
  * fails rolls back what is left of it. */
@@ -1546,9 +1570,30 @@ static apr_status_t db_begin_unwatched(qrt_db_t *db, apr_pool_t *p, apr_dbd_tran
         /* SQLite: BEGIN IMMEDIATE waits for the database's lock here, outside
          * apr_dbd's mutex; once it holds the lock nothing in the transaction waits. */
         sqlite3 *h = apr_dbd_native_handle(db->driver, db->handle);
+        int rc = SQLITE_MISUSE, tries;
 
         *t = NULL;
-        if (!h || native_run(h, "BEGIN IMMEDIATE") != SQLITE_OK) {
+        for (tries = 1; h && db->tx_locked; tries++) {
+            /* Under the lock outside the database, SQLite's lock is held by no scan
+             * writer (they wait for that one) but by an API request or another
+             * program: it is waited for with that lock given back, not held through
+             * the tries with the scans' commits behind it. */
+            if ((rc = native_run_once(h, "BEGIN IMMEDIATE")) != SQLITE_BUSY
+                || tries >= QRT_SQLITE_TRIES) {
+                break;
+            }
+            store_tx_unlock(db);
+            apr_sleep(apr_time_from_msec(100));
+            if (db->tx_lock(1) != APR_SUCCESS) {
+                db->error = "begin: the writers' lock cannot be taken";
+                return APR_EGENERAL;
+            }
+            db->tx_locked = 1;
+        }
+        if (h && !db->tx_locked) {
+            rc = native_run(h, "BEGIN IMMEDIATE");
+        }
+        if (rc != SQLITE_OK) {
             db->error = apr_psprintf(p, "begin: %s", h ? sqlite3_errmsg(h) : "no connection");
             store_tx_unlock(db);
             return APR_EGENERAL;

@@ -54,6 +54,9 @@ typedef struct {
      * appended since it last settled them (qrt_store_refs_settle), which it does once
      * they pass QRT_REFS_SETTLE_ROWS. */
     apr_int64_t *refs_due;
+    /* PostgreSQL: > 0, the lock_timeout (ms) of the next pipelined transactions
+     * (qrt_db_begin_pipelined) instead of the connection's. */
+    int lock_wait_ms;
 } qrt_db_t;
 
 /* SQLite: a statement that meets a lock is tried this many times, 100 ms apart, each
@@ -93,6 +96,12 @@ int qrt_db_read_only(const qrt_db_t *db);
  * whose full disk is not the node's). Not SQLite's full disk: its spool shares that
  * file system unless QRTrackSpoolDir says otherwise. */
 int qrt_db_refuses_writes(const qrt_db_t *db);
+/* 1 when db's last error is a lock held elsewhere past the time the call may wait for
+ * it: SQLite's SQLITE_BUSY (another program's transaction: an administrator's shell,
+ * a VACUUM), PostgreSQL's lock_timeout (55P03: LOCK TABLE, VACUUM FULL, a CREATE INDEX
+ * or ALTER TABLE, a row an open transaction holds). Nothing of the transaction was
+ * recorded; it may go through later. */
+int qrt_db_locked(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

@@ -68,7 +68,7 @@ SLOW_TESTS = {   # the longest of the SQLite pass, as pytest --durations lists t
     "test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged",
     "test_children_killed_mid_scan_leave_the_queue_usable",
     "test_a_full_disk_answers_503_and_service_returns_under_load_once_space_is_freed",
-    "test_a_database_locked_from_outside_bounds_the_scans_wait_and_the_api_answers",
+    "test_a_database_locked_from_outside_keeps_scans_redirected_and_records_them_after",
     "test_writes_on_a_sqlite_database_locked_from_outside_answer_503_within_the_timeout",
     "test_the_writers_seal_settled_days",
     "test_imported_visits_make_their_days_stale_at_once",

@@ -111,6 +111,11 @@ START_TEST(error_classes)
     db.error = "ERROR: 55P03: canceling statement due to lock timeout";
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 1);
     ck_assert_int_eq(qrt_db_retryable(&db), 0);
+    ck_assert_int_eq(qrt_db_locked(&db), 1);
+    /* SQLite's lock held by another program past the busy wait */
+    db.error = "begin: database is locked";
+    ck_assert_int_eq(qrt_db_locked(&db), 1);
+    ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
     db.error = "ERROR: 40P01: deadlock detected";
     ck_assert_int_eq(qrt_db_busy_or_full(&db), 0);
     ck_assert_int_eq(qrt_db_retryable(&db), 1);
@@ -142,11 +147,13 @@ START_TEST(error_classes)
     ck_assert_int_eq(qrt_db_read_only(&db), 0);
     db.error = "database or disk is full";
     ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
+    ck_assert_int_eq(qrt_db_locked(&db), 0);
     db.error = "FATAL: 57P01: terminating connection due to administrator command";
     ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
     db.error = NULL;
     ck_assert_int_eq(qrt_db_read_only(&db), 0);
     ck_assert_int_eq(qrt_db_refuses_writes(&db), 0);
+    ck_assert_int_eq(qrt_db_locked(&db), 0);
 }
 END_TEST
 
