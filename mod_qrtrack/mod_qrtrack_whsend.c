@@ -790,7 +790,9 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
             cpu_mark = wh_used();
             now = apr_time_now();
         }
-        if (active && !db && now >= reconnect_at) {
+        /* (Not while the node counts the database as unreachable: its keeper tries a
+         * connection each second and says when it answers again, QRT00105.) */
+        if (active && !db && now >= reconnect_at && !qrt_db_down()) {
             db = wh_connect(cp);
             if (!db) {
                 reconnect_at = now + WH_RECONNECT;
