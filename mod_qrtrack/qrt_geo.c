@@ -1,4 +1,9 @@
 /* qrt_geo: libmaxminddb lookups. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <apr_strings.h>
 #include <maxminddb.h>
 #include "qrt_geo.h"
@@ -13,11 +18,59 @@ static apr_status_t geo_close(void *data)
     return APR_SUCCESS;
 }
 
+/* A sealed anonymous file (memfd) holding path's bytes, or -1 with *err. */
+static int geo_copy(apr_pool_t *p, const char *path, const char **err)
+{
+    char buf[65536];
+    int in, fd;
+    ssize_t n = 0;
+
+    if ((in = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        *err = apr_psprintf(p, "cannot open it: %s", strerror(errno));
+        return -1;
+    }
+    fd = memfd_create("qrtrack-geoip", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    while (fd >= 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+        ssize_t off = 0, w;
+
+        while (off < n && (w = write(fd, buf + off, (size_t)(n - off))) > 0) {
+            off += w;
+        }
+        if (off < n) {
+            n = -1;
+            break;
+        }
+    }
+    if (fd < 0 || n < 0) {
+        *err = apr_psprintf(p, "cannot copy it into memory: %s", strerror(errno));
+        close(in);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    close(in);
+    /* (the copy can change no more: nothing may write, grow or shrink it) */
+    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+    return fd;
+}
+
 qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err)
 {
     qrt_geo_t *g = apr_pcalloc(p, sizeof(*g));
-    int rc = MMDB_open(path, MMDB_MODE_MMAP, &g->mmdb);
+    int rc, fd = geo_copy(p, path, err);
 
+    if (fd < 0) {
+        return NULL;
+    }
+    /* libmaxminddb opens a file by its name: the copy's, through /proc (the mapping
+     * keeps the copy once its descriptors are closed); the file itself where /proc is
+     * not mounted. */
+    rc = MMDB_open(apr_psprintf(p, "/proc/self/fd/%d", fd), MMDB_MODE_MMAP, &g->mmdb);
+    close(fd);
+    if (rc == MMDB_FILE_OPEN_ERROR) {
+        rc = MMDB_open(path, MMDB_MODE_MMAP, &g->mmdb);
+    }
     if (rc != MMDB_SUCCESS) {
         *err = apr_pstrdup(p, MMDB_strerror(rc));
         return NULL;

@@ -6,7 +6,10 @@
 
 typedef struct qrt_geo_t qrt_geo_t;
 
-/* Opens path (memory-mapped; closed with p). NULL with *err on failure. */
+/* Opens path (closed with p): a private copy of the file as it is now, held in memory
+ * that no later write to the file can change (it is mapped by libmaxminddb, and a file
+ * overwritten in place under a mapping, as cp does, crashes its readers with SIGBUS or
+ * feeds them half-written data). NULL with *err on failure. */
 qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err);
 /* Looks ip up: *country (ISO code) and *city (English name) in p, NULL when the
  * database has no answer. Thread-safe. */

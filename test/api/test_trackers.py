@@ -623,6 +623,49 @@ def test_geo_from_mmdb_database():
         os.rmdir(d)
 
 
+def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_restart():
+    """An administrator copies a new database over the old one with cp, which truncates
+    the file and then writes it in place: the children go on with the database they
+    read at start (a mapping of the file itself would crash them with SIGBUS at every
+    scan, or read half-written data), and `apachectl graceful` reads the new one."""
+    d = tempfile.mkdtemp(prefix="qrtrack-mmdb-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "City.mmdb")
+    new = os.path.join(d, "New.mmdb")
+    subprocess.run(["perl", "-e", MMDB_WRITER, path], check=True)
+    subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
+                    .replace("'Paris'", "'Berlin'"), new], check=True)
+    os.chmod(path, 0o644)
+    srv = start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
+                       accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        assert scan(srv, t).status_code == 302
+        with open(path, "r+b") as f:
+            f.truncate(0)
+            f.flush()
+            # Scans while the file is empty, as in the middle of a copy.
+            assert [scan(srv, t).status_code for _ in range(4)] == [302] * 4
+            with open(new, "rb") as src:
+                f.write(src.read())
+        assert [scan(srv, t).status_code for _ in range(4)] == [302] * 4
+        rows = srv.sql("SELECT ip, country, city FROM visits").split()
+        assert rows == ["127.0.0.0|FR|Paris"] * 9, rows
+        subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True,
+                       capture_output=True)
+
+        def berlin():
+            assert scan(srv, t).status_code == 302
+            return srv.sql("SELECT COUNT(*) FROM visits WHERE city = 'Berlin'").strip() != "0"
+        wait_until(berlin, timeout=30, what="a visit placed by the new database")
+    finally:
+        srv.cleanup()
+        for f in (path, new):
+            os.unlink(f)
+        os.rmdir(d)
+
+
 # -- endpoint 11: POST /qrCode ----------------------------------------------------------------
 
 def unescape_wifi(payload):
