@@ -36,6 +36,7 @@
 #include "mod_qrtrack_errpage.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_report.h"
+#include "mod_qrtrack_lookup.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_status.h"
@@ -235,6 +236,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_rate_child_init(p, s);
     qrt_gate_child_init(p, s);
     qrt_spool_child_init(p, s);
+    qrt_lookup_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_report_child_init(p, s);
     qrt_whsend_child_init(p, s);

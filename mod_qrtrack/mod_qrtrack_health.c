@@ -11,6 +11,7 @@
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
+#include "mod_qrtrack_lookup.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_json.h"
@@ -21,10 +22,19 @@ APLOG_USE_MODULE(qrtrack);
 
 static qrt_log_throttle_t log_problem;
 
+static apr_status_t health_version(qrt_db_t *db, apr_pool_t *p, void *ctx)
+{
+    int *version = ctx;
+
+    *version = qrt_schema_version(p, db->driver, db->handle);
+    return *version < 0 ? APR_EGENERAL : APR_SUCCESS;
+}
+
 qrt_err_t *qrt_health_show(qrt_req_t *q)
 {
     request_rec *r = q->r;
     ap_dbd_t *dbd;
+    qrt_db_t own;
     const char *problem = NULL;
     int version = -1, status = HTTP_OK;
     json_t *j;
@@ -36,18 +46,26 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
         e->allow = "GET, HEAD";
         return e;
     }
-    dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
-    if (!dbd) {
-        problem = "no database connection";
-        if (!qrt_db_down()) {
-            qrt_dbd_refused(r);
-            qrt_db_mark_down(r->server, problem);
+    /* The child's lookup connection first: a balancer's health check must not wait
+     * for one of mod_dbd's, which long API requests may all hold. */
+    if (qrt_db_down()
+        || qrt_lookup_run(r->pool, health_version, &version, &own) == APR_EAGAIN) {
+        dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
+        if (!dbd) {
+            problem = "no database connection";
+            if (!qrt_db_down()) {
+                qrt_dbd_refused(r);
+                qrt_db_mark_down(r->server, problem);
+            }
+        }
+        else {
+            version = qrt_schema_version(r->pool, dbd->driver, dbd->handle);
         }
     }
-    else if ((version = qrt_schema_version(r->pool, dbd->driver, dbd->handle)) < 0) {
+    if (!problem && version < 0) {
         problem = "the database does not answer";
     }
-    else if (version < qrt_schema_latest()) {
+    else if (!problem && version < qrt_schema_latest()) {
         problem = "the database's schema is older than this module's";
     }
     j = json_object();

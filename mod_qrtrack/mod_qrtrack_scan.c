@@ -28,6 +28,7 @@
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_lookup.h"
 #include "mod_qrtrack_queue.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_scan.h"
@@ -1275,6 +1276,20 @@ static const char *scan_code(request_rec *r, const char *prefix)
     return strchr(code, '/') ? NULL : code;
 }
 
+typedef struct {
+    const char *code;
+    apr_int64_t *id;
+    const char **url;
+    qrt_route_src_t *route;
+} lookup_ctx;
+
+static apr_status_t scan_lookup_fn(qrt_db_t *db, apr_pool_t *p, void *ctx)
+{
+    lookup_ctx *c = ctx;
+
+    return qrt_store_tracker_by_code(db, p, c->code, c->id, c->url, c->route);
+}
+
 /* The tracker of code from the database; while it cannot be reached, from this
  * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
  * the database says so (the snapshot cannot prove that a code does not exist). */
@@ -1292,20 +1307,28 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
     /* A few tries: after the database restarted, each pooled connection fails once
      * (then mod_dbd drops it). */
     for (tries = 0; tries < SCAN_LOOKUP_TRIES && !qrt_db_down(); tries++) {
-        /* Open and close, not acquire: the connection must be back in the pool
-         * before this request waits for the writer, which may need one. */
-        dbd = qrt_dbd_open(r->pool, r->server);
-        if (!dbd) {
-            why = "mod_dbd has no connection";
-            continue;
+        /* The child's lookup connection: mod_dbd's may all be held by long API
+         * requests. */
+        lookup_ctx lc = { code, id, url, route };
+
+        rv = qrt_lookup_run(r->pool, scan_lookup_fn, &lc, &db);
+        if (rv == APR_EAGAIN) {
+            /* (held by another lookup for a while, or not open now) Open and close,
+             * not acquire: the connection must be back in the pool before this
+             * request waits for the writer, which may need one. */
+            dbd = qrt_dbd_open(r->pool, r->server);
+            if (!dbd) {
+                why = "mod_dbd has no connection";
+                continue;
+            }
+            memset(&db, 0, sizeof(db));
+            db.driver = dbd->driver;
+            db.handle = dbd->handle;
+            db.prepared = dbd->prepared;
+            db.pool = dbd->pool;
+            rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url, route);
+            qrt_dbd_close(r->server, dbd);
         }
-        memset(&db, 0, sizeof(db));
-        db.driver = dbd->driver;
-        db.handle = dbd->handle;
-        db.prepared = dbd->prepared;
-        db.pool = dbd->pool;
-        rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url, route);
-        qrt_dbd_close(r->server, dbd);
         if (rv == APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is "
                           "tracker %" APR_INT64_T_FMT " (looked up)", code, *id);

@@ -7,6 +7,7 @@ import base64
 import concurrent.futures
 import re
 import signal
+import socket
 import subprocess
 import time
 
@@ -16,6 +17,7 @@ import requests
 from conftest import BACKEND, Api, PgCluster, Server, configtest, pg_cluster, start_server
 from lib.env import PSQL, sqlite_only
 from lib.png import logo_png
+from lib.visits import T0, import_visits, new_tracker, visit
 from lib.wait import wait_until
 
 UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 "
@@ -376,3 +378,54 @@ def test_no_connection_slot_left_is_named_in_the_log_with_the_pool_formula():
         if srv:
             srv.cleanup()
         small.stop()
+
+
+def test_exports_that_hold_every_pooled_connection_leave_scans_and_health_checks_alone():
+    """Clients that start CSV exports and read nothing keep them streaming, each on one
+    of its child's mod_dbd connections, for as long as they like: with all of them
+    held, a scan of a code the child has not looked up yet and GET /api/health are
+    answered at once all the same (the child's own lookup connection)."""
+    srv = start_server(extra="DBDMax 3\nQRTrackRateLimit 0\n",
+                       accounts=[("acme", "professional")])
+    socks = []
+    try:
+        tok = srv.token("acme")
+        with Api(srv, tok) as a:
+            big = new_tracker(a)
+            fresh = [new_tracker(a)["code"] for _ in range(6)]
+        # Exports of some 40 MB each: more than the sockets' buffers hold.
+        long_ref = "https://ref.example/" + "r" * 300
+        import_visits(srv, [visit(big["tracker_id"], T0 + i, referer=long_ref + str(i))
+                            for i in range(100000)])
+        request = ("GET /api/visits/tracker/%d/download/csv HTTP/1.1\r\nHost: x\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % (big["tracker_id"], tok)).encode()
+        for _ in range(16):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(request)
+            socks.append(s)
+        # The pools are held: an API request that needs a connection waits.
+        def held():
+            try:
+                requests.get(srv.api_base + "/account", timeout=1.5,
+                             headers={"Authorization": "Bearer " + tok})
+            except requests.Timeout:
+                return True
+            return False
+        wait_until(held, timeout=30, what="the pools held by the exports")
+        for code in fresh:
+            started = time.monotonic()
+            r = requests.get("%s/q/%s" % (srv.base, code), allow_redirects=False, timeout=30)
+            took = time.monotonic() - started
+            assert r.status_code == 302 and took < 1.0, (r.status_code, took)
+            started = time.monotonic()
+            r = requests.get(srv.api_base + "/health", timeout=30)
+            took = time.monotonic() - started
+            assert r.status_code == 200 and r.json()["database"] == "ok" and took < 1.0, \
+                (r.text, took)
+        assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id <> %d"
+                           % big["tracker_id"]).strip()) == len(fresh)
+    finally:
+        for s in socks:
+            s.close()
+        srv.cleanup()

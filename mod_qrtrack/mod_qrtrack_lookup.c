@@ -1,0 +1,122 @@
+/* mod_qrtrack: the child's own connection for quick reads (see mod_qrtrack_lookup.h).
+ * One connection, taken in turn: a lookup is one index seek, so the child's lookups
+ * queue for a fraction of a millisecond each; one that would wait longer than
+ * LOOKUP_TAKE_WAIT (the one before it slow, the database locked) goes through mod_dbd's
+ * pool instead. */
+#include <string.h>
+#include <apr_dbd.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_config.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_lookup.h"
+#include "mod_qrtrack_spool.h"
+#include "qrt_dblimit.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+#define LOOKUP_TAKE_WAIT apr_time_from_msec(20)
+
+static struct {
+    apr_thread_mutex_t *mu;
+    apr_pool_t *p;              /* the connection's (cleared when it is opened again) */
+    qrt_db_t *db;
+    qrt_db_limit_t *limit;
+    int limit_ms;
+} lk;
+
+static apr_status_t lookup_end(void *data)
+{
+    (void)data;
+    if (lk.db) {
+        apr_dbd_close(lk.db->driver, lk.db->handle);
+        lk.db = NULL;
+    }
+    lk.mu = NULL;
+    return APR_SUCCESS;
+}
+
+void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    memset(&lk, 0, sizeof(lk));
+    if (apr_thread_mutex_create(&lk.mu, APR_THREAD_MUTEX_TIMED, pchild) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00131: cannot make the lock of "
+                     "the child's lookup connection; scans look codes up through mod_dbd");
+        lk.mu = NULL;
+        return;
+    }
+    apr_pool_create(&lk.p, pchild);
+    apr_pool_tag(lk.p, "qrtrack-lookup");
+    apr_pool_cleanup_register(pchild, NULL, lookup_end, apr_pool_cleanup_null);
+}
+
+/* The connection, opened when first needed (and again after it failed); NULL when it
+ * cannot be opened now (the caller takes mod_dbd's, which says what is wrong). */
+static qrt_db_t *lookup_open(int limit_ms)
+{
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    const char *err = NULL;
+    qrt_db_t *db;
+
+    if (lk.db && lk.limit_ms == limit_ms) {
+        return lk.db;
+    }
+    if (lk.db) {
+        apr_dbd_close(lk.db->driver, lk.db->handle);
+        lk.db = NULL;
+    }
+    apr_pool_clear(lk.p);
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(lk.p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, lk.p, qrt_config()->dbd_params, &handle, &err)
+           != APR_SUCCESS) {
+        return NULL;
+    }
+    qrt_db_tune(driver, handle, lk.p);
+    /* A lookup that meets a lock or a slow server gives up in time for the snapshot
+     * to answer (mod_qrtrack_scan.c). */
+    lk.limit = NULL;
+    qrt_db_limit(driver, handle, lk.p, limit_ms, &lk.limit);
+    lk.limit_ms = limit_ms;
+    db = apr_pcalloc(lk.p, sizeof(*db));
+    db->driver = driver;
+    db->handle = handle;
+    db->pool = lk.p;
+    qrt_db_prepare_lazily(db, lk.p);
+    lk.db = db;
+    return db;
+}
+
+apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out)
+{
+    int wait = qrt_config()->scan_wait > 0 ? qrt_config()->scan_wait : QRT_DEFAULT_SCAN_WAIT;
+    qrt_db_t *own;
+    apr_status_t rv;
+
+    if (!lk.mu || qrt_db_down()
+        || apr_thread_mutex_timedlock(lk.mu, LOOKUP_TAKE_WAIT) != APR_SUCCESS) {
+        return APR_EAGAIN;
+    }
+    if (!(own = lookup_open(wait * 500))) {
+        apr_thread_mutex_unlock(lk.mu);
+        return APR_EAGAIN;
+    }
+    qrt_db_limit_idle(lk.limit);
+    own->error = NULL;
+    rv = fn(own, p, ctx);
+    memset(out, 0, sizeof(*out));
+    out->driver = own->driver;
+    out->error = own->error ? apr_pstrdup(p, own->error) : NULL;
+    /* A connection that failed otherwise than on a lock or a timeout is opened again
+     * by the next caller (a server that restarted, one that stopped answering and was
+     * cut). */
+    if (rv != APR_SUCCESS && rv != APR_NOTFOUND && !qrt_db_busy_or_full(own)) {
+        apr_dbd_close(own->driver, own->handle);
+        lk.db = NULL;
+    }
+    apr_thread_mutex_unlock(lk.mu);
+    return rv;
+}
