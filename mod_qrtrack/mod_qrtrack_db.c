@@ -447,6 +447,31 @@ int qrt_dbd_find_fns(server_rec *s)
     return OK;
 }
 
+qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
+                          const char **err)
+{
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    qrt_db_t *db;
+
+    *err = NULL;
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
+        || apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, err)
+           != APR_SUCCESS) {
+        *err = *err ? *err : "no driver";
+        return NULL;
+    }
+    qrt_db_tune(driver, handle, p);
+    qrt_db_limit(driver, handle, p, limit_ms, limit);
+    db = apr_pcalloc(p, sizeof(*db));
+    db->driver = driver;
+    db->handle = handle;
+    db->pool = p;
+    qrt_db_prepare_lazily(db, p);
+    return db;
+}
+
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p)
 {
     int nrows;

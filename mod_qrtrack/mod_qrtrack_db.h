@@ -6,6 +6,7 @@
 #include "httpd.h"
 #include "mod_dbd.h"
 #include "qrt_dialect.h"
+#include "qrt_store.h"
 #include "qrt_token.h"
 
 /* post_config (parent): mod_dbd's optional functions found, or an error status. */
@@ -40,5 +41,12 @@ void qrt_dbd_refused(request_rec *r);
 /* Per-connection SQLite settings (busy timeout, synchronous); nothing for other
  * drivers. */
 void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *p);
+/* A connection of the module's own, outside mod_dbd's pool, living in p: tuned (as
+ * qrt_db_tune), each statement bounded by limit_ms (qrt_db_limit; *limit gets SQLite's
+ * state for qrt_db_limit_idle, when limit is not NULL), statements prepared when first
+ * used. NULL with *err (in p) when it cannot be opened now. */
+struct qrt_db_limit;
+qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
+                          const char **err);
 
 #endif

@@ -56,10 +56,7 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
  * cannot be opened now (the caller takes mod_dbd's, which says what is wrong). */
 static qrt_db_t *lookup_open(int limit_ms)
 {
-    const apr_dbd_driver_t *driver;
-    apr_dbd_t *handle;
-    const char *err = NULL;
-    qrt_db_t *db;
+    const char *err;
 
     if (lk.db && lk.limit_ms == limit_ms) {
         return lk.db;
@@ -69,25 +66,12 @@ static qrt_db_t *lookup_open(int limit_ms)
         lk.db = NULL;
     }
     apr_pool_clear(lk.p);
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(lk.p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, lk.p, qrt_config()->dbd_params, &handle, &err)
-           != APR_SUCCESS) {
-        return NULL;
-    }
-    qrt_db_tune(driver, handle, lk.p);
+    lk.limit = NULL;
     /* A lookup that meets a lock or a slow server gives up in time for the snapshot
      * to answer (mod_qrtrack_scan.c). */
-    lk.limit = NULL;
-    qrt_db_limit(driver, handle, lk.p, limit_ms, &lk.limit);
+    lk.db = qrt_db_open_own(lk.p, limit_ms, &lk.limit, &err);
     lk.limit_ms = limit_ms;
-    db = apr_pcalloc(lk.p, sizeof(*db));
-    db->driver = driver;
-    db->handle = handle;
-    db->pool = lk.p;
-    qrt_db_prepare_lazily(db, lk.p);
-    lk.db = db;
-    return db;
+    return lk.db;
 }
 
 apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out)

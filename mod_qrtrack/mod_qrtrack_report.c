@@ -76,34 +76,19 @@ static struct {
 
 static qrt_db_t *rep_help_take(void)
 {
-    const apr_dbd_driver_t *driver;
-    const char *err = NULL;
-    qrt_db_t *db;
-    apr_dbd_t *handle;
+    const char *err;
 
     if (rep_help.db || qrt_db_down()) {
         return rep_help.db;
     }
     apr_pool_clear(rep_help.p);
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(rep_help.p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, rep_help.p, qrt_config()->dbd_params, &handle, &err)
-           != APR_SUCCESS) {
+    rep_help.db = qrt_db_open_own(rep_help.p, qrt_statement_timeout_ms(), NULL, &err);
+    if (!rep_help.db) {
         /* (the request reads its list alone; mod_dbd and the keeper say what is wrong) */
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00507: cannot open a "
-                     "second connection to read a list's visits: %s",
-                     err ? err : "no driver");
-        return NULL;
+                     "second connection to read a list's visits: %s", err);
     }
-    qrt_db_tune(driver, handle, rep_help.p);
-    qrt_db_limit(driver, handle, rep_help.p, qrt_statement_timeout_ms(), NULL);
-    db = apr_pcalloc(rep_help.p, sizeof(*db));
-    db->driver = driver;
-    db->handle = handle;
-    db->pool = rep_help.p;
-    qrt_db_prepare_lazily(db, rep_help.p);
-    rep_help.db = db;
-    return db;
+    return rep_help.db;
 }
 
 static void rep_help_give(qrt_db_t *db, int broken, apr_size_t spans)
