@@ -874,6 +874,22 @@ static apr_status_t writer_commit_rest(qrt_db_t *db, apr_pool_t *p, qrt_visit_t 
  * a batch (the scans queued behind it meanwhile go to the spool first). */
 static apr_time_t replay_pause_until;
 
+/* Before a batch the database refused for now goes to the spool: says why (what, the
+ * error, until when) at level at most every QRT_LOG_EVERY a child, and leaves the
+ * replay for a second. */
+static void writer_spool_said(qrt_log_throttle_t *t, int level, const char *what,
+                              const char *error, const char *until)
+{
+    apr_uint32_t more = 0;
+
+    if (qrt_log_due(t, &more)) {
+        ap_log_error(APLOG_MARK, level, 0, writer.s, "%s (%s): scans are redirected and "
+                     "their visits kept in the spool until %s (and %u more batches since "
+                     "this line was last logged)", what, error, until, more);
+    }
+    replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+}
+
 /* A batch's visits into the database, or into the spool when the database cannot be
  * reached (or visits wait there already: new ones go behind them). Under the writers'
  * mutex. */
@@ -915,18 +931,10 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                  * behind them, and the replay tries again each second on a new
                  * connection, which a failover's address may have moved to the new
                  * primary meanwhile. */
-                apr_uint32_t more = 0;
-
-                if (qrt_log_due(&log_read_only, &more)) {
-                    ap_log_error(APLOG_MARK, APLOG_ERR, 0, writer.s, "QRT00127: the "
-                                 "database refuses writes (%s): scans are redirected and "
-                                 "their visits kept in the spool until it takes them "
-                                 "(and %u more batches since this line was last logged)",
-                                 (*dbp)->error, more);
-                }
+                writer_spool_said(&log_read_only, APLOG_ERR, "QRT00127: the database "
+                                  "refuses writes", (*dbp)->error, "it takes them");
                 writer_disconnect(*dbp);
                 *dbp = NULL;
-                replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
                 return writer_spool(visits, n);
             }
             else if (qrt_db_locked(*dbp)) {
@@ -936,17 +944,9 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                  * redirected; the visits after it go behind it, and the replay tries
                  * each second, briefly, until the lock has gone. The connection stays
                  * (a new one would wait on the same lock to prepare its statements). */
-                apr_uint32_t more = 0;
-
-                if (qrt_log_due(&log_locked, &more)) {
-                    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00130: a "
-                                 "lock held elsewhere kept the scan writer waiting past "
-                                 "its time (%s): scans are redirected and their visits "
-                                 "kept in the spool until the lock goes (and %u more "
-                                 "batches since this line was last logged)",
-                                 (*dbp)->error, more);
-                }
-                replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+                writer_spool_said(&log_locked, APLOG_WARNING, "QRT00130: a lock held "
+                                  "elsewhere kept the scan writer waiting past its time",
+                                  (*dbp)->error, "the lock goes");
                 return writer_spool(visits, n);
             }
             else if (qrt_dialect_remote((*dbp)->driver)) {

@@ -1475,34 +1475,26 @@ static apr_status_t native_tx_cleanup(void *data);
 static char native_tx_mark;
 #define NATIVE_TX ((apr_dbd_transaction_t *)(void *)&native_tx_mark)
 
-/* SQLite: sql (one statement without rows) on the connection itself, SQLITE_BUSY tried
- * again as native_step does (the same statement stepped again: a busy handler under
- * QRTrackStatementTimeout counts the tries in one statement's time). */
-static int native_run(sqlite3 *h, const char *sql)
+/* SQLite: sql (one statement without rows) on the connection itself; once: with the
+ * connection's busy handler alone, else SQLITE_BUSY tried again as native_step does
+ * (the same statement stepped again: a busy handler under QRTrackStatementTimeout
+ * counts the tries in one statement's time). */
+static int native_run_as(sqlite3 *h, const char *sql, int once)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
 
     if (rc == SQLITE_OK) {
-        rc = native_step(st);
+        rc = once ? sqlite3_step(st) : native_step(st);
         rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
     }
     sqlite3_finalize(st);
     return rc;
 }
 
-/* sql run with the connection's busy handler alone, not tried again. */
-static int native_run_once(sqlite3 *h, const char *sql)
+static int native_run(sqlite3 *h, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
-
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return native_run_as(h, sql, 0);
 }
 
 /* Ends SQLite's own transaction: COMMIT, or ROLLBACK when asked or when a statement
@@ -1578,7 +1570,7 @@ static apr_status_t db_begin_unwatched(qrt_db_t *db, apr_pool_t *p, apr_dbd_tran
              * writer (they wait for that one) but by an API request or another
              * program: it is waited for with that lock given back, not held through
              * the tries with the scans' commits behind it. */
-            if ((rc = native_run_once(h, "BEGIN IMMEDIATE")) != SQLITE_BUSY
+            if ((rc = native_run_as(h, "BEGIN IMMEDIATE", 1)) != SQLITE_BUSY
                 || tries >= QRT_SQLITE_TRIES) {
                 break;
             }

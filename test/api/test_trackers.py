@@ -604,14 +604,20 @@ close $fh;
 '''
 
 
-def test_geo_from_mmdb_database():
+def geo_server():
+    """A server reading a City database that places 127.0.0.0/8 in Paris, FR: (server,
+    the database's directory, its file)."""
     d = tempfile.mkdtemp(prefix="qrtrack-mmdb-")
     os.chmod(d, 0o755)
     path = os.path.join(d, "City.mmdb")
     subprocess.run(["perl", "-e", MMDB_WRITER, path], check=True)
     os.chmod(path, 0o644)
-    srv = start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
-                       accounts=[("acme", "professional")])
+    return start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
+                        accounts=[("acme", "professional")]), d, path
+
+
+def test_geo_from_mmdb_database():
+    srv, d, path = geo_server()
     try:
         with Api(srv, srv.token("acme")) as a:
             t = create(a)
@@ -628,17 +634,11 @@ def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_rest
     the file and then writes it in place: the children go on with the database they
     read at start (a mapping of the file itself would crash them with SIGBUS at every
     scan, or read half-written data), and `apachectl graceful` reads the new one."""
-    d = tempfile.mkdtemp(prefix="qrtrack-mmdb-")
-    os.chmod(d, 0o755)
-    path = os.path.join(d, "City.mmdb")
+    srv, d, path = geo_server()
     new = os.path.join(d, "New.mmdb")
-    subprocess.run(["perl", "-e", MMDB_WRITER, path], check=True)
-    subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
-                    .replace("'Paris'", "'Berlin'"), new], check=True)
-    os.chmod(path, 0o644)
-    srv = start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
-                       accounts=[("acme", "professional")])
     try:
+        subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
+                        .replace("'Paris'", "'Berlin'"), new], check=True)
         with Api(srv, srv.token("acme")) as a:
             t = create(a)
         assert scan(srv, t).status_code == 302
@@ -662,7 +662,8 @@ def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_rest
     finally:
         srv.cleanup()
         for f in (path, new):
-            os.unlink(f)
+            if os.path.exists(f):
+                os.unlink(f)
         os.rmdir(d)
 
 
