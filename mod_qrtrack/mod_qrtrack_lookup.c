@@ -24,7 +24,7 @@ static struct {
     apr_pool_t *p;              /* the connection's (cleared when it is opened again) */
     qrt_db_t *db;
     qrt_db_limit_t *limit;
-    int limit_ms;
+    int limit_ms;               /* each statement's: half of QRTrackScanWait */
 } lk;
 
 static apr_status_t lookup_end(void *data)
@@ -47,6 +47,8 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
         lk.mu = NULL;
         return;
     }
+    lk.limit_ms = (qrt_config()->scan_wait > 0 ? qrt_config()->scan_wait
+                                               : QRT_DEFAULT_SCAN_WAIT) * 500;
     apr_pool_create(&lk.p, pchild);
     apr_pool_tag(lk.p, "qrtrack-lookup");
     apr_pool_cleanup_register(pchild, NULL, lookup_end, apr_pool_cleanup_null);
@@ -54,29 +56,23 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* The connection, opened when first needed (and again after it failed); NULL when it
  * cannot be opened now (the caller takes mod_dbd's, which says what is wrong). */
-static qrt_db_t *lookup_open(int limit_ms)
+static qrt_db_t *lookup_open(void)
 {
     const char *err;
 
-    if (lk.db && lk.limit_ms == limit_ms) {
-        return lk.db;
-    }
     if (lk.db) {
-        apr_dbd_close(lk.db->driver, lk.db->handle);
-        lk.db = NULL;
+        return lk.db;
     }
     apr_pool_clear(lk.p);
     lk.limit = NULL;
     /* A lookup that meets a lock or a slow server gives up in time for the snapshot
      * to answer (mod_qrtrack_scan.c). */
-    lk.db = qrt_db_open_own(lk.p, limit_ms, &lk.limit, &err);
-    lk.limit_ms = limit_ms;
+    lk.db = qrt_db_open_own(lk.p, lk.limit_ms, &lk.limit, &err);
     return lk.db;
 }
 
 apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out)
 {
-    int wait = qrt_config()->scan_wait > 0 ? qrt_config()->scan_wait : QRT_DEFAULT_SCAN_WAIT;
     qrt_db_t *own;
     apr_status_t rv;
 
@@ -84,7 +80,7 @@ apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_
         || apr_thread_mutex_timedlock(lk.mu, LOOKUP_TAKE_WAIT) != APR_SUCCESS) {
         return APR_EAGAIN;
     }
-    if (!(own = lookup_open(wait * 500))) {
+    if (!(own = lookup_open())) {
         apr_thread_mutex_unlock(lk.mu);
         return APR_EAGAIN;
     }
