@@ -16,6 +16,7 @@
 #include "ap_mpm.h"
 #include "mpm_common.h"
 #include "http_connection.h"
+#include "scoreboard.h"
 #include "unixd.h"
 #include "util_mutex.h"
 #include "mod_dbd.h"
@@ -34,6 +35,7 @@
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_redact.h"
 #include "mod_qrtrack_errpage.h"
+#include "qrt_children.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_report.h"
 #include "mod_qrtrack_lookup.h"
@@ -89,6 +91,47 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     return ap_mutex_register(pconf, QRT_MUTEX_TYPE, NULL, QRT_MUTEX_MECH, 0);
 }
 
+/* ---- a graceful restart ------------------------------------------------------------
+ *
+ * The parent has told the previous generation's children to stop before it reads the
+ * configuration again, and they stop accepting at once: until new children start, new
+ * connections wait in the listen queue. httpd's MPMs start the new children one for one
+ * as they reap the old ones, but only while each look finds one to reap: the first look
+ * that finds none sleeps a second, and the children not replaced by then are replaced by
+ * idle maintenance, one a second. Children that end a moment after the parent has read
+ * the configuration (requests still finishing, the module's threads stopping) thus left
+ * every scan waiting one to three seconds. Here, the last thing the parent does before
+ * its MPM runs again, it waits for them to end, so that its first look reaps them all.
+ * A child still busy after RESTART_WAIT (a long download) is left to httpd, which would
+ * have waited a second for it anyway. At the first start there is no scoreboard yet, and
+ * a restart that is not graceful has reaped its children already. */
+#define RESTART_WAIT apr_time_from_msec(500)
+
+static void restart_wait_children(apr_pool_t *ptemp, server_rec *s)
+{
+    int limit = 0, n = 0, i, left;
+    pid_t *pids;
+
+    if (!ap_scoreboard_image
+        || ap_mpm_query(AP_MPMQ_HARD_LIMIT_DAEMONS, &limit) != APR_SUCCESS || limit <= 0) {
+        return;
+    }
+    pids = apr_pcalloc(ptemp, sizeof(*pids) * (apr_size_t)limit);
+    for (i = 0; i < limit; i++) {
+        process_score *ps = ap_get_scoreboard_process(i);
+
+        if (ps && ps->pid > 0) {
+            pids[n++] = ps->pid;
+        }
+    }
+    if (n && (left = qrt_children_wait_ended(pids, n, RESTART_WAIT)) > 0) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00132: %d of the previous "
+                     "generation's %d children still serve requests %d ms into the restart: "
+                     "httpd replaces them once they end", left, n,
+                     (int)apr_time_as_msec(RESTART_WAIT));
+    }
+}
+
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
@@ -138,6 +181,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00065: mod_qrtrack/%s "
                      "configured (DBDriver %s)", QRTRACK_VERSION, qrt_config()->dbd_driver);
+        restart_wait_children(ptemp, s);
     }
     return OK;
 }
@@ -151,9 +195,13 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
  * the child dies with SIGSEGV in apr_os_sock_get. Any busy server meets it now and then,
  * with or without this module (a plain Redirect load: about one stop in 80 here). A
  * connection's pool therefore keeps its memory, while the child is stopping and until
- * child_stopping has run (at most STOP_HOLD), so no socket the MPM reads is freed. */
+ * child_stopping has run (at most STOP_HOLD), so no socket the MPM reads is freed.
+ * Only threaded MPMs read other threads' sockets: prefork runs child_stopping only once
+ * its last connection is done, so a hold there made every child of a graceful restart
+ * that was serving a request end a second late. */
 #define STOP_HOLD apr_time_from_sec(1)
 static volatile apr_uint32_t child_stopped;
+static int mpm_threaded;
 
 static apr_status_t conn_hold(void *data)
 {
@@ -176,7 +224,9 @@ static apr_status_t conn_hold(void *data)
 static int qrt_pre_connection(conn_rec *c, void *csd)
 {
     (void)csd;
-    apr_pool_cleanup_register(c->pool, NULL, conn_hold, apr_pool_cleanup_null);
+    if (mpm_threaded) {
+        apr_pool_cleanup_register(c->pool, NULL, conn_hold, apr_pool_cleanup_null);
+    }
     return OK;
 }
 
@@ -219,8 +269,12 @@ static apr_status_t qrt_dbwatch_end(void *data)
 
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
+    int threaded = AP_MPMQ_NOT_SUPPORTED;
+
     qrt_child_allocator_lock(p, s);
     apr_atomic_set32(&child_stopped, 0);
+    mpm_threaded = ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) == APR_SUCCESS
+                   && threaded != AP_MPMQ_NOT_SUPPORTED;
     /* (a deadline on the calls of the threads that set a limit: qrt_dbwatch.h; the
      * watchdog ends with the child, before the module's code may be unloaded) */
     if (qrt_dbd_dialect() && qrt_dbd_dialect()->socket) {

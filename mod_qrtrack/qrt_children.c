@@ -1,0 +1,43 @@
+/* qrt_children: waiting for child processes to end without reaping them. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "qrt_children.h"
+
+/* How often the processes are looked at: a new generation waits this long at most
+ * after the last of them has ended. */
+#define CHILDREN_POLL apr_time_from_msec(2)
+
+static int child_ended(pid_t pid)
+{
+    siginfo_t info;
+
+    if (pid <= 0) {
+        return 1;
+    }
+    memset(&info, 0, sizeof(info));
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno != EINTR) {
+            return 1;           /* ECHILD: not (or no longer) a child of ours */
+        }
+    }
+    return info.si_pid == pid;
+}
+
+int qrt_children_wait_ended(const pid_t *pids, int n, apr_interval_time_t max)
+{
+    apr_time_t until = apr_time_now() + max;
+    int i, left;
+
+    for (;;) {
+        for (left = 0, i = 0; i < n; i++) {
+            left += !child_ended(pids[i]);
+        }
+        if (!left || apr_time_now() >= until) {
+            return left;
+        }
+        apr_sleep(CHILDREN_POLL);
+    }
+}

@@ -1,0 +1,21 @@
+/* qrt_children: waiting for child processes to end without reaping them.
+ *
+ * httpd's parent, after a graceful restart has read the configuration again, replaces
+ * each child of the previous generation with a new one as it reaps it, but only while
+ * it finds one to reap each time it looks: the first time it finds none it sleeps a
+ * second, and from then on starts new children one a second (its idle maintenance),
+ * so no child accepts anything for one to three seconds. The module's post_config
+ * waits here, briefly, for those children to end first (see mod_qrtrack.c). */
+#ifndef QRT_CHILDREN_H
+#define QRT_CHILDREN_H
+
+#include <sys/types.h>
+#include <apr_time.h>
+
+/* Waits until every process of pids (children of this process; n of them) has ended,
+ * or until max has passed. The processes are left to be reaped by whoever waits for
+ * them (waitid's WNOWAIT). A pid that is not a child of this process counts as ended.
+ * Returns how many had not ended. */
+int qrt_children_wait_ended(const pid_t *pids, int n, apr_interval_time_t max);
+
+#endif
