@@ -1365,7 +1365,9 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
                       APR_INT64_T_FMT " (snapshot)", code, *id);
         return OK;
     }
-    if (qrt_log_due(&log_unknown, &more)) {
+    /* Unknown codes come for as long as an outage lasts (bots, mistyped links): said
+     * once per QRT_LOG_QUIET a child, the outage itself being said by QRT00104. */
+    if (qrt_log_due_every(&log_unknown, QRT_LOG_QUIET, &more)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00043: code %s: the database "
                       "cannot be reached and this node's snapshot does not have it; "
                       "answering 503 (and %u more since this line was last logged)",
