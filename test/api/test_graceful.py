@@ -122,7 +122,7 @@ def graceful(srv):
     subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
 
 
-@pytest.mark.parametrize("mpm", ["event", "prefork"])
+@pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
 def test_scans_wait_no_longer_than_the_old_childrens_last_requests(mpm):
     srv = start_server(accounts=[("acme", "professional")], mpm=mpm)
     held = scans = None
