@@ -270,6 +270,57 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
     return ap_getword_conf(p, &a);
 }
 
+/* ---- a restart while the database cannot be reached ---------------------------------
+ *
+ * Each start and restart checks the schema and reads the visitor key in the parent; a
+ * restart that cannot reach the database would end httpd ("Configuration Failed"), every
+ * site of the server with it, and it would not come back with the database: logrotate's
+ * nightly graceful during a database's maintenance was enough. What the parent learnt at
+ * its last successful check is kept in its process pool, which outlives restarts (the
+ * module's statics do not: its DSO is loaded again): a restart of the same build (the
+ * same migrations and statements) that finds the database unreachable, busy or full goes
+ * on with it, and its children start as in an outage (the snapshot and the spool). A
+ * first start, or another build, still needs the database. */
+#define RESTART_MEMO "qrtrack-restart-memo"
+
+typedef struct {
+    apr_uint64_t build;         /* qrt_schema_build_id() of the build that checked */
+    qrt_visitor_key_t key;
+} restart_memo_t;
+
+static restart_memo_t *restart_memo(server_rec *s, int create)
+{
+    void *v = NULL;
+
+    apr_pool_userdata_get(&v, RESTART_MEMO, s->process->pool);
+    if (!v && create) {
+        v = apr_pcalloc(s->process->pool, sizeof(restart_memo_t));
+        apr_pool_userdata_set(v, RESTART_MEMO, apr_pool_cleanup_null, s->process->pool);
+    }
+    return v;
+}
+
+/* OK when a restart may go on without the database (err: why it cannot be opened). */
+static int restart_without_database(server_rec *s, const qrt_dialect_t *dialect,
+                                    const char *params, const char *err)
+{
+    restart_memo_t *m = restart_memo(s, 0);
+    qrt_db_refusal_t why = qrt_db_refusal(dialect, err);
+
+    if (!m || m->build != qrt_schema_build_id()
+        || (why != QRT_DB_REFUSED_UNREACHABLE && why != QRT_DB_REFUSED_SLOTS
+            && why != QRT_DB_REFUSED_ROLE_LIMIT)) {
+        return DECLINED;
+    }
+    visitor_key = m->key;
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be reached as "
+                 "the server restarts (DBDParams %s): %s; this build checked its schema "
+                 "before, so the server goes on as in an outage: scans are answered from "
+                 "this node's snapshot and their visits kept in its spool, the API answers "
+                 "503, until the database answers", params, err ? err : "");
+    return OK;
+}
+
 /* Creates or migrates the schema in the parent, before any child connects. */
 int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
 {
@@ -326,6 +377,10 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         }
     }
     rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
+    if (rv != APR_SUCCESS && !dialect->embedded
+        && restart_without_database(s, dialect, params, err) == OK) {
+        return OK;
+    }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00003: cannot open the "
                      "database (DBDParams %s): %s", params, err ? err : "");
@@ -374,6 +429,12 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     if (from != to) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00005: database schema "
                      "brought from version %d to %d", from, to);
+    }
+    {
+        restart_memo_t *m = restart_memo(s, 1);
+
+        m->build = qrt_schema_build_id();
+        m->key = visitor_key;
     }
     if (dialect->embedded && geteuid() == 0) {
         /* The children run as User: the files created here (or by qrtrack-admin

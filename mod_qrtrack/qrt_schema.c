@@ -5,6 +5,34 @@
 #include <apr_strings.h>
 #include "qrt_dialect.h"
 #include "qrt_schema.h"
+#include "qrt_sql.h"
+
+static apr_uint64_t build_id_add(apr_uint64_t h, const char *s)
+{
+    /* FNV-1a over the text and its terminating 0 (so that "ab","c" and "a","bc" differ) */
+    do {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    } while (*s++);
+    return h;
+}
+
+apr_uint64_t qrt_schema_build_id(void)
+{
+    apr_uint64_t h = 14695981039346656037ULL;
+    int i;
+
+    for (i = 0; qrt_migrations[i].name; i++) {
+        h = build_id_add(h, qrt_migrations[i].name);
+        h = build_id_add(h, qrt_migrations[i].sql);
+    }
+    for (i = 0; qrt_sql_statements[i].name; i++) {
+        h = build_id_add(h, qrt_sql_statements[i].name);
+        h = build_id_add(h, qrt_sql_statements[i].sql ? qrt_sql_statements[i].sql : "");
+        h = build_id_add(h, qrt_sql_statements[i].pgsql ? qrt_sql_statements[i].pgsql : "");
+    }
+    return h;
+}
 
 int qrt_schema_latest(void)
 {

@@ -17,6 +17,10 @@ extern const qrt_migration_t qrt_migrations[];
 /* The newest schema version this build knows. */
 int qrt_schema_latest(void);
 
+/* What this build asks of a database: a hash of every migration and every statement
+ * (each backend's text). Two builds with the same one run on the same schema. */
+apr_uint64_t qrt_schema_build_id(void);
+
 /* The database's schema version, 0 for an empty database, -1 when it cannot be
  * read (a busy database must not look empty). */
 int qrt_schema_version(apr_pool_t *p, const apr_dbd_driver_t *driver, apr_dbd_t *handle);

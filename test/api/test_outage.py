@@ -22,6 +22,7 @@ import conftest
 from lib import pg as pglib
 from lib.disk import Tmpfs, free_bytes
 from conftest import Api, BACKEND, Server, started
+from lib.env import HTTPD
 from lib.wait import wait_until
 from lib.server import qrtrack_status, snapshot_codes
 
@@ -244,6 +245,84 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
         for srv in (b, a):
             if srv:
                 srv.cleanup()
+
+
+@pgsql_only
+def test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot(own_cluster):
+    """A graceful restart (logrotate's nightly one) or a restart while the database cannot
+    be reached: the parent, which checked this build's schema before, goes on (QRT00133)
+    instead of ending httpd with "Configuration Failed" (the server then stayed down after
+    the database came back); the new children answer scans from the snapshot and spool
+    their visits, and once the database is back every visit is in it, once, and the API
+    writes and the new codes scan."""
+    nodes = ()
+    try:
+        a, b, tok = two_nodes()
+        nodes = (a, b)
+        codes = [t["code"] for t in make_trackers(a, tok, 3)]
+        for n in nodes:
+            wait_until(lambda: set(codes) <= snapshot_codes(n), timeout=15, interval=0.1,
+                       what="the node's snapshot of the codes")
+        redirected = [0]
+
+        def scan_all():
+            for n in nodes:
+                for c in codes:
+                    r = requests.get("%s/q/%s" % (n.base, c), allow_redirects=False, timeout=30)
+                    assert r.status_code == 302, (n.base, r.status_code, r.text)
+                    redirected[0] += 1
+
+        def restart(node, how):
+            subprocess.run([HTTPD, "-f", node.conf, "-k", how], check=True)
+            wait_until(lambda: node.error_log().count("QRT00133") == count[node.port] + 1,
+                       timeout=30, what="QRT00133 after the %s" % how)
+            count[node.port] += 1
+            wait_until(lambda: requests.get(node.base + "/api/health", timeout=10)
+                       .json()["scans"] == "spooling", timeout=30, interval=0.1,
+                       ignore=(requests.RequestException, ValueError),
+                       what="the restarted node to answer")
+            assert node.proc.poll() is None, node.error_log()[-3000:]
+
+        scan_all()
+        own_cluster.halt()
+        for n in nodes:
+            wait_until(lambda: qrtrack_status(n)["QRTrackDatabaseReachable"] == "0",
+                       timeout=20, interval=0.1, what="the node to see the database gone")
+        scan_all()
+        count = {a.port: 0, b.port: 0}
+        restart(a, "graceful")
+        restart(b, "restart")
+        scan_all()
+        for n in nodes:
+            with Api(n, tok) as s:
+                r = s.get("/tracker")
+                assert r.status_code == 503 and r.headers["Retry-After"], r.text
+        # A second restart, of a generation that itself went on without the database.
+        restart(a, "graceful")
+        scan_all()
+        own_cluster.start()
+        for n in nodes:
+            wait_until(lambda: qrtrack_status(n)["QRTrackDatabaseReachable"] == "1"
+                       and qrtrack_status(n)["QRTrackSpoolVisits"] == "0", timeout=45,
+                       interval=0.1, what="the node back on the database, its spool replayed")
+        assert int(a.sql("SELECT COUNT(*) FROM visits").strip()) == redirected[0]
+        for n in nodes:
+            with Api(n, tok) as s:
+                r = s.post("/tracker", json={"redirect_url": "https://example.com/after"})
+                assert r.status_code == 200, r.text
+                new = r.json()["code"]
+            r = requests.get("%s/q/%s" % (n.base, new), allow_redirects=False, timeout=30)
+            assert r.status_code == 302 and r.headers["Location"] == "https://example.com/after"
+        wait_until(lambda: int(a.sql("SELECT COUNT(*) FROM visits").strip()) == redirected[0] + 2,
+                   timeout=20, what="the new codes' visits")
+        for n in nodes:
+            log = n.error_log()
+            assert "Configuration Failed" not in log, log[-3000:]
+            assert not n.crash_lines(), log[-3000:]
+        assert a.error_log().count("QRT00133") == 2 and b.error_log().count("QRT00133") == 1
+    finally:
+        for n in nodes:
+            n.cleanup()
 
 
 @pgsql_only

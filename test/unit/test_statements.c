@@ -11,6 +11,7 @@
 #include <apr_general.h>
 #include <apr_strings.h>
 
+#include "qrt_schema.h"
 #include "qrt_store.h"
 #include "qrt_check.h"
 #include "qrt_check_db.h"
@@ -28,6 +29,17 @@ static const qrt_sql_t *stmt_find(const char *name)
     }
     return NULL;
 }
+
+/* What a restart without its database compares (mod_qrtrack_db.c): the same for every
+ * call, and made of the build's text (not the hash of nothing). */
+START_TEST(build_id_is_stable_and_made_of_the_text)
+{
+    apr_uint64_t id = qrt_schema_build_id();
+
+    ck_assert(id == qrt_schema_build_id());
+    ck_assert(id != 0 && id != 14695981039346656037ULL);
+}
+END_TEST
 
 START_TEST(names_once_forms_on_statements)
 {
@@ -88,6 +100,7 @@ static Suite *statements_suite(void)
     TCase *tc = tcase_create("table");
 
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, build_id_is_stable_and_made_of_the_text);
     tcase_add_test(tc, names_once_forms_on_statements);
     tcase_add_test(tc, many_rows_forms_have_their_statement);
     tcase_add_test(tc, sqlite_prepares_every_statement);
