@@ -9,6 +9,7 @@
  * connection) is a new session without the settings, and gets them again. The scan
  * writers' own connections are not mod_dbd's and keep their own bounds. */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <apr_strings.h>
@@ -26,6 +27,7 @@
 #include "mod_qrtrack_db.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_util.h"
+#include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
@@ -280,8 +282,11 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
  * module's statics do not: its DSO is loaded again): a restart of the same build (the
  * same migrations and statements) that finds the database unreachable, busy or full goes
  * on with it, and its children start as in an outage (the snapshot and the spool). A
- * first start, or another build, still needs the database. */
+ * first start reads the same from MEMO_FILE in the node's directory, written by the parent
+ * (mode 0600: it holds the visitor key, which the children inherit in memory, never read);
+ * another build still needs the database. */
 #define RESTART_MEMO "qrtrack-restart-memo"
+#define MEMO_FILE "qrtrack-start.memo"
 
 typedef struct {
     apr_uint64_t build;         /* qrt_schema_build_id() of the build that checked */
@@ -300,24 +305,95 @@ static restart_memo_t *restart_memo(server_rec *s, int create)
     return v;
 }
 
-/* OK when a restart may go on without the database (err: why it cannot be opened). */
-static int restart_without_database(server_rec *s, const qrt_dialect_t *dialect,
-                                    const char *params, const char *err)
+/* NULL without the node's directory (QRTrackSpoolDir off, or missing: QRT00108 says so). */
+static const char *memo_file(apr_pool_t *p)
 {
-    restart_memo_t *m = restart_memo(s, 0);
-    qrt_db_refusal_t why = qrt_db_refusal(dialect, err);
+    const char *dir = qrt_spool_dir(p);
+    struct stat st;
 
-    if (!m || m->build != qrt_schema_build_id()
-        || (why != QRT_DB_REFUSED_UNREACHABLE && why != QRT_DB_REFUSED_SLOTS
-            && why != QRT_DB_REFUSED_ROLE_LIMIT)) {
+    return dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)
+           ? apr_pstrcat(p, dir, "/" MEMO_FILE, NULL) : NULL;
+}
+
+/* The node's file made to say m, unless it says it already. */
+static void memo_write(apr_pool_t *p, server_rec *s, const restart_memo_t *m)
+{
+    const char *path = memo_file(p), *text = qrt_schema_memo_format(p, m->build, &m->key), *tmp;
+    char old[256];
+    size_t len = strlen(text);
+    ssize_t got;
+    int fd, ok;
+
+    if (!path) {
+        return;
+    }
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+        got = read(fd, old, sizeof(old) - 1);
+        close(fd);
+        if (got == (ssize_t)len && !memcmp(old, text, len)) {
+            return;
+        }
+    }
+    tmp = apr_psprintf(p, "%s.%ld", path, (long)getpid());
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0) {
+        ok = 0;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00134: cannot write %s: "
+                     "a first start while the database cannot be reached will fail", path);
+        unlink(tmp);
+    }
+}
+
+static int memo_read(apr_pool_t *p, restart_memo_t *m)
+{
+    const char *path = memo_file(p);
+    char text[256];
+    ssize_t got;
+    int fd;
+
+    if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        return -1;
+    }
+    got = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (got <= 0) {
+        return -1;
+    }
+    text[got] = '\0';
+    return qrt_schema_memo_parse(text, &m->build, &m->key);
+}
+
+/* OK when a start may go on without the database (err: why it cannot be opened). */
+static int start_without_database(apr_pool_t *ptemp, server_rec *s,
+                                  const qrt_dialect_t *dialect, const char *params,
+                                  const char *err)
+{
+    restart_memo_t *m = restart_memo(s, 0), disk;
+    qrt_db_refusal_t why = qrt_db_refusal(dialect, err);
+    int first = 0;
+
+    if (why != QRT_DB_REFUSED_UNREACHABLE && why != QRT_DB_REFUSED_SLOTS
+        && why != QRT_DB_REFUSED_ROLE_LIMIT) {
+        return DECLINED;
+    }
+    if (!m && memo_read(ptemp, &disk) == 0) {
+        m = &disk;
+        first = 1;
+    }
+    if (!m || m->build != qrt_schema_build_id()) {
         return DECLINED;
     }
     visitor_key = m->key;
     ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be reached as "
-                 "the server restarts (DBDParams %s): %s; this build checked its schema "
+                 "the server %s (DBDParams %s): %s; this build checked its schema "
                  "before, so the server goes on as in an outage: scans are answered from "
                  "this node's snapshot and their visits kept in its spool, the API answers "
-                 "503, until the database answers", params, err ? err : "");
+                 "503, until the database answers", first ? "starts" : "restarts", params,
+                 err ? err : "");
     return OK;
 }
 
@@ -378,7 +454,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     }
     rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
     if (rv != APR_SUCCESS && !dialect->embedded
-        && restart_without_database(s, dialect, params, err) == OK) {
+        && start_without_database(ptemp, s, dialect, params, err) == OK) {
         return OK;
     }
     if (rv != APR_SUCCESS) {
@@ -435,6 +511,9 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
 
         m->build = qrt_schema_build_id();
         m->key = visitor_key;
+        if (!dialect->embedded) {
+            memo_write(ptemp, s, m);
+        }
     }
     if (dialect->embedded && geteuid() == 0) {
         /* The children run as User: the files created here (or by qrtrack-admin

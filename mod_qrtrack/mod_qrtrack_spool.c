@@ -181,7 +181,7 @@ int qrt_db_unreachable(const qrt_db_t *db)
 
 /* The spool's directory: QRTrackSpoolDir, else the SQLite database's, else the
  * package's state directory. NULL when off. */
-static const char *spool_dir(apr_pool_t *p)
+const char *qrt_spool_dir(apr_pool_t *p)
 {
     const char *slash;
 
@@ -281,7 +281,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
 {
     apr_pool_t *pp = s->process->pool;
     apr_shm_t *shm = NULL;
-    const char *dir = spool_dir(ptemp), *err = NULL;
+    const char *dir = qrt_spool_dir(ptemp), *err = NULL;
     qrt_spool_t *sp, *snap;
     apr_int64_t n = 0, hwm = 0, gen = 0, v[3] = { 0, 0, 0 };
     apr_status_t rv;

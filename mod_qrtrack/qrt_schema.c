@@ -1,7 +1,9 @@
 /* qrt_schema: applies the embedded migrations of sql/ to a database. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include "qrt_dialect.h"
 #include "qrt_schema.h"
@@ -32,6 +34,53 @@ apr_uint64_t qrt_schema_build_id(void)
         h = build_id_add(h, qrt_sql_statements[i].pgsql ? qrt_sql_statements[i].pgsql : "");
     }
     return h;
+}
+
+#define MEMO_TAG "qrtrack-memo-1"
+
+char *qrt_schema_memo_format(apr_pool_t *p, apr_uint64_t build, const qrt_visitor_key_t *key)
+{
+    char hex[2 * sizeof(key->key) + 1];
+    int i, n = key->keylen < 0 ? 0 : key->keylen > (int)sizeof(key->key)
+                                      ? (int)sizeof(key->key) : key->keylen;
+
+    for (i = 0; i < n; i++) {
+        apr_snprintf(hex + 2 * i, 3, "%02x", key->key[i]);
+    }
+    hex[2 * n] = '\0';
+    return apr_psprintf(p, MEMO_TAG " %016" APR_UINT64_T_HEX_FMT " %d %d %s\n", build,
+                        key->daily ? 1 : 0, n, n ? hex : "-");
+}
+
+int qrt_schema_memo_parse(const char *text, apr_uint64_t *build, qrt_visitor_key_t *key)
+{
+    qrt_visitor_key_t k;
+    unsigned long long b;
+    char hex[2 * sizeof(k.key) + 2];
+    int daily, n, used = 0, i;
+
+    memset(&k, 0, sizeof(k));
+    if (!text || strncmp(text, MEMO_TAG " ", sizeof(MEMO_TAG)) != 0
+        || sscanf(text + sizeof(MEMO_TAG), "%16llx %d %d %65s%n", &b, &daily, &n, hex, &used) != 4
+        || (daily != 0 && daily != 1) || n < 0 || n > (int)sizeof(k.key)
+        || (text[sizeof(MEMO_TAG) + used] != '\n' && text[sizeof(MEMO_TAG) + used] != '\0')
+        || strlen(hex) != (n ? 2 * (size_t)n : 1) || (!n && strcmp(hex, "-"))) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned int byte;
+
+        if (!apr_isxdigit(hex[2 * i]) || !apr_isxdigit(hex[2 * i + 1])
+            || sscanf(hex + 2 * i, "%2x", &byte) != 1) {
+            return -1;
+        }
+        k.key[i] = (unsigned char)byte;
+    }
+    k.keylen = n;
+    k.daily = daily;
+    *build = (apr_uint64_t)b;
+    *key = k;
+    return 0;
 }
 
 int qrt_schema_latest(void)

@@ -5,6 +5,8 @@
 #include <apr_pools.h>
 #include <apr_dbd.h>
 
+#include "qrt_token.h"
+
 typedef struct {
     int version;        /* the schema version this file brings the database to */
     const char *name;   /* file name in sql/ */
@@ -20,6 +22,12 @@ int qrt_schema_latest(void);
 /* What this build asks of a database: a hash of every migration and every statement
  * (each backend's text). Two builds with the same one run on the same schema. */
 apr_uint64_t qrt_schema_build_id(void);
+
+/* What a node keeps of its last check of the database, to start without it (see
+ * mod_qrtrack_db.c): the build id and the visitor key, as one line of text. parse:
+ * 0, or -1 for a text that is not one (then *build and *key are left as they were). */
+char *qrt_schema_memo_format(apr_pool_t *p, apr_uint64_t build, const qrt_visitor_key_t *key);
+int qrt_schema_memo_parse(const char *text, apr_uint64_t *build, qrt_visitor_key_t *key);
 
 /* The database's schema version, 0 for an empty database, -1 when it cannot be
  * read (a busy database must not look empty). */

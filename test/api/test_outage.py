@@ -326,6 +326,65 @@ def test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot(
 
 
 @pgsql_only
+def test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files(own_cluster):
+    """A start (a reboot, `systemctl start`) while PostgreSQL cannot be reached: the build
+    that checked the schema last, as the node's private file says, starts as in an outage
+    (before, httpd refused to start); another build's file is not enough."""
+    srv = None
+    try:
+        srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 3)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        memo = os.path.join(srv.dir, "qrtrack-start.memo")
+        st = os.stat(memo)
+        assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+        with open(memo) as f:
+            text = f.read()
+        srv.stop()
+        own_cluster.halt()
+
+        # Another build's file: httpd does not start, as before.
+        with open(memo, "w") as f:
+            f.write(text.split()[0] + " 0000000000000001 " + " ".join(text.split()[2:]) + "\n")
+        with pytest.raises(AssertionError):
+            srv.start()
+        assert "QRT00003" in srv.error_log() and "QRT00133" not in srv.error_log()
+
+        with open(memo, "w") as f:
+            f.write(text)
+        srv.start()
+        assert "the server starts" in srv.error_log().split("QRT00133", 1)[1].split("\n")[0]
+        wait_until(lambda: requests.get(srv.base + "/api/health", timeout=10)
+                   .json()["scans"] == "spooling", timeout=30, interval=0.1,
+                   ignore=(requests.RequestException, ValueError), what="the node on its spool")
+        redirected = 0
+        for c in codes * 3:
+            r = requests.get("%s/q/%s" % (srv.base, c), allow_redirects=False, timeout=30)
+            assert r.status_code == 302, (r.status_code, r.text)
+            redirected += 1
+        with Api(srv, tok) as s:
+            r = s.get("/tracker")
+            assert r.status_code == 503 and r.headers["Retry-After"], r.text
+        own_cluster.start()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0", timeout=45,
+                   interval=0.1, what="the node back on the database, its spool replayed")
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == redirected
+        with Api(srv, tok) as s:
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/after"})
+            assert r.status_code == 200, r.text
+        assert not srv.crash_lines(), srv.error_log()[-3000:]
+    finally:
+        if srv:
+            srv.cleanup()
+
+
+@pgsql_only
 def test_a_connection_that_prepared_nothing_yet_outlives_a_restart(own_cluster):
     """A child's pooled connection prepares its statements when a request first needs
     them, so one opened when the child started holds none. PostgreSQL restarts under

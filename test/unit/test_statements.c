@@ -41,6 +41,51 @@ START_TEST(build_id_is_stable_and_made_of_the_text)
 }
 END_TEST
 
+START_TEST(memo_round_trips_and_refuses_what_it_did_not_write)
+{
+    static const char *const bad[] = {
+        "", "qrtrack-memo-2 0000000000000001 0 0 -\n",
+        "qrtrack-memo-1 0000000000000001 2 0 -\n",                /* daily is 0 or 1 */
+        "qrtrack-memo-1 0000000000000001 0 33 -\n",               /* longer than a key */
+        "qrtrack-memo-1 0000000000000001 0 2 abc\n",              /* odd length */
+        "qrtrack-memo-1 0000000000000001 0 2 abcg\n",             /* not hex */
+        "qrtrack-memo-1 0000000000000001 0 2 abcd extra\n",
+        "qrtrack-memo-1 0000000000000001 0 0 ab\n",
+        "qrtrack-memo-1 zz 0 0 -\n",
+    };
+    qrt_visitor_key_t key, got;
+    apr_uint64_t build = 0;
+    unsigned i;
+
+    memset(&key, 0, sizeof(key));
+    for (i = 0; i < sizeof(key.key); i++) {
+        key.key[i] = (unsigned char)(i * 37 + 1);
+    }
+    key.keylen = 32;
+    key.daily = 1;
+    memset(&got, 0xee, sizeof(got));
+    ck_assert_int_eq(qrt_schema_memo_parse(qrt_schema_memo_format(pool, 0xfedcba9876543210ULL,
+                                                                  &key), &build, &got), 0);
+    ck_assert(build == 0xfedcba9876543210ULL);
+    ck_assert_int_eq(got.keylen, 32);
+    ck_assert_int_eq(got.daily, 1);
+    ck_assert_int_eq(memcmp(got.key, key.key, 32), 0);
+    /* An unkeyed database (before schema 6) keeps its "no key". */
+    key.keylen = 0;
+    key.daily = 0;
+    ck_assert_int_eq(qrt_schema_memo_parse(qrt_schema_memo_format(pool, 7, &key), &build, &got), 0);
+    ck_assert(build == 7);
+    ck_assert_int_eq(got.keylen, 0);
+    ck_assert_int_eq(got.daily, 0);
+    for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        build = 99;
+        ck_assert_msg(qrt_schema_memo_parse(bad[i], &build, &got) == -1, "%s", bad[i]);
+        ck_assert(build == 99);
+    }
+    ck_assert_int_eq(qrt_schema_memo_parse(NULL, &build, &got), -1);
+}
+END_TEST
+
 START_TEST(names_once_forms_on_statements)
 {
     int i, j, sqlite = 0, pg = 0;
@@ -101,6 +146,7 @@ static Suite *statements_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, build_id_is_stable_and_made_of_the_text);
+    tcase_add_test(tc, memo_round_trips_and_refuses_what_it_did_not_write);
     tcase_add_test(tc, names_once_forms_on_statements);
     tcase_add_test(tc, many_rows_forms_have_their_statement);
     tcase_add_test(tc, sqlite_prepares_every_statement);
