@@ -132,6 +132,46 @@ static void restart_wait_children(apr_pool_t *ptemp, server_rec *s)
     }
 }
 
+/* The GeoIP database is read at each start and restart (qrt_geo.h: a private copy). A
+ * file that cannot be read at a restart (a download cut short, a file removed before
+ * logrotate's nightly graceful) would end httpd, every site with it: the copy of the
+ * last read that worked is kept in the process pool, which outlives restarts, and a
+ * restart goes on with it (QRT00135). The first start still needs the file. */
+static qrt_geo_t *geoip_open(apr_pool_t *pconf, server_rec *s, const char *path,
+                             const char **err)
+{
+    apr_pool_t *pp = s->process->pool;
+    const char *key = apr_pstrcat(pconf, "qrtrack-geoip:", path, NULL), *why = NULL;
+    void *v = NULL;
+    int *kept, fd;
+    qrt_geo_t *g;
+
+    apr_pool_userdata_get(&v, key, pp);
+    kept = v;
+    if ((fd = qrt_geo_copy(pconf, path, err)) >= 0) {
+        if ((g = qrt_geo_open_copy(pconf, fd, path, err)) != NULL) {
+            if (!kept) {
+                kept = apr_palloc(pp, sizeof(*kept));
+                *kept = -1;
+                apr_pool_userdata_set(kept, key, apr_pool_cleanup_null, pp);
+            }
+            if (*kept >= 0) {
+                close(*kept);
+            }
+            *kept = fd;
+            return g;
+        }
+        close(fd);
+    }
+    if (!kept || *kept < 0 || !(g = qrt_geo_open_copy(pconf, *kept, NULL, &why))) {
+        return NULL;
+    }
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00135: QRTrackGeoIPDatabase %s: %s; "
+                 "going on with the copy read before, until a restart can read it",
+                 path, *err);
+    return g;
+}
+
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
@@ -157,7 +197,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         const char *err = NULL;
 
         if (c->geoip_path && !c->geoip) {
-            c->geoip = qrt_geo_open(pconf, c->geoip_path, &err);
+            c->geoip = geoip_open(pconf, sp, c->geoip_path, &err);
             if (!c->geoip) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
                              "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);

@@ -18,8 +18,7 @@ static apr_status_t geo_close(void *data)
     return APR_SUCCESS;
 }
 
-/* A sealed anonymous file (memfd) holding path's bytes, or -1 with *err. */
-static int geo_copy(apr_pool_t *p, const char *path, const char **err)
+int qrt_geo_copy(apr_pool_t *p, const char *path, const char **err)
 {
     char buf[65536];
     int in, fd;
@@ -55,20 +54,16 @@ static int geo_copy(apr_pool_t *p, const char *path, const char **err)
     return fd;
 }
 
-qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err)
+qrt_geo_t *qrt_geo_open_copy(apr_pool_t *p, int fd, const char *path, const char **err)
 {
     qrt_geo_t *g = apr_pcalloc(p, sizeof(*g));
-    int rc, fd = geo_copy(p, path, err);
+    int rc;
 
-    if (fd < 0) {
-        return NULL;
-    }
     /* libmaxminddb opens a file by its name: the copy's, through /proc (the mapping
      * keeps the copy once its descriptors are closed); the file itself where /proc is
      * not mounted. */
     rc = MMDB_open(apr_psprintf(p, "/proc/self/fd/%d", fd), MMDB_MODE_MMAP, &g->mmdb);
-    close(fd);
-    if (rc == MMDB_FILE_OPEN_ERROR) {
+    if (rc == MMDB_FILE_OPEN_ERROR && path) {
         rc = MMDB_open(path, MMDB_MODE_MMAP, &g->mmdb);
     }
     if (rc != MMDB_SUCCESS) {
@@ -76,6 +71,19 @@ qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err)
         return NULL;
     }
     apr_pool_cleanup_register(p, g, geo_close, apr_pool_cleanup_null);
+    return g;
+}
+
+qrt_geo_t *qrt_geo_open(apr_pool_t *p, const char *path, const char **err)
+{
+    int fd = qrt_geo_copy(p, path, err);
+    qrt_geo_t *g;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    g = qrt_geo_open_copy(p, fd, path, err);
+    close(fd);
     return g;
 }
 

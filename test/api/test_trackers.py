@@ -3,6 +3,7 @@ import base64
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -659,6 +660,63 @@ def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_rest
             assert scan(srv, t).status_code == 302
             return srv.sql("SELECT COUNT(*) FROM visits WHERE city = 'Berlin'").strip() != "0"
         wait_until(berlin, timeout=30, what="a visit placed by the new database")
+    finally:
+        srv.cleanup()
+        for f in (path, new):
+            if os.path.exists(f):
+                os.unlink(f)
+        os.rmdir(d)
+
+
+def test_a_geoip_file_that_cannot_be_read_at_a_restart_leaves_the_copy_read_before():
+    """A download cut short or a file removed before logrotate's nightly graceful: the
+    server goes on with the copy it read last (QRT00135) instead of ending httpd
+    ("Configuration Failed", every site down until someone starts it); once the file
+    reads again, the next graceful reads it. A first start still needs it."""
+    srv, d, path = geo_server()
+    new = os.path.join(d, "New.mmdb")
+    try:
+        subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
+                        .replace("'Paris'", "'Berlin'"), new], check=True)
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+
+        def newest_city():
+            assert scan(srv, t).status_code == 302
+            return srv.sql("SELECT city FROM visits ORDER BY visit_start DESC, id DESC "
+                           "LIMIT 1").strip()
+        assert newest_city() == "Paris"
+        said = 0
+        for broken in (b"\x00not a database\n" * 100, b""):
+            with open(path, "wb") as f:
+                f.write(broken)
+            subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True,
+                           capture_output=True)
+            wait_until(lambda: srv.error_log().count("QRT00135") > said, timeout=30,
+                       what="QRT00135 after the graceful")
+            said = srv.error_log().count("QRT00135")
+            wait_until(lambda: srv.error_log().count("resuming normal operations") >= said + 1,
+                       timeout=30, what="the restart to finish")
+            assert srv.proc.poll() is None, srv.error_log()[-3000:]
+            assert [newest_city() for _ in range(4)] == ["Paris"] * 4
+        assert "Configuration Failed" not in srv.error_log()
+        # A file that is not there at all: apachectl's own reading of the configuration
+        # refuses, and the server goes on as it was.
+        os.unlink(path)
+        assert subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"],
+                              capture_output=True).returncode != 0
+        assert srv.proc.poll() is None and newest_city() == "Paris"
+        shutil.copyfile(new, path)
+        subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True,
+                       capture_output=True)
+        wait_until(lambda: newest_city() == "Berlin", timeout=30,
+                   what="a visit placed by the file read again")
+        srv.stop()
+        with open(path, "wb") as f:
+            f.write(b"\x00not a database\n")
+        with pytest.raises(AssertionError):
+            srv.start()
+        assert "QRT00007" in srv.error_log()
     finally:
         srv.cleanup()
         for f in (path, new):
