@@ -27,7 +27,6 @@
 #include "mod_qrtrack_db.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_util.h"
-#include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
@@ -272,6 +271,24 @@ static const char *qrt_unquote(apr_pool_t *p, const char *a)
     return ap_getword_conf(p, &a);
 }
 
+const char *qrt_dbd_node_dir(apr_pool_t *p)
+{
+    const char *slash;
+
+    if (qrt_config()->spool_dir) {
+        return strcasecmp(qrt_config()->spool_dir, "off") ? qrt_config()->spool_dir : NULL;
+    }
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded
+        && qrt_config()->dbd_params && (slash = strrchr(qrt_config()->dbd_params, '/'))) {
+        return slash == qrt_config()->dbd_params ? "/"
+               : apr_pstrndup(p, qrt_config()->dbd_params, slash - qrt_config()->dbd_params);
+    }
+    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
+        return ".";
+    }
+    return QRT_STATE_DIR;
+}
+
 /* ---- a restart while the database cannot be reached ---------------------------------
  *
  * Each start and restart checks the schema and reads the visitor key in the parent; a
@@ -308,7 +325,7 @@ static restart_memo_t *restart_memo(server_rec *s, int create)
 /* NULL without the node's directory (QRTrackSpoolDir off, or missing: QRT00108 says so). */
 static const char *memo_file(apr_pool_t *p)
 {
-    const char *dir = qrt_spool_dir(p);
+    const char *dir = qrt_dbd_node_dir(p);
     struct stat st;
 
     return dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)

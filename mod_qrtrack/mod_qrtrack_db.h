@@ -27,6 +27,10 @@ void qrt_dbd_close(server_rec *s, ap_dbd_t *dbd);
 const qrt_dialect_t *qrt_dbd_dialect(void);
 /* How visitor ids are made, read from the database in post_config. */
 const qrt_visitor_key_t *qrt_dbd_visitor_key(void);
+/* This node's directory of files (the spool, the snapshot, the note of the last check):
+ * QRTrackSpoolDir, or by default the SQLite database's directory, else QRT_STATE_DIR;
+ * NULL when off. Once the driver is known (qrt_dbd_dialect). */
+const char *qrt_dbd_node_dir(apr_pool_t *p);
 /* QRTrackStatementTimeout in milliseconds (0 = off). */
 int qrt_statement_timeout_ms(void);
 /* The deadline of one database call of a request or of the module's background threads

@@ -181,24 +181,6 @@ int qrt_db_unreachable(const qrt_db_t *db)
 
 /* The spool's directory: QRTrackSpoolDir, else the SQLite database's, else the
  * package's state directory. NULL when off. */
-const char *qrt_spool_dir(apr_pool_t *p)
-{
-    const char *slash;
-
-    if (qrt_config()->spool_dir) {
-        return strcasecmp(qrt_config()->spool_dir, "off") ? qrt_config()->spool_dir : NULL;
-    }
-    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded
-        && qrt_config()->dbd_params && (slash = strrchr(qrt_config()->dbd_params, '/'))) {
-        return slash == qrt_config()->dbd_params ? "/"
-               : apr_pstrndup(p, qrt_config()->dbd_params, slash - qrt_config()->dbd_params);
-    }
-    if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
-        return ".";
-    }
-    return QRT_STATE_DIR;
-}
-
 /* As root, the parent hands the files it made to the children's User. */
 static void spool_give(apr_pool_t *p, server_rec *s, const char *path)
 {
@@ -281,7 +263,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
 {
     apr_pool_t *pp = s->process->pool;
     apr_shm_t *shm = NULL;
-    const char *dir = qrt_spool_dir(ptemp), *err = NULL;
+    const char *dir = qrt_dbd_node_dir(ptemp), *err = NULL;
     qrt_spool_t *sp, *snap;
     apr_int64_t n = 0, hwm = 0, gen = 0, v[3] = { 0, 0, 0 };
     apr_status_t rv;

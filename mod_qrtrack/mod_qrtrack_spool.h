@@ -17,9 +17,6 @@ typedef struct {
     apr_uint64_t spooled, replayed, spooled_total, snapshot_answers, snapshot_writes;
 } qrt_spool_status_t;
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
-/* This node's directory of files (QRTrackSpoolDir or its default), NULL when off; once
- * the driver is known (qrt_dbd_dialect). */
-const char *qrt_spool_dir(apr_pool_t *p);
 void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s);
 int qrt_spool_enabled(void);
 /* Whether the database is known to be unreachable (every child sees it at once). */
