@@ -30,6 +30,7 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
 #include "qrt_dbwatch.h"
@@ -83,6 +84,8 @@ static const char *spool_path, *snap_path;  /* NULL: no spool (QRTrackSpoolDir o
 static struct {
     apr_thread_t *thread;
     volatile int stopping;
+    apr_thread_mutex_t *tick_lock;  /* the keeper's pause, cut short by keeper_stop */
+    apr_thread_cond_t *tick;
     server_rec *s;
     apr_thread_mutex_t *read_lock;
     qrt_spool_t *reader;
@@ -627,6 +630,21 @@ static void keeper_done(apr_time_t *next, apr_interval_time_t every)
     __atomic_store_n(&shared->keeper, 0, __ATOMIC_RELEASE);
 }
 
+/* The keeper's pause between two rounds, cut short when the child stops: a graceful
+ * restart waits for the old children to end before the new ones accept. */
+static void keeper_pause(void)
+{
+    if (!child.tick) {
+        apr_sleep(SPOOL_TICK);
+        return;
+    }
+    apr_thread_mutex_lock(child.tick_lock);
+    if (!child.stopping) {
+        apr_thread_cond_timedwait(child.tick, child.tick_lock, SPOOL_TICK);
+    }
+    apr_thread_mutex_unlock(child.tick_lock);
+}
+
 static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *top = data, *cp, *sp, *p;
@@ -644,7 +662,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
     while (!child.stopping) {
         apr_status_t rv;
 
-        apr_sleep(SPOOL_TICK);
+        keeper_pause();
         if (qrt_db_down()) {
             if (!keeper_turn(&shared->next_probe)) {
                 continue;
@@ -733,6 +751,12 @@ static apr_status_t keeper_stop(void *data)
 
     (void)data;
     if (child.thread) {
+        if (child.tick) {
+            apr_thread_mutex_lock(child.tick_lock);
+            child.stopping = 1;
+            apr_thread_cond_broadcast(child.tick);
+            apr_thread_mutex_unlock(child.tick_lock);
+        }
         child.stopping = 1;
         apr_thread_join(&rv, child.thread);
         child.thread = NULL;
@@ -757,6 +781,11 @@ void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s)
     if (apr_thread_mutex_create(&child.read_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
         != APR_SUCCESS) {
         child.read_lock = NULL;
+    }
+    if (apr_thread_mutex_create(&child.tick_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+        != APR_SUCCESS
+        || apr_thread_cond_create(&child.tick, pchild) != APR_SUCCESS) {
+        child.tick = NULL;              /* (the keeper then sleeps its whole pause) */
     }
     apr_pool_create(&kp, pchild);
     apr_pool_tag(kp, "qrtrack-keeper");

@@ -4,19 +4,20 @@ requests are answered; httpd's parent starts a new child for each one it reaps, 
 its first look after reading the configuration finds none ended it sleeps a second and
 then starts the rest one a second. The module's post_config waits (at most 500 ms) for
 the old children to end, so that scans wait only as long as the slowest old request."""
+import contextlib
 import json
 import os
 import socket
 import subprocess
-import threading
 import time
+import types
 
 import pytest
 import requests
 
 from conftest import start_server
 from lib.env import HTTPD
-from lib.qr import IPHONE
+from lib.load import Load
 from lib.server import child_pids
 from lib.wait import wait_until
 
@@ -88,64 +89,56 @@ class Held:
         return out
 
 
-class Scans:
-    """Threads scanning code, a new connection each time: (start, end, status or None)."""
-
-    def __init__(self, srv, code, threads=4):
-        self.url = "%s/q/%s" % (srv.base, code)
-        self.stop = threading.Event()
-        self.results = []
-        self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(threads)]
-        for t in self.threads:
-            t.start()
-
-    def run(self):
-        while not self.stop.is_set():
-            start = time.monotonic()
-            try:
-                code = requests.get(self.url, allow_redirects=False, timeout=30,
-                                    headers={"User-Agent": IPHONE}).status_code
-            except requests.RequestException:
-                code = None
-            with self.lock:
-                self.results.append((start, time.monotonic(), code))
-
-    def finish(self):
-        self.stop.set()
-        for t in self.threads:
-            t.join()
-        return self.results
-
-
 def graceful(srv):
     subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
 
 
+@contextlib.contextmanager
+def restart_case(mpm="event"):
+    """A started server with a token of its account and a tracker's code (.srv, .token,
+    .code), whose .held and .scans, once set, are closed with it."""
+    srv = start_server(accounts=[("acme", "professional")], mpm=mpm)
+    case = types.SimpleNamespace(srv=srv, held=None, scans=None)
+    try:
+        case.token = srv.token("acme")
+        r = requests.post(srv.base + "/api/tracker",
+                          json={"redirect_url": "https://example.com/g"},
+                          headers={"Authorization": "Bearer " + case.token}, timeout=30)
+        case.code = r.json()["code"]
+        yield case
+    finally:
+        if case.held:
+            case.held.close()
+        if case.scans:
+            case.scans.finish()
+        srv.cleanup()
+
+
+def answered(held, scans):
+    """Lets the held requests end and waits for 20 scans begun after that: (when they
+    ended, monotonic; every scan), each held request and each scan answered."""
+    answers = held.finish()
+    done = time.monotonic()
+    wait_until(lambda: sum(1 for s, _, c in scans.results if s > done and c == 302) >= 20,
+               timeout=30, what="scans after the restart")
+    results = scans.finish()
+    assert all(a.startswith("HTTP/1.1 200") for a in answers), answers
+    assert [r for r in results if r[2] != 302] == []
+    return done, results
+
+
 @pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
 def test_scans_wait_no_longer_than_the_old_childrens_last_requests(mpm):
-    srv = start_server(accounts=[("acme", "professional")], mpm=mpm)
-    held = scans = None
-    try:
-        token = srv.token("acme")
-        r = requests.post(srv.base + "/api/tracker", json={"redirect_url": "https://example.com/g"},
-                          headers={"Authorization": "Bearer " + token}, timeout=30)
-        code = r.json()["code"]
-        scans = Scans(srv, code)
+    with restart_case(mpm) as case:
+        srv = case.srv
+        scans = case.scans = Load(srv, case.code, threads=4)
         wait_until(lambda: sum(1 for r in scans.results if r[2] == 302) >= 20, timeout=30,
                    what="scans before the restart")
-        held = Held(srv, token)
+        case.held = Held(srv, case.token)
         signalled = time.monotonic()
         graceful(srv)
         time.sleep(0.25)
-        answers = held.finish()
-        done = time.monotonic()
-        # Scans that began after the old children's last answer, and are answered.
-        wait_until(lambda: sum(1 for s, _, c in scans.results if s > done and c == 302) >= 20,
-                   timeout=30, what="scans after the restart")
-        results = scans.finish()
-        assert all(a.startswith("HTTP/1.1 200") for a in answers), answers
-        assert [r for r in results if r[2] != 302] == []
+        done, results = answered(case.held, scans)
         # Scans waiting since the old children stopped accepting are answered at once
         # once those children's last requests are. Without the wait, httpd's parent slept
         # a second after its first look and then started a new child a second later:
@@ -155,39 +148,16 @@ def test_scans_wait_no_longer_than_the_old_childrens_last_requests(mpm):
         assert "QRT00132" not in srv.error_log()
         wait_until(lambda: int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == len(results),
                    timeout=30, what="every scan's visit")
-    finally:
-        if held:
-            held.close()
-        if scans:
-            scans.finish()
-        srv.cleanup()
 
 
 def test_an_old_child_busy_past_the_wait_is_logged_and_left_to_httpd():
-    srv = start_server(accounts=[("acme", "professional")])
-    held = scans = None
-    try:
-        token = srv.token("acme")
-        r = requests.post(srv.base + "/api/tracker", json={"redirect_url": "https://example.com/g"},
-                          headers={"Authorization": "Bearer " + token}, timeout=30)
-        code = r.json()["code"]
-        held = Held(srv, token)
-        scans = Scans(srv, code)
+    with restart_case() as case:
+        srv = case.srv
+        case.held = Held(srv, case.token)
+        case.scans = Load(srv, case.code, threads=4)
         graceful(srv)
         wait_until(lambda: "QRT00132" in srv.error_log(), timeout=10, what="QRT00132")
-        answers = held.finish()
-        done = time.monotonic()
-        wait_until(lambda: sum(1 for s, _, c in scans.results if s > done and c == 302) >= 20,
-                   timeout=30, what="scans after the restart")
-        results = scans.finish()
-        assert all(a.startswith("HTTP/1.1 200") for a in answers), answers
-        assert [r for r in results if r[2] != 302] == []
+        answered(case.held, case.scans)
         line = [l for l in srv.error_log().splitlines() if "QRT00132" in l]
         assert len(line) == 1 and "notice" in line[0], line
         assert "2 of the previous generation's 2 children" in line[0], line
-    finally:
-        if held:
-            held.close()
-        if scans:
-            scans.finish()
-        srv.cleanup()

@@ -101,6 +101,22 @@ def two_nodes(extra=""):
     return a, b, tok
 
 
+def two_nodes_with_codes(n):
+    """two_nodes() and the codes of n trackers, once both nodes' snapshots have them:
+    (a, b, token, codes); the nodes are cleaned up if that fails."""
+    a, b, tok = two_nodes()
+    try:
+        codes = [t["code"] for t in make_trackers(a, tok, n)]
+        for node in (a, b):
+            wait_until(lambda: set(codes) <= snapshot_codes(node), timeout=15, interval=0.1,
+                       what="the node's snapshot of the codes")
+    except BaseException:
+        b.cleanup()
+        a.cleanup()
+        raise
+    return a, b, tok, codes
+
+
 def make_trackers(node, tok, n):
     out = []
     with Api(node, tok) as s:
@@ -167,7 +183,7 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
                     r = requests.get("%s/q/NoSuchCode%d" % (n.base, i), allow_redirects=False,
                                      timeout=10)
                     unknown_codes.append((r.status_code, r.headers.get("Retry-After")))
-                time.sleep(0.1)
+                unknown_stop.wait(0.1)
         unknown_thread = threading.Thread(target=unknown_load, daemon=True)
         unknown_thread.start()
         assert qrtrack_status(a)["QRTrackDatabaseReachable"] == "0"
@@ -257,12 +273,8 @@ def test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot(
     writes and the new codes scan."""
     nodes = ()
     try:
-        a, b, tok = two_nodes()
+        a, b, tok, codes = two_nodes_with_codes(3)
         nodes = (a, b)
-        codes = [t["code"] for t in make_trackers(a, tok, 3)]
-        for n in nodes:
-            wait_until(lambda: set(codes) <= snapshot_codes(n), timeout=15, interval=0.1,
-                       what="the node's snapshot of the codes")
         redirected = [0]
 
         def scan_all():
@@ -704,12 +716,8 @@ def test_a_database_that_refuses_writes_keeps_scans_redirected_and_the_api_reada
     rarely."""
     nodes = ()
     try:
-        a, b, tok = two_nodes()
+        a, b, tok, codes = two_nodes_with_codes(4)
         nodes = (a, b)
-        codes = [t["code"] for t in make_trackers(a, tok, 4)]
-        for n in nodes:
-            wait_until(lambda: set(codes) <= snapshot_codes(n), timeout=15, interval=0.1,
-                       what="the node's snapshot of the codes")
         load = Scanner(list(nodes), codes)
         wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
                    what="scans before the switch")

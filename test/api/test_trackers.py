@@ -1,5 +1,6 @@
 """Trackers, scans and QR images: endpoints 1-4 and 11, /q and /l, visit recording."""
 import base64
+import contextlib
 import concurrent.futures
 import json
 import os
@@ -605,13 +606,19 @@ close $fh;
 '''
 
 
+def write_mmdb(path, country="FR", city="Paris"):
+    """A City database at path that places 127.0.0.0/8 in city, country."""
+    subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'%s'" % country)
+                    .replace("'Paris'", "'%s'" % city), path], check=True)
+
+
 def geo_server():
     """A server reading a City database that places 127.0.0.0/8 in Paris, FR: (server,
     the database's directory, its file)."""
     d = tempfile.mkdtemp(prefix="qrtrack-mmdb-")
     os.chmod(d, 0o755)
     path = os.path.join(d, "City.mmdb")
-    subprocess.run(["perl", "-e", MMDB_WRITER, path], check=True)
+    write_mmdb(path)
     os.chmod(path, 0o644)
     return start_server(extra="QRTrackGeoIPDatabase %s\n" % path,
                         accounts=[("acme", "professional")]), d, path
@@ -630,18 +637,32 @@ def test_geo_from_mmdb_database():
         os.rmdir(d)
 
 
+@contextlib.contextmanager
+def geo_with_berlin():
+    """geo_server() with a tracker, and beside its database another that places the same
+    addresses in Berlin, DE: (server, its database, the other, the tracker); all removed
+    after."""
+    srv, d, path = geo_server()
+    new = os.path.join(d, "New.mmdb")
+    try:
+        write_mmdb(new, "DE", "Berlin")
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        yield srv, path, new, t
+    finally:
+        srv.cleanup()
+        for f in (path, new):
+            if os.path.exists(f):
+                os.unlink(f)
+        os.rmdir(d)
+
+
 def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_restart():
     """An administrator copies a new database over the old one with cp, which truncates
     the file and then writes it in place: the children go on with the database they
     read at start (a mapping of the file itself would crash them with SIGBUS at every
     scan, or read half-written data), and `apachectl graceful` reads the new one."""
-    srv, d, path = geo_server()
-    new = os.path.join(d, "New.mmdb")
-    try:
-        subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
-                        .replace("'Paris'", "'Berlin'"), new], check=True)
-        with Api(srv, srv.token("acme")) as a:
-            t = create(a)
+    with geo_with_berlin() as (srv, path, new, t):
         assert scan(srv, t).status_code == 302
         with open(path, "r+b") as f:
             f.truncate(0)
@@ -660,12 +681,6 @@ def test_a_geoip_file_overwritten_in_place_changes_nothing_until_a_graceful_rest
             assert scan(srv, t).status_code == 302
             return srv.sql("SELECT COUNT(*) FROM visits WHERE city = 'Berlin'").strip() != "0"
         wait_until(berlin, timeout=30, what="a visit placed by the new database")
-    finally:
-        srv.cleanup()
-        for f in (path, new):
-            if os.path.exists(f):
-                os.unlink(f)
-        os.rmdir(d)
 
 
 def test_a_geoip_file_that_cannot_be_read_at_a_restart_leaves_the_copy_read_before():
@@ -673,14 +688,7 @@ def test_a_geoip_file_that_cannot_be_read_at_a_restart_leaves_the_copy_read_befo
     server goes on with the copy it read last (QRT00135) instead of ending httpd
     ("Configuration Failed", every site down until someone starts it); once the file
     reads again, the next graceful reads it. A first start still needs it."""
-    srv, d, path = geo_server()
-    new = os.path.join(d, "New.mmdb")
-    try:
-        subprocess.run(["perl", "-e", MMDB_WRITER.replace("'FR'", "'DE'")
-                        .replace("'Paris'", "'Berlin'"), new], check=True)
-        with Api(srv, srv.token("acme")) as a:
-            t = create(a)
-
+    with geo_with_berlin() as (srv, path, new, t):
         def newest_city():
             assert scan(srv, t).status_code == 302
             return srv.sql("SELECT city FROM visits ORDER BY visit_start DESC, id DESC "
@@ -717,12 +725,6 @@ def test_a_geoip_file_that_cannot_be_read_at_a_restart_leaves_the_copy_read_befo
         with pytest.raises(AssertionError):
             srv.start()
         assert "QRT00007" in srv.error_log()
-    finally:
-        srv.cleanup()
-        for f in (path, new):
-            if os.path.exists(f):
-                os.unlink(f)
-        os.rmdir(d)
 
 
 # -- endpoint 11: POST /qrCode ----------------------------------------------------------------
