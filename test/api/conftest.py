@@ -95,6 +95,7 @@ UNBOUND_SLOW_TESTS = {
 SERIAL_MODULES = {
     "test_ratelimit_cluster.py", "test_timeouts.py", "test_faults.py", "test_outage.py",
     "test_crosstab_bounds.py", "test_dict_bound.py", "test_nodes.py", "test_dashboard.py",
+    "test_graceful.py",
 }
 # ... and single tests that assert a time bound, in modules whose other tests need not wait
 SERIAL_TESTS = {

@@ -136,8 +136,14 @@ def test_scans_wait_no_longer_than_the_old_childrens_last_requests(mpm):
                    what="scans before the restart")
         case.held = Held(srv, case.token)
         signalled = time.monotonic()
+        configured = srv.error_log().count("QRT00065")
         graceful(srv)
-        time.sleep(0.25)
+        # The held requests end 0.1 s after the parent has read its configuration again
+        # (QRT00065, its last line before it waits for the old children): after the
+        # MPM's first look without the wait, well within the wait with it.
+        wait_until(lambda: srv.error_log().count("QRT00065") > configured, timeout=30,
+                   interval=0.01, what="the parent to read its configuration again")
+        time.sleep(0.1)
         done, results = answered(case.held, scans)
         # Scans waiting since the old children stopped accepting are answered at once
         # once those children's last requests are. Without the wait, httpd's parent slept
