@@ -384,24 +384,34 @@ static int memo_read(apr_pool_t *p, restart_memo_t *m)
     return qrt_schema_memo_parse(text, &m->build, &m->key);
 }
 
+/* The note of this build's last check (the process pool's, else the node's file; *first:
+ * from the file), NULL when there is none for this build. */
+static restart_memo_t *memo_of_this_build(apr_pool_t *ptemp, server_rec *s, int *first)
+{
+    restart_memo_t *m = restart_memo(s, 0), *disk;
+
+    *first = 0;
+    if (!m) {
+        disk = apr_pcalloc(ptemp, sizeof(*disk));
+        if (memo_read(ptemp, disk) == 0) {
+            m = disk;
+            *first = 1;
+        }
+    }
+    return m && m->build == qrt_schema_build_id() ? m : NULL;
+}
+
 /* OK when a start may go on without the database (err: why it cannot be opened). */
 static int start_without_database(apr_pool_t *ptemp, server_rec *s,
                                   const qrt_dialect_t *dialect, const char *params,
                                   const char *err)
 {
-    restart_memo_t *m = restart_memo(s, 0), disk;
+    restart_memo_t *m;
     qrt_db_refusal_t why = qrt_db_refusal(dialect, err);
-    int first = 0;
+    int first;
 
-    if (why != QRT_DB_REFUSED_UNREACHABLE && why != QRT_DB_REFUSED_SLOTS
-        && why != QRT_DB_REFUSED_ROLE_LIMIT) {
-        return DECLINED;
-    }
-    if (!m && memo_read(ptemp, &disk) == 0) {
-        m = &disk;
-        first = 1;
-    }
-    if (!m || m->build != qrt_schema_build_id()) {
+    if ((why != QRT_DB_REFUSED_UNREACHABLE && why != QRT_DB_REFUSED_SLOTS
+         && why != QRT_DB_REFUSED_ROLE_LIMIT) || !(m = memo_of_this_build(ptemp, s, &first))) {
         return DECLINED;
     }
     visitor_key = m->key;
@@ -414,6 +424,18 @@ static int start_without_database(apr_pool_t *ptemp, server_rec *s,
     return OK;
 }
 
+/* A lock held elsewhere (VACUUM FULL, CREATE INDEX, ALTER TABLE, an open transaction that
+ * locked a table) holds the check's statements: no child accepts meanwhile, so a restart
+ * (logrotate's nightly graceful) under a lock of many minutes kept every scan waiting for
+ * it. A build that checked this database before bounds its waits for locks, and past the
+ * bound goes on with what it found then; its children meet the lock as any lock (the
+ * scans' visits wait in the spool). A build that must migrate waits for its locks. */
+#define CHECK_LOCK_WAIT_MS 1000
+
+static int lock_timed_out(const char *err)
+{
+    return err && (strstr(err, "55P03") || strstr(err, "lock timeout"));
+}
 /* Creates or migrates the schema in the parent, before any child connects. */
 int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
 {
@@ -422,7 +444,8 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
     apr_status_t rv;
-    int from = 0, to = 0;
+    restart_memo_t *known = NULL;
+    int from = 0, to = 0, first = 0;
 
     name = qrt_config()->dbd_driver;
     params = qrt_config()->dbd_params;
@@ -479,6 +502,12 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
                      "database (DBDParams %s): %s", params, err ? err : "");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    if (!dialect->embedded && (known = memo_of_this_build(ptemp, s, &first)) != NULL) {
+        int nrows = 0;
+
+        apr_dbd_query(driver, handle, &nrows, apr_psprintf(ptemp, "SET lock_timeout = %d",
+                                                           CHECK_LOCK_WAIT_MS));
+    }
     err = qrt_schema_migrate(ptemp, driver, handle, &from, &to);
     if (!err) {
         /* How visitor ids are made: the same for every child and every node. Every
@@ -488,7 +517,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
          * starts (generation 1), a moment after the first did it on the same database;
          * each restart checks again. */
         qrt_db_t db;
-        const char *perr = NULL;
+        const char *perr = NULL, *kerr = NULL;
 
         memset(&db, 0, sizeof(db));
         db.driver = driver;
@@ -500,20 +529,35 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         else {
             perr = qrt_db_prepare_all(&db, ptemp);
         }
-        if (perr) {
+        if (!perr && qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
+            kerr = db.error ? db.error : "malformed";
+        }
+        if (known && (lock_timed_out(perr) || lock_timed_out(kerr))) {
+            err = perr ? perr : kerr;
+        }
+        else if (perr) {
             apr_dbd_close(driver, handle);
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00125: the database does "
                          "not match this build of mod_qrtrack: %s", perr);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (qrt_store_visitor_key(&db, ptemp, &visitor_key) != APR_SUCCESS) {
+        else if (kerr) {
             apr_dbd_close(driver, handle);
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00075: cannot read the "
-                         "visitor key (qrt_settings): %s", db.error ? db.error : "malformed");
+                         "visitor key (qrt_settings): %s", kerr);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
     apr_dbd_close(driver, handle);
+    if (known && lock_timed_out(err)) {
+        visitor_key = known->key;
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00136: a lock held elsewhere kept "
+                     "the check of the database waiting past %d ms as the server %s (%s); "
+                     "this build checked it before, so the server goes on: its scans meet "
+                     "the lock as any lock (their visits wait in the spool until it goes)",
+                     CHECK_LOCK_WAIT_MS, first ? "starts" : "restarts", err);
+        return OK;
+    }
     if (err) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00004: schema migration "
                      "failed: %s", err);

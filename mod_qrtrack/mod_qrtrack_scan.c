@@ -1290,6 +1290,14 @@ static apr_status_t scan_lookup_fn(qrt_db_t *db, apr_pool_t *p, void *ctx)
     return qrt_store_tracker_by_code(db, p, c->code, c->id, c->url, c->route);
 }
 
+/* Until when this child's lookups met a lock held elsewhere (ALTER TABLE, VACUUM FULL of
+ * the trackers): meanwhile a lookup that finds the lookup connection busy (another scan's
+ * lookup waiting for that lock, up to its limit) asks the snapshot instead of mod_dbd's
+ * pool, whose connections have no such limit: after a graceful restart, whose children
+ * have nothing cached, every scan waited for the lock. */
+#define SCAN_LOOKUP_LOCKED apr_time_from_sec(1)
+static volatile apr_time_t lookup_locked_until;
+
 /* The tracker of code from the database; while it cannot be reached, from this
  * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
  * the database says so (the snapshot cannot prove that a code does not exist). */
@@ -1312,6 +1320,9 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         lookup_ctx lc = { code, id, url, route };
 
         rv = qrt_lookup_run(r->pool, scan_lookup_fn, &lc, &db);
+        if (rv == APR_EAGAIN && apr_time_now() < lookup_locked_until) {
+            break;
+        }
         if (rv == APR_EAGAIN) {
             /* (held by another lookup for a while, or not open now) Open and close,
              * not acquire: the connection must be back in the pool before this
@@ -1330,6 +1341,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
             qrt_dbd_close(r->server, dbd);
         }
         if (rv == APR_SUCCESS) {
+            lookup_locked_until = 0;
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is "
                           "tracker %" APR_INT64_T_FMT " (looked up)", code, *id);
             return OK;
@@ -1347,7 +1359,9 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
                 }
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
-            /* Busy past the time allowed: the snapshot answers this one. */
+            /* Busy past the time allowed: the snapshot answers this one, and those
+             * that find the lookup connection taken meanwhile. */
+            lookup_locked_until = apr_time_now() + SCAN_LOOKUP_LOCKED;
             break;
         }
         why = db.error;

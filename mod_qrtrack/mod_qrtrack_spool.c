@@ -39,6 +39,7 @@
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_dblimit.h"
+#include "qrt_dialect.h"
 #include "qrt_spool.h"
 #include "qrt_store_spool.h"
 
@@ -55,6 +56,7 @@ APLOG_USE_MODULE(qrtrack);
 #define SNAP_MARGIN         10
 #define SNAP_PAGE           1000
 #define SPOOL_TICK          apr_time_from_msec(100)
+#define KEEPER_LOCK_WAIT_MS 1000
 #define QRT_DEFAULT_SPOOL_LIMIT 1000000
 
 typedef struct {
@@ -610,6 +612,15 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
     db->driver = driver;
     db->pool = cp;
     qrt_db_tune(driver, db->handle, cp);
+    if (qrt_dialect_remote(driver)) {
+        /* A table locked elsewhere (ALTER TABLE, VACUUM FULL) fails a round, tried again
+         * the next, rather than hold it, and with it the child's end, for as long as the
+         * lock lasts: a graceful restart waits for the old children to end. */
+        int nrows = 0;
+
+        apr_dbd_query(driver, db->handle, &nrows,
+                      apr_psprintf(cp, "SET lock_timeout = %d", KEEPER_LOCK_WAIT_MS));
+    }
     qrt_db_prepare_lazily(db, cp);
     return db;
 }

@@ -22,7 +22,7 @@ import conftest
 from lib import pg as pglib
 from lib.disk import Tmpfs, free_bytes
 from conftest import Api, BACKEND, Server, started
-from lib.env import HTTPD
+from lib.env import HTTPD, PSQL
 from lib.wait import wait_until
 from lib.server import qrtrack_status, snapshot_codes
 
@@ -99,6 +99,14 @@ def two_nodes(extra=""):
     b.start()
     tok = a.token("acme")
     return a, b, tok
+
+
+def started_with_status():
+    """One started node with mod_status and the account acme."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    srv.admin("init")
+    srv.account("acme")
+    return srv.start()
 
 
 def two_nodes_with_codes(n):
@@ -394,6 +402,56 @@ def test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files(own_cl
     finally:
         if srv:
             srv.cleanup()
+
+
+@pgsql_only
+def test_a_restart_under_a_lock_held_elsewhere_does_not_wait_for_it():
+    """A graceful restart while another program holds the trackers and visits locked
+    (ALTER TABLE, VACUUM FULL, an open transaction): the parent's check of the database
+    waits 1 s for the lock and goes on (QRT00136) instead of holding the restart, and so
+    every new connection, for as long as the lock lasts; every scan is redirected and
+    recorded once the lock goes."""
+    srv = started_with_status()
+    locker = None
+    try:
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        for c in codes:
+            assert requests.get("%s/q/%s" % (srv.base, c), allow_redirects=False,
+                                timeout=30).status_code == 302
+        pg = conftest.pg_cluster()
+        locker = subprocess.Popen(
+            [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-d",
+             srv.dbname, "-c", "BEGIN; LOCK TABLE visit_rows, trackers IN ACCESS EXCLUSIVE "
+             "MODE; SELECT pg_sleep(10); COMMIT;"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(lambda: pg.psql(srv.dbname, "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
+                                   "ON l.relation = c.oid WHERE c.relname = 'trackers' AND "
+                                   "l.mode = 'AccessExclusiveLock' AND l.granted").strip() == "1",
+                   timeout=30, what="the outside lock")
+        locked = time.monotonic()
+        configured = srv.error_log().count("QRT00065")
+        subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
+        wait_until(lambda: srv.error_log().count("QRT00065") > configured, timeout=30,
+                   interval=0.05, what="the parent to read its configuration again")
+        # Before: the parent's check waited for the lock, 10 s.
+        assert time.monotonic() - locked < 5, srv.error_log()[-3000:]
+        assert "QRT00136" in srv.error_log()
+        assert locker.wait(timeout=30) == 0, locker.stderr.read()
+        locker = None
+        redirected = 0
+        for c in codes * 2:
+            r = requests.get("%s/q/%s" % (srv.base, c), allow_redirects=False, timeout=30)
+            assert r.status_code == 302, (r.status_code, r.text)
+            redirected += 1
+        wait_until(lambda: int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+                   == redirected + len(codes), timeout=30, what="every scan's visit")
+        assert "Configuration Failed" not in srv.error_log()
+    finally:
+        if locker:
+            locker.kill()
+            locker.wait()
+        srv.cleanup()
 
 
 @pgsql_only
