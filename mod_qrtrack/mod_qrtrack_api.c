@@ -571,6 +571,8 @@ int qrt_api_handler(request_rec *r)
     q->conf = ap_get_module_config(r->server->module_config, &qrtrack_module);
     q->path = api_path(r);
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    /* (an answer opened in a browser with ?api_token= sends no Referer from its links) */
+    apr_table_setn(r->err_headers_out, "Referrer-Policy", "no-referrer");
     origin = api_cors(q);
     /* OPTIONS, the API's description and its health need no token and are not
      * counted. */

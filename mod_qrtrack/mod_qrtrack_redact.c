@@ -9,6 +9,9 @@
  *    copies it at SERVER_BUSY_WRITE), each api_token value in r->the_request
  *    becomes "[redacted]", and in r->unparsed_uri until the URI is translated
  *    (httpd names it in its error lines about a path it refuses);
+ *  - in the same step, each api_token value in the query of the Referer header (a
+ *    page's address, which Debian's formats log, httpd's error lines name and a
+ *    scan keeps as the visit's referer);
  *  - just before the access logs are written (log_transaction), the same happens
  *    to r->args, the_request, unparsed_uri and parsed_uri.query of every request
  *    of the chain
@@ -59,8 +62,16 @@ static char *redact_line(apr_pool_t *p, const char *line)
 
 static int redact_post_read_request(request_rec *r)
 {
+    const char *referer = apr_table_get(r->headers_in, "Referer");
     char *line, *uri;
 
+    /* A link followed from a page whose address carried a token (an API answer opened
+     * with ?api_token= in a browser, which sends a same-origin page's whole address)
+     * brings it in the Referer: Debian's formats log it, httpd's error lines name it,
+     * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
+    if (referer && (line = redact_line(r->pool, referer)) != NULL) {
+        apr_table_setn(r->headers_in, "Referer", line);
+    }
     if (!r->args || !strchr(r->args, '=')) {
         return DECLINED;
     }

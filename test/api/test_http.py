@@ -220,6 +220,57 @@ def test_every_spelling_that_authenticates_is_redacted(logged):
         assert ("|/q/%s?%s=[redacted]|" % (t["code"], name)) in queries
 
 
+def raw_request(srv, line, headers):
+    """A request sent exactly as written, with headers: the status of the answer."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    try:
+        s.sendall(("%s\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n"
+                   % (line, "".join("%s: %s\r\n" % h for h in headers))).encode())
+        return int(s.recv(4096).split(b" ", 2)[1])
+    finally:
+        s.close()
+
+
+def test_a_token_in_a_referer_reaches_no_log_and_no_visit(logged):
+    """A browser sends the address of the page a link was followed from as the Referer:
+    from an API answer opened with ?api_token= (a browser's JSON viewer makes its URLs
+    links, and the scan and click links are on the same origin, whose Referer is the
+    whole address), a scan or click sends the token along. Debian's formats log the
+    Referer, httpd's error lines name it, and a scan keeps it as the visit's referer,
+    which the visit listings, the CSV export and webhooks show: each gets it redacted,
+    whatever the spelling. The API's answers ask browsers to send no Referer at all."""
+    tok = logged.token("acme")
+    with Api(logged, logged.token("acme")) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/r"})
+        assert t.status_code == 200, t.text
+        assert t.headers["Referrer-Policy"] == "no-referrer"
+        t = t.json()
+        assert a.get("/account").headers["Referrer-Policy"] == "no-referrer"
+        assert a.get("/nothing").headers["Referrer-Policy"] == "no-referrer"
+        sent = []
+        for name in ("api_token",) + SPELLINGS:
+            page = "%s/tracker/%d?x=1&%s=%s" % (logged.api_base, t["tracker_id"], name, tok)
+            assert raw_request(logged, "GET /q/%s HTTP/1.1" % t["code"],
+                               [("Referer", page)]) == 302, name
+            assert raw_request(logged, "GET /l/%s HTTP/1.1" % t["code"],
+                               [("Referer", page)]) == 302, name
+            # httpd's error line about a path it refuses names the Referer
+            assert raw_request(logged, "GET /api/%zz HTTP/1.1",
+                               [("Referer", page)]) == 400, name
+            sent.append(page.replace(tok, "[redacted]"))
+        r = a.get("/visits/tracker/%d" % t["tracker_id"], params={"rows": 100})
+        assert r.status_code == 200, r.text
+        assert sorted(v["referer"] for v in r.json()["data"]) == sorted(sent * 2)
+        csv = a.get("/visits/tracker/%d/download/csv" % t["tracker_id"])
+        assert csv.status_code == 200 and "[redacted]" in csv.text and tok[:20] not in csv.text
+    wait_until(lambda: read_log(logged, "combined.log").count('"GET /api/%zz HTTP/1.1" 400')
+               >= len(sent), timeout=10, what="the requests in the log")
+    assert re.search(r"AH10244: .*, referer: http://127\.0\.0\.1:%d/api/tracker/%d\?x=1&"
+                     r"api_token=\[redacted\]" % (logged.port, t["tracker_id"]),
+                     logged.error_log()), logged.error_log()[-2000:]
+    assert tok[:20] not in logs(logged)
+
+
 def test_another_application_keeps_its_own_api_token_parameter(logged):
     """Only the request line is redacted before the handlers run: other handlers on
     the server (here mod_rewrite's redirect) see the query string as sent."""
