@@ -106,6 +106,15 @@ SERIAL_TESTS = {
 # margin of 10 s), asserting no bound that other tests' load could move
 SHARED_TESTS = {
     "test_a_bulk_of_trackers_is_written_to_the_snapshot_a_few_times_not_every_second",
+    # ... or that wait only for events, with deadlines of many seconds, under a paced load
+    "test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot",
+    "test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files",
+    "test_a_connection_that_prepared_nothing_yet_outlives_a_restart",
+    "test_smart_codes_keep_their_gates_through_an_outage",
+    "test_spooled_visits_survive_a_kill_9_of_the_committing_child",
+    "test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them",
+    "test_spool_directives_are_checked",
+    "test_damaged_spool_and_snapshot_files_are_set_aside_and_made_anew",
 }
 
 

@@ -423,7 +423,7 @@ def test_a_restart_under_a_lock_held_elsewhere_does_not_wait_for_it():
         locker = subprocess.Popen(
             [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-d",
              srv.dbname, "-c", "BEGIN; LOCK TABLE visit_rows, trackers IN ACCESS EXCLUSIVE "
-             "MODE; SELECT pg_sleep(10); COMMIT;"],
+             "MODE; SELECT pg_sleep(7); COMMIT;"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_until(lambda: pg.psql(srv.dbname, "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
                                    "ON l.relation = c.oid WHERE c.relname = 'trackers' AND "
@@ -434,7 +434,7 @@ def test_a_restart_under_a_lock_held_elsewhere_does_not_wait_for_it():
         subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
         wait_until(lambda: srv.error_log().count("QRT00065") > configured, timeout=30,
                    interval=0.05, what="the parent to read its configuration again")
-        # Before: the parent's check waited for the lock, 10 s.
+        # Before: the parent's check waited for the lock, 7 s.
         assert time.monotonic() - locked < 5, srv.error_log()[-3000:]
         assert "QRT00136" in srv.error_log()
         assert locker.wait(timeout=30) == 0, locker.stderr.read()
