@@ -32,6 +32,7 @@
 #include "mod_qrtrack_queue.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_scan.h"
+#include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_stats.h"
@@ -887,7 +888,7 @@ static void writer_spool_said(qrt_log_throttle_t *t, int level, const char *what
                      "their visits kept in the spool until %s (and %u more batches since "
                      "this line was last logged)", what, error, until, more);
     }
-    replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+    replay_pause_until = qrt_clock_now() + SCAN_REPLAY_PAUSE;
 }
 
 /* A batch's visits into the database, or into the spool when the database cannot be
@@ -986,7 +987,7 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
     apr_status_t rv;
     int locked, recorded = 0, done = 0;
 
-    if (!qrt_spool_pending() || qrt_db_down() || apr_time_now() < replay_pause_until) {
+    if (!qrt_spool_pending() || qrt_db_down() || qrt_clock_now() < replay_pause_until) {
         return 0;
     }
     locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
@@ -1022,7 +1023,7 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
         }
     }
     if (!done) {
-        replay_pause_until = apr_time_now() + SCAN_REPLAY_PAUSE;
+        replay_pause_until = qrt_clock_now() + SCAN_REPLAY_PAUSE;
     }
     if (locked) {
         apr_global_mutex_unlock(scan_writer_mutex);
@@ -1057,9 +1058,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         apr_interval_time_t took = 0;
         int n, locked, stopping = writer.stopping, replayed;
 
-        if (apr_time_now() >= spares_next) {
+        if (qrt_clock_now() >= spares_next) {
             qrt_vgroups_spares_release(SCAN_SPARES_IDLE);
-            spares_next = apr_time_now() + apr_time_from_sec(1);
+            spares_next = qrt_clock_now() + apr_time_from_sec(1);
         }
         /* Everything queued by any child, if no other writer is committing. */
         n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
@@ -1320,7 +1321,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         lookup_ctx lc = { code, id, url, route };
 
         rv = qrt_lookup_run(r->pool, scan_lookup_fn, &lc, &db);
-        if (rv == APR_EAGAIN && apr_time_now() < lookup_locked_until) {
+        if (rv == APR_EAGAIN && qrt_clock_now() < lookup_locked_until) {
             break;
         }
         if (rv == APR_EAGAIN) {
@@ -1361,7 +1362,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
             }
             /* Busy past the time allowed: the snapshot answers this one, and those
              * that find the lookup connection taken meanwhile. */
-            lookup_locked_until = apr_time_now() + SCAN_LOOKUP_LOCKED;
+            lookup_locked_until = qrt_clock_now() + SCAN_LOOKUP_LOCKED;
             break;
         }
         why = db.error;

@@ -30,9 +30,9 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
-#include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
@@ -86,8 +86,7 @@ static const char *spool_path, *snap_path;  /* NULL: no spool (QRTrackSpoolDir o
 static struct {
     apr_thread_t *thread;
     volatile int stopping;
-    apr_thread_mutex_t *tick_lock;  /* the keeper's pause, cut short by keeper_stop */
-    apr_thread_cond_t *tick;
+    qrt_cond_t *tick;               /* the keeper's pause, cut short by keeper_stop */
     server_rec *s;
     apr_thread_mutex_t *read_lock;
     qrt_spool_t *reader;
@@ -143,7 +142,7 @@ void qrt_db_mark_down(server_rec *s, const char *why)
         return;
     }
     shared->down_since = apr_time_now();
-    shared->next_probe = shared->down_since + SPOOL_PROBE_EVERY;
+    shared->next_probe = qrt_clock_now() + SPOOL_PROBE_EVERY;
     if (qrt_spool_enabled()) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00104: the database cannot be "
                      "reached (%s%s%s): scans are answered from this node's snapshot of "
@@ -327,6 +326,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     shared->snap_hwm = hwm;
     shared->snap_gen = gen;
     shared->next_sweep = 0;
+    shared->next_refresh = shared->next_probe = 0;
     shared->keeper = 0;
     if (n > 0) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00110: %" APR_INT64_T_FMT
@@ -549,6 +549,17 @@ static apr_status_t keeper_sweep(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+/* Whether the time next (on qrt_clock_now's clock, set as now + every) has come. A time
+ * further ahead than every is none of this clock's (a build before it, on the wall
+ * clock, shares this memory through a graceful restart): due. The wall clock's steps
+ * move neither. */
+static int keeper_due(apr_time_t next, apr_interval_time_t every)
+{
+    apr_time_t now = qrt_clock_now();
+
+    return now >= next || next - now > every;
+}
+
 /* The trackers changed since the newest change seen, less the margin (a change made
  * a little before it may commit after it) while that margin runs: once a refresh has
  * begun SNAP_MARGIN seconds past the newest change, it has seen every change made up
@@ -568,6 +579,14 @@ static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
         return APR_EGENERAL;
     }
     rv = qrt_store_snap_changed(db, p, from, keeper_row, &k);
+    /* A wall clock behind the newest change read (set back, or another node's ahead)
+     * stamps the changes made now below the mark: those around the clock's now are read
+     * too, until it catches up (each row about 2 * SNAP_MARGIN times, not every second
+     * for the hour a clock set back an hour takes). */
+    if (rv == APR_SUCCESS && begun < k.hwm - SNAP_MARGIN) {
+        rv = qrt_store_snap_changed_between(db, p, begun - SNAP_MARGIN, begun + SNAP_MARGIN,
+                                            keeper_row, &k);
+    }
     if (rv == APR_SUCCESS && k.hwm != shared->snap_hwm) {
         rv = qrt_snap_meta_set(snap, "hwm", k.hwm);
     }
@@ -587,7 +606,7 @@ static apr_status_t keeper_changes(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 
 static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *p)
 {
-    return apr_time_now() >= shared->next_sweep || shared->snap_hwm == 0
+    return keeper_due(shared->next_sweep, SPOOL_SWEEP_EVERY) || shared->snap_hwm == 0
            ? keeper_sweep(db, snap, p) : keeper_changes(db, snap, p);
 }
 
@@ -625,19 +644,18 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
     return db;
 }
 
-static int keeper_turn(apr_time_t *next)
+static int keeper_turn(apr_time_t *next, apr_interval_time_t every)
 {
     apr_uint32_t idle = 0;
-    apr_time_t now = apr_time_now();
 
-    return now >= *next
+    return keeper_due(*next, every)
         && __atomic_compare_exchange_n(&shared->keeper, &idle, 1, 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_RELAXED);
 }
 
 static void keeper_done(apr_time_t *next, apr_interval_time_t every)
 {
-    *next = apr_time_now() + every;
+    *next = qrt_clock_now() + every;
     __atomic_store_n(&shared->keeper, 0, __ATOMIC_RELEASE);
 }
 
@@ -649,11 +667,11 @@ static void keeper_pause(void)
         apr_sleep(SPOOL_TICK);
         return;
     }
-    apr_thread_mutex_lock(child.tick_lock);
+    qrt_cond_lock(child.tick);
     if (!child.stopping) {
-        apr_thread_cond_timedwait(child.tick, child.tick_lock, SPOOL_TICK);
+        qrt_cond_timedwait(child.tick, SPOOL_TICK);
     }
-    apr_thread_mutex_unlock(child.tick_lock);
+    qrt_cond_unlock(child.tick);
 }
 
 static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
@@ -675,7 +693,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
 
         keeper_pause();
         if (qrt_db_down()) {
-            if (!keeper_turn(&shared->next_probe)) {
+            if (!keeper_turn(&shared->next_probe, SPOOL_PROBE_EVERY)) {
                 continue;
             }
             if (db) {
@@ -692,7 +710,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             keeper_done(&shared->next_probe, SPOOL_PROBE_EVERY);
             continue;
         }
-        if (!snap_path || !keeper_turn(&shared->next_refresh)) {
+        if (!snap_path || !keeper_turn(&shared->next_refresh, SPOOL_REFRESH_EVERY)) {
             continue;
         }
         if (!db) {
@@ -723,8 +741,8 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                     continue;
                 }
             }
-            if (rv == APR_SUCCESS && apr_time_now() >= shared->next_sweep) {
-                shared->next_sweep = apr_time_now() + SPOOL_SWEEP_EVERY;
+            if (rv == APR_SUCCESS && keeper_due(shared->next_sweep, SPOOL_SWEEP_EVERY)) {
+                shared->next_sweep = qrt_clock_now() + SPOOL_SWEEP_EVERY;
             }
         }
         if (rv != APR_SUCCESS && rv != APR_EINTR) {
@@ -763,10 +781,10 @@ static apr_status_t keeper_stop(void *data)
     (void)data;
     if (child.thread) {
         if (child.tick) {
-            apr_thread_mutex_lock(child.tick_lock);
+            qrt_cond_lock(child.tick);
             child.stopping = 1;
-            apr_thread_cond_broadcast(child.tick);
-            apr_thread_mutex_unlock(child.tick_lock);
+            qrt_cond_broadcast(child.tick);
+            qrt_cond_unlock(child.tick);
         }
         child.stopping = 1;
         apr_thread_join(&rv, child.thread);
@@ -793,9 +811,7 @@ void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s)
         != APR_SUCCESS) {
         child.read_lock = NULL;
     }
-    if (apr_thread_mutex_create(&child.tick_lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-        != APR_SUCCESS
-        || apr_thread_cond_create(&child.tick, pchild) != APR_SUCCESS) {
+    if (qrt_cond_create(&child.tick, pchild) != APR_SUCCESS) {
         child.tick = NULL;              /* (the keeper then sleeps its whole pause) */
     }
     apr_pool_create(&kp, pchild);

@@ -8,6 +8,7 @@
 
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_util.h"
+#include "qrt_clock.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -19,9 +20,11 @@ int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 int qrt_log_due_every(qrt_log_throttle_t *t, apr_interval_time_t every,
                       apr_uint32_t *skipped)
 {
-    apr_time_t now = apr_time_now(), seen = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
+    apr_time_t now = qrt_clock_now(), seen = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
 
-    if (now - seen < every
+    /* (0: never logged, whatever the clock says since the machine's boot; now < seen:
+     * a time of another clock, never this one's) */
+    if ((seen != 0 && now >= seen && now - seen < every)
         || !__atomic_compare_exchange_n(&t->last, &seen, now, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);

@@ -32,9 +32,9 @@
 #include <apr_dbd.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
-#include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_clock.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_stats.h"
 #include "mod_qrtrack_util.h"
@@ -50,8 +50,7 @@ APLOG_USE_MODULE(qrtrack);
 
 static struct {
     apr_thread_t *thread;
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t *wake;
+    qrt_cond_t *wake;               /* the thread's pause (its lock guards what follows) */
     int stopping;
     int running;                    /* the thread has its connection */
     int kicked;                     /* a commit asked for a round (under lock) */
@@ -128,7 +127,7 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
             handle = NULL;
         }
     }
-    apr_thread_mutex_lock(wal.lock);
+    qrt_cond_lock(wal.wake);
     if (!h) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, wal.s, "QRT00051: the WAL checkpoint "
                      "thread cannot open the database (%s); commits will copy the WAL "
@@ -142,20 +141,20 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
         sqlite3_exec(h, "SELECT COUNT(*) FROM qrt_schema", NULL, NULL, NULL);
         wal.running = 1;
     }
-    apr_thread_cond_broadcast(wal.wake);
+    qrt_cond_broadcast(wal.wake);
     while (!wal.stopping) {
         if (!wal.kicked) {
-            apr_thread_cond_timedwait(wal.wake, wal.lock, QRT_WAL_PERIOD);
+            qrt_cond_timedwait(wal.wake, QRT_WAL_PERIOD);
         }
         wal.kicked = 0;
         if (wal.stopping) {
             break;
         }
-        apr_thread_mutex_unlock(wal.lock);
+        qrt_cond_unlock(wal.wake);
         wal_round(h);
-        apr_thread_mutex_lock(wal.lock);
+        qrt_cond_lock(wal.wake);
     }
-    apr_thread_mutex_unlock(wal.lock);
+    qrt_cond_unlock(wal.wake);
     if (h) {
         /* Last round: leave as little as possible for the next start. */
         wal_round(h);
@@ -177,13 +176,13 @@ static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
         sqlite3_wal_checkpoint_v2(h, db, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
     else if (nframes >= QRT_WAL_KICK && wal.running) {
-        apr_thread_mutex_lock(wal.lock);
+        qrt_cond_lock(wal.wake);
         if (!wal.kicked) {
             wal.kicked = 1;
             QRT_STAT_ADD(wal_kicks, 1);
-            apr_thread_cond_signal(wal.wake);
+            qrt_cond_signal(wal.wake);
         }
-        apr_thread_mutex_unlock(wal.lock);
+        qrt_cond_unlock(wal.wake);
     }
     return SQLITE_OK;
 }
@@ -207,10 +206,10 @@ static apr_status_t wal_stop(void *data)
     if (!wal.thread) {
         return APR_SUCCESS;
     }
-    apr_thread_mutex_lock(wal.lock);
+    qrt_cond_lock(wal.wake);
     wal.stopping = 1;
-    apr_thread_cond_broadcast(wal.wake);
-    apr_thread_mutex_unlock(wal.lock);
+    qrt_cond_broadcast(wal.wake);
+    qrt_cond_unlock(wal.wake);
     apr_thread_join(&rv, wal.thread);
     wal.thread = NULL;
     wal.running = 0;
@@ -231,8 +230,11 @@ void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *w
     if (!dialect || !dialect->embedded) {
         return;
     }
-    apr_thread_mutex_create(&wal.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_thread_cond_create(&wal.wake, pchild);
+    if (qrt_cond_create(&wal.wake, pchild) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00052: cannot start the WAL "
+                     "checkpoint thread; commits will copy the WAL themselves");
+        return;
+    }
     apr_pool_create(&tp, pchild);
     apr_pool_tag(tp, "qrtrack-wal");
     rv = apr_thread_create(&wal.thread, NULL, wal_main, tp, pchild);
@@ -245,9 +247,9 @@ void qrt_wal_child_init(apr_pool_t *pchild, server_rec *s, apr_global_mutex_t *w
     apr_pool_pre_cleanup_register(pchild, NULL, wal_stop);
     /* Connections opened from here on ask whether the thread runs: wait until it
      * knows. */
-    apr_thread_mutex_lock(wal.lock);
+    qrt_cond_lock(wal.wake);
     while (!wal.running && !wal.stopping) {
-        apr_thread_cond_wait(wal.wake, wal.lock);
+        qrt_cond_wait(wal.wake);
     }
-    apr_thread_mutex_unlock(wal.lock);
+    qrt_cond_unlock(wal.wake);
 }

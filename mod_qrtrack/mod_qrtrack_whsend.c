@@ -26,9 +26,9 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
-#include <apr_thread_cond.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_config.h"
@@ -66,9 +66,8 @@ APLOG_USE_MODULE(qrtrack);
 
 static struct {
     apr_thread_t *thread;
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t *wake;
-    int stopping;               /* under lock; read unlocked by the delivery loop */
+    qrt_cond_t *wake;           /* the loop's pause, cut short by the stop */
+    int stopping;               /* under wake's lock; read unlocked by the delivery loop */
     CURLM *multi;               /* the thread's, woken by the stop */
     apr_global_mutex_t *active; /* held by the server's delivering worker */
     server_rec *s;
@@ -418,7 +417,7 @@ static void wh_count(wh_slots_t *sl)
         }
     }
     if (done > 0 && sl->done == 0) {
-        sl->first_done = apr_time_now();
+        sl->first_done = qrt_clock_now();
     }
     sl->in_flight = in_flight;
     sl->waiting = waiting;
@@ -632,12 +631,12 @@ static int wh_wait(apr_interval_time_t t)
 {
     int stop;
 
-    apr_thread_mutex_lock(wh.lock);
+    qrt_cond_lock(wh.wake);
     if (!wh.stopping) {
-        apr_thread_cond_timedwait(wh.wake, wh.lock, t);
+        qrt_cond_timedwait(wh.wake, t);
     }
     stop = wh.stopping;
-    apr_thread_mutex_unlock(wh.lock);
+    qrt_cond_unlock(wh.wake);
     return stop;
 }
 
@@ -697,7 +696,7 @@ static apr_time_t wh_used(void)
 static void wh_remote_done(qrt_db_t *db, apr_time_t since)
 {
     if (db && qrt_dialect_remote(db->driver)) {
-        wh_remote_spent += apr_time_now() - since;
+        wh_remote_spent += qrt_clock_now() - since;
     }
 }
 
@@ -754,7 +753,8 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
     apr_pool_create(&cp, tp);
     apr_pool_create(&rp, tp);
     while (!wh_stopping()) {
-        apr_time_t now = apr_time_now(), wait, next_claim;
+        /* (the loop's times are qrt_clock_now's: a step of the wall clock moves none) */
+        apr_time_t now = qrt_clock_now(), wait, next_claim;
         int free, paused;
 
         if (!active) {
@@ -788,7 +788,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         if (busy && wh_used() - cpu_mark >= QRT_WEBHOOK_SLICE) {
             apr_sleep(QRT_WEBHOOK_PAUSE);
             cpu_mark = wh_used();
-            now = apr_time_now();
+            now = qrt_clock_now();
         }
         /* (Not while the node counts the database as unreachable: its keeper tries a
          * connection each second and says when it answers again, QRT00105.) */
@@ -842,7 +842,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         }
         if (!paused && sl->done > 0 && (sl->in_flight == 0 || sl->done >= WH_BATCH / 2
                                         || now - sl->first_done >= WH_RECORD_GAP || !db)) {
-            apr_time_t at = apr_time_now();
+            apr_time_t at = qrt_clock_now();
 
             if (wh_record(sl, db, wh.multi, rp, 0) != APR_SUCCESS && db) {
                 wh_db_failed(&db, now, &reconnect_at);
@@ -898,10 +898,10 @@ static apr_status_t wh_stop(void *data)
     if (!wh.thread) {
         return APR_SUCCESS;
     }
-    apr_thread_mutex_lock(wh.lock);
+    qrt_cond_lock(wh.wake);
     __atomic_store_n(&wh.stopping, 1, __ATOMIC_RELAXED);
-    apr_thread_cond_broadcast(wh.wake);
-    apr_thread_mutex_unlock(wh.lock);
+    qrt_cond_broadcast(wh.wake);
+    qrt_cond_unlock(wh.wake);
     curl_multi_wakeup(wh.multi);
     apr_thread_join(&rv, wh.thread);
     wh.thread = NULL;
@@ -957,8 +957,13 @@ void qrt_whsend_child_init(apr_pool_t *pchild, server_rec *s)
     }
     curl_multi_setopt(wh.multi, CURLMOPT_MAX_HOST_CONNECTIONS, 32L);
     curl_multi_setopt(wh.multi, CURLMOPT_MAXCONNECTS, 64L);
-    apr_thread_mutex_create(&wh.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_thread_cond_create(&wh.wake, pchild);
+    if (qrt_cond_create(&wh.wake, pchild) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT01036: cannot set the webhook "
+                     "worker's pause up; this child delivers no webhooks");
+        curl_multi_cleanup(wh.multi);
+        wh.multi = NULL;
+        return;
+    }
     apr_pool_create(&tp, pchild);
     apr_pool_tag(tp, "qrtrack-hooks");
     rv = apr_thread_create(&wh.thread, NULL, wh_main, tp, pchild);

@@ -53,13 +53,15 @@ static void *dbwatch_run(void *arg)
                 fired++;
             }
         }
-        clock_gettime(CLOCK_REALTIME, &until);
+        /* (on CLOCK_MONOTONIC, as the deadlines: a wall clock set back an hour made
+         * the watchdog's tick, and every deadline with it, an hour late) */
+        clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += DBWATCH_TICK_MS * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&tick, &lock, &until);
+        pthread_cond_clockwait(&tick, &lock, CLOCK_MONOTONIC, &until);
     }
     pthread_mutex_unlock(&lock);
     return NULL;

@@ -55,6 +55,15 @@ apr_status_t qrt_store_snap_changed(qrt_db_t *db, apr_pool_t *p, apr_int64_t sin
     return qrt_db_each(db, p, SQL_snap_changed, args, snap_row, &e);
 }
 
+apr_status_t qrt_store_snap_changed_between(qrt_db_t *db, apr_pool_t *p, apr_int64_t from,
+                                            apr_int64_t to, qrt_snap_row_fn *fn, void *ctx)
+{
+    snap_each_t e = { fn, ctx, p, 0, 0 };
+    const void *args[] = { &from, &to };
+
+    return qrt_db_each(db, p, SQL_snap_changed_between, args, snap_row, &e);
+}
+
 apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
                                  apr_int64_t limit, qrt_snap_row_fn *fn, void *ctx,
                                  apr_int64_t *last, int *rows)

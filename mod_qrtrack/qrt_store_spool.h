@@ -20,6 +20,9 @@ typedef apr_status_t qrt_snap_row_fn(void *ctx, const qrt_snap_row_t *row);
 /* Every tracker made, changed or deleted at or after since (updated_at). */
 apr_status_t qrt_store_snap_changed(qrt_db_t *db, apr_pool_t *p, apr_int64_t since,
                                     qrt_snap_row_fn *fn, void *ctx);
+/* Every tracker made, changed or deleted from from to to (updated_at, both included). */
+apr_status_t qrt_store_snap_changed_between(qrt_db_t *db, apr_pool_t *p, apr_int64_t from,
+                                            apr_int64_t to, qrt_snap_row_fn *fn, void *ctx);
 /* The next limit live trackers after id after: *last the last one's id, *rows how
  * many (fewer than limit: the end). */
 apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,

@@ -10,8 +10,9 @@ postgresql libaprutil1-dbd-pgsql memcached python3-jsonschema python3-psycopg2
 chromium chromium-driver python3-selenium
 debhelper dpkg-dev fakeroot build-essential
 libcairo2-dev zlib1g-dev librsvg2-bin poppler-utils ghostscript unzip libcurl4-openssl-dev
-gdb openssl"
+gdb openssl libfaketime"
 # openssl: the certificate of test_tls.py's TLS site.
+# libfaketime: test_clock.py sets the test server's wall clock back.
 # python3-psycopg2: the tests read PostgreSQL through kept connections (test/api/lib/pg.py).
 # gdb: a test server's child that crashes leaves a core, whose backtrace the test's
 # failure prints (test/api/lib/server.py).

@@ -9,6 +9,15 @@ SELECT t.code, t.id, t.redirect_url, CASE WHEN t.deleted_at IS NULL THEN 0 ELSE 
     LEFT JOIN tracker_routing r ON r.tracker_id = t.id
     WHERE t.updated_at >= %lld
 
+-- trackers changed within a span of times: trackers_updated
+-- name: snap_changed_between
+SELECT t.code, t.id, t.redirect_url, CASE WHEN t.deleted_at IS NULL THEN 0 ELSE 1 END,
+        t.updated_at, r.rules, r.valid_from, r.valid_until, r.max_scans, r.expired_url,
+        r.password_hash
+    FROM trackers t
+    LEFT JOIN tracker_routing r ON r.tracker_id = t.id
+    WHERE t.updated_at >= %lld AND t.updated_at <= %lld
+
 -- the live trackers, a page at a time in id order
 -- name: snap_page
 SELECT t.code, t.id, t.redirect_url, CASE WHEN t.deleted_at IS NULL THEN 0 ELSE 1 END,

@@ -164,9 +164,11 @@ class Server:
         return pool.pop(0)
 
     # -- life cycle ----------------------------------------------------------
-    def start(self):
+    def start(self, env=None):
+        """env: more environment for httpd (its children inherit it)."""
         self.proc = subprocess.Popen([HTTPD,
                                       "-f", self.conf, "-DFOREGROUND"],
+                                     env=dict(os.environ, **env) if env else None,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      # prefork signals its whole process group when
                                      # it stops: not the tests'
