@@ -106,23 +106,16 @@ SERIAL_TESTS = {
 # margin of 10 s), asserting no bound that other tests' load could move
 SHARED_TESTS = {
     "test_a_bulk_of_trackers_is_written_to_the_snapshot_a_few_times_not_every_second",
-    # ... or that wait only for events, with deadlines of many seconds, under a paced load
-    "test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot",
-    "test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files",
-    "test_a_connection_that_prepared_nothing_yet_outlives_a_restart",
-    "test_smart_codes_keep_their_gates_through_an_outage",
-    "test_spooled_visits_survive_a_kill_9_of_the_committing_child",
-    "test_the_spool_and_snapshot_are_private_files_and_mod_status_shows_them",
-    "test_spool_directives_are_checked",
-    "test_damaged_spool_and_snapshot_files_are_set_aside_and_made_anew",
 }
 
 
 # The longest modules first (a module's tests run on one worker: --dist loadfile), so that
 # the short ones fill the workers' ends rather than a long one running last on its own.
 LONG_MODULES = ["test_package.py", "test_listed_hold.py", "test_reports.py",
-                "test_webhooks_delivery.py", "test_trackers.py", "test_visits.py",
-                "test_styles.py", "test_sealed.py", "test_print.py", "test_dict_refs.py",
+                "test_webhooks_delivery.py", "test_trackers.py",
+                "test_visits.py", "test_styles.py", "test_sealed.py", "test_pg_visits_brin.py",
+                "test_search_bound.py", "test_print.py", "test_dict_refs.py",
+                "test_pg_visit_indexes.py", "test_pg_narrow_links.py", "test_compact.py",
                 "test_migrate.py"]
 
 
