@@ -36,6 +36,7 @@
 #include "mod_qrtrack_redact.h"
 #include "mod_qrtrack_errpage.h"
 #include "qrt_children.h"
+#include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_report.h"
 #include "mod_qrtrack_lookup.h"
@@ -254,8 +255,8 @@ static apr_status_t conn_hold(void *data)
         || state != AP_MPMQ_STOPPING) {
         return APR_SUCCESS;
     }
-    until = apr_time_now() + STOP_HOLD;
-    while (!apr_atomic_read32(&child_stopped) && apr_time_now() < until) {
+    until = qrt_clock_now() + STOP_HOLD;
+    while (!apr_atomic_read32(&child_stopped) && qrt_clock_now() < until) {
         apr_sleep(apr_time_from_msec(2));
     }
     return APR_SUCCESS;

@@ -11,7 +11,11 @@
 
 APLOG_USE_MODULE(qrtrack);
 
-#define QUEUE_KEY      "qrtrack-queue"
+/* The key names the meaning of the deadlines in the segment: a graceful restart into
+ * a build whose deadlines are on another clock makes a segment of its own, since the
+ * two cannot share one (builds before this key kept them on the wall clock). */
+#define QUEUE_KEY      "qrtrack-queue-monotonic"
+#define QUEUE_KEY_WALL "qrtrack-queue"
 
 /* The OS seam: Linux's, with lines logged on the server given as logctx. */
 static qrt_queue_os_t queue_os;
@@ -35,6 +39,14 @@ apr_status_t qrt_queue_create(server_rec *s, apr_uint32_t nslots, qrt_queue_t **
     queue_os.log = queue_log;
     /* The handle is this generation's; the shared memory outlives it. */
     q = apr_pcalloc(s->process->pconf, sizeof(*q));
+    /* A wall-clock build's segment stays with its children, which commit what they
+     * queued there until they exit; this process lets go of its own mapping. */
+    apr_pool_userdata_get((void **)&shm, QUEUE_KEY_WALL, pp);
+    if (shm) {
+        apr_pool_userdata_set(NULL, QUEUE_KEY_WALL, apr_pool_cleanup_null, pp);
+        apr_shm_destroy(shm);
+        shm = NULL;
+    }
     /* Created once: a graceful restart keeps it (and the visits waiting in it). */
     apr_pool_userdata_get((void **)&shm, QUEUE_KEY, pp);
     if (shm) {

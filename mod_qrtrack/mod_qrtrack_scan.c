@@ -125,7 +125,8 @@ typedef struct {
     char code[QRT_CODE_CUSTOM_MAX + 1];
     qrt_route_t *route;             /* malloc'd: the tracker's id, destination, rules... */
     apr_uint32_t gen;
-    apr_time_t fetched;             /* when it was read from the database */
+    apr_time_t fetched;             /* when it was read from the database
+                                     * (qrt_clock_now) */
 } scan_cache_entry;
 
 static scan_shared_t *scan_shared;
@@ -397,7 +398,7 @@ static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadlin
         return qrt_db_begin(db, p, tx);
     }
     h = apr_dbd_native_handle(db->driver, db->handle);
-    left = deadline - apr_time_now();
+    left = deadline - qrt_clock_now();
     sqlite3_busy_timeout(h, left > 1000 ? (int)apr_time_as_msec(left) : 1);
     rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     sqlite3_busy_timeout(h, writer_busy_ms);
@@ -675,15 +676,16 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
 {
     static apr_int64_t next_check;
     static int started;
-    apr_int64_t now = apr_time_sec(apr_time_now());
+    /* (the days settled by the wall clock; the next look by the monotonic one) */
+    apr_int64_t now = apr_time_sec(apr_time_now()), tick = apr_time_sec(qrt_clock_now());
     int sealed = 0, more = 0;
     apr_status_t rv;
 
     if (!started) {
         started = 1;
-        next_check = now + SEAL_IDLE_CHECK;
+        next_check = tick + SEAL_IDLE_CHECK;
     }
-    if (!db || !scan_writer_mutex || now < next_check) {
+    if (!db || !scan_writer_mutex || tick < next_check) {
         return;
     }
     if (apr_global_mutex_trylock(scan_writer_mutex) != APR_SUCCESS) {
@@ -696,7 +698,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
     if (rv != APR_SUCCESS) {
         apr_uint32_t n = 0;
 
-        next_check = now + SEAL_IDLE_CHECK;
+        next_check = tick + SEAL_IDLE_CHECK;
         if (qrt_log_due(&log_seal, &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00082: sealing the "
                          "report aggregates of settled days failed, tried again in 10 s "
@@ -706,7 +708,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         }
         return;
     }
-    next_check = more ? 0 : now + SEAL_IDLE_CHECK;
+    next_check = more ? 0 : tick + SEAL_IDLE_CHECK;
 }
 
 /* The webhooks' outbox bound (QRTrackWebhookOutboxLimit) on the webhooks this writer gave
@@ -719,16 +721,18 @@ static qrt_log_throttle_t log_webhook, log_webhook_drop;
 static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
 {
     static apr_int64_t next_sweep;
-    apr_int64_t now = apr_time_sec(apr_time_now()), dropped = 0;
+    /* (events kept by the wall clock; the next sweep by the monotonic one) */
+    apr_int64_t now = apr_time_sec(apr_time_now()), tick = apr_time_sec(qrt_clock_now());
+    apr_int64_t dropped = 0;
     apr_dbd_transaction_t *tx = NULL;
     apr_status_t rv;
     int more = 0, all, native = 0;
 
     if (!next_sweep) {
         /* not at once at start: a child starting has scans to commit first */
-        next_sweep = now + WEBHOOK_SWEEP_EVERY;
+        next_sweep = tick + WEBHOOK_SWEEP_EVERY;
     }
-    all = idle && now >= next_sweep;
+    all = idle && tick >= next_sweep;
     if (!db || !writer_hooks || !scan_writer_mutex
         || (!all && !qrt_webhook_cache_bound_due(writer_hooks))) {
         return;
@@ -741,7 +745,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
      * the webhook worker writes, this work waits for the next commit rather than hold the
      * writers' mutex (and the next batch) through SQLite's busy waits. */
     rv = writer_begin(db, p, qrt_dialect_embedded(db->driver)
-                                 ? apr_time_now() + WEBHOOK_LOCK_WAIT : 0, &tx, &native);
+                                 ? qrt_clock_now() + WEBHOOK_LOCK_WAIT : 0, &tx, &native);
     if (rv != APR_SUCCESS) {
         apr_global_mutex_unlock(scan_writer_mutex);
         return;
@@ -751,7 +755,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
     if (rv == APR_SUCCESS && all) {
         rv = qrt_store_webhook_sweep(db, p, writer_hooks, now - QRT_WEBHOOK_KEEP,
                                      WEBHOOK_SWEEP_ROWS, &more);
-        next_sweep = more ? now : now + WEBHOOK_SWEEP_EVERY;
+        next_sweep = more ? tick : tick + WEBHOOK_SWEEP_EVERY;
     }
     rv = writer_end(db, p, tx, native, rv);
     apr_global_mutex_unlock(scan_writer_mutex);
@@ -773,7 +777,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
     if (rv != APR_SUCCESS) {
         apr_uint32_t n = 0;
 
-        next_sweep = now + WEBHOOK_SWEEP_EVERY;
+        next_sweep = tick + WEBHOOK_SWEEP_EVERY;
         if (qrt_log_due(&log_webhook, &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01003: the webhooks' "
                          "outbox bound or sweep failed, tried again later: %s (and %u more "
@@ -974,7 +978,7 @@ static apr_status_t writer_replay_commit(qrt_db_t *db, apr_pool_t *p,
 
     db->lock_wait_ms = SCAN_REPLAY_LOCK_MS;
     rv = writer_commit(db, p, b->visits, b->n, b, recorded,
-                       apr_time_now() + apr_time_from_msec(SCAN_REPLAY_LOCK_MS));
+                       qrt_clock_now() + apr_time_from_msec(SCAN_REPLAY_LOCK_MS));
     db->lock_wait_ms = 0;
     return rv;
 }
@@ -1065,7 +1069,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
         /* Everything queued by any child, if no other writer is committing. */
         n = qrt_queue_take(writer.queue, p, stopping, &visits, &slots, &deadline, writer.s);
         if (n > 0) {
-            took = apr_time_now();
+            took = qrt_clock_now();
             locked = scan_writer_mutex
                      && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
             writer.slots = slots;
@@ -1077,7 +1081,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             if (locked) {
                 apr_global_mutex_unlock(scan_writer_mutex);
             }
-            took = apr_time_now() - took;
+            took = qrt_clock_now() - took;
             qrt_queue_done_visits(writer.queue, slots, n, rv, visits);
             apr_pool_clear(p);
             if (dbd) {
@@ -1195,6 +1199,17 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     }
 }
 
+/* When the scan r must be answered, on the queue's clock (qrt_clock_now):
+ * QRTrackScanWait from the request's arrival, which only the wall clock dates (a step of
+ * the wall clock since then leaves it between now and QRTrackScanWait from now). */
+static apr_time_t scan_deadline(request_rec *r)
+{
+    apr_interval_time_t wait = apr_time_from_sec(scan_wait());
+    apr_interval_time_t age = apr_time_now() - r->request_time;
+
+    return qrt_clock_now() + wait - (age < 0 ? 0 : age > wait ? wait : age);
+}
+
 /* Queues v and waits until a writer has committed it. APR_EAGAIN when the queue is
  * full. */
 static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v, int *outcome)
@@ -1203,10 +1218,7 @@ static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v, int *outco
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
-    /* QRTrackScanWait counts from the request's arrival. */
-    return qrt_queue_submit_outcome(writer.queue, v,
-                                    r->request_time + apr_time_from_sec(scan_wait()),
-                                    outcome);
+    return qrt_queue_submit_outcome(writer.queue, v, scan_deadline(r), outcome);
 }
 
 /* ---- the request -------------------------------------------------------------------- */
@@ -1411,6 +1423,8 @@ static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t 
                        qrt_route_decision_t *d)
 {
     apr_uint32_t gen = scan_shared ? apr_atomic_read32(&scan_shared->tracker_gen) : 0;
+    /* (an entry's age: on the clock no step of the wall clock moves) */
+    apr_time_t mono = qrt_clock_now();
     const qrt_route_t *route;
     qrt_route_src_t src;
     const char *url, *err;
@@ -1418,7 +1432,7 @@ static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t 
     apr_int64_t id;
     int status;
 
-    if (scan_cache_get(r->pool, code, gen, r->request_time, f, d)) {
+    if (scan_cache_get(r->pool, code, gen, mono, f, d)) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
                       APR_INT64_T_FMT " (cached)", code, d->id);
         return OK;
@@ -1434,7 +1448,7 @@ static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t 
                       ": its stored rules do not read (%s); answering 500", id, err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    scan_cache_put(code, gen, r->request_time, route, size);
+    scan_cache_put(code, gen, mono, route, size);
     qrt_route_decide(r->pool, route, f, d);
     return OK;
 }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "qrt_children.h"
+#include "qrt_clock.h"
 
 /* How often the processes are looked at: a new generation waits this long at most
  * after the last of them has ended. */
@@ -28,14 +29,14 @@ static int child_ended(pid_t pid)
 
 int qrt_children_wait_ended(const pid_t *pids, int n, apr_interval_time_t max)
 {
-    apr_time_t until = apr_time_now() + max;
+    apr_time_t until = qrt_clock_now() + max;
     int i, left;
 
     for (;;) {
         for (left = 0, i = 0; i < n; i++) {
             left += !child_ended(pids[i]);
         }
-        if (!left || apr_time_now() >= until) {
+        if (!left || qrt_clock_now() >= until) {
             return left;
         }
         apr_sleep(CHILDREN_POLL);

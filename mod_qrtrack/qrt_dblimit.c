@@ -5,6 +5,7 @@
 #include <apr_time.h>
 #include <sqlite3.h>
 
+#include "qrt_clock.h"
 #include "qrt_dblimit.h"
 
 /* SQLite: the bound of one connection. Used by one thread at a time, as the
@@ -30,7 +31,7 @@ static int limit_trace(unsigned type, void *ctx, void *p, void *x)
     (void)p;
     /* (a trigger's program starts with "--": part of its statement) */
     if (type == SQLITE_TRACE_STMT && (!x || strncmp(x, "--", 2) != 0)) {
-        l->started = apr_time_now();
+        l->started = qrt_clock_now();
     }
     return 0;
 }
@@ -39,7 +40,7 @@ static int limit_progress(void *ctx)
 {
     const sqlite_limit *l = ctx;
 
-    return l->started && apr_time_now() - l->started > l->limit;
+    return l->started && qrt_clock_now() - l->started > l->limit;
 }
 
 /* Waits for a lock in short sleeps, as SQLite's busy timeout does, until the
@@ -48,7 +49,7 @@ static int limit_busy(void *ctx, int n)
 {
     static const int steps_ms[] = { 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100 };
     sqlite_limit *l = ctx;
-    apr_time_t now = apr_time_now(), from;
+    apr_time_t now = qrt_clock_now(), from;
     apr_interval_time_t left, step;
 
     if (n == 0) {

@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 
+#include "qrt_clock.h"
 #include "qrt_mc.h"
 #include "qrt_rate.h"
 
@@ -103,7 +104,7 @@ apr_status_t qrt_mc_create(apr_pool_t *p, const apr_array_header_t *servers,
 /* Microseconds left before deadline, or 0 when it has passed. */
 static apr_interval_time_t time_left(apr_time_t deadline)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
 
     return deadline > now ? deadline - now : 0;
 }
@@ -183,7 +184,7 @@ static apr_status_t conn_open(mc_server *sv, apr_time_t deadline, mc_conn **out)
 /* An idle connection of sv (NULL if none is fresh enough). */
 static mc_conn *conn_take(qrt_mc_t *mc, mc_server *sv)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
     mc_conn *c, *stale = NULL;
 
     apr_thread_mutex_lock(sv->lock);
@@ -214,7 +215,7 @@ static void conn_give_back(qrt_mc_t *mc, mc_server *sv, mc_conn *c)
 {
     int keep;
 
-    c->idle_since = apr_time_now();
+    c->idle_since = qrt_clock_now();
     apr_thread_mutex_lock(sv->lock);
     keep = sv->nidle < mc->max_idle;
     if (keep) {
@@ -355,7 +356,7 @@ static int conn_gone(apr_status_t rv)
 static apr_status_t mc_call(qrt_mc_t *mc, int server, const char *cmd, apr_size_t len,
                             mc_answer_kind kind, char *ans, apr_size_t *anslen)
 {
-    apr_time_t deadline = apr_time_now() + mc->timeout;
+    apr_time_t deadline = qrt_clock_now() + mc->timeout;
     mc_server *sv;
     apr_status_t rv;
     int attempt;
@@ -568,7 +569,8 @@ qrt_mc_pass_t qrt_mc_enter(qrt_mc_shared_t *sh, int server, apr_time_t now,
     if (LOAD(g->down)) {
         apr_uint64_t last = LOAD(g->probe_at);
 
-        if (now - (apr_time_t)last < probe_every
+        /* (now before the last probe: the wall clock went back; probe now) */
+        if ((now >= (apr_time_t)last && now - (apr_time_t)last < probe_every)
             || !cas64(&g->probe_at, last, (apr_uint64_t)now)) {
             return QRT_MC_DOWN;
         }
@@ -617,7 +619,7 @@ int qrt_mc_warn_due(qrt_mc_shared_t *sh, qrt_mc_warn_t *w, apr_time_t now,
     apr_uint64_t last = LOAD(w->last);
 
     ADD(sh->fallbacks, 1);
-    if ((last != 0 && now - (apr_time_t)last < interval)
+    if ((last != 0 && now >= (apr_time_t)last && now - (apr_time_t)last < interval)
         || !cas64(&w->last, last, (apr_uint64_t)now)) {
         return 0;
     }

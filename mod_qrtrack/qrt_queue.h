@@ -37,7 +37,8 @@ enum { QRT_QUEUE_LOG_ERR, QRT_QUEUE_LOG_WARNING };
 
 /* The OS seam. Every function gets `ctx`. */
 typedef struct qrt_queue_os {
-    /* The time deadlines are given in (apr_time_now). */
+    /* The time deadlines are given in (qrt_clock_now: CLOCK_MONOTONIC, which no step
+     * of the wall clock moves; the segment's key says so, mod_qrtrack_queue.c). */
     apr_time_t (*now)(void *ctx);
     /* Sleeps while *word == seen, at most timeout; bits != 0: only a wake-up
      * with one of these bits ends it (FUTEX_WAIT_BITSET). */
@@ -56,7 +57,7 @@ typedef struct qrt_queue_os {
     void *ctx;
 } qrt_queue_os_t;
 
-/* Linux's: futex(2), apr_time_now, kill(2) and /proc, no log. */
+/* Linux's: futex(2), qrt_clock_now, kill(2) and /proc, no log. */
 extern const qrt_queue_os_t qrt_queue_os_linux;
 
 /* The process-local handle on a queue in shared memory. */

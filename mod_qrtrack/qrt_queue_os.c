@@ -9,12 +9,13 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
+#include "qrt_clock.h"
 #include "qrt_queue.h"
 
 static apr_time_t os_now(void *ctx)
 {
     (void)ctx;
-    return apr_time_now();
+    return qrt_clock_now();
 }
 
 /* bits == 0: FUTEX_WAIT with a relative timeout; otherwise FUTEX_WAIT_BITSET,

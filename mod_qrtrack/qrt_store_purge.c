@@ -2,6 +2,7 @@
  * (QRTrackVisitRetention, qrtrack-admin visits purge). See qrt_store_purge.h. */
 #include <string.h>
 #include <sqlite3.h>
+#include "qrt_clock.h"
 #include "qrt_store_purge.h"
 
 apr_int64_t qrt_purge_edge(apr_int64_t now, int days)
@@ -141,7 +142,7 @@ static apr_status_t purge_truncate_step(qrt_db_t *db, qrt_purge_cursor_t *c, int
         *done = 1;
         return APR_SUCCESS;
     }
-    now = apr_time_now();
+    now = qrt_clock_now();
     if (c->truncate_next && now < c->truncate_next) {
         c->waiting = 1;
         return APR_SUCCESS;

@@ -52,7 +52,7 @@ typedef struct {
     apr_int64_t dict_after;         /* last dictionary id swept */
     apr_int64_t erased;             /* dictionary rows the pass deleted so far */
     apr_int64_t truncate_since;     /* SQLite: when the first try at emptying the WAL at
-                                     * the pass's end failed (apr_time_t); 0 before */
+                                     * the pass's end failed (qrt_clock_now); 0 before */
     apr_int64_t truncate_next;      /* not tried again before then */
     int waiting;                    /* the last step only waited to try again: a caller
                                      * that steps in a loop sleeps a little */

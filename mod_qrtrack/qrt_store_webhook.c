@@ -5,6 +5,7 @@
 #include <apr_time.h>
 
 #include "qrt_store_webhook.h"
+#include "qrt_clock.h"
 #include "qrt_csv.h"
 #include "qrt_date.h"
 #include "qrt_json.h"
@@ -489,7 +490,7 @@ static apr_status_t webhook_sub_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 static apr_status_t webhook_cache_refresh(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                           apr_uint32_t gen)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
     apr_int64_t fp[4] = { 0, 0, 0, 0 };
     const void *none[] = { NULL };
     apr_status_t rv;
@@ -898,13 +899,13 @@ int qrt_webhook_cache_bound_due(const qrt_webhook_cache_t *c)
 {
     return c->cuts->nelts > 0
            || (apr_hash_count(c->touched) > 0
-               && apr_time_now() - c->bound_at >= WEBHOOK_BOUND_EVERY);
+               && qrt_clock_now() - c->bound_at >= WEBHOOK_BOUND_EVERY);
 }
 
 apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t limit, int all, apr_int64_t *dropped)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
     apr_status_t rv = APR_SUCCESS;
     int i, kept = 0;
 

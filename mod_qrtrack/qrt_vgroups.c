@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 
+#include "qrt_clock.h"
 #include "qrt_spare.h"
 #include "qrt_vgroups.h"
 
@@ -124,7 +125,7 @@ static apr_uint64_t *vg_take(int s, apr_size_t n, int largest, apr_size_t *cap)
 /* Gives back a (of cap elements) from vg_take, kept as spare s when small enough. */
 static void vg_give(int s, apr_uint64_t *a, apr_size_t cap)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
     int i;
 
     if (!a) {
@@ -150,7 +151,7 @@ static void vg_give(int s, apr_uint64_t *a, apr_size_t cap)
 
 void qrt_vgroups_spares_release(apr_interval_time_t idle)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = qrt_clock_now();
     int s, i;
 
     for (s = 0; s < VG_SPARES; s++) {

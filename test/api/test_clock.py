@@ -6,13 +6,15 @@ module's threads followed the wall clock: the snapshot that scans answer from du
 outage took no new code, and no webhook was delivered, for the hour."""
 import email.utils
 import os
+import signal
 import time
 
+import pytest
 import requests
 
 import lib.webhooks as wh
-from conftest import Api, Server, apxs
-from lib.server import snapshot_codes
+from conftest import BACKEND, Api, Server, apxs
+from lib.server import qrtrack_status, snapshot_codes
 from lib.wait import wait_until
 
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -69,4 +71,93 @@ def test_a_wall_clock_set_back_an_hour_stops_nothing():
         assert not srv.crash_lines(), srv.error_log()
     finally:
         srv.cleanup()
+        receiver.stop()
+
+
+def faked(srv):
+    """srv started with its wall clock read from a file beside it: (the file)."""
+    clock = os.path.join(srv.dir, "clock")
+    set_clock(clock, 0)
+    srv.start(env={"LD_PRELOAD": FAKETIME, "FAKETIME_TIMESTAMP_FILE": clock,
+                   "FAKETIME_CACHE_DURATION": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+    return clock
+
+
+def set_back(srv, clock):
+    set_clock(clock, -3600)
+    wait_until(lambda: server_clock(srv) < time.time() - 3000, timeout=15,
+               what="the server's clock an hour back")
+
+
+def scan(srv, code, **kw):
+    return requests.get("%s/q/%s" % (srv.base, code), allow_redirects=False, timeout=30, **kw)
+
+
+def test_a_committer_that_dies_after_the_clock_went_back_is_replaced():
+    """The child whose writer commits every child's visits is killed (a crash, the OOM
+    killer) after the clock went back: another child's writer takes over at once. Before,
+    the queue timed the committer's silence on the wall clock, so for the hour every scan
+    waited QRTrackScanWait and answered 503, its visit unrecorded."""
+    srv = Server(extra=wh.STATUS_CONF % apxs("LIBEXECDIR") + "QRTrackScanWait 3\n")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        clock = faked(srv)
+        with Api(srv, srv.token("acme")) as api:
+            t = api.post("/tracker", json={"redirect_url": "https://example.com/1"}).json()
+            code = t["code"]
+            assert scan(srv, code).status_code == 302
+            committer = int(qrtrack_status(srv)["QRTrackCommitter"])
+            assert committer > 0
+            set_back(srv, clock)
+            os.kill(committer, signal.SIGKILL)
+            answers = [scan(srv, code).status_code for _ in range(5)]
+            assert answers == [302] * 5, (answers, srv.error_log()[-2000:])
+            assert int(qrtrack_status(srv)["QRTrackCommitter"]) not in (0, committer)
+            r = api.get("/tracker/show/%d" % t["tracker_id"])
+            assert r.json()["totalScans"] == 6, r.text
+    finally:
+        srv.cleanup()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="two nodes share a PostgreSQL database: runs "
+                    "in the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
+def test_a_node_whose_clock_went_back_follows_the_other_nodes_changes():
+    """Node b's clock goes back an hour; changes made through node a still reach b's scans
+    as soon as they would otherwise: a new destination within the half second a child keeps a
+    code, a new webhook within the seconds its writer keeps the webhooks. Before, both were
+    kept for the hour: b redirected to the old destination and made no events."""
+    receiver = wh.Receiver()
+    conf = wh.STATUS_CONF % apxs("LIBEXECDIR") + "QRTrackWebhookAllow 127.0.0.1/32\n"
+    a = Server(extra=conf)
+    b = None
+    try:
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=conf, shared_db=a)
+        clock = faked(b)
+        with Api(a, a.token("acme")) as api:
+            t = api.post("/tracker", json={"redirect_url": "https://example.com/old"}).json()
+            # b's children keep the code (each is asked: they are two)
+            for _ in range(8):
+                assert scan(b, t["code"]).headers["Location"] == "https://example.com/old"
+            set_back(b, clock)
+            r = api.patch("/tracker/%d" % t["tracker_id"],
+                          json={"redirect_url": "https://example.com/new"})
+            assert r.status_code == 200, r.text
+            wait_until(lambda: all(scan(b, t["code"]).headers["Location"]
+                                   == "https://example.com/new" for _ in range(8)),
+                       timeout=5, interval=0.2, what="node b to follow the new destination")
+            r = api.post("/webhook", json={"url": receiver.url("/s"), "events": ["scan.created"]})
+            assert r.status_code == 200, r.text
+            # the writers look at the webhooks again every few seconds
+            wait_until(lambda: scan(b, t["code"]).status_code == 302
+                       and len(receiver.got("/s")) > 0, timeout=20, interval=1,
+                       what="an event of a scan on node b")
+        assert not b.crash_lines(), b.error_log()
+    finally:
+        if b:
+            b.cleanup()
+        a.cleanup()
         receiver.stop()

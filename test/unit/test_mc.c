@@ -532,6 +532,27 @@ START_TEST(gate_warns_once_an_interval_with_counts)
 }
 END_TEST
 
+/* The gate's times are the wall clock's (rate windows are shared with other nodes): one
+ * set back (an NTP step) probes a server that is down, and warns, at once, not once it
+ * has caught up with the time of the last probe or warning. */
+START_TEST(gate_after_the_clock_went_back)
+{
+    qrt_mc_shared_t *sh = gate(1, 3);
+    apr_uint32_t missed = 0;
+
+    ck_assert_int_eq(qrt_mc_enter(sh, 0, T0, SEC), QRT_MC_GO);
+    ck_assert_int_eq(qrt_mc_leave(sh, 0, APR_TIMEUP, T0), -1);
+    ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 + 1, SEC), QRT_MC_DOWN);
+    ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 - 3600 * SEC, SEC), QRT_MC_PROBE);
+    ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 - 3600 * SEC + 1, SEC), QRT_MC_DOWN);
+    ck_assert_int_eq(qrt_mc_leave(sh, 0, APR_SUCCESS, T0 - 3600 * SEC + 1), 1);
+    ck_assert(qrt_mc_warn_due(sh, &sh->warn_down, T0, 30 * SEC, &missed));
+    ck_assert(!qrt_mc_warn_due(sh, &sh->warn_down, T0 + SEC, 30 * SEC, &missed));
+    ck_assert(qrt_mc_warn_due(sh, &sh->warn_down, T0 - 3600 * SEC, 30 * SEC, &missed));
+    ck_assert(!qrt_mc_warn_due(sh, &sh->warn_down, T0 - 3599 * SEC, 30 * SEC, &missed));
+}
+END_TEST
+
 static Suite *mc_suite(void)
 {
     Suite *s = suite_create("qrt_mc");
@@ -550,6 +571,7 @@ static Suite *mc_suite(void)
     tcase_add_test(tc, gate_down_probes_once_a_second_and_comes_back);
     tcase_add_test(tc, gate_caps_calls_in_flight);
     tcase_add_test(tc, gate_warns_once_an_interval_with_counts);
+    tcase_add_test(tc, gate_after_the_clock_went_back);
     suite_add_tcase(s, tc);
     return s;
 }
