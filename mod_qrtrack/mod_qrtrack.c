@@ -72,6 +72,8 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     /* before the first connection (post_config's migration); other modules of the
      * server may use SQLite too: its per-connection mutexes stay */
     qrt_dialect_sqlite_tune(0);
+    /* before mod_dbd reads DBDParams */
+    qrt_dbd_resolve_pre_config(pconf);
     /* SQLite may outlive this module across a restart (the database driver stays
      * loaded): it must not keep a VFS whose code is unloaded. */
     apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
@@ -313,6 +315,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     int threaded = AP_MPMQ_NOT_SUPPORTED;
 
     qrt_child_allocator_lock(p, s);
+    qrt_dbd_resolve_child_init();
     apr_atomic_set32(&child_stopped, 0);
     mpm_threaded = ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) == APR_SUCCESS
                    && threaded != AP_MPMQ_NOT_SUPPORTED;

@@ -10,6 +10,9 @@
  * writers' own connections are not mod_dbd's and keep their own bounds. */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <apr_strings.h>
@@ -19,6 +22,7 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
+#include "http_main.h"
 #include "unixd.h"
 #include "mod_dbd.h"
 
@@ -30,6 +34,7 @@
 #include "mod_qrtrack_wal.h"
 #include "qrt_dbfile.h"
 #include "qrt_dblimit.h"
+#include "qrt_resolve.h"
 #include "qrt_schema.h"
 
 APLOG_USE_MODULE(qrtrack);
@@ -118,6 +123,235 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
     l->session = session;
 }
 
+/* ---- the database server's address (qrt_resolve.h) -------------------------------
+ *
+ * A host name in DBDParams is looked up aside, within a bound, and libpq gets the address
+ * as hostaddr: a DNS server that stops answering holds no connection for its timeouts.
+ * httpd's parent looks it up in a process of its own as the configuration is read; when
+ * no answer comes and it knew the address before (an earlier generation of this server),
+ * DBDParams as mod_dbd reads it names that address for this generation (the connections a
+ * child opens as it starts would wait the lookup out before it serves anything), and the
+ * module's own connections use it until a lookup answers. A child looks it up in a thread
+ * each time the module opens a connection (at most RESOLVE_WAIT), and every connection of
+ * mod_dbd's after the first of a child gets the address known then. */
+#define RESOLVE_START_WAIT apr_time_from_sec(2)
+#define RESOLVE_WAIT       apr_time_from_sec(1)
+#define RESOLVE_FRESH      apr_time_from_sec(1)
+#define RESOLVE_DBD_FRESH  apr_time_from_sec(5)
+#define RESOLVE_KEY        "qrtrack-db-address"
+/* ... and in the node's directory, for a first start (read before the configuration is,
+ * from QRTrackSpoolDir as written or the default: "host address\n") */
+#define RESOLVE_FILE       "qrtrack-db-address"
+
+/* The last address of a host this process knew, kept across generations. */
+typedef struct {
+    char host[256];
+    char addr[QRT_ADDR_MAX];
+} resolve_known_t;
+
+static const char *resolve_host;            /* DBDParams' host name; NULL: none to look up */
+static char start_addr[QRT_ADDR_MAX];       /* as this generation started ("" none) */
+static int start_stale;                     /* ... the last one known: no answer came */
+static const char *start_why;               /* why not */
+static const char *dbd_params_original;     /* DBDParams as written */
+static const char *dbd_params_pinned;       /* ... as mod_dbd reads it (start_stale) */
+static qrt_resolver_t *resolver;            /* a child's */
+
+/* The node's directory as the configuration says (before it is read: the tree), NULL
+ * when off. */
+static const char *resolve_node_dir(apr_pool_t *p)
+{
+    const ap_directive_t *d;
+    const char *dir = QRT_STATE_DIR, *a;
+
+    for (d = ap_conftree; d; d = d->next) {
+        if (!strcasecmp(d->directive, "QRTrackSpoolDir")) {
+            a = d->args;
+            dir = ap_getword_conf(p, &a);
+        }
+    }
+    return strcasecmp(dir, "off") ? dir : NULL;
+}
+
+static void resolve_file_read(apr_pool_t *p, resolve_known_t *known)
+{
+    const char *dir = resolve_node_dir(p);
+    char text[sizeof(known->host) + QRT_ADDR_MAX + 2], *sp, *nl;
+    ssize_t got;
+    int fd;
+
+    if (!dir || (fd = open(apr_pstrcat(p, dir, "/" RESOLVE_FILE, NULL),
+                           O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        return;
+    }
+    got = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (got <= 0) {
+        return;
+    }
+    text[got] = '\0';
+    if ((nl = strchr(text, '\n')) != NULL) {
+        *nl = '\0';
+    }
+    if ((sp = strchr(text, ' ')) == NULL) {
+        return;
+    }
+    *sp++ = '\0';
+    if (!strcmp(text, known->host) && strlen(sp) < QRT_ADDR_MAX
+        && qrt_resolve_addrs_valid(sp)) {
+        strcpy(known->addr, sp);
+    }
+}
+
+/* DBDParams as the directive's arguments hold it: in double quotes. */
+static const char *conf_quoted(apr_pool_t *p, const char *v)
+{
+    char *out = apr_palloc(p, strlen(v) * 2 + 3), *o = out;
+
+    *o++ = '"';
+    for (; *v; v++) {
+        if (*v == '"') {
+            *o++ = '\\';
+        }
+        *o++ = *v;
+    }
+    *o++ = '"';
+    *o = '\0';
+    return out;
+}
+
+void qrt_dbd_resolve_pre_config(apr_pool_t *pconf)
+{
+    apr_pool_t *pp = ap_server_conf ? ap_server_conf->process->pool : NULL;
+    ap_directive_t *d, *pd = NULL;
+    const char *driver = NULL, *params = NULL, *host, *a;
+    resolve_known_t *known = NULL;
+    char addr[QRT_ADDR_MAX];
+    int code;
+
+    resolve_host = start_why = dbd_params_original = dbd_params_pinned = NULL;
+    start_addr[0] = '\0';
+    start_stale = 0;
+    for (d = ap_conftree; d; d = d->next) {
+        a = d->args;
+        if (!strcasecmp(d->directive, "DBDriver")) {
+            driver = ap_getword_conf(pconf, &a);
+        }
+        else if (!strcasecmp(d->directive, "DBDParams")) {
+            params = ap_getword_conf(pconf, &a);
+            pd = d;
+        }
+    }
+    if (!pp || !driver || strcmp(driver, "pgsql") || !params
+        || !(host = qrt_resolve_pg_host(pconf, params)) || strlen(host) >= sizeof(known->host)) {
+        return;
+    }
+    resolve_host = host;
+    dbd_params_original = params;
+    apr_pool_userdata_get((void **)&known, RESOLVE_KEY, pp);
+    if (!known) {
+        known = apr_pcalloc(pp, sizeof(*known));
+        apr_pool_userdata_set(known, RESOLVE_KEY, apr_pool_cleanup_null, pp);
+    }
+    if (strcmp(known->host, host)) {
+        strcpy(known->host, host);
+        known->addr[0] = '\0';
+    }
+    if (!known->addr[0]) {
+        resolve_file_read(pconf, known);
+    }
+    code = qrt_resolve_aside(host, RESOLVE_START_WAIT, NULL, addr);
+    if (code == 0) {
+        strcpy(known->addr, addr);
+        strcpy(start_addr, addr);
+        return;
+    }
+    start_why = gai_strerror(code);
+    if (qrt_resolve_is_final(code)) {
+        known->addr[0] = '\0';
+    }
+    if (!known->addr[0]) {
+        return;
+    }
+    strcpy(start_addr, known->addr);
+    start_stale = 1;
+    dbd_params_pinned = qrt_resolve_pg_params(pconf, params, host, start_addr);
+    pd->args = conf_quoted(pconf, dbd_params_pinned);
+    /* and a virtual host's that repeats it (one database per server: mod_dbd then
+     * keeps one pool for both) */
+    for (d = ap_conftree; d; d = d->next) {
+        ap_directive_t *v;
+
+        for (v = strcasecmp(d->directive, "<VirtualHost") ? NULL : d->first_child; v;
+             v = v->next) {
+            a = v->args;
+            if (!strcasecmp(v->directive, "DBDParams")
+                && !strcmp(ap_getword_conf(pconf, &a), params)) {
+                v->args = pd->args;
+            }
+        }
+    }
+}
+
+const char *qrt_dbd_params_unpinned(const char *params)
+{
+    return params && dbd_params_pinned && !strcmp(params, dbd_params_pinned)
+           ? dbd_params_original : params;
+}
+
+void qrt_dbd_resolve_child_init(void)
+{
+    resolver = resolve_host ? qrt_resolver_make(resolve_host, start_addr, NULL) : NULL;
+}
+
+const char *qrt_dbd_params_now(apr_pool_t *p, const char **err)
+{
+    const char *params = qrt_dbd_params_unpinned(qrt_config()->dbd_params), *why = NULL;
+    char addr[QRT_ADDR_MAX];
+
+    *err = NULL;
+    if (!resolve_host || !params) {
+        return params;
+    }
+    if (!resolver) {
+        /* httpd's parent: what the start found */
+        if (start_addr[0]) {
+            return qrt_resolve_pg_params(p, params, resolve_host, start_addr);
+        }
+        why = start_why;
+    }
+    else if (qrt_resolve(resolver, RESOLVE_WAIT, RESOLVE_FRESH, addr, &why) >= 0) {
+        return qrt_resolve_pg_params(p, params, resolve_host, addr);
+    }
+    *err = apr_psprintf(p, "cannot look up the database host %s: %s", resolve_host,
+                        why ? why : "no address");
+    return NULL;
+}
+
+/* mod_dbd reads its DBDParams at each connection it opens: the next ones of the main
+ * server's name the addresses known now (a lookup started here if the last answer is
+ * older than RESOLVE_DBD_FRESH, not waited for). A string is made only when they change
+ * (each stays: a thread may be opening a connection with it). */
+static void dbd_params_follow(apr_pool_t *p, dbd_cfg_t *cfg)
+{
+    static char *made;              /* the last one set */
+    const char *why, *cur = __atomic_load_n(&cfg->params, __ATOMIC_ACQUIRE), *want;
+    char *last = __atomic_load_n(&made, __ATOMIC_ACQUIRE), *params;
+    char addr[QRT_ADDR_MAX];
+
+    if (!resolver || !cur || (cur != last && strcmp(cur, dbd_params_original)
+                              && (!dbd_params_pinned || strcmp(cur, dbd_params_pinned)))
+        || qrt_resolve(resolver, 0, RESOLVE_DBD_FRESH, addr, &why) < 0) {
+        return;
+    }
+    want = qrt_resolve_pg_params(p, dbd_params_original, resolve_host, addr);
+    if ((last && !strcmp(last, want)) || !(params = strdup(want))) {
+        return;
+    }
+    __atomic_store_n(&made, params, __ATOMIC_RELEASE);
+    __atomic_store_n(&cfg->params, params, __ATOMIC_RELEASE);
+}
+
 /* Opens a connection as mod_dbd would, only to learn why it cannot: mod_dbd keeps
  * the driver's message to its own log line. NULL when this one opens. Not on
  * SQLite, whose driver gives no message (and would create a missing file). */
@@ -125,7 +359,7 @@ static const char *dbd_refusal_message(apr_pool_t *p)
 {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle = NULL;
-    const char *err = NULL;
+    const char *err = NULL, *params;
 
     if (!qrt_config()->dbd_driver || !qrt_config()->dbd_params
         || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS) {
@@ -134,7 +368,10 @@ static const char *dbd_refusal_message(apr_pool_t *p)
     if (!qrt_dialect_remote(driver)) {
         return "see mod_dbd's AH00629 line";
     }
-    if (apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, &err) == APR_SUCCESS
+    if ((params = qrt_dbd_params_now(p, &err)) == NULL) {
+        return err;
+    }
+    if (apr_dbd_open_ex(driver, p, params, &handle, &err) == APR_SUCCESS
         && handle) {
         apr_dbd_close(driver, handle);
         return NULL;
@@ -332,23 +569,21 @@ static const char *memo_file(apr_pool_t *p)
            ? apr_pstrcat(p, dir, "/" MEMO_FILE, NULL) : NULL;
 }
 
-/* The node's file made to say m, unless it says it already. */
-static void memo_write(apr_pool_t *p, server_rec *s, const restart_memo_t *m)
+/* The node's file at path made to say text (written aside, then renamed), unless it
+ * says it already. 0, or -1 with errno. */
+static int node_file_put(apr_pool_t *p, const char *path, const char *text)
 {
-    const char *path = memo_file(p), *text = qrt_schema_memo_format(p, m->build, &m->key), *tmp;
+    const char *tmp;
     char old[256];
     size_t len = strlen(text);
     ssize_t got;
     int fd, ok;
 
-    if (!path) {
-        return;
-    }
     if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
         got = read(fd, old, sizeof(old) - 1);
         close(fd);
         if (got == (ssize_t)len && !memcmp(old, text, len)) {
-            return;
+            return 0;
         }
     }
     tmp = apr_psprintf(p, "%s.%ld", path, (long)getpid());
@@ -359,9 +594,23 @@ static void memo_write(apr_pool_t *p, server_rec *s, const restart_memo_t *m)
         ok = 0;
     }
     if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* The node's file made to say m, unless it says it already. */
+static void memo_write(apr_pool_t *p, server_rec *s, const restart_memo_t *m)
+{
+    const char *path = memo_file(p);
+
+    if (path && node_file_put(p, path, qrt_schema_memo_format(p, m->build, &m->key)) != 0) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00134: cannot write %s: "
                      "a first start while the database cannot be reached will fail", path);
-        unlink(tmp);
     }
 }
 
@@ -455,6 +704,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     err = qrt_vhost_dbd(ptemp, name, params);
+    params = qrt_dbd_params_unpinned(params);
     dialect = qrt_dialect_named(name);
     if (!err && !dialect) {
         err = apr_psprintf(ptemp, "DBDriver %s: mod_qrtrack runs on sqlite3 or pgsql", name);
@@ -492,7 +742,32 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
                          params, QRT_DBFILE_MODE);
         }
     }
-    rv = apr_dbd_open_ex(driver, ptemp, params, &handle, &err);
+    if (resolve_host && start_addr[0] && !start_stale) {
+        const char *dir = qrt_dbd_node_dir(ptemp);
+        struct stat st;
+
+        if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)
+            && node_file_put(ptemp, apr_pstrcat(ptemp, dir, "/" RESOLVE_FILE, NULL),
+                             apr_pstrcat(ptemp, resolve_host, " ", start_addr, "\n", NULL))
+               != 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QRT00138: cannot write %s/"
+                         RESOLVE_FILE ": a first start while DNS does not answer will wait "
+                         "for it", dir);
+        }
+    }
+    if (start_stale) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00137: the database host %s "
+                     "was not found by DNS within %d s as the configuration was read (%s): "
+                     "connections go to its last address, %s, until a lookup answers",
+                     resolve_host, (int)apr_time_sec(RESOLVE_START_WAIT), start_why,
+                     start_addr);
+    }
+    {
+        const char *open_params = qrt_dbd_params_now(ptemp, &err);
+
+        rv = open_params ? apr_dbd_open_ex(driver, ptemp, open_params, &handle, &err)
+                         : APR_EGENERAL;
+    }
     if (rv != APR_SUCCESS && !dialect->embedded
         && start_without_database(ptemp, s, dialect, params, err) == OK) {
         return OK;
@@ -653,13 +928,14 @@ qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **lim
 {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
+    const char *params;
     qrt_db_t *db;
 
     *err = NULL;
     if (!qrt_config()->dbd_driver
         || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, p, qrt_config()->dbd_params, &handle, err)
-           != APR_SUCCESS) {
+        || !(params = qrt_dbd_params_now(p, err))
+        || apr_dbd_open_ex(driver, p, params, &handle, err) != APR_SUCCESS) {
         *err = *err ? *err : "no driver";
         return NULL;
     }
@@ -717,5 +993,8 @@ apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd)
     qrt_db_prepare_lazily(&db, dbd->pool);
     dbd->prepared = db.prepared;
     qrt_dbd_limit(dbd, cfg->server);
+    if (resolve_host) {
+        dbd_params_follow(p, cfg);
+    }
     return APR_SUCCESS;
 }

@@ -53,4 +53,15 @@ struct qrt_db_limit;
 qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
                           const char **err);
 
+/* A host name in DBDParams (PostgreSQL), looked up within a bound (qrt_resolve.h): as the
+ * parent reads the configuration (before mod_dbd reads DBDParams: when no answer comes,
+ * the address known before is written into it for this generation), then in each child
+ * (its lookups), and the parameters the module's own connections open with: DBDParams
+ * with hostaddr, or NULL and *err when no address can be had in time. */
+void qrt_dbd_resolve_pre_config(apr_pool_t *pconf);
+void qrt_dbd_resolve_child_init(void);
+const char *qrt_dbd_params_now(apr_pool_t *p, const char **err);
+/* DBDParams as written, for the one the parent gave mod_dbd (or params itself). */
+const char *qrt_dbd_params_unpinned(const char *params);
+
 #endif

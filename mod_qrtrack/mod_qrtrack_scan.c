@@ -547,14 +547,14 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
 {
     const apr_dbd_driver_t *driver;
     qrt_db_t *db;
-    const char *err = NULL;
+    const char *err = NULL, *params;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
     if (!qrt_config()->dbd_driver
         || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, cp, qrt_config()->dbd_params, &db->handle, &err)
-           != APR_SUCCESS) {
+        || !(params = qrt_dbd_params_now(cp, &err))
+        || apr_dbd_open_ex(driver, cp, params, &db->handle, &err) != APR_SUCCESS) {
         /* Said once, by qrt_db_mark_down; probed by the keeper from then on. */
         qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ",
                                                err ? err : "no driver", NULL));

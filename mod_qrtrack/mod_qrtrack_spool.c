@@ -614,6 +614,7 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 {
     const apr_dbd_driver_t *driver;
+    const char *params;
     qrt_db_t *db;
 
     apr_pool_clear(cp);
@@ -621,8 +622,8 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
     *err = NULL;
     if (!qrt_config()->dbd_driver
         || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || apr_dbd_open_ex(driver, cp, qrt_config()->dbd_params, &db->handle, err)
-           != APR_SUCCESS) {
+        || !(params = qrt_dbd_params_now(cp, err))
+        || apr_dbd_open_ex(driver, cp, params, &db->handle, err) != APR_SUCCESS) {
         if (!*err) {
             *err = "no driver";
         }

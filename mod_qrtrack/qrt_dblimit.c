@@ -154,7 +154,9 @@ qrt_db_refusal_t qrt_db_refusal(const qrt_dialect_t *dialect, const char *err)
     if (strstr(err, "could not connect") || strstr(err, "Connection refused")
         || strstr(err, "starting up") || strstr(err, "shutting down")
         || strstr(err, "in recovery") || strstr(err, "timeout expired")
-        || strstr(err, "could not translate host name") || strstr(err, "No route to host")) {
+        || strstr(err, "could not translate host name") || strstr(err, "No route to host")
+        /* (the module's own lookup of DBDParams' host: qrt_resolve.h) */
+        || strstr(err, "cannot look up the database host")) {
         return QRT_DB_REFUSED_UNREACHABLE;
     }
     return QRT_DB_REFUSED_OTHER;

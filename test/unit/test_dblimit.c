@@ -187,6 +187,9 @@ START_TEST(refusal_classes)
                      QRT_DB_REFUSED_UNREACHABLE);
     ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "FATAL:  the database system is starting up"),
                      QRT_DB_REFUSED_UNREACHABLE);
+    ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "cannot look up the database host "
+                                    "db.example.com: no answer in time"),
+                     QRT_DB_REFUSED_UNREACHABLE);
     ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("sqlite3"), NULL), QRT_DB_REFUSED_FILE);
     ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "something else"), QRT_DB_REFUSED_OTHER);
     ck_assert_ptr_nonnull(strstr(qrt_db_refusal_advice(QRT_DB_REFUSED_SLOTS),
