@@ -149,6 +149,7 @@ typedef struct {
     char addr[QRT_ADDR_MAX];
 } resolve_known_t;
 
+static const qrt_dialect_t *resolve_dialect; /* DBDriver's */
 static const char *resolve_host;            /* DBDParams' host name; NULL: none to look up */
 static char start_addr[QRT_ADDR_MAX];       /* as this generation started ("" none) */
 static int start_stale;                     /* ... the last one known: no answer came */
@@ -242,8 +243,10 @@ void qrt_dbd_resolve_pre_config(apr_pool_t *pconf)
             pd = d;
         }
     }
-    if (!pp || !driver || strcmp(driver, "pgsql") || !params
-        || !(host = qrt_resolve_pg_host(pconf, params)) || strlen(host) >= sizeof(known->host)) {
+    resolve_dialect = driver ? qrt_dialect_named(driver) : NULL;
+    if (!pp || !resolve_dialect || !resolve_dialect->host_to_resolve || !params
+        || !(host = resolve_dialect->host_to_resolve(pconf, params))
+        || strlen(host) >= sizeof(known->host)) {
         return;
     }
     resolve_host = host;
@@ -275,7 +278,7 @@ void qrt_dbd_resolve_pre_config(apr_pool_t *pconf)
     }
     strcpy(start_addr, known->addr);
     start_stale = 1;
-    dbd_params_pinned = qrt_resolve_pg_params(pconf, params, host, start_addr);
+    dbd_params_pinned = resolve_dialect->with_addresses(pconf, params, host, start_addr);
     pd->args = conf_quoted(pconf, dbd_params_pinned);
     /* and a virtual host's that repeats it (one database per server: mod_dbd then
      * keeps one pool for both) */
@@ -316,12 +319,12 @@ const char *qrt_dbd_params_now(apr_pool_t *p, const char **err)
     if (!resolver) {
         /* httpd's parent: what the start found */
         if (start_addr[0]) {
-            return qrt_resolve_pg_params(p, params, resolve_host, start_addr);
+            return resolve_dialect->with_addresses(p, params, resolve_host, start_addr);
         }
         why = start_why;
     }
     else if (qrt_resolve(resolver, RESOLVE_WAIT, RESOLVE_FRESH, addr, &why) >= 0) {
-        return qrt_resolve_pg_params(p, params, resolve_host, addr);
+        return resolve_dialect->with_addresses(p, params, resolve_host, addr);
     }
     *err = apr_psprintf(p, "cannot look up the database host %s: %s", resolve_host,
                         why ? why : "no address");
@@ -344,7 +347,7 @@ static void dbd_params_follow(apr_pool_t *p, dbd_cfg_t *cfg)
         || qrt_resolve(resolver, 0, RESOLVE_DBD_FRESH, addr, &why) < 0) {
         return;
     }
-    want = qrt_resolve_pg_params(p, dbd_params_original, resolve_host, addr);
+    want = resolve_dialect->with_addresses(p, dbd_params_original, resolve_host, addr);
     if ((last && !strcmp(last, want)) || !(params = strdup(want))) {
         return;
     }

@@ -94,6 +94,12 @@ typedef struct qrt_dialect_t {
     /* The connection's socket, -1 when unknown; NULL for an embedded database (its
      * calls wait for no server: qrt_dbwatch.h). */
     int (*socket)(const apr_dbd_driver_t *driver, apr_dbd_t *handle);
+    /* The host name that a connection with these parameters looks up, NULL for none
+     * (an address, a socket: qrt_resolve.h); NULL where the dialect connects to no host. */
+    const char *(*host_to_resolve)(apr_pool_t *p, const char *params);
+    /* params connecting to host at its addresses addrs (comma-separated, numeric). */
+    const char *(*with_addresses)(apr_pool_t *p, const char *params, const char *host,
+                                  const char *addrs);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

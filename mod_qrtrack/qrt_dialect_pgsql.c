@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <apr_strings.h>
+#include "qrt_resolve.h"
 #include "qrt_dialect.h"
 
 const char *qrt_dialect_pgsql_check(void);
@@ -407,7 +408,9 @@ const qrt_dialect_t qrt_dialect_pgsql = {
     QRT_DIALECT_PGSQL, "pgsql", "PostgreSQL", 0, 1,
     pg_setup, pg_in_transaction, pg_session, pg_begin, pg_next_row, NULL, pg_pipeline,
     pg_server_version, pg_compact,
-    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", pg_socket
+    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", pg_socket,
+    /* libpq's connection string: host, hostaddr (qrt_resolve.c) */
+    qrt_resolve_pg_host, qrt_resolve_pg_params
 };
 
 const char *qrt_dialect_pgsql_check(void)
