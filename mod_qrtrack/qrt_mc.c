@@ -8,6 +8,12 @@
 #include "qrt_clock.h"
 #include "qrt_mc.h"
 #include "qrt_rate.h"
+#include "qrt_resolve.h"
+
+/* A server named by a host name is looked up again when its connection is opened this
+ * long after the last answer (a lookup waited for within the call's deadline, the last
+ * address standing in when none comes: qrt_resolve.h). */
+#define MC_RESOLVE_FRESH apr_time_from_sec(30)
 
 /* A command and an answer both fit here: "add <250-byte key> ..." with its value,
  * "VALUE <key> <flags> <bytes> <cas>\r\n<value>\r\nEND\r\n". */
@@ -23,9 +29,12 @@ typedef struct mc_conn {
 typedef struct {
     const char *host;
     apr_port_t port;
+    qrt_resolver_t *resolver;       /* NULL: host is an address */
     apr_thread_mutex_t *lock;       /* guards what follows */
-    apr_sockaddr_t *sa;             /* resolved at the first connect */
-    apr_pool_t *sa_pool;
+    apr_sockaddr_t *sa;             /* of sa_addr, made at the first connect */
+    char sa_addr[QRT_ADDR_MAX];
+    apr_pool_t *sa_pool, *sa_pool_before;   /* sa's, and the one before (a thread may
+                                             * be connecting to it still) */
     mc_conn *idle;                  /* most recently used first */
     int nidle;
 } mc_server;
@@ -66,6 +75,10 @@ static apr_status_t mc_cleanup(void *data)
             sv->sa_pool = NULL;
             sv->sa = NULL;
         }
+        if (sv->sa_pool_before) {
+            apr_pool_destroy(sv->sa_pool_before);
+            sv->sa_pool_before = NULL;
+        }
     }
     return APR_SUCCESS;
 }
@@ -91,6 +104,10 @@ apr_status_t qrt_mc_create(apr_pool_t *p, const apr_array_header_t *servers,
     for (i = 0; i < mc->n; i++) {
         mc->servers[i].host = apr_pstrdup(p, sv[i].host);
         mc->servers[i].port = sv[i].port;
+        if (!qrt_resolve_addrs_valid(sv[i].host)
+            && !(mc->servers[i].resolver = qrt_resolver_make(sv[i].host, NULL, NULL))) {
+            return APR_ENOMEM;
+        }
         rv = apr_thread_mutex_create(&mc->servers[i].lock, APR_THREAD_MUTEX_DEFAULT, p);
         if (rv != APR_SUCCESS) {
             return rv;
@@ -114,29 +131,56 @@ static apr_status_t as_timeup(apr_status_t rv)
     return APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv) ? APR_TIMEUP : rv;
 }
 
-static apr_status_t server_addr(mc_server *sv, apr_sockaddr_t **sa)
+/* sv's address by the deadline: a host name's is looked up within it (getaddrinfo would
+ * hold the call, and every call waiting for the lock, for as long as DNS does not
+ * answer), so APR is given a numeric address, which it reads without a lookup. */
+static apr_status_t server_addr(mc_server *sv, apr_time_t deadline, apr_sockaddr_t **sa)
 {
+    char addr[QRT_ADDR_MAX], *comma;
+    const char *host = sv->host, *why;
     apr_status_t rv = APR_SUCCESS;
 
+    if (sv->resolver) {
+        if (qrt_resolve(sv->resolver, time_left(deadline), MC_RESOLVE_FRESH, addr, &why) < 0) {
+            return APR_TIMEUP;      /* (no address in time: as a server that is silent) */
+        }
+        /* the first IPv4 address, as APR's lookup of any family gives it, else the first */
+        for (host = addr; strchr(host, ':') && (comma = strchr(host, ',')) != NULL;
+             host = comma + 1) {
+        }
+        if (strchr(host, ':')) {
+            host = addr;
+        }
+        if ((comma = strchr((char *)host, ',')) != NULL) {
+            *comma = '\0';
+        }
+    }
     apr_thread_mutex_lock(sv->lock);
-    if (!sv->sa) {
+    if (!sv->sa || strcmp(sv->sa_addr, host)) {
+        apr_sockaddr_t *n = NULL;
         apr_pool_t *p;
 
-        rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL);
+        rv = strlen(host) < sizeof(sv->sa_addr)
+             ? apr_pool_create_unmanaged_ex(&p, NULL, NULL) : APR_EINVAL;
         if (rv == APR_SUCCESS) {
-            rv = apr_sockaddr_info_get(&sv->sa, sv->host, APR_UNSPEC, sv->port, 0, p);
+            rv = apr_sockaddr_info_get(&n, host, APR_UNSPEC, sv->port, 0, p);
             if (rv == APR_SUCCESS) {
+                if (sv->sa_pool_before) {
+                    apr_pool_destroy(sv->sa_pool_before);
+                }
+                sv->sa_pool_before = sv->sa_pool;
                 sv->sa_pool = p;
+                sv->sa = n;
+                strcpy(sv->sa_addr, host);
             }
             else {
-                sv->sa = NULL;
                 apr_pool_destroy(p);
             }
         }
     }
     *sa = sv->sa;
     apr_thread_mutex_unlock(sv->lock);
-    return rv;
+    return *sa ? APR_SUCCESS : rv;
 }
 
 static apr_status_t conn_open(mc_server *sv, apr_time_t deadline, mc_conn **out)
@@ -147,7 +191,7 @@ static apr_status_t conn_open(mc_server *sv, apr_time_t deadline, mc_conn **out)
     mc_conn *c;
     apr_status_t rv;
 
-    rv = server_addr(sv, &sa);
+    rv = server_addr(sv, deadline, &sa);
     if (rv != APR_SUCCESS) {
         return rv;
     }

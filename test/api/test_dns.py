@@ -18,13 +18,14 @@ import time
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Server, TOP
+from conftest import BACKEND, Api, Memcached, Server, TOP, apxs
 from lib.env import HTTPD
+from lib.server import qrtrack_status
 from lib.wait import wait_until
 
 pytestmark = pytest.mark.skipif(
-    BACKEND != "pgsql", reason="DBDParams with a host name: PostgreSQL's; runs in the "
-    "PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
+    BACKEND != "pgsql", reason="DBDParams with a host name, and memcached for several nodes: "
+    "PostgreSQL's; runs in the PostgreSQL pass of `make api` (QRT_TEST_BACKEND=pgsql)")
 
 STALL_S = 20
 
@@ -39,18 +40,21 @@ def dns_shim():
     return out
 
 
-def named_server(host="db.qrtrack.test"):
+def named_server(host="db.qrtrack.test", extra="", stalled=False):
     """A started server whose DBDParams names the database by a host name that the shim
-    answers: (server, the stall file, a token of acme)."""
-    srv = Server(loglevel="info")
+    answers (None: its address), with DNS not answering from the start when stalled:
+    (server, the stall file, a token of acme)."""
+    srv = Server(extra=extra, loglevel="info")
     stall = os.path.join(srv.dir, "dns-stall")
+    stall_dns(stall, stalled)
     srv.admin("init")
     srv.account("acme")
-    with open(srv.conf) as f:
-        conf = f.read()
-    assert "host=127.0.0.1 " in conf
-    with open(srv.conf, "w") as f:
-        f.write(conf.replace("host=127.0.0.1 ", "host=%s " % host))
+    if host:
+        with open(srv.conf) as f:
+            conf = f.read()
+        assert "host=127.0.0.1 " in conf
+        with open(srv.conf, "w") as f:
+            f.write(conf.replace("host=127.0.0.1 ", "host=%s " % host))
     srv.start(env={"LD_PRELOAD": dns_shim(), "QRT_DNS_STALL": stall})
     return srv, stall, srv.token("acme")
 
@@ -174,3 +178,44 @@ def test_a_name_with_several_addresses_is_tried_address_by_address():
         assert "QRT00104" not in srv.error_log() and not srv.crash_lines(), srv.error_log()
     finally:
         srv.cleanup()
+
+
+STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
+         "    SetHandler server-status\n</Location>\n"
+
+
+def test_a_memcached_named_by_a_host_dns_does_not_answer_for_holds_no_request():
+    """QRTrackRateLimitStore memcache names memcached by a host name, and DNS does not answer
+    from the start: each API request is answered within a second or two (the lookup is
+    waited for within QRTrackRateLimitTimeout, then memcached is bypassed as one that does
+    not answer); once DNS answers, the limits are counted in memcached again. Before, the
+    first request of each child waited the lookup out, holding the server's lock, and every
+    request after it with it."""
+    mc = Memcached()
+    srv = None
+    try:
+        srv, stall, tok = named_server(
+            host=None, extra=STATUS % apxs("LIBEXECDIR")
+            + "QRTrackRateLimitStore memcache mc.qrtrack.test:%d\n" % mc.port,
+            stalled=True)
+        times = []
+        with Api(srv, tok) as api:
+            for _ in range(6):
+                t = time.monotonic()
+                assert api.get("/account").status_code == 200
+                times.append(time.monotonic() - t)
+        assert max(times) < 3, times
+        assert qrtrack_status(srv)["QRTrackRateLimitStoreUp"] == "0"
+        stall_dns(stall, False)
+
+        def counted_in_memcached():
+            with Api(srv, tok) as api:
+                api.get("/account")
+            return qrtrack_status(srv)["QRTrackRateLimitStoreUp"] == "1"
+        wait_until(counted_in_memcached, timeout=15, interval=0.5,
+                   what="the limits counted in memcached again")
+        assert not srv.crash_lines(), srv.error_log()
+    finally:
+        if srv:
+            srv.cleanup()
+        mc.stop()

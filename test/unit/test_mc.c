@@ -216,6 +216,8 @@ static void fake_stop(void)
     close(fake.listen_fd);
 }
 
+static const char *fake_host = "127.0.0.1";
+
 /* A client of the fake server (and of port2 when not 0) with a timeout in ms. */
 static qrt_mc_t *client(int timeout_ms, int port2)
 {
@@ -223,7 +225,7 @@ static qrt_mc_t *client(int timeout_ms, int port2)
     qrt_rate_server_t *s = apr_array_push(a);
     qrt_mc_t *mc = NULL;
 
-    s->host = "127.0.0.1";
+    s->host = fake_host;
     s->port = (apr_port_t)fake.port;
     if (port2) {
         s = apr_array_push(a);
@@ -269,6 +271,25 @@ START_TEST(add_get_incr_decr)
     ck_assert_int_eq(qrt_mc_decr(mc, 0, "qrtrack:rc:7", 1, NULL), APR_SUCCESS);
     /* One connection for all of it, kept between calls. */
     ck_assert_int_eq(fake.accepts, 1);
+    fake_stop();
+}
+END_TEST
+
+/* A server named by a host name: looked up within the call's deadline, then reached at
+ * its (IPv4) address. */
+START_TEST(a_server_named_by_a_host_name)
+{
+    qrt_mc_t *mc;
+    char val[QRT_MC_MAX_VALUE];
+
+    fake_start();
+    fake_host = "localhost";
+    mc = client(2000, 0);
+    ck_assert_int_eq(qrt_mc_add(mc, 0, "qrtrack:rw:8", "5", 60), APR_SUCCESS);
+    ck_assert_int_eq(qrt_mc_get(mc, 0, "qrtrack:rw:8", val, sizeof(val)), APR_SUCCESS);
+    ck_assert_str_eq(val, "5");
+    ck_assert_int_eq(fake.accepts, 1);
+    fake_host = "127.0.0.1";
     fake_stop();
 }
 END_TEST
@@ -561,6 +582,7 @@ static Suite *mc_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, add_get_incr_decr);
+    tcase_add_test(tc, a_server_named_by_a_host_name);
     tcase_add_test(tc, bad_keys_and_values_are_refused_before_sending);
     tcase_add_test(tc, a_silent_server_times_out);
     tcase_add_test(tc, a_late_answer_is_a_timeout);
