@@ -7,6 +7,7 @@ import hmac
 import http.server
 import json
 import secrets
+import sys
 import threading
 import time
 
@@ -173,6 +174,12 @@ class Receiver:
         class Srv(http.server.ThreadingHTTPServer):
             daemon_threads = True
             request_queue_size = 256
+
+            def handle_error(self, request, client_address):
+                # a sender that gave up on a delivery (its timeout, a child killed)
+                # resets the connection: expected here, not the receiver's failure
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
 
         self.port = free_port()
         self.httpd = Srv(("127.0.0.1", self.port), Handler)
