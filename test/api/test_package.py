@@ -314,6 +314,10 @@ def test_packaged_config_serves_the_example_site(system):
 def test_purge_cleans_up(system):
     for f in glob.glob(STATE + "/qrtrack.db*"):
         os.unlink(f)
+    # what a PostgreSQL node's parent notes of the database server's addresses (derived:
+    # it goes with the package)
+    with open(STATE + "/qrtrack-db-address", "w") as f:
+        f.write("db.example.com 192.0.2.10\n")
     run(APT + ["purge", PKG])
     assert not system.installed()
     for path in ("/usr/lib/apache2/modules/mod_qrtrack.so", "/usr/sbin/qrtrack-admin",
