@@ -152,10 +152,10 @@ typedef struct {
 static const qrt_dialect_t *resolve_dialect; /* DBDriver's */
 static const char *resolve_host;            /* DBDParams' host name; NULL: none to look up */
 static char start_addr[QRT_ADDR_MAX];       /* as this generation started ("" none) */
-static int start_stale;                     /* ... the last one known: no answer came */
 static const char *start_why;               /* why not */
 static const char *dbd_params_original;     /* DBDParams as written */
-static const char *dbd_params_pinned;       /* ... as mod_dbd reads it (start_stale) */
+static const char *dbd_params_pinned;       /* ... as mod_dbd reads it, naming start_addr:
+                                             * the last one known, as no answer came */
 static qrt_resolver_t *resolver;            /* a child's */
 
 /* The node's directory as the configuration says (before it is read: the tree), NULL
@@ -232,7 +232,6 @@ void qrt_dbd_resolve_pre_config(apr_pool_t *pconf)
 
     resolve_host = start_why = dbd_params_original = dbd_params_pinned = NULL;
     start_addr[0] = '\0';
-    start_stale = 0;
     for (d = ap_conftree; d; d = d->next) {
         a = d->args;
         if (!strcasecmp(d->directive, "DBDriver")) {
@@ -277,7 +276,6 @@ void qrt_dbd_resolve_pre_config(apr_pool_t *pconf)
         return;
     }
     strcpy(start_addr, known->addr);
-    start_stale = 1;
     dbd_params_pinned = resolve_dialect->with_addresses(pconf, params, host, start_addr);
     pd->args = conf_quoted(pconf, dbd_params_pinned);
     /* and a virtual host's that repeats it (one database per server: mod_dbd then
@@ -745,7 +743,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
                          params, QRT_DBFILE_MODE);
         }
     }
-    if (resolve_host && start_addr[0] && !start_stale) {
+    if (resolve_host && start_addr[0] && !dbd_params_pinned) {
         const char *dir = qrt_dbd_node_dir(ptemp);
         struct stat st;
 
@@ -758,7 +756,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
                          "for it", dir);
         }
     }
-    if (start_stale) {
+    if (dbd_params_pinned) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00137: the database host %s "
                      "was not found by DNS within %d s as the configuration was read (%s): "
                      "connections go to its last address, %s, until a lookup answers",

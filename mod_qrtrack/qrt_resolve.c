@@ -78,7 +78,6 @@ const char *qrt_resolve_pg_host(apr_pool_t *p, const char *params)
 {
     const char *s = params, *host = NULL;
     char *key, *val;
-    unsigned char buf[sizeof(struct in6_addr)];
     int rc;
 
     if (!params || !strncmp(params, "postgresql://", 13) || !strncmp(params, "postgres://", 11)) {
@@ -93,7 +92,7 @@ const char *qrt_resolve_pg_host(apr_pool_t *p, const char *params)
         }
     }
     if (rc < 0 || !host || !*host || *host == '/' || *host == '@' || strchr(host, ',')
-        || inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1) {
+        || qrt_resolve_addrs_valid(host)) {
         return NULL;
     }
     return host;
