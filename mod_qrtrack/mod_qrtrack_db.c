@@ -665,12 +665,16 @@ static int start_without_database(apr_pool_t *ptemp, server_rec *s,
         return DECLINED;
     }
     visitor_key = m->key;
-    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be reached as "
+    /* Said once a start: httpd reads its configuration twice as it starts, and the second
+     * pass meets the same (or finds the database back). */
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be reached as "
                  "the server %s (DBDParams %s): %s; this build checked its schema "
                  "before, so the server goes on as in an outage: scans are answered from "
                  "this node's snapshot and their visits kept in its spool, the API answers "
                  "503, until the database answers", first ? "starts" : "restarts", params,
                  err ? err : "");
+    }
     return OK;
 }
 
@@ -756,7 +760,8 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
                          "for it", dir);
         }
     }
-    if (dbd_params_pinned) {
+    if (dbd_params_pinned && ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        /* (once a start, as QRT00133) */
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00137: the database host %s "
                      "was not found by DNS within %d s as the configuration was read (%s): "
                      "connections go to its last address, %s, until a lookup answers",

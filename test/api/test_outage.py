@@ -379,6 +379,8 @@ def test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files(own_cl
             f.write(text)
         srv.start()
         assert "the server starts" in srv.error_log().split("QRT00133", 1)[1].split("\n")[0]
+        # said once, though httpd reads its configuration twice as it starts
+        assert srv.error_log().count("QRT00133") == 1, srv.error_log()[-3000:]
         wait_until(lambda: requests.get(srv.base + "/api/health", timeout=10)
                    .json()["scans"] == "spooling", timeout=30, interval=0.1,
                    ignore=(requests.RequestException, ValueError), what="the node on its spool")
