@@ -929,23 +929,33 @@ int qrt_dbd_find_fns(server_rec *s)
     return OK;
 }
 
+apr_status_t qrt_db_connect_own(apr_pool_t *p, const apr_dbd_driver_t **driver,
+                                apr_dbd_t **handle, const char **err)
+{
+    const char *params;
+
+    *err = NULL;
+    if (!qrt_config()->dbd_driver
+        || apr_dbd_get_driver(p, qrt_config()->dbd_driver, driver) != APR_SUCCESS
+        || !(params = qrt_dbd_params_now(p, err))
+        || apr_dbd_open_ex(*driver, p, params, handle, err) != APR_SUCCESS) {
+        *err = *err ? *err : "no driver";
+        return APR_EGENERAL;
+    }
+    qrt_db_tune(*driver, *handle, p);
+    return APR_SUCCESS;
+}
+
 qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
                           const char **err)
 {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
-    const char *params;
     qrt_db_t *db;
 
-    *err = NULL;
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(p, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || !(params = qrt_dbd_params_now(p, err))
-        || apr_dbd_open_ex(driver, p, params, &handle, err) != APR_SUCCESS) {
-        *err = *err ? *err : "no driver";
+    if (qrt_db_connect_own(p, &driver, &handle, err) != APR_SUCCESS) {
         return NULL;
     }
-    qrt_db_tune(driver, handle, p);
     qrt_db_limit(driver, handle, p, limit_ms, limit);
     db = apr_pcalloc(p, sizeof(*db));
     db->driver = driver;

@@ -547,21 +547,17 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
 {
     const apr_dbd_driver_t *driver;
     qrt_db_t *db;
-    const char *err = NULL, *params;
+    const char *err;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || !(params = qrt_dbd_params_now(cp, &err))
-        || apr_dbd_open_ex(driver, cp, params, &db->handle, &err) != APR_SUCCESS) {
+    if (qrt_db_connect_own(cp, &driver, &db->handle, &err) != APR_SUCCESS) {
         /* Said once, by qrt_db_mark_down; probed by the keeper from then on. */
-        qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ",
-                                               err ? err : "no driver", NULL));
+        qrt_db_mark_down(writer.s, apr_pstrcat(cp, "the scan writer cannot open it: ", err,
+                                               NULL));
         return NULL;
     }
     db->driver = driver;
-    qrt_db_tune(driver, db->handle, cp);
     /* A commit waits for locks until the first of its scans must be answered
      * (writer_begin). Other statements (the purge, sealing) wait about as long as a
      * scan would: apr_dbd_sqlite3 tries each statement QRT_SQLITE_TRIES times, 100 ms

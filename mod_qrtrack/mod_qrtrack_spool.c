@@ -614,24 +614,15 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 {
     const apr_dbd_driver_t *driver;
-    const char *params;
     qrt_db_t *db;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    *err = NULL;
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || !(params = qrt_dbd_params_now(cp, err))
-        || apr_dbd_open_ex(driver, cp, params, &db->handle, err) != APR_SUCCESS) {
-        if (!*err) {
-            *err = "no driver";
-        }
+    if (qrt_db_connect_own(cp, &driver, &db->handle, err) != APR_SUCCESS) {
         return NULL;
     }
     db->driver = driver;
     db->pool = cp;
-    qrt_db_tune(driver, db->handle, cp);
     if (qrt_dialect_remote(driver)) {
         /* A table locked elsewhere (ALTER TABLE, VACUUM FULL) fails a round, tried again
          * the next, rather than hold it, and with it the child's end, for as long as the

@@ -585,25 +585,21 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
 {
     const apr_dbd_driver_t *driver;
     qrt_db_t *db;
-    const char *err = NULL, *params;
+    const char *err;
     apr_uint32_t more = 0;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (!qrt_config()->dbd_driver
-        || apr_dbd_get_driver(cp, qrt_config()->dbd_driver, &driver) != APR_SUCCESS
-        || !(params = qrt_dbd_params_now(cp, &err))
-        || apr_dbd_open_ex(driver, cp, params, &db->handle, &err) != APR_SUCCESS) {
+    if (qrt_db_connect_own(cp, &driver, &db->handle, &err) != APR_SUCCESS) {
         if (qrt_log_due(&log_db, &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01033: the webhook worker "
                          "cannot open the database: %s (and %u more such lines since "
-                         "this one was last logged)", err ? err : "no driver", more);
+                         "this one was last logged)", err, more);
         }
         return NULL;
     }
     db->driver = driver;
     db->pool = cp;
-    qrt_db_tune(driver, db->handle, cp);
     if (qrt_dialect_embedded(driver)) {
         /* Short waits, then QRT_SQLITE_TRIES tries 100 ms apart; a transaction that
          * still meets the lock fails and is tried again. (Its statements run natively,
