@@ -19,6 +19,16 @@ apr_time_t qrt_clock_now(void)
     return (apr_time_t)ts.tv_sec * APR_USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+struct timespec qrt_clock_after(apr_interval_time_t t)
+{
+    apr_time_t until = qrt_clock_now() + (t > 0 ? t : 0);
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(until / APR_USEC_PER_SEC);
+    ts.tv_nsec = (long)(until % APR_USEC_PER_SEC) * 1000;
+    return ts;
+}
+
 static apr_status_t cond_gone(void *data)
 {
     qrt_cond_t *c = data;
@@ -62,12 +72,9 @@ void qrt_cond_wait(qrt_cond_t *c)
 
 apr_status_t qrt_cond_timedwait(qrt_cond_t *c, apr_interval_time_t t)
 {
-    apr_time_t until = qrt_clock_now() + (t > 0 ? t : 0);
-    struct timespec ts;
+    struct timespec ts = qrt_clock_after(t);
     int rc;
 
-    ts.tv_sec = (time_t)(until / APR_USEC_PER_SEC);
-    ts.tv_nsec = (long)(until % APR_USEC_PER_SEC) * 1000;
     /* (glibc's pthread_cond_clockwait: the instant is on CLOCK_MONOTONIC) */
     rc = pthread_cond_clockwait(&c->cond, &c->lock, CLOCK_MONOTONIC, &ts);
     return rc == ETIMEDOUT ? APR_TIMEUP : rc;

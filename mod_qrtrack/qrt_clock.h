@@ -14,9 +14,15 @@
 #include <apr_errno.h>
 #include <apr_pools.h>
 #include <apr_time.h>
+#include <time.h>
 
 /* Microseconds on CLOCK_MONOTONIC: the same clock in every process of the machine. */
 apr_time_t qrt_clock_now(void);
+
+/* The instant t from now (t < 0 counts as 0) on the same clock, as the timespec that
+ * waits until an instant of CLOCK_MONOTONIC take (pthread_cond_clockwait,
+ * FUTEX_WAIT_BITSET). */
+struct timespec qrt_clock_after(apr_interval_time_t t);
 
 /* A mutex and a condition whose timed wait is on qrt_clock_now's clock. */
 typedef struct qrt_cond_t qrt_cond_t;

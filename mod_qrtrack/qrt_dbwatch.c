@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 
 /* One slot a thread that armed a call; more threads than slots arm nothing. */
@@ -29,10 +30,7 @@ static __thread int armed;      /* this thread's token while a call is armed */
 
 static long long now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return qrt_clock_now() / 1000;
 }
 
 static void *dbwatch_run(void *arg)
@@ -55,12 +53,7 @@ static void *dbwatch_run(void *arg)
         }
         /* (on CLOCK_MONOTONIC, as the deadlines: a wall clock set back an hour made
          * the watchdog's tick, and every deadline with it, an hour late) */
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += DBWATCH_TICK_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        until = qrt_clock_after(apr_time_from_msec(DBWATCH_TICK_MS));
         pthread_cond_clockwait(&tick, &lock, CLOCK_MONOTONIC, &until);
     }
     pthread_mutex_unlock(&lock);

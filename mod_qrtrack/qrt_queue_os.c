@@ -32,13 +32,7 @@ static void os_wait(void *ctx, volatile apr_uint32_t *word, apr_uint32_t seen,
         syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, NULL, 0);
         return;
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout / APR_USEC_PER_SEC;
-    ts.tv_nsec += (timeout % APR_USEC_PER_SEC) * 1000;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    ts = qrt_clock_after(timeout);
     syscall(SYS_futex, word, FUTEX_WAIT_BITSET, seen, &ts, NULL, bits);
 }
 

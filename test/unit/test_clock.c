@@ -23,6 +23,26 @@ START_TEST(the_clock_is_the_monotonic_one)
 }
 END_TEST
 
+static apr_time_t usec_of(struct timespec ts)
+{
+    return (apr_time_t)ts.tv_sec * APR_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+START_TEST(an_instant_after_now_is_on_the_same_clock)
+{
+    apr_time_t before = qrt_clock_now(), at;
+
+    /* 1.5 s on: the microseconds carry into the seconds */
+    at = usec_of(qrt_clock_after(1500000));
+    ck_assert(at >= before + 1500000 && at <= qrt_clock_now() + 1500000);
+    ck_assert(qrt_clock_after(1500000).tv_nsec < 1000000000L);
+    /* a negative time counts as none */
+    before = qrt_clock_now();
+    at = usec_of(qrt_clock_after(-5000000));
+    ck_assert(at >= before && at <= qrt_clock_now());
+}
+END_TEST
+
 START_TEST(a_timed_wait_ends_at_its_time)
 {
     apr_pool_t *p;
@@ -93,6 +113,7 @@ static Suite *clock_suite(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, the_clock_is_the_monotonic_one);
+    tcase_add_test(tc, an_instant_after_now_is_on_the_same_clock);
     tcase_add_test(tc, a_timed_wait_ends_at_its_time);
     tcase_add_test(tc, a_signal_ends_the_wait_before_its_time);
     suite_add_tcase(s, tc);
