@@ -668,12 +668,12 @@ static int start_without_database(apr_pool_t *ptemp, server_rec *s,
     /* Said once a start: httpd reads its configuration twice as it starts, and the second
      * pass meets the same (or finds the database back). */
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be reached as "
-                 "the server %s (DBDParams %s): %s; this build checked its schema "
-                 "before, so the server goes on as in an outage: scans are answered from "
-                 "this node's snapshot and their visits kept in its spool, the API answers "
-                 "503, until the database answers", first ? "starts" : "restarts", params,
-                 err ? err : "");
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00133: the database cannot be "
+                     "reached as the server %s (DBDParams %s): %s; this build checked its "
+                     "schema before, so the server goes on as in an outage: scans are "
+                     "answered from this node's snapshot and their visits kept in its "
+                     "spool, the API answers 503, until the database answers",
+                     first ? "starts" : "restarts", params, err ? err : "");
     }
     return OK;
 }
