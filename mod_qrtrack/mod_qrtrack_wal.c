@@ -172,8 +172,13 @@ static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
 {
     (void)arg;
     if (nframes >= QRT_WAL_FALLBACK_FRAMES) {
-        QRT_STAT_ADD(wal_commit_copies, 1);
-        sqlite3_wal_checkpoint_v2(h, db, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        /* Counted when it copied: while the thread is copying (its fsync slow on a busy
+         * disk, as the WAL grows past this length) the commit's try ends at once, BUSY,
+         * having done nothing on the writer's time. */
+        if (sqlite3_wal_checkpoint_v2(h, db, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL)
+            == SQLITE_OK) {
+            QRT_STAT_ADD(wal_commit_copies, 1);
+        }
     }
     else if (nframes >= QRT_WAL_KICK && wal.running) {
         qrt_cond_lock(wal.wake);

@@ -101,8 +101,8 @@ SERIAL_MODULES = {
 SERIAL_TESTS = {
     "test_a_hanging_receiver_times_out_and_scans_keep_their_latency",
     "test_a_hanging_receiver_does_not_hold_up_other_webhooks",
-    # (its checkpoint thread must get the CPU as a commit asks: beside two passes'
-    # load, a tenth of the commits found it starved and checkpointed themselves)
+    # (its checkpoint thread must get the CPU as soon as a commit wakes it, which the
+    # shared passes' group, whose processes get only the CPU left over, does not promise)
     "test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread",
 }
 # ... but tests of those modules that only wait for the module's own clock (the snapshot's
