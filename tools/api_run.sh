@@ -35,47 +35,22 @@ idle_cgroup() {
     return 1
 }
 
-# Gives each shared pass a group of its own inside it, PostgreSQL's with half as much
-# weight again as SQLite's (its tests take about 1.7 times the CPU, SQLite's the package
-# build), so that both passes end about together rather than one running last on its own
-# with its two workers' waits left idle, and prints the group of backend $1 (the idle
-# group where none can be made).
-pass_cgroup() {
-    w=2
-    [ "$1" = pgsql ] && w=3
-    if [ -f "$cg/cgroup.controllers" ]; then
-        grep -qw cpu "$cg/cgroup.subtree_control" ||
-            echo +cpu > "$cg/cgroup.subtree_control" 2>/dev/null || { echo "$cg"; return; }
-    fi
-    if mkdir "$cg/$1" 2>/dev/null; then
-        { [ -f "$cg/$1/cpu.weight" ] && echo $((50 * w)) > "$cg/$1/cpu.weight"; } ||
-            { [ -f "$cg/$1/cpu.shares" ] && echo $((512 * w)) > "$cg/$1/cpu.shares"; } ||
-            true
-        echo "$cg/$1"
-    else
-        echo "$cg"
-    fi
-}
-
 # Removes it, once the passes in it have ended (a detached rm of theirs may still run:
 # it goes back to the top group).
 remove_cgroup() {
-    for d in "$cg/sqlite" "$cg/pgsql" "$cg"; do
-        [ -d "$d" ] || continue
-        for pid in $(cat "$d/cgroup.procs" 2>/dev/null); do
-            echo "$pid" > "$(dirname "$cg")/cgroup.procs" 2>/dev/null
-        done
-        rmdir "$d" 2>/dev/null || echo "api_run.sh: $d left behind" >&2
+    for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do
+        echo "$pid" > "$(dirname "$cg")/cgroup.procs" 2>/dev/null
     done
+    rmdir "$cg" 2>/dev/null || echo "api_run.sh: $cg left behind" >&2
 }
 
-# A shared pass of backend $1 (in cgroup $2, if any); the seconds it ended at after the
-# start go to $out/$1.end.
+# A shared pass of backend $1 (in the idle cgroup, if any); the seconds it ended at after
+# the start go to $out/$1.end.
 shared() {
     # (the pass's own shell joins the cgroup, then becomes pytest: $$ in a subshell would be
     # this script's)
     QRT_TEST_BACKEND=$1 sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
-        shift; exec "$@"' sh "$2" "$py" -m pytest -q -p no:cacheprovider -n 2 \
+        shift; exec "$@"' sh "$cg" "$py" -m pytest -q -p no:cacheprovider -n 2 \
         --dist loadfile -m "not serial" --durations=10 test/api > "$out/$1" 2>&1
     rc=$?
     echo $(($(date +%s) - start)) > "$out/$1.end"
@@ -96,9 +71,9 @@ serial() {
 start=$(date +%s)
 cg=$(idle_cgroup) || cg=
 failed=0
-(shared sqlite "${cg:+$(pass_cgroup sqlite)}") &
+(shared sqlite) &
 s=$!
-(shared pgsql "${cg:+$(pass_cgroup pgsql)}") &
+(shared pgsql) &
 p=$!
 if [ -n "$cg" ]; then
     serial || failed=1
