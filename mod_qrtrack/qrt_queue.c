@@ -17,8 +17,8 @@
  * and the visits the dead one had taken answer 503 (they may or may not be
  * committed; no redirect was sent for them). The slots of requests whose process
  * was killed are taken back when the queue runs out of free ones; a request that
- * finds none free first checks the committer, whose dead process may hold every
- * slot. */
+ * finds none free first checks the committer at once, whose dead process may hold
+ * every slot, and waits for the commit that frees the slots of killed requests. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -30,6 +30,9 @@
 #include "qrt_visitpack.h"
 
 #define QUEUE_SLOT     8192                 /* bytes per slot, header included */
+/* How often a process looks again at who holds a full queue's slots (queue_full_check):
+ * under overload every refused request would. */
+#define QUEUE_FULL_CHECK apr_time_from_msec(10)
 #define QUEUE_NIL      0xFFFFFFFFu
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
@@ -72,7 +75,7 @@ struct qrt_queue_shm {
 
 typedef struct qrt_queue_shm queue_shm;
 
-static void queue_reap(qrt_queue_t *q, pid_t me, void *logctx);
+static void queue_reap(qrt_queue_t *q, pid_t me, int now, void *logctx);
 
 /* ---- the lock and wake-ups ---------------------------------------------------------- */
 
@@ -228,24 +231,80 @@ apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t d
     return qrt_queue_submit_outcome(q, v, deadline, NULL);
 }
 
-apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline,
-                               qrt_queue_ticket_t *t)
+/* Under the lock, the queue full: its committer's process is looked at now, not only
+ * after QRT_QUEUE_STALE of silence (a child killed mid-commit holds the slots it took,
+ * and those its killed requests queued hold theirs, until a writer takes over: a new
+ * child's first scans would otherwise find every slot held), at most every
+ * QUEUE_FULL_CHECK in this process. The slots queued or taken by processes that exited,
+ * which a commit will free (queue_reclaim): found then, else as found last. */
+static apr_uint32_t queue_full_check(qrt_queue_t *q, pid_t me)
+{
+    queue_shm *sh = q->shm;
+    apr_time_t t = q->os->now(q->os->ctx);
+    pid_t owners[8];                /* the slots' owners looked at, and whether exited */
+    int exited[8], nowners = 0, k;
+    apr_uint32_t i, n = 0;
+
+    if (q->full_checked && t >= q->full_checked && t - q->full_checked < QUEUE_FULL_CHECK) {
+        return q->orphans;
+    }
+    q->full_checked = t;
+    queue_reap(q, me, 1, q->logctx);
+    for (i = 0; i < sh->nslots; i++) {
+        const queue_slot *slot = &sh->slots[i];
+
+        if ((slot->state != SLOT_QUEUED && slot->state != SLOT_TAKEN) || slot->owner == me) {
+            continue;
+        }
+        /* (a child's threads share its pid: a few processes hold all the slots) */
+        for (k = 0; k < nowners && owners[k] != slot->owner; k++) {
+        }
+        if (k == nowners) {
+            if (nowners == 8) {
+                n += q->os->exited(q->os->ctx, slot->owner) ? 1 : 0;
+                continue;
+            }
+            owners[nowners] = slot->owner;
+            exited[nowners++] = q->os->exited(q->os->ctx, slot->owner);
+        }
+        n += exited[k] ? 1 : 0;
+    }
+    q->orphans = n;
+    return n;
+}
+
+/* qrt_queue_enqueue; when no slot is free, *orphans (if not NULL) gets the slots of
+ * processes that exited that a commit will free. */
+static apr_status_t queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline,
+                                  qrt_queue_ticket_t *t, apr_uint32_t *orphans)
 {
     queue_shm *sh = q->shm;
     const qrt_queue_os_t *os = q->os;
     queue_slot *slot;
-    apr_uint32_t i;
+    apr_uint32_t i, held = 0;
     pid_t me = os->self(os->ctx);
     int wake;
 
     queue_lock(sh);
     if (sh->free == QUEUE_NIL) {
-        queue_reap(q, me, q->logctx);
+        queue_reap(q, me, 0, q->logctx);
+        held = queue_full_check(q, me);
         queue_reclaim(q);
     }
     i = sh->free;
     if (i == QUEUE_NIL) {
+        /* A committer just replaced left visits queued: a writer takes them. */
+        wake = sh->committer == 0 && sh->head != QUEUE_NIL;
+        if (wake) {
+            sh->wake++;
+        }
         queue_unlock(sh);
+        if (wake) {
+            os->wake(os->ctx, &sh->wake, 1, 0);
+        }
+        if (orphans) {
+            *orphans = held;
+        }
         return APR_EAGAIN;
     }
     slot = &sh->slots[i];
@@ -293,6 +352,12 @@ apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t 
         os->wake(os->ctx, wake == 1 ? &sh->wake : &sh->cwake, 1, 0);
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_queue_enqueue(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline,
+                               qrt_queue_ticket_t *t)
+{
+    return queue_enqueue(q, v, deadline, t, NULL);
 }
 
 int qrt_queue_poll(qrt_queue_t *q, const qrt_queue_ticket_t *t, apr_status_t *rv,
@@ -350,7 +415,7 @@ static void queue_watch(qrt_queue_t *q)
     int wake;
 
     queue_lock(sh);
-    queue_reap(q, os->self(os->ctx), q->logctx);
+    queue_reap(q, os->self(os->ctx), 0, q->logctx);
     wake = sh->committer == 0 && sh->head != QUEUE_NIL;
     if (wake) {
         sh->wake++;
@@ -386,7 +451,19 @@ apr_status_t qrt_queue_submit_outcome(qrt_queue_t *q, const qrt_visit_t *v,
     qrt_queue_ticket_t t;
     apr_status_t rv;
 
-    rv = qrt_queue_enqueue(q, v, deadline, &t);
+    for (;;) {
+        apr_uint32_t seen = __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE), orphans = 0;
+        apr_time_t t0;
+
+        rv = queue_enqueue(q, v, deadline, &t, &orphans);
+        if (rv != APR_EAGAIN || orphans == 0 || (t0 = os->now(os->ctx)) >= deadline) {
+            break;
+        }
+        /* Slots of processes that exited come free once a writer has committed their
+         * visits: the next batch's end is waited for, then a slot looked for again. */
+        os->wait(os->ctx, &sh->done, seen, 0xFFFFFFFFu,
+                 deadline - t0 < QRT_QUEUE_STALE ? deadline - t0 : QRT_QUEUE_STALE);
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -444,7 +521,7 @@ static int queue_waiting(const queue_shm *sh)
  * their slots handed out again and leaves them alone. Taken slots count as
  * waiting: when a dead committer held every slot, nothing can be queued, and only
  * they say that the role must change hands. */
-static void queue_reap(qrt_queue_t *q, pid_t me, void *logctx)
+static void queue_reap(qrt_queue_t *q, pid_t me, int now, void *logctx)
 {
     queue_shm *sh = q->shm;
     apr_time_t silent;
@@ -455,7 +532,8 @@ static void queue_reap(qrt_queue_t *q, pid_t me, void *logctx)
         return;
     }
     silent = q->os->now(q->os->ctx) - sh->committer_seen;
-    if (silent < QRT_QUEUE_STALE) {
+    /* (now: the queue is full, its process looked at whatever the silence) */
+    if (silent < QRT_QUEUE_STALE && !now) {
         return;
     }
     dead = q->os->gone(q->os->ctx, sh->committer);
@@ -492,7 +570,7 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
     *deadline = 0;
 
     queue_lock(sh);
-    queue_reap(q, me, logctx);
+    queue_reap(q, me, 0, logctx);
     if (sh->committer != 0 && sh->committer != me) {
         queue_unlock(sh);
         return 0;

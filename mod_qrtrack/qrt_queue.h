@@ -65,6 +65,10 @@ typedef struct qrt_queue {
     struct qrt_queue_shm *shm;
     const qrt_queue_os_t *os;
     void *logctx;                   /* for the lines of requests (qrt_queue_submit) */
+    /* This process's last look at a full queue's holders (under the queue's lock):
+     * when, and the slots it found that a commit will free. */
+    apr_time_t full_checked;
+    apr_uint32_t orphans;
 } qrt_queue_t;
 
 /* A visit taken by a writer: its slot, and which use of the slot. */
@@ -91,7 +95,9 @@ void qrt_queue_attach(qrt_queue_t *q, void *mem, const qrt_queue_os_t *os, void 
 
 /* Queues v and sleeps until a writer has committed it: the commit's status,
  * APR_EAGAIN when no slot is free, APR_TIMEUP past deadline (the visit is then not
- * committed, or its request leaves it to the committer). */
+ * committed, or its request leaves it to the committer). A full queue some of whose
+ * slots are held by processes that exited (killed with their requests: they come free
+ * once a writer has committed their visits) is waited for, up to deadline. */
 apr_status_t qrt_queue_submit(qrt_queue_t *q, const qrt_visit_t *v, apr_time_t deadline);
 /* The same, and *outcome gets the writer's cap_outcome for v (QRT_VISIT_CAP_UNKNOWN
  * unless it was committed). */

@@ -9,8 +9,8 @@ writer each waited a lookup out: some 40 s with lookups of 10 s.
 
 fixtures/dns_stall.c, preloaded into httpd, plays the DNS: a name under .qrtrack.test is
 127.0.0.1, or, while the file QRT_DNS_STALL names exists, no answer for the seconds it holds."""
-import functools
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -30,14 +30,26 @@ pytestmark = pytest.mark.skipif(
 STALL_S = 20
 
 
-@functools.lru_cache(maxsize=None)
+# (the directory the shim is built in, once a test needs it; removed with the module)
+SHIM_DIR = []
+
+
 def dns_shim():
-    out = os.path.join(tempfile.mkdtemp(prefix="qrtrack-dns-"), "dns_stall.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", out,
-                    os.path.join(TOP, "test", "api", "fixtures", "dns_stall.c"), "-ldl"],
-                   check=True)
-    os.chmod(os.path.dirname(out), 0o755)
-    return out
+    if not SHIM_DIR:
+        d = tempfile.mkdtemp(prefix="qrtrack-dns-")
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", os.path.join(d, "dns_stall.so"),
+                        os.path.join(TOP, "test", "api", "fixtures", "dns_stall.c"), "-ldl"],
+                       check=True)
+        os.chmod(d, 0o755)
+        SHIM_DIR.append(d)
+    return os.path.join(SHIM_DIR[0], "dns_stall.so")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_the_shim():
+    yield
+    while SHIM_DIR:
+        shutil.rmtree(SHIM_DIR.pop(), ignore_errors=True)
 
 
 def named_server(host="db.qrtrack.test", extra="", stalled=False):

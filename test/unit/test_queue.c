@@ -246,7 +246,7 @@ static int submit_one(long ms)
 }
 
 /* A committer that takes one batch and then does what `how` says. */
-enum { TAKE_AND_DIE, TAKE_AND_STALL };
+enum { TAKE_AND_DIE, TAKE_AND_STALL, TAKE_COMMIT_AND_DIE };
 static int take_one(long how)
 {
     qrt_visit_t *visits;
@@ -266,6 +266,14 @@ static int take_one(long how)
         return 1;
     }
     if (how == TAKE_AND_DIE) {
+        _exit(0);
+    }
+    if (how == TAKE_COMMIT_AND_DIE) {
+        /* Committed; nothing queued: it stays the committer, idle, and dies so. */
+        qrt_queue_done(q, slots, n, APR_SUCCESS);
+        if (qrt_queue_take(q, p, 0, &visits, &slots, &deadline, NULL) != 0) {
+            return 1;
+        }
         _exit(0);
     }
     /* Stalled until the parent moves the clock and the request gives up. */
@@ -456,6 +464,92 @@ START_TEST(test_killed_request_slot_reclaimed)
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(reap(b, 5000), 0);
     WAIT_FOR(st.free == 1 && st.batches == 2, 1000);
+}
+END_TEST
+
+/* A request that queues its visit and sleeps, never looking at the queue again, until
+ * it is killed. */
+static int enqueue_and_sleep(long unused)
+{
+    qrt_visit_t v = visit(9);
+    qrt_queue_ticket_t t;
+
+    (void)unused;
+    if (qrt_queue_enqueue(q, &v, now() + apr_time_from_sec(30), &t) != APR_SUCCESS) {
+        return 1;
+    }
+    for (;;) {
+        pause();
+    }
+    return 0;
+}
+
+/* Kills child pid and reaps it (a request killed while its visit waited). */
+static void kill_request(pid_t pid)
+{
+    int status;
+
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+
+/* A child killed mid-commit holds the slot it took; its killed requests' visits stay
+ * queued. Within QRT_QUEUE_STALE of its last take (the clock held back: never past it),
+ * a request that finds the queue full looks at the committer at once: the dead one's
+ * taken slot is freed, the queued visit committed by a new writer with the request's. */
+START_TEST(test_a_full_queue_looks_at_its_committer_at_once)
+{
+    pid_t req1, req2, comm, writer;
+    apr_time_t t0;
+
+    make_queue(2);
+    req1 = spawn(enqueue_and_sleep, 0);
+    comm = spawn(take_one, TAKE_AND_DIE);
+    WAIT_FOR(st.taken == 1 && st.committer == comm, 5000);
+    ck_assert_int_eq(reap(comm, 5000), 0);
+    seam->skew = -apr_time_from_sec(20);
+    req2 = spawn(enqueue_and_sleep, 0);
+    WAIT_FOR(st.queued == 1 && st.taken == 1 && st.free == 0, 5000);
+    kill_request(req1);
+    kill_request(req2);
+    writer = spawn(committer, 2);
+    expect_rv = APR_SUCCESS;
+    t0 = now();
+    ck_assert_int_eq(submit_one(5000), 0);
+    ck_assert(now() - t0 < apr_time_from_sec(3));
+    ck_assert_int_eq(reap(writer, 5000), 0);
+    ck_assert_int_eq(taken->n, 2);
+    ck_assert_int_eq(seam->logs, 1);
+    WAIT_FOR(st.committer == 0 && st.queued == 0 && st.taken == 0, 1000);
+}
+END_TEST
+
+/* Every slot queued by requests killed since, the committer dead while idle: a
+ * request waits for the new writer's commit of their visits, which frees their slots,
+ * and then gets one. */
+START_TEST(test_a_queue_full_of_killed_requests_frees_their_slots_for_the_next)
+{
+    pid_t req, req1, req2, comm, writer;
+
+    make_queue(2);
+    expect_rv = APR_SUCCESS;
+    req = spawn(submit_one, 10000);
+    comm = spawn(take_one, TAKE_COMMIT_AND_DIE);
+    ck_assert_int_eq(reap(req, 5000), 0);
+    ck_assert_int_eq(reap(comm, 5000), 0);
+    WAIT_FOR(st.committer == comm && st.free == 2, 1000);
+    seam->skew = -apr_time_from_sec(20);
+    req1 = spawn(enqueue_and_sleep, 0);
+    req2 = spawn(enqueue_and_sleep, 0);
+    WAIT_FOR(st.queued == 2, 5000);
+    kill_request(req1);
+    kill_request(req2);
+    writer = spawn(committer, 3);
+    ck_assert_int_eq(submit_one(5000), 0);
+    ck_assert_int_eq(reap(writer, 5000), 0);
+    ck_assert_int_eq(taken->n, 3);
+    ck_assert_int_eq(seam->logs, 1);
+    WAIT_FOR(st.free == 2 && st.committer == 0, 1000);
 }
 END_TEST
 
@@ -658,6 +752,8 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_dead_committer_is_replaced);
     tcase_add_test(tc, test_stuck_committer_is_replaced);
     tcase_add_test(tc, test_killed_request_slot_reclaimed);
+    tcase_add_test(tc, test_a_full_queue_looks_at_its_committer_at_once);
+    tcase_add_test(tc, test_a_queue_full_of_killed_requests_frees_their_slots_for_the_next);
     tcase_add_test(tc, test_other_writer_waits_and_stopping_gives_up);
     tcase_add_test(tc, test_enqueue_and_poll_answer_without_sleeping);
     tcase_add_test(tc, test_await_wakes_on_commit_and_poll_abandons_late);
