@@ -64,6 +64,9 @@ class PgCluster:
                     "shared_buffers = 256MB\n" % (self.port, self.dir))
             if os.environ.get("QRT_PG_DURABLE") != "1":
                 f.write("fsync = off\nfull_page_writes = off\n")
+                # The tests' backends live a test or less, and most of them fire the
+                # visits' PL/pgSQL triggers: loaded once in the postmaster, not each time.
+                f.write("shared_preload_libraries = 'plpgsql'\n")
             # More settings for a diagnosis, e.g. pg_stat_statements.
             f.write(os.environ.get("QRT_PG_CONF", "").replace(";", "\n") + "\n")
         self.log = open(os.path.join(self.dir, "postgres.log"), "w")
