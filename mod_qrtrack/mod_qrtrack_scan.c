@@ -586,12 +586,11 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * new user agents and referers of 1 and 2 KB each filled about 200 MB before the
      * bound of bytes; now 8 MB a dictionary). */
     db->dict = qrt_dict_cache_make(cp, SCAN_DICT_CACHE, SCAN_DICT_BYTES);
-    err = qrt_db_prepare_all(db, cp);
-    if (err) {
-        /* A table locked from outside, say: the rest is prepared when first needed. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00049: the scan writer "
-                     "could not prepare all its statements yet: %s", err);
-    }
+    /* Each statement is prepared when the writer first runs it, as on every other
+     * connection: a commit runs a few dozen of the store's some 400, and every child
+     * opens this connection as it starts (and again after each failure), so preparing
+     * them all made each child start cost PostgreSQL some 400 round trips. */
+    qrt_db_prepare_lazily(db, cp);
     return db;
 }
 

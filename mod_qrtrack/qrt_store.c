@@ -444,10 +444,15 @@ static apr_status_t store_flush_rows(qrt_db_t *db, apr_pool_t *p, const char *la
         int nv = store_text_values(db, p, label, args, &values);
         qrt_pipe_cmd_t *c;
 
-        /* sent by its name: prepared first when the connection prepares lazily */
-        if (nv < 0 || !store_stmt(db, p, label)) {
+        if (nv < 0) {
             db->error = apr_psprintf(p, "no statement %s", label);
-            return nv < 0 ? APR_ENOTIMPL : APR_EGENERAL;
+            return APR_ENOTIMPL;
+        }
+        /* sent by its name: prepared first when the connection prepares lazily (a
+         * failure keeps store_stmt's error: a connection the server ended says so, and
+         * the scan writer commits on a new one) */
+        if (!store_stmt(db, p, label)) {
+            return APR_EGENERAL;
         }
         c = apr_array_push(db->later);
         c->label = label;
