@@ -72,8 +72,9 @@ $(B)/obj/qrt_schema_sql.o: $(B)/gen/qrt_schema_sql.c
 	$(CC) $(CFLAGS_CORE) -c $< -o $@
 
 # Every statement, a C table and one SQL_<name> macro each; fails on a duplicated name or
-# a PostgreSQL form of no statement.
-$(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h: $(STMT_FILES) tools/gen_statements.py
+# a PostgreSQL form of no statement. One run makes both files (a grouped target: as two
+# targets, make -j ran it twice at once, and the two runs' renames raced).
+$(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h &: $(STMT_FILES) tools/gen_statements.py
 	@mkdir -p $(B)/gen
 	$(PYTHON) tools/gen_statements.py c $(B)/gen/qrt_sql.c $(B)/gen/qrt_sql.h $(STMT_FILES)
 
