@@ -566,11 +566,14 @@ typedef struct {
     qrt_vcols_t v;
 } report_lv_blk;
 
+typedef struct report_lv_early report_lv_early;
+
 typedef struct {
     apr_array_header_t *blks;       /* report_lv_blk */
     apr_int64_t s, e;
     apr_size_t seen;                /* their visits in [s, e] */
     apr_size_t thin;                /* ... of blocks of under REPORT_LV_THICK visits a day */
+    report_lv_early *early;         /* the walk begun while the days not sealed are read */
 } report_lv_set;
 
 /* A block of this many visits a day on average or more (a little over the shortest run
@@ -657,24 +660,35 @@ static void report_lv_end(report_lv *c)
     }
 }
 
-/* A walk of the held blocks [from, to): APR_SUCCESS, APR_EAGAIN past the bound
- * (c->over) or without memory for a group. */
+/* A walk of held blocks: those two threads share (claimed REPORT_LV_CLAIM at a time
+ * from *cursor, up to shared; none without cursor), then [from, to). APR_SUCCESS,
+ * APR_EAGAIN past the bound (c->over) or without memory for a group. */
+#define REPORT_LV_CLAIM 16
+
 typedef struct {
     report_lv *c;
-    const report_lv_set *set;
+    const report_lv_blk *blks;      /* (the set's blocks as they were when it began: the
+                                     * set's array may grow, elsewhere, meanwhile) */
+    int *cursor, shared;
     int from, to;
     apr_status_t rv;
 } report_lv_part;
 
 static void report_lv_walk(report_lv_part *w)
 {
-    int i;
+    int i, end;
 
     w->rv = APR_SUCCESS;
+    while (w->cursor && w->rv == APR_SUCCESS && !w->c->over
+           && (i = __atomic_fetch_add(w->cursor, REPORT_LV_CLAIM, __ATOMIC_RELAXED))
+              < w->shared) {
+        end = i + REPORT_LV_CLAIM < w->shared ? i + REPORT_LV_CLAIM : w->shared;
+        for (; i < end && w->rv == APR_SUCCESS && !w->c->over; i++) {
+            w->rv = report_lv_block(w->c, w->blks[i].tracker, &w->blks[i].v);
+        }
+    }
     for (i = w->from; i < w->to && w->rv == APR_SUCCESS && !w->c->over; i++) {
-        const report_lv_blk *b = &APR_ARRAY_IDX(w->set->blks, i, report_lv_blk);
-
-        w->rv = report_lv_block(w->c, b->tracker, &b->v);
+        w->rv = report_lv_block(w->c, w->blks[i].tracker, &w->blks[i].v);
     }
     if (w->rv == APR_SUCCESS && w->c->over) {
         w->rv = APR_EAGAIN;
@@ -745,6 +759,42 @@ static void report_lv_pool_done(apr_pool_t *p)
  * several times longer than the other. */
 #define REPORT_LV_BLOCK_COST 256
 
+/* The walk a second thread begins once the sealed days' blocks are held, while the
+ * request's thread reads the days not sealed through SQL (report_lv_ready): a count in
+ * one share, whose blocks the two threads then claim in turn (REPORT_LV_CLAIM at a
+ * time), the request's adding the days read last. */
+struct report_lv_early {
+    const report_lv *proto;
+    report_lv c;                    /* the second thread's groups */
+    report_lv_part w;
+    apr_pool_t *tp;
+    qrt_spare_job job;
+    int cursor;                     /* the next sealed block to claim */
+    int started;
+};
+
+static apr_uint64_t report_lv_early_begun, report_lv_early_dropped;
+
+void qrt_report_lv_early_counts(apr_uint64_t *begun, apr_uint64_t *dropped)
+{
+    *begun = __atomic_load_n(&report_lv_early_begun, __ATOMIC_RELAXED);
+    *dropped = __atomic_load_n(&report_lv_early_dropped, __ATOMIC_RELAXED);
+}
+
+/* The second thread stopped (it claims no more blocks) and its groups let go of, unless
+ * a count took them. */
+static void report_lv_early_end(report_lv_early *e)
+{
+    if (e && e->started) {
+        __atomic_fetch_add(&report_lv_early_dropped, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->cursor, e->w.shared, __ATOMIC_RELAXED);
+        qrt_spare_wait(&e->job);
+        report_lv_end(&e->c);
+        report_lv_pool_done(e->tp);
+        e->started = 0;
+    }
+}
+
 static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *proto,
                                     const report_lv_set *set, apr_uint32_t k, apr_uint32_t n,
                                     int par, apr_hash_t *acc)
@@ -758,11 +808,34 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
     char *text = NULL;
     int i, half = set->blks->nelts, helped = 0;
     qrt_spare_job job;
+    report_lv_early *early = set->early;
 
     c[0] = c[1] = *proto;
     c[1].p = NULL;
     c[1].g = NULL;
-    if (par && set->blks->nelts > 1) {
+    if (early && early->started && k == 0 && n == 1 && par) {
+        /* the second thread's walk, begun before the days not sealed were read: this
+         * thread claims the sealed blocks left, then walks those read after them */
+        if (report_lv_begin(&c[0], p, k, n) < 0) {
+            report_lv_end(&c[0]);
+            report_lv_early_end(early);
+            return APR_ENOTIMPL;
+        }
+        w[0].c = &c[0];
+        w[0].blks = (const report_lv_blk *)(void *)set->blks->elts;
+        w[0].cursor = &early->cursor;
+        w[0].shared = early->w.shared;
+        w[0].from = early->w.shared;
+        w[0].to = set->blks->nelts;
+        report_lv_walk(&w[0]);
+        qrt_spare_wait(&early->job);
+        c[1] = early->c;
+        w[1] = early->w;
+        w[1].c = &c[1];
+        tp = early->tp;
+        early->started = 0;         /* (its groups and pool are this count's now) */
+    }
+    else if (par && set->blks->nelts > 1) {
         /* the block where the first half of the work ends: a block's visits, and its own
          * cost besides (its tracker looked up, its runs begun), about that of
          * REPORT_LV_BLOCK_COST visits: a list's quiet trackers have many small blocks */
@@ -778,30 +851,35 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
             half = set->blks->nelts;
         }
     }
-    if (report_lv_begin(&c[0], p, k, n) < 0
-        || (half < set->blks->nelts && report_lv_begin(&c[1], tp, k, n) < 0)) {
-        report_lv_end(&c[0]);
-        report_lv_end(&c[1]);
-        if (tp) {
-            report_lv_pool_done(tp);
+    if (!c[0].g) {
+        if (report_lv_begin(&c[0], p, k, n) < 0
+            || (half < set->blks->nelts && report_lv_begin(&c[1], tp, k, n) < 0)) {
+            report_lv_end(&c[0]);
+            report_lv_end(&c[1]);
+            if (tp) {
+                report_lv_pool_done(tp);
+            }
+            return APR_ENOTIMPL;
         }
-        return APR_ENOTIMPL;
-    }
-    for (i = 0; i < 2; i++) {
-        w[i].c = &c[i];
-        w[i].set = set;
-        w[i].from = i ? half : 0;
-        w[i].to = i ? set->blks->nelts : half;
-        w[i].rv = APR_SUCCESS;
-    }
-    /* (the second half in a kept thread, in tp, whose allocator no other thread uses) */
-    helped = c[1].g && qrt_spare_start(&job, report_lv_walk_any, &w[1]) == 0;
-    report_lv_walk(&w[0]);
-    if (helped) {
-        qrt_spare_wait(&job);
-    }
-    else if (c[1].g) {
-        report_lv_walk(&w[1]);      /* (no thread: the later half here) */
+        for (i = 0; i < 2; i++) {
+            w[i].c = &c[i];
+            w[i].blks = (const report_lv_blk *)(void *)set->blks->elts;
+            w[i].cursor = NULL;
+            w[i].shared = 0;
+            w[i].from = i ? half : 0;
+            w[i].to = i ? set->blks->nelts : half;
+            w[i].rv = APR_SUCCESS;
+        }
+        /* (the second half in a kept thread, in tp, whose allocator no other thread
+         * uses) */
+        helped = c[1].g && qrt_spare_start(&job, report_lv_walk_any, &w[1]) == 0;
+        report_lv_walk(&w[0]);
+        if (helped) {
+            qrt_spare_wait(&job);
+        }
+        else if (c[1].g) {
+            report_lv_walk(&w[1]);  /* (no thread: the later half here) */
+        }
     }
     rv = w[0].rv != APR_SUCCESS ? w[0].rv : c[1].g ? w[1].rv : APR_SUCCESS;
     if (rv == APR_EAGAIN && !c[0].over && !c[1].over) {
@@ -953,6 +1031,37 @@ static void report_lv_days(const report_lv_set *set, apr_int64_t s, apr_int64_t 
     }
 }
 
+/* The sealed days' blocks are held (qrt_store_agg_read_listed, before it reads the days
+ * not sealed): a window that will be counted in one share by two threads has a second
+ * thread begin its walk now (report_lv_early). */
+static void report_lv_ready(void *ctx)
+{
+    report_lv_set *set = ctx;
+    report_lv_early *e = set->early;
+
+    if (!e || e->started || set->blks->nelts < 2 || set->seen < report_lv_par_min
+        || !(report_lv_par_set || report_lv_cpus() >= 2) || report_lv_shares(set->seen) != 1
+        || !(e->tp = report_lv_pool())) {
+        return;
+    }
+    e->c = *e->proto;
+    e->cursor = 0;
+    e->w.c = &e->c;
+    e->w.blks = (const report_lv_blk *)(void *)set->blks->elts;
+    e->w.cursor = &e->cursor;
+    e->w.shared = set->blks->nelts;
+    e->w.from = e->w.to = 0;
+    e->w.rv = APR_SUCCESS;
+    if (report_lv_begin(&e->c, e->tp, 0, 1) < 0
+        || qrt_spare_start(&e->job, report_lv_walk_any, &e->w) != 0) {
+        report_lv_end(&e->c);
+        report_lv_pool_done(e->tp);
+        return;
+    }
+    e->started = 1;
+    __atomic_fetch_add(&report_lv_early_begun, 1, __ATOMIC_RELAXED);
+}
+
 static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t *read,
                                      int type, int offset, apr_hash_t *tags,
                                      apr_int64_t s, apr_int64_t e, qrt_agg_groups_t *out,
@@ -964,6 +1073,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     apr_status_t rv;
     apr_uint32_t n;
     report_lv_set set;
+    report_lv_early early;
     report_lv c;
     int i, par, by_ref;
 
@@ -999,6 +1109,9 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     set.e = e;
     set.seen = 0;
     set.thin = 0;
+    memset(&early, 0, sizeof(early));
+    early.proto = &c;
+    set.early = &early;
     /* More trackers than the database counts in one statement have no way below but
      * reading their visits a tracker at a time and counting them in sets of visitors,
      * slower and larger: their blocks are read up to twice the cache's bytes, not four
@@ -1007,7 +1120,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
                                    type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
                                    || type == QRT_REPORT_COUNTRY,
                                    read->nelts > QRT_AGG_RAW_IDS, held, report_lv_keep,
-                                   &set);
+                                   report_lv_ready, &set);
     sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
     n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
@@ -1038,6 +1151,9 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
             }
         }
     }
+    /* (a second thread's walk no count took: the window passed the bound after all, or
+     * the read failed) */
+    report_lv_early_end(&early);
     if (rv == APR_SUCCESS && (n == 0 || n > REPORT_LV_SHARES)) {
         rv = APR_ENOTIMPL;
     }

@@ -113,6 +113,10 @@ void qrt_report_lv_max(apr_size_t max);
  * in two threads, whatever the CPUs (0: the default, 200,000 visits where the machine
  * has two CPUs or more). */
 void qrt_report_lv_par(apr_size_t min);
+/* For tests: the walks a second thread began on a listed window's blocks while its days not
+ * sealed were read, and those let go of unused (the window then passed the bound), since
+ * the process started. */
+void qrt_report_lv_early_counts(apr_uint64_t *begun, apr_uint64_t *dropped);
 /* For tests: the visits with a destination that report=destination over listed trackers
  * reads alone, at most (0: the default, a sixteenth of their visits and 4,096); past it,
  * every visit. */

@@ -3063,7 +3063,7 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                                        const apr_int64_t *ids, int n, apr_int64_t s,
                                        apr_int64_t e, int strings, int any,
                                        apr_array_header_t *held, qrt_agg_vcols_fn *fn,
-                                       void *ctx)
+                                       qrt_agg_ready_fn *ready, void *ctx)
 {
     qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
     lv_keep kept = { p, held, 0, qrt_aggcache_max_bytes(cache) }, *keep = held ? &kept : NULL;
@@ -3310,6 +3310,9 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         }
     }
     lv_help_end(help, 1);           /* (the request failed before the two met) */
+    if (rv == APR_SUCCESS && held && ready) {
+        ready(ctx);
+    }
     /* The days not sealed of the trackers read from kept blocks alone, at once
      * (QRT_AGG_RAW_IDS trackers a statement). */
     for (i = 0; i < gaps->nelts && rv == APR_SUCCESS; i++) {

@@ -122,11 +122,16 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
 #define QRT_AGG_LISTED_MAX 1000
 typedef apr_status_t qrt_agg_vcols_fn(void *ctx, apr_int64_t tracker_id,
                                       const qrt_vcols_t *v);
+/* With held, ready (unless NULL) is called once every sealed day's block has gone to fn,
+ * before the days not sealed are read through SQL (today's, say): the caller may begin
+ * on the blocks it has in another thread meanwhile (they stay valid; fn is not called
+ * from that thread). */
+typedef void qrt_agg_ready_fn(void *ctx);
 apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        const apr_int64_t *ids, int n, apr_int64_t s,
                                        apr_int64_t e, int strings, int any,
                                        apr_array_header_t *held, qrt_agg_vcols_fn *fn,
-                                       void *ctx);
+                                       qrt_agg_ready_fn *ready, void *ctx);
 /* Tests: the visits qrt_store_agg_read_listed may read through SQL (0: its own rule). */
 void qrt_store_agg_read_listed_bound(apr_size_t most);
 /* Lets go of the blocks held for qrt_store_agg_read_listed (held is then empty). */

@@ -1619,6 +1619,37 @@ START_TEST(listed_read_by_two_threads)
 }
 END_TEST
 
+/* Two threads, blocks kept: a listed window whose sealed days keep within the bound has
+ * a second thread begin its walk of them while the days not sealed are read; when those
+ * take the window past the bound, that walk is let go of and the window is counted in
+ * shares. Exact either way. */
+START_TEST(listed_walk_begun_past_the_bound)
+{
+    int cov[MAXTR], ncov = 0, i;
+    apr_uint64_t begun0, dropped0, begun, dropped;
+
+    for (i = 0; i < 8; i++) {
+        add_tracker(apr_psprintf(pool, "w%d", i), "website", NULL);
+        cov[ncov++] = i;
+    }
+    add_visits(400, 0, ntr);
+    seal(1);
+    check_all1(cov, ncov, "sealed");            /* (their blocks kept) */
+    /* 20 days more that nothing seals: read after the kept blocks, through SQL */
+    shift = 40 * DAY;
+    add_visits(400, 0, ntr);
+    shift = 0;
+    qrt_report_lv_max(500);
+    qrt_report_lv_early_counts(&begun0, &dropped0);
+    check_all1(cov, ncov, "sealed and not, 500 pairs at most");
+    qrt_report_lv_early_counts(&begun, &dropped);
+    ck_assert_uint_gt(begun, begun0);
+    ck_assert_uint_gt(dropped, dropped0);       /* (the whole window: ~760 visits) */
+    ck_assert_uint_gt(begun - begun0, dropped - dropped0);
+    qrt_report_lv_max(0);
+}
+END_TEST
+
 /* The same with a second connection whose statements fail: the thread stops and says so,
  * and the request reads every block itself. */
 START_TEST(listed_read_by_a_broken_thread)
@@ -1743,6 +1774,7 @@ static Suite *report_suite(void)
                      teardown_kept_par);
     add_listed_kept(tc);
     tcase_add_test(tc, bots_and_visitors);
+    tcase_add_test(tc, listed_walk_begun_past_the_bound);
     tc = report_case(s, "engine, kept blocks read by a second thread too", setup_kept_help,
                      teardown_kept_help);
     tcase_add_test(tc, listed_read_by_two_threads);
