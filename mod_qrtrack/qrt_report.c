@@ -1133,6 +1133,11 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     by_ref = n > 1 && (type == QRT_REPORT_DATE ? set.thin <= report_lv_max / 2
                        : type == QRT_REPORT_TYPE || type < 0);
     par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
+    if (rv != APR_SUCCESS || !par || !(n == 1 || by_ref)) {
+        /* (no count in one walk by two threads: the second thread's walk stopped before
+         * the shares' walks, rather than run on beside them) */
+        report_lv_early_end(&early);
+    }
     for (; rv == APR_SUCCESS && n > 0 && n <= REPORT_LV_SHARES; n *= 2) {
         rv = report_lv_counts(sc, &c, &set, by_ref ? 1 : n, par, out);
         if (rv == APR_SUCCESS) {
@@ -1151,8 +1156,8 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
             }
         }
     }
-    /* (a second thread's walk no count took: the window passed the bound after all, or
-     * the read failed) */
+    /* (a second thread's walk that no count took, however the loop ended: stopped before
+     * the held blocks are let go of) */
     report_lv_early_end(&early);
     if (rv == APR_SUCCESS && (n == 0 || n > REPORT_LV_SHARES)) {
         rv = APR_ENOTIMPL;
