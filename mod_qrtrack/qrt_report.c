@@ -1406,13 +1406,47 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
                                           apr_array_header_t *rows)
 {
     apr_pool_t *p = sc->p;
-    apr_hash_t *per, *sums = apr_hash_make(p), *fast = apr_hash_make(p), *slow = NULL;
+    apr_hash_t *per = NULL, *sums = apr_hash_make(p), *fast = apr_hash_make(p), *slow = NULL;
     apr_hash_index_t *hi;
     qrt_agg_groups_t *raw = NULL;
-    apr_status_t rv = report_per_tracker(sc, s, e, 0, &per);
+    apr_status_t rv;
     int i, j;
 
-    if (rv != APR_SUCCESS) {
+    if (!sc->agg_ok) {
+        /* No aggregate gives a value's distinct visitors (a list of trackers, or an
+         * account whose trackers' deletions are not repaired yet): every value's visits,
+         * clicks and visitors come from the visits' groups at once, and the trackers'
+         * counters are not read, whose days not sealed cost a probe a tracker. */
+        for (i = 0; i < sc->list->nelts; i++) {
+            qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+            int n = type == QRT_REPORT_TYPE ? 1 : t->tags->nelts;
+
+            for (j = 0; j < n; j++) {
+                const char *v = type == QRT_REPORT_TYPE ? t->type
+                                : APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag;
+
+                if (!apr_hash_get(sums, v, APR_HASH_KEY_STRING)) {
+                    apr_hash_set(sums, v, APR_HASH_KEY_STRING, v);
+                }
+            }
+        }
+        if (!apr_hash_count(sums)) {
+            return APR_SUCCESS;
+        }
+        rv = report_raw_groups(sc, type, 0, type == QRT_REPORT_TAG ? sums : NULL, s, e, &raw);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
+            const char *v = apr_hash_this_val(hi);
+            qrt_agg_group_t *g = qrt_agg_groups_get(raw, v);
+
+            report_add_row(rows, 0, v, g ? g->scans : 0, g ? g->clicks : 0,
+                           g ? g->uniques : 0);
+        }
+        return APR_SUCCESS;
+    }
+    if ((rv = report_per_tracker(sc, s, e, 0, &per)) != APR_SUCCESS) {
         return rv;
     }
     /* Counts: value -> row. */
