@@ -984,6 +984,12 @@ static int report_lv_cpus(void)
 #endif
 }
 
+/* A window of seen visits is walked and counted by two threads. */
+static int report_lv_two(apr_size_t seen)
+{
+    return seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
+}
+
 /* Scans and clicks a UTC day from day d0 for ndays days, taken from the blocks a count
  * holds (a dashboard's series over listed trackers: no statement of its own); filled is
  * set when the count succeeded. */
@@ -1039,8 +1045,8 @@ static void report_lv_ready(void *ctx)
     report_lv_set *set = ctx;
     report_lv_early *e = set->early;
 
-    if (!e || e->started || set->blks->nelts < 2 || set->seen < report_lv_par_min
-        || !(report_lv_par_set || report_lv_cpus() >= 2) || report_lv_shares(set->seen) != 1
+    if (!e || e->started || set->blks->nelts < 2 || !report_lv_two(set->seen)
+        || report_lv_shares(set->seen) != 1
         || !(e->tp = report_lv_pool())) {
         return;
     }
@@ -1132,7 +1138,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
      * window are one run, and the blocks too few for their short runs to pass it. */
     by_ref = n > 1 && (type == QRT_REPORT_DATE ? set.thin <= report_lv_max / 2
                        : type == QRT_REPORT_TYPE || type < 0);
-    par = set.seen >= report_lv_par_min && (report_lv_par_set || report_lv_cpus() >= 2);
+    par = report_lv_two(set.seen);
     if (rv != APR_SUCCESS || !par || !(n == 1 || by_ref)) {
         /* (no count in one walk by two threads: the second thread's walk stopped before
          * the shares' walks, rather than run on beside them) */
@@ -1412,47 +1418,17 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
     apr_status_t rv;
     int i, j;
 
-    if (!sc->agg_ok) {
-        /* No aggregate gives a value's distinct visitors (a list of trackers, or an
-         * account whose trackers' deletions are not repaired yet): every value's visits,
-         * clicks and visitors come from the visits' groups at once, and the trackers'
-         * counters are not read, whose days not sealed cost a probe a tracker. */
-        for (i = 0; i < sc->list->nelts; i++) {
-            qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
-            int n = type == QRT_REPORT_TYPE ? 1 : t->tags->nelts;
-
-            for (j = 0; j < n; j++) {
-                const char *v = type == QRT_REPORT_TYPE ? t->type
-                                : APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag;
-
-                if (!apr_hash_get(sums, v, APR_HASH_KEY_STRING)) {
-                    apr_hash_set(sums, v, APR_HASH_KEY_STRING, v);
-                }
-            }
-        }
-        if (!apr_hash_count(sums)) {
-            return APR_SUCCESS;
-        }
-        rv = report_raw_groups(sc, type, 0, type == QRT_REPORT_TAG ? sums : NULL, s, e, &raw);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-        for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
-            const char *v = apr_hash_this_val(hi);
-            qrt_agg_group_t *g = qrt_agg_groups_get(raw, v);
-
-            report_add_row(rows, 0, v, g ? g->scans : 0, g ? g->clicks : 0,
-                           g ? g->uniques : 0);
-        }
-        return APR_SUCCESS;
-    }
-    if ((rv = report_per_tracker(sc, s, e, 0, &per)) != APR_SUCCESS) {
+    /* No aggregate gives a value's distinct visitors when !agg_ok (a list of trackers,
+     * or an account whose trackers' deletions are not repaired yet): every value's
+     * visits and clicks then come from the visits' groups that count its visitors, and
+     * the trackers' counters are not read, whose days not sealed cost a probe a tracker. */
+    if (sc->agg_ok && (rv = report_per_tracker(sc, s, e, 0, &per)) != APR_SUCCESS) {
         return rv;
     }
     /* Counts: value -> row. */
     for (i = 0; i < sc->list->nelts; i++) {
         qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
-        qrt_agg_row_t *r = apr_hash_get(per, &t->id, sizeof(t->id));
+        qrt_agg_row_t *r = per ? apr_hash_get(per, &t->id, sizeof(t->id)) : NULL;
         int n = type == QRT_REPORT_TYPE ? 1 : t->tags->nelts;
 
         for (j = 0; j < n; j++) {
@@ -1518,7 +1494,7 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
         qrt_report_row_t *x = apr_hash_this_val(hi);
 
         if (!apr_hash_get(fast, x->key, APR_HASH_KEY_STRING)
-            && x->scans + x->clicks > 0) {
+            && (!per || x->scans + x->clicks > 0)) {
             if (!slow) {
                 slow = apr_hash_make(p);
             }
@@ -1536,6 +1512,10 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
             qrt_agg_group_t *g = qrt_agg_groups_get(raw, x->key);
 
             x->uniques = g ? g->uniques : 0;
+            if (!per) {
+                x->scans = g ? g->scans : 0;
+                x->clicks = g ? g->clicks : 0;
+            }
         }
     }
     for (hi = apr_hash_first(p, sums); hi; hi = apr_hash_next(hi)) {
