@@ -515,19 +515,19 @@ static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint
  * next place. The hash spreads the visitors evenly, so that a part's room is its share
  * of the visits with a margin of some standard deviations; should one part overflow
  * it (visitors chosen against the hash), 0 and the caller counts the parts first.
- * Sets *zero for a visitor 0 (mixed 0, an empty slot's value). */
-static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_t *flat,
-                          apr_size_t flatcap, apr_size_t *start, apr_size_t parts,
-                          unsigned bits, int *zero)
+ * Sets *zero for a visitor 0 (mixed 0, an empty slot's value). vg_spread_runs reads the
+ * runs after walk state w (room 0: from the first), runs of them (0: all). */
+static int vg_spread_runs(const qrt_vgroups_t *g, const vg_group *x, vg_walk w,
+                          apr_size_t runs, apr_uint64_t *flat, apr_size_t flatcap,
+                          apr_size_t *start, apr_size_t parts, unsigned bits, int *zero)
 {
-    apr_size_t room = flatcap / parts, p, n, r;
+    apr_size_t room = flatcap / parts, p, n, r, read = 0;
     const apr_uint64_t *v;
-    vg_walk w;
 
     for (p = 0; p < parts; p++) {
         start[p] = p * room;
     }
-    for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
+    for (; (!runs || read++ < runs) && (v = vg_next(g, x, &w, &n));) {
         for (r = 0; r < n; r++) {
             apr_uint64_t h = vg_mix(v[r]);
             apr_size_t q = VG_PART_OF(h, bits);
@@ -545,6 +545,16 @@ static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_
     return 1;
 }
 
+static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_t *flat,
+                          apr_size_t flatcap, apr_size_t *start, apr_size_t parts,
+                          unsigned bits, int *zero)
+{
+    vg_walk w;
+
+    w.room = 0;
+    return vg_spread_runs(g, x, w, 0, flat, flatcap, start, parts, bits, zero);
+}
+
 /* The places of flat for m visits spread over parts in one read (vg_spread_once,
  * vg_sets_spread_once): a part's share of them, and 8 of its standard deviations more. */
 static apr_size_t vg_flat_room(apr_size_t m, apr_size_t parts)
@@ -557,21 +567,36 @@ static apr_size_t vg_flat_room(apr_size_t m, apr_size_t parts)
     return parts * (each + 8 * sd + 16);
 }
 
-/* The distinct visitors of the parts spread in flat (part p ends at start[p] and begins at
- * p * room, or where part p - 1 ends when room is 0), each counted through a table of
- * *slot (*slotcap slots, grown when a part needs more): their number, or -1 without
- * memory. */
-static apr_int64_t vg_count_parts(const apr_uint64_t *flat, const apr_size_t *start,
-                                  apr_size_t parts, apr_size_t room, apr_uint64_t **slot,
-                                  apr_size_t *slotcap)
-{
-    apr_size_t p, q, from, biggest = 0, size = 16;
-    apr_int64_t u = 0;
+/* The parts a count reads: part p of spread i in flat[i], ending at start[i][p] and
+ * beginning at p * room[i], or where part p - 1 ends when room[i] is 0. */
+typedef struct {
+    const apr_uint64_t *flat[2];
+    const apr_size_t *start[2];
+    apr_size_t room[2];
+    int n;                          /* spreads: 1 or 2 (a part's visitors in both) */
+} vg_spreads;
 
-    for (p = 0, from = 0; p < parts; from = start[p++]) {
-        from = room ? p * room : from;
-        if (start[p] - from > biggest) {
-            biggest = start[p] - from;
+static APR_INLINE apr_size_t vg_part_from(const vg_spreads *s, int i, apr_size_t p)
+{
+    return s->room[i] ? p * s->room[i] : p ? s->start[i][p - 1] : 0;
+}
+
+/* The distinct visitors of parts [p0, p1) of spreads s, each part counted through a table
+ * of *slot (*slotcap slots, grown when a part needs more): their number, or -1 without
+ * memory. */
+static apr_int64_t vg_count_spreads(const vg_spreads *s, apr_size_t p0, apr_size_t p1,
+                                    apr_uint64_t **slot, apr_size_t *slotcap)
+{
+    apr_size_t p, q, biggest = 0, size = 16, each;
+    apr_int64_t u = 0;
+    int i;
+
+    for (p = p0; p < p1; p++) {
+        for (each = 0, i = 0; i < s->n; i++) {
+            each += s->start[i][p] - vg_part_from(s, i, p);
+        }
+        if (each > biggest) {
+            biggest = each;
         }
     }
     while (size < VG_LOAD * biggest) {
@@ -586,16 +611,38 @@ static apr_int64_t vg_count_parts(const apr_uint64_t *flat, const apr_size_t *st
         *slot = more;
         *slotcap = size;
     }
-    for (p = 0, from = 0; p < parts; from = start[p++]) {
-        from = room ? p * room : from;
-        for (size = 16; size < VG_LOAD * (start[p] - from); size *= 2) {
+    for (p = p0; p < p1; p++) {
+        for (each = 0, i = 0; i < s->n; i++) {
+            each += s->start[i][p] - vg_part_from(s, i, p);
+        }
+        for (size = 16; size < VG_LOAD * each; size *= 2) {
         }
         memset(*slot, 0, size * sizeof(**slot));
-        for (q = from; q < start[p]; q++) {
-            u += vg_table_put(*slot, size, flat[q]);
+        for (i = 0; i < s->n; i++) {
+            const apr_uint64_t *flat = s->flat[i];
+
+            for (q = vg_part_from(s, i, p); q < s->start[i][p]; q++) {
+                u += vg_table_put(*slot, size, flat[q]);
+            }
         }
     }
     return u;
+}
+
+/* The distinct visitors of the parts spread in flat (part p ends at start[p] and begins at
+ * p * room, or where part p - 1 ends when room is 0), as vg_count_spreads counts them. */
+static apr_int64_t vg_count_parts(const apr_uint64_t *flat, const apr_size_t *start,
+                                  apr_size_t parts, apr_size_t room, apr_uint64_t **slot,
+                                  apr_size_t *slotcap)
+{
+    vg_spreads s;
+
+    memset(&s, 0, sizeof(s));
+    s.flat[0] = flat;
+    s.start[0] = start;
+    s.room[0] = room;
+    s.n = 1;
+    return vg_count_spreads(&s, 0, parts, slot, slotcap);
 }
 
 /* Each group's distinct visitors, read from its chunks: a group of up to 16 visits by
@@ -878,6 +925,139 @@ static void vg_band_thread(void *data)
     vg_band_run(data);
 }
 
+/* A group of one band (within the bound) counted by two threads: each spreads half of
+ * its runs over all of its parts, then counts half of the parts, each from both spreads:
+ * a thread reads and scatters half of the group, where two bands each read all of it
+ * and keep half, on a branch as likely taken as not. The same arrays and tables as two
+ * bands. */
+typedef struct {
+    const qrt_vgroups_t *g;
+    const vg_group *x;
+    vg_walk from;                   /* the walk's state before this half's first run */
+    apr_size_t runs;                /* this half's runs (0: to the last) */
+    apr_size_t want;                /* places of its spread array */
+    unsigned bits;
+    apr_uint64_t *flat;
+    apr_size_t flatcap, *start;
+    int spread, zero;               /* spread: 1 spread, 0 a part overflowed, -1 memory */
+    /* the count: parts [p0, p1) of both spreads */
+    const vg_spreads *both;
+    apr_size_t p0, p1;
+    apr_int64_t u;
+} vg_split;
+
+static void vg_split_spread(void *data)
+{
+    vg_split *h = data;
+    apr_size_t parts = (apr_size_t)1 << h->bits;
+
+    h->spread = -1;
+    if (!(h->start = malloc((parts + 1) * sizeof(*h->start)))
+        || !(h->flat = vg_take(VG_SPARE_FLAT, h->want, 0, &h->flatcap))) {
+        return;
+    }
+    h->spread = vg_spread_runs(h->g, h->x, h->from, h->runs, h->flat, h->flatcap, h->start,
+                               parts, h->bits, &h->zero);
+}
+
+static void vg_split_count(void *data)
+{
+    vg_split *h = data;
+    apr_uint64_t *slot = NULL;
+    apr_size_t slotcap = 0;
+
+    h->u = vg_count_spreads(h->both, h->p0, h->p1, &slot, &slotcap);
+    free(slot);
+}
+
+/* Runs fn on both halves, the second on a spare thread when one can be had. */
+static void vg_split_both(qrt_spare_fn *fn, vg_split *h)
+{
+    qrt_spare_job job;
+    int threaded = qrt_spare_start(&job, fn, &h[1]) == 0;
+
+    fn(&h[0]);
+    if (threaded) {
+        qrt_spare_wait(&job);
+    }
+    else {
+        fn(&h[1]);
+    }
+}
+
+static apr_size_t vg_split_halves, vg_split_banded;
+
+void qrt_vgroups_split_counts(apr_size_t *halves, apr_size_t *banded)
+{
+    *halves = __atomic_load_n(&vg_split_halves, __ATOMIC_RELAXED);
+    *banded = __atomic_load_n(&vg_split_banded, __ATOMIC_RELAXED);
+}
+
+/* Group x of m visits counted as above (bits: its parts): 1, 0 when a part overflowed
+ * its room (the caller counts it in bands), -1 without memory. */
+static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, unsigned bits)
+{
+    apr_size_t parts = (apr_size_t)1 << bits, got = 0, runs = 0, n;
+    vg_split h[2];
+    vg_spreads both;
+    vg_walk w;
+    int i, rv;
+
+    memset(h, 0, sizeof(h));
+    memset(&both, 0, sizeof(both));
+    h[1].from.room = 0;
+    /* the first half: runs from the first up to half of the visits (one run at least) */
+    for (w.room = 0; got < m / 2 && vg_next(g, x, &w, &n);) {
+        got += n;
+        runs++;
+        h[1].from = w;
+    }
+    for (i = 0; i < 2; i++) {
+        h[i].g = g;
+        h[i].x = x;
+        h[i].bits = bits;
+        h[i].want = vg_flat_room((i ? (m > got ? m - got : 0) : got) + 1, parts);
+    }
+    h[0].from.room = 0;
+    h[0].runs = runs ? runs : 1;
+    if (!runs) {
+        h[1].from = h[0].from;
+        h[1].runs = 1;          /* (no run at all: both read nothing) */
+    }
+    vg_split_both(vg_split_spread, h);
+    rv = h[0].spread < 0 || h[1].spread < 0 ? -1 : h[0].spread && h[1].spread;
+    __atomic_add_fetch(&vg_split_halves, 1, __ATOMIC_RELAXED);
+    if (!rv) {
+        __atomic_add_fetch(&vg_split_banded, 1, __ATOMIC_RELAXED);
+    }
+    if (rv == 1) {
+        both.n = 2;
+        for (i = 0; i < 2; i++) {
+            both.flat[i] = h[i].flat;
+            both.start[i] = h[i].start;
+            both.room[i] = h[i].flatcap / parts;
+            h[i].both = &both;
+        }
+        h[0].p0 = 0;
+        h[0].p1 = h[1].p0 = parts / 2;
+        h[1].p1 = parts;
+        vg_split_both(vg_split_count, h);
+        if (h[0].u < 0 || h[1].u < 0) {
+            rv = -1;
+        }
+        else {
+            x->uniques = h[0].u + h[1].u + (h[0].zero || h[1].zero);
+        }
+    }
+    for (i = 0; i < 2; i++) {
+        if (h[i].flat) {
+            vg_give(VG_SPARE_FLAT, h[i].flat, h[i].flatcap);
+        }
+        free(h[i].start);
+    }
+    return rv;
+}
+
 /* The distinct visitors of group x (of m visits) in bands: 0, or -1 without memory or
  * for a group of more than 2,048 times max visits. */
 static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
@@ -897,12 +1077,19 @@ static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
     if (m / bands > cap) {
         return -1;
     }
+    while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
+        bits++;
+    }
+    if (two && bands == 1 && bits) {
+        int rv = vg_count_split(g, x, m, bits);
+
+        if (rv) {
+            return rv < 0 ? -1 : 0;
+        }
+    }
     if (two && bands == 1) {
         bands = 2;
         bb = 1;
-    }
-    while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
-        bits++;
     }
     if (bits < bb) {
         bits = bb;

@@ -89,6 +89,9 @@ int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n);
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);
 void qrt_vgroups_free(qrt_vgroups_t *g);
 
+/* How many groups were counted by two threads a half of their runs each, and how many
+ * of those met a part past its room and were counted in bands instead (tests). */
+void qrt_vgroups_split_counts(apr_size_t *halves, apr_size_t *banded);
 /* The arrays that counts keep for the next ones (a process's few spares, each at most
  * 32 MB, their pages kept resident: a count on them faults none in): those kept unused
  * for idle or longer are freed. A process that counts calls it now and then (a child's

@@ -717,6 +717,58 @@ static void a_band_past_its_room(void)
     same_counts(g, w);
 }
 
+/* A group within the bound and of a million visits or more, counted by two threads
+ * that each spread half of its runs and count half of its parts: its copied chunks and
+ * its runs held by reference, halved inside the chunks; and one whose visitors all fall
+ * in one part (chosen against the hash), which overflows that part's room in both halves
+ * and is counted in bands instead. Counted as the same visits copied in one thread. */
+static void a_big_group_in_halves(void)
+{
+    enum { N = 1200000 };
+    static apr_int64_t who[N];
+    static unsigned char click[N];
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 21), *w = qrt_vgroups_make(1 << 22);
+    apr_uint32_t k = qrt_vgroups_group(g, "", 0), kw = qrt_vgroups_group(w, "", 0);
+    apr_size_t i, halves, banded, halves1, banded1;
+
+    for (i = 0; i < N; i++) {
+        apr_uint64_t r = 1 + (apr_uint64_t)rnd(800000);
+
+        who[i] = i % 1013 == 7 ? 0 : (apr_int64_t)(r * APR_UINT64_C(0x9E3779B97F4A7C15));
+        click[i] = rnd(5) == 0;
+    }
+    qrt_vgroups_threads(g, 2, 1);
+    qrt_vgroups_split_counts(&halves, &banded);
+    /* 700,000 copied (the halves meet at 600,000, in the chunks), 500,000 by reference */
+    ck_assert_int_eq(qrt_vgroups_add_run(g, k, NULL, who, click, 700000), 0);
+    for (i = 700000; i < N; i += 50000) {
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 50000), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
+    same_counts(g, w);
+    qrt_vgroups_split_counts(&halves1, &banded1);
+    ck_assert_uint_eq(halves1, halves + 1);
+    ck_assert_uint_eq(banded1, banded);
+
+    /* every mixed visitor below 2^24: all in the first of the parts */
+    g = qrt_vgroups_make(1 << 21);
+    w = qrt_vgroups_make(1 << 22);
+    k = qrt_vgroups_group(g, "", 0);
+    kw = qrt_vgroups_group(w, "", 0);
+    for (i = 0; i < N; i++) {
+        who[i] = i % 997 == 3 ? 0 : (apr_int64_t)unmix(1 + (apr_uint64_t)rnd(600000));
+    }
+    qrt_vgroups_threads(g, 2, 1);
+    for (i = 0; i < N; i += 60000) {
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 60000), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
+    same_counts(g, w);
+    qrt_vgroups_split_counts(&halves, &banded);
+    ck_assert_uint_eq(halves, halves1 + 1);
+    ck_assert_uint_eq(banded, banded1 + 1);
+}
+
 START_TEST(refs_of_plain_groups_outside_the_bound)
 {
     a_band_past_its_room();
@@ -725,6 +777,7 @@ START_TEST(refs_of_plain_groups_outside_the_bound)
     a_big_group_by_reference(2, 1 << 21);
     a_big_group_by_reference(1, 1 << 18);
     a_big_group_by_reference(2, 1 << 18);
+    a_big_group_in_halves();
 }
 END_TEST
 
