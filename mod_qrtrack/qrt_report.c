@@ -999,41 +999,100 @@ typedef struct {
     int filled;
 } report_lv_daily;
 
-static void report_lv_days(const report_lv_set *set, apr_int64_t s, apr_int64_t e,
-                           report_lv_daily *daily)
+/* Blocks [i0, i1) of a daily series' count: scans of day d at cnt[d], clicks at
+ * cnt[ndays + d]. A block's visits come in time order: each day's are counted in
+ * registers (a visit's kind and whether it is in the window added, not branched on:
+ * either is as likely as not) and added to the day's counts when its day ends. */
+typedef struct {
+    const report_lv_set *set;
+    apr_int64_t s, e, d0, ndays;
+    int i0, i1;
+    apr_int64_t *cnt;
+} report_lv_dayrun;
+
+static void report_lv_days_some(void *data)
 {
+    const report_lv_dayrun *r = data;
+    const apr_int64_t s = r->s, e = r->e, d0 = r->d0, nd = r->ndays;
+    apr_int64_t *cnt = r->cnt;
     int i;
 
-    memset(daily->scans, 0, (apr_size_t)daily->ndays * sizeof(*daily->scans));
-    memset(daily->clicks, 0, (apr_size_t)daily->ndays * sizeof(*daily->clicks));
-    for (i = 0; i < set->blks->nelts; i++) {
-        const qrt_vcols_t *v = &APR_ARRAY_IDX(set->blks, i, report_lv_blk).v;
-        apr_int64_t d = 0, from = 1, to = 0;       /* (the day of the last visit) */
-        apr_size_t k;
+    memset(cnt, 0, 2 * (apr_size_t)nd * sizeof(*cnt));
+    for (i = r->i0; i < r->i1; i++) {
+        const qrt_vcols_t *v = &APR_ARRAY_IDX(r->set->blks, i, report_lv_blk).v;
+        apr_int64_t d = -1, from = 1, to = 0;      /* (the day of the last visit) */
+        apr_int64_t visits = 0, clicks = 0;
+        apr_size_t k, n = v->n;
 
         if (v->tmax < s || v->tmin > e) {
             continue;
         }
-        for (k = 0; k < v->n; k++) {
-            apr_int64_t when = qrt_vcols_time(v, k);
+        for (k = 0; k < n; k++) {
+            apr_int64_t when = qrt_vcols_time(v, k), in;
 
             if (when < from || when > to) {
-                /* (a block's visits come in time order: a division a day, not a visit) */
+                if (d >= 0 && d < nd) {
+                    cnt[d] += visits - clicks;
+                    cnt[nd + d] += clicks;
+                }
+                visits = clicks = 0;
                 d = qrt_agg_fdiv(when, QRT_AGG_DAY);
                 from = d * QRT_AGG_DAY;
                 to = from + QRT_AGG_DAY - 1;
-                d -= daily->d0;
+                d -= d0;
             }
-            if (when < s || when > e || d < 0 || d >= daily->ndays) {
-                continue;
-            }
-            if (v->click[k]) {
-                daily->clicks[d]++;
-            }
-            else {
-                daily->scans[d]++;
-            }
+            in = (when >= s) & (when <= e);
+            visits += in;
+            clicks += in & (v->click[k] != 0);
         }
+        if (d >= 0 && d < nd) {
+            cnt[d] += visits - clicks;
+            cnt[nd + d] += clicks;
+        }
+    }
+}
+
+/* The daily series from the held blocks; a window that took two threads to count has the
+ * second thread count the blocks of its second half of the visits. */
+static void report_lv_days(apr_pool_t *p, const report_lv_set *set, apr_int64_t s,
+                           apr_int64_t e, report_lv_daily *daily)
+{
+    report_lv_dayrun r[2];
+    qrt_spare_job job;
+    apr_size_t half = 0;
+    apr_int64_t d;
+    int i, threaded = 0;
+
+    for (i = 0; i < 2; i++) {
+        r[i].set = set;
+        r[i].s = s;
+        r[i].e = e;
+        r[i].d0 = daily->d0;
+        r[i].ndays = daily->ndays;
+        r[i].cnt = apr_palloc(p, 2 * (apr_size_t)daily->ndays * sizeof(*r[i].cnt));
+    }
+    r[0].i0 = 0;
+    r[0].i1 = r[1].i0 = r[1].i1 = set->blks->nelts;
+    if (set->blks->nelts >= 2 && report_lv_two(set->seen)) {
+        for (i = 0; i < set->blks->nelts && half < set->seen / 2; i++) {
+            half += APR_ARRAY_IDX(set->blks, i, report_lv_blk).v.n;
+        }
+        r[0].i1 = r[1].i0 = i;
+        threaded = qrt_spare_start(&job, report_lv_days_some, &r[1]) == 0;
+    }
+    report_lv_days_some(&r[0]);
+    if (threaded) {
+        qrt_spare_wait(&job);
+    }
+    else if (r[1].i0 < r[1].i1) {
+        report_lv_days_some(&r[1]);
+    }
+    else {
+        memset(r[1].cnt, 0, 2 * (apr_size_t)daily->ndays * sizeof(*r[1].cnt));
+    }
+    for (d = 0; d < daily->ndays; d++) {
+        daily->scans[d] = r[0].cnt[d] + r[1].cnt[d];
+        daily->clicks[d] = r[0].cnt[daily->ndays + d] + r[1].cnt[daily->ndays + d];
     }
 }
 
@@ -1169,7 +1228,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
         rv = APR_ENOTIMPL;
     }
     if (rv == APR_SUCCESS && daily) {
-        report_lv_days(&set, s, e, daily);
+        report_lv_days(p, &set, s, e, daily);
         daily->filled = 1;
     }
     qrt_store_agg_read_listed_release(held);
