@@ -516,10 +516,13 @@ static APR_INLINE int vg_table_put(apr_uint64_t *slot, apr_size_t size, apr_uint
  * of the visits with a margin of some standard deviations; should one part overflow
  * it (visitors chosen against the hash), 0 and the caller counts the parts first.
  * Sets *zero for a visitor 0 (mixed 0, an empty slot's value). vg_spread_runs reads the
- * runs after walk state w (room 0: from the first), runs of them (0: all). */
+ * runs after walk state w (room 0: from the first), runs of them (0: all), and spreads
+ * the visitors of a band of the group's parts, [lo, lo + parts) of 1 << bits (the others
+ * left out). */
 static int vg_spread_runs(const qrt_vgroups_t *g, const vg_group *x, vg_walk w,
-                          apr_size_t runs, apr_uint64_t *flat, apr_size_t flatcap,
-                          apr_size_t *start, apr_size_t parts, unsigned bits, int *zero)
+                          apr_size_t runs, apr_size_t lo, apr_uint64_t *flat,
+                          apr_size_t flatcap, apr_size_t *start, apr_size_t parts,
+                          unsigned bits, int *zero)
 {
     apr_size_t room = flatcap / parts, p, n, r, read = 0;
     const apr_uint64_t *v;
@@ -530,11 +533,14 @@ static int vg_spread_runs(const qrt_vgroups_t *g, const vg_group *x, vg_walk w,
     for (; (!runs || read++ < runs) && (v = vg_next(g, x, &w, &n));) {
         for (r = 0; r < n; r++) {
             apr_uint64_t h = vg_mix(v[r]);
-            apr_size_t q = VG_PART_OF(h, bits);
+            apr_size_t q = VG_PART_OF(h, bits) - lo;
 
             if (!h) {
                 *zero = 1;
                 continue;
+            }
+            if (q >= parts) {
+                continue;           /* (another band's; below lo it wraps past parts) */
             }
             if (start[q] == (q + 1) * room) {
                 return 0;
@@ -552,7 +558,7 @@ static int vg_spread_once(const qrt_vgroups_t *g, const vg_group *x, apr_uint64_
     vg_walk w;
 
     w.room = 0;
-    return vg_spread_runs(g, x, w, 0, flat, flatcap, start, parts, bits, zero);
+    return vg_spread_runs(g, x, w, 0, 0, flat, flatcap, start, parts, bits, zero);
 }
 
 /* The places of flat for m visits spread over parts in one read (vg_spread_once,
@@ -812,39 +818,6 @@ typedef struct {
     int zero, rv;
 } vg_band;
 
-/* Spreads the mixed visitors of parts [lo, lo + np) of group x over flat in one read, as
- * vg_spread_once does: 1, or 0 when a part overflowed its room. */
-static int vg_spread_band(const vg_band *c, apr_size_t lo, apr_uint64_t *flat, apr_size_t flatcap,
-                          apr_size_t *start, int *zero)
-{
-    apr_size_t room = flatcap / c->np, p, n, r;
-    const apr_uint64_t *v;
-    vg_walk w;
-
-    for (p = 0; p < c->np; p++) {
-        start[p] = p * room;
-    }
-    for (w.room = 0; (v = vg_next(c->g, c->x, &w, &n));) {
-        for (r = 0; r < n; r++) {
-            apr_uint64_t h = vg_mix(v[r]);
-            apr_size_t q = VG_PART_OF(h, c->bits) - lo;
-
-            if (!h) {
-                *zero = 1;
-                continue;
-            }
-            if (q >= c->np) {
-                continue;           /* (another band's; below lo it wraps past np) */
-            }
-            if (start[q] == (q + 1) * room) {
-                return 0;
-            }
-            flat[start[q]++] = h;
-        }
-    }
-    return 1;
-}
-
 static void vg_band_run(vg_band *c)
 {
     apr_size_t flatcap = 0, slotcap = 0, used = 0, b, *start;
@@ -864,7 +837,9 @@ static void vg_band_run(vg_band *c)
         vg_walk w;
 
         used = flatcap;
-        if (vg_spread_band(c, lo, flat, flatcap, start, &c->zero)) {
+        w.room = 0;
+        if (vg_spread_runs(c->g, c->x, w, 0, lo, flat, flatcap, start, c->np, c->bits,
+                           &c->zero)) {
             if ((u = vg_count_parts(flat, start, c->np, flatcap / c->np, &slot, &slotcap)) < 0) {
                 goto done;
             }
@@ -925,11 +900,11 @@ static void vg_band_thread(void *data)
     vg_band_run(data);
 }
 
-/* A group of one band (within the bound) counted by two threads: each spreads half of
- * its runs over all of its parts, then counts half of the parts, each from both spreads:
- * a thread reads and scatters half of the group, where two bands each read all of it
- * and keep half, on a branch as likely taken as not. The same arrays and tables as two
- * bands. */
+/* A group counted by two threads: each spreads half of its runs over its parts, then
+ * counts half of the parts, each from both spreads: a thread reads and scatters half of
+ * the group, where two bands each read all of it and keep half, on a branch taken as
+ * often as not. A group of 2 × r bands (past the bound: r > 1) is so counted in r rounds,
+ * each of two bands' parts, with arrays of a band's size as the bands' count has. */
 typedef struct {
     const qrt_vgroups_t *g;
     const vg_group *x;
@@ -937,6 +912,7 @@ typedef struct {
     apr_size_t runs;                /* this half's runs (0: to the last) */
     apr_size_t want;                /* places of its spread array */
     unsigned bits;
+    apr_size_t lo, np;              /* this round's parts, [lo, lo + np) */
     apr_uint64_t *flat;
     apr_size_t flatcap, *start;
     int spread, zero;               /* spread: 1 spread, 0 a part overflowed, -1 memory */
@@ -949,15 +925,14 @@ typedef struct {
 static void vg_split_spread(void *data)
 {
     vg_split *h = data;
-    apr_size_t parts = (apr_size_t)1 << h->bits;
 
     h->spread = -1;
-    if (!(h->start = malloc((parts + 1) * sizeof(*h->start)))
-        || !(h->flat = vg_take(VG_SPARE_FLAT, h->want, 0, &h->flatcap))) {
+    if ((!h->start && !(h->start = malloc((h->np + 1) * sizeof(*h->start))))
+        || (!h->flat && !(h->flat = vg_take(VG_SPARE_FLAT, h->want, 0, &h->flatcap)))) {
         return;
     }
-    h->spread = vg_spread_runs(h->g, h->x, h->from, h->runs, h->flat, h->flatcap, h->start,
-                               parts, h->bits, &h->zero);
+    h->spread = vg_spread_runs(h->g, h->x, h->from, h->runs, h->lo, h->flat, h->flatcap,
+                               h->start, h->np, h->bits, &h->zero);
 }
 
 static void vg_split_count(void *data)
@@ -993,19 +968,20 @@ void qrt_vgroups_split_counts(apr_size_t *halves, apr_size_t *banded)
     *banded = __atomic_load_n(&vg_split_banded, __ATOMIC_RELAXED);
 }
 
-/* Group x of m visits counted as above (bits: its parts): 1, 0 when a part overflowed
- * its room (the caller counts it in bands), -1 without memory. */
-static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, unsigned bits)
+/* Group x of m visits counted as above (bits: its parts, rounds: how many rounds): 1, 0
+ * when a part overflowed its room (the caller counts it in bands), -1 without memory. */
+static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, unsigned bits,
+                          apr_size_t rounds)
 {
-    apr_size_t parts = (apr_size_t)1 << bits, got = 0, runs = 0, n;
+    apr_size_t parts = (apr_size_t)1 << bits, got = 0, runs = 0, n, j;
+    apr_int64_t u = 0;
     vg_split h[2];
     vg_spreads both;
     vg_walk w;
-    int i, rv;
+    int i, rv = 1, zero = 0;
 
     memset(h, 0, sizeof(h));
     memset(&both, 0, sizeof(both));
-    h[1].from.room = 0;
     /* the first half: runs from the first up to half of the visits (one run at least) */
     for (w.room = 0; got < m / 2 && vg_next(g, x, &w, &n);) {
         got += n;
@@ -1016,7 +992,8 @@ static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, uns
         h[i].g = g;
         h[i].x = x;
         h[i].bits = bits;
-        h[i].want = vg_flat_room((i ? (m > got ? m - got : 0) : got) + 1, parts);
+        h[i].np = parts / rounds;
+        h[i].want = vg_flat_room((i ? (m > got ? m - got : 0) : got) / rounds + 1, h[i].np);
     }
     h[0].from.room = 0;
     h[0].runs = runs ? runs : 1;
@@ -1024,30 +1001,36 @@ static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, uns
         h[1].from = h[0].from;
         h[1].runs = 1;          /* (no run at all: both read nothing) */
     }
-    vg_split_both(vg_split_spread, h);
-    rv = h[0].spread < 0 || h[1].spread < 0 ? -1 : h[0].spread && h[1].spread;
     __atomic_add_fetch(&vg_split_halves, 1, __ATOMIC_RELAXED);
-    if (!rv) {
-        __atomic_add_fetch(&vg_split_banded, 1, __ATOMIC_RELAXED);
-    }
-    if (rv == 1) {
+    for (j = 0; j < rounds && rv == 1; j++) {
+        h[0].lo = h[1].lo = j * h[0].np;
+        vg_split_both(vg_split_spread, h);
+        rv = h[0].spread < 0 || h[1].spread < 0 ? -1 : h[0].spread && h[1].spread;
+        if (rv != 1) {
+            break;
+        }
         both.n = 2;
         for (i = 0; i < 2; i++) {
             both.flat[i] = h[i].flat;
             both.start[i] = h[i].start;
-            both.room[i] = h[i].flatcap / parts;
+            both.room[i] = h[i].flatcap / h[i].np;
             h[i].both = &both;
         }
         h[0].p0 = 0;
-        h[0].p1 = h[1].p0 = parts / 2;
-        h[1].p1 = parts;
+        h[0].p1 = h[1].p0 = h[0].np / 2;
+        h[1].p1 = h[0].np;
         vg_split_both(vg_split_count, h);
         if (h[0].u < 0 || h[1].u < 0) {
             rv = -1;
         }
-        else {
-            x->uniques = h[0].u + h[1].u + (h[0].zero || h[1].zero);
-        }
+        u += h[0].u + h[1].u;
+        zero |= h[0].zero | h[1].zero;
+    }
+    if (rv == 1) {
+        x->uniques = u + zero;
+    }
+    else if (!rv) {
+        __atomic_add_fetch(&vg_split_banded, 1, __ATOMIC_RELAXED);
     }
     for (i = 0; i < 2; i++) {
         if (h[i].flat) {
@@ -1077,22 +1060,22 @@ static int vg_count_big(qrt_vgroups_t *g, vg_group *x, apr_size_t m, int two)
     if (m / bands > cap) {
         return -1;
     }
-    while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
-        bits++;
-    }
-    if (two && bands == 1 && bits) {
-        int rv = vg_count_split(g, x, m, bits);
-
-        if (rv) {
-            return rv < 0 ? -1 : 0;
-        }
-    }
     if (two && bands == 1) {
         bands = 2;
         bb = 1;
     }
+    while (m > VG_ONE && bits < 10 && (m >> bits) > VG_PART) {
+        bits++;
+    }
     if (bits < bb) {
         bits = bb;
+    }
+    if (two) {
+        int rv = vg_count_split(g, x, m, bits, bands / 2);
+
+        if (rv) {
+            return rv < 0 ? -1 : 0;
+        }
     }
     parts = (apr_size_t)1 << bits;
     memset(c, 0, sizeof(c));

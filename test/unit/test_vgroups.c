@@ -667,8 +667,9 @@ static void refs_outside_the_bound(int threads)
     qrt_vgroups_free(s);
 }
 
-/* A group of a million visits or more by reference, in two threads a band each and in
- * one, is counted as the same visits copied. */
+/* A group of a million visits or more by reference, in two threads (in halves of its
+ * runs: in one round within the bound, in rounds of two bands past it) and in one, is
+ * counted as the same visits copied. */
 static void a_big_group_by_reference(int threads, apr_size_t max)
 {
     enum { N = 1200000 };
@@ -676,7 +677,7 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
     static unsigned char click[N];
     qrt_vgroups_t *g = qrt_vgroups_make(max), *w = qrt_vgroups_make(1 << 22);
     apr_uint32_t k, kw;
-    apr_size_t i;
+    apr_size_t i, halves, banded, halves1, banded1;
 
     for (i = 0; i < N; i++) {
         apr_uint64_t r = 1 + (apr_uint64_t)rnd(700000);
@@ -691,7 +692,11 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
         ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 40000), 0);
     }
     ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
+    qrt_vgroups_split_counts(&halves, &banded);
     same_counts(g, w);
+    qrt_vgroups_split_counts(&halves1, &banded1);
+    ck_assert_uint_eq(halves1, halves + (threads == 2));
+    ck_assert_uint_eq(banded1, banded);
 }
 
 /* A group past the bound whose visitors all fall in one part (chosen against the hash):
@@ -721,7 +726,7 @@ static void a_band_past_its_room(void)
  * that each spread half of its runs and count half of its parts: its copied chunks and
  * its runs held by reference, halved inside the chunks; and one whose visitors all fall
  * in one part (chosen against the hash), which overflows that part's room in both halves
- * and is counted in bands instead. Counted as the same visits copied in one thread. */
+ * and is counted in bands instead, within the bound and past it. Counted as the same visits copied in one thread. */
 static void a_big_group_in_halves(void)
 {
     enum { N = 1200000 };
@@ -729,7 +734,7 @@ static void a_big_group_in_halves(void)
     static unsigned char click[N];
     qrt_vgroups_t *g = qrt_vgroups_make(1 << 21), *w = qrt_vgroups_make(1 << 22);
     apr_uint32_t k = qrt_vgroups_group(g, "", 0), kw = qrt_vgroups_group(w, "", 0);
-    apr_size_t i, halves, banded, halves1, banded1;
+    apr_size_t i, halves, banded, halves1, banded1, max;
 
     for (i = 0; i < N; i++) {
         apr_uint64_t r = 1 + (apr_uint64_t)rnd(800000);
@@ -750,23 +755,27 @@ static void a_big_group_in_halves(void)
     ck_assert_uint_eq(halves1, halves + 1);
     ck_assert_uint_eq(banded1, banded);
 
-    /* every mixed visitor below 2^24: all in the first of the parts */
-    g = qrt_vgroups_make(1 << 21);
-    w = qrt_vgroups_make(1 << 22);
-    k = qrt_vgroups_group(g, "", 0);
-    kw = qrt_vgroups_group(w, "", 0);
+    /* every mixed visitor below 2^24: all in the first of the parts, within the bound
+     * and past it (in rounds, the first of which overflows) */
     for (i = 0; i < N; i++) {
         who[i] = i % 997 == 3 ? 0 : (apr_int64_t)unmix(1 + (apr_uint64_t)rnd(600000));
     }
-    qrt_vgroups_threads(g, 2, 1);
-    for (i = 0; i < N; i += 60000) {
-        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 60000), 0);
+    for (max = 1 << 21; max >= 1 << 18; max >>= 3) {
+        g = qrt_vgroups_make(max);
+        w = qrt_vgroups_make(1 << 22);
+        k = qrt_vgroups_group(g, "", 0);
+        kw = qrt_vgroups_group(w, "", 0);
+        qrt_vgroups_threads(g, 2, 1);
+        for (i = 0; i < N; i += 60000) {
+            ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 60000), 0);
+        }
+        ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
+        qrt_vgroups_split_counts(&halves, &banded);
+        same_counts(g, w);
+        qrt_vgroups_split_counts(&halves1, &banded1);
+        ck_assert_uint_eq(halves1, halves + 1);
+        ck_assert_uint_eq(banded1, banded + 1);
     }
-    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
-    same_counts(g, w);
-    qrt_vgroups_split_counts(&halves, &banded);
-    ck_assert_uint_eq(halves, halves1 + 1);
-    ck_assert_uint_eq(banded, banded1 + 1);
 }
 
 START_TEST(refs_of_plain_groups_outside_the_bound)
