@@ -505,35 +505,47 @@ static apr_status_t report_lv_block(void *ctx, apr_int64_t tracker_id, const qrt
         }
         c->seen += j - k;
         if (col >= 0) {
-            apr_uint32_t grp[256];
-            apr_size_t m = 0, q;
+            apr_uint32_t grp[256], at[256];
+            apr_int64_t who[256];
+            unsigned char clk[256];
+            apr_size_t m, q, r;
 
-            for (q = k; q < j; q++) {
-                apr_uint32_t x = qrt_vcols_idx(v, col, q), num;
+            /* 256 visits at a time: those the count takes (a share's visitors, when it
+             * counts in shares) picked first, and only they mapped to their groups */
+            for (q = k; q < j; q += m) {
+                apr_size_t picked;
 
-                if (x >= v->nent[col]) {
-                    return APR_EINVAL;
-                }
-                /* a string's number to its group, in a table of the count's; a block
-                 * that holds texts maps its entries (read once a block) */
-                num = v->ent[col][x];
-                if (texts) {
-                    if (!(grp[m] = c->map[x])
-                        && !(grp[m] = c->map[x] = report_lv_ent(c, v, col, x))) {
+                m = j - q < 256 ? j - q : 256;
+                picked = qrt_vgroups_pick(c->g, v->visitor + q, m, at);
+                for (r = 0; r < picked; r++) {
+                    apr_size_t at_q = q + at[r];
+                    apr_uint32_t x = qrt_vcols_idx(v, col, at_q), num;
+
+                    if (x >= v->nent[col]) {
+                        return APR_EINVAL;
+                    }
+                    /* a string's number to its group, in a table of the count's; a block
+                     * that holds texts maps its entries (read once a block) */
+                    num = v->ent[col][x];
+                    if (texts) {
+                        if (!(grp[r] = c->map[x])
+                            && !(grp[r] = c->map[x] = report_lv_ent(c, v, col, x))) {
+                            return APR_EAGAIN;
+                        }
+                    }
+                    else if (!(num < c->numcap && (grp[r] = c->bynum[num]))
+                             && !(grp[r] = report_lv_ent(c, v, col, x))) {
                         return APR_EAGAIN;
                     }
-                }
-                else if (!(num < c->numcap && (grp[m] = c->bynum[num]))
-                         && !(grp[m] = report_lv_ent(c, v, col, x))) {
-                    return APR_EAGAIN;
-                }
-                if (++m == 256 || q + 1 == j) {
-                    if (qrt_vgroups_add_run(c->g, 0, grp, v->visitor + q + 1 - m,
-                                            v->click + q + 1 - m, m) < 0) {
-                        c->over = 1;
-                        return APR_SUCCESS;
+                    if (picked < m) {
+                        who[r] = v->visitor[at_q];
+                        clk[r] = v->click[at_q];
                     }
-                    m = 0;
+                }
+                if (qrt_vgroups_add_picked(c->g, grp, picked < m ? who : v->visitor + q,
+                                           picked < m ? clk : v->click + q, picked) < 0) {
+                    c->over = 1;
+                    return APR_SUCCESS;
                 }
             }
         }

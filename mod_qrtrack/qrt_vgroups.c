@@ -1824,17 +1824,19 @@ static int vg_add_many(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t 
     return 0;
 }
 
-int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
-                        const apr_int64_t *visitors, const unsigned char *clicks,
-                        apr_size_t n)
+/* qrt_vgroups_add_run; picked: the visits are all of g's share (qrt_vgroups_pick). */
+static int vg_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                      const apr_int64_t *visitors, const unsigned char *clicks, apr_size_t n,
+                      int picked)
 {
     unsigned char keep[4096];       /* (a run's visits in the share, up to 4,096 of them) */
     apr_size_t i, m = n;
+    int shared = g->share_mask && !picked;
 
     if (g->counted) {
         return n ? -1 : 0;
     }
-    if (g->share_mask) {
+    if (shared) {
         /* (the visits of the share alone count against the bound) */
         for (i = 0, m = 0; i < n; i++) {
             int in = vg_in_share(g, (apr_uint64_t)visitors[i]);
@@ -1858,7 +1860,7 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
             break;
         }
     }
-    if (!g->share_mask) {
+    if (!shared) {
         if (vg_add_many(g, group, groups, (const apr_uint64_t *)(const void *)visitors, clicks,
                         n) < 0) {
             return -1;
@@ -1886,6 +1888,33 @@ int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t
     }
     g->npairs += m;
     return 0;
+}
+
+int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
+                        const apr_int64_t *visitors, const unsigned char *clicks,
+                        apr_size_t n)
+{
+    return vg_add_run(g, group, groups, visitors, clicks, n, 0);
+}
+
+apr_size_t qrt_vgroups_pick(const qrt_vgroups_t *g, const apr_int64_t *visitors,
+                            apr_size_t n, apr_uint32_t *at)
+{
+    apr_size_t i, m = 0;
+
+    for (i = 0; i < n; i++) {
+        /* (written, then kept or not: half of them at random are not of the share) */
+        at[m] = (apr_uint32_t)i;
+        m += !g->share_mask || vg_in_share(g, (apr_uint64_t)visitors[i]);
+    }
+    return m;
+}
+
+int qrt_vgroups_add_picked(qrt_vgroups_t *g, const apr_uint32_t *groups,
+                           const apr_int64_t *visitors, const unsigned char *clicks,
+                           apr_size_t n)
+{
+    return vg_add_run(g, 0, groups, visitors, clicks, n, 1);
 }
 
 int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t *visitors,

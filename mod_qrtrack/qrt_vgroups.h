@@ -57,6 +57,16 @@ int qrt_vgroups_add_to(qrt_vgroups_t *g, apr_uint32_t group, int click, apr_int6
 int qrt_vgroups_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *groups,
                         const apr_int64_t *visitors, const unsigned char *clicks,
                         apr_size_t n);
+/* The visits of visitors[0, n) that g counts (those of its share, qrt_vgroups_share; all
+ * of them when it counts no share): their positions written to at (room for n), in
+ * order, and their number. A caller that maps its visits to groups maps these alone. */
+apr_size_t qrt_vgroups_pick(const qrt_vgroups_t *g, const apr_int64_t *visitors,
+                            apr_size_t n, apr_uint32_t *at);
+/* As qrt_vgroups_add_run of groups[i], for visits qrt_vgroups_pick picked: they are not
+ * tried against the share again. */
+int qrt_vgroups_add_picked(qrt_vgroups_t *g, const apr_uint32_t *groups,
+                           const apr_int64_t *visitors, const unsigned char *clicks,
+                           apr_size_t n);
 /* As qrt_vgroups_add_run with groups NULL, but a run of 16 visits or more is not
  * copied: g reads visitors where they are, which must stay unchanged until
  * qrt_vgroups_text (or _free) of g and of any g that absorbs it (a report's blocks,

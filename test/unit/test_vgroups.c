@@ -1254,6 +1254,109 @@ START_TEST(shares_add_up_to_the_whole)
 }
 END_TEST
 
+/* Visits picked for a count (qrt_vgroups_pick) and added as picked count as the same
+ * visits added whole (qrt_vgroups_add_run), in every share of 1, 2 and 8 and without
+ * one; the positions are those of the share's visitors, in order; past the bound
+ * refused. */
+START_TEST(picked_visits_count_as_the_run)
+{
+    enum { N = 5000, G = 30 };
+    static apr_int64_t who[N];
+    static unsigned char click[N];
+    static apr_uint32_t grp[N];
+    static const apr_uint32_t ns[] = { 1, 2, 8 };
+    apr_uint32_t at[256], pg[256], num[2][G + 1];
+    apr_int64_t pw[256];
+    unsigned char pc[256];
+    apr_size_t i, r, la, lb;
+    int q, k, h;
+
+    for (i = 0; i < N; i++) {
+        who[i] = i % 501 == 9 ? 0 : (apr_int64_t)((1 + (apr_uint64_t)rnd(1500))
+                                                    * APR_UINT64_C(0x9E3779B97F4A7C15));
+        click[i] = rnd(3) == 0;
+        grp[i] = 1 + (apr_uint32_t)rnd(G);
+    }
+    for (q = 0; q < 3; q++) {
+        for (k = 0; k < (int)ns[q]; k++) {
+            qrt_vgroups_t *g[2];
+            char *ta, *tb;
+
+            for (h = 0; h < 2; h++) {
+                ck_assert_ptr_nonnull(g[h] = qrt_vgroups_make(N));
+                if (ns[q] > 1) {
+                    ck_assert_int_eq(qrt_vgroups_share(g[h], (apr_uint32_t)k, ns[q]), 0);
+                }
+                for (i = 1; i <= G; i++) {
+                    char key[8];
+
+                    apr_snprintf(key, sizeof(key), "g%u", (unsigned)i);
+                    num[h][i] = qrt_vgroups_group(g[h], key, strlen(key));
+                    ck_assert_uint_eq(num[h][i], i);
+                }
+            }
+            ck_assert_int_eq(qrt_vgroups_add_run(g[0], 0, grp, who, click, N), 0);
+            for (i = 0; i < N; i += 256) {
+                apr_size_t m = N - i < 256 ? N - i : 256, picked, want = 0;
+
+                picked = qrt_vgroups_pick(g[1], who + i, m, at);
+                for (r = 0; r < m; r++) {
+                    /* (of the share: a count of that share alone takes the visit) */
+                    apr_array_header_t *out = apr_array_make(pool, 2, sizeof(qrt_vgroup_t));
+                    qrt_vgroups_t *one = qrt_vgroups_make(10);
+                    char *t;
+                    int in;
+
+                    if (ns[q] > 1) {
+                        ck_assert_int_eq(qrt_vgroups_share(one, (apr_uint32_t)k, ns[q]), 0);
+                    }
+                    ck_assert_uint_eq(qrt_vgroups_group(one, "x", 1), 1);
+                    ck_assert_int_eq(qrt_vgroups_add_to(one, 1, 0, who[i + r]), 0);
+                    ck_assert_ptr_nonnull(t = qrt_vgroups_text(one, &la));
+                    ck_assert_int_eq(qrt_vgroups_parse(pool, t, la, out), APR_SUCCESS);
+                    in = out->nelts == 1 && APR_ARRAY_IDX(out, 0, qrt_vgroup_t).scans == 1;
+                    free(t);
+                    qrt_vgroups_free(one);
+                    ck_assert_int_eq(in, want < picked && at[want] == r);
+                    want += (apr_size_t)in;
+                }
+                ck_assert_uint_eq(want, picked);
+                ck_assert(ns[q] > 1 || picked == m);
+                for (r = 0; r < picked; r++) {
+                    ck_assert_uint_lt(at[r], m);
+                    ck_assert(!r || at[r] > at[r - 1]);
+                    pg[r] = grp[i + at[r]];
+                    pw[r] = who[i + at[r]];
+                    pc[r] = click[i + at[r]];
+                }
+                ck_assert_int_eq(qrt_vgroups_add_picked(g[1], pg, pw, pc, picked), 0);
+            }
+            ta = qrt_vgroups_text(g[0], &la);
+            tb = qrt_vgroups_text(g[1], &lb);
+            ck_assert_ptr_nonnull(ta);
+            ck_assert_ptr_nonnull(tb);
+            ck_assert_str_eq(ta, tb);
+            free(ta);
+            free(tb);
+            qrt_vgroups_free(g[0]);
+            qrt_vgroups_free(g[1]);
+        }
+    }
+    /* past the bound: none of them counted */
+    {
+        qrt_vgroups_t *g = qrt_vgroups_make(100);
+
+        ck_assert_uint_eq(qrt_vgroups_group(g, "a", 1), 1);
+        for (r = 0; r < 101; r++) {
+            pg[r] = 1;
+        }
+        ck_assert_int_eq(qrt_vgroups_add_picked(g, pg, who, click, 101), -1);
+        ck_assert_int_eq(qrt_vgroups_add_picked(g, pg, who, click, 100), 0);
+        qrt_vgroups_free(g);
+    }
+}
+END_TEST
+
 /* Two counts bounded at max (in share k of n when n > 1), the second's groups made in
  * the reverse order: num[h][i] is count h's number of group "k<i>". */
 static void split_groups(qrt_vgroups_t **g, apr_size_t max, apr_uint32_t k, apr_uint32_t n,
@@ -1406,6 +1509,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, counts_again_on_kept_arrays);
     tcase_add_test(tc, spares_released_once_idle);
     tcase_add_test(tc, shares_add_up_to_the_whole);
+    tcase_add_test(tc, picked_visits_count_as_the_run);
     tcase_add_test(tc, two_counts_absorbed_are_the_whole);
     tcase_add_test(tc, two_threads_count_as_one);
     tcase_add_test(tc, refs_count_as_copies);
