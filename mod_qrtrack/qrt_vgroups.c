@@ -988,6 +988,9 @@ static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, uns
         runs++;
         h[1].from = w;
     }
+    if (!runs) {
+        return 0;                   /* (no run: nothing to halve) */
+    }
     for (i = 0; i < 2; i++) {
         h[i].g = g;
         h[i].x = x;
@@ -996,11 +999,7 @@ static int vg_count_split(const qrt_vgroups_t *g, vg_group *x, apr_size_t m, uns
         h[i].want = vg_flat_room((i ? (m > got ? m - got : 0) : got) / rounds + 1, h[i].np);
     }
     h[0].from.room = 0;
-    h[0].runs = runs ? runs : 1;
-    if (!runs) {
-        h[1].from = h[0].from;
-        h[1].runs = 1;          /* (no run at all: both read nothing) */
-    }
+    h[0].runs = runs;
     __atomic_add_fetch(&vg_split_halves, 1, __ATOMIC_RELAXED);
     for (j = 0; j < rounds && rv == 1; j++) {
         h[0].lo = h[1].lo = j * h[0].np;
