@@ -1223,6 +1223,10 @@ typedef struct {
     apr_size_t nsrc, parts, words, size;
     apr_size_t p0, p1;
     apr_size_t room;                    /* not 0: parts spread by vg_sets_spread_once */
+    const apr_uint64_t *flat2;          /* not NULL: the later sources' spread (room2 a part,
+                                         * start2 where each part ends), read after flat's */
+    const apr_size_t *start2;
+    apr_size_t room2;
     unsigned shift;                     /* (its entries' source: entry >> shift) */
     apr_int64_t *cnt, *per;
     int rv;
@@ -1233,6 +1237,12 @@ typedef struct {
 static APR_INLINE apr_size_t vg_sets_from(const vg_sets_part *c, apr_size_t p)
 {
     return c->room ? p * c->room : p ? c->start[p - 1] : 0;
+}
+
+/* Part p's entries in both spreads of vg_sets_spread_once (the room case). */
+static APR_INLINE apr_size_t vg_sets_size(const vg_sets_part *c, apr_size_t p)
+{
+    return c->start[p] - vg_sets_from(c, p) + (c->flat2 ? c->start2[p] - p * c->room2 : 0);
 }
 
 /* An entry of vg_sets_spread_once: the part's visitor (its mixed value less the part's
@@ -1314,14 +1324,18 @@ static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t *use
 
     for (p = c->p0; p < c->p1; p++) {
         apr_size_t ps, q = vg_sets_from(c, p), *at = used;
+        int i;
 
-        for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
+        for (ps = 16; ps < VG_LOAD * vg_sets_size(c, p); ps *= 2) {
         }
-        if (c->room) {
-            for (; q < c->start[p]; q++) {
-                apr_size_t from = VG_ENTRY_SRC(flat[q], c->shift);
+        for (i = 0; c->room && i < 1 + (c->flat2 != NULL); i++) {
+            const apr_uint64_t *f = i ? c->flat2 : flat;
+            apr_size_t e = i ? c->start2[p] : c->start[p];
 
-                c->per[from] += (apr_int64_t)vg_kv_put(kv, ps, VG_ENTRY_KEY(flat[q], c->shift),
+            for (q = i ? p * c->room2 : q; q < e; q++) {
+                apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
+
+                c->per[from] += (apr_int64_t)vg_kv_put(kv, ps, VG_ENTRY_KEY(f[q], c->shift),
                                                        c->mask[from], c->cnt, &at);
             }
         }
@@ -1368,15 +1382,19 @@ static void *vg_sets_parts(void *data)
     }
     for (p = c->p0; p < c->p1; p++) {
         apr_size_t ps, q = vg_sets_from(c, p), *at = used;
+        int i;
 
-        for (ps = 16; ps < VG_LOAD * (c->start[p] - q); ps *= 2) {
+        for (ps = 16; ps < VG_LOAD * vg_sets_size(c, p); ps *= 2) {
         }
-        if (c->room) {
-            for (; q < c->start[p]; q++) {
-                apr_size_t from = VG_ENTRY_SRC(flat[q], c->shift);
+        for (i = 0; c->room && i < 1 + (c->flat2 != NULL); i++) {
+            const apr_uint64_t *f = i ? c->flat2 : flat;
+            apr_size_t e = i ? c->start2[p] : c->start[p];
+
+            for (q = i ? p * c->room2 : q; q < e; q++) {
+                apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
 
                 c->per[from] += (apr_int64_t)vg_tab_put(tab, tabm, ps, words,
-                                                        VG_ENTRY_KEY(flat[q], c->shift),
+                                                        VG_ENTRY_KEY(f[q], c->shift),
                                                         c->mask + from * words, c->cnt,
                                                         &at);
             }
@@ -1406,26 +1424,26 @@ static void vg_sets_parts_any(void *data)
     vg_sets_parts(data);
 }
 
-/* Spreads the sources' mixed visitors over the parts (1 << bits of them, no fewer than
- * the sources) in one read of their chunks, as vg_spread_once does for a group: part p
- * from p * c->room, c->start[p] its next place, each entry its visitor and source
+/* Spreads sources [r0, r1)' mixed visitors over the parts (1 << bits of them, no fewer
+ * than the sources) in one read of their chunks, as vg_spread_once does for a group: part p
+ * from p * room, start[p] its next place, each entry its visitor and source
  * (VG_ENTRY_KEY, VG_ENTRY_SRC). 0 when a part overflows its room (the caller then counts
  * the parts first); zero gets the bits of the sources of a visitor 0. */
-static int vg_sets_spread_once(const qrt_vgroups_t *g, const apr_uint32_t *src,
-                               vg_sets_part *c, apr_uint64_t *flat, apr_size_t *start,
+static int vg_sets_spread_some(const qrt_vgroups_t *g, const apr_uint32_t *src,
+                               apr_size_t r0, apr_size_t r1, const vg_sets_part *c,
+                               apr_size_t room, apr_uint64_t *flat, apr_size_t *start,
                                unsigned bits, apr_uint64_t *zero)
 {
-    apr_size_t p, r, n, i, q;
+    apr_size_t p, r, n, i, q, shift = 64 - bits;
     const apr_uint64_t *v;
     vg_walk w;
 
-    c->shift = 64 - bits;
     for (p = 0; p < c->parts; p++) {
-        start[p] = p * c->room;
+        start[p] = p * room;
     }
-    for (r = 0; r < c->nsrc; r++) {
+    for (r = r0; r < r1; r++) {
         const vg_group *x = &g->groups[src[r]];
-        apr_uint64_t tag = (apr_uint64_t)r << c->shift;
+        apr_uint64_t tag = (apr_uint64_t)r << shift;
 
         for (w.room = 0; (v = vg_next(g, x, &w, &n));) {
             for (i = 0; i < n; i++) {
@@ -1438,14 +1456,34 @@ static int vg_sets_spread_once(const qrt_vgroups_t *g, const apr_uint32_t *src,
                     continue;
                 }
                 p = VG_PART_OF(h, bits);
-                if (start[p] == (p + 1) * c->room) {
+                if (start[p] == (p + 1) * room) {
                     return 0;
                 }
-                flat[start[p]++] = tag | (h & ((APR_UINT64_C(1) << c->shift) - 1));
+                flat[start[p]++] = tag | (h & ((APR_UINT64_C(1) << shift) - 1));
             }
         }
     }
     return 1;
+}
+
+/* A second thread's spread of the later sources (vg_count_sets). */
+typedef struct {
+    const qrt_vgroups_t *g;
+    const apr_uint32_t *src;
+    apr_size_t r0, r1, room;
+    const vg_sets_part *c;
+    apr_uint64_t *flat, *zero;
+    apr_size_t *start;
+    unsigned bits;
+    int rv;
+} vg_sets_spread_job;
+
+static void vg_sets_spread_run(void *data)
+{
+    vg_sets_spread_job *j = data;
+
+    j->rv = vg_sets_spread_some(j->g, j->src, j->r0, j->r1, j->c, j->room, j->flat, j->start,
+                                j->bits, j->zero);
 }
 
 /* The distinct visitors of the groups that sets hold (bit[k]: group k's bit + 1, nbits of
@@ -1467,8 +1505,11 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     apr_int64_t *cnt = NULL, *per = NULL;
     vg_sets_part one, two;
     qrt_spare_job job;
+    vg_sets_spread_job sj;
+    apr_uint64_t *flat2 = NULL, *zero2 = NULL;
+    apr_size_t flat2cap = 0, *start2 = NULL;
     unsigned bits = 0;
-    int rv = -1, split = 0;
+    int rv = -1, split = 0, spread2 = 0;
 
     /* the sources (sets, and member groups with visits of their own), their masks */
     if (!(src = malloc(g->ngroups * sizeof(*src))) || !(grp = malloc(nbits * sizeof(*grp)))
@@ -1514,16 +1555,67 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
     }
     parts = (apr_size_t)1 << bits;
     if (bits && nsrc <= parts) {
+        /* where g may use two threads, the later sources (half of the visits) spread by a
+         * second one into arrays of its own, read after the first's */
+        apr_size_t half = 0, cut = nsrc;
+
+        if (g->threads >= 2 && m >= g->par_min && nsrc >= 2) {
+            for (cut = 0; cut < nsrc - 1 && (!cut || half < m / 2); cut++) {
+                half += (apr_size_t)(g->groups[src[cut]].scans + g->groups[src[cut]].clicks);
+            }
+        }
         if (!(start = calloc(parts + 1, sizeof(*start)))
-            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(m, parts), 0, &flatcap))) {
+            || !(flat = vg_take(VG_SPARE_FLAT, vg_flat_room(cut < nsrc ? half : m, parts), 0,
+                                &flatcap))) {
             goto done;
         }
         one.parts = parts;
         one.room = flatcap / parts;
-        if (vg_sets_spread_once(g, src, &one, flat, start, bits, zero)) {
+        one.shift = 64 - bits;
+        memset(&sj, 0, sizeof(sj));
+        sj.rv = 1;
+        if (cut < nsrc) {
+            sj.g = g;
+            sj.src = src;
+            sj.r0 = cut;
+            sj.r1 = nsrc;
+            sj.c = &one;
+            sj.bits = bits;
+            if (!(start2 = calloc(parts + 1, sizeof(*start2)))
+                || !(zero2 = calloc(words, sizeof(*zero2)))
+                || !(flat2 = vg_take(VG_SPARE_FLAT, vg_flat_room(m - half, parts), 0,
+                                     &flat2cap))) {
+                goto done;
+            }
+            sj.flat = flat2;
+            sj.start = start2;
+            sj.zero = zero2;
+            sj.room = flat2cap / parts;
+            if (qrt_spare_start(&job, vg_sets_spread_run, &sj) != 0) {
+                vg_sets_spread_run(&sj);
+            }
+            else {
+                spread2 = 1;
+            }
+        }
+        r = (apr_size_t)vg_sets_spread_some(g, src, 0, cut, &one, one.room, flat, start, bits,
+                                            zero);
+        if (spread2) {
+            qrt_spare_wait(&job);
+        }
+        if (r && sj.rv) {
+            if (cut < nsrc) {
+                one.flat2 = flat2;
+                one.start2 = start2;
+                one.room2 = sj.room;
+                for (q = 0; q < words; q++) {
+                    zero[q] |= zero2[q];
+                }
+            }
+            one.start = start;
             for (p = 0; p < parts; p++) {
-                if (start[p] - p * one.room > biggest) {
-                    biggest = start[p] - p * one.room;
+                if (vg_sets_size(&one, p) > biggest) {
+                    biggest = vg_sets_size(&one, p);
                 }
             }
             goto spread;
@@ -1533,6 +1625,11 @@ static int vg_count_sets(qrt_vgroups_t *g, const apr_uint32_t *bit, apr_uint32_t
         flat = NULL;
         free(start);
         start = NULL;
+        if (flat2) {
+            vg_give(VG_SPARE_FLAT, flat2, flat2cap);
+            flat2 = NULL;
+        }
+        memset(zero, 0, words * sizeof(*zero));
     }
     /* else each source's visitors counted by part first, then put in their part in
      * source order (as many parts as plain groups take, fewer while those counts would
@@ -1657,6 +1754,11 @@ done:
     free(runs);
     vg_give(VG_SPARE_FLAT, flat, flatcap);
     free(start);
+    if (flat2) {
+        vg_give(VG_SPARE_FLAT, flat2, flat2cap);
+    }
+    free(start2);
+    free(zero2);
     free(mask);
     free(per);
     free(cnt);
