@@ -1245,6 +1245,21 @@ static APR_INLINE apr_size_t vg_sets_size(const vg_sets_part *c, apr_size_t p)
     return c->start[p] - vg_sets_from(c, p) + (c->flat2 ? c->start2[p] - p * c->room2 : 0);
 }
 
+/* Where part p's entries lie in spread i (0, or 1: flat2) of the room case: f[*q, *e)
+ * for the f returned; vg_sets_spreads tells how many spreads there are (0: no room). */
+static APR_INLINE const apr_uint64_t *vg_sets_seg(const vg_sets_part *c, int i, apr_size_t p,
+                                                  apr_size_t *q, apr_size_t *e)
+{
+    *q = i ? p * c->room2 : vg_sets_from(c, p);
+    *e = i ? c->start2[p] : c->start[p];
+    return i ? c->flat2 : c->flat;
+}
+
+static APR_INLINE int vg_sets_spreads(const vg_sets_part *c)
+{
+    return c->room ? 1 + (c->flat2 != NULL) : 0;
+}
+
 /* An entry of vg_sets_spread_once: the part's visitor (its mixed value less the part's
  * bits, which all of the part's share, with the top bit set: never 0) and its source. */
 #define VG_ENTRY_KEY(e, shift) (((e) & ((APR_UINT64_C(1) << (shift)) - 1)) \
@@ -1328,11 +1343,11 @@ static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t *use
 
         for (ps = 16; ps < VG_LOAD * vg_sets_size(c, p); ps *= 2) {
         }
-        for (i = 0; c->room && i < 1 + (c->flat2 != NULL); i++) {
-            const apr_uint64_t *f = i ? c->flat2 : flat;
-            apr_size_t e = i ? c->start2[p] : c->start[p];
+        for (i = 0; i < vg_sets_spreads(c); i++) {
+            apr_size_t e;
+            const apr_uint64_t *f = vg_sets_seg(c, i, p, &q, &e);
 
-            for (q = i ? p * c->room2 : q; q < e; q++) {
+            for (; q < e; q++) {
                 apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
 
                 c->per[from] += (apr_int64_t)vg_kv_put(kv, ps, VG_ENTRY_KEY(f[q], c->shift),
@@ -1386,11 +1401,11 @@ static void *vg_sets_parts(void *data)
 
         for (ps = 16; ps < VG_LOAD * vg_sets_size(c, p); ps *= 2) {
         }
-        for (i = 0; c->room && i < 1 + (c->flat2 != NULL); i++) {
-            const apr_uint64_t *f = i ? c->flat2 : flat;
-            apr_size_t e = i ? c->start2[p] : c->start[p];
+        for (i = 0; i < vg_sets_spreads(c); i++) {
+            apr_size_t e;
+            const apr_uint64_t *f = vg_sets_seg(c, i, p, &q, &e);
 
-            for (q = i ? p * c->room2 : q; q < e; q++) {
+            for (; q < e; q++) {
                 apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
 
                 c->per[from] += (apr_int64_t)vg_tab_put(tab, tabm, ps, words,

@@ -667,6 +667,27 @@ static void refs_outside_the_bound(int threads)
     qrt_vgroups_free(s);
 }
 
+/* Group "" of g (its visits who[0, n) added by reference in runs of step) counted as the
+ * same visits copied into w; the counts by halves of the runs and those of them counted
+ * in bands after all moved on by halves and banded. */
+static void halves_against_copies(qrt_vgroups_t *g, qrt_vgroups_t *w, const apr_int64_t *who,
+                                  const unsigned char *click, apr_size_t n, apr_size_t step,
+                                  apr_size_t halves, apr_size_t banded)
+{
+    apr_uint32_t k = qrt_vgroups_group(g, "", 0), kw = qrt_vgroups_group(w, "", 0);
+    apr_size_t i, h0, b0, h1, b1;
+
+    for (i = 0; i < n; i += step) {
+        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, step), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, n), 0);
+    qrt_vgroups_split_counts(&h0, &b0);
+    same_counts(g, w);
+    qrt_vgroups_split_counts(&h1, &b1);
+    ck_assert_uint_eq(h1, h0 + halves);
+    ck_assert_uint_eq(b1, b0 + banded);
+}
+
 /* A group of a million visits or more by reference, in two threads (in halves of its
  * runs: in one round within the bound, in rounds of two bands past it) and in one, is
  * counted as the same visits copied. */
@@ -676,8 +697,7 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
     static apr_int64_t who[N];
     static unsigned char click[N];
     qrt_vgroups_t *g = qrt_vgroups_make(max), *w = qrt_vgroups_make(1 << 22);
-    apr_uint32_t k, kw;
-    apr_size_t i, halves, banded, halves1, banded1;
+    apr_size_t i;
 
     for (i = 0; i < N; i++) {
         apr_uint64_t r = 1 + (apr_uint64_t)rnd(700000);
@@ -686,17 +706,7 @@ static void a_big_group_by_reference(int threads, apr_size_t max)
         click[i] = rnd(6) == 0;
     }
     qrt_vgroups_threads(g, threads, 1);
-    k = qrt_vgroups_group(g, "", 0);
-    kw = qrt_vgroups_group(w, "", 0);
-    for (i = 0; i < N; i += 40000) {
-        ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 40000), 0);
-    }
-    ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
-    qrt_vgroups_split_counts(&halves, &banded);
-    same_counts(g, w);
-    qrt_vgroups_split_counts(&halves1, &banded1);
-    ck_assert_uint_eq(halves1, halves + (threads == 2));
-    ck_assert_uint_eq(banded1, banded);
+    halves_against_copies(g, w, who, click, N, 40000, threads == 2, 0);
 }
 
 /* A group past the bound whose visitors all fall in one part (chosen against the hash):
@@ -762,19 +772,8 @@ static void a_big_group_in_halves(void)
     }
     for (max = 1 << 21; max >= 1 << 18; max >>= 3) {
         g = qrt_vgroups_make(max);
-        w = qrt_vgroups_make(1 << 22);
-        k = qrt_vgroups_group(g, "", 0);
-        kw = qrt_vgroups_group(w, "", 0);
         qrt_vgroups_threads(g, 2, 1);
-        for (i = 0; i < N; i += 60000) {
-            ck_assert_int_eq(qrt_vgroups_add_ref(g, k, who + i, click + i, 60000), 0);
-        }
-        ck_assert_int_eq(qrt_vgroups_add_run(w, kw, NULL, who, click, N), 0);
-        qrt_vgroups_split_counts(&halves, &banded);
-        same_counts(g, w);
-        qrt_vgroups_split_counts(&halves1, &banded1);
-        ck_assert_uint_eq(halves1, halves + 1);
-        ck_assert_uint_eq(banded1, banded + 1);
+        halves_against_copies(g, qrt_vgroups_make(1 << 22), who, click, N, 60000, 1, 1);
     }
 }
 
