@@ -1329,13 +1329,29 @@ static APR_INLINE apr_size_t vg_tab_put(apr_uint64_t *tab, apr_uint64_t *tabm, a
     return 0;
 }
 
-/* vg_sets_parts where the sets name at most 64 groups (a word of bits a visitor): each
- * slot holds the visitor and its bits side by side (kv: 2 words a slot), so that a probe
- * reads one cache line, not one in each of two tables. */
-static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t *used)
+/* Puts visitor h of a source whose groups' bits are mk in a part's table: where the sets
+ * name at most 64 groups (one: a word of bits a visitor), each slot holds the visitor and
+ * its bits side by side in tabm (vg_kv_put: 2 words a slot), so that a probe reads one
+ * cache line, not one in each of two tables (vg_tab_put: tab and tabm). */
+static APR_INLINE apr_size_t vg_sets_put(int one, apr_uint64_t *tab, apr_uint64_t *tabm,
+                                         apr_size_t ps, apr_size_t words, apr_uint64_t h,
+                                         const apr_uint64_t *mk, apr_int64_t *cnt,
+                                         apr_size_t **at)
+{
+    return one ? vg_kv_put(tabm, ps, h, mk[0], cnt, at)
+               : vg_tab_put(tab, tabm, ps, words, h, mk, cnt, at);
+}
+
+/* Parts [p0, p1) of c counted (vg_sets_parts), one as vg_sets_put: inlined into a copy
+ * of each kind, so that the put is chosen once, not a visit. The tables are cleared once,
+ * then after each part only in the slots it used: a part's visits come back to few
+ * visitors, and its table, sized by its visits, would otherwise be cleared whole for each
+ * part. */
+static APR_INLINE __attribute__((always_inline)) void vg_sets_parts_with(
+    vg_sets_part *c, int one, apr_uint64_t *tab, apr_uint64_t *tabm, apr_size_t *used)
 {
     const apr_uint64_t *flat = c->flat;
-    apr_size_t p, r;
+    apr_size_t words = c->words, p, r;
 
     for (p = c->p0; p < c->p1; p++) {
         apr_size_t ps, q = vg_sets_from(c, p), *at = used;
@@ -1350,87 +1366,55 @@ static void vg_sets_parts_one(vg_sets_part *c, apr_uint64_t *kv, apr_size_t *use
             for (; q < e; q++) {
                 apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
 
-                c->per[from] += (apr_int64_t)vg_kv_put(kv, ps, VG_ENTRY_KEY(f[q], c->shift),
-                                                       c->mask[from], c->cnt, &at);
+                c->per[from] += (apr_int64_t)vg_sets_put(one, tab, tabm, ps, words,
+                                                         VG_ENTRY_KEY(f[q], c->shift),
+                                                         c->mask + from * words, c->cnt,
+                                                         &at);
             }
         }
         for (r = 0; !c->room && r < c->nsrc; r++) {
             apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
 
             for (; q < end; q++) {
-                fresh += vg_kv_put(kv, ps, flat[q], c->mask[r], c->cnt, &at);
+                fresh += vg_sets_put(one, tab, tabm, ps, words, flat[q], c->mask + r * words,
+                                     c->cnt, &at);
             }
             c->per[r] += (apr_int64_t)fresh;
         }
         while (at > used) {
-            kv[2 * *--at] = 0;      /* (the table empty again for the next part) */
+            /* (the table empty again for the next part) */
+            --at;
+            if (one) {
+                tabm[2 * *at] = 0;
+            }
+            else {
+                tab[*at] = 0;
+            }
         }
     }
 }
 
-/* (The parts' tables are cleared once, then after each part only in the slots it used:
- * a part's visits come back to few visitors, and its table, sized by its visits, would
- * otherwise be cleared whole for each part.) */
 static void *vg_sets_parts(void *data)
 {
     vg_sets_part *c = data;
-    apr_size_t words = c->words, p, r;
+    apr_size_t words = c->words;
     apr_uint64_t *tab = calloc(c->size, sizeof(*tab));
     apr_uint64_t *tabm = calloc(c->size * (words < 2 ? 2 : words), sizeof(*tabm));
     apr_size_t *used = malloc(c->size / VG_LOAD * sizeof(*used) + sizeof(*used));
-    const apr_uint64_t *flat = c->flat;
 
     c->rv = -1;
-    if (!tab || !tabm || !used) {
-        free(tab);
-        free(tabm);
-        free(used);
-        return NULL;
-    }
-    if (words == 1) {
-        vg_sets_parts_one(c, (apr_uint64_t *)tabm, used);
-        free(tabm);
-        free(tab);
-        free(used);
+    if (tab && tabm && used) {
+        if (words == 1) {
+            vg_sets_parts_with(c, 1, tab, tabm, used);
+        }
+        else {
+            vg_sets_parts_with(c, 0, tab, tabm, used);
+        }
         c->rv = 0;
-        return NULL;
-    }
-    for (p = c->p0; p < c->p1; p++) {
-        apr_size_t ps, q = vg_sets_from(c, p), *at = used;
-        int i;
-
-        for (ps = 16; ps < VG_LOAD * vg_sets_size(c, p); ps *= 2) {
-        }
-        for (i = 0; i < vg_sets_spreads(c); i++) {
-            apr_size_t e;
-            const apr_uint64_t *f = vg_sets_seg(c, i, p, &q, &e);
-
-            for (; q < e; q++) {
-                apr_size_t from = VG_ENTRY_SRC(f[q], c->shift);
-
-                c->per[from] += (apr_int64_t)vg_tab_put(tab, tabm, ps, words,
-                                                        VG_ENTRY_KEY(f[q], c->shift),
-                                                        c->mask + from * words, c->cnt,
-                                                        &at);
-            }
-        }
-        for (r = 0; !c->room && r < c->nsrc; r++) {
-            apr_size_t end = q + c->runs[r * c->parts + p], fresh = 0;
-
-            for (; q < end; q++) {
-                fresh += vg_tab_put(tab, tabm, ps, words, flat[q], c->mask + r * words,
-                                    c->cnt, &at);
-            }
-            c->per[r] += (apr_int64_t)fresh;
-        }
-        while (at > used) {
-            tab[*--at] = 0;
-        }
     }
     free(tabm);
     free(tab);
     free(used);
-    c->rv = 0;
     return NULL;
 }
 
