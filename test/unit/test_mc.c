@@ -218,6 +218,24 @@ static void fake_stop(void)
 
 static const char *fake_host = "127.0.0.1";
 
+/* A loopback port where nothing listens, held by a bound socket that never listens
+ * (so a connection is refused at once) until the caller closes *fd. Holding it keeps
+ * the kernel from handing the port to a server the test starts afterwards. */
+static int dead_port(int *fd)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(*fd, 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
 /* A client of the fake server (and of port2 when not 0) with a timeout in ms. */
 static qrt_mc_t *client(int timeout_ms, int port2)
 {
@@ -366,16 +384,14 @@ START_TEST(nothing_listening_fails_at_once)
     qrt_mc_t *mc;
     char val[16];
     apr_time_t t0;
-    int port;
+    int dead;
 
-    fake_start();
-    port = fake.port;
-    fake_stop();
-    fake.port = port;
+    fake.port = dead_port(&dead);
     mc = client(1000, 0);
     t0 = apr_time_now();
     ck_assert_int_ne(qrt_mc_get(mc, 0, "k", val, sizeof(val)), APR_SUCCESS);
     ck_assert_int_lt(ms_since(t0), 500);
+    close(dead);
 }
 END_TEST
 
@@ -451,18 +467,17 @@ START_TEST(servers_by_index)
 {
     qrt_mc_t *mc;
     char val[16];
-    int port;
+    int dead, port;
 
     /* Server 1 is a port where nothing listens; server 0 answers. */
-    fake_start();
-    port = fake.port;
-    fake_stop();
+    port = dead_port(&dead);
     fake_start();
     mc = client(200, port);
     ck_assert_int_eq(qrt_mc_add(mc, 0, "k", "1", 60), APR_SUCCESS);
     ck_assert_int_ne(qrt_mc_get(mc, 1, "k", val, sizeof(val)), APR_SUCCESS);
     ck_assert_int_eq(qrt_mc_get(mc, 0, "k", val, sizeof(val)), APR_SUCCESS);
     fake_stop();
+    close(dead);
 }
 END_TEST
 
