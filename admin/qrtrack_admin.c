@@ -26,6 +26,8 @@
 #include "qrt_date.h"
 #include "qrt_import.h"
 #include "qrt_peer.h"
+#include "qrt_spool.h"
+#include <jansson.h>
 #include <unistd.h>
 
 /* Visits per import transaction. Each commit writes every page the batch dirtied to the
@@ -105,6 +107,9 @@ static void admin_help(void)
            "  visitor-key show|new    (how visitor ids are made; new: a new secret)\n"
            "  visitor-key rotate daily|none  (the visit's day part of the id, or not)\n"
            "  copy-to DRIVER PARAMS   (all the data into an empty database, ids kept)\n"
+           "  spool refused FILE      (a node's spool file, QRTrackSpoolDir/qrtrack-spool.db:\n"
+           "                          the visits the database refused, as JSON lines)\n"
+           "  spool retry FILE        (those visits back in the spool, to be replayed)\n"
            "ACCOUNT is an account id or name. --driver and --params mean what mod_dbd's\n"
            "DBDriver and DBDParams mean. Without them, the database is the one that\n"
            "DBDriver/DBDParams name at server level in the Apache configuration (and\n"
@@ -953,6 +958,79 @@ static void admin_compact_step(void *ctx, const char *what, int done, double sec
     fflush(stdout);
 }
 
+/* spool refused FILE: one JSON line a refused visit: its sequence number, when and why
+ * it was refused, and its fields as visits import names them. */
+static apr_status_t admin_refused_line(void *ctx, apr_int64_t seq, const qrt_visit_t *v,
+                                       const char *why, apr_int64_t at)
+{
+    static const char *const names[] = { "source", "ip", "country", "city", "browser",
+                                         "browser_version", "os", "device", "referer",
+                                         "user_agent", "destination" };
+    const char *vals[] = { v->source, v->ip, v->country, v->city, v->browser,
+                           v->browser_version, v->os, v->device, v->referer,
+                           v->user_agent, v->destination };
+    json_t *o = json_object();
+    char when[QRT_DATE_LEN], start[QRT_DATE_LEN], *line;
+    apr_size_t i;
+
+    (void)ctx;
+    qrt_date_format(when, at, 0);
+    qrt_date_format(start, v->visit_start, 0);
+    json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+    json_object_set_new(o, "refused_at", json_string(when));
+    json_object_set_new(o, "error", json_string(why));
+    json_object_set_new(o, "tracker_id", json_integer((json_int_t)v->tracker_id));
+    json_object_set_new(o, "visit_start", json_string(start));
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        json_object_set_new(o, names[i], vals[i] ? json_string(vals[i]) : json_null());
+    }
+    json_object_set_new(o, "bot", json_boolean(v->bot));
+    line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!line) {
+        return APR_ENOMEM;
+    }
+    puts(line);
+    free(line);
+    return APR_SUCCESS;
+}
+
+/* spool refused|retry FILE: a node's spool, opened as the server's writer opens it
+ * (a server running meanwhile waits for it, briefly, as for its own). */
+static int admin_spool(admin_ctx *c, int argc, const char *const *argv)
+{
+    qrt_spool_t *sp;
+    const char *err = NULL;
+    apr_int64_t n = 0;
+    apr_status_t rv;
+
+    if (argc != 2 || (strcmp(argv[0], "refused") && strcmp(argv[0], "retry"))) {
+        admin_usage();
+        return 2;
+    }
+    if (access(argv[1], F_OK) != 0) {
+        return admin_fail("no spool at %s%s", argv[1], NULL);
+    }
+    if (qrt_spool_open(c->p, argv[1], QRT_SPOOL_VISITS, &sp, &err) != APR_SUCCESS) {
+        return admin_fail("cannot open the spool: %s%s", err ? err : "unknown error", NULL);
+    }
+    if (!strcmp(argv[0], "refused")) {
+        rv = qrt_spool_refused_each(sp, c->p, admin_refused_line, NULL);
+        if (rv != APR_SUCCESS) {
+            return admin_fail("cannot read the refused visits: %s%s", qrt_spool_error(sp),
+                              NULL);
+        }
+        return 0;
+    }
+    if (qrt_spool_refused_retry(sp, &n) != APR_SUCCESS) {
+        return admin_fail("cannot put the refused visits back: %s%s", qrt_spool_error(sp),
+                          NULL);
+    }
+    printf("%" APR_INT64_T_FMT " visits back in the spool (the server replays them within "
+           "seconds)\n", n);
+    return 0;
+}
+
 /* compact: the dialect's compaction (qrt_store_compact.h), with the database's size
  * before and after. */
 static int admin_compact(admin_ctx *c)
@@ -1234,6 +1312,9 @@ int main(int argc, const char *const *argv)
     }
     else if (!strcmp(argv[i], "copy-to")) {
         rc = admin_copy_to(&c, argc - i - 1, argv + i + 1);
+    }
+    else if (!strcmp(argv[i], "spool")) {
+        rc = admin_spool(&c, argc - i - 1, argv + i + 1);
     }
     else {
         admin_usage();

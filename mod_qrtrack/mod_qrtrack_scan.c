@@ -35,6 +35,7 @@
 #include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_spool.h"
+#include "qrt_spool.h"
 #include "mod_qrtrack_stats.h"
 #include "mod_qrtrack_ua.h"
 #include "mod_qrtrack_util.h"
@@ -978,25 +979,42 @@ static apr_status_t writer_replay_commit(qrt_db_t *db, apr_pool_t *p,
     return rv;
 }
 
+/* The replay's batch size and the visit it found refused (the writer thread's). */
+static qrt_replay_t replay;
+
 /* One transaction of spooled visits into the database once it answers again, when
- * visits wait in the spool. 1 when it did one (more may wait). */
+ * visits wait in the spool. 1 when it did one (more may wait), or made a change that
+ * is to be tried at once. */
 static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
 {
     qrt_spool_batch_t b;
     apr_status_t rv;
     int locked, recorded = 0, done = 0;
 
-    if (!qrt_spool_pending() || qrt_db_down() || qrt_clock_now() < replay_pause_until) {
+    if (qrt_db_down() || qrt_clock_now() < replay_pause_until
+        || (!qrt_spool_pending() && !qrt_spool_recount_due())) {
         return 0;
     }
     locked = scan_writer_mutex && apr_global_mutex_lock(scan_writer_mutex) == APR_SUCCESS;
     if (scan_writer_mutex && !locked) {
         return 0;
     }
+    if (!qrt_spool_pending()) {
+        qrt_spool_recount(writer.s);
+        if (!qrt_spool_pending()) {
+            if (locked) {
+                apr_global_mutex_unlock(scan_writer_mutex);
+            }
+            return 0;
+        }
+    }
     if (!*dbp) {
         *dbp = writer_connect(cp);
     }
-    if (*dbp && qrt_spool_next(p, writer.s, SCAN_REPLAY_BATCH, &b) == APR_SUCCESS
+    if (replay.max == 0) {
+        qrt_replay_init(&replay, SCAN_REPLAY_BATCH);
+    }
+    if (*dbp && qrt_spool_next(p, writer.s, replay.size, &b) == APR_SUCCESS
         && b.n > 0) {
         (*dbp)->error = NULL;
         rv = writer_replay_commit(*dbp, p, &b, &recorded);
@@ -1008,7 +1026,26 @@ static int writer_replay(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p)
         }
         if (rv == APR_SUCCESS) {
             qrt_spool_replayed(writer.s, &b, recorded);
+            qrt_replay_ok(&replay);
             done = 1;
+        }
+        else if (*dbp && qrt_db_refuses_rows(*dbp)) {
+            /* The rows themselves were refused (a constraint, a trigger): the batch is
+             * halved until the visit refused is alone, which is then tried a second
+             * apart, and set aside when it is refused every time, so that one visit
+             * does not hold every visit behind it (and the writers' idle work) for
+             * ever. */
+            switch (qrt_replay_refused(&replay, b.seq[0], b.n)) {
+            case QRT_REPLAY_SMALLER:
+                done = 1;
+                break;
+            case QRT_REPLAY_REFUSE:
+                qrt_spool_refuse_head(writer.s, &b, (*dbp)->error);
+                done = 1;
+                break;
+            case QRT_REPLAY_PAUSE:
+                break;
+            }
         }
         else if (*dbp) {
             if (qrt_db_unreachable(*dbp)) {

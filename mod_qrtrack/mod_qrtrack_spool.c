@@ -71,6 +71,7 @@ typedef struct {
                                          * it: changes are then read after it alone */
     apr_int64_t snap_gen;               /* the snapshot's last full sweep */
     volatile apr_int64_t spooled;       /* visits in the spool now */
+    volatile apr_int64_t refused;       /* visits set aside in it, refused for good */
     volatile apr_uint64_t spooled_total;
     volatile apr_uint64_t replayed;
     volatile apr_uint64_t snapshot_answers;
@@ -121,6 +122,7 @@ void qrt_spool_status(qrt_spool_status_t *st)
         st->spooled = (apr_uint64_t)__atomic_load_n(&shared->spooled, __ATOMIC_RELAXED);
         st->replayed = __atomic_load_n(&shared->replayed, __ATOMIC_RELAXED);
         st->spooled_total = __atomic_load_n(&shared->spooled_total, __ATOMIC_RELAXED);
+        st->refused = (apr_uint64_t)__atomic_load_n(&shared->refused, __ATOMIC_RELAXED);
         st->snapshot_answers = __atomic_load_n(&shared->snapshot_answers,
                                                __ATOMIC_RELAXED);
         st->snapshot_writes = __atomic_load_n(&shared->snapshot_writes, __ATOMIC_RELAXED);
@@ -269,7 +271,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     apr_shm_t *shm = NULL;
     const char *dir = qrt_dbd_node_dir(ptemp), *err = NULL;
     qrt_spool_t *sp, *snap;
-    apr_int64_t n = 0, hwm = 0, gen = 0, v[3] = { 0, 0, 0 };
+    apr_int64_t n = 0, hwm = 0, gen = 0, refused = 0, v[3] = { 0, 0, 0 };
     apr_status_t rv;
     struct stat st;
 
@@ -320,9 +322,13 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     n = v[0];
     hwm = v[1];
     gen = v[2];
+    if (qrt_spool_refused_count(sp, &refused) != APR_SUCCESS) {
+        refused = 0;
+    }
     spool_give(ptemp, s, spool_path);
     spool_give(ptemp, s, snap_path);
     shared->spooled = n;
+    shared->refused = refused;
     shared->snap_hwm = hwm;
     shared->snap_gen = gen;
     shared->next_sweep = 0;
@@ -332,6 +338,11 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00110: %" APR_INT64_T_FMT
                      " visits wait in the spool %s; they go to the database once it "
                      "answers", n, spool_path);
+    }
+    if (refused > 0) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00140: %" APR_INT64_T_FMT
+                     " visits the database refused are set aside in the spool %s "
+                     "(qrtrack-admin spool refused %s)", refused, spool_path, spool_path);
     }
     return APR_SUCCESS;
 }
@@ -482,6 +493,65 @@ void qrt_spool_replayed(server_rec *s, const qrt_spool_batch_t *b, int recorded)
         return;
     }
     __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
+    if (n == 0) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00117: the spool is empty: "
+                     "every spooled visit is in the database");
+    }
+}
+
+/* How often an idle writer counts the spool's visits (visits put back by qrtrack-admin
+ * spool retry, which no child counted). */
+#define SPOOL_RECOUNT_EVERY apr_time_from_sec(10)
+
+int qrt_spool_recount_due(void)
+{
+    static apr_time_t next;
+    apr_time_t now = apr_time_now();
+
+    if (!qrt_spool_enabled() || now < next) {
+        return 0;
+    }
+    next = now + SPOOL_RECOUNT_EVERY;
+    return 1;
+}
+
+void qrt_spool_recount(server_rec *s)
+{
+    qrt_spool_t *sp = spool_writer(s);
+    apr_int64_t n = 0, refused = 0;
+
+    if (sp && qrt_spool_count(sp, &n) == APR_SUCCESS
+        && qrt_spool_refused_count(sp, &refused) == APR_SUCCESS) {
+        __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
+        __atomic_store_n(&shared->refused, refused, __ATOMIC_RELAXED);
+    }
+}
+
+void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char *why)
+{
+    apr_int64_t n = 0, refused = 0;
+
+    if (!child.writer || b->n == 0) {
+        return;
+    }
+    if (qrt_spool_refuse(child.writer, b->seq[0], why, apr_time_sec(apr_time_now()))
+            != APR_SUCCESS
+        || qrt_spool_count(child.writer, &n) != APR_SUCCESS
+        || qrt_spool_refused_count(child.writer, &refused) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00141: cannot set a refused visit "
+                     "aside in the spool: %s (it is tried again)",
+                     qrt_spool_error(child.writer));
+        child.writer = NULL;
+        return;
+    }
+    __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
+    __atomic_store_n(&shared->refused, refused, __ATOMIC_RELAXED);
+    /* Each one said: a visit kept out of the reports is worth a line. */
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00139: the database refused spooled "
+                 "visit %" APR_INT64_T_FMT " (tracker %" APR_INT64_T_FMT ") %d times: %s; "
+                 "it is set aside in the spool %s (qrtrack-admin spool refused, then spool "
+                 "retry once the cause is mended), and the visits behind it go on",
+                 b->seq[0], b->visits[0].tracker_id, QRT_REPLAY_TRIES, why, spool_path);
     if (n == 0) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00117: the spool is empty: "
                      "every spooled visit is in the database");

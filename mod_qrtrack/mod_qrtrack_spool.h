@@ -15,6 +15,7 @@ typedef struct {
 typedef struct {
     int enabled, reachable;
     apr_uint64_t spooled, replayed, spooled_total, snapshot_answers, snapshot_writes;
+    apr_uint64_t refused;           /* visits set aside, refused for good */
 } qrt_spool_status_t;
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s);
@@ -42,5 +43,13 @@ apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n);
 apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_batch_t *b);
 /* b is in the database now (recorded of them were new to it): out of the spool. */
 void qrt_spool_replayed(server_rec *s, const qrt_spool_batch_t *b, int recorded);
+/* Whether an idle writer is due to count the spool (every few seconds a process), and
+ * the count: visits put back by qrtrack-admin spool retry are then replayed without a
+ * restart. Under the writers' mutex. */
+int qrt_spool_recount_due(void);
+void qrt_spool_recount(server_rec *s);
+/* The database refused b's first visit for good (why: its error): set aside in the
+ * spool's refused visits, out of the way of those behind it. */
+void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char *why);
 
 #endif

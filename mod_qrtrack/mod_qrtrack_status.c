@@ -141,6 +141,9 @@ static int qrt_status_hook(request_rec *r, int flags)
                    "database", sp.replayed);
         status_num(a, r->pool, "SpoolVisitsTotal", "Visits spooled since start",
                    sp.spooled_total);
+        status_num(a, r->pool, "SpoolRefused", "Spooled visits the database refused for "
+                   "good, set aside in this node's spool (qrtrack-admin spool refused)",
+                   sp.refused);
         status_num(a, r->pool, "SnapshotAnswers", "Codes answered from the snapshot",
                    sp.snapshot_answers);
         status_num(a, r->pool, "SnapshotWrites", "Codes written to the snapshot",

@@ -132,6 +132,12 @@ void qrt_dialect_sqlite_tune(int own_connections);
  * or SQLite is not thread-safe). */
 struct sqlite3_stmt *qrt_dialect_sqlite_stmt(const apr_dbd_prepared_t *prep, int *nargs,
                                              const apr_dbd_type_e **types);
+/* Makes apr_dbd_sqlite3's statement, which it prepares with the legacy sqlite3_prepare
+ * (a change of the schema by any connection, an administrator's CREATE INDEX or DROP
+ * TRIGGER, leaves such a statement failing with SQLITE_SCHEMA for as long as its
+ * connection lives), one of sqlite3_prepare_v2, which SQLite prepares again by itself
+ * after such a change. Nothing when the self-check failed. */
+void qrt_dialect_sqlite_renew(apr_dbd_prepared_t *prep);
 /* For tests: what the self-check sees in place of apr_dbd_sqlite3's prepared
  * statement (0: the real layout; 1: a layout that does not match). */
 void qrt_dialect_sqlite_test_break(int broken);

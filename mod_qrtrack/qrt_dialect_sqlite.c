@@ -338,6 +338,29 @@ sqlite3_stmt *qrt_dialect_sqlite_stmt(const apr_dbd_prepared_t *prep, int *nargs
     return sp->stmt;
 }
 
+void qrt_dialect_sqlite_renew(apr_dbd_prepared_t *prep)
+{
+    sqlite_prep *sp = (sqlite_prep *)prep;
+    sqlite3_stmt *fresh = NULL;
+
+    if (__atomic_load_n(&check_state, __ATOMIC_ACQUIRE) == 0) {
+        qrt_dialect_sqlite_check();
+    }
+    if (__atomic_load_n(&check_state, __ATOMIC_ACQUIRE) < 0 || !sp || !sp->stmt
+        || !sqlite3_sql(sp->stmt)) {
+        return;
+    }
+    /* (the driver's record points at sp: it finalizes the new one when it closes) */
+    if (sqlite3_prepare_v2(sqlite3_db_handle(sp->stmt), sqlite3_sql(sp->stmt), -1, &fresh,
+                           NULL) == SQLITE_OK && fresh) {
+        sqlite3_finalize(sp->stmt);
+        sp->stmt = fresh;
+    }
+    else {
+        sqlite3_finalize(fresh);
+    }
+}
+
 void qrt_dialect_sqlite_test_break(int broken)
 {
     pthread_mutex_lock(&check_lock);

@@ -1,7 +1,7 @@
 /* qrt_spool: the node's spool of visits and snapshot of codes (see qrt_spool.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -28,6 +28,8 @@ static const char *const spool_schema[] = {
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS visits (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
     "data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS refused (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, "
+    "why TEXT NOT NULL, at INTEGER NOT NULL)",
     NULL
 };
 
@@ -344,6 +346,123 @@ apr_status_t qrt_spool_drop(qrt_spool_t *s, apr_int64_t upto)
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? APR_SUCCESS : spool_fail(s, "drop");
+}
+
+/* ---- visits the database refused for good ------------------------------------------ */
+
+static apr_status_t spool_change(qrt_spool_t *s, const char *sql, const char *t, ...);
+
+apr_status_t qrt_spool_refuse(qrt_spool_t *s, apr_int64_t seq, const char *why,
+                              apr_int64_t at)
+{
+    if (spool_exec(s, "BEGIN IMMEDIATE") != SQLITE_OK) {
+        return spool_fail(s, "begin");
+    }
+    if (spool_change(s, "INSERT OR REPLACE INTO refused (seq, data, why, at) SELECT seq, "
+                        "data, ?, ? FROM visits WHERE seq = ?", "sll", why ? why : "", at, seq)
+            != APR_SUCCESS
+        || spool_change(s, "DELETE FROM visits WHERE seq = ?", "l", seq) != APR_SUCCESS
+        || (spool_exec(s, "COMMIT") != SQLITE_OK && spool_fail(s, "commit"))) {
+        spool_exec(s, "ROLLBACK");
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_spool_refused_count(qrt_spool_t *s, apr_int64_t *n)
+{
+    return spool_int(s, "SELECT COUNT(*) FROM refused", NULL, n);
+}
+
+apr_status_t qrt_spool_refused_each(qrt_spool_t *s, apr_pool_t *p, qrt_spool_refused_fn *fn,
+                                    void *ctx)
+{
+    sqlite3_stmt *st = spool_prepare(s, "SELECT seq, data, why, at FROM refused ORDER BY seq");
+    apr_pool_t *rp;
+    apr_status_t rv = APR_SUCCESS;
+    int rc;
+
+    if (!st) {
+        return APR_EGENERAL;
+    }
+    apr_pool_create(&rp, p);
+    while (rv == APR_SUCCESS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const void *data = sqlite3_column_blob(st, 1);
+        const char *why = (const char *)sqlite3_column_text(st, 2);
+        qrt_visit_t v;
+
+        apr_pool_clear(rp);
+        if (!data || qrt_visit_unpack_any(rp, data, (apr_size_t)sqlite3_column_bytes(st, 1),
+                                          &v) != 0) {
+            apr_snprintf(s->error, sizeof(s->error), "refused visit %lld cannot be read "
+                         "back", (long long)sqlite3_column_int64(st, 0));
+            rv = APR_EGENERAL;
+            break;
+        }
+        rv = fn(ctx, sqlite3_column_int64(st, 0), &v, why ? why : "",
+                sqlite3_column_int64(st, 3));
+    }
+    if (rv == APR_SUCCESS && rc != SQLITE_DONE) {
+        rv = spool_fail(s, "refused");
+    }
+    sqlite3_finalize(st);
+    apr_pool_destroy(rp);
+    return rv;
+}
+
+apr_status_t qrt_spool_refused_retry(qrt_spool_t *s, apr_int64_t *n)
+{
+    *n = 0;
+    if (spool_exec(s, "BEGIN IMMEDIATE") != SQLITE_OK) {
+        return spool_fail(s, "begin");
+    }
+    if (spool_change(s, "INSERT INTO visits (data) SELECT data FROM refused ORDER BY seq", "")
+        != APR_SUCCESS) {
+        spool_exec(s, "ROLLBACK");
+        return APR_EGENERAL;
+    }
+    *n = sqlite3_changes(s->db);
+    if (spool_change(s, "DELETE FROM refused", "") != APR_SUCCESS
+        || (spool_exec(s, "COMMIT") != SQLITE_OK && spool_fail(s, "commit"))) {
+        spool_exec(s, "ROLLBACK");
+        *n = 0;
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+/* ---- the replay's way past a refused visit ------------------------------------------- */
+
+void qrt_replay_init(qrt_replay_t *r, int max)
+{
+    memset(r, 0, sizeof(*r));
+    r->max = r->size = max > 0 ? max : 1;
+}
+
+void qrt_replay_ok(qrt_replay_t *r)
+{
+    r->head = 0;
+    r->head_fails = 0;
+    r->size = r->size > r->max / 2 ? r->max : r->size * 2;
+}
+
+qrt_replay_act_t qrt_replay_refused(qrt_replay_t *r, apr_int64_t seq, int n)
+{
+    if (n > 1) {
+        r->size = n / 2;
+        return QRT_REPLAY_SMALLER;
+    }
+    r->size = 1;
+    if (r->head != seq) {
+        r->head = seq;
+        r->head_fails = 0;
+    }
+    if (++r->head_fails < QRT_REPLAY_TRIES) {
+        return QRT_REPLAY_PAUSE;
+    }
+    r->head = 0;
+    r->head_fails = 0;
+    return QRT_REPLAY_REFUSE;
 }
 
 /* ---- the snapshot ------------------------------------------------------------------ */

@@ -56,6 +56,46 @@ apr_status_t qrt_spool_peek(qrt_spool_t *s, apr_pool_t *p, int max, apr_int64_t 
 /* Deletes the visits up to sequence number upto (included). */
 apr_status_t qrt_spool_drop(qrt_spool_t *s, apr_int64_t upto);
 
+/* ---- visits the database refused for good ----------------------------------------- */
+
+/* Moves visit seq out of the spool into its refused visits, with why (the database's
+ * error) and at (seconds since 1970), in one durable transaction. */
+apr_status_t qrt_spool_refuse(qrt_spool_t *s, apr_int64_t seq, const char *why,
+                              apr_int64_t at);
+/* Refused visits kept. */
+apr_status_t qrt_spool_refused_count(qrt_spool_t *s, apr_int64_t *n);
+/* Calls fn on each refused visit, oldest first (what fn gets lives until the next call;
+ * a status other than APR_SUCCESS stops the walk and is returned). */
+typedef apr_status_t qrt_spool_refused_fn(void *ctx, apr_int64_t seq, const qrt_visit_t *v,
+                                          const char *why, apr_int64_t at);
+apr_status_t qrt_spool_refused_each(qrt_spool_t *s, apr_pool_t *p, qrt_spool_refused_fn *fn,
+                                    void *ctx);
+/* Moves every refused visit back to the end of the spool, in their order, with new
+ * sequence numbers (the database's mark of this node may have passed the old ones);
+ * *n how many. */
+apr_status_t qrt_spool_refused_retry(qrt_spool_t *s, apr_int64_t *n);
+
+/* ---- the replay's way past a visit the database refuses ------------------------------ */
+
+/* How many visits the next replay takes, and what to do when the database refuses a
+ * replay's rows (qrt_db_refuses_rows): a batch is halved until the visit it refuses is
+ * alone at the head, which is set aside once it was refused QRT_REPLAY_TRIES times in a
+ * row (a replay a second apart); the batches then grow back. */
+#define QRT_REPLAY_TRIES 3
+typedef struct {
+    int max, size;
+    apr_int64_t head;           /* the visit refused alone, and how many times */
+    int head_fails;
+} qrt_replay_t;
+typedef enum { QRT_REPLAY_PAUSE, QRT_REPLAY_SMALLER, QRT_REPLAY_REFUSE } qrt_replay_act_t;
+void qrt_replay_init(qrt_replay_t *r, int max);
+/* The replay of r->size visits went in. */
+void qrt_replay_ok(qrt_replay_t *r);
+/* The database refused the rows of a replay of n visits, the first of them seq:
+ * SMALLER (take r->size now), PAUSE (the head alone: try it again after the pause),
+ * or REFUSE (set the head aside). */
+qrt_replay_act_t qrt_replay_refused(qrt_replay_t *r, apr_int64_t seq, int n);
+
 /* ---- the snapshot ----------------------------------------------------------------- */
 
 /* APR_NOTFOUND when code is not in the snapshot. *route: the routing as

@@ -117,6 +117,34 @@ int qrt_db_locked(const qrt_db_t *db)
     return e && (strstr(e, "database is locked") || strstr(e, " 55P03:"));
 }
 
+int qrt_db_refuses_rows(const qrt_db_t *db)
+{
+    const char *e = db->error, *c;
+
+    if (!e) {
+        return 0;
+    }
+    if (strstr(e, "constraint failed") || strstr(e, "datatype mismatch")
+        || strstr(e, "string or blob too big")) {
+        return 1;
+    }
+    /* PQERRORS_VERBOSE: the SQLSTATE after the severity (" 23505:"), in any language:
+     * the first word of five digits and capitals, one a digit at least, before a colon */
+    for (c = strchr(e, ' '); c; c = strchr(c + 1, ' ')) {
+        int i, digits = 0;
+
+        for (i = 1; i <= 5 && ((c[i] >= '0' && c[i] <= '9') || (c[i] >= 'A' && c[i] <= 'Z'));
+             i++) {
+            digits += c[i] <= '9';
+        }
+        if (i == 6 && c[6] == ':' && digits) {
+            return !strncmp(c + 1, "22", 2) || !strncmp(c + 1, "23", 2)
+                   || !strncmp(c + 1, "P0001", 5);
+        }
+    }
+    return 0;
+}
+
 typedef struct {
     const char *label;
     const char *sql;
@@ -143,6 +171,19 @@ static const char *store_sql_of(qrt_db_t *db, apr_pool_t *p, const char *label)
     }
     qrt_store_each_statement(qrt_dialect_of(db->driver), store_find_one, &f);
     return f.sql && rows ? qrt_db_sql_rows(p, f.sql, atoi(rows + 1)) : f.sql;
+}
+
+/* apr_dbd_prepare, and on SQLite a statement that outlives a change of the schema made
+ * elsewhere (qrt_dialect_sqlite_renew). */
+static int store_prepare(qrt_db_t *db, apr_pool_t *p, const char *sql, const char *label,
+                         apr_dbd_prepared_t **stmt)
+{
+    int rv = apr_dbd_prepare(db->driver, p, db->handle, sql, label, stmt);
+
+    if (rv == 0 && *stmt && qrt_dialect_embedded(db->driver)) {
+        qrt_dialect_sqlite_renew(*stmt);
+    }
+    return rv;
 }
 
 /* PostgreSQL: apr_dbd's check of a pooled connection re-opens a lost one in place
@@ -185,7 +226,7 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
         apr_dbd_prepared_t *stmt = NULL;
 
         if (sql) {
-            apr_dbd_prepare(db->driver, p, db->handle, sql, label, &stmt);
+            store_prepare(db, p, sql, label, &stmt);
         }
     }
     db->error = error;
@@ -243,7 +284,7 @@ static void store_prepare_one(void *ctx, const char *label, const char *sql)
     if (c->err || apr_hash_get(c->db->prepared, label, APR_HASH_KEY_STRING)) {
         return;
     }
-    rv = apr_dbd_prepare(c->db->driver, c->p, c->db->handle, sql, label, &stmt);
+    rv = store_prepare(c->db, c->p, sql, label, &stmt);
     if (rv != 0) {
         c->err = apr_psprintf(c->p, "cannot prepare %s: %s", label,
                               apr_dbd_error(c->db->driver, c->db->handle, rv));
@@ -313,7 +354,7 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
         db->error = apr_psprintf(p, "no statement %s", label);
         return NULL;
     }
-    rv = apr_dbd_prepare(db->driver, cp, db->handle, sql, label, &stmt);
+    rv = store_prepare(db, cp, sql, label, &stmt);
     if (rv != 0 || !stmt) {
         db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
                                  apr_dbd_error(db->driver, db->handle, rv));
@@ -323,7 +364,7 @@ static apr_dbd_prepared_t *store_stmt(qrt_db_t *db, apr_pool_t *p, const char *l
             return NULL;
         }
         stmt = NULL;
-        rv = apr_dbd_prepare(db->driver, cp, db->handle, sql, label, &stmt);
+        rv = store_prepare(db, cp, sql, label, &stmt);
         if (rv != 0 || !stmt) {
             db->error = apr_psprintf(p, "cannot prepare %s: %s", label,
                                      apr_dbd_error(db->driver, db->handle, rv));

@@ -102,6 +102,13 @@ int qrt_db_refuses_writes(const qrt_db_t *db);
  * or ALTER TABLE, a row an open transaction holds). Nothing of the transaction was
  * recorded; it may go through later. */
 int qrt_db_locked(const qrt_db_t *db);
+/* 1 when db's last error says the statement's own rows were refused, which trying again
+ * will not change: PostgreSQL's data exceptions (class 22), integrity constraint
+ * violations (class 23) and a trigger's RAISE EXCEPTION (P0001); SQLite's failed
+ * constraints (a trigger's RAISE(ABORT) among them only when its message says so),
+ * datatype mismatches and values too big. Not a lock, a lost connection, a missing table
+ * or any other fault of the database itself. */
+int qrt_db_refuses_rows(const qrt_db_t *db);
 /* Taken first by every transaction that writes visits, counters or report
  * aggregates: their writers follow one another across all the nodes that share a
  * PostgreSQL database (an advisory lock held to the end of the transaction), so

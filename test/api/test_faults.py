@@ -1,6 +1,7 @@
 """Faults under load cost nothing acknowledged and end on their own: every 302 has its
 visit, and the service comes back without a restart."""
 import collections
+import json
 import os
 import pwd
 import shutil
@@ -11,6 +12,7 @@ import threading
 import time
 
 import pytest
+import requests
 
 from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
 from lib import webhooks as wh
@@ -278,3 +280,157 @@ def test_a_full_disk_answers_503_and_service_returns_under_load_once_space_is_fr
         srv.cleanup()
         Tmpfs.umount(mnt)
         shutil.rmtree(srv.dir, ignore_errors=True)
+
+
+class RefusingLock:
+    """Another program holds the database's write lock and, in the same transaction,
+    makes the database refuse every new visit of one tracker (a constraint, enforced by a
+    trigger, as an administrator's rule might be); release() commits it."""
+
+    def __init__(self, srv, tracker):
+        self.release_ev = threading.Event()
+        got = threading.Event()
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(srv, tracker, got))
+        self.thread.start()
+        assert got.wait(30), "the outside lock was never granted: %s" % self.error
+
+    def _run(self, srv, tracker, got):
+        try:
+            if srv.backend == "pgsql":
+                import psycopg2
+                pg = pg_cluster()
+                con = psycopg2.connect(host="127.0.0.1", port=pg.port, user=pg.user,
+                                       dbname=srv.dbname)
+                cur = con.cursor()
+                cur.execute("LOCK TABLE visit_rows IN EXCLUSIVE MODE")
+                cur.execute("CREATE FUNCTION refuse_tracker() RETURNS trigger LANGUAGE plpgsql "
+                            "AS $$ BEGIN IF NEW.tracker_id = %d THEN RAISE EXCEPTION "
+                            "'no visits of tracker %%', NEW.tracker_id USING ERRCODE = "
+                            "'check_violation'; END IF; RETURN NEW; END $$" % tracker)
+                cur.execute("CREATE TRIGGER refuse_tracker BEFORE INSERT ON visit_rows FOR "
+                            "EACH ROW EXECUTE FUNCTION refuse_tracker()")
+            else:
+                con = sqlite3.connect(srv.db, isolation_level=None, timeout=10)
+                cur = con.cursor()
+                cur.execute("BEGIN IMMEDIATE")
+                cur.execute("CREATE TABLE refuse_seven (x INTEGER CHECK (x <> 7))")
+                cur.execute("CREATE TRIGGER refuse_tracker BEFORE INSERT ON visit_rows WHEN "
+                            "NEW.tracker_id = %d BEGIN INSERT INTO refuse_seven VALUES (7); "
+                            "END" % tracker)
+            got.set()
+            self.release_ev.wait(120)
+            con.commit() if srv.backend == "pgsql" else cur.execute("COMMIT")
+            con.close()
+        except Exception as e:  # (said by the constructor's assertion)
+            self.error = e
+            got.set()
+
+    def release(self):
+        self.release_ev.set()
+        self.thread.join(60)
+        assert self.error is None, self.error
+
+
+def test_a_spooled_visit_the_database_refuses_is_set_aside_and_the_spool_goes_on():
+    """Visits spooled while a lock was held elsewhere, one of which the database then
+    refuses for good (a constraint on its tracker's rows): the others, before and behind
+    it, are replayed; the refused one is set aside in the node's spool, said in the error
+    log and counted by mod_status, and listed by `qrtrack-admin spool refused`; once the
+    constraint is gone, `spool retry` puts it back and the running server records it,
+    once. Before, it was tried every second for ever and held every visit behind it."""
+    srv = start_server(extra="QRTrackScanWait 2\n" + wh.STATUS_CONF % apxs("LIBEXECDIR"),
+                       accounts=[("acme", "professional")])
+    spool = os.path.join(srv.dir, "qrtrack-spool.db")
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            good = a.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
+            bad = a.post("/tracker", json={"redirect_url": "https://example.com/b"}).json()
+
+            def scan(t):
+                r = requests.get("%s/q/%s" % (srv.base, t["code"]), allow_redirects=False,
+                                 headers={"User-Agent": "Mozilla/5.0 (iPhone)"}, timeout=30)
+                assert r.status_code == 302, (r.status_code, r.text)
+
+            def count(t):
+                return int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                                   % t["tracker_id"]).strip())
+
+            scan(good)
+            scan(bad)
+            lock = RefusingLock(srv, bad["tracker_id"])
+            try:
+                # The first waits for the lock, then goes to the spool; the rest behind it.
+                for t in (good, good, bad, good, good):
+                    scan(t)
+                assert qrtrack_status(srv)["QRTrackSpoolVisits"] == "5"
+            finally:
+                lock.release()
+            wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolVisits"] == "0", timeout=30,
+                       interval=0.2, what="the spool replayed past the refused visit")
+            assert count(good) == 5 and count(bad) == 1, (count(good), count(bad))
+            assert qrtrack_status(srv)["QRTrackSpoolRefused"] == "1"
+            assert a.get("/health").json()["scans"] == "ok"
+            log = srv.error_log()
+            assert log.count("QRT00139") == 1, log[-3000:]
+            assert "tracker %d" % bad["tracker_id"] in log
+            out = srv.admin("spool", "refused", spool).stdout.splitlines()
+            assert len(out) == 1, out
+            v = json.loads(out[0])
+            assert v["tracker_id"] == bad["tracker_id"] and v["source"] == "scan"
+            assert v["user_agent"] == "Mozilla/5.0 (iPhone)" and v["bot"] is False
+            assert "constraint" in v["error"] or "23514" in v["error"], v["error"]
+            # Mended: put back, and recorded by the running server.
+            srv.sql("DROP TRIGGER refuse_tracker" + (" ON visit_rows" if srv.backend == "pgsql"
+                                                      else ""))
+            assert srv.admin("spool", "retry", spool).stdout.startswith("1 visits back")
+            wait_until(lambda: count(bad) == 2, timeout=30, interval=0.2,
+                       what="the visit put back recorded")
+            wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolRefused"] == "0", timeout=15,
+                       interval=0.2, what="no refused visit counted")
+            assert srv.admin("spool", "refused", spool).stdout == ""
+            assert count(good) == 5
+            # A wrong command says so; a file that is not there is not made.
+            assert srv.admin("spool", "list", spool, check=False).returncode == 2
+            assert srv.admin("spool", "refused", check=False).returncode == 2
+            p = srv.admin("spool", "refused", spool + ".none", check=False)
+            assert p.returncode == 1 and "no spool at" in p.stderr, p.stderr
+            assert not os.path.exists(spool + ".none")
+            r = a.get("/tracker/show/%d" % bad["tracker_id"])
+            assert r.status_code == 200 and r.json()["totalScans"] == 2, (r.text, srv.error_log()[-2000:])
+            assert not srv.crash_lines(), srv.error_log()
+    finally:
+        srv.cleanup()
+
+
+def test_a_change_of_the_schema_made_elsewhere_leaves_every_connection_answering():
+    """An administrator changes the database's schema while the server runs (an index
+    for a BI tool's query, a trigger added then dropped): the API, the scans and the
+    reports go on answering on the connections that prepared their statements before.
+    On SQLite apr_dbd's statements, prepared the legacy way, failed for good after such a
+    change (500 on every request of those connections until they closed)."""
+    srv = start_server(extra="QRTrackRateLimit 0\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/s"}).json()
+
+            def rounds():
+                for _ in range(12):
+                    r = requests.get("%s/q/%s" % (srv.base, t["code"]), allow_redirects=False,
+                                     timeout=30)
+                    assert r.status_code == 302, (r.status_code, r.text)
+                    for path in ("/tracker/show/%d" % t["tracker_id"], "/tracker",
+                                 "/visits/tracker/%d" % t["tracker_id"],
+                             "/tracker/analytics/%d" % t["tracker_id"]):
+                        r = a.get(path)
+                        assert r.status_code == 200, (path, r.text, srv.error_log()[-2000:])
+
+            rounds()
+            srv.sql("CREATE INDEX admin_bi ON trackers (redirect_url)")
+            rounds()
+            srv.sql("DROP INDEX admin_bi")
+            rounds()
+            assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 36
+            assert not srv.crash_lines(), srv.error_log()
+    finally:
+        srv.cleanup()

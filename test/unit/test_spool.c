@@ -115,6 +115,121 @@ START_TEST(sequence_numbers_are_never_reused_after_a_drop)
 }
 END_TEST
 
+typedef struct {
+    int n;
+    apr_int64_t seq[8], tracker[8], at[8];
+    char why[8][64];
+} refused_seen;
+
+static apr_status_t see_refused(void *ctx, apr_int64_t seq, const qrt_visit_t *v,
+                                const char *why, apr_int64_t at)
+{
+    refused_seen *r = ctx;
+
+    ck_assert_int_lt(r->n, 8);
+    ck_assert_str_eq(v->user_agent, "Mozilla/5.0 (iPhone)");
+    r->seq[r->n] = seq;
+    r->tracker[r->n] = v->tracker_id;
+    r->at[r->n] = at;
+    apr_cpystrn(r->why[r->n], why, sizeof(r->why[0]));
+    r->n++;
+    return APR_SUCCESS;
+}
+
+START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
+{
+    qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t in[4], *out;
+    apr_int64_t *seq, n, refused_seq, last;
+    refused_seen seen;
+    int i, got;
+
+    for (i = 0; i < 4; i++) {
+        in[i] = visit(20 + i, 2000 + i);
+    }
+    ck_assert_int_eq(qrt_spool_append(s, in, 4), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
+    refused_seq = seq[1];
+    last = seq[3];
+    ck_assert_int_eq(qrt_spool_refuse(s, refused_seq, "CHECK constraint failed", 1700000000),
+                     APR_SUCCESS);
+    /* out of the spool: the others come back, in order */
+    ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 3);
+    ck_assert_int_eq(out[0].tracker_id, 20);
+    ck_assert_int_eq(out[1].tracker_id, 22);
+    ck_assert_int_eq(out[2].tracker_id, 23);
+    /* kept with why and when */
+    ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    memset(&seen, 0, sizeof(seen));
+    ck_assert_int_eq(qrt_spool_refused_each(s, pool, see_refused, &seen), APR_SUCCESS);
+    ck_assert_int_eq(seen.n, 1);
+    ck_assert_int_eq(seen.seq[0], refused_seq);
+    ck_assert_int_eq(seen.tracker[0], 21);
+    ck_assert_int_eq(seen.at[0], 1700000000);
+    ck_assert_str_eq(seen.why[0], "CHECK constraint failed");
+    /* a refused visit survives the file's close */
+    s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    ck_assert_int_eq(qrt_spool_drop(s, last), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    /* put back: at the end, under a new sequence number (past the ones dropped, which
+     * the database's mark may have passed) */
+    ck_assert_int_eq(qrt_spool_append(s, in + 3, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_refused_retry(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 2);
+    ck_assert_int_eq(out[0].tracker_id, 23);
+    ck_assert_int_eq(out[1].tracker_id, 21);
+    ck_assert_int_eq(out[1].visitor, 77);
+    ck_assert_int_gt(seq[1], last);
+    ck_assert_int_eq(qrt_spool_refused_retry(s, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+START_TEST(a_replay_halves_down_to_the_refused_visit_then_grows_back)
+{
+    qrt_replay_t r;
+    int i;
+
+    qrt_replay_init(&r, 500);
+    ck_assert_int_eq(r.size, 500);
+    /* 500 refused: 250, 125, ... down to one */
+    ck_assert_int_eq(qrt_replay_refused(&r, 1, 500), QRT_REPLAY_SMALLER);
+    ck_assert_int_eq(r.size, 250);
+    qrt_replay_ok(&r);                  /* the first 250 went in */
+    ck_assert_int_eq(r.size, 500);
+    for (i = 0; r.size > 1; i++) {
+        ck_assert_int_eq(qrt_replay_refused(&r, 251, r.size), QRT_REPLAY_SMALLER);
+    }
+    ck_assert_int_eq(i, 8);
+    /* alone at the head: tried QRT_REPLAY_TRIES times, then set aside */
+    for (i = 1; i < QRT_REPLAY_TRIES; i++) {
+        ck_assert_int_eq(qrt_replay_refused(&r, 251, 1), QRT_REPLAY_PAUSE);
+    }
+    ck_assert_int_eq(qrt_replay_refused(&r, 251, 1), QRT_REPLAY_REFUSE);
+    /* the next head starts its count afresh, as does one after a success */
+    ck_assert_int_eq(qrt_replay_refused(&r, 252, 1), QRT_REPLAY_PAUSE);
+    qrt_replay_ok(&r);
+    ck_assert_int_eq(r.size, 2);
+    ck_assert_int_eq(qrt_replay_refused(&r, 252, 1), QRT_REPLAY_PAUSE);
+    ck_assert_int_eq(qrt_replay_refused(&r, 253, 1), QRT_REPLAY_PAUSE);
+    ck_assert_int_eq(qrt_replay_refused(&r, 253, 1), QRT_REPLAY_PAUSE);
+    ck_assert_int_eq(qrt_replay_refused(&r, 253, 1), QRT_REPLAY_REFUSE);
+    for (i = 0; i < 9; i++) {
+        qrt_replay_ok(&r);
+    }
+    ck_assert_int_eq(r.size, 500);
+}
+END_TEST
+
 START_TEST(the_node_id_is_made_once_and_kept)
 {
     apr_pool_t *p1, *p2;
@@ -268,6 +383,8 @@ static Suite *spool_suite(void)
     tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
     tcase_add_test(tc, visits_come_back_in_order_and_go_once_dropped);
     tcase_add_test(tc, sequence_numbers_are_never_reused_after_a_drop);
+    tcase_add_test(tc, a_refused_visit_is_set_aside_and_put_back_behind_the_others);
+    tcase_add_test(tc, a_replay_halves_down_to_the_refused_visit_then_grows_back);
     tcase_add_test(tc, the_node_id_is_made_once_and_kept);
     tcase_add_test(tc, an_append_survives_the_death_of_its_process);
     tcase_add_test(tc, files_are_made_0640_whatever_the_umask);
