@@ -136,6 +136,25 @@ static apr_status_t see_refused(void *ctx, apr_int64_t seq, const qrt_visit_t *v
     return APR_SUCCESS;
 }
 
+/* Asserts that s holds n visits, of trackers[0..n) in that order (sequence numbers in
+ * *seq). */
+static void spool_holds(qrt_spool_t *s, int n, const apr_int64_t *trackers,
+                        apr_int64_t **seq)
+{
+    qrt_visit_t *out;
+    apr_int64_t count;
+    int i, got;
+
+    ck_assert_int_eq(qrt_spool_count(s, &count), APR_SUCCESS);
+    ck_assert_int_eq(count, n);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, n + 1, seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, n);
+    for (i = 0; i < n; i++) {
+        ck_assert_int_eq(out[i].tracker_id, trackers[i]);
+        ck_assert_int_eq(out[i].visitor, 77);
+    }
+}
+
 START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
 {
     qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
@@ -154,13 +173,7 @@ START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
     ck_assert_int_eq(qrt_spool_refuse(s, refused_seq, "CHECK constraint failed", 1700000000),
                      APR_SUCCESS);
     /* out of the spool: the others come back, in order */
-    ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
-    ck_assert_int_eq(n, 3);
-    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
-    ck_assert_int_eq(got, 3);
-    ck_assert_int_eq(out[0].tracker_id, 20);
-    ck_assert_int_eq(out[1].tracker_id, 22);
-    ck_assert_int_eq(out[2].tracker_id, 23);
+    spool_holds(s, 3, (const apr_int64_t[]){ 20, 22, 23 }, &seq);
     /* kept with why and when */
     ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 1);
@@ -183,11 +196,7 @@ START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 0);
-    ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
-    ck_assert_int_eq(got, 2);
-    ck_assert_int_eq(out[0].tracker_id, 23);
-    ck_assert_int_eq(out[1].tracker_id, 21);
-    ck_assert_int_eq(out[1].visitor, 77);
+    spool_holds(s, 2, (const apr_int64_t[]){ 23, 21 }, &seq);
     ck_assert_int_gt(seq[1], last);
     ck_assert_int_eq(qrt_spool_refused_retry(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 0);
