@@ -96,7 +96,7 @@ static struct {
     apr_pool_t *writer_pool;
 } child;
 
-static qrt_log_throttle_t log_snap, log_spool, log_replay;
+static qrt_log_throttle_t log_snap, log_spool, log_replay, log_refused;
 
 int qrt_spool_enabled(void)
 {
@@ -530,6 +530,7 @@ void qrt_spool_recount(server_rec *s)
 void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char *why)
 {
     apr_int64_t n = 0, refused = 0;
+    apr_uint32_t more = 0;
 
     if (!child.writer || b->n == 0) {
         return;
@@ -546,12 +547,16 @@ void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char
     }
     __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
     __atomic_store_n(&shared->refused, refused, __ATOMIC_RELAXED);
-    /* Each one said: a visit kept out of the reports is worth a line. */
-    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00139: the database refused spooled "
-                 "visit %" APR_INT64_T_FMT " (tracker %" APR_INT64_T_FMT ") %d times: %s; "
-                 "it is set aside in the spool %s (qrtrack-admin spool refused, then spool "
-                 "retry once the cause is mended), and the visits behind it go on",
-                 b->seq[0], b->visits[0].tracker_id, QRT_REPLAY_TRIES, why, spool_path);
+    /* Rationed as the other failures are: a rule that refuses every visit would set
+     * each aside in turn (QRTrackSpoolRefused counts them all). */
+    if (qrt_log_due(&log_refused, &more)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00139: the database refused spooled "
+                     "visit %" APR_INT64_T_FMT " (tracker %" APR_INT64_T_FMT ") %d times: "
+                     "%s; it is set aside in the spool %s (qrtrack-admin spool refused, then "
+                     "spool retry once the cause is mended), and the visits behind it go on "
+                     "(and %u more set aside since this line was last logged)", b->seq[0],
+                     b->visits[0].tracker_id, QRT_REPLAY_TRIES, why, spool_path, more);
+    }
     if (n == 0) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00117: the spool is empty: "
                      "every spooled visit is in the database");
