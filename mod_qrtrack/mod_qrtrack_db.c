@@ -651,6 +651,35 @@ static restart_memo_t *memo_of_this_build(apr_pool_t *ptemp, server_rec *s, int 
     return m && m->build == qrt_schema_build_id() ? m : NULL;
 }
 
+/* 1 when this process's server went on without its database (QRT00133): what was
+ * checked then is this build's last check, so the schema is looked at again when the
+ * database answers (qrt_dbd_schema_recheck). Set in the parent, inherited by the
+ * children. */
+static int schema_unchecked;
+
+int qrt_dbd_schema_unchecked(void)
+{
+    return schema_unchecked;
+}
+
+const char *qrt_dbd_schema_recheck(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                                   apr_dbd_t *handle)
+{
+    int v;
+
+    if (!schema_unchecked) {
+        return NULL;
+    }
+    v = qrt_schema_version(p, driver, handle);
+    if (v == qrt_schema_latest()) {
+        schema_unchecked = 0;
+        return NULL;
+    }
+    return v < 0 ? "its schema version cannot be read"
+                 : apr_psprintf(p, "its schema is version %d, this build's is %d", v,
+                                qrt_schema_latest());
+}
+
 /* OK when a start may go on without the database (err: why it cannot be opened). */
 static int start_without_database(apr_pool_t *ptemp, server_rec *s,
                                   const qrt_dialect_t *dialect, const char *params,
@@ -665,6 +694,7 @@ static int start_without_database(apr_pool_t *ptemp, server_rec *s,
         return DECLINED;
     }
     visitor_key = m->key;
+    schema_unchecked = 1;
     /* Said once a start: httpd reads its configuration twice as it starts, and the second
      * pass meets the same (or finds the database back). */
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
@@ -701,6 +731,7 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     restart_memo_t *known = NULL;
     int from = 0, to = 0, first = 0;
 
+    schema_unchecked = 0;
     name = qrt_config()->dbd_driver;
     params = qrt_config()->dbd_params;
     if (!name || !params) {

@@ -14,6 +14,14 @@ int qrt_dbd_find_fns(server_rec *s);
 /* post_config (parent): DBDriver/DBDParams checked, the dialect's self-check logged,
  * the schema migrated and the visitor key read; OK or an error status. */
 int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s);
+/* Whether the server went on without its database as it started (QRT00133); then NULL
+ * once the database, answering again, has this build's schema (checked once a
+ * process), else why not, from p: until it has, the node stays on its snapshot and
+ * spool (the schema may have changed meanwhile: a restored backup, another node's
+ * upgrade). */
+int qrt_dbd_schema_unchecked(void);
+const char *qrt_dbd_schema_recheck(apr_pool_t *p, const apr_dbd_driver_t *driver,
+                                   apr_dbd_t *handle);
 /* mod_dbd's post_connect hook: tune, set up (statements prepared when needed), limit. */
 apr_status_t qrt_dbd_post_connect(apr_pool_t *p, dbd_cfg_t *cfg, ap_dbd_t *dbd);
 

@@ -96,7 +96,7 @@ static struct {
     apr_pool_t *writer_pool;
 } child;
 
-static qrt_log_throttle_t log_snap, log_spool, log_replay, log_refused;
+static qrt_log_throttle_t log_snap, log_spool, log_replay, log_refused, log_schema;
 
 int qrt_spool_enabled(void)
 {
@@ -746,7 +746,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
     apr_pool_t *top = data, *cp, *sp, *p;
     qrt_db_t *db = NULL;
     qrt_spool_t *snap = NULL;
-    const char *err = NULL;
+    const char *err = NULL, *why;
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-keeper", 0, 0, 0);
@@ -767,10 +767,24 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                 apr_dbd_close(db->driver, db->handle);
             }
             db = keeper_connect(cp, &err);
-            if (db && apr_dbd_check_conn(db->driver, p, db->handle) == APR_SUCCESS) {
+            why = NULL;
+            if (db && apr_dbd_check_conn(db->driver, p, db->handle) == APR_SUCCESS
+                && !(why = qrt_dbd_schema_recheck(p, db->driver, db->handle))) {
                 qrt_db_mark_up(child.s);
             }
             else if (db) {
+                apr_uint32_t more = 0;
+
+                if (why && qrt_log_due_every(&log_schema, QRT_LOG_QUIET, &more)) {
+                    ap_log_error(APLOG_MARK, APLOG_CRIT, 0, child.s, "QRT00142: the "
+                                 "database answers again, but %s: the server started "
+                                 "without it, and its schema changed meanwhile (a restored "
+                                 "backup, another node's upgrade). This node stays on its "
+                                 "snapshot and spool; restart the server (apachectl "
+                                 "graceful) to check and bring the schema up to date (and "
+                                 "%u more checks since this line was last logged)", why,
+                                 more);
+                }
                 apr_dbd_close(db->driver, db->handle);
                 db = NULL;
             }

@@ -407,6 +407,63 @@ def test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files(own_cl
 
 
 @pgsql_only
+def test_a_start_without_the_database_checks_its_schema_when_it_answers(own_cluster):
+    """A start while PostgreSQL cannot be reached goes on with what this build checked
+    last (QRT00133); the database's schema may change meanwhile (a restored backup,
+    another node's upgrade). When it answers again, its schema is checked before the node
+    leaves its snapshot and spool: while it is not this build's, scans keep their 302s and
+    their visits stay in the spool, and the error log says why (QRT00142); once it is,
+    the spool is replayed, every visit once. Before, the node went back on the database
+    unchecked."""
+    srv = None
+    try:
+        srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        srv.stop()
+        # Another build's migration, as far as this one can tell: a version past its own.
+        ours = int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip())
+        srv.sql("INSERT INTO qrt_schema (version) VALUES (%d)" % (ours + 1))
+        own_cluster.halt()
+        srv.start()
+        assert "QRT00133" in srv.error_log()
+        wait_until(lambda: requests.get(srv.base + "/api/health", timeout=10)
+                   .json()["scans"] == "spooling", timeout=30, interval=0.1,
+                   ignore=(requests.RequestException, ValueError), what="the node on its spool")
+        for c in codes * 2:
+            r = requests.get("%s/q/%s" % (srv.base, c), allow_redirects=False, timeout=30)
+            assert r.status_code == 302, (r.status_code, r.text)
+        own_cluster.start()
+        wait_until(lambda: "QRT00142" in srv.error_log(), timeout=30, interval=0.2,
+                   what="the schema's check said")
+        # The keeper probes each second: several probes, and the node stays off it.
+        time.sleep(3)
+        assert qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0"
+        assert qrtrack_status(srv)["QRTrackSpoolVisits"] == "4"
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 0
+        r = requests.get("%s/q/%s" % (srv.base, codes[0]), allow_redirects=False, timeout=30)
+        assert r.status_code == 302, (r.status_code, r.text)
+        line = [l for l in srv.error_log().splitlines() if "QRT00142" in l]
+        assert len(line) == 1 and "version %d, this build's is %d" % (ours + 1, ours) \
+            in line[0], line
+        # Mended (the backup's schema is this build's again): back on the database.
+        srv.sql("DELETE FROM qrt_schema WHERE version = %d" % (ours + 1))
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0", timeout=30,
+                   interval=0.1, what="the node back on the database, its spool replayed")
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 5
+        assert not srv.crash_lines(), srv.error_log()[-3000:]
+    finally:
+        if srv:
+            srv.cleanup()
+
+
+@pgsql_only
 def test_a_restart_under_a_lock_held_elsewhere_does_not_wait_for_it():
     """A graceful restart while another program holds the trackers and visits locked
     (ALTER TABLE, VACUUM FULL, an open transaction): the parent's check of the database
