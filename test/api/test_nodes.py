@@ -9,18 +9,14 @@ one visitor's scans spread over both nodes at once stay exact (scans, unique
 visitors, reports), every scan gets its 302 and no transaction is lost to a deadlock.
 """
 import concurrent.futures
-import json
-import os
 import time
 
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Memcached, Server, apxs
+from conftest import BACKEND, Api, Memcached, Server
 from lib import pg as pglib
-from lib import webhooks as wh
-from lib.refuse import RefusingLock
-from lib.server import qrtrack_status, snapshot_codes
+from lib.server import snapshot_codes
 from lib.wait import wait_until
 
 pytestmark = pytest.mark.skipif(
@@ -419,60 +415,3 @@ def test_a_read_token_is_refused_on_both_nodes(nodes):
                 r = s.request(method, path, json={"redirect_url": "https://example.com/x"})
                 assert r.status_code == 403 and r.json() == {"message": "This token is read-only."}
 
-
-def test_each_node_sets_aside_the_visits_the_database_refuses_and_replays_the_rest():
-    """Two nodes spool while a lock is held elsewhere, and the database then refuses one
-    tracker's visits for good: each node replays its other visits, before and behind
-    the refused ones, sets its own refused visits aside in its own spool, and puts them
-    back with `qrtrack-admin spool retry` once the cause is mended; every visit is
-    recorded once."""
-    conf = "QRTrackScanWait 2\n" + wh.STATUS_CONF % apxs("LIBEXECDIR")
-    a = b = None
-    try:
-        a = Server(extra=conf, loglevel="info")
-        a.admin("init")
-        a.account("acme")
-        a.start()
-        b = Server(extra=conf, shared_db=a, loglevel="info")
-        b.start()
-        with Api(a, a.token("acme")) as s:
-            good = s.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
-            bad = s.post("/tracker", json={"redirect_url": "https://example.com/b"}).json()
-
-        def count(t):
-            return int(a.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
-                             % t["tracker_id"]).strip())
-
-        for node in (a, b):
-            for t in (good, bad):
-                assert scan(node, t["code"]).status_code == 302
-        lock = RefusingLock(a, bad["tracker_id"])
-        try:
-            for node in (a, b):
-                for t in (good, bad, good):
-                    assert scan(node, t["code"]).status_code == 302
-            for node in (a, b):
-                assert qrtrack_status(node)["QRTrackSpoolVisits"] == "3"
-        finally:
-            lock.release()
-        for node in (a, b):
-            wait_until(lambda: qrtrack_status(node)["QRTrackSpoolVisits"] == "0", timeout=30,
-                       interval=0.2, what="the node's spool replayed past its refused visit")
-            assert qrtrack_status(node)["QRTrackSpoolRefused"] == "1"
-        assert count(good) == 6 and count(bad) == 2, (count(good), count(bad))
-        a.sql("DROP TRIGGER refuse_tracker ON visit_rows")
-        for node in (a, b):
-            spool = os.path.join(node.dir, "qrtrack-spool.db")
-            out = [json.loads(l) for l in node.admin("spool", "refused", spool).stdout
-                                                                       .splitlines()]
-            assert [v["tracker_id"] for v in out] == [bad["tracker_id"]], out
-            assert node.admin("spool", "retry", spool).stdout.startswith("1 visits back")
-        wait_until(lambda: count(bad) == 4, timeout=30, interval=0.2,
-                   what="both nodes' visits put back recorded")
-        assert count(good) == 6
-        for node in (a, b):
-            assert not node.crash_lines(), node.error_log()
-    finally:
-        for srv in (b, a):
-            if srv:
-                srv.cleanup()

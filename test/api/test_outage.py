@@ -7,6 +7,7 @@ the spool is replayed into the database in order, each visit exactly once, so
 counters and unique visitors come out as if nothing had happened. An unknown code
 answers 503 meanwhile (the snapshot cannot prove it does not exist), the API 503, and
 the error log says so a few times, not once per request."""
+import json
 import os
 import pwd
 import signal
@@ -24,6 +25,7 @@ from lib.disk import Tmpfs, free_bytes
 from conftest import Api, BACKEND, Server, started
 from lib.env import HTTPD, PSQL
 from lib.wait import wait_until
+from lib.refuse import RefusingLock
 from lib.server import qrtrack_status, snapshot_codes
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -107,6 +109,21 @@ def started_with_status():
     srv.admin("init")
     srv.account("acme")
     return srv.start()
+
+
+def node_with_codes(n):
+    """started_with_status(), a token of acme and the codes of n trackers, once the node's
+    snapshot has them: (node, token, codes); the node is cleaned up if that fails."""
+    srv = started_with_status()
+    try:
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, n)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+    except BaseException:
+        srv.cleanup()
+        raise
+    return srv, tok, codes
 
 
 def two_nodes_with_codes(n):
@@ -350,16 +367,8 @@ def test_a_first_start_while_the_database_is_away_runs_on_the_nodes_files(own_cl
     """A start (a reboot, `systemctl start`) while PostgreSQL cannot be reached: the build
     that checked the schema last, as the node's private file says, starts as in an outage
     (before, httpd refused to start); another build's file is not enough."""
-    srv = None
+    srv, tok, codes = node_with_codes(3)
     try:
-        srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
-        tok = srv.token("acme")
-        codes = [t["code"] for t in make_trackers(srv, tok, 3)]
-        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
-                   what="the node's snapshot of the codes")
         memo = os.path.join(srv.dir, "qrtrack-start.memo")
         st = os.stat(memo)
         assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
@@ -415,16 +424,8 @@ def test_a_start_without_the_database_checks_its_schema_when_it_answers(own_clus
     their visits stay in the spool, and the error log says why (QRT00142); once it is,
     the spool is replayed, every visit once. Before, the node went back on the database
     unchecked."""
-    srv = None
+    srv, tok, codes = node_with_codes(2)
     try:
-        srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
-        tok = srv.token("acme")
-        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
-        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
-                   what="the node's snapshot of the codes")
         srv.stop()
         # Another build's migration, as far as this one can tell: a version past its own.
         ours = int(srv.sql("SELECT MAX(version) FROM qrt_schema").strip())
@@ -1033,3 +1034,59 @@ def test_damaged_spool_and_snapshot_files_are_set_aside_and_made_anew():
         assert not srv.crash_lines(), srv.error_log()
     finally:
         srv.cleanup()
+
+
+@pgsql_only
+def test_each_node_sets_aside_the_visits_the_database_refuses_and_replays_the_rest():
+    """Two nodes spool while a lock is held elsewhere, and the database then refuses one
+    tracker's visits for good: each node replays its other visits, before and behind
+    the refused ones, sets its own refused visits aside in its own spool, and puts them
+    back with `qrtrack-admin spool retry` once the cause is mended; every visit is
+    recorded once."""
+    a, b, tok = two_nodes("QRTrackScanWait 2\n")
+    try:
+        with Api(a, tok) as s:
+            good = s.post("/tracker", json={"redirect_url": "https://example.com/g"}).json()
+            bad = s.post("/tracker", json={"redirect_url": "https://example.com/b"}).json()
+
+        def count(t):
+            return int(a.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
+                             % t["tracker_id"]).strip())
+
+        def scan(node, t):
+            r = requests.get("%s/q/%s" % (node.base, t["code"]), allow_redirects=False,
+                             timeout=30)
+            assert r.status_code == 302, (r.status_code, r.text)
+
+        for node in (a, b):
+            for t in (good, bad):
+                scan(node, t)
+        lock = RefusingLock(a, bad["tracker_id"])
+        try:
+            for node in (a, b):
+                for t in (good, bad, good):
+                    scan(node, t)
+            for node in (a, b):
+                assert qrtrack_status(node)["QRTrackSpoolVisits"] == "3"
+        finally:
+            lock.release()
+        for node in (a, b):
+            wait_until(lambda: qrtrack_status(node)["QRTrackSpoolVisits"] == "0", timeout=30,
+                       interval=0.2, what="the node's spool replayed past its refused visit")
+            assert qrtrack_status(node)["QRTrackSpoolRefused"] == "1"
+        assert count(good) == 6 and count(bad) == 2, (count(good), count(bad))
+        a.sql("DROP TRIGGER refuse_tracker ON visit_rows")
+        for node in (a, b):
+            spool = os.path.join(node.dir, "qrtrack-spool.db")
+            out = [json.loads(l) for l in node.admin("spool", "refused", spool).stdout
+                                                                       .splitlines()]
+            assert [v["tracker_id"] for v in out] == [bad["tracker_id"]], out
+            assert node.admin("spool", "retry", spool).stdout.startswith("1 visits back")
+        wait_until(lambda: count(bad) == 4, timeout=30, interval=0.2,
+                   what="both nodes' visits put back recorded")
+        assert count(good) == 6
+        for node in (a, b):
+            assert not node.crash_lines(), node.error_log()
+    finally:
+        for srv in (b, a):
+            srv.cleanup()
