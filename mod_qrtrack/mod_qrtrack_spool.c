@@ -518,8 +518,19 @@ int qrt_spool_recount_due(void)
 void qrt_spool_recount(server_rec *s)
 {
     qrt_spool_t *sp = spool_writer(s);
-    apr_int64_t n = 0, refused = 0;
+    apr_int64_t n = 0, refused = 0, gone = 0;
+    int days = qrt_config()->visit_retention;
 
+    /* Refused visits kept no longer than the retention lets visits keep their
+     * visitors' details (they are not in the database for its purge to erase). */
+    if (sp && days > 0
+        && qrt_spool_refused_expire(sp, apr_time_sec(apr_time_now()) - (apr_int64_t)days
+                                        * 86400, &gone) == APR_SUCCESS
+        && gone > 0) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "QRT00143: %" APR_INT64_T_FMT
+                     " refused visits set aside more than QRTrackVisitRetention (%d days) "
+                     "ago deleted from the spool %s", gone, days, spool_path);
+    }
     if (sp && qrt_spool_count(sp, &n) == APR_SUCCESS
         && qrt_spool_refused_count(sp, &refused) == APR_SUCCESS) {
         __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);

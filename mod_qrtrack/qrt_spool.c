@@ -410,6 +410,16 @@ apr_status_t qrt_spool_refused_each(qrt_spool_t *s, apr_pool_t *p, qrt_spool_ref
     return rv;
 }
 
+apr_status_t qrt_spool_refused_expire(qrt_spool_t *s, apr_int64_t before, apr_int64_t *n)
+{
+    *n = 0;
+    if (spool_change(s, "DELETE FROM refused WHERE at < ?", "l", before) != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    *n = sqlite3_changes(s->db);
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_spool_refused_retry(qrt_spool_t *s, apr_int64_t *n)
 {
     *n = 0;

@@ -70,6 +70,10 @@ typedef apr_status_t qrt_spool_refused_fn(void *ctx, apr_int64_t seq, const qrt_
                                           const char *why, apr_int64_t at);
 apr_status_t qrt_spool_refused_each(qrt_spool_t *s, apr_pool_t *p, qrt_spool_refused_fn *fn,
                                     void *ctx);
+/* Deletes the refused visits set aside before `before` (seconds since 1970): they hold
+ * their visitors' addresses and user agents, which QRTrackVisitRetention bounds; *n how
+ * many. */
+apr_status_t qrt_spool_refused_expire(qrt_spool_t *s, apr_int64_t before, apr_int64_t *n);
 /* Moves every refused visit back to the end of the spool, in their order, with new
  * sequence numbers (the database's mark of this node may have passed the old ones);
  * *n how many. */

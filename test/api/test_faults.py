@@ -287,11 +287,11 @@ def test_a_spooled_visit_the_database_refuses_is_set_aside_and_the_spool_goes_on
     """Visits spooled while a lock was held elsewhere, one of which the database then
     refuses for good (a constraint on its tracker's rows): the others, before and behind
     it, are replayed; the refused one is set aside in the node's spool, said in the error
-    log and counted by mod_status, and listed by `qrtrack-admin spool refused`; once the
-    constraint is gone, `spool retry` puts it back and the running server records it,
-    once. Before, it was tried every second for ever and held every visit behind it."""
-    srv = start_server(extra="QRTrackScanWait 2\n" + wh.STATUS_CONF % apxs("LIBEXECDIR"),
-                       accounts=[("acme", "professional")])
+    log and counted by mod_status, and listed by `qrtrack-admin spool refused`; one kept
+    past QRTrackVisitRetention is deleted; once the constraint is gone, `spool retry`
+    puts the other back and the running server records it, once. Before, it was tried every second for ever and held every visit behind it."""
+    srv = start_server(extra="QRTrackScanWait 2\nQRTrackVisitRetention 30\n"
+                       + wh.STATUS_CONF % apxs("LIBEXECDIR"), accounts=[("acme", "professional")])
     spool = os.path.join(srv.dir, "qrtrack-spool.db")
     try:
         with Api(srv, srv.token("acme")) as a:
@@ -332,11 +332,20 @@ def test_a_spooled_visit_the_database_refuses_is_set_aside_and_the_spool_goes_on
                 assert v["tracker_id"] == bad["tracker_id"] and v["source"] == "scan"
                 assert v["user_agent"] == "Mozilla/5.0 (iPhone)" and v["bot"] is False
                 assert "constraint" in v["error"] or "23514" in v["error"], v["error"]
+            # One kept past QRTrackVisitRetention (it holds its visitor's details): deleted.
+            subprocess.run(srv.as_user + ["sqlite3", "-cmd", ".timeout 10000", spool,
+                                          "UPDATE refused SET at = at - 31 * 86400 WHERE seq = "
+                                          "(SELECT MIN(seq) FROM refused)"], check=True)
+            wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolRefused"] == "1", timeout=30,
+                       interval=0.2, what="the refused visit past the retention deleted")
+            assert "QRT00143" in srv.error_log()
+            assert [json.loads(l)["seq"] for l in
+                    srv.admin("spool", "refused", spool).stdout.splitlines()] == [out[1]["seq"]]
             # Mended: put back, and recorded by the running server.
             srv.sql("DROP TRIGGER refuse_tracker" + (" ON visit_rows" if srv.backend == "pgsql"
                                                       else ""))
-            assert srv.admin("spool", "retry", spool).stdout.startswith("2 visits back")
-            wait_until(lambda: count(bad) == 3, timeout=30, interval=0.2,
+            assert srv.admin("spool", "retry", spool).stdout.startswith("1 visits back")
+            wait_until(lambda: count(bad) == 2, timeout=30, interval=0.2,
                        what="the visit put back recorded")
             wait_until(lambda: qrtrack_status(srv)["QRTrackSpoolRefused"] == "0", timeout=15,
                        interval=0.2, what="no refused visit counted")
@@ -349,7 +358,7 @@ def test_a_spooled_visit_the_database_refuses_is_set_aside_and_the_spool_goes_on
             assert p.returncode == 1 and "no spool at" in p.stderr, p.stderr
             assert not os.path.exists(spool + ".none")
             r = a.get("/tracker/show/%d" % bad["tracker_id"])
-            assert r.status_code == 200 and r.json()["totalScans"] == 3, r.text
+            assert r.status_code == 200 and r.json()["totalScans"] == 2, r.text
             assert not srv.crash_lines(), srv.error_log()
     finally:
         srv.cleanup()

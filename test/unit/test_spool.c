@@ -203,6 +203,35 @@ START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
 }
 END_TEST
 
+START_TEST(refused_visits_past_the_retention_go)
+{
+    qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t in[3];
+    apr_int64_t *seq, n;
+    refused_seen seen;
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        in[i] = visit(30 + i, 3000 + i);
+    }
+    ck_assert_int_eq(qrt_spool_append(s, in, 3), APR_SUCCESS);
+    spool_holds(s, 3, (const apr_int64_t[]){ 30, 31, 32 }, &seq);
+    ck_assert_int_eq(qrt_spool_refuse(s, seq[0], "old", 100), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_refuse(s, seq[1], "new", 200), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_refused_expire(s, 100, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(qrt_spool_refused_expire(s, 150, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    memset(&seen, 0, sizeof(seen));
+    ck_assert_int_eq(qrt_spool_refused_each(s, pool, see_refused, &seen), APR_SUCCESS);
+    ck_assert_int_eq(seen.n, 1);
+    ck_assert_int_eq(seen.tracker[0], 31);
+    ck_assert_str_eq(seen.why[0], "new");
+    /* the spool's own visits are not touched */
+    spool_holds(s, 1, (const apr_int64_t[]){ 32 }, &seq);
+}
+END_TEST
+
 START_TEST(a_replay_halves_down_to_the_refused_visit_then_grows_back)
 {
     qrt_replay_t r;
@@ -393,6 +422,7 @@ static Suite *spool_suite(void)
     tcase_add_test(tc, visits_come_back_in_order_and_go_once_dropped);
     tcase_add_test(tc, sequence_numbers_are_never_reused_after_a_drop);
     tcase_add_test(tc, a_refused_visit_is_set_aside_and_put_back_behind_the_others);
+    tcase_add_test(tc, refused_visits_past_the_retention_go);
     tcase_add_test(tc, a_replay_halves_down_to_the_refused_visit_then_grows_back);
     tcase_add_test(tc, the_node_id_is_made_once_and_kept);
     tcase_add_test(tc, an_append_survives_the_death_of_its_process);
