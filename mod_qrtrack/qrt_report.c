@@ -153,18 +153,24 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     sc->everything = sc->list->nelts == sc->nlive;
     if (kept) {
         sc->agg_ok = sc->everything && !sc->state.deleted;
+        sc->acc_ok = !sc->state.deleted;
         return APR_SUCCESS;
     }
     if (!sc->everything) {
-        /* The account-level aggregates are not read: nothing to check. A long list read
-         * every live tracker: kept for the next with the aggregates' state, as the
-         * account's own reports keep them. */
+        /* The account-level aggregates are not read for the list itself: nothing to check
+         * for it. A long list read every live tracker: the aggregates' state says whether
+         * the list may be counted as the account less the trackers it leaves out
+         * (report_co), and is kept for the next with them, as the account's own reports
+         * keep them. */
         sc->state.dirty_tags = apr_hash_make(p);
-        if (cache && sc->live->nelts == sc->nlive) {
+        if (sc->live->nelts == sc->nlive) {
             qrt_agg_state_t state;
 
             if (qrt_store_agg_read_state(db, p, account_id, &state) == APR_SUCCESS) {
-                qrt_report_cache_put(cache, account_id, version, sc->live, &state);
+                sc->acc_ok = !state.deleted;
+                if (cache) {
+                    qrt_report_cache_put(cache, account_id, version, sc->live, &state);
+                }
             }
         }
         return APR_SUCCESS;
@@ -172,7 +178,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     if ((rv = qrt_store_agg_read_state(db, p, account_id, &sc->state)) != APR_SUCCESS) {
         return report_fail(sc, rv, "checking the report aggregates");
     }
-    sc->agg_ok = !sc->state.deleted;
+    sc->agg_ok = sc->acc_ok = !sc->state.deleted;
     if (cache && sc->live->nelts == sc->nlive) {
         /* Every live tracker was read (not a short list's own): kept for the next. */
         qrt_report_cache_put(cache, account_id, version, sc->live, &sc->state);
@@ -1410,6 +1416,254 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
                       : APR_SUCCESS;
 }
 
+/* ---- lists that leave a few trackers out ------------------------------------------ */
+
+/* A list of all the account's live trackers but a few ("the others") whose visits in the
+ * window are few is counted from the account-level aggregates, less what the others hold:
+ * their visits, and per group their visitors who have no visit of that group in the
+ * window on a listed tracker. Those are found by reading the window's visits of each
+ * visitor the others had (the visitors' index): the cost is in proportion to the others'
+ * visits and their visitors', where counting the listed trackers' visits is in proportion
+ * to theirs (a list of all trackers but one took seconds where all of them take
+ * milliseconds). Date, browser, city and country reports, whose groups are the visits'
+ * own, and the dashboard's distinct visitors of a period (type -1: one group). */
+static void report_add_row(apr_array_header_t *rows, apr_int64_t id, const char *key,
+                           apr_int64_t scans, apr_int64_t clicks, apr_int64_t uniques);
+
+#define REPORT_CO_MAX ((apr_int64_t)100000)     /* the others' visits in the window, at most */
+#define REPORT_CO_RATIO 200                     /* ... and a 200th of the listed ones */
+
+static apr_int64_t report_co_ratio = REPORT_CO_RATIO;
+static apr_uint64_t report_co_made;             /* (atomic) */
+
+void qrt_report_co_ratio(apr_int64_t ratio)
+{
+    report_co_ratio = ratio > 0 ? ratio : REPORT_CO_RATIO;
+}
+
+apr_uint64_t qrt_report_co_count(void)
+{
+    return __atomic_load_n(&report_co_made, __ATOMIC_RELAXED);
+}
+
+typedef struct {
+    apr_int64_t scans, clicks;      /* the others' visits of the group */
+    apr_int64_t alone;              /* their visitors with none of it on a listed tracker */
+} report_co_group;
+
+typedef struct {
+    report_co_group *g;
+    int listed;                     /* the visitor has a visit of the group listed */
+} report_co_pair;
+
+typedef struct {
+    apr_pool_t *p;
+    int type, offset;
+    int second;                     /* reading the visitors' own visits */
+    apr_hash_t *covered;            /* the listed trackers */
+    apr_hash_t *groups;             /* key -> report_co_group */
+    apr_hash_t *pairs;              /* key "\1" visitor -> report_co_pair */
+    apr_hash_t *seen;               /* visitor -> itself */
+    apr_array_header_t *visitors;   /* apr_int64_t: the others' visitors, each once */
+    char buf[32];
+} report_co_ctx;
+
+static const char *report_co_key(report_co_ctx *c, apr_int64_t t, const char *browser,
+                                 const char *country, const char *city)
+{
+    switch (c->type) {
+    case QRT_REPORT_DATE:
+        apr_snprintf(c->buf, sizeof(c->buf), "%" APR_INT64_T_FMT,
+                     qrt_date_day_of(t, c->offset));
+        return c->buf;
+    case QRT_REPORT_BROWSER:
+        return browser;
+    case QRT_REPORT_CITY:
+        return city;
+    case QRT_REPORT_COUNTRY:
+        return country;
+    default:
+        return "";
+    }
+}
+
+static void report_co_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
+                            const char *visitor, const char *browser, const char *country,
+                            const char *city)
+{
+    report_co_ctx *c = ctx;
+    const char *key = report_co_key(c, t, browser, country, city);
+    const char *pk = apr_pstrcat(c->p, key, "\1", visitor, NULL);
+    report_co_pair *x = apr_hash_get(c->pairs, pk, APR_HASH_KEY_STRING);
+
+    if (c->second) {
+        /* a visit of one of the others' visitors: on a listed tracker, its group is
+         * not theirs alone */
+        if (x && apr_hash_get(c->covered, &tracker_id, sizeof(tracker_id))) {
+            x->listed = 1;
+        }
+        return;
+    }
+    if (!x) {
+        report_co_group *g = apr_hash_get(c->groups, key, APR_HASH_KEY_STRING);
+
+        if (!g) {
+            g = apr_pcalloc(c->p, sizeof(*g));
+            apr_hash_set(c->groups, apr_pstrdup(c->p, key), APR_HASH_KEY_STRING, g);
+        }
+        x = apr_pcalloc(c->p, sizeof(*x));
+        x->g = g;
+        apr_hash_set(c->pairs, pk, APR_HASH_KEY_STRING, x);
+        if (!apr_hash_get(c->seen, visitor, APR_HASH_KEY_STRING)) {
+            const char *v = apr_pstrdup(c->p, visitor);
+
+            apr_hash_set(c->seen, v, APR_HASH_KEY_STRING, v);
+            APR_ARRAY_PUSH(c->visitors, apr_int64_t) = apr_atoi64(v);
+        }
+    }
+    if (click) {
+        x->g->clicks++;
+    }
+    else {
+        x->g->scans++;
+    }
+}
+
+/* The rows all of the account's live trackers make of report type (date, browser, city,
+ * country; -1: one row, key "", of all their visits) from the account-level aggregates:
+ * APR_ENOTIMPL where they do not hold. */
+static apr_status_t report_co_all(qrt_report_scope_t *sc, int type, int offset,
+                                  apr_int64_t s, apr_int64_t e, apr_array_header_t *rows)
+{
+    static const int kinds[] = { 0, 0, 0, 0, QRT_AGG_B, QRT_AGG_Y, QRT_AGG_C };
+    apr_array_header_t *list;
+    apr_status_t rv;
+    int i;
+
+    if (type == QRT_REPORT_DATE) {
+        rv = qrt_store_agg_read_days(sc->db, sc->p, sc->account_id, s, e, offset, &list);
+        for (i = 0; rv == APR_SUCCESS && i < list->nelts; i++) {
+            qrt_agg_day_t *d = &APR_ARRAY_IDX(list, i, qrt_agg_day_t);
+
+            report_add_row(rows, d->day, "", d->scans, d->clicks, d->uniques);
+        }
+        return rv;
+    }
+    rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id,
+                                   type < 0 ? QRT_AGG_A : kinds[type], NULL, 0, s, e, 1, &list);
+    for (i = 0; rv == APR_SUCCESS && i < list->nelts; i++) {
+        qrt_agg_row_t *r = &APR_ARRAY_IDX(list, i, qrt_agg_row_t);
+
+        report_add_row(rows, 0, type < 0 ? "" : r->val, r->scans, r->clicks, r->uniques);
+    }
+    return rv;
+}
+
+static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_int64_t s,
+                              apr_int64_t e, apr_array_header_t *rows)
+{
+    apr_array_header_t *all, *others, *totals;
+    apr_int64_t theirs = 0, everyone = 0;
+    apr_hash_index_t *hi;
+    apr_status_t rv;
+    report_co_ctx c;
+    int i;
+
+    if (sc->everything || !sc->acc_ok || sc->live->nelts != sc->nlive
+        || (type != QRT_REPORT_DATE && type != QRT_REPORT_BROWSER
+            && type != QRT_REPORT_CITY && type != QRT_REPORT_COUNTRY && type != -1)) {
+        return APR_ENOTIMPL;
+    }
+    others = apr_array_make(sc->p, 8, sizeof(apr_int64_t));
+    for (i = 0; i < sc->live->nelts; i++) {
+        qrt_report_tracker_t *t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
+
+        if (!apr_hash_get(sc->covered, &t->id, sizeof(t->id))) {
+            APR_ARRAY_PUSH(others, apr_int64_t) = t->id;
+        }
+    }
+    if (others->nelts == 0 || others->nelts > QRT_AGG_LISTED_MAX) {
+        return APR_ENOTIMPL;
+    }
+    /* the others' visits, and everyone's, from the aggregates */
+    rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_T,
+                                   (const apr_int64_t *)others->elts, others->nelts, s, e, 0,
+                                   &totals);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "summing tracker aggregates");
+    }
+    for (i = 0; i < totals->nelts; i++) {
+        qrt_agg_row_t *r = &APR_ARRAY_IDX(totals, i, qrt_agg_row_t);
+
+        theirs += r->scans + r->clicks;
+    }
+    all = apr_array_make(sc->p, 64, sizeof(qrt_report_row_t));
+    rv = report_co_all(sc, type, offset, s, e, all);
+    if (rv == APR_ENOTIMPL) {
+        return rv;
+    }
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "summing report aggregates");
+    }
+    for (i = 0; i < all->nelts; i++) {
+        everyone += APR_ARRAY_IDX(all, i, qrt_report_row_t).scans
+                    + APR_ARRAY_IDX(all, i, qrt_report_row_t).clicks;
+    }
+    if (theirs > REPORT_CO_MAX || theirs * report_co_ratio > everyone - theirs) {
+        return APR_ENOTIMPL;
+    }
+    memset(&c, 0, sizeof(c));
+    c.p = sc->p;
+    c.type = type;
+    c.offset = offset;
+    c.covered = sc->covered;
+    c.groups = apr_hash_make(c.p);
+    c.pairs = apr_hash_make(c.p);
+    c.seen = apr_hash_make(c.p);
+    c.visitors = apr_array_make(c.p, 64, sizeof(apr_int64_t));
+    for (i = 0; i < others->nelts; i++) {
+        rv = qrt_store_agg_read_raw(sc->db, sc->p, APR_ARRAY_IDX(others, i, apr_int64_t), s,
+                                    e, report_co_visit, &c);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading visits");
+        }
+    }
+    c.second = 1;
+    if (c.visitors->nelts > 0) {
+        rv = qrt_store_agg_read_visitors(sc->db, sc->p, c.visitors, s, e, report_co_visit, &c);
+        if (rv != APR_SUCCESS) {
+            return report_fail(sc, rv, "reading the visitors' visits");
+        }
+    }
+    for (hi = apr_hash_first(c.p, c.pairs); hi; hi = apr_hash_next(hi)) {
+        report_co_pair *x = apr_hash_this_val(hi);
+
+        x->g->alone += !x->listed;
+    }
+    sc->counted += apr_hash_count(c.pairs);
+    /* everyone's rows less the others' (a scan recorded between the two reads may leave a
+     * group short: never below none) */
+    for (i = 0; i < all->nelts; i++) {
+        qrt_report_row_t *r = &APR_ARRAY_IDX(all, i, qrt_report_row_t);
+        report_co_group *g = apr_hash_get(c.groups, type == QRT_REPORT_DATE
+                                          ? apr_psprintf(c.p, "%" APR_INT64_T_FMT, r->id)
+                                          : r->key, APR_HASH_KEY_STRING);
+        apr_int64_t scans = r->scans, clicks = r->clicks, uniques = r->uniques;
+
+        if (g) {
+            scans = scans > g->scans ? scans - g->scans : 0;
+            clicks = clicks > g->clicks ? clicks - g->clicks : 0;
+            uniques = uniques > g->alone ? uniques - g->alone : 0;
+        }
+        if (scans + clicks > 0) {
+            report_add_row(rows, r->id, r->key, scans, clicks,
+                           uniques < scans + clicks ? uniques : scans + clicks);
+        }
+    }
+    __atomic_add_fetch(&report_co_made, 1, __ATOMIC_RELAXED);
+    return APR_SUCCESS;
+}
+
 /* ---- the report (6) --------------------------------------------------------- */
 
 static int report_row_cmp_type(const qrt_report_row_t *x, const qrt_report_row_t *y,
@@ -1619,6 +1873,10 @@ static apr_status_t report_date(qrt_report_scope_t *sc, apr_int64_t s, apr_int64
         }
         return APR_SUCCESS;
     }
+    rv = report_co(sc, QRT_REPORT_DATE, offset, s, e, rows);
+    if (rv != APR_ENOTIMPL) {
+        return rv;
+    }
     rv = report_raw_groups(sc, QRT_REPORT_DATE, offset, NULL, s, e, &g);
     if (rv == APR_SUCCESS) {
         report_from_groups(rows, g, 1);
@@ -1647,6 +1905,10 @@ static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t 
             report_add_row(rows, 0, r->val, r->scans, r->clicks, r->uniques);
         }
         return APR_SUCCESS;
+    }
+    rv = report_co(sc, type, 0, s, e, rows);
+    if (rv != APR_ENOTIMPL) {
+        return rv;
     }
     rv = report_raw_groups(sc, type, 0, NULL, s, e, &g);
     if (rv == APR_SUCCESS) {
@@ -2131,6 +2393,7 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
                                      apr_hash_t **per, report_lv_daily *daily)
 {
     apr_int64_t s = pd->d0 * QRT_AGG_DAY, e = (pd->d1 + 1) * QRT_AGG_DAY - 1;
+    apr_array_header_t *co;
     apr_hash_index_t *hi;
     apr_status_t rv = report_per_tracker(sc, s, e, 0, per);
 
@@ -2153,6 +2416,16 @@ static apr_status_t dash_period_load(qrt_report_scope_t *sc, qrt_report_period_t
             return report_fail(sc, rv, "summing account aggregates");
         }
         pd->uniques = all->nelts ? APR_ARRAY_IDX(all, 0, qrt_agg_row_t).uniques : 0;
+    }
+    else if (pd->scans + pd->clicks > 0
+             && (rv = report_co(sc, -1, 0, s, e, co = apr_array_make(sc->p, 1,
+                                                                      sizeof(qrt_report_row_t))))
+                != APR_ENOTIMPL) {
+        /* all the account's trackers but a few, whose visits are few */
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        pd->uniques = co->nelts ? APR_ARRAY_IDX(co, 0, qrt_report_row_t).uniques : 0;
     }
     else if (pd->scans + pd->clicks > 0 && sc->list->nelts <= QRT_AGG_LISTED_MAX) {
         /* Listed trackers: their blocks of visits as the child keeps them (as a report

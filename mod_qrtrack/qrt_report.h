@@ -69,6 +69,9 @@ typedef struct {
     apr_hash_t *covered;            /* id -> qrt_report_tracker_t * */
     int everything;                 /* every live tracker of the account is covered */
     int agg_ok;                     /* ... and the account-level aggregates are usable */
+    int acc_ok;                     /* the account-level aggregates are usable, the scope
+                                     * covering every live tracker or not (a long list:
+                                     * report_co) */
     qrt_agg_state_t state;
     int raw_trackers;               /* trackers whose visits were read (for the log) */
     int lv_shares;                  /* the most shares of their visitors listed trackers'
@@ -117,6 +120,11 @@ void qrt_report_lv_par(apr_size_t min);
  * sealed were read, and those let go of unused (the window then passed the bound), since
  * the process started. */
 void qrt_report_lv_early_counts(apr_uint64_t *begun, apr_uint64_t *dropped);
+/* For tests: a list that leaves out trackers with at most 1/ratio of the listed trackers'
+ * visits in the window (0: the default, 200) is counted as the account less those; the
+ * reports so counted since the process started. */
+void qrt_report_co_ratio(apr_int64_t ratio);
+apr_uint64_t qrt_report_co_count(void);
 /* For tests: the visits with a destination that report=destination over listed trackers
  * reads alone, at most (0: the default, a sixteenth of their visits and 4,096); past it,
  * every visit. */

@@ -1947,6 +1947,56 @@ apr_status_t qrt_store_agg_read_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tra
     return rv;
 }
 
+/* ---- the visits of some visitors (qrt_report.c: lists that leave few trackers out) ---- */
+
+#define VISITORS_A_READ 2000        /* visitors a statement */
+
+typedef struct {
+    qrt_agg_visit_fn *fn;
+    void *ctx;
+} visitors_ctx;
+
+static apr_status_t visitors_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    visitors_ctx *c = ctx;
+    const char *src = qrt_db_str(db, row, 3);
+
+    c->fn(c->ctx, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0),
+          src && !strcmp(src, "click"), qrt_store_agg_acc_col(db, row, 2),
+          qrt_store_agg_acc_col(db, row, 4), qrt_store_agg_acc_col(db, row, 5),
+          qrt_store_agg_acc_col(db, row, 6));
+    return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_read_visitors(qrt_db_t *db, apr_pool_t *p,
+                                         const apr_array_header_t *visitors, apr_int64_t s,
+                                         apr_int64_t e, qrt_agg_visit_fn *fn, void *ctx)
+{
+    apr_status_t rv = APR_SUCCESS;
+    visitors_ctx c;
+    apr_pool_t *pp;
+    int i;
+
+    c.fn = fn;
+    c.ctx = ctx;
+    apr_pool_create(&pp, p);
+    for (i = 0; i < visitors->nelts && rv == APR_SUCCESS; i += VISITORS_A_READ) {
+        apr_array_header_t part = *visitors;
+        const void *args[3];
+
+        part.elts = visitors->elts + (apr_size_t)i * sizeof(apr_int64_t);
+        part.nelts = visitors->nelts - i < VISITORS_A_READ ? visitors->nelts - i
+                                                           : VISITORS_A_READ;
+        args[0] = qrt_db_id_list(db, pp, &part);
+        args[1] = &s;
+        args[2] = &e;
+        rv = qrt_db_each_stream(db, pp, SQL_report_visitors_visits, args, visitors_row, &c);
+        apr_pool_clear(pp);
+    }
+    apr_pool_destroy(pp);
+    return rv;
+}
+
 static apr_status_t rg_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     agg_days_ctx *c = ctx;

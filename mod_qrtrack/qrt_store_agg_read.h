@@ -94,6 +94,12 @@ apr_status_t qrt_store_agg_read_raw(qrt_db_t *db, apr_pool_t *p, apr_int64_t tra
                                     apr_int64_t s, apr_int64_t e, qrt_agg_visit_fn *fn,
                                     void *ctx);
 
+/* The non-bot visits in [s, e] of the visitors listed (apr_int64_t, as visit_rows holds
+ * them), on any tracker of any account: fn for each, as above (its tracker's id given). */
+apr_status_t qrt_store_agg_read_visitors(qrt_db_t *db, apr_pool_t *p,
+                                         const apr_array_header_t *visitors, apr_int64_t s,
+                                         apr_int64_t e, qrt_agg_visit_fn *fn, void *ctx);
+
 /* The visits of at most QRT_AGG_RAW_IDS trackers in [s, e] grouped by the database,
  * distinct visitors included: one group (ALL, val ""), per tracker type, per current
  * tag, per local day of offset (grp = day number, val ""), per browser, city or

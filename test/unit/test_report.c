@@ -1196,6 +1196,99 @@ START_TEST(a_visitor_busy_elsewhere)
 }
 END_TEST
 
+/* One scan of visitor who on tracker tr at t, recorded and known to the oracle (tr -1:
+ * the other account's tracker, which the oracle never counts). */
+static void add_one(int tr, int who, apr_int64_t t)
+{
+    qrt_visit_t x;
+
+    memset(&x, 0, sizeof(x));
+    x.tracker_id = tr >= 0 ? trackers[tr].id
+                           : sql_int("SELECT id FROM trackers WHERE code = 'other1'");
+    x.visit_start = t;
+    x.source = "scan";
+    x.ip = "198.51.100.200";
+    x.country = "DE";
+    x.city = "Berlin";
+    x.browser = "Chrome";
+    x.user_agent = "UA";
+    x.device = "mobile";
+    x.visitor = who;
+    exec_sql("BEGIN");
+    ck_assert_int_eq(qrt_store_visits_record(&db, pool, &x, 1), APR_SUCCESS);
+    exec_sql("COMMIT");
+    if (tr >= 0) {
+        ref_visit *v = &visits[nv++];
+
+        ck_assert_int_le(nv, MAXV);
+        v->tr = tr;
+        v->t = t;
+        v->click = v->bot = 0;
+        v->browser = x.browser;
+        v->country = x.country;
+        v->city = x.city;
+        v->dest = NULL;
+        v->visitor = apr_psprintf(pool, "%016x", who);
+    }
+}
+
+/* A list of every live tracker but one or two is counted as the account less what those
+ * hold (report_co; the bound on their visits lowered for these few), exact as the listed
+ * trackers' own count: the same 40 visitors come to all 75 trackers, and one visits the
+ * tracker left out and, the same day, a tracker of another account, where a listed
+ * visitor has two visits that day. Past the bound, the listed trackers' own count. */
+START_TEST(listed_all_but_few)
+{
+    int cov[MAXTR], ncov = add_many_trackers(cov), i;
+    apr_uint64_t before;
+
+    ck_assert_int_gt(ncov, QRT_AGG_RAW_IDS);        /* (a list that reads every tracker) */
+    add_one(0, 0x5151, T0 + 30 * DAY + 100);
+    add_one(-1, 0x5151, T0 + 30 * DAY + 200);
+    add_one(1, 0x5252, T0 + 30 * DAY + 300);
+    add_one(1, 0x5252, T0 + 30 * DAY + 400);
+    qrt_report_co_ratio(1);
+    for (ncov = 0, i = 1; i < ntr; i++) {
+        cov[ncov++] = i;
+    }
+    before = qrt_report_co_count();
+    check_all(cov, ncov, "all trackers but the first");
+    ck_assert_uint_gt(qrt_report_co_count(), before);
+    for (ncov = 0, i = 0; i < ntr; i++) {
+        if (i != 1 && i != 3) {
+            cov[ncov++] = i;
+        }
+    }
+    before = qrt_report_co_count();
+    check_all(cov, ncov, "all trackers but two");
+    ck_assert_uint_gt(qrt_report_co_count(), before);
+    before = qrt_report_co_count();
+    check_dashboard(cov, ncov, T0 / DAY + 2, T0 / DAY + 17);
+    check_dashboard(cov, ncov, T0 / DAY + 25, T0 / DAY + 31);
+    ck_assert_uint_gt(qrt_report_co_count(), before);
+    qrt_report_co_ratio(1000000);
+    before = qrt_report_co_count();
+    check_all(cov, ncov, "all trackers but two, past the bound");
+    ck_assert_uint_eq(qrt_report_co_count(), before);
+    qrt_report_co_ratio(0);
+    /* a tracker deleted behind the aggregates' back: they no longer hold for the
+     * account, nor for the account less a few */
+    exec_sql(apr_psprintf(pool, "UPDATE trackers SET deleted_at = 1 WHERE id = %"
+                          APR_INT64_T_FMT, trackers[4].id));
+    trackers[4].deleted = 1;
+    qrt_report_co_ratio(1);
+    for (ncov = 0, i = 1; i < ntr; i++) {
+        if (!trackers[i].deleted) {
+            cov[ncov++] = i;
+        }
+    }
+    before = qrt_report_co_count();
+    check_all(cov, ncov, "all trackers but the first, aggregates stale");
+    ck_assert_uint_eq(qrt_report_co_count(), before);
+    qrt_report_co_ratio(0);
+}
+END_TEST
+
 /* ---- crosstab ----------------------------------------------------------------- */
 
 /* The values of dimension dim among a tracker's tags, sorted. */
@@ -1729,6 +1822,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, tracker_counters);
     tcase_add_test(tc, a_visitor_busy_elsewhere);
+    tcase_add_test(tc, listed_all_but_few);
     tcase_add_test(tc, crosstab);
     tcase_add_test(tc, crosstab_limit);
     tcase_add_test(tc, dashboard);
@@ -1760,6 +1854,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_days_held_by_reference);
     tcase_add_test(tc, listed_read_past_its_bound);
     tcase_add_test(tc, deleted_trackers);
+    tcase_add_test(tc, listed_all_but_few);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, crosstab);
