@@ -253,12 +253,14 @@ def fmt(t):
     return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
 
 
-def timed(session, path, params):
+def timed(session, path, params, post=False):
+    """The median of REPEAT requests (post: the parameters as a JSON body), and the last
+    answer."""
     times = []
     r = None
     for _ in range(REPEAT):
         t = time.perf_counter()
-        r = session.get(path, params=params)
+        r = session.post(path, json=params) if post else session.get(path, params=params)
         times.append((time.perf_counter() - t) * 1000)
         assert r.status_code == 200, (path, params, r.status_code, r.text[:300])
     return statistics.median(times), r.json()
@@ -387,6 +389,31 @@ def list_windows(api, figure):
             if figure.last > slowest:
                 slowest, which = figure.last, "dashboard, %d trackers, %s" % (len(listed),
                                                                                label)
+    # every tracker but the year's quietest: counted as the account less that one
+    # (qrt_report.c, report_co); a list this long goes in a JSON body (in a query it
+    # passes httpd's LimitRequestLine)
+    names = api().get("/report/", params={"report": "name", "visit_start": fmt(T0),
+                                          "visit_start_end": fmt(T0 + SPAN - 1)}).json()
+    quiet = min(names["data"], key=lambda r: (r["visits"], r["tracker_id"]))["tracker_id"]
+    listed = [i for i in ids if i != quiet]
+    for kind in ["date", "browser", "city"]:
+        label = "%s, all %d trackers but one, year" % (kind, len(ids))
+        figure("  " + label, "/report/",
+               {"report": kind, "visit_start": fmt(T0), "visit_start_end": fmt(T0 + SPAN - 1),
+                "trackers": listed},
+               lambda b: "%d rows, %d visits" % (len(b["data"]),
+                                                 sum(r["visits"] for r in b["data"])),
+               target=False, post=True)
+        if figure.last > slowest:
+            slowest, which = figure.last, label
+    figure("  dashboard, all %d trackers but one, year" % len(ids),
+           "/dashboard/scansAnalytics",
+           {"dateStart": "2026-01-01", "dateEnd": "2026-12-31", "trackers": listed},
+           lambda b: "scans %d, uniques %d" % (b["kpis"]["totalScans"]["value"],
+                                               b["kpis"]["uniqueVisitors"]["value"]),
+           target=False, post=True)
+    if figure.last > slowest:
+        slowest, which = figure.last, "dashboard, all trackers but one"
     print("  slowest report over a tracker list: %.1f ms, %s (target < %.0f ms: %s)"
           % (slowest, which, TARGET_MS, "met" if slowest < TARGET_MS else "MISSED"),
           flush=True)
@@ -576,9 +603,9 @@ def main():
         india = {"visit_start": "2026-06-01T09:30:00+0530",
                  "visit_start_end": "2026-06-08T09:29:59+0530"}
 
-        def figure(label, path, params, note="", target=True):
+        def figure(label, path, params, note="", target=True, post=False):
             nonlocal worst
-            ms, body = timed(api(), path, params)
+            ms, body = timed(api(), path, params, post)
             figure.last = ms
             if target:
                 worst = max(worst, ms)

@@ -1423,22 +1423,24 @@ static apr_status_t report_raw_groups(qrt_report_scope_t *sc, int type, int offs
  * their visits, and per group their visitors who have no visit of that group in the
  * window on a listed tracker. Those are found by reading the window's visits of each
  * visitor the others had (the visitors' index): the cost is in proportion to the others'
- * visits and their visitors', where counting the listed trackers' visits is in proportion
- * to theirs (a list of all trackers but one took seconds where all of them take
+ * visits and their visitors' (checked on the first few visitors), where counting the listed
+ * trackers' visits is in proportion to theirs (a list of all trackers but one took seconds where all of them take
  * milliseconds). Date, browser, city and country reports, whose groups are the visits'
  * own, and the dashboard's distinct visitors of a period (type -1: one group). */
 static void report_add_row(apr_array_header_t *rows, apr_int64_t id, const char *key,
                            apr_int64_t scans, apr_int64_t clicks, apr_int64_t uniques);
 
 #define REPORT_CO_MAX ((apr_int64_t)100000)     /* the others' visits in the window, at most */
-#define REPORT_CO_RATIO 200                     /* ... and a 200th of the listed ones */
+#define REPORT_CO_RATIO 32                      /* ... and a 32nd of the listed ones,
+                                                 * with their visitors' visits */
+#define REPORT_CO_FIRST 2000                    /* visitors read before the rest */
 
 static apr_int64_t report_co_ratio = REPORT_CO_RATIO;
 static apr_uint64_t report_co_made;             /* (atomic) */
 
 void qrt_report_co_ratio(apr_int64_t ratio)
 {
-    report_co_ratio = ratio > 0 ? ratio : REPORT_CO_RATIO;
+    report_co_ratio = ratio ? ratio : REPORT_CO_RATIO;
 }
 
 apr_uint64_t qrt_report_co_count(void)
@@ -1460,6 +1462,7 @@ typedef struct {
     apr_pool_t *p;
     int type, offset;
     int second;                     /* reading the visitors' own visits */
+    apr_int64_t read;               /* ... and how many were read */
     apr_hash_t *covered;            /* the listed trackers */
     apr_hash_t *groups;             /* key -> report_co_group */
     apr_hash_t *pairs;              /* key "\1" visitor -> report_co_pair */
@@ -1499,6 +1502,7 @@ static void report_co_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, in
     if (c->second) {
         /* a visit of one of the others' visitors: on a listed tracker, its group is
          * not theirs alone */
+        c->read++;
         if (x && apr_hash_get(c->covered, &tracker_id, sizeof(tracker_id))) {
             x->listed = 1;
         }
@@ -1609,7 +1613,8 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
         everyone += APR_ARRAY_IDX(all, i, qrt_report_row_t).scans
                     + APR_ARRAY_IDX(all, i, qrt_report_row_t).clicks;
     }
-    if (theirs > REPORT_CO_MAX || theirs * report_co_ratio > everyone - theirs) {
+    if (theirs > REPORT_CO_MAX
+        || (report_co_ratio > 0 && theirs * report_co_ratio > everyone - theirs)) {
         return APR_ENOTIMPL;
     }
     memset(&c, 0, sizeof(c));
@@ -1628,11 +1633,27 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
             return report_fail(sc, rv, "reading visits");
         }
     }
+    /* Their visitors' visits: the first REPORT_CO_FIRST visitors' tell how many all of
+     * theirs are (a visitor may have thousands), which the bound holds to as well. */
     c.second = 1;
-    if (c.visitors->nelts > 0) {
-        rv = qrt_store_agg_read_visitors(sc->db, sc->p, c.visitors, s, e, report_co_visit, &c);
+    for (i = 0; i < 2 && c.visitors->nelts > (i ? REPORT_CO_FIRST : 0); i++) {
+        apr_array_header_t part = *c.visitors;
+
+        if (i == 0) {
+            part.nelts = part.nelts < REPORT_CO_FIRST ? part.nelts : REPORT_CO_FIRST;
+        }
+        else {
+            part.elts += (apr_size_t)REPORT_CO_FIRST * sizeof(apr_int64_t);
+            part.nelts -= REPORT_CO_FIRST;
+        }
+        rv = qrt_store_agg_read_visitors(sc->db, sc->p, &part, s, e, report_co_visit, &c);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "reading the visitors' visits");
+        }
+        if (i == 0 && report_co_ratio > 0
+            && (theirs + c.read * c.visitors->nelts / part.nelts) * report_co_ratio
+               > everyone - theirs) {
+            return APR_ENOTIMPL;
         }
     }
     for (hi = apr_hash_first(c.p, c.pairs); hi; hi = apr_hash_next(hi)) {
@@ -1641,8 +1662,8 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
         x->g->alone += !x->listed;
     }
     sc->counted += apr_hash_count(c.pairs);
-    /* everyone's rows less the others' (a scan recorded between the two reads may leave a
-     * group short: never below none) */
+    /* everyone's rows less the others' (the report reads one snapshot of the database; a
+     * group never goes below none, whatever the aggregates hold) */
     for (i = 0; i < all->nelts; i++) {
         qrt_report_row_t *r = &APR_ARRAY_IDX(all, i, qrt_report_row_t);
         report_co_group *g = apr_hash_get(c.groups, type == QRT_REPORT_DATE
@@ -1660,6 +1681,7 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
                            uniques < scans + clicks ? uniques : scans + clicks);
         }
     }
+    sc->co_others = others->nelts;
     __atomic_add_fetch(&report_co_made, 1, __ATOMIC_RELAXED);
     return APR_SUCCESS;
 }

@@ -76,6 +76,8 @@ typedef struct {
     int raw_trackers;               /* trackers whose visits were read (for the log) */
     int lv_shares;                  /* the most shares of their visitors listed trackers'
                                      * visits were counted in (for the log) */
+    int co_others;                  /* the trackers a list left out, when it was counted as
+                                     * the account less those (for the log) */
     int dest_alone;                 /* report=destination over listed trackers read the
                                      * visits with a destination alone (tests) */
     apr_int64_t counted;            /* visits counted one by one from the visits or
@@ -120,9 +122,10 @@ void qrt_report_lv_par(apr_size_t min);
  * sealed were read, and those let go of unused (the window then passed the bound), since
  * the process started. */
 void qrt_report_lv_early_counts(apr_uint64_t *begun, apr_uint64_t *dropped);
-/* For tests: a list that leaves out trackers with at most 1/ratio of the listed trackers'
- * visits in the window (0: the default, 200) is counted as the account less those; the
- * reports so counted since the process started. */
+/* For tests: a list that leaves out trackers whose visits in the window, and their
+ * visitors', are at most 1/ratio of the listed trackers' visits (0: the default, 32; -1:
+ * any number) is counted as the account less those; the reports so counted since the
+ * process started. */
 void qrt_report_co_ratio(apr_int64_t ratio);
 apr_uint64_t qrt_report_co_count(void);
 /* For tests: the visits with a destination that report=destination over listed trackers
