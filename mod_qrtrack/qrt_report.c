@@ -1563,6 +1563,28 @@ static apr_status_t report_co_all(qrt_report_scope_t *sc, int type, int offset,
     return rv;
 }
 
+/* The live trackers a scope leaves out (apr_int64_t) when it may be counted as the
+ * account less those: the account-level aggregates hold, every live tracker is known
+ * and at most QRT_AGG_LISTED_MAX are left out; else NULL. */
+static apr_array_header_t *report_co_others(qrt_report_scope_t *sc)
+{
+    apr_array_header_t *others;
+    int i;
+
+    if (sc->everything || !sc->acc_ok || sc->live->nelts != sc->nlive) {
+        return NULL;
+    }
+    others = apr_array_make(sc->p, 8, sizeof(apr_int64_t));
+    for (i = 0; i < sc->live->nelts; i++) {
+        qrt_report_tracker_t *t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
+
+        if (!apr_hash_get(sc->covered, &t->id, sizeof(t->id))) {
+            APR_ARRAY_PUSH(others, apr_int64_t) = t->id;
+        }
+    }
+    return others->nelts > 0 && others->nelts <= QRT_AGG_LISTED_MAX ? others : NULL;
+}
+
 static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_int64_t s,
                               apr_int64_t e, apr_array_header_t *rows)
 {
@@ -1573,20 +1595,9 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     report_co_ctx c;
     int i;
 
-    if (sc->everything || !sc->acc_ok || sc->live->nelts != sc->nlive
-        || (type != QRT_REPORT_DATE && type != QRT_REPORT_BROWSER
-            && type != QRT_REPORT_CITY && type != QRT_REPORT_COUNTRY && type != -1)) {
-        return APR_ENOTIMPL;
-    }
-    others = apr_array_make(sc->p, 8, sizeof(apr_int64_t));
-    for (i = 0; i < sc->live->nelts; i++) {
-        qrt_report_tracker_t *t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
-
-        if (!apr_hash_get(sc->covered, &t->id, sizeof(t->id))) {
-            APR_ARRAY_PUSH(others, apr_int64_t) = t->id;
-        }
-    }
-    if (others->nelts == 0 || others->nelts > QRT_AGG_LISTED_MAX) {
+    if ((type != QRT_REPORT_DATE && type != QRT_REPORT_BROWSER && type != QRT_REPORT_CITY
+         && type != QRT_REPORT_COUNTRY && type != -1)
+        || !(others = report_co_others(sc))) {
         return APR_ENOTIMPL;
     }
     /* the others' visits, and everyone's, from the aggregates */
@@ -2516,7 +2527,7 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
 {
     apr_pool_t *p = sc->p;
     apr_int64_t len = d1 - d0 + 1;
-    apr_array_header_t *daily, *top = apr_array_make(p, 16, sizeof(qrt_report_top_t));
+    apr_array_header_t *daily, *minus, *top = apr_array_make(p, 16, sizeof(qrt_report_top_t));
     apr_hash_t *per, *prev_per;
     report_lv_daily days;
     apr_status_t rv;
@@ -2543,7 +2554,28 @@ apr_status_t qrt_report_dashboard(qrt_report_scope_t *sc, apr_int64_t d0, apr_in
     /* Scans and clicks per day, zero days included: from the blocks the distinct
      * visitors were counted from, else from the aggregates. */
     if (!days.filled) {
-        if (!sc->agg_ok && !sc->everything) {
+        apr_array_header_t *others = report_co_others(sc);
+
+        if (others && others->nelts < sc->list->nelts) {
+            /* all of the account's trackers but a few: the account's days less theirs
+             * (a row a day each, where the listed trackers' would be a row a tracker) */
+            rv = qrt_store_agg_read_daily(sc->db, p, sc->account_id, QRT_AGG_A, d0, d1,
+                                          &daily);
+            if (rv == APR_SUCCESS) {
+                rv = qrt_store_agg_read_daily_listed(sc->db, p, sc->account_id,
+                                                     (const apr_int64_t *)others->elts,
+                                                     others->nelts, d0, d1, &minus);
+            }
+            for (i = 0; rv == APR_SUCCESS && i < minus->nelts; i++) {
+                qrt_agg_daily_t *x = &APR_ARRAY_IDX(minus, i, qrt_agg_daily_t);
+
+                if (x->day >= d0 && x->day <= d1) {
+                    out->scans[x->day - d0] -= x->scans;
+                    out->clicks[x->day - d0] -= x->clicks;
+                }
+            }
+        }
+        else if (!sc->agg_ok && !sc->everything) {
             /* listed trackers: summed by the database, a row a day */
             rv = qrt_store_agg_read_daily_listed(sc->db, p, sc->account_id, report_only(sc),
                                                  sc->list->nelts, d0, d1, &daily);
