@@ -1902,17 +1902,26 @@ typedef struct {
     void *ctx;
 } raw_ctx;
 
+/* A visit of tracker at t to fn, from a row whose columns 2 to 6 are its visitor, source,
+ * browser, country and city (report_raw_visits, report_visitors_visits). */
+static void raw_visit(qrt_agg_visit_fn *fn, void *ctx, qrt_db_t *db, apr_dbd_row_t *row,
+                      apr_int64_t tracker, apr_int64_t t)
+{
+    const char *src = qrt_db_str(db, row, 3);
+
+    fn(ctx, tracker, t, src && !strcmp(src, "click"), qrt_store_agg_acc_col(db, row, 2),
+       qrt_store_agg_acc_col(db, row, 4), qrt_store_agg_acc_col(db, row, 5),
+       qrt_store_agg_acc_col(db, row, 6));
+}
+
 static apr_status_t raw_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     raw_ctx *c = ctx;
-    const char *src = qrt_db_str(db, row, 3);
 
     c->last_t = qrt_db_int(db, row, 0, 0);
     c->last_id = qrt_db_int(db, row, 1, 0);
     c->n++;
-    c->fn(c->ctx, c->tracker, c->last_t, src && !strcmp(src, "click"),
-          qrt_store_agg_acc_col(db, row, 2), qrt_store_agg_acc_col(db, row, 4),
-          qrt_store_agg_acc_col(db, row, 5), qrt_store_agg_acc_col(db, row, 6));
+    raw_visit(c->fn, c->ctx, db, row, c->tracker, c->last_t);
     return APR_SUCCESS;
 }
 
@@ -1959,12 +1968,8 @@ typedef struct {
 static apr_status_t visitors_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     visitors_ctx *c = ctx;
-    const char *src = qrt_db_str(db, row, 3);
 
-    c->fn(c->ctx, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0),
-          src && !strcmp(src, "click"), qrt_store_agg_acc_col(db, row, 2),
-          qrt_store_agg_acc_col(db, row, 4), qrt_store_agg_acc_col(db, row, 5),
-          qrt_store_agg_acc_col(db, row, 6));
+    raw_visit(c->fn, c->ctx, db, row, qrt_db_int(db, row, 0, 0), qrt_db_int(db, row, 1, 0));
     return APR_SUCCESS;
 }
 
