@@ -154,6 +154,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
     if (kept) {
         sc->agg_ok = sc->everything && !sc->state.deleted;
         sc->acc_ok = !sc->state.deleted;
+        sc->acc_dirty_tags = sc->state.dirty_tags;
         return APR_SUCCESS;
     }
     if (!sc->everything) {
@@ -168,6 +169,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
 
             if (qrt_store_agg_read_state(db, p, account_id, &state) == APR_SUCCESS) {
                 sc->acc_ok = !state.deleted;
+                sc->acc_dirty_tags = state.dirty_tags;
                 if (cache) {
                     qrt_report_cache_put(cache, account_id, version, sc->live, &state);
                 }
@@ -179,6 +181,7 @@ apr_status_t qrt_report_scope(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_i
         return report_fail(sc, rv, "checking the report aggregates");
     }
     sc->agg_ok = sc->acc_ok = !sc->state.deleted;
+    sc->acc_dirty_tags = sc->state.dirty_tags;
     if (cache && sc->live->nelts == sc->nlive) {
         /* Every live tracker was read (not a short list's own): kept for the next. */
         qrt_report_cache_put(cache, account_id, version, sc->live, &sc->state);
@@ -1464,6 +1467,8 @@ typedef struct {
     int second;                     /* reading the visitors' own visits */
     apr_int64_t read;               /* ... and how many were read */
     apr_hash_t *covered;            /* the listed trackers */
+    apr_hash_t *want;               /* by tag: the listed trackers' tags */
+    const qrt_report_tracker_t *t;  /* by tag: the tracker read (its tags the groups) */
     apr_hash_t *groups;             /* key -> report_co_group */
     apr_hash_t *pairs;              /* key "\1" visitor -> report_co_pair */
     apr_hash_t *seen;               /* visitor -> itself */
@@ -1490,21 +1495,16 @@ static const char *report_co_key(report_co_ctx *c, apr_int64_t t, const char *br
     }
 }
 
-static void report_co_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
-                            const char *visitor, const char *browser, const char *country,
-                            const char *city)
+/* One visit of group key: an others' visit (first pass) or one of their visitors' on a
+ * listed tracker (second). */
+static void report_co_one(report_co_ctx *c, const char *key, int click, const char *visitor)
 {
-    report_co_ctx *c = ctx;
-    const char *key = report_co_key(c, t, browser, country, city);
     const char *pk = apr_pstrcat(c->p, key, "\1", visitor, NULL);
     report_co_pair *x = apr_hash_get(c->pairs, pk, APR_HASH_KEY_STRING);
 
     if (c->second) {
-        /* a visit of one of the others' visitors: on a listed tracker, its group is
-         * not theirs alone */
-        c->read++;
-        if (x && apr_hash_get(c->covered, &tracker_id, sizeof(tracker_id))) {
-            x->listed = 1;
+        if (x) {
+            x->listed = 1;          /* the group is not theirs alone */
         }
         return;
     }
@@ -1533,9 +1533,37 @@ static void report_co_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, in
     }
 }
 
-/* The rows all of the account's live trackers make of report type (date, browser, city,
- * country; -1: one row, key "", of all their visits) from the account-level aggregates:
- * APR_ENOTIMPL where they do not hold. */
+static void report_co_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, int click,
+                            const char *visitor, const char *browser, const char *country,
+                            const char *city)
+{
+    report_co_ctx *c = ctx;
+    const qrt_report_tracker_t *tr = c->t;
+    int i;
+
+    if (c->second) {
+        c->read++;
+        /* (another account's tracker, or one left out: none of a listed group) */
+        if (!(tr = apr_hash_get(c->covered, &tracker_id, sizeof(tracker_id)))) {
+            return;
+        }
+    }
+    if (c->type != QRT_REPORT_TAG) {
+        report_co_one(c, report_co_key(c, t, browser, country, city), click, visitor);
+        return;
+    }
+    for (i = 0; i < tr->tags->nelts; i++) {
+        const char *tag = APR_ARRAY_IDX(tr->tags, i, qrt_report_tag_t).tag;
+
+        if (apr_hash_get(c->want, tag, APR_HASH_KEY_STRING)) {
+            report_co_one(c, tag, click, visitor);
+        }
+    }
+}
+
+/* The rows all of the account's live trackers make of report type (tag, date, browser,
+ * city, country; -1: one row, key "", of all their visits) from the account-level
+ * aggregates: APR_ENOTIMPL where they do not hold. */
 static apr_status_t report_co_all(qrt_report_scope_t *sc, int type, int offset,
                                   apr_int64_t s, apr_int64_t e, apr_array_header_t *rows)
 {
@@ -1544,6 +1572,16 @@ static apr_status_t report_co_all(qrt_report_scope_t *sc, int type, int offset,
     apr_status_t rv;
     int i;
 
+    if (type == QRT_REPORT_TAG) {
+        rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_G, NULL, 0, s,
+                                       e, 1, &list);
+        for (i = 0; rv == APR_SUCCESS && i < list->nelts; i++) {
+            qrt_agg_row_t *r = &APR_ARRAY_IDX(list, i, qrt_agg_row_t);
+
+            report_add_row(rows, 0, r->val, r->scans, r->clicks, r->uniques);
+        }
+        return rv;
+    }
     if (type == QRT_REPORT_DATE) {
         rv = qrt_store_agg_read_days(sc->db, sc->p, sc->account_id, s, e, offset, &list);
         for (i = 0; rv == APR_SUCCESS && i < list->nelts; i++) {
@@ -1596,9 +1634,30 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     int i;
 
     if ((type != QRT_REPORT_DATE && type != QRT_REPORT_BROWSER && type != QRT_REPORT_CITY
-         && type != QRT_REPORT_COUNTRY && type != -1)
+         && type != QRT_REPORT_COUNTRY && type != QRT_REPORT_TAG && type != -1)
         || !(others = report_co_others(sc))) {
         return APR_ENOTIMPL;
+    }
+    memset(&c, 0, sizeof(c));
+    c.p = sc->p;
+    if (type == QRT_REPORT_TAG) {
+        /* the listed trackers' tags, each a row; one the aggregates no longer hold (a
+         * tracker gained or lost it since) the listed trackers' own count gives */
+        c.want = apr_hash_make(c.p);
+        for (i = 0; i < sc->list->nelts; i++) {
+            const qrt_report_tracker_t *t = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *);
+            int j;
+
+            for (j = 0; j < t->tags->nelts; j++) {
+                const char *tag = APR_ARRAY_IDX(t->tags, j, qrt_report_tag_t).tag;
+
+                if (sc->acc_dirty_tags
+                    && apr_hash_get(sc->acc_dirty_tags, tag, APR_HASH_KEY_STRING)) {
+                    return APR_ENOTIMPL;
+                }
+                apr_hash_set(c.want, tag, APR_HASH_KEY_STRING, tag);
+            }
+        }
     }
     /* the others' visits, and everyone's, from the aggregates */
     rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_T,
@@ -1620,7 +1679,19 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     if (rv != APR_SUCCESS) {
         return report_fail(sc, rv, "summing report aggregates");
     }
-    for (i = 0; i < all->nelts; i++) {
+    if (type == QRT_REPORT_TAG) {
+        /* (a visit counts in each of its tracker's tags: everyone's visits apart) */
+        apr_array_header_t *one = apr_array_make(sc->p, 1, sizeof(qrt_report_row_t));
+
+        if ((rv = report_co_all(sc, -1, 0, s, e, one)) != APR_SUCCESS) {
+            return report_fail(sc, rv, "summing account aggregates");
+        }
+        for (i = 0; i < one->nelts; i++) {
+            everyone += APR_ARRAY_IDX(one, i, qrt_report_row_t).scans
+                        + APR_ARRAY_IDX(one, i, qrt_report_row_t).clicks;
+        }
+    }
+    for (i = 0; type != QRT_REPORT_TAG && i < all->nelts; i++) {
         everyone += APR_ARRAY_IDX(all, i, qrt_report_row_t).scans
                     + APR_ARRAY_IDX(all, i, qrt_report_row_t).clicks;
     }
@@ -1628,8 +1699,6 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
         || (report_co_ratio > 0 && theirs * report_co_ratio > everyone - theirs)) {
         return APR_ENOTIMPL;
     }
-    memset(&c, 0, sizeof(c));
-    c.p = sc->p;
     c.type = type;
     c.offset = offset;
     c.covered = sc->covered;
@@ -1638,8 +1707,15 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     c.seen = apr_hash_make(c.p);
     c.visitors = apr_array_make(c.p, 64, sizeof(apr_int64_t));
     for (i = 0; i < others->nelts; i++) {
-        rv = qrt_store_agg_read_raw(sc->db, sc->p, APR_ARRAY_IDX(others, i, apr_int64_t), s,
-                                    e, report_co_visit, &c);
+        apr_int64_t id = APR_ARRAY_IDX(others, i, apr_int64_t);
+        int j;
+
+        for (j = 0; j < sc->live->nelts; j++) {
+            if (APR_ARRAY_IDX(sc->live, j, qrt_report_tracker_t).id == id) {
+                c.t = &APR_ARRAY_IDX(sc->live, j, qrt_report_tracker_t);
+            }
+        }
+        rv = qrt_store_agg_read_raw(sc->db, sc->p, id, s, e, report_co_visit, &c);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "reading visits");
         }
@@ -1675,6 +1751,25 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     sc->counted += apr_hash_count(c.pairs);
     /* everyone's rows less the others' (the report reads one snapshot of the database; a
      * group never goes below none, whatever the aggregates hold) */
+    if (type == QRT_REPORT_TAG) {
+        /* every listed tag a row, zeros included; the aggregates' rows of the others' tags
+         * alone are not the list's */
+        apr_hash_t *byval = apr_hash_make(c.p);
+
+        for (i = 0; i < all->nelts; i++) {
+            qrt_report_row_t *r = &APR_ARRAY_IDX(all, i, qrt_report_row_t);
+
+            apr_hash_set(byval, r->key, APR_HASH_KEY_STRING, r);
+        }
+        all = apr_array_make(c.p, (int)apr_hash_count(c.want) + 1, sizeof(qrt_report_row_t));
+        for (hi = apr_hash_first(c.p, c.want); hi; hi = apr_hash_next(hi)) {
+            const char *tag = apr_hash_this_val(hi);
+            qrt_report_row_t *r = apr_hash_get(byval, tag, APR_HASH_KEY_STRING);
+
+            report_add_row(all, 0, tag, r ? r->scans : 0, r ? r->clicks : 0,
+                           r ? r->uniques : 0);
+        }
+    }
     for (i = 0; i < all->nelts; i++) {
         qrt_report_row_t *r = &APR_ARRAY_IDX(all, i, qrt_report_row_t);
         report_co_group *g = apr_hash_get(c.groups, type == QRT_REPORT_DATE
@@ -1687,7 +1782,7 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
             clicks = clicks > g->clicks ? clicks - g->clicks : 0;
             uniques = uniques > g->alone ? uniques - g->alone : 0;
         }
-        if (scans + clicks > 0) {
+        if (scans + clicks > 0 || type == QRT_REPORT_TAG) {
             report_add_row(rows, r->id, r->key, scans, clicks,
                            uniques < scans + clicks ? uniques : scans + clicks);
         }
@@ -1776,6 +1871,33 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
     apr_status_t rv;
     int i, j;
 
+    if (!sc->agg_ok) {
+        /* all of the account's trackers but a few: by tag, the account's tags less those
+         * few trackers'; by type, when every live tracker has the same, the account less
+         * them */
+        const char *one = NULL;
+        apr_array_header_t *got = rows;
+
+        for (i = 0; type == QRT_REPORT_TYPE && i < sc->live->nelts; i++) {
+            const char *t = APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t).type;
+
+            one = !i || (one && !strcmp(one, t)) ? t : NULL;
+        }
+        if (type == QRT_REPORT_TYPE) {
+            got = apr_array_make(p, 1, sizeof(qrt_report_row_t));
+        }
+        rv = type == QRT_REPORT_TAG ? report_co(sc, type, 0, s, e, rows)
+             : one ? report_co(sc, -1, 0, s, e, got) : APR_ENOTIMPL;
+        if (rv == APR_SUCCESS && type == QRT_REPORT_TYPE) {
+            qrt_report_row_t *x = got->nelts ? &APR_ARRAY_IDX(got, 0, qrt_report_row_t) : NULL;
+
+            report_add_row(rows, 0, one, x ? x->scans : 0, x ? x->clicks : 0,
+                           x ? x->uniques : 0);
+        }
+        if (rv != APR_ENOTIMPL) {
+            return rv;
+        }
+    }
     /* No aggregate gives a value's distinct visitors when !agg_ok (a list of trackers,
      * or an account whose trackers' deletions are not repaired yet): every value's
      * visits and clicks then come from the visits' groups that count its visitors, and

@@ -72,6 +72,7 @@ typedef struct {
     int acc_ok;                     /* the account-level aggregates are usable, the scope
                                      * covering every live tracker or not (a long list:
                                      * report_co) */
+    apr_hash_t *acc_dirty_tags;     /* ... but for these tags (NULL: none known) */
     qrt_agg_state_t state;
     int raw_trackers;               /* trackers whose visits were read (for the log) */
     int lv_shares;                  /* the most shares of their visitors listed trackers'
