@@ -396,7 +396,7 @@ def list_windows(api, figure):
                                           "visit_start_end": fmt(T0 + SPAN - 1)}).json()
     quiet = min(names["data"], key=lambda r: (r["visits"], r["tracker_id"]))["tracker_id"]
     listed = [i for i in ids if i != quiet]
-    for kind in ["date", "browser", "city"]:
+    for kind in ["date", "browser", "city", "tag", "type"]:
         label = "%s, all %d trackers but one, year" % (kind, len(ids))
         figure("  " + label, "/report/",
                {"report": kind, "visit_start": fmt(T0), "visit_start_end": fmt(T0 + SPAN - 1),
