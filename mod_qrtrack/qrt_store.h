@@ -437,8 +437,9 @@ apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *
  * sent on, 0 when the cap was reached. */
 apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                         int count, int *ok);
-/* Ids of the account's live trackers among ids (n of them): *owned gets how many
- * belong to the account; used to answer 403 for foreign ids in lists. */
+/* Ids of the account's live trackers among ids (n of them, none twice): *owned gets how
+ * many belong to the account, in one statement; used to answer 403 for foreign ids in
+ * lists. */
 apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                      const apr_int64_t *ids, int n, int *owned);
 /* All live tracker ids of an account (array of apr_int64_t). */

@@ -417,23 +417,25 @@ apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *
 apr_status_t qrt_store_tracker_owned(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                      const apr_int64_t *ids, int n, int *owned)
 {
-    int i;
+    apr_array_header_t list;
+    apr_int64_t count = 0;
+    const void *args[2];
+    apr_status_t rv;
 
     *owned = 0;
-    for (i = 0; i < n; i++) {
-        apr_dbd_results_t *res;
-        apr_dbd_row_t *row = NULL;
-        const void *args[] = { &ids[i] };
-        apr_status_t rv = qrt_db_select(db, p, SQL_tracker_owner, &res, args);
-
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-        while (qrt_db_row(db, p, res, &row) == 0) {
-            *owned += qrt_db_int(db, row, 0, 0) == account_id;
-        }
+    if (n <= 0) {
+        return APR_SUCCESS;
     }
-    return APR_SUCCESS;
+    memset(&list, 0, sizeof(list));
+    list.pool = p;
+    list.elt_size = sizeof(apr_int64_t);
+    list.nelts = list.nalloc = n;
+    list.elts = (char *)(apr_uintptr_t)ids;
+    args[0] = qrt_db_id_list(db, p, &list);
+    args[1] = &account_id;
+    rv = qrt_db_select_int(db, p, SQL_tracker_owned_count, args, &count);
+    *owned = (int)count;
+    return rv;
 }
 
 apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,

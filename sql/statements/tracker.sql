@@ -82,6 +82,19 @@ SELECT account_id
     FROM trackers
     WHERE id = %lld AND deleted_at IS NULL
 
+-- how many of the ids listed (a JSON array; PostgreSQL: an array of them) are the account's
+-- live trackers: a report's list checked in one statement, not a round trip an id
+-- name: tracker_owned_count
+SELECT COUNT(*)
+    FROM trackers
+    WHERE id IN (SELECT value
+    FROM json_each(%s)) AND account_id = %lld AND deleted_at IS NULL
+
+-- name: tracker_owned_count [pgsql]
+SELECT COUNT(*)
+    FROM trackers
+    WHERE id = ANY (CAST(%s AS BIGINT[])) AND account_id = %lld AND deleted_at IS NULL
+
 -- name: tracker_ids
 SELECT id
     FROM trackers
