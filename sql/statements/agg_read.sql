@@ -509,8 +509,9 @@ SELECT v.visit_start, v.id, v.visitor, CASE WHEN v.click = 1 THEN 'click' ELSE '
     ORDER BY v.visit_start, v.id
     LIMIT %lld
 
--- The visits in [s, e] of the visitors listed (a JSON array; PostgreSQL: an array of them), not
--- bots, on any tracker (the caller keeps its account's): along the visitors' index (schema 20).
+-- The visits in [s, e] of the visitors listed (a JSON array; PostgreSQL: an array of them, made
+-- once in a subquery), not bots, on any tracker (the caller keeps its account's): along the
+-- visitors' index (schema 20).
 -- name: report_visitors_visits
 SELECT v.tracker_id, v.visit_start, v.visitor, CASE WHEN v.click = 1 THEN 'click' ELSE 'scan' END,
         COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
@@ -526,8 +527,8 @@ SELECT v.tracker_id, v.visit_start, v.visitor, CASE WHEN v.click = 1 THEN 'click
     FROM visit_rows v
     LEFT JOIN visit_uas vu ON vu.id = v.ua_id
     LEFT JOIN visit_places vp ON vp.id = v.place_id
-    WHERE v.visitor = ANY (CAST(%s AS BIGINT[])) AND v.visit_start BETWEEN %lld AND %lld AND v.bot =
-        0
+    WHERE v.visitor = ANY (ARRAY(SELECT unnest(CAST(%s AS BIGINT[])))) AND v.visit_start BETWEEN
+        %lld AND %lld AND v.bot = 0
 
 -- One listed tracker's visits in [s, e] for the blocks of qrt_vcols (qrt_store_agg_read_listed):
 -- along the primary key (tracker_id, visit_start, id), each with its strings.

@@ -90,10 +90,13 @@ SELECT COUNT(*)
     WHERE id IN (SELECT value
     FROM json_each(%s)) AND account_id = %lld AND deleted_at IS NULL
 
+-- (PostgreSQL: the array made once, in a subquery; cast in the condition itself, a plan that
+-- scans the table cast the text to an array again for each row)
 -- name: tracker_owned_count [pgsql]
 SELECT COUNT(*)
     FROM trackers
-    WHERE id = ANY (CAST(%s AS BIGINT[])) AND account_id = %lld AND deleted_at IS NULL
+    WHERE id = ANY (ARRAY(SELECT unnest(CAST(%s AS BIGINT[])))) AND account_id = %lld AND
+        deleted_at IS NULL
 
 -- name: tracker_ids
 SELECT id
