@@ -1706,16 +1706,12 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     c.pairs = apr_hash_make(c.p);
     c.seen = apr_hash_make(c.p);
     c.visitors = apr_array_make(c.p, 64, sizeof(apr_int64_t));
-    for (i = 0; i < others->nelts; i++) {
-        apr_int64_t id = APR_ARRAY_IDX(others, i, apr_int64_t);
-        int j;
-
-        for (j = 0; j < sc->live->nelts; j++) {
-            if (APR_ARRAY_IDX(sc->live, j, qrt_report_tracker_t).id == id) {
-                c.t = &APR_ARRAY_IDX(sc->live, j, qrt_report_tracker_t);
-            }
+    for (i = 0; i < sc->live->nelts; i++) {
+        c.t = &APR_ARRAY_IDX(sc->live, i, qrt_report_tracker_t);
+        if (apr_hash_get(sc->covered, &c.t->id, sizeof(c.t->id))) {
+            continue;               /* (the others: report_co_others) */
         }
-        rv = qrt_store_agg_read_raw(sc->db, sc->p, id, s, e, report_co_visit, &c);
+        rv = qrt_store_agg_read_raw(sc->db, sc->p, c.t->id, s, e, report_co_visit, &c);
         if (rv != APR_SUCCESS) {
             return report_fail(sc, rv, "reading visits");
         }
