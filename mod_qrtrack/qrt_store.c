@@ -841,25 +841,30 @@ static sqlite3_stmt *native_bound(apr_dbd_prepared_t *prep, const void **args, i
 }
 
 /* Row r's columns from st's current row: strings copied into copy, or SQLite's own
- * (valid until the next step) when copy is NULL. */
-static void native_fill(sqlite3_stmt *st, native_row *r, apr_pool_t *copy)
+ * (valid until the next step) when copy is NULL. held: the caller holds the connection's
+ * mutex over the row (native_stream), so that each column's value is taken in one call
+ * into SQLite and read from there (its type, its integer or text): the value an
+ * sqlite3_column_value returns may be read so only under that mutex. Each call into
+ * SQLite's column API takes the mutex, a tenth of a cold report's read of its blocks. */
+static void native_fill(sqlite3_stmt *st, native_row *r, apr_pool_t *copy, int held)
 {
     int k;
 
     for (k = 0; k < r->ncols; k++) {
         native_col *c = &r->cols[k];
+        sqlite3_value *v = held ? sqlite3_column_value(st, k) : NULL;
 
-        c->type = sqlite3_column_type(st, k);
+        c->type = v ? sqlite3_value_type(v) : sqlite3_column_type(st, k);
         c->i = 0;
         c->s = NULL;
         if (c->type == SQLITE_INTEGER) {
-            c->i = sqlite3_column_int64(st, k);
+            c->i = v ? sqlite3_value_int64(v) : sqlite3_column_int64(st, k);
         }
         else if (c->type != SQLITE_NULL) {
-            const char *t = (const char *)sqlite3_column_text(st, k);
+            const char *t = (const char *)(v ? sqlite3_value_text(v) : sqlite3_column_text(st, k));
+            apr_size_t n = (apr_size_t)(v ? sqlite3_value_bytes(v) : sqlite3_column_bytes(st, k));
 
-            c->s = t && copy ? apr_pstrmemdup(copy, t, (apr_size_t)sqlite3_column_bytes(st, k))
-                             : t;
+            c->s = t && copy ? apr_pstrmemdup(copy, t, n) : t;
             c->type = t ? SQLITE_TEXT : SQLITE_NULL;
         }
     }
@@ -926,7 +931,7 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
         r->ncols = ncols;
         r->cols = apr_palloc(p, (apr_size_t)(ncols > 0 ? ncols : 1) * sizeof(*r->cols));
         r->next = NULL;
-        native_fill(st, r, p);
+        native_fill(st, r, p, 0);
         *tail = r;
         tail = &r->next;
     }
@@ -962,7 +967,7 @@ static int native_stream(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
      * report's days not sealed come by the ten thousand. */
     sqlite3_mutex_enter(sqlite3_db_mutex(sqlite3_db_handle(st)));
     while (*frv == APR_SUCCESS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        native_fill(st, &r, NULL);
+        native_fill(st, &r, NULL, 1);
         native_current = &r;
         *frv = fn(ctx, db, (apr_dbd_row_t *)&r);
         native_current = outer;

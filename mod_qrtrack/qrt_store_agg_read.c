@@ -2633,10 +2633,42 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
  * read by browser, country or city. A name not found is "", as the joins' COALESCE gave. */
 #define LV_NAMES_MAX 65536          /* ids a request keeps named; past them it starts over */
 
+/* A user agent's or a place's names (by number), and their entries in the block being
+ * built. Each visit finds its ids' slots in a table of integers, each id its names'
+ * entries once a span, and each name its entry in the span's block by its number
+ * (qrt_vcols_entry_new): each visit's three strings were looked up by their text, a
+ * fifth of a cold report's time by browser, country or city. */
+typedef struct {
+    apr_int64_t id;
+    apr_uint32_t s[3];                      /* user agent: [0] its browser; place: [1]
+                                             * its country, [2] its city (lv_text) */
+    apr_uint32_t span;                      /* the span whose entries e[] are (0: none) */
+    apr_uint32_t e[2];                      /* browser; or country and city */
+} lv_name;
+
+/* A name's text, once a request however many ids name it (number 0: ""), and its entry
+ * in each column of the block being built: found by its number, not by its text. */
+typedef struct {
+    const char *s;
+    apr_uint32_t span[QRT_VCOLS_COLS];      /* the span whose entry e[col] is */
+    apr_uint32_t e[QRT_VCOLS_COLS];
+} lv_text;
+
+/* The ids of one dictionary met in the request: slots [1, n] of v, found by id through
+ * slot (open addressing, at most half full; 0: empty). */
+typedef struct {
+    lv_name *v;
+    apr_uint32_t *slot;
+    apr_uint32_t n, vcap, mask;
+} lv_idmap;
+
 typedef struct {
     apr_pool_t *p;                          /* the names' (a child of the request's) */
-    apr_hash_t *names[2];                   /* user agent / place id -> const char *[3] */
+    lv_idmap map[2];                        /* user agents, places */
+    apr_hash_t *text_index;                 /* text -> its number + 1 */
+    apr_array_header_t *texts;              /* lv_text, by number */
     unsigned n;
+    apr_uint32_t span;                      /* the spans read so far */
 } lv_names;
 
 typedef struct {
@@ -2650,17 +2682,112 @@ typedef struct {
 } lv_ids_read;
 
 typedef struct {
-    apr_int64_t t, visitor, ua, place;
+    apr_int64_t t, visitor;
+    apr_uint32_t ua, place;                 /* their slots (lv_idmap) */
     int click;
 } lv_id_visit;
+
+static apr_uint32_t lv_id_hash(apr_int64_t id)
+{
+    apr_uint64_t h = (apr_uint64_t)id * APR_UINT64_C(0x9E3779B97F4A7C15);
+
+    return (apr_uint32_t)(h >> 32);
+}
+
+static void lv_idmap_init(apr_pool_t *p, lv_idmap *m)
+{
+    m->n = 0;
+    m->vcap = 64;
+    m->v = apr_pcalloc(p, (m->vcap + 1) * sizeof(*m->v));
+    m->mask = 2 * m->vcap - 1;
+    m->slot = apr_pcalloc(p, (m->mask + 1) * sizeof(*m->slot));
+}
+
+/* The slot of id: found, or made (*made 1); 0 for none (find only: add 0). */
+static apr_uint32_t lv_idmap_get(apr_pool_t *p, lv_idmap *m, apr_int64_t id, int add,
+                                 int *made)
+{
+    apr_uint32_t h = lv_id_hash(id) & m->mask, i;
+
+    for (; (i = m->slot[h]) != 0; h = (h + 1) & m->mask) {
+        if (m->v[i].id == id) {
+            return i;
+        }
+    }
+    if (!add) {
+        return 0;
+    }
+    if (m->n == m->vcap) {
+        /* twice the slots (in the names' pool, which a reset clears), ids placed again */
+        lv_name *v = apr_pcalloc(p, (2 * m->vcap + 1) * sizeof(*v));
+        apr_uint32_t k;
+
+        memcpy(v, m->v, (m->n + 1) * sizeof(*v));
+        m->v = v;
+        m->vcap *= 2;
+        m->mask = 2 * m->vcap - 1;
+        m->slot = apr_pcalloc(p, (m->mask + 1) * sizeof(*m->slot));
+        for (k = 1; k <= m->n; k++) {
+            for (h = lv_id_hash(v[k].id) & m->mask; m->slot[h]; h = (h + 1) & m->mask) {
+            }
+            m->slot[h] = k;
+        }
+        for (h = lv_id_hash(id) & m->mask; m->slot[h]; h = (h + 1) & m->mask) {
+        }
+    }
+    i = ++m->n;
+    m->v[i].id = id;
+    m->slot[h] = i;
+    *made = 1;
+    return i;
+}
 
 /* Forgets every name (their memory too). */
 static void lv_names_reset(lv_names *n)
 {
+    lv_text *none;
+
     apr_pool_clear(n->p);
-    n->names[0] = apr_hash_make(n->p);
-    n->names[1] = apr_hash_make(n->p);
+    lv_idmap_init(n->p, &n->map[0]);
+    lv_idmap_init(n->p, &n->map[1]);
+    n->text_index = apr_hash_make(n->p);
+    n->texts = apr_array_make(n->p, 256, sizeof(lv_text));
+    none = apr_array_push(n->texts);
+    memset(none, 0, sizeof(*none));
+    none->s = "";
     n->n = 0;
+    n->span = 0;
+}
+
+/* The number of text s (NULL and "": 0, which the index does not hold), made when
+ * new. */
+static apr_uint32_t lv_text_number(lv_names *n, const char *s)
+{
+    apr_size_t len = s ? strlen(s) : 0;
+    apr_uintptr_t i = len ? (apr_uintptr_t)apr_hash_get(n->text_index, s, (apr_ssize_t)len) : 1;
+
+    if (!i) {
+        lv_text *x = apr_array_push(n->texts);
+
+        memset(x, 0, sizeof(*x));
+        x->s = apr_pstrmemdup(n->p, s, len);
+        i = (apr_uintptr_t)n->texts->nelts;
+        apr_hash_set(n->text_index, x->s, (apr_ssize_t)len, (void *)i);
+    }
+    return (apr_uint32_t)(i - 1);
+}
+
+/* The entry in column col of b (the block of span) of text number k. */
+static apr_uint32_t lv_text_entry(lv_names *n, qrt_vcols_builder_t *b, apr_uint32_t span,
+                                  int col, apr_uint32_t k)
+{
+    lv_text *x = &APR_ARRAY_IDX(n->texts, (int)k, lv_text);
+
+    if (x->span[col] != span) {
+        x->e[col] = qrt_vcols_entry_new(b, col, x->s);
+        x->span[col] = span;
+    }
+    return x->e[col];
 }
 
 static lv_names *lv_names_make(apr_pool_t *p)
@@ -2672,16 +2799,18 @@ static lv_names *lv_names_make(apr_pool_t *p)
     return n;
 }
 
-static void lv_ids_note(lv_ids_read *c, int d, apr_int64_t id)
+/* The slot of id in dictionary d, noted to be named when new. */
+static apr_uint32_t lv_ids_note(lv_ids_read *c, int d, apr_int64_t id)
 {
     lv_names *n = c->names;
+    int made = 0;
+    apr_uint32_t i = lv_idmap_get(n->p, &n->map[d], id, 1, &made);
 
-    if (!apr_hash_get(n->names[d], &id, sizeof(id))) {
-        apr_hash_set(n->names[d], apr_pmemdup(n->p, &id, sizeof(id)), sizeof(id),
-                     apr_pcalloc(n->p, 3 * sizeof(const char *)));
+    if (made) {
         APR_ARRAY_PUSH(c->ids[d], apr_int64_t) = id;
         n->n++;
     }
+    return i;
 }
 
 static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
@@ -2701,10 +2830,8 @@ static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     x->t = t;
     x->click = qrt_db_int(db, row, 1, 0) == 1;
     x->visitor = qrt_db_int(db, row, 2, 0);
-    x->ua = qrt_db_int(db, row, 3, 0);
-    x->place = qrt_db_int(db, row, 4, 0);
-    lv_ids_note(c, 0, x->ua);
-    lv_ids_note(c, 1, x->place);
+    x->ua = lv_ids_note(c, 0, qrt_db_int(db, row, 3, 0));
+    x->place = lv_ids_note(c, 1, qrt_db_int(db, row, 4, 0));
     return APR_SUCCESS;
 }
 
@@ -2715,11 +2842,12 @@ static apr_status_t lv_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     lv_ids_read *c = ctx;
     lv_names *n = c->names;
     apr_int64_t id = qrt_db_int(db, row, 0, 0);
-    const char **name = apr_hash_get(n->names[c->naming], &id, sizeof(id));
+    apr_uint32_t i = lv_idmap_get(n->p, &n->map[c->naming], id, 0, NULL);
     int k;
 
-    for (k = 0; name && k <= c->naming; k++) {
-        name[c->naming + k] = apr_pstrdup(n->p, qrt_store_agg_acc_col(db, row, 1 + k));
+    for (k = 0; i && k <= c->naming; k++) {
+        n->map[c->naming].v[i].s[c->naming + k] = lv_text_number(n,
+                                                                 qrt_store_agg_acc_col(db, row, 1 + k));
     }
     return APR_SUCCESS;
 }
@@ -2731,6 +2859,7 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
 {
     lv_ids_read c;
     apr_status_t rv;
+    apr_uint32_t span;
     int i;
 
     if (names->n > LV_NAMES_MAX) {
@@ -2754,13 +2883,25 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
         rv = names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c.ids[1],
                       lv_name_row, &c);
     }
+    span = ++names->span;
     for (i = 0; rv == APR_SUCCESS && i < c.rows->nelts; i++) {
         const lv_id_visit *x = &APR_ARRAY_IDX(c.rows, i, lv_id_visit);
-        const char **u = apr_hash_get(names->names[0], &x->ua, sizeof(x->ua));
-        const char **g = apr_hash_get(names->names[1], &x->place, sizeof(x->place));
+        lv_name *u = &names->map[0].v[x->ua], *g = &names->map[1].v[x->place];
+        apr_uint32_t e[QRT_VCOLS_COLS];
 
-        qrt_vcols_add(b, x->t, x->click, x->visitor, u[0] ? u[0] : "", g[1] ? g[1] : "",
-                      g[2] ? g[2] : "");
+        if (u->span != span) {
+            u->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_BROWSER, u->s[0]);
+            u->span = span;
+        }
+        if (g->span != span) {
+            g->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_COUNTRY, g->s[1]);
+            g->e[1] = lv_text_entry(names, b, span, QRT_VCOLS_CITY, g->s[2]);
+            g->span = span;
+        }
+        e[QRT_VCOLS_BROWSER] = u->e[0];
+        e[QRT_VCOLS_COUNTRY] = g->e[0];
+        e[QRT_VCOLS_CITY] = g->e[1];
+        qrt_vcols_add_entries(b, x->t, x->click, x->visitor, e);
     }
     if (rv != APR_SUCCESS) {
         /* (ids noted without their names: not to be taken as named by a later span) */

@@ -44,28 +44,31 @@ qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p)
     return b;
 }
 
-/* Adds a visit's string s to column x (its entry made when new; visits in a row often
- * share it). */
+/* The entry of string s in column x, made when new. */
+static apr_uint32_t vc_entry(apr_pool_t *p, vc_col *x, const char *s)
+{
+    apr_size_t n = strlen(s);
+    apr_uintptr_t i = (apr_uintptr_t)apr_hash_get(x->index, s, (apr_ssize_t)n);
+
+    if (!i) {
+        char *copy = apr_pstrmemdup(p, s, n);
+
+        APR_ARRAY_PUSH(x->strs, const char *) = copy;
+        i = (apr_uintptr_t)x->strs->nelts;
+        apr_hash_set(x->index, copy, (apr_ssize_t)n, (void *)i);
+    }
+    return (apr_uint32_t)(i - 1);
+}
+
+/* Adds a visit's string s to column x (visits in a row often share it). */
 static void vc_add_str(apr_pool_t *p, vc_col *x, const char *s)
 {
-    apr_uintptr_t i;
-    apr_size_t n;
-
     if (!s) {
         s = "";
     }
     if (!x->last || strcmp(x->last, s)) {
-        n = strlen(s);
-        i = (apr_uintptr_t)apr_hash_get(x->index, s, (apr_ssize_t)n);
-        if (!i) {
-            char *copy = apr_pstrmemdup(p, s, n);
-
-            APR_ARRAY_PUSH(x->strs, const char *) = copy;
-            i = (apr_uintptr_t)x->strs->nelts;
-            apr_hash_set(x->index, copy, (apr_ssize_t)n, (void *)i);
-        }
-        x->last = APR_ARRAY_IDX(x->strs, (int)i - 1, const char *);
-        x->last_i = (apr_uint32_t)(i - 1);
+        x->last_i = vc_entry(p, x, s);
+        x->last = APR_ARRAY_IDX(x->strs, (int)x->last_i, const char *);
     }
     APR_ARRAY_PUSH(x->idx, apr_uint32_t) = x->last_i;
 }
@@ -79,6 +82,32 @@ void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t
         vc_add_str(b->p, &b->col[QRT_VCOLS_BROWSER], browser);
         vc_add_str(b->p, &b->col[QRT_VCOLS_COUNTRY], country);
         vc_add_str(b->p, &b->col[QRT_VCOLS_CITY], city);
+    }
+    APR_ARRAY_PUSH(b->click, unsigned char) = click ? 1 : 0;
+}
+
+apr_uint32_t qrt_vcols_entry(qrt_vcols_builder_t *b, int col, const char *s)
+{
+    return vc_entry(b->p, &b->col[col], s ? s : "");
+}
+
+apr_uint32_t qrt_vcols_entry_new(qrt_vcols_builder_t *b, int col, const char *s)
+{
+    vc_col *x = &b->col[col];
+
+    APR_ARRAY_PUSH(x->strs, const char *) = apr_pstrdup(b->p, s ? s : "");
+    return (apr_uint32_t)(x->strs->nelts - 1);
+}
+
+void qrt_vcols_add_entries(qrt_vcols_builder_t *b, apr_int64_t t, int click,
+                           apr_int64_t visitor, const apr_uint32_t *e)
+{
+    int c;
+
+    APR_ARRAY_PUSH(b->t, apr_int64_t) = t;
+    APR_ARRAY_PUSH(b->visitor, apr_int64_t) = visitor;
+    for (c = 0; !b->bare && c < QRT_VCOLS_COLS; c++) {
+        APR_ARRAY_PUSH(b->col[c].idx, apr_uint32_t) = e[c];
     }
     APR_ARRAY_PUSH(b->click, unsigned char) = click ? 1 : 0;
 }

@@ -38,6 +38,20 @@ qrt_vcols_builder_t *qrt_vcols_builder_make(apr_pool_t *p);
 /* Adds a visit (NULL strings: ""). */
 void qrt_vcols_add(qrt_vcols_builder_t *b, apr_int64_t t, int click, apr_int64_t visitor,
                    const char *browser, const char *country, const char *city);
+/* The entry of string s (NULL: "") in column col (QRT_VCOLS_BROWSER ...): made when
+ * new, the same for the same text. A caller that knows which of its visits share a
+ * string (they share a user agent or a place) takes the entry once and adds visits by
+ * entry, not by text. */
+apr_uint32_t qrt_vcols_entry(qrt_vcols_builder_t *b, int col, const char *s);
+/* A new entry of text s in column col, for a caller that knows s is not one of the
+ * column's yet (it numbers its texts itself): no lookup. A builder given entries so takes
+ * no other (qrt_vcols_entry and qrt_vcols_add would not find them). */
+apr_uint32_t qrt_vcols_entry_new(qrt_vcols_builder_t *b, int col, const char *s);
+/* Adds a visit whose strings are e[0 .. QRT_VCOLS_COLS) of qrt_vcols_entry or
+ * qrt_vcols_entry_new (ignored in a block of no strings): the same block as qrt_vcols_add
+ * of their texts. */
+void qrt_vcols_add_entries(qrt_vcols_builder_t *b, apr_int64_t t, int click,
+                           apr_int64_t visitor, const apr_uint32_t *e);
 /* A block of no strings (for the reports by date, type or tag): its visits' strings are
  * not kept, nor its columns' indexes (no entries); before the first add. */
 void qrt_vcols_builder_bare(qrt_vcols_builder_t *b);

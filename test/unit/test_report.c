@@ -148,6 +148,9 @@ static const char *pick(const char *const *vals, int n)
  * order. */
 /* The day (from T0) of every visit add_visits adds, or -1: any of 20 days. */
 static int one_day = -1;
+/* add_visits' visits of many strings (1): 150 user agents of as many browsers, 30
+ * countries, 200 cities, where its usual ones are a few. */
+static int many_strings;
 
 static void add_visits(int n, int from, int to)
 {
@@ -178,6 +181,11 @@ static void add_visits(int n, int from, int to)
         v->browser = pick(browsers, 5);
         v->country = pick(countries, 4);
         v->city = pick(cities, 5);
+        if (many_strings) {
+            v->browser = apr_psprintf(pool, "Browser %u", rnd() % 150);
+            v->country = apr_psprintf(pool, "C%u", rnd() % 30);
+            v->city = apr_psprintf(pool, "City %u", rnd() % 200);
+        }
         v->dest = pick(dests, 3);
         v->visitor = apr_psprintf(pool, "%016x", who);
         x->tracker_id = trackers[v->tr].id;
@@ -188,7 +196,7 @@ static void add_visits(int n, int from, int to)
         x->city = v->city;
         x->destination = v->dest;
         x->browser = v->browser;
-        x->user_agent = "UA";
+        x->user_agent = many_strings ? apr_psprintf(pool, "UA of %s", v->browser) : "UA";
         x->device = "mobile";
         x->bot = v->bot;
         x->visitor = who;
@@ -784,6 +792,22 @@ START_TEST(long_list_scope_kept)
     ck_assert_int_eq(scope(two, 2, 0)->list->nelts, 2);
     ck_assert_int_eq(scope(two, 2, 0)->nlive, ntr);
     check_all(cov, ncov, "many trackers, their scope kept");
+}
+END_TEST
+
+/* Listed trackers whose visits name more user agents and places than a request's first
+ * table of them holds (64 each): read by their ids, each visit's strings found again. */
+START_TEST(listed_many_strings)
+{
+    static const int two[] = { 1, 3 }, four[] = { 0, 1, 2, 3 };
+
+    shift = 40 * DAY;
+    many_strings = 1;
+    add_visits(1500, 0, 4);
+    many_strings = 0;
+    shift = 0;
+    check_all(two, 2, "two trackers, many strings");
+    check_all(four, 4, "four trackers, many strings");
 }
 END_TEST
 
@@ -1792,6 +1816,7 @@ static TCase *report_case(Suite *s, const char *name, SFun up, SFun down)
 static void add_listed_kept(TCase *tc)
 {
     tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, listed_many_strings);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
     tcase_add_test(tc, listed_days_held_by_reference);
@@ -1862,6 +1887,7 @@ static Suite *report_suite(void)
     tc = report_case(s, "engine, kept blocks with string numbers", setup_kept_ids,
                      teardown_kept);
     tcase_add_test(tc, listed_trackers);
+    tcase_add_test(tc, listed_many_strings);
     tcase_add_test(tc, many_listed_trackers);
     tcase_add_test(tc, many_listed_trackers_in_parts);
     tcase_add_test(tc, listed_days_held_by_reference);

@@ -347,6 +347,82 @@ START_TEST(a_block_of_no_strings)
 }
 END_TEST
 
+/* Visits added by their strings' entries (qrt_vcols_entry, taken once for a string shared
+ * by many visits) make the same block, byte for byte, as the same visits added by text,
+ * with and without numbers, and in a block of no strings. */
+START_TEST(visits_added_by_entry)
+{
+    static const char *const browsers[] = { "Chrome", "Safari", "", "Firefox", NULL };
+    static const char *const cities[] = { "Berlin", "Paris", "Zürich" };
+    qrt_strid_t *ids = qrt_strid_make(pool, 4, 1 << 20), *ids2 = qrt_strid_make(pool, 4, 1 << 20);
+    int numbered, bare;
+
+    for (numbered = 0; numbered < 2; numbered++) {
+        for (bare = 0; bare < 2; bare++) {
+            qrt_vcols_builder_t *byt = qrt_vcols_builder_make(pool);
+            qrt_vcols_builder_t *bye = qrt_vcols_builder_make(pool);
+            qrt_vcols_builder_t *byn = qrt_vcols_builder_make(pool);
+            const char *dt, *de, *dn, *seen[QRT_VCOLS_COLS][16];
+            apr_size_t lt, le, ln, i, nseen[QRT_VCOLS_COLS] = { 0, 0, 0 };
+
+            if (numbered) {
+                qrt_vcols_builder_ids(byt, ids);
+                qrt_vcols_builder_ids(bye, ids2);
+                qrt_vcols_builder_ids(byn, qrt_strid_make(pool, 4, 1 << 20));
+            }
+            if (bare) {
+                qrt_vcols_builder_bare(byt);
+                qrt_vcols_builder_bare(bye);
+                qrt_vcols_builder_bare(byn);
+            }
+            for (i = 0; i < 700; i++) {
+                const char *br = browsers[i % 5], *co = i % 7 ? "DE" : NULL;
+                const char *ci = cities[(i / 3) % 3];
+                apr_uint32_t e[QRT_VCOLS_COLS];
+                apr_int64_t t = APR_INT64_C(1767225600) + (apr_int64_t)(i * 13 % 700);
+
+                qrt_vcols_add(byt, t, i % 4 == 0, who(i), br, co, ci);
+                e[QRT_VCOLS_BROWSER] = bare ? 0 : qrt_vcols_entry(bye, QRT_VCOLS_BROWSER, br);
+                e[QRT_VCOLS_COUNTRY] = bare ? 0 : qrt_vcols_entry(bye, QRT_VCOLS_COUNTRY, co);
+                e[QRT_VCOLS_CITY] = bare ? 0 : qrt_vcols_entry(bye, QRT_VCOLS_CITY, ci);
+                qrt_vcols_add_entries(bye, t, i % 4 == 0, who(i), e);
+                /* numbered by the caller: each text's entry made once, in order met */
+                if (!bare) {
+                    const char *txt[QRT_VCOLS_COLS] = { br ? br : "", co ? co : "", ci };
+                    int c;
+
+                    for (c = 0; c < QRT_VCOLS_COLS; c++) {
+                        apr_size_t k;
+
+                        for (k = 0; k < nseen[c] && strcmp(seen[c][k], txt[c]); k++) {
+                        }
+                        if (k == nseen[c]) {
+                            seen[c][nseen[c]++] = txt[c];
+                            ck_assert_uint_eq(qrt_vcols_entry_new(byn, c, txt[c]), k);
+                        }
+                        e[c] = (apr_uint32_t)k;
+                    }
+                }
+                qrt_vcols_add_entries(byn, t, i % 4 == 0, who(i), e);
+            }
+            /* an entry taken again is the same one */
+            if (!bare) {
+                ck_assert_uint_eq(qrt_vcols_entry(bye, QRT_VCOLS_CITY, "Paris"), 1);
+                ck_assert_uint_eq(qrt_vcols_entry(bye, QRT_VCOLS_BROWSER, NULL),
+                                  qrt_vcols_entry(bye, QRT_VCOLS_BROWSER, ""));
+            }
+            dt = qrt_vcols_block(byt, &lt);
+            de = qrt_vcols_block(bye, &le);
+            dn = qrt_vcols_block(byn, &ln);
+            ck_assert_uint_eq(lt, le);
+            ck_assert_int_eq(memcmp(dt, de, lt), 0);
+            ck_assert_uint_eq(lt, ln);
+            ck_assert_int_eq(memcmp(dt, dn, lt), 0);
+        }
+    }
+}
+END_TEST
+
 static Suite *vcols_suite(void)
 {
     Suite *s = suite_create("qrt_vcols");
@@ -354,6 +430,7 @@ static Suite *vcols_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, block_read_back);
+    tcase_add_test(tc, visits_added_by_entry);
     tcase_add_test(tc, strings_numbered_across_blocks);
     tcase_add_test(tc, a_block_of_no_strings);
     tcase_add_test(tc, empty_and_damaged);
