@@ -2408,13 +2408,16 @@ static lv_build *lv_find(lv_read *c, apr_int64_t tracker, apr_int64_t day)
     return i ? &APR_ARRAY_IDX(c->builds, (int)i - 1, lv_build) : lv_add(c, tracker, day, 0);
 }
 
-/* A row of report_listed_visits* (its columns from k: time, source, visitor, browser,
- * country, city) added to b. */
-static void lv_add_row(qrt_vcols_builder_t *b, qrt_db_t *db, apr_dbd_row_t *row, int k)
+/* A row of report_listed_visits* (its columns from k: time, source, visitor, and but in
+ * report_listed_visits_bare's browser, country, city) added to b. */
+static void lv_add_row(qrt_vcols_builder_t *b, qrt_db_t *db, apr_dbd_row_t *row, int k,
+                       int bare)
 {
     qrt_vcols_add(b, qrt_db_int(db, row, k, 0), qrt_db_int(db, row, k + 1, 0) == 1,
-                  qrt_db_int(db, row, k + 2, 0), qrt_store_agg_acc_col(db, row, k + 3),
-                  qrt_store_agg_acc_col(db, row, k + 4), qrt_store_agg_acc_col(db, row, k + 5));
+                  qrt_db_int(db, row, k + 2, 0),
+                  bare ? NULL : qrt_store_agg_acc_col(db, row, k + 3),
+                  bare ? NULL : qrt_store_agg_acc_col(db, row, k + 4),
+                  bare ? NULL : qrt_store_agg_acc_col(db, row, k + 5));
 }
 
 static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
@@ -2434,7 +2437,7 @@ static apr_status_t lv_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
         c->last_tracker = tracker;
         c->last_day = day;
     }
-    lv_add_row(c->last->b, db, row, k);
+    lv_add_row(c->last->b, db, row, k, c->bare);
     return APR_SUCCESS;
 }
 
@@ -2622,7 +2625,7 @@ static apr_status_t lv_span_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
         return APR_EAGAIN;
     }
     (*c->left)--;
-    lv_add_row(c->b, db, row, 0);
+    lv_add_row(c->b, db, row, 0, 1);
     return APR_SUCCESS;
 }
 
