@@ -1447,6 +1447,21 @@ apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t df
     return (e && *e) ? apr_atoi64(e) : dflt;
 }
 
+void qrt_db_ints(qrt_db_t *db, apr_dbd_row_t *row, int first, int n, apr_int64_t *out)
+{
+    int k;
+
+    if (native_current && row == (apr_dbd_row_t *)native_current) {
+        for (k = 0; k < n; k++) {
+            out[k] = native_col_int(native_col_of(row, first + k), 0);
+        }
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        out[k] = qrt_db_int(db, row, first + k, 0);
+    }
+}
+
 apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     APR_ARRAY_PUSH((apr_array_header_t *)ctx, apr_int64_t) = qrt_db_int(db, row, 0, 0);

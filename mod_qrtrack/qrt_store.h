@@ -197,6 +197,10 @@ int qrt_db_row(qrt_db_t *db, apr_pool_t *p, apr_dbd_results_t *res,
 /* Column col of row as text (NULL for SQL NULL) or as integer (dflt for NULL). */
 const char *qrt_db_str(qrt_db_t *db, apr_dbd_row_t *row, int col);
 apr_int64_t qrt_db_int(qrt_db_t *db, apr_dbd_row_t *row, int col, apr_int64_t dflt);
+/* Columns [first, first + n) of row as qrt_db_int reads each (dflt 0) into out: a row
+ * of many integer columns, read a few million times by a cold report, tells once whether
+ * it is a native row. */
+void qrt_db_ints(qrt_db_t *db, apr_dbd_row_t *row, int first, int n, apr_int64_t *out);
 /* A qrt_db_each callback: appends column 0 as an integer to ctx, an array of
  * apr_int64_t. */
 apr_status_t qrt_db_int_list_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row);

@@ -2413,8 +2413,10 @@ static lv_build *lv_find(lv_read *c, apr_int64_t tracker, apr_int64_t day)
 static void lv_add_row(qrt_vcols_builder_t *b, qrt_db_t *db, apr_dbd_row_t *row, int k,
                        int bare)
 {
-    qrt_vcols_add(b, qrt_db_int(db, row, k, 0), qrt_db_int(db, row, k + 1, 0) == 1,
-                  qrt_db_int(db, row, k + 2, 0),
+    apr_int64_t x[3];
+
+    qrt_db_ints(db, row, k, 3, x);
+    qrt_vcols_add(b, x[0], x[1] == 1, x[2],
                   bare ? NULL : qrt_store_agg_acc_col(db, row, k + 3),
                   bare ? NULL : qrt_store_agg_acc_col(db, row, k + 4),
                   bare ? NULL : qrt_store_agg_acc_col(db, row, k + 5));
@@ -2820,9 +2822,10 @@ static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     lv_ids_read *c = ctx;
     lv_id_visit *x;
-    apr_int64_t t = qrt_db_int(db, row, 0, 0);
+    apr_int64_t col[5];             /* time, source, visitor, user agent, place */
 
-    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, t)) {
+    qrt_db_ints(db, row, 0, 5, col);
+    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, col[0])) {
         return APR_SUCCESS;
     }
     if (!*c->left) {
@@ -2830,11 +2833,11 @@ static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     }
     (*c->left)--;
     x = apr_array_push(c->rows);
-    x->t = t;
-    x->click = qrt_db_int(db, row, 1, 0) == 1;
-    x->visitor = qrt_db_int(db, row, 2, 0);
-    x->ua = lv_ids_note(c, 0, qrt_db_int(db, row, 3, 0));
-    x->place = lv_ids_note(c, 1, qrt_db_int(db, row, 4, 0));
+    x->t = col[0];
+    x->click = col[1] == 1;
+    x->visitor = col[2];
+    x->ua = lv_ids_note(c, 0, col[3]);
+    x->place = lv_ids_note(c, 1, col[4]);
     return APR_SUCCESS;
 }
 
