@@ -178,14 +178,12 @@ static apr_status_t win_link_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* Counter sums of a kind over at most 5 bucket ranges into w, for one tracker when
- * grp is given (kind QRT_AGG_T). */
+/* Counter sums of a kind over at most 5 bucket ranges into w. */
 static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                        apr_int64_t account, const apr_int64_t *grp,
-                                        const qrt_agg_range_t *r, int n)
+                                        apr_int64_t account, const qrt_agg_range_t *r, int n)
 {
     apr_int64_t vals[5][5];
-    const void *args[30];
+    const void *args[25];
     int i, k = 0;
 
     if (n == 0) {
@@ -199,33 +197,62 @@ static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w,
         vals[i][4] = i < n ? r[i].b1 : 0;
         args[k++] = &vals[i][0];
         args[k++] = &vals[i][1];
-        if (grp) {
-            args[k++] = grp;
-        }
         args[k++] = &vals[i][2];
         args[k++] = &vals[i][3];
         args[k++] = &vals[i][4];
     }
-    return qrt_db_each(db, p, grp ? SQL_report_counters_sum_of_group : SQL_report_counters_sum,
-                       args, win_cnt_row, w);
+    return qrt_db_each(db, p, SQL_report_counters_sum, args, win_cnt_row, w);
 }
 
 static apr_status_t win_counter_ranges(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                                        apr_int64_t account, const qrt_agg_range_t *r, int n)
 {
-    return win_counter_ranges1(db, p, w, kind, account, NULL, r, n);
+    return win_counter_ranges1(db, p, w, kind, account, r, n);
 }
 
-/* Counter sums of a kind over the full days [d0, d1) into w, for one tracker when grp
- * is given (kind QRT_AGG_T). */
+/* Counter sums of kind QRT_AGG_T over the full days [d0, d1) into w, of the n trackers
+ * ids alone: one statement, where one a tracker cost a round trip each on PostgreSQL
+ * (a dashboard over 64 trackers, 256 of them). */
+static apr_status_t win_counters_of(qrt_db_t *db, apr_pool_t *p, agg_win *w,
+                                    apr_int64_t account, const apr_int64_t *ids, int n,
+                                    apr_int64_t d0, apr_int64_t d1)
+{
+    qrt_agg_range_t r[5];
+    apr_int64_t vals[5][5];
+    const void *args[26];
+    apr_array_header_t *list = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
+    int nr = qrt_agg_split_days(d0, d1, r), i, k = 0;
+
+    if (nr == 0 || n <= 0) {
+        return APR_SUCCESS;
+    }
+    for (i = 0; i < n; i++) {
+        APR_ARRAY_PUSH(list, apr_int64_t) = ids[i];
+    }
+    args[k++] = qrt_db_id_list(db, p, list);
+    for (i = 0; i < 5; i++) {
+        vals[i][0] = QRT_AGG_T;
+        vals[i][1] = account;
+        vals[i][2] = i < nr ? r[i].lvl : 0;
+        vals[i][3] = i < nr ? r[i].b0 : 1;
+        vals[i][4] = i < nr ? r[i].b1 : 0;
+        args[k++] = &vals[i][0];
+        args[k++] = &vals[i][1];
+        args[k++] = &vals[i][2];
+        args[k++] = &vals[i][3];
+        args[k++] = &vals[i][4];
+    }
+    return qrt_db_each(db, p, SQL_report_counters_sum_of_groups, args, win_cnt_row, w);
+}
+
+/* Counter sums of a kind over the full days [d0, d1) into w. */
 static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                 apr_int64_t account, const apr_int64_t *grp,
-                                 apr_int64_t d0, apr_int64_t d1)
+                                 apr_int64_t account, apr_int64_t d0, apr_int64_t d1)
 {
     qrt_agg_range_t r[5];
     int n = qrt_agg_split_days(d0, d1, r);
 
-    return win_counter_ranges1(db, p, w, kind, account, grp, r, n);
+    return win_counter_ranges1(db, p, w, kind, account, r, n);
 }
 
 /* How win_links finds its rows: by visit_time (the days not sealed, unsealed = 1), by
@@ -1333,13 +1360,13 @@ static apr_status_t win_choose(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
 
     w.p = p;
     w.groups = apr_hash_make(p);
-    rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, lo, ds);
+    rv = win_counters(db, p, &w, QRT_AGG_A, account, lo, ds);
     /* (the scan by p walks every link whose previous visit lies before s) */
     by_p = win_total(&w, 1) * AGG_ROW_COST;
     cross_s = win_total(&w, 1) - win_total(&w, 0);
     w.groups = apr_hash_make(p);
     if (rv == APR_SUCCESS) {
-        rv = win_counters(db, p, &w, QRT_AGG_A, account, NULL, ds, de + 1);
+        rv = win_counters(db, p, &w, QRT_AGG_A, account, ds, de + 1);
     }
     cross_e = cross_s + win_total(&w, 1) - win_total(&w, 0);
     /* Links by p are rows read through SQL (about AGG_ROW_COST times a decoded link
@@ -1516,8 +1543,10 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
         /* A few listed trackers: their own counters and visits (each tracker's visits
          * of a partial day are few). */
         rv = win_pieces(db, p, account_id, &ws, 0, pc, &npc);
+        if (rv == APR_SUCCESS) {
+            rv = win_counters_of(db, p, &w, account_id, only, nonly, ws.d0, ws.d1);
+        }
         for (j = 0; j < nonly && rv == APR_SUCCESS; j++) {
-            rv = win_counters(db, p, &w, kind, account_id, &only[j], ws.d0, ws.d1);
             for (i = 0; i < npc && rv == APR_SUCCESS; i++) {
                 const void *args[] = { &only[j], &pc[i].a, &pc[i].b };
 
@@ -1531,7 +1560,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     else if (rv == APR_SUCCESS) {
         /* The R form needs the rets of the full days: rows only. */
         rv = want_uniques && form == 2
-             ? win_counters(db, p, &w, kind, account_id, NULL, ws.d0, ws.d1)
+             ? win_counters(db, p, &w, kind, account_id, ws.d0, ws.d1)
              : win_counters_sealed(db, p, &w, kind, account_id, ws.d0, ws.d1);
         if (rv == APR_SUCCESS) {
             rv = win_pieces(db, p, account_id, &ws, 1, pc, &npc);
@@ -1547,7 +1576,7 @@ apr_status_t qrt_store_agg_read_window(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
                 continue;
             }
             /* (rows: the day's rets too, for the R form) */
-            rv = win_counters(db, p, &w, kind, account_id, NULL, d, d + 1);
+            rv = win_counters(db, p, &w, kind, account_id, d, d + 1);
             for (j = 0; j < pc[i].nrest && rv == APR_SUCCESS; j++) {
                 rv = win_partial(db, p, &rest, kind, account_id, pc[i].rest_a[j],
                                  pc[i].rest_b[j], &tags);

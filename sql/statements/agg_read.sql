@@ -34,32 +34,67 @@ SELECT tracker_id, value, SUM(scans), SUM(clicks), SUM(first_visits), SUM(follow
     WHERE kind = %lld AND account_id = %lld AND level = %lld AND bucket BETWEEN %lld AND %lld) x
     GROUP BY tracker_id, value
 
--- name: report_counters_sum_of_group
+-- The same for a list of trackers (a few listed: one statement, not one a tracker, each a
+-- round trip on PostgreSQL): the ids first, as a JSON array.
+-- name: report_counters_sum_of_groups
+WITH ids (id) AS (SELECT value
+    FROM json_each(%s))
 SELECT tracker_id, value, SUM(scans), SUM(clicks), SUM(first_visits), SUM(followed_visits)
     FROM (SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
-        BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id IN (SELECT id
+    FROM ids) AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
     SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
-        BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id IN (SELECT id
+    FROM ids) AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
     SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
-        BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id IN (SELECT id
+    FROM ids) AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
     SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
-        BETWEEN %lld AND %lld
+    WHERE kind = %lld AND account_id = %lld AND tracker_id IN (SELECT id
+    FROM ids) AND level = %lld AND bucket BETWEEN %lld AND %lld
     UNION ALL
     SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
     FROM agg_cnt
-    WHERE kind = %lld AND account_id = %lld AND tracker_id = %lld AND level = %lld AND bucket
-        BETWEEN %lld AND %lld) x
+    WHERE kind = %lld AND account_id = %lld AND tracker_id IN (SELECT id
+    FROM ids) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    ) x
+    GROUP BY tracker_id, value
+
+-- name: report_counters_sum_of_groups [pgsql]
+WITH ids (a) AS MATERIALIZED (SELECT ARRAY(SELECT unnest(CAST(%s AS BIGINT[]))))
+SELECT tracker_id, value, SUM(scans), SUM(clicks), SUM(first_visits), SUM(followed_visits)
+    FROM (SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = ANY (CAST((SELECT a
+    FROM ids) AS BIGINT[])) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = ANY (CAST((SELECT a
+    FROM ids) AS BIGINT[])) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = ANY (CAST((SELECT a
+    FROM ids) AS BIGINT[])) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = ANY (CAST((SELECT a
+    FROM ids) AS BIGINT[])) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    UNION ALL
+    SELECT tracker_id, value, scans, clicks, first_visits, followed_visits
+    FROM agg_cnt
+    WHERE kind = %lld AND account_id = %lld AND tracker_id = ANY (CAST((SELECT a
+    FROM ids) AS BIGINT[])) AND level = %lld AND bucket BETWEEN %lld AND %lld
+    ) x
     GROUP BY tracker_id, value
 
 -- name: report_counters_by_day
