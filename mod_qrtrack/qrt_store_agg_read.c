@@ -178,16 +178,22 @@ static apr_status_t win_link_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
-/* Counter sums of a kind over at most 5 bucket ranges into w. */
+/* Counter sums of a kind over at most 5 bucket ranges into w; when ids is given (an id
+ * list, qrt_db_id_list; kind QRT_AGG_T), of those trackers alone, in the same one
+ * statement. */
 static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
-                                        apr_int64_t account, const qrt_agg_range_t *r, int n)
+                                        apr_int64_t account, const char *ids,
+                                        const qrt_agg_range_t *r, int n)
 {
     apr_int64_t vals[5][5];
-    const void *args[25];
+    const void *args[26];
     int i, k = 0;
 
     if (n == 0) {
         return APR_SUCCESS;
+    }
+    if (ids) {
+        args[k++] = ids;
     }
     for (i = 0; i < 5; i++) {
         vals[i][0] = kind;
@@ -201,13 +207,14 @@ static apr_status_t win_counter_ranges1(qrt_db_t *db, apr_pool_t *p, agg_win *w,
         args[k++] = &vals[i][3];
         args[k++] = &vals[i][4];
     }
-    return qrt_db_each(db, p, SQL_report_counters_sum, args, win_cnt_row, w);
+    return qrt_db_each(db, p, ids ? SQL_report_counters_sum_of_groups : SQL_report_counters_sum,
+                       args, win_cnt_row, w);
 }
 
 static apr_status_t win_counter_ranges(qrt_db_t *db, apr_pool_t *p, agg_win *w, int kind,
                                        apr_int64_t account, const qrt_agg_range_t *r, int n)
 {
-    return win_counter_ranges1(db, p, w, kind, account, r, n);
+    return win_counter_ranges1(db, p, w, kind, account, NULL, r, n);
 }
 
 /* Counter sums of kind QRT_AGG_T over the full days [d0, d1) into w, of the n trackers
@@ -218,31 +225,17 @@ static apr_status_t win_counters_of(qrt_db_t *db, apr_pool_t *p, agg_win *w,
                                     apr_int64_t d0, apr_int64_t d1)
 {
     qrt_agg_range_t r[5];
-    apr_int64_t vals[5][5];
-    const void *args[26];
     apr_array_header_t *list = apr_array_make(p, n > 0 ? n : 1, sizeof(apr_int64_t));
-    int nr = qrt_agg_split_days(d0, d1, r), i, k = 0;
+    int i;
 
-    if (nr == 0 || n <= 0) {
+    if (n <= 0) {
         return APR_SUCCESS;
     }
     for (i = 0; i < n; i++) {
         APR_ARRAY_PUSH(list, apr_int64_t) = ids[i];
     }
-    args[k++] = qrt_db_id_list(db, p, list);
-    for (i = 0; i < 5; i++) {
-        vals[i][0] = QRT_AGG_T;
-        vals[i][1] = account;
-        vals[i][2] = i < nr ? r[i].lvl : 0;
-        vals[i][3] = i < nr ? r[i].b0 : 1;
-        vals[i][4] = i < nr ? r[i].b1 : 0;
-        args[k++] = &vals[i][0];
-        args[k++] = &vals[i][1];
-        args[k++] = &vals[i][2];
-        args[k++] = &vals[i][3];
-        args[k++] = &vals[i][4];
-    }
-    return qrt_db_each(db, p, SQL_report_counters_sum_of_groups, args, win_cnt_row, w);
+    return win_counter_ranges1(db, p, w, QRT_AGG_T, account, qrt_db_id_list(db, p, list), r,
+                               qrt_agg_split_days(d0, d1, r));
 }
 
 /* Counter sums of a kind over the full days [d0, d1) into w. */
@@ -252,7 +245,7 @@ static apr_status_t win_counters(qrt_db_t *db, apr_pool_t *p, agg_win *w, int ki
     qrt_agg_range_t r[5];
     int n = qrt_agg_split_days(d0, d1, r);
 
-    return win_counter_ranges1(db, p, w, kind, account, r, n);
+    return win_counter_ranges1(db, p, w, kind, account, NULL, r, n);
 }
 
 /* How win_links finds its rows: by visit_time (the days not sealed, unsealed = 1), by
