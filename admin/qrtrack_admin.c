@@ -921,7 +921,7 @@ static int admin_seal(admin_ctx *c, qrt_db_t *db)
 
         apr_pool_create(&sp, c->p);
         rv = qrt_store_agg_blob_seal(db, sp, apr_time_sec(apr_time_now()), 256, &sealed,
-                                     &more);
+                                     &more, NULL);
         apr_pool_destroy(sp);
         if (rv != APR_SUCCESS) {
             return admin_fail("sealing the aggregates failed: %s%s",

@@ -659,8 +659,9 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
 }
 
 /* Settled days' report aggregates sealed (qrt_store_agg_blob.h): a few units per idle
- * moment under a trylock of the writers' mutex, first SEAL_IDLE_CHECK seconds after
- * the writer starts, then again that long after a pass found nothing left (each
+ * moment under a trylock of the writers' mutex (and on PostgreSQL of the store's write
+ * lock: another process's writer, an import's batch, is not waited for), first
+ * SEAL_IDLE_CHECK seconds after the writer starts, then again that long after a pass found nothing left (each
  * child's writer keeps its own time: no shared state). Not at once at start: a child
  * starting has scans to commit first, and an httpd stopped right after its start
  * should find the writers idle (httpd's event MPM was seen to crash a child now and
@@ -674,7 +675,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
     static int started;
     /* (the days settled by the wall clock; the next look by the monotonic one) */
     apr_int64_t now = apr_time_sec(apr_time_now()), tick = apr_time_sec(qrt_clock_now());
-    int sealed = 0, more = 0;
+    int sealed = 0, more = 0, busy = 0;
     apr_status_t rv;
 
     if (!started) {
@@ -688,7 +689,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         return;
     }
     db->error = NULL;
-    rv = qrt_store_agg_blob_seal(db, p, now, SEAL_UNITS, &sealed, &more);
+    rv = qrt_store_agg_blob_seal(db, p, now, SEAL_UNITS, &sealed, &more, &busy);
     apr_global_mutex_unlock(scan_writer_mutex);
     QRT_STAT_ADD(sealed, sealed);
     if (rv != APR_SUCCESS) {
@@ -704,7 +705,8 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         }
         return;
     }
-    next_check = more ? 0 : tick + SEAL_IDLE_CHECK;
+    /* (another writer holding the store's lock: looked at again in a second) */
+    next_check = busy ? tick + 1 : more ? 0 : tick + SEAL_IDLE_CHECK;
 }
 
 /* The webhooks' outbox bound (QRTrackWebhookOutboxLimit) on the webhooks this writer gave

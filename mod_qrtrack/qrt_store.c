@@ -252,6 +252,22 @@ apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p)
     return qrt_db_each(db, p, SQL_write_lock, args, store_ignore_row, NULL);
 }
 
+apr_status_t qrt_store_write_trylock(qrt_db_t *db, apr_pool_t *p, int *got)
+{
+    static const apr_int64_t key = 0x71727472;      /* the same lock */
+    const void *args[] = { &key };
+    apr_int64_t taken = 0;
+    apr_status_t rv;
+
+    *got = 1;
+    if (!qrt_dialect_remote(db->driver)) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_db_select_int(db, p, SQL_write_trylock, args, &taken);
+    *got = rv == APR_SUCCESS && taken == 1;
+    return rv;
+}
+
 apr_status_t qrt_store_write_lock_gen(qrt_db_t *db, apr_pool_t *p, apr_int64_t *gen)
 {
     static const apr_int64_t key = 0x71727472;      /* the same lock */

@@ -115,6 +115,9 @@ int qrt_db_refuses_rows(const qrt_db_t *db);
  * unique visitors and aggregates stay exact and they cannot deadlock each other.
  * Nothing on SQLite, whose writers already follow one another. */
 apr_status_t qrt_store_write_lock(qrt_db_t *db, apr_pool_t *p);
+/* The same lock if no other transaction holds it (*got 1), else not waited for (*got
+ * 0): for work that may wait for a later moment (sealing a day). *got 1 on SQLite. */
+apr_status_t qrt_store_write_trylock(qrt_db_t *db, apr_pool_t *p, int *got);
 /* The same lock, and the dictionaries' generation (schema 22) read under it in the same
  * round trip: *gen. On SQLite, the generation alone (its writers hold the database's
  * write lock already). */

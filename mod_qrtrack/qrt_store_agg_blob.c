@@ -415,20 +415,28 @@ static apr_status_t ab_seal_unit(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
 /* Seals a day off the work list, and its 16- and 256-day buckets when they are due
  * and not sealed (one transaction). */
 static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
-                                apr_int64_t day, apr_int64_t now, int *units)
+                                apr_int64_t day, apr_int64_t now, int *units, int *busy)
 {
     const void *dargs[] = { &account, &day };
     apr_dbd_transaction_t *tx;
     apr_status_t rv = qrt_db_begin(db, p, &tx);
-    int lvl;
+    int lvl, got = 1;
 
     if (rv != APR_SUCCESS) {
         return rv;
     }
     /* The store's write lock (PostgreSQL), then a write: on SQLite that takes the
      * database's write lock (waiting for it) before anything is read, so no writer
-     * changes the day's rows between reading them and taking it off the list. */
-    rv = qrt_store_write_lock(db, p);
+     * changes the day's rows between reading them and taking it off the list. A
+     * server's idle moment does not wait for the lock: an import's batch holds it
+     * for a second, and sealing days the import is still writing would only take
+     * turns with it (and its CPU). */
+    rv = busy ? qrt_store_write_trylock(db, p, &got) : qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS && !got) {
+        *busy = 1;
+        qrt_db_rollback_only(db, tx);
+        return qrt_db_end(db, p, tx);
+    }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_agg_blob_unsealed_del, NULL, dargs);
     }
@@ -522,7 +530,7 @@ static apr_status_t ab_hash_some(qrt_db_t *db, apr_pool_t *p, int max, int *more
 }
 
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
-                                     int max, int *sealed, int *more)
+                                     int max, int *sealed, int *more, int *busy)
 {
     const void *none[] = { NULL };
     apr_pool_t *up;
@@ -532,6 +540,9 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
 
     *sealed = 0;
     *more = 0;
+    if (busy) {
+        *busy = 0;
+    }
     apr_pool_create(&up, p);
     memset(&c, 0, sizeof(c));
     c.days = apr_array_make(up, 16, sizeof(apr_int64_t));
@@ -539,15 +550,18 @@ apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t no
     c.max = max < AB_TODO_MAX ? max : AB_TODO_MAX;
     rv = qrt_db_each(db, up, SQL_agg_blob_unsealed, none, ab_todo_row, &c);
     *more = c.more;
-    for (i = 0; i + 1 < c.days->nelts && rv == APR_SUCCESS; i += 2) {
+    for (i = 0; i + 1 < c.days->nelts && rv == APR_SUCCESS && !(busy && *busy); i += 2) {
         apr_pool_t *bp;
 
         apr_pool_create(&bp, up);
         rv = ab_seal_day(db, bp, APR_ARRAY_IDX(c.days, i, apr_int64_t),
-                         APR_ARRAY_IDX(c.days, i + 1, apr_int64_t), now, sealed);
+                         APR_ARRAY_IDX(c.days, i + 1, apr_int64_t), now, sealed, busy);
         apr_pool_destroy(bp);
     }
-    if (rv == APR_SUCCESS) {
+    if (busy && *busy) {
+        *more = 1;
+    }
+    else if (rv == APR_SUCCESS) {
         rv = ab_hash_some(db, up, c.max, more);
     }
     apr_pool_destroy(up);

@@ -47,9 +47,11 @@ apr_status_t qrt_store_agg_blob_relist(qrt_db_t *db, apr_pool_t *p);
 
 /* Seals at most max settled days of the work list at time now (with their buckets),
  * each in its own transaction; *sealed says how many units, *more whether other days
- * are due. */
+ * are due. busy NULL: each day waits for the store's write lock. Else (a server's idle
+ * moments) on PostgreSQL a day whose lock another writer holds (an import's batch, a
+ * node's commit) is left for later: *busy 1, and the days after it too. */
 apr_status_t qrt_store_agg_blob_seal(qrt_db_t *db, apr_pool_t *p, apr_int64_t now,
-                                     int max, int *sealed, int *more);
+                                     int max, int *sealed, int *more, int *busy);
 
 /* Whether the unit b of lvl (a day, 16 or 256 days) may be sealed at time now: it
  * ended QRT_AGGBLOB_SETTLE seconds ago, or starts after tomorrow. */

@@ -96,6 +96,19 @@ INSERT INTO agg_bcy (browser, country, city)
     ON CONFLICT (browser, country, city) DO NOTHING
     RETURNING id
 
+-- many names at once (acc_names_many): those added come back, then the others are found
+-- name: agg_bcy_add_many [pgsql-only]
+INSERT INTO agg_bcy (browser, country, city)
+    SELECT *
+    FROM unnest(CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]))
+    ON CONFLICT (browser, country, city) DO NOTHING
+    RETURNING browser, country, city, id
+
+-- name: agg_bcy_get_many [pgsql-only]
+SELECT k.browser, k.country, k.city, k.id
+    FROM unnest(CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[])) AS u(b, c, t)
+    JOIN agg_bcy k ON k.browser = u.b AND k.country = u.c AND k.city = u.t
+
 -- name: agg_val_add [pgsql]
 INSERT INTO agg_vals (value)
     VALUES (%s)

@@ -219,6 +219,14 @@ SELECT MAX(gen)
 -- name: write_lock [pgsql]
 SELECT pg_advisory_xact_lock(%lld)
 
+-- qrt_store_write_trylock: 1 when taken, 0 when another transaction holds it (SQLite never
+-- runs it)
+-- name: write_trylock
+SELECT %lld
+
+-- name: write_trylock [pgsql]
+SELECT CASE WHEN pg_try_advisory_xact_lock(%lld) THEN 1 ELSE 0 END
+
 -- name: write_lock_gen [pgsql]
 SELECT (SELECT MAX(gen)
     FROM visit_dict_gen)

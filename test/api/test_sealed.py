@@ -6,11 +6,13 @@ trackers). Visits imported into sealed days make those days' sealed values go in
 same transaction, so no report reads a stale one, and the writers seal them again.
 Runs on both backends."""
 import json
+import subprocess
 import time
 
 import pytest
 
-from conftest import Api, started
+from conftest import Api, BACKEND, pg_cluster, started
+from lib.env import PSQL
 from lib.retention import DAY, snapshot, visit
 from lib.wait import wait_until
 from lib.server import qrtrack_status
@@ -137,6 +139,64 @@ def test_admin_seals_every_settled_day_at_once(sealed):
         assert snapshot(a, tids, now) == sealed_figures
     bad = srv.admin("aggregates", "sael", check=False)
     assert bad.returncode == 2
+
+
+WRITE_LOCK = 0x71727472       # qrt_store_write_lock's key
+SEAL_IDLE_CHECK = 10            # the writers' first look, seconds after they start
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="PostgreSQL's write lock")
+def test_idle_sealing_leaves_another_writers_lock_alone():
+    """While another writer holds the store's write lock (an import's batch, another
+    node's commit), an idle server's writers do not queue behind it to seal settled
+    days (holding their child's writer meanwhile, and then taking turns with the
+    import): they look, leave the days for later, and seal them once it is free."""
+    srv, tok = started()
+    try:
+        now = int(time.time())
+        with Api(srv, tok) as a:
+            tid = a.post("/tracker", json={"redirect_url": "https://example.com/"}
+                         ).json()["tracker_id"]
+        # imported with the server stopped, then the lock taken before it starts: its
+        # writers' first look (SEAL_IDLE_CHECK seconds after they start) finds it held
+        srv.stop()
+        write(srv, [visit(tid, now - 9 * DAY + k * 7 * 3600, "v%d" % (k % 5))
+                    for k in range(20)])
+        want = sorted({(now - 9 * DAY + k * 7 * 3600) // DAY for k in range(20)})
+        pg = pg_cluster()
+        holder = subprocess.Popen(
+            [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+             str(pg.port), "-U", pg.user, "-d", srv.dbname],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        try:
+            holder.stdin.write("BEGIN;\nSELECT pg_advisory_xact_lock(%d);\n" % WRITE_LOCK)
+            holder.stdin.flush()
+            wait_until(lambda: srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = "
+                                       "'advisory' AND objid = %d AND granted"
+                                       % WRITE_LOCK).strip() == "1",
+                       timeout=30, what="the holder's lock")
+            begun = time.time()
+            srv.start()
+            looked = False
+            # past the writers' first look, and a few of the looks after it
+            while time.time() < begun + SEAL_IDLE_CHECK + 4 or not looked:
+                assert srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
+                               "AND NOT granted").strip() == "0", "a writer waits"
+                looked = looked or srv.sql(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = "
+                    "current_database() AND query LIKE '%pg_try_advisory_xact_lock%'"
+                ).strip() != "0"
+                assert time.time() < begun + 60, "the writers never looked"
+                time.sleep(0.2)
+            assert sealed_days(srv) == ([], 0)
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        # free again: the days are sealed a second or so later
+        wait_sealed(srv, want)
+    finally:
+        srv.cleanup()
 
 
 def test_values_sealed_before_their_seal_are_read_and_hashed(sealed):

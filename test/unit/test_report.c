@@ -541,7 +541,8 @@ static void seal(int how)
     else if (how == 1) {
         while (more) {
             ck_assert_int_eq(qrt_store_agg_blob_seal(&db, pool, apr_time_sec(apr_time_now()),
-                                                     50, &sealed, &more), APR_SUCCESS);
+                                                     50, &sealed, &more, NULL),
+                             APR_SUCCESS);
             total += sealed;
         }
         (void)total;
