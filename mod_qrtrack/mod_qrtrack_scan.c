@@ -661,8 +661,9 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
 /* Settled days' report aggregates sealed (qrt_store_agg_blob.h): a few units per idle
  * moment under a trylock of the writers' mutex (and on PostgreSQL of the store's write
  * lock: another process's writer, an import's batch, is not waited for), first
- * SEAL_IDLE_CHECK seconds after the writer starts, then again that long after a pass found nothing left (each
- * child's writer keeps its own time: no shared state). Not at once at start: a child
+ * SEAL_IDLE_CHECK seconds after the writer starts, then again that long after a pass
+ * found nothing left (each child's writer keeps its own time: no shared state), or a
+ * second later when another writer held the lock. Not at once at start: a child
  * starting has scans to commit first, and an httpd stopped right after its start
  * should find the writers idle (httpd's event MPM was seen to crash a child now and
  * then when stopped while scans still waited: test_faults). */
