@@ -6,7 +6,6 @@ shrinks, and an index that an interrupted compaction left behind (invalid, still
 by every insert) is dropped, while the administrator's own indexes stay; one compaction
 runs at a time. SQLite has no compaction while servers run: the command says so and
 changes nothing."""
-import subprocess
 import threading
 import time
 
@@ -14,7 +13,6 @@ import pytest
 import requests
 
 from conftest import Api, BACKEND, pg_cluster, started
-from lib.env import PSQL
 from lib.visits import export, import_visits, listing, new_tracker, visit
 from lib.wait import wait_until
 
@@ -136,15 +134,7 @@ def test_one_compaction_at_a_time():
         with pytest.raises(AssertionError):
             srv.sql("CREATE UNIQUE INDEX CONCURRENTLY visit_rows_pkey_ccnew "
                     "ON visit_rows (tracker_id)")
-        pg = pg_cluster()
-        holder = subprocess.Popen(
-            [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
-             str(pg.port), "-U", pg.user, "-d", srv.dbname],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
-        try:
-            holder.stdin.write("SELECT pg_advisory_lock(1903326307);\n")
-            holder.stdin.flush()
+        with pg_cluster().holding(srv.dbname, "SELECT pg_advisory_lock(1903326307);\n"):
             wait_until(lambda: srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = "
                                        "'advisory' AND objid = 1903326307 AND "
                                        "granted").strip() == "1",
@@ -155,9 +145,6 @@ def test_one_compaction_at_a_time():
             assert "another compaction of this database is running" in p.stderr
             assert time.time() - started_at < 10
             assert invalid_indexes(srv) == ["visit_rows_pkey_ccnew"]
-        finally:
-            holder.stdin.close()
-            holder.wait(timeout=30)
         # once it has ended, the next run drops the leftover
         srv.admin("compact")
         assert invalid_indexes(srv) == []

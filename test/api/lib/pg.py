@@ -124,6 +124,25 @@ class PgCluster:
             raise AssertionError("psql %s: %s" % (query, p.stderr))
         return p.stdout
 
+    @contextlib.contextmanager
+    def holding(self, db, statements):
+        """A psql session of its own in db (as the tests' role) that has been given
+        statements (a lock taken, a transaction left open: the caller waits for what
+        they do) and holds what they took until the block ends, when its input closes
+        and it exits."""
+        holder = subprocess.Popen(
+            [PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+             str(self.port), "-U", self.user, "-d", db],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        try:
+            holder.stdin.write(statements)
+            holder.stdin.flush()
+            yield holder
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
     # Every type's text as PostgreSQL sends it, as psql prints it (t/f, timestamps...).
     RAW = psycopg2.extensions.new_type(tuple(psycopg2.extensions.string_types),
                                        "QRT_RAW", lambda value, cur: value)
