@@ -12,7 +12,7 @@ import pytest
 
 from conftest import Api, BACKEND, pg_cluster, started
 from lib.retention import DAY, snapshot, visit
-from lib.wait import wait_until
+from lib.wait import sample, wait_until
 from lib.server import qrtrack_status
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -170,19 +170,18 @@ def test_idle_sealing_leaves_another_writers_lock_alone():
             rollbacks = int(srv.sql("SELECT xact_rollback FROM pg_stat_database WHERE "
                                     "datname = current_database()"))
             srv.start()
-            begun = time.time()
-            looked = False
+
+            def look():
+                return (srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                "AND NOT granted").strip(),
+                        int(srv.sql("SELECT xact_rollback FROM pg_stat_database WHERE "
+                                    "datname = current_database()")))
             # past the writers' first look (SEAL_IDLE_CHECK seconds after they started,
-            # before the server answered), and a few of the looks after it; each look
-            # that finds the lock taken rolls its transaction back
-            while time.time() < begun + SEAL_IDLE_CHECK + 5 or not looked:
-                assert srv.sql("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
-                               "AND NOT granted").strip() == "0", "a writer waits"
-                looked = looked or int(srv.sql(
-                    "SELECT xact_rollback FROM pg_stat_database WHERE datname = "
-                    "current_database()")) > rollbacks
-                assert time.time() < begun + 60, "the writers never looked"
-                time.sleep(0.2)
+            # before the server answered) and a few of the looks after it: none waits,
+            # and each that found the lock taken rolled its transaction back
+            seen = sample(look, seconds=SEAL_IDLE_CHECK + 5, interval=0.2)
+            assert [w for w, _ in seen if w != "0"] == [], "a writer waits: %r" % seen
+            assert seen[-1][1] > rollbacks, "the writers never looked"
             assert sealed_days(srv) == ([], 0)
         # free again: the days are sealed a second or so later
         wait_sealed(srv, want)
