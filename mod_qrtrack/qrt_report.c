@@ -286,6 +286,10 @@ static void report_raw_visit(void *ctx, apr_int64_t tracker_id, apr_int64_t t, i
 /* ---- listed trackers' visits from their blocks (qrt_vcols) ------------------------ */
 
 #define REPORT_LV_MAX ((apr_size_t)1 << 21)    /* (visit, group) pairs: 32 MB, twice */
+/* A count whose every visit is of one group (by browser, country or city) spreads its
+ * visits as they are added (qrt_vgroups_radix): 8 bytes a visit, so QRT_REPORT_LV_RADIX
+ * times as many in one walk (6 M, 48 MB), where the bound above would walk them in four
+ * shares. */
 
 static apr_size_t report_lv_max = REPORT_LV_MAX;
 
@@ -293,6 +297,9 @@ void qrt_report_lv_max(apr_size_t max)
 {
     report_lv_max = max ? max : REPORT_LV_MAX;
 }
+
+/* The bound of a count in one walk that spreads its visits as added. */
+#define REPORT_LV_RADIX_MAX (QRT_REPORT_LV_RADIX * report_lv_max)
 
 typedef struct {
     qrt_vgroups_t *g;
@@ -311,6 +318,8 @@ typedef struct {
     apr_uint32_t *daygrp;           /* by date: day - day0 -> its group (0: not yet) */
     apr_int64_t day0, ndays;
     int over;                       /* the groups passed their bound: visits only seen */
+    int radix;                      /* its visits may be spread as added (by browser ...) */
+    int radix_on;                   /* ... and a count in one share spreads them */
     apr_size_t seen;                /* the visits in [s, e] of the blocks walked */
     apr_pool_t *p;
 } report_lv;
@@ -639,6 +648,15 @@ void qrt_report_lv_par(apr_size_t min)
     report_lv_par_set = min != 0;
 }
 
+/* A count of c's kind over seen visits spreads them as added: past the bound of a count
+ * that copies them into its groups, up to REPORT_LV_RADIX_MAX. (Below it the groups' own
+ * chunks count them as fast: a visit written to one of a thousand parts as it comes
+ * costs about what the later spread of a group's chunks does.) */
+static int report_lv_radix(const report_lv *c, apr_size_t seen)
+{
+    return c->radix && seen > report_lv_max && seen <= REPORT_LV_RADIX_MAX;
+}
+
 /* A walk's state set up for a count of share k of n (all visitors when n is 1) in a pool
  * of its own, a child of p (p used by no other thread): 0, or -1 without memory. */
 static int report_lv_begin(report_lv *c, apr_pool_t *p, apr_uint32_t k, apr_uint32_t n)
@@ -664,8 +682,10 @@ static int report_lv_begin(report_lv *c, apr_pool_t *p, apr_uint32_t k, apr_uint
         c->ndays = qrt_date_day_of(c->e, c->offset) - c->day0 + 1;
         c->daygrp = apr_pcalloc(c->p, (apr_size_t)c->ndays * sizeof(*c->daygrp));
     }
-    if (!(c->g = qrt_vgroups_make(report_lv_max))
-        || (n > 1 && qrt_vgroups_share(c->g, k, n) != 0)) {
+    if (!(c->g = qrt_vgroups_make(c->radix_on && n == 1 ? REPORT_LV_RADIX_MAX
+                                                         : report_lv_max))
+        || (n > 1 && qrt_vgroups_share(c->g, k, n) != 0)
+        || (c->radix_on && n == 1 && qrt_vgroups_radix(c->g) != 0)) {
         return -1;
     }
     return 0;
@@ -834,9 +854,12 @@ static apr_status_t report_lv_count(qrt_report_scope_t *sc, const report_lv *pro
     c[0] = c[1] = *proto;
     c[1].p = NULL;
     c[1].g = NULL;
+    c[0].radix_on = c[1].radix_on = report_lv_radix(proto, set->seen);
     if (early && early->started && k == 0 && n == 1 && par) {
         /* the second thread's walk, begun before the days not sealed were read: this
-         * thread claims the sealed blocks left, then walks those read after them */
+         * thread claims the sealed blocks left, then walks those read after them (its
+         * count spreads its visits as added, or not, as the second's does) */
+        c[0].radix_on = early->c.radix_on;
         if (report_lv_begin(&c[0], p, k, n) < 0) {
             report_lv_end(&c[0]);
             report_lv_early_end(early);
@@ -968,6 +991,12 @@ static apr_uint32_t report_lv_shares(apr_size_t seen)
         m *= 2;
     }
     return m <= REPORT_LV_SHARES ? m : 0;
+}
+
+/* The shares of a count of c's kind: one when it spreads its visits as added. */
+static apr_uint32_t report_lv_shares_of(const report_lv *c, apr_size_t seen)
+{
+    return report_lv_radix(c, seen) ? 1 : report_lv_shares(seen);
 }
 
 /* The held blocks' visits counted in n shares, summed into out: APR_SUCCESS, APR_EAGAIN
@@ -1126,11 +1155,12 @@ static void report_lv_ready(void *ctx)
     report_lv_early *e = set->early;
 
     if (!e || e->started || set->blks->nelts < 2 || !report_lv_two(set->seen)
-        || report_lv_shares(set->seen) != 1
+        || report_lv_shares_of(e->proto, set->seen) != 1
         || !(e->tp = report_lv_pool())) {
         return;
     }
     e->c = *e->proto;
+    e->c.radix_on = report_lv_radix(e->proto, set->seen);
     e->cursor = 0;
     e->w.c = &e->c;
     e->w.blks = (const report_lv_blk *)(void *)set->blks->elts;
@@ -1167,6 +1197,9 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     c.type = type;
     c.offset = offset;
     c.tags = tags;
+    /* (each visit of one group, of a few thousand at most: a browser, a country, a city) */
+    c.radix = type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
+              || type == QRT_REPORT_COUNTRY;
     c.s = s;
     c.e = e;
     c.trackers = apr_hash_make(p);
@@ -1209,7 +1242,7 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
                                    report_lv_ready, &set);
     sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
-    n = rv == APR_SUCCESS ? report_lv_shares(set.seen) : 0;
+    n = rv == APR_SUCCESS ? report_lv_shares_of(&c, set.seen) : 0;
     /* By date, by type and for the whole (a dashboard's), the runs of a tracker's visits
      * (of a day, by date) are held where they are, outside the bound (qrt_vgroups_add_ref:
      * a group past it is counted in bands of its visitors): a window is tried in one walk

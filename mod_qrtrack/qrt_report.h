@@ -112,8 +112,11 @@ apr_size_t qrt_report_row_json(char *out, apr_size_t cap, int type, const qrt_re
 /* The rows of report type over [s, e] (days of the date report in offset, seconds
  * east of UTC), sorted. Array of qrt_report_row_t. */
 /* For tests: the (visit, group) pairs a report counts from the listed trackers' blocks
- * at most (0: the default, 2 M); past it a report by tag is counted in halves of its
+ * in one walk at most (0: the default, 2 M; a report by browser, country or city,
+ * whose visits are spread as added, QRT_REPORT_LV_RADIX times as many); past it a report
+ * is counted in shares of its visitors, past 64 shares a report by tag in halves of its
  * tags, any other from the visits a tracker at a time. */
+#define QRT_REPORT_LV_RADIX 3
 void qrt_report_lv_max(apr_size_t max);
 /* For tests: the visits of a window from which its listed trackers' blocks are counted
  * in two threads, whatever the CPUs (0: the default, 200,000 visits where the machine

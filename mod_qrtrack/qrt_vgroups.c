@@ -8,6 +8,7 @@
 #include "qrt_clock.h"
 #include "qrt_spare.h"
 #include "qrt_vgroups.h"
+#include "qrt_vradix.h"
 
 /* A group's visitors go in chunks of the slab (qrt_vgroups_t): a chunk is a header (the
  * index of the group's next chunk, 0 for none) and room for VG_CHUNK_MIN visitors, twice
@@ -52,6 +53,10 @@ struct qrt_vgroups_t {
     apr_uint64_t share_mask, share; /* only visitors of this share (qrt_vgroups_share) */
     int threads;                    /* the count may use (qrt_vgroups_threads) */
     apr_size_t par_min;             /* ... from this many visits of plain groups */
+    qrt_vradix_t *radix;            /* the visits spread as added (qrt_vgroups_radix) */
+    qrt_vradix_t **rfrom;           /* ... and those of counts absorbed, */
+    apr_uint32_t **rmaps;           /* ... their groups mapped to g's */
+    int nrfrom;
 };
 
 /* Arrays kept from one count to the next, two of each use per process (two counts may
@@ -154,6 +159,7 @@ void qrt_vgroups_spares_release(apr_interval_time_t idle)
     apr_time_t now = qrt_clock_now();
     int s, i;
 
+    qrt_vradix_spares_release(idle);
     for (s = 0; s < VG_SPARES; s++) {
         for (i = 0; i < VG_SPARE_EACH; i++) {
             /* (one kept between the two reads may go too: the next count allocates) */
@@ -167,7 +173,7 @@ void qrt_vgroups_spares_release(apr_interval_time_t idle)
 
 apr_size_t qrt_vgroups_spares_held(void)
 {
-    apr_size_t bytes = 0;
+    apr_size_t bytes = qrt_vradix_spares_held();
     int s, i;
 
     for (s = 0; s < VG_SPARES; s++) {
@@ -250,6 +256,13 @@ void qrt_vgroups_free(qrt_vgroups_t *g)
     free(g->groups);
     free(g->gslot);
     free(g->refs);
+    qrt_vradix_free(g->radix);
+    for (i = 0; i < (apr_uint32_t)g->nrfrom; i++) {
+        qrt_vradix_free(g->rfrom[i]);
+        free(g->rmaps[i]);
+    }
+    free(g->rfrom);
+    free(g->rmaps);
     vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
     free(g);
 }
@@ -447,6 +460,17 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
     vg_group *x = &g->groups[k];
 
     if (g->share_mask && !vg_in_share(g, visitor)) {
+        return 0;
+    }
+    if (g->radix) {
+        unsigned char c = (unsigned char)(click != 0);
+
+        /* (the store counts the group's visits and clicks) */
+        if (g->npairs >= g->max
+            || qrt_vradix_add(g->radix, k, NULL, &visitor, &c, 1, g->ngroups + 1) < 0) {
+            return -1;
+        }
+        g->npairs++;
         return 0;
     }
     if (g->npairs >= g->max || (x->fill == x->room && vg_chunk(g, x) < 0)) {
@@ -1768,6 +1792,62 @@ done:
 }
 
 /* Every group's scans, clicks and distinct visitors; the adds end. */
+/* vg_count in radix mode: the stores' distinct visitors per group. */
+static int vg_count_radix(qrt_vgroups_t *g)
+{
+    qrt_vradix_t **rs = malloc(((apr_size_t)g->nrfrom + 1) * sizeof(*rs));
+    const apr_uint32_t **ms = malloc(((apr_size_t)g->nrfrom + 1) * sizeof(*ms));
+    apr_int64_t *u = calloc((apr_size_t)g->ngroups + 1, sizeof(*u));
+    apr_uint32_t k;
+    int i, rv = -1;
+
+    if (rs && ms && u) {
+        rs[0] = g->radix;
+        ms[0] = NULL;
+        for (i = 0; i < g->nrfrom; i++) {
+            rs[i + 1] = g->rfrom[i];
+            ms[i + 1] = g->rmaps[i];
+        }
+        rv = qrt_vradix_uniques(rs, ms, g->nrfrom + 1, g->ngroups + 1,
+                                g->threads >= 2 && g->npairs >= g->par_min ? 2 : 1, u);
+        for (k = 1; rv == 0 && k <= g->ngroups; k++) {
+            g->groups[k].uniques = u[k];
+        }
+        /* the groups' visits and clicks, as the stores counted them */
+        for (i = 0; rv == 0 && i <= g->nrfrom; i++) {
+            apr_uint32_t top = i ? QRT_VRADIX_GROUPS - 1 : g->ngroups;
+
+            for (k = 1; k <= top && k < QRT_VRADIX_GROUPS; k++) {
+                apr_uint32_t to = i ? ms[i][k] : k;
+                apr_int64_t visits, clicks;
+
+                qrt_vradix_counts(rs[i], k, &visits, &clicks);
+                if (to && visits) {
+                    g->groups[to].scans += visits - clicks;
+                    g->groups[to].clicks += clicks;
+                }
+            }
+        }
+    }
+    free(rs);
+    free(ms);
+    free(u);
+    if (rv == 0) {
+        qrt_vradix_free(g->radix);
+        g->radix = NULL;
+        for (i = 0; i < g->nrfrom; i++) {
+            qrt_vradix_free(g->rfrom[i]);
+            free(g->rmaps[i]);
+        }
+        g->nrfrom = 0;
+        vg_give(VG_SPARE_SLAB, g->slab, g->slabcap);
+        g->slab = NULL;
+        g->slabcap = g->slabused = 0;
+        g->counted = 1;
+    }
+    return rv;
+}
+
 static int vg_count(qrt_vgroups_t *g)
 {
     apr_uint32_t k, q, nbits = 0, *bit = NULL;
@@ -1775,6 +1855,9 @@ static int vg_count(qrt_vgroups_t *g)
 
     if (g->counted) {
         return 0;
+    }
+    if (g->radix) {
+        return vg_count_radix(g);
     }
     for (k = 1; k <= g->ngroups && !bit; k++) {
         if (g->groups[k].members && !(bit = calloc(g->ngroups + 1, sizeof(*bit)))) {
@@ -1831,7 +1914,7 @@ apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_s
     apr_size_t i, j, m = 0;
     apr_uint32_t k;
 
-    if (g->counted || !n || !(key = malloc(n * sizeof(*key)))) {
+    if (g->counted || !n || g->radix || !(key = malloc(n * sizeof(*key)))) {
         return 0;
     }
     /* its members in order, once each: the same set whatever order they come in */
@@ -1885,6 +1968,10 @@ static int vg_add_many(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t 
 {
     apr_size_t i;
 
+    if (g->radix) {
+        /* (spread as added; the store counts the groups' visits and clicks) */
+        return qrt_vradix_add(g->radix, group, groups, visitors, clicks, n, g->ngroups + 1);
+    }
     if (!groups) {
         vg_group *x = &g->groups[group];
         apr_size_t c = 0;
@@ -1950,9 +2037,10 @@ static int vg_add_run(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t *
     if (m > g->max || g->npairs > g->max - m) {
         return -1;
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && !g->radix; i++) {
         apr_uint32_t k = groups ? groups[i] : group;
 
+        /* (a store checks them itself, without a branch a visit) */
         if (!k || k > g->ngroups) {
             return -1;
         }
@@ -2023,7 +2111,7 @@ int qrt_vgroups_add_ref(qrt_vgroups_t *g, apr_uint32_t group, const apr_int64_t 
     vg_group *x;
     apr_size_t i, c = 0;
 
-    if (g->share_mask || n < VG_REF_MIN) {
+    if (g->share_mask || n < VG_REF_MIN || g->radix) {
         /* (a share's visitors are picked out of the run: copied; a short run is
          * cheaper copied than followed) */
         return qrt_vgroups_add_run(g, group, NULL, visitors, clicks, n);
@@ -2061,6 +2149,45 @@ void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min)
     g->par_min = min ? min : VG_PAR_MIN;
 }
 
+/* qrt_vgroups_absorb of a count in radix mode by another: from's store moves to g with
+ * the map of its groups to g's, to be counted with g's own. */
+static int vg_radix_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
+{
+    apr_uint32_t *map, k;
+    qrt_vradix_t **rs;
+    apr_uint32_t **ms;
+
+    if (!g->radix || !from->radix || from->nrfrom) {
+        return -1;
+    }
+    if (!(map = calloc(QRT_VRADIX_GROUPS, sizeof(*map)))) {
+        return -1;
+    }
+    for (k = 1; k <= from->ngroups; k++) {
+        vg_group *x = &from->groups[k];
+
+        if (!(map[k] = vg_group_of(g, x->key, x->klen, 0)) || map[k] >= QRT_VRADIX_GROUPS) {
+            free(map);
+            return -1;
+        }
+    }
+    if (!(rs = realloc(g->rfrom, ((apr_size_t)g->nrfrom + 1) * sizeof(*rs)))) {
+        free(map);
+        return -1;
+    }
+    g->rfrom = rs;
+    if (!(ms = realloc(g->rmaps, ((apr_size_t)g->nrfrom + 1) * sizeof(*ms)))) {
+        free(map);
+        return -1;
+    }
+    g->rmaps = ms;
+    g->rfrom[g->nrfrom] = from->radix;
+    g->rmaps[g->nrfrom++] = map;
+    from->radix = NULL;
+    g->npairs += from->npairs;
+    return 0;
+}
+
 int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
 {
     apr_uint32_t *to, *mem = NULL, k, q;
@@ -2069,6 +2196,9 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
     if (g->counted || from->counted || from->npairs > g->max
         || g->npairs > g->max - from->npairs) {
         return -1;
+    }
+    if (g->radix || from->radix) {
+        return vg_radix_absorb(g, from);
     }
     if (!(to = calloc((apr_size_t)from->ngroups + 1, sizeof(*to)))) {
         return -1;
@@ -2141,10 +2271,25 @@ done:
     return rv;
 }
 
+int qrt_vgroups_radix(qrt_vgroups_t *g)
+{
+    apr_uint32_t k;
+
+    if (g->counted || g->npairs || g->nheld || g->share_mask || g->radix) {
+        return -1;
+    }
+    for (k = 1; k <= g->ngroups; k++) {
+        if (g->groups[k].members || k >= QRT_VRADIX_GROUPS) {
+            return -1;
+        }
+    }
+    return (g->radix = qrt_vradix_make(g->max)) ? 0 : -1;
+}
+
 int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n)
 {
-    if (g->counted || g->npairs || g->nheld || !n || (n & (n - 1)) || n > QRT_VGROUPS_SHARES
-        || k >= n) {
+    if (g->counted || g->npairs || g->nheld || g->radix || !n || (n & (n - 1))
+        || n > QRT_VGROUPS_SHARES || k >= n) {
         return -1;
     }
     g->share_mask = n - 1;

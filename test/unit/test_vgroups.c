@@ -10,6 +10,7 @@
 #include <apr_thread_proc.h>
 
 #include "qrt_vgroups.h"
+#include "qrt_vradix.h"
 #include "qrt_check.h"
 
 QRT_CHECK_POOL
@@ -1485,6 +1486,151 @@ START_TEST(two_threads_count_as_one)
 }
 END_TEST
 
+/* A count in radix mode (qrt_vgroups_radix) gives the text of a count without it: the
+ * same calls (visits one at a time, runs of one group and of many, picked, by
+ * reference) into two counts each, half of them into a second count absorbed before the
+ * count, by one thread and by two; few groups and many, visitors 0, repeating, and
+ * sharing their low or high bits. */
+static void radix_adds(qrt_vgroups_t *g[2], int ngroups, apr_uint64_t s0)
+{
+    static apr_int64_t who[600];
+    static unsigned char clk[600];
+    static apr_uint32_t grp[600];
+    apr_uint32_t num[2][400];
+    int i, j, h, k;
+
+    seed = s0;
+    /* the second count's groups made in another order */
+    for (h = 0; h < 2; h++) {
+        for (k = 0; k < ngroups; k++) {
+            char key[16];
+            int kk = h ? ngroups - 1 - k : k;
+
+            apr_snprintf(key, sizeof(key), "g%d", kk);
+            ck_assert_uint_ne(num[h][kk] = qrt_vgroups_group(g[h], key, strlen(key)), 0);
+        }
+    }
+    for (i = 0; i < 3000; i++) {
+        int n = (int)rnd(600) + 1, kind = (int)rnd(5);
+
+        h = (int)rnd(2);
+        for (j = 0; j < n; j++) {
+            apr_uint64_t w = (apr_uint64_t)rnd(kind == 0 ? 3 : 30000);
+
+            who[j] = (apr_int64_t)(kind == 1 ? w << 44 : kind == 2 ? w | (APR_UINT64_C(7) << 60)
+                                   : w * APR_UINT64_C(0x9E3779B97F4A7C15));
+            clk[j] = rnd(5) == 0;
+            grp[j] = num[h][rnd(ngroups)];
+        }
+        switch (kind) {
+        case 0:
+            ck_assert_int_eq(qrt_vgroups_add_to(g[h], grp[0], clk[0], who[0]), 0);
+            break;
+        case 1:
+            ck_assert_int_eq(qrt_vgroups_add_run(g[h], grp[0], NULL, who, clk, (apr_size_t)n), 0);
+            break;
+        case 2:
+            ck_assert_int_eq(qrt_vgroups_add_run(g[h], 0, grp, who, clk, (apr_size_t)n), 0);
+            break;
+        case 3:
+            ck_assert_int_eq(qrt_vgroups_add_picked(g[h], grp, who, clk, (apr_size_t)n), 0);
+            break;
+        default: {
+            /* (held by reference: kept until the count) */
+            apr_int64_t *kept = apr_pmemdup(pool, who, (apr_size_t)n * sizeof(*who));
+            unsigned char *kc = apr_pmemdup(pool, clk, (apr_size_t)n);
+
+            ck_assert_int_eq(qrt_vgroups_add_ref(g[h], grp[0], kept, kc, (apr_size_t)n), 0);
+            break;
+        }
+        }
+    }
+}
+
+START_TEST(radix_counts_as_the_chunks)
+{
+    static const int ngroups[] = { 1, 5, 300 };
+    int q, threads;
+
+    for (q = 0; q < 3; q++) {
+        for (threads = 1; threads <= 2; threads++) {
+            char *text[2];
+            apr_size_t len[2];
+            int radix;
+
+            for (radix = 0; radix < 2; radix++) {
+                qrt_vgroups_t *g[2];
+
+                g[0] = qrt_vgroups_make(1 << 22);
+                g[1] = qrt_vgroups_make(1 << 22);
+                ck_assert_ptr_nonnull(g[0]);
+                ck_assert_ptr_nonnull(g[1]);
+                if (radix) {
+                    ck_assert_int_eq(qrt_vgroups_radix(g[0]), 0);
+                    ck_assert_int_eq(qrt_vgroups_radix(g[1]), 0);
+                }
+                radix_adds(g, ngroups[q], 77 + (apr_uint64_t)q);
+                ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
+                qrt_vgroups_free(g[1]);
+                qrt_vgroups_threads(g[0], threads, 1);
+                text[radix] = qrt_vgroups_text(g[0], &len[radix]);
+                ck_assert_ptr_nonnull(text[radix]);
+                qrt_vgroups_free(g[0]);
+            }
+            ck_assert_uint_eq(len[0], len[1]);
+            ck_assert_str_eq(text[0], text[1]);
+            free(text[0]);
+            free(text[1]);
+        }
+    }
+}
+END_TEST
+
+/* What radix mode refuses: after a visit, with a share, sets; a group past its values'
+ * bits; a count absorbed that is not in radix mode, nor into one that is not. */
+START_TEST(radix_refusals)
+{
+    qrt_vgroups_t *g = qrt_vgroups_make(1000), *h = qrt_vgroups_make(1000);
+    apr_uint32_t a, b, k, many = 0;
+    char key[16];
+
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(h);
+    a = qrt_vgroups_group(g, "a", 1);
+    ck_assert_int_eq(qrt_vgroups_add_to(g, a, 0, 1), 0);
+    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    qrt_vgroups_free(g);
+    g = qrt_vgroups_make(1000);
+    ck_assert_int_eq(qrt_vgroups_share(g, 1, 2), 0);
+    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    qrt_vgroups_free(g);
+    g = qrt_vgroups_make(1000);
+    a = qrt_vgroups_group(g, "a", 1);
+    b = qrt_vgroups_group(g, "b", 1);
+    ck_assert_int_eq(qrt_vgroups_radix(g), 0);
+    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    {
+        apr_uint32_t both[] = { a, b };
+
+        ck_assert_uint_eq(qrt_vgroups_set(g, both, 2), 0);
+    }
+    ck_assert_int_eq(qrt_vgroups_share(g, 0, 2), -1);
+    for (k = 0; k < QRT_VRADIX_GROUPS + 5; k++) {
+        apr_snprintf(key, sizeof(key), "k%u", k);
+        many = qrt_vgroups_group(g, key, strlen(key));
+    }
+    ck_assert_uint_ge(many, QRT_VRADIX_GROUPS);
+    ck_assert_int_eq(qrt_vgroups_add_to(g, many, 0, 5), -1);
+    ck_assert_int_eq(qrt_vgroups_add_to(g, a, 0, 5), 0);
+    /* mixed absorbs refused */
+    ck_assert_int_eq(qrt_vgroups_add_to(h, qrt_vgroups_group(h, "a", 1), 0, 6), 0);
+    ck_assert_int_eq(qrt_vgroups_absorb(g, h), -1);
+    ck_assert_int_eq(qrt_vgroups_absorb(h, g), -1);
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(h);
+}
+END_TEST
+
 static Suite *vgroups_suite(void)
 {
     Suite *s = suite_create("qrt_vgroups");
@@ -1511,6 +1657,8 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, picked_visits_count_as_the_run);
     tcase_add_test(tc, two_counts_absorbed_are_the_whole);
     tcase_add_test(tc, two_threads_count_as_one);
+    tcase_add_test(tc, radix_counts_as_the_chunks);
+    tcase_add_test(tc, radix_refusals);
     tcase_add_test(tc, refs_count_as_copies);
     tcase_add_test(tc, refs_bounded_and_shared);
     tcase_add_test(tc, refs_of_plain_groups_outside_the_bound);
