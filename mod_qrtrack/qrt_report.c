@@ -685,7 +685,8 @@ static int report_lv_begin(report_lv *c, apr_pool_t *p, apr_uint32_t k, apr_uint
     if (!(c->g = qrt_vgroups_make(c->radix_on && n == 1 ? REPORT_LV_RADIX_MAX
                                                          : report_lv_max))
         || (n > 1 && qrt_vgroups_share(c->g, k, n) != 0)
-        || (c->radix_on && n == 1 && qrt_vgroups_radix(c->g) != 0)) {
+        || (c->radix_on && n == 1
+            && qrt_vgroups_radix(c->g, c->type == QRT_REPORT_TAG) != 0)) {
         return -1;
     }
     return 0;
@@ -1197,9 +1198,10 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     c.type = type;
     c.offset = offset;
     c.tags = tags;
-    /* (each visit of one group, of a few thousand at most: a browser, a country, a city) */
+    /* (each visit of one group, of a thousand at most: a browser, a country, a city; or
+     * of the set of its tracker's tags, of 64 tags at most) */
     c.radix = type == QRT_REPORT_BROWSER || type == QRT_REPORT_CITY
-              || type == QRT_REPORT_COUNTRY;
+              || type == QRT_REPORT_COUNTRY || type == QRT_REPORT_TAG;
     c.s = s;
     c.e = e;
     c.trackers = apr_hash_make(p);
@@ -1252,9 +1254,12 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     by_ref = n > 1 && (type == QRT_REPORT_DATE ? set.thin <= report_lv_max / 2
                        : type == QRT_REPORT_TYPE || type < 0);
     par = report_lv_two(set.seen);
-    if (rv != APR_SUCCESS || !par || !(n == 1 || by_ref)) {
+    if (rv != APR_SUCCESS || !par || !(n == 1 || by_ref)
+        || (early.started && early.c.radix_on != report_lv_radix(&c, set.seen))) {
         /* (no count in one walk by two threads: the second thread's walk stopped before
-         * the shares' walks, rather than run on beside them) */
+         * the shares' walks, rather than run on beside them; nor one begun copying the
+         * visits into its groups where the days read after took the window past their
+         * bound: it is counted spreading them as added, from the start) */
         report_lv_early_end(&early);
     }
     for (; rv == APR_SUCCESS && n > 0 && n <= REPORT_LV_SHARES; n *= 2) {

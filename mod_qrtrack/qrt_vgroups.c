@@ -35,6 +35,8 @@ typedef struct {
     apr_uint32_t nmembers;
     int member;                     /* a set's member */
     apr_size_t held;                /* its visits held by reference outside the bound */
+    apr_uint32_t rbit;              /* radix by masks: its bit + 1 (0: none yet) */
+    int rok;                        /* ... a set: its members have theirs */
 } vg_group;
 
 struct qrt_vgroups_t {
@@ -57,6 +59,9 @@ struct qrt_vgroups_t {
     qrt_vradix_t **rfrom;           /* ... and those of counts absorbed, */
     apr_uint32_t **rmaps;           /* ... their groups mapped to g's */
     int nrfrom;
+    int rmasks;                     /* radix by masks: sets allowed, each visitor's groups a
+                                     * mask of bits (qrt_vgroups_radix) */
+    apr_uint32_t nrbits;            /* the bits given */
 };
 
 /* Arrays kept from one count to the next, two of each use per process (two counts may
@@ -328,6 +333,8 @@ static apr_uint32_t vg_group_of(qrt_vgroups_t *g, const char *key, apr_size_t kl
     x->nmembers = 0;
     x->member = 0;
     x->held = 0;
+    x->rbit = 0;
+    x->rok = 0;
     if (set) {
         if (!(x->members = malloc(klen))) {
             free(x->key);
@@ -453,6 +460,40 @@ static int vg_ref_add(qrt_vgroups_t *g, apr_uint32_t k, const apr_uint64_t *v, a
  * bands of its visitors, each spread in an array of about max (vg_count_big). A report's
  * blocks walked by date or as a whole, whose runs are held by reference, are so counted
  * in one walk where their copies would take several shares of the visitors. */
+/* Radix by masks: group k (a set: each of its members) has a bit, of at most 64: 0, or -1
+ * past them. */
+#define VG_RADIX_BITS 64
+
+static int vg_radix_bit(qrt_vgroups_t *g, vg_group *x)
+{
+    if (!x->rbit) {
+        if (g->nrbits == VG_RADIX_BITS) {
+            return -1;
+        }
+        x->rbit = ++g->nrbits;
+    }
+    return 0;
+}
+
+static int vg_radix_bits(qrt_vgroups_t *g, apr_uint32_t k)
+{
+    vg_group *x = &g->groups[k];
+    apr_uint32_t q;
+
+    if (!x->members) {
+        return vg_radix_bit(g, x);
+    }
+    if (!x->rok) {
+        for (q = 0; q < x->nmembers; q++) {
+            if (vg_radix_bit(g, &g->groups[x->members[q]]) < 0) {
+                return -1;
+            }
+        }
+        g->groups[k].rok = 1;
+    }
+    return 0;
+}
+
 /* Counts a visit of group k by visitor (a click or a scan): 0, or -1 past max or
  * without memory. */
 static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t visitor)
@@ -466,7 +507,7 @@ static int vg_pair_add(qrt_vgroups_t *g, apr_uint32_t k, int click, apr_uint64_t
         unsigned char c = (unsigned char)(click != 0);
 
         /* (the store counts the group's visits and clicks) */
-        if (g->npairs >= g->max
+        if (g->npairs >= g->max || (g->rmasks && vg_radix_bits(g, k) < 0)
             || qrt_vradix_add(g->radix, k, NULL, &visitor, &c, 1, g->ngroups + 1) < 0) {
             return -1;
         }
@@ -1797,38 +1838,70 @@ static int vg_count_radix(qrt_vgroups_t *g)
 {
     qrt_vradix_t **rs = malloc(((apr_size_t)g->nrfrom + 1) * sizeof(*rs));
     const apr_uint32_t **ms = malloc(((apr_size_t)g->nrfrom + 1) * sizeof(*ms));
-    apr_int64_t *u = calloc((apr_size_t)g->ngroups + 1, sizeof(*u));
-    apr_uint32_t k;
-    int i, rv = -1;
+    apr_int64_t *u = calloc((apr_size_t)g->ngroups + 1 + VG_RADIX_BITS, sizeof(*u));
+    apr_uint64_t *masks = g->rmasks ? calloc((apr_size_t)g->ngroups + 1, sizeof(*masks)) : NULL;
+    apr_uint32_t k, q;
+    int i, rv = -1, threads = g->threads >= 2 && g->npairs >= g->par_min ? 2 : 1;
 
-    if (rs && ms && u) {
+    if (rs && ms && u && (masks || !g->rmasks)) {
         rs[0] = g->radix;
         ms[0] = NULL;
         for (i = 0; i < g->nrfrom; i++) {
             rs[i + 1] = g->rfrom[i];
             ms[i + 1] = g->rmaps[i];
         }
-        rv = qrt_vradix_uniques(rs, ms, g->nrfrom + 1, g->ngroups + 1,
-                                g->threads >= 2 && g->npairs >= g->par_min ? 2 : 1, u);
-        for (k = 1; rv == 0 && k <= g->ngroups; k++) {
-            g->groups[k].uniques = u[k];
+        if (!g->rmasks) {
+            rv = qrt_vradix_uniques(rs, ms, g->nrfrom + 1, g->ngroups + 1, threads, u);
+            for (k = 1; rv == 0 && k <= g->ngroups; k++) {
+                g->groups[k].uniques = u[k];
+            }
         }
-        /* the groups' visits and clicks, as the stores counted them */
+        else {
+            /* each group's mask: its own bit, a set its members' (given as its visits
+             * were added); each bit's visitors are its group's */
+            for (k = 1; k <= g->ngroups; k++) {
+                vg_group *x = &g->groups[k];
+
+                for (q = 0; q < x->nmembers; q++) {
+                    vg_group *y = &g->groups[x->members[q]];
+
+                    masks[k] |= y->rbit ? (apr_uint64_t)1 << (y->rbit - 1) : 0;
+                }
+                masks[k] |= !x->members && x->rbit ? (apr_uint64_t)1 << (x->rbit - 1) : 0;
+            }
+            rv = qrt_vradix_uniques_masks(rs, ms, g->nrfrom + 1, masks, g->ngroups + 1,
+                                          threads, u);
+            for (k = 1; rv == 0 && k <= g->ngroups; k++) {
+                vg_group *x = &g->groups[k];
+
+                x->uniques = !x->members && x->rbit ? u[x->rbit - 1] : 0;
+            }
+        }
+        /* the groups' visits and clicks, as the stores counted them (a set's are each of
+         * its members') */
         for (i = 0; rv == 0 && i <= g->nrfrom; i++) {
             apr_uint32_t top = i ? QRT_VRADIX_GROUPS - 1 : g->ngroups;
 
             for (k = 1; k <= top && k < QRT_VRADIX_GROUPS; k++) {
                 apr_uint32_t to = i ? ms[i][k] : k;
                 apr_int64_t visits, clicks;
+                vg_group *x;
 
                 qrt_vradix_counts(rs[i], k, &visits, &clicks);
-                if (to && visits) {
-                    g->groups[to].scans += visits - clicks;
-                    g->groups[to].clicks += clicks;
+                if (!to || !visits) {
+                    continue;
+                }
+                x = &g->groups[to];
+                x->scans += visits - clicks;
+                x->clicks += clicks;
+                for (q = 0; q < x->nmembers; q++) {
+                    g->groups[x->members[q]].scans += visits - clicks;
+                    g->groups[x->members[q]].clicks += clicks;
                 }
             }
         }
     }
+    free(masks);
     free(rs);
     free(ms);
     free(u);
@@ -1914,7 +1987,7 @@ apr_uint32_t qrt_vgroups_set(qrt_vgroups_t *g, const apr_uint32_t *groups, apr_s
     apr_size_t i, j, m = 0;
     apr_uint32_t k;
 
-    if (g->counted || !n || g->radix || !(key = malloc(n * sizeof(*key)))) {
+    if (g->counted || !n || (g->radix && !g->rmasks) || !(key = malloc(n * sizeof(*key)))) {
         return 0;
     }
     /* its members in order, once each: the same set whatever order they come in */
@@ -1970,6 +2043,16 @@ static int vg_add_many(qrt_vgroups_t *g, apr_uint32_t group, const apr_uint32_t 
 
     if (g->radix) {
         /* (spread as added; the store counts the groups' visits and clicks) */
+        if (g->rmasks) {
+            for (i = 0; i < (groups ? n : 1); i++) {
+                apr_uint32_t k = groups ? groups[i] : group;
+
+                if (k && k <= g->ngroups && !g->groups[k].rbit && !g->groups[k].rok
+                    && vg_radix_bits(g, k) < 0) {
+                    return -1;
+                }
+            }
+        }
         return qrt_vradix_add(g->radix, group, groups, visitors, clicks, n, g->ngroups + 1);
     }
     if (!groups) {
@@ -2153,23 +2236,47 @@ void qrt_vgroups_threads(qrt_vgroups_t *g, int n, apr_size_t min)
  * the map of its groups to g's, to be counted with g's own. */
 static int vg_radix_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from)
 {
-    apr_uint32_t *map, k;
+    apr_uint32_t *map, *mem = NULL, k, q;
     qrt_vradix_t **rs;
     apr_uint32_t **ms;
 
-    if (!g->radix || !from->radix || from->nrfrom) {
+    if (!g->radix || !from->radix || from->nrfrom || g->rmasks != from->rmasks) {
         return -1;
     }
     if (!(map = calloc(QRT_VRADIX_GROUPS, sizeof(*map)))) {
         return -1;
     }
-    for (k = 1; k <= from->ngroups; k++) {
+    /* each group of from is g's of its key, a set g's set of its members' (made before
+     * it); by masks, each with visits in from has its bits in g */
+    for (k = 1; k <= from->ngroups && k < QRT_VRADIX_GROUPS; k++) {
         vg_group *x = &from->groups[k];
+        apr_int64_t visits, clicks;
 
-        if (!(map[k] = vg_group_of(g, x->key, x->klen, 0)) || map[k] >= QRT_VRADIX_GROUPS) {
-            free(map);
-            return -1;
+        if (x->members) {
+            apr_uint32_t *more = realloc(mem, (apr_size_t)x->nmembers * sizeof(*mem));
+
+            if (!more) {
+                break;
+            }
+            mem = more;
+            for (q = 0; q < x->nmembers; q++) {
+                mem[q] = map[x->members[q]];
+            }
+            map[k] = qrt_vgroups_set(g, mem, x->nmembers);
         }
+        else {
+            map[k] = vg_group_of(g, x->key, x->klen, 0);
+        }
+        qrt_vradix_counts(from->radix, k, &visits, &clicks);
+        if (!map[k] || map[k] >= QRT_VRADIX_GROUPS
+            || (g->rmasks && visits && vg_radix_bits(g, map[k]) < 0)) {
+            break;
+        }
+    }
+    free(mem);
+    if (k <= from->ngroups) {
+        free(map);
+        return -1;
     }
     if (!(rs = realloc(g->rfrom, ((apr_size_t)g->nrfrom + 1) * sizeof(*rs)))) {
         free(map);
@@ -2271,7 +2378,7 @@ done:
     return rv;
 }
 
-int qrt_vgroups_radix(qrt_vgroups_t *g)
+int qrt_vgroups_radix(qrt_vgroups_t *g, int sets)
 {
     apr_uint32_t k;
 
@@ -2279,10 +2386,11 @@ int qrt_vgroups_radix(qrt_vgroups_t *g)
         return -1;
     }
     for (k = 1; k <= g->ngroups; k++) {
-        if (g->groups[k].members || k >= QRT_VRADIX_GROUPS) {
+        if ((g->groups[k].members && !sets) || k >= QRT_VRADIX_GROUPS) {
             return -1;
         }
     }
+    g->rmasks = sets != 0;
     return (g->radix = qrt_vradix_make(g->max)) ? 0 : -1;
 }
 

@@ -94,13 +94,16 @@ int qrt_vgroups_absorb(qrt_vgroups_t *g, qrt_vgroups_t *from);
  * for a bad share or after a visit was added. */
 #define QRT_VGROUPS_SHARES 4096
 int qrt_vgroups_share(qrt_vgroups_t *g, apr_uint32_t k, apr_uint32_t n);
-/* From now on spreads each visit by its visitor as it is added (qrt_vradix.h), for a
- * count whose every visit is of one plain group: half the memory a visit, one pass
- * fewer. Before any visit is added, on a count of no share and no set; sets are then
- * refused (qrt_vgroups_set gives 0), runs held by reference are copied, a visit of a
- * group numbered QRT_VRADIX_GROUPS or more is refused as past the bound, and it absorbs
- * only another such count (whose spread visits move to it). 0, or -1. */
-int qrt_vgroups_radix(qrt_vgroups_t *g);
+/* From now on spreads each visit by its visitor as it is added (qrt_vradix.h): half the
+ * memory a visit, one pass fewer. Before any visit is added, on a count of no share.
+ * Without sets, for a count whose every visit is of one plain group: sets are then
+ * refused (qrt_vgroups_set gives 0). With sets (a tracker's tags), each group with
+ * visits, or a set's member, takes one of 64 bits, and each visitor is counted once in
+ * each bit of its groups: a visit that would take a 65th is refused as past the bound.
+ * Runs held by reference are copied, a visit of a group numbered QRT_VRADIX_GROUPS or
+ * more is refused as past the bound, and it absorbs only another count of the same kind
+ * (whose spread visits move to it). 0, or -1. */
+int qrt_vgroups_radix(qrt_vgroups_t *g, int sets);
 /* The groups in the text form, malloc'd (*len bytes, NUL-terminated); NULL without
  * memory. Ends the adds. */
 char *qrt_vgroups_text(qrt_vgroups_t *g, apr_size_t *len);

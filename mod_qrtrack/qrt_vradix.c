@@ -295,10 +295,51 @@ typedef struct {
     qrt_vradix_t *const *rs;
     const apr_uint32_t *const *maps;
     int nr;
+    const apr_uint64_t *masks;      /* by masks: a group's bits; NULL: by pairs */
     apr_size_t p0, p1;
-    apr_uint64_t *tab;              /* room for the largest part's table */
-    apr_int64_t *u;                 /* [QRT_VRADIX_GROUPS] */
+    apr_uint64_t *tab;              /* room for the largest part's table (by masks: a
+                                     * visitor's value, then its bits, a slot) */
+    apr_int64_t *u;                 /* [QRT_VRADIX_GROUPS], by masks [64] */
 } vr_count;
+
+/* Part p by masks: a slot a visitor (its value, the group's bits replaced by 1, never 0),
+ * holding the bits of the groups it was counted in; a visit's group adds the bits of its
+ * mask not there yet, each a distinct visitor of that bit. */
+static void vr_count_masks(vr_count *c, apr_size_t p, apr_size_t size)
+{
+    apr_size_t mask = size - 1;
+    int i;
+
+    memset(c->tab, 0, 2 * size * sizeof(*c->tab));
+    for (i = 0; i < c->nr; i++) {
+        const qrt_vradix_t *r = c->rs[i];
+        const apr_uint32_t *map = c->maps ? c->maps[i] : NULL;
+        apr_uint32_t ch;
+
+        for (ch = r->head[p]; ch != VR_NONE; ch = r->next[ch]) {
+            const apr_uint64_t *v = vr_chunk_at(r, ch);
+            apr_size_t k, n = ch == r->last[p] ? r->fill[p] : VR_CHUNK;
+
+            for (k = 0; k < n; k++) {
+                apr_uint32_t g = (apr_uint32_t)(v[k] & VR_GROUP_MASK);
+                apr_uint64_t key = (v[k] & ~VR_GROUP_MASK) | 1, bits, add;
+                apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
+
+                bits = c->masks[map ? map[g] : g];
+                while (c->tab[2 * j] && c->tab[2 * j] != key) {
+                    j = (j + 1) & mask;
+                }
+                c->tab[2 * j] = key;
+                add = bits & ~c->tab[2 * j + 1];
+                c->tab[2 * j + 1] |= bits;
+                while (add) {
+                    c->u[__builtin_ctzll(add)]++;
+                    add &= add - 1;
+                }
+            }
+        }
+    }
+}
 
 static void vr_count_parts(void *data)
 {
@@ -317,6 +358,10 @@ static void vr_count_parts(void *data)
         }
         while (size < VR_LOAD * m) {
             size *= 2;
+        }
+        if (c->masks) {
+            vr_count_masks(c, p, size);
+            continue;
         }
         mask = size - 1;
         memset(c->tab, 0, size * sizeof(*c->tab));
@@ -352,8 +397,10 @@ static void vr_count_parts(void *data)
     }
 }
 
-int qrt_vradix_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, int nr,
-                       apr_uint32_t ngroups, int threads, apr_int64_t *uniques)
+/* qrt_vradix_uniques, and by masks (masks not NULL) qrt_vradix_uniques_masks. */
+static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, int nr,
+                      apr_uint32_t ngroups, const apr_uint64_t *masks, int threads,
+                      apr_int64_t *uniques)
 {
     vr_count c[2];
     qrt_spare_job job;
@@ -394,13 +441,14 @@ int qrt_vradix_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps,
         c[t].rs = rs;
         c[t].maps = maps;
         c[t].nr = nr;
+        c[t].masks = masks;
         c[t].p0 = t ? half : 0;
         c[t].p1 = t || nt == 1 ? VR_PARTS : half;
         c[t].tab = NULL;
         c[t].u = NULL;
     }
     for (t = 0; t < nt; t++) {
-        if (!(c[t].tab = malloc(size * sizeof(*c[t].tab)))
+        if (!(c[t].tab = malloc((masks ? 2 : 1) * size * sizeof(*c[t].tab)))
             || !(c[t].u = calloc(QRT_VRADIX_GROUPS, sizeof(*c[t].u)))) {
             goto done;
         }
@@ -416,7 +464,7 @@ int qrt_vradix_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps,
         vr_count_parts(&c[1]);
     }
     for (t = 0; t < nt; t++) {
-        for (g = 1; g < ngroups; g++) {
+        for (g = masks ? 0 : 1; g < (masks ? 64 : ngroups); g++) {
             uniques[g] += c[t].u[g];
         }
     }
@@ -427,4 +475,17 @@ done:
         free(c[t].u);
     }
     return rv;
+}
+
+int qrt_vradix_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, int nr,
+                       apr_uint32_t ngroups, int threads, apr_int64_t *uniques)
+{
+    return vr_uniques(rs, maps, nr, ngroups, NULL, threads, uniques);
+}
+
+int qrt_vradix_uniques_masks(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps,
+                             int nr, const apr_uint64_t *masks, apr_uint32_t ngroups,
+                             int threads, apr_int64_t *uniques)
+{
+    return vr_uniques(rs, maps, nr, ngroups, masks, threads, uniques);
 }

@@ -52,6 +52,14 @@ void qrt_vradix_counts(const qrt_vradix_t *r, apr_uint32_t group, apr_int64_t *v
 int qrt_vradix_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, int nr,
                        apr_uint32_t ngroups, int threads, apr_int64_t *uniques);
 
+/* The same by masks: a visitor counts once in each bit of the masks of the groups it was
+ * added to (masks[group], as mapped; ngroups entries), uniques[bit] (64 entries) the
+ * visitors of each bit: a group that is a set of others (a tracker's tags) whose mask
+ * holds their bits counts each visitor once in each of them, however many sets name it. */
+int qrt_vradix_uniques_masks(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps,
+                             int nr, const apr_uint64_t *masks, apr_uint32_t ngroups,
+                             int threads, apr_int64_t *uniques);
+
 /* The segments kept for later counts: those kept unused for idle or longer are freed
  * (a child's scan writer calls it once a second, with qrt_vgroups_spares_release). */
 void qrt_vradix_spares_release(apr_interval_time_t idle);

@@ -1744,7 +1744,8 @@ END_TEST
 /* Two threads, blocks kept: a listed window whose sealed days keep within the bound has
  * a second thread begin its walk of them while the days not sealed are read; when those
  * take the window past the bound, that walk is let go of and the window is counted in
- * shares. Exact either way. */
+ * shares (by browser, country, city or tag in one walk that spreads its visits as added).
+ * Exact either way. */
 START_TEST(listed_walk_begun_past_the_bound)
 {
     int cov[MAXTR], ncov = 0, i;

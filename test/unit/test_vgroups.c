@@ -1566,8 +1566,8 @@ START_TEST(radix_counts_as_the_chunks)
                 ck_assert_ptr_nonnull(g[0]);
                 ck_assert_ptr_nonnull(g[1]);
                 if (radix) {
-                    ck_assert_int_eq(qrt_vgroups_radix(g[0]), 0);
-                    ck_assert_int_eq(qrt_vgroups_radix(g[1]), 0);
+                    ck_assert_int_eq(qrt_vgroups_radix(g[0], 0), 0);
+                    ck_assert_int_eq(qrt_vgroups_radix(g[1], 0), 0);
                 }
                 radix_adds(g, ngroups[q], 77 + (apr_uint64_t)q);
                 ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
@@ -1586,6 +1586,81 @@ START_TEST(radix_counts_as_the_chunks)
 }
 END_TEST
 
+/* The same with sets (radix by masks): split_adds' visits of plain groups and of sets
+ * whose members are also added to on their own, in two counts numbered otherwise, the
+ * second absorbed; by one thread and by two. And a set past 64 bits refused. */
+START_TEST(radix_sets_count_as_the_chunks)
+{
+    apr_uint32_t set[2][3], num[2][13];
+    int threads, radix, k;
+
+    for (threads = 1; threads <= 2; threads++) {
+        char *text[2];
+        apr_size_t len[2];
+
+        for (radix = 0; radix < 2; radix++) {
+            qrt_vgroups_t *g[2];
+
+            split_groups(g, 1 << 20, 0, 1, set, num);
+            if (radix) {
+                ck_assert_int_eq(qrt_vgroups_radix(g[0], 1), 0);
+                ck_assert_int_eq(qrt_vgroups_radix(g[1], 1), 0);
+            }
+            split_adds(g, 23 + (apr_uint64_t)threads, set, num);
+            ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
+            qrt_vgroups_free(g[1]);
+            qrt_vgroups_threads(g[0], threads, 1);
+            text[radix] = qrt_vgroups_text(g[0], &len[radix]);
+            ck_assert_ptr_nonnull(text[radix]);
+            qrt_vgroups_free(g[0]);
+        }
+        ck_assert_uint_eq(len[0], len[1]);
+        ck_assert_str_eq(text[0], text[1]);
+        free(text[0]);
+        free(text[1]);
+    }
+    /* 64 groups of one bit each take them all: a 65th is past the bound */
+    {
+        qrt_vgroups_t *g = qrt_vgroups_make(1000);
+        apr_uint32_t a[70], two[2];
+
+        ck_assert_ptr_nonnull(g);
+        ck_assert_int_eq(qrt_vgroups_radix(g, 1), 0);
+        for (k = 0; k < 70; k++) {
+            char key[8];
+
+            apr_snprintf(key, sizeof(key), "b%d", k);
+            a[k] = qrt_vgroups_group(g, key, strlen(key));
+        }
+        for (k = 0; k < 32; k++) {
+            two[0] = a[2 * k];
+            two[1] = a[2 * k + 1];
+            ck_assert_int_eq(qrt_vgroups_add_to(g, qrt_vgroups_set(g, two, 2), 0, k), 0);
+        }
+        two[0] = a[64];
+        two[1] = a[0];
+        ck_assert_int_eq(qrt_vgroups_add_to(g, qrt_vgroups_set(g, two, 2), 0, 99), -1);
+        ck_assert_int_eq(qrt_vgroups_add_to(g, a[65], 0, 99), -1);
+        ck_assert_int_eq(qrt_vgroups_add_to(g, a[1], 1, 5), 0);
+        {
+            apr_array_header_t *out = apr_array_make(pool, 64, sizeof(qrt_vgroup_t));
+            int i;
+
+            share_read(g, out);
+            ck_assert_int_eq(out->nelts, 70);
+            for (i = 0; i < out->nelts; i++) {
+                const qrt_vgroup_t *x = &APR_ARRAY_IDX(out, i, qrt_vgroup_t);
+                int b = atoi(x->key + 1);
+
+                ck_assert_int_eq(x->scans, b < 64 ? 1 : 0);
+                ck_assert_int_eq(x->clicks, b == 1 ? 1 : 0);
+                ck_assert_int_eq(x->uniques, b == 1 ? 2 : b < 64 ? 1 : 0);
+            }
+        }
+    }
+}
+END_TEST
+
 /* What radix mode refuses: after a visit, with a share, sets; a group past its values'
  * bits; a count absorbed that is not in radix mode, nor into one that is not. */
 START_TEST(radix_refusals)
@@ -1598,17 +1673,17 @@ START_TEST(radix_refusals)
     ck_assert_ptr_nonnull(h);
     a = qrt_vgroups_group(g, "a", 1);
     ck_assert_int_eq(qrt_vgroups_add_to(g, a, 0, 1), 0);
-    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    ck_assert_int_eq(qrt_vgroups_radix(g, 0), -1);
     qrt_vgroups_free(g);
     g = qrt_vgroups_make(1000);
     ck_assert_int_eq(qrt_vgroups_share(g, 1, 2), 0);
-    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    ck_assert_int_eq(qrt_vgroups_radix(g, 0), -1);
     qrt_vgroups_free(g);
     g = qrt_vgroups_make(1000);
     a = qrt_vgroups_group(g, "a", 1);
     b = qrt_vgroups_group(g, "b", 1);
-    ck_assert_int_eq(qrt_vgroups_radix(g), 0);
-    ck_assert_int_eq(qrt_vgroups_radix(g), -1);
+    ck_assert_int_eq(qrt_vgroups_radix(g, 0), 0);
+    ck_assert_int_eq(qrt_vgroups_radix(g, 0), -1);
     {
         apr_uint32_t both[] = { a, b };
 
@@ -1659,6 +1734,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, two_threads_count_as_one);
     tcase_add_test(tc, radix_counts_as_the_chunks);
     tcase_add_test(tc, radix_refusals);
+    tcase_add_test(tc, radix_sets_count_as_the_chunks);
     tcase_add_test(tc, refs_count_as_copies);
     tcase_add_test(tc, refs_bounded_and_shared);
     tcase_add_test(tc, refs_of_plain_groups_outside_the_bound);

@@ -245,6 +245,94 @@ START_TEST(hashes_one_bit_apart)
 }
 END_TEST
 
+static int u64_cmp(const void *a, const void *b)
+{
+    apr_uint64_t x = *(const apr_uint64_t *)a, y = *(const apr_uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* By masks: groups that are sets of bits (a tracker's tags), a visitor counted once in
+ * each bit of the union of its groups' masks, in one store and two (mapped), by one
+ * thread and by two; bit 63 and bit 0 among them. */
+START_TEST(masks_count_each_visitor_once_a_bit)
+{
+    enum { N = 200000, NG = 60 };
+    static apr_uint64_t vis[N], masks[NG + 1], who[2 * N], un[2 * N];
+    static apr_uint32_t grp[N], map[QRT_VRADIX_GROUPS];
+    static apr_int64_t want[64], got[64];
+    qrt_vradix_t *r[2];
+    const apr_uint32_t *maps[2];
+    apr_size_t i, j, n = 0, m;
+    int s, b, threads;
+
+    masks[0] = 0;
+    for (i = 1; i <= NG; i++) {
+        /* one to three bits each, bits 0 and 63 among them */
+        masks[i] = (APR_UINT64_C(1) << rnd(64)) | (i % 2 ? APR_UINT64_C(1) << rnd(64) : 0)
+                   | (i == 1 ? APR_UINT64_C(1) | (APR_UINT64_C(1) << 63) : 0);
+    }
+    memset(map, 0, sizeof(map));
+    for (i = 1; i <= NG; i++) {
+        map[i] = NG + 1 - (apr_uint32_t)i;
+    }
+    maps[0] = NULL;
+    maps[1] = map;
+    for (s = 0; s < 2; s++) {
+        ck_assert_ptr_nonnull(r[s] = qrt_vradix_make(N));
+        for (i = 0; i < N; i++) {
+            vis[i] = rnd(3) ? rnd(40000) * APR_UINT64_C(0x9E3779B97F4A7C15) : visitor((int)rnd(5));
+            grp[i] = 1 + (apr_uint32_t)rnd(NG);
+            who[n] = vis[i];
+            un[n++] = masks[s ? map[grp[i]] : grp[i]];
+        }
+        ck_assert_int_eq(qrt_vradix_add(r[s], 0, grp, vis, NULL, N, NG + 1), 0);
+    }
+    /* the naive count: each visitor's union of bits, from its visits sorted by visitor */
+    {
+        static apr_uint64_t kv[2 * 2 * N];
+
+        for (i = 0; i < n; i++) {
+            kv[2 * i] = who[i];
+            kv[2 * i + 1] = un[i];
+        }
+        qsort(kv, n, 2 * sizeof(apr_uint64_t), u64_cmp);
+        memset(want, 0, sizeof(want));
+        for (i = 0; i < n; i = j) {
+            apr_uint64_t u = 0;
+
+            for (j = i; j < n && kv[2 * j] == kv[2 * i]; j++) {
+                u |= kv[2 * j + 1];
+            }
+            for (b = 0; b < 64; b++) {
+                want[b] += (u >> b) & 1;
+            }
+        }
+    }
+    for (threads = 1; threads <= 2; threads++) {
+        apr_int64_t one[64];
+
+        for (m = 1; m <= 2; m++) {
+            memset(got, 0, sizeof(got));
+            ck_assert_int_eq(qrt_vradix_uniques_masks(r, maps, (int)m, masks, NG + 1, threads,
+                                                      got), 0);
+            if (m == 1) {
+                memcpy(one, got, sizeof(one));
+                continue;
+            }
+            for (b = 0; b < 64; b++) {
+                ck_assert_int_eq(got[b], want[b]);
+                ck_assert_int_le(one[b], got[b]);
+            }
+        }
+    }
+    ck_assert_int_gt(want[0], 0);
+    ck_assert_int_gt(want[63], 0);
+    qrt_vradix_free(r[0]);
+    qrt_vradix_free(r[1]);
+}
+END_TEST
+
 START_TEST(bounded_and_groups_refused)
 {
     apr_uint64_t vis[100];
@@ -313,6 +401,7 @@ static Suite *vradix_suite(void)
     tcase_add_test(tc, counts_as_the_pairs);
     tcase_add_test(tc, two_stores_mapped_count_as_one);
     tcase_add_test(tc, hashes_one_bit_apart);
+    tcase_add_test(tc, masks_count_each_visitor_once_a_bit);
     tcase_add_test(tc, bounded_and_groups_refused);
     tcase_add_test(tc, spares_kept_then_released);
     suite_add_tcase(s, tc);
