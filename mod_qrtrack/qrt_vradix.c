@@ -302,41 +302,54 @@ typedef struct {
     apr_int64_t *u;                 /* [QRT_VRADIX_GROUPS], by masks [64] */
 } vr_count;
 
-/* Part p by masks: a slot a visitor (its value, the group's bits replaced by 1, never 0),
- * holding the bits of the groups it was counted in; a visit's group adds the bits of its
- * mask not there yet, each a distinct visitor of that bit. */
-static void vr_count_masks(vr_count *c, apr_size_t p, apr_size_t size)
+/* n values v of a part counted by pairs into a table of mask + 1 slots: a distinct value
+ * (a pair of visitor and group) a distinct visitor of its group. */
+static APR_INLINE void vr_count_pairs(vr_count *c, const apr_uint64_t *v, apr_size_t n,
+                                      const apr_uint32_t *map, apr_size_t mask)
 {
-    apr_size_t mask = size - 1;
-    int i;
+    apr_size_t k;
 
-    memset(c->tab, 0, 2 * size * sizeof(*c->tab));
-    for (i = 0; i < c->nr; i++) {
-        const qrt_vradix_t *r = c->rs[i];
-        const apr_uint32_t *map = c->maps ? c->maps[i] : NULL;
-        apr_uint32_t ch;
+    for (k = 0; k < n; k++) {
+        apr_uint64_t key = map ? (v[k] & ~VR_GROUP_MASK) | map[v[k] & VR_GROUP_MASK] : v[k];
+        apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
+        apr_uint64_t s = c->tab[j];
 
-        for (ch = r->head[p]; ch != VR_NONE; ch = r->next[ch]) {
-            const apr_uint64_t *v = vr_chunk_at(r, ch);
-            apr_size_t k, n = ch == r->last[p] ? r->fill[p] : VR_CHUNK;
+        if (__builtin_expect(!vr_slot_other(s, key), 1)) {
+            c->tab[j] = key;
+            c->u[key & VR_GROUP_MASK] += s == 0;
+            continue;
+        }
+        for (j = (j + 1) & mask; c->tab[j] && c->tab[j] != key; j = (j + 1) & mask) {
+        }
+        if (!c->tab[j]) {
+            c->tab[j] = key;
+            c->u[key & VR_GROUP_MASK]++;
+        }
+    }
+}
 
-            for (k = 0; k < n; k++) {
-                apr_uint32_t g = (apr_uint32_t)(v[k] & VR_GROUP_MASK);
-                apr_uint64_t key = (v[k] & ~VR_GROUP_MASK) | 1, bits, add;
-                apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
+/* The same by masks: a slot a visitor (its value, the group's bits replaced by 1, never
+ * 0), then the bits of the groups it was counted in; a visit's group adds the bits of its
+ * mask not there yet, each a distinct visitor of that bit. */
+static APR_INLINE void vr_count_bits(vr_count *c, const apr_uint64_t *v, apr_size_t n,
+                                     const apr_uint32_t *map, apr_size_t mask)
+{
+    apr_size_t k;
 
-                bits = c->masks[map ? map[g] : g];
-                while (c->tab[2 * j] && c->tab[2 * j] != key) {
-                    j = (j + 1) & mask;
-                }
-                c->tab[2 * j] = key;
-                add = bits & ~c->tab[2 * j + 1];
-                c->tab[2 * j + 1] |= bits;
-                while (add) {
-                    c->u[__builtin_ctzll(add)]++;
-                    add &= add - 1;
-                }
-            }
+    for (k = 0; k < n; k++) {
+        apr_uint32_t g = (apr_uint32_t)(v[k] & VR_GROUP_MASK);
+        apr_uint64_t key = (v[k] & ~VR_GROUP_MASK) | 1, bits = c->masks[map ? map[g] : g], add;
+        apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
+
+        while (c->tab[2 * j] && c->tab[2 * j] != key) {
+            j = (j + 1) & mask;
+        }
+        c->tab[2 * j] = key;
+        add = bits & ~c->tab[2 * j + 1];
+        c->tab[2 * j + 1] |= bits;
+        while (add) {
+            c->u[__builtin_ctzll(add)]++;
+            add &= add - 1;
         }
     }
 }
@@ -348,7 +361,7 @@ static void vr_count_parts(void *data)
     int i;
 
     for (p = c->p0; p < c->p1; p++) {
-        apr_size_t m = 0, size = 16, mask;
+        apr_size_t m = 0, size = 16;
 
         for (i = 0; i < c->nr; i++) {
             m += vr_part_size(c->rs[i], p);
@@ -359,38 +372,20 @@ static void vr_count_parts(void *data)
         while (size < VR_LOAD * m) {
             size *= 2;
         }
-        if (c->masks) {
-            vr_count_masks(c, p, size);
-            continue;
-        }
-        mask = size - 1;
-        memset(c->tab, 0, size * sizeof(*c->tab));
+        memset(c->tab, 0, (c->masks ? 2 : 1) * size * sizeof(*c->tab));
         for (i = 0; i < c->nr; i++) {
             const qrt_vradix_t *r = c->rs[i];
             const apr_uint32_t *map = c->maps ? c->maps[i] : NULL;
             apr_uint32_t ch;
 
             for (ch = r->head[p]; ch != VR_NONE; ch = r->next[ch]) {
-                const apr_uint64_t *v = vr_chunk_at(r, ch);
-                apr_size_t k, n = ch == r->last[p] ? r->fill[p] : VR_CHUNK;
+                apr_size_t n = ch == r->last[p] ? r->fill[p] : VR_CHUNK;
 
-                for (k = 0; k < n; k++) {
-                    apr_uint64_t key = map ? (v[k] & ~VR_GROUP_MASK) | map[v[k] & VR_GROUP_MASK]
-                                           : v[k];
-                    apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
-                    apr_uint64_t s = c->tab[j];
-
-                    if (__builtin_expect(!vr_slot_other(s, key), 1)) {
-                        c->tab[j] = key;
-                        c->u[key & VR_GROUP_MASK] += s == 0;
-                        continue;
-                    }
-                    for (j = (j + 1) & mask; c->tab[j] && c->tab[j] != key; j = (j + 1) & mask) {
-                    }
-                    if (!c->tab[j]) {
-                        c->tab[j] = key;
-                        c->u[key & VR_GROUP_MASK]++;
-                    }
+                if (c->masks) {
+                    vr_count_bits(c, vr_chunk_at(r, ch), n, map, size - 1);
+                }
+                else {
+                    vr_count_pairs(c, vr_chunk_at(r, ch), n, map, size - 1);
                 }
             }
         }

@@ -1547,6 +1547,29 @@ static void radix_adds(qrt_vgroups_t *g[2], int ngroups, apr_uint64_t s0)
     }
 }
 
+/* g[1] absorbed by g[0], counted by threads: g[0]'s text (both freed). */
+static char *radix_text(qrt_vgroups_t *g[2], int threads, apr_size_t *len)
+{
+    char *text;
+
+    ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
+    qrt_vgroups_free(g[1]);
+    qrt_vgroups_threads(g[0], threads, 1);
+    text = qrt_vgroups_text(g[0], len);
+    ck_assert_ptr_nonnull(text);
+    qrt_vgroups_free(g[0]);
+    return text;
+}
+
+/* The two texts are the same (both freed). */
+static void radix_same(char *text[2], const apr_size_t len[2])
+{
+    ck_assert_uint_eq(len[0], len[1]);
+    ck_assert_str_eq(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+}
+
 START_TEST(radix_counts_as_the_chunks)
 {
     static const int ngroups[] = { 1, 5, 300 };
@@ -1570,17 +1593,9 @@ START_TEST(radix_counts_as_the_chunks)
                     ck_assert_int_eq(qrt_vgroups_radix(g[1], 0), 0);
                 }
                 radix_adds(g, ngroups[q], 77 + (apr_uint64_t)q);
-                ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
-                qrt_vgroups_free(g[1]);
-                qrt_vgroups_threads(g[0], threads, 1);
-                text[radix] = qrt_vgroups_text(g[0], &len[radix]);
-                ck_assert_ptr_nonnull(text[radix]);
-                qrt_vgroups_free(g[0]);
+                text[radix] = radix_text(g, threads, &len[radix]);
             }
-            ck_assert_uint_eq(len[0], len[1]);
-            ck_assert_str_eq(text[0], text[1]);
-            free(text[0]);
-            free(text[1]);
+            radix_same(text, len);
         }
     }
 }
@@ -1607,17 +1622,9 @@ START_TEST(radix_sets_count_as_the_chunks)
                 ck_assert_int_eq(qrt_vgroups_radix(g[1], 1), 0);
             }
             split_adds(g, 23 + (apr_uint64_t)threads, set, num);
-            ck_assert_int_eq(qrt_vgroups_absorb(g[0], g[1]), 0);
-            qrt_vgroups_free(g[1]);
-            qrt_vgroups_threads(g[0], threads, 1);
-            text[radix] = qrt_vgroups_text(g[0], &len[radix]);
-            ck_assert_ptr_nonnull(text[radix]);
-            qrt_vgroups_free(g[0]);
+            text[radix] = radix_text(g, threads, &len[radix]);
         }
-        ck_assert_uint_eq(len[0], len[1]);
-        ck_assert_str_eq(text[0], text[1]);
-        free(text[0]);
-        free(text[1]);
+        radix_same(text, len);
     }
     /* 64 groups of one bit each take them all: a 65th is past the bound */
     {
