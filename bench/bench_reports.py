@@ -358,8 +358,8 @@ def list_windows(api, figure):
     """Reports over long tracker lists (64, 65, 200, 300 and 400 trackers spread over the
     account, busy and quiet ones alike) over the year and over 30 days: distinct visitors
     across the listed trackers are read from their visits (300 and 400 over the year: past
-    the 2 M visits one count holds, counted in shares of the visitors). Prints and returns
-    the slowest."""
+    the 2 M visits one count copies, by browser, city or tag spread by visitor as they are
+    added, by date held by reference). Prints and returns the slowest."""
     ids = account_ids(api)
     slowest, which = 0.0, ""
     print("  reports over tracker lists:", flush=True)
