@@ -32,6 +32,7 @@
 #include "mod_qrtrack_dashboard.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_gate.h"
+#include "mod_qrtrack_keepalive.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_redact.h"
 #include "mod_qrtrack_errpage.h"
@@ -278,6 +279,7 @@ static void qrt_child_stopping(apr_pool_t *pchild, int graceful)
     (void)pchild;
     (void)graceful;
     apr_atomic_set32(&child_stopped, 1);
+    qrt_keepalive_stopping();
 }
 
 /* The module's threads (scan writer, WAL, keeper, webhooks) allocate from pools under
@@ -336,6 +338,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_spool_child_init(p, s);
     qrt_lookup_child_init(p, s);
     qrt_scan_child_init(p, s);
+    qrt_keepalive_child_init(p, s);
     qrt_report_child_init(p, s);
     qrt_whsend_child_init(p, s);
 }
@@ -402,6 +405,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     qrt_status_register();
     qrt_redact_register();
     qrt_errpage_register();
+    qrt_keepalive_register();
 }
 
 AP_DECLARE_MODULE(qrtrack) = {

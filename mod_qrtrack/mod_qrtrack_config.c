@@ -27,6 +27,7 @@ static const qrt_config_t defconf = {
     .webhook_outbox_limit = QRT_DEFAULT_WEBHOOK_OUTBOX_LIMIT,
     .report_cache = QRT_DEFAULT_REPORT_CACHE,
     .webhook_delivery = 1,
+    .scan_keepalive = 1,
     .api_prefix = "/api",
     .scan_prefix = "/q",
     .click_prefix = "/l"
@@ -400,6 +401,18 @@ static const char *qrt_set_webhook_delivery(cmd_parms *cmd, void *dc, int on)
     return NULL;
 }
 
+static const char *qrt_set_scan_keepalive(cmd_parms *cmd, void *dc, int on)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void)dc;
+    if (err) {
+        return err;
+    }
+    config_get(cmd->pool)->scan_keepalive = on;
+    return NULL;
+}
+
 /* ---- what post_config learns from the configuration tree ------------------------ */
 
 /* The <Location> paths whose SetHandler is one of the module's, found in the tree
@@ -509,6 +522,10 @@ const command_rec qrt_cmds[] = {
     AP_INIT_TAKE1("QRTrackScanWait", qrt_set_global_int, (void *)&int_scan_wait, RSRC_CONF,
                   "Seconds a scan waits for its commit before it gets 503, unrecorded "
                   "(default 10)"),
+    AP_INIT_FLAG("QRTrackScanKeepAlive", qrt_set_scan_keepalive, NULL, RSRC_CONF,
+                 "Whether a scan's keep-alive connection waits for a worker when every "
+                 "worker of its child is busy, rather than being closed by the event MPM "
+                 "(default On)"),
     AP_INIT_TAKE1("QRTrackStatementTimeout", qrt_set_global_int, (void *)&int_statement_timeout, RSRC_CONF,
                   "Seconds one database statement of an API request may run or wait "
                   "for a lock before the request gets 503 (default 15, 0 = the "

@@ -31,6 +31,7 @@ typedef struct {
     const char *rate_mc_list;
     const qrt_cidr_list_t *webhook_allow;   /* QRTrackWebhookAllow (NULL: none) */
     int webhook_delivery;           /* QRTrackWebhookDelivery: 1 On (default), 0 Off */
+    int scan_keepalive;             /* QRTrackScanKeepAlive: 1 On (default), 0 Off */
 
     /* Learnt from the configuration tree in post_config: */
     const char *dbd_driver;         /* DBDriver and DBDParams of the main server */

@@ -32,6 +32,7 @@
 #include "mod_qrtrack_queue.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_scan.h"
+#include "mod_qrtrack_keepalive.h"
 #include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_spool.h"
@@ -1253,6 +1254,7 @@ static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v, int *outco
     if (!writer.thread || writer.stopping) {
         return APR_EGENERAL;
     }
+    qrt_keepalive_mark(r);
     return qrt_queue_submit_outcome(writer.queue, v, scan_deadline(r), outcome);
 }
 

@@ -9,7 +9,9 @@ class ClosedBeforeAnswer(ConnectionError):
     """The server closed the connection before any byte of the next answer."""
 
 
-def _read_answer(f):
+def read_answer(f):
+    """The next answer on f (a socket's makefile("rb")): (status, body, whether it says
+    Connection: close); ClosedBeforeAnswer when the connection ends first."""
     status = f.readline()
     if not status:
         raise ClosedBeforeAnswer("the server closed the connection")
@@ -62,7 +64,7 @@ def get_many(host, port, items, depth=16, timeout=60):
                 if closed:
                     break
                 try:
-                    code, _, closed = _read_answer(f)
+                    code, _, closed = read_answer(f)
                 except (ClosedBeforeAnswer, ConnectionResetError):
                     if len(codes) == fresh:
                         raise
