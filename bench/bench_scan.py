@@ -33,7 +33,9 @@ BENCH_CPU=1 also prints, for each round's Redirect and scan runs, the cores that
 PostgreSQL (its cluster's processes) and wrk used, and how busy the whole machine was:
 on a shared machine the difference is what other work took from the bench. It also prints
 the TCP connections accepted a request: when every worker of a child is busy, httpd's event
-MPM closes the keep-alive connections whose next request arrives, and wrk connects again.
+MPM closes the keep-alive connections whose next request arrives, and wrk connects again
+(Redirect's; a scan's connection from its second request on is kept, for up to half
+ThreadsPerChild connections a child: QRTrackScanKeepAlive, docs/operations.md).
 
 BENCH_VARIED=1 sends every request, Redirect's and the scans', from another visitor (one of
 2,400 user agents, addresses in 4,096 networks through mod_remoteip, 2,000 places, 5,000
