@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import pytest
 from lib.env import apxs, free_port
-from lib.qr import decode_qr
+from lib.qr import IPHONE as IPHONE_UA, decode_qr
 from lib.server import Server
 
 NAME = "qr.example"
@@ -151,3 +151,25 @@ def test_http1_over_tls_and_errors_over_http2(site):
     assert status == ["2", "200"] and body.lstrip().lower().startswith(b"<!doctype html")
     _, body = curl(reach, "-H", auth, "%s/api/tracker/analytics/%d" % (base, t["tracker_id"]))
     assert json.loads(body)["totalClicks"] == 1
+
+
+def test_scans_one_after_another_on_one_http1_connection_over_tls(site):
+    """HTTP/1.1 over TLS: scans sent one after another on one keep-alive connection (from
+    the second on, the connection waits for each next scan as a connection waiting for
+    I/O: QRTrackScanKeepAlive) are each answered on that connection and recorded."""
+    _, _, base, reach = site
+    auth, t = new_tracker(site, "https://example.com/kept")
+    n = 12
+    p = subprocess.run(["curl", "-sS", "--http1.1"] + reach + [
+        "-A", IPHONE_UA,
+        "-w", "%{http_version} %{http_code} %{num_connects} %{redirect_url}\n"]
+        + [a for i in range(n) for a in ("%s?n=%d" % (t["scan_url"], i), "-o", "/dev/null")],
+        capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == n
+    assert all(l.split()[:2] == ["1.1", "302"] for l in lines), lines[:5]
+    assert all(l.split()[3] == "https://example.com/kept" for l in lines)
+    assert [int(l.split()[2]) for l in lines] == [1] + [0] * (n - 1)
+    _, body = curl(reach, "-H", auth, "%s/api/tracker/analytics/%d" % (base, t["tracker_id"]))
+    assert json.loads(body)["totalScans"] == n
