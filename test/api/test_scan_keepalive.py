@@ -70,6 +70,17 @@ class Conn:
         self.sock.close()
 
 
+def waiting(srv):
+    """A tracker, its scan path and a connection that scanned it twice: after its second
+    request, the connection waits for the next one (t, path, connection)."""
+    t = tracker(srv)
+    path = "/q/" + t["code"]
+    c = Conn(srv)
+    assert c.get(path) == (302, False)
+    assert c.get(path) == (302, False)
+    return t, path, c
+
+
 def busy_clients(url, stop, counts, n=6):
     """n clients scanning url one connection a scan until stop is set."""
     def run():
@@ -155,11 +166,7 @@ def test_a_waiting_connection_ends_at_keepalive_timeout_and_after_max_requests()
     srv = start_server(extra="KeepAliveTimeout 1\nMaxKeepAliveRequests 3\n",
                        accounts=[("acme", "professional")])
     try:
-        t = tracker(srv)
-        path = "/q/" + t["code"]
-        c = Conn(srv)
-        assert c.get(path) == (302, False)
-        assert c.get(path) == (302, False)
+        t, path, c = waiting(srv)
         took = c.ends_within(10)
         assert took is not None, "the connection was still open 10 s after its last scan"
         assert 0.7 <= took <= 4, took
@@ -179,11 +186,7 @@ def test_pipelined_scans_on_a_waiting_connection_are_all_answered():
     answered in order and recorded once; the connection then serves the API too."""
     srv = start_server(accounts=[("acme", "professional")])
     try:
-        t = tracker(srv)
-        path = "/q/" + t["code"]
-        c = Conn(srv)
-        assert c.get(path) == (302, False)
-        assert c.get(path) == (302, False)
+        t, path, c = waiting(srv)
         c.sock.sendall(c.request(path) * 5)
         assert [read_answer(c.f)[0] for _ in range(5)] == [302] * 5
         assert c.get("/api/openapi.json")[0] == 200
@@ -201,11 +204,7 @@ def test_the_server_stops_at_once_with_a_connection_waiting():
     srv = start_server(extra="KeepAliveTimeout 30\n", accounts=[("acme", "professional")])
     c = None
     try:
-        t = tracker(srv)
-        path = "/q/" + t["code"]
-        c = Conn(srv)
-        assert c.get(path) == (302, False)
-        assert c.get(path) == (302, False)
+        _, _, c = waiting(srv)
         t0 = time.monotonic()
         srv.stop()
         assert time.monotonic() - t0 < 10
