@@ -523,9 +523,9 @@ const command_rec qrt_cmds[] = {
                   "Seconds a scan waits for its commit before it gets 503, unrecorded "
                   "(default 10)"),
     AP_INIT_FLAG("QRTrackScanKeepAlive", qrt_set_scan_keepalive, NULL, RSRC_CONF,
-                 "Whether a scan's keep-alive connection waits for a worker when every "
-                 "worker of its child is busy, rather than being closed by the event MPM "
-                 "(default On)"),
+                 "Whether a client that scans again on its keep-alive connection keeps it "
+                 "while every worker of its child is busy, rather than the event MPM "
+                 "closing it (default On)"),
     AP_INIT_TAKE1("QRTrackStatementTimeout", qrt_set_global_int, (void *)&int_statement_timeout, RSRC_CONF,
                   "Seconds one database statement of an API request may run or wait "
                   "for a lock before the request gets 503 (default 15, 0 = the "
