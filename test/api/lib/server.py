@@ -165,18 +165,40 @@ class Server:
 
     # -- life cycle ----------------------------------------------------------
     def start(self, env=None):
-        """env: more environment for httpd (its children inherit it)."""
-        self.proc = subprocess.Popen([HTTPD,
-                                      "-f", self.conf, "-DFOREGROUND"],
-                                     env=dict(os.environ, **env) if env else None,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     # prefork signals its whole process group when
-                                     # it stops: not the tests'
-                                     start_new_session=self.mpm == "prefork",
-                                     preexec_fn=allow_cores)
-        wait_until(self._up, timeout=20, ignore=(requests.ConnectionError, requests.Timeout),
-                   what=lambda: "httpd to come up:\n" + self.error_log())
+        """env: more environment for httpd (its children inherit it). The port free_port()
+        found may be taken before httpd binds it (by any process's outgoing connection:
+        free ports are drawn from the same range): httpd is then started again on another
+        (twice at most)."""
+        for attempt in range(3):
+            self.proc = subprocess.Popen([HTTPD,
+                                          "-f", self.conf, "-DFOREGROUND"],
+                                         env=dict(os.environ, **env) if env else None,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         # prefork signals its whole process group when
+                                         # it stops: not the tests'
+                                         start_new_session=self.mpm == "prefork",
+                                         preexec_fn=allow_cores)
+            try:
+                wait_until(self._up, timeout=20,
+                           ignore=(requests.ConnectionError, requests.Timeout),
+                           what=lambda: "httpd to come up:\n" + self.error_log())
+                return self
+            except AssertionError as e:
+                taken = "could not bind to address 127.0.0.1:%d" % self.port in str(e)
+                if attempt == 2 or not taken or self.proc.poll() is None:
+                    raise
+                self._move_to(free_port())
         return self
+
+    def _move_to(self, port):
+        """The server's own address moved to port (its configuration and URLs)."""
+        with open(self.conf) as f:
+            conf = f.read()
+        with open(self.conf, "w") as f:
+            f.write(conf.replace("127.0.0.1:%d" % self.port, "127.0.0.1:%d" % port))
+        self.port = port
+        self.base = "http://127.0.0.1:%d" % port
+        self.api_base = self.base + "/api"
 
     def _up(self):
         if self.proc.poll() is not None:
