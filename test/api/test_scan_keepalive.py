@@ -181,10 +181,12 @@ def test_a_waiting_connection_ends_at_keepalive_timeout_and_after_max_requests()
         srv.cleanup()
 
 
-def test_pipelined_scans_on_a_waiting_connection_are_all_answered():
+@pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
+def test_pipelined_scans_on_a_waiting_connection_are_all_answered(mpm):
     """Scans sent at once, on a connection that waits for its next request, are each
-    answered in order and recorded once; the connection then serves the API too."""
-    srv = start_server(accounts=[("acme", "professional")])
+    answered in order and recorded once; the connection then serves the API too. Under
+    the worker and prefork MPMs (which keep a connection on its thread) the same holds."""
+    srv = start_server(accounts=[("acme", "professional")], mpm=mpm)
     try:
         t, path, c = waiting(srv)
         c.sock.sendall(c.request(path) * 5)
