@@ -4,6 +4,7 @@ close it when its next request comes and no worker is idle (mod_qrtrack_keepaliv
 The connection still ends at KeepAliveTimeout, after MaxKeepAliveRequests, and when the
 server stops; pipelined scans are all answered; QRTrackScanKeepAlive Off leaves the MPM's
 own handling."""
+import select
 import socket
 import threading
 import time
@@ -35,15 +36,16 @@ def recorded(srv, t):
 class Conn:
     """A keep-alive connection that sends GET requests and reads their answers."""
 
-    def __init__(self, srv, timeout=30):
+    def __init__(self, srv, timeout=30, host=None):
         self.srv = srv
+        self.host = host or "127.0.0.1:%d" % srv.port
         self.sock = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.f = self.sock.makefile("rb")
 
     def request(self, path):
-        return ("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUser-Agent: %s\r\n\r\n"
-                % (path, self.srv.port, IPHONE)).encode()
+        return ("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n\r\n"
+                % (path, self.host, IPHONE)).encode()
 
     def get(self, path):
         """(status, whether the answer says Connection: close)."""
@@ -53,13 +55,12 @@ class Conn:
 
     def ends_within(self, seconds):
         """Seconds until the server ends the connection (its reading side gets the end
-        of the stream), or None when it is still open after `seconds`."""
+        of the stream), or None when it is still open after `seconds` (and usable)."""
         t0 = time.monotonic()
-        self.sock.settimeout(seconds)
+        if not select.select([self.sock], [], [], seconds)[0]:
+            return None
         try:
             data = self.f.read(1)
-        except (socket.timeout, TimeoutError):
-            return None
         except ConnectionResetError:
             data = b""
         assert data == b"", data
@@ -70,12 +71,13 @@ class Conn:
         self.sock.close()
 
 
-def waiting(srv):
-    """A tracker, its scan path and a connection that scanned it twice: after its second
-    request, the connection waits for the next one (t, path, connection)."""
-    t = tracker(srv)
+def waiting(srv, host=None, t=None):
+    """A tracker (t, or a new one), its scan path and a connection that scanned it twice
+    (with Host: host): after its second request, the connection waits for the next one
+    (t, path, connection)."""
+    t = t or tracker(srv)
     path = "/q/" + t["code"]
-    c = Conn(srv)
+    c = Conn(srv, host=host)
     assert c.get(path) == (302, False)
     assert c.get(path) == (302, False)
     return t, path, c
@@ -178,6 +180,40 @@ def test_a_waiting_connection_ends_at_keepalive_timeout_and_after_max_requests()
         c.close()
         assert recorded(srv, t) == 6
     finally:
+        srv.cleanup()
+
+
+# The main server keeps connections alive 30 s, one name-based host 1 s.
+VHOSTS = """
+KeepAliveTimeout 30
+<VirtualHost *:*>
+    ServerName 127.0.0.1
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName quick.example
+    KeepAliveTimeout 1
+</VirtualHost>
+"""
+
+
+def test_each_virtual_host_s_keepalive_timeout_holds():
+    """A waiting connection ends at the KeepAliveTimeout of the virtual host its scans
+    went to, as httpd picks it (the host's own when set, else the address's first host's):
+    quick.example's after about a second, the default host's not within four."""
+    srv = start_server(extra=VHOSTS, accounts=[("acme", "professional")])
+    quick = slow = None
+    try:
+        t, _, quick = waiting(srv, host="quick.example")
+        _, _, slow = waiting(srv, t=t)
+        took = quick.ends_within(10)
+        assert took is not None and 0.7 <= took <= 4, took
+        assert slow.ends_within(3) is None
+        assert slow.get("/q/" + t["code"]) == (302, False)
+        assert recorded(srv, t) == 5
+    finally:
+        for c in (quick, slow):
+            if c:
+                c.close()
         srv.cleanup()
 
 
