@@ -45,6 +45,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_keepalive.h"
 #include "mod_qrtrack_config.h"
+#include "mod_qrtrack_stats.h"
 #include "ap_mpm.h"
 #include "http_connection.h"
 #include "http_core.h"
@@ -102,6 +103,7 @@ static void ka_shut(qrt_idle_node_t *node, void *baton)
     if (sock) {
         apr_socket_shutdown(sock, APR_SHUTDOWN_READ);
     }
+    QRT_STAT_ADD(kept_ended, 1);
 }
 
 static void *APR_THREAD_FUNC ka_main(apr_thread_t *thread, void *data)
@@ -200,6 +202,9 @@ static void ka_wait(conn_rec *c, ka_conn_t *k)
         cs->state = CONN_STATE_ASYNC_WAITIO;
     }
     pthread_mutex_unlock(&ka_mu);
+    if (cs->state == CONN_STATE_ASYNC_WAITIO) {
+        QRT_STAT_ADD(kept_waits, 1);
+    }
     if (kick) {
         qrt_cond_lock(ka_cond);
         ka_kick = 1;

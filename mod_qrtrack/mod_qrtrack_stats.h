@@ -32,6 +32,10 @@ typedef struct {
     apr_uint64_t webhook_failed;    /* webhook events failed (retries spent, or 410) */
     apr_uint64_t wal_kicks;         /* SQLite: checkpoint rounds commits asked for */
     apr_uint64_t wal_commit_copies; /* SQLite: checkpoints commits ran themselves */
+    apr_uint64_t kept_waits;        /* scans after which their connection was kept waiting
+                                     * for its next request (QRTrackScanKeepAlive) */
+    apr_uint64_t kept_ended;        /* such connections ended by the module (at
+                                     * KeepAliveTimeout, or the child's stop) */
 } qrt_stats_t;
 
 /* The counters, or NULL before post_config made them. */

@@ -93,6 +93,11 @@ static int qrt_status_hook(request_rec *r, int flags)
                    status_read(&st->queue_full));
         status_num(a, r->pool, "ScanTimeouts", "Scans answered 503 after QRTrackScanWait",
                    status_read(&st->scan_timeouts));
+        status_num(a, r->pool, "ScanKeepAliveWaits", "Scans after which their connection "
+                   "waited for its next request (QRTrackScanKeepAlive)",
+                   status_read(&st->kept_waits));
+        status_num(a, r->pool, "ScanKeepAliveEnded", "Such connections ended by the module "
+                   "at KeepAliveTimeout or a stop", status_read(&st->kept_ended));
         if (qrt_dbd_dialect() && qrt_dbd_dialect()->embedded) {
             status_num(a, r->pool, "WALFrames", "WAL frames at the last checkpoint",
                        status_read(&st->wal_frames));

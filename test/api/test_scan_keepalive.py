@@ -13,6 +13,9 @@ import pytest
 import requests
 
 from conftest import Api, start_server
+from lib.env import apxs
+from lib.server import qrtrack_status
+from lib.webhooks import STATUS_CONF
 from lib.qr import IPHONE
 from lib.rawhttp import ClosedBeforeAnswer, read_answer
 
@@ -164,8 +167,11 @@ def test_a_waiting_connection_ends_at_keepalive_timeout_and_after_max_requests()
     """KeepAliveTimeout 1 (Timeout stays 60): a connection that scanned twice, then waits,
     is ended by the server after about a second. MaxKeepAliveRequests 3: the answer to the
     fourth request (the third kept alive), as httpd counts, says Connection: close and the
-    connection ends."""
-    srv = start_server(extra="KeepAliveTimeout 1\nMaxKeepAliveRequests 3\n",
+    connection ends. mod_status counts the scans after which a connection waited (the
+    second of the first connection; the second and third of the other) and the one
+    connection the module ended."""
+    srv = start_server(extra="KeepAliveTimeout 1\nMaxKeepAliveRequests 3\n"
+                       + STATUS_CONF % apxs("LIBEXECDIR"),
                        accounts=[("acme", "professional")])
     try:
         t, path, c = waiting(srv)
@@ -179,6 +185,9 @@ def test_a_waiting_connection_ends_at_keepalive_timeout_and_after_max_requests()
         assert took is not None and took < 1, took
         c.close()
         assert recorded(srv, t) == 6
+        st = qrtrack_status(srv)
+        assert (st["QRTrackScanKeepAliveWaits"], st["QRTrackScanKeepAliveEnded"]) \
+            == ("3", "1"), st
     finally:
         srv.cleanup()
 
