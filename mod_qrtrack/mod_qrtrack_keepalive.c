@@ -80,6 +80,8 @@ static int ka_kick;                 /* (under ka_cond) a connection was listed o
                                      * empty list */
 static int ka_quit;                 /* (under ka_cond) */
 
+/* Callers look at k->idle.listed before the lock: only the connection's own thread lists
+ * it (ka_wait), and the sweep only takes nodes off, so a node seen unlisted stays so. */
 static void ka_delist(ka_conn_t *k)
 {
     pthread_mutex_lock(&ka_mu);

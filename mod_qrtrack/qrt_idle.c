@@ -57,10 +57,5 @@ apr_int64_t qrt_idle_expire(qrt_idle_t *l, apr_int64_t now, qrt_idle_fn *fn, voi
 
 void qrt_idle_drain(qrt_idle_t *l, qrt_idle_fn *fn, void *baton)
 {
-    while (l->head.next != &l->head) {
-        qrt_idle_node_t *node = l->head.next;
-
-        qrt_idle_remove(l, node);
-        fn(node, baton);
-    }
+    qrt_idle_expire(l, APR_INT64_MAX, fn, baton);
 }
