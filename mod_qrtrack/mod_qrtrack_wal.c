@@ -9,7 +9,7 @@
  * connections leave checkpoints to it: their wal_autocheckpoint is set past what the
  * thread lets the WAL reach, so a commit copies only when the thread fell behind.
  *
- * Commits that leave the WAL past QRT_WAL_KICK frames wake the thread at once (a WAL
+ * Commits that add QRT_WAL_KICK frames to the WAL since its last copy wake the thread at once (a WAL
  * hook on every connection, in place of SQLite's own checkpointing hook): visits from
  * many visitors dirty a few pages each, and their WAL grows by several MB between two
  * rounds, which the commits then copied themselves, on the one writer's CPU.
@@ -46,7 +46,8 @@ APLOG_USE_MODULE(qrtrack);
 #define QRT_WAL_LONG    512         /* frames (of one page each): 2 MB */
 #define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
 #define QRT_WAL_TRIES   8           /* copies to get there */
-#define QRT_WAL_KICK    256         /* frames after a commit that wake the thread */
+#define QRT_WAL_KICK    1024        /* frames added since the last copy that wake
+                                       the thread */
 
 static struct {
     apr_thread_t *thread;
@@ -54,6 +55,7 @@ static struct {
     int stopping;
     int running;                    /* the thread has its connection */
     int kicked;                     /* a commit asked for a round (under lock) */
+    volatile int copied;            /* the WAL's frames copied at the last round */
     apr_global_mutex_t *writers;
     server_rec *s;
 } wal;
@@ -73,6 +75,7 @@ static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
     int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, nlog, ncopied);
 
     if (rc == SQLITE_OK) {
+        wal.copied = *ncopied > 0 ? *ncopied : 0;
         QRT_STAT_ADD(checkpoints, 1);
         QRT_STAT_SET(wal_frames, *nlog > 0 ? *nlog : 0);
         QRT_STAT_SET(wal_copied, *ncopied > 0 ? *ncopied : 0);
@@ -180,7 +183,8 @@ static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
             QRT_STAT_ADD(wal_commit_copies, 1);
         }
     }
-    else if (nframes >= QRT_WAL_KICK && wal.running) {
+    else if (wal.running && nframes - (nframes >= wal.copied ? wal.copied : 0)
+                            >= QRT_WAL_KICK) {
         qrt_cond_lock(wal.wake);
         if (!wal.kicked) {
             wal.kicked = 1;
