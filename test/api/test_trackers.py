@@ -515,6 +515,35 @@ def test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread():
         srv.cleanup()
 
 
+@sqlite_only("the WAL and its checkpoint thread are SQLite's")
+def test_the_checkpoint_thread_is_woken_by_what_commits_add_not_by_the_wal_length():
+    """Under a steady stream of scans the WAL stays some hundreds of pages long between
+    two copies. Commits wake the checkpoint thread once they have added QRT_WAL_KICK
+    pages since its last copy, not every time the WAL is long: woken after every commit,
+    it ran a checkpoint (and its fsyncs) for each."""
+    from lib.server import qrtrack_status
+    status = ("LoadModule status_module %s/mod_status.so\n<Location /server-status>\n"
+              "    SetHandler server-status\n</Location>\n") % apxs("LIBEXECDIR")
+    srv = start_server(extra=status, accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a)
+        before = qrtrack_status(srv)
+        codes = scans_at_once(srv, [("/q/" + t["code"], {}) for _ in range(3000)],
+                              connections=4)
+        assert codes == [302] * 3000
+        st = qrtrack_status(srv)
+        commits = int(st["QRTrackCommits"]) - int(before["QRTrackCommits"])
+        kicks = int(st["QRTrackCheckpointKicks"]) - int(before["QRTrackCheckpointKicks"])
+        # (each commit adds some 10-30 pages: a kick every 30 commits or more)
+        assert commits >= 300, st
+        assert kicks * 10 < commits, st
+        assert int(st["QRTrackCommitCheckpoints"]) == 0, st
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 3000
+    finally:
+        srv.cleanup()
+
+
 def test_a_visitor_with_many_visits_elsewhere_counts_once_on_each_tracker():
     """The writer seeks a visitor's previous visit on the tracker of each new visit (is it
     new there?). A visitor with many visits elsewhere (one address and user agent behind a
