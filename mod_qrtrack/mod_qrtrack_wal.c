@@ -46,7 +46,7 @@ APLOG_USE_MODULE(qrtrack);
 #define QRT_WAL_LONG    512         /* frames (of one page each): 2 MB */
 #define QRT_WAL_REST    256         /* frames left to copy under the writers' mutex */
 #define QRT_WAL_TRIES   8           /* copies to get there */
-#define QRT_WAL_KICK    1024        /* frames added since the last copy that wake
+#define QRT_WAL_KICK    512         /* frames added since the last copy that wake
                                        the thread */
 
 static struct {
@@ -56,6 +56,8 @@ static struct {
     int running;                    /* the thread has its connection */
     int kicked;                     /* a commit asked for a round (under lock) */
     volatile int copied;            /* the WAL's frames copied at the last round */
+    volatile int finishing;         /* the thread waits for the writers' mutex to copy
+                                       the rest */
     apr_global_mutex_t *writers;
     server_rec *s;
 } wal;
@@ -103,10 +105,13 @@ static void wal_round(sqlite3 *h)
             return;
         }
     }
-    if (nlog - ncopied <= QRT_WAL_REST
-        && apr_global_mutex_lock(wal.writers) == APR_SUCCESS) {
-        wal_copy(h, &nlog, &ncopied);
-        apr_global_mutex_unlock(wal.writers);
+    if (nlog - ncopied <= QRT_WAL_REST) {
+        wal.finishing = 1;
+        if (apr_global_mutex_lock(wal.writers) == APR_SUCCESS) {
+            wal_copy(h, &nlog, &ncopied);
+            apr_global_mutex_unlock(wal.writers);
+        }
+        wal.finishing = 0;
     }
 }
 
@@ -170,11 +175,12 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
 
 /* After each commit of a connection of this child: wake the thread when the WAL has
  * grown, copy it here when the thread fell far behind (SQLite's own hook copies at
- * wal_autocheckpoint's length, whatever the thread does). */
+ * wal_autocheckpoint's length, whatever the thread does), but not while the thread
+ * waits for the writers' mutex to copy the rest: this commit's end lets it. */
 static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
 {
     (void)arg;
-    if (nframes >= QRT_WAL_FALLBACK_FRAMES) {
+    if (nframes >= QRT_WAL_FALLBACK_FRAMES && !wal.finishing) {
         /* Counted when it copied: while the thread is copying (its fsync slow on a busy
          * disk, as the WAL grows past this length) the commit's try ends at once, BUSY,
          * having done nothing on the writer's time. */
