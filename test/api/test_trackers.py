@@ -24,6 +24,10 @@ WIN_CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHT
               "Gecko) Chrome/120.0.0.0 Safari/537.36")
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 
+# mod_status, whose ?auto lines the WAL tests read
+STATUS = ("LoadModule status_module %s/mod_status.so\n<Location /server-status>\n"
+          "    SetHandler server-status\n</Location>\n")
+
 
 def png_size(png_bytes):
     return struct.unpack(">II", png_bytes[16:24])
@@ -490,9 +494,7 @@ def test_commits_that_lengthen_the_wal_wake_the_checkpoint_thread():
     that leave it long wake the thread at once instead of copying it back themselves
     on the writer's time (mod_status counts both)."""
     from lib.server import qrtrack_status
-    status = ("LoadModule status_module %s/mod_status.so\n<Location /server-status>\n"
-              "    SetHandler server-status\n</Location>\n") % apxs("LIBEXECDIR")
-    srv = start_server(extra=status, accounts=[("acme", "professional")])
+    srv = start_server(extra=STATUS % apxs("LIBEXECDIR"), accounts=[("acme", "professional")])
     try:
         with Api(srv, srv.token("acme")) as a:
             t = create(a)
@@ -522,9 +524,7 @@ def test_the_checkpoint_thread_is_woken_by_what_commits_add_not_by_the_wal_lengt
     pages since its last copy, not every time the WAL is long: woken after every commit,
     it ran a checkpoint (and its fsyncs) for each."""
     from lib.server import qrtrack_status
-    status = ("LoadModule status_module %s/mod_status.so\n<Location /server-status>\n"
-              "    SetHandler server-status\n</Location>\n") % apxs("LIBEXECDIR")
-    srv = start_server(extra=status, accounts=[("acme", "professional")])
+    srv = start_server(extra=STATUS % apxs("LIBEXECDIR"), accounts=[("acme", "professional")])
     try:
         with Api(srv, srv.token("acme")) as a:
             t = create(a)
