@@ -9,10 +9,13 @@
  * connections leave checkpoints to it: their wal_autocheckpoint is set past what the
  * thread lets the WAL reach, so a commit copies only when the thread fell behind.
  *
- * Commits that add QRT_WAL_KICK frames to the WAL since its last copy wake the thread at once (a WAL
- * hook on every connection, in place of SQLite's own checkpointing hook): visits from
- * many visitors dirty a few pages each, and their WAL grows by several MB between two
- * rounds, which the commits then copied themselves, on the one writer's CPU.
+ * Commits that have added QRT_WAL_KICK frames to the WAL since the thread's last copy
+ * wake it at once (a WAL hook on every connection, in place of SQLite's own
+ * checkpointing hook): visits from many visitors dirty a few pages each, and their WAL
+ * grows by several MB between two rounds, which the commits then copied themselves, on
+ * the one writer's CPU. (Counted from the last copy, not from the WAL's start: under
+ * load the WAL stays long between two copies, and a length woke the thread after every
+ * commit.)
  *
  * Under steady load the copy never quite catches up, and SQLite only starts the
  * WAL over once everything in it was copied. When the WAL is longer than
@@ -55,8 +58,9 @@ static struct {
     int stopping;
     int running;                    /* the thread has its connection */
     int kicked;                     /* a commit asked for a round (under lock) */
-    volatile int copied;            /* the WAL's frames copied at the last round */
-    volatile int finishing;         /* the thread waits for the writers' mutex to copy
+    /* read by this child's commits (atomically: set by the thread) */
+    int copied;                     /* the WAL's frames copied at the last round */
+    int finishing;                  /* the thread waits for the writers' mutex to copy
                                        the rest */
     apr_global_mutex_t *writers;
     server_rec *s;
@@ -77,7 +81,7 @@ static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
     int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, nlog, ncopied);
 
     if (rc == SQLITE_OK) {
-        wal.copied = *ncopied > 0 ? *ncopied : 0;
+        __atomic_store_n(&wal.copied, *ncopied > 0 ? *ncopied : 0, __ATOMIC_RELAXED);
         QRT_STAT_ADD(checkpoints, 1);
         QRT_STAT_SET(wal_frames, *nlog > 0 ? *nlog : 0);
         QRT_STAT_SET(wal_copied, *ncopied > 0 ? *ncopied : 0);
@@ -106,12 +110,12 @@ static void wal_round(sqlite3 *h)
         }
     }
     if (nlog - ncopied <= QRT_WAL_REST) {
-        wal.finishing = 1;
+        __atomic_store_n(&wal.finishing, 1, __ATOMIC_RELAXED);
         if (apr_global_mutex_lock(wal.writers) == APR_SUCCESS) {
             wal_copy(h, &nlog, &ncopied);
             apr_global_mutex_unlock(wal.writers);
         }
-        wal.finishing = 0;
+        __atomic_store_n(&wal.finishing, 0, __ATOMIC_RELAXED);
     }
 }
 
@@ -179,8 +183,14 @@ static void *APR_THREAD_FUNC wal_main(apr_thread_t *thread, void *data)
  * waits for the writers' mutex to copy the rest: this commit's end lets it. */
 static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
 {
+    int copied = __atomic_load_n(&wal.copied, __ATOMIC_RELAXED);
+
     (void)arg;
-    if (nframes >= QRT_WAL_FALLBACK_FRAMES && !wal.finishing) {
+    if (copied > nframes) {
+        copied = 0;                 /* the WAL started over since */
+    }
+    if (nframes >= QRT_WAL_FALLBACK_FRAMES
+        && !__atomic_load_n(&wal.finishing, __ATOMIC_RELAXED)) {
         /* Counted when it copied: while the thread is copying (its fsync slow on a busy
          * disk, as the WAL grows past this length) the commit's try ends at once, BUSY,
          * having done nothing on the writer's time. */
@@ -189,8 +199,7 @@ static int wal_hook(void *arg, sqlite3 *h, const char *db, int nframes)
             QRT_STAT_ADD(wal_commit_copies, 1);
         }
     }
-    else if (wal.running && nframes - (nframes >= wal.copied ? wal.copied : 0)
-                            >= QRT_WAL_KICK) {
+    else if (nframes - copied >= QRT_WAL_KICK && wal.running) {
         qrt_cond_lock(wal.wake);
         if (!wal.kicked) {
             wal.kicked = 1;
