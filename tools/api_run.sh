@@ -24,6 +24,15 @@ idle_cgroup() {
             grep -qw cpu "$top/cgroup.subtree_control" ||
                 echo +cpu > "$top/cgroup.subtree_control" 2>/dev/null || continue
         fi
+        # (a run killed before its end leaves its group behind, empty: removed once its
+        # process is gone, or when a later run got the same process id)
+        for old in "$top"/qrtrack-api-*; do
+            [ -d "$old" ] || continue
+            pid=${old##*-}
+            if [ "$pid" = $$ ] || ! kill -0 "$pid" 2>/dev/null; then
+                rmdir "$old" 2>/dev/null
+            fi
+        done
         d=$top/qrtrack-api-$$
         mkdir "$d" 2>/dev/null || continue
         if echo 1 > "$d/cpu.idle" 2>/dev/null; then
