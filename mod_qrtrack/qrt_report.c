@@ -1478,6 +1478,7 @@ static void report_add_row(apr_array_header_t *rows, apr_int64_t id, const char 
 
 static apr_int64_t report_co_ratio = REPORT_CO_RATIO;
 static apr_uint64_t report_co_made;             /* (atomic) */
+static apr_uint64_t report_co_bounded;          /* (atomic) */
 
 void qrt_report_co_ratio(apr_int64_t ratio)
 {
@@ -1487,6 +1488,11 @@ void qrt_report_co_ratio(apr_int64_t ratio)
 apr_uint64_t qrt_report_co_count(void)
 {
     return __atomic_load_n(&report_co_made, __ATOMIC_RELAXED);
+}
+
+apr_uint64_t qrt_report_co_bounded_count(void)
+{
+    return __atomic_load_n(&report_co_bounded, __ATOMIC_RELAXED);
 }
 
 typedef struct {
@@ -1661,6 +1667,88 @@ static apr_array_header_t *report_co_others(qrt_report_scope_t *sc)
     return others->nelts > 0 && others->nelts <= QRT_AGG_LISTED_MAX ? others : NULL;
 }
 
+/* The visits of the listed trackers (*listed) and of the others (*others) over the UTC
+ * days [d0, d1] from the trackers' counters (whole days: nothing read in part). */
+static apr_status_t report_co_days(qrt_report_scope_t *sc, apr_int64_t d0, apr_int64_t d1,
+                                   apr_int64_t *listed, apr_int64_t *others)
+{
+    apr_array_header_t *rows;
+    apr_status_t rv;
+    int i;
+
+    *listed = *others = 0;
+    if (d0 > d1) {
+        return APR_SUCCESS;
+    }
+    rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_T, NULL, 0,
+                                   d0 * QRT_AGG_DAY, (d1 + 1) * QRT_AGG_DAY - 1, 0, &rows);
+    for (i = 0; rv == APR_SUCCESS && i < rows->nelts; i++) {
+        qrt_agg_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_agg_row_t);
+
+        *(apr_hash_get(sc->covered, &r->grp, sizeof(r->grp)) ? listed : others)
+            += r->scans + r->clicks;
+    }
+    return rv;
+}
+
+/* 1 when bounds read at once tell that the trackers a list leaves out hold too many of
+ * the window's visits for report_co (past REPORT_CO_MAX, or past a report_co_ratio-th of
+ * the listed ones'), as its exact sums below would: the others' visits on the window's
+ * whole UTC days, and on its part days at least the account's visits in their whole
+ * quarter-hours less all the listed trackers' visits of those days; against the listed
+ * trackers' visits on every day the window touches. The exact sums read the part days'
+ * visits of the whole account (a window that ends now: today's so far), which in a busy
+ * account costs more than counting a list of a hundred trackers itself. */
+static int report_co_too_many(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e)
+{
+    apr_int64_t d0, d1, w0, w1, listed, others, inner_listed = 0, inner_others = 0, part = 0;
+    apr_int64_t n, theirs;
+
+    if (s < QRT_AGG_TMIN || e > QRT_AGG_TMAX || s > e) {
+        return 0;
+    }
+    d0 = qrt_agg_fdiv(s, QRT_AGG_DAY);
+    d1 = qrt_agg_fdiv(e, QRT_AGG_DAY);
+    w0 = d0 + (d0 * QRT_AGG_DAY < s);
+    w1 = d1 - ((d1 + 1) * QRT_AGG_DAY - 1 > e);
+    if (report_co_days(sc, d0, d1, &listed, &others) != APR_SUCCESS
+        || (w0 <= w1 && (w0 != d0 || w1 != d1)
+            && report_co_days(sc, w0, w1, &inner_listed, &inner_others) != APR_SUCCESS)) {
+        return 0;
+    }
+    if (w0 == d0 && w1 == d1) {
+        inner_listed = listed;
+        inner_others = others;
+    }
+    /* the part days: [s, the first whole day) and (the last whole day, e], or the
+     * window itself when it holds no whole day */
+    if (w0 > w1) {
+        if (qrt_store_agg_read_quarters(sc->db, sc->wp, sc->account_id, s, e, &part)
+            != APR_SUCCESS) {
+            return 0;
+        }
+    }
+    else {
+        if (w0 > d0) {
+            if (qrt_store_agg_read_quarters(sc->db, sc->wp, sc->account_id, s,
+                                            w0 * QRT_AGG_DAY - 1, &n) != APR_SUCCESS) {
+                return 0;
+            }
+            part += n;
+        }
+        if (w1 < d1) {
+            if (qrt_store_agg_read_quarters(sc->db, sc->wp, sc->account_id,
+                                            (w1 + 1) * QRT_AGG_DAY, e, &n) != APR_SUCCESS) {
+                return 0;
+            }
+            part += n;
+        }
+    }
+    part -= listed - inner_listed;
+    theirs = inner_others + (part > 0 ? part : 0);
+    return theirs > REPORT_CO_MAX || (report_co_ratio > 0 && theirs * report_co_ratio > listed);
+}
+
 static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_int64_t s,
                               apr_int64_t e, apr_array_header_t *rows)
 {
@@ -1696,6 +1784,10 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
                 apr_hash_set(c.want, tag, APR_HASH_KEY_STRING, tag);
             }
         }
+    }
+    if (report_co_too_many(sc, s, e)) {
+        __atomic_fetch_add(&report_co_bounded, 1, __ATOMIC_RELAXED);
+        return APR_ENOTIMPL;
     }
     /* the others' visits, and everyone's, from the aggregates */
     rv = qrt_store_agg_read_window(sc->db, sc->wp, sc->account_id, QRT_AGG_T,

@@ -132,6 +132,10 @@ void qrt_report_lv_early_counts(apr_uint64_t *begun, apr_uint64_t *dropped);
  * process started. */
 void qrt_report_co_ratio(apr_int64_t ratio);
 apr_uint64_t qrt_report_co_count(void);
+/* For tests: the lists told from the aggregates' counters alone (whole days, the
+ * account's quarter-hours) that the trackers they leave out hold too many visits, since
+ * the process started. */
+apr_uint64_t qrt_report_co_bounded_count(void);
 /* For tests: the visits with a destination that report=destination over listed trackers
  * reads alone, at most (0: the default, a sixteenth of their visits and 4,096); past it,
  * every visit. */

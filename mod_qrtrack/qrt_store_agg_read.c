@@ -1418,6 +1418,24 @@ static apr_status_t day_visits(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
     return rv;
 }
 
+apr_status_t qrt_store_agg_read_quarters(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                         apr_int64_t s, apr_int64_t e, apr_int64_t *n)
+{
+    apr_int64_t last;
+
+    *n = 0;
+    if (s < QRT_AGG_TMIN) {
+        s = QRT_AGG_TMIN;
+    }
+    if (e > QRT_AGG_TMAX) {
+        e = QRT_AGG_TMAX;
+    }
+    /* (the first quarter-hour from s, the last that ends by e) */
+    s = -qrt_agg_fdiv(-s, QRT_AGG_QUARTER) * QRT_AGG_QUARTER;
+    e = qrt_agg_fdiv(e + 1, QRT_AGG_QUARTER) * QRT_AGG_QUARTER - 1;
+    return s <= e ? day_visits(db, p, account_id, s, e, n, &last) : APR_SUCCESS;
+}
+
 static apr_status_t win_pieces(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
                                const qrt_agg_window_t *ws, int may_rest, win_piece *out,
                                int *n)

@@ -50,6 +50,12 @@ typedef struct {
     apr_int64_t scans, clicks, uniques;
 } qrt_agg_day_t;
 
+/* The account's visits (scans and clicks, bots apart, as its aggregates count them) in
+ * the quarter-hours that lie wholly in [s, e], from its quarter-hour counters: no more
+ * than its visits in [s, e]. */
+apr_status_t qrt_store_agg_read_quarters(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                         apr_int64_t s, apr_int64_t e, apr_int64_t *n);
+
 /* The account's visits in [s, e] per local day of the offset (seconds east of UTC),
  * days with visits only, ascending. APR_ENOTIMPL when the offset is not a multiple
  * of 15 minutes (the caller counts from the visits). */

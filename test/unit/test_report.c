@@ -1318,6 +1318,38 @@ START_TEST(listed_all_but_few)
 }
 END_TEST
 
+/* A long list that leaves out trackers holding more of the window's visits than a 32nd
+ * of the listed ones' is told so from the aggregates' counters (whole days, the account's
+ * quarter-hours), before the window's part days are read for the account: counted as the
+ * listed trackers' own, exact; a list of all but a quiet one still as the account less it. */
+START_TEST(listed_co_bounded)
+{
+    int cov[MAXTR], ncov = add_many_trackers(cov), i, quiet;
+    apr_uint64_t co, bounded;
+
+    ck_assert_int_gt(ncov, QRT_AGG_RAW_IDS + 8);
+    /* (the first and the last nine left out: some 60 of the 500 visits, over the whole
+     * 20 days; a window of none of their visits goes on as the account less them) */
+    ncov -= 8;
+    bounded = qrt_report_co_bounded_count();
+    check_all(cov, ncov, "all trackers but ten busy ones");
+    ck_assert_uint_gt(qrt_report_co_bounded_count(), bounded);
+    /* all but a tracker of one visit, among the listed trackers' days */
+    quiet = add_tracker("quiet", "website", NULL);
+    add_one(quiet, 0x5353, T0 + 10 * DAY + 5000);
+    for (ncov = 0, i = 0; i < ntr; i++) {
+        if (i != quiet) {
+            cov[ncov++] = i;
+        }
+    }
+    co = qrt_report_co_count();
+    bounded = qrt_report_co_bounded_count();
+    check_all(cov, ncov, "all trackers but a quiet one");
+    ck_assert_uint_gt(qrt_report_co_count(), co);
+    ck_assert_uint_eq(qrt_report_co_bounded_count(), bounded);
+}
+END_TEST
+
 /* ---- crosstab ----------------------------------------------------------------- */
 
 /* The values of dimension dim among a tracker's tags, sorted. */
@@ -1854,6 +1886,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, tracker_counters);
     tcase_add_test(tc, a_visitor_busy_elsewhere);
     tcase_add_test(tc, listed_all_but_few);
+    tcase_add_test(tc, listed_co_bounded);
     tcase_add_test(tc, crosstab);
     tcase_add_test(tc, crosstab_limit);
     tcase_add_test(tc, dashboard);
@@ -1886,6 +1919,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, listed_read_past_its_bound);
     tcase_add_test(tc, deleted_trackers);
     tcase_add_test(tc, listed_all_but_few);
+    tcase_add_test(tc, listed_co_bounded);
     tcase_add_test(tc, retagged_trackers);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, crosstab);
