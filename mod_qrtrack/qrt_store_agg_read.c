@@ -2552,10 +2552,9 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
 }
 
 /* The visits in [s, e] of QRT_AGG_RAW_IDS trackers (slot; 0 for none) in one
- * statement, as blocks to fn. */
+ * statement, as blocks of no strings to fn (with their strings: lv_unsealed_ids). */
 static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
-                                int strings, lv_keep *keep, apr_size_t *left,
-                                apr_int64_t *slot,
+                                lv_keep *keep, apr_size_t *left, apr_int64_t *slot,
                                 apr_int64_t s, apr_int64_t e, qrt_agg_vcols_fn *fn, void *ctx)
 {
     const void *args[QRT_AGG_RAW_IDS + 2];
@@ -2572,12 +2571,10 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     apr_pool_create(&c.p, p);
     c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
     c.index = apr_hash_make(c.p);
-    c.bare = !strings;
+    c.bare = 1;
     c.left = left;
     c.keep = keep;
-    rv = qrt_db_each_stream(db, c.p, strings ? SQL_report_listed_visits_in
-                                             : SQL_report_listed_visits_in_bare, args,
-                            lv_row, &c);
+    rv = qrt_db_each_stream(db, c.p, SQL_report_listed_visits_in_bare, args, lv_row, &c);
     if (rv == APR_SUCCESS) {
         rv = lv_deliver(&c, cache, fn, ctx);
     }
@@ -2727,7 +2724,7 @@ typedef struct {
 } lv_ids_read;
 
 typedef struct {
-    apr_int64_t t, visitor;
+    apr_int64_t tracker, t, visitor;        /* (the tracker: lv_unsealed_ids) */
     apr_uint32_t ua, place;                 /* their slots (lv_idmap) */
     int click;
 } lv_id_visit;
@@ -2898,6 +2895,62 @@ static apr_status_t lv_name_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     return APR_SUCCESS;
 }
 
+/* The names of the ids c noted (c->ids). */
+static apr_status_t lv_ids_name(qrt_db_t *db, apr_pool_t *p, lv_ids_read *c)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    if (c->ids[0]->nelts) {
+        c->naming = 0;
+        rv = names_of(db, p, SQL_report_ua_browsers, SQL_report_ua_browsers_range, c->ids[0],
+                      lv_name_row, c);
+    }
+    if (rv == APR_SUCCESS && c->ids[1]->nelts) {
+        c->naming = 1;
+        rv = names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c->ids[1],
+                      lv_name_row, c);
+    }
+    return rv;
+}
+
+/* A read of rows by ids begun: the names' memory bounded, no ids noted yet. */
+static void lv_ids_begin(lv_ids_read *c, apr_pool_t *p, lv_names *names, apr_size_t *left)
+{
+    if (names->n > LV_NAMES_MAX) {
+        lv_names_reset(names);      /* (many distinct ids: the request's memory bounded) */
+    }
+    c->names = names;
+    c->rows = apr_array_make(p, 256, sizeof(lv_id_visit));
+    c->left = left;
+    c->day0 = 0;
+    c->mask = LV_SPAN_FULL;
+    c->ids[0] = apr_array_make(p, 16, sizeof(apr_int64_t));
+    c->ids[1] = apr_array_make(p, 16, sizeof(apr_int64_t));
+}
+
+/* Visit x, its ids named, added to b, the block numbered span (names->span): each name's
+ * entry made in b once. */
+static void lv_ids_add(lv_names *names, apr_uint32_t span, qrt_vcols_builder_t *b,
+                       const lv_id_visit *x)
+{
+    lv_name *u = &names->map[0].v[x->ua], *g = &names->map[1].v[x->place];
+    apr_uint32_t e[QRT_VCOLS_COLS];
+
+    if (u->span != span) {
+        u->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_BROWSER, u->s[0]);
+        u->span = span;
+    }
+    if (g->span != span) {
+        g->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_COUNTRY, g->s[1]);
+        g->e[1] = lv_text_entry(names, b, span, QRT_VCOLS_CITY, g->s[2]);
+        g->span = span;
+    }
+    e[QRT_VCOLS_BROWSER] = u->e[0];
+    e[QRT_VCOLS_COUNTRY] = g->e[0];
+    e[QRT_VCOLS_CITY] = g->e[1];
+    qrt_vcols_add_entries(b, x->t, x->click, x->visitor, e);
+}
+
 /* A span's visits with their strings into b (rows in p): APR_EAGAIN past *left. */
 static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *names,
                                      const void **args, apr_size_t *left,
@@ -2908,51 +2961,113 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
     apr_uint32_t span;
     int i;
 
-    if (names->n > LV_NAMES_MAX) {
-        lv_names_reset(names);      /* (many distinct ids: the request's memory bounded) */
-    }
-    c.names = names;
-    c.rows = apr_array_make(p, 256, sizeof(lv_id_visit));
-    c.left = left;
+    lv_ids_begin(&c, p, names, left);
     c.day0 = day0;
     c.mask = mask;
-    c.ids[0] = apr_array_make(p, 16, sizeof(apr_int64_t));
-    c.ids[1] = apr_array_make(p, 16, sizeof(apr_int64_t));
     rv = qrt_db_each_stream(db, p, SQL_report_listed_visits_ids, args, lv_ids_row, &c);
-    if (rv == APR_SUCCESS && c.ids[0]->nelts) {
-        c.naming = 0;
-        rv = names_of(db, p, SQL_report_ua_browsers, SQL_report_ua_browsers_range, c.ids[0],
-                      lv_name_row, &c);
-    }
-    if (rv == APR_SUCCESS && c.ids[1]->nelts) {
-        c.naming = 1;
-        rv = names_of(db, p, SQL_report_place_names, SQL_report_place_names_range, c.ids[1],
-                      lv_name_row, &c);
+    if (rv == APR_SUCCESS) {
+        rv = lv_ids_name(db, p, &c);
     }
     span = ++names->span;
     for (i = 0; rv == APR_SUCCESS && i < c.rows->nelts; i++) {
-        const lv_id_visit *x = &APR_ARRAY_IDX(c.rows, i, lv_id_visit);
-        lv_name *u = &names->map[0].v[x->ua], *g = &names->map[1].v[x->place];
-        apr_uint32_t e[QRT_VCOLS_COLS];
-
-        if (u->span != span) {
-            u->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_BROWSER, u->s[0]);
-            u->span = span;
-        }
-        if (g->span != span) {
-            g->e[0] = lv_text_entry(names, b, span, QRT_VCOLS_COUNTRY, g->s[1]);
-            g->e[1] = lv_text_entry(names, b, span, QRT_VCOLS_CITY, g->s[2]);
-            g->span = span;
-        }
-        e[QRT_VCOLS_BROWSER] = u->e[0];
-        e[QRT_VCOLS_COUNTRY] = g->e[0];
-        e[QRT_VCOLS_CITY] = g->e[1];
-        qrt_vcols_add_entries(b, x->t, x->click, x->visitor, e);
+        lv_ids_add(names, span, b, &APR_ARRAY_IDX(c.rows, i, lv_id_visit));
     }
     if (rv != APR_SUCCESS) {
         /* (ids noted without their names: not to be taken as named by a later span) */
         lv_names_reset(names);
     }
+    return rv;
+}
+
+/* A row of report_listed_visits_in_ids: the tracker, then as lv_ids_row's. */
+static apr_status_t lv_ids_in_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_ids_read *c = ctx;
+    lv_id_visit *x;
+    apr_int64_t col[6];             /* tracker, time, source, visitor, user agent, place */
+
+    if (!*c->left) {
+        return APR_EAGAIN;
+    }
+    (*c->left)--;
+    qrt_db_ints(db, row, 0, 6, col);
+    x = apr_array_push(c->rows);
+    x->tracker = col[0];
+    x->t = col[1];
+    x->click = col[2] == 1;
+    x->visitor = col[3];
+    x->ua = lv_ids_note(c, 0, col[4]);
+    x->place = lv_ids_note(c, 1, col[5]);
+    return APR_SUCCESS;
+}
+
+static int lv_id_visit_cmp(const void *a, const void *b)
+{
+    const lv_id_visit *x = a, *y = b;
+
+    if (x->tracker != y->tracker) {
+        return x->tracker < y->tracker ? -1 : 1;
+    }
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The visits in [s, e] of the n trackers of slot (0 past n, up to a multiple of
+ * QRT_AGG_RAW_IDS) with their strings, as blocks to fn: read QRT_AGG_RAW_IDS trackers a
+ * statement with their dictionary ids, which are named after, each once, not joined to
+ * the dictionaries a visit at a time (PostgreSQL joined them by reading every user agent
+ * of the dictionary, whatever the visits). */
+static apr_status_t lv_unsealed_ids(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
+                                    lv_names *names, lv_keep *keep, apr_size_t *left,
+                                    apr_int64_t *slot, int n, apr_int64_t s, apr_int64_t e,
+                                    qrt_agg_vcols_fn *fn, void *ctx)
+{
+    const void *args[QRT_AGG_RAW_IDS + 2];
+    apr_status_t rv = APR_SUCCESS;
+    lv_ids_read ir;
+    lv_read c;
+    lv_build *last = NULL;
+    apr_uint32_t span = 0;
+    int j, k;
+
+    args[QRT_AGG_RAW_IDS] = &s;
+    args[QRT_AGG_RAW_IDS + 1] = &e;
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&c.p, p);
+    c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
+    c.index = apr_hash_make(c.p);
+    c.left = left;
+    c.keep = keep;
+    lv_ids_begin(&ir, c.p, names, left);
+    for (j = 0; j < n && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
+        for (k = 0; k < QRT_AGG_RAW_IDS; k++) {
+            args[k] = &slot[j + k];
+        }
+        rv = qrt_db_each_stream(db, c.p, SQL_report_listed_visits_in_ids, args, lv_ids_in_row,
+                                &ir);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = lv_ids_name(db, c.p, &ir);
+    }
+    if (rv == APR_SUCCESS) {
+        /* (a tracker's visits one after the other: its block's entries made once) */
+        qsort(ir.rows->elts, (size_t)ir.rows->nelts, sizeof(lv_id_visit), lv_id_visit_cmp);
+    }
+    for (k = 0; rv == APR_SUCCESS && k < ir.rows->nelts; k++) {
+        const lv_id_visit *x = &APR_ARRAY_IDX(ir.rows, k, lv_id_visit);
+
+        if (!last || last->tracker != x->tracker) {
+            last = lv_find(&c, x->tracker, qrt_agg_fdiv(x->t, QRT_AGG_DAY));
+            span = ++names->span;
+        }
+        lv_ids_add(names, span, last->b, x);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = lv_deliver(&c, cache, fn, ctx);
+    }
+    else {
+        lv_names_reset(names);      /* (as lv_span_read_ids) */
+    }
+    apr_pool_destroy(c.p);
     return rv;
 }
 
@@ -3560,8 +3675,15 @@ apr_status_t qrt_store_agg_read_listed(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     for (i = 0; i < gaps->nelts && rv == APR_SUCCESS; i++) {
         apr_int64_t *g = (apr_int64_t *)(void *)(gaps->elts + (apr_size_t)i * gaps->elt_size);
 
-        for (j = 0; j < nshared && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
-            rv = lv_unsealed(db, p, cache, strings, keep, &left, slot + j, g[0], g[1], fn, ctx);
+        if (strings && nshared) {
+            if (!names) {
+                names = lv_names_make(p);
+            }
+            rv = lv_unsealed_ids(db, p, cache, names, keep, &left, slot, nshared, g[0], g[1],
+                                 fn, ctx);
+        }
+        for (j = 0; !strings && j < nshared && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
+            rv = lv_unsealed(db, p, cache, keep, &left, slot + j, g[0], g[1], fn, ctx);
         }
     }
     return rv;

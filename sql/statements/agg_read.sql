@@ -590,13 +590,11 @@ SELECT v.visit_start, v.click, v.visitor
     FROM visit_rows v
     WHERE v.tracker_id = %lld AND v.visit_start BETWEEN %lld AND %lld AND v.bot = 0
 
--- The same for up to 64 trackers at once (days no block holds: not sealed), with the tracker.
--- name: report_listed_visits_in
-SELECT v.tracker_id, v.visit_start, CASE WHEN v.click = 1 THEN 1 ELSE 0 END, v.visitor,
-        COALESCE(vu.browser, ''), COALESCE(vp.country, ''), COALESCE(vp.city, '')
+-- Up to 64 trackers at once (days no block holds: not sealed), with the tracker and the
+-- dictionary ids, named after (qrt_store_agg_read.c, lv_unsealed_ids).
+-- name: report_listed_visits_in_ids
+SELECT v.tracker_id, v.visit_start, v.click, v.visitor, v.ua_id, v.place_id
     FROM visit_rows v
-    LEFT JOIN visit_uas vu ON vu.id = v.ua_id
-    LEFT JOIN visit_places vp ON vp.id = v.place_id
     WHERE v.tracker_id IN (%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,
