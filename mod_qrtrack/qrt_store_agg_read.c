@@ -2855,27 +2855,36 @@ static apr_uint32_t lv_ids_note(lv_ids_read *c, int d, apr_int64_t id)
     return i;
 }
 
-static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+/* A visit of tracker (col: time, source, visitor, user agent id, place id) kept, its ids
+ * noted: APR_EAGAIN past *left. */
+static apr_status_t lv_ids_push(lv_ids_read *c, apr_int64_t tracker, const apr_int64_t *col)
 {
-    lv_ids_read *c = ctx;
     lv_id_visit *x;
-    apr_int64_t col[5];             /* time, source, visitor, user agent, place */
 
-    qrt_db_ints(db, row, 0, 5, col);
-    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, col[0])) {
-        return APR_SUCCESS;
-    }
     if (!*c->left) {
         return APR_EAGAIN;
     }
     (*c->left)--;
     x = apr_array_push(c->rows);
+    x->tracker = tracker;
     x->t = col[0];
     x->click = col[1] == 1;
     x->visitor = col[2];
     x->ua = lv_ids_note(c, 0, col[3]);
     x->place = lv_ids_note(c, 1, col[4]);
     return APR_SUCCESS;
+}
+
+static apr_status_t lv_ids_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    lv_ids_read *c = ctx;
+    apr_int64_t col[5];             /* time, source, visitor, user agent, place */
+
+    qrt_db_ints(db, row, 0, 5, col);
+    if (c->mask != LV_SPAN_FULL && !lv_span_has(c->day0, c->mask, col[0])) {
+        return APR_SUCCESS;
+    }
+    return lv_ids_push(c, 0, col);
 }
 
 /* A row of report_ua_browsers (id, browser: the name's [0]) or, naming places,
@@ -2982,23 +2991,10 @@ static apr_status_t lv_span_read_ids(qrt_db_t *db, apr_pool_t *p, lv_names *name
 /* A row of report_listed_visits_in_ids: the tracker, then as lv_ids_row's. */
 static apr_status_t lv_ids_in_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
-    lv_ids_read *c = ctx;
-    lv_id_visit *x;
     apr_int64_t col[6];             /* tracker, time, source, visitor, user agent, place */
 
-    if (!*c->left) {
-        return APR_EAGAIN;
-    }
-    (*c->left)--;
     qrt_db_ints(db, row, 0, 6, col);
-    x = apr_array_push(c->rows);
-    x->tracker = col[0];
-    x->t = col[1];
-    x->click = col[2] == 1;
-    x->visitor = col[3];
-    x->ua = lv_ids_note(c, 0, col[4]);
-    x->place = lv_ids_note(c, 1, col[5]);
-    return APR_SUCCESS;
+    return lv_ids_push(ctx, col[0], col + 1);
 }
 
 static int lv_id_visit_cmp(const void *a, const void *b)
