@@ -1799,7 +1799,10 @@ static apr_status_t report_co(qrt_report_scope_t *sc, int type, int offset, apr_
     for (i = 0; i < totals->nelts; i++) {
         qrt_agg_row_t *r = &APR_ARRAY_IDX(totals, i, qrt_agg_row_t);
 
-        theirs += r->scans + r->clicks;
+        /* (the others' rows alone: past a few of them the read gives every tracker's) */
+        if (!apr_hash_get(sc->covered, &r->grp, sizeof(r->grp))) {
+            theirs += r->scans + r->clicks;
+        }
     }
     all = apr_array_make(sc->p, 64, sizeof(qrt_report_row_t));
     rv = report_co_all(sc, type, offset, s, e, all);
