@@ -2432,6 +2432,19 @@ static lv_build *lv_add(lv_read *c, apr_int64_t tracker, apr_int64_t day, apr_in
     return x;
 }
 
+/* A read of blocks begun in a pool of its own (a child of p), of no strings when bare. */
+static void lv_read_begin(lv_read *c, apr_pool_t *p, int bare, lv_keep *keep,
+                          apr_size_t *left)
+{
+    memset(c, 0, sizeof(*c));
+    apr_pool_create(&c->p, p);
+    c->builds = apr_array_make(c->p, QRT_AGG_RAW_IDS, sizeof(lv_build));
+    c->index = apr_hash_make(c->p);
+    c->bare = bare;
+    c->left = left;
+    c->keep = keep;
+}
+
 /* The block a visit of tracker on day goes to. */
 static lv_build *lv_find(lv_read *c, apr_int64_t tracker, apr_int64_t day)
 {
@@ -2527,16 +2540,10 @@ static apr_status_t lv_range(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
     lv_read c;
     int i;
 
-    memset(&c, 0, sizeof(c));
-    apr_pool_create(&c.p, p);
-    c.builds = apr_array_make(c.p, miss->nelts + 1, sizeof(lv_build));
-    c.index = apr_hash_make(c.p);
+    lv_read_begin(&c, p, !strings, keep, left);
     c.one = 1;
     c.tracker = tracker;
     c.kind = strings ? LV_KIND : LV_KIND_BARE;
-    c.bare = !strings;
-    c.left = left;
-    c.keep = keep;
     for (i = 0; i < miss->nelts; i++) {
         lv_add(&c, tracker, APR_ARRAY_IDX(miss, i, lv_day).day,
                APR_ARRAY_IDX(miss, i, lv_day).seal);
@@ -2567,13 +2574,7 @@ static apr_status_t lv_unsealed(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cac
     }
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    memset(&c, 0, sizeof(c));
-    apr_pool_create(&c.p, p);
-    c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
-    c.index = apr_hash_make(c.p);
-    c.bare = 1;
-    c.left = left;
-    c.keep = keep;
+    lv_read_begin(&c, p, 1, keep, left);
     rv = qrt_db_each_stream(db, c.p, SQL_report_listed_visits_in_bare, args, lv_row, &c);
     if (rv == APR_SUCCESS) {
         rv = lv_deliver(&c, cache, fn, ctx);
@@ -3027,12 +3028,7 @@ static apr_status_t lv_unsealed_ids(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t 
 
     args[QRT_AGG_RAW_IDS] = &s;
     args[QRT_AGG_RAW_IDS + 1] = &e;
-    memset(&c, 0, sizeof(c));
-    apr_pool_create(&c.p, p);
-    c.builds = apr_array_make(c.p, QRT_AGG_RAW_IDS, sizeof(lv_build));
-    c.index = apr_hash_make(c.p);
-    c.left = left;
-    c.keep = keep;
+    lv_read_begin(&c, p, 0, keep, left);
     lv_ids_begin(&ir, c.p, names, left);
     for (j = 0; j < n && rv == APR_SUCCESS; j += QRT_AGG_RAW_IDS) {
         for (k = 0; k < QRT_AGG_RAW_IDS; k++) {
