@@ -3008,11 +3008,47 @@ static int lv_id_visit_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* The rows of visits by ids read so far, their ids named, added to their trackers'
+ * blocks of c, then let go of (the names kept; past LV_NAMES_MAX, forgotten). */
+#define LV_IDS_FLUSH 65536          /* rows kept at most between statements */
+
+static apr_status_t lv_ids_flush(qrt_db_t *db, apr_pool_t *p, lv_ids_read *ir, lv_read *c)
+{
+    lv_names *names = ir->names;
+    lv_build *last = NULL;
+    apr_uint32_t span = 0;
+    apr_status_t rv;
+    int k;
+
+    rv = lv_ids_name(db, p, ir);
+    if (rv == APR_SUCCESS) {
+        /* (a tracker's visits one after the other: its block's entries made once) */
+        qsort(ir->rows->elts, (size_t)ir->rows->nelts, sizeof(lv_id_visit), lv_id_visit_cmp);
+    }
+    for (k = 0; rv == APR_SUCCESS && k < ir->rows->nelts; k++) {
+        const lv_id_visit *x = &APR_ARRAY_IDX(ir->rows, k, lv_id_visit);
+
+        if (!last || last->tracker != x->tracker) {
+            last = lv_find(c, x->tracker, qrt_agg_fdiv(x->t, QRT_AGG_DAY));
+            span = ++names->span;
+        }
+        lv_ids_add(names, span, last->b, x);
+    }
+    ir->rows->nelts = 0;
+    ir->ids[0]->nelts = ir->ids[1]->nelts = 0;
+    if (rv != APR_SUCCESS || names->n > LV_NAMES_MAX) {
+        /* (ids noted without their names: not to be taken as named later) */
+        lv_names_reset(names);
+    }
+    return rv;
+}
+
 /* The visits in [s, e] of the n trackers of slot (0 past n, up to a multiple of
  * QRT_AGG_RAW_IDS) with their strings, as blocks to fn: read QRT_AGG_RAW_IDS trackers a
- * statement with their dictionary ids, which are named after, each once, not joined to
- * the dictionaries a visit at a time (PostgreSQL joined them by reading every user agent
- * of the dictionary, whatever the visits). */
+ * statement with their dictionary ids, which are named after the statements (or once
+ * LV_IDS_FLUSH rows wait), each once, not joined to the dictionaries a visit at a time
+ * (PostgreSQL joined them by reading every user agent of the dictionary, whatever the
+ * visits). */
 static apr_status_t lv_unsealed_ids(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t *cache,
                                     lv_names *names, lv_keep *keep, apr_size_t *left,
                                     apr_int64_t *slot, int n, apr_int64_t s, apr_int64_t e,
@@ -3022,8 +3058,6 @@ static apr_status_t lv_unsealed_ids(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t 
     apr_status_t rv = APR_SUCCESS;
     lv_ids_read ir;
     lv_read c;
-    lv_build *last = NULL;
-    apr_uint32_t span = 0;
     int j, k;
 
     args[QRT_AGG_RAW_IDS] = &s;
@@ -3036,22 +3070,9 @@ static apr_status_t lv_unsealed_ids(qrt_db_t *db, apr_pool_t *p, qrt_aggcache_t 
         }
         rv = qrt_db_each_stream(db, c.p, SQL_report_listed_visits_in_ids, args, lv_ids_in_row,
                                 &ir);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = lv_ids_name(db, c.p, &ir);
-    }
-    if (rv == APR_SUCCESS) {
-        /* (a tracker's visits one after the other: its block's entries made once) */
-        qsort(ir.rows->elts, (size_t)ir.rows->nelts, sizeof(lv_id_visit), lv_id_visit_cmp);
-    }
-    for (k = 0; rv == APR_SUCCESS && k < ir.rows->nelts; k++) {
-        const lv_id_visit *x = &APR_ARRAY_IDX(ir.rows, k, lv_id_visit);
-
-        if (!last || last->tracker != x->tracker) {
-            last = lv_find(&c, x->tracker, qrt_agg_fdiv(x->t, QRT_AGG_DAY));
-            span = ++names->span;
+        if (rv == APR_SUCCESS && (ir.rows->nelts >= LV_IDS_FLUSH || j + QRT_AGG_RAW_IDS >= n)) {
+            rv = lv_ids_flush(db, c.p, &ir, &c);
         }
-        lv_ids_add(names, span, last->b, x);
     }
     if (rv == APR_SUCCESS) {
         rv = lv_deliver(&c, cache, fn, ctx);
