@@ -1147,17 +1147,35 @@ static void report_lv_days(apr_pool_t *p, const report_lv_set *set, apr_int64_t 
     }
 }
 
+/* By date, by type and for the whole (a dashboard's), the runs of a tracker's visits
+ * (of a day, by date) are held where they are, outside the bound (qrt_vgroups_add_ref:
+ * a group past it is counted in bands of its visitors): a window of n shares (more than
+ * one) is tried in one walk first, then in shares should the runs copied (shorter than
+ * 16 visits) pass the bound. By date that takes blocks thick enough; otherwise a block's
+ * visits in the window are one run, and the blocks too few for their short runs to pass
+ * it. */
+static int report_lv_by_ref(const report_lv *c, const report_lv_set *set, apr_uint32_t n)
+{
+    return n > 1 && (c->type == QRT_REPORT_DATE ? set->thin <= report_lv_max / 2
+                     : c->type == QRT_REPORT_TYPE || c->type < 0);
+}
+
 /* The sealed days' blocks are held (qrt_store_agg_read_listed, before it reads the days
- * not sealed): a window that will be counted in one share by two threads has a second
- * thread begin its walk now (report_lv_early). */
+ * not sealed): a window that will be counted in one walk by two threads (one share, or
+ * its runs held by reference) has a second thread begin its walk now
+ * (report_lv_early); should the days read after make it a count in shares, that walk is
+ * dropped. */
 static void report_lv_ready(void *ctx)
 {
     report_lv_set *set = ctx;
     report_lv_early *e = set->early;
+    apr_uint32_t n;
 
-    if (!e || e->started || set->blks->nelts < 2 || !report_lv_two(set->seen)
-        || report_lv_shares_of(e->proto, set->seen) != 1
-        || !(e->tp = report_lv_pool())) {
+    if (!e || e->started || set->blks->nelts < 2 || !report_lv_two(set->seen)) {
+        return;
+    }
+    n = report_lv_shares_of(e->proto, set->seen);
+    if (!(n == 1 || report_lv_by_ref(e->proto, set, n)) || !(e->tp = report_lv_pool())) {
         return;
     }
     e->c = *e->proto;
@@ -1245,14 +1263,8 @@ static apr_status_t report_lv_groups(qrt_report_scope_t *sc, apr_array_header_t 
     sc->counted += (apr_int64_t)set.seen;
     /* (the store would read too many visits through SQL: the way below) */
     n = rv == APR_SUCCESS ? report_lv_shares_of(&c, set.seen) : 0;
-    /* By date, by type and for the whole (a dashboard's), the runs of a tracker's visits
-     * (of a day, by date) are held where they are, outside the bound (qrt_vgroups_add_ref:
-     * a group past it is counted in bands of its visitors): a window is tried in one walk
-     * first, then in shares should the runs copied (shorter than 16 visits) pass the
-     * bound. By date that takes blocks thick enough; otherwise a block's visits in the
-     * window are one run, and the blocks too few for their short runs to pass it. */
-    by_ref = n > 1 && (type == QRT_REPORT_DATE ? set.thin <= report_lv_max / 2
-                       : type == QRT_REPORT_TYPE || type < 0);
+    /* (a count in shares tried in one walk first: report_lv_by_ref) */
+    by_ref = report_lv_by_ref(&c, &set, n);
     par = report_lv_two(set.seen);
     if (rv != APR_SUCCESS || !par || !(n == 1 || by_ref)
         || (early.started && early.c.radix_on != report_lv_radix(&c, set.seen))) {

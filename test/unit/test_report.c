@@ -1833,6 +1833,49 @@ START_TEST(listed_walk_begun_past_the_bound)
 }
 END_TEST
 
+/* Two threads, blocks kept: a window by date whose sealed days already pass the bound
+ * is counted in one walk holding the runs by reference; its second thread begins that
+ * walk as soon as the sealed days' blocks are held, while the days not sealed are read,
+ * and the count takes it (not let go of). Exact. */
+START_TEST(listed_walk_begun_by_reference)
+{
+    int cov[MAXTR], ncov = 0, i, first = ntr;
+    apr_uint64_t begun0, dropped0, begun, dropped;
+
+    /* five trackers, each with its visits on a day of its own: thick blocks (at least
+     * REPORT_LV_THICK visits a day of a block's 16), held by reference; the fixture's
+     * five left out (too busy for the account less them) */
+    for (i = 0; i < 5; i++) {
+        add_tracker(apr_psprintf(pool, "r%d", i), "website", NULL);
+        cov[ncov++] = first + i;
+        one_day = i;
+        add_visits(350, first + i, first + i + 1);
+    }
+    seal(1);
+    check_all1(cov, ncov, "sealed");            /* (their blocks kept) */
+    /* a day more that nothing seals: read after the kept blocks, through SQL */
+    shift = 45 * DAY;
+    one_day = 0;
+    add_visits(40, first, ntr);
+    one_day = -1;
+    shift = 0;
+    qrt_report_lv_max(1000);
+    for (i = 0; i < 2; i++) {
+        const char *want = ref_rows(QRT_REPORT_DATE, cov, ncov, QRT_AGG_TMIN, QRT_AGG_TMAX,
+                                    i ? 3600 : 0);
+
+        qrt_report_lv_early_counts(&begun0, &dropped0);
+        ck_assert_str_eq(engine_rows(QRT_REPORT_DATE, cov, ncov, QRT_AGG_TMIN, QRT_AGG_TMAX,
+                                     i ? 3600 : 0), want);
+        qrt_report_lv_early_counts(&begun, &dropped);
+        ck_assert_uint_eq(begun, begun0 + 1);
+        ck_assert_uint_eq(dropped, dropped0);
+    }
+    check_all1(cov, ncov, "sealed and not, 1000 pairs at most");
+    qrt_report_lv_max(0);
+}
+END_TEST
+
 /* The same with a second connection whose statements fail: the thread stops and says so,
  * and the request reads every block itself. */
 START_TEST(listed_read_by_a_broken_thread)
@@ -1966,6 +2009,7 @@ static Suite *report_suite(void)
     add_listed_kept(tc);
     tcase_add_test(tc, bots_and_visitors);
     tcase_add_test(tc, listed_walk_begun_past_the_bound);
+    tcase_add_test(tc, listed_walk_begun_by_reference);
     tc = report_case(s, "engine, kept blocks read by a second thread too", setup_kept_help,
                      teardown_kept_help);
     tcase_add_test(tc, listed_read_by_two_threads);
