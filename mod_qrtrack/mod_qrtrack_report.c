@@ -27,9 +27,6 @@
  *     covered trackers with visits in the period, by visits then tracker_id. A period
  *     of more than 3660 days is 422. */
 #include <stdlib.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -49,6 +46,7 @@
 #include "qrt_valid.h"
 #include "qrt_dblimit.h"
 #include "qrt_store_agg_read.h"
+#include "qrt_trim.h"
 #include "qrt_spare.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_spool.h"
@@ -209,16 +207,12 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
  * once the request's answer is out: a cleanup of its pool. */
 static apr_status_t rep_trim(void *data)
 {
-#if defined(__GLIBC__)
     request_rec *r = data;
     apr_time_t started = apr_time_now();
 
-    malloc_trim(0);
+    qrt_trim();
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00123: handed back the memory "
                   "reports freed (%" APR_TIME_T_FMT " us)", apr_time_now() - started);
-#else
-    (void)data;
-#endif
     return APR_SUCCESS;
 }
 

@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <apr_strings.h>
 #include "qrt_store.h"
 #include "qrt_store_agg_acc.h"
@@ -17,6 +14,7 @@
 #include "qrt_aggblob.h"
 #include "qrt_aggcache.h"
 #include "qrt_vgroups.h"
+#include "qrt_trim.h"
 
 #define AGG_RAW_PAGE    20000       /* visits per page of the raw reads */
 #define AGG_FEW         64          /* listed trackers read one by one up to this many */
@@ -3317,16 +3315,14 @@ static void *lv_help_main(void *data)
         pthread_mutex_lock(&lv_helper.mu);
         lv_helper.job = NULL;       /* (h is the request's again) */
         pthread_cond_broadcast(&lv_helper.cv);
-#ifdef __GLIBC__
         if (read) {
             /* (the C library keeps what this thread freed in a heap of its own: given back
              * once a list was read, a rare thing, so that each child does not keep its
              * largest list's memory; after the request goes on) */
             pthread_mutex_unlock(&lv_helper.mu);
-            malloc_trim(0);
+            qrt_trim();
             pthread_mutex_lock(&lv_helper.mu);
         }
-#endif
     }
     pthread_mutex_unlock(&lv_helper.mu);
     return NULL;
