@@ -13,12 +13,18 @@ import time
 
 import pytest
 
-from conftest import Api, start_server
+from conftest import REPORTS, Api, start_server
 from lib.memory import rss_kb
 from lib.visits import import_visits, new_tracker, ts, visit
 
 DAY = 86400
 BROWSERS = ["Chrome", "Safari", "Firefox", "Edge"]
+# A child's growth allowed over 40 requests once its memory has grown to what a report
+# takes: what its last reports freed since the last trim (every 2,000,000 visits counted)
+# is still there, 4.6-5.8 MB; 40 MB were the blocks never let go of. Under make test-asan
+# each allocation carries the sanitizer's redzones and a freed one waits in its
+# quarantine: 9-10 MB.
+GROWTH_KB = (16 if REPORTS else 8) * 1024
 
 
 def settled_account(srv):
@@ -101,7 +107,7 @@ def test_a_list_past_the_cache_is_held_for_each_report_and_let_go(settled):
         # each request holds up to the cache's 1 MB of blocks in it and copies the rest:
         # once the children's memory has grown to what a report takes, 40 more requests
         # would leave 40 MB behind were they not let go
-        assert rss[2] - rss[1] < 8 * 1024, rss
+        assert rss[2] - rss[1] < GROWTH_KB, rss
     finally:
         srv.stop()
         srv.cleanup()
