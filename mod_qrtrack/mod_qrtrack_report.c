@@ -210,9 +210,10 @@ static apr_status_t rep_trim(void *data)
     request_rec *r = data;
     apr_time_t started = apr_time_now();
 
-    qrt_trim();
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00123: handed back the memory "
-                  "reports freed (%" APR_TIME_T_FMT " us)", apr_time_now() - started);
+    if (qrt_trim()) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00123: handed back the memory "
+                      "reports freed (%" APR_TIME_T_FMT " us)", apr_time_now() - started);
+    }
     return APR_SUCCESS;
 }
 

@@ -3320,7 +3320,7 @@ static void *lv_help_main(void *data)
              * once a list was read, a rare thing, so that each child does not keep its
              * largest list's memory; after the request goes on) */
             pthread_mutex_unlock(&lv_helper.mu);
-            qrt_trim();
+            (void)qrt_trim();
             pthread_mutex_lock(&lv_helper.mu);
         }
     }

@@ -19,11 +19,15 @@
 void __sanitizer_purge_allocator(void);
 #endif
 
-void qrt_trim(void)
+int qrt_trim(void)
 {
 #if defined(QRT_TRIM_ASAN)
     __sanitizer_purge_allocator();
+    return 1;
 #elif defined(__GLIBC__)
     malloc_trim(0);
+    return 1;
+#else
+    return 0;
 #endif
 }

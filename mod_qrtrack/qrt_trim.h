@@ -6,10 +6,11 @@
  * report's peak. AddressSanitizer's allocator replaces glibc's and ignores malloc_trim:
  * under it the sanitizer's own free memory (its quarantine and caches) is given back
  * instead, so that the tests that watch a child's memory see the same under
- * `make test-asan` as in a release build. Elsewhere it does nothing. */
+ * `make test-asan` as in a release build. Elsewhere it does nothing and answers 0
+ * (1 where it handed memory back), so that callers log only what happened. */
 #ifndef QRT_TRIM_H
 #define QRT_TRIM_H
 
-void qrt_trim(void);
+int qrt_trim(void);
 
 #endif
