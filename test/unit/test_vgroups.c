@@ -491,6 +491,70 @@ START_TEST(refs_count_as_copies)
 }
 END_TEST
 
+/* Runs by reference absorbed from counts whose groups are numbered otherwise, one of them
+ * new to the first and one whose first count holds no run by reference, twice over (the
+ * first then holding runs of its own and of the first absorbed): the same groups as the
+ * runs copied into one count. */
+START_TEST(refs_absorbed_from_other_numbers)
+{
+    enum { N = 60000 };
+    static apr_int64_t who[N];
+    static unsigned char click[N];
+    static const char *keys[] = { "a", "b", "c", "d" };
+    qrt_vgroups_t *g = qrt_vgroups_make(1 << 22), *cp = qrt_vgroups_make(1 << 22);
+    apr_size_t at = 0, i, la, lb;
+    char *ta, *tb;
+    int round, k;
+
+    for (i = 0; i < N; i++) {
+        who[i] = (apr_int64_t)((1 + (apr_uint64_t)rnd(N / 3)) * APR_UINT64_C(0x9E3779B97F4A7C15));
+        click[i] = rnd(4) == 0;
+    }
+    /* g: "a" with runs by reference and copied, "b" with copies alone */
+    for (k = 0; k < 2; k++) {
+        apr_uint32_t x = qrt_vgroups_group(g, keys[k], 1);
+        apr_uint32_t y = qrt_vgroups_group(cp, keys[k], 1);
+
+        for (i = 0; i < 4; i++, at += 500) {
+            int by_ref = k == 0 && i % 2 == 0;
+
+            ck_assert_int_eq(by_ref ? qrt_vgroups_add_ref(g, x, who + at, click + at, 500)
+                                    : qrt_vgroups_add_run(g, x, NULL, who + at, click + at, 500), 0);
+            ck_assert_int_eq(qrt_vgroups_add_run(cp, y, NULL, who + at, click + at, 500), 0);
+        }
+    }
+    for (round = 0; round < 2; round++) {
+        /* a second count, its groups made in another order ("d" and "c" new to g at first) */
+        qrt_vgroups_t *h = qrt_vgroups_make(1 << 22);
+
+        for (k = 3; k >= 0; k--) {
+            apr_uint32_t x = qrt_vgroups_group(h, keys[k], 1);
+            apr_uint32_t y = qrt_vgroups_group(cp, keys[k], 1);
+
+            for (i = 0; i < 3; i++) {
+                apr_size_t n = 17 + (apr_size_t)rnd(900);
+
+                ck_assert_int_eq(qrt_vgroups_add_ref(h, x, who + at, click + at, n), 0);
+                ck_assert_int_eq(qrt_vgroups_add_run(cp, y, NULL, who + at, click + at, n), 0);
+                at += n;
+            }
+        }
+        ck_assert_uint_le(at, N);
+        ck_assert_int_eq(qrt_vgroups_absorb(g, h), 0);
+        qrt_vgroups_free(h);
+    }
+    ta = qrt_vgroups_text(g, &la);
+    tb = qrt_vgroups_text(cp, &lb);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(cp);
+}
+END_TEST
+
 /* A plain group's runs by reference take none of the bound (the group is counted in
  * bands past it), copies do; and a count of a share copies the run's visitors of the
  * share. */
@@ -1743,6 +1807,7 @@ static Suite *vgroups_suite(void)
     tcase_add_test(tc, radix_refusals);
     tcase_add_test(tc, radix_sets_count_as_the_chunks);
     tcase_add_test(tc, refs_count_as_copies);
+    tcase_add_test(tc, refs_absorbed_from_other_numbers);
     tcase_add_test(tc, refs_bounded_and_shared);
     tcase_add_test(tc, refs_of_plain_groups_outside_the_bound);
     suite_add_tcase(s, tc);
