@@ -402,6 +402,21 @@ START_TEST(sets_of_few_groups_count_as_their_groups)
 }
 END_TEST
 
+/* g and w count the same (their text forms equal); both freed. */
+static void same_counts(qrt_vgroups_t *g, qrt_vgroups_t *w)
+{
+    apr_size_t la, lb;
+    char *ta = qrt_vgroups_text(g, &la), *tb = qrt_vgroups_text(w, &lb);
+
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    qrt_vgroups_free(g);
+    qrt_vgroups_free(w);
+}
+
 /* Runs added by reference (qrt_vgroups_add_ref) count as the same runs copied
  * (qrt_vgroups_add_run) through every way of counting: groups of 10, 3,000, 40,000 and
  * 300,000 visits (compared, one table, parts spread in one read) and one of 40,000 with
@@ -418,8 +433,7 @@ static void refs_against_copies(int threads)
     qrt_vgroups_t *ref = qrt_vgroups_make(1 << 22), *half = qrt_vgroups_make(1 << 22);
     qrt_vgroups_t *cp = qrt_vgroups_make(1 << 22);
     apr_uint32_t gr[NGRP], gh[NGRP], gc[NGRP], two[2], sr, sh, sc;
-    apr_size_t at = 0, i, la, lb;
-    char *ta, *tb;
+    apr_size_t at = 0, i;
     int k;
 
     for (k = 0; k < NGRP; k++) {
@@ -472,16 +486,8 @@ static void refs_against_copies(int threads)
     memcpy(before, who, sizeof(who));
     ck_assert_int_eq(qrt_vgroups_absorb(ref, half), 0);
     qrt_vgroups_free(half);
-    ta = qrt_vgroups_text(ref, &la);
-    tb = qrt_vgroups_text(cp, &lb);
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
+    same_counts(ref, cp);
     ck_assert_int_eq(memcmp(before, who, sizeof(who)), 0);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(ref);
-    qrt_vgroups_free(cp);
 }
 
 START_TEST(refs_count_as_copies)
@@ -502,8 +508,7 @@ START_TEST(refs_absorbed_from_other_numbers)
     static unsigned char click[N];
     static const char *keys[] = { "a", "b", "c", "d" };
     qrt_vgroups_t *g = qrt_vgroups_make(1 << 22), *cp = qrt_vgroups_make(1 << 22);
-    apr_size_t at = 0, i, la, lb;
-    char *ta, *tb;
+    apr_size_t at = 0, i;
     int round, k;
 
     for (i = 0; i < N; i++) {
@@ -543,15 +548,7 @@ START_TEST(refs_absorbed_from_other_numbers)
         ck_assert_int_eq(qrt_vgroups_absorb(g, h), 0);
         qrt_vgroups_free(h);
     }
-    ta = qrt_vgroups_text(g, &la);
-    tb = qrt_vgroups_text(cp, &lb);
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(g);
-    qrt_vgroups_free(cp);
+    same_counts(g, cp);
 }
 END_TEST
 
@@ -604,21 +601,6 @@ START_TEST(refs_bounded_and_shared)
     qrt_vgroups_free(w);
 }
 END_TEST
-
-/* g and w count the same (their text forms equal); both freed. */
-static void same_counts(qrt_vgroups_t *g, qrt_vgroups_t *w)
-{
-    apr_size_t la, lb;
-    char *ta = qrt_vgroups_text(g, &la), *tb = qrt_vgroups_text(w, &lb);
-
-    ck_assert_ptr_nonnull(ta);
-    ck_assert_ptr_nonnull(tb);
-    ck_assert_str_eq(ta, tb);
-    free(ta);
-    free(tb);
-    qrt_vgroups_free(g);
-    qrt_vgroups_free(w);
-}
 
 /* Runs of plain groups held by reference take none of the bound's memory: groups may
  * hold more visits in all than the bound (a report by date over the days of many
