@@ -236,6 +236,10 @@ static qrt_err_t *rep_done(qrt_req_t *q, qrt_report_scope_t *sc, apr_status_t rv
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00506: counted the listed "
                       "trackers as the account less the %d it left out", sc->co_others);
     }
+    if (sc->kept_days) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT00510: took %d days of the "
+                      "window by date from those an earlier report kept", sc->kept_days);
+    }
     /* qrt_error_store: 503 with Retry-After for a database away, locked or too slow */
     return rv == APR_SUCCESS ? NULL
         : qrt_error_store(q, sc->failed ? sc->failed : "reporting");

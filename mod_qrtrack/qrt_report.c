@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 
+#include "qrt_aggcache.h"
 #include "qrt_date.h"
 #include "qrt_json.h"
 #include "qrt_report.h"
@@ -2147,11 +2148,223 @@ static apr_status_t report_tracker_values(qrt_report_scope_t *sc, int type,
     return APR_SUCCESS;
 }
 
+/* By date over listed trackers, [s, e] counted from their visits: the account less the
+ * trackers left out where it may be, else the listed ones' visits. */
+static apr_status_t report_date_counted(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
+                                        int offset, apr_array_header_t *rows)
+{
+    qrt_agg_groups_t *g;
+    apr_status_t rv = report_co(sc, QRT_REPORT_DATE, offset, s, e, rows);
+
+    if (rv != APR_ENOTIMPL) {
+        return rv;
+    }
+    rv = report_raw_groups(sc, QRT_REPORT_DATE, offset, NULL, s, e, &g);
+    if (rv == APR_SUCCESS) {
+        report_from_groups(rows, g, 1);
+    }
+    return rv;
+}
+
+/* A local day's row of a report by date over a list, kept in the sealed values' cache
+ * (qrt_store_agg_blob_kept) under the seals of the UTC days it spans: while they stay,
+ * none of its visits changed, so neither did its visits, clicks and distinct visitors
+ * (one group a day: a day's count is the same in any window that holds it whole). The
+ * key is the list's (a hash of the account, the offset and the sorted tracker ids) and
+ * the day; check, a second hash of the same, tells two lists whose first hashes meet. */
+#define REPORT_KEPT_KIND 420
+#define REPORT_KEPT_RUN 8           /* kept days in a row the window is cut around, at least */
+#define REPORT_KEPT_MAX 4000        /* whole days of a window kept, at most */
+
+typedef struct {
+    apr_int64_t scans, clicks, uniques, check;
+} report_kept_day;
+
+static apr_uint64_t report_kept_mix(apr_uint64_t h, apr_uint64_t v)
+{
+    h = (h ^ v) * APR_UINT64_C(0x9E3779B97F4A7C15);
+    return h ^ (h >> 31);
+}
+
+static int report_id_cmp(const void *a, const void *b)
+{
+    apr_int64_t x = *(const apr_int64_t *)a, y = *(const apr_int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The list's two hashes (above). */
+static void report_kept_hashes(const qrt_report_scope_t *sc, int offset, apr_uint64_t *h1,
+                               apr_uint64_t *h2)
+{
+    apr_int64_t *ids = apr_palloc(sc->p, ((apr_size_t)sc->list->nelts + 1) * sizeof(*ids));
+    int i;
+
+    for (i = 0; i < sc->list->nelts; i++) {
+        ids[i] = APR_ARRAY_IDX(sc->list, i, qrt_report_tracker_t *)->id;
+    }
+    qsort(ids, (size_t)sc->list->nelts, sizeof(*ids), report_id_cmp);
+    *h1 = report_kept_mix(APR_UINT64_C(0x51ED270B27A1C6F5), (apr_uint64_t)sc->account_id);
+    *h2 = report_kept_mix(APR_UINT64_C(0x2545F4914F6CDD1D), (apr_uint64_t)sc->account_id);
+    *h1 = report_kept_mix(*h1, (apr_uint64_t)(apr_int64_t)offset);
+    *h2 = report_kept_mix(*h2, (apr_uint64_t)(apr_int64_t)offset + 1);
+    for (i = 0; i < sc->list->nelts; i++) {
+        *h1 = report_kept_mix(*h1, (apr_uint64_t)ids[i]);
+        *h2 = report_kept_mix(*h2 + 0x632BE59BD9B4E019, (apr_uint64_t)ids[i] * 3 + 1);
+    }
+    *h2 += (apr_uint64_t)sc->list->nelts;
+}
+
+/* Report by date over a list whose window holds REPORT_KEPT_RUN whole local days or more:
+ * the longest run of them kept (above) is taken as kept and the rest of the window counted,
+ * or the window counted whole when no such run is kept; then every whole day counted whose
+ * UTC days are sealed is kept. APR_ENOTIMPL when this does not apply (no cache, a window
+ * too short or too long). */
+static apr_status_t report_date_kept(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
+                                     int offset, apr_array_header_t *rows)
+{
+    qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
+    const apr_int64_t far = (apr_int64_t)1 << 40;
+    apr_array_header_t *sealed;
+    apr_int64_t a, b, u0, u1, d, *dayseal, *useal;
+    qrt_aggcache_key_t *keys;
+    qrt_aggcache_ent_t **ents;
+    report_kept_day *kept;
+    const char **data;
+    apr_size_t *lens;
+    apr_uint64_t h1, h2;
+    apr_status_t rv;
+    int i, n, c0 = 0, c1 = -1, run0 = 0, start = rows->nelts;
+
+    if (!cache || !sc->list->nelts || s > e || s <= -far || e >= far) {
+        return APR_ENOTIMPL;
+    }
+    /* the window's whole local days, [a, b] */
+    a = qrt_date_day_of(s, offset);
+    if (a * QRT_AGG_DAY - offset < s) {
+        a++;
+    }
+    b = qrt_date_day_of(e, offset);
+    if ((b + 1) * QRT_AGG_DAY - offset - 1 > e) {
+        b--;
+    }
+    if (b - a + 1 < REPORT_KEPT_RUN || b - a + 1 > REPORT_KEPT_MAX) {
+        return APR_ENOTIMPL;
+    }
+    n = (int)(b - a + 1);
+    u0 = qrt_agg_fdiv(a * QRT_AGG_DAY - offset, QRT_AGG_DAY);
+    u1 = qrt_agg_fdiv((b + 1) * QRT_AGG_DAY - offset - 1, QRT_AGG_DAY);
+    rv = qrt_store_agg_day_seals(sc->db, sc->p, sc->account_id, u0, u1, &sealed);
+    if (rv != APR_SUCCESS) {
+        return report_fail(sc, rv, "reading the days' seals");
+    }
+    useal = apr_pcalloc(sc->p, (apr_size_t)(u1 - u0 + 1) * sizeof(*useal));
+    for (i = 0; i < sealed->nelts; i++) {
+        const qrt_agg_day_seal_t *x = &APR_ARRAY_IDX(sealed, i, qrt_agg_day_seal_t);
+
+        if (x->day >= u0 && x->day <= u1) {
+            useal[x->day - u0] = x->seal;
+        }
+    }
+    report_kept_hashes(sc, offset, &h1, &h2);
+    dayseal = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*dayseal));
+    keys = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*keys));
+    ents = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*ents));
+    data = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*data));
+    lens = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*lens));
+    kept = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*kept));
+    for (i = 0; i < n; i++) {
+        apr_int64_t lo = (a + i) * QRT_AGG_DAY - offset;
+        apr_int64_t sa = useal[qrt_agg_fdiv(lo, QRT_AGG_DAY) - u0];
+        apr_int64_t sb = useal[qrt_agg_fdiv(lo + QRT_AGG_DAY - 1, QRT_AGG_DAY) - u0];
+
+        keys[i].account = (apr_int64_t)h1;
+        keys[i].bucket = a + i;
+        keys[i].level = 0;
+        keys[i].kind = REPORT_KEPT_KIND;
+        if (sa && sb) {
+            /* (both days' seals, the same day's twice at offset 0: mixed in turn) */
+            dayseal[i] = (apr_int64_t)(report_kept_mix(report_kept_mix(h1, (apr_uint64_t)sa),
+                                                       (apr_uint64_t)sb) | 1);
+        }
+        else {
+            data[i] = "";           /* (not looked up: a day not sealed is counted) */
+        }
+    }
+    qrt_aggcache_get_many(cache, keys, dayseal, n, data, lens, ents);
+    for (i = 0; i < n; i++) {
+        if (dayseal[i] && data[i] && lens[i] == sizeof(*kept)) {
+            memcpy(&kept[i], data[i], sizeof(*kept));
+            if (kept[i].check != (apr_int64_t)h2) {
+                kept[i].check = 0;
+            }
+        }
+        /* the longest run of kept days */
+        if (!kept[i].check) {
+            run0 = i + 1;
+        }
+        else if (i - run0 > c1 - c0) {
+            c0 = run0;
+            c1 = i;
+        }
+    }
+    qrt_aggcache_release_many(cache, ents, n);
+    if (c1 - c0 + 1 < REPORT_KEPT_RUN) {
+        c0 = 0;
+        c1 = -1;
+        rv = report_date_counted(sc, s, e, offset, rows);
+    }
+    else {
+        rv = APR_SUCCESS;
+        if (s < (a + c0) * QRT_AGG_DAY - offset) {
+            rv = report_date_counted(sc, s, (a + c0) * QRT_AGG_DAY - offset - 1, offset, rows);
+        }
+        if (rv == APR_SUCCESS && (a + c1 + 1) * QRT_AGG_DAY - offset <= e) {
+            rv = report_date_counted(sc, (a + c1 + 1) * QRT_AGG_DAY - offset, e, offset, rows);
+        }
+        sc->kept_days += c1 - c0 + 1;
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* the whole sealed days counted now, kept (a day of no visits as zeros) */
+    for (i = 0; i < n; i++) {
+        if (dayseal[i] && (i < c0 || i > c1)) {
+            kept[i].scans = kept[i].clicks = kept[i].uniques = 0;
+            kept[i].check = (apr_int64_t)h2;
+        }
+        else {
+            dayseal[i] = 0;
+        }
+    }
+    for (i = start; i < rows->nelts; i++) {
+        const qrt_report_row_t *r = &APR_ARRAY_IDX(rows, i, qrt_report_row_t);
+
+        d = r->id - a;
+        if (d >= 0 && d < n && dayseal[d]) {
+            kept[d].scans = r->scans;
+            kept[d].clicks = r->clicks;
+            kept[d].uniques = r->uniques;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (dayseal[i]) {
+            qrt_aggcache_put(cache, &keys[i], dayseal[i], (const char *)&kept[i], sizeof(*kept));
+        }
+    }
+    /* the kept run's rows */
+    for (i = c0; i <= c1; i++) {
+        if (kept[i].scans || kept[i].clicks) {
+            report_add_row(rows, a + i, "", kept[i].scans, kept[i].clicks, kept[i].uniques);
+        }
+    }
+    return APR_SUCCESS;
+}
+
 static apr_status_t report_date(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
                                 int offset, apr_array_header_t *rows)
 {
     apr_array_header_t *days;
-    qrt_agg_groups_t *g;
     apr_status_t rv = APR_ENOTIMPL;
     int i;
 
@@ -2169,15 +2382,8 @@ static apr_status_t report_date(qrt_report_scope_t *sc, apr_int64_t s, apr_int64
         }
         return APR_SUCCESS;
     }
-    rv = report_co(sc, QRT_REPORT_DATE, offset, s, e, rows);
-    if (rv != APR_ENOTIMPL) {
-        return rv;
-    }
-    rv = report_raw_groups(sc, QRT_REPORT_DATE, offset, NULL, s, e, &g);
-    if (rv == APR_SUCCESS) {
-        report_from_groups(rows, g, 1);
-    }
-    return rv;
+    rv = report_date_kept(sc, s, e, offset, rows);
+    return rv != APR_ENOTIMPL ? rv : report_date_counted(sc, s, e, offset, rows);
 }
 
 static apr_status_t report_values(qrt_report_scope_t *sc, int type, apr_int64_t s,

@@ -83,6 +83,8 @@ typedef struct {
                                      * visits with a destination alone (tests) */
     apr_int64_t counted;            /* visits counted one by one from the visits or
                                      * their blocks (qrt_report_trim_due) */
+    int kept_days;                  /* report=date over a list: the days taken as kept
+                                     * (for the log) */
     const char *failed;             /* after an error: what the engine was doing */
 } qrt_report_scope_t;
 

@@ -2288,9 +2288,7 @@ void qrt_store_agg_read_listed_bound(apr_size_t most)
     lv_bound = most;
 }
 
-typedef struct {
-    apr_int64_t day, seal;
-} lv_day;
+typedef qrt_agg_day_seal_t lv_day;    /* (a sealed day: qrt_store_agg_day_seals) */
 
 static apr_status_t lv_seal_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
@@ -2348,6 +2346,12 @@ static apr_status_t lv_sealed(qrt_db_t *db, apr_pool_t *p, apr_int64_t account,
         }
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_store_agg_day_seals(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     apr_int64_t d0, apr_int64_t d1, apr_array_header_t **out)
+{
+    return lv_sealed(db, p, account_id, d0, d1, out);
 }
 
 /* Where the blocks a report reads are kept until it lets go of them: held in the cache

@@ -118,6 +118,15 @@ apr_status_t qrt_store_agg_read_raw_groups(qrt_db_t *db, apr_pool_t *p, int by,
                                            apr_int64_t e, int offset,
                                            apr_array_header_t **out);
 
+/* The account's UTC days in [d0, d1] whose aggregates are sealed (its counters, links
+ * and visits), with a seal of the three (qrt_agg_day_seal_t, by day): while a day keeps
+ * its seal, no visit of it changed; the listed trackers' blocks are kept under it. */
+typedef struct {
+    apr_int64_t day, seal;
+} qrt_agg_day_seal_t;
+apr_status_t qrt_store_agg_day_seals(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                     apr_int64_t d0, apr_int64_t d1, apr_array_header_t **out);
+
 /* The non-bot visits of at most QRT_AGG_LISTED_MAX trackers (ids, n) around [s, e], a
  * block (qrt_vcols.h) at a time: of each tracker and day whose aggregates are sealed,
  * the block this process keeps under the day's seals (read from the visits, and kept,

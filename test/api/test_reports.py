@@ -727,6 +727,58 @@ def test_all_trackers_but_a_few_quiet_ones(server, acct):
         acct._renew()
 
 
+def test_listed_days_by_date_kept(server, acct):
+    """A report by date over a list takes the whole sealed days an earlier one counted
+    (qrt_report.c, report_date_kept: kept under the seals of each local day's UTC days, for
+    that list and offset): the same answers as the oracle's, in other windows holding the
+    same days, in another offset, for another list; after an import into a sealed day (its
+    seals dropped) and after it is sealed again (new seals: what was kept of it is not
+    taken). The debug log says when days were taken (QRT00510)."""
+    from conftest import start_server
+    rng = random.Random(11)
+    ids = [acct.tracker("k%d" % i) for i in range(6)]
+    first = T0 - 40 * DAY
+
+    def visit(t):
+        return V(rng.choice(ids), t, rng.choice(["scan", "scan", "click"]),
+                 who=rng.randrange(60), bot=rng.random() < 0.05)
+    # forty days, one of them (the 20th) without a visit
+    times = sorted(t for t in (first + rng.randrange(40 * DAY) for _ in range(1500))
+                   if not first + 19 * DAY <= t < first + 20 * DAY)
+    acct.load([visit(t) for t in times])
+    server.admin("aggregates", "seal")
+    debug = start_server(loglevel="warn qrtrack:debug", shared_db=server)
+    try:
+        acct.api.close()
+        acct.api = Api(debug, server.token(acct.name))
+        acct.calls = 0
+        lists = [ids[:4], ids[1:]]
+        windows = [(first, first + 40 * DAY - 1, 0),
+                   (first + 3 * DAY + 7000, first + 38 * DAY, 0),
+                   (first + 2 * DAY, first + 30 * DAY - 1, 20700),
+                   (first + DAY + 5, first + 39 * DAY, -34200)]
+        for covered in lists:
+            for s, e, off in windows + windows:
+                check(acct, "date", s, e, off, covered)
+        assert "QRT00510: took " in debug.error_log()
+        # into a sealed day of every window (after the day without a visit, which has no
+        # seals: in the runs of kept days): its seals dropped, the day counted from its
+        # visits; then sealed again, under new seals
+        acct.load([visit(first + 30 * DAY + 3600 + i) for i in range(5)])
+        for covered in lists:
+            for s, e, off in windows:
+                check(acct, "date", s, e, off, covered)
+        server.admin("aggregates", "seal")
+        for covered in lists:
+            for s, e, off in windows:
+                check(acct, "date", s, e, off, covered)
+                check_all(acct, s, e, off, covered)
+    finally:
+        debug.stop()
+        debug.cleanup()
+        acct._renew()
+
+
 # -- any window (issue 39): random seconds, offsets and lengths, sealed days and not ----
 
 WINDOW_OFFSETS = [-43200, -34200, -18000, 0, 19800, 20700, 45900, 50400, 420]
