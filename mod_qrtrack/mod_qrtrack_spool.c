@@ -77,6 +77,8 @@ typedef struct {
     volatile apr_uint64_t snapshot_answers;
     volatile apr_uint64_t snapshot_writes; /* codes written to the snapshot */
     volatile apr_uint32_t full_warned;
+    qrt_log_throttle_t refused_log;     /* QRT00139, rationed for the server: whichever
+                                         * child's writer replays the spool sets aside */
 } spool_shared_t;
 
 static spool_shared_t *shared;
@@ -96,7 +98,7 @@ static struct {
     apr_pool_t *writer_pool;
 } child;
 
-static qrt_log_throttle_t log_snap, log_spool, log_replay, log_refused, log_schema;
+static qrt_log_throttle_t log_snap, log_spool, log_replay, log_schema;
 
 int qrt_spool_enabled(void)
 {
@@ -558,9 +560,10 @@ void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char
     }
     __atomic_store_n(&shared->spooled, n, __ATOMIC_RELEASE);
     __atomic_store_n(&shared->refused, refused, __ATOMIC_RELAXED);
-    /* Rationed as the other failures are: a rule that refuses every visit would set
-     * each aside in turn (QRTrackSpoolRefused counts them all). */
-    if (qrt_log_due(&log_refused, &more)) {
+    /* Rationed as the other failures are, for the server, not each child: a rule that
+     * refuses every visit would set each aside in turn, in whichever child replays
+     * (QRTrackSpoolRefused counts them all). */
+    if (qrt_log_due(&shared->refused_log, &more)) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00139: the database refused spooled "
                      "visit %" APR_INT64_T_FMT " (tracker %" APR_INT64_T_FMT ") %d times: "
                      "%s; it is set aside in the spool %s (qrtrack-admin spool refused, then "
