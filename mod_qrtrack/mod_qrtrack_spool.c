@@ -79,6 +79,8 @@ typedef struct {
     volatile apr_uint32_t full_warned;
     qrt_log_throttle_t refused_log;     /* QRT00139, rationed for the server: whichever
                                          * child's writer replays the spool sets aside */
+    qrt_log_throttle_t schema_log;      /* QRT00142, for the server: every child's keeper
+                                         * probes the database */
 } spool_shared_t;
 
 static spool_shared_t *shared;
@@ -98,7 +100,7 @@ static struct {
     apr_pool_t *writer_pool;
 } child;
 
-static qrt_log_throttle_t log_snap, log_spool, log_replay, log_schema;
+static qrt_log_throttle_t log_snap, log_spool, log_replay;
 
 int qrt_spool_enabled(void)
 {
@@ -789,7 +791,8 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             else if (db) {
                 apr_uint32_t more = 0;
 
-                if (why && qrt_log_due_every(&log_schema, QRT_LOG_QUIET, &more)) {
+                if (why
+                    && qrt_log_due_every(&shared->schema_log, QRT_LOG_QUIET, &more)) {
                     ap_log_error(APLOG_MARK, APLOG_CRIT, 0, child.s, "QRT00142: the "
                                  "database answers again, but %s: the server started "
                                  "without it, and its schema changed meanwhile (a restored "
