@@ -45,6 +45,7 @@
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_status.h"
 #include "mod_qrtrack_ua.h"
+#include "mod_qrtrack_util.h"
 #include "mod_qrtrack_whsend.h"
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
@@ -183,6 +184,9 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     int rv;
 
     qrt_config_post_config(pconf);
+    if (qrt_rations_post_config(s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     /* A PostgreSQL server that takes connections and then never answers (its processes
      * frozen) would hold libpq's connection attempts for ever: 5 s, unless the
      * environment or DBDParams' connect_timeout says otherwise (set here, in the parent

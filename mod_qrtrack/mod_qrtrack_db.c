@@ -76,7 +76,6 @@ int qrt_db_call_limit_ms(void)
 
 void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
 {
-    static qrt_log_throttle_t throttle;
     dbd_limit_t *l = NULL;
     int session, ms = qrt_statement_timeout_ms();
     apr_uint32_t more = 0;
@@ -110,7 +109,7 @@ void qrt_dbd_limit(ap_dbd_t *dbd, server_rec *s)
             l->session = qrt_db_session(dbd->driver, dbd->handle);
             return;
         }
-        if (qrt_log_due(&throttle, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_DB_LIMIT), &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00093: cannot put a "
                          "database connection under QRTrackStatementTimeout (%d s): %s "
                          "(and %u more since this line was last logged)",
@@ -382,12 +381,11 @@ static const char *dbd_refusal_message(apr_pool_t *p)
 
 void qrt_dbd_refused(request_rec *r)
 {
-    static qrt_log_throttle_t throttle;
     apr_uint32_t more = 0;
     const char *err;
     char *msg, *end;
 
-    if (!qrt_log_due(&throttle, &more)) {
+    if (!qrt_log_due(qrt_ration(QRT_R_DB_REFUSED), &more)) {
         return;
     }
     err = dbd_refusal_message(r->pool);

@@ -20,8 +20,6 @@
 
 APLOG_USE_MODULE(qrtrack);
 
-static qrt_log_throttle_t log_problem;
-
 static apr_status_t health_version(qrt_db_t *db, apr_pool_t *p, void *ctx)
 {
     int *version = ctx;
@@ -92,7 +90,7 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     if (problem) {
         apr_uint32_t more = 0;
 
-        if (qrt_log_due(&log_problem, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_HEALTH), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00069: health check: %s "
                           "(and %u more since this line was last logged)", problem, more);
         }

@@ -66,7 +66,6 @@ qrt_err_t *qrt_error_unavailable(qrt_req_t *q, const char *message)
 
 qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
 {
-    static qrt_log_throttle_t log_timeout, log_error;
     const char *error = q->db.error ? q->db.error : "unknown";
     apr_uint32_t more = 0;
 
@@ -74,7 +73,7 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
         /* A lock held elsewhere, or a statement longer than QRTrackStatementTimeout:
          * it was cancelled, nothing was changed. Logged at most every 10 s a child:
          * under such a lock every request would log. */
-        if (qrt_log_due(&log_timeout, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_HTTP_TIMEOUT), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, q->r, "QRT00090: a statement "
                           "ran out of time (QRTrackStatementTimeout %d s) while %s: %s "
                           "(and %u more since this line was last logged)",
@@ -83,7 +82,7 @@ qrt_err_t *qrt_error_store(qrt_req_t *q, const char *what)
         return qrt_error_unavailable(q, "The database did not answer in time; try again "
                                "later.");
     }
-    if (qrt_log_due(&log_error, &more)) {
+    if (qrt_log_due(qrt_ration(QRT_R_HTTP_ERROR), &more)) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, q->r, "QRT00020: store error while %s: %s "
                       "(and %u more since this line was last logged)", what, error, more);
     }

@@ -132,7 +132,6 @@ apr_status_t qrt_budget_post_config(server_rec *s)
     return APR_SUCCESS;
 }
 
-static qrt_log_throttle_t budget_log;
 
 int qrt_budget_check(request_rec *r)
 {
@@ -157,7 +156,7 @@ int qrt_budget_check(request_rec *r)
     apr_global_mutex_unlock(budget_mutex);
     if (verdict == QRT_RATE_FULL) {
         QRT_STAT_ADD(budget_full, 1);
-        if (qrt_log_due(&budget_log, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_BUDGET), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00072: QRTrackScanBudget's "
                           "table of %d client addresses is full: scans pass uncounted "
                           "(and %u more since this line was last logged)",

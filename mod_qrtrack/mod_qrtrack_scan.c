@@ -159,9 +159,6 @@ static apr_uint32_t scan_queue_slots(void)
     return (apr_uint32_t)(n < 16 ? 16 : n > 8192 ? 8192 : n);
 }
 
-static qrt_log_throttle_t log_full, log_timeout, log_commit, log_purge, log_seal,
-    log_lookup, log_unknown, log_capped, log_read_only, log_locked, log_commit_quiet;
-
 /* This child's writer's cache of the enabled webhooks (writer thread only). */
 static qrt_webhook_cache_t *writer_hooks;
 /* The webhooks' sweep: every WEBHOOK_SWEEP_EVERY seconds a pass over rows older than
@@ -531,8 +528,8 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
                     && qrt_spool_pending();
 
         QRT_STAT_ADD(commit_failures, 1);
-        if (quiet ? qrt_log_due_every(&log_commit_quiet, QRT_LOG_QUIET, &more)
-                  : qrt_log_due(&log_commit, &more)) {
+        if (quiet ? qrt_log_due_every(qrt_ration(QRT_R_COMMIT_QUIET), QRT_LOG_QUIET, &more)
+                  : qrt_log_due(qrt_ration(QRT_R_COMMIT), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, rv, writer.s, "QRT00040: could not "
                          "commit %d visits: %s (and %u more failed commits since this "
                          "line was last logged)", n, db.error ? db.error : "unknown error",
@@ -632,7 +629,7 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
             apr_uint32_t more = 0;
 
             qrt_purge_finish(&scan_shared->purge, now, 0);
-            if (qrt_log_due(&log_purge, &more)) {
+            if (qrt_log_due(qrt_ration(QRT_R_PURGE), &more)) {
                 ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00080: purging "
                              "visits older than %d days failed, tried again in a minute: "
                              "%s (and %u more failures since this line was last logged)",
@@ -698,7 +695,7 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         apr_uint32_t n = 0;
 
         next_check = tick + SEAL_IDLE_CHECK;
-        if (qrt_log_due(&log_seal, &n)) {
+        if (qrt_log_due(qrt_ration(QRT_R_SEAL), &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT00082: sealing the "
                          "report aggregates of settled days failed, tried again in 10 s "
                          "(reports read their rows meanwhile): %s (and %u more "
@@ -716,7 +713,6 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
  * every WEBHOOK_SWEEP_EVERY seconds, the bound on every enabled webhook (their tracker
  * events come through the API) and a step of the sweep of rows done with for a week. Under a trylock of the writers' mutex, in
  * statements of their own, after the batch's requests were answered. */
-static qrt_log_throttle_t log_webhook, log_webhook_drop;
 
 static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
 {
@@ -766,7 +762,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
         apr_uint32_t n = 0;
 
         QRT_STAT_ADD(webhook_dropped, dropped);
-        if (qrt_log_due(&log_webhook_drop, &n)) {
+        if (qrt_log_due(qrt_ration(QRT_R_WEBHOOK_DROP), &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01002: %" APR_INT64_T_FMT
                          " webhook events past QRTrackWebhookOutboxLimit (%" APR_INT64_T_FMT
                          " waiting a webhook) dropped, the oldest first (and %u more drops "
@@ -778,7 +774,7 @@ static void writer_webhooks(qrt_db_t *db, apr_pool_t *p, int idle)
         apr_uint32_t n = 0;
 
         next_sweep = tick + WEBHOOK_SWEEP_EVERY;
-        if (qrt_log_due(&log_webhook, &n)) {
+        if (qrt_log_due(qrt_ration(QRT_R_WEBHOOK), &n)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, writer.s, "QRT01003: the webhooks' "
                          "outbox bound or sweep failed, tried again later: %s (and %u more "
                          "failures since this line was last logged)",
@@ -936,7 +932,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                  * behind them, and the replay tries again each second on a new
                  * connection, which a failover's address may have moved to the new
                  * primary meanwhile. */
-                writer_spool_said(&log_read_only, APLOG_ERR, "QRT00127: the database "
+                writer_spool_said(qrt_ration(QRT_R_READ_ONLY), APLOG_ERR, "QRT00127: the database "
                                   "refuses writes", (*dbp)->error, "it takes them");
                 writer_disconnect(*dbp);
                 *dbp = NULL;
@@ -949,7 +945,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                  * redirected; the visits after it go behind it, and the replay tries
                  * each second, briefly, until the lock has gone. The connection stays
                  * (a new one would wait on the same lock to prepare its statements). */
-                writer_spool_said(&log_locked, APLOG_WARNING, "QRT00130: a lock held "
+                writer_spool_said(qrt_ration(QRT_R_LOCKED), APLOG_WARNING, "QRT00130: a lock held "
                                   "elsewhere kept the scan writer waiting past its time",
                                   (*dbp)->error, "the lock goes");
                 return writer_spool(visits, n);
@@ -1402,7 +1398,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         if (!qrt_db_unreachable(&db)) {
             why = NULL;
             if (!qrt_db_busy_or_full(&db)) {
-                if (qrt_log_due(&log_lookup, &more)) {
+                if (qrt_log_due(qrt_ration(QRT_R_LOOKUP), &more)) {
                     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00044: code lookup "
                                   "failed: %s (and %u more since this line was last "
                                   "logged)", db.error ? db.error : "unknown", more);
@@ -1431,7 +1427,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
     }
     /* Unknown codes come for as long as an outage lasts (bots, mistyped links): said
      * once per QRT_LOG_QUIET a child, the outage itself being said by QRT00104. */
-    if (qrt_log_due_every(&log_unknown, QRT_LOG_QUIET, &more)) {
+    if (qrt_log_due_every(qrt_ration(QRT_R_UNKNOWN), QRT_LOG_QUIET, &more)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00043: code %s: the database "
                       "cannot be reached and this node's snapshot does not have it; "
                       "answering 503 (and %u more since this line was last logged)",
@@ -1502,7 +1498,7 @@ static int scan_record(request_rec *r, qrt_visit_t *v, int *outcome)
     }
     if (rv == APR_EAGAIN) {
         QRT_STAT_ADD(queue_full, 1);
-        if (qrt_log_due(&log_full, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_QUEUE_FULL), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00045: scan queue "
                           "full; answering 503 (and to %u more scans since this "
                           "line was last logged)", more);
@@ -1510,14 +1506,14 @@ static int scan_record(request_rec *r, qrt_visit_t *v, int *outcome)
     }
     else if (rv == APR_TIMEUP) {
         QRT_STAT_ADD(scan_timeouts, 1);
-        if (qrt_log_due(&log_timeout, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_QUEUE_TIMEOUT), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00068: no commit "
                           "within QRTrackScanWait (%d s); answering 503, the visit "
                           "unrecorded (and %u more since this line was last "
                           "logged)", scan_wait(), more);
         }
     }
-    else if (rv == APR_SUCCESS && qrt_log_due(&log_capped, &more)) {
+    else if (rv == APR_SUCCESS && qrt_log_due(qrt_ration(QRT_R_CAPPED), &more)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "QRT00801: tracker %"
                       APR_INT64_T_FMT " has max_scans and the database cannot be "
                       "reached: answering 503, the visit unrecorded (and %u more since "

@@ -77,10 +77,6 @@ typedef struct {
     volatile apr_uint64_t snapshot_answers;
     volatile apr_uint64_t snapshot_writes; /* codes written to the snapshot */
     volatile apr_uint32_t full_warned;
-    qrt_log_throttle_t refused_log;     /* QRT00139, rationed for the server: whichever
-                                         * child's writer replays the spool sets aside */
-    qrt_log_throttle_t schema_log;      /* QRT00142, for the server: every child's keeper
-                                         * probes the database */
 } spool_shared_t;
 
 static spool_shared_t *shared;
@@ -99,8 +95,6 @@ static struct {
     qrt_spool_t *writer;
     apr_pool_t *writer_pool;
 } child;
-
-static qrt_log_throttle_t log_snap, log_spool, log_replay;
 
 int qrt_spool_enabled(void)
 {
@@ -374,7 +368,7 @@ apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *
     if (rv != APR_SUCCESS && rv != APR_NOTFOUND) {
         apr_uint32_t more = 0;
 
-        if (qrt_log_due(&log_snap, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_SNAP), &more)) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "QRT00111: the snapshot of codes "
                           "%s cannot be read: %s (and %u more since this line was last "
                           "logged)", snap_path,
@@ -405,7 +399,7 @@ static qrt_spool_t *spool_writer(server_rec *s)
         apr_uint32_t more = 0;
 
         child.writer = NULL;
-        if (qrt_log_due(&log_spool, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_SPOOL), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00112: cannot open the spool: "
                          "%s (and %u more since this line was last logged)", err, more);
         }
@@ -424,7 +418,7 @@ apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
         return APR_ENOTIMPL;
     }
     if (__atomic_load_n(&shared->spooled, __ATOMIC_RELAXED) + n > limit) {
-        if (qrt_log_due(&log_spool, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_SPOOL), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00113: the spool holds "
                          "QRTrackSpoolLimit (%" APR_INT64_T_FMT ") visits: scans answer "
                          "503 until the database takes them (and %u more refusals since "
@@ -437,7 +431,7 @@ apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
         return APR_EGENERAL;
     }
     if (qrt_spool_append(sp, v, n) != APR_SUCCESS) {
-        if (qrt_log_due(&log_spool, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_SPOOL), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00114: cannot write %d visits "
                          "to the spool %s: %s; they answer 503 (and %u more since this "
                          "line was last logged)", n, spool_path, qrt_spool_error(sp), more);
@@ -463,7 +457,7 @@ apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_bat
     if (qrt_spool_peek(sp, p, max, &b->seq, &b->visits, &b->n) != APR_SUCCESS) {
         apr_uint32_t more = 0;
 
-        if (qrt_log_due(&log_replay, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_REPLAY), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00115: cannot read the spool "
                          "%s: %s (and %u more since this line was last logged)", spool_path,
                          qrt_spool_error(sp), more);
@@ -565,7 +559,7 @@ void qrt_spool_refuse_head(server_rec *s, const qrt_spool_batch_t *b, const char
     /* Rationed as the other failures are, for the server, not each child: a rule that
      * refuses every visit would set each aside in turn, in whichever child replays
      * (QRTrackSpoolRefused counts them all). */
-    if (qrt_log_due(&shared->refused_log, &more)) {
+    if (qrt_log_due(qrt_ration(QRT_R_REFUSED), &more)) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00139: the database refused spooled "
                      "visit %" APR_INT64_T_FMT " (tracker %" APR_INT64_T_FMT ") %d times: "
                      "%s; it is set aside in the spool %s (qrtrack-admin spool refused, then "
@@ -792,7 +786,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                 apr_uint32_t more = 0;
 
                 if (why
-                    && qrt_log_due_every(&shared->schema_log, QRT_LOG_QUIET, &more)) {
+                    && qrt_log_due_every(qrt_ration(QRT_R_SCHEMA), QRT_LOG_QUIET, &more)) {
                     ap_log_error(APLOG_MARK, APLOG_CRIT, 0, child.s, "QRT00142: the "
                                  "database answers again, but %s: the server started "
                                  "without it, and its schema changed meanwhile (a restored "
@@ -849,7 +843,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             if (db->error && qrt_db_unreachable(db)) {
                 qrt_db_mark_down(child.s, db->error);
             }
-            else if (qrt_log_due(&log_snap, &more)) {
+            else if (qrt_log_due(qrt_ration(QRT_R_SNAP), &more)) {
                 ap_log_error(APLOG_MARK, APLOG_WARNING, 0, child.s, "QRT00118: the "
                              "snapshot of codes could not be brought up to date: %s (and "
                              "%u more since this line was last logged)",

@@ -4,13 +4,51 @@
 #include "http_config.h"
 #include "http_log.h"
 #include "util_mutex.h"
+#include <apr_shm.h>
 #include <apr_strings.h>
+#include <string.h>
 
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_clock.h"
 
 APLOG_USE_MODULE(qrtrack);
+
+#define RATIONS_KEY "qrtrack-log-rations"
+
+static qrt_log_throttle_t own_rations[QRT_RATIONS];
+static qrt_log_throttle_t *rations = own_rations;
+
+qrt_log_throttle_t *qrt_ration(int which)
+{
+    return &rations[which];
+}
+
+apr_status_t qrt_rations_post_config(server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    apr_size_t size = sizeof(qrt_log_throttle_t) * QRT_RATIONS;
+    apr_shm_t *shm = NULL;
+    apr_status_t rv;
+
+    apr_pool_userdata_get((void **)&shm, RATIONS_KEY, pp);
+    /* (a segment of a build with fewer lines, kept over a graceful restart: made anew) */
+    if (shm && apr_shm_size_get(shm) < size) {
+        shm = NULL;
+    }
+    if (!shm) {
+        rv = apr_shm_create(&shm, size, NULL, pp);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00144: cannot create shared "
+                         "memory for the rations of log lines");
+            return rv;
+        }
+        memset(apr_shm_baseaddr_get(shm), 0, size);
+        apr_pool_userdata_set(shm, RATIONS_KEY, apr_pool_cleanup_null, pp);
+    }
+    rations = apr_shm_baseaddr_get(shm);
+    return APR_SUCCESS;
+}
 
 int qrt_log_due(qrt_log_throttle_t *t, apr_uint32_t *skipped)
 {

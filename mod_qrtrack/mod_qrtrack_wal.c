@@ -73,7 +73,6 @@ int qrt_wal_running(void)
 
 /* A PASSIVE checkpoint: 0 when it ran, with the WAL's length and how much of it is
  * now copied. */
-static qrt_log_throttle_t wal_log;
 
 static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
 {
@@ -87,7 +86,7 @@ static int wal_copy(sqlite3 *h, int *nlog, int *ncopied)
         QRT_STAT_SET(wal_copied, *ncopied > 0 ? *ncopied : 0);
         return 0;
     }
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && qrt_log_due(&wal_log, &more)) {
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && qrt_log_due(qrt_ration(QRT_R_WAL), &more)) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wal.s, "QRT00050: WAL checkpoint "
                      "failed: %s (and %u more failed checkpoints since this line was "
                      "last logged)", sqlite3_errmsg(h), more);

@@ -77,7 +77,6 @@ static struct {
  * in the parent's life, the same across graceful restarts, as the mutex is. */
 static apr_int64_t wh_owner;
 
-static qrt_log_throttle_t log_db, log_db_quiet, log_disabled, log_bad;
 
 static int wh_stopping(void)
 {
@@ -543,7 +542,7 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
             sl->more_due = 1;
         }
         failed += res[n].kind == QRT_WHSEND_FAILED || res[n].kind == QRT_WHSEND_GONE;
-        if (it->done && it->code == CURLE_FAILED_INIT && qrt_log_due(&log_bad, &more)) {
+        if (it->done && it->code == CURLE_FAILED_INIT && qrt_log_due(qrt_ration(QRT_R_WH_BAD), &more)) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wh.s, "QRT01031: webhook %"
                          APR_INT64_T_FMT " event %" APR_INT64_T_FMT " cannot be sent: %s "
                          "(and %u more such lines since this one was last logged)",
@@ -571,7 +570,7 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
     }
     QRT_STAT_ADD(webhook_delivered, delivered);
     QRT_STAT_ADD(webhook_failed, failed);
-    if (disabled && qrt_log_due(&log_disabled, &more)) {
+    if (disabled && qrt_log_due(qrt_ration(QRT_R_WH_DISABLED), &more)) {
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, wh.s, "QRT01032: %d webhooks disabled "
                      "(410 Gone, or %d events in a row failed every attempt; and %u more "
                      "such lines since this one was last logged)", disabled,
@@ -591,7 +590,7 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
     if (qrt_db_connect_own(cp, &driver, &db->handle, &err) != APR_SUCCESS) {
-        if (qrt_log_due(&log_db, &more)) {
+        if (qrt_log_due(qrt_ration(QRT_R_WH_DB), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01033: the webhook worker "
                          "cannot open the database: %s (and %u more such lines since "
                          "this one was last logged)", err, more);
@@ -652,8 +651,8 @@ static void wh_db_failed(qrt_db_t **db, apr_time_t now, apr_time_t *reconnect_at
 
     /* (a database that refuses writes refuses them every second, for as long as it
      * lasts: said every QRT_LOG_QUIET) */
-    if (qrt_db_refuses_writes(*db) ? qrt_log_due_every(&log_db_quiet, QRT_LOG_QUIET, &more)
-                                   : qrt_log_due(&log_db, &more)) {
+    if (qrt_db_refuses_writes(*db) ? qrt_log_due_every(qrt_ration(QRT_R_WH_DB_QUIET), QRT_LOG_QUIET, &more)
+                                   : qrt_log_due(qrt_ration(QRT_R_WH_DB), &more)) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01034: the webhook worker's "
                      "database work failed: %s; connecting again (and %u more such lines "
                      "since this one was last logged)",

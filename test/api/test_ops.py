@@ -2,6 +2,7 @@
 per-module log levels, URLs that no Host header can change, and start-up that fails
 loudly when the database cannot work (CONTRACT section 6)."""
 import base64
+from concurrent.futures import ThreadPoolExecutor
 import os
 import re
 import shutil
@@ -329,5 +330,37 @@ def test_graceful_restarts_under_scans_prepare_every_connection():
         for bad in ("AH00632", "AH00636", "QRT00066", "QRT00067", "database is locked"):
             assert bad not in log, log[-4000:]
         assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == codes.count(302)
+    finally:
+        srv.cleanup()
+
+
+def test_a_line_every_child_would_say_is_rationed_for_the_server():
+    """A throttled line about the node (here the health check's QRT00069, which every child
+    answering a balancer meets) is said once per 10 s by the server, not once by each
+    child; the next one counts the lines every child left out."""
+    srv = start_server(extra='LogFormat "%P %U %>s" qrtpid\nCustomLog logs/pids.log qrtpid\n')
+    try:
+        url = srv.api_base + "/health"
+        assert requests.get(url, timeout=10).status_code == 200
+        srv.sql("UPDATE qrt_schema SET version = version - 1")
+
+        def check(_):
+            r = requests.get(url, headers={"Connection": "close"}, timeout=10)
+            return r.status_code, r.json().get("message")
+
+        n = 48
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(check, range(n)))
+        first = time.monotonic()
+        assert set(answers) == {(503, "the database's schema is older than this module's")}
+        with open(os.path.join(srv.dir, "logs", "pids.log")) as f:
+            pids = {l.split()[0] for l in f if " /api/health 503" in l}
+        assert len(pids) >= 2, pids    # both children answered some
+        lines = [l for l in srv.error_log().splitlines() if "QRT00069" in l]
+        assert len(lines) == 1 and "(and 0 more since" in lines[0], lines
+        time.sleep(max(0.0, first + 10.5 - time.monotonic()))
+        assert check(0)[0] == 503
+        lines = [l for l in srv.error_log().splitlines() if "QRT00069" in l]
+        assert len(lines) == 2 and "(and %d more since" % (n - 1) in lines[1], lines
     finally:
         srv.cleanup()
