@@ -217,7 +217,8 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_scan_post_config(s) != APR_SUCCESS
-        || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS) {
+        || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS
+        || qrt_report_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (qrt_rate_post_config(pconf, plog, s) != APR_SUCCESS

@@ -6,6 +6,8 @@
 
 /* The child's kept report scopes (qrt_report_cache.h). */
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s);
+/* The table of kept days the children share (made in the parent). */
+apr_status_t qrt_report_post_config(server_rec *s);
 qrt_err_t *qrt_report_show(qrt_req_t *q);
 qrt_err_t *qrt_report_crosstab_show(qrt_req_t *q);
 qrt_err_t *qrt_dashboard_scans(qrt_req_t *q);

@@ -8,6 +8,7 @@
 #include "qrt_aggcache.h"
 #include "qrt_date.h"
 #include "qrt_json.h"
+#include "qrt_kept.h"
 #include "qrt_report.h"
 #include "qrt_spare.h"
 #include "qrt_store_agg_blob.h"
@@ -2166,13 +2167,13 @@ static apr_status_t report_date_counted(qrt_report_scope_t *sc, apr_int64_t s, a
     return rv;
 }
 
-/* A local day's row of a report by date over a list, kept in the sealed values' cache
- * (qrt_store_agg_blob_kept) under the seals of the UTC days it spans: while they stay,
+/* A local day's row of a report by date over a list, kept in the server's table of kept
+ * days (qrt_kept_used: shared by its children) under the seals of the UTC days it spans:
+ * while they stay,
  * none of its visits changed, so neither did its visits, clicks and distinct visitors
  * (one group a day: a day's count is the same in any window that holds it whole). The
  * key is the list's (a hash of the account, the offset and the sorted tracker ids) and
  * the day; check, a second hash of the same, tells two lists whose first hashes meet. */
-#define REPORT_KEPT_KIND 420
 #define REPORT_KEPT_RUN 8           /* kept days in a row the window is cut around, at least */
 #define REPORT_KEPT_MAX 4000        /* whole days of a window kept, at most */
 
@@ -2223,20 +2224,16 @@ static void report_kept_hashes(const qrt_report_scope_t *sc, int offset, apr_uin
 static apr_status_t report_date_kept(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e,
                                      int offset, apr_array_header_t *rows)
 {
-    qrt_aggcache_t *cache = qrt_store_agg_blob_kept();
+    qrt_kept_t *table = qrt_kept_used();
     const apr_int64_t far = (apr_int64_t)1 << 40;
     apr_array_header_t *sealed;
     apr_int64_t a, b, u0, u1, d, *dayseal, *useal;
-    qrt_aggcache_key_t *keys;
-    qrt_aggcache_ent_t **ents;
     report_kept_day *kept;
-    const char **data;
-    apr_size_t *lens;
     apr_uint64_t h1, h2;
     apr_status_t rv;
     int i, n, c0 = 0, c1 = -1, run0 = 0, start = rows->nelts;
 
-    if (!cache || !sc->list->nelts || s > e || s <= -far || e >= far) {
+    if (!table || !sc->list->nelts || s > e || s <= -far || e >= far) {
         return APR_ENOTIMPL;
     }
     /* the window's whole local days, [a, b] */
@@ -2268,36 +2265,28 @@ static apr_status_t report_date_kept(qrt_report_scope_t *sc, apr_int64_t s, apr_
     }
     report_kept_hashes(sc, offset, &h1, &h2);
     dayseal = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*dayseal));
-    keys = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*keys));
-    ents = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*ents));
-    data = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*data));
-    lens = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*lens));
     kept = apr_pcalloc(sc->p, (apr_size_t)n * sizeof(*kept));
     for (i = 0; i < n; i++) {
         apr_int64_t lo = (a + i) * QRT_AGG_DAY - offset;
         apr_int64_t sa = useal[qrt_agg_fdiv(lo, QRT_AGG_DAY) - u0];
         apr_int64_t sb = useal[qrt_agg_fdiv(lo + QRT_AGG_DAY - 1, QRT_AGG_DAY) - u0];
 
-        keys[i].account = (apr_int64_t)h1;
-        keys[i].bucket = a + i;
-        keys[i].level = 0;
-        keys[i].kind = REPORT_KEPT_KIND;
+        /* (a day not sealed is counted, not looked up) */
         if (sa && sb) {
             /* (both days' seals, the same day's twice at offset 0: mixed in turn) */
             dayseal[i] = (apr_int64_t)(report_kept_mix(report_kept_mix(h1, (apr_uint64_t)sa),
                                                        (apr_uint64_t)sb) | 1);
         }
-        else {
-            data[i] = "";           /* (not looked up: a day not sealed is counted) */
-        }
     }
-    qrt_aggcache_get_many(cache, keys, dayseal, n, data, lens, ents);
     for (i = 0; i < n; i++) {
-        if (dayseal[i] && data[i] && lens[i] == sizeof(*kept)) {
-            memcpy(&kept[i], data[i], sizeof(*kept));
-            if (kept[i].check != (apr_int64_t)h2) {
-                kept[i].check = 0;
-            }
+        int64_t v[4];
+
+        if (dayseal[i] && qrt_kept_get(table, h1, a + i, dayseal[i], v)
+            && v[3] == (apr_int64_t)h2) {
+            kept[i].scans = v[0];
+            kept[i].clicks = v[1];
+            kept[i].uniques = v[2];
+            kept[i].check = v[3];
         }
         /* the longest run of kept days */
         if (!kept[i].check) {
@@ -2308,7 +2297,6 @@ static apr_status_t report_date_kept(qrt_report_scope_t *sc, apr_int64_t s, apr_
             c1 = i;
         }
     }
-    qrt_aggcache_release_many(cache, ents, n);
     if (c1 - c0 + 1 < REPORT_KEPT_RUN) {
         c0 = 0;
         c1 = -1;
@@ -2349,7 +2337,10 @@ static apr_status_t report_date_kept(qrt_report_scope_t *sc, apr_int64_t s, apr_
     }
     for (i = 0; i < n; i++) {
         if (dayseal[i]) {
-            qrt_aggcache_put(cache, &keys[i], dayseal[i], (const char *)&kept[i], sizeof(*kept));
+            const int64_t v[4] = { kept[i].scans, kept[i].clicks, kept[i].uniques,
+                                   kept[i].check };
+
+            qrt_kept_put(table, h1, a + i, dayseal[i], v);
         }
     }
     /* the kept run's rows */

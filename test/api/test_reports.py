@@ -779,6 +779,49 @@ def test_listed_days_by_date_kept(server, acct):
         acct._renew()
 
 
+def test_listed_days_kept_for_every_child(server, acct):
+    """The whole days one child's report by date over a list kept are taken by every
+    child of the server (the table of kept days is in shared memory): after the first
+    request, each request on a new connection, whichever child answers it, takes them
+    (QRT00510) and answers as the first did."""
+    import requests
+    from conftest import start_server
+    rng = random.Random(12)
+    every = [acct.tracker("c%d" % i) for i in range(6)]
+    ids = every[1:5]                        # (a list, not the account)
+    first = T0 - 30 * DAY
+    acct.load([V(rng.choice(every), first + rng.randrange(30 * DAY), who=rng.randrange(40))
+               for _ in range(800)])
+    server.admin("aggregates", "seal")
+    debug = start_server(loglevel="warn qrtrack:debug", shared_db=server,
+                         extra='LogFormat "%P %U" qrtpid\nCustomLog logs/pids.log qrtpid\n')
+    try:
+        params = {"report": "date", "visit_start": fmt(first, 0),
+                  "visit_start_end": fmt(first + 30 * DAY - 1, 0), "trackers[]": ids}
+        headers = {"Authorization": "Bearer " + server.token(acct.name),
+                   "Connection": "close"}
+
+        def ask():
+            r = requests.get(debug.api_base + "/report/", params=params, headers=headers,
+                             timeout=30)
+            assert r.status_code == 200, r.text
+            return r.json()["data"]
+
+        want = ask()
+        assert want == oracle_rows(acct, "date", first, first + 30 * DAY - 1, 0, ids)
+        assert "QRT00510" not in debug.error_log()
+        for _ in range(24):
+            assert ask() == want
+        took = [l for l in debug.error_log().splitlines() if "QRT00510: took " in l]
+        assert len(took) == 24 and all("took 30 days of the window" in l for l in took), took[:3]
+        with open(os.path.join(debug.dir, "logs", "pids.log")) as f:
+            pids = {l.split()[0] for l in f if " /api/report/" in l}
+        assert len(pids) >= 2, pids         # both children answered some
+    finally:
+        debug.cleanup()
+        acct._renew()
+
+
 # -- any window (issue 39): random seconds, offsets and lengths, sealed days and not ----
 
 WINDOW_OFFSETS = [-43200, -34200, -18000, 0, 19800, 20700, 45900, 50400, 420]
