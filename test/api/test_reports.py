@@ -817,6 +817,16 @@ def test_listed_days_kept_for_every_child(server, acct):
         with open(os.path.join(debug.dir, "logs", "pids.log")) as f:
             pids = {l.split()[0] for l in f if " /api/report/" in l}
         assert len(pids) >= 2, pids         # both children answered some
+        # A graceful restart keeps the table: new children take the days at once.
+        import subprocess
+        from conftest import HTTPD
+        subprocess.run([HTTPD, "-f", debug.conf, "-k", "graceful"], check=True)
+        wait_until(lambda: debug.error_log().count("resuming normal operations") >= 2,
+                   timeout=20, what="the graceful restart")
+        for _ in range(6):
+            assert ask() == want
+        took = [l for l in debug.error_log().splitlines() if "QRT00510: took " in l]
+        assert len(took) == 30 and all("took 30 days of the window" in l for l in took)
     finally:
         debug.cleanup()
         acct._renew()
