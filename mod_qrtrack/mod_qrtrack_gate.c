@@ -8,7 +8,6 @@
 #include "http_log.h"
 #include "http_protocol.h"
 #include "util_mutex.h"
-#include <apr_shm.h>
 #include <apr_strings.h>
 
 #include "mod_qrtrack_private.h"
@@ -33,26 +32,19 @@ static apr_global_mutex_t *gate_mutex;
 
 apr_status_t qrt_gate_post_config(server_rec *s)
 {
-    apr_pool_t *pp = s->process->pool;
-    apr_size_t size = qrt_tries_size(GATE_SLOTS);
-    apr_shm_t *shm = NULL;
     apr_status_t rv;
+    int fresh;
+    void *mem = qrt_shm_kept(s, GATE_SHM_KEY, qrt_tries_size(GATE_SLOTS), &fresh, &rv);
 
-    apr_pool_userdata_get((void **)&shm, GATE_SHM_KEY, pp);
-    if (shm && apr_shm_size_get(shm) < size) {
-        shm = NULL;
+    if (!mem) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00802: cannot create "
+                     "shared memory for the password gate");
+        return rv;
     }
-    if (!shm) {
-        rv = apr_shm_create(&shm, size, NULL, pp);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00802: cannot create "
-                         "shared memory for the password gate");
-            return rv;
-        }
-        qrt_tries_init(apr_shm_baseaddr_get(shm), GATE_SLOTS);
-        apr_pool_userdata_set(shm, GATE_SHM_KEY, apr_pool_cleanup_null, pp);
+    if (fresh) {
+        qrt_tries_init(mem, GATE_SLOTS);
     }
-    gate_tries = apr_shm_baseaddr_get(shm);
+    gate_tries = mem;
     return qrt_global_mutex(s, QRT_MUTEX_GATE, &gate_mutex);
 }
 

@@ -28,7 +28,6 @@
  *     of more than 3660 days is 422. */
 #include <stdlib.h>
 #include <string.h>
-#include <apr_shm.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 
@@ -37,6 +36,7 @@
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_params.h"
 #include "mod_qrtrack_report.h"
+#include "mod_qrtrack_util.h"
 #include "qrt_agg.h"
 #include "qrt_kept.h"
 #include "qrt_strid.h"
@@ -152,33 +152,24 @@ static apr_status_t rep_spare_end(void *data)
 
 apr_status_t qrt_report_post_config(server_rec *s)
 {
-    apr_pool_t *pp = s->process->pool;
     apr_size_t size = qrt_kept_size(REP_KEPT_DAYS);
-    apr_shm_t *shm = NULL;
     apr_status_t rv;
-    int fresh = 0;
+    int fresh;
+    void *mem;
 
     qrt_kept_use(NULL);
     if (qrt_config()->report_cache <= 0) {
         return APR_SUCCESS;
     }
     /* (kept over graceful restarts: each value is checked against its days' seals) */
-    apr_pool_userdata_get((void **)&shm, REP_KEPT_KEY, pp);
-    if (shm && apr_shm_size_get(shm) < size) {
-        shm = NULL;
+    mem = qrt_shm_kept(s, REP_KEPT_KEY, size, &fresh, &rv);
+    if (!mem) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, "QRT00511: cannot make the "
+                     "shared table of kept days; each report by date over a list "
+                     "counts its whole window");
+        return APR_SUCCESS;
     }
-    if (!shm) {
-        rv = apr_shm_create(&shm, size, NULL, pp);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, "QRT00511: cannot make the "
-                         "shared table of kept days; each report by date over a list "
-                         "counts its whole window");
-            return APR_SUCCESS;
-        }
-        apr_pool_userdata_set(shm, REP_KEPT_KEY, apr_pool_cleanup_null, pp);
-        fresh = 1;
-    }
-    qrt_kept_use(qrt_kept_attach(apr_shm_baseaddr_get(shm), apr_shm_size_get(shm), fresh));
+    qrt_kept_use(qrt_kept_attach(mem, size, fresh));
     return APR_SUCCESS;
 }
 

@@ -24,29 +24,43 @@ qrt_log_throttle_t *qrt_ration(int which)
     return &rations[which];
 }
 
-apr_status_t qrt_rations_post_config(server_rec *s)
+void *qrt_shm_kept(server_rec *s, const char *key, apr_size_t size, int *fresh,
+                   apr_status_t *rv)
 {
     apr_pool_t *pp = s->process->pool;
-    apr_size_t size = sizeof(qrt_log_throttle_t) * QRT_RATIONS;
     apr_shm_t *shm = NULL;
-    apr_status_t rv;
 
-    apr_pool_userdata_get((void **)&shm, RATIONS_KEY, pp);
-    /* (a segment of a build with fewer lines, kept over a graceful restart: made anew) */
+    *fresh = 0;
+    *rv = APR_SUCCESS;
+    apr_pool_userdata_get((void **)&shm, key, pp);
     if (shm && apr_shm_size_get(shm) < size) {
         shm = NULL;
     }
     if (!shm) {
-        rv = apr_shm_create(&shm, size, NULL, pp);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00144: cannot create shared "
-                         "memory for the rations of log lines");
-            return rv;
+        *rv = apr_shm_create(&shm, size, NULL, pp);
+        if (*rv != APR_SUCCESS) {
+            return NULL;
         }
         memset(apr_shm_baseaddr_get(shm), 0, size);
-        apr_pool_userdata_set(shm, RATIONS_KEY, apr_pool_cleanup_null, pp);
+        apr_pool_userdata_set(shm, key, apr_pool_cleanup_null, pp);
+        *fresh = 1;
     }
-    rations = apr_shm_baseaddr_get(shm);
+    return apr_shm_baseaddr_get(shm);
+}
+
+apr_status_t qrt_rations_post_config(server_rec *s)
+{
+    apr_status_t rv;
+    int fresh;
+    void *mem = qrt_shm_kept(s, RATIONS_KEY, sizeof(qrt_log_throttle_t) * QRT_RATIONS,
+                             &fresh, &rv);
+
+    if (!mem) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "QRT00144: cannot create shared "
+                     "memory for the rations of log lines");
+        return rv;
+    }
+    rations = mem;
     return APR_SUCCESS;
 }
 

@@ -38,6 +38,13 @@ qrt_log_throttle_t *qrt_ration(int which);
 /* The shared rations, made once in the process pool (kept over graceful restarts). */
 apr_status_t qrt_rations_post_config(server_rec *s);
 
+/* Anonymous shared memory of at least size bytes, made once in the process pool under
+ * key so that it outlives graceful restarts (a smaller one, kept from a build that
+ * needed less, is made anew): its address, *fresh set when it was just made (zeroed).
+ * NULL when it cannot be made (rv says why). */
+void *qrt_shm_kept(server_rec *s, const char *key, apr_size_t size, int *fresh,
+                   apr_status_t *rv);
+
 /* A global mutex of the given (registered) type, created once in
  * the process pool so that it survives graceful restarts. */
 apr_status_t qrt_global_mutex(server_rec *s, const char *type, apr_global_mutex_t **m);
