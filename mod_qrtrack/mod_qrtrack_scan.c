@@ -573,12 +573,6 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
         writer_busy_ms = ms < 10 ? 10 : ms;
         qrt_schema_pragma(cp, driver, db->handle,
                           apr_psprintf(cp, "PRAGMA busy_timeout = %d", writer_busy_ms));
-        /* A batch of visits from many visitors changes more than 64 KB of pages in one
-         * statement, whose journal SQLite would write to a file it makes and unlinks in
-         * its temporary directory each commit: kept in memory instead (a batch's pages,
-         * a few MB at most), the commits make no files there and do not fail when that
-         * directory is full; under the varied scan bench, 9 % more scans a second. */
-        qrt_schema_pragma(cp, driver, db->handle, "PRAGMA temp_store = MEMORY");
     }
     else {
         int nrows;

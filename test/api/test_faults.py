@@ -398,39 +398,3 @@ def test_a_change_of_the_schema_made_elsewhere_leaves_every_connection_answering
             assert not srv.crash_lines(), srv.error_log()
     finally:
         srv.cleanup()
-
-
-@pytest.mark.skipif(BACKEND != "sqlite", reason="SQLite only: its temporary files")
-def test_the_scan_writer_keeps_its_statement_journals_in_memory():
-    """A batch of visits from many visitors changes more than 64 KB of pages in one
-    statement, whose journal SQLite then writes to a temporary file (made and unlinked in
-    its temporary directory each commit): the scan writer keeps it in memory, so commits
-    make no files there (and do not fail when that directory is full)."""
-    srv = Server(initialized=True)
-    try:
-        srv.init()
-        srv.account("acme")
-        tok = srv.token("acme")
-        tmp = os.path.join(srv.dir, "sqlite-tmp")
-        os.mkdir(tmp)
-        os.chmod(tmp, 0o777)
-        srv.start(env={"SQLITE_TMPDIR": tmp})
-        with Api(srv, tok) as a:
-            t = a.post("/tracker", json={"redirect_url": "https://example.com/t"}).json()
-        before = os.stat(tmp).st_mtime_ns
-
-        def scan(i):
-            r = requests.get(t["scan_url"], allow_redirects=False, timeout=30, headers={
-                "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Probe/%d.%d" % (i, i * 7),
-                "Referer": "https://r%d.example/%s" % (i, "p" * (i % 50))})
-            return r.status_code
-
-        import concurrent.futures
-        with concurrent.futures.ThreadPoolExecutor(40) as pool:
-            codes = list(pool.map(scan, range(3000)))
-        assert codes == [302] * 3000
-        assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d"
-                           % t["tracker_id"]).strip()) == 3000
-        assert os.stat(tmp).st_mtime_ns == before, os.listdir(tmp)
-    finally:
-        srv.cleanup()
