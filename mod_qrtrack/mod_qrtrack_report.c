@@ -50,6 +50,8 @@
 #include "qrt_store_agg_read.h"
 #include "qrt_trim.h"
 #include "qrt_spare.h"
+#include "qrt_poolkeep.h"
+#include "qrt_clock.h"
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_spool.h"
 
@@ -62,6 +64,11 @@ APLOG_USE_MODULE(qrtrack);
 
 /* The child's kept report scopes (NULL: every report reads its own). */
 static qrt_report_cache_t *rep_cache;
+/* The allocators of the reports' pools, kept from one report to the next (qrt_poolkeep):
+ * two, each keeping up to 16 MB of what its last report freed, for 10 s unused. */
+#define REP_POOLS 2
+#define REP_POOL_KEEP ((apr_size_t)16 << 20)
+static qrt_poolkeep_t *rep_pools;
 
 #define REP_STRIDS (1u << 20)      /* strings numbered for the blocks of visits, at most */
 
@@ -145,6 +152,11 @@ static apr_status_t rep_spare_end(void *data)
     return APR_SUCCESS;
 }
 
+void qrt_report_pools_release(apr_interval_time_t idle)
+{
+    qrt_poolkeep_release(rep_pools, qrt_clock_now(), idle);
+}
+
 /* Whole days of reports by date over a list, kept for every child (qrt_kept): 65,536 of
  * them, 5 MB, with QRTrackReportCache on. */
 #define REP_KEPT_DAYS 65536
@@ -193,6 +205,7 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
     qrt_store_agg_blob_strids(sealed ? qrt_strid_make(pchild, REP_STRIDS, bytes / 8) : NULL);
     qrt_spare_keep(QRT_SPARE_KEEP);
     apr_pool_cleanup_register(pchild, NULL, rep_spare_end, apr_pool_cleanup_null);
+    rep_pools = qrt_poolkeep_make(pchild, REP_POOLS, REP_POOL_KEEP);
     rep_help.s = s;
     if (sealed && rep_help_init(pchild)) {
         qrt_store_agg_read_helper(rep_help_take, rep_help_give, 0);
@@ -205,6 +218,7 @@ void qrt_report_child_init(apr_pool_t *pchild, server_rec *s)
  * qrt_params_trackers). */
 static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_scope_t **sc)
 {
+    apr_pool_t *p;
     apr_array_header_t *ids = NULL;
     /* (none listed: all of the account's, which the scope reads, or keeps, itself) */
     qrt_err_t *e = qrt_query_list(q, param)->nelts ? qrt_params_trackers(q, param, &ids)
@@ -221,7 +235,12 @@ static qrt_err_t *rep_scope_load(qrt_req_t *q, const char *param, qrt_report_sco
         *sc = NULL;
         return qrt_error_store(q, "reporting");
     }
-    if (qrt_report_scope(&q->db, q->r->pool, q->auth.account_id, ids, rep_cache, sc)
+    /* (the report's work in a pool whose allocator the next report takes over: its
+     * memory is not unmapped and mapped again, qrt_poolkeep.h) */
+    if (!(p = qrt_poolkeep_pool(rep_pools, q->r->pool))) {
+        p = q->r->pool;
+    }
+    if (qrt_report_scope(&q->db, p, q->auth.account_id, ids, rep_cache, sc)
         != APR_SUCCESS) {
         return qrt_error_store(q, *sc && (*sc)->failed ? (*sc)->failed : "reporting");
     }

@@ -6,6 +6,9 @@
 
 /* The child's kept report scopes (qrt_report_cache.h). */
 void qrt_report_child_init(apr_pool_t *pchild, server_rec *s);
+/* Hands back the memory the reports' kept allocators hold, of those unused for idle
+ * (qrt_poolkeep_release; the scan writer's rounds call it). */
+void qrt_report_pools_release(apr_interval_time_t idle);
 /* The table of kept days the children share (made in the parent). */
 apr_status_t qrt_report_post_config(server_rec *s);
 qrt_err_t *qrt_report_show(qrt_req_t *q);

@@ -31,6 +31,7 @@
 #include "mod_qrtrack_lookup.h"
 #include "mod_qrtrack_queue.h"
 #include "mod_qrtrack_rate.h"
+#include "mod_qrtrack_report.h"
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_keepalive.h"
 #include "qrt_clock.h"
@@ -63,8 +64,9 @@ APLOG_USE_MODULE(qrtrack);
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
 #define SCAN_WRITER_POLL apr_time_from_msec(250) /* an idle writer looks again */
-/* The arrays a child's report counts keep for the next (qrt_vgroups_spares_release):
- * freed once no count has used them this long, looked at once a second by the writer. */
+/* The arrays a child's report counts keep for the next (qrt_vgroups_spares_release), and
+ * the allocators of its reports' pools (qrt_report_pools_release): freed once no report
+ * has used them this long, looked at once a second by the writer. */
 #define SCAN_SPARES_IDLE apr_time_from_sec(10)
 #define SCAN_COMMIT_TRIES 8                      /* a commit that lost a conflict */
 #define SCAN_DICT_CACHE  65536                    /* dictionary ids a writer keeps */
@@ -1096,6 +1098,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
 
         if (qrt_clock_now() >= spares_next) {
             qrt_vgroups_spares_release(SCAN_SPARES_IDLE);
+            qrt_report_pools_release(SCAN_SPARES_IDLE);
             spares_next = qrt_clock_now() + apr_time_from_sec(1);
         }
         /* Everything queued by any child, if no other writer is committing. */
