@@ -1705,14 +1705,19 @@ static apr_status_t report_co_days(qrt_report_scope_t *sc, apr_int64_t d0, apr_i
     return rv;
 }
 
-/* 1 when bounds read at once tell that the trackers a list leaves out hold too many of
+/* 1 when counters read at once tell that the trackers a list leaves out hold too many of
  * the window's visits for report_co (past REPORT_CO_MAX, or past a report_co_ratio-th of
  * the listed ones'), as its exact sums below would: the others' visits on the window's
- * whole UTC days, and on its part days at least the account's visits in their whole
- * quarter-hours less all the listed trackers' visits of those days; against the listed
- * trackers' visits on every day the window touches. The exact sums read the part days'
- * visits of the whole account (a window that ends now: today's so far), which in a busy
- * account costs more than counting a list of a hundred trackers itself. */
+ * whole UTC days, and on its part days the account's visits in their whole quarter-hours
+ * less all the listed trackers' visits of those days, or, where more, those visits split
+ * between the listed trackers and the others as the part days' whole are (the account's
+ * quarter-hours hold no tracker: the first hour of a day whose visits run on past it, a
+ * window ending early in a day or visits ahead of the clock, is otherwise a bound of
+ * nothing); against the listed trackers' visits on every day the window touches. The
+ * exact sums read the part days' visits of the whole account (a window that ends now:
+ * today's so far), which in a busy account costs more than counting a list of a hundred
+ * trackers itself. (An estimate that says too many where the sums would not costs the
+ * listed trackers' own count, exact as well.) */
 static int report_co_too_many(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t e)
 {
     apr_int64_t d0, d1, w0, w1, listed, others, inner_listed = 0, inner_others = 0, part = 0;
@@ -1758,8 +1763,16 @@ static int report_co_too_many(qrt_report_scope_t *sc, apr_int64_t s, apr_int64_t
             part += n;
         }
     }
-    part -= listed - inner_listed;
-    theirs = inner_others + (part > 0 ? part : 0);
+    {
+        apr_int64_t edge_listed = listed - inner_listed, edge_others = others - inner_others;
+        apr_int64_t lower = part - edge_listed, share = 0;
+
+        if (part > 0 && edge_others > 0) {
+            share = (apr_int64_t)((double)part * (double)edge_others
+                                  / (double)(edge_listed + edge_others));
+        }
+        theirs = inner_others + (lower > share ? lower : share > 0 ? share : 0);
+    }
     return theirs > REPORT_CO_MAX || (report_co_ratio > 0 && theirs * report_co_ratio > listed);
 }
 
