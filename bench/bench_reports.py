@@ -47,7 +47,12 @@ BENCH_REBUILD=1: the aggregates rebuilt in it first (in place: for a build
 whose aggregates changed). BENCH_KEEP=path (SQLite): a copy of the database, generated
 and rebuilt, is left there for later BENCH_DB runs. BENCH_BUILD=dir: the module and
 admin tool of another build (bench/reference_build.sh prints one), to compare two
-builds on one BENCH_DB in turn. BENCH_SIZES_ONLY=1: stop after the sizes. BENCH_COLD=0:
+builds on one BENCH_DB in turn. BENCH_AB=dir (with BENCH_DB): a second server of that
+build on the same database, started beside the first, each figure's requests alternating
+between the two, and its median printed after the figure ("B"): on a machine whose speed
+drifts over minutes (a shared virtual machine), two builds measured in turn differ by
+more than the change between them (no rate limit on either; no first requests after a
+restart). BENCH_SIZES_ONLY=1: stop after the sizes. BENCH_COLD=0:
 without the first requests after a restart (the issue's windows and ten years of
 cities, each the first request of a freshly started server: the children's caches of
 sealed values empty). BENCH_PG_LOG=path (PostgreSQL): the cluster's log is copied there at the end,
@@ -72,6 +77,7 @@ REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 IMPORT = int(os.environ.get("BENCH_IMPORT", "20000"))
 KEPT = os.environ.get("BENCH_DB")
 BUILD = os.environ.get("BENCH_BUILD")
+AB = os.environ.get("BENCH_AB")
 KEEP = os.environ.get("BENCH_KEEP")
 REBUILD = os.environ.get("BENCH_REBUILD") == "1"
 T0 = 1767225600                 # 2026-01-01T00:00:00+0000
@@ -253,17 +259,23 @@ def fmt(t):
     return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
 
 
-def timed(session, path, params, post=False):
-    """The median of REPEAT requests (post: the parameters as a JSON body), and the last
-    answer."""
-    times = []
+def timed(session, path, params, post=False, other=None):
+    """The median of REPEAT requests (post: the parameters as a JSON body), the last
+    answer, and with other (a session on the BENCH_AB server) the median of as many
+    requests to it, each alternating with one of session's (which goes first in turn), so
+    that a machine whose speed drifts over minutes weighs on both alike; else None."""
+    times, theirs = [], []
     r = None
-    for _ in range(REPEAT):
-        t = time.perf_counter()
-        r = session.post(path, json=params) if post else session.get(path, params=params)
-        times.append((time.perf_counter() - t) * 1000)
-        assert r.status_code == 200, (path, params, r.status_code, r.text[:300])
-    return statistics.median(times), r.json()
+    for i in range(REPEAT):
+        both = [(session, times), (other, theirs)] if other else [(session, times)]
+        for s, into in both if i % 2 == 0 else both[::-1]:
+            t = time.perf_counter()
+            got = s.post(path, json=params) if post else s.get(path, params=params)
+            into.append((time.perf_counter() - t) * 1000)
+            assert got.status_code == 200, (path, params, got.status_code, got.text[:300])
+            if s is session:
+                r = got
+    return statistics.median(times), r.json(), statistics.median(theirs) if other else None
 
 
 # Issue 39: windows a date picker or a script asks for, not only the figures above.
@@ -473,7 +485,13 @@ def main():
     if PG and KEPT:
         print("BENCH_DB is SQLite only", file=sys.stderr)
         return 1
-    srv = start_server(accounts=[("bench", "professional")], build=BUILD)
+    if AB and not KEPT:
+        print("BENCH_AB needs BENCH_DB", file=sys.stderr)
+        return 1
+    # (BENCH_AB: both servers without the rate limit, on one token made before they start)
+    unlimited = "QRTrackRateLimit 0\n" if AB else ""
+    srv = start_server(accounts=[("bench", "professional")], build=BUILD, extra=unlimited)
+    other = None
     worst = 0.0
     try:
         account = [int(line.split("\t")[0])
@@ -537,7 +555,17 @@ def main():
         else:
             sizes = sqlite(srv, counts + ";", capture=True).strip().split("|")
             mb = os.path.getsize(srv.db) / 1e6
+        token = srv.token("bench") if AB else None
         srv.start()
+        if AB:
+            other = start_server(accounts=[("bench", "professional")], build=AB,
+                                 extra=unlimited)
+            other.stop()
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(other.db + suffix):
+                    os.unlink(other.db + suffix)
+            os.link(KEPT, other.db)
+            other.start()
         if PG:
             print("reports bench, %s: %s visits over %d trackers in 2026, generated in "
                   "%.0f s, aggregates rebuilt in %.0f s, VACUUM ANALYZE %.0f s; database "
@@ -549,6 +577,9 @@ def main():
                   % (sizes[0], TRACKERS, gen, rebuild, mb, " (BENCH_DB)" if KEPT else ""))
         if BUILD:
             print("  build: %s" % BUILD)
+        if AB:
+            print("  against: %s, on the same database, each figure's requests alternating "
+                  "with this build's (its median after B)" % AB)
         print("  aggregate rows: agg_cnt %s, agg_link %s, agg_gaps %s, agg_day %s"
               % tuple(sizes[1:]))
         print("  bytes per visit: %.1f (database %.0f MB / %s visits, dictionaries, indexes "
@@ -587,13 +618,14 @@ def main():
 
         calls = [0]
         session = [None]
+        theirs = [Api(other, token)] if AB else [None]
 
         def api():
             # The rate limit is per token per minute: a new token every 50 requests.
-            if session[0] is None or calls[0] >= 50:
+            if session[0] is None or (calls[0] >= 50 and not AB):
                 if session[0]:
                     session[0].close()
-                session[0] = Api(srv, srv.token("bench"))
+                session[0] = Api(srv, token or srv.token("bench"))
                 calls[0] = 0
             calls[0] += REPEAT
             return session[0]
@@ -610,12 +642,12 @@ def main():
 
         def figure(label, path, params, note="", target=True, post=False):
             nonlocal worst
-            ms, body = timed(api(), path, params, post)
+            ms, body, ms_b = timed(api(), path, params, post, theirs[0])
             figure.last = ms
             if target:
                 worst = max(worst, ms)
-            print("  %-34s %8.1f ms  %s" % (label, ms, note(body) if callable(note) else note),
-                  flush=True)
+            print("  %-34s %8.1f ms  %s%s" % (label, ms, note(body) if callable(note) else note,
+                                             "  B %.1f ms" % ms_b if AB else ""), flush=True)
             return body
 
         def rows(body):
@@ -663,7 +695,7 @@ def main():
                  "met" if worst < TARGET_MS else "MISSED"), flush=True)
         slowest = max(random_windows(api, figure), now_windows(api, figure),
                       list_windows(api, figure))
-        if COLD:
+        if COLD and not AB:
             def reset():
                 session[0] = None
             cold_windows(srv, api, reset, [t["tracker_id"] for t in first])
@@ -700,10 +732,12 @@ def main():
         print(srv.error_log()[-4000:], file=sys.stderr)
         raise
     finally:
-        if KEPT and os.path.exists(srv.db):
-            srv.stop()
-            os.unlink(srv.db)       # the link only: BENCH_DB stays
-        srv.cleanup()
+        for one in (srv, other):
+            if one and KEPT and os.path.exists(one.db):
+                one.stop()
+                os.unlink(one.db)   # the link only: BENCH_DB stays
+            if one:
+                one.cleanup()
         if PG and PG_LOG:
             with open(PG_LOG, "w") as f:
                 f.write(pg_cluster().logtext())
