@@ -177,6 +177,29 @@ static qrt_geo_t *geoip_open(apr_pool_t *pconf, server_rec *s, const char *path,
     return g;
 }
 
+/* SQLite's own line on a damaged database or a failed system call: which check or call
+ * failed, and where (qrt_dialect_sqlite_log), in the server's log, rationed. */
+static server_rec *qrt_sqlite_server;
+
+static void qrt_sqlite_said(int code, const char *msg)
+{
+    server_rec *s = __atomic_load_n(&qrt_sqlite_server, __ATOMIC_ACQUIRE);
+    apr_uint32_t more;
+
+    if (s && qrt_log_due(qrt_ration(QRT_R_SQLITE), &more)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00145: SQLite: %s (code %d; and %u "
+                     "more since this line was last logged)", msg, code, more);
+    }
+}
+
+/* (the configuration's server goes with pconf at a restart) */
+static apr_status_t qrt_sqlite_server_gone(void *data)
+{
+    (void)data;
+    __atomic_store_n(&qrt_sqlite_server, NULL, __ATOMIC_RELEASE);
+    return APR_SUCCESS;
+}
+
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
@@ -187,6 +210,9 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (qrt_rations_post_config(s) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    __atomic_store_n(&qrt_sqlite_server, s, __ATOMIC_RELEASE);
+    apr_pool_cleanup_register(pconf, NULL, qrt_sqlite_server_gone, apr_pool_cleanup_null);
+    qrt_dialect_sqlite_log(qrt_sqlite_said);
     /* A PostgreSQL server that takes connections and then never answers (its processes
      * frozen) would hold libpq's connection attempts for ever: 5 s, unless the
      * environment or DBDParams' connect_timeout says otherwise (set here, in the parent

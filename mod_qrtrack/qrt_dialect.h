@@ -127,6 +127,13 @@ const char *qrt_dialect_self_check(const apr_dbd_driver_t *driver);
  * other modules) keeps those. Then the WAL's writes of a commit are made one
  * (qrt_walvfs, SQLite's default VFS from here on). */
 void qrt_dialect_sqlite_tune(int own_connections);
+/* SQLite's own log of a damaged database or a failed system call (its error log: which
+ * check failed, at which line of its source, or which call, on which file), handed to
+ * fn (NULL: to nobody) from whichever thread met it; its other lines (a schema changed,
+ * a WAL recovered, an automatic index) are not. fn must not call SQLite. Takes effect
+ * where qrt_dialect_sqlite_tune ran before SQLite started. */
+typedef void qrt_sqlite_log_fn(int code, const char *msg);
+void qrt_dialect_sqlite_log(qrt_sqlite_log_fn *fn);
 /* The sqlite3_stmt inside apr_dbd_sqlite3's prepared statement, with its number of
  * arguments and their types; NULL when native reads are off (the self-check failed,
  * or SQLite is not thread-safe). */

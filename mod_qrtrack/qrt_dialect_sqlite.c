@@ -249,6 +249,25 @@ const qrt_dialect_t qrt_dialect_sqlite = {
     "BEGIN DEFERRED", NULL, NULL, NULL
 };
 
+static qrt_sqlite_log_fn *sqlite_log_fn;
+
+static void sqlite_log(void *arg, int code, const char *msg)
+{
+    qrt_sqlite_log_fn *fn = __atomic_load_n(&sqlite_log_fn, __ATOMIC_ACQUIRE);
+    int primary = code & 0xff;
+
+    (void)arg;
+    if (fn && (primary == SQLITE_CORRUPT || primary == SQLITE_IOERR
+               || primary == SQLITE_NOTADB)) {
+        fn(code, msg ? msg : "");
+    }
+}
+
+void qrt_dialect_sqlite_log(qrt_sqlite_log_fn *fn)
+{
+    __atomic_store_n(&sqlite_log_fn, fn, __ATOMIC_RELEASE);
+}
+
 void qrt_dialect_sqlite_tune(int own_connections)
 {
     /* (SQLITE_MISUSE once SQLite has started: it keeps what it had) */
@@ -256,6 +275,7 @@ void qrt_dialect_sqlite_tune(int own_connections)
         sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     }
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
     /* (after the settings: registering a VFS starts SQLite) */
     qrt_walvfs_register();
 }
