@@ -1053,15 +1053,56 @@ typedef struct {
 } report_lv_daily;
 
 /* Blocks [i0, i1) of a daily series' count: scans of day d at cnt[d], clicks at
- * cnt[ndays + d]. A block's visits come in time order: each day's are counted in
- * registers (a visit's kind and whether it is in the window added, not branched on:
- * either is as likely as not) and added to the day's counts when its day ends. */
+ * cnt[ndays + d]. A block whose visits were added in time order (SQL gives no order,
+ * though its index usually does) has their counts by UTC day, which are added; in
+ * another, each day's are counted in registers (a visit's kind and whether it is in the window added, not
+ * branched on: either is as likely as not) and added to the day's counts when its day
+ * ends. */
 typedef struct {
     const report_lv_set *set;
     apr_int64_t s, e, d0, ndays;
     int i0, i1;
     apr_int64_t *cnt;
 } report_lv_dayrun;
+
+/* A block's visits in [s, e] into the days' counts, by its table of days: a day inside
+ * the window adds its counts, a day the window cuts walks its run (d0 and the block's
+ * days both the UTC days of qrt_agg_fdiv: the tables are read, not the visits). */
+static void report_lv_days_table(const qrt_vcols_t *v, apr_int64_t s, apr_int64_t e,
+                                 apr_int64_t d0, apr_int64_t nd, apr_int64_t *cnt)
+{
+    apr_size_t at = 0;
+    apr_uint32_t i;
+
+    for (i = 0; i < v->ndays; at += v->days[2 * i], i++) {
+        apr_int64_t day = v->day0 + i, d = day - d0, from = day * QRT_AGG_DAY;
+        apr_int64_t visits = v->days[2 * i], clicks = v->days[2 * i + 1];
+
+        if (d < 0 || d >= nd || !visits || from + QRT_AGG_DAY - 1 < s || from > e) {
+            continue;
+        }
+        if (from < s || from + QRT_AGG_DAY - 1 > e) {
+            apr_size_t k;
+
+            visits = clicks = 0;
+            for (k = at; k < at + v->days[2 * i]; k++) {
+                apr_int64_t when = qrt_vcols_time(v, k), in = (when >= s) & (when <= e);
+
+                visits += in;
+                clicks += in & (v->click[k] != 0);
+            }
+        }
+        cnt[d] += visits - clicks;
+        cnt[nd + d] += clicks;
+    }
+}
+
+static int report_lv_runs = 1;
+
+void qrt_report_lv_runs(int on)
+{
+    report_lv_runs = on;
+}
 
 static void report_lv_days_some(void *data)
 {
@@ -1078,6 +1119,10 @@ static void report_lv_days_some(void *data)
         apr_size_t k, n = v->n;
 
         if (v->tmax < s || v->tmin > e) {
+            continue;
+        }
+        if (v->ndays && report_lv_runs) {
+            report_lv_days_table(v, s, e, d0, nd, cnt);
             continue;
         }
         for (k = 0; k < n; k++) {

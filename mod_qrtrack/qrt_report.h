@@ -124,6 +124,9 @@ void qrt_report_lv_max(apr_size_t max);
  * in two threads, whatever the CPUs (0: the default, 200,000 visits where the machine
  * has two CPUs or more). */
 void qrt_report_lv_par(apr_size_t min);
+/* For tests: a dashboard's daily series takes the counts by day of the blocks that have
+ * them (1, the default) or counts every block's visits (0). */
+void qrt_report_lv_runs(int on);
 /* For tests: the walks a second thread began on a listed window's blocks while its days not
  * sealed were read, and those let go of unused (the window then passed the bound), since
  * the process started. */

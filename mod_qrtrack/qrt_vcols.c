@@ -9,6 +9,10 @@
 #define VC_MAGIC 0x33435651u        /* "QVC3" */
 #define VC_HEAD 40
 #define VC_WIDE 1u                  /* times as int64 */
+#define VC_DAYS 2u                  /* times in order, with the visits and clicks of each
+                                       UTC day (a table after the entries) */
+#define VC_DAY 86400                /* a day's seconds (the reports' UTC days) */
+#define VC_DAYS_MAX 64              /* the days a block's table spans at most */
 
 /* A column being built: its entries' strings, and each visit's entry. */
 typedef struct {
@@ -138,11 +142,18 @@ static unsigned vc_width(apr_size_t nent)
 /* The block's layout for n visits, each column's entries nent and strbytes bytes of
  * texts: each part's offset, and the length. */
 typedef struct {
-    apr_size_t visitor, t, idx[QRT_VCOLS_COLS], ent, click, strs, size;
+    apr_size_t visitor, t, idx[QRT_VCOLS_COLS], ent, days, click, strs, size;
 } vc_layout;
 
+/* The UTC day of t (rounded down). */
+static apr_int64_t vc_day(apr_int64_t t)
+{
+    return t >= 0 ? t / VC_DAY : -((-(t + 1)) / VC_DAY) - 1;
+}
+
+/* ndays: the days of the table (flag VC_DAYS) */
 static void vc_lay(vc_layout *l, apr_size_t n, const apr_size_t *nent, apr_size_t strbytes,
-                   apr_uint32_t flags)
+                   apr_uint32_t flags, apr_size_t ndays)
 {
     apr_size_t at, ents = 0;
     int c;
@@ -159,7 +170,8 @@ static void vc_lay(vc_layout *l, apr_size_t n, const apr_size_t *nent, apr_size_
         ents += nent[c];
     }
     l->ent = (at + 3) & ~(apr_size_t)3;
-    l->click = l->ent + 4 * ents;
+    l->days = l->ent + 4 * ents;
+    l->click = l->days + ((flags & VC_DAYS) ? 8 * ndays : 0);
     l->strs = l->click + n;
     l->size = (l->strs + strbytes + 7) & ~(apr_size_t)7;
 }
@@ -173,15 +185,21 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     const char **strs = NULL;
     vc_layout l;
     char *out, *text;
-    int c;
+    int c, sorted = 1;
+    apr_size_t ndays = 0;
 
     for (i = 1; i < n; i++) {
         lo = t[i] < lo ? t[i] : lo;
         hi = t[i] > hi ? t[i] : hi;
+        sorted &= t[i] >= t[i - 1];
     }
     /* (in unsigned arithmetic: the span of two int64 may not fit one) */
     if ((apr_uint64_t)hi - (apr_uint64_t)lo > APR_UINT64_C(0xFFFFFFFF)) {
         flags |= VC_WIDE;
+    }
+    else if (sorted && n && vc_day(hi) - vc_day(lo) < VC_DAYS_MAX) {
+        flags |= VC_DAYS;
+        ndays = (apr_size_t)(vc_day(hi) - vc_day(lo) + 1);
     }
     /* every column's strings in turn, numbered at once; the texts of those without */
     for (c = 0; c < QRT_VCOLS_COLS; c++) {
@@ -201,7 +219,7 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
             strbytes += ids[i] ? 0 : strlen(strs[i]) + 1;
         }
     }
-    vc_lay(&l, n, nent, strbytes, flags);
+    vc_lay(&l, n, nent, strbytes, flags, ndays);
     /* (apr_palloc's memory is 8-byte aligned) */
     out = apr_pcalloc(b->p, l.size);
     head[0] = VC_MAGIC;
@@ -260,6 +278,19 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
             text += sl;
         }
     }
+    if (flags & VC_DAYS) {
+        /* each day's visits, then its clicks (the times in order: a day's are a run) */
+        apr_uint32_t *days = (apr_uint32_t *)(void *)(out + l.days);
+        const unsigned char *click = (const unsigned char *)b->click->elts;
+        apr_int64_t d0 = vc_day(lo);
+
+        for (i = 0; i < n; i++) {
+            apr_size_t d = (apr_size_t)(vc_day(t[i]) - d0);
+
+            days[2 * d]++;
+            days[2 * d + 1] += click[i] != 0;
+        }
+    }
     memcpy(out + l.click, b->click->elts, n);
     *len = l.size;
     return out;
@@ -268,7 +299,7 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
 apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
 {
     apr_uint32_t head[8];
-    apr_size_t n, nent[QRT_VCOLS_COLS], strbytes, e;
+    apr_size_t n, nent[QRT_VCOLS_COLS], strbytes, e, ndays = 0;
     vc_layout l;
     int c;
 
@@ -279,8 +310,8 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
     memcpy(head, data, sizeof(head));
     n = head[1];
     strbytes = head[5];
-    if (head[0] != VC_MAGIC || n > len || strbytes > len || (head[6] & ~VC_WIDE)
-        || ((head[6] & VC_WIDE) && head[7])) {
+    if (head[0] != VC_MAGIC || n > len || strbytes > len || (head[6] & ~(VC_WIDE | VC_DAYS))
+        || ((head[6] & VC_WIDE) && head[7]) || ((head[6] & VC_WIDE) && (head[6] & VC_DAYS))) {
         return APR_EINVAL;
     }
     for (c = 0; c < QRT_VCOLS_COLS; c++) {
@@ -290,14 +321,28 @@ apr_status_t qrt_vcols_open(qrt_vcols_t *v, const char *data, apr_size_t len)
             return APR_EINVAL;
         }
     }
-    vc_lay(&l, n, nent, strbytes, head[6]);
+    memcpy(&v->base, data + sizeof(head), sizeof(v->base));
+    if (head[6] & VC_DAYS) {
+        /* (the latest time fits 32 bits: no overflow) */
+        apr_int64_t span = vc_day(v->base + (apr_int64_t)head[7]) - vc_day(v->base);
+
+        if (!n || span >= VC_DAYS_MAX) {
+            return APR_EINVAL;
+        }
+        ndays = (apr_size_t)span + 1;
+    }
+    vc_lay(&l, n, nent, strbytes, head[6], ndays);
     if (l.size != len || (!nent[0] && strbytes)) {
         return APR_EINVAL;
     }
-    memcpy(&v->base, data + sizeof(head), sizeof(v->base));
     v->tmin = (head[6] & VC_WIDE) ? APR_INT64_MIN : v->base;
     v->tmax = (head[6] & VC_WIDE) ? APR_INT64_MAX : v->base + (apr_int64_t)head[7];
     v->n = n;
+    if (ndays) {
+        v->ndays = (apr_uint32_t)ndays;
+        v->day0 = vc_day(v->base);
+        v->days = (const apr_uint32_t *)(const void *)(data + l.days);
+    }
     v->visitor = (const apr_int64_t *)(const void *)(data + l.visitor);
     if (head[6] & VC_WIDE) {
         v->t64 = (const apr_int64_t *)(const void *)(data + l.t);
@@ -347,7 +392,8 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
         }
     }
     for (k = 0; k < v->n; k++) {
-        if (v->click[k] > 1 || qrt_vcols_time(v, k) < v->tmin || qrt_vcols_time(v, k) > v->tmax) {
+        if (v->click[k] > 1 || qrt_vcols_time(v, k) < v->tmin || qrt_vcols_time(v, k) > v->tmax
+            || (v->ndays && k && qrt_vcols_time(v, k) < qrt_vcols_time(v, k - 1))) {
             return APR_EINVAL;
         }
         for (c = 0; c < QRT_VCOLS_COLS && v->nent[c]; c++) {
@@ -356,7 +402,39 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
             }
         }
     }
+    if (v->ndays) {
+        /* the table counts each day's run of visits, and its clicks */
+        apr_size_t at = 0;
+        apr_uint32_t d;
+
+        for (d = 0; d < v->ndays; d++) {
+            apr_size_t run = v->days[2 * d], j;
+            apr_uint32_t clicks = 0;
+
+            if (run > v->n - at || v->days[2 * d + 1] > run) {
+                return APR_EINVAL;
+            }
+            for (j = at; j < at + run; j++) {
+                if (qrt_vcols_day(qrt_vcols_time(v, j)) != v->day0 + d) {
+                    return APR_EINVAL;
+                }
+                clicks += v->click[j];
+            }
+            if (clicks != v->days[2 * d + 1]) {
+                return APR_EINVAL;
+            }
+            at += run;
+        }
+        if (at != v->n) {
+            return APR_EINVAL;
+        }
+    }
     return APR_SUCCESS;
+}
+
+apr_int64_t qrt_vcols_day(apr_int64_t t)
+{
+    return vc_day(t);
 }
 
 const char *qrt_vcols_string(const qrt_vcols_t *v, qrt_strid_t *ids, int col, apr_size_t k,

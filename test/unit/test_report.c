@@ -1601,6 +1601,10 @@ static void check_dashboard(const int *cov, int ncov, apr_int64_t d0, apr_int64_
     for (how = 0; how < SEAL_STATES; how++) {
         seal(how);
         check_dashboard1(cov, ncov, d0, d1);
+        /* (the daily series from the blocks visit by visit, in time order or not) */
+        qrt_report_lv_runs(0);
+        check_dashboard1(cov, ncov, d0, d1);
+        qrt_report_lv_runs(1);
     }
     seal(1);
 }

@@ -59,13 +59,84 @@ START_TEST(block_read_back)
     }
     ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 1000, pool));
     /* times from the first in 4 bytes, an index of each column in 1: the header, 8 + 4 +
-     * 3 + 1 bytes a visit, 9 entries and the texts (without numbers: every one) */
+     * 3 + 1 bytes a visit, 9 entries, one day's counts (8) and the texts (without numbers:
+     * every one) */
     ck_assert_ptr_nonnull(v.t32);
     ck_assert_int_eq(v.tmin, APR_INT64_C(1767225600));
     ck_assert_int_eq(v.tmax, APR_INT64_C(1767225600) + 999 * 7);
     ck_assert_uint_eq(v.width[QRT_VCOLS_CITY], 1);
     ck_assert_uint_eq(v.strbytes, 23 + 4 + 21);
-    ck_assert_uint_eq(len, (40 + 1000 * 16 + 9 * 4 + 48 + 7) / 8 * 8);
+    ck_assert_uint_eq(v.ndays, 1);
+    ck_assert_uint_eq(len, (40 + 1000 * 16 + 9 * 4 + 8 + 48 + 7) / 8 * 8);
+}
+END_TEST
+
+/* A block whose visits came in time order (ties included) counts its visits and clicks
+ * by UTC day, a day's visits the run after the days' before (days without a visit
+ * counted 0, days before 1970 by their floor); one with a visit earlier than the one
+ * before, or spanning more than 64 days, has no table; a table that does not match its
+ * visits fails the check. */
+START_TEST(visits_counted_by_day)
+{
+    static const apr_int64_t asc[] = { -86401, -1, 0, 100, 100, 86399, 3 * 86400 + 5,
+                                       3 * 86400 + 5 };
+    static const int clicks[] = { 1, 0, 1, 1, 0, 0, 1, 1 };
+    static const apr_uint32_t want[] = { 1, 1, 1, 0, 4, 2, 0, 0, 0, 0, 2, 2 };
+    static const apr_int64_t desc[] = { 100, 160, 150, 86400 };
+    qrt_vcols_builder_t *b = qrt_vcols_builder_make(pool);
+    const char *data;
+    char *copy;
+    apr_size_t len = 0, i;
+    qrt_vcols_t v;
+
+    for (i = 0; i < sizeof(asc) / sizeof(asc[0]); i++) {
+        qrt_vcols_add(b, asc[i], clicks[i], who(i), "Chrome", "DE", "Berlin");
+    }
+    data = qrt_vcols_block(b, &len);
+    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    ck_assert_uint_eq(v.ndays, 6);
+    ck_assert_int_eq(v.day0, -2);
+    ck_assert_int_eq(qrt_vcols_day(-1), -1);
+    ck_assert_int_eq(qrt_vcols_day(-86401), -2);
+    for (i = 0; i < 12; i++) {
+        ck_assert_uint_eq(v.days[i], want[i]);
+    }
+    /* the same block with a day's clicks told wrong, or its times put out of order */
+    copy = apr_pmemdup(pool, data, len);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    ((apr_uint32_t *)(void *)v.days)[5]--;
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+    memcpy(copy, data, len);
+    ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
+    {
+        apr_uint32_t *t = (apr_uint32_t *)(void *)v.t32, x = t[1];
+
+        t[1] = t[2];
+        t[2] = x;
+    }
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
+
+    b = qrt_vcols_builder_make(pool);
+    for (i = 0; i < sizeof(desc) / sizeof(desc[0]); i++) {
+        qrt_vcols_add(b, desc[i], 0, who(i), "Chrome", "DE", "Berlin");
+    }
+    data = qrt_vcols_block(b, &len);
+    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+    ck_assert_uint_eq(v.ndays, 0);
+    ck_assert_ptr_null(v.days);
+    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+    /* 64 days: a table; 65: none */
+    for (i = 0; i < 2; i++) {
+        b = qrt_vcols_builder_make(pool);
+        qrt_vcols_add(b, 7, 0, who(0), NULL, NULL, NULL);
+        qrt_vcols_add(b, (63 + (apr_int64_t)i) * 86400 + 7, 1, who(1), NULL, NULL, NULL);
+        data = qrt_vcols_block(b, &len);
+        ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+        ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+        ck_assert_uint_eq(v.ndays, i ? 0 : 64);
+    }
+    ck_assert_uint_eq(qrt_vcols_count(b), 2);
 }
 END_TEST
 
@@ -99,11 +170,11 @@ START_TEST(empty_and_damaged)
     at_ent = (apr_size_t)((const char *)v.ent[QRT_VCOLS_BROWSER] - data);
     at_click = (apr_size_t)((const char *)v.click - data);
     /* the header 40, visitors 16, times 8, indexes 3 x 2 (padded to 8), entries 4 x 4,
-     * sources 2, texts 8, padding */
+     * one day's counts 8, sources 2, texts 8, padding */
     ck_assert_uint_eq(at_idx, 40 + 16 + 8 + 2 + 2);
     ck_assert_uint_eq(at_ent, 40 + 16 + 8 + 8);
-    ck_assert_uint_eq(at_click, at_ent + 16);
-    ck_assert_uint_eq(len, 104);
+    ck_assert_uint_eq(at_click, at_ent + 16 + 8);
+    ck_assert_uint_eq(len, 112);
     memcpy(copy, data, len);
     copy[0] ^= 1;
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
@@ -144,7 +215,7 @@ START_TEST(empty_and_damaged)
     copy[24] = 1;                       /* wide times, with a latest time told */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
-    copy[24] = 2;                       /* the flags: none such */
+    copy[24] = 4;                       /* the flags: none such */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
     memcpy(copy, data, len);
     copy[16] = 0;                       /* the countries' entries: none, the others some */
@@ -331,15 +402,15 @@ START_TEST(a_block_of_no_strings)
     ck_assert_uint_eq(v.nent[QRT_VCOLS_BROWSER] + v.nent[QRT_VCOLS_CITY], 0);
     ck_assert_ptr_null(v.idx[QRT_VCOLS_CITY]);
     ck_assert_ptr_null(qrt_vcols_string(&v, NULL, QRT_VCOLS_CITY, 0, pool));
-    /* header, then 8 + 4 + 1 bytes a visit */
-    ck_assert_uint_eq(lb, (40 + 10 * 13 + 7) / 8 * 8);
+    /* header, then 8 + 4 + 1 bytes a visit, one day's counts */
+    ck_assert_uint_eq(lb, (40 + 10 * 13 + 8 + 7) / 8 * 8);
     for (i = 0; i < 10; i++) {
         ck_assert_int_eq(qrt_vcols_time(&v, i), 100 + i);
         ck_assert_int_eq(v.visitor[i], 1000 + i);
         ck_assert_uint_eq(v.click[i], i % 3 == 0);
     }
     copy = apr_pmemdup(pool, db, lb);
-    copy[40 + 80 + 40] = 2;             /* the first source, after visitors and times */
+    copy[40 + 80 + 40 + 8] = 2;         /* the first source, after visitors, times, days */
     ck_assert_int_eq(qrt_vcols_open(&v, copy, lb), APR_SUCCESS);
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
     /* cut short */
@@ -430,6 +501,7 @@ static Suite *vcols_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, block_read_back);
+    tcase_add_test(tc, visits_counted_by_day);
     tcase_add_test(tc, visits_added_by_entry);
     tcase_add_test(tc, strings_numbered_across_blocks);
     tcase_add_test(tc, a_block_of_no_strings);
