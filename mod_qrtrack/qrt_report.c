@@ -1054,8 +1054,8 @@ typedef struct {
 
 /* Blocks [i0, i1) of a daily series' count: scans of day d at cnt[d], clicks at
  * cnt[ndays + d]. A block whose visits were added in time order (SQL gives no order,
- * though its index usually does) has their counts by UTC day, which are added; in
- * another, each day's are counted in registers (a visit's kind and whether it is in the window added, not
+ * though its index usually does) has their counts by UTC day, which a window of whole
+ * days adds; in another, each day's are counted in registers (a visit's kind and whether it is in the window added, not
  * branched on: either is as likely as not) and added to the day's counts when its day
  * ends. */
 typedef struct {
@@ -1065,35 +1065,21 @@ typedef struct {
     apr_int64_t *cnt;
 } report_lv_dayrun;
 
-/* A block's visits in [s, e] into the days' counts, by its table of days: a day inside
- * the window adds its counts, a day the window cuts walks its run (d0 and the block's
- * days both the UTC days of qrt_agg_fdiv: the tables are read, not the visits). */
+/* A block's visits in [s, e] into the days' counts, by its table of days (s and e the
+ * bounds of whole UTC days, as d0's are: qrt_agg_fdiv's days, the tables' too): a day in
+ * the window adds its counts, no visit is read. */
 static void report_lv_days_table(const qrt_vcols_t *v, apr_int64_t s, apr_int64_t e,
                                  apr_int64_t d0, apr_int64_t nd, apr_int64_t *cnt)
 {
-    apr_size_t at = 0;
     apr_uint32_t i;
 
-    for (i = 0; i < v->ndays; at += v->days[2 * i], i++) {
-        apr_int64_t day = v->day0 + i, d = day - d0, from = day * QRT_AGG_DAY;
-        apr_int64_t visits = v->days[2 * i], clicks = v->days[2 * i + 1];
+    for (i = 0; i < v->ndays; i++) {
+        apr_int64_t day = v->day0 + i, d = day - d0;
 
-        if (d < 0 || d >= nd || !visits || from + QRT_AGG_DAY - 1 < s || from > e) {
-            continue;
+        if (d >= 0 && d < nd && day * QRT_AGG_DAY >= s && day * QRT_AGG_DAY <= e) {
+            cnt[d] += (apr_int64_t)v->days[2 * i] - v->days[2 * i + 1];
+            cnt[nd + d] += v->days[2 * i + 1];
         }
-        if (from < s || from + QRT_AGG_DAY - 1 > e) {
-            apr_size_t k;
-
-            visits = clicks = 0;
-            for (k = at; k < at + v->days[2 * i]; k++) {
-                apr_int64_t when = qrt_vcols_time(v, k), in = (when >= s) & (when <= e);
-
-                visits += in;
-                clicks += in & (v->click[k] != 0);
-            }
-        }
-        cnt[d] += visits - clicks;
-        cnt[nd + d] += clicks;
     }
 }
 
@@ -1111,6 +1097,10 @@ static void report_lv_days_some(void *data)
     apr_int64_t *cnt = r->cnt;
     int i;
 
+    /* (a window of whole days, as a dashboard's: the blocks' tables serve) */
+    const int tables = report_lv_runs && qrt_agg_fdiv(s, QRT_AGG_DAY) * QRT_AGG_DAY == s
+                       && qrt_agg_fdiv(e + 1, QRT_AGG_DAY) * QRT_AGG_DAY == e + 1;
+
     memset(cnt, 0, 2 * (apr_size_t)nd * sizeof(*cnt));
     for (i = r->i0; i < r->i1; i++) {
         const qrt_vcols_t *v = &APR_ARRAY_IDX(r->set->blks, i, report_lv_blk).v;
@@ -1121,7 +1111,7 @@ static void report_lv_days_some(void *data)
         if (v->tmax < s || v->tmin > e) {
             continue;
         }
-        if (v->ndays && report_lv_runs) {
+        if (v->ndays && tables) {
             report_lv_days_table(v, s, e, d0, nd, cnt);
             continue;
         }
