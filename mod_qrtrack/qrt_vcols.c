@@ -13,6 +13,9 @@
                                        UTC day (a table after the entries) */
 #define VC_DAY 86400                /* a day's seconds (the reports' UTC days) */
 #define VC_DAYS_MAX 64              /* the days a block's table spans at most */
+#define VC_DAY_VISITS 8             /* ... and the visits a day it takes on average at least:
+                                       a sparser block is walked as fast, and its table
+                                       (8 bytes a day) would be much of its memory */
 
 /* A column being built: its entries' strings, and each visit's entry. */
 typedef struct {
@@ -197,7 +200,8 @@ const char *qrt_vcols_block(qrt_vcols_builder_t *b, apr_size_t *len)
     if ((apr_uint64_t)hi - (apr_uint64_t)lo > APR_UINT64_C(0xFFFFFFFF)) {
         flags |= VC_WIDE;
     }
-    else if (sorted && n && vc_day(hi) - vc_day(lo) < VC_DAYS_MAX) {
+    else if (sorted && n && vc_day(hi) - vc_day(lo) < VC_DAYS_MAX
+             && (apr_size_t)(vc_day(hi) - vc_day(lo) + 1) * VC_DAY_VISITS <= n) {
         flags |= VC_DAYS;
         ndays = (apr_size_t)(vc_day(hi) - vc_day(lo) + 1);
     }

@@ -19,7 +19,7 @@
  *
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, each column's
  * entries, string bytes, flags (wide; days: the visits were added in time order and lie
- * within 64 UTC days), the latest time from the first (0 with the flag wide); the first
+ * within 64 UTC days, 8 a day or more), the latest time from the first (0 with the flag wide); the first
  * time, int64), int64 visitors[n], times [n] (uint32, or int64 with the flag wide), each
  * column's indexes [n] (each aligned to its width, the last padded to 4 bytes), uint32
  * entries (each column's in turn: a number, or QRT_VCOLS_TEXT | the offset of its text),
@@ -78,9 +78,9 @@ typedef struct {
     apr_int64_t tmin, tmax;                         /* no visit before or after (a block
                                                      * whose times take 8 bytes: the
                                                      * int64 range) */
-    /* Its visits added in time order (and within 64 UTC days): the visits and clicks of
-     * day day0 + d at days[2 d] and days[2 d + 1], a day's visits the run after the
-     * days' before; ndays 0 and days NULL in another block. */
+    /* Its visits added in time order (within 64 UTC days, 8 a day or more on average):
+     * the visits and clicks of day day0 + d at days[2 d] and days[2 d + 1], a day's
+     * visits the run after the days' before; ndays 0 and days NULL in another block. */
     apr_uint32_t ndays;
     apr_int64_t day0;
     const apr_uint32_t *days;

@@ -71,26 +71,28 @@ START_TEST(block_read_back)
 }
 END_TEST
 
-/* A block whose visits came in time order (ties included) counts its visits and clicks
- * by UTC day, a day's visits the run after the days' before (days without a visit
- * counted 0, days before 1970 by their floor); one with a visit earlier than the one
- * before, or spanning more than 64 days, has no table; a table that does not match its
- * visits fails the check. */
+/* A block whose visits came in time order (ties included), 8 a day or more, counts its
+ * visits and clicks by UTC day, a day's visits the run after the days' before (days
+ * without a visit counted 0, days before 1970 by their floor); one with a visit earlier
+ * than the one before, fewer visits a day, or spanning more than 64 days has no table; a
+ * table that does not match its visits fails the check. */
 START_TEST(visits_counted_by_day)
 {
     static const apr_int64_t asc[] = { -86401, -1, 0, 100, 100, 86399, 3 * 86400 + 5,
                                        3 * 86400 + 5 };
     static const int clicks[] = { 1, 0, 1, 1, 0, 0, 1, 1 };
     static const apr_uint32_t want[] = { 1, 1, 1, 0, 4, 2, 0, 0, 0, 0, 2, 2 };
-    static const apr_int64_t desc[] = { 100, 160, 150, 86400 };
     qrt_vcols_builder_t *b = qrt_vcols_builder_make(pool);
     const char *data;
     char *copy;
-    apr_size_t len = 0, i;
+    apr_size_t len = 0, i, j;
     qrt_vcols_t v;
 
+    /* 6 days, each visit 6 times: 48 visits */
     for (i = 0; i < sizeof(asc) / sizeof(asc[0]); i++) {
-        qrt_vcols_add(b, asc[i], clicks[i], who(i), "Chrome", "DE", "Berlin");
+        for (j = 0; j < 6; j++) {
+            qrt_vcols_add(b, asc[i], clicks[i], who(i), "Chrome", "DE", "Berlin");
+        }
     }
     data = qrt_vcols_block(b, &len);
     ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
@@ -100,7 +102,7 @@ START_TEST(visits_counted_by_day)
     ck_assert_int_eq(qrt_vcols_day(-1), -1);
     ck_assert_int_eq(qrt_vcols_day(-86401), -2);
     for (i = 0; i < 12; i++) {
-        ck_assert_uint_eq(v.days[i], want[i]);
+        ck_assert_uint_eq(v.days[i], 6 * want[i]);
     }
     /* the same block with a day's clicks told wrong, or its times put out of order */
     copy = apr_pmemdup(pool, data, len);
@@ -110,33 +112,38 @@ START_TEST(visits_counted_by_day)
     memcpy(copy, data, len);
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_SUCCESS);
     {
-        apr_uint32_t *t = (apr_uint32_t *)(void *)v.t32, x = t[1];
+        apr_uint32_t *t = (apr_uint32_t *)(void *)v.t32, x = t[6];
 
-        t[1] = t[2];
-        t[2] = x;
+        t[6] = t[12];
+        t[12] = x;
     }
     ck_assert_int_eq(qrt_vcols_check(&v), APR_EINVAL);
-
-    b = qrt_vcols_builder_make(pool);
-    for (i = 0; i < sizeof(desc) / sizeof(desc[0]); i++) {
-        qrt_vcols_add(b, desc[i], 0, who(i), "Chrome", "DE", "Berlin");
-    }
-    data = qrt_vcols_block(b, &len);
-    ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
-    ck_assert_uint_eq(v.ndays, 0);
-    ck_assert_ptr_null(v.days);
-    ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
-    /* 64 days: a table; 65: none */
+    /* one visit out of order, or a visit fewer: no table */
     for (i = 0; i < 2; i++) {
         b = qrt_vcols_builder_make(pool);
-        qrt_vcols_add(b, 7, 0, who(0), NULL, NULL, NULL);
-        qrt_vcols_add(b, (63 + (apr_int64_t)i) * 86400 + 7, 1, who(1), NULL, NULL, NULL);
+        for (j = 0; j < 48 - i; j++) {
+            qrt_vcols_add(b, asc[j / 6] + (!i && j == 20 ? 30 : 0), 0, who(j),
+                          "Chrome", "DE", "Berlin");
+        }
+        data = qrt_vcols_block(b, &len);
+        ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
+        ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
+        ck_assert_uint_eq(v.ndays, 0);
+        ck_assert_ptr_null(v.days);
+    }
+    /* 512 visits over 64 days: a table; over 65: none */
+    for (i = 0; i < 2; i++) {
+        b = qrt_vcols_builder_make(pool);
+        for (j = 0; j < 512; j++) {
+            qrt_vcols_add(b, j < 511 ? 7 + (apr_int64_t)j * 10000
+                                     : (63 + (apr_int64_t)i) * 86400 + 7, 0, who(j),
+                          NULL, NULL, NULL);
+        }
         data = qrt_vcols_block(b, &len);
         ck_assert_int_eq(qrt_vcols_open(&v, data, len), APR_SUCCESS);
         ck_assert_int_eq(qrt_vcols_check(&v), APR_SUCCESS);
         ck_assert_uint_eq(v.ndays, i ? 0 : 64);
     }
-    ck_assert_uint_eq(qrt_vcols_count(b), 2);
 }
 END_TEST
 
@@ -170,11 +177,11 @@ START_TEST(empty_and_damaged)
     at_ent = (apr_size_t)((const char *)v.ent[QRT_VCOLS_BROWSER] - data);
     at_click = (apr_size_t)((const char *)v.click - data);
     /* the header 40, visitors 16, times 8, indexes 3 x 2 (padded to 8), entries 4 x 4,
-     * one day's counts 8, sources 2, texts 8, padding */
+     * sources 2, texts 8, padding (two visits a day: no table of days) */
     ck_assert_uint_eq(at_idx, 40 + 16 + 8 + 2 + 2);
     ck_assert_uint_eq(at_ent, 40 + 16 + 8 + 8);
-    ck_assert_uint_eq(at_click, at_ent + 16 + 8);
-    ck_assert_uint_eq(len, 112);
+    ck_assert_uint_eq(at_click, at_ent + 16);
+    ck_assert_uint_eq(len, 104);
     memcpy(copy, data, len);
     copy[0] ^= 1;
     ck_assert_int_eq(qrt_vcols_open(&v, copy, len), APR_EINVAL);
