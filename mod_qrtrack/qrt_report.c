@@ -1055,9 +1055,9 @@ typedef struct {
 /* Blocks [i0, i1) of a daily series' count: scans of day d at cnt[d], clicks at
  * cnt[ndays + d]. A block whose visits were added in time order (SQL gives no order,
  * though its index usually does) has their counts by UTC day, which a window of whole
- * days adds; in another, each day's are counted in registers (a visit's kind and whether it is in the window added, not
- * branched on: either is as likely as not) and added to the day's counts when its day
- * ends. */
+ * days adds; in another, each day's are counted in registers (a visit's kind and
+ * whether it is in the window added, not branched on: either is as likely as not) and
+ * added to the day's counts when its day ends. */
 typedef struct {
     const report_lv_set *set;
     apr_int64_t s, e, d0, ndays;

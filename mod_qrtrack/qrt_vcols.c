@@ -5,13 +5,13 @@
 #include <apr_tables.h>
 
 #include "qrt_vcols.h"
+#include "qrt_agg.h"
 
 #define VC_MAGIC 0x33435651u        /* "QVC3" */
 #define VC_HEAD 40
 #define VC_WIDE 1u                  /* times as int64 */
 #define VC_DAYS 2u                  /* times in order, with the visits and clicks of each
-                                       UTC day (a table after the entries) */
-#define VC_DAY 86400                /* a day's seconds (the reports' UTC days) */
+                                       UTC day (qrt_agg's days: a table after the entries) */
 #define VC_DAYS_MAX 64              /* the days a block's table spans at most */
 #define VC_DAY_VISITS 8             /* ... and the visits a day it takes on average at least:
                                        a sparser block is walked as fast, and its table
@@ -148,10 +148,10 @@ typedef struct {
     apr_size_t visitor, t, idx[QRT_VCOLS_COLS], ent, days, click, strs, size;
 } vc_layout;
 
-/* The UTC day of t (rounded down). */
+/* The UTC day of t, as the reports count days. */
 static apr_int64_t vc_day(apr_int64_t t)
 {
-    return t >= 0 ? t / VC_DAY : -((-(t + 1)) / VC_DAY) - 1;
+    return qrt_agg_fdiv(t, QRT_AGG_DAY);
 }
 
 /* ndays: the days of the table (flag VC_DAYS) */
@@ -419,7 +419,7 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
                 return APR_EINVAL;
             }
             for (j = at; j < at + run; j++) {
-                if (qrt_vcols_day(qrt_vcols_time(v, j)) != v->day0 + d) {
+                if (vc_day(qrt_vcols_time(v, j)) != v->day0 + d) {
                     return APR_EINVAL;
                 }
                 clicks += v->click[j];
@@ -434,11 +434,6 @@ apr_status_t qrt_vcols_check(const qrt_vcols_t *v)
         }
     }
     return APR_SUCCESS;
-}
-
-apr_int64_t qrt_vcols_day(apr_int64_t t)
-{
-    return vc_day(t);
 }
 
 const char *qrt_vcols_string(const qrt_vcols_t *v, qrt_strid_t *ids, int col, apr_size_t k,

@@ -19,12 +19,13 @@
  *
  * Layout (native byte order, 8-byte aligned): a header (magic, visits n, each column's
  * entries, string bytes, flags (wide; days: the visits were added in time order and lie
- * within 64 UTC days, 8 a day or more), the latest time from the first (0 with the flag wide); the first
- * time, int64), int64 visitors[n], times [n] (uint32, or int64 with the flag wide), each
- * column's indexes [n] (each aligned to its width, the last padded to 4 bytes), uint32
- * entries (each column's in turn: a number, or QRT_VCOLS_TEXT | the offset of its text),
- * with the flag days uint32 visits and clicks of each day from the first visit's, uint8
- * clicks [n], the texts (each NUL-terminated), zero padding. Unit-tested in test/unit/test_vcols.c. */
+ * within 64 UTC days, 8 a day or more), the latest time from the first (0 with the flag
+ * wide); the first time, int64), int64 visitors[n], times [n] (uint32, or int64 with the
+ * flag wide), each column's indexes [n] (each aligned to its width, the last padded to 4
+ * bytes), uint32 entries (each column's in turn: a number, or QRT_VCOLS_TEXT | the offset
+ * of its text), with the flag days uint32 visits and clicks of each day from the first
+ * visit's (qrt_agg_fdiv's days), uint8 clicks [n], the texts (each NUL-terminated), zero
+ * padding. Unit-tested in test/unit/test_vcols.c. */
 #ifndef QRT_VCOLS_H
 #define QRT_VCOLS_H
 
@@ -79,8 +80,9 @@ typedef struct {
                                                      * whose times take 8 bytes: the
                                                      * int64 range) */
     /* Its visits added in time order (within 64 UTC days, 8 a day or more on average):
-     * the visits and clicks of day day0 + d at days[2 d] and days[2 d + 1], a day's
-     * visits the run after the days' before; ndays 0 and days NULL in another block. */
+     * the visits and clicks of day day0 + d (qrt_agg_fdiv(t, QRT_AGG_DAY)'s days) at
+     * days[2 d] and days[2 d + 1], a day's visits the run after the days' before; ndays
+     * 0 and days NULL in another block. */
     apr_uint32_t ndays;
     apr_int64_t day0;
     const apr_uint32_t *days;
@@ -106,9 +108,6 @@ int qrt_vcols_entry_ok(const qrt_vcols_t *v, int col, apr_uint32_t e);
 /* Every entry, and every visit's entries, source and time in range (a block the builder
  * made has them): APR_SUCCESS, or APR_EINVAL. */
 apr_status_t qrt_vcols_check(const qrt_vcols_t *v);
-
-/* The UTC day of time t (the days of qrt_vcols_t's table). */
-apr_int64_t qrt_vcols_day(apr_int64_t t);
 
 /* Visit k's time. */
 #define qrt_vcols_time(v, k) \
