@@ -67,6 +67,11 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
                                "(send multipart/form-data or a urlencoded form).");
     }
     e = qrt_image_opts(q, HTTP_BAD_REQUEST, qrt_image_from_body, &o);
+    if (e && e->status != HTTP_BAD_REQUEST && e->status != HTTP_UNPROCESSABLE_ENTITY) {
+        /* an unknown style (404) or the store's failure, as the other images answer it:
+         * not a list of fields that the body's own would be added to */
+        return e;
+    }
     if (!type || !*type) {
         qrcode_invalid(q, &e, "type", "The type field is required.");
     }

@@ -287,7 +287,9 @@ static json_t *tracker_field(tracker_check *c, const char *field)
     return NULL;
 }
 
-/* A time field: 1 and *t when a time, 0 for null or absent (*present says which). */
+/* A time field: 1 and *t when a time, 0 for null or absent (*present says which). A
+ * time past 1970..9999 in UTC (taken in its offset, as rules' times are) is kept as that
+ * end, so that the time shown in UTC is the one kept, and may be sent back. */
 static int tracker_time(tracker_check *c, const char *field, apr_int64_t *t, int *present)
 {
     json_t *v = tracker_field(c, field);
@@ -301,6 +303,7 @@ static int tracker_time(tracker_check *c, const char *field, apr_int64_t *t, int
                         "2026-05-01T00:00:00+0200.", field));
         return 0;
     }
+    *t = qrt_date_clamp(*t);
     return 1;
 }
 

@@ -280,6 +280,11 @@ void qrt_date_format_day(char *buf, apr_int64_t days)
     *p = '\0';
 }
 
+apr_int64_t qrt_date_clamp(apr_int64_t t)
+{
+    return t < 0 ? 0 : t > QRT_DATE_T_MAX ? QRT_DATE_T_MAX : t;
+}
+
 apr_int64_t qrt_date_day_of(apr_int64_t t, int offset)
 {
     apr_int64_t local;

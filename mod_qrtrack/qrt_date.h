@@ -29,6 +29,15 @@
  * alone on failure. */
 int qrt_date_parse(const char *s, apr_int64_t *t, int *offset);
 
+/* The last second a time written in UTC can be: 9999-12-31T23:59:59Z. */
+#define QRT_DATE_T_MAX APR_INT64_C(253402300799)
+
+/* t moved into 1970-01-01T00:00:00Z .. QRT_DATE_T_MAX, the times UTC writes with years
+ * 1970..9999: a time that qrt_date_parse took with its offset past either end (e.g.
+ * 1970-01-01T00:00:00+0100, -3600) becomes that end, so that a time kept and shown in
+ * UTC reads back as it was kept. */
+apr_int64_t qrt_date_clamp(apr_int64_t t);
+
 /* Parse a calendar date "YYYY-MM-DD" (valid day, years 1970..9999) to days
  * since 1970-01-01. Returns 0 ok, -1 bad (*days left alone). */
 int qrt_date_parse_day(const char *s, apr_int64_t *days);

@@ -66,9 +66,6 @@ static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n)
     return m;
 }
 
-/* The last second the API writes: 9999-12-31T23:59:59Z (its times start at 1970). */
-#define IMPORT_T_MAX 253402300799LL
-
 /* One of the five devices a scan gets (qrt_ua.c). */
 static int import_device(const char *d)
 {
@@ -129,7 +126,7 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
         *why = "bad tracker_id";
     }
     else if (!when || qrt_date_parse(when, &v->visit_start, &off) != 0
-             || v->visit_start < 0 || v->visit_start > IMPORT_T_MAX) {
+             || v->visit_start < 0 || v->visit_start > QRT_DATE_T_MAX) {
         *why = "bad visit_start";
     }
     else if (!v->source || (strcmp(v->source, "scan") && strcmp(v->source, "click"))) {

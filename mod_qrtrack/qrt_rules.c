@@ -292,9 +292,6 @@ static const char *rule_language(rule_ctx *x, json_t *v, rule_src *s)
     return NULL;
 }
 
-/* The last second that a time in UTC can be written in: 9999-12-31T23:59:59Z. */
-#define RULE_TIME_MAX APR_INT64_C(253402300799)
-
 /* A time, clamped to what UTC can write (1970 to 9999), so that the canon reads back. */
 static const char *rule_time(rule_ctx *x, const char *key, json_t *v, apr_int64_t *t)
 {
@@ -303,7 +300,7 @@ static const char *rule_time(rule_ctx *x, const char *key, json_t *v, apr_int64_
         return rule_fail(x, key, apr_psprintf(x->p, "The %s must be a time like "
                                               "2026-05-01T00:00:00+0200.", key));
     }
-    *t = *t < 0 ? 0 : *t > RULE_TIME_MAX ? RULE_TIME_MAX : *t;
+    *t = qrt_date_clamp(*t);
     return NULL;
 }
 

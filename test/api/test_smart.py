@@ -112,6 +112,30 @@ def test_fields_are_stored_shown_listed_and_cleared(api):
     assert where(scan(api.server, t)) == HOME
 
 
+def test_times_past_1970_to_9999_in_utc_are_kept_as_those_ends_and_read_back(api):
+    # taken in their offset, 1970-01-01T00:00:00+0100 is before 1970 in UTC and
+    # 9999-12-31T23:59:59-1200 after 9999: kept as the ends, as rules' times are, so the
+    # time shown is the one kept and may be sent back
+    t = create(api, valid_from="1970-01-01T00:00:00+0100",
+               valid_until="9999-12-31T23:59:59-1200",
+               rules=[{"redirect_url": STORE, "os": ["iOS"], "from": "1970-01-01T00:59:59+0100",
+                       "until": "9999-12-31T23:59:59-1400"}])
+    assert t["valid_from"] == "1970-01-01T00:00:00+0000", t
+    assert t["valid_until"] == "9999-12-31T23:59:59+0000", t
+    assert t["rules"][0]["from"] == "1970-01-01T00:00:00+0000"
+    assert t["rules"][0]["until"] == "9999-12-31T23:59:59+0000"
+    back = {k: t[k] for k in ("valid_from", "valid_until", "rules")}
+    r = api.patch("/tracker/%d" % t["tracker_id"], json=back)
+    assert r.status_code == 200, r.text
+    assert {k: r.json()[k] for k in back} == back
+    history = api.get("/tracker/%d/history" % t["tracker_id"]).json()["data"]
+    assert history[-1]["changes"]["valid_from"] == [None, "1970-01-01T00:00:00+0000"]
+    # (a time of 1970 in UTC, whatever its offset, is as it was)
+    t = create(api, valid_from="1970-01-01T01:00:00+0100")
+    assert t["valid_from"] == "1970-01-01T00:00:00+0000"
+    assert where(scan(api.server, t)) == HOME
+
+
 @pytest.mark.parametrize("body,field", [
     ({"rules": {"redirect_url": HOME}}, "rules"),
     ({"rules": [{"redirect_url": HOME}]}, "rules.0"),

@@ -440,6 +440,23 @@ def test_style_on_the_other_image_endpoints(sapi):
     assert quiet_zone(r.content) == 12
 
 
+def test_an_unknown_style_is_404_whatever_else_the_body_lacks(sapi):
+    # as the other image endpoints answer it: the style's 404 with its own message, not a
+    # 404 carrying the body's field errors under "The given data was invalid."
+    for kw in ({"data": {"type": "bogus", "style": "nope"}},
+               {"files": {"type": (None, "bogus"), "style": (None, "nope")}},
+               {"json": {"type": "wifi", "style": "nope"}},
+               {"json": {"type": "url", "url": "ftp://x.org/", "size": "9", "style": "nope"}}):
+        r = sapi.post("/qrCode", **kw)
+        assert r.status_code == 404, (kw, r.text)
+        assert r.json() == {"message": "No style named nope."}, kw
+    # without the style the same bodies are 400 naming their fields
+    r = sapi.post("/qrCode", data={"type": "bogus"})
+    assert r.status_code == 400 and list(r.json()["errors"]) == ["type"], r.text
+    r = sapi.post("/qrCode", json={"type": "url", "url": "ftp://x.org/", "size": "9"})
+    assert r.status_code == 400 and set(r.json()["errors"]) == {"url", "size"}, r.text
+
+
 @pytest.mark.parametrize("fmt", [
     "png", "svg", "pdf", "eps",
 ])

@@ -278,6 +278,33 @@ START_TEST(format_clamps)
 }
 END_TEST
 
+START_TEST(clamp_to_utc_years)
+{
+    apr_int64_t t;
+    char buf[QRT_DATE_LEN], again[QRT_DATE_LEN];
+
+    ck_assert_int_eq(QRT_DATE_T_MAX, T_9999_END);
+    ck_assert_int_eq(qrt_date_clamp(-1), 0);
+    ck_assert_int_eq(qrt_date_clamp(APR_INT64_MIN), 0);
+    ck_assert_int_eq(qrt_date_clamp(0), 0);
+    ck_assert_int_eq(qrt_date_clamp(T_9999_END), T_9999_END);
+    ck_assert_int_eq(qrt_date_clamp(T_9999_END + 1), T_9999_END);
+    ck_assert_int_eq(qrt_date_clamp(APR_INT64_MAX), T_9999_END);
+    ck_assert_int_eq(qrt_date_clamp(1778630400), 1778630400);
+    /* every time parsed, clamped and written in UTC parses back to itself */
+    ck_assert_int_eq(qrt_date_parse("1970-01-01T00:00:00+0100", &t, NULL), 0);
+    ck_assert_int_eq(t, -3600);
+    qrt_date_format(buf, qrt_date_clamp(t), 0);
+    ck_assert_str_eq(buf, "1970-01-01T00:00:00+0000");
+    ck_assert_int_eq(qrt_date_parse("9999-12-31T23:59:59-1400", &t, NULL), 0);
+    qrt_date_format(buf, qrt_date_clamp(t), 0);
+    ck_assert_str_eq(buf, "9999-12-31T23:59:59+0000");
+    ck_assert_int_eq(qrt_date_parse(buf, &t, NULL), 0);
+    qrt_date_format(again, qrt_date_clamp(t), 0);
+    ck_assert_str_eq(again, buf);
+}
+END_TEST
+
 START_TEST(round_trips)
 {
     static const char *const in[][2] = {
@@ -526,6 +553,7 @@ static Suite *date_suite(void)
     tcase_add_test(tc, parse_null_outputs);
     tcase_add_test(tc, format_values);
     tcase_add_test(tc, format_clamps);
+    tcase_add_test(tc, clamp_to_utc_years);
     tcase_add_test(tc, round_trips);
     tcase_add_test(tc, round_trip_sweep);
     tcase_add_test(tc, every_day);
