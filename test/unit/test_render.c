@@ -233,6 +233,55 @@ START_TEST(test_svg_shape)
 }
 END_TEST
 
+/* The widest image a PDF or EPS holds (its "/Width N" entries), 0 for none. */
+static int widest_image(const mem_t *m)
+{
+    const char *at = m->buf, *end = m->buf + m->len;
+    int most = 0;
+
+    while ((at = memmem(at, (apr_size_t)(end - at), "/Width ", 7)) != NULL) {
+        int w = atoi(at + 7);
+
+        most = w > most ? w : most;
+        at += 7;
+    }
+    return most;
+}
+
+/* PDF and EPS (_i: 0, 1) with a 1024-pixel logo: at the default 50 mm the logo's box
+ * (about 17 mm) needs some 400 pixels at 600 a printed inch, so every 2 x 2 of the logo's
+ * become one (512); at 1000 mm it needs more than the logo has, which goes in whole. The
+ * code decodes either way, and the smaller image is the average of the larger's. */
+START_TEST(test_logo_print_resolution)
+{
+    qrt_render_opts_t o;
+    mem_t m;
+    char *got;
+
+    qrt_render_opts_default(&o);
+    o.format = _i ? QRT_FMT_EPS : QRT_FMT_PDF;
+    o.logo = make_photo(1024, 1024);
+    o.fg = 0x202020;
+    got = render_decode(&o, url, &m);
+    ck_assert_msg(got && !strcmp(got, url), "format %d: got %s", o.format,
+                  got ? got : "(nothing)");
+    ck_assert_int_eq(widest_image(&m), 512);
+    o.size_mm = 1000;
+    memset(&m, 0, sizeof(m));
+    got = render_decode(&o, url, &m);
+    ck_assert_msg(got && !strcmp(got, url), "format %d at 1000 mm: got %s", o.format,
+                  got ? got : "(nothing)");
+    ck_assert_int_eq(widest_image(&m), 1024);
+    /* a logo the box needs all of goes in as it is */
+    o.size_mm = 0;
+    o.logo = make_photo(300, 200);
+    memset(&m, 0, sizeof(m));
+    got = render_decode(&o, url, &m);
+    ck_assert(got && !strcmp(got, url));
+    ck_assert_int_eq(widest_image(&m), 300);
+}
+END_TEST
+
 START_TEST(test_pdf_eps_headers)
 {
     qrt_render_opts_t o;
@@ -366,6 +415,7 @@ static Suite *render_suite(void)
     tcase_add_loop_test(tc, test_formats_decode, 0, 32);
     tcase_add_loop_test(tc, test_logo_decodes, 0, 8);
     tcase_add_test(tc, test_svg_shape);
+    tcase_add_loop_test(tc, test_logo_print_resolution, 0, 2);
     tcase_add_test(tc, test_pdf_eps_headers);
     tcase_add_test(tc, test_png_palette);
     tcase_add_test(tc, test_bad_options);
