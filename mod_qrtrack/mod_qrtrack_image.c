@@ -391,6 +391,10 @@ qrt_err_t *qrt_image_zip(qrt_req_t *q)
         return NULL;
     }
     base = apr_pstrcat(r->pool, qrt_public_base(q), qrt_config()->scan_prefix, "/", NULL);
+    if (o.format == QRT_FMT_SVG && o.logo) {
+        /* (the logo's PNG encoded once, not once an SVG) */
+        o.logo_png64 = qrt_render_logo_png64(r->pool, o.logo);
+    }
     z = qrt_zip_open(r->pool, image_stream_write, &s, r->request_time);
     apr_pool_create(&sub, r->pool);
     for (i = 0; i < refs->nelts && rv == APR_SUCCESS; i++) {

@@ -351,6 +351,19 @@ static apr_status_t render_logo_png(apr_pool_t *p, const qrt_logo_t *l, char **p
     return APR_SUCCESS;
 }
 
+const char *qrt_render_logo_png64(apr_pool_t *p, const qrt_logo_t *logo)
+{
+    char *png, *b64;
+    apr_size_t len;
+
+    if (render_logo_png(p, logo, &png, &len) != APR_SUCCESS) {
+        return NULL;
+    }
+    b64 = apr_palloc(p, apr_base64_encode_len((int)len));
+    apr_base64_encode(b64, png, (int)len);
+    return b64;
+}
+
 /* ---- PNG -------------------------------------------------------------------------- */
 
 typedef struct {
@@ -651,14 +664,11 @@ static apr_status_t render_svg(apr_pool_t *p, const render_grid_t *g,
     }
     out_str(out, "\"/>\n");
     if (o->logo && g->pad1 > g->pad0) {
-        char *png, *b64;
-        apr_size_t len;
+        const char *b64 = o->logo_png64 ? o->logo_png64 : qrt_render_logo_png64(p, o->logo);
 
-        if (render_logo_png(p, o->logo, &png, &len) != APR_SUCCESS) {
+        if (!b64) {
             return render_fail(APR_EGENERAL, err, "encoding the logo failed");
         }
-        b64 = apr_palloc(p, apr_base64_encode_len((int)len));
-        apr_base64_encode(b64, png, (int)len);
         snprintf(tmp, sizeof(tmp), "<image x=\"%.4f\" y=\"%.4f\" width=\"%.4f\" "
                  "height=\"%.4f\" preserveAspectRatio=\"xMidYMid meet\" "
                  "href=\"data:image/png;base64,", g->lx, g->ly, g->lw, g->lh);

@@ -26,6 +26,8 @@ typedef struct {
     unsigned fg, bg;    /* 0xRRGGBB */
     const qrt_logo_t *logo; /* NULL = none; forces ecc 'H'; <= 20 % of the symbol's area,
                              * centred on a light (bg) pad */
+    const char *logo_png64; /* the logo as qrt_render_logo_png64 makes it, for an SVG;
+                             * NULL: each SVG makes it again */
 } qrt_render_opts_t;
 
 #define QRT_RENDER_MM_MIN       10
@@ -39,6 +41,11 @@ typedef struct {
 
 /* Defaults: PNG, size 300, size_mm 0, margin 4, ecc 'M', black on white, no logo. */
 void qrt_render_opts_default(qrt_render_opts_t *o);
+
+/* The logo's pixels as a PNG in base64 (in p), as an SVG holds it: made once by a caller
+ * that writes many SVGs with one logo (a ZIP of 1,000 SVGs encoded a 1024-pixel logo 1,000
+ * times), given as opts' logo_png64. NULL when it cannot be encoded. */
+const char *qrt_render_logo_png64(apr_pool_t *p, const qrt_logo_t *logo);
 
 /* Encodes len bytes of text (as qrt_qr_png()) and writes the image in o->format
  * through write(ctx, ...); o NULL = defaults. Returns APR_SUCCESS; APR_EINVAL for bad

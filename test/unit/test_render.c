@@ -183,7 +183,19 @@ START_TEST(test_logo_decodes)
     ck_assert_msg(got && !strcmp(got, url), "format %d: got %s", o.format,
                   got ? got : "(nothing)");
     if (o.format == QRT_FMT_SVG) {
+        mem_t again;
+        const char *err = NULL;
+
         ck_assert_ptr_nonnull(strstr(m.buf, "href=\"data:image/png;base64,iVBORw0KGgo"));
+        /* the logo encoded once beforehand (a ZIP's SVGs): the same file */
+        o.logo_png64 = qrt_render_logo_png64(pool, o.logo);
+        ck_assert_ptr_nonnull(o.logo_png64);
+        ck_assert_ptr_nonnull(strstr(m.buf, o.logo_png64));
+        memset(&again, 0, sizeof(again));
+        ck_assert_int_eq(qrt_render(pool, url, strlen(url), &o, mem_write, &again, &err),
+                         APR_SUCCESS);
+        ck_assert_uint_eq(again.len, m.len);
+        ck_assert(memcmp(again.buf, m.buf, m.len) == 0);
     }
     if (o.format == QRT_FMT_PNG) {
         /* few colours: an 8-bit palette; a photo: RGB */
