@@ -101,6 +101,18 @@ def test_create_and_show(api):
     assert shown == t
 
 
+def test_a_scheme_in_capitals_is_kept_and_described(server, api):
+    # (RFC 3986: a scheme in any case; the answers stay as the OpenAPI document says them,
+    # which api checks on every response)
+    r = api.post("/tracker", json={"redirect_url": "HTTPS://Example.COM/Up"})
+    assert r.status_code == 200, r.text
+    t = r.json()
+    assert t["redirect_url"] == "HTTPS://Example.COM/Up"
+    assert api.get("/tracker/show/%d" % t["tracker_id"]).json() == t
+    scan = requests.get("%s/q/%s" % (server.base, t["code"]), allow_redirects=False, timeout=30)
+    assert scan.status_code == 302 and scan.headers["Location"] == "HTTPS://Example.COM/Up"
+
+
 def test_codes_are_random(api):
     codes = [create(api)["code"] for _ in range(5)]
     assert len(set(codes)) == 5
