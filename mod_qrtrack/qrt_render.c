@@ -700,8 +700,8 @@ static void render_cairo_rgb(cairo_t *cr, unsigned rgb)
 }
 
 /* Logo pixels a printed inch of its box needs: past them an image only makes each PDF or
- * EPS larger and slower to write (each document deflates its own copy: a ZIP of 1,000
- * PDFs with a 1024-pixel logo took 50 ms a code). */
+ * EPS larger and slower to write (each document deflates its own copy of the pixels, the
+ * most of its time with a large logo). */
 #define RENDER_LOGO_DPI 600.0
 
 /* The logo as a cairo image (premultiplied ARGB), painted into its box (module_pt points a
