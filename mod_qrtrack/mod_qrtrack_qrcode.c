@@ -56,9 +56,15 @@ static const char *qrcode_text(qrt_req_t *q, qrt_err_t **e, const char *field,
     return v;
 }
 
+/* The body's fields but style (the image's other options checked as if none were named). */
+static const char *qrcode_no_style(qrt_req_t *q, const char *name)
+{
+    return strcmp(name, "style") ? qrt_image_from_body(q, name) : NULL;
+}
+
 qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
 {
-    qrt_err_t *e = NULL;
+    qrt_err_t *e = NULL, *unknown_style = NULL;
     qrt_render_opts_t o;
     const char *type = qrcode_field(q, "type"), *text = NULL;
 
@@ -67,10 +73,14 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
                                "(send multipart/form-data or a urlencoded form).");
     }
     e = qrt_image_opts(q, HTTP_BAD_REQUEST, qrt_image_from_body, &o);
+    if (e && e->status == HTTP_NOT_FOUND) {
+        /* An unknown style is 404 alone; with fields that are invalid besides, 400 names
+         * them and the style. The other options are checked without it. */
+        unknown_style = e;
+        e = qrt_image_opts(q, HTTP_BAD_REQUEST, qrcode_no_style, &o);
+    }
     if (e && e->status != HTTP_BAD_REQUEST && e->status != HTTP_UNPROCESSABLE_ENTITY) {
-        /* an unknown style (404) or the store's failure, as the other images answer it:
-         * not a list of fields that the body's own would be added to */
-        return e;
+        return e;                   /* (the store's failure) */
     }
     if (!type || !*type) {
         qrcode_invalid(q, &e, "type", "The type field is required.");
@@ -118,6 +128,12 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
     }
     else {
         qrcode_invalid(q, &e, "type", "The type must be one of: url, wifi.");
+    }
+    if (unknown_style) {
+        if (!e) {
+            return unknown_style;
+        }
+        qrcode_invalid(q, &e, "style", unknown_style->message);
     }
     if (e) {
         return e;

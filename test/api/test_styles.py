@@ -440,17 +440,25 @@ def test_style_on_the_other_image_endpoints(sapi):
     assert quiet_zone(r.content) == 12
 
 
-def test_an_unknown_style_is_404_whatever_else_the_body_lacks(sapi):
-    # as the other image endpoints answer it: the style's 404 with its own message, not a
-    # 404 carrying the body's field errors under "The given data was invalid."
-    for kw in ({"data": {"type": "bogus", "style": "nope"}},
-               {"files": {"type": (None, "bogus"), "style": (None, "nope")}},
-               {"json": {"type": "wifi", "style": "nope"}},
-               {"json": {"type": "url", "url": "ftp://x.org/", "size": "9", "style": "nope"}}):
+def test_an_unknown_style_with_invalid_fields_is_400_naming_them_and_it(sapi):
+    # CONTRACT: any invalid field of POST /qrCode is 400 with errors; an unknown style alone
+    # is 404 (test_style_on_the_other_image_endpoints). Both: 400 naming the fields and the
+    # style, never a 404 carrying field errors.
+    for kw, fields in (({"data": {"type": "bogus", "style": "nope"}}, {"type", "style"}),
+                       ({"files": {"type": (None, "bogus"), "style": (None, "nope")}},
+                        {"type", "style"}),
+                       ({"json": {"type": "wifi", "style": "nope"}},
+                        {"network_name", "network_password", "style"}),
+                       ({"json": {"type": "url", "url": "ftp://x.org/", "size": "9",
+                                  "style": "nope"}}, {"url", "size", "style"})):
         r = sapi.post("/qrCode", **kw)
-        assert r.status_code == 404, (kw, r.text)
-        assert r.json() == {"message": "No style named nope."}, kw
-    # without the style the same bodies are 400 naming their fields
+        assert r.status_code == 400, (kw, r.text)
+        assert set(r.json()["errors"]) == fields, (kw, r.text)
+        assert r.json()["errors"]["style"] == ["No style named nope."]
+    r = sapi.post("/qrCode", data={"type": "url", "url": "https://example.com/p",
+                                   "style": "nope"})
+    assert r.status_code == 404 and r.json() == {"message": "No style named nope."}, r.text
+    # without the style the same bodies name their fields alone
     r = sapi.post("/qrCode", data={"type": "bogus"})
     assert r.status_code == 400 and list(r.json()["errors"]) == ["type"], r.text
     r = sapi.post("/qrCode", json={"type": "url", "url": "ftp://x.org/", "size": "9"})
