@@ -289,17 +289,37 @@ static APR_INLINE apr_uint64_t vr_slot_other(apr_uint64_t s, apr_uint64_t k)
 }
 
 /* A table has VR_LOAD slots a value or more (a table at half load runs on past its
- * first slot often enough that the loop's mispredicted ends cost more than its reads). */
+ * first slot often enough that the loop's mispredicted ends cost more than its reads).
+ * By masks VR_LOAD_MASKS slots of 16 bytes: a slot is a visitor, not a pair, so a part's
+ * visits fill fewer of them, and a smaller table stays in the cache. */
 #define VR_LOAD 4
+#define VR_LOAD_MASKS 2
+
+/* Byte b's bit i at bit 8 i: each byte a counter of one bit of b. */
+#define VR_SPREAD(b) (((b) & 1ull) | ((b) & 2ull) << 7 | ((b) & 4ull) << 14 \
+                      | ((b) & 8ull) << 21 | ((b) & 16ull) << 28 | ((b) & 32ull) << 35 \
+                      | ((b) & 64ull) << 42 | ((b) & 128ull) << 49)
+#define VR_SPREAD4(n) VR_SPREAD(n), VR_SPREAD(n + 1), VR_SPREAD(n + 2), VR_SPREAD(n + 3)
+#define VR_SPREAD16(n) VR_SPREAD4(n), VR_SPREAD4(n + 4), VR_SPREAD4(n + 8), VR_SPREAD4(n + 12)
+#define VR_SPREAD64(n) VR_SPREAD16(n), VR_SPREAD16(n + 16), VR_SPREAD16(n + 32), \
+                       VR_SPREAD16(n + 48)
+static const apr_uint64_t vr_spread[256] = {
+    VR_SPREAD64(0ull), VR_SPREAD64(64ull), VR_SPREAD64(128ull), VR_SPREAD64(192ull)
+};
 
 typedef struct {
     qrt_vradix_t *const *rs;
     const apr_uint32_t *const *maps;
     int nr;
     const apr_uint64_t *masks;      /* by masks: a group's bits; NULL: by pairs */
+    int lanes[8], nlanes;           /* by masks: the bytes of the masks some bit is in */
     apr_size_t p0, p1;
     apr_uint64_t *tab;              /* room for the largest part's table (by masks: a
-                                     * visitor's value, then its bits, a slot) */
+                                     * visitor's value, then its bits, a slot; all 0
+                                     * between parts) */
+    apr_uint32_t *used;             /* by masks: the slots a part's count filled, room
+                                     * for the largest part's values, emptied after the
+                                     * part (a part's visitors fill few of its slots) */
     apr_int64_t *u;                 /* [QRT_VRADIX_GROUPS], by masks [64] */
 } vr_count;
 
@@ -330,27 +350,63 @@ static APR_INLINE void vr_count_pairs(vr_count *c, const apr_uint64_t *v, apr_si
 }
 
 /* The same by masks: a slot a visitor (its value, the group's bits replaced by 1, never
- * 0), then the bits of the groups it was counted in; a visit's group adds the bits of its
- * mask not there yet, each a distinct visitor of that bit. */
-static APR_INLINE void vr_count_bits(vr_count *c, const apr_uint64_t *v, apr_size_t n,
-                                     const apr_uint32_t *map, apr_size_t mask)
+ * 0), then the union of the masks of the groups it was counted in. Each bit of a slot is
+ * a distinct visitor of that bit, counted once the part is (vr_count_slots): a visit
+ * costs the same whatever its mask. The slots filled are noted in used from nu on; the
+ * count of them noted returned. */
+static APR_INLINE apr_size_t vr_count_bits(vr_count *c, const apr_uint64_t *v, apr_size_t n,
+                                           const apr_uint32_t *map, apr_size_t mask,
+                                           apr_size_t nu)
 {
     apr_size_t k;
 
     for (k = 0; k < n; k++) {
         apr_uint32_t g = (apr_uint32_t)(v[k] & VR_GROUP_MASK);
-        apr_uint64_t key = (v[k] & ~VR_GROUP_MASK) | 1, bits = c->masks[map ? map[g] : g], add;
+        apr_uint64_t key = (v[k] & ~VR_GROUP_MASK) | 1, bits = c->masks[map ? map[g] : g];
         apr_size_t j = (apr_size_t)(key >> VR_PART_BITS) & mask;
+        apr_uint64_t s = c->tab[2 * j];
 
-        while (c->tab[2 * j] && c->tab[2 * j] != key) {
-            j = (j + 1) & mask;
+        if (__builtin_expect(vr_slot_other(s, key), 0)) {
+            for (j = (j + 1) & mask; c->tab[2 * j] && c->tab[2 * j] != key;
+                 j = (j + 1) & mask) {
+            }
+            s = c->tab[2 * j];
         }
         c->tab[2 * j] = key;
-        add = bits & ~c->tab[2 * j + 1];
         c->tab[2 * j + 1] |= bits;
-        while (add) {
-            c->u[__builtin_ctzll(add)]++;
-            add &= add - 1;
+        c->used[nu] = (apr_uint32_t)j;
+        nu += s == 0;
+    }
+    return nu;
+}
+
+/* The nu slots filled by masks: each bit of each a distinct visitor of that bit. Each
+ * byte of the masks that has bits is added to eight counters of a byte (vr_spread),
+ * added to the bits' counts every 255 slots: a visitor costs the same whatever its bits.
+ * The slots are emptied. */
+static void vr_count_slots(vr_count *c, apr_size_t nu)
+{
+    apr_uint64_t acc[8] = { 0 };
+    apr_size_t k = 0;
+    int i, b;
+
+    while (k < nu) {
+        apr_size_t end = nu - k < 255 ? nu : k + 255;
+
+        for (; k < end; k++) {
+            apr_size_t j = c->used[k];
+            apr_uint64_t bits = c->tab[2 * j + 1];
+
+            for (i = 0; i < c->nlanes; i++) {
+                acc[i] += vr_spread[(bits >> (8 * c->lanes[i])) & 255];
+            }
+            c->tab[2 * j] = c->tab[2 * j + 1] = 0;
+        }
+        for (i = 0; i < c->nlanes; i++) {
+            for (b = 0; b < 8; b++) {
+                c->u[8 * c->lanes[i] + b] += (apr_int64_t)((acc[i] >> (8 * b)) & 255);
+            }
+            acc[i] = 0;
         }
     }
 }
@@ -362,7 +418,7 @@ static void vr_count_parts(void *data)
     int i;
 
     for (p = c->p0; p < c->p1; p++) {
-        apr_size_t m = 0, size = 16;
+        apr_size_t m = 0, size = 16, nu = 0;
 
         for (i = 0; i < c->nr; i++) {
             m += vr_part_size(c->rs[i], p);
@@ -370,10 +426,12 @@ static void vr_count_parts(void *data)
         if (!m) {
             continue;
         }
-        while (size < VR_LOAD * m) {
+        while (size < (c->masks ? VR_LOAD_MASKS : VR_LOAD) * m) {
             size *= 2;
         }
-        memset(c->tab, 0, (c->masks ? 2 : 1) * size * sizeof(*c->tab));
+        if (!c->masks) {
+            memset(c->tab, 0, size * sizeof(*c->tab));
+        }
         for (i = 0; i < c->nr; i++) {
             const qrt_vradix_t *r = c->rs[i];
             const apr_uint32_t *map = c->maps ? c->maps[i] : NULL;
@@ -383,12 +441,15 @@ static void vr_count_parts(void *data)
                 apr_size_t n = ch == r->last[p] ? r->fill[p] : VR_CHUNK;
 
                 if (c->masks) {
-                    vr_count_bits(c, vr_chunk_at(r, ch), n, map, size - 1);
+                    nu = vr_count_bits(c, vr_chunk_at(r, ch), n, map, size - 1, nu);
                 }
                 else {
                     vr_count_pairs(c, vr_chunk_at(r, ch), n, map, size - 1);
                 }
             }
+        }
+        if (c->masks) {
+            vr_count_slots(c, nu);  /* (which empties the slots for the next part) */
         }
     }
 }
@@ -401,6 +462,7 @@ static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, 
     vr_count c[2];
     qrt_spare_job job;
     apr_size_t p, most = 0, size = 16, half, total = 0, upto = 0;
+    apr_uint64_t any = 0;
     apr_uint32_t g;
     int i, t, nt = threads >= 2 ? 2 : 1, helped = 0, rv = -1;
 
@@ -415,6 +477,9 @@ static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, 
             }
         }
     }
+    for (g = 0; masks && g < ngroups; g++) {
+        any |= masks[g];            /* (the bytes of bits vr_count_slots counts) */
+    }
     for (p = 0; p < VR_PARTS; p++) {
         apr_size_t m = 0;
 
@@ -424,7 +489,7 @@ static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, 
         most = m > most ? m : most;
         total += m;
     }
-    while (size < VR_LOAD * most) {
+    while (size < (masks ? VR_LOAD_MASKS : VR_LOAD) * most) {
         size *= 2;
     }
     /* the parts split where half the visits are */
@@ -440,11 +505,21 @@ static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, 
         c[t].masks = masks;
         c[t].p0 = t ? half : 0;
         c[t].p1 = t || nt == 1 ? VR_PARTS : half;
+        c[t].nlanes = 0;
+        for (i = 0; masks && i < 8; i++) {
+            if (any >> (8 * i) & 255) {
+                c[t].lanes[c[t].nlanes++] = i;
+            }
+        }
         c[t].tab = NULL;
+        c[t].used = NULL;
         c[t].u = NULL;
     }
     for (t = 0; t < nt; t++) {
-        if (!(c[t].tab = malloc((masks ? 2 : 1) * size * sizeof(*c[t].tab)))
+        /* (by pairs each part's table is cleared as it begins) */
+        if (!(c[t].tab = masks ? calloc(2 * size, sizeof(*c[t].tab))
+                               : malloc(size * sizeof(*c[t].tab)))
+            || (masks && !(c[t].used = malloc((most ? most : 1) * sizeof(*c[t].used))))
             || !(c[t].u = calloc(QRT_VRADIX_GROUPS, sizeof(*c[t].u)))) {
             goto done;
         }
@@ -468,6 +543,7 @@ static int vr_uniques(qrt_vradix_t *const *rs, const apr_uint32_t *const *maps, 
 done:
     for (t = 0; t < nt; t++) {
         free(c[t].tab);
+        free(c[t].used);
         free(c[t].u);
     }
     return rv;

@@ -333,6 +333,64 @@ START_TEST(masks_count_each_visitor_once_a_bit)
 }
 END_TEST
 
+/* By masks, a part of many distinct visitors (some 600 here: each bit's count is kept in
+ * a byte of a counter, added to the counts every 255 visitors of a part), the masks'
+ * bits in bytes 1 and 6 alone (the bytes between them never read), a group without
+ * bits, and visitors of one bit among many of others: each bit's count as the naive
+ * union's, by one thread and by two. */
+START_TEST(masks_of_many_visitors_a_part)
+{
+    enum { N = 900000, NG = 9 };
+    static apr_uint64_t vis[N], masks[NG + 1], kv[2 * N];
+    static apr_uint32_t grp[N];
+    static apr_int64_t want[64], got[64];
+    qrt_vradix_t *r;
+    apr_size_t i, j;
+    int b, threads;
+
+    masks[0] = 0;
+    for (i = 1; i <= NG; i++) {
+        /* bits 8-15 and 48-55, bit 12 in each but group 9's, which has none (a tracker
+         * without tags): bit 12 some 500 visitors a part */
+        masks[i] = i == NG ? 0 : (APR_UINT64_C(1) << 12) | (APR_UINT64_C(1) << (47 + i))
+                                 | (i == 1 ? APR_UINT64_C(0xFF) << 8 : 0);
+    }
+    ck_assert_ptr_nonnull(r = qrt_vradix_make(N));
+    for (i = 0; i < N; i++) {
+        /* 600,000 visitors, a third of them seen twice or more */
+        vis[i] = (rnd(600000) + 1) * APR_UINT64_C(0x9E3779B97F4A7C15);
+        grp[i] = 1 + (apr_uint32_t)rnd(NG);
+        kv[2 * i] = vis[i];
+        kv[2 * i + 1] = masks[grp[i]];
+    }
+    ck_assert_int_eq(qrt_vradix_add(r, 0, grp, vis, NULL, N, NG + 1), 0);
+    qsort(kv, N, 2 * sizeof(apr_uint64_t), u64_cmp);
+    memset(want, 0, sizeof(want));
+    for (i = 0; i < N; i = j) {
+        apr_uint64_t u = 0;
+
+        for (j = i; j < N && kv[2 * j] == kv[2 * i]; j++) {
+            u |= kv[2 * j + 1];
+        }
+        for (b = 0; b < 64; b++) {
+            want[b] += (u >> b) & 1;
+        }
+    }
+    for (threads = 1; threads <= 2; threads++) {
+        memset(got, 0, sizeof(got));
+        ck_assert_int_eq(qrt_vradix_uniques_masks(&r, NULL, 1, masks, NG + 1, threads, got), 0);
+        for (b = 0; b < 64; b++) {
+            ck_assert_int_eq(got[b], want[b]);
+        }
+    }
+    ck_assert_int_gt(want[12], 400000);
+    ck_assert_int_gt(want[8], 50000);
+    ck_assert_int_gt(want[55], 0);
+    ck_assert_int_eq(want[0] + want[7] + want[16] + want[47] + want[56] + want[63], 0);
+    qrt_vradix_free(r);
+}
+END_TEST
+
 START_TEST(bounded_and_groups_refused)
 {
     apr_uint64_t vis[100];
@@ -402,6 +460,7 @@ static Suite *vradix_suite(void)
     tcase_add_test(tc, two_stores_mapped_count_as_one);
     tcase_add_test(tc, hashes_one_bit_apart);
     tcase_add_test(tc, masks_count_each_visitor_once_a_bit);
+    tcase_add_test(tc, masks_of_many_visitors_a_part);
     tcase_add_test(tc, bounded_and_groups_refused);
     tcase_add_test(tc, spares_kept_then_released);
     suite_add_tcase(s, tc);
