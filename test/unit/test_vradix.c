@@ -252,6 +252,27 @@ static int u64_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The naive count by masks: n pairs of a visitor and a visit's mask in kv (sorted here by
+ * visitor), each visitor's union of bits counted in want[bit] (zeroed first). */
+static void naive_bits(apr_uint64_t *kv, apr_size_t n, apr_int64_t *want)
+{
+    apr_size_t i, j;
+    int b;
+
+    qsort(kv, n, 2 * sizeof(apr_uint64_t), u64_cmp);
+    memset(want, 0, 64 * sizeof(*want));
+    for (i = 0; i < n; i = j) {
+        apr_uint64_t u = 0;
+
+        for (j = i; j < n && kv[2 * j] == kv[2 * i]; j++) {
+            u |= kv[2 * j + 1];
+        }
+        for (b = 0; b < 64; b++) {
+            want[b] += (u >> b) & 1;
+        }
+    }
+}
+
 /* By masks: groups that are sets of bits (a tracker's tags), a visitor counted once in
  * each bit of the union of its groups' masks, in one store and two (mapped), by one
  * thread and by two; bit 63 and bit 0 among them. */
@@ -263,7 +284,7 @@ START_TEST(masks_count_each_visitor_once_a_bit)
     static apr_int64_t want[64], got[64];
     qrt_vradix_t *r[2];
     const apr_uint32_t *maps[2];
-    apr_size_t i, j, n = 0, m;
+    apr_size_t i, n = 0, m;
     int s, b, threads;
 
     masks[0] = 0;
@@ -296,18 +317,7 @@ START_TEST(masks_count_each_visitor_once_a_bit)
             kv[2 * i] = who[i];
             kv[2 * i + 1] = un[i];
         }
-        qsort(kv, n, 2 * sizeof(apr_uint64_t), u64_cmp);
-        memset(want, 0, sizeof(want));
-        for (i = 0; i < n; i = j) {
-            apr_uint64_t u = 0;
-
-            for (j = i; j < n && kv[2 * j] == kv[2 * i]; j++) {
-                u |= kv[2 * j + 1];
-            }
-            for (b = 0; b < 64; b++) {
-                want[b] += (u >> b) & 1;
-            }
-        }
+        naive_bits(kv, n, want);
     }
     for (threads = 1; threads <= 2; threads++) {
         apr_int64_t one[64];
@@ -345,7 +355,7 @@ START_TEST(masks_of_many_visitors_a_part)
     static apr_uint32_t grp[N];
     static apr_int64_t want[64], got[64];
     qrt_vradix_t *r;
-    apr_size_t i, j;
+    apr_size_t i;
     int b, threads;
 
     masks[0] = 0;
@@ -364,18 +374,7 @@ START_TEST(masks_of_many_visitors_a_part)
         kv[2 * i + 1] = masks[grp[i]];
     }
     ck_assert_int_eq(qrt_vradix_add(r, 0, grp, vis, NULL, N, NG + 1), 0);
-    qsort(kv, N, 2 * sizeof(apr_uint64_t), u64_cmp);
-    memset(want, 0, sizeof(want));
-    for (i = 0; i < N; i = j) {
-        apr_uint64_t u = 0;
-
-        for (j = i; j < N && kv[2 * j] == kv[2 * i]; j++) {
-            u |= kv[2 * j + 1];
-        }
-        for (b = 0; b < 64; b++) {
-            want[b] += (u >> b) & 1;
-        }
-    }
+    naive_bits(kv, N, want);
     for (threads = 1; threads <= 2; threads++) {
         memset(got, 0, sizeof(got));
         ck_assert_int_eq(qrt_vradix_uniques_masks(&r, NULL, 1, masks, NG + 1, threads, got), 0);
