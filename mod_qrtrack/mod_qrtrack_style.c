@@ -209,7 +209,6 @@ static qrt_err_t *style_from_body(qrt_req_t *q, qrt_style_t *s)
 qrt_err_t *qrt_style_create(qrt_req_t *q)
 {
     qrt_style_t s, got;
-    apr_int64_t version = 0, n = 0;
     int created = 0;
     qrt_err_t *e = style_from_body(q, &s);
     apr_status_t rv;
@@ -217,18 +216,13 @@ qrt_err_t *qrt_style_create(qrt_req_t *q)
     if (e) {
         return e;
     }
-    rv = qrt_store_style_version(&q->db, q->r->pool, q->auth.account_id, s.name, &version);
-    if (rv == APR_SUCCESS && version == 0) {
-        rv = qrt_store_style_count(&q->db, q->r->pool, q->auth.account_id, &n);
-        if (rv == APR_SUCCESS && n >= QRT_STYLE_PER_ACCOUNT) {
-            return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name",
-                                   apr_psprintf(q->r->pool, "This account has %d styles, "
-                                   "the most it may keep: delete one or replace one by "
-                                   "its name.", QRT_STYLE_PER_ACCOUNT));
-        }
-    }
-    if (rv == APR_SUCCESS) {
-        rv = qrt_store_style_put(&q->db, q->r->pool, q->auth.account_id, &s, &created);
+    rv = qrt_store_style_put(&q->db, q->r->pool, q->auth.account_id, &s,
+                             QRT_STYLE_PER_ACCOUNT, &created);
+    if (rv == APR_ENOSPC) {
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name",
+                               apr_psprintf(q->r->pool, "This account has %d styles, the "
+                               "most it may keep: delete one or replace one by its name.",
+                               QRT_STYLE_PER_ACCOUNT));
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_store_style_get(&q->db, q->r->pool, q->auth.account_id, s.name, &got);

@@ -1742,6 +1742,18 @@ apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t)
     return rv;
 }
 
+apr_status_t qrt_db_end_with(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t,
+                             apr_status_t rv)
+{
+    if (rv != APR_SUCCESS) {
+        qrt_db_rollback_only(db, t);
+    }
+    if (qrt_db_end(db, p, t) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
 /* One command without rows outside apr_dbd's transactions: 0, or -1 with *error (from
  * p; error NULL: not asked). SQLite's runs on the connection itself, as
  * qrt_db_begin's do (apr_dbd would wait for a lock under a mutex of the process). */

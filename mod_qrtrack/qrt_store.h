@@ -220,6 +220,10 @@ apr_status_t qrt_store_dict_id(qrt_db_t *db, apr_pool_t *p, qrt_dict_cache_t *c,
 apr_status_t qrt_db_begin(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t **t);
 void qrt_db_rollback_only(qrt_db_t *db, apr_dbd_transaction_t *t);
 apr_status_t qrt_db_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t);
+/* The end of a transaction whose work came to rv: rolled back unless rv is APR_SUCCESS,
+ * else committed; rv, or APR_EGENERAL when the commit failed. */
+apr_status_t qrt_db_end_with(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *t,
+                             apr_status_t rv);
 /* A reader's snapshot: every statement from here to qrt_db_snapshot_end reads the
  * database as it was at the first one (SQLite: a deferred transaction, which WAL keeps
  * on one state; PostgreSQL: REPEATABLE READ, READ ONLY), so that a report that reads

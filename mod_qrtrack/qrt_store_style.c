@@ -6,9 +6,9 @@
 #include "qrt_store_style.h"
 
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 const qrt_style_t *s, int *created)
+                                 const qrt_style_t *s, int limit, int *created)
 {
-    apr_int64_t now = apr_time_sec(apr_time_now()), version = 0;
+    apr_int64_t now = apr_time_sec(apr_time_now()), version = 0, n = 0;
     char ecc[2] = { s->ecc, '\0' };
     int margin = s->margin, w = s->logo_width, h = s->logo_height;
     apr_size_t len = s->logo_len;
@@ -16,13 +16,34 @@ apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
                            s->logo ? (const void *)&w : NULL,
                            s->logo ? (const void *)&h : NULL, &now, &now,
                            s->logo, &len, "styles", "logo" };
-    apr_status_t rv = qrt_store_style_version(db, p, account_id, s->name, &version);
+    const void *aargs[] = { &account_id };
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv;
 
+    /* Whether the name is new, the count and the write in one transaction, after the
+     * account's row is locked (PostgreSQL; SQLite's transaction is the one writer's):
+     * requests at once for one name make it once, and for new names keep to the limit. */
+    *created = 0;
+    rv = qrt_db_begin(db, p, &tx);
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    *created = version == 0;
-    return qrt_db_exec(db, p, SQL_style_put, NULL, args);
+    rv = qrt_db_select_int(db, p, SQL_account_lock, aargs, &n);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_style_version(db, p, account_id, s->name, &version);
+    }
+    if (rv == APR_SUCCESS && version == 0 && limit > 0) {
+        rv = qrt_store_style_count(db, p, account_id, &n);
+        if (rv == APR_SUCCESS && n >= limit) {
+            rv = APR_ENOSPC;
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_style_put, NULL, args);
+    }
+    rv = qrt_db_end_with(db, p, tx, rv);
+    *created = rv == APR_SUCCESS && version == 0;
+    return rv;
 }
 
 static int style_hex(int c)

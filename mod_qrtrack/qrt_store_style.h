@@ -6,9 +6,10 @@
 #include "qrt_style.h"
 
 /* Creates or replaces account_id's style s->name (every field of s but the times and
- * version, which the store sets); *created 1 when it is new. */
+ * version, which the store sets); *created 1 when it is new. APR_ENOSPC when the name is
+ * new and the account has limit styles already (limit 0: no limit). */
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 const qrt_style_t *s, int *created);
+                                 const qrt_style_t *s, int limit, int *created);
 /* account_id's styles by name, into *out (qrt_style_t; logo NULL, logo_len its size). */
 apr_status_t qrt_store_style_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                   apr_array_header_t **out);

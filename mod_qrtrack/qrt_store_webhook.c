@@ -41,19 +41,6 @@ static void webhook_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row, qrt_we
     w->disabled_reason = apr_pstrdup(p, qrt_db_str(db, row, 7));
 }
 
-/* Ends a transaction: rolled back when rv is an error. */
-static apr_status_t webhook_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_t *tx,
-                                apr_status_t rv)
-{
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
-}
-
 apr_status_t qrt_store_webhook_add(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w, int limit)
 {
     apr_dbd_transaction_t *tx;
@@ -73,7 +60,7 @@ apr_status_t qrt_store_webhook_add(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_select_int(db, p, SQL_webhook_account_lock, cargs, &count);
+    rv = qrt_db_select_int(db, p, SQL_account_lock, cargs, &count);
     if (rv == APR_SUCCESS) {
         rv = qrt_db_select_int(db, p, SQL_webhook_count, cargs, &count);
     }
@@ -93,7 +80,7 @@ apr_status_t qrt_store_webhook_add(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w
             rv = APR_SUCCESS;
         }
     }
-    return webhook_end(db, p, tx, rv);
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 apr_status_t qrt_store_webhook_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
@@ -163,7 +150,7 @@ apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_webhook_drops_delete, NULL, eargs);
     }
-    return webhook_end(db, p, tx, rv);
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,

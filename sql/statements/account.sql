@@ -5,6 +5,20 @@ INSERT INTO accounts (name, plan, created_at)
     VALUES (%s, %s, %lld)
     RETURNING id
 
+-- taken in a transaction before an account's webhooks or styles are counted for a new
+-- one, so that requests at once cannot pass the limit together (SQLite's writers follow
+-- one another already)
+-- name: account_lock
+SELECT id
+    FROM accounts
+    WHERE id = %lld
+
+-- name: account_lock [pgsql]
+SELECT id
+    FROM accounts
+    WHERE id = %lld
+    FOR UPDATE
+
 -- name: account_by_id
 SELECT id, name, plan, created_at
     FROM accounts

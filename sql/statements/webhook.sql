@@ -6,19 +6,6 @@ INSERT INTO webhooks (account_id, url, events, secret, created_at)
     VALUES (%lld, %s, %d, %s, %lld)
     RETURNING id
 
--- taken before an account's webhooks are counted for a new one, so that two at once cannot
--- pass QRTrackWebhookLimit together (SQLite's writers follow one another already)
--- name: webhook_account_lock
-SELECT id
-    FROM accounts
-    WHERE id = %lld
-
--- name: webhook_account_lock [pgsql]
-SELECT id
-    FROM accounts
-    WHERE id = %lld
-    FOR UPDATE
-
 -- name: webhook_count
 SELECT COUNT(*)
     FROM webhooks

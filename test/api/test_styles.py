@@ -12,6 +12,7 @@ import time
 import zlib
 
 import pytest
+import requests
 
 from conftest import BACKEND, Api, Memcached, Server, start_server
 from lib.memory import rss_kb
@@ -305,6 +306,41 @@ def test_at_most_100_styles_an_account(sapi):
     # replacing one is still fine
     assert put(sapi, expect=(200,), name="s007", margin=5)["margin"] == 5
     assert len(sapi.get("/style").json()["data"]) == 100
+
+
+def test_requests_at_once_make_a_name_once_and_keep_to_the_limit(server):
+    """Whether a style is new, the count of the account's and the write are one
+    transaction: twelve requests at once for one new name answer 201 once and 200 for the
+    rest; at 99 styles, twelve at once for new names make one (201) and are refused for
+    the others (422). Over several rounds: before, now and then two answered 201 for one
+    name, and on PostgreSQL an account went past 100."""
+    import concurrent.futures
+
+    name = "styles-race-%d" % os.getpid()
+    server.account(name)
+
+    def burst(ex, bodies):
+        # (a token a burst: each its own rate-limit window)
+        auth = {"Authorization": "Bearer " + server.unused_token(name)}
+        return sorted(ex.map(lambda body: requests.post(
+            server.api_base + "/style", json=body, headers=auth, timeout=30).status_code,
+            bodies))
+
+    with Api(server, server.unused_token(name)) as s:
+        with concurrent.futures.ThreadPoolExecutor(12) as ex:
+            for rnd in range(12):
+                codes = burst(ex, [{"name": "race%d" % rnd, "fg": "#000000"}] * 12)
+                assert codes == [200] * 11 + [201], (rnd, codes)
+            for i in range(99 - 12):
+                put(s, expect=(201,), name="fill%03d" % i)
+            for rnd in range(6):
+                names = ["new%d-%d" % (rnd, i) for i in range(12)]
+                codes = burst(ex, [{"name": n} for n in names])
+                assert codes == [201] + [422] * 11, (rnd, codes)
+                listed = [x["name"] for x in s.get("/style").json()["data"]]
+                made = [n for n in names if n in listed]
+                assert len(listed) == 100 and len(made) == 1, (rnd, len(listed), made)
+                assert s.delete("/style/" + made[0]).status_code == 204
 
 
 def test_other_accounts_styles_are_invisible(server, sapi):

@@ -253,7 +253,7 @@ START_TEST(test_store_styles)
     s.margin = 6;
     ck_assert_int_eq(qrt_logo_sanitise(pool, m.buf, m.len, &s.logo, &s.logo_len,
                                        &s.logo_width, &s.logo_height, NULL), APR_SUCCESS);
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc, "brand", &got), APR_SUCCESS);
     ck_assert_str_eq(got.fg, "#112233");
@@ -265,7 +265,7 @@ START_TEST(test_store_styles)
     ck_assert_int_eq(got.version, 1);
     s.logo = NULL;
     s.ecc = 'L';
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
     ck_assert_int_eq(created, 0);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc, "brand", &got), APR_SUCCESS);
     ck_assert_ptr_null(got.logo);
@@ -274,12 +274,24 @@ START_TEST(test_store_styles)
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
     ck_assert_int_eq(v, 2);
     s.name = "another";
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_style_list(&db, pool, acc, &list), APR_SUCCESS);
     ck_assert_int_eq(list->nelts, 2);
     ck_assert_str_eq(APR_ARRAY_IDX(list, 0, qrt_style_t).name, "another");
     ck_assert_int_eq(qrt_store_style_count(&db, pool, acc, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 2);
+    /* at a limit of 2: a new name refused and nothing written, a name kept replaced */
+    s.name = "third";
+    created = -1;
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created), APR_ENOSPC);
+    ck_assert_int_eq(created, 0);
+    ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "third", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 0);
+    s.name = "another";
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created), APR_SUCCESS);
+    ck_assert_int_eq(created, 0);
+    ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "another", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 2);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc + 1, "brand", &got), APR_NOTFOUND);
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_NOTFOUND);
