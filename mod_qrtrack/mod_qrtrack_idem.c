@@ -174,13 +174,7 @@ static apr_status_t create_once(qrt_req_t *q, const qrt_idem_req_t *idem,
         a->request_hash = idem->hash;
         rv = qrt_store_idem_add(&q->db, q->r->pool, q->auth.token_id, idem->key, a);
     }
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(&q->db, tx);
-    }
-    if (qrt_db_end(&q->db, q->r->pool, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
+    return qrt_db_end_with(&q->db, q->r->pool, tx, rv);
 }
 
 /* After a failed try: the codes the client chose that are taken now go to taken().

@@ -429,11 +429,7 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
         return qrt_db_end_pipelined(db, p, rv);
     }
     if (!native) {
-        if (rv != APR_SUCCESS) {
-            qrt_db_rollback_only(db, tx);
-        }
-        return qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS ? APR_EGENERAL
-                                                                         : rv;
+        return qrt_db_end_with(db, p, tx, rv);
     }
     h = apr_dbd_native_handle(db->driver, db->handle);
     if (rv == APR_SUCCESS && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

@@ -701,14 +701,7 @@ static apr_status_t db_exec_unwatched(qrt_db_t *db, apr_pool_t *p, const char *l
             if (trv != APR_SUCCESS) {
                 return trv;
             }
-            trv = qrt_db_exec(db, p, label, nrows, args);
-            if (trv != APR_SUCCESS) {
-                qrt_db_rollback_only(db, tx);
-            }
-            if (qrt_db_end(db, p, tx) != APR_SUCCESS && trv == APR_SUCCESS) {
-                trv = APR_EGENERAL;
-            }
-            return trv;
+            return qrt_db_end_with(db, p, tx, qrt_db_exec(db, p, label, nrows, args));
         }
     }
     rv = apr_dbd_pbquery(db->driver, p, db->handle, &n, stmt, args);

@@ -471,13 +471,7 @@ static apr_status_t ab_seal_day(qrt_db_t *db, apr_pool_t *p, apr_int64_t account
             (*units)++;
         }
     }
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 /* Values sealed before schema 48 (seal NULL): the seal of at most max of them; *more

@@ -190,13 +190,9 @@ static apr_status_t purge_sweep_range(qrt_db_t *db, apr_pool_t *p, int d,
     if (rv == APR_SUCCESS && *deleted > 0) {
         rv = qrt_db_exec(db, p, SQL_purge_gen, NULL, none);
     }
+    rv = qrt_db_end_with(db, p, tx, rv);
     if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
         *deleted = 0;
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        *deleted = 0;
-        rv = APR_EGENERAL;
     }
     return rv;
 }

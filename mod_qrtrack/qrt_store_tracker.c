@@ -171,13 +171,7 @@ apr_status_t qrt_store_tracker_add(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
                                    qrt_history_changes(p, NULL, t, t->route_set
                                                        && !t->password_keep));
     }
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 apr_status_t qrt_store_tracker_head(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
@@ -317,13 +311,7 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
                                        QRT_HISTORY_UPDATED, changes);
         }
     }
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
@@ -382,13 +370,7 @@ apr_status_t qrt_store_tracker_delete_shown(qrt_db_t *db, apr_pool_t *p,
         rv = qrt_store_history_add(db, p, id, account_id, t->changed_by,
                                    QRT_HISTORY_DELETED, "{}");
     }
-    if (rv != APR_SUCCESS) {
-        qrt_db_rollback_only(db, tx);
-    }
-    if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
+    return qrt_db_end_with(db, p, tx, rv);
 }
 
 apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *code,
@@ -628,12 +610,7 @@ apr_status_t qrt_store_tracker_import(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         rv = tracker_import_write(db, p, new, m);
     }
     if (tx) {
-        if (rv != APR_SUCCESS) {
-            qrt_db_rollback_only(db, tx);
-        }
-        if (qrt_db_end(db, p, tx) != APR_SUCCESS && rv == APR_SUCCESS) {
-            rv = APR_EGENERAL;
-        }
+        rv = qrt_db_end_with(db, p, tx, rv);
     }
     return rv;
 }
