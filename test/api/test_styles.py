@@ -314,33 +314,40 @@ def test_requests_at_once_make_a_name_once_and_keep_to_the_limit(server):
     rest; at 99 styles, twelve at once for new names make one (201) and are refused for
     the others (422). Over several rounds: before, now and then two answered 201 for one
     name, and on PostgreSQL an account went past 100."""
-    import concurrent.futures
-
     name = "styles-race-%d" % os.getpid()
     server.account(name)
+    with Api(server, server.unused_token(name)) as s:
+        styles_at_once([server.api_base], lambda: server.unused_token(name), s)
+
+
+def styles_at_once(bases, new_token, s):
+    """The rounds of test_requests_at_once_make_a_name_once_and_keep_to_the_limit, each
+    burst's requests sent in turn to the API bases given (one server's, or several nodes'
+    on one database), each burst with a token of new_token(); s: an Api of the account
+    with none of its styles yet."""
+    import concurrent.futures
 
     def burst(ex, bodies):
         # (a token a burst: each its own rate-limit window)
-        auth = {"Authorization": "Bearer " + server.unused_token(name)}
-        return sorted(ex.map(lambda body: requests.post(
-            server.api_base + "/style", json=body, headers=auth, timeout=30).status_code,
-            bodies))
+        auth = {"Authorization": "Bearer " + new_token()}
+        return sorted(ex.map(lambda ib: requests.post(
+            bases[ib[0] % len(bases)] + "/style", json=ib[1], headers=auth,
+            timeout=30).status_code, enumerate(bodies)))
 
-    with Api(server, server.unused_token(name)) as s:
-        with concurrent.futures.ThreadPoolExecutor(12) as ex:
-            for rnd in range(12):
-                codes = burst(ex, [{"name": "race%d" % rnd, "fg": "#000000"}] * 12)
-                assert codes == [200] * 11 + [201], (rnd, codes)
-            for i in range(99 - 12):
-                put(s, expect=(201,), name="fill%03d" % i)
-            for rnd in range(6):
-                names = ["new%d-%d" % (rnd, i) for i in range(12)]
-                codes = burst(ex, [{"name": n} for n in names])
-                assert codes == [201] + [422] * 11, (rnd, codes)
-                listed = [x["name"] for x in s.get("/style").json()["data"]]
-                made = [n for n in names if n in listed]
-                assert len(listed) == 100 and len(made) == 1, (rnd, len(listed), made)
-                assert s.delete("/style/" + made[0]).status_code == 204
+    with concurrent.futures.ThreadPoolExecutor(12) as ex:
+        for rnd in range(12):
+            codes = burst(ex, [{"name": "race%d" % rnd, "fg": "#000000"}] * 12)
+            assert codes == [200] * 11 + [201], (rnd, codes)
+        for i in range(99 - 12):
+            put(s, expect=(201,), name="fill%03d" % i)
+        for rnd in range(6):
+            names = ["new%d-%d" % (rnd, i) for i in range(12)]
+            codes = burst(ex, [{"name": n} for n in names])
+            assert codes == [201] + [422] * 11, (rnd, codes)
+            listed = [x["name"] for x in s.get("/style").json()["data"]]
+            made = [n for n in names if n in listed]
+            assert len(listed) == 100 and len(made) == 1, (rnd, len(listed), made)
+            assert s.delete("/style/" + made[0]).status_code == 204
 
 
 def test_other_accounts_styles_are_invisible(server, sapi):
@@ -551,6 +558,36 @@ def test_a_style_made_on_one_node_applies_on_the_other():
             assert decode_qr(image(sb, tid, style="logo")).endswith("/q/" + t["code"])
             assert sa.delete("/style/default").status_code == 204
             assert quiet_zone(image(sb, tid)) == 4
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+        mc.stop()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
+                    "this test runs in the PostgreSQL pass (as test_nodes.py)")
+def test_requests_at_once_on_two_nodes_make_a_name_once_and_keep_to_the_limit():
+    """The same rounds as on one server, each burst's requests alternating between two
+    nodes on one database: the account's row, locked in the database, orders them."""
+    mc = Memcached()
+    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
+    a = b = None
+    try:
+        a = Server(extra=conf)
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=conf, shared_db=a)
+        b.start()
+
+        def new_token():
+            tok = a.token("acme")
+            b.tokens.append(tok)
+            return tok
+
+        with Api(b, new_token()) as sb:
+            styles_at_once([a.api_base, b.api_base], new_token, sb)
     finally:
         for srv in (b, a):
             if srv:
