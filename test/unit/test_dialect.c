@@ -191,6 +191,9 @@ static Suite *dialect_suite(void)
     Suite *s = suite_create("dialect");
     TCase *tc = tcase_create("dialect");
 
+    /* (the first test migrates the template database: past Check's 4 s under the
+     * sanitizers while other tests share the machine) */
+    tcase_set_timeout(tc, 30);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, lookup_and_facts);
     tcase_add_test(tc, sqlite_self_check_and_fallback);

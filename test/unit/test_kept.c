@@ -22,10 +22,11 @@ static void *shared(size_t size)
 
 static void value(int64_t v[4], uint64_t key, int64_t bucket, int64_t seal)
 {
-    v[0] = (int64_t)key + bucket;
-    v[1] = v[0] * 3 + seal;
+    /* (in unsigned arithmetic, which wraps where int64_t's would overflow) */
+    v[0] = (int64_t)(key + (uint64_t)bucket);
+    v[1] = (int64_t)((uint64_t)v[0] * 3 + (uint64_t)seal);
     v[2] = v[1] ^ 0x5555;
-    v[3] = (int64_t)key * 7 - seal;
+    v[3] = (int64_t)(key * 7 - (uint64_t)seal);
 }
 
 START_TEST(a_value_is_found_under_its_seal)

@@ -43,7 +43,9 @@ START_TEST(array_of_numbers_every_width)
     apr_int64_t x = 1;
     int i;
 
-    for (i = 0; i < 19; i++, x *= 10) {
+    for (i = 0; i < 19; i++) {
+        /* (x: 10^i, multiplied before use so that it never passes 10^18) */
+        x = i ? x * 10 : 1;
         v[2 * i] = x + (i % 7);
         v[2 * i + 1] = -(x * 9 + 9 - (i % 3));
     }
