@@ -5,6 +5,7 @@ are decoded and kept as pixels only, and every styled image decoded with zbarimg
 Each test works in an account of its own: a `default` style left in a shared account
 would change every other test's images."""
 import base64
+import contextlib
 import itertools
 import os
 import struct
@@ -529,9 +530,10 @@ def test_styled_images_decode(sapi, fmt, ecc):
 
 # ---- several nodes -----------------------------------------------------------------
 
-@pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
-                    "this test runs in the PostgreSQL pass (as test_nodes.py)")
-def test_a_style_made_on_one_node_applies_on_the_other():
+@contextlib.contextmanager
+def two_nodes():
+    """Two nodes on one PostgreSQL database, rate limits counted in one memcached, with
+    the account acme: (a, b)."""
     mc = Memcached()
     conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
     a = b = None
@@ -542,6 +544,18 @@ def test_a_style_made_on_one_node_applies_on_the_other():
         a.start()
         b = Server(extra=conf, shared_db=a)
         b.start()
+        yield a, b
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+        mc.stop()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
+                    "this test runs in the PostgreSQL pass (as test_nodes.py)")
+def test_a_style_made_on_one_node_applies_on_the_other():
+    with two_nodes() as (a, b):
         tok = a.token("acme")
         b.tokens.append(tok)
         with Api(a, tok) as sa, Api(b, tok) as sb:
@@ -558,11 +572,6 @@ def test_a_style_made_on_one_node_applies_on_the_other():
             assert decode_qr(image(sb, tid, style="logo")).endswith("/q/" + t["code"])
             assert sa.delete("/style/default").status_code == 204
             assert quiet_zone(image(sb, tid)) == 4
-    finally:
-        for srv in (b, a):
-            if srv:
-                srv.cleanup()
-        mc.stop()
 
 
 @pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
@@ -570,17 +579,7 @@ def test_a_style_made_on_one_node_applies_on_the_other():
 def test_requests_at_once_on_two_nodes_make_a_name_once_and_keep_to_the_limit():
     """The same rounds as on one server, each burst's requests alternating between two
     nodes on one database: the account's row, locked in the database, orders them."""
-    mc = Memcached()
-    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
-    a = b = None
-    try:
-        a = Server(extra=conf)
-        a.admin("init")
-        a.account("acme")
-        a.start()
-        b = Server(extra=conf, shared_db=a)
-        b.start()
-
+    with two_nodes() as (a, b):
         def new_token():
             tok = a.token("acme")
             b.tokens.append(tok)
@@ -588,8 +587,3 @@ def test_requests_at_once_on_two_nodes_make_a_name_once_and_keep_to_the_limit():
 
         with Api(b, new_token()) as sb:
             styles_at_once([a.api_base, b.api_base], new_token, sb)
-    finally:
-        for srv in (b, a):
-            if srv:
-                srv.cleanup()
-        mc.stop()
