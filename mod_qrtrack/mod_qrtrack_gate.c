@@ -129,8 +129,12 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *p
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
         return HTTP_SERVICE_UNAVAILABLE;
     }
+    /* The try counts as wrong from here, before its password is checked: guesses sent
+     * at once each see the others, so a burst gets no more checks than the limit. A
+     * right password, or a body that cannot be read (no password checked), takes its try
+     * back. */
     apr_global_mutex_lock(gate_mutex);
-    blocked = qrt_tries_blocked(gate_tries, addr, tracker, now, GATE_TRIES, GATE_WINDOW);
+    blocked = qrt_tries_begin(gate_tries, addr, tracker, now, GATE_TRIES, GATE_WINDOW);
     apr_global_mutex_unlock(gate_mutex);
     if (blocked) {
         apr_table_setn(r->err_headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
@@ -138,17 +142,19 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *p
         return gate_page(r, HTTP_TOO_MANY_REQUESTS, qrt_page_too_many(r->pool));
     }
     pw = gate_read_password(r, &status);
+    /* The slow hash runs outside the lock: one guess holds no other request. */
+    right = status == OK && pw && *pw && qrt_password_verify(hash, pw, strlen(pw));
+    if (right || status != OK) {
+        apr_global_mutex_lock(gate_mutex);
+        qrt_tries_forgive(gate_tries, addr, tracker, now);
+        apr_global_mutex_unlock(gate_mutex);
+    }
     if (status != OK) {
         return status;
     }
-    /* The slow hash runs outside the lock: one guess holds no other request. */
-    right = pw && *pw && qrt_password_verify(hash, pw, strlen(pw));
     if (right) {
         *pass = 1;
         return OK;
     }
-    apr_global_mutex_lock(gate_mutex);
-    qrt_tries_fail(gate_tries, addr, tracker, now, GATE_WINDOW);
-    apr_global_mutex_unlock(gate_mutex);
     return gate_page(r, HTTP_FORBIDDEN, qrt_page_password(r->pool, action, 1));
 }

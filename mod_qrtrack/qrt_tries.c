@@ -173,6 +173,39 @@ void qrt_tries_fail(qrt_tries_t *t, const char *addr, apr_int64_t tracker, apr_i
     }
 }
 
+int qrt_tries_begin(qrt_tries_t *t, const char *addr, apr_int64_t tracker, apr_int64_t now,
+                    int limit, int window)
+{
+    if (qrt_tries_blocked(t, addr, tracker, now, limit, window)) {
+        return 1;
+    }
+    qrt_tries_fail(t, addr, tracker, now, window);
+    return 0;
+}
+
+void qrt_tries_forgive(qrt_tries_t *t, const char *addr, apr_int64_t tracker,
+                       apr_int64_t at)
+{
+    tries_slot_t *s = tries_find(t, addr ? addr : "", tracker);
+    apr_uint32_t k, j;
+
+    if (!s) {
+        return;
+    }
+    for (k = 1; k <= s->n && tries_at(s, k) != at; k++) {
+    }
+    if (k > s->n) {
+        return;
+    }
+    /* the k-1 later tries move one place back in the ring over the k-th */
+    for (j = k; j > 1; j--) {
+        s->at[(s->next + QRT_TRIES_MAX_LIMIT - j) % QRT_TRIES_MAX_LIMIT] =
+            s->at[(s->next + QRT_TRIES_MAX_LIMIT - j + 1) % QRT_TRIES_MAX_LIMIT];
+    }
+    s->next = (s->next + QRT_TRIES_MAX_LIMIT - 1) % QRT_TRIES_MAX_LIMIT;
+    s->n--;
+}
+
 apr_uint32_t qrt_tries_active(const qrt_tries_t *t, apr_int64_t now, int window)
 {
     apr_uint32_t i, n = 0;

@@ -48,6 +48,18 @@ int qrt_tries_blocked(qrt_tries_t *t, const char *addr, apr_int64_t tracker, apr
 void qrt_tries_fail(qrt_tries_t *t, const char *addr, apr_int64_t tracker, apr_int64_t now,
                     int window);
 
+/* A try that begins: 1 when the key is blocked (as qrt_tries_blocked: nothing is
+ * recorded), else 0 with the try recorded as wrong at now, before its password is
+ * checked. Tries checked at once then count each other: a burst of guesses gets no more
+ * checks than the limit. A try whose password was right takes its try back
+ * (qrt_tries_forgive). */
+int qrt_tries_begin(qrt_tries_t *t, const char *addr, apr_int64_t tracker, apr_int64_t now,
+                    int limit, int window);
+/* Takes back the latest try of the key recorded at `at` (a try begun at `at` whose
+ * password was right, or that checked no password); nothing when there is none. */
+void qrt_tries_forgive(qrt_tries_t *t, const char *addr, apr_int64_t tracker,
+                       apr_int64_t at);
+
 /* Entries holding a try within window at now (for status and tests). */
 apr_uint32_t qrt_tries_active(const qrt_tries_t *t, apr_int64_t now, int window);
 /* Wrong tries not recorded because every entry near their key was blocked. */

@@ -348,6 +348,36 @@ def test_ten_wrong_tries_a_minute_then_429(srv, api):
     assert where(scan(srv, other, method="POST", data={"password": "right one"})) == HOME
 
 
+def test_wrong_tries_at_once_get_no_more_checks_than_ten(srv, api):
+    """A try counts from its start, not once its password was found wrong: sixteen
+    guesses at once (three bursts) get ten checks (403), the rest 429; before, each
+    burst's guesses all passed the count, each a password check. A right password
+    takes its try back (five right ones at once after five wrong leave room for five
+    more wrong ones), and a body that is not a form checks no password and counts
+    nothing."""
+    t = create(api, password="right one")
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        codes = []
+        for b in range(3):
+            codes += list(ex.map(lambda i: scan(srv, t, method="POST", data={
+                "password": "guess%d-%d" % (b, i)}).status_code, range(16)))
+        assert sorted(codes) == [403] * 10 + [429] * 38, codes
+        u = create(api, password="right one")
+        for i in range(5):
+            assert scan(srv, u, method="POST", data={"password": "wrong%d" % i}) \
+                .status_code == 403
+        right = list(ex.map(lambda i: where(scan(srv, u, method="POST", data={
+            "password": "right one"})), range(5)))
+        assert right == [HOME] * 5, right
+        for i in range(3):
+            r = scan(srv, u, method="POST", data="password=x",
+                     headers={"Content-Type": "text/plain"})
+            assert r.status_code == 415, r.status_code
+        codes = [scan(srv, u, method="POST", data={"password": "more%d" % i}).status_code
+                 for i in range(6)]
+        assert codes == [403] * 5 + [429], codes
+
+
 def test_a_password_and_rules_together(srv, api):
     t = create(api, password="pw", rules=[{"redirect_url": STORE, "os": ["iOS"]}])
     assert scan(srv, t).status_code == 200

@@ -54,6 +54,39 @@ START_TEST(limit_within_window)
 }
 END_TEST
 
+/* A try that begins counts at once: limit of them begin, the next is blocked; a right
+ * one taken back leaves room for one more; taking back a try that is not there changes
+ * nothing. */
+START_TEST(tries_count_from_their_start)
+{
+    qrt_tries_t *t = table(1024);
+    int i;
+
+    for (i = 0; i < LIMIT; i++) {
+        ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + i / 4, LIMIT, MIN), 0);
+    }
+    ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + 3, LIMIT, MIN), 1);
+    ck_assert_int_eq(blocked(t, "192.0.2.9", 3, T0 + 3), 1);
+    /* the second try begun at T0 + 1 was right: the latest at that time goes, the
+     * later ones keep their times (the oldest of the limit now counts from T0) */
+    qrt_tries_forgive(t, "192.0.2.9", 3, T0 + 1);
+    ck_assert_int_eq(blocked(t, "192.0.2.9", 3, T0 + 3), 0);
+    qrt_tries_forgive(t, "192.0.2.9", 3, T0 + 7);       /* none then */
+    qrt_tries_forgive(t, "192.0.2.8", 3, T0 + 1);       /* no such key */
+    ck_assert_int_eq(blocked(t, "192.0.2.9", 3, T0 + 3), 0);
+    ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + 3, LIMIT, MIN), 0);
+    ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + 3, LIMIT, MIN), 1);
+    /* the tries at T0 (four) leave the window first: then four more may begin */
+    ck_assert_int_eq(blocked(t, "192.0.2.9", 3, T0 + MIN - 1), 1);
+    ck_assert_int_eq(blocked(t, "192.0.2.9", 3, T0 + MIN), 0);
+    for (i = 0; i < 4; i++) {
+        ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + MIN, LIMIT, MIN), 0);
+    }
+    ck_assert_int_eq(qrt_tries_begin(t, "192.0.2.9", 3, T0 + MIN, LIMIT, MIN), 1);
+    free(t);
+}
+END_TEST
+
 START_TEST(window_slides)
 {
     qrt_tries_t *t = table(1024);
@@ -244,6 +277,7 @@ static Suite *tries_suite(void)
     TCase *tc = tcase_create("tries");
 
     tcase_add_test(tc, limit_within_window);
+    tcase_add_test(tc, tries_count_from_their_start);
     tcase_add_test(tc, window_slides);
     tcase_add_test(tc, sliding_not_fixed);
     tcase_add_test(tc, keys_independent);
