@@ -67,6 +67,13 @@ static apr_status_t qrtrack_walvfs_unload(void *data)
     return APR_SUCCESS;
 }
 
+static apr_status_t qrtrack_sqlite_unload(void *data)
+{
+    (void)data;
+    qrt_dialect_sqlite_untune();
+    return APR_SUCCESS;
+}
+
 static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
     (void)plog;
@@ -77,7 +84,10 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     /* before mod_dbd reads DBDParams */
     qrt_dbd_resolve_pre_config(pconf);
     /* SQLite may outlive this module across a restart (the database driver stays
-     * loaded): it must not keep a VFS whose code is unloaded. */
+     * loaded): it must not keep a VFS or a log hook whose code is unloaded (the
+     * cleanups run last registered first: the VFS goes, then SQLite is shut down and
+     * its hook cleared, so the next pre_config's settings take effect again). */
+    apr_pool_cleanup_register(pconf, NULL, qrtrack_sqlite_unload, apr_pool_cleanup_null);
     apr_pool_cleanup_register(pconf, NULL, qrtrack_walvfs_unload, apr_pool_cleanup_null);
     /* Both mutexes are taken on every API request or commit: a process-shared
      * pthread mutex needs no system call when it is free. `Mutex` can override. */

@@ -134,6 +134,13 @@ void qrt_dialect_sqlite_tune(int own_connections);
  * where qrt_dialect_sqlite_tune ran before SQLite started. */
 typedef void qrt_sqlite_log_fn(int code, const char *msg);
 void qrt_dialect_sqlite_log(qrt_sqlite_log_fn *fn);
+/* Before the code that qrt_dialect_sqlite_tune gave SQLite is unloaded (httpd unloads
+ * and loads its modules again at a start and a restart, maybe elsewhere in memory,
+ * while SQLite stays loaded with the database driver): SQLite is shut down and its log
+ * hook cleared, which it allows only while shut down, so that it never calls into code
+ * that is gone. Every connection of the process must be closed: in httpd's parent,
+ * between two readings of the configuration, none is open. */
+void qrt_dialect_sqlite_untune(void);
 /* The sqlite3_stmt inside apr_dbd_sqlite3's prepared statement, with its number of
  * arguments and their types; NULL when native reads are off (the self-check failed,
  * or SQLite is not thread-safe). */

@@ -280,6 +280,13 @@ void qrt_dialect_sqlite_tune(int own_connections)
     qrt_walvfs_register();
 }
 
+void qrt_dialect_sqlite_untune(void)
+{
+    if (sqlite3_shutdown() == SQLITE_OK) {
+        sqlite3_config(SQLITE_CONFIG_LOG, NULL, NULL);
+    }
+}
+
 /* Prepares a statement through apr_dbd on a database in memory and finds its
  * sqlite3_stmt where the layout says: the pointer must be one of the connection's
  * own statements (compared, never followed, before it is known), with the SQL and

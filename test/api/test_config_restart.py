@@ -97,3 +97,47 @@ def test_a_graceful_restart_without_the_directives_returns_to_the_defaults():
                    what="the directives after a second graceful restart")
     finally:
         srv.cleanup()
+
+
+def scanned(srv, code):
+    """A scan of code answered 302 (False while the restart holds the connections)."""
+    try:
+        return requests.get(srv.base + "/q/" + code, timeout=10,
+                            allow_redirects=False).status_code == 302
+    except requests.RequestException:
+        return False
+
+
+def test_a_restart_that_loads_the_module_elsewhere_keeps_the_server():
+    """A restart with modules loaded before this one puts it elsewhere in memory, while
+    SQLite stays loaded with the database driver: SQLite must hold nothing of the
+    module's first load (its log hook, its VFS). Before, the hook set at the first load
+    was called at the restart (SQLite logs the settings it refuses once started) in
+    code that was gone: the parent died, or did whatever lay there now. The server
+    answers scans and the API after the restart, and after one more back to the first
+    order, with no crash line."""
+    srv, tok = started()
+    try:
+        auth = {"Authorization": "Bearer " + tok}
+        r = requests.post(srv.api_base + "/tracker", timeout=10, headers=auth,
+                          json={"redirect_url": "https://example.com/moved"})
+        assert r.status_code == 200, r.text
+        code = r.json()["code"]
+        with open(srv.conf) as f:
+            conf = f.read()
+        mods = "".join("LoadModule %s_module %s/mod_%s.so\n" % (m, apxs("LIBEXECDIR"), m)
+                       for m in ("headers", "env", "status", "setenvif", "expires"))
+        first = "LoadModule qrtrack_module"
+        assert conf.count(first) == 1
+        for text in (conf.replace(first, mods + first), conf):
+            with open(srv.conf, "w") as f:
+                f.write(text)
+            graceful(srv)
+            wait_until(lambda: scanned(srv, code), timeout=30, interval=0.5,
+                       what=lambda: "scans after the restart:\n" + srv.error_log()[-3000:])
+            assert srv.proc.poll() is None, "the parent exited:\n" + srv.error_log()[-3000:]
+            r = requests.get(srv.api_base + "/tracker", timeout=10, headers=auth)
+            assert r.status_code == 200, r.text
+            assert not srv.crash_lines(), srv.crash_lines()
+    finally:
+        srv.cleanup()
