@@ -582,10 +582,67 @@ static void webhook_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c, apr_array_he
     }
 }
 
-static apr_status_t webhook_rows_write(qrt_db_t *db, apr_pool_t *p, apr_array_header_t *rows)
+/* Of rows (nargs values each, the webhook's id first), only those of webhooks that are still
+ * there and enabled, read in the writer's transaction (webhook_live): the cache may be older
+ * than a DELETE or a disable, whose dropping of the waiting events would miss what this
+ * transaction writes, left waiting for good. On PostgreSQL those webhooks stay locked until
+ * the commit, so a DELETE or disable orders against it. A webhook found gone makes the
+ * next batch read the cache again. */
+static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                      apr_array_header_t *rows, int nargs)
 {
+    apr_hash_t *ids = apr_hash_make(p), *live = apr_hash_make(p);
+    apr_array_header_t *found = apr_array_make(p, 4, sizeof(apr_int64_t));
+    const void **args = (const void **)rows->elts;
+    const char *json = "[";
+    const void *qargs[1];
+    apr_status_t rv;
+    int i, kept = 0;
+
     if (rows->nelts == 0) {
         return APR_SUCCESS;
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const apr_int64_t *id = args[(apr_size_t)i * nargs];
+
+        if (!apr_hash_get(ids, id, sizeof(*id))) {
+            apr_hash_set(ids, id, sizeof(*id), "");
+            json = apr_psprintf(p, "%s%s%" APR_INT64_T_FMT, json, json[1] ? "," : "", *id);
+        }
+    }
+    qargs[0] = apr_pstrcat(p, json, "]", NULL);
+    rv = qrt_db_each(db, p, SQL_webhook_live, qargs, qrt_db_int_list_row, found);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < found->nelts; i++) {
+        apr_hash_set(live, &APR_ARRAY_IDX(found, i, apr_int64_t), sizeof(apr_int64_t), "");
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const apr_int64_t *id = args[(apr_size_t)i * nargs];
+
+        if (apr_hash_get(live, id, sizeof(*id))) {
+            if (kept != i) {
+                memcpy(&args[(apr_size_t)kept * nargs], &args[(apr_size_t)i * nargs],
+                       (apr_size_t)nargs * sizeof(*args));
+            }
+            kept++;
+        }
+    }
+    if (kept < rows->nelts) {
+        c->checked = 0;
+    }
+    rows->nelts = kept;
+    return APR_SUCCESS;
+}
+
+static apr_status_t webhook_rows_write(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                       apr_array_header_t *rows)
+{
+    apr_status_t rv = webhook_rows_live(db, p, c, rows, WEBHOOK_EVENT_NARGS);
+
+    if (rv != APR_SUCCESS || rows->nelts == 0) {
+        return rv;
     }
     return qrt_db_exec_rows(db, p, SQL_webhook_event_add, WEBHOOK_EVENT_TYPES,
                             (const void **)rows->elts, rows->nelts);
@@ -671,8 +728,9 @@ apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
             webhook_visit_rows_add(p, c, rows, subs, bit, &v[i], now);
         }
     }
-    if (rows->nelts == 0) {
-        return APR_SUCCESS;
+    rv = webhook_rows_live(db, p, c, rows, WEBHOOK_VISIT_NARGS);
+    if (rv != APR_SUCCESS || rows->nelts == 0) {
+        return rv;
     }
     rv = webhook_visit_ids(db, p, rows);
     return rv ? rv : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add, WEBHOOK_VISIT_TYPES,
@@ -781,7 +839,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         webhook_rows_add(p, c, rows, subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
                          qrt_webhook_body(p, QRT_WEBHOOK_TRACKER_EXPIRED, now, data), now);
     }
-    return webhook_rows_write(db, p, rows);
+    return webhook_rows_write(db, p, c, rows);
 }
 
 void qrt_webhook_cache_commit(qrt_webhook_cache_t *c)

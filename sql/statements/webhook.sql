@@ -79,6 +79,34 @@ SELECT id
     WHERE account_id = %lld AND disabled_at IS NULL AND (events & %d) <> 0
     ORDER BY id
 
+-- PostgreSQL: locked until the transaction that writes their events commits, so that a
+-- DELETE or a disable of one of them waits for that commit and then drops those events, or
+-- commits first and the webhook is not read here (FOR SHARE: a DELETE's and an UPDATE's
+-- lock wait for it; other writers' FOR SHARE do not)
+-- name: webhook_subscribers [pgsql]
+SELECT id
+    FROM webhooks
+    WHERE account_id = %lld AND disabled_at IS NULL AND (events & %d) <> 0
+    ORDER BY id
+    FOR SHARE
+
+-- of the webhooks a scan writer's batch has events for (a JSON array of ids, from its
+-- cache), those still there and enabled, read in the batch's transaction: the cache may be
+-- older than a DELETE or a disable (SQLite: the transaction holds the write lock already)
+-- name: webhook_live
+SELECT id
+    FROM webhooks
+    WHERE id IN (SELECT value FROM json_each(%s)) AND disabled_at IS NULL
+
+-- (locked as webhook_subscribers's, until the batch commits)
+-- name: webhook_live [pgsql]
+SELECT id
+    FROM webhooks
+    WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT)) AND
+        disabled_at IS NULL
+    ORDER BY id
+    FOR SHARE
+
 -- name: webhook_tracker_owner
 SELECT id, account_id, code
     FROM trackers

@@ -448,3 +448,38 @@ def test_deleting_a_webhook_drops_its_pending_events(srv, acct):
         [(w["id"], 3), (keep["id"], 0)]
     assert scan(srv, t["code"]).status_code == 302
     assert [e["webhook_id"] for e in of_tracker(srv, t["tracker_id"])].count(w["id"]) == 1
+
+
+def test_a_delete_racing_scans_and_patches_leaves_no_waiting_event(srv, acct):
+    """DELETE /webhook/<id> at once with PATCHes (tracker.updated) and scans (scan.created)
+    of the account's trackers: once the DELETE answered and the scans committed, no event of
+    the deleted webhook waits in the outbox (an event written by a transaction that read
+    the webhook before the DELETE committed, and committed after the DELETE dropped the
+    waiting events, would wait for ever: neither delivered nor swept)."""
+    trackers = [make_tracker(acct) for _ in range(6)]
+    apis = [Api(srv, acct.token) for _ in range(7)]
+    scanners = [requests.Session() for _ in range(5)]
+    leaks = []
+    try:
+        for rnd in range(6):
+            w = make_hook(acct, ["tracker.updated", "scan.created"])
+            time.sleep(0.7)     # every scan writer knows the webhook (QRT_WEBHOOK_CHECK)
+            calls = [lambda: apis[0].delete("/webhook/%d" % w["id"]).status_code]
+            calls += [lambda a=a, t=t: a.patch("/tracker/%d" % t["tracker_id"],
+                                               json={"name": "r%d" % rnd}).status_code
+                      for a, t in zip(apis[1:], trackers)]
+            calls += [lambda s=s, t=t: s.get("%s/q/%s" % (srv.base, t["code"]),
+                                             allow_redirects=False, timeout=30).status_code
+                      for s, t in zip(scanners, trackers)]
+            with concurrent.futures.ThreadPoolExecutor(len(calls)) as ex:
+                got = [f.result() for f in [ex.submit(c) for c in calls]]
+            assert got[0] == 204 and set(got[1:7]) == {200} and set(got[7:]) == {302}, got
+            time.sleep(1.2)     # the scans' batches committed
+            waiting = events(srv, "webhook_id = %d AND state = 0" % w["id"])
+            if waiting:
+                leaks.append((rnd, sorted(e["type"] for e in waiting)))
+    finally:
+        for c in apis + scanners:
+            c.close()
+    assert not leaks, "events of a deleted webhook left waiting: %r" % leaks
+

@@ -586,3 +586,55 @@ def test_deliveries_go_on_while_scans_keep_the_server_busy(srv, receiver):
     wait_until(lambda: len({r[2]["webhook-id"] for r in receiver.got("/busy")}) >= visits,
                timeout=60, interval=0.5, what=lambda: "%d visits' events delivered of %d"
                % (len(receiver.got("/busy")), visits))
+
+
+def test_a_webhook_disabled_under_scans_keeps_no_waiting_event(srv):
+    """A receiver answering 410 while scans keep writing scan.created events: once the
+    webhook is disabled, its waiting events are dropped and no scan writes one for it any
+    more (a writer whose cache of webhooks is older than the disable would write events
+    left waiting for ever), so pending falls to 0 and stays 0."""
+    rec = wh.Receiver(lambda path, n: (410, {}, 0))
+    srv.account("gonebusy", "professional")     # (acme has other tests' webhooks)
+    try:
+        with Api(srv, srv.token("gonebusy")) as api:
+            r = api.post("/tracker", json={"redirect_url": "https://example.com/gone-busy"})
+            assert r.status_code == 200, r.text
+            t = r.json()
+            r = api.post("/webhook", json={"url": rec.url("/gone-busy"),
+                                           "events": ["scan.created"]})
+            assert r.status_code == 200, r.text
+            hook = r.json()
+            time.sleep(0.7)     # every scan writer knows the webhook
+            stop, errors = threading.Event(), []
+
+            def scan():
+                with requests.Session() as s:
+                    while not stop.is_set():
+                        r = s.get(t["scan_url"], allow_redirects=False, timeout=10)
+                        if r.status_code != 302:
+                            errors.append(r.status_code)
+                            return
+
+            threads = [threading.Thread(target=scan) for _ in range(4)]
+            for th in threads:
+                th.start()
+            try:
+                wait_until(lambda: api.get("/webhook/%d" % hook["id"]).json()["disabled_at"],
+                           timeout=30, what="disabled_at")
+                time.sleep(1)   # scans go on past the disable
+            finally:
+                stop.set()
+                for th in threads:
+                    th.join()
+            assert not errors, errors[:5]
+            wait_until(lambda: api.get("/webhook/%d" % hook["id"]).json()["pending"] == 0,
+                       timeout=5, interval=0.2, what=lambda: "pending: %r" % api.get(
+                           "/webhook/%d" % hook["id"]).json())
+            sample(lambda: None, seconds=2)
+            shown = api.get("/webhook/%d" % hook["id"]).json()
+            assert shown["pending"] == 0 and shown["dropped"] > 0, shown
+            assert srv.sql("SELECT COUNT(*) FROM webhook_events WHERE webhook_id = %d AND "
+                           "state = 0" % hook["id"]).strip() == "0"
+            assert api.delete("/webhook/%d" % hook["id"]).status_code == 204
+    finally:
+        rec.stop()
