@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 64: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 65: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -321,20 +321,6 @@ END;
 
 CREATE TRIGGER visits_delete INSTEAD OF DELETE ON visits BEGIN DELETE FROM visit_rows WHERE tracker_id = OLD.tracker_id AND visit_start = OLD.visit_start AND id = OLD.id; END;
 
-CREATE TABLE webhooks (
-    id INTEGER PRIMARY KEY,
-    account_id BIGINT NOT NULL REFERENCES accounts (id),
-    url VARCHAR(2048) NOT NULL,
-    events INTEGER NOT NULL,
-    secret VARCHAR(128) NOT NULL,
-    created_at BIGINT NOT NULL,
-    failures INTEGER NOT NULL DEFAULT 0,
-    disabled_at BIGINT,
-    disabled_reason VARCHAR(255)
-);
-
-CREATE INDEX webhooks_account ON webhooks (account_id);
-
 CREATE TABLE webhook_events (
     id INTEGER PRIMARY KEY,
     webhook_id BIGINT NOT NULL,
@@ -423,3 +409,7 @@ CREATE TABLE webhook_drops (
 );
 
 CREATE TABLE visit_refs_due (d SMALLINT NOT NULL, id BIGINT NOT NULL, n BIGINT NOT NULL);
+
+CREATE TABLE "webhooks" (id INTEGER PRIMARY KEY AUTOINCREMENT, account_id BIGINT NOT NULL REFERENCES accounts (id), url VARCHAR(2048) NOT NULL, events INTEGER NOT NULL, secret VARCHAR(128) NOT NULL, created_at BIGINT NOT NULL, failures INTEGER NOT NULL DEFAULT 0, disabled_at BIGINT, disabled_reason VARCHAR(255));
+
+CREATE INDEX webhooks_account ON webhooks (account_id);

@@ -483,3 +483,32 @@ def test_a_delete_racing_scans_and_patches_leaves_no_waiting_event(srv, acct):
             c.close()
     assert not leaks, "events of a deleted webhook left waiting: %r" % leaks
 
+
+def test_a_deleted_webhooks_id_is_never_given_again(srv, acct):
+    """A webhook deleted, another made (by another account): it gets a new id, and shows
+    nothing of the deleted webhook's history (its dropped events, its attempts), which the
+    outbox keeps for a week under the deleted webhook's id."""
+    w = make_hook(acct, ["scan.created"])
+    t = make_tracker(acct)
+    assert scan(srv, t["code"]).status_code == 302
+    ev, = wait_until(lambda: events(srv, "webhook_id = %d AND tracker_id = %d"
+                                    % (w["id"], t["tracker_id"])), what="its event")
+    # an attempt that failed, as the delivery worker records it
+    srv.sql("INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status, error, "
+            "at, next_attempt_at) VALUES (%d, %d, 1, 500, '', %d, %d)"
+            % (ev["id"], w["id"], int(time.time()), int(time.time()) + 5))
+    assert acct.get("/webhook/%d/deliveries" % w["id"]).json()["meta"]["total"] == 1
+    assert acct.delete("/webhook/%d" % w["id"]).status_code == 204
+    _accounts[0] += 1
+    name = "hooks%d" % _accounts[0]
+    srv.account(name)
+    with Api(srv, srv.token(name)) as other:
+        new = make_hook(other, ["scan.created"])
+        assert new["id"] > w["id"]
+        shown = other.get("/webhook/%d" % new["id"]).json()
+        assert (shown["pending"], shown["dropped"]) == (0, 0), shown
+        d = other.get("/webhook/%d/deliveries" % new["id"]).json()
+        assert d["meta"]["total"] == 0 and d["data"] == [], d
+        assert other.get("/webhook/%d" % w["id"]).status_code == 404
+    again = make_hook(acct, ["scan.created"])
+    assert again["id"] > new["id"]
