@@ -5,16 +5,46 @@
 
 #include "qrt_store_style.h"
 
+/* Makes sure the setting style_version is there (from the greatest version stored) before
+ * a style is written or deleted: made later, it could start below a deleted one's. */
+static apr_status_t style_version_start(qrt_db_t *db, apr_pool_t *p)
+{
+    apr_int64_t n = 0;
+    apr_status_t rv = qrt_db_select_int(db, p, SQL_style_version_started, NULL, &n);
+
+    return rv != APR_SUCCESS || n ? rv : qrt_db_exec(db, p, SQL_style_version_start, NULL,
+                                                      NULL);
+}
+
+/* The installation's next style version, in the caller's transaction (style.sql). */
+static apr_status_t style_version_next(qrt_db_t *db, apr_pool_t *p, apr_int64_t *version)
+{
+    int n = 0;
+    apr_status_t rv = style_version_start(db, p);
+
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_style_version_next, &n, NULL);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_select_int(db, p, SQL_style_version_last, NULL, version);
+    }
+    if (rv == APR_SUCCESS && (n != 1 || *version <= 0)) {
+        db->error = "the setting style_version is missing or not a number";
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                  const qrt_style_t *s, int limit, int *created)
 {
-    apr_int64_t now = apr_time_sec(apr_time_now()), version = 0, n = 0;
+    apr_int64_t now = apr_time_sec(apr_time_now()), version = 0, n = 0, next = 0;
     char ecc[2] = { s->ecc, '\0' };
     int margin = s->margin, w = s->logo_width, h = s->logo_height;
     apr_size_t len = s->logo_len;
     const void *args[] = { &account_id, s->name, s->fg, s->bg, ecc, &margin,
                            s->logo ? (const void *)&w : NULL,
-                           s->logo ? (const void *)&h : NULL, &now, &now,
+                           s->logo ? (const void *)&h : NULL, &now, &now, &next,
                            s->logo, &len, "styles", "logo" };
     const void *aargs[] = { &account_id };
     apr_dbd_transaction_t *tx;
@@ -37,6 +67,9 @@ apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
         if (rv == APR_SUCCESS && n >= limit) {
             rv = APR_ENOSPC;
         }
+    }
+    if (rv == APR_SUCCESS) {
+        rv = style_version_next(db, p, &next);
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_style_put, NULL, args);
@@ -150,9 +183,25 @@ apr_status_t qrt_store_style_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t acco
 apr_status_t qrt_store_style_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                     const char *name)
 {
-    const void *args[] = { &account_id, name };
+    const void *args[] = { &account_id, name }, *aargs[] = { &account_id };
+    apr_int64_t id = 0;
     int n = 0;
-    apr_status_t rv = qrt_db_exec(db, p, SQL_style_delete, &n, args);
+    apr_dbd_transaction_t *tx;
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
 
+    /* After the account's row, as qrt_store_style_put: a write of the name sees the
+     * style there or not, not deleted in between; the versions' count is started
+     * before this style's version goes away. */
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select_int(db, p, SQL_account_lock, aargs, &id);
+    if (rv == APR_SUCCESS) {
+        rv = style_version_start(db, p);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_style_delete, &n, args);
+    }
+    rv = qrt_db_end_with(db, p, tx, rv);
     return rv != APR_SUCCESS ? rv : (n ? APR_SUCCESS : APR_NOTFOUND);
 }

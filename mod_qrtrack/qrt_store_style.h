@@ -6,8 +6,10 @@
 #include "qrt_style.h"
 
 /* Creates or replaces account_id's style s->name (every field of s but the times and
- * version, which the store sets); *created 1 when it is new. APR_ENOSPC when the name is
- * new and the account has limit styles already (limit 0: no limit). */
+ * version, which the store sets: the version, at each write the next of a count of the
+ * installation's, is never one a style of that name had before, deleted ones included);
+ * *created 1 when it is new. APR_ENOSPC when the name is new and the account has limit
+ * styles already (limit 0: no limit). */
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                  const qrt_style_t *s, int limit, int *created);
 /* account_id's styles by name, into *out (qrt_style_t; logo NULL, logo_len its size). */
@@ -21,7 +23,7 @@ apr_status_t qrt_store_style_version(qrt_db_t *db, apr_pool_t *p, apr_int64_t ac
                                      const char *name, apr_int64_t *version);
 apr_status_t qrt_store_style_count(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                    apr_int64_t *n);
-/* APR_NOTFOUND when there was no such style. */
+/* APR_NOTFOUND when there was no such style. After the account's row, as a write. */
 apr_status_t qrt_store_style_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                     const char *name);
 

@@ -22,7 +22,8 @@ typedef struct {
     apr_size_t logo_len;
     int logo_width, logo_height;
     apr_int64_t created_at, updated_at;   /* epoch seconds */
-    apr_int64_t version;        /* 1, then one more at each replacement */
+    apr_int64_t version;        /* the installation's count of style writes at its last:
+                                 * never the same for two writes (children's caches) */
 } qrt_style_t;
 
 /* 1 when name is [A-Za-z0-9_-]{1,64}. */

@@ -8,6 +8,7 @@ import base64
 import contextlib
 import itertools
 import os
+import re
 import struct
 import time
 import zlib
@@ -15,7 +16,7 @@ import zlib
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Memcached, Server, start_server
+from conftest import BACKEND, Api, Memcached, PlainApi, Server, start_server
 from lib.memory import rss_kb
 from lib.qr import decode_qr
 from lib.raster import rasterise
@@ -349,6 +350,54 @@ def styles_at_once(bases, new_token, s):
             made = [n for n in names if n in listed]
             assert len(listed) == 100 and len(made) == 1, (rnd, len(listed), made)
             assert s.delete("/style/" + made[0]).status_code == 204
+
+
+def svg_colours(s, tid, style=None):
+    """The colours of an SVG image of tracker tid but its white background (style= given
+    when not None)."""
+    params = {"format": "svg"}
+    if style is not None:
+        params["style"] = style
+    r = s.get("/tracker/%d/qrcode" % tid, params=params)
+    assert r.status_code == 200, r.text
+    return set(c.upper() for c in re.findall(r"#[0-9A-Fa-f]{6}", r.text)) - {"#FFFFFF"}
+
+
+def test_a_style_deleted_and_made_again_draws_with_its_new_colours(server):
+    """Each child caches the styles it draws with under their versions: a style deleted
+    and made again under its name must not come back with a version a child holds.
+    Before, a new row started again at version 1, and every image after the style was
+    made again was drawn in the deleted style's colours (12 of 12)."""
+    name = "styles-again-%d" % os.getpid()
+    server.account(name)
+    sessions = [PlainApi(server, server.unused_token(name)) for _ in range(6)]
+    try:
+        tid = tracker(sessions[0])["tracker_id"]
+        for rnd, (style, old, new) in enumerate((("brand", "#1A237E", "#3E2723"),
+                                                 ("default", "#004D40", "#4A148C"),
+                                                 ("brand", "#3E2723", "#BF360C"))):
+            drawn = None if style == "default" else style
+            put(sessions[0], expect=(201,), name=style, fg=old)
+            # every connection (both children) draws with it, and caches it
+            for _ in range(4):
+                for s in sessions:
+                    assert svg_colours(s, tid, drawn) == {old}, (rnd, style)
+            assert sessions[0].delete("/style/" + style).status_code == 204
+            if style == "default":
+                # deleting it brings back black on white
+                got = [svg_colours(s, tid) for s in sessions for _ in range(2)]
+                assert all(g == {"#000000"} for g in got), (rnd, got)
+            put(sessions[0], expect=(201,), name=style, fg=new)
+            assert sessions[0].get("/style/" + style).json()["fg"] == new
+            got = [svg_colours(s, tid, drawn) for s in sessions for _ in range(3)]
+            stale = [g for g in got if g != {new}]
+            assert not stale, (rnd, style, "made again with fg", new, "was", old,
+                               len(stale), "of", len(got), "images drawn in", stale[0])
+            if style == "brand":
+                assert sessions[0].delete("/style/brand").status_code == 204
+    finally:
+        for s in sessions:
+            s.close()
 
 
 def test_other_accounts_styles_are_invisible(server, sapi):

@@ -242,7 +242,7 @@ START_TEST(test_store_styles)
     qrt_style_t s, got;
     apr_array_header_t *list;
     apr_int64_t acc = 0, n = 0, v = 0;
-    int created = 0;
+    int created = 0, rows = 0;
 
     ck_assert_int_eq(qrt_store_account_add(&db, pool, "a", "enterprise", &acc), APR_SUCCESS);
     memset(&s, 0, sizeof(s));
@@ -290,11 +290,29 @@ START_TEST(test_store_styles)
     s.name = "another";
     ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created), APR_SUCCESS);
     ck_assert_int_eq(created, 0);
+    /* versions: one count for every write (brand 1 and 2, another 3, the refused none) */
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "another", &v), APR_SUCCESS);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 4);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc + 1, "brand", &got), APR_NOTFOUND);
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_NOTFOUND);
+    /* made again: created, with a version it never had (a child may hold 1 or 2) */
+    s.name = "brand";
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 5);
+    /* a database without the count (made or copied before it): the count starts from the
+     * greatest version stored, before a delete takes one away, so brand deleted and made
+     * again gets 6, not one more than another's 4 (its own 5 again) */
+    ck_assert_int_eq(apr_dbd_query(db.driver, db.handle, &rows, "DELETE FROM qrt_settings "
+                                   "WHERE name = 'style_version'"), 0);
+    ck_assert_int_eq(rows, 1);
+    ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
+    ck_assert_int_eq(v, 6);
     qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
