@@ -216,16 +216,15 @@ qrt_err_t *qrt_style_create(qrt_req_t *q)
     if (e) {
         return e;
     }
+    /* answered from what the transaction wrote: a DELETE of the name committed right
+     * after it must not turn the answer into a store error */
     rv = qrt_store_style_put(&q->db, q->r->pool, q->auth.account_id, &s,
-                             QRT_STYLE_PER_ACCOUNT, &created);
+                             QRT_STYLE_PER_ACCOUNT, &created, &got);
     if (rv == APR_ENOSPC) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name",
                                apr_psprintf(q->r->pool, "This account has %d styles, the "
                                "most it may keep: delete one or replace one by its name.",
                                QRT_STYLE_PER_ACCOUNT));
-    }
-    if (rv == APR_SUCCESS) {
-        rv = qrt_store_style_get(&q->db, q->r->pool, q->auth.account_id, s.name, &got);
     }
     if (rv != APR_SUCCESS) {
         return qrt_error_store(q, "storing a style");

@@ -35,8 +35,40 @@ static apr_status_t style_version_next(qrt_db_t *db, apr_pool_t *p, apr_int64_t 
     return rv;
 }
 
+/* The times and version of account_id's style s->name, into *stored with s's fields. */
+static apr_status_t style_stored(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                 const qrt_style_t *s, qrt_style_t *stored)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &account_id, s->name };
+    apr_status_t rv = qrt_db_select(db, p, SQL_style_stored, &res, args);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = APR_EGENERAL;
+    *stored = *s;
+    if (!s->logo) {
+        /* as style_put writes it: no logo, no size */
+        stored->logo_len = 0;
+        stored->logo_width = stored->logo_height = 0;
+    }
+    while (qrt_db_row(db, p, res, &row) == 0) {
+        stored->created_at = qrt_db_int(db, row, 0, 0);
+        stored->updated_at = qrt_db_int(db, row, 1, 0);
+        stored->version = qrt_db_int(db, row, 2, 0);
+        rv = APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS) {
+        db->error = "the style just written is not there";
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 const qrt_style_t *s, int limit, int *created)
+                                 const qrt_style_t *s, int limit, int *created,
+                                 qrt_style_t *stored)
 {
     apr_int64_t now = apr_time_sec(apr_time_now()), version = 0, n = 0, next = 0;
     char ecc[2] = { s->ecc, '\0' };
@@ -73,6 +105,9 @@ apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t accoun
     }
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_style_put, NULL, args);
+    }
+    if (rv == APR_SUCCESS && stored) {
+        rv = style_stored(db, p, account_id, s, stored);
     }
     rv = qrt_db_end_with(db, p, tx, rv);
     *created = rv == APR_SUCCESS && version == 0;

@@ -9,9 +9,12 @@
  * version, which the store sets: the version, at each write the next of a count of the
  * installation's, is never one a style of that name had before, deleted ones included);
  * *created 1 when it is new. APR_ENOSPC when the name is new and the account has limit
- * styles already (limit 0: no limit). */
+ * styles already (limit 0: no limit). stored (or NULL): s as written, with the times
+ * and version read back in the same transaction, so a delete committed right after
+ * cannot take it from the caller's answer. */
 apr_status_t qrt_store_style_put(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
-                                 const qrt_style_t *s, int limit, int *created);
+                                 const qrt_style_t *s, int limit, int *created,
+                                 qrt_style_t *stored);
 /* account_id's styles by name, into *out (qrt_style_t; logo NULL, logo_len its size). */
 apr_status_t qrt_store_style_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                   apr_array_header_t **out);

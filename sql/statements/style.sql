@@ -14,6 +14,12 @@ INSERT INTO styles (account_id, name, fg, bg, ecc, margin, logo_width, logo_heig
         updated_at = excluded.updated_at, logo = excluded.logo,
         version = excluded.version
 
+-- read back in the transaction that wrote it (a delete after its commit cannot hide it)
+-- name: style_stored
+SELECT created_at, updated_at, version
+    FROM styles
+    WHERE account_id = %lld AND name = %s
+
 -- The styles' versions: one count for the installation, the setting style_version, one
 -- more at each write of a style, so that a version is never given twice (a style deleted
 -- and made again under its name included). The setting is made at the first write or

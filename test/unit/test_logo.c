@@ -239,7 +239,7 @@ START_TEST(test_store_styles)
     qrt_db_t db;
     const char *dir = qrt_check_db_temp(pool, "style", &db);
     mem_t m = make_png(16, 8);
-    qrt_style_t s, got;
+    qrt_style_t s, got, st;
     apr_array_header_t *list;
     apr_int64_t acc = 0, n = 0, v = 0;
     int created = 0, rows = 0;
@@ -253,7 +253,8 @@ START_TEST(test_store_styles)
     s.margin = 6;
     ck_assert_int_eq(qrt_logo_sanitise(pool, m.buf, m.len, &s.logo, &s.logo_len,
                                        &s.logo_width, &s.logo_height, NULL), APR_SUCCESS);
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc, "brand", &got), APR_SUCCESS);
     ck_assert_str_eq(got.fg, "#112233");
@@ -265,8 +266,16 @@ START_TEST(test_store_styles)
     ck_assert_int_eq(got.version, 1);
     s.logo = NULL;
     s.ecc = 'L';
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created, &st),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 0);
+    /* stored: what was written, its times and version read back in the transaction */
+    ck_assert_str_eq(st.fg, "#112233");
+    ck_assert_int_eq(st.ecc, 'L');
+    ck_assert_int_eq(st.logo_len, 0);
+    ck_assert_int_eq(st.created_at, got.created_at);
+    ck_assert_int_ge(st.updated_at, got.updated_at);
+    ck_assert_int_eq(st.version, 2);
     ck_assert_int_eq(qrt_store_style_get(&db, pool, acc, "brand", &got), APR_SUCCESS);
     ck_assert_ptr_null(got.logo);
     ck_assert_int_eq(got.logo_width, 0);
@@ -274,7 +283,8 @@ START_TEST(test_store_styles)
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
     ck_assert_int_eq(v, 2);
     s.name = "another";
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(qrt_store_style_list(&db, pool, acc, &list), APR_SUCCESS);
     ck_assert_int_eq(list->nelts, 2);
     ck_assert_str_eq(APR_ARRAY_IDX(list, 0, qrt_style_t).name, "another");
@@ -283,12 +293,14 @@ START_TEST(test_store_styles)
     /* at a limit of 2: a new name refused and nothing written, a name kept replaced */
     s.name = "third";
     created = -1;
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created), APR_ENOSPC);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created, NULL),
+                     APR_ENOSPC);
     ck_assert_int_eq(created, 0);
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "third", &v), APR_SUCCESS);
     ck_assert_int_eq(v, 0);
     s.name = "another";
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 2, &created, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 0);
     /* versions: one count for every write (brand 1 and 2, another 3, the refused none) */
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "another", &v), APR_SUCCESS);
@@ -298,7 +310,8 @@ START_TEST(test_store_styles)
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_NOTFOUND);
     /* made again: created, with a version it never had (a child may hold 1 or 2) */
     s.name = "brand";
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
     ck_assert_int_eq(v, 5);
@@ -309,7 +322,8 @@ START_TEST(test_store_styles)
                                    "WHERE name = 'style_version'"), 0);
     ck_assert_int_eq(rows, 1);
     ck_assert_int_eq(qrt_store_style_delete(&db, pool, acc, "brand"), APR_SUCCESS);
-    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_style_put(&db, pool, acc, &s, 0, &created, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(qrt_store_style_version(&db, pool, acc, "brand", &v), APR_SUCCESS);
     ck_assert_int_eq(v, 6);
