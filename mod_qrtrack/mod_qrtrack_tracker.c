@@ -334,18 +334,21 @@ static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
             r->rules = canon;
         }
         t->route_set = 1;
+        t->sent |= QRT_TRACKER_SENT_RULES;
     }
     has = tracker_time(c, "valid_from", &when, &present);
     if (present) {
         r->has_from = has;
         r->valid_from = has ? when : 0;
         t->route_set = 1;
+        t->sent |= QRT_TRACKER_SENT_VALID_FROM;
     }
     has = tracker_time(c, "valid_until", &when, &present);
     if (present) {
         r->has_until = has;
         r->valid_until = has ? when : 0;
         t->route_set = 1;
+        t->sent |= QRT_TRACKER_SENT_VALID_UNTIL;
     }
     if (r->has_from && r->has_until && r->valid_from > r->valid_until) {
         tracker_invalid(c, "valid_until", "The valid_until must not be before valid_from.");
@@ -376,6 +379,7 @@ static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
             r->max_scans = n;
         }
         t->route_set = 1;
+        t->sent |= QRT_TRACKER_SENT_MAX_SCANS;
     }
     v = tracker_field(c, "expired_url");
     if (v) {
@@ -395,6 +399,7 @@ static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
             r->expired_url = json_string_value(v);
         }
         t->route_set = 1;
+        t->sent |= QRT_TRACKER_SENT_EXPIRED_URL;
     }
     v = tracker_field(c, "password");
     t->password_keep = 1;
@@ -403,6 +408,7 @@ static void tracker_route_from_body(tracker_check *c, qrt_tracker_t *t)
 
         t->route_set = 1;
         t->password_keep = 0;
+        t->sent |= QRT_TRACKER_SENT_PASSWORD;
         r->password_hash = NULL;
         if (json_is_null(v)) {
             return;
@@ -449,7 +455,7 @@ static void tracker_code_from_body(tracker_check *c, qrt_tracker_t *t, const cha
 }
 
 /* Fills t from the body. creating: redirect_url is required and defaults apply;
- * otherwise only the fields sent change. */
+ * otherwise only the fields sent change. t->sent gets the fields sent. */
 static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating)
 {
     tracker_check c = { q, NULL };
@@ -475,6 +481,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
         }
         else {
             t->redirect_url = url;
+            t->sent |= QRT_TRACKER_SENT_REDIRECT_URL;
         }
     }
     else if (creating && !c.err) {
@@ -491,6 +498,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
         }
         else {
             t->name = name;
+            t->sent |= QRT_TRACKER_SENT_NAME;
         }
     }
     if (has_type && type) {
@@ -503,6 +511,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     }
     if (tags) {
         t->tags = tags;
+        t->sent |= QRT_TRACKER_SENT_TAGS;
     }
     tracker_route_from_body(&c, t);
     if (c.err) {
@@ -799,11 +808,15 @@ qrt_err_t *qrt_tracker_show(qrt_req_t *q)
     return e ? e : qrt_respond_json(q, HTTP_OK, qrt_tracker_json(q, &t));
 }
 
-/* PATCH /tracker/<id>: the printed code keeps working and goes to the new place. */
+/* PATCH /tracker/<id>: the printed code keeps working and goes to the new place. The
+ * body is checked against the tracker as read here (404, 403, 422 before any
+ * transaction, the password hashed outside it); the fields it sent are then laid onto
+ * the tracker as the store's transaction reads it under its lock
+ * (qrt_store_tracker_patch), so that PATCHes at once keep each other's changes. */
 qrt_err_t *qrt_tracker_update(qrt_req_t *q)
 {
     qrt_tracker_t t;
-    qrt_err_t *e = qrt_tracker_load(q, q->seg[0], &t);
+    qrt_err_t *e = qrt_tracker_load_head(q, q->seg[0], &t);
     apr_status_t rv;
 
     if (e) {
@@ -813,10 +826,15 @@ qrt_err_t *qrt_tracker_update(qrt_req_t *q)
         return e;
     }
     qrt_tracker_by_request(q, &t);
-    rv = qrt_store_tracker_update(&q->db, q->r->pool, &t);
+    rv = qrt_store_tracker_patch(&q->db, q->r->pool, &t);
     qrt_scan_invalidate();
     if (rv == APR_NOTFOUND) {
         return qrt_error(q, HTTP_NOT_FOUND, "Tracker not found.");
+    }
+    if (rv == APR_EINVAL) {
+        /* (valid_from or valid_until, changed by another PATCH meanwhile) */
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "valid_until",
+                               "The valid_until must not be before valid_from.");
     }
     if (rv != APR_SUCCESS) {
         return qrt_error_store(q, "updating a tracker");

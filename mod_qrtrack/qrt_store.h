@@ -360,6 +360,8 @@ typedef struct {
     int password_protected;
     int route_set;                  /* write: save route (create and PATCH) */
     int password_keep;              /* write: keep the stored password_hash */
+    unsigned sent;                  /* write (qrt_store_tracker_patch): QRT_TRACKER_SENT_*,
+                                     * the fields a PATCH sent */
     apr_int64_t redirected;         /* scans sent on while max_scans is set */
     /* write: the tracker (a const qrt_tracker_t *) as the API shows it, for the data of
      * webhook events (qrt_store_webhook.h); NULL: the store's own rendering */
@@ -394,6 +396,28 @@ apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t acc
 /* Saves name, redirect_url, tags and routing of t (by t->id) and sets updated_at;
  * a history row "updated" with the fields that changed, in the same transaction. */
 apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
+
+/* The fields of a PATCH (qrt_tracker_t's sent). */
+#define QRT_TRACKER_SENT_NAME         0x001
+#define QRT_TRACKER_SENT_REDIRECT_URL 0x002
+#define QRT_TRACKER_SENT_TAGS         0x004
+#define QRT_TRACKER_SENT_RULES        0x008
+#define QRT_TRACKER_SENT_VALID_FROM   0x010
+#define QRT_TRACKER_SENT_VALID_UNTIL  0x020
+#define QRT_TRACKER_SENT_MAX_SCANS    0x040
+#define QRT_TRACKER_SENT_EXPIRED_URL  0x080
+#define QRT_TRACKER_SENT_PASSWORD     0x100
+#define QRT_TRACKER_SENT_ROUTE        0x1f8     /* rules .. password: tracker_routing */
+
+/* A PATCH: the fields of t that t->sent names (their values in t, password_hash already
+ * hashed) laid onto the tracker t->id as this transaction reads it, under its lock
+ * (PostgreSQL: the write lock; SQLite: the write transaction), and saved as
+ * qrt_store_tracker_update does: the fields not sent keep what the row holds, whatever
+ * another PATCH wrote meanwhile (concurrent PATCHes end as if run one after another). t
+ * becomes the tracker as saved (for the answer). APR_NOTFOUND: no live tracker of
+ * t->account_id with that id; APR_EINVAL: the result's valid_until would be before its
+ * valid_from (nothing written). */
+apr_status_t qrt_store_tracker_patch(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 /* Marks a tracker deleted: its code stops redirecting; visits and history are kept.
  * The history row "deleted" names no token. */
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id);

@@ -51,6 +51,7 @@ static void tracker_read(qrt_db_t *db, apr_pool_t *p, apr_dbd_row_t *row,
     t->redirected = qrt_db_int(db, row, 19, 0);
     t->route_set = 0;
     t->password_keep = 0;
+    t->sent = 0;
     t->changed_by = NULL;
 }
 
@@ -260,7 +261,52 @@ apr_status_t qrt_store_tracker_list(qrt_db_t *db, apr_pool_t *p, apr_int64_t acc
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+/* The fields patch->sent names, from patch onto t (the tracker as the transaction read
+ * it); the rest of t stays as read. */
+static void tracker_patch_onto(qrt_tracker_t *t, const qrt_tracker_t *patch)
+{
+    unsigned sent = patch->sent;
+
+    if (sent & QRT_TRACKER_SENT_NAME) {
+        t->name = patch->name;
+    }
+    if (sent & QRT_TRACKER_SENT_REDIRECT_URL) {
+        t->redirect_url = patch->redirect_url;
+    }
+    if (sent & QRT_TRACKER_SENT_TAGS) {
+        t->tags = patch->tags;
+    }
+    if (sent & QRT_TRACKER_SENT_RULES) {
+        t->route.rules = patch->route.rules;
+    }
+    if (sent & QRT_TRACKER_SENT_VALID_FROM) {
+        t->route.has_from = patch->route.has_from;
+        t->route.valid_from = patch->route.valid_from;
+    }
+    if (sent & QRT_TRACKER_SENT_VALID_UNTIL) {
+        t->route.has_until = patch->route.has_until;
+        t->route.valid_until = patch->route.valid_until;
+    }
+    if (sent & QRT_TRACKER_SENT_MAX_SCANS) {
+        t->route.max_scans = patch->route.max_scans;
+    }
+    if (sent & QRT_TRACKER_SENT_EXPIRED_URL) {
+        t->route.expired_url = patch->route.expired_url;
+    }
+    if (sent & QRT_TRACKER_SENT_PASSWORD) {
+        t->route.password_hash = patch->route.password_hash;
+    }
+    t->route_set = (sent & QRT_TRACKER_SENT_ROUTE) != 0;
+    t->password_keep = !(sent & QRT_TRACKER_SENT_PASSWORD);
+    t->sent = sent;
+    t->event_json = patch->event_json;
+    t->event_ctx = patch->event_ctx;
+    t->changed_by = patch->changed_by;
+}
+
+/* qrt_store_tracker_update (t whole) and qrt_store_tracker_patch (t's sent fields laid
+ * onto the row read here, under the lock). */
+static apr_status_t tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t, int patch)
 {
     apr_dbd_transaction_t *tx;
     const void *args[] = { t->name, t->redirect_url, &t->updated_at, &t->id };
@@ -269,17 +315,37 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
     apr_status_t rv;
     int n = 0;
 
-    t->updated_at = tracker_now();
     rv = qrt_db_begin(db, p, &tx);
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    /* The aggregates change too: after the visits' writers, never across them. */
+    /* The aggregates change too: after the visits' writers, never across them. Every
+     * change of a tracker takes this lock (PostgreSQL; SQLite's write transaction is
+     * alone): what is read below stays as read until the commit. */
     rv = qrt_store_write_lock(db, p);
     if (rv == APR_SUCCESS) {
         /* The history compares with what this transaction replaces. */
         rv = qrt_store_tracker_get(db, p, t->id, &before);
     }
+    if (rv == APR_SUCCESS && patch) {
+        qrt_tracker_t merged = before;
+        const qrt_route_src_t *r = &merged.route;
+
+        tracker_patch_onto(&merged, t);
+        if (merged.account_id != t->account_id) {
+            rv = APR_NOTFOUND;
+        }
+        else if (r->has_from && r->has_until && r->valid_from > r->valid_until) {
+            db->error = "valid_until before valid_from";
+            rv = APR_EINVAL;
+        }
+        else {
+            *t = merged;
+            args[0] = t->name;
+            args[1] = t->redirect_url;
+        }
+    }
+    t->updated_at = tracker_now();
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_tracker_update, &n, args);
     }
@@ -312,6 +378,16 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
         }
     }
     return qrt_db_end_with(db, p, tx, rv);
+}
+
+apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    return tracker_update(db, p, t, 0);
+}
+
+apr_status_t qrt_store_tracker_patch(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t)
+{
+    return tracker_update(db, p, t, 1);
 }
 
 apr_status_t qrt_store_tracker_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)

@@ -5,9 +5,14 @@ token's label and `{"field": [old, new]}`; passwords as "***"; paged like the ot
 lists; another account's tracker is 404; a deleted tracker's history stays readable.
 Rows are written in the transaction of the change: a refused change leaves none.
 """
-import pytest
+import concurrent.futures
+import contextlib
+import threading
 
-from conftest import Api
+import pytest
+import requests
+
+from conftest import BACKEND, Api, Memcached, Server
 
 SECRET = "correct horse battery staple"
 
@@ -148,3 +153,124 @@ def test_bulk_and_keyed_creates_and_imports_are_recorded(server, ci, api):
     tid = int(server.sql("SELECT id FROM trackers WHERE code = 'hist-import-1'").strip())
     h = history(api, tid)
     assert [(e["kind"], e["token"]) for e in h["data"]] == [("created", None)]
+
+
+# ---- PATCHes at once ---------------------------------------------------------------
+
+RULES = [{"redirect_url": "https://example.com/r", "os": ["iOS"]}]
+
+
+def patch_bodies(rnd):
+    """One PATCH a field, as (field, body, [old, new] as the history and the tracker show
+    them). The tracker starts as {"redirect_url": .../orig, "name": "orig"}."""
+    return [
+        ("name", {"name": "name-%d" % rnd}, ["orig", "name-%d" % rnd]),
+        ("redirect_url", {"redirect_url": "https://example.com/new-%d" % rnd},
+         ["https://example.com/orig", "https://example.com/new-%d" % rnd]),
+        ("tags", {"tags": ["t:%d" % rnd]}, [[], ["t:%d" % rnd]]),
+        ("expired_url", {"expired_url": "https://example.com/exp-%d" % rnd},
+         [None, "https://example.com/exp-%d" % rnd]),
+        ("max_scans", {"max_scans": 1000 + rnd}, [None, 1000 + rnd]),
+        ("valid_until", {"valid_until": "2099-01-01T00:00:00+0000"},
+         [None, "2099-01-01T00:00:00+0000"]),
+        ("valid_from", {"valid_from": "2001-01-01T00:00:00+0000"},
+         [None, "2001-01-01T00:00:00+0000"]),
+        ("rules", {"rules": RULES}, [[], RULES]),
+        ("password", {"password": SECRET}, [None, "***"]),
+    ]
+
+
+def patches_at_once(bases, tokens, s, rounds):
+    """Rounds of nine PATCHes at once of one new tracker, each of another field (the
+    password among them), sent in turn to the API bases given, each with the token
+    tokens[field] (labelled with the field's name): every one answers 200 with the value
+    it sent, the tracker ends with every value sent, and its history has one "updated"
+    row a PATCH, under that PATCH's token, with that PATCH's field alone."""
+    with concurrent.futures.ThreadPoolExecutor(9) as ex:
+        for rnd in range(rounds):
+            tid = s.post("/tracker", json={"redirect_url": "https://example.com/orig",
+                                           "name": "orig"}).json()["tracker_id"]
+            patches = patch_bodies(rnd)
+            start = threading.Barrier(len(patches))
+
+            def patch(i):
+                field, body = patches[i][0], patches[i][1]
+                start.wait()
+                return requests.patch(
+                    "%s/tracker/%d" % (bases[i % len(bases)], tid), json=body, timeout=30,
+                    headers={"Authorization": "Bearer " + tokens[field]})
+
+            answers = list(ex.map(patch, range(len(patches))))
+            assert [r.status_code for r in answers] == [200] * len(patches), \
+                (rnd, [(r.status_code, r.text) for r in answers])
+            final = s.get("/tracker/show/%d" % tid).json()
+            for (field, _, (_, new)), r in zip(patches, answers):
+                if field == "password":
+                    assert r.json()["password_protected"] is True, rnd
+                    assert final["password_protected"] is True, rnd
+                else:
+                    assert r.json()[field] == new, (rnd, field, r.json())
+                    assert final[field] == new, (rnd, field, final)
+            h = history(s, tid, rows=100)["data"]
+            updated = sorted((e for e in h if e["kind"] == "updated"),
+                             key=lambda e: e["token"])
+            assert [e["kind"] for e in h].count("created") == 1 and len(h) == 10, (rnd, h)
+            want = sorted(({"token": field, "changes": {field: change}}
+                           for field, _, change in patches), key=lambda e: e["token"])
+            assert [{"token": e["token"], "changes": e["changes"]} for e in updated] \
+                == want, rnd
+
+
+def field_tokens(servers):
+    """A token of acme a field of patch_bodies, labelled with the field's name, known to
+    every server given (the first makes them)."""
+    tokens = {}
+    for field, _, _ in patch_bodies(0):
+        tokens[field] = servers[0].token("acme", "--name", field)
+        for srv in servers[1:]:
+            srv.tokens.append(tokens[field])
+    return tokens
+
+
+def test_patches_at_once_of_different_fields_keep_every_change(server, api):
+    """Each PATCH reads the tracker, lays its fields on it and writes it in one
+    transaction under the tracker's lock: PATCHes at once of different fields (a password
+    among them) all take effect, as if made one after another, and the history records
+    each with its own field and token (before, the last writer put back the fields it had
+    read before the others wrote them, under its own token)."""
+    patches_at_once([server.api_base], field_tokens([server]), api, 8)
+
+
+@contextlib.contextmanager
+def two_nodes():
+    """Two nodes on one PostgreSQL database, rate limits counted in one memcached, with
+    the account acme: (a, b)."""
+    mc = Memcached()
+    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
+    a = b = None
+    try:
+        a = Server(extra=conf)
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=conf, shared_db=a)
+        b.start()
+        yield a, b
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+        mc.stop()
+
+
+@pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
+                    "this test runs in the PostgreSQL pass (as test_nodes.py)")
+def test_patches_at_once_on_two_nodes_keep_every_change():
+    """The same rounds, each burst's PATCHes alternating between two nodes on one
+    database."""
+    with two_nodes() as (a, b):
+        tokens = field_tokens([a, b])
+        tok = a.token("acme")
+        b.tokens.append(tok)
+        with Api(b, tok) as s:
+            patches_at_once([a.api_base, b.api_base], tokens, s, 6)
