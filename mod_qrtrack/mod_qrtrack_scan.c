@@ -327,7 +327,9 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
 
     *recorded = 0;
     /* max_scans: decided here, in the transaction that records the visits, so the
-     * cap holds across every process and node that writes. */
+     * cap holds across every process and node that writes. Its row locks of
+     * tracker_routing come before the write lock (qrt_store_visits_record_ids): a
+     * PATCH of a tracker's routing takes them in that order too. */
     if (!sp && (rv = qrt_store_visits_cap(db, p, visits, n)) != APR_SUCCESS) {
         return rv;
     }

@@ -411,12 +411,13 @@ apr_status_t qrt_store_tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t
 
 /* A PATCH: the fields of t that t->sent names (their values in t, password_hash already
  * hashed) laid onto the tracker t->id as this transaction reads it, under its lock
- * (PostgreSQL: the write lock; SQLite: the write transaction), and saved as
- * qrt_store_tracker_update does: the fields not sent keep what the row holds, whatever
- * another PATCH wrote meanwhile (concurrent PATCHes end as if run one after another). t
- * becomes the tracker as saved (for the answer). APR_NOTFOUND: no live tracker of
- * t->account_id with that id; APR_EINVAL: the result's valid_until would be before its
- * valid_from (nothing written). */
+ * (PostgreSQL: the write lock, taken after the tracker's row of tracker_routing when a
+ * routing field was sent, as the scan writer takes them; SQLite: the write
+ * transaction), and saved as qrt_store_tracker_update does: the fields not sent keep
+ * what the row holds, whatever another PATCH wrote meanwhile (concurrent PATCHes end as
+ * if run one after another). t becomes the tracker as saved (for the answer).
+ * APR_NOTFOUND: no live tracker of t->account_id with that id; APR_EINVAL: the result's
+ * valid_until would be before its valid_from (nothing written). */
 apr_status_t qrt_store_tracker_patch(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t);
 /* Marks a tracker deleted: its code stops redirecting; visits and history are kept.
  * The history row "deleted" names no token. */

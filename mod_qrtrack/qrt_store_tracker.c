@@ -304,6 +304,21 @@ static void tracker_patch_onto(qrt_tracker_t *t, const qrt_tracker_t *patch)
     t->changed_by = patch->changed_by;
 }
 
+/* PostgreSQL: the tracker's row of tracker_routing, locked (made when missing: the
+ * change writes one anyway) before the write lock by a change that writes it. The scan
+ * writer locks it first too (tracker_cap_take, before the visits take the write lock):
+ * taken after the write lock, a PATCH and a capped scan's commit each held the lock the
+ * other waited for (40P01). SQLite's write transaction is alone. */
+static apr_status_t tracker_routing_lock(qrt_db_t *db, apr_pool_t *p, apr_int64_t id)
+{
+    const void *args[] = { &id };
+
+    if (!qrt_dialect_remote(db->driver)) {
+        return APR_SUCCESS;
+    }
+    return qrt_db_exec(db, p, SQL_tracker_routing_lock, NULL, args);
+}
+
 /* qrt_store_tracker_update (t whole) and qrt_store_tracker_patch (t's sent fields laid
  * onto the row read here, under the lock). */
 static apr_status_t tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t, int patch)
@@ -319,10 +334,15 @@ static apr_status_t tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
     if (rv != APR_SUCCESS) {
         return rv;
     }
+    if (t->route_set) {
+        rv = tracker_routing_lock(db, p, t->id);
+    }
     /* The aggregates change too: after the visits' writers, never across them. Every
      * change of a tracker takes this lock (PostgreSQL; SQLite's write transaction is
      * alone): what is read below stays as read until the commit. */
-    rv = qrt_store_write_lock(db, p);
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_write_lock(db, p);
+    }
     if (rv == APR_SUCCESS) {
         /* The history compares with what this transaction replaces. */
         rv = qrt_store_tracker_get(db, p, t->id, &before);

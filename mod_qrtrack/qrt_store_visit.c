@@ -676,7 +676,9 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
     /* The aggregates first, which find the visitors new to a tracker, then the
      * counters (in a pipelined transaction the counters' update goes with the COMMIT).
      * Whatever else writes the trackers' rows or the aggregates takes the write lock
-     * first, so the order of their row locks does not matter. */
+     * first, so the order of their row locks does not matter. (tracker_routing's rows
+     * are locked before the write lock: the scan writer's caps, qrt_store_visits_cap,
+     * and a change of a tracker's routing, qrt_store_tracker_patch.) */
     rv = qrt_store_agg_write_visits(db, p, v, is_new, dict_ids, n, held);
     return rv == APR_SUCCESS ? visits_counters(db, p, v, is_new, n) : rv;
 }

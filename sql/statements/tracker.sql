@@ -120,6 +120,16 @@ INSERT INTO tracker_routing (tracker_id, rules, valid_from, valid_until, max_sca
         valid_until = excluded.valid_until, max_scans = excluded.max_scans,
         expired_url = excluded.expired_url, password_hash = excluded.password_hash
 
+-- a change of a tracker's routing locks its row first, before the write lock, as the scan
+-- writer's tracker_cap_take does; a row not there yet is made (as the change's
+-- tracker_routing_put would): two changes at once must not both find none, then take the
+-- write lock one after the other and wait there for each other's new row
+-- name: tracker_routing_lock [pgsql-only]
+INSERT INTO tracker_routing (tracker_id)
+    VALUES (%lld)
+    ON CONFLICT (tracker_id) DO UPDATE
+    SET redirected = tracker_routing.redirected
+
 -- the password hash of a tracker (kept by a PATCH that does not change it)
 -- name: tracker_password_hash
 SELECT password_hash
@@ -127,7 +137,8 @@ SELECT password_hash
     WHERE tracker_id = %lld
 
 -- a capped scan, in the scan writer's transaction: 1 row when it is sent on (and
--- counted when n = 1), 0 when max_scans were sent on already
+-- counted when n = 1), 0 when max_scans were sent on already; its row lock comes before the
+-- write lock (so does tracker_routing_lock's)
 -- name: tracker_cap_take
 UPDATE tracker_routing
     SET redirected = redirected + %lld

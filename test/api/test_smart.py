@@ -3,6 +3,8 @@ windows, scan caps and password gates, decided at scan time."""
 import concurrent.futures
 import datetime
 import re
+import threading
+import time
 
 import pytest
 import requests
@@ -297,6 +299,91 @@ def test_max_scans_without_expired_url_answers_410(srv, api):
     t = create(api, max_scans=1)
     assert where(scan(srv, t)) == HOME
     assert where(scan(srv, t)) == 410
+
+
+@pytest.fixture
+def srv_info():
+    """A server of its own whose error log has qrtrack's info lines: a commit of the scan
+    writer run again after a deadlock says so there (QRT00048)."""
+    s = start_server(accounts=[("acme", "professional")], loglevel="warn qrtrack:info")
+    yield s
+    s.cleanup()
+
+
+def test_patches_of_smart_fields_while_a_capped_code_is_scanned(srv_info):
+    """PATCHes of a capped tracker's smart fields (max_scans, expired_url, rules) while
+    its code is scanned from six threads: the scan writer locks the tracker's row of
+    tracker_routing to take a scan under the cap, then the write lock; a PATCH that
+    writes that row takes it before the write lock too. Before, the PATCH took the write
+    lock first: on PostgreSQL the two deadlocked (40P01), PATCHes answered 500 after a
+    second or more and the scans stalled. First 3 s under a cap no scan reaches (every
+    scan takes the row), then under a cap 20 scans above the count: no PATCH fails, no
+    deadlock is logged, every 302 is recorded and exactly max_scans go to
+    redirect_url. (Either side of a deadlock may be the one PostgreSQL rolls back: the
+    PATCH answers 500, QRT00020, or the scans' commit is run again, QRT00048; both say
+    "deadlock detected" in the error log.)"""
+    srv = srv_info
+    with Api(srv, srv.token("acme")) as api:
+        capped_code_scanned_while_patched(srv, api)
+
+
+def capped_code_scanned_while_patched(srv, api):
+    over = "https://example.com/over"
+    t = create(api, max_scans=100000, expired_url=over)
+    tid = t["tracker_id"]
+    scans, patches = [], []
+    # (three tokens a patcher, a PATCH each 30 ms: each token well within 120 a minute)
+    tokens = [srv.token("acme") for _ in range(6)]
+
+    def scanner(stop):
+        with requests.Session() as s:
+            while not stop.is_set():
+                r = s.get("%s/q/%s" % (srv.base, t["code"]), allow_redirects=False,
+                          headers={"User-Agent": IPHONE}, timeout=30)
+                scans.append(where(r))
+
+    def patcher(stop, k, cap):
+        with requests.Session() as s:
+            i = 0
+            while not stop.wait(0.03):
+                i += 1
+                body = ({"max_scans": cap}, {"expired_url": over},
+                        {"rules": [{"redirect_url": "https://example.com/r%d" % i,
+                                    "os": ["NoSuchOS"]}]})[(i + k) % 3]
+                body["expired_url"] = over
+                r = s.patch("%s/tracker/%d" % (srv.api_base, tid), json=body, timeout=30,
+                            headers={"Authorization": "Bearer " + tokens[3 * k + i % 3]})
+                patches.append((r.status_code, r.text if r.status_code != 200 else ""))
+
+    def run(seconds, cap):
+        stop = threading.Event()
+        threads = ([threading.Thread(target=scanner, args=(stop,)) for _ in range(6)]
+                   + [threading.Thread(target=patcher, args=(stop, k, cap))
+                      for k in range(2)])
+        for x in threads:
+            x.start()
+        time.sleep(seconds)
+        stop.set()
+        for x in threads:
+            x.join()
+
+    run(3, 100000)
+    first = len(scans)
+    assert scans and set(scans) <= {HOME, 503}, set(scans)
+    cap = scans.count(HOME) + 20
+    assert api.patch("/tracker/%d" % tid, json={"max_scans": cap}).status_code == 200
+    run(1.5, cap)
+    assert patches and all(p[0] == 200 for p in patches), \
+        [p for p in patches if p[0] != 200][:3]
+    assert "deadlock detected" not in srv.error_log()
+    sent = [x for x in scans if x in (HOME, over)]
+    assert set(scans) <= {HOME, over, 503}, set(scans)
+    assert sent.count(HOME) == min(cap, len(sent)), (first, sent.count(HOME), len(sent))
+    assert int(srv.sql("SELECT COUNT(*) FROM visits WHERE tracker_id = %d" % tid)) \
+        == len(sent)
+    assert api.get("/tracker/show/%d" % tid).json()["totalScans"] == len(sent)
+    assert int(srv.sql("SELECT redirected FROM tracker_routing WHERE tracker_id = %d"
+                       % tid)) == sent.count(HOME)
 
 
 # -- password -------------------------------------------------------------------------------
