@@ -17,7 +17,7 @@ from lib.env import *  # noqa: F401,F403
 from lib.env import TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, HTTPD, apxs  # noqa: F401
 from lib.pg import PgCluster, pg_cluster  # noqa: F401
 from lib.memcached import Memcached  # noqa: F401
-from lib.server import Server, configtest, start_server, started  # noqa: F401
+from lib.server import Server, configtest, start_server, started, two_nodes  # noqa: F401
 from lib.openapi import OpenApiDoc, openapi  # noqa: F401
 from lib.api import Api, PlainApi  # noqa: F401
 from lib.wait import wait_until  # noqa: F401

@@ -6,13 +6,12 @@ lists; another account's tracker is 404; a deleted tracker's history stays reada
 Rows are written in the transaction of the change: a refused change leaves none.
 """
 import concurrent.futures
-import contextlib
 import threading
 
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Memcached, Server
+from conftest import BACKEND, Api, two_nodes
 
 SECRET = "correct horse battery staple"
 
@@ -239,28 +238,6 @@ def test_patches_at_once_of_different_fields_keep_every_change(server, api):
     each with its own field and token (before, the last writer put back the fields it had
     read before the others wrote them, under its own token)."""
     patches_at_once([server.api_base], field_tokens([server]), api, 8)
-
-
-@contextlib.contextmanager
-def two_nodes():
-    """Two nodes on one PostgreSQL database, rate limits counted in one memcached, with
-    the account acme: (a, b)."""
-    mc = Memcached()
-    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
-    a = b = None
-    try:
-        a = Server(extra=conf)
-        a.admin("init")
-        a.account("acme")
-        a.start()
-        b = Server(extra=conf, shared_db=a)
-        b.start()
-        yield a, b
-    finally:
-        for srv in (b, a):
-            if srv:
-                srv.cleanup()
-        mc.stop()
 
 
 @pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "

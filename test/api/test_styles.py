@@ -5,7 +5,6 @@ are decoded and kept as pixels only, and every styled image decoded with zbarimg
 Each test works in an account of its own: a `default` style left in a shared account
 would change every other test's images."""
 import base64
-import contextlib
 import itertools
 import os
 import re
@@ -16,7 +15,7 @@ import zlib
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Memcached, PlainApi, Server, start_server
+from conftest import BACKEND, Api, PlainApi, start_server, two_nodes
 from lib.memory import rss_kb
 from lib.qr import decode_qr
 from lib.raster import rasterise
@@ -627,28 +626,6 @@ def test_styled_images_decode(sapi, fmt, ecc):
 
 
 # ---- several nodes -----------------------------------------------------------------
-
-@contextlib.contextmanager
-def two_nodes():
-    """Two nodes on one PostgreSQL database, rate limits counted in one memcached, with
-    the account acme: (a, b)."""
-    mc = Memcached()
-    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
-    a = b = None
-    try:
-        a = Server(extra=conf)
-        a.admin("init")
-        a.account("acme")
-        a.start()
-        b = Server(extra=conf, shared_db=a)
-        b.start()
-        yield a, b
-    finally:
-        for srv in (b, a):
-            if srv:
-                srv.cleanup()
-        mc.stop()
-
 
 @pytest.mark.skipif(BACKEND != "pgsql", reason="several nodes share a PostgreSQL database: "
                     "this test runs in the PostgreSQL pass (as test_nodes.py)")

@@ -1,5 +1,6 @@
 """One throwaway httpd with mod_qrtrack."""
 import atexit
+import contextlib
 import json
 import os
 import pwd
@@ -21,6 +22,7 @@ import requests
 from lib.env import (TOP, BUILD, ADMIN, MODULE, REPORTS, OPENAPI, BACKEND, PG_BIN, CRASH,  # noqa: F401
                      HTTPD, apxs, sanitizer_reports, free_port, sqlite_only)
 from lib.env import as_user
+from lib.memcached import Memcached
 from lib.env import CRASH, sanitizer_reports
 from lib.pg import pg_cluster
 from lib.wait import wait_until
@@ -392,3 +394,25 @@ def snapshot_codes(srv):
     p = subprocess.run(["sqlite3", os.path.join(srv.dir, "qrtrack-snapshot.db"),
                         "SELECT code FROM codes"], capture_output=True, text=True)
     return set(p.stdout.split())
+
+
+@contextlib.contextmanager
+def two_nodes():
+    """Two nodes on one PostgreSQL database, rate limits counted in one memcached, with
+    the account acme: (a, b)."""
+    mc = Memcached()
+    conf = "QRTrackRateLimitStore memcache %s\n" % mc.addr
+    a = b = None
+    try:
+        a = Server(extra=conf)
+        a.admin("init")
+        a.account("acme")
+        a.start()
+        b = Server(extra=conf, shared_db=a)
+        b.start()
+        yield a, b
+    finally:
+        for srv in (b, a):
+            if srv:
+                srv.cleanup()
+        mc.stop()
