@@ -593,8 +593,8 @@ static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
 {
     apr_hash_t *ids = apr_hash_make(p), *live = apr_hash_make(p);
     apr_array_header_t *found = apr_array_make(p, 4, sizeof(apr_int64_t));
+    apr_array_header_t *distinct = apr_array_make(p, 4, sizeof(apr_int64_t));
     const void **args = (const void **)rows->elts;
-    const char *json = "[";
     const void *qargs[1];
     apr_status_t rv;
     int i, kept = 0;
@@ -607,10 +607,10 @@ static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
 
         if (!apr_hash_get(ids, id, sizeof(*id))) {
             apr_hash_set(ids, id, sizeof(*id), "");
-            json = apr_psprintf(p, "%s%s%" APR_INT64_T_FMT, json, json[1] ? "," : "", *id);
+            APR_ARRAY_PUSH(distinct, apr_int64_t) = *id;
         }
     }
-    qargs[0] = apr_pstrcat(p, json, "]", NULL);
+    qargs[0] = qrt_db_id_list(db, p, distinct);
     rv = qrt_db_each(db, p, SQL_webhook_live, qargs, qrt_db_int_list_row, found);
     if (rv != APR_SUCCESS) {
         return rv;

@@ -90,9 +90,9 @@ SELECT id
     ORDER BY id
     FOR SHARE
 
--- of the webhooks a scan writer's batch has events for (a JSON array of ids, from its
--- cache), those still there and enabled, read in the batch's transaction: the cache may be
--- older than a DELETE or a disable (SQLite: the transaction holds the write lock already)
+-- of the webhooks a scan writer's batch has events for (a list of ids, qrt_db_id_list, from
+-- its cache), those still there and enabled, read in the batch's transaction: the cache may
+-- be older than a DELETE or a disable (SQLite: the transaction holds the write lock already)
 -- name: webhook_live
 SELECT id
     FROM webhooks
@@ -102,8 +102,7 @@ SELECT id
 -- name: webhook_live [pgsql]
 SELECT id
     FROM webhooks
-    WHERE id IN (SELECT CAST(jsonb_array_elements_text(CAST(%s AS jsonb)) AS BIGINT)) AND
-        disabled_at IS NULL
+    WHERE id = ANY (CAST(%s AS BIGINT[])) AND disabled_at IS NULL
     ORDER BY id
     FOR SHARE
 
