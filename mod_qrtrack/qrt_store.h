@@ -531,7 +531,8 @@ enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
 
 /* In the same transaction: decides every capped visit of a batch (qrt_visit_t.capped)
  * with qrt_store_tracker_cap_take, setting its cap_outcome and, when over the cap, its
- * destination to over_destination. Run again on a batch whose earlier attempt was
+ * destination to over_destination, taking the trackers' row locks in tracker id order
+ * (no deadlock between two nodes' writers). Run again on a batch whose earlier attempt was
  * rolled back, it undoes that attempt's choice first: a visit found under the cap now
  * records the destination it is sent to. */
 apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits, int n);

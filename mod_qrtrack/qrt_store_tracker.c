@@ -1,4 +1,5 @@
 /* qrt_store_tracker: trackers and their tags. */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -568,18 +569,49 @@ static void visit_cap_outcome(qrt_visit_t *v, int outcome)
     v->cap_outcome = outcome;
 }
 
+/* Capped visits by tracker id, then as they came (qsort's order of equal keys is not
+ * its input's, so the index breaks ties). */
+typedef struct {
+    apr_int64_t tracker_id;
+    int i;
+} visit_cap_key;
+
+static int visit_cap_cmp(const void *a, const void *b)
+{
+    const visit_cap_key *x = a, *y = b;
+
+    if (x->tracker_id != y->tracker_id) {
+        return x->tracker_id < y->tracker_id ? -1 : 1;
+    }
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The caps' row locks are taken in tracker id order, whatever order the visits came in:
+ * two writers (two nodes) whose batches cap the same trackers in opposite orders would
+ * otherwise each wait for the other's row until PostgreSQL's deadlock check ended one.
+ * Within a tracker the visits keep their order: the first to come takes the last scan. */
 apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits, int n)
 {
-    int i;
+    visit_cap_key *keys = NULL;
+    int i, m = 0;
 
     for (i = 0; i < n; i++) {
-        qrt_visit_t *v = &visits[i];
+        if (visits[i].capped != QRT_VISIT_CAP_NONE) {
+            if (!keys) {
+                keys = apr_palloc(p, sizeof(*keys) * (apr_size_t)(n - i));
+            }
+            keys[m].tracker_id = visits[i].tracker_id;
+            keys[m++].i = i;
+        }
+    }
+    if (m > 1) {
+        qsort(keys, (size_t)m, sizeof(*keys), visit_cap_cmp);
+    }
+    for (i = 0; i < m; i++) {
+        qrt_visit_t *v = &visits[keys[i].i];
         apr_status_t rv;
         int ok = 1;
 
-        if (v->capped == QRT_VISIT_CAP_NONE) {
-            continue;
-        }
         rv = qrt_store_tracker_cap_take(db, p, v->tracker_id,
                                         v->capped == QRT_VISIT_CAP_COUNT, &ok);
         if (rv != APR_SUCCESS) {

@@ -276,6 +276,45 @@ def test_one_visitors_scans_over_both_nodes_stay_exact(nodes):
         assert "QRT00040" not in log, log[-2000:]
 
 
+def test_capped_codes_scanned_on_both_nodes_in_opposite_orders_never_deadlock(nodes):
+    """Two codes with max_scans, scanned at once through both nodes, each node's batches
+    holding both in either order: the writers take the caps' row locks in one order, so
+    neither waits for the other until PostgreSQL's deadlock check ends one (a second's
+    stall of every scan in the batch, then the commit run again, QRT00048). Every scan is
+    sent on and counted."""
+    a, b, tok = nodes
+    codes = []
+    for i in range(2):
+        with Api(a, tok) as s:
+            r = s.post("/tracker", json={"redirect_url": "https://example.com/cap%d" % i,
+                                         "max_scans": 1000000,
+                                         "expired_url": "https://example.com/over"})
+            assert r.status_code == 200, r.text
+            codes.append((r.json()["tracker_id"], r.json()["code"]))
+    before = [n.error_log().count("QRT00048") for n in (a, b)]
+    jobs = [(k % 2, k) for k in range(1200)]
+
+    def one(job):
+        node, k = job
+        # node a's stream goes A, B, A, B...; node b's B, A, B, A...
+        tid, code = codes[(k // 2 + node) % 2]
+        r = scan((a, b)[node], code, UA % (k % 50))
+        return r.status_code, r.headers.get("Location")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=32) as ex:
+        got = list(ex.map(one, jobs))
+    assert all(code == 302 and where.startswith("https://example.com/cap")
+               for code, where in got), [g for g in got if g[0] != 302][:5]
+    for tid, _ in codes:
+        n = int(a.sql("SELECT redirected FROM tracker_routing WHERE tracker_id = %d"
+                      % tid).strip())
+        assert n == 600, (tid, n)
+    for node, was in zip((a, b), before):
+        log = node.error_log()
+        assert log.count("QRT00048") == was, log[-3000:]
+        assert "deadlock" not in log.lower(), log[-3000:]
+
+
 def test_nodes_started_at_once_on_an_empty_database_both_come_up():
     """The first start creates the schema: two nodes starting together on an empty
     database must not both try (one migrates, the other waits for it)."""
