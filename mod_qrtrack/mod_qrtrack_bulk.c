@@ -162,7 +162,7 @@ static qrt_err_t *bulk_csv_header(qrt_req_t *q, const char **f, int n, int *col)
 }
 
 /* A CSV record as the JSON object of a tracker: empty cells are left out, tags are
- * split on ';', max_scans is a number when it is one, rules is JSON text. NULL and
+ * split on ';' (blanks around each taken off), max_scans is a number when it is one, rules is JSON text. NULL and
  * *why for a cell that is not UTF-8. */
 static json_t *bulk_csv_object(qrt_req_t *q, const char **f, int n, const int *col,
                                const char **why)
@@ -182,9 +182,16 @@ static json_t *bulk_csv_object(qrt_req_t *q, const char **f, int n, const int *c
 
             x = json_array();
             for (tag = apr_strtok(copy, ";", &last); tag; tag = apr_strtok(NULL, ";", &last)) {
-                while (*tag == ' ') {
+                char *end;
+
+                /* the blanks around each tag go ("a; b" is a and b, as "a;b") */
+                while (*tag == ' ' || *tag == '\t') {
                     tag++;
                 }
+                for (end = tag + strlen(tag); end > tag && (end[-1] == ' ' || end[-1] == '\t');
+                     end--) {
+                }
+                *end = '\0';
                 if (*tag) {
                     json_array_append_new(x, json_string(tag));
                 }

@@ -138,7 +138,6 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *p
     apr_global_mutex_unlock(gate_mutex);
     if (blocked) {
         apr_table_setn(r->err_headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
-        apr_table_setn(r->headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
         return gate_page(r, HTTP_TOO_MANY_REQUESTS, qrt_page_too_many(r->pool));
     }
     pw = gate_read_password(r, &status);

@@ -1,6 +1,7 @@
 /* mod_qrtrack_params: query parameters shared by several endpoints. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <apr_strings.h>
 
 #include "mod_qrtrack_private.h"
@@ -57,14 +58,35 @@ qrt_err_t *qrt_params_window(qrt_req_t *q, qrt_window_t *w)
 typedef struct {
     apr_pool_t *p;
     apr_array_header_t *out;
+    const char *name;           /* the list's name */
 } list_ctx;
+
+/* name, name[] or name[<index>] (as PHP's http_build_query and jQuery's param write a
+ * list: dropped as an unknown parameter, such a list would widen a report to the whole
+ * account without a word). */
+static int params_list_key(const char *key, const char *name)
+{
+    apr_size_t n = strlen(name), d;
+
+    if (strncasecmp(key, name, n) != 0) {
+        return 0;
+    }
+    key += n;
+    if (!*key || !strcmp(key, "[]")) {
+        return 1;
+    }
+    d = key[0] == '[' ? strspn(key + 1, "0123456789") : 0;
+    return d > 0 && d <= 9 && !strcmp(key + 1 + d, "]");
+}
 
 static int params_collect(void *data, const char *key, const char *value)
 {
     list_ctx *c = data;
     char *copy, *tok, *last = NULL;
 
-    (void)key;
+    if (!params_list_key(key, c->name)) {
+        return 1;
+    }
     copy = apr_pstrdup(c->p, value);
     if (!*copy) {
         APR_ARRAY_PUSH(c->out, const char *) = copy;
@@ -82,9 +104,9 @@ apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name)
 
     c.p = q->r->pool;
     c.out = apr_array_make(q->r->pool, 4, sizeof(const char *));
+    c.name = name;
     if (q->query) {
-        apr_table_do(params_collect, &c, q->query, name,
-                     apr_pstrcat(q->r->pool, name, "[]", NULL), NULL);
+        apr_table_do(params_collect, &c, q->query, NULL);
     }
     return c.out;
 }

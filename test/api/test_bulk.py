@@ -168,7 +168,7 @@ def test_bulk_json_per_row_results(server, api):
 def test_bulk_csv_with_bom_crlf_quotes_and_tags(server, api):
     a, b = uniq("csv"), uniq("csv")
     csv = ("\ufeffredirect_url,name,code,tags,max_scans\r\n"
-           "https://example.com/a,\"Flyer, A\",%s,campaign:spring; region:eu,10\r\n"
+           "https://example.com/a,\"Flyer, A\",%s, campaign:spring ;\tregion:eu ,10\r\n"
            "https://example.com/b,\"Say \"\"hi\"\"\",%s,,\r\n"
            "https://example.com/c,Bad code,no spaces,,\r\n"
            "https://example.com/d,Short row\r\n"
@@ -179,6 +179,7 @@ def test_bulk_csv_with_bom_crlf_quotes_and_tags(server, api):
     assert body["meta"] == {"created": 2, "failed": 3}
     first = body["data"][0]["tracker"]
     assert first["name"] == "Flyer, A" and first["code"] == a
+    # (the blanks around each tag taken off, on both sides)
     assert first["tags"] == ["campaign:spring", "region:eu"] and first["max_scans"] == 10
     assert body["data"][1]["tracker"]["name"] == 'Say "hi"'
     assert "code" in body["data"][2]["errors"]

@@ -196,8 +196,10 @@ def test_tracker_lists_and_deleted_trackers(acct):
     for cov in [[a], [b, c], [a, b, c, d], [c, c]]:
         check_all(acct, covered=cov)
         check_all(acct, T0 + 10 * 3600 + 1, T0 + 2 * DAY, 7200, covered=cov)
-    # The two other list forms.
-    for params in [{"trackers": "%d,%d" % (b, c)}, {"trackers": [b, c]}]:
+    # The other list forms: an id list, repeats, and indexes as PHP's http_build_query and
+    # jQuery's param write them (dropped, they widened the report to every tracker)
+    for params in [{"trackers": "%d,%d" % (b, c)}, {"trackers": [b, c]},
+                   {"trackers[0]": b, "trackers[1]": c}, {"Trackers[]": [b, c]}]:
         r = acct.get("/report/", report="browser", **params)
         assert r.json()["data"] == oracle_rows(acct, "browser", covered=[b, c])
     # A deleted tracker leaves every report, before and after a rebuild.
