@@ -322,6 +322,7 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
 {
     apr_int64_t mark = 0, *ids;
     apr_uint32_t gen = scan_shared ? scan_shared->webhook_gen : 0;
+    qrt_webhook_after_t *after = NULL;
     apr_status_t rv;
     int skip = 0, i;
 
@@ -346,10 +347,11 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     if (skip >= n) {
         return sp ? qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]) : APR_SUCCESS;
     }
-    /* Webhooks' events, in this transaction: tracker.expired before the visits change
-     * their trackers' last visit, scan.created and click.created once they have ids. */
+    /* Webhooks' events, in this transaction: tracker.expired made before the visits
+     * change their trackers' last visit, scan.created and click.created once they have
+     * ids (an expiry by max_scans written behind the scan that took the last). */
     rv = writer_hooks ? qrt_store_webhook_expiry(db, p, writer_hooks, gen, visits + skip,
-                                                 n - skip)
+                                                 n - skip, &after)
                       : APR_SUCCESS;
     ids = apr_palloc(p, sizeof(*ids) * (apr_size_t)n);
     if (rv == APR_SUCCESS) {
@@ -359,7 +361,8 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
         visits[skip + i].id = ids[i];
     }
     if (rv == APR_SUCCESS && writer_hooks) {
-        rv = qrt_store_webhook_visits(db, p, writer_hooks, gen, visits + skip, n - skip);
+        rv = qrt_store_webhook_visits(db, p, writer_hooks, gen, visits + skip, n - skip,
+                                      after);
     }
     if (rv == APR_SUCCESS && sp) {
         rv = qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]);

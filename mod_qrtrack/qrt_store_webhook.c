@@ -698,22 +698,45 @@ static apr_status_t webhook_visit_ids(qrt_db_t *db, apr_pool_t *p, apr_array_hea
     return APR_SUCCESS;
 }
 
-apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
-                                      apr_uint32_t gen, const qrt_visit_t *v, int n)
+struct qrt_webhook_after_t {
+    apr_array_header_t *rows;       /* their events (WEBHOOK_EVENT_NARGS values each) */
+    apr_hash_t *cause;              /* tracker id: the index of the visit that expired it */
+};
+
+/* Visit rows: the live webhooks' alone, with their webhook-ids, written. */
+static apr_status_t webhook_visit_rows_write(qrt_db_t *db, apr_pool_t *p,
+                                             qrt_webhook_cache_t *c, apr_array_header_t *rows)
 {
-    apr_array_header_t *rows;
+    apr_status_t rv = webhook_rows_live(db, p, c, rows, WEBHOOK_VISIT_NARGS);
+
+    if (rv != APR_SUCCESS || rows->nelts == 0) {
+        return rv;
+    }
+    rv = webhook_visit_ids(db, p, rows);
+    return rv ? rv : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add, WEBHOOK_VISIT_TYPES,
+                                      (const void **)rows->elts, rows->nelts);
+}
+
+apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n,
+                                      const qrt_webhook_after_t *after)
+{
+    apr_array_header_t *rows, *later;
     apr_int64_t now = webhook_now();
     apr_status_t rv = webhook_cache_refresh(db, p, c, gen);
     int i;
 
-    if (rv != APR_SUCCESS
-        || !(c->any & (QRT_WEBHOOK_SCAN_CREATED | QRT_WEBHOOK_CLICK_CREATED))) {
+    if (rv != APR_SUCCESS) {
         return rv;
     }
     rows = apr_array_make(p, n, WEBHOOK_VISIT_NARGS * sizeof(const void *));
-    for (i = 0; i < n; i++) {
+    later = apr_array_make(p, 1, WEBHOOK_VISIT_NARGS * sizeof(const void *));
+    for (i = 0; i < n && (c->any & (QRT_WEBHOOK_SCAN_CREATED | QRT_WEBHOOK_CLICK_CREATED));
+         i++) {
         int bit = v[i].source && !strcmp(v[i].source, "click") ? QRT_WEBHOOK_CLICK_CREATED
                                                                : QRT_WEBHOOK_SCAN_CREATED;
+        const int *cause = after ? apr_hash_get(after->cause, &v[i].tracker_id,
+                                                sizeof(v[i].tracker_id)) : NULL;
         const webhook_trk *t;
         apr_array_header_t *subs;
 
@@ -725,37 +748,45 @@ apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
             return rv;
         }
         if (t && (subs = webhook_cache_subs(c, t, bit)) != NULL) {
-            webhook_visit_rows_add(p, c, rows, subs, bit, &v[i], now);
+            /* (a visit of the batch after the one that expired its tracker: after the
+             * expiry) */
+            webhook_visit_rows_add(p, c, cause && i > *cause ? later : rows, subs, bit, &v[i],
+                                   now);
         }
     }
-    rv = webhook_rows_live(db, p, c, rows, WEBHOOK_VISIT_NARGS);
-    if (rv != APR_SUCCESS || rows->nelts == 0) {
-        return rv;
+    rv = webhook_visit_rows_write(db, p, c, rows);
+    if (rv == APR_SUCCESS && after) {
+        rv = webhook_rows_write(db, p, c, after->rows);
     }
-    rv = webhook_visit_ids(db, p, rows);
-    return rv ? rv : qrt_db_exec_rows(db, p, SQL_webhook_visit_event_add, WEBHOOK_VISIT_TYPES,
-                                      (const void **)rows->elts, rows->nelts);
+    return rv == APR_SUCCESS ? webhook_visit_rows_write(db, p, c, later) : rv;
 }
 
 /* What ended a tracker's validity in a batch: "max_scans", "valid_until" or NULL;
- * *at the time of the visit that met it. */
+ * *at the time of the visit that met it, *cause its index (max_scans: the last of the
+ * batch's scans sent on, the one that took the last scan; the caps are taken in the
+ * order the tracker's visits came). */
 static const char *webhook_expiry_reason(const qrt_visit_t *v, int n, apr_int64_t tracker,
                                          apr_int64_t last_visit, int has_until,
                                          apr_int64_t valid_until, apr_int64_t max_scans,
-                                         apr_int64_t redirected, apr_int64_t *at)
+                                         apr_int64_t redirected, apr_int64_t *at, int *cause)
 {
     int i;
 
+    *cause = -1;
     for (i = 0; max_scans > 0 && redirected >= max_scans && i < n; i++) {
         if (v[i].tracker_id == tracker && v[i].capped == QRT_VISIT_CAP_COUNT
             && v[i].cap_outcome == QRT_VISIT_CAP_SENT) {
             *at = v[i].visit_start;
-            return "max_scans";
+            *cause = i;
         }
+    }
+    if (*cause >= 0) {
+        return "max_scans";
     }
     for (i = 0; has_until && last_visit <= valid_until && i < n; i++) {
         if (v[i].tracker_id == tracker && !v[i].bot && v[i].visit_start > valid_until) {
             *at = v[i].visit_start;
+            *cause = i;
             return "valid_until";
         }
     }
@@ -781,7 +812,8 @@ static apr_status_t webhook_expiry_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *r
 }
 
 apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
-                                      apr_uint32_t gen, const qrt_visit_t *v, int n)
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n,
+                                      qrt_webhook_after_t **after)
 {
     apr_array_header_t *rows;
     apr_hash_t *seen;
@@ -789,6 +821,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
     apr_status_t rv = webhook_cache_refresh(db, p, c, gen);
     int i;
 
+    *after = NULL;
     if (rv != APR_SUCCESS || !(c->any & QRT_WEBHOOK_TRACKER_EXPIRED)) {
         return rv;
     }
@@ -803,6 +836,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         const char *reason;
         apr_int64_t at = 0;
         json_t *data;
+        int cause;
 
         if (apr_hash_get(seen, id, sizeof(*id))) {
             continue;
@@ -822,7 +856,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         }
         reason = e.found ? webhook_expiry_reason(v, n, *id, e.last_visit, e.has_until,
                                                  e.valid_until, e.max_scans, e.redirected,
-                                                 &at)
+                                                 &at, &cause)
                          : NULL;
         if (!reason) {
             continue;
@@ -836,7 +870,19 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         json_object_set_new(data, "max_scans", e.max_scans > 0 ? json_integer(e.max_scans)
                                                                : json_null());
         json_object_set_new(data, "expired_at", qrt_json_time(at));
-        webhook_rows_add(p, c, rows, subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
+        if (!strcmp(reason, "max_scans")) {
+            int *at_visit = apr_pmemdup(p, &cause, sizeof(cause));
+
+            if (!*after) {
+                *after = apr_palloc(p, sizeof(**after));
+                (*after)->rows = apr_array_make(p, 1, WEBHOOK_EVENT_NARGS * sizeof(void *));
+                (*after)->cause = apr_hash_make(p);
+            }
+            apr_hash_set((*after)->cause, id, sizeof(*id), at_visit);
+        }
+        webhook_rows_add(p, c, *after && apr_hash_get((*after)->cause, id, sizeof(*id))
+                               ? (*after)->rows : rows,
+                         subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
                          qrt_webhook_body(p, QRT_WEBHOOK_TRACKER_EXPIRED, now, data), now);
     }
     return webhook_rows_write(db, p, c, rows);

@@ -84,17 +84,26 @@ typedef struct qrt_webhook_cache_t qrt_webhook_cache_t;
 qrt_webhook_cache_t *qrt_webhook_cache_make(apr_pool_t *p);
 /* Forgets what the cache holds (a new connection, another database). */
 void qrt_webhook_cache_reset(qrt_webhook_cache_t *c);
+/* tracker.expired events that go after the visit that caused them (max_scans). */
+typedef struct qrt_webhook_after_t qrt_webhook_after_t;
 /* In the writer's transaction, before the visits are recorded: tracker.expired for the
  * batch's visits that a tracker's expiry meets (the first scan after valid_until, or
  * the one that took the last of max_scans: cap_outcome QRT_VISIT_CAP_SENT with
- * capped QRT_VISIT_CAP_COUNT), for accounts that take it. */
+ * capped QRT_VISIT_CAP_COUNT), for accounts that take it. A tracker's events arrive in
+ * the order they happened: an expiry by valid_until is written now, before the scan that
+ * met it; one by max_scans is made now (from the rows as they were before the batch) and
+ * kept in *after (NULL: none) for qrt_store_webhook_visits to write after the scan that
+ * took the last. */
 apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
-                                      apr_uint32_t gen, const qrt_visit_t *v, int n);
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n,
+                                      qrt_webhook_after_t **after);
 /* In the writer's transaction, after the visits are recorded (their ids set): one
  * scan.created or click.created row per visit and enabled webhook of its tracker's
- * account that takes it. */
+ * account that takes it, and the expiries of after (or NULL) behind the scans that caused
+ * them, before that tracker's later visits of the batch. */
 apr_status_t qrt_store_webhook_visits(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
-                                      apr_uint32_t gen, const qrt_visit_t *v, int n);
+                                      apr_uint32_t gen, const qrt_visit_t *v, int n,
+                                      const qrt_webhook_after_t *after);
 /* What the webhooks' events of the last transaction were (after it committed: the
  * webhooks they went to are checked against the bound next), or forgotten (rolled back). */
 void qrt_webhook_cache_commit(qrt_webhook_cache_t *c);

@@ -392,6 +392,37 @@ def test_tracker_expired_once_when_max_scans_is_reached(srv, acct):
     assert data["reason"] == "max_scans" and data["max_scans"] == 2
 
 
+def test_the_scan_that_takes_the_last_comes_before_the_expiry_and_the_scans_after_it(srv,
+                                                                                        acct):
+    """A tracker's events in the order things happened: the scan that took the last of
+    max_scans, then tracker.expired, then the scans sent to expired_url; one scan at a
+    time, and scans at once whose batch holds scans on both sides of the cap. (Each case
+    with a webhook of its own account: its events stay within the outbox's bound.)"""
+    make_hook(acct, ["scan.created", "tracker.expired"])
+    over = "https://example.com/over"
+    one = make_tracker(acct, max_scans=2, expired_url=over)
+    for _ in range(3):
+        assert scan(srv, one["code"]).status_code == 302
+    assert [e["type"] for e in of_tracker(srv, one["tracker_id"])] == [
+        "scan.created", "scan.created", "tracker.expired", "scan.created"]
+    for _ in range(3):
+        _accounts[0] += 1
+        name = "hooks%d" % _accounts[0]
+        srv.account(name)
+        with Api(srv, srv.token(name)) as other:
+            make_hook(other, ["scan.created", "tracker.expired"])
+            t = make_tracker(other, max_scans=3, expired_url=over)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as ex:
+            got = list(ex.map(lambda _: scan(srv, t["code"]).headers["Location"], range(8)))
+        assert got.count(over) == 5, got
+        sent = {int(x) for x in srv.sql(
+            "SELECT v.id FROM visit_rows v JOIN visit_destinations d ON d.id = v.dest_id "
+            "WHERE v.tracker_id = %d AND d.url <> '%s'" % (t["tracker_id"], over)).split()}
+        order = ["sent" if e["visit_id"] in sent else e["type"] if e["visit_id"] is None
+                 else "over" for e in of_tracker(srv, t["tracker_id"])]
+        assert order == ["sent"] * 3 + ["tracker.expired"] + ["over"] * 5, order
+
+
 def test_tracker_expired_once_at_the_first_scan_after_valid_until(srv, acct):
     w = make_hook(acct, ["tracker.expired"])
     past = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(time.time() - 3600))

@@ -100,15 +100,16 @@ static void record(qrt_webhook_cache_t *c, apr_uint32_t gen, qrt_visit_t *v, int
 {
     apr_dbd_transaction_t *tx;
     apr_int64_t *ids = apr_palloc(pool, sizeof(*ids) * n);
+    qrt_webhook_after_t *after;
     int i;
 
     ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
-    ck_assert_int_eq(qrt_store_webhook_expiry(&db, pool, c, gen, v, n), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_webhook_expiry(&db, pool, c, gen, v, n, &after), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_visits_record_ids(&db, pool, v, n, ids), APR_SUCCESS);
     for (i = 0; i < n; i++) {
         v[i].id = ids[i];
     }
-    ck_assert_int_eq(qrt_store_webhook_visits(&db, pool, c, gen, v, n), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_webhook_visits(&db, pool, c, gen, v, n, after), APR_SUCCESS);
     ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
     qrt_webhook_cache_commit(c);
 }
