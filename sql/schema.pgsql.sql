@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 65: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 66: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -395,8 +395,8 @@ CREATE TABLE visit_places (
     k text NOT NULL,
     country character varying(8),
     city character varying(128),
-    country_lc text GENERATED ALWAYS AS (lower((country)::text)) STORED,
-    city_lc text GENERATED ALWAYS AS (lower((city)::text)) STORED
+    country_lc text GENERATED ALWAYS AS (translate((country)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED,
+    city_lc text GENERATED ALWAYS AS (translate((city)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED
 );
 ALTER TABLE ONLY visit_places ALTER COLUMN country_lc SET STATISTICS 0;
 ALTER TABLE ONLY visit_places ALTER COLUMN city_lc SET STATISTICS 0;
@@ -413,7 +413,7 @@ ALTER SEQUENCE visit_places_id_seq OWNED BY visit_places.id;
 CREATE TABLE visit_referers (
     id bigint NOT NULL,
     referer character varying(2048) NOT NULL,
-    referer_lc text GENERATED ALWAYS AS (lower((referer)::text)) STORED
+    referer_lc text GENERATED ALWAYS AS (translate((referer)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED
 );
 ALTER TABLE ONLY visit_referers ALTER COLUMN referer_lc SET STATISTICS 0;
 
@@ -464,10 +464,10 @@ CREATE TABLE visit_uas (
     browser_version character varying(32),
     os character varying(64),
     device character varying(16),
-    user_agent_lc text GENERATED ALWAYS AS (lower((user_agent)::text)) STORED,
-    browser_lc text GENERATED ALWAYS AS (lower((browser)::text)) STORED,
-    os_lc text GENERATED ALWAYS AS (lower((os)::text)) STORED,
-    device_lc text GENERATED ALWAYS AS (lower((device)::text)) STORED
+    user_agent_lc text GENERATED ALWAYS AS (translate((user_agent)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED,
+    browser_lc text GENERATED ALWAYS AS (translate((browser)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED,
+    os_lc text GENERATED ALWAYS AS (translate((os)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED,
+    device_lc text GENERATED ALWAYS AS (translate((device)::text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::text, 'abcdefghijklmnopqrstuvwxyz'::text)) STORED
 );
 ALTER TABLE ONLY visit_uas ALTER COLUMN user_agent_lc SET STATISTICS 0;
 ALTER TABLE ONLY visit_uas ALTER COLUMN browser_lc SET STATISTICS 0;

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 65: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 66: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 

@@ -474,6 +474,31 @@ def test_search_matches_each_field_case_insensitively(server, api):
         "current_page": 1, "per_page": 3, "total": 8, "last_page": 3}
 
 
+def test_search_finds_its_text_as_written_whatever_the_letters(server, api):
+    """Text written as it is stored is found whatever its letters, and ASCII letters in any
+    case (PostgreSQL folded the stored text with Unicode's lower case and the search text with
+    ASCII's: an upper-case letter outside ASCII found nothing)."""
+    t = new_tracker(api)
+    tid = t["tracker_id"]
+    import_visits(server, [
+        visit(tid, T0 + 1, city="ÄRGERSTADT"),
+        visit(tid, T0 + 2, user_agent="İSTANBUL-Agent/1.0", city="ua"),
+        visit(tid, T0 + 3, referer="https://ΣΊΣ.example/ǅEM", city="ref"),
+    ])
+
+    def cities(s):
+        return [v["city"] for v in listing(api, tid, search=s)["data"]]
+
+    assert cities("ÄRGERSTADT") == ["ÄRGERSTADT"]
+    assert cities("ÄRGERstadt") == ["ÄRGERSTADT"]
+    assert cities("İSTANBUL") == ["ua"]
+    assert cities("İstanbul-agent") == ["ua"]
+    assert cities("ΣΊΣ") == ["ref"]
+    assert cities("ǅEM") == ["ref"]
+    assert [r[CSV_HEADER.index("city")] for r in export(api, tid, search="ÄRGER")] \
+        == ["ÄRGERSTADT"]
+
+
 def test_search_is_literal_text(server, api):
     t = new_tracker(api)
     tid = t["tracker_id"]
