@@ -50,13 +50,17 @@ static void image_invalid(qrt_req_t *q, qrt_err_t **e, int status, const char *f
 }
 
 /* The format the Accept header prefers: the highest q among the four types named
- * exactly (the first of equal ones); wildcards choose nothing. -1 = none named. */
-static int image_accept(qrt_req_t *q)
+ * exactly (the first of equal ones); wildcards choose nothing. -1 = none named. *json_q:
+ * the q of application/json (0 when not named). */
+static int image_accept_json(qrt_req_t *q, double *best_q_out, double *json_q)
 {
     const char *accept = apr_table_get(q->r->headers_in, "Accept");
     char *copy, *item, *last = NULL;
     double best_q = 0;
     int best = -1;
+
+    *json_q = 0;
+    *best_q_out = 0;
 
     if (!accept || strlen(accept) > 4096) {
         return -1;
@@ -79,6 +83,9 @@ static int image_accept(qrt_req_t *q)
             }
         }
         apr_collapse_spaces(item, item);   /* (returns the end, not the start) */
+        if (!strcasecmp(item, "application/json") && qual > *json_q) {
+            *json_q = qual;
+        }
         for (f = QRT_FMT_PNG; f <= QRT_FMT_EPS; f++) {
             if (!strcasecmp(item, qrt_render_mime((qrt_img_format_t)f)) && qual > best_q) {
                 best_q = qual;
@@ -86,12 +93,23 @@ static int image_accept(qrt_req_t *q)
             }
         }
     }
+    *best_q_out = best_q;
     return best;
 }
 
+static int image_accept(qrt_req_t *q)
+{
+    double best_q, json_q;
+
+    return image_accept_json(q, &best_q, &json_q);
+}
+
+/* An image type is named, and JSON is not preferred to it (a higher q). */
 int qrt_image_accepted(qrt_req_t *q)
 {
-    return image_accept(q) >= 0;
+    double best_q, json_q;
+
+    return image_accept_json(q, &best_q, &json_q) >= 0 && best_q >= json_q;
 }
 
 static void image_int(qrt_req_t *q, qrt_err_t **e, int status, const char *v,

@@ -19,7 +19,8 @@ qrt_err_t *qrt_respond_image(qrt_req_t *q, const char *text, const qrt_render_op
 /* The image of text in r->pool: *buf, *len. NULL, or a 500 (logged). */
 qrt_err_t *qrt_image_buf(qrt_req_t *q, const char *text, const qrt_render_opts_t *o,
                          const char **buf, apr_size_t *len);
-/* Whether the Accept header asks for an image (any of the four formats). */
+/* Whether the Accept header asks for an image (any of the four formats), JSON not
+ * preferred to it (application/json of a higher q). */
 int qrt_image_accepted(qrt_req_t *q);
 /* Getters for qrt_image_opts: the query; the body, then the query. */
 const char *qrt_image_from_query(qrt_req_t *q, const char *name);

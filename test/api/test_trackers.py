@@ -74,6 +74,25 @@ def test_qrcode_png_with_accept_header(server, api):
     assert decode_qr(r.content) == t["scan_url"]
 
 
+def test_qrcode_answers_json_when_the_accept_header_prefers_it(server, api):
+    """The Accept header's q values choose between the image and JSON: JSON of a higher q
+    gets JSON; the image named with JSON at the same q (or JSON not named) gets the image."""
+    for accept, image in (("image/png;q=0.1, application/json", False),
+                          ("application/json;q=0.9, image/svg+xml", True),
+                          ("application/json, image/png", True),
+                          ("image/png;q=0.5, application/json;q=0.5", True)):
+        r = api.post("/tracker/qrcode", json={"redirect_url": "https://example.org/q"},
+                     headers={"Accept": accept})
+        assert r.status_code == 200, (accept, r.text)
+        if image:
+            assert r.headers["Content-Type"].startswith("image/"), accept
+            assert "X-Tracker-Id" in r.headers
+        else:
+            assert r.headers["Content-Type"].startswith("application/json"), accept
+            body = r.json()
+            assert decode_qr(base64.b64decode(body["qr"]["data"])) == body["tracker"]["scan_url"]
+
+
 def test_qrcode_needs_a_token(anon):
     r = anon.post("/tracker/qrcode", json={"redirect_url": "https://example.org/"})
     assert r.status_code == 401
