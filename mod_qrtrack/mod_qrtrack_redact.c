@@ -13,9 +13,11 @@
  *    page's address, which Debian's formats log, httpd's error lines name and a
  *    scan keeps as the visit's referer);
  *  - just before the access logs are written (log_transaction), the same happens
- *    to r->args, the_request, unparsed_uri and parsed_uri.query of every request
- *    of the chain
- *    (internal redirects included; requests httpd refused early too).
+ *    to r->args, the_request, unparsed_uri, parsed_uri.query and the Referer of every
+ *    request of the chain (internal redirects included; requests httpd refused early,
+ *    before post_read_request, too).
+ * The request line and the Referer, logged whole, are redacted past a fragment, a raw
+ * space or a comma as well (redact_all).
  * The handlers in between, the API's and any other application's on the server,
  * see the query string and the URI as the client sent them.
  *
@@ -60,22 +62,62 @@ static char *redact_line(apr_pool_t *p, const char *line)
     return apr_pstrcat(p, apr_pstrmemdup(p, line, q + 1 - line), red, q + 1 + len, NULL);
 }
 
-static int redact_post_read_request(request_rec *r)
+/* text (a request line or a header, logged whole) with every api_token value after its
+ * first '?' redacted, its pieces split at any of & # ; , ? and blanks: a token after a
+ * fragment, a raw space or in the second of two joined Referer headers is written to the
+ * logs as well. NULL when it has none. */
+static char *redact_all(apr_pool_t *p, const char *text)
+{
+    static const char delims[] = "&#;,? \t";
+    const char *q = text ? strchr(text, '?') : NULL, *s;
+    apr_array_header_t *out;
+    int found = 0;
+
+    if (!q) {
+        return NULL;
+    }
+    out = apr_array_make(p, 8, sizeof(const char *));
+    APR_ARRAY_PUSH(out, const char *) = apr_pstrmemdup(p, text, q + 1 - text);
+    for (s = q + 1; *s; ) {
+        apr_size_t n = strcspn(s, delims);
+        const char *piece = apr_pstrmemdup(p, s, n);
+        char *red = n && memchr(piece, '=', n)
+                    ? qrt_form_redact(p, piece, REDACT_NAME, REDACT_MASK) : NULL;
+
+        found |= red != NULL;
+        APR_ARRAY_PUSH(out, const char *) = red ? red : piece;
+        s += n;
+        if (*s) {
+            APR_ARRAY_PUSH(out, const char *) = apr_pstrmemdup(p, s, 1);
+            s++;
+        }
+    }
+    return found ? apr_array_pstrcat(p, out, '\0') : NULL;
+}
+
+/* The Referer of r, redacted: a link followed from a page whose address carried a token
+ * (an API answer opened with ?api_token= in a browser, which sends a same-origin page's
+ * whole address) brings it there: Debian's formats log it, httpd's error lines name it,
+ * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
+static void redact_referer(request_rec *r)
 {
     const char *referer = apr_table_get(r->headers_in, "Referer");
-    char *line, *uri;
+    char *line;
 
-    /* A link followed from a page whose address carried a token (an API answer opened
-     * with ?api_token= in a browser, which sends a same-origin page's whole address)
-     * brings it in the Referer: Debian's formats log it, httpd's error lines name it,
-     * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
-    if (referer && (line = redact_line(r->pool, referer)) != NULL) {
+    if (referer && (line = redact_all(r->pool, referer)) != NULL) {
         apr_table_setn(r->headers_in, "Referer", line);
     }
+}
+
+static int redact_post_read_request(request_rec *r)
+{
+    char *line, *uri;
+
+    redact_referer(r);
     if (!r->args || !strchr(r->args, '=')) {
         return DECLINED;
     }
-    if ((line = redact_line(r->pool, r->the_request)) != NULL) {
+    if ((line = redact_all(r->pool, r->the_request)) != NULL) {
         r->the_request = line;
     }
     /* httpd's own lines about a path it refuses (AH10244, AH00026) show
@@ -91,7 +133,9 @@ static int redact_post_read_request(request_rec *r)
     return DECLINED;
 }
 
-static int redact_pre_translate(request_rec *r)
+/* The URI as sent, back for the handlers: when the URI is translated, or, for a request
+ * whose translation a module did before (a DONE from pre_translate_name), at its fixups. */
+static int redact_restore(request_rec *r)
 {
     const char *uri = apr_table_get(r->notes, NOTE_UNPARSED);
 
@@ -100,6 +144,21 @@ static int redact_pre_translate(request_rec *r)
         apr_table_unset(r->notes, NOTE_UNPARSED);
     }
     return DECLINED;
+}
+
+/* Before the other modules translate the URI, except for a path with an encoded slash
+ * under AllowEncodedSlashes Off: httpd refuses it (404) right after this hook, naming
+ * unparsed_uri (AH00026), and no handler runs. */
+static int redact_pre_translate(request_rec *r)
+{
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    const char *path = r->parsed_uri.path;
+
+    if (d && !d->allow_encoded_slashes && path
+        && (strstr(path, "%2f") || strstr(path, "%2F"))) {
+        return DECLINED;
+    }
+    return redact_restore(r);
 }
 
 /* Also requests that httpd refused before post_read_request (a fragment in the
@@ -119,10 +178,13 @@ static int redact_log_transaction(request_rec *r)
                                             REDACT_MASK)) != NULL) {
             o->args = s;
         }
-        if ((s = redact_line(o->pool, o->the_request)) != NULL) {
+        if ((s = redact_all(o->pool, o->the_request)) != NULL) {
             o->the_request = s;
             line_changed = 1;
         }
+        /* (a request httpd refused while reading its headers never came to
+         * post_read_request: its Referer is logged as sent) */
+        redact_referer(o);
         if ((s = redact_line(o->pool, o->unparsed_uri)) != NULL) {
             o->unparsed_uri = s;
         }
@@ -204,6 +266,8 @@ void qrt_redact_register(void)
     ap_hook_post_read_request(redact_post_read_request, NULL, loggers,
                               APR_HOOK_REALLY_FIRST);
     ap_hook_pre_translate_name(redact_pre_translate, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_translate_name(redact_restore, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_fixups(redact_restore, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(redact_log_transaction, NULL, loggers,
                             APR_HOOK_REALLY_FIRST);
     ap_hook_post_config(redact_post_config, NULL, NULL, APR_HOOK_MIDDLE);
