@@ -13,6 +13,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_gate.h"
 #include "mod_qrtrack_http.h"
+#include "qrt_ip.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_form.h"
 #include "qrt_pages.h"
@@ -116,7 +117,8 @@ static const char *gate_read_password(request_rec *r, int *status)
 
 int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *pass)
 {
-    const char *addr = r->useragent_ip ? r->useragent_ip : "";
+    /* (an IPv6 client's tries count for its /64: one subscriber holds all of it) */
+    const char *addr = qrt_ip_guess_key(r->pool, r->useragent_ip);
     const char *action = r->uri, *pw;
     apr_int64_t now = apr_time_sec(r->request_time);
     int status, blocked, right;

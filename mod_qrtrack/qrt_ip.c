@@ -156,3 +156,21 @@ const char *qrt_ip_canonical(apr_pool_t *p, const char *ip)
         return NULL;
     }
 }
+
+const char *qrt_ip_guess_key(apr_pool_t *p, const char *ip)
+{
+    unsigned char a[16];
+
+    switch (parse(ip, a)) {
+    case 4:
+        return v4_text(p, a);
+    case 6:
+        if (is_compatible(a)) {
+            return v4_text(p, a + 12);
+        }
+        memset(a + 8, 0, 8);
+        return v6_text(p, a);
+    default:
+        return ip ? ip : "";
+    }
+}

@@ -20,4 +20,11 @@ const char *qrt_ip_anonymize(apr_pool_t *p, const char *ip);
  * two or more zero groups, the first on a tie, as "::"). NULL if invalid. */
 const char *qrt_ip_canonical(apr_pool_t *p, const char *ip);
 
+/* The network a client's guesses count against: an IPv4 address (IPv4-mapped and
+ * -compatible IPv6 too) as its dotted quad; other IPv6 as its /64 in RFC 5952 text
+ * (2001:db8:1:2:aaaa::1 -> 2001:db8:1:2::), the smallest network one subscriber is given,
+ * whose 2^64 addresses would otherwise each get their own count. Text that is no address
+ * comes back as it is (NULL as ""). Result in p. */
+const char *qrt_ip_guess_key(apr_pool_t *p, const char *ip);
+
 #endif /* QRT_IP_H */

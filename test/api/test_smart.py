@@ -437,6 +437,31 @@ def test_ten_wrong_tries_a_minute_then_429(srv, api):
     assert where(scan(srv, other, method="POST", data={"password": "right one"})) == HOME
 
 
+def test_an_ipv6_clients_tries_count_for_its_whole_64():
+    """One subscriber holds a whole IPv6 /64: its tries count together, whichever of the
+    2^64 addresses each comes from, while the next /64 and IPv4 clients count apart."""
+    extra = ("LoadModule remoteip_module %s/mod_remoteip.so\nRemoteIPHeader X-Forwarded-For\n"
+             "RemoteIPInternalProxy 127.0.0.1\n" % apxs("LIBEXECDIR"))
+    srv = start_server(extra=extra, accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = create(a, password="right one")
+
+        def guess(addr, pw="guess"):
+            return scan(srv, t, method="POST", data={"password": pw},
+                        headers={"X-Forwarded-For": addr}).status_code
+
+        codes = [guess("2001:db8:1:2:%x::%x" % (i, i + 1)) for i in range(10)]
+        assert codes == [403] * 10
+        assert guess("2001:db8:1:2:ffff::1") == 429
+        assert guess("2001:db8:1:2::99", "right one") == 429
+        assert where(scan(srv, t, method="POST", data={"password": "right one"},
+                          headers={"X-Forwarded-For": "2001:db8:1:3::1"})) == HOME
+        assert guess("203.0.113.9") == 403
+    finally:
+        srv.cleanup()
+
+
 def test_wrong_tries_at_once_get_no_more_checks_than_ten(srv, api):
     """A try counts from its start, not once its password was found wrong: sixteen
     guesses at once (three bursts) get ten checks (403), the rest 429; before, each

@@ -150,6 +150,21 @@ START_TEST(invalid)
 }
 END_TEST
 
+/* The network a client's password guesses count against. */
+START_TEST(guess_key)
+{
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "203.0.113.77"), "203.0.113.77");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "::ffff:203.0.113.77"), "203.0.113.77");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "2001:db8:1:2:aaaa::1"), "2001:db8:1:2::");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "2001:DB8:1:2:ffff:ffff:ffff:ffff"),
+                     "2001:db8:1:2::");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "2001:db8:1:3::1"), "2001:db8:1:3::");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "::1"), "::");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, "not an address"), "not an address");
+    ck_assert_str_eq(qrt_ip_guess_key(pool, NULL), "");
+}
+END_TEST
+
 START_TEST(canonical)
 {
     canon_is("203.0.113.77", "203.0.113.77");
@@ -281,6 +296,7 @@ static Suite *ip_suite(void)
     tcase_add_test(tc, anonymize_embedded_v4);
     tcase_add_test(tc, invalid);
     tcase_add_test(tc, canonical);
+    tcase_add_test(tc, guess_key);
     tcase_add_test(tc, random_v6);
     suite_add_tcase(s, tc);
     return s;
