@@ -40,16 +40,27 @@ with open(os.path.join(TOP, "mod_qrtrack", "qrt_version.h")) as f:
     VERSION = re.search(r'QRTRACK_VERSION\s+"([^"]+)"', f.read()).group(1)
 
 
+def logging_server(loglevel="warn"):
+    """A server that logs in Debian's formats, %q's and mod_log_forensic's, with the
+    account acme: started."""
+    srv = Server(loglevel=loglevel)
+    try:
+        with open(srv.conf) as f:
+            conf = f.read()
+        with open(srv.conf, "w") as f:
+            f.write(conf + LOGS.format(libexec=apxs("LIBEXECDIR"), dir=srv.dir))
+        srv.admin("init")
+        srv.account("acme", "professional")
+        srv.start()
+    except BaseException:
+        srv.cleanup()
+        raise
+    return srv
+
+
 @pytest.fixture(scope="module")
 def logged():
-    srv = Server()
-    with open(srv.conf) as f:
-        conf = f.read()
-    with open(srv.conf, "w") as f:
-        f.write(conf + LOGS.format(libexec=apxs("LIBEXECDIR"), dir=srv.dir))
-    srv.admin("init")
-    srv.account("acme", "professional")
-    srv.start()
+    srv = logging_server()
     yield srv
     srv.cleanup()
 
@@ -281,15 +292,8 @@ def test_tokens_in_requests_httpd_refuses_and_in_odd_places_reach_no_log():
     URI is read, is named redacted in its line at LogLevel info (AH00026). A token after a
     fragment, a raw space or a comma (two Referer headers joined) is redacted too, in the
     request line and in the Referer, and the visit a scan records keeps none."""
-    srv = Server(loglevel="info")
+    srv = logging_server(loglevel="info")
     try:
-        with open(srv.conf) as f:
-            conf = f.read()
-        with open(srv.conf, "w") as f:
-            f.write(conf + LOGS.format(libexec=apxs("LIBEXECDIR"), dir=srv.dir))
-        srv.admin("init")
-        srv.account("acme", "professional")
-        srv.start()
         tok = srv.token("acme")
         page = "http://127.0.0.1/page?api_token=" + tok
         for headers, status in (([("Bad Header", "1")], 400), ([("Expect", "foo")], 417),
