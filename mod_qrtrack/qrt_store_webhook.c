@@ -835,6 +835,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         webhook_expiry e;
         const char *reason;
         apr_int64_t at = 0;
+        apr_array_header_t *to;
         json_t *data;
         int cause;
 
@@ -870,19 +871,19 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         json_object_set_new(data, "max_scans", e.max_scans > 0 ? json_integer(e.max_scans)
                                                                : json_null());
         json_object_set_new(data, "expired_at", qrt_json_time(at));
+        to = rows;
         if (!strcmp(reason, "max_scans")) {
-            int *at_visit = apr_pmemdup(p, &cause, sizeof(cause));
-
+            /* (written by qrt_store_webhook_visits, behind the visit that caused it) */
             if (!*after) {
                 *after = apr_palloc(p, sizeof(**after));
                 (*after)->rows = apr_array_make(p, 1, WEBHOOK_EVENT_NARGS * sizeof(void *));
                 (*after)->cause = apr_hash_make(p);
             }
-            apr_hash_set((*after)->cause, id, sizeof(*id), at_visit);
+            apr_hash_set((*after)->cause, id, sizeof(*id), apr_pmemdup(p, &cause,
+                                                                      sizeof(cause)));
+            to = (*after)->rows;
         }
-        webhook_rows_add(p, c, *after && apr_hash_get((*after)->cause, id, sizeof(*id))
-                               ? (*after)->rows : rows,
-                         subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
+        webhook_rows_add(p, c, to, subs, QRT_WEBHOOK_TRACKER_EXPIRED, id,
                          qrt_webhook_body(p, QRT_WEBHOOK_TRACKER_EXPIRED, now, data), now);
     }
     return webhook_rows_write(db, p, c, rows);
