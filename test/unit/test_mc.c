@@ -515,6 +515,8 @@ START_TEST(gate_down_probes_once_a_second_and_comes_back)
     /* One probe a second: the first caller after it gets it, the others not. */
     ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 + SEC, SEC), QRT_MC_PROBE);
     ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 + SEC, SEC), QRT_MC_DOWN);
+    /* nor a request stamped before the probe began (it waited meanwhile) */
+    ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 + SEC - SEC / 20, SEC), QRT_MC_DOWN);
     ck_assert_int_eq(qrt_mc_leave(sh, 0, APR_ECONNREFUSED, T0 + SEC), 0);
     ck_assert_int_eq(sh->gates[0].why, APR_ECONNREFUSED);
     ck_assert_int_eq(qrt_mc_enter(sh, 0, T0 + SEC + SEC / 2, SEC), QRT_MC_DOWN);
@@ -556,12 +558,16 @@ START_TEST(gate_warns_once_an_interval_with_counts)
     for (i = 0; i < 9; i++) {
         ck_assert(!qrt_mc_warn_due(sh, &sh->warn_down, T0 + i * SEC, 30 * SEC, &missed));
     }
+    /* Requests stamped when they began, before the warning's (each waited for memcached
+     * meanwhile): no warning of their own. */
+    ck_assert(!qrt_mc_warn_due(sh, &sh->warn_down, T0 - SEC / 20, 30 * SEC, &missed));
+    ck_assert(!qrt_mc_warn_due(sh, &sh->warn_down, T0 - 29 * SEC, 30 * SEC, &missed));
     /* The other kind has a throttle of its own. */
     ck_assert(qrt_mc_warn_due(sh, &sh->warn_busy, T0 + SEC, 30 * SEC, &missed));
     ck_assert_int_eq(missed, 1);
     ck_assert(qrt_mc_warn_due(sh, &sh->warn_down, T0 + 30 * SEC, 30 * SEC, &missed));
-    ck_assert_int_eq(missed, 10);
-    ck_assert_int_eq(sh->fallbacks, 12);
+    ck_assert_int_eq(missed, 12);
+    ck_assert_int_eq(sh->fallbacks, 14);
     /* "Answers again" once after warnings, not once per recovery. */
     ck_assert(qrt_mc_back_due(&sh->warn_down));
     ck_assert(!qrt_mc_back_due(&sh->warn_down));
