@@ -49,7 +49,7 @@ static const char *qrcode_text(qrt_req_t *q, qrt_err_t **e, const char *field,
     n = strlen(v);
     if (n > QRCODE_FIELD_MAX || qrt_valid_text(v, n, 0)) {
         qrcode_invalid(q, e, field, apr_psprintf(q->r->pool, "The %s field must be at "
-                       "most %d bytes of text without control characters.", field,
+                       "most %d bytes of valid UTF-8 text without control characters.", field,
                        QRCODE_FIELD_MAX));
         return NULL;
     }

@@ -375,7 +375,7 @@ static qrt_err_t *rep_dimension(qrt_req_t *q, const char *name, const char **out
     if (strlen(v) > REP_DIM_MAX || qrt_valid_text(v, strlen(v), 0)) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name, apr_psprintf(p,
                                "The %s parameter must be a tag dimension of at most %d "
-                               "bytes of text.", name, REP_DIM_MAX));
+                               "bytes of valid UTF-8 text.", name, REP_DIM_MAX));
     }
     return NULL;
 }

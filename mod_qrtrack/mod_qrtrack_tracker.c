@@ -493,7 +493,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
         why = qrt_valid_text(name, n, 0);
         if (n == 0 || n > TRACKER_NAME_MAX || why) {
             tracker_invalid(&c, "name", apr_psprintf(q->r->pool, "The name must be 1 to "
-                            "%d bytes of text without control characters.",
+                            "%d bytes of valid UTF-8 text without control characters.",
                             TRACKER_NAME_MAX));
         }
         else {

@@ -97,8 +97,8 @@ static qrt_err_t *visits_search(qrt_req_t *q, const char **search)
     }
     len = strlen(v);
     if (qrt_valid_text(v, len, 0) != NULL) {
-        return visits_bad(q, "search", "The search parameter must be text without "
-                          "control characters.");
+        return visits_bad(q, "search", "The search parameter must be valid UTF-8 "
+                          "text without control characters.");
     }
     u = (const unsigned char *)v;
     while (i < len) {
