@@ -49,15 +49,17 @@ static void image_invalid(qrt_req_t *q, qrt_err_t **e, int status, const char *f
     }
 }
 
-/* The format the Accept header prefers: the highest q among the four types named
- * exactly (the first of equal ones); wildcards choose nothing. -1 = none named. *json_q:
- * the q of application/json (0 when not named). */
+/* The format the Accept header prefers: the highest q among the four types, each of the
+ * q of its exact name, else (PNG and SVG) of the "image/" wildcard range (RFC 9110: the
+ * most specific range); on equal q the first named exactly, then PNG before SVG. Other
+ * wildcards choose nothing.
+ * -1 = none acceptable. *json_q: the q of application/json (0 when not named). */
 static int image_accept_json(qrt_req_t *q, double *best_q_out, double *json_q)
 {
     const char *accept = apr_table_get(q->r->headers_in, "Accept");
     char *copy, *item, *last = NULL;
-    double best_q = 0;
-    int best = -1;
+    double best_q = 0, wild = -1, named[QRT_FMT_EPS + 1] = { -1, -1, -1, -1 };
+    int best = -1, f;
 
     *json_q = 0;
     *best_q_out = 0;
@@ -70,7 +72,6 @@ static int image_accept_json(qrt_req_t *q, double *best_q_out, double *json_q)
         char *params = strchr(item, ';'), *end;
         const char *qv;
         double qual = 1;
-        int f;
 
         if (params) {
             *params++ = '\0';
@@ -86,11 +87,25 @@ static int image_accept_json(qrt_req_t *q, double *best_q_out, double *json_q)
         if (!strcasecmp(item, "application/json") && qual > *json_q) {
             *json_q = qual;
         }
+        if (!strcasecmp(item, "image/*") && qual > wild) {
+            wild = qual;
+        }
         for (f = QRT_FMT_PNG; f <= QRT_FMT_EPS; f++) {
-            if (!strcasecmp(item, qrt_render_mime((qrt_img_format_t)f)) && qual > best_q) {
-                best_q = qual;
-                best = f;
+            if (!strcasecmp(item, qrt_render_mime((qrt_img_format_t)f))) {
+                if (qual > named[f]) {
+                    named[f] = qual;
+                }
+                if (qual > best_q) {
+                    best_q = qual;
+                    best = f;
+                }
             }
+        }
+    }
+    for (f = QRT_FMT_PNG; f <= QRT_FMT_SVG; f++) {
+        if (named[f] < 0 && wild > best_q) {
+            best_q = wild;
+            best = f;
         }
     }
     *best_q_out = best_q;

@@ -61,10 +61,9 @@ typedef struct {
     const char *name;           /* the list's name */
 } list_ctx;
 
-/* name, name[] or name[<index>] (as PHP's http_build_query and jQuery's param write a
- * list: dropped as an unknown parameter, such a list would widen a report to the whole
- * account without a word). */
-static int params_list_key(const char *key, const char *name)
+/* (as PHP's http_build_query and jQuery's param write a list: dropped as an unknown
+ * parameter, such a list would widen a report to the whole account without a word) */
+int qrt_params_list_key(const char *key, const char *name)
 {
     apr_size_t n = strlen(name), d;
 
@@ -84,7 +83,7 @@ static int params_collect(void *data, const char *key, const char *value)
     list_ctx *c = data;
     char *copy, *tok, *last = NULL;
 
-    if (!params_list_key(key, c->name)) {
+    if (!qrt_params_list_key(key, c->name)) {
         return 1;
     }
     copy = apr_pstrdup(c->p, value);
@@ -206,6 +205,13 @@ qrt_err_t *qrt_params_from_body(qrt_req_t *q)
                 c.n = QRT_FORM_FIELDS_MAX + 1;
                 break;
             }
+            /* An empty list is an empty value, as name[]= in a query: never the
+             * parameter left out (for trackers, which would be every tracker). */
+            if (json_array_size(v) == 0) {
+                apr_table_addn(add, key, "");
+                c.n++;
+                continue;
+            }
             for (i = 0; i < json_array_size(v); i++) {
                 json_t *x = json_array_get(v, i);
 
@@ -266,6 +272,12 @@ qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name,
                                apr_psprintf(q->r->pool, "At most %d tracker ids may be "
                                             "given.", QRT_TRACKER_IDS_MAX));
+    }
+    if (raw->nelts == 1 && !*APR_ARRAY_IDX(raw, 0, const char *)) {
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name,
+                               apr_psprintf(q->r->pool, "The %s list is empty: give at "
+                                            "least one tracker id, or leave the parameter "
+                                            "out for every tracker.", name));
     }
     *ids = apr_array_make(q->r->pool, raw->nelts, sizeof(apr_int64_t));
     for (i = 0; i < raw->nelts; i++) {

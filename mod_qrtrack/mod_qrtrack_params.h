@@ -13,6 +13,8 @@ typedef struct {
 /* visit_start / visit_start_end in every accepted form; 422 naming the parameter
  * (also when the start is after the end). */
 qrt_err_t *qrt_params_window(qrt_req_t *q, qrt_window_t *w);
+/* 1 when key names list name's values: name, name[] or name[<index>], in any case. */
+int qrt_params_list_key(const char *key, const char *name);
 /* Every value of a list parameter: name=1&name=2, name[]=1, name[0]=1, name=1,2. */
 apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name);
 /* Tracker ids of a list parameter (name and name[]): 422 for a non-integer, 403 when

@@ -182,13 +182,17 @@ static int tracker_tag_cmp(const void *a, const void *b)
 typedef struct {
     apr_array_header_t *tags;
     int too_many;
+    int seen;                   /* a tags field, in any of the list's forms */
 } tag_form_ctx;
 
 static int tracker_form_tag(void *data, const char *key, const char *value)
 {
     tag_form_ctx *t = data;
 
-    (void)key;
+    if (!qrt_params_list_key(key, "tags")) {
+        return 1;
+    }
+    t->seen = 1;
     if (t->tags->nelts >= TRACKER_TAG_LIST_MAX) {
         t->too_many = 1;
         return 0;
@@ -231,12 +235,15 @@ static apr_array_header_t *tracker_tags(tracker_check *c)
             APR_ARRAY_PUSH(tags, const char *) = json_string_value(x);
         }
     }
-    else if (q->form && (apr_table_get(q->form, "tags[]") || apr_table_get(q->form, "tags"))) {
-        tag_form_ctx t = { tags, 0 };
+    else if (q->form) {
+        tag_form_ctx t = { tags, 0, 0 };
 
-        apr_table_do(tracker_form_tag, &t, q->form, "tags[]", "tags", NULL);
+        apr_table_do(tracker_form_tag, &t, q->form, NULL);
         if (t.too_many) {
             tracker_invalid(c, "tags", too_many);
+            return NULL;
+        }
+        if (!t.seen) {
             return NULL;
         }
     }
@@ -468,6 +475,21 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     type = tracker_str(&c, "type", &has_type);
     code = tracker_str(&c, "code", &has_code);
     tags = tracker_tags(&c);
+    if (!creating && q->json) {
+        /* null removes a field that can go (the smart ones); these cannot, and a PATCH
+         * that answered 200 and kept them would say it did what it did not */
+        static const char *const kept[] = { "redirect_url", "name", "type", "code", "tags",
+                                            NULL };
+        int i;
+
+        for (i = 0; kept[i]; i++) {
+            if (json_is_null(json_object_get(q->json, kept[i]))) {
+                tracker_invalid(&c, kept[i], apr_psprintf(q->r->pool, "The %s field cannot "
+                                "be removed (null): send a value, %sor leave it out.",
+                                kept[i], strcmp(kept[i], "tags") ? "" : "[] for none, "));
+            }
+        }
+    }
 
     if (has_code && code) {
         tracker_code_from_body(&c, t, code, creating);
@@ -491,7 +513,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
         apr_size_t n = strlen(name);
 
         why = qrt_valid_text(name, n, 0);
-        if (n == 0 || n > TRACKER_NAME_MAX || why) {
+        if (n == 0 || n > TRACKER_NAME_MAX || why || memchr(name, '\t', n)) {
             tracker_invalid(&c, "name", apr_psprintf(q->r->pool, "The name must be 1 to "
                             "%d bytes of valid UTF-8 text without control characters.",
                             TRACKER_NAME_MAX));

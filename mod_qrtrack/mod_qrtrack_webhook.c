@@ -121,6 +121,11 @@ qrt_err_t *qrt_webhook_create(qrt_req_t *q)
     int limit = qrt_config()->webhook_limit;
 
     memset(&w, 0, sizeof(w));
+    if (q->form) {
+        /* (a form's url and events would be read as none sent: 422 for a url given) */
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json.");
+    }
     if (!url || json_is_null(url)) {
         webhook_invalid(q, &e, "url", "The url field is required.");
     }

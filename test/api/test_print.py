@@ -140,7 +140,12 @@ def test_bad_image_parameters_are_422_naming_the_field(api, bad):
                                         ("image/png;q=0.5, image/svg+xml", "svg"),
                                         ("image/svg+xml;q=0.2, application/pdf;q=0.9", "pdf"),
                                         ("*/*", "png"),
-                                        ("text/html, image/*", "png")])
+                                        ("text/html, image/*", "png"),
+                                        # a type's q is its most specific range's
+                                        ("image/svg+xml;q=0.9, image/*", "png"),
+                                        ("image/png;q=0.1, image/*", "svg"),
+                                        ("image/*;q=0.5, image/svg+xml;q=0.5", "svg"),
+                                        ("image/*;q=0.5, application/pdf", "pdf")])
 def test_accept_chooses_the_format(api, accept, fmt):
     t = create(api)
     r = api.get("/tracker/%d/qrcode" % t["tracker_id"], headers={"Accept": accept})

@@ -154,6 +154,16 @@ def test_hostile_bodies_get_their_4xx(server, acct, other_api):
     # a null leaves a parameter out
     r = post(acct, "/report/", json={"report": "tag", "visit_start": None})
     assert r.status_code == 200 and r.json()["meta"]["visit_start"] is None
+    # an empty list is not a list left out: every tracker is never what it asks for
+    for path, body in (("/report/", {"report": "name", "trackers": []}),
+                       ("/report/tag-crosstab", {"row": "campaign", "col": "region",
+                                                 "trackers": []}),
+                       ("/dashboard/scansAnalytics", {"trackers": []})):
+        r = post(acct, path, json=body)
+        assert r.status_code == 422, (path, r.status_code, r.text)
+        assert "empty" in r.json()["errors"]["trackers"][0], r.text
+    r = acct.get("/report/", report="name", **{"trackers[]": ""})
+    assert r.status_code == 422 and "empty" in r.json()["errors"]["trackers"][0], r.text
     # a read-only token may post a report, not create a tracker
     with Api(server, server.token(acct.name, "--scope", "read")) as ro:
         r = ro.post("/report/", json={"report": "tag", "trackers": [mine]})

@@ -80,7 +80,12 @@ def test_qrcode_answers_json_when_the_accept_header_prefers_it(server, api):
     for accept, image in (("image/png;q=0.1, application/json", False),
                           ("application/json;q=0.9, image/svg+xml", True),
                           ("application/json, image/png", True),
-                          ("image/png;q=0.5, application/json;q=0.5", True)):
+                          ("image/png;q=0.5, application/json;q=0.5", True),
+                          # image/* names PNG and SVG (RFC 9110); */* alone names no image
+                          ("image/*", True),
+                          ("image/*, application/json;q=0.1", True),
+                          ("image/*;q=0.1, application/json", False),
+                          ("*/*", False)):
         r = api.post("/tracker/qrcode", json={"redirect_url": "https://example.org/q"},
                      headers={"Accept": accept})
         assert r.status_code == 200, (accept, r.text)
@@ -229,6 +234,42 @@ def test_patch_moves_the_destination(server, api):
     assert scan(server, t).headers["Location"] == "https://new.example.com/"
     assert api.patch("/tracker/%d" % t["tracker_id"],
                      json={"redirect_url": "mailto:x@y"}).status_code == 422
+
+
+def test_patch_null_for_a_field_that_cannot_go_is_422_and_changes_nothing(api):
+    """In a PATCH null removes a field that can go (rules, validity, cap, password); the
+    destination, name, type, code and tags cannot: 422 naming the field, where a 200 that
+    kept them told the client they were gone."""
+    t = create(api, redirect_url="https://keep.example.com/", name="kept", tags=["a:1"])
+    tid = t["tracker_id"]
+    for field in ("redirect_url", "name", "type", "code", "tags"):
+        r = api.patch("/tracker/%d" % tid, json={field: None})
+        assert r.status_code == 422, (field, r.text)
+        assert field in r.json()["errors"], r.text
+    r = api.patch("/tracker/%d" % tid, json={"name": None, "tags": None, "max_scans": None})
+    assert r.status_code == 422 and set(r.json()["errors"]) == {"name", "tags"}, r.text
+    now = api.get("/tracker/show/%d" % tid).json()
+    assert (now["redirect_url"], now["name"], now["tags"]) == \
+        ("https://keep.example.com/", "kept", ["a:1"])
+    # [] removes the tags; null removes a field that can go
+    r = api.patch("/tracker/%d" % tid, json={"tags": [], "max_scans": None})
+    assert r.status_code == 200 and r.json()["tags"] == [], r.text
+
+
+def test_form_tags_in_each_list_form_and_a_name_with_a_tab(api):
+    # tags[0]=…&tags[1]=… (PHP's http_build_query, jQuery) as tags[]= and tags=
+    for fields in ({"tags[0]": "b:2", "tags[1]": "a:1"}, {"tags[]": ["b:2", "a:1"]},
+                   {"tags": ["b:2", "a:1"]}):
+        r = api.post("/tracker", data=dict(fields, redirect_url="https://example.com/f"))
+        assert r.status_code == 200, (fields, r.text)
+        assert r.json()["tags"] == ["a:1", "b:2"], (fields, r.text)
+    t = create(api, tags=["c:3"])
+    r = api.patch("/tracker/%d" % t["tracker_id"], data={"tags[0]": "d:4"})
+    assert r.status_code == 200 and r.json()["tags"] == ["d:4"], r.text
+    # a TAB is a control character in a name, as in a tag
+    for name in ("\t", "a\tb"):
+        r = api.post("/tracker", json={"redirect_url": "https://example.com/", "name": name})
+        assert r.status_code == 422 and "name" in r.json()["errors"], (name, r.text)
 
 
 def test_delete(server, api):

@@ -182,6 +182,16 @@ def test_a_body_that_is_not_json_is_400(acct):
     assert r.status_code == 400
 
 
+def test_a_form_body_is_415_not_a_missing_url(acct):
+    # (a form's fields were read as none sent: "The url field is required." for a url given)
+    for kw in ({"data": {"url": HOOK, "events": "scan.created"}},
+               {"files": {"url": (None, HOOK), "events": (None, "scan.created")}}):
+        r = acct.post("/webhook", **kw)
+        assert r.status_code == 415, r.text
+        assert "application/json" in r.json()["message"]
+    assert acct.get("/webhook").json()["data"] == []
+
+
 def test_other_accounts_webhooks_are_404(srv, acct):
     w = make_hook(acct, ["scan.created"])
     srv.account("hooks-stranger")
