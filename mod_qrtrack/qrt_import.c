@@ -311,6 +311,19 @@ static void import_parse_halves(qrt_import_reader_t *r, import_slot *s, char **t
     }
 }
 
+/* Why getline (errno cleared before it) gave no line: 0 at the end of the file, else
+ * the error. A line it could not hold (ENOMEM) sets neither the end nor the stream's
+ * error: taken for the end, it ended an import as though the file stopped there. */
+static int import_read_error(FILE *f)
+{
+    int e = errno;
+
+    if (!ferror(f) && feof(f)) {
+        return 0;
+    }
+    return e ? e : EIO;
+}
+
 /* The first batch: nothing overlaps its parsing (the writer waits for it), so its
  * lines are read first, then parsed in two
  * halves at once, the second by a helper thread with a pool of its own. The visits
@@ -335,7 +348,7 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
         errno = 0;
         got = getline(line, cap, r->f);
         if (got < 0) {
-            r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
+            r->read_error = import_read_error(r->f);
             more = 0;
             break;
         }
@@ -501,7 +514,7 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
             errno = 0;
             got = getline(line, cap, r->f);
             if (got < 0) {
-                r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
+                r->read_error = import_read_error(r->f);
                 r->eof = 1;
                 break;
             }
@@ -714,7 +727,7 @@ static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size
         errno = 0;
         got = getline(line, cap, r->f);
         if (got < 0) {
-            r->read_error = ferror(r->f) ? (errno ? errno : EIO) : 0;
+            r->read_error = import_read_error(r->f);
             return 0;
         }
         r->lineno++;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
+#include <sys/resource.h>
 
 #include <check.h>
 #include <apr_general.h>
@@ -679,6 +680,76 @@ static void bad_run(const int *when, int n, long run, int visits, int runs, long
     fclose(f);
 }
 
+/* A line getline cannot hold (ENOMEM, under an address-space limit): a read error, never
+ * the end of the input, for a pipe's reader and a file's by time (nothing of the run
+ * handed out); it was taken for the end, and the import ended as though the file
+ * stopped there. The long line is a hole in a sparse file: no disk written. */
+static FILE *with_a_line_too_long(void)
+{
+    FILE *f = tmpfile();
+    long at;
+
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", "
+            "\"source\": \"scan\"}\n");
+    at = ftell(f);
+    ck_assert_int_eq(fseek(f, at + (512L << 20), SEEK_SET), 0);
+    fprintf(f, "\n{\"tracker_id\": 2, \"visit_start\": \"2026-03-01T10:00:00Z\", "
+            "\"source\": \"scan\"}\n");
+    rewind(f);
+    return f;
+}
+
+static void limit_address_space(void)
+{
+    struct rlimit rl;
+    unsigned long pages = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+
+    ck_assert_ptr_nonnull(statm);
+    ck_assert_int_eq(fscanf(statm, "%lu", &pages), 1);
+    fclose(statm);
+    /* what the process maps now, and room for the reader's threads, not for the line */
+    rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256UL << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
+START_TEST(a_line_too_long_for_memory_is_an_error_not_the_end)
+{
+    const qrt_import_batch_t *b;
+    qrt_import_reader_t *r;
+    FILE *f = with_a_line_too_long();
+    int seen = 0;
+
+    limit_address_space();
+    r = qrt_import_start(pool, f, NULL, 1000, 0);
+    ck_assert_ptr_nonnull(r);
+    while ((b = qrt_import_next(r)) != NULL) {
+        ck_assert_ptr_null(b->error);
+        seen += b->n;
+    }
+    ck_assert_int_eq(qrt_import_read_error(r), ENOMEM);
+    ck_assert_int_le(seen, 1);
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(by_time_a_line_too_long_for_memory_fails_its_run_unwritten)
+{
+    qrt_import_reader_t *r;
+    FILE *f = with_a_line_too_long();
+
+    limit_address_space();
+    r = qrt_import_start_by_time(pool, f, NULL, 1000, 0, 1000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(qrt_import_next(r));
+    ck_assert_int_eq(qrt_import_read_error(r), ENOMEM);
+    qrt_import_stop(r);
+    fclose(f);
+}
+END_TEST
+
 START_TEST(by_time_a_bad_line_fails_its_run_unwritten)
 {
     int when[100], i;
@@ -822,6 +893,8 @@ static Suite *import_suite(void)
     tcase_add_test(tc, by_time_hands_each_run_out_in_time_order);
     tcase_add_test(tc, by_time_a_bad_line_fails_its_run_unwritten);
     tcase_add_test(tc, by_time_wants_a_file_and_sees_it_cut);
+    tcase_add_test(tc, a_line_too_long_for_memory_is_an_error_not_the_end);
+    tcase_add_test(tc, by_time_a_line_too_long_for_memory_fails_its_run_unwritten);
     tcase_add_test(tc, by_time_reads_adjacent_lines_at_once);
     suite_add_tcase(s, tc);
     return s;
