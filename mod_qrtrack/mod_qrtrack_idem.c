@@ -178,11 +178,12 @@ static apr_status_t create_once(qrt_req_t *q, const qrt_idem_req_t *idem,
 }
 
 /* After a failed try: the codes the client chose that are taken now go to taken().
- * 1 when the transaction may run again, 0 when taken() asked for a 409 (*e). */
+ * How many did (the transaction may run again), or -1 when taken() asked for a 409 or
+ * the check failed (*e). */
 static int create_codes_taken(qrt_req_t *q, qrt_tracker_t **t, int n, const int *custom,
                               qrt_create_taken_fn *taken, void *ctx, qrt_err_t **e)
 {
-    int i, is_taken;
+    int i, is_taken, found = 0;
 
     for (i = 0; i < n; i++) {
         if (!t[i] || !custom[i]) {
@@ -190,7 +191,7 @@ static int create_codes_taken(qrt_req_t *q, qrt_tracker_t **t, int n, const int 
         }
         if (qrt_store_code_taken(&q->db, q->r->pool, t[i]->code, &is_taken) != APR_SUCCESS) {
             *e = qrt_error_store(q, "checking a code");
-            return 0;
+            return -1;
         }
         if (is_taken) {
             const char *code = t[i]->code;
@@ -198,11 +199,12 @@ static int create_codes_taken(qrt_req_t *q, qrt_tracker_t **t, int n, const int 
             if (!taken(q, ctx, t, i)) {
                 *e = qrt_error(q, HTTP_CONFLICT, apr_psprintf(q->r->pool, "The code '%s' "
                                                               "is already taken.", code));
-                return 0;
+                return -1;
             }
+            found++;
         }
     }
-    return 1;
+    return found;
 }
 
 qrt_err_t *qrt_create_trackers(qrt_req_t *q, const qrt_idem_req_t *idem,
@@ -218,6 +220,9 @@ qrt_err_t *qrt_create_trackers(qrt_req_t *q, const qrt_idem_req_t *idem,
     for (i = 0; i < n; i++) {
         custom[i] = t[i] && t[i]->code;
     }
+    /* (a try whose taken codes were found and left out does not count: each such try
+     * leaves out one code or more, so they end; a bulk racing with creates of its codes
+     * answered 500 once four tries had met one each) */
     for (tries = 0; tries < IDEM_TRIES; tries++) {
         rv = create_once(q, idem, t, n, custom, answer, ctx, &a, &e);
         if (rv == APR_SUCCESS || e) {
@@ -234,8 +239,13 @@ qrt_err_t *qrt_create_trackers(qrt_req_t *q, const qrt_idem_req_t *idem,
             return qrt_error_store(q, "reading an idempotency key");
         }
         if (qrt_store_unique_violation(&q->db, SQL_bulk_tracker_add)) {
-            if (!create_codes_taken(q, t, n, custom, taken, ctx, &e)) {
+            int found = create_codes_taken(q, t, n, custom, taken, ctx, &e);
+
+            if (found < 0) {
                 return e;
+            }
+            if (found > 0) {
+                tries--;
             }
             continue;
         }
