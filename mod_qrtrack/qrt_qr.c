@@ -360,8 +360,8 @@ apr_status_t qrt_qr_png(apr_pool_t *p, const char *text, apr_size_t len,
     /* at most 177 + 32 = 209 modules; size at most 2048: no overflow */
     total = width + 2 * o->margin;
     scale = o->size / total;
-    if (scale < 1) {
-        scale = 1;
+    if (scale < 2) {
+        scale = 2;              /* (1-pixel modules: no scanner reads them) */
     }
     img = (apr_size_t)total * scale;
     off = 0;

@@ -563,9 +563,12 @@ static apr_status_t render_png(apr_pool_t *p, const render_grid_t *g,
     c.g = g;
     c.o = o;
     c.cur = -2;
+    /* at least 2 pixels a module: a code of 1-pixel modules (size 65 for a version 3
+     * code and its quiet zone) is exact but no scanner reads it; the image is larger
+     * than size then, as when the code needs more pixels than size has */
     c.scale = o->size / g->total;
-    if (c.scale < 1) {
-        c.scale = 1;
+    if (c.scale < 2) {
+        c.scale = 2;
     }
     img = (apr_size_t)g->total * c.scale;
     if (img < (apr_size_t)o->size) {

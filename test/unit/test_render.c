@@ -324,6 +324,30 @@ START_TEST(test_logo_translucent_eps)
 }
 END_TEST
 
+/* Every small size decodes: its modules are 2 pixels or more (a code whose quiet zone
+ * and modules fill size only at 1 pixel a module came out so, exact and unreadable). */
+START_TEST(test_small_png_sizes_decode)
+{
+    static const char *const texts[] = { "https://e.com/", "https://qr.example.com/s/AbCdEf12",
+                                         NULL };
+    qrt_render_opts_t o;
+    mem_t m;
+    char *got;
+    int size, t;
+
+    for (t = 0; texts[t]; t++) {
+        for (size = QRT_QR_SIZE_MIN; size <= 100; size += 3) {
+            qrt_render_opts_default(&o);
+            o.size = size;
+            o.ecc = 'H';
+            got = render_decode(&o, texts[t], &m);
+            ck_assert_msg(got && !strcmp(got, texts[t]), "size %d, %s: got %s", size,
+                          texts[t], got ? got : "(nothing)");
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_pdf_eps_headers)
 {
     qrt_render_opts_t o;
@@ -459,6 +483,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, test_svg_shape);
     tcase_add_loop_test(tc, test_logo_print_resolution, 0, 2);
     tcase_add_test(tc, test_logo_translucent_eps);
+    tcase_add_test(tc, test_small_png_sizes_decode);
     tcase_add_test(tc, test_pdf_eps_headers);
     tcase_add_test(tc, test_png_palette);
     tcase_add_test(tc, test_bad_options);
