@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
@@ -19,9 +20,10 @@
 /* Members of a line read in one pass (qrt_jsonl_flat); a line with more goes to jansson. */
 #define IMPORT_MEMBERS 32
 
-/* A string member; *bad set when it has the wrong type or is too long. */
+/* A string member; *bad set (to the first such member's error) when it has the wrong
+ * type or is too long. */
 static const char *import_str(apr_pool_t *p, const qrt_jv_t *m, int n, const char *k,
-                              apr_size_t max, int *bad)
+                              apr_size_t max, const char **bad)
 {
     const qrt_jv_t *v = qrt_jsonl_get(m, n, k);
 
@@ -29,7 +31,12 @@ static const char *import_str(apr_pool_t *p, const qrt_jv_t *m, int n, const cha
         return NULL;
     }
     if (v->type != QRT_JV_STR || v->len > max || qrt_valid_text(v->str, v->len, 1)) {
-        *bad = 1;
+        if (!*bad) {
+            *bad = apr_psprintf(p, "bad %s (%s)", k, v->type != QRT_JV_STR ? "not a string"
+                                : v->len > max ? apr_psprintf(p, "more than %lu bytes",
+                                                              (unsigned long)max)
+                                : "not valid UTF-8 text without control characters");
+        }
         return NULL;
     }
     return apr_pstrmemdup(p, v->str, v->len);
@@ -89,7 +96,8 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
     qrt_jv_t fast[IMPORT_MEMBERS], *m = fast;
     const qrt_jv_t *id, *bot;
     const char *when;
-    int bad = 0, off, nm = 0;
+    const char *bad = NULL;
+    int off, nm = 0;
 
     *why = NULL;
     /* A NUL anywhere (at the start, or after a whole object) is no blank line and
@@ -136,7 +144,7 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
         *why = "bad bot";
     }
     else if (bad) {
-        *why = "bad a text field";
+        *why = bad;
     }
     else if (v->ip && !(v->ip = qrt_ip_anonymize(p, v->ip))) {
         *why = "bad ip";
@@ -149,6 +157,16 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
     }
     if (*why) {
         return -1;
+    }
+    /* a country code as the scans' (ISO 3166, upper case): "de" beside "DE" made two
+     * rows of the country report */
+    if (v->country && strpbrk(v->country, "abcdefghijklmnopqrstuvwxyz")) {
+        char *c = apr_pstrdup(p, v->country), *x;
+
+        for (x = c; *x; x++) {
+            *x = (char)apr_toupper((unsigned char)*x);
+        }
+        v->country = c;
     }
     v->tracker_id = id->num;
     v->bot = bot && bot->type == QRT_JV_TRUE;

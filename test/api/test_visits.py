@@ -226,7 +226,7 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
         (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
          b' "bot": "no"}' % tid, "bad bot"),
         (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
-         b' "city": ["x"]}' % tid, "bad a text field"),
+         b' "city": ["x"]}' % tid, "bad city (not a string)"),
         (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
          b' "city": "\xff"}' % tid, "not a JSON object"),
         (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'

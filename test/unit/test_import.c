@@ -118,6 +118,10 @@ START_TEST(addresses_devices_and_times_as_the_module_has_them)
     ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"9999-12-31T23:59:59Z\","
                           " \"source\": \"scan\"}", &v, &why), 1);
     ck_assert_int_eq(v.visit_start, 253402300799LL);
+    /* a country code in upper case, as a scan's: "de" and "DE" are one country */
+    ck_assert_int_eq(line("{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\","
+                          " \"source\": \"scan\", \"country\": \"de\"}", &v, &why), 1);
+    ck_assert_str_eq(v.country, "DE");
 }
 END_TEST
 
@@ -154,9 +158,9 @@ START_TEST(rejects_what_is_not_a_visit)
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"bot\": \"no\"}", "bad bot" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
-          " \"city\": [\"x\"]}", "bad a text field" },
+          " \"city\": [\"x\"]}", "bad city (not a string)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
-          " \"country\": \"ABCDEFGHI\"}", "bad a text field" },
+          " \"country\": \"ABCDEFGHI\"}", "bad country (more than 8 bytes)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"city\": \"a\\u0000b\"}", "not a JSON object" },
         /* trailing garbage after a whole object */
@@ -186,7 +190,7 @@ START_TEST(rejects_what_is_not_a_visit)
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"destination\": \"\"}", "bad destination (an http or https URL)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
-          " \"destination\": 7}", "bad a text field" },
+          " \"destination\": 7}", "bad destination (not a string)" },
         /* before 1970 in UTC */
         { "{\"tracker_id\": 1, \"visit_start\": \"1970-01-01T00:59:59+0100\", \"source\": \"scan\"}",
           "bad visit_start" },
