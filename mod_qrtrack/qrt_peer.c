@@ -32,6 +32,7 @@ struct qrt_peer_reader_t {
     const char *error;
     int kind;
     int started;
+    int header_cells;           /* CSV: the header's fields, 0 without a header */
     int map[F_COUNT];           /* column (CSV) or tuple position (SQL), -1: none */
     char tag_sep;
     /* a record's cells: bytes in rec, each cell's start in cell */
@@ -518,11 +519,14 @@ static const char *csv_header(qrt_peer_reader_t *r)
 
             if (!strcasecmp(h, names[r->fmt][f])
                 || (f == F_CREATED && r->fmt == QRT_PEER_SHLINK && !strcasecmp(h, "dateCreated"))) {
+                if (r->map[f] >= 0) {
+                    return apr_psprintf(r->p, "its first line names the %s column twice", h);
+                }
                 r->map[f] = i;
-                break;
             }
         }
     }
+    r->header_cells = r->ncells;
     if (r->map[F_URL] < 0) {
         return apr_psprintf(r->p, "its first line names no %s column", names[r->fmt][F_URL]);
     }
@@ -569,6 +573,12 @@ static int csv_next(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row)
         break;
     }
     peer_row_init(row, p, line);
+    if (!why && r->header_cells && r->ncells != r->header_cells) {
+        /* (a comma in an unquoted name made its row's fields slide: "Smith, John" was
+         * named "Smith" and tagged "John") */
+        why = apr_psprintf(p, "it has %d fields; the first line has %d", r->ncells,
+                           r->header_cells);
+    }
     if (why) {
         row->error = why;
         return 1;

@@ -160,6 +160,27 @@ def test_clean_import_exits_0_and_codes_are_the_accounts(server, api, other_api)
     assert code not in trackers_by_code(api)
 
 
+def test_a_csv_row_of_other_fields_than_the_header_fails_alone(server, api):
+    """A row whose field count is not the first line's fails on its own (an unquoted comma
+    made the fields slide: "Smith, John" was named "Smith" and tagged "John"); a first
+    line that names a column twice is not of the format."""
+    a, b, c = ("ragged-%d-" % i + uuid.uuid4().hex[:8] for i in range(3))
+    path = place(server, text="code,redirect_url,name,tags\n"
+                 "%s,https://example.com/a,Smith, John,vip\n"
+                 "%s,https://example.com/b\n"
+                 "%s,https://example.com/c,\"Smith, John\",vip\n" % (a, b, c))
+    p = run_import(server, "acme", "csv", path)
+    assert p.returncode == 2 and p.stdout.strip() == "imported 1, failed 2", p.stdout
+    assert failures(p.stderr) == ["line 2: it has 5 fields; the first line has 4",
+                                  "line 3: it has 2 fields; the first line has 4"]
+    mine = trackers_by_code(api)
+    assert a not in mine and b not in mine
+    assert (mine[c]["name"], mine[c]["tags"]) == ("Smith, John", ["vip"])
+    p = run_import(server, "acme", "csv",
+                   place(server, text="code,code,redirect_url\nx1,x2,https://example.com/\n"))
+    assert p.returncode == 1 and "names the code column twice" in p.stderr, p.stderr
+
+
 def test_fatal_errors_exit_1(server):
     path = place(server, text="a,b\n1,2\n")
     p = run_import(server, "acme", "shlink", path)
