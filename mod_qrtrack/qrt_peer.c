@@ -1,5 +1,6 @@
 /* qrt_peer: see qrt_peer.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_lib.h>
@@ -414,13 +415,18 @@ static void peer_row_of(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row
 
 /* -- CSV -------------------------------------------------------------------------- */
 
+/* What the rest of a record past its bounds may hold before the input is refused. */
+#define PEER_SKIP_MAX ((apr_size_t)16 << 20)
+
 /* One record (RFC 4180, leniently: a quote inside an unquoted cell is a character,
  * text after a closing quote is kept) into r->rec and r->cell; *line gets where it
- * starts. 0 at the end of the input. *why: a record too long (the rest of its line is
- * skipped), too many columns, a NUL byte, a quote not closed. */
+ * starts. 0 at the end of the input, -1 (r->error) past PEER_SKIP_MAX of a record.
+ * *why: a record too long (the rest of its line is skipped), too many columns, a NUL
+ * byte, a quote not closed. */
 static int csv_record(qrt_peer_reader_t *r, long *line, const char **why)
 {
     int c, quoted = 0, opened = 0, any = 0, over = 0;
+    apr_size_t skipped = 0;
 
     r->rec_len = 0;
     r->ncells = 1;
@@ -439,6 +445,12 @@ static int csv_record(qrt_peer_reader_t *r, long *line, const char **why)
             break;
         }
         any = 1;
+        if (over && ++skipped > PEER_SKIP_MAX) {
+            /* (an input without line ends, /dev/zero say, was read for ever) */
+            r->error = apr_psprintf(r->p, "line %ld: a record of more than 16 MB: not a "
+                                    "CSV file", *line);
+            return -1;
+        }
         if (quoted) {
             if (c == '"') {
                 if (peer_peek(r) == '"') {
@@ -543,8 +555,10 @@ static int csv_next(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row)
     int f;
 
     for (;;) {
-        if (!csv_record(r, &line, &why)) {
-            return 0;
+        int rc = csv_record(r, &line, &why);
+
+        if (rc <= 0) {
+            return rc;
         }
         if (!r->started) {
             r->started = 1;
@@ -938,11 +952,28 @@ static int sql_next(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row)
 /* -- JSON (Shlink's and Kutt's APIs) ---------------------------------------------- */
 
 /* The whole input, at most QRT_PEER_JSON_MAX bytes. */
+static apr_status_t peer_text_free(void *data)
+{
+    qrt_peer_reader_t *r = data;
+
+    free(r->text);
+    r->text = NULL;
+    return APR_SUCCESS;
+}
+
+/* The whole input in r->text, grown in place (malloc'd: each larger copy in the pool kept
+ * every one before it, 530 MB for 256 MB) and checked (an allocation that failed was
+ * written through). */
 static int json_slurp(qrt_peer_reader_t *r)
 {
     apr_size_t cap = PEER_CHUNK;
 
-    r->text = apr_palloc(r->p, cap + 1);
+    r->text = malloc(cap + 1);
+    if (!r->text) {
+        r->error = "out of memory reading the input";
+        return -1;
+    }
+    apr_pool_cleanup_register(r->p, r, peer_text_free, apr_pool_cleanup_null);
     r->text_len = 0;
     /* what the format's sniffing read already */
     memcpy(r->text, r->buf + r->pos, r->len - r->pos);
@@ -959,8 +990,11 @@ static int json_slurp(qrt_peer_reader_t *r)
             while (cap < r->text_len + r->len) {
                 cap *= 2;
             }
-            bigger = apr_palloc(r->p, cap + 1);
-            memcpy(bigger, r->text, r->text_len);
+            bigger = realloc(r->text, cap + 1);
+            if (!bigger) {
+                r->error = "out of memory reading the input";
+                return -1;
+            }
             r->text = bigger;
         }
         memcpy(r->text + r->text_len, r->buf, r->len);

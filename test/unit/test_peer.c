@@ -293,6 +293,17 @@ START_TEST(bounds)
     row_fails(ROW(rows, 3), 5, "NUL");
     ck_assert_str_eq(ROW(rows, 4)->code, "ok2");
     row_fails(ROW(rows, 5), 7, "not closed");
+    /* a record that never ends (an input without line ends: /dev/zero) is refused once
+     * 16 MB of it are past the bound, after the rows before it */
+    big = ((apr_size_t)16 << 20) + QRT_PEER_RECORD_MAX + 2;
+    text = apr_palloc(pool, big + 100);
+    o = text + sprintf(text, "code,redirect_url\nok1,https://example.com/\n");
+    memset(o, 0, big);
+    rows = rows_of(QRT_PEER_CSV, text, (apr_size_t)(o - text) + big, &end, &err);
+    ck_assert_int_eq(end, -1);
+    ck_assert_int_eq(rows->nelts, 1);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err, "line 3: a record of more than 16 MB") != NULL, "%s", err);
 }
 END_TEST
 
