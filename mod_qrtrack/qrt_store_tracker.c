@@ -386,16 +386,16 @@ static apr_status_t tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
         rv = tracker_aggregates_follow(db, p, t->id);
     }
     if (rv == APR_SUCCESS) {
-        rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_UPDATED, t);
-    }
-    if (rv == APR_SUCCESS) {
         const char *changes = qrt_history_changes(p, &before, t, t->route_set
                                                   && !t->password_keep);
 
-        /* A PATCH that changes nothing leaves no row. */
+        /* A PATCH that changes nothing leaves no row, and announces nothing. */
         if (strcmp(changes, "{}") != 0) {
-            rv = qrt_store_history_add(db, p, t->id, before.account_id, t->changed_by,
-                                       QRT_HISTORY_UPDATED, changes);
+            rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_UPDATED, t);
+            if (rv == APR_SUCCESS) {
+                rv = qrt_store_history_add(db, p, t->id, before.account_id, t->changed_by,
+                                           QRT_HISTORY_UPDATED, changes);
+            }
         }
     }
     return qrt_db_end_with(db, p, tx, rv);

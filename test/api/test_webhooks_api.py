@@ -390,6 +390,19 @@ def test_a_failed_patch_makes_no_event(srv, acct):
     assert of_tracker(srv, t["tracker_id"]) == []
 
 
+def test_a_patch_that_changes_nothing_makes_no_event(srv, acct):
+    # (as it leaves no row in the history)
+    make_hook(acct, ["tracker.updated"])
+    t = make_tracker(acct, name="same", tags=["a:b"])
+    for body in ({}, {"name": "same"}, {"tags": ["a:b"], "redirect_url": t["redirect_url"]}):
+        r = acct.patch("/tracker/%d" % t["tracker_id"], json=body)
+        assert r.status_code == 200, r.text
+    assert of_tracker(srv, t["tracker_id"]) == []
+    assert acct.patch("/tracker/%d" % t["tracker_id"], json={"name": "other"}) \
+        .status_code == 200
+    assert [e["type"] for e in of_tracker(srv, t["tracker_id"])] == ["tracker.updated"]
+
+
 def test_tracker_expired_once_when_max_scans_is_reached(srv, acct):
     w = make_hook(acct, ["tracker.expired"])
     t = make_tracker(acct, max_scans=2)
