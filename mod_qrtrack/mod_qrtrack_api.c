@@ -178,6 +178,11 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
     const char *ct = apr_table_get(r->headers_in, "Content-Type");
     const char *err = NULL;
 
+    /* (an empty CSV body too: its 422 names the CSV, not a JSON field) */
+    if (ct && !strncasecmp(ct, "text/csv", 8) && !strcmp(q->path, "/tracker/bulk")) {
+        q->csv = 1;
+        return NULL;
+    }
     if (!buf || len == 0) {
         return NULL;
     }
@@ -192,10 +197,6 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
             return qrt_error(q, HTTP_BAD_REQUEST, "The JSON body must be an object.");
         }
         q->json = j;
-        return NULL;
-    }
-    if (!strncasecmp(ct, "text/csv", 8) && !strcmp(q->path, "/tracker/bulk")) {
-        q->csv = 1;
         return NULL;
     }
     if (!strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
@@ -260,6 +261,10 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
                              apr_pstrcat(r->pool, "Malformed multipart body: ", err, NULL));
         }
         return NULL;
+    }
+    if (!strcmp(q->path, "/tracker/bulk")) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json or text/csv.");
     }
     return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
                      "application/json, application/x-www-form-urlencoded or "

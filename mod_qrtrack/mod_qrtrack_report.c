@@ -663,7 +663,7 @@ qrt_err_t *qrt_dashboard_scans(qrt_req_t *q)
         }
         else if (strcmp(cmp, "1") && strcasecmp(cmp, "true")) {
             return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "compare",
-                                   "The compare parameter must be 0 or 1.");
+                                   "The compare parameter must be 0 or 1 (or false or true).");
         }
     }
     if ((err = rep_scope_load(q, "trackers", &sc)) != NULL

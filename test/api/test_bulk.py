@@ -282,6 +282,12 @@ def test_bulk_bounds(api):
     assert r.status_code == 400
     r = api.post("/tracker/bulk", data={"redirect_url": "https://e.com/"})
     assert r.status_code == 415
+    # the 415 names what bulk takes; an empty CSV's 422 names the CSV, not a JSON field
+    r = api.post("/tracker/bulk", data=b"redirect_url\n", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415 and "text/csv" in r.json()["message"] \
+        and "form" not in r.json()["message"], r.text
+    r = api.post("/tracker/bulk", data=b"", headers={"Content-Type": "text/csv"})
+    assert r.status_code == 422 and list(r.json()["errors"]) == ["csv"], r.text
     long_line = "redirect_url,name\nhttps://e.com/," + "x" * 70000 + "\n"
     r = api.post("/tracker/bulk", data=long_line.encode(), headers={"Content-Type": "text/csv"})
     assert r.status_code == 200 and r.json()["meta"] == {"created": 0, "failed": 1}
