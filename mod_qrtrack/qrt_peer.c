@@ -548,6 +548,19 @@ static const char *csv_header(qrt_peer_reader_t *r)
     return NULL;
 }
 
+/* 1 when a cell of the record is name (a header names it in any column). */
+static int csv_names(qrt_peer_reader_t *r, const char *name)
+{
+    int i;
+
+    for (i = 0; i < r->ncells; i++) {
+        if (!strcasecmp(peer_trim(r->rec + r->cell[i]), name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int csv_next(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row)
 {
     const char *why, *v[F_COUNT];
@@ -563,8 +576,7 @@ static int csv_next(qrt_peer_reader_t *r, apr_pool_t *p, qrt_peer_row_t *row)
         if (!r->started) {
             r->started = 1;
             r->tag_sep = r->fmt == QRT_PEER_SHLINK ? '|' : r->fmt == QRT_PEER_CSV ? ';' : 0;
-            if (r->fmt == QRT_PEER_YOURLS
-                && strcasecmp(peer_trim(r->rec + r->cell[0]), "keyword")) {
+            if (r->fmt == QRT_PEER_YOURLS && !csv_names(r, "keyword")) {
                 /* no header: the table's own column order */
                 r->map[F_CODE] = 0;
                 r->map[F_SHORTURL] = -1;

@@ -193,6 +193,12 @@ START_TEST(yourls_csv)
     rows = rows_ok(QRT_PEER_YOURLS, without);
     ck_assert_int_eq(rows->nelts, 1);
     row_is(ROW(rows, 0), 1, "ylink3", "https://example.com/y3", "example.com", "", NULL);
+    /* a header in another order is a header (it was read as a row, the rest by position) */
+    rows = rows_ok(QRT_PEER_YOURLS, "url,keyword,timestamp,title\n"
+                   "https://example.com/y4,ylink4,2019-01-02 03:04:05,Y four\n");
+    ck_assert_int_eq(rows->nelts, 1);
+    row_is(ROW(rows, 0), 2, "ylink4", "https://example.com/y4", "Y four", "",
+           "2019-01-02T03:04:05+0000");
 }
 END_TEST
 
