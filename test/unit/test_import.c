@@ -704,6 +704,16 @@ static FILE *with_a_line_too_long(void)
     return f;
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* (make test-asan: an allocation the limit refuses returns NULL, as without the sanitizer,
+ * rather than ending the process) */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
 static void limit_address_space(void)
 {
     struct rlimit rl;
