@@ -46,6 +46,7 @@
 #include "qrt_csv.h"
 #include "qrt_schema.h"
 #include "qrt_geo.h"
+#include "qrt_valid.h"
 #include "qrt_ip.h"
 #include "qrt_store_purge.h"
 #include "qrt_store_agg_blob.h"
@@ -1533,7 +1534,7 @@ static int scan_answer(request_rec *r, const char *url)
     if (!url) {
         return qrt_gate_expired(r);
     }
-    apr_table_setn(r->headers_out, "Location", url);
+    apr_table_setn(r->headers_out, "Location", qrt_url_location(r->pool, url));
     return HTTP_MOVED_TEMPORARILY;
 }
 

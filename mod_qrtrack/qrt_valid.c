@@ -398,6 +398,40 @@ const char *qrt_url_host(apr_pool_t *p, const char *url)
     return apr_pstrmemdup(p, host, len);
 }
 
+const char *qrt_url_location(apr_pool_t *p, const char *url)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const char *s, *rest;
+    apr_size_t n = 0;
+    char *out, *o;
+
+    for (s = url; *s; s++) {
+        n += (unsigned char)*s >= 0x80;
+    }
+    if (n == 0) {
+        return url;
+    }
+    s = strstr(url, "//");
+    rest = s ? s + 2 + strcspn(s + 2, "/?#") : url;
+    out = o = apr_palloc(p, strlen(url) + 2 * n + 1);
+    memcpy(o, url, (apr_size_t)(rest - url));
+    o += rest - url;
+    for (s = rest; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c >= 0x80) {
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        }
+        else {
+            *o++ = (char)c;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 const char *qrt_valid_tag(const char *tag)
 {
     const unsigned char *u = (const unsigned char *)tag;

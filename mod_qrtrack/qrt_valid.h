@@ -49,6 +49,11 @@ const char *qrt_valid_redirect_url(const char *url);
  * www.example.com, http://[::1]:8080/ -> [::1]). NULL for any other URL. */
 const char *qrt_url_host(apr_pool_t *p, const char *url);
 
+/* url as a Location header carries it (a URI: RFC 9110): the bytes past its host that
+ * are not ASCII (UTF-8 of a path, query or fragment) percent-encoded; the host as
+ * written (an IDN, which clients turn into its ASCII form). url itself when all ASCII. */
+const char *qrt_url_location(apr_pool_t *p, const char *url);
+
 /* A tag: 1..QRT_TAG_MAX bytes of valid UTF-8, no control characters (C0,
  * DEL, C1), not only whitespace. NULL when fine, else the reason. */
 const char *qrt_valid_tag(const char *tag);

@@ -222,6 +222,19 @@ def test_other_accounts_tracker_is_403_everywhere(api, other_api):
     assert api.get("/tracker/show/%d" % tid).json()["name"] == t["name"]
 
 
+def test_a_destination_beyond_ascii_is_sent_as_a_uri(server, api):
+    """Location is a URI (RFC 9110): a path, query or fragment in UTF-8 goes percent-encoded
+    (it went as raw bytes); the host, an IDN, as written, which clients turn into its ASCII
+    form; the tracker shows the destination as given."""
+    url = "https://m\u00fcnchen.example/stra\u00dfe?q=\u00fc#\u00e4"
+    t = create(api, redirect_url=url)
+    assert t["redirect_url"] == url
+    r = scan(server, t)
+    assert r.status_code == 302
+    raw = r.raw.headers["Location"].encode("latin-1")
+    assert raw == "https://m\u00fcnchen.example/stra%C3%9Fe?q=%C3%BC#%C3%A4".encode(), raw
+
+
 def test_patch_moves_the_destination(server, api):
     t = create(api, redirect_url="https://old.example.com/", tags=["a:1"])
     assert scan(server, t).headers["Location"] == "https://old.example.com/"

@@ -354,6 +354,29 @@ START_TEST(url_length)
 }
 END_TEST
 
+/* A Location header's URI: the bytes past the host that are not ASCII percent-encoded,
+ * the host (an IDN) as written; an ASCII URL unchanged, not copied. */
+START_TEST(url_locations)
+{
+    static const char *const cases[][2] = {
+        { "https://m\xc3\xbcnchen.de/stra\xc3\x9f" "e?q=\xc3\xbc#\xc3\xa4",
+          "https://m\xc3\xbcnchen.de/stra%C3%9Fe?q=%C3%BC#%C3%A4" },
+        { "http://example.com?x=\xe2\x82\xac", "http://example.com?x=%E2%82%AC" },
+        { "https://user@\xc3\xa9.example:8443#\xc3\xa9",
+          "https://user@\xc3\xa9.example:8443#%C3%A9" },
+        { "https://example.com/a%20b?c=%C3%A9", "https://example.com/a%20b?c=%C3%A9" },
+    };
+    const char *ascii = "https://example.com/x?y=1";
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ck_assert_ptr_null(qrt_valid_redirect_url(cases[i][0]));
+        ck_assert_str_eq(qrt_url_location(pool, cases[i][0]), cases[i][1]);
+    }
+    ck_assert_ptr_eq(qrt_url_location(pool, ascii), ascii);
+}
+END_TEST
+
 START_TEST(url_hosts)
 {
     static const char *const cases[][2] = {
@@ -581,6 +604,7 @@ static Suite *valid_suite(void)
     tcase_add_test(tc, url_bad);
     tcase_add_test(tc, url_length);
     tcase_add_test(tc, url_hosts);
+    tcase_add_test(tc, url_locations);
     tcase_add_test(tc, url_random);
     tcase_add_test(tc, tags);
     tcase_add_test(tc, tag_split);
