@@ -188,9 +188,23 @@ class Server:
             except AssertionError as e:
                 taken = "could not bind to address 127.0.0.1:%d" % self.port in str(e)
                 if attempt == 2 or not taken or self.proc.poll() is None:
+                    # (an httpd too slow to answer was left running: nobody holds the
+                    # Server whose start raised, so nothing else would stop it)
+                    self._halt_started()
                     raise
                 self._move_to(free_port())
         return self
+
+    def _halt_started(self):
+        """Stops the httpd start() ran, by its PID: SIGTERM, then SIGKILL after 10 s."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
 
     def _move_to(self, port):
         """The server's own address moved to port (its configuration and URLs)."""
