@@ -77,7 +77,7 @@ int qrt_log_due_every(qrt_log_throttle_t *t, apr_interval_time_t every,
     /* (0: never logged, whatever the clock says since the machine's boot. now < seen:
      * another thread took its time after this one and logged first, or, an interval or
      * more ahead, a time of another clock, never this one's) */
-    if ((seen != 0 && (now >= seen ? now - seen < every : seen - now < every))
+    if ((seen != 0 && qrt_clock_within(seen, now, every))
         || !__atomic_compare_exchange_n(&t->last, &seen, now, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);

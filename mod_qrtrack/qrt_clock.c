@@ -29,6 +29,11 @@ struct timespec qrt_clock_after(apr_interval_time_t t)
     return ts;
 }
 
+int qrt_clock_within(apr_time_t last, apr_time_t now, apr_interval_time_t interval)
+{
+    return now >= last ? now - last < interval : last - now < interval;
+}
+
 static apr_status_t cond_gone(void *data)
 {
     qrt_cond_t *c = data;

@@ -24,6 +24,12 @@ apr_time_t qrt_clock_now(void);
  * FUTEX_WAIT_BITSET). */
 struct timespec qrt_clock_after(apr_interval_time_t t);
 
+/* Whether now is less than interval from last, on either side. For a throttle that acts
+ * once per interval on times that threads took before they raced for it: a time a little
+ * before the last (a request stamped when it began, that then waited) is within the
+ * interval, not a clock set back; one an interval or more away on either side is not. */
+int qrt_clock_within(apr_time_t last, apr_time_t now, apr_interval_time_t interval);
+
 /* A mutex and a condition whose timed wait is on qrt_clock_now's clock. */
 typedef struct qrt_cond_t qrt_cond_t;
 

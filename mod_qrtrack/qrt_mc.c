@@ -604,15 +604,6 @@ void qrt_mc_shared_init(qrt_mc_shared_t *sh, apr_uint32_t nservers, apr_uint32_t
     sh->cap = cap;
 }
 
-/* 1 when now lies less than an interval from last, on either side. Callers stamp a
- * request when it starts, so one that began before the last probe or warning (and
- * waited for memcached meanwhile) comes with an earlier time: it is within the
- * interval, not a wall clock set back. A clock set back by an interval or more is. */
-static int mc_within(apr_time_t last, apr_time_t now, apr_interval_time_t interval)
-{
-    return now >= last ? now - last < interval : last - now < interval;
-}
-
 qrt_mc_pass_t qrt_mc_enter(qrt_mc_shared_t *sh, int server, apr_time_t now,
                            apr_interval_time_t probe_every)
 {
@@ -622,7 +613,7 @@ qrt_mc_pass_t qrt_mc_enter(qrt_mc_shared_t *sh, int server, apr_time_t now,
     if (LOAD(g->down)) {
         apr_uint64_t last = LOAD(g->probe_at);
 
-        if (mc_within((apr_time_t)last, now, probe_every)
+        if (qrt_clock_within((apr_time_t)last, now, probe_every)
             || !cas64(&g->probe_at, last, (apr_uint64_t)now)) {
             return QRT_MC_DOWN;
         }
@@ -671,7 +662,7 @@ int qrt_mc_warn_due(qrt_mc_shared_t *sh, qrt_mc_warn_t *w, apr_time_t now,
     apr_uint64_t last = LOAD(w->last);
 
     ADD(sh->fallbacks, 1);
-    if ((last != 0 && mc_within((apr_time_t)last, now, interval))
+    if ((last != 0 && qrt_clock_within((apr_time_t)last, now, interval))
         || !cas64(&w->last, last, (apr_uint64_t)now)) {
         return 0;
     }

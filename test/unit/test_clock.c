@@ -106,6 +106,23 @@ START_TEST(a_signal_ends_the_wait_before_its_time)
 }
 END_TEST
 
+START_TEST(within_an_interval_on_either_side)
+{
+    apr_time_t last = apr_time_from_sec(1000), every = apr_time_from_sec(60);
+
+    ck_assert(qrt_clock_within(last, last, every));
+    ck_assert(qrt_clock_within(last, last + every - 1, every));
+    ck_assert(!qrt_clock_within(last, last + every, every));
+    /* a time taken before the last one, by a request that then waited */
+    ck_assert(qrt_clock_within(last, last - every + 1, every));
+    /* a clock an interval or more behind */
+    ck_assert(!qrt_clock_within(last, last - every, every));
+    ck_assert(!qrt_clock_within(last, 0, every));
+    /* never acted: 0 against a clock counting since boot */
+    ck_assert(!qrt_clock_within(0, last, every));
+}
+END_TEST
+
 static Suite *clock_suite(void)
 {
     Suite *s = suite_create("qrt_clock");
@@ -116,6 +133,7 @@ static Suite *clock_suite(void)
     tcase_add_test(tc, an_instant_after_now_is_on_the_same_clock);
     tcase_add_test(tc, a_timed_wait_ends_at_its_time);
     tcase_add_test(tc, a_signal_ends_the_wait_before_its_time);
+    tcase_add_test(tc, within_an_interval_on_either_side);
     suite_add_tcase(s, tc);
     return s;
 }
