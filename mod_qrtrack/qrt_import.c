@@ -43,15 +43,16 @@ static const char *import_str(apr_pool_t *p, const qrt_jv_t *m, int n, const cha
 }
 
 /* The members of a line that qrt_jsonl_flat declined, read with jansson (in p):
- * NULL when the line is not a JSON object. */
-static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n)
+ * NULL when the line is not a JSON object, or (*repeated set) names a member twice. */
+static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n, int *repeated)
 {
     json_error_t je;
-    json_t *o = json_loads(line, 0, &je), *v;
+    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je), *v;
     const char *k;
     qrt_jv_t *m = NULL;
 
     *n = 0;
+    *repeated = !o && json_error_code(&je) == json_error_duplicate_key;
     if (o && json_is_object(o)) {
         m = apr_pcalloc(p, (json_object_size(o) + 1) * sizeof(*m));
         json_object_foreach(o, k, v) {
@@ -94,10 +95,10 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
                        const qrt_visitor_key_t *key, qrt_visit_t *v, const char **why, int ids)
 {
     qrt_jv_t fast[IMPORT_MEMBERS], *m = fast;
-    const qrt_jv_t *id, *bot;
+    const qrt_jv_t *id, *bot, *twice;
     const char *when;
     const char *bad = NULL;
-    int off, nm = 0;
+    int off, nm = 0, repeated = 0;
 
     *why = NULL;
     /* A NUL anywhere (at the start, or after a whole object) is no blank line and
@@ -111,8 +112,21 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
     }
     /* The common line in one pass; any other through jansson. */
     if (qrt_jsonl_flat(line, len, fast, IMPORT_MEMBERS, &nm) != 0
-        && (m = import_members(p, line, &nm)) == NULL) {
-        *why = "not a JSON object";
+        && (m = import_members(p, line, &nm, &repeated)) == NULL) {
+        *why = repeated ? "a member named twice" : "not a JSON object";
+        return -1;
+    }
+    /* (as the API: which of the two was meant is not for the reader to guess) */
+    if ((twice = qrt_jsonl_repeated(m, nm)) != NULL) {
+        apr_size_t i;
+
+        /* (named when it is a plain name, never with a file's control bytes) */
+        for (i = 0; i < twice->keylen && twice->keylen <= 64
+                    && twice->key[i] > ' ' && twice->key[i] < 0x7f; i++) {
+        }
+        *why = i && i == twice->keylen ? apr_psprintf(p, "%.*s named twice", (int)i,
+                                                      twice->key)
+                                       : "a member named twice";
         return -1;
     }
     memset(v, 0, sizeof(*v));

@@ -325,3 +325,18 @@ const qrt_jv_t *qrt_jsonl_get(const qrt_jv_t *m, int n, const char *key)
     }
     return NULL;
 }
+
+const qrt_jv_t *qrt_jsonl_repeated(const qrt_jv_t *m, int n)
+{
+    int i, j;
+
+    /* (a line's members are few: QRT's readers take at most a few dozen) */
+    for (i = 1; i < n; i++) {
+        for (j = 0; j < i; j++) {
+            if (m[i].keylen == m[j].keylen && !memcmp(m[i].key, m[j].key, m[i].keylen)) {
+                return &m[i];
+            }
+        }
+    }
+    return NULL;
+}

@@ -51,4 +51,8 @@ int qrt_jsonl_flat(char *line, apr_size_t len, qrt_jv_t *out, int max, int *n);
  * NULL. */
 const qrt_jv_t *qrt_jsonl_get(const qrt_jv_t *m, int n, const char *key);
 
+/* The first member whose name an earlier one has too (the later of the two), or NULL:
+ * for a reader that refuses such an object, as the API does. */
+const qrt_jv_t *qrt_jsonl_repeated(const qrt_jv_t *m, int n);
+
 #endif

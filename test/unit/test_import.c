@@ -191,6 +191,14 @@ START_TEST(rejects_what_is_not_a_visit)
           " \"destination\": \"\"}", "bad destination (an http or https URL)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"destination\": 7}", "bad destination (not a string)" },
+        /* a member named twice: refused, as the API refuses it, whichever reader reads
+         * the line (the one-pass one; jansson, for a line with a nested value) */
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"tracker_id\": 2}", "tracker_id named twice" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"city\": \"A\", \"x\": {}, \"city\": \"B\"}", "a member named twice" },
+        { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
+          " \"a\\u001bb\": 1, \"a\\u001bb\": 2}", "a member named twice" },
         /* before 1970 in UTC */
         { "{\"tracker_id\": 1, \"visit_start\": \"1970-01-01T00:59:59+0100\", \"source\": \"scan\"}",
           "bad visit_start" },
