@@ -1142,12 +1142,22 @@ static void peer_sniff(qrt_peer_reader_t *r)
 
     if (!peer_fill(r)) {
         r->kind = r->fmt == QRT_PEER_KUTT ? K_JSON : K_CSV;
+        if (!r->error) {
+            r->error = "it is empty";       /* (a failed export, a wrong path: no format) */
+        }
         return;
     }
     if (r->len >= 3 && !memcmp(r->buf, "\xEF\xBB\xBF", 3)) {
         r->pos = 3;
     }
     for (i = r->pos; i < r->len && apr_isspace(r->buf[i]); i++) {
+    }
+    /* Blank space alone, to its end (a short read is the end: a file's fread fills the
+     * buffer otherwise), is as empty: none of the formats, not even a header. */
+    if (i == r->len && r->len < PEER_CHUNK) {
+        r->kind = r->fmt == QRT_PEER_KUTT ? K_JSON : K_CSV;
+        r->error = "it is empty";
+        return;
     }
     if (r->fmt == QRT_PEER_KUTT
         || (r->fmt == QRT_PEER_SHLINK && i < r->len && (r->buf[i] == '{' || r->buf[i] == '['))) {

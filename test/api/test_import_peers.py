@@ -195,6 +195,24 @@ def test_fatal_errors_exit_1(server):
     assert p.returncode == 2 and "bad arguments" in p.stderr
 
 
+def test_an_empty_input_is_no_export(server, api):
+    """A file of nothing, or of blank lines (a failed export, a wrong path), exits 1 saying
+    so, in every format, from a file and from stdin; a header without rows is an export of
+    no short URL (exit 0)."""
+    before = len(trackers_by_code(api))
+    for fmt in ("shlink", "yourls", "kutt", "csv"):
+        for text in ("", "\n", "\ufeff\r\n  \n"):
+            p = run_import(server, "acme", fmt, place(server, text=text))
+            assert p.returncode == 1 and "it is empty" in p.stderr, (fmt, text, p.stderr)
+            assert p.stdout.strip() == "imported 0, failed 0", p.stdout
+        p = server.admin("trackers", "import", "acme", "--from", fmt, "-", input="",
+                         check=False)
+        assert p.returncode == 1 and "it is empty" in p.stderr, (fmt, p.stderr)
+    p = run_import(server, "acme", "csv", place(server, text="code,redirect_url\n"))
+    assert p.returncode == 0 and p.stdout.strip() == "imported 0, failed 0", p.stderr
+    assert len(trackers_by_code(api)) == before
+
+
 def test_help_lists_trackers_import(server):
     out = server.admin("--help").stdout
     assert "trackers import ACCOUNT --from shlink|yourls|kutt|csv FILE [--dry-run]" in out

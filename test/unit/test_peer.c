@@ -340,6 +340,35 @@ START_TEST(dates)
 }
 END_TEST
 
+/* An input of nothing, or of blank space alone, is no export of any format (a failed
+ * export, a wrong file): an error, not "imported 0". A header without rows is an export
+ * of no short URL. */
+START_TEST(empty_inputs)
+{
+    static const char *const empty[] = { "", "\n", "\r\n", " \t\r\n\n", "\xEF\xBB\xBF",
+                                         "\xEF\xBB\xBF\r\n" };
+    static const qrt_peer_format_t fmts[] = { QRT_PEER_SHLINK, QRT_PEER_YOURLS, QRT_PEER_KUTT,
+                                              QRT_PEER_CSV };
+    const char *err;
+    size_t i, j;
+    int end;
+
+    for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+        for (j = 0; j < sizeof(empty) / sizeof(empty[0]); j++) {
+            apr_array_header_t *rows = rows_of(fmts[i], empty[j], strlen(empty[j]), &end,
+                                               &err);
+
+            ck_assert_int_eq(rows->nelts, 0);
+            ck_assert_msg(end == -1 && err && !strcmp(err, "it is empty"),
+                          "format %d, input %zu: %d %s", (int)fmts[i], j, end, err ? err : "");
+        }
+    }
+    ck_assert_int_eq(rows_ok(QRT_PEER_SHLINK, "shortCode,longUrl,title\n")->nelts, 0);
+    ck_assert_int_eq(rows_ok(QRT_PEER_CSV, "code,redirect_url\r\n")->nelts, 0);
+    ck_assert_int_eq(rows_ok(QRT_PEER_KUTT, "{\"data\": []}")->nelts, 0);
+}
+END_TEST
+
 START_TEST(formats)
 {
     ck_assert_int_eq(qrt_peer_format_named("shlink"), QRT_PEER_SHLINK);
@@ -369,6 +398,7 @@ int main(void)
     tcase_add_test(tc, bounds);
     tcase_add_test(tc, dates);
     tcase_add_test(tc, formats);
+    tcase_add_test(tc, empty_inputs);
     suite_add_tcase(s, tc);
     return qrt_check_run(s);
 }
