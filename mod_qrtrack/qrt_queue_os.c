@@ -1,6 +1,7 @@
 /* qrt_queue_os: the scan queue's OS seam on Linux (futex(2), kill(2), /proc). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,10 +48,34 @@ static void os_wake(void *ctx, volatile apr_uint32_t *word, int n, apr_uint32_t 
     }
 }
 
+/* The process's id, asked once a process: every scan names its process when it queues
+ * its visit, and getpid() is a system call each time (glibc keeps no copy), a microsecond
+ * on a virtual machine. 0 until asked; a fork's child forgets its parent's
+ * (pthread_atfork, registered before the first copy is kept). */
+static pid_t os_pid;
+static pthread_once_t os_pid_once = PTHREAD_ONCE_INIT;
+
+static void os_pid_forget(void)
+{
+    __atomic_store_n(&os_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void os_pid_watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, os_pid_forget);
+}
+
 static pid_t os_self(void *ctx)
 {
+    pid_t pid = __atomic_load_n(&os_pid, __ATOMIC_RELAXED);
+
     (void)ctx;
-    return getpid();
+    if (pid == 0) {
+        pthread_once(&os_pid_once, os_pid_watch_forks);
+        pid = getpid();
+        __atomic_store_n(&os_pid, pid, __ATOMIC_RELAXED);
+    }
+    return pid;
 }
 
 static int os_exited(void *ctx, pid_t pid)

@@ -739,6 +739,27 @@ START_TEST(test_gather_after_a_busy_batch_unless_it_waited_long_for_its_server)
 }
 END_TEST
 
+/* The Linux seam's own process id: kept once asked, and a fork's child has its own. */
+START_TEST(test_the_seam_names_each_process_after_a_fork)
+{
+    pid_t parent = qrt_queue_os_linux.self(NULL), child;
+    int status;
+
+    ck_assert_int_eq(parent, getpid());
+    ck_assert_int_eq(qrt_queue_os_linux.self(NULL), parent);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        pid_t me = qrt_queue_os_linux.self(NULL);
+
+        _exit(me == getpid() && me != parent ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(qrt_queue_os_linux.self(NULL), getpid());
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
@@ -759,6 +780,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_await_wakes_on_commit_and_poll_abandons_late);
     tcase_add_test(tc, test_committing_is_waited_for_and_reports_the_abandoned);
     tcase_add_test(tc, test_gather_after_a_busy_batch_unless_it_waited_long_for_its_server);
+    tcase_add_test(tc, test_the_seam_names_each_process_after_a_fork);
     suite_add_tcase(s, tc);
     return s;
 }
