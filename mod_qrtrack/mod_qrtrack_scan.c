@@ -1528,6 +1528,51 @@ static int scan_record(request_rec *r, qrt_visit_t *v, int *outcome)
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+typedef struct {
+    apr_int64_t id;
+    int open;
+} cap_ctx;
+
+static apr_status_t scan_cap_open_fn(qrt_db_t *db, apr_pool_t *p, void *ctx)
+{
+    cap_ctx *c = ctx;
+
+    return qrt_store_tracker_cap_open(db, p, c->id, &c->open);
+}
+
+/* A HEAD of a capped tracker: whether a scan would be sent on now (*open), read from
+ * the database without counting (the writer counts scans). OK, or 503 when the database
+ * cannot tell, as a GET of a capped code is then answered. */
+static int scan_cap_open(request_rec *r, apr_int64_t id, int *open)
+{
+    cap_ctx c = { id, 0 };
+    qrt_db_t db;
+    apr_status_t rv = APR_EAGAIN;
+
+    if (!qrt_db_down()) {
+        rv = qrt_lookup_run(r->pool, scan_cap_open_fn, &c, &db);
+        if (rv == APR_EAGAIN) {
+            ap_dbd_t *dbd = qrt_dbd_open(r->pool, r->server);
+
+            if (dbd) {
+                memset(&db, 0, sizeof(db));
+                db.driver = dbd->driver;
+                db.handle = dbd->handle;
+                db.prepared = dbd->prepared;
+                db.pool = dbd->pool;
+                rv = qrt_store_tracker_cap_open(&db, r->pool, id, &c.open);
+                qrt_dbd_close(r->server, dbd);
+            }
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        apr_table_setn(r->err_headers_out, "Retry-After", "1");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    *open = c.open;
+    return OK;
+}
+
 /* The answer to a visit sent to url: 302, or the expired page (410) without one. */
 static int scan_answer(request_rec *r, const char *url)
 {
@@ -1601,6 +1646,18 @@ int qrt_scan_handler(request_rec *r)
         }
     }
     if (r->header_only) {
+        /* What a GET would answer, nothing recorded: past max_scans, expired_url or 410. */
+        if (d.capped && d.verdict == QRT_ROUTE_GO) {
+            int open = 0;
+
+            status = scan_cap_open(r, d.id, &open);
+            if (status != OK) {
+                return status;
+            }
+            if (!open) {
+                return scan_answer(r, d.expired_url);
+            }
+        }
         return scan_answer(r, d.url);
     }
     visit.destination = d.url;

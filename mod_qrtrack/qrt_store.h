@@ -473,6 +473,10 @@ apr_status_t qrt_store_tracker_by_code(qrt_db_t *db, apr_pool_t *p, const char *
  * sent on, 0 when the cap was reached. */
 apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                         int count, int *ok);
+/* Outside the writer, counting nothing: *open 1 when a scan of tracker id would be sent
+ * on now, 0 when max_scans were sent on already. */
+apr_status_t qrt_store_tracker_cap_open(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        int *open);
 /* Ids of the account's live trackers among ids (n of them, none twice): *owned gets how
  * many belong to the account, in one statement; used to answer 403 for foreign ids in
  * lists. */

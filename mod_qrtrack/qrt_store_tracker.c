@@ -556,6 +556,17 @@ apr_status_t qrt_store_tracker_cap_take(qrt_db_t *db, apr_pool_t *p, apr_int64_t
     return rv;
 }
 
+apr_status_t qrt_store_tracker_cap_open(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
+                                        int *open)
+{
+    const void *args[] = { &id };
+    apr_int64_t one = 0;
+    apr_status_t rv = qrt_db_select_int(db, p, SQL_tracker_cap_open, args, &one);
+
+    *open = one == 1;
+    return rv;
+}
+
 /* Over the cap, a visit's two destinations are swapped (and swapped back by the next
  * attempt), so that either attempt's choice can be undone. */
 static void visit_cap_outcome(qrt_visit_t *v, int outcome)

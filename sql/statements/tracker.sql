@@ -144,6 +144,13 @@ UPDATE tracker_routing
     SET redirected = redirected + %lld
     WHERE tracker_id = %lld AND (max_scans IS NULL OR redirected < max_scans)
 
+-- whether a capped tracker would send a scan on now (1 row) or max_scans were sent on
+-- already (none): a HEAD's answer, read without the writer and without counting
+-- name: tracker_cap_open
+SELECT 1
+    FROM tracker_routing
+    WHERE tracker_id = %lld AND (max_scans IS NULL OR redirected < max_scans)
+
 -- qrtrack-admin trackers import: which of a batch's codes are taken (deleted trackers' too)
 -- name: tracker_import_taken
 SELECT code

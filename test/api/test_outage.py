@@ -586,6 +586,10 @@ def test_smart_codes_keep_their_gates_through_an_outage(own_cluster):
         assert r.status_code == 302 and r.headers["Location"] == "https://example.com/ended"
         r = get(capped)
         assert r.status_code == 503 and r.headers["Retry-After"]
+        # a HEAD likewise: only the database knows whether it would be sent on
+        r = requests.head("%s/q/%s" % (b.base, capped), headers={"User-Agent": ios},
+                          allow_redirects=False, timeout=30)
+        assert r.status_code == 503 and r.headers["Retry-After"], r.status_code
         wait_until(lambda: "QRT00801" in b.error_log(), what="the capped code's log line")
         own_cluster.start()
         wait_until(lambda: get(capped).status_code == 302, timeout=30,

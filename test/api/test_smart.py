@@ -301,6 +301,33 @@ def test_max_scans_without_expired_url_answers_410(srv, api):
     assert where(scan(srv, t)) == 410
 
 
+def test_head_answers_what_a_get_would_past_max_scans_and_counts_nothing(srv, api):
+    """HEAD (a link checker's, an unfurler's) redirects without recording, and answers
+    as a GET would: the destination (or a rule's) while max_scans are not all sent on,
+    then expired_url, or 410 without one; on /q and /l."""
+    rules = [{"redirect_url": "https://example.com/phone", "os": ["iOS"]}]
+    over = create(api, max_scans=2, expired_url="https://example.com/over")
+    gone = create(api, max_scans=1, rules=rules)
+    for kind in ("q", "l"):
+        assert where(scan(srv, over, kind=kind, method="HEAD")) == HOME
+        assert where(scan(srv, gone, kind=kind, method="HEAD")) == "https://example.com/phone"
+    assert where(scan(srv, over)) == HOME
+    assert where(scan(srv, gone)) == "https://example.com/phone"
+    # (HEADs counted nothing: the second scan is still sent on)
+    assert where(scan(srv, over, method="HEAD")) == HOME
+    assert where(scan(srv, over)) == HOME
+    assert len(visits(api, over)) == 2 and len(visits(api, gone)) == 1
+    for kind in ("q", "l"):
+        assert where(scan(srv, over, kind=kind)) == "https://example.com/over"
+        assert where(scan(srv, over, kind=kind, method="HEAD")) == "https://example.com/over"
+        assert where(scan(srv, gone, kind=kind)) == 410
+        r = scan(srv, gone, kind=kind, method="HEAD")
+        assert r.status_code == 410 and r.headers.get("Location") is None and not r.content
+    # raised: open again, to HEAD as to GET
+    api.patch("/tracker/%d" % gone["tracker_id"], json={"max_scans": 5})
+    assert where(scan(srv, gone, method="HEAD")) == "https://example.com/phone"
+
+
 @pytest.fixture
 def srv_info():
     """A server of its own whose error log has qrtrack's info lines: a commit of the scan
