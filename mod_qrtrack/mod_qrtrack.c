@@ -210,10 +210,52 @@ static apr_status_t qrt_sqlite_server_gone(void *data)
     return APR_SUCCESS;
 }
 
+/* What the configuration names outside itself (DBDriver/DBDParams, SQLite's directory,
+ * the GeoIP database, the user-agent regexes, the node's directory), checked once the
+ * configuration is read: httpd runs this hook for `apachectl configtest` too (post_config
+ * it does not), so a bad value fails the test that Debian's `apachectl graceful` runs
+ * first, and the running server goes on, where it would have ended at the restart. The
+ * GeoIP database and the regexes are loaded here, into pconf, for post_config and the
+ * children. */
+static int qrt_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                            server_rec *s)
+{
+    server_rec *sp;
+    int rv;
+
+    (void)plog;
+    qrt_config_post_config(pconf);
+    rv = qrt_dbd_find_fns(s);
+    if (rv != OK) {
+        return rv;
+    }
+    rv = qrt_dbd_config_check(ptemp, s);
+    if (rv != OK) {
+        return rv;
+    }
+    for (sp = s; sp; sp = sp->next) {
+        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
+        const char *err = NULL;
+
+        if (c->geoip_path && !c->geoip) {
+            c->geoip = geoip_open(pconf, sp, c->geoip_path, &err);
+            if (!c->geoip) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
+                             "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+    }
+    if (qrt_uadb_post_config(pconf, s) != APR_SUCCESS
+        || qrt_spool_check_config(ptemp, s) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
-    server_rec *sp;
     int rv;
 
     qrt_config_post_config(pconf);
@@ -236,22 +278,7 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (rv != OK) {
         return rv;
     }
-    for (sp = s; sp; sp = sp->next) {
-        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
-        const char *err = NULL;
-
-        if (c->geoip_path && !c->geoip) {
-            c->geoip = geoip_open(pconf, sp, c->geoip_path, &err);
-            if (!c->geoip) {
-                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
-                             "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);
-                return HTTP_INTERNAL_SERVER_ERROR;
-            }
-        }
-    }
-    if (qrt_uadb_post_config(pconf, s) != APR_SUCCESS) {
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
+    /* (the GeoIP database and the regexes: loaded by qrt_check_config) */
     if (qrt_scan_post_config(s) != APR_SUCCESS
         || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS
         || qrt_report_post_config(s) != APR_SUCCESS) {
@@ -430,6 +457,7 @@ static void qrt_register_hooks(apr_pool_t *p)
 
     (void)p;
     ap_hook_pre_config(qrt_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(qrt_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qrt_post_config, NULL, before_dbd, APR_HOOK_MIDDLE);
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_pre_connection(qrt_pre_connection, NULL, NULL, APR_HOOK_REALLY_FIRST);

@@ -445,9 +445,7 @@ static const char *qrt_vhost_dbd(apr_pool_t *p, const char *driver, const char *
     return NULL;
 }
 
-/* Whether the server's User may write path (a directory to create files in, or a
- * file): the parent runs as root and checks the mode bits the children will meet. */
-static int qrt_user_can_write(const char *path, apr_pool_t *p)
+int qrt_user_can_write(const char *path, apr_pool_t *p)
 {
     struct stat st;
 
@@ -718,18 +716,11 @@ static int lock_timed_out(const char *err)
 {
     return err && (strstr(err, "55P03") || strstr(err, "lock timeout"));
 }
-/* Creates or migrates the schema in the parent, before any child connects. */
-int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
+int qrt_dbd_config_check(apr_pool_t *ptemp, server_rec *s)
 {
     const char *name, *params, *err;
     const qrt_dialect_t *dialect;
-    const apr_dbd_driver_t *driver;
-    apr_dbd_t *handle;
-    apr_status_t rv;
-    restart_memo_t *known = NULL;
-    int from = 0, to = 0, first = 0;
 
-    schema_unchecked = 0;
     name = qrt_config()->dbd_driver;
     params = qrt_config()->dbd_params;
     if (!name || !params) {
@@ -751,6 +742,28 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     dbd_dialect = dialect;
+    return OK;
+}
+
+/* Creates or migrates the schema in the parent, before any child connects. */
+int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
+{
+    const char *name, *params, *err;
+    const qrt_dialect_t *dialect;
+    const apr_dbd_driver_t *driver;
+    apr_dbd_t *handle;
+    apr_status_t rv;
+    restart_memo_t *known = NULL;
+    int from = 0, to = 0, first = 0;
+
+    schema_unchecked = 0;
+    rv = qrt_dbd_config_check(ptemp, s);
+    if (rv != OK) {
+        return rv;
+    }
+    name = qrt_config()->dbd_driver;
+    params = qrt_dbd_params_unpinned(qrt_config()->dbd_params);
+    dialect = dbd_dialect;
     apr_dbd_init(ptemp);
     rv = apr_dbd_get_driver(ptemp, name, &driver);
     if (rv != APR_SUCCESS) {

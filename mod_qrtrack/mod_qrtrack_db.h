@@ -14,6 +14,14 @@ int qrt_dbd_find_fns(server_rec *s);
 /* post_config (parent): DBDriver/DBDParams checked, the dialect's self-check logged,
  * the schema migrated and the visitor key read; OK or an error status. */
 int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s);
+/* What can be checked of DBDriver and DBDParams without connecting (in the check_config
+ * hook, so that apachectl configtest fails on it): set in the main server, the same in
+ * every <VirtualHost>, a driver the module runs on, SQLite's directory writable by the
+ * User. OK, or the status with the reason logged. */
+int qrt_dbd_config_check(apr_pool_t *ptemp, server_rec *s);
+/* Whether the server's User may write path (a directory to create files in, or a file):
+ * 1, 0, or -1 when it is not there. As root, the mode bits the children will meet. */
+int qrt_user_can_write(const char *path, apr_pool_t *p);
 /* Whether the server went on without its database as it started (QRT00133); then NULL
  * once the database, answering again, has this build's schema (checked once a
  * process), else why not, from p: until it has, the node stays on its snapshot and

@@ -263,6 +263,37 @@ static apr_status_t spool_open_start(apr_pool_t *ptemp, server_rec *s, const cha
     }
 }
 
+apr_status_t qrt_spool_check_config(apr_pool_t *ptemp, server_rec *s)
+{
+    const char *dir = qrt_dbd_node_dir(ptemp);
+    struct stat st;
+
+    if (!dir) {
+        return APR_SUCCESS;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (qrt_config()->spool_dir) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
+                         "not a directory: create it, writable by the server's User, or "
+                         "say QRTrackSpoolDir off", dir);
+            return APR_EGENERAL;
+        }
+        return APR_SUCCESS;         /* (no spool: post_config says so) */
+    }
+    /* The parent (root) could make the files there; the children could not write them,
+     * and every scan of an outage would answer 503 with its visit lost. */
+    if (qrt_user_can_write(dir, ptemp) != 1) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: %s%s is not writable by the "
+                     "server's User (uid %ld): the spool and the snapshot that keep scans "
+                     "answered and recorded while the database cannot be reached are "
+                     "written there; chown it to the User, or say QRTrackSpoolDir off",
+                     qrt_config()->spool_dir ? "QRTrackSpoolDir " : "", dir,
+                     (long)(geteuid() == 0 ? ap_unixd_config.user_id : geteuid()));
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;

@@ -18,6 +18,9 @@ typedef struct {
     apr_uint64_t refused;           /* visits set aside, refused for good */
 } qrt_spool_status_t;
 apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+/* In the check_config hook (apachectl configtest too): the node's directory, when
+ * QRTrackSpoolDir names one, is there; when there, the User can write it. */
+apr_status_t qrt_spool_check_config(apr_pool_t *ptemp, server_rec *s);
 void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s);
 int qrt_spool_enabled(void);
 /* Whether the database is known to be unreachable (every child sees it at once). */

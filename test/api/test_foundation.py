@@ -1,11 +1,12 @@
 """Foundation: authentication, plans, errors, body limits, rate limits, directives."""
 import concurrent.futures
 import os
+import re
 import subprocess
 
 import requests
 
-from conftest import Api, apxs, configtest, HTTPD, Server, started
+from conftest import Api, apxs, configtest, HTTPD, Server, start_server, started
 from lib.wait import wait_until
 
 
@@ -285,6 +286,61 @@ def test_bad_directive_values_fail_configtest():
         rc, out = configtest(line + "\n")
         assert rc != 0, line
         assert name in out, (line, out)
+
+
+def test_what_the_config_names_outside_itself_is_checked_by_configtest(tmp_path):
+    """Files and directories the directives name, and a <VirtualHost> of another database,
+    fail `apache2 -t` naming the directive: Debian's `apachectl graceful` runs that test
+    first, so a running server goes on rather than end at the restart (the checks ran
+    only once the server started, which -t never does)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("user_agent_parsers: [\n")
+    ro = tmp_path / "root-only"
+    ro.mkdir(mode=0o755)
+    cases = [("QRTrackUserAgentRegexes /nonexistent.yaml", "QRTrackUserAgentRegexes"),
+             ("QRTrackUserAgentRegexes %s" % bad, "QRTrackUserAgentRegexes"),
+             ("QRTrackGeoIPDatabase /etc/passwd", "QRTrackGeoIPDatabase"),
+             ("QRTrackSpoolDir /nonexistent/dir", "QRTrackSpoolDir"),
+             ("<VirtualHost *:*>\nServerName z.example\nDBDParams /tmp/other.db\n"
+              "</VirtualHost>", "DBDParams"),
+             # (root's directory, which the server's User, www-data, cannot write)
+             ("QRTrackSpoolDir %s" % ro, "QRTrackSpoolDir")]
+    os.chmod(tmp_path, 0o755)
+    for line, name in cases:
+        rc, out = configtest(line + "\n")
+        assert rc != 0 and name in out, (line, out)
+
+
+def test_a_config_made_bad_under_a_running_server_fails_configtest_and_it_goes_on():
+    srv = start_server(accounts=[("acme", "professional")])
+    try:
+        tok = srv.token("acme")
+        with open(srv.conf, "a") as f:
+            f.write("QRTrackUserAgentRegexes /nonexistent.yaml\n")
+        p = subprocess.run([HTTPD, "-t", "-f", srv.conf], capture_output=True, text=True)
+        assert p.returncode != 0 and "QRTrackUserAgentRegexes" in p.stdout + p.stderr
+        with Api(srv, tok) as s:
+            assert s.get("/account").status_code == 200
+    finally:
+        srv.cleanup()
+
+
+def test_a_spool_directory_the_user_cannot_write_stops_the_start(tmp_path):
+    """Else the server ran, and every scan of a database outage answered 503 with its
+    visit lost, the spool's files being root's."""
+    os.chmod(tmp_path, 0o755)
+    ro = tmp_path / "spool"
+    ro.mkdir(mode=0o755)
+    srv = Server(extra="QRTrackSpoolDir %s\n" % ro, initialized=True)
+    try:
+        srv.init()
+        p = subprocess.run([HTTPD, "-f", srv.conf, "-DFOREGROUND"], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode != 0
+        assert re.search(r"QRT00108: QRTrackSpoolDir \S+ is not writable by the server's "
+                         r"User", p.stderr + srv.error_log()), p.stderr + srv.error_log()
+    finally:
+        srv.cleanup()
 
 
 def test_admin_cli_errors_exit_non_zero(server):

@@ -277,8 +277,14 @@ def test_the_readme_config_block_passes_configtest(tmp_path):
     """The README's configuration, pasted as it is (paths aside), is valid."""
     with open(os.path.join(TOP, "README.md")) as f:
         block = re.search(r"```apache\n(LoadModule dbd_module.*?)```", f.read(), re.S).group(1)
+    # (the database's directory, which configtest checks the server's User can write)
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(data, 0o777)
     block = (block.replace("modules/mod_dbd.so", os.path.join(apxs("LIBEXECDIR"), "mod_dbd.so"))
-             .replace("/path/to/build/mod_qrtrack.so", MODULE))
+             .replace("/path/to/build/mod_qrtrack.so", MODULE)
+             .replace("/var/lib/qrtrack/", "%s/" % data))
+    assert str(data) in block
     conf = tmp_path / "httpd.conf"
     conf.write_text("ServerRoot %s\nListen 127.0.0.1:%d\nServerName localhost\n"
                     "ErrorLog %s/error.log\nLoadModule mpm_event_module %s/mod_mpm_event.so\n"
