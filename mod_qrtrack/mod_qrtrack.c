@@ -215,8 +215,7 @@ static apr_status_t qrt_sqlite_server_gone(void *data)
  * configuration is read: httpd runs this hook for `apachectl configtest` too (post_config
  * it does not), so a bad value fails the test that Debian's `apachectl graceful` runs
  * first, and the running server goes on, where it would have ended at the restart. The
- * GeoIP database and the regexes are loaded here, into pconf, for post_config and the
- * children. */
+ * regexes are loaded here, into pconf, for post_config and the children. */
 static int qrt_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                             server_rec *s)
 {
@@ -233,17 +232,27 @@ static int qrt_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *pte
     if (rv != OK) {
         return rv;
     }
-    for (sp = s; sp; sp = sp->next) {
+    /* The GeoIP database only under configtest: a restart that cannot read it goes on
+     * with the copy read before (geoip_open, in post_config), which the process that
+     * sends `-k graceful` does not have. */
+    for (sp = s; ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST && sp;
+         sp = sp->next) {
         qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
         const char *err = NULL;
+        qrt_geo_t *g = NULL;
+        int fd;
 
-        if (c->geoip_path && !c->geoip) {
-            c->geoip = geoip_open(pconf, sp, c->geoip_path, &err);
-            if (!c->geoip) {
-                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
-                             "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);
-                return HTTP_INTERNAL_SERVER_ERROR;
-            }
+        if (!c->geoip_path) {
+            continue;
+        }
+        if ((fd = qrt_geo_copy(ptemp, c->geoip_path, &err)) >= 0) {
+            g = qrt_geo_open_copy(ptemp, fd, c->geoip_path, &err);
+            close(fd);
+        }
+        if (!g) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
+                         "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err ? err : "");
+            return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
     if (qrt_uadb_post_config(pconf, s) != APR_SUCCESS
@@ -256,6 +265,7 @@ static int qrt_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *pte
 static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s)
 {
+    server_rec *sp;
     int rv;
 
     qrt_config_post_config(pconf);
@@ -278,7 +288,20 @@ static int qrt_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
     if (rv != OK) {
         return rv;
     }
-    /* (the GeoIP database and the regexes: loaded by qrt_check_config) */
+    for (sp = s; sp; sp = sp->next) {
+        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
+        const char *err = NULL;
+
+        if (c->geoip_path && !c->geoip) {
+            c->geoip = geoip_open(pconf, sp, c->geoip_path, &err);
+            if (!c->geoip) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00007: "
+                             "QRTrackGeoIPDatabase %s: %s", c->geoip_path, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+    }
+    /* (the user-agent regexes: loaded by qrt_check_config) */
     if (qrt_scan_post_config(s) != APR_SUCCESS
         || qrt_spool_post_config(pconf, ptemp, s) != APR_SUCCESS
         || qrt_report_post_config(s) != APR_SUCCESS) {

@@ -87,8 +87,10 @@ static int params_collect(void *data, const char *key, const char *value)
         return 1;
     }
     copy = apr_pstrdup(c->p, value);
-    if (!*copy) {
-        APR_ARRAY_PUSH(c->out, const char *) = copy;
+    if (!*copy || !copy[strspn(copy, ",")]) {
+        /* given, and empty ("trackers=", "trackers=,": an empty selection joined with
+         * commas): one empty item, never no list at all (every tracker) */
+        APR_ARRAY_PUSH(c->out, const char *) = "";
         return 1;
     }
     for (tok = apr_strtok(copy, ",", &last); tok; tok = apr_strtok(NULL, ",", &last)) {

@@ -164,6 +164,18 @@ def test_hostile_bodies_get_their_4xx(server, acct, other_api):
         assert "empty" in r.json()["errors"]["trackers"][0], r.text
     r = acct.get("/report/", report="name", **{"trackers[]": ""})
     assert r.status_code == 422 and "empty" in r.json()["errors"]["trackers"][0], r.text
+    # nor is an empty selection joined with commas, in a query, a form or JSON
+    for path, params in (("/report/", {"report": "name"}),
+                         ("/report/tag-crosstab", {"row": "campaign", "col": "region"}),
+                         ("/dashboard/scansAnalytics", {})):
+        for key, value in (("trackers", ","), ("trackers", ",,,"), ("trackers[]", ",")):
+            r = acct.get(path, **dict(params, **{key: value}))
+            assert r.status_code == 422 and "empty" in r.json()["errors"]["trackers"][0], \
+                (path, key, value, r.status_code, r.text)
+        r = post(acct, path, json=dict(params, trackers=","))
+        assert r.status_code == 422 and "empty" in r.json()["errors"]["trackers"][0], r.text
+        r = post(acct, path, data=dict(params, trackers=","))
+        assert r.status_code == 422 and "empty" in r.json()["errors"]["trackers"][0], r.text
     # a read-only token may post a report, not create a tracker
     with Api(server, server.token(acct.name, "--scope", "read")) as ro:
         r = ro.post("/report/", json={"report": "tag", "trackers": [mine]})

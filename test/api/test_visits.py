@@ -201,13 +201,13 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
     # the import whole, naming the line.
     t = new_tracker(api)
     tid = t["tracker_id"]
-    # plain: read in one pass (UTF-8 as it is, a duplicate name: the last wins);
-    # escaped: the same visit with JSON escapes, which the one-pass reader declines.
+    # plain: read in one pass (UTF-8 as it is); escaped: the same visit with JSON
+    # escapes, which the one-pass reader declines.
     plain = ('{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00+0000", "source": "scan",'
-             ' "ip": "203.0.113.9", "city": "Bonn", "referer": null, "bot": false,'
+             ' "ip": "203.0.113.9", "referer": null, "bot": false,'
              ' "user_agent": "UA/1", "city": "K\u00f6ln"}' % tid).encode()
     escaped = ('{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00+0000", "source": "scan",'
-               ' "ip": "203.0.113.9", "city": "Bonn", "referer": null, "bot": false,'
+               ' "ip": "203.0.113.9", "referer": null, "bot": false,'
                r' "user_agent": "UA\/1", "city": "K\u00f6ln"}' % tid).encode()
     assert import_lines(server, [plain, escaped]).stdout.strip() == "2"
     data = listing(api, tid)["data"]
@@ -233,6 +233,13 @@ def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
          rb' "city": "a\u0000b"}' % tid, "not a JSON object"),
         (b'{"tracker_id": 99999999999999999999, "visit_start": "2026-03-01T10:00:00Z"}',
          "not a JSON object"),
+        # a member named twice, whichever reader reads the line: refused, as by the API
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         b' "city": "Bonn", "city": "K\xc3\xb6ln"}' % tid, "city named twice"),
+        # (a nested value, which only jansson reads)
+        (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan",'
+         b' "city": "Bonn", "extra": {"a": 1}, "city": "K\xc3\xb6ln"}' % tid,
+         "a member named twice"),
     ]
     for line, why in bad:
         p = import_lines(server, [plain, line], check=False)
