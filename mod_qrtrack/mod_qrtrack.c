@@ -50,6 +50,7 @@
 #include "qrt_dbfile.h"
 #include "qrt_geo.h"
 #include "qrt_schema.h"
+#include "qrt_code.h"
 #include "qrt_valid.h"
 #include "qrt_version.h"
 #include "qrt_walvfs.h"
@@ -224,6 +225,23 @@ static int qrt_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *pte
 
     (void)plog;
     qrt_config_post_config(pconf);
+    qrt_config_server_prefixes(pconf, s);
+    /* A scan URL (the base, the longer path, the longest code) must fit a QR code at
+     * error correction H: else every image of such a code at ecc=H answered 500. */
+    for (sp = s; sp; sp = sp->next) {
+        qrt_server_conf *c = ap_get_module_config(sp->module_config, &qrtrack_module);
+        apr_size_t path = strlen(qrt_scan_prefix(sp)), click = strlen(qrt_click_prefix(sp));
+
+        if (c->public_url && strlen(c->public_url) + (path > click ? path : click) + 1
+                             + QRT_CODE_CUSTOM_MAX > QRT_QR_BYTES_MAX_H) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, sp, "QRT00023: QRTrackPublicURL %s with "
+                         "the scan or click path and a code of %d characters makes a URL "
+                         "longer than a QR code holds at error correction H (%d bytes): "
+                         "shorten it or the <Location>", c->public_url,
+                         QRT_CODE_CUSTOM_MAX, QRT_QR_BYTES_MAX_H);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
     rv = qrt_dbd_find_fns(s);
     if (rv != OK) {
         return rv;

@@ -8,6 +8,7 @@
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
+#include "http_main.h"
 #include <apr_strings.h>
 #include <apr_uri.h>
 #include <apr_hash.h>
@@ -115,10 +116,24 @@ static const char *qrt_set_public_url(cmd_parms *cmd, void *dc, const char *arg)
                                               &qrtrack_module);
     const char *why = qrt_valid_redirect_url(arg);
     apr_size_t n = strlen(arg);
+    apr_uri_t u;
 
     (void)dc;
     if (why) {
         return apr_psprintf(cmd->pool, "QRTrackPublicURL: '%s' %s", arg, why);
+    }
+    /* (the scan path goes after it: a query or fragment would take it in; a user and
+     * password would be printed on every code) */
+    if (apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || u.query || u.fragment
+        || u.user || u.password || strchr(arg, '?') || strchr(arg, '#')) {
+        return apr_psprintf(cmd->pool, "QRTrackPublicURL: '%s' is not a base URL "
+                            "(scheme://host[:port][/path], without a query, a fragment, or "
+                            "a user and password)", arg);
+    }
+    if (n > QRT_PUBLIC_URL_MAX) {
+        return apr_psprintf(cmd->pool, "QRTrackPublicURL: more than %d bytes (a QR code "
+                            "of the longest scan URL must stay readable)",
+                            QRT_PUBLIC_URL_MAX);
     }
     while (n > 0 && arg[n - 1] == '/') {
         n--;
@@ -415,11 +430,32 @@ static const char *qrt_set_scan_keepalive(cmd_parms *cmd, void *dc, int on)
 
 /* ---- what post_config learns from the configuration tree ------------------------ */
 
+/* The scan and click paths found inside one section of the tree: the main server's
+ * (outside any <VirtualHost>) or a virtual host's, by the <VirtualHost> line's place
+ * ("file:line", as httpd keeps it in the server_rec it made of it). */
+typedef struct {
+    const char *scan, *click;
+} config_paths;
+
+static config_paths *config_paths_of(apr_pool_t *p, apr_hash_t *by_host,
+                                     const ap_directive_t *host)
+{
+    const char *key = host ? apr_psprintf(p, "%s:%d", host->filename, host->line_num) : "";
+    config_paths *c = apr_hash_get(by_host, key, APR_HASH_KEY_STRING);
+
+    if (!c) {
+        c = apr_pcalloc(p, sizeof(*c));
+        apr_hash_set(by_host, key, APR_HASH_KEY_STRING, c);
+    }
+    return c;
+}
+
 /* The <Location> paths whose SetHandler is one of the module's, found in the tree
  * (a section holding only core directives gets no per-dir config of ours, so the
- * tree is where the prefixes can be learnt). */
+ * tree is where the prefixes can be learnt); by_host (or NULL) gets each section's. */
 static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, apr_array_header_t *api,
-                                 const ap_directive_t *d)
+                                 const ap_directive_t *d, apr_hash_t *by_host,
+                                 const ap_directive_t *host)
 {
     for (; d; d = d->next) {
         if (!strcasecmp(d->directive, "<Location") && d->first_child) {
@@ -447,16 +483,68 @@ static void config_find_prefixes(apr_pool_t *p, qrt_config_t *g, apr_array_heade
                 }
                 else if (!strcmp(h, "qrtrack-scan")) {
                     g->scan_prefix = apr_pstrndup(p, path, n);
+                    if (by_host) {
+                        config_paths_of(p, by_host, host)->scan = g->scan_prefix;
+                    }
                 }
                 else if (!strcmp(h, "qrtrack-click")) {
                     g->click_prefix = apr_pstrndup(p, path, n);
+                    if (by_host) {
+                        config_paths_of(p, by_host, host)->click = g->click_prefix;
+                    }
                 }
             }
         }
         else if (d->first_child) {
-            config_find_prefixes(p, g, api, d->first_child);
+            config_find_prefixes(p, g, api, d->first_child, by_host,
+                                 !strcasecmp(d->directive, "<VirtualHost") ? d : host);
         }
     }
+}
+
+void qrt_config_server_prefixes(apr_pool_t *pconf, server_rec *s)
+{
+    qrt_config_t *g = config_get(pconf);
+    apr_array_header_t *api = apr_array_make(pconf, 2, sizeof(const char *));
+    apr_hash_t *by_host = apr_hash_make(pconf);
+    const char *scan = g->scan_prefix, *click = g->click_prefix;
+
+    config_find_prefixes(pconf, g, api, ap_conftree, by_host, NULL);
+    for (; s; s = s->next) {
+        qrt_server_conf *c = ap_get_module_config(s->module_config, &qrtrack_module);
+        const char *key = s->is_virtual && s->defn_name
+            ? apr_psprintf(pconf, "%s:%d", s->defn_name, s->defn_line_number) : "";
+        config_paths *own = apr_hash_get(by_host, key, APR_HASH_KEY_STRING);
+
+        c->scan_prefix = own ? own->scan : NULL;
+        c->click_prefix = own ? own->click : NULL;
+    }
+    g->scan_prefix = scan;
+    g->click_prefix = click;
+}
+
+static const char *config_prefix(const server_rec *s, int click)
+{
+    const qrt_server_conf *c = ap_get_module_config(s->module_config, &qrtrack_module);
+    const char *own = click ? c->click_prefix : c->scan_prefix;
+
+    if (!own && s->is_virtual) {
+        const server_rec *main = ap_server_conf;
+
+        c = main ? ap_get_module_config(main->module_config, &qrtrack_module) : NULL;
+        own = c ? (click ? c->click_prefix : c->scan_prefix) : NULL;
+    }
+    return own ? own : click ? qrt_config()->click_prefix : qrt_config()->scan_prefix;
+}
+
+const char *qrt_scan_prefix(const server_rec *s)
+{
+    return config_prefix(s, 0);
+}
+
+const char *qrt_click_prefix(const server_rec *s)
+{
+    return config_prefix(s, 1);
 }
 
 void qrt_config_post_config(apr_pool_t *pconf)
@@ -465,7 +553,7 @@ void qrt_config_post_config(apr_pool_t *pconf)
     apr_array_header_t *api = apr_array_make(pconf, 2, sizeof(const char *));
     const ap_directive_t *d;
 
-    config_find_prefixes(pconf, g, api, ap_conftree);
+    config_find_prefixes(pconf, g, api, ap_conftree, NULL, NULL);
     g->api_prefixes = api;
     if (api->nelts) {
         g->api_prefix = APR_ARRAY_IDX(api, 0, const char *);

@@ -38,9 +38,17 @@ typedef struct {
     const char *dbd_params;         /* (unquoted; NULL when not given) */
     const char *api_prefix;         /* first <Location> of qrtrack-api, default "/api" */
     const apr_array_header_t *api_prefixes; /* every <Location> of qrtrack-api */
-    const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q" */
+    const char *scan_prefix;        /* <Location> of qrtrack-scan, default "/q": the last
+                                     * in the tree (qrt_scan_prefix is a server's) */
     const char *click_prefix;       /* <Location> of qrtrack-click, default "/l" */
 } qrt_config_t;
+
+/* The scan and click paths of server s, which its codes' URLs carry: the <Location> in
+ * s's own <VirtualHost>, else the main server's (outside any), else the last in the
+ * configuration (a host of the API alone whose QRTrackPublicURL names the scans' host),
+ * else "/q" and "/l". */
+const char *qrt_scan_prefix(const server_rec *s);
+const char *qrt_click_prefix(const server_rec *s);
 
 /* The server-wide settings (never NULL; the defaults before any configuration). */
 const qrt_config_t *qrt_config(void);
@@ -55,5 +63,8 @@ void *qrt_merge_server_conf(apr_pool_t *p, void *basev, void *addv);
 /* post_config, first: what the server-wide settings take from the configuration
  * tree (DBDriver, DBDParams, the handlers' <Location>s). */
 void qrt_config_post_config(apr_pool_t *pconf);
+/* Learns each server's own scan and click paths from the tree (in check_config, once
+ * qrt_config_post_config has run). */
+void qrt_config_server_prefixes(apr_pool_t *pconf, server_rec *s);
 
 #endif

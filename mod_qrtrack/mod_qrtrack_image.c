@@ -423,7 +423,7 @@ qrt_err_t *qrt_image_zip(qrt_req_t *q)
         ap_pass_brigade(r->output_filters, s.bb);
         return NULL;
     }
-    base = apr_pstrcat(r->pool, qrt_public_base(q), qrt_config()->scan_prefix, "/", NULL);
+    base = apr_pstrcat(r->pool, qrt_public_base(q), qrt_scan_prefix(r->server), "/", NULL);
     if (o.format == QRT_FMT_SVG && o.logo) {
         /* (the logo's PNG encoded once, not once an SVG) */
         o.logo_png64 = qrt_render_logo_png64(r->pool, o.logo);

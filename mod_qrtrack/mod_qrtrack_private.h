@@ -75,9 +75,20 @@ extern module AP_MODULE_DECLARE_DATA qrtrack_module;
 #define QRT_STATE_DIR "/var/lib/qrtrack"
 #endif
 
+/* The longest QRTrackPublicURL: with the scan path and the longest code after it, a URL
+ * that a QR code holds at error correction H (1,273 bytes at version 40) and scanners
+ * read (qrt_check_config checks the sum with the paths configured). */
+#define QRT_PUBLIC_URL_MAX 512
+/* Bytes a QR code holds at error correction H, version 40 (byte mode). */
+#define QRT_QR_BYTES_MAX_H 1273
+
 /* Per-server configuration; -1 / NULL mean "not set here" for merging. */
 typedef struct {
-    const char *public_url;     /* base of URLs encoded in QR images */
+    const char *public_url;     /* base of URLs encoded in QR images (at most
+                                 * QRT_PUBLIC_URL_MAX bytes) */
+    const char *scan_prefix;    /* the <Location> of qrtrack-scan inside this server's
+                                 * own section (learnt from the tree; NULL: none) */
+    const char *click_prefix;   /* ... of qrtrack-click */
     int rate_limit;             /* requests per minute per token, 0 = off */
     apr_hash_t *account_limits; /* account name -> int* */
     apr_off_t max_body;         /* request body limit of the API, bytes */

@@ -1597,11 +1597,11 @@ int qrt_scan_handler(request_rec *r)
     }
     if (!strcmp(r->handler, "qrtrack-scan")) {
         source = "scan";
-        code = scan_code(r, qrt_config()->scan_prefix);
+        code = scan_code(r, qrt_scan_prefix(r->server));
     }
     else if (!strcmp(r->handler, "qrtrack-click")) {
         source = "click";
-        code = scan_code(r, qrt_config()->click_prefix);
+        code = scan_code(r, qrt_click_prefix(r->server));
     }
     else {
         return DECLINED;

@@ -79,9 +79,9 @@ json_t *qrt_tracker_json(qrt_req_t *q, const qrt_tracker_t *t)
     json_object_set_new(j, "redirect_url", json_string(t->redirect_url));
     json_object_set_new(j, "tags", tags);
     json_object_set_new(j, "scan_url", json_string(apr_pstrcat(q->r->pool, base,
-                        qrt_config()->scan_prefix, "/", t->code, NULL)));
+                        qrt_scan_prefix(q->r->server), "/", t->code, NULL)));
     json_object_set_new(j, "short_url", json_string(apr_pstrcat(q->r->pool, base,
-                        qrt_config()->click_prefix, "/", t->code, NULL)));
+                        qrt_click_prefix(q->r->server), "/", t->code, NULL)));
     json_object_set_new(j, "created_at", qrt_json_time(t->created_at));
     json_object_set_new(j, "updated_at", qrt_json_time(t->updated_at));
     json_object_set_new(j, "totalScans", json_integer(t->total_scans));
@@ -623,7 +623,7 @@ static qrt_err_t *tracker_insert(qrt_req_t *q, qrt_tracker_t *t)
 
 static const char *tracker_scan_url(qrt_req_t *q, const qrt_tracker_t *t)
 {
-    return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_config()->scan_prefix, "/",
+    return apr_pstrcat(q->r->pool, qrt_public_base(q), qrt_scan_prefix(q->r->server), "/",
                        t->code, NULL);
 }
 

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import Api, HTTPD, MODULE, Server, TOP, apxs, free_port, start_server
+from conftest import Api, HTTPD, MODULE, Server, TOP, apxs, configtest, free_port, start_server
 from lib.qr import IPHONE, decode_qr
 from lib.wait import wait_until
 
@@ -101,6 +101,65 @@ def test_urls_come_from_the_virtual_host_never_from_the_host_header(debian):
         # Plain QR images of a URL carry what was asked, not a server URL: no Host there.
         r = a.get("/tracker", headers={"Host": "evil.example"})
         assert "evil" not in r.text
+
+
+PATHS = """
+<VirtualHost *:*>
+    ServerName a.example
+    QRTrackPublicURL https://a.example
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName b.example
+    QRTrackPublicURL https://b.example
+    <Location /go>
+        SetHandler qrtrack-scan
+    </Location>
+    <Location /tap>
+        SetHandler qrtrack-click
+    </Location>
+</VirtualHost>
+"""
+
+
+def test_each_virtual_host_prints_its_own_scan_and_click_paths():
+    """A <Location> of qrtrack-scan or qrtrack-click inside a <VirtualHost> is that host's:
+    its codes' URLs and images carry it, and another host's keep the main server's (/q
+    and /l), which it serves. Before, the last such <Location> of the configuration went
+    into every host's URLs, and a.example's printed codes answered 404."""
+    srv = start_server(extra=PATHS, accounts=[("acme", "professional")])
+    try:
+        tok = srv.token("acme")
+        with Api(srv, tok) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/v"},
+                       headers={"Host": "a.example"}).json()
+            want = {"a.example": ("/q/", "/l/"), "b.example": ("/go/", "/tap/")}
+            for name, (scan, click) in want.items():
+                r = a.get("/tracker/show/%d" % t["tracker_id"], headers={"Host": name})
+                assert r.json()["scan_url"] == "https://%s%s%s" % (name, scan, t["code"])
+                assert r.json()["short_url"] == "https://%s%s%s" % (name, click, t["code"])
+                r = a.get("/tracker/%d/qrcode" % t["tracker_id"], params={"size": 300},
+                          headers={"Host": name})
+                assert decode_qr(r.content) == "https://%s%s%s" % (name, scan, t["code"])
+                for path in (scan, click):
+                    r = requests.get(srv.base + path + t["code"], headers={"Host": name,
+                                     "User-Agent": IPHONE}, allow_redirects=False, timeout=10)
+                    assert r.status_code == 302 and r.headers["Location"] == \
+                        "https://example.com/v", (name, path, r.status_code)
+    finally:
+        srv.cleanup()
+
+
+def test_a_public_url_that_is_no_base_or_too_long_fails_configtest():
+    for value in ("https://qr.example.com/?utm=x", "https://qr.example.com/#top",
+                  "https://user:secret@qr.example.com", "https://qr.example.com/" + "a" * 600):
+        rc, out = configtest("QRTrackPublicURL %s\n" % value)
+        assert rc != 0 and "QRTrackPublicURL" in out, (value, out)
+    # (a long base with a long <Location>: no code's URL would fit a QR code at ecc H)
+    rc, out = configtest("QRTrackPublicURL https://qr.example.com/%s\n<Location /%s>\n"
+                         "SetHandler qrtrack-scan\n</Location>\n" % ("a" * 480, "b" * 800))
+    assert rc != 0 and "QRT00023" in out, out
+    rc, out = configtest("QRTrackPublicURL https://qr.example.com/base/\n")
+    assert rc == 0, out
 
 
 def test_module_lines_carry_its_name_at_debug(debian):
