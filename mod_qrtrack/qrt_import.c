@@ -240,6 +240,10 @@ struct qrt_import_reader {
     apr_pool_t *shp;        /* the helper's (an allocator of its own) */
     apr_hash_t *trackers;   /* tracker id -> the first line naming it */
     char *span;             /* IMPORT_SPAN bytes of lines read at once (malloc'd) */
+    /* the reader thread's input, read in blocks (import_getline; malloc'd) */
+    char *in;
+    apr_size_t in_start, in_end, in_cap;
+    int in_end_seen;        /* fread found the end */
 };
 
 /* Lines of the first batch parsed by one thread, into v from its first visit on. */
@@ -356,6 +360,88 @@ static int import_read_error(FILE *f)
     return e ? e : EIO;
 }
 
+/* The longest line taken: a visit's fields, escaped, are a few dozen KB, and members
+ * the import does not read may come along; a longer one is read to its end without
+ * being kept (getline kept it whole: a line of 400 MB took 1.3 GB, and under a memory
+ * limit the process died). */
+#define IMPORT_LINE_MAX (16 << 20)
+#define IMPORT_LINE_LONG "a line of more than 16 MB"
+#define IMPORT_IN_MIN (256 << 10)
+
+/* The next line of the input, with its '\n', into *line (malloc'd, grown as getline
+ * grows it, NUL-terminated; NUL bytes inside kept): its bytes; -1 at the end or on an
+ * error (import_read_error tells which; errno ENOMEM when the buffer could not grow);
+ * -2 for a line of more than IMPORT_LINE_MAX bytes, read to its end and dropped
+ * (*dropped: its bytes). */
+static ssize_t import_getline(qrt_import_reader_t *r, char **line, size_t *cap,
+                              apr_size_t *dropped)
+{
+    apr_size_t from = r->in_start, lost = 0;
+
+    *dropped = 0;
+    for (;;) {
+        char *nl = r->in_end > from ? memchr(r->in + from, '\n', r->in_end - from) : NULL;
+        size_t n, got;
+
+        if (nl || r->in_end_seen) {
+            n = nl ? (apr_size_t)(nl - r->in) + 1 - r->in_start : r->in_end - r->in_start;
+            if (n == 0 && lost == 0) {
+                errno = 0;
+                return -1;                          /* the end (or the error fread met) */
+            }
+            if (lost || n > IMPORT_LINE_MAX) {
+                r->in_start += n;
+                *dropped = lost + n;
+                return -2;
+            }
+            if (n + 1 > *cap) {
+                char *grown = realloc(*line, n + 1);
+
+                if (!grown) {
+                    errno = ENOMEM;
+                    return -1;
+                }
+                *line = grown;
+                *cap = n + 1;
+            }
+            memcpy(*line, r->in + r->in_start, n);
+            (*line)[n] = '\0';
+            r->in_start += n;
+            return (ssize_t)n;
+        }
+        /* no end of the line yet: past the bound, what is read of it goes */
+        if (r->in_end - r->in_start > IMPORT_LINE_MAX) {
+            lost += r->in_end - r->in_start;
+            r->in_start = r->in_end;
+        }
+        if (r->in_start > 0) {
+            memmove(r->in, r->in + r->in_start, r->in_end - r->in_start);
+            r->in_end -= r->in_start;
+            r->in_start = 0;
+        }
+        if (r->in_end == r->in_cap) {
+            apr_size_t want = r->in_cap ? r->in_cap * 2 : IMPORT_IN_MIN;
+            char *grown = realloc(r->in, want);
+
+            if (!grown) {
+                errno = ENOMEM;
+                return -1;
+            }
+            r->in = grown;
+            r->in_cap = want;
+        }
+        from = r->in_end;
+        got = fread(r->in + r->in_end, 1, r->in_cap - r->in_end, r->f);
+        r->in_end += got;
+        if (got == 0) {
+            if (ferror(r->f)) {
+                return -1;
+            }
+            r->in_end_seen = 1;
+        }
+    }
+}
+
 /* The first batch: nothing overlaps its parsing (the writer waits for it), so its
  * lines are read first, then parsed in two
  * halves at once, the second by a helper thread with a pool of its own. The visits
@@ -369,7 +455,7 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
     apr_size_t *len = apr_palloc(s->p, max * sizeof(*len));
     long *lineno = apr_palloc(s->p, max * sizeof(*lineno));
     int nraw = 0, visits = 0, more = 1;
-    apr_size_t text_bytes = 0;
+    apr_size_t text_bytes = 0, dropped;
     ssize_t got;
 
     while (visits < r->size && !import_full(r, text_bytes)
@@ -377,14 +463,19 @@ static int import_fill_first(qrt_import_reader_t *r, import_slot *s, char **line
         if ((apr_size_t)nraw == max) {
             break;              /* blank lines by the thousand: the rest next time */
         }
-        errno = 0;
-        got = getline(line, cap, r->f);
-        if (got < 0) {
+        got = import_getline(r, line, cap, &dropped);
+        if (got == -1) {
             r->read_error = import_read_error(r->f);
             more = 0;
             break;
         }
         r->lineno++;
+        if (got == -2) {
+            /* (the batch that holds it is not written, as with any bad line) */
+            b->error = IMPORT_LINE_LONG;
+            b->error_line = r->lineno;
+            return 0;
+        }
         text[nraw] = apr_pstrmemdup(s->p, *line, (apr_size_t)got);
         len[nraw] = (apr_size_t)got;
         lineno[nraw++] = r->lineno;
@@ -528,6 +619,7 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
         import_check_part part[2];
         int nraw = 0, i;
         ssize_t got;
+        apr_size_t dropped;
 
         if (r->nent == 0) {
             r->run_line0 = r->lineno;       /* (blank lines only so far) */
@@ -543,14 +635,19 @@ static int import_index_run(qrt_import_reader_t *r, import_slot *s, char **line,
         while (nraw < IMPORT_CHUNK && bytes < IMPORT_CHUNK_BYTES
                && (long)r->nent + visits < limit
                && r->lineno - r->run_line0 < 0xFFFFFFFFL) {
-            errno = 0;
-            got = getline(line, cap, r->f);
-            if (got < 0) {
+            got = import_getline(r, line, cap, &dropped);
+            if (got == -1) {
                 r->read_error = import_read_error(r->f);
                 r->eof = 1;
                 break;
             }
             r->lineno++;
+            if (got == -2) {
+                b->error = IMPORT_LINE_LONG;
+                b->error_line = r->lineno;
+                r->eof = 1;
+                return 0;
+            }
             text[nraw] = apr_pstrmemdup(r->cp, *line, (apr_size_t)got);
             len[nraw] = (apr_size_t)got;
             off[nraw] = r->offset;
@@ -734,7 +831,7 @@ static int import_fill_by_time(qrt_import_reader_t *r, import_slot *s, char **li
 static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size_t *cap)
 {
     qrt_import_batch_t *b = &s->b;
-    apr_size_t text_bytes = 0;
+    apr_size_t text_bytes = 0, dropped;
     ssize_t got;
 
     apr_pool_clear(s->p);
@@ -756,13 +853,17 @@ static int import_fill(qrt_import_reader_t *r, import_slot *s, char **line, size
         const char *why;
         int rc;
 
-        errno = 0;
-        got = getline(line, cap, r->f);
-        if (got < 0) {
+        got = import_getline(r, line, cap, &dropped);
+        if (got == -1) {
             r->read_error = import_read_error(r->f);
             return 0;
         }
         r->lineno++;
+        if (got == -2) {
+            b->error = IMPORT_LINE_LONG;
+            b->error_line = r->lineno;
+            return 0;
+        }
         text_bytes += (apr_size_t)got;
         rc = qrt_import_line(s->p, *line, (apr_size_t)got, r->key, &b->v[b->n], &why);
         if (rc < 0) {
@@ -804,6 +905,8 @@ static void *APR_THREAD_FUNC import_thread(apr_thread_t *t, void *arg)
         i ^= 1;
     }
     free(line);
+    free(r->in);
+    r->in = NULL;
     apr_thread_mutex_lock(r->lock);
     r->finished = 1;
     apr_thread_cond_broadcast(r->cond);

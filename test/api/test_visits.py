@@ -195,6 +195,24 @@ def import_lines(server, lines, check=True):
         os.unlink(path)
 
 
+def test_import_refuses_a_line_longer_than_16_mb_from_a_file_and_a_pipe(server, api):
+    """A line of more than 16 MB fails the import at its line, read to its end without
+    being kept (a line of 400 MB took 1.3 GB, and a memory limit killed the process)."""
+    t = new_tracker(api)
+    ok = (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", "source": "scan"}'
+          % t["tracker_id"])
+    long_line = (b'{"tracker_id": %d, "visit_start": "2026-03-01T10:00:00Z", '
+                 b'"source": "scan", "city": "' % t["tracker_id"]) + b"x" * (17 << 20) + b'"}'
+    p = import_lines(server, [ok, long_line, ok], check=False)
+    assert p.returncode != 0 and "line 2: a line of more than 16 MB" in p.stderr, p.stderr
+    p = server.admin("visits", "import", "-", input=(b"\n".join([ok, long_line, ok]) + b"\n")
+                     .decode(), check=False)
+    assert p.returncode != 0 and "line 2: a line of more than 16 MB" in p.stderr, p.stderr
+    # (a file is checked whole before it is written; a pipe's batch with the line is not
+    # written either)
+    assert listing(api, t["tracker_id"])["data"] == []
+
+
 def test_import_lines_read_alike_in_one_pass_and_through_jansson(server, api):
     # The importer reads a plain line in one pass (qrt_jsonl) and hands any other to
     # jansson: the same visits come out either way, and what neither can take fails
