@@ -339,7 +339,7 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
         const char *name = "default", *token, *scope = QRT_SCOPE_WRITE;
         apr_int64_t id, expires_at = 0;
         apr_dbd_transaction_t *tx = NULL;
-        apr_array_header_t *made;
+        apr_array_header_t *made, *ids;
         apr_status_t rv = APR_SUCCESS;
         int count = 1;
 
@@ -379,6 +379,12 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
         if (strlen(name) > 128) {
             return admin_fail("token name longer than 128 bytes%s%s", NULL, NULL);
         }
+        /* (shown by token list, one line a token, and in a tracker's history: the API's
+         * text, which PostgreSQL refuses otherwise anyway) */
+        if (!*name || strchr(name, '\t') || qrt_valid_text(name, strlen(name), 0)) {
+            return admin_fail("bad --name: give 1 to 128 bytes of UTF-8 text without "
+                              "tabs, line ends or other control characters%s%s", NULL, NULL);
+        }
         if (admin_open(c, 0) || admin_find_account(c, argv[1], &a)) {
             return 1;
         }
@@ -387,6 +393,7 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
             return admin_fail("%s%s", c->db.error, NULL);
         }
         made = apr_array_make(c->p, count, sizeof(const char *));
+        ids = apr_array_make(c->p, count, sizeof(apr_int64_t));
         for (i = 0; i < count && rv == APR_SUCCESS; i++) {
             token = qrt_token_generate(c->p);
             if (!token) {
@@ -397,6 +404,7 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
             rv = qrt_store_token_add(&c->db, c->p, a.id, name, qrt_token_shown(c->p, token),
                                      qrt_token_digest(c->p, token), scope, expires_at, &id);
             APR_ARRAY_PUSH(made, const char *) = token;
+            APR_ARRAY_PUSH(ids, apr_int64_t) = id;
         }
         if (tx) {
             if (rv != APR_SUCCESS) {
@@ -411,6 +419,17 @@ static int admin_token(admin_ctx *c, int argc, const char *const *argv)
         }
         for (i = 0; i < made->nelts; i++) {
             printf("%s\n", APR_ARRAY_IDX(made, i, const char *));
+        }
+        /* A token is shown once: one its maker never saw (a full disk, a closed output)
+         * would stay live, unknown to anyone. */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            int e = errno;
+
+            for (i = 0; i < ids->nelts; i++) {
+                qrt_store_token_revoke(&c->db, c->p, APR_ARRAY_IDX(ids, i, apr_int64_t));
+            }
+            return admin_fail("cannot write the new tokens (%s): revoked again%s",
+                              strerror(e ? e : EIO), NULL);
         }
         return 0;
     }
@@ -1319,6 +1338,12 @@ int main(int argc, const char *const *argv)
     else {
         admin_usage();
         rc = 2;
+    }
+    /* (what a command printed must have been written: a full disk or a closed output
+     * is a failure, not a success with nothing shown) */
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        rc = admin_fail("cannot write the output (%s)%s", strerror(errno ? errno : EIO),
+                        NULL);
     }
     if (c.db.handle) {
         apr_dbd_close(c.db.driver, c.db.handle);

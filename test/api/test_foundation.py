@@ -354,6 +354,39 @@ def test_admin_cli_errors_exit_non_zero(server):
         assert len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
 
 
+def test_admin_token_names_are_text_and_unwritten_tokens_are_revoked(server):
+    """A token's name is shown by `token list` (a line a token, tab-separated) and in the
+    history: bytes that are not UTF-8 text, a tab or a line end are refused. A token the
+    output could not show (a full disk, a closed output) is revoked again and the command
+    fails: it was kept live, seen by nobody, and the command exited 0."""
+    before = server.admin("token", "list", "acme").stdout.count("\n")
+    for name in ("a\tb", "a\nb", "\x1b[31m", ""):
+        p = server.admin("token", "add", "acme", "--name", name, check=False)
+        assert p.returncode == 1 and "--name" in p.stderr, (name, p.stderr)
+    p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
+                                         "--params", server.db, "token", "add", "acme",
+                                         "--name", "b\xff".encode("latin-1")],
+                       capture_output=True)
+    assert p.returncode == 1 and b"--name" in p.stderr, p.stderr
+    with open("/dev/full", "w") as full:
+        for extra in ((), ("--count", "5")):
+            p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
+                                                 "--params", server.db, "token", "add",
+                                                 "acme", "--name", "lost", *extra],
+                               stdout=full, stderr=subprocess.PIPE, text=True)
+            assert p.returncode == 1 and "cannot write the new tokens" in p.stderr, p.stderr
+    listed = server.admin("token", "list", "acme").stdout.splitlines()
+    lost = [l for l in listed if "\tlost\t" in l]
+    assert len(lost) == 6 and all(l.split("\t")[4] != "-" for l in lost), lost
+    assert len(listed) == before + 6
+    # and any command's output that cannot be written fails it
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(server.as_user + [server.admin_tool, "--driver", server.driver,
+                                             "--params", server.db, "account", "list"],
+                           stdout=full, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 1 and "cannot write the output" in p.stderr, p.stderr
+
+
 def test_admin_cli_lists(server):
     out = server.admin("account", "list").stdout
     assert "\tacme\tprofessional\t" in out and "\tfreebie\tfree\t" in out
