@@ -364,7 +364,9 @@ static qrt_err_t *api_scope_check(qrt_req_t *q)
     return NULL;
 }
 
-static qrt_err_t *api_route_request(qrt_req_t *q)
+/* The route of q's method and path (*route its index, q->seg its segments), or the 404
+ * or 405 the request gets: told before anything its body holds is. */
+static qrt_err_t *api_route_find(qrt_req_t *q, int *route)
 {
     request_rec *r = q->r;
     const char **seg = apr_pcalloc(r->pool, (API_MAX_SEGMENTS + 1) * sizeof(char *));
@@ -378,10 +380,8 @@ static qrt_err_t *api_route_request(qrt_req_t *q)
         }
         if (!strcmp(api_routes[i].method, method)) {
             q->seg = seg;
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, "
-                          "account %s, token #%" APR_INT64_T_FMT, method, q->path,
-                          api_routes[i].pattern, q->auth.account_name, q->auth.token_id);
-            return api_routes[i].handler(q);
+            *route = i;
+            return NULL;
         }
         allow = allow ? apr_pstrcat(r->pool, allow, ", ", api_routes[i].method, NULL)
                       : api_routes[i].method;
@@ -403,11 +403,13 @@ static qrt_err_t *api_serve(qrt_req_t *q)
 {
     request_rec *r = q->r;
     ap_dbd_t *dbd;
-    qrt_err_t *e, *body_err;
-    char *body;
-    apr_size_t len;
+    qrt_err_t *e, *body_err = NULL;
+    char *body = NULL;
+    apr_size_t len = 0;
+    int early;
     const char *err;
     const char *args = r->args;
+    int route = -1;
 
     if (args) {
         q->query = apr_table_make(r->pool, 8);
@@ -426,14 +428,21 @@ static qrt_err_t *api_serve(qrt_req_t *q)
                              apr_pstrcat(r->pool, "Malformed query string: ", err, NULL));
         }
     }
-    e = api_read_body(q, &body, &len);
-    if (e) {
-        return e;
+    /* A client that waits for "100 Continue" before it sends its body, with its token in
+     * the header or the query, is answered 401, 429, 403, 404 or 405 first: it was told
+     * to go on, sent its megabyte, then got them. (Otherwise the body is read first,
+     * before a database connection is taken: it may hold the token.) */
+    early = r->expecting_100 && api_token(q) != NULL;
+    if (!early) {
+        e = api_read_body(q, &body, &len);
+        if (e) {
+            return e;
+        }
+        q->body = len ? body : NULL;
+        q->body_len = len;
+        /* A body that does not parse may still not be authenticated: 401 first. */
+        body_err = api_parse_body(q, body, len);
     }
-    q->body = len ? body : NULL;
-    q->body_len = len;
-    /* A body that does not parse may still not be authenticated: 401 first. */
-    body_err = api_parse_body(q, body, len);
 
     /* While the database is known to be unreachable, mod_dbd is not asked (each
      * refusal of its costs two error lines); the keeper probes it meanwhile. */
@@ -465,10 +474,27 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     if ((e = api_scope_check(q)) != NULL) {
         return e;
     }
+    /* (a method the path does not take is 405 with Allow, an unknown path 404, whatever
+     * the body: a wrong body of a wrong request said 400 or 415) */
+    if ((e = api_route_find(q, &route)) != NULL) {
+        return e;
+    }
+    if (early) {
+        e = api_read_body(q, &body, &len);
+        if (e) {
+            return e;
+        }
+        q->body = len ? body : NULL;
+        q->body_len = len;
+        body_err = api_parse_body(q, body, len);
+    }
     if (body_err) {
         return body_err;
     }
-    return api_route_request(q);
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, account %s, "
+                  "token #%" APR_INT64_T_FMT, r->header_only ? "GET" : r->method, q->path,
+                  api_routes[route].pattern, q->auth.account_name, q->auth.token_id);
+    return api_routes[route].handler(q);
 }
 
 /* ---- no token: OPTIONS, CORS -------------------------------------------- */

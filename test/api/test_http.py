@@ -483,6 +483,71 @@ def test_cors_answers_carry_the_origin_on_success_and_on_errors(cors):
     assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == "*"
 
 
+def raw_exchange(server, head, body):
+    """Sends head (its lines), then, once the server answered "100 Continue", body; the
+    status lines read, in order (a client that waits for it forever: an answer that neither
+    refuses nor says 100 first times out)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        f = sock.makefile("rb")
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        seen = []
+        while True:
+            status = f.readline()
+            if not status:
+                return seen
+            seen.append(int(status.split()[1]))
+            length = 0
+            while True:
+                line = f.readline()
+                if line in (b"\r\n", b"\n", b""):
+                    break
+                k, _, v = line.partition(b":")
+                if k.strip().lower() == b"content-length":
+                    length = int(v)
+            f.read(length)
+            if seen[-1] != 100:
+                return seen
+            sock.sendall(body)
+
+
+def test_a_client_waiting_for_100_continue_is_refused_before_it_sends_its_body(server,
+                                                                               token):
+    """With its token in the header or the query, a request that waits for "100
+    Continue" is answered 401, 404 or 405 first: it was told to go on, sent its body, then
+    refused. A good one goes on as before."""
+    body = json.dumps({"redirect_url": "https://example.com/e"}).encode()
+
+    def head(path, auth, method="POST"):
+        return ["%s /api%s HTTP/1.1" % (method, path), "Host: localhost",
+                "Content-Type: application/json", "Content-Length: %d" % len(body),
+                "Expect: 100-continue", "Connection: close"] + (
+                    ["Authorization: Bearer " + auth] if auth else [])
+    assert raw_exchange(server, head("/tracker", "qrt_" + "x" * 40), body) == [401]
+    assert raw_exchange(server, head("/tracker?api_token=qrt_%s" % ("y" * 40), None), body) \
+        == [401]
+    assert raw_exchange(server, head("/nope", token), body) == [404]
+    assert raw_exchange(server, head("/account", token, method="PUT"), body) == [405]
+    assert raw_exchange(server, head("/tracker", token), body) == [100, 200]
+
+
+def test_a_wrong_method_or_path_is_405_or_404_whatever_the_body(server, token):
+    """The route is found before the body is read as JSON or a form: a wrong body of a
+    wrong request said 400 or 415."""
+    with Api(server, token) as a:
+        for method, path, kw in (("PUT", "/account", {"data": "abc"}),
+                                 ("PUT", "/account", {"data": "abc",
+                                                      "headers": {"Content-Type": "text/plain"}}),
+                                 ("DELETE", "/tracker/show/1", {"data": "a=%zz", "headers": {
+                                     "Content-Type": "application/x-www-form-urlencoded"}})):
+            r = a.request(method, path, **kw)
+            assert r.status_code == 405 and r.headers["Allow"], (method, path, r.text)
+        r = a.request("POST", "/nope", data="[1", headers={"Content-Type": "application/json"})
+        assert r.status_code == 404, r.text
+        # (a right route still says what is wrong with its body)
+        r = a.request("POST", "/tracker", data="{", headers={"Content-Type": "application/json"})
+        assert r.status_code == 400, r.text
+
+
 def test_options_without_cors_configured(server):
     r = requests.options(server.api_base + "/tracker/show/5", timeout=10,
                          headers={"Origin": "https://app.example.com",
