@@ -24,6 +24,7 @@
 #include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_openapi.h"
+#include "mod_qrtrack_params.h"
 #include "mod_qrtrack_image.h"
 #include "mod_qrtrack_qrcode.h"
 #include "mod_qrtrack_rate.h"
@@ -490,6 +491,9 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     }
     if (body_err) {
         return body_err;
+    }
+    if ((e = qrt_params_once(q, q->query)) != NULL || (e = qrt_params_once(q, q->form)) != NULL) {
+        return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, account %s, "
                   "token #%" APR_INT64_T_FMT, r->header_only ? "GET" : r->method, q->path,

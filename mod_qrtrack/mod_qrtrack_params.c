@@ -247,6 +247,37 @@ qrt_err_t *qrt_params_from_body(qrt_req_t *q)
     return NULL;
 }
 
+qrt_err_t *qrt_params_once(qrt_req_t *q, const apr_table_t *t)
+{
+    const apr_array_header_t *a = t ? apr_table_elts(t) : NULL;
+    const apr_table_entry_t *e = a ? (const apr_table_entry_t *)a->elts : NULL;
+    apr_hash_t *seen;
+    int i;
+
+    if (!a || a->nelts < 2) {
+        return NULL;
+    }
+    seen = apr_hash_make(q->r->pool);
+    for (i = 0; i < a->nelts; i++) {
+        const char *key = e[i].key;
+        char *low;
+
+        /* (the lists: a name again adds to it) */
+        if (!key || qrt_params_list_key(key, "trackers") || qrt_params_list_key(key, "tags")) {
+            continue;
+        }
+        low = apr_pstrdup(q->r->pool, key);
+        ap_str_tolower(low);
+        if (apr_hash_get(seen, low, APR_HASH_KEY_STRING)) {
+            return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, key, apr_psprintf(
+                                   q->r->pool, "The %s parameter is given more than once; "
+                                   "give it once.", key));
+        }
+        apr_hash_set(seen, low, APR_HASH_KEY_STRING, low);
+    }
+    return NULL;
+}
+
 static int params_id_cmp(const void *a, const void *b)
 {
     apr_int64_t x = *(const apr_int64_t *)a, y = *(const apr_int64_t *)b;

@@ -21,6 +21,11 @@ apr_array_header_t *qrt_query_list(qrt_req_t *q, const char *name);
  * any is not the caller's live tracker; none given -> every tracker of the account.
  * *ids is an array of apr_int64_t. */
 qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_t **ids);
+/* 422 when a parameter of t (the query's or a form body's) other than the lists
+ * (trackers, tags: qrt_params_list_key) is given more than once (names compared without
+ * case, as the table reads them): which of the values was meant is not for the server to
+ * guess, and the first one went through unchecked. */
+qrt_err_t *qrt_params_once(qrt_req_t *q, const apr_table_t *t);
 /* A POST of a read endpoint (reports, crosstab, dashboard): the body's parameters (an
  * urlencoded or multipart form with the query's names, or a JSON object whose values are
  * strings, integers, true or false, or lists of strings and integers; null leaves one

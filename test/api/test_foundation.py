@@ -118,14 +118,15 @@ def test_trailing_slash_is_accepted(api):
     assert api.get("/account/").status_code == 200
 
 
+# (on a route that takes a POST: a route that does not is 405 whatever the body)
 def test_malformed_json_is_400(api):
     for body in [b"{bad", b"[1,2]", b'{"a":1,"a":2}', b'"x"', b'{"a":"\\u0000"}']:
-        json_error(api.post("/account", data=body,
+        json_error(api.post("/tracker", data=body,
                              headers={"Content-Type": "application/json"}), 400)
 
 
 def test_unsupported_content_type_is_415(api):
-    json_error(api.post("/account", data=b"hello", headers={"Content-Type": "text/plain"}), 415)
+    json_error(api.post("/tracker", data=b"hello", headers={"Content-Type": "text/plain"}), 415)
 
 
 def test_body_over_limit_is_413_json(api):
@@ -143,7 +144,7 @@ def test_chunked_body_over_limit_is_413_json(api):
 
 
 def test_broken_multipart_is_400(api):
-    r = api.post("/account", data=b"--x\r\nno headers here",
+    r = api.post("/tracker", data=b"--x\r\nno headers here",
                  headers={"Content-Type": "multipart/form-data; boundary=x"})
     json_error(r, 400)
 

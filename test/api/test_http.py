@@ -548,6 +548,34 @@ def test_a_wrong_method_or_path_is_405_or_404_whatever_the_body(server, token):
         assert r.status_code == 400, r.text
 
 
+def test_a_parameter_given_twice_is_422_but_lists_take_many(server, token):
+    """A scalar parameter given twice (in the query or a form body, in any case) is 422
+    naming it: the first value went through and the second, valid or not, was never
+    looked at. The lists (trackers, tags) take a name as many times as they like."""
+    with Api(server, token) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/twice"}).json()
+        for path, query in (("/tracker", "rows=1&rows=5000"), ("/tracker", "rows=5000&rows=1"),
+                            ("/tracker", "rows=1&ROWS=2"),
+                            ("/report/", "report=name&report=bogus"),
+                            ("/tracker/%d/qrcode" % t["tracker_id"], "size=300&size=99999")):
+            r = a.get("%s?%s" % (path, query))
+            assert r.status_code == 422 and "more than once" in r.text, (path, query, r.text)
+        r = a.post("/tracker", data="redirect_url=https%3A%2F%2Fa.example%2F&redirect_url="
+                   "https%3A%2F%2Fb.example%2F",
+                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 422 and "redirect_url" in r.json()["errors"], r.text
+        # the lists
+        r = a.get("/report/?report=name&trackers=%d&trackers=%d" % (t["tracker_id"],
+                                                                    t["tracker_id"]))
+        assert r.status_code == 200, r.text
+        r = a.get("/report/?report=name&trackers[]=%d&trackers[]=%d" % (t["tracker_id"],
+                                                                        t["tracker_id"]))
+        assert r.status_code == 200, r.text
+        r = a.post("/tracker", data="redirect_url=https%3A%2F%2Fa.example%2F&tags[]=x&tags[]=y",
+                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 200 and sorted(r.json()["tags"]) == ["x", "y"], r.text
+
+
 def test_options_without_cors_configured(server):
     r = requests.options(server.api_base + "/tracker/show/5", timeout=10,
                          headers={"Origin": "https://app.example.com",
