@@ -1030,6 +1030,10 @@ static int admin_spool(admin_ctx *c, int argc, const char *const *argv)
     if (access(argv[1], F_OK) != 0) {
         return admin_fail("no spool at %s%s", argv[1], NULL);
     }
+    /* (opened as a spool, any SQLite file became one: the main database got its tables) */
+    if (!qrt_spool_is_spool(argv[1], &err)) {
+        return admin_fail("%s is not a node's spool: %s", argv[1], err);
+    }
     if (qrt_spool_open(c->p, argv[1], QRT_SPOOL_VISITS, &sp, &err) != APR_SUCCESS) {
         return admin_fail("cannot open the spool: %s%s", err ? err : "unknown error", NULL);
     }

@@ -172,6 +172,26 @@ static apr_status_t spool_node_id(qrt_spool_t *s)
     return APR_SUCCESS;
 }
 
+int qrt_spool_is_spool(const char *path, const char **why)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+
+    *why = "it cannot be read as an SQLite database";
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
+        && sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+                              "AND name IN ('meta', 'visits', 'refused')", -1, &st, NULL)
+           == SQLITE_OK
+        && sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int(st, 0);
+        *why = n == 3 ? NULL : "it has not the tables of a node's spool";
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n == 3;
+}
+
 apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t kind,
                             qrt_spool_t **out, const char **err)
 {

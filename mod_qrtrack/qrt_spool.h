@@ -31,6 +31,11 @@ typedef enum { QRT_SPOOL_VISITS, QRT_SPOOL_SNAPSHOT } qrt_spool_kind_t;
 #define QRT_SPOOL_EDAMAGED APR_EBADF
 apr_status_t qrt_spool_open(apr_pool_t *p, const char *path, qrt_spool_kind_t kind,
                             qrt_spool_t **s, const char **err);
+/* Whether the file at path is a node's spool of visits (its tables meta, visits and
+ * refused), read without writing anything: 1, or 0 with *why (static text). For a tool
+ * handed a path, which qrt_spool_open would turn into a spool (adding its tables to the
+ * main database, say). */
+int qrt_spool_is_spool(const char *path, const char **why);
 /* The last error of s, for log lines. */
 const char *qrt_spool_error(qrt_spool_t *s);
 /* 1 when an error of s said its file is damaged (as QRT_SPOOL_EDAMAGED). */

@@ -388,6 +388,26 @@ def test_admin_token_names_are_text_and_unwritten_tokens_are_revoked(server):
     assert p.returncode == 1 and "cannot write the output" in p.stderr, p.stderr
 
 
+def test_admin_spool_commands_take_only_a_spool(server):
+    """`spool refused` and `spool retry` handed another SQLite file (the node's snapshot,
+    SQLite's main database) refuse it and write nothing: they made it a spool, adding
+    their tables to the main database."""
+    files = [os.path.join(server.dir, "qrtrack-snapshot.db")]
+    if server.backend == "sqlite":
+        files.append(server.db)
+    for f in files:
+        assert os.path.exists(f), f
+        for cmd in ("refused", "retry"):
+            p = server.admin("spool", cmd, f, check=False)
+            assert p.returncode == 1 and "is not a node's spool" in p.stderr, (f, p.stderr)
+        tables = subprocess.run(server.as_user + ["sqlite3", "-readonly", f, "SELECT name FROM "
+                                                  "sqlite_master WHERE name = 'refused'"],
+                                capture_output=True, text=True, check=True).stdout
+        assert tables.strip() == "", (f, tables)
+    spool = os.path.join(server.dir, "qrtrack-spool.db")
+    assert server.admin("spool", "refused", spool).returncode == 0
+
+
 def test_admin_cli_lists(server):
     out = server.admin("account", "list").stdout
     assert "\tacme\tprofessional\t" in out and "\tfreebie\tfree\t" in out

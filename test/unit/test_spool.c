@@ -1,4 +1,5 @@
 /* Unit tests for qrt_spool: the node's spool of visits and snapshot of codes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -377,6 +378,53 @@ END_TEST
 
 /* A snapshot file from before codes kept their routing starts again, numbers and all:
  * the next sweep then reads every code with its routing. */
+/* A tool handed a path tells a spool from another SQLite file (a node's main database, a
+ * snapshot, an empty file) without writing to it. */
+START_TEST(a_spool_is_told_from_other_files_without_writing)
+{
+    sqlite3 *db;
+    struct stat before, after;
+    const char *why = NULL;
+
+    (void)open_kind("spool.db", QRT_SPOOL_VISITS, pool);
+    ck_assert_int_eq(qrt_spool_is_spool(path("spool.db"), &why), 1);
+    ck_assert_ptr_null(why);
+    (void)open_kind("snap.db", QRT_SPOOL_SNAPSHOT, pool);
+    ck_assert_int_eq(qrt_spool_is_spool(path("snap.db"), &why), 0);
+    ck_assert_str_eq(why, "it has not the tables of a node's spool");
+    ck_assert_int_eq(sqlite3_open(path("main.db"), &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE trackers (id INTEGER PRIMARY KEY)", NULL,
+                                  NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    ck_assert_int_eq(stat(path("main.db"), &before), 0);
+    ck_assert_int_eq(qrt_spool_is_spool(path("main.db"), &why), 0);
+    ck_assert_int_eq(stat(path("main.db"), &after), 0);
+    ck_assert_int_eq(before.st_size, after.st_size);
+    ck_assert_int_eq(before.st_mtime, after.st_mtime);
+    ck_assert_int_eq(sqlite3_open(path("main.db"), &db), SQLITE_OK);
+    {
+        sqlite3_stmt *st;
+
+        ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master", -1, &st,
+                                            NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    fclose(fopen(path("empty"), "w"));
+    ck_assert_int_eq(qrt_spool_is_spool(path("empty"), &why), 0);
+    {
+        FILE *f = fopen(path("text"), "w");
+
+        fputs("not a database at all, just words\n", f);
+        fclose(f);
+    }
+    ck_assert_int_eq(qrt_spool_is_spool(path("text"), &why), 0);
+    ck_assert_str_eq(why, "it cannot be read as an SQLite database");
+}
+END_TEST
+
 START_TEST(a_snapshot_without_routing_starts_again)
 {
     sqlite3 *db;
@@ -430,6 +478,7 @@ static Suite *spool_suite(void)
     tcase_add_test(tc, the_snapshot_answers_sweeps_and_keeps_its_numbers);
     tcase_add_test(tc, a_snapshot_without_routing_starts_again);
     tcase_add_test(tc, a_file_that_cannot_be_made_says_why);
+    tcase_add_test(tc, a_spool_is_told_from_other_files_without_writing);
     suite_add_tcase(s, tc);
     return s;
 }
