@@ -164,6 +164,12 @@ static int admin_connect(admin_ctx *c, qrt_db_t *db, const char *name,
                 "calls are used there instead\n", dialect->label, err);
         err = NULL;
     }
+    /* (SQLite's memory and temporary databases end with the command: an account added
+     * there was gone at the next one, which said nothing) */
+    if (dialect->embedded && (!*params || !strcmp(params, ":memory:")
+                              || strstr(params, "mode=memory"))) {
+        return admin_fail("an SQLite database is a file's path, not '%s'%s", params, "");
+    }
     if (dialect->embedded) {
         /* Created 0640 before SQLite opens it (its -wal and -shm take its mode). */
         int e = qrt_dbfile_private(params);

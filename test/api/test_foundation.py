@@ -388,6 +388,16 @@ def test_admin_token_names_are_text_and_unwritten_tokens_are_revoked(server):
     assert p.returncode == 1 and "cannot write the output" in p.stderr, p.stderr
 
 
+def test_admin_refuses_an_sqlite_database_that_ends_with_the_command(server):
+    """An empty or in-memory SQLite database took the command (`account add` printed the
+    new id, exit 0) and was gone at the next one."""
+    for params in ("", ":memory:", "file:x?mode=memory"):
+        p = subprocess.run([server.admin_tool, "--driver", "sqlite3", "--params", params,
+                            "account", "add", "ghost"], capture_output=True, text=True)
+        assert p.returncode == 1 and "is a file's path" in p.stderr, (params, p.stderr)
+        assert p.stdout == "", p.stdout
+
+
 def test_admin_spool_commands_take_only_a_spool(server):
     """`spool refused` and `spool retry` handed another SQLite file (the node's snapshot,
     SQLite's main database) refuse it and write nothing: they made it a spool, adding
