@@ -229,18 +229,6 @@ static int admin_open(admin_ctx *c, int init)
     return admin_connect(c, &c->db, c->driver, c->params, init);
 }
 
-static int admin_account_name_valid(const char *s)
-{
-    apr_size_t n = 0;
-
-    for (; *s; s++, n++) {
-        if (!apr_isalnum(*s) && *s != '.' && *s != '_' && *s != '-') {
-            return 0;
-        }
-    }
-    return n >= 1 && n <= 64 && !apr_isdigit(s[-(long)n]);
-}
-
 static int admin_find_account(admin_ctx *c, const char *ref, qrt_account_t *a)
 {
     apr_status_t rv = qrt_store_account_find(&c->db, c->p, ref, a);
@@ -282,7 +270,7 @@ static int admin_account(admin_ctx *c, int argc, const char *const *argv)
                 return 2;
             }
         }
-        if (!admin_account_name_valid(argv[1])) {
+        if (!qrt_valid_account_name(argv[1])) {
             return admin_fail("bad account name '%s': 1 to 64 letters, digits, '.', "
                               "'_' or '-', not starting with a digit%s", argv[1], NULL);
         }

@@ -171,6 +171,11 @@ static const char *qrt_set_account_limit(cmd_parms *cmd, void *dc, const char *n
     if (err) {
         return err;
     }
+    if (!qrt_valid_account_name(name)) {
+        return apr_psprintf(cmd->pool, "QRTrackAccountRateLimit: '%s' is no account's name "
+                            "(1 to 64 of A-Z a-z 0-9 . _ -, not starting with a digit)",
+                            name);
+    }
     if (!c->account_limits) {
         c->account_limits = apr_hash_make(cmd->pool);
     }
@@ -247,6 +252,19 @@ static const char *qrt_set_cors_origin(cmd_parms *cmd, void *dc, const char *arg
         return apr_psprintf(cmd->pool, "QRTrackCORSOrigin: '%s' is not an origin "
                             "(scheme://host[:port], no path, e.g. "
                             "https://app.example.com), * or none", arg);
+    }
+    if (strcmp(arg, "*") != 0 && u.port_str) {
+        apr_int64_t port;
+
+        if (qrt_parse_int(u.port_str, 1, 65535, &port) != 0) {
+            return apr_psprintf(cmd->pool, "QRTrackCORSOrigin: '%s' has no port (1 to "
+                                "65535)", arg);
+        }
+        /* (a browser's Origin leaves out its scheme's own port: with it, none matched) */
+        if ((port == 80 && !strcasecmp(u.scheme, "http"))
+            || (port == 443 && !strcasecmp(u.scheme, "https"))) {
+            arg = apr_pstrndup(cmd->pool, arg, (apr_size_t)(strrchr(arg, ':') - arg));
+        }
     }
     *(const char **)apr_array_push(c->cors_origins) = apr_pstrdup(cmd->pool, arg);
     return NULL;

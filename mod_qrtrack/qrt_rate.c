@@ -141,6 +141,10 @@ static const char *rate_server_parse(apr_pool_t *p, const char *item,
         return apr_psprintf(p, "'%s' is not HOST:PORT (the port is missing or 0)",
                             item);
     }
+    if (strchr(host, ':')) {
+        return apr_psprintf(p, "'%s': apr_memcache connects over IPv4 only "
+                            "(give a name or an IPv4 address)", item);
+    }
     sv->host = host;
     sv->port = port;
     return NULL;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 
 #include "qrt_valid.h"
@@ -517,4 +518,19 @@ int qrt_parse_int(const char *s, apr_int64_t min, apr_int64_t max,
         *out = v;
     }
     return 0;
+}
+
+int qrt_valid_account_name(const char *s)
+{
+    apr_size_t n = 0;
+
+    if (!s) {
+        return 0;
+    }
+    for (; s[n]; n++) {
+        if (!apr_isalnum(s[n]) && s[n] != '.' && s[n] != '_' && s[n] != '-') {
+            return 0;
+        }
+    }
+    return n >= 1 && n <= 64 && !apr_isdigit(s[0]);
 }

@@ -35,6 +35,10 @@ const char *qrt_valid_utf8_clean(apr_pool_t *p, const char *s, apr_size_t len,
  * English reason. A NULL s is "is missing". */
 const char *qrt_valid_text(const char *s, apr_size_t len, int allow_newlines);
 
+/* 1 when s is an account's name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a digit:
+ * a name is told from an id by its first character), else 0. */
+int qrt_valid_account_name(const char *s);
+
 /* redirect_url: absolute http or https URL (scheme case-insensitive), at
  * most QRT_URL_MAX bytes, "//" then a non-empty host (a DNS-style name of
  * letters, digits, '-', '_', '.' and non-ASCII UTF-8; a strict dotted-quad

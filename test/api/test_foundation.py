@@ -279,6 +279,7 @@ def test_bad_directive_values_fail_configtest():
                        ("QRTrackRateLimit -5", "QRTrackRateLimit"),
                        ("QRTrackRateLimit 99999999999999999999", "QRTrackRateLimit"),
                        ("QRTrackAccountRateLimit acme lots", "QRTrackAccountRateLimit"),
+                       ("QRTrackAccountRateLimit \"bad name'\" 10", "QRTrackAccountRateLimit"),
                        ("QRTrackMaxBody 12x", "QRTrackMaxBody"),
                        ("QRTrackRateLimitSlots 0", "QRTrackRateLimitSlots"),
                        ("QRTrackPublicURL ftp://x", "QRTrackPublicURL"),

@@ -611,6 +611,26 @@ def test_a_cors_origin_that_is_not_an_origin_fails_configtest(value):
     assert "QRTrackCORSOrigin" in out and "is not an origin" in out
 
 
+def test_a_cors_origin_s_port_is_a_port_and_its_scheme_s_own_is_left_out():
+    """A browser's Origin leaves out its scheme's own port: configured with it
+    (http://app.example.com:80), the origin matched no request. A port past 65535 is no
+    port."""
+    for value in ("https://app.example.com:99999", "https://app.example.com:0"):
+        rc, out = configtest("QRTrackCORSOrigin %s\n" % value)
+        assert rc != 0 and "QRTrackCORSOrigin" in out, (value, out)
+    srv = start_server(extra="QRTrackCORSOrigin http://app.example.com:80 "
+                             "https://secure.example.com:443 https://other.example.com:8443\n",
+                       accounts=[("acme", "professional")])
+    try:
+        for origin in ("http://app.example.com", "https://secure.example.com",
+                       "https://other.example.com:8443"):
+            r = requests.options(srv.api_base + "/tracker", timeout=10, headers={
+                "Origin": origin, "Access-Control-Request-Method": "POST"})
+            assert r.headers.get("Access-Control-Allow-Origin") == origin, (origin, r.headers)
+    finally:
+        srv.cleanup()
+
+
 def test_health_needs_no_token_and_names_the_version(server):
     with Api(server) as a:
         r = a.get("/health")

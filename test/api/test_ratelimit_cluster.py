@@ -597,6 +597,8 @@ def test_bad_store_values_fail_configtest():
                  "QRTrackRateLimitStore memcache 127.0.0.1:99999",
                  "QRTrackRateLimitStore memcache 127.0.0.1:11211,",
                  "QRTrackRateLimitStore memcache [::1]:11211",
+                 # (an IPv6 literal without brackets, which apr_memcache cannot reach)
+                 "QRTrackRateLimitStore memcache ::1:11211",
                  "<VirtualHost *:80>\nQRTrackRateLimitStore shm\n</VirtualHost>"]:
         rc, out = configtest(line + "\n")
         assert rc != 0, line

@@ -590,6 +590,30 @@ START_TEST(ints)
 }
 END_TEST
 
+START_TEST(account_names)
+{
+    static const char *const good[] = { "acme", "a", "Big.Co_2-x", NULL };
+    static const char *const bad[] = { "", "9lives", "bad name'", "a b", "caf\xc3\xa9",
+                                       "x;DROP", NULL };
+    char max[66];
+    int i;
+
+    for (i = 0; good[i]; i++) {
+        ck_assert_msg(qrt_valid_account_name(good[i]), "%s", good[i]);
+    }
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!qrt_valid_account_name(bad[i]), "%s", bad[i]);
+    }
+    ck_assert(!qrt_valid_account_name(NULL));
+    memset(max, 'a', 65);
+    max[64] = '\0';
+    ck_assert(qrt_valid_account_name(max));
+    max[64] = 'a';
+    max[65] = '\0';
+    ck_assert(!qrt_valid_account_name(max));
+}
+END_TEST
+
 static Suite *valid_suite(void)
 {
     Suite *s = suite_create("qrt_valid");
@@ -610,6 +634,7 @@ static Suite *valid_suite(void)
     tcase_add_test(tc, tag_split);
     tcase_add_test(tc, ints);
     tcase_add_test(tc, utf8_clean);
+    tcase_add_test(tc, account_names);
     suite_add_tcase(s, tc);
     return s;
 }
