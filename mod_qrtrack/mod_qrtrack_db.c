@@ -434,11 +434,15 @@ static const char *qrt_vhost_dbd(apr_pool_t *p, const char *driver, const char *
                 continue;
             }
             if (!main_value || strcmp(qrt_unquote(p, d->args), main_value)) {
-                return apr_psprintf(p, "%s in <VirtualHost %s> (%s line %d) differs "
+                /* (the tree keeps the section's closing '>' in its args) */
+                apr_size_t n = strlen(v->args);
+
+                return apr_psprintf(p, "%s in <VirtualHost %.*s> (%s line %d) differs "
                                     "from the main server's: mod_qrtrack uses one "
                                     "database per server; set DBDriver and DBDParams "
                                     "once, outside <VirtualHost>", d->directive,
-                                    v->args, d->filename, d->line_num);
+                                    (int)(n && v->args[n - 1] == '>' ? n - 1 : n), v->args,
+                                    d->filename, d->line_num);
             }
         }
     }

@@ -308,7 +308,7 @@ def test_another_database_in_a_virtual_host_is_refused_with_a_message():
     try:
         srv.admin("init")
         out = fails_to_start(srv)
-        assert "QRT00060" in out and "DBDParams in <VirtualHost" in out, out
+        assert "QRT00060" in out and "DBDParams in <VirtualHost *:*> (" in out, out
         assert "outside <VirtualHost>" in out
     finally:
         srv.cleanup()
