@@ -43,7 +43,8 @@ static const char *import_str(apr_pool_t *p, const qrt_jv_t *m, int n, const cha
 }
 
 /* The members of a line that qrt_jsonl_flat declined, read with jansson (in p):
- * NULL when the line is not a JSON object, or (*repeated set) names a member twice. */
+ * NULL when the line is not a JSON object, or (*repeated 1) names a member twice, or (2)
+ * holds a number past 64 bits. */
 static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n, int *repeated)
 {
     json_error_t je;
@@ -52,7 +53,8 @@ static qrt_jv_t *import_members(apr_pool_t *p, const char *line, int *n, int *re
     qrt_jv_t *m = NULL;
 
     *n = 0;
-    *repeated = !o && json_error_code(&je) == json_error_duplicate_key;
+    *repeated = !o ? (json_error_code(&je) == json_error_duplicate_key ? 1
+                      : json_error_code(&je) == json_error_numeric_overflow ? 2 : 0) : 0;
     if (o && json_is_object(o)) {
         m = apr_pcalloc(p, (json_object_size(o) + 1) * sizeof(*m));
         json_object_foreach(o, k, v) {
@@ -113,7 +115,8 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
     /* The common line in one pass; any other through jansson. */
     if (qrt_jsonl_flat(line, len, fast, IMPORT_MEMBERS, &nm) != 0
         && (m = import_members(p, line, &nm, &repeated)) == NULL) {
-        *why = repeated ? "a member named twice" : "not a JSON object";
+        *why = repeated == 1 ? "a member named twice"
+             : repeated == 2 ? "a number out of range (at most 2^63 - 1)" : "not a JSON object";
         return -1;
     }
     /* (as the API: which of the two was meant is not for the reader to guess) */

@@ -191,6 +191,9 @@ START_TEST(rejects_what_is_not_a_visit)
           " \"destination\": \"\"}", "bad destination (an http or https URL)" },
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
           " \"destination\": 7}", "bad destination (not a string)" },
+        /* a number no 64 bits hold */
+        { "{\"tracker_id\": 99999999999999999999, \"visit_start\": \"2026-03-01T10:00:00Z\","
+          " \"source\": \"scan\"}", "a number out of range (at most 2^63 - 1)" },
         /* a member named twice: refused, as the API refuses it, whichever reader reads
          * the line (the one-pass one; jansson, for a line with a nested value) */
         { "{\"tracker_id\": 1, \"visit_start\": \"2026-03-01T10:00:00Z\", \"source\": \"scan\","
