@@ -400,13 +400,28 @@ static qrt_err_t *api_route_find(qrt_req_t *q, int *route)
     return qrt_error(q, HTTP_NOT_FOUND, "Not Found.");
 }
 
+/* Reads q's body into q->body (an error when it cannot be read: too large, cut short)
+ * and parses it (*body_err: what is wrong with it, told after the checks before it). */
+static qrt_err_t *api_take_body(qrt_req_t *q, qrt_err_t **body_err)
+{
+    char *body = NULL;
+    apr_size_t len = 0;
+    qrt_err_t *e = api_read_body(q, &body, &len);
+
+    if (e) {
+        return e;
+    }
+    q->body = len ? body : NULL;
+    q->body_len = len;
+    *body_err = api_parse_body(q, body, len);
+    return NULL;
+}
+
 static qrt_err_t *api_serve(qrt_req_t *q)
 {
     request_rec *r = q->r;
     ap_dbd_t *dbd;
     qrt_err_t *e, *body_err = NULL;
-    char *body = NULL;
-    apr_size_t len = 0;
     int early;
     const char *err;
     const char *args = r->args;
@@ -434,15 +449,9 @@ static qrt_err_t *api_serve(qrt_req_t *q)
      * to go on, sent its megabyte, then got them. (Otherwise the body is read first,
      * before a database connection is taken: it may hold the token.) */
     early = r->expecting_100 && api_token(q) != NULL;
-    if (!early) {
-        e = api_read_body(q, &body, &len);
-        if (e) {
-            return e;
-        }
-        q->body = len ? body : NULL;
-        q->body_len = len;
-        /* A body that does not parse may still not be authenticated: 401 first. */
-        body_err = api_parse_body(q, body, len);
+    /* (a body that does not parse may still not be authenticated: 401 first) */
+    if (!early && (e = api_take_body(q, &body_err)) != NULL) {
+        return e;
     }
 
     /* While the database is known to be unreachable, mod_dbd is not asked (each
@@ -480,14 +489,8 @@ static qrt_err_t *api_serve(qrt_req_t *q)
     if ((e = api_route_find(q, &route)) != NULL) {
         return e;
     }
-    if (early) {
-        e = api_read_body(q, &body, &len);
-        if (e) {
-            return e;
-        }
-        q->body = len ? body : NULL;
-        q->body_len = len;
-        body_err = api_parse_body(q, body, len);
+    if (early && (e = api_take_body(q, &body_err)) != NULL) {
+        return e;
     }
     if (body_err) {
         return body_err;

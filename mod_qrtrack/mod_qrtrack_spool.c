@@ -263,22 +263,40 @@ static apr_status_t spool_open_start(apr_pool_t *ptemp, server_rec *s, const cha
     }
 }
 
+/* The node's directory dir when it is none: QRTrackSpoolDir's fails the start (1), the
+ * default is only a warning (warn: post_config's turn) with no spool (0); -1 when it is
+ * a directory. */
+static int spool_dir_missing(server_rec *s, const char *dir, int warn)
+{
+    struct stat st;
+
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        return -1;
+    }
+    if (qrt_config()->spool_dir) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
+                     "not a directory: create it, writable by the server's User, or "
+                     "say QRTrackSpoolDir off", dir);
+        return 1;
+    }
+    if (warn) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00108: %s is not a directory: "
+                     "no spool, so scans answer 503 while the database cannot be reached "
+                     "(set QRTrackSpoolDir)", dir);
+    }
+    return 0;
+}
+
 apr_status_t qrt_spool_check_config(apr_pool_t *ptemp, server_rec *s)
 {
     const char *dir = qrt_dbd_node_dir(ptemp);
-    struct stat st;
+    int missing;
 
     if (!dir) {
         return APR_SUCCESS;
     }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (qrt_config()->spool_dir) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
-                         "not a directory: create it, writable by the server's User, or "
-                         "say QRTrackSpoolDir off", dir);
-            return APR_EGENERAL;
-        }
-        return APR_SUCCESS;         /* (no spool: post_config says so) */
+    if ((missing = spool_dir_missing(s, dir, 0)) >= 0) {
+        return missing ? APR_EGENERAL : APR_SUCCESS;
     }
     /* The parent (root) could make the files there; the children could not write them,
      * and every scan of an outage would answer 503 with its visit lost. */
@@ -302,7 +320,7 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     qrt_spool_t *sp, *snap;
     apr_int64_t n = 0, hwm = 0, gen = 0, refused = 0, v[3] = { 0, 0, 0 };
     apr_status_t rv;
-    struct stat st;
+    int missing;
 
     apr_pool_userdata_get((void **)&shm, SPOOL_SHARED_KEY, pp);
     if (shm && apr_shm_size_get(shm) < sizeof(spool_shared_t)) {
@@ -323,17 +341,8 @@ apr_status_t qrt_spool_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_
     if (!dir) {
         return APR_SUCCESS;
     }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (qrt_config()->spool_dir) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "QRT00108: QRTrackSpoolDir %s is "
-                         "not a directory: create it, writable by the server's User, or "
-                         "say QRTrackSpoolDir off", dir);
-            return APR_EGENERAL;
-        }
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QRT00108: %s is not a directory: "
-                     "no spool, so scans answer 503 while the database cannot be reached "
-                     "(set QRTrackSpoolDir)", dir);
-        return APR_SUCCESS;
+    if ((missing = spool_dir_missing(s, dir, 1)) >= 0) {
+        return missing ? APR_EGENERAL : APR_SUCCESS;
     }
     spool_path = apr_pstrcat(pconf, dir, "/" SPOOL_FILE, NULL);
     snap_path = apr_pstrcat(pconf, dir, "/" SNAP_FILE, NULL);
