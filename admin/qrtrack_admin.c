@@ -1255,7 +1255,7 @@ int main(int argc, const char *const *argv)
     admin_ctx c;
     const char *apache_conf = NULL;
     apr_int64_t timeout = ADMIN_TIMEOUT_DEFAULT;
-    int i = 1, rc;
+    int i = 1, j, rc;
 
     /* Each connection of this program is used by its main thread alone. */
     qrt_dialect_sqlite_tune(1);
@@ -1284,13 +1284,15 @@ int main(int argc, const char *const *argv)
         }
         i += 2;
     }
-    if (i < argc && strcmp(argv[i], "--help") && strcmp(argv[i], "-h")
-        && admin_database(&c, apache_conf)) {
-        return 1;
+    /* (help, asked before the command or of it: `token --help`, `trackers import -h`) */
+    for (j = i; j < argc && j <= i + 2; j++) {
+        if (!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) {
+            admin_help();
+            return 0;
+        }
     }
-    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-        admin_help();
-        return 0;
+    if (i < argc && admin_database(&c, apache_conf)) {
+        return 1;
     }
     if (i >= argc) {
         admin_usage();

@@ -399,6 +399,15 @@ def test_admin_refuses_an_sqlite_database_that_ends_with_the_command(server):
         assert p.stdout == "", p.stdout
 
 
+def test_admin_help_is_asked_of_a_command_too(server):
+    """`qrtrack-admin token --help` (or `trackers import -h`) said "bad arguments" and
+    exited 2; it prints the commands, as `--help` does."""
+    for args in (("--help",), ("token", "--help"), ("trackers", "import", "-h"),
+                 ("account", "add", "--help")):
+        p = server.admin(*args, check=False)
+        assert p.returncode == 0 and "trackers import ACCOUNT" in p.stdout, (args, p.stderr)
+
+
 def test_admin_spool_commands_take_only_a_spool(server):
     """`spool refused` and `spool retry` handed another SQLite file (the node's snapshot,
     SQLite's main database) refuse it and write nothing: they made it a spool, adding
