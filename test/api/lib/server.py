@@ -195,16 +195,29 @@ class Server:
                 self._move_to(free_port())
         return self
 
+    def _kill(self):
+        """SIGKILL to httpd's parent and to its children, by their PIDs: a child whose
+        parent is killed alone never notices (httpd's children take no signal and the
+        parent's end of their pipe stays open in each of them), and runs on for good."""
+        kids = child_pids(self.proc.pid)
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
     def _halt_started(self):
-        """Stops the httpd start() ran, by its PID: SIGTERM, then SIGKILL after 10 s."""
+        """Stops the httpd start() ran, by its PID: SIGTERM, then SIGKILL (to its
+        children too) after 10 s."""
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.terminate()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+            self._kill()
 
     def _move_to(self, port):
         """The server's own address moved to port (its configuration and URLs)."""
@@ -244,8 +257,7 @@ class Server:
                 try:
                     self.proc.wait(timeout=20)
                 except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+                    self._kill()
 
     def error_log(self):
         try:
