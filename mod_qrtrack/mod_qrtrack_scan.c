@@ -317,17 +317,72 @@ static apr_status_t scan_cache_free(void *data)
 
 /* ---- the writer thread ------------------------------------------------------------ */
 
+/* The visits of a batch whose trackers were not found deleted (cap_outcome
+ * QRT_VISIT_GONE) by an earlier attempt of its commit: a copy of them, *at their
+ * places in visits, when there were such visits; else visits itself. */
+static qrt_visit_t *writer_live_visits(apr_pool_t *p, qrt_visit_t *visits, int n, int *nlive,
+                                       int **at)
+{
+    qrt_visit_t *live;
+    int i, m = 0;
+
+    *at = NULL;
+    *nlive = n;
+    for (i = 0; i < n && visits[i].cap_outcome != QRT_VISIT_GONE; i++) {
+    }
+    if (i == n) {
+        return visits;
+    }
+    live = apr_palloc(p, sizeof(*live) * (apr_size_t)(n > 0 ? n : 1));
+    *at = apr_palloc(p, sizeof(**at) * (apr_size_t)(n > 0 ? n : 1));
+    for (i = 0; i < n; i++) {
+        if (visits[i].cap_outcome != QRT_VISIT_GONE) {
+            (*at)[m] = i;
+            live[m++] = visits[i];
+        }
+    }
+    *nlive = m;
+    return live;
+}
+
+/* The visits of the trackers in gone (found deleted under the write lock) marked
+ * QRT_VISIT_GONE, for the next attempt to leave out. */
+static void writer_mark_gone(qrt_visit_t *visits, int n, const apr_array_header_t *gone)
+{
+    int i, j;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < gone->nelts; j++) {
+            if (visits[i].tracker_id == APR_ARRAY_IDX(gone, j, apr_int64_t)) {
+                visits[i].cap_outcome = QRT_VISIT_GONE;
+                break;
+            }
+        }
+    }
+}
+
 /* Inside writer_commit's transaction. */
-static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visits,
-                                        int n, const qrt_spool_batch_t *sp, int *recorded)
+static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *all,
+                                        int nall, const qrt_spool_batch_t *sp, int *recorded)
 {
     apr_int64_t mark = 0, *ids;
     apr_uint32_t gen = scan_shared ? scan_shared->webhook_gen : 0;
     qrt_webhook_after_t *after = NULL;
+    apr_array_header_t *gone = sp ? NULL : apr_array_make(p, 1, sizeof(apr_int64_t));
     apr_status_t rv;
-    int skip = 0, i;
+    int skip = 0, i, n, *at;
+    /* (a batch from the spool was answered long ago: its visits are recorded whatever
+     * became of their trackers since) */
+    qrt_visit_t *visits = sp ? all : writer_live_visits(p, all, nall, &n, &at);
 
     *recorded = 0;
+    if (sp) {
+        n = nall;
+        at = NULL;
+    }
+    if (n == 0) {
+        return APR_SUCCESS;
+    }
     /* max_scans: decided here, in the transaction that records the visits, so the
      * cap holds across every process and node that writes. Its row locks of
      * tracker_routing come before the write lock (qrt_store_visits_record_ids): a
@@ -356,7 +411,10 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
                       : APR_SUCCESS;
     ids = apr_palloc(p, sizeof(*ids) * (apr_size_t)n);
     if (rv == APR_SUCCESS) {
-        rv = qrt_store_visits_record_ids(db, p, visits + skip, n - skip, ids);
+        rv = qrt_store_visits_record_ids(db, p, visits + skip, n - skip, ids, gone);
+        if (rv != APR_SUCCESS && gone && gone->nelts > 0) {
+            writer_mark_gone(all, nall, gone);
+        }
     }
     for (i = 0; rv == APR_SUCCESS && i < n - skip; i++) {
         visits[skip + i].id = ids[i];
@@ -370,6 +428,10 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     }
     if (rv == APR_SUCCESS) {
         *recorded = n - skip;
+        /* (each live visit as recorded: its id, its cap_outcome and destination) */
+        for (i = 0; at && i < n; i++) {
+            all[at[i]] = visits[i];
+        }
     }
     return rv;
 }
@@ -811,10 +873,13 @@ static apr_status_t writer_spool(qrt_visit_t *visits, int n)
     int i, kept = 0, answered = writer_committing() > 0;
 
     for (i = 0; i < n; i++) {
-        /* (nor those whose requests answered 503 already) */
+        /* (nor those whose requests answered 503 already, nor those of trackers found
+         * deleted, which answer 404) */
         if (visits[i].capped != QRT_VISIT_CAP_NONE
-            || (answered && writer.answered[i])) {
-            visits[i].cap_outcome = QRT_VISIT_CAP_UNKNOWN;
+            || (answered && writer.answered[i]) || visits[i].cap_outcome == QRT_VISIT_GONE) {
+            if (visits[i].cap_outcome != QRT_VISIT_GONE) {
+                visits[i].cap_outcome = QRT_VISIT_CAP_UNKNOWN;
+            }
             if (keep == visits) {
                 keep = malloc(sizeof(*keep) * (apr_size_t)n);
                 if (!keep) {
@@ -1669,6 +1734,10 @@ int qrt_scan_handler(request_rec *r)
     status = scan_record(r, &visit, &outcome);
     if (status != OK) {
         return status;
+    }
+    if (outcome == QRT_VISIT_GONE) {
+        /* (deleted while the scan waited for its commit: as a scan after it) */
+        return HTTP_NOT_FOUND;
     }
     return scan_answer(r, outcome == QRT_VISIT_CAP_OVER ? d.expired_url : d.url);
 }

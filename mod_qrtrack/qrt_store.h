@@ -507,14 +507,17 @@ typedef struct {
     const char *over_destination;   /* where instead when max_scans were reached (the two
                                      * swapped once the writer found it over) */
     int capped;                     /* QRT_VISIT_CAP_*: its tracker has max_scans */
-    int cap_outcome;                /* set by the scan writer for a capped visit */
+    int cap_outcome;                /* set by the scan writer: for a capped visit, and
+                                     * QRT_VISIT_GONE for one of a deleted tracker */
 } qrt_visit_t;
 
 /* A capped visit (qrt_visit_t.capped): one that counts against max_scans, or one that
  * only asks whether the cap is reached (a bot, a click). */
 enum { QRT_VISIT_CAP_NONE, QRT_VISIT_CAP_COUNT, QRT_VISIT_CAP_ASK };
-/* What the scan writer found (qrt_visit_t.cap_outcome). */
-enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN };
+/* What the scan writer found (qrt_visit_t.cap_outcome). GONE: the visit's tracker was
+ * deleted while its scan waited for the commit; it is not recorded (the scan answers
+ * 404, as a scan after the deletion does). */
+enum { QRT_VISIT_CAP_SENT, QRT_VISIT_CAP_OVER, QRT_VISIT_CAP_UNKNOWN, QRT_VISIT_GONE };
 
 /* Schema 7: the visit rows joined to the dictionaries the report aggregates read
  * (browser; country and city), for statements that need those strings. The view
@@ -547,9 +550,15 @@ apr_status_t qrt_store_visits_cap(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *visi
  * importer both come through here. */
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *v, int n);
-/* The same; ids (n of them, or NULL) gets the visits' new ids. */
+/* The same; ids (n of them, or NULL) gets the visits' new ids. gone (apr_int64_t, or
+ * NULL: no check): the visits' trackers are checked under the write lock, so that no
+ * visit is recorded after its tracker's deletion committed (nor its webhook event made
+ * after tracker.deleted). When some are deleted (or gone), their ids are pushed onto
+ * gone and the call fails with db->again set (APR_EAGAIN): the caller rolls the
+ * transaction back and runs it again without their visits. */
 apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
-                                         const qrt_visit_t *v, int n, apr_int64_t *ids);
+                                         const qrt_visit_t *v, int n, apr_int64_t *ids,
+                                         apr_array_header_t *gone);
 /* SQLite: adds the references waiting in visit_refs_due (schema 62) to the
  * dictionaries' refs and empties it, inside the caller's transaction; resets
  * db->refs_due. Nothing to do on PostgreSQL. */

@@ -589,7 +589,7 @@ static apr_status_t visits_counters(qrt_db_t *db, apr_pool_t *p, const qrt_visit
 apr_status_t qrt_store_visits_record(qrt_db_t *db, apr_pool_t *p,
                                      const qrt_visit_t *in, int n)
 {
-    return qrt_store_visits_record_ids(db, p, in, n, NULL);
+    return qrt_store_visits_record_ids(db, p, in, n, NULL, NULL);
 }
 
 /* The dictionaries' generation read under the write lock with the batch's inserts
@@ -619,14 +619,60 @@ static apr_status_t visits_generation(qrt_db_t *db, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
+/* The batch's trackers, for trackers_live: a list of the distinct ids. */
+static const char *visits_tracker_list(qrt_db_t *db, apr_pool_t *p, const qrt_visit_t *v,
+                                       int n, apr_hash_t **set)
+{
+    apr_array_header_t *ids = apr_array_make(p, 8, sizeof(apr_int64_t));
+    int i;
+
+    *set = apr_hash_make(p);
+    for (i = 0; i < n; i++) {
+        if (!apr_hash_get(*set, &v[i].tracker_id, sizeof(v[i].tracker_id))) {
+            apr_hash_set(*set, &v[i].tracker_id, sizeof(v[i].tracker_id), "");
+            APR_ARRAY_PUSH(ids, apr_int64_t) = v[i].tracker_id;
+        }
+    }
+    return qrt_db_id_list(db, p, ids);
+}
+
+/* The batch's trackers that trackers_live did not name (live: its ids) onto gone: 1
+ * when there were any (the call then fails, to be run again without their visits). */
+static int visits_gone(qrt_db_t *db, apr_hash_t *set, const apr_array_header_t *live,
+                       apr_array_header_t *gone)
+{
+    apr_hash_index_t *hi;
+    int i, before = gone->nelts;
+
+    for (i = 0; i < live->nelts; i++) {
+        apr_hash_set(set, &APR_ARRAY_IDX(live, i, apr_int64_t), sizeof(apr_int64_t), NULL);
+    }
+    for (hi = apr_hash_first(NULL, set); hi; hi = apr_hash_next(hi)) {
+        const void *key;
+
+        apr_hash_this(hi, &key, NULL, NULL);
+        APR_ARRAY_PUSH(gone, apr_int64_t) = *(const apr_int64_t *)key;
+    }
+    if (gone->nelts == before) {
+        return 0;
+    }
+    db->error = "trackers of the batch were deleted while their scans waited: run again "
+                "without their visits";
+    db->again = 1;
+    return 1;
+}
+
 apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
-                                         const qrt_visit_t *in, int n, apr_int64_t *ids)
+                                         const qrt_visit_t *in, int n, apr_int64_t *ids,
+                                         apr_array_header_t *gone)
 {
     int *is_new = apr_pcalloc(p, (n > 0 ? n : 1) * sizeof(int));
     apr_int64_t *dict_ids = apr_pcalloc(p, (n > 0 ? n : 1) * 2 * sizeof(*dict_ids));
     qrt_visit_t *v = apr_pmemdup(p, in, (n > 0 ? n : 1) * sizeof(*v));
     qrt_store_agg_held_t *held = NULL;
-    qrt_pipe_rows_t *gen_rows = NULL;
+    qrt_pipe_rows_t *gen_rows = NULL, *live_rows = NULL;
+    apr_array_header_t *live = NULL;
+    apr_hash_t *set = NULL;
     apr_status_t rv;
     int i;
 
@@ -654,6 +700,24 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
             qrt_dict_cache_generation(db->dict, gen);
         }
     }
+    if (rv == APR_SUCCESS && gone) {
+        /* After the lock, which a tracker's deletion takes too. PostgreSQL, pipelined:
+         * held, read once the inserts' round trip has run it (a deletion is rare: the
+         * batch is then rolled back and run again). Else read now, before any write. */
+        const void *args[1];
+
+        args[0] = visits_tracker_list(db, p, v, n, &set);
+        live = apr_array_make(p, 8, sizeof(apr_int64_t));
+        rv = gen_rows ? qrt_db_hold_select(db, p, SQL_trackers_live, args, &live_rows)
+                      : APR_ENOTIMPL;
+        if (rv == APR_ENOTIMPL) {
+            db->error = NULL;
+            rv = qrt_db_each(db, p, SQL_trackers_live, args, qrt_db_int_list_row, live);
+            if (rv == APR_SUCCESS && visits_gone(db, set, live, gone)) {
+                return APR_EAGAIN;
+            }
+        }
+    }
     if (rv == APR_SUCCESS) {
         rv = visits_visitors(v, n, p, is_new);
     }
@@ -666,6 +730,12 @@ apr_status_t qrt_store_visits_record_ids(qrt_db_t *db, apr_pool_t *p,
     }
     if (rv == APR_SUCCESS && gen_rows) {
         rv = visits_generation(db, p, gen_rows);
+    }
+    if (rv == APR_SUCCESS && live_rows) {
+        rv = qrt_db_held_each(db, live_rows, qrt_db_int_list_row, live);
+        if (rv == APR_SUCCESS && visits_gone(db, set, live, gone)) {
+            rv = APR_EAGAIN;
+        }
     }
     if (rv != APR_SUCCESS) {
         return rv;

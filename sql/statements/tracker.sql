@@ -98,6 +98,20 @@ SELECT COUNT(*)
     WHERE id = ANY (ARRAY(SELECT unnest(CAST(%s AS BIGINT[])))) AND account_id = %lld AND
         deleted_at IS NULL
 
+-- which of the ids listed (as tracker_owned_count takes them) are live trackers: the scan
+-- writer's check, under the write lock, that no tracker of its batch was deleted while the
+-- batch's scans waited for their commit
+-- name: trackers_live
+SELECT id
+    FROM trackers
+    WHERE id IN (SELECT value
+    FROM json_each(%s)) AND deleted_at IS NULL
+
+-- name: trackers_live [pgsql]
+SELECT id
+    FROM trackers
+    WHERE id = ANY (ARRAY(SELECT unnest(CAST(%s AS BIGINT[])))) AND deleted_at IS NULL
+
 -- name: tracker_ids
 SELECT id
     FROM trackers

@@ -555,6 +555,75 @@ START_TEST(capped_visits_decided_again_after_a_rollback)
 }
 END_TEST
 
+/* The scan writer's check (qrt_store_visits_record_ids with gone): a batch with visits
+ * of a deleted tracker and of a tracker whose row is gone records nothing, names both
+ * (once each) and asks to be run again; the same batch without them is recorded. */
+START_TEST(visits_of_deleted_trackers_are_named_not_recorded)
+{
+    const char *dir;
+    qrt_db_t db;
+    qrt_visit_t v[5];
+    apr_dbd_transaction_t *tx;
+    apr_array_header_t *gone = apr_array_make(pool, 1, sizeof(apr_int64_t));
+    apr_int64_t ids[5], named[2];
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int i;
+
+    dir = store_db_open(&db);       /* (account 1, tracker 1) */
+    qrt_check_db_exec(&db, "INSERT INTO trackers (account_id, code, name, type, redirect_url, "
+                           "created_at, updated_at) VALUES (1, 'c2', 'n', 'website', "
+                           "'https://e.example/', 0, 0)");
+    qrt_check_db_exec(&db, "UPDATE trackers SET deleted_at = 5 WHERE id = 2");
+    memset(v, 0, sizeof(v));
+    for (i = 0; i < 5; i++) {
+        /* trackers 1, 2 (deleted), 1, 9 (no such row), 2 */
+        static const apr_int64_t t[] = { 1, 2, 1, 9, 2 };
+
+        v[i].tracker_id = t[i];
+        v[i].visit_start = 1000 + i;
+        v[i].source = "scan";
+        v[i].ip = "203.0.113.1";
+        v[i].user_agent = "UA";
+        v[i].device = "mobile";
+        v[i].visitor = 7;
+        v[i].destination = "https://e.example/";
+    }
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_record_ids(&db, pool, v, 5, ids, gone), APR_EAGAIN);
+    ck_assert_int_eq(db.again, 1);
+    ck_assert(qrt_db_retryable(&db));
+    qrt_db_rollback_only(&db, tx);
+    qrt_db_end(&db, pool, tx);
+    ck_assert_int_eq(gone->nelts, 2);
+    named[0] = APR_ARRAY_IDX(gone, 0, apr_int64_t);
+    named[1] = APR_ARRAY_IDX(gone, 1, apr_int64_t);
+    ck_assert(named[0] == 2 || named[0] == 9);
+    ck_assert(named[1] == 2 || named[1] == 9);
+    ck_assert(named[0] != named[1]);
+
+    /* without them: recorded, and nothing more named */
+    db.again = 0;
+    db.error = NULL;
+    v[1] = v[2];
+    apr_array_clear(gone);
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_record_ids(&db, pool, v, 2, ids, gone), APR_SUCCESS);
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(gone->nelts, 0);
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                                    "SELECT COUNT(*), MIN(tracker_id), MAX(tracker_id) "
+                                    "FROM visits", 0), 0);
+    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
+    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), 2);
+    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 1)), 1);
+    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 2)), 1);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+    }
+    qrt_check_db_remove(pool, &db, dir);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -573,6 +642,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, native_transactions_on_sqlite);
     tcase_add_test(tc, snapshot_reads_one_state_on_sqlite);
     tcase_add_test(tc, capped_visits_decided_again_after_a_rollback);
+    tcase_add_test(tc, visits_of_deleted_trackers_are_named_not_recorded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -105,7 +105,7 @@ static void record(qrt_webhook_cache_t *c, apr_uint32_t gen, qrt_visit_t *v, int
 
     ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_webhook_expiry(&db, pool, c, gen, v, n, &after), APR_SUCCESS);
-    ck_assert_int_eq(qrt_store_visits_record_ids(&db, pool, v, n, ids), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_record_ids(&db, pool, v, n, ids, NULL), APR_SUCCESS);
     for (i = 0; i < n; i++) {
         v[i].id = ids[i];
     }
