@@ -361,9 +361,11 @@ static void writer_mark_gone(qrt_visit_t *visits, int n, const apr_array_header_
     }
 }
 
-/* Inside writer_commit's transaction. */
+/* Inside writer_commit's transaction. *gone_found: 1 when it failed because trackers of
+ * the batch were found deleted (their visits marked, to be left out at once). */
 static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t *all,
-                                        int nall, const qrt_spool_batch_t *sp, int *recorded)
+                                        int nall, const qrt_spool_batch_t *sp, int *recorded,
+                                        int *gone_found)
 {
     apr_int64_t mark = 0, *ids;
     apr_uint32_t gen = scan_shared ? scan_shared->webhook_gen : 0;
@@ -414,6 +416,7 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
         rv = qrt_store_visits_record_ids(db, p, visits + skip, n - skip, ids, gone);
         if (rv != APR_SUCCESS && gone && gone->nelts > 0) {
             writer_mark_gone(all, nall, gone);
+            *gone_found = 1;
         }
     }
     for (i = 0; rv == APR_SUCCESS && i < n - skip; i++) {
@@ -547,26 +550,30 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
     }
     db = *dbp;
     for (attempt = 1;; attempt++) {
-        int native = 0;
+        int native = 0, gone_found = 0;
 
         db.error = NULL;
         db.again = 0;
         qrt_webhook_cache_abort(writer_hooks);
         rv = writer_begin(&db, p, deadline, &tx, &native);
         if (rv == APR_SUCCESS) {
-            rv = writer_record_batch(&db, p, visits, n, sp, recorded);
+            rv = writer_record_batch(&db, p, visits, n, sp, recorded, &gone_found);
             rv = writer_end(&db, p, tx, native, rv);
         }
         if (rv == APR_SUCCESS || !qrt_db_retryable(&db) || attempt == SCAN_COMMIT_TRIES) {
             break;
         }
         /* Another node's transaction won a deadlock or a serialization conflict, or
-         * a purge changed the dictionaries under the batch (db.again): this one was
-         * rolled back whole; run it again (the scans keep waiting). */
+         * a purge changed the dictionaries under the batch (db.again), or trackers of
+         * the batch were deleted: this one was rolled back whole; run it again (the
+         * scans keep waiting; without the deleted trackers' visits at once: nothing
+         * to wait for). */
         QRT_STAT_ADD(commit_retries, 1);
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00048: retrying a commit "
                      "of %d visits (attempt %d): %s", n, attempt + 1, db.error);
-        apr_sleep(apr_time_from_msec(attempt * 5));
+        if (!gone_found) {
+            apr_sleep(apr_time_from_msec(attempt * 5));
+        }
     }
     if (rv == APR_SUCCESS && last && scan_shared) {
         scan_shared->last_visit_start = last;
