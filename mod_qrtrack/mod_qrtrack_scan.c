@@ -579,13 +579,19 @@ static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *vis
         scan_shared->last_visit_start = last;
     }
     if (rv == APR_SUCCESS) {
+        int live = n;
+
+        /* (the visits of trackers found deleted were not recorded) */
+        for (i = 0; !sp && i < n; i++) {
+            live -= visits[i].cap_outcome == QRT_VISIT_GONE;
+        }
         qrt_dict_cache_commit(db.dict);
         qrt_webhook_cache_commit(writer_hooks);
-        QRT_STAT_ADD(visits, n);
+        QRT_STAT_ADD(visits, live);
         QRT_STAT_ADD(commits, 1);
-        QRT_STAT_SET(last_batch, n);
+        QRT_STAT_SET(last_batch, live);
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, writer.s, "QRT00064: committed %d "
-                     "visits (attempt %d)", n, attempt);
+                     "visits (attempt %d)", live, attempt);
     }
     if (rv != APR_SUCCESS && writer_stale(&db)) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, writer.s, "QRT00128: the scan writer's "

@@ -633,6 +633,7 @@ def test_scans_waiting_while_their_tracker_is_deleted_answer_404_and_make_no_eve
     gone, kept = make_tracker(acct), make_tracker(acct)
     time.sleep(0.7)     # every scan writer knows the webhook (QRT_WEBHOOK_CHECK)
     assert scan(srv, kept["code"]).status_code == 302      # (its code cached, a batch done)
+    committed = int(qrtrack_status(srv)["QRTrackVisitsCommitted"])
     outside = DeletedFromOutside(srv, gone["tracker_id"], 2.0)
     try:
         with concurrent.futures.ThreadPoolExecutor(4) as ex:
@@ -641,6 +642,8 @@ def test_scans_waiting_while_their_tracker_is_deleted_answer_404_and_make_no_eve
     finally:
         outside.wait()
     assert got == [404, 302, 404, 302], got
+    # (mod_status counts the visits recorded: the two kept, not the two answered 404)
+    assert int(qrtrack_status(srv)["QRTrackVisitsCommitted"]) - committed == 2
     assert scan(srv, gone["code"]).status_code == 404
     counts = dict(line.split("|") for line in srv.sql(
         "SELECT tracker_id, COUNT(*) FROM visits WHERE tracker_id IN (%d, %d) GROUP BY tracker_id"
