@@ -6,19 +6,17 @@ import os
 import pwd
 import shutil
 import signal
-import sqlite3
 import subprocess
-import threading
 import time
 
 import pytest
 import requests
 
-from conftest import BACKEND, Api, Server, apxs, pg_cluster, start_server
+from conftest import BACKEND, Api, Server, apxs, start_server
 from lib import webhooks as wh
 from lib.disk import Tmpfs, free_bytes
-from lib.env import PSQL
 from lib.load import Load
+from lib.outside import OutsideLock
 from lib.refuse import RefusingLock
 from lib.server import qrtrack_status
 from lib.wait import sample, wait_until
@@ -55,53 +53,6 @@ def test_kill_9_of_the_committing_child_is_taken_over_in_well_under_a_second():
         assert "QRT00056" in log and "(gone)" in log
     finally:
         srv.cleanup()
-
-
-class OutsideLock:
-    """Holds the database's write lock from another program for `seconds` from the
-    moment it has it; the constructor returns once it has it (self.held, monotonic)."""
-
-    def __init__(self, srv, seconds):
-        self.held = None
-        if srv.backend == "pgsql":
-            pg = pg_cluster()
-            self.proc = subprocess.Popen(
-                [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user,
-                 "-d", srv.dbname, "-c",
-                 "BEGIN; LOCK TABLE visits IN EXCLUSIVE MODE; SELECT pg_sleep(%g); COMMIT;"
-                 % seconds], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            self.thread = None
-            query = ("SELECT COUNT(*) FROM pg_locks l JOIN pg_class c "
-                     "ON l.relation = c.oid WHERE c.relname = 'visits' "
-                     "AND l.database = (SELECT oid FROM pg_database WHERE "
-                     "datname = current_database()) "
-                     "AND l.mode = 'ExclusiveLock' AND l.granted")
-            wait_until(lambda: pg.psql(srv.dbname, query).strip() == "1", timeout=30,
-                       what="the outside lock to be granted")
-            self.held = time.monotonic()
-        else:
-            self.proc = None
-            got = threading.Event()
-            self.thread = threading.Thread(target=self._sqlite, args=(srv.db, seconds, got))
-            self.thread.start()
-            assert got.wait(30), "the outside lock was never granted"
-            self.held = time.monotonic()
-
-    @staticmethod
-    def _sqlite(path, seconds, got):
-        con = sqlite3.connect(path, isolation_level=None, timeout=10)
-        con.execute("BEGIN IMMEDIATE")
-        got.set()
-        # Holding the lock for a set time is the fault under test.
-        time.sleep(seconds)
-        con.execute("COMMIT")
-        con.close()
-
-    def wait(self):
-        if self.proc:
-            self.proc.wait(timeout=60)
-        else:
-            self.thread.join()
 
 
 def test_a_database_locked_from_outside_keeps_scans_redirected_and_records_them_after():

@@ -9,9 +9,6 @@ the oldest pending rows are dropped and counted. Deliveries are the worker's (no
 the rows are read from the database.
 """
 import base64
-import sqlite3
-import subprocess
-import threading
 import concurrent.futures
 import json
 import re
@@ -21,6 +18,7 @@ import pytest
 import requests
 
 from conftest import BACKEND, Api, PlainApi, Server, apxs, start_server
+from lib.outside import OutsideLock
 from lib.server import qrtrack_status
 from lib.wait import wait_until
 
@@ -571,58 +569,6 @@ def test_a_deleted_webhooks_id_is_never_given_again(srv, acct):
     assert again["id"] > new["id"]
 
 
-class DeletedFromOutside:
-    """A tracker deleted (as DELETE /tracker deletes it) by a transaction of another
-    program that takes the database's write lock first and holds it `seconds` before it
-    commits: scans of the tracker that came before the commit wait for the lock meanwhile.
-    The constructor returns once the lock is held."""
-
-    def __init__(self, srv, tracker_id, seconds):
-        now = int(time.time())
-        update = ("UPDATE trackers SET deleted_at = %d, updated_at = %d WHERE id = %d"
-                  % (now, now, tracker_id))
-        if srv.backend == "pgsql":
-            from lib.env import PSQL
-            from lib.pg import pg_cluster
-            pg = pg_cluster()
-            # (the scan writers' and the API's write lock: qrt_store_write_lock)
-            self.proc = subprocess.Popen(
-                [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user,
-                 "-d", srv.dbname, "-v", "ON_ERROR_STOP=1", "-c",
-                 "BEGIN; SELECT pg_advisory_xact_lock(%d); %s; SELECT pg_sleep(%g); COMMIT;"
-                 % (0x71727472, update, seconds)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            wait_until(lambda: pg.psql(srv.dbname, "SELECT COUNT(*) FROM pg_locks WHERE "
-                                       "locktype = 'advisory' AND objid = %d AND granted"
-                                       % 0x71727472).strip() == "1",
-                       timeout=30, what="the outside transaction's lock")
-            self.thread = None
-        else:
-            self.proc = None
-            got = threading.Event()
-            self.thread = threading.Thread(target=self._sqlite,
-                                           args=(srv.db, update, seconds, got))
-            self.thread.start()
-            assert got.wait(30), "the outside lock was never granted"
-
-    @staticmethod
-    def _sqlite(path, update, seconds, got):
-        con = sqlite3.connect(path, isolation_level=None, timeout=10)
-        con.execute("BEGIN IMMEDIATE")
-        con.execute(update)
-        got.set()
-        time.sleep(seconds)
-        con.execute("COMMIT")
-        con.close()
-
-    def wait(self):
-        if self.proc:
-            _, err = self.proc.communicate(timeout=60)
-            assert self.proc.returncode == 0, err
-        else:
-            self.thread.join()
-
-
 def test_scans_waiting_while_their_tracker_is_deleted_answer_404_and_make_no_event(srv, acct):
     """A tracker deleted while its scans wait for their commit (their code looked up
     before the deletion committed): the scan writer finds it deleted under the write lock,
@@ -634,7 +580,12 @@ def test_scans_waiting_while_their_tracker_is_deleted_answer_404_and_make_no_eve
     time.sleep(0.7)     # every scan writer knows the webhook (QRT_WEBHOOK_CHECK)
     assert scan(srv, kept["code"]).status_code == 302      # (its code cached, a batch done)
     committed = int(qrtrack_status(srv)["QRTrackVisitsCommitted"])
-    outside = DeletedFromOutside(srv, gone["tracker_id"], 2.0)
+    # (a tracker deleted as DELETE /tracker deletes it, by a transaction that holds the
+    # write lock first: scans that came before its commit wait for the lock meanwhile)
+    now = int(time.time())
+    outside = OutsideLock(srv, 2.0, advisory=True,
+                          sql="UPDATE trackers SET deleted_at = %d, updated_at = %d WHERE id = %d"
+                          % (now, now, gone["tracker_id"]))
     try:
         with concurrent.futures.ThreadPoolExecutor(4) as ex:
             futures = [ex.submit(scan, srv, t["code"]) for t in (gone, kept, gone, kept)]
