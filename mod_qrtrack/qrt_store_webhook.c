@@ -819,7 +819,7 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
     apr_hash_t *seen;
     apr_int64_t now = webhook_now();
     apr_status_t rv = webhook_cache_refresh(db, p, c, gen);
-    int i;
+    int i, locked = !qrt_dialect_remote(db->driver);
 
     *after = NULL;
     if (rv != APR_SUCCESS || !(c->any & QRT_WEBHOOK_TRACKER_EXPIRED)) {
@@ -850,15 +850,30 @@ apr_status_t qrt_store_webhook_expiry(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         if (!t || !(subs = webhook_cache_subs(c, t, QRT_WEBHOOK_TRACKER_EXPIRED))) {
             continue;
         }
-        memset(&e, 0, sizeof(e));
-        rv = qrt_db_each(db, p, SQL_webhook_tracker_expiry, args, webhook_expiry_row, &e);
-        if (rv != APR_SUCCESS) {
-            return rv;
+        for (;;) {
+            memset(&e, 0, sizeof(e));
+            rv = qrt_db_each(db, p, SQL_webhook_tracker_expiry, args, webhook_expiry_row, &e);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            reason = e.found ? webhook_expiry_reason(v, n, *id, e.last_visit, e.has_until,
+                                                     e.valid_until, e.max_scans, e.redirected,
+                                                     &at, &cause)
+                             : NULL;
+            /* An expiry by valid_until is told by the tracker's last visit, which another
+             * node's writer may be recording meanwhile (max_scans holds the tracker's
+             * routing row locked): read again under the write lock, which that writer
+             * holds until its commit, so that only the first of the two makes the event.
+             * (SQLite's writer holds its lock from the transaction's start.) */
+            if (!reason || strcmp(reason, "valid_until") || locked) {
+                break;
+            }
+            rv = qrt_store_write_lock(db, p);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            locked = 1;
         }
-        reason = e.found ? webhook_expiry_reason(v, n, *id, e.last_visit, e.has_until,
-                                                 e.valid_until, e.max_scans, e.redirected,
-                                                 &at, &cause)
-                         : NULL;
         if (!reason) {
             continue;
         }

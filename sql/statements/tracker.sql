@@ -151,11 +151,12 @@ SELECT password_hash
     WHERE tracker_id = %lld
 
 -- a capped scan, in the scan writer's transaction: 1 row when it is sent on (and
--- counted when n = 1), 0 when max_scans were sent on already; its row lock comes before the
--- write lock (so does tracker_routing_lock's)
+-- counted when n = 1 and a cap is set: a node's cache may still hold a cap just removed),
+-- 0 when max_scans were sent on already; its row lock comes before the write lock (so does
+-- tracker_routing_lock's)
 -- name: tracker_cap_take
 UPDATE tracker_routing
-    SET redirected = redirected + %lld
+    SET redirected = redirected + CASE WHEN max_scans IS NULL THEN 0 ELSE %lld END
     WHERE tracker_id = %lld AND (max_scans IS NULL OR redirected < max_scans)
 
 -- whether a capped tracker would send a scan on now (1 row) or max_scans were sent on

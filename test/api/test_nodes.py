@@ -16,6 +16,7 @@ import requests
 
 from conftest import BACKEND, Api, Memcached, Server
 from lib import pg as pglib
+from lib.outside import OutsideLock
 from lib.server import snapshot_codes
 from lib.wait import wait_until
 
@@ -208,6 +209,37 @@ def test_max_scans_is_exact_with_scans_spread_over_both_nodes(nodes):
     assert got.count("https://example.com/gone") == 300, got
     for node in (a, b):
         assert analytics(node, tok, t["tracker_id"])["totalScans"] == 400
+
+
+def test_the_first_scans_after_valid_until_on_both_nodes_make_one_expiry_event(nodes):
+    """A tracker past its valid_until scanned on both nodes at once, their committers
+    recording the scans together (held behind the write lock another program holds, then
+    let go): one tracker.expired, from whichever committed first, not one a node (both read
+    the tracker's last visit from before either scan)."""
+    a, b, tok = nodes
+    past = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(time.time() - 3600))
+    with Api(a, tok) as s:
+        r = s.post("/webhook", json={"url": "https://hooks.example.com/expired",
+                                     "events": ["tracker.expired"]})
+        assert r.status_code == 200, r.text
+        hook = r.json()["id"]
+        r = s.post("/tracker", json={"redirect_url": "https://example.com/sale",
+                                     "valid_until": past})
+        assert r.status_code == 200, r.text
+        t = r.json()
+    # (each node's committer reads the account's webhooks again at most every 0.5 s)
+    time.sleep(1.2)
+    outside = OutsideLock(a, 2.0, advisory=True)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            got = list(ex.map(lambda node: scan(node, t["code"]).status_code, (a, b)))
+    finally:
+        outside.wait()
+    assert got == [410, 410], got
+    made = a.sql("SELECT event_type FROM webhook_events WHERE webhook_id = %d AND "
+                 "tracker_id = %d" % (hook, t["tracker_id"])).split()
+    assert made == ["tracker.expired"], made
+    assert analytics(b, tok, t["tracker_id"])["totalScans"] == 2
 
 
 def test_a_change_on_one_node_reaches_the_other_nodes_next_report(nodes):

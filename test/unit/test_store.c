@@ -555,6 +555,47 @@ START_TEST(capped_visits_decided_again_after_a_rollback)
 }
 END_TEST
 
+/* A node whose cache still holds a cap just removed (max_scans null in the database)
+ * sends its capped scans through qrt_store_visits_cap: they go on and are not counted,
+ * as the node that removed it counts none, so that a cap set again later counts the
+ * same whichever node took them. */
+START_TEST(capped_visits_of_a_cap_removed_meanwhile_are_not_counted)
+{
+    const char *dir;
+    qrt_db_t db;
+    qrt_visit_t v[3];
+    apr_dbd_transaction_t *tx;
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int i;
+
+    dir = store_db_open(&db);
+    qrt_check_db_exec(&db, "INSERT INTO tracker_routing (tracker_id, max_scans, expired_url, "
+                           "redirected) VALUES (1, NULL, 'https://over.example/', 20)");
+    memset(v, 0, sizeof(v));
+    for (i = 0; i < 3; i++) {
+        v[i].tracker_id = 1;
+        v[i].capped = QRT_VISIT_CAP_COUNT;
+        v[i].destination = "https://e.example/";
+        v[i].over_destination = "https://over.example/";
+    }
+    ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
+    ck_assert_int_eq(qrt_store_visits_cap(&db, pool, v, 3), APR_SUCCESS);
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(v[i].cap_outcome, QRT_VISIT_CAP_SENT);
+        ck_assert_str_eq(v[i].destination, "https://e.example/");
+    }
+    ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
+    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
+                                    "SELECT redirected FROM tracker_routing", 0), 0);
+    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
+    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), 20);
+    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
+    }
+    qrt_check_db_remove(pool, &db, dir);
+}
+END_TEST
+
 /* The scan writer's check (qrt_store_visits_record_ids with gone): a batch with visits
  * of a deleted tracker and of a tracker whose row is gone records nothing, names both
  * (once each) and asks to be run again; the same batch without them is recorded. */
@@ -642,6 +683,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, native_transactions_on_sqlite);
     tcase_add_test(tc, snapshot_reads_one_state_on_sqlite);
     tcase_add_test(tc, capped_visits_decided_again_after_a_rollback);
+    tcase_add_test(tc, capped_visits_of_a_cap_removed_meanwhile_are_not_counted);
     tcase_add_test(tc, visits_of_deleted_trackers_are_named_not_recorded);
     suite_add_tcase(s, tc);
     return s;
