@@ -391,7 +391,12 @@ static apr_status_t tracker_update(qrt_db_t *db, apr_pool_t *p, qrt_tracker_t *t
 
         /* A PATCH that changes nothing leaves no row, and announces nothing. */
         if (strcmp(changes, "{}") != 0) {
+            const char *expired = qrt_store_tracker_patch_expiry(&before, t, t->updated_at);
+
             rv = qrt_store_webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_UPDATED, t);
+            if (rv == APR_SUCCESS && expired) {
+                rv = qrt_store_webhook_tracker_expired(db, p, t, expired, t->updated_at);
+            }
             if (rv == APR_SUCCESS) {
                 rv = qrt_store_history_add(db, p, t->id, before.account_id, t->changed_by,
                                            QRT_HISTORY_UPDATED, changes);

@@ -293,9 +293,13 @@ static void webhook_event_args(apr_pool_t *p, const void **args, apr_int64_t web
     args[6] = &ints[2];
 }
 
-/* known: account id -> its subscribers of type, read once for several trackers (or NULL). */
+/* known: account id -> its subscribers of type, read once for several trackers (or NULL).
+ * given: the event's data (else the tracker's), made only when someone takes the event. */
 static apr_status_t webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
-                                          const qrt_tracker_t *t, apr_hash_t *known)
+                                          const qrt_tracker_t *t, apr_hash_t *known,
+                                          json_t *(*given)(apr_pool_t *, const qrt_tracker_t *,
+                                                           const void *),
+                                          const void *given_ctx)
 {
     apr_int64_t account_id = t->account_id, now = webhook_now();
     apr_array_header_t *hooks = apr_array_make(p, 4, sizeof(apr_int64_t));
@@ -333,7 +337,10 @@ static apr_status_t webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
     if (rv != APR_SUCCESS || hooks->nelts == 0) {
         return rv;
     }
-    if (t->event_json) {
+    if (given) {
+        data = given(p, t, given_ctx);
+    }
+    else if (t->event_json) {
         data = t->event_json(t->event_ctx, t);
     }
     else {
@@ -361,7 +368,56 @@ static apr_status_t webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
 apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
                                              const qrt_tracker_t *t)
 {
-    return webhook_tracker_event(db, p, type, t, NULL);
+    return webhook_tracker_event(db, p, type, t, NULL, NULL, NULL);
+}
+
+typedef struct {
+    const char *reason;
+    apr_int64_t at;
+} webhook_patch_expiry;
+
+static json_t *webhook_expired_json(apr_pool_t *p, const qrt_tracker_t *t, const void *ctx)
+{
+    const webhook_patch_expiry *x = ctx;
+    json_t *data = json_object();
+
+    json_object_set_new(data, "tracker_id", json_integer(t->id));
+    json_object_set_new(data, "code", webhook_str(p, t->code));
+    json_object_set_new(data, "reason", json_string(x->reason));
+    json_object_set_new(data, "valid_until", t->route.has_until
+                                             ? qrt_json_time(t->route.valid_until)
+                                             : json_null());
+    json_object_set_new(data, "max_scans", t->route.max_scans > 0
+                                           ? json_integer(t->route.max_scans) : json_null());
+    json_object_set_new(data, "expired_at", qrt_json_time(x->at));
+    return data;
+}
+
+const char *qrt_store_tracker_patch_expiry(const qrt_tracker_t *before,
+                                           const qrt_tracker_t *after, apr_int64_t now)
+{
+    const qrt_route_src_t *b = &before->route, *a = &after->route;
+
+    if (!(b->max_scans > 0 && before->redirected >= b->max_scans)
+        && a->max_scans > 0 && after->redirected >= a->max_scans) {
+        return "max_scans";
+    }
+    /* (a last visit at or before valid_until leaves it to the next scan or click) */
+    if (!(b->has_until && b->valid_until < now) && a->has_until && a->valid_until < now
+        && after->last_visit > a->valid_until) {
+        return "valid_until";
+    }
+    return NULL;
+}
+
+apr_status_t qrt_store_webhook_tracker_expired(qrt_db_t *db, apr_pool_t *p,
+                                               const qrt_tracker_t *t, const char *reason,
+                                               apr_int64_t at)
+{
+    webhook_patch_expiry x = { reason, at };
+
+    return webhook_tracker_event(db, p, QRT_WEBHOOK_TRACKER_EXPIRED, t, NULL,
+                                 webhook_expired_json, &x);
 }
 
 apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int type,
@@ -373,7 +429,7 @@ apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int t
 
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
         if (t[i]) {
-            rv = webhook_tracker_event(db, p, type, t[i], known);
+            rv = webhook_tracker_event(db, p, type, t[i], known, NULL, NULL);
         }
     }
     return rv;

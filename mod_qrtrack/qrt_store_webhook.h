@@ -62,6 +62,17 @@ apr_status_t qrt_store_webhook_attempts(qrt_db_t *db, apr_pool_t *p, apr_int64_t
  * first. Costs one indexed query when the account takes no such event. */
 apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int type,
                                              const qrt_tracker_t *t);
+/* A change of a tracker's routing (before -> after, at now) that ends its validity: the
+ * reason of the tracker.expired it makes ("max_scans": the cap at or under the scans sent
+ * on; "valid_until": moved before now and before the tracker's last visit, after which no
+ * scan would tell it), else NULL. */
+const char *qrt_store_tracker_patch_expiry(const qrt_tracker_t *before,
+                                           const qrt_tracker_t *after, apr_int64_t now);
+/* In the caller's transaction: tracker.expired for t (read as the change left it) with
+ * reason, expired at at, for each enabled webhook of its account that takes it. */
+apr_status_t qrt_store_webhook_tracker_expired(qrt_db_t *db, apr_pool_t *p,
+                                               const qrt_tracker_t *t, const char *reason,
+                                               apr_int64_t at);
 /* The same event for n trackers (NULLs skipped), e.g. a bulk create's: each account's
  * subscribers read once. */
 apr_status_t qrt_store_webhook_tracker_events(qrt_db_t *db, apr_pool_t *p, int type,

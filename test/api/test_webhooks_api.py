@@ -9,6 +9,7 @@ the oldest pending rows are dropped and counted. Deliveries are the worker's (no
 the rows are read from the database.
 """
 import base64
+import calendar
 import concurrent.futures
 import json
 import re
@@ -457,6 +458,51 @@ def test_tracker_expired_once_at_the_first_scan_after_valid_until(srv, acct):
     assert [(e["webhook_id"], e["type"]) for e in rows] == [(w["id"], "tracker.expired")]
     assert rows[0]["body"]["data"]["reason"] == "valid_until"
     assert rows[0]["body"]["data"]["valid_until"] == past
+
+
+def test_a_patch_that_ends_a_trackers_validity_sends_tracker_expired(srv, acct):
+    """A PATCH that puts max_scans at or under the scans sent on, or valid_until before the
+    tracker's last visit and before now, makes tracker.expired after its tracker.updated
+    (no later scan would: none takes the last of the cap, none is the first after
+    valid_until); expired_at is the change's time. valid_until moved before now with no
+    visit since leaves it to the next scan, as a valid_until that passes does."""
+    w = make_hook(acct, ["tracker.updated", "tracker.expired"])
+    hour_ago = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(time.time() - 3600))
+    capped = make_tracker(acct, max_scans=5)
+    dated = make_tracker(acct)
+    quiet = make_tracker(acct)
+    time.sleep(0.7)     # every scan writer knows the webhook (QRT_WEBHOOK_CHECK)
+    for t in (capped, capped, capped, dated, dated):
+        assert scan(srv, t["code"]).status_code == 302
+    before = int(time.time())
+    for t, body in ((capped, {"max_scans": 2}), (dated, {"valid_until": hour_ago}),
+                    (quiet, {"valid_until": hour_ago})):
+        r = acct.patch("/tracker/%d" % t["tracker_id"], json=body)
+        assert r.status_code == 200, r.text
+    after = int(time.time())
+    for t in (capped, dated, quiet):
+        assert scan(srv, t["code"]).status_code == 410
+    kinds = {t["tracker_id"]: [(e["webhook_id"], e["type"]) for e in of_tracker(srv,
+                                                                             t["tracker_id"])]
+             for t in (capped, dated, quiet)}
+    # (the quiet one's from its first scan after valid_until, as before)
+    for t in (capped, dated, quiet):
+        assert kinds[t["tracker_id"]] == [(w["id"], "tracker.updated"),
+                                          (w["id"], "tracker.expired")], kinds
+    data = {t["tracker_id"]: of_tracker(srv, t["tracker_id"])[1]["body"]["data"]
+            for t in (capped, dated)}
+    assert data[capped["tracker_id"]]["reason"] == "max_scans"
+    assert data[capped["tracker_id"]]["max_scans"] == 2
+    assert data[dated["tracker_id"]]["reason"] == "valid_until"
+    assert data[dated["tracker_id"]]["valid_until"] == hour_ago
+    for d in data.values():
+        at = calendar.timegm(time.strptime(d["expired_at"][:19], "%Y-%m-%dT%H:%M:%S"))
+        assert before - 1 <= at <= after + 1, d
+    # a PATCH that leaves it expired makes no second one
+    r = acct.patch("/tracker/%d" % capped["tracker_id"], json={"max_scans": 1})
+    assert r.status_code == 200, r.text
+    assert [e["type"] for e in of_tracker(srv, capped["tracker_id"])].count(
+        "tracker.expired") == 1
 
 
 # -- the outbox bound ------------------------------------------------------------------
