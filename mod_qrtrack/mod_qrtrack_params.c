@@ -46,7 +46,8 @@ qrt_err_t *qrt_params_window(qrt_req_t *q, qrt_window_t *w)
     if (e) {
         return e;
     }
-    w->offset = w->has_start ? off_start : (w->has_end ? off_end : 0);
+    /* (days in the offset of visit_start, UTC without one: CONTRACT section 4) */
+    w->offset = w->has_start ? off_start : 0;
     if (w->has_start && w->has_end && w->start > w->end) {
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "visit_start_end",
                                "The visit_start_end parameter must not be before "
@@ -81,20 +82,34 @@ int qrt_params_list_key(const char *key, const char *name)
 static int params_collect(void *data, const char *key, const char *value)
 {
     list_ctx *c = data;
-    char *copy, *tok, *last = NULL;
+    apr_size_t n = strlen(c->name);
+    const char *at;
 
     if (!qrt_params_list_key(key, c->name)) {
+        /* (a key of the list's name with brackets of another form, "trackers[x]",
+         * "trackers[0][1]": an item that is no id, 422, rather than a list dropped) */
+        if (!strncasecmp(key, c->name, n) && key[n] == '[') {
+            APR_ARRAY_PUSH(c->out, const char *) = key;
+        }
         return 1;
     }
-    copy = apr_pstrdup(c->p, value);
-    if (!*copy || !copy[strspn(copy, ",")]) {
+    if (!*value || !value[strspn(value, ",")]) {
         /* given, and empty ("trackers=", "trackers=,": an empty selection joined with
          * commas): one empty item, never no list at all (every tracker) */
         APR_ARRAY_PUSH(c->out, const char *) = "";
         return 1;
     }
-    for (tok = apr_strtok(copy, ",", &last); tok; tok = apr_strtok(NULL, ",", &last)) {
-        APR_ARRAY_PUSH(c->out, const char *) = tok;
+    /* each item between commas, an empty one too ("1,,2", "1,": 422 as "trackers[]=") */
+    for (at = value;; at++) {
+        const char *end = strchr(at, ',');
+
+        APR_ARRAY_PUSH(c->out, const char *) = end ? apr_pstrmemdup(c->p, at,
+                                                                     (apr_size_t)(end - at))
+                                                   : apr_pstrdup(c->p, at);
+        if (!end) {
+            break;
+        }
+        at = end;
     }
     return 1;
 }

@@ -43,8 +43,8 @@ def report(acct, kind, s=None, e=None, off=0, covered=None, **extra):
 
 def check(acct, kind, s=None, e=None, off=0, covered=None):
     body = report(acct, kind, s, e, off, covered)
-    want = oracle_rows(acct, kind, s, e, off if s is not None or e is not None else 0,
-                       covered)
+    # (days in the offset of visit_start, UTC without one: CONTRACT section 4)
+    want = oracle_rows(acct, kind, s, e, off if s is not None else 0, covered)
     assert body["data"] == want, (kind, s and fmt(s, off), e and fmt(e, off), covered)
     cov = covered if covered is not None else acct.live()
     assert body["meta"] == {"report": kind, "tracker_count": len(set(cov)),
@@ -211,6 +211,38 @@ def test_tracker_lists_and_deleted_trackers(acct):
     check_all(acct, T0 + 3600, T0 + 3 * DAY, -19800)
     r = acct.get("/report/", report="name", **{"trackers[]": [c]})
     json_error(r, 403)
+
+
+def test_list_keys_of_another_form_and_empty_items_are_422(acct):
+    """A list of trackers written in a form the API does not take (keys with other
+    brackets, as a client may write them) or with an empty item between its commas is 422
+    naming the list: dropped, or its empty items skipped, the report covered every tracker
+    or fewer than were asked for without a word."""
+    a, b, c, d = seed_small(acct)
+    bad = [{"trackers[x]": b}, {"trackers[-1]": b}, {"trackers[99999999999]": b},
+           {"trackers[0][1]": b}, {"trackers[]x": b}, {"Trackers[ 0]": b},
+           {"trackers[0]": b, "trackers[x]": c}, {"trackers": "%d,,%d" % (b, c)},
+           {"trackers": ",%d" % b}, {"trackers": "%d," % b}, {"trackers[]": [b, ""]}]
+    for params in bad:
+        for path, extra in [("/report/", {"report": "name"}),
+                            ("/report/tag-crosstab", {"row": "campaign", "col": "region"}),
+                            ("/dashboard/scansAnalytics", {})]:
+            json_error(acct.get(path, **dict(extra, **params)), 422, "trackers")
+    # (the same lists, well formed, are taken)
+    for params in [{"trackers[0]": b, "trackers[1]": c}, {"trackers": "%d,%d" % (b, c)}]:
+        r = acct.get("/report/", report="name", **params)
+        assert sorted(row["tracker_id"] for row in r.json()["data"]) == sorted([b, c])
+
+
+def test_only_an_end_with_an_offset_groups_days_in_utc(acct):
+    """report=date with visit_start_end alone: its offset places the window's end, and the
+    days are UTC's, as without any date (the offset of visit_start only sets them)."""
+    a, b, c, d = seed_small(acct)
+    for off in (-34200, 50400):
+        for e in (T0 + 2 * DAY + 3600, None):
+            check(acct, "date", None, e, off)
+        body = report(acct, "date", None, T0 + 3 * DAY, off)
+        assert body["data"] == report(acct, "date", None, T0 + 3 * DAY, 0)["data"]
 
 
 def test_retagged_trackers(acct):
