@@ -256,6 +256,14 @@ qrt_err_t *qrt_params_from_body(qrt_req_t *q)
                                "The %s parameter is given both in the query and in the "
                                "body; give it once.", c.both));
     }
+    /* (a JSON list, or a name again in another case, is no way around "once" either) */
+    if (q->json && !q->form) {
+        qrt_err_t *e = qrt_params_once(q, add);
+
+        if (e) {
+            return e;
+        }
+    }
     if (!apr_is_empty_table(add)) {
         q->query = q->query ? apr_table_overlay(p, q->query, add) : add;
     }

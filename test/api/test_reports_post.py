@@ -151,6 +151,23 @@ def test_hostile_bodies_get_their_4xx(server, acct, other_api):
     assert r.status_code == 422 and "report" in r.json()["errors"]
     r = post(acct, "/report/?trackers[]=%d" % mine, data={"trackers": str(mine)})
     assert r.status_code == 422 and "trackers" in r.json()["errors"]
+    # a parameter given twice in a JSON body (a list, or its name again in another case) is
+    # 422 as it is in a query or a form, never its first value taken; the lists take many
+    for path, body, field in (
+            ("/report/", {"report": ["name", "city"]}, "report"),
+            ("/report/", {"report": "name", "REPORT": "city"}, "report"),
+            ("/report/", {"report": "date", "visit_start": ["2026-11-01T00:00:00Z",
+                                                            "2026-10-01T00:00:00Z"]},
+             "visit_start"),
+            ("/report/tag-crosstab", {"row": ["campaign", "x"], "col": "region"}, "row"),
+            ("/dashboard/scansAnalytics", {"compare": ["0", "1"]}, "compare"),
+            ("/dashboard/scansAnalytics", {"dateStart": ["2026-11-01", "2026-10-01"]},
+             "dateStart")):
+        r = post(acct, path, json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert field.lower() in {k.lower() for k in r.json()["errors"]}, (body, r.text)
+    r = post(acct, "/report/", json={"report": ["name"], "trackers": [mine, mine]})
+    assert r.status_code == 200, r.text
     # a null leaves a parameter out
     r = post(acct, "/report/", json={"report": "tag", "visit_start": None})
     assert r.status_code == 200 and r.json()["meta"]["visit_start"] is None
