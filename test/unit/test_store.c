@@ -506,6 +506,36 @@ START_TEST(snapshot_reads_one_state_on_sqlite)
 }
 END_TEST
 
+/* n capped visits of tracker 1, each counted against its cap. */
+static void capped_visits(qrt_visit_t *v, int n)
+{
+    int i;
+
+    memset(v, 0, sizeof(*v) * (size_t)n);
+    for (i = 0; i < n; i++) {
+        v[i].tracker_id = 1;
+        v[i].capped = QRT_VISIT_CAP_COUNT;
+        v[i].destination = "https://e.example/";
+        v[i].over_destination = "https://over.example/";
+    }
+}
+
+/* tracker_routing's one row's count of the scans sent on. */
+static apr_int64_t capped_redirected(qrt_db_t *db)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t n;
+
+    ck_assert_int_eq(apr_dbd_select(db->driver, pool, db->handle, &res,
+                                    "SELECT redirected FROM tracker_routing", 0), 0);
+    ck_assert_int_eq(apr_dbd_get_row(db->driver, pool, res, &row, -1), 0);
+    n = atoll(apr_dbd_get_entry(db->driver, row, 0));
+    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
+    }
+    return n;
+}
+
 /* max_scans decided in the writer's transaction (qrt_store_visits_cap): the batch's
  * second scan is over a cap of 1 and records the over-the-cap destination; that attempt
  * is rolled back and the batch committed again without the first scan (answered 503
@@ -516,20 +546,11 @@ START_TEST(capped_visits_decided_again_after_a_rollback)
     qrt_db_t db;
     qrt_visit_t v[2];
     apr_dbd_transaction_t *tx;
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    int i;
 
     dir = store_db_open(&db);
     qrt_check_db_exec(&db, "INSERT INTO tracker_routing (tracker_id, max_scans, expired_url) "
                            "VALUES (1, 1, 'https://over.example/')");
-    memset(v, 0, sizeof(v));
-    for (i = 0; i < 2; i++) {
-        v[i].tracker_id = 1;
-        v[i].capped = QRT_VISIT_CAP_COUNT;
-        v[i].destination = "https://e.example/";
-        v[i].over_destination = "https://over.example/";
-    }
+    capped_visits(v, 2);
     ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_visits_cap(&db, pool, v, 2), APR_SUCCESS);
     ck_assert_int_eq(v[0].cap_outcome, QRT_VISIT_CAP_SENT);
@@ -545,12 +566,7 @@ START_TEST(capped_visits_decided_again_after_a_rollback)
     ck_assert_str_eq(v[1].destination, "https://e.example/");
     ck_assert_str_eq(v[1].over_destination, "https://over.example/");
     ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
-                                    "SELECT redirected FROM tracker_routing", 0), 0);
-    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
-    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), 1);
-    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
-    }
+    ck_assert_int_eq(capped_redirected(&db), 1);
     qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
@@ -565,20 +581,12 @@ START_TEST(capped_visits_of_a_cap_removed_meanwhile_are_not_counted)
     qrt_db_t db;
     qrt_visit_t v[3];
     apr_dbd_transaction_t *tx;
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
     int i;
 
     dir = store_db_open(&db);
     qrt_check_db_exec(&db, "INSERT INTO tracker_routing (tracker_id, max_scans, expired_url, "
                            "redirected) VALUES (1, NULL, 'https://over.example/', 20)");
-    memset(v, 0, sizeof(v));
-    for (i = 0; i < 3; i++) {
-        v[i].tracker_id = 1;
-        v[i].capped = QRT_VISIT_CAP_COUNT;
-        v[i].destination = "https://e.example/";
-        v[i].over_destination = "https://over.example/";
-    }
+    capped_visits(v, 3);
     ck_assert_int_eq(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
     ck_assert_int_eq(qrt_store_visits_cap(&db, pool, v, 3), APR_SUCCESS);
     for (i = 0; i < 3; i++) {
@@ -586,12 +594,7 @@ START_TEST(capped_visits_of_a_cap_removed_meanwhile_are_not_counted)
         ck_assert_str_eq(v[i].destination, "https://e.example/");
     }
     ck_assert_int_eq(qrt_db_end(&db, pool, tx), APR_SUCCESS);
-    ck_assert_int_eq(apr_dbd_select(db.driver, pool, db.handle, &res,
-                                    "SELECT redirected FROM tracker_routing", 0), 0);
-    ck_assert_int_eq(apr_dbd_get_row(db.driver, pool, res, &row, -1), 0);
-    ck_assert_int_eq(atoll(apr_dbd_get_entry(db.driver, row, 0)), 20);
-    while (apr_dbd_get_row(db.driver, pool, res, &row, -1) == 0) {
-    }
+    ck_assert_int_eq(capped_redirected(&db), 20);
     qrt_check_db_remove(pool, &db, dir);
 }
 END_TEST
