@@ -143,4 +143,21 @@ static inline void qrt_check_db_exec(qrt_db_t *db, const char *sql)
                   apr_dbd_error(db->driver, db->handle, 1));
 }
 
+/* The first column of the first row of one SQL query (text, no arguments) on db, as an
+ * integer; the query must return a row. */
+static inline apr_int64_t qrt_check_db_int(apr_pool_t *p, qrt_db_t *db, const char *sql)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t n;
+
+    ck_assert_msg(apr_dbd_select(db->driver, p, db->handle, &res, sql, 0) == 0, "%s: %s",
+                  sql, apr_dbd_error(db->driver, db->handle, 1));
+    ck_assert_msg(apr_dbd_get_row(db->driver, p, res, &row, -1) == 0, "%s: no row", sql);
+    n = apr_atoi64(apr_dbd_get_entry(db->driver, row, 0));
+    while (apr_dbd_get_row(db->driver, p, res, &row, -1) == 0) {
+    }
+    return n;
+}
+
 #endif

@@ -85,17 +85,7 @@ END_TEST
  * later neither commits nor ends a transaction the connection began since. */
 static apr_int64_t row_count(qrt_db_t *db)
 {
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    apr_int64_t n;
-
-    ck_assert_int_eq(apr_dbd_select(db->driver, pool, db->handle, &res,
-                                    "SELECT COUNT(*) FROM t_begin", 0), 0);
-    ck_assert_int_eq(apr_dbd_get_row(db->driver, pool, res, &row, -1), 0);
-    n = apr_atoi64(apr_dbd_get_entry(db->driver, row, 0));
-    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
-    }
-    return n;
+    return qrt_check_db_int(pool, db, "SELECT COUNT(*) FROM t_begin");
 }
 
 START_TEST(sqlite_failed_begin_leaves_no_transaction)

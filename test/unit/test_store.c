@@ -523,17 +523,7 @@ static void capped_visits(qrt_visit_t *v, int n)
 /* tracker_routing's one row's count of the scans sent on. */
 static apr_int64_t capped_redirected(qrt_db_t *db)
 {
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    apr_int64_t n;
-
-    ck_assert_int_eq(apr_dbd_select(db->driver, pool, db->handle, &res,
-                                    "SELECT redirected FROM tracker_routing", 0), 0);
-    ck_assert_int_eq(apr_dbd_get_row(db->driver, pool, res, &row, -1), 0);
-    n = atoll(apr_dbd_get_entry(db->driver, row, 0));
-    while (apr_dbd_get_row(db->driver, pool, res, &row, -1) == 0) {
-    }
-    return n;
+    return qrt_check_db_int(pool, db, "SELECT redirected FROM tracker_routing");
 }
 
 /* max_scans decided in the writer's transaction (qrt_store_visits_cap): the batch's
