@@ -13,7 +13,10 @@ set -u
 py=${PYTHON:-/usr/bin/python3}
 out=$(mktemp -d /tmp/qrt-api-XXXXXX)
 cg=
-trap 'rm -rf "$out"' EXIT INT TERM
+trap 'rm -rf "$out"' EXIT
+# (interrupted, the run ends: a trap that only cleaned up let it go on to the next pass)
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Makes the idle cgroup (the CPU controller's, v1 or v2) and prints its directory.
 idle_cgroup() {
