@@ -17,6 +17,7 @@
 #include "mod_qrtrack_util.h"
 #include "qrt_dblimit.h"
 #include "qrt_json.h"
+#include "qrt_valid.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -157,6 +158,51 @@ const char *qrt_body_str(qrt_req_t *q, const char *name)
         return json_is_string(v) ? json_string_value(v) : NULL;
     }
     return q->form ? apr_table_get(q->form, name) : NULL;
+}
+
+/* Messages about unknown fields in one answer. */
+#define BODY_UNKNOWN_MAX 5
+
+static int body_field_known(const char *const *known, const char *key)
+{
+    const char *const *k;
+
+    if (!strcmp(key, "api_token")) {
+        return 1;
+    }
+    for (k = known; *k; k++) {
+        if (!strcmp(key, *k)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, const char *const *known,
+                           const char *what)
+{
+    const char *key, *name, *msg;
+    json_t *v;
+    int n = 0;
+
+    if (!q->json || !json_is_object(q->json)) {
+        return;
+    }
+    json_object_foreach(q->json, key, v) {
+        if (body_field_known(known, key) || n++ >= BODY_UNKNOWN_MAX) {
+            continue;
+        }
+        name = qrt_valid_utf8_clean(q->r->pool, key, strlen(key), 64);
+        msg = apr_psprintf(q->r->pool, "Unknown field '%s': it is not a field of %s.", name,
+                           what);
+        if (!*e) {
+            *e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name, msg);
+        }
+        else {
+            qrt_error_add(q, *e, name, msg);
+            (*e)->message = "The given data was invalid.";
+        }
+    }
 }
 
 const char *qrt_public_base(qrt_req_t *q)

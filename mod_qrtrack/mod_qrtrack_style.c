@@ -171,6 +171,11 @@ static void style_logo(qrt_req_t *q, qrt_err_t **e, qrt_style_t *s)
     }
 }
 
+/* The fields a style's body may have: those it sets, and those only read (ignored). */
+static const char *const style_fields[] = {
+    "name", "fg", "bg", "ecc", "margin", "logo", "has_logo", "created_at", "updated_at", NULL
+};
+
 static qrt_err_t *style_from_body(qrt_req_t *q, qrt_style_t *s)
 {
     qrt_err_t *e = NULL;
@@ -181,6 +186,7 @@ static qrt_err_t *style_from_body(qrt_req_t *q, qrt_style_t *s)
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name", "The name field is "
                                "required (send JSON or multipart/form-data).");
     }
+    qrt_body_fields_known(q, &e, style_fields, "a style");
     s->name = style_str(q, &e, "name");
     if (!s->name || !*s->name) {
         style_invalid(q, &e, "name", "The name field is required.");

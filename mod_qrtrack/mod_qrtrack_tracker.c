@@ -461,6 +461,15 @@ static void tracker_code_from_body(tracker_check *c, qrt_tracker_t *t, const cha
     t->code = code;
 }
 
+/* The fields a tracker's body may have: those it sets, and those only read (a tracker
+ * as GET answers it may be sent back: they are ignored). */
+static const char *const tracker_fields[] = {
+    "code", "redirect_url", "name", "type", "tags", "rules", "valid_from", "valid_until",
+    "max_scans", "expired_url", "password",
+    "tracker_id", "scan_url", "short_url", "created_at", "updated_at", "totalScans",
+    "totalClicks", "password_protected", NULL
+};
+
 /* Fills t from the body. creating: redirect_url is required and defaults apply;
  * otherwise only the fields sent change. t->sent gets the fields sent. */
 static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating)
@@ -470,6 +479,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     apr_array_header_t *tags;
     int has_url, has_name, has_type, has_code;
 
+    qrt_body_fields_known(q, &c.err, tracker_fields, "a tracker");
     url = tracker_str(&c, "redirect_url", &has_url);
     name = tracker_str(&c, "name", &has_name);
     type = tracker_str(&c, "type", &has_type);

@@ -111,6 +111,11 @@ static int webhook_events_read(qrt_req_t *q, qrt_err_t **e, json_t *v)
     return mask;
 }
 
+/* The fields a webhook's body may have: those it sets, and those only read (ignored). */
+static const char *const webhook_fields[] = {
+    "url", "events", "id", "created_at", "disabled_at", "disabled_reason", "failures", NULL
+};
+
 /* POST /webhook {"url", "events"}: the secret is in this answer only. */
 qrt_err_t *qrt_webhook_create(qrt_req_t *q)
 {
@@ -126,6 +131,8 @@ qrt_err_t *qrt_webhook_create(qrt_req_t *q)
         return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
                          "application/json.");
     }
+    /* (not "secret": the server makes it; one the client chose would be ignored) */
+    qrt_body_fields_known(q, &e, webhook_fields, "a webhook");
     if (!url || json_is_null(url)) {
         webhook_invalid(q, &e, "url", "The url field is required.");
     }

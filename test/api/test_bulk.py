@@ -165,6 +165,17 @@ def test_bulk_json_per_row_results(server, api):
     assert shown["redirect_url"] == "https://example.com/6"
 
 
+def test_a_bulk_row_with_an_unknown_field_fails_alone(api):
+    rows = [{"redirect_url": "https://example.com/u1", "max_scan": 3},
+            {"redirect_url": "https://example.com/u2", "max_scans": 3}]
+    r = api.post("/tracker/bulk", json={"trackers": rows})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["meta"] == {"created": 1, "failed": 1}, r.text
+    assert list(body["data"][0]["errors"]) == ["max_scan"], r.text
+    assert body["data"][1]["tracker"]["max_scans"] == 3
+
+
 def test_a_bulk_racing_with_creates_of_its_codes_fails_only_their_rows(server):
     """Creates of some of a bulk's codes while it runs: those rows fail as taken, the rest
     are created (each try that met a taken code leaves it out; four such tries made a 500

@@ -210,6 +210,20 @@ def test_invalid_styles_are_422_naming_their_fields(sapi, body, fields):
     assert sapi.get("/style").json()["data"] == []
 
 
+def test_an_unknown_field_is_422_and_a_style_read_can_be_sent_back(sapi):
+    r = sapi.post("/style", json={"name": "s", "colour": "#002200"})
+    assert r.status_code == 422 and set(r.json()["errors"]) == {"colour"}, r.text
+    assert sapi.get("/style").json()["data"] == []
+    r = sapi.post("/style", json={"name": "s", "fg": "#002200", "margin": 2})
+    assert r.status_code == 201, r.text
+    read = sapi.get("/style/s").json()
+    read["margin"] = 5
+    read.pop("logo", None)
+    r = sapi.post("/style", json=read)
+    assert r.status_code == 200, r.text
+    assert (r.json()["margin"], r.json()["fg"]) == (5, "#002200")
+
+
 def test_contrast_refusal_names_both_colours(sapi):
     r = sapi.post("/style", json={"name": "grey", "fg": "#777777", "bg": "#ffffff"})
     assert r.status_code == 422

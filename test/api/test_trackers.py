@@ -269,6 +269,46 @@ def test_patch_null_for_a_field_that_cannot_go_is_422_and_changes_nothing(api):
     assert r.status_code == 200 and r.json()["tags"] == [], r.text
 
 
+def test_an_unknown_field_of_a_json_body_is_422_and_a_tracker_read_can_be_sent_back(api):
+    """A typo ("max_scan") answered 200 and set no cap: now 422 naming it, nothing created
+    or changed. The fields a tracker is read with are taken and ignored, so that a client
+    may send back, changed, what it read."""
+    before = api.get("/tracker").json()["meta"]["total"]
+    for path, body in (("/tracker", {"redirect_url": "https://example.com/", "max_scan": 5}),
+                       ("/tracker/qrcode", {"redirect_url": "https://example.com/",
+                                            "validUntil": "2030-01-01T00:00:00Z"}),
+                       ("/tracker", {"redirect_url": "https://example.com/", "Name": "x"})):
+        r = api.post(path, json=body)
+        assert r.status_code == 422, r.text
+        unknown = [k for k in body if k != "redirect_url"]
+        assert list(r.json()["errors"]) == unknown, r.text
+        assert "Unknown field '%s'" % unknown[0] in r.json()["message"], r.text
+    assert api.get("/tracker").json()["meta"]["total"] == before
+    t = create(api, name="read", tags=["a:1"])
+    r = api.patch("/tracker/%d" % t["tracker_id"], json={"max_scan": 1, "name": "changed"})
+    assert r.status_code == 422 and set(r.json()["errors"]) == {"max_scan"}, r.text
+    assert api.get("/tracker/show/%d" % t["tracker_id"]).json()["name"] == "read"
+    # several: each named (the first five), with the other fields' errors
+    r = api.post("/tracker", json=dict({"x%d" % i: i for i in range(8)}, name=""))
+    assert r.status_code == 422, r.text
+    assert set(r.json()["errors"]) == {"x0", "x1", "x2", "x3", "x4", "name"}, r.text
+    assert r.json()["message"] == "The given data was invalid."
+    # a long name is cut in the answer
+    r = api.post("/tracker", json={"redirect_url": "https://example.com/", "k" * 5000: 1})
+    assert r.status_code == 422 and list(r.json()["errors"]) == ["k" * 64], r.text[:200]
+    # what GET answers, sent back with a change, is taken
+    got = api.get("/tracker/show/%d" % t["tracker_id"]).json()
+    got["name"] = "sent back"
+    r = api.patch("/tracker/%d" % t["tracker_id"], json=got)
+    assert r.status_code == 200, r.text
+    assert (r.json()["name"], r.json()["tags"], r.json()["code"]) == \
+        ("sent back", ["a:1"], t["code"])
+    assert r.json()["tracker_id"] == t["tracker_id"]
+    # an HTML form's other fields (its buttons) are not refused
+    r = api.post("/tracker", data={"redirect_url": "https://example.com/", "submit": "Save"})
+    assert r.status_code == 200, r.text
+
+
 def test_form_tags_in_each_list_form_and_a_name_with_a_tab(api):
     # tags[0]=…&tags[1]=… (PHP's http_build_query, jQuery) as tags[]= and tags=
     for fields in ({"tags[0]": "b:2", "tags[1]": "a:1"}, {"tags[]": ["b:2", "a:1"]},

@@ -150,6 +150,9 @@ def test_create_list_show_delete_and_the_secret_shown_once(acct):
     ({"url": "http://[fe80::1]/", "events": ["scan.created"]}, "url"),
     ({"url": "http://[fd00::1]/", "events": ["scan.created"]}, "url"),
     ({"url": HOOK}, "events"),
+    # the server makes the secret: one the client chose would be ignored, not used
+    ({"url": HOOK, "events": ["scan.created"], "secret": "mine"}, "secret"),
+    ({"url": HOOK, "event": ["scan.created"]}, "event"),
     ({"url": HOOK, "events": []}, "events"),
     ({"url": HOOK, "events": "scan.created"}, "events"),
     ({"url": HOOK, "events": ["scan.created"] * 33}, "events"),
