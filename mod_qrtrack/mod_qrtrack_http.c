@@ -155,7 +155,20 @@ const char *qrt_body_str(qrt_req_t *q, const char *name)
     if (q->json) {
         json_t *v = json_object_get(q->json, name);
 
-        return json_is_string(v) ? json_string_value(v) : NULL;
+        if (json_is_string(v)) {
+            return json_string_value(v);
+        }
+        if (json_is_integer(v)) {
+            return apr_psprintf(q->r->pool, "%" APR_INT64_T_FMT,
+                                (apr_int64_t)json_integer_value(v));
+        }
+        if (json_is_real(v)) {
+            return apr_psprintf(q->r->pool, "%.15g", json_real_value(v));
+        }
+        if (json_is_boolean(v)) {
+            return json_is_true(v) ? "true" : "false";
+        }
+        return NULL;
     }
     return q->form ? apr_table_get(q->form, name) : NULL;
 }
@@ -178,8 +191,8 @@ static int body_field_known(const char *const *known, const char *key)
     return 0;
 }
 
-void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, const char *const *known,
-                           const char *what)
+void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, int status,
+                           const char *const *known, const char *what)
 {
     const char *key, *name, *msg;
     json_t *v;
@@ -196,7 +209,7 @@ void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, const char *const *known
         msg = apr_psprintf(q->r->pool, "Unknown field '%s': it is not a field of %s.", name,
                            what);
         if (!*e) {
-            *e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name, msg);
+            *e = qrt_error_field(q, status, name, msg);
         }
         else {
             qrt_error_add(q, *e, name, msg);

@@ -26,15 +26,16 @@ qrt_err_t *qrt_respond_bytes(qrt_req_t *q, int status, const char *type,
                              const char *buf, apr_size_t len);
 /* The first value of a query parameter, or NULL. */
 const char *qrt_query(qrt_req_t *q, const char *name);
-/* A string field of the JSON or form body, or NULL. */
+/* A field of the JSON or form body as text (a JSON number or boolean written out), or
+ * NULL (absent, JSON null, a list or an object). */
 const char *qrt_body_str(qrt_req_t *q, const char *name);
 /* Unknown fields of a JSON body: each of its object's keys (compared exactly) that is
  * not in known (NULL-ended; "api_token" is always taken), the first few added to *e
- * (created as a 422 when NULL) under its own name: a typo must not answer 200 having
+ * (created with status, 400 or 422, when NULL) under its own name: a typo must not answer 200 having
  * done nothing. Form bodies are not checked (an HTML form sends its buttons too). what
  * ends the message ("a tracker"). */
-void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, const char *const *known,
-                           const char *what);
+void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, int status,
+                           const char *const *known, const char *what);
 /* The public base URL, e.g. "https://qr.example.com" (no trailing slash). */
 const char *qrt_public_base(qrt_req_t *q);
 /* Reads the whole request body into r->pool, NUL-terminated, at most max bytes: OK

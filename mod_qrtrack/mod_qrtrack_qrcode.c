@@ -15,11 +15,13 @@ APLOG_USE_MODULE(qrtrack);
 
 #define QRCODE_FIELD_MAX 1024
 
-/* A form field (multipart or urlencoded), or a JSON string field. */
+/* A form field (multipart or urlencoded), or a JSON field (a number or boolean as
+ * text: a JSON body may send "size": 300 or "network_hidden": true). */
 static const char *qrcode_field(qrt_req_t *q, const char *name)
 {
     return qrt_body_str(q, name);
 }
+
 
 static void qrcode_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
 {
@@ -29,6 +31,28 @@ static void qrcode_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const
     else {
         qrt_error_add(q, *e, field, msg);
         (*e)->message = "The given data was invalid.";
+    }
+}
+
+/* The fields of the body; in a JSON body any other is 400, as a list or an object for
+ * one of these is (read as absent, it would draw the default unseen). */
+static const char *const qrcode_fields[] = {
+    "type", "url", "network_name", "network_password", "network_encryption",
+    "network_hidden", "size", "margin", "ecc", "style", "format", "size_mm", "fg", "bg", NULL
+};
+
+static void qrcode_json_check(qrt_req_t *q, qrt_err_t **e)
+{
+    int i;
+
+    qrt_body_fields_known(q, e, HTTP_BAD_REQUEST, qrcode_fields, "a QR code request");
+    for (i = 0; q->json && qrcode_fields[i]; i++) {
+        json_t *v = json_object_get(q->json, qrcode_fields[i]);
+
+        if (json_is_array(v) || json_is_object(v)) {
+            qrcode_invalid(q, e, qrcode_fields[i], apr_psprintf(q->r->pool, "The %s field "
+                           "must be a string or a number.", qrcode_fields[i]));
+        }
     }
 }
 
@@ -70,7 +94,7 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
 
     if (!q->form && !q->json) {
         return qrt_error_field(q, HTTP_BAD_REQUEST, "type", "The type field is required "
-                               "(send multipart/form-data or a urlencoded form).");
+                               "(send multipart/form-data, a urlencoded form or JSON).");
     }
     e = qrt_image_opts(q, HTTP_BAD_REQUEST, qrt_image_from_body, &o);
     if (e && e->status == HTTP_NOT_FOUND) {
@@ -82,6 +106,7 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
     if (e && e->status != HTTP_BAD_REQUEST && e->status != HTTP_UNPROCESSABLE_ENTITY) {
         return e;                   /* (the store's failure) */
     }
+    qrcode_json_check(q, &e);
     if (!type || !*type) {
         qrcode_invalid(q, &e, "type", "The type field is required.");
     }

@@ -186,7 +186,7 @@ static qrt_err_t *style_from_body(qrt_req_t *q, qrt_style_t *s)
         return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "name", "The name field is "
                                "required (send JSON or multipart/form-data).");
     }
-    qrt_body_fields_known(q, &e, style_fields, "a style");
+    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, style_fields, "a style");
     s->name = style_str(q, &e, "name");
     if (!s->name || !*s->name) {
         style_invalid(q, &e, "name", "The name field is required.");

@@ -479,7 +479,7 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
     apr_array_header_t *tags;
     int has_url, has_name, has_type, has_code;
 
-    qrt_body_fields_known(q, &c.err, tracker_fields, "a tracker");
+    qrt_body_fields_known(q, &c.err, HTTP_UNPROCESSABLE_ENTITY, tracker_fields, "a tracker");
     url = tracker_str(&c, "redirect_url", &has_url);
     name = tracker_str(&c, "name", &has_name);
     type = tracker_str(&c, "type", &has_type);

@@ -132,7 +132,7 @@ qrt_err_t *qrt_webhook_create(qrt_req_t *q)
                          "application/json.");
     }
     /* (not "secret": the server makes it; one the client chose would be ignored) */
-    qrt_body_fields_known(q, &e, webhook_fields, "a webhook");
+    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, webhook_fields, "a webhook");
     if (!url || json_is_null(url)) {
         webhook_invalid(q, &e, "url", "The url field is required.");
     }

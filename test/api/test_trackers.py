@@ -938,6 +938,32 @@ def test_wifi_nopass_hidden_and_urlencoded(api):
     assert unescape_wifi(decode_qr(r.content)) == {"T": "WEP", "S": "Old", "P": "k"}
 
 
+def test_plain_qr_from_a_json_body_takes_numbers_and_booleans(api):
+    """A JSON body's numbers and booleans were read as absent: "size": 400 drew the default
+    300 unseen. They are taken as their text is; a list, an object or an unknown field is
+    400 naming it."""
+    r = api.post("/qrCode", json={"type": "wifi", "network_name": "Guest", "size": 400,
+                                  "network_encryption": "nopass", "network_hidden": True,
+                                  "margin": 0})
+    assert r.status_code == 200, r.text
+    assert png_size(r.content) == (400, 400)
+    assert unescape_wifi(decode_qr(r.content)) == {"T": "nopass", "S": "Guest", "H": "true"}
+    r = api.post("/qrCode", json={"type": "url", "url": "https://example.com/j", "size": 250.0,
+                                  "format": "svg", "size_mm": 25.4})
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("image/svg"), r.text
+    assert 'width="25.4mm"' in r.text, r.text[:300]
+    for body, fields in (({"size": [300]}, {"size"}), ({"sise": 300}, {"sise"}),
+                         ({"margin": {"v": 1}, "colour": "#000000"}, {"margin", "colour"}),
+                         ({"size": 63}, {"size"}), ({"network_hidden": False}, set())):
+        r = api.post("/qrCode", json=dict({"type": "url", "url": "https://example.com/"},
+                                          **body))
+        if not fields:
+            assert r.status_code == 200, (body, r.text)
+            continue
+        assert r.status_code == 400, (body, r.text)
+        assert set(r.json()["errors"]) == fields, (body, r.text)
+
+
 @pytest.mark.parametrize("form,field", [
     ({}, "type"),
     ({"type": "sms"}, "type"),
