@@ -55,42 +55,60 @@ typedef struct {
     const char *pattern;        /* '*' is one path segment, '#' one of digits only */
     api_access access;
     qrt_handler_fn *handler;
+    const char *query;          /* the parameters of a route whose parameters select what
+                                 * it answers (qrt_params_known: any other is 422, as a
+                                 * typo widened the answer); NULL: not checked */
 } api_route;
+
+/* The query parameters of the image endpoints, of windows, of pages. (The CSV export
+ * takes a listing's page and rows, and ignores them: a listing's query may be reused.) */
+#define Q_IMAGE  "format size size_mm margin ecc style fg bg"
+#define Q_WINDOW "visit_start visit_start_end"
+#define Q_PAGE   "page rows"
 
 /* The API: the spec's endpoints (numbered as in the spec) and CONTRACT's extras. */
 static const api_route api_routes[] = {
-    { "POST",   "/tracker/qrcode",                API_WRITES, qrt_tracker_qrcode },     /* 1 */
-    { "GET",    "/tracker",                       API_READS,  qrt_tracker_list },       /* 2 */
-    { "POST",   "/tracker",                       API_WRITES, qrt_tracker_create },     /* 3 */
-    { "POST",   "/tracker/bulk",                  API_WRITES, qrt_tracker_bulk },
-    { "GET",    "/tracker/show/*",                API_READS,  qrt_tracker_show },       /* 4 */
-    { "GET",    "/tracker/analytics/*",           API_READS,  qrt_tracker_analytics },  /* 5 */
-    { "GET",    "/report",                        API_READS,  qrt_report_show },        /* 6 */
-    { "GET",    "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_show }, /* 7 */
-    { "GET",    "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans },    /* 8 */
+    { "POST",   "/tracker/qrcode",                API_WRITES, qrt_tracker_qrcode, NULL }, /* 1 */
+    { "GET",    "/tracker",                       API_READS,  qrt_tracker_list, NULL },  /* 2 */
+    { "POST",   "/tracker",                       API_WRITES, qrt_tracker_create, NULL }, /* 3 */
+    { "POST",   "/tracker/bulk",                  API_WRITES, qrt_tracker_bulk, NULL },
+    { "GET",    "/tracker/show/*",                API_READS,  qrt_tracker_show, NULL },  /* 4 */
+    { "GET",    "/tracker/analytics/*",           API_READS,  qrt_tracker_analytics, NULL }, /* 5 */
+    { "GET",    "/report",                        API_READS,  qrt_report_show,             /* 6 */
+      "report trackers[] " Q_WINDOW },
+    { "GET",    "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_show,    /* 7 */
+      "row col trackers[] " Q_WINDOW },
+    { "GET",    "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans,         /* 8 */
+      "trackers[] dateStart dateEnd compare" },
     /* the same three with their parameters in the body (long tracker lists) */
-    { "POST",   "/report",                        API_READS,  qrt_report_post },
-    { "POST",   "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_post },
-    { "POST",   "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans_post },
-    { "GET",    "/visits/tracker/*",              API_READS,  qrt_visits_list },        /* 9 */
-    { "GET",    "/visits/tracker/*/download/csv", API_READS,  qrt_visits_csv },         /* 10 */
-    { "POST",   "/qrCode",                        API_READS,  qrt_qrcode_plain },       /* 11 */
-    { "GET",    "/account",                       API_READS,  qrt_account_show },
-    { "PATCH",  "/tracker/#",                     API_WRITES, qrt_tracker_update },
-    { "DELETE", "/tracker/#",                     API_WRITES, qrt_tracker_delete },
-    { "GET",    "/tracker/#/qrcode",              API_READS,  qrt_tracker_image },
-    { "GET",    "/tracker/#/history",             API_READS,  qrt_tracker_history },
-    { "GET",    "/tracker/qrcodes",               API_READS,  qrt_image_zip },
-    { "POST",   "/style",                         API_WRITES, qrt_style_create },
-    { "GET",    "/style",                         API_READS,  qrt_style_list },
-    { "GET",    "/style/*",                       API_READS,  qrt_style_show },
-    { "DELETE", "/style/*",                       API_WRITES, qrt_style_delete },
-    { "POST",   "/webhook",                       API_WRITES, qrt_webhook_create },
-    { "GET",    "/webhook",                       API_READS,  qrt_webhook_list },
-    { "GET",    "/webhook/#",                     API_READS,  qrt_webhook_show },
-    { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete },
-    { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries },
-    { NULL, NULL, API_READS, NULL }
+    { "POST",   "/report",                        API_READS,  qrt_report_post,
+      "report trackers[] " Q_WINDOW },
+    { "POST",   "/report/tag-crosstab",           API_READS,  qrt_report_crosstab_post,
+      "row col trackers[] " Q_WINDOW },
+    { "POST",   "/dashboard/scansAnalytics",      API_READS,  qrt_dashboard_scans_post,
+      "trackers[] dateStart dateEnd compare" },
+    { "GET",    "/visits/tracker/*",              API_READS,  qrt_visits_list,             /* 9 */
+      Q_WINDOW " " Q_PAGE " search since_id" },
+    { "GET",    "/visits/tracker/*/download/csv", API_READS,  qrt_visits_csv,              /* 10 */
+      Q_WINDOW " search since_id page rows" },
+    { "POST",   "/qrCode",                        API_READS,  qrt_qrcode_plain, NULL },  /* 11 */
+    { "GET",    "/account",                       API_READS,  qrt_account_show, NULL },
+    { "PATCH",  "/tracker/#",                     API_WRITES, qrt_tracker_update, NULL },
+    { "DELETE", "/tracker/#",                     API_WRITES, qrt_tracker_delete, NULL },
+    { "GET",    "/tracker/#/qrcode",              API_READS,  qrt_tracker_image, NULL },
+    { "GET",    "/tracker/#/history",             API_READS,  qrt_tracker_history, NULL },
+    { "GET",    "/tracker/qrcodes",               API_READS,  qrt_image_zip,
+      "trackers[] tag " Q_IMAGE },
+    { "POST",   "/style",                         API_WRITES, qrt_style_create, NULL },
+    { "GET",    "/style",                         API_READS,  qrt_style_list, NULL },
+    { "GET",    "/style/*",                       API_READS,  qrt_style_show, NULL },
+    { "DELETE", "/style/*",                       API_WRITES, qrt_style_delete, NULL },
+    { "POST",   "/webhook",                       API_WRITES, qrt_webhook_create, NULL },
+    { "GET",    "/webhook",                       API_READS,  qrt_webhook_list, NULL },
+    { "GET",    "/webhook/#",                     API_READS,  qrt_webhook_show, NULL },
+    { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete, NULL },
+    { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries, NULL },
+    { NULL, NULL, API_READS, NULL, NULL }
 };
 
 static int api_write_error(qrt_req_t *q, qrt_err_t *e)
@@ -180,14 +198,14 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
     const char *err = NULL;
 
     /* (an empty CSV body too: its 422 names the CSV, not a JSON field) */
-    if (ct && !strncasecmp(ct, "text/csv", 8) && !strcmp(q->path, "/tracker/bulk")) {
+    if (qrt_form_type_is(ct, "text/csv") && !strcmp(q->path, "/tracker/bulk")) {
         q->csv = 1;
         return NULL;
     }
     if (!buf || len == 0) {
         return NULL;
     }
-    if (!ct || !strncasecmp(ct, "application/json", 16)) {
+    if (!ct || qrt_form_type_is(ct, "application/json")) {
         json_t *j = qrt_json_parse(r->pool, buf, len, &err);
 
         if (!j) {
@@ -200,7 +218,7 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
         q->json = j;
         return NULL;
     }
-    if (!strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
+    if (qrt_form_type_is(ct, "application/x-www-form-urlencoded")) {
         apr_status_t rv;
 
         q->form = apr_table_make(r->pool, 8);
@@ -218,7 +236,7 @@ static qrt_err_t *api_parse_body(qrt_req_t *q, const char *buf, apr_size_t len)
         }
         return NULL;
     }
-    if (!strncasecmp(ct, "multipart/form-data", 19)) {
+    if (qrt_form_type_is(ct, "multipart/form-data")) {
         qrt_multipart_limits_t lim;
         qrt_multipart_t *mp;
         apr_status_t rv;
@@ -496,6 +514,10 @@ static qrt_err_t *api_serve(qrt_req_t *q)
         return body_err;
     }
     if ((e = qrt_params_once(q, q->query)) != NULL || (e = qrt_params_once(q, q->form)) != NULL) {
+        return e;
+    }
+    q->params = api_routes[route].query;
+    if ((e = qrt_params_known(q)) != NULL) {
         return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00061: %s %s: route %s, account %s, "

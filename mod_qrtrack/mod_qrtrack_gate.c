@@ -95,7 +95,7 @@ static const char *gate_read_password(request_rec *r, int *status)
     apr_size_t n = 0;
     int by_httpd = 0;
 
-    if (!ct || strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0) {
+    if (!qrt_form_type_is(ct, "application/x-www-form-urlencoded")) {
         *status = HTTP_UNSUPPORTED_MEDIA_TYPE;
         return NULL;
     }

@@ -267,7 +267,90 @@ qrt_err_t *qrt_params_from_body(qrt_req_t *q)
     if (!apr_is_empty_table(add)) {
         q->query = q->query ? apr_table_overlay(p, q->query, add) : add;
     }
-    return NULL;
+    return qrt_params_known(q);
+}
+
+/* Messages about unknown parameters in one answer. */
+#define PARAMS_UNKNOWN_MAX 5
+
+/* "a, b and c" of the names "a b c" ("trackers[]" written "trackers"). */
+static const char *params_list_text(apr_pool_t *p, const char *names)
+{
+    const char *at = names, *text = NULL, *prev = NULL;
+
+    while (*at) {
+        apr_size_t n = strcspn(at, " ");
+        const char *name = apr_pstrmemdup(p, at, n > 2 && !strncmp(at + n - 2, "[]", 2)
+                                                 ? n - 2 : n);
+
+        if (prev) {
+            text = text ? apr_pstrcat(p, text, ", ", prev, NULL) : prev;
+        }
+        prev = name;
+        at += n;
+        at += strspn(at, " ");
+    }
+    return text ? apr_pstrcat(p, text, " and ", prev, NULL) : prev ? prev : "";
+}
+
+static int params_name_known(const char *names, const char *key)
+{
+    const char *at = names;
+
+    if (!strcasecmp(key, "api_token") || !strcmp(key, "_")) {
+        return 1;
+    }
+    while (at && *at) {
+        apr_size_t n = strcspn(at, " ");
+
+        if (n > 2 && !strncmp(at + n - 2, "[]", 2)) {
+            /* (any key of the list's name with brackets: the list's own check names
+             * those of another form, "trackers[x]") */
+            if (!strncasecmp(key, at, n - 2) && (!key[n - 2] || key[n - 2] == '[')) {
+                return 1;
+            }
+        }
+        else if (strlen(key) == n && !strncasecmp(key, at, n)) {
+            return 1;
+        }
+        at += n;
+        at += strspn(at, " ");
+    }
+    return 0;
+}
+
+qrt_err_t *qrt_params_known(qrt_req_t *q)
+{
+    const apr_array_header_t *a = q->query ? apr_table_elts(q->query) : NULL;
+    const apr_table_entry_t *t = a ? (const apr_table_entry_t *)a->elts : NULL;
+    apr_pool_t *p = q->r->pool;
+    qrt_err_t *e = NULL;
+    int i, n = 0;
+
+    if (!a || !q->params) {
+        return NULL;
+    }
+    for (i = 0; i < a->nelts && n < PARAMS_UNKNOWN_MAX; i++) {
+        const char *name, *msg;
+
+        if (!t[i].key || params_name_known(q->params, t[i].key)) {
+            continue;
+        }
+        name = qrt_valid_utf8_clean(p, t[i].key, strlen(t[i].key), 64);
+        msg = *q->params
+            ? apr_psprintf(p, "Unknown parameter '%s': this endpoint takes %s.", name,
+                           params_list_text(p, q->params))
+            : apr_psprintf(p, "Unknown parameter '%s': this endpoint takes none.", name);
+        if (!e) {
+            e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name, msg);
+        }
+        else {
+            qrt_error_add(q, e, name, msg);
+            e->message = "The given data was invalid.";
+        }
+        n++;
+    }
+    return e;
 }
 
 qrt_err_t *qrt_params_once(qrt_req_t *q, const apr_table_t *t)

@@ -26,11 +26,19 @@ qrt_err_t *qrt_params_trackers(qrt_req_t *q, const char *name, apr_array_header_
  * case, as the table reads them): which of the values was meant is not for the server to
  * guess, and the first one went through unchecked. */
 qrt_err_t *qrt_params_once(qrt_req_t *q, const apr_table_t *t);
+/* 422 naming the query's parameters (the first five) that q->params (space-separated
+ * names; "trackers[]" a list: any key "trackers[...]", which the list's own check
+ * reads) does not name, in any case as the table reads them; api_token and "_" (a
+ * cache buster) are taken everywhere. NULL q->params: nothing checked. A typo
+ * ("tracker=5" for trackers) was ignored: a report over every tracker, answered as if
+ * it were what was asked. */
+qrt_err_t *qrt_params_known(qrt_req_t *q);
 /* A POST of a read endpoint (reports, crosstab, dashboard): the body's parameters (an
  * urlencoded or multipart form with the query's names, or a JSON object whose values are
  * strings, integers, true or false, or lists of strings and integers; null leaves one
  * out) added to the query's, so that the GET's code reads them. 422 for a parameter
- * in both, or a value of another JSON type; 413 past QRT_FORM_FIELDS_MAX values. */
+ * in both, one the route does not take (qrt_params_known), or a value of another JSON
+ * type; 413 past QRT_FORM_FIELDS_MAX values. */
 qrt_err_t *qrt_params_from_body(qrt_req_t *q);
 /* page and rows (rows 1..1000, default 25): 422 naming the parameter. */
 qrt_err_t *qrt_params_paging(qrt_req_t *q, apr_int64_t *page, apr_int64_t *rows);

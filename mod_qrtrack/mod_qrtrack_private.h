@@ -121,6 +121,7 @@ typedef struct {
     const char *body;           /* the body's bytes as read (NULL when empty) */
     apr_size_t body_len;
     int csv;                    /* a text/csv body (POST /tracker/bulk only) */
+    const char *params;         /* the query parameters its route takes (qrt_params_known) */
     qrt_auth_t auth;            /* the caller */
     long rate_limit;            /* the caller's limit per minute (0 = off) */
 } qrt_req_t;

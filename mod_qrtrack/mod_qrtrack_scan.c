@@ -43,7 +43,6 @@
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_wal.h"
 #include "qrt_code.h"
-#include "qrt_csv.h"
 #include "qrt_schema.h"
 #include "qrt_geo.h"
 #include "qrt_valid.h"
@@ -1342,20 +1341,12 @@ static apr_status_t scan_submit(request_rec *r, const qrt_visit_t *v, int *outco
 /* A header value cut to max bytes and made valid UTF-8; NULL stays NULL. */
 static const char *scan_clean(apr_pool_t *p, const char *v, apr_size_t max)
 {
-    apr_size_t n;
-
     if (!v || !*v) {
         return NULL;
     }
-    n = strlen(v);
-    if (n > max) {
-        /* Cut on a character boundary so no valid character is mangled. */
-        n = max;
-        while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80) {
-            n--;
-        }
-    }
-    return qrt_csv_utf8_clean(p, v, n);
+    /* made valid first, then cut on a character boundary: each byte of a broken sequence
+     * becomes three (U+FFFD), and a cut before that kept up to three times max */
+    return qrt_valid_utf8_clean(p, v, strlen(v), max);
 }
 
 static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracker_id,
@@ -1684,11 +1675,6 @@ int qrt_scan_handler(request_rec *r)
     else {
         return DECLINED;
     }
-    if (r->method_number != M_GET && r->method_number != M_POST) {
-        /* httpd's 405 writes Allow from allowed_methods (GET brings HEAD). */
-        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
-        return HTTP_METHOD_NOT_ALLOWED;
-    }
     if (!code || !qrt_code_custom_valid(code)) {
         return HTTP_NOT_FOUND;
     }
@@ -1706,10 +1692,17 @@ int qrt_scan_handler(request_rec *r)
     if (status != OK) {
         return status;
     }
-    /* Only a code behind a password takes a POST: its form's. */
-    if (r->method_number == M_POST && (!d.password_hash || d.verdict != QRT_ROUTE_GO)) {
-        /* httpd's 405 writes Allow from allowed_methods (GET brings HEAD). */
-        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+    /* Only a code behind a password takes a POST: its form's. One sent once the code
+     * has expired (or before it starts) is answered as a GET then is, and recorded. */
+    if ((r->method_number != M_GET && r->method_number != M_POST)
+        || (r->method_number == M_POST && !d.password_hash)) {
+        /* httpd's 405 writes Allow from allowed_methods (GET brings HEAD) */
+        if (d.password_hash) {
+            ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, M_POST, -1);
+        }
+        else {
+            ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        }
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");

@@ -280,18 +280,26 @@ static apr_array_header_t *tracker_tags(tracker_check *c)
 }
 
 /* A field of a JSON body as it was sent (JSON null included), NULL when absent; a form
- * field as a JSON string. */
+ * field as a JSON string. A form field that is not UTF-8 text is an error (read as
+ * absent, a password sent so left the tracker open). */
 static json_t *tracker_field(tracker_check *c, const char *field)
 {
     qrt_req_t *q = c->q;
+    const char *v;
+    json_t *j;
 
     if (q->json) {
         return json_object_get(q->json, field);
     }
-    if (q->form && apr_table_get(q->form, field)) {
-        return qrt_json_own(q->r->pool, json_string(apr_table_get(q->form, field)));
+    if (!q->form || !(v = apr_table_get(q->form, field))) {
+        return NULL;
     }
-    return NULL;
+    if (!(j = json_string(v))) {
+        tracker_invalid(c, field, apr_psprintf(q->r->pool, "The %s field must be UTF-8 "
+                                               "text.", field));
+        return NULL;
+    }
+    return qrt_json_own(q->r->pool, j);
 }
 
 /* A time field: 1 and *t when a time, 0 for null or absent (*present says which). A

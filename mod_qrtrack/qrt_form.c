@@ -244,6 +244,29 @@ static apr_status_t qrt_mp_append(qrt_multipart_t *mp, qrt_mp_buf_t *b,
     return APR_SUCCESS;
 }
 
+int qrt_form_type_is(const char *ct, const char *type)
+{
+    const char *e, *t, *slash = strchr(type, '/');
+
+    if (!ct || !slash) {
+        return 0;
+    }
+    e = ct + strlen(ct);
+    ct = qrt_form_skip_ows(ct, e);
+    t = qrt_form_token(ct, e);
+    if ((apr_size_t)(t - ct) != (apr_size_t)(slash - type)
+        || strncasecmp(ct, type, (apr_size_t)(slash - type)) != 0 || t == e || *t != '/') {
+        return 0;
+    }
+    ct = t + 1;
+    t = qrt_form_token(ct, e);
+    if (!qrt_form_eq(ct, t - ct, slash + 1)) {
+        return 0;
+    }
+    t = qrt_form_skip_ows(t, e);
+    return t == e || *t == ';';
+}
+
 qrt_multipart_t *qrt_multipart_create(apr_pool_t *p, const char *content_type,
                                       const qrt_multipart_limits_t *l,
                                       const char **err)

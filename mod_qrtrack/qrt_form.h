@@ -12,6 +12,11 @@
 #include "apr_pools.h"
 #include "apr_tables.h"
 
+/* 1 when the Content-Type value ct is the media type type ("application/json"), in any
+ * case, alone or with parameters ("application/json; charset=utf-8"); 0 for another
+ * ("application/jsonx", "application/json-seq") or a NULL ct. */
+int qrt_form_type_is(const char *ct, const char *type);
+
 typedef struct {
     apr_size_t max_parts;        /* default 32 */
     apr_size_t max_part_size;    /* bytes of one part's body, default 64 KiB */

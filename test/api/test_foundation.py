@@ -128,6 +128,14 @@ def test_malformed_json_is_400(api):
 
 def test_unsupported_content_type_is_415(api):
     json_error(api.post("/tracker", data=b"hello", headers={"Content-Type": "text/plain"}), 415)
+    # a media type that only begins like a supported one is not it
+    for ct in ("application/jsonx", "application/json-seq", "application/x-www-form-urlencoded2",
+               "multipart/form-datax; boundary=x", "text/csvx"):
+        body = b'{"redirect_url": "https://example.com/"}'
+        json_error(api.post("/tracker", data=body, headers={"Content-Type": ct}), 415)
+    r = api.post("/tracker", data=b'{"redirect_url": "https://example.com/"}',
+                 headers={"Content-Type": "Application/JSON ; charset=utf-8"})
+    assert r.status_code == 200, r.text
 
 
 def test_body_over_limit_is_413_json(api):

@@ -576,6 +576,47 @@ def test_a_parameter_given_twice_is_422_but_lists_take_many(server, token):
         assert r.status_code == 200 and sorted(r.json()["tags"]) == ["x", "y"], r.text
 
 
+def test_an_unknown_parameter_of_a_report_or_listing_is_422_naming_it(server, token):
+    """A parameter that the reports, the visits and the ZIP of images do not take was
+    ignored: "tracker=5" for "trackers" answered the report of every tracker, "serach" the
+    visits unsearched, as if each were what was asked. It is 422 naming it and what the
+    endpoint takes; api_token and "_" (a cache buster) go everywhere, names in any case as
+    the others; the export takes a listing's page and rows (and ignores them)."""
+    with Api(server, token) as a:
+        t = a.post("/tracker", json={"redirect_url": "https://example.com/q"}).json()
+        tid = t["tracker_id"]
+        for path, query, unknown in (
+                ("/report/", "report=name&tracker=%d" % tid, {"tracker"}),
+                ("/report/tag-crosstab", "row=a&col=b&visit_start_end_=x", {"visit_start_end_"}),
+                ("/dashboard/scansAnalytics", "date_start=2026-01-01", {"date_start"}),
+                ("/visits/tracker/%d" % tid, "serach=iphone", {"serach"}),
+                ("/visits/tracker/%d/download/csv" % tid, "since=3", {"since"}),
+                ("/tracker/qrcodes", "tracker=%d" % tid, {"tracker"}),
+                ("/report/", "report=name&a=1&b=2&c=3&d=4&e=5&f=6&g=7", {"a", "b", "c", "d", "e"})):
+            r = a.get("%s?%s" % (path, query))
+            assert r.status_code == 422, (path, query, r.text)
+            assert set(r.json()["errors"]) == unknown, (path, query, r.text)
+        r = a.get("/report/?report=name&tracker=%d" % tid)
+        assert r.json()["errors"]["tracker"] == ["Unknown parameter 'tracker': this endpoint "
+                                                 "takes report, trackers, visit_start and "
+                                                 "visit_start_end."], r.text
+        r = a.head("/report/?report=name&nope=1")
+        assert r.status_code == 422
+        # in a POST's body too
+        r = a.post("/report/", json={"report": "name", "tracker": [tid]})
+        assert r.status_code == 422 and set(r.json()["errors"]) == {"tracker"}, r.text
+        r = a.post("/report/", data={"report": "name", "Tracker": str(tid)})
+        assert r.status_code == 422 and set(r.json()["errors"]) == {"Tracker"}, r.text
+        # what is taken
+        for path, query in (("/report/", "REPORT=name&trackers[0]=%d&_=1700000000" % tid),
+                            ("/report/", "report=name&trackers=%d&api_token=%s" % (tid, token)),
+                            ("/visits/tracker/%d" % tid, "search=iph&since_id=0&rows=5&page=1"),
+                            ("/visits/tracker/%d/download/csv" % tid, "rows=5&page=2"),
+                            ("/tracker/qrcodes", "trackers=%d&format=svg&size=100" % tid)):
+            r = a.get("%s?%s" % (path, query))
+            assert r.status_code == 200, (path, query, r.text)
+
+
 def test_options_without_cors_configured(server):
     r = requests.options(server.api_base + "/tracker/show/5", timeout=10,
                          headers={"Origin": "https://app.example.com",

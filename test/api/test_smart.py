@@ -449,6 +449,59 @@ def test_a_code_without_password_takes_no_post(srv, api):
     assert r.status_code == 405 and "GET" in r.headers["Allow"]
 
 
+def test_a_protected_code_says_it_takes_post_and_its_form_takes_only_a_form(srv, api):
+    t = create(api, password="open sesame")
+    for method in ("PUT", "DELETE", "PATCH"):
+        r = scan(srv, t, method=method)
+        assert r.status_code == 405, (method, r.text)
+        assert sorted(m.strip() for m in r.headers["Allow"].split(",")) == \
+            ["GET", "HEAD", "POST"], (method, r.headers["Allow"])
+    r = scan(srv, create(api), method="PUT")
+    assert r.status_code == 405 and "POST" not in r.headers["Allow"], r.headers["Allow"]
+    # a media type that only begins like a form's is not one
+    for ct in ("application/x-www-form-urlencodedXYZ", "application/x-www-form-urlencoded2"):
+        r = scan(srv, t, method="POST", data="password=open+sesame",
+                 headers={"Content-Type": ct})
+        assert r.status_code == 415, (ct, r.status_code)
+    r = scan(srv, t, method="POST", data="password=open+sesame", headers={
+        "Content-Type": "application/x-www-form-urlencoded ; charset=UTF-8"})
+    assert where(r) == HOME
+    assert len(visits(api, t)) == 1
+
+
+def test_a_password_form_sent_once_the_code_expired_is_answered_as_a_scan_then_is(srv, api):
+    """The form, loaded while the code was valid, sent after valid_until (or before
+    valid_from): 405 and nothing recorded, where a GET at that moment went to expired_url
+    (or 410) and was recorded."""
+    ended = create(api, password="open sesame", expired_url="https://example.com/ended",
+                   valid_until=iso(NOW - datetime.timedelta(seconds=5)))
+    early = create(api, password="open sesame",
+                   valid_from=iso(NOW + datetime.timedelta(days=1)))
+    for form in ({"password": "open sesame"}, {"password": "wrong"}):
+        assert where(scan(srv, ended, method="POST", data=form)) == "https://example.com/ended"
+        assert where(scan(srv, early, kind="l", method="POST", data=form)) == 410
+    assert len(visits(api, ended)) == 2 and len(visits(api, early)) == 2
+    assert {v["source"] for v in visits(api, early)} == {"click"}
+
+
+def test_a_smart_field_sent_as_a_form_that_is_not_utf8_is_422(srv, api):
+    """Such a field (JSON's strings are UTF-8) was read as absent: a password sent so left
+    the tracker open, a cap or an end unset, with 200."""
+    for field, value in (("password", "secret%FF"), ("max_scans", "5%FF"),
+                         ("valid_until", "2030-01-01T00:00:00Z%FF"),
+                         ("expired_url", "https://example.com/%FF"), ("rules", "%FF")):
+        body = "redirect_url=https%%3A%%2F%%2Fexample.com%%2Fhome&%s=%s" % (field, value)
+        r = api.post("/tracker", data=body,
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 422, (field, r.text)
+        assert field in r.json()["errors"], (field, r.text)
+    t = create(api, password="old one")
+    r = api.patch("/tracker/%d" % t["tracker_id"], data="password=new%FF",
+                  headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 422 and "password" in r.json()["errors"], r.text
+    assert where(scan(srv, t, method="POST", data={"password": "old one"})) == HOME
+
+
 def test_ten_wrong_tries_a_minute_then_429(srv, api):
     t = create(api, password="right one")
     other = create(api, password="right one")

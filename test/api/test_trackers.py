@@ -384,6 +384,17 @@ def test_visit_keeps_referer_and_agent(server, api):
                     "https://x.example/\ufffd|" + IPHONE]
 
 
+def test_a_referer_and_agent_of_broken_sequences_are_kept_to_their_bytes(server, api):
+    """Each broken sequence becomes U+FFFD, three bytes: cut to 2048 and 1024 bytes before
+    that, they were kept at up to three times those."""
+    t = create(api)
+    scan(server, t, headers={"Referer": b"\xe2\x82" * 2000, "User-Agent": b"\xe2\x82" * 1000})
+    v = api.get("/visits/tracker/%d" % t["tracker_id"]).json()["data"][0]
+    assert 2040 <= len(v["referer"].encode()) <= 2048, len(v["referer"].encode())
+    assert 1016 <= len(v["user_agent"].encode()) <= 1024, len(v["user_agent"].encode())
+    assert set(v["referer"]) == {"\ufffd"} and set(v["user_agent"]) == {"\ufffd"}
+
+
 def test_visit_text_with_quotes_braces_and_backslashes_is_stored_as_sent(server, api):
     """Every character that means something to SQL or to an array literal (the
     PostgreSQL write path sends a batch's columns as arrays) is stored as sent."""

@@ -826,6 +826,25 @@ START_TEST(test_redact)
 }
 END_TEST
 
+START_TEST(test_type_is)
+{
+    const char *urlenc = "application/x-www-form-urlencoded";
+
+    ck_assert(qrt_form_type_is("application/x-www-form-urlencoded", urlenc));
+    ck_assert(qrt_form_type_is("Application/X-WWW-Form-URLEncoded; charset=UTF-8", urlenc));
+    ck_assert(qrt_form_type_is(" application/x-www-form-urlencoded ;charset=utf-8", urlenc));
+    ck_assert(qrt_form_type_is("application/json", "application/json"));
+    ck_assert(!qrt_form_type_is("application/x-www-form-urlencodedXYZ", urlenc));
+    ck_assert(!qrt_form_type_is("application/x-www-form-urlencoded x", urlenc));
+    ck_assert(!qrt_form_type_is("application/json-seq", "application/json"));
+    ck_assert(!qrt_form_type_is("application/jsonp", "application/json"));
+    ck_assert(!qrt_form_type_is("text/json", "application/json"));
+    ck_assert(!qrt_form_type_is("application", "application/json"));
+    ck_assert(!qrt_form_type_is("", "application/json"));
+    ck_assert(!qrt_form_type_is(NULL, "application/json"));
+}
+END_TEST
+
 START_TEST(test_urlencoded_max)
 {
     apr_table_t *t = apr_table_make(pool, 4);
@@ -893,6 +912,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_urlencoded_bad);
     tcase_add_test(tc, test_redact);
     tcase_add_test(tc, test_urlencoded_max);
+    tcase_add_test(tc, test_type_is);
     suite_add_tcase(s, tc);
     return s;
 }
