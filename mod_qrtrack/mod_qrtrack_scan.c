@@ -96,6 +96,13 @@ static struct {
     const qrt_queue_ticket_t *slots;
     int nslots;
     char *answered;
+    /* A remote database: the key of this node's live token (qrt_spool_live_key), and the
+     * token of the batch being committed, written with it; visits spooled when that
+     * commit fails carry it, so that their replay leaves them out when the commit did
+     * reach the database after all (its answer lost: a connection cut by its deadline
+     * while the server was frozen). Tokens follow each other from a random start. */
+    const char *live_key;
+    apr_int64_t live_token, live_next;
 } writer;
 
 /* The commit point of the batch being stored: from here its requests wait for the
@@ -393,11 +400,21 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     }
     skip = 0;
     if (sp) {
+        apr_int64_t live = 0;
+
         rv = qrt_store_spool_mark(db, p, sp->node, &mark);
+        /* (visits spooled from a commit whose answer was lost: in the database when the
+         * node's live token is that commit's) */
+        if (rv == APR_SUCCESS && sp->live_token && sp->seq[0] <= sp->live_upto
+            && sp->seq[n - 1] >= sp->live_from) {
+            rv = qrt_store_spool_live(db, p, apr_pstrcat(p, sp->node, "+live", NULL), &live);
+        }
         if (rv != APR_SUCCESS) {
             return rv;
         }
-        while (skip < n && sp->seq[skip] <= mark) {
+        while (skip < n && (sp->seq[skip] <= mark
+                            || (live == sp->live_token && sp->seq[skip] >= sp->live_from
+                                && sp->seq[skip] <= sp->live_upto))) {
             skip++;
         }
     }
@@ -427,6 +444,9 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     }
     if (rv == APR_SUCCESS && sp) {
         rv = qrt_store_spool_mark_set(db, p, sp->node, sp->seq[n - 1]);
+    }
+    else if (rv == APR_SUCCESS && writer.live_key && writer.live_token) {
+        rv = qrt_store_spool_mark_set(db, p, writer.live_key, writer.live_token);
     }
     if (rv == APR_SUCCESS) {
         *recorded = n - skip;
@@ -519,8 +539,11 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
  * connection before the database counts as gone. */
 static int writer_stale(const qrt_db_t *db)
 {
+    /* (57P01: the server that ended it at its shutdown has been started again; a batch
+     * it ended mid-transaction was rolled back) */
     return qrt_db_lost(db) && db->error
-           && (strstr(db->error, " 57P05:") || !strncmp(db->error, "begin: ", 7));
+           && (strstr(db->error, " 57P05:") || strstr(db->error, " 57P01:")
+               || !strncmp(db->error, "begin: ", 7));
 }
 
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
@@ -668,6 +691,12 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
      * opens this connection as it starts (and again after each failure), so preparing
      * them all made each child start cost PostgreSQL some 400 round trips. */
     qrt_db_prepare_lazily(db, cp);
+    /* (the row is there before any commit writes it: a replay's read of it then waits
+     * for a commit still running, where a row being made would not be seen) */
+    writer.live_key = qrt_dialect_remote(driver) ? qrt_spool_live_key(writer.s) : NULL;
+    if (writer.live_key && qrt_store_spool_live_make(db, cp, writer.live_key) != APR_SUCCESS) {
+        writer.live_key = NULL;
+    }
     return db;
 }
 
@@ -878,7 +907,7 @@ static void writer_gather(int n, apr_interval_time_t took, const qrt_db_t *db)
  * of trackers with max_scans: whether such a scan is over the cap is known only to
  * the database, so they stay unrecorded (cap_outcome unknown: their requests answer
  * 503) rather than risk sending one past the cap. */
-static apr_status_t writer_spool(qrt_visit_t *visits, int n)
+static apr_status_t writer_spool(qrt_visit_t *visits, int n, apr_int64_t live)
 {
     qrt_visit_t *keep = visits;
     apr_status_t rv;
@@ -908,7 +937,7 @@ static apr_status_t writer_spool(qrt_visit_t *visits, int n)
             kept++;
         }
     }
-    rv = kept > 0 ? qrt_spool_put(writer.s, keep, kept) : APR_SUCCESS;
+    rv = kept > 0 ? qrt_spool_put(writer.s, keep, kept, live) : APR_SUCCESS;
     if (keep != visits) {
         free(keep);
     }
@@ -981,19 +1010,23 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
     apr_status_t rv;
     int recorded = 0;
 
+    writer.live_token = 0;
     if (!qrt_db_down() && !qrt_spool_pending()) {
         if (!*dbp) {
             *dbp = writer_connect(cp);
         }
         if (*dbp) {
             (*dbp)->error = NULL;
+            /* (the batch's visits spooled below carry it: its commit may have reached
+             * the database) */
+            writer.live_token = writer.live_key ? ++writer.live_next : 0;
             /* A little before the deadline: the answer must reach the request. */
             rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                deadline - SCAN_ANSWER_MARGIN);
             if (rv != APR_SUCCESS && rv != APR_TIMEUP && writer_stale(*dbp)) {
                 writer_disconnect(*dbp);
                 if (!(*dbp = writer_connect(cp))) {
-                    return writer_spool(visits, n);     /* (marked down) */
+                    return writer_spool(visits, n, writer.live_token);  /* (marked down) */
                 }
                 rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                    deadline - SCAN_ANSWER_MARGIN);
@@ -1017,7 +1050,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                                   "refuses writes", (*dbp)->error, "it takes them");
                 writer_disconnect(*dbp);
                 *dbp = NULL;
-                return writer_spool(visits, n);
+                return writer_spool(visits, n, writer.live_token);
             }
             else if (qrt_db_locked(*dbp)) {
                 /* Another program holds a lock past the wait (an administrator's
@@ -1029,7 +1062,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                 writer_spool_said(qrt_ration(QRT_R_LOCKED), APLOG_WARNING, "QRT00130: a lock held "
                                   "elsewhere kept the scan writer waiting past its time",
                                   (*dbp)->error, "the lock goes");
-                return writer_spool(visits, n);
+                return writer_spool(visits, n, writer.live_token);
             }
             else if (qrt_dialect_remote((*dbp)->driver)) {
                 /* A failed statement: 503, no spool. */
@@ -1043,7 +1076,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             }
         }
     }
-    return writer_spool(visits, n);
+    return writer_spool(visits, n, writer.live_token);
 }
 
 /* Spooled visits b into the database. A lock held elsewhere (what may have sent them
@@ -1198,7 +1231,9 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thread, void *data)
             took = qrt_clock_now() - took;
             qrt_queue_done_visits(writer.queue, slots, n, rv, visits);
             apr_pool_clear(p);
-            if (dbd) {
+            /* (not while the database is away: the keeper alone tries it, and a failure
+             * each batch said QRT01003 every 10 s through an outage) */
+            if (dbd && !qrt_db_down() && !qrt_spool_pending()) {
                 writer_webhooks(dbd, p, 0);
                 apr_pool_clear(p);
             }
@@ -1288,6 +1323,13 @@ void qrt_scan_child_init(apr_pool_t *pchild, server_rec *s)
     if (!scan_queue) {
         return;
     }
+    /* (the live tokens' start: each child's apart from the others', and from the last
+     * one a restart left in the database) */
+    if (apr_generate_random_bytes((unsigned char *)&writer.live_next,
+                                  sizeof(writer.live_next)) != APR_SUCCESS) {
+        writer.live_next = (apr_int64_t)apr_time_now() ^ ((apr_int64_t)getpid() << 40);
+    }
+    writer.live_next &= APR_INT64_C(0x3fffffffffffffff);
     apr_pool_create(&batch_pool, pchild);
     apr_pool_tag(batch_pool, "qrtrack-writer");
     rv = apr_thread_create(&writer.thread, NULL, writer_main, batch_pool, pchild);

@@ -447,7 +447,18 @@ static qrt_spool_t *spool_writer(server_rec *s)
     return child.writer;
 }
 
-apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
+const char *qrt_spool_live_key(server_rec *s)
+{
+    static char key[32];
+    qrt_spool_t *sp;
+
+    if (!key[0] && qrt_spool_enabled() && (sp = spool_writer(s)) != NULL) {
+        apr_snprintf(key, sizeof(key), "%s+live", qrt_spool_node(sp));
+    }
+    return key[0] ? key : NULL;
+}
+
+apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n, apr_int64_t live)
 {
     apr_int64_t limit = qrt_config()->spool_limit > 0 ? qrt_config()->spool_limit
                                                    : QRT_DEFAULT_SPOOL_LIMIT;
@@ -470,7 +481,7 @@ apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n)
     if (!sp) {
         return APR_EGENERAL;
     }
-    if (qrt_spool_append(sp, v, n) != APR_SUCCESS) {
+    if (qrt_spool_append(sp, v, n, live) != APR_SUCCESS) {
         if (qrt_log_due(qrt_ration(QRT_R_SPOOL), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QRT00114: cannot write %d visits "
                          "to the spool %s: %s; they answer 503 (and %u more since this "
@@ -494,7 +505,8 @@ apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_bat
         return APR_EGENERAL;
     }
     b->node = qrt_spool_node(sp);
-    if (qrt_spool_peek(sp, p, max, &b->seq, &b->visits, &b->n) != APR_SUCCESS) {
+    if (qrt_spool_peek(sp, p, max, &b->seq, &b->visits, &b->n) != APR_SUCCESS
+        || qrt_spool_live(sp, &b->live_token, &b->live_from, &b->live_upto) != APR_SUCCESS) {
         apr_uint32_t more = 0;
 
         if (qrt_log_due(qrt_ration(QRT_R_REPLAY), &more)) {

@@ -11,6 +11,9 @@ typedef struct {
     apr_int64_t *seq;               /* the visits' sequence numbers, ascending */
     qrt_visit_t *visits;
     int n;
+    /* the last visits spooled from a commit whose answer was lost (0: none): its token
+     * and their sequence numbers (qrt_spool_put) */
+    apr_int64_t live_token, live_from, live_upto;
 } qrt_spool_batch_t;
 typedef struct {
     int enabled, reachable;
@@ -41,7 +44,12 @@ apr_status_t qrt_snapshot_lookup(request_rec *r, const char *code, apr_int64_t *
                                  const char **url, const char **route);
 /* The writer: n visits into the spool, durably (APR_ENOSPC past QRTrackSpoolLimit,
  * APR_ENOTIMPL without a spool). */
-apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n);
+apr_status_t qrt_spool_put(server_rec *s, const qrt_visit_t *v, int n, apr_int64_t live);
+/* The key of this node's row of its last live commit's token in spool_marks ("<node>+live":
+ * the scan writer writes it in each commit of a remote database, so that visits spooled
+ * after a commit whose answer was lost are known at their replay to be in the database or
+ * not); NULL without a spool. */
+const char *qrt_spool_live_key(server_rec *s);
 /* The oldest spooled visits, at most max (b->n = 0: none). */
 apr_status_t qrt_spool_next(apr_pool_t *p, server_rec *s, int max, qrt_spool_batch_t *b);
 /* b is in the database now (recorded of them were new to it): out of the spool. */

@@ -257,7 +257,25 @@ const char *qrt_spool_node(qrt_spool_t *s)
     return s->node;
 }
 
-apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n)
+static apr_status_t spool_change(qrt_spool_t *s, const char *sql, const char *t, ...);
+static apr_status_t spool_int(qrt_spool_t *s, const char *sql, const char *arg,
+                              apr_int64_t *v);
+
+/* The meta rows of the visits of a commit whose answer was lost (qrt_spool_append). */
+static apr_status_t spool_live_put(qrt_spool_t *s, apr_int64_t token, int n)
+{
+    apr_int64_t upto = (apr_int64_t)sqlite3_last_insert_rowid(s->db);
+    char num[3][32];
+
+    apr_snprintf(num[0], sizeof(num[0]), "%" APR_INT64_T_FMT, token);
+    apr_snprintf(num[1], sizeof(num[1]), "%" APR_INT64_T_FMT, upto - n + 1);
+    apr_snprintf(num[2], sizeof(num[2]), "%" APR_INT64_T_FMT, upto);
+    return spool_change(s, "INSERT INTO meta (name, value) VALUES ('live_token', ?), "
+                        "('live_from', ?), ('live_upto', ?) ON CONFLICT (name) DO UPDATE "
+                        "SET value = excluded.value", "sss", num[0], num[1], num[2]);
+}
+
+apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n, apr_int64_t live)
 {
     char buf[SPOOL_PACK_MAX];
     sqlite3_stmt *st;
@@ -288,12 +306,35 @@ apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n)
         spool_exec(s, "ROLLBACK");
         return APR_EGENERAL;
     }
+    /* (AUTOINCREMENT: the batch's sequence numbers follow each other) */
+    if (live && n > 0 && spool_live_put(s, live, n) != APR_SUCCESS) {
+        spool_exec(s, "ROLLBACK");
+        return APR_EGENERAL;
+    }
     if (spool_exec(s, "COMMIT") != SQLITE_OK) {
         spool_fail(s, "commit");
         spool_exec(s, "ROLLBACK");
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
+}
+
+apr_status_t qrt_spool_live(qrt_spool_t *s, apr_int64_t *token, apr_int64_t *from,
+                            apr_int64_t *upto)
+{
+    const char *sql = "SELECT CAST(value AS INTEGER) FROM meta WHERE name = ?";
+    apr_status_t rv = spool_int(s, sql, "live_token", token);
+
+    if (rv == APR_SUCCESS) {
+        rv = spool_int(s, sql, "live_from", from);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = spool_int(s, sql, "live_upto", upto);
+    }
+    if (rv != APR_SUCCESS) {
+        *token = *from = *upto = 0;
+    }
+    return rv;
 }
 
 /* The first column of the first row of sql (one optional text argument) in *v. */

@@ -50,8 +50,15 @@ apr_status_t qrt_spool_set_aside(apr_pool_t *p, const char *path, apr_int64_t st
 
 /* This node's id: 16 hex digits, made when the spool file was created. */
 const char *qrt_spool_node(qrt_spool_t *s);
-/* Appends n visits in one durable transaction. */
-apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n);
+/* Appends n visits in one durable transaction. live, not 0: the token of the commit
+ * they come from, whose answer may have been lost (it may be in the database): kept
+ * with their sequence numbers (qrt_spool_live) in the same transaction. */
+apr_status_t qrt_spool_append(qrt_spool_t *s, const qrt_visit_t *v, int n,
+                              apr_int64_t live);
+/* The token and the sequence numbers (from, upto) of the last visits appended with one
+ * (0, 0, 0: none). */
+apr_status_t qrt_spool_live(qrt_spool_t *s, apr_int64_t *token, apr_int64_t *from,
+                            apr_int64_t *upto);
 /* Visits waiting in the spool. */
 apr_status_t qrt_spool_count(qrt_spool_t *s, apr_int64_t *n);
 /* The oldest visits, at most max: their sequence numbers in seq[], visits in v[]

@@ -92,3 +92,18 @@ apr_status_t qrt_store_spool_mark_set(qrt_db_t *db, apr_pool_t *p, const char *n
 
     return qrt_db_exec(db, p, SQL_spool_mark_set, NULL, args);
 }
+
+apr_status_t qrt_store_spool_live_make(qrt_db_t *db, apr_pool_t *p, const char *key)
+{
+    const void *args[] = { key };
+
+    return qrt_db_exec(db, p, SQL_spool_live_make, NULL, args);
+}
+
+apr_status_t qrt_store_spool_live(qrt_db_t *db, apr_pool_t *p, const char *key,
+                                  apr_int64_t *token)
+{
+    const void *args[] = { key };
+
+    return qrt_db_select_int(db, p, SQL_spool_live, args, token);
+}

@@ -32,8 +32,15 @@ apr_status_t qrt_store_snap_page(qrt_db_t *db, apr_pool_t *p, apr_int64_t after,
 /* The highest sequence number of node's spooled visits recorded (0: none yet). */
 apr_status_t qrt_store_spool_mark(qrt_db_t *db, apr_pool_t *p, const char *node,
                                   apr_int64_t *seq);
-/* Sets it, in the transaction that records them. */
+/* Sets it, in the transaction that records them (also a live commit's token under its
+ * node's live key). */
 apr_status_t qrt_store_spool_mark_set(qrt_db_t *db, apr_pool_t *p, const char *node,
                                       apr_int64_t seq);
+/* Makes the row of a node's live key (qrt_spool_live_key) unless it is there. */
+apr_status_t qrt_store_spool_live_make(qrt_db_t *db, apr_pool_t *p, const char *key);
+/* The token of the node's last live commit (0: none), waiting on PostgreSQL for a
+ * transaction that wrote it and has not ended. */
+apr_status_t qrt_store_spool_live(qrt_db_t *db, apr_pool_t *p, const char *key,
+                                  apr_int64_t *token);
 
 #endif /* QRT_STORE_SPOOL_H */

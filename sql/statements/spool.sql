@@ -39,3 +39,23 @@ INSERT INTO spool_marks (node, seq)
     VALUES (%s, %lld)
     ON CONFLICT (node) DO UPDATE
     SET seq = excluded.seq
+
+-- a node's row of its last live commit's token ("<node>+live", qrt_spool_live_key), made
+-- when its scan writer connects, so that the row is there to be locked
+-- name: spool_live_make
+INSERT INTO spool_marks (node, seq)
+    VALUES (%s, 0)
+    ON CONFLICT (node) DO NOTHING
+
+-- the token, read at the replay of visits spooled after a commit whose answer was lost:
+-- PostgreSQL waits for that commit's transaction, should it still be running
+-- name: spool_live
+SELECT seq
+    FROM spool_marks
+    WHERE node = %s
+
+-- name: spool_live [pgsql]
+SELECT seq
+    FROM spool_marks
+    WHERE node = %s
+    FOR UPDATE

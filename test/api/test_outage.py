@@ -289,6 +289,55 @@ def test_two_nodes_redirect_through_a_database_outage_and_replay_every_visit_onc
 
 
 @pgsql_only
+def test_after_a_database_restart_the_replay_opens_the_writers_connection_again(own_cluster):
+    """The scan writer's connection, which the server ended at its shutdown (57P01), was
+    used for the first replay once the database had been started again: the replay failed,
+    the node said the database gone once more (QRT00104) and replayed seconds later. It is
+    opened again instead, as one the server closed while idle. And with a webhook
+    subscribed, the writer leaves the outbox's bound to after the outage (QRT01003 each
+    10 s for as long as it lasted, seen on a node whose other child had left the
+    database)."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        with Api(srv, tok) as s:
+            r = s.post("/webhook", json={"url": "https://hooks.example.com/in",
+                                         "events": ["scan.created"]})
+            assert r.status_code == 200, r.text
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        load = Scanner([srv], codes)
+        wait_until(lambda: load.count() > 20, timeout=20, interval=0.1,
+                   what="scans before the outage")
+        own_cluster.halt()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+                   timeout=20, interval=0.1, what="the node to see the database gone")
+        before = len(error_lines(srv))
+        # past the 10 s ration of the line, scans spooled all along
+        time.sleep(12.0)
+        added = error_lines(srv)[before:]
+        own_cluster.start()
+        results = load.finish()
+        assert all(r[3] == 302 for r in results), sorted({r[3] for r in results}, key=str)
+        bound_failed = [l for l in added if "QRT01003" in l]
+        before = len(error_lines(srv))
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0", timeout=45,
+                   interval=0.1, what="the node back on the database, its spool replayed")
+        # The writer's connection, which the server ended at its shutdown (57P01), is
+        # opened again for the replay: the database is not said gone once more.
+        added = error_lines(srv)[before:]
+        assert not bound_failed, "\n".join(bound_failed)
+        assert not [l for l in added if "57P01" in l or "QRT00104" in l], "\n".join(added)
+    finally:
+        srv.cleanup()
+
+
+@pgsql_only
 def test_restarts_while_the_database_is_away_keep_the_server_up_on_its_snapshot(own_cluster):
     """A graceful restart (logrotate's nightly one) or a restart while the database cannot
     be reached: the parent, which checked this build's schema before, goes on (QRT00133)
@@ -815,6 +864,78 @@ def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
+        srv.cleanup()
+
+
+# A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred
+# trigger on the visits' rows that outlasts statement_timeout, whose cancel it lets pass):
+# the server records the batch after the scan writer has given up waiting for its answer.
+SLOW_COMMIT = """
+CREATE TABLE qrt_test_slow (x int);
+CREATE FUNCTION qrt_test_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+    DELETE FROM qrt_test_slow WHERE x = 1;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    WHILE clock_timestamp() < t0 + interval '7 seconds' LOOP
+        BEGIN
+            PERFORM pg_sleep(0.1);
+        EXCEPTION WHEN query_canceled THEN
+            NULL;
+        END;
+    END LOOP;
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER qrt_test_slow AFTER INSERT ON visit_rows
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION qrt_test_slow();
+"""
+
+
+@pgsql_only
+def test_a_commit_whose_answer_was_lost_is_not_recorded_again_from_the_spool():
+    """A batch's commit that reached the database but whose answer never came back (the
+    connection cut at its deadline: a server frozen, an answer lost on the way) was
+    spooled, and its replay recorded the visits a second time once the database answered
+    again. The commit writes the node's live token with the visits; visits spooled from it
+    carry the token, and their replay leaves them out when the database has it."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
+                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        t = make_trackers(srv, srv.token("acme"), 1)[0]
+        srv.sql(SLOW_COMMIT)
+
+        def scan(ua):
+            return requests.get("%s/q/%s" % (srv.base, t["code"]), allow_redirects=False,
+                                headers={"User-Agent": ua}, timeout=30)
+
+        def recorded(ua):
+            return int(srv.sql("SELECT COUNT(*) FROM visits WHERE user_agent = '%s'"
+                               % ua).strip())
+        assert scan(UA % 1).status_code == 302
+        assert recorded(UA % 1) == 1
+        srv.sql("INSERT INTO qrt_test_slow VALUES (1)")
+        started = time.monotonic()
+        r = scan(UA % 2)
+        # the writer gave up on the commit at its deadline (QRTrackScanWait + 2.5 s; once
+        # the COMMIT is sent, the scans wait for its outcome) and spooled the visit
+        assert r.status_code == 302, r.text
+        assert time.monotonic() - started > 3, time.monotonic() - started
+        assert "QRT00040" in srv.error_log()
+        # the slow commit ends (its trigger took the row away), the spool is replayed
+        wait_until(lambda: srv.sql("SELECT COUNT(*) FROM qrt_test_slow").strip() == "0"
+                   and qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=60, interval=0.2, what="the slow commit's end and the replay")
+        assert recorded(UA % 2) == 1
+        assert scan(UA % 3).status_code == 302
+        assert recorded(UA % 3) == 1
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 3
+    finally:
         srv.cleanup()
 
 

@@ -64,6 +64,33 @@ static qrt_spool_t *open_kind(const char *name, qrt_spool_kind_t kind, apr_pool_
     return s;
 }
 
+START_TEST(a_lost_commits_visits_keep_its_token_and_their_numbers)
+{
+    qrt_spool_t *s = open_kind("live.db", QRT_SPOOL_VISITS, pool);
+    qrt_visit_t in[6], *out;
+    apr_int64_t *seq, token, from, upto;
+    int i, got;
+
+    for (i = 0; i < 6; i++) {
+        in[i] = visit(10 + i, 1000 + i);
+    }
+    ck_assert_int_eq(qrt_spool_live(s, &token, &from, &upto), APR_SUCCESS);
+    ck_assert(token == 0 && from == 0 && upto == 0);
+    ck_assert_int_eq(qrt_spool_append(s, in, 2, 0), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in + 2, 3, -77), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in + 5, 1, 0), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_live(s, &token, &from, &upto), APR_SUCCESS);
+    ck_assert_int_eq(token, -77);
+    ck_assert_int_eq(qrt_spool_peek(s, pool, 10, &seq, &out, &got), APR_SUCCESS);
+    ck_assert_int_eq(got, 6);
+    /* the second batch's numbers, not the others' */
+    ck_assert_int_eq(from, seq[2]);
+    ck_assert_int_eq(upto, seq[4]);
+    ck_assert_int_eq(out[2].tracker_id, 12);
+    ck_assert_int_eq(out[4].tracker_id, 14);
+}
+END_TEST
+
 START_TEST(visits_come_back_in_order_and_go_once_dropped)
 {
     qrt_spool_t *s = open_kind("spool.db", QRT_SPOOL_VISITS, pool);
@@ -74,8 +101,8 @@ START_TEST(visits_come_back_in_order_and_go_once_dropped)
     for (i = 0; i < 5; i++) {
         in[i] = visit(10 + i, 1000 + i);
     }
-    ck_assert_int_eq(qrt_spool_append(s, in, 3), APR_SUCCESS);
-    ck_assert_int_eq(qrt_spool_append(s, in + 3, 2), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in, 3, 0), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in + 3, 2, 0), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_count(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 5);
     ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
@@ -105,11 +132,11 @@ START_TEST(sequence_numbers_are_never_reused_after_a_drop)
     apr_int64_t *seq, first;
     int got;
 
-    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1, 0), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_peek(s, pool, 1, &seq, &out, &got), APR_SUCCESS);
     first = seq[0];
     ck_assert_int_eq(qrt_spool_drop(s, first), APR_SUCCESS);
-    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1, 0), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_peek(s, pool, 1, &seq, &out, &got), APR_SUCCESS);
     ck_assert_int_eq(got, 1);
     ck_assert_int_gt(seq[0], first);
@@ -167,7 +194,7 @@ START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
     for (i = 0; i < 4; i++) {
         in[i] = visit(20 + i, 2000 + i);
     }
-    ck_assert_int_eq(qrt_spool_append(s, in, 4), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in, 4, 0), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_peek(s, pool, 4, &seq, &out, &got), APR_SUCCESS);
     refused_seq = seq[1];
     last = seq[3];
@@ -192,7 +219,7 @@ START_TEST(a_refused_visit_is_set_aside_and_put_back_behind_the_others)
     ck_assert_int_eq(n, 1);
     /* put back: at the end, under a new sequence number (past the ones dropped, which
      * the database's mark may have passed) */
-    ck_assert_int_eq(qrt_spool_append(s, in + 3, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in + 3, 1, 0), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_refused_retry(s, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(qrt_spool_refused_count(s, &n), APR_SUCCESS);
@@ -215,7 +242,7 @@ START_TEST(refused_visits_past_the_retention_go)
     for (i = 0; i < 3; i++) {
         in[i] = visit(30 + i, 3000 + i);
     }
-    ck_assert_int_eq(qrt_spool_append(s, in, 3), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, in, 3, 0), APR_SUCCESS);
     spool_holds(s, 3, (const apr_int64_t[]){ 30, 31, 32 }, &seq);
     ck_assert_int_eq(qrt_spool_refuse(s, seq[0], "old", 100), APR_SUCCESS);
     ck_assert_int_eq(qrt_spool_refuse(s, seq[1], "new", 200), APR_SUCCESS);
@@ -302,7 +329,7 @@ START_TEST(an_append_survives_the_death_of_its_process)
 
         apr_pool_create(&cp, NULL);
         s = open_kind("spool.db", QRT_SPOOL_VISITS, cp);
-        _exit(qrt_spool_append(s, v, 3) == APR_SUCCESS ? 0 : 1);
+        _exit(qrt_spool_append(s, v, 3, 0) == APR_SUCCESS ? 0 : 1);
     }
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -320,7 +347,7 @@ START_TEST(files_are_made_0640_whatever_the_umask)
     qrt_visit_t v = visit(1, 1);
 
     umask(old);
-    ck_assert_int_eq(qrt_spool_append(s, &v, 1), APR_SUCCESS);
+    ck_assert_int_eq(qrt_spool_append(s, &v, 1, 0), APR_SUCCESS);
     ck_assert_int_eq(stat(path("spool.db"), &st), 0);
     ck_assert_int_eq(st.st_mode & 0777, 0640);
     ck_assert_int_eq(stat(path("spool.db-wal"), &st), 0);
@@ -468,6 +495,7 @@ static Suite *spool_suite(void)
 
     tcase_add_checked_fixture(tc, dir_setup, dir_teardown);
     tcase_add_test(tc, visits_come_back_in_order_and_go_once_dropped);
+    tcase_add_test(tc, a_lost_commits_visits_keep_its_token_and_their_numbers);
     tcase_add_test(tc, sequence_numbers_are_never_reused_after_a_drop);
     tcase_add_test(tc, a_refused_visit_is_set_aside_and_put_back_behind_the_others);
     tcase_add_test(tc, refused_visits_past_the_retention_go);
