@@ -24,7 +24,12 @@
 
   var state = {
     token: null, account: null, days: 30, trackers: [], selected: null,
-    poll: null, visits: [], maxId: 0, etag: null, generation: 0, canWrite: false
+    poll: null, visits: [], maxId: 0, etag: null, generation: 0, canWrite: false,
+    /* loaded: the id of the tracker whose view (and polling state) is shown, null while
+     * the selected one's is loading or failed to load; loadFailed: the id of the selected
+     * tracker whose view failed to load (loaded again every POLL_MS). edit: the editor's tracker and what
+     * its form was filled with (Save sends only the fields that differ from it). */
+    loaded: null, loadFailed: null, edit: null, editLoading: false
   };
 
   function $(id) { return document.getElementById(id); }
@@ -56,6 +61,19 @@
 
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } return node; }
   function num(n) { return n === null || n === undefined ? "–" : fmt.format(n); }
+
+  /* The largest of the numbers in list and floor (a loop: Math.max.apply over a long list
+   * overflows the stack). */
+  function maxOf(list, floor) {
+    var m = floor, i;
+    for (i = 0; i < list.length; i++) { if (list[i] > m) { m = list[i]; } }
+    return m;
+  }
+
+  /* The highest visit id of list and floor. */
+  function maxVisitId(list, floor) {
+    return maxOf(list.map(function (v) { return v.id; }), floor);
+  }
 
   function showMessage(text, info) {
     var m = $("message");
@@ -172,8 +190,10 @@
   }
 
   function drawChart(box, days, label) {
-    var W = Math.max(360, Math.round(box.clientWidth || 800)), H = 250, L = 44, R = 10, T = 12, B = 30;
-    var max = niceMax(Math.max.apply(null, days.map(function (d) { return d.scans + d.clicks; }).concat([0])));
+    var W = Math.max(360, Math.round(box.clientWidth || 800)), H = 250, L, R = 10, T = 12, B = 30;
+    var max = niceMax(maxOf(days.map(function (d) { return d.scans + d.clicks; }), 0));
+    /* The left margin fits the longest label of the scale (11px text: about 7px a digit). */
+    L = Math.max(44, 12 + 7 * num(max).length);
     var step = (W - L - R) / days.length;
     var bw = Math.max(1, step * 0.72);
     var s = svg("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "class": "chart-svg",
@@ -299,19 +319,20 @@
       fillTagFilter();
       renderTrackers();
       fillDimensions();
-      if (list.length && !state.selected) { selectTracker(list[0].tracker_id); }
+      if (list.length && !state.selected) { return selectTracker(list[0].tracker_id); }
+      return true;
     });
   }
 
   /* The tag filter's choices: every tag of the account's trackers (the choice kept). */
   function fillTagFilter() {
-    var tags = {};
+    var tags = new Map();
     var sel = $("filter-tag");
     var was = sel.value;
-    state.trackers.forEach(function (t) { t.tags.forEach(function (g) { tags[g] = true; }); });
+    state.trackers.forEach(function (t) { t.tags.forEach(function (g) { tags.set(g, true); }); });
     clear(sel).appendChild(el("option", { value: "", text: "All tags" }));
-    Object.keys(tags).sort().forEach(function (g) { sel.appendChild(el("option", { value: g, text: g })); });
-    sel.value = tags[was] ? was : "";
+    Array.from(tags.keys()).sort().forEach(function (g) { sel.appendChild(el("option", { value: g, text: g })); });
+    sel.value = tags.has(was) ? was : "";
   }
 
   function trackerMatches(t, text, tag) {
@@ -433,7 +454,7 @@
 
   function breakdown(title, rows, key) {
     var box = el("div", { cls: "breakdown" }, [el("h4", { text: title })]);
-    var max = Math.max.apply(null, rows.map(function (r) { return r.visits; }).concat([1]));
+    var max = maxOf(rows.map(function (r) { return r.visits; }), 1);
     if (!rows.length) { box.appendChild(el("p", { cls: "none", text: "No visits." })); }
     rows.slice(0, 8).forEach(function (r) {
       var bar = el("i");
@@ -460,14 +481,31 @@
     }).sort(function (a, b) { return b.visits - a.visits; });
   }
 
+  /* Forgets the shown tracker's numbers, visits and history and its polling state, so
+   * that nothing of one tracker is shown under another's name. */
+  function clearTrackerView() {
+    stopPolling();
+    state.loaded = null;
+    state.loadFailed = null;
+    state.visits = [];
+    state.maxId = 0;
+    state.etag = null;
+    ["detail-stats", "detail-chart", "breakdowns", "history"].forEach(function (id) { clear($(id)); });
+    clear($("visits").tBodies[0]);
+    $("visits-live").textContent = "";
+  }
+
+  /* Shows tracker id: a promise of true once its view is loaded, false when it failed
+   * (the message says why; the view stays empty, and is loaded again every POLL_MS and
+   * when the tab becomes visible again). */
   function selectTracker(id) {
     var t = state.trackers.find(function (x) { return x.tracker_id === id; });
     var p = period();
     var gen = state.generation;
     var params = Object.assign({ "trackers[]": id }, window_(p));
-    if (!t) { return; }
+    if (!t) { return Promise.resolve(false); }
     state.selected = id;
-    stopPolling();
+    clearTrackerView();
     Array.prototype.forEach.call($("trackers").tBodies[0].rows, function (r) {
       r.className = r.getAttribute("data-id") === String(id) ? "selected" : "";
     });
@@ -477,7 +515,7 @@
     showDetailHead(t);
     codeLink();
     loadStyles().catch(failed);
-    Promise.all([
+    return Promise.all([
       get("/tracker/analytics/" + id),
       get("/report/", Object.assign({ report: "date" }, params)),
       get("/report/", Object.assign({ report: "browser" }, params)),
@@ -494,8 +532,9 @@
         .forEach(function (x) { $("detail-stats").appendChild(stat(x[0], x[1])); });
       drawChart($("detail-chart"), fillDays(p, rs[1].body.data), "Scans and clicks per day of " + t.name);
       state.visits = rs[5].body.data;
-      state.maxId = state.visits.length ? state.visits[0].id : 0;
+      state.maxId = maxVisitId(state.visits, 0);
       state.etag = null;
+      state.loaded = id;
       clear($("breakdowns"));
       [breakdown("Browser", rs[2].body.data, "browser"), breakdown("Country", rs[3].body.data, "country"),
        breakdown("City", rs[4].body.data, "city"),
@@ -505,7 +544,25 @@
       renderVisits();
       renderHistory(rs[6].body.data);
       startPolling(id, gen);
-    }).catch(failed);
+      showMessage("");
+      return true;
+    }).catch(function (err) {
+      if (gen !== state.generation || state.selected !== id) { return false; }
+      failed(err);
+      if (state.token && state.selected === id) { retryLater(id, gen); }
+      return false;
+    });
+  }
+
+  /* After a failed load of tracker id's view: loaded again every POLL_MS (not polled: it
+   * has no visits of its own yet). */
+  function retryLater(id, gen) {
+    stopPolling();
+    state.loaded = null;
+    state.loadFailed = id;
+    state.poll = setInterval(function () {
+      if (!document.hidden && gen === state.generation && state.selected === id) { selectTracker(id); }
+    }, POLL_MS);
   }
 
   /* A history value as text: lists joined, null as a dash. */
@@ -610,14 +667,15 @@
   /* New visits: since_id the highest id seen, If-None-Match the last ETag (304: nothing new). */
   function poll(id, gen) {
     var h = state.etag ? { "If-None-Match": state.etag } : {};
-    if (document.hidden) { return; }
+    if (document.hidden || state.loaded !== id) { return; }
     get("/visits/tracker/" + id, { since_id: state.maxId, rows: 100 }, h).then(function (res) {
-      if (gen !== state.generation || state.selected !== id) { return; }
+      if (gen !== state.generation || state.selected !== id || state.loaded !== id) { return; }
       if (res.status === 200) {
         state.etag = res.headers.get("ETag");
         if (res.body.data.length) {
           state.visits = res.body.data.concat(state.visits).slice(0, 100);
-          state.maxId = res.body.data[0].id;
+          /* The highest id seen (the newest by time need not have it). */
+          state.maxId = maxVisitId(res.body.data, state.maxId);
           prependVisits(res.body.data);
         }
       }
@@ -896,14 +954,44 @@
 
   /* -- editing: the whole tracker -- */
 
+  /* The editor's fields as they stand: the text of each input (as typed, untrimmed), the
+   * tags' lines, and the rules as they would be sent. */
+  function editorValues() {
+    var v = {};
+    ["redirect_url", "name", "tags", "valid_from", "valid_until", "max_scans", "expired_url"].forEach(function (k) {
+      v[k] = $("ed-" + k).value;
+    });
+    v.rules = JSON.stringify(Array.prototype.map.call($("rules").children, collectRule));
+    return v;
+  }
+
+  /* Opens the editor on the tracker as the API has it now (GET /tracker/show/<id>), not as
+   * the list had it when the page opened: a change made elsewhere since is shown, and kept. */
   function openEditor() {
     var f = $("edit-form");
     var t = selected();
+    var gen = state.generation;
+    var id;
     if (!f.hidden) { closeForm(f, true); return; }
-    if (!t) { return; }
+    if (!t || !state.canWrite || state.editLoading) { return; }
+    id = t.tracker_id;
+    state.editLoading = true;
+    get("/tracker/show/" + id).then(function (res) {
+      var i;
+      if (gen !== state.generation || state.selected !== id || !f.hidden) { return; }
+      i = state.trackers.findIndex(function (x) { return x.tracker_id === id; });
+      if (i >= 0) { state.trackers[i] = res.body; }
+      showDetailHead(res.body);
+      fillEditor(res.body);
+    }).catch(failed).then(function () { state.editLoading = false; });
+  }
+
+  function fillEditor(t) {
+    var f = $("edit-form");
     $("ed-redirect_url").value = t.redirect_url;
     $("ed-name").value = t.name;
-    $("ed-tags").value = t.tags.join(", ");
+    /* One tag a line: a tag may hold commas, and keeps its spaces. */
+    $("ed-tags").value = t.tags.join("\n");
     $("ed-valid_from").value = t.valid_from || "";
     $("ed-valid_until").value = t.valid_until || "";
     $("ed-max_scans").value = t.max_scans ? String(t.max_scans) : "";
@@ -918,25 +1006,38 @@
     clear($("rules"));
     (t.rules || []).forEach(function (r) { $("rules").appendChild(ruleRow(r)); });
     renumberRules();
+    state.edit = { id: t.tracker_id, tags: t.tags.slice(), values: editorValues() };
     $("detail-saved").textContent = "";
     openForm(f);
   }
 
-  /* The PATCH body: every field of the form (an empty one clears its setting); the
-   * password only when a new one is typed or its removal is ticked. */
+  /* The tags' lines: a line that is one of the tracker's tags as it was stays as it is;
+   * others are trimmed; empty lines are dropped. */
+  function tagLines(text, was) {
+    return text.split(/\r?\n/).map(function (x) {
+      return was.indexOf(x) >= 0 ? x : x.trim();
+    }).filter(function (x) { return x.trim(); });
+  }
+
+  /* The PATCH body: only the fields changed since the form was filled (an emptied one
+   * clears its setting); the password only when a new one is typed or its removal is
+   * ticked. An empty object: nothing to send. */
   function editBody() {
-    var maxScans = $("ed-max_scans").value.trim();
-    var body = {
-      redirect_url: $("ed-redirect_url").value.trim(),
-      name: $("ed-name").value.trim(),
-      tags: listOf($("ed-tags").value),
-      rules: Array.prototype.map.call($("rules").children, collectRule),
-      valid_from: $("ed-valid_from").value.trim() || null,
-      valid_until: $("ed-valid_until").value.trim() || null,
-      /* Not a small number: sent as typed, for the API to say what is wrong with it. */
-      max_scans: /^[0-9]{1,10}$/.test(maxScans) ? parseInt(maxScans, 10) : maxScans || null,
-      expired_url: $("ed-expired_url").value.trim() || null
-    };
+    var now = editorValues(), was = state.edit.values;
+    var body = {};
+    var maxScans = now.max_scans.trim();
+    function changed(k) { return now[k] !== was[k]; }
+    if (changed("redirect_url")) { body.redirect_url = now.redirect_url.trim(); }
+    if (changed("name")) { body.name = now.name.trim(); }
+    if (changed("tags")) { body.tags = tagLines(now.tags, state.edit.tags); }
+    if (changed("rules")) { body.rules = JSON.parse(now.rules); }
+    ["valid_from", "valid_until", "expired_url"].forEach(function (k) {
+      if (changed(k)) { body[k] = now[k].trim() || null; }
+    });
+    /* Not a small number: sent as typed, for the API to say what is wrong with it. */
+    if (changed("max_scans")) {
+      body.max_scans = /^[0-9]{1,10}$/.test(maxScans) ? parseInt(maxScans, 10) : maxScans || null;
+    }
     if ($("ed-password-remove").checked) { body.password = null; }
     else if ($("ed-password").value) { body.password = $("ed-password").value; }
     return body;
@@ -946,12 +1047,18 @@
     var f = $("edit-form");
     var gen = state.generation;
     var t = selected();
-    var before;
+    var before, body;
     e.preventDefault();
-    if (!t) { return; }
+    if (!t || !state.edit || state.edit.id !== t.tracker_id) { return; }
+    body = editBody();
+    if (!Object.keys(body).length) {
+      closeForm(f, true);
+      $("detail-saved").textContent = "Nothing changed: nothing was sent.";
+      return;
+    }
     before = t.tags.join("\n");
     busy(f, true);
-    call("PATCH", "/tracker/" + t.tracker_id, null, null, editBody()).then(function (res) {
+    call("PATCH", "/tracker/" + t.tracker_id, null, null, body).then(function (res) {
       var i = state.trackers.findIndex(function (x) { return x.tracker_id === t.tracker_id; });
       if (gen !== state.generation || i < 0) { return; }
       state.trackers[i] = res.body;
@@ -998,7 +1105,7 @@
     var type = $("report-type").value;
     return get("/report/", Object.assign({ report: type }, window_(period()))).then(function (res) {
       var rows = res.body.data;
-      var max = Math.max.apply(null, rows.map(function (r) { return r.visits; }).concat([1]));
+      var max = maxOf(rows.map(function (r) { return r.visits; }), 1);
       var box = $("report");
       if (gen !== state.generation) { return; }
       clear(box);
@@ -1018,11 +1125,11 @@
   }
 
   function dimensions() {
-    var dims = {};
+    var dims = new Map();
     state.trackers.forEach(function (t) {
-      t.tags.forEach(function (g) { var i = g.indexOf(":"); if (i > 0) { dims[g.slice(0, i)] = true; } });
+      t.tags.forEach(function (g) { var i = g.indexOf(":"); if (i > 0) { dims.set(g.slice(0, i), true); } });
     });
-    return Object.keys(dims).sort();
+    return Array.from(dims.keys()).sort();
   }
 
   function fillDimensions() {
@@ -1051,7 +1158,8 @@
     }
     return get("/report/tag-crosstab", Object.assign({ row: row, col: col }, window_(period()))).then(function (res) {
       var d = res.body.data;
-      var max = Math.max.apply(null, [1].concat.apply([], d.matrix));
+      var max = 1;
+      d.matrix.forEach(function (row) { max = maxOf(row, max); });
       var t = el("table", { cls: "list heat" });
       var head = el("tr", {}, [el("th", { text: row + " \\ " + col })]);
       if (gen !== state.generation) { return; }
@@ -1097,15 +1205,20 @@
     $("token").focus();
   }
 
-  function signOut(message) {
+  /* keepToken: the token stays in sessionStorage (sign-in failed for a reason other than
+   * the token: a reload tries it again). */
+  function signOut(message, keepToken) {
     stopPolling();
-    sessionStorage.removeItem(KEY);
+    if (!keepToken) { sessionStorage.removeItem(KEY); }
     state.generation++;
     state.token = null;
     state.account = null;
     state.trackers = [];
     state.selected = null;
     state.visits = [];
+    state.loaded = null;
+    state.loadFailed = null;
+    state.edit = null;
     ["kpis", "portfolio-chart", "top-trackers", "detail-stats", "detail-chart", "breakdowns",
      "report", "crosstab", "history"].forEach(function (id) { clear($(id)); });
     clear($("trackers").tBodies[0]);
@@ -1146,7 +1259,11 @@
         signOut("This token cannot use the API: " + err.message);
       }
       else {
-        signOut("Signing in failed: " + err.message);
+        /* Not the token's fault (429 rate limit, 503, no connection): it is kept, and a
+         * reload of the page later signs in with it. */
+        if (!(err instanceof ApiError)) { err = new ApiError(0, String(err)); }
+        sessionStorage.setItem(KEY, token);
+        signOut("Signing in failed: " + err.message + " The token is kept: reload the page to try again.", true);
       }
     });
   }
@@ -1158,7 +1275,10 @@
     closeForm($("edit-form"), false);
     $("detail").hidden = true;
     Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen),
-                 loadWebhooks(gen)]).catch(failed);
+                 loadWebhooks(gen)]).then(function (r) {
+      /* Everything loaded (the first tracker's view too): an earlier error is over. */
+      if (gen === state.generation && r[1] !== false) { showMessage(""); }
+    }, failed);
   }
 
   /* The account's webhooks: state, events waiting, and each one's latest attempts. */
@@ -1223,6 +1343,7 @@
       state.days = parseInt(d, 10);
       Array.prototype.forEach.call($("period").querySelectorAll("button"), function (b) {
         b.className = b === e.target ? "on" : "";
+        b.setAttribute("aria-pressed", b === e.target ? "true" : "false");
       });
       loadAll();
     });
@@ -1240,7 +1361,10 @@
       if (t) { downloadCsv(t); }
     });
     document.addEventListener("visibilitychange", function () {
-      if (!document.hidden && state.selected) { poll(state.selected, state.generation); }
+      if (document.hidden || state.selected === null) { return; }
+      /* A view that failed to load is loaded again; a loaded one polls. */
+      if (state.loaded === state.selected) { poll(state.selected, state.generation); }
+      else if (state.loadFailed === state.selected) { selectTracker(state.selected); }
     });
     window.addEventListener("hashchange", function () {
       var t = tokenFromHash();

@@ -711,3 +711,320 @@ def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, brows
     b.wait(lambda: "No trackers" in b.text("#trackers tbody"), what="the empty list")
     assert not d.find_element(By.ID, "webhooks-card").is_displayed()
     assert b.severe() == []
+
+
+# -- fixes from a hunt: stale edits, tags, sign-in errors, big crosstabs, polling ------
+
+class stubbed_fetch:
+    """A wrapper of window.fetch installed before app.js runs, in every document opened
+    while it is in force: script is the body of function (url, opts, real) returning a
+    promise of a Response, or undefined to let the request through."""
+
+    def __init__(self, b, script):
+        self.b = b
+        self.source = ("(function () { var real = window.fetch; window.fetch = function (url, opts) {"
+                       " var r = (function (url, opts, real) { %s })(String(url), opts, real);"
+                       " return r === undefined ? real(url, opts) : r; }; })();" % script)
+
+    def __enter__(self):
+        self.id = self.b.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                                {"source": self.source})["identifier"]
+        return self
+
+    def __exit__(self, *exc):
+        self.b.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": self.id})
+
+
+def message(b):
+    return b.js("var m = document.getElementById('message'); return m.hidden ? '' : m.textContent")
+
+
+def open_tracker(b, tid):
+    b.driver.find_element(By.CSS_SELECTOR, '#trackers tr[data-id="%d"] button.link' % tid).click()
+
+
+def open_editor(b):
+    b.driver.find_element(By.ID, "detail-edit").click()
+    b.wait(lambda: b.driver.find_element(By.ID, "edit-form").is_displayed(), what="the editor")
+
+
+def history_total(api, tid):
+    return api.get("/tracker/%d/history" % tid).json()["meta"]["total"]
+
+
+@pytest.fixture(scope="module")
+def colleagues(server):
+    """An account of its own with two trackers and two tokens: the page's and a colleague's."""
+    server.account("teamco")
+    tok = server.token("teamco", "--name", "dashboard")
+    other = server.token("teamco", "--name", "colleague")
+    with Api(server, tok) as api, Api(server, other) as colleague:
+        made = []
+        for body in ({"redirect_url": "https://example.com/a", "name": "flyer"},
+                     {"redirect_url": "https://example.com/b", "name": "  padded name  ",
+                      "tags": ["size:10,5", " spaced tag ", "plain"]}):
+            r = api.post("/tracker", json=body)
+            assert r.status_code == 200, r.text
+            made.append(r.json())
+        yield {"token": tok, "api": api, "colleague": colleague, "trackers": made}
+
+
+def test_the_editor_starts_from_the_tracker_as_it_is_now_and_sends_only_changes(server, colleagues, browser):
+    """A change made elsewhere after the page opened is shown in the editor, and a Save
+    that renames the tracker keeps it: only the name is sent."""
+    b = browser
+    d = b.driver
+    api, t = colleagues["api"], colleagues["trackers"][0]
+    tid = t["tracker_id"]
+    b.open(server.base + "/qrtrack/#token=" + colleagues["token"])
+    b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+    open_tracker(b, tid)
+    b.wait(lambda: b.text("#detail-name") == "flyer", what="the tracker")
+    rules = [{"redirect_url": "https://apps.example/ios", "os": ["iOS"]}]
+    r = colleagues["colleague"].patch("/tracker/%d" % tid, json={
+        "redirect_url": "https://example.com/b2", "rules": rules, "max_scans": 500})
+    assert r.status_code == 200, r.text
+    open_editor(b)
+    assert field(b, "edit-form", "redirect_url").get_attribute("value") == "https://example.com/b2"
+    assert field(b, "edit-form", "max_scans").get_attribute("value") == "500"
+    assert field(b, "edit-form", "rules.0.os").get_attribute("value") == "iOS"
+    assert "b2" in b.text("#detail-dest")                   # the view follows too
+    type_into(field(b, "edit-form", "name"), "flyer (print)")
+    save(b)
+    saved(b)
+    s = api.get("/tracker/show/%d" % tid).json()
+    assert s["name"] == "flyer (print)"
+    assert s["redirect_url"] == "https://example.com/b2" and s["rules"] == rules and s["max_scans"] == 500
+    h = api.get("/tracker/%d/history" % tid).json()["data"][0]
+    assert list(h["changes"]) == ["name"], h
+    # A Save with nothing changed sends nothing.
+    n = history_total(api, tid)
+    open_editor(b)
+    save(b)
+    b.wait(lambda: not d.find_element(By.ID, "edit-form").is_displayed(), what="closed")
+    assert "Nothing changed" in b.text("#detail-saved")
+    assert history_total(api, tid) == n
+    assert api.get("/tracker/show/%d" % tid).json() == s
+    assert b.severe() == []
+
+
+def test_tags_with_commas_and_spaces_survive_the_editor(server, colleagues, browser):
+    """One tag a line: a tag with a comma stays one tag, and neither a name nor a tag the
+    user did not edit loses its spaces."""
+    b = browser
+    api, t = colleagues["api"], colleagues["trackers"][1]
+    tid = t["tracker_id"]
+    before = api.get("/tracker/show/%d" % tid).json()
+    assert before["name"] == "  padded name  " and " spaced tag " in before["tags"]
+    b.open(server.base + "/qrtrack/#token=" + server.token("teamco"))
+    b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+    open_tracker(b, tid)
+    b.wait(lambda: b.js("return document.getElementById('detail-name').textContent") == "  padded name  ",
+           what="the tracker")
+    open_editor(b)
+    tags = field(b, "edit-form", "tags")
+    assert tags.tag_name == "textarea"
+    assert tags.get_attribute("value").split("\n") == before["tags"]
+    # An untouched Save changes nothing.
+    save(b)
+    b.wait(lambda: "Nothing changed" in b.text("#detail-saved"), what="nothing sent")
+    assert api.get("/tracker/show/%d" % tid).json() == before
+    # A tag added on a line of its own (a comma in it too); the others stay as they were.
+    open_editor(b)
+    tags = field(b, "edit-form", "tags")
+    b.js("var t = arguments[0]; t.value = t.value + '\\n  new, one  \\n'; t.dispatchEvent(new Event('input'))", tags)
+    save(b)
+    saved(b)
+    after = api.get("/tracker/show/%d" % tid).json()
+    assert sorted(after["tags"]) == sorted(before["tags"] + ["new, one"])
+    assert after["name"] == "  padded name  "
+    assert b.severe() == []
+
+
+def test_a_sign_in_that_fails_but_for_the_token_keeps_it(server, colleagues, browser):
+    """A 429 or a 503 of GET /account at sign-in: the message, and the token kept in the
+    tab, so that a reload later signs in. A 401 forgets it."""
+    b = browser
+    tok = server.token("teamco")                  # a token of its own: its own rate limit
+    for status, words in [(429, "Rate limit"), (503, "busy")]:
+        stub = ("if (/\\/api\\/account/.test(url)) return Promise.resolve(new Response("
+                "JSON.stringify({message: 'busy'}), {status: %d, headers: {'Retry-After': '7',"
+                " 'Content-Type': 'application/json'}}));" % status)
+        with stubbed_fetch(b, stub):
+            b.open(server.base + "/qrtrack/#token=" + tok)
+            b.wait(lambda: message(b), what="a message")
+            assert words in message(b) and "Signing in failed" in message(b), message(b)
+            assert b.js("return sessionStorage.getItem('qrtrack.token')") == tok
+            assert tok not in b.driver.current_url
+        # The server answers again: a reload signs in with the kept token.
+        b.driver.refresh()
+        b.wait(lambda: len(rows(b, "trackers")) == 2, what="signed in after the reload")
+        b.wait(lambda: message(b) == "", what="no message")
+    # A refused token is forgotten.
+    with stubbed_fetch(b, "if (/\\/api\\/account/.test(url)) return Promise.resolve(new Response("
+                          "JSON.stringify({message: 'no'}), {status: 401}));"):
+        b.driver.refresh()
+        b.wait(lambda: "not accepted" in message(b), what="the 401")
+        assert b.js("return sessionStorage.getItem('qrtrack.token')") is None
+    b.severe()                                              # (read, so the next test starts afresh)
+
+
+def test_a_big_crosstab_is_drawn(server, colleagues, browser):
+    """A crosstab of 400 x 400 cells (an answer made up in the browser): drawn, not a
+    RangeError of Math.max over every cell."""
+    b = browser
+    n = 400
+    stub = ("if (/tag-crosstab/.test(url)) { var N = %d, rows = [], m = [], i, j;"
+            " for (i = 0; i < N; i++) { rows.push('v' + i); var r = []; for (j = 0; j < N; j++) r.push(i === j ? i + 1 : 0); m.push(r); }"
+            " var tot = rows.map(function (x, i) { return i + 1; });"
+            " return Promise.resolve(new Response(JSON.stringify({data: {rows: rows, cols: rows, matrix: m,"
+            " row_totals: tot, col_totals: tot, total: N * (N + 1) / 2}}), {status: 200,"
+            " headers: {'Content-Type': 'application/json'}})); }" % n)
+    with stubbed_fetch(b, stub):
+        b.open(server.base + "/qrtrack/#token=" + server.token("teamco"))
+        b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+        b.js("var s = document.getElementById('xt-row'); s.appendChild(new Option('a', 'a'));"
+             "s.value = 'a'; var c = document.getElementById('xt-col'); c.appendChild(new Option('b', 'b'));"
+             "c.value = 'b'; s.dispatchEvent(new Event('change'));")
+        b.wait(lambda: b.js("return document.querySelectorAll('#crosstab tbody tr').length") == n + 1,
+               timeout=40, what="the crosstab")
+    assert message(b) == ""
+    assert [e for e in b.severe() if "RangeError" in e["message"]] == []
+    # The largest cell is the darkest.
+    assert b.js("var r = document.querySelectorAll('#crosstab tbody tr')[arguments[0] - 1];"
+                "return [r.cells[arguments[0]].style.color, r.cells[1].style.color]", n) == ["rgb(255, 255, 255)", ""]
+
+
+@pytest.fixture(scope="module")
+def poller(server):
+    """An account with one tracker: a scan now, then an imported visit of an hour ago (a
+    higher id, an earlier time)."""
+    server.account("pollco")
+    tok = server.token("pollco")
+    with Api(server, tok) as api:
+        t = api.post("/tracker", json={"redirect_url": "https://example.com/a", "name": "one"}).json()
+        r = requests.get(t["scan_url"], headers={"User-Agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) "
+                                                 "Gecko/20100101 Firefox/120.0"}, allow_redirects=False, timeout=10)
+        assert r.status_code == 302
+        wait_until(lambda: api.get("/visits/tracker/%d" % t["tracker_id"]).json()["data"], timeout=10,
+                   what="the scan listed")
+        import_visits(server, [{"tracker_id": t["tracker_id"], "visit_start": ts(int(time.time()) - 3600),
+                                "source": "scan", "ip": "198.51.100.7", "country": "FR", "city": "Paris",
+                                "browser": "Safari", "browser_version": "17", "os": "iOS", "device": "mobile",
+                                "referer": None, "user_agent": "old", "bot": False}])
+        data = api.get("/visits/tracker/%d" % t["tracker_id"]).json()["data"]
+        assert len(data) == 2 and data[0]["id"] < data[1]["id"], data   # newest first by time
+        yield {"token": tok, "tracker": t}
+
+
+def test_polling_asks_since_the_highest_id_seen(server, poller, browser):
+    b = browser
+    b.open(server.base + "/qrtrack/#token=" + poller["token"])
+    b.wait(lambda: len(rows(b, "visits")) == 2 and "Paris" in b.text("#visits tbody"), what="two visits")
+    for _ in range(3):
+        b.js("document.getElementById('visits-live').textContent = ''")
+        b.js("document.dispatchEvent(new Event('visibilitychange'))")
+        b.wait(lambda: b.text("#visits-live").startswith("checked"), what="the poll's answer")
+    assert len(rows(b, "visits")) == 2
+    assert b.severe() == []
+
+
+def test_a_failed_tracker_load_shows_no_other_trackers_data(server, colleagues, poller, browser):
+    """A tracker whose view fails to load (here a 429 of its analytics): its heading with
+    nothing of the tracker shown before, the error, no polling with the other tracker's
+    since_id; the next check loads it and the error goes."""
+    b = browser
+    api = colleagues["api"]
+    t1, t2 = colleagues["trackers"]
+    now = int(time.time())
+    import_visits(server, [{"tracker_id": t1["tracker_id"], "visit_start": ts(now - 600 + k), "source": "scan",
+                            "ip": "198.51.100.%d" % k, "country": "DE", "city": "Berlin", "browser": "Chrome",
+                            "browser_version": "1", "os": "Android", "device": "mobile", "referer": None,
+                            "user_agent": "UA", "bot": False} for k in range(3)])
+    b.open(server.base + "/qrtrack/#token=" + server.token("teamco"))
+    b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+    open_tracker(b, t1["tracker_id"])
+    b.wait(lambda: "Berlin" in b.text("#visits tbody"), what="the first tracker's visits")
+    b.js("window.__fail = true")
+    # The analytics of the second tracker fail while window.__fail is set (a 429).
+    b.js("""var real = window.fetch, id = arguments[0]; window.__asked = [];
+            window.fetch = function (url, opts) {
+              window.__asked.push(String(url));
+              if (window.__fail && String(url).indexOf('/tracker/analytics/' + id) >= 0)
+                return Promise.resolve(new Response(JSON.stringify({message: 'slow down'}),
+                  {status: 429, headers: {'Retry-After': '7'}}));
+              return real(url, opts); };""", t2["tracker_id"])
+    open_tracker(b, t2["tracker_id"])
+    b.wait(lambda: "Rate limit" in message(b), what="the error")
+    assert b.js("return document.getElementById('detail-name').textContent") == t2["name"]
+    assert "Berlin" not in b.text("#visits") and b.text("#detail-stats") == ""
+    assert b.js("return document.querySelectorAll('#detail-chart svg, #breakdowns .breakdown').length") == 0
+    # A check while it fails polls nothing of the first tracker.
+    b.js("window.__asked = []; document.dispatchEvent(new Event('visibilitychange'))")
+    b.wait(lambda: b.js("return window.__asked.length") > 0, what="a request")
+    time.sleep(1)
+    asked = b.js("return window.__asked")
+    assert not [u for u in asked if "since_id" in u], asked
+    assert "Berlin" not in b.text("#visits")
+    # The limit passed: the next check loads the tracker, and the error goes.
+    b.js("window.__fail = false; document.dispatchEvent(new Event('visibilitychange'))")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#detail-chart svg"), what="the chart")
+    b.wait(lambda: message(b) == "", what="the error gone")
+    assert "No visits yet" in b.text("#visits tbody") and "Berlin" not in b.text("#visits")
+    assert b.text("#detail-stats")
+    assert api.get("/tracker/show/%d" % t2["tracker_id"]).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def protoco(server):
+    """An account whose tags are named like Object.prototype's properties."""
+    server.account("protoco")
+    with Api(server, server.token("protoco")) as api:
+        for tg in (["__proto__", "__proto__:eu", "campaign:spring"], ["__proto__:us", "campaign:summer"]):
+            assert api.post("/tracker", json={"redirect_url": "https://example.com/a", "tags": tg}).status_code == 200
+    return server
+
+
+def test_tags_named_like_object_properties_are_listed(server, protoco, browser):
+    b = browser
+    b.open(server.base + "/qrtrack/#token=" + server.token("protoco"))
+    b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#crosstab table"), what="the crosstab")
+    opts = b.js("return Array.from(document.querySelectorAll('#filter-tag option')).map(o => o.value)")
+    assert "__proto__" in opts and "__proto__:eu" in opts
+    dims = b.js("return Array.from(document.querySelectorAll('#xt-row option')).map(o => o.value)")
+    assert dims == ["__proto__", "campaign"]
+    assert b.severe() == []
+
+
+def test_a_charts_scale_of_large_numbers_fits_its_margin(server, protoco, browser):
+    """"4,000,000" and every other label of the scale start inside the chart (a day of
+    2.5 million scans, made up in the browser)."""
+    b = browser
+    stub = ("if (/scansAnalytics/.test(url)) return real(url, opts).then(function (r) {"
+            " return r.json().then(function (j) { j.daily[j.daily.length - 1].scans = 2500000;"
+            " return new Response(JSON.stringify(j), {status: 200, headers: {'Content-Type': 'application/json'}}); }); });")
+    with stubbed_fetch(b, stub):
+        b.open(server.base + "/qrtrack/#token=" + server.token("protoco"))
+        b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+        b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#portfolio-chart svg"), what="the chart")
+    labels = b.js("return Array.from(document.querySelectorAll('#portfolio-chart text.axis'))"
+                  ".map(t => [t.textContent, t.getBBox().x])")
+    assert "4,000,000" in [x[0] for x in labels]
+    assert [x for x in labels if x[1] < 0] == []
+
+
+def test_the_period_buttons_say_which_is_pressed(server, protoco, browser):
+    b = browser
+    b.open(server.base + "/qrtrack/#token=" + server.token("protoco"))
+    b.wait(lambda: len(rows(b, "trackers")) == 2, what="the trackers")
+    pressed = lambda: b.js("return Array.from(document.querySelectorAll('#period button'))"
+                           ".map(e => e.getAttribute('aria-pressed'))")
+    assert pressed() == ["false", "true", "false"]
+    b.driver.find_element(By.CSS_SELECTOR, "#period button[data-days='7']").click()
+    assert pressed() == ["true", "false", "false"]
+    b.wait(lambda: day_bars(b, "portfolio-chart")[1] == 7, what="7 days")
+    b.driver.find_element(By.CSS_SELECTOR, "#period button[data-days='30']").click()
+    assert pressed() == ["false", "true", "false"]
+    b.wait(lambda: day_bars(b, "portfolio-chart")[1] == 30, what="30 days again")
+    assert b.severe() == []
