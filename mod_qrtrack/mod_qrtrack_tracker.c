@@ -536,6 +536,10 @@ static qrt_err_t *tracker_from_body(qrt_req_t *q, qrt_tracker_t *t, int creating
                             "%d bytes of valid UTF-8 text without control characters.",
                             TRACKER_NAME_MAX));
         }
+        else if (qrt_valid_blank(name, n)) {
+            /* (a list shows nothing to click or tell apart) */
+            tracker_invalid(&c, "name", "The name may not be only white space.");
+        }
         else {
             t->name = name;
             t->sent |= QRT_TRACKER_SENT_NAME;

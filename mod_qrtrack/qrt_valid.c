@@ -469,6 +469,21 @@ const char *qrt_valid_tag(const char *tag)
     return NULL;
 }
 
+int qrt_valid_blank(const char *s, apr_size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    apr_size_t i;
+    long cp;
+
+    for (i = 0; i < len; ) {
+        i += qrt_valid_utf8_char(u + i, len - i, &cp);
+        if (cp < 0 || !is_space_cp(cp)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 void qrt_tag_split(apr_pool_t *p, const char *tag, const char **dim,
                    const char **value)
 {

@@ -30,6 +30,10 @@ apr_size_t qrt_valid_utf8_char(const unsigned char *s, apr_size_t avail,
 const char *qrt_valid_utf8_clean(apr_pool_t *p, const char *s, apr_size_t len,
                                  apr_size_t max);
 
+/* 1 when s (len bytes of valid UTF-8) holds only white space (Unicode's, and the
+ * zero-width space and BOM) or nothing: a name or tag that shows nothing. */
+int qrt_valid_blank(const char *s, apr_size_t len);
+
 /* NULL when s (len bytes) is valid UTF-8 without NUL, C0 control characters
  * (TAB allowed; allow_newlines also allows CR and LF) or DEL, else a short
  * English reason. A NULL s is "is missing". */

@@ -319,6 +319,14 @@ def test_form_tags_in_each_list_form_and_a_name_with_a_tab(api):
     t = create(api, tags=["c:3"])
     r = api.patch("/tracker/%d" % t["tracker_id"], data={"tags[0]": "d:4"})
     assert r.status_code == 200 and r.json()["tags"] == ["d:4"], r.text
+    # a name that shows nothing (a list would show nothing to click), as a tag
+    for name in ("   ", "\u200b", " \u00a0\u3000"):
+        r = api.post("/tracker", json={"redirect_url": "https://example.com/", "name": name})
+        assert r.status_code == 422 and "name" in r.json()["errors"], (repr(name), r.text)
+    t = create(api, name="  padded  ")
+    assert t["name"] == "  padded  "
+    r = api.patch("/tracker/%d" % t["tracker_id"], json={"name": " "})
+    assert r.status_code == 422 and "name" in r.json()["errors"], r.text
     # a TAB is a control character in a name, as in a tag
     for name in ("\t", "a\tb"):
         r = api.post("/tracker", json={"redirect_url": "https://example.com/", "name": name})

@@ -109,6 +109,18 @@ START_TEST(utf8_exhaustive_two_bytes)
 }
 END_TEST
 
+START_TEST(blank)
+{
+    ck_assert(qrt_valid_blank("", 0));
+    ck_assert(qrt_valid_blank("   ", 3));
+    ck_assert(qrt_valid_blank("\xe2\x80\x8b", 3));              /* zero-width space */
+    ck_assert(qrt_valid_blank(" \xc2\xa0\xe3\x80\x80\xef\xbb\xbf", 9));
+    ck_assert(!qrt_valid_blank("  a ", 4));
+    ck_assert(!qrt_valid_blank(" \xc3\xbc", 3));                 /* u umlaut */
+    ck_assert(!qrt_valid_blank("\xff", 1));                       /* not UTF-8 */
+}
+END_TEST
+
 START_TEST(text)
 {
     ck_assert_ptr_null(qrt_valid_text("hello", 5, 0));
@@ -624,6 +636,7 @@ static Suite *valid_suite(void)
     tcase_add_test(tc, utf8_chars);
     tcase_add_test(tc, utf8_exhaustive_two_bytes);
     tcase_add_test(tc, text);
+    tcase_add_test(tc, blank);
     tcase_add_test(tc, url_good);
     tcase_add_test(tc, url_bad);
     tcase_add_test(tc, url_length);
