@@ -353,7 +353,7 @@
     if (!state.trackers.length) {
       body.appendChild(el("tr", {}, [el("td", { colspan: "6", cls: "none",
         text: state.canWrite ? "No trackers yet: create one with New tracker."
-                             : "No trackers yet: create one with POST " + API + "/tracker." })]));
+                             : "No trackers yet (this token only reads: a token of the account that may write creates them)." })]));
       return;
     }
     shown.forEach(function (t) {
@@ -579,13 +579,17 @@
     var list = clear($("history"));
     if (!rows.length) { list.appendChild(el("li", { cls: "none", text: "No changes recorded." })); }
     rows.forEach(function (h) {
-      var fields = Object.keys(h.changes).map(function (k) {
-        return k + ": " + historyValue(h.changes[k][0]) + " → " + historyValue(h.changes[k][1]);
-      });
-      list.appendChild(el("li", { "data-kind": h.kind }, [
+      var parts = [
         el("span", { cls: "who", text: h.at.slice(0, 16).replace("T", " ") + " UTC · " + (h.token || "qrtrack-admin") + " · " }),
-        h.kind + (fields.length ? ": " + fields.join("; ") : "")
-      ]));
+        h.kind
+      ];
+      /* each value isolated (<bdi>): a right-to-left override in a name turned the rest
+       * of the line around */
+      Object.keys(h.changes).forEach(function (k, i) {
+        parts.push(i ? "; " : ": ", k + ": ", el("bdi", { text: historyValue(h.changes[k][0]) }),
+                   " → ", el("bdi", { text: historyValue(h.changes[k][1]) }));
+      });
+      list.appendChild(el("li", { "data-kind": h.kind }, parts));
     });
   }
 

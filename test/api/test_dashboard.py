@@ -648,6 +648,54 @@ def test_a_trackers_view_shows_its_history(server, historian, browser):
     assert b.severe() == []
 
 
+def test_long_names_wrap_and_a_right_to_left_name_stays_in_its_place(server, browser):
+    """A name without break points (underscores, 255 bytes) pushed the tables out of their
+    cards and the page sideways; a right-to-left override in a name turned the rest of its
+    history line around. Names wrap in their cells, and each history value is isolated."""
+    server.account("wideco")
+    tok = server.token("wideco")
+    long_name = "spring_2026_flyer_berlin_mitte_store_window_A4_v2_" * 5
+    rtl = "\u202eSpring"
+    with Api(server, tok) as api:
+        for name in (long_name[:255], "x" * 255):
+            r = api.post("/tracker", json={"redirect_url": "https://example.com/" + "w" * 2000,
+                                           "name": name})
+            assert r.status_code == 200, r.text
+        r = api.post("/tracker", json={"redirect_url": "https://example.com/r", "name": rtl,
+                                       "tags": ["campaign:spring"]})
+        assert r.status_code == 200, r.text
+        for t in api.get("/tracker").json()["data"]:       # (the top trackers list them)
+            assert requests.get("%s/q/%s" % (server.base, t["code"]), allow_redirects=False,
+                                timeout=10).status_code == 302
+    b = browser
+    b.driver.set_window_size(1280, 900)
+    open_first_tracker(b, server, tok)
+    b.wait(lambda: len(rows(b, "trackers")) == 3, what="the three trackers")
+    width = b.js("return [document.documentElement.scrollWidth, "
+                 "document.documentElement.clientWidth]")
+    assert width[0] <= width[1], width
+    b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#top-trackers table"),
+           what="the top trackers")
+    for table in ("#trackers", "#top-trackers table"):
+        over = b.js("var t = document.querySelector(arguments[0]), c = t.closest('.card');"
+                    "return [t.getBoundingClientRect().right, c.getBoundingClientRect().right];",
+                    table)
+        assert over[0] <= over[1] + 1, (table, over)
+    # the right-to-left tracker's history: each value in an element of its own
+    b.js("var want = arguments[0], rows = document.querySelectorAll('#trackers tbody tr');"
+         "Array.prototype.forEach.call(rows, function (r) {"
+         "  if (r.querySelector('td.name').textContent === want)"
+         "    r.querySelector('td.name button').click(); });", rtl)
+    b.wait(lambda: b.js("var h = document.querySelector('#history li[data-kind=created]');"
+                        "return h && h.textContent.indexOf(arguments[0]) >= 0;", rtl),
+           what="the right-to-left tracker's history")
+    values = b.js("return Array.prototype.map.call(document.querySelectorAll("
+                  "'#history li[data-kind=created] bdi'), function (x) { return x.textContent; });")
+    assert rtl in values and "campaign:spring" in values, values
+    assert b.severe() == []
+    b.driver.set_window_size(1280, 1000)
+
+
 def test_a_read_token_sees_everything_and_no_editing(server, historian, browser):
     b = browser
     d = b.driver
