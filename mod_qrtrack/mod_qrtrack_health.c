@@ -12,8 +12,10 @@
 #include "mod_qrtrack_health.h"
 #include "mod_qrtrack_http.h"
 #include "mod_qrtrack_lookup.h"
+#include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_spool.h"
 #include "mod_qrtrack_util.h"
+#include "qrt_dbwatch.h"
 #include "qrt_json.h"
 #include "qrt_schema.h"
 #include "qrt_version.h"
@@ -24,7 +26,7 @@ static apr_status_t health_version(qrt_db_t *db, apr_pool_t *p, void *ctx)
 {
     int *version = ctx;
 
-    *version = qrt_schema_version(p, db->driver, db->handle);
+    *version = qrt_db_schema_version(db, p);
     return *version < 0 ? APR_EGENERAL : APR_SUCCESS;
 }
 
@@ -34,7 +36,8 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     ap_dbd_t *dbd;
     qrt_db_t own;
     const char *problem = NULL;
-    int version = -1, status = HTTP_OK;
+    int version = -1, status = HTTP_OK, was;
+    apr_status_t rv;
     json_t *j;
 
     if (r->method_number != M_GET) {
@@ -44,10 +47,21 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
         e->allow = "GET, HEAD";
         return e;
     }
-    /* The child's lookup connection first: a balancer's health check must not wait
-     * for one of mod_dbd's, which long API requests may all hold. */
-    if (qrt_db_down()
-        || qrt_lookup_run(r->pool, health_version, &version, &own) == APR_EAGAIN) {
+    /* The child's lookup connection: a balancer's health check must not wait for one of
+     * mod_dbd's, which long API requests may all hold. Its users hold it for a lookup
+     * each, QRTrackScanWait at most, as long as the check itself may take: a server
+     * that does not answer (its processes frozen) is said within that, and for a few
+     * seconds after a call got no answer, at once (qrt_lookup_run_wait). mod_dbd's pool
+     * only when that connection cannot be opened, to say why. */
+    was = qrt_dbwatch_limit_ms();
+    qrt_dbwatch_limit(qrt_scan_wait_seconds() * 1000);
+    rv = qrt_db_down() ? APR_EAGAIN
+         : qrt_lookup_run_wait(r->pool, health_version, &version, &own,
+                               apr_time_from_sec(qrt_scan_wait_seconds()));
+    if (rv == APR_TIMEUP) {
+        problem = "the database does not answer";
+    }
+    else if (rv == APR_EAGAIN) {
         dbd = qrt_db_down() ? NULL : qrt_dbd_acquire(r);
         if (!dbd) {
             problem = "no database connection";
@@ -57,9 +71,17 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
             }
         }
         else {
-            version = qrt_schema_version(r->pool, dbd->driver, dbd->handle);
+            memset(&own, 0, sizeof(own));
+            own.driver = dbd->driver;
+            own.handle = dbd->handle;
+            own.pool = r->pool;
+            version = qrt_db_schema_version(&own, r->pool);
+            if (version < 0 && qrt_db_unanswered(&own)) {
+                qrt_lookup_unanswered();
+            }
         }
     }
+    qrt_dbwatch_limit(was);
     if (!problem && version < 0) {
         problem = "the database does not answer";
     }

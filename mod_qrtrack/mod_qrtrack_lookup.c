@@ -13,11 +13,17 @@
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_lookup.h"
 #include "mod_qrtrack_spool.h"
+#include "qrt_clock.h"
 #include "qrt_dblimit.h"
 
 APLOG_USE_MODULE(qrtrack);
 
 #define LOOKUP_TAKE_WAIT apr_time_from_msec(20)
+/* How long the child's lookups leave the database alone after one got no answer by its
+ * deadline (qrt_lookup_unanswered). Longer than the scan writer's deadline
+ * (QRTrackScanWait + 2.5 s at the default of 2 s): by then the writer, which has scans
+ * to commit, has said whether the node leaves the database. */
+#define LOOKUP_PAUSE apr_time_from_sec(5)
 
 static struct {
     apr_thread_mutex_t *mu;
@@ -25,7 +31,18 @@ static struct {
     qrt_db_t *db;
     qrt_db_limit_t *limit;
     int limit_ms;               /* each statement's: half of QRTrackScanWait */
+    apr_time_t paused_until;    /* qrt_clock_now(); atomic */
 } lk;
+
+void qrt_lookup_unanswered(void)
+{
+    __atomic_store_n(&lk.paused_until, qrt_clock_now() + LOOKUP_PAUSE, __ATOMIC_RELAXED);
+}
+
+int qrt_lookup_paused(void)
+{
+    return qrt_clock_now() < __atomic_load_n(&lk.paused_until, __ATOMIC_RELAXED);
+}
 
 static apr_status_t lookup_end(void *data)
 {
@@ -55,11 +72,13 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
 }
 
 /* The connection, opened when first needed (and again after it failed); NULL when it
- * cannot be opened now (the caller takes mod_dbd's, which says what is wrong). */
-static qrt_db_t *lookup_open(void)
+ * cannot be opened now (the caller takes mod_dbd's, which says what is wrong), with
+ * *timeup set when the server did not take it in time (PGCONNECT_TIMEOUT). */
+static qrt_db_t *lookup_open(int *timeup)
 {
-    const char *err;
+    const char *err = NULL;
 
+    *timeup = 0;
     if (lk.db) {
         return lk.db;
     }
@@ -68,28 +87,47 @@ static qrt_db_t *lookup_open(void)
     /* A lookup that meets a lock or a slow server gives up in time for the snapshot
      * to answer (mod_qrtrack_scan.c). */
     lk.db = qrt_db_open_own(lk.p, lk.limit_ms, &lk.limit, &err);
+    /* (libpq's words for a connection attempt past connect_timeout) */
+    *timeup = !lk.db && err && strstr(err, "timeout expired");
     return lk.db;
 }
 
-apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out)
+apr_status_t qrt_lookup_run_wait(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out,
+                                 apr_interval_time_t take_wait)
 {
     qrt_db_t *own;
     apr_status_t rv;
+    int timeup;
 
+    memset(out, 0, sizeof(*out));
+    if (qrt_lookup_paused()) {
+        return APR_TIMEUP;
+    }
     if (!lk.mu || qrt_db_down()
-        || apr_thread_mutex_timedlock(lk.mu, LOOKUP_TAKE_WAIT) != APR_SUCCESS) {
+        || apr_thread_mutex_timedlock(lk.mu, take_wait) != APR_SUCCESS) {
         return APR_EAGAIN;
     }
-    if (!(own = lookup_open())) {
+    /* (the holder waited for may have been cut meanwhile) */
+    if (qrt_lookup_paused()) {
         apr_thread_mutex_unlock(lk.mu);
+        return APR_TIMEUP;
+    }
+    if (!(own = lookup_open(&timeup))) {
+        apr_thread_mutex_unlock(lk.mu);
+        if (timeup) {
+            qrt_lookup_unanswered();
+            return APR_TIMEUP;
+        }
         return APR_EAGAIN;
     }
     qrt_db_limit_idle(lk.limit);
     own->error = NULL;
     rv = fn(own, p, ctx);
-    memset(out, 0, sizeof(*out));
     out->driver = own->driver;
     out->error = own->error ? apr_pstrdup(p, own->error) : NULL;
+    if (rv != APR_SUCCESS && qrt_db_unanswered(own)) {
+        qrt_lookup_unanswered();
+    }
     /* A connection that failed otherwise than on a lock or a timeout is opened again
      * by the next caller (a server that restarted, one that stopped answering and was
      * cut). */
@@ -99,4 +137,9 @@ apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_
     }
     apr_thread_mutex_unlock(lk.mu);
     return rv;
+}
+
+apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out)
+{
+    return qrt_lookup_run_wait(p, fn, ctx, out, LOOKUP_TAKE_WAIT);
 }

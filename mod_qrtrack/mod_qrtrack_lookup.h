@@ -17,5 +17,16 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s);
  * takes mod_dbd's). */
 typedef apr_status_t qrt_lookup_fn(qrt_db_t *db, apr_pool_t *p, void *ctx);
 apr_status_t qrt_lookup_run(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out);
+/* The same, waiting up to take_wait for the connection. Both answer APR_TIMEUP, fn not
+ * run, for a few seconds after a call of the child got no answer from the server by its
+ * deadline (qrt_dbwatch cut it) or a connection to it was not taken in time: the
+ * caller answers without the database (a scan from what it cached and the snapshot,
+ * a health check 503) rather than wait for the same silence again. */
+apr_status_t qrt_lookup_run_wait(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qrt_db_t *out,
+                                 apr_interval_time_t take_wait);
+/* Says that a call of the child (on mod_dbd's connection) got no answer by its
+ * deadline: the pause above. */
+void qrt_lookup_unanswered(void);
+int qrt_lookup_paused(void);
 
 #endif

@@ -256,8 +256,12 @@ static apr_uint32_t scan_cache_slot(const char *code)
     return h % SCAN_CACHE_SLOTS;
 }
 
-/* 1 and the decision for the visit f when code is cached and current: decided under
- * the entry's lock, from the cached block itself (nothing copied but the decision). */
+/* The decision for the visit f when code is cached: decided under the entry's lock,
+ * from the cached block itself (nothing copied but the decision). SCAN_CACHE_CURRENT,
+ * SCAN_CACHE_AGED (read SCAN_CACHE_TTL ago or more: the database is asked again, and
+ * this decision taken when it cannot answer at once) or 0 (not cached). */
+#define SCAN_CACHE_CURRENT 2
+#define SCAN_CACHE_AGED    1
 static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
                           apr_time_t now, const qrt_rule_facts_t *f,
                           qrt_route_decision_t *d)
@@ -272,13 +276,12 @@ static int scan_cache_get(apr_pool_t *p, const char *code, apr_uint32_t gen,
     slot = scan_cache_slot(code);
     e = &scan_cache[slot];
     apr_thread_mutex_lock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
-    /* While the database cannot be reached, what was read from it last is the best
-     * there is. */
-    if (e->route && e->gen == gen
-        && (!scan_cache_ttl || now - e->fetched < scan_cache_ttl || qrt_db_down())
-        && !strcmp(e->code, code)) {
+    /* While the database cannot be reached (or did not answer a lookup a moment ago),
+     * what was read from it last is the best there is. */
+    if (e->route && e->gen == gen && !strcmp(e->code, code)) {
         qrt_route_decide(p, e->route, f, d);
-        hit = 1;
+        hit = !scan_cache_ttl || now - e->fetched < scan_cache_ttl || qrt_db_down()
+              || qrt_lookup_paused() ? SCAN_CACHE_CURRENT : SCAN_CACHE_AGED;
     }
     apr_thread_mutex_unlock(scan_cache_locks[slot % SCAN_CACHE_LOCKS]);
     return hit;
@@ -1460,11 +1463,19 @@ static apr_status_t scan_lookup_fn(qrt_db_t *db, apr_pool_t *p, void *ctx)
 #define SCAN_LOOKUP_LOCKED apr_time_from_sec(1)
 static volatile apr_time_t lookup_locked_until;
 
+/* scan_lookup's answer when the database cannot answer at once and the caller has an
+ * aged entry of the cache (not an HTTP status). */
+#define SCAN_LOOKUP_AGED (-2)
+
 /* The tracker of code from the database; while it cannot be reached, from this
  * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
- * the database says so (the snapshot cannot prove that a code does not exist). */
+ * the database says so (the snapshot cannot prove that a code does not exist).
+ * aged: the cache holds what the database said a moment ago; when the database does
+ * not answer at once (the lookup connection busy, a call just cut) it answers
+ * SCAN_LOOKUP_AGED rather than wait for mod_dbd's pool, whose new connections may each
+ * wait PGCONNECT_TIMEOUT for a server that stopped answering. */
 static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url,
-                       qrt_route_src_t *route)
+                       qrt_route_src_t *route, int aged)
 {
     apr_uint32_t more = 0;
     const char *snap_route = NULL;
@@ -1482,7 +1493,11 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         lookup_ctx lc = { code, id, url, route };
 
         rv = qrt_lookup_run(r->pool, scan_lookup_fn, &lc, &db);
-        if (rv == APR_EAGAIN && qrt_clock_now() < lookup_locked_until) {
+        if (aged && (rv == APR_TIMEUP || rv == APR_EAGAIN || qrt_db_unanswered(&db))) {
+            return SCAN_LOOKUP_AGED;
+        }
+        if (rv == APR_TIMEUP
+            || (rv == APR_EAGAIN && qrt_clock_now() < lookup_locked_until)) {
             break;
         }
         if (rv == APR_EAGAIN) {
@@ -1501,6 +1516,9 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
             db.pool = dbd->pool;
             rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url, route);
             qrt_dbd_close(r->server, dbd);
+            if (rv != APR_SUCCESS && qrt_db_unanswered(&db)) {
+                qrt_lookup_unanswered();
+            }
         }
         if (rv == APR_SUCCESS) {
             lookup_locked_until = 0;
@@ -1527,6 +1545,12 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
             break;
         }
         why = db.error;
+        /* No answer by the scan's deadline: a server that stopped answering. Another
+         * try would wait as long again; the snapshot answers now, the writer (whose
+         * calls have deadlines too) says whether the node leaves the database. */
+        if (qrt_db_unanswered(&db)) {
+            break;
+        }
     }
     if (why && tries == SCAN_LOOKUP_TRIES) {
         qrt_db_mark_down(r->server, why);
@@ -1581,13 +1605,20 @@ static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t 
     apr_int64_t id;
     int status;
 
-    if (scan_cache_get(r->pool, code, gen, mono, f, d)) {
+    int cached = scan_cache_get(r->pool, code, gen, mono, f, d);
+
+    if (cached == SCAN_CACHE_CURRENT) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
                       APR_INT64_T_FMT " (cached)", code, d->id);
         return OK;
     }
     memset(&src, 0, sizeof(src));
-    status = scan_lookup(r, code, &id, &url, &src);
+    status = scan_lookup(r, code, &id, &url, &src, cached == SCAN_CACHE_AGED);
+    if (status == SCAN_LOOKUP_AGED) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                      APR_INT64_T_FMT " (cached, the database busy)", code, d->id);
+        return OK;
+    }
     if (status != OK) {
         return status;
     }

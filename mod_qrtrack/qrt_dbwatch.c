@@ -131,6 +131,19 @@ int qrt_dbwatch_arm(int fd)
     return token;
 }
 
+int qrt_dbwatch_cut(void)
+{
+    int was;
+
+    if (!armed) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    was = slots[armed - 1].fired;
+    pthread_mutex_unlock(&lock);
+    return was;
+}
+
 int qrt_dbwatch_disarm(int token)
 {
     int was = 0;

@@ -27,6 +27,10 @@ int qrt_dbwatch_limit_ms(void);
  * token for qrt_dbwatch_disarm, 0 when nothing was armed (no limit, no watchdog, fd
  * < 0, a call of this thread already armed: the outer call's deadline holds). */
 int qrt_dbwatch_arm(int fd);
+/* 1 when the calling thread's armed call is past its deadline and its socket was shut
+ * down: the server did not answer in time, and a new connection to it (a reset in
+ * place) would wait as long again. */
+int qrt_dbwatch_cut(void);
 /* Ends what token armed: 1 when its deadline passed and the socket was shut down. */
 int qrt_dbwatch_disarm(int token);
 /* Calls whose deadline passed since the process started. */

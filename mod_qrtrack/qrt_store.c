@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include "qrt_store.h"
 #include "qrt_dbwatch.h"
+#include "qrt_schema.h"
 #include "qrt_dialect.h"
 #include "qrt_walvfs.h"
 #include "qrt_vset.h"
@@ -45,10 +46,22 @@ static int store_watch(const qrt_db_t *db)
 static void store_unwatch(qrt_db_t *db, int token)
 {
     if (qrt_dbwatch_disarm(token)) {
-        db->error = apr_psprintf(db->pool, "no connection to the server: no answer within "
-                                 "%d ms (%s)", qrt_dbwatch_limit_ms(),
+        db->error = apr_psprintf(db->pool, "no connection to the server: " QRT_DB_UNANSWERED
+                                 " %d ms (%s)", qrt_dbwatch_limit_ms(),
                                  db->error ? db->error : "the call was cut short");
     }
+}
+
+int qrt_db_schema_version(qrt_db_t *db, apr_pool_t *p)
+{
+    int w = store_watch(db);
+    int v = qrt_schema_version(p, db->driver, db->handle);
+
+    if (v < 0) {
+        db->error = apr_pstrdup(p, apr_dbd_error(db->driver, db->handle, 1));
+    }
+    store_unwatch(db, w);
+    return v;
 }
 
 int qrt_db_dialect_is(const qrt_db_t *db, qrt_dialect_id_t id)
@@ -84,6 +97,11 @@ int qrt_db_lost(const qrt_db_t *db)
                  || strstr(e, " 57P05:") || strstr(e, " 25P03:")
                  || strstr(e, ": 08") || strstr(e, "server closed the connection")
                  || strstr(e, "no connection to the server"));
+}
+
+int qrt_db_unanswered(const qrt_db_t *db)
+{
+    return db->error && strstr(db->error, QRT_DB_UNANSWERED) != NULL;
 }
 
 int qrt_db_busy_or_full(const qrt_db_t *db)
@@ -200,6 +218,12 @@ static int store_reprepare(qrt_db_t *db, apr_pool_t *p)
     int tx;
 
     if (!error || !d || !d->remote) {
+        return 0;
+    }
+    /* Cut by its deadline: the server did not answer (frozen, or packets dropped), and
+     * a reset in place would wait for it again, up to PGCONNECT_TIMEOUT, past the
+     * deadline the caller was promised. */
+    if (qrt_dbwatch_cut()) {
         return 0;
     }
     if (qrt_db_lost(db) && !db->in_tx) {

@@ -83,6 +83,13 @@ int qrt_db_retryable(const qrt_db_t *db);
  * stopped or restarted, the network failed, it ended a session idle past its
  * idle_session_timeout or idle_in_transaction_session_timeout): worth a 503, not a 500. */
 int qrt_db_lost(const qrt_db_t *db);
+/* qrt_schema_version under the calling thread's deadline (qrt_dbwatch): -1, db->error
+ * set, when it cannot be read. */
+int qrt_db_schema_version(qrt_db_t *db, apr_pool_t *p);
+/* 1 when db's last call was cut by its deadline (qrt_dbwatch): the server gave no
+ * answer at all, not even its own statement_timeout's. */
+#define QRT_DB_UNANSWERED "no answer within"
+int qrt_db_unanswered(const qrt_db_t *db);
 /* 1 when db's last error is the database's disk or memory full, or a lock held
  * elsewhere past the time allowed: the request may succeed later (503). */
 int qrt_db_busy_or_full(const qrt_db_t *db);

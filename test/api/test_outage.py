@@ -40,7 +40,8 @@ pgsql_only = pytest.mark.skipif(
 
 class Scanner:
     """Threads scanning codes on nodes, one visitor per thread; each result is
-    (node index, code, visitor, status or None, Location, the time it was sent)."""
+    (node index, code, visitor, status or None, Location, the time it was sent, the
+    time its answer came)."""
 
     def __init__(self, nodes, codes, threads=8):
         self.nodes, self.codes = nodes, codes
@@ -68,7 +69,8 @@ class Scanner:
                 except requests.RequestException:
                     got = (None, None)
                 with self.lock:
-                    self.results.append((node, code, i, got[0], got[1], sent))
+                    self.results.append((node, code, i, got[0], got[1], sent,
+                                         time.monotonic()))
                 # Paces the load (a steady stream of scans, not a flood).
                 self.stop.wait(0.01)
 
@@ -858,6 +860,94 @@ def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
         # The webhook worker left the database to the keeper while the node had left it.
         assert "QRT01033" not in srv.error_log(), srv.error_log()[-3000:]
     finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        srv.cleanup()
+
+
+@pgsql_only
+def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_time(
+        own_cluster):
+    """Scans of known codes whose cached entry has aged (0.5 s on PostgreSQL) look the
+    code up again. When the server stops answering, the lookup that meets the silence is
+    cut at QRTrackScanWait and the child's next lookups leave the database alone for a
+    few seconds: its scans are answered from the cache and the snapshot. They used to
+    reconnect in place and try twice more, each through a 5 s connection attempt, and
+    scans waited 17 to 30 s; a health check waited for the whole stall."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
+                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
+    pids = []
+    health = []
+    stop = threading.Event()
+
+    def probe():
+        while not stop.is_set():
+            sent = time.monotonic()
+            try:
+                code = requests.get(srv.base + "/api/health", timeout=60).status_code
+            except requests.RequestException:
+                code = None
+            health.append((sent, time.monotonic() - sent, code))
+            stop.wait(0.5)
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 4)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        load = Scanner([srv], codes, threads=4)
+        prober = threading.Thread(target=probe, daemon=True)
+        prober.start()
+        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
+                   what="scans before the stall")
+        pids = cluster_pids(own_cluster)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        stalled = time.monotonic()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+                   timeout=30, interval=0.1, what="the node to leave the database")
+        left = time.monotonic()
+        time.sleep(max(0, stalled + 12 - time.monotonic()))
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        pids = []
+        resumed = time.monotonic()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        results = load.finish()
+        stop.set()
+        prober.join()
+        # The node leaves the database once the scan writer's commit is cut (2 s + 2.5 s),
+        # not after lookups that waited out connection attempts.
+        assert left - stalled < 8, left - stalled
+        # Each scan is answered within its QRTrackScanWait and one connection attempt
+        # (PGCONNECT_TIMEOUT, 5 s) at most: 302, or 503 while its commit could not be
+        # known; every one sent once the node had left is redirected.
+        during = [r for r in results if stalled - 1 <= r[5] < resumed]
+        assert during and all(r[3] in (302, 503) for r in during), \
+            sorted({r[3] for r in during}, key=str)
+        slow = [(round(r[5] - stalled, 1), round(r[6] - r[5], 1), r[3]) for r in during
+                if r[6] - r[5] > 2 + 5 + 1]
+        assert not slow, slow
+        after = [r for r in during if r[5] >= left + 1]
+        assert len(after) > 100 and all(r[3] == 302 for r in after), \
+            sorted({r[3] for r in after}, key=str)
+        # A health check says 503 within the same bound, not at the stall's end.
+        checks = [h for h in health if stalled - 1 <= h[0] < resumed]
+        assert checks and all(h[1] < 2 + 5 + 1 for h in checks), checks
+        assert all(h[2] == 503 for h in checks if h[0] >= stalled + 2 + 5 + 1), checks
+        redirected = sum(1 for r in results if r[3] == 302)
+
+        def visits():
+            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
+                   what="every redirected visit in the database")
+        assert visits() <= len(results)
+    finally:
+        stop.set()
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
         srv.cleanup()

@@ -41,14 +41,19 @@ START_TEST(a_call_past_its_deadline_is_cut_short)
     ck_assert_int_eq(qrt_dbwatch_limit_ms(), 200);
     unsigned long before = qrt_dbwatch_fired();
     t0 = now_s();
+    ck_assert_int_eq(qrt_dbwatch_cut(), 0);
     token = qrt_dbwatch_arm(sv[0]);
     ck_assert_int_gt(token, 0);
+    ck_assert_int_eq(qrt_dbwatch_cut(), 0);
     /* (the server never answers: only the watchdog ends the wait) */
     ck_assert_int_eq(wait_answer(sv[0], 5000), 1);
     ck_assert_double_ge(now_s() - t0, 0.19);
     ck_assert_double_lt(now_s() - t0, 2.0);
     ck_assert_int_eq(read(sv[0], &c, 1), 0);
+    /* the call's failure path learns that the server did not answer (no reset in place) */
+    ck_assert_int_eq(qrt_dbwatch_cut(), 1);
     ck_assert_int_eq(qrt_dbwatch_disarm(token), 1);
+    ck_assert_int_eq(qrt_dbwatch_cut(), 0);
     ck_assert_uint_eq(qrt_dbwatch_fired(), before + 1);
     qrt_dbwatch_limit(0);
     close(sv[0]);
@@ -70,6 +75,7 @@ START_TEST(a_call_in_time_keeps_its_socket)
     ck_assert_int_eq(write(sv[1], &c, 1), 1);
     ck_assert_int_eq(wait_answer(sv[0], 1000), 1);
     ck_assert_int_eq(read(sv[0], &c, 1), 1);
+    ck_assert_int_eq(qrt_dbwatch_cut(), 0);
     ck_assert_int_eq(qrt_dbwatch_disarm(token), 0);
     /* the deadline that was armed passes: nothing happens to the socket */
     usleep(400000);
