@@ -29,6 +29,7 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
+#include "mod_qrtrack_spool.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_wal.h"
@@ -662,6 +663,40 @@ int qrt_dbd_schema_unchecked(void)
     return schema_unchecked;
 }
 
+/* mod_dbd's server config (mod_dbd.c, httpd 2.4): its first member is the dbd_cfg_t
+ * that mod_dbd.h declares. */
+typedef struct {
+    dbd_cfg_t *cfg;
+} dbd_svr_head_t;
+
+void qrt_dbd_child_min(apr_pool_t *p, server_rec *s)
+{
+    module *dbd = ap_find_linked_module("mod_dbd.c");
+    server_rec *sp;
+
+    (void)p;
+    /* A child of a server that went on without its database (QRT00133), or that had left
+     * it before a graceful restart: mod_dbd opens DBDMin connections (1 by default) as
+     * the child starts, before it accepts, each waiting up to PGCONNECT_TIMEOUT for a
+     * server that does not answer (its processes frozen): that long without an answer
+     * for every scan after the restart. This child opens its connections when they are
+     * first needed. */
+    if (!dbd || !dbd_dialect || dbd_dialect->embedded
+        || (!schema_unchecked && !qrt_db_down())) {
+        return;
+    }
+    for (sp = s; sp; sp = sp->next) {
+        dbd_svr_head_t *svr = ap_get_module_config(sp->module_config, dbd);
+        dbd_cfg_t *cfg = svr ? svr->cfg : NULL;
+
+        /* (only a config laid out as known: its server, its driver) */
+        if (cfg && cfg->server == sp && cfg->name && qrt_config()->dbd_driver
+            && !strcmp(cfg->name, qrt_config()->dbd_driver)) {
+            cfg->nmin = 0;
+        }
+    }
+}
+
 const char *qrt_dbd_schema_recheck(apr_pool_t *p, const apr_dbd_driver_t *driver,
                                    apr_dbd_t *handle)
 {
@@ -715,6 +750,8 @@ static int start_without_database(apr_pool_t *ptemp, server_rec *s,
  * bound goes on with what it found then; its children meet the lock as any lock (the
  * scans' visits wait in the spool). A build that must migrate waits for its locks. */
 #define CHECK_LOCK_WAIT_MS 1000
+/* (libpq's least connect_timeout) */
+#define CHECK_CONNECT_WAIT_S 2
 
 static int lock_timed_out(const char *err)
 {
@@ -817,6 +854,13 @@ int qrt_dbd_schema_setup(apr_pool_t *ptemp, server_rec *s)
     {
         const char *open_params = qrt_dbd_params_now(ptemp, &err);
 
+        /* No child accepts while this check waits: a build that may go on without the
+         * database (start_without_database) waits CHECK_CONNECT_WAIT_S for a server that
+         * does not answer (its processes frozen), not PGCONNECT_TIMEOUT, unless
+         * DBDParams say how long. */
+        if (open_params && dialect->connect_within && memo_of_this_build(ptemp, s, &first)) {
+            open_params = dialect->connect_within(ptemp, open_params, CHECK_CONNECT_WAIT_S);
+        }
         rv = open_params ? apr_dbd_open_ex(driver, ptemp, open_params, &handle, &err)
                          : APR_EGENERAL;
     }

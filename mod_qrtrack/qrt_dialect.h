@@ -100,6 +100,9 @@ typedef struct qrt_dialect_t {
     /* params connecting to host at its addresses addrs (comma-separated, numeric). */
     const char *(*with_addresses)(apr_pool_t *p, const char *params, const char *host,
                                   const char *addrs);
+    /* params whose connection attempt waits at most seconds for the server, unless they
+     * say how long themselves; NULL where no server is waited for. */
+    const char *(*connect_within)(apr_pool_t *p, const char *params, int seconds);
 } qrt_dialect_t;
 
 /* The dialect of apr_dbd's driver named name, or NULL for a driver mod_qrtrack

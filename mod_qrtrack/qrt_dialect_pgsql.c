@@ -410,7 +410,7 @@ const qrt_dialect_t qrt_dialect_pgsql = {
     pg_server_version, pg_compact,
     "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", pg_socket,
     /* libpq's connection string: host, hostaddr (qrt_resolve.c) */
-    qrt_resolve_pg_host, qrt_resolve_pg_params
+    qrt_resolve_pg_host, qrt_resolve_pg_params, qrt_resolve_pg_connect_within
 };
 
 const char *qrt_dialect_pgsql_check(void)

@@ -246,7 +246,7 @@ const qrt_dialect_t qrt_dialect_sqlite = {
      * copies, and it makes every server's prepared statements stale) */
     NULL,
     /* (deferred: its first read takes the snapshot, which WAL keeps to its end) */
-    "BEGIN DEFERRED", NULL, NULL, NULL
+    "BEGIN DEFERRED", NULL, NULL, NULL, NULL
 };
 
 static qrt_sqlite_log_fn *sqlite_log_fn;

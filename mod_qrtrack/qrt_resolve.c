@@ -117,6 +117,23 @@ const char *qrt_resolve_pg_params(apr_pool_t *p, const char *params, const char 
     return apr_pstrcat(p, params, " host='", hosts, "' hostaddr=", addr, NULL);
 }
 
+const char *qrt_resolve_pg_connect_within(apr_pool_t *p, const char *params, int seconds)
+{
+    const char *s = params;
+    char *key, *val;
+    int rc;
+
+    if (!params || !strncmp(params, "postgresql://", 13) || !strncmp(params, "postgres://", 11)) {
+        return params;
+    }
+    while ((rc = conninfo_next(p, &s, &key, &val)) == 1) {
+        if (!strcmp(key, "connect_timeout")) {
+            return params;
+        }
+    }
+    return rc < 0 ? params : apr_psprintf(p, "%s connect_timeout=%d", params, seconds);
+}
+
 int qrt_resolve_is_final(int code)
 {
     return code == EAI_NONAME

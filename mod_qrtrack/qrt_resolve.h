@@ -34,6 +34,10 @@ const char *qrt_resolve_pg_host(apr_pool_t *p, const char *params);
 const char *qrt_resolve_pg_params(apr_pool_t *p, const char *params, const char *host,
                                   const char *addr);
 
+/* params with connect_timeout=seconds added, unless they give a connect_timeout (or are
+ * a URI, or not a connection string libpq reads): as they are then. */
+const char *qrt_resolve_pg_connect_within(apr_pool_t *p, const char *params, int seconds);
+
 /* Whether addr is a list of addresses as above. */
 int qrt_resolve_addrs_valid(const char *addr);
 

@@ -953,6 +953,69 @@ def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_ti
         srv.cleanup()
 
 
+@pgsql_only
+def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(own_cluster):
+    """logrotate's graceful restart while the database server is frozen: no child accepts
+    while the parent checks the database, and each new child's mod_dbd opened DBDMin
+    connections before it accepted. Each waited PGCONNECT_TIMEOUT (5 s), and scans went
+    unanswered for 10 s. The parent of a build that checked the database before now waits
+    2 s (libpq's least connect_timeout), and a child started without the database opens
+    mod_dbd's connections when they are first needed."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
+                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
+    pids = []
+    try:
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 4)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        load = Scanner([srv], codes, threads=4)
+        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
+                   what="scans before the stall")
+        pids = cluster_pids(own_cluster)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+                   timeout=30, interval=0.1, what="the node to leave the database")
+        time.sleep(1)
+        restarted = time.monotonic()
+        subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
+        wait_until(lambda: "QRT00133" in srv.error_log(), timeout=30, interval=0.1,
+                   what="QRT00133 after the graceful restart")
+        time.sleep(4)
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        pids = []
+        resumed = time.monotonic()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        results = load.finish()
+        # Every scan sent around the restart is redirected from the spool, within the
+        # parent's 2 s check and a child's start.
+        around = [r for r in results if restarted - 0.5 <= r[5] < resumed]
+        assert len(around) > 50, len(around)
+        assert all(r[3] == 302 for r in around), sorted({r[3] for r in around}, key=str)
+        slow = [(round(r[5] - restarted, 1), round(r[6] - r[5], 1)) for r in around
+                if r[6] - r[5] > 4]
+        assert not slow, slow
+        redirected = sum(1 for r in results if r[3] == 302)
+
+        def visits():
+            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
+                   what="every redirected visit in the database")
+        assert visits() <= len(results)
+        assert srv.proc.poll() is None and not srv.crash_lines(), srv.error_log()[-3000:]
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        srv.cleanup()
+
+
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred
 # trigger on the visits' rows that outlasts statement_timeout, whose cancel it lets pass):
 # the server records the batch after the scan writer has given up waiting for its answer.

@@ -70,6 +70,27 @@ START_TEST(the_host_to_look_up)
 }
 END_TEST
 
+START_TEST(a_connection_string_is_bounded_unless_it_says_how_long)
+{
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "host=db dbname=q", 2),
+                     "host=db dbname=q connect_timeout=2");
+    /* the administrator's own bound stands, however written */
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "host=db connect_timeout=10", 2),
+                     "host=db connect_timeout=10");
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "connect_timeout = '0' host=db", 2),
+                     "connect_timeout = '0' host=db");
+    /* a password that merely contains the word is no bound */
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "password='connect_timeout=9'", 2),
+                     "password='connect_timeout=9' connect_timeout=2");
+    /* a URI, or what libpq would not read, is left to libpq */
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "postgresql://u@db/q", 2),
+                     "postgresql://u@db/q");
+    ck_assert_str_eq(qrt_resolve_pg_connect_within(pool, "host=db password='open", 2),
+                     "host=db password='open");
+    ck_assert_ptr_null(qrt_resolve_pg_connect_within(pool, NULL, 2));
+}
+END_TEST
+
 /* A lookup of the test's: the answer, how long it takes, how many were made. */
 static volatile int fake_code;
 static volatile int fake_ms;
@@ -224,6 +245,7 @@ static Suite *resolve_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, the_host_to_look_up);
+    tcase_add_test(tc, a_connection_string_is_bounded_unless_it_says_how_long);
     tcase_add_test(tc, an_answer_in_time_is_taken_and_kept_a_while);
     tcase_add_test(tc, a_stalled_lookup_gives_the_last_address_within_the_wait);
     tcase_add_test(tc, no_address_before_and_no_answer_is_none);
