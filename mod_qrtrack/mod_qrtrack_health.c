@@ -58,6 +58,13 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
     rv = qrt_db_down() ? APR_EAGAIN
          : qrt_lookup_run_wait(r->pool, health_version, &version, &own,
                                apr_time_from_sec(qrt_scan_wait_seconds()));
+    if (rv != APR_SUCCESS && rv != APR_TIMEUP && rv != APR_EAGAIN && qrt_db_lost(&own)
+        && !qrt_db_unanswered(&own)) {
+        /* A connection the server ended (it restarted since): once more, on a new one;
+         * a balancer would take the node out for it. */
+        rv = qrt_lookup_run_wait(r->pool, health_version, &version, &own,
+                                 apr_time_from_sec(qrt_scan_wait_seconds()));
+    }
     if (rv == APR_TIMEUP) {
         problem = "the database does not answer";
     }

@@ -1016,6 +1016,30 @@ def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(ow
         srv.cleanup()
 
 
+@pgsql_only
+def test_health_checks_after_a_database_restart_answer_200_at_once(own_cluster):
+    """A health check runs on its child's lookup connection, which a restart of PostgreSQL
+    has ended (57P01): the first check in each child after the restart answered 503, and
+    a balancer took the node out for it. It is tried once more on a new connection."""
+    srv = started_with_status()
+    try:
+        for _ in range(8):
+            with requests.Session() as s:
+                assert s.get(srv.base + "/api/health", timeout=30).status_code == 200
+        own_cluster.halt()
+        own_cluster.start()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
+                   timeout=30, interval=0.1, what="the node on the database")
+        got = []
+        for _ in range(8):
+            with requests.Session() as s:
+                r = s.get(srv.base + "/api/health", timeout=30)
+                got.append((r.status_code, r.json().get("message")))
+        assert got == [(200, None)] * 8, got
+    finally:
+        srv.cleanup()
+
+
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred
 # trigger on the visits' rows that outlasts statement_timeout, whose cancel it lets pass):
 # the server records the batch after the scan writer has given up waiting for its answer.
