@@ -33,6 +33,7 @@
 #include "mod_qrtrack_db.h"
 #include "mod_qrtrack_gate.h"
 #include "mod_qrtrack_keepalive.h"
+#include "mod_qrtrack_probe.h"
 #include "mod_qrtrack_rate.h"
 #include "mod_qrtrack_redact.h"
 #include "mod_qrtrack_errpage.h"
@@ -445,6 +446,7 @@ static void qrt_child_init(apr_pool_t *p, server_rec *s)
     qrt_rate_child_init(p, s);
     qrt_gate_child_init(p, s);
     qrt_spool_child_init(p, s);
+    qrt_probe_child_init(p, s);
     qrt_lookup_child_init(p, s);
     qrt_scan_child_init(p, s);
     qrt_keepalive_child_init(p, s);

@@ -1022,12 +1022,20 @@ int qrt_dbd_find_fns(server_rec *s)
 apr_status_t qrt_db_connect_own(apr_pool_t *p, const apr_dbd_driver_t **driver,
                                 apr_dbd_t **handle, const char **err)
 {
+    return qrt_db_connect_within(p, driver, handle, 0, err);
+}
+
+apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **driver,
+                                   apr_dbd_t **handle, int seconds, const char **err)
+{
     const char *params;
 
     *err = NULL;
     if (!qrt_config()->dbd_driver
         || apr_dbd_get_driver(p, qrt_config()->dbd_driver, driver) != APR_SUCCESS
         || !(params = qrt_dbd_params_now(p, err))
+        || (seconds > 0 && dbd_dialect && dbd_dialect->connect_within
+            && !(params = dbd_dialect->connect_within(p, params, seconds)))
         || apr_dbd_open_ex(*driver, p, params, handle, err) != APR_SUCCESS) {
         *err = *err ? *err : "no driver";
         return APR_EGENERAL;

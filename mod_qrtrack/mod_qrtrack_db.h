@@ -69,6 +69,10 @@ void qrt_db_tune(const apr_dbd_driver_t *driver, apr_dbd_t *handle, apr_pool_t *
  * qrt_db_tune: APR_SUCCESS with *driver and *handle, or APR_EGENERAL with *err. */
 apr_status_t qrt_db_connect_own(apr_pool_t *p, const apr_dbd_driver_t **driver,
                                 apr_dbd_t **handle, const char **err);
+/* The same, the server waited for at most seconds (0: PGCONNECT_TIMEOUT), unless
+ * DBDParams say how long. */
+apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **driver,
+                                   apr_dbd_t **handle, int seconds, const char **err);
 /* A connection of the module's own, outside mod_dbd's pool, living in p: tuned (as
  * qrt_db_tune), each statement bounded by limit_ms (qrt_db_limit; *limit gets SQLite's
  * state for qrt_db_limit_idle, when limit is not NULL), statements prepared when first

@@ -747,7 +747,10 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
            ? keeper_sweep(db, snap, p) : keeper_changes(db, snap, p);
 }
 
-/* The keeper's own connection (not mod_dbd's: it must not take a request's). */
+/* The keeper's own connection (not mod_dbd's: it must not take a request's), opened
+ * within KEEPER_CONNECT_WAIT_S: its attempts while the server is frozen would each hold
+ * the child's end (a graceful restart waits for the old children) for PGCONNECT_TIMEOUT. */
+#define KEEPER_CONNECT_WAIT_S 2
 static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 {
     const apr_dbd_driver_t *driver;
@@ -755,7 +758,8 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_own(cp, &driver, &db->handle, err) != APR_SUCCESS) {
+    if (qrt_db_connect_within(cp, &driver, &db->handle, KEEPER_CONNECT_WAIT_S, err)
+        != APR_SUCCESS) {
         return NULL;
     }
     db->driver = driver;

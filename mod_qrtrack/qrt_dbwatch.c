@@ -14,7 +14,8 @@
 typedef struct {
     int fd;                     /* -1: free */
     int fired;
-    long long deadline;         /* CLOCK_MONOTONIC, in ms */
+    long long start;            /* CLOCK_MONOTONIC, in ms */
+    long long deadline;
 } dbwatch_slot_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -117,7 +118,8 @@ int qrt_dbwatch_arm(int fd)
             if (slots[i].fd < 0) {
                 slots[i].fd = fd;
                 slots[i].fired = 0;
-                slots[i].deadline = now_ms() + limit_ms;
+                slots[i].start = now_ms();
+                slots[i].deadline = slots[i].start + limit_ms;
                 if (i >= nslots) {
                     nslots = i + 1;
                 }
@@ -158,6 +160,39 @@ int qrt_dbwatch_disarm(int token)
     pthread_mutex_unlock(&lock);
     armed = 0;
     return was;
+}
+
+long long qrt_dbwatch_oldest_ms(void)
+{
+    long long now = now_ms(), oldest = 0;
+    int i;
+
+    pthread_mutex_lock(&lock);
+    for (i = 0; i < nslots; i++) {
+        if (slots[i].fd >= 0 && !slots[i].fired && now - slots[i].start > oldest) {
+            oldest = now - slots[i].start;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return oldest;
+}
+
+int qrt_dbwatch_cut_older(int ms)
+{
+    long long now = now_ms();
+    int i, n = 0;
+
+    pthread_mutex_lock(&lock);
+    for (i = 0; i < nslots; i++) {
+        if (slots[i].fd >= 0 && !slots[i].fired && now - slots[i].start >= ms) {
+            shutdown(slots[i].fd, SHUT_RDWR);
+            slots[i].fired = 1;
+            fired++;
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 unsigned long qrt_dbwatch_fired(void)

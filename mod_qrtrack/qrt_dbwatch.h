@@ -33,7 +33,12 @@ int qrt_dbwatch_arm(int fd);
 int qrt_dbwatch_cut(void);
 /* Ends what token armed: 1 when its deadline passed and the socket was shut down. */
 int qrt_dbwatch_disarm(int token);
-/* Calls whose deadline passed since the process started. */
+/* How long the oldest call armed now has waited, in ms (0: none). */
+long long qrt_dbwatch_oldest_ms(void);
+/* Cuts every armed call that has waited ms or more, as if its deadline had passed (the
+ * server was found not to answer: mod_qrtrack_probe.c): how many. */
+int qrt_dbwatch_cut_older(int ms);
+/* Calls whose deadline passed since the process started (or were cut as above). */
 unsigned long qrt_dbwatch_fired(void);
 
 #endif

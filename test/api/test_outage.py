@@ -43,8 +43,12 @@ class Scanner:
     (node index, code, visitor, status or None, Location, the time it was sent, the
     time its answer came)."""
 
-    def __init__(self, nodes, codes, threads=8):
+    def __init__(self, nodes, codes, threads=8, retry_reused=False):
         self.nodes, self.codes = nodes, codes
+        # A request on a kept-alive connection that the server closed as it came (a
+        # graceful restart's old child ends its idle connections) is sent again once on
+        # a new one, as browsers do with a GET.
+        self.retry_reused = retry_reused
         self.stop = threading.Event()
         self.results = []
         self.lock = threading.Lock()
@@ -61,13 +65,20 @@ class Scanner:
                 code = self.codes[(i * 7 + n) % len(self.codes)]
                 n += 1
                 sent = time.monotonic()
-                try:
-                    r = s.get("%s/q/%s" % (self.nodes[node].base, code),
-                              headers={"User-Agent": UA % i}, allow_redirects=False,
-                              timeout=30)
-                    got = (r.status_code, r.headers.get("Location"))
-                except requests.RequestException:
-                    got = (None, None)
+                got = (None, None)
+                for attempt in range(2 if self.retry_reused else 1):
+                    try:
+                        r = s.get("%s/q/%s" % (self.nodes[node].base, code),
+                                  headers={"User-Agent": UA % i}, allow_redirects=False,
+                                  timeout=30)
+                        got = (r.status_code, r.headers.get("Location"))
+                        break
+                    except requests.ConnectionError as e:
+                        if "RemoteDisconnected" not in repr(e):
+                            break
+                        s.close()
+                    except requests.RequestException:
+                        break
                 with self.lock:
                     self.results.append((node, code, i, got[0], got[1], sent,
                                          time.monotonic()))
@@ -954,6 +965,59 @@ def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_ti
 
 
 @pgsql_only
+def test_with_the_default_waits_a_frozen_database_is_left_within_seconds(own_cluster):
+    """With the default QRTrackScanWait (10 s) the scan writer's commit is cut at 12.5 s,
+    and until then every scan waited, most of them 10 s for a 503. A call that has waited
+    a second makes the child probe the server on a connection of its own; no answer within
+    2 s, and the child's waiting calls are cut and the node leaves the database (QRT00146):
+    the scans that waited are spooled and redirected."""
+    srv, tok, codes = node_with_codes(4)
+    pids = []
+    try:
+        load = Scanner([srv], codes, threads=4)
+        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
+                   what="scans before the stall")
+        pids = cluster_pids(own_cluster)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        stalled = time.monotonic()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+                   timeout=30, interval=0.1, what="the node to leave the database")
+        left = time.monotonic()
+        time.sleep(max(0, stalled + 10 - time.monotonic()))
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        pids = []
+        resumed = time.monotonic()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        results = load.finish()
+        # A second, then the probe's 2 s (and a tick): not the writer's 12.5 s.
+        assert left - stalled < 6, left - stalled
+        assert "QRT00146" in srv.error_log(), srv.error_log()[-3000:]
+        during = [r for r in results if stalled <= r[5] < resumed]
+        slow = [(round(r[5] - stalled, 1), round(r[6] - r[5], 1), r[3]) for r in during
+                if r[6] - r[5] > 6]
+        assert not slow, slow
+        assert all(r[3] in (302, 503) for r in during), sorted({r[3] for r in during}, key=str)
+        after = [r for r in during if r[5] >= left]
+        assert len(after) > 100 and all(r[3] == 302 for r in after), \
+            sorted({r[3] for r in after}, key=str)
+        redirected = sum(1 for r in results if r[3] == 302)
+
+        def visits():
+            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
+                   what="every redirected visit in the database")
+        assert visits() <= len(results)
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        srv.cleanup()
+
+
+@pgsql_only
 def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(own_cluster):
     """logrotate's graceful restart while the database server is frozen: no child accepts
     while the parent checks the database, and each new child's mod_dbd opened DBDMin
@@ -972,7 +1036,7 @@ def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(ow
         codes = [t["code"] for t in make_trackers(srv, tok, 4)]
         wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
                    what="the node's snapshot of the codes")
-        load = Scanner([srv], codes, threads=4)
+        load = Scanner([srv], codes, threads=4, retry_reused=True)
         wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
                    what="scans before the stall")
         pids = cluster_pids(own_cluster)

@@ -106,6 +106,49 @@ START_TEST(a_call_in_time_keeps_its_socket)
 }
 END_TEST
 
+START_TEST(calls_that_waited_long_enough_are_cut_at_once)
+{
+    int a[2], b[2], ta, tb;
+    char c = 'x';
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+    ck_assert_int_eq(qrt_dbwatch_start(), 0);
+    ck_assert_int_eq(qrt_dbwatch_oldest_ms(), 0);
+    qrt_dbwatch_limit(60000);
+    ta = qrt_dbwatch_arm(a[0]);
+    ck_assert_int_gt(ta, 0);
+    usleep(300000);
+    ck_assert_int_ge(qrt_dbwatch_oldest_ms(), 290);
+    ck_assert_int_lt(qrt_dbwatch_oldest_ms(), 5000);
+    /* younger than asked: left alone */
+    ck_assert_int_eq(qrt_dbwatch_cut_older(5000), 0);
+    ck_assert_int_eq(write(a[1], &c, 1), 1);
+    ck_assert_int_eq(read(a[0], &c, 1), 1);
+    /* waited long enough: cut now, long before its 60 s deadline */
+    ck_assert_int_eq(qrt_dbwatch_cut_older(200), 1);
+    ck_assert_int_eq(wait_answer(a[0], 1000), 1);
+    ck_assert_int_eq(read(a[0], &c, 1), 0);
+    ck_assert_int_eq(qrt_dbwatch_cut(), 1);
+    /* a cut call no longer counts as waiting, and is not cut twice */
+    ck_assert_int_eq(qrt_dbwatch_oldest_ms(), 0);
+    ck_assert_int_eq(qrt_dbwatch_cut_older(0), 0);
+    ck_assert_int_eq(qrt_dbwatch_disarm(ta), 1);
+    /* a fresh call is younger than the bound */
+    tb = qrt_dbwatch_arm(b[0]);
+    ck_assert_int_gt(tb, 0);
+    ck_assert_int_eq(qrt_dbwatch_cut_older(1000), 0);
+    ck_assert_int_eq(qrt_dbwatch_disarm(tb), 0);
+    ck_assert_int_eq(qrt_dbwatch_oldest_ms(), 0);
+    qrt_dbwatch_limit(0);
+    qrt_dbwatch_stop();
+    close(a[0]);
+    close(a[1]);
+    close(b[0]);
+    close(b[1]);
+}
+END_TEST
+
 typedef struct {
     int limit;
 } seen_t;
@@ -140,6 +183,7 @@ static Suite *dbwatch_suite(void)
 
     tcase_add_test(tc, a_call_past_its_deadline_is_cut_short);
     tcase_add_test(tc, a_call_in_time_keeps_its_socket);
+    tcase_add_test(tc, calls_that_waited_long_enough_are_cut_at_once);
     tcase_add_test(tc, a_spare_thread_keeps_the_limit_of_its_job);
     suite_add_tcase(s, tc);
     return s;

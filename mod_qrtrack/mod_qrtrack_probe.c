@@ -1,0 +1,175 @@
+/* mod_qrtrack_probe: tells a database server that stopped answering from a statement that
+ * is merely slow, within seconds rather than at the calls' deadlines.
+ *
+ * A server whose processes are frozen (or whose storage hangs, or whose packets are
+ * dropped) keeps its connections open and answers nothing: each call of the child then
+ * waits for its deadline (qrt_dbwatch), QRTrackScanWait and 2.5 s for the scan writer
+ * (12.5 s by default), and every scan meanwhile waits for the writer. A call that has
+ * waited PROBE_AFTER_MS (a scan's lookup or commit takes milliseconds) makes this thread
+ * ask the server on a connection of its own, opened within PROBE_WAIT_S: a server that
+ * answers within PROBE_WAIT_S is alive (the call waits for a lock held elsewhere, or a long
+ * report runs), and the call keeps its deadline. One that does not has stopped: the calls
+ * of the child that have waited PROBE_AFTER_MS are cut now (qrt_dbwatch_cut_older), and
+ * the node leaves the database (QRT00104): scans are answered from the snapshot and
+ * spooled, as in any outage, and the keeper's probe brings the node back. While the node
+ * is away, each child's calls that have waited PROBE_AFTER_MS are cut (another child
+ * found the server silent). */
+#include <string.h>
+#include <sys/prctl.h>
+#include <apr_dbd.h>
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+
+#include "mod_qrtrack_private.h"
+#include "mod_qrtrack_db.h"
+#include "mod_qrtrack_probe.h"
+#include "mod_qrtrack_spool.h"
+#include "qrt_clock.h"
+#include "qrt_dbwatch.h"
+
+APLOG_USE_MODULE(qrtrack);
+
+#define PROBE_AFTER_MS 1000
+#define PROBE_WAIT_S   2            /* (libpq's least connect_timeout) */
+#define PROBE_TICK     apr_time_from_msec(200)
+#define PROBE_EVERY    apr_time_from_sec(1)
+
+static struct {
+    server_rec *s;
+    apr_thread_t *thread;
+    qrt_cond_t *tick;
+    int stopping;               /* (under tick) */
+} pr;
+
+/* A probe's connection: NULL, with *silent when the server did not take it in time. */
+static qrt_db_t *probe_connect(apr_pool_t *cp, int *silent, const char **err)
+{
+    qrt_db_t *db;
+
+    apr_pool_clear(cp);
+    db = apr_pcalloc(cp, sizeof(*db));
+    db->pool = cp;
+    *silent = 0;
+    if (qrt_db_connect_within(cp, &db->driver, &db->handle, PROBE_WAIT_S, err)
+        != APR_SUCCESS) {
+        /* (libpq's words for a connection attempt past connect_timeout) */
+        *silent = *err && strstr(*err, "timeout expired") != NULL;
+        return NULL;
+    }
+    return db;
+}
+
+/* 1 when the server answered a round trip within PROBE_WAIT_S on a new connection (closed
+ * again: probes are rare, and a connection kept would count against max_connections), 0
+ * when it gave no answer (*why says so), -1 when the probe failed otherwise (refused): that
+ * says nothing of the waiting calls, whose own failure will. */
+static int probe_once(apr_pool_t *cp, apr_pool_t *p, const char **why)
+{
+    qrt_db_t *db;
+    int silent, v;
+
+    if (!(db = probe_connect(cp, &silent, why))) {
+        return silent ? 0 : -1;
+    }
+    v = qrt_db_schema_version(db, p);
+    silent = v < 0 && qrt_db_unanswered(db);
+    if (v < 0) {
+        *why = db->error ? apr_pstrdup(p, db->error) : "no answer";
+    }
+    apr_dbd_close(db->driver, db->handle);
+    apr_pool_clear(cp);
+    return v >= 0 ? 1 : silent ? 0 : -1;
+}
+
+static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
+{
+    apr_pool_t *top = data, *cp, *p;
+    apr_time_t next = 0;
+
+    (void)thread;
+    prctl(PR_SET_NAME, "qrtrack-probe", 0, 0, 0);
+    qrt_dbwatch_limit(PROBE_WAIT_S * 1000);
+    apr_pool_create(&cp, top);
+    apr_pool_create(&p, top);
+    for (;;) {
+        long long waited;
+        const char *why = NULL;
+        int cut;
+
+        qrt_cond_lock(pr.tick);
+        if (!pr.stopping) {
+            qrt_cond_timedwait(pr.tick, PROBE_TICK);
+        }
+        if (pr.stopping) {
+            qrt_cond_unlock(pr.tick);
+            break;
+        }
+        qrt_cond_unlock(pr.tick);
+        waited = qrt_dbwatch_oldest_ms();
+        if (qrt_db_down()) {
+            /* The node has left the database (another child's probe, a writer's call):
+             * this child's calls that have waited as long wait for nothing. */
+            if (waited >= PROBE_AFTER_MS) {
+                qrt_dbwatch_cut_older(PROBE_AFTER_MS);
+            }
+            continue;
+        }
+        if (waited < PROBE_AFTER_MS || qrt_clock_now() < next) {
+            continue;
+        }
+        next = qrt_clock_now() + PROBE_EVERY;
+        if (probe_once(cp, p, &why) == 0) {
+            cut = qrt_dbwatch_cut_older(PROBE_AFTER_MS);
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, pr.s, "QRT00146: the database server "
+                         "gave no answer within %d s to a probe while a call of this "
+                         "child had waited %" APR_INT64_T_FMT " ms (%s): %d waiting calls "
+                         "cut, the node leaves it", PROBE_WAIT_S, (apr_int64_t)waited,
+                         why ? why : "", cut);
+            qrt_db_mark_down(pr.s, apr_psprintf(p, "no answer within %d s to a probe",
+                                                PROBE_WAIT_S));
+        }
+        apr_pool_clear(p);
+    }
+    return NULL;
+}
+
+static apr_status_t probe_stop(void *data)
+{
+    apr_status_t rv;
+
+    (void)data;
+    if (pr.thread) {
+        qrt_cond_lock(pr.tick);
+        pr.stopping = 1;
+        qrt_cond_broadcast(pr.tick);
+        qrt_cond_unlock(pr.tick);
+        apr_thread_join(&rv, pr.thread);
+        pr.thread = NULL;
+    }
+    return APR_SUCCESS;
+}
+
+void qrt_probe_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_pool_t *tp;
+    apr_status_t rv;
+
+    memset(&pr, 0, sizeof(pr));
+    pr.s = s;
+    /* (only where calls wait for a server, and are armed: qrt_dbwatch) */
+    if (!qrt_dbd_dialect() || !qrt_dbd_dialect()->socket
+        || qrt_cond_create(&pr.tick, pchild) != APR_SUCCESS) {
+        return;
+    }
+    apr_pool_create(&tp, pchild);
+    apr_pool_tag(tp, "qrtrack-probe");
+    rv = apr_thread_create(&pr.thread, NULL, probe_main, tp, pchild);
+    if (rv != APR_SUCCESS) {
+        pr.thread = NULL;
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, "QRT00147: cannot start the "
+                     "database probe thread: a server that stops answering is left at "
+                     "each call's deadline");
+        return;
+    }
+    apr_pool_pre_cleanup_register(pchild, NULL, probe_stop);
+}
