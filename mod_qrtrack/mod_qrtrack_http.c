@@ -56,6 +56,17 @@ qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
     return e;
 }
 
+void qrt_error_collect(qrt_req_t *q, qrt_err_t **e, int status, const char *field,
+                       const char *msg)
+{
+    if (!*e) {
+        *e = qrt_error_field(q, status, field, msg);
+        return;
+    }
+    qrt_error_add(q, *e, field, msg);
+    (*e)->message = "The given data was invalid.";
+}
+
 /* A 503 the client may try again after Retry-After. */
 qrt_err_t *qrt_error_unavailable(qrt_req_t *q, const char *message)
 {
@@ -208,13 +219,7 @@ void qrt_body_fields_known(qrt_req_t *q, qrt_err_t **e, int status,
         name = qrt_valid_utf8_clean(q->r->pool, key, strlen(key), 64);
         msg = apr_psprintf(q->r->pool, "Unknown field '%s': it is not a field of %s.", name,
                            what);
-        if (!*e) {
-            *e = qrt_error_field(q, status, name, msg);
-        }
-        else {
-            qrt_error_add(q, *e, name, msg);
-            (*e)->message = "The given data was invalid.";
-        }
+        qrt_error_collect(q, e, status, name, msg);
     }
 }
 

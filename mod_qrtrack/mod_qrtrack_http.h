@@ -11,6 +11,11 @@ qrt_err_t *qrt_error_field(qrt_req_t *q, int status, const char *field,
                            const char *msg);
 /* Adds one more field message to an error built by qrt_error_field. */
 void qrt_error_add(qrt_req_t *q, qrt_err_t *e, const char *field, const char *msg);
+/* Collects the field messages of a body or query into *e: the first makes the error
+ * (status, its message), the next are added and its message becomes "The given data was
+ * invalid.". */
+void qrt_error_collect(qrt_req_t *q, qrt_err_t **e, int status, const char *field,
+                       const char *msg);
 /* A 503 the client may try again after Retry-After (QRT_DB_RETRY_AFTER). */
 qrt_err_t *qrt_error_unavailable(qrt_req_t *q, const char *message);
 /* What the store said, logged, as the response: 503 with Retry-After when the

@@ -37,18 +37,6 @@ const char *qrt_image_from_body(qrt_req_t *q, const char *name)
     return v ? v : qrt_query(q, name);
 }
 
-static void image_invalid(qrt_req_t *q, qrt_err_t **e, int status, const char *field,
-                          const char *msg)
-{
-    if (!*e) {
-        *e = qrt_error_field(q, status, field, msg);
-    }
-    else {
-        qrt_error_add(q, *e, field, msg);
-        (*e)->message = "The given data was invalid.";
-    }
-}
-
 /* The format the Accept header prefers: the highest q among the four types, each of the
  * q of its exact name, else (PNG and SVG) of the "image/" wildcard range (RFC 9110: the
  * most specific range); on equal q the first named exactly, then PNG before SVG. Other
@@ -137,7 +125,7 @@ static void image_int(qrt_req_t *q, qrt_err_t **e, int status, const char *v,
         return;
     }
     if (qrt_parse_int(v, min, max, &n) != 0) {
-        image_invalid(q, e, status, field, msg);
+        qrt_error_collect(q, e, status, field, msg);
         return;
     }
     *out = (int)n;
@@ -156,8 +144,8 @@ static void image_size_mm(qrt_req_t *q, qrt_err_t **e, int status, const char *v
     mm = strtod(v, &end);
     if (!*v || strspn(v, "0123456789.") != strlen(v) || *end || errno || !isfinite(mm)
         || mm < QRT_RENDER_MM_MIN || mm > QRT_RENDER_MM_MAX || strlen(v) > 16) {
-        image_invalid(q, e, status, "size_mm", "The size_mm must be a number from 10 to "
-                      "1000 (millimetres).");
+        qrt_error_collect(q, e, status, "size_mm",
+                          "The size_mm must be a number from 10 to " "1000 (millimetres).");
         return;
     }
     *out = mm;
@@ -167,8 +155,8 @@ static void image_colour(qrt_req_t *q, qrt_err_t **e, int status, const char *v,
                          const char *field, unsigned *out, int *bad)
 {
     if (v && !qrt_colour_parse(v, out)) {
-        image_invalid(q, e, status, field, apr_psprintf(q->r->pool, "The %s must be a "
-                      "colour #RRGGBB.", field));
+        qrt_error_collect(q, e, status, field, apr_psprintf(q->r->pool, "The %s must be a "
+                          "colour #RRGGBB.", field));
         *bad = 1;
     }
 }
@@ -186,7 +174,7 @@ static void image_contrast(qrt_req_t *q, qrt_err_t **e, const qrt_render_opts_t 
                        "contrast ratio of at least 4.5 (#%06X on #%06X: %.2f%s).", o->fg,
                        o->bg, ratio, qrt_luminance(o->fg) > qrt_luminance(o->bg)
                        ? ", light on dark" : "");
-    image_invalid(q, e, HTTP_UNPROCESSABLE_ENTITY, "fg", msg);
+    qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "fg", msg);
     qrt_error_add(q, *e, "bg", msg);
     (*e)->message = msg;
     if (e[0]->errors && json_object_size(e[0]->errors) > 2) {
@@ -210,8 +198,8 @@ qrt_err_t *qrt_image_opts(qrt_req_t *q, int status, qrt_image_get_fn *get,
 
     if (format) {
         if (!qrt_render_format_parse(format, &o->format)) {
-            image_invalid(q, &e, status, "format", "The format must be one of png, svg, "
-                          "pdf, eps.");
+            qrt_error_collect(q, &e, status, "format",
+                              "The format must be one of png, svg, " "pdf, eps.");
         }
     }
     else {
@@ -227,7 +215,7 @@ qrt_err_t *qrt_image_opts(qrt_req_t *q, int status, qrt_image_get_fn *get,
               &o->margin);
     if (ecc) {
         if (strlen(ecc) != 1 || !strchr("LMQHlmqh", ecc[0])) {
-            image_invalid(q, &e, status, "ecc", "The ecc must be one of L, M, Q, H.");
+            qrt_error_collect(q, &e, status, "ecc", "The ecc must be one of L, M, Q, H.");
         }
         else {
             o->ecc = apr_toupper(ecc[0]);

@@ -341,13 +341,7 @@ qrt_err_t *qrt_params_known(qrt_req_t *q)
             ? apr_psprintf(p, "Unknown parameter '%s': this endpoint takes %s.", name,
                            params_list_text(p, q->params))
             : apr_psprintf(p, "Unknown parameter '%s': this endpoint takes none.", name);
-        if (!e) {
-            e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, name, msg);
-        }
-        else {
-            qrt_error_add(q, e, name, msg);
-            e->message = "The given data was invalid.";
-        }
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, name, msg);
         n++;
     }
     return e;

@@ -22,18 +22,6 @@ static const char *qrcode_field(qrt_req_t *q, const char *name)
     return qrt_body_str(q, name);
 }
 
-
-static void qrcode_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
-{
-    if (!*e) {
-        *e = qrt_error_field(q, HTTP_BAD_REQUEST, field, msg);
-    }
-    else {
-        qrt_error_add(q, *e, field, msg);
-        (*e)->message = "The given data was invalid.";
-    }
-}
-
 /* The fields of the body; in a JSON body any other is 400, as a list or an object for
  * one of these is (read as absent, it would draw the default unseen). */
 static const char *const qrcode_fields[] = {
@@ -50,8 +38,9 @@ static void qrcode_json_check(qrt_req_t *q, qrt_err_t **e)
         json_t *v = json_object_get(q->json, qrcode_fields[i]);
 
         if (json_is_array(v) || json_is_object(v)) {
-            qrcode_invalid(q, e, qrcode_fields[i], apr_psprintf(q->r->pool, "The %s field "
-                           "must be a string or a number.", qrcode_fields[i]));
+            qrt_error_collect(q, e, HTTP_BAD_REQUEST, qrcode_fields[i],
+                              apr_psprintf(q->r->pool, "The %s field "
+                              "must be a string or a number.", qrcode_fields[i]));
         }
     }
 }
@@ -65,16 +54,17 @@ static const char *qrcode_text(qrt_req_t *q, qrt_err_t **e, const char *field,
 
     if (!v || !*v) {
         if (required) {
-            qrcode_invalid(q, e, field, apr_psprintf(q->r->pool,
-                           "The %s field is required.", field));
+            qrt_error_collect(q, e, HTTP_BAD_REQUEST, field, apr_psprintf(q->r->pool,
+                              "The %s field is required.", field));
         }
         return NULL;
     }
     n = strlen(v);
     if (n > QRCODE_FIELD_MAX || qrt_valid_text(v, n, 0)) {
-        qrcode_invalid(q, e, field, apr_psprintf(q->r->pool, "The %s field must be at "
-                       "most %d bytes of valid UTF-8 text without control characters.", field,
-                       QRCODE_FIELD_MAX));
+        qrt_error_collect(q, e, HTTP_BAD_REQUEST, field, apr_psprintf(q->r->pool,
+                          "The %s field must be at "
+                          "most %d bytes of valid UTF-8 text without control characters.",
+                          field, QRCODE_FIELD_MAX));
         return NULL;
     }
     return v;
@@ -108,17 +98,17 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
     }
     qrcode_json_check(q, &e);
     if (!type || !*type) {
-        qrcode_invalid(q, &e, "type", "The type field is required.");
+        qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "type", "The type field is required.");
     }
     else if (!strcmp(type, "url")) {
         const char *url = qrcode_field(q, "url"), *why;
 
         if (!url || !*url) {
-            qrcode_invalid(q, &e, "url", "The url field is required.");
+            qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "url", "The url field is required.");
         }
         else if ((why = qrt_valid_redirect_url(url)) != NULL) {
-            qrcode_invalid(q, &e, "url", apr_pstrcat(q->r->pool, "The url ", why, ".",
-                                                     NULL));
+            qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "url", apr_pstrcat(q->r->pool,
+                              "The url ", why, ".", NULL));
         }
         else {
             text = url;
@@ -133,8 +123,9 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
         int is_hidden = 0;
 
         if (!enc) {
-            qrcode_invalid(q, &e, "network_encryption", "The network_encryption must be "
-                           "one of WPA, WPA2, WPA3, WEP, nopass.");
+            qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "network_encryption",
+                              "The network_encryption must be "
+                              "one of WPA, WPA2, WPA3, WEP, nopass.");
         }
         password = qrcode_text(q, &e, "network_password",
                                enc && strcmp(enc, "nopass") != 0);
@@ -143,8 +134,8 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
                 is_hidden = 1;
             }
             else if (strcasecmp(hidden, "false") && strcmp(hidden, "0")) {
-                qrcode_invalid(q, &e, "network_hidden",
-                               "The network_hidden field must be true or false.");
+                qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "network_hidden",
+                                  "The network_hidden field must be true or false.");
             }
         }
         if (!e) {
@@ -152,13 +143,14 @@ qrt_err_t *qrt_qrcode_plain(qrt_req_t *q)
         }
     }
     else {
-        qrcode_invalid(q, &e, "type", "The type must be one of: url, wifi.");
+        qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "type",
+                          "The type must be one of: url, wifi.");
     }
     if (unknown_style) {
         if (!e) {
             return unknown_style;
         }
-        qrcode_invalid(q, &e, "style", unknown_style->message);
+        qrt_error_collect(q, &e, HTTP_BAD_REQUEST, "style", unknown_style->message);
     }
     if (e) {
         return e;

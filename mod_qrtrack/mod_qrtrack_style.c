@@ -57,17 +57,6 @@ static json_t *style_json(apr_pool_t *p, const qrt_style_t *s, int with_data)
 
 /* ---- POST /style ---------------------------------------------------------------- */
 
-static void style_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
-{
-    if (!*e) {
-        *e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, field, msg);
-    }
-    else {
-        qrt_error_add(q, *e, field, msg);
-        (*e)->message = "The given data was invalid.";
-    }
-}
-
 /* A string field of the body; a JSON value of another type is an error (NULL). JSON
  * null is the same as no field. */
 static const char *style_str(qrt_req_t *q, qrt_err_t **e, const char *field)
@@ -76,8 +65,9 @@ static const char *style_str(qrt_req_t *q, qrt_err_t **e, const char *field)
         json_t *v = json_object_get(q->json, field);
 
         if (v && !json_is_string(v) && !json_is_null(v)) {
-            style_invalid(q, e, field, apr_psprintf(q->r->pool,
-                          "The %s field must be a string.", field));
+            qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, field,
+                              apr_psprintf(q->r->pool, "The %s field must be a string.",
+                              field));
             return NULL;
         }
         return v && json_is_string(v) ? json_string_value(v) : NULL;
@@ -95,18 +85,18 @@ static int style_margin(qrt_req_t *q, qrt_err_t **e)
     if (v && json_is_integer(v)) {
         m = json_integer_value(v);
         if (m < QRT_QR_MARGIN_MIN || m > QRT_QR_MARGIN_MAX) {
-            style_invalid(q, e, "margin", msg);
+            qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "margin", msg);
         }
         return (int)m;
     }
     if (v && !json_is_null(v) && !json_is_string(v)) {
-        style_invalid(q, e, "margin", msg);
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "margin", msg);
         return QRT_QR_MARGIN_DEFAULT;
     }
     s = v && json_is_string(v) ? json_string_value(v)
         : q->form ? apr_table_get(q->form, "margin") : NULL;
     if (s && qrt_parse_int(s, QRT_QR_MARGIN_MIN, QRT_QR_MARGIN_MAX, &m) != 0) {
-        style_invalid(q, e, "margin", msg);
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "margin", msg);
         return QRT_QR_MARGIN_DEFAULT;
     }
     return s ? (int)m : QRT_QR_MARGIN_DEFAULT;
@@ -122,18 +112,20 @@ static void style_colours(qrt_req_t *q, qrt_err_t **e, qrt_style_t *s)
     fg = fg ? fg : STYLE_FG_DEFAULT;
     bg = bg ? bg : STYLE_BG_DEFAULT;
     if (!qrt_colour_parse(fg, &f)) {
-        style_invalid(q, e, "fg", "The fg must be a colour written #RRGGBB.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "fg",
+                          "The fg must be a colour written #RRGGBB.");
         ok = 0;
     }
     if (!qrt_colour_parse(bg, &b)) {
-        style_invalid(q, e, "bg", "The bg must be a colour written #RRGGBB.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "bg",
+                          "The bg must be a colour written #RRGGBB.");
         ok = 0;
     }
     if (ok && (why = qrt_style_colours_check(q->r->pool, f, b)) != NULL) {
         why = apr_psprintf(q->r->pool, "The colours fg %s and bg %s cannot be used: %s.",
                            fg, bg, why);
-        style_invalid(q, e, "fg", why);
-        style_invalid(q, e, "bg", why);
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "fg", why);
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "bg", why);
     }
     s->fg = apr_psprintf(q->r->pool, "#%06X", f);
     s->bg = apr_psprintf(q->r->pool, "#%06X", b);
@@ -151,21 +143,24 @@ static void style_logo(qrt_req_t *q, qrt_err_t **e, qrt_style_t *s)
         return;
     }
     if (n > STYLE_LOGO_B64_MAX + 4) {
-        style_invalid(q, e, "logo", "The logo must be a PNG of at most 262144 bytes.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "logo",
+                          "The logo must be a PNG of at most 262144 bytes.");
         return;
     }
     if (strspn(b64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
         != n || n % 4 != 0) {
-        style_invalid(q, e, "logo", "The logo must be a PNG, in base64 in a JSON body or "
-                      "as a file part of a multipart body.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "logo",
+                          "The logo must be a PNG, in base64 in a JSON body or "
+                          "as a file part of a multipart body.");
         return;
     }
     raw = apr_palloc(q->r->pool, apr_base64_decode_len(b64));
     len = apr_base64_decode_binary(raw, b64);
     if (qrt_logo_sanitise(q->r->pool, raw, (apr_size_t)len, &s->logo, &s->logo_len,
                           &s->logo_width, &s->logo_height, &err) != APR_SUCCESS) {
-        style_invalid(q, e, "logo", apr_pstrcat(q->r->pool, "The logo cannot be used: ",
-                                                err ? err : "unknown error", ".", NULL));
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "logo", apr_pstrcat(q->r->pool,
+                          "The logo cannot be used: ", err ? err : "unknown error", ".",
+                          NULL));
         s->logo = NULL;
         s->logo_len = 0;
     }
@@ -189,17 +184,20 @@ static qrt_err_t *style_from_body(qrt_req_t *q, qrt_style_t *s)
     qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, style_fields, "a style");
     s->name = style_str(q, &e, "name");
     if (!s->name || !*s->name) {
-        style_invalid(q, &e, "name", "The name field is required.");
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "name",
+                          "The name field is required.");
     }
     else if (!qrt_style_name_valid(s->name)) {
-        style_invalid(q, &e, "name", "The name must be 1 to 64 characters of A-Z, a-z, "
-                      "0-9, _ and -.");
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "name",
+                          "The name must be 1 to 64 characters of A-Z, a-z, "
+                          "0-9, _ and -.");
     }
     style_colours(q, &e, s);
     ecc = style_str(q, &e, "ecc");
     s->ecc = QRT_QR_ECC_DEFAULT;
     if (ecc && (strlen(ecc) != 1 || !strchr("LMQHlmqh", ecc[0]))) {
-        style_invalid(q, &e, "ecc", "The ecc must be one of L, M, Q, H.");
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "ecc",
+                          "The ecc must be one of L, M, Q, H.");
     }
     else if (ecc) {
         s->ecc = apr_toupper(ecc[0]);

@@ -133,13 +133,7 @@ typedef struct {
 
 static void tracker_invalid(tracker_check *c, const char *field, const char *msg)
 {
-    if (!c->err) {
-        c->err = qrt_error_field(c->q, HTTP_UNPROCESSABLE_ENTITY, field, msg);
-    }
-    else {
-        qrt_error_add(c->q, c->err, field, msg);
-        c->err->message = "The given data was invalid.";
-    }
+    qrt_error_collect(c->q, &c->err, HTTP_UNPROCESSABLE_ENTITY, field, msg);
 }
 
 /* A string field: *present says whether it was sent; wrong types are errors. */

@@ -50,17 +50,6 @@ static qrt_err_t *webhook_load(qrt_req_t *q, const char *seg, qrt_webhook_t *w)
     return rv == APR_SUCCESS ? NULL : qrt_error_store(q, "loading a webhook");
 }
 
-static void webhook_invalid(qrt_req_t *q, qrt_err_t **e, const char *field, const char *msg)
-{
-    if (!*e) {
-        *e = qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, field, msg);
-    }
-    else {
-        qrt_error_add(q, *e, field, msg);
-        (*e)->message = "The given data was invalid.";
-    }
-}
-
 /* url: a valid destination that names no address of the server's own networks by
  * itself unless QRTrackWebhookAllow lists it (a name is checked where it resolves, at
  * every delivery). */
@@ -71,13 +60,15 @@ static void webhook_url_check(qrt_req_t *q, qrt_err_t **e, const char *url)
     struct sockaddr_storage ss;
 
     if (why) {
-        webhook_invalid(q, e, "url", apr_pstrcat(p, "The url ", why, ".", NULL));
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "url", apr_pstrcat(p, "The url ",
+                          why, ".", NULL));
         return;
     }
     if (qrt_netguard_literal(qrt_url_host(p, url), &ss)
         && !qrt_netguard_allowed((const struct sockaddr *)&ss, qrt_config()->webhook_allow)) {
-        webhook_invalid(q, e, "url", "The url names a loopback, private, link-local or "
-                        "reserved address; QRTrackWebhookAllow must list it.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "url",
+                          "The url names a loopback, private, link-local or "
+                          "reserved address; QRTrackWebhookAllow must list it.");
     }
 }
 
@@ -89,11 +80,13 @@ static int webhook_events_read(qrt_req_t *q, qrt_err_t **e, json_t *v)
     int mask = 0;
 
     if (!v || json_is_null(v)) {
-        webhook_invalid(q, e, "events", "The events field is required.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "events",
+                          "The events field is required.");
         return 0;
     }
     if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > WEBHOOK_EVENTS_MAX) {
-        webhook_invalid(q, e, "events", "The events must be an array of 1 to 32 event names.");
+        qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, "events",
+                          "The events must be an array of 1 to 32 event names.");
         return 0;
     }
     for (i = 0; i < json_array_size(v); i++) {
@@ -101,10 +94,11 @@ static int webhook_events_read(qrt_req_t *q, qrt_err_t **e, json_t *v)
         int bit = json_is_string(n) ? qrt_webhook_event_bit(json_string_value(n)) : 0;
 
         if (!bit) {
-            webhook_invalid(q, e, apr_psprintf(p, "events.%lu", (unsigned long)i),
-                            "Unknown event: one of scan.created, click.created, "
-                            "tracker.created, tracker.updated, tracker.deleted, "
-                            "tracker.expired.");
+            qrt_error_collect(q, e, HTTP_UNPROCESSABLE_ENTITY, apr_psprintf(p, "events.%lu",
+                              (unsigned long)i),
+                              "Unknown event: one of scan.created, click.created, "
+                              "tracker.created, tracker.updated, tracker.deleted, "
+                              "tracker.expired.");
         }
         mask |= bit;
     }
@@ -134,10 +128,12 @@ qrt_err_t *qrt_webhook_create(qrt_req_t *q)
     /* (not "secret": the server makes it; one the client chose would be ignored) */
     qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, webhook_fields, "a webhook");
     if (!url || json_is_null(url)) {
-        webhook_invalid(q, &e, "url", "The url field is required.");
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "url",
+                          "The url field is required.");
     }
     else if (!json_is_string(url)) {
-        webhook_invalid(q, &e, "url", "The url must be a string.");
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "url",
+                          "The url must be a string.");
     }
     else {
         w.url = json_string_value(url);
