@@ -422,6 +422,13 @@ static apr_status_t qrt_dbwatch_end(void *data)
     return APR_SUCCESS;
 }
 
+/* Before mod_dbd's child_init (qrt_dbd_child_min). */
+static void qrt_child_init_dbd(apr_pool_t *p, server_rec *s)
+{
+    (void)p;
+    qrt_dbd_child_min(s, qrt_db_down());
+}
+
 static void qrt_child_init(apr_pool_t *p, server_rec *s)
 {
     int threaded = AP_MPMQ_NOT_SUPPORTED;
@@ -503,7 +510,7 @@ static void qrt_register_hooks(apr_pool_t *p)
     ap_hook_check_config(qrt_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qrt_post_config, NULL, before_dbd, APR_HOOK_MIDDLE);
     ap_hook_child_init(qrt_child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_child_init(qrt_dbd_child_min, NULL, before_dbd, APR_HOOK_MIDDLE);
+    ap_hook_child_init(qrt_child_init_dbd, NULL, before_dbd, APR_HOOK_MIDDLE);
     ap_hook_pre_connection(qrt_pre_connection, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_child_stopping(qrt_child_stopping, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_handler(qrt_api_handler, NULL, NULL, APR_HOOK_MIDDLE);

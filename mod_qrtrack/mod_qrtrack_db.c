@@ -29,7 +29,6 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_config.h"
 #include "mod_qrtrack_db.h"
-#include "mod_qrtrack_spool.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_util.h"
 #include "mod_qrtrack_wal.h"
@@ -669,12 +668,11 @@ typedef struct {
     dbd_cfg_t *cfg;
 } dbd_svr_head_t;
 
-void qrt_dbd_child_min(apr_pool_t *p, server_rec *s)
+void qrt_dbd_child_min(server_rec *s, int left)
 {
     module *dbd = ap_find_linked_module("mod_dbd.c");
     server_rec *sp;
 
-    (void)p;
     /* A child of a server that went on without its database (QRT00133), or that had left
      * it before a graceful restart: mod_dbd opens DBDMin connections (1 by default) as
      * the child starts, before it accepts, each waiting up to PGCONNECT_TIMEOUT for a
@@ -682,7 +680,7 @@ void qrt_dbd_child_min(apr_pool_t *p, server_rec *s)
      * for every scan after the restart. This child opens its connections when they are
      * first needed. */
     if (!dbd || !dbd_dialect || dbd_dialect->embedded
-        || (!schema_unchecked && !qrt_db_down())) {
+        || (!schema_unchecked && !left)) {
         return;
     }
     for (sp = s; sp; sp = sp->next) {

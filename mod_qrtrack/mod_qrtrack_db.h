@@ -29,8 +29,9 @@ int qrt_user_can_write(const char *path, apr_pool_t *p);
  * upgrade). */
 int qrt_dbd_schema_unchecked(void);
 /* child_init, before mod_dbd's: a child started while the database could not be reached
- * opens no connection of mod_dbd's as it starts (DBDMin 0 for it). */
-void qrt_dbd_child_min(apr_pool_t *p, server_rec *s);
+ * (left: the node had left it before a graceful restart) opens no connection of
+ * mod_dbd's as it starts (DBDMin 0 for it). */
+void qrt_dbd_child_min(server_rec *s, int left);
 const char *qrt_dbd_schema_recheck(apr_pool_t *p, const apr_dbd_driver_t *driver,
                                    apr_dbd_t *handle);
 /* mod_dbd's post_connect hook: tune, set up (statements prepared when needed), limit. */

@@ -20,9 +20,9 @@ APLOG_USE_MODULE(qrtrack);
 
 #define LOOKUP_TAKE_WAIT apr_time_from_msec(20)
 /* How long the child's lookups leave the database alone after one got no answer by its
- * deadline (qrt_lookup_unanswered). Longer than the scan writer's deadline
- * (QRTrackScanWait + 2.5 s at the default of 2 s): by then the writer, which has scans
- * to commit, has said whether the node leaves the database. */
+ * deadline (qrt_lookup_unanswered): long enough for the probe (mod_qrtrack_probe.c: a
+ * call waits 1 s, then the server has 2 s to take a connection and 2 s to answer) or
+ * the scan writer to say whether the node leaves the database. */
 #define LOOKUP_PAUSE apr_time_from_sec(5)
 
 static struct {

@@ -1545,9 +1545,10 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
             break;
         }
         why = db.error;
-        /* No answer by the scan's deadline: a server that stopped answering. Another
-         * try would wait as long again; the snapshot answers now, the writer (whose
-         * calls have deadlines too) says whether the node leaves the database. */
+        /* No answer by its deadline: a server that stopped answering. Another try
+         * would wait as long again; the snapshot answers now, and the probe
+         * (mod_qrtrack_probe.c) or the writer says whether the node leaves the
+         * database. */
         if (qrt_db_unanswered(&db)) {
             break;
         }
