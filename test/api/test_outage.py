@@ -116,18 +116,18 @@ def two_nodes(extra=""):
     return a, b, tok
 
 
-def started_with_status():
-    """One started node with mod_status and the account acme."""
-    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+def started_with_status(extra=""):
+    """One started node with mod_status (and extra configuration) and the account acme."""
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR") + extra, loglevel="info")
     srv.admin("init")
     srv.account("acme")
     return srv.start()
 
 
-def node_with_codes(n):
-    """started_with_status(), a token of acme and the codes of n trackers, once the node's
-    snapshot has them: (node, token, codes); the node is cleaned up if that fails."""
-    srv = started_with_status()
+def node_with_codes(n, extra=""):
+    """started_with_status(extra), a token of acme and the codes of n trackers, once the
+    node's snapshot has them: (node, token, codes); the node is cleaned up if that fails."""
+    srv = started_with_status(extra)
     try:
         tok = srv.token("acme")
         codes = [t["code"] for t in make_trackers(srv, tok, n)]
@@ -858,15 +858,7 @@ def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
         # Every scan got an answer (a 503 at most, while the first calls waited out
         # their deadlines), and every redirect's visit is in the database.
         assert all(r[3] in (302, 503) for r in results), sorted({r[3] for r in results}, key=str)
-        redirected = sum(1 for r in results if r[3] == 302)
-
-        def visits():
-            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
-        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
-                   what="every redirected visit in the database")
-        # (a 503's visit may be there too: its commit may have reached the server before
-        # it stopped)
-        assert visits() <= len(results)
+        assert_redirects_recorded(srv, results)
         assert "QRT00104" in srv.error_log() and "QRT00105" in srv.error_log()
         # The webhook worker left the database to the keeper while the node had left it.
         assert "QRT01033" not in srv.error_log(), srv.error_log()[-3000:]
@@ -874,6 +866,75 @@ def test_a_database_that_stops_answering_is_left_for_the_spool(own_cluster):
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
         srv.cleanup()
+
+
+SHORT_WAITS = "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n"
+
+
+class Frozen:
+    """The processes of a cluster stopped (SIGSTOP) from the block's start until thaw(),
+    and resumed at its end whatever happened; stalled and thawed: their times."""
+
+    def __init__(self, cluster):
+        self.pids = cluster_pids(cluster)
+
+    def __enter__(self):
+        for pid in self.pids:
+            os.kill(pid, signal.SIGSTOP)
+        self.stalled = time.monotonic()
+        return self
+
+    def thaw(self):
+        for pid in self.pids:
+            os.kill(pid, signal.SIGCONT)
+        self.pids = []
+        self.thawed = time.monotonic()
+
+    def __exit__(self, *exc):
+        self.thaw()
+
+
+def left_database(srv):
+    """When the node had left the database (waited for)."""
+    wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
+               timeout=30, interval=0.1, what="the node to leave the database")
+    return time.monotonic()
+
+
+def back_and_replayed(srv):
+    wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
+               and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
+               timeout=45, interval=0.1, what="the node back, its spool replayed")
+
+
+def scanning(srv, codes, **kw):
+    """A Scanner of the node's codes (4 threads), once it has made 50 scans."""
+    load = Scanner([srv], codes, threads=4, **kw)
+    wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
+               what="scans before the stall")
+    return load
+
+
+def stalled_for(srv, cluster, seconds):
+    """The cluster frozen for seconds, then the node back and its spool replayed: the
+    times of the stall, of the node leaving the database, and of the thaw."""
+    with Frozen(cluster) as frozen:
+        left = left_database(srv)
+        time.sleep(max(0, frozen.stalled + seconds - time.monotonic()))
+    back_and_replayed(srv)
+    return frozen.stalled, left, frozen.thawed
+
+
+def assert_redirects_recorded(srv, results):
+    """Every redirected scan's visit is in the database (a 503's may be too: its commit
+    may have reached the server before it stopped)."""
+    redirected = sum(1 for r in results if r[3] == 302)
+
+    def visits():
+        return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
+    wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
+               what="every redirected visit in the database")
+    assert visits() <= len(results)
 
 
 @pgsql_only
@@ -885,9 +946,7 @@ def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_ti
     few seconds: its scans are answered from the cache and the snapshot. They used to
     reconnect in place and try twice more, each through a 5 s connection attempt, and
     scans waited 17 to 30 s; a health check waited for the whole stall."""
-    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
-                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
-    pids = []
+    srv, tok, codes = node_with_codes(4, SHORT_WAITS)
     health = []
     stop = threading.Event()
 
@@ -901,37 +960,14 @@ def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_ti
             health.append((sent, time.monotonic() - sent, code))
             stop.wait(0.5)
     try:
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
-        tok = srv.token("acme")
-        codes = [t["code"] for t in make_trackers(srv, tok, 4)]
-        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
-                   what="the node's snapshot of the codes")
-        load = Scanner([srv], codes, threads=4)
         prober = threading.Thread(target=probe, daemon=True)
         prober.start()
-        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
-                   what="scans before the stall")
-        pids = cluster_pids(own_cluster)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        stalled = time.monotonic()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
-                   timeout=30, interval=0.1, what="the node to leave the database")
-        left = time.monotonic()
-        time.sleep(max(0, stalled + 12 - time.monotonic()))
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-        pids = []
-        resumed = time.monotonic()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
-                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
-                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        load = scanning(srv, codes)
+        stalled, left, resumed = stalled_for(srv, own_cluster, 12)
         results = load.finish()
         stop.set()
         prober.join()
-        # The node leaves the database once the scan writer's commit is cut (2 s + 2.5 s),
+        # The node leaves the database once a call is cut (the probe's, the writer's),
         # not after lookups that waited out connection attempts.
         assert left - stalled < 8, left - stalled
         # Each scan is answered within its QRTrackScanWait and one connection attempt
@@ -950,17 +986,9 @@ def test_while_the_database_is_frozen_scans_and_health_checks_are_answered_in_ti
         checks = [h for h in health if stalled - 1 <= h[0] < resumed]
         assert checks and all(h[1] < 2 + 5 + 1 for h in checks), checks
         assert all(h[2] == 503 for h in checks if h[0] >= stalled + 2 + 5 + 1), checks
-        redirected = sum(1 for r in results if r[3] == 302)
-
-        def visits():
-            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
-        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
-                   what="every redirected visit in the database")
-        assert visits() <= len(results)
+        assert_redirects_recorded(srv, results)
     finally:
         stop.set()
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
         srv.cleanup()
 
 
@@ -972,26 +1000,9 @@ def test_with_the_default_waits_a_frozen_database_is_left_within_seconds(own_clu
     2 s, and the child's waiting calls are cut and the node leaves the database (QRT00146):
     the scans that waited are spooled and redirected."""
     srv, tok, codes = node_with_codes(4)
-    pids = []
     try:
-        load = Scanner([srv], codes, threads=4)
-        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
-                   what="scans before the stall")
-        pids = cluster_pids(own_cluster)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        stalled = time.monotonic()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
-                   timeout=30, interval=0.1, what="the node to leave the database")
-        left = time.monotonic()
-        time.sleep(max(0, stalled + 10 - time.monotonic()))
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-        pids = []
-        resumed = time.monotonic()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
-                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
-                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        load = scanning(srv, codes)
+        stalled, left, resumed = stalled_for(srv, own_cluster, 10)
         results = load.finish()
         # A second, then the probe's 2 s (and a tick): not the writer's 12.5 s.
         assert left - stalled < 6, left - stalled
@@ -1004,16 +1015,8 @@ def test_with_the_default_waits_a_frozen_database_is_left_within_seconds(own_clu
         after = [r for r in during if r[5] >= left]
         assert len(after) > 100 and all(r[3] == 302 for r in after), \
             sorted({r[3] for r in after}, key=str)
-        redirected = sum(1 for r in results if r[3] == 302)
-
-        def visits():
-            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
-        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
-                   what="every redirected visit in the database")
-        assert visits() <= len(results)
+        assert_redirects_recorded(srv, results)
     finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
         srv.cleanup()
 
 
@@ -1025,38 +1028,19 @@ def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(ow
     unanswered for 10 s. The parent of a build that checked the database before now waits
     2 s (libpq's least connect_timeout), and a child started without the database opens
     mod_dbd's connections when they are first needed."""
-    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR")
-                 + "QRTrackStatementTimeout 2\nQRTrackScanWait 2\n", loglevel="info")
-    pids = []
+    srv, tok, codes = node_with_codes(4, SHORT_WAITS)
     try:
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
-        tok = srv.token("acme")
-        codes = [t["code"] for t in make_trackers(srv, tok, 4)]
-        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
-                   what="the node's snapshot of the codes")
-        load = Scanner([srv], codes, threads=4, retry_reused=True)
-        wait_until(lambda: load.count() > 50, timeout=20, interval=0.1,
-                   what="scans before the stall")
-        pids = cluster_pids(own_cluster)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "0",
-                   timeout=30, interval=0.1, what="the node to leave the database")
-        time.sleep(1)
-        restarted = time.monotonic()
-        subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
-        wait_until(lambda: "QRT00133" in srv.error_log(), timeout=30, interval=0.1,
-                   what="QRT00133 after the graceful restart")
-        time.sleep(4)
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
-        pids = []
-        resumed = time.monotonic()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1"
-                   and qrtrack_status(srv)["QRTrackSpoolVisits"] == "0",
-                   timeout=45, interval=0.1, what="the node back, its spool replayed")
+        load = scanning(srv, codes, retry_reused=True)
+        with Frozen(own_cluster) as frozen:
+            left_database(srv)
+            time.sleep(1)
+            restarted = time.monotonic()
+            subprocess.run([HTTPD, "-f", srv.conf, "-k", "graceful"], check=True)
+            wait_until(lambda: "QRT00133" in srv.error_log(), timeout=30, interval=0.1,
+                       what="QRT00133 after the graceful restart")
+            time.sleep(4)
+        resumed = frozen.thawed
+        back_and_replayed(srv)
         results = load.finish()
         # Every scan sent around the restart is redirected from the spool, within the
         # parent's 2 s check and a child's start.
@@ -1066,17 +1050,9 @@ def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(ow
         slow = [(round(r[5] - restarted, 1), round(r[6] - r[5], 1)) for r in around
                 if r[6] - r[5] > 4]
         assert not slow, slow
-        redirected = sum(1 for r in results if r[3] == 302)
-
-        def visits():
-            return int(srv.sql("SELECT COUNT(*) FROM visits").strip())
-        wait_until(lambda: visits() >= redirected, timeout=30, interval=0.1,
-                   what="every redirected visit in the database")
-        assert visits() <= len(results)
+        assert_redirects_recorded(srv, results)
         assert srv.proc.poll() is None and not srv.crash_lines(), srv.error_log()[-3000:]
     finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
         srv.cleanup()
 
 
