@@ -13,12 +13,15 @@
 #include "mod_qrtrack_private.h"
 #include "mod_qrtrack_gate.h"
 #include "mod_qrtrack_http.h"
+#include "mod_qrtrack_redact.h"
 #include "qrt_ip.h"
 #include "mod_qrtrack_util.h"
 #include "qrt_form.h"
 #include "qrt_pages.h"
 #include "qrt_password.h"
 #include "qrt_tries.h"
+#include "qrt_store.h"
+#include "qrt_valid.h"
 
 APLOG_USE_MODULE(qrtrack);
 
@@ -26,7 +29,7 @@ APLOG_USE_MODULE(qrtrack);
 #define GATE_SLOTS       4096        /* (address, tracker) pairs counted at once */
 #define GATE_TRIES       10          /* wrong tries allowed ... */
 #define GATE_WINDOW      60          /* ... in this many seconds, from one address */
-#define GATE_BODY_MAX    4096        /* the form's body */
+#define GATE_BODY_MAX    8192        /* the form's body: a password, a referer of 2 KB */
 
 static qrt_tries_t *gate_tries;
 static apr_global_mutex_t *gate_mutex;
@@ -85,9 +88,9 @@ int qrt_gate_expired(request_rec *r)
     return gate_page(r, HTTP_GONE, qrt_page_expired(r->pool));
 }
 
-/* The password field of the form's body, NULL when there is none (or too long a body:
- * *status says so). */
-static const char *gate_read_password(request_rec *r, int *status)
+/* The fields of the form's body, NULL when there is none (or too long a body: *status
+ * says so). */
+static apr_table_t *gate_read_form(request_rec *r, int *status)
 {
     apr_table_t *fields = apr_table_make(r->pool, 2);
     const char *err = NULL, *ct = apr_table_get(r->headers_in, "Content-Type");
@@ -112,20 +115,29 @@ static const char *gate_read_password(request_rec *r, int *status)
         *status = HTTP_BAD_REQUEST;
         return NULL;
     }
-    return apr_table_get(fields, "password");
+    return fields;
 }
 
-int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *pass)
+int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *pass,
+                   const char **referer)
 {
     /* (an IPv6 client's tries count for its /64: one subscriber holds all of it) */
     const char *addr = qrt_ip_guess_key(r->pool, r->useragent_ip);
-    const char *action = r->uri, *pw;
+    const char *action = r->uri, *pw = NULL;
+    apr_table_t *form;
     apr_int64_t now = apr_time_sec(r->request_time);
     int status, blocked, right;
 
     *pass = 0;
+    *referer = NULL;
     if (r->method_number != M_POST) {
-        return gate_page(r, HTTP_OK, qrt_page_password(r->pool, action, 0));
+        /* (cut as a visit's referer is, so that the form's body keeps within its bound) */
+        const char *from = apr_table_get(r->headers_in, "Referer");
+
+        if (from) {
+            from = qrt_valid_utf8_clean(r->pool, from, strlen(from), QRT_VISIT_REFERER_MAX);
+        }
+        return gate_page(r, HTTP_OK, qrt_page_password(r->pool, action, 0, from));
     }
     if (!gate_mutex || !gate_tries) {
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
@@ -142,7 +154,15 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *p
         apr_table_setn(r->err_headers_out, "Retry-After", apr_itoa(r->pool, GATE_WINDOW));
         return gate_page(r, HTTP_TOO_MANY_REQUESTS, qrt_page_too_many(r->pool));
     }
-    pw = gate_read_password(r, &status);
+    form = gate_read_form(r, &status);
+    if (form) {
+        pw = apr_table_get(form, "password");
+        /* (redacted as the header is: the form's field is the visitor's to change) */
+        *referer = apr_table_get(form, "referer");
+        if (*referer) {
+            *referer = qrt_redact_referer(r->pool, *referer);
+        }
+    }
     /* The slow hash runs outside the lock: one guess holds no other request. */
     right = status == OK && pw && *pw && qrt_password_verify(hash, pw, strlen(pw));
     if (right || status != OK) {
@@ -157,5 +177,5 @@ int qrt_gate_check(request_rec *r, apr_int64_t tracker, const char *hash, int *p
         *pass = 1;
         return OK;
     }
-    return gate_page(r, HTTP_FORBIDDEN, qrt_page_password(r->pool, action, 1));
+    return gate_page(r, HTTP_FORBIDDEN, qrt_page_password(r->pool, action, 1, *referer));
 }

@@ -99,6 +99,13 @@ static char *redact_all(apr_pool_t *p, const char *text)
  * (an API answer opened with ?api_token= in a browser, which sends a same-origin page's
  * whole address) brings it there: Debian's formats log it, httpd's error lines name it,
  * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
+const char *qrt_redact_referer(apr_pool_t *p, const char *referer)
+{
+    char *line = redact_all(p, referer);
+
+    return line ? line : referer;
+}
+
 static void redact_referer(request_rec *r)
 {
     const char *referer = apr_table_get(r->headers_in, "Referer");

@@ -59,7 +59,6 @@
 APLOG_USE_MODULE(qrtrack);
 
 #define SCAN_UA_MAX      1024
-#define SCAN_REFERER_MAX 2048
 #define SCAN_LANG_MAX    64                       /* a language tag rules look at */
 #define SCAN_CACHE_SLOTS 4096
 #define SCAN_SHARED_KEY  "qrtrack-scan-shared"
@@ -1415,7 +1414,7 @@ static void scan_visit(request_rec *r, qrt_server_conf *conf, apr_int64_t tracke
     }
     v->user_agent = scan_clean(r->pool, ua, SCAN_UA_MAX);
     v->referer = scan_clean(r->pool, apr_table_get(r->headers_in, "Referer"),
-                            SCAN_REFERER_MAX);
+                            QRT_VISIT_REFERER_MAX);
     qrt_ua_parse(qrt_uadb(), ua, r->pool, &parsed);
     v->browser = parsed.browser;
     v->browser_version = parsed.browser_version;
@@ -1783,11 +1782,17 @@ int qrt_scan_handler(request_rec *r)
     visit.tracker_id = d.id;
     if (d.verdict == QRT_ROUTE_GO && d.password_hash) {
         /* The form, a wrong password or too many tries: answered, nothing recorded. */
+        const char *from = NULL;
         int pass = 0;
 
-        status = qrt_gate_check(r, d.id, d.password_hash, &pass);
+        status = qrt_gate_check(r, d.id, d.password_hash, &pass, &from);
         if (!pass) {
             return status;
+        }
+        /* The visit came from the page that sent the visitor to the form (carried in
+         * it), not from the form: the POST's own Referer names the form if anything. */
+        if (from) {
+            visit.referer = scan_clean(r->pool, from, QRT_VISIT_REFERER_MAX);
         }
     }
     if (r->header_only) {

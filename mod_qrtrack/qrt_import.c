@@ -144,7 +144,7 @@ static int import_line(apr_pool_t *p, char *line, apr_size_t len,
     v->browser_version = import_str(p, m, nm, "browser_version", 32, &bad);
     v->os = import_str(p, m, nm, "os", 64, &bad);
     v->device = import_str(p, m, nm, "device", 16, &bad);
-    v->referer = import_str(p, m, nm, "referer", 2048, &bad);
+    v->referer = import_str(p, m, nm, "referer", QRT_VISIT_REFERER_MAX, &bad);
     v->user_agent = import_str(p, m, nm, "user_agent", 1024, &bad);
     v->destination = import_str(p, m, nm, "destination", QRT_URL_MAX, &bad);
     if (!id || id->type != QRT_JV_INT || id->num <= 0) {

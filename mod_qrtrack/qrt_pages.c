@@ -84,17 +84,23 @@ static int same_site_path(const char *action)
     return action && action[0] == '/' && action[1] != '/' && action[1] != '\\';
 }
 
-const char *qrt_page_password(apr_pool_t *p, const char *action, int wrong)
+const char *qrt_page_password(apr_pool_t *p, const char *action, int wrong,
+                              const char *referer)
 {
     const char *act = same_site_path(action)
         ? apr_pstrcat(p, " action=\"", qrt_html_escape(p, action), "\"", NULL) : "";
+    /* (the page that sent the visitor, carried to the visit the form records: the POST's
+     * own Referer would name this page, and its Referrer-Policy sends none) */
+    const char *from = referer && *referer
+        ? apr_pstrcat(p, "<input type=\"hidden\" name=\"referer\" value=\"",
+                      qrt_html_escape(p, referer), "\">\n", NULL) : "";
 
     return page(p, "Password required", apr_pstrcat(p,
         "<h1>This code is protected</h1>\n"
         "<p>Enter the password to continue.</p>\n",
         wrong ? "<p id=\"error\" class=\"error\" role=\"alert\">"
                 QRT_PAGE_WRONG_PASSWORD "</p>\n" : "",
-        "<form method=\"post\"", act, ">\n"
+        "<form method=\"post\"", act, ">\n", from,
         "<label for=\"password\">Password</label>\n"
         "<input id=\"password\" name=\"password\" type=\"password\" "
         "autocomplete=\"current-password\" required",

@@ -19,8 +19,11 @@
  * path as requested, still percent-encoded; escaped here). An action that is not a
  * path of this site (not starting with one '/', e.g. "//host/..." or "/\host") is
  * left out, so the form posts back to the page's own URL. wrong=1 adds a visible
- * error QRT_PAGE_WRONG_PASSWORD with role="alert", tied to the field. */
-const char *qrt_page_password(apr_pool_t *p, const char *action, int wrong);
+ * error QRT_PAGE_WRONG_PASSWORD with role="alert", tied to the field. A referer (NULL
+ * or "" for none) goes with the form as the hidden field "referer" (escaped), so that
+ * the visit the form records keeps the page that sent the visitor. */
+const char *qrt_page_password(apr_pool_t *p, const char *action, int wrong,
+                              const char *referer);
 
 /* The 429 page after too many wrong tries (says to wait about a minute). */
 const char *qrt_page_too_many(apr_pool_t *p);

@@ -494,6 +494,8 @@ apr_status_t qrt_store_tracker_ids(qrt_db_t *db, apr_pool_t *p, apr_int64_t acco
                                    apr_array_header_t **out);
 
 /* Visits */
+#define QRT_VISIT_REFERER_MAX 2048  /* bytes of a referer kept (cut on a character) */
+
 typedef struct {
     apr_int64_t id;                 /* set when read back */
     apr_int64_t tracker_id;

@@ -2,6 +2,7 @@
 windows, scan caps and password gates, decided at scan time."""
 import concurrent.futures
 import datetime
+import html
 import re
 import threading
 import time
@@ -441,6 +442,51 @@ def test_a_password_gate(srv, api):
     # The password is nowhere: not in the API, not in the log.
     assert "open sesame" not in api.get("/tracker/show/%d" % t["tracker_id"]).text
     assert "open sesame" not in srv.error_log()
+
+
+def form_fields(page):
+    """The fields a browser sends with the page's form, the password left out."""
+    return {m.group(1): html.unescape(m.group(2)) for m in re.finditer(
+        r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)}
+
+
+def test_a_protected_code_records_the_page_that_sent_the_visitor(srv, api):
+    """The visit is recorded by the form's POST, whose own Referer names the form if
+    anything (the form's page sends none): the page that sent the visitor to the code
+    goes with the form, through a wrong password too, and is the visit's referer."""
+    t = create(api, password="open sesame")
+    came_from = "https://news.example/story?id=7&utm_source=\"mail\"&q=<b>"
+    page = scan(srv, t, kind="l", headers={"Referer": came_from})
+    assert page.status_code == 200
+    fields = form_fields(page.text)
+    assert fields == {"referer": came_from}, page.text
+    own = "%s/l/%s" % (srv.base, t["code"])
+    wrong = scan(srv, t, kind="l", method="POST", data={**fields, "password": "nope"},
+                 headers={"Referer": own})
+    assert wrong.status_code == 403 and form_fields(wrong.text) == fields
+    r = scan(srv, t, kind="l", method="POST", data={**fields, "password": "open sesame"},
+             headers={"Referer": own})
+    assert where(r) == HOME
+    # A token in the carried referer is redacted, as in a Referer header.
+    r = scan(srv, t, kind="l", method="POST", data={
+        "referer": "https://h.example/api/x?api_token=secret123&a=1", "password": "open sesame"})
+    assert where(r) == HOME
+    # Without a referer the form has no such field, and the visit none.
+    page = scan(srv, t)
+    assert form_fields(page.text) == {}
+    r = scan(srv, t, method="POST", data={"password": "open sesame"})
+    assert where(r) == HOME
+    # A referer longer than a visit keeps is cut for the form as for the visit, so the
+    # form's body stays within its bound.
+    long_from = "https://long.example/" + "/" * 3000
+    fields = form_fields(scan(srv, t, headers={"Referer": long_from}).text)
+    assert fields["referer"] == long_from[:2048]
+    r = scan(srv, t, method="POST", data={**fields, "password": "open sesame"})
+    assert where(r) == HOME
+    seen = sorted((v["source"], v["referer"] or "") for v in visits(api, t))
+    assert seen == sorted([("click", came_from),
+                           ("click", "https://h.example/api/x?api_token=[redacted]&a=1"),
+                           ("scan", ""), ("scan", long_from[:2048])]), seen
 
 
 def test_a_code_without_password_takes_no_post(srv, api):

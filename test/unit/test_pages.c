@@ -93,7 +93,7 @@ END_TEST
 
 START_TEST(password_form)
 {
-    const char *doc = qrt_page_password(pool, "/q/abc", 0);
+    const char *doc = qrt_page_password(pool, "/q/abc", 0, NULL);
 
     common(doc);
     has(doc, "<title>Password required</title>");
@@ -114,7 +114,7 @@ END_TEST
 
 START_TEST(password_form_wrong)
 {
-    const char *doc = qrt_page_password(pool, "/q/abc", 1);
+    const char *doc = qrt_page_password(pool, "/q/abc", 1, NULL);
 
     common(doc);
     has(doc, "<p id=\"error\" class=\"error\" role=\"alert\">Wrong password. Try again.</p>");
@@ -128,13 +128,13 @@ END_TEST
 
 START_TEST(password_form_escapes_action)
 {
-    const char *doc = qrt_page_password(pool, "/q/a\"><script>alert('x')</script>&b", 1);
+    const char *doc = qrt_page_password(pool, "/q/a\"><script>alert('x')</script>&b", 1, NULL);
 
     common(doc);
     has(doc, "action=\"/q/a&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;b\"");
     ck_assert_int_eq(count(doc, "<form"), 1);
 
-    doc = qrt_page_password(pool, "/q/x' onfocus='y", 0);
+    doc = qrt_page_password(pool, "/q/x' onfocus='y", 0, NULL);
     common(doc);
     has(doc, "action=\"/q/x&#39; onfocus=&#39;y\"");
 }
@@ -149,15 +149,46 @@ START_TEST(password_form_refuses_other_hosts)
     int i;
 
     for (i = 0; other[i]; i++) {
-        const char *doc = qrt_page_password(pool, other[i], i % 2);
+        const char *doc = qrt_page_password(pool, other[i], i % 2, NULL);
 
         common(doc);
         has(doc, "<form method=\"post\">");
         lacks(doc, "action=");
         lacks(doc, "evil");
     }
-    common(qrt_page_password(pool, NULL, 0));
-    has(qrt_page_password(pool, NULL, 0), "<form method=\"post\">");
+    common(qrt_page_password(pool, NULL, 0, NULL));
+    has(qrt_page_password(pool, NULL, 0, NULL), "<form method=\"post\">");
+}
+END_TEST
+
+/* doc without its hidden field hidden (a line of its own), which must be there. */
+static const char *without(const char *doc, const char *hidden)
+{
+    const char *at = strstr(doc, hidden);
+
+    ck_assert_msg(at != NULL, "missing: %s", hidden);
+    return apr_pstrcat(pool, apr_pstrndup(pool, doc, (apr_size_t)(at - doc)),
+                       at + strlen(hidden), NULL);
+}
+
+/* The page that sent the visitor goes with the form, escaped, on the first page and on
+ * the page of a wrong password: the page is the one without a referer and that field.
+ * None (NULL or "") adds no field. */
+START_TEST(password_form_carries_the_referer)
+{
+    const char *doc = qrt_page_password(pool, "/q/abc", 0, "https://news.example/a?b=1&c=\"x\"");
+
+    ck_assert_str_eq(without(doc, "<input type=\"hidden\" name=\"referer\" value=\""
+                                  "https://news.example/a?b=1&amp;c=&quot;x&quot;\">\n"),
+                     qrt_page_password(pool, "/q/abc", 0, NULL));
+    has(doc, "<form method=\"post\" action=\"/q/abc\">\n<input type=\"hidden\"");
+    doc = qrt_page_password(pool, "/q/abc", 1, "\"><script>alert(1)</script>");
+    ck_assert_str_eq(without(doc, "<input type=\"hidden\" name=\"referer\" value=\""
+                                  "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\">\n"),
+                     qrt_page_password(pool, "/q/abc", 1, NULL));
+    lacks(doc, "<script");
+    ck_assert_str_eq(qrt_page_password(pool, "/q/abc", 0, ""),
+                     qrt_page_password(pool, "/q/abc", 0, NULL));
 }
 END_TEST
 
@@ -193,6 +224,7 @@ static Suite *pages_suite(void)
     tcase_add_test(tc, password_form_wrong);
     tcase_add_test(tc, password_form_escapes_action);
     tcase_add_test(tc, password_form_refuses_other_hosts);
+    tcase_add_test(tc, password_form_carries_the_referer);
     tcase_add_test(tc, too_many);
     tcase_add_test(tc, expired);
     suite_add_tcase(s, tc);
