@@ -817,6 +817,44 @@ def colleagues(server):
         yield {"token": tok, "api": api, "colleague": colleague, "trackers": made}
 
 
+def api_calls(b):
+    """The API requests the page has made since it was opened (each one counted by the
+    token's rate limit), by path."""
+    return b.js("return performance.getEntriesByType('resource').map(e => new URL(e.name))"
+                ".filter(u => u.pathname.startsWith('/api/')).map(u => u.pathname)")
+
+
+def test_opening_the_page_costs_what_the_guide_says(server, account, browser):
+    """docs/dashboard.md: opening the page costs the token 14 requests of its rate limit
+    (the account, the portfolio, the trackers, the report, the crosstab, the styles, the
+    webhooks, and the first tracker's seven), and one more for each webhook of the account
+    (its latest attempts)."""
+    b = browser
+
+    def settled(want):
+        b.wait(lambda: len(api_calls(b)) >= want, what="%d API requests" % want)
+        time.sleep(1)       # (nothing more comes: the next is the poll, 15 s later)
+        return api_calls(b)
+
+    b.open(server.base + "/qrtrack/#token=" + account["token"])
+    signed_in(b, account)
+    calls = settled(14)
+    assert len(calls) == 14, calls
+    server.account("hookcost")
+    tok = server.token("hookcost")
+    with Api(server, tok) as api:
+        assert api.post("/tracker", json={"redirect_url": "https://example.com/c"}
+                        ).status_code == 200
+        for i in range(3):
+            assert api.post("/webhook", json={"url": "https://receiver.invalid/%d" % i,
+                                              "events": ["tracker.created"]}
+                            ).status_code == 200
+    b.open(server.base + "/qrtrack/#token=" + tok)
+    b.wait(lambda: len(rows(b, "webhooks")) == 3, what="the webhooks")
+    calls = settled(17)
+    assert len(calls) == 17 and calls.count("/api/webhook") == 1, calls
+
+
 def test_the_editor_starts_from_the_tracker_as_it_is_now_and_sends_only_changes(server, colleagues, browser):
     """A change made elsewhere after the page opened is shown in the editor, and a Save
     that renames the tracker keeps it: only the name is sent."""
