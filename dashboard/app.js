@@ -296,6 +296,16 @@
     return t;
   }
 
+  /* A row of the trackers' list as the open tracker's or not: its colour, and for screen
+   * readers aria-current on its name's button. */
+  function markSelected(row, on) {
+    var b = row.querySelector("td.name button");
+    row.className = on ? "selected" : "";
+    if (!b) { return; }
+    if (on) { b.setAttribute("aria-current", "true"); }
+    else { b.removeAttribute("aria-current"); }
+  }
+
   function trackerLink(id, name) {
     var b = el("button", { type: "button", cls: "link", text: name });
     b.addEventListener("click", function () { selectTracker(id); });
@@ -358,16 +368,18 @@
     }
     shown.forEach(function (t) {
       var csv = el("button", { type: "button", cls: "small", text: "CSV", title: "Download the visits as CSV" });
+      var row;
       csv.addEventListener("click", function () { downloadCsv(t); });
-      body.appendChild(el("tr", { "data-id": String(t.tracker_id),
-                                  cls: state.selected === t.tracker_id ? "selected" : "" }, [
+      row = el("tr", { "data-id": String(t.tracker_id) }, [
         el("td", { cls: "name" }, [trackerLink(t.tracker_id, t.name)]),
         el("td", { cls: "dest", text: t.redirect_url }),
         el("td", { cls: "num", text: num(t.totalScans) }),
         el("td", { cls: "num", text: num(t.totalClicks) }),
         el("td", {}, t.tags.map(function (g) { return el("span", { cls: "tag", text: g }); })),
         el("td", {}, [csv])
-      ]));
+      ]);
+      markSelected(row, state.selected === t.tracker_id);
+      body.appendChild(row);
     });
   }
 
@@ -507,7 +519,7 @@
     state.selected = id;
     clearTrackerView();
     Array.prototype.forEach.call($("trackers").tBodies[0].rows, function (r) {
-      r.className = r.getAttribute("data-id") === String(id) ? "selected" : "";
+      markSelected(r, r.getAttribute("data-id") === String(id));
     });
     $("detail").hidden = false;
     closeForm($("edit-form"), false);

@@ -824,6 +824,37 @@ def api_calls(b):
                 ".filter(u => u.pathname.startsWith('/api/')).map(u => u.pathname)")
 
 
+def test_the_open_tracker_is_told_to_screen_readers(server, account, browser):
+    """The open tracker's row is coloured, and its name's button carries aria-current,
+    the one in the list that does: when another tracker is opened, and when the list is
+    drawn again (a filter)."""
+    b = browser
+    d = b.driver
+
+    def current():
+        return b.js("return Array.from(document.querySelectorAll("
+                    "'#trackers button[aria-current=\"true\"]'))"
+                    ".map(x => [x.closest('tr').getAttribute('data-id'),"
+                    "           x.closest('tr').className])")
+
+    b.open(server.base + "/qrtrack/#token=" + account["token"])
+    signed_in(b, account)
+    first = d.find_element(By.CSS_SELECTOR, "#trackers tr.selected").get_attribute("data-id")
+    assert current() == [[first, "selected"]]
+    other = [r.get_attribute("data-id") for r in rows(b, "trackers")
+             if r.get_attribute("data-id") != first][0]
+    d.find_element(By.CSS_SELECTOR, "#trackers tr[data-id='%s'] td.name button" % other).click()
+    b.wait(lambda: current() == [[other, "selected"]], what="the other tracker as current")
+    name = d.find_element(By.CSS_SELECTOR, "#trackers tr[data-id='%s'] td.name" % other).text
+    box = d.find_element(By.ID, "filter-text")
+    box.send_keys(name)
+    b.wait(lambda: len(rows(b, "trackers")) == 1, what="the list filtered")
+    b.wait(lambda: current() == [[other, "selected"]], what="the current tracker after a filter")
+    box.clear()
+    box.send_keys(Keys.BACKSPACE)
+    assert b.severe() == []
+
+
 def test_opening_the_page_costs_what_the_guide_says(server, account, browser):
     """docs/dashboard.md: opening the page costs the token 14 requests of its rate limit
     (the account, the portfolio, the trackers, the report, the crosstab, the styles, the
