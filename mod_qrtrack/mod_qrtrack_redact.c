@@ -95,10 +95,6 @@ static char *redact_all(apr_pool_t *p, const char *text)
     return found ? apr_array_pstrcat(p, out, '\0') : NULL;
 }
 
-/* The Referer of r, redacted: a link followed from a page whose address carried a token
- * (an API answer opened with ?api_token= in a browser, which sends a same-origin page's
- * whole address) brings it there: Debian's formats log it, httpd's error lines name it,
- * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
 const char *qrt_redact_referer(apr_pool_t *p, const char *referer)
 {
     char *line = redact_all(p, referer);
@@ -106,6 +102,10 @@ const char *qrt_redact_referer(apr_pool_t *p, const char *referer)
     return line ? line : referer;
 }
 
+/* The Referer of r, redacted: a link followed from a page whose address carried a token
+ * (an API answer opened with ?api_token= in a browser, which sends a same-origin page's
+ * whole address) brings it there: Debian's formats log it, httpd's error lines name it,
+ * and a scan keeps it as the visit's referer (listings, CSV, webhooks). */
 static void redact_referer(request_rec *r)
 {
     const char *referer = apr_table_get(r->headers_in, "Referer");
