@@ -166,8 +166,10 @@ class Server:
         return pool.pop(0)
 
     # -- life cycle ----------------------------------------------------------
-    def start(self, env=None):
-        """env: more environment for httpd (its children inherit it). The port free_port()
+    def start(self, env=None, timeout=20):
+        """env: more environment for httpd (its children inherit it); timeout: the seconds
+        it may take to answer (a start that migrates a big database first takes longer:
+        httpd answers once the migration is done). The port free_port()
         found may be taken before httpd binds it (by any process's outgoing connection:
         free ports are drawn from the same range): httpd is then started again on another
         (twice at most)."""
@@ -181,7 +183,7 @@ class Server:
                                          start_new_session=self.mpm == "prefork",
                                          preexec_fn=allow_cores)
             try:
-                wait_until(self._up, timeout=20,
+                wait_until(self._up, timeout=timeout,
                            ignore=(requests.ConnectionError, requests.Timeout),
                            what=lambda: "httpd to come up:\n" + self.error_log())
                 return self
