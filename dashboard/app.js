@@ -1304,6 +1304,22 @@
       (a.next_attempt_at ? " (again " + shortTime(a.next_attempt_at) + ")" : "");
   }
 
+  /* A webhook's Disable / Enable again button (PATCH /webhook/<id> {"enabled"}): the
+   * card is drawn again from what the server then says. Hidden for a read token. */
+  function hookSwitch(id, enabled) {
+    var b = el("button", { type: "button", cls: "small", "data-write": "",
+                           text: enabled ? "Disable" : "Enable again",
+                           title: enabled ? "Stop deliveries (the events waiting are dropped)"
+                                          : "Deliver this webhook's events again" });
+    b.addEventListener("click", function () {
+      b.disabled = true;
+      call("PATCH", "/webhook/" + id, null, null, { enabled: !enabled }).then(function () {
+        return loadWebhooks(state.generation);
+      }).catch(function (err) { b.disabled = false; failed(err); });
+    });
+    return b;
+  }
+
   function loadWebhooks(gen) {
     return get("/webhook", { rows: 100 }).then(function (res) {
       if (gen !== state.generation) { return; }
@@ -1324,7 +1340,8 @@
           var tr = el("tr", { "data-webhook": String(x.hook.id) }, [
             el("td", { cls: "url", text: x.hook.url }),
             el("td", { text: x.hook.events.join(", ") }),
-            el("td", { cls: st.disabled_at ? "bad" : "", text: off }),
+            el("td", { cls: st.disabled_at ? "bad" : "" }, [el("span", { text: off }), " ",
+              hookSwitch(x.hook.id, !st.disabled_at)]),
             el("td", { cls: "num", text: num(st.pending) }),
             el("td", { cls: "num", text: num(st.failures) }),
             el("td", {}, (x.deliveries.data || []).map(function (a) {

@@ -106,7 +106,9 @@ static const api_route api_routes[] = {
     { "POST",   "/webhook",                       API_WRITES, qrt_webhook_create, NULL },
     { "GET",    "/webhook",                       API_READS,  qrt_webhook_list, NULL },
     { "GET",    "/webhook/#",                     API_READS,  qrt_webhook_show, NULL },
+    { "PATCH",  "/webhook/#",                     API_WRITES, qrt_webhook_update, NULL },
     { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete, NULL },
+    { "POST",   "/webhook/#/secret",              API_WRITES, qrt_webhook_secret, NULL },
     { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries, NULL },
     { NULL, NULL, API_READS, NULL, NULL }
 };

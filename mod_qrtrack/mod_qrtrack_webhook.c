@@ -1,5 +1,5 @@
-/* mod_qrtrack_webhook: POST/GET /webhook, GET/DELETE /webhook/<id> and
- * GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
+/* mod_qrtrack_webhook: POST/GET /webhook, GET/PATCH/DELETE /webhook/<id>,
+ * POST /webhook/<id>/secret and GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
  * transactions of what they report (qrt_store_webhook.h); the delivery worker sends them. */
 #include <string.h>
 #include <apr_strings.h>
@@ -19,6 +19,12 @@ APLOG_USE_MODULE(qrtrack);
 
 /* events: at most this many names (each may be given once; a repeat is harmless). */
 #define WEBHOOK_EVENTS_MAX 32
+/* How long a secret replaced by POST /webhook/<id>/secret still signs deliveries beside
+ * the new one, unless the request says (keep_previous_for): a day, a week at most. */
+#define WEBHOOK_KEEP_PREVIOUS     86400
+#define WEBHOOK_KEEP_PREVIOUS_MAX (7 * 86400)
+/* disabled_reason of a webhook disabled by PATCH {"enabled": false} */
+#define WEBHOOK_DISABLED_BY_API "disabled through the API"
 
 static json_t *webhook_json(const qrt_webhook_t *w)
 {
@@ -219,6 +225,135 @@ qrt_err_t *qrt_webhook_show(qrt_req_t *q)
     if ((e = webhook_state(q, &w, j)) != NULL) {
         return e;
     }
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* The fields a PATCH may have: those it changes, and those a GET shows (ignored). */
+static const char *const webhook_patch_fields[] = {
+    "url", "events", "enabled", "id", "created_at", "disabled_at", "disabled_reason",
+    "failures", "pending", "dropped", NULL
+};
+
+/* PATCH /webhook/<id> {"url", "events", "enabled"}: each one given is changed; enabled
+ * false disables the webhook (its waiting events dropped), true enables it again (its
+ * failures in a row start over). Answers the webhook as GET /webhook/<id> does. */
+qrt_err_t *qrt_webhook_update(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    json_t *url, *events, *enabled, *j;
+    apr_status_t rv;
+    int enable = -1;
+
+    if (e) {
+        return e;
+    }
+    if (q->form) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json.");
+    }
+    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, webhook_patch_fields,
+                          "a webhook");
+    url = q->json ? json_object_get(q->json, "url") : NULL;
+    if (url && !json_is_string(url)) {
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "url", json_is_null(url)
+                          ? "The url cannot be removed (null): send a url, or leave it out."
+                          : "The url must be a string.");
+    }
+    else if (url) {
+        w.url = json_string_value(url);
+        webhook_url_check(q, &e, w.url);
+    }
+    events = q->json ? json_object_get(q->json, "events") : NULL;
+    if (events && json_is_null(events)) {
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "events", "The events cannot "
+                          "be removed (null): send 1 to 32 event names, or leave it out.");
+    }
+    else if (events) {
+        int mask = webhook_events_read(q, &e, events);
+
+        w.events = mask ? mask : w.events;
+    }
+    enabled = q->json ? json_object_get(q->json, "enabled") : NULL;
+    if (enabled && !json_is_boolean(enabled)) {
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "enabled",
+                          "The enabled field must be true or false.");
+    }
+    else if (enabled) {
+        enable = json_is_true(enabled);
+    }
+    if (e) {
+        return e;
+    }
+    w.account_id = q->auth.account_id;
+    rv = qrt_store_webhook_change(&q->db, q->r->pool, &w, enable, WEBHOOK_DISABLED_BY_API);
+    if (rv == APR_NOTFOUND) {
+        /* (deleted meanwhile) */
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "changing a webhook");
+    }
+    qrt_scan_webhooks_changed();
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01039: webhook %" APR_INT64_T_FMT
+                  " changed by account %s", w.id, q->auth.account_name);
+    j = webhook_json(&w);
+    if ((e = webhook_state(q, &w, j)) != NULL) {
+        return e;
+    }
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* POST /webhook/<id>/secret {"keep_previous_for": seconds}: a new secret, shown in this
+ * answer only. The one it replaces still signs deliveries (a second signature in
+ * webhook-signature) for that long: a day unless given, a week at most, 0 not at all. */
+qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
+{
+    static const char *const fields[] = { "keep_previous_for", NULL };
+    qrt_webhook_t w;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    json_t *keep = q->json ? json_object_get(q->json, "keep_previous_for") : NULL, *j;
+    apr_int64_t seconds = WEBHOOK_KEEP_PREVIOUS, until = 0;
+    const char *secret = NULL;
+    apr_status_t rv;
+
+    if (e) {
+        return e;
+    }
+    if (q->form) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json.");
+    }
+    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, fields, "a new secret");
+    if (keep && !(json_is_integer(keep) && json_integer_value(keep) >= 0
+                  && json_integer_value(keep) <= WEBHOOK_KEEP_PREVIOUS_MAX)) {
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "keep_previous_for",
+                          apr_psprintf(q->r->pool, "The keep_previous_for must be a whole "
+                                       "number of seconds from 0 to %d.",
+                                       WEBHOOK_KEEP_PREVIOUS_MAX));
+    }
+    else if (keep) {
+        seconds = json_integer_value(keep);
+    }
+    if (e) {
+        return e;
+    }
+    if (seconds > 0) {
+        until = apr_time_sec(apr_time_now()) + seconds;
+    }
+    rv = qrt_store_webhook_secret_new(&q->db, q->r->pool, q->auth.account_id, w.id, until,
+                                      &secret);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "making a webhook's secret");
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01040: webhook %" APR_INT64_T_FMT
+                  " given a new secret by account %s", w.id, q->auth.account_name);
+    j = webhook_json(&w);
+    json_object_set_new(j, "secret", json_string(secret));
+    json_object_set_new(j, "previous_secret_until", qrt_json_time(until));
     return qrt_respond_json(q, HTTP_OK, j);
 }
 

@@ -189,25 +189,41 @@ static int wh_msg_id_ok(const char *s)
 
 /* The easy handle of one delivery; NULL (and it->errbuf says why) when the event
  * cannot be sent as it is stored. */
-static CURL *wh_easy(apr_pool_t *p, wh_item *it, apr_int64_t now)
+/* secret's signature of the event at now into sig: 0, or -1 (not a whsec_ secret). */
+static int wh_sign(const wh_item *it, const char *secret, apr_int64_t now, char *sig)
 {
     qrt_whsign_key_t key;
-    char sig[QRT_WHSIGN_SIG_LEN];
+    int rc = qrt_whsign_key_parse(secret, &key) != 0
+             || qrt_whsign_sign(&key, it->ev->msg_id, now, it->ev->body,
+                                strlen(it->ev->body), sig) != 0 ? -1 : 0;
+
+    memset(&key, 0, sizeof(key));
+    return rc;
+}
+
+static CURL *wh_easy(apr_pool_t *p, wh_item *it, apr_int64_t now)
+{
+    char sig[QRT_WHSIGN_SIG_LEN], prev[QRT_WHSIGN_SIG_LEN];
+    const char *sigs;
     CURL *e;
 
     if (!wh_msg_id_ok(it->ev->msg_id)) {
         apr_cpystrn(it->errbuf, "the event's msg_id is not URL-safe text", CURL_ERROR_SIZE);
         return NULL;
     }
-    if (qrt_whsign_key_parse(it->ev->secret, &key) != 0
-        || qrt_whsign_sign(&key, it->ev->msg_id, now, it->ev->body, strlen(it->ev->body),
-                           sig) != 0) {
-        memset(&key, 0, sizeof(key));
+    if (wh_sign(it, it->ev->secret, now, sig) != 0) {
         apr_cpystrn(it->errbuf, "the webhook's secret is not a whsec_ secret",
                     CURL_ERROR_SIZE);
         return NULL;
     }
-    memset(&key, 0, sizeof(key));
+    /* While a replaced secret is still kept (POST /webhook/<id>/secret), its signature
+     * follows the new one's, space-separated as Standard Webhooks lists several: a
+     * receiver that has not taken the new secret yet still verifies. */
+    sigs = sig;
+    if (it->ev->secret_prev && it->ev->secret_prev_until > now
+        && wh_sign(it, it->ev->secret_prev, now, prev) == 0) {
+        sigs = apr_pstrcat(p, sig, " ", prev, NULL);
+    }
     e = curl_easy_init();
     if (!e) {
         apr_cpystrn(it->errbuf, "out of memory", CURL_ERROR_SIZE);
@@ -219,7 +235,7 @@ static CURL *wh_easy(apr_pool_t *p, wh_item *it, apr_int64_t now)
     it->headers = curl_slist_append(it->headers, apr_psprintf(p, "webhook-timestamp: %"
                                                               APR_INT64_T_FMT, now));
     it->headers = curl_slist_append(it->headers,
-                                    apr_pstrcat(p, "webhook-signature: ", sig, NULL));
+                                    apr_pstrcat(p, "webhook-signature: ", sigs, NULL));
     it->headers = curl_slist_append(it->headers, "Expect:");
     curl_easy_setopt(e, CURLOPT_URL, it->ev->url);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -482,6 +498,7 @@ static int wh_claim(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_pool_t *rp)
         it->evc.event_type = apr_pstrdup(it->p, e->event_type);
         it->evc.url = apr_pstrdup(it->p, e->url);
         it->evc.secret = apr_pstrdup(it->p, e->secret);
+        it->evc.secret_prev = e->secret_prev ? apr_pstrdup(it->p, e->secret_prev) : NULL;
         it->ev = &it->evc;
         it->started = now;
         it->run_until = now + WH_LEASE / 2;

@@ -39,7 +39,7 @@ static const copy_table copy_tables[QRT_COPY_TABLES] = {
     { "tracker_visitors", NULL, NULL, NULL, KEY_ID, NULL },
     { "tracker_history", SQL_copy_history_page, SQL_copy_history_add, "iiiisss", KEY_ID, NULL },
     { "styles", SQL_copy_styles_page, SQL_copy_styles_add, "iissssiiiiiib", KEY_ID, "logo" },
-    { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiis", KEY_ID, NULL },
+    { "webhooks", SQL_copy_webhooks_page, SQL_copy_webhooks_add, "iisisiiissi", KEY_ID, NULL },
     { "webhook_events", SQL_copy_webhook_events_page, SQL_copy_webhook_events_add,
       "iissisiiiiiii", KEY_ID, NULL },
     { "webhook_attempts", SQL_copy_webhook_attempts_page, SQL_copy_webhook_attempts_add,

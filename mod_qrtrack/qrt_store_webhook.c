@@ -153,6 +153,77 @@ apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t a
     return qrt_db_end_with(db, p, tx, rv);
 }
 
+apr_status_t qrt_store_webhook_change(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w,
+                                      int enable, const char *reason)
+{
+    apr_dbd_transaction_t *tx;
+    apr_int64_t now = webhook_now();
+    const void *cargs[] = { w->url, &w->events, &w->id, &w->account_id };
+    const void *args[] = { &w->id, &w->account_id };
+    const void *dargs[] = { &now, reason, &w->id, &w->account_id };
+    const void *eargs[] = { &w->id };
+    apr_int64_t account_id = w->account_id;
+    int n = 0;
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_exec(db, p, SQL_webhook_change, &n, cargs);
+    if (rv == APR_SUCCESS && n == 0) {
+        rv = APR_NOTFOUND;
+    }
+    if (rv == APR_SUCCESS && enable == 0) {
+        /* (as the delivery worker's disable: no event is left waiting for it) */
+        rv = qrt_db_exec(db, p, SQL_webhook_disable, &n, dargs);
+        if (rv == APR_SUCCESS && n > 0) {
+            rv = qrt_db_exec(db, p, SQL_webhook_events_drop_all, NULL, eargs);
+        }
+    }
+    else if (rv == APR_SUCCESS && enable == 1) {
+        rv = qrt_db_exec(db, p, SQL_webhook_enable, NULL, args);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_store_webhook_get(db, p, w->id, w);
+        if (rv == APR_SUCCESS && w->account_id != account_id) {
+            rv = APR_NOTFOUND;
+        }
+    }
+    return qrt_db_end_with(db, p, tx, rv);
+}
+
+apr_status_t qrt_store_webhook_secret_new(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                          apr_int64_t id, apr_int64_t keep_until,
+                                          const char **secret)
+{
+    const char *made = qrt_webhook_secret_make(p);
+    int n = 0;
+    apr_status_t rv;
+
+    *secret = NULL;
+    if (!made) {
+        db->error = "no random bytes for a secret";
+        return APR_EGENERAL;
+    }
+    if (keep_until > 0) {
+        const void *args[] = { &keep_until, made, &id, &account_id };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_secret_new, &n, args);
+    }
+    else {
+        const void *args[] = { made, &id, &account_id };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_secret_only, &n, args);
+    }
+    if (rv == APR_SUCCESS && n == 0) {
+        rv = APR_NOTFOUND;
+    }
+    if (rv == APR_SUCCESS) {
+        *secret = made;
+    }
+    return rv;
+}
+
 apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                       apr_int64_t *pending, apr_int64_t *dropped)
 {
@@ -456,7 +527,7 @@ struct qrt_webhook_cache_t {
     apr_hash_t *accounts;           /* account id -> apr_array_header_t of webhook_sub */
     int any;                        /* every enabled webhook's events together */
     int loaded;
-    apr_int64_t fp[4];              /* webhook_fingerprint when they were read */
+    apr_int64_t fp[5];              /* webhook_fingerprint when they were read */
     apr_time_t checked;
     apr_uint32_t gen;
     apr_pool_t *trk_pool;
@@ -502,7 +573,7 @@ static apr_status_t webhook_fp_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     apr_int64_t *fp = ctx;
     int i;
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         fp[i] = qrt_db_int(db, row, i, 0);
     }
     return APR_SUCCESS;
@@ -534,7 +605,7 @@ static apr_status_t webhook_cache_refresh(qrt_db_t *db, apr_pool_t *p, qrt_webho
                                           apr_uint32_t gen)
 {
     apr_time_t now = qrt_clock_now();
-    apr_int64_t fp[4] = { 0, 0, 0, 0 };
+    apr_int64_t fp[5] = { 0, 0, 0, 0, 0 };
     const void *none[] = { NULL };
     apr_status_t rv;
 
@@ -638,17 +709,30 @@ static void webhook_rows_add(apr_pool_t *p, qrt_webhook_cache_t *c, apr_array_he
     }
 }
 
-/* Of rows (nargs values each, the webhook's id first), only those of webhooks that are still
- * there and enabled, read in the writer's transaction (webhook_live): the cache may be older
- * than a DELETE or a disable, whose dropping of the waiting events would miss what this
- * transaction writes, left waiting for good. On PostgreSQL those webhooks stay locked until
- * the commit, so a DELETE or disable orders against it. A webhook found gone makes the
- * next batch read the cache again. */
+/* webhook_live's row: the webhook's id -> the events it takes. */
+static apr_status_t webhook_live_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
+{
+    apr_hash_t *live = ctx;
+    apr_pool_t *p = apr_hash_pool_get(live);
+    apr_int64_t *v = apr_palloc(p, 2 * sizeof(*v));
+
+    v[0] = qrt_db_int(db, row, 0, 0);
+    v[1] = qrt_db_int(db, row, 1, 0);
+    apr_hash_set(live, &v[0], sizeof(v[0]), &v[1]);
+    return APR_SUCCESS;
+}
+
+/* Of rows (nargs values each, the webhook's id first, the event's name third), only those
+ * of webhooks that are still there, enabled and taking that event, read in the writer's
+ * transaction (webhook_live): the cache may be older than a DELETE or a disable, whose
+ * dropping of the waiting events would miss what this transaction writes, left waiting for
+ * good, or than a PATCH of the events. On PostgreSQL those webhooks stay locked until the
+ * commit, so a DELETE, disable or change orders against it. A webhook found gone or
+ * changed makes the next batch read the cache again. */
 static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                       apr_array_header_t *rows, int nargs)
 {
     apr_hash_t *ids = apr_hash_make(p), *live = apr_hash_make(p);
-    apr_array_header_t *found = apr_array_make(p, 4, sizeof(apr_int64_t));
     apr_array_header_t *distinct = apr_array_make(p, 4, sizeof(apr_int64_t));
     const void **args = (const void **)rows->elts;
     const void *qargs[1];
@@ -667,17 +751,15 @@ static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         }
     }
     qargs[0] = qrt_db_id_list(db, p, distinct);
-    rv = qrt_db_each(db, p, SQL_webhook_live, qargs, qrt_db_int_list_row, found);
+    rv = qrt_db_each(db, p, SQL_webhook_live, qargs, webhook_live_row, live);
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    for (i = 0; i < found->nelts; i++) {
-        apr_hash_set(live, &APR_ARRAY_IDX(found, i, apr_int64_t), sizeof(apr_int64_t), "");
-    }
     for (i = 0; i < rows->nelts; i++) {
         const apr_int64_t *id = args[(apr_size_t)i * nargs];
+        const apr_int64_t *events = apr_hash_get(live, id, sizeof(*id));
 
-        if (apr_hash_get(live, id, sizeof(*id))) {
+        if (events && (*events & qrt_webhook_event_bit(args[(apr_size_t)i * nargs + 2]))) {
             if (kept != i) {
                 memcpy(&args[(apr_size_t)kept * nargs], &args[(apr_size_t)i * nargs],
                        (apr_size_t)nargs * sizeof(*args));
@@ -686,7 +768,9 @@ static apr_status_t webhook_rows_live(qrt_db_t *db, apr_pool_t *p, qrt_webhook_c
         }
     }
     if (kept < rows->nelts) {
-        c->checked = 0;
+        /* (read whole again, whether the fingerprint moved or not: a change by hand may
+         * keep it) */
+        c->loaded = 0;
     }
     rows->nelts = kept;
     return APR_SUCCESS;
@@ -1172,6 +1256,12 @@ apr_status_t qrt_store_webhook_sweep(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
         const void *args[] = { &before };
 
         rv = qrt_db_exec(db, p, SQL_webhook_sweep_drops, NULL, args);
+    }
+    if (rv == APR_SUCCESS && c->sweep_events == 0) {
+        apr_int64_t now = webhook_now();
+        const void *args[] = { &now };
+
+        rv = qrt_db_exec(db, p, SQL_webhook_secret_prev_sweep, NULL, args);
     }
     *more = c->sweep_events != 0 || c->sweep_attempts != 0;
     return rv;

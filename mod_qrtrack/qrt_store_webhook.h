@@ -44,6 +44,17 @@ apr_status_t qrt_store_webhook_get(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
 /* Deletes an account's webhook and drops its pending events; APR_NOTFOUND. */
 apr_status_t qrt_store_webhook_delete(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                       apr_int64_t id);
+/* Changes an account's webhook (PATCH /webhook/<id>: w's id, account_id, url and events);
+ * enable 1: enabled again (its failures in a row start over), 0: disabled now with reason
+ * (its waiting events dropped), -1: left as it is. *w is read again as the change left it
+ * (no secret). APR_NOTFOUND. */
+apr_status_t qrt_store_webhook_change(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t *w,
+                                      int enable, const char *reason);
+/* A new secret for an account's webhook (*secret); the one it replaces still signs
+ * deliveries until keep_until (epoch seconds), or (0) no more. APR_NOTFOUND. */
+apr_status_t qrt_store_webhook_secret_new(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                          apr_int64_t id, apr_int64_t keep_until,
+                                          const char **secret);
 /* Done events, attempts and the bound's counts of drops are kept so long (seconds). */
 #define QRT_WEBHOOK_KEEP (7 * 86400)
 /* How many of a webhook's events are pending, and dropped by the bound (or by its
@@ -131,7 +142,8 @@ apr_status_t qrt_store_webhook_bound(qrt_db_t *db, apr_pool_t *p, qrt_webhook_ca
                                      apr_int64_t limit, int all, apr_int64_t *dropped);
 /* One step of the sweep: events done with (delivered, failed, dropped), attempts and
  * the bound's counts of drops older than before (epoch seconds) deleted, in windows of batch rows by id (the
- * cache keeps where it is). *more: 1 while the pass is not over. */
+ * cache keeps where it is), and previous secrets past their time forgotten. *more: 1
+ * while the pass is not over. */
 apr_status_t qrt_store_webhook_sweep(qrt_db_t *db, apr_pool_t *p, qrt_webhook_cache_t *c,
                                      apr_int64_t before, apr_int64_t batch, int *more);
 

@@ -33,6 +33,9 @@ static apr_status_t due_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     e->created_at = qrt_db_int(db, row, 10, 0);
     e->has_visit_start = qrt_db_str(db, row, 11) != NULL;
     e->visit_start = qrt_db_int(db, row, 11, 0);
+    s = qrt_db_str(db, row, 12);
+    e->secret_prev = s ? apr_pstrdup(a->pool, s) : NULL;
+    e->secret_prev_until = qrt_db_int(db, row, 13, 0);
     return APR_SUCCESS;
 }
 
@@ -163,7 +166,7 @@ static apr_status_t follower_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
 {
     follower_ctx *f = ctx;
 
-    if (f->stop || !qrt_db_int(db, row, 12, 0)) {
+    if (f->stop || !qrt_db_int(db, row, 14, 0)) {
         f->stop = 1;
         return APR_SUCCESS;
     }

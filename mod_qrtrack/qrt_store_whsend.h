@@ -20,6 +20,8 @@ typedef struct {
     apr_int64_t created_at;
     int has_visit_start;        /* the visit's time is known (schema 44): */
     apr_int64_t visit_start;
+    const char *secret_prev;    /* the secret a new one replaced (schema 67), or NULL: */
+    apr_int64_t secret_prev_until;  /* ... signing too until then */
 } qrt_whsend_event_t;
 
 /* Takes up to max due events (see sql/statements/whsend.sql, whsend_due), leased to

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on PostgreSQL, version 66: what the migrations
+-- The schema of mod_qrtrack on PostgreSQL, version 67: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -581,7 +581,10 @@ CREATE TABLE webhooks (
     created_at bigint NOT NULL,
     failures integer DEFAULT 0 NOT NULL,
     disabled_at bigint,
-    disabled_reason character varying(255)
+    disabled_reason character varying(255),
+    rev bigint DEFAULT 0 NOT NULL,
+    secret_prev character varying(128),
+    secret_prev_until bigint
 );
 
 CREATE SEQUENCE webhooks_id_seq
@@ -592,6 +595,13 @@ CREATE SEQUENCE webhooks_id_seq
     CACHE 1;
 
 ALTER SEQUENCE webhooks_id_seq OWNED BY webhooks.id;
+
+CREATE SEQUENCE webhooks_rev
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
 
 ALTER TABLE ONLY accounts ALTER COLUMN id SET DEFAULT nextval('accounts_id_seq'::regclass);
 

@@ -1,4 +1,4 @@
--- The schema of mod_qrtrack on SQLite, version 66: what the migrations
+-- The schema of mod_qrtrack on SQLite, version 67: what the migrations
 -- sql/0NN_*.sql make (they are what runs; this file is for reading). Generated from a
 -- freshly migrated database by `make schema-files`; test/api/test_schema.py checks it.
 
@@ -410,6 +410,6 @@ CREATE TABLE webhook_drops (
 
 CREATE TABLE visit_refs_due (d SMALLINT NOT NULL, id BIGINT NOT NULL, n BIGINT NOT NULL);
 
-CREATE TABLE "webhooks" (id INTEGER PRIMARY KEY AUTOINCREMENT, account_id BIGINT NOT NULL REFERENCES accounts (id), url VARCHAR(2048) NOT NULL, events INTEGER NOT NULL, secret VARCHAR(128) NOT NULL, created_at BIGINT NOT NULL, failures INTEGER NOT NULL DEFAULT 0, disabled_at BIGINT, disabled_reason VARCHAR(255));
+CREATE TABLE "webhooks" (id INTEGER PRIMARY KEY AUTOINCREMENT, account_id BIGINT NOT NULL REFERENCES accounts (id), url VARCHAR(2048) NOT NULL, events INTEGER NOT NULL, secret VARCHAR(128) NOT NULL, created_at BIGINT NOT NULL, failures INTEGER NOT NULL DEFAULT 0, disabled_at BIGINT, disabled_reason VARCHAR(255), rev BIGINT NOT NULL DEFAULT 0, secret_prev VARCHAR(128), secret_prev_until BIGINT);
 
 CREATE INDEX webhooks_account ON webhooks (account_id);

@@ -147,7 +147,8 @@ INSERT INTO styles (id, account_id, name, fg, bg, ecc, margin, logo_width, logo_
 -- (schema 26) webhooks with their outbox and attempts: pending events are delivered from
 -- the copy
 -- name: copy_webhooks_page
-SELECT id, account_id, url, events, secret, created_at, failures, disabled_at, disabled_reason
+SELECT id, account_id, url, events, secret, created_at, failures, disabled_at, disabled_reason,
+        secret_prev, secret_prev_until
     FROM webhooks
     WHERE id > %lld
     ORDER BY id
@@ -155,8 +156,8 @@ SELECT id, account_id, url, events, secret, created_at, failures, disabled_at, d
 
 -- name: copy_webhooks_add
 INSERT INTO webhooks (id, account_id, url, events, secret, created_at, failures, disabled_at,
-        disabled_reason)
-    VALUES (%lld, %lld, %s, %lld, %s, %lld, %lld, %lld, %s)
+        disabled_reason, secret_prev, secret_prev_until)
+    VALUES (%lld, %lld, %s, %lld, %s, %lld, %lld, %lld, %s, %s, %lld)
 
 -- name: copy_webhook_events_page
 SELECT id, webhook_id, msg_id, event_type, tracker_id, body, created_at, attempts,

@@ -61,10 +61,66 @@ SELECT a.id, e.msg_id, e.event_type, a.attempt, a.http_status, a.error, a.at, a.
     LIMIT %lld OFFSET %lld
 
 -- what the writers' cache of enabled webhooks follows: any webhook made, deleted, disabled or
--- enabled again changes one of these
+-- enabled again changes one of these, and a change through the API raises rev (schema 67)
 -- name: webhook_fingerprint
-SELECT COUNT(*), COALESCE(MAX(id), 0), COUNT(disabled_at), COALESCE(SUM(events), 0)
+SELECT COUNT(*), COALESCE(MAX(id), 0), COUNT(disabled_at), COALESCE(SUM(events), 0),
+        COALESCE(MAX(rev), 0)
     FROM webhooks
+
+-- A change of an account's webhook through the API (PATCH /webhook/<id>): its url and
+-- events, and whether it is disabled (disabled_at given: set unless it was; none: enabled
+-- again, its count of failures in a row started over), each raising rev past every
+-- webhook's (SQLite's writes take turns; PostgreSQL's come from a sequence, as two
+-- changes at once would read the same highest).
+-- name: webhook_change
+UPDATE webhooks
+    SET url = %s, events = %d, rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM webhooks)
+    WHERE id = %lld AND account_id = %lld
+
+-- name: webhook_change [pgsql]
+UPDATE webhooks
+    SET url = %s, events = %d, rev = nextval('webhooks_rev')
+    WHERE id = %lld AND account_id = %lld
+
+-- name: webhook_disable
+UPDATE webhooks
+    SET disabled_at = %lld, disabled_reason = %s,
+        rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM webhooks)
+    WHERE id = %lld AND account_id = %lld AND disabled_at IS NULL
+
+-- name: webhook_disable [pgsql]
+UPDATE webhooks
+    SET disabled_at = %lld, disabled_reason = %s, rev = nextval('webhooks_rev')
+    WHERE id = %lld AND account_id = %lld AND disabled_at IS NULL
+
+-- name: webhook_enable
+UPDATE webhooks
+    SET disabled_at = NULL, disabled_reason = NULL, failures = 0,
+        rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM webhooks)
+    WHERE id = %lld AND account_id = %lld AND disabled_at IS NOT NULL
+
+-- name: webhook_enable [pgsql]
+UPDATE webhooks
+    SET disabled_at = NULL, disabled_reason = NULL, failures = 0, rev = nextval('webhooks_rev')
+    WHERE id = %lld AND account_id = %lld AND disabled_at IS NOT NULL
+
+-- A new secret (POST /webhook/<id>/secret); the one it replaces signs deliveries too until
+-- the time given, or (none) no more: forgotten.
+-- name: webhook_secret_new
+UPDATE webhooks
+    SET secret_prev = secret, secret_prev_until = %lld, secret = %s
+    WHERE id = %lld AND account_id = %lld
+
+-- name: webhook_secret_only
+UPDATE webhooks
+    SET secret_prev = NULL, secret_prev_until = NULL, secret = %s
+    WHERE id = %lld AND account_id = %lld
+
+-- A previous secret past its time is forgotten (the writers' sweep).
+-- name: webhook_secret_prev_sweep
+UPDATE webhooks
+    SET secret_prev = NULL, secret_prev_until = NULL
+    WHERE secret_prev_until <= %lld
 
 -- name: webhook_enabled_all
 SELECT id, account_id, events
@@ -91,16 +147,17 @@ SELECT id
     FOR SHARE
 
 -- of the webhooks a scan writer's batch has events for (a list of ids, qrt_db_id_list, from
--- its cache), those still there and enabled, read in the batch's transaction: the cache may
--- be older than a DELETE or a disable (SQLite: the transaction holds the write lock already)
+-- its cache), those still there and enabled, with the events they take, read in the batch's
+-- transaction: the cache may be older than a DELETE, a disable or a change of events
+-- (SQLite: the transaction holds the write lock already)
 -- name: webhook_live
-SELECT id
+SELECT id, events
     FROM webhooks
     WHERE id IN (SELECT value FROM json_each(%s)) AND disabled_at IS NULL
 
 -- (locked as webhook_subscribers's, until the batch commits)
 -- name: webhook_live [pgsql]
-SELECT id
+SELECT id, events
     FROM webhooks
     WHERE id = ANY (CAST(%s AS BIGINT[])) AND disabled_at IS NULL
     ORDER BY id

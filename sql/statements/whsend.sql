@@ -28,7 +28,8 @@ WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
         ORDER BY webhook_id, tracker_id, id
         LIMIT 1)))
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at, e.visit_start
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, w.secret_prev,
+        w.secret_prev_until
     FROM heads h
     CROSS JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
@@ -62,7 +63,8 @@ WITH RECURSIVE heads (id, w, t) AS ((SELECT id, webhook_id, tracker_id
         ORDER BY webhook_id, tracker_id, id
         LIMIT 1)))
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at, e.visit_start
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, w.secret_prev,
+        w.secret_prev_until
     FROM heads h
     JOIN webhook_events e ON e.id = h.id
     JOIN webhooks w ON w.id = e.webhook_id
@@ -79,7 +81,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 -- read every other tracker's waiting events too)
 -- name: whsend_followers
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at, e.visit_start, CASE WHEN e.next_attempt_at
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, w.secret_prev,
+        w.secret_prev_until, CASE WHEN e.next_attempt_at
         <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
     FROM webhook_events e INDEXED BY webhook_events_pending
     JOIN webhooks w ON w.id = e.webhook_id
@@ -89,7 +92,8 @@ SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visi
 
 -- name: whsend_followers [pgsql]
 SELECT e.id, e.webhook_id, e.msg_id, e.body, e.attempts, w.url, w.secret, e.visit_id,
-        e.tracker_id, e.event_type, e.created_at, e.visit_start, CASE WHEN e.next_attempt_at
+        e.tracker_id, e.event_type, e.created_at, e.visit_start, w.secret_prev,
+        w.secret_prev_until, CASE WHEN e.next_attempt_at
         <= %lld AND (e.claimed_until IS NULL OR e.claimed_until <= %lld) THEN 1 ELSE 0 END
     FROM webhook_events e
     JOIN webhooks w ON w.id = e.webhook_id

@@ -719,8 +719,9 @@ def test_a_read_token_sees_everything_and_no_editing(server, historian, browser)
 def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, browser):
     """An account with a webhook: the card lists its URL and events, its state, the
     events waiting and its latest attempts (a receiver that cannot be reached: the
-    attempt's error), and a webhook disabled after failures says so. An account without
-    webhooks does not see the card."""
+    attempt's error), and a webhook disabled after failures says so. Its button enables it
+    again, and disables it (not shown to a read-only token). An account without webhooks
+    does not see the card."""
     b = browser
     d = b.driver
     server.account("hookco")
@@ -742,17 +743,46 @@ def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, brows
                what="the webhooks")
         return d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr")
 
+    def state(row):
+        """The state cell's text, and the text of its button (None: no button shown)."""
+        cell = row.find_elements(By.TAG_NAME, "td")[2]
+        shown = [x.text for x in cell.find_elements(By.TAG_NAME, "button") if x.is_displayed()]
+        return cell.find_element(By.TAG_NAME, "span").text, (shown or [None])[0]
+
     row = card()
     assert d.find_element(By.ID, "webhooks-card").is_displayed()
     cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
     assert cells[0] == "https://receiver.invalid/hook" and cells[1] == "tracker.created"
-    assert cells[2] == "active" and cells[4] == "0"
+    assert state(row) == ("active", "Disable") and cells[4] == "0"
     assert "tracker.created #1" in cells[5], cells
     server.sql("UPDATE webhooks SET disabled_at = 1790000000, failures = 10, "
                "disabled_reason = 'failed 10 events in a row' WHERE id = %d" % hook["id"])
-    cells = [c.text for c in card().find_elements(By.TAG_NAME, "td")]
-    assert cells[2].startswith("disabled 2026-09-21") and "failed 10 events" in cells[2]
-    assert cells[4] == "10"
+    row = card()
+    cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    text, button = state(row)
+    assert text.startswith("disabled 2026-09-21") and "failed 10 events" in text
+    assert button == "Enable again" and cells[4] == "10"
+    # Enable again: PATCH /webhook/<id>, and the card drawn again from the server's answer
+    row.find_element(By.CSS_SELECTOR, "td button").click()
+    b.wait(lambda: state(d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr")) ==
+           ("active", "Disable"), what="the webhook enabled again")
+    with Api(server, tok) as api:
+        shown = api.get("/webhook/%d" % hook["id"]).json()
+    assert (shown["disabled_at"], shown["failures"]) == (None, 0)
+    assert d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr td:nth-child(5)").text == "0"
+    # and Disable: its deliveries stop
+    d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr td button").click()
+    b.wait(lambda: state(d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr"))[1] ==
+           "Enable again", what="the webhook disabled")
+    with Api(server, tok) as api:
+        assert api.get("/webhook/%d" % hook["id"]).json()["disabled_reason"] == \
+            "disabled through the API"
+    # A read-only token sees the state, and no button.
+    reader = server.admin("token", "add", "hookco", "--scope", "read").stdout.split()[0]
+    b.open(server.base + "/qrtrack/#token=" + reader)
+    b.wait(lambda: d.find_elements(By.CSS_SELECTOR, "#webhooks tbody tr"), what="the webhooks")
+    text, button = state(d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr"))
+    assert text.startswith("disabled ") and button is None
     # An account without webhooks: no card.
     server.account("nohookco")
     b.open(server.base + "/qrtrack/#token=" + server.token("nohookco"))

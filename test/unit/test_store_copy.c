@@ -70,9 +70,12 @@ static void seed(void)
     exec_sql(&src, "INSERT INTO styles VALUES (5, 3, 'brand', '#1A237E', '#FFFFFF', 'H', 4, "
                    "X'89504E470D0A1A0A0000FF00', 32, 16, 100, 120, 3), "
                    "(9, 3, 'default', '#000000', '#FFFFFF', 'M', 6, NULL, NULL, NULL, 130, 130, 1)");
-    exec_sql(&src, "INSERT INTO webhooks VALUES (4, 3, 'https://hooks.example/a', 3, "
-                   "'whsec_c2VjcmV0', 100, 0, NULL, NULL), (7, 3, 'https://hooks.example/b', 4, "
-                   "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row')");
+    /* (one with the secret a new one replaced, still signing: schema 67) */
+    exec_sql(&src, "INSERT INTO webhooks (id, account_id, url, events, secret, created_at, "
+                   "failures, disabled_at, disabled_reason, secret_prev, secret_prev_until) "
+                   "VALUES (4, 3, 'https://hooks.example/a', 3, 'whsec_c2VjcmV0', 100, 0, NULL, "
+                   "NULL, 'whsec_b2xk', 5000), (7, 3, 'https://hooks.example/b', 4, "
+                   "'whsec_b3RoZXI=', 110, 5, 150, 'failed 5 events in a row', NULL, NULL)");
     /* (claimed_by, schema 44, is not copied: a lease names the server that took it) */
     exec_sql(&src, "INSERT INTO webhook_events (id, webhook_id, msg_id, event_type, tracker_id, "
                    "body, created_at, attempts, next_attempt_at, state, claimed_until, visit_id, "
@@ -160,7 +163,7 @@ START_TEST(copies_every_row_as_it_is)
         { "styles", "id,account_id,name,fg,bg,ecc,margin,logo,logo_width,logo_height,"
           "created_at,updated_at,version", "id" },
         { "webhooks", "id,account_id,url,events,secret,created_at,failures,disabled_at,"
-          "disabled_reason", "id" },
+          "disabled_reason,secret_prev,secret_prev_until", "id" },
         { "webhook_events", "id,webhook_id,msg_id,event_type,tracker_id,body,created_at,"
           "attempts,next_attempt_at,state,claimed_until,visit_id,visit_start", "id" },
         { "webhook_attempts", "id,event_id,webhook_id,attempt,http_status,error,at,"
