@@ -1320,6 +1320,22 @@
     return b;
   }
 
+  /* Send failed again (POST /webhook/<id>/recover): the events of the last week whose
+   * retries were spent wait again; the message says how many. */
+  function hookRecover(id) {
+    var b = el("button", { type: "button", cls: "small", "data-write": "", text: "Send failed again",
+                           title: "Deliver again the events of the last week that failed every attempt" });
+    b.addEventListener("click", function () {
+      b.disabled = true;
+      call("POST", "/webhook/" + id + "/recover", null, null, {}).then(function (res) {
+        showMessage(res.body.recovered === 1 ? "1 failed event waits for delivery again."
+                    : num(res.body.recovered) + " failed events wait for delivery again.", true);
+        return loadWebhooks(state.generation);
+      }).catch(function (err) { b.disabled = false; failed(err); });
+    });
+    return b;
+  }
+
   function loadWebhooks(gen) {
     return get("/webhook", { rows: 100 }).then(function (res) {
       if (gen !== state.generation) { return; }
@@ -1341,7 +1357,8 @@
             el("td", { cls: "url", text: x.hook.url }),
             el("td", { text: x.hook.events.join(", ") }),
             el("td", { cls: st.disabled_at ? "bad" : "" }, [el("span", { text: off }), " ",
-              hookSwitch(x.hook.id, !st.disabled_at)]),
+              hookSwitch(x.hook.id, !st.disabled_at), " ",
+              st.disabled_at ? null : hookRecover(x.hook.id)]),
             el("td", { cls: "num", text: num(st.pending) }),
             el("td", { cls: "num", text: num(st.failures) }),
             el("td", {}, (x.deliveries.data || []).map(function (a) {

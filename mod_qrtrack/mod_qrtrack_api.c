@@ -109,6 +109,7 @@ static const api_route api_routes[] = {
     { "PATCH",  "/webhook/#",                     API_WRITES, qrt_webhook_update, NULL },
     { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete, NULL },
     { "POST",   "/webhook/#/secret",              API_WRITES, qrt_webhook_secret, NULL },
+    { "POST",   "/webhook/#/recover",             API_WRITES, qrt_webhook_recover, NULL },
     { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries, NULL },
     { NULL, NULL, API_READS, NULL, NULL }
 };

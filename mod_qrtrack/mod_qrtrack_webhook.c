@@ -1,5 +1,5 @@
 /* mod_qrtrack_webhook: POST/GET /webhook, GET/PATCH/DELETE /webhook/<id>,
- * POST /webhook/<id>/secret and GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
+ * POST /webhook/<id>/secret, POST /webhook/<id>/recover and GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
  * transactions of what they report (qrt_store_webhook.h); the delivery worker sends them. */
 #include <string.h>
 #include <apr_strings.h>
@@ -11,6 +11,7 @@
 #include "mod_qrtrack_scan.h"
 #include "mod_qrtrack_webhook.h"
 #include "qrt_netguard.h"
+#include "qrt_date.h"
 #include "qrt_json.h"
 #include "qrt_store_webhook.h"
 #include "qrt_valid.h"
@@ -354,6 +355,54 @@ qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
     j = webhook_json(&w);
     json_object_set_new(j, "secret", json_string(secret));
     json_object_set_new(j, "previous_secret_until", qrt_json_time(until));
+    return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* POST /webhook/<id>/recover {"since": TIME}: the events that failed every attempt, made
+ * since then (by default the last week, all that are kept), sent again from the start of
+ * their schedule; 409 while the webhook is disabled. */
+qrt_err_t *qrt_webhook_recover(qrt_req_t *q)
+{
+    static const char *const fields[] = { "since", NULL };
+    qrt_webhook_t w;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    json_t *since = q->json ? json_object_get(q->json, "since") : NULL, *j;
+    apr_int64_t from = apr_time_sec(apr_time_now()) - QRT_WEBHOOK_KEEP;
+    apr_status_t rv;
+    int n = 0;
+
+    if (e) {
+        return e;
+    }
+    if (q->form) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json.");
+    }
+    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, fields, "a recovery");
+    if (since && (!json_is_string(since)
+                  || qrt_date_parse(json_string_value(since), &from, NULL) != 0)) {
+        qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "since", "The since must be a "
+                          "time like 2026-05-01T00:00:00+0200.");
+    }
+    if (e) {
+        return e;
+    }
+    rv = qrt_store_webhook_recover(&q->db, q->r->pool, q->auth.account_id, w.id, from, &n);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv == APR_EBUSY) {
+        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
+                         "(PATCH /webhook/<id> {\"enabled\": true}).");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "recovering a webhook's events");
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01041: %d failed events of webhook %"
+                  APR_INT64_T_FMT " queued again by account %s", n, w.id,
+                  q->auth.account_name);
+    j = json_object();
+    json_object_set_new(j, "recovered", json_integer(n));
     return qrt_respond_json(q, HTTP_OK, j);
 }
 

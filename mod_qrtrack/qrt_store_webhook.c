@@ -224,6 +224,36 @@ apr_status_t qrt_store_webhook_secret_new(qrt_db_t *db, apr_pool_t *p, apr_int64
     return rv;
 }
 
+apr_status_t qrt_store_webhook_recover(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                       apr_int64_t id, apr_int64_t since, int *n)
+{
+    apr_dbd_transaction_t *tx;
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    apr_int64_t now = webhook_now();
+    const void *largs[] = { &id, &account_id };
+    const void *args[] = { &now, &id, &since };
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
+    int found = 0, disabled = 0;
+
+    *n = 0;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = qrt_db_select(db, p, SQL_webhook_recover_lock, &res, largs);
+    while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
+        found = 1;
+        disabled = qrt_db_str(db, row, 0) != NULL;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = !found ? APR_NOTFOUND : disabled ? APR_EBUSY : APR_SUCCESS;
+    }
+    if (rv == APR_SUCCESS) {
+        rv = qrt_db_exec(db, p, SQL_webhook_events_recover, n, args);
+    }
+    return qrt_db_end_with(db, p, tx, rv);
+}
+
 apr_status_t qrt_store_webhook_counts(qrt_db_t *db, apr_pool_t *p, apr_int64_t id,
                                       apr_int64_t *pending, apr_int64_t *dropped)
 {

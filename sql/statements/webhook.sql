@@ -116,6 +116,26 @@ UPDATE webhooks
     SET secret_prev = NULL, secret_prev_until = NULL, secret = %s
     WHERE id = %lld AND account_id = %lld
 
+-- POST /webhook/<id>/recover: the webhook, read (PostgreSQL: locked against a disable or a
+-- DELETE until the recovery commits) before its failed events are queued again
+-- name: webhook_recover_lock
+SELECT disabled_at
+    FROM webhooks
+    WHERE id = %lld AND account_id = %lld
+
+-- name: webhook_recover_lock [pgsql]
+SELECT disabled_at
+    FROM webhooks
+    WHERE id = %lld AND account_id = %lld
+    FOR SHARE
+
+-- its events that failed every attempt, made since a time: waiting again, due now, their
+-- attempts started over (the body of each is kept when it fails: state 2)
+-- name: webhook_events_recover
+UPDATE webhook_events
+    SET state = 0, attempts = 0, next_attempt_at = %lld, claimed_until = NULL
+    WHERE webhook_id = %lld AND state = 2 AND created_at >= %lld
+
 -- A previous secret past its time is forgotten (the writers' sweep).
 -- name: webhook_secret_prev_sweep
 UPDATE webhooks

@@ -770,6 +770,16 @@ def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, brows
         shown = api.get("/webhook/%d" % hook["id"]).json()
     assert (shown["disabled_at"], shown["failures"]) == (None, 0)
     assert d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr td:nth-child(5)").text == "0"
+    # Send failed again: the event whose retries were spent waits again, and the page says
+    server.sql("UPDATE webhook_events SET state = 2 WHERE webhook_id = %d" % hook["id"])
+    again = [x for x in d.find_elements(By.CSS_SELECTOR, "#webhooks tbody tr td button")
+             if x.text == "Send failed again"]
+    assert len(again) == 1
+    again[0].click()
+    b.wait(lambda: "1 failed event waits for delivery again." in b.text("#message"),
+           what="the recovery's message")
+    assert server.sql("SELECT state FROM webhook_events WHERE webhook_id = %d AND state = 2"
+                      % hook["id"]).strip() == ""
     # and Disable: its deliveries stop
     d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr td button").click()
     b.wait(lambda: state(d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr"))[1] ==

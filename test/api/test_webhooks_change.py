@@ -5,6 +5,7 @@ it and within half a second on another sharing the database, also when the chang
 the webhooks' counts and the sum of their events (one webhook's events traded for
 another's). Deliveries carry the new and the previous secret's signatures while the
 previous one is kept."""
+import contextlib
 import json
 import time
 
@@ -256,11 +257,9 @@ def test_deliveries_are_signed_by_both_secrets_while_the_previous_one_is_kept():
         rec.stop()
 
 
-def test_another_server_follows_a_change_that_keeps_the_counts_and_the_sum_of_events():
-    """Two servers on one database (two nodes). Webhook X takes scans, Y clicks; through
-    the first server X is made to take clicks and Y scans: the webhooks' count, highest id,
-    disabled count and sum of events stay as they were. The second server's scans are
-    written for Y (not X) within half a second, its clicks for X."""
+@contextlib.contextmanager
+def two_servers():
+    """Two servers on one database (two nodes), account acme made, no delivery worker."""
     a = b = None
     try:
         a = Server(extra="QRTrackWebhookDelivery Off\n")
@@ -269,6 +268,19 @@ def test_another_server_follows_a_change_that_keeps_the_counts_and_the_sum_of_ev
         a.start()
         b = Server(extra="QRTrackWebhookDelivery Off\n", shared_db=a)
         b.start()
+        yield a, b
+    finally:
+        for s in (b, a):
+            if s:
+                s.cleanup()
+
+
+def test_another_server_follows_a_change_that_keeps_the_counts_and_the_sum_of_events():
+    """Two servers on one database (two nodes). Webhook X takes scans, Y clicks; through
+    the first server X is made to take clicks and Y scans: the webhooks' count, highest id,
+    disabled count and sum of events stay as they were. The second server's scans are
+    written for Y (not X) within half a second, its clicks for X."""
+    with two_servers() as (a, b):
         with Api(a, a.token("acme")) as api:
             x = make_hook(api, ["scan.created"])
             y = make_hook(api, ["click.created"])
@@ -287,24 +299,14 @@ def test_another_server_follows_a_change_that_keeps_the_counts_and_the_sum_of_ev
         scan(b, t["code"], "l")
         assert rows(a, t["tracker_id"])[2:] == [(y["id"], "scan.created", 0),
                                                 (x["id"], "click.created", 0)]
-    finally:
-        for s in (b, a):
-            if s:
-                s.cleanup()
 
 
 def test_a_stale_cache_writes_no_event_of_a_type_the_webhook_no_longer_takes():
-    """The second server's cache still says X takes scans when its scan commits (the
-    change made by hand, no fingerprint moved, no time for the check): the events X takes
-    are read again in the batch's transaction, and no scan.created row is written."""
-    a = b = None
-    try:
-        a = Server(extra="QRTrackWebhookDelivery Off\n")
-        a.admin("init")
-        a.account("acme")
-        a.start()
-        b = Server(extra="QRTrackWebhookDelivery Off\n", shared_db=a)
-        b.start()
+    """The second server's cache still says X takes scans when its scans commit (the
+    change made by hand, the writer's next look at the fingerprint not due yet): the events
+    X takes are read again in each batch's transaction, and no scan.created row is
+    written."""
+    with two_servers() as (a, b):
         with Api(a, a.token("acme")) as api:
             x = make_hook(api, ["scan.created", "click.created"])
             t = make_tracker(api)
@@ -319,7 +321,78 @@ def test_a_stale_cache_writes_no_event_of_a_type_the_webhook_no_longer_takes():
             scan(b, t["code"])
         scan(b, t["code"], "l")
         assert [r[1] for r in rows(a, t["tracker_id"])] == ["scan.created", "click.created"]
+
+
+def test_failed_events_since_a_time_wait_again(srv, acct):
+    w = make_hook(acct, ["tracker.expired"])
+    other = make_hook(acct, ["tracker.expired"])
+    now = int(time.time())
+    # events of w: failed (their retries spent) two days and ten days ago, failed now,
+    # delivered, waiting; one of the other webhook failed
+    ids = wh.add_events(srv, w["id"], [1, 1, 2, 3, 4])
+    wh.add_events(srv, other["id"], [1])
+    ages = dict(zip(ids, [2 * 86400, 10 * 86400, 0, 0, 0]))
+    for mid, state in zip(ids, [2, 2, 2, 1, 0]):
+        srv.sql("UPDATE webhook_events SET state = %d, attempts = %d, created_at = %d "
+                "WHERE msg_id = '%s'" % (state, 8 if state == 2 else 1 if state else 0,
+                                         now - ages[mid], mid))
+    srv.sql("UPDATE webhook_events SET state = 2, attempts = 8 WHERE webhook_id = %d"
+            % other["id"])
+    path = "/webhook/%d/recover" % w["id"]
+    r = acct.post(path, json={"since": wh.iso(now - 3 * 86400)})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"recovered": 2}
+    got = wh.events(srv, w["id"])
+    assert [got[m] for m in ids] == [(0, 0), (2, 8), (0, 0), (1, 1), (0, 0)]
+    due = srv.sql("SELECT next_attempt_at FROM webhook_events WHERE msg_id = '%s'" % ids[0])
+    assert abs(int(due) - time.time()) < 30
+    assert wh.events(srv, other["id"]) == {m: (2, 8) for m in wh.events(srv, other["id"])}
+    assert acct.get("/webhook/%d" % w["id"]).json()["pending"] == 3
+    # by default the week kept: the ten-day-old one is past it
+    assert acct.post(path).json() == {"recovered": 0}
+    srv.sql("UPDATE webhook_events SET created_at = %d WHERE msg_id = '%s'"
+            % (now - 6 * 86400, ids[1]))
+    assert acct.post(path, json={}).json() == {"recovered": 1}
+    # a disabled webhook: 409, nothing changed
+    srv.sql("UPDATE webhook_events SET state = 2 WHERE webhook_id = %d" % w["id"])
+    assert acct.patch("/webhook/%d" % w["id"], json={"enabled": False}).status_code == 200
+    r = acct.post(path)
+    assert r.status_code == 409 and "enable it again" in r.json()["message"], r.text
+    assert {s for s, _ in wh.events(srv, w["id"]).values()} == {2}
+    for bad in ({"since": "yesterday"}, {"since": 1}, {"since": None}, {"from": wh.iso(now)}):
+        r = acct.post("/webhook/%d/recover" % other["id"], json=bad)
+        assert r.status_code == 422, (bad, r.text)
+    assert acct.post("/webhook/%d/recover" % other["id"], data={"since": "x"}
+                     ).status_code == 415
+    assert acct.post("/webhook/999999999/recover").status_code == 404
+    srv.account("recover-other")
+    with Api(srv, srv.token("recover-other")) as stranger:
+        assert stranger.post("/webhook/%d/recover" % other["id"]).status_code == 404
+    reader = srv.admin("token", "add", acct.account, "--scope", "read").stdout.split()[0]
+    with Api(srv, reader) as ro:
+        assert ro.post("/webhook/%d/recover" % other["id"]).status_code == 403
+    assert {s for s, _ in wh.events(srv, other["id"]).values()} == {2}
+
+
+def test_recovered_events_are_delivered_with_their_webhook_ids():
+    rec = wh.Receiver()
+    s = start_server(extra=ALLOW, accounts=[("acme", "professional")])
+    try:
+        with Api(s, s.token("acme")) as api:
+            w = make_hook(api, ["tracker.expired"], url=rec.url("/again"))
+            # two events whose retries were spent while the receiver was down
+            ids = wh.add_events(s, w["id"], [5, 5], due=int(time.time()) + 86400)
+            s.sql("UPDATE webhook_events SET state = 2, attempts = 8 WHERE webhook_id = %d"
+                  % w["id"])
+            sample(lambda: None, seconds=1.0)
+            assert rec.got("/again") == []
+            assert api.post("/webhook/%d/recover" % w["id"]).json() == {"recovered": 2}
+            got = wait_until(lambda: rec.got("/again") if len(rec.got("/again")) >= 2
+                             else None, timeout=30, what="the recovered events")
+            assert [h["webhook-id"] for _, _, h, _, _ in got] == ids
+            assert all(wh.verify(w["secret"], h, body) for _, _, h, body, _ in got)
+            wait_until(lambda: set(wh.events(s, w["id"]).values()) == {(1, 1)},
+                       timeout=30, what="both delivered at their first attempt")
     finally:
-        for s in (b, a):
-            if s:
-                s.cleanup()
+        s.cleanup()
+        rec.stop()
