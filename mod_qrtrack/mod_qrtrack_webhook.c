@@ -57,6 +57,25 @@ static qrt_err_t *webhook_load(qrt_req_t *q, const char *seg, qrt_webhook_t *w)
     return rv == APR_SUCCESS ? NULL : qrt_error_store(q, "loading a webhook");
 }
 
+/* The caller's webhook (path segment 0) for a request whose JSON body may have fields
+ * (any other is collected into *bad as 422 naming it, what naming the body): 404 for
+ * another's, 415 for a form's body (its fields would read as none sent). */
+static qrt_err_t *webhook_load_body(qrt_req_t *q, qrt_webhook_t *w, const char *const *fields,
+                                    const char *what, qrt_err_t **bad)
+{
+    qrt_err_t *e = webhook_load(q, q->seg[0], w);
+
+    if (e) {
+        return e;
+    }
+    if (q->form) {
+        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
+                         "application/json.");
+    }
+    qrt_body_fields_known(q, bad, HTTP_UNPROCESSABLE_ENTITY, fields, what);
+    return NULL;
+}
+
 /* url: a valid destination that names no address of the server's own networks by
  * itself unless QRTrackWebhookAllow lists it (a name is checked where it resolves, at
  * every delivery). */
@@ -241,20 +260,15 @@ static const char *const webhook_patch_fields[] = {
 qrt_err_t *qrt_webhook_update(qrt_req_t *q)
 {
     qrt_webhook_t w;
-    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    qrt_err_t *e = NULL, *fatal = webhook_load_body(q, &w, webhook_patch_fields, "a webhook",
+                                                    &e);
     json_t *url, *events, *enabled, *j;
     apr_status_t rv;
     int enable = -1;
 
-    if (e) {
-        return e;
+    if (fatal) {
+        return fatal;
     }
-    if (q->form) {
-        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
-                         "application/json.");
-    }
-    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, webhook_patch_fields,
-                          "a webhook");
     url = q->json ? json_object_get(q->json, "url") : NULL;
     if (url && !json_is_string(url)) {
         qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "url", json_is_null(url)
@@ -312,20 +326,15 @@ qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
 {
     static const char *const fields[] = { "keep_previous_for", NULL };
     qrt_webhook_t w;
-    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    qrt_err_t *e = NULL, *fatal = webhook_load_body(q, &w, fields, "a new secret", &e);
     json_t *keep = q->json ? json_object_get(q->json, "keep_previous_for") : NULL, *j;
     apr_int64_t seconds = WEBHOOK_KEEP_PREVIOUS, until = 0;
     const char *secret = NULL;
     apr_status_t rv;
 
-    if (e) {
-        return e;
+    if (fatal) {
+        return fatal;
     }
-    if (q->form) {
-        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
-                         "application/json.");
-    }
-    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, fields, "a new secret");
     if (keep && !(json_is_integer(keep) && json_integer_value(keep) >= 0
                   && json_integer_value(keep) <= WEBHOOK_KEEP_PREVIOUS_MAX)) {
         qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "keep_previous_for",
@@ -365,20 +374,15 @@ qrt_err_t *qrt_webhook_recover(qrt_req_t *q)
 {
     static const char *const fields[] = { "since", NULL };
     qrt_webhook_t w;
-    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+    qrt_err_t *e = NULL, *fatal = webhook_load_body(q, &w, fields, "a recovery", &e);
     json_t *since = q->json ? json_object_get(q->json, "since") : NULL, *j;
     apr_int64_t from = apr_time_sec(apr_time_now()) - QRT_WEBHOOK_KEEP;
     apr_status_t rv;
     int n = 0;
 
-    if (e) {
-        return e;
+    if (fatal) {
+        return fatal;
     }
-    if (q->form) {
-        return qrt_error(q, HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Content-Type: send "
-                         "application/json.");
-    }
-    qrt_body_fields_known(q, &e, HTTP_UNPROCESSABLE_ENTITY, fields, "a recovery");
     if (since && (!json_is_string(since)
                   || qrt_date_parse(json_string_value(since), &from, NULL) != 0)) {
         qrt_error_collect(q, &e, HTTP_UNPROCESSABLE_ENTITY, "since", "The since must be a "
