@@ -14,6 +14,8 @@
 #define WEBHOOK_EVENT_NARGS 7
 #define WEBHOOK_VISIT_TYPES "lsslllll"  /* webhook_visit_event_add's arguments */
 #define WEBHOOK_VISIT_NARGS 8
+/* webhook_fingerprint's values */
+#define WEBHOOK_FP 5
 /* The writer's map of trackers to their accounts: forgotten whole past this size. */
 #define WEBHOOK_TRACKERS_MAX 65536
 /* The bound's checks: every WEBHOOK_BOUND_EVERY, each finding the webhooks' cuts (a walk
@@ -557,7 +559,7 @@ struct qrt_webhook_cache_t {
     apr_hash_t *accounts;           /* account id -> apr_array_header_t of webhook_sub */
     int any;                        /* every enabled webhook's events together */
     int loaded;
-    apr_int64_t fp[5];              /* webhook_fingerprint when they were read */
+    apr_int64_t fp[WEBHOOK_FP];     /* webhook_fingerprint when they were read */
     apr_time_t checked;
     apr_uint32_t gen;
     apr_pool_t *trk_pool;
@@ -603,7 +605,7 @@ static apr_status_t webhook_fp_row(void *ctx, qrt_db_t *db, apr_dbd_row_t *row)
     apr_int64_t *fp = ctx;
     int i;
 
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < WEBHOOK_FP; i++) {
         fp[i] = qrt_db_int(db, row, i, 0);
     }
     return APR_SUCCESS;
@@ -635,7 +637,7 @@ static apr_status_t webhook_cache_refresh(qrt_db_t *db, apr_pool_t *p, qrt_webho
                                           apr_uint32_t gen)
 {
     apr_time_t now = qrt_clock_now();
-    apr_int64_t fp[5] = { 0, 0, 0, 0, 0 };
+    apr_int64_t fp[WEBHOOK_FP] = { 0 };
     const void *none[] = { NULL };
     apr_status_t rv;
 
