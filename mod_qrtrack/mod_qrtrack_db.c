@@ -1042,14 +1042,14 @@ apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **drive
     return APR_SUCCESS;
 }
 
-qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
-                          const char **err)
+qrt_db_t *qrt_db_open_own(apr_pool_t *p, int connect_s, int limit_ms,
+                          struct qrt_db_limit **limit, const char **err)
 {
     const apr_dbd_driver_t *driver;
     apr_dbd_t *handle;
     qrt_db_t *db;
 
-    if (qrt_db_connect_own(p, &driver, &handle, err) != APR_SUCCESS) {
+    if (qrt_db_connect_within(p, &driver, &handle, connect_s, err) != APR_SUCCESS) {
         return NULL;
     }
     qrt_db_limit(driver, handle, p, limit_ms, limit);

@@ -74,13 +74,20 @@ apr_status_t qrt_db_connect_own(apr_pool_t *p, const apr_dbd_driver_t **driver,
  * DBDParams say how long. */
 apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **driver,
                                    apr_dbd_t **handle, int seconds, const char **err);
-/* A connection of the module's own, outside mod_dbd's pool, living in p: tuned (as
- * qrt_db_tune), each statement bounded by limit_ms (qrt_db_limit; *limit gets SQLite's
- * state for qrt_db_limit_idle, when limit is not NULL), statements prepared when first
- * used. NULL with *err (in p) when it cannot be opened now. */
+/* How long the module's threads that must not wait for a silent server (a scan's lookup,
+ * the webhook worker, the keeper, the probe) wait for a new connection: libpq's least
+ * connect_timeout. A child's end waits for its threads, and with it a graceful restart's
+ * new children when ServerLimit leaves no room beside the old ones: a lookup's connection
+ * attempt that met a frozen server held both for PGCONNECT_TIMEOUT. */
+#define QRT_DB_CONNECT_QUICK_S 2
+/* A connection of the module's own, outside mod_dbd's pool, living in p, the server
+ * waited for at most connect_s (0: PGCONNECT_TIMEOUT): tuned (as qrt_db_tune), each
+ * statement bounded by limit_ms (qrt_db_limit; *limit gets SQLite's state for
+ * qrt_db_limit_idle, when limit is not NULL), statements prepared when first used. NULL
+ * with *err (in p) when it cannot be opened now. */
 struct qrt_db_limit;
-qrt_db_t *qrt_db_open_own(apr_pool_t *p, int limit_ms, struct qrt_db_limit **limit,
-                          const char **err);
+qrt_db_t *qrt_db_open_own(apr_pool_t *p, int connect_s, int limit_ms,
+                          struct qrt_db_limit **limit, const char **err);
 
 /* A host name in DBDParams (PostgreSQL), looked up within a bound (qrt_resolve.h): as the
  * parent reads the configuration (before mod_dbd reads DBDParams: when no answer comes,

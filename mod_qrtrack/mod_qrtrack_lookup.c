@@ -73,7 +73,7 @@ void qrt_lookup_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* The connection, opened when first needed (and again after it failed); NULL when it
  * cannot be opened now (the caller takes mod_dbd's, which says what is wrong), with
- * *timeup set when the server did not take it in time (PGCONNECT_TIMEOUT). */
+ * *timeup set when the server did not take it in time (QRT_DB_CONNECT_QUICK_S). */
 static qrt_db_t *lookup_open(int *timeup)
 {
     const char *err = NULL;
@@ -85,8 +85,9 @@ static qrt_db_t *lookup_open(int *timeup)
     apr_pool_clear(lk.p);
     lk.limit = NULL;
     /* A lookup that meets a lock or a slow server gives up in time for the snapshot
-     * to answer (mod_qrtrack_scan.c). */
-    lk.db = qrt_db_open_own(lk.p, lk.limit_ms, &lk.limit, &err);
+     * to answer (mod_qrtrack_scan.c), and one that meets a silent server in time for
+     * the child to end (QRT_DB_CONNECT_QUICK_S). */
+    lk.db = qrt_db_open_own(lk.p, QRT_DB_CONNECT_QUICK_S, lk.limit_ms, &lk.limit, &err);
     /* (libpq's words for a connection attempt past connect_timeout) */
     *timeup = !lk.db && err && strstr(err, "timeout expired");
     return lk.db;

@@ -89,7 +89,7 @@ static qrt_db_t *rep_help_take(void)
         return rep_help.db;
     }
     apr_pool_clear(rep_help.p);
-    rep_help.db = qrt_db_open_own(rep_help.p, qrt_statement_timeout_ms(), NULL, &err);
+    rep_help.db = qrt_db_open_own(rep_help.p, 0, qrt_statement_timeout_ms(), NULL, &err);
     if (!rep_help.db) {
         /* (the request reads its list alone; mod_dbd and the keeper say what is wrong) */
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rep_help.s, "QRT00507: cannot open a "

@@ -748,9 +748,8 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 }
 
 /* The keeper's own connection (not mod_dbd's: it must not take a request's), opened
- * within KEEPER_CONNECT_WAIT_S: its attempts while the server is frozen would each hold
+ * within QRT_DB_CONNECT_QUICK_S: its attempts while the server is frozen would each hold
  * the child's end (a graceful restart waits for the old children) for PGCONNECT_TIMEOUT. */
-#define KEEPER_CONNECT_WAIT_S 2
 static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 {
     const apr_dbd_driver_t *driver;
@@ -758,7 +757,7 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_within(cp, &driver, &db->handle, KEEPER_CONNECT_WAIT_S, err)
+    if (qrt_db_connect_within(cp, &driver, &db->handle, QRT_DB_CONNECT_QUICK_S, err)
         != APR_SUCCESS) {
         return NULL;
     }

@@ -596,7 +596,8 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
     return APR_SUCCESS;
 }
 
-/* The worker's own connection (not mod_dbd's: it must not take a request's). */
+/* The worker's own connection (not mod_dbd's: it must not take a request's), opened
+ * within QRT_DB_CONNECT_QUICK_S: the child's end waits for this thread. */
 static qrt_db_t *wh_connect(apr_pool_t *cp)
 {
     const apr_dbd_driver_t *driver;
@@ -606,7 +607,8 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_own(cp, &driver, &db->handle, &err) != APR_SUCCESS) {
+    if (qrt_db_connect_within(cp, &driver, &db->handle, QRT_DB_CONNECT_QUICK_S, &err)
+        != APR_SUCCESS) {
         if (qrt_log_due(qrt_ration(QRT_R_WH_DB), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01033: the webhook worker "
                          "cannot open the database: %s (and %u more such lines since "

@@ -1080,6 +1080,39 @@ def test_health_checks_after_a_database_restart_answer_200_at_once(own_cluster):
         srv.cleanup()
 
 
+@pgsql_only
+def test_a_lookup_connection_opened_while_the_database_is_frozen_gives_up_in_time(own_cluster):
+    """A health check runs on its child's lookup connection, as a scan's lookup does; a
+    restart of PostgreSQL ended it, so the check opens a new one, which a frozen server
+    does not take. That attempt waited PGCONNECT_TIMEOUT (5 s): past QRTrackScanWait for
+    the check, and, when a graceful restart came meanwhile, that long for the old child to
+    end and, where ServerLimit leaves no room beside the old children, for the new ones to
+    start (every scan unanswered). It waits libpq's least, 2 s."""
+    srv = started_with_status(SHORT_WAITS)
+    try:
+        for _ in range(8):
+            with requests.Session() as s:
+                assert s.get(srv.base + "/api/health", timeout=30).status_code == 200
+        own_cluster.halt()
+        own_cluster.start()
+        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
+                   timeout=30, interval=0.1, what="the node on the database")
+        took = []
+        with Frozen(own_cluster):
+            for _ in range(4):
+                with requests.Session() as s:
+                    t = time.monotonic()
+                    r = s.get(srv.base + "/api/health", timeout=30)
+                    took.append((r.status_code, round(time.monotonic() - t, 1)))
+        assert all(code == 503 for code, _ in took), took
+        assert max(secs for _, secs in took) < 3.5, took
+        wait_until(lambda: requests.get(srv.base + "/api/health", timeout=30).status_code
+                   == 200, timeout=30, interval=0.2, what="the node back")
+        assert srv.proc.poll() is None and not srv.crash_lines(), srv.error_log()[-3000:]
+    finally:
+        srv.cleanup()
+
+
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred
 # trigger on the visits' rows that outlasts statement_timeout, whose cancel it lets pass):
 # the server records the batch after the scan writer has given up waiting for its answer.
