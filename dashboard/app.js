@@ -1336,37 +1336,30 @@
     return b;
   }
 
+  /* The webhooks with their state and latest attempts: one request (attempts=3). */
   function loadWebhooks(gen) {
-    return get("/webhook", { rows: 100 }).then(function (res) {
+    return get("/webhook", { rows: 100, attempts: 3 }).then(function (res) {
       if (gen !== state.generation) { return; }
       var hooks = res.body.data || [];
       $("webhook-count").textContent = hooks.length ? "(" + hooks.length + ")" : "";
       $("webhooks-card").hidden = hooks.length === 0;
-      return Promise.all(hooks.map(function (w) {
-        return get("/webhook/" + w.id + "/deliveries", { rows: 3 }).then(function (d) {
-          return { hook: w, deliveries: d.body };
-        });
-      })).then(function (list) {
-        if (gen !== state.generation) { return; }
-        var body = clear($("webhooks").tBodies[0]);
-        list.forEach(function (x) {
-          var st = x.deliveries.state || {};
-          var off = st.disabled_at ? "disabled " + shortTime(st.disabled_at) +
-            (st.disabled_reason ? ": " + st.disabled_reason : "") : "active";
-          var tr = el("tr", { "data-webhook": String(x.hook.id) }, [
-            el("td", { cls: "url", text: x.hook.url }),
-            el("td", { text: x.hook.events.join(", ") }),
-            el("td", { cls: st.disabled_at ? "bad" : "" }, [el("span", { text: off }), " ",
-              hookSwitch(x.hook.id, !st.disabled_at), " ",
-              st.disabled_at ? null : hookRecover(x.hook.id)]),
-            el("td", { cls: "num", text: num(st.pending) }),
-            el("td", { cls: "num", text: num(st.failures) }),
-            el("td", {}, (x.deliveries.data || []).map(function (a) {
-              return el("div", { cls: "attempt", text: attemptText(a) });
-            }))
-          ]);
-          body.appendChild(tr);
-        });
+      var body = clear($("webhooks").tBodies[0]);
+      hooks.forEach(function (w) {
+        var off = w.disabled_at ? "disabled " + shortTime(w.disabled_at) +
+          (w.disabled_reason ? ": " + w.disabled_reason : "") : "active";
+        var tr = el("tr", { "data-webhook": String(w.id) }, [
+          el("td", { cls: "url", text: w.url }),
+          el("td", { text: w.events.join(", ") }),
+          el("td", { cls: w.disabled_at ? "bad" : "" }, [el("span", { text: off }), " ",
+            hookSwitch(w.id, !w.disabled_at), " ",
+            w.disabled_at ? null : hookRecover(w.id)]),
+          el("td", { cls: "num", text: num(w.pending) }),
+          el("td", { cls: "num", text: num(w.failures) }),
+          el("td", {}, (w.attempts || []).map(function (a) {
+            return el("div", { cls: "attempt", text: attemptText(a) });
+          }))
+        ]);
+        body.appendChild(tr);
       });
     });
   }

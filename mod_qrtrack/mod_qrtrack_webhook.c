@@ -1,6 +1,7 @@
 /* mod_qrtrack_webhook: POST/GET /webhook, GET/PATCH/DELETE /webhook/<id>,
- * POST /webhook/<id>/secret, POST /webhook/<id>/recover and GET /webhook/<id>/deliveries. The events themselves are written by the store, in the
- * transactions of what they report (qrt_store_webhook.h); the delivery worker sends them. */
+ * POST /webhook/<id>/secret, POST /webhook/<id>/recover and GET /webhook/<id>/deliveries.
+ * The events themselves are written by the store, in the transactions of what they report
+ * (qrt_store_webhook.h); the delivery worker sends them. */
 #include <string.h>
 #include <apr_strings.h>
 
@@ -26,6 +27,8 @@ APLOG_USE_MODULE(qrtrack);
 #define WEBHOOK_KEEP_PREVIOUS_MAX (7 * 86400)
 /* disabled_reason of a webhook disabled by PATCH {"enabled": false} */
 #define WEBHOOK_DISABLED_BY_API "disabled through the API"
+/* GET /webhook?attempts=N: at most this many of each webhook's latest attempts. */
+#define WEBHOOK_LIST_ATTEMPTS_MAX 20
 
 static json_t *webhook_json(const qrt_webhook_t *w)
 {
@@ -187,17 +190,31 @@ qrt_err_t *qrt_webhook_create(qrt_req_t *q)
     return qrt_respond_json(q, HTTP_OK, j);
 }
 
-/* GET /webhook: the account's webhooks, without their secrets. */
+static qrt_err_t *webhook_state(qrt_req_t *q, const qrt_webhook_t *w, json_t *j);
+static qrt_err_t *webhook_attempts(qrt_req_t *q, const qrt_webhook_t *w, apr_int64_t offset,
+                                   apr_int64_t rows, json_t **data, apr_int64_t *total);
+
+/* GET /webhook: the account's webhooks, without their secrets; with attempts=N, each as
+ * GET /webhook/<id> shows it and with its latest N attempts, so that a page of them (the
+ * dashboard's card) costs one request of the token's limit, not one more a webhook. */
 qrt_err_t *qrt_webhook_list(qrt_req_t *q)
 {
     apr_array_header_t *list;
-    apr_int64_t page, rows, total;
-    json_t *data, *j;
+    apr_int64_t page, rows, total, attempts = -1, n;
+    json_t *data, *j, *a;
+    const char *v;
     qrt_err_t *e;
     int i;
 
     if ((e = qrt_params_paging(q, &page, &rows)) != NULL) {
         return e;
+    }
+    v = qrt_query(q, "attempts");
+    if (v && qrt_parse_int(v, 0, WEBHOOK_LIST_ATTEMPTS_MAX, &attempts) != 0) {
+        return qrt_error_field(q, HTTP_UNPROCESSABLE_ENTITY, "attempts",
+                               apr_psprintf(q->r->pool, "The attempts parameter must be an "
+                                            "integer from 0 to %d.",
+                                            WEBHOOK_LIST_ATTEMPTS_MAX));
     }
     if (qrt_store_webhook_list(&q->db, q->r->pool, q->auth.account_id, (page - 1) * rows,
                                rows, &list, &total) != APR_SUCCESS) {
@@ -205,7 +222,19 @@ qrt_err_t *qrt_webhook_list(qrt_req_t *q)
     }
     data = json_array();
     for (i = 0; i < list->nelts; i++) {
-        json_array_append_new(data, webhook_json(&APR_ARRAY_IDX(list, i, qrt_webhook_t)));
+        const qrt_webhook_t *w = &APR_ARRAY_IDX(list, i, qrt_webhook_t);
+        json_t *one = webhook_json(w);
+
+        json_array_append_new(data, one);
+        if (attempts < 0) {
+            continue;
+        }
+        if ((e = webhook_state(q, w, one)) != NULL
+            || (e = webhook_attempts(q, w, 0, attempts, &a, &n)) != NULL) {
+            json_decref(data);
+            return e;
+        }
+        json_object_set_new(one, "attempts", a);
     }
     j = json_object();
     json_object_set_new(j, "data", data);
@@ -213,14 +242,13 @@ qrt_err_t *qrt_webhook_list(qrt_req_t *q)
     return qrt_respond_json(q, HTTP_OK, j);
 }
 
-/* The webhook's state: what GET /webhook/<id> adds and deliveries carry. */
+/* The webhook's state, set in j: what GET /webhook/<id> adds and deliveries carry. */
 static qrt_err_t *webhook_state(qrt_req_t *q, const qrt_webhook_t *w, json_t *j)
 {
     apr_int64_t pending = 0, dropped = 0;
 
     if (qrt_store_webhook_counts(&q->db, q->r->pool, w->id, &pending, &dropped)
         != APR_SUCCESS) {
-        json_decref(j);
         return qrt_error_store(q, "counting a webhook's events");
     }
     json_object_set_new(j, "disabled_at", qrt_json_time(w->disabled_at));
@@ -243,6 +271,7 @@ qrt_err_t *qrt_webhook_show(qrt_req_t *q)
     }
     j = webhook_json(&w);
     if ((e = webhook_state(q, &w, j)) != NULL) {
+        json_decref(j);
         return e;
     }
     return qrt_respond_json(q, HTTP_OK, j);
@@ -314,6 +343,7 @@ qrt_err_t *qrt_webhook_update(qrt_req_t *q)
                   " changed by account %s", w.id, q->auth.account_name);
     j = webhook_json(&w);
     if ((e = webhook_state(q, &w, j)) != NULL) {
+        json_decref(j);
         return e;
     }
     return qrt_respond_json(q, HTTP_OK, j);
@@ -434,24 +464,25 @@ qrt_err_t *qrt_webhook_delete(qrt_req_t *q)
     return NULL;
 }
 
-/* GET /webhook/<id>/deliveries: its attempts, newest first, and its state. */
-qrt_err_t *qrt_webhook_deliveries(qrt_req_t *q)
+/* The webhook's attempts of the last week, newest first, from offset: *data, a new
+ * array, and *total. */
+static qrt_err_t *webhook_attempts(qrt_req_t *q, const qrt_webhook_t *w, apr_int64_t offset,
+                                   apr_int64_t rows, json_t **data, apr_int64_t *total)
 {
-    qrt_webhook_t w;
     apr_array_header_t *list;
-    apr_int64_t page, rows, total;
-    json_t *data, *j, *state;
-    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
     int i;
 
-    if (e || (e = qrt_params_paging(q, &page, &rows)) != NULL) {
-        return e;
+    *data = NULL;
+    if (rows == 0) {
+        *data = json_array();
+        *total = 0;
+        return NULL;
     }
-    if (qrt_store_webhook_attempts(&q->db, q->r->pool, w.id, (page - 1) * rows, rows, &list,
-                                   &total) != APR_SUCCESS) {
+    if (qrt_store_webhook_attempts(&q->db, q->r->pool, w->id, offset, rows, &list, total)
+        != APR_SUCCESS) {
         return qrt_error_store(q, "listing a webhook's deliveries");
     }
-    data = json_array();
+    *data = json_array();
     for (i = 0; i < list->nelts; i++) {
         const qrt_webhook_attempt_t *a = &APR_ARRAY_IDX(list, i, qrt_webhook_attempt_t);
         json_t *d = json_object();
@@ -465,10 +496,26 @@ qrt_err_t *qrt_webhook_deliveries(qrt_req_t *q)
         json_object_set_new(d, "error", qrt_json_str(a->error));
         json_object_set_new(d, "at", qrt_json_time(a->at));
         json_object_set_new(d, "next_attempt_at", qrt_json_time(a->next_attempt_at));
-        json_array_append_new(data, d);
+        json_array_append_new(*data, d);
+    }
+    return NULL;
+}
+
+/* GET /webhook/<id>/deliveries: its attempts, newest first, and its state. */
+qrt_err_t *qrt_webhook_deliveries(qrt_req_t *q)
+{
+    qrt_webhook_t w;
+    apr_int64_t page, rows, total;
+    json_t *data, *j, *state;
+    qrt_err_t *e = webhook_load(q, q->seg[0], &w);
+
+    if (e || (e = qrt_params_paging(q, &page, &rows)) != NULL
+        || (e = webhook_attempts(q, &w, (page - 1) * rows, rows, &data, &total)) != NULL) {
+        return e;
     }
     state = json_object();
     if ((e = webhook_state(q, &w, state)) != NULL) {
+        json_decref(state);
         json_decref(data);
         return e;
     }

@@ -92,7 +92,9 @@ typedef struct {
     apr_int64_t started;        /* the attempt's time */
     CURL *easy;
     struct curl_slist *headers;
-    apr_int64_t retry_after;    /* -1: none */
+    /* When the answer's Retry-After asks to be tried again (epoch seconds), counted from
+     * when the answer came, not from the attempt's start: -1, none */
+    apr_int64_t retry_at;
     apr_size_t answer;          /* bytes of the answer's body */
     int cut;                    /* the answer was longer than WH_ANSWER_MAX */
     int refused;                /* a connection refused by qrt_netguard */
@@ -142,9 +144,10 @@ static size_t wh_header(char *b, size_t size, size_t n, void *ud)
 {
     wh_item *it = ud;
     size_t len = size * n;
+    apr_int64_t now, after;
 
     if (len >= 5 && !strncmp(b, "HTTP/", 5)) {
-        it->retry_after = -1;       /* a new answer (after a 100 Continue) */
+        it->retry_at = -1;          /* a new answer (after a 100 Continue) */
     }
     else if (len > 12 && len < 128 && !strncasecmp(b, "Retry-After:", 12)) {
         char v[128];
@@ -155,7 +158,9 @@ static size_t wh_header(char *b, size_t size, size_t n, void *ud)
             k--;
         }
         v[k] = '\0';
-        it->retry_after = qrt_retry_after_parse(v, apr_time_sec(apr_time_now()));
+        now = apr_time_sec(apr_time_now());
+        after = qrt_retry_after_parse(v, now);
+        it->retry_at = after < 0 ? -1 : now + after;
     }
     return len;
 }
@@ -282,7 +287,7 @@ static int wh_delivered(const wh_item *it)
 /* Starts one delivery; a failure to start makes it done at once. */
 static void wh_start(CURLM *multi, wh_item *it)
 {
-    it->retry_after = -1;
+    it->retry_at = -1;
     it->easy = wh_easy(it->p, it, it->started);
     if (!it->easy || curl_multi_add_handle(multi, it->easy) != CURLM_OK) {
         it->done = 1;
@@ -397,7 +402,9 @@ static void wh_result(apr_pool_t *p, const wh_item *it, apr_uint32_t r,
     if (res->error && strlen(res->error) > WH_ERROR_MAX) {
         res->error = apr_pstrndup(p, res->error, WH_ERROR_MAX);
     }
-    delay = qrt_retry_next(res->attempt, r, answered ? it->retry_after : -1);
+    delay = qrt_retry_next(res->attempt, r, answered && it->retry_at >= 0
+                                            ? (it->retry_at > now ? it->retry_at - now : 0)
+                                            : -1);
     if (delay < 0) {
         res->kind = QRT_WHSEND_FAILED;
     }

@@ -900,9 +900,9 @@ def test_opening_the_page_costs_what_the_guide_says(server, account, browser):
     """docs/dashboard.md: opening the page costs the token 13 requests of its rate limit
     (the account, the portfolio, the trackers, the report, the styles, the webhooks, and
     the first tracker's seven), one more when trackers carry dimension tags (the crosstab),
-    and one more for each webhook of the account (its latest attempts). The poll of the
-    open tracker's visits (every 15 s, since_id) is the guide's four a minute, not counted
-    here."""
+    and none more for the account's webhooks: their state and latest attempts come with
+    the list (it cost one more a webhook). The poll of the open tracker's visits (every
+    15 s, since_id) is the guide's four a minute, not counted here."""
     b = browser
 
     def settled(want):
@@ -928,8 +928,8 @@ def test_opening_the_page_costs_what_the_guide_says(server, account, browser):
     b.wait(lambda: len(rows(b, "webhooks")) == 3, what="the webhooks")
     b.wait(lambda: b.driver.find_elements(By.CSS_SELECTOR, "#detail-chart svg"),
            what="the tracker's view")
-    calls = settled(16)
-    assert len(calls) == 16, calls
+    calls = settled(13)
+    assert len(calls) == 13, calls
     assert calls.count("/api/webhook") == 1 and "/api/report/tag-crosstab" not in calls, calls
 
 

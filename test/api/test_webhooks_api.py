@@ -256,6 +256,43 @@ def test_deliveries_list_attempts_newest_first_with_the_state(srv, acct):
     assert acct.get("/webhook/%d/deliveries?rows=1001" % w["id"]).status_code == 422
 
 
+def test_the_list_with_attempts_carries_each_webhooks_state_and_latest_attempts(srv, acct):
+    """GET /webhook?attempts=N: each webhook as GET /webhook/<id> shows it and its latest N
+    attempts as deliveries lists them, so a page of webhooks and their state is one request
+    (the dashboard's card made one more a webhook); without attempts, the list as before."""
+    busy = make_hook(acct, ["tracker.created"])
+    quiet = make_hook(acct, ["scan.created"])
+    ev = [e for e in of_tracker(srv, make_tracker(acct)["tracker_id"])
+          if e["webhook_id"] == busy["id"]]
+    srv.sql(";".join("INSERT INTO webhook_attempts (event_id, webhook_id, attempt, http_status,"
+                     " error, at, next_attempt_at) VALUES (%d, %d, %d, 500, 'HTTP 500', %d, %d)"
+                     % (ev[0]["id"], busy["id"], n, 1790000000 + n, 1790000100 + n)
+                     for n in (1, 2, 3)))
+    srv.account("hooks-neighbour")
+    with Api(srv, srv.token("hooks-neighbour")) as them:
+        theirs = make_hook(them, ["tracker.created"])
+        make_tracker(them)
+    r = acct.get("/webhook", params={"attempts": 2})
+    assert r.status_code == 200, r.text
+    listed = {w["id"]: w for w in r.json()["data"]}
+    assert set(listed) == {busy["id"], quiet["id"]} and theirs["id"] not in listed
+    for w in (busy, quiet):
+        shown = acct.get("/webhook/%d" % w["id"]).json()
+        latest = acct.get("/webhook/%d/deliveries" % w["id"], params={"rows": 2}).json()["data"]
+        assert listed[w["id"]] == dict(shown, attempts=latest), listed[w["id"]]
+    assert [a["attempt"] for a in listed[busy["id"]]["attempts"]] == [3, 2]
+    assert listed[busy["id"]]["pending"] == 1 and listed[quiet["id"]]["pending"] == 0
+    assert listed[quiet["id"]]["attempts"] == []
+    none = acct.get("/webhook", params={"attempts": 0}).json()["data"]
+    assert [(w["pending"], w["attempts"]) for w in none] == [(1, []), (0, [])]
+    plain = acct.get("/webhook").json()["data"]
+    assert all(set(w) == {"id", "url", "events", "created_at", "disabled_at",
+                          "disabled_reason", "failures"} for w in plain), plain
+    for bad in ("21", "-1", "x", "", "1.5", "99999999999999999999"):
+        r = acct.get("/webhook", params={"attempts": bad})
+        assert r.status_code == 422 and "attempts" in r.json()["errors"], (bad, r.text)
+
+
 # -- events of scans and clicks ----------------------------------------------------------
 
 def test_scans_and_clicks_make_one_row_per_subscribed_enabled_webhook(srv, acct):
