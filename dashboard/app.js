@@ -82,6 +82,12 @@
     m.hidden = !text;
   }
 
+  /* A load that ended well: the error of an earlier one is over, but what an action just
+   * said (a test sent, events queued again) stays. */
+  function clearError() {
+    if ($("message").className !== "message info") { showMessage(""); }
+  }
+
   /* ---- the API ------------------------------------------------------------ */
 
   function query(params) {
@@ -556,7 +562,7 @@
       renderVisits();
       renderHistory(rs[6].body.data);
       startPolling(id, gen);
-      showMessage("");
+      clearError();
       return true;
     }).catch(function (err) {
       if (gen !== state.generation || state.selected !== id) { return false; }
@@ -1293,7 +1299,7 @@
     Promise.all([loadPortfolio(gen), loadTrackers(gen), loadReport(gen),
                  loadWebhooks(gen)]).then(function (r) {
       /* Everything loaded (the first tracker's view too): an earlier error is over. */
-      if (gen === state.generation && r[1] !== false) { showMessage(""); }
+      if (gen === state.generation && r[1] !== false) { clearError(); }
     }, failed);
   }
 
@@ -1336,6 +1342,25 @@
     return b;
   }
 
+  /* Send a test (POST /webhook/<id>/test): a webhook.test event waits for delivery; the
+   * card is drawn again a few seconds later, its attempt among the latest. */
+  function hookTest(id) {
+    var b = el("button", { type: "button", cls: "small", "data-write": "", text: "Send a test",
+                           title: "Send this webhook a webhook.test event" });
+    b.addEventListener("click", function () {
+      b.disabled = true;
+      call("POST", "/webhook/" + id + "/test", null, null, {}).then(function (res) {
+        showMessage("A test event (" + res.body.event_id + ") waits for delivery.", true);
+        var gen = state.generation;
+        setTimeout(function () {
+          if (gen === state.generation) { loadWebhooks(gen).catch(failed); }
+        }, 3000);
+        return loadWebhooks(gen);
+      }).catch(function (err) { b.disabled = false; failed(err); });
+    });
+    return b;
+  }
+
   /* The webhooks with their state and latest attempts: one request (attempts=3). */
   function loadWebhooks(gen) {
     return get("/webhook", { rows: 100, attempts: 3 }).then(function (res) {
@@ -1352,7 +1377,8 @@
           el("td", { text: w.events.join(", ") }),
           el("td", { cls: w.disabled_at ? "bad" : "" }, [el("span", { text: off }), " ",
             hookSwitch(w.id, !w.disabled_at), " ",
-            w.disabled_at ? null : hookRecover(w.id)]),
+            w.disabled_at ? null : hookRecover(w.id), " ",
+            w.disabled_at ? null : hookTest(w.id)]),
           el("td", { cls: "num", text: num(w.pending) }),
           el("td", { cls: "num", text: num(w.failures) }),
           el("td", {}, (w.attempts || []).map(function (a) {

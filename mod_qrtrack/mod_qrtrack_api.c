@@ -110,6 +110,7 @@ static const api_route api_routes[] = {
     { "DELETE", "/webhook/#",                     API_WRITES, qrt_webhook_delete, NULL },
     { "POST",   "/webhook/#/secret",              API_WRITES, qrt_webhook_secret, NULL },
     { "POST",   "/webhook/#/recover",             API_WRITES, qrt_webhook_recover, NULL },
+    { "POST",   "/webhook/#/test",                API_WRITES, qrt_webhook_test, NULL },
     { "GET",    "/webhook/#/deliveries",          API_READS,  qrt_webhook_deliveries, NULL },
     { NULL, NULL, API_READS, NULL, NULL }
 };

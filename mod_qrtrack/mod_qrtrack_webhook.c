@@ -1,5 +1,5 @@
 /* mod_qrtrack_webhook: POST/GET /webhook, GET/PATCH/DELETE /webhook/<id>,
- * POST /webhook/<id>/secret, POST /webhook/<id>/recover and GET /webhook/<id>/deliveries.
+ * POST /webhook/<id>/secret, /recover and /test, and GET /webhook/<id>/deliveries.
  * The events themselves are written by the store, in the transactions of what they report
  * (qrt_store_webhook.h); the delivery worker sends them. */
 #include <string.h>
@@ -438,6 +438,40 @@ qrt_err_t *qrt_webhook_recover(qrt_req_t *q)
     j = json_object();
     json_object_set_new(j, "recovered", json_integer(n));
     return qrt_respond_json(q, HTTP_OK, j);
+}
+
+/* POST /webhook/<id>/test: a webhook.test event, delivered as any event (signed, retried,
+ * listed in its deliveries) whatever events the webhook takes, so that a receiver can be
+ * checked before real events come; 202 with its webhook-id, 409 while it is disabled. */
+qrt_err_t *qrt_webhook_test(qrt_req_t *q)
+{
+    static const char *const fields[] = { NULL };
+    qrt_webhook_t w;
+    qrt_err_t *e = NULL, *fatal = webhook_load_body(q, &w, fields, "a test", &e);
+    const char *msg_id;
+    apr_status_t rv;
+    json_t *j;
+
+    if (fatal || e) {
+        return fatal ? fatal : e;
+    }
+    rv = qrt_store_webhook_test(&q->db, q->r->pool, q->auth.account_id, w.id, &msg_id);
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv == APR_EBUSY) {
+        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
+                         "(PATCH /webhook/<id> {\"enabled\": true}).");
+    }
+    if (rv != APR_SUCCESS) {
+        return qrt_error_store(q, "writing a webhook's test event");
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01042: a test event for webhook %"
+                  APR_INT64_T_FMT " written by account %s", w.id, q->auth.account_name);
+    j = json_object();
+    json_object_set_new(j, "event_id", json_string(msg_id));
+    json_object_set_new(j, "event_type", json_string("webhook.test"));
+    return qrt_respond_json(q, HTTP_ACCEPTED, j);
 }
 
 /* DELETE /webhook/<id>: 204; its pending events are dropped. */

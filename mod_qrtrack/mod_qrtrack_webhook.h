@@ -11,6 +11,7 @@ qrt_err_t *qrt_webhook_show(qrt_req_t *q);
 qrt_err_t *qrt_webhook_update(qrt_req_t *q);
 qrt_err_t *qrt_webhook_secret(qrt_req_t *q);
 qrt_err_t *qrt_webhook_recover(qrt_req_t *q);
+qrt_err_t *qrt_webhook_test(qrt_req_t *q);
 qrt_err_t *qrt_webhook_delete(qrt_req_t *q);
 qrt_err_t *qrt_webhook_deliveries(qrt_req_t *q);
 

@@ -226,30 +226,41 @@ apr_status_t qrt_store_webhook_secret_new(qrt_db_t *db, apr_pool_t *p, apr_int64
     return rv;
 }
 
+/* The webhook row of an account's, read first (on PostgreSQL under a share lock, so that a
+ * disable or DELETE orders against what follows): APR_NOTFOUND, APR_EBUSY when it is
+ * disabled. */
+static apr_status_t webhook_enabled_row(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                        apr_int64_t id)
+{
+    apr_dbd_results_t *res;
+    apr_dbd_row_t *row = NULL;
+    const void *args[] = { &id, &account_id };
+    apr_status_t rv = qrt_db_select(db, p, SQL_webhook_row_shared, &res, args);
+    int found = 0, disabled = 0;
+
+    while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
+        found = 1;
+        disabled = qrt_db_str(db, row, 0) != NULL;
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    return !found ? APR_NOTFOUND : disabled ? APR_EBUSY : APR_SUCCESS;
+}
+
 apr_status_t qrt_store_webhook_recover(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                        apr_int64_t id, apr_int64_t since, int *n)
 {
     apr_dbd_transaction_t *tx;
-    apr_dbd_results_t *res;
-    apr_dbd_row_t *row = NULL;
     apr_int64_t now = webhook_now();
-    const void *largs[] = { &id, &account_id };
     const void *args[] = { &now, &id, &since };
     apr_status_t rv = qrt_db_begin(db, p, &tx);
-    int found = 0, disabled = 0;
 
     *n = 0;
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = qrt_db_select(db, p, SQL_webhook_recover_lock, &res, largs);
-    while (rv == APR_SUCCESS && qrt_db_row(db, p, res, &row) == 0) {
-        found = 1;
-        disabled = qrt_db_str(db, row, 0) != NULL;
-    }
-    if (rv == APR_SUCCESS) {
-        rv = !found ? APR_NOTFOUND : disabled ? APR_EBUSY : APR_SUCCESS;
-    }
+    rv = webhook_enabled_row(db, p, account_id, id);
     if (rv == APR_SUCCESS) {
         rv = qrt_db_exec(db, p, SQL_webhook_events_recover, n, args);
     }
@@ -472,6 +483,38 @@ apr_status_t qrt_store_webhook_tracker_event(qrt_db_t *db, apr_pool_t *p, int ty
                                              const qrt_tracker_t *t)
 {
     return webhook_tracker_event(db, p, type, t, NULL, NULL, NULL);
+}
+
+apr_status_t qrt_store_webhook_test(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    apr_int64_t id, const char **msg_id)
+{
+    apr_dbd_transaction_t *tx;
+    apr_int64_t now = webhook_now();
+    /* (no tracker: its own (webhook, tracker) pair in the outbox's order, 0 rather than
+     * NULL, which PostgreSQL's index orders last and the due events' walk would not
+     * reach) */
+    apr_int64_t *none = apr_pcalloc(p, sizeof(*none));
+    const void *args[WEBHOOK_EVENT_NARGS];
+    json_t *data;
+    apr_status_t rv = qrt_db_begin(db, p, &tx);
+
+    *msg_id = NULL;
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = webhook_enabled_row(db, p, account_id, id);
+    if (rv == APR_SUCCESS) {
+        data = json_object();
+        json_object_set_new(data, "webhook_id", json_integer(id));
+        webhook_event_args(p, args, id, QRT_WEBHOOK_TEST, none,
+                           qrt_webhook_body(p, QRT_WEBHOOK_TEST, now, data), now);
+        rv = qrt_db_exec(db, p, SQL_webhook_event_add, NULL, args);
+    }
+    rv = qrt_db_end_with(db, p, tx, rv);
+    if (rv == APR_SUCCESS) {
+        *msg_id = args[1];
+    }
+    return rv;
 }
 
 typedef struct {

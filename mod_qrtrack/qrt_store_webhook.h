@@ -55,6 +55,10 @@ apr_status_t qrt_store_webhook_change(qrt_db_t *db, apr_pool_t *p, qrt_webhook_t
 apr_status_t qrt_store_webhook_secret_new(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
                                           apr_int64_t id, apr_int64_t keep_until,
                                           const char **secret);
+/* A webhook.test event for an account's enabled webhook, due now (*msg_id its
+ * webhook-id): APR_NOTFOUND; APR_EBUSY when the webhook is disabled. */
+apr_status_t qrt_store_webhook_test(qrt_db_t *db, apr_pool_t *p, apr_int64_t account_id,
+                                    apr_int64_t id, const char **msg_id);
 /* The events of an account's enabled webhook that failed every attempt, made at or after
  * since (epoch seconds), waiting again: due now, their attempts started over; *n how many.
  * APR_NOTFOUND; APR_EBUSY when the webhook is disabled. */

@@ -33,6 +33,9 @@ const char *qrt_webhook_event_name(int bit)
 {
     int i;
 
+    if (bit == QRT_WEBHOOK_TEST) {
+        return "webhook.test";
+    }
     for (i = 0; i < WEBHOOK_NAMES; i++) {
         if (bit == 1 << i) {
             return webhook_names[i];

@@ -16,6 +16,10 @@
 #define QRT_WEBHOOK_TRACKER_DELETED  16
 #define QRT_WEBHOOK_TRACKER_EXPIRED  32
 #define QRT_WEBHOOK_EVENTS_ALL       63
+/* webhook.test (POST /webhook/<id>/test): sent to the one webhook asked, whatever its
+ * events; never a subscription (qrt_webhook_event_bit does not know its name), so a bit
+ * far from those a new event type would take. */
+#define QRT_WEBHOOK_TEST             (1 << 30)
 
 /* webhook_events.state */
 #define QRT_WEBHOOK_PENDING   0
@@ -28,7 +32,7 @@
 
 /* The bit of an event name ("scan.created"), 0 for an unknown name. */
 int qrt_webhook_event_bit(const char *name);
-/* The name of a single event bit, NULL for anything else. */
+/* The name of a single event bit (QRT_WEBHOOK_TEST's too), NULL for anything else. */
 const char *qrt_webhook_event_name(int bit);
 /* A bit mask as a JSON array of names, in bit order. */
 json_t *qrt_webhook_events_json(int mask);

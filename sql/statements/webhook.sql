@@ -116,14 +116,15 @@ UPDATE webhooks
     SET secret_prev = NULL, secret_prev_until = NULL, secret = %s
     WHERE id = %lld AND account_id = %lld
 
--- POST /webhook/<id>/recover: the webhook, read (PostgreSQL: locked against a disable or a
--- DELETE until the recovery commits) before its failed events are queued again
--- name: webhook_recover_lock
+-- POST /webhook/<id>/recover and /test: the webhook, read (PostgreSQL: locked against a
+-- disable or a DELETE until the transaction commits) before its failed events are queued
+-- again or its test event is written
+-- name: webhook_row_shared
 SELECT disabled_at
     FROM webhooks
     WHERE id = %lld AND account_id = %lld
 
--- name: webhook_recover_lock [pgsql]
+-- name: webhook_row_shared [pgsql]
 SELECT disabled_at
     FROM webhooks
     WHERE id = %lld AND account_id = %lld

@@ -2,6 +2,7 @@
 real browser, Debian's headless Chromium driven through chromedriver (python3-selenium),
 one browser session for all the checks. A screenshot goes to build/dashboard.png."""
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -780,6 +781,20 @@ def test_the_webhooks_card_shows_state_waiting_events_and_attempts(server, brows
            what="the recovery's message")
     assert server.sql("SELECT state FROM webhook_events WHERE webhook_id = %d AND state = 2"
                       % hook["id"]).strip() == ""
+    # Send a test: a webhook.test event for it, whose attempt the card then lists
+    test = [x for x in d.find_elements(By.CSS_SELECTOR, "#webhooks tbody tr td button")
+            if x.text == "Send a test"]
+    assert len(test) == 1
+    test[0].click()
+    b.wait(lambda: re.search(r"A test event \(msg_[\w-]{22}\) waits for delivery\.",
+                             b.text("#message")),
+           what=lambda: "the test's message (shown: %r)" % b.text("#message"))
+    with Api(server, tok) as api:
+        wait_until(lambda: [a for a in api.get("/webhook/%d/deliveries" % hook["id"]).json()
+                            ["data"] if a["event_type"] == "webhook.test"],
+                   timeout=30, what="the test event's attempt")
+    row = card()
+    assert "webhook.test #1" in row.find_elements(By.TAG_NAME, "td")[5].text
     # and Disable: its deliveries stop
     d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr td button").click()
     b.wait(lambda: state(d.find_element(By.CSS_SELECTOR, "#webhooks tbody tr"))[1] ==

@@ -4,7 +4,8 @@ while). The events the scan writers write follow a change at once on the server 
 it and within half a second on another sharing the database, also when the change keeps
 the webhooks' counts and the sum of their events (one webhook's events traded for
 another's). Deliveries carry the new and the previous secret's signatures while the
-previous one is kept."""
+previous one is kept. POST /webhook/<id>/recover sends failed events again, and
+POST /webhook/<id>/test a webhook.test event to the one webhook."""
 import contextlib
 import json
 import time
@@ -393,6 +394,75 @@ def test_recovered_events_are_delivered_with_their_webhook_ids():
             assert all(wh.verify(w["secret"], h, body) for _, _, h, body, _ in got)
             wait_until(lambda: set(wh.events(s, w["id"]).values()) == {(1, 1)},
                        timeout=30, what="both delivered at their first attempt")
+    finally:
+        s.cleanup()
+        rec.stop()
+
+
+def test_a_test_event_is_written_for_that_webhook_alone(srv, acct):
+    """POST /webhook/<id>/test: a webhook.test event waiting for the webhook asked (not for
+    the account's others, whatever events it takes), due now; 409 while it is disabled."""
+    w = make_hook(acct, ["tracker.expired"])
+    other = make_hook(acct, ["tracker.expired", "scan.created"])
+    path = "/webhook/%d/test" % w["id"]
+    r = acct.post(path)
+    assert r.status_code == 202, r.text
+    sent = r.json()
+    assert sent["event_type"] == "webhook.test" and sent["event_id"].startswith("msg_"), sent
+    row = srv.sql("SELECT msg_id, event_type, tracker_id, state, next_attempt_at, body "
+                  "FROM webhook_events WHERE webhook_id = %d" % w["id"]).strip().split("|", 5)
+    assert row[:4] == [sent["event_id"], "webhook.test", "0", "0"], row
+    assert abs(int(row[4]) - time.time()) < 30
+    body = json.loads(row[5])
+    assert body["type"] == "webhook.test" and body["data"] == {"webhook_id": w["id"]}, body
+    assert wh.events(srv, other["id"]) == {}
+    assert acct.get("/webhook/%d" % w["id"]).json()["pending"] == 1
+    assert acct.post(path, json={}).status_code == 202
+    assert len(wh.events(srv, w["id"])) == 2
+    # bodies, other accounts, read tokens, unknown webhooks: nothing written
+    for r in (acct.post(path, json={"url": HOOK}), acct.post(path, json={"x": None})):
+        assert r.status_code == 422, r.text
+    assert acct.post(path, data="{", headers={"Content-Type": "application/json"}
+                     ).status_code == 400
+    assert acct.post(path, data={"x": "1"}).status_code == 415
+    assert acct.post("/webhook/999999999/test").status_code == 404
+    assert acct.post("/webhook/x/test").status_code == 404
+    srv.account("test-other")
+    with Api(srv, srv.token("test-other")) as stranger:
+        r = stranger.post(path)
+        assert r.status_code == 404 and r.json()["message"] == "Webhook not found."
+    reader = srv.admin("token", "add", acct.account, "--scope", "read").stdout.split()[0]
+    with Api(srv, reader) as ro:
+        assert ro.post(path).status_code == 403
+    assert len(wh.events(srv, w["id"])) == 2
+    # disabled: 409, nothing written (its waiting events were dropped by the disable)
+    assert acct.patch("/webhook/%d" % w["id"], json={"enabled": False}).status_code == 200
+    r = acct.post(path)
+    assert r.status_code == 409 and "enable it again" in r.json()["message"], r.text
+    assert {st for st, _ in wh.events(srv, w["id"]).values()} == {3}
+    assert wh.events(srv, other["id"]) == {}
+
+
+def test_a_test_event_is_delivered_signed_and_listed():
+    """The receiver gets the test event signed with the webhook's secret, its webhook-id the
+    one the answer gave, and the deliveries list its attempt (the dashboard's card too)."""
+    rec = wh.Receiver()
+    s = start_server(extra=ALLOW, accounts=[("acme", "professional")])
+    try:
+        with Api(s, s.token("acme")) as api:
+            w = make_hook(api, ["scan.created"], url=rec.url("/test"))
+            sent = api.post("/webhook/%d/test" % w["id"]).json()
+            got = wait_until(lambda: rec.got("/test"), timeout=30, what="the test delivery")
+            (_, _, h, body, _), = got
+            assert h["webhook-id"] == sent["event_id"]
+            assert wh.verify(w["secret"], h, body)
+            doc = json.loads(body)
+            assert doc["type"] == "webhook.test" and doc["data"] == {"webhook_id": w["id"]}
+            listed = wait_until(lambda: api.get("/webhook", params={"attempts": 1}).json()
+                                ["data"][0]["attempts"], timeout=30, what="the attempt listed")
+            assert [(a["event_id"], a["event_type"], a["http_status"]) for a in listed] == \
+                [(sent["event_id"], "webhook.test", 200)]
+            assert api.get("/webhook/%d" % w["id"]).json()["pending"] == 0
     finally:
         s.cleanup()
         rec.stop()

@@ -31,6 +31,12 @@ START_TEST(event_names)
     ck_assert_int_eq(qrt_webhook_event_bit(NULL), 0);
     ck_assert_ptr_null(qrt_webhook_event_name(3));
     ck_assert_ptr_null(qrt_webhook_event_name(64));
+    /* the test event has a name, and is no event to subscribe to */
+    ck_assert_str_eq(qrt_webhook_event_name(QRT_WEBHOOK_TEST), "webhook.test");
+    ck_assert_int_eq(qrt_webhook_event_bit("webhook.test"), 0);
+    all = qrt_webhook_events_json(QRT_WEBHOOK_TEST);
+    ck_assert_int_eq(json_array_size(all), 0);
+    json_decref(all);
     all = qrt_webhook_events_json(QRT_WEBHOOK_EVENTS_ALL);
     ck_assert_int_eq(json_array_size(all), 6);
     ck_assert_str_eq(json_string_value(json_array_get(all, 5)), "tracker.expired");
