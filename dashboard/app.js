@@ -1310,55 +1310,58 @@
       (a.next_attempt_at ? " (again " + shortTime(a.next_attempt_at) + ")" : "");
   }
 
-  /* A webhook's Disable / Enable again button (PATCH /webhook/<id> {"enabled"}): the
-   * card is drawn again from what the server then says. Hidden for a read token. */
-  function hookSwitch(id, enabled) {
-    var b = el("button", { type: "button", cls: "small", "data-write": "",
-                           text: enabled ? "Disable" : "Enable again",
-                           title: enabled ? "Stop deliveries (the events waiting are dropped)"
-                                          : "Deliver this webhook's events again" });
+  /* A button of a webhook's row, hidden for a read token: act() runs the request; the
+   * button is used again only when it failed. */
+  function hookButton(text, title, act) {
+    var b = el("button", { type: "button", cls: "small", "data-write": "", text: text,
+                           title: title });
     b.addEventListener("click", function () {
       b.disabled = true;
-      call("PATCH", "/webhook/" + id, null, null, { enabled: !enabled }).then(function () {
-        return loadWebhooks(state.generation);
-      }).catch(function (err) { b.disabled = false; failed(err); });
+      act().catch(function (err) { b.disabled = false; failed(err); });
     });
     return b;
+  }
+
+  /* Disable / Enable again (PATCH /webhook/<id> {"enabled"}): the card is drawn again from
+   * what the server then says. */
+  function hookSwitch(id, enabled) {
+    return hookButton(enabled ? "Disable" : "Enable again",
+                      enabled ? "Stop deliveries (the events waiting are dropped)"
+                              : "Deliver this webhook's events again", function () {
+      return call("PATCH", "/webhook/" + id, null, null, { enabled: !enabled }).then(function () {
+        return loadWebhooks(state.generation);
+      });
+    });
   }
 
   /* Send failed again (POST /webhook/<id>/recover): the events of the last week whose
    * retries were spent wait again; the message says how many. */
   function hookRecover(id) {
-    var b = el("button", { type: "button", cls: "small", "data-write": "", text: "Send failed again",
-                           title: "Deliver again the events of the last week that failed every attempt" });
-    b.addEventListener("click", function () {
-      b.disabled = true;
-      call("POST", "/webhook/" + id + "/recover", null, null, {}).then(function (res) {
+    return hookButton("Send failed again",
+                      "Deliver again the events of the last week that failed every attempt",
+                      function () {
+      return call("POST", "/webhook/" + id + "/recover", null, null, {}).then(function (res) {
         showMessage(res.body.recovered === 1 ? "1 failed event waits for delivery again."
                     : num(res.body.recovered) + " failed events wait for delivery again.", true);
         return loadWebhooks(state.generation);
-      }).catch(function (err) { b.disabled = false; failed(err); });
+      });
     });
-    return b;
   }
 
   /* Send a test (POST /webhook/<id>/test): a webhook.test event waits for delivery; the
    * card is drawn again a few seconds later, its attempt among the latest. */
   function hookTest(id) {
-    var b = el("button", { type: "button", cls: "small", "data-write": "", text: "Send a test",
-                           title: "Send this webhook a webhook.test event" });
-    b.addEventListener("click", function () {
-      b.disabled = true;
-      call("POST", "/webhook/" + id + "/test", null, null, {}).then(function (res) {
-        showMessage("A test event (" + res.body.event_id + ") waits for delivery.", true);
+    return hookButton("Send a test", "Send this webhook a webhook.test event", function () {
+      return call("POST", "/webhook/" + id + "/test", null, null, {}).then(function (res) {
         var gen = state.generation;
+
+        showMessage("A test event (" + res.body.event_id + ") waits for delivery.", true);
         setTimeout(function () {
           if (gen === state.generation) { loadWebhooks(gen).catch(failed); }
         }, 3000);
         return loadWebhooks(gen);
-      }).catch(function (err) { b.disabled = false; failed(err); });
+      });
     });
-    return b;
   }
 
   /* The webhooks with their state and latest attempts: one request (attempts=3). */

@@ -397,6 +397,20 @@ qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
     return qrt_respond_json(q, HTTP_OK, j);
 }
 
+/* The error of a store call on an enabled webhook (recover, test): 404 gone meanwhile,
+ * 409 disabled, 500 (what: the failure's words); NULL for APR_SUCCESS. */
+static qrt_err_t *webhook_enabled_outcome(qrt_req_t *q, apr_status_t rv, const char *what)
+{
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv == APR_EBUSY) {
+        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
+                         "(PATCH /webhook/<id> {\"enabled\": true}).");
+    }
+    return rv == APR_SUCCESS ? NULL : qrt_error_store(q, what);
+}
+
 /* POST /webhook/<id>/recover {"since": TIME}: the events that failed every attempt, made
  * since then (by default the last week, all that are kept), sent again from the start of
  * their schedule; 409 while the webhook is disabled. */
@@ -422,15 +436,8 @@ qrt_err_t *qrt_webhook_recover(qrt_req_t *q)
         return e;
     }
     rv = qrt_store_webhook_recover(&q->db, q->r->pool, q->auth.account_id, w.id, from, &n);
-    if (rv == APR_NOTFOUND) {
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv == APR_EBUSY) {
-        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
-                         "(PATCH /webhook/<id> {\"enabled\": true}).");
-    }
-    if (rv != APR_SUCCESS) {
-        return qrt_error_store(q, "recovering a webhook's events");
+    if ((e = webhook_enabled_outcome(q, rv, "recovering a webhook's events")) != NULL) {
+        return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01041: %d failed events of webhook %"
                   APR_INT64_T_FMT " queued again by account %s", n, w.id,
@@ -456,15 +463,8 @@ qrt_err_t *qrt_webhook_test(qrt_req_t *q)
         return fatal ? fatal : e;
     }
     rv = qrt_store_webhook_test(&q->db, q->r->pool, q->auth.account_id, w.id, &msg_id);
-    if (rv == APR_NOTFOUND) {
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv == APR_EBUSY) {
-        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
-                         "(PATCH /webhook/<id> {\"enabled\": true}).");
-    }
-    if (rv != APR_SUCCESS) {
-        return qrt_error_store(q, "writing a webhook's test event");
+    if ((e = webhook_enabled_outcome(q, rv, "writing a webhook's test event")) != NULL) {
+        return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01042: a test event for webhook %"
                   APR_INT64_T_FMT " written by account %s", w.id, q->auth.account_name);

@@ -1056,6 +1056,18 @@ def test_a_graceful_restart_while_the_database_is_frozen_keeps_scans_answered(ow
         srv.cleanup()
 
 
+def checked_then_restarted(srv, cluster):
+    """Health checks (new connections: each child's lookup connection opened), then the
+    cluster restarted, which ends them, and the node on the database again."""
+    for _ in range(8):
+        with requests.Session() as s:
+            assert s.get(srv.base + "/api/health", timeout=30).status_code == 200
+    cluster.halt()
+    cluster.start()
+    wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
+               timeout=30, interval=0.1, what="the node on the database")
+
+
 @pgsql_only
 def test_health_checks_after_a_database_restart_answer_200_at_once(own_cluster):
     """A health check runs on its child's lookup connection, which a restart of PostgreSQL
@@ -1063,13 +1075,7 @@ def test_health_checks_after_a_database_restart_answer_200_at_once(own_cluster):
     a balancer took the node out for it. It is tried once more on a new connection."""
     srv = started_with_status()
     try:
-        for _ in range(8):
-            with requests.Session() as s:
-                assert s.get(srv.base + "/api/health", timeout=30).status_code == 200
-        own_cluster.halt()
-        own_cluster.start()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
-                   timeout=30, interval=0.1, what="the node on the database")
+        checked_then_restarted(srv, own_cluster)
         got = []
         for _ in range(8):
             with requests.Session() as s:
@@ -1090,13 +1096,7 @@ def test_a_lookup_connection_opened_while_the_database_is_frozen_gives_up_in_tim
     start (every scan unanswered). It waits libpq's least, 2 s."""
     srv = started_with_status(SHORT_WAITS)
     try:
-        for _ in range(8):
-            with requests.Session() as s:
-                assert s.get(srv.base + "/api/health", timeout=30).status_code == 200
-        own_cluster.halt()
-        own_cluster.start()
-        wait_until(lambda: qrtrack_status(srv)["QRTrackDatabaseReachable"] == "1",
-                   timeout=30, interval=0.1, what="the node on the database")
+        checked_then_restarted(srv, own_cluster)
         took = []
         with Frozen(own_cluster):
             for _ in range(4):
