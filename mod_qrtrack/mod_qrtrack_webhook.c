@@ -277,6 +277,21 @@ qrt_err_t *qrt_webhook_show(qrt_req_t *q)
     return qrt_respond_json(q, HTTP_OK, j);
 }
 
+/* The error of a store call on the caller's webhook: 404 gone meanwhile (deleted since it
+ * was loaded), 409 disabled (recover, test), 500 (what: the failure's words); NULL for
+ * APR_SUCCESS. */
+static qrt_err_t *webhook_store_outcome(qrt_req_t *q, apr_status_t rv, const char *what)
+{
+    if (rv == APR_NOTFOUND) {
+        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
+    }
+    if (rv == APR_EBUSY) {
+        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
+                         "(PATCH /webhook/<id> {\"enabled\": true}).");
+    }
+    return rv == APR_SUCCESS ? NULL : qrt_error_store(q, what);
+}
+
 /* The fields a PATCH may have: those it changes, and those a GET shows (ignored). */
 static const char *const webhook_patch_fields[] = {
     "url", "events", "enabled", "id", "created_at", "disabled_at", "disabled_reason",
@@ -331,12 +346,8 @@ qrt_err_t *qrt_webhook_update(qrt_req_t *q)
     }
     w.account_id = q->auth.account_id;
     rv = qrt_store_webhook_change(&q->db, q->r->pool, &w, enable, WEBHOOK_DISABLED_BY_API);
-    if (rv == APR_NOTFOUND) {
-        /* (deleted meanwhile) */
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv != APR_SUCCESS) {
-        return qrt_error_store(q, "changing a webhook");
+    if ((e = webhook_store_outcome(q, rv, "changing a webhook")) != NULL) {
+        return e;
     }
     qrt_scan_webhooks_changed();
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01039: webhook %" APR_INT64_T_FMT
@@ -383,11 +394,8 @@ qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
     }
     rv = qrt_store_webhook_secret_new(&q->db, q->r->pool, q->auth.account_id, w.id, until,
                                       &secret);
-    if (rv == APR_NOTFOUND) {
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv != APR_SUCCESS) {
-        return qrt_error_store(q, "making a webhook's secret");
+    if ((e = webhook_store_outcome(q, rv, "making a webhook's secret")) != NULL) {
+        return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01040: webhook %" APR_INT64_T_FMT
                   " given a new secret by account %s", w.id, q->auth.account_name);
@@ -395,20 +403,6 @@ qrt_err_t *qrt_webhook_secret(qrt_req_t *q)
     json_object_set_new(j, "secret", json_string(secret));
     json_object_set_new(j, "previous_secret_until", qrt_json_time(until));
     return qrt_respond_json(q, HTTP_OK, j);
-}
-
-/* The error of a store call on an enabled webhook (recover, test): 404 gone meanwhile,
- * 409 disabled, 500 (what: the failure's words); NULL for APR_SUCCESS. */
-static qrt_err_t *webhook_enabled_outcome(qrt_req_t *q, apr_status_t rv, const char *what)
-{
-    if (rv == APR_NOTFOUND) {
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv == APR_EBUSY) {
-        return qrt_error(q, HTTP_CONFLICT, "The webhook is disabled: enable it again first "
-                         "(PATCH /webhook/<id> {\"enabled\": true}).");
-    }
-    return rv == APR_SUCCESS ? NULL : qrt_error_store(q, what);
 }
 
 /* POST /webhook/<id>/recover {"since": TIME}: the events that failed every attempt, made
@@ -436,7 +430,7 @@ qrt_err_t *qrt_webhook_recover(qrt_req_t *q)
         return e;
     }
     rv = qrt_store_webhook_recover(&q->db, q->r->pool, q->auth.account_id, w.id, from, &n);
-    if ((e = webhook_enabled_outcome(q, rv, "recovering a webhook's events")) != NULL) {
+    if ((e = webhook_store_outcome(q, rv, "recovering a webhook's events")) != NULL) {
         return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01041: %d failed events of webhook %"
@@ -463,7 +457,7 @@ qrt_err_t *qrt_webhook_test(qrt_req_t *q)
         return fatal ? fatal : e;
     }
     rv = qrt_store_webhook_test(&q->db, q->r->pool, q->auth.account_id, w.id, &msg_id);
-    if ((e = webhook_enabled_outcome(q, rv, "writing a webhook's test event")) != NULL) {
+    if ((e = webhook_store_outcome(q, rv, "writing a webhook's test event")) != NULL) {
         return e;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01042: a test event for webhook %"
@@ -485,11 +479,8 @@ qrt_err_t *qrt_webhook_delete(qrt_req_t *q)
         return e;
     }
     rv = qrt_store_webhook_delete(&q->db, q->r->pool, q->auth.account_id, w.id);
-    if (rv == APR_NOTFOUND) {
-        return qrt_error(q, HTTP_NOT_FOUND, "Webhook not found.");
-    }
-    if (rv != APR_SUCCESS) {
-        return qrt_error_store(q, "deleting a webhook");
+    if ((e = webhook_store_outcome(q, rv, "deleting a webhook")) != NULL) {
+        return e;
     }
     qrt_scan_webhooks_changed();
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, q->r, "QRT01001: webhook %" APR_INT64_T_FMT
