@@ -11,6 +11,8 @@ server its own database in it; the cluster is stopped by its PID at the end.
 """
 import pytest
 
+import lib.server
+
 # Everything shared lives in lib/; re-exported here for the tests and benches that
 # import it from conftest.
 from lib.env import *  # noqa: F401,F403
@@ -137,3 +139,20 @@ def pytest_collection_modifyitems(config, items):
                 or item.name.split("[")[0] in SERIAL_TESTS) \
                 and item.name.split("[")[0] not in SHARED_TESTS:
             item.add_marker(pytest.mark.serial)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    lib.server.CLEANED.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test's report carries the module's latest log lines of each server (a
+    failure seen only in CI then says whether a node left the database, say)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and call.when in ("setup", "call"):
+        text = lib.server.log_digest()
+        if text:
+            rep.sections.append(("qrtrack error logs", text))

@@ -28,6 +28,27 @@ from lib.pg import pg_cluster
 from lib.wait import wait_until
 
 
+# The servers of the running test process, and the module's log lines of those cleaned up
+# during the current test: a failing test's report shows them (conftest's
+# pytest_runtest_makereport), so that a failure seen only in CI says what the servers saw.
+LIVE = []
+CLEANED = []
+MODULE_LINE = re.compile(r"\] \[qrtrack:(?!debug|info|trace)")
+
+
+def module_lines(srv, keep=40):
+    """The last keep lines that the module logged at notice level or above, as text."""
+    lines = [l for l in srv.error_log().splitlines() if MODULE_LINE.search(l)]
+    return "%s (port %d, %s): %d module lines%s" % (
+        srv.dir, srv.port, srv.backend, len(lines),
+        "".join("\n  " + l[:400] for l in lines[-keep:]))
+
+
+def log_digest():
+    """What the live servers and those cleaned up during this test logged."""
+    return "\n".join(CLEANED + [module_lines(srv) for srv in LIVE])
+
+
 def child_pids(parent, httpd_only=False, listed=False):
     """The pids of parent's children; with httpd_only, those that run httpd itself (not
     piped loggers). listed: from the kernel's list of the children that parent's main
@@ -76,6 +97,7 @@ class Server:
         # Not pytest's tmp_path: it is 0700 and the children run as www-data.
         self.dir = tempfile.mkdtemp(prefix="qrtrack-test-")
         os.chmod(self.dir, 0o755)
+        LIVE.append(self)
         for sub in ("run", "logs", "cores"):
             os.makedirs(os.path.join(self.dir, sub))
         self.port = free_port()
@@ -299,6 +321,9 @@ class Server:
         self.stop()
         crashes = self.crash_lines()
         traces = self.backtraces() if crashes else ""
+        if self in LIVE:
+            LIVE.remove(self)
+            CLEANED.append(module_lines(self))
         shutil.rmtree(self.dir, ignore_errors=True)
         assert not crashes, "crash lines in the error log:\n" + "\n".join(crashes) \
             + ("\n" + traces if traces else "")
