@@ -88,8 +88,7 @@ static qrt_db_t *lookup_open(int *timeup)
      * to answer (mod_qrtrack_scan.c), and one that meets a silent server in time for
      * the child to end (QRT_DB_CONNECT_QUICK_S). */
     lk.db = qrt_db_open_own(lk.p, QRT_DB_CONNECT_QUICK_S, lk.limit_ms, &lk.limit, &err);
-    /* (libpq's words for a connection attempt past connect_timeout) */
-    *timeup = !lk.db && err && strstr(err, "timeout expired");
+    *timeup = !lk.db && qrt_db_connect_silent(err);
     return lk.db;
 }
 

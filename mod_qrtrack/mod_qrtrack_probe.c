@@ -6,14 +6,21 @@
  * waits for its deadline (qrt_dbwatch), QRTrackScanWait and 2.5 s for the scan writer
  * (12.5 s by default), and every scan meanwhile waits for the writer. A call that has
  * waited PROBE_AFTER_MS (a scan's lookup or commit takes milliseconds) makes this thread
- * ask the server on a connection of its own, opened within PROBE_WAIT_S: a server that
- * answers within PROBE_WAIT_S is alive (the call waits for a lock held elsewhere, or a long
- * report runs), and the call keeps its deadline. One that does not has stopped: the calls
+ * ask the server on a connection of its own: a server that answers within PROBE_WAIT_S is
+ * alive (the call waits for a lock held elsewhere, or a long report runs), and the call
+ * keeps its deadline. One that does not has stopped: the calls
  * of the child that have waited PROBE_AFTER_MS are cut now (qrt_dbwatch_cut_older), and
  * the node leaves the database (QRT00104): scans are answered from the snapshot and
  * spooled, as in any outage, and the keeper's probe brings the node back. While the node
  * is away, each child's calls that have waited PROBE_AFTER_MS are cut (another child
- * found the server silent). */
+ * found the server silent).
+ *
+ * The probe's connection is kept, opened while the node is on the database: a question
+ * on it tells a silent server from one merely slow to take new connections (its host's
+ * CPU saturated: each backend forked late), which answers on the connections it has. A
+ * probe that had to open one within PROBE_WAIT_S took the slow server for a silent one,
+ * and the node left a database that worked. Without one (the server ended it), the
+ * probe opens one, and a server that does not take it within PROBE_WAIT_S is silent. */
 #include <string.h>
 #include <sys/prctl.h>
 #include <apr_dbd.h>
@@ -25,6 +32,7 @@
 #include "mod_qrtrack_probe.h"
 #include "mod_qrtrack_spool.h"
 #include "qrt_clock.h"
+#include "qrt_dblimit.h"
 #include "qrt_dbwatch.h"
 
 APLOG_USE_MODULE(qrtrack);
@@ -41,7 +49,8 @@ static struct {
     int stopping;               /* (under tick) */
 } pr;
 
-/* A probe's connection: NULL, with *silent when the server did not take it in time. */
+/* A probe's connection, opened within PROBE_WAIT_S: NULL, with *silent when the server did
+ * not take it in time. */
 static qrt_db_t *probe_connect(apr_pool_t *cp, int *silent, const char **err)
 {
     qrt_db_t *db;
@@ -52,39 +61,54 @@ static qrt_db_t *probe_connect(apr_pool_t *cp, int *silent, const char **err)
     *silent = 0;
     if (qrt_db_connect_within(cp, &db->driver, &db->handle, PROBE_WAIT_S, err)
         != APR_SUCCESS) {
-        /* (libpq's words for a connection attempt past connect_timeout) */
-        *silent = *err && strstr(*err, "timeout expired") != NULL;
+        *silent = qrt_db_connect_silent(*err);
         return NULL;
     }
     return db;
 }
 
-/* 1 when the server answered a round trip within PROBE_WAIT_S on a new connection (closed
- * again: probes are rare, and a connection kept would count against max_connections), 0
- * when it gave no answer (*why says so), -1 when the probe failed otherwise (refused): that
- * says nothing of the waiting calls, whose own failure will. */
-static int probe_once(apr_pool_t *cp, apr_pool_t *p, const char **why)
+static void probe_close(qrt_db_t **db, apr_pool_t *cp)
 {
-    qrt_db_t *db;
-    int silent, v;
-
-    if (!(db = probe_connect(cp, &silent, why))) {
-        return silent ? 0 : -1;
+    if (*db) {
+        apr_dbd_close((*db)->driver, (*db)->handle);
+        *db = NULL;
     }
-    v = qrt_db_schema_version(db, p);
-    silent = v < 0 && qrt_db_unanswered(db);
-    if (v < 0) {
-        *why = db->error ? apr_pstrdup(p, db->error) : "no answer";
-    }
-    apr_dbd_close(db->driver, db->handle);
     apr_pool_clear(cp);
-    return v >= 0 ? 1 : silent ? 0 : -1;
+}
+
+/* 1 when the server answered a round trip within PROBE_WAIT_S on the kept connection
+ * *db (opened first when there is none), 0 when it gave no answer (*why says so), -1 when
+ * the probe failed otherwise (refused): that says nothing of the waiting calls, whose own
+ * failure will. A kept connection that failed otherwise (the server restarted since) is
+ * given up, and the question asked again on a new one. */
+static int probe_once(qrt_db_t **db, apr_pool_t *cp, apr_pool_t *p, const char **why)
+{
+    int silent, v, kept;
+
+    for (;;) {
+        kept = *db != NULL;
+        if (!kept && !(*db = probe_connect(cp, &silent, why))) {
+            return silent ? 0 : -1;
+        }
+        (*db)->error = NULL;
+        v = qrt_db_schema_version(*db, p);
+        if (v >= 0) {
+            return 1;
+        }
+        silent = qrt_db_unanswered(*db);
+        *why = (*db)->error ? apr_pstrdup(p, (*db)->error) : "no answer";
+        probe_close(db, cp);
+        if (silent || !kept) {
+            return silent ? 0 : -1;
+        }
+    }
 }
 
 static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *top = data, *cp, *p;
-    apr_time_t next = 0;
+    apr_time_t next = 0, next_open = 0;
+    qrt_db_t *db = NULL;
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-probe", 0, 0, 0);
@@ -108,17 +132,27 @@ static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
         waited = qrt_dbwatch_oldest_ms();
         if (qrt_db_down()) {
             /* The node has left the database (another child's probe, a writer's call):
-             * this child's calls that have waited as long wait for nothing. */
+             * this child's calls that have waited as long wait for nothing. The kept
+             * connection goes too: a new one once the node is back. */
             if (waited >= PROBE_AFTER_MS) {
                 qrt_dbwatch_cut_older(PROBE_AFTER_MS);
             }
+            probe_close(&db, cp);
             continue;
         }
         if (waited < PROBE_AFTER_MS || qrt_clock_now() < next) {
+            /* (opened ahead of need; a server that does not take it is asked again
+             * PROBE_EVERY later) */
+            if (!db && qrt_clock_now() >= next_open) {
+                int silent;
+
+                next_open = qrt_clock_now() + PROBE_EVERY;
+                db = probe_connect(cp, &silent, &why);
+            }
             continue;
         }
         next = qrt_clock_now() + PROBE_EVERY;
-        if (probe_once(cp, p, &why) == 0) {
+        if (probe_once(&db, cp, p, &why) == 0) {
             cut = qrt_dbwatch_cut_older(PROBE_AFTER_MS);
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, pr.s, "QRT00146: the database server "
                          "gave no answer within %d s to a probe while a call of this "
@@ -130,6 +164,7 @@ static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
         }
         apr_pool_clear(p);
     }
+    probe_close(&db, cp);
     return NULL;
 }
 

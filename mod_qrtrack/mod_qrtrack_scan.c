@@ -536,16 +536,18 @@ static apr_status_t writer_end(qrt_db_t *db, apr_pool_t *p, apr_dbd_transaction_
 
 /* 1 when a commit failed because the writer's connection had been closed while it was
  * idle (the server's idle_session_timeout, 57P05; a restart since; a balancer or
- * firewall that drops idle connections), before anything of the batch reached the
- * server: its first call failed as lost. The batch is then tried once on a new
- * connection before the database counts as gone. */
+ * firewall that drops idle connections), before the batch's COMMIT was sent: its BEGIN
+ * or the preparation of one of its statements (synchronous: never after the COMMIT is
+ * sent) failed as lost, and a transaction lost with its connection is rolled back. The
+ * batch is then tried once on a new connection before the database counts as gone. */
 static int writer_stale(const qrt_db_t *db)
 {
     /* (57P01: the server that ended it at its shutdown has been started again; a batch
      * it ended mid-transaction was rolled back) */
     return qrt_db_lost(db) && db->error
            && (strstr(db->error, " 57P05:") || strstr(db->error, " 57P01:")
-               || !strncmp(db->error, "begin: ", 7));
+               || !strncmp(db->error, "begin: ", 7)
+               || !strncmp(db->error, "cannot prepare ", 15));
 }
 
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
@@ -1473,16 +1475,40 @@ static volatile apr_time_t lookup_locked_until;
  * not answer at once (the lookup connection busy, a call just cut) it answers
  * SCAN_LOOKUP_AGED rather than wait for mod_dbd's pool, whose new connections may each
  * wait PGCONNECT_TIMEOUT for a server that stopped answering. */
+/* The code looked up on one of mod_dbd's connections, *db the call's outcome. */
+static apr_status_t scan_lookup_dbd(request_rec *r, const char *code, apr_int64_t *id,
+                                    const char **url, qrt_route_src_t *route, qrt_db_t *db)
+{
+    ap_dbd_t *dbd;
+    apr_status_t rv;
+
+    /* Open and close, not acquire: the connection must be back in the pool before this
+     * request waits for the writer, which may need one. */
+    memset(db, 0, sizeof(*db));
+    if (!(dbd = qrt_dbd_open(r->pool, r->server))) {
+        return APR_ENOTSOCK;
+    }
+    db->driver = dbd->driver;
+    db->handle = dbd->handle;
+    db->prepared = dbd->prepared;
+    db->pool = dbd->pool;
+    rv = qrt_store_tracker_by_code(db, r->pool, code, id, url, route);
+    qrt_dbd_close(r->server, dbd);
+    if (rv != APR_SUCCESS && qrt_db_unanswered(db)) {
+        qrt_lookup_unanswered();
+    }
+    return rv;
+}
+
 static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url,
                        qrt_route_src_t *route, int aged)
 {
     apr_uint32_t more = 0;
     const char *snap_route = NULL;
     const char *why = NULL;
-    ap_dbd_t *dbd;
     qrt_db_t db;
     apr_status_t rv;
-    int tries;
+    int tries, silent = 0;
 
     /* A few tries: after the database restarted, each pooled connection fails once
      * (then mod_dbd drops it). */
@@ -1497,27 +1523,14 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         }
         if (rv == APR_TIMEUP
             || (rv == APR_EAGAIN && qrt_clock_now() < lookup_locked_until)) {
+            silent = rv == APR_TIMEUP;
             break;
         }
-        if (rv == APR_EAGAIN) {
-            /* (held by another lookup for a while, or not open now) Open and close,
-             * not acquire: the connection must be back in the pool before this
-             * request waits for the writer, which may need one. */
-            dbd = qrt_dbd_open(r->pool, r->server);
-            if (!dbd) {
-                why = "mod_dbd has no connection";
-                continue;
-            }
-            memset(&db, 0, sizeof(db));
-            db.driver = dbd->driver;
-            db.handle = dbd->handle;
-            db.prepared = dbd->prepared;
-            db.pool = dbd->pool;
-            rv = qrt_store_tracker_by_code(&db, r->pool, code, id, url, route);
-            qrt_dbd_close(r->server, dbd);
-            if (rv != APR_SUCCESS && qrt_db_unanswered(&db)) {
-                qrt_lookup_unanswered();
-            }
+        /* (held by another lookup for a while, or not open now) */
+        if (rv == APR_EAGAIN
+            && (rv = scan_lookup_dbd(r, code, id, url, route, &db)) == APR_ENOTSOCK) {
+            why = "mod_dbd has no connection";
+            continue;
         }
         if (rv == APR_SUCCESS) {
             lookup_locked_until = 0;
@@ -1564,6 +1577,23 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
                       APR_INT64_T_FMT " (snapshot)", code, *id);
         return OK;
+    }
+    if (silent && !qrt_db_down()) {
+        /* The lookup connection got no answer in time (a server that stopped answering,
+         * or one slow to take a new connection: its host's CPU saturated), and the
+         * snapshot does not have the code: one made a moment ago, on a server that may
+         * only be slow. mod_dbd's connection asks, within the request's deadline
+         * (qrt_dbwatch) and the probe's verdict; a 503 said a new code did not exist
+         * for as long as the server took more than QRT_DB_CONNECT_QUICK_S to connect. */
+        rv = scan_lookup_dbd(r, code, id, url, route, &db);
+        if (rv == APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                          APR_INT64_T_FMT " (looked up)", code, *id);
+            return OK;
+        }
+        if (rv == APR_NOTFOUND) {
+            return HTTP_NOT_FOUND;
+        }
     }
     /* Unknown codes come for as long as an outage lasts (bots, mistyped links): said
      * once per QRT_LOG_QUIET a child, the outage itself being said by QRT00104. */

@@ -749,18 +749,26 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 
 /* The keeper's own connection (not mod_dbd's: it must not take a request's), opened
  * within QRT_DB_CONNECT_QUICK_S: its attempts while the server is frozen would each hold
- * the child's end (a graceful restart waits for the old children) for PGCONNECT_TIMEOUT. */
-static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
+ * the child's end (a graceful restart waits for the old children) for PGCONNECT_TIMEOUT.
+ * After KEEPER_SILENT_QUICK attempts in a row that the server did not take in time, the
+ * next ones wait PGCONNECT_TIMEOUT: a server slow to take connections (each backend
+ * forked late on a saturated host) is taken again then, where 2 s never would. */
+#define KEEPER_SILENT_QUICK 2
+
+static qrt_db_t *keeper_connect(apr_pool_t *cp, int *silent_runs, const char **err)
 {
     const apr_dbd_driver_t *driver;
     qrt_db_t *db;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_within(cp, &driver, &db->handle, QRT_DB_CONNECT_QUICK_S, err)
-        != APR_SUCCESS) {
+    if (qrt_db_connect_within(cp, &driver, &db->handle,
+                              *silent_runs < KEEPER_SILENT_QUICK ? QRT_DB_CONNECT_QUICK_S : 0,
+                              err) != APR_SUCCESS) {
+        *silent_runs = qrt_db_connect_silent(*err) ? *silent_runs + 1 : 0;
         return NULL;
     }
+    *silent_runs = 0;
     db->driver = driver;
     db->pool = cp;
     if (qrt_dialect_remote(driver)) {
@@ -774,6 +782,27 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, const char **err)
     }
     qrt_db_prepare_lazily(db, cp);
     return db;
+}
+
+/* The keeper could not open its connection while the node is on the database. A refusal
+ * (no server there, one starting or stopping) takes the node off it now. A server that
+ * took no connection within QRT_DB_CONNECT_QUICK_S may only be slow to take one (its
+ * host's CPU saturated): the snapshot waits for the next round, and whether the server
+ * stopped answering is the probe's to say, from the calls that wait on it
+ * (mod_qrtrack_probe.c). Taking the node off for it answered the API 503 while mod_dbd's
+ * connections worked. */
+static void keeper_unconnected(const char *err)
+{
+    apr_uint32_t more = 0;
+
+    if (!qrt_db_connect_silent(err)) {
+        qrt_db_mark_down(child.s, err);
+    }
+    else if (qrt_log_due(qrt_ration(QRT_R_SNAP), &more)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, child.s, "QRT00118: the snapshot of "
+                     "codes could not be brought up to date: %s (and %u more since this "
+                     "line was last logged)", err, more);
+    }
 }
 
 static int keeper_turn(apr_time_t *next, apr_interval_time_t every)
@@ -812,6 +841,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
     qrt_db_t *db = NULL;
     qrt_spool_t *snap = NULL;
     const char *err = NULL, *why;
+    int silent_runs = 0;
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-keeper", 0, 0, 0);
@@ -831,7 +861,7 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             if (db) {
                 apr_dbd_close(db->driver, db->handle);
             }
-            db = keeper_connect(cp, &err);
+            db = keeper_connect(cp, &silent_runs, &err);
             why = NULL;
             if (db && apr_dbd_check_conn(db->driver, p, db->handle) == APR_SUCCESS
                 && !(why = qrt_dbd_schema_recheck(p, db->driver, db->handle))) {
@@ -861,9 +891,9 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             continue;
         }
         if (!db) {
-            db = keeper_connect(cp, &err);
+            db = keeper_connect(cp, &silent_runs, &err);
             if (!db) {
-                qrt_db_mark_down(child.s, err);
+                keeper_unconnected(err);
                 keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
                 continue;
             }
@@ -880,10 +910,10 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                 /* A connection from before the database restarted: once more, on a
                  * new one. */
                 apr_dbd_close(db->driver, db->handle);
-                db = keeper_connect(cp, &err);
+                db = keeper_connect(cp, &silent_runs, &err);
                 rv = db ? keeper_refresh(db, snap, p) : APR_EGENERAL;
                 if (!db) {
-                    qrt_db_mark_down(child.s, err);
+                    keeper_unconnected(err);
                     keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
                     continue;
                 }
@@ -895,7 +925,9 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
         if (rv != APR_SUCCESS && rv != APR_EINTR) {
             apr_uint32_t more = 0;
 
-            if (db->error && qrt_db_unreachable(db)) {
+            /* (a connection re-opened in place, past QRT_DB_CONNECT_QUICK_S: as
+             * keeper_unconnected) */
+            if (db->error && qrt_db_unreachable(db) && !qrt_db_connect_silent(db->error)) {
                 qrt_db_mark_down(child.s, db->error);
             }
             else if (qrt_log_due(qrt_ration(QRT_R_SNAP), &more)) {

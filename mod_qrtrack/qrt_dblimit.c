@@ -162,18 +162,23 @@ qrt_db_refusal_t qrt_db_refusal(const qrt_dialect_t *dialect, const char *err)
     return QRT_DB_REFUSED_OTHER;
 }
 
+int qrt_db_connect_silent(const char *err)
+{
+    return err && strstr(err, "timeout expired") != NULL;
+}
+
 const char *qrt_db_refusal_advice(qrt_db_refusal_t why)
 {
     switch (why) {
     case QRT_DB_REFUSED_SLOTS:
         return "PostgreSQL has no connection slot left: max_connections must be at "
-               "least nodes x ServerLimit x (DBDMax + 3) + superuser_reserved_connections "
+               "least nodes x ServerLimit x (DBDMax + 4) + superuser_reserved_connections "
                "(+ reserved_connections from PostgreSQL 16) + every other client "
                "(qrtrack-admin, psql, backups); raise it, or lower DBDMax";
     case QRT_DB_REFUSED_ROLE_LIMIT:
         return "the database user's or the database's CONNECTION LIMIT is reached: "
                "raise it (ALTER ROLE/DATABASE ... CONNECTION LIMIT) to at least "
-               "nodes x ServerLimit x (DBDMax + 3) + other clients, or lower DBDMax";
+               "nodes x ServerLimit x (DBDMax + 4) + other clients, or lower DBDMax";
     case QRT_DB_REFUSED_UNREACHABLE:
         return "the database server does not answer (down, starting, or a wrong host "
                "or port in DBDParams)";

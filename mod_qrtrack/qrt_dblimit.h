@@ -49,6 +49,10 @@ typedef enum {
     QRT_DB_REFUSED_FILE         /* SQLite: the file or its directory */
 } qrt_db_refusal_t;
 qrt_db_refusal_t qrt_db_refusal(const qrt_dialect_t *dialect, const char *err);
+/* 1 when err says that a server took no new connection within its connect_timeout
+ * (libpq's "timeout expired"): silent, or merely slow to take it (a host whose CPU is
+ * saturated): not that it is down, as a refusal does. */
+int qrt_db_connect_silent(const char *err);
 /* What an administrator should do about it: one sentence, no secret (err is left
  * out: the caller logs it beside). */
 const char *qrt_db_refusal_advice(qrt_db_refusal_t why);

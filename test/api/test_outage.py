@@ -26,6 +26,7 @@ from conftest import Api, BACKEND, Server, started
 from lib.env import HTTPD, PSQL
 from lib.wait import wait_until
 from lib.refuse import RefusingLock
+from lib.slowaccept import SlowAccept
 from lib.server import qrtrack_status, snapshot_codes
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
@@ -1111,6 +1112,50 @@ def test_a_lookup_connection_opened_while_the_database_is_frozen_gives_up_in_tim
         assert srv.proc.poll() is None and not srv.crash_lines(), srv.error_log()[-3000:]
     finally:
         srv.cleanup()
+
+
+@pgsql_only
+def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
+    """A server that takes each new connection 3 s late (its host's CPU saturated: each
+    backend forked late) is slow, not gone. The node opens the connections it has not
+    opened yet (each child's lookup connection at its first scan, each child's keeper's
+    at its first turn) and stays on the database: the API answers, and a code made a
+    moment before is redirected and its visit recorded. The keeper took the node off the
+    database when its connection attempt passed QRT_DB_CONNECT_QUICK_S (2 s), and the API
+    answered 503 while mod_dbd's connections, which wait PGCONNECT_TIMEOUT (5 s), worked;
+    a child's lookup connection gave up after 2 s too, and a code not in the snapshot yet
+    was answered 503."""
+    relay = SlowAccept(own_cluster.port)
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    try:
+        with open(srv.conf) as f:
+            conf = f.read()
+        with open(srv.conf, "w") as f:
+            f.write(conf.replace(srv.db, relay.params(srv.db, own_cluster.port)))
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        tok = srv.token("acme")
+        make_trackers(srv, tok, 2)
+        relay.slow(3)
+        results = []
+        until = time.monotonic() + 12
+        with Api(srv, tok) as a:
+            while time.monotonic() < until:
+                r = a.post("/tracker", json={"redirect_url": "https://example.com/slow"})
+                scan = (requests.get("%s/q/%s" % (srv.base, r.json()["code"]),
+                                     allow_redirects=False, timeout=30).status_code
+                        if r.status_code == 200 else None)
+                results.append((r.status_code, scan,
+                                qrtrack_status(srv)["QRTrackDatabaseReachable"]))
+                time.sleep(0.3)
+        assert len(results) >= 3, results
+        assert all(res == (200, 302, "1") for res in results), results
+        assert "QRT00104" not in srv.error_log(), srv.error_log()[-3000:]
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == len(results)
+    finally:
+        srv.cleanup()
+        relay.stop()
 
 
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred

@@ -191,6 +191,11 @@ START_TEST(refusal_classes)
                                     "db.example.com: no answer in time"),
                      QRT_DB_REFUSED_UNREACHABLE);
     ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("sqlite3"), NULL), QRT_DB_REFUSED_FILE);
+    ck_assert_int_eq(qrt_db_connect_silent("connection to server at \"127.0.0.1\", port 5432 "
+                                           "failed: timeout expired\n"), 1);
+    ck_assert_int_eq(qrt_db_connect_silent("connection to server at \"127.0.0.1\", port 1 "
+                                           "failed: Connection refused"), 0);
+    ck_assert_int_eq(qrt_db_connect_silent(NULL), 0);
     ck_assert_int_eq(qrt_db_refusal(qrt_dialect_named("pgsql"), "something else"), QRT_DB_REFUSED_OTHER);
     ck_assert_ptr_nonnull(strstr(qrt_db_refusal_advice(QRT_DB_REFUSED_SLOTS),
                                  "superuser_reserved_connections"));
