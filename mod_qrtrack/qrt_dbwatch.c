@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "qrt_clock.h"
@@ -16,6 +17,8 @@ typedef struct {
     int fired;
     long long start;            /* CLOCK_MONOTONIC, in ms */
     long long deadline;
+    dev_t dev;                  /* the socket armed (fstat), told from another that */
+    ino_t ino;                  /* took its number since */
 } dbwatch_slot_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,6 +37,21 @@ static long long now_ms(void)
     return qrt_clock_now() / 1000;
 }
 
+/* Cuts the call of slot s (under the lock). Its socket is shut down only when fd is still
+ * the socket armed: a connection re-opened in place during the call (apr_dbd's check of a
+ * lost PostgreSQL connection, PQreset) closed it, and the number may now be another
+ * thread's socket (a client's connection). The call learns of its deadline all the same. */
+static void dbwatch_cut_slot(dbwatch_slot_t *s)
+{
+    struct stat st;
+
+    if (fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino) {
+        shutdown(s->fd, SHUT_RDWR);
+    }
+    s->fired = 1;
+    fired++;
+}
+
 static void *dbwatch_run(void *arg)
 {
     (void)arg;
@@ -45,11 +63,7 @@ static void *dbwatch_run(void *arg)
 
         for (i = 0; i < nslots; i++) {
             if (slots[i].fd >= 0 && !slots[i].fired && slots[i].deadline <= now) {
-                /* (under the lock: the caller disarms under it before its connection
-                 * can close, so fd is still that connection's socket) */
-                shutdown(slots[i].fd, SHUT_RDWR);
-                slots[i].fired = 1;
-                fired++;
+                dbwatch_cut_slot(&slots[i]);
             }
         }
         /* (on CLOCK_MONOTONIC, as the deadlines: a wall clock set back an hour made
@@ -107,9 +121,10 @@ int qrt_dbwatch_limit_ms(void)
 
 int qrt_dbwatch_arm(int fd)
 {
+    struct stat st;
     int i, token = 0;
 
-    if (!limit_ms || fd < 0 || armed) {
+    if (!limit_ms || fd < 0 || armed || fstat(fd, &st) != 0) {
         return 0;
     }
     pthread_mutex_lock(&lock);
@@ -117,6 +132,8 @@ int qrt_dbwatch_arm(int fd)
         for (i = 0; i < DBWATCH_SLOTS; i++) {
             if (slots[i].fd < 0) {
                 slots[i].fd = fd;
+                slots[i].dev = st.st_dev;
+                slots[i].ino = st.st_ino;
                 slots[i].fired = 0;
                 slots[i].start = now_ms();
                 slots[i].deadline = slots[i].start + limit_ms;
@@ -185,9 +202,7 @@ int qrt_dbwatch_cut_older(int ms)
     pthread_mutex_lock(&lock);
     for (i = 0; i < nslots; i++) {
         if (slots[i].fd >= 0 && !slots[i].fired && now - slots[i].start >= ms) {
-            shutdown(slots[i].fd, SHUT_RDWR);
-            slots[i].fired = 1;
-            fired++;
+            dbwatch_cut_slot(&slots[i]);
             n++;
         }
     }

@@ -6,7 +6,9 @@
 -- event of its (webhook, tracker) pair, so that a tracker's events arrive in order.
 -- SQLite finds those oldest events by seeking in webhook_events_pending from one
 -- (webhook, tracker) pair to the next: a step per pair, however many events wait behind
--- each (a GROUP BY would read them all); events without a tracker form one pair, first.
+-- each (a GROUP BY would read them all). Every event carries a tracker id (0 for one of no
+-- tracker, as webhook.test): a NULL one would sort first on SQLite but last on PostgreSQL,
+-- where no step from a pair reaches it.
 -- name: whsend_due
 WITH RECURSIVE heads (id, w, t) AS (SELECT id, webhook_id, tracker_id
     FROM (SELECT id, webhook_id, tracker_id

@@ -106,6 +106,69 @@ START_TEST(a_call_in_time_keeps_its_socket)
 }
 END_TEST
 
+/* A connection re-opened in place during an armed call (apr_dbd's check of a lost
+ * PostgreSQL connection, PQreset) closes the armed socket; its number may be taken at once
+ * by another thread's socket (a client's connection that the listener accepted). The
+ * deadline, or a probe's cut, must not shut that one down. */
+/* Arms a call on a socket of a new pair, closes that socket and makes a second pair, whose
+ * first socket takes the closed one's number: the token (the second pair in other). */
+static int armed_then_reused(int *peer, int other[2])
+{
+    int sv[2], token;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    token = qrt_dbwatch_arm(sv[0]);
+    ck_assert_int_gt(token, 0);
+    close(sv[0]);
+    *peer = sv[1];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, other), 0);
+    /* (the lowest free number: the armed one) */
+    ck_assert_int_eq(other[0], sv[0]);
+    return token;
+}
+
+/* 1 when both ends of the pair still carry a byte each way. */
+static int pair_works(int other[2])
+{
+    char c = 'x';
+
+    return write(other[0], &c, 1) == 1 && read(other[1], &c, 1) == 1
+           && write(other[1], &c, 1) == 1 && read(other[0], &c, 1) == 1;
+}
+
+/* A connection re-opened in place during an armed call (apr_dbd's check of a lost
+ * PostgreSQL connection: PQreset) closes the armed socket, and its number may be taken at
+ * once by another thread's socket (a client's connection that the listener accepted).
+ * Neither the deadline nor a probe's cut may shut that one down; the call still learns
+ * that its deadline passed. */
+START_TEST(a_socket_that_took_the_armed_number_is_left_alone)
+{
+    int other[2], peer, token;
+
+    ck_assert_int_eq(qrt_dbwatch_start(), 0);
+    /* a probe's cut */
+    qrt_dbwatch_limit(60000);
+    token = armed_then_reused(&peer, other);
+    ck_assert_int_eq(qrt_dbwatch_cut_older(0), 1);
+    ck_assert_int_eq(pair_works(other), 1);
+    ck_assert_int_eq(qrt_dbwatch_disarm(token), 1);
+    close(other[0]);
+    close(other[1]);
+    close(peer);
+    /* the deadline */
+    qrt_dbwatch_limit(100);
+    token = armed_then_reused(&peer, other);
+    usleep(300000);
+    ck_assert_int_eq(pair_works(other), 1);
+    ck_assert_int_eq(qrt_dbwatch_disarm(token), 1);
+    qrt_dbwatch_limit(0);
+    close(other[0]);
+    close(other[1]);
+    close(peer);
+    qrt_dbwatch_stop();
+}
+END_TEST
+
 START_TEST(calls_that_waited_long_enough_are_cut_at_once)
 {
     int a[2], b[2], ta, tb;
@@ -183,6 +246,7 @@ static Suite *dbwatch_suite(void)
 
     tcase_add_test(tc, a_call_past_its_deadline_is_cut_short);
     tcase_add_test(tc, a_call_in_time_keeps_its_socket);
+    tcase_add_test(tc, a_socket_that_took_the_armed_number_is_left_alone);
     tcase_add_test(tc, calls_that_waited_long_enough_are_cut_at_once);
     tcase_add_test(tc, a_spare_thread_keeps_the_limit_of_its_job);
     suite_add_tcase(s, tc);
