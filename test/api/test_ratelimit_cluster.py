@@ -416,20 +416,34 @@ class ApiLoad:
         return self.results
 
 
+class Slowest(float):
+    """The slowest answer's seconds, printed with what it answered and when."""
+
+    def __new__(cls, took, what=""):
+        self = super().__new__(cls, took)
+        self.what = what
+        return self
+
+    def __repr__(self):
+        return "%.3f (%s)" % (self, self.what)
+
+
 def probe_meanwhile(nodes, code, load):
     """/api/health and a scan of code on every node, every 0.2 s while load runs:
-    the slowest answer (seconds) and every status seen."""
+    the slowest answer (seconds, a Slowest) and every status seen."""
     def probe():
         out = []
         for srv in nodes.servers:
             for url in (srv.api_base + "/health", "%s/q/%s" % (srv.base, code)):
                 t = time.time()
                 r = requests.get(url, timeout=10, allow_redirects=False)
-                out.append((time.time() - t, r.status_code))
+                out.append((time.time() - t, r.status_code, "%s %d at %s" % (
+                    url, r.status_code, time.strftime("%H:%M:%S", time.localtime(t)))))
         return out
     seen = [x for probes in sample(probe, interval=0.2, during=lambda: any(
         t.is_alive() for t in load.threads)) for x in probes]
-    return max([took for took, _ in seen], default=0.0), {st for _, st in seen}
+    worst = max(seen, default=(0.0, None, ""))
+    return Slowest(worst[0], worst[2]), {st for _, st, _ in seen}
 
 
 SMALL = "StartServers 1\nServerLimit 1\nMaxRequestWorkers 25\n"
