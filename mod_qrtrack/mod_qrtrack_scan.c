@@ -1468,13 +1468,6 @@ static volatile apr_time_t lookup_locked_until;
  * aged entry of the cache (not an HTTP status). */
 #define SCAN_LOOKUP_AGED (-2)
 
-/* The tracker of code from the database; while it cannot be reached, from this
- * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
- * the database says so (the snapshot cannot prove that a code does not exist).
- * aged: the cache holds what the database said a moment ago; when the database does
- * not answer at once (the lookup connection busy, a call just cut) it answers
- * SCAN_LOOKUP_AGED rather than wait for mod_dbd's pool, whose new connections may each
- * wait PGCONNECT_TIMEOUT for a server that stopped answering. */
 /* The code looked up on one of mod_dbd's connections, *db the call's outcome. */
 static apr_status_t scan_lookup_dbd(request_rec *r, const char *code, apr_int64_t *id,
                                     const char **url, qrt_route_src_t *route, qrt_db_t *db)
@@ -1500,6 +1493,13 @@ static apr_status_t scan_lookup_dbd(request_rec *r, const char *code, apr_int64_
     return rv;
 }
 
+/* The tracker of code from the database; while it cannot be reached, from this
+ * node's snapshot. OK, or the status to answer: an unknown code is 404 only when
+ * the database says so (the snapshot cannot prove that a code does not exist).
+ * aged: the cache holds what the database said a moment ago; when the database does
+ * not answer at once (the lookup connection busy, a call just cut) it answers
+ * SCAN_LOOKUP_AGED rather than wait for mod_dbd's pool, whose new connections may each
+ * wait PGCONNECT_TIMEOUT for a server that stopped answering. */
 static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const char **url,
                        qrt_route_src_t *route, int aged)
 {
