@@ -8,6 +8,10 @@
 # processes get only the CPU that no other process wants (cpu.idle: root, a kernel of 5.15 or
 # later), the shared passes run in it beside the serial tests, and take all of the CPU once
 # those end; elsewhere they run first, then the serial tests with nothing else running.
+# Their PostgreSQL clusters run in a sibling group of a small CPU share (not idle): a
+# cluster starved outright answered nothing for seconds, and the nodes took it for one
+# that stopped answering (their probe gives a server 2 s), which no server of the
+# machine's own is.
 # Each pass's output is printed once it ends. PYTHON is the interpreter.
 set -u
 py=${PYTHON:-/usr/bin/python3}
@@ -47,13 +51,27 @@ idle_cgroup() {
     return 1
 }
 
-# Removes it, once the passes in it have ended (a detached rm of theirs may still run:
-# it goes back to the top group).
+# Makes the PostgreSQL clusters' group beside the idle one ($1), with a CPU share of
+# about 6 % of a busy core's (cgroup v1 cpu.shares 64 of 1024; v2 cpu.weight 6 of 100),
+# and prints its directory.
+pg_cgroup() {
+    d=$(dirname "$1")/qrtrack-api-pg-$$
+    mkdir "$d" 2>/dev/null || return 1
+    if echo 64 > "$d/cpu.shares" 2>/dev/null || echo 6 > "$d/cpu.weight" 2>/dev/null; then
+        echo "$d"
+        return 0
+    fi
+    rmdir "$d"
+    return 1
+}
+
+# Removes group $1, once the passes in it have ended (a detached rm of theirs may still
+# run: it goes back to the top group).
 remove_cgroup() {
-    for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do
-        echo "$pid" > "$(dirname "$cg")/cgroup.procs" 2>/dev/null
+    for pid in $(cat "$1/cgroup.procs" 2>/dev/null); do
+        echo "$pid" > "$(dirname "$1")/cgroup.procs" 2>/dev/null
     done
-    rmdir "$cg" 2>/dev/null || echo "api_run.sh: $cg left behind" >&2
+    rmdir "$1" 2>/dev/null || echo "api_run.sh: $1 left behind" >&2
 }
 
 # A shared pass of backend $1 (in the idle cgroup, if any); the seconds it ended at after
@@ -61,7 +79,8 @@ remove_cgroup() {
 shared() {
     # (the pass's own shell joins the cgroup, then becomes pytest: $$ in a subshell would be
     # this script's)
-    QRT_TEST_BACKEND=$1 sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
+    QRT_TEST_BACKEND=$1 QRT_TEST_PG_CGROUP=$pgcg \
+        sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
         shift; exec "$@"' sh "$cg" "$py" -m pytest -q -p no:cacheprovider -n 2 \
         --dist loadfile -m "not serial" --durations=10 test/api > "$out/$1" 2>&1
     rc=$?
@@ -82,6 +101,8 @@ serial() {
 
 start=$(date +%s)
 cg=$(idle_cgroup) || cg=
+pgcg=
+[ -z "$cg" ] || pgcg=$(pg_cgroup "$cg") || pgcg=
 failed=0
 (shared sqlite) &
 s=$!
@@ -100,7 +121,8 @@ for b in sqlite pgsql; do
     [ "$rc" = 0 ] || failed=1
 done
 if [ -n "$cg" ]; then
-    remove_cgroup
+    remove_cgroup "$cg"
+    [ -z "$pgcg" ] || remove_cgroup "$pgcg"
 elif [ "$failed" = 0 ]; then
     serial || failed=1
 fi

@@ -881,13 +881,19 @@ class Frozen:
 
     def __enter__(self):
         for pid in self.pids:
-            os.kill(pid, signal.SIGSTOP)
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass        # (a backend that ended since it was listed)
         self.stalled = time.monotonic()
         return self
 
     def thaw(self):
         for pid in self.pids:
-            os.kill(pid, signal.SIGCONT)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
         self.pids = []
         self.thawed = time.monotonic()
 

@@ -102,6 +102,11 @@ class PgCluster:
         cmd = [os.path.join(PG_BIN, "postgres"), "-D", self.data]
         if os.geteuid() == 0:
             cmd = as_user("postgres") + cmd
+        if os.environ.get("QRT_TEST_PG_CGROUP"):
+            # (tools/api_run.sh's group of the shared passes' clusters: the postmaster
+            # joins it, and every process it starts is in it)
+            cmd = ["sh", "-c", 'echo $$ > "$1/cgroup.procs" || exit 1; shift; exec "$@"',
+                   "sh", os.environ["QRT_TEST_PG_CGROUP"]] + cmd
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         wait_until(self._ready, timeout=30, interval=0.1,
