@@ -334,7 +334,9 @@ class SmallCluster:
 
 @pgsql_only("PostgreSQL's max_connections")
 def test_no_connection_slot_left_is_named_in_the_log_with_the_pool_formula():
-    small = SmallCluster(8)
+    # (room for each child's threads' connections, its probe's among them, and the first
+    # request's; fill() then takes the rest)
+    small = SmallCluster(10)
     srv = None
     try:
         name, params = small.pg.new_database()
