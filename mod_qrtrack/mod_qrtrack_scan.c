@@ -467,18 +467,38 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
 static int writer_busy_ms;
 
 /* A commit's transaction. SQLite: BEGIN IMMEDIATE, where its wait for the database's
- * lock is, run here with a busy timeout that ends at the deadline (apr_dbd_sqlite3
- * would try 17 times, 100 ms apart, whatever the timeout); once it holds the lock,
+ * lock is, run here with a busy handler that ends the wait in time (writer_busy;
+ * apr_dbd_sqlite3 would try 17 times, 100 ms apart, whatever the time); once it holds the lock,
  * nothing else in the transaction waits. PostgreSQL: its lock_timeout (half of
  * QRTrackScanWait, writer_connect) bounds each wait, and the transaction is
  * pipelined where libpq can (BEGIN goes with the first read, the writes nothing
  * reads go with COMMIT: a few round trips a batch instead of a dozen). *native: 1
  * SQLite's, 2 pipelined, ended by writer_end. */
+/* SQLite's busy handler for a batch's BEGIN: waits for the lock in steps of up to
+ * 10 ms, until the batch's deadline (*data) or, when earlier, that of a visit queued
+ * behind it (both less SCAN_ANSWER_MARGIN). Each visit then finds the writer free to
+ * take it in time: one whose request line came long before its headers is queued
+ * with less time left than the batch that waits (writer_store then spools it too). */
+static int writer_busy(void *data, int count)
+{
+    apr_time_t until = *(const apr_time_t *)data, now = qrt_clock_now();
+    apr_time_t queued = qrt_queue_queued_deadline(writer.queue);
+    apr_interval_time_t step = apr_time_from_msec(count < 9 ? count + 1 : 10);
+
+    if (queued && queued - SCAN_ANSWER_MARGIN < until) {
+        until = queued - SCAN_ANSWER_MARGIN;
+    }
+    if (now >= until) {
+        return 0;
+    }
+    apr_sleep(until - now < step ? until - now : step);
+    return 1;
+}
+
 static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadline,
                                  apr_dbd_transaction_t **tx, int *native)
 {
     sqlite3 *h;
-    apr_interval_time_t left;
     int rc;
 
     *native = 0;
@@ -491,8 +511,7 @@ static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadlin
         return qrt_db_begin(db, p, tx);
     }
     h = apr_dbd_native_handle(db->driver, db->handle);
-    left = deadline - qrt_clock_now();
-    sqlite3_busy_timeout(h, left > 1000 ? (int)apr_time_as_msec(left) : 1);
+    sqlite3_busy_handler(h, writer_busy, &deadline);
     rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     sqlite3_busy_timeout(h, writer_busy_ms);
     if (rc != SQLITE_OK) {
@@ -985,6 +1004,45 @@ static apr_status_t writer_commit_rest(qrt_db_t *db, apr_pool_t *p, qrt_visit_t 
     return rv;
 }
 
+/* The batch's visits into the spool (writer_spool), and with them the visits queued
+ * meanwhile, taken at once: the batch may have waited for the database until just
+ * before its first deadline, and a visit queued behind it may be due as soon (its
+ * request line came long before its headers), too soon for the next take. They are
+ * spooled after the batch, in order, without its live token (they were in no commit),
+ * and answered here. */
+static apr_status_t writer_spool_with_queued(apr_pool_t *p, qrt_visit_t *visits, int n,
+                                             apr_int64_t live)
+{
+    const qrt_queue_ticket_t *slots = writer.slots;
+    char *answered = writer.answered;
+    int nslots = writer.nslots, m = 0;
+    qrt_queue_ticket_t *more_slots = NULL;
+    qrt_visit_t *more = NULL;
+    apr_time_t first;
+    apr_status_t rv, more_rv;
+
+    if (!writer.stopping && qrt_spool_enabled()) {
+        m = qrt_queue_take(writer.queue, p, 0, &more, &more_slots, &first, writer.s);
+    }
+    if (m > 0) {
+        /* (from here their requests wait for the outcome, however long the batch's
+         * spooling takes) */
+        qrt_queue_committing(writer.queue, more_slots, m, NULL);
+    }
+    rv = writer_spool(visits, n, live);
+    if (m > 0) {
+        writer.slots = more_slots;
+        writer.nslots = m;
+        writer.answered = apr_pcalloc(p, (apr_size_t)m);
+        more_rv = writer_spool(more, m, 0);
+        qrt_queue_done_visits(writer.queue, more_slots, m, more_rv, more);
+        writer.slots = slots;
+        writer.nslots = nslots;
+        writer.answered = answered;
+    }
+    return rv;
+}
+
 /* No replay before this time: the last one failed, or the database has just refused
  * a batch (the scans queued behind it meanwhile go to the spool first). */
 static apr_time_t replay_pause_until;
@@ -1030,7 +1088,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             if (rv != APR_SUCCESS && rv != APR_TIMEUP && writer_stale(*dbp)) {
                 writer_disconnect(*dbp);
                 if (!(*dbp = writer_connect(cp))) {
-                    return writer_spool(visits, n, writer.live_token);  /* (marked down) */
+                    return writer_spool_with_queued(p, visits, n, writer.live_token);  /* (marked down) */
                 }
                 rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                    deadline - SCAN_ANSWER_MARGIN);
@@ -1054,7 +1112,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                                   "refuses writes", (*dbp)->error, "it takes them");
                 writer_disconnect(*dbp);
                 *dbp = NULL;
-                return writer_spool(visits, n, writer.live_token);
+                return writer_spool_with_queued(p, visits, n, writer.live_token);
             }
             else if (qrt_db_locked(*dbp)) {
                 /* Another program holds a lock past the wait (an administrator's
@@ -1066,7 +1124,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
                 writer_spool_said(qrt_ration(QRT_R_LOCKED), APLOG_WARNING, "QRT00130: a lock held "
                                   "elsewhere kept the scan writer waiting past its time",
                                   (*dbp)->error, "the lock goes");
-                return writer_spool(visits, n, writer.live_token);
+                return writer_spool_with_queued(p, visits, n, writer.live_token);
             }
             else if (qrt_dialect_remote((*dbp)->driver)) {
                 /* A failed statement: 503, no spool. */
@@ -1080,7 +1138,7 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             }
         }
     }
-    return writer_spool(visits, n, writer.live_token);
+    return writer_spool_with_queued(p, visits, n, writer.live_token);
 }
 
 /* Spooled visits b into the database. A lock held elsewhere (what may have sent them

@@ -636,6 +636,22 @@ int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
     return kept;
 }
 
+apr_time_t qrt_queue_queued_deadline(qrt_queue_t *q)
+{
+    queue_shm *sh = q->shm;
+    apr_time_t first = 0;
+    apr_uint32_t i;
+
+    queue_lock(sh);
+    for (i = sh->head; i != QUEUE_NIL; i = sh->slots[i].next) {
+        if (first == 0 || sh->slots[i].deadline < first) {
+            first = sh->slots[i].deadline;
+        }
+    }
+    queue_unlock(sh);
+    return first;
+}
+
 /* Under the lock: whether ticket t's slot is still the committer's, taken under that
  * ticket (a writer replaced while stuck must not touch slots handed out since). */
 static int queue_still_taken(const queue_shm *sh, const qrt_queue_ticket_t *t)

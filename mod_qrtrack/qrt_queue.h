@@ -121,6 +121,11 @@ void qrt_queue_await(qrt_queue_t *q, apr_interval_time_t timeout);
 int qrt_queue_take(qrt_queue_t *q, apr_pool_t *p, int stopping,
                    qrt_visit_t **visits, qrt_queue_ticket_t **slots,
                    apr_time_t *deadline, void *logctx);
+/* The earliest deadline of the visits queued and not taken yet; 0 when none. A writer
+ * waiting for a lock held elsewhere gives its wait up in time for them too: a visit
+ * queued after its batch may have less time left than the batch (a scan's time runs
+ * from its request line, and a slow client's headers take some of it). */
+apr_time_t qrt_queue_queued_deadline(qrt_queue_t *q);
 /* A writer about to make n taken visits' commit final (its COMMIT, or the spool):
  * from now on their requests wait for the outcome instead of giving up past
  * QRT_QUEUE_GRACE. The number of those whose requests have answered already (503):

@@ -6,7 +6,9 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -125,6 +127,53 @@ def test_a_database_locked_from_outside_keeps_scans_redirected_and_records_them_
     finally:
         srv.cleanup()
         rec.stop()
+
+
+def test_a_slow_clients_scan_queued_behind_a_batch_waiting_for_a_lock_is_spooled_in_time():
+    """A scan's QRTrackScanWait runs from its request line. A client whose headers came
+    late is queued with less time left than the batch before it, which waits for a lock
+    held elsewhere: the writer gives the wait up in time for that scan too, and both
+    are spooled and redirected, then recorded once the lock goes."""
+    srv = start_server(extra="QRTrackScanWait 2\n", accounts=[("acme", "professional")])
+    try:
+        with Api(srv, srv.token("acme")) as a:
+            t = a.post("/tracker", json={"redirect_url": "https://example.com/s"}).json()
+        url = "%s/q/%s" % (srv.base, t["code"])
+        # (the code cached, the writer connected)
+        assert requests.get(url, allow_redirects=False).status_code == 302
+        lock = OutsideLock(srv, 6)
+        slow = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+        slow.sendall(("GET /q/%s HTTP/1.1\r\n" % t["code"]).encode())
+        line_sent = time.monotonic()
+        time.sleep(0.7)
+        first = {}
+
+        def scan():
+            started = time.monotonic()
+            first["code"] = requests.get(url, allow_redirects=False, timeout=30).status_code
+            first["took"] = time.monotonic() - started
+
+        # Its batch waits for the lock until just before its own deadline, 2 s away.
+        thread = threading.Thread(target=scan)
+        thread.start()
+        time.sleep(0.3)
+        # Queued now, 1 s after its request line: 1 s left, less than the batch's.
+        slow.sendall(b"Host: example.com\r\nConnection: close\r\n\r\n")
+        answer = slow.makefile("rb").readline()
+        slow_took = time.monotonic() - line_sent
+        slow.close()
+        thread.join(30)
+        assert answer.split()[1] == b"302", (answer, slow_took, srv.error_log()[-3000:])
+        assert first["code"] == 302, (first, srv.error_log()[-3000:])
+        assert slow_took < 2 + 0.5, slow_took
+        lock.wait()
+        with Api(srv, srv.token("acme")) as a:
+            wait_until(lambda: a.get("/health").json()["spooled"] == 0, timeout=30,
+                       what="the spool replayed after the lock")
+            assert a.get("/tracker/show/%d" % t["tracker_id"]).json()["totalScans"] == 3
+        assert int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == 3
+    finally:
+        srv.cleanup()
 
 
 def test_immediate_stops_under_scans_crash_nothing_and_lose_nothing_acknowledged():

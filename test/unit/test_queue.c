@@ -618,6 +618,38 @@ START_TEST(test_enqueue_and_poll_answer_without_sleeping)
 }
 END_TEST
 
+/* The earliest deadline among the visits queued and not taken yet, whatever their
+ * order: what a writer waiting for a lock must answer in time for. */
+START_TEST(test_the_queued_visits_earliest_deadline)
+{
+    qrt_queue_ticket_t a, b, c, *slots;
+    qrt_visit_t va = visit(1), vb = visit(2), vc = visit(3), *visits;
+    apr_time_t deadline, t0 = now();
+    apr_status_t rv = APR_EGENERAL;
+
+    make_queue(4);
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), 0);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &va, t0 + apr_time_from_sec(10), &a), APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), t0 + apr_time_from_sec(10));
+    /* (queued after a, due before it: a slow client's request) */
+    ck_assert_int_eq(qrt_queue_enqueue(q, &vb, t0 + apr_time_from_sec(3), &b), APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), t0 + apr_time_from_sec(3));
+    ck_assert_int_eq(qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL), 2);
+    ck_assert_int_eq(deadline, t0 + apr_time_from_sec(3));
+    /* Taken visits are the batch's: none queued. */
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), 0);
+    ck_assert_int_eq(qrt_queue_enqueue(q, &vc, t0 + apr_time_from_sec(7), &c), APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), t0 + apr_time_from_sec(7));
+    qrt_queue_done(q, slots, 2, APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_poll(q, &a, &rv, NULL), 1);
+    ck_assert_int_eq(qrt_queue_poll(q, &b, &rv, NULL), 1);
+    ck_assert_int_eq(qrt_queue_take(q, pool, 0, &visits, &slots, &deadline, NULL), 1);
+    ck_assert_int_eq(qrt_queue_queued_deadline(q), 0);
+    qrt_queue_done(q, slots, 1, APR_SUCCESS);
+    ck_assert_int_eq(qrt_queue_poll(q, &c, &rv, NULL), 1);
+}
+END_TEST
+
 /* qrt_queue_await wakes when another process's commit lands; a visit being committed
  * past its deadline and QRT_QUEUE_GRACE is given up and left to the committer. */
 START_TEST(test_await_wakes_on_commit_and_poll_abandons_late)
@@ -777,6 +809,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_a_queue_full_of_killed_requests_frees_their_slots_for_the_next);
     tcase_add_test(tc, test_other_writer_waits_and_stopping_gives_up);
     tcase_add_test(tc, test_enqueue_and_poll_answer_without_sleeping);
+    tcase_add_test(tc, test_the_queued_visits_earliest_deadline);
     tcase_add_test(tc, test_await_wakes_on_commit_and_poll_abandons_late);
     tcase_add_test(tc, test_committing_is_waited_for_and_reports_the_abandoned);
     tcase_add_test(tc, test_gather_after_a_busy_batch_unless_it_waited_long_for_its_server);
