@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ typedef struct {
     apr_status_t rv;        /* first failed write */
     char buf[8192];
     apr_size_t n;
+    apr_size_t sent;        /* bytes written out of buf so far */
+    char hires[80];         /* EPS: the line to put after %%BoundingBox; "" once done */
 } render_out_t;
 
 static apr_status_t render_fail(apr_status_t rv, const char **err, const char *msg)
@@ -173,6 +176,7 @@ static void out_flush(render_out_t *o)
     if (o->n && o->rv == APR_SUCCESS) {
         o->rv = o->write(o->ctx, o->buf, o->n);
     }
+    o->sent += o->n;
     o->n = 0;
 }
 
@@ -687,12 +691,40 @@ static apr_status_t render_svg(apr_pool_t *p, const render_grid_t *g,
 
 /* ---- PDF and EPS (cairo) ------------------------------------------------------------ */
 
+/* EPS: cairo's %%BoundingBox is in whole points, rounded up (a 35.5 mm code is placed
+ * as 35.63 mm). The %%HiResBoundingBox line after it gives the exact size to the DSC
+ * readers that take it (Illustrator, InDesign, Ghostscript, TeX's graphicx): put in once
+ * the header's comments are all in the buffer (cairo writes them first, a few hundred
+ * bytes); a header that did not fit is left as cairo wrote it. */
+static void render_eps_hires(render_out_t *o)
+{
+    const char *end = memmem(o->buf, o->n, "%%EndComments", 13), *bb, *eol;
+    apr_size_t len = strlen(o->hires);
+
+    if (!end && o->sent == 0) {
+        return;                                 /* (more of the header to come) */
+    }
+    bb = end ? memmem(o->buf, (apr_size_t)(end - o->buf), "%%BoundingBox:", 14) : NULL;
+    eol = bb ? memchr(bb, '\n', (apr_size_t)(end - bb)) : NULL;
+    if (eol && o->sent == 0 && o->n + len <= sizeof(o->buf)) {
+        char *at = o->buf + (eol + 1 - o->buf);
+
+        memmove(at + len, at, o->n - (apr_size_t)(at - o->buf));
+        memcpy(at, o->hires, len);
+        o->n += len;
+    }
+    o->hires[0] = '\0';
+}
+
 static cairo_status_t render_cairo_write(void *closure, const unsigned char *data,
                                          unsigned int len)
 {
     render_out_t *out = closure;
 
     out_put(out, (const char *)data, len);
+    if (out->hires[0]) {
+        render_eps_hires(out);
+    }
     return out->rv == APR_SUCCESS ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
@@ -788,6 +820,7 @@ static apr_status_t render_cairo(const render_grid_t *g, const qrt_render_opts_t
     cairo_surface_t *s;
     cairo_status_t st;
     cairo_t *cr;
+    long mpt;
     int x, y;
 
     if (o->format == QRT_FMT_PDF) {
@@ -796,6 +829,12 @@ static apr_status_t render_cairo(const render_grid_t *g, const qrt_render_opts_t
     else {
         s = cairo_ps_surface_create_for_stream(render_cairo_write, out, pt, pt);
         cairo_ps_surface_set_eps(s, 1);
+        /* (the page is filled: the ink's box is the page's; thousandths of a point in
+         * integers, whatever LC_NUMERIC another module set) */
+        mpt = lround(pt * 1000.0);
+        snprintf(out->hires, sizeof(out->hires),
+                 "%%%%HiResBoundingBox: 0 0 %ld.%03ld %ld.%03ld\n",
+                 mpt / 1000, mpt % 1000, mpt / 1000, mpt % 1000);
     }
     cr = cairo_create(s);
     cairo_scale(cr, pt / g->total, pt / g->total);

@@ -367,7 +367,36 @@ START_TEST(test_pdf_eps_headers)
     ck_assert_int_eq(qrt_render(pool, url, strlen(url), &o, mem_write, &m, &err),
                      APR_SUCCESS);
     ck_assert(!memcmp(m.buf, "%!PS-Adobe-3.0 EPSF-3.0", 23));
-    ck_assert_ptr_nonnull(strstr(m.buf, "%%BoundingBox: 0 0 72 72"));
+    ck_assert_ptr_nonnull(strstr(m.buf, "%%BoundingBox: 0 0 72 72\n"
+                                        "%%HiResBoundingBox: 0 0 72.000 72.000\n"));
+}
+END_TEST
+
+/* An EPS's %%BoundingBox is in whole points (rounded up); the exact size is in the
+ * %%HiResBoundingBox line after it, in the header's comments, and the rest of the file is
+ * cairo's, byte for byte. */
+START_TEST(test_eps_gives_its_exact_size_in_the_header)
+{
+    static const char url[] = "https://qr.example.com/q/AbC12xyz";
+    qrt_render_opts_t o;
+    mem_t m;
+    const char *err = NULL, *hires, *end;
+
+    qrt_render_opts_default(&o);
+    o.format = QRT_FMT_EPS;
+    o.size_mm = 35.5;                   /* 100.629... points */
+    memset(&m, 0, sizeof(m));
+    ck_assert_int_eq(qrt_render(pool, url, strlen(url), &o, mem_write, &m, &err),
+                     APR_SUCCESS);
+    m.buf[m.len] = '\0';
+    ck_assert_ptr_nonnull(strstr(m.buf, "\n%%BoundingBox: 0 0 101 101\n"
+                                        "%%HiResBoundingBox: 0 0 100.630 100.630\n"));
+    hires = strstr(m.buf, "%%HiResBoundingBox");
+    end = strstr(m.buf, "%%EndComments");
+    ck_assert_ptr_nonnull(end);
+    ck_assert(hires < end);
+    ck_assert_ptr_null(strstr(hires + 1, "%%HiResBoundingBox"));
+    ck_assert(!memcmp(m.buf + m.len - 6, "%%EOF\n", 6));
 }
 END_TEST
 
@@ -483,6 +512,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, test_svg_shape);
     tcase_add_loop_test(tc, test_logo_print_resolution, 0, 2);
     tcase_add_test(tc, test_logo_translucent_eps);
+    tcase_add_test(tc, test_eps_gives_its_exact_size_in_the_header);
     tcase_add_test(tc, test_small_png_sizes_decode);
     tcase_add_test(tc, test_pdf_eps_headers);
     tcase_add_test(tc, test_png_palette);
