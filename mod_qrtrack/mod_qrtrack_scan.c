@@ -1526,6 +1526,14 @@ static volatile apr_time_t lookup_locked_until;
  * aged entry of the cache (not an HTTP status). */
 #define SCAN_LOOKUP_AGED (-2)
 
+/* Code found as tracker id (how: where from), said at debug: OK. */
+static int scan_found(request_rec *r, const char *code, apr_int64_t id, const char *how)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
+                  APR_INT64_T_FMT " (%s)", code, id, how);
+    return OK;
+}
+
 /* The code looked up on one of mod_dbd's connections, *db the call's outcome. */
 static apr_status_t scan_lookup_dbd(request_rec *r, const char *code, apr_int64_t *id,
                                     const char **url, qrt_route_src_t *route, qrt_db_t *db)
@@ -1592,9 +1600,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         }
         if (rv == APR_SUCCESS) {
             lookup_locked_until = 0;
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is "
-                          "tracker %" APR_INT64_T_FMT " (looked up)", code, *id);
-            return OK;
+            return scan_found(r, code, *id, "looked up");
         }
         if (rv == APR_NOTFOUND) {
             return HTTP_NOT_FOUND;
@@ -1632,9 +1638,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
         rv = APR_EGENERAL;
     }
     if (rv == APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                      APR_INT64_T_FMT " (snapshot)", code, *id);
-        return OK;
+        return scan_found(r, code, *id, "snapshot");
     }
     if (silent && !qrt_db_down()) {
         /* The lookup connection got no answer in time (a server that stopped answering,
@@ -1645,9 +1649,7 @@ static int scan_lookup(request_rec *r, const char *code, apr_int64_t *id, const 
          * for as long as the server took more than QRT_DB_CONNECT_QUICK_S to connect. */
         rv = scan_lookup_dbd(r, code, id, url, route, &db);
         if (rv == APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                          APR_INT64_T_FMT " (looked up)", code, *id);
-            return OK;
+            return scan_found(r, code, *id, "looked up");
         }
         if (rv == APR_NOTFOUND) {
             return HTTP_NOT_FOUND;
@@ -1696,16 +1698,12 @@ static int scan_decide(request_rec *r, const char *code, const qrt_rule_facts_t 
     int cached = scan_cache_get(r->pool, code, gen, mono, f, d);
 
     if (cached == SCAN_CACHE_CURRENT) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                      APR_INT64_T_FMT " (cached)", code, d->id);
-        return OK;
+        return scan_found(r, code, d->id, "cached");
     }
     memset(&src, 0, sizeof(src));
     status = scan_lookup(r, code, &id, &url, &src, cached == SCAN_CACHE_AGED);
     if (status == SCAN_LOOKUP_AGED) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QRT00063: code %s is tracker %"
-                      APR_INT64_T_FMT " (cached, the database busy)", code, d->id);
-        return OK;
+        return scan_found(r, code, d->id, "cached, the database busy");
     }
     if (status != OK) {
         return status;
