@@ -20,6 +20,10 @@
 #include "qrt_schema.h"
 #include "qrt_version.h"
 
+/* How recent the keeper's last answer (it asks each second) must be for a check whose
+ * lookup connection the server did not take in time to ask on mod_dbd's. */
+#define HEALTH_ANSWERED apr_time_from_sec(2)
+
 APLOG_USE_MODULE(qrtrack);
 
 static apr_status_t health_version(qrt_db_t *db, apr_pool_t *p, void *ctx)
@@ -64,6 +68,16 @@ qrt_err_t *qrt_health_show(qrt_req_t *q)
          * a balancer would take the node out for it. */
         rv = qrt_lookup_run_wait(r->pool, health_version, &version, &own,
                                  apr_time_from_sec(qrt_scan_wait_seconds()));
+    }
+    if (rv == APR_TIMEUP && qrt_lookup_paused_connecting()
+        && qrt_db_answered_within(HEALTH_ANSWERED)) {
+        /* The server did not take the lookup connection in time, yet answered the
+         * node's keeper a moment ago on a connection it has: slow to take new ones (a
+         * host so busy that it forks each backend late), not silent. One of mod_dbd's
+         * connections, open already or opened within PGCONNECT_TIMEOUT, asks it; a
+         * balancer would take the node out for a 503. A silent server answered no
+         * keeper within HEALTH_ANSWERED: 503 at once, as before. */
+        rv = APR_EAGAIN;
     }
     if (rv == APR_TIMEUP) {
         problem = "the database does not answer";

@@ -32,16 +32,28 @@ static struct {
     qrt_db_limit_t *limit;
     int limit_ms;               /* each statement's: half of QRTrackScanWait */
     apr_time_t paused_until;    /* qrt_clock_now(); atomic */
+    int paused_connecting;      /* the pause's cause: a connection not taken in time; atomic */
 } lk;
+
+static void lookup_pause(int connecting)
+{
+    __atomic_store_n(&lk.paused_connecting, connecting, __ATOMIC_RELAXED);
+    __atomic_store_n(&lk.paused_until, qrt_clock_now() + LOOKUP_PAUSE, __ATOMIC_RELEASE);
+}
 
 void qrt_lookup_unanswered(void)
 {
-    __atomic_store_n(&lk.paused_until, qrt_clock_now() + LOOKUP_PAUSE, __ATOMIC_RELAXED);
+    lookup_pause(0);
 }
 
 int qrt_lookup_paused(void)
 {
-    return qrt_clock_now() < __atomic_load_n(&lk.paused_until, __ATOMIC_RELAXED);
+    return qrt_clock_now() < __atomic_load_n(&lk.paused_until, __ATOMIC_ACQUIRE);
+}
+
+int qrt_lookup_paused_connecting(void)
+{
+    return qrt_lookup_paused() && __atomic_load_n(&lk.paused_connecting, __ATOMIC_RELAXED);
 }
 
 static apr_status_t lookup_end(void *data)
@@ -115,7 +127,7 @@ apr_status_t qrt_lookup_run_wait(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qr
     if (!(own = lookup_open(&timeup))) {
         apr_thread_mutex_unlock(lk.mu);
         if (timeup) {
-            qrt_lookup_unanswered();
+            lookup_pause(1);
             return APR_TIMEUP;
         }
         return APR_EAGAIN;

@@ -28,5 +28,9 @@ apr_status_t qrt_lookup_run_wait(apr_pool_t *p, qrt_lookup_fn *fn, void *ctx, qr
  * deadline: the pause above. */
 void qrt_lookup_unanswered(void);
 int qrt_lookup_paused(void);
+/* 1 while the pause is that of a connection the server did not take in time, not of a
+ * call it did not answer: a server slow to take new connections (its host saturated)
+ * may answer on those open already (mod_dbd's), which a health check then asks. */
+int qrt_lookup_paused_connecting(void);
 
 #endif

@@ -77,6 +77,7 @@ typedef struct {
     volatile apr_uint64_t snapshot_answers;
     volatile apr_uint64_t snapshot_writes; /* codes written to the snapshot */
     volatile apr_uint32_t full_warned;
+    volatile apr_time_t answered_at;    /* qrt_clock_now() of the keeper's last answer */
 } spool_shared_t;
 
 static spool_shared_t *shared;
@@ -104,6 +105,13 @@ int qrt_spool_enabled(void)
 int qrt_db_down(void)
 {
     return shared && __atomic_load_n(&shared->down, __ATOMIC_ACQUIRE);
+}
+
+int qrt_db_answered_within(apr_interval_time_t within)
+{
+    apr_time_t at = shared ? __atomic_load_n(&shared->answered_at, __ATOMIC_ACQUIRE) : 0;
+
+    return at != 0 && qrt_clock_now() - at < within;
 }
 
 int qrt_spool_pending(void)
@@ -917,6 +925,9 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                     keeper_done(&shared->next_refresh, SPOOL_REFRESH_EVERY);
                     continue;
                 }
+            }
+            if (rv == APR_SUCCESS) {
+                __atomic_store_n(&shared->answered_at, qrt_clock_now(), __ATOMIC_RELEASE);
             }
             if (rv == APR_SUCCESS && keeper_due(shared->next_sweep, SPOOL_SWEEP_EVERY)) {
                 shared->next_sweep = qrt_clock_now() + SPOOL_SWEEP_EVERY;

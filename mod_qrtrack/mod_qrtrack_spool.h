@@ -32,6 +32,9 @@ int qrt_db_down(void);
  * answers, and says so. */
 void qrt_db_mark_down(server_rec *s, const char *why);
 void qrt_db_mark_up(server_rec *s);
+/* Whether the server answered a round trip of the node's keeper (each second, on its own
+ * connection, while the snapshot is kept) within the last `within`. */
+int qrt_db_answered_within(apr_interval_time_t within);
 /* Whether db's last error means the database cannot be reached (not a lock, not
  * a statement's own failure). */
 int qrt_db_unreachable(const qrt_db_t *db);

@@ -1163,6 +1163,46 @@ def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
         relay.stop()
 
 
+@pgsql_only
+def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_cluster):
+    """A server that takes each new connection 3 s late answers on the connections it
+    has: a health check whose child has no lookup connection yet (its opening within 2 s
+    times out) sees that the node's keeper had an answer a moment ago, asks on one of
+    mod_dbd's connections and answers 200, every time, rather than 503 "the database
+    does not answer" (a balancer would take a working node out). A silent server gives
+    the keeper no answer: 503 at once (the frozen test above)."""
+    relay = SlowAccept(own_cluster.port)
+    srv = Server(loglevel="info")
+    try:
+        with open(srv.conf) as f:
+            conf = f.read()
+        with open(srv.conf, "w") as f:
+            f.write(conf.replace(srv.db, relay.params(srv.db, own_cluster.port)))
+        srv.admin("init")
+        srv.account("acme")
+        srv.start()
+        codes = {t["code"] for t in make_trackers(srv, srv.token("acme"), 2)}
+        # (the keeper has its connection: it brought the snapshot up to date)
+        wait_until(lambda: codes <= snapshot_codes(srv), timeout=30,
+                   what="the new codes in the snapshot")
+        relay.slow(3)
+        results = []
+        # (12 s or more: each child's first checks, and the checks after the pause that
+        # follows a lookup connection not taken in time)
+        for _ in range(16):
+            started = time.monotonic()
+            r = requests.get(srv.base + "/api/health", timeout=30)
+            results.append((r.status_code, r.json()["status"],
+                            round(time.monotonic() - started, 1)))
+            time.sleep(0.5)
+        assert all(code == 200 and status == "ok" for code, status, _ in results), \
+            (results, srv.error_log()[-3000:])
+        assert "QRT00104" not in srv.error_log(), srv.error_log()[-3000:]
+    finally:
+        srv.cleanup()
+        relay.stop()
+
+
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred
 # trigger on the visits' rows that outlasts statement_timeout, whose cancel it lets pass):
 # the server records the batch after the scan writer has given up waiting for its answer.
