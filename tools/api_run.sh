@@ -82,7 +82,7 @@ shared() {
     QRT_TEST_BACKEND=$1 QRT_TEST_PG_CGROUP=$pgcg \
         sh -c '[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
         shift; exec "$@"' sh "$cg" "$py" -m pytest -q -p no:cacheprovider -n 2 \
-        --dist loadfile -m "not serial" --durations=10 test/api > "$out/$1" 2>&1
+        --dist loadfile -m "not serial" --durations=25 test/api > "$out/$1" 2>&1
     rc=$?
     echo $(($(date +%s) - start)) > "$out/$1.end"
     return $rc
@@ -94,7 +94,7 @@ serial() {
     for b in sqlite pgsql; do
         echo "== QRT_TEST_BACKEND=$b: the serial tests"
         QRT_TEST_BACKEND=$b "$py" -m pytest -q -p no:cacheprovider -m serial \
-            --durations=10 test/api || src=1
+            --durations=25 test/api || src=1
     done
     return $src
 }
