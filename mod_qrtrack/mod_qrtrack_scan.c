@@ -460,20 +460,9 @@ static apr_status_t writer_record_batch(qrt_db_t *db, apr_pool_t *p, qrt_visit_t
     return rv;
 }
 
-/* Records visits in one transaction, run again after a conflict. A batch replayed
- * from the spool (sp) skips the visits its node's mark says the database has, and
- * raises the mark with them; *recorded says how many were new to it. */
 /* SQLite: the busy timeout of each of apr_dbd_sqlite3's tries (writer_connect). */
 static int writer_busy_ms;
 
-/* A commit's transaction. SQLite: BEGIN IMMEDIATE, where its wait for the database's
- * lock is, run here with a busy handler that ends the wait in time (writer_busy;
- * apr_dbd_sqlite3 would try 17 times, 100 ms apart, whatever the time); once it holds the lock,
- * nothing else in the transaction waits. PostgreSQL: its lock_timeout (half of
- * QRTrackScanWait, writer_connect) bounds each wait, and the transaction is
- * pipelined where libpq can (BEGIN goes with the first read, the writes nothing
- * reads go with COMMIT: a few round trips a batch instead of a dozen). *native: 1
- * SQLite's, 2 pipelined, ended by writer_end. */
 /* SQLite's busy handler for a batch's BEGIN: waits for the lock in steps of up to
  * 10 ms, until the batch's deadline (*data) or, when earlier, that of a visit queued
  * behind it (both less SCAN_ANSWER_MARGIN). Each visit then finds the writer free to
@@ -495,6 +484,14 @@ static int writer_busy(void *data, int count)
     return 1;
 }
 
+/* A commit's transaction. SQLite: BEGIN IMMEDIATE, where its wait for the database's
+ * lock is, run here with a busy handler that ends the wait in time (writer_busy;
+ * apr_dbd_sqlite3 would try 17 times, 100 ms apart, whatever the time); once it holds
+ * the lock, nothing else in the transaction waits. PostgreSQL: its lock_timeout (half of
+ * QRTrackScanWait, writer_connect) bounds each wait, and the transaction is
+ * pipelined where libpq can (BEGIN goes with the first read, the writes nothing
+ * reads go with COMMIT: a few round trips a batch instead of a dozen). *native: 1
+ * SQLite's, 2 pipelined, ended by writer_end. */
 static apr_status_t writer_begin(qrt_db_t *db, apr_pool_t *p, apr_time_t deadline,
                                  apr_dbd_transaction_t **tx, int *native)
 {
@@ -569,6 +566,9 @@ static int writer_stale(const qrt_db_t *db)
                || !strncmp(db->error, "cannot prepare ", 15));
 }
 
+/* Records visits in one transaction, run again after a conflict. A batch replayed
+ * from the spool (sp) skips the visits its node's mark says the database has, and
+ * raises the mark with them; *recorded says how many were new to it. */
 static apr_status_t writer_commit(qrt_db_t *dbp, apr_pool_t *p, qrt_visit_t *visits,
                                   int n, const qrt_spool_batch_t *sp, int *recorded,
                                   apr_time_t deadline)
@@ -1088,7 +1088,8 @@ static apr_status_t writer_store(qrt_db_t **dbp, apr_pool_t *cp, apr_pool_t *p,
             if (rv != APR_SUCCESS && rv != APR_TIMEUP && writer_stale(*dbp)) {
                 writer_disconnect(*dbp);
                 if (!(*dbp = writer_connect(cp))) {
-                    return writer_spool_with_queued(p, visits, n, writer.live_token);  /* (marked down) */
+                    /* (marked down) */
+                    return writer_spool_with_queued(p, visits, n, writer.live_token);
                 }
                 rv = writer_commit(*dbp, p, visits, n, NULL, &recorded,
                                    deadline - SCAN_ANSWER_MARGIN);
