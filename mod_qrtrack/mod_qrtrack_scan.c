@@ -697,6 +697,7 @@ static qrt_db_t *writer_connect(apr_pool_t *cp)
         writer_busy_ms = ms < 10 ? 10 : ms;
         qrt_schema_pragma(cp, driver, db->handle,
                           apr_psprintf(cp, "PRAGMA busy_timeout = %d", writer_busy_ms));
+        db->busy_ms = writer_busy_ms;
     }
     else {
         int nrows;
@@ -730,6 +731,17 @@ static void writer_disconnect(qrt_db_t *db)
     }
 }
 
+/* The writers' idle work (sealing, the purge) runs under their mutex: on SQLite its
+ * transactions (sealing's, the purge's sweeps of the dictionaries) wait for a lock
+ * another program holds SCAN_REPLAY_LOCK_MS, once, as a replay does, not through
+ * QRT_SQLITE_TRIES tries 100 ms apart (about 2 s, the next batch's commit waiting behind
+ * the mutex); the work is tried again later. (The purge's steps, single statements,
+ * still wait through the tries.) */
+static int writer_idle_lock_ms(const qrt_db_t *db)
+{
+    return qrt_dialect_embedded(db->driver) ? SCAN_REPLAY_LOCK_MS : 0;
+}
+
 /* QRTrackVisitRetention: an idle writer runs one step of the purge when one is due
  * and no other writer (of any child) holds the writers' mutex, so a step never makes
  * a commit wait longer than the step itself (a few milliseconds). */
@@ -754,7 +766,9 @@ static void writer_purge(qrt_db_t *db, apr_pool_t *p)
     }
     if (qrt_purge_due(&scan_shared->purge, now, qrt_config()->visit_retention)) {
         db->error = NULL;
+        db->lock_wait_ms = writer_idle_lock_ms(db);
         rv = qrt_store_purge_step(db, p, &scan_shared->purge.c, PURGE_BATCH, &purged, &done);
+        db->lock_wait_ms = 0;
         if (rv != APR_SUCCESS) {
             apr_uint32_t more = 0;
 
@@ -818,7 +832,9 @@ static void writer_seal(qrt_db_t *db, apr_pool_t *p)
         return;
     }
     db->error = NULL;
+    db->lock_wait_ms = writer_idle_lock_ms(db);
     rv = qrt_store_agg_blob_seal(db, p, now, SEAL_UNITS, &sealed, &more, &busy);
+    db->lock_wait_ms = 0;
     apr_global_mutex_unlock(scan_writer_mutex);
     QRT_STAT_ADD(sealed, sealed);
     if (rv != APR_SUCCESS) {

@@ -1681,7 +1681,12 @@ static apr_status_t db_begin_unwatched(qrt_db_t *db, apr_pool_t *p, apr_dbd_tran
             }
             db->tx_locked = 1;
         }
-        if (h && !db->tx_locked) {
+        if (h && !db->tx_locked && db->lock_wait_ms > 0) {
+            sqlite3_busy_timeout(h, db->lock_wait_ms);
+            rc = native_run_as(h, "BEGIN IMMEDIATE", 1);
+            sqlite3_busy_timeout(h, db->busy_ms);
+        }
+        else if (h && !db->tx_locked) {
             rc = native_run(h, "BEGIN IMMEDIATE");
         }
         if (rc != SQLITE_OK) {

@@ -54,9 +54,13 @@ typedef struct {
      * appended since it last settled them (qrt_store_refs_settle), which it does once
      * they pass QRT_REFS_SETTLE_ROWS. */
     apr_int64_t *refs_due;
-    /* PostgreSQL: > 0, the lock_timeout (ms) of the next pipelined transactions
-     * (qrt_db_begin_pipelined) instead of the connection's. */
+    /* > 0: how long the next transactions wait for a lock held elsewhere. PostgreSQL:
+     * the lock_timeout (ms) of pipelined ones (qrt_db_begin_pipelined) instead of the
+     * connection's. SQLite: qrt_db_begin's BEGIN IMMEDIATE waits that long, once, instead
+     * of QRT_SQLITE_TRIES tries 100 ms apart; busy_ms is then the connection's busy
+     * timeout again. */
     int lock_wait_ms;
+    int busy_ms;
 } qrt_db_t;
 
 /* SQLite: a statement that meets a lock is tried this many times, 100 ms apart, each
