@@ -1120,6 +1120,18 @@ def test_a_lookup_connection_opened_while_the_database_is_frozen_gives_up_in_tim
         srv.cleanup()
 
 
+def start_behind(srv, relay, cluster):
+    """Starts srv (not started yet), with the account acme, on cluster's database reached
+    through relay (lib.slowaccept)."""
+    with open(srv.conf) as f:
+        conf = f.read()
+    with open(srv.conf, "w") as f:
+        f.write(conf.replace(srv.db, relay.params(srv.db, cluster.port)))
+    srv.admin("init")
+    srv.account("acme")
+    srv.start()
+
+
 @pgsql_only
 def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
     """A server that takes each new connection 3 s late (its host's CPU saturated: each
@@ -1134,13 +1146,7 @@ def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
     relay = SlowAccept(own_cluster.port)
     srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
     try:
-        with open(srv.conf) as f:
-            conf = f.read()
-        with open(srv.conf, "w") as f:
-            f.write(conf.replace(srv.db, relay.params(srv.db, own_cluster.port)))
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
+        start_behind(srv, relay, own_cluster)
         tok = srv.token("acme")
         make_trackers(srv, tok, 2)
         relay.slow(3)
@@ -1174,13 +1180,7 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
     relay = SlowAccept(own_cluster.port)
     srv = Server(loglevel="info")
     try:
-        with open(srv.conf) as f:
-            conf = f.read()
-        with open(srv.conf, "w") as f:
-            f.write(conf.replace(srv.db, relay.params(srv.db, own_cluster.port)))
-        srv.admin("init")
-        srv.account("acme")
-        srv.start()
+        start_behind(srv, relay, own_cluster)
         codes = {t["code"] for t in make_trackers(srv, srv.token("acme"), 2)}
         # (the keeper has its connection: it brought the snapshot up to date)
         wait_until(lambda: codes <= snapshot_codes(srv), timeout=30,
