@@ -57,6 +57,9 @@ APLOG_USE_MODULE(qrtrack);
 #define SNAP_PAGE           1000
 #define SPOOL_TICK          apr_time_from_msec(100)
 #define KEEPER_LOCK_WAIT_MS 1000
+/* A keeper with no connection leaves the rounds to another child's while that one had
+ * an answer within this long (three rounds). */
+#define KEEPER_HANDOFF      apr_time_from_sec(3)
 #define QRT_DEFAULT_SPOOL_LIMIT 1000000
 
 typedef struct {
@@ -893,6 +896,13 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
                 db = NULL;
             }
             keeper_done(&shared->next_probe, SPOOL_PROBE_EVERY);
+            continue;
+        }
+        /* One child's keeper is enough for the node. Another child's, opening its own
+         * connection on a server slow to take new ones, gave up after
+         * QRT_DB_CONNECT_QUICK_S and left the round unanswered: the health checks that
+         * rely on a recent answer (mod_qrtrack_health.c) answered 503. */
+        if (!db && qrt_db_answered_within(KEEPER_HANDOFF)) {
             continue;
         }
         if (!snap_path || !keeper_turn(&shared->next_refresh, SPOOL_REFRESH_EVERY)) {

@@ -1136,8 +1136,8 @@ def start_behind(srv, relay, cluster):
 def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
     """A server that takes each new connection 3 s late (its host's CPU saturated: each
     backend forked late) is slow, not gone. The node opens the connections it has not
-    opened yet (each child's lookup connection at its first scan, each child's keeper's
-    at its first turn) and stays on the database: the API answers, and a code made a
+    opened yet (each child's lookup connection at its first scan, a keeper's when no
+    other child's answers) and stays on the database: the API answers, and a code made a
     moment before is redirected and its visit recorded. The keeper took the node off the
     database when its connection attempt passed QRT_DB_CONNECT_QUICK_S (2 s), and the API
     answered 503 while mod_dbd's connections, which wait PGCONNECT_TIMEOUT (5 s), worked;
@@ -1176,9 +1176,12 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
     times out) sees that the node's keeper had an answer a moment ago, asks on one of
     mod_dbd's connections and answers 200, every time, rather than 503 "the database
     does not answer" (a balancer would take a working node out). A silent server gives
-    the keeper no answer: 503 at once (the frozen test above)."""
+    the keeper no answer: 503 at once (the frozen test above). Four children: the keepers
+    take turns, and one whose child had opened no connection before the slowdown gave up
+    its opening after 2 s and left the round unanswered, so checks answered 503 then."""
     relay = SlowAccept(own_cluster.port)
-    srv = Server(loglevel="info")
+    srv = Server(extra="StartServers 4\nServerLimit 4\nMaxRequestWorkers 100\n",
+                 loglevel="info")
     try:
         start_behind(srv, relay, own_cluster)
         codes = {t["code"] for t in make_trackers(srv, srv.token("acme"), 2)}
