@@ -1042,6 +1042,21 @@ apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **drive
     return APR_SUCCESS;
 }
 
+apr_status_t qrt_db_connect_patient(apr_pool_t *p, const apr_dbd_driver_t **driver,
+                                    apr_dbd_t **handle, int *silent_runs,
+                                    const char **err)
+{
+    int quick = *silent_runs < QRT_DB_SILENT_QUICK;
+
+    if (qrt_db_connect_within(p, driver, handle, quick ? QRT_DB_CONNECT_QUICK_S : 0, err)
+        != APR_SUCCESS) {
+        *silent_runs = qrt_db_connect_silent(*err) ? *silent_runs + 1 : 0;
+        return APR_EGENERAL;
+    }
+    *silent_runs = 0;
+    return APR_SUCCESS;
+}
+
 qrt_db_t *qrt_db_open_own(apr_pool_t *p, int connect_s, int limit_ms,
                           struct qrt_db_limit **limit, const char **err)
 {

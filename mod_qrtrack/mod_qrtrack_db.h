@@ -80,6 +80,16 @@ apr_status_t qrt_db_connect_within(apr_pool_t *p, const apr_dbd_driver_t **drive
  * new children when ServerLimit leaves no room beside the old ones: a lookup's connection
  * attempt that met a frozen server held both for PGCONNECT_TIMEOUT. */
 #define QRT_DB_CONNECT_QUICK_S 2
+/* qrt_db_connect_within for a background thread's own connection (the keeper's, the
+ * webhook worker's), *silent_runs being its attempts in a row that the server did not
+ * take in time (kept by the caller, from 0): QRT_DB_CONNECT_QUICK_S, and after
+ * QRT_DB_SILENT_QUICK such attempts PGCONNECT_TIMEOUT, so that a server slow to take
+ * connections (each backend forked late on a saturated host) is reached, where 2 s never
+ * would. A silent server holds the thread, and the child's end, that long only then. */
+#define QRT_DB_SILENT_QUICK 2
+apr_status_t qrt_db_connect_patient(apr_pool_t *p, const apr_dbd_driver_t **driver,
+                                    apr_dbd_t **handle, int *silent_runs,
+                                    const char **err);
 /* A connection of the module's own, outside mod_dbd's pool, living in p, the server
  * waited for at most connect_s (0: PGCONNECT_TIMEOUT): tuned (as qrt_db_tune), each
  * statement bounded by limit_ms (qrt_db_limit; *limit gets SQLite's state for

@@ -732,11 +732,10 @@ static void writer_disconnect(qrt_db_t *db)
 }
 
 /* The writers' idle work (sealing, the purge) runs under their mutex: on SQLite its
- * transactions (sealing's, the purge's sweeps of the dictionaries) wait for a lock
- * another program holds SCAN_REPLAY_LOCK_MS, once, as a replay does, not through
- * QRT_SQLITE_TRIES tries 100 ms apart (about 2 s, the next batch's commit waiting behind
- * the mutex); the work is tried again later. (The purge's steps, single statements,
- * still wait through the tries.) */
+ * transactions (sealing's, the purge's sweeps of the dictionaries) and statements (the
+ * purge's steps) wait for a lock another program holds SCAN_REPLAY_LOCK_MS, once, as a
+ * replay does, not through QRT_SQLITE_TRIES tries 100 ms apart (about 2 s, the next
+ * batch's commit waiting behind the mutex); the work is tried again later. */
 static int writer_idle_lock_ms(const qrt_db_t *db)
 {
     return qrt_dialect_embedded(db->driver) ? SCAN_REPLAY_LOCK_MS : 0;

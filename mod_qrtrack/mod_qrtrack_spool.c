@@ -759,13 +759,9 @@ static apr_status_t keeper_refresh(qrt_db_t *db, qrt_spool_t *snap, apr_pool_t *
 }
 
 /* The keeper's own connection (not mod_dbd's: it must not take a request's), opened
- * within QRT_DB_CONNECT_QUICK_S: its attempts while the server is frozen would each hold
- * the child's end (a graceful restart waits for the old children) for PGCONNECT_TIMEOUT.
- * After KEEPER_SILENT_QUICK attempts in a row that the server did not take in time, the
- * next ones wait PGCONNECT_TIMEOUT: a server slow to take connections (each backend
- * forked late on a saturated host) is taken again then, where 2 s never would. */
-#define KEEPER_SILENT_QUICK 2
-
+ * within QRT_DB_CONNECT_QUICK_S, then PGCONNECT_TIMEOUT (qrt_db_connect_patient): its
+ * attempts while the server is frozen would each hold the child's end (a graceful restart
+ * waits for the old children) for PGCONNECT_TIMEOUT. */
 static qrt_db_t *keeper_connect(apr_pool_t *cp, int *silent_runs, const char **err)
 {
     const apr_dbd_driver_t *driver;
@@ -773,13 +769,9 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, int *silent_runs, const char **e
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_within(cp, &driver, &db->handle,
-                              *silent_runs < KEEPER_SILENT_QUICK ? QRT_DB_CONNECT_QUICK_S : 0,
-                              err) != APR_SUCCESS) {
-        *silent_runs = qrt_db_connect_silent(*err) ? *silent_runs + 1 : 0;
+    if (qrt_db_connect_patient(cp, &driver, &db->handle, silent_runs, err) != APR_SUCCESS) {
         return NULL;
     }
-    *silent_runs = 0;
     db->driver = driver;
     db->pool = cp;
     if (qrt_dialect_remote(driver)) {

@@ -604,8 +604,10 @@ static apr_status_t wh_record(wh_slots_t *sl, qrt_db_t *db, CURLM *multi, apr_po
 }
 
 /* The worker's own connection (not mod_dbd's: it must not take a request's), opened
- * within QRT_DB_CONNECT_QUICK_S: the child's end waits for this thread. */
-static qrt_db_t *wh_connect(apr_pool_t *cp)
+ * within QRT_DB_CONNECT_QUICK_S, then PGCONNECT_TIMEOUT (qrt_db_connect_patient): the
+ * child's end waits for this thread, and a server that takes each new connection longer
+ * than 2 s is still reached. */
+static qrt_db_t *wh_connect(apr_pool_t *cp, int *silent_runs)
 {
     const apr_dbd_driver_t *driver;
     qrt_db_t *db;
@@ -614,7 +616,7 @@ static qrt_db_t *wh_connect(apr_pool_t *cp)
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
-    if (qrt_db_connect_within(cp, &driver, &db->handle, QRT_DB_CONNECT_QUICK_S, &err)
+    if (qrt_db_connect_patient(cp, &driver, &db->handle, silent_runs, &err)
         != APR_SUCCESS) {
         if (qrt_log_due(qrt_ration(QRT_R_WH_DB), &more)) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, wh.s, "QRT01033: the webhook worker "
@@ -757,7 +759,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
 {
     apr_pool_t *tp = data, *cp, *rp;
     qrt_db_t *db = NULL;
-    int active = 0, taken_over = 0;
+    int active = 0, taken_over = 0, silent_runs = 0;
     apr_time_t reconnect_at = 0, backlog_at = 0, claim_at = 0, last_claim = 0;
     apr_time_t busy_at = 0, seen_at = 0, cpu_mark = 0;
     apr_uint32_t seen_batches = 0;
@@ -814,7 +816,7 @@ static void *APR_THREAD_FUNC wh_main(apr_thread_t *thread, void *data)
         /* (Not while the node counts the database as unreachable: its keeper tries a
          * connection each second and says when it answers again, QRT00105.) */
         if (active && !db && now >= reconnect_at && !qrt_db_down()) {
-            db = wh_connect(cp);
+            db = wh_connect(cp, &silent_runs);
             if (!db) {
                 reconnect_at = now + WH_RECONNECT;
             }

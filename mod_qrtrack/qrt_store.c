@@ -655,8 +655,8 @@ apr_status_t qrt_db_end_pipelined(qrt_db_t *db, apr_pool_t *p, apr_status_t rv)
 }
 
 static int native_ok(const qrt_db_t *db);
-static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
-                       const char **error);
+static int native_exec(const qrt_db_t *db, apr_dbd_prepared_t *prep, const void **args,
+                       int *n, const char **error);
 
 /* SQLite's own transaction: a statement of it failed, so it is rolled back at its end
  * and the statements after fail (as in apr_dbd's transactions). */
@@ -702,7 +702,7 @@ static apr_status_t db_exec_unwatched(qrt_db_t *db, apr_pool_t *p, const char *l
     if (native_ok(db)) {
         const char *error = NULL;
 
-        switch (native_exec(stmt, args, &n, &error)) {
+        switch (native_exec(db, stmt, args, &n, &error)) {
         case 1:
             if (nrows) {
                 *nrows = n;
@@ -918,10 +918,29 @@ static int native_step(sqlite3_stmt *st)
     return rc;
 }
 
+/* native_step for db's statement, or, when db->lock_wait_ms is set outside a
+ * transaction (the scan writers' idle work under their mutex: a purge's single
+ * statements), one try that waits that long, the connection's busy timeout busy_ms
+ * again after it. */
+static int native_step_of(const qrt_db_t *db, sqlite3_stmt *st)
+{
+    sqlite3 *h;
+    int rc;
+
+    if (db->lock_wait_ms <= 0 || db->native_tx) {
+        return native_step(st);
+    }
+    h = sqlite3_db_handle(st);
+    sqlite3_busy_timeout(h, db->lock_wait_ms);
+    rc = sqlite3_step(st);
+    sqlite3_busy_timeout(h, db->busy_ms);
+    return rc;
+}
+
 /* Runs a statement that writes natively: 1 when it did (*n: the rows it changed), 0
  * when it cannot run here (apr_dbd then runs it), -1 when it failed (*error). */
-static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
-                       const char **error)
+static int native_exec(const qrt_db_t *db, apr_dbd_prepared_t *prep, const void **args,
+                       int *n, const char **error)
 {
     sqlite3_stmt *st = native_bound(prep, args, 1);
     int rc;
@@ -929,7 +948,7 @@ static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
     if (!st) {
         return 0;
     }
-    for (rc = native_step(st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+    for (rc = native_step_of(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
     }
     if (rc == SQLITE_DONE) {
         *n = sqlite3_changes(sqlite3_db_handle(st));
@@ -945,8 +964,8 @@ static int native_exec(apr_dbd_prepared_t *prep, const void **args, int *n,
  * it cannot be read here (an argument of another type: apr_dbd then runs it); -1 when
  * it failed (SQLite's message in *error: not run again, which would wait for a lock as
  * long again). */
-static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **args,
-                         native_row **rows, const char **error)
+static int native_select(const qrt_db_t *db, apr_pool_t *p, apr_dbd_prepared_t *prep,
+                         const void **args, native_row **rows, const char **error)
 {
     sqlite3_stmt *st = native_bound(prep, args, 1);
     native_row **tail = rows;
@@ -957,7 +976,7 @@ static int native_select(apr_pool_t *p, apr_dbd_prepared_t *prep, const void **a
         return 0;
     }
     ncols = sqlite3_column_count(st);
-    for (rc = native_step(st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
+    for (rc = native_step_of(db, st); rc == SQLITE_ROW; rc = sqlite3_step(st)) {
         native_row *r = apr_palloc(p, sizeof(*r));
 
         r->p = p;
@@ -1032,7 +1051,7 @@ static int native_rows(qrt_db_t *db, apr_pool_t *p, const char *label, const voi
     if (store_tx_dead(db, p, label)) {
         return -1;
     }
-    rc = native_select(p, stmt, args, rows, &error);
+    rc = native_select(db, p, stmt, args, rows, &error);
     if (rc < 0) {
         db->error = apr_psprintf(p, "%s: %s", label, error);
         store_tx_failed(db);

@@ -56,9 +56,9 @@ typedef struct {
     apr_int64_t *refs_due;
     /* > 0: how long the next transactions wait for a lock held elsewhere. PostgreSQL:
      * the lock_timeout (ms) of pipelined ones (qrt_db_begin_pipelined) instead of the
-     * connection's. SQLite: qrt_db_begin's BEGIN IMMEDIATE waits that long, once, instead
-     * of QRT_SQLITE_TRIES tries 100 ms apart; busy_ms is then the connection's busy
-     * timeout again. */
+     * connection's. SQLite: qrt_db_begin's BEGIN IMMEDIATE, and a statement outside a
+     * transaction, waits that long, once, instead of QRT_SQLITE_TRIES tries 100 ms
+     * apart; busy_ms is then the connection's busy timeout again. */
     int lock_wait_ms;
     int busy_ms;
 } qrt_db_t;

@@ -21,6 +21,7 @@ import requests
 
 import conftest
 from lib import pg as pglib
+from lib import webhooks as wh
 from lib.disk import Tmpfs, free_bytes
 from conftest import Api, BACKEND, Server, started
 from lib.env import HTTPD, PSQL
@@ -1120,16 +1121,16 @@ def test_a_lookup_connection_opened_while_the_database_is_frozen_gives_up_in_tim
         srv.cleanup()
 
 
-def start_behind(srv, relay, cluster):
+def start_behind(srv, relay, cluster, timeout=20):
     """Starts srv (not started yet), with the account acme, on cluster's database reached
-    through relay (lib.slowaccept)."""
+    through relay (lib.slowaccept); timeout: as Server.start's."""
     with open(srv.conf) as f:
         conf = f.read()
     with open(srv.conf, "w") as f:
         f.write(conf.replace(srv.db, relay.params(srv.db, cluster.port)))
     srv.admin("init")
     srv.account("acme")
-    srv.start()
+    srv.start(timeout=timeout)
 
 
 @pgsql_only
@@ -1204,6 +1205,33 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
     finally:
         srv.cleanup()
         relay.stop()
+
+
+@pgsql_only
+def test_webhooks_are_delivered_from_a_database_slow_to_take_connections(own_cluster):
+    """A server that takes each new connection 3 s late from the node's start: the webhook
+    worker tries its connection within 2 s, then, after two attempts the server did not
+    take in time, within PGCONNECT_TIMEOUT (5 s), and delivers the events. Every attempt
+    gave up after 2 s, a second apart, and no event was ever sent."""
+    relay = SlowAccept(own_cluster.port)
+    relay.slow(3)
+    rec = wh.Receiver()
+    srv = Server(extra="QRTrackWebhookAllow 127.0.0.1/32\n", loglevel="info")
+    try:
+        start_behind(srv, relay, own_cluster, timeout=60)
+        wid, secret = wh.add_webhook(srv, rec.url("/slow"))
+        mids = wh.add_events(srv, wid, [7, 8])
+        wait_until(lambda: len(rec.got("/slow")) == 2 and all(
+                   e[0] == wh.DELIVERED for e in wh.events(srv, wid).values()),
+                   timeout=45, what=lambda: "the deliveries: %r %r\n%s" % (
+                       rec.got("/slow"), wh.events(srv, wid), srv.error_log()[-3000:]))
+        got = rec.got("/slow")
+        assert sorted(r[2]["webhook-id"] for r in got) == sorted(mids)
+        assert all(wh.verify(secret, r[2], r[3]) for r in got)
+    finally:
+        srv.cleanup()
+        relay.stop()
+        rec.stop()
 
 
 # A COMMIT that takes 7 s past its start, once for each row of qrt_test_slow (a deferred

@@ -278,6 +278,49 @@ START_TEST(sqlite_begin_waits_lock_wait_ms_once)
 }
 END_TEST
 
+/* SQLite: a statement outside a transaction, with lock_wait_ms, waits that long for a lock
+ * another program holds, once, then fails as locked (the purge's single statements under
+ * the writers' mutex); without lock_wait_ms it waits through QRT_SQLITE_TRIES tries, and
+ * the connection's busy timeout is its own again in between. */
+START_TEST(sqlite_statement_waits_lock_wait_ms_once)
+{
+    const char *dir;
+    apr_int64_t now = 5, id = 1;
+    const void *args[] = { "t2", "https://e.example/2", &now, &id };
+    sqlite3 *locker;
+    apr_time_t t0;
+    double secs;
+    qrt_db_t db;
+    int n = 0;
+
+    dir = store_db_open(&db);
+    db.busy_ms = 30;
+    sqlite3_busy_timeout(apr_dbd_native_handle(db.driver, db.handle), db.busy_ms);
+    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &locker), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    db.lock_wait_ms = 50;
+    db.error = NULL;
+    t0 = apr_time_now();
+    ck_assert_int_ne(qrt_db_exec(&db, pool, SQL_tracker_update, &n, args), APR_SUCCESS);
+    secs = (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+    ck_assert_msg(secs >= 0.04 && secs < 0.5, "waited %.3f s", secs);
+    ck_assert_int_eq(qrt_db_locked(&db), 1);
+    db.lock_wait_ms = 0;
+    db.error = NULL;
+    t0 = apr_time_now();
+    ck_assert_int_ne(qrt_db_exec(&db, pool, SQL_tracker_update, &n, args), APR_SUCCESS);
+    secs = (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+    ck_assert_msg(secs >= (QRT_SQLITE_TRIES - 1) * 0.1, "waited %.3f s", secs);
+    sqlite3_exec(locker, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(locker);
+    db.lock_wait_ms = 50;
+    db.error = NULL;
+    ck_assert_int_eq(qrt_db_exec(&db, pool, SQL_tracker_update, &n, args), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+    apr_dbd_close(db.driver, db.handle);
+}
+END_TEST
+
 /* Visits recorded on SQLite in batches of every size around the statements' sizes
  * (1 to QRT_DB_ROWS_MAX rows each), each batch in a pool of its own that is gone
  * before the next: every row is there once, with its own values, in id order. */
@@ -715,6 +758,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, sql_of_many_rows);
     tcase_add_test(tc, many_rows_on_sqlite);
     tcase_add_test(tc, sqlite_begin_waits_lock_wait_ms_once);
+    tcase_add_test(tc, sqlite_statement_waits_lock_wait_ms_once);
     tcase_add_test(tc, native_rows_on_sqlite);
     tcase_add_test(tc, native_transactions_on_sqlite);
     tcase_add_test(tc, snapshot_reads_one_state_on_sqlite);
