@@ -120,9 +120,11 @@ static int qrt_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
  * every scan waiting one to three seconds. Here, the last thing the parent does before
  * its MPM runs again, it waits for them to end, so that its first look reaps them all.
  * A child still busy after RESTART_WAIT (a long download) is left to httpd, which would
- * have waited a second for it anyway. At the first start there is no scoreboard yet, and
- * a restart that is not graceful has reaped its children already. */
-#define RESTART_WAIT apr_time_from_msec(500)
+ * have waited a second for it anyway. A second, as httpd's own sleep: on a busy host
+ * children took more than 500 ms to answer their last requests and end. At the first
+ * start there is no scoreboard yet, and a restart that is not graceful has reaped its
+ * children already. */
+#define RESTART_WAIT apr_time_from_msec(1000)
 
 static void restart_wait_children(apr_pool_t *ptemp, server_rec *s)
 {

@@ -2,7 +2,7 @@
 day). The previous generation's children stop accepting at once and end once their
 requests are answered; httpd's parent starts a new child for each one it reaps, but if
 its first look after reading the configuration finds none ended it sleeps a second and
-then starts the rest one a second. The module's post_config waits (at most 500 ms) for
+then starts the rest one a second. The module's post_config waits (at most a second) for
 the old children to end, so that scans wait only as long as the slowest old request."""
 import contextlib
 import json
