@@ -236,26 +236,34 @@ static const char *store_db_open(qrt_db_t *db)
     return dir;
 }
 
+/* A database of the test's own (store_db_open) whose connection's busy timeout is 30 ms,
+ * locked by another connection's open BEGIN IMMEDIATE (*locker; ended by the caller):
+ * lock_wait_ms is set to 50 ms. */
+static void store_db_locked(qrt_db_t *db, sqlite3 **locker)
+{
+    const char *dir = store_db_open(db);
+
+    db->busy_ms = 30;
+    sqlite3_busy_timeout(apr_dbd_native_handle(db->driver, db->handle), db->busy_ms);
+    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), locker), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(*locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    db->lock_wait_ms = 50;
+    db->error = NULL;
+}
+
 /* SQLite: a transaction begun with lock_wait_ms waits that long for a lock another
  * program holds, once, then fails as locked (the writers' idle work under their mutex);
  * the connection's busy timeout is its own again afterwards, and without lock_wait_ms a
  * begin waits through QRT_SQLITE_TRIES tries. */
 START_TEST(sqlite_begin_waits_lock_wait_ms_once)
 {
-    const char *dir;
     apr_dbd_transaction_t *tx;
     sqlite3 *locker;
     apr_time_t t0;
     double secs;
     qrt_db_t db;
 
-    dir = store_db_open(&db);
-    db.busy_ms = 30;
-    sqlite3_busy_timeout(apr_dbd_native_handle(db.driver, db.handle), db.busy_ms);
-    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &locker), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
-    db.lock_wait_ms = 50;
-    db.error = NULL;
+    store_db_locked(&db, &locker);
     t0 = apr_time_now();
     ck_assert_int_ne(qrt_db_begin(&db, pool, &tx), APR_SUCCESS);
     secs = (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
@@ -284,7 +292,6 @@ END_TEST
  * the connection's busy timeout is its own again in between. */
 START_TEST(sqlite_statement_waits_lock_wait_ms_once)
 {
-    const char *dir;
     apr_int64_t now = 5, id = 1;
     const void *args[] = { "t2", "https://e.example/2", &now, &id };
     sqlite3 *locker;
@@ -293,13 +300,7 @@ START_TEST(sqlite_statement_waits_lock_wait_ms_once)
     qrt_db_t db;
     int n = 0;
 
-    dir = store_db_open(&db);
-    db.busy_ms = 30;
-    sqlite3_busy_timeout(apr_dbd_native_handle(db.driver, db.handle), db.busy_ms);
-    ck_assert_int_eq(sqlite3_open(apr_pstrcat(pool, dir, "/t.db", NULL), &locker), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
-    db.lock_wait_ms = 50;
-    db.error = NULL;
+    store_db_locked(&db, &locker);
     t0 = apr_time_now();
     ck_assert_int_ne(qrt_db_exec(&db, pool, SQL_tracker_update, &n, args), APR_SUCCESS);
     secs = (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
