@@ -1179,10 +1179,11 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
     does not answer" (a balancer would take a working node out). A silent server gives
     the keeper no answer: 503 at once (the frozen test above). Four children: the keepers
     take turns, and one whose child had opened no connection before the slowdown gave up
-    its opening after 2 s and left the round unanswered, so checks answered 503 then."""
+    its opening after 2 s and left the round unanswered, so checks answered 503 then.
+    (MaxSpareThreads: httpd's idle maintenance would stop two of the four children.)"""
     relay = SlowAccept(own_cluster.port)
-    srv = Server(extra="StartServers 4\nServerLimit 4\nMaxRequestWorkers 100\n",
-                 loglevel="info")
+    srv = Server(extra="StartServers 4\nServerLimit 4\nMaxRequestWorkers 100\n"
+                       "MaxSpareThreads 100\n", loglevel="info")
     try:
         start_behind(srv, relay, own_cluster)
         codes = {t["code"] for t in make_trackers(srv, srv.token("acme"), 2)}
