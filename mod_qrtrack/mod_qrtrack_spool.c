@@ -32,6 +32,7 @@
 #include <apr_thread_mutex.h>
 
 #include "mod_qrtrack_private.h"
+#include "qrt_children.h"
 #include "qrt_clock.h"
 #include "qrt_dbwatch.h"
 #include "mod_qrtrack_config.h"
@@ -57,14 +58,18 @@ APLOG_USE_MODULE(qrtrack);
 #define SNAP_PAGE           1000
 #define SPOOL_TICK          apr_time_from_msec(100)
 #define KEEPER_LOCK_WAIT_MS 1000
-/* A keeper with no connection leaves the rounds to another child's while that one had
- * an answer within this long (three rounds). */
+/* A keeper with no connection leaves the rounds to another child's, and opens its own
+ * outside them, while that one had an answer within this long (three rounds). */
 #define KEEPER_HANDOFF      apr_time_from_sec(3)
+/* A keeper's attempts at a connection outside the rounds (keeper_main): a second apart,
+ * then, while they fail, twice as far each time up to STANDBY_MOST. */
+#define STANDBY_AFTER       apr_time_from_sec(1)
+#define STANDBY_MOST        apr_time_from_sec(30)
 #define QRT_DEFAULT_SPOOL_LIMIT 1000000
 
 typedef struct {
     volatile apr_uint32_t down;         /* 1 while the database cannot be reached */
-    volatile apr_uint32_t keeper;       /* 1 while a keeper works */
+    volatile apr_uint32_t keeper;       /* the pid of the child whose keeper works */
     apr_time_t down_since;
     apr_time_t next_probe;
     apr_time_t next_refresh;
@@ -93,6 +98,7 @@ static struct {
     volatile int stopping;
     qrt_cond_t *tick;               /* the keeper's pause, cut short by keeper_stop */
     server_rec *s;
+    pid_t pid;
     apr_thread_mutex_t *read_lock;
     qrt_spool_t *reader;
     apr_pool_t *reader_pool;
@@ -774,6 +780,8 @@ static qrt_db_t *keeper_connect(apr_pool_t *cp, int *silent_runs, const char **e
     }
     db->driver = driver;
     db->pool = cp;
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, child.s, "QRT00149: the snapshot's keeper of "
+                 "this child opened its connection to the database");
     if (qrt_dialect_remote(driver)) {
         /* A table locked elsewhere (ALTER TABLE, VACUUM FULL) fails a round, tried again
          * the next, rather than hold it, and with it the child's end, for as long as the
@@ -808,19 +816,36 @@ static void keeper_unconnected(const char *err)
     }
 }
 
+/* The rounds are the children's in turn: shared->keeper holds the pid of the child
+ * whose keeper has one. A child killed in its turn (a crash, the OOM killer, SIGKILL at
+ * a stop) left it held for ever: the snapshot was no longer refreshed, and a node that
+ * had left the database never probed it again, until a restart. */
+/* A connection opened outside the rounds could not be: tried again after twice the
+ * wait, up to STANDBY_MOST (a server out of connection slots is not asked every
+ * second by each child). The node is on the database while another keeper answers:
+ * only said at info. Returns the next wait. */
+static apr_interval_time_t keeper_standby_failed(const char *err, apr_interval_time_t wait)
+{
+    apr_uint32_t more = 0;
+
+    if (qrt_log_due(qrt_ration(QRT_R_SNAP), &more)) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, child.s, "QRT00148: the snapshot's keeper "
+                     "of this child could not open its connection while another child's "
+                     "answers: %s (and %u more since this line was last logged)", err,
+                     more);
+    }
+    return wait * 2 < STANDBY_MOST ? wait * 2 : STANDBY_MOST;
+}
+
 static int keeper_turn(apr_time_t *next, apr_interval_time_t every)
 {
-    apr_uint32_t idle = 0;
-
-    return keeper_due(*next, every)
-        && __atomic_compare_exchange_n(&shared->keeper, &idle, 1, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_RELAXED);
+    return keeper_due(*next, every) && qrt_turn_take(&shared->keeper, child.pid);
 }
 
 static void keeper_done(apr_time_t *next, apr_interval_time_t every)
 {
     *next = qrt_clock_now() + every;
-    __atomic_store_n(&shared->keeper, 0, __ATOMIC_RELEASE);
+    qrt_turn_give(&shared->keeper, child.pid);
 }
 
 /* The keeper's pause between two rounds, cut short when the child stops: a graceful
@@ -845,6 +870,8 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
     qrt_spool_t *snap = NULL;
     const char *err = NULL, *why;
     int silent_runs = 0;
+    apr_time_t standby_next = 0;
+    apr_interval_time_t standby_wait = STANDBY_AFTER;
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-keeper", 0, 0, 0);
@@ -890,11 +917,20 @@ static void *APR_THREAD_FUNC keeper_main(apr_thread_t *thread, void *data)
             keeper_done(&shared->next_probe, SPOOL_PROBE_EVERY);
             continue;
         }
-        /* One child's keeper is enough for the node. Another child's, opening its own
-         * connection on a server slow to take new ones, gave up after
-         * QRT_DB_CONNECT_QUICK_S and left the round unanswered: the health checks that
-         * rely on a recent answer (mod_qrtrack_health.c) answered 503. */
+        /* While another child's keeper answers, one with no connection opens its own
+         * outside the rounds, and takes them only once it has one. Taking a round to
+         * open it, on a server slow to take new connections, it gave up after
+         * QRT_DB_CONNECT_QUICK_S and left the round unanswered; and leaving the rounds
+         * to the one keeper that had a connection left the node with none when that
+         * keeper's child ended (idle maintenance, MaxConnectionsPerChild, a crash).
+         * Either way the health checks that rely on a recent answer
+         * (mod_qrtrack_health.c) answered 503 until a new connection was taken. */
         if (!db && qrt_db_answered_within(KEEPER_HANDOFF)) {
+            if (keeper_due(standby_next, standby_wait)) {
+                db = keeper_connect(cp, &silent_runs, &err);
+                standby_wait = db ? STANDBY_AFTER : keeper_standby_failed(err, standby_wait);
+                standby_next = qrt_clock_now() + standby_wait;
+            }
             continue;
         }
         if (!snap_path || !keeper_turn(&shared->next_refresh, SPOOL_REFRESH_EVERY)) {
@@ -992,6 +1028,7 @@ void qrt_spool_child_init(apr_pool_t *pchild, server_rec *s)
 
     memset(&child, 0, sizeof(child));
     child.s = s;
+    child.pid = getpid();
     if (!shared) {
         return;
     }

@@ -42,3 +42,26 @@ int qrt_children_wait_ended(const pid_t *pids, int n, apr_interval_time_t max)
         apr_sleep(CHILDREN_POLL);
     }
 }
+
+int qrt_turn_take(volatile apr_uint32_t *holder, pid_t me)
+{
+    apr_uint32_t was = 0;
+
+    if (__atomic_compare_exchange_n(holder, &was, (apr_uint32_t)me, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        return 1;
+    }
+    if (was != (apr_uint32_t)me && (kill((pid_t)was, 0) == 0 || errno != ESRCH)) {
+        return 0;
+    }
+    return __atomic_compare_exchange_n(holder, &was, (apr_uint32_t)me, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+void qrt_turn_give(volatile apr_uint32_t *holder, pid_t me)
+{
+    apr_uint32_t was = (apr_uint32_t)me;
+
+    /* (only its own: a holder taken over for dead gives nothing back) */
+    __atomic_compare_exchange_n(holder, &was, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}

@@ -10,6 +10,7 @@
 #define QRT_CHILDREN_H
 
 #include <sys/types.h>
+#include <apr.h>
 #include <apr_time.h>
 
 /* Waits until every process of pids (children of this process; n of them) has ended,
@@ -17,5 +18,14 @@
  * them (waitid's WNOWAIT). A pid that is not a child of this process counts as ended.
  * Returns how many had not ended. */
 int qrt_children_wait_ended(const pid_t *pids, int n, apr_interval_time_t max);
+
+/* A turn that one process at a time takes (the snapshot's keeper among a server's
+ * children): *holder is 0 while free, else the pid of the process that holds it. me
+ * takes it when it is free, or when its holder has ended (killed in its turn: no one
+ * would take it again), or is me (a pid used again). Returns 1 when me holds it;
+ * qrt_turn_give frees it. The holder's pid may be a zombie's for as long as its parent
+ * has not reaped it. */
+int qrt_turn_take(volatile apr_uint32_t *holder, pid_t me);
+void qrt_turn_give(volatile apr_uint32_t *holder, pid_t me);
 
 #endif

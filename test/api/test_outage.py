@@ -9,6 +9,7 @@ answers 503 meanwhile (the snapshot cannot prove it does not exist), the API 503
 the error log says so a few times, not once per request."""
 import json
 import os
+import re
 import pwd
 import signal
 import stat
@@ -28,7 +29,7 @@ from lib.env import HTTPD, PSQL
 from lib.wait import wait_until
 from lib.refuse import RefusingLock
 from lib.slowaccept import SlowAccept
-from lib.server import qrtrack_status, snapshot_codes
+from lib.server import child_pids, qrtrack_status, snapshot_codes
 
 STATUS = "LoadModule status_module %s/mod_status.so\n<Location /server-status>\n" \
          "    SetHandler server-status\n</Location>\n"
@@ -1206,6 +1207,101 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
     finally:
         srv.cleanup()
         relay.stop()
+
+
+def keepers_connected(srv):
+    """The pids of the processes whose keeper logged that it opened its connection."""
+    return {int(m) for m in re.findall(r"\[pid (\d+)[^\]]*\].*QRT00149", srv.error_log())}
+
+
+def httpd_children(srv):
+    return set(child_pids(srv.proc.pid, httpd_only=True))
+
+
+@pgsql_only
+def test_health_checks_answer_200_when_a_child_ends_on_a_database_slow_to_take_connections(
+        own_cluster):
+    """Each child's keeper keeps a connection of its own, opened outside the rounds while
+    another child's answers. The rounds were left to the one keeper that had a connection:
+    when its child ended (idle maintenance, MaxConnectionsPerChild, a crash) on a server
+    that takes each new connection 3 s late, the node had no keeper answer until another
+    one opened a connection (two 2 s attempts, then a 5 s one), and health checks
+    answered 503 for those seconds. Here each of the two children is killed in turn, its
+    replacement's keeper connected before the next: every check answers 200."""
+    relay = SlowAccept(own_cluster.port)
+    srv = Server(extra="MinSpareThreads 50\nMaxSpareThreads 100\n", loglevel="info")
+    try:
+        start_behind(srv, relay, own_cluster)
+        first = httpd_children(srv)
+        wait_until(lambda: first <= keepers_connected(srv), timeout=15,
+                   what=lambda: "each child's keeper connected: %r of %r\n%s" % (
+                       keepers_connected(srv), first, srv.error_log()[-3000:]))
+        relay.slow(3)
+        results = []
+        for victim in sorted(first):
+            os.kill(victim, signal.SIGKILL)
+            wait_until(lambda: victim not in httpd_children(srv)
+                       and len(httpd_children(srv)) == 2, timeout=15,
+                       what="the killed child replaced")
+            for _ in range(8):
+                started = time.monotonic()
+                r = requests.get(srv.base + "/api/health", timeout=30)
+                results.append((victim, r.status_code, r.json()["status"],
+                                round(time.monotonic() - started, 1)))
+                time.sleep(0.5)
+            # (the replacement's keeper connects through the slow relay: two 2 s
+            # attempts, then a 5 s one)
+            wait_until(lambda: httpd_children(srv) <= keepers_connected(srv), timeout=45,
+                       what=lambda: "the new child's keeper connected\n%s"
+                       % srv.error_log()[-3000:])
+        assert all(code == 200 and status == "ok" for _, code, status, _ in results), \
+            (results, srv.error_log()[-3000:])
+        assert "QRT00104" not in srv.error_log(), srv.error_log()[-3000:]
+    finally:
+        srv.cleanup()
+        relay.stop()
+
+
+def keeper_in_its_turn(srv):
+    """The pid of a child whose keeper thread waits on the database (a turn's connection
+    attempt, not its pause between turns, a futex wait), or None."""
+    for pid in httpd_children(srv):
+        try:
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                    if f.read().strip() != "qrtrack-keeper":
+                        continue
+                with open("/proc/%d/task/%s/syscall" % (pid, tid)) as f:
+                    call = f.read().split()[0]
+                if call not in ("202", "running"):      # (202: futex, on x86-64)
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
+@pgsql_only
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading another user's threads' calls needs root")
+def test_a_child_killed_in_its_keepers_turn_does_not_stop_the_keepers(own_cluster):
+    """The keepers' rounds go to one child at a time. A child killed while its keeper had
+    the turn (a crash, the OOM killer) left the turn held for ever: a node that had left
+    a frozen database never probed it again, and stayed off it, its snapshot unchanged,
+    until a restart. The turn of a child that is gone is taken by another."""
+    srv, tok, codes = node_with_codes(2, SHORT_WAITS)
+    try:
+        with Frozen(own_cluster):
+            left_database(srv)
+            # (the keeper's probe of the frozen server: a connection attempt of 2 or 5 s)
+            wait_until(lambda: keeper_in_its_turn(srv), timeout=30, interval=0.05,
+                       what="a keeper in its turn")
+            for pid in httpd_children(srv):
+                os.kill(pid, signal.SIGKILL)
+        back_and_replayed(srv)
+        made = make_trackers(srv, tok, 1)[0]["code"]
+        wait_until(lambda: made in snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the new code in the snapshot")
+    finally:
+        srv.cleanup()
 
 
 @pgsql_only

@@ -74,6 +74,38 @@ START_TEST(pids_that_are_not_children_count_as_ended)
 }
 END_TEST
 
+START_TEST(a_turn_goes_to_one_process_at_a_time_and_back_when_given)
+{
+    volatile apr_uint32_t holder = 0;
+    pid_t other = child_for(5000, 0);
+
+    ck_assert_int_eq(qrt_turn_take(&holder, other), 1);
+    ck_assert_int_eq(qrt_turn_take(&holder, getpid()), 0);      /* held by a live one */
+    qrt_turn_give(&holder, getpid());                           /* not ours to give */
+    ck_assert_uint_eq(holder, (apr_uint32_t)other);
+    qrt_turn_give(&holder, other);
+    ck_assert_int_eq(qrt_turn_take(&holder, getpid()), 1);
+    ck_assert_uint_eq(holder, (apr_uint32_t)getpid());
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+}
+END_TEST
+
+START_TEST(a_turn_whose_holder_was_killed_in_it_is_taken)
+{
+    volatile apr_uint32_t holder = 0;
+    pid_t dead = child_for(5000, 0);
+
+    ck_assert_int_eq(qrt_turn_take(&holder, dead), 1);
+    kill(dead, SIGKILL);
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);     /* (reaped: no zombie left) */
+    ck_assert_int_eq(qrt_turn_take(&holder, getpid()), 1);
+    ck_assert_uint_eq(holder, (apr_uint32_t)getpid());
+    /* a pid used again: the one that holds it is the one asking */
+    ck_assert_int_eq(qrt_turn_take(&holder, getpid()), 1);
+}
+END_TEST
+
 static Suite *children_suite(void)
 {
     Suite *s = suite_create("qrt_children");
@@ -83,6 +115,8 @@ static Suite *children_suite(void)
     tcase_add_test(tc, waits_until_every_child_has_ended_and_leaves_them_to_be_reaped);
     tcase_add_test(tc, stops_waiting_after_its_time_and_counts_those_left);
     tcase_add_test(tc, pids_that_are_not_children_count_as_ended);
+    tcase_add_test(tc, a_turn_goes_to_one_process_at_a_time_and_back_when_given);
+    tcase_add_test(tc, a_turn_whose_holder_was_killed_in_it_is_taken);
     suite_add_tcase(s, tc);
     return s;
 }
