@@ -416,6 +416,14 @@ class ApiLoad:
         return self.results
 
 
+def slowest_served(nodes, path, n=5):
+    """The n longest times (seconds) the nodes' access logs give requests whose path
+    ends in path (%D)."""
+    took = [int(line.rsplit(None, 1)[1]) / 1e6 for srv in nodes.servers
+            for line in srv.access_log().splitlines() if '%s"' % path in line]
+    return sorted(took)[-n:]
+
+
 class Slowest(float):
     """The slowest answer's seconds, printed with what it answered and when."""
 
@@ -477,7 +485,9 @@ def test_memcached_that_hangs_does_not_hold_any_request(memcached):
         times = sorted(t for t, _ in results)
         assert len(results) > 100, len(results)
         assert {st for _, st in results} == {200}, [st for _, st in results if st != 200]
-        assert times[-1] < 1.0, times[-10:]
+        # (the message says whether the servers took that long: their %D of the load's
+        # requests, or only the client saw it)
+        assert times[-1] < 1.0, (times[-10:], "served in", slowest_served(nodes, "/account"))
         assert statuses == {200, 302} and slowest < 1.0, (statuses, slowest)
         log = nodes.logs()
         assert WARN_STALL in log and "bypassed" in log
