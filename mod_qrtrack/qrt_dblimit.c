@@ -172,13 +172,14 @@ const char *qrt_db_refusal_advice(qrt_db_refusal_t why)
     switch (why) {
     case QRT_DB_REFUSED_SLOTS:
         return "PostgreSQL has no connection slot left: max_connections must be at "
-               "least nodes x ServerLimit x (DBDMax + 4) + superuser_reserved_connections "
+               "least nodes x (ServerLimit x (DBDMax + 5) + 1) + "
+               "superuser_reserved_connections "
                "(+ reserved_connections from PostgreSQL 16) + every other client "
                "(qrtrack-admin, psql, backups); raise it, or lower DBDMax";
     case QRT_DB_REFUSED_ROLE_LIMIT:
         return "the database user's or the database's CONNECTION LIMIT is reached: "
                "raise it (ALTER ROLE/DATABASE ... CONNECTION LIMIT) to at least "
-               "nodes x ServerLimit x (DBDMax + 4) + other clients, or lower DBDMax";
+               "nodes x (ServerLimit x (DBDMax + 5) + 1) + other clients, or lower DBDMax";
     case QRT_DB_REFUSED_UNREACHABLE:
         return "the database server does not answer (down, starting, or a wrong host "
                "or port in DBDParams)";
