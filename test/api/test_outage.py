@@ -1171,6 +1171,17 @@ def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
         relay.stop()
 
 
+def health_checks(srv, n):
+    """n health checks, half a second apart: (status code, status, seconds) each."""
+    out = []
+    for _ in range(n):
+        started = time.monotonic()
+        r = requests.get(srv.base + "/api/health", timeout=30)
+        out.append((r.status_code, r.json()["status"], round(time.monotonic() - started, 1)))
+        time.sleep(0.5)
+    return out
+
+
 @pgsql_only
 def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_cluster):
     """A server that takes each new connection 3 s late answers on the connections it
@@ -1192,15 +1203,9 @@ def test_health_checks_on_a_database_slow_to_take_connections_answer_200(own_clu
         wait_until(lambda: codes <= snapshot_codes(srv), timeout=30,
                    what="the new codes in the snapshot")
         relay.slow(3)
-        results = []
         # (12 s or more: each child's first checks, and the checks after the pause that
         # follows a lookup connection not taken in time)
-        for _ in range(16):
-            started = time.monotonic()
-            r = requests.get(srv.base + "/api/health", timeout=30)
-            results.append((r.status_code, r.json()["status"],
-                            round(time.monotonic() - started, 1)))
-            time.sleep(0.5)
+        results = health_checks(srv, 16)
         assert all(code == 200 and status == "ok" for code, status, _ in results), \
             (results, srv.error_log()[-3000:])
         assert "QRT00104" not in srv.error_log(), srv.error_log()[-3000:]
@@ -1243,12 +1248,7 @@ def test_health_checks_answer_200_when_a_child_ends_on_a_database_slow_to_take_c
             wait_until(lambda: victim not in httpd_children(srv)
                        and len(httpd_children(srv)) == 2, timeout=15,
                        what="the killed child replaced")
-            for _ in range(8):
-                started = time.monotonic()
-                r = requests.get(srv.base + "/api/health", timeout=30)
-                results.append((victim, r.status_code, r.json()["status"],
-                                round(time.monotonic() - started, 1)))
-                time.sleep(0.5)
+            results += [(victim,) + check for check in health_checks(srv, 8)]
             # (the replacement's keeper connects through the slow relay: two 2 s
             # attempts, then a 5 s one)
             wait_until(lambda: httpd_children(srv) <= keepers_connected(srv), timeout=45,
