@@ -19,8 +19,11 @@
  * on it tells a silent server from one merely slow to take new connections (its host's
  * CPU saturated: each backend forked late), which answers on the connections it has. A
  * probe that had to open one within PROBE_WAIT_S took the slow server for a silent one,
- * and the node left a database that worked. Without one (the server ended it), the
- * probe opens one, and a server that does not take it within PROBE_WAIT_S is silent. */
+ * and the node left a database that worked. Without one, the probe opens one, and a
+ * server that does not take it within PROBE_WAIT_S is silent, unless that server ended
+ * the kept one a moment ago (PROBE_LOST_GRACE): it answered then, and the waiting calls
+ * keep their own deadlines until the probe, opening its connection as the keeper does,
+ * has one again. */
 #include <string.h>
 #include <sys/prctl.h>
 #include <apr_dbd.h>
@@ -41,29 +44,40 @@ APLOG_USE_MODULE(qrtrack);
 #define PROBE_WAIT_S   2            /* (libpq's least connect_timeout) */
 #define PROBE_TICK     apr_time_from_msec(200)
 #define PROBE_EVERY    apr_time_from_sec(1)
+/* After the server ended the probe's kept connection, how long a new one not taken within
+ * PROBE_WAIT_S says nothing while none has been opened since (probe_once). */
+#define PROBE_LOST_GRACE apr_time_from_sec(30)
 
 static struct {
     server_rec *s;
     apr_thread_t *thread;
     qrt_cond_t *tick;
     int stopping;               /* (under tick) */
+    apr_time_t lost_at;         /* when the server ended the kept connection; 0 once
+                                 * one was opened again */
 } pr;
 
 /* A probe's connection, opened within PROBE_WAIT_S: NULL, with *silent when the server did
- * not take it in time. */
-static qrt_db_t *probe_connect(apr_pool_t *cp, int *silent, const char **err)
+ * not take it in time. silent_runs (the attempts ahead of need, NULL for a probe's):
+ * opened as the keeper's is (qrt_db_connect_patient), so that a server slow to take
+ * connections gives the probe one again. */
+static qrt_db_t *probe_connect(apr_pool_t *cp, int *silent_runs, int *silent,
+                               const char **err)
 {
     qrt_db_t *db;
+    apr_status_t rv;
 
     apr_pool_clear(cp);
     db = apr_pcalloc(cp, sizeof(*db));
     db->pool = cp;
     *silent = 0;
-    if (qrt_db_connect_within(cp, &db->driver, &db->handle, PROBE_WAIT_S, err)
-        != APR_SUCCESS) {
+    rv = silent_runs ? qrt_db_connect_patient(cp, &db->driver, &db->handle, silent_runs, err)
+                     : qrt_db_connect_within(cp, &db->driver, &db->handle, PROBE_WAIT_S, err);
+    if (rv != APR_SUCCESS) {
         *silent = qrt_db_connect_silent(*err);
         return NULL;
     }
+    pr.lost_at = 0;
     return db;
 }
 
@@ -87,8 +101,16 @@ static int probe_once(qrt_db_t **db, apr_pool_t *cp, apr_pool_t *p, const char *
 
     for (;;) {
         kept = *db != NULL;
-        if (!kept && !(*db = probe_connect(cp, &silent, why))) {
-            return silent ? 0 : -1;
+        if (!kept && !(*db = probe_connect(cp, NULL, &silent, why))) {
+            /* A server that ended the kept connection (a restart, a proxy that closed
+             * every connection) answered it: one that then takes new connections late
+             * (its host's CPU saturated) is not shown silent by one not taken within
+             * PROBE_WAIT_S, and the waiting calls keep their own deadlines until the
+             * probe has a connection again (the scan writer's own attempt, 5 s, leaves a
+             * server that takes none). The node left a database that worked for the ten
+             * seconds its keeper took to connect again. */
+            return silent && !(pr.lost_at && qrt_clock_now() - pr.lost_at
+                                             < PROBE_LOST_GRACE) ? 0 : -1;
         }
         (*db)->error = NULL;
         v = qrt_db_schema_version(*db, p);
@@ -101,6 +123,7 @@ static int probe_once(qrt_db_t **db, apr_pool_t *cp, apr_pool_t *p, const char *
         if (silent || !kept) {
             return silent ? 0 : -1;
         }
+        pr.lost_at = qrt_clock_now();
     }
 }
 
@@ -109,6 +132,7 @@ static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
     apr_pool_t *top = data, *cp, *p;
     apr_time_t next = 0, next_open = 0;
     qrt_db_t *db = NULL;
+    int silent_runs = 0;
 
     (void)thread;
     prctl(PR_SET_NAME, "qrtrack-probe", 0, 0, 0);
@@ -147,7 +171,7 @@ static void *APR_THREAD_FUNC probe_main(apr_thread_t *thread, void *data)
                 int silent;
 
                 next_open = qrt_clock_now() + PROBE_EVERY;
-                db = probe_connect(cp, &silent, &why);
+                db = probe_connect(cp, &silent_runs, &silent, &why);
             }
             continue;
         }

@@ -1171,6 +1171,43 @@ def test_a_database_slow_to_take_connections_is_not_left(own_cluster):
         relay.stop()
 
 
+@pgsql_only
+def test_a_database_that_ends_every_connection_then_takes_new_ones_late_is_not_left(
+        own_cluster):
+    """A server that ends every connection (a restart, a proxy that closed them) and then
+    takes each new one 3 s late (its host's CPU saturated) still answers: the probe, its
+    kept connection ended, could not open a new one within 2 s and took the server for
+    silent, and the node left the database for the ten seconds its keeper took to connect
+    again (the API answered 503). The probe now leaves that to the calls' own deadlines
+    until it has a connection again (opened as the keeper's is), and the writer
+    reconnects."""
+    relay = SlowAccept(own_cluster.port)
+    srv = Server(extra=STATUS % conftest.apxs("LIBEXECDIR"), loglevel="info")
+    try:
+        start_behind(srv, relay, own_cluster)
+        tok = srv.token("acme")
+        codes = [t["code"] for t in make_trackers(srv, tok, 2)]
+        wait_until(lambda: set(codes) <= snapshot_codes(srv), timeout=15, interval=0.1,
+                   what="the node's snapshot of the codes")
+        relay.end_all()
+        relay.slow(3)
+        results = []
+        # (12 s or more: each thread's new connection through the relay, the probe's
+        # among them)
+        for i in range(24):
+            scan = requests.get("%s/q/%s" % (srv.base, codes[i % 2]), allow_redirects=False,
+                                timeout=30).status_code
+            results.append((scan, qrtrack_status(srv)["QRTrackDatabaseReachable"]))
+            time.sleep(0.5)
+        assert all(res == (302, "1") for res in results), (results, srv.error_log()[-3000:])
+        assert "QRT00104" not in srv.error_log(), srv.error_log()[-3000:]
+        wait_until(lambda: int(srv.sql("SELECT COUNT(*) FROM visits").strip()) == len(results),
+                   timeout=30, what="every scan's visit in the database")
+    finally:
+        srv.cleanup()
+        relay.stop()
+
+
 def health_checks(srv, n):
     """n health checks, half a second apart: (status code, status, seconds) each."""
     out = []
