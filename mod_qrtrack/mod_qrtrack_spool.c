@@ -61,8 +61,9 @@ APLOG_USE_MODULE(qrtrack);
 /* A keeper with no connection leaves the rounds to another child's, and opens its own
  * outside them, while that one had an answer within this long (three rounds). */
 #define KEEPER_HANDOFF      apr_time_from_sec(3)
-/* A keeper's attempts at a connection outside the rounds (keeper_main): a second apart,
- * then, while they fail, twice as far each time up to STANDBY_MOST. */
+/* A keeper's attempts at a connection outside the rounds (keeper_main): the first at
+ * once, then, while they fail, twice STANDBY_AFTER apart, twice that the next time, up to
+ * STANDBY_MOST. */
 #define STANDBY_AFTER       apr_time_from_sec(1)
 #define STANDBY_MOST        apr_time_from_sec(30)
 #define QRT_DEFAULT_SPOOL_LIMIT 1000000
@@ -816,10 +817,6 @@ static void keeper_unconnected(const char *err)
     }
 }
 
-/* The rounds are the children's in turn: shared->keeper holds the pid of the child
- * whose keeper has one. A child killed in its turn (a crash, the OOM killer, SIGKILL at
- * a stop) left it held for ever: the snapshot was no longer refreshed, and a node that
- * had left the database never probed it again, until a restart. */
 /* A connection opened outside the rounds could not be: tried again after twice the
  * wait, up to STANDBY_MOST (a server out of connection slots is not asked every
  * second by each child). The node is on the database while another keeper answers:
@@ -837,6 +834,10 @@ static apr_interval_time_t keeper_standby_failed(const char *err, apr_interval_t
     return wait * 2 < STANDBY_MOST ? wait * 2 : STANDBY_MOST;
 }
 
+/* The rounds are the children's in turn: shared->keeper holds the pid of the child
+ * whose keeper has one. A child killed in its turn (a crash, the OOM killer, SIGKILL at
+ * a stop) left it held for ever: the snapshot was no longer refreshed, and a node that
+ * had left the database never probed it again, until a restart. */
 static int keeper_turn(apr_time_t *next, apr_interval_time_t every)
 {
     return keeper_due(*next, every) && qrt_turn_take(&shared->keeper, child.pid);
