@@ -463,8 +463,12 @@ def test_memcached_that_hangs_does_not_hold_any_request(memcached):
     load of 30 clients on two nodes of 25 workers each: every API request is
     answered within 1 s (each call gives up after QRTrackRateLimitTimeout, then
     memcached is bypassed by every child at once), scans and /api/health answer
-    meanwhile; once it runs again the windows go back to it, exact across nodes."""
-    nodes = Nodes("memcache " + memcached.addr, extra=SMALL + BIG,
+    meanwhile; once it runs again the windows go back to it, exact across nodes. (Each
+    child's database connections are all opened at its start, as in
+    test_calls_in_flight_are_capped: the load's first requests opened them, each with its
+    statements, and on a busy PostgreSQL the servers took up to 1.2 s to answer them.)"""
+    nodes = Nodes("memcache " + memcached.addr,
+                  extra=SMALL + BIG + "DBDMax 25\nDBDMin 25\nDBDKeep 25\n",
                   accounts=[("acme", "professional"), ("bigco", "enterprise")])
     try:
         tok = nodes.token()
